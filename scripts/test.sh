@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Set up the environment, then run lint, type checks and the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh dev
+.venv/bin/ruff check src tests bench
+.venv/bin/mypy
+set +e
+.venv/bin/python -m pytest "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+  echo "pytest collected no tests"
+  exit 0
+fi
+exit "$rc"

@@ -1,0 +1,168 @@
+"""The one exception tree of aieval.
+
+Every error aieval raises on purpose derives from :class:`AievalError`. Errors a user can fix
+(a bad file, a bad field, a missing key) are :class:`UserError` subclasses: their message names the
+file, row or field and says what to do, and the CLI prints it without a traceback.
+
+::
+
+    AievalError
+    ├── UserError
+    │   ├── ConfigError            bad eval configuration, bad argument to a public function
+    │   ├── DatasetError           unreadable dataset, bad row, duplicate id (names row / line)
+    │   ├── RubricError            invalid rubric or profile file (names file, criterion, field)
+    │   ├── WorkflowError          invalid workflow definition or run log (names file, field)
+    │   └── RunNotFoundError       no stored run with that id or name
+    ├── ScorerError                a scorer raised or returned something outside 0..1
+    ├── FormulaError               a normalization formula got a value it cannot normalize
+    ├── ProviderError              a model call failed
+    │   ├── ProviderNotFoundError  unknown provider name (also a UserError)
+    │   ├── ProviderAuthError      401/403: bad or missing API key (also a UserError)
+    │   ├── RateLimitError         429 (retryable; carries ``retry_after``)
+    │   ├── ProviderServerError    5xx (retryable)
+    │   ├── ProviderTimeoutError   no answer in time (retryable)
+    │   ├── ProviderConnectionError connection refused or reset (retryable)
+    │   ├── ProviderHTTPError      any other 4xx (not retried)
+    │   └── ProviderResponseError  a body that is not a valid completion
+    └── StoreError                 the SQLite store cannot be read or written
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AievalError",
+    "ConfigError",
+    "DatasetError",
+    "FormulaError",
+    "ProviderAuthError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderHTTPError",
+    "ProviderNotFoundError",
+    "ProviderResponseError",
+    "ProviderServerError",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "RubricError",
+    "RunNotFoundError",
+    "ScorerError",
+    "StoreError",
+    "UserError",
+    "WorkflowError",
+]
+
+
+class AievalError(Exception):
+    """Base class of every error aieval raises on purpose."""
+
+
+class UserError(AievalError):
+    """An error the user can fix; the message says where and how."""
+
+
+class ConfigError(UserError):
+    """An invalid eval configuration or argument."""
+
+
+class DatasetError(UserError):
+    """A dataset that cannot be read, or a row that is not a valid example.
+
+    Attributes:
+        source: the file (or ``"<rows>"`` for in-memory rows) the error is in.
+        line: 1-based line (JSONL) or row number (CSV, list), when known.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None):
+        where = ""
+        if source is not None and line is not None:
+            where = f"{source}, line {line}: "
+        elif source is not None:
+            where = f"{source}: "
+        elif line is not None:
+            where = f"row {line}: "
+        super().__init__(where + message)
+        self.source = source
+        self.line = line
+
+
+class RubricError(UserError):
+    """An invalid rubric or profile file."""
+
+
+class WorkflowError(UserError):
+    """An invalid workflow definition or workflow run log."""
+
+
+class RunNotFoundError(UserError):
+    """No stored run matches the given id or name."""
+
+
+class ScorerError(AievalError):
+    """A scorer raised, or returned a value that is not a number in 0..1."""
+
+
+class FormulaError(AievalError):
+    """A normalization formula cannot normalize the value it was given."""
+
+
+class ProviderError(AievalError):
+    """A model call failed.
+
+    Attributes:
+        retryable: whether retrying the same request may succeed.
+        status: the HTTP status, when there was one.
+    """
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class ProviderNotFoundError(ProviderError, UserError):
+    """No provider is registered under that name."""
+
+
+class ProviderAuthError(ProviderError, UserError):
+    """The provider refused the credentials (401/403)."""
+
+
+class RateLimitError(ProviderError):
+    """The provider answered 429; ``retry_after`` is its Retry-After in seconds, if given."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, status: int | None = 429, retry_after: float | None = None):
+        super().__init__(message, status=status)
+        self.retry_after = retry_after
+
+
+class ProviderServerError(ProviderError):
+    """The provider answered 5xx."""
+
+    retryable = True
+
+
+class ProviderTimeoutError(ProviderError):
+    """The provider did not answer in time."""
+
+    retryable = True
+
+
+class ProviderConnectionError(ProviderError):
+    """The connection to the provider failed."""
+
+    retryable = True
+
+
+class ProviderHTTPError(ProviderError):
+    """The provider answered a 4xx that retrying will not fix."""
+
+
+class ProviderResponseError(ProviderError):
+    """The provider's body is not a valid completion."""
+
+
+class StoreError(AievalError):
+    """The SQLite store cannot be read or written."""

@@ -1,0 +1,80 @@
+"""The provider protocol: one async ``generate`` that turns a chat request into a completion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["ChatRequest", "ChatResponse", "Provider"]
+
+
+@dataclass(slots=True, frozen=True)
+class ChatRequest:
+    """One chat-completion request.
+
+    Attributes:
+        model: the model name as the provider knows it.
+        messages: OpenAI-style chat messages (``{"role", "content"}``).
+        temperature: sampling temperature; ``None`` leaves the provider's default.
+        max_tokens: completion length cap.
+        response_schema: a JSON Schema the answer must follow, sent as structured output where
+            the provider supports it.
+        params: any other request fields, passed through (``top_p``, ``seed``, ``stop``, ...).
+        cache_salt: distinguishes otherwise identical requests that must not share a cache
+            entry (e.g. the i-th of ``samples`` judge calls).
+    """
+
+    model: str
+    messages: list[dict[str, Any]]
+    temperature: float | None = None
+    max_tokens: int | None = None
+    response_schema: dict[str, Any] | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    cache_salt: str | None = None
+
+
+@dataclass(slots=True)
+class ChatResponse:
+    """A completion and what it cost.
+
+    Attributes:
+        text: the assistant message content.
+        model: the model that answered (as the provider reports it).
+        input_tokens / output_tokens: usage, when the provider reports it.
+        latency_s: wall time of the successful attempt (0 for a cache hit).
+        retries: how many failed attempts preceded this one.
+        cached: whether the answer came from the response cache.
+        finish_reason: the provider's finish reason (``stop``, ``length``, ...).
+        cost: the cost in USD, when known.
+    """
+
+    text: str
+    model: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_s: float = 0.0
+    retries: int = 0
+    cached: bool = False
+    finish_reason: str | None = None
+    cost: float | None = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Anything that can answer a :class:`ChatRequest`.
+
+    A user's own gateway is one small class with a ``name`` and an async ``generate``; register
+    it with :func:`aieval.providers.register_provider` or the ``aieval.providers`` entry point
+    group. ``generate`` raises a subclass of :class:`aieval.errors.ProviderError` on failure so the
+    retry layer can tell retryable errors (429, 5xx, timeouts) from final ones.
+    """
+
+    name: str
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        """Answer one request."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections; called once when a run ends."""
+        ...

@@ -1,0 +1,209 @@
+"""The ``@scorer`` decorator, the :class:`Scorer` wrapper and the scorer registry."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, overload
+
+from aieval._types import Score
+from aieval.errors import ConfigError, ScorerError
+
+__all__ = [
+    "CONTEXT_PARAMETERS",
+    "Scorer",
+    "get_scorer",
+    "registered_scorers",
+    "scorer",
+    "to_score",
+]
+
+#: Keyword-only parameters the runner fills in when a scorer declares them.
+CONTEXT_PARAMETERS = frozenset({"example", "model", "provider", "prompt", "output", "run"})
+
+_REGISTRY: dict[str, Scorer] = {}
+
+
+class Scorer:
+    """A named metric: a callable returning a float in 0..1 (or a :class:`Score`).
+
+    Calling a ``Scorer`` calls the wrapped function unchanged, so ``token_f1("a b", "b a")``
+    returns ``1.0``. The runner uses :meth:`score`, which fills in declared context parameters,
+    awaits async scorers and validates the result.
+    """
+
+    __slots__ = ("__dict__", "_positional", "context", "fn", "is_async", "name", "options")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise ConfigError(f"@scorer needs a function, got {type(fn).__name__}")
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", None) or type(fn).__name__
+        self.options = dict(options or {})
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            type(fn).__call__
+        )
+        self.context, self._positional = _inspect_parameters(fn, self.name)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.options:
+            kwargs = {**self.options, **kwargs}
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        return f"Scorer({self.name!r}{', ' + opts if opts else ''})"
+
+    def with_options(self, *, name: str | None = None, **options: Any) -> Scorer:
+        """A copy with keyword options bound, e.g. ``token_f1.with_options(case_sensitive=True)``.
+
+        The copy keeps this scorer's name unless ``name`` is given.
+        """
+        return Scorer(self.fn, name=name or self.name, options={**self.options, **options})
+
+    async def score(
+        self, prediction: Any, expected: Any, context: Mapping[str, Any] | None = None
+    ) -> Score:
+        """Score one sample, raising :class:`ScorerError` on any failure or invalid value."""
+        kwargs = dict(self.options)
+        if context and self.context:
+            for key in self.context:
+                kwargs[key] = context.get(key)
+        args = (prediction,) if self._positional == 1 else (prediction, expected)
+        try:
+            result = self.fn(*args, **kwargs)
+            if self.is_async or inspect.isawaitable(result):
+                result = await result
+        except ScorerError:
+            raise
+        except Exception as exc:
+            raise ScorerError(f"scorer {self.name!r} raised {type(exc).__name__}: {exc}") from exc
+        return to_score(result, self.name)
+
+
+def to_score(result: Any, name: str) -> Score:
+    """Validate a scorer's return value and wrap it in a :class:`Score`."""
+    if isinstance(result, Score):
+        if result.value is not None:
+            _check_value(result.value, name)
+            return Score(float(result.value), result.raw, result.reason, result.metadata)
+        return result
+    if isinstance(result, bool):
+        return Score(1.0 if result else 0.0)
+    return Score(_check_value(result, name))
+
+
+def _check_value(value: Any, name: str) -> float:
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if not isinstance(value, (int, float)):
+        raise ScorerError(
+            f"scorer {name!r} returned {type(value).__name__} {value!r}; expected a float in 0..1"
+        )
+    number = float(value)
+    if math.isnan(number):
+        raise ScorerError(f"scorer {name!r} returned NaN; expected a float in 0..1")
+    if not 0.0 <= number <= 1.0:
+        raise ScorerError(f"scorer {name!r} returned {number!r}, outside 0..1")
+    return number
+
+
+def _inspect_parameters(fn: Callable[..., Any], name: str) -> tuple[frozenset[str], int]:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return frozenset(), 2
+    positional = 0
+    context: set[str] = set()
+    varargs = False
+    for param in signature.parameters.values():
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            positional += 1
+        elif param.kind is param.VAR_POSITIONAL:
+            varargs = True
+        elif param.kind is param.KEYWORD_ONLY and param.name in CONTEXT_PARAMETERS:
+            context.add(param.name)
+    if positional == 0 and not varargs:
+        raise ConfigError(
+            f"scorer {name!r} must take the prediction as its first positional parameter"
+        )
+    return frozenset(context), 1 if positional == 1 and not varargs else 2
+
+
+@overload
+def scorer(fn: Callable[..., Any], /) -> Scorer: ...
+
+
+@overload
+def scorer(*, name: str | None = None) -> Callable[[Callable[..., Any]], Scorer]: ...
+
+
+def scorer(
+    fn: Callable[..., Any] | None = None, /, *, name: str | None = None
+) -> Scorer | Callable[[Callable[..., Any]], Scorer]:
+    """Turn a function into a registered scorer.
+
+    The function takes ``(prediction, expected)`` and returns a float in 0..1 (or a
+    :class:`~aieval.Score`). It may declare any of ``example``, ``model``, ``provider``,
+    ``prompt``, ``output``, ``run`` as keyword-only parameters; the runner fills them in.
+
+    Example:
+        >>> @scorer
+        ... def mentions_refund(prediction: str, _expected: str) -> float:
+        ...     return 1.0 if "refund" in prediction.lower() else 0.0
+        >>> mentions_refund.name, mentions_refund("Refund issued", "")
+        ('mentions_refund', 1.0)
+    """
+
+    def wrap(function: Callable[..., Any]) -> Scorer:
+        built = function if isinstance(function, Scorer) else Scorer(function, name=name)
+        if isinstance(function, Scorer) and name:
+            built = function.with_options(name=name)
+        _REGISTRY[built.name] = built
+        return built
+
+    if fn is not None:
+        return wrap(fn)
+    return wrap
+
+
+def registered_scorers() -> dict[str, Scorer]:
+    """Every scorer registered by name (built-ins, ``@scorer`` functions, entry points)."""
+    _load_entry_points()
+    return dict(_REGISTRY)
+
+
+def get_scorer(name: str) -> Scorer:
+    """The scorer registered under ``name``; :class:`ConfigError` names the known ones."""
+    if name not in _REGISTRY:
+        _load_entry_points()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY)) or "none"
+        raise ConfigError(f"unknown scorer {name!r}; known scorers: {known}") from None
+
+
+_entry_points_loaded = False
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="aieval.scorers"):
+        loaded = ep.load()
+        built = loaded if isinstance(loaded, Scorer) else Scorer(loaded, name=ep.name)
+        _REGISTRY.setdefault(ep.name, built)
