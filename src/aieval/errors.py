@@ -73,13 +73,12 @@ class DatasetError(UserError):
     """
 
     def __init__(self, message: str, *, source: str | None = None, line: int | None = None):
+        in_memory = source is None or source.startswith("<")
         where = ""
-        if source is not None and line is not None:
-            where = f"{source}, line {line}: "
-        elif source is not None:
+        if line is not None:
+            where = f"row {line}: " if in_memory else f"{source}, line {line}: "
+        elif not in_memory:
             where = f"{source}: "
-        elif line is not None:
-            where = f"row {line}: "
         super().__init__(where + message)
         self.source = source
         self.line = line

@@ -1,0 +1,5 @@
+"""``python -m aieval`` runs the command line."""
+
+from aieval.cli import main
+
+main()

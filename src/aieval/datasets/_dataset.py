@@ -1,0 +1,258 @@
+"""Datasets: streamed, validated rows from lists, JSONL, JSON, CSV or Hugging Face datasets."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aieval._types import Example
+from aieval.datasets._rows import RowSpec, row_to_example
+from aieval.errors import DatasetError
+
+__all__ = ["Dataset", "DatasetInfo", "load_dataset"]
+
+_MOD = 1 << 128
+_IN_MEMORY = "<rows>"
+
+
+@dataclass(slots=True, frozen=True)
+class DatasetInfo:
+    """What a validating pass over a dataset found.
+
+    Attributes:
+        count: number of examples.
+        version: order-independent content hash (32 hex digits): the same rows in any order give
+            the same version; any change to any row changes it.
+        with_prediction: how many examples carry a recorded prediction.
+        fields: every top-level field name seen in any row.
+    """
+
+    count: int
+    version: str
+    with_prediction: int
+    fields: frozenset[str] = field(default_factory=frozenset)
+
+
+class Dataset:
+    """A re-iterable, validated stream of :class:`~aieval.Example`.
+
+    Rows are read lazily, so a million-row JSONL never has to fit in memory. Call :meth:`scan`
+    once to validate every row, reject duplicate ids and compute the version hash.
+    """
+
+    def __init__(
+        self,
+        source: Any,
+        *,
+        spec: RowSpec | None = None,
+        name: str | None = None,
+        limit: int | None = None,
+    ) -> None:
+        if limit is not None and limit < 0:
+            raise DatasetError(f"limit must be >= 0, got {limit}")
+        self.spec = spec or RowSpec()
+        self.limit = limit
+        self._path: Path | None = None
+        self._rows: Any = None
+        if isinstance(source, (str, os.PathLike)):
+            self._path = Path(source)
+            self.source = str(source)
+            _check_readable(self._path)
+        elif isinstance(source, Mapping):
+            raise DatasetError("a dataset is a list of rows or a file path, not a single dict")
+        elif _is_hf_dataset(source) or isinstance(source, (list, tuple)):
+            self._rows = source
+            self.source = _IN_MEMORY
+        elif isinstance(source, Iterable):
+            self._rows = list(source)  # one-shot iterators are read once, then replayed
+            self.source = _IN_MEMORY
+        else:
+            raise DatasetError(
+                f"cannot read a dataset from {type(source).__name__}; pass a list of dicts, "
+                "a .jsonl/.json/.csv path or a datasets.Dataset"
+            )
+        self.name = name or (self._path.stem if self._path else "rows")
+        self._info: DatasetInfo | None = None
+
+    def __iter__(self) -> Iterator[Example]:
+        for index, (line, row) in enumerate(self._raw()):
+            if self.limit is not None and index >= self.limit:
+                return
+            yield row_to_example(row, index, self.spec, self.source, line)
+
+    def scan(self) -> DatasetInfo:
+        """Validate every row, reject duplicate ids and compute the version hash (cached)."""
+        if self._info is not None:
+            return self._info
+        seen: set[int] = set()
+        total = 0
+        count = with_prediction = 0
+        fields: set[str] = set()
+        for index, (line, row) in enumerate(self._raw()):
+            if self.limit is not None and index >= self.limit:
+                break
+            example = row_to_example(row, index, self.spec, self.source, line)
+            key = hash(example.id)
+            if key in seen:
+                self._confirm_duplicate(example.id, line)
+            seen.add(key)
+            total = (total + _row_digest(row)) % _MOD
+            count += 1
+            with_prediction += example.prediction is not None
+            fields.update(row)
+        self._info = DatasetInfo(count, f"{total:032x}", with_prediction, frozenset(fields))
+        return self._info
+
+    def _confirm_duplicate(self, example_id: str, line: int) -> None:
+        for index, (first_line, row) in enumerate(self._raw()):
+            if first_line >= line:
+                return  # a hash collision between different ids: not a duplicate
+            other = row_to_example(row, index, self.spec, self.source, first_line)
+            if other.id == example_id:
+                where = "row" if self._path is None else "line"
+                raise DatasetError(
+                    f"duplicate id {example_id!r} (first seen at {where} {first_line}); "
+                    "ids must be unique",
+                    source=self.source,
+                    line=line,
+                )
+
+    def _raw(self) -> Iterator[tuple[int, Any]]:
+        if self._path is None:
+            yield from enumerate(self._rows, 1)
+            return
+        suffix = self._path.suffix.lower()
+        if suffix in (".jsonl", ".ndjson"):
+            yield from _read_jsonl(self._path)
+        elif suffix == ".json":
+            yield from enumerate(_read_json_array(self._path), 1)
+        elif suffix in (".csv", ".tsv"):
+            yield from _read_csv(self._path, "\t" if suffix == ".tsv" else ",")
+        else:
+            raise DatasetError(
+                f"unsupported dataset file type {suffix or '(none)'!r}; "
+                "use .jsonl, .json, .csv or .tsv",
+                source=self.source,
+            )
+
+
+def load_dataset(
+    source: Any,
+    *,
+    prediction_field: str | None = None,
+    model: str | None = None,
+    limit: int | None = None,
+    require_input: bool = True,
+    name: str | None = None,
+) -> Dataset:
+    """Open a dataset from rows, a file path or a ``datasets.Dataset``.
+
+    Example:
+        >>> ds = load_dataset([{"prompt": "2+2?", "expected": "4"}])
+        >>> [e.prompt for e in ds], ds.scan().count
+        (['2+2?'], 1)
+    """
+    if isinstance(source, Dataset):
+        return source
+    spec = RowSpec(prediction_field=prediction_field, model=model, require_input=require_input)
+    return Dataset(source, spec=spec, name=name, limit=limit)
+
+
+def _row_digest(row: Any) -> int:
+    text = json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=16).digest(), "big")
+
+
+def _check_readable(path: Path) -> None:
+    if not path.exists():
+        raise DatasetError("file not found", source=str(path))
+    if path.is_dir():
+        raise DatasetError("is a directory, not a dataset file", source=str(path))
+    if not os.access(path, os.R_OK):
+        raise DatasetError("file is not readable (permission denied)", source=str(path))
+
+
+def _open(path: Path) -> Any:
+    try:
+        return path.open(encoding="utf-8", newline="")
+    except OSError as exc:
+        raise DatasetError(f"cannot open: {exc.strerror or exc}", source=str(path)) from exc
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    with _open(path) as handle:
+        try:
+            for line_no, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield line_no, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DatasetError(
+                        f"invalid JSON: {exc.msg} (column {exc.colno})",
+                        source=str(path),
+                        line=line_no,
+                    ) from None
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"not UTF-8 text: {exc.reason}", source=str(path)) from None
+
+
+def _read_json_array(path: Path) -> list[Any]:
+    with _open(path) as handle:
+        try:
+            data = json.load(handle)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(
+                f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path), line=exc.lineno
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"not UTF-8 text: {exc.reason}", source=str(path)) from None
+    if isinstance(data, Mapping) and isinstance(data.get("rows"), list):
+        data = data["rows"]
+    if not isinstance(data, list):
+        raise DatasetError(
+            "a .json dataset must be an array of rows (or {'rows': [...]})", source=str(path)
+        )
+    return data
+
+
+def _read_csv(path: Path, delimiter: str) -> Iterator[tuple[int, Any]]:
+    with _open(path) as handle:
+        reader = csv.DictReader(handle, delimiter=delimiter)
+        try:
+            for row in reader:
+                yield reader.line_num, _csv_row(row, path, reader.line_num)
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise DatasetError(
+                f"invalid CSV: {exc}", source=str(path), line=reader.line_num
+            ) from None
+
+
+def _csv_row(row: dict[str | None, Any], path: Path, line: int) -> dict[str, Any]:
+    if None in row:
+        raise DatasetError("row has more cells than the header", source=str(path), line=line)
+    known = {"id", "prompt", "input", "expected", "prediction"}
+    out: dict[str, Any] = {}
+    metadata: dict[str, Any] = {}
+    for key, value in row.items():
+        assert key is not None
+        if key in known:
+            out[key] = value if value != "" else None
+        elif key.startswith("metadata."):
+            metadata[key.removeprefix("metadata.")] = value
+        else:
+            metadata[key] = value
+    if metadata:
+        out["metadata"] = metadata
+    return out
+
+
+def _is_hf_dataset(source: Any) -> bool:
+    module = type(source).__module__
+    return module.startswith("datasets.") and hasattr(source, "column_names")

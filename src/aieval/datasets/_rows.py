@@ -1,0 +1,111 @@
+"""Turn one raw dataset row (a dict) into an :class:`~aieval.Example`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aieval._types import Example
+from aieval.errors import DatasetError
+
+__all__ = ["RowSpec", "row_to_example"]
+
+_INPUT_FIELDS = ("prompt", "input", "messages")
+
+
+@dataclass(slots=True, frozen=True)
+class RowSpec:
+    """How rows map to examples.
+
+    Attributes:
+        prediction_field: dotted path of a recorded prediction (default: ``prediction``, or
+            ``predictions.<model>`` when rows carry a ``predictions`` dict and a model is given).
+        model: the model under evaluation, used to pick ``predictions[model]``.
+        require_input: whether a row without ``prompt``/``input``/``messages`` is an error.
+    """
+
+    prediction_field: str | None = None
+    model: str | None = None
+    require_input: bool = True
+
+
+def row_to_example(row: Any, index: int, spec: RowSpec, source: str, line: int) -> Example:
+    """Validate ``row`` and build its Example; errors name the source and line."""
+    if not isinstance(row, Mapping):
+        raise DatasetError(
+            f"expected an object with a 'prompt' field, got {type(row).__name__}",
+            source=source,
+            line=line,
+        )
+    value = _first_present(row)
+    if value is None and spec.require_input:
+        raise DatasetError(
+            "row has no 'prompt' (or 'input'/'messages') field; "
+            f"fields present: {', '.join(map(str, row)) or 'none'}",
+            source=source,
+            line=line,
+        )
+    metadata = row.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise DatasetError(
+            f"'metadata' must be an object, got {type(metadata).__name__}",
+            source=source,
+            line=line,
+        )
+    raw_id = row.get("id")
+    if raw_id is None or raw_id == "":
+        example_id = str(index)
+    elif isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):
+        example_id = str(raw_id)
+    else:
+        raise DatasetError(
+            f"'id' must be a string or integer, got {type(raw_id).__name__}",
+            source=source,
+            line=line,
+        )
+    return Example(
+        id=example_id,
+        input=value,
+        expected=row.get("expected"),
+        metadata=dict(metadata),
+        prediction=_prediction(row, spec, source, line),
+        fields=dict(row),
+    )
+
+
+def _first_present(row: Mapping[str, Any]) -> Any:
+    for name in _INPUT_FIELDS:
+        value = row.get(name)
+        if value is not None:
+            return value
+    return None
+
+
+def _prediction(row: Mapping[str, Any], spec: RowSpec, source: str, line: int) -> str | None:
+    if spec.prediction_field:
+        value = _dotted(row, spec.prediction_field)
+    elif "prediction" in row:
+        value = row["prediction"]
+    elif spec.model is not None and isinstance(row.get("predictions"), Mapping):
+        value = row["predictions"].get(spec.model)
+    else:
+        return None
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float, bool)):
+        return str(value)
+    raise DatasetError(
+        f"recorded prediction must be text, got {type(value).__name__}",
+        source=source,
+        line=line,
+    )
+
+
+def _dotted(row: Mapping[str, Any], path: str) -> Any:
+    value: Any = row
+    for part in path.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value

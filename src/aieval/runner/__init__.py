@@ -1,0 +1,32 @@
+"""The runner: ``run()`` / ``run_async()`` with bounded concurrency, storage and resume."""
+
+from aieval._calls import record_call
+from aieval.runner._evalfile import (
+    DatasetConfig,
+    EvalConfig,
+    SettingsConfig,
+    TargetConfig,
+    build_scorers,
+    load_eval,
+    parse_eval,
+    run_eval,
+)
+from aieval.runner._result import RunResult, ScorerStats
+from aieval.runner._run import ProgressCallback, run, run_async
+
+__all__ = [
+    "DatasetConfig",
+    "EvalConfig",
+    "ProgressCallback",
+    "RunResult",
+    "ScorerStats",
+    "SettingsConfig",
+    "TargetConfig",
+    "build_scorers",
+    "load_eval",
+    "parse_eval",
+    "record_call",
+    "run",
+    "run_async",
+    "run_eval",
+]

@@ -1,0 +1,234 @@
+"""Eval files: one validated schema for the CLI, ``run()`` and the server."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from aieval.errors import ConfigError
+from aieval.runner._result import RunResult
+from aieval.runner._run import ProgressCallback, run
+from aieval.scorers import Scorer, get_scorer, llm_judge
+from aieval.store import Store
+
+__all__ = [
+    "DatasetConfig",
+    "EvalConfig",
+    "SettingsConfig",
+    "TargetConfig",
+    "build_scorers",
+    "load_eval",
+    "parse_eval",
+    "run_eval",
+]
+
+_MAX_EVAL_BYTES = 1_000_000
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TargetConfig(_Strict):
+    """The model under evaluation."""
+
+    provider: str = Field(description="provider name or preset: openai, sarmalink, vllm, ...")
+    model: str
+    base_url: str | None = None
+    prompt: str | None = Field(None, description="str.format template over row fields")
+    system: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class DatasetConfig(_Strict):
+    """Where rows come from: a file ``path`` or inline ``rows``."""
+
+    path: str | None = None
+    rows: list[dict[str, Any]] | None = None
+    limit: int | None = Field(None, ge=0)
+    prediction_field: str | None = None
+
+
+class SettingsConfig(_Strict):
+    """Runner settings."""
+
+    concurrency: int = Field(16, ge=1, le=10_000)
+    retries: int = Field(3, ge=0, le=20)
+    cache: bool = True
+    timeout: float = Field(60.0, gt=0)
+    pass_threshold: float = Field(0.5, ge=0, le=1)
+
+
+class EvalConfig(_Strict):
+    """An evaluation: dataset, target (or recorded predictions), scorers and settings."""
+
+    name: str = Field(min_length=1)
+    dataset: str | DatasetConfig
+    target: TargetConfig | None = None
+    model: str | None = Field(None, description="recorded version to evaluate")
+    models: list[str] | None = Field(None, description="several recorded versions, one run each")
+    scorers: list[str | dict[str, dict[str, Any]]] = Field(min_length=1)
+    imports: list[str] = Field(default_factory=list, description="Python files with @scorer")
+    settings: SettingsConfig = Field(default_factory=SettingsConfig)
+    base_dir: str | None = Field(None, exclude=True)
+
+    @field_validator("scorers")
+    @classmethod
+    def _one_key_each(cls, value: list[Any]) -> list[Any]:
+        for i, item in enumerate(value):
+            if isinstance(item, dict) and len(item) != 1:
+                raise ValueError(f"scorers[{i}] must be a name or a one-key mapping name: {{...}}")
+        return value
+
+
+def load_eval(path: str | Path) -> EvalConfig:
+    """Read an eval file (YAML, or a Python file defining ``EVAL``) and validate it."""
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"{file}: eval file not found")
+    if file.suffix == ".py":
+        data = _python_eval(file)
+    else:
+        if file.stat().st_size > _MAX_EVAL_BYTES:
+            raise ConfigError(f"{file}: eval file is larger than {_MAX_EVAL_BYTES} bytes")
+        try:
+            data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{file}: invalid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: an eval file must be a mapping with name, dataset, scorers")
+    return parse_eval(data, source=str(file), base_dir=file.parent)
+
+
+def parse_eval(
+    data: dict[str, Any], *, source: str = "<eval>", base_dir: Path | None = None
+) -> EvalConfig:
+    """Validate an eval configuration dict; errors name the source and each bad field."""
+    try:
+        config = EvalConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigError(f"{source}: {problems}") from None
+    if base_dir is not None:
+        config.base_dir = str(base_dir)
+    return config
+
+
+def build_scorers(config: EvalConfig) -> list[Scorer]:
+    """Import the config's scorer files and resolve each scorer entry."""
+    base = Path(config.base_dir or ".")
+    for item in config.imports:
+        _import_file(base / item)
+    built: list[Scorer] = []
+    for entry in config.scorers:
+        if isinstance(entry, str):
+            built.append(get_scorer(entry))
+            continue
+        ((name, options),) = entry.items()
+        options = dict(options or {})
+        if name == "llm_judge":
+            try:
+                built.append(llm_judge(**options))
+            except TypeError as exc:
+                raise ConfigError(f"scorers.llm_judge: {exc}") from None
+        else:
+            rename = options.pop("name", None)
+            built.append(get_scorer(name).with_options(name=rename, **options))
+    return built
+
+
+def run_eval(
+    config: EvalConfig,
+    *,
+    store: Store | str | Path | bool | None = True,
+    resume: str | bool | None = None,
+    models: list[str] | None = None,
+    limit: int | None = None,
+    concurrency: int | None = None,
+    progress: Callable[[str], ProgressCallback | None] | None = None,
+) -> list[RunResult]:
+    """Run an eval configuration: one run per recorded model version (or one for the target)."""
+    scorers = build_scorers(config)
+    dataset, dataset_limit, prediction_field = _dataset(config)
+    settings = config.settings
+    targets: list[str | None]
+    if config.target is not None:
+        targets = [config.target.model]
+    else:
+        chosen: list[str | None] = list(models or config.models or [])
+        targets = chosen or [config.model]
+    results = []
+    for model in targets:
+        options: dict[str, Any] = dict(
+            concurrency=concurrency or settings.concurrency,
+            retries=settings.retries,
+            cache=settings.cache,
+            timeout=settings.timeout,
+            pass_threshold=settings.pass_threshold,
+            store=store,
+            resume=resume,
+            limit=limit if limit is not None else dataset_limit,
+            prediction_field=prediction_field,
+            progress=progress(model or config.name) if progress else None,
+        )
+        if config.target is not None:
+            t = config.target
+            options.update(
+                provider=t.provider,
+                base_url=t.base_url,
+                prompt_template=t.prompt,
+                system_prompt=t.system,
+                params=t.params,
+            )
+        results.append(
+            run(name=config.name, dataset=dataset, scorers=scorers, model=model, **options)
+        )
+    return results
+
+
+def _dataset(config: EvalConfig) -> tuple[Any, int | None, str | None]:
+    base = Path(config.base_dir or ".")
+    spec = config.dataset
+    if isinstance(spec, str):
+        return _resolve(base, spec), None, None
+    if (spec.path is None) == (spec.rows is None):
+        raise ConfigError("dataset: give exactly one of 'path' or 'rows'")
+    source: Any = spec.rows if spec.rows is not None else _resolve(base, spec.path or "")
+    return source, spec.limit, spec.prediction_field
+
+
+def _resolve(base: Path, path: str) -> Path:
+    candidate = Path(path)
+    return candidate if candidate.is_absolute() else base / candidate
+
+
+def _python_eval(file: Path) -> Any:
+    module = _import_file(file)
+    data = getattr(module, "EVAL", None)
+    if data is None:
+        raise ConfigError(f"{file}: a Python eval file must define EVAL = {{...}}")
+    if isinstance(data, EvalConfig):
+        return data.model_dump(exclude_none=True)
+    return data
+
+
+def _import_file(file: Path) -> Any:
+    if not file.is_file():
+        raise ConfigError(f"{file}: scorer file not found")
+    name = f"aieval_user_{abs(hash(str(file.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"{file}: cannot import this file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

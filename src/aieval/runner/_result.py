@@ -1,0 +1,183 @@
+"""A run's result and the streaming aggregation that builds it."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aieval._records import SampleRecord
+
+if TYPE_CHECKING:
+    from aieval.store import Store
+
+__all__ = ["Aggregator", "RunResult", "ScorerStats"]
+
+
+@dataclass(slots=True)
+class ScorerStats:
+    """Summary of one scorer over a run (``mean`` over scored samples only)."""
+
+    name: str
+    count: int = 0
+    errors: int = 0
+    total: float = 0.0
+    total_sq: float = 0.0
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.count if self.count else None
+
+    @property
+    def std(self) -> float | None:
+        if self.count < 2:
+            return None
+        variance = (self.total_sq - self.total * self.total / self.count) / (self.count - 1)
+        return math.sqrt(max(variance, 0.0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mean": self.mean,
+            "std": self.std,
+            "count": self.count,
+            "errors": self.errors,
+        }
+
+
+class Aggregator:
+    """Folds finished samples into run-level numbers in O(scorers) memory plus one float/sample."""
+
+    def __init__(self, scorer_names: Sequence[str]) -> None:
+        self.scorers = {name: ScorerStats(name) for name in scorer_names}
+        self.count = 0
+        self.passed = 0
+        self.target_errors = 0
+        self.retries = 0
+        self.cached = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost = 0.0
+        self.latencies = array("d")
+
+    def add(self, sample: SampleRecord) -> None:
+        self.count += 1
+        self.passed += bool(sample.passed)
+        self.target_errors += sample.error is not None
+        self.retries += sample.retries
+        self.cached += sample.cached
+        for call in sample.calls:
+            self.input_tokens += call.input_tokens or 0
+            self.output_tokens += call.output_tokens or 0
+            self.cost += call.cost or 0.0
+        if sample.latency_s is not None and not sample.cached:
+            self.latencies.append(sample.latency_s)
+        for name, score in sample.scores.items():
+            stats = self.scorers.get(name)
+            if stats is None:
+                stats = self.scorers[name] = ScorerStats(name)
+            if score.error is not None:
+                stats.errors += 1
+            elif score.value is not None:
+                stats.count += 1
+                stats.total += score.value
+                stats.total_sq += score.value * score.value
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "samples": self.count,
+            "passed": self.passed,
+            "pass_rate": self.passed / self.count if self.count else None,
+            "target_errors": self.target_errors,
+            "scorers": {name: stats.to_dict() for name, stats in self.scorers.items()},
+            "latency_s": _latency(self.latencies),
+            "retries": self.retries,
+            "cached": self.cached,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": self.cost,
+        }
+
+
+def _latency(values: array[float]) -> dict[str, float | None]:
+    if not values:
+        return {"mean": None, "p50": None, "p95": None, "max": None}
+    ordered = sorted(values)
+    return {
+        "mean": sum(ordered) / len(ordered),
+        "p50": _quantile(ordered, 0.50),
+        "p95": _quantile(ordered, 0.95),
+        "max": ordered[-1],
+    }
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    position = (len(ordered) - 1) * q
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What :func:`aieval.run` returns.
+
+    Attributes:
+        id: the run id, as stored.
+        name: the run name.
+        status: ``completed``, ``failed`` or ``interrupted``.
+        metrics: ``{scorer name: mean score}`` over the samples that scored.
+        pass_rate: share of samples that passed (no error, every score >= the threshold).
+        summary: counts, per-scorer stats, latency p50/p95, tokens, cost, retries.
+        duration_s: wall time of this invocation.
+    """
+
+    id: str
+    name: str
+    status: str
+    model: str | None
+    provider: str | None
+    dataset_hash: str
+    metrics: dict[str, float | None]
+    pass_rate: float | None
+    summary: dict[str, Any]
+    duration_s: float
+    _store: Store | None = field(default=None, repr=False)
+    _samples: list[SampleRecord] | None = field(default=None, repr=False)
+
+    @property
+    def samples(self) -> list[SampleRecord]:
+        """Per-sample records in dataset order (read from the store when there is one)."""
+        if self._samples is not None:
+            return self._samples
+        if self._store is None:
+            return []
+        return list(self._store.iter_samples(self.id))
+
+    @property
+    def latency(self) -> dict[str, float | None]:
+        """Mean, p50, p95 and max latency in seconds of the target calls."""
+        value: dict[str, float | None] = self.summary["latency_s"]
+        return value
+
+    @property
+    def errors(self) -> int:
+        """Number of samples whose target failed plus scorer errors."""
+        scorer_errors = sum(s["errors"] for s in self.summary["scorers"].values())
+        return int(self.summary["target_errors"]) + int(scorer_errors)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the run's header and summary."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "status": self.status,
+            "model": self.model,
+            "provider": self.provider,
+            "dataset_hash": self.dataset_hash,
+            "metrics": self.metrics,
+            "pass_rate": self.pass_rate,
+            "summary": self.summary,
+            "duration_s": self.duration_s,
+        }

@@ -1,0 +1,553 @@
+"""``run()``: evaluate a target on a dataset with scorers, storing every sample as it finishes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from aieval._calls import collect_calls
+from aieval._records import SampleRecord, ScoreRecord
+from aieval._types import Example
+from aieval.datasets import Dataset, load_dataset
+from aieval.errors import ConfigError, ScorerError
+from aieval.providers import Provider
+from aieval.runner._result import Aggregator, RunResult
+from aieval.runner._target import (
+    CallableTarget,
+    Output,
+    ProviderTarget,
+    RecordedTarget,
+    Target,
+)
+from aieval.scorers import Scorer, get_scorer
+from aieval.store import Store
+
+__all__ = ["ProgressCallback", "run", "run_async"]
+
+log = logging.getLogger("aieval")
+
+#: Called after each sample with (samples done, total samples).
+ProgressCallback = Callable[[int, int], None]
+
+_DEFAULT_CONCURRENCY = 16
+
+
+def run(
+    *,
+    name: str,
+    dataset: Any,
+    scorers: Sequence[Scorer | Callable[..., Any] | str],
+    provider: str | Provider | None = None,
+    model: str | None = None,
+    target: Callable[..., Any] | None = None,
+    **options: Any,
+) -> RunResult:
+    """Evaluate ``dataset`` with ``scorers`` and return the run's result (sync wrapper).
+
+    See :func:`run_async` for every option. Inside a running event loop (a notebook), the run
+    executes on a helper thread so this call still blocks until it is done.
+
+    Example:
+        >>> from aieval.scorers import exact_match
+        >>> result = run(name="doc", dataset=[{"prompt": "2+2?", "expected": "4",
+        ...              "prediction": "4"}], scorers=[exact_match], store=False)
+        >>> result.metrics
+        {'exact_match': 1.0}
+    """
+    coro_args: dict[str, Any] = dict(
+        name=name,
+        dataset=dataset,
+        scorers=scorers,
+        provider=provider,
+        model=model,
+        target=target,
+        **options,
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_async(**coro_args))
+    box: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            box["result"] = asyncio.run(run_async(**coro_args))
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=worker, name="aieval-run")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    result: RunResult = box["result"]
+    return result
+
+
+async def run_async(
+    *,
+    name: str,
+    dataset: Any,
+    scorers: Sequence[Scorer | Callable[..., Any] | str],
+    provider: str | Provider | None = None,
+    model: str | None = None,
+    target: Callable[..., Any] | None = None,
+    prompt_template: str | None = None,
+    system_prompt: str | None = None,
+    params: dict[str, Any] | None = None,
+    base_url: str | None = None,
+    concurrency: int = _DEFAULT_CONCURRENCY,
+    retries: int = 3,
+    timeout: float = 60.0,
+    cache: bool = True,
+    store: Store | str | Path | bool | None = True,
+    resume: str | bool | None = None,
+    limit: int | None = None,
+    prediction_field: str | None = None,
+    pass_threshold: float = 0.5,
+    progress: ProgressCallback | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> RunResult:
+    """Evaluate ``dataset`` with ``scorers``; every finished sample is committed to the store.
+
+    Args:
+        name: the run name (runs of one name form a history; ``resume=True`` uses it).
+        dataset: rows (list of dicts), a .jsonl/.json/.csv path, or a ``datasets.Dataset``.
+        scorers: :class:`Scorer` objects, plain functions, or registered scorer names.
+        provider: a provider name or preset (``openai``, ``sarmalink``, ``vllm``, ``ollama``,
+            ``openai-compatible``) or a :class:`Provider`; omit it for recorded predictions.
+        model: the model to call; with recorded ``predictions: {model: text}`` it picks the
+            version to evaluate.
+        target: a sync or async callable taking an :class:`Example`, instead of a provider.
+        prompt_template: ``str.format`` template over the row's fields (``{prompt}``...).
+        system_prompt: a system message for provider targets.
+        params: request parameters (``temperature``, ``max_tokens``, ``top_p``...).
+        base_url: endpoint for ``openai-compatible`` providers.
+        concurrency: samples in flight at once.
+        retries: retries per model call on 429/5xx/timeouts.
+        timeout: seconds per model call (or per callable-target call).
+        cache: reuse deterministic (temperature 0) model answers from the response cache.
+        store: ``True`` (``$AIEVAL_DB`` or ``./aieval.db``), a path, a :class:`Store`, or
+            ``False``/``None`` to keep results in memory only.
+        resume: a run id, or ``True`` for the latest unfinished run named ``name``: its stored
+            samples are kept and only the missing ones run.
+        limit: evaluate only the first ``limit`` rows.
+        prediction_field: dotted path of the recorded prediction in each row.
+        pass_threshold: a sample passes when it has no error and every score is >= this.
+        progress: called with ``(done, total)`` after every sample.
+        metadata: free-form run metadata, stored with the run config.
+    """
+    started = time.perf_counter()
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
+    resolved = _resolve_scorers(scorers)
+    data = load_dataset(dataset, prediction_field=prediction_field, model=model, limit=limit)
+    info = data.scan()
+    db = _open_store(store)
+    the_target = _build_target(
+        data,
+        info.with_prediction,
+        provider,
+        model,
+        target,
+        prompt_template,
+        system_prompt,
+        params,
+        base_url,
+        concurrency,
+        retries,
+        timeout,
+        cache,
+        db,
+    )
+    config = _config(
+        name,
+        model,
+        the_target,
+        resolved,
+        data,
+        concurrency,
+        retries,
+        cache,
+        limit,
+        pass_threshold,
+        metadata,
+    )
+    aggregator = Aggregator([s.name for s in resolved])
+    run_id, done_ids = _start_or_resume(
+        db, resume, name, model, the_target, data, info, config, aggregator
+    )
+    kept: list[SampleRecord] | None = [] if db is None else None
+    status, error = "completed", None
+    try:
+        await _execute(
+            data,
+            done_ids,
+            info.count,
+            resolved,
+            the_target,
+            model,
+            concurrency,
+            pass_threshold,
+            db,
+            run_id,
+            aggregator,
+            kept,
+            progress,
+        )
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        status, error = "interrupted", "interrupted before every sample finished"
+        raise
+    except BaseException as exc:
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        await _close(the_target, resolved)
+        summary = aggregator.summary()
+        if db is not None:
+            db.finish_run(run_id, status=status, metrics=summary, error=error)
+    metrics = {k: v["mean"] for k, v in summary["scorers"].items()}
+    return RunResult(
+        id=run_id,
+        name=name,
+        status=status,
+        model=model,
+        provider=the_target.name if isinstance(the_target, ProviderTarget) else None,
+        dataset_hash=info.version,
+        metrics=metrics,
+        pass_rate=summary["pass_rate"],
+        summary=summary,
+        duration_s=time.perf_counter() - started,
+        _store=db,
+        _samples=kept,
+    )
+
+
+async def _execute(
+    data: Dataset,
+    done_ids: set[str],
+    total: int,
+    scorers: list[Scorer],
+    target: Target,
+    model: str | None,
+    concurrency: int,
+    pass_threshold: float,
+    db: Store | None,
+    run_id: str,
+    aggregator: Aggregator,
+    kept: list[SampleRecord] | None,
+    progress: ProgressCallback | None,
+) -> None:
+    queue: asyncio.Queue[tuple[int, Example] | None] = asyncio.Queue(maxsize=concurrency * 2)
+    provider_name = target.name if isinstance(target, ProviderTarget) else None
+    done = aggregator.count
+
+    async def produce() -> None:
+        for index, example in enumerate(data):
+            if example.id not in done_ids:
+                await queue.put((index, example))
+        for _ in range(concurrency):
+            await queue.put(None)
+
+    async def work() -> None:
+        nonlocal done
+        while (item := await queue.get()) is not None:
+            index, example = item
+            record = await _process(
+                index, example, scorers, target, model, provider_name, pass_threshold
+            )
+            if db is not None:
+                db.record_sample(run_id, record)
+            if kept is not None:
+                kept.append(record)
+            aggregator.add(record)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+
+    async with asyncio.TaskGroup() as group:
+        group.create_task(produce())
+        for _ in range(concurrency):
+            group.create_task(work())
+    if kept is not None:
+        kept.sort(key=lambda record: record.index)
+
+
+async def _process(
+    index: int,
+    example: Example,
+    scorers: list[Scorer],
+    target: Target,
+    model: str | None,
+    provider_name: str | None,
+    pass_threshold: float,
+) -> SampleRecord:
+    calls = collect_calls()
+    try:
+        output = await target.produce(example)
+    except Exception as exc:
+        output = Output(None, error=f"{type(exc).__name__}: {exc}")
+    calls[:0] = output.calls
+    record = SampleRecord(
+        id=example.id,
+        index=index,
+        input=example.input,
+        expected=example.expected,
+        prediction=output.text,
+        metadata=example.metadata,
+        error=output.error,
+        latency_s=output.latency_s,
+        calls=calls,
+    )
+    if output.error is None:
+        context = {
+            "example": example,
+            "model": model,
+            "provider": provider_name,
+            "prompt": example.prompt,
+            "output": output.value,
+            "run": None,
+        }
+        record.scores = await _score_all(scorers, output.text, example.expected, context)
+    _fill_usage(record)
+    record.passed = output.error is None and all(
+        s.error is None and (s.value is None or s.value >= pass_threshold)
+        for s in record.scores.values()
+    )
+    return record
+
+
+async def _score_all(
+    scorers: list[Scorer], prediction: Any, expected: Any, context: dict[str, Any]
+) -> dict[str, ScoreRecord]:
+    results: dict[str, ScoreRecord] = {}
+    pending: list[tuple[str, asyncio.Task[ScoreRecord]]] = []
+    for item in scorers:
+        if item.is_async:
+            pending.append(
+                (item.name, asyncio.ensure_future(_score_one(item, prediction, expected, context)))
+            )
+        else:
+            results[item.name] = await _score_one(item, prediction, expected, context)
+    for scorer_name, task in pending:
+        results[scorer_name] = await task
+    return {s.name: results[s.name] for s in scorers}
+
+
+async def _score_one(
+    item: Scorer, prediction: Any, expected: Any, context: dict[str, Any]
+) -> ScoreRecord:
+    try:
+        score = await item.score(prediction, expected, context)
+    except ScorerError as exc:
+        return ScoreRecord(None, error=str(exc))
+    return ScoreRecord(score.value, score.raw, score.reason, metadata=score.metadata)
+
+
+def _fill_usage(record: SampleRecord) -> None:
+    for call in record.calls:
+        record.retries += call.retries
+        if call.purpose == "target":
+            record.cached = call.cached
+            record.input_tokens = call.input_tokens
+            record.output_tokens = call.output_tokens
+    costs = [c.cost for c in record.calls if c.cost is not None]
+    record.cost = sum(costs) if costs else None
+
+
+def _resolve_scorers(scorers: Sequence[Scorer | Callable[..., Any] | str]) -> list[Scorer]:
+    if isinstance(scorers, (str, Scorer)) or not isinstance(scorers, Iterable):
+        raise ConfigError("scorers must be a list, e.g. scorers=[exact_match]")
+    resolved: list[Scorer] = []
+    for item in scorers:
+        if isinstance(item, Scorer):
+            resolved.append(item)
+        elif isinstance(item, str):
+            resolved.append(get_scorer(item))
+        elif callable(item):
+            resolved.append(Scorer(item))
+        else:
+            raise ConfigError(f"not a scorer: {item!r}")
+    names = [s.name for s in resolved]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(
+            f"two scorers share the name {', '.join(map(repr, duplicates))}; "
+            "give one another name with @scorer(name=...) or .with_options(name=...)"
+        )
+    return resolved
+
+
+def _open_store(store: Store | str | Path | bool | None) -> Store | None:
+    if store is None or store is False:
+        return None
+    if isinstance(store, Store):
+        return store
+    if store is True:
+        return Store()
+    return Store(store)
+
+
+def _build_target(
+    data: Dataset,
+    with_prediction: int,
+    provider: str | Provider | None,
+    model: str | None,
+    target: Callable[..., Any] | None,
+    prompt_template: str | None,
+    system_prompt: str | None,
+    params: dict[str, Any] | None,
+    base_url: str | None,
+    concurrency: int,
+    retries: int,
+    timeout: float,
+    cache: bool,
+    db: Store | None,
+) -> Target:
+    if target is not None and provider is not None:
+        raise ConfigError("give either target= or provider=, not both")
+    if target is not None:
+        if not callable(target):
+            raise ConfigError(f"target must be callable, got {type(target).__name__}")
+        return CallableTarget(target, concurrency=concurrency, timeout=timeout)
+    if provider is None:
+        if with_prediction == 0 and data.scan().count > 0:
+            hint = f" (no row has predictions[{model!r}])" if model is not None else ""
+            raise ConfigError(
+                "nothing to evaluate: no provider or target was given and the rows carry no "
+                f"recorded 'prediction'{hint}; pass provider= and model=, or target="
+            )
+        return RecordedTarget()
+    if model is None:
+        raise ConfigError("provider= needs model=, e.g. model='gpt-4o-mini'")
+    from aieval.providers import build_provider
+
+    built = build_provider(
+        provider,
+        base_url=base_url,
+        retries=retries,
+        concurrency=concurrency,
+        cache=cache,
+        cache_path=db.path if db is not None else "aieval.db",
+        timeout=timeout,
+    )
+    return ProviderTarget(
+        built, model, template=prompt_template, system=system_prompt, params=params
+    )
+
+
+def _config(
+    name: str,
+    model: str | None,
+    target: Target,
+    scorers: list[Scorer],
+    data: Dataset,
+    concurrency: int,
+    retries: int,
+    cache: bool,
+    limit: int | None,
+    pass_threshold: float,
+    metadata: dict[str, Any] | None,
+) -> dict[str, Any]:
+    target_kind = type(target).__name__.removesuffix("Target").lower()
+    config: dict[str, Any] = {
+        "name": name,
+        "model": model,
+        "target": {"kind": target_kind, "name": target.name},
+        "scorers": [
+            {"name": s.name, "options": {k: repr(v) for k, v in s.options.items()}} for s in scorers
+        ],
+        "dataset": {"source": data.source, "name": data.name, "limit": limit},
+        "concurrency": concurrency,
+        "retries": retries,
+        "cache": cache,
+        "pass_threshold": pass_threshold,
+    }
+    if isinstance(target, ProviderTarget):
+        config["target"].update(
+            model=target.model,
+            template=target.template,
+            params={
+                "temperature": target.temperature,
+                "max_tokens": target.max_tokens,
+                **target.params,
+            },
+        )
+    if metadata:
+        config["metadata"] = metadata
+    return config
+
+
+def _start_or_resume(
+    db: Store | None,
+    resume: str | bool | None,
+    name: str,
+    model: str | None,
+    target: Target,
+    data: Dataset,
+    info: Any,
+    config: dict[str, Any],
+    aggregator: Aggregator,
+) -> tuple[str, set[str]]:
+    if db is None:
+        if resume:
+            raise ConfigError("resume= needs a store; remove store=False")
+        return "memory-" + str(int(time.time() * 1000)), set()
+    previous = None
+    if isinstance(resume, str):
+        previous = db.get_run(resume)
+    elif resume is True:
+        previous = db.latest_unfinished(name, model=model)
+        if previous is None:
+            log.info("no unfinished run named %r to resume; starting a new one", name)
+    if previous is None:
+        run_id = db.create_run(
+            name=name,
+            model=model,
+            provider=target.name if isinstance(target, ProviderTarget) else None,
+            dataset=data.source,
+            dataset_hash=info.version,
+            n_examples=info.count,
+            git_sha=_git_sha(),
+            config=config,
+        )
+        return run_id, set()
+    if previous.dataset_hash != info.version:
+        raise ConfigError(
+            f"cannot resume run {previous.id}: its dataset version {previous.dataset_hash} "
+            f"differs from this dataset's {info.version}; start a new run instead"
+        )
+    if previous.status == "completed":
+        raise ConfigError(f"run {previous.id} already completed; nothing to resume")
+    db.mark_running(previous.id)
+    for sample in db.iter_samples(previous.id):
+        aggregator.add(sample)
+    return previous.id, db.completed_sample_ids(previous.id)
+
+
+async def _close(target: Target, scorers: list[Scorer]) -> None:
+    with contextlib.suppress(Exception):
+        await target.aclose()
+    for item in scorers:
+        closer = getattr(item.fn, "aclose", None)
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                await closer()
+
+
+def _git_sha() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=2, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and sha else None

@@ -1,0 +1,185 @@
+"""Targets: where a sample's output comes from (recorded, a provider, or a Python callable)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import string
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from aieval._records import CallRecord
+from aieval._types import Example
+from aieval.errors import ConfigError, DatasetError, ProviderError
+from aieval.providers import ChatRequest, Provider
+
+__all__ = ["CallableTarget", "Output", "ProviderTarget", "RecordedTarget", "Target"]
+
+
+@dataclass(slots=True)
+class Output:
+    """A target's answer for one example."""
+
+    text: str | None
+    value: Any = None
+    error: str | None = None
+    latency_s: float | None = None
+    calls: list[CallRecord] = field(default_factory=list)
+
+
+class Target:
+    """Produces the output for an example."""
+
+    name: str | None = None
+
+    async def produce(self, example: Example) -> Output:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Release resources when the run ends."""
+
+
+class RecordedTarget(Target):
+    """Outputs recorded in the data: no model is called."""
+
+    async def produce(self, example: Example) -> Output:
+        if example.prediction is None:
+            return Output(None, error="row has no recorded prediction and no target was given")
+        return Output(example.prediction, example.prediction)
+
+
+class ProviderTarget(Target):
+    """A chat model behind a provider; the prompt is the example input or a template over it."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        model: str,
+        *,
+        template: str | None = None,
+        system: str | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.provider = provider
+        self.name = provider.name
+        self.model = model
+        self.template = template
+        self.system = system
+        self.params = dict(params or {})
+        self.temperature = self.params.pop("temperature", None)
+        self.max_tokens = self.params.pop("max_tokens", None)
+        if template is not None:
+            _check_template(template)
+
+    def messages(self, example: Example) -> list[dict[str, Any]]:
+        if self.template is not None:
+            messages = [{"role": "user", "content": _render(self.template, example)}]
+        else:
+            messages = example.messages
+        if self.system:
+            messages = [{"role": "system", "content": self.system}, *messages]
+        return messages
+
+    async def produce(self, example: Example) -> Output:
+        request = ChatRequest(
+            model=self.model,
+            messages=self.messages(example),
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            params=self.params,
+        )
+        started = time.perf_counter()
+        try:
+            response = await self.provider.generate(request)
+        except ProviderError as exc:
+            call = CallRecord(
+                "target",
+                self.name,
+                self.model,
+                latency_s=time.perf_counter() - started,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            return Output(None, error=call.error, calls=[call])
+        call = CallRecord(
+            "target",
+            self.name,
+            response.model or self.model,
+            latency_s=response.latency_s,
+            input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens,
+            cost=response.cost,
+            retries=response.retries,
+            cached=response.cached,
+        )
+        return Output(response.text, response.text, latency_s=response.latency_s, calls=[call])
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()
+
+
+class CallableTarget(Target):
+    """A user's sync or async Python callable taking the example (workflow, agent, chain)."""
+
+    def __init__(self, fn: Callable[..., Any], *, concurrency: int, timeout: float | None) -> None:
+        self.fn = fn
+        self.name = getattr(fn, "__name__", type(fn).__name__)
+        self.timeout = timeout
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            type(fn).__call__
+        )
+        self._pool: ThreadPoolExecutor | None = None
+        if not self.is_async:
+            self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="aieval")
+
+    async def produce(self, example: Example) -> Output:
+        started = time.perf_counter()
+        try:
+            if self.is_async:
+                result = await asyncio.wait_for(self.fn(example), self.timeout)
+            else:
+                loop = asyncio.get_running_loop()
+                future = loop.run_in_executor(self._pool, self.fn, example)
+                result = await asyncio.wait_for(future, self.timeout)
+        except TimeoutError:
+            return Output(None, error=f"target timed out after {self.timeout} s")
+        except Exception as exc:
+            return Output(None, error=f"target raised {type(exc).__name__}: {exc}")
+        latency = time.perf_counter() - started
+        return Output(_as_text(result), result, latency_s=latency)
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _as_text(result: Any) -> str | None:
+    if result is None or isinstance(result, str):
+        return result
+    text = getattr(result, "text", None)
+    if isinstance(text, str):
+        return text
+    try:
+        return json.dumps(result, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(result)
+
+
+def _check_template(template: str) -> None:
+    try:
+        list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ConfigError(f"invalid prompt template {template!r}: {exc}") from None
+
+
+def _render(template: str, example: Example) -> str:
+    values = {**example.fields, "prompt": example.prompt, "input": example.prompt}
+    try:
+        return template.format_map(values)
+    except KeyError as exc:
+        raise DatasetError(
+            f"prompt template needs field {exc.args[0]!r}, which example {example.id!r} lacks"
+        ) from None

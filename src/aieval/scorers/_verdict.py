@@ -1,0 +1,67 @@
+"""Strict parsing of a judge's ``{"score": 0-10, "reason": "..."}`` verdict."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+
+__all__ = ["Verdict", "parse_verdict"]
+
+_FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.DOTALL)
+
+
+@dataclass(slots=True, frozen=True)
+class Verdict:
+    """One parsed judge answer; ``error`` is set (and ``score`` None) when it was malformed."""
+
+    score: float | None
+    reason: str
+    raw: str
+    error: str | None = None
+
+    @property
+    def normalized(self) -> float:
+        """Score / 10, and 0.0 for a malformed verdict (as the seed requires)."""
+        return 0.0 if self.score is None else self.score / 10.0
+
+
+def parse_verdict(text: str, *, max_score: float = 10.0) -> Verdict:
+    """Parse exactly one JSON object with a numeric ``score`` in ``0..max_score``.
+
+    The whole answer must be that object (an enclosing Markdown code fence is tolerated).
+    Anything else (no JSON, two objects, prose around it, a missing, non-numeric, boolean, NaN or
+    out-of-range score, a truncated object) yields a :class:`Verdict` with ``error`` set.
+
+    Example:
+        >>> parse_verdict('{"score": 7, "reason": "mostly right"}').normalized
+        0.7
+        >>> parse_verdict('I give it {"score": 10}').error
+        'verdict is not a single JSON object'
+    """
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        data = json.loads(body, parse_constant=_reject_constant)
+    except ValueError:
+        return Verdict(None, "", text, "verdict is not a single JSON object")
+    if not isinstance(data, dict):
+        return Verdict(None, "", text, "verdict is not a JSON object")
+    if "score" not in data:
+        return Verdict(None, "", text, "verdict has no 'score'")
+    score = data["score"]
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        return Verdict(None, "", text, f"'score' must be a number, got {type(score).__name__}")
+    if math.isnan(score) or not 0.0 <= score <= max_score:
+        return Verdict(None, "", text, f"'score' {score!r} is outside 0..{max_score:g}")
+    reason = data.get("reason", "")
+    if not isinstance(reason, str):
+        reason = json.dumps(reason, ensure_ascii=False)
+    return Verdict(float(score), reason, text)
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not valid JSON")

@@ -1,0 +1,81 @@
+"""The SQLite schema of the run store."""
+
+from __future__ import annotations
+
+__all__ = ["SCHEMA", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id            TEXT PRIMARY KEY,
+    name          TEXT NOT NULL,
+    status        TEXT NOT NULL,            -- running | completed | failed | interrupted
+    model         TEXT,
+    provider      TEXT,
+    dataset       TEXT,
+    dataset_hash  TEXT,
+    n_examples    INTEGER,
+    git_sha       TEXT,
+    config        TEXT NOT NULL DEFAULT '{}',   -- JSON, secrets removed
+    metrics       TEXT,                         -- JSON summary, written when the run ends
+    error         TEXT,
+    created_at    REAL NOT NULL,
+    started_at    REAL,
+    finished_at   REAL
+);
+CREATE INDEX IF NOT EXISTS runs_name_created ON runs (name, created_at);
+CREATE TABLE IF NOT EXISTS samples (
+    run_id        TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    sample_id     TEXT NOT NULL,
+    idx           INTEGER NOT NULL,
+    input         TEXT,                         -- JSON
+    expected      TEXT,                         -- JSON
+    prediction    TEXT,
+    metadata      TEXT,                         -- JSON
+    error         TEXT,                         -- target failure, if any
+    passed        INTEGER,
+    latency_s     REAL,
+    input_tokens  INTEGER,
+    output_tokens INTEGER,
+    cost          REAL,
+    retries       INTEGER NOT NULL DEFAULT 0,
+    cached        INTEGER NOT NULL DEFAULT 0,
+    extra         TEXT,                         -- JSON: gates, grade, workflow run, ...
+    created_at    REAL NOT NULL,
+    PRIMARY KEY (run_id, sample_id)
+);
+CREATE TABLE IF NOT EXISTS scores (
+    run_id    TEXT NOT NULL,
+    sample_id TEXT NOT NULL,
+    scorer    TEXT NOT NULL,
+    value     REAL,                             -- NULL: not scored (see error)
+    raw       TEXT,                             -- JSON
+    reason    TEXT,
+    error     TEXT,
+    metadata  TEXT,                             -- JSON (judge verdicts, parse failures, ...)
+    PRIMARY KEY (run_id, sample_id, scorer),
+    FOREIGN KEY (run_id, sample_id) REFERENCES samples (run_id, sample_id) ON DELETE CASCADE
+);
+CREATE TABLE IF NOT EXISTS model_calls (
+    id            INTEGER PRIMARY KEY,
+    run_id        TEXT NOT NULL,
+    sample_id     TEXT NOT NULL,
+    purpose       TEXT NOT NULL,                -- target | judge:<scorer name>
+    provider      TEXT,
+    model         TEXT,
+    latency_s     REAL,
+    input_tokens  INTEGER,
+    output_tokens INTEGER,
+    cost          REAL,
+    retries       INTEGER NOT NULL DEFAULT 0,
+    cached        INTEGER NOT NULL DEFAULT 0,
+    error         TEXT,
+    FOREIGN KEY (run_id, sample_id) REFERENCES samples (run_id, sample_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS model_calls_sample ON model_calls (run_id, sample_id);
+"""

@@ -1,0 +1,462 @@
+"""The SQLite run store: runs, samples, scores and model calls, each sample committed as it ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aieval._records import CallRecord, SampleRecord, ScoreRecord
+from aieval.errors import RunNotFoundError, StoreError
+from aieval.store._schema import SCHEMA, SCHEMA_VERSION
+
+__all__ = ["RunRow", "Store", "default_db_path"]
+
+_SAMPLE_COLUMNS = (
+    "run_id, sample_id, idx, input, expected, prediction, metadata, error, passed, latency_s, "
+    "input_tokens, output_tokens, cost, retries, cached, extra, created_at"
+)
+_CALL_COLUMNS = (
+    "run_id, sample_id, purpose, provider, model, latency_s, input_tokens, output_tokens, cost, "
+    "retries, cached, error"
+)
+
+
+def default_db_path() -> Path:
+    """``$AIEVAL_DB`` if set, else ``./aieval.db``."""
+    return Path(os.environ.get("AIEVAL_DB") or "aieval.db")
+
+
+@dataclass(slots=True, frozen=True)
+class RunRow:
+    """A stored run's header."""
+
+    id: str
+    name: str
+    status: str
+    model: str | None
+    provider: str | None
+    dataset: str | None
+    dataset_hash: str | None
+    n_examples: int | None
+    git_sha: str | None
+    config: dict[str, Any]
+    metrics: dict[str, Any] | None
+    error: str | None
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+
+
+class Store:
+    """A run store in one SQLite file (WAL mode, safe for several readers and one writer).
+
+    Example:
+        >>> import tempfile, os
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "runs.db"))
+        >>> run_id = store.create_run(name="demo")
+        >>> store.get_run(run_id).status
+        'running'
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_db_path()
+        self._lock = threading.RLock()
+        try:
+            if self.path.parent and not self.path.parent.exists():
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=30.0
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(SCHEMA)
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        *,
+        name: str,
+        model: str | None = None,
+        provider: str | None = None,
+        dataset: str | None = None,
+        dataset_hash: str | None = None,
+        n_examples: int | None = None,
+        git_sha: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Insert a new run in status ``running`` and return its id."""
+        run_id = _new_run_id()
+        now = time.time()
+        self._write(
+            "INSERT INTO runs (id, name, status, model, provider, dataset, dataset_hash,"
+            " n_examples, git_sha, config, created_at, started_at)"
+            " VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                name,
+                model,
+                provider,
+                dataset,
+                dataset_hash,
+                n_examples,
+                git_sha,
+                _dumps(dict(config or {})),
+                now,
+                now,
+            ),
+        )
+        return run_id
+
+    def mark_running(self, run_id: str) -> None:
+        """Set a resumed run back to ``running``."""
+        self._write(
+            "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL WHERE id = ?",
+            (run_id,),
+        )
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: str,
+        metrics: Mapping[str, Any] | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Record how a run ended (``completed``, ``failed`` or ``interrupted``)."""
+        self._write(
+            "UPDATE runs SET status = ?, metrics = ?, error = ?, finished_at = ? WHERE id = ?",
+            (status, _dumps(dict(metrics)) if metrics else None, error, time.time(), run_id),
+        )
+
+    def get_run(self, ref: str) -> RunRow:
+        """A run by id, unique id prefix, or name (the most recent run of that name)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\'"
+                " ORDER BY created_at DESC LIMIT 2",
+                (ref, _like_prefix(ref)),
+            ).fetchall()
+            exact = [row for row in rows if row[0] == ref]
+            if exact:
+                return _run_row(exact[0])
+            if len(rows) == 1:
+                return _run_row(rows[0])
+            if len(rows) > 1:
+                raise RunNotFoundError(f"run id prefix {ref!r} is ambiguous; give more characters")
+            by_name = self._db.execute(
+                "SELECT * FROM runs WHERE name = ? ORDER BY created_at DESC LIMIT 1", (ref,)
+            ).fetchone()
+        if by_name is None:
+            raise RunNotFoundError(f"no run with id or name {ref!r} in {self.path}")
+        return _run_row(by_name)
+
+    def list_runs(
+        self, *, name: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[RunRow]:
+        """Runs, most recent first, optionally only those named ``name``."""
+        where, args = ("WHERE name = ?", [name]) if name else ("", [])
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT * FROM runs {where} ORDER BY created_at DESC LIMIT ? OFFSET ?",
+                (*args, limit, offset),
+            ).fetchall()
+        return [_run_row(row) for row in rows]
+
+    def latest_unfinished(self, name: str, *, model: str | None = None) -> RunRow | None:
+        """The most recent run of ``name`` (and ``model``, if given) that did not complete."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT * FROM runs WHERE name = ? AND status != 'completed'"
+                " AND (? IS NULL OR model = ?) ORDER BY created_at DESC LIMIT 1",
+                (name, model, model),
+            ).fetchone()
+        return _run_row(row) if row else None
+
+    # -- samples ----------------------------------------------------------------------------
+
+    def record_sample(self, run_id: str, sample: SampleRecord) -> None:
+        """Write one finished sample, its scores and model calls in one committed transaction."""
+        self.record_samples(run_id, [sample])
+
+    def record_samples(self, run_id: str, samples: list[SampleRecord]) -> None:
+        """Write finished samples in one committed transaction."""
+        now = time.time()
+        sample_rows = []
+        score_rows = []
+        call_rows = []
+        for s in samples:
+            sample_rows.append(
+                (
+                    run_id,
+                    s.id,
+                    s.index,
+                    _dumps(s.input),
+                    _dumps(s.expected),
+                    s.prediction,
+                    _dumps(s.metadata) if s.metadata else None,
+                    s.error,
+                    None if s.passed is None else int(s.passed),
+                    s.latency_s,
+                    s.input_tokens,
+                    s.output_tokens,
+                    s.cost,
+                    s.retries,
+                    int(s.cached),
+                    _dumps(s.extra) if s.extra else None,
+                    now,
+                )
+            )
+            for scorer_name, score in s.scores.items():
+                score_rows.append(
+                    (
+                        run_id,
+                        s.id,
+                        scorer_name,
+                        score.value,
+                        None if score.raw is None else _dumps(score.raw),
+                        score.reason,
+                        score.error,
+                        _dumps(score.metadata) if score.metadata else None,
+                    )
+                )
+            for c in s.calls:
+                call_rows.append(
+                    (
+                        run_id,
+                        s.id,
+                        c.purpose,
+                        c.provider,
+                        c.model,
+                        c.latency_s,
+                        c.input_tokens,
+                        c.output_tokens,
+                        c.cost,
+                        c.retries,
+                        int(c.cached),
+                        c.error,
+                    )
+                )
+        with self._lock:
+            try:
+                self._db.execute("BEGIN")
+                self._db.executemany(
+                    f"INSERT INTO samples ({_SAMPLE_COLUMNS}) VALUES ({_marks(17)})", sample_rows
+                )
+                if score_rows:
+                    self._db.executemany(
+                        "INSERT INTO scores (run_id, sample_id, scorer, value, raw, reason, error,"
+                        f" metadata) VALUES ({_marks(8)})",
+                        score_rows,
+                    )
+                if call_rows:
+                    self._db.executemany(
+                        f"INSERT INTO model_calls ({_CALL_COLUMNS}) VALUES ({_marks(12)})",
+                        call_rows,
+                    )
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._db.execute("ROLLBACK")
+                raise StoreError(f"cannot write samples of run {run_id}: {exc}") from exc
+
+    def completed_sample_ids(self, run_id: str) -> set[str]:
+        """Ids of the samples already stored for ``run_id``."""
+        with self._lock:
+            rows = self._db.execute("SELECT sample_id FROM samples WHERE run_id = ?", (run_id,))
+            return {row[0] for row in rows}
+
+    def count_samples(self, run_id: str) -> int:
+        """How many samples are stored for ``run_id``."""
+        with self._lock:
+            row = self._db.execute("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
+            return int(row.fetchone()[0])
+
+    def iter_samples(
+        self, run_id: str, *, limit: int | None = None, offset: int = 0
+    ) -> Iterator[SampleRecord]:
+        """Stored samples of a run in dataset order, with their scores and calls."""
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY idx"
+                " LIMIT ? OFFSET ?",
+                (run_id, -1 if limit is None else limit, offset),
+            ).fetchall()
+        for row in rows:
+            yield self._sample(run_id, row)
+
+    def get_sample(self, run_id: str, sample_id: str) -> SampleRecord:
+        """One stored sample; :class:`RunNotFoundError` when absent."""
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id = ?",
+                (run_id, sample_id),
+            ).fetchone()
+        if row is None:
+            raise RunNotFoundError(f"run {run_id} has no sample {sample_id!r}")
+        return self._sample(run_id, row)
+
+    def score_values(self, run_id: str) -> dict[str, list[float | None]]:
+        """``{scorer: [value per sample in dataset order]}`` for aggregation."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT sc.scorer, sc.value FROM scores sc JOIN samples sa"
+                " ON sa.run_id = sc.run_id AND sa.sample_id = sc.sample_id"
+                " WHERE sc.run_id = ? ORDER BY sa.idx",
+                (run_id,),
+            ).fetchall()
+        out: dict[str, list[float | None]] = {}
+        for scorer_name, value in rows:
+            out.setdefault(scorer_name, []).append(value)
+        return out
+
+    def _sample(self, run_id: str, row: tuple[Any, ...]) -> SampleRecord:
+        (
+            _,
+            sample_id,
+            idx,
+            input_json,
+            expected_json,
+            prediction,
+            metadata_json,
+            error,
+            passed,
+            latency_s,
+            input_tokens,
+            output_tokens,
+            cost,
+            retries,
+            cached,
+            extra_json,
+            _created,
+        ) = row
+        with self._lock:
+            score_rows = self._db.execute(
+                "SELECT scorer, value, raw, reason, error, metadata FROM scores"
+                " WHERE run_id = ? AND sample_id = ? ORDER BY rowid",
+                (run_id, sample_id),
+            ).fetchall()
+            call_rows = self._db.execute(
+                "SELECT purpose, provider, model, latency_s, input_tokens, output_tokens, cost,"
+                " retries, cached, error FROM model_calls WHERE run_id = ? AND sample_id = ?"
+                " ORDER BY id",
+                (run_id, sample_id),
+            ).fetchall()
+        scores = {
+            name: ScoreRecord(
+                value=value,
+                raw=_loads(raw),
+                reason=reason,
+                error=score_error,
+                metadata=_loads(meta) or {},
+            )
+            for name, value, raw, reason, score_error, meta in score_rows
+        }
+        calls = [
+            CallRecord(
+                purpose=c[0],
+                provider=c[1],
+                model=c[2],
+                latency_s=c[3],
+                input_tokens=c[4],
+                output_tokens=c[5],
+                cost=c[6],
+                retries=c[7],
+                cached=bool(c[8]),
+                error=c[9],
+            )
+            for c in call_rows
+        ]
+        return SampleRecord(
+            id=sample_id,
+            index=idx,
+            input=_loads(input_json),
+            expected=_loads(expected_json),
+            prediction=prediction,
+            metadata=_loads(metadata_json) or {},
+            scores=scores,
+            error=error,
+            passed=None if passed is None else bool(passed),
+            latency_s=latency_s,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost=cost,
+            retries=retries,
+            cached=bool(cached),
+            calls=calls,
+            extra=_loads(extra_json) or {},
+        )
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+        with self._lock:
+            try:
+                self._db.execute(sql, args)
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot write to the store at {self.path}: {exc}") from exc
+
+
+def _new_run_id() -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return f"{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+def _like_prefix(ref: str) -> str:
+    escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%" if len(ref) >= 4 else "\x00"
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _run_row(row: tuple[Any, ...]) -> RunRow:
+    return RunRow(
+        id=row[0],
+        name=row[1],
+        status=row[2],
+        model=row[3],
+        provider=row[4],
+        dataset=row[5],
+        dataset_hash=row[6],
+        n_examples=row[7],
+        git_sha=row[8],
+        config=_loads(row[9]) or {},
+        metrics=_loads(row[10]),
+        error=row[11],
+        created_at=row[12],
+        started_at=row[13],
+        finished_at=row[14],
+    )

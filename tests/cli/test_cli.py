@@ -1,0 +1,127 @@
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aieval import Store
+
+AIEVAL = [sys.executable, "-m", "aieval"]
+
+
+def cli(*args: str, cwd: Path, env_db: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = None
+    if env_db is not None:
+        import os
+
+        env = {**os.environ, "AIEVAL_DB": str(env_db)}
+    return subprocess.run(
+        [*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "data.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"q{i}",
+                    "prompt": f"p{i}",
+                    "expected": "yes",
+                    "predictions": {"v1": "no", "v2": "yes"},
+                }
+            )
+            + "\n"
+            for i in range(25)
+        )
+    )
+    (tmp_path / "checks.py").write_text(
+        "from aieval import scorer\n\n\n@scorer\n"
+        "def says_yes(prediction: str, _expected: str) -> float:\n"
+        "    return 1.0 if 'yes' in prediction else 0.0\n"
+    )
+    (tmp_path / "eval.yaml").write_text(
+        "name: cli-demo\ndataset: data.jsonl\nmodels: [v1, v2]\nimports: [checks.py]\n"
+        "scorers:\n  - exact_match\n  - says_yes\n  - token_f1: {case_sensitive: true, name: f1cs}\n"
+    )
+    return tmp_path
+
+
+def test_run_prints_tables_and_writes_the_store(project: Path) -> None:
+    done = cli("run", "eval.yaml", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert "cli-demo · v1" in done.stdout and "comparison" in done.stdout
+    store = Store(project / "aieval.db")
+    runs = store.list_runs(name="cli-demo")
+    assert {r.model for r in runs} == {"v1", "v2"}
+    v2 = next(r for r in runs if r.model == "v2")
+    assert v2.metrics is not None and v2.metrics["scorers"]["exact_match"]["mean"] == 1.0
+    assert v2.metrics["scorers"]["f1cs"]["mean"] == 1.0
+
+
+def test_runs_and_show(project: Path) -> None:
+    assert cli("run", "eval.yaml", "--model", "v1", cwd=project).returncode == 0
+    listing = cli("runs", cwd=project)
+    assert listing.returncode == 0 and "cli-demo" in listing.stdout
+    shown = cli("show", "cli-demo", "--failed", "--samples", "3", cwd=project)
+    assert shown.returncode == 0 and "samples (3 of 25)" in shown.stdout
+    as_json = cli("show", "cli-demo", "--json", "--samples", "2", cwd=project)
+    payload = json.loads(as_json.stdout)
+    assert payload["run"]["model"] == "v1" and len(payload["samples"]) == 2
+
+
+def test_aieval_db_env_is_honoured(project: Path, tmp_path: Path) -> None:
+    db = tmp_path / "elsewhere" / "runs.db"
+    assert cli("run", "eval.yaml", "-m", "v2", cwd=project, env_db=db).returncode == 0
+    assert Store(db).get_run("cli-demo").model == "v2"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(("run", "missing.yaml"), "missing.yaml: eval file not found", id="no-file"),
+        pytest.param(("show", "nope"), "no run with id or name 'nope'", id="unknown-run"),
+    ],
+)
+def test_user_errors_are_one_line_without_traceback(
+    project: Path, args: tuple[str, ...], message: str
+) -> None:
+    cli("run", "eval.yaml", "-m", "v1", cwd=project)
+    done = cli(*args, cwd=project)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 2
+
+
+def test_invalid_eval_file_names_the_field(project: Path) -> None:
+    (project / "bad.yaml").write_text("name: x\ndataset: data.jsonl\nscorers: []\nsetings: {}\n")
+    done = cli("run", "bad.yaml", cwd=project)
+    assert done.returncode == 2
+    assert "bad.yaml" in done.stderr and "scorers" in done.stderr and "setings" in done.stderr
+
+
+def test_bad_dataset_line_is_reported(project: Path) -> None:
+    with (project / "data.jsonl").open("a") as handle:
+        handle.write("{not json}\n")
+    done = cli("run", "eval.yaml", cwd=project)
+    assert done.returncode == 2
+    assert "data.jsonl, line 26: invalid JSON" in done.stderr
+
+
+def test_python_eval_file(project: Path) -> None:
+    (project / "eval_py.py").write_text(
+        "EVAL = {'name': 'py-eval', 'dataset': 'data.jsonl', 'model': 'v2',"
+        " 'scorers': ['exact_match']}\n"
+    )
+    done = cli("run", "eval_py.py", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert Store(project / "aieval.db").get_run("py-eval").metrics is not None
+
+
+def test_runs_without_store_is_clear(tmp_path: Path) -> None:
+    done = cli("runs", cwd=tmp_path)
+    assert done.returncode == 2 and "no store at aieval.db" in done.stderr
+    assert shutil.which("git") is not None
