@@ -114,6 +114,8 @@ class Criterion(BaseModel):
             normalized, raw = _convert_floor(self, self.floor_as_written)
             object.__setattr__(self, "critical_floor", normalized)
             object.__setattr__(self, "critical_floor_raw", raw)
+            # Only the converted floor is kept, so re-validating a dump gives an equal model.
+            object.__setattr__(self, "floor_as_written", None)
         return self
 
 
