@@ -98,10 +98,10 @@ def register_formula(
         replace: allow replacing an existing formula of the same id.
 
     Example:
-        >>> @register_formula("doctest_half", description="raw / 2")
+        >>> @register_formula("half", description="raw / 2", replace=True)
         ... def half(raw: float, **params: object) -> float:
         ...     return raw / 2
-        >>> normalize("doctest_half", 1.0)
+        >>> normalize("half", 1.0)
         0.5
     """
 

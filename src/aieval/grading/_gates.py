@@ -81,11 +81,11 @@ def register_gate(
     given its check later without ``replace``; replacing an existing check needs ``replace=True``.
 
     Example:
-        >>> @register_gate("doctest_nonempty", description="the answer is not empty")
+        >>> @register_gate("nonempty", description="the answer is not empty", replace=True)
         ... def nonempty(*, text: str) -> GateResult:
         ...     ok = bool(text.strip())
-        ...     return GateResult("doctest_nonempty", ok, "" if ok else "empty answer")
-        >>> evaluate_gates(["doctest_nonempty"], {"doctest_nonempty": {"text": "hi"}})[0].passed
+        ...     return GateResult("nonempty", ok, "" if ok else "empty answer")
+        >>> evaluate_gates(["nonempty"], {"nonempty": {"text": "hi"}})[0].passed
         True
     """
 
