@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -151,7 +150,19 @@ def memory(rows: int) -> dict[str, float]:
     """Peak RSS of scoring a ``rows``-row JSONL of recorded predictions with the built-ins."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "big.jsonl"
-        words = "the refund window is thirty days from delivery for unused items".split()
+        words = [
+            "the",
+            "refund",
+            "window",
+            "is",
+            "thirty",
+            "days",
+            "from",
+            "delivery",
+            "for",
+            "unused",
+            "items",
+        ]
         with data.open("w") as handle:
             for i in range(rows):
                 pred = " ".join(words[(i % 5) :])

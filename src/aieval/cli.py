@@ -150,6 +150,28 @@ def show_command(
     out.print(table)
 
 
+rubric_app = typer.Typer(help="Work with rubric files.", no_args_is_help=True)
+app.add_typer(rubric_app, name="rubric")
+
+
+@rubric_app.command("validate")
+def rubric_validate_command(
+    files: Annotated[list[Path], typer.Argument(help="Rubric YAML files.")],
+) -> None:
+    """Validate rubric files; exit 1 if any is invalid, naming file, criterion and field."""
+    from aieval.grading import validate_rubric_files
+
+    failed = 0
+    for path, problem in validate_rubric_files(files):
+        if problem is None:
+            out.print(f"[green]ok[/]      {path}")
+        else:
+            failed += 1
+            out.print(f"[red]invalid[/] {problem}", highlight=False)
+    if failed:
+        raise typer.Exit(1)
+
+
 def _print_summary(result: RunResult) -> None:
     summary = result.summary
     title = f"{result.name}" + (f" · {result.model}" if result.model else "")
@@ -303,7 +325,9 @@ def _clip(text: str, width: int = 60) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: user-fixable errors print one clear line and exit 2, never a traceback."""
     try:
-        app(args=list(argv) if argv is not None else None, standalone_mode=False)
+        code = app(args=list(argv) if argv is not None else None, standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except UserError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         sys.exit(2)

@@ -45,7 +45,8 @@ def project(tmp_path: Path) -> Path:
     )
     (tmp_path / "eval.yaml").write_text(
         "name: cli-demo\ndataset: data.jsonl\nmodels: [v1, v2]\nimports: [checks.py]\n"
-        "scorers:\n  - exact_match\n  - says_yes\n  - token_f1: {case_sensitive: true, name: f1cs}\n"
+        "scorers:\n  - exact_match\n  - says_yes\n"
+        "  - token_f1: {case_sensitive: true, name: f1cs}\n"
     )
     return tmp_path
 
@@ -125,3 +126,17 @@ def test_runs_without_store_is_clear(tmp_path: Path) -> None:
     done = cli("runs", cwd=tmp_path)
     assert done.returncode == 2 and "no store at aieval.db" in done.stderr
     assert shutil.which("git") is not None
+
+
+def test_rubric_validate(tmp_path: Path) -> None:
+    good = Path(__file__).parents[2] / "examples" / "rubrics" / "fullstack_generation_v1.yaml"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "rubric_id: r\nversion: 1\ncriteria:\n  - name: correctness\n    scale: [1, 5]\n"
+        "    wieght: 0.3\n"
+    )
+    ok = cli("rubric", "validate", str(good), cwd=tmp_path)
+    assert ok.returncode == 0 and "ok" in ok.stdout
+    done = cli("rubric", "validate", str(good), str(bad), cwd=tmp_path)
+    assert done.returncode == 1
+    assert "bad.yaml" in done.stdout and "correctness" in done.stdout and "wieght" in done.stdout

@@ -13,10 +13,26 @@ def test_all_is_sorted_and_resolves() -> None:
     assert len(names) == len(set(names))
     for name in names:
         assert getattr(aieval.grading, name) is not None
-    for required in ["normalize", "adjusted_norm", "grade", "CriterionScore", "GateResult",
-                     "load_rubric", "load_profile", "register_formula", "formulas",
-                     "register_gate", "get_gate", "gate_names", "evaluate_gates", "tie_break",
-                     "Rubric", "Criterion", "Profile", "validate_rubric_files"]:
+    for required in [
+        "normalize",
+        "adjusted_norm",
+        "grade",
+        "CriterionScore",
+        "GateResult",
+        "load_rubric",
+        "load_profile",
+        "register_formula",
+        "formulas",
+        "register_gate",
+        "get_gate",
+        "gate_names",
+        "evaluate_gates",
+        "tie_break",
+        "Rubric",
+        "Criterion",
+        "Profile",
+        "validate_rubric_files",
+    ]:
         assert required in names
 
 

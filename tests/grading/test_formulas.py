@@ -93,20 +93,33 @@ def test_pairwise_accepts_win_rate() -> None:
         pytest.param("likert_1_5", "4", {}, "must be a number", id="string"),
         pytest.param("zero_one", None, {}, "must be a number", id="none"),
         pytest.param("zero_one", True, {}, "must be a number", id="bool"),
-        pytest.param("pairwise", None, {"wins": 0, "losses": 0, "ties": 0}, "zero denominator",
-                     id="pairwise-empty"),
+        pytest.param(
+            "pairwise",
+            None,
+            {"wins": 0, "losses": 0, "ties": 0},
+            "zero denominator",
+            id="pairwise-empty",
+        ),
         pytest.param("pairwise", None, {"wins": -1}, "must be >= 0", id="pairwise-negative"),
         pytest.param("pairwise", None, {"draws": 1}, "unknown count", id="pairwise-unknown"),
         pytest.param("pairwise", 1.5, {}, "outside the scale", id="pairwise-rate-high"),
-        pytest.param("lower_is_better", 10, {"slo_good": 8, "slo_bad": 8}, "zero denominator",
-                     id="slo-equal"),
-        pytest.param("lower_is_better", 10, {"slo_good": 30, "slo_bad": 8}, "must be below",
-                     id="slo-inverted"),
+        pytest.param(
+            "lower_is_better", 10, {"slo_good": 8, "slo_bad": 8}, "zero denominator", id="slo-equal"
+        ),
+        pytest.param(
+            "lower_is_better",
+            10,
+            {"slo_good": 30, "slo_bad": 8},
+            "must be below",
+            id="slo-inverted",
+        ),
         pytest.param("lower_is_better", 10, {}, "slo_good and slo_bad", id="slo-missing"),
-        pytest.param("fail_to_pass", {"passed": 0, "total": 0}, {}, "zero denominator",
-                     id="f2p-empty"),
-        pytest.param("pass_to_pass", {"passed": 5, "total": 4}, {}, "exceeds total",
-                     id="p2p-overflow"),
+        pytest.param(
+            "fail_to_pass", {"passed": 0, "total": 0}, {}, "zero denominator", id="f2p-empty"
+        ),
+        pytest.param(
+            "pass_to_pass", {"passed": 5, "total": 4}, {}, "exceeds total", id="p2p-overflow"
+        ),
         pytest.param("linear", 5, {}, "low and high", id="linear-missing"),
         pytest.param("linear", 11, {"low": 0, "high": 10}, "outside the scale", id="linear-out"),
     ],

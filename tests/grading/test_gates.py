@@ -60,8 +60,7 @@ def test_unknown_gate_lists_known() -> None:
     [
         pytest.param({"summary": "ok"}, (), "missing", id="missing"),
         pytest.param({"review": None, "summary": "ok"}, (), "none", id="present-but-none"),
-        pytest.param({"review": "x", "summary": "ok"}, ("review",), "unresolved",
-                     id="unresolved"),
+        pytest.param({"review": "x", "summary": "ok"}, ("review",), "unresolved", id="unresolved"),
         pytest.param(None, (), "missing", id="no-outputs-at-all"),
     ],
 )
@@ -78,7 +77,8 @@ def test_required_outputs_never_pass_silently(
 
 def test_required_outputs_present_passes() -> None:
     result = required_outputs_present(
-        outputs={"review": "", "summary": 0}, required=["review", "summary"],
+        outputs={"review": "", "summary": 0},
+        required=["review", "summary"],
         unresolved=["optional_notes"],
     )
     assert result.passed and result.name == "required_outputs_present"
@@ -132,8 +132,14 @@ SCHEMA = {
     "required": ["review", "issues"],
     "properties": {
         "review": {"type": "string"},
-        "issues": {"type": "array", "items": {"type": "object", "required": ["line"],
-                                              "properties": {"line": {"type": "integer"}}}},
+        "issues": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["line"],
+                "properties": {"line": {"type": "integer"}},
+            },
+        },
     },
 }
 
@@ -219,8 +225,12 @@ def test_profile_gates_with_simple_checks() -> None:
 
 def test_evaluate_gates_mixes_inputs_and_verdicts() -> None:
     results = evaluate_gates(
-        ["overall_status_success", "schema_contract_valid", "dataset_workflow_compatible",
-         "required_outputs_present"],
+        [
+            "overall_status_success",
+            "schema_contract_valid",
+            "dataset_workflow_compatible",
+            "required_outputs_present",
+        ],
         {
             "overall_status_success": {"status": "success"},
             "schema_contract_valid": GateResult("other_name", False, "bad"),
@@ -228,7 +238,9 @@ def test_evaluate_gates_mixes_inputs_and_verdicts() -> None:
         },
     )
     assert [r.name for r in results] == [
-        "overall_status_success", "schema_contract_valid", "dataset_workflow_compatible",
+        "overall_status_success",
+        "schema_contract_valid",
+        "dataset_workflow_compatible",
         "required_outputs_present",
     ]
     assert [r.passed for r in results] == [True, False, True, False]

@@ -39,8 +39,13 @@ def test_design_example() -> None:
     criteria = [
         c("correctness", 4, "likert_1_5", weight=0.35, critical_floor=0.70),
         c("completeness", 3, "likert_1_5", weight=0.25),
-        c("efficiency", 12.0, "lower_is_better", weight=0.40,
-          params={"slo_good": 8, "slo_bad": 30}),
+        c(
+            "efficiency",
+            12.0,
+            "lower_is_better",
+            weight=0.40,
+            params={"slo_good": 8, "slo_bad": 30},
+        ),
     ]
     g = grade(hard_gates=ALL_PASS, criteria=criteria, pass_threshold=70)
     want = weighted_100([(0.35, 0.75), (0.25, 0.5), (0.40, (30 - 12) / (30 - 8))])
@@ -75,8 +80,12 @@ def test_band_boundaries(score: float, letter: str) -> None:
 
 
 def test_step1_gate_failure_forces_f_and_keeps_score() -> None:
-    gates = {**ALL_PASS, "schema_contract_valid": GateResult(
-        "schema_contract_valid", False, "schema violation at $.review: missing")}
+    gates = {
+        **ALL_PASS,
+        "schema_contract_valid": GateResult(
+            "schema_contract_valid", False, "schema violation at $.review: missing"
+        ),
+    }
     g = grade(hard_gates=gates, criteria=[c("correctness", 5, "likert_1_5")])
     assert g.grade == "F" and not g.passed
     assert g.reason == "hard_gate_failure"
@@ -180,8 +189,11 @@ def test_use_adjusted_grades_on_adjusted_norm() -> None:
 
 
 def test_result_is_plain_json() -> None:
-    g = grade(hard_gates=ALL_PASS, criteria=[c("p", {"wins": 3, "losses": 1}, "pairwise")],
-              profile={"id": "B"})
+    g = grade(
+        hard_gates=ALL_PASS,
+        criteria=[c("p", {"wins": 3, "losses": 1}, "pairwise")],
+        profile={"id": "B"},
+    )
     data = json.loads(json.dumps(g.to_dict()))
     assert data["grade"] == g.grade and data["profile"] == {"id": "B"}
     assert data["gate_results"][0]["name"] == REQUIRED_GATES[0]
@@ -212,10 +224,14 @@ def test_warnings_for_uncalibrated_judges_and_position_bias() -> None:
         pytest.param({"criteria": [c("a", 1.0, weight=0)]}, "sum to 0", id="zero-weights"),
         pytest.param({"criteria": [c("a", 1.0, critical_floor=3)]}, "0..1", id="raw-floor"),
         pytest.param({"criteria": [c("a", 1.0)], "pass_threshold": 0.7}, None, id="ok-low-mark"),
-        pytest.param({"criteria": [c("a", 1.0)], "pass_threshold": 170}, "0..100",
-                     id="threshold-out"),
-        pytest.param({"criteria": [c("a", 1.0)], "hard_gates": {"x": "yes"}}, "True/False",
-                     id="gate-not-bool"),
+        pytest.param(
+            {"criteria": [c("a", 1.0)], "pass_threshold": 170}, "0..100", id="threshold-out"
+        ),
+        pytest.param(
+            {"criteria": [c("a", 1.0)], "hard_gates": {"x": "yes"}},
+            "True/False",
+            id="gate-not-bool",
+        ),
     ],
 )
 def test_bad_arguments(kwargs: dict[str, Any], fragment: str | None) -> None:

@@ -21,8 +21,12 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "rubrics" / "fullstack_genera
 # Spec section 6: each family's own gates and default weights.
 SECTION_6 = {
     "A": (
-        ["patch_applies", "tests_fail_to_pass_all_green", "tests_pass_to_pass_threshold_met",
-         "no_sandbox_violations"],
+        [
+            "patch_applies",
+            "tests_fail_to_pass_all_green",
+            "tests_pass_to_pass_threshold_met",
+            "no_sandbox_violations",
+        ],
         [0.60, 0.25, 0.10, 0.05],
     ),
     "B": (
@@ -30,8 +34,11 @@ SECTION_6 = {
         [0.35, 0.25, 0.20, 0.10, 0.10],
     ),
     "C": (
-        ["answer_grounded_in_context", "citations_present_for_claims",
-         "no_high_severity_hallucinations"],
+        [
+            "answer_grounded_in_context",
+            "citations_present_for_claims",
+            "no_high_severity_hallucinations",
+        ],
         [0.35, 0.25, 0.20, 0.10, 0.10],
     ),
     "D": (
@@ -62,8 +69,14 @@ def test_profile_b_uses_the_spec_slo_example() -> None:
     profile = load_profile("B")
     (eff,) = [c for c in profile.criteria if c.kind == "efficiency"]
     scores = profile.criterion_scores(
-        {"correctness": 4, "completeness": 4, "tool_data_precision": 0.9, "documentation": 4,
-         eff.name: 12.0})
+        {
+            "correctness": 4,
+            "completeness": 4,
+            "tool_data_precision": 0.9,
+            "documentation": 4,
+            eff.name: 12.0,
+        }
+    )
     (score,) = [s for s in scores if s.name == eff.name]
     assert dict(score.params) == {"slo_good": 8, "slo_bad": 30}
     assert normalize(score.formula_id, 12.0, **score.params) == pytest.approx(18 / 22)
@@ -97,15 +110,23 @@ def all_gates(profile: Profile, **failed: bool) -> dict[str, bool]:
 
 
 def b_scores(**changes: Any) -> dict[str, Any]:
-    base = {"correctness": 5, "completeness": 5, "tool_data_precision": 1.0,
-            "documentation": 5, "efficiency": 8}
+    base = {
+        "correctness": 5,
+        "completeness": 5,
+        "tool_data_precision": 1.0,
+        "documentation": 5,
+        "efficiency": 8,
+    }
     return {**base, **changes}
 
 
 def test_grade_through_profile_records_effective_profile() -> None:
     profile = load_profile("dag", overrides={"pass_threshold": 90, "weights": {"efficiency": 0}})
-    g = profile.grade(hard_gates=all_gates(profile), scores=b_scores(correctness=4),
-                      calibrated=["correctness", "completeness", "documentation"])
+    g = profile.grade(
+        hard_gates=all_gates(profile),
+        scores=b_scores(correctness=4),
+        calibrated=["correctness", "completeness", "documentation"],
+    )
     assert g.pass_threshold == 90 and g.warnings == []
     assert g.profile is not None
     assert g.profile["id"] == "B" and g.profile["base"] == "B"
@@ -116,8 +137,15 @@ def test_grade_through_profile_records_effective_profile() -> None:
 def test_profile_gates_are_required() -> None:
     profile = load_profile("A")
     gates = {k: v for k, v in all_gates(profile).items() if k != "patch_applies"}
-    g = profile.grade(hard_gates=gates, scores={"objective_tests": 1.0, "judge_quality": 5,
-                                                "patch_similarity": 1.0, "efficiency": 10})
+    g = profile.grade(
+        hard_gates=gates,
+        scores={
+            "objective_tests": 1.0,
+            "judge_quality": 5,
+            "patch_similarity": 1.0,
+            "efficiency": 10,
+        },
+    )
     assert g.grade == "F" and [f.name for f in g.gate_failures] == ["patch_applies"]
 
 
@@ -164,8 +192,9 @@ def test_overrides() -> None:
         pytest.param({"floors": {"correctness": 1.5}}, "critical_floor", id="floor-out"),
         pytest.param({"extra_gates": ["no_such_gate"]}, "no_such_gate", id="unknown-gate"),
         pytest.param({"threshold": 80}, "unknown profile override keys", id="unknown-key"),
-        pytest.param({"slo": {"latency_s": {"good": 5, "bad": 1}}}, "greater than good",
-                     id="slo-inverted"),
+        pytest.param(
+            {"slo": {"latency_s": {"good": 5, "bad": 1}}}, "greater than good", id="slo-inverted"
+        ),
     ],
 )
 def test_bad_overrides_name_the_problem(overrides: dict[str, Any], fragment: str) -> None:
@@ -182,8 +211,9 @@ def test_with_rubric_replaces_criteria() -> None:
 
 
 def test_user_profile_file(tmp_path: Path) -> None:
-    data = yaml.safe_load(Path(__file__).parents[2].joinpath(
-        "src/aieval/grading/profiles/C.yaml").read_text())
+    data = yaml.safe_load(
+        Path(__file__).parents[2].joinpath("src/aieval/grading/profiles/C.yaml").read_text()
+    )
     data["id"] = "support"
     path = tmp_path / "support.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -201,17 +231,39 @@ def test_user_profile_file(tmp_path: Path) -> None:
     ("change", "fragment"),
     [
         pytest.param({"gates": ["not_a_gate"]}, "unknown gates: not_a_gate", id="unknown-gate"),
-        pytest.param({"criteria": [{"name": "x", "weight": 1, "formula_id": "nope",
-                                    "kind": "judge"}]}, "nope", id="unknown-formula"),
-        pytest.param({"criteria": [{"name": "x", "weight": 1, "formula_id": "zero_one",
-                                    "kind": "vibes"}]}, "'kind'", id="bad-kind"),
-        pytest.param({"criteria": [{"name": "e", "weight": 1, "formula_id": "lower_is_better",
-                                    "kind": "efficiency", "metric": "tokens"}]},
-                     "metric 'tokens'", id="metric-without-slo"),
+        pytest.param(
+            {"criteria": [{"name": "x", "weight": 1, "formula_id": "nope", "kind": "judge"}]},
+            "nope",
+            id="unknown-formula",
+        ),
+        pytest.param(
+            {"criteria": [{"name": "x", "weight": 1, "formula_id": "zero_one", "kind": "vibes"}]},
+            "'kind'",
+            id="bad-kind",
+        ),
+        pytest.param(
+            {
+                "criteria": [
+                    {
+                        "name": "e",
+                        "weight": 1,
+                        "formula_id": "lower_is_better",
+                        "kind": "efficiency",
+                        "metric": "tokens",
+                    }
+                ]
+            },
+            "metric 'tokens'",
+            id="metric-without-slo",
+        ),
     ],
 )
 def test_invalid_profiles(change: dict[str, Any], fragment: str) -> None:
-    data = {"id": "X", "name": "x", "criteria": [
-        {"name": "q", "weight": 1, "formula_id": "zero_one", "kind": "judge"}], **change}
+    data = {
+        "id": "X",
+        "name": "x",
+        "criteria": [{"name": "q", "weight": 1, "formula_id": "zero_one", "kind": "judge"}],
+        **change,
+    }
     with pytest.raises(RubricError, match=fragment):
         load_profile(data)

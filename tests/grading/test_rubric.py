@@ -101,8 +101,9 @@ def test_shipped_example_rubric_grades(tmp_path: Path) -> None:
     assert floors["correctness"] == (normalize("likert_1_5", 3), 3)
     assert floors["security"] == (0.80, None)
     scores = {"correctness": 4, "security": 3, "completeness": 5, "code_quality": 4}
-    g = grade(hard_gates=dict.fromkeys(REQUIRED_GATES, True),
-              criteria=rubric.criterion_scores(scores))
+    g = grade(
+        hard_gates=dict.fromkeys(REQUIRED_GATES, True), criteria=rubric.criterion_scores(scores)
+    )
     # security 3 -> 0.5 misses its 0.80 floor: grade is capped and the run fails.
     assert [f.criterion for f in g.floor_failures] == ["security"]
     assert g.grade in "DF" and not g.passed
@@ -159,14 +160,22 @@ def with_criterion(**changes: Any) -> dict[str, Any]:
         pytest.param({"critical_floor": {"raw": 3.5}}, ("likert_1_5", 3.5), id="explicit-raw"),
         pytest.param({"critical_floor": {"normalized": 1}}, None, id="explicit-normalized"),
         pytest.param(
-            {"scale": [-2, 2], "critical_floor": 0,
-             "anchors": {str(i): f"point {i}" for i in range(-2, 3)}},
-            ("likert_neg2_2", 0), id="neg-scale-int-raw",
+            {
+                "scale": [-2, 2],
+                "critical_floor": 0,
+                "anchors": {str(i): f"point {i}" for i in range(-2, 3)},
+            },
+            ("likert_neg2_2", 0),
+            id="neg-scale-int-raw",
         ),
         pytest.param(
-            {"scale": [0, 10], "critical_floor": 7,
-             "anchors": {str(i): f"point {i}" for i in range(11)}},
-            ("linear", 7), id="zero-ten-linear",
+            {
+                "scale": [0, 10],
+                "critical_floor": 7,
+                "anchors": {str(i): f"point {i}" for i in range(11)},
+            },
+            ("linear", 7),
+            id="zero-ten-linear",
         ),
     ],
 )
@@ -186,45 +195,86 @@ def test_floor_rule(changes: dict[str, Any], scale_floor: tuple[str, float] | No
 @pytest.mark.parametrize(
     ("data", "fragments"),
     [
-        pytest.param(with_criterion(definition=...), ["'correctness'", "'definition'",
-                                                      "is required"], id="missing-definition"),
-        pytest.param(with_criterion(evidence_required=[]), ["'evidence_required'"],
-                     id="empty-evidence"),
+        pytest.param(
+            with_criterion(definition=...),
+            ["'correctness'", "'definition'", "is required"],
+            id="missing-definition",
+        ),
+        pytest.param(
+            with_criterion(evidence_required=[]), ["'evidence_required'"], id="empty-evidence"
+        ),
         pytest.param(with_criterion(weight=-0.1), ["'weight'", "-0.1"], id="negative-weight"),
         pytest.param(with_criterion(weight="heavy"), ["'weight'", "heavy"], id="string-weight"),
         pytest.param(with_criterion(scale=[5, 1]), ["'scale'", "low < high"], id="scale-reversed"),
-        pytest.param(with_criterion(scale="one to five"), ["'scale'", "low..high"],
-                     id="scale-text"),
-        pytest.param(with_criterion(anchors={"1": "a", "2": "b", "3": "c"}),
-                     ["'anchors'", "missing 4, 5"], id="anchors-missing"),
-        pytest.param(with_criterion(anchors={str(i): "x" for i in range(1, 7)}),
-                     ["'anchors'", "point 6 is outside"], id="anchor-out-of-scale"),
-        pytest.param(with_criterion(anchors={**{str(i): "x" for i in range(1, 6)}, "3": " "}),
-                     ["'anchors'", "empty description"], id="anchor-empty"),
-        pytest.param(with_criterion(formula_id="likert_1_7"), ["'formula_id'", "likert_1_7"],
-                     id="unknown-formula"),
+        pytest.param(
+            with_criterion(scale="one to five"), ["'scale'", "low..high"], id="scale-text"
+        ),
+        pytest.param(
+            with_criterion(anchors={"1": "a", "2": "b", "3": "c"}),
+            ["'anchors'", "missing 4, 5"],
+            id="anchors-missing",
+        ),
+        pytest.param(
+            with_criterion(anchors={str(i): "x" for i in range(1, 7)}),
+            ["'anchors'", "point 6 is outside"],
+            id="anchor-out-of-scale",
+        ),
+        pytest.param(
+            with_criterion(anchors={**{str(i): "x" for i in range(1, 6)}, "3": " "}),
+            ["'anchors'", "empty description"],
+            id="anchor-empty",
+        ),
+        pytest.param(
+            with_criterion(formula_id="likert_1_7"),
+            ["'formula_id'", "likert_1_7"],
+            id="unknown-formula",
+        ),
         pytest.param(with_criterion(wieght=1), ["'wieght'", "not a known field"], id="typo"),
-        pytest.param(with_criterion(critical_floor=3.0), ["'critical_floor'", "{raw: 3.0}"],
-                     id="decimal-floor-above-one"),
-        pytest.param(with_criterion(critical_floor=7), ["'critical_floor'", "outside the scale"],
-                     id="raw-floor-outside-scale"),
-        pytest.param(with_criterion(critical_floor={"low": 3}), ["'critical_floor'", "{raw: x}"],
-                     id="floor-bad-mapping"),
-        pytest.param(with_criterion(critical_floor="high"), ["'critical_floor'", "number"],
-                     id="floor-string"),
-        pytest.param(with_criterion(formula_id="zero_one", critical_floor=3),
-                     ["'critical_floor'", "formula 'zero_one'"], id="raw-floor-wrong-formula"),
-        pytest.param(with_criterion(scale={"1": "a", "2": "b"}, anchors={"1": "a"}),
-                     ["'scale'", "leave out 'anchors'"], id="scale-map-and-anchors"),
-        pytest.param(with_criterion(scale={"low": "a", "high": "b"}, anchors=...),
-                     ["'scale'", "not a number"], id="scale-map-bad-keys"),
+        pytest.param(
+            with_criterion(critical_floor=3.0),
+            ["'critical_floor'", "{raw: 3.0}"],
+            id="decimal-floor-above-one",
+        ),
+        pytest.param(
+            with_criterion(critical_floor=7),
+            ["'critical_floor'", "outside the scale"],
+            id="raw-floor-outside-scale",
+        ),
+        pytest.param(
+            with_criterion(critical_floor={"low": 3}),
+            ["'critical_floor'", "{raw: x}"],
+            id="floor-bad-mapping",
+        ),
+        pytest.param(
+            with_criterion(critical_floor="high"), ["'critical_floor'", "number"], id="floor-string"
+        ),
+        pytest.param(
+            with_criterion(formula_id="zero_one", critical_floor=3),
+            ["'critical_floor'", "formula 'zero_one'"],
+            id="raw-floor-wrong-formula",
+        ),
+        pytest.param(
+            with_criterion(scale={"1": "a", "2": "b"}, anchors={"1": "a"}),
+            ["'scale'", "leave out 'anchors'"],
+            id="scale-map-and-anchors",
+        ),
+        pytest.param(
+            with_criterion(scale={"low": "a", "high": "b"}, anchors=...),
+            ["'scale'", "not a number"],
+            id="scale-map-bad-keys",
+        ),
         pytest.param({**base_data(), "rubric_id": ""}, ["'rubric_id'"], id="empty-rubric-id"),
-        pytest.param({"version": 1, "criteria": base_data()["criteria"]}, ["'rubric_id'",
-                                                                            "is required"],
-                     id="missing-rubric-id"),
+        pytest.param(
+            {"version": 1, "criteria": base_data()["criteria"]},
+            ["'rubric_id'", "is required"],
+            id="missing-rubric-id",
+        ),
         pytest.param({**base_data(), "criteria": []}, ["'criteria'"], id="no-criteria"),
-        pytest.param({**base_data(), "criteria": base_data()["criteria"] * 2},
-                     ["duplicate criterion names: correctness"], id="duplicate-names"),
+        pytest.param(
+            {**base_data(), "criteria": base_data()["criteria"] * 2},
+            ["duplicate criterion names: correctness"],
+            id="duplicate-names",
+        ),
     ],
 )
 def test_bad_fields_give_precise_errors(
@@ -295,5 +345,6 @@ def test_validate_rubric_files_reports_each_path(tmp_path: Path) -> None:
 def test_criterion_scores_must_match(tmp_path: Path) -> None:
     rubric = load_rubric(EXAMPLE)
     with pytest.raises(RubricError, match=r"missing: security.*unknown: style"):
-        rubric.criterion_scores({"correctness": 4, "completeness": 4, "code_quality": 4,
-                                 "style": 3})
+        rubric.criterion_scores(
+            {"correctness": 4, "completeness": 4, "code_quality": 4, "style": 3}
+        )

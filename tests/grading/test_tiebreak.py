@@ -13,22 +13,49 @@ from aieval.grading import (
 @pytest.mark.parametrize(
     ("a", "b", "winner", "rule"),
     [
-        pytest.param(RunStanding(82.0), RunStanding(80.5), "a", "weighted_score",
-                     id="clear-lead"),
-        pytest.param(RunStanding(80.0, gate_failures=0), RunStanding(80.9, gate_failures=1),
-                     "a", "gate_failures", id="1-fewer-gate-failures"),
-        pytest.param(RunStanding(80.0, correctness=0.9), RunStanding(80.9, correctness=0.8),
-                     "a", "correctness", id="2-correctness"),
-        pytest.param(RunStanding(80.9, correctness=0.9, safety=0.8),
-                     RunStanding(80.0, correctness=0.9, safety=0.95),
-                     "b", "safety", id="3-safety"),
-        pytest.param(RunStanding(80.0, p95_latency=4.0), RunStanding(80.5, p95_latency=6.0),
-                     "a", "p95_latency", id="4-latency"),
-        pytest.param(RunStanding(80.5, p95_latency=4.0, cost=0.3),
-                     RunStanding(80.0, p95_latency=4.0, cost=0.2),
-                     "b", "cost", id="4-cost"),
-        pytest.param(RunStanding(80.5, correctness=None), RunStanding(80.0, correctness=0.1),
-                     "a", "weighted_score", id="missing-values-skip-rule"),
+        pytest.param(RunStanding(82.0), RunStanding(80.5), "a", "weighted_score", id="clear-lead"),
+        pytest.param(
+            RunStanding(80.0, gate_failures=0),
+            RunStanding(80.9, gate_failures=1),
+            "a",
+            "gate_failures",
+            id="1-fewer-gate-failures",
+        ),
+        pytest.param(
+            RunStanding(80.0, correctness=0.9),
+            RunStanding(80.9, correctness=0.8),
+            "a",
+            "correctness",
+            id="2-correctness",
+        ),
+        pytest.param(
+            RunStanding(80.9, correctness=0.9, safety=0.8),
+            RunStanding(80.0, correctness=0.9, safety=0.95),
+            "b",
+            "safety",
+            id="3-safety",
+        ),
+        pytest.param(
+            RunStanding(80.0, p95_latency=4.0),
+            RunStanding(80.5, p95_latency=6.0),
+            "a",
+            "p95_latency",
+            id="4-latency",
+        ),
+        pytest.param(
+            RunStanding(80.5, p95_latency=4.0, cost=0.3),
+            RunStanding(80.0, p95_latency=4.0, cost=0.2),
+            "b",
+            "cost",
+            id="4-cost",
+        ),
+        pytest.param(
+            RunStanding(80.5, correctness=None),
+            RunStanding(80.0, correctness=0.1),
+            "a",
+            "weighted_score",
+            id="missing-values-skip-rule",
+        ),
         pytest.param(RunStanding(80.0), RunStanding(80.0), None, "tie", id="dead-heat"),
     ],
 )
@@ -43,8 +70,9 @@ def test_tie_breakers_in_spec_order(
 
 
 def test_near_equal_boundary() -> None:
-    at = tie_break(RunStanding(80.0 + NEAR_EQUAL, correctness=0.1),
-                   RunStanding(80.0, correctness=0.9))
+    at = tie_break(
+        RunStanding(80.0 + NEAR_EQUAL, correctness=0.1), RunStanding(80.0, correctness=0.9)
+    )
     assert at.rule == "weighted_score" and at.winner == "a"
 
 

@@ -195,8 +195,7 @@ def adjusted_norm(norm: float, n: int, *, prior: float = 0.5, k: float = 20.0) -
 def _finite(formula_id: str, value: Any, what: str = "raw value") -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise FormulaError(
-            f"formula {formula_id!r}: {what} must be a number, got {type(value).__name__} "
-            f"{value!r}"
+            f"formula {formula_id!r}: {what} must be a number, got {type(value).__name__} {value!r}"
         )
     if not math.isfinite(value):
         raise FormulaError(f"formula {formula_id!r}: {what} is {value!r}, expected a finite number")
@@ -212,9 +211,9 @@ def _in_scale(formula_id: str, raw: Any, low: float, high: float) -> float:
     return value
 
 
-def _counts(formula_id: str, raw: Any, params: Mapping[str, Any], keys: tuple[str, ...]) -> dict[
-    str, float
-]:
+def _counts(
+    formula_id: str, raw: Any, params: Mapping[str, Any], keys: tuple[str, ...]
+) -> dict[str, float]:
     """Read non-negative counts from a mapping ``raw`` or from keyword parameters."""
     source: Mapping[str, Any] = raw if isinstance(raw, Mapping) else params
     unknown = sorted(set(source) - set(keys))
@@ -299,9 +298,7 @@ def normalize_lower_is_better(
     if bad == good:
         raise FormulaError(f"formula {fid!r}: zero denominator (slo_good == slo_bad == {good:g})")
     if bad < good:
-        raise FormulaError(
-            f"formula {fid!r}: slo_good ({good:g}) must be below slo_bad ({bad:g})"
-        )
+        raise FormulaError(f"formula {fid!r}: slo_good ({good:g}) must be below slo_bad ({bad:g})")
     return clamp((bad - _finite(fid, raw)) / (bad - good))
 
 

@@ -315,9 +315,7 @@ def dataset_workflow_compatible(
     )
 
 
-def tests_fail_to_pass_all_green(
-    *, passed: int, total: int, threshold: float = 1.0
-) -> GateResult:
+def tests_fail_to_pass_all_green(*, passed: int, total: int, threshold: float = 1.0) -> GateResult:
     """SWE gate: the fail-to-pass ratio reaches ``threshold`` (default 1.0: all green).
 
     No fail-to-pass tests at all fails: nothing shows the issue was fixed.

@@ -278,9 +278,7 @@ def _as_gate(name: str, verdict: bool | GateResult) -> GateResult:
     if isinstance(verdict, GateResult):
         return verdict if verdict.name == name else dataclasses.replace(verdict, name=name)
     if not isinstance(verdict, bool):
-        raise ConfigError(
-            f"hard gate {name!r} must be True/False or a GateResult, got {verdict!r}"
-        )
+        raise ConfigError(f"hard gate {name!r} must be True/False or a GateResult, got {verdict!r}")
     return GateResult(name, verdict, "passed" if verdict else "failed")
 
 
@@ -347,16 +345,16 @@ def _check_floor(name: str, floor: float) -> float:
     ok = isinstance(floor, int | float) and not isinstance(floor, bool) and math.isfinite(floor)
     if not ok or not 0.0 <= floor <= 1.0:
         raise ConfigError(
-            f"criterion {name!r}: critical_floor must be a normalized value in 0..1, got "
-            f"{floor!r}"
+            f"criterion {name!r}: critical_floor must be a normalized value in 0..1, got {floor!r}"
         )
     return float(floor)
 
 
 def _floor_check(r: CriterionResult) -> FloorCheck:
     assert r.critical_floor is not None and r.floor_margin is not None and r.floor_source
-    return FloorCheck(r.name, r.critical_floor, r.used, r.floor_margin, r.floor_failed,
-                      r.floor_source)
+    return FloorCheck(
+        r.name, r.critical_floor, r.used, r.floor_margin, r.floor_failed, r.floor_source
+    )
 
 
 # -- explanation ----------------------------------------------------------------------------------
@@ -375,7 +373,8 @@ def _reasons(
 ) -> list[str]:
     out = [f"hard gate {g.name} failed: {g.reason or 'no reason given'}" for g in gates]
     out += [
-        f"critical floor missed: {f.criterion} {f.score:.3f} < {f.floor:.2f}" for f in floors
+        f"critical floor missed: {f.criterion} {f.score:.3f} < {f.floor:.2f}"
+        for f in floors
         if f.failed
     ]
     if not meets:
@@ -384,7 +383,10 @@ def _reasons(
 
 
 def _placement(
-    final: Grade, provisional: Grade, score: float, gates: list[GateResult],
+    final: Grade,
+    provisional: Grade,
+    score: float,
+    gates: list[GateResult],
     floors: list[FloorCheck],
 ) -> list[str]:
     lines = [f"weighted score {score:.2f} falls in band {provisional} ({_band_text(provisional)})"]
@@ -421,12 +423,11 @@ def _warnings(criteria: Sequence[CriterionScore], inconsistency_warn: float) -> 
     out: list[str] = []
     for c in criteria:
         if c.kind == "judge" and c.calibrated is not True:
-            out.append(
-                f"criterion {c.name!r} is judge-scored without a human calibration check"
-            )
+            out.append(f"criterion {c.name!r} is judge-scored without a human calibration check")
         if c.formula_id == "pairwise" and isinstance(c.raw_score, Mapping):
-            counts = {k: float(c.raw_score.get(k, 0)) for k in
-                      ("wins", "losses", "ties", "inconsistent")}
+            counts = {
+                k: float(c.raw_score.get(k, 0)) for k in ("wins", "losses", "ties", "inconsistent")
+            }
             total = sum(counts.values())
             rate = counts["inconsistent"] / total if total else 0.0
             if rate > inconsistency_warn:
@@ -436,6 +437,8 @@ def _warnings(criteria: Sequence[CriterionScore], inconsistency_warn: float) -> 
                 )
     kinds = {c.kind for c in criteria if c.weight > 0}
     if kinds == {"overlap"}:
-        out.append("only overlap metrics (BLEU/ROUGE-style) are weighted; add an objective or "
-                   "judge criterion")
+        out.append(
+            "only overlap metrics (BLEU/ROUGE-style) are weighted; add an objective or "
+            "judge criterion"
+        )
     return out

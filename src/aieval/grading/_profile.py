@@ -263,8 +263,11 @@ class Profile(BaseModel):
         """
         gates_added = list(extra_gates) if extra_gates is not None else None
         given = {
-            "weights": weights, "floors": floors, "pass_threshold": pass_threshold,
-            "extra_gates": gates_added, "slo": slo,
+            "weights": weights,
+            "floors": floors,
+            "pass_threshold": pass_threshold,
+            "extra_gates": gates_added,
+            "slo": slo,
         }
         applied = {k: v for k, v in given.items() if v is not None}
         data = self.model_dump()
@@ -293,9 +296,14 @@ class Profile(BaseModel):
         data = self.model_dump()
         data["criteria"] = [
             {
-                "name": c.name, "weight": c.weight, "formula_id": c.formula_id, "kind": "judge",
-                "measures": c.definition, "critical_floor": c.critical_floor,
-                "category": c.category, "params": dict(c.params),
+                "name": c.name,
+                "weight": c.weight,
+                "formula_id": c.formula_id,
+                "kind": "judge",
+                "measures": c.definition,
+                "critical_floor": c.critical_floor,
+                "category": c.category,
+                "params": dict(c.params),
             }
             for c in rubric.criteria
         ]
@@ -351,8 +359,10 @@ def _merge_overrides(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str
 
 @functools.cache
 def _builtin_data(profile_id: str) -> dict[str, Any]:
-    text = resources.files("aieval.grading").joinpath(f"profiles/{profile_id}.yaml").read_text(
-        encoding="utf-8"
+    text = (
+        resources.files("aieval.grading")
+        .joinpath(f"profiles/{profile_id}.yaml")
+        .read_text(encoding="utf-8")
     )
     data = load_yaml_text(text, f"built-in profile {profile_id}")
     assert isinstance(data, dict)

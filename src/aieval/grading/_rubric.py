@@ -161,9 +161,7 @@ def _check_anchors(anchors: Mapping[str, str], low: float, high: float) -> None:
         except ValueError:
             raise ValueError(f"field 'anchors': key {key!r} is not a score point") from None
         if not low <= point <= high:
-            raise ValueError(
-                f"field 'anchors': point {key} is outside the scale {low:g}..{high:g}"
-            )
+            raise ValueError(f"field 'anchors': point {key} is outside the scale {low:g}..{high:g}")
         if not str(text).strip():
             raise ValueError(f"field 'anchors': point {key} has an empty description")
     if low.is_integer() and high.is_integer() and high - low < _MAX_SCALE_POINTS:
@@ -269,8 +267,9 @@ class Rubric(BaseModel):
         if unknown:
             raise ValueError(f"field 'weights': unknown criteria {', '.join(unknown)}")
         out["criteria"] = [
-            {**c, "weight": weights[c["name"]]} if isinstance(c, Mapping) and c.get("name") in
-            weights else c
+            {**c, "weight": weights[c["name"]]}
+            if isinstance(c, Mapping) and c.get("name") in weights
+            else c
             for c in criteria
         ]
         return out
