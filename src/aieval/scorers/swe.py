@@ -326,3 +326,8 @@ def run_tests_after_patch(
     found = {_normalize_id(k) for k in outcomes}
     outcomes.update({t: "missing" for t in tests if _normalize_id(t) not in found})
     return outcomes
+
+
+# The gate names start with "test"; keep pytest from collecting them when run over the sources.
+for _gate in (tests_fail_to_pass_all_green, tests_pass_to_pass_threshold_met):
+    _gate.__test__ = False  # type: ignore[attr-defined]
