@@ -1,0 +1,543 @@
+"""The sandboxed side of :func:`aieval.sandbox.execute`: a stdlib-only script, run with ``-I``.
+
+Two processes share the work so that candidate code never runs where the verdict is decided:
+
+* the **harness** reads its settings (including a per-run nonce) from stdin, hides itself from
+  ``ptrace``, isolates the network, applies resource limits, then starts the worker and runs the
+  test code. Candidate functions are visible to the tests only as proxies: each call travels to
+  the worker and only plain data (numbers, strings, bytes, containers of them) comes back, so
+  objects with a rigged ``__eq__`` or a patched test runner cannot reach the tests. The harness
+  signs its verdict with ``HMAC(nonce, verdict)`` on a pipe the worker never inherits.
+* the **worker** runs the candidate program and answers calls. Whatever it does to its own
+  frames, modules or exit status only changes what it answers.
+
+``command`` mode applies the same limits and network isolation, then ``exec``s a command line.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import ctypes
+import ctypes.util
+import hashlib
+import hmac
+import json
+import numbers
+import os
+import resource
+import signal
+import subprocess
+import sys
+import traceback
+from typing import Any, NoReturn
+
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+_PR_SET_DUMPABLE = 4
+_PR_CAPBSET_DROP = 24
+_PR_SET_NO_NEW_PRIVS = 38
+_NOBODY = 65534
+_MAX_DEPTH = 100
+_MAX_LINE = 64 * 1024 * 1024
+_MEMORY_REPLY = b'{"ok":false,"error":{"type":"MemoryError","message":"out of memory"}}\n'
+
+
+class _Untransferable(Exception):
+    """A value that is not plain data and so cannot cross between the processes."""
+
+
+# --- codec: plain data only, rebuilt from exact builtin types on the receiving side -------------
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    """Turn a value into JSON-ready plain data, or raise :class:`_Untransferable`."""
+    if depth > _MAX_DEPTH:
+        raise _Untransferable("value nested too deeply")
+    if value is None or type(value) in (bool, int, str):
+        return value
+    if type(value).__name__ == "bool_" or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value.__index__())
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, (float, numbers.Real)):
+        return ["float", repr(float(value))]
+    if isinstance(value, complex):
+        return ["complex", [repr(value.real), repr(value.imag)]]
+    if isinstance(value, (bytes, bytearray)):
+        return ["bytes", bytes(value).hex()]
+    if isinstance(value, dict):
+        return ["dict", [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]]
+    for kind in (list, tuple, set, frozenset):
+        if isinstance(value, kind):
+            return [kind.__name__, [encode(item, depth + 1) for item in value]]
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and type(value).__name__ == "ndarray":
+        return encode(tolist(), depth + 1)
+    raise _Untransferable(f"a {type(value).__name__} is not plain data")
+
+
+def decode(data: Any) -> Any:
+    """Rebuild a value produced by :func:`encode` from builtin types only."""
+    if data is None or type(data) in (bool, int, str):
+        return data
+    if type(data) is not list or len(data) != 2 or type(data[0]) is not str:
+        raise _Untransferable("malformed value on the wire")
+    tag, body = data
+    if tag == "float":
+        return float(body)
+    if tag == "complex":
+        return complex(float(body[0]), float(body[1]))
+    if tag == "bytes":
+        return bytes.fromhex(body)
+    if tag == "dict":
+        return {decode(k): decode(v) for k, v in body}
+    builders: dict[str, Any] = {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}
+    if tag in builders:
+        return builders[tag](decode(item) for item in body)
+    raise _Untransferable(f"unknown wire tag {tag!r}")
+
+
+# --- isolation helpers ---------------------------------------------------------------------------
+
+
+def _libc() -> Any:
+    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+
+def _isolate_network() -> str:
+    """Enter a fresh network namespace (no interfaces but a down loopback); say how it went."""
+    if not sys.platform.startswith("linux"):
+        return "unsupported platform"
+    libc = _libc()
+    if libc.unshare(_CLONE_NEWNET) == 0:
+        return "ok"
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
+        return f"unshare refused: {os.strerror(ctypes.get_errno())}"
+    try:
+        # Map our own ids so files in the work directory stay writable.
+        with open("/proc/self/setgroups", "w") as fh:
+            fh.write("deny")
+        with open("/proc/self/uid_map", "w") as fh:
+            fh.write(f"{uid} {uid} 1")
+        with open("/proc/self/gid_map", "w") as fh:
+            fh.write(f"{gid} {gid} 1")
+    except OSError as exc:
+        return f"user namespace mapping failed: {exc}"
+    return "ok"
+
+
+def _hide_from_ptrace() -> None:
+    if sys.platform.startswith("linux"):
+        _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def _drop_capabilities() -> None:
+    """Empty the bounding set, so a root worker execs with no capabilities at all.
+
+    Without ``CAP_SYS_PTRACE`` it cannot read the non-dumpable harness's memory or descriptors.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    libc = _libc()
+    for capability in range(64):
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def _count_processes(uid: int) -> int:
+    count = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += 1
+    return count
+
+
+def _set_limit(which: int, value: int, *, slack: int = 0) -> None:
+    with contextlib.suppress(ValueError, OSError):
+        _soft, hard = resource.getrlimit(which)
+        wanted_hard = value + slack
+        if hard != resource.RLIM_INFINITY:
+            value, wanted_hard = min(value, hard), min(wanted_hard, hard)
+        resource.setrlimit(which, (value, wanted_hard))
+
+
+def _apply_limits(limits: dict[str, Any], *, processes_for_uid: int | None) -> None:
+    _set_limit(resource.RLIMIT_CORE, 0)
+    # The soft limit sends SIGXCPU; the hard one, a second later, SIGKILL for those who trap it.
+    _set_limit(resource.RLIMIT_CPU, int(limits["cpu_seconds"]), slack=1)
+    _set_limit(resource.RLIMIT_AS, int(limits["memory_mb"]) * 1024 * 1024)
+    _set_limit(resource.RLIMIT_FSIZE, int(limits["max_file_mb"]) * 1024 * 1024)
+    if processes_for_uid is not None:
+        # RLIMIT_NPROC counts every process of the user, so leave room for the existing ones.
+        existing = _count_processes(processes_for_uid)
+        _set_limit(resource.RLIMIT_NPROC, existing + int(limits["max_processes"]))
+
+
+# --- harness -------------------------------------------------------------------------------------
+
+
+class _CandidateGone(BaseException):
+    """The worker died or stopped answering; the status says why."""
+
+    def __init__(self, status: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+class _BadValue(BaseException):
+    """The candidate returned something that is not plain data."""
+
+
+class _Worker:
+    """The harness's handle on the worker process."""
+
+    def __init__(self, limits: dict[str, Any], drop_to_nobody: bool) -> None:
+        req_r, self._req_w = os.pipe()
+        self._resp_r, resp_w = os.pipe()
+        self.dropped = drop_to_nobody
+        self.cpu_limit = float(limits["cpu_seconds"])
+
+        def prepare() -> None:
+            if drop_to_nobody:
+                os.setgroups([])
+                os.setresgid(_NOBODY, _NOBODY, _NOBODY)
+                os.setresuid(_NOBODY, _NOBODY, _NOBODY)
+            elif os.geteuid() == 0:
+                _drop_capabilities()
+            _apply_limits(limits, processes_for_uid=os.getuid())
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", os.path.abspath(__file__), "worker", str(req_r), str(resp_w)],
+            stdin=subprocess.DEVNULL,
+            pass_fds=(req_r, resp_w),
+            preexec_fn=prepare,
+        )
+        os.close(req_r)
+        os.close(resp_w)
+        self._reader = os.fdopen(self._resp_r, "rb")
+        self._writer = os.fdopen(self._req_w, "wb")
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        try:
+            self._writer.write(json.dumps(message).encode() + b"\n")
+            self._writer.flush()
+        except OSError:
+            raise self._gone() from None
+        line = self._reader.readline(_MAX_LINE)
+        if not line:
+            raise self._gone()
+        if not line.endswith(b"\n"):
+            raise _BadValue("the candidate's answer exceeds the transfer limit")
+        try:
+            reply: dict[str, Any] = json.loads(line)
+        except ValueError:
+            raise _BadValue("the candidate's answer is not valid on the wire") from None
+        if type(reply) is not dict:
+            raise _BadValue("the candidate's answer is not valid on the wire")
+        return reply
+
+    def _gone(self) -> _CandidateGone:
+        _pid, status, usage = os.wait4(self.proc.pid, 0)
+        code = self.proc.returncode = os.waitstatus_to_exitcode(status)
+        cpu = usage.ru_utime + usage.ru_stime
+        if code == -signal.SIGXCPU or (code == -signal.SIGKILL and cpu >= self.cpu_limit):
+            return _CandidateGone("timeout", "candidate exceeded its CPU-time limit")
+        if code == -signal.SIGKILL:
+            return _CandidateGone("memory_limit", "candidate was killed (likely out of memory)")
+        if code < 0:
+            name = signal.Signals(-code).name
+            return _CandidateGone("failed", f"candidate process died from {name}")
+        return _CandidateGone("failed", f"candidate process exited early with code {code}")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._writer.close()
+        try:
+            self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _raise_candidate_error(error: Any, name: str) -> NoReturn:
+    kind = str(error.get("type", "Exception")) if type(error) is dict else "Exception"
+    message = str(error.get("message", "")) if type(error) is dict else ""
+    if kind == "MemoryError":
+        raise _CandidateGone("memory_limit", f"{name}() ran out of memory")
+    if kind == "Untransferable":
+        raise _BadValue(f"{name}() returned a value that is not plain data: {message}")
+    builtin = getattr(builtins, kind, None)
+    if isinstance(builtin, type) and issubclass(builtin, Exception):
+        raise builtin(message)
+    raise RuntimeError(f"{name}() raised {kind}: {message}")
+
+
+def _proxy(worker: _Worker, name: str) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            payload = {"op": "call", "name": name, "args": encode(list(args))}
+            payload["kwargs"] = encode(kwargs)
+        except _Untransferable as exc:
+            raise _BadValue(
+                f"tests passed {name}() an argument that is not plain data: {exc}"
+            ) from None
+        reply = worker.request(payload)
+        if reply.get("ok") is not True:
+            _raise_candidate_error(reply.get("error"), name)
+        try:
+            return decode(reply.get("value"))
+        except (_Untransferable, ValueError, TypeError, RecursionError) as exc:
+            raise _BadValue(f"{name}() returned a value that is not plain data: {exc}") from None
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def _failure_detail(exc: BaseException, tests: str) -> str:
+    lines = tests.splitlines()
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<tests>"]
+    where = ""
+    if frames and frames[-1].lineno and frames[-1].lineno <= len(lines):
+        where = f" at tests line {frames[-1].lineno}: {lines[frames[-1].lineno - 1].strip()}"
+    message = str(exc)
+    kind = "assertion failed" if isinstance(exc, AssertionError) else type(exc).__name__
+    return f"{kind}{where}" + (f" ({message})" if message else "")
+
+
+def _load(worker: _Worker, program: str) -> dict[str, Any] | tuple[str, str]:
+    reply = worker.request({"op": "load", "program": program})
+    if reply.get("ok") is not True:
+        raw_error = reply.get("error")
+        error: dict[str, Any] = raw_error if type(raw_error) is dict else {}
+        if error.get("type") == "MemoryError":
+            return ("memory_limit", "candidate ran out of memory while loading")
+        return (
+            "error",
+            f"candidate program failed to load: {error.get('type')}: {error.get('message')}",
+        )
+    names: dict[str, Any] = {}
+    listed = reply.get("names")
+    for name, info in listed.items() if type(listed) is dict else []:
+        if type(info) is not dict or not isinstance(name, str):
+            continue
+        if info.get("kind") == "callable":
+            names[name] = _proxy(worker, name)
+        elif info.get("kind") == "value":
+            with contextlib.suppress(_Untransferable, ValueError, TypeError, RecursionError):
+                names[name] = decode(info.get("value"))
+    return names
+
+
+def _run_tests(worker: _Worker, settings: dict[str, Any]) -> dict[str, Any]:
+    loaded = _load(worker, settings["program"])
+    tests: list[str] = settings["tests"]
+    if isinstance(loaded, tuple):
+        return {"status": loaded[0], "detail": loaded[1], "passed": 0, "total": len(tests)}
+    namespace: dict[str, Any] = {"__name__": "__tests__", **loaded}
+    entry_point = settings.get("entry_point")
+    failures: list[str] = []
+    for index, source in enumerate(tests):
+        label = f"test {index + 1}: " if len(tests) > 1 else ""
+        try:
+            code = compile(source, "<tests>", "exec")
+        except SyntaxError as exc:
+            return {
+                "status": "error",
+                "detail": f"{label}test code does not compile: {exc}",
+                "passed": index - len(failures),
+                "total": len(tests),
+            }
+        try:
+            exec(code, namespace)
+            if entry_point:
+                check, candidate = namespace.get("check"), namespace.get(entry_point)
+                if not callable(check):
+                    return {
+                        "status": "error",
+                        "detail": "tests define no check(candidate)",
+                        "passed": 0,
+                        "total": len(tests),
+                    }
+                if candidate is None:
+                    raise NameError(f"the program defines no {entry_point!r}")
+                check(candidate)
+        except _CandidateGone as exc:
+            return {
+                "status": exc.status,
+                "detail": label + exc.detail,
+                "passed": index - len(failures),
+                "total": len(tests),
+            }
+        except _BadValue as exc:
+            return {
+                "status": "error",
+                "detail": label + str(exc),
+                "passed": index - len(failures),
+                "total": len(tests),
+            }
+        except MemoryError:
+            return {
+                "status": "memory_limit",
+                "detail": label + "tests ran out of memory",
+                "passed": index - len(failures),
+                "total": len(tests),
+            }
+        except Exception as exc:
+            failures.append(label + _failure_detail(exc, source))
+    passed = len(tests) - len(failures)
+    if failures:
+        return {
+            "status": "failed",
+            "detail": "; ".join(failures[:5]),
+            "passed": passed,
+            "total": len(tests),
+        }
+    return {
+        "status": "passed",
+        "detail": f"{passed} of {len(tests)} tests passed",
+        "passed": passed,
+        "total": len(tests),
+    }
+
+
+def _start_worker(settings: dict[str, Any]) -> _Worker:
+    """Start the worker, as ``nobody`` when we are root; fall back when nobody cannot run it."""
+    limits = settings["limits"]
+    if os.geteuid() == 0 and settings.get("drop_privileges", True):
+        try:
+            os.chown(os.getcwd(), _NOBODY, _NOBODY)
+            worker = _Worker(limits, drop_to_nobody=True)
+        except (OSError, subprocess.SubprocessError):
+            pass
+        else:
+            try:
+                if worker.request({"op": "hello"}).get("ok") is True:
+                    return worker
+            except (_CandidateGone, _BadValue):
+                pass
+            worker.close()
+        with contextlib.suppress(OSError):
+            os.chown(os.getcwd(), os.getuid(), os.getgid())
+    return _Worker(limits, drop_to_nobody=False)
+
+
+def harness_main(result_fd: int) -> None:
+    settings = json.loads(sys.stdin.buffer.read())
+    sys.stdin.close()
+    key = bytes.fromhex(settings.pop("nonce"))
+    _hide_from_ptrace()
+    network = _isolate_network()
+    _apply_limits(settings["limits"], processes_for_uid=None)
+    outcome: dict[str, Any]
+    try:
+        worker = _start_worker(settings)
+        try:
+            outcome = _run_tests(worker, settings)
+        finally:
+            worker.close()
+        outcome["privileges_dropped"] = worker.dropped
+    except _CandidateGone as exc:
+        outcome = {"status": exc.status, "detail": exc.detail, "passed": 0, "total": 0}
+    except _BadValue as exc:
+        outcome = {"status": "error", "detail": str(exc), "passed": 0, "total": 0}
+    except MemoryError:
+        outcome = {
+            "status": "memory_limit",
+            "detail": "harness ran out of memory",
+            "passed": 0,
+            "total": 0,
+        }
+    outcome["network"] = network
+    body = json.dumps(outcome, sort_keys=True).encode()
+    tag = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+    _write_all(result_fd, tag + b" " + body + b"\n")
+    os.close(result_fd)
+
+
+# --- worker --------------------------------------------------------------------------------------
+
+
+def _describe(namespace: dict[str, Any]) -> dict[str, Any]:
+    names: dict[str, Any] = {}
+    for name, value in list(namespace.items()):
+        if name.startswith("__") or type(value).__name__ == "module":
+            continue
+        if callable(value):
+            names[name] = {"kind": "callable"}
+            continue
+        with contextlib.suppress(_Untransferable, RecursionError, ValueError):
+            names[name] = {"kind": "value", "value": encode(value)}
+    return names
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    kind = "Untransferable" if isinstance(exc, _Untransferable) else type(exc).__name__
+    return {"ok": False, "error": {"type": kind, "message": str(exc)[:2000]}}
+
+
+def _answer(message: dict[str, Any], namespace: dict[str, Any]) -> dict[str, Any]:
+    op = message.get("op")
+    if op == "hello":
+        return {"ok": True}
+    if op == "load":
+        exec(compile(message["program"], "<candidate>", "exec"), namespace)
+        return {"ok": True, "names": _describe(namespace)}
+    function = namespace[message["name"]]
+    result = function(*decode(message["args"]), **decode(message["kwargs"]))
+    return {"ok": True, "value": encode(result)}
+
+
+def worker_main(req_fd: int, resp_fd: int) -> None:
+    requests = os.fdopen(req_fd, "rb")
+    namespace: dict[str, Any] = {"__name__": "__candidate__", "__builtins__": __builtins__}
+    for line in requests:
+        try:
+            reply = _answer(json.loads(line), namespace)
+            data = json.dumps(reply).encode() + b"\n"
+        except MemoryError:
+            data = _MEMORY_REPLY
+        except BaseException as exc:
+            try:
+                data = json.dumps(_error(exc)).encode() + b"\n"
+            except MemoryError:
+                data = _MEMORY_REPLY
+        _write_all(resp_fd, data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def command_main(argv: list[str]) -> NoReturn:
+    settings = json.loads(sys.stdin.buffer.read())
+    sys.stdin.close()
+    network = _isolate_network()
+    sys.stderr.write(f"aieval-sandbox-network: {network}\n")
+    sys.stderr.flush()
+    _apply_limits(settings["limits"], processes_for_uid=os.getuid())
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.execvp(argv[0], argv)
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "harness":
+        harness_main(int(sys.argv[2]))
+    elif mode == "worker":
+        worker_main(int(sys.argv[2]), int(sys.argv[3]))
+    elif mode == "command":
+        command_main(sys.argv[2:])

@@ -1,0 +1,360 @@
+"""Run generated code against its tests in a limited, isolated process group."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aieval.errors import ConfigError
+from aieval.sandbox._limits import SandboxLimits, sandbox_env
+from aieval.sandbox._result import ExecutionResult, ExecutionStatus
+
+__all__ = ["CommandResult", "execute", "execute_async", "run_command"]
+
+_CHILD = str(Path(__file__).with_name("_child.py"))
+_STATUSES = frozenset({"passed", "failed", "timeout", "memory_limit", "error"})
+# After the harness exits, descendants that kept our pipes open get this long to let go.
+_DRAIN_GRACE_S = 0.2
+_NETWORK_PREFIX = b"aieval-sandbox-network: "
+
+
+def execute(
+    program: str,
+    tests: str | Sequence[str],
+    *,
+    entry_point: str | None = None,
+    timeout: float = 5.0,
+    memory_mb: int = 512,
+    limits: SandboxLimits | None = None,
+) -> ExecutionResult:
+    """Run ``program`` and then ``tests`` in a sandboxed process group; return the verdict.
+
+    ``tests`` is Python source (or a list of snippets, each counted as one test) that calls
+    the program's functions, e.g. MBPP's ``assert add(1, 2) == 3``. With ``entry_point``, the
+    tests define HumanEval's ``check(candidate)``, which is called with that function.
+
+    The tests see the program's functions as proxies into a separate process: arguments and
+    return values must be plain data (``None``, bools, numbers, strings, bytes, and lists,
+    tuples, sets, dicts of those). See ``docs/sandbox.md`` for what this does and does not
+    protect against. Calling this function runs the code: it is the opt-in.
+
+    Args:
+        program: the candidate source.
+        tests: test source, or a list of test snippets.
+        entry_point: the function HumanEval-style ``check`` receives.
+        timeout: wall-clock limit in seconds (ignored when ``limits`` is given).
+        memory_mb: address-space limit in MiB (ignored when ``limits`` is given).
+        limits: every limit at once.
+
+    Example:
+        >>> execute("def add(a, b):\\n    return a + b", "assert add(1, 2) == 3").status
+        'passed'
+    """
+    limits = limits or SandboxLimits(timeout=timeout, memory_mb=memory_mb)
+    snippets = [tests] if isinstance(tests, str) else list(tests)
+    if not all(isinstance(item, str) for item in snippets) or not snippets:
+        raise ConfigError("execute: tests must be a source string or a non-empty list of them")
+    nonce = secrets.token_bytes(32)
+    settings = {
+        "nonce": nonce.hex(),
+        "program": program,
+        "tests": snippets,
+        "entry_point": entry_point,
+        "limits": limits.for_child(),
+        "drop_privileges": _others_can_run_python(),
+    }
+    result_r, result_w = os.pipe()
+    try:
+        run = _run_process(
+            [sys.executable, "-I", _CHILD, "harness", str(result_w)],
+            json.dumps(settings).encode(),
+            limits,
+            result_fds=(result_r, result_w),
+        )
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(result_r)
+    return _verdict(run, nonce, limits, len(snippets))
+
+
+async def execute_async(
+    program: str,
+    tests: str | Sequence[str],
+    *,
+    entry_point: str | None = None,
+    timeout: float = 5.0,
+    memory_mb: int = 512,
+    limits: SandboxLimits | None = None,
+) -> ExecutionResult:
+    """:func:`execute` in a worker thread, for use inside an event loop."""
+    return await asyncio.to_thread(
+        execute,
+        program,
+        tests,
+        entry_point=entry_point,
+        timeout=timeout,
+        memory_mb=memory_mb,
+        limits=limits,
+    )
+
+
+@dataclass(slots=True, frozen=True)
+class CommandResult:
+    """The outcome of :func:`run_command`.
+
+    Attributes:
+        exit_code: the command's exit status (negative: killed by that signal; ``None`` if it
+            was killed on timeout).
+        timed_out: whether the wall-clock timeout killed it.
+        stdout: captured standard output, capped.
+        stderr: captured standard error, capped.
+        duration_s: wall-clock seconds.
+        network_isolated: whether the command ran without network.
+        network_detail: ``"ok"`` or why the network could not be isolated.
+    """
+
+    exit_code: int | None
+    timed_out: bool
+    stdout: str
+    stderr: str
+    duration_s: float
+    network_isolated: bool
+    network_detail: str
+
+
+def run_command(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    limits: SandboxLimits | None = None,
+    env: dict[str, str] | None = None,
+) -> CommandResult:
+    """Run a command line with the sandbox's limits, minimal environment and no network.
+
+    Unlike :func:`execute`, the verdict is only the exit status and the files the command
+    writes, which the command itself controls; use it for trusted test suites run against a
+    patched checkout, not to judge hostile code.
+    """
+    limits = limits or SandboxLimits()
+    if not argv:
+        raise ConfigError("run_command: argv must not be empty")
+    run = _run_process(
+        [sys.executable, "-I", _CHILD, "command", *argv],
+        json.dumps({"limits": limits.for_child()}).encode(),
+        limits,
+        cwd=Path(cwd),
+        env=sandbox_env(env),
+    )
+    network = "not reported"
+    stderr = run.stderr
+    if stderr.startswith(_NETWORK_PREFIX):
+        first, _, stderr = stderr.partition(b"\n")
+        network = first[len(_NETWORK_PREFIX) :].decode(errors="replace")
+    return CommandResult(
+        exit_code=None if run.timed_out else run.exit_code,
+        timed_out=run.timed_out,
+        stdout=run.stdout.decode(errors="replace"),
+        stderr=stderr.decode(errors="replace"),
+        duration_s=run.duration_s,
+        network_isolated=network == "ok",
+        network_detail=network,
+    )
+
+
+@dataclass(slots=True)
+class _Run:
+    stdout: bytes = b""
+    stderr: bytes = b""
+    result: bytes = b""
+    exit_code: int | None = None
+    timed_out: bool = False
+    truncated: bool = False
+    duration_s: float = 0.0
+    totals: dict[str, int] = field(default_factory=dict)
+
+
+def _run_process(
+    argv: list[str],
+    stdin_data: bytes,
+    limits: SandboxLimits,
+    *,
+    result_fds: tuple[int, int] | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> _Run:
+    workdir = None if cwd is not None else tempfile.mkdtemp(prefix="aieval-sandbox-")
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd if cwd is not None else workdir,
+            env=env if env is not None else sandbox_env(),
+            pass_fds=(result_fds[1],) if result_fds else (),
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        if workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+        raise ConfigError(f"cannot start the sandbox process {argv[0]!r}: {exc}") from exc
+    if result_fds:
+        os.close(result_fds[1])
+    try:
+        run = _collect(proc, stdin_data, limits, result_fds[0] if result_fds else None, started)
+    finally:
+        _kill_group(proc)
+        if workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    run.duration_s = time.monotonic() - started
+    return run
+
+
+def _collect(
+    proc: subprocess.Popen[bytes],
+    stdin_data: bytes,
+    limits: SandboxLimits,
+    result_fd: int | None,
+    started: float,
+) -> _Run:
+    assert proc.stdin and proc.stdout and proc.stderr
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.write(stdin_data)
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.close()
+    run = _Run()
+    buffers = {"stdout": bytearray(), "stderr": bytearray(), "result": bytearray()}
+    caps = {
+        "stdout": limits.max_output_bytes,
+        "stderr": limits.max_output_bytes,
+        "result": 1_000_000,
+    }
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ, "stdout")
+    selector.register(proc.stderr, selectors.EVENT_READ, "stderr")
+    if result_fd is not None:
+        selector.register(result_fd, selectors.EVENT_READ, "result")
+    deadline = started + limits.timeout
+    drain_until: float | None = None
+    while selector.get_map():
+        now = time.monotonic()
+        if proc.poll() is not None and drain_until is None:
+            # Descendants may hold the pipes open forever; stop them and drain what is left.
+            drain_until = now + _DRAIN_GRACE_S
+            _kill_group(proc)
+        limit = deadline if drain_until is None else min(deadline, drain_until)
+        if now >= limit:
+            run.timed_out = now >= deadline and drain_until is None
+            break
+        for key, _ in selector.select(timeout=min(0.05, limit - now)):
+            name = key.data
+            chunk = os.read(key.fd, 65536)
+            if not chunk:
+                selector.unregister(key.fileobj)
+                continue
+            room = caps[name] - len(buffers[name])
+            if len(chunk) > room:
+                run.truncated = run.truncated or name != "result"
+            buffers[name] += chunk[: max(room, 0)]
+    selector.close()
+    _kill_group(proc)
+    run.exit_code = proc.wait()
+    run.stdout, run.stderr, run.result = (bytes(buffers[n]) for n in ("stdout", "stderr", "result"))
+    return run
+
+
+@functools.cache
+def _others_can_run_python() -> bool:
+    """Whether an unprivileged user could start this interpreter and the sandbox script.
+
+    A root harness runs candidates as ``nobody`` only when that can work, e.g. not when
+    Python lives under a private home directory.
+    """
+    roots = {os.path.realpath(sys.executable), os.path.realpath(sys.base_prefix), _CHILD}
+    for path in roots:
+        current = Path(path)
+        for part in [current, *current.parents]:
+            try:
+                mode = part.stat().st_mode
+            except OSError:
+                return False
+            needed = stat.S_IXOTH if part != current else stat.S_IROTH
+            if part == current and path != _CHILD:
+                needed |= stat.S_IXOTH
+            if mode & needed != needed:
+                return False
+    return True
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _authentic(result: bytes, nonce: bytes) -> tuple[dict[str, Any] | None, int]:
+    """The verdict whose HMAC verifies, and how many lines on the channel did not."""
+    forged = 0
+    verdict = None
+    for line in result.splitlines():
+        tag, _, body = line.partition(b" ")
+        expected = hmac.new(nonce, body, hashlib.sha256).hexdigest().encode()
+        if verdict is None and hmac.compare_digest(tag, expected):
+            with contextlib.suppress(ValueError):
+                verdict = json.loads(body)
+                continue
+        forged += 1
+    return (verdict if isinstance(verdict, dict) else None), forged
+
+
+def _verdict(run: _Run, nonce: bytes, limits: SandboxLimits, total: int) -> ExecutionResult:
+    verdict, forged = _authentic(run.result, nonce)
+    common: dict[str, Any] = {
+        "stdout": run.stdout.decode(errors="replace"),
+        "stderr": run.stderr.decode(errors="replace"),
+        "duration_s": run.duration_s,
+        "exit_code": run.exit_code,
+        "output_truncated": run.truncated,
+        "tests_total": total,
+    }
+    status: ExecutionStatus
+    if run.timed_out:
+        status, detail = "timeout", f"no verdict within the {limits.timeout:g} s wall-clock limit"
+        verdict = None
+    elif verdict is None or verdict.get("status") not in _STATUSES:
+        status = "error"
+        detail = f"the harness returned no authentic verdict (exit code {run.exit_code})"
+        if run.stderr:
+            detail += ": " + run.stderr.decode(errors="replace").strip().splitlines()[-1][:300]
+    else:
+        status, detail = verdict["status"], str(verdict.get("detail", ""))
+    if forged:
+        detail += f" [ignored {forged} unauthenticated line(s) on the result channel]"
+    network = str(verdict.get("network", "unknown")) if verdict else "unknown"
+    return ExecutionResult(
+        status=status,
+        detail=detail,
+        network_isolated=network == "ok",
+        network_detail=network,
+        tests_passed=int(verdict.get("passed", 0)) if verdict else 0,
+        **common,
+    )

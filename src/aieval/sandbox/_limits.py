@@ -1,0 +1,77 @@
+"""Resource limits for sandboxed runs, and the environment a sandboxed process starts with."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from aieval.errors import ConfigError
+
+__all__ = ["SandboxLimits", "sandbox_env"]
+
+# Only what a Python process needs to start; API keys and tokens in the caller's environment
+# must not leak into code we did not write.
+_KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "TZ", "SYSTEMROOT")
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class SandboxLimits:
+    """Limits for one sandboxed execution.
+
+    Attributes:
+        timeout: wall-clock seconds before the whole process group is killed.
+        memory_mb: address-space limit per process (``RLIMIT_AS``), in MiB.
+        cpu_seconds: CPU-time limit per process; defaults to ``ceil(timeout) + 1``.
+        max_processes: extra processes the run may start (``RLIMIT_NPROC`` headroom).
+        max_file_mb: largest file the run may write (``RLIMIT_FSIZE``), in MiB.
+        max_output_bytes: stdout and stderr are each kept up to this many bytes.
+    """
+
+    timeout: float = 5.0
+    memory_mb: int = 512
+    cpu_seconds: int | None = None
+    max_processes: int = 16
+    max_file_mb: int = 16
+    max_output_bytes: int = 64_000
+
+    def __post_init__(self) -> None:
+        checks = {
+            "timeout": self.timeout > 0,
+            "memory_mb": self.memory_mb >= 64,
+            "cpu_seconds": self.cpu_seconds is None or self.cpu_seconds >= 1,
+            "max_processes": self.max_processes >= 1,
+            "max_file_mb": self.max_file_mb >= 1,
+            "max_output_bytes": self.max_output_bytes >= 0,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                raise ConfigError(
+                    f"sandbox limit {name}={getattr(self, name)!r} is out of range "
+                    "(timeout > 0, memory_mb >= 64, the others >= 1)"
+                )
+
+    def for_child(self) -> dict[str, Any]:
+        """The limits as the sandboxed process reads them."""
+        values = asdict(self)
+        values["cpu_seconds"] = self.cpu_seconds or math.ceil(self.timeout) + 1
+        return values
+
+
+def sandbox_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """A minimal environment: locale and ``PATH`` only, plus ``extra``; no secrets.
+
+    Example:
+        >>> "OPENAI_API_KEY" in sandbox_env()
+        False
+    """
+    env = {name: os.environ[name] for name in _KEPT_VARIABLES if name in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env.setdefault("LANG", "C.UTF-8")
+    # Thread pools of numeric libraries would count against the process limit.
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env["PYTHONIOENCODING"] = "utf-8"
+    env["HOME"] = "/nonexistent"
+    env.update(extra or {})
+    return env

@@ -1,0 +1,48 @@
+"""What one sandboxed execution produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["ExecutionResult", "ExecutionStatus"]
+
+ExecutionStatus = Literal["passed", "failed", "timeout", "memory_limit", "error"]
+
+
+@dataclass(slots=True, frozen=True)
+class ExecutionResult:
+    """The verdict on one program run against its tests.
+
+    Attributes:
+        status: ``passed``, ``failed`` (a test failed or the candidate crashed mid-test),
+            ``timeout`` (wall clock or CPU time), ``memory_limit`` or ``error`` (the program
+            or the tests could not be run at all, or no authentic verdict came back).
+        detail: a one-line explanation: the failing assertion, the limit hit, ...
+        stdout: the captured standard output, capped at ``max_output_bytes``.
+        stderr: the captured standard error, capped likewise.
+        duration_s: wall-clock seconds from start to verdict.
+        exit_code: the harness process's exit status (negative: killed by that signal).
+        network_isolated: whether the run had no network; see ``network_detail`` when not.
+        network_detail: ``"ok"`` or why the network could not be isolated.
+        tests_passed: test snippets that passed (one per snippet given).
+        tests_total: test snippets run.
+        output_truncated: whether stdout or stderr hit the cap.
+    """
+
+    status: ExecutionStatus
+    detail: str
+    stdout: str = ""
+    stderr: str = ""
+    duration_s: float = 0.0
+    exit_code: int | None = None
+    network_isolated: bool = False
+    network_detail: str = ""
+    tests_passed: int = 0
+    tests_total: int = 0
+    output_truncated: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """Whether the status is ``passed``."""
+        return self.status == "passed"

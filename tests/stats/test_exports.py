@@ -1,0 +1,13 @@
+import aieval.sandbox
+import aieval.stats
+
+
+def test_stats_exports() -> None:
+    assert aieval.stats.__all__ == ["mean_pass_at_k", "pass_at_k", "pass_at_k_from_outcomes"]
+
+
+def test_sandbox_exports_sorted_and_present() -> None:
+    names = aieval.sandbox.__all__
+    assert names == sorted(names)
+    assert {"execute", "ExecutionResult", "SandboxLimits", "run_command"} <= set(names)
+    assert all(hasattr(aieval.sandbox, name) for name in names)
