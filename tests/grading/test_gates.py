@@ -248,9 +248,26 @@ def test_evaluate_gates_mixes_inputs_and_verdicts() -> None:
 
 
 def test_gate_declared_without_check_fails_until_registered() -> None:
-    name = "citations_present_for_claims"
+    from aieval.grading import _gates
+
+    name = "declared_only_for_test"
+    _gates._declare(name, "a gate whose check is registered later")
     (result,) = evaluate_gates([name], {name: {"claims": []}})
     assert not result.passed and "no check is registered" in result.reason
+
+
+def test_objective_gates_are_registered_with_their_checks() -> None:
+    import aieval.scorers  # noqa: F401  (registers the scorer-module gate checks)
+
+    for name in ("citations_present_for_claims", "tool_call_schema_valid",
+                 "no_forbidden_tool_invoked", "handoff_graph_respected", "patch_applies"):
+        assert get_gate(name).check is not None, name
+    (result,) = evaluate_gates(
+        ["no_forbidden_tool_invoked"],
+        {"no_forbidden_tool_invoked": {"calls": [{"name": "rm_rf", "arguments": "{}"}],
+                                       "forbidden": ["rm_rf"]}},
+    )
+    assert not result.passed and "rm_rf" in result.reason
 
 
 def test_register_gate_fills_a_declared_gate_and_refuses_silent_replace() -> None:

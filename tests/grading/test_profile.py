@@ -42,7 +42,7 @@ SECTION_6 = {
         [0.35, 0.25, 0.20, 0.10, 0.10],
     ),
     "D": (
-        ["tool_call_schema_valid", "no_forbidden_tool_invoked", "handoff_graph_rules_respected"],
+        ["tool_call_schema_valid", "no_forbidden_tool_invoked", "handoff_graph_respected"],
         [0.25, 0.25, 0.20, 0.20, 0.10],
     ),
 }

@@ -418,7 +418,7 @@ for _name, _desc in (
     ("citations_present_for_claims", "every factual claim carries a citation or link"),
     ("tool_call_schema_valid", "every tool call's arguments match the tool's JSON Schema"),
     ("no_forbidden_tool_invoked", "no tool outside the allowed set was called"),
-    ("handoff_graph_rules_respected", "agent handoffs follow the declared handoff graph"),
+    ("handoff_graph_respected", "agent handoffs follow the declared handoff graph"),
     ("patch_applies", "the generated patch applies cleanly to the repository"),
 ):
     _declare(_name, _desc)

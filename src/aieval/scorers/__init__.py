@@ -1,9 +1,13 @@
 """Scorers: per-sample metrics returning a float in 0..1.
 
 Built-ins: :func:`exact_match`, :func:`json_valid`, :func:`rouge_l`, :func:`token_f1` and the
-judge factory :func:`llm_judge`. Write your own with :func:`scorer`.
+judge factory :func:`llm_judge`. Write your own with :func:`scorer`. Objective metrics live in
+the submodules :mod:`~aieval.scorers.retrieval`, :mod:`~aieval.scorers.tools`,
+:mod:`~aieval.scorers.rag` and :mod:`~aieval.scorers.swe`; importing this package registers their
+gate checks.
 """
 
+from aieval.scorers import rag, retrieval, swe, tools
 from aieval.scorers._judge import JUDGE_PROMPT_VERSION, VERDICT_SCHEMA, llm_judge
 from aieval.scorers._scorer import (
     CONTEXT_PARAMETERS,
@@ -26,8 +30,12 @@ __all__ = [
     "json_valid",
     "llm_judge",
     "parse_verdict",
+    "rag",
     "registered_scorers",
+    "retrieval",
     "rouge_l",
     "scorer",
+    "swe",
     "token_f1",
+    "tools",
 ]

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from aieval.errors import ConfigError
-from aieval.grading import GateResult
+from aieval.grading import GateResult, register_gate
 from aieval.scorers._scorer import Scorer
 
 __all__ = [
@@ -290,3 +290,11 @@ def rag_scorer(metric: str = "context_precision", *, match: str = "id") -> Score
         return context_recall(contexts, list(gold), match=match)
 
     return Scorer(score, name=metric)
+
+
+register_gate("citations_present_for_claims", citations_present_for_claims)
+register_gate(
+    "citation_requirements_met",
+    citation_requirements_met,
+    description="citations and links meet the count, link and domain requirements",
+)

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aieval import grading as grading_gates
 from aieval.errors import ConfigError, DatasetError
-from aieval.grading import GateResult
+from aieval.grading import GateResult, register_gate
 from aieval.sandbox import SandboxLimits, require_code_execution, run_command
 
 __all__ = [
@@ -108,39 +109,36 @@ def _rate(passed: int, total: int) -> float:
 
 
 def tests_fail_to_pass_all_green(result: SweResult, *, threshold: float = 1.0) -> GateResult:
-    """Gate: the FAIL_TO_PASS rate reaches ``threshold`` (1.0: every one passes)."""
-    passed = result.fail_to_pass >= threshold
-    reason = (
-        f"FAIL_TO_PASS {result.fail_to_pass:.3f} >= {threshold:g}"
-        if passed
-        else f"FAIL_TO_PASS {result.fail_to_pass:.3f} < {threshold:g}; still failing: "
-        + ", ".join(result.f2p_failed[:5])
+    """Gate: the FAIL_TO_PASS rate reaches ``threshold`` (1.0: every one passes).
+
+    Delegates to :func:`aieval.grading.tests_fail_to_pass_all_green` and adds the names of the
+    tests still failing.
+    """
+    total = result.f2p_total
+    gate = grading_gates.tests_fail_to_pass_all_green(
+        passed=total - len(result.f2p_failed), total=total, threshold=threshold
     )
-    evidence = {
-        "rate": result.fail_to_pass,
-        "failed": result.f2p_failed,
-        "total": result.f2p_total,
-        "threshold": threshold,
-    }
-    return GateResult("tests_fail_to_pass_all_green", passed, reason, evidence)
+    return _with_failures(gate, result.f2p_failed, "still failing")
 
 
 def tests_pass_to_pass_threshold_met(result: SweResult, *, threshold: float = 0.95) -> GateResult:
-    """Gate: the PASS_TO_PASS rate reaches ``threshold`` (0.95 by default)."""
-    passed = result.pass_to_pass >= threshold
-    reason = (
-        f"PASS_TO_PASS {result.pass_to_pass:.3f} >= {threshold:g}"
-        if passed
-        else f"PASS_TO_PASS {result.pass_to_pass:.3f} < {threshold:g}; broken: "
-        + ", ".join(result.p2p_failed[:5])
+    """Gate: the PASS_TO_PASS rate reaches ``threshold`` (0.95 by default).
+
+    Delegates to :func:`aieval.grading.tests_pass_to_pass_threshold_met` and adds the names of
+    the tests that broke.
+    """
+    total = result.p2p_total
+    gate = grading_gates.tests_pass_to_pass_threshold_met(
+        passed=total - len(result.p2p_failed), total=total, threshold=threshold
     )
-    evidence = {
-        "rate": result.pass_to_pass,
-        "failed": result.p2p_failed,
-        "total": result.p2p_total,
-        "threshold": threshold,
-    }
-    return GateResult("tests_pass_to_pass_threshold_met", passed, reason, evidence)
+    return _with_failures(gate, result.p2p_failed, "broken")
+
+
+def _with_failures(gate: GateResult, failed: list[str], label: str) -> GateResult:
+    reason = gate.reason
+    if failed and not gate.passed:
+        reason += f"; {label}: " + ", ".join(failed[:5]) + (" ..." if len(failed) > 5 else "")
+    return GateResult(gate.name, gate.passed, reason, {**gate.evidence, "failed": failed})
 
 
 def load_swebench_report(path: str | Path, instance_id: str | None = None) -> SweResult:
@@ -331,3 +329,6 @@ def run_tests_after_patch(
 # The gate names start with "test"; keep pytest from collecting them when run over the sources.
 for _gate in (tests_fail_to_pass_all_green, tests_pass_to_pass_threshold_met):
     _gate.__test__ = False  # type: ignore[attr-defined]
+
+
+register_gate("patch_applies", patch_applies)

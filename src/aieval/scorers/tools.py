@@ -25,7 +25,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from aieval.errors import ConfigError
-from aieval.grading import GateResult
+from aieval.grading import GateResult, register_gate
 from aieval.scorers._scorer import Scorer
 
 __all__ = [
@@ -327,3 +327,8 @@ def _argument_score(calls: list[ToolCall], gold: list[ToolCall], metric: str) ->
             unused.remove(match)
             total += compare(match.arguments, want.arguments or {})
     return total / len(gold)
+
+
+register_gate("tool_call_schema_valid", tool_call_schema_valid)
+register_gate("no_forbidden_tool_invoked", no_forbidden_tool_invoked)
+register_gate("handoff_graph_respected", handoff_graph_respected)
