@@ -21,11 +21,10 @@ class _WhitespaceTokenizer:
 _ROUGE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False, tokenizer=_WhitespaceTokenizer())
 
 # Few distinct tokens so random texts share many of them; mixed case, punctuation and scripts.
-_VOCAB = [
-    *"the The order order. refund Refund! a is #A-1042 $4.99 30 days you can don't".split(),
-    *"заказ возврат 订单 退款 café naïve 😀 , -- é".split(),
-    "e\u0301",  # decomposed é: a different token from the composed one
-]
+_WORDS = "the The order order. refund Refund! a is #A-1042 $4.99 30 days you can don't"
+_OTHER_SCRIPTS = "заказ возврат 订单 退款 café naïve 😀 , -- é"
+# The decomposed é is a different token from the composed one.
+_VOCAB = [*_WORDS.split(), *_OTHER_SCRIPTS.split(), "e\u0301"]
 _WHITESPACE = [" ", "  ", "\t", "\n", " \u00a0", "\u3000", "\r\n"]
 
 
