@@ -1,9 +1,12 @@
-"""Built-in text scorers: exact match, JSON validity, ROUGE-L F1 and token F1."""
+"""Built-in text scorers: exact match, JSON validity, ROUGE-L F1 and token F1.
+
+Every built-in takes ``(prediction, expected)``. ``None`` counts as empty text and any other
+non-string value is compared by its ``str()``, so a scorer never raises on odd input.
+"""
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any
 
 from rapidfuzz.distance import LCSseq
@@ -11,6 +14,9 @@ from rapidfuzz.distance import LCSseq
 from aieval.scorers._scorer import scorer
 
 __all__ = ["exact_match", "json_valid", "rouge_l", "token_f1"]
+
+# Bound once: the per-pair cost of these scorers is a few microseconds, so attribute lookups show.
+_lcs_length = LCSseq.similarity
 
 
 def _text(value: Any) -> str:
@@ -40,7 +46,8 @@ def json_valid(prediction: str, _expected: Any = None) -> float:
     """
     try:
         json.loads(_text(prediction))
-    except ValueError:
+    except (ValueError, RecursionError):
+        # Nesting deeper than the parser's recursion limit is not usable JSON either.
         return 0.0
     return 1.0
 
@@ -49,21 +56,23 @@ def json_valid(prediction: str, _expected: Any = None) -> float:
 def rouge_l(prediction: str, expected: str) -> float:
     """ROUGE-L F1 between prediction and expected, on whitespace tokens (case-sensitive).
 
-    Equal to ``rouge_score``'s ``rougeL`` F-measure with a whitespace tokenizer and no stemming;
-    0.0 when either side has no tokens.
+    Bit-for-bit equal to ``rouge_score``'s ``rougeL`` F-measure with a whitespace tokenizer
+    and no stemming; 0.0 when either side has no tokens.
 
     Example:
         >>> round(rouge_l("the cat sat on the mat", "the cat lay on the mat"), 4)
         0.8333
     """
-    pred = _text(prediction).split()
-    ref = _text(expected).split()
+    pred_text = _text(prediction)
+    ref_text = _text(expected)
+    if pred_text == ref_text:
+        # Same text, same tokens: skip tokenizing; only an all-whitespace text scores 0.0.
+        return 1.0 if pred_text and not pred_text.isspace() else 0.0
+    pred = pred_text.split()
+    ref = ref_text.split()
     if not pred or not ref:
         return 0.0
-    lcs = LCSseq.similarity(pred, ref)
-    if lcs == 0:
-        return 0.0
-    return 2.0 * lcs / (len(pred) + len(ref))
+    return _f1(_lcs_length(pred, ref), len(pred), len(ref))
 
 
 @scorer
@@ -88,7 +97,19 @@ def token_f1(prediction: str, expected: str, *, case_sensitive: bool = False) ->
     ref = ref_text.split()
     if not pred or not ref:
         return 0.0
-    common = sum((Counter(pred) & Counter(ref)).values())
-    if common == 0:
-        return 0.0
+    # The LCS of two sorted token lists is the size of their multiset intersection (any common
+    # sub-multiset, sorted, is a subsequence of both); rapidfuzz's C++ LCS beats two Counters.
+    pred.sort()
+    ref.sort()
+    common = _lcs_length(pred, ref)
     return 2.0 * common / (len(pred) + len(ref))
+
+
+def _f1(lcs: int, pred_len: int, ref_len: int) -> float:
+    # rouge-score's exact arithmetic (precision, recall, then their harmonic mean), so scores
+    # match it to the last bit rather than to within rounding.
+    precision = lcs / pred_len
+    recall = lcs / ref_len
+    if precision + recall > 0:
+        return 2 * precision * recall / (precision + recall)
+    return 0.0
