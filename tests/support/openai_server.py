@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 __all__ = [
     "Behaviour",
@@ -87,7 +89,7 @@ class RecordedRequest:
 
     path: str
     body: Any
-    headers: dict[str, str]
+    headers: CIMultiDict[str]  # case-insensitive, like HTTP
     received_at: float = field(default=0.0)
     in_flight: int = 0
 
@@ -188,7 +190,7 @@ class OpenAIServer:
         app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
-        await web.SockSite(self._runner, sock, backlog=2048, shutdown_timeout=1.0).start()
+        await web.SockSite(self._runner, sock, backlog=2048).start()
 
     async def _teardown(self) -> None:
         if self._stopping is not None:
@@ -238,7 +240,7 @@ class OpenAIServer:
             RecordedRequest(
                 path=request.path,
                 body=body,
-                headers=dict(request.headers),
+                headers=CIMultiDict(request.headers),
                 received_at=time.monotonic(),
                 in_flight=self.in_flight,
             )
@@ -277,8 +279,8 @@ class OpenAIServer:
             )
         if isinstance(behaviour, Status):
             await asyncio.sleep(behaviour.delay)
-            payload = behaviour.json_body if behaviour.json_body is not None else error(
-                behaviour.code
+            payload = (
+                behaviour.json_body if behaviour.json_body is not None else error(behaviour.code)
             )
             return web.json_response(payload, status=behaviour.code, headers=behaviour.headers)
         if behaviour.delay:
@@ -292,10 +294,8 @@ class OpenAIServer:
             transport = request.transport
             if transport is None or transport.is_closing():
                 return
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), 0.05)
-            except TimeoutError:
-                pass
 
     # -- wire formats ------------------------------------------------------------------------
 

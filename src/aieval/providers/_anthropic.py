@@ -114,7 +114,8 @@ class AnthropicProvider:
                 api_key=self._api_key,
                 auth_hint="set ANTHROPIC_API_KEY or pass api_key=",
             ) from exc
-        except sdk.APIError as exc:
+        except (sdk.APIError, ValueError) as exc:
+            # The SDK lets a body that is not JSON surface as a bare JSONDecodeError.
             raise self._bad_body(f"invalid response: {exc}") from exc
         latency = time.perf_counter() - started
         return self._parse(message, request, latency)

@@ -76,7 +76,7 @@ def _factory(name: str) -> ProviderFactory:
     return register_provider(name, loaded)
 
 
-def get_provider(name: str, **kwargs: Any) -> Provider:
+def get_provider(name: str, /, **kwargs: Any) -> Provider:
     """Build the provider registered as ``name`` with ``kwargs`` (e.g. ``base_url``, ``api_key``).
 
     Credentials are checked here, so a run with a missing key fails before its first sample.
