@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+import traceback
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -105,7 +106,7 @@ async def test_key_is_redacted(provider: AnthropicProvider, openai_server: OpenA
     openai_server.enqueue(Status(401, json_body=body))
     with pytest.raises(ProviderAuthError) as info:
         await provider.generate(_request())
-    assert KEY not in str(info.value)
+    assert KEY not in "".join(traceback.format_exception(info.value))
     assert KEY not in repr(provider)
 
 

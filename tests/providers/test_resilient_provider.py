@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from tests.support.openai_server import (
@@ -24,7 +25,13 @@ from aieval.errors import (
     ProviderServerError,
     ProviderTimeoutError,
 )
-from aieval.providers import ChatRequest, OpenAIProvider, ResilientProvider, RetryPolicy
+from aieval.providers import (
+    ChatRequest,
+    OpenAIProvider,
+    ResilientProvider,
+    RetryPolicy,
+    build_provider,
+)
 
 KEY = "sk-resilient-secret-42"
 FAST = RetryPolicy(max_retries=3, initial_delay=0.01, max_delay=0.05)
@@ -56,7 +63,6 @@ async def test_retry_after_is_capped(openai_server: OpenAIServer) -> None:
     policy = RetryPolicy(max_retries=1, max_retry_after=0.1)
     inner = OpenAIProvider(openai_server.base_url)
     provider = ResilientProvider(inner, policy)
-    provider.limiter.max_cooldown = 0.1
     openai_server.enqueue(Status(429, headers={"Retry-After": "3600"}))
     started = time.monotonic()
     try:
@@ -176,3 +182,21 @@ async def test_throughput_stays_close_to_ideal(openai_server: OpenAIServer) -> N
     ideal = requests / concurrency * delay
     assert elapsed < 2 * ideal
     assert openai_server.max_in_flight == concurrency
+
+
+def test_stack_survives_successive_event_loops(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    provider = build_provider(
+        "openai-compatible", base_url=openai_server.base_url, cache_path=tmp_path / "c.db"
+    )
+    openai_server.enqueue(Status(503))
+
+    async def once(text: str) -> tuple[str, int, bool]:
+        try:
+            response = await provider.generate(_request(text))
+        finally:
+            await provider.aclose()
+        return response.text, response.retries, response.cached
+
+    # Like a sync run() per call: each asyncio.run() is a new event loop.
+    assert asyncio.run(once("a")) == ("echo: a", 1, False)
+    assert asyncio.run(once("b")) == ("echo: b", 0, False)

@@ -113,10 +113,10 @@ class AnthropicProvider:
                 exc.response.headers,
                 api_key=self._api_key,
                 auth_hint="set ANTHROPIC_API_KEY or pass api_key=",
-            ) from exc
+            ) from None  # the SDK's own message quotes the raw body, which may echo the key
         except (sdk.APIError, ValueError) as exc:
             # The SDK lets a body that is not JSON surface as a bare JSONDecodeError.
-            raise self._bad_body(f"invalid response: {exc}") from exc
+            raise self._bad_body(f"invalid response: {exc}") from None
         latency = time.perf_counter() - started
         return self._parse(message, request, latency)
 

@@ -37,7 +37,12 @@ class ResilientProvider:
     ) -> None:
         self.inner = inner
         self.retry = retry if retry is not None else RetryPolicy()
-        self.limiter = AdaptiveLimiter(max_concurrency)
+        # The shared cool-down follows the same rules as one request's own wait.
+        self.limiter = AdaptiveLimiter(
+            max_concurrency,
+            default_cooldown=self.retry.initial_delay,
+            max_cooldown=self.retry.max_retry_after,
+        )
         self.name = inner.name
 
     @property
