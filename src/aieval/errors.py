@@ -110,9 +110,11 @@ class ProviderError(AievalError):
     Attributes:
         retryable: whether retrying the same request may succeed.
         status: the HTTP status, when there was one.
+        retries: failed attempts retried before this final error (set by the retry layer).
     """
 
     retryable: bool = False
+    retries: int = 0
 
     def __init__(self, message: str, *, status: int | None = None):
         super().__init__(message)

@@ -1,0 +1,177 @@
+"""A provider for Anthropic's Messages API, through the official SDK (the ``anthropic`` extra)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import time
+from types import ModuleType
+from typing import Any
+
+from aieval.errors import (
+    ConfigError,
+    ProviderAuthError,
+    ProviderConnectionError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+)
+from aieval.providers._base import ChatRequest, ChatResponse
+from aieval.providers._http import error_for_status, error_message, redact
+
+__all__ = ["AnthropicProvider"]
+
+_INSTALL_HINT = "the anthropic provider needs the SDK: pip install 'aieval[anthropic]'"
+_FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+}
+
+
+def _import_sdk() -> ModuleType:
+    try:
+        return importlib.import_module("anthropic")
+    except ImportError as exc:
+        raise ConfigError(_INSTALL_HINT) from exc
+
+
+class AnthropicProvider:
+    """Calls Anthropic's ``POST /v1/messages`` with the official async SDK.
+
+    System messages become the ``system`` prompt; ``stop`` becomes ``stop_sequences``;
+    ``response_schema`` is sent as a JSON-schema output format; other params pass through.
+    The SDK's own retries are off: wrap this in :class:`~aieval.providers.ResilientProvider`.
+
+    Args:
+        api_key: defaults to ``ANTHROPIC_API_KEY``; a missing key fails here, not mid-run.
+        base_url: defaults to ``ANTHROPIC_BASE_URL``, else Anthropic's API.
+        name: the provider's name in messages, reports and cache keys.
+        timeout: seconds for a whole request.
+        default_max_tokens: ``max_tokens`` when the request does not set one (the API needs it).
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        base_url: str | None = None,
+        name: str = "anthropic",
+        timeout: float = 60.0,
+        default_max_tokens: int = 1024,
+    ) -> None:
+        self._sdk = _import_sdk()
+        self._api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+        if not self._api_key:
+            raise ProviderAuthError(
+                f"provider {name!r} needs an API key: set ANTHROPIC_API_KEY or pass api_key="
+            )
+        self.name = name
+        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or "").rstrip("/") or None
+        self.timeout = timeout
+        self.default_max_tokens = default_max_tokens
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r}, api_key='***')"
+
+    def _get_client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            # The SDK's connection pool is bound to the loop it first ran in.
+            self._client = self._sdk.AsyncAnthropic(
+                api_key=self._api_key,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=0,
+            )
+            self._client_loop = loop
+        return self._client
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        """Send one request; raise a :class:`~aieval.errors.ProviderError` subclass on failure."""
+        kwargs = self._arguments(request)
+        client = self._get_client()
+        sdk = self._sdk
+        started = time.perf_counter()
+        try:
+            message = await client.messages.create(**kwargs)
+        except sdk.APITimeoutError as exc:
+            raise ProviderTimeoutError(f"{self.name}: no answer within {self.timeout:g} s") from exc
+        except sdk.APIConnectionError as exc:
+            raise ProviderConnectionError(
+                redact(f"{self.name}: cannot reach the API: {exc}", self._api_key)
+            ) from exc
+        except sdk.APIStatusError as exc:
+            raise error_for_status(
+                self.name,
+                exc.status_code,
+                error_message(exc.response.text),
+                exc.response.headers,
+                api_key=self._api_key,
+                auth_hint="set ANTHROPIC_API_KEY or pass api_key=",
+            ) from None  # the SDK's own message quotes the raw body, which may echo the key
+        except (sdk.APIError, ValueError) as exc:
+            # The SDK lets a body that is not JSON surface as a bare JSONDecodeError.
+            raise self._bad_body(f"invalid response: {exc}") from None
+        latency = time.perf_counter() - started
+        return self._parse(message, request, latency)
+
+    def _arguments(self, request: ChatRequest) -> dict[str, Any]:
+        system = [m["content"] for m in request.messages if m.get("role") == "system"]
+        others = [m for m in request.messages if m.get("role") != "system"]
+        extra: dict[str, Any] = dict(request.params)
+        extra.pop("seed", None)  # no seed in this API; it still keys the response cache
+        if "stop" in extra:
+            stop = extra.pop("stop")
+            extra["stop_sequences"] = [stop] if isinstance(stop, str) else stop
+        if request.temperature is not None:
+            extra["temperature"] = request.temperature
+        if request.response_schema is not None:
+            extra["output_config"] = {
+                "format": {"type": "json_schema", "schema": request.response_schema}
+            }
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": others,
+            "max_tokens": request.max_tokens or self.default_max_tokens,
+        }
+        if system:
+            kwargs["system"] = "\n\n".join(
+                s if isinstance(s, str) else json.dumps(s) for s in system
+            )
+        # Optional fields go in the body as-is, so SDK versions lacking a keyword still work.
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    def _parse(self, message: Any, request: ChatRequest, latency: float) -> ChatResponse:
+        try:
+            blocks = [b.text for b in message.content if getattr(b, "type", None) == "text"]
+            usage = message.usage
+            model = message.model
+            stop_reason = message.stop_reason
+        except (AttributeError, TypeError) as exc:
+            raise self._bad_body(f"the body is not a message: {str(message)[:200]!r}") from exc
+        if not blocks:
+            raise self._bad_body("the message has no text content")
+        return ChatResponse(
+            text="".join(blocks),
+            model=model if isinstance(model, str) and model else request.model,
+            input_tokens=getattr(usage, "input_tokens", None),
+            output_tokens=getattr(usage, "output_tokens", None),
+            latency_s=latency,
+            finish_reason=_FINISH_REASONS.get(stop_reason, stop_reason),
+        )
+
+    def _bad_body(self, reason: str) -> ProviderResponseError:
+        return ProviderResponseError(redact(f"{self.name}: {reason}", self._api_key))
+
+    async def aclose(self) -> None:
+        """Close the SDK client; a later call opens a new one."""
+        client, self._client, self._client_loop = self._client, None, None
+        if client is not None:
+            await client.close()

@@ -1,0 +1,82 @@
+"""One call that turns a provider name or instance into the stack a run uses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aieval.errors import ConfigError
+from aieval.providers._base import Provider
+from aieval.providers._cache import CachedProvider, ResponseCache
+from aieval.providers._registry import accepts_argument, get_provider
+from aieval.providers._resilient import ResilientProvider
+from aieval.providers._retry import RetryPolicy
+
+__all__ = ["build_provider"]
+
+
+def build_provider(
+    spec: str | Provider,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    retries: int = 3,
+    concurrency: int = 16,
+    cache: bool | str | Path | ResponseCache = True,
+    cache_path: str | Path = "aieval.db",
+    timeout: float = 60.0,
+) -> Provider:
+    """Build ``Cached(Resilient(provider))`` from a provider name or a ready provider.
+
+    Args:
+        spec: a preset or registered name (``"openai"``, ``"vllm"``, ...) or a Provider.
+        base_url: overrides the preset's endpoint (names only).
+        api_key: overrides the preset's environment variable (names only).
+        retries: retries per call for 429, 5xx, timeouts and connection failures.
+        concurrency: the most calls in flight; lowered automatically under 429s.
+        cache: ``True`` caches deterministic calls in ``cache_path``; a path or a
+            :class:`ResponseCache` chooses the store; ``False`` turns caching off.
+        cache_path: the SQLite file used when ``cache`` is ``True``.
+        timeout: seconds per attempt (names only; an instance keeps its own).
+
+    Returns:
+        A provider to call from the run and to ``aclose()`` when the run ends.
+
+    Example:
+        >>> provider = build_provider("vllm", cache=False)
+        >>> provider.name
+        'vllm'
+    """
+    if isinstance(spec, str):
+        raw = _from_name(spec, base_url=base_url, api_key=api_key, timeout=timeout)
+    elif isinstance(spec, Provider):
+        if base_url is not None or api_key is not None:
+            raise ConfigError(
+                "base_url= and api_key= apply to a provider name; configure the provider "
+                f"instance {spec!r} directly instead"
+            )
+        raw = spec
+    else:
+        raise ConfigError(
+            f"provider must be a name or an object with `name` and async `generate()`, got {spec!r}"
+        )
+    if isinstance(raw, CachedProvider):
+        return raw
+    resilient = raw
+    if not isinstance(raw, ResilientProvider):
+        policy = RetryPolicy(max_retries=retries)
+        resilient = ResilientProvider(raw, retry=policy, max_concurrency=concurrency)
+    if cache is False:
+        return resilient
+    store: ResponseCache | str | Path = cache_path if cache is True else cache
+    return CachedProvider(resilient, store)
+
+
+def _from_name(name: str, *, base_url: str | None, api_key: str | None, timeout: float) -> Provider:
+    kwargs: dict[str, object] = {}
+    if base_url is not None:
+        kwargs["base_url"] = base_url
+    if api_key is not None:
+        kwargs["api_key"] = api_key
+    if accepts_argument(name, "timeout"):
+        kwargs["timeout"] = timeout
+    return get_provider(name, **kwargs)

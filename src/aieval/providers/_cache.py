@@ -1,0 +1,213 @@
+"""A SQLite response cache for deterministic model calls."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from aieval.errors import StoreError
+from aieval.providers._base import ChatRequest, ChatResponse, Provider
+
+__all__ = ["CachedProvider", "ResponseCache", "cache_key", "is_deterministic"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS response_cache (
+    key TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+def is_deterministic(request: ChatRequest) -> bool:
+    """Whether a request may be answered from the cache: temperature 0, or a ``seed`` param.
+
+    >>> is_deterministic(ChatRequest(model="m", messages=[], temperature=0))
+    True
+    >>> is_deterministic(ChatRequest(model="m", messages=[]))
+    False
+    """
+    return request.temperature == 0 or "seed" in request.params
+
+
+def provider_identity(provider: Provider) -> str:
+    """The part of a cache key that names the endpoint: the provider's name and base URL."""
+    base_url = getattr(provider, "base_url", None)
+    return f"{provider.name}|{base_url or ''}"
+
+
+def cache_key(identity: str, request: ChatRequest) -> str:
+    """SHA-256 of the canonical JSON of everything that determines the answer (never the key)."""
+    material = {
+        "provider": identity,
+        "model": request.model,
+        "messages": request.messages,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "response_schema": request.response_schema,
+        "params": request.params,
+        "cache_salt": request.cache_salt,
+    }
+    canonical = json.dumps(
+        material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class ResponseCache:
+    """Stores completions in the ``response_cache`` table of a SQLite file (WAL mode).
+
+    The file may be shared with the run store: only this table is touched. Several caches (or
+    processes) can use one file at once. The connection opens on first use and reopens after
+    :meth:`close`.
+
+    Args:
+        path: the SQLite file; created with its parent folders if missing.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r})"
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(
+                    self.path, timeout=30.0, check_same_thread=False, isolation_level=None
+                )
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(_SCHEMA)
+            except (OSError, sqlite3.Error) as exc:
+                raise StoreError(f"cannot open the response cache {self.path}: {exc}") from exc
+            self._conn = conn
+        return self._conn
+
+    def get(self, key: str) -> ChatResponse | None:
+        """The stored response for ``key`` marked ``cached=True, latency_s=0``, or ``None``."""
+        with self._lock:
+            try:
+                row = (
+                    self._connect()
+                    .execute("SELECT response FROM response_cache WHERE key = ?", (key,))
+                    .fetchone()
+                )
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot read the response cache {self.path}: {exc}") from exc
+        if row is None:
+            return None
+        data: dict[str, Any] = json.loads(row[0])
+        return ChatResponse(
+            text=data["text"],
+            model=data["model"],
+            input_tokens=data.get("input_tokens"),
+            output_tokens=data.get("output_tokens"),
+            finish_reason=data.get("finish_reason"),
+            cost=data.get("cost"),
+            latency_s=0.0,
+            retries=0,
+            cached=True,
+        )
+
+    def put(self, key: str, provider: str, response: ChatResponse) -> None:
+        """Store a successful response under ``key``."""
+        data = {
+            "text": response.text,
+            "model": response.model,
+            "input_tokens": response.input_tokens,
+            "output_tokens": response.output_tokens,
+            "finish_reason": response.finish_reason,
+            "cost": response.cost,
+        }
+        row = (key, provider, response.model, json.dumps(data, ensure_ascii=False), time.time())
+        with self._lock:
+            try:
+                self._connect().execute(
+                    "INSERT OR REPLACE INTO response_cache"
+                    " (key, provider, model, response, created_at) VALUES (?, ?, ?, ?, ?)",
+                    row,
+                )
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot write the response cache {self.path}: {exc}") from exc
+
+    def __len__(self) -> int:
+        with self._lock:
+            try:
+                row = self._connect().execute("SELECT COUNT(*) FROM response_cache").fetchone()
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot read the response cache {self.path}: {exc}") from exc
+        return int(row[0])
+
+    def clear(self) -> None:
+        """Delete every cached response (other tables in the file are untouched)."""
+        with self._lock:
+            try:
+                self._connect().execute("DELETE FROM response_cache")
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot clear the response cache {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the connection (the next use reopens it)."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+
+class CachedProvider:
+    """Answers deterministic requests from a :class:`ResponseCache`, else asks ``inner``.
+
+    Only requests with ``temperature == 0`` or a ``seed`` param are cached; failures are never
+    stored. A hit returns ``cached=True`` and ``latency_s=0``.
+
+    Args:
+        inner: the provider to call on a miss.
+        cache: a cache, or a path to open one at (then closed by :meth:`aclose`).
+    """
+
+    def __init__(self, inner: Provider, cache: ResponseCache | str | Path) -> None:
+        self.inner = inner
+        self._owns_cache = not isinstance(cache, ResponseCache)
+        self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
+        self.name = inner.name
+        self._identity = provider_identity(inner)
+
+    @property
+    def base_url(self) -> str | None:
+        """The wrapped provider's endpoint, if it has one."""
+        return getattr(self.inner, "base_url", None)
+
+    def __repr__(self) -> str:
+        return f"CachedProvider({self.inner!r}, cache={self.cache!r})"
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        """Return the cached answer, or call ``inner`` and cache a deterministic success."""
+        if not is_deterministic(request):
+            return await self.inner.generate(request)
+        key = cache_key(self._identity, request)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        response = await self.inner.generate(request)
+        self.cache.put(key, self._identity, response)
+        return response
+
+    async def aclose(self) -> None:
+        """Close the wrapped provider (and the cache, if this wrapper opened it)."""
+        try:
+            await self.inner.aclose()
+        finally:
+            if self._owns_cache:
+                self.cache.close()

@@ -1,0 +1,205 @@
+"""A provider for any endpoint that speaks the OpenAI chat-completions HTTP API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+
+from aieval.errors import (
+    ConfigError,
+    ProviderConnectionError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+)
+from aieval.providers._base import ChatRequest, ChatResponse
+from aieval.providers._http import error_for_status, error_message, redact
+
+__all__ = ["OpenAIProvider"]
+
+_SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+class OpenAIProvider:
+    """Calls ``POST {base_url}/chat/completions`` (OpenAI, vLLM, Ollama, llama.cpp, gateways).
+
+    The provider makes exactly one attempt per call; wrap it in
+    :class:`~aieval.providers.ResilientProvider` (or use :func:`~aieval.providers.build_provider`)
+    for retries, back-off and caching.
+
+    Args:
+        base_url: the API root, e.g. ``"https://api.openai.com/v1"``.
+        api_key: sent as a bearer token; never shown in ``repr``, logs or errors.
+        name: the provider's name in messages, reports and cache keys.
+        timeout: seconds for a whole request (connect, send, answer).
+        headers: extra HTTP headers for every request.
+        supports_json_schema: send ``response_schema`` as a strict ``json_schema``
+            ``response_format``; when ``False`` the schema is not sent.
+        auth_hint: what to do about a 401/403 (e.g. which environment variable to set).
+
+    >>> OpenAIProvider("http://localhost:8000/v1", api_key="sk-secret")
+    OpenAIProvider(name='openai', base_url='http://localhost:8000/v1', api_key='***')
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        name: str = "openai",
+        timeout: float = 60.0,
+        headers: Mapping[str, str] | None = None,
+        supports_json_schema: bool = True,
+        auth_hint: str | None = None,
+    ) -> None:
+        if not base_url or not base_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"provider {name!r}: base_url must start with http:// or https://, got {base_url!r}"
+            )
+        if timeout <= 0:
+            raise ConfigError(f"provider {name!r}: timeout must be > 0 seconds, got {timeout!r}")
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.supports_json_schema = supports_json_schema
+        self._api_key = api_key or None
+        self._auth_hint = auth_hint
+        self._url = self.base_url + "/chat/completions"
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        self._headers.update(headers or {})
+        if self._api_key:
+            self._headers["Authorization"] = f"Bearer {self._api_key}"
+        self._session: aiohttp.ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        key = "'***'" if self._api_key else "None"
+        return (
+            f"{type(self).__name__}(name={self.name!r}, base_url={self.base_url!r}, api_key={key})"
+        )
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        """Send one request; raise a :class:`~aieval.errors.ProviderError` subclass on failure."""
+        payload = json.dumps(self._body(request), ensure_ascii=False).encode()
+        session = self._get_session()
+        started = time.perf_counter()
+        try:
+            async with session.post(self._url, data=payload) as response:
+                raw = await response.read()
+                status = response.status
+                headers = response.headers
+        except TimeoutError as exc:
+            raise ProviderTimeoutError(
+                f"{self.name}: no answer from {self.base_url} within {self.timeout:g} s"
+            ) from exc
+        except aiohttp.ClientError as exc:
+            raise ProviderConnectionError(
+                redact(f"{self.name}: cannot reach {self.base_url}: {exc}", self._api_key)
+            ) from exc
+        latency = time.perf_counter() - started
+        if status >= 400:
+            raise error_for_status(
+                self.name,
+                status,
+                error_message(raw),
+                headers,
+                api_key=self._api_key,
+                auth_hint=self._auth_hint,
+            )
+        return self._parse(raw, request, latency)
+
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = dict(request.params)
+        body["model"] = request.model
+        body["messages"] = request.messages
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if request.response_schema is not None and self.supports_json_schema:
+            body["response_format"] = _response_format(request.response_schema)
+        return body
+
+    def _parse(self, raw: bytes, request: ChatRequest, latency: float) -> ChatResponse:
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise self._bad_body(f"the body is not JSON: {_preview(raw)}") from exc
+        try:
+            choice = data["choices"][0]
+            content = choice["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise self._bad_body(_missing_content_reason(data, raw)) from exc
+        if not isinstance(content, str):
+            raise self._bad_body(_missing_content_reason(data, raw))
+        usage = data.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        model = data.get("model")
+        finish = choice.get("finish_reason")
+        return ChatResponse(
+            text=content,
+            model=model if isinstance(model, str) and model else request.model,
+            input_tokens=_int_or_none(usage.get("prompt_tokens")),
+            output_tokens=_int_or_none(usage.get("completion_tokens")),
+            latency_s=latency,
+            finish_reason=finish if isinstance(finish, str) else None,
+        )
+
+    def _bad_body(self, reason: str) -> ProviderResponseError:
+        return ProviderResponseError(redact(f"{self.name}: {reason}", self._api_key))
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._session_loop is not loop:
+            # A session belongs to the loop it was made in; a sync run() makes a fresh loop per
+            # call, so a session from an earlier loop is dropped rather than reused.
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                headers=self._headers,
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                skip_auto_headers=("User-Agent",),
+            )
+            self._session_loop = loop
+        return self._session
+
+    async def aclose(self) -> None:
+        """Close the HTTP session; a later call opens a new one."""
+        session, self._session, self._session_loop = self._session, None, None
+        if session is not None and not session.closed:
+            await session.close()
+
+
+def _response_format(schema: dict[str, Any]) -> dict[str, Any]:
+    title = schema.get("title")
+    name = _SCHEMA_NAME.sub("_", title)[:64] if isinstance(title, str) and title else "response"
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": name, "schema": schema, "strict": True},
+    }
+
+
+def _missing_content_reason(data: Any, raw: bytes) -> str:
+    if isinstance(data, dict):
+        if "error" in data:
+            return f"the body is an error, not a completion: {error_message(raw)}"
+        choices = data.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            message = choices[0].get("message")
+            if isinstance(message, dict) and message.get("refusal"):
+                return f"the model refused: {message['refusal']}"
+    return f"the body has no choices[0].message.content: {_preview(raw)}"
+
+
+def _preview(raw: bytes) -> str:
+    text = raw[:200].decode("utf-8", "replace")
+    return repr(text + ("..." if len(raw) > 200 else ""))
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

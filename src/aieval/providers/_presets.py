@@ -1,0 +1,128 @@
+"""Built-in provider presets: named OpenAI-compatible endpoints and Anthropic."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from aieval.errors import ConfigError, ProviderAuthError
+from aieval.providers._anthropic import AnthropicProvider
+from aieval.providers._base import Provider
+from aieval.providers._openai import OpenAIProvider
+
+__all__ = ["PRESETS"]
+
+
+def _env(name: str) -> str | None:
+    return os.environ.get(name) or None  # an empty variable counts as unset
+
+
+def _require_key(provider: str, api_key: str | None, env: str) -> str:
+    if api_key:
+        return api_key
+    raise ProviderAuthError(f"provider {provider!r} needs an API key: set {env} or pass api_key=")
+
+
+def openai_preset(
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 60.0,
+    headers: Mapping[str, str] | None = None,
+) -> Provider:
+    """OpenAI: ``OPENAI_API_KEY`` (required), ``OPENAI_BASE_URL`` (default the public API)."""
+    key = _require_key("openai", api_key or _env("OPENAI_API_KEY"), "OPENAI_API_KEY")
+    url = base_url or _env("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    return OpenAIProvider(
+        url, key, name="openai", timeout=timeout, headers=headers,
+        auth_hint="set OPENAI_API_KEY or pass api_key=",
+    )  # fmt: skip
+
+
+def sarmalink_preset(
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 60.0,
+    headers: Mapping[str, str] | None = None,
+) -> Provider:
+    """SarmaLink: ``SARMALINK_BASE_URL`` and ``SARMALINK_API_KEY``, both required."""
+    url = base_url or _env("SARMALINK_BASE_URL")
+    if not url:
+        raise ConfigError(
+            "provider 'sarmalink' needs its endpoint: set SARMALINK_BASE_URL or pass base_url="
+        )
+    key = _require_key("sarmalink", api_key or _env("SARMALINK_API_KEY"), "SARMALINK_API_KEY")
+    return OpenAIProvider(
+        url, key, name="sarmalink", timeout=timeout, headers=headers,
+        auth_hint="set SARMALINK_API_KEY or pass api_key=",
+    )  # fmt: skip
+
+
+def vllm_preset(
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 60.0,
+    headers: Mapping[str, str] | None = None,
+) -> Provider:
+    """vLLM: ``VLLM_BASE_URL`` (default ``http://localhost:8000/v1``), optional ``VLLM_API_KEY``."""
+    url = base_url or _env("VLLM_BASE_URL") or "http://localhost:8000/v1"
+    key = api_key or _env("VLLM_API_KEY")
+    return OpenAIProvider(
+        url, key, name="vllm", timeout=timeout, headers=headers,
+        auth_hint="set VLLM_API_KEY to the server's --api-key",
+    )  # fmt: skip
+
+
+def ollama_preset(
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 60.0,
+    headers: Mapping[str, str] | None = None,
+) -> Provider:
+    """Ollama: ``OLLAMA_BASE_URL`` (default ``http://localhost:11434/v1``); no key needed."""
+    url = base_url or _env("OLLAMA_BASE_URL") or "http://localhost:11434/v1"
+    # Ollama ignores the key, but gateways in front of it may check one.
+    return OpenAIProvider(url, api_key, name="ollama", timeout=timeout, headers=headers)
+
+
+def openai_compatible_preset(
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 60.0,
+    headers: Mapping[str, str] | None = None,
+    name: str = "openai-compatible",
+    supports_json_schema: bool = True,
+) -> Provider:
+    """Any OpenAI-compatible endpoint; ``base_url`` is required, the key is optional."""
+    if not base_url:
+        raise ConfigError(
+            "provider 'openai-compatible' needs base_url= (e.g. http://localhost:8080/v1)"
+        )
+    return OpenAIProvider(
+        base_url, api_key, name=name, timeout=timeout, headers=headers,
+        supports_json_schema=supports_json_schema,
+    )  # fmt: skip
+
+
+def anthropic_preset(
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 60.0,
+) -> Provider:
+    """Anthropic: ``ANTHROPIC_API_KEY`` (required), optional ``ANTHROPIC_BASE_URL``."""
+    return AnthropicProvider(api_key, base_url=base_url, timeout=timeout)
+
+
+PRESETS = {
+    "anthropic": anthropic_preset,
+    "ollama": ollama_preset,
+    "openai": openai_preset,
+    "openai-compatible": openai_compatible_preset,
+    "sarmalink": sarmalink_preset,
+    "vllm": vllm_preset,
+}

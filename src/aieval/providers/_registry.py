@@ -1,0 +1,111 @@
+"""Provider names: presets, registered factories and ``aieval.providers`` entry points."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from importlib import metadata
+from typing import Any
+
+from aieval.errors import ConfigError, ProviderNotFoundError
+from aieval.providers._base import Provider
+from aieval.providers._presets import PRESETS
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ProviderFactory",
+    "available_providers",
+    "get_provider",
+    "register_provider",
+]
+
+ENTRY_POINT_GROUP = "aieval.providers"
+
+ProviderFactory = Callable[..., Provider]
+"""Anything called with keyword arguments (``base_url``, ``api_key``, ...) returning a Provider."""
+
+_registry: dict[str, ProviderFactory] = dict(PRESETS)
+
+
+def register_provider(name: str, factory: ProviderFactory) -> ProviderFactory:
+    """Make ``get_provider(name, **kwargs)`` call ``factory(**kwargs)``; replaces an existing name.
+
+    Returns the factory, so this also works as ``register_provider("mine", MyProvider)`` on a
+    class.
+
+    >>> from aieval.providers import OpenAIProvider
+    >>> _ = register_provider("local", lambda **kw: OpenAIProvider("http://localhost:9000/v1"))
+    >>> "local" in available_providers()
+    True
+    """
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"a provider name must be a non-empty string, got {name!r}")
+    if not callable(factory):
+        raise ConfigError(f"provider {name!r}: the factory must be callable, got {factory!r}")
+    _registry[name] = factory
+    return factory
+
+
+def _entry_points() -> dict[str, metadata.EntryPoint]:
+    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def available_providers() -> list[str]:
+    """Sorted names of every preset, registered provider and installed entry point."""
+    return sorted(set(_registry) | set(_entry_points()))
+
+
+def _factory(name: str) -> ProviderFactory:
+    factory = _registry.get(name)
+    if factory is not None:
+        return factory
+    entry_point = _entry_points().get(name)
+    if entry_point is None:
+        known = ", ".join(available_providers())
+        raise ProviderNotFoundError(
+            f"unknown provider {name!r}; known providers: {known}. Register one with "
+            f"register_provider() or the {ENTRY_POINT_GROUP!r} entry point group, or use "
+            "'openai-compatible' with base_url="
+        )
+    try:
+        loaded = entry_point.load()
+    except Exception as exc:
+        raise ConfigError(
+            f"provider {name!r}: cannot load entry point {entry_point.value!r}: {exc}"
+        ) from exc
+    return register_provider(name, loaded)
+
+
+def get_provider(name: str, /, **kwargs: Any) -> Provider:
+    """Build the provider registered as ``name`` with ``kwargs`` (e.g. ``base_url``, ``api_key``).
+
+    Credentials are checked here, so a run with a missing key fails before its first sample.
+
+    Raises:
+        ProviderNotFoundError: no preset, registration or entry point has that name.
+        ProviderAuthError: the preset needs an API key and none is set.
+        ConfigError: a bad argument, or a factory that does not return a provider.
+    """
+    factory = _factory(name)
+    try:
+        inspect.signature(factory).bind(**kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"provider {name!r}: {exc}") from exc
+    except ValueError:
+        pass  # no introspectable signature (some builtins): let the call decide
+    provider = factory(**kwargs)
+    if not isinstance(provider, Provider):
+        raise ConfigError(
+            f"provider {name!r}: its factory returned {type(provider).__name__}, which has no "
+            "`name` and async `generate()`/`aclose()`"
+        )
+    return provider
+
+
+def accepts_argument(name: str, argument: str) -> bool:
+    """Whether the factory registered as ``name`` takes ``argument`` as a keyword."""
+    try:
+        parameters = inspect.signature(_factory(name)).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == argument or p.kind is p.VAR_KEYWORD for p in parameters)

@@ -1,0 +1,88 @@
+"""Retries and adaptive concurrency around any provider."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from aieval.errors import ProviderError, RateLimitError
+from aieval.providers._base import ChatRequest, ChatResponse, Provider
+from aieval.providers._limiter import AdaptiveLimiter
+from aieval.providers._retry import RetryPolicy
+
+__all__ = ["ResilientProvider"]
+
+logger = logging.getLogger("aieval.providers")
+
+
+class ResilientProvider:
+    """Wraps a provider with a :class:`RetryPolicy` and an :class:`AdaptiveLimiter`.
+
+    Every attempt holds one limiter slot; the slot is released while waiting to retry, so a
+    request backing off does not block others. The returned response's ``retries`` counts the
+    failed attempts before it; an error raised after the last retry carries the same count in
+    its ``retries`` attribute.
+
+    Args:
+        inner: the provider making the actual calls.
+        retry: when and how long to wait between attempts.
+        max_concurrency: upper bound on calls in flight (the limiter adapts below it).
+    """
+
+    def __init__(
+        self,
+        inner: Provider,
+        retry: RetryPolicy | None = None,
+        max_concurrency: int = 16,
+    ) -> None:
+        self.inner = inner
+        self.retry = retry if retry is not None else RetryPolicy()
+        # The shared cool-down follows the same rules as one request's own wait.
+        self.limiter = AdaptiveLimiter(
+            max_concurrency,
+            default_cooldown=self.retry.initial_delay,
+            max_cooldown=self.retry.max_retry_after,
+        )
+        self.name = inner.name
+
+    @property
+    def base_url(self) -> str | None:
+        """The wrapped provider's endpoint, if it has one."""
+        return getattr(self.inner, "base_url", None)
+
+    def __repr__(self) -> str:
+        return f"ResilientProvider({self.inner!r}, retry={self.retry!r})"
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        """Call the inner provider, retrying retryable failures per the policy."""
+        retries = 0
+        while True:
+            async with self.limiter.slot() as slot:
+                try:
+                    response = await self.inner.generate(request)
+                except ProviderError as error:
+                    if isinstance(error, RateLimitError):
+                        slot.rate_limited(error.retry_after)
+                    if not self.retry.should_retry(error, retries):
+                        error.retries = retries
+                        raise
+                    delay = self.retry.delay(retries, error)
+                    reason = str(error)
+                else:
+                    slot.succeeded()
+                    response.retries += retries
+                    return response
+            retries += 1
+            logger.info(
+                "%s: retry %d/%d in %.2f s after: %s",
+                self.name,
+                retries,
+                self.retry.max_retries,
+                delay,
+                reason,
+            )
+            await asyncio.sleep(delay)
+
+    async def aclose(self) -> None:
+        """Close the wrapped provider."""
+        await self.inner.aclose()
