@@ -259,13 +259,22 @@ def test_gate_declared_without_check_fails_until_registered() -> None:
 def test_objective_gates_are_registered_with_their_checks() -> None:
     import aieval.scorers  # noqa: F401  (registers the scorer-module gate checks)
 
-    for name in ("citations_present_for_claims", "tool_call_schema_valid",
-                 "no_forbidden_tool_invoked", "handoff_graph_respected", "patch_applies"):
+    for name in (
+        "citations_present_for_claims",
+        "tool_call_schema_valid",
+        "no_forbidden_tool_invoked",
+        "handoff_graph_respected",
+        "patch_applies",
+    ):
         assert get_gate(name).check is not None, name
     (result,) = evaluate_gates(
         ["no_forbidden_tool_invoked"],
-        {"no_forbidden_tool_invoked": {"calls": [{"name": "rm_rf", "arguments": "{}"}],
-                                       "forbidden": ["rm_rf"]}},
+        {
+            "no_forbidden_tool_invoked": {
+                "calls": [{"name": "rm_rf", "arguments": "{}"}],
+                "forbidden": ["rm_rf"],
+            }
+        },
     )
     assert not result.passed and "rm_rf" in result.reason
 
