@@ -168,19 +168,16 @@ async def test_burst_of_429s_lowers_server_side_concurrency(openai_server: OpenA
     assert late_rejections < 0.25 * len(later)
 
 
-async def test_throughput_stays_close_to_ideal(openai_server: OpenAIServer) -> None:
+async def test_concurrency_is_used_fully_without_429s(openai_server: OpenAIServer) -> None:
+    # Speed itself is measured by bench/runner.py; here only the behaviour: with no 429s the
+    # limiter keeps exactly `concurrency` requests in flight, never fewer and never more.
     requests, concurrency, delay = 200, 50, 0.05
     openai_server.responder = lambda body: Reply("fast", delay=delay)
     provider = ResilientProvider(OpenAIProvider(openai_server.base_url), FAST, concurrency)
     try:
-        await provider.generate(_request())  # connect once, outside the timed window
-        started = time.perf_counter()
         await asyncio.gather(*(provider.generate(_request()) for _ in range(requests)))
-        elapsed = time.perf_counter() - started
     finally:
         await provider.aclose()
-    ideal = requests / concurrency * delay
-    assert elapsed < 2 * ideal
     assert openai_server.max_in_flight == concurrency
 
 
