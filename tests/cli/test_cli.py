@@ -140,3 +140,28 @@ def test_rubric_validate(tmp_path: Path) -> None:
     done = cli("rubric", "validate", str(good), str(bad), cwd=tmp_path)
     assert done.returncode == 1
     assert "bad.yaml" in done.stdout and "correctness" in done.stdout and "wieght" in done.stdout
+
+
+def test_resume_finishes_an_interrupted_run(project: Path) -> None:
+    from aieval import SampleRecord, ScoreRecord
+    from aieval.datasets import load_dataset
+
+    store = Store(project / "aieval.db")
+    version = load_dataset(project / "data.jsonl", model="v2").scan().version
+    run_id = store.create_run(name="cli-demo", model="v2", dataset_hash=version)
+    for i in range(5):  # five samples were stored before the process died
+        store.record_sample(
+            run_id,
+            SampleRecord(
+                id=f"q{i}",
+                index=i,
+                input=f"p{i}",
+                prediction="yes",
+                scores={"exact_match": ScoreRecord(1.0)},
+            ),
+        )
+    done = cli("run", "eval.yaml", "-m", "v2", "--resume", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert run_id in done.stdout
+    assert store.count_samples(run_id) == 25
+    assert store.get_run(run_id).status == "completed"

@@ -161,3 +161,26 @@ def test_limit_and_bad_id_type() -> None:
         load_dataset([{"id": [1], "prompt": "a"}]).scan()
     with pytest.raises(DatasetError, match="not a single dict"):
         load_dataset({"prompt": "a"})
+
+
+def test_hugging_face_dataset_rows() -> None:
+    datasets = pytest.importorskip("datasets")
+    hf = datasets.Dataset.from_list(
+        [
+            {"id": "a", "prompt": "2+2?", "expected": "4"},
+            {"id": "b", "prompt": "3+3?", "expected": "6"},
+        ]
+    )
+    ds = load_dataset(hf)
+    assert [(e.id, e.prompt, e.expected) for e in ds] == [("a", "2+2?", "4"), ("b", "3+3?", "6")]
+    assert (
+        ds.scan().version
+        == load_dataset(
+            [
+                {"id": "b", "prompt": "3+3?", "expected": "6"},
+                {"id": "a", "prompt": "2+2?", "expected": "4"},
+            ]
+        )
+        .scan()
+        .version
+    )

@@ -57,7 +57,6 @@ def test_builtins_and_token_f1_examples() -> None:
     assert json_valid('{"ok": true}', None) == 1.0
     assert rouge_l("the cat sat", "the cat sat") == 1.0
 
-
     assert token_f1("the capital is paris", "paris is the capital") == 1.0  # 1.0, order ignored
     assert token_f1("the cat extra", "the cat") == pytest.approx(0.8)  # 0.8, partial overlap
     assert token_f1("Paris", "paris", case_sensitive=True) == 0.0
