@@ -21,7 +21,7 @@ from aieval.grading._formulas import get_formula
 from aieval.grading._gate_result import GateResult
 from aieval.grading._gates import REQUIRED_GATES, gate_names
 from aieval.grading._grade import DEFAULT_FLOORS, CriterionScore, GradeResult, grade
-from aieval.grading._rubric import Rubric, _format_errors
+from aieval.grading._rubric import Rubric, _format_errors, check_score_names
 from aieval.grading._yaml import load_yaml_file, load_yaml_text
 
 __all__ = [
@@ -184,14 +184,9 @@ class Profile(BaseModel):
         Raises:
             ConfigError: a criterion has no score, or a score names no criterion.
         """
-        missing = [c.name for c in self.criteria if c.name not in raw_scores]
-        unknown = sorted(set(raw_scores) - {c.name for c in self.criteria})
-        if missing or unknown:
-            raise ConfigError(
-                f"profile {self.id!r}: scores do not match its criteria"
-                + (f"; missing: {', '.join(missing)}" if missing else "")
-                + (f"; unknown: {', '.join(unknown)}" if unknown else "")
-            )
+        check_score_names(
+            f"profile {self.id!r}", [c.name for c in self.criteria], raw_scores, ConfigError
+        )
         checked = set(calibrated)
         return [
             CriterionScore(

@@ -298,14 +298,9 @@ class Rubric(BaseModel):
         Raises:
             RubricError: a criterion has no score, or a score names no criterion.
         """
-        missing = [c.name for c in self.criteria if c.name not in raw_scores]
-        unknown = sorted(set(raw_scores) - {c.name for c in self.criteria})
-        if missing or unknown:
-            raise RubricError(
-                f"rubric {self.rubric_id!r}: scores do not match its criteria"
-                + (f"; missing: {', '.join(missing)}" if missing else "")
-                + (f"; unknown: {', '.join(unknown)}" if unknown else "")
-            )
+        check_score_names(
+            f"rubric {self.rubric_id!r}", [c.name for c in self.criteria], raw_scores, RubricError
+        )
         return [
             CriterionScore(
                 name=c.name,
@@ -420,3 +415,20 @@ def validate_rubric_files(paths: Iterable[str | Path]) -> list[tuple[str, str | 
         else:
             results.append((str(path), None))
     return results
+
+
+def check_score_names(
+    owner: str,
+    criteria: list[str],
+    raw_scores: Mapping[str, Any],
+    error: type[Exception],
+) -> None:
+    """Raise ``error`` naming the criteria without a score and the scores without a criterion."""
+    missing = [name for name in criteria if name not in raw_scores]
+    unknown = sorted(set(raw_scores) - set(criteria))
+    if missing or unknown:
+        raise error(
+            f"{owner}: scores do not match its criteria"
+            + (f"; missing: {', '.join(missing)}" if missing else "")
+            + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+        )
