@@ -24,7 +24,7 @@ from aieval.workflows._gates import run_gates
 from aieval.workflows._model import WorkflowRun
 from aieval.workflows._rollup import agent_rollup, step_scores
 
-__all__ = ["DEFAULT_PROFILE", "WorkflowEvaluation", "evaluate_run"]
+__all__ = ["DEFAULT_PROFILE", "WorkflowEvaluation", "evaluate_run", "resolve_profile"]
 
 #: The profile used when neither the call nor the definition names one (DAG/review workflows).
 DEFAULT_PROFILE = "B"
@@ -119,7 +119,7 @@ def evaluate_run(
     """
     the_run = run if isinstance(run, WorkflowRun) else WorkflowRun.from_dict(run)
     definition = load_workflow(workflow) if workflow is not None else None
-    the_profile = _profile(definition, profile)
+    the_profile = resolve_profile(definition, profile)
     spec = definition.evaluation if definition is not None else None
     allow = (
         allow_missing_criteria
@@ -135,7 +135,12 @@ def evaluate_run(
     )
 
 
-def _profile(definition: WorkflowDefinition | None, given: str | Path | Profile | None) -> Profile:
+def resolve_profile(
+    definition: WorkflowDefinition | None, given: str | Path | Profile | None = None
+) -> Profile:
+    """The effective profile: ``given``, else the definition's, else :data:`DEFAULT_PROFILE`,
+    with the definition's overrides and rubric applied (a rubric keeps the efficiency criteria).
+    """
     spec = definition.evaluation if definition is not None else None
     if isinstance(given, Profile):
         return given
