@@ -6,4 +6,7 @@ bash scripts/setup.sh
 export AIEVAL_DB="${AIEVAL_DB:-$PWD/aieval.db}"
 .venv/bin/aieval run examples/quickstart/support_qa.yaml "$@"
 .venv/bin/aieval run examples/quickstart/order_extraction.yaml "$@"
-.venv/bin/aieval runs --limit 4
+# Graded, explained workflow runs: a DAG code review and a multi-agent tool-use workflow.
+.venv/bin/aieval run examples/workflows/code_review_eval.yaml "$@"
+.venv/bin/aieval run examples/workflows/support_agent_eval.yaml "$@"
+.venv/bin/aieval runs --limit 6
