@@ -128,6 +128,7 @@ def evaluate_run(
     )
     layer3 = efficiency(the_run, the_profile, spec.budgets if spec else None)
     gate_results = run_gates(the_run, definition, sample, the_profile.gate_names, gates)
+    the_profile = _prenormalized(the_profile, scores)
     raw, sources, missing = _raw_scores(the_profile, scores, the_run, layer3)
     graded = _grade(the_profile, gate_results, raw)
     return _assemble(
@@ -186,6 +187,23 @@ def _raw_scores(
             continue
         raw[c.name], sources[c.name] = value, source
     return raw, sources, missing
+
+
+def _prenormalized(profile: Profile, scores: Mapping[str, Any] | None) -> Profile:
+    """A scorer result with no ``raw`` carries a value its scorer already normalized to 0..1:
+    its criterion reads it with ``zero_one`` (recorded as such) rather than its raw formula."""
+    names = {
+        name
+        for name, value in (scores or {}).items()
+        if hasattr(value, "value") and hasattr(value, "raw") and value.raw is None
+    }
+    if not names & {c.name for c in profile.criteria}:
+        return profile
+    data = profile.model_dump()
+    for c in data["criteria"]:
+        if c["name"] in names:
+            c.update(formula_id="zero_one", params={}, metric=None)
+    return Profile.model_validate(data)
 
 
 def _raw_of(value: Any) -> Any:
