@@ -136,6 +136,9 @@ def show_command(
         out.print_json(json.dumps(payload, default=str))
         return
     _print_run_row(row)
+    if "evaluation" in (row.metrics or {}):
+        _print_evaluation((row.metrics or {})["evaluation"], records[:samples])
+        return
     table = Table(title=f"samples ({min(samples, len(records))} of {len(records)})")
     for column in ("id", "passed", "prediction", "scores", "errors"):
         table.add_column(column, overflow="fold")
@@ -146,6 +149,31 @@ def show_command(
             _clip(record.prediction or ""),
             ", ".join(f"{k}={_num(v)}" for k, v in record.values.items()),
             "; ".join(f"{k}: {v}" for k, v in record.errors.items()),
+        )
+    out.print(table)
+
+
+def _print_evaluation(summary: dict[str, Any], records: Sequence[Any]) -> None:
+    """Graded workflow runs: grade distribution, gate failure rates, and each run's verdict."""
+    grades = " ".join(f"{g}:{n}" for g, n in summary.get("grades", {}).items())
+    failing = {g: r for g, r in summary.get("gate_failure_rates", {}).items() if r}
+    gates = ", ".join(f"{g} {_pct(r)}" for g, r in failing.items()) or "none"
+    out.print(f"grades {grades} · graded pass rate {_pct(summary.get('pass_rate'))}")
+    out.print(f"gate failures: {gates}")
+    table = Table(title="graded runs", title_justify="left")
+    for column in ("run", "grade", "passed", "score", "why"):
+        table.add_column(column, overflow="fold")
+    for record in records:
+        ev = record.extra.get("evaluation")
+        if not isinstance(ev, dict):
+            continue
+        why = ev["reasons"] or ev["placement"][:1]
+        table.add_row(
+            record.id,
+            ev["grade"],
+            "[green]yes[/]" if ev["passed"] else "[red]no[/]",
+            "-" if ev["weighted_score"] is None else f"{ev['weighted_score']:.2f}",
+            "; ".join(why),
         )
     out.print(table)
 
@@ -182,7 +210,8 @@ def _print_summary(result: RunResult) -> None:
         table.add_row(
             name, _num(stats["mean"]), _num(stats["std"]), str(stats["count"]), str(stats["errors"])
         )
-    out.print(table)
+    if summary["scorers"]:
+        out.print(table)
     latency = summary["latency_s"]
     parts = [
         f"run [bold]{result.id}[/]",
@@ -198,6 +227,8 @@ def _print_summary(result: RunResult) -> None:
         parts.append(f"tokens {summary['input_tokens']}/{summary['output_tokens']}")
     parts.append(f"{result.duration_s:.2f}s")
     out.print(" · ".join(parts))
+    if "evaluation" in summary:
+        _print_evaluation(summary["evaluation"], result.samples)
 
 
 def _print_comparison(results: Sequence[RunResult]) -> None:
@@ -297,6 +328,7 @@ def _sample_dict(record: Any) -> dict[str, Any]:
             for k, v in record.scores.items()
         },
         "error": record.error,
+        "evaluation": record.extra.get("evaluation"),
     }
 
 

@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from aieval.errors import ConfigError
 from aieval.runner._result import RunResult
@@ -73,14 +80,23 @@ class EvalConfig(_Strict):
     target: TargetConfig | None = None
     model: str | None = Field(None, description="recorded version to evaluate")
     models: list[str] | None = Field(None, description="several recorded versions, one run each")
-    scorers: list[str | dict[str, dict[str, Any]]] = Field(min_length=1)
+    workflow: str | dict[str, Any] | None = Field(
+        None, description="workflow definition file (or inline): its runs are graded"
+    )
+    profile: str | None = Field(None, description="scoring profile id, family or file")
+    scorers: list[str | dict[str, dict[str, Any]]] = Field(
+        default_factory=list, validate_default=True
+    )
     imports: list[str] = Field(default_factory=list, description="Python files with @scorer")
     settings: SettingsConfig = Field(default_factory=SettingsConfig)
     base_dir: str | None = Field(None, exclude=True)
 
     @field_validator("scorers")
     @classmethod
-    def _one_key_each(cls, value: list[Any]) -> list[Any]:
+    def _one_key_each(cls, value: list[Any], info: ValidationInfo) -> list[Any]:
+        grading = info.data.get("workflow") is not None or info.data.get("profile") is not None
+        if not value and not grading:
+            raise ValueError("give at least one scorer, or a workflow/profile to grade runs")
         for i, item in enumerate(value):
             if isinstance(item, dict) and len(item) != 1:
                 raise ValueError(f"scorers[{i}] must be a name or a one-key mapping name: {{...}}")
@@ -179,6 +195,8 @@ def run_eval(
             limit=limit if limit is not None else dataset_limit,
             prediction_field=prediction_field,
             progress=progress(model or config.name) if progress else None,
+            workflow=_workflow(config),
+            profile=_local(config, config.profile),
         )
         if config.target is not None:
             t = config.target
@@ -204,6 +222,19 @@ def _dataset(config: EvalConfig) -> tuple[Any, int | None, str | None]:
         raise ConfigError("dataset: give exactly one of 'path' or 'rows'")
     source: Any = spec.rows if spec.rows is not None else _resolve(base, spec.path or "")
     return source, spec.limit, spec.prediction_field
+
+
+def _workflow(config: EvalConfig) -> Any:
+    if isinstance(config.workflow, dict):
+        return config.workflow
+    return _local(config, config.workflow)
+
+
+def _local(config: EvalConfig, value: str | None) -> str | None:
+    """A file reference relative to the eval file; ids and family names stay as they are."""
+    if value is None or not value.endswith((".yaml", ".yml", ".json")):
+        return value
+    return str(_resolve(Path(config.base_dir or "."), value))
 
 
 def _resolve(base: Path, path: str) -> Path:

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aieval._calls import collect_calls
 from aieval._records import SampleRecord, ScoreRecord
@@ -29,12 +29,18 @@ from aieval.runner._target import (
 from aieval.scorers import Scorer, get_scorer
 from aieval.store import Store
 
+if TYPE_CHECKING:
+    from aieval.workflows._runner import WorkflowMode
+
 __all__ = ["ProgressCallback", "run", "run_async"]
 
 log = logging.getLogger("aieval")
 
 #: Called after each sample with (samples done, total samples).
 ProgressCallback = Callable[[int, int], None]
+
+#: Grades one sample's workflow run: (example, output, scores) -> evaluation payload.
+Evaluator = Callable[[Example, Output, dict[str, ScoreRecord]], dict[str, Any]]
 
 _DEFAULT_CONCURRENCY = 16
 
@@ -114,6 +120,8 @@ async def run_async(
     pass_threshold: float = 0.5,
     progress: ProgressCallback | None = None,
     metadata: dict[str, Any] | None = None,
+    workflow: Any = None,
+    profile: Any = None,
 ) -> RunResult:
     """Evaluate ``dataset`` with ``scorers``; every finished sample is committed to the store.
 
@@ -143,30 +151,46 @@ async def run_async(
         pass_threshold: a sample passes when it has no error and every score is >= this.
         progress: called with ``(done, total)`` after every sample.
         metadata: free-form run metadata, stored with the run config.
+        workflow: a workflow definition (file, mapping or object); each sample's output (the
+            target's :class:`~aieval.workflows.WorkflowRun` or the recorded run) is graded
+            with :func:`~aieval.workflows.evaluate_run`, stored in ``extra["evaluation"]``,
+            and the grade decides ``passed``. A dataset missing a required input is refused
+            before any sample runs. A folder of run logs is a valid ``dataset``.
+        profile: the scoring profile for workflow runs (overrides the definition's).
     """
     started = time.perf_counter()
     if concurrency < 1:
         raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
     resolved = _resolve_scorers(scorers)
+    flow = _workflow_mode(workflow, profile, dataset)
+    if flow is not None:
+        dataset = flow.rows(dataset)
     data = load_dataset(dataset, prediction_field=prediction_field, model=model, limit=limit)
     info = data.scan()
+    if flow is not None:
+        flow.check(data)
     db = _open_store(store)
-    the_target = _build_target(
-        data,
-        info.with_prediction,
-        provider,
-        model,
-        target,
-        prompt_template,
-        system_prompt,
-        params,
-        base_url,
-        concurrency,
-        retries,
-        timeout,
-        cache,
-        db,
-    )
+    if flow is not None and target is None and provider is None:
+        the_target: Target = flow.wrap(None)
+    else:
+        the_target = _build_target(
+            data,
+            info.with_prediction,
+            provider,
+            model,
+            target,
+            prompt_template,
+            system_prompt,
+            params,
+            base_url,
+            concurrency,
+            retries,
+            timeout,
+            cache,
+            db,
+        )
+        if flow is not None:
+            the_target = flow.wrap(the_target)
     config = _config(
         name,
         model,
@@ -180,7 +204,10 @@ async def run_async(
         pass_threshold,
         metadata,
     )
-    aggregator = Aggregator([s.name for s in resolved])
+    names = [s.name for s in resolved]
+    if flow is not None:
+        config["workflow"] = flow.describe()
+    aggregator = flow.aggregator(names) if flow is not None else Aggregator(names)
     run_id, done_ids = _start_or_resume(
         db, resume, name, model, the_target, data, info, config, aggregator
     )
@@ -201,6 +228,7 @@ async def run_async(
             aggregator,
             kept,
             progress,
+            flow.evaluate if flow is not None else None,
         )
     except (asyncio.CancelledError, KeyboardInterrupt):
         status, error = "interrupted", "interrupted before every sample finished"
@@ -244,6 +272,7 @@ async def _execute(
     aggregator: Aggregator,
     kept: list[SampleRecord] | None,
     progress: ProgressCallback | None,
+    evaluator: Evaluator | None = None,
 ) -> None:
     queue: asyncio.Queue[tuple[int, Example] | None] = asyncio.Queue(maxsize=concurrency * 2)
     provider_name = target.name if isinstance(target, ProviderTarget) else None
@@ -263,7 +292,7 @@ async def _execute(
         while (item := await queue.get()) is not None:
             index, example = item
             record = await _process(
-                index, example, scorers, target, model, provider_name, pass_threshold
+                index, example, scorers, target, model, provider_name, pass_threshold, evaluator
             )
             writer.add(record)
             if kept is not None:
@@ -317,6 +346,7 @@ async def _process(
     model: str | None,
     provider_name: str | None,
     pass_threshold: float,
+    evaluator: Evaluator | None = None,
 ) -> SampleRecord:
     calls = collect_calls()
     try:
@@ -350,6 +380,10 @@ async def _process(
         s.error is None and (s.value is None or s.value >= pass_threshold)
         for s in record.scores.values()
     )
+    if evaluator is not None:
+        evaluation = evaluator(example, output, record.scores)
+        record.extra["evaluation"] = evaluation
+        record.passed = bool(evaluation["passed"])
     return record
 
 
@@ -412,6 +446,15 @@ def _resolve_scorers(scorers: Sequence[Scorer | Callable[..., Any] | str]) -> li
             "give one another name with @scorer(name=...) or .with_options(name=...)"
         )
     return resolved
+
+
+def _workflow_mode(workflow: Any, profile: Any, dataset: Any) -> WorkflowMode | None:
+    folder = isinstance(dataset, str | Path) and Path(dataset).is_dir()
+    if workflow is None and profile is None and not folder:
+        return None
+    from aieval.workflows._runner import WorkflowMode
+
+    return WorkflowMode(workflow, profile)
 
 
 def _open_store(store: Store | str | Path | bool | None) -> Store | None:

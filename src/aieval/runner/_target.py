@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 import string
@@ -142,7 +143,9 @@ class CallableTarget(Target):
                 result = await asyncio.wait_for(self.fn(example), self.timeout)
             else:
                 loop = asyncio.get_running_loop()
-                future = loop.run_in_executor(self._pool, self.fn, example)
+                # the worker thread sees this task's context (a workflow's step recorder)
+                context = contextvars.copy_context()
+                future = loop.run_in_executor(self._pool, context.run, self.fn, example)
                 result = await asyncio.wait_for(future, self.timeout)
         except TimeoutError:
             return Output(None, error=f"target timed out after {self.timeout} s")

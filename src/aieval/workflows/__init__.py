@@ -1,0 +1,68 @@
+"""Workflow runs: the run model, definitions, gates from runs, grading and per-agent roll-ups.
+
+Example:
+    >>> from aieval.workflows import evaluate_run
+    >>> ev = evaluate_run({"workflow_id": "r1", "overall_status": "failed",
+    ...                    "final_output": None}, profile="B")
+    >>> ev.grade, ev.passed, ev.hard_gates["overall_status_success"]
+    ('F', False, False)
+"""
+
+from aieval.workflows._definition import (
+    EvaluationSpec,
+    InputSpec,
+    OutputSpec,
+    StepSpec,
+    WorkflowDefinition,
+    load_workflow,
+)
+from aieval.workflows._efficiency import efficiency, percentile, run_metrics
+from aieval.workflows._evaluate import DEFAULT_PROFILE, WorkflowEvaluation, evaluate_run
+from aieval.workflows._gates import (
+    agent_path,
+    check_compatible,
+    run_gates,
+    tool_calls,
+    unresolved_outputs,
+)
+from aieval.workflows._model import (
+    STEP_STATUSES,
+    StepResult,
+    StepStatus,
+    WorkflowRun,
+    load_run,
+    load_runs,
+)
+from aieval.workflows._recorder import StepHandle, recording, step
+from aieval.workflows._rollup import agent_rollup, step_scores
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "STEP_STATUSES",
+    "EvaluationSpec",
+    "InputSpec",
+    "OutputSpec",
+    "StepHandle",
+    "StepResult",
+    "StepSpec",
+    "StepStatus",
+    "WorkflowDefinition",
+    "WorkflowEvaluation",
+    "WorkflowRun",
+    "agent_path",
+    "agent_rollup",
+    "check_compatible",
+    "efficiency",
+    "evaluate_run",
+    "load_run",
+    "load_runs",
+    "load_workflow",
+    "percentile",
+    "recording",
+    "run_gates",
+    "run_metrics",
+    "step",
+    "step_scores",
+    "tool_calls",
+    "unresolved_outputs",
+]

@@ -1,0 +1,184 @@
+"""Layer-0 gates computed from a workflow run, its definition and the dataset sample."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from aieval.grading import (
+    GateResult,
+    dataset_workflow_compatible,
+    evaluate_gates,
+    no_critical_step_failures,
+    overall_status_success,
+    required_outputs_present,
+    schema_contract_valid,
+)
+from aieval.workflows._definition import WorkflowDefinition
+from aieval.workflows._model import WorkflowRun
+
+__all__ = ["agent_path", "check_compatible", "run_gates", "tool_calls", "unresolved_outputs"]
+
+_STEP_REF = re.compile(r"steps\.([A-Za-z0-9_\-]+)")
+
+
+def run_gates(
+    run: WorkflowRun,
+    definition: WorkflowDefinition | None,
+    sample: Mapping[str, Any] | None,
+    gate_names: list[str],
+    given: Mapping[str, Any] | None = None,
+) -> list[GateResult]:
+    """Evaluate ``gate_names`` for one run: the five required gates are computed here; the
+    profile's own gates take inputs from ``given``, the definition's ``evaluation.gates`` (with
+    tool calls and the agent handoff path filled in from the run) or verdicts the run recorded.
+    """
+    computed = {
+        "required_outputs_present": _outputs_gate(run, definition),
+        "overall_status_success": overall_status_success(status=run.status),
+        "no_critical_step_failures": _steps_gate(run, definition),
+        "schema_contract_valid": _schema_gate(run, definition),
+        "dataset_workflow_compatible": check_compatible(definition, _available(run, sample)),
+    }
+    inputs: dict[str, Any] = {}
+    for name in gate_names:
+        if name in computed:
+            inputs[name] = computed[name]
+        elif given is not None and name in given:
+            inputs[name] = given[name]
+        elif definition is not None and name in definition.evaluation.gate_inputs:
+            inputs[name] = _with_run_facts(definition.evaluation.gate_inputs[name], run)
+        elif name in _recorded_gates(run):
+            inputs[name] = _recorded_gates(run)[name]
+    return evaluate_gates(gate_names, inputs)
+
+
+def unresolved_outputs(run: WorkflowRun, definition: WorkflowDefinition | None) -> list[str]:
+    """Required outputs that did not resolve: the run says so, or their source step did not
+    succeed (a value left behind by a failed or skipped step is not a result)."""
+    recorded = run.metadata.get("unresolved_outputs") or []
+    found = [str(o) for o in recorded] if isinstance(recorded, list) else []
+    if definition is None:
+        return found
+    for spec in definition.outputs.values():
+        match = _STEP_REF.search(spec.source or "")
+        step = run.step(match.group(1)) if match else None
+        if step is not None and step.status != "success" and spec.name not in found:
+            found.append(spec.name)
+    return found
+
+
+def check_compatible(
+    definition: WorkflowDefinition | None, available: Mapping[str, Any] | None
+) -> GateResult:
+    """``dataset_workflow_compatible``: every required input is supplied, enum values allowed."""
+    name = "dataset_workflow_compatible"
+    if definition is None:
+        return GateResult(name, True, "no workflow definition: no declared inputs to supply")
+    result = dataset_workflow_compatible(
+        required_inputs=definition.required_inputs, available=dict(available or {})
+    )
+    if not result.passed:
+        return result
+    bad = [
+        f"{spec.name}={available[spec.name]!r} (allowed: {', '.join(map(repr, spec.enum))})"
+        for spec in definition.inputs.values()
+        if available
+        and spec.enum is not None
+        and available.get(spec.name) is not None
+        and available[spec.name] not in spec.enum
+    ]
+    if bad:
+        return GateResult(
+            name, False, f"inputs outside their enum: {'; '.join(bad)}", {"enum_violations": bad}
+        )
+    return result
+
+
+def _outputs_gate(run: WorkflowRun, definition: WorkflowDefinition | None) -> GateResult:
+    if definition is None and not run.outputs:
+        return GateResult("required_outputs_present", False, "the run produced no outputs")
+    required = definition.required_outputs if definition is not None else []
+    return required_outputs_present(
+        outputs=run.outputs, required=required, unresolved=unresolved_outputs(run, definition)
+    )
+
+
+def _steps_gate(run: WorkflowRun, definition: WorkflowDefinition | None) -> GateResult:
+    steps = [
+        {
+            "name": s.name,
+            "status": s.status,
+            "critical": definition.is_critical(s.name) if definition is not None else True,
+        }
+        for s in run.steps
+    ]
+    return no_critical_step_failures(steps=steps)
+
+
+def _schema_gate(run: WorkflowRun, definition: WorkflowDefinition | None) -> GateResult:
+    if definition is None or definition.output_schema is None:
+        return GateResult("schema_contract_valid", True, "no output schema declared")
+    return schema_contract_valid(instance=run.outputs or {}, schema=definition.output_schema)
+
+
+def _available(run: WorkflowRun, sample: Mapping[str, Any] | None) -> dict[str, Any]:
+    merged: dict[str, Any] = dict(run.inputs or {})
+    if sample is not None:
+        nested = sample.get("input")
+        if isinstance(nested, Mapping):
+            merged.update(nested)
+        merged.update({k: v for k, v in sample.items() if k != "input"})
+    return merged
+
+
+def _with_run_facts(inputs: Mapping[str, Any], run: WorkflowRun) -> dict[str, Any]:
+    """Fill ``calls`` (every step's tool calls) and ``path`` (agents in order) from the run."""
+    filled = dict(inputs)
+    filled.setdefault("calls", tool_calls(run))
+    if "allowed" in filled:
+        filled.setdefault("path", agent_path(run))
+    return {k: v for k, v in filled.items() if k != "calls" or _wants_calls(inputs)}
+
+
+def _wants_calls(inputs: Mapping[str, Any]) -> bool:
+    return "allowed" not in inputs  # handoff gates take a path, not calls
+
+
+def tool_calls(run: WorkflowRun) -> list[Any]:
+    """Every tool call recorded on the run's steps (``metadata.tool_calls`` or outputs')."""
+    calls: list[Any] = []
+    for step in run.steps:
+        for holder in (step.metadata, step.outputs):
+            found = holder.get("tool_calls") if isinstance(holder, Mapping) else None
+            if isinstance(found, list):
+                calls.extend(found)
+    return calls
+
+
+def agent_path(run: WorkflowRun) -> list[str]:
+    """The agents that held control, in order, repeats collapsed."""
+    path: list[str] = []
+    for step in run.steps:
+        if (
+            step.agent_role
+            and step.status != "skipped"
+            and (not path or path[-1] != step.agent_role)
+        ):
+            path.append(step.agent_role)
+    return path
+
+
+def _recorded_gates(run: WorkflowRun) -> dict[str, GateResult | bool]:
+    raw = run.metadata.get("gates")
+    if not isinstance(raw, Mapping):
+        return {}
+    out: dict[str, GateResult | bool] = {}
+    for name, verdict in raw.items():
+        if isinstance(verdict, bool):
+            out[str(name)] = verdict
+        elif isinstance(verdict, Mapping) and isinstance(verdict.get("passed"), bool):
+            reason = str(verdict.get("reason", "recorded by the workflow"))
+            out[str(name)] = GateResult(str(name), verdict["passed"], reason)
+    return out

@@ -1,0 +1,92 @@
+"""Step scores and the per-agent roll-up of a workflow run."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from aieval.workflows._model import WorkflowRun
+
+__all__ = ["agent_rollup", "step_scores"]
+
+#: Steps without an agent role are rolled up under this name.
+UNASSIGNED = "unassigned"
+
+
+def step_scores(run: WorkflowRun) -> dict[str, dict[str, float]]:
+    """``{step: {score name: value}}`` from each step's ``metadata.scores`` (numbers only)."""
+    out: dict[str, dict[str, float]] = {}
+    for step in run.steps:
+        scores = _numbers(step.metadata.get("scores"))
+        if scores:
+            out[step.name] = scores
+    return out
+
+
+def agent_rollup(run: WorkflowRun) -> dict[str, dict[str, Any]]:
+    """Per agent role: steps, failures, retries, summed duration, tokens, cost, mean scores.
+
+    Example:
+        >>> run = WorkflowRun.from_dict({"workflow_id": "r", "steps": [
+        ...     {"step_name": "a", "agent_role": "coder", "retry_count": 1,
+        ...      "metadata": {"duration_s": 2.0, "scores": {"quality": 0.5}}},
+        ...     {"step_name": "b", "agent_role": "coder", "status": "failed",
+        ...      "metadata": {"duration_s": 1.0, "scores": {"quality": 1.0}}}]})
+        >>> r = agent_rollup(run)["coder"]
+        >>> r["steps"], r["failures"], r["retries"], r["duration_s"], r["scores"]
+        (2, 1, 1, 3.0, {'quality': 0.75})
+    """
+    groups: dict[str, dict[str, Any]] = {}
+    sums: dict[str, dict[str, list[float]]] = {}
+    for step in run.steps:
+        role = step.agent_role or UNASSIGNED
+        entry = groups.setdefault(role, _empty())
+        entry["steps"] += 1
+        entry["step_names"].append(step.name)
+        entry["failures"] += step.status == "failed"
+        entry["skipped"] += step.status == "skipped"
+        entry["retries"] += step.retry_count
+        entry["duration_s"] = _add(entry["duration_s"], step.duration_s)
+        entry["tokens"] = _add(entry["tokens"], step.tokens)
+        entry["cost_usd"] = _add(entry["cost_usd"], step.cost)
+        if step.model_used and step.model_used not in entry["models"]:
+            entry["models"].append(step.model_used)
+        for name, value in _numbers(step.metadata.get("scores")).items():
+            sums.setdefault(role, {}).setdefault(name, []).append(value)
+    for role, entry in groups.items():
+        entry["scores"] = {n: sum(v) / len(v) for n, v in sums.get(role, {}).items()}
+    return groups
+
+
+def _empty() -> dict[str, Any]:
+    return {
+        "steps": 0,
+        "step_names": [],
+        "failures": 0,
+        "skipped": 0,
+        "retries": 0,
+        "duration_s": None,
+        "tokens": None,
+        "cost_usd": None,
+        "models": [],
+        "scores": {},
+    }
+
+
+def _add(total: Any, value: float | int | None) -> Any:
+    if value is None:
+        return total
+    return value if total is None else total + value
+
+
+def _numbers(value: Any) -> dict[str, float]:
+    if not isinstance(value, Mapping):
+        return {}
+    out: dict[str, float] = {}
+    for name, item in value.items():
+        if isinstance(item, Mapping):
+            item = item.get("value", item.get("score"))
+        if isinstance(item, int | float) and not isinstance(item, bool) and math.isfinite(item):
+            out[str(name)] = float(item)
+    return out

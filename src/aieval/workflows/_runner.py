@@ -1,0 +1,272 @@
+"""Workflow mode of the runner: recorded runs as a dataset, callable workflow targets, the
+dataset/workflow compatibility check, per-sample evaluation and the run-level summary."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from aieval._records import SampleRecord, ScoreRecord
+from aieval._types import Example
+from aieval.errors import ConfigError, WorkflowError
+from aieval.grading import Profile, normalize
+from aieval.runner._result import Aggregator
+from aieval.runner._target import Output, Target
+from aieval.workflows._definition import WorkflowDefinition, load_workflow
+from aieval.workflows._efficiency import percentile
+from aieval.workflows._evaluate import evaluate_run, resolve_profile
+from aieval.workflows._gates import check_compatible
+from aieval.workflows._model import WorkflowRun, load_run
+from aieval.workflows._recorder import recording
+
+__all__ = ["EvaluationAggregator", "WorkflowMode"]
+
+_MAX_LISTED = 5
+
+
+class WorkflowMode:
+    """Everything the runner needs to evaluate workflow runs with one definition and profile."""
+
+    def __init__(
+        self,
+        workflow: WorkflowDefinition | str | Path | Mapping[str, Any] | None,
+        profile: str | Path | Profile | None,
+    ) -> None:
+        self.definition = load_workflow(workflow) if workflow is not None else None
+        self.profile = resolve_profile(self.definition, profile)
+
+    def describe(self) -> dict[str, Any]:
+        """What the run config records about the workflow and profile."""
+        d = self.definition
+        return {
+            "id": d.id if d else None,
+            "version": d.version if d else None,
+            "source": d.source if d else None,
+            "profile": self.profile.base or self.profile.id,
+            "rubric_id": self.profile.rubric_id,
+        }
+
+    @staticmethod
+    def rows(dataset: Any) -> Any:
+        """A folder of recorded run logs becomes rows (one per ``*.json``); anything else as is."""
+        if not isinstance(dataset, str | Path) or not Path(dataset).is_dir():
+            return dataset
+        files = sorted(Path(dataset).glob("*.json"))
+        if not files:
+            raise WorkflowError(f"{dataset}: holds no *.json run logs")
+        rows = []
+        for file in files:
+            run = load_run(file)
+            rows.append({"id": file.stem, "input": run.inputs or {}, "run": str(file.resolve())})
+        return rows
+
+    def check(self, examples: Any) -> None:
+        """Refuse a dataset that lacks a required input in any row, listing the missing inputs."""
+        if self.definition is None or not self.definition.required_inputs:
+            return
+        missing: dict[str, list[str]] = {}
+        for example in examples:
+            result = check_compatible(self.definition, _available(example))
+            for name in result.evidence.get("missing_inputs", []):
+                missing.setdefault(name, []).append(example.id)
+            for problem in result.evidence.get("enum_violations", []):
+                missing.setdefault(f"valid {problem}", []).append(example.id)
+        if missing:
+            listed = "; ".join(f"{name} (rows {_ids(ids)})" for name, ids in missing.items())
+            raise ConfigError(
+                f"dataset is incompatible with workflow {self.definition.id!r} "
+                f"({self.definition.source}): missing required inputs: {', '.join(missing)}; "
+                f"where: {listed}. Add these fields to every row or give them a default."
+            )
+
+    def wrap(self, target: Target | None) -> Target:
+        """The target producing a :class:`WorkflowRun` per example (recorded when ``None``)."""
+        return RecordedRunTarget() if target is None else WorkflowTarget(target, self._name())
+
+    def evaluate(
+        self, example: Example, output: Output, scores: Mapping[str, ScoreRecord]
+    ) -> dict[str, Any]:
+        """The evaluation payload of one sample's run."""
+        run = (
+            output.value
+            if isinstance(output.value, WorkflowRun)
+            else _failed_run(
+                example, self._name(), output.error or "the target produced no workflow run", []
+            )
+        )
+        evaluation = evaluate_run(
+            run,
+            workflow=self.definition,
+            sample=_available(example),
+            profile=self.profile,
+            scores=scores,
+        )
+        return evaluation.to_dict()
+
+    def aggregator(self, scorer_names: list[str]) -> EvaluationAggregator:
+        return EvaluationAggregator(scorer_names)
+
+    def _name(self) -> str:
+        return self.definition.id if self.definition is not None else "workflow"
+
+
+class RecordedRunTarget(Target):
+    """Runs recorded in the data (a ``run`` object or file path per row): nothing is called."""
+
+    name = "recorded-run"
+
+    async def produce(self, example: Example) -> Output:
+        ref = example.fields.get("run")
+        if isinstance(ref, Mapping):
+            run = WorkflowRun.from_dict(ref, source=f"row {example.id}")
+        elif isinstance(ref, str):
+            run = load_run(ref)
+        elif example.prediction is not None:  # single-turn: the recorded answer is the output
+            run = WorkflowRun(example.id, outputs={"output": example.prediction})
+        else:
+            return Output(None, error="row has no recorded 'run' and no target was given")
+        return Output(
+            _text(run),
+            run,
+            error=run.error if run.status != "success" else None,
+            latency_s=run.duration_s,
+        )
+
+
+class WorkflowTarget(Target):
+    """Wraps a callable target: records its steps and turns what it returns into a run."""
+
+    def __init__(self, inner: Target, workflow_name: str) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.workflow_name = workflow_name
+
+    async def produce(self, example: Example) -> Output:
+        with recording() as steps:
+            output = await self.inner.produce(example)
+        if output.error is not None:
+            run = _failed_run(example, self.workflow_name, output.error, steps)
+        else:
+            run = _as_run(output.value, example, self.workflow_name, steps, output.latency_s)
+        return Output(
+            _text(run), run, error=output.error, latency_s=output.latency_s, calls=output.calls
+        )
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class EvaluationAggregator(Aggregator):
+    """The run summary plus grade distribution, gate failure rates and layer-3 percentiles."""
+
+    def __init__(self, scorer_names: list[str]) -> None:
+        super().__init__(scorer_names)
+        self.grades: dict[str, int] = {}
+        self.gate_failures: dict[str, int] = {}
+        self.evaluated = 0
+        self.graded_passed = 0
+        self.runtimes: list[float] = []
+        self.amplifications: list[float] = []
+        self.slo: dict[str, Any] = {}
+        self.missing: dict[str, int] = {}
+
+    def add(self, sample: SampleRecord) -> None:
+        super().add(sample)
+        ev = sample.extra.get("evaluation")
+        if not isinstance(ev, Mapping):
+            return
+        self.evaluated += 1
+        self.graded_passed += bool(ev.get("passed"))
+        self.grades[ev["grade"]] = self.grades.get(ev["grade"], 0) + 1
+        for gate, ok in ev.get("hard_gates", {}).items():
+            self.gate_failures[gate] = self.gate_failures.get(gate, 0) + (not ok)
+        for item in ev.get("missing_criteria", []):
+            self.missing[item["name"]] = self.missing.get(item["name"], 0) + 1
+        raw = ev.get("efficiency", {}).get("raw", {})
+        if raw.get("latency_s") is not None:
+            self.runtimes.append(float(raw["latency_s"]))
+        if raw.get("retry_amplification") is not None:
+            self.amplifications.append(float(raw["retry_amplification"]))
+        self.slo = self.slo or ev.get("efficiency", {}).get("slo", {})
+
+    def summary(self) -> dict[str, Any]:
+        out = super().summary()
+        n = self.evaluated
+        p95 = percentile(self.runtimes, 0.95)
+        latency_slo = self.slo.get("latency_s")
+        out["evaluation"] = {
+            "runs": n,
+            "passed": self.graded_passed,
+            "pass_rate": self.graded_passed / n if n else None,
+            "grades": {g: self.grades.get(g, 0) for g in ("A", "B", "C", "D", "F")},
+            "gate_failure_rates": {g: c / n for g, c in sorted(self.gate_failures.items())}
+            if n
+            else {},
+            "missing_criteria": dict(sorted(self.missing.items())),
+            "efficiency": {
+                "runtime_p50_s": percentile(self.runtimes, 0.50),
+                "runtime_p95_s": p95,
+                "runtime_p95_norm": normalize(
+                    "lower_is_better", p95, slo_good=latency_slo["good"], slo_bad=latency_slo["bad"]
+                )
+                if p95 is not None and latency_slo
+                else None,
+                "retry_amplification": sum(self.amplifications) / len(self.amplifications)
+                if self.amplifications
+                else None,
+            },
+        }
+        return out
+
+
+def _ids(ids: list[str]) -> str:
+    more = ", ..." if len(ids) > _MAX_LISTED else ""
+    return ", ".join(ids[:_MAX_LISTED]) + more
+
+
+def _available(example: Example) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    if isinstance(example.input, Mapping):
+        merged.update(example.input)
+    merged.update({k: v for k, v in example.fields.items() if k not in ("input", "run", "id")})
+    return merged
+
+
+def _as_run(
+    value: Any, example: Example, name: str, steps: list[Any], latency: float | None
+) -> WorkflowRun:
+    if isinstance(value, WorkflowRun):
+        if not value.steps and steps:
+            value.steps = list(steps)
+        return value
+    outputs = dict(value) if isinstance(value, Mapping) else {"output": value}
+    failed = any(s.status == "failed" for s in steps)
+    return WorkflowRun(
+        workflow_id=example.id,
+        workflow_name=name,
+        status="failed" if failed else "success",
+        outputs=outputs,
+        steps=list(steps),
+        inputs=_available(example),
+        metadata={"duration_s": latency} if latency is not None else {},
+    )
+
+
+def _failed_run(example: Example, name: str, error: str, steps: list[Any]) -> WorkflowRun:
+    return WorkflowRun(
+        workflow_id=example.id,
+        workflow_name=name,
+        status="failed",
+        outputs=None,
+        steps=list(steps),
+        inputs=_available(example),
+        error=error,
+    )
+
+
+def _text(run: WorkflowRun) -> str | None:
+    if run.outputs is None:
+        return None
+    return json.dumps(run.outputs, ensure_ascii=False, default=str)

@@ -1,0 +1,68 @@
+"""Per-agent roll-up and step scores, checked against numbers worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+from tests.support.workflows import DEFINITION, make_run, make_step
+
+from aieval.workflows import WorkflowRun, agent_rollup, evaluate_run, step_scores
+
+# Three agents; durations from timestamps (planner 2 s + 3 s), retries 1 + 2, one failure.
+FIXTURE = make_run(
+    steps=[
+        make_step(
+            "plan",
+            agent_role="planner",
+            start_time=0,
+            end_time=2,
+            retry_count=1,
+            metadata={"tokens": 100, "cost": 0.01, "scores": {"quality": 0.6}},
+        ),
+        make_step(
+            "replan",
+            "failed",
+            agent_role="planner",
+            start_time=2,
+            end_time=5,
+            retry_count=2,
+            metadata={"tokens": 50, "cost": 0.02, "scores": {"quality": 0.2}},
+        ),
+        make_step(
+            "code",
+            agent_role="coder",
+            start_time=5,
+            end_time=9,
+            model_used="m1",
+            metadata={"input_tokens": 30, "output_tokens": 20, "scores": {"tests": 1.0}},
+        ),
+        make_step("notes", "skipped"),
+    ]
+)
+
+
+def test_agent_rollup_by_hand() -> None:
+    agents = agent_rollup(WorkflowRun.from_dict(FIXTURE))
+    planner, coder, other = agents["planner"], agents["coder"], agents["unassigned"]
+    assert (planner["steps"], planner["failures"], planner["retries"]) == (2, 1, 3)
+    assert planner["duration_s"] == pytest.approx(5.0)
+    assert planner["tokens"] == 150 and planner["cost_usd"] == pytest.approx(0.03)
+    assert planner["scores"] == {"quality": pytest.approx(0.4)}
+    assert (coder["steps"], coder["failures"], coder["retries"], coder["duration_s"]) == (
+        1,
+        0,
+        0,
+        4.0,
+    )
+    assert coder["tokens"] == 50 and coder["models"] == ["m1"] and coder["scores"] == {"tests": 1.0}
+    assert (other["steps"], other["skipped"], other["duration_s"]) == (1, 1, None)
+
+
+def test_step_scores_and_payload() -> None:
+    run = WorkflowRun.from_dict(FIXTURE)
+    assert step_scores(run) == {
+        "plan": {"quality": 0.6},
+        "replan": {"quality": 0.2},
+        "code": {"tests": 1.0},
+    }
+    ev = evaluate_run(run, workflow=DEFINITION)
+    assert ev.agents["planner"]["retries"] == 3 and ev.step_scores["code"] == {"tests": 1.0}

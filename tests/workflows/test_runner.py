@@ -1,0 +1,145 @@
+"""Workflow mode of run(): callable targets, recorded runs, compatibility, stored payloads."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.workflows import DEFINITION, SCORES, make_run
+
+from aieval import run
+from aieval._types import Example
+from aieval.errors import ConfigError
+from aieval.runner import load_eval, run_eval
+from aieval.store import Store
+from aieval.workflows import WorkflowRun, step
+
+ROWS = [{"id": "a", "input": {"code_file": "a.py"}}, {"id": "b", "input": {"code_file": "b.py"}}]
+
+
+def _scored(example: Example) -> dict[str, Any]:
+    return {"report": {"issues": [1]}, "file": example.input["code_file"]}
+
+
+def _scorers() -> list[Any]:
+    from aieval import scorer
+
+    @scorer(name="correctness")
+    def correctness(prediction: str, expected: Any) -> float:
+        return 1.0
+
+    return [correctness]
+
+
+def test_callable_that_raises_is_a_failed_run_not_a_crash(tmp_path: Path) -> None:
+    def workflow(example: Example) -> dict[str, Any]:
+        with step("parse", agent_role="parser"):
+            pass
+        with step("review", agent_role="reviewer"):
+            raise RuntimeError("model unavailable")
+
+    result = run(
+        name="wf",
+        dataset=ROWS,
+        scorers=[],
+        target=workflow,
+        workflow=DEFINITION,
+        store=tmp_path / "db.sqlite",
+    )
+    assert result.status == "completed" and result.pass_rate == 0.0
+    sample = result.samples[0]
+    ev = sample.extra["evaluation"]
+    assert sample.passed is False and "model unavailable" in (sample.error or "")
+    assert ev["grade"] == "F" and ev["hard_gates"]["overall_status_success"] is False
+    assert ev["agents"]["reviewer"]["failures"] == 1 and ev["agents"]["parser"]["failures"] == 0
+    assert result.summary["evaluation"]["grades"]["F"] == 2
+
+
+async def test_async_callable_steps_timing_and_retries_are_captured() -> None:
+    async def workflow(example: Example) -> dict[str, Any]:
+        with step("review", agent_role="reviewer") as s:
+            s.retry_count = 2
+            s.metadata["tokens"] = 40
+            s.outputs = {"report": "ok"}
+        return {"report": {"issues": [2]}}
+
+    from aieval import run_async
+
+    result = await run_async(
+        name="wf", dataset=ROWS[:1], scorers=[], target=workflow, workflow=DEFINITION, store=False
+    )
+    ev = result.samples[0].extra["evaluation"]
+    assert ev["agents"]["reviewer"]["retries"] == 2 and ev["agents"]["reviewer"]["tokens"] == 40
+    assert ev["agents"]["reviewer"]["duration_s"] >= 0
+    assert ev["efficiency"]["raw"]["retry_amplification"] == 3.0
+
+
+def test_callable_returning_workflow_run_and_scorer_criteria() -> None:
+    def workflow(example: Example) -> WorkflowRun:
+        data = make_run(
+            metadata={"scores": {k: v for k, v in SCORES.items() if k != "correctness"}}
+        )
+        return WorkflowRun.from_dict(data)
+
+    result = run(
+        name="wf",
+        dataset=ROWS,
+        scorers=_scorers(),
+        target=workflow,
+        workflow=DEFINITION,
+        store=False,
+    )
+    ev = result.samples[0].extra["evaluation"]
+    row = next(c for c in ev["criteria"] if c["name"] == "correctness")
+    # the scorer's 0..1 value is already normalized: read with zero_one, not as a Likert point
+    assert (row["source"], row["raw"], row["formula_id"]) == ("scorer", 1.0, "zero_one")
+    assert row["normalized"] == 1.0 and result.samples[0].passed is True
+
+
+def test_incompatible_dataset_is_refused_before_any_sample(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def workflow(example: Example) -> dict[str, Any]:
+        calls.append(example.id)
+        return {}
+
+    rows = [{"id": "ok", "input": {"code_file": "x"}}, {"id": "bad", "input": {"lang": "go"}}]
+    db = tmp_path / "db.sqlite"
+    with pytest.raises(ConfigError) as info:
+        run(name="wf", dataset=rows, scorers=[], target=workflow, workflow=DEFINITION, store=db)
+    assert "missing required inputs: code_file" in str(info.value) and "bad" in str(info.value)
+    assert calls == [] and not db.exists()
+
+
+def test_folder_of_run_logs_is_a_dataset(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "good.json").write_text(json.dumps(make_run()))
+    (runs / "failed.json").write_text(json.dumps(make_run(overall_status="failed")))
+    db = tmp_path / "db.sqlite"
+    result = run(name="recorded", dataset=runs, scorers=[], workflow=DEFINITION, store=db)
+    verdicts = {s.id: s.passed for s in result.samples}
+    assert verdicts == {"failed": False, "good": True}
+    summary = result.summary["evaluation"]
+    assert summary["gate_failure_rates"]["overall_status_success"] == 0.5
+    assert summary["grades"]["A"] == 1 and summary["grades"]["F"] == 1
+    with sqlite3.connect(db) as conn:
+        stored = [json.loads(x) for (x,) in conn.execute("SELECT extra FROM samples")]
+    assert {e["evaluation"]["grade"] for e in stored} == {"A", "F"}
+
+
+def test_eval_file_with_workflow(tmp_path: Path) -> None:
+    import yaml
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "r1.json").write_text(json.dumps(make_run()))
+    (tmp_path / "wf.yaml").write_text(yaml.safe_dump(DEFINITION))
+    (tmp_path / "eval.yaml").write_text("name: e\ndataset: runs\nworkflow: wf.yaml\nprofile: B\n")
+    config = load_eval(tmp_path / "eval.yaml")
+    [result] = run_eval(config, store=Store(tmp_path / "db.sqlite"))
+    assert result.samples[0].extra["evaluation"]["profile"] == "B"
+    assert result.summary["evaluation"]["runs"] == 1
