@@ -87,6 +87,14 @@ class _MultiJudge:
         )
 
 
+    async def aclose(self) -> None:
+        """Close the providers every member judge opened in the current event loop."""
+        for _, judge in self.judges:
+            closer = getattr(judge.fn, "aclose", None)
+            if closer is not None:
+                await closer()
+
+
 def _majority(labels: list[str]) -> str:
     """The most frequent label; a split vote is a tie (no judge family gets the last word)."""
     counts = Counter(labels).most_common()
