@@ -354,6 +354,53 @@ def _clip(text: str, width: int = 60) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+@app.command("calibrate")
+def calibrate_command(
+    run_ref: Annotated[str, typer.Argument(help="Run id, id prefix, or run name (latest).")],
+    labels: Annotated[Path, typer.Argument(help="Human labels, JSONL: id + score or preference.")],
+    scorer_name: Annotated[
+        str | None, typer.Option("--scorer", help="The judge's scorer name in the run.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Agreement of a judge with human labels (with 95% CIs), stored, and drift since last time."""
+    from aieval.judges import calibrate
+
+    store = _existing_store(db)
+    row = store.get_run(run_ref)
+    report = calibrate(
+        list(store.iter_samples(row.id)), labels, scorer=scorer_name, store=store, run_id=row.id
+    )
+    if as_json:
+        out.print_json(json.dumps(report.to_dict(), default=str))
+        return
+    title = (
+        f"{report.judge} · {report.model or '-'} · prompt {report.prompt_version or '-'} · "
+        f"n={report.n}"
+    )
+    table = Table(title=title, title_justify="left")
+    for column in ("metric", "estimate", "95% CI", "drift"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for metric, ci in report.metrics.items():
+        drift = report.drift.get(metric)
+        table.add_row(
+            metric,
+            _num(ci.estimate),
+            f"{ci.low:.3f} – {ci.high:.3f}",
+            "-" if drift is None else f"{drift:+.3f}",
+        )
+    out.print(table)
+    if report.previous is not None:
+        prev = report.previous
+        out.print(
+            f"previous: {_when(prev.created_at)} · {prev.model or '-'} · "
+            f"prompt {prev.prompt_version or '-'} · n={prev.n}"
+        )
+    for warning in report.warnings:
+        out.print(f"[yellow]warning:[/] {warning}", highlight=False)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: user-fixable errors print one clear line and exit 2, never a traceback."""
     try:

@@ -164,3 +164,33 @@ def test_truncated_body_from_server_is_not_a_verdict(openai_server: OpenAIServer
         name="j", dataset=[{"prompt": "q", "prediction": "a"}], scorers=[judge], store=False
     )
     assert result.samples[0].scores["judge"].error is not None
+
+
+def test_everything_about_the_verdict_is_logged(openai_server: OpenAIServer) -> None:
+    from aieval.scorers import JUDGE_PROMPT_VERSION
+    from aieval.scorers._judge_call import prompt_version
+
+    replies = iter(['{"score": 4, "reason": "meh"}', "oops"])
+    openai_server.responder = lambda body: Reply(next(replies), model="judge-model-2026-01")
+    judge = judge_on(openai_server, samples=2)
+    result = run(
+        name="j", dataset=[{"prompt": "q", "prediction": "a"}], scorers=[judge], store=False
+    )
+    meta = result.samples[0].scores["judge"].metadata
+    assert meta["judge_model"] == "judge-model"
+    assert meta["judge_model_version"] == ["judge-model-2026-01"]
+    assert meta["prompt_version"] == JUDGE_PROMPT_VERSION
+    assert prompt_version("pointwise", "another template") != JUDGE_PROMPT_VERSION
+    assert meta["temperature"] == 0.0 and meta["samples"] == 2 and meta["parse_failures"] == 1
+    assert sorted(v["raw"] for v in meta["verdicts"]) == sorted(
+        ['{"score": 4, "reason": "meh"}', "oops"]
+    )
+    assert {v["reason"] for v in meta["verdicts"]} == {"meh", ""}
+    calls = [c for c in result.samples[0].calls if c.purpose == "judge:judge"]
+    assert len(calls) == 2 and calls[0].model == "judge-model-2026-01"
+
+
+def test_samples_below_one_fail_at_build_time() -> None:
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ValueError, match="samples"):
+            llm_judge(RUBRIC, samples=bad)  # type: ignore[arg-type]

@@ -3,7 +3,11 @@ import aieval.stats
 
 
 def test_stats_exports() -> None:
-    assert aieval.stats.__all__ == ["mean_pass_at_k", "pass_at_k", "pass_at_k_from_outcomes"]
+    names = aieval.stats.__all__
+    assert names == sorted(names, key=str.lower) or names == sorted(names)
+    assert {"mean_pass_at_k", "pass_at_k", "pass_at_k_from_outcomes"} <= set(names)
+    assert {"bootstrap_ci", "cohen_kappa", "spearman", "wilson_interval"} <= set(names)
+    assert all(hasattr(aieval.stats, name) for name in names)
 
 
 def test_sandbox_exports_sorted_and_present() -> None:

@@ -1,14 +1,27 @@
 """Scorers: per-sample metrics returning a float in 0..1.
 
 Built-ins: :func:`exact_match`, :func:`json_valid`, :func:`rouge_l`, :func:`token_f1` and the
-judge factory :func:`llm_judge`. Write your own with :func:`scorer`. Objective metrics live in
-the submodules :mod:`~aieval.scorers.retrieval`, :mod:`~aieval.scorers.tools`,
-:mod:`~aieval.scorers.rag` and :mod:`~aieval.scorers.swe`; importing this package registers their
-gate checks.
+judges :func:`llm_judge`, :func:`rubric_judge`, :func:`pairwise_judge` and
+:func:`multi_judge` (calibration lives in :mod:`aieval.judges`). Write your own with
+:func:`scorer`. Objective metrics live in the submodules :mod:`~aieval.scorers.retrieval`,
+:mod:`~aieval.scorers.tools`, :mod:`~aieval.scorers.rag` and :mod:`~aieval.scorers.swe`;
+importing this package registers their gate checks.
 """
 
 from aieval.scorers import rag, retrieval, swe, tools
 from aieval.scorers._judge import JUDGE_PROMPT_VERSION, VERDICT_SCHEMA, llm_judge
+from aieval.scorers._judge_call import neutralize
+from aieval.scorers._multi_judge import multi_judge
+from aieval.scorers._pairwise import (
+    INCONSISTENCY_WARNING_RATE,
+    PAIRWISE_PROMPT_VERSION,
+    PairwiseOutcome,
+    PairwiseReport,
+    compare_pairwise,
+    compare_pairwise_async,
+    pairwise_judge,
+)
+from aieval.scorers._rubric_judge import RUBRIC_PROMPT_VERSION, rubric_judge
 from aieval.scorers._scorer import (
     CONTEXT_PARAMETERS,
     Scorer,
@@ -21,19 +34,30 @@ from aieval.scorers._verdict import Verdict, parse_verdict
 
 __all__ = [
     "CONTEXT_PARAMETERS",
+    "INCONSISTENCY_WARNING_RATE",
     "JUDGE_PROMPT_VERSION",
+    "PAIRWISE_PROMPT_VERSION",
+    "RUBRIC_PROMPT_VERSION",
     "VERDICT_SCHEMA",
+    "PairwiseOutcome",
+    "PairwiseReport",
     "Scorer",
     "Verdict",
+    "compare_pairwise",
+    "compare_pairwise_async",
     "exact_match",
     "get_scorer",
     "json_valid",
     "llm_judge",
+    "multi_judge",
+    "neutralize",
+    "pairwise_judge",
     "parse_verdict",
     "rag",
     "registered_scorers",
     "retrieval",
     "rouge_l",
+    "rubric_judge",
     "scorer",
     "swe",
     "token_f1",

@@ -78,4 +78,17 @@ CREATE TABLE IF NOT EXISTS model_calls (
     FOREIGN KEY (run_id, sample_id) REFERENCES samples (run_id, sample_id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS model_calls_sample ON model_calls (run_id, sample_id);
+CREATE TABLE IF NOT EXISTS judge_calibrations (
+    id             INTEGER PRIMARY KEY,
+    judge          TEXT NOT NULL,               -- the judge's scorer name
+    model          TEXT,                        -- judge model (as configured)
+    model_version  TEXT,                        -- as the provider reported it
+    prompt_version TEXT,
+    run_id         TEXT,
+    labels         TEXT,                        -- the human label file
+    n              INTEGER NOT NULL,
+    metrics        TEXT NOT NULL,               -- JSON: metric -> {estimate, low, high}
+    created_at     REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS judge_calibrations_judge ON judge_calibrations (judge, created_at);
 """

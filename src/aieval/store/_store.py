@@ -17,7 +17,7 @@ from aieval._records import CallRecord, SampleRecord, ScoreRecord
 from aieval.errors import RunNotFoundError, StoreError
 from aieval.store._schema import SCHEMA, SCHEMA_VERSION
 
-__all__ = ["RunRow", "Store", "default_db_path"]
+__all__ = ["CalibrationRow", "RunRow", "Store", "default_db_path"]
 
 _SAMPLE_COLUMNS = (
     "run_id, sample_id, idx, input, expected, prediction, metadata, error, passed, latency_s, "
@@ -53,6 +53,22 @@ class RunRow:
     created_at: float
     started_at: float | None
     finished_at: float | None
+
+
+@dataclass(slots=True, frozen=True)
+class CalibrationRow:
+    """One stored judge calibration: agreement with human labels at a point in time."""
+
+    id: int
+    judge: str
+    model: str | None
+    model_version: str | None
+    prompt_version: str | None
+    run_id: str | None
+    labels: str | None
+    n: int
+    metrics: dict[str, Any]
+    created_at: float
 
 
 class Store:
@@ -411,6 +427,57 @@ class Store:
             calls=calls,
             extra=_loads(extra_json) or {},
         )
+
+    # -- judge calibrations -----------------------------------------------------------------
+
+    def record_calibration(
+        self,
+        *,
+        judge: str,
+        n: int,
+        metrics: Mapping[str, Any],
+        model: str | None = None,
+        model_version: str | None = None,
+        prompt_version: str | None = None,
+        run_id: str | None = None,
+        labels: str | None = None,
+    ) -> int:
+        """Store a calibration of ``judge`` and return its id."""
+        with self._lock:
+            try:
+                cursor = self._db.execute(
+                    "INSERT INTO judge_calibrations (judge, model, model_version, prompt_version,"
+                    " run_id, labels, n, metrics, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        judge,
+                        model,
+                        model_version,
+                        prompt_version,
+                        run_id,
+                        labels,
+                        n,
+                        _dumps(dict(metrics)),
+                        time.time(),
+                    ),
+                )
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot write to the store at {self.path}: {exc}") from exc
+            return int(cursor.lastrowid or 0)
+
+    def calibrations(self, judge: str | None = None, *, limit: int = 50) -> list[CalibrationRow]:
+        """Stored calibrations (of ``judge``, if given), most recent first."""
+        where, args = ("WHERE judge = ?", [judge]) if judge else ("", [])
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, judge, model, model_version, prompt_version, run_id, labels, n,"
+                f" metrics, created_at FROM judge_calibrations {where}"
+                " ORDER BY created_at DESC, id DESC LIMIT ?",
+                (*args, limit),
+            ).fetchall()
+        return [
+            CalibrationRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], _loads(r[8]), r[9])
+            for r in rows
+        ]
 
     def _write(self, sql: str, args: tuple[Any, ...]) -> None:
         with self._lock:

@@ -1,0 +1,45 @@
+"""LLM-as-judge (spec 8): pointwise, rubric, pairwise and multi-judge scorers, calibration.
+
+The judges are scorers and also live in :mod:`aieval.scorers`; this package adds calibration
+against human labels and the anti-verbosity padding test.
+"""
+
+from aieval.judges._calibration import CalibrationReport, HumanLabel, calibrate, load_labels
+from aieval.judges._verbosity import PaddingReport, padding_test
+from aieval.scorers import (
+    INCONSISTENCY_WARNING_RATE,
+    JUDGE_PROMPT_VERSION,
+    PAIRWISE_PROMPT_VERSION,
+    RUBRIC_PROMPT_VERSION,
+    PairwiseOutcome,
+    PairwiseReport,
+    compare_pairwise,
+    compare_pairwise_async,
+    llm_judge,
+    multi_judge,
+    neutralize,
+    pairwise_judge,
+    rubric_judge,
+)
+
+__all__ = [
+    "INCONSISTENCY_WARNING_RATE",
+    "JUDGE_PROMPT_VERSION",
+    "PAIRWISE_PROMPT_VERSION",
+    "RUBRIC_PROMPT_VERSION",
+    "CalibrationReport",
+    "HumanLabel",
+    "PaddingReport",
+    "PairwiseOutcome",
+    "PairwiseReport",
+    "calibrate",
+    "compare_pairwise",
+    "compare_pairwise_async",
+    "llm_judge",
+    "load_labels",
+    "multi_judge",
+    "neutralize",
+    "padding_test",
+    "pairwise_judge",
+    "rubric_judge",
+]

@@ -1,0 +1,178 @@
+"""What every judge shares: resolving its provider, calling it, neutralizing and delimiting data."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from aieval._calls import record_call
+from aieval._records import CallRecord
+from aieval.errors import ProviderError, ScorerError
+from aieval.providers import ChatRequest, ChatResponse, Provider
+
+__all__ = ["JudgeClient", "Reply", "delimit", "neutralize", "prompt_version", "provider_label"]
+
+# Characters a model may read as an angle bracket. NFKC folds the full-width and small forms to
+# "<"/">" too, but these do not fold, and a gullible model still reads them as a tag.
+_LOOKALIKES = frozenset("‹›〈〉⟨⟩❮❯❬❭❰❱˂˃ᐸᐳ«»⋖⋗⧼⧽〈〉")
+
+
+def neutralize(text: str) -> str:
+    """Escape data so it cannot open or close a delimited block.
+
+    ``&``, ``<`` and ``>`` are HTML-escaped, and every character that looks like an angle
+    bracket (full-width, small form, guillemets, mathematical brackets) becomes a numeric
+    character reference, so the only tags left in the judge's prompt are the real delimiters.
+
+    Example:
+        >>> neutralize('ok </CANDIDATE_ANSWER> ＜x＞')
+        'ok &lt;/CANDIDATE_ANSWER&gt; &#xff1c;x&#xff1e;'
+    """
+    out: list[str] = []
+    for char in text:
+        if char == "&":
+            out.append("&amp;")
+        elif char == "<":
+            out.append("&lt;")
+        elif char == ">":
+            out.append("&gt;")
+        elif char in _LOOKALIKES or unicodedata.normalize("NFKC", char) in ("<", ">"):
+            out.append(f"&#x{ord(char):x};")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def delimit(parts: dict[str, str]) -> str:
+    """Neutralized data blocks, each between tags that carry a digest of all the data.
+
+    The tag suffix depends on the content, so a candidate cannot guess a closing tag (it would
+    have to contain its own hash), and identical requests stay identical for the response cache.
+    """
+    escaped = {label: neutralize(text) for label, text in parts.items()}
+    digest = hashlib.blake2b("\x00".join(escaped.values()).encode(), digest_size=6).hexdigest()
+    return "\n\n".join(
+        f"<{label}-{digest}>\n{text}\n</{label}-{digest}>" for label, text in escaped.items()
+    )
+
+
+def prompt_version(kind: str, *templates: str) -> str:
+    """``kind-<hash>``: a version that changes whenever any template text changes.
+
+    Example:
+        >>> prompt_version("pointwise", "a") == prompt_version("pointwise", "a")
+        True
+    """
+    digest = hashlib.sha256("\x00".join(templates).encode()).hexdigest()[:12]
+    return f"{kind}-{digest}"
+
+
+@dataclass(slots=True, frozen=True)
+class Reply:
+    """One judge answer: its text and the model version that produced it, or the error."""
+
+    text: str
+    model: str
+    error: ProviderError | None = None
+
+
+class JudgeClient:
+    """Resolves a judge's provider and model, and makes its calls (cached, retried, recorded)."""
+
+    def __init__(
+        self,
+        name: str,
+        provider: str | Provider | None,
+        model: str | None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        concurrency: int = 4,
+    ) -> None:
+        self.name = name
+        self.provider = provider
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.concurrency = concurrency
+        self._built: dict[int, Provider] = {}
+
+    def resolve(self, run_provider: str | None, run_model: str | None) -> tuple[Any, str]:
+        """The provider spec and model: the judge's own, else the environment, else the run's."""
+        spec = self.provider or os.environ.get("AIEVAL_JUDGE_PROVIDER") or run_provider
+        model = self.model or os.environ.get("AIEVAL_JUDGE_MODEL") or run_model
+        if spec is None or model is None:
+            missing = "provider" if spec is None else "model"
+            raise ScorerError(
+                f"judge {self.name!r} has no {missing}: pass {missing}= to the judge, set "
+                f"AIEVAL_JUDGE_{missing.upper()}, or run with a {missing}"
+            )
+        return spec, model
+
+    def client(self, spec: str | Provider) -> Provider:
+        """The provider for the running event loop (providers hold loop-bound sessions)."""
+        loop_key = id(asyncio.get_running_loop())
+        client = self._built.get(loop_key)
+        if client is None:
+            from aieval.providers import build_provider
+
+            client = build_provider(spec, concurrency=self.concurrency)
+            self._built[loop_key] = client
+        return client
+
+    async def ask(
+        self,
+        spec: str | Provider,
+        model: str,
+        messages: list[dict[str, Any]],
+        *,
+        schema: dict[str, Any] | None,
+        salt: str | None = None,
+    ) -> Reply:
+        """One call; provider failures come back in :attr:`Reply.error`, never raised."""
+        client = self.client(spec)
+        request = ChatRequest(
+            model=model,
+            messages=messages,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            response_schema=schema,
+            cache_salt=salt,
+        )
+        purpose = f"judge:{self.name}"
+        try:
+            response: ChatResponse = await client.generate(request)
+        except ProviderError as exc:
+            record_call(
+                CallRecord(purpose, client.name, model, error=f"{type(exc).__name__}: {exc}")
+            )
+            return Reply("", model, exc)
+        record_call(
+            CallRecord(
+                purpose,
+                client.name,
+                response.model or model,
+                latency_s=response.latency_s,
+                input_tokens=response.input_tokens,
+                output_tokens=response.output_tokens,
+                cost=response.cost,
+                retries=response.retries,
+                cached=response.cached,
+            )
+        )
+        return Reply(response.text, response.model or model)
+
+    async def aclose(self) -> None:
+        """Close the provider this judge opened in the current event loop."""
+        client = self._built.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.aclose()
+
+
+def provider_label(spec: str | Provider) -> str:
+    """A provider's name for the log, whether given by name or as an instance."""
+    return spec if isinstance(spec, str) else str(getattr(spec, "name", type(spec).__name__))
