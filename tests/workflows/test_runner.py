@@ -143,3 +143,16 @@ def test_eval_file_with_workflow(tmp_path: Path) -> None:
     [result] = run_eval(config, store=Store(tmp_path / "db.sqlite"))
     assert result.samples[0].extra["evaluation"]["profile"] == "B"
     assert result.summary["evaluation"]["runs"] == 1
+
+
+def test_run_folder_version_does_not_depend_on_its_location(tmp_path: Path) -> None:
+    import shutil
+
+    from aieval.datasets import load_dataset
+    from aieval.workflows._runner import WorkflowMode
+
+    source = Path(__file__).parents[2] / "examples" / "workflows" / "code_review_runs"
+    copy = tmp_path / "elsewhere" / "runs"
+    shutil.copytree(source, copy)
+    versions = {load_dataset(WorkflowMode.rows(folder)).scan().version for folder in (source, copy)}
+    assert len(versions) == 1

@@ -86,7 +86,6 @@ class _MultiJudge:
             },
         )
 
-
     async def aclose(self) -> None:
         """Close the providers every member judge opened in the current event loop."""
         for _, judge in self.judges:

@@ -307,9 +307,7 @@ async def compare_pairwise_async(
             return await fn.compare(_prompt_of(example), a, b)
 
     try:
-        outcomes = list(
-            await asyncio.gather(*map(one, examples, outputs_a, outputs_b))
-        )
+        outcomes = list(await asyncio.gather(*map(one, examples, outputs_a, outputs_b)))
     finally:
         await fn.aclose()
     return _report(outcomes)

@@ -58,8 +58,11 @@ class WorkflowMode:
             raise WorkflowError(f"{dataset}: holds no *.json run logs")
         rows = []
         for file in files:
-            run = load_run(file)
-            rows.append({"id": file.stem, "input": run.inputs or {}, "run": str(file.resolve())})
+            run = load_run(file)  # validates, naming the file and field on error
+            # The log itself (not its path) goes into the row, so the dataset version depends on
+            # the runs' content only and a copy of the folder elsewhere can resume the run.
+            recorded = json.loads(file.read_text(encoding="utf-8"))
+            rows.append({"id": file.stem, "input": run.inputs or {}, "run": recorded})
         return rows
 
     def check(self, examples: Any) -> None:
