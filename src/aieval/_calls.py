@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 from aieval._records import CallRecord
 
-__all__ = ["collect_calls", "record_call"]
+if TYPE_CHECKING:
+    from aieval.providers import ChatResponse
+
+__all__ = ["call_from_response", "collect_calls", "record_call"]
 
 _calls: ContextVar[list[CallRecord] | None] = ContextVar("aieval_calls", default=None)
 
@@ -23,3 +27,20 @@ def collect_calls() -> list[CallRecord]:
     calls: list[CallRecord] = []
     _calls.set(calls)
     return calls
+
+
+def call_from_response(
+    purpose: str, provider: str | None, model: str, response: ChatResponse
+) -> CallRecord:
+    """The record of one successful model call: who answered, tokens, latency, retries, cache."""
+    return CallRecord(
+        purpose,
+        provider,
+        response.model or model,
+        latency_s=response.latency_s,
+        input_tokens=response.input_tokens,
+        output_tokens=response.output_tokens,
+        cost=response.cost,
+        retries=response.retries,
+        cached=response.cached,
+    )

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from aieval._calls import collect_calls
 from aieval._records import SampleRecord, ScoreRecord
+from aieval._sync import run_sync
 from aieval._types import Example
 from aieval.datasets import Dataset, load_dataset
 from aieval.errors import ConfigError, ScorerError
@@ -76,25 +76,7 @@ def run(
         target=target,
         **options,
     )
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run_async(**coro_args))
-    box: dict[str, Any] = {}
-
-    def worker() -> None:
-        try:
-            box["result"] = asyncio.run(run_async(**coro_args))
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=worker, name="aieval-run")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    result: RunResult = box["result"]
-    return result
+    return run_sync(run_async(**coro_args), thread_name="aieval-run")
 
 
 async def run_async(

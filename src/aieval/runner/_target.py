@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from aieval._calls import call_from_response
 from aieval._records import CallRecord
 from aieval._types import Example
 from aieval.errors import ConfigError, DatasetError, ProviderError
@@ -105,17 +106,7 @@ class ProviderTarget(Target):
                 error=f"{type(exc).__name__}: {exc}",
             )
             return Output(None, error=call.error, calls=[call])
-        call = CallRecord(
-            "target",
-            self.name,
-            response.model or self.model,
-            latency_s=response.latency_s,
-            input_tokens=response.input_tokens,
-            output_tokens=response.output_tokens,
-            cost=response.cost,
-            retries=response.retries,
-            cached=response.cached,
-        )
+        call = call_from_response("target", self.name, self.model, response)
         return Output(response.text, response.text, latency_s=response.latency_s, calls=[call])
 
     async def aclose(self) -> None:

@@ -9,7 +9,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from aieval._calls import record_call
+from aieval._calls import call_from_response, record_call
 from aieval._records import CallRecord
 from aieval.errors import ProviderError, ScorerError
 from aieval.providers import ChatRequest, ChatResponse, Provider
@@ -151,19 +151,7 @@ class JudgeClient:
                 CallRecord(purpose, client.name, model, error=f"{type(exc).__name__}: {exc}")
             )
             return Reply("", model, exc)
-        record_call(
-            CallRecord(
-                purpose,
-                client.name,
-                response.model or model,
-                latency_s=response.latency_s,
-                input_tokens=response.input_tokens,
-                output_tokens=response.output_tokens,
-                cost=response.cost,
-                retries=response.retries,
-                cached=response.cached,
-            )
-        )
+        record_call(call_from_response(purpose, client.name, model, response))
         return Reply(response.text, response.model or model)
 
     async def aclose(self) -> None:

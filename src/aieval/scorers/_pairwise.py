@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from aieval._sync import run_sync
 from aieval._types import Example, Score
 from aieval.errors import ConfigError, ScorerError
 from aieval.grading import normalize
@@ -369,22 +369,4 @@ def compare_pairwise(
     coro = compare_pairwise_async(
         examples, outputs_a, outputs_b, judge=judge, concurrency=concurrency
     )
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: dict[str, Any] = {}
-
-    def worker() -> None:
-        try:
-            box["result"] = asyncio.run(coro)
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=worker, name="aieval-pairwise")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    result: PairwiseReport = box["result"]
-    return result
+    return run_sync(coro, thread_name="aieval-pairwise")
