@@ -194,3 +194,30 @@ def test_samples_below_one_fail_at_build_time() -> None:
     for bad in (0, -1, True, 1.5):
         with pytest.raises(ValueError, match="samples"):
             llm_judge(RUBRIC, samples=bad)  # type: ignore[arg-type]
+
+
+def _judge_twice(server: OpenAIServer, **kwargs: Any) -> int:
+    server.responder = lambda body: Reply('{"score": 8, "reason": "close"}')
+    judge = judge_on(server, **kwargs)
+    for _ in range(2):
+        run(name="j", dataset=[{"prompt": "q", "prediction": "a"}], scorers=[judge], store=False)
+    return len(server.requests)
+
+
+def test_cache_file_reuses_identical_verdicts(openai_server: OpenAIServer, tmp_path: Any) -> None:
+    path = tmp_path / "judge-cache.db"
+    assert _judge_twice(openai_server, cache=str(path)) == 1
+    assert path.exists()
+
+
+def test_cache_off_asks_every_time(openai_server: OpenAIServer) -> None:
+    assert _judge_twice(openai_server, cache=False) == 2
+
+
+def test_default_cache_lives_in_the_run_store(
+    openai_server: OpenAIServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "runs.db"
+    monkeypatch.setenv("AIEVAL_DB", str(path))
+    assert _judge_twice(openai_server) == 1
+    assert path.exists()

@@ -9,7 +9,13 @@ from typing import Any
 from aieval._types import Score
 from aieval.errors import ConfigError, ScorerError
 from aieval.providers import Provider
-from aieval.scorers._judge_call import JudgeClient, delimit, prompt_version, provider_label
+from aieval.scorers._judge_call import (
+    JudgeCache,
+    JudgeClient,
+    delimit,
+    prompt_version,
+    provider_label,
+)
 from aieval.scorers._scorer import Scorer, scorer
 from aieval.scorers._verdict import Verdict, parse_verdict
 
@@ -141,6 +147,7 @@ def llm_judge(
     samples: int = 1,
     temperature: float = 0.0,
     max_tokens: int = 512,
+    cache: JudgeCache = True,
 ) -> Scorer:
     """Build a scorer that asks a grading model to score a prediction against ``rubric``.
 
@@ -157,6 +164,8 @@ def llm_judge(
         samples: query the judge this many times concurrently and take the median verdict.
         temperature: sampling temperature of the judge (0 by default).
         max_tokens: cap on the verdict's length.
+        cache: reuse identical deterministic verdicts: ``True`` (the run store, ``$AIEVAL_DB``
+            or ``./aieval.db``), ``False``, a SQLite file, or a ``ResponseCache``.
 
     Raises:
         ValueError: if ``samples`` is not a positive integer.
@@ -172,5 +181,6 @@ def llm_judge(
         temperature=temperature,
         max_tokens=max_tokens,
         concurrency=max(4, samples * 4),
+        cache=cache,
     )
     return scorer(name=name)(_Judge(rubric, client, samples))

@@ -7,14 +7,27 @@ import hashlib
 import os
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from aieval._calls import call_from_response, record_call
 from aieval._records import CallRecord
 from aieval.errors import ProviderError, ScorerError
-from aieval.providers import ChatRequest, ChatResponse, Provider
+from aieval.providers import ChatRequest, ChatResponse, Provider, ResponseCache
 
-__all__ = ["JudgeClient", "Reply", "delimit", "neutralize", "prompt_version", "provider_label"]
+__all__ = [
+    "JudgeCache",
+    "JudgeClient",
+    "Reply",
+    "delimit",
+    "neutralize",
+    "prompt_version",
+    "provider_label",
+]
+
+#: A judge's ``cache=``: ``True`` (the run store, ``$AIEVAL_DB`` or ``./aieval.db``), ``False``,
+#: a SQLite file, or a :class:`~aieval.providers.ResponseCache`.
+JudgeCache = bool | str | Path | ResponseCache
 
 # Characters a model may read as an angle bracket. NFKC folds the full-width and small forms to
 # "<"/">" too, but these do not fold, and a gullible model still reads them as a tag.
@@ -92,8 +105,10 @@ class JudgeClient:
         temperature: float = 0.0,
         max_tokens: int = 512,
         concurrency: int = 4,
+        cache: JudgeCache = True,
     ) -> None:
         self.name = name
+        self.cache = cache
         self.provider = provider
         self.model = model
         self.temperature = temperature
@@ -119,8 +134,11 @@ class JudgeClient:
         client = self._built.get(loop_key)
         if client is None:
             from aieval.providers import build_provider
+            from aieval.store import default_db_path
 
-            client = build_provider(spec, concurrency=self.concurrency)
+            client = build_provider(
+                spec, concurrency=self.concurrency, cache=self.cache, cache_path=default_db_path()
+            )
             self._built[loop_key] = client
         return client
 

@@ -14,7 +14,13 @@ from aieval._types import Example, Score
 from aieval.errors import ConfigError, ScorerError
 from aieval.grading import normalize
 from aieval.providers import Provider
-from aieval.scorers._judge_call import JudgeClient, delimit, prompt_version, provider_label
+from aieval.scorers._judge_call import (
+    JudgeCache,
+    JudgeClient,
+    delimit,
+    prompt_version,
+    provider_label,
+)
 from aieval.scorers._scorer import Scorer, scorer
 
 __all__ = [
@@ -257,6 +263,7 @@ def pairwise_judge(
     adjudication_rounds: int = 0,
     temperature: float = 0.0,
     max_tokens: int = 512,
+    cache: JudgeCache = True,
 ) -> Scorer:
     """Build a judge that compares two outputs for the same example, in both orders.
 
@@ -274,12 +281,16 @@ def pairwise_judge(
         adjudication_rounds: re-runs of both orders when they disagree (0: count a tie).
         temperature: sampling temperature (0 by default).
         max_tokens: cap on each verdict's length.
+        cache: reuse identical deterministic verdicts: ``True`` (the run store, ``$AIEVAL_DB``
+            or ``./aieval.db``), ``False``, a SQLite file, or a ``ResponseCache``.
     """
     if not isinstance(criteria, str) or not criteria.strip():
         raise ConfigError("pairwise_judge needs non-empty criteria")
     if isinstance(adjudication_rounds, bool) or adjudication_rounds < 0:
         raise ValueError(f"adjudication_rounds must be >= 0, got {adjudication_rounds!r}")
-    client = JudgeClient(name, provider, model, temperature=temperature, max_tokens=max_tokens)
+    client = JudgeClient(
+        name, provider, model, temperature=temperature, max_tokens=max_tokens, cache=cache
+    )
     return scorer(name=name)(_PairwiseJudge(criteria, client, adjudication_rounds))
 
 

@@ -14,7 +14,13 @@ from aieval._types import Score
 from aieval.errors import ScorerError
 from aieval.grading import Criterion, Rubric, load_rubric, normalize
 from aieval.providers import Provider
-from aieval.scorers._judge_call import JudgeClient, delimit, prompt_version, provider_label
+from aieval.scorers._judge_call import (
+    JudgeCache,
+    JudgeClient,
+    delimit,
+    prompt_version,
+    provider_label,
+)
 from aieval.scorers._scorer import Scorer, scorer
 
 __all__ = ["RUBRIC_PROMPT_VERSION", "parse_rubric_verdict", "rubric_judge"]
@@ -216,6 +222,7 @@ def rubric_judge(
     seed: int | None = None,
     temperature: float = 0.0,
     max_tokens: int = 1024,
+    cache: JudgeCache = True,
 ) -> Scorer:
     """Build a scorer that has a model score each rubric criterion on its anchored scale.
 
@@ -236,8 +243,12 @@ def rubric_judge(
         seed: makes criterion orders reproducible; ``None`` draws a fresh seed per sample.
         temperature: sampling temperature (0 by default).
         max_tokens: cap on the verdict's length.
+        cache: reuse identical deterministic verdicts: ``True`` (the run store, ``$AIEVAL_DB``
+            or ``./aieval.db``), ``False``, a SQLite file, or a ``ResponseCache``.
     """
     loaded = rubric if isinstance(rubric, Rubric) else load_rubric(rubric)
     metric = name or loaded.rubric_id
-    client = JudgeClient(metric, provider, model, temperature=temperature, max_tokens=max_tokens)
+    client = JudgeClient(
+        metric, provider, model, temperature=temperature, max_tokens=max_tokens, cache=cache
+    )
     return scorer(name=metric)(_RubricJudge(loaded, client, seed))
