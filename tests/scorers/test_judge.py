@@ -221,3 +221,69 @@ def test_default_cache_lives_in_the_run_store(
     monkeypatch.setenv("AIEVAL_DB", str(path))
     assert _judge_twice(openai_server) == 1
     assert path.exists()
+
+
+SHOTS = [
+    {"prompt": "2+2?", "expected": "4", "prediction": "4", "score": 10, "reason": "exact"},
+    {"prediction": "five", "score": 1, "reason": "wrong number"},
+]
+
+
+def test_few_shot_examples_precede_the_candidate(openai_server: OpenAIServer) -> None:
+    openai_server.responder = lambda body: Reply('{"score": 9, "reason": "ok"}')
+    plain = (
+        run(
+            name="j",
+            dataset=[{"prompt": "q", "prediction": "a"}],
+            scorers=[judge_on(openai_server, cache=False)],
+            store=False,
+        )
+        .samples[0]
+        .scores["judge"]
+    )
+    shot = (
+        run(
+            name="j",
+            dataset=[{"prompt": "q", "prediction": "a"}],
+            scorers=[judge_on(openai_server, cache=False, examples=SHOTS)],
+            store=False,
+        )
+        .samples[0]
+        .scores["judge"]
+    )
+    messages = openai_server.requests[-1].body["messages"]
+    assert [m["role"] for m in messages] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
+    assert "2+2?" in messages[1]["content"] and "CANDIDATE_ANSWER" in messages[1]["content"]
+    assert json.loads(messages[2]["content"]) == {"score": 10, "reason": "exact"}
+    assert json.loads(messages[4]["content"]) == {"score": 1, "reason": "wrong number"}
+    assert "five" in messages[3]["content"] and "five" not in messages[5]["content"]
+    assert shot.metadata["few_shot"] == 2 and plain.metadata["few_shot"] == 0
+    assert shot.metadata["prompt_version"] != plain.metadata["prompt_version"]
+
+
+@pytest.mark.parametrize(
+    ("examples", "message"),
+    [
+        pytest.param([{"prediction": "x", "reason": "r"}], "'score' is required", id="no-score"),
+        pytest.param([{"prediction": "x", "score": 11, "reason": "r"}], "0 to 10", id="range"),
+        pytest.param(
+            [{"prediction": "x", "score": 5, "reason": "r", "grade": 1}],
+            "grade",
+            id="unknown-field",
+        ),
+        pytest.param(["not a mapping"], "expected a mapping", id="not-mapping"),
+        pytest.param({"prediction": "x"}, "list of mappings", id="not-list"),
+    ],
+)
+def test_malformed_few_shot_examples_name_the_field(examples: Any, message: str) -> None:
+    from aieval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        llm_judge(RUBRIC, examples=examples)

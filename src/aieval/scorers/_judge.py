@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from aieval._types import Score
@@ -19,7 +22,7 @@ from aieval.scorers._judge_call import (
 from aieval.scorers._scorer import Scorer, scorer
 from aieval.scorers._verdict import Verdict, parse_verdict
 
-__all__ = ["JUDGE_PROMPT_VERSION", "VERDICT_SCHEMA", "build_messages", "llm_judge"]
+__all__ = ["JUDGE_PROMPT_VERSION", "VERDICT_SCHEMA", "FewShot", "build_messages", "llm_judge"]
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -48,10 +51,22 @@ JUDGE_PROMPT_VERSION = prompt_version("pointwise", _SYSTEM, _USER)
 class _Judge:
     """The callable behind an ``llm_judge`` scorer."""
 
-    def __init__(self, rubric: str, client: JudgeClient, samples: int) -> None:
+    def __init__(
+        self,
+        rubric: str,
+        client: JudgeClient,
+        samples: int,
+        shots: tuple[FewShot, ...] = (),
+    ) -> None:
         self.rubric = rubric
         self.client = client
         self.samples = samples
+        self.shots = shots
+        self.prompt_version = (
+            JUDGE_PROMPT_VERSION
+            if not shots
+            else prompt_version("pointwise", _SYSTEM, _USER, *(shot.key() for shot in shots))
+        )
 
     @property
     def name(self) -> str:
@@ -71,7 +86,7 @@ class _Judge:
         model: str | None = None,
     ) -> Score:
         spec, judge_model = self.client.resolve(provider, model)
-        messages = build_messages(self.rubric, prompt, expected, prediction)
+        messages = build_messages(self.rubric, prompt, expected, prediction, shots=self.shots)
         replies = await asyncio.gather(
             *(
                 # Sample 0 shares the cache with a one-sample judge; the others get their own.
@@ -100,7 +115,8 @@ class _Judge:
                 "judge_model": judge_model,
                 "judge_model_version": sorted({r.model for r in answered}),
                 "judge_provider": provider_label(spec),
-                "prompt_version": JUDGE_PROMPT_VERSION,
+                "prompt_version": self.prompt_version,
+                "few_shot": len(self.shots),
                 "temperature": self.client.temperature,
                 "samples": self.samples,
                 "verdicts": [_verdict_log(v) for v in verdicts],
@@ -123,10 +139,43 @@ def _verdict_log(verdict: Verdict) -> dict[str, Any]:
     }
 
 
+@dataclass(slots=True, frozen=True)
+class FewShot:
+    """One graded example shown to the judge before the real candidate."""
+
+    prediction: str
+    score: float
+    reason: str
+    prompt: str = ""
+    expected: str = ""
+
+    def key(self) -> str:
+        return json.dumps([self.prompt, self.expected, self.prediction, self.score, self.reason])
+
+
 def build_messages(
-    rubric: str, prompt: str | None, expected: Any, prediction: Any
+    rubric: str,
+    prompt: str | None,
+    expected: Any,
+    prediction: Any,
+    *,
+    shots: Sequence[FewShot] = (),
 ) -> list[dict[str, Any]]:
-    """The judge's chat messages, with each piece of data neutralized in a delimited block."""
+    """The judge's chat messages, with each piece of data neutralized in a delimited block.
+
+    Few-shot examples come first as user/assistant turns: the same delimited blocks, answered
+    with the verdict a careful grader gave, so the judge anchors its scale on them.
+    """
+    messages: list[dict[str, Any]] = [{"role": "system", "content": _SYSTEM}]
+    for shot in shots:
+        messages.append(_user_turn(rubric, shot.prompt, shot.expected, shot.prediction))
+        verdict = {"score": shot.score, "reason": shot.reason}
+        messages.append({"role": "assistant", "content": json.dumps(verdict)})
+    messages.append(_user_turn(rubric, prompt, expected, prediction))
+    return messages
+
+
+def _user_turn(rubric: str, prompt: Any, expected: Any, prediction: Any) -> dict[str, Any]:
     blocks = delimit(
         {
             "ORIGINAL_PROMPT": "" if prompt is None else str(prompt),
@@ -134,8 +183,41 @@ def build_messages(
             "CANDIDATE_ANSWER": "" if prediction is None else str(prediction),
         }
     )
-    user = _USER.format(rubric=rubric, blocks=blocks)
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+    return {"role": "user", "content": _USER.format(rubric=rubric, blocks=blocks)}
+
+
+def _few_shots(examples: Sequence[Mapping[str, Any]] | None) -> tuple[FewShot, ...]:
+    """Validate ``examples=``: each needs ``prediction``, ``score`` (0..10) and ``reason``."""
+    if examples is None:
+        return ()
+    if isinstance(examples, (str, Mapping)) or not isinstance(examples, Sequence):
+        raise ConfigError("llm_judge examples= must be a list of mappings")
+    shots = []
+    for i, item in enumerate(examples):
+        where = f"llm_judge examples[{i}]"
+        if not isinstance(item, Mapping):
+            raise ConfigError(f"{where}: expected a mapping, got {type(item).__name__}")
+        unknown = sorted(set(item) - {"prompt", "expected", "prediction", "score", "reason"})
+        if unknown:
+            raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)}")
+        for required in ("prediction", "score", "reason"):
+            if item.get(required) is None:
+                raise ConfigError(f"{where}: field {required!r} is required")
+        score = item["score"]
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 10:
+            raise ConfigError(
+                f"{where}: field 'score' must be a number from 0 to 10, got {score!r}"
+            )
+        shots.append(
+            FewShot(
+                prediction=str(item["prediction"]),
+                score=float(score),
+                reason=str(item["reason"]),
+                prompt=str(item.get("prompt") or ""),
+                expected=str(item.get("expected") or ""),
+            )
+        )
+    return tuple(shots)
 
 
 def llm_judge(
@@ -148,6 +230,7 @@ def llm_judge(
     temperature: float = 0.0,
     max_tokens: int = 512,
     cache: JudgeCache = True,
+    examples: Sequence[Mapping[str, Any]] | None = None,
 ) -> Scorer:
     """Build a scorer that asks a grading model to score a prediction against ``rubric``.
 
@@ -166,9 +249,13 @@ def llm_judge(
         max_tokens: cap on the verdict's length.
         cache: reuse identical deterministic verdicts: ``True`` (the run store, ``$AIEVAL_DB``
             or ``./aieval.db``), ``False``, a SQLite file, or a ``ResponseCache``.
+        examples: few-shot anchors shown before the candidate, each
+            ``{"prediction", "score" (0..10), "reason"}`` with optional ``prompt`` and
+            ``expected``; they change the stored ``prompt_version``.
 
     Raises:
         ValueError: if ``samples`` is not a positive integer.
+        ConfigError: if the rubric is empty or an example is malformed.
     """
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise ValueError(f"samples must be a positive integer, got {samples!r}")
@@ -183,4 +270,4 @@ def llm_judge(
         concurrency=max(4, samples * 4),
         cache=cache,
     )
-    return scorer(name=name)(_Judge(rubric, client, samples))
+    return scorer(name=name)(_Judge(rubric, client, samples, _few_shots(examples)))
