@@ -4,11 +4,12 @@ Built-ins: :func:`exact_match`, :func:`json_valid`, :func:`rouge_l`, :func:`toke
 judges :func:`llm_judge`, :func:`rubric_judge`, :func:`pairwise_judge` and
 :func:`multi_judge` (calibration lives in :mod:`aieval.judges`). Write your own with
 :func:`scorer`. Objective metrics live in the submodules :mod:`~aieval.scorers.retrieval`,
-:mod:`~aieval.scorers.tools`, :mod:`~aieval.scorers.rag` and :mod:`~aieval.scorers.swe`;
+:mod:`~aieval.scorers.tools`, :mod:`~aieval.scorers.rag`, :mod:`~aieval.scorers.swe` and
+:mod:`~aieval.scorers.code` (``passes_tests``, which runs generated code in the sandbox);
 importing this package registers their gate checks.
 """
 
-from aieval.scorers import rag, retrieval, swe, tools
+from aieval.scorers import code, rag, retrieval, swe, tools
 from aieval.scorers._judge import JUDGE_PROMPT_VERSION, VERDICT_SCHEMA, llm_judge
 from aieval.scorers._judge_call import neutralize
 from aieval.scorers._multi_judge import multi_judge
@@ -43,6 +44,7 @@ __all__ = [
     "PairwiseReport",
     "Scorer",
     "Verdict",
+    "code",
     "compare_pairwise",
     "compare_pairwise_async",
     "exact_match",
