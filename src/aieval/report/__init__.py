@@ -12,12 +12,21 @@ Example:
 """
 
 from aieval.report._bundle import RunReport, build_report
+from aieval.report._compare import Comparison, compare_runs, describe_changes
+from aieval.report._policy import PromotionDecision, PromotionPolicy, RuleResult, decide_promotion
 from aieval.report._samples import CriterionValue, ExampleNumbers, example_numbers
 
 __all__ = [
+    "Comparison",
     "CriterionValue",
     "ExampleNumbers",
+    "PromotionDecision",
+    "PromotionPolicy",
+    "RuleResult",
     "RunReport",
     "build_report",
+    "compare_runs",
+    "decide_promotion",
+    "describe_changes",
     "example_numbers",
 ]
