@@ -101,7 +101,7 @@ def _live_destination() -> Any:
         return None
     destination = cli_tracer_provider()
     if destination.hint:
-        err.print(f"[yellow]telemetry:[/] {destination.hint}", highlight=False)
+        err.print(f"[yellow]telemetry:[/] {destination.hint}", highlight=False, soft_wrap=True)
     return destination
 
 
@@ -125,7 +125,7 @@ def export_otel_command(
     row = store.get_run(run_ref)
     destination = cli_tracer_provider(endpoint=endpoint, console=console)
     if destination.hint:
-        err.print(f"[yellow]telemetry:[/] {destination.hint}", highlight=False)
+        err.print(f"[yellow]telemetry:[/] {destination.hint}", highlight=False, soft_wrap=True)
     try:
         count = export_run(store, row.id, destination.provider)
     finally:
@@ -133,6 +133,7 @@ def export_otel_command(
     err.print(
         f"exported run {row.id}: 1 run span and {count} sample spans ({destination.label})",
         highlight=False,
+        soft_wrap=True,
     )
 
 
