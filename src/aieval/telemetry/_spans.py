@@ -77,9 +77,12 @@ class RunSpans:
         end_s: float | None = None,
     ) -> None:
         """Close the run span; a status other than ``completed`` marks it as an error."""
-        self._run.set_attributes(run_end_attributes(status, summary, error))
-        if status != "completed":
-            self._set_error(self._run, error or status)
+        try:
+            self._run.set_attributes(run_end_attributes(status, summary, error))
+            if status != "completed":
+                self._set_error(self._run, error or status)
+        except Exception:  # as for samples: report it, still end the span, never fail the run
+            log.warning("telemetry: could not describe the end of the run", exc_info=True)
         self._run.end(end_time=None if end_s is None else int(end_s * 1e9))
 
     def _emit_sample(self, record: Any, end_s: float) -> None:
