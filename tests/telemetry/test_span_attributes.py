@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aieval import CallRecord, SampleRecord, ScoreRecord
-from aieval.telemetry import RunHeader, weighted_score
+from aieval.report import example_numbers
+from aieval.telemetry import RunHeader
 from aieval.telemetry._attributes import (
     call_attributes,
     error_type,
@@ -77,8 +78,9 @@ def test_layout_nests_calls_one_after_another_inside_the_sample(
         ),
     ],
 )
-def test_weighted_score(sample: SampleRecord, expected: float | None) -> None:
-    assert weighted_score(sample) == expected
+def test_weighted_score_is_the_reports(sample: SampleRecord, expected: float | None) -> None:
+    attrs = sample_attributes(HEADER, sample)
+    assert attrs.get("aieval.weighted_score") == expected == example_numbers(sample).weighted_score
 
 
 @given(st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=1, max_size=8))
@@ -86,8 +88,8 @@ def test_weighted_score_is_100_times_the_mean(values: list[float]) -> None:
     sample = SampleRecord(
         "a", 0, "x", scores={f"s{i}": ScoreRecord(v) for i, v in enumerate(values)}
     )
-    score = weighted_score(sample)
-    assert score is not None and 0.0 <= score <= 100.0
+    score = sample_attributes(HEADER, sample)["aieval.weighted_score"]
+    assert isinstance(score, float) and 0.0 <= score <= 100.0
     assert score == pytest.approx(100 * sum(values) / len(values))
 
 

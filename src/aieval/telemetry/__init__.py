@@ -4,8 +4,8 @@ Importing this package does not import OpenTelemetry; using it without the extra
 :class:`~aieval.errors.ConfigError` that says ``pip install 'aieval[otel]'``.
 """
 
-from aieval.telemetry._attributes import RunHeader, weighted_score
+from aieval.telemetry._attributes import RunHeader
 from aieval.telemetry._export import export_run
 from aieval.telemetry._spans import INSTALL_HINT, RunSpans
 
-__all__ = ["INSTALL_HINT", "RunHeader", "RunSpans", "export_run", "weighted_score"]
+__all__ = ["INSTALL_HINT", "RunHeader", "RunSpans", "export_run"]

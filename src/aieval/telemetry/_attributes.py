@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aieval._records import CallRecord, SampleRecord
+from aieval.report import example_numbers
 
 __all__ = [
     "AttributeValue",
@@ -26,7 +27,6 @@ __all__ = [
     "run_end_attributes",
     "run_start_attributes",
     "sample_attributes",
-    "weighted_score",
 ]
 
 AttributeValue = str | bool | int | float | list[str]
@@ -150,7 +150,7 @@ def sample_attributes(run: RunHeader, sample: SampleRecord) -> Attributes:
         "aieval.example.id": sample.id,
         "aieval.example.index": sample.index,
         "aieval.passed": sample.passed,
-        "aieval.weighted_score": weighted_score(sample),
+        "aieval.weighted_score": example_numbers(sample).weighted_score,
         "aieval.grade": evaluation.get("grade"),
         "aieval.error": _clip(sample.error),
         "error.type": error_type(sample.error) if sample.error else None,
@@ -209,27 +209,6 @@ def evaluation_events(sample: SampleRecord) -> list[tuple[str, Attributes]]:
         }
         events.append(("gen_ai.evaluation.result", _clean(found)))
     return events
-
-
-def weighted_score(sample: SampleRecord) -> float | None:
-    """The sample's 0..100 weighted score, as reports compute it.
-
-    Graded samples carry it in their evaluation; otherwise it is 100 times the mean of the
-    sample's scores, 0.0 when the target failed, and None when nothing was scored.
-
-    Example:
-        >>> from aieval import SampleRecord, ScoreRecord
-        >>> weighted_score(SampleRecord("a", 0, "x", scores={"m": ScoreRecord(0.5),
-        ...                                                  "n": ScoreRecord(1.0)}))
-        75.0
-    """
-    evaluation = sample.extra.get("evaluation")
-    if evaluation and evaluation.get("weighted_score") is not None:
-        return float(evaluation["weighted_score"])
-    if sample.error is not None:
-        return 0.0
-    values = [s.value for s in sample.scores.values() if s.value is not None]
-    return 100.0 * sum(values) / len(values) if values else None
 
 
 def error_type(message: str | None) -> str:
