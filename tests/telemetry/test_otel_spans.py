@@ -363,3 +363,27 @@ def test_env_variable_uses_the_global_tracer_provider() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(["aieval.run"] + ["aieval.sample"] * 3)
+
+
+def test_a_telemetry_bug_is_logged_once_and_never_fails_the_run(
+    capture: Capture, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import aieval.telemetry._spans as spans_module
+
+    def broken(*_: Any) -> Any:
+        raise RuntimeError("attribute bug")
+
+    monkeypatch.setattr(spans_module, "sample_attributes", broken)
+    rows = [{"id": f"x{i}", "prompt": "p", "expected": "y", "prediction": "y"} for i in range(3)]
+    result = run(
+        name="bug",
+        dataset=rows,
+        scorers=[exact_match],
+        store=False,
+        tracer_provider=capture.provider,
+    )
+    assert result.status == "completed" and result.pass_rate == 1.0
+    warnings = [r for r in caplog.records if "telemetry: could not emit sample" in r.getMessage()]
+    assert len(warnings) == 1
+    (root,) = capture.named("aieval.run")
+    assert root.attributes["aieval.samples"] == 3
