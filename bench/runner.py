@@ -6,6 +6,7 @@ Usage::
     python bench/runner.py --part overhead --samples 20000
     python bench/runner.py --part latency --samples 2000 --concurrency 100 --delay 0.2
     python bench/runner.py --part memory --rows 1000000
+    python bench/runner.py --part telemetry --samples 20000   # needs the otel extra
 
 Peers are measured in the same run when installed (the raw ``openai`` SDK for the latency part);
 otherwise their figures from the project's anchors are printed for reference.
@@ -67,6 +68,47 @@ def overhead(samples: int) -> dict[str, float]:
     best = out["SQLite store"]
     for peer, ms in ANCHOR_OVERHEAD_MS.items():
         print(f"  vs {peer:20s} (anchor {ms:5.1f} ms/sample): {ms / best:6.1f}x less per sample")
+    return out
+
+
+def telemetry(samples: int) -> dict[str, float]:
+    """Per-sample cost of live OpenTelemetry spans (SDK, batch processor, spans discarded)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    from aieval import run
+    from aieval.scorers import exact_match
+
+    class Discard(SpanExporter):
+        def export(self, spans: object) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    rows = [
+        {"id": f"s{i}", "prompt": f"q{i}", "expected": "yes", "prediction": "yes"}
+        for i in range(samples)
+    ]
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Discard(), max_queue_size=samples + 10))
+    out: dict[str, float] = {}
+    for label, options in (
+        ("telemetry off", {}),
+        ("telemetry on", {"tracer_provider": provider}),
+    ):
+        run(name="warmup", dataset=rows[:50], scorers=[exact_match], store=False, **options)
+        small = _timed(
+            lambda o=options: run(  # type: ignore[misc]
+                name="t", dataset=rows[:100], scorers=[exact_match], store=False, **o
+            )
+        )
+        big = _timed(
+            lambda o=options: run(  # type: ignore[misc]
+                name="t", dataset=rows, scorers=[exact_match], store=False, **o
+            )
+        )
+        out[label] = (big - small) / (samples - 100) * 1000
+        print(f"  {label:14s} {out[label]:.3f} ms/sample")
+    provider.shutdown()
+    print(f"  spans cost {out['telemetry on'] - out['telemetry off']:.3f} ms/sample")
     return out
 
 
@@ -215,7 +257,9 @@ def _free_port() -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["overhead", "latency", "memory", "all"], default="all")
+    parser.add_argument(
+        "--part", choices=["overhead", "latency", "memory", "telemetry", "all"], default="all"
+    )
     parser.add_argument("--samples", type=int, default=None)
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--delay", type=float, default=0.2)
@@ -231,6 +275,9 @@ def main() -> None:
             f"call, concurrency {args.concurrency}:"
         )
         latency(args.samples or 2000, args.concurrency, args.delay)
+    if args.part == "telemetry":
+        print("live OpenTelemetry spans (in memory, recorded predictions, exact_match):")
+        telemetry(args.samples or 20_000)
     if args.part in ("memory", "all"):
         print(f"memory: {args.rows} rows of recorded predictions, four built-in scorers:")
         memory(args.rows)

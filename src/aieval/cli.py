@@ -23,7 +23,7 @@ from rich.progress import (
 from rich.table import Table
 
 from aieval.errors import AievalError, UserError
-from aieval.runner import RunResult, load_eval, run_eval
+from aieval.runner import RunResult, load_eval, run_eval, telemetry_requested
 from aieval.store import RunRow, Store, default_db_path
 
 __all__ = ["app", "main"]
@@ -68,21 +68,73 @@ def run_command(
     config = load_eval(eval_file)
     store = Store(db) if db else Store(default_db_path())
     resume_arg: str | bool | None = resume_id or (True if resume else None)
-    with _progress(quiet) as make_callback:
-        results = run_eval(
-            config,
-            store=store,
-            resume=resume_arg,
-            models=model or None,
-            limit=limit,
-            concurrency=concurrency,
-            progress=make_callback,
-        )
+    destination = _live_destination() if telemetry_requested(config) else None
+    try:
+        with _progress(quiet) as make_callback:
+            results = run_eval(
+                config,
+                store=store,
+                resume=resume_arg,
+                models=model or None,
+                limit=limit,
+                concurrency=concurrency,
+                progress=make_callback,
+                tracer_provider=destination.provider if destination else None,
+            )
+    finally:
+        if destination is not None:
+            destination.provider.shutdown()
     for result in results:
         _print_summary(result)
     if len(results) > 1:
         _print_comparison(results)
     out.print(f"[dim]stored in {store.path}[/]")
+
+
+def _live_destination() -> Any:
+    """Spans of ``aieval run`` go to the global provider if one is set, else OTLP or console."""
+    from aieval.telemetry._exporters import cli_tracer_provider, global_provider_is_set
+    from aieval.telemetry._spans import require_otel
+
+    require_otel()
+    if global_provider_is_set():
+        return None
+    destination = cli_tracer_provider()
+    if destination.hint:
+        err.print(f"[yellow]telemetry:[/] {destination.hint}", highlight=False, soft_wrap=True)
+    return destination
+
+
+@app.command("export-otel")
+def export_otel_command(
+    run_ref: Annotated[str, typer.Argument(help="Run id, id prefix, or run name (latest).")],
+    endpoint: Annotated[
+        str | None,
+        typer.Option(help="OTLP collector URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT)."),
+    ] = None,
+    console: Annotated[
+        bool, typer.Option("--console", help="Print the spans instead of sending them.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Send a stored run to OpenTelemetry as spans: run, samples, model calls."""
+    from aieval.telemetry import export_run
+    from aieval.telemetry._exporters import cli_tracer_provider
+
+    store = _existing_store(db)
+    row = store.get_run(run_ref)
+    destination = cli_tracer_provider(endpoint=endpoint, console=console)
+    if destination.hint:
+        err.print(f"[yellow]telemetry:[/] {destination.hint}", highlight=False, soft_wrap=True)
+    try:
+        count = export_run(store, row.id, destination.provider)
+    finally:
+        destination.provider.shutdown()
+    err.print(
+        f"exported run {row.id}: 1 run span and {count} sample spans ({destination.label})",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @app.command("runs")

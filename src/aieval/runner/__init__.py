@@ -10,6 +10,7 @@ from aieval.runner._evalfile import (
     load_eval,
     parse_eval,
     run_eval,
+    telemetry_requested,
 )
 from aieval.runner._result import RunResult, ScorerStats
 from aieval.runner._run import ProgressCallback, run, run_async
@@ -29,4 +30,5 @@ __all__ = [
     "run",
     "run_async",
     "run_eval",
+    "telemetry_requested",
 ]

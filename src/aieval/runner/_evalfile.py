@@ -20,7 +20,7 @@ from pydantic import (
 
 from aieval.errors import ConfigError
 from aieval.runner._result import RunResult
-from aieval.runner._run import ProgressCallback, run
+from aieval.runner._run import ProgressCallback, run, telemetry_from_env
 from aieval.scorers import Scorer, get_scorer, llm_judge
 from aieval.store import Store
 
@@ -33,6 +33,7 @@ __all__ = [
     "load_eval",
     "parse_eval",
     "run_eval",
+    "telemetry_requested",
 ]
 
 _MAX_EVAL_BYTES = 1_000_000
@@ -70,6 +71,9 @@ class SettingsConfig(_Strict):
     cache: bool = True
     timeout: float = Field(60.0, gt=0)
     pass_threshold: float = Field(0.5, ge=0, le=1)
+    telemetry: bool | None = Field(
+        None, description="emit OpenTelemetry spans (extra 'otel'); unset follows $AIEVAL_OTEL"
+    )
 
 
 class EvalConfig(_Strict):
@@ -171,8 +175,12 @@ def run_eval(
     limit: int | None = None,
     concurrency: int | None = None,
     progress: Callable[[str], ProgressCallback | None] | None = None,
+    tracer_provider: Any = None,
 ) -> list[RunResult]:
-    """Run an eval configuration: one run per recorded model version (or one for the target)."""
+    """Run an eval configuration: one run per recorded model version (or one for the target).
+
+    ``tracer_provider`` is used when the settings (or ``$AIEVAL_OTEL``) turn telemetry on.
+    """
     scorers = build_scorers(config)
     dataset, dataset_limit, prediction_field = _dataset(config)
     settings = config.settings
@@ -197,6 +205,8 @@ def run_eval(
             progress=progress(model or config.name) if progress else None,
             workflow=_workflow(config),
             profile=_local(config, config.profile),
+            telemetry=settings.telemetry,
+            tracer_provider=tracer_provider,
         )
         if config.target is not None:
             t = config.target
@@ -211,6 +221,12 @@ def run_eval(
             run(name=config.name, dataset=dataset, scorers=scorers, model=model, **options)
         )
     return results
+
+
+def telemetry_requested(config: EvalConfig) -> bool:
+    """Whether running ``config`` emits spans: its ``settings.telemetry``, else ``$AIEVAL_OTEL``."""
+    setting = config.settings.telemetry
+    return telemetry_from_env() if setting is None else setting
 
 
 def _dataset(config: EvalConfig) -> tuple[Any, int | None, str | None]:

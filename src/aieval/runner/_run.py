@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -30,6 +31,8 @@ from aieval.scorers import Scorer, get_scorer
 from aieval.store import Store
 
 if TYPE_CHECKING:
+    from aieval.telemetry._attributes import RunHeader
+    from aieval.telemetry._spans import RunSpans
     from aieval.workflows._runner import WorkflowMode
 
 __all__ = ["ProgressCallback", "run", "run_async"]
@@ -104,6 +107,8 @@ async def run_async(
     metadata: dict[str, Any] | None = None,
     workflow: Any = None,
     profile: Any = None,
+    telemetry: bool | None = None,
+    tracer_provider: Any = None,
 ) -> RunResult:
     """Evaluate ``dataset`` with ``scorers``; every finished sample is committed to the store.
 
@@ -139,10 +144,20 @@ async def run_async(
             and the grade decides ``passed``. A dataset missing a required input is refused
             before any sample runs. A folder of run logs is a valid ``dataset``.
         profile: the scoring profile for workflow runs (overrides the definition's).
+        telemetry: emit OpenTelemetry spans (run, sample, model calls) as samples finish;
+            ``None`` follows ``$AIEVAL_OTEL``. Needs the ``otel`` extra.
+        tracer_provider: the OpenTelemetry tracer provider to use instead of the global one;
+            giving one turns telemetry on unless ``telemetry=False``.
     """
     started = time.perf_counter()
+    started_wall = time.time()
     if concurrency < 1:
         raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
+    traced = _telemetry_wanted(telemetry, tracer_provider)
+    if traced:
+        from aieval.telemetry._spans import require_otel
+
+        require_otel()
     resolved = _resolve_scorers(scorers)
     flow = _workflow_mode(workflow, profile, dataset)
     if flow is not None:
@@ -194,6 +209,10 @@ async def run_async(
         db, resume, name, model, the_target, data, info, config, aggregator
     )
     kept: list[SampleRecord] | None = [] if db is None else None
+    spans = None
+    if traced:
+        header = _header(db, run_id, name, model, the_target, data, info)
+        spans = _open_spans(db, header, started_wall, tracer_provider)
     status, error = "completed", None
     try:
         await _execute(
@@ -211,6 +230,7 @@ async def run_async(
             kept,
             progress,
             flow.evaluate if flow is not None else None,
+            spans,
         )
     except (asyncio.CancelledError, KeyboardInterrupt):
         status, error = "interrupted", "interrupted before every sample finished"
@@ -223,6 +243,8 @@ async def run_async(
         summary = aggregator.summary()
         if db is not None:
             db.finish_run(run_id, status=status, metrics=summary, error=error)
+        if spans is not None:
+            spans.finish(status, summary, error)
     metrics = {k: v["mean"] for k, v in summary["scorers"].items()}
     return RunResult(
         id=run_id,
@@ -255,6 +277,7 @@ async def _execute(
     kept: list[SampleRecord] | None,
     progress: ProgressCallback | None,
     evaluator: Evaluator | None = None,
+    spans: RunSpans | None = None,
 ) -> None:
     queue: asyncio.Queue[tuple[int, Example] | None] = asyncio.Queue(maxsize=concurrency * 2)
     provider_name = target.name if isinstance(target, ProviderTarget) else None
@@ -280,6 +303,8 @@ async def _execute(
             if kept is not None:
                 kept.append(record)
             aggregator.add(record)
+            if spans is not None:
+                spans.sample(record, time.time())
             done += 1
             if progress is not None:
                 progress(done, total)
@@ -437,6 +462,49 @@ def _workflow_mode(workflow: Any, profile: Any, dataset: Any) -> WorkflowMode | 
     from aieval.workflows._runner import WorkflowMode
 
     return WorkflowMode(workflow, profile)
+
+
+def _telemetry_wanted(telemetry: bool | None, tracer_provider: Any) -> bool:
+    if telemetry is not None:
+        return telemetry
+    if tracer_provider is not None:
+        return True
+    return telemetry_from_env()
+
+
+def telemetry_from_env() -> bool:
+    """Whether ``$AIEVAL_OTEL`` asks for spans (``1``, ``true``, ``yes`` or ``on``)."""
+    return os.environ.get("AIEVAL_OTEL", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _header(
+    db: Store | None,
+    run_id: str,
+    name: str,
+    model: str | None,
+    target: Target,
+    data: Dataset,
+    info: Any,
+) -> RunHeader:
+    from aieval.telemetry._attributes import RunHeader
+    from aieval.telemetry._export import header_of
+
+    if db is not None:
+        # the stored header, so a live run and its replay (export_run) carry the same facts
+        return header_of(db.get_run(run_id))
+    provider = target.name if isinstance(target, ProviderTarget) else None
+    return RunHeader(run_id, name, model, provider, data.source, info.version, info.count)
+
+
+def _open_spans(
+    db: Store | None, header: RunHeader, started_wall: float, tracer_provider: Any
+) -> RunSpans:
+    from aieval.telemetry._spans import RunSpans
+
+    if db is not None:
+        row = db.get_run(header.id)
+        started_wall = row.started_at if row.started_at is not None else started_wall
+    return RunSpans(header, started_wall, tracer_provider)
 
 
 def _open_store(store: Store | str | Path | bool | None) -> Store | None:

@@ -336,6 +336,14 @@ class Store:
             row = self._db.execute("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
             return int(row.fetchone()[0])
 
+    def sample_times(self, run_id: str) -> dict[str, float]:
+        """``{sample id: when it was stored}`` (seconds since the epoch), i.e. when it finished."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT sample_id, created_at FROM samples WHERE run_id = ?", (run_id,)
+            ).fetchall()
+        return {sample_id: float(created) for sample_id, created in rows}
+
     def iter_samples(
         self, run_id: str, *, limit: int | None = None, offset: int = 0
     ) -> Iterator[SampleRecord]:
