@@ -159,8 +159,10 @@ def forest_plot(metrics: Sequence[Mapping[str, Any]], *, margin: float | None,
     """
     width, left, right, row_h = 640, 200, 90, 26
     height = 56 + row_h * len(metrics)
-    values = [abs(v) * scale for m in metrics for v in (m.get("low"), m.get("high"), m.get("delta"))
-              if v is not None] + ([margin * 1.2] if margin else []) + [0.01]
+    ends = (v for m in metrics for v in (m.get("low"), m.get("high"), m.get("delta")))
+    values: list[float] = [abs(v) * scale for v in ends if v is not None]
+    values += [margin * 1.2] if margin else []
+    values.append(0.01)  # all deltas zero: still a readable axis
     span = max(values) * 1.1
 
     def to_x(value: float) -> float:
