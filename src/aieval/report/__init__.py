@@ -1,16 +1,43 @@
-"""Reports and comparisons of stored runs, rendered for the terminal, JSON, Markdown and HTML.
+"""Reports: the reporting bundle of a run, paired comparison of two runs, promotion policy,
+and their renderers for the terminal, JSON, Markdown and HTML.
 
 Renderers take a ``RunReport``, a ``Comparison`` or the ``to_dict()`` data of either, so stored
 JSON renders the same way as a fresh report.
+
+Example:
+    >>> import os, tempfile
+    >>> from aieval import run
+    >>> from aieval.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "runs.db"))
+    >>> rows = [{"id": "a", "input": "2+2", "expected": "4", "prediction": "4"}]
+    >>> result = run(name="math", dataset=rows, scorers=["exact_match"], store=store)
+    >>> build_report(store, result.id).to_dict()["pass_rate"]["estimate"]
+    1.0
 """
 
+from aieval.report._bundle import RunReport, build_report
+from aieval.report._compare import Comparison, compare_runs, describe_changes
 from aieval.report._html import render_html
 from aieval.report._json import comparison_schema, render_json, report_schema
 from aieval.report._markdown import render_markdown
+from aieval.report._policy import PromotionDecision, PromotionPolicy, RuleResult, decide_promotion
+from aieval.report._samples import CriterionValue, ExampleNumbers, example_numbers
 from aieval.report._text import render_text
 
 __all__ = [
+    "Comparison",
+    "CriterionValue",
+    "ExampleNumbers",
+    "PromotionDecision",
+    "PromotionPolicy",
+    "RuleResult",
+    "RunReport",
+    "build_report",
+    "compare_runs",
     "comparison_schema",
+    "decide_promotion",
+    "describe_changes",
+    "example_numbers",
     "render_html",
     "render_json",
     "render_markdown",
