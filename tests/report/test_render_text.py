@@ -50,8 +50,8 @@ def test_ungraded_report_has_no_grade_or_gate_tables() -> None:
 @pytest.mark.parametrize(
     ("doc", "mark"),
     [
-        pytest.param(promoting_comparison(), "✔ promote", id="promote"),
-        pytest.param(blocking_comparison(), "✘ blocked", id="block"),
+        pytest.param(promoting_comparison(), "✔ promote:", id="promote"),
+        pytest.param(blocking_comparison(), "✘ blocked:", id="block"),
     ],
 )
 def test_comparison_leads_with_the_decision(doc: dict[str, Any], mark: str) -> None:

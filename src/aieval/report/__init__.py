@@ -22,7 +22,7 @@ from aieval.report._json import comparison_schema, render_json, report_schema
 from aieval.report._markdown import render_markdown
 from aieval.report._policy import PromotionDecision, PromotionPolicy, RuleResult, decide_promotion
 from aieval.report._samples import CriterionValue, ExampleNumbers, example_numbers
-from aieval.report._text import render_text
+from aieval.report._text import render_diff, render_text
 
 __all__ = [
     "Comparison",
@@ -38,6 +38,7 @@ __all__ = [
     "decide_promotion",
     "describe_changes",
     "example_numbers",
+    "render_diff",
     "render_html",
     "render_json",
     "render_markdown",

@@ -225,9 +225,8 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     yield (f'<p class="meta">candidate {_e(run_title(doc["candidate"]))} · baseline '
            f'{_e(run_title(doc["baseline"]))} · {doc["paired"]} paired examples</p>')
     # ✓/✗ rather than emoji: they render with the system's ordinary fonts
-    verdict = "✓ Promote" if decision["promote"] else "✗ Blocked"
-    kind = "promote" if decision["promote"] else "block"
-    yield f'<div class="verdict {kind}"><b>{verdict}</b>: {_e(decision["summary"])}</div>'
+    mark, kind = ("✓", "promote") if decision["promote"] else ("✗", "block")
+    yield f'<div class="verdict {kind}"><b>{mark}</b> {_e(decision["summary"])}</div>'
     yield _table(["rule", "result", "reason"], [
         [f"<code>{_e(r['rule'])}</code>",
          '<span class="pass">pass</span>' if r["passed"] else '<span class="fail">FAIL</span>',
@@ -243,13 +242,15 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     tie = doc.get("tie_break") or {}
     if tie.get("winner"):
         yield f"<p>Tie-break: {_e(tie['winner'])} ({_e(tie.get('rule'))}): {_e(tie['reason'])}</p>"
-    yield (f"<p>{len(doc['regressions'])} regressions · {len(doc['improvements'])} improvements"
+    yield (f"<p>{_count(doc, 'regressions')} regressions · {_count(doc, 'improvements')} "
+           "improvements"
            f" · {doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
            f"{doc['only_candidate_count']} only in candidate</p>")
-    for title, rows in (("Regressions", doc["regressions"]),
-                        ("Improvements", doc["improvements"])):
+    for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
+        rows = doc[key]
         if rows:
-            yield f"<h2>{title}</h2>" + _table(
+            shown = f"{len(rows)} of {_count(doc, key)}"
+            yield f"<h2>{title} ({shown})</h2>" + _table(
                 ["example", "baseline", "candidate", "delta", "changes"],
                 [_example_row(r) for r in rows], numeric=[3])
 
@@ -277,6 +278,10 @@ def _forest(doc: Mapping[str, Any]) -> str:
                         scale=100.0, higher_is_worse=True),
             "Gate failure rates, in percentage points; higher is worse."))
     return "<div class=plots>" + "".join(figures) + "</div>"
+
+
+def _count(doc: Mapping[str, Any], key: str) -> int:
+    return int(doc.get(f"{key}_count", len(doc[key])))
 
 
 def _example_row(row: Mapping[str, Any]) -> list[str]:

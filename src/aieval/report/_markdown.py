@@ -60,10 +60,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, right: int =
 
 
 def _folded(summary: str, headers: Sequence[str], rows: Sequence[Sequence[str]],
-            right: int = 1) -> str:
+            right: int = 1, total: int | None = None) -> str:
     if len(rows) <= _FOLD_AFTER:
         return f"**{summary}**\n\n" + table(headers, rows, right=right)
-    return (f"<details><summary>{summary} ({len(rows)})</summary>\n\n"
+    count = len(rows) if total is None or total == len(rows) else f"{len(rows)} of {total}"
+    return (f"<details><summary>{summary} ({count})</summary>\n\n"
             + table(headers, rows, right=right) + "\n\n</details>")
 
 
@@ -103,7 +104,7 @@ def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
     if doc.get("failure_reasons"):
         yield _folded("Top failure reasons", ["kind", "key", "count", "reason", "examples"], [
             [r["kind"], escape(r["key"]), str(r["count"]), escape(r["reason"]),
-             ", ".join(f"`{escape(i)}`" for i in r.get("sample_ids") or [])]
+             ", ".join(escape(i) for i in r.get("sample_ids") or [])]
             for r in doc["failure_reasons"]], right=2)
     if doc.get("judges"):
         yield _folded("Judges", ["judge", "n", "parse failures", "inconsistent", "warning"], [
@@ -132,8 +133,7 @@ def _warnings(warnings: Sequence[str]) -> str:
 
 def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     decision = doc["decision"]
-    mark = "✅ **Promote**" if decision["promote"] else "❌ **Blocked**"
-    yield f"### {mark}: {escape(decision['summary'])}"
+    yield f"### {'✅' if decision['promote'] else '❌'} {escape(decision['summary'])}"
     yield "\n".join(
         f"- {'✅' if r['passed'] else '❌'} `{r['rule']}`: {escape(r['reason'])}"
         for r in decision["rules"]
@@ -145,15 +145,19 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
          metric_value(m["name"], m["candidate"]), metric_delta(m["name"], m.get("delta")),
          interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v))]
         for m in doc["metrics"]])
-    for title, rows in (("Regressions", doc["regressions"]),
-                        ("Improvements", doc["improvements"])):
-        if rows:
+    for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
+        if doc[key]:
             yield _folded(title, ["example", "baseline", "candidate", "delta", "changes"],
-                          [_example_row(r) for r in rows])
-    yield (f"{len(doc['regressions'])} regressions · {len(doc['improvements'])} improvements · "
+                          [_example_row(r) for r in doc[key]], total=_count(doc, key))
+    yield (f"{_count(doc, 'regressions')} regressions · {_count(doc, 'improvements')} "
+           "improvements · "
            f"{doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
            f"{doc['only_candidate_count']} only in candidate")
     yield _warnings(decision.get("warnings") or [])
+
+
+def _count(doc: Mapping[str, Any], key: str) -> int:
+    return int(doc.get(f"{key}_count", len(doc[key])))
 
 
 def _example_row(row: Mapping[str, Any]) -> list[str]:
@@ -166,5 +170,5 @@ def _example_row(row: Mapping[str, Any]) -> list[str]:
         return " ".join(parts)
 
     delta = row.get("delta")
-    return [f"`{escape(row['id'])}`", side(row["baseline"]), side(row["candidate"]),
+    return [escape(row["id"]), side(row["baseline"]), side(row["candidate"]),
             "-" if delta is None else f"{delta:+.1f}", escape("; ".join(row.get("changes") or []))]

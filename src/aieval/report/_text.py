@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from aieval.errors import ConfigError
 from aieval.report._document import (
     GRADE_ORDER,
     as_document,
@@ -22,7 +23,7 @@ from aieval.report._document import (
     workflow_label,
 )
 
-__all__ = ["render_text"]
+__all__ = ["render_diff", "render_text"]
 
 
 def render_text(obj: Any, *, width: int | None = None, console: Console | None = None) -> str:
@@ -38,6 +39,57 @@ def render_text(obj: Any, *, width: int | None = None, console: Console | None =
     """
     doc = as_document(obj)
     parts = list(_comparison(doc) if doc["kind"] == "comparison" else _report(doc))
+    return _print(parts, width, console)
+
+
+def render_diff(
+    obj: Any,
+    *,
+    limit: int = 20,
+    unchanged: Sequence[Mapping[str, Any]] | None = None,
+    width: int | None = None,
+    console: Console | None = None,
+) -> str:
+    """Render a comparison's per-example changes: regressions, improvements, unpaired ids.
+
+    Args:
+        obj: a ``Comparison`` or its ``to_dict()`` data.
+        limit: at most this many rows per table.
+        unchanged: rows shaped like a regression for the examples that did not change, to
+            list them too (``aieval diff --all``).
+        width: columns to lay the tables out in (default 120).
+        console: also print there, with colours.
+    """
+    doc = as_document(obj)
+    if doc["kind"] != "comparison":
+        raise ConfigError("render_diff needs a Comparison (or its dict), not a report")
+    parts: list[RenderableType] = [Text(
+        f"baseline {doc['baseline']['id']} · candidate {doc['candidate']['id']} · "
+        f"{doc['paired']} paired · {_count(doc, 'regressions')} regressions · "
+        f"{_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged"
+    )]
+    groups = [("regressions", doc["regressions"], _count(doc, "regressions")),
+              ("improvements", doc["improvements"], _count(doc, "improvements"))]
+    if unchanged is not None:
+        groups.append(("unchanged", list(unchanged), len(unchanged)))
+    for title, rows, total in groups:
+        if rows:
+            parts.append(example_table(f"{title} ({min(limit, len(rows))} of {total})",
+                                       rows[:limit]))
+    for title, key in (("only in baseline", "only_baseline"),
+                       ("only in candidate", "only_candidate")):
+        if doc[f"{key}_count"]:
+            ids = ", ".join(doc[key][:limit])
+            parts.append(Text(f"{title} ({doc[f'{key}_count']}): {ids}"))
+    return _print(parts, width, console)
+
+
+def _count(doc: Mapping[str, Any], key: str) -> int:
+    """The full count of regressions or improvements (the lists may be cut short)."""
+    return int(doc.get(f"{key}_count", len(doc[key])))
+
+
+def _print(parts: Sequence[RenderableType], width: int | None, console: Console | None) -> str:
     if console is not None:
         for part in parts:
             console.print(part)
@@ -200,7 +252,7 @@ def _warnings(warnings: list[str]) -> Iterator[RenderableType]:
 
 def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     decision = doc["decision"]
-    mark = "✔ promote" if decision["promote"] else "✘ blocked"
+    mark = "✔" if decision["promote"] else "✘"
     yield Text.assemble(
         (f"{mark} ", "bold green" if decision["promote"] else "bold red"), decision["summary"]
     )
@@ -219,14 +271,15 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     if tie.get("winner"):
         yield Text(f"tie-break: {tie['winner']} ({tie.get('rule')}): {tie.get('reason')}")
     yield Text(
-        f"{doc['paired']} paired · {len(doc['regressions'])} regressions · "
-        f"{len(doc['improvements'])} improvements · {doc['unchanged']} unchanged · "
+        f"{doc['paired']} paired · {_count(doc, 'regressions')} regressions · "
+        f"{_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged · "
         f"{doc['only_baseline_count']} only in baseline · "
         f"{doc['only_candidate_count']} only in candidate"
     )
     for title, rows in (("regressions", doc["regressions"]), ("improvements", doc["improvements"])):
         if rows:
-            yield example_table(title, rows[:20])
+            shown = f"{title} ({min(20, len(rows))} of {_count(doc, title)})"
+            yield example_table(shown, rows[:20])
     yield from _warnings(decision.get("warnings") or [])
 
 
@@ -247,7 +300,7 @@ def _metrics(doc: Mapping[str, Any]) -> Table:
     return table
 
 
-def example_table(title: str, rows: list[Mapping[str, Any]]) -> Table:
+def example_table(title: str, rows: Sequence[Mapping[str, Any]]) -> Table:
     """Per-example changes: id, baseline and candidate verdicts, score delta, what changed."""
     table = _table(title, "example", "baseline", "candidate", "delta", "changes", left=1)
     table.columns[-1].justify = "left"
