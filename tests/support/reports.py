@@ -7,6 +7,7 @@ workflow report, an ungraded report, a comparison that promotes and one that blo
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 HOSTILE_ID = "<script>alert(1)</script>"
@@ -267,3 +268,33 @@ def all_documents() -> dict[str, dict[str, Any]]:
         "promoting_comparison": promoting_comparison(),
         "blocking_comparison": blocking_comparison(),
     }
+
+
+def record_runs(db: Path) -> dict[str, str]:
+    """Real runs in a real store, from recorded predictions: two versions of a QA bot (v2 is
+    better), and the graded code-review workflow example. Returns run ids by label."""
+    from aieval import run
+    from aieval.runner import load_eval, run_eval
+    from aieval.store import Store
+
+    rows = [
+        {
+            "id": HOSTILE_ID if i == 1 else f"q{i:02d}",
+            "prompt": f"question {i}",
+            "expected": "yes",
+            "metadata": {"topic": "billing" if i % 3 else "shipping"},
+            "predictions": {"v1": "yes" if i % 4 == 0 else "no", "v2": "no" if i == 7 else "yes"},
+        }
+        for i in range(24)
+    ]
+    store = Store(db)
+    ids = {}
+    for model in ("v1", "v2"):
+        result = run(name="qa", dataset=rows, scorers=["exact_match", "token_f1"], model=model,
+                     store=store)
+        ids[model] = result.id
+    workflow = Path(__file__).resolve().parents[2] / "examples/workflows/code_review_eval.yaml"
+    (graded,) = run_eval(load_eval(workflow), store=store)
+    ids["graded"] = graded.id
+    store.close()
+    return ids
