@@ -46,6 +46,7 @@ th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .plots{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
 figure{margin:0}figcaption{color:#59636e;font-size:13px}
 code{font-size:13px;background:#f6f8fa;padding:1px 4px;border-radius:4px;word-break:break-all}
+code.rule{word-break:normal;white-space:nowrap}
 """
 
 
@@ -107,7 +108,7 @@ def _warnings(warnings: Sequence[str]) -> str:
 def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     run = doc["run"]
     yield f"<h1>{_e(run.get('name') or '-')}</h1>"
-    meta = [run.get("model") or "-", f"run {run.get('id')}", str(run.get("status"))]
+    meta = [m for m in (run.get("model"), f"run {run.get('id')}", run.get("status")) if m]
     if workflow_label(run):
         meta.append(f"workflow {workflow_label(run)}")
     if run.get("dataset"):
@@ -144,7 +145,8 @@ def _report_cards(doc: Mapping[str, Any]) -> str:
                            f"weighted score {interval(score['low'], score['high'])}"))
     if doc.get("target_errors"):
         cards.append(_card(str(doc["target_errors"]), "target errors"))
-    cards.append(_card(f"${doc.get('cost', 0.0):.4f}", "cost"))
+    if doc.get("cost"):
+        cards.append(_card(f"${doc['cost']:.4f}", "cost"))
     return '<div class="cards">' + "".join(cards) + "</div>"
 
 
@@ -228,7 +230,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     mark, kind = ("✓", "promote") if decision["promote"] else ("✗", "block")
     yield f'<div class="verdict {kind}"><b>{mark}</b> {_e(decision["summary"])}</div>'
     yield _table(["rule", "result", "reason"], [
-        [f"<code>{_e(r['rule'])}</code>",
+        [f'<code class="rule">{_e(r["rule"])}</code>',
          '<span class="pass">pass</span>' if r["passed"] else '<span class="fail">FAIL</span>',
          _e(r["reason"])] for r in decision["rules"]], numeric=())
     yield _warnings(decision.get("warnings") or [])

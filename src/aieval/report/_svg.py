@@ -135,9 +135,9 @@ def _histogram(crit: Mapping[str, Any], x0: float, y0: float, w: float, h: float
                          f"{j / 10:.1f}–{(j + 1) / 10:.1f}: {count}"))
     out += [_text(x0, base + 14, "0", size=10, fill=MUTED),
             _text(x0 + w, base + 14, "1", anchor="end", size=10, fill=MUTED)]
-    if crit.get("mean") is not None:
-        out.append(_text(x0 + w, y0 + 16, f"mean {crit['mean']:.2f}", anchor="end", size=11,
-                         fill=MUTED))
+    if crit.get("mean") is not None:  # under the axis: a long name may fill the title line
+        out.append(_text(x0 + w / 2, base + 14, f"mean {crit['mean']:.2f}", anchor="middle",
+                         size=11, fill=MUTED))
     if crit.get("floor") is not None:
         fx = x0 + w * float(crit["floor"])
         out.append(_line(fx, base - plot_h - 4, fx, base, RED, 1.5, "4 3"))

@@ -25,6 +25,9 @@ from aieval.report._document import (
 
 __all__ = ["render_diff", "render_text"]
 
+# Examples listed per table in a terminal comparison; `aieval diff` lists the rest.
+_SHOWN = 10
+
 
 def render_text(obj: Any, *, width: int | None = None, console: Console | None = None) -> str:
     """Render a report or comparison as terminal text (Rich tables).
@@ -278,8 +281,10 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     )
     for title, rows in (("regressions", doc["regressions"]), ("improvements", doc["improvements"])):
         if rows:
-            shown = f"{title} ({min(20, len(rows))} of {_count(doc, title)})"
-            yield example_table(shown, rows[:20])
+            shown = f"{title} ({min(_SHOWN, len(rows))} of {_count(doc, title)})"
+            yield example_table(shown, rows[:_SHOWN])
+    if max(_count(doc, "regressions"), _count(doc, "improvements")) > _SHOWN:
+        yield Text("every changed example: aieval diff BASELINE CANDIDATE --limit N", style="dim")
     yield from _warnings(decision.get("warnings") or [])
 
 
