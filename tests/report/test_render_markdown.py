@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.reports import (
     HOSTILE_ID,
@@ -84,6 +84,7 @@ def test_ungraded_report_has_no_grade_table() -> None:
     assert "token\\_f1" in text
 
 
+@settings(deadline=None)  # timing varies on a loaded CI machine; the property does not
 @given(st.text())
 def test_escaped_cells_cannot_break_a_table_or_open_a_tag(raw: str) -> None:
     cell = escape(raw)
