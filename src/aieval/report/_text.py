@@ -113,6 +113,12 @@ def _table(title: str, *columns: str, left: int = 1) -> Table:
     return table
 
 
+def _add(table: Table, *cells: str | Text) -> None:
+    """Add a row whose plain strings are literal text: names and ids may contain ``[``, which
+    Rich would otherwise read as markup."""
+    table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
+
+
 def _report(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield from _header(doc)
     if doc.get("grades"):
@@ -152,7 +158,7 @@ def _header(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
 
 def _grades(grades: Mapping[str, int]) -> Table:
     table = _table("grades", *GRADE_ORDER, left=0)
-    table.add_row(*(str(grades.get(g, 0)) for g in GRADE_ORDER))
+    _add(table, *(str(grades.get(g, 0)) for g in GRADE_ORDER))
     return table
 
 
@@ -160,7 +166,7 @@ def _gates(gates: list[Mapping[str, Any]]) -> Table:
     table = _table("gate failure rates", "gate", "failures", "rate", "95% CI")
     for gate in gates:
         style = "red" if gate["failures"] else None
-        table.add_row(
+        _add(table,
             gate["name"],
             f"{gate['failures']}/{gate['n']}",
             Text(pct(gate["rate"]), style=style or ""),
@@ -173,7 +179,7 @@ def _criteria(criteria: list[Mapping[str, Any]]) -> Table:
     table = _table("criteria (normalized 0..1)", "name", "kind", "n", "mean", "95% CI", "p50",
                    "floor", "below floor", "errors", left=2)
     for c in criteria:
-        table.add_row(
+        _add(table,
             c["name"], c["kind"], str(c["n"]), num(c["mean"], 3),
             interval(c["low"], c["high"], lambda v: num(v, 3)),
             num((c.get("quantiles") or {}).get("p50"), 2), num(c.get("floor"), 2),
@@ -186,7 +192,7 @@ def _reasons(reasons: list[Mapping[str, Any]]) -> Table:
     table = _table("top failure reasons", "kind", "key", "reason", "count", "examples", left=3)
     table.columns[4].justify = "left"
     for r in reasons:
-        table.add_row(r["kind"], Text(r["key"]), Text(r["reason"]), str(r["count"]),
+        _add(table, r["kind"], Text(r["key"]), Text(r["reason"]), str(r["count"]),
                       Text(", ".join(r.get("sample_ids") or [])))
     return table
 
@@ -198,7 +204,7 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Table:
         inconsistent = "-" if j.get("inconsistency_rate") is None else (
             f"{j['inconsistent']} ({pct(j['inconsistency_rate'])})"
         )
-        table.add_row(
+        _add(table,
             name, str(j["n"]), f"{j['parse_failures']} ({pct(j['parse_failure_rate'])})",
             inconsistent, Text(j.get("warning") or "", style="yellow"),
         )
@@ -209,7 +215,7 @@ def _resources(doc: Mapping[str, Any]) -> Table:
     latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
     table = _table("latency, tokens, cost", "latency mean", "p50", "p95", "max", "tokens in",
                    "tokens out", "cost", "retries", "cached", left=0)
-    table.add_row(
+    _add(table,
         *(f"{num(latency.get(k))}s" if latency.get(k) is not None else "-"
           for k in ("mean", "p50", "p95", "max")),
         str(tokens.get("input", 0)), str(tokens.get("output", 0)),
@@ -228,7 +234,7 @@ def _groups(groups: Mapping[str, Any]) -> Iterator[RenderableType]:
                        "tokens", "cost", "scores")
         for a in groups["agents"]:
             scores = ", ".join(f"{k} {num(v, 2)}" for k, v in (a.get("scores") or {}).items())
-            table.add_row(
+            _add(table,
                 a["name"], str(a["runs"]), str(a["steps"]), str(a["failures"]),
                 str(a["retries"]), f"{num(a['duration_s'], 1)}s", str(a["tokens"]),
                 f"${num(a['cost_usd'], 4)}", scores or "-",
@@ -240,7 +246,7 @@ def _group_table(title: str, rows: list[Mapping[str, Any]]) -> Table:
     table = _table(title, "group", "samples", "pass rate", "95% CI", "weighted score", "grades")
     for row in rows:
         rate, grades = row["pass_rate"], row.get("grades")
-        table.add_row(
+        _add(table,
             Text(str(row["key"])), str(row["samples"]), pct(rate["estimate"]),
             interval(rate["low"], rate["high"], pct), num(row.get("weighted_score_mean")),
             " ".join(f"{g}:{grades.get(g, 0)}" for g in GRADE_ORDER) if grades else "-",
@@ -263,7 +269,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield Text.assemble(("candidate ", "dim"), run_title(doc["candidate"]))
     rules = _table("promotion rules", "rule", "result", "reason", left=3)
     for rule in decision["rules"]:
-        rules.add_row(
+        _add(rules,
             rule["rule"],
             Text("pass" if rule["passed"] else "FAIL", style="green" if rule["passed"] else "red"),
             Text(rule["reason"]),
@@ -297,7 +303,7 @@ def _metrics(doc: Mapping[str, Any]) -> Table:
         # a higher gate failure rate is worse, everything else is better when higher
         worse = delta is not None and (delta > 0 if name.startswith("gate:") else delta < 0)
         style = "" if not delta else ("red" if worse else "green")
-        table.add_row(
+        _add(table,
             name, metric_value(name, m["baseline"]), metric_value(name, m["candidate"]),
             Text(metric_delta(name, delta), style=style),
             interval(m["low"], m["high"], lambda v, n=name: metric_delta(n, v)), str(m["n"]),
@@ -310,7 +316,7 @@ def example_table(title: str, rows: Sequence[Mapping[str, Any]]) -> Table:
     table = _table(title, "example", "baseline", "candidate", "delta", "changes", left=1)
     table.columns[-1].justify = "left"
     for row in rows:
-        table.add_row(
+        _add(table,
             Text(str(row["id"])), _side(row["baseline"]), _side(row["candidate"]),
             Text(num(row.get("delta"), 1) if row.get("delta") is None else f"{row['delta']:+.1f}"),
             Text("; ".join(row.get("changes") or [])),
