@@ -68,6 +68,16 @@ def test_long_lists_fold_into_details_and_short_ones_do_not() -> None:
     assert "<details>" not in render_markdown(short_doc)
 
 
+def test_folded_lists_are_capped_and_say_so() -> None:
+    doc = blocking_comparison()
+    template = doc["regressions"][0]
+    doc["regressions"] = [{**template, "id": f"ex-{i}"} for i in range(80)]
+    doc["regressions_count"] = 120
+    text = render_markdown(doc)
+    assert "<summary>Regressions (50 of 120)</summary>" in text
+    assert "ex-49" in text and "ex-50" not in text
+
+
 def test_no_html_beyond_details_and_untrusted_text_escaped() -> None:
     for doc in (graded_report(), blocking_comparison()):
         text = render_markdown(doc)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from aieval.report._document import (
@@ -19,8 +19,10 @@ from aieval.report._document import (
 
 __all__ = ["render_markdown"]
 
-# Longer lists fold into <details> so the comment's first screen stays the decision and metrics.
+# Longer lists fold into <details> so the comment's first screen stays the decision and metrics;
+# folded lists stop at _MAX_ROWS so a comment stays well under GitHub's 65,536-character limit.
 _FOLD_AFTER = 5
+_MAX_ROWS = 50
 
 
 def render_markdown(obj: Any) -> str:
@@ -51,21 +53,25 @@ def escape(text: Any) -> str:
     return " ".join(out.split())
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, right: int = 1) -> str:
-    """A GFM table; columns from index ``right`` on are right-aligned (numbers)."""
-    align = [":---" if i < right else "---:" for i in range(len(headers))]
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *,
+          numeric: Collection[int] | None = None) -> str:
+    """A GFM table; columns in ``numeric`` (default: all but the first) are right-aligned."""
+    right = set(range(1, len(headers))) if numeric is None else set(numeric)
+    align = ["---:" if i in right else ":---" for i in range(len(headers))]
     lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
 
 
 def _folded(summary: str, headers: Sequence[str], rows: Sequence[Sequence[str]],
-            right: int = 1, total: int | None = None) -> str:
+            numeric: Collection[int] | None = None, total: int | None = None) -> str:
     if len(rows) <= _FOLD_AFTER:
-        return f"**{summary}**\n\n" + table(headers, rows, right=right)
-    count = len(rows) if total is None or total == len(rows) else f"{len(rows)} of {total}"
+        return f"**{summary}**\n\n" + table(headers, rows, numeric=numeric)
+    shown = rows[:_MAX_ROWS]
+    total = len(rows) if total is None else total
+    count = total if len(shown) == total else f"{len(shown)} of {total}"
     return (f"<details><summary>{summary} ({count})</summary>\n\n"
-            + table(headers, rows, right=right) + "\n\n</details>")
+            + table(headers, shown, numeric=numeric) + "\n\n</details>")
 
 
 def _report(doc: Mapping[str, Any]) -> Iterator[str]:
@@ -84,7 +90,8 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
         facts.append(f"workflow {escape(workflow_label(run))}")
     yield " · ".join(facts)
     if doc.get("grades"):
-        yield table(GRADE_ORDER, [[str(doc["grades"].get(g, 0)) for g in GRADE_ORDER]], right=0)
+        yield table(GRADE_ORDER, [[str(doc["grades"].get(g, 0)) for g in GRADE_ORDER]],
+                    numeric=range(5))
     yield from _report_tables(doc)
     yield _warnings(doc.get("warnings") or [])
 
@@ -100,17 +107,17 @@ def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
             [escape(c["name"]), c["kind"], str(c["n"]), num(c["mean"], 3),
              interval(c["low"], c["high"], lambda v: num(v, 3)),
              num((c.get("quantiles") or {}).get("p50")), num(c.get("floor")),
-             str(c.get("floor_violations", 0))] for c in doc["criteria"]], right=2)
+             str(c.get("floor_violations", 0))] for c in doc["criteria"]], numeric=range(2, 8))
     if doc.get("failure_reasons"):
         yield _folded("Top failure reasons", ["kind", "key", "count", "reason", "examples"], [
             [r["kind"], escape(r["key"]), str(r["count"]), escape(r["reason"]),
              ", ".join(escape(i) for i in r.get("sample_ids") or [])]
-            for r in doc["failure_reasons"]], right=2)
+            for r in doc["failure_reasons"]], numeric=[2])
     if doc.get("judges"):
         yield _folded("Judges", ["judge", "n", "parse failures", "inconsistent", "warning"], [
             [escape(name), str(j["n"]), pct(j["parse_failure_rate"]),
              pct(j.get("inconsistency_rate")), escape(j.get("warning") or "")]
-            for name, j in doc["judges"].items()])
+            for name, j in doc["judges"].items()], numeric=[1, 2, 3])
     yield _resources(doc)
     for field, rows in ((doc.get("groups") or {}).get("slices") or {}).items():
         yield _folded(f"By {escape(field)}", ["group", "samples", "pass rate", "weighted score"], [
@@ -148,7 +155,8 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
         if doc[key]:
             yield _folded(title, ["example", "baseline", "candidate", "delta", "changes"],
-                          [_example_row(r) for r in doc[key]], total=_count(doc, key))
+                          [_example_row(r) for r in doc[key]], numeric=[3],
+                          total=_count(doc, key))
     yield (f"{_count(doc, 'regressions')} regressions · {_count(doc, 'improvements')} "
            "improvements · "
            f"{doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
