@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up, then run the offline quickstart: two recorded support-bot versions, scored and stored,
-# then recorded runs of two workflows, each run graded with its gates and reasons.
+# then recorded runs of two workflows, each run graded with its gates and reasons; ends by
+# comparing the two support-bot versions (promote or block, with reasons) and writing HTML reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,3 +11,9 @@ export AIEVAL_DB="${AIEVAL_DB:-$PWD/aieval.db}"
 .venv/bin/aieval runs --limit 4
 .venv/bin/aieval run examples/workflows/code_review_eval.yaml "$@"
 .venv/bin/aieval run examples/workflows/support_agent_eval.yaml "$@"
+# Should support-bot-v2 replace v1? Compares the two latest support-qa runs example by example
+# (baseline: the run before the latest) and applies the promotion policy; exit 0 means promote.
+.venv/bin/aieval compare support-qa support-qa
+mkdir -p reports
+.venv/bin/aieval compare support-qa support-qa --format html --output reports/support-qa-comparison.html
+.venv/bin/aieval report code-review-workflow --format html --output reports/code-review-report.html

@@ -1,13 +1,16 @@
-"""The ``aieval`` command line: run evals, list and show stored runs."""
+"""The ``aieval`` command line: run evals, list and show stored runs, report and compare them."""
 
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -25,6 +28,9 @@ from rich.table import Table
 from aieval.errors import AievalError, UserError
 from aieval.runner import RunResult, load_eval, run_eval, telemetry_requested
 from aieval.store import RunRow, Store, default_db_path
+
+if TYPE_CHECKING:
+    from aieval.report import PromotionPolicy
 
 __all__ = ["app", "main"]
 
@@ -451,6 +457,189 @@ def calibrate_command(
         )
     for warning in report.warnings:
         out.print(f"[yellow]warning:[/] {warning}", highlight=False)
+
+
+class Format(enum.StrEnum):
+    """Output formats of ``report`` and ``compare``."""
+
+    text = "text"
+    json = "json"
+    md = "md"
+    html = "html"
+
+
+FormatOption = Annotated[
+    Format, typer.Option("--format", "-f", help="text (terminal), json, md (PR comment) or html.")
+]
+OutputOption = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
+]
+
+
+@app.command("report")
+def report_command(
+    run_ref: Annotated[str, typer.Argument(help="Run id, id prefix, or run name (latest).")],
+    db: DbOption = None,
+    fmt: FormatOption = Format.text,
+    output: OutputOption = None,
+    slice_by: Annotated[
+        list[str] | None,
+        typer.Option("--slice", help="Break results down by this metadata field (repeatable)."),
+    ] = None,
+) -> None:
+    """Report a stored run: pass rate and weighted score with CIs, grades, gates, criteria."""
+    from aieval.report import build_report
+
+    report = build_report(_existing_store(db), run_ref, slice_by=slice_by or ())
+    _emit(report, fmt, output)
+
+
+@app.command("compare")
+def compare_command(
+    baseline: Annotated[str, typer.Argument(help="Baseline run id, or name (latest other run).")],
+    candidate: Annotated[str, typer.Argument(help="Candidate run id, or name (latest).")],
+    db: DbOption = None,
+    fmt: FormatOption = Format.text,
+    output: OutputOption = None,
+    margin: Annotated[
+        float | None, typer.Option(help="Non-inferiority margin, weighted-score points.")
+    ] = None,
+    alpha: Annotated[float | None, typer.Option(help="One-sided significance level.")] = None,
+    gate_tolerance: Annotated[
+        float | None,
+        typer.Option("--gate-tolerance", help="Allowed rise in gate failure rate (0.02 = 2 pp)."),
+    ] = None,
+    policy_file: Annotated[
+        Path | None, typer.Option("--policy", help="Promotion policy, YAML or JSON.")
+    ] = None,
+) -> None:
+    """Compare a candidate run with its baseline; exit 0 to promote, 1 when blocked."""
+    from aieval.report import compare_runs
+
+    policy = _policy(policy_file, margin=margin, alpha=alpha, gate_tolerance=gate_tolerance)
+    comparison = compare_runs(_existing_store(db), baseline, candidate, policy=policy)
+    data = comparison.to_dict()
+    decision = data["decision"]
+    if output is not None or fmt is not Format.text:
+        # the verdict is always visible, even when the document goes to a file or a pipe
+        colour = "green" if decision["promote"] else "red"
+        console = out if output is not None else err
+        console.print(f"[bold {colour}]{decision['summary']}[/]", highlight=False)
+    _emit(data, fmt, output)
+    if not decision["promote"]:
+        raise typer.Exit(1)
+
+
+@app.command("diff")
+def diff_command(
+    baseline: Annotated[str, typer.Argument(help="Baseline run id, or name (latest other run).")],
+    candidate: Annotated[str, typer.Argument(help="Candidate run id, or name (latest).")],
+    db: DbOption = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also list examples that did not change.")
+    ] = False,
+    limit: Annotated[int, typer.Option(help="At most N rows per table.")] = 20,
+) -> None:
+    """Per-example changes between two runs: regressions, improvements, optionally the rest."""
+    from aieval.report import compare_runs, render_diff
+
+    store = _existing_store(db)
+    comparison = compare_runs(store, baseline, candidate, max_examples=None).to_dict()
+    unchanged = _unchanged(store, comparison) if show_all else None
+    render_diff(comparison, limit=limit, unchanged=unchanged, console=out)
+
+
+def _unchanged(store: Store, data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Paired examples that are neither regressions nor improvements, in baseline order."""
+    from aieval.report import describe_changes, example_numbers
+
+    changed = {r["id"] for r in data["regressions"]} | {r["id"] for r in data["improvements"]}
+    cand = {
+        s.id: example_numbers(s) for s in store.iter_samples(data["candidate"]["id"])
+        if s.id not in changed
+    }
+    rows = []
+    for sample in store.iter_samples(data["baseline"]["id"]):
+        if sample.id in changed or sample.id not in cand:
+            continue
+        b, c = example_numbers(sample), cand[sample.id]
+        delta = (None if b.weighted_score is None or c.weighted_score is None
+                 else c.weighted_score - b.weighted_score)
+        rows.append({
+            "id": b.id, "delta": delta, "changes": describe_changes(b, c),
+            "baseline": {"passed": b.passed, "grade": b.grade, "weighted_score": b.weighted_score},
+            "candidate": {"passed": c.passed, "grade": c.grade, "weighted_score": c.weighted_score},
+        })
+    return rows
+
+
+schema_app = typer.Typer(help="Print the published JSON Schemas.", no_args_is_help=True)
+app.add_typer(schema_app, name="schema")
+
+
+@schema_app.command("report")
+def schema_report_command() -> None:
+    """The JSON Schema (draft 2020-12) of `aieval report --format json`."""
+    from aieval.report import report_schema
+
+    sys.stdout.write(json.dumps(report_schema(), indent=2) + "\n")
+
+
+@schema_app.command("comparison")
+def schema_comparison_command() -> None:
+    """The JSON Schema (draft 2020-12) of `aieval compare --format json`."""
+    from aieval.report import comparison_schema
+
+    sys.stdout.write(json.dumps(comparison_schema(), indent=2) + "\n")
+
+
+def _policy(
+    path: Path | None, *, margin: float | None, alpha: float | None, gate_tolerance: float | None
+) -> PromotionPolicy:
+    """The promotion policy: the file's (or the defaults), then the command-line overrides."""
+    from aieval.report import PromotionPolicy
+
+    base = PromotionPolicy.from_file(path) if path is not None else PromotionPolicy()
+    overrides = {
+        "noninferiority_margin": margin, "alpha": alpha, "gate_failure_tolerance": gate_tolerance,
+    }
+    data = {**base.to_dict(), **{k: v for k, v in overrides.items() if v is not None}}
+    return PromotionPolicy.from_mapping(data, source="command-line options")
+
+
+def _emit(obj: Any, fmt: Format, output: Path | None) -> None:
+    """Render ``obj`` in ``fmt`` to ``output`` (atomically) or to the terminal."""
+    from aieval.report import render_html, render_json, render_markdown, render_text
+
+    if fmt is Format.text and output is None:
+        render_text(obj, console=out)
+        return
+    renderers: dict[Format, Callable[[Any], str]] = {
+        Format.text: render_text, Format.json: render_json, Format.md: render_markdown,
+        Format.html: render_html,
+    }
+    text = renderers[fmt](obj)
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    _write_atomic(output, text)
+    out.print(f"wrote {output}", highlight=False)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder, so readers never see half a report."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise UserError(f"cannot write {path}: folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared report from its readers
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,4 +1,8 @@
-"""Reports: the reporting bundle of a run, paired comparison of two runs, promotion policy.
+"""Reports: the reporting bundle of a run, paired comparison of two runs, promotion policy,
+and their renderers for the terminal, JSON, Markdown and HTML.
+
+Renderers take a ``RunReport``, a ``Comparison`` or the ``to_dict()`` data of either, so stored
+JSON renders the same way as a fresh report.
 
 Example:
     >>> import os, tempfile
@@ -13,8 +17,12 @@ Example:
 
 from aieval.report._bundle import RunReport, build_report
 from aieval.report._compare import Comparison, compare_runs, describe_changes
+from aieval.report._html import render_html
+from aieval.report._json import comparison_schema, render_json, report_schema
+from aieval.report._markdown import render_markdown
 from aieval.report._policy import PromotionDecision, PromotionPolicy, RuleResult, decide_promotion
 from aieval.report._samples import CriterionValue, ExampleNumbers, example_numbers
+from aieval.report._text import render_diff, render_text
 
 __all__ = [
     "Comparison",
@@ -26,7 +34,14 @@ __all__ = [
     "RunReport",
     "build_report",
     "compare_runs",
+    "comparison_schema",
     "decide_promotion",
     "describe_changes",
     "example_numbers",
+    "render_diff",
+    "render_html",
+    "render_json",
+    "render_markdown",
+    "render_text",
+    "report_schema",
 ]

@@ -1,0 +1,105 @@
+"""Turn what a renderer is given into plain report data, and format its numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from aieval.errors import ConfigError
+
+Kind = Literal["report", "comparison"]
+
+
+def as_document(obj: Any) -> dict[str, Any]:
+    """The ``to_dict()`` data of a report or comparison (or the dict itself), checked for kind.
+
+    Renderers work from this plain data so the server can render stored JSON too.
+
+    Raises:
+        ConfigError: ``obj`` is neither a report, a comparison nor the dict of either.
+    """
+    data = obj.to_dict() if hasattr(obj, "to_dict") else obj
+    if not isinstance(data, Mapping) or data.get("kind") not in ("report", "comparison"):
+        raise ConfigError(
+            f"cannot render {type(obj).__name__}: pass a RunReport, a Comparison, or the dict "
+            "of either (its 'kind' must be 'report' or 'comparison')"
+        )
+    return dict(data)
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """A 0..1 rate as a percentage, ``-`` when unknown.
+
+    >>> pct(0.1234), pct(None)
+    ('12.3%', '-')
+    """
+    return "-" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def num(value: float | None, digits: int = 2) -> str:
+    """A number with fixed decimals, ``-`` when unknown.
+
+    >>> num(3.14159), num(None)
+    ('3.14', '-')
+    """
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def signed(value: float | None, digits: int = 2) -> str:
+    """A delta with its sign, ``-`` when unknown.
+
+    >>> signed(1.5), signed(-0.25, 1)
+    ('+1.50', '-0.2')
+    """
+    return "-" if value is None else f"{value:+.{digits}f}"
+
+
+def interval(low: float | None, high: float | None, fmt: Any = num) -> str:
+    """``[low, high]`` with the given formatter, ``-`` when either end is unknown.
+
+    >>> interval(0.1, 0.3, pct)
+    '[10.0%, 30.0%]'
+    """
+    if low is None or high is None:
+        return "-"
+    return f"[{fmt(low)}, {fmt(high)}]"
+
+
+def is_rate_metric(name: str) -> bool:
+    """Comparison metrics on a 0..1 scale (everything except the 0..100 weighted score)."""
+    return name != "weighted_score"
+
+
+def metric_value(name: str, value: float | None) -> str:
+    """A comparison metric's value in its natural unit."""
+    return num(value, 2) if name == "weighted_score" else num(value, 3)
+
+
+def metric_delta(name: str, value: float | None) -> str:
+    """A comparison metric's delta in its natural unit, signed."""
+    return signed(value, 2) if name == "weighted_score" else signed(value, 3)
+
+
+def run_title(run: Mapping[str, Any]) -> str:
+    """``name · model · id`` for a run header."""
+    parts = [str(run.get("name") or "-")]
+    if run.get("model"):
+        parts.append(str(run["model"]))
+    parts.append(str(run.get("id") or "-"))
+    return " · ".join(parts)
+
+
+def workflow_label(run: Mapping[str, Any]) -> str | None:
+    """``workflow id vVERSION (profile P)`` when the run is a workflow run."""
+    wf = run.get("workflow")
+    if not wf:
+        return None
+    label = str(wf.get("id") or "-")
+    if wf.get("version"):
+        label += f" v{wf['version']}"
+    if wf.get("profile"):
+        label += f" (profile {wf['profile']})"
+    return label
+
+
+GRADE_ORDER = ("A", "B", "C", "D", "F")

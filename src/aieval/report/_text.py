@@ -1,0 +1,334 @@
+"""The terminal renderer: Rich tables for a report or a comparison."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from rich.console import Console, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from aieval.errors import ConfigError
+from aieval.report._document import (
+    GRADE_ORDER,
+    as_document,
+    interval,
+    metric_delta,
+    metric_value,
+    num,
+    pct,
+    run_title,
+    workflow_label,
+)
+
+__all__ = ["render_diff", "render_text"]
+
+# Examples listed per table in a terminal comparison; `aieval diff` lists the rest.
+_SHOWN = 10
+
+
+def render_text(obj: Any, *, width: int | None = None, console: Console | None = None) -> str:
+    """Render a report or comparison as terminal text (Rich tables).
+
+    Args:
+        obj: a ``RunReport``, a ``Comparison``, or the ``to_dict()`` data of either.
+        width: columns to lay the tables out in (default 120).
+        console: also print there, with colours (the CLI passes its terminal console).
+
+    Returns:
+        The rendered text without colour codes.
+    """
+    doc = as_document(obj)
+    parts = list(_comparison(doc) if doc["kind"] == "comparison" else _report(doc))
+    return _print(parts, width, console)
+
+
+def render_diff(
+    obj: Any,
+    *,
+    limit: int = 20,
+    unchanged: Sequence[Mapping[str, Any]] | None = None,
+    width: int | None = None,
+    console: Console | None = None,
+) -> str:
+    """Render a comparison's per-example changes: regressions, improvements, unpaired ids.
+
+    Args:
+        obj: a ``Comparison`` or its ``to_dict()`` data.
+        limit: at most this many rows per table.
+        unchanged: rows shaped like a regression for the examples that did not change, to
+            list them too (``aieval diff --all``).
+        width: columns to lay the tables out in (default 120).
+        console: also print there, with colours.
+    """
+    doc = as_document(obj)
+    if doc["kind"] != "comparison":
+        raise ConfigError("render_diff needs a Comparison (or its dict), not a report")
+    parts: list[RenderableType] = [Text(
+        f"baseline {doc['baseline']['id']} · candidate {doc['candidate']['id']} · "
+        f"{doc['paired']} paired · {_count(doc, 'regressions')} regressions · "
+        f"{_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged"
+    )]
+    groups = [("regressions", doc["regressions"], _count(doc, "regressions")),
+              ("improvements", doc["improvements"], _count(doc, "improvements"))]
+    if unchanged is not None:
+        groups.append(("unchanged", list(unchanged), len(unchanged)))
+    for title, rows, total in groups:
+        if rows:
+            parts.append(example_table(f"{title} ({min(limit, len(rows))} of {total})",
+                                       rows[:limit]))
+    for title, key in (("only in baseline", "only_baseline"),
+                       ("only in candidate", "only_candidate")):
+        if doc[f"{key}_count"]:
+            ids = ", ".join(doc[key][:limit])
+            parts.append(Text(f"{title} ({doc[f'{key}_count']}): {ids}"))
+    return _print(parts, width, console)
+
+
+def _count(doc: Mapping[str, Any], key: str) -> int:
+    """The full count of regressions or improvements (the lists may be cut short)."""
+    return int(doc.get(f"{key}_count", len(doc[key])))
+
+
+def _print(parts: Sequence[RenderableType], width: int | None, console: Console | None) -> str:
+    if console is not None:
+        for part in parts:
+            console.print(part)
+    buffer = io.StringIO()
+    plain = Console(file=buffer, width=width or 120, color_system=None, highlight=False)
+    for part in parts:
+        plain.print(part)
+    return buffer.getvalue()
+
+
+def _table(title: str, *columns: str, left: int = 1) -> Table:
+    """A table whose first ``left`` columns are text and the rest right-aligned numbers."""
+    table = Table(title=title, title_justify="left", title_style="bold")
+    for i, column in enumerate(columns):
+        # names stay whole (they are what a reader searches for); long text columns fold
+        table.add_column(column, justify="left" if i < left else "right", overflow="fold",
+                         no_wrap=i == 0)
+    return table
+
+
+def _add(table: Table, *cells: str | Text) -> None:
+    """Add a row whose plain strings are literal text: names and ids may contain ``[``, which
+    Rich would otherwise read as markup."""
+    table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
+
+
+def _report(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
+    yield from _header(doc)
+    if doc.get("grades"):
+        yield _grades(doc["grades"])
+    if doc.get("gates"):
+        yield _gates(doc["gates"])
+    if doc.get("criteria"):
+        yield _criteria(doc["criteria"])
+    if doc.get("failure_reasons"):
+        yield _reasons(doc["failure_reasons"])
+    if doc.get("judges"):
+        yield _judges(doc["judges"])
+    yield _resources(doc)
+    yield from _groups(doc.get("groups") or {})
+    yield from _warnings(doc.get("warnings") or [])
+
+
+def _header(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
+    run = doc["run"]
+    line = Text.assemble(("run ", "dim"), (run_title(run), "bold"), f" · {run.get('status')}")
+    if workflow_label(run):
+        line.append(f" · workflow {workflow_label(run)}")
+    yield line
+    rate = doc["pass_rate"]
+    summary = Text(f"{doc['samples']} samples · pass rate ")
+    summary.append(pct(rate["estimate"]), "bold")
+    summary.append(f" {interval(rate['low'], rate['high'], pct)} ({rate['passed']}/{rate['n']})")
+    score = doc.get("weighted_score")
+    if score:
+        summary.append(" · weighted score ")
+        summary.append(num(score["mean"]), "bold")
+        summary.append(f" {interval(score['low'], score['high'])} ± sd {num(score['std'])}")
+    if doc.get("target_errors"):
+        summary.append(f" · {doc['target_errors']} target errors", "red")
+    yield summary
+
+
+def _grades(grades: Mapping[str, int]) -> Table:
+    table = _table("grades", *GRADE_ORDER, left=0)
+    _add(table, *(str(grades.get(g, 0)) for g in GRADE_ORDER))
+    return table
+
+
+def _gates(gates: list[Mapping[str, Any]]) -> Table:
+    table = _table("gate failure rates", "gate", "failures", "rate", "95% CI")
+    for gate in gates:
+        style = "red" if gate["failures"] else None
+        _add(table,
+            gate["name"],
+            f"{gate['failures']}/{gate['n']}",
+            Text(pct(gate["rate"]), style=style or ""),
+            interval(gate["low"], gate["high"], pct),
+        )
+    return table
+
+
+def _criteria(criteria: list[Mapping[str, Any]]) -> Table:
+    table = _table("criteria (normalized 0..1)", "name", "kind", "n", "mean", "95% CI", "p50",
+                   "floor", "below floor", "errors", left=2)
+    for c in criteria:
+        _add(table,
+            c["name"], c["kind"], str(c["n"]), num(c["mean"], 3),
+            interval(c["low"], c["high"], lambda v: num(v, 3)),
+            num((c.get("quantiles") or {}).get("p50"), 2), num(c.get("floor"), 2),
+            str(c.get("floor_violations", 0)), str(c.get("errors", 0)),
+        )
+    return table
+
+
+def _reasons(reasons: list[Mapping[str, Any]]) -> Table:
+    table = _table("top failure reasons", "kind", "key", "reason", "count", "examples", left=3)
+    table.columns[4].justify = "left"
+    for r in reasons:
+        _add(table, r["kind"], Text(r["key"]), Text(r["reason"]), str(r["count"]),
+                      Text(", ".join(r.get("sample_ids") or [])))
+    return table
+
+
+def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Table:
+    table = _table("judges", "judge", "n", "parse failures", "inconsistent", "warning")
+    table.columns[-1].justify = "left"
+    for name, j in judges.items():
+        inconsistent = "-" if j.get("inconsistency_rate") is None else (
+            f"{j['inconsistent']} ({pct(j['inconsistency_rate'])})"
+        )
+        _add(table,
+            name, str(j["n"]), f"{j['parse_failures']} ({pct(j['parse_failure_rate'])})",
+            inconsistent, Text(j.get("warning") or "", style="yellow"),
+        )
+    return table
+
+
+def _resources(doc: Mapping[str, Any]) -> Table:
+    latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
+    table = _table("latency, tokens, cost", "latency mean", "p50", "p95", "max", "tokens in",
+                   "tokens out", "cost", "retries", "cached", left=0)
+    _add(table,
+        *(f"{num(latency.get(k))}s" if latency.get(k) is not None else "-"
+          for k in ("mean", "p50", "p95", "max")),
+        str(tokens.get("input", 0)), str(tokens.get("output", 0)),
+        f"${doc.get('cost', 0.0):.4f}", str(doc.get("retries", 0)), str(doc.get("cached", 0)),
+    )
+    return table
+
+
+def _groups(groups: Mapping[str, Any]) -> Iterator[RenderableType]:
+    if len(groups.get("workflow") or []) > 1:
+        yield _group_table("by workflow", groups["workflow"])
+    for field, rows in (groups.get("slices") or {}).items():
+        yield _group_table(f"by {field}", rows)
+    if groups.get("agents"):
+        table = _table("agents", "agent", "runs", "steps", "failures", "retries", "duration",
+                       "tokens", "cost", "scores")
+        for a in groups["agents"]:
+            scores = ", ".join(f"{k} {num(v, 2)}" for k, v in (a.get("scores") or {}).items())
+            _add(table,
+                a["name"], str(a["runs"]), str(a["steps"]), str(a["failures"]),
+                str(a["retries"]), f"{num(a['duration_s'], 1)}s", str(a["tokens"]),
+                f"${num(a['cost_usd'], 4)}", scores or "-",
+            )
+        yield table
+
+
+def _group_table(title: str, rows: list[Mapping[str, Any]]) -> Table:
+    table = _table(title, "group", "samples", "pass rate", "95% CI", "weighted score", "grades")
+    for row in rows:
+        rate, grades = row["pass_rate"], row.get("grades")
+        _add(table,
+            Text(str(row["key"])), str(row["samples"]), pct(rate["estimate"]),
+            interval(rate["low"], rate["high"], pct), num(row.get("weighted_score_mean")),
+            " ".join(f"{g}:{grades.get(g, 0)}" for g in GRADE_ORDER) if grades else "-",
+        )
+    return table
+
+
+def _warnings(warnings: list[str]) -> Iterator[RenderableType]:
+    for warning in warnings:
+        yield Text.assemble(("warning: ", "yellow"), warning)
+
+
+def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
+    decision = doc["decision"]
+    mark = "✔" if decision["promote"] else "✘"
+    yield Text.assemble(
+        (f"{mark} ", "bold green" if decision["promote"] else "bold red"), decision["summary"]
+    )
+    yield Text.assemble(("baseline  ", "dim"), run_title(doc["baseline"]))
+    yield Text.assemble(("candidate ", "dim"), run_title(doc["candidate"]))
+    rules = _table("promotion rules", "rule", "result", "reason", left=3)
+    for rule in decision["rules"]:
+        _add(rules,
+            rule["rule"],
+            Text("pass" if rule["passed"] else "FAIL", style="green" if rule["passed"] else "red"),
+            Text(rule["reason"]),
+        )
+    yield rules
+    yield _metrics(doc)
+    tie = doc.get("tie_break") or {}
+    if tie.get("winner"):
+        yield Text(f"tie-break: {tie['winner']} ({tie.get('rule')}): {tie.get('reason')}")
+    yield Text(
+        f"{doc['paired']} paired · {_count(doc, 'regressions')} regressions · "
+        f"{_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged · "
+        f"{doc['only_baseline_count']} only in baseline · "
+        f"{doc['only_candidate_count']} only in candidate"
+    )
+    for title, rows in (("regressions", doc["regressions"]), ("improvements", doc["improvements"])):
+        if rows:
+            shown = f"{title} ({min(_SHOWN, len(rows))} of {_count(doc, title)})"
+            yield example_table(shown, rows[:_SHOWN])
+    if max(_count(doc, "regressions"), _count(doc, "improvements")) > _SHOWN:
+        yield Text("every changed example: aieval diff BASELINE CANDIDATE --limit N", style="dim")
+    yield from _warnings(decision.get("warnings") or [])
+
+
+def _metrics(doc: Mapping[str, Any]) -> Table:
+    table = _table("metrics (candidate − baseline, paired 95% CI)", "metric", "baseline",
+                   "candidate", "delta", "CI", "n")
+    for m in doc["metrics"]:
+        name = m["name"]
+        delta = m.get("delta")
+        # a higher gate failure rate is worse, everything else is better when higher
+        worse = delta is not None and (delta > 0 if name.startswith("gate:") else delta < 0)
+        style = "" if not delta else ("red" if worse else "green")
+        _add(table,
+            name, metric_value(name, m["baseline"]), metric_value(name, m["candidate"]),
+            Text(metric_delta(name, delta), style=style),
+            interval(m["low"], m["high"], lambda v, n=name: metric_delta(n, v)), str(m["n"]),
+        )
+    return table
+
+
+def example_table(title: str, rows: Sequence[Mapping[str, Any]]) -> Table:
+    """Per-example changes: id, baseline and candidate verdicts, score delta, what changed."""
+    table = _table(title, "example", "baseline", "candidate", "delta", "changes", left=1)
+    table.columns[-1].justify = "left"
+    for row in rows:
+        _add(table,
+            Text(str(row["id"])), _side(row["baseline"]), _side(row["candidate"]),
+            Text(num(row.get("delta"), 1) if row.get("delta") is None else f"{row['delta']:+.1f}"),
+            Text("; ".join(row.get("changes") or [])),
+        )
+    return table
+
+
+def _side(side: Mapping[str, Any]) -> Text:
+    verdict = Text("pass" if side.get("passed") else "fail",
+                   style="green" if side.get("passed") else "red")
+    if side.get("grade"):
+        verdict.append(f" {side['grade']}")
+    if side.get("weighted_score") is not None:
+        verdict.append(f" {side['weighted_score']:.1f}")
+    return verdict

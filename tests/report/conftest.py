@@ -1,0 +1,16 @@
+"""Report fixtures: one document of each kind, shaped like the ``to_dict()`` of core objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.support.reports import all_documents
+
+KINDS = [pytest.param(name, id=name) for name in all_documents()]
+
+
+@pytest.fixture(params=KINDS)
+def document(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Each fixture kind in turn: graded, ungraded, promoting and blocking."""
+    return all_documents()[request.param]
