@@ -66,10 +66,11 @@ async def _wait_for_row(
         changed.clear()
         # read the state first: a run that finished after this read has its row by then
         state = manager.state(run_id)
+        status = state.status if state is not None else "finished"
         try:
             return await asyncio.to_thread(_exact_run, store, run_id)
         except RunNotFoundError:
-            if state is None or state.status == "finished":
+            if status == "finished":
                 return None
         await _wait(changed)
 
