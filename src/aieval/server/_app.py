@@ -47,8 +47,8 @@ def create_app(
     Example:
         >>> import tempfile, os
         >>> app = create_app(os.path.join(tempfile.mkdtemp(), "runs.db"))
-        >>> sorted(r.path for r in app.routes if r.path.startswith("/api/runs"))[:2]
-        ['/api/runs', '/api/runs/{run_id}']
+        >>> sorted(app.openapi()["paths"])[:3]
+        ['/api/compare', '/api/evaluations', '/api/runs']
     """
     settings = settings or ServerSettings()
     settings.check()
