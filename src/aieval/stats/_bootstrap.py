@@ -6,6 +6,7 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -134,11 +135,12 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Conf
         raise ConfigError(
             f"wilson_interval: need 0 <= successes <= n and n > 0, got {successes}/{n}"
         )
-    from scipy.stats import norm
-
-    z = float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
     p = successes / n
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return ConfidenceInterval(p, max(0.0, centre - half), min(1.0, centre + half), confidence)
+    # At 0 or n successes the bound is exactly 0 or 1; the formula leaves float dust there.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return ConfidenceInterval(p, low, high, confidence)
