@@ -176,3 +176,10 @@ async def test_enforce_hard_gates_reaches_the_stored_evaluations(
             assert row["grade"] == "F" and row["passed"] is False
     if not enforce:
         assert any(row["passed"] for row in gated["samples"])
+
+
+async def test_static_paths_do_not_escape(client: httpx.AsyncClient) -> None:
+    for path in ("/static/../../pyproject.toml", "/static/%2e%2e/%2e%2e/pyproject.toml"):
+        response = await client.get(path)
+        assert response.status_code == 404
+        assert "[project]" not in response.text

@@ -84,4 +84,5 @@ def _mount_viewer(app: FastAPI) -> None:
         page = STATIC_DIR / "index.html"
         return FileResponse(page) if page.is_file() else HTMLResponse(_PLACEHOLDER)
 
-    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
+    if STATIC_DIR.is_dir():
+        app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
