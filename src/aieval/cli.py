@@ -25,6 +25,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from aieval._serve import serve_command
 from aieval.errors import AievalError, UserError
 from aieval.runner import RunResult, load_eval, run_eval, telemetry_requested
 from aieval.store import RunRow, Store, default_db_path
@@ -640,6 +641,9 @@ def _write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+app.command("serve")(serve_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
