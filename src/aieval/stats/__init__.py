@@ -1,18 +1,26 @@
-"""Statistics: pass@k estimators, rater agreement and confidence intervals."""
+"""Statistics: pass@k estimators, rater agreement, confidence intervals and paired comparisons."""
 
 from aieval.stats._agreement import cohen_kappa, exact_agreement, mean_absolute_error, spearman
 from aieval.stats._bootstrap import ConfidenceInterval, bootstrap_ci, wilson_interval
+from aieval.stats._describe import histogram, quantiles, sample_std
+from aieval.stats._paired import NoninferiorityResult, noninferiority_test, paired_bootstrap_ci
 from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes
 
 __all__ = [
     "ConfidenceInterval",
+    "NoninferiorityResult",
     "bootstrap_ci",
     "cohen_kappa",
     "exact_agreement",
+    "histogram",
     "mean_absolute_error",
     "mean_pass_at_k",
+    "noninferiority_test",
+    "paired_bootstrap_ci",
     "pass_at_k",
     "pass_at_k_from_outcomes",
+    "quantiles",
+    "sample_std",
     "spearman",
     "wilson_interval",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +12,20 @@ import numpy as np
 
 from aieval.errors import ConfigError
 
-__all__ = ["ConfidenceInterval", "bootstrap_ci", "wilson_interval"]
+__all__ = [
+    "BLOCK_ENTRIES",
+    "ConfidenceInterval",
+    "bootstrap_ci",
+    "resample_means",
+    "wilson_interval",
+]
+
+#: Bootstrap index matrices are drawn in blocks of about this many entries (8 bytes each), so
+#: memory stays near 32 MB whatever the sample size and resample count.
+BLOCK_ENTRIES = 4_000_000
+
+# Statistics recognised as "the mean", resampled in bulk with numpy rather than one by one.
+_MEANS: tuple[Callable[..., Any], ...] = (np.mean, statistics.mean, statistics.fmean)
 
 
 @dataclass(slots=True, frozen=True)
@@ -46,7 +60,8 @@ def bootstrap_ci(
 
     Items are resampled with replacement, the same indices for every sequence, so paired
     statistics (kappa, Spearman) keep their pairs. Resamples where the statistic fails are
-    dropped.
+    dropped. The mean of one sample (``statistics.mean``, ``statistics.fmean`` or ``np.mean``)
+    is resampled in bulk with numpy, fast enough for 100,000 values and 2,000 resamples.
 
     Args:
         statistic: called as ``statistic(*resampled)``, returning a float.
@@ -68,6 +83,13 @@ def bootstrap_ci(
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"bootstrap_ci: confidence must be in (0, 1), got {confidence!r}")
     estimate = float(statistic(*samples))
+    if len(samples) == 1 and statistic in _MEANS:
+        data = np.asarray(samples[0], dtype=float)
+        if np.all(np.isfinite(data)):
+            means = resample_means(data, n_resamples=n_resamples, seed=seed)
+            tail = (1.0 - confidence) / 2.0
+            low, high = np.quantile(means, [tail, 1.0 - tail])
+            return ConfidenceInterval(estimate, float(low), float(high), confidence)
     rng = np.random.default_rng(seed)
     values: list[float] = []
     for _ in range(n_resamples):
@@ -83,6 +105,21 @@ def bootstrap_ci(
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(values, [alpha, 1.0 - alpha])
     return ConfidenceInterval(estimate, float(low), float(high), confidence)
+
+
+def resample_means(
+    values: np.ndarray, *, n_resamples: int = 2000, seed: int | None = 0
+) -> np.ndarray:
+    """Means of ``n_resamples`` bootstrap resamples of ``values``, drawn block by block."""
+    rng = np.random.default_rng(seed)
+    n = values.size
+    out = np.empty(n_resamples)
+    block = max(1, BLOCK_ENTRIES // n)
+    for start in range(0, n_resamples, block):
+        rows = min(block, n_resamples - start)
+        idx = rng.integers(0, n, size=(rows, n))
+        out[start : start + rows] = values[idx].mean(axis=1)
+    return out
 
 
 def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> ConfidenceInterval:

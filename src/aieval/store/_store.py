@@ -171,8 +171,12 @@ class Store:
             (status, _dumps(dict(metrics)) if metrics else None, error, time.time(), run_id),
         )
 
-    def get_run(self, ref: str) -> RunRow:
-        """A run by id, unique id prefix, or name (the most recent run of that name)."""
+    def get_run(self, ref: str, *, exclude: str | None = None) -> RunRow:
+        """A run by id, unique id prefix, or name (the most recent run of that name).
+
+        With ``exclude`` (the run being compared), a name resolves to the most recent run of
+        that name other than ``exclude``, completed runs first: the baseline of a comparison.
+        """
         with self._lock:
             rows = self._db.execute(
                 "SELECT * FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\'"
@@ -186,12 +190,29 @@ class Store:
                 return _run_row(rows[0])
             if len(rows) > 1:
                 raise RunNotFoundError(f"run id prefix {ref!r} is ambiguous; give more characters")
+        if exclude is not None:
+            return self._latest_other(ref, exclude)
+        with self._lock:
             by_name = self._db.execute(
                 "SELECT * FROM runs WHERE name = ? ORDER BY created_at DESC LIMIT 1", (ref,)
             ).fetchone()
         if by_name is None:
             raise RunNotFoundError(f"no run with id or name {ref!r} in {self.path}")
         return _run_row(by_name)
+
+    def _latest_other(self, name: str, exclude: str) -> RunRow:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT * FROM runs WHERE name = ? AND id != ?"
+                " ORDER BY status = 'completed' DESC, created_at DESC, rowid DESC LIMIT 1",
+                (name, exclude),
+            ).fetchone()
+        if row is None:
+            raise RunNotFoundError(
+                f"no earlier run named {name!r} other than {exclude} in {self.path}; give a run"
+                " id, or run the baseline first"
+            )
+        return _run_row(row)
 
     def list_runs(
         self, *, name: str | None = None, limit: int = 50, offset: int = 0

@@ -1,0 +1,358 @@
+"""``build_report``: the minimum reporting bundle of spec section 10 for one stored run."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from aieval._records import SampleRecord
+from aieval.errors import ConfigError
+from aieval.report._header import SCHEMA_VERSION, pass_rate, resolve_run, run_header
+from aieval.report._samples import ExampleNumbers, example_numbers
+from aieval.report._tally import (
+    AgentTally,
+    ColumnTally,
+    GroupTally,
+    JudgeTally,
+    ReasonTally,
+    grade_counts,
+)
+from aieval.stats import bootstrap_ci, histogram, quantiles, sample_std, wilson_interval
+from aieval.store import RunRow, Store
+
+__all__ = ["MISSING", "RunReport", "build_report"]
+
+#: The slice key of samples whose metadata lacks the slice field.
+MISSING = "(missing)"
+
+#: Judge parse-failure and pairwise inconsistency rates above this draw a warning (spec 13).
+JUDGE_WARNING_RATE = 0.10
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """The reporting bundle of one run; :meth:`to_dict` is the JSON the renderers read.
+
+    Attributes mirror the keys of the dict (see ``docs/reports.md``): ``run`` is the header,
+    ``pass_rate`` carries a Wilson interval, ``weighted_score`` a bootstrap interval of the mean
+    on 0..100, ``criteria`` per-criterion distributions of normalized values, ``gates`` the
+    hard-gate failure rate per gate.
+    """
+
+    run: dict[str, Any]
+    samples: int
+    target_errors: int
+    graded: bool
+    pass_rate: dict[str, Any]
+    weighted_score: dict[str, Any] | None
+    grades: dict[str, int] | None
+    gates: list[dict[str, Any]]
+    criteria: list[dict[str, Any]]
+    failure_reasons: list[dict[str, Any]]
+    judges: dict[str, dict[str, Any]]
+    latency: dict[str, float | None]
+    tokens: dict[str, int]
+    cost: float
+    retries: int
+    cached: int
+    groups: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data, ``kind: "report"``."""
+        return {
+            "kind": "report",
+            "schema_version": SCHEMA_VERSION,
+            "run": self.run,
+            "samples": self.samples,
+            "target_errors": self.target_errors,
+            "graded": self.graded,
+            "pass_rate": self.pass_rate,
+            "weighted_score": self.weighted_score,
+            "grades": self.grades,
+            "gates": self.gates,
+            "criteria": self.criteria,
+            "failure_reasons": self.failure_reasons,
+            "judges": self.judges,
+            "latency": self.latency,
+            "tokens": self.tokens,
+            "cost": self.cost,
+            "retries": self.retries,
+            "cached": self.cached,
+            "groups": self.groups,
+            "warnings": self.warnings,
+        }
+
+
+def build_report(
+    store: Store,
+    run: str | RunRow,
+    *,
+    slice_by: Sequence[str] = (),
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+) -> RunReport:
+    """Build the reporting bundle of a stored run in one pass over its samples.
+
+    Args:
+        store: the run store.
+        run: a run id, unique id prefix, name (its latest run), or a :class:`RunRow`.
+        slice_by: metadata fields (dotted paths allowed) to break results down by.
+        confidence: coverage of every interval.
+        n_resamples: bootstrap resamples for the weighted-score interval.
+        seed: bootstrap seed, so the same run gives the same report.
+
+    Raises:
+        RunNotFoundError: no run matches ``run``.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
+    row = resolve_run(store, run)
+    threshold = row.config.get("pass_threshold", 0.5)
+    workflow = row.config.get("workflow")
+    tally = _RunTally(
+        tuple(slice_by),
+        float(threshold) if _is_number(threshold) else 0.5,
+        workflow.get("id") if isinstance(workflow, Mapping) else None,
+    )
+    for sample in store.iter_samples(row.id):
+        tally.add(sample)
+    return tally.report(row, confidence, n_resamples, seed)
+
+
+class _RunTally:
+    def __init__(self, slice_by: tuple[str, ...], threshold: float, workflow: Any) -> None:
+        self.slice_by = slice_by
+        self.workflow = workflow
+        self.threshold = threshold
+        self.samples = self.passed = self.target_errors = 0
+        self.retries = self.cached = 0
+        self.graded = False
+        self.weighted: list[float] = []
+        self.grades: Counter[str] = Counter()
+        self.gates: dict[str, list[int]] = {}
+        self.criteria: dict[str, ColumnTally] = {}
+        self.scorers: dict[str, ColumnTally] = {}
+        self.reasons = ReasonTally()
+        self.judges: dict[str, JudgeTally] = {}
+        self.latency: list[float] = []
+        self.tokens = [0, 0]
+        self.cost = 0.0
+        self.workflows: dict[str, GroupTally] = {}
+        self.slices: dict[str, dict[str, GroupTally]] = {f: {} for f in slice_by}
+        self.agents: dict[str, AgentTally] = {}
+
+    def add(self, sample: SampleRecord) -> None:
+        ex = example_numbers(sample)
+        self.samples += 1
+        self.passed += ex.passed
+        self.target_errors += sample.error is not None
+        if ex.weighted_score is not None:
+            self.weighted.append(ex.weighted_score)
+        self._usage(sample)
+        self._scorers(sample)
+        evaluation = sample.extra.get("evaluation")
+        if isinstance(evaluation, Mapping):
+            self._graded(ex, evaluation)
+        if not ex.passed:
+            self.reasons.collect(sample, ex, self.threshold)
+        for name in self.slice_by:
+            key = _slice_key(sample.metadata, name)
+            self.slices[name].setdefault(key, GroupTally()).add(ex)
+
+    def _usage(self, sample: SampleRecord) -> None:
+        if sample.latency_s is not None:
+            self.latency.append(float(sample.latency_s))
+        self.tokens[0] += sample.input_tokens or 0
+        self.tokens[1] += sample.output_tokens or 0
+        self.cost += sample.cost or 0.0
+        self.retries += sample.retries
+        self.cached += sample.cached
+
+    def _scorers(self, sample: SampleRecord) -> None:
+        for name, score in sample.scores.items():
+            column = self.scorers.setdefault(name, ColumnTally("scorer"))
+            if score.value is None or score.error:
+                column.errors += 1
+            else:
+                column.values.append(float(score.value))
+            if "parse_failures" in score.metadata:
+                self.judges.setdefault(name, JudgeTally()).add(score.metadata)
+
+    def _graded(self, ex: ExampleNumbers, evaluation: Mapping[str, Any]) -> None:
+        self.graded = True
+        if ex.grade is not None:
+            self.grades[ex.grade] += 1
+        for gate, ok in ex.gates.items():
+            counts = self.gates.setdefault(gate, [0, 0])
+            counts[0] += not ok
+            counts[1] += 1
+        for name, c in ex.criteria.items():
+            column = self.criteria.setdefault(name, ColumnTally("criterion"))
+            column.values.append(c.normalized)
+            if c.floor is not None:
+                column.floor = c.floor
+            column.floor_violations += c.floor_passed is False
+        for missing in evaluation.get("missing_criteria") or ():
+            if isinstance(missing, Mapping) and missing.get("name") is not None:
+                self.criteria.setdefault(str(missing["name"]), ColumnTally("criterion")).errors += 1
+        workflow = evaluation.get("workflow") or self.workflow
+        if workflow is not None:
+            self.workflows.setdefault(str(workflow), GroupTally()).add(ex)
+        for agent, entry in (evaluation.get("agents") or {}).items():
+            if isinstance(entry, Mapping):
+                self.agents.setdefault(str(agent), AgentTally()).add(entry)
+
+    def report(
+        self, row: RunRow, confidence: float, n_resamples: int, seed: int | None
+    ) -> RunReport:
+        graded = self.graded
+        return RunReport(
+            run=run_header(row),
+            samples=self.samples,
+            target_errors=self.target_errors,
+            graded=graded,
+            pass_rate=pass_rate(self.passed, self.samples, confidence),
+            weighted_score=_mean_block(self.weighted, confidence, n_resamples, seed),
+            grades=grade_counts(self.grades) if graded else None,
+            gates=self._gate_rows(confidence),
+            criteria=self._criterion_rows(confidence, n_resamples, seed),
+            failure_reasons=self.reasons.top(),
+            judges={k: j.to_dict(JUDGE_WARNING_RATE) for k, j in sorted(self.judges.items())},
+            latency=_latency(self.latency),
+            tokens={
+                "input": self.tokens[0],
+                "output": self.tokens[1],
+                "total": self.tokens[0] + self.tokens[1],
+            },
+            cost=self.cost,
+            retries=self.retries,
+            cached=self.cached,
+            groups=self._groups(graded, confidence),
+            warnings=self._warnings(row),
+        )
+
+    def _gate_rows(self, confidence: float) -> list[dict[str, Any]]:
+        rows = []
+        for name, (failures, n) in self.gates.items():
+            ci = wilson_interval(failures, n, confidence=confidence)
+            rows.append(
+                {
+                    "name": name,
+                    "failures": failures,
+                    "n": n,
+                    "rate": ci.estimate,
+                    "low": ci.low,
+                    "high": ci.high,
+                }
+            )
+        return sorted(rows, key=lambda r: (-r["rate"], r["name"]))
+
+    def _criterion_rows(
+        self, confidence: float, n_resamples: int, seed: int | None
+    ) -> list[dict[str, Any]]:
+        # A scorer that feeds a graded criterion of the same name is listed once, as the
+        # criterion: the two would show the same normalized values.
+        scorers = {k: v for k, v in self.scorers.items() if k not in self.criteria}
+        rows = []
+        for name, column in [*self.criteria.items(), *scorers.items()]:
+            block = _mean_block(column.values, confidence, n_resamples, seed)
+            rows.append(
+                {
+                    "name": name,
+                    "kind": column.kind,
+                    "n": len(column.values),
+                    "errors": column.errors,
+                    "mean": block["mean"] if block else None,
+                    "std": block["std"] if block else None,
+                    "low": block["low"] if block else None,
+                    "high": block["high"] if block else None,
+                    "quantiles": quantiles(column.values),
+                    "histogram": histogram(column.values, bins=10, range=(0.0, 1.0)),
+                    "floor": column.floor,
+                    "floor_violations": column.floor_violations,
+                }
+            )
+        return rows
+
+    def _groups(self, graded: bool, confidence: float) -> dict[str, Any]:
+        return {
+            "workflow": [
+                g.to_dict(key, graded, confidence) for key, g in sorted(self.workflows.items())
+            ],
+            "slices": {
+                name: [
+                    g.to_dict(key, graded, confidence)
+                    for key, g in sorted(groups.items(), key=lambda kv: (-kv[1].samples, kv[0]))
+                ]
+                for name, groups in self.slices.items()
+            },
+            "agents": [a.to_dict(name) for name, a in sorted(self.agents.items())],
+        }
+
+    def _warnings(self, row: RunRow) -> list[str]:
+        warnings = []
+        if row.status != "completed":
+            warnings.append(f"run {row.id} is {row.status}: the report covers stored samples only")
+        if self.samples == 0:
+            warnings.append(f"run {row.id} has no stored samples")
+        elif row.n_examples is not None and self.samples < row.n_examples:
+            warnings.append(f"{self.samples} of {row.n_examples} examples have a stored sample")
+        unscored = self.samples - len(self.weighted)
+        if unscored:
+            warnings.append(f"{unscored} samples have no weighted score (nothing was scored)")
+        if self.target_errors:
+            warnings.append(f"{self.target_errors} samples failed in the target (scored 0)")
+        for name, judge in sorted(self.judges.items()):
+            note = judge.to_dict(JUDGE_WARNING_RATE)["warning"]
+            if note:
+                warnings.append(f"judge {name}: {note}")
+        return warnings
+
+
+def _mean_block(
+    values: list[float], confidence: float, n_resamples: int, seed: int | None
+) -> dict[str, Any] | None:
+    if not values:
+        return None
+    ci = bootstrap_ci(np.mean, values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    return {
+        "mean": ci.estimate,
+        "std": sample_std(values),
+        "low": ci.low,
+        "high": ci.high,
+        "n": len(values),
+    }
+
+
+def _latency(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"mean": None, "p50": None, "p95": None, "max": None}
+    data = np.asarray(values)
+    p50, p95 = np.quantile(data, [0.5, 0.95])
+    return {
+        "mean": float(data.mean()),
+        "p50": float(p50),
+        "p95": float(p95),
+        "max": float(data.max()),
+    }
+
+
+def _slice_key(metadata: Mapping[str, Any], path: str) -> str:
+    value: Any = metadata
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return MISSING
+        value = value[part]
+    if value is None:
+        return MISSING
+    return value if isinstance(value, str) else str(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -1,0 +1,345 @@
+"""``compare_runs``: a candidate against its baseline, example by example, with a promotion
+decision."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from aieval.errors import ConfigError
+from aieval.grading import RunStanding, tie_break
+from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
+from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
+from aieval.report._samples import ExampleNumbers, example_numbers
+from aieval.report._tally import JudgeTally
+from aieval.stats import paired_bootstrap_ci
+from aieval.store import RunRow, Store
+
+__all__ = ["Comparison", "compare_runs", "describe_changes"]
+
+_GRADE_RANK = {"A": 0, "B": 1, "C": 2, "D": 3, "F": 4}
+_MAX_IDS = 50
+_CORRECTNESS = ("correctness",)
+_SAFETY = ("safety", "validation", "security")
+
+Pair = tuple[ExampleNumbers, ExampleNumbers]
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """A candidate run against a baseline run, paired by example id.
+
+    Attributes mirror the keys of :meth:`to_dict` (see ``docs/reports.md``); ``decision`` is the
+    promotion decision of the policy.
+    """
+
+    baseline: dict[str, Any]
+    candidate: dict[str, Any]
+    paired: int
+    only_baseline: list[str]
+    only_candidate: list[str]
+    only_baseline_count: int
+    only_candidate_count: int
+    metrics: list[dict[str, Any]]
+    regressions: list[dict[str, Any]]
+    improvements: list[dict[str, Any]]
+    unchanged: int
+    tie_break: dict[str, Any]
+    decision: PromotionDecision
+    regressions_count: int = 0
+    improvements_count: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def promote(self) -> bool:
+        """Whether the policy lets the candidate replace the baseline."""
+        return self.decision.promote
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data, ``kind: "comparison"``."""
+        return {
+            "kind": "comparison",
+            "schema_version": SCHEMA_VERSION,
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "paired": self.paired,
+            "only_baseline": self.only_baseline,
+            "only_candidate": self.only_candidate,
+            "only_baseline_count": self.only_baseline_count,
+            "only_candidate_count": self.only_candidate_count,
+            "metrics": self.metrics,
+            "regressions": self.regressions,
+            "improvements": self.improvements,
+            "regressions_count": self.regressions_count,
+            "improvements_count": self.improvements_count,
+            "unchanged": self.unchanged,
+            "tie_break": self.tie_break,
+            "decision": self.decision.to_dict(),
+            "warnings": self.warnings,
+        }
+
+
+def compare_runs(
+    store: Store,
+    baseline: str | RunRow,
+    candidate: str | RunRow,
+    *,
+    policy: PromotionPolicy | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    max_examples: int | None = 200,
+) -> Comparison:
+    """Compare two stored runs example by example and decide whether the candidate promotes.
+
+    Args:
+        store: the run store.
+        baseline: a run id, id prefix, a :class:`RunRow`, or a run name: the most recent run of
+            that name other than the candidate (completed runs first).
+        candidate: a run id, id prefix, name (its latest run) or :class:`RunRow`.
+        policy: the promotion policy; defaults to :class:`PromotionPolicy` ().
+        confidence: coverage of the paired bootstrap intervals of the metric deltas.
+        n_resamples: bootstrap resamples.
+        seed: bootstrap seed.
+        max_examples: how many regressions and improvements to list (worst/best first);
+            ``None`` lists all. The counts are always complete.
+
+    Raises:
+        RunNotFoundError: a reference matches no run.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
+    policy = policy or PromotionPolicy()
+    cand_row = resolve_run(store, candidate)
+    base_row = resolve_run(store, baseline, exclude=cand_row.id)
+    base = {ex.id: ex for ex in map(example_numbers, store.iter_samples(base_row.id))}
+    judges: dict[str, JudgeTally] = {}
+    cand: dict[str, ExampleNumbers] = {}
+    for sample in store.iter_samples(cand_row.id):
+        cand[sample.id] = example_numbers(sample)
+        for name, score in sample.scores.items():
+            if "parse_failures" in score.metadata:
+                judges.setdefault(name, JudgeTally()).add(score.metadata)
+    pairs = [(b, cand[i]) for i, b in base.items() if i in cand]
+    only_b = [i for i in base if i not in cand]
+    only_c = [i for i in cand if i not in base]
+    warnings = _warnings(base_row, cand_row, judges, policy)
+    regressions, improvements = _changes(pairs, policy.example_delta)
+    decision = decide_promotion(
+        [b for b, _ in pairs],
+        [c for _, c in pairs],
+        policy,
+        unpaired=len(only_b) + len(only_c),
+        warnings=warnings,
+    )
+    return Comparison(
+        baseline=run_header(base_row),
+        candidate=run_header(cand_row),
+        paired=len(pairs),
+        only_baseline=only_b[:_MAX_IDS],
+        only_candidate=only_c[:_MAX_IDS],
+        only_baseline_count=len(only_b),
+        only_candidate_count=len(only_c),
+        metrics=_metrics(pairs, confidence, n_resamples, seed),
+        regressions=regressions[:max_examples] if max_examples is not None else regressions,
+        improvements=improvements[:max_examples] if max_examples is not None else improvements,
+        unchanged=len(pairs) - len(regressions) - len(improvements),
+        tie_break=_tie_break(pairs),
+        decision=decision,
+        regressions_count=len(regressions),
+        improvements_count=len(improvements),
+        warnings=decision.warnings,
+    )
+
+
+def _metrics(
+    pairs: list[Pair], confidence: float, n_resamples: int, seed: int | None
+) -> list[dict[str, Any]]:
+    getters: list[tuple[str, Callable[[ExampleNumbers], float | None]]] = [
+        ("weighted_score", lambda ex: ex.weighted_score),
+        ("pass_rate", lambda ex: float(ex.passed)),
+    ]
+    gates = sorted({g for b, c in pairs for g in (*b.gates, *c.gates)})
+    getters += [(f"gate:{g}", _gate_getter(g)) for g in gates]
+    criteria = _ordered(name for b, c in pairs for name in (*b.criteria, *c.criteria))
+    getters += [(name, _criterion_getter(name)) for name in criteria]
+    scorers = _ordered(name for b, c in pairs for name in (*b.scores, *c.scores))
+    # A scorer feeding a criterion of the same name is the same number; list it once.
+    getters += [(name, _scorer_getter(name)) for name in scorers if name not in set(criteria)]
+    return [_metric(name, get, pairs, confidence, n_resamples, seed) for name, get in getters]
+
+
+def _metric(
+    name: str,
+    get: Callable[[ExampleNumbers], float | None],
+    pairs: list[Pair],
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+) -> dict[str, Any]:
+    values = [(get(b), get(c)) for b, c in pairs]
+    both = [(vb, vc) for vb, vc in values if vb is not None and vc is not None]
+    if not both:
+        return {
+            "name": name,
+            "baseline": None,
+            "candidate": None,
+            "delta": None,
+            "low": None,
+            "high": None,
+            "n": 0,
+        }
+    vb = np.array([v for v, _ in both])
+    vc = np.array([v for _, v in both])
+    ci = paired_bootstrap_ci(vb, vc, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    return {
+        "name": name,
+        "baseline": float(vb.mean()),
+        "candidate": float(vc.mean()),
+        "delta": ci.estimate,
+        "low": ci.low,
+        "high": ci.high,
+        "n": len(both),
+    }
+
+
+def _gate_getter(name: str) -> Callable[[ExampleNumbers], float | None]:
+    return lambda ex: None if name not in ex.gates else float(not ex.gates[name])
+
+
+def _criterion_getter(name: str) -> Callable[[ExampleNumbers], float | None]:
+    return lambda ex: ex.criteria[name].normalized if name in ex.criteria else None
+
+
+def _scorer_getter(name: str) -> Callable[[ExampleNumbers], float | None]:
+    return lambda ex: ex.scores.get(name)
+
+
+def _ordered(names: Any) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def _changes(
+    pairs: list[Pair], example_delta: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    regressions: list[tuple[tuple[float, ...], dict[str, Any]]] = []
+    improvements: list[tuple[tuple[float, ...], dict[str, Any]]] = []
+    for b, c in pairs:
+        flip = int(c.passed) - int(b.passed)
+        steps = _GRADE_RANK.get(b.grade or "", 0) - _GRADE_RANK.get(c.grade or "", 0)
+        if b.grade is None or c.grade is None:
+            steps = 0
+        delta = None
+        if b.weighted_score is not None and c.weighted_score is not None:
+            delta = c.weighted_score - b.weighted_score
+        worse = flip < 0 or steps < 0 or (delta is not None and delta <= -example_delta)
+        better = flip > 0 or steps > 0 or (delta is not None and delta >= example_delta)
+        if not (worse or better):
+            continue
+        entry = {
+            "id": b.id,
+            "baseline": _side(b),
+            "candidate": _side(c),
+            "delta": delta,
+            "changes": describe_changes(b, c),
+        }
+        key = (float(flip), float(steps), delta if delta is not None else 0.0)
+        if worse:  # mixed changes count as regressions: a drop is what a reviewer must see
+            regressions.append((key, entry))
+        else:
+            improvements.append((tuple(-k for k in key), entry))
+    regressions.sort(key=lambda item: item[0])
+    improvements.sort(key=lambda item: item[0])
+    return [e for _, e in regressions], [e for _, e in improvements]
+
+
+def _side(ex: ExampleNumbers) -> dict[str, Any]:
+    return {"passed": ex.passed, "grade": ex.grade, "weighted_score": ex.weighted_score}
+
+
+def describe_changes(b: ExampleNumbers, c: ExampleNumbers) -> list[str]:
+    """Human-readable differences between the baseline and candidate of one example."""
+    out = []
+    if b.passed != c.passed:
+        out.append("now passes" if c.passed else "no longer passes")
+    if b.grade != c.grade and b.grade is not None and c.grade is not None:
+        out.append(f"grade {b.grade} -> {c.grade}")
+    if b.weighted_score is not None and c.weighted_score is not None:
+        d = c.weighted_score - b.weighted_score
+        if d:
+            out.append(
+                f"weighted score {b.weighted_score:.1f} -> {c.weighted_score:.1f} ({d:+.1f})"
+            )
+    for gate in sorted(set(b.gates) | set(c.gates)):
+        was, now = b.gates.get(gate), c.gates.get(gate)
+        if was is not None and now is not None and was != now:
+            out.append(f"gate {gate} {'now passes' if now else 'now fails'}")
+    for name in sorted(c.floor_violations() - b.floor_violations()):
+        out.append(f"criterion {name} now below its floor")
+    for name in sorted(b.floor_violations() - c.floor_violations()):
+        out.append(f"criterion {name} back above its floor")
+    if c.error and not b.error:
+        out.append(f"target error: {c.error}")
+    elif b.error and not c.error:
+        out.append("target error fixed")
+    return out
+
+
+def _tie_break(pairs: list[Pair]) -> dict[str, Any]:
+    a = _standing([b for b, _ in pairs])
+    b = _standing([c for _, c in pairs])
+    if a is None or b is None:
+        return {"winner": None, "rule": "none", "reason": "no weighted scores to rank the runs by"}
+    result = tie_break(a, b)
+    winner = {"a": "baseline", "b": "candidate"}.get(result.winner or "")
+    reason = result.reason.replace("run a", "baseline").replace("run b", "candidate")
+    return {"winner": winner, "rule": result.rule, "reason": reason}
+
+
+def _standing(examples: Sequence[ExampleNumbers]) -> RunStanding | None:
+    scores = [ex.weighted_score for ex in examples if ex.weighted_score is not None]
+    if not scores:
+        return None
+    latencies = [ex.latency_s for ex in examples if ex.latency_s is not None]
+    costs = [ex.cost for ex in examples if ex.cost is not None]
+    return RunStanding(
+        weighted_score=float(np.mean(scores)),
+        gate_failures=sum(not ok for ex in examples for ok in ex.gates.values()),
+        correctness=_criterion_mean(examples, _CORRECTNESS, "objective"),
+        safety=_criterion_mean(examples, _SAFETY, None),
+        p95_latency=float(np.quantile(latencies, 0.95)) if latencies else None,
+        cost=float(sum(costs)) if costs else None,
+    )
+
+
+def _criterion_mean(
+    examples: Sequence[ExampleNumbers], words: tuple[str, ...], kind: str | None
+) -> float | None:
+    values = [
+        c.normalized
+        for ex in examples
+        for name, c in ex.criteria.items()
+        if any(w in name.lower() for w in words) or (kind is not None and c.kind == kind)
+    ]
+    return float(np.mean(values)) if values else None
+
+
+def _warnings(
+    base: RunRow, cand: RunRow, judges: dict[str, JudgeTally], policy: PromotionPolicy
+) -> list[str]:
+    out = []
+    for label, row in (("baseline", base), ("candidate", cand)):
+        if row.status != "completed":
+            out.append(f"the {label} run {row.id} is {row.status}; only its stored samples count")
+    if base.dataset_hash and cand.dataset_hash and base.dataset_hash != cand.dataset_hash:
+        out.append(
+            "the runs used different dataset versions; only examples with the same id are paired"
+        )
+    for name, judge in sorted(judges.items()):
+        note = judge.to_dict(policy.pairwise_inconsistency_warning)["warning"]
+        if note:
+            out.append(f"candidate judge {name}: {note}")
+    return out

@@ -1,0 +1,245 @@
+"""Running tallies the reporting bundle fills in one pass over a run's samples."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aieval._records import SampleRecord
+from aieval.report._header import pass_rate
+from aieval.report._samples import ExampleNumbers
+
+__all__ = ["AgentTally", "ColumnTally", "GroupTally", "JudgeTally", "ReasonTally"]
+
+GRADES = ("A", "B", "C", "D", "F")
+_MAX_IDS = 5
+_MAX_REASON = 300
+
+
+@dataclass(slots=True)
+class ColumnTally:
+    """Normalized values of one criterion or scorer, with its errors and floor violations."""
+
+    kind: str
+    values: list[float] = field(default_factory=list)
+    errors: int = 0
+    floor: float | None = None
+    floor_violations: int = 0
+
+
+@dataclass(slots=True)
+class GroupTally:
+    """Samples, passes, weighted scores and grades of one group (workflow, slice value)."""
+
+    samples: int = 0
+    passed: int = 0
+    weighted_sum: float = 0.0
+    weighted_n: int = 0
+    grades: Counter[str] = field(default_factory=Counter)
+
+    def add(self, ex: ExampleNumbers) -> None:
+        """Count one example."""
+        self.samples += 1
+        self.passed += ex.passed
+        if ex.weighted_score is not None:
+            self.weighted_sum += ex.weighted_score
+            self.weighted_n += 1
+        if ex.graded and ex.grade in GRADES:
+            self.grades[ex.grade] += 1
+
+    def to_dict(self, key: str, graded: bool, confidence: float) -> dict[str, Any]:
+        """The group's entry in ``groups``."""
+        return {
+            "key": key,
+            "samples": self.samples,
+            "pass_rate": pass_rate(self.passed, self.samples, confidence),
+            "weighted_score_mean": (
+                self.weighted_sum / self.weighted_n if self.weighted_n else None
+            ),
+            "grades": grade_counts(self.grades) if graded else None,
+        }
+
+
+@dataclass(slots=True)
+class JudgeTally:
+    """Parse failures and swapped-order inconsistencies of one judge scorer."""
+
+    n: int = 0
+    verdicts: int = 0
+    parse_failures: int = 0
+    pairwise: bool = False
+    inconsistent: int = 0
+
+    def add(self, metadata: Mapping[str, Any]) -> None:
+        """Count one sample's judge metadata."""
+        failures = _count(metadata.get("parse_failures"))
+        self.n += 1
+        self.parse_failures += failures
+        self.verdicts += max(failures, _verdicts(metadata))
+        if "inconsistent" in metadata:
+            self.pairwise = True
+            self.inconsistent += _count(metadata.get("inconsistent"))
+
+    def to_dict(self, threshold: float) -> dict[str, Any]:
+        """The judge's entry in ``judges``; warns above ``threshold``."""
+        parse_rate = self.parse_failures / self.verdicts if self.verdicts else 0.0
+        inconsistency = self.inconsistent / self.n if self.pairwise and self.n else None
+        warnings = []
+        if parse_rate > threshold:
+            warnings.append(f"{parse_rate:.1%} of verdicts were malformed")
+        if inconsistency is not None and inconsistency > threshold:
+            warnings.append(
+                f"{inconsistency:.1%} of pairwise verdicts changed when the order was swapped"
+            )
+        return {
+            "n": self.n,
+            "parse_failures": self.parse_failures,
+            "parse_failure_rate": parse_rate,
+            "inconsistent": self.inconsistent,
+            "inconsistency_rate": inconsistency,
+            "warning": "; ".join(warnings) + f" (above {threshold:.0%})" if warnings else None,
+        }
+
+
+@dataclass(slots=True)
+class AgentTally:
+    """One agent role summed over the samples it appeared in."""
+
+    runs: int = 0
+    steps: int = 0
+    failures: int = 0
+    retries: int = 0
+    duration_s: float | None = None
+    tokens: float | None = None
+    cost_usd: float | None = None
+    scores: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, entry: Mapping[str, Any]) -> None:
+        """Count one sample's roll-up of this agent."""
+        self.runs += 1
+        self.steps += _count(entry.get("steps"))
+        self.failures += _count(entry.get("failures"))
+        self.retries += _count(entry.get("retries"))
+        self.duration_s = _add(self.duration_s, entry.get("duration_s"))
+        self.tokens = _add(self.tokens, entry.get("tokens"))
+        self.cost_usd = _add(self.cost_usd, entry.get("cost_usd"))
+        for name, value in (entry.get("scores") or {}).items():
+            if _number(value) is not None:
+                self.scores.setdefault(str(name), []).append(float(value))
+
+    def to_dict(self, name: str) -> dict[str, Any]:
+        """The agent's entry in ``groups.agents``."""
+        return {
+            "name": name,
+            "runs": self.runs,
+            "steps": self.steps,
+            "failures": self.failures,
+            "retries": self.retries,
+            "duration_s": self.duration_s,
+            "tokens": int(self.tokens) if self.tokens is not None else None,
+            "cost_usd": self.cost_usd,
+            "scores": {k: sum(v) / len(v) for k, v in sorted(self.scores.items())},
+        }
+
+
+@dataclass(slots=True)
+class ReasonTally:
+    """Why samples did not pass, grouped by (kind, key, reason)."""
+
+    counts: dict[tuple[str, str, str], list[Any]] = field(default_factory=dict)
+
+    def add(self, kind: str, key: str, reason: str, sample_id: str) -> None:
+        """Count one reason of one failed sample."""
+        text = " ".join(reason.split())
+        if len(text) > _MAX_REASON:
+            text = text[: _MAX_REASON - 1] + "…"
+        entry = self.counts.setdefault((kind, key, text), [0, []])
+        entry[0] += 1
+        if len(entry[1]) < _MAX_IDS and sample_id not in entry[1]:
+            entry[1].append(sample_id)
+
+    def collect(self, sample: SampleRecord, ex: ExampleNumbers, threshold: float) -> None:
+        """Record the failure reasons of a sample that did not pass."""
+        evaluation = sample.extra.get("evaluation")
+        evaluation = evaluation if isinstance(evaluation, Mapping) else {}
+        if sample.error:
+            self.add("error", "target", sample.error, sample.id)
+        for name, score in sample.scores.items():
+            if score.error:
+                self.add("error", name, score.error, sample.id)
+            elif "parse_failures" in score.metadata and score.reason:
+                self.add("judge", name, score.reason, sample.id)
+        for gate in evaluation.get("gate_failures") or ():
+            if isinstance(gate, Mapping):
+                name = str(gate.get("name"))
+                self.add("gate", name, str(gate.get("reason") or "failed"), sample.id)
+        for floor in evaluation.get("floor_violations") or ():
+            if isinstance(floor, Mapping):
+                name = str(floor.get("criterion"))
+                # The score itself stays out of the text so that misses of one floor group.
+                self.add("floor", name, f"below its critical floor {floor.get('floor')}", sample.id)
+        self._threshold(sample, ex, evaluation, threshold)
+
+    def _threshold(
+        self,
+        sample: SampleRecord,
+        ex: ExampleNumbers,
+        evaluation: Mapping[str, Any],
+        threshold: float,
+    ) -> None:
+        if evaluation:
+            if evaluation.get("reason") == "below_threshold":
+                limit = evaluation.get("pass_threshold")
+                self.add("threshold", "weighted_score", f"weighted score below {limit}", sample.id)
+            return
+        if sample.error:
+            return
+        for name, value in ex.scores.items():
+            if value is not None and value < threshold:
+                self.add(
+                    "threshold", name, f"{name} below the pass threshold {threshold:g}", sample.id
+                )
+
+    def top(self, limit: int = 10) -> list[dict[str, Any]]:
+        """The ``limit`` most frequent reasons."""
+        ranked = sorted(self.counts.items(), key=lambda item: (-item[1][0], item[0]))
+        return [
+            {"kind": k, "key": key, "reason": r, "count": c, "sample_ids": list(ids)}
+            for (k, key, r), (c, ids) in ranked[:limit]
+        ]
+
+
+def grade_counts(counter: Mapping[str, int]) -> dict[str, int]:
+    """``{"A": n, ..., "F": n}``, every letter present."""
+    return {g: int(counter.get(g, 0)) for g in GRADES}
+
+
+def _verdicts(metadata: Mapping[str, Any]) -> int:
+    for key in ("verdicts", "orders"):
+        value = metadata.get(key)
+        if isinstance(value, list) and value:
+            return len(value)
+    samples = metadata.get("samples")
+    return samples if isinstance(samples, int) and samples > 0 else 1
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    return int(value) if isinstance(value, int | float) and math.isfinite(value) else 0
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _add(total: float | None, value: Any) -> float | None:
+    number = _number(value)
+    if number is None:
+        return total
+    return number if total is None else total + number
