@@ -9,6 +9,7 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     AievalError
     ├── UserError
     │   ├── ConfigError            bad eval configuration, bad argument to a public function
+    │   │   └── IncompatibleDatasetError  rows lack a workflow's required inputs
     │   ├── DatasetError           unreadable dataset, bad row, duplicate id (names row / line)
     │   ├── RubricError            invalid rubric or profile file (names file, criterion, field)
     │   ├── WorkflowError          invalid workflow definition or run log (names file, field)
@@ -34,6 +35,7 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "FormulaError",
+    "IncompatibleDatasetError",
     "ProviderAuthError",
     "ProviderConnectionError",
     "ProviderError",
@@ -62,6 +64,20 @@ class UserError(AievalError):
 
 class ConfigError(UserError):
     """An invalid eval configuration or argument."""
+
+
+class IncompatibleDatasetError(ConfigError):
+    """A dataset whose rows lack inputs the workflow requires (found before any sample runs).
+
+    Attributes:
+        missing_inputs: the missing input names (``"valid <input>"`` for enum violations).
+        rows: for each missing input, the ids of the rows that lack it.
+    """
+
+    def __init__(self, message: str, *, missing_inputs: dict[str, list[str]]):
+        super().__init__(message)
+        self.missing_inputs = list(missing_inputs)
+        self.rows = dict(missing_inputs)
 
 
 class DatasetError(UserError):

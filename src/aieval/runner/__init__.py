@@ -7,12 +7,13 @@ from aieval.runner._evalfile import (
     SettingsConfig,
     TargetConfig,
     build_scorers,
+    check_eval,
     load_eval,
     parse_eval,
     run_eval,
 )
 from aieval.runner._result import RunResult, ScorerStats
-from aieval.runner._run import ProgressCallback, run, run_async
+from aieval.runner._run import ProgressCallback, check_run, run, run_async
 
 __all__ = [
     "DatasetConfig",
@@ -23,6 +24,8 @@ __all__ = [
     "SettingsConfig",
     "TargetConfig",
     "build_scorers",
+    "check_eval",
+    "check_run",
     "load_eval",
     "parse_eval",
     "record_call",

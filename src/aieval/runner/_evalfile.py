@@ -20,7 +20,7 @@ from pydantic import (
 
 from aieval.errors import ConfigError
 from aieval.runner._result import RunResult
-from aieval.runner._run import ProgressCallback, run
+from aieval.runner._run import ProgressCallback, check_run, run
 from aieval.scorers import Scorer, get_scorer, llm_judge
 from aieval.store import Store
 
@@ -30,6 +30,7 @@ __all__ = [
     "SettingsConfig",
     "TargetConfig",
     "build_scorers",
+    "check_eval",
     "load_eval",
     "parse_eval",
     "run_eval",
@@ -89,6 +90,10 @@ class EvalConfig(_Strict):
     )
     imports: list[str] = Field(default_factory=list, description="Python files with @scorer")
     settings: SettingsConfig = Field(default_factory=SettingsConfig)
+    enforce_hard_gates: bool = Field(
+        True,
+        description="false: workflow gates are evaluated and reported but do not force grade F",
+    )
     base_dir: str | None = Field(None, exclude=True)
 
     @field_validator("scorers")
@@ -162,6 +167,24 @@ def build_scorers(config: EvalConfig) -> list[Scorer]:
     return built
 
 
+def check_eval(config: EvalConfig) -> None:
+    """Refuse a configuration before it runs: scorers, dataset, workflow, profile, and the
+    dataset's compatibility with the workflow (see :func:`~aieval.runner.check_run`)."""
+    scorers = build_scorers(config)
+    dataset, limit, prediction_field = _dataset(config)
+    for model in _models(config):
+        check_run(
+            dataset=dataset,
+            scorers=scorers,
+            has_target=config.target is not None,
+            model=model,
+            limit=limit,
+            prediction_field=prediction_field,
+            workflow=_workflow(config),
+            profile=_local(config, config.profile),
+        )
+
+
 def run_eval(
     config: EvalConfig,
     *,
@@ -171,17 +194,18 @@ def run_eval(
     limit: int | None = None,
     concurrency: int | None = None,
     progress: Callable[[str], ProgressCallback | None] | None = None,
+    run_id: str | None = None,
 ) -> list[RunResult]:
-    """Run an eval configuration: one run per recorded model version (or one for the target)."""
+    """Run an eval configuration: one run per recorded model version (or one for the target).
+
+    ``run_id`` names the new run; it needs a configuration that makes exactly one run.
+    """
     scorers = build_scorers(config)
     dataset, dataset_limit, prediction_field = _dataset(config)
     settings = config.settings
-    targets: list[str | None]
-    if config.target is not None:
-        targets = [config.target.model]
-    else:
-        chosen: list[str | None] = list(models or config.models or [])
-        targets = chosen or [config.model]
+    targets = _models(config, models)
+    if run_id is not None and len(targets) != 1:
+        raise ConfigError(f"run_id= needs one run, but this configuration makes {len(targets)}")
     results = []
     for model in targets:
         options: dict[str, Any] = dict(
@@ -197,6 +221,8 @@ def run_eval(
             progress=progress(model or config.name) if progress else None,
             workflow=_workflow(config),
             profile=_local(config, config.profile),
+            enforce_hard_gates=config.enforce_hard_gates,
+            run_id=run_id,
         )
         if config.target is not None:
             t = config.target
@@ -211,6 +237,14 @@ def run_eval(
             run(name=config.name, dataset=dataset, scorers=scorers, model=model, **options)
         )
     return results
+
+
+def _models(config: EvalConfig, models: list[str] | None = None) -> list[str | None]:
+    """The model versions to run: the target's, else the chosen recorded ones (or none)."""
+    if config.target is not None:
+        return [config.target.model]
+    chosen: list[str | None] = list(models or config.models or [])
+    return chosen or [config.model]
 
 
 def _dataset(config: EvalConfig) -> tuple[Any, int | None, str | None]:

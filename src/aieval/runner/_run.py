@@ -32,14 +32,15 @@ from aieval.store import Store
 if TYPE_CHECKING:
     from aieval.workflows._runner import WorkflowMode
 
-__all__ = ["ProgressCallback", "run", "run_async"]
+__all__ = ["ProgressCallback", "check_run", "run", "run_async"]
 
 log = logging.getLogger("aieval")
 
 #: Called after each sample with (samples done, total samples).
 ProgressCallback = Callable[[int, int], None]
 
-#: Grades one sample's workflow run: (example, output, scores) -> evaluation payload.
+#: Grades one sample's workflow run: (example, output, scores) -> entries for the sample's
+#: ``extra``: ``evaluation`` (the payload whose ``passed`` decides the sample) and more.
 Evaluator = Callable[[Example, Output, dict[str, ScoreRecord]], dict[str, Any]]
 
 _DEFAULT_CONCURRENCY = 16
@@ -104,6 +105,8 @@ async def run_async(
     metadata: dict[str, Any] | None = None,
     workflow: Any = None,
     profile: Any = None,
+    enforce_hard_gates: bool = True,
+    run_id: str | None = None,
 ) -> RunResult:
     """Evaluate ``dataset`` with ``scorers``; every finished sample is committed to the store.
 
@@ -139,12 +142,17 @@ async def run_async(
             and the grade decides ``passed``. A dataset missing a required input is refused
             before any sample runs. A folder of run logs is a valid ``dataset``.
         profile: the scoring profile for workflow runs (overrides the definition's).
+        enforce_hard_gates: with ``False``, workflow runs' gates are evaluated and reported
+            but a failed gate no longer forces grade F (the payload says
+            ``hard_gates_enforced: false``).
+        run_id: the id to give a new run (default: a fresh one); the server assigns ids
+            before a run starts so clients can follow it at once.
     """
     started = time.perf_counter()
     if concurrency < 1:
         raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
     resolved = _resolve_scorers(scorers)
-    flow = _workflow_mode(workflow, profile, dataset)
+    flow = _workflow_mode(workflow, profile, dataset, enforce_hard_gates)
     if flow is not None:
         dataset = flow.rows(dataset)
     data = load_dataset(dataset, prediction_field=prediction_field, model=model, limit=limit)
@@ -191,7 +199,7 @@ async def run_async(
         config["workflow"] = flow.describe()
     aggregator = flow.aggregator(names) if flow is not None else Aggregator(names)
     run_id, done_ids = _start_or_resume(
-        db, resume, name, model, the_target, data, info, config, aggregator
+        db, resume, name, model, the_target, data, info, config, aggregator, run_id
     )
     kept: list[SampleRecord] | None = [] if db is None else None
     status, error = "completed", None
@@ -210,7 +218,7 @@ async def run_async(
             aggregator,
             kept,
             progress,
-            flow.evaluate if flow is not None else None,
+            flow.sample_extra if flow is not None else None,
         )
     except (asyncio.CancelledError, KeyboardInterrupt):
         status, error = "interrupted", "interrupted before every sample finished"
@@ -238,6 +246,43 @@ async def run_async(
         _store=db,
         _samples=kept,
     )
+
+
+def check_run(
+    *,
+    dataset: Any,
+    scorers: Sequence[Scorer | Callable[..., Any] | str],
+    has_target: bool,
+    model: str | None = None,
+    limit: int | None = None,
+    prediction_field: str | None = None,
+    workflow: Any = None,
+    profile: Any = None,
+) -> None:
+    """Refuse, before anything runs or is stored, what :func:`run_async` would refuse at start.
+
+    Resolves the scorers, the workflow and profile, reads the dataset once, checks it against
+    the workflow's required inputs, and checks there is something to evaluate.
+
+    Raises:
+        ConfigError: unknown scorer, nothing to evaluate; :class:`IncompatibleDatasetError`
+            (a ConfigError) lists the missing workflow inputs.
+        DatasetError, WorkflowError, RubricError: unreadable dataset, workflow or profile.
+    """
+    _resolve_scorers(scorers)
+    flow = _workflow_mode(workflow, profile, dataset)
+    if flow is not None:
+        dataset = flow.rows(dataset)
+    data = load_dataset(dataset, prediction_field=prediction_field, model=model, limit=limit)
+    info = data.scan()
+    if flow is not None:
+        flow.check(data)
+    if not has_target and flow is None and info.with_prediction == 0 and info.count > 0:
+        hint = f" (no row has predictions[{model!r}])" if model is not None else ""
+        raise ConfigError(
+            "nothing to evaluate: no target was given and the rows carry no recorded "
+            f"'prediction'{hint}; add a target, or a prediction to each row"
+        )
 
 
 async def _execute(
@@ -363,9 +408,8 @@ async def _process(
         for s in record.scores.values()
     )
     if evaluator is not None:
-        evaluation = evaluator(example, output, record.scores)
-        record.extra["evaluation"] = evaluation
-        record.passed = bool(evaluation["passed"])
+        record.extra.update(evaluator(example, output, record.scores))
+        record.passed = bool(record.extra["evaluation"]["passed"])
     return record
 
 
@@ -430,13 +474,15 @@ def _resolve_scorers(scorers: Sequence[Scorer | Callable[..., Any] | str]) -> li
     return resolved
 
 
-def _workflow_mode(workflow: Any, profile: Any, dataset: Any) -> WorkflowMode | None:
+def _workflow_mode(
+    workflow: Any, profile: Any, dataset: Any, enforce_hard_gates: bool = True
+) -> WorkflowMode | None:
     folder = isinstance(dataset, str | Path) and Path(dataset).is_dir()
     if workflow is None and profile is None and not folder:
         return None
     from aieval.workflows._runner import WorkflowMode
 
-    return WorkflowMode(workflow, profile)
+    return WorkflowMode(workflow, profile, enforce_hard_gates=enforce_hard_gates)
 
 
 def _open_store(store: Store | str | Path | bool | None) -> Store | None:
@@ -549,11 +595,12 @@ def _start_or_resume(
     info: Any,
     config: dict[str, Any],
     aggregator: Aggregator,
+    new_id: str | None = None,
 ) -> tuple[str, set[str]]:
     if db is None:
         if resume:
             raise ConfigError("resume= needs a store; remove store=False")
-        return "memory-" + str(int(time.time() * 1000)), set()
+        return new_id or "memory-" + str(int(time.time() * 1000)), set()
     previous = None
     if isinstance(resume, str):
         previous = db.get_run(resume)
@@ -571,6 +618,7 @@ def _start_or_resume(
             n_examples=info.count,
             git_sha=_git_sha(),
             config=config,
+            run_id=new_id,
         )
         return run_id, set()
     if previous.dataset_hash != info.version:

@@ -17,7 +17,7 @@ from aieval._records import CallRecord, SampleRecord, ScoreRecord
 from aieval.errors import RunNotFoundError, StoreError
 from aieval.store._schema import SCHEMA, SCHEMA_VERSION
 
-__all__ = ["CalibrationRow", "RunRow", "Store", "default_db_path"]
+__all__ = ["CalibrationRow", "RunRow", "Store", "default_db_path", "new_run_id"]
 
 _SAMPLE_COLUMNS = (
     "run_id, sample_id, idx, input, expected, prediction, metadata, error, passed, latency_s, "
@@ -126,9 +126,10 @@ class Store:
         n_examples: int | None = None,
         git_sha: str | None = None,
         config: Mapping[str, Any] | None = None,
+        run_id: str | None = None,
     ) -> str:
-        """Insert a new run in status ``running`` and return its id."""
-        run_id = _new_run_id()
+        """Insert a new run in status ``running`` and return its id (``run_id`` if given)."""
+        run_id = run_id or new_run_id()
         now = time.time()
         self._write(
             "INSERT INTO runs (id, name, status, model, provider, dataset, dataset_hash,"
@@ -347,6 +348,32 @@ class Store:
         for row in rows:
             yield self._sample(run_id, row)
 
+    def samples_since(
+        self, run_id: str, position: int = 0, *, limit: int | None = None
+    ) -> list[SampleRecord]:
+        """Stored samples in insertion (finishing) order, skipping the first ``position``.
+
+        Samples are only ever appended, so position ``k`` names the same sample on every call:
+        a follower that has seen ``k`` samples asks for the ones after it.
+        """
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY rowid"
+                " LIMIT ? OFFSET ?",
+                (run_id, -1 if limit is None else limit, max(position, 0)),
+            ).fetchall()
+        return [self._sample(run_id, row) for row in rows]
+
+    def pass_counts(self, run_id: str, first: int | None = None) -> tuple[int, int]:
+        """``(samples, passed)`` over the first ``first`` stored samples (all when ``None``)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(passed = 1), 0) FROM (SELECT passed FROM samples"
+                " WHERE run_id = ? ORDER BY rowid LIMIT ?)",
+                (run_id, -1 if first is None else first),
+            ).fetchone()
+        return int(row[0]), int(row[1])
+
     def get_sample(self, run_id: str, sample_id: str) -> SampleRecord:
         """One stored sample; :class:`RunNotFoundError` when absent."""
         with self._lock:
@@ -508,7 +535,8 @@ class Store:
                 raise StoreError(f"cannot write to the store at {self.path}: {exc}") from exc
 
 
-def _new_run_id() -> str:
+def new_run_id() -> str:
+    """A fresh run id: UTC time stamp plus a random suffix (sorts by creation time)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     return f"{stamp}-{uuid.uuid4().hex[:8]}"
 

@@ -47,6 +47,7 @@ class WorkflowEvaluation:
         floor_violations: critical floors missed; ``grade_capped`` when they capped the grade.
         step_scores: per step, its recorded scores; ``agents`` the per-agent roll-up.
         efficiency: layer-3 metrics, raw and normalized, and budget checks.
+        hard_gates_enforced: ``False`` when failed gates were recorded but did not force F.
     """
 
     run_id: str
@@ -76,6 +77,7 @@ class WorkflowEvaluation:
     warnings: list[str] = field(default_factory=list)
     gate_results: list[GateResult] = field(default_factory=list)
     effective_profile: dict[str, Any] | None = None
+    hard_gates_enforced: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data: the evaluation payload stored with the run."""
@@ -94,6 +96,7 @@ def evaluate_run(
     scores: Mapping[str, Any] | None = None,
     gates: Mapping[str, Any] | None = None,
     allow_missing_criteria: bool | None = None,
+    enforce_hard_gates: bool = True,
 ) -> WorkflowEvaluation:
     """Grade one workflow run: gates, criteria, grade, per-step and per-agent detail.
 
@@ -108,6 +111,9 @@ def evaluate_run(
             used when set, else their ``value``).
         gates: inputs or verdicts for the profile's own gates, by gate name.
         allow_missing_criteria: overrides the definition's ``allow_missing_criteria``.
+        enforce_hard_gates: with ``False``, gates are still evaluated and reported (in
+            ``hard_gates``, ``gate_failures`` and a warning) but a failed one no longer forces
+            grade F or a fail; exploratory runs use it to see the quality behind a gate.
 
     Example:
         >>> ev = evaluate_run({"workflow_id": "r1", "overall_status": "success",
@@ -130,9 +136,31 @@ def evaluate_run(
     gate_results = run_gates(the_run, definition, sample, the_profile.gate_names, gates)
     the_profile = _prenormalized(the_profile, scores)
     raw, sources, missing = _raw_scores(the_profile, scores, the_run, layer3)
-    graded = _grade(the_profile, gate_results, raw)
-    return _assemble(
+    graded = _grade(the_profile, _enforced(gate_results, enforce_hard_gates), raw)
+    evaluation = _assemble(
         the_run, definition, the_profile, graded, gate_results, raw, sources, missing, allow, layer3
+    )
+    if not enforce_hard_gates:
+        _record_unenforced(evaluation, gate_results)
+    return evaluation
+
+
+def _enforced(gates: list[GateResult], enforce: bool) -> list[GateResult]:
+    """The gates the grade sees: as evaluated, or all passing when gates are not enforced."""
+    if enforce:
+        return gates
+    return [dataclasses.replace(g, passed=True) for g in gates]
+
+
+def _record_unenforced(evaluation: WorkflowEvaluation, gates: list[GateResult]) -> None:
+    """Report the real gate verdicts on an evaluation graded without enforcing them."""
+    failures = [g for g in gates if not g.passed]
+    evaluation.hard_gates_enforced = False
+    evaluation.hard_gates = {g.name: g.passed for g in gates}
+    evaluation.gate_results = list(gates)
+    evaluation.gate_failures = failures
+    evaluation.warnings.extend(
+        f"hard gate {g.name} failed (not enforced): {g.reason}" for g in failures
     )
 
 

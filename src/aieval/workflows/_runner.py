@@ -10,7 +10,7 @@ from typing import Any
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval._types import Example
-from aieval.errors import ConfigError, WorkflowError
+from aieval.errors import IncompatibleDatasetError, WorkflowError
 from aieval.grading import Profile, normalize
 from aieval.runner._result import Aggregator
 from aieval.runner._target import Output, Target
@@ -18,10 +18,10 @@ from aieval.workflows._definition import WorkflowDefinition, load_workflow
 from aieval.workflows._efficiency import percentile
 from aieval.workflows._evaluate import evaluate_run, resolve_profile
 from aieval.workflows._gates import check_compatible
-from aieval.workflows._model import WorkflowRun, load_run
+from aieval.workflows._model import StepResult, WorkflowRun, load_run
 from aieval.workflows._recorder import recording
 
-__all__ = ["EvaluationAggregator", "WorkflowMode"]
+__all__ = ["EvaluationAggregator", "WorkflowMode", "compact_run"]
 
 _MAX_LISTED = 5
 
@@ -33,9 +33,12 @@ class WorkflowMode:
         self,
         workflow: WorkflowDefinition | str | Path | Mapping[str, Any] | None,
         profile: str | Path | Profile | None,
+        *,
+        enforce_hard_gates: bool = True,
     ) -> None:
         self.definition = load_workflow(workflow) if workflow is not None else None
         self.profile = resolve_profile(self.definition, profile)
+        self.enforce_hard_gates = enforce_hard_gates
 
     def describe(self) -> dict[str, Any]:
         """What the run config records about the workflow and profile."""
@@ -46,6 +49,7 @@ class WorkflowMode:
             "source": d.source if d else None,
             "profile": self.profile.base or self.profile.id,
             "rubric_id": self.profile.rubric_id,
+            "hard_gates_enforced": self.enforce_hard_gates,
         }
 
     @staticmethod
@@ -78,10 +82,11 @@ class WorkflowMode:
                 missing.setdefault(f"valid {problem}", []).append(example.id)
         if missing:
             listed = "; ".join(f"{name} (rows {_ids(ids)})" for name, ids in missing.items())
-            raise ConfigError(
+            raise IncompatibleDatasetError(
                 f"dataset is incompatible with workflow {self.definition.id!r} "
                 f"({self.definition.source}): missing required inputs: {', '.join(missing)}; "
-                f"where: {listed}. Add these fields to every row or give them a default."
+                f"where: {listed}. Add these fields to every row or give them a default.",
+                missing_inputs=missing,
             )
 
     def wrap(self, target: Target | None) -> Target:
@@ -105,8 +110,19 @@ class WorkflowMode:
             sample=_available(example),
             profile=self.profile,
             scores=scores,
+            enforce_hard_gates=self.enforce_hard_gates,
         )
         return evaluation.to_dict()
+
+    def sample_extra(
+        self, example: Example, output: Output, scores: Mapping[str, ScoreRecord]
+    ) -> dict[str, Any]:
+        """What a sample stores: ``evaluation`` and ``workflow_run`` (compact steps or None)."""
+        run = output.value
+        return {
+            "evaluation": self.evaluate(example, output, scores),
+            "workflow_run": compact_run(run) if isinstance(run, WorkflowRun) else None,
+        }
 
     def aggregator(self, scorer_names: list[str]) -> EvaluationAggregator:
         return EvaluationAggregator(scorer_names)
@@ -222,6 +238,43 @@ class EvaluationAggregator(Aggregator):
             },
         }
         return out
+
+
+def compact_run(run: WorkflowRun) -> dict[str, Any]:
+    """A run's status, duration and one small entry per step (what a timeline needs).
+
+    Example:
+        >>> run = WorkflowRun.from_dict({"workflow_id": "r", "steps": [{"step_name": "plan",
+        ...     "agent_role": "planner", "metadata": {"tool_calls": [{"name": "search"}]}}]})
+        >>> compact_run(run)["steps"][0]["tool_calls"]
+        1
+    """
+    return {
+        "status": run.status,
+        "duration_s": run.duration_s,
+        "steps": [
+            {
+                "name": step.name,
+                "agent": step.agent_role,
+                "status": step.status,
+                "duration_s": step.duration_s,
+                "retries": step.retry_count,
+                "model": step.model_used,
+                "tool_calls": _tool_call_count(step),
+                "error": step.error,
+            }
+            for step in run.steps
+        ],
+    }
+
+
+def _tool_call_count(step: StepResult) -> int:
+    count = 0
+    for holder in (step.metadata, step.outputs):
+        found = holder.get("tool_calls") if isinstance(holder, Mapping) else None
+        if isinstance(found, list):
+            count += len(found)
+    return count
 
 
 def _ids(ids: list[str]) -> str:
