@@ -22,6 +22,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from aieval._serve import serve_command
 from aieval.errors import AievalError, UserError
 from aieval.runner import RunResult, load_eval, run_eval
 from aieval.store import RunRow, Store, default_db_path
@@ -399,6 +400,9 @@ def calibrate_command(
         )
     for warning in report.warnings:
         out.print(f"[yellow]warning:[/] {warning}", highlight=False)
+
+
+app.command("serve")(serve_command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

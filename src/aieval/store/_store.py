@@ -227,6 +227,13 @@ class Store:
             ).fetchall()
         return [_run_row(row) for row in rows]
 
+    def count_runs(self, *, name: str | None = None) -> int:
+        """How many runs are stored (named ``name``, if given)."""
+        where, args = ("WHERE name = ?", [name]) if name else ("", [])
+        with self._lock:
+            row = self._db.execute(f"SELECT COUNT(*) FROM runs {where}", args).fetchone()
+        return int(row[0])
+
     def latest_unfinished(self, name: str, *, model: str | None = None) -> RunRow | None:
         """The most recent run of ``name`` (and ``model``, if given) that did not complete."""
         with self._lock:

@@ -1,0 +1,84 @@
+"""``aieval serve``: run the evaluation server with uvicorn (FastAPI is imported on use)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from aieval.errors import ConfigError
+from aieval.store import default_db_path
+
+__all__ = ["serve_command"]
+
+_INSTALL_HINT = "the server needs its extra: pip install 'aieval[server]'"
+
+
+def serve_command(
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind.", min=1, max=65535)] = 8765,
+    db: Annotated[
+        Path | None,
+        typer.Option("--db", help="SQLite store (default: $AIEVAL_DB or ./aieval.db)."),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(envvar="AIEVAL_TOKEN", help="Bearer token every request must carry."),
+    ] = None,
+    unsafe_no_auth: Annotated[
+        bool,
+        typer.Option("--unsafe-no-auth", help="Allow a non-loopback bind without a token."),
+    ] = False,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option("--allowed-host", help="Also accept this Host header (repeatable)."),
+    ] = None,
+    dataset_root: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--dataset-root", help="Folder evaluations may read (repeatable; default: cwd)."
+        ),
+    ] = None,
+    max_concurrent_runs: Annotated[
+        int, typer.Option(help="Evaluations running at once.", min=1)
+    ] = 4,
+    allow_imports: Annotated[
+        bool,
+        typer.Option("--allow-imports", help="Let evaluations import Python scorer files."),
+    ] = False,
+) -> None:
+    """Serve the API and web viewer: start evaluations and follow them live."""
+    try:
+        import uvicorn
+
+        from aieval.server import ServerSettings, create_app
+    except ImportError as exc:
+        raise ConfigError(_INSTALL_HINT) from exc
+    roots = tuple(p.resolve() for p in dataset_root) if dataset_root else (Path.cwd(),)
+    missing = [str(p) for p in roots if not p.is_dir()]
+    if missing:
+        raise ConfigError(f"--dataset-root: not a folder: {', '.join(missing)}")
+    settings = ServerSettings(
+        host=host,
+        port=port,
+        token=token or None,
+        unsafe_no_auth=unsafe_no_auth,
+        allowed_hosts=tuple(allowed_host or ()),
+        dataset_roots=roots,
+        max_concurrent_runs=max_concurrent_runs,
+        allow_imports=allow_imports,
+    )
+    app = create_app(db or default_db_path(), settings)
+    console = Console(stderr=True)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/"
+    console.print(f"aieval server on [bold]{url}[/]", highlight=False)
+    if settings.token is not None:
+        console.print(
+            f"open [bold]{url}?token=<your token>[/] once in the browser; API clients send "
+            "'Authorization: Bearer <your token>'",
+            highlight=False,
+        )
+    uvicorn.run(app, host=host, port=port, log_level="warning")

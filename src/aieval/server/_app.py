@@ -1,0 +1,87 @@
+"""``create_app``: the FastAPI application serving the API, the event streams and the viewer."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from aieval.server._errors import install_error_handlers
+from aieval.server._manager import RunManager
+from aieval.server._redact import Redactor
+from aieval.server._routes import router
+from aieval.server._security import SecurityMiddleware
+from aieval.server._settings import ServerSettings
+from aieval.server._wakeups import Wakeups
+from aieval.store import Store
+
+__all__ = ["create_app"]
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+_PLACEHOLDER = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>aieval</title></head><body><h1>aieval server</h1>
+<p>The web viewer is not installed in this build. The API is at <a href="/docs">/docs</a>.</p>
+</body></html>"""
+
+
+def create_app(
+    store: Store | str | os.PathLike[str], settings: ServerSettings | None = None
+) -> FastAPI:
+    """The evaluation server for one run store.
+
+    Args:
+        store: the run store (or its SQLite path) that runs are written to and read from.
+        settings: host, token, roots, limits; loopback without a token by default.
+
+    Raises:
+        ConfigError: settings that would expose the server without a token.
+
+    Example:
+        >>> import tempfile, os
+        >>> app = create_app(os.path.join(tempfile.mkdtemp(), "runs.db"))
+        >>> sorted(r.path for r in app.routes if r.path.startswith("/api/runs"))[:2]
+        ['/api/runs', '/api/runs/{run_id}']
+    """
+    settings = settings or ServerSettings()
+    settings.check()
+    reader = store if isinstance(store, Store) else Store(store)
+    wakeups = Wakeups()
+    manager = RunManager(reader.path, wakeups, max_concurrent=settings.max_concurrent_runs)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        manager.shutdown()
+
+    app = FastAPI(
+        title="aieval",
+        summary="Start evaluations, follow them live, read reports and comparisons.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.store = reader
+    app.state.manager = manager
+    app.state.wakeups = wakeups
+    app.state.redactor = Redactor([settings.token])
+    install_error_handlers(app)
+    app.include_router(router)
+    _mount_viewer(app)
+    app.add_middleware(
+        SecurityMiddleware, allowed_hosts=settings.host_allowlist(), token=settings.token
+    )
+    return app
+
+
+def _mount_viewer(app: FastAPI) -> None:
+    @app.get("/", include_in_schema=False)
+    def index() -> Response:
+        page = STATIC_DIR / "index.html"
+        return FileResponse(page) if page.is_file() else HTMLResponse(_PLACEHOLDER)
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")

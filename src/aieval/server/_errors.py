@@ -1,0 +1,94 @@
+"""Every error answers ``{"message", "reasons": [...]}``; 422s also carry ``missing_inputs``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from aieval.errors import (
+    AievalError,
+    IncompatibleDatasetError,
+    RunNotFoundError,
+    UserError,
+)
+
+__all__ = ["error_body", "install_error_handlers", "validation_reasons"]
+
+log = logging.getLogger("aieval.server")
+
+
+def error_body(message: str, reasons: Sequence[str] = (), **more: Any) -> dict[str, Any]:
+    """The one error shape."""
+    return {"message": message, "reasons": list(reasons), **more}
+
+
+def validation_reasons(errors: Sequence[Any]) -> list[str]:
+    """One reason per pydantic error, naming the field path (``settings.concurrency: ...``).
+
+    >>> validation_reasons([{"loc": ("body", "settings", "retries"), "msg": "too big"}])
+    ['settings.retries: too big']
+    """
+    reasons = []
+    for err in errors:
+        loc = [str(p) for p in err.get("loc", ())]
+        if loc and loc[0] == "body":
+            loc = loc[1:]
+        reasons.append(f"{'.'.join(loc) or '(body)'}: {err.get('msg', 'invalid')}")
+    return reasons
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map validation errors, user errors, unknown runs and HTTP errors to the one shape."""
+    app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RunNotFoundError, _not_found)
+    app.add_exception_handler(IncompatibleDatasetError, _incompatible)
+    app.add_exception_handler(UserError, _user_error)
+    app.add_exception_handler(AievalError, _server_error)
+    app.add_exception_handler(Exception, _server_error)
+
+
+def _reply(request: Request, status: int, body: dict[str, Any], **kw: Any) -> JSONResponse:
+    redact = request.app.state.redactor.redact
+    return JSONResponse(redact(body), status_code=status, **kw)
+
+
+async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    reasons = validation_reasons(exc.errors())
+    message = f"invalid request: {len(reasons)} problem(s): " + "; ".join(reasons)
+    return _reply(request, 422, error_body(message, reasons, missing_inputs=[]))
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    return _reply(
+        request, exc.status_code, error_body(str(exc.detail)), headers=dict(exc.headers or {})
+    )
+
+
+async def _not_found(request: Request, exc: Exception) -> JSONResponse:
+    return _reply(request, 404, error_body(str(exc)))
+
+
+async def _incompatible(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, IncompatibleDatasetError)
+    reasons = [
+        f"missing input {name!r} in rows {', '.join(ids[:5])}" for name, ids in exc.rows.items()
+    ]
+    return _reply(request, 422, error_body(str(exc), reasons, missing_inputs=exc.missing_inputs))
+
+
+async def _user_error(request: Request, exc: Exception) -> JSONResponse:
+    return _reply(request, 422, error_body(str(exc), [str(exc)], missing_inputs=[]))
+
+
+async def _server_error(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("server error on %s", request.url.path, exc_info=exc)
+    return _reply(request, 500, error_body(f"internal error: {type(exc).__name__}: {exc}"))

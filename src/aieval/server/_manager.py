@@ -1,0 +1,69 @@
+"""Evaluations run in worker threads, a bounded number at once, writing to the store."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from aieval.runner import EvalConfig, run_eval
+from aieval.server._wakeups import NotifyingStore, Wakeups
+from aieval.store import new_run_id
+
+__all__ = ["RunManager", "RunState"]
+
+log = logging.getLogger("aieval.server")
+
+
+@dataclass(slots=True)
+class RunState:
+    """What the server knows about a run it started (beyond what the store holds)."""
+
+    status: str = "queued"  # queued | running | finished
+    error: str | None = None
+
+
+class RunManager:
+    """Starts evaluations on worker threads; each has its own event loop.
+
+    Scoring is CPU-bound and the runner blocks its thread, so the server's loop stays free.
+    A client that goes away never cancels a run: runs belong to the manager, not to requests.
+    """
+
+    def __init__(self, db_path: Path, wakeups: Wakeups, *, max_concurrent: int) -> None:
+        self.wakeups = wakeups
+        self.store = NotifyingStore(db_path, wakeups)
+        self._pool = ThreadPoolExecutor(max_concurrent, thread_name_prefix="aieval-eval")
+        self._lock = threading.Lock()
+        self._states: dict[str, RunState] = {}
+
+    def submit(self, config: EvalConfig) -> str:
+        """Queue ``config`` and return the id its run will have."""
+        run_id = new_run_id()
+        with self._lock:
+            self._states[run_id] = RunState()
+        self._pool.submit(self._execute, run_id, config)
+        return run_id
+
+    def state(self, run_id: str) -> RunState | None:
+        """The state of a run this server started, else ``None``."""
+        with self._lock:
+            return self._states.get(run_id)
+
+    def shutdown(self) -> None:
+        """Drop queued runs; running ones end with the process (and can be resumed)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _execute(self, run_id: str, config: EvalConfig) -> None:
+        state = self._states[run_id]
+        state.status = "running"
+        try:
+            run_eval(config, store=self.store, run_id=run_id)
+        except Exception as exc:
+            log.warning("evaluation %s failed: %s", run_id, exc)
+            state.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            state.status = "finished"
+            self.wakeups.notify(run_id)

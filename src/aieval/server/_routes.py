@@ -1,0 +1,168 @@
+"""The HTTP API: start evaluations, list and read runs and samples, compare, follow events."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
+from sse_starlette import EventSourceResponse
+
+from aieval.errors import ConfigError, RunNotFoundError
+from aieval.runner import EvalConfig, check_eval
+from aieval.server._events import run_events
+from aieval.server._paths import confine_config
+from aieval.server._reports import comparison, report_bundle
+from aieval.server._views import SampleFilter, keep_sample, run_item, sample_detail, sample_item
+from aieval.store import RunRow, Store
+
+__all__ = ["EvaluationRequest", "router"]
+
+router = APIRouter(prefix="/api")
+
+_Limit = Annotated[int, Query(ge=1, le=1000)]
+_Offset = Annotated[int, Query(ge=0, le=10**9)]
+
+
+class EvaluationRequest(EvalConfig):
+    """An eval file's content, plus ``enforce_hard_gates``; paths are relative to a root."""
+
+    base_dir: SkipJsonSchema[str | None] = Field(None, exclude=True)
+
+    @field_validator("base_dir")
+    @classmethod
+    def _no_base_dir(cls, value: str | None) -> str | None:
+        if value is not None:
+            raise ValueError("not accepted: paths are resolved against the server's roots")
+        return value
+
+
+@router.post("/evaluations", status_code=202)
+def start_evaluation(body: EvaluationRequest, request: Request) -> JSONResponse:
+    """Validate an evaluation, queue it, and answer with its run id and event stream."""
+    state = request.app.state
+    state.redactor.learn(body.model_dump())
+    if body.models is not None and len(body.models) > 1:
+        raise ConfigError("models: the server starts one run per request; give one 'model'")
+    config = EvalConfig.model_validate(body.model_dump(exclude={"base_dir"}))
+    confine_config(config, state.settings.dataset_roots, allow_imports=state.settings.allow_imports)
+    check_eval(config)
+    run_id = state.manager.submit(config)
+    body_out = {"run_id": run_id, "events_url": f"/api/runs/{run_id}/events"}
+    return JSONResponse(body_out, status_code=202)
+
+
+@router.get("/runs")
+def list_runs(
+    request: Request, name: str | None = None, limit: _Limit = 50, offset: _Offset = 0
+) -> JSONResponse:
+    """Stored runs, most recent first."""
+    store: Store = request.app.state.store
+    runs = store.list_runs(name=name or None, limit=limit, offset=offset)
+    body = {
+        "runs": [run_item(store, run) for run in runs],
+        "total": store.count_runs(name=name or None),
+        "limit": limit,
+        "offset": offset,
+    }
+    return _reply(request, body)
+
+
+@router.get("/runs/{run_id}")
+def get_run(run_id: str, request: Request) -> JSONResponse:
+    """The run's reporting bundle (over the samples stored so far while it runs)."""
+    store: Store = request.app.state.store
+    return _reply(request, report_bundle(store, _run(request, run_id).id))
+
+
+@router.get("/runs/{run_id}/samples")
+def list_samples(
+    run_id: str,
+    request: Request,
+    filter: SampleFilter = "all",
+    limit: _Limit = 50,
+    offset: _Offset = 0,
+) -> JSONResponse:
+    """The run's samples in dataset order, optionally only failed / gate-failed / passed."""
+    store: Store = request.app.state.store
+    run = _run(request, run_id)
+    kept = [sample_item(s) for s in store.iter_samples(run.id) if keep_sample(s, filter)]
+    body = {
+        "samples": kept[offset : offset + limit],
+        "total": len(kept),
+        "limit": limit,
+        "offset": offset,
+    }
+    return _reply(request, body)
+
+
+@router.get("/runs/{run_id}/samples/{sample_id}")
+def get_sample(run_id: str, sample_id: str, request: Request) -> JSONResponse:
+    """One sample in full: input, prompt, output, scores with reasons, calls, workflow."""
+    store: Store = request.app.state.store
+    run = _run(request, run_id)
+    return _reply(request, sample_detail(store.get_sample(run.id, sample_id)))
+
+
+@router.get("/compare")
+def compare(
+    request: Request,
+    baseline: Annotated[str, Query(min_length=1)],
+    candidate: Annotated[str, Query(min_length=1)],
+) -> JSONResponse:
+    """Candidate against baseline: metric deltas with intervals, regressions, the decision."""
+    store: Store = request.app.state.store
+    return _reply(request, comparison(store, baseline, candidate))
+
+
+@router.get("/runs/{run_id}/events", response_class=EventSourceResponse)
+async def follow_run(
+    run_id: str,
+    request: Request,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> EventSourceResponse:
+    """Server-sent events of the run: run_started, sample_completed, progress, and
+    run_completed (or error) last. Send ``Last-Event-ID`` to resume after an event."""
+    state = request.app.state
+    if state.manager.state(run_id) is None:
+        run_id = (await _arun(request, run_id)).id
+    after = _event_id(last_event_id)
+    redact = state.redactor.redact
+
+    async def events() -> Any:
+        async for event in run_events(state.store, state.manager, state.wakeups, run_id, after):
+            yield event.as_sse(redact)
+
+    return EventSourceResponse(events(), ping=state.settings.keepalive_s)
+
+
+def _event_id(value: str | None) -> int | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        message = f"Last-Event-ID must be an event id (an integer), got {value!r}"
+        raise ConfigError(message) from None
+
+
+def _run(request: Request, ref: str) -> RunRow:
+    """A run by id, unique id prefix or name; the 404 names only the reference."""
+    store: Store = request.app.state.store
+    try:
+        return store.get_run(ref)
+    except RunNotFoundError as exc:
+        detail = "" if "ambiguous" not in str(exc) else " (the prefix is ambiguous)"
+        raise RunNotFoundError(f"no run with id {ref!r}{detail}") from None
+
+
+async def _arun(request: Request, run_id: str) -> RunRow:
+    from starlette.concurrency import run_in_threadpool
+
+    return await run_in_threadpool(_run, request, run_id)
+
+
+def _reply(request: Request, body: dict[str, Any]) -> JSONResponse:
+    return JSONResponse(request.app.state.redactor.redact(body))

@@ -1,0 +1,153 @@
+"""Host allowlist, same-origin state changes, and the bearer token (header or cookie).
+
+Checks run in this order, before any route: the ``Host`` header must be allowed (DNS
+rebinding); a request that changes state and carries an ``Origin`` must come from this
+server's own origin (CSRF); and when a token is set, the request must present it as
+``Authorization: Bearer T`` or in the viewer's cookie. ``GET /?token=T`` trades the token for
+that cookie (HttpOnly, SameSite=Strict), since a browser's EventSource cannot send headers.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Mapping
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+__all__ = ["TOKEN_COOKIE", "SecurityMiddleware"]
+
+TOKEN_COOKIE = "aieval_token"
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class SecurityMiddleware:
+    """Pure ASGI middleware (it must not buffer event streams)."""
+
+    def __init__(self, app: ASGIApp, *, allowed_hosts: frozenset[str], token: str | None) -> None:
+        self.app = app
+        self.allowed_hosts = allowed_hosts
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host_header = headers.get("host", "")
+        if _hostname(host_header) not in self.allowed_hosts:
+            await _deny(
+                send,
+                400,
+                f"host {host_header!r} is not allowed on this server",
+                "start the server with --allowed-host NAME to accept it",
+            )
+            return
+        origin = headers.get("origin")
+        if (
+            scope["method"] not in _SAFE_METHODS
+            and origin is not None
+            and not _same_origin(origin, host_header, scope.get("scheme", "http"))
+        ):
+            await _deny(
+                send,
+                403,
+                f"cross-origin request from {origin!r} refused",
+                "send state-changing requests from the server's own origin",
+            )
+            return
+        if self.token is not None:
+            if _query_token(scope) is not None and scope["path"] == "/":
+                await self._trade_for_cookie(scope, send)
+                return
+            if not self._authorized(headers):
+                await _deny(
+                    send,
+                    401,
+                    "this server needs a token",
+                    "send 'Authorization: Bearer TOKEN', or open /?token=TOKEN once",
+                    extra_headers={"www-authenticate": "Bearer"},
+                )
+                return
+        await self.app(scope, receive, send)
+
+    def _authorized(self, headers: Headers) -> bool:
+        given = None
+        scheme, _, credentials = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and credentials:
+            given = credentials.strip()
+        elif "cookie" in headers:
+            jar: SimpleCookie = SimpleCookie()
+            try:
+                jar.load(headers["cookie"])
+            except Exception:
+                return False
+            if TOKEN_COOKIE in jar:
+                given = jar[TOKEN_COOKIE].value
+        return given is not None and self._matches(given)
+
+    def _matches(self, given: str) -> bool:
+        assert self.token is not None
+        return hmac.compare_digest(given.encode(), self.token.encode())
+
+    async def _trade_for_cookie(self, scope: Scope, send: Send) -> None:
+        given = _query_token(scope) or ""
+        if not self._matches(given):
+            await _deny(send, 401, "wrong token", "check the token the server printed")
+            return
+        cookie = f"{TOKEN_COOKIE}={given}; HttpOnly; SameSite=Strict; Path=/"
+        # the redirect drops the token from the address bar and the browser history
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 303,
+                "headers": [
+                    (b"location", b"/"),
+                    (b"set-cookie", cookie.encode()),
+                    (b"content-length", b"0"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _hostname(host_header: str) -> str:
+    """``Host`` header without its port: ``[::1]:8765`` -> ``::1``, ``a.b:80`` -> ``a.b``."""
+    value = host_header.strip().lower()
+    if value.startswith("["):
+        return value[1:].partition("]")[0]
+    if value.count(":") == 1:
+        return value.partition(":")[0]
+    return value
+
+
+def _same_origin(origin: str, host_header: str, scheme: str) -> bool:
+    parts = urlsplit(origin)
+    return parts.scheme == scheme and parts.netloc.lower() == host_header.strip().lower()
+
+
+def _query_token(scope: Scope) -> str | None:
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    values = query.get("token")
+    return values[0] if values else None
+
+
+async def _deny(
+    send: Send,
+    status: int,
+    message: str,
+    reason: str,
+    extra_headers: Mapping[str, str] | None = None,
+) -> None:
+    body = json.dumps({"message": message, "reasons": [reason]}).encode()
+    headers: list[Any] = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    headers += [(k.encode(), v.encode()) for k, v in (extra_headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
