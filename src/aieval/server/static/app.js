@@ -273,9 +273,10 @@
 
   function forestPlot(title, rows, unit) {
     // rows: [{label, delta, low, high, betterHigher}], a symmetric axis around zero
-    const width = 640, rowH = 28, labelW = 200, valueW = 150, top = 22;
+    const width = 1000, rowH = 28, labelW = 290, valueW = 200, top = 22;
     const plotW = width - labelW - valueW;
-    const extent = Math.max(1e-9, ...rows.flatMap((r) =>
+    // a floor on the axis keeps "no change" from being stretched into noise
+    const extent = Math.max(unit === "pct" ? 0.01 : 1, ...rows.flatMap((r) =>
       [r.delta, r.low, r.high].filter(isNum).map(Math.abs))) * 1.1;
     const x = (v) => labelW + ((v + extent) / (2 * extent)) * plotW;
     const height = top + rows.length * rowH + 8;
@@ -337,7 +338,8 @@
       return;
     }
     const rows = data.runs.map((run) => el("tr", {},
-      el("th", { scope: "row" }, link(runHref(run.id), run.name || run.id)),
+      el("th", { scope: "row" }, link(runHref(run.id), run.name || run.id),
+        el("div", { class: "run-id" }, run.id)),
       el("td", {}, run.model || "—"),
       el("td", {}, el("span", { class: "status status-" + run.status }, run.status)),
       el("td", {}, when(run.created_at)),
@@ -345,7 +347,7 @@
       el("td", { class: "num" }, isNum(run.pass_rate) ? pct(run.pass_rate) : "—"),
       el("td", {}, gradeMix(run.grades, run.samples)),
       el("td", {}, link("#/compare" + query({ candidate: run.id }), "Compare",
-        { "aria-label": `Compare ${run.name || run.id}` }))));
+        { "aria-label": `Compare ${run.name || ""} ${run.id}` }))));
     main.append(el("div", { class: "table-wrap" }, el("table", { class: "runs" },
       el("caption", {}, `${data.total} run${data.total === 1 ? "" : "s"}`),
       el("thead", {}, el("tr", {}, ["Name", "Model", "Status", "Created", "Samples",
@@ -368,7 +370,14 @@
   // ---------------------------------------------------------------- run page
 
   async function runPage(main, runId) {
-    const bundle = await api("/api/runs/" + encodeURIComponent(runId));
+    let bundle;
+    try {
+      bundle = await api("/api/runs/" + encodeURIComponent(runId));
+    } catch (error) {
+      // a run just submitted may still wait in the queue: its event stream says when it starts
+      if (error.status !== 404) throw error;
+      bundle = { run: { id: runId, name: runId, status: "queued" } };
+    }
     const run = bundle.run || {};
     const header = el("div", { class: "page-head" });
     const summary = el("div", { id: "run-summary" });
@@ -380,7 +389,9 @@
       const live = liveProgress(bundle);
       header.after(live.node);
       summary.append(el("p", { class: "muted" }, "Charts appear when the run completes."));
-      followRun(run.id || runId, live, table, (final) => {
+      followRun(run.id || runId, live, table, (started) => {
+        renderRunHeader(header, { run: { ...run, ...started } });
+      }, (final) => {
         renderRunHeader(header, final);
         summary.replaceChildren(...runSummary(final));
         table.reload();
@@ -439,13 +450,14 @@
     return { node, update, state };
   }
 
-  function followRun(runId, live, table, onComplete) {
+  function followRun(runId, live, table, onStart, onComplete) {
     const source = new EventSource("/api/runs/" + encodeURIComponent(runId) + "/events");
     let lastAnnounced = -1;
     onLeave(() => source.close());
     source.addEventListener("run_started", (event) => {
       const header = JSON.parse(event.data);
       if (header.n_examples) live.update({ total: header.n_examples });
+      onStart(header);
     });
     source.addEventListener("sample_completed", (event) => {
       table.addLive(JSON.parse(event.data));
@@ -830,7 +842,7 @@
       const select = el("select", { id, name: id },
         el("option", { value: "" }, "— choose a run —"),
         list.runs.map((r) => el("option", { value: r.id, selected: r.id === value },
-          `${r.name} · ${r.model || "?"} · ${when(r.created_at)} · ${r.id.slice(0, 8)}`)));
+          [r.name, r.model, when(r.created_at), r.status, r.id].filter(Boolean).join(" · "))));
       return [el("label", { for: id }, label), select];
     };
     const [bLabel, bSelect] = picker("baseline", "Baseline", baseline);
@@ -861,8 +873,8 @@
       d.warnings.map((w) => el("li", {}, w))) : null));
     const bl = c.baseline || {}, cd = c.candidate || {};
     out.push(el("dl", { class: "facts" }, [
-      ["Baseline", link(runHref(bl.id), `${bl.name || ""} (${bl.model || "?"})`)],
-      ["Candidate", link(runHref(cd.id), `${cd.name || ""} (${cd.model || "?"})`)],
+      ["Baseline", link(runHref(bl.id), [bl.name, bl.model, bl.id].filter(Boolean).join(" · "))],
+      ["Candidate", link(runHref(cd.id), [cd.name, cd.model, cd.id].filter(Boolean).join(" · "))],
       ["Paired", c.paired], ["Only baseline", c.only_baseline_count ?? 0],
       ["Only candidate", c.only_candidate_count ?? 0], ["Unchanged", c.unchanged ?? 0],
       c.tie_break && c.tie_break.winner ? ["Tie-break", `${c.tie_break.winner}: ${c.tie_break.reason || ""}`] : null,
