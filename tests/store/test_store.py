@@ -120,3 +120,19 @@ def test_get_sample(tmp_path: Path) -> None:
     assert store.get_sample(run_id, "s4").prediction == "pred 4"
     with pytest.raises(RunNotFoundError):
         store.get_sample(run_id, "zzz")
+
+
+def test_baseline_lookup_excludes_the_candidate_and_prefers_completed(tmp_path: Path) -> None:
+    store = Store(tmp_path / "runs.db")
+    done = store.create_run(name="qa")
+    store.finish_run(done, status="completed")
+    crashed = store.create_run(name="qa")
+    store.finish_run(crashed, status="failed")
+    candidate = store.create_run(name="qa")
+    assert store.get_run("qa").id == candidate
+    assert store.get_run("qa", exclude=candidate).id == done
+    assert store.get_run("qa", exclude=done).id == candidate
+    assert store.get_run(crashed, exclude=crashed).id == crashed  # an explicit id is kept
+    lonely = store.create_run(name="solo")
+    with pytest.raises(RunNotFoundError, match=f"no earlier run named 'solo' other than {lonely}"):
+        store.get_run("solo", exclude=lonely)

@@ -141,4 +141,7 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Conf
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return ConfidenceInterval(p, max(0.0, centre - half), min(1.0, centre + half), confidence)
+    # At 0 or n successes the bound is exactly 0 or 1; the formula leaves float dust there.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return ConfidenceInterval(p, low, high, confidence)

@@ -1,0 +1,227 @@
+"""Every promotion rule blocks and passes on constructed paired data; policy files load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from aieval.errors import ConfigError
+from aieval.report import (
+    CriterionValue,
+    ExampleNumbers,
+    PromotionPolicy,
+    RuleResult,
+    decide_promotion,
+)
+
+RULES = [
+    "paired_examples",
+    "hard_gate_failure_rate",
+    "weighted_score_noninferior",
+    "critical_floor_regression",
+    "severe_failures",
+]
+GATES = ("required_outputs_present", "schema_contract_valid", "overall_status_success")
+
+
+def _ex(
+    i: int,
+    score: float = 80.0,
+    *,
+    failed_gates: tuple[str, ...] = (),
+    floor_missed: tuple[str, ...] = (),
+    gates: tuple[str, ...] = GATES,
+    passed: bool = True,
+) -> ExampleNumbers:
+    criteria = {
+        name: CriterionValue(
+            normalized=0.5 if name in floor_missed else 0.9,
+            weight=1.0,
+            floor=0.7 if name in ("correctness", "safety") else None,
+            floor_passed=None
+            if name not in ("correctness", "safety")
+            else name not in floor_missed,
+        )
+        for name in ("correctness", "safety", "style")
+    }
+    return ExampleNumbers(
+        id=f"ex{i}",
+        passed=passed and not failed_gates,
+        weighted_score=score,
+        grade="F" if failed_gates else "B",
+        gates={g: g not in failed_gates for g in gates},
+        criteria=criteria,
+        graded=True,
+    )
+
+
+def _pair(
+    n: int = 40, **candidate_overrides: Any
+) -> tuple[list[ExampleNumbers], list[ExampleNumbers]]:
+    noise = np.random.default_rng(n).normal(0, 0.5, size=n)
+    base = [_ex(i, 80.0 + noise[i]) for i in range(n)]
+    cand = [_ex(i, 80.0 + noise[i] + 0.1 * (i % 3)) for i in range(n)]
+    for i, fields in candidate_overrides.items():
+        cand[int(i.removeprefix("ex"))] = _ex(int(i.removeprefix("ex")), **fields)
+    return base, cand
+
+
+def _rule(decision_rules: list[RuleResult], rule: str) -> RuleResult:
+    return next(r for r in decision_rules if r.rule == rule)
+
+
+def test_equal_candidate_promotes_with_one_result_per_rule() -> None:
+    base, cand = _pair()
+    decision = decide_promotion(base, cand)
+    assert decision.promote is True
+    assert [r.rule for r in decision.rules] == RULES
+    assert all(r.passed and r.reason for r in decision.rules)
+    data = decision.to_dict()
+    assert data["policy"]["noninferiority_margin"] == 1.0 and len(data["rules"]) == 5
+
+
+@pytest.mark.parametrize(
+    ("paired", "min_paired", "passes"),
+    [
+        pytest.param(0, 1, False, id="nothing-paired"),
+        pytest.param(5, 10, False, id="below-minimum"),
+        pytest.param(10, 10, True, id="at-minimum"),
+    ],
+)
+def test_paired_examples_rule(paired: int, min_paired: int, passes: bool) -> None:
+    base, cand = _pair(paired) if paired else ([], [])
+    decision = decide_promotion(base, cand, PromotionPolicy(min_paired=min_paired))
+    rule = _rule(decision.rules, "paired_examples")
+    assert rule.passed is passes and decision.promote is passes
+    assert str(paired) in rule.reason
+
+
+def test_gate_failure_rate_blocks_beyond_tolerance_and_passes_within() -> None:
+    base, cand = _pair(50, ex3={"failed_gates": ("required_outputs_present",), "score": 80.0})
+    blocked = _rule(decide_promotion(base, cand).rules, "hard_gate_failure_rate")
+    assert blocked.passed is False
+    assert "2.0% vs baseline 0.0%" in blocked.reason and "+2.0 points" in blocked.reason
+    assert blocked.details["worse_gates"] == ["required_outputs_present"]
+    allowed = decide_promotion(base, cand, PromotionPolicy(gate_failure_tolerance=0.02))
+    assert _rule(allowed.rules, "hard_gate_failure_rate").passed is True
+
+
+def test_gate_rule_checks_each_gate_not_only_the_overall_rate() -> None:
+    base, cand = _pair(20)
+    base[0] = _ex(0, failed_gates=("overall_status_success",))
+    cand[0] = _ex(0, failed_gates=("required_outputs_present",))
+    rule = _rule(decide_promotion(base, cand).rules, "hard_gate_failure_rate")
+    assert rule.details["baseline_rate"] == rule.details["candidate_rate"]
+    assert rule.passed is False and "required_outputs_present" in rule.reason
+
+
+def test_gate_rule_has_nothing_to_check_on_ungraded_runs() -> None:
+    base = [ExampleNumbers(id=str(i), passed=True, weighted_score=70.0 + i % 5) for i in range(9)]
+    rule = _rule(decide_promotion(base, base).rules, "hard_gate_failure_rate")
+    assert rule.passed is True and "nothing to check" in rule.reason
+
+
+def test_weighted_score_blocks_a_clear_drop_and_passes_an_improvement() -> None:
+    rng = np.random.default_rng(9)
+    b_scores = rng.normal(75, 10, size=200)
+    base = [
+        ExampleNumbers(id=str(i), passed=True, weighted_score=s) for i, s in enumerate(b_scores)
+    ]
+    worse = [
+        ExampleNumbers(id=str(i), passed=True, weighted_score=s - 3 + rng.normal(0, 2))
+        for i, s in enumerate(b_scores)
+    ]
+    better = [
+        ExampleNumbers(id=str(i), passed=True, weighted_score=s + 2 + rng.normal(0, 2))
+        for i, s in enumerate(b_scores)
+    ]
+    blocked = _rule(decide_promotion(base, worse).rules, "weighted_score_noninferior")
+    assert blocked.passed is False and blocked.details["p_value"] > 0.05
+    assert "possibly worse" in blocked.reason
+    improved = _rule(decide_promotion(base, better).rules, "weighted_score_noninferior")
+    assert improved.passed is True and improved.details["verdict"] == "improved"
+    assert improved.details["lower_bound"] > 0
+
+
+def test_promotion_uses_adjusted_norm_where_recorded() -> None:
+    plain = {"q": CriterionValue(normalized=0.9, weight=1.0)}
+    adjusted = {"q": CriterionValue(normalized=0.9, adjusted=0.6, weight=1.0)}
+    b = [ExampleNumbers(id=str(i), weighted_score=90.0, criteria=plain) for i in range(10)]
+    c = [ExampleNumbers(id=str(i), weighted_score=90.0, criteria=adjusted) for i in range(10)]
+    assert c[0].promotion_score == pytest.approx(60.0) and b[0].promotion_score == 90.0
+    rule = _rule(decide_promotion(b, c).rules, "weighted_score_noninferior")
+    assert rule.passed is False and rule.details["mean_delta"] == pytest.approx(-30.0)
+
+
+def test_critical_floor_regression_blocks_and_tolerance_allows() -> None:
+    base, cand = _pair(30, ex4={"floor_missed": ("correctness",)})
+    rule = _rule(decide_promotion(base, cand).rules, "critical_floor_regression")
+    assert rule.passed is False and "correctness 1 vs 0" in rule.reason
+    assert rule.details["criteria"]["correctness"] == {"baseline": 0, "candidate": 1}
+    tolerant = decide_promotion(base, cand, PromotionPolicy(floor_regression_tolerance=1))
+    assert _rule(tolerant.rules, "critical_floor_regression").passed is True
+    same = _rule(decide_promotion(base, base).rules, "critical_floor_regression")
+    assert same.passed is True and "no critical floor regressed" in same.reason
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        pytest.param({"failed_gates": ("schema_contract_valid",)}, id="severe-gate"),
+        pytest.param({"floor_missed": ("safety",)}, id="safety-floor"),
+    ],
+)
+def test_severe_failures_block_when_they_increase(fields: dict[str, Any]) -> None:
+    base, cand = _pair(30, ex7=fields)
+    decision = decide_promotion(base, cand, PromotionPolicy(gate_failure_tolerance=1.0))
+    rule = _rule(decision.rules, "severe_failures")
+    assert rule.passed is False and rule.details == {**rule.details, "baseline": 0, "candidate": 1}
+    assert rule.details["candidate_ids"] == ["ex7"]
+    assert decision.promote is False and "severe_failures" in decision.summary
+    allowed = decide_promotion(
+        base, cand, PromotionPolicy(gate_failure_tolerance=1.0, severe_tolerance=1)
+    )
+    assert _rule(allowed.rules, "severe_failures").passed is True
+
+
+def test_a_non_severe_gate_failure_is_not_severe() -> None:
+    base, cand = _pair(30, ex2={"failed_gates": ("overall_status_success",)})
+    decision = decide_promotion(base, cand, PromotionPolicy(gate_failure_tolerance=1.0))
+    assert _rule(decision.rules, "severe_failures").passed is True
+    custom = PromotionPolicy(gate_failure_tolerance=1.0, severe_gates=("overall_status_success",))
+    assert _rule(decide_promotion(base, cand, custom).rules, "severe_failures").passed is False
+
+
+def test_unpaired_examples_warn_but_do_not_block() -> None:
+    base, cand = _pair(20)
+    decision = decide_promotion(base, cand, unpaired=3)
+    assert decision.promote is True
+    assert any("3 examples are in only one run" in w for w in decision.warnings)
+
+
+def test_mismatched_lengths_are_refused() -> None:
+    base, cand = _pair(5)
+    with pytest.raises(ConfigError, match="same order"):
+        decide_promotion(base, cand[:4])
+
+
+def test_policy_loads_from_yaml_and_json_and_names_bad_fields(tmp_path: Path) -> None:
+    yaml_file = tmp_path / "policy.yaml"
+    yaml_file.write_text("noninferiority_margin: 2.5\nalpha: 0.01\nsevere_gates: [a, b]\n")
+    policy = PromotionPolicy.from_file(yaml_file)
+    assert policy.noninferiority_margin == 2.5 and policy.severe_gates == ("a", "b")
+    json_file = tmp_path / "policy.json"
+    json_file.write_text('{"gate_failure_tolerance": 0.05}')
+    assert PromotionPolicy.from_file(json_file).gate_failure_tolerance == 0.05
+    assert PromotionPolicy.from_mapping(policy.to_dict()) == policy
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("alpha: 2\nmargin: 1\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml.*alpha.*margin"):
+        PromotionPolicy.from_file(bad)
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- 1\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        PromotionPolicy.from_file(listed)
