@@ -7,6 +7,7 @@ something to decide on. Every request the page makes outside 127.0.0.1 is blocke
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -56,7 +57,7 @@ from aieval.scorers import scorer
 
 @scorer(name="pace")
 def pace(example, output):
-    time.sleep(0.35)
+    time.sleep(0.5)
     return 0.8
 """
 FAILING_SAMPLE = "sa-001-refunded"
@@ -97,11 +98,25 @@ def _workspace(root: Path) -> None:
     (root / "pace.py").write_text(SLOW_SCORER)
 
 
-def _free_socket() -> socket.socket:
+@contextlib.contextmanager
+def _serving(app: Any) -> Iterator[str]:
+    """Run ``app`` on a real uvicorn bound to a free 127.0.0.1 port; yield its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    return sock
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert server.started, "uvicorn did not start"
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -110,21 +125,8 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     _workspace(root)
     settings = server_api.ServerSettings(dataset_roots=(root,), allow_imports=True)
     app = server_api.create_app(root / "runs.db", settings)
-    sock = _free_socket()
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    base_url = f"http://127.0.0.1:{port}"
-    with httpx.Client(base_url=base_url, timeout=10) as client:
-        deadline = time.monotonic() + 10
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert server.started, "uvicorn did not start"
+    with _serving(app) as base_url, httpx.Client(base_url=base_url, timeout=10) as client:
         yield Viewer(base_url, client)
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -351,3 +353,24 @@ def test_server_sends_no_inline_script_and_a_self_only_policy(viewer: Viewer) ->
         assert "http://" not in response.text.replace("http://www.w3.org/2000/svg", ""), (
             f"{asset} refers to an outside address"
         )
+
+
+def test_token_link_opens_the_viewer_and_keeps_the_token_from_scripts(
+    browser: Any, tmp_path: Path
+) -> None:
+    settings = server_api.ServerSettings(token="s3cret-token", dataset_roots=(tmp_path,))
+    app = server_api.create_app(tmp_path / "runs.db", settings)
+    with _serving(app) as base_url:
+        context = browser.new_context(viewport=VIEWPORT)
+        try:
+            tab = context.new_page()
+            refused = tab.goto(base_url + "/")
+            assert refused is not None and refused.status == 401
+            tab.goto(base_url + "/?token=s3cret-token")
+            tab.wait_for_selector("main[aria-busy=false]")
+            assert tab.locator("h1").inner_text() == "Runs"
+            assert tab.locator(".empty").count() == 1, "the runs API answered through the cookie"
+            assert "s3cret-token" not in tab.evaluate("document.cookie")
+            assert "s3cret-token" not in tab.url
+        finally:
+            context.close()
