@@ -175,7 +175,8 @@
         main.append(el("h1", {}, "Not found"), el("p", {}, link("#/", "Back to runs")));
       }
     } catch (error) {
-      main.append(el("h1", {}, "Something went wrong"), errorBox(error));
+      main.append(el("h1", {}, error.status === 404 ? "Not found" : "Something went wrong"),
+        errorBox(error));
     } finally {
       main.setAttribute("aria-busy", "false");
     }
@@ -371,11 +372,13 @@
 
   async function runPage(main, runId) {
     let bundle;
+    let missing = null;
     try {
       bundle = await api("/api/runs/" + encodeURIComponent(runId));
     } catch (error) {
       // a run just submitted may still wait in the queue: its event stream says when it starts
       if (error.status !== 404) throw error;
+      missing = error;
       bundle = { run: { id: runId, name: runId, status: "queued" } };
     }
     const run = bundle.run || {};
@@ -389,12 +392,17 @@
       const live = liveProgress(bundle);
       header.after(live.node);
       summary.append(el("p", { class: "muted" }, "Charts appear when the run completes."));
-      followRun(run.id || runId, live, table, (started) => {
-        renderRunHeader(header, { run: { ...run, ...started } });
-      }, (final) => {
-        renderRunHeader(header, final);
-        summary.replaceChildren(...runSummary(final));
-        table.reload();
+      followRun(run.id || runId, live, table, {
+        onStart: (started) => renderRunHeader(header, { run: { ...run, ...started } }),
+        onComplete: (final) => {
+          renderRunHeader(header, final);
+          summary.replaceChildren(...runSummary(final));
+          table.reload();
+        },
+        onRefused: () => {
+          // no stream and no run row: the id is simply unknown
+          if (missing) main.replaceChildren(el("h1", {}, "Run not found"), errorBox(missing));
+        },
       });
     } else {
       summary.append(...runSummary(bundle));
@@ -450,10 +458,15 @@
     return { node, update, state };
   }
 
-  function followRun(runId, live, table, onStart, onComplete) {
+  function followRun(runId, live, table, { onStart, onComplete, onRefused }) {
     const source = new EventSource("/api/runs/" + encodeURIComponent(runId) + "/events");
     let lastAnnounced = -1;
+    let received = 0;
     onLeave(() => source.close());
+    source.addEventListener("message", () => (received += 1));
+    for (const name of ["run_started", "sample_completed", "progress"]) {
+      source.addEventListener(name, () => (received += 1));
+    }
     source.addEventListener("run_started", (event) => {
       const header = JSON.parse(event.data);
       if (header.n_examples) live.update({ total: header.n_examples });
@@ -488,7 +501,10 @@
         live.node.append(errorBox({ message }));
         announce("Run error: " + message);
       } else if (source.readyState === EventSource.CLOSED) {
-        live.node.append(errorBox({ message: "Lost the connection to the server." }));
+        if (!received) onRefused();
+        if (live.node.isConnected) {
+          live.node.append(errorBox({ message: "Lost the connection to the server; reload to retry." }));
+        }
       }
     });
   }
@@ -845,7 +861,7 @@
           [r.name, r.model, when(r.created_at), r.status, r.id].filter(Boolean).join(" · "))));
       return [el("label", { for: id }, label), select];
     };
-    const [bLabel, bSelect] = picker("baseline", "Baseline", baseline);
+    const [bLabel, bSelect] = picker("baseline", "Baseline", baseline || suggestBaseline(list.runs, candidate));
     const [cLabel, cSelect] = picker("candidate", "Candidate", candidate);
     main.append(el("form", { class: "toolbar pickers", onsubmit: (event) => {
       event.preventDefault();
@@ -858,6 +874,14 @@
     }
     const c = await api("/api/compare" + query({ baseline, candidate }));
     main.append(...comparison(c));
+  }
+
+  function suggestBaseline(runs, candidateId) {
+    // the most recent completed run of the same name, as `aieval compare NAME` would pick
+    const cand = runs.find((r) => r.id === candidateId);
+    if (!cand) return "";
+    const match = runs.find((r) => r.id !== candidateId && r.name === cand.name && r.status === "completed");
+    return match ? match.id : "";
   }
 
   function comparison(c) {
