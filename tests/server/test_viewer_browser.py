@@ -218,7 +218,8 @@ def test_run_page_follows_a_live_run_to_completion(
     # rows arrive over the event stream while the run is still going
     seen_live = page.locator("#run-samples tbody tr").count()
     _snapshot(page, "run-live")
-    page.wait_for_selector("#grade-chart svg[role=img]", timeout=20_000)
+    page.locator("#run-status:text-is('completed')").wait_for(timeout=20_000)
+    page.wait_for_selector("#grade-chart svg[role=img]")
     bundle = viewer.wait_done(candidate)
     total = bundle["samples"]
     assert 1 <= seen_live <= total

@@ -391,10 +391,24 @@
     if (LIVE_STATUSES.has(run.status)) {
       const live = liveProgress(bundle);
       header.after(live.node);
-      summary.append(el("p", { class: "muted" }, "Charts appear when the run completes."));
+      summary.append(el("p", { class: "muted" }, "Charts appear as samples finish."));
+      let finished = false;
+      let refreshedAt = 0;
+      const refresh = async () => {
+        // the bundle covers the samples stored so far; redraw it now and then, not per sample
+        if (finished || Date.now() - refreshedAt < 2500) return;
+        refreshedAt = Date.now();
+        const partial = await api("/api/runs/" + encodeURIComponent(run.id || runId));
+        if (!finished && summary.isConnected) {
+          summary.replaceChildren(el("p", { class: "muted" }, "So far, over the samples finished:"),
+            ...runSummary(partial));
+        }
+      };
       followRun(run.id || runId, live, table, {
         onStart: (started) => renderRunHeader(header, { run: { ...run, ...started } }),
+        onProgress: () => refresh().catch(() => undefined),
         onComplete: (final) => {
+          finished = true;
           renderRunHeader(header, final);
           summary.replaceChildren(...runSummary(final));
           table.reload();
@@ -458,7 +472,7 @@
     return { node, update, state };
   }
 
-  function followRun(runId, live, table, { onStart, onComplete, onRefused }) {
+  function followRun(runId, live, table, { onStart, onProgress, onComplete, onRefused }) {
     const source = new EventSource("/api/runs/" + encodeURIComponent(runId) + "/events");
     let lastAnnounced = -1;
     let received = 0;
@@ -478,6 +492,7 @@
     source.addEventListener("progress", (event) => {
       const p = JSON.parse(event.data);
       live.update(p);
+      onProgress(p);
       // announce sparingly so screen readers are not flooded
       const step = Math.max(1, Math.round((p.total || 10) / 10));
       if (p.done - lastAnnounced >= step || p.done === p.total) {
