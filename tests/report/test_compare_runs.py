@@ -161,3 +161,41 @@ def test_graded_workflow_pair_promotes_a_fix_and_blocks_a_breakage(tmp_path: Pat
         store, baseline, worse, policy=PromotionPolicy(gate_failure_tolerance=0.2)
     )
     assert "hard_gate_failure_rate" not in {r.rule for r in tolerant.decision.rules if not r.passed}
+
+
+def _stored(store: Store, name: str, scores: list[float], inconsistent: int = 0) -> str:
+    from aieval._records import SampleRecord, ScoreRecord
+
+    run_id = store.create_run(name=name, dataset_hash="same")
+    store.record_samples(
+        run_id,
+        [
+            SampleRecord(
+                id=f"e{i}",
+                index=i,
+                input="q",
+                passed=s >= 0.5,
+                scores={
+                    "judge": ScoreRecord(
+                        s, metadata={"parse_failures": 0, "inconsistent": i < inconsistent}
+                    )
+                },
+            )
+            for i, s in enumerate(scores)
+        ],
+    )
+    store.finish_run(run_id, status="completed")
+    return run_id
+
+
+def test_listing_cap_counts_and_candidate_judge_warnings(tmp_path: Path) -> None:
+    store = Store(tmp_path / "runs.db")
+    base = _stored(store, "j", [0.9] * 20)
+    cand = _stored(store, "j", [0.2] * 12 + [0.9] * 8, inconsistent=5)
+    comparison = compare_runs(store, base, cand, max_examples=3)
+    assert len(comparison.regressions) == 3 and comparison.regressions_count == 12
+    assert comparison.unchanged == 8 and comparison.improvements_count == 0
+    assert any("candidate judge judge" in w and "25.0%" in w for w in comparison.warnings)
+    assert comparison.promote is False
+    everything = compare_runs(store, base, cand, max_examples=None)
+    assert len(everything.regressions) == 12

@@ -6,6 +6,7 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -134,9 +135,7 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Conf
         raise ConfigError(
             f"wilson_interval: need 0 <= successes <= n and n > 0, got {successes}/{n}"
         )
-    from scipy.stats import norm
-
-    z = float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
     p = successes / n
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom

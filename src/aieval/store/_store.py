@@ -23,6 +23,8 @@ _SAMPLE_COLUMNS = (
     "run_id, sample_id, idx, input, expected, prediction, metadata, error, passed, latency_s, "
     "input_tokens, output_tokens, cost, retries, cached, extra, created_at"
 )
+# Samples read per page by iter_samples (well under SQLite's limit of bound parameters).
+_PAGE = 500
 _CALL_COLUMNS = (
     "run_id, sample_id, purpose, provider, model, latency_s, input_tokens, output_tokens, cost, "
     "retries, cached, error"
@@ -345,15 +347,51 @@ class Store:
     def iter_samples(
         self, run_id: str, *, limit: int | None = None, offset: int = 0
     ) -> Iterator[SampleRecord]:
-        """Stored samples of a run in dataset order, with their scores and calls."""
+        """Stored samples of a run in dataset order, with their scores and calls.
+
+        Samples are read in pages of a few hundred (three queries per page), so a large run
+        streams in bounded memory.
+        """
+        with self._lock:
+            order = [
+                row[0]
+                for row in self._db.execute(
+                    "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY idx LIMIT ? OFFSET ?",
+                    (run_id, -1 if limit is None else limit, offset),
+                )
+            ]
+        for start in range(0, len(order), _PAGE):
+            yield from self._page(run_id, order[start : start + _PAGE])
+
+    def _page(self, run_id: str, ids: list[str]) -> list[SampleRecord]:
+        marks = _marks(len(ids))
         with self._lock:
             rows = self._db.execute(
-                f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY idx"
-                " LIMIT ? OFFSET ?",
-                (run_id, -1 if limit is None else limit, offset),
+                f"SELECT {_SAMPLE_COLUMNS} FROM samples"
+                f" WHERE run_id = ? AND sample_id IN ({marks})",
+                (run_id, *ids),
             ).fetchall()
-        for row in rows:
-            yield self._sample(run_id, row)
+            score_rows = self._db.execute(
+                "SELECT sample_id, scorer, value, raw, reason, error, metadata FROM scores"
+                f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
+                (run_id, *ids),
+            ).fetchall()
+            call_rows = self._db.execute(
+                "SELECT sample_id, purpose, provider, model, latency_s, input_tokens,"
+                " output_tokens, cost, retries, cached, error FROM model_calls"
+                f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY id",
+                (run_id, *ids),
+            ).fetchall()
+        scores: dict[str, list[tuple[Any, ...]]] = {}
+        for score in score_rows:
+            scores.setdefault(score[0], []).append(score[1:])
+        calls: dict[str, list[tuple[Any, ...]]] = {}
+        for call in call_rows:
+            calls.setdefault(call[0], []).append(call[1:])
+        by_id = {row[1]: row for row in rows}
+        return [
+            _sample_record(by_id[i], scores.get(i, []), calls.get(i, [])) for i in ids if i in by_id
+        ]
 
     def samples_since(
         self, run_id: str, position: int = 0, *, limit: int | None = None
@@ -407,25 +445,7 @@ class Store:
         return out
 
     def _sample(self, run_id: str, row: tuple[Any, ...]) -> SampleRecord:
-        (
-            _,
-            sample_id,
-            idx,
-            input_json,
-            expected_json,
-            prediction,
-            metadata_json,
-            error,
-            passed,
-            latency_s,
-            input_tokens,
-            output_tokens,
-            cost,
-            retries,
-            cached,
-            extra_json,
-            _created,
-        ) = row
+        sample_id = row[1]
         with self._lock:
             score_rows = self._db.execute(
                 "SELECT scorer, value, raw, reason, error, metadata FROM scores"
@@ -438,50 +458,7 @@ class Store:
                 " ORDER BY id",
                 (run_id, sample_id),
             ).fetchall()
-        scores = {
-            name: ScoreRecord(
-                value=value,
-                raw=_loads(raw),
-                reason=reason,
-                error=score_error,
-                metadata=_loads(meta) or {},
-            )
-            for name, value, raw, reason, score_error, meta in score_rows
-        }
-        calls = [
-            CallRecord(
-                purpose=c[0],
-                provider=c[1],
-                model=c[2],
-                latency_s=c[3],
-                input_tokens=c[4],
-                output_tokens=c[5],
-                cost=c[6],
-                retries=c[7],
-                cached=bool(c[8]),
-                error=c[9],
-            )
-            for c in call_rows
-        ]
-        return SampleRecord(
-            id=sample_id,
-            index=idx,
-            input=_loads(input_json),
-            expected=_loads(expected_json),
-            prediction=prediction,
-            metadata=_loads(metadata_json) or {},
-            scores=scores,
-            error=error,
-            passed=None if passed is None else bool(passed),
-            latency_s=latency_s,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cost=cost,
-            retries=retries,
-            cached=bool(cached),
-            calls=calls,
-            extra=_loads(extra_json) or {},
-        )
+        return _sample_record(row, score_rows, call_rows)
 
     # -- judge calibrations -----------------------------------------------------------------
 
@@ -563,6 +540,74 @@ def _dumps(value: Any) -> str:
 
 def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+def _sample_record(
+    row: tuple[Any, ...], score_rows: list[tuple[Any, ...]], call_rows: list[tuple[Any, ...]]
+) -> SampleRecord:
+    (
+        _,
+        sample_id,
+        idx,
+        input_json,
+        expected_json,
+        prediction,
+        metadata_json,
+        error,
+        passed,
+        latency_s,
+        input_tokens,
+        output_tokens,
+        cost,
+        retries,
+        cached,
+        extra_json,
+        _created,
+    ) = row
+    scores = {
+        name: ScoreRecord(
+            value=value,
+            raw=_loads(raw),
+            reason=reason,
+            error=score_error,
+            metadata=_loads(meta) or {},
+        )
+        for name, value, raw, reason, score_error, meta in score_rows
+    }
+    calls = [
+        CallRecord(
+            purpose=c[0],
+            provider=c[1],
+            model=c[2],
+            latency_s=c[3],
+            input_tokens=c[4],
+            output_tokens=c[5],
+            cost=c[6],
+            retries=c[7],
+            cached=bool(c[8]),
+            error=c[9],
+        )
+        for c in call_rows
+    ]
+    return SampleRecord(
+        id=sample_id,
+        index=idx,
+        input=_loads(input_json),
+        expected=_loads(expected_json),
+        prediction=prediction,
+        metadata=_loads(metadata_json) or {},
+        scores=scores,
+        error=error,
+        passed=None if passed is None else bool(passed),
+        latency_s=latency_s,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost=cost,
+        retries=retries,
+        cached=bool(cached),
+        calls=calls,
+        extra=_loads(extra_json) or {},
+    )
 
 
 def _run_row(row: tuple[Any, ...]) -> RunRow:
