@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -56,6 +58,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # reports import scipy.stats (over a second) on first use: do it before a run ends
+        threading.Thread(target=_warm_up, name="aieval-warm-up", daemon=True).start()
         yield
         manager.shutdown()
 
@@ -76,6 +80,10 @@ def create_app(
         SecurityMiddleware, allowed_hosts=settings.host_allowlist(), token=settings.token
     )
     return app
+
+
+def _warm_up() -> None:
+    importlib.import_module("scipy.stats")
 
 
 def _mount_viewer(app: FastAPI) -> None:

@@ -64,11 +64,13 @@ async def _wait_for_row(
     """The run's row once the store has it; ``None`` when a queued run failed before that."""
     while True:
         changed.clear()
+        # read the state first: a run that finished after this read has its row by then
+        state = manager.state(run_id)
+        status = state.status if state is not None else "finished"
         try:
             return await asyncio.to_thread(_exact_run, store, run_id)
         except RunNotFoundError:
-            state = manager.state(run_id)
-            if state is None or state.status == "finished":
+            if status == "finished":
                 return None
         await _wait(changed)
 
@@ -77,13 +79,19 @@ async def _follow(
     store: Store, run: RunRow, changed: asyncio.Event, last_id: int | None
 ) -> AsyncIterator[Event]:
     position = 0
-    if last_id is None or last_id < 0:
-        yield Event(0, "run_started", run_header(run))
+    if last_id is not None and last_id < 0:
+        last_id = None
+    if last_id is None:
+        yield Event(0, "run_started", _started(run))
     else:
         position = (last_id + 1) // 2
     total = run.n_examples
-    _, passed = await asyncio.to_thread(store.pass_counts, run.id, position)
-    if last_id is not None and last_id % 2 == 1:  # its sample event was seen, not its progress
+    seen, passed = await asyncio.to_thread(store.pass_counts, run.id, position)
+    if seen < position:  # past the stored samples: the client saw the final event
+        if run.status != "running":
+            return
+        position = seen
+    elif last_id is not None and last_id % 2 == 1:  # saw a sample's event, not its progress
         yield _progress(position, total, passed)
     while True:
         changed.clear()
@@ -103,6 +111,11 @@ async def _follow(
                 yield final
             return
         await _wait(changed)
+
+
+def _started(run: RunRow) -> dict[str, Any]:
+    """The header as it was when the run started, so a replay sends the same payload."""
+    return {**run_header(run), "status": "running", "finished_at": None, "duration_s": None}
 
 
 def _progress(done: int, total: int | None, passed: int) -> Event:

@@ -1,0 +1,58 @@
+"""Fixtures for server tests: an app over a temporary store, in-process and live clients."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from tests.support.server import EXAMPLES, LiveServer
+
+from aieval.server import ServerSettings, create_app
+
+AppFactory = Callable[..., FastAPI]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A dataset root holding a copy of the workflow examples."""
+    folder = tmp_path / "root"
+    shutil.copytree(EXAMPLES, folder / "workflows")
+    return folder
+
+
+@pytest.fixture
+def make_app(tmp_path: Path, root: Path) -> Iterator[AppFactory]:
+    """Build apps over one store in ``tmp_path``; settings default to loopback, fast pings."""
+    apps: list[FastAPI] = []
+
+    def build(**settings: Any) -> FastAPI:
+        settings.setdefault("dataset_roots", (root,))
+        settings.setdefault("keepalive_s", 0.2)
+        app = create_app(tmp_path / "runs.db", ServerSettings(**settings))
+        apps.append(app)
+        return app
+
+    yield build
+    for app in apps:
+        app.state.manager.shutdown()
+
+
+@pytest.fixture
+async def client(make_app: AppFactory) -> AsyncIterator[httpx.AsyncClient]:
+    """An in-process client (ASGI transport) for a default app."""
+    app = make_app()
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as c:
+        yield c
+
+
+@pytest.fixture
+def live(make_app: AppFactory) -> Iterator[LiveServer]:
+    """A default app served by a real uvicorn on 127.0.0.1."""
+    with LiveServer(make_app()) as server:
+        yield server
