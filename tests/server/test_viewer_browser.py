@@ -7,14 +7,11 @@ something to decide on. Every request the page makes outside 127.0.0.1 is blocke
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,9 +19,11 @@ from urllib.parse import urlsplit
 import pytest
 
 playwright_api = pytest.importorskip("playwright.sync_api")
-uvicorn = pytest.importorskip("uvicorn")
-httpx = pytest.importorskip("httpx")
-server_api = pytest.importorskip("aieval.server")
+
+import httpx  # noqa: E402
+from tests.support.server import EXAMPLES, LiveServer  # noqa: E402
+
+import aieval.server as server_api  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
@@ -42,7 +41,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "workflows"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 VIEWPORT = {"width": 1280, "height": 800}
 # Untrusted text in a recorded run: markup that must show up as text, never as elements, and an
@@ -67,7 +65,6 @@ FAILING_SAMPLE = "sa-001-refunded"
 class Viewer:
     base_url: str
     client: Any
-    runs: dict[str, str] = field(default_factory=dict)
 
     def start(self, body: dict[str, Any]) -> str:
         response = self.client.post("/api/evaluations", json=body)
@@ -98,35 +95,17 @@ def _workspace(root: Path) -> None:
     (root / "pace.py").write_text(SLOW_SCORER)
 
 
-@contextlib.contextmanager
-def _serving(app: Any) -> Iterator[str]:
-    """Run ``app`` on a real uvicorn bound to a free 127.0.0.1 port; yield its base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 10
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert server.started, "uvicorn did not start"
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-
-
 @pytest.fixture(scope="module")
 def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     root = tmp_path_factory.mktemp("viewer")
     _workspace(root)
     settings = server_api.ServerSettings(dataset_roots=(root,), allow_imports=True)
     app = server_api.create_app(root / "runs.db", settings)
-    with _serving(app) as base_url, httpx.Client(base_url=base_url, timeout=10) as client:
-        yield Viewer(base_url, client)
+    try:
+        with LiveServer(app) as live, httpx.Client(base_url=live.url, timeout=10) as client:
+            yield Viewer(live.url, client)
+    finally:
+        app.state.manager.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -393,7 +372,8 @@ def test_token_link_opens_the_viewer_and_keeps_the_token_from_scripts(
 ) -> None:
     settings = server_api.ServerSettings(token="s3cret-token", dataset_roots=(tmp_path,))
     app = server_api.create_app(tmp_path / "runs.db", settings)
-    with _serving(app) as base_url:
+    with LiveServer(app) as live:
+        base_url = live.url
         context = browser.new_context(viewport=VIEWPORT)
         try:
             tab = context.new_page()
@@ -407,3 +387,4 @@ def test_token_link_opens_the_viewer_and_keeps_the_token_from_scripts(
             assert "s3cret-token" not in tab.url
         finally:
             context.close()
+            app.state.manager.shutdown()
