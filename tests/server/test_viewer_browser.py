@@ -244,6 +244,8 @@ def test_sample_page_shows_gate_reasons_timeline_and_untrusted_text_as_text(
     detail = viewer.client.get(f"/api/runs/{candidate}/samples/{FAILING_SAMPLE}").json()
     _open(page, viewer, f"/runs/{candidate}/samples/{FAILING_SAMPLE}")
     gates = page.locator("#gate-results").inner_text()
+    first = page.locator("#gate-results > li").first.inner_text()
+    assert detail["evaluation"]["gate_failures"][0]["name"] in first, "failed gates come first"
     for failure in detail["evaluation"]["gate_failures"]:
         assert failure["name"] in gates and failure["reason"] in gates
     steps = detail["workflow_run"]["steps"]
@@ -254,13 +256,15 @@ def test_sample_page_shows_gate_reasons_timeline_and_untrusted_text_as_text(
     # the hostile markup is on the page as characters, and did nothing
     prompt = page.locator("pre[data-field=prompt]").text_content()
     prediction = page.locator("pre[data-field=prediction]").text_content() or ""
-    assert prompt == detail["prompt"]
-    assert prediction == detail["prediction"]
+    assert json.loads(prompt or "") == detail["input"]
+    assert json.loads(prediction) == json.loads(detail["prediction"])
     for text in (prompt, prediction):
         assert "<script>window.__owned=2</script>" in text
     assert page.locator("main img, main script").count() == 0
     assert page.evaluate("window.__owned") is None
     _snapshot(page, "sample")
+    page.locator("#step-timeline").scroll_into_view_if_needed()
+    _snapshot(page, "sample-timeline")
 
 
 def test_compare_page_shows_the_decision_and_links_regressions(

@@ -88,6 +88,18 @@
     return JSON.stringify(value, null, 2);
   }
 
+  function readable(value) {
+    // structured inputs and outputs read better indented; plain text stays as it is
+    if (typeof value === "string" && /^\s*[[{]/.test(value)) {
+      try {
+        return JSON.stringify(JSON.parse(value), null, 2);
+      } catch (_) {
+        return value;
+      }
+    }
+    return asText(value);
+  }
+
   function badge(passed, labels = ["passed", "failed"]) {
     if (passed === null || passed === undefined) return el("span", { class: "badge" }, "n/a");
     return el("span", { class: "badge " + (passed ? "ok" : "bad") },
@@ -692,9 +704,16 @@
       offset = append ? offset + PAGE_SIZE : 0;
       const data = await api(`/api/runs/${encodeURIComponent(runId)}/samples` +
         query({ filter, limit: PAGE_SIZE, offset }));
-      if (!append) tbody.replaceChildren();
-      liveRows.clear();
-      tbody.append(...data.samples.map(row));
+      if (!append) {
+        tbody.replaceChildren();
+        liveRows.clear();
+      }
+      // keyed by id, so a stream event for a sample already listed replaces its row
+      for (const s of data.samples) {
+        const node = row(s);
+        liveRows.set(s.id, node);
+        tbody.append(node);
+      }
       const shown = Math.min(data.total, offset + data.samples.length);
       status.textContent = `${shown} of ${data.total} samples shown`;
       more.hidden = shown >= data.total;
@@ -716,7 +735,7 @@
       if (old) old.replaceWith(node);
       else tbody.append(node);
       liveRows.set(s.id, node);
-      status.textContent = `${liveRows.size} samples so far`;
+      status.textContent = `${liveRows.size} samples shown so far`;
     }
 
     return { reload: () => load(false), addLive };
@@ -743,10 +762,11 @@
       ].map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v)))));
     if (s.error) main.append(errorBox({ message: "Target error: " + s.error }));
     main.append(el("div", { class: "grid-2" },
-      section("Prompt", textBlock(s.prompt ?? s.input, "prompt")),
-      section("Prediction", textBlock(s.prediction, "prediction"))));
+      section("Prompt", textBlock(readable(s.input !== null && typeof s.input === "object"
+        ? s.input : s.prompt), "prompt")),
+      section("Prediction", textBlock(readable(s.prediction), "prediction"))));
     if (s.expected !== null && s.expected !== undefined) {
-      main.append(section("Expected", textBlock(s.expected, "expected")));
+      main.append(section("Expected", textBlock(readable(s.expected), "expected")));
     }
     if (ev) main.append(...gradingSections(ev));
     if (s.scores && Object.keys(s.scores).length) main.append(scoresSection(s.scores));
@@ -764,7 +784,9 @@
 
   function gradingSections(ev) {
     const out = [];
-    const gates = ev.gate_results && ev.gate_results.length ? ev.gate_results : ev.gate_failures;
+    const all = ev.gate_results && ev.gate_results.length ? ev.gate_results : ev.gate_failures;
+    // failures first: they are why the sample is being looked at
+    const gates = [...(all || [])].sort((a, b) => Number(a.passed) - Number(b.passed));
     if (gates && gates.length) {
       out.push(section("Gates", el("ul", { class: "gate-list", id: "gate-results" },
         gates.map((g) => el("li", { class: g.passed ? "gate ok" : "gate bad" },
