@@ -104,3 +104,22 @@ def test_report_exports_are_sorted_and_present() -> None:
         "decide_promotion",
     } <= set(names)
     assert all(hasattr(aieval.report, name) for name in names)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "aieval.report",
+        "aieval.report._samples",
+        "aieval.report._policy",
+        "aieval.stats._paired",
+        "aieval.stats._describe",
+        "aieval.stats._bootstrap",
+    ],
+)
+def test_doctests(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0

@@ -150,3 +150,36 @@ async def test_viewer_page_is_served(client: httpx.AsyncClient) -> None:
     response = await client.get("/")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    "enforce", [pytest.param(True, id="enforced"), pytest.param(False, id="off")]
+)
+async def test_enforce_hard_gates_reaches_the_stored_evaluations(
+    client: httpx.AsyncClient, enforce: bool
+) -> None:
+    body = {
+        "name": "cr",
+        "dataset": "workflows/code_review_runs",
+        "workflow": "workflows/code_review.yaml",
+        "enforce_hard_gates": enforce,
+    }
+    run_id = await finished_run(client, body)
+    gated = (await client.get(f"/api/runs/{run_id}/samples?filter=gate_failed")).json()
+    assert gated["total"] > 0
+    for row in gated["samples"]:
+        detail = (await client.get(f"/api/runs/{run_id}/samples/{row['id']}")).json()
+        evaluation = detail["evaluation"]
+        assert evaluation["hard_gates_enforced"] is enforce
+        assert row["gate_failures"] == [g for g, ok in evaluation["hard_gates"].items() if not ok]
+        if enforce:
+            assert row["grade"] == "F" and row["passed"] is False
+    if not enforce:
+        assert any(row["passed"] for row in gated["samples"])
+
+
+async def test_static_paths_do_not_escape(client: httpx.AsyncClient) -> None:
+    for path in ("/static/../../pyproject.toml", "/static/%2e%2e/%2e%2e/pyproject.toml"):
+        response = await client.get(path)
+        assert response.status_code == 404
+        assert "[project]" not in response.text

@@ -198,3 +198,19 @@ async def test_a_run_that_cannot_start_ends_its_stream_with_an_error_event(
     assert [(e.id, e.event) for e in events] == [(0, "error")]
     assert "OPENAI_API_KEY" in events[0].data["message"]
     assert run_id not in {r["id"] for r in listed}
+
+
+async def test_bundle_and_samples_are_readable_while_the_run_goes_on(
+    live: LiveServer, openai_server: OpenAIServer
+) -> None:
+    n = 8
+    async with live.client() as client:
+        run_id = await start(client, slow_body(openai_server, n, delay=0.1))
+        await follow(client, run_id, stop_after=4)  # two samples stored
+        bundle = (await client.get(f"/api/runs/{run_id}")).json()
+        samples = (await client.get(f"/api/runs/{run_id}/samples")).json()
+        listed = (await client.get("/api/runs")).json()["runs"][0]
+    assert bundle["run"]["status"] == "running"
+    assert 2 <= bundle["samples"] < n
+    assert 2 <= samples["total"] < n
+    assert listed["status"] == "running" and listed["finished_at"] is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -185,6 +186,9 @@ async def test_no_endpoint_reveals_api_keys_or_headers(
                 response = await client.get(path)
                 assert response.status_code == 200, path
                 texts.append(response.content)
+    stored = live.server.config.app.state.store.get_run(run_id).config
+    assert stored["target"]["params"]["api_key"] == "[redacted]"
+    assert SECRET_KEY not in json.dumps(stored) and "hdr-0123456789" not in json.dumps(stored)
     sample = [t for t in texts if b'"prediction"' in t]
     assert sample and b"[redacted]" in sample[0], "the model's answer held secrets to redact"
     for text in texts:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from aieval._calls import collect_calls
 from aieval._records import SampleRecord, ScoreRecord
+from aieval._secrets import without_secrets
 from aieval._sync import run_sync
 from aieval._types import Example
 from aieval.datasets import Dataset, load_dataset
@@ -574,11 +575,14 @@ def _config(
         config["target"].update(
             model=target.model,
             template=target.template,
-            params={
-                "temperature": target.temperature,
-                "max_tokens": target.max_tokens,
-                **target.params,
-            },
+            # the store never holds credentials passed as request parameters
+            params=without_secrets(
+                {
+                    "temperature": target.temperature,
+                    "max_tokens": target.max_tokens,
+                    **target.params,
+                }
+            ),
         )
     if metadata:
         config["metadata"] = metadata

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
 import os
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -47,8 +45,8 @@ def create_app(
     Example:
         >>> import tempfile, os
         >>> app = create_app(os.path.join(tempfile.mkdtemp(), "runs.db"))
-        >>> sorted(r.path for r in app.routes if r.path.startswith("/api/runs"))[:2]
-        ['/api/runs', '/api/runs/{run_id}']
+        >>> sorted(app.openapi()["paths"])[:3]
+        ['/api/compare', '/api/evaluations', '/api/runs']
     """
     settings = settings or ServerSettings()
     settings.check()
@@ -58,8 +56,6 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        # reports import scipy.stats (over a second) on first use: do it before a run ends
-        threading.Thread(target=_warm_up, name="aieval-warm-up", daemon=True).start()
         yield
         manager.shutdown()
 
@@ -82,14 +78,11 @@ def create_app(
     return app
 
 
-def _warm_up() -> None:
-    importlib.import_module("scipy.stats")
-
-
 def _mount_viewer(app: FastAPI) -> None:
     @app.get("/", include_in_schema=False)
     def index() -> Response:
         page = STATIC_DIR / "index.html"
         return FileResponse(page) if page.is_file() else HTMLResponse(_PLACEHOLDER)
 
-    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
+    if STATIC_DIR.is_dir():
+        app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

@@ -91,4 +91,7 @@ async def _user_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _server_error(request: Request, exc: Exception) -> JSONResponse:
     log.exception("server error on %s", request.url.path, exc_info=exc)
-    return _reply(request, 500, error_body(f"internal error: {type(exc).__name__}: {exc}"))
+    # details (paths, values) stay in the server log
+    return _reply(
+        request, 500, error_body(f"internal error ({type(exc).__name__}); see the server log")
+    )

@@ -8,43 +8,12 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from aieval._secrets import REDACTED, is_secret_key
+
 __all__ = ["REDACTED", "Redactor", "is_secret_key"]
 
-REDACTED = "[redacted]"
-
-_SECRET_KEYS = frozenset(
-    {
-        "api_key",
-        "apikey",
-        "authorization",
-        "headers",
-        "password",
-        "secret",
-        "token",
-        "access_token",
-        "refresh_token",
-        "client_secret",
-        "cookie",
-        "x_api_key",
-    }
-)
-_SECRET_SUFFIXES = ("_api_key", "_secret", "_password", "_token", "_apikey")
-# Token *counts* are data, not credentials.
-_NOT_SECRET = frozenset({"input_tokens", "output_tokens", "total_tokens", "max_tokens"})
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 _MIN_SECRET_LEN = 8
-
-
-def is_secret_key(key: str) -> bool:
-    """Whether a mapping key names a credential (its value is never shown).
-
-    >>> is_secret_key("api_key"), is_secret_key("X-Api-Key"), is_secret_key("input_tokens")
-    (True, True, False)
-    """
-    name = key.lower().replace("-", "_")
-    if name in _NOT_SECRET:
-        return False
-    return name in _SECRET_KEYS or name.endswith(_SECRET_SUFFIXES)
 
 
 class Redactor:

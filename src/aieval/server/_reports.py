@@ -42,4 +42,3 @@ def run_header(run: RunRow) -> dict[str, Any]:
         if isinstance(workflow, dict)
         else None,
     }
-
