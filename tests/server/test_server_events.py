@@ -114,8 +114,8 @@ async def test_workflow_eval_streams_hard_gate_verdicts_with_reasons(live: LiveS
                 assert s["grade"] == "F" and s["passed"] is False
             steps = detail["workflow_run"]["steps"]
             assert [st["name"] for st in steps] and all(
-                set(st) == {"name", "agent", "status", "duration_s", "retries", "model",
-                            "tool_calls", "error"}
+                set(st) == {"name", "agent", "status", "duration_s", "start_s", "retries",
+                            "model", "tool_calls", "error"}
                 for st in steps
             )  # fmt: skip
     failed = [s for s in samples if not all(v["passed"] for v in s["hard_gates"].values())]

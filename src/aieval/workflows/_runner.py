@@ -258,6 +258,7 @@ def compact_run(run: WorkflowRun) -> dict[str, Any]:
                 "agent": step.agent_role,
                 "status": step.status,
                 "duration_s": step.duration_s,
+                "start_s": _offset(run, step),
                 "retries": step.retry_count,
                 "model": step.model_used,
                 "tool_calls": _tool_call_count(step),
@@ -266,6 +267,18 @@ def compact_run(run: WorkflowRun) -> dict[str, Any]:
             for step in run.steps
         ],
     }
+
+
+def _offset(run: WorkflowRun, step: StepResult) -> float | None:
+    """Seconds from the run's start (or its first step's) to this step's start, when recorded.
+
+    Parallel steps overlap on a timeline only if their real start times are kept.
+    """
+    starts = [s.start_time for s in run.steps if s.start_time is not None]
+    origin = run.start_time if run.start_time is not None else min(starts, default=None)
+    if origin is None or step.start_time is None:
+        return None
+    return round(step.start_time - origin, 6)
 
 
 def _tool_call_count(step: StepResult) -> int:

@@ -1,0 +1,999 @@
+// aieval web viewer: a one-page app over the server's JSON API.
+// Every piece of run data is untrusted (prompts, predictions, judge reasons), so it only ever
+// reaches the page through textContent or SVG attributes, never through HTML parsing.
+"use strict";
+
+(() => {
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  const LIVE_STATUSES = new Set(["pending", "queued", "created", "running"]);
+  const GRADES = ["A", "B", "C", "D", "F"];
+  const PAGE_SIZE = 50;
+
+  // ---------------------------------------------------------------- DOM helpers
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    setAttrs(node, attrs);
+    append(node, children);
+    return node;
+  }
+
+  function svg(tag, attrs, ...children) {
+    const node = document.createElementNS(SVG_NS, tag);
+    setAttrs(node, attrs);
+    append(node, children);
+    return node;
+  }
+
+  function setAttrs(node, attrs) {
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") node.setAttribute("class", value);
+      else if (key === "text") node.textContent = String(value);
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+
+  function append(node, children) {
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+  }
+
+  function link(href, text, attrs) {
+    return el("a", { href, ...(attrs || {}) }, text);
+  }
+
+  function section(title, ...children) {
+    const id = "s-" + title.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+    return el("section", { class: "card", "aria-labelledby": id },
+      el("h2", { id }, title), ...children);
+  }
+
+  function announce(message) {
+    const region = document.getElementById("announcer");
+    region.textContent = message;
+  }
+
+  // ---------------------------------------------------------------- formatting
+
+  const isNum = (v) => typeof v === "number" && Number.isFinite(v);
+  const fmt = (v, digits = 2) => (isNum(v) ? v.toFixed(digits) : "—");
+  const pct = (v, digits = 1) => (isNum(v) ? (100 * v).toFixed(digits) + "%" : "—");
+  const signed = (v, digits = 2) => (isNum(v) ? (v > 0 ? "+" : "") + v.toFixed(digits) : "—");
+
+  function when(ts) {
+    if (ts === null || ts === undefined || ts === "") return "—";
+    const date = typeof ts === "number" ? new Date(ts * 1000) : new Date(ts);
+    if (Number.isNaN(date.getTime())) return String(ts);
+    return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  }
+
+  function seconds(v) {
+    if (!isNum(v)) return "—";
+    if (v < 1) return (v * 1000).toFixed(0) + " ms";
+    if (v < 120) return v.toFixed(2) + " s";
+    return (v / 60).toFixed(1) + " min";
+  }
+
+  function interval(low, high, f = fmt) {
+    return isNum(low) && isNum(high) ? `[${f(low)}, ${f(high)}]` : "";
+  }
+
+  function asText(value) {
+    if (value === null || value === undefined) return "";
+    if (typeof value === "string") return value;
+    return JSON.stringify(value, null, 2);
+  }
+
+  function readable(value) {
+    // structured inputs and outputs read better indented; plain text stays as it is
+    if (typeof value === "string" && /^\s*[[{]/.test(value)) {
+      try {
+        return JSON.stringify(JSON.parse(value), null, 2);
+      } catch (_) {
+        return value;
+      }
+    }
+    return asText(value);
+  }
+
+  function badge(passed, labels = ["passed", "failed"]) {
+    if (passed === null || passed === undefined) return el("span", { class: "badge" }, "n/a");
+    return el("span", { class: "badge " + (passed ? "ok" : "bad") },
+      passed ? labels[0] : labels[1]);
+  }
+
+  function gradeBadge(grade) {
+    return grade ? el("span", { class: "grade grade-" + grade }, grade) : "—";
+  }
+
+  // ---------------------------------------------------------------- API
+
+  class ApiError extends Error {
+    constructor(status, body) {
+      super(body && body.message ? body.message : `request failed (HTTP ${status})`);
+      this.status = status;
+      this.reasons = (body && body.reasons) || [];
+    }
+  }
+
+  async function api(path) {
+    const response = await fetch(path, {
+      headers: { Accept: "application/json" },
+      credentials: "same-origin",
+    });
+    let body = null;
+    try {
+      body = await response.json();
+    } catch (_) {
+      body = null;
+    }
+    if (!response.ok) throw new ApiError(response.status, body);
+    return body;
+  }
+
+  function query(params) {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(params)) {
+      if (value !== null && value !== undefined && value !== "") search.set(key, String(value));
+    }
+    const text = search.toString();
+    return text ? "?" + text : "";
+  }
+
+  function errorBox(error) {
+    const reasons = (error.reasons || []).map((r) => el("li", {}, asText(r)));
+    return el("div", { class: "error-box", role: "alert" },
+      el("strong", {}, error.message || String(error)),
+      reasons.length ? el("ul", {}, reasons) : null);
+  }
+
+  // ---------------------------------------------------------------- router
+
+  let cleanup = [];
+
+  function onLeave(fn) {
+    cleanup.push(fn);
+  }
+
+  function parseHash() {
+    const raw = location.hash.replace(/^#/, "") || "/";
+    const [path, search] = raw.split("?");
+    const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+    return { parts, params: new URLSearchParams(search || "") };
+  }
+
+  async function route() {
+    for (const fn of cleanup) fn();
+    cleanup = [];
+    const { parts, params } = parseHash();
+    const main = document.getElementById("main");
+    main.replaceChildren();
+    main.setAttribute("aria-busy", "true");
+    highlightNav(parts[0] || "runs");
+    try {
+      if (parts.length === 0 || (parts[0] === "runs" && parts.length === 1)) {
+        await runsPage(main, params);
+      } else if (parts[0] === "runs" && parts.length === 2) {
+        await runPage(main, parts[1], params);
+      } else if (parts[0] === "runs" && parts[2] === "samples" && parts.length === 4) {
+        await samplePage(main, parts[1], parts[3]);
+      } else if (parts[0] === "compare") {
+        await comparePage(main, params);
+      } else {
+        main.append(el("h1", {}, "Not found"), el("p", {}, link("#/", "Back to runs")));
+      }
+    } catch (error) {
+      main.append(el("h1", {}, error.status === 404 ? "Not found" : "Something went wrong"),
+        errorBox(error));
+    } finally {
+      main.setAttribute("aria-busy", "false");
+    }
+  }
+
+  function highlightNav(current) {
+    for (const a of document.querySelectorAll("[data-nav]")) {
+      if (a.dataset.nav === current) a.setAttribute("aria-current", "page");
+      else a.removeAttribute("aria-current");
+    }
+  }
+
+  function runHref(id) {
+    return "#/runs/" + encodeURIComponent(id);
+  }
+
+  function sampleHref(runId, sampleId) {
+    return runHref(runId) + "/samples/" + encodeURIComponent(sampleId);
+  }
+
+  // ---------------------------------------------------------------- charts (inline SVG)
+
+  function chart(title, width, height, ...children) {
+    return svg("svg", {
+      role: "img", viewBox: `0 0 ${width} ${height}`, width, height,
+      class: "chart", preserveAspectRatio: "xMinYMin meet",
+    }, svg("title", { text: title }), ...children);
+  }
+
+  function barChart(title, items, opts = {}) {
+    // items: [{label, value, className}]
+    const barH = 22, gap = 6, labelW = opts.labelWidth || 140, width = opts.width || 520;
+    const valueW = 70, plotW = width - labelW - valueW;
+    const max = Math.max(1, ...items.map((i) => i.value || 0));
+    const height = items.length * (barH + gap) + gap;
+    const rows = items.map((item, k) => {
+      const y = gap + k * (barH + gap);
+      const w = ((item.value || 0) / max) * plotW;
+      return svg("g", { class: "bar-row" },
+        svg("text", { x: labelW - 8, y: y + barH * 0.7, "text-anchor": "end", text: item.label }),
+        svg("rect", { x: labelW, y, width: Math.max(w, 0.5), height: barH,
+          class: "bar " + (item.className || "") }),
+        svg("text", { x: labelW + w + 6, y: y + barH * 0.7, class: "value",
+          text: item.display ?? String(item.value) }));
+    });
+    return chart(title, width, height, ...rows);
+  }
+
+  function rateChart(title, rows, width = 560) {
+    // rows: [{label, rate, low, high}] on 0..1 with Wilson whiskers
+    const rowH = 26, labelW = 200, valueW = 120, plotW = width - labelW - valueW, top = 18;
+    const height = top + rows.length * rowH + 6;
+    const x = (v) => labelW + Math.max(0, Math.min(1, v)) * plotW;
+    const axis = [0, 0.25, 0.5, 0.75, 1].map((t) => svg("g", { class: "axis" },
+      svg("line", { x1: x(t), x2: x(t), y1: top - 4, y2: height - 4 }),
+      svg("text", { x: x(t), y: 12, "text-anchor": "middle", text: pct(t, 0) })));
+    const marks = rows.map((row, k) => {
+      const cy = top + k * rowH + rowH / 2;
+      return svg("g", { class: "rate-row" },
+        svg("text", { x: labelW - 8, y: cy + 4, "text-anchor": "end", text: row.label }),
+        svg("rect", { x: labelW, y: cy - 7, width: Math.max(0.5, x(row.rate || 0) - labelW),
+          height: 14, class: "bar bad" }),
+        isNum(row.low) && isNum(row.high) ? svg("g", { class: "whisker" },
+          svg("line", { x1: x(row.low), x2: x(row.high), y1: cy, y2: cy }),
+          svg("line", { x1: x(row.low), x2: x(row.low), y1: cy - 6, y2: cy + 6 }),
+          svg("line", { x1: x(row.high), x2: x(row.high), y1: cy - 6, y2: cy + 6 })) : null,
+        svg("text", { x: labelW + plotW + 8, y: cy + 4, class: "value",
+          text: `${pct(row.rate)} ${interval(row.low, row.high, (v) => pct(v, 0))}` }));
+    });
+    return chart(title, width, height, ...axis, ...marks);
+  }
+
+  function histogram(title, hist, floor) {
+    const width = 260, height = 120, pad = 18, plotH = height - 2 * pad;
+    const counts = hist.counts || [];
+    const edges = hist.edges || [];
+    const max = Math.max(1, ...counts);
+    const barW = (width - 2 * pad) / Math.max(1, counts.length);
+    const bars = counts.map((c, k) => {
+      const h = (c / max) * plotH;
+      return svg("rect", { x: pad + k * barW + 1, y: pad + plotH - h, width: barW - 2,
+        height: Math.max(h, 0), class: "bar" },
+        svg("title", { text: `${fmt(edges[k])}–${fmt(edges[k + 1])}: ${c}` }));
+    });
+    const floorMark = isNum(floor)
+      ? svg("line", { x1: pad + floor * (width - 2 * pad), x2: pad + floor * (width - 2 * pad),
+        y1: pad - 4, y2: pad + plotH, class: "floor-line" })
+      : null;
+    return chart(title, width, height,
+      svg("line", { x1: pad, x2: width - pad, y1: pad + plotH, y2: pad + plotH, class: "baseline" }),
+      ...bars, floorMark,
+      svg("text", { x: pad, y: height - 3, text: "0" }),
+      svg("text", { x: width - pad, y: height - 3, "text-anchor": "end", text: "1" }));
+  }
+
+  function forestPlot(title, rows, unit) {
+    // rows: [{label, delta, low, high, betterHigher}], a symmetric axis around zero
+    const width = 1000, rowH = 28, labelW = 290, valueW = 200, top = 22;
+    const plotW = width - labelW - valueW;
+    // a floor on the axis keeps "no change" from being stretched into noise
+    const extent = Math.max(unit === "pct" ? 0.01 : 1, ...rows.flatMap((r) =>
+      [r.delta, r.low, r.high].filter(isNum).map(Math.abs))) * 1.1;
+    const x = (v) => labelW + ((v + extent) / (2 * extent)) * plotW;
+    const height = top + rows.length * rowH + 8;
+    const zero = svg("line", { x1: x(0), x2: x(0), y1: top - 6, y2: height - 4, class: "zero-line" });
+    const ticks = [-extent, 0, extent].map((t) => svg("text", {
+      x: x(t), y: 13, "text-anchor": "middle", class: "axis-label",
+      text: unit === "pct" ? signed(t * 100, 1) + " pts" : signed(t, 1) }));
+    const marks = rows.map((row, k) => {
+      const cy = top + k * rowH + rowH / 2;
+      const good = isNum(row.delta) && row.delta !== 0 && (row.delta > 0) === row.betterHigher;
+      const bad = isNum(row.delta) && row.delta !== 0 && !good;
+      const cls = good ? "good" : bad ? "bad" : "neutral";
+      const show = unit === "pct" ? (v) => signed(v * 100, 1) : (v) => signed(v, 2);
+      return svg("g", { class: "forest-row " + cls },
+        svg("text", { x: labelW - 8, y: cy + 4, "text-anchor": "end", text: row.label }),
+        isNum(row.low) && isNum(row.high) ? svg("line", {
+          x1: x(row.low), x2: x(row.high), y1: cy, y2: cy, class: "ci" }) : null,
+        isNum(row.delta) ? svg("circle", { cx: x(row.delta), cy, r: 5 }) : null,
+        svg("text", { x: labelW + plotW + 8, y: cy + 4, class: "value",
+          text: `${show(row.delta)} ${interval(row.low, row.high, show)}` }));
+    });
+    return chart(title, width, height, zero, ...ticks, ...marks);
+  }
+
+  function gradeMix(grades, total) {
+    // a compact stacked bar for the runs list
+    if (!grades) return el("span", { class: "muted" }, "ungraded");
+    const n = total || GRADES.reduce((s, g) => s + (grades[g] || 0), 0);
+    const width = 120, height = 14;
+    let x = 0;
+    const parts = GRADES.filter((g) => grades[g]).map((g) => {
+      const w = n ? (grades[g] / n) * width : 0;
+      const rect = svg("rect", { x, y: 0, width: w, height, class: "grade-fill-" + g });
+      x += w;
+      return rect;
+    });
+    const label = GRADES.map((g) => `${g} ${grades[g] || 0}`).join(", ");
+    return chart("Grades: " + label, width, height, ...parts);
+  }
+
+  // ---------------------------------------------------------------- runs list
+
+  async function runsPage(main, params) {
+    const name = params.get("name") || "";
+    const offset = Number(params.get("offset") || 0);
+    main.append(el("h1", {}, "Runs"));
+    const input = el("input", { type: "search", id: "run-filter", name: "name", value: name,
+      placeholder: "Filter by name" });
+    const form = el("form", { class: "toolbar", role: "search", onsubmit: (event) => {
+      event.preventDefault();
+      location.hash = "#/" + query({ name: input.value.trim() });
+    } }, el("label", { for: "run-filter" }, "Run name"), input,
+    el("button", { type: "submit" }, "Filter"));
+    main.append(form);
+    const data = await api("/api/runs" + query({ name, limit: PAGE_SIZE, offset }));
+    if (!data.runs.length) {
+      main.append(el("p", { class: "empty" }, name ? `No runs named "${name}".`
+        : "No runs yet. Start one with `aieval run` or POST /api/evaluations."));
+      return;
+    }
+    const rows = data.runs.map((run) => el("tr", {},
+      el("th", { scope: "row" }, link(runHref(run.id), run.name || run.id),
+        el("div", { class: "run-id" }, run.id)),
+      el("td", {}, run.model || "—"),
+      el("td", {}, el("span", { class: "status status-" + run.status }, run.status)),
+      el("td", {}, when(run.created_at)),
+      el("td", { class: "num" }, run.samples ?? "—"),
+      el("td", { class: "num" }, isNum(run.pass_rate) ? pct(run.pass_rate) : "—"),
+      el("td", {}, gradeMix(run.grades, run.samples)),
+      el("td", {}, link("#/compare" + query({ candidate: run.id }), "Compare",
+        { "aria-label": `Compare ${run.name || ""} ${run.id}` }))));
+    main.append(el("div", { class: "table-wrap" }, el("table", { class: "runs" },
+      el("caption", {}, `${data.total} run${data.total === 1 ? "" : "s"}`),
+      el("thead", {}, el("tr", {}, ["Name", "Model", "Status", "Created", "Samples",
+        "Pass rate", "Grades", ""].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, rows))));
+    main.append(pager(data, (o) => "#/" + query({ name, offset: o })));
+  }
+
+  function pager(data, hrefFor) {
+    const nav = el("nav", { class: "pager", "aria-label": "Pages" });
+    if (data.offset > 0) {
+      nav.append(link(hrefFor(Math.max(0, data.offset - data.limit)), "← Previous"));
+    }
+    const last = Math.min(data.total, data.offset + data.limit);
+    nav.append(el("span", {}, ` ${data.total ? data.offset + 1 : 0}–${last} of ${data.total} `));
+    if (last < data.total) nav.append(link(hrefFor(data.offset + data.limit), "Next →"));
+    return nav;
+  }
+
+  // ---------------------------------------------------------------- run page
+
+  async function runPage(main, runId) {
+    let bundle;
+    let missing = null;
+    try {
+      bundle = await api("/api/runs/" + encodeURIComponent(runId));
+    } catch (error) {
+      // a run just submitted may still wait in the queue: its event stream says when it starts
+      if (error.status !== 404) throw error;
+      missing = error;
+      bundle = { run: { id: runId, name: runId, status: "queued" } };
+    }
+    const run = bundle.run || {};
+    const header = el("div", { class: "page-head" });
+    const summary = el("div", { id: "run-summary" });
+    const samples = el("div", { id: "run-samples" });
+    main.append(header, summary, samples);
+    renderRunHeader(header, bundle);
+    const table = sampleTable(samples, run.id || runId);
+    if (LIVE_STATUSES.has(run.status)) {
+      const live = liveProgress(bundle);
+      header.after(live.node);
+      summary.append(el("p", { class: "muted" }, "Charts appear as samples finish."));
+      let finished = false;
+      let refreshedAt = 0;
+      const refresh = async () => {
+        // the bundle covers the samples stored so far; redraw it now and then, not per sample
+        if (finished || Date.now() - refreshedAt < 2500) return;
+        refreshedAt = Date.now();
+        const partial = await api("/api/runs/" + encodeURIComponent(run.id || runId));
+        if (!finished && summary.isConnected) {
+          summary.replaceChildren(el("p", { class: "muted" }, "So far, over the samples finished:"),
+            ...runSummary(partial));
+        }
+      };
+      followRun(run.id || runId, live, table, {
+        onStart: (started) => renderRunHeader(header, { run: { ...run, ...started } }),
+        onProgress: () => refresh().catch(() => undefined),
+        onComplete: (final) => {
+          finished = true;
+          renderRunHeader(header, final);
+          summary.replaceChildren(...runSummary(final));
+          table.reload();
+        },
+        onRefused: () => {
+          // no stream and no run row: the id is simply unknown
+          if (missing) main.replaceChildren(el("h1", {}, "Run not found"), errorBox(missing));
+        },
+      });
+    } else {
+      summary.append(...runSummary(bundle));
+      await table.reload();
+    }
+  }
+
+  function renderRunHeader(header, bundle) {
+    const run = bundle.run || {};
+    const wf = run.workflow;
+    const facts = [
+      ["Status", el("span", { class: "status status-" + run.status, id: "run-status" },
+        run.status || "—")],
+      ["Model", run.model || "—"],
+      ["Provider", run.provider || "—"],
+      ["Dataset", run.dataset || "—"],
+      ["Created", when(run.created_at)],
+      ["Finished", when(run.finished_at)],
+      ["Duration", seconds(run.duration_s)],
+      wf ? ["Workflow", `${wf.id || ""} ${wf.version ? "v" + wf.version : ""}`.trim()] : null,
+      wf && wf.profile ? ["Profile", wf.profile] : null,
+      run.git_sha ? ["Git", String(run.git_sha).slice(0, 12)] : null,
+    ].filter(Boolean);
+    header.replaceChildren(
+      el("p", { class: "crumbs" }, link("#/", "Runs"), " / ", run.id || ""),
+      el("h1", {}, run.name || run.id || "Run"),
+      el("dl", { class: "facts" }, facts.map(([k, v]) => el("div", {}, el("dt", {}, k),
+        el("dd", {}, v)))),
+      el("p", {}, link("#/compare" + query({ candidate: run.id }), "Compare with another run")));
+  }
+
+  function liveProgress(bundle) {
+    const total = (bundle.run && bundle.run.n_examples) || 0;
+    const fill = el("div", { class: "progress-fill" });
+    const bar = el("div", { class: "progress", role: "progressbar", id: "run-progress",
+      "aria-label": "Samples completed", "aria-valuemin": 0, "aria-valuemax": total,
+      "aria-valuenow": 0 }, fill);
+    const counters = el("p", { class: "counters", id: "run-counters" });
+    const node = section("Progress", bar, counters);
+    const state = { done: 0, total, passed: 0, failed: 0 };
+    const update = (next) => {
+      Object.assign(state, next);
+      bar.setAttribute("aria-valuemax", String(state.total || 0));
+      bar.setAttribute("aria-valuenow", String(state.done));
+      bar.setAttribute("aria-valuetext", `${state.done} of ${state.total || "?"}`);
+      fill.style.width = state.total ? `${(100 * state.done) / state.total}%` : "0";
+      counters.replaceChildren(
+        el("span", { "data-counter": "done" }, `${state.done} / ${state.total || "?"} done`),
+        el("span", { class: "ok-text", "data-counter": "passed" }, `${state.passed} passed`),
+        el("span", { class: "bad-text", "data-counter": "failed" }, `${state.failed} failed`));
+    };
+    update({});
+    return { node, update, state };
+  }
+
+  function followRun(runId, live, table, { onStart, onProgress, onComplete, onRefused }) {
+    const source = new EventSource("/api/runs/" + encodeURIComponent(runId) + "/events");
+    let lastAnnounced = -1;
+    let received = 0;
+    onLeave(() => source.close());
+    source.addEventListener("message", () => (received += 1));
+    for (const name of ["run_started", "sample_completed", "progress"]) {
+      source.addEventListener(name, () => (received += 1));
+    }
+    source.addEventListener("run_started", (event) => {
+      const header = JSON.parse(event.data);
+      if (header.n_examples) live.update({ total: header.n_examples });
+      onStart(header);
+    });
+    source.addEventListener("sample_completed", (event) => {
+      table.addLive(JSON.parse(event.data));
+    });
+    source.addEventListener("progress", (event) => {
+      const p = JSON.parse(event.data);
+      live.update(p);
+      onProgress(p);
+      // announce sparingly so screen readers are not flooded
+      const step = Math.max(1, Math.round((p.total || 10) / 10));
+      if (p.done - lastAnnounced >= step || p.done === p.total) {
+        lastAnnounced = p.done;
+        announce(`${p.done} of ${p.total} samples done, ${p.failed} failed`);
+      }
+    });
+    source.addEventListener("run_completed", (event) => {
+      source.close();
+      const bundle = JSON.parse(event.data);
+      live.update({ done: bundle.samples ?? live.state.done,
+        total: Math.max(live.state.total, bundle.samples || 0) });
+      announce(`Run ${bundle.run ? bundle.run.status : "completed"}`);
+      onComplete(bundle);
+    });
+    source.addEventListener("error", (event) => {
+      // a server "error" event carries data; a transport error does not
+      if (event.data) {
+        source.close();
+        const message = JSON.parse(event.data).message || "the run failed";
+        live.node.append(errorBox({ message }));
+        announce("Run error: " + message);
+      } else if (source.readyState === EventSource.CLOSED) {
+        if (!received) onRefused();
+        if (live.node.isConnected) {
+          live.node.append(errorBox({ message: "Lost the connection to the server; reload to retry." }));
+        }
+      }
+    });
+  }
+
+  function runSummary(b) {
+    const out = [];
+    out.push(kpis(b));
+    if (b.warnings && b.warnings.length) {
+      out.push(section("Warnings", el("ul", { class: "warnings" },
+        b.warnings.map((w) => el("li", {}, w)))));
+    }
+    const charts = el("div", { class: "grid-2" });
+    if (b.grades) {
+      charts.append(section("Grade distribution", el("div", { id: "grade-chart" },
+        barChart("Grade distribution: " + GRADES.map((g) => `${g} ${b.grades[g] || 0}`).join(", "),
+          GRADES.map((g) => ({ label: g, value: b.grades[g] || 0, className: "grade-fill-" + g })),
+          { labelWidth: 30, width: 420 }))));
+    }
+    if (b.gates && b.gates.length) {
+      charts.append(section("Gate failure rates", el("div", { id: "gate-chart" },
+        rateChart("Gate failure rates with 95% intervals", b.gates.map((g) => ({
+          label: g.name, rate: g.rate, low: g.low, high: g.high }))))));
+    }
+    if (charts.childNodes.length) out.push(charts);
+    if (b.criteria && b.criteria.length) out.push(criteriaSection(b.criteria));
+    if (b.failure_reasons && b.failure_reasons.length) out.push(reasonsSection(b));
+    if (b.judges && Object.keys(b.judges).length) out.push(judgesSection(b.judges));
+    out.push(costSection(b));
+    const groups = groupsSection(b.groups || {});
+    if (groups) out.push(groups);
+    return out;
+  }
+
+  function kpis(b) {
+    const pr = b.pass_rate || {};
+    const ws = b.weighted_score;
+    const cards = [
+      ["Samples", String(b.samples ?? "—"), b.target_errors ? `${b.target_errors} target errors` : ""],
+      ["Pass rate", pct(pr.estimate), `${pr.passed ?? "?"}/${pr.n ?? "?"} ${interval(pr.low, pr.high, (v) => pct(v, 0))}`],
+      ws ? ["Weighted score", fmt(ws.mean, 1), interval(ws.low, ws.high, (v) => fmt(v, 1))] : null,
+      ["Cost", isNum(b.cost) ? "$" + b.cost.toFixed(4) : "—", ""],
+      ["Latency p50", seconds(b.latency && b.latency.p50), "p95 " + seconds(b.latency && b.latency.p95)],
+    ].filter(Boolean);
+    return el("div", { class: "kpis", id: "kpis" }, cards.map(([label, value, sub]) =>
+      el("div", { class: "kpi" }, el("div", { class: "kpi-label" }, label),
+        el("div", { class: "kpi-value" }, value), el("div", { class: "kpi-sub" }, sub))));
+  }
+
+  function criteriaSection(criteria) {
+    const items = criteria.map((c) => el("figure", { class: "criterion" },
+      histogram(`${c.name}: distribution of normalized values, mean ${fmt(c.mean)}`,
+        c.histogram || {}, c.floor),
+      el("figcaption", {},
+        el("strong", {}, c.name), ` (${c.kind}) mean ${fmt(c.mean)} ${interval(c.low, c.high)}`,
+        el("br"), `n=${c.n}` + (c.errors ? `, ${c.errors} errors` : "") +
+          (isNum(c.floor) ? `, floor ${fmt(c.floor)}: ${c.floor_violations} below` : ""))));
+    return section("Criterion distributions", el("div", { class: "small-multiples" }, items));
+  }
+
+  function reasonsSection(b) {
+    const runId = b.run.id;
+    const rows = b.failure_reasons.map((r) => el("tr", {},
+      el("td", {}, el("span", { class: "tag" }, r.kind)),
+      el("td", {}, r.key || ""),
+      el("td", { class: "wrap" }, r.reason || ""),
+      el("td", { class: "num" }, r.count),
+      el("td", {}, (r.sample_ids || []).map((id, k) => [k ? ", " : "",
+        link(sampleHref(runId, id), id)]))));
+    return section("Top failure reasons", el("div", { class: "table-wrap" }, el("table", {},
+      el("thead", {}, el("tr", {}, ["Kind", "Key", "Reason", "Count", "Samples"].map((h) =>
+        el("th", { scope: "col" }, h)))), el("tbody", {}, rows))));
+  }
+
+  function judgesSection(judges) {
+    const rows = Object.entries(judges).map(([name, j]) => el("tr", {},
+      el("th", { scope: "row" }, name), el("td", { class: "num" }, j.n),
+      el("td", { class: "num" }, `${j.parse_failures} (${pct(j.parse_failure_rate)})`),
+      el("td", { class: "num" }, j.inconsistency_rate === null || j.inconsistency_rate === undefined
+        ? "—" : `${j.inconsistent} (${pct(j.inconsistency_rate)})`),
+      el("td", { class: "wrap" }, j.warning || "")));
+    return section("Judges", el("div", { class: "table-wrap" }, el("table", {},
+      el("thead", {}, el("tr", {}, ["Judge", "Verdicts", "Parse failures", "Inconsistent",
+        "Warning"].map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, rows))));
+  }
+
+  function costSection(b) {
+    const lat = b.latency || {}, tok = b.tokens || {};
+    const facts = [
+      ["Latency mean", seconds(lat.mean)], ["p50", seconds(lat.p50)], ["p95", seconds(lat.p95)],
+      ["max", seconds(lat.max)], ["Input tokens", tok.input ?? "—"],
+      ["Output tokens", tok.output ?? "—"], ["Total tokens", tok.total ?? "—"],
+      ["Cost", isNum(b.cost) ? "$" + b.cost.toFixed(4) : "—"], ["Retries", b.retries ?? 0],
+      ["Cached", b.cached ?? 0],
+    ];
+    return section("Latency, tokens and cost", el("dl", { class: "facts" },
+      facts.map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v)))));
+  }
+
+  function groupsSection(groups) {
+    const parts = [];
+    const groupTable = (caption, rows) => el("div", { class: "table-wrap" }, el("table", {},
+      el("caption", {}, caption),
+      el("thead", {}, el("tr", {}, ["Group", "Samples", "Pass rate", "Mean score", "Grades"]
+        .map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, rows.map((g) => el("tr", {}, el("th", { scope: "row" }, String(g.key)),
+        el("td", { class: "num" }, g.samples),
+        el("td", { class: "num" }, `${pct(g.pass_rate && g.pass_rate.estimate)} ${interval(
+          g.pass_rate && g.pass_rate.low, g.pass_rate && g.pass_rate.high, (v) => pct(v, 0))}`),
+        el("td", { class: "num" }, fmt(g.weighted_score_mean, 1)),
+        el("td", {}, gradeMix(g.grades, g.samples)))))));
+    if (groups.workflow && groups.workflow.length) parts.push(groupTable("By workflow", groups.workflow));
+    for (const [field, rows] of Object.entries(groups.slices || {})) {
+      if (rows.length) parts.push(groupTable("By " + field, rows));
+    }
+    if (groups.agents && groups.agents.length) {
+      parts.push(el("div", { class: "table-wrap" }, el("table", {},
+        el("caption", {}, "By agent"),
+        el("thead", {}, el("tr", {}, ["Agent", "Runs", "Steps", "Failures", "Retries", "Time",
+          "Tokens", "Cost", "Scores"].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, groups.agents.map((a) => el("tr", {},
+          el("th", { scope: "row" }, a.name), el("td", { class: "num" }, a.runs),
+          el("td", { class: "num" }, a.steps), el("td", { class: "num" }, a.failures),
+          el("td", { class: "num" }, a.retries), el("td", { class: "num" }, seconds(a.duration_s)),
+          el("td", { class: "num" }, a.tokens ?? "—"),
+          el("td", { class: "num" }, isNum(a.cost_usd) ? "$" + a.cost_usd.toFixed(4) : "—"),
+          el("td", { class: "wrap" }, Object.entries(a.scores || {})
+            .map(([k, v]) => `${k} ${fmt(v)}`).join(", "))))))));
+    }
+    return parts.length ? section("Groups", ...parts) : null;
+  }
+
+  // ---------------------------------------------------------------- sample table
+
+  const FILTERS = [["all", "All"], ["failed", "Failed"], ["gate_failed", "Gate failed"]];
+
+  function sampleTable(container, runId) {
+    let filter = "all";
+    let offset = 0;
+    const liveRows = new Map();
+    const tbody = el("tbody", { id: "sample-rows" });
+    const status = el("p", { class: "muted", id: "sample-count" });
+    const more = el("button", { type: "button", hidden: true, onclick: () => load(true) },
+      "Show more");
+    const buttons = FILTERS.map(([key, label]) => el("button", {
+      type: "button", "data-filter": key, "aria-pressed": String(key === filter),
+      onclick: () => {
+        filter = key;
+        for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.filter === key));
+        load(false);
+      } }, label));
+    container.append(section("Samples",
+      el("div", { class: "toolbar", role: "group", "aria-label": "Filter samples" }, buttons),
+      el("div", { class: "table-wrap" }, el("table", { class: "samples" },
+        el("thead", {}, el("tr", {}, ["#", "Sample", "Result", "Grade", "Score", "Gate failures",
+          "Error"].map((h) => el("th", { scope: "col" }, h)))), tbody)),
+      status, more));
+
+    function row(s) {
+      return el("tr", { "data-sample": s.id },
+        el("td", { class: "num" }, s.index),
+        el("th", { scope: "row" }, link(sampleHref(runId, s.id), s.id, { class: "sample-link" })),
+        el("td", {}, badge(s.passed)),
+        el("td", {}, gradeBadge(s.grade)),
+        el("td", { class: "num" }, fmt(s.weighted_score, 1)),
+        el("td", { class: "wrap" }, (s.gate_failures || []).join(", ")),
+        el("td", { class: "wrap clip" }, s.error || ""));
+    }
+
+    async function load(append) {
+      offset = append ? offset + PAGE_SIZE : 0;
+      const data = await api(`/api/runs/${encodeURIComponent(runId)}/samples` +
+        query({ filter, limit: PAGE_SIZE, offset }));
+      if (!append) {
+        tbody.replaceChildren();
+        liveRows.clear();
+      }
+      // keyed by id, so a stream event for a sample already listed replaces its row
+      for (const s of data.samples) {
+        const node = row(s);
+        liveRows.set(s.id, node);
+        tbody.append(node);
+      }
+      const shown = Math.min(data.total, offset + data.samples.length);
+      status.textContent = `${shown} of ${data.total} samples shown`;
+      more.hidden = shown >= data.total;
+    }
+
+    function matches(s, failures) {
+      if (filter === "failed") return s.passed === false;
+      if (filter === "gate_failed") return failures.length > 0;
+      return true;
+    }
+
+    function addLive(event) {
+      const failures = Object.entries(event.hard_gates || {})
+        .filter(([, g]) => g && g.passed === false).map(([name]) => name);
+      const s = { ...event, gate_failures: failures };
+      if (!matches(s, failures)) return;
+      const node = row(s);
+      const old = liveRows.get(s.id);
+      if (old) old.replaceWith(node);
+      else tbody.append(node);
+      liveRows.set(s.id, node);
+      status.textContent = `${liveRows.size} samples shown so far`;
+    }
+
+    return { reload: () => load(false), addLive };
+  }
+
+  // ---------------------------------------------------------------- sample page
+
+  async function samplePage(main, runId, sampleId) {
+    const s = await api(`/api/runs/${encodeURIComponent(runId)}/samples/${encodeURIComponent(sampleId)}`);
+    const ev = s.evaluation || null;
+    main.append(
+      el("p", { class: "crumbs" }, link("#/", "Runs"), " / ", link(runHref(runId), runId), " / ",
+        s.id),
+      el("h1", {}, "Sample ", s.id),
+      el("dl", { class: "facts" }, [
+        ["Result", badge(s.passed)],
+        ["Grade", gradeBadge(ev && ev.grade)],
+        ["Weighted score", fmt(ev && ev.weighted_score, 1)],
+        ["Index", s.index],
+        ["Latency", seconds(s.latency_s)],
+        ["Tokens", `${s.input_tokens ?? "—"} in / ${s.output_tokens ?? "—"} out`],
+        ["Cost", isNum(s.cost) ? "$" + s.cost.toFixed(4) : "—"],
+        ["Retries", s.retries ?? 0],
+      ].map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v)))));
+    if (s.error) main.append(errorBox({ message: "Target error: " + s.error }));
+    main.append(el("div", { class: "grid-2" },
+      section("Prompt", textBlock(readable(s.input !== null && typeof s.input === "object"
+        ? s.input : s.prompt), "prompt")),
+      section("Prediction", textBlock(readable(s.prediction), "prediction"))));
+    if (s.expected !== null && s.expected !== undefined) {
+      main.append(section("Expected", textBlock(readable(s.expected), "expected")));
+    }
+    if (ev) main.append(...gradingSections(ev));
+    if (s.scores && Object.keys(s.scores).length) main.append(scoresSection(s.scores));
+    if (s.workflow_run) main.append(timelineSection(s.workflow_run));
+    if (s.metadata && Object.keys(s.metadata).length) {
+      main.append(section("Metadata", textBlock(s.metadata, "metadata")));
+    }
+  }
+
+  function textBlock(value, name) {
+    const text = asText(value);
+    return text ? el("pre", { class: "text-block", tabindex: "0", "data-field": name,
+      "aria-label": name }, text) : el("p", { class: "muted" }, "(empty)");
+  }
+
+  function gradingSections(ev) {
+    const out = [];
+    const all = ev.gate_results && ev.gate_results.length ? ev.gate_results : ev.gate_failures;
+    // failures first: they are why the sample is being looked at
+    const gates = [...(all || [])].sort((a, b) => Number(a.passed) - Number(b.passed));
+    if (gates && gates.length) {
+      out.push(section("Gates", el("ul", { class: "gate-list", id: "gate-results" },
+        gates.map((g) => el("li", { class: g.passed ? "gate ok" : "gate bad" },
+          badge(g.passed), " ", el("strong", {}, g.name),
+          g.reason ? el("p", { class: "reason" }, g.reason) : null,
+          g.evidence && Object.keys(g.evidence).length
+            ? el("details", {}, el("summary", {}, "Evidence"), textBlock(g.evidence, "evidence"))
+            : null)))));
+    }
+    if (ev.floor_violations && ev.floor_violations.length) {
+      out.push(section("Floor violations", el("ul", { id: "floor-violations" },
+        ev.floor_violations.map((f) => el("li", {}, typeof f === "string" ? f
+          : `${f.name || f.criterion || ""}: ${asText(f.reason ?? f)}`)))));
+    }
+    if (ev.criteria && ev.criteria.length) {
+      out.push(section("Criteria", el("div", { class: "table-wrap" }, el("table", {},
+        el("thead", {}, el("tr", {}, ["Criterion", "Raw", "Normalized", "Adjusted", "Weight",
+          "Floor", "Source"].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, ev.criteria.map((c) => el("tr", { class: c.floor_passed === false ? "below" : "" },
+          el("th", { scope: "row" }, c.name), el("td", { class: "num" }, asText(c.raw)),
+          el("td", { class: "num" }, fmt(c.normalized)),
+          el("td", { class: "num" }, fmt(c.adjusted)), el("td", { class: "num" }, fmt(c.weight)),
+          el("td", {}, isNum(c.floor) ? `${fmt(c.floor)} ${c.floor_passed ? "✓" : "✗ below"}` : "—"),
+          el("td", {}, c.source || "—"))))))));
+    }
+    return out;
+  }
+
+  function scoresSection(scores) {
+    const rows = Object.entries(scores).map(([name, sc]) => el("tr", {},
+      el("th", { scope: "row" }, name),
+      el("td", { class: "num" }, fmt(sc.value, 3)),
+      el("td", { class: "num" }, sc.raw === null || sc.raw === undefined ? "—" : asText(sc.raw)),
+      el("td", { class: "wrap reason" }, sc.reason || ""),
+      el("td", { class: "wrap" }, sc.error || "")));
+    return section("Scores", el("div", { class: "table-wrap" }, el("table", { id: "scores" },
+      el("thead", {}, el("tr", {}, ["Scorer", "Value", "Raw", "Reason", "Error"].map((h) =>
+        el("th", { scope: "col" }, h)))), el("tbody", {}, rows))));
+  }
+
+  function timelineSection(wr) {
+    const steps = wr.steps || [];
+    // steps carry their own start offset when the server knows it; otherwise lay them end to end
+    let cursor = 0;
+    const placed = steps.map((st) => {
+      const start = isNum(st.start_s) ? st.start_s : cursor;
+      const dur = isNum(st.duration_s) ? st.duration_s : 0;
+      cursor = Math.max(cursor, start + dur);
+      return { ...st, start, dur };
+    });
+    const total = Math.max(1e-9, isNum(wr.duration_s) ? wr.duration_s : 0, cursor);
+    const width = 1000, rowH = 30, labelW = 220, valueW = 190, top = 20;
+    const plotW = width - labelW - valueW;
+    const x = (t) => labelW + (t / total) * plotW;
+    const height = top + placed.length * rowH + 6;
+    const rows = placed.map((st, k) => {
+      const y = top + k * rowH;
+      const label = `${st.name}${st.agent ? " · " + st.agent : ""}`;
+      const note = `${seconds(st.dur)}${st.retries ? `, ${st.retries} retr${st.retries === 1 ? "y" : "ies"}` : ""}` +
+        `${st.tool_calls ? `, ${st.tool_calls} tool call${st.tool_calls === 1 ? "" : "s"}` : ""}`;
+      return svg("g", { class: "step status-" + (st.status || "unknown") },
+        svg("text", { x: labelW - 8, y: y + rowH * 0.62, "text-anchor": "end", text: label }),
+        svg("rect", { x: x(st.start), y: y + 5, width: Math.max(2, x(st.start + st.dur) - x(st.start)),
+          height: rowH - 10, rx: 3, class: "step-bar" },
+        svg("title", { text: `${st.name} (${st.status}) ${note}${st.error ? ": " + st.error : ""}` })),
+        svg("text", { x: labelW + plotW + 8, y: y + rowH * 0.62, class: "value",
+          text: `${st.status} · ${note}` }));
+    });
+    const axis = [0, 0.5, 1].map((f) => svg("text", { x: x(f * total), y: 12,
+      "text-anchor": f === 0 ? "start" : f === 1 ? "end" : "middle", class: "axis-label",
+      text: seconds(f * total) }));
+    const plot = chart(`Step timeline: ${steps.length} steps over ${seconds(total)}, run ${wr.status}`,
+      width, height, ...axis, ...rows);
+    plot.id = "step-timeline";
+    const errors = placed.filter((st) => st.error).map((st) =>
+      el("li", {}, el("strong", {}, st.name), ": ", st.error));
+    const legend = el("p", { class: "legend" }, ["success", "failed", "skipped"].map((st) =>
+      el("span", { class: "legend-item status-" + st }, el("span", { class: "swatch" }), st)));
+    return section("Step timeline", el("p", {}, `Workflow ${wr.status || ""}, ${seconds(wr.duration_s)}`),
+      el("div", { class: "chart-scroll" }, plot), legend,
+      errors.length ? el("ul", { class: "step-errors" }, errors) : null,
+      stepTable(placed));
+  }
+
+  function stepTable(steps) {
+    return el("details", {}, el("summary", {}, "Steps as a table"),
+      el("div", { class: "table-wrap" }, el("table", {},
+        el("thead", {}, el("tr", {}, ["Step", "Agent", "Status", "Duration", "Retries", "Model",
+          "Tool calls", "Error"].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, steps.map((st) => el("tr", {}, el("th", { scope: "row" }, st.name),
+          el("td", {}, st.agent || "—"), el("td", {}, st.status || "—"),
+          el("td", { class: "num" }, seconds(st.duration_s)),
+          el("td", { class: "num" }, st.retries ?? 0), el("td", {}, st.model || "—"),
+          el("td", { class: "num" }, st.tool_calls ?? 0),
+          el("td", { class: "wrap" }, st.error || "")))))));
+  }
+
+  // ---------------------------------------------------------------- compare page
+
+  async function comparePage(main, params) {
+    const baseline = params.get("baseline") || "";
+    const candidate = params.get("candidate") || "";
+    main.append(el("h1", {}, "Compare runs"));
+    const list = await api("/api/runs" + query({ limit: 200 }));
+    const picker = (id, label, value) => {
+      const select = el("select", { id, name: id },
+        el("option", { value: "" }, "— choose a run —"),
+        list.runs.map((r) => el("option", { value: r.id, selected: r.id === value },
+          [r.name, r.model, when(r.created_at), r.status, r.id].filter(Boolean).join(" · "))));
+      return [el("label", { for: id }, label), select];
+    };
+    const [bLabel, bSelect] = picker("baseline", "Baseline", baseline || suggestBaseline(list.runs, candidate));
+    const [cLabel, cSelect] = picker("candidate", "Candidate", candidate);
+    main.append(el("form", { class: "toolbar pickers", onsubmit: (event) => {
+      event.preventDefault();
+      location.hash = "#/compare" + query({ baseline: bSelect.value, candidate: cSelect.value });
+    } }, el("div", {}, bLabel, bSelect), el("div", {}, cLabel, cSelect),
+    el("button", { type: "submit" }, "Compare")));
+    if (!baseline || !candidate) {
+      main.append(el("p", { class: "muted" }, "Pick a baseline and a candidate run."));
+      return;
+    }
+    const c = await api("/api/compare" + query({ baseline, candidate }));
+    main.append(...comparison(c));
+  }
+
+  function suggestBaseline(runs, candidateId) {
+    // the most recent completed run of the same name, as `aieval compare NAME` would pick
+    const cand = runs.find((r) => r.id === candidateId);
+    if (!cand) return "";
+    const match = runs.find((r) => r.id !== candidateId && r.name === cand.name && r.status === "completed");
+    return match ? match.id : "";
+  }
+
+  function comparison(c) {
+    const out = [];
+    const d = c.decision || {};
+    out.push(el("section", { class: "decision " + (d.promote ? "promote" : "block"),
+      id: "decision", "aria-labelledby": "decision-title" },
+    el("h2", { id: "decision-title" }, d.promote ? "Promote" : "Blocked"),
+    el("p", { class: "summary" }, d.summary || ""),
+    el("ul", { class: "rules" }, (d.rules || []).map((r) => el("li", { class: r.passed ? "ok" : "bad" },
+      badge(r.passed, ["pass", "fail"]), " ", el("strong", {}, r.rule), ": ", r.reason || ""))),
+    d.warnings && d.warnings.length ? el("ul", { class: "warnings" },
+      d.warnings.map((w) => el("li", {}, w))) : null));
+    const bl = c.baseline || {}, cd = c.candidate || {};
+    out.push(el("dl", { class: "facts" }, [
+      ["Baseline", link(runHref(bl.id), [bl.name, bl.model, bl.id].filter(Boolean).join(" · "))],
+      ["Candidate", link(runHref(cd.id), [cd.name, cd.model, cd.id].filter(Boolean).join(" · "))],
+      ["Paired", c.paired], ["Only baseline", c.only_baseline_count ?? 0],
+      ["Only candidate", c.only_candidate_count ?? 0], ["Unchanged", c.unchanged ?? 0],
+      c.tie_break && c.tie_break.winner ? ["Tie-break", `${c.tie_break.winner}: ${c.tie_break.reason || ""}`] : null,
+    ].filter(Boolean).map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v)))));
+    out.push(metricsSection(c.metrics || []));
+    out.push(changeList("Regressions", c.regressions || [], bl.id, cd.id));
+    out.push(changeList("Improvements", c.improvements || [], bl.id, cd.id));
+    return out;
+  }
+
+  function metricsSection(metrics) {
+    const betterHigher = (name) => !name.startsWith("gate:");
+    const points = metrics.filter((m) => m.name === "weighted_score");
+    const rates = metrics.filter((m) => m.name !== "weighted_score");
+    const rowsOf = (ms) => ms.map((m) => ({ label: m.name, delta: m.delta, low: m.low,
+      high: m.high, betterHigher: betterHigher(m.name) }));
+    const plots = el("div", { id: "forest" });
+    if (points.length) {
+      plots.append(forestPlot("Weighted score delta (points) with interval", rowsOf(points), "pts"));
+    }
+    if (rates.length) {
+      plots.append(forestPlot("Rate and mean deltas (percentage points) with intervals",
+        rowsOf(rates), "pct"));
+    }
+    const table = el("div", { class: "table-wrap" }, el("table", {},
+      el("thead", {}, el("tr", {}, ["Metric", "Baseline", "Candidate", "Delta", "Interval", "n"]
+        .map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, metrics.map((m) => el("tr", {}, el("th", { scope: "row" }, m.name),
+        el("td", { class: "num" }, fmt(m.baseline, 3)), el("td", { class: "num" }, fmt(m.candidate, 3)),
+        el("td", { class: "num" }, signed(m.delta, 3)),
+        el("td", { class: "num" }, interval(m.low, m.high, (v) => fmt(v, 3))),
+        el("td", { class: "num" }, m.n ?? "—"))))));
+    return section("Metric deltas", plots, table);
+  }
+
+  function changeList(title, items, baselineId, candidateId) {
+    if (!items.length) return section(title, el("p", { class: "muted" }, "None."));
+    const side = (x) => x ? `${x.passed ? "pass" : "fail"} ${x.grade || ""} ${fmt(x.weighted_score, 1)}` : "—";
+    const rows = items.map((r) => el("tr", {},
+      el("th", { scope: "row" }, link(sampleHref(candidateId, r.id), r.id)),
+      el("td", {}, link(sampleHref(baselineId, r.id), side(r.baseline),
+        { "aria-label": `Baseline sample ${r.id}` })),
+      el("td", {}, side(r.candidate)),
+      el("td", { class: "num" }, signed(r.delta, 1)),
+      el("td", { class: "wrap" }, (r.changes || []).join("; "))));
+    return section(title, el("div", { class: "table-wrap" }, el("table", {
+      class: "changes", id: title.toLowerCase() },
+    el("thead", {}, el("tr", {}, ["Sample", "Baseline", "Candidate", "Delta", "Changes"]
+      .map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, rows))));
+  }
+
+  // ---------------------------------------------------------------- start
+
+  document.getElementById("skip-link").addEventListener("click", (event) => {
+    // the hash is the router's, so focus the content instead of navigating
+    event.preventDefault();
+    document.getElementById("main").focus();
+  });
+  window.addEventListener("hashchange", route);
+  route();
+})();

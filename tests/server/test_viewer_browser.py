@@ -1,0 +1,394 @@
+"""The web viewer in a real browser (Debian's Chromium) against a real uvicorn on 127.0.0.1.
+
+One candidate evaluation is started over the API with a deliberately slow scorer so its run page
+can be watched filling in live; a fast baseline of the same workflow gives the compare page
+something to decide on. Every request the page makes outside 127.0.0.1 is blocked and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+import httpx  # noqa: E402
+from tests.support.server import EXAMPLES, LiveServer  # noqa: E402
+
+import aieval.server as server_api  # noqa: E402
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip(
+        "Chromium is not installed at /usr/bin/chromium (run scripts/browser.sh)",
+        allow_module_level=True,
+    )
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+VIEWPORT = {"width": 1280, "height": 800}
+# Untrusted text in a recorded run: markup that must show up as text, never as elements, and an
+# image on an outside address that must never be fetched.
+HOSTILE = (
+    '<img src="http://203.0.113.9/x.png" onerror="window.__owned=1">'
+    "<script>window.__owned=2</script>"
+)
+SLOW_SCORER = """
+import time
+from aieval.scorers import scorer
+
+@scorer(name="pace")
+def pace(example, output):
+    time.sleep(0.5)
+    return 0.8
+"""
+FAILING_SAMPLE = "sa-001-refunded"
+
+
+@dataclass
+class Viewer:
+    base_url: str
+    client: Any
+
+    def start(self, body: dict[str, Any]) -> str:
+        response = self.client.post("/api/evaluations", json=body)
+        assert response.status_code == 202, response.text
+        run_id: str = response.json()["run_id"]
+        return run_id
+
+    def wait_done(self, run_id: str, timeout: float = 20.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            response = self.client.get(f"/api/runs/{run_id}")
+            if response.status_code == 200 and response.json()["run"]["status"] != "running":
+                bundle: dict[str, Any] = response.json()
+                return bundle
+            time.sleep(0.1)
+        raise AssertionError(f"run {run_id} did not finish in {timeout} s")
+
+
+def _workspace(root: Path) -> None:
+    """Workflow, baseline runs, and candidate runs where one refund turned into a bad one."""
+    shutil.copy(EXAMPLES / "support_agent.yaml", root / "support_agent.yaml")
+    shutil.copytree(EXAMPLES / "support_agent_runs", root / "baseline_runs")
+    shutil.copytree(EXAMPLES / "support_agent_runs", root / "candidate_runs")
+    bad = json.loads((EXAMPLES / "support_agent_runs" / "sa-002-forbidden-tool.json").read_text())
+    bad["metadata"]["inputs"]["customer_message"] = HOSTILE
+    bad["final_output"]["reply"] = "Refund sent. " + HOSTILE
+    (root / "candidate_runs" / f"{FAILING_SAMPLE}.json").write_text(json.dumps(bad))
+    (root / "pace.py").write_text(SLOW_SCORER)
+
+
+@pytest.fixture(scope="module")
+def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
+    root = tmp_path_factory.mktemp("viewer")
+    _workspace(root)
+    settings = server_api.ServerSettings(dataset_roots=(root,), allow_imports=True)
+    app = server_api.create_app(root / "runs.db", settings)
+    try:
+        with LiveServer(app) as live, httpx.Client(base_url=live.url, timeout=10) as client:
+            yield Viewer(live.url, client)
+    finally:
+        app.state.manager.shutdown()
+
+
+@pytest.fixture(scope="module")
+def baseline(viewer: Viewer) -> str:
+    run_id = viewer.start(
+        {
+            "name": "support-agent",
+            "dataset": "baseline_runs",
+            "workflow": "support_agent.yaml",
+        }
+    )
+    viewer.wait_done(run_id)
+    return run_id
+
+
+@pytest.fixture(scope="module")
+def candidate(viewer: Viewer, baseline: str) -> str:
+    """The slow candidate run, started (not awaited) the first time a test asks for it."""
+    return viewer.start(
+        {
+            "name": "support-agent",
+            "dataset": "candidate_runs",
+            "workflow": "support_agent.yaml",
+            "imports": ["pace.py"],
+            "scorers": ["pace"],
+            "settings": {"concurrency": 1},
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, viewer: Viewer) -> Iterator[Any]:
+    """A 1280x800 page whose requests may only reach 127.0.0.1; errors fail the test."""
+    context = browser.new_context(viewport=VIEWPORT)
+    outside: list[str] = []
+    errors: list[str] = []
+
+    def gate(route: Any) -> None:
+        if urlsplit(route.request.url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", gate)
+    tab = context.new_page()
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    def console(msg: Any) -> None:
+        # the browser logs every 404 response; the tests assert on the pages' own messages
+        if msg.type == "error" and "status of 404" not in msg.text:
+            errors.append(msg.text)
+
+    tab.on("console", console)
+    yield tab
+    context.close()
+    assert outside == [], f"the viewer tried to reach outside 127.0.0.1: {outside}"
+    assert errors == [], f"errors in the page: {errors}"
+
+
+def _open(page: Any, viewer: Viewer, hash_route: str) -> None:
+    page.goto(viewer.base_url + "/#" + hash_route)
+    page.wait_for_selector("main[aria-busy=false]")
+
+
+def _snapshot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"viewer-{name}.png"))
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= VIEWPORT["width"], f"{name} page scrolls sideways ({width}px wide)"
+
+
+def test_run_page_follows_a_live_run_to_completion(
+    page: Any, viewer: Viewer, candidate: str
+) -> None:
+    _open(page, viewer, f"/runs/{candidate}")
+    bar = page.locator("#run-progress")
+    assert bar.is_visible(), "a running evaluation shows a live progress bar"
+    assert page.locator("#announcer[aria-live=polite]").count() == 1
+    page.wait_for_selector("#run-samples tbody tr", timeout=15_000)
+    # rows arrive over the event stream while the run is still going
+    seen_live = page.locator("#run-samples tbody tr").count()
+    _snapshot(page, "run-live")
+    page.locator("#run-status:text-is('completed')").wait_for(timeout=20_000)
+    page.wait_for_selector("#grade-chart svg[role=img]")
+    bundle = viewer.wait_done(candidate)
+    total = bundle["samples"]
+    assert 1 <= seen_live <= total
+    assert bar.get_attribute("aria-valuenow") == str(total)
+    assert bar.get_attribute("aria-valuemax") == str(total)
+    assert page.locator("#run-status").inner_text() == "completed"
+    counters = page.locator("#run-counters").inner_text()
+    passed = bundle["pass_rate"]["passed"]
+    assert f"{total} / {total} done" in counters
+    assert f"{passed} passed" in counters and f"{total - passed} failed" in counters
+    grade_title = page.locator("#grade-chart svg > title").text_content() or ""
+    for grade, count in bundle["grades"].items():
+        assert f"{grade} {count}" in grade_title
+    assert page.locator("#gate-chart svg[role=img] title").count() >= 1
+    assert page.locator("#run-samples tbody tr").count() == total
+    assert "completed" in page.locator("#announcer").inner_text().lower()
+    _snapshot(page, "run")
+
+
+def test_sample_filters_narrow_the_table(page: Any, viewer: Viewer, baseline: str) -> None:
+    _open(page, viewer, f"/runs/{baseline}")
+    page.wait_for_selector("#run-samples tbody tr")
+    listed = viewer.client.get(f"/api/runs/{baseline}/samples", params={"filter": "gate_failed"})
+    expected = {s["id"] for s in listed.json()["samples"]}
+    page.click("button[data-filter=gate_failed]")
+    page.wait_for_function(
+        "n => document.querySelectorAll('#run-samples tbody tr').length === n", arg=len(expected)
+    )
+    shown = set(
+        page.locator("#run-samples tbody tr").evaluate_all(
+            "rows => rows.map(r => r.dataset.sample)"
+        )
+    )
+    assert shown == expected
+    assert page.get_attribute("button[data-filter=gate_failed]", "aria-pressed") == "true"
+    assert page.get_attribute("button[data-filter=all]", "aria-pressed") == "false"
+
+
+def test_sample_page_shows_gate_reasons_timeline_and_untrusted_text_as_text(
+    page: Any, viewer: Viewer, candidate: str
+) -> None:
+    viewer.wait_done(candidate)
+    detail = viewer.client.get(f"/api/runs/{candidate}/samples/{FAILING_SAMPLE}").json()
+    _open(page, viewer, f"/runs/{candidate}/samples/{FAILING_SAMPLE}")
+    gates = page.locator("#gate-results").inner_text()
+    first = page.locator("#gate-results > li").first.inner_text()
+    assert detail["evaluation"]["gate_failures"][0]["name"] in first, "failed gates come first"
+    for failure in detail["evaluation"]["gate_failures"]:
+        assert failure["name"] in gates and failure["reason"] in gates
+    steps = detail["workflow_run"]["steps"]
+    assert page.locator("#step-timeline rect.step-bar").count() == len(steps)
+    assert page.locator("#step-timeline > title").count() == 1
+    for step in steps:
+        assert step["name"] in (page.locator("#step-timeline").text_content() or "")
+    # the hostile markup is on the page as characters, and did nothing
+    prompt = page.locator("pre[data-field=prompt]").text_content()
+    prediction = page.locator("pre[data-field=prediction]").text_content() or ""
+    assert json.loads(prompt or "") == detail["input"]
+    assert json.loads(prediction) == json.loads(detail["prediction"])
+    for text in (prompt, prediction):
+        assert "<script>window.__owned=2</script>" in text
+    assert page.locator("main img, main script").count() == 0
+    assert page.evaluate("window.__owned") is None
+    _snapshot(page, "sample")
+    page.locator("#step-timeline").scroll_into_view_if_needed()
+    _snapshot(page, "sample-timeline")
+
+
+def test_compare_page_shows_the_decision_and_links_regressions(
+    page: Any, viewer: Viewer, baseline: str, candidate: str
+) -> None:
+    viewer.wait_done(candidate)
+    comparison = viewer.client.get(
+        "/api/compare", params={"baseline": baseline, "candidate": candidate}
+    ).json()
+    _open(page, viewer, "/compare")
+    page.select_option("#baseline", baseline)
+    page.select_option("#candidate", candidate)
+    page.click("form.pickers button[type=submit]")
+    page.wait_for_selector("#decision")
+    decision = comparison["decision"]
+    heading = page.locator("#decision h2").inner_text()
+    assert heading == ("Promote" if decision["promote"] else "Blocked")
+    rules_text = page.locator("#decision .rules").inner_text()
+    for rule in decision["rules"]:
+        assert rule["rule"] in rules_text and rule["reason"] in rules_text
+    assert page.locator("#forest svg[role=img]").count() >= 1
+    regressed = [r["id"] for r in comparison["regressions"]]
+    assert FAILING_SAMPLE in regressed
+    _snapshot(page, "compare")
+    page.click(f"#regressions th a:text-is('{FAILING_SAMPLE}')")
+    page.wait_for_selector("#gate-results")
+    assert page.url.endswith(f"#/runs/{candidate}/samples/{FAILING_SAMPLE}")
+
+
+@pytest.mark.parametrize(
+    ("route", "heading", "message"),
+    [
+        pytest.param("/runs/no-such-run", "Run not found", "no-such-run", id="run"),
+        pytest.param("/runs/no-such-run/samples/x", "Not found", "no-such-run", id="sample"),
+        pytest.param("/nowhere", "Not found", "", id="route"),
+    ],
+)
+def test_unknown_addresses_say_so(
+    page: Any, viewer: Viewer, route: str, heading: str, message: str
+) -> None:
+    _open(page, viewer, route)
+    page.wait_for_selector(f"h1:text-is('{heading}')")
+    if message:
+        assert message in page.locator("[role=alert]").inner_text()
+
+
+def test_compare_from_a_run_suggests_the_previous_run_of_that_name(
+    page: Any, viewer: Viewer, baseline: str, candidate: str
+) -> None:
+    viewer.wait_done(candidate)
+    _open(page, viewer, f"/runs/{candidate}")
+    page.click("text=Compare with another run")
+    page.wait_for_selector("#baseline")
+    assert page.locator("#candidate").input_value() == candidate
+    assert page.locator("#baseline").input_value() == baseline
+    page.click("form.pickers button[type=submit]")
+    page.wait_for_selector("#decision")
+    assert f"baseline={baseline}" in page.url
+
+
+def test_runs_list_links_every_run(
+    page: Any, viewer: Viewer, baseline: str, candidate: str
+) -> None:
+    viewer.wait_done(candidate)
+    _open(page, viewer, "/")
+    hrefs = page.locator("table.runs tbody th a").evaluate_all("as => as.map(a => a.hash)")
+    assert f"#/runs/{baseline}" in hrefs and f"#/runs/{candidate}" in hrefs
+    assert page.locator("table.runs svg[role=img] title").count() == len(hrefs)
+    _snapshot(page, "runs")
+
+
+def test_keyboard_reaches_a_sample_link_and_enter_opens_it(
+    page: Any, viewer: Viewer, baseline: str
+) -> None:
+    _open(page, viewer, f"/runs/{baseline}")
+    page.wait_for_selector("#run-samples tbody tr")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "skip-link"
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('sample-link')"):
+            break
+    else:
+        pytest.fail("no sample link is reachable with Tab")
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("", "none"), "the focused link has no visible focus ring"
+    target = page.evaluate("document.activeElement.hash")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#gate-results, section[aria-labelledby=s-scores]")
+    assert page.url.endswith(target)
+    assert page.locator("h1").inner_text().startswith("Sample ")
+
+
+def test_server_sends_no_inline_script_and_a_self_only_policy(viewer: Viewer) -> None:
+    html = viewer.client.get("/").text
+    assert 'http-equiv="Content-Security-Policy"' in html
+    assert "script-src 'self'" in html and "default-src 'self'" in html
+    assert "<script>" not in html and "http://" not in html and "https://" not in html
+    for asset in ("app.js", "app.css"):
+        response = viewer.client.get(f"/static/{asset}")
+        assert response.status_code == 200
+        assert "http://" not in response.text.replace("http://www.w3.org/2000/svg", ""), (
+            f"{asset} refers to an outside address"
+        )
+
+
+def test_token_link_opens_the_viewer_and_keeps_the_token_from_scripts(
+    browser: Any, tmp_path: Path
+) -> None:
+    settings = server_api.ServerSettings(token="s3cret-token", dataset_roots=(tmp_path,))
+    app = server_api.create_app(tmp_path / "runs.db", settings)
+    with LiveServer(app) as live:
+        base_url = live.url
+        context = browser.new_context(viewport=VIEWPORT)
+        try:
+            tab = context.new_page()
+            refused = tab.goto(base_url + "/")
+            assert refused is not None and refused.status == 401
+            tab.goto(base_url + "/?token=s3cret-token")
+            tab.wait_for_selector("main[aria-busy=false]")
+            assert tab.locator("h1").inner_text() == "Runs"
+            assert tab.locator(".empty").count() == 1, "the runs API answered through the cookie"
+            assert "s3cret-token" not in tab.evaluate("document.cookie")
+            assert "s3cret-token" not in tab.url
+        finally:
+            context.close()
+            app.state.manager.shutdown()
