@@ -194,3 +194,37 @@ async def test_no_endpoint_reveals_api_keys_or_headers(
     for text in texts:
         for secret in (SECRET_KEY, SECRET_HEADER, "hdr-0123456789abcdefSECRET", env_key):
             assert secret.encode() not in text
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        pytest.param("/", 200, id="viewer"),
+        pytest.param("/static/app.js", 200, id="asset"),
+        pytest.param("/api/runs", 200, id="api"),
+        pytest.param("/api/runs/nope", 404, id="error"),
+    ],
+)
+async def test_every_response_carries_the_security_headers(
+    client: httpx.AsyncClient, path: str, status: int
+) -> None:
+    response = await client.get(path)
+    assert response.status_code == status
+    csp = response.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert "unsafe-inline" not in csp
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["referrer-policy"] == "no-referrer"
+
+
+async def test_host_rejection_also_carries_the_headers(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/runs", headers={"Host": "evil.example"})
+    assert response.status_code == 400 and "content-security-policy" in response.headers
+
+
+async def test_cdn_backed_docs_pages_are_off_but_the_schema_is_served(
+    client: httpx.AsyncClient,
+) -> None:
+    assert (await client.get("/docs")).status_code == 404
+    assert (await client.get("/openapi.json")).json()["info"]["title"] == "aieval"

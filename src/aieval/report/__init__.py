@@ -17,6 +17,7 @@ Example:
 
 from aieval.report._bundle import RunReport, build_report
 from aieval.report._compare import Comparison, compare_runs, describe_changes
+from aieval.report._header import run_header
 from aieval.report._html import render_html
 from aieval.report._json import comparison_schema, render_json, report_schema
 from aieval.report._markdown import render_markdown
@@ -44,4 +45,5 @@ __all__ = [
     "render_markdown",
     "render_text",
     "report_schema",
+    "run_header",
 ]

@@ -26,7 +26,7 @@ STATIC_DIR = Path(__file__).parent / "static"
 
 _PLACEHOLDER = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>aieval</title></head><body><h1>aieval server</h1>
-<p>The web viewer is not installed in this build. The API is at <a href="/docs">/docs</a>.</p>
+<p>The web viewer is not installed in this build. The API is described at <a href="/openapi.json">/openapi.json</a>.</p>
 </body></html>"""
 
 
@@ -63,6 +63,10 @@ def create_app(
         title="aieval",
         summary="Start evaluations, follow them live, read reports and comparisons.",
         lifespan=lifespan,
+        # the interactive docs pages load their scripts from a CDN: no use offline, and
+        # against the viewer's CSP; the schema itself stays at /openapi.json
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.store = reader

@@ -17,12 +17,27 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["TOKEN_COOKIE", "SecurityMiddleware"]
 
 TOKEN_COOKIE = "aieval_token"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+#: Sent with every response: the viewer loads nothing but its own files, never runs inline
+#: script, and cannot be framed (clickjacking) or leak its URL (which may hold run names).
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+        b"form-action 'self'; frame-ancestors 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+)
 
 
 class SecurityMiddleware:
@@ -37,6 +52,7 @@ class SecurityMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        send = _with_security_headers(send)
         headers = Headers(scope=scope)
         host_header = headers.get("host", "")
         if _hostname(host_header) not in self.allowed_hosts:
@@ -151,3 +167,14 @@ async def _deny(
     headers += [(k.encode(), v.encode()) for k, v in (extra_headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def _with_security_headers(send: Send) -> Send:
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            present = {name.lower() for name, _ in message.get("headers", [])}
+            extra = [(k, v) for k, v in SECURITY_HEADERS if k not in present]
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return sending
