@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.workflows import DEFINITION, SCORES, make_run
+from tests.support.workflows import DEFINITION, SCORES, make_run, make_step
 
 from aieval import run
 from aieval._types import Example
@@ -156,3 +156,57 @@ def test_run_folder_version_does_not_depend_on_its_location(tmp_path: Path) -> N
     shutil.copytree(source, copy)
     versions = {load_dataset(WorkflowMode.rows(folder)).scan().version for folder in (source, copy)}
     assert len(versions) == 1
+
+
+def _steps_with_usage() -> list[dict[str, Any]]:
+    return [
+        make_step(
+            "parse",
+            agent_role="parser",
+            metadata={"input_tokens": 100, "output_tokens": 20, "cost": 0.01},
+        ),
+        make_step(
+            "review",
+            agent_role="reviewer",
+            retry_count=2,
+            metadata={"input_tokens": 300, "output_tokens": 80, "cost": 0.05},
+        ),
+        make_step("lint", agent_role="linter"),  # no usage recorded: unknown, not zero
+    ]
+
+
+def test_recorded_run_usage_reaches_the_sample_and_the_report(tmp_path: Path) -> None:
+    from aieval.report import build_report
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "r1.json").write_text(json.dumps(make_run(steps=_steps_with_usage())))
+    (runs / "r2.json").write_text(json.dumps(make_run()))  # no usage at all
+    db = Store(tmp_path / "db.sqlite")
+    result = run(name="usage", dataset=runs, scorers=[], workflow=DEFINITION, store=db)
+    by_id = {s.id: s for s in result.samples}
+    r1, r2 = by_id["r1"], by_id["r2"]
+    assert (r1.input_tokens, r1.output_tokens, r1.retries) == (400, 100, 2)
+    assert r1.cost == pytest.approx(0.06)
+    assert (r2.input_tokens, r2.output_tokens, r2.cost, r2.retries) == (None, None, None, 0)
+    report = build_report(db, result.id).to_dict()
+    assert report["tokens"] == {"input": 400, "output": 100, "total": 500}
+    assert report["cost"] == pytest.approx(0.06) and report["retries"] == 2
+    # the folder is the dataset's name, not an anonymous list of rows
+    assert report["run"]["dataset"] == str(runs)
+
+
+def test_model_calls_of_a_workflow_target_are_not_counted_twice() -> None:
+    from aieval._calls import record_call
+    from aieval._records import CallRecord
+
+    def workflow(example: Example) -> WorkflowRun:
+        record_call(CallRecord("target", model="m", input_tokens=7, output_tokens=3, cost=0.5))
+        return WorkflowRun.from_dict(make_run(steps=_steps_with_usage()))
+
+    result = run(
+        name="wf", dataset=ROWS[:1], scorers=[], target=workflow, workflow=DEFINITION, store=False
+    )
+    sample = result.samples[0]
+    # the recorded model call is the authority; the steps' own usage describes the same work
+    assert (sample.input_tokens, sample.output_tokens, sample.cost) == (7, 3, 0.5)

@@ -53,6 +53,7 @@ class Dataset:
         spec: RowSpec | None = None,
         name: str | None = None,
         limit: int | None = None,
+        label: str | None = None,
     ) -> None:
         if limit is not None and limit < 0:
             raise DatasetError(f"limit must be >= 0, got {limit}")
@@ -68,16 +69,17 @@ class Dataset:
             raise DatasetError("a dataset is a list of rows or a file path, not a single dict")
         elif _is_hf_dataset(source) or isinstance(source, (list, tuple)):
             self._rows = source
-            self.source = _IN_MEMORY
+            self.source = label or _IN_MEMORY
         elif isinstance(source, Iterable):
             self._rows = list(source)  # one-shot iterators are read once, then replayed
-            self.source = _IN_MEMORY
+            self.source = label or _IN_MEMORY
         else:
             raise DatasetError(
                 f"cannot read a dataset from {type(source).__name__}; pass a list of dicts, "
                 "a .jsonl/.json/.csv path or a datasets.Dataset"
             )
-        self.name = name or (self._path.stem if self._path else "rows")
+        named = self._path or (Path(label) if label else None)
+        self.name = name or (named.stem if named else "rows")
         self._info: DatasetInfo | None = None
 
     def __iter__(self) -> Iterator[Example]:
@@ -150,8 +152,12 @@ def load_dataset(
     limit: int | None = None,
     require_input: bool = True,
     name: str | None = None,
+    label: str | None = None,
 ) -> Dataset:
     """Open a dataset from rows, a file path or a ``datasets.Dataset``.
+
+    ``label`` says where in-memory rows came from (a folder of run logs, say): messages and
+    the stored run name it instead of ``<rows>``.
 
     Example:
         >>> ds = load_dataset([{"prompt": "2+2?", "expected": "4"}])
@@ -161,7 +167,7 @@ def load_dataset(
     if isinstance(source, Dataset):
         return source
     spec = RowSpec(prediction_field=prediction_field, model=model, require_input=require_input)
-    return Dataset(source, spec=spec, name=name, limit=limit)
+    return Dataset(source, spec=spec, name=name, limit=limit, label=label)
 
 
 def _row_digest(row: Any) -> int:

@@ -17,7 +17,7 @@ from aieval._records import SampleRecord, ScoreRecord
 from aieval._secrets import without_secrets
 from aieval._sync import run_sync
 from aieval._types import Example
-from aieval.datasets import Dataset, load_dataset
+from aieval.datasets import Dataset, DatasetInfo, load_dataset
 from aieval.errors import ConfigError, ScorerError
 from aieval.providers import Provider
 from aieval.runner._result import Aggregator, RunResult
@@ -27,6 +27,7 @@ from aieval.runner._target import (
     ProviderTarget,
     RecordedTarget,
     Target,
+    Usage,
 )
 from aieval.scorers import Scorer, get_scorer
 from aieval.store import Store
@@ -169,12 +170,7 @@ async def run_async(
         require_otel()
     resolved = _resolve_scorers(scorers)
     flow = _workflow_mode(workflow, profile, dataset, enforce_hard_gates)
-    if flow is not None:
-        dataset = flow.rows(dataset)
-    data = load_dataset(dataset, prediction_field=prediction_field, model=model, limit=limit)
-    info = data.scan()
-    if flow is not None:
-        flow.check(data)
+    data, info = _open_data(dataset, flow, prediction_field, model, limit)
     db = _open_store(store)
     if flow is not None and target is None and provider is None:
         the_target: Target = flow.wrap(None)
@@ -294,18 +290,35 @@ def check_run(
     """
     _resolve_scorers(scorers)
     flow = _workflow_mode(workflow, profile, dataset)
-    if flow is not None:
-        dataset = flow.rows(dataset)
-    data = load_dataset(dataset, prediction_field=prediction_field, model=model, limit=limit)
-    info = data.scan()
-    if flow is not None:
-        flow.check(data)
+    _, info = _open_data(dataset, flow, prediction_field, model, limit)
     if not has_target and flow is None and info.with_prediction == 0 and info.count > 0:
         hint = f" (no row has predictions[{model!r}])" if model is not None else ""
         raise ConfigError(
             "nothing to evaluate: no target was given and the rows carry no recorded "
             f"'prediction'{hint}; add a target, or a prediction to each row"
         )
+
+
+def _open_data(
+    dataset: Any,
+    flow: WorkflowMode | None,
+    prediction_field: str | None,
+    model: str | None,
+    limit: int | None,
+) -> tuple[Dataset, DatasetInfo]:
+    """Open and scan the dataset; for a workflow, read a folder of run logs and check inputs."""
+    label = None
+    if flow is not None:
+        rows = flow.rows(dataset)
+        label = str(dataset) if rows is not dataset else None
+        dataset = rows
+    data = load_dataset(
+        dataset, prediction_field=prediction_field, model=model, limit=limit, label=label
+    )
+    info = data.scan()
+    if flow is not None:
+        flow.check(data)
+    return data, info
 
 
 async def _execute(
@@ -428,7 +441,7 @@ async def _process(
             "run": None,
         }
         record.scores = await _score_all(scorers, output.text, example.expected, context)
-    _fill_usage(record)
+    _fill_usage(record, output.usage)
     record.passed = output.error is None and all(
         s.error is None and (s.value is None or s.value >= pass_threshold)
         for s in record.scores.values()
@@ -466,14 +479,21 @@ async def _score_one(
     return ScoreRecord(score.value, score.raw, score.reason, metadata=score.metadata)
 
 
-def _fill_usage(record: SampleRecord) -> None:
+def _fill_usage(record: SampleRecord, own: Usage | None) -> None:
+    target_called = False
     for call in record.calls:
         record.retries += call.retries
         if call.purpose == "target":
+            target_called = True
             record.cached = call.cached
             record.input_tokens = call.input_tokens
             record.output_tokens = call.output_tokens
     costs = [c.cost for c in record.calls if c.cost is not None]
+    if own is not None and not target_called:
+        record.input_tokens, record.output_tokens = own.input_tokens, own.output_tokens
+        record.retries += own.retries
+        if own.cost is not None:
+            costs.append(own.cost)
     record.cost = sum(costs) if costs else None
 
 

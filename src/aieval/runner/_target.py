@@ -19,7 +19,14 @@ from aieval._types import Example
 from aieval.errors import ConfigError, DatasetError, ProviderError
 from aieval.providers import ChatRequest, Provider
 
-__all__ = ["CallableTarget", "Output", "ProviderTarget", "RecordedTarget", "Target"]
+__all__ = [
+    "CallableTarget",
+    "Output",
+    "ProviderTarget",
+    "RecordedTarget",
+    "Target",
+    "Usage",
+]
 
 
 @dataclass(slots=True)
@@ -31,6 +38,19 @@ class Output:
     error: str | None = None
     latency_s: float | None = None
     calls: list[CallRecord] = field(default_factory=list)
+    #: usage the target reports itself (a recorded workflow run's steps); the sample takes it
+    #: only when no model call of the target was recorded, so nothing is counted twice
+    usage: Usage | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Usage:
+    """Tokens, cost and retries that a target reports for one output."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    retries: int = 0
 
 
 class Target:

@@ -26,7 +26,8 @@ STATIC_DIR = Path(__file__).parent / "static"
 
 _PLACEHOLDER = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>aieval</title></head><body><h1>aieval server</h1>
-<p>The web viewer is not installed in this build. The API is described at <a href="/openapi.json">/openapi.json</a>.</p>
+<p>The web viewer is not installed in this build.
+The API is described at <a href="/openapi.json">/openapi.json</a>.</p>
 </body></html>"""
 
 

@@ -233,6 +233,23 @@ class WorkflowRun:
         return sum(known) if known else None
 
     @property
+    def input_tokens(self) -> int | None:
+        """Prompt tokens: ``metadata.input_tokens``, else the steps' sum (``None``: unknown)."""
+        return self._token_part("input_tokens")
+
+    @property
+    def output_tokens(self) -> int | None:
+        """Completion tokens: ``metadata.output_tokens``, else the steps' sum."""
+        return self._token_part("output_tokens")
+
+    def _token_part(self, key: str) -> int | None:
+        own = _number(self.metadata, key)
+        if own is not None:
+            return int(own)
+        known = [v for v in (_number(s.metadata, key) for s in self.steps) if v is not None]
+        return int(sum(known)) if known else None
+
+    @property
     def cost(self) -> float | None:
         """Cost in USD: ``metadata.cost``, else the steps' sum (``None``: unknown)."""
         own = _number(self.metadata, "cost", "cost_usd", "total_cost")

@@ -13,7 +13,7 @@ from aieval._types import Example
 from aieval.errors import IncompatibleDatasetError, WorkflowError
 from aieval.grading import Profile, normalize
 from aieval.runner._result import Aggregator
-from aieval.runner._target import Output, Target
+from aieval.runner._target import Output, Target, Usage
 from aieval.workflows._definition import WorkflowDefinition, load_workflow
 from aieval.workflows._efficiency import percentile
 from aieval.workflows._evaluate import evaluate_run, resolve_profile
@@ -151,6 +151,7 @@ class RecordedRunTarget(Target):
             run,
             error=run.error if run.status != "success" else None,
             latency_s=run.duration_s,
+            usage=_usage(run),
         )
 
 
@@ -170,7 +171,12 @@ class WorkflowTarget(Target):
         else:
             run = _as_run(output.value, example, self.workflow_name, steps, output.latency_s)
         return Output(
-            _text(run), run, error=output.error, latency_s=output.latency_s, calls=output.calls
+            _text(run),
+            run,
+            error=output.error,
+            latency_s=output.latency_s,
+            calls=output.calls,
+            usage=_usage(run),
         )
 
     async def aclose(self) -> None:
@@ -333,6 +339,10 @@ def _failed_run(example: Example, name: str, error: str, steps: list[Any]) -> Wo
         inputs=_available(example),
         error=error,
     )
+
+
+def _usage(run: WorkflowRun) -> Usage:
+    return Usage(run.input_tokens, run.output_tokens, run.cost, run.retries)
 
 
 def _text(run: WorkflowRun) -> str | None:
