@@ -76,6 +76,13 @@ def test_near_equal_boundary() -> None:
     assert at.rule == "weighted_score" and at.winner == "a"
 
 
+def test_reason_states_the_numbers_readably() -> None:
+    result = tie_break(RunStanding(52.943417), RunStanding(61.744001))
+    assert result.reason == "run b ranks first on weighted_score (52.94 vs 61.74)"
+    cheap = tie_break(RunStanding(80.0, cost=0.0012345), RunStanding(80.2, cost=0.0031))
+    assert cheap.rule == "cost" and "(0.001234 vs 0.0031)" in cheap.reason
+
+
 def test_standing_from_grade() -> None:
     g = grade(
         hard_gates={**dict.fromkeys(REQUIRED_GATES, True), "overall_status_success": False},

@@ -63,6 +63,14 @@ def test_comparison_leads_with_the_decision(doc: dict[str, Any], mark: str) -> N
         assert ("FAIL" if not rule["passed"] else "pass") in line
 
 
+def test_long_change_lists_point_to_the_diff_of_these_two_runs() -> None:
+    doc = blocking_comparison()  # 13 regressions, more than the text shows
+    text = render_text(doc, width=200)
+    base, cand = doc["baseline"]["id"], doc["candidate"]["id"]
+    assert f"every changed example: aieval diff {base} {cand} --limit 13" in text
+    assert "every changed example" not in render_text(promoting_comparison(), width=200)
+
+
 def test_names_that_look_like_markup_stay_literal() -> None:
     doc = graded_report()
     doc["gates"][0]["name"] = "[bold]gate[/bold] [/]"
@@ -87,8 +95,11 @@ def test_console_gets_colour_and_the_return_value_does_not() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [pytest.param({"kind": "nope"}, id="unknown-kind"), pytest.param([1, 2], id="list"),
-     pytest.param(None, id="none")],
+    [
+        pytest.param({"kind": "nope"}, id="unknown-kind"),
+        pytest.param([1, 2], id="list"),
+        pytest.param(None, id="none"),
+    ],
 )
 def test_rejects_what_is_not_a_report(bad: Any) -> None:
     with pytest.raises(ConfigError, match="RunReport, a Comparison"):

@@ -294,6 +294,45 @@ def test_compare_page_shows_the_decision_and_links_regressions(
     assert page.url.endswith(f"#/runs/{candidate}/samples/{FAILING_SAMPLE}")
 
 
+def test_long_change_lists_show_the_worst_first_and_the_rest_on_demand(
+    page: Any, tmp_path: Path
+) -> None:
+    from aieval import run
+    from aieval.scorers import exact_match
+
+    rows = [{"id": f"q{i:02d}", "prompt": "?", "expected": "yes"} for i in range(30)]
+    ids = [
+        run(
+            name="long-diff",
+            dataset=[{**r, "prediction": answer} for r in rows],
+            scorers=[exact_match],
+            store=tmp_path / "runs.db",
+        ).id
+        for answer in ("yes", "no")  # every example regresses
+    ]
+    app = server_api.create_app(tmp_path / "runs.db", server_api.ServerSettings())
+    try:
+        with LiveServer(app) as live:
+            page.goto(f"{live.url}/#/compare?baseline={ids[0]}&candidate={ids[1]}")
+            page.wait_for_selector("#decision")
+            assert page.locator("#s-regressions").inner_text() == "Regressions (30)"
+            assert page.locator("#regressions tbody tr").count() == 20
+            page.click("button.show-more:text-is('Show all 30')")
+            assert page.locator("#regressions tbody tr").count() == 30
+            assert page.locator("button.show-more").count() == 0
+    finally:
+        app.state.manager.shutdown()
+
+
+def test_floor_violations_read_as_sentences(page: Any, viewer: Viewer, baseline: str) -> None:
+    detail = viewer.client.get(f"/api/runs/{baseline}/samples/sa-006-refund-failed").json()
+    (violation,) = detail["evaluation"]["floor_violations"]
+    _open(page, viewer, f"/runs/{baseline}/samples/sa-006-refund-failed")
+    text = page.locator("#floor-violations").inner_text()
+    name, score, floor = violation["criterion"], violation["score"], violation["floor"]
+    assert text == f"{name}: {score:.2f} is below its critical floor {floor:.2f}"
+
+
 @pytest.mark.parametrize(
     ("route", "heading", "message"),
     [

@@ -110,4 +110,4 @@ def tie_break(a: RunStanding, b: RunStanding) -> TieBreak:
 
 def _decide(a_wins: bool, rule: str, va: float, vb: float) -> TieBreak:
     winner: Literal["a", "b"] = "a" if a_wins else "b"
-    return TieBreak(winner, rule, f"run {winner} ranks first on {rule} ({va:g} vs {vb:g})")
+    return TieBreak(winner, rule, f"run {winner} ranks first on {rule} ({va:.4g} vs {vb:.4g})")

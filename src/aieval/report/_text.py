@@ -289,8 +289,10 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
         if rows:
             shown = f"{title} ({min(_SHOWN, len(rows))} of {_count(doc, title)})"
             yield example_table(shown, rows[:_SHOWN])
-    if max(_count(doc, "regressions"), _count(doc, "improvements")) > _SHOWN:
-        yield Text("every changed example: aieval diff BASELINE CANDIDATE --limit N", style="dim")
+    most = max(_count(doc, "regressions"), _count(doc, "improvements"))
+    if most > _SHOWN:
+        ids = f"{doc['baseline']['id']} {doc['candidate']['id']}"
+        yield Text(f"every changed example: aieval diff {ids} --limit {most}", style="dim")
     yield from _warnings(decision.get("warnings") or [])
 
 

@@ -8,6 +8,7 @@
   const LIVE_STATUSES = new Set(["pending", "queued", "created", "running"]);
   const GRADES = ["A", "B", "C", "D", "F"];
   const PAGE_SIZE = 50;
+  const CHANGES_SHOWN = 20;
 
   // ---------------------------------------------------------------- DOM helpers
 
@@ -47,7 +48,8 @@
   }
 
   function section(title, ...children) {
-    const id = "s-" + title.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+    // a count in brackets ("Regressions (12)") is not part of the section's stable id
+    const id = "s-" + title.replace(/\s*\(.*\)$/, "").toLowerCase().replace(/[^a-z0-9]+/g, "-");
     return el("section", { class: "card", "aria-labelledby": id },
       el("h2", { id }, title), ...children);
   }
@@ -86,6 +88,21 @@
     if (value === null || value === undefined) return "";
     if (typeof value === "string") return value;
     return JSON.stringify(value, null, 2);
+  }
+
+  function rawText(value) {
+    // raw scores are what a scorer or a run recorded: 4.799999952316284 reads as 4.8
+    return isNum(value) ? String(Number(value.toPrecision(6))) : asText(value);
+  }
+
+  function floorText(f) {
+    if (typeof f === "string") return f;
+    const name = f.name || f.criterion || "criterion";
+    if (isNum(f.score) && isNum(f.floor)) {
+      return `${name}: ${fmt(f.score)} is below its critical floor ${fmt(f.floor)}` +
+        (f.source && f.source !== "default" ? ` (floor from ${f.source})` : "");
+    }
+    return `${name}: ${asText(f.reason ?? f)}`;
   }
 
   function readable(value) {
@@ -798,15 +815,14 @@
     }
     if (ev.floor_violations && ev.floor_violations.length) {
       out.push(section("Floor violations", el("ul", { id: "floor-violations" },
-        ev.floor_violations.map((f) => el("li", {}, typeof f === "string" ? f
-          : `${f.name || f.criterion || ""}: ${asText(f.reason ?? f)}`)))));
+        ev.floor_violations.map((f) => el("li", {}, floorText(f))))));
     }
     if (ev.criteria && ev.criteria.length) {
       out.push(section("Criteria", el("div", { class: "table-wrap" }, el("table", {},
         el("thead", {}, el("tr", {}, ["Criterion", "Raw", "Normalized", "Adjusted", "Weight",
           "Floor", "Source"].map((h) => el("th", { scope: "col" }, h)))),
         el("tbody", {}, ev.criteria.map((c) => el("tr", { class: c.floor_passed === false ? "below" : "" },
-          el("th", { scope: "row" }, c.name), el("td", { class: "num" }, asText(c.raw)),
+          el("th", { scope: "row" }, c.name), el("td", { class: "num" }, rawText(c.raw)),
           el("td", { class: "num" }, fmt(c.normalized)),
           el("td", { class: "num" }, fmt(c.adjusted)), el("td", { class: "num" }, fmt(c.weight)),
           el("td", {}, isNum(c.floor) ? `${fmt(c.floor)} ${c.floor_passed ? "✓" : "✗ below"}` : "—"),
@@ -819,7 +835,7 @@
     const rows = Object.entries(scores).map(([name, sc]) => el("tr", {},
       el("th", { scope: "row" }, name),
       el("td", { class: "num" }, fmt(sc.value, 3)),
-      el("td", { class: "num" }, sc.raw === null || sc.raw === undefined ? "—" : asText(sc.raw)),
+      el("td", { class: "num" }, sc.raw === null || sc.raw === undefined ? "—" : rawText(sc.raw)),
       el("td", { class: "wrap reason" }, sc.reason || ""),
       el("td", { class: "wrap" }, sc.error || "")));
     return section("Scores", el("div", { class: "table-wrap" }, el("table", { id: "scores" },
@@ -941,8 +957,9 @@
       c.tie_break && c.tie_break.winner ? ["Tie-break", `${c.tie_break.winner}: ${c.tie_break.reason || ""}`] : null,
     ].filter(Boolean).map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v)))));
     out.push(metricsSection(c.metrics || []));
-    out.push(changeList("Regressions", c.regressions || [], bl.id, cd.id));
-    out.push(changeList("Improvements", c.improvements || [], bl.id, cd.id));
+    out.push(changeList("Regressions", c.regressions || [], c.regressions_count, bl.id, cd.id));
+    out.push(changeList("Improvements", c.improvements || [], c.improvements_count, bl.id,
+      cd.id));
     return out;
   }
 
@@ -971,7 +988,7 @@
     return section("Metric deltas", plots, table);
   }
 
-  function changeList(title, items, baselineId, candidateId) {
+  function changeList(title, items, total, baselineId, candidateId) {
     if (!items.length) return section(title, el("p", { class: "muted" }, "None."));
     const side = (x) => x ? `${x.passed ? "pass" : "fail"} ${x.grade || ""} ${fmt(x.weighted_score, 1)}` : "—";
     const rows = items.map((r) => el("tr", {},
@@ -981,10 +998,18 @@
       el("td", {}, side(r.candidate)),
       el("td", { class: "num" }, signed(r.delta, 1)),
       el("td", { class: "wrap" }, (r.changes || []).join("; "))));
-    return section(title, el("div", { class: "table-wrap" }, el("table", {
-      class: "changes", id: title.toLowerCase() },
-    el("thead", {}, el("tr", {}, ["Sample", "Baseline", "Candidate", "Delta", "Changes"]
-      .map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, rows))));
+    // worst (or best) first: the head of the list is what a reviewer reads; the rest on demand
+    const body = el("tbody", {}, rows.slice(0, CHANGES_SHOWN));
+    const more = rows.length > CHANGES_SHOWN ? el("button", { type: "button", class: "show-more",
+      onclick: () => { body.append(...rows.slice(CHANGES_SHOWN)); more.remove(); } },
+    `Show all ${rows.length}`) : null;
+    const cut = isNum(total) && total > items.length
+      ? el("p", { class: "muted" }, `${items.length} of ${total} listed; ` +
+        `aieval diff ${baselineId} ${candidateId} --limit ${total} lists every one.`) : null;
+    return section(`${title} (${isNum(total) ? total : items.length})`,
+      el("div", { class: "table-wrap" }, el("table", { class: "changes", id: title.toLowerCase() },
+        el("thead", {}, el("tr", {}, ["Sample", "Baseline", "Candidate", "Delta", "Changes"]
+          .map((h) => el("th", { scope: "col" }, h)))), body)), more, cut);
   }
 
   // ---------------------------------------------------------------- start
