@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from aieval.errors import ConfigError
 from aieval.store import default_db_path
@@ -71,14 +72,17 @@ def serve_command(
         allow_imports=allow_imports,
     )
     app = create_app(db or default_db_path(), settings)
-    console = Console(stderr=True)
+    console = Console(stderr=True, markup=False)  # an IPv6 "[fe80::1]" is not a markup tag
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
-    console.print(f"aieval server on [bold]{url}[/]", highlight=False)
+    console.print(Text.assemble("aieval server on ", (url, "bold")), highlight=False)
     if settings.token is not None:
         console.print(
-            f"open [bold]{url}?token=<your token>[/] once in the browser; API clients send "
-            "'Authorization: Bearer <your token>'",
+            Text.assemble(
+                "open ",
+                (f"{url}?token=<your token>", "bold"),
+                " once in the browser; API clients send 'Authorization: Bearer <your token>'",
+            ),
             highlight=False,
         )
     uvicorn.run(app, host=host, port=port, log_level="warning")

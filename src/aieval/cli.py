@@ -24,6 +24,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from aieval._serve import serve_command
 from aieval.errors import AievalError, UserError
@@ -42,10 +43,13 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
+# Run names, sample ids, predictions and error messages come from users and models: no console
+# ever reads them as Rich markup (a "[/]" in a model's answer must print, not crash). Colour is
+# given explicitly, as styled Text.
+out = Console(markup=False)
 if not out.is_terminal:  # piped or logged output: do not squeeze tables into 80 columns
-    out = Console(width=160)
-err = Console(stderr=True)
+    out = Console(width=160, markup=False)
+err = Console(stderr=True, markup=False)
 
 DbOption = Annotated[
     Path | None,
@@ -95,7 +99,7 @@ def run_command(
         _print_summary(result)
     if len(results) > 1:
         _print_comparison(results)
-    out.print(f"[dim]stored in {store.path}[/]")
+    out.print(f"stored in {store.path}", style="dim")
 
 
 def _live_destination() -> Any:
@@ -108,7 +112,7 @@ def _live_destination() -> Any:
         return None
     destination = cli_tracer_provider()
     if destination.hint:
-        err.print(f"[yellow]telemetry:[/] {destination.hint}", highlight=False, soft_wrap=True)
+        err.print(_labelled("telemetry:", "yellow", destination.hint), soft_wrap=True)
     return destination
 
 
@@ -132,7 +136,7 @@ def export_otel_command(
     row = store.get_run(run_ref)
     destination = cli_tracer_provider(endpoint=endpoint, console=console)
     if destination.hint:
-        err.print(f"[yellow]telemetry:[/] {destination.hint}", highlight=False, soft_wrap=True)
+        err.print(_labelled("telemetry:", "yellow", destination.hint), soft_wrap=True)
     try:
         count = export_run(store, row.id, destination.provider)
     finally:
@@ -204,7 +208,7 @@ def show_command(
     for record in records[:samples]:
         table.add_row(
             record.id,
-            "[green]yes[/]" if record.passed else "[red]no[/]",
+            _yes_no(record.passed),
             _clip(record.prediction or ""),
             ", ".join(f"{k}={_num(v)}" for k, v in record.values.items()),
             "; ".join(f"{k}: {v}" for k, v in record.errors.items()),
@@ -230,7 +234,7 @@ def _print_evaluation(summary: dict[str, Any], records: Sequence[Any]) -> None:
         table.add_row(
             record.id,
             ev["grade"],
-            "[green]yes[/]" if ev["passed"] else "[red]no[/]",
+            _yes_no(ev["passed"]),
             "-" if ev["weighted_score"] is None else f"{ev['weighted_score']:.2f}",
             "; ".join(why),
         )
@@ -251,10 +255,10 @@ def rubric_validate_command(
     failed = 0
     for path, problem in validate_rubric_files(files):
         if problem is None:
-            out.print(f"[green]ok[/]      {path}")
+            out.print(_labelled("ok     ", "green", str(path)))
         else:
             failed += 1
-            out.print(f"[red]invalid[/] {problem}", highlight=False)
+            out.print(_labelled("invalid", "red", problem), highlight=False)
     if failed:
         raise typer.Exit(1)
 
@@ -272,20 +276,20 @@ def _print_summary(result: RunResult) -> None:
     if summary["scorers"]:
         out.print(table)
     latency = summary["latency_s"]
-    parts = [
-        f"run [bold]{result.id}[/]",
+    parts: list[str | Text] = [
+        Text.assemble("run ", (result.id, "bold")),
         _status(result.status),
         f"{summary['samples']} samples",
         f"pass rate {_pct(result.pass_rate)}",
     ]
     if summary["target_errors"]:
-        parts.append(f"[red]{summary['target_errors']} target errors[/]")
+        parts.append(Text(f"{summary['target_errors']} target errors", style="red"))
     if latency["p50"] is not None:
         parts.append(f"latency p50 {latency['p50']:.2f}s p95 {latency['p95']:.2f}s")
     if summary["input_tokens"] or summary["output_tokens"]:
         parts.append(f"tokens {summary['input_tokens']}/{summary['output_tokens']}")
     parts.append(f"{result.duration_s:.2f}s")
-    out.print(" · ".join(parts))
+    out.print(Text(" · ").join(Text(p) if isinstance(p, str) else p for p in parts))
     if "evaluation" in summary:
         _print_evaluation(summary["evaluation"], result.samples)
 
@@ -307,11 +311,16 @@ def _print_comparison(results: Sequence[RunResult]) -> None:
 def _print_run_row(row: RunRow) -> None:
     metrics = row.metrics or {}
     out.print(
-        f"run [bold]{row.id}[/] · {row.name} · {row.model or '-'} · {_status(row.status)} · "
-        f"{_when(row.created_at)}"
+        Text.assemble(
+            "run ",
+            (row.id, "bold"),
+            f" · {row.name} · {row.model or '-'} · ",
+            _status(row.status),
+            f" · {_when(row.created_at)}",
+        )
     )
     if row.error:
-        out.print(f"[red]{row.error}[/]")
+        out.print(row.error, style="red")
     scorers: dict[str, Any] = metrics.get("scorers", {})
     if scorers:
         table = Table(title_justify="left")
@@ -335,7 +344,7 @@ class _progress:
     def __init__(self, quiet: bool) -> None:
         self.enabled = not quiet and err.is_terminal
         self.bar = Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
             TaskProgressColumn(),
@@ -399,9 +408,18 @@ def _pct(value: Any) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def _status(status: str) -> str:
+def _status(status: str) -> Text:
     colour = {"completed": "green", "running": "yellow", "interrupted": "yellow"}.get(status, "red")
-    return f"[{colour}]{status}[/]"
+    return Text(status, style=colour)
+
+
+def _yes_no(passed: bool | None) -> Text:
+    return Text("yes", style="green") if passed else Text("no", style="red")
+
+
+def _labelled(label: str, style: str, message: str) -> Text:
+    """``label message`` with only the label coloured; the message is plain text."""
+    return Text.assemble((label, style), " ", message)
 
 
 def _when(stamp: float) -> str:
@@ -457,7 +475,7 @@ def calibrate_command(
             f"prompt {prev.prompt_version or '-'} · n={prev.n}"
         )
     for warning in report.warnings:
-        out.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        out.print(_labelled("warning:", "yellow", warning), highlight=False)
 
 
 class Format(enum.StrEnum):
@@ -525,7 +543,7 @@ def compare_command(
         # the verdict is always visible, even when the document goes to a file or a pipe
         colour = "green" if decision["promote"] else "red"
         console = out if output is not None else err
-        console.print(f"[bold {colour}]{decision['summary']}[/]", highlight=False)
+        console.print(decision["summary"], style=f"bold {colour}", highlight=False)
     _emit(data, fmt, output)
     if not decision["promote"]:
         raise typer.Exit(1)
@@ -556,7 +574,8 @@ def _unchanged(store: Store, data: dict[str, Any]) -> list[dict[str, Any]]:
 
     changed = {r["id"] for r in data["regressions"]} | {r["id"] for r in data["improvements"]}
     cand = {
-        s.id: example_numbers(s) for s in store.iter_samples(data["candidate"]["id"])
+        s.id: example_numbers(s)
+        for s in store.iter_samples(data["candidate"]["id"])
         if s.id not in changed
     }
     rows = []
@@ -564,13 +583,28 @@ def _unchanged(store: Store, data: dict[str, Any]) -> list[dict[str, Any]]:
         if sample.id in changed or sample.id not in cand:
             continue
         b, c = example_numbers(sample), cand[sample.id]
-        delta = (None if b.weighted_score is None or c.weighted_score is None
-                 else c.weighted_score - b.weighted_score)
-        rows.append({
-            "id": b.id, "delta": delta, "changes": describe_changes(b, c),
-            "baseline": {"passed": b.passed, "grade": b.grade, "weighted_score": b.weighted_score},
-            "candidate": {"passed": c.passed, "grade": c.grade, "weighted_score": c.weighted_score},
-        })
+        delta = (
+            None
+            if b.weighted_score is None or c.weighted_score is None
+            else c.weighted_score - b.weighted_score
+        )
+        rows.append(
+            {
+                "id": b.id,
+                "delta": delta,
+                "changes": describe_changes(b, c),
+                "baseline": {
+                    "passed": b.passed,
+                    "grade": b.grade,
+                    "weighted_score": b.weighted_score,
+                },
+                "candidate": {
+                    "passed": c.passed,
+                    "grade": c.grade,
+                    "weighted_score": c.weighted_score,
+                },
+            }
+        )
     return rows
 
 
@@ -602,7 +636,9 @@ def _policy(
 
     base = PromotionPolicy.from_file(path) if path is not None else PromotionPolicy()
     overrides = {
-        "noninferiority_margin": margin, "alpha": alpha, "gate_failure_tolerance": gate_tolerance,
+        "noninferiority_margin": margin,
+        "alpha": alpha,
+        "gate_failure_tolerance": gate_tolerance,
     }
     data = {**base.to_dict(), **{k: v for k, v in overrides.items() if v is not None}}
     return PromotionPolicy.from_mapping(data, source="command-line options")
@@ -616,7 +652,9 @@ def _emit(obj: Any, fmt: Format, output: Path | None) -> None:
         render_text(obj, console=out)
         return
     renderers: dict[Format, Callable[[Any], str]] = {
-        Format.text: render_text, Format.json: render_json, Format.md: render_markdown,
+        Format.text: render_text,
+        Format.json: render_json,
+        Format.md: render_markdown,
         Format.html: render_html,
     }
     text = renderers[fmt](obj)
@@ -653,13 +691,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         if isinstance(code, int) and code:
             sys.exit(code)
     except UserError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err.print(_labelled("error:", "bold red", str(exc)), highlight=False)
         sys.exit(2)
     except AievalError as exc:
-        err.print(f"[bold red]error:[/] {type(exc).__name__}: {exc}", highlight=False)
+        err.print(_labelled("error:", "bold red", f"{type(exc).__name__}: {exc}"), highlight=False)
         sys.exit(1)
     except KeyboardInterrupt:
-        err.print("interrupted; finish it later with [bold]aieval run EVAL --resume[/]")
+        err.print(
+            Text.assemble(
+                "interrupted; finish it later with ", ("aieval run EVAL --resume", "bold")
+            )
+        )
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

@@ -165,3 +165,23 @@ def test_resume_finishes_an_interrupted_run(project: Path) -> None:
     assert run_id in done.stdout
     assert store.count_samples(run_id) == 25
     assert store.get_run(run_id).status == "completed"
+
+
+MARKUP = "[bold]loud[/bold] [/] [link=http://x]y[/link]"
+
+
+def test_names_answers_and_errors_print_literally_never_as_markup(tmp_path: Path) -> None:
+    from aieval import run
+    from aieval.scorers import exact_match
+
+    rows = [{"id": "s[1]", "prompt": "?", "expected": "yes", "prediction": MARKUP}]
+    run(name=f"qa {MARKUP}", dataset=rows, scorers=[exact_match], store=tmp_path / "aieval.db")
+    listed = cli("runs", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "[bold]loud" in listed.stdout
+    shown = cli("show", f"qa {MARKUP}", "--samples", "5", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr  # a stray "[/]" used to crash the printer
+    assert "s[1]" in shown.stdout and "[bold]loud[/bold] [/]" in shown.stdout
+    missing = cli("report", "no[such]run", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "no[such]run" in missing.stderr and missing.stderr.startswith("error: ")
