@@ -58,7 +58,8 @@ async def test_unknown_scorer(client: httpx.AsyncClient) -> None:
 async def test_unknown_profile(client: httpx.AsyncClient) -> None:
     body = {"name": "w", "dataset": "workflows/code_review_runs", "profile": "Z9"}
     data = await refused(client, body)
-    assert "Z9" in data["message"]
+    assert data["message"].startswith("unknown profile 'Z9'")  # names the field
+    assert "A, B, C, D" in data["message"] and data["reasons"] == [data["message"]]
 
 
 async def test_dataset_missing_a_workflow_input_lists_it(client: httpx.AsyncClient) -> None:

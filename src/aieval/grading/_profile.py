@@ -388,8 +388,8 @@ def profile_for_family(family: str) -> str:
     table = _families()
     if key not in table:
         raise ConfigError(
-            f"unknown workflow family {family!r}; known families: {', '.join(sorted(table))} "
-            f"(or a profile id: {', '.join(BUILTIN_PROFILES)})"
+            f"unknown profile {family!r}: give a profile id ({', '.join(BUILTIN_PROFILES)}), "
+            f"a profile YAML file, or a workflow family: {', '.join(sorted(table))}"
         )
     return table[key]
 
