@@ -104,6 +104,13 @@ def test_invalid_eval_file_names_the_field(project: Path) -> None:
     assert "bad.yaml" in done.stderr and "scorers" in done.stderr and "setings" in done.stderr
 
 
+def test_llm_judge_without_options_says_how_to_configure_it(project: Path) -> None:
+    (project / "judge.yaml").write_text("name: x\ndataset: data.jsonl\nscorers: [llm_judge]\n")
+    done = cli("run", "judge.yaml", cwd=project)
+    assert done.returncode == 2
+    assert "llm_judge needs its options" in done.stderr and "rubric" in done.stderr
+
+
 def test_bad_dataset_line_is_reported(project: Path) -> None:
     with (project / "data.jsonl").open("a") as handle:
         handle.write("{not json}\n")

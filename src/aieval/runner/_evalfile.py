@@ -155,6 +155,11 @@ def build_scorers(config: EvalConfig) -> list[Scorer]:
         _import_file(base / item)
     built: list[Scorer] = []
     for entry in config.scorers:
+        if entry == "llm_judge":
+            raise ConfigError(
+                "scorers: llm_judge needs its options, as a mapping: "
+                "- llm_judge: {rubric: \"...\", provider: openai, model: gpt-4o, name: quality}"
+            )
         if isinstance(entry, str):
             built.append(get_scorer(entry))
             continue
