@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
@@ -235,28 +235,27 @@ class WorkflowRun:
     @property
     def input_tokens(self) -> int | None:
         """Prompt tokens: ``metadata.input_tokens``, else the steps' sum (``None``: unknown)."""
-        return self._token_part("input_tokens")
+        total = _own_or_sum(
+            self.metadata, (_number(s.metadata, "input_tokens") for s in self.steps), "input_tokens"
+        )
+        return None if total is None else int(total)
 
     @property
     def output_tokens(self) -> int | None:
         """Completion tokens: ``metadata.output_tokens``, else the steps' sum."""
-        return self._token_part("output_tokens")
-
-    def _token_part(self, key: str) -> int | None:
-        own = _number(self.metadata, key)
-        if own is not None:
-            return int(own)
-        known = [v for v in (_number(s.metadata, key) for s in self.steps) if v is not None]
-        return int(sum(known)) if known else None
+        total = _own_or_sum(
+            self.metadata,
+            (_number(s.metadata, "output_tokens") for s in self.steps),
+            "output_tokens",
+        )
+        return None if total is None else int(total)
 
     @property
     def cost(self) -> float | None:
         """Cost in USD: ``metadata.cost``, else the steps' sum (``None``: unknown)."""
-        own = _number(self.metadata, "cost", "cost_usd", "total_cost")
-        if own is not None:
-            return own
-        known = [c for c in (s.cost for s in self.steps) if c is not None]
-        return sum(known) if known else None
+        return _own_or_sum(
+            self.metadata, (s.cost for s in self.steps), "cost", "cost_usd", "total_cost"
+        )
 
     def step(self, name: str) -> StepResult | None:
         """The step named ``name``, if the run has one."""
@@ -421,6 +420,17 @@ def _tokens(metadata: Mapping[str, Any]) -> int | None:
     parts = [_number(metadata, "input_tokens"), _number(metadata, "output_tokens")]
     known = [p for p in parts if p is not None]
     return int(sum(known)) if known else None
+
+
+def _own_or_sum(
+    metadata: Mapping[str, Any], per_step: Iterable[float | None], *names: str
+) -> float | None:
+    """The run's own total under one of ``names``, else the sum of the steps' known values."""
+    own = _number(metadata, *names)
+    if own is not None:
+        return own
+    known = [v for v in per_step if v is not None]
+    return sum(known) if known else None
 
 
 def _number(metadata: Mapping[str, Any], *names: str) -> float | None:
