@@ -175,9 +175,23 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[str]]:
             f"max abs diff {max(diffs):.3g}, {unequal} pairs not bit-identical"
         )
         default = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
-        seconds, _ = timed(per_pair(lambda p, r: default.score(r, p)["rougeL"].fmeasure, slow), 1)
+        seconds, theirs_default = timed(
+            per_pair(lambda p, r: default.score(r, p)["rougeL"].fmeasure, slow), 1
+        )
         results.append(
             Result("rouge_l", "rouge-score, default tokenizer, per pair", len(slow), seconds)
+        )
+        compatible = rouge_l.with_options(tokenizer="rouge_score")
+        seconds, ours_default = timed(per_pair(compatible, slow), args.repeat)
+        results.append(
+            Result(
+                "rouge_l", "aieval rouge_l tokenizer='rouge_score', per pair", len(slow), seconds
+            )
+        )
+        unequal = sum(a != b for a, b in zip(ours_default, theirs_default, strict=True))
+        notes.append(
+            f"aieval rouge_l(tokenizer='rouge_score') vs rouge-score default tokenizer on "
+            f"{len(slow)} pairs: {unequal} pairs not bit-identical"
         )
     results.extend(time_rouge_score_rs(pairs, args.repeat, notes))
 
@@ -189,6 +203,11 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[str]]:
     )
     diff = max(abs(a - b) for a, b in zip(ours_f1, theirs_f1, strict=True))
     notes.append(f"aieval token_f1 vs the Counter reference: max abs diff {diff:.3g}")
+    squad = token_f1.with_options(normalize="squad")
+    seconds, _ = timed(per_pair(squad, pairs), args.repeat)
+    results.append(
+        Result("token_f1", "aieval token_f1 normalize='squad', per pair", len(pairs), seconds)
+    )
     return results, notes
 
 

@@ -12,7 +12,8 @@ export AIEVAL_DB="${AIEVAL_DB:-$PWD/aieval.db}"
 .venv/bin/aieval run examples/workflows/code_review_eval.yaml "$@"
 .venv/bin/aieval run examples/workflows/support_agent_eval.yaml "$@"
 # Should support-bot-v2 replace v1? Compares the two latest support-qa runs example by example
-# (baseline: the run before the latest) and applies the promotion policy; exit 0 means promote.
+# (baseline: the run before the latest) and applies the promotion policy; exit 0 means promote
+# (1: blocked, 3: inconclusive, both stop this script).
 .venv/bin/aieval compare support-qa support-qa
 mkdir -p reports
 .venv/bin/aieval compare support-qa support-qa --format html --output reports/support-qa-comparison.html

@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh dev
+bash scripts/system.sh
 bash scripts/browser.sh
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy

@@ -14,6 +14,19 @@ settings.register_profile("aieval", deadline=None)
 settings.load_profile("aieval")
 
 
+@pytest.fixture(autouse=True)
+def _own_default_store(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test's default store (``$AIEVAL_DB``) is its own file, never ``./aieval.db``.
+
+    Runs with ``store=False`` still cache deterministic judge answers in the default store, and
+    a loopback server's port can come back in a later test: a shared file would answer one
+    test's judge with another test's reply.
+    """
+    monkeypatch.setenv("AIEVAL_DB", str(tmp_path_factory.mktemp("store") / "aieval.db"))
+
+
 @pytest.fixture
 def openai_server() -> Iterator[OpenAIServer]:
     """A loopback OpenAI/Anthropic-compatible server; script it with ``enqueue``/``responder``."""

@@ -1,11 +1,19 @@
-"""aieval: evaluate LLM applications and agent workflows, and decide whether a version ships."""
+"""aieval: evaluate LLM applications and agent workflows, and decide whether a version ships.
 
-from aieval._records import CallRecord, SampleRecord, ScoreRecord
-from aieval._types import Example, Score
-from aieval.datasets import Dataset, load_dataset
-from aieval.runner import RunResult, run, run_async
-from aieval.scorers import Scorer, scorer
-from aieval.store import Store
+Public names are imported on first use, so ``import aieval`` stays fast.
+"""
+
+from typing import TYPE_CHECKING
+
+from aieval._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from aieval._records import CallRecord, SampleRecord, ScoreRecord
+    from aieval._types import Example, Score
+    from aieval.datasets import Dataset, load_dataset
+    from aieval.runner import RunResult, run, run_async
+    from aieval.scorers import Scorer, scorer
+    from aieval.store import Store
 
 __all__ = [
     "CallRecord",
@@ -23,3 +31,20 @@ __all__ = [
     "scorer",
 ]
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "CallRecord": "aieval._records",
+    "SampleRecord": "aieval._records",
+    "ScoreRecord": "aieval._records",
+    "Example": "aieval._types",
+    "Score": "aieval._types",
+    "Dataset": "aieval.datasets",
+    "load_dataset": "aieval.datasets",
+    "RunResult": "aieval.runner",
+    "run": "aieval.runner",
+    "run_async": "aieval.runner",
+    "Scorer": "aieval.scorers",
+    "scorer": "aieval.scorers",
+    "Store": "aieval.store",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

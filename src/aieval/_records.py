@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CallRecord", "SampleRecord", "ScoreRecord"]
+__all__ = ["CallRecord", "SampleRecord", "ScoreRecord", "redact_record"]
 
 
 @dataclass(slots=True)
@@ -77,3 +77,28 @@ class SampleRecord:
         if self.error:
             found = {"target": self.error, **found}
         return found
+
+
+def redact_record(record: SampleRecord, secrets: frozenset[str]) -> None:
+    """Replace every known secret value in ``record``'s text, in place, before it is stored.
+
+    A model that repeats its request, or a gateway error that echoes a header, must not carry
+    a configured credential into the store, the reports or the viewer.
+    """
+    if not secrets:
+        return
+    from aieval._secrets import redact_data, redact_text
+
+    def text(value: str | None) -> str | None:
+        return redact_text(value, secrets) if value else value
+
+    record.prediction = text(record.prediction)
+    record.error = text(record.error)
+    record.input = redact_data(record.input, secrets, by_key=False)
+    record.expected = redact_data(record.expected, secrets, by_key=False)
+    for score in record.scores.values():
+        score.reason, score.error = text(score.reason), text(score.error)
+        score.raw = redact_data(score.raw, secrets, by_key=False)
+    for call in record.calls:
+        call.error = text(call.error)
+    record.extra = redact_data(record.extra, secrets, by_key=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -29,7 +30,9 @@ def run_sync(coro: Coroutine[Any, Any, T], *, thread_name: str = "aieval") -> T:
         except BaseException as exc:
             box["error"] = exc
 
-    thread = threading.Thread(target=worker, name=thread_name)
+    # the helper thread sees the caller's context (a server's file confinement, say)
+    context = contextvars.copy_context()
+    thread = threading.Thread(target=context.run, args=(worker,), name=thread_name)
     thread.start()
     thread.join()
     if "error" in box:

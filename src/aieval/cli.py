@@ -14,32 +14,25 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
+from aieval import _usage
 from aieval._serve import serve_command
-from aieval.errors import AievalError, UserError
-from aieval.runner import RunResult, load_eval, run_eval, telemetry_requested
+from aieval._terminal import printable
+from aieval.errors import AievalError, StoreError, UserError
 from aieval.store import RunRow, Store, default_db_path
 
 if TYPE_CHECKING:
     from aieval.report import PromotionPolicy
+    from aieval.runner import RunResult
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="aieval",
     help="Evaluate LLM applications and agent workflows; decide whether a version ships.",
-    no_args_is_help=True,
+    no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
@@ -50,6 +43,21 @@ out = Console(markup=False)
 if not out.is_terminal:  # piped or logged output: do not squeeze tables into 80 columns
     out = Console(width=160, markup=False)
 err = Console(stderr=True, markup=False)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the installed aieval version and exit.",
+            is_eager=True,
+            callback=_usage.print_version,
+        ),
+    ] = False,
+) -> None:
+    """Evaluate LLM applications and agent workflows; decide whether a version ships."""
 
 DbOption = Annotated[
     Path | None,
@@ -62,7 +70,12 @@ def run_command(
     eval_file: Annotated[Path, typer.Argument(help="Eval file: YAML, or Python defining EVAL.")],
     model: Annotated[
         list[str] | None,
-        typer.Option("--model", "-m", help="Recorded model version(s) to evaluate."),
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model to call (replaces the target's model), or recorded version to "
+            "evaluate; repeat for one run per model.",
+        ),
     ] = None,
     db: DbOption = None,
     resume: Annotated[
@@ -74,8 +87,25 @@ def run_command(
     limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    max_error_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--max-error-rate",
+            min=0.0,
+            max=1.0,
+            help="Share of samples that may error before the run exits 3 (default: the eval"
+            " file's settings.max_error_rate, else 0).",
+        ),
+    ] = None,
 ) -> None:
-    """Run an evaluation and print its summary."""
+    """Run an evaluation and print its summary.
+
+    Exit codes: 0 every run completed within its error budget; 1 a run failed (e.g. the store
+    could not be written; resume it with --resume); 2 a usage or configuration error; 3 more
+    samples errored than --max-error-rate allows; 130 interrupted (resume it with --resume).
+    """
+    from aieval.runner import load_eval, run_eval, telemetry_requested
+
     config = load_eval(eval_file)
     store = Store(db) if db else Store(default_db_path())
     resume_arg: str | bool | None = resume_id or (True if resume else None)
@@ -91,7 +121,15 @@ def run_command(
                 concurrency=concurrency,
                 progress=make_callback,
                 tracer_provider=destination.provider if destination else None,
+                max_error_rate=max_error_rate,
             )
+    except KeyboardInterrupt:
+        _resume_hint("interrupted;", "yellow", eval_file, db)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except StoreError as exc:
+        err.print(_labelled("error:", "bold red", f"the run failed: {exc}"), highlight=False)
+        _resume_hint("once the store is writable again (free space...),", "red", eval_file, db)
+        raise typer.Exit(EXIT_FAILED) from None
     finally:
         if destination is not None:
             destination.provider.shutdown()
@@ -99,7 +137,32 @@ def run_command(
         _print_summary(result)
     if len(results) > 1:
         _print_comparison(results)
-    out.print(f"stored in {store.path}", style="dim")
+    out.print(printable(f"stored in {store.path}"), style="dim")
+    over = [r for r in results if r.error_budget_exceeded]
+    if over:
+        for result in over:
+            err.print(
+                _labelled(
+                    "error:",
+                    "bold red",
+                    f"run {result.id}: {result.error_count} of {result.summary['samples']}"
+                    f" samples errored (max error rate {_pct(result.max_error_rate)});"
+                    " see the top errors above, or allow some with --max-error-rate",
+                ),
+                highlight=False,
+            )
+        raise typer.Exit(EXIT_ERRORS)
+
+
+#: ``aieval run`` exit codes beyond 0 (ok) and 2 (usage or configuration error).
+EXIT_FAILED = 1
+EXIT_ERRORS = 3
+EXIT_INTERRUPTED = 130
+
+
+def _resume_hint(lead: str, style: str, eval_file: Path, db: Path | None) -> None:
+    command = f"aieval run {eval_file} --resume" + (f" --db {db}" if db else "")
+    err.print(Text.assemble((lead, style), " resume with ", (command, "bold")), soft_wrap=True)
 
 
 def _live_destination() -> Any:
@@ -142,7 +205,8 @@ def export_otel_command(
     finally:
         destination.provider.shutdown()
     err.print(
-        f"exported run {row.id}: 1 run span and {count} sample spans ({destination.label})",
+        f"exported run {printable(row.id)}: 1 run span and {count} sample spans "
+        f"({destination.label})",
         highlight=False,
         soft_wrap=True,
     )
@@ -160,15 +224,15 @@ def runs_command(
     if not rows:
         out.print("no runs stored yet")
         return
-    table = Table(title=f"runs in {store.path}")
+    table = Table(title=printable(f"runs in {store.path}"))
     for column in ("id", "name", "model", "status", "samples", "pass rate", "when"):
         table.add_column(column, no_wrap=column in ("id", "when"))
     for row in rows:
         metrics = row.metrics or {}
         table.add_row(
-            row.id,
-            row.name,
-            row.model or "-",
+            printable(row.id),
+            printable(row.name),
+            printable(row.model or "-"),
             _status(row.status),
             str(metrics.get("samples", "-")),
             _pct(metrics.get("pass_rate")),
@@ -196,7 +260,7 @@ def show_command(
             "run": {k: getattr(row, k) for k in row.__dataclass_fields__},
             "samples": [_sample_dict(s) for s in records[:samples]],
         }
-        out.print_json(json.dumps(payload, default=str))
+        out.print_json(json.dumps(payload, default=str), ensure_ascii=True)  # no raw controls
         return
     _print_run_row(row)
     if "evaluation" in (row.metrics or {}):
@@ -207,11 +271,11 @@ def show_command(
         table.add_column(column, overflow="fold")
     for record in records[:samples]:
         table.add_row(
-            record.id,
+            printable(record.id),
             _yes_no(record.passed),
             _clip(record.prediction or ""),
-            ", ".join(f"{k}={_num(v)}" for k, v in record.values.items()),
-            "; ".join(f"{k}: {v}" for k, v in record.errors.items()),
+            printable(", ".join(f"{k}={_num(v)}" for k, v in record.values.items())),
+            printable("; ".join(f"{k}: {v}" for k, v in record.errors.items())),
         )
     out.print(table)
 
@@ -222,7 +286,7 @@ def _print_evaluation(summary: dict[str, Any], records: Sequence[Any]) -> None:
     failing = {g: r for g, r in summary.get("gate_failure_rates", {}).items() if r}
     gates = ", ".join(f"{g} {_pct(r)}" for g, r in failing.items()) or "none"
     out.print(f"grades {grades} · graded pass rate {_pct(summary.get('pass_rate'))}")
-    out.print(f"gate failures: {gates}")
+    out.print(f"gate failures: {printable(gates)}")
     table = Table(title="graded runs", title_justify="left")
     for column in ("run", "grade", "passed", "score", "why"):
         table.add_column(column, overflow="fold")
@@ -232,16 +296,16 @@ def _print_evaluation(summary: dict[str, Any], records: Sequence[Any]) -> None:
             continue
         why = ev["reasons"] or ev["placement"][:1]
         table.add_row(
-            record.id,
-            ev["grade"],
+            printable(record.id),
+            printable(ev["grade"]),
             _yes_no(ev["passed"]),
             "-" if ev["weighted_score"] is None else f"{ev['weighted_score']:.2f}",
-            "; ".join(why),
+            printable("; ".join(why)),
         )
     out.print(table)
 
 
-rubric_app = typer.Typer(help="Work with rubric files.", no_args_is_help=True)
+rubric_app = typer.Typer(help="Work with rubric files.", no_args_is_help=False)
 app.add_typer(rubric_app, name="rubric")
 
 
@@ -255,7 +319,7 @@ def rubric_validate_command(
     failed = 0
     for path, problem in validate_rubric_files(files):
         if problem is None:
-            out.print(_labelled("ok     ", "green", str(path)))
+            out.print(_labelled("ok     ", "green", str(path)))  # _labelled escapes
         else:
             failed += 1
             out.print(_labelled("invalid", "red", problem), highlight=False)
@@ -265,45 +329,64 @@ def rubric_validate_command(
 
 def _print_summary(result: RunResult) -> None:
     summary = result.summary
-    title = f"{result.name}" + (f" · {result.model}" if result.model else "")
+    title = printable(f"{result.name}" + (f" · {result.model}" if result.model else ""))
     table = Table(title=title, title_justify="left")
     for column in ("metric", "mean", "std", "scored", "errors"):
         table.add_column(column, justify="right" if column != "metric" else "left")
     for name, stats in summary["scorers"].items():
         table.add_row(
-            name, _num(stats["mean"]), _num(stats["std"]), str(stats["count"]), str(stats["errors"])
+            printable(name),
+            _num(stats["mean"]),
+            _num(stats["std"]),
+            str(stats["count"]),
+            str(stats["errors"]),
         )
     if summary["scorers"]:
         out.print(table)
     latency = summary["latency_s"]
+    status = _status(result.status)
+    if result.error_budget_exceeded:
+        status = Text(f"{result.status} with errors", style="red")
     parts: list[str | Text] = [
-        Text.assemble("run ", (result.id, "bold")),
-        _status(result.status),
+        Text.assemble("run ", (printable(result.id), "bold")),
+        status,
         f"{summary['samples']} samples",
         f"pass rate {_pct(result.pass_rate)}",
     ]
     if summary["target_errors"]:
         parts.append(Text(f"{summary['target_errors']} target errors", style="red"))
+    if result.error_count:
+        parts.append(Text(f"{result.error_count} errored samples", style="red"))
     if latency["p50"] is not None:
         parts.append(f"latency p50 {latency['p50']:.2f}s p95 {latency['p95']:.2f}s")
     if summary["input_tokens"] or summary["output_tokens"]:
         parts.append(f"tokens {summary['input_tokens']}/{summary['output_tokens']}")
     parts.append(f"{result.duration_s:.2f}s")
     out.print(Text(" · ").join(Text(p) if isinstance(p, str) else p for p in parts))
+    _print_top_errors(summary)
     if "evaluation" in summary:
         _print_evaluation(summary["evaluation"], result.samples)
+
+
+def _print_top_errors(summary: dict[str, Any]) -> None:
+    """The most frequent error messages of a run, with how many samples each hit."""
+    top = summary.get("top_errors") or []
+    if top:
+        out.print("top errors:", style="red")
+    for entry in top:
+        out.print(Text.assemble((f"  {entry['count']:>5} × ", "red"), printable(entry["message"])))
 
 
 def _print_comparison(results: Sequence[RunResult]) -> None:
     table = Table(title="comparison", title_justify="left")
     table.add_column("metric")
     for result in results:
-        table.add_column(result.model or result.id, justify="right")
+        table.add_column(printable(result.model or result.id), justify="right")
     names: list[str] = []
     for result in results:
         names.extend(n for n in result.metrics if n not in names)
     for name in names:
-        table.add_row(name, *(_num(r.metrics.get(name)) for r in results))
+        table.add_row(printable(name), *(_num(r.metrics.get(name)) for r in results))
     table.add_row("pass rate", *(_pct(r.pass_rate) for r in results))
     out.print(table)
 
@@ -313,14 +396,14 @@ def _print_run_row(row: RunRow) -> None:
     out.print(
         Text.assemble(
             "run ",
-            (row.id, "bold"),
-            f" · {row.name} · {row.model or '-'} · ",
+            (printable(row.id), "bold"),
+            printable(f" · {row.name} · {row.model or '-'} · "),
             _status(row.status),
             f" · {_when(row.created_at)}",
         )
     )
     if row.error:
-        out.print(row.error, style="red")
+        out.print(printable(row.error), style="red")
     scorers: dict[str, Any] = metrics.get("scorers", {})
     if scorers:
         table = Table(title_justify="left")
@@ -328,7 +411,7 @@ def _print_run_row(row: RunRow) -> None:
             table.add_column(column)
         for name, stats in scorers.items():
             table.add_row(
-                name,
+                printable(name),
                 _num(stats["mean"]),
                 _num(stats["std"]),
                 str(stats["count"]),
@@ -336,12 +419,23 @@ def _print_run_row(row: RunRow) -> None:
             )
         out.print(table)
         out.print(f"pass rate {_pct(metrics.get('pass_rate'))} of {metrics.get('samples')} samples")
+    _print_top_errors(metrics)
 
 
 class _progress:
     """A Rich progress bar per run, with rate and ETA; silent when not on a terminal."""
 
     def __init__(self, quiet: bool) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         self.enabled = not quiet and err.is_terminal
         self.bar = Progress(
             TextColumn("{task.description}", markup=False),
@@ -367,7 +461,7 @@ class _progress:
     def callback(self, label: str) -> Callable[[int, int], None] | None:
         if not self.enabled:
             return None
-        task = self.bar.add_task(label, total=None, rate="-")
+        task = self.bar.add_task(printable(label), total=None, rate="-")
 
         def update(done: int, total: int) -> None:
             elapsed = self.bar.tasks[task].elapsed or 0.0
@@ -418,8 +512,8 @@ def _yes_no(passed: bool | None) -> Text:
 
 
 def _labelled(label: str, style: str, message: str) -> Text:
-    """``label message`` with only the label coloured; the message is plain text."""
-    return Text.assemble((label, style), " ", message)
+    """``label message`` with only the label coloured; the message is plain, escaped text."""
+    return Text.assemble((label, style), " ", printable(message))
 
 
 def _when(stamp: float) -> str:
@@ -427,7 +521,7 @@ def _when(stamp: float) -> str:
 
 
 def _clip(text: str, width: int = 60) -> str:
-    flat = " ".join(text.split())
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
@@ -450,9 +544,9 @@ def calibrate_command(
         list(store.iter_samples(row.id)), labels, scorer=scorer_name, store=store, run_id=row.id
     )
     if as_json:
-        out.print_json(json.dumps(report.to_dict(), default=str))
+        out.print_json(json.dumps(report.to_dict(), default=str), ensure_ascii=True)
         return
-    title = (
+    title = printable(
         f"{report.judge} · {report.model or '-'} · prompt {report.prompt_version or '-'} · "
         f"n={report.n}"
     )
@@ -532,7 +626,13 @@ def compare_command(
         Path | None, typer.Option("--policy", help="Promotion policy, YAML or JSON.")
     ] = None,
 ) -> None:
-    """Compare a candidate run with its baseline; exit 0 to promote, 1 when blocked."""
+    """Compare a candidate run with its baseline and decide whether it may replace it.
+
+    Exit codes: 0 promote (every rule holds), 1 blocked (a regression shown or a rule broken),
+    3 inconclusive (nothing failed, but the data cannot show the candidate is not worse: too
+    few examples, or a margin too tight for them; CI should treat it as not promoting),
+    2 usage error (such as an unknown run).
+    """
     from aieval.report import compare_runs
 
     policy = _policy(policy_file, margin=margin, alpha=alpha, gate_tolerance=gate_tolerance)
@@ -541,12 +641,12 @@ def compare_command(
     decision = data["decision"]
     if output is not None or fmt is not Format.text:
         # the verdict is always visible, even when the document goes to a file or a pipe
-        colour = "green" if decision["promote"] else "red"
+        colour = {"promote": "green", "inconclusive": "yellow"}.get(comparison.outcome, "red")
         console = out if output is not None else err
         console.print(decision["summary"], style=f"bold {colour}", highlight=False)
     _emit(data, fmt, output)
-    if not decision["promote"]:
-        raise typer.Exit(1)
+    if comparison.decision.exit_code:
+        raise typer.Exit(comparison.decision.exit_code)
 
 
 @app.command("diff")
@@ -608,7 +708,7 @@ def _unchanged(store: Store, data: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-schema_app = typer.Typer(help="Print the published JSON Schemas.", no_args_is_help=True)
+schema_app = typer.Typer(help="Print the published JSON Schemas.", no_args_is_help=False)
 app.add_typer(schema_app, name="schema")
 
 
@@ -683,6 +783,12 @@ def _write_atomic(path: Path, text: str) -> None:
 
 app.command("serve")(serve_command)
 
+# --- code evaluation (aieval.code) ---------------------------------------------------------------
+from aieval.code._cli import code_command, code_report_command  # noqa: E402
+
+app.command("code")(code_command)
+app.command("code-report")(code_report_command)
+
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: user-fixable errors print one clear line and exit 2, never a traceback."""
@@ -705,12 +811,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except Exception as exc:  # click usage errors and aborts
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(1)
-        raise
+    except Exception as exc:  # click usage errors and aborts, from typer's own click or click
+        if not _usage.handle(exc, err):
+            raise

@@ -1,4 +1,5 @@
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -12,11 +13,10 @@ AIEVAL = [sys.executable, "-m", "aieval"]
 
 
 def cli(*args: str, cwd: Path, env_db: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = None
+    """Run ``aieval``; its default store is ``cwd/aieval.db`` unless ``env_db`` is given."""
+    env = {k: v for k, v in os.environ.items() if k != "AIEVAL_DB"}
     if env_db is not None:
-        import os
-
-        env = {**os.environ, "AIEVAL_DB": str(env_db)}
+        env["AIEVAL_DB"] = str(env_db)
     return subprocess.run(
         [*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=60
     )

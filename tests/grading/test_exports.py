@@ -32,6 +32,7 @@ def test_all_is_sorted_and_resolves() -> None:
         "Criterion",
         "Profile",
         "validate_rubric_files",
+        "default_floor_category",
     ]:
         assert required in names
 

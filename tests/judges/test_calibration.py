@@ -63,6 +63,9 @@ def test_agreement_matches_oracles_and_is_stored_with_drift(
             assert m["quadratic_kappa"].estimate == pytest.approx(
                 cohen_kappa_score(HUMAN_SCORES, JUDGE_SCORES, weights="quadratic")
             )
+            assert m["linear_kappa"].estimate == pytest.approx(
+                cohen_kappa_score(HUMAN_SCORES, JUDGE_SCORES, weights="linear")
+            )
         assert m["spearman"].estimate == pytest.approx(
             spearmanr(HUMAN_SCORES, JUDGE_SCORES).statistic
         )
@@ -155,3 +158,25 @@ async def test_padding_test_catches_a_verbosity_biased_judge(
     report = await padding_test(judge, ["q1", "q2"], ["Paris", "Rome"])
     assert report.plain == [0.5, 0.5] and report.padded == [0.9, 0.9]
     assert report.mean_delta == pytest.approx(0.4) and report.inflated_rate == 1.0
+
+
+def test_half_point_verdicts_round_up_for_kappa() -> None:
+    """A median of two verdicts can land on x.5: it counts as the higher point, whatever
+    the parity (Python's round would send 6.5 down and 7.5 up)."""
+    from aieval._records import SampleRecord, ScoreRecord
+    from aieval.judges import HumanLabel
+
+    judge = [6.5, 7.5, 4.5, 8.0, 2.5, 9.5, 3.0, 5.5]
+    human = [7, 8, 5, 8, 3, 10, 3, 6]
+    samples = [
+        SampleRecord(id=f"s{i}", index=i, input="q", prediction="a",
+                     scores={"j": ScoreRecord(v / 10, raw=v, metadata={"prompt_version": "p"})})
+        for i, v in enumerate(judge)
+    ]  # fmt: skip
+    labels = [HumanLabel(id=f"s{i}", score=h) for i, h in enumerate(human)]
+    m = calibrate(samples, labels, scorer="j").metrics
+    assert m["exact_agreement"].estimate == 1.0 and m["cohen_kappa"].estimate == 1.0
+    half_even = [round(v) for v in judge]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cohen_kappa_score(human, half_even) < 0.6  # four of eight would disagree

@@ -129,3 +129,61 @@ def test_mismatched_lengths_are_a_clear_error(openai_server: OpenAIServer) -> No
 
     with pytest.raises(ConfigError, match="one output of each"):
         compare_pairwise(["q", "r"], ["a"], ["b", "c"], judge=judge_on(openai_server))
+
+
+def wrong_vocabulary(body: Any) -> Reply:
+    """A judge that answers in its own words: valid JSON, the wrong labels."""
+    return Reply(json.dumps({"winner": "A", "reason": "A is better"}))
+
+
+def test_wrong_vocabulary_judge_warns_instead_of_a_silent_tie(
+    openai_server: OpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    openai_server.responder = wrong_vocabulary
+    n = 8
+    report = compare_pairwise(
+        ["q"] * n, [f"a{i}" for i in range(n)], [f"b{i}" for i in range(n)],
+        judge=judge_on(openai_server),
+    )  # fmt: skip
+    assert (report.wins, report.losses, report.ties) == (0, 0, n)
+    assert report.parse_failures == 2 * n and report.parse_failure_rate == 1.0
+    assert report.unparsed_ties == n and report.win_rate is None
+    assert report.warnings and "16 of 16 verdicts (100%) were malformed" in report.warnings[0]
+    assert "'winner' must be first, second or tie, got 'A'" in report.warnings[0]
+    assert any("malformed" in r.getMessage() for r in caplog.records)
+
+
+def test_ties_from_disagreeing_orders_are_reported_beside_the_win_rate(
+    openai_server: OpenAIServer,
+) -> None:
+    openai_server.responder = prefers("Paris")
+    a = ["Paris", "Paris", "Lyon", "Nice"]
+    b = ["Lyon", "Rome", "Paris", "Marseille"]
+    report = compare_pairwise(["q"] * 4, a, b, judge=judge_on(openai_server))
+    assert (report.wins, report.losses, report.ties) == (2, 1, 1)
+    assert report.inconsistent_ties == 1 and report.unparsed_ties == 0
+    assert report.win_rate == pytest.approx(2 / 3)
+
+
+def test_a_mostly_unparseable_judge_blocks_promotion(
+    openai_server: OpenAIServer, tmp_path: Any
+) -> None:
+    """Through ``run`` and ``compare_runs``: the candidate's judge answered in the wrong
+    vocabulary, so its 0.5 scores are not evidence and the judge rule fails."""
+    from aieval.report import compare_runs
+    from aieval.store import Store
+
+    rows = [{"id": f"q{i}", "prompt": f"q{i}", "expected": "Lyon", "prediction": "Paris"}
+            for i in range(30)]  # fmt: skip
+    store = Store(tmp_path / "runs.db")
+    ids = []
+    for responder in (prefers("Paris"), wrong_vocabulary):
+        openai_server.responder = responder
+        judge = judge_on(openai_server, cache=False)
+        ids.append(run(name="pairwise", dataset=rows, scorers=[judge], store=store).id)
+    comparison = compare_runs(store, ids[0], ids[1])
+    rule = next(r for r in comparison.decision.rules if r.rule == "judge_verdicts_readable")
+    assert rule.outcome == "fail" and "pairwise 60/60 (100.0%)" in rule.reason
+    assert comparison.outcome == "block"
+    assert any("100.0% of verdicts were malformed" in w for w in comparison.warnings)
+    store.close()

@@ -126,3 +126,22 @@ def test_rubric_parser_never_raises(text: str) -> None:
     per = parse_rubric_verdict(text, RUBRIC)
     assert set(per) == set(POINTS)
     assert all(0.0 <= v["normalized"] <= 1.0 for v in per.values())
+
+
+def test_duplicate_keys_in_a_rubric_verdict_are_malformed_not_last_wins() -> None:
+    entries = ", ".join(
+        f'"{n}": {{"score": 4, "evidence": "e", "reason": "r"}}' for n in POINTS
+    )
+    text = '{"criteria": {' + entries + ', "clarity": {"score": 1, "evidence": "e"}}}'
+    per = parse_rubric_verdict(text, RUBRIC)
+    assert all(v["normalized"] == 0.0 for v in per.values())
+    assert all("'clarity' twice" in v["error"] for v in per.values())
+    inner = '{"criteria": {"correctness": {"score": 5, "score": 1, "evidence": "e"}}}'
+    assert "'score' twice" in parse_rubric_verdict(inner, RUBRIC)["correctness"]["error"]
+
+
+def test_duplicate_keys_in_a_pairwise_verdict_are_malformed() -> None:
+    from aieval.scorers._pairwise import parse_preference
+
+    winner, _, error = parse_preference('{"winner": "first", "winner": "second"}')
+    assert winner is None and error is not None and "'winner' twice" in error

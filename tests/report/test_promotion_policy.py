@@ -18,11 +18,13 @@ from aieval.report import (
 )
 
 RULES = [
+    "candidate_coverage",
     "paired_examples",
     "hard_gate_failure_rate",
     "weighted_score_noninferior",
     "critical_floor_regression",
     "severe_failures",
+    "judge_verdicts_readable",
 ]
 GATES = ("required_outputs_present", "schema_contract_valid", "overall_status_success")
 
@@ -80,7 +82,8 @@ def test_equal_candidate_promotes_with_one_result_per_rule() -> None:
     assert [r.rule for r in decision.rules] == RULES
     assert all(r.passed and r.reason for r in decision.rules)
     data = decision.to_dict()
-    assert data["policy"]["noninferiority_margin"] == 1.0 and len(data["rules"]) == 5
+    assert data["policy"]["noninferiority_margin"] == 1.0 and len(data["rules"]) == 7
+    assert data["outcome"] == "promote" and decision.exit_code == 0
 
 
 @pytest.mark.parametrize(
@@ -97,6 +100,8 @@ def test_paired_examples_rule(paired: int, min_paired: int, passes: bool) -> Non
     rule = _rule(decision.rules, "paired_examples")
     assert rule.passed is passes and decision.promote is passes
     assert str(paired) in rule.reason
+    # Too few examples is not evidence against the candidate: inconclusive, never a block.
+    assert decision.outcome == ("promote" if passes else "inconclusive")
 
 
 def test_gate_failure_rate_blocks_beyond_tolerance_and_passes_within() -> None:
@@ -139,8 +144,8 @@ def test_weighted_score_blocks_a_clear_drop_and_passes_an_improvement() -> None:
         for i, s in enumerate(b_scores)
     ]
     blocked = _rule(decide_promotion(base, worse).rules, "weighted_score_noninferior")
-    assert blocked.passed is False and blocked.details["p_value"] > 0.05
-    assert "possibly worse" in blocked.reason
+    assert blocked.outcome == "fail" and blocked.details["p_value"] > 0.05
+    assert blocked.details["regressed"] and "worse than the margin allows" in blocked.reason
     improved = _rule(decide_promotion(base, better).rules, "weighted_score_noninferior")
     assert improved.passed is True and improved.details["verdict"] == "improved"
     assert improved.details["lower_bound"] > 0
@@ -196,7 +201,7 @@ def test_a_non_severe_gate_failure_is_not_severe() -> None:
 
 
 def test_unpaired_examples_warn_but_do_not_block() -> None:
-    base, cand = _pair(20)
+    base, cand = _pair(40)
     decision = decide_promotion(base, cand, unpaired=3)
     assert decision.promote is True
     assert any("3 examples are in only one run" in w for w in decision.warnings)
@@ -225,3 +230,68 @@ def test_policy_loads_from_yaml_and_json_and_names_bad_fields(tmp_path: Path) ->
     listed.write_text("- 1\n")
     with pytest.raises(ConfigError, match="mapping"):
         PromotionPolicy.from_file(listed)
+
+
+def test_gates_that_vanish_from_the_candidate_block() -> None:
+    base, cand = _pair(40)
+    cand[3] = ExampleNumbers(id="ex3", passed=True, weighted_score=80.0)  # grading lost
+    rule = _rule(decide_promotion(base, cand).rules, "hard_gate_failure_rate")
+    assert rule.outcome == "fail" and "no hard gates on 1 examples" in rule.reason
+    assert rule.details["ungated_ids"] == ["ex3"]
+
+
+def test_coverage_counts_missing_and_partly_unscored_examples_but_not_target_errors() -> None:
+    def ex(i: int, scores: dict[str, float | None], error: str | None = None) -> ExampleNumbers:
+        values = [v for v in scores.values() if v is not None]
+        score = 0.0 if error else (100 * sum(values) / len(values) if values else None)
+        return ExampleNumbers(id=f"e{i}", weighted_score=score, scores=scores, error=error)
+
+    base = [ex(i, {"a": 1.0, "b": 0.5}) for i in range(40)]
+    cand = [ex(i, {"a": 1.0, "b": 0.5}) for i in range(40)]
+    cand[1] = ex(1, {"a": 1.0, "b": None})  # one scorer failed: partly unscored
+    cand[2] = ex(2, {"a": None, "b": None})  # nothing scored
+    cand[3] = ex(3, {"a": None, "b": None}, error="timeout")  # the target failed: scored 0
+    missing = [ex(40, {"a": 1.0, "b": 1.0}), ExampleNumbers(id="e41")]  # e41: baseline unscored
+    decision = decide_promotion(base, cand, baseline_only=missing)
+    rule = _rule(decision.rules, "candidate_coverage")
+    assert rule.outcome == "fail" and decision.outcome == "block"
+    assert rule.details["unscored_ids"] == ["e1", "e2"] and rule.details["missing_ids"] == ["e40"]
+    assert "3 of the 41 examples the baseline scored" in rule.reason
+    score = _rule(decision.rules, "weighted_score_noninferior").details
+    assert score["n"] == 41  # the gaps enter the test at 0 points
+    lenient = decide_promotion(
+        base, cand, PromotionPolicy(coverage_tolerance=0.1), baseline_only=missing
+    )
+    assert _rule(lenient.rules, "candidate_coverage").outcome == "pass"
+
+
+@pytest.mark.parametrize(
+    ("failures", "outcome"),
+    [pytest.param(30, "pass", id="half"), pytest.param(31, "fail", id="above-half")],
+)
+def test_judge_rule_fails_above_the_parse_failure_limit(failures: int, outcome: str) -> None:
+    base, cand = _pair(40)
+    decision = decide_promotion(base, cand, judges={"pairwise": (failures, 60), "ok": (0, 40)})
+    rule = _rule(decision.rules, "judge_verdicts_readable")
+    assert rule.outcome == outcome and f"pairwise {failures}/60" in rule.reason
+    assert decision.outcome == ("promote" if outcome == "pass" else "block")
+
+
+def test_too_tight_a_margin_is_inconclusive_with_what_the_data_could_show() -> None:
+    rng = np.random.default_rng(11)
+    b = rng.normal(70, 10, size=60)
+    base = [ExampleNumbers(id=str(i), weighted_score=float(v)) for i, v in enumerate(b)]
+    cand = [
+        ExampleNumbers(id=str(i), weighted_score=float(v - 0.5 + rng.normal(0, 8)))
+        for i, v in enumerate(b)
+    ]
+    decision = decide_promotion(base, cand)
+    rule = _rule(decision.rules, "weighted_score_noninferior")
+    assert decision.outcome == "inconclusive" and decision.exit_code == 3
+    assert rule.outcome == "inconclusive" and rule.details["verdict"] == "inconclusive"
+    assert rule.details["min_margin"] == pytest.approx(-rule.details["lower_bound"])
+    assert rule.details["min_margin"] > 1.0 and rule.details["n_needed"] > 60
+    assert f"margin above {rule.details['min_margin']:.2f}" in rule.reason
+    assert f"about {rule.details['n_needed']:,} paired examples" in decision.summary
+    wide = decide_promotion(base, cand, PromotionPolicy(noninferiority_margin=5.0))
+    assert wide.outcome == "promote"

@@ -56,7 +56,9 @@ def test_kill_then_resume_has_every_sample_once(tmp_path: Path) -> None:
 
     store = Store(db)
     (killed,) = store.list_runs(name="killme")
-    assert killed.status == "running"  # nobody could mark it: it was killed
+    # nobody could mark it, but its process is gone: it reads as interrupted
+    assert killed.status == "interrupted"
+    assert killed.pid == child.pid
     done_before = store.completed_sample_ids(killed.id)
 
     produced: list[str] = []

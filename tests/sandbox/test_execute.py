@@ -1,5 +1,7 @@
 import os
+import socket
 import textwrap
+import time
 
 import pytest
 
@@ -117,11 +119,13 @@ def test_environment_has_no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "OPENAI_API_KEY" not in sandbox_env()
 
 
-def test_fresh_working_directory_is_removed() -> None:
-    program = "import os\ndef where():\n    open('f.txt', 'w').write('x')\n    return os.getcwd()"
-    result = execute(program, "cwd = where()\nprint(cwd)\nassert 'aieval-sandbox-' in cwd")
+def test_fresh_working_directory_is_private_and_gone() -> None:
+    name = f"aieval-scratch-{os.getpid()}-{time.monotonic_ns()}"
+    program = f"import os\ndef where():\n    open({name!r}, 'w').write('x')\n    return os.getcwd()"
+    result = execute(program, f"cwd = where()\nprint(cwd)\nassert open({name!r}).read() == 'x'")
     assert result.status == "passed", result.detail
-    assert not os.path.exists(result.stdout.strip())
+    cwd = result.stdout.strip()
+    assert not os.path.exists(os.path.join(cwd, name))
 
 
 def test_file_size_limit() -> None:
@@ -131,18 +135,28 @@ def test_file_size_limit() -> None:
 
 
 def test_network_is_off_or_reported() -> None:
-    program = src(
-        """
-        import socket
-        def connect():
-            try:
-                socket.create_connection(("127.0.0.1", 9), timeout=1)
-            except OSError as exc:
-                return exc.errno
-            return 0
-        """
-    )
-    result = execute(program, "import errno\nassert connect() == errno.ENETUNREACH")
+    """Neither the internet nor the host's loopback services are reachable from inside."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        program = src(
+            """
+            import socket
+            def connect(host, port):
+                try:
+                    socket.create_connection((host, port), timeout=1)
+                except OSError as exc:
+                    return exc.errno
+                return 0
+            """
+        )
+        tests = (
+            "import errno\n"
+            f"assert connect('127.0.0.1', {port}) in (errno.ECONNREFUSED, errno.ENETUNREACH)\n"
+            "assert connect('1.1.1.1', 80) == errno.ENETUNREACH\n"
+        )
+        result = execute(program, tests)
     if result.network_isolated:
         assert result.status == "passed", result.detail
     else:

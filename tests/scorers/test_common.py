@@ -8,17 +8,36 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aieval.scorers import Scorer, exact_match, json_valid, rouge_l, token_f1
+from aieval.scorers import Scorer, bleu, chrf, exact_match, json_valid, rouge_l, token_f1
 
 ALL_SCORERS = [
     pytest.param(exact_match, id="exact_match"),
     pytest.param(json_valid, id="json_valid"),
     pytest.param(rouge_l, id="rouge_l"),
     pytest.param(token_f1, id="token_f1"),
+    pytest.param(bleu, id="bleu"),
+    pytest.param(chrf, id="chrf"),
 ]
-SYMMETRIC = [pytest.param(rouge_l, id="rouge_l"), pytest.param(token_f1, id="token_f1")]
-# Scorers that compare two texts, so a text compared with itself scores 1.0.
-REFERENCE_BASED = [*SYMMETRIC, pytest.param(exact_match, id="exact_match")]
+# Compatibility modes of the built-ins (SQuAD, rouge-score): same invariants, other options.
+MODES = [
+    pytest.param(token_f1.with_options(normalize="squad"), id="token_f1-squad"),
+    pytest.param(exact_match.with_options(normalize="squad"), id="exact_match-squad"),
+    pytest.param(rouge_l.with_options(tokenizer="rouge_score"), id="rouge_l-rouge_score"),
+    pytest.param(
+        rouge_l.with_options(tokenizer="rouge_score", use_stemmer=True), id="rouge_l-stemmed"
+    ),
+]
+WITH_MODES = [*ALL_SCORERS, *MODES]
+SYMMETRIC = [
+    pytest.param(rouge_l, id="rouge_l"),
+    pytest.param(token_f1, id="token_f1"),
+    MODES[0],
+    MODES[2],
+    MODES[3],
+]
+# Scorers that compare two texts, so a text compared with itself scores 1.0. (The SQuAD and
+# rouge-score modes drop punctuation, so "!" against itself has no tokens left.)
+REFERENCE_BASED = [p for p in ALL_SCORERS if p.id != "json_valid"]
 
 _texts = st.text(max_size=60) | st.lists(
     st.sampled_from(["a", "B", "refund", "30", "заказ", "订单", "!", '"x"', "{}", "[1]"]),
@@ -26,7 +45,7 @@ _texts = st.text(max_size=60) | st.lists(
 ).map(" ".join)
 
 
-@pytest.mark.parametrize("metric", ALL_SCORERS)
+@pytest.mark.parametrize("metric", WITH_MODES)
 @settings(max_examples=150, deadline=None)
 @given(prediction=_texts, expected=_texts)
 def test_scores_are_floats_in_unit_interval(metric: Scorer, prediction: str, expected: str) -> None:
@@ -92,7 +111,7 @@ def test_json_valid_scores_pathological_nesting_instead_of_raising() -> None:
     assert json_valid("[" * 50 + "]" * 50, None) == 1.0
 
 
-@pytest.mark.parametrize("metric", ALL_SCORERS)
+@pytest.mark.parametrize("metric", WITH_MODES)
 @pytest.mark.parametrize(
     ("prediction", "expected"),
     [
@@ -110,13 +129,13 @@ def test_odd_input_is_scored_not_raised(metric: Scorer, prediction: Any, expecte
     assert 0.0 <= value <= 1.0
 
 
-@pytest.mark.parametrize("metric", ALL_SCORERS)
+@pytest.mark.parametrize("metric", WITH_MODES)
 def test_none_prediction_is_treated_as_empty_text(metric: Scorer) -> None:
     assert metric(None, "the order") == metric("", "the order")
     assert metric("the order", None) == metric("the order", "")
 
 
-@pytest.mark.parametrize("metric", ALL_SCORERS)
+@pytest.mark.parametrize("metric", WITH_MODES)
 def test_non_string_input_is_compared_by_its_str(metric: Scorer) -> None:
     assert metric(42, "42") == metric("42", "42")
     assert metric(3.5, "3.5 kg") == metric("3.5", "3.5 kg")
@@ -137,7 +156,7 @@ def test_identical_unicode_text_scores_one(metric: Scorer, text: str) -> None:
     assert metric(text, text) == 1.0
 
 
-@pytest.mark.parametrize("metric", ALL_SCORERS)
+@pytest.mark.parametrize("metric", WITH_MODES)
 async def test_runner_path_matches_direct_call(metric: Scorer) -> None:
     # Scorer.score is what the runner calls; it must agree with calling the scorer directly.
     pairs = [("the order shipped", "the order has shipped"), ('{"a": 1}', '{"a": 1}'), ("", "x")]

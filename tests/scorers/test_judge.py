@@ -287,3 +287,31 @@ def test_malformed_few_shot_examples_name_the_field(examples: Any, message: str)
 
     with pytest.raises(ConfigError, match=message):
         llm_judge(RUBRIC, examples=examples)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('{"score": 1, "score": 10}', id="score-twice"),
+        pytest.param('{"score": 7, "reason": "a", "reason": "b"}', id="reason-twice"),
+        pytest.param('{"score": 7, "detail": {"x": 1, "x": 2}}', id="nested-key-twice"),
+    ],
+)
+def test_duplicate_keys_make_a_verdict_malformed_not_last_wins(text: str) -> None:
+    verdict = parse_verdict(text)
+    assert verdict.score is None and verdict.normalized == 0.0
+    assert verdict.error is not None and "twice" in verdict.error
+
+
+def test_duplicate_key_verdict_over_http_is_a_parse_failure(openai_server: OpenAIServer) -> None:
+    openai_server.responder = lambda body: Reply('{"score": 1, "score": 10, "reason": "r"}')
+    result = run(
+        name="j",
+        dataset=[{"prompt": "q", "prediction": "a", "expected": "a"}],
+        scorers=[judge_on(openai_server)],
+        store=False,
+    )
+    score = result.samples[0].scores["judge"]
+    assert score.value == 0.0
+    assert score.metadata["parse_failures"] == 1
+    assert "'score' twice" in score.metadata["verdicts"][0]["error"]

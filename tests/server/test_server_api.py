@@ -43,8 +43,10 @@ async def test_runs_list_counts_samples_and_pass_rate(client: httpx.AsyncClient)
     assert item["pass_rate"] == pytest.approx(right / len(rows))
     assert set(item) == {
         "id", "name", "model", "provider", "status", "created_at", "finished_at", "samples",
-        "pass_rate", "grades",
+        "pass_rate", "grades", "metrics", "errors", "state",
     }  # fmt: skip
+    assert item["metrics"] == {"exact_match": pytest.approx(right / len(rows))}
+    assert item["errors"] == {"target": 0, "scorers": 0} and item["state"] == "completed"
 
 
 async def test_runs_list_filters_by_name_and_pages(client: httpx.AsyncClient) -> None:

@@ -11,10 +11,14 @@ import aieval.server
 
 MODULES = [
     "aieval._secrets",
+    "aieval.providers._http",
     "aieval.server._app",
+    "aieval.server._diff",
     "aieval.server._errors",
     "aieval.server._redact",
     "aieval.server._settings",
+    "aieval.server._table",
+    "aieval.server._views",
     "aieval.workflows._runner",
 ]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from aieval.errors import ConfigError
@@ -100,6 +100,8 @@ secrets = st.text(alphabet="abcdefXYZ0123456789-", min_size=8, max_size=24)
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(data=json_values, secret=secrets, where=st.sampled_from(["key", "text", "nested"]))
 def test_a_learned_secret_never_survives_redaction(data: Any, secret: str, where: str) -> None:
+    # a digits-only "secret" can occur by chance inside an unrelated number of the data
+    assume(secret not in json.dumps(data))
     redactor = Redactor(environ={})
     redactor.learn({"target": {"params": {"api_key": secret}}})
     planted = {

@@ -156,3 +156,8 @@ async def test_bad_query_parameters(client: httpx.AsyncClient, query: str) -> No
     response = await client.get(f"/api/runs?{query}")
     assert response.status_code == 422
     assert response.json()["reasons"][0].startswith("query.")
+
+
+async def test_misspelt_key_names_its_path_and_the_nearest_key(client: httpx.AsyncClient) -> None:
+    data = await refused(client, {**rows_body(2), "settings": {"concurency": 4}})
+    assert "settings.concurency: unknown key; did you mean concurrency?" in data["reasons"]

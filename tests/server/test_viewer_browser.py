@@ -281,7 +281,8 @@ def test_compare_page_shows_the_decision_and_links_regressions(
     page.wait_for_selector("#decision")
     decision = comparison["decision"]
     heading = page.locator("#decision h2").inner_text()
-    assert heading == ("Promote" if decision["promote"] else "Blocked")
+    titles = {"promote": "Promote", "block": "Blocked", "inconclusive": "Inconclusive"}
+    assert heading == titles[decision["outcome"]]
     rules_text = page.locator("#decision .rules").inner_text()
     for rule in decision["rules"]:
         assert rule["rule"] in rules_text and rule["reason"] in rules_text

@@ -7,6 +7,7 @@ def test_stats_exports() -> None:
     assert names == sorted(names, key=str.lower) or names == sorted(names)
     assert {"mean_pass_at_k", "pass_at_k", "pass_at_k_from_outcomes"} <= set(names)
     assert {"bootstrap_ci", "cohen_kappa", "spearman", "wilson_interval"} <= set(names)
+    assert {"noninferiority_test", "NoninferiorityResult", "NoninferiorityMethod"} <= set(names)
     assert all(hasattr(aieval.stats, name) for name in names)
 
 

@@ -148,8 +148,9 @@ def ungraded_report() -> dict[str, Any]:
     }
 
 
-def _rule(rule: str, passed: bool, reason: str) -> dict[str, Any]:
-    return {"rule": rule, "passed": passed, "reason": reason, "details": {}}
+def _rule(rule: str, passed: bool, reason: str, outcome: str | None = None) -> dict[str, Any]:
+    outcome = outcome or ("pass" if passed else "fail")
+    return {"rule": rule, "passed": passed, "reason": reason, "details": {}, "outcome": outcome}
 
 
 def _example(sample_id: str, before: tuple[bool, str, float], after: tuple[bool, str, float],
@@ -167,7 +168,8 @@ _POLICY = {
     "severe_gates": ["schema_contract_valid", "tool_call_schema_valid",
                      "no_forbidden_tool_invoked"],
     "severe_tolerance": 0, "example_delta": 5.0, "pairwise_inconsistency_warning": 0.1,
-    "min_paired": 1,
+    "min_paired": 30, "coverage_tolerance": 0.0, "judge_parse_failure_limit": 0.5,
+    "method": "auto", "n_resamples": 2000, "seed": 0,
 }
 
 
@@ -202,6 +204,7 @@ def promoting_comparison() -> dict[str, Any]:
         "unchanged": 37,
         "tie_break": {"winner": None, "rule": None, "reason": "not near-equal: no tie-break"},
         "decision": {
+            "outcome": "promote",
             "promote": True,
             "summary": "promote: candidate is non-inferior (mean +4.3 points, p = 0.004)",
             "rules": [
@@ -243,6 +246,7 @@ def blocking_comparison() -> dict[str, Any]:
     )
     doc["unchanged"] = 27
     doc["decision"] = {
+        "outcome": "block",
         "promote": False,
         "summary": "blocked: 2 of 4 rules failed",
         "rules": [
@@ -260,6 +264,26 @@ def blocking_comparison() -> dict[str, Any]:
     return doc
 
 
+def inconclusive_comparison() -> dict[str, Any]:
+    """Too few examples to show non-inferiority at the margin: nothing failed, no promotion."""
+    doc = copy.deepcopy(promoting_comparison())
+    doc["decision"] = {
+        "outcome": "inconclusive",
+        "promote": False,
+        "summary": "inconclusive (weighted_score_noninferior): not enough evidence to promote",
+        "rules": [
+            _rule("candidate_coverage", True, "the candidate scored all 40 examples"),
+            _rule("weighted_score_noninferior", False,
+                  "weighted score -0.40 points on average over 40 examples: inconclusive; this "
+                  "data could show non-inferiority only at a margin above 3.10; about 1,200 "
+                  "paired examples would show it at 1", "inconclusive"),
+        ],
+        "warnings": [],
+        "policy": dict(_POLICY),
+    }
+    return doc
+
+
 def all_documents() -> dict[str, dict[str, Any]]:
     """Every fixture kind by a short id, for parametrized tests."""
     return {
@@ -267,6 +291,7 @@ def all_documents() -> dict[str, dict[str, Any]]:
         "ungraded_report": ungraded_report(),
         "promoting_comparison": promoting_comparison(),
         "blocking_comparison": blocking_comparison(),
+        "inconclusive_comparison": inconclusive_comparison(),
     }
 
 
@@ -285,7 +310,7 @@ def record_runs(db: Path) -> dict[str, str]:
             "metadata": {"topic": "billing" if i % 3 else "shipping"},
             "predictions": {"v1": "yes" if i % 4 == 0 else "no", "v2": "no" if i == 7 else "yes"},
         }
-        for i in range(24)
+        for i in range(40)
     ]
     store = Store(db)
     ids = {}

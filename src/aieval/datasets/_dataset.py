@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aieval._files import readable
 from aieval._types import Example
 from aieval.datasets._rows import RowSpec, row_to_example
 from aieval.errors import DatasetError
@@ -62,7 +63,7 @@ class Dataset:
         self._path: Path | None = None
         self._rows: Any = None
         if isinstance(source, (str, os.PathLike)):
-            self._path = Path(source)
+            self._path = readable(source, "dataset")
             self.source = str(source)
             _check_readable(self._path)
         elif isinstance(source, Mapping):
@@ -172,7 +173,9 @@ def load_dataset(
 
 def _row_digest(row: Any) -> int:
     text = json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=16).digest(), "big")
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "big"
+    )
 
 
 def _check_readable(path: Path) -> None:

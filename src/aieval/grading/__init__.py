@@ -47,6 +47,7 @@ from aieval.grading._grade import (
     FloorCheck,
     GradeResult,
     band,
+    default_floor_category,
     grade,
 )
 from aieval.grading._profile import (
@@ -86,6 +87,7 @@ __all__ = [
     "band",
     "clamp",
     "dataset_workflow_compatible",
+    "default_floor_category",
     "evaluate_gates",
     "formulas",
     "gate_names",

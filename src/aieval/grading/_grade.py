@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -27,6 +28,7 @@ __all__ = [
     "FloorCheck",
     "GradeResult",
     "band",
+    "default_floor_category",
     "grade",
 ]
 
@@ -36,6 +38,8 @@ Grade = Literal["A", "B", "C", "D", "F"]
 BANDS: tuple[tuple[Grade, int], ...] = (("A", 90), ("B", 80), ("C", 70), ("D", 60), ("F", 0))
 
 #: Critical floors applied by criterion category (or name) when a criterion sets none (spec 13).
+#: A criterion without a ``category`` takes the floor of the category its name is, or starts with
+#: followed by ``_``, ``-`` or ``.`` (``correctness_rubric`` gets the correctness floor).
 DEFAULT_FLOORS: Mapping[str, float] = {"correctness": 0.70, "safety": 0.80, "validation": 0.80}
 
 _ORDER = "ABCDF"
@@ -56,7 +60,9 @@ class CriterionScore:
         critical_floor: normalized floor in 0..1; missing it caps the grade at D.
         params: extra formula parameters (``slo_good``/``slo_bad``, ``low``/``high``).
         category: ``correctness``, ``safety``, ``validation`` or free text; selects a default
-            floor when ``critical_floor`` is ``None``. Defaults to the name for that lookup.
+            floor when ``critical_floor`` is ``None``. Without one, the name selects it: a name
+            equal to a floor's category or starting with it and ``_``/``-``/``.``
+            (``correctness_rubric``, ``safety-check``).
         kind: ``objective``, ``judge``, ``efficiency`` or ``overlap``, for reports and warnings.
         n: number of samples behind the score; enables ``adjusted_norm``.
         calibrated: for judge criteria, whether the judge was checked against human labels.
@@ -92,6 +98,7 @@ class CriterionResult:
     category: str | None = None
     kind: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+    floor_category: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +111,7 @@ class FloorCheck:
     margin: float
     failed: bool
     source: Literal["criterion", "default"]
+    category: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +317,7 @@ def _normalize_one(
     adj = adjusted_norm(norm, c.n) if c.n is not None else None
     used = adj if use_adjusted and adj is not None else norm
 
-    floor, source = _floor_for(c, default_floors)
+    floor, source, floor_category = _floor_for(c, default_floors)
     margin = used - floor if floor is not None else None
     failed = margin is not None and margin < -_FLOOR_TOLERANCE
     return CriterionResult(
@@ -327,18 +335,41 @@ def _normalize_one(
         category=c.category,
         kind=c.kind,
         params=dict(c.params),
+        floor_category=floor_category,
     )
 
 
 def _floor_for(
     c: CriterionScore, default_floors: Mapping[str, float]
-) -> tuple[float | None, Literal["criterion", "default"] | None]:
+) -> tuple[float | None, Literal["criterion", "default"] | None, str | None]:
+    """The criterion's floor, where it came from, and the default floor's category if one."""
     if c.critical_floor is not None:
-        return _check_floor(c.name, c.critical_floor), "criterion"
-    key = c.category or c.name
-    if key in default_floors:
-        return _check_floor(c.name, default_floors[key]), "default"
-    return None, None
+        return _check_floor(c.name, c.critical_floor), "criterion", None
+    key = default_floor_category(c.name, c.category, default_floors)
+    if key is not None:
+        return _check_floor(c.name, default_floors[key]), "default", key
+    return None, None, None
+
+
+def default_floor_category(
+    name: str, category: str | None, default_floors: Mapping[str, float] = DEFAULT_FLOORS
+) -> str | None:
+    """The category whose default floor applies to a criterion that sets no floor of its own.
+
+    A declared ``category`` decides alone; without one, the name decides: equal to a floor's
+    category, or starting with it followed by ``_``, ``-`` or ``.``.
+
+    >>> default_floor_category("correctness_rubric", None), default_floor_category("style", None)
+    ('correctness', None)
+    >>> default_floor_category("argument_correctness", None), default_floor_category("x", "safety")
+    (None, 'safety')
+    """
+    if category:
+        return category if category in default_floors else None
+    if name in default_floors:
+        return name
+    head = re.split(r"[_\-.]", name, maxsplit=1)[0]
+    return head if head != name and head in default_floors else None
 
 
 def _check_floor(name: str, floor: float) -> float:
@@ -353,7 +384,13 @@ def _check_floor(name: str, floor: float) -> float:
 def _floor_check(r: CriterionResult) -> FloorCheck:
     assert r.critical_floor is not None and r.floor_margin is not None and r.floor_source
     return FloorCheck(
-        r.name, r.critical_floor, r.used, r.floor_margin, r.floor_failed, r.floor_source
+        r.name,
+        r.critical_floor,
+        r.used,
+        r.floor_margin,
+        r.floor_failed,
+        r.floor_source,
+        r.floor_category,
     )
 
 
@@ -398,8 +435,10 @@ def _placement(
         lines.append(f"all {len(gates)} hard gates passed")
     for f in floors:
         verb = "misses" if f.failed else "clears"
+        which = f" (default {f.category} floor)" if f.category else ""
         lines.append(
-            f"{f.criterion} {f.score:.3f} {verb} its floor {f.floor:.2f} by {abs(f.margin):.3f}"
+            f"{f.criterion} {f.score:.3f} {verb} its floor {f.floor:.2f} "
+            f"by {abs(f.margin):.3f}{which}"
         )
     if not failed and any(f.failed for f in floors) and provisional != final:
         lines.append(f"grade capped at D (from {provisional}) by a missed critical floor")

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from aieval._keys import suggestion
 from aieval.errors import ConfigError, RubricError
 from aieval.grading._formulas import get_formula
 from aieval.grading._gate_result import GateResult
@@ -284,7 +285,9 @@ class Profile(BaseModel):
         try:
             return Profile.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(_format_errors(exc, data, f"profile {self.id!r} overrides")) from None
+            raise ConfigError(
+                _format_errors(exc, data, f"profile {self.id!r} overrides", Profile)
+            ) from None
 
     def with_rubric(self, rubric: Rubric) -> Profile:
         """A copy whose criteria are the rubric's (judge-scored), keeping gates and thresholds."""
@@ -395,12 +398,15 @@ def profile_for_family(family: str) -> str:
 
 
 def load_profile(
-    name: str | Path | Mapping[str, Any], *, overrides: Mapping[str, Any] | None = None
+    name: str | Path | Mapping[str, Any] | Profile,
+    *,
+    overrides: Mapping[str, Any] | None = None,
 ) -> Profile:
     """Load a profile by id (``"A"``..``"D"``), workflow family, YAML file, or mapping.
 
     Args:
-        name: a built-in id, a family name such as ``"rag"``, a path to a YAML file, or data.
+        name: a built-in id, a family name such as ``"rag"``, a path to a YAML file, data, or a
+            :class:`Profile` (to apply ``overrides`` to it).
         overrides: applied with :meth:`Profile.with_overrides` (keys ``weights``, ``floors``,
             ``pass_threshold``, ``extra_gates``, ``slo``).
 
@@ -413,7 +419,9 @@ def load_profile(
         >>> p.id, p.pass_threshold, p.base
         ('B', 75.0, 'B')
     """
-    if isinstance(name, Mapping):
+    if isinstance(name, Profile):
+        profile = name
+    elif isinstance(name, Mapping):
         profile = _validate(dict(name), "<profile>")
     elif isinstance(name, Path) or str(name).endswith((".yaml", ".yml")):
         profile = _validate(load_yaml_file(name), str(name))
@@ -425,7 +433,7 @@ def load_profile(
         if unknown:
             raise ConfigError(
                 f"unknown profile override keys: {', '.join(unknown)}; "
-                f"use {', '.join(_OVERRIDE_KEYS)}"
+                f"{suggestion(unknown[0], _OVERRIDE_KEYS)}"
             )
         profile = profile.with_overrides(**overrides)
     return profile
@@ -437,4 +445,4 @@ def _validate(data: Any, label: str) -> Profile:
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
-        raise RubricError(_format_errors(exc, data, label)) from None
+        raise RubricError(_format_errors(exc, data, label, Profile)) from None

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from aieval._keys import known_fields, unknown_key
 from aieval.errors import AievalError, FormulaError, RubricError
 from aieval.grading._formulas import get_formula, normalize
 from aieval.grading._grade import CriterionScore
@@ -358,15 +359,21 @@ def _build(data: Any, label: str) -> Rubric:
     return rubric
 
 
-def _format_errors(exc: ValidationError, data: Mapping[str, Any], label: str) -> str:
-    lines = [_format_one(err, data) for err in exc.errors()]
+def _format_errors(
+    exc: ValidationError,
+    data: Mapping[str, Any],
+    label: str,
+    model: type[BaseModel] | None = None,
+) -> str:
+    lines = [_format_one(err, data, model or Rubric) for err in exc.errors()]
     if len(lines) == 1:
         return f"{label}: {lines[0]}"
     return f"{label}: {len(lines)} problems:\n" + "\n".join(f"  - {line}" for line in lines)
 
 
-def _format_one(err: Any, data: Mapping[str, Any]) -> str:
-    loc = list(err["loc"])
+def _format_one(err: Any, data: Mapping[str, Any], model: type[BaseModel]) -> str:
+    full_loc = list(err["loc"])
+    loc = list(full_loc)
     msg: str = err["msg"].removeprefix("Value error, ")
     where: list[str] = []
     if len(loc) >= 2 and loc[0] == "criteria" and isinstance(loc[1], int):
@@ -377,7 +384,8 @@ def _format_one(err: Any, data: Mapping[str, Any]) -> str:
     if err["type"] == "missing":
         msg = "is required"
     elif err["type"] == "extra_forbidden":
-        msg = "is not a known field (check the spelling)"
+        known = known_fields(model, full_loc[:-1])
+        msg = f"is not a known field: {unknown_key(full_loc[-1], known)}"
     elif not msg.startswith("field ") and _scalar(err.get("input")):
         msg = f"{msg} (got {err['input']!r})"
     prefix = ", ".join(where)

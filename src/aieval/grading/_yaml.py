@@ -1,4 +1,10 @@
-"""Bounded, safe YAML loading for rubric and profile files."""
+"""Bounded, safe YAML loading: every YAML file aieval reads goes through here.
+
+Eval files, workflow definitions, rubrics, profiles and promotion policies are user files. A few
+hundred bytes of nested aliases (``&a [*b, *b, ...]``, a "billion laughs") expand into billions of
+nodes when a validator walks them, so the loader counts the expanded size of the document before
+building any Python object and refuses it beyond :data:`MAX_EXPANDED_NODES`.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +13,26 @@ from typing import Any
 
 import yaml
 
-from aieval.errors import RubricError
+from aieval._files import readable
+from aieval.errors import RubricError, UserError
 
-__all__ = ["MAX_ALIASES", "MAX_BYTES", "load_yaml_file", "load_yaml_text"]
+__all__ = ["MAX_ALIASES", "MAX_BYTES", "MAX_EXPANDED_NODES", "load_yaml_file", "load_yaml_text"]
 
-#: Largest rubric or profile file accepted, in bytes.
+#: Largest YAML file accepted, in bytes.
 MAX_BYTES = 1_000_000
-#: Most YAML aliases accepted; nested aliases can expand into billions of nodes when walked.
+#: Most YAML aliases accepted in one document.
 MAX_ALIASES = 100
+#: Most nodes a document may hold once every alias is expanded (a 1 MB file of plain YAML has
+#: far fewer).
+MAX_EXPANDED_NODES = 1_000_000
+
+
+class _AliasBomb(yaml.YAMLError):
+    pass
 
 
 class _BoundedSafeLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses documents with too many aliases."""
+    """``yaml.SafeLoader`` that refuses too many aliases or too large an alias expansion."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
@@ -28,35 +42,73 @@ class _BoundedSafeLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
-                raise yaml.YAMLError(f"more than {MAX_ALIASES} aliases")
+                raise _AliasBomb(f"more than {MAX_ALIASES} aliases; write the values out")
         return super().compose_node(parent, index)
 
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, {}, set())
+        return self.construct_document(node)
 
-def load_yaml_text(text: str, source: str) -> Any:
-    """Parse YAML text with the safe loader; errors name ``source`` and the line."""
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
+    """Nodes under ``node`` with aliases expanded; raises past :data:`MAX_EXPANDED_NODES`."""
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_nodes:
+        raise _AliasBomb("an alias refers to a node that contains it (a recursive structure)")
+    open_nodes.add(key)
+    total = 1
+    if isinstance(node, yaml.SequenceNode):
+        total += sum(_expanded_size(child, sizes, open_nodes) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            total += _expanded_size(k, sizes, open_nodes) + _expanded_size(v, sizes, open_nodes)
+    if total > MAX_EXPANDED_NODES:
+        raise _AliasBomb(
+            f"aliases expand to more than {MAX_EXPANDED_NODES:,} values (an alias bomb?); "
+            "write the values out"
+        )
+    open_nodes.discard(key)
+    sizes[key] = total
+    return total
+
+
+def load_yaml_text(text: str, source: str, *, error: type[UserError] = RubricError) -> Any:
+    """Parse YAML text with the safe loader; errors name ``source`` and the line.
+
+    Raises:
+        UserError: ``error`` (a :class:`~aieval.errors.RubricError` by default) for a file too
+            large, invalid YAML, or an alias expansion beyond the bounds above.
+    """
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-        raise RubricError(f"{source}: file is larger than {MAX_BYTES} bytes; split it up")
+        raise error(f"{source}: file is larger than {MAX_BYTES} bytes; split it up")
     try:
         return yaml.load(text, Loader=_BoundedSafeLoader)  # a SafeLoader subclass: safe
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise RubricError(f"{source}{where}: invalid YAML: {exc.problem}") from exc
+        raise error(f"{source}{where}: invalid YAML: {exc.problem}") from None
     except yaml.YAMLError as exc:
-        raise RubricError(f"{source}: invalid YAML: {exc}") from exc
+        raise error(f"{source}: invalid YAML: {exc}") from None
+    except RecursionError:
+        raise error(f"{source}: invalid YAML: nested too deeply") from None
 
 
-def load_yaml_file(path: str | Path) -> Any:
+def load_yaml_file(path: str | Path, *, error: type[UserError] = RubricError) -> Any:
     """Read and parse a YAML file, refusing files above :data:`MAX_BYTES`."""
-    p = Path(path)
+    p = readable(path, "YAML file")
     try:
         size = p.stat().st_size
     except OSError as exc:
-        raise RubricError(f"{p}: cannot read file: {exc.strerror or exc}") from exc
+        raise error(f"{p}: cannot read file: {exc.strerror or exc}") from exc
     if size > MAX_BYTES:
-        raise RubricError(f"{p}: file is {size} bytes, larger than {MAX_BYTES}; split it up")
+        raise error(f"{p}: file is {size} bytes, larger than {MAX_BYTES}; split it up")
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise RubricError(f"{p}: cannot read file as UTF-8 text: {exc}") from exc
-    return load_yaml_text(text, str(p))
+        raise error(f"{p}: cannot read file as UTF-8 text: {exc}") from exc
+    return load_yaml_text(text, str(p), error=error)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,7 +129,9 @@ def calibrate(
 
     Scores are compared on the judge's raw scale when the score's ``raw`` is a number (0..10
     for ``llm_judge``), else on the normalized 0..1 value; label scores must be on that scale.
-    Kappa treats scores rounded to whole points as ordinal categories. Preferences (``a``,
+    Kappa treats scores rounded to whole points as ordinal categories (see
+    ``_whole_points``: a half point rounds up); ``linear_kappa`` and ``quadratic_kappa``
+    weight disagreements by their distance on that scale. Preferences (``a``,
     ``b``, ``tie``) are compared with a pairwise judge's outcome.
 
     With a ``store`` the result is saved per judge, model and prompt version, and ``drift``
@@ -194,8 +197,7 @@ def _score_metrics(
     if len(human) != len(judge):
         raise ConfigError("calibrate: mix of score and preference labels; use one kind per file")
     grid = 1.0 if use_raw else 0.25
-    hj = [round(v / grid) for v in judge]
-    hh = [round(v / grid) for v in human]
+    hj, hh = _whole_points(judge, grid), _whole_points(human, grid)
     scale = sorted(set(hj) | set(hh))
     lengths = [float(len(s.prediction or "")) for _, s in matched]
 
@@ -205,6 +207,7 @@ def _score_metrics(
     return {
         "exact_agreement": ci(exact_agreement, hh, hj),
         "cohen_kappa": ci(lambda a, b: cohen_kappa(a, b, labels=scale), hh, hj),
+        "linear_kappa": ci(lambda a, b: cohen_kappa(a, b, weights="linear", labels=scale), hh, hj),
         "quadratic_kappa": ci(
             lambda a, b: cohen_kappa(a, b, weights="quadratic", labels=scale), hh, hj
         ),
@@ -212,6 +215,20 @@ def _score_metrics(
         "mae": ci(mean_absolute_error, human, judge),
         "length_spearman": ci(spearman, judge, lengths),
     }
+
+
+def _whole_points(values: Sequence[float], grid: float = 1.0) -> list[int]:
+    """Scores as whole steps of ``grid`` for kappa, a half step rounding up.
+
+    A median of two verdicts can fall on a half point (7.5); Python's ``round`` sends 6.5 down
+    and 7.5 up (half to even), which moves agreement by chance of parity. Rounding half up
+    treats every half point alike: it counts as the higher point.
+
+    Example:
+        >>> _whole_points([6.5, 7.5, 2.49, 0.0])
+        [7, 8, 2, 0]
+    """
+    return [math.floor(v / grid + 0.5) for v in values]
 
 
 def _preference_metrics(

@@ -10,6 +10,7 @@ import time
 from types import ModuleType
 from typing import Any
 
+from aieval._secrets import secret_values, shorten, url_without_credentials
 from aieval.errors import (
     ConfigError,
     ProviderAuthError,
@@ -69,7 +70,14 @@ class AnthropicProvider:
                 f"provider {name!r} needs an API key: set ANTHROPIC_API_KEY or pass api_key="
             )
         self.name = name
-        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or "").rstrip("/") or None
+        url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or "").rstrip("/") or None
+        self._url = url
+        # shown, logged and cached without a "user:password@"; requests use the real URL
+        self.base_url = url_without_credentials(url) if url else None
+        self.secrets: frozenset[str] = frozenset(secret_values({"url": url or ""})) | {
+            self._api_key
+        }
+        """Every configured secret value (key, URL credentials): never shown."""
         self.timeout = timeout
         self.default_max_tokens = default_max_tokens
         self._client: Any = None
@@ -84,7 +92,7 @@ class AnthropicProvider:
             # The SDK's connection pool is bound to the loop it first ran in.
             self._client = self._sdk.AsyncAnthropic(
                 api_key=self._api_key,
-                base_url=self.base_url,
+                base_url=self._url,
                 timeout=self.timeout,
                 max_retries=0,
             )
@@ -103,15 +111,16 @@ class AnthropicProvider:
             raise ProviderTimeoutError(f"{self.name}: no answer within {self.timeout:g} s") from exc
         except sdk.APIConnectionError as exc:
             raise ProviderConnectionError(
-                redact(f"{self.name}: cannot reach the API: {exc}", self._api_key)
+                redact(f"{self.name}: cannot reach the API: {exc}", self.secrets)
             ) from exc
         except sdk.APIStatusError as exc:
             raise error_for_status(
                 self.name,
                 exc.status_code,
-                error_message(exc.response.text),
+                error_message(exc.response.text, self.secrets),
                 exc.response.headers,
                 api_key=self._api_key,
+                secrets=self.secrets,
                 auth_hint="set ANTHROPIC_API_KEY or pass api_key=",
             ) from None  # the SDK's own message quotes the raw body, which may echo the key
         except (sdk.APIError, ValueError) as exc:
@@ -155,7 +164,8 @@ class AnthropicProvider:
             model = message.model
             stop_reason = message.stop_reason
         except (AttributeError, TypeError) as exc:
-            raise self._bad_body(f"the body is not a message: {str(message)[:200]!r}") from exc
+            preview = shorten(str(message), 200, self.secrets)
+            raise self._bad_body(f"the body is not a message: {preview!r}") from exc
         if not blocks:
             raise self._bad_body("the message has no text content")
         return ChatResponse(
@@ -168,7 +178,7 @@ class AnthropicProvider:
         )
 
     def _bad_body(self, reason: str) -> ProviderResponseError:
-        return ProviderResponseError(redact(f"{self.name}: {reason}", self._api_key))
+        return ProviderResponseError(redact(f"{self.name}: {reason}", self.secrets))
 
     async def aclose(self) -> None:
         """Close the SDK client; a later call opens a new one."""

@@ -41,7 +41,8 @@ class ChatResponse:
         text: the assistant message content.
         model: the model that answered (as the provider reports it).
         input_tokens / output_tokens: usage, when the provider reports it.
-        latency_s: wall time of the successful attempt (0 for a cache hit).
+        latency_s: wall time of the call (0 for a cache hit); after retries, from the first
+            attempt to the answer.
         retries: how many failed attempts preceded this one.
         cached: whether the answer came from the response cache.
         finish_reason: the provider's finish reason (``stop``, ``length``, ...).

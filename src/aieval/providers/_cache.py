@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -10,8 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from aieval._secrets import redact_text, secret_values, secrets_of, url_without_credentials
 from aieval.errors import StoreError
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
+from aieval.store._encoding import dumps
 
 __all__ = ["CachedProvider", "ResponseCache", "cache_key", "is_deterministic"]
 
@@ -40,7 +43,8 @@ def is_deterministic(request: ChatRequest) -> bool:
 def provider_identity(provider: Provider) -> str:
     """The part of a cache key that names the endpoint: the provider's name and base URL."""
     base_url = getattr(provider, "base_url", None)
-    return f"{provider.name}|{base_url or ''}"
+    # the identity is stored in the cache's provider column: never with URL credentials
+    return f"{provider.name}|{url_without_credentials(base_url) if base_url else ''}"
 
 
 def cache_key(identity: str, request: ChatRequest) -> str:
@@ -58,7 +62,7 @@ def cache_key(identity: str, request: ChatRequest) -> str:
     canonical = json.dumps(
         material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
     )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResponseCache:
@@ -131,7 +135,7 @@ class ResponseCache:
             "finish_reason": response.finish_reason,
             "cost": response.cost,
         }
-        row = (key, provider, response.model, json.dumps(data, ensure_ascii=False), time.time())
+        row = (key, provider, response.model, dumps(data), time.time())
         with self._lock:
             try:
                 self._connect().execute(
@@ -201,7 +205,10 @@ class CachedProvider:
         if hit is not None:
             return hit
         response = await self.inner.generate(request)
-        self.cache.put(key, self._identity, response)
+        # a model that repeats its request must not carry a credential into the cache file
+        secrets = secrets_of(self.inner) | secret_values(request.params)
+        stored = dataclasses.replace(response, text=redact_text(response.text, secrets))
+        self.cache.put(key, self._identity, stored)
         return response
 
     async def aclose(self) -> None:

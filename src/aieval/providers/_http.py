@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from aieval._secrets import redact_text, shorten
 from aieval.errors import (
     ProviderAuthError,
     ProviderError,
@@ -23,15 +24,17 @@ _MAX_MESSAGE = 500
 _REDACTED = "***"
 
 
-def redact(text: str, secret: str | None) -> str:
-    """Replace every occurrence of ``secret`` in ``text``.
+def redact(text: str, secret: str | Iterable[str] | None) -> str:
+    """Replace every occurrence of ``secret`` (or of each of several secrets) in ``text``.
 
     >>> redact("bad key sk-123", "sk-123")
     'bad key ***'
     """
-    if secret and secret in text:
+    if not secret:
+        return text
+    if isinstance(secret, str):
         return text.replace(secret, _REDACTED)
-    return text
+    return redact_text(text, secret).replace("[redacted]", _REDACTED)
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
@@ -77,21 +80,25 @@ def _as_seconds(value: str | None) -> float | None:
     return seconds
 
 
-def error_message(body: bytes | str) -> str:
+def error_message(body: bytes | str, secrets: Iterable[str] = ()) -> str:
     """The server's own explanation from an error body (OpenAI, Anthropic or plain text).
+
+    ``secrets`` are replaced before the message is cut to its maximum length, so a cut never
+    leaves part of a key.
 
     >>> error_message(b'{"error": {"message": "model not found"}}')
     'model not found'
     """
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    secrets = tuple(secrets)
     try:
         data: Any = json.loads(text)
     except ValueError:
-        return _shorten(text.strip())
+        return _shorten(text.strip(), secrets)
     for candidate in _message_candidates(data):
         if isinstance(candidate, str) and candidate.strip():
-            return _shorten(candidate.strip())
-    return _shorten(text.strip())
+            return _shorten(candidate.strip(), secrets)
+    return _shorten(text.strip(), secrets)
 
 
 def _message_candidates(data: Any) -> list[Any]:
@@ -102,8 +109,8 @@ def _message_candidates(data: Any) -> list[Any]:
     return [nested, data.get("message"), data.get("detail")]
 
 
-def _shorten(text: str) -> str:
-    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
+def _shorten(text: str, secrets: Iterable[str]) -> str:
+    return shorten(redact(text, secrets), _MAX_MESSAGE)
 
 
 def error_for_status(
@@ -113,13 +120,17 @@ def error_for_status(
     headers: Mapping[str, str],
     *,
     api_key: str | None = None,
+    secrets: Iterable[str] = (),
     auth_hint: str | None = None,
 ) -> ProviderError:
-    """The :class:`ProviderError` subclass for an HTTP error status, with a redacted message."""
+    """The :class:`ProviderError` subclass for an HTTP error status, with a redacted message.
+
+    ``api_key`` and every value in ``secrets`` (header values, URL credentials) are replaced.
+    """
     text = f"{provider}: HTTP {status}"
     if message:
         text += f": {message}"
-    text = redact(text, api_key)
+    text = redact(redact(text, api_key), secrets)
     if status == 429:
         return RateLimitError(text, status=status, retry_after=parse_retry_after(headers))
     if status >= 500:

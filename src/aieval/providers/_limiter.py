@@ -113,11 +113,12 @@ class AdaptiveLimiter:
             self._successes = 0
             self._wake()
 
-    def _on_rate_limit(self, epoch: int, retry_after: float | None) -> None:
+    def _on_rate_limit(self, epoch: int, retry_after: float | None, shared: bool = True) -> None:
         self._successes = 0
-        wait = self.default_cooldown if retry_after is None else retry_after
-        until = time.monotonic() + min(wait, self.max_cooldown)
-        self._cooldown_until = max(self._cooldown_until, until)
+        if shared:
+            wait = self.default_cooldown if retry_after is None else retry_after
+            until = time.monotonic() + min(wait, self.max_cooldown)
+            self._cooldown_until = max(self._cooldown_until, until)
         if epoch == self._epoch:
             self._limit = max(1, self._limit // 2)
             self._epoch += 1
@@ -148,6 +149,18 @@ class _Slot:
         """Record a success (counts towards growing the limit)."""
         self._limiter._on_success()
 
-    def rate_limited(self, retry_after: float | None = None) -> None:
-        """Record a 429: halve the limit (once per window) and start the shared cool-down."""
-        self._limiter._on_rate_limit(self._epoch, retry_after)
+    def rate_limited(
+        self, retry_after: float | None = None, *, first_attempt: bool = False
+    ) -> None:
+        """Record a 429: halve the limit (once per window) and start the shared cool-down.
+
+        A request's first 429 that carries a ``Retry-After`` (``first_attempt=True``) still
+        halves the limit, but starts no shared cool-down: that request waits as told (outside
+        its slot) and the others go on. Only a 429 on a retry (the request already waited as
+        told) or one without ``Retry-After`` holds everyone back; a cool-down shared on every
+        first 429 collapses throughput far below per-request waiting when a server refuses
+        each request's first call.
+        """
+        self._limiter._on_rate_limit(
+            self._epoch, retry_after, shared=not (first_attempt and retry_after is not None)
+        )

@@ -7,10 +7,9 @@ import json
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
-
+from aieval._secrets import secret_values, shorten, url_without_credentials
 from aieval.errors import (
     ConfigError,
     ProviderConnectionError,
@@ -19,6 +18,9 @@ from aieval.errors import (
 )
 from aieval.providers._base import ChatRequest, ChatResponse
 from aieval.providers._http import error_for_status, error_message, redact
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = ["OpenAIProvider"]
 
@@ -64,12 +66,17 @@ class OpenAIProvider:
         if timeout <= 0:
             raise ConfigError(f"provider {name!r}: timeout must be > 0 seconds, got {timeout!r}")
         self.name = name
-        self.base_url = base_url.rstrip("/")
+        # shown, logged and cached without a "user:password@"; requests use the real URL
+        self.base_url = url_without_credentials(base_url.rstrip("/"))
         self.timeout = timeout
         self.supports_json_schema = supports_json_schema
         self._api_key = api_key or None
         self._auth_hint = auth_hint
-        self._url = self.base_url + "/chat/completions"
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self.secrets: frozenset[str] = frozenset(
+            secret_values({"api_key": api_key, "headers": dict(headers or {}), "url": base_url})
+        ) | ({self._api_key} if self._api_key else set())
+        """Every configured secret value (key, header values, URL credentials): never shown."""
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         self._headers.update(headers or {})
         if self._api_key:
@@ -85,7 +92,13 @@ class OpenAIProvider:
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """Send one request; raise a :class:`~aieval.errors.ProviderError` subclass on failure."""
-        payload = json.dumps(self._body(request), ensure_ascii=False).encode()
+        import aiohttp  # imported on first use: ``import aieval`` stays light
+
+        body = self._body(request)
+        try:
+            payload = json.dumps(body, ensure_ascii=False).encode()
+        except UnicodeEncodeError:  # a lone surrogate: send it as a JSON escape
+            payload = json.dumps(body).encode()
         session = self._get_session()
         started = time.perf_counter()
         try:
@@ -99,16 +112,17 @@ class OpenAIProvider:
             ) from exc
         except aiohttp.ClientError as exc:
             raise ProviderConnectionError(
-                redact(f"{self.name}: cannot reach {self.base_url}: {exc}", self._api_key)
+                redact(f"{self.name}: cannot reach {self.base_url}: {exc}", self.secrets)
             ) from exc
         latency = time.perf_counter() - started
         if status >= 400:
             raise error_for_status(
                 self.name,
                 status,
-                error_message(raw),
+                error_message(raw, self.secrets),
                 headers,
                 api_key=self._api_key,
+                secrets=self.secrets,
                 auth_hint=self._auth_hint,
             )
         return self._parse(raw, request, latency)
@@ -129,14 +143,14 @@ class OpenAIProvider:
         try:
             data = json.loads(raw)
         except ValueError as exc:
-            raise self._bad_body(f"the body is not JSON: {_preview(raw)}") from exc
+            raise self._bad_body(f"the body is not JSON: {_preview(raw, self.secrets)}") from exc
         try:
             choice = data["choices"][0]
             content = choice["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
-            raise self._bad_body(_missing_content_reason(data, raw)) from exc
+            raise self._bad_body(_missing_content_reason(data, raw, self.secrets)) from exc
         if not isinstance(content, str):
-            raise self._bad_body(_missing_content_reason(data, raw))
+            raise self._bad_body(_missing_content_reason(data, raw, self.secrets))
         usage = data.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         model = data.get("model")
@@ -151,9 +165,11 @@ class OpenAIProvider:
         )
 
     def _bad_body(self, reason: str) -> ProviderResponseError:
-        return ProviderResponseError(redact(f"{self.name}: {reason}", self._api_key))
+        return ProviderResponseError(redact(f"{self.name}: {reason}", self.secrets))
 
     def _get_session(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._session_loop is not loop:
             # A session belongs to the loop it was made in; a sync run() makes a fresh loop per
@@ -184,21 +200,21 @@ def _response_format(schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _missing_content_reason(data: Any, raw: bytes) -> str:
+def _missing_content_reason(data: Any, raw: bytes, secrets: frozenset[str]) -> str:
     if isinstance(data, dict):
         if "error" in data:
-            return f"the body is an error, not a completion: {error_message(raw)}"
+            return f"the body is an error, not a completion: {error_message(raw, secrets)}"
         choices = data.get("choices")
         if isinstance(choices, list) and choices and isinstance(choices[0], dict):
             message = choices[0].get("message")
             if isinstance(message, dict) and message.get("refusal"):
                 return f"the model refused: {message['refusal']}"
-    return f"the body has no choices[0].message.content: {_preview(raw)}"
+    return f"the body has no choices[0].message.content: {_preview(raw, secrets)}"
 
 
-def _preview(raw: bytes) -> str:
-    text = raw[:200].decode("utf-8", "replace")
-    return repr(text + ("..." if len(raw) > 200 else ""))
+def _preview(raw: bytes, secrets: frozenset[str]) -> str:
+    # redact the whole body before cutting it: a cut key is no longer found by value
+    return repr(shorten(raw.decode("utf-8", "replace"), 203, secrets))
 
 
 def _int_or_none(value: Any) -> int | None:

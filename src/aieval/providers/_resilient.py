@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from aieval.errors import ProviderError, RateLimitError
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
@@ -21,7 +22,9 @@ class ResilientProvider:
     Every attempt holds one limiter slot; the slot is released while waiting to retry, so a
     request backing off does not block others. The returned response's ``retries`` counts the
     failed attempts before it; an error raised after the last retry carries the same count in
-    its ``retries`` attribute.
+    its ``retries`` attribute. A response that needed retries reports as ``latency_s`` the
+    time from its first attempt to its answer (back-off waits and hung attempts included), so
+    a request that hung until its timeout shows as slow, not as its last quick attempt.
 
     Args:
         inner: the provider making the actual calls.
@@ -56,13 +59,16 @@ class ResilientProvider:
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """Call the inner provider, retrying retryable failures per the policy."""
         retries = 0
+        started: float | None = None
         while True:
             async with self.limiter.slot() as slot:
+                if started is None:
+                    started = time.perf_counter()
                 try:
                     response = await self.inner.generate(request)
                 except ProviderError as error:
                     if isinstance(error, RateLimitError):
-                        slot.rate_limited(error.retry_after)
+                        slot.rate_limited(error.retry_after, first_attempt=retries == 0)
                     if not self.retry.should_retry(error, retries):
                         error.retries = retries
                         raise
@@ -71,6 +77,8 @@ class ResilientProvider:
                 else:
                     slot.succeeded()
                     response.retries += retries
+                    if retries:
+                        response.latency_s = time.perf_counter() - started
                     return response
             retries += 1
             logger.info(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -61,10 +62,12 @@ class RunReport:
     cached: int
     groups: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    #: For code evaluations (``aieval.code``): per-problem c/n, pass@k, statuses; else None.
+    code: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data, ``kind: "report"``."""
-        return {
+        """JSON-ready data, ``kind: "report"``; a ``code`` section only for code evaluations."""
+        data = {
             "kind": "report",
             "schema_version": SCHEMA_VERSION,
             "run": self.run,
@@ -86,6 +89,9 @@ class RunReport:
             "groups": self.groups,
             "warnings": self.warnings,
         }
+        if self.code is not None:
+            data["code"] = self.code
+        return data
 
 
 def build_report(
@@ -122,7 +128,18 @@ def build_report(
     )
     for sample in store.iter_samples(row.id):
         tally.add(sample)
-    return tally.report(row, confidence, n_resamples, seed)
+    report = tally.report(row, confidence, n_resamples, seed)
+    return _with_code_section(report, store, row)
+
+
+def _with_code_section(report: RunReport, store: Store, row: RunRow) -> RunReport:
+    """Attach the per-problem summary when the run is a code evaluation (``task: code``)."""
+    metadata = row.config.get("metadata")
+    if not isinstance(metadata, Mapping) or metadata.get("task") != "code":
+        return report
+    from aieval.code import code_report
+
+    return dataclasses.replace(report, code=code_report(store, row.id).to_dict())
 
 
 class _RunTally:

@@ -58,6 +58,11 @@ class Comparison:
         """Whether the policy lets the candidate replace the baseline."""
         return self.decision.promote
 
+    @property
+    def outcome(self) -> str:
+        """``promote``, ``block`` or ``inconclusive`` (see :class:`PromotionDecision`)."""
+        return self.decision.outcome
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data, ``kind: "comparison"``."""
         return {
@@ -134,6 +139,8 @@ def compare_runs(
         policy,
         unpaired=len(only_b) + len(only_c),
         warnings=warnings,
+        baseline_only=[base[i] for i in only_b],
+        judges={name: (j.parse_failures, j.verdicts) for name, j in judges.items()},
     )
     return Comparison(
         baseline=run_header(base_row),

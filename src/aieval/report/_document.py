@@ -103,3 +103,35 @@ def workflow_label(run: Mapping[str, Any]) -> str | None:
 
 
 GRADE_ORDER = ("A", "B", "C", "D", "F")
+
+
+def outcome_of(decision: Mapping[str, Any]) -> str:
+    """A decision's ``promote``/``block``/``inconclusive`` (stored data may predate it)."""
+    outcome = decision.get("outcome")
+    if outcome in ("promote", "block", "inconclusive"):
+        return str(outcome)
+    return "promote" if decision.get("promote") else "block"
+
+
+def rule_outcome(rule: Mapping[str, Any]) -> str:
+    """A rule's ``pass``/``fail``/``inconclusive`` (stored data may predate it)."""
+    outcome = rule.get("outcome")
+    if outcome in ("pass", "fail", "inconclusive"):
+        return str(outcome)
+    return "pass" if rule.get("passed") else "fail"
+
+
+def pairwise_note(judge: Mapping[str, Any]) -> str:
+    """A pairwise judge's win rate excluding ties, beside the ties that are only flips.
+
+    >>> pairwise_note({"win_rate": 0.6, "ties": 5, "inconsistent_ties": 3})
+    'win rate 60.0% excl. 5 ties (3 from swapped orders disagreeing)'
+    >>> pairwise_note({"parse_failures": 0})
+    ''
+    """
+    if "ties" not in judge:
+        return ""
+    return (
+        f"win rate {pct(judge.get('win_rate'))} excl. {judge['ties']} ties "
+        f"({judge.get('inconsistent_ties', 0)} from swapped orders disagreeing)"
+    )

@@ -13,7 +13,10 @@ from aieval.report._document import (
     metric_delta,
     metric_value,
     num,
+    outcome_of,
+    pairwise_note,
     pct,
+    rule_outcome,
     run_title,
     workflow_label,
 )
@@ -42,6 +45,8 @@ th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .verdict{border-radius:8px;padding:12px 16px;margin:12px 0;font-size:18px}
 .verdict.promote{background:#dafbe1;border:1px solid #1a7f37}
 .verdict.block{background:#ffebe9;border:1px solid #cf222e}
+.verdict.inconclusive{background:#fff8c5;border:1px solid #9a6700}
+.inc{color:#9a6700;font-weight:600}
 .warn{background:#fff8c5;border:1px solid #9a6700;border-radius:6px;padding:6px 10px;margin:4px 0}
 .plots{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
 figure{margin:0}figcaption{color:#59636e;font-size:13px}
@@ -181,7 +186,8 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
     yield "<h2>Judges</h2>"
     yield _table(["judge", "n", "parse failures", "inconsistent", "warning"], [
         [_e(name), str(j["n"]), f"{j['parse_failures']} ({pct(j['parse_failure_rate'])})",
-         pct(j.get("inconsistency_rate")), _e(j.get("warning") or "")]
+         " ".join((pct(j.get("inconsistency_rate")), _e(pairwise_note(j)))),
+         _e(j.get("warning") or "")]
         for name, j in judges.items()], numeric=[1, 2, 3])
 
 
@@ -221,17 +227,25 @@ def _groups(groups: Mapping[str, Any]) -> Iterator[str]:
             for a in groups["agents"]])
 
 
+_RULE_CELLS = {
+    "pass": '<span class="pass">pass</span>',
+    "fail": '<span class="fail">FAIL</span>',
+    "inconclusive": '<span class="inc">INCONCLUSIVE</span>',
+}
+
+
 def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     decision = doc["decision"]
     yield f"<h1>{_e(doc['candidate'].get('name') or '-')}: candidate vs baseline</h1>"
     yield (f'<p class="meta">candidate {_e(run_title(doc["candidate"]))} · baseline '
            f'{_e(run_title(doc["baseline"]))} · {doc["paired"]} paired examples</p>')
     # ✓/✗ rather than emoji: they render with the system's ordinary fonts
-    mark, kind = ("✓", "promote") if decision["promote"] else ("✗", "block")
+    kind = outcome_of(decision)
+    mark = {"promote": "✓", "block": "✗", "inconclusive": "?"}[kind]
     yield f'<div class="verdict {kind}"><b>{mark}</b> {_e(decision["summary"])}</div>'
     yield _table(["rule", "result", "reason"], [
         [f'<code class="rule">{_e(r["rule"])}</code>',
-         '<span class="pass">pass</span>' if r["passed"] else '<span class="fail">FAIL</span>',
+         _RULE_CELLS[rule_outcome(r)],
          _e(r["reason"])] for r in decision["rules"]], numeric=())
     yield _warnings(decision.get("warnings") or [])
     yield "<h2>Metric deltas (candidate − baseline)</h2>"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
+from aieval._terminal import printable_data
 from aieval.report._document import (
     GRADE_ORDER,
     as_document,
@@ -12,7 +13,10 @@ from aieval.report._document import (
     metric_delta,
     metric_value,
     num,
+    outcome_of,
+    pairwise_note,
     pct,
+    rule_outcome,
     run_title,
     workflow_label,
 )
@@ -36,7 +40,7 @@ def render_markdown(obj: Any) -> str:
     ...     "passed": 0, "n": 0}}).splitlines()[0])
     ### aieval report: qa · r1
     """
-    doc = as_document(obj)
+    doc = printable_data(as_document(obj))
     blocks = _comparison(doc) if doc["kind"] == "comparison" else _report(doc)
     return "\n\n".join(b for b in blocks if b) + "\n"
 
@@ -116,7 +120,8 @@ def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
     if doc.get("judges"):
         yield _folded("Judges", ["judge", "n", "parse failures", "inconsistent", "warning"], [
             [escape(name), str(j["n"]), pct(j["parse_failure_rate"]),
-             pct(j.get("inconsistency_rate")), escape(j.get("warning") or "")]
+             " ".join((pct(j.get("inconsistency_rate")), escape(pairwise_note(j)))),
+             escape(j.get("warning") or "")]
             for name, j in doc["judges"].items()], numeric=[1, 2, 3])
     yield _resources(doc)
     for field, rows in ((doc.get("groups") or {}).get("slices") or {}).items():
@@ -138,11 +143,14 @@ def _warnings(warnings: Sequence[str]) -> str:
     return "\n".join(f"> ⚠️ {escape(w)}" for w in warnings)
 
 
+_MARKS = {"promote": "✅", "pass": "✅", "block": "❌", "fail": "❌", "inconclusive": "❔"}
+
+
 def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     decision = doc["decision"]
-    yield f"### {'✅' if decision['promote'] else '❌'} {escape(decision['summary'])}"
+    yield f"### {_MARKS[outcome_of(decision)]} {escape(decision['summary'])}"
     yield "\n".join(
-        f"- {'✅' if r['passed'] else '❌'} `{r['rule']}`: {escape(r['reason'])}"
+        f"- {_MARKS[rule_outcome(r)]} `{r['rule']}`: {escape(r['reason'])}"
         for r in decision["rules"]
     )
     yield (f"Candidate {escape(run_title(doc['candidate']))} vs baseline "

@@ -4,18 +4,39 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-import yaml
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aieval.errors import ConfigError
+from aieval.grading._yaml import load_yaml_file
+from aieval.report._evidence import (
+    RuleResult,
+    coverage,
+    coverage_rule,
+    judge_rule,
+    paired_rule,
+    unscored_pair,
+)
 from aieval.report._samples import SEVERE_KEYWORDS, ExampleNumbers
-from aieval.stats import noninferiority_test
+from aieval.stats import NoninferiorityResult, noninferiority_test
 
-__all__ = ["PromotionDecision", "PromotionPolicy", "RuleResult", "decide_promotion"]
+__all__ = [
+    "EXIT_CODES",
+    "PromotionDecision",
+    "PromotionPolicy",
+    "RuleResult",
+    "decide_promotion",
+    "score_test",
+]
+
+Outcome = Literal["promote", "block", "inconclusive"]
+
+#: ``aieval compare`` exit codes per outcome (2 is a usage error, such as an unknown run).
+EXIT_CODES: dict[str, int] = {"promote": 0, "block": 1, "inconclusive": 3}
 
 #: Gates whose failure is severe whatever their name (validation and tool-safety contracts).
 SEVERE_GATES: tuple[str, ...] = (
@@ -44,10 +65,21 @@ class PromotionPolicy(BaseModel):
 
     noninferiority_margin: float = Field(default=1.0, ge=0.0)
     """Rule 2: weighted-score points (0..100) the candidate may lose and still be non-inferior;
-    1.0 is the spec's near-equal band (5.2)."""
+    1.0 is the spec's near-equal band (5.2). On a 0/1 metric (every score 0 or 100) a point is
+    a percentage point of the proportion: 1.0 allows a drop from 70% to 69%."""
 
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     """Rule 2: one-sided significance level of the non-inferiority test."""
+
+    method: Literal["auto", "t", "bootstrap-t", "proportion"] = "auto"
+    """Rule 2: the test. ``auto`` uses the paired-proportion score test when every score is 0 or
+    100 (a 0/1 metric) and the studentized bootstrap otherwise (see ``docs/reports.md``)."""
+
+    n_resamples: int = Field(default=2000, ge=99)
+    """Rule 2: resamples of the studentized bootstrap."""
+
+    seed: int = 0
+    """Rule 2: bootstrap seed, so the same runs always get the same decision."""
 
     floor_regression_tolerance: int = Field(default=0, ge=0)
     """Rule 3: extra critical-floor violations the candidate may have, per criterion."""
@@ -68,8 +100,18 @@ class PromotionPolicy(BaseModel):
     pairwise_inconsistency_warning: float = Field(default=0.10, ge=0.0, le=1.0)
     """Judge parse-failure or swapped-order inconsistency rates above this draw a warning."""
 
-    min_paired: int = Field(default=1, ge=0)
-    """Fewer examples present in both runs than this blocks promotion."""
+    min_paired: int = Field(default=30, ge=0)
+    """Fewer examples scored in both runs than this is inconclusive: a decision on a handful
+    of examples means nothing (30 is where a paired test's normal approximation starts to
+    hold)."""
+
+    coverage_tolerance: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Share of the baseline's scored examples the candidate may leave missing or unscored;
+    beyond it blocks. Within it, each such example still counts at 0 points."""
+
+    judge_parse_failure_limit: float = Field(default=0.5, ge=0.0, le=1.0)
+    """A candidate judge with a larger share of malformed verdicts than this blocks: its
+    scores are mostly the parse-failure fallback, not evidence."""
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, source: str = "policy") -> PromotionPolicy:
@@ -87,11 +129,13 @@ class PromotionPolicy(BaseModel):
     def from_file(cls, path: str | Path) -> PromotionPolicy:
         """Load a policy from a YAML or JSON file (a mapping of the fields above)."""
         file = Path(path)
-        try:
-            text = file.read_text(encoding="utf-8")
-            data = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
-        except (OSError, ValueError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{file}: cannot read the promotion policy: {exc}") from exc
+        if file.suffix != ".json":
+            data = load_yaml_file(file, error=ConfigError)
+        else:
+            try:
+                data = json.loads(file.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"{file}: cannot read the promotion policy: {exc}") from exc
         if data is None:
             data = {}
         if not isinstance(data, Mapping):
@@ -107,29 +151,18 @@ class PromotionPolicy(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
-class RuleResult:
-    """One rule of the policy: whether it held, why, and the numbers behind it."""
-
-    rule: str
-    passed: bool
-    reason: str
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
 class PromotionDecision:
-    """Whether the candidate promotes: every rule passed.
+    """The policy's verdict: promote, block or inconclusive.
 
     Attributes:
-        promote: all rules passed.
+        promote: every rule passed (``outcome == "promote"``).
         summary: one line for humans.
         rules: every rule's result, in policy order.
-        warnings: things to look at that do not block (unpaired examples, ...).
+        warnings: things to look at that do not decide (unpaired examples, ...).
         policy: the policy applied.
+        outcome: ``promote`` (every rule held), ``block`` (a rule failed: a regression shown or
+            a hard rule broken) or ``inconclusive`` (nothing failed, but the data cannot show
+            the candidate is not worse: too few examples, or a margin too tight for them).
     """
 
     promote: bool
@@ -137,10 +170,17 @@ class PromotionDecision:
     rules: list[RuleResult]
     warnings: list[str]
     policy: PromotionPolicy
+    outcome: Outcome = "promote"
+
+    @property
+    def exit_code(self) -> int:
+        """``aieval compare``'s exit code: 0 promote, 1 block, 3 inconclusive."""
+        return EXIT_CODES[self.outcome]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data (the ``decision`` block of a comparison)."""
         return {
+            "outcome": self.outcome,
             "promote": self.promote,
             "summary": self.summary,
             "rules": [r.to_dict() for r in self.rules],
@@ -156,6 +196,8 @@ def decide_promotion(
     *,
     unpaired: int = 0,
     warnings: Sequence[str] = (),
+    baseline_only: Sequence[ExampleNumbers] = (),
+    judges: Mapping[str, tuple[int, int]] | None = None,
 ) -> PromotionDecision:
     """Apply the promotion policy to paired examples (``baseline[i]`` and ``candidate[i]`` are
     the same example).
@@ -164,16 +206,21 @@ def decide_promotion(
         baseline: the baseline's numbers per paired example.
         candidate: the candidate's numbers, in the same order.
         policy: the policy; defaults to :class:`PromotionPolicy` ().
-        unpaired: examples present in only one run (a warning, not a block).
+        unpaired: examples present in only one run (a warning).
         warnings: further warnings to carry into the decision.
+        baseline_only: the baseline's examples the candidate run lacks; each one it scored
+            counts against the candidate (coverage rule, and 0 points in the score test).
+        judges: ``{judge: (malformed verdicts, verdicts)}`` of the candidate's judges.
 
     Example:
         >>> b = [ExampleNumbers(id=str(i), passed=True, weighted_score=80.0 + i % 3)
         ...      for i in range(30)]
         >>> c = [ExampleNumbers(id=str(i), passed=True, weighted_score=81.0 + i % 2)
         ...      for i in range(30)]
-        >>> decide_promotion(b, c).promote
-        True
+        >>> decide_promotion(b, c).outcome
+        'promote'
+        >>> decide_promotion(b[:5], c[:5]).outcome
+        'inconclusive'
     """
     if len(baseline) != len(candidate):
         raise ConfigError(
@@ -181,36 +228,44 @@ def decide_promotion(
             " pass the paired examples only, in the same order"
         )
     policy = policy or PromotionPolicy()
+    cov = coverage(baseline, candidate, baseline_only)
+    both = sum(
+        b.promotion_score is not None and not unscored_pair(b, c)
+        for b, c in zip(baseline, candidate, strict=True)
+    )
     rules = [
-        _paired_rule(len(baseline), policy),
+        coverage_rule(cov, policy.coverage_tolerance),
+        paired_rule(both, policy.min_paired),
         gate_rule(baseline, candidate, policy),
-        score_rule(baseline, candidate, policy),
+        score_rule(baseline, candidate, policy, baseline_only=baseline_only),
         floor_rule(baseline, candidate, policy),
         severe_rule(baseline, candidate, policy),
+        judge_rule(judges or {}, policy.judge_parse_failure_limit),
     ]
     notes = list(warnings)
     if unpaired:
-        notes.append(f"{unpaired} examples are in only one run and were left out of the decision")
-    promote = all(r.passed for r in rules)
-    failed = [r.rule for r in rules if not r.passed]
-    summary = (
-        "promote: every rule of the policy holds"
-        if promote
-        else f"blocked by {', '.join(failed)}: "
-        + "; ".join(r.reason for r in rules if not r.passed)
-    )
-    return PromotionDecision(promote, summary, rules, notes, policy)
+        notes.append(f"{unpaired} examples are in only one run; see the coverage rule")
+    return PromotionDecision(*_verdict(rules), rules, notes, policy, _outcome(rules))
 
 
-def _paired_rule(n: int, policy: PromotionPolicy) -> RuleResult:
-    ok = n >= policy.min_paired and n > 0
-    reason = (
-        f"{n} examples are in both runs (at least {policy.min_paired} needed)"
-        if ok
-        else f"only {n} examples are in both runs; at least {max(1, policy.min_paired)} are"
-        " needed to compare (run both versions on the same dataset)"
+def _outcome(rules: Sequence[RuleResult]) -> Outcome:
+    if any(r.outcome == "fail" for r in rules):
+        return "block"
+    return "inconclusive" if any(r.inconclusive for r in rules) else "promote"
+
+
+def _verdict(rules: Sequence[RuleResult]) -> tuple[bool, str]:
+    outcome = _outcome(rules)
+    if outcome == "promote":
+        return True, "promote: every rule of the policy holds"
+    kind = "fail" if outcome == "block" else "inconclusive"
+    held = [r for r in rules if r.outcome == kind]
+    head = (
+        f"blocked by {', '.join(r.rule for r in held)}"
+        if outcome == "block"
+        else f"inconclusive ({', '.join(r.rule for r in held)}): not enough evidence to promote"
     )
-    return RuleResult("paired_examples", ok, reason, {"paired": n, "min_paired": policy.min_paired})
+    return False, head + ": " + "; ".join(r.reason for r in held)
 
 
 def gate_rule(
@@ -220,6 +275,15 @@ def gate_rule(
     tolerance."""
     pairs = [(b, c) for b, c in zip(baseline, candidate, strict=True) if b.gates and c.gates]
     rule = "hard_gate_failure_rate"
+    ungated = [c.id for b, c in zip(baseline, candidate, strict=True) if b.gates and not c.gates]
+    if ungated:
+        # Gates that vanish (the candidate lost its workflow grading) must not read as passed.
+        return RuleResult(
+            rule, False,
+            f"the candidate recorded no hard gates on {len(ungated)} examples the baseline "
+            f"gated ({', '.join(ungated[:5])}): grade the candidate run the same way",
+            {"ungated": len(ungated), "ungated_ids": ungated[:20]},
+        )  # fmt: skip
     if not pairs:
         return RuleResult(
             rule, True, "no hard gates were recorded (ungraded runs): nothing to check"
@@ -265,36 +329,82 @@ def _per_gate_rates(
 
 
 def score_rule(
-    baseline: Sequence[ExampleNumbers], candidate: Sequence[ExampleNumbers], policy: PromotionPolicy
+    baseline: Sequence[ExampleNumbers],
+    candidate: Sequence[ExampleNumbers],
+    policy: PromotionPolicy,
+    *,
+    baseline_only: Sequence[ExampleNumbers] = (),
 ) -> RuleResult:
-    """Rule 2: the weighted score (with ``adjusted_norm`` where recorded) is non-inferior: a
-    one-sided paired t-test rejects ``mean(candidate - baseline) <= -margin`` at ``alpha``."""
+    """Rule 2: the weighted score (with ``adjusted_norm`` where recorded) is non-inferior: the
+    one-sided ``1 - alpha`` lower bound of ``mean(candidate - baseline)`` is above ``-margin``.
+
+    Every example the baseline scored takes part; where the candidate is missing or did not
+    score it, the candidate counts 0 points. The rule fails when the upper bound is below
+    ``-margin`` (worse than the margin, shown) and is inconclusive in between.
+    """
     rule = "weighted_score_noninferior"
-    diffs = []
-    for b, c in zip(baseline, candidate, strict=True):
-        sb, sc = b.promotion_score, c.promotion_score
-        if sb is not None and sc is not None:
-            diffs.append(sc - sb)
-    if not diffs:
+    pairs = [
+        (b.promotion_score, 0.0 if c is None or unscored_pair(b, c) else c.promotion_score)
+        for b, c in [*zip(baseline, candidate, strict=True), *((b, None) for b in baseline_only)]
+        if b.promotion_score is not None
+    ]
+    if not pairs:
         return RuleResult(
-            rule, True, "no example has a weighted score in both runs: nothing to check"
-        )
-    test = noninferiority_test(diffs, margin=policy.noninferiority_margin, alpha=policy.alpha)
-    level = f"{1 - policy.alpha:.0%}"
+            rule, False, "no example has a weighted score in the baseline: nothing to test",
+            inconclusive=True,
+        )  # fmt: skip
+    base = np.array([p[0] for p in pairs], dtype=float)
+    cand = np.array([p[1] for p in pairs], dtype=float)
+    test = score_test(base, cand, policy)
     verdict = (
-        "improved"
-        if test.non_inferior and test.improved
-        else "non-inferior"
-        if test.non_inferior
-        else "possibly worse than the margin allows"
-    )
+        "improved" if test.improved
+        else "non-inferior" if test.non_inferior
+        else "worse than the margin allows" if test.regressed
+        else "inconclusive"
+    )  # fmt: skip
+    units = "percentage points" if test.method.startswith("paired-proportion") else "points"
     reason = (
-        f"weighted score {test.mean_delta:+.2f} points on average over {test.n} examples; "
-        f"one-sided {level} lower bound {test.lower_bound:+.2f} vs margin "
-        f"-{policy.noninferiority_margin:g} (p={test.p_value:.3g}, {test.method}): {verdict}"
+        f"weighted score {test.mean_delta:+.2f} {units} on average over {test.n} examples; "
+        f"one-sided {1 - policy.alpha:.0%} bounds [{test.lower_bound:+.2f}, "
+        f"{test.upper_bound:+.2f}] vs margin -{policy.noninferiority_margin:g} "
+        f"(p={test.p_value:.3g}, {test.method}): {verdict}"
     )
+    if verdict == "inconclusive":
+        reason += _shortfall(test)
     details = {**test.to_dict(), "verdict": verdict}
-    return RuleResult(rule, test.non_inferior, reason, details)
+    return RuleResult(
+        rule, test.non_inferior, reason, details,
+        inconclusive=not test.non_inferior and not test.regressed,
+    )  # fmt: skip
+
+
+def _shortfall(test: NoninferiorityResult) -> str:
+    text = f"; this data could show non-inferiority only at a margin above {test.min_margin:.2f}"
+    if test.n_needed is None:
+        return text
+    return text + (
+        f"; about {test.n_needed:,} paired examples would show it at {test.margin:g} for a "
+        "candidate as good as the baseline with this spread (80% power)"
+    )
+
+
+def score_test(
+    baseline: np.ndarray, candidate: np.ndarray, policy: PromotionPolicy, *, seed: int | None = None
+) -> NoninferiorityResult:
+    """The policy's non-inferiority test of paired 0..100 scores (method chosen by the policy:
+    ``auto`` is the paired-proportion test when every score is 0 or 100, else the studentized
+    bootstrap)."""
+    method = policy.method
+    if method == "auto":
+        binary = np.all(np.isin(baseline, (0.0, 100.0))) and np.all(
+            np.isin(candidate, (0.0, 100.0))
+        )
+        method = "proportion" if binary else "bootstrap-t"
+    return noninferiority_test(
+        candidate - baseline, margin=policy.noninferiority_margin, alpha=policy.alpha,
+        method=method, scale=100.0, n_resamples=policy.n_resamples,
+        seed=policy.seed if seed is None else seed,
+    )  # fmt: skip
 
 
 def floor_rule(

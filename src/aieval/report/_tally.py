@@ -72,6 +72,8 @@ class JudgeTally:
     parse_failures: int = 0
     pairwise: bool = False
     inconsistent: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    inconsistent_ties: int = 0
 
     def add(self, metadata: Mapping[str, Any]) -> None:
         """Count one sample's judge metadata."""
@@ -82,6 +84,10 @@ class JudgeTally:
         if "inconsistent" in metadata:
             self.pairwise = True
             self.inconsistent += _count(metadata.get("inconsistent"))
+            outcome = str(metadata.get("outcome"))
+            self.outcomes[outcome] += 1
+            flipped = bool(metadata.get("inconsistent")) and not metadata.get("adjudicated")
+            self.inconsistent_ties += flipped and outcome == "tie"
 
     def to_dict(self, threshold: float) -> dict[str, Any]:
         """The judge's entry in ``judges``; warns above ``threshold``."""
@@ -94,6 +100,7 @@ class JudgeTally:
             warnings.append(
                 f"{inconsistency:.1%} of pairwise verdicts changed when the order was swapped"
             )
+        decided = self.outcomes["win"] + self.outcomes["loss"]
         return {
             "n": self.n,
             "parse_failures": self.parse_failures,
@@ -101,6 +108,17 @@ class JudgeTally:
             "inconsistent": self.inconsistent,
             "inconsistency_rate": inconsistency,
             "warning": "; ".join(warnings) + f" (above {threshold:.0%})" if warnings else None,
+            **(
+                {
+                    "wins": self.outcomes["win"],
+                    "losses": self.outcomes["loss"],
+                    "ties": self.outcomes["tie"],
+                    "inconsistent_ties": self.inconsistent_ties,
+                    "win_rate": self.outcomes["win"] / decided if decided else None,
+                }
+                if self.pairwise
+                else {}
+            ),
         }
 
 

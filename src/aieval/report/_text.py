@@ -10,6 +10,7 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from aieval._terminal import printable_data
 from aieval.errors import ConfigError
 from aieval.report._document import (
     GRADE_ORDER,
@@ -18,7 +19,10 @@ from aieval.report._document import (
     metric_delta,
     metric_value,
     num,
+    outcome_of,
+    pairwise_note,
     pct,
+    rule_outcome,
     run_title,
     workflow_label,
 )
@@ -40,7 +44,7 @@ def render_text(obj: Any, *, width: int | None = None, console: Console | None =
     Returns:
         The rendered text without colour codes.
     """
-    doc = as_document(obj)
+    doc = printable_data(as_document(obj))  # data never drives the terminal
     parts = list(_comparison(doc) if doc["kind"] == "comparison" else _report(doc))
     return _print(parts, width, console)
 
@@ -63,9 +67,10 @@ def render_diff(
         width: columns to lay the tables out in (default 120).
         console: also print there, with colours.
     """
-    doc = as_document(obj)
+    doc = printable_data(as_document(obj))
     if doc["kind"] != "comparison":
         raise ConfigError("render_diff needs a Comparison (or its dict), not a report")
+    unchanged = printable_data(unchanged) if unchanged is not None else None
     parts: list[RenderableType] = [Text(
         f"baseline {doc['baseline']['id']} · candidate {doc['candidate']['id']} · "
         f"{doc['paired']} paired · {_count(doc, 'regressions')} regressions · "
@@ -202,7 +207,7 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Table:
     table.columns[-1].justify = "left"
     for name, j in judges.items():
         inconsistent = "-" if j.get("inconsistency_rate") is None else (
-            f"{j['inconsistent']} ({pct(j['inconsistency_rate'])})"
+            f"{j['inconsistent']} ({pct(j['inconsistency_rate'])}); {pairwise_note(j)}"
         )
         _add(table,
             name, str(j["n"]), f"{j['parse_failures']} ({pct(j['parse_failure_rate'])})",
@@ -259,19 +264,25 @@ def _warnings(warnings: list[str]) -> Iterator[RenderableType]:
         yield Text.assemble(("warning: ", "yellow"), warning)
 
 
+_VERDICT = {"promote": ("✔", "green"), "block": ("✘", "red"), "inconclusive": ("?", "yellow")}
+_RULE = {
+    "pass": ("pass", "green"),
+    "fail": ("FAIL", "red"),
+    "inconclusive": ("INCONCLUSIVE", "yellow"),
+}
+
+
 def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     decision = doc["decision"]
-    mark = "✔" if decision["promote"] else "✘"
-    yield Text.assemble(
-        (f"{mark} ", "bold green" if decision["promote"] else "bold red"), decision["summary"]
-    )
+    mark, style = _VERDICT[outcome_of(decision)]
+    yield Text.assemble((f"{mark} ", f"bold {style}"), decision["summary"])
     yield Text.assemble(("baseline  ", "dim"), run_title(doc["baseline"]))
     yield Text.assemble(("candidate ", "dim"), run_title(doc["candidate"]))
     rules = _table("promotion rules", "rule", "result", "reason", left=3)
     for rule in decision["rules"]:
         _add(rules,
             rule["rule"],
-            Text("pass" if rule["passed"] else "FAIL", style="green" if rule["passed"] else "red"),
+            Text(*_RULE[rule_outcome(rule)]),
             Text(rule["reason"]),
         )
     yield rules

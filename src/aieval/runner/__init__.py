@@ -13,14 +13,22 @@ from aieval.runner._evalfile import (
     run_eval,
     telemetry_requested,
 )
+from aieval.runner._executor import Executor, Finished, LocalExecutor
+from aieval.runner._ray import RayExecutor
 from aieval.runner._result import RunResult, ScorerStats
 from aieval.runner._run import ProgressCallback, check_run, run, run_async
+from aieval.runner._spec import RunSpec
 
 __all__ = [
     "DatasetConfig",
     "EvalConfig",
+    "Executor",
+    "Finished",
+    "LocalExecutor",
     "ProgressCallback",
+    "RayExecutor",
     "RunResult",
+    "RunSpec",
     "ScorerStats",
     "SettingsConfig",
     "TargetConfig",

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -18,7 +18,10 @@ from pydantic import (
     field_validator,
 )
 
+from aieval._files import readable
+from aieval._keys import pydantic_problems, unknown_key
 from aieval.errors import ConfigError
+from aieval.grading._yaml import load_yaml_file
 from aieval.runner._result import RunResult
 from aieval.runner._run import ProgressCallback, check_run, run, telemetry_from_env
 from aieval.scorers import Scorer, get_scorer, llm_judge
@@ -36,9 +39,6 @@ __all__ = [
     "run_eval",
     "telemetry_requested",
 ]
-
-_MAX_EVAL_BYTES = 1_000_000
-
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -72,6 +72,9 @@ class SettingsConfig(_Strict):
     cache: bool = True
     timeout: float = Field(60.0, gt=0)
     pass_threshold: float = Field(0.5, ge=0, le=1)
+    max_error_rate: float = Field(
+        0.0, ge=0, le=1, description="share of samples that may error; above it the run is not ok"
+    )
     telemetry: bool | None = Field(
         None, description="emit OpenTelemetry spans (extra 'otel'); unset follows $AIEVAL_OTEL"
     )
@@ -83,8 +86,12 @@ class EvalConfig(_Strict):
     name: str = Field(min_length=1)
     dataset: str | DatasetConfig
     target: TargetConfig | None = None
-    model: str | None = Field(None, description="recorded version to evaluate")
-    models: list[str] | None = Field(None, description="several recorded versions, one run each")
+    model: str | None = Field(
+        None, description="recorded version to evaluate; with a target, the model it calls"
+    )
+    models: list[str] | None = Field(
+        None, description="several recorded versions (or target models), one run each"
+    )
     workflow: str | dict[str, Any] | None = Field(
         None, description="workflow definition file (or inline): its runs are graded"
     )
@@ -117,15 +124,8 @@ def load_eval(path: str | Path) -> EvalConfig:
     file = Path(path)
     if not file.is_file():
         raise ConfigError(f"{file}: eval file not found")
-    if file.suffix == ".py":
-        data = _python_eval(file)
-    else:
-        if file.stat().st_size > _MAX_EVAL_BYTES:
-            raise ConfigError(f"{file}: eval file is larger than {_MAX_EVAL_BYTES} bytes")
-        try:
-            data = yaml.safe_load(file.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{file}: invalid YAML: {exc}") from None
+    python = file.suffix == ".py"
+    data = _python_eval(file) if python else load_yaml_file(file, error=ConfigError)
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: an eval file must be a mapping with name, dataset, scorers")
     return parse_eval(data, source=str(file), base_dir=file.parent)
@@ -135,13 +135,13 @@ def parse_eval(
     data: dict[str, Any], *, source: str = "<eval>", base_dir: Path | None = None
 ) -> EvalConfig:
     """Validate an eval configuration dict; errors name the source and each bad field."""
+    if data.get("task") == "code":
+        # Code evaluations have their own file format and command (aieval.code).
+        raise ConfigError(f"{source}: a 'task: code' eval file runs with: aieval code {source}")
     try:
         config = EvalConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
-            for err in exc.errors()
-        )
+        problems = "; ".join(pydantic_problems(exc.errors(), EvalConfig))
         raise ConfigError(f"{source}: {problems}") from None
     if base_dir is not None:
         config.base_dir = str(base_dir)
@@ -158,7 +158,7 @@ def build_scorers(config: EvalConfig) -> list[Scorer]:
         if entry == "llm_judge":
             raise ConfigError(
                 "scorers: llm_judge needs its options, as a mapping: "
-                "- llm_judge: {rubric: \"...\", provider: openai, model: gpt-4o, name: quality}"
+                '- llm_judge: {rubric: "...", provider: openai, model: gpt-4o, name: quality}'
             )
         if isinstance(entry, str):
             built.append(get_scorer(entry))
@@ -166,14 +166,32 @@ def build_scorers(config: EvalConfig) -> list[Scorer]:
         ((name, options),) = entry.items()
         options = dict(options or {})
         if name == "llm_judge":
+            _check_options(llm_judge, options, "scorers.llm_judge")
             try:
                 built.append(llm_judge(**options))
             except TypeError as exc:
                 raise ConfigError(f"scorers.llm_judge: {exc}") from None
         else:
             rename = options.pop("name", None)
-            built.append(get_scorer(name).with_options(name=rename, **options))
+            registered = get_scorer(name)
+            _check_options(registered.fn, options, f"scorers.{name}")
+            built.append(registered.with_options(name=rename, **options))
     return built
+
+
+def _check_options(fn: Callable[..., Any], options: dict[str, Any], where: str) -> None:
+    """Refuse an option ``fn`` does not take (a scorer would fail every sample at run time)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a callable without a signature: nothing to check
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    usable = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    known = [p.name for p in parameters if p.kind in usable] + ["name"]
+    for key in options:
+        if key not in known:
+            raise ConfigError(f"{where}.{key}: {unknown_key(key, known)}")
 
 
 def check_eval(config: EvalConfig) -> None:
@@ -205,11 +223,13 @@ def run_eval(
     progress: Callable[[str], ProgressCallback | None] | None = None,
     tracer_provider: Any = None,
     run_id: str | None = None,
+    max_error_rate: float | None = None,
 ) -> list[RunResult]:
     """Run an eval configuration: one run per recorded model version (or one for the target).
 
     ``tracer_provider`` is used when the settings (or ``$AIEVAL_OTEL``) turn telemetry on.
     ``run_id`` names the new run; it needs a configuration that makes exactly one run.
+    ``max_error_rate`` overrides ``settings.max_error_rate``.
     """
     scorers = build_scorers(config)
     dataset, dataset_limit, prediction_field = _dataset(config)
@@ -236,6 +256,7 @@ def run_eval(
             tracer_provider=tracer_provider,
             enforce_hard_gates=config.enforce_hard_gates,
             run_id=run_id,
+            max_error_rate=settings.max_error_rate if max_error_rate is None else max_error_rate,
         )
         if config.target is not None:
             t = config.target
@@ -259,11 +280,15 @@ def telemetry_requested(config: EvalConfig) -> bool:
 
 
 def _models(config: EvalConfig, models: list[str] | None = None) -> list[str | None]:
-    """The model versions to run: the target's, else the chosen recorded ones (or none)."""
-    if config.target is not None:
-        return [config.target.model]
+    """The models to run, one run each: ``models`` (``--model``), else the file's ``models`` or
+    ``model``; with a target these are the models it calls (default: ``target.model``), without
+    one they pick recorded versions."""
     chosen: list[str | None] = list(models or config.models or [])
-    return chosen or [config.model]
+    if not chosen and config.model is not None:
+        chosen = [config.model]
+    if config.target is not None:
+        return chosen or [config.target.model]
+    return chosen or [None]
 
 
 def _dataset(config: EvalConfig) -> tuple[Any, int | None, str | None]:
@@ -306,6 +331,7 @@ def _python_eval(file: Path) -> Any:
 
 
 def _import_file(file: Path) -> Any:
+    file = readable(file, "imports")
     if not file.is_file():
         raise ConfigError(f"{file}: scorer file not found")
     name = f"aieval_user_{abs(hash(str(file.resolve())))}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,13 @@ if TYPE_CHECKING:
     from aieval.store import Store
 
 __all__ = ["Aggregator", "RunResult", "ScorerStats"]
+
+#: Error messages shown in a summary (the most frequent first).
+TOP_ERRORS = 5
+#: Distinct messages counted; rarer ones beyond this are counted under one "other errors" line.
+_MAX_DISTINCT = 1000
+_MAX_MESSAGE = 300
+_OTHER = "(other errors)"
 
 
 @dataclass(slots=True)
@@ -60,6 +68,8 @@ class Aggregator:
         self.output_tokens = 0
         self.cost = 0.0
         self.latencies = array("d")
+        self.errored = 0
+        self.messages: Counter[str] = Counter()
 
     def add(self, sample: SampleRecord) -> None:
         self.count += 1
@@ -73,6 +83,11 @@ class Aggregator:
             self.cost += call.cost or 0.0
         if sample.latency_s is not None and not sample.cached:
             self.latencies.append(sample.latency_s)
+        problems = sample.errors
+        if problems:
+            self.errored += 1
+            for source, message in problems.items():
+                self._count_error(f"{source}: {message}")
         for name, score in sample.scores.items():
             stats = self.scorers.get(name)
             if stats is None:
@@ -84,12 +99,27 @@ class Aggregator:
                 stats.total += score.value
                 stats.total_sq += score.value * score.value
 
+    def _count_error(self, message: str) -> None:
+        flat = " ".join(message.split())
+        if len(flat) > _MAX_MESSAGE:
+            flat = flat[: _MAX_MESSAGE - 1] + "…"
+        if flat in self.messages or len(self.messages) < _MAX_DISTINCT:
+            self.messages[flat] += 1
+        else:
+            self.messages[_OTHER] += 1
+
     def summary(self) -> dict[str, Any]:
         return {
             "samples": self.count,
             "passed": self.passed,
             "pass_rate": self.passed / self.count if self.count else None,
             "target_errors": self.target_errors,
+            "errored_samples": self.errored,
+            "error_rate": self.errored / self.count if self.count else None,
+            "top_errors": [
+                {"message": message, "count": count}
+                for message, count in self.messages.most_common(TOP_ERRORS)
+            ],
             "scorers": {name: stats.to_dict() for name, stats in self.scorers.items()},
             "latency_s": _latency(self.latencies),
             "retries": self.retries,
@@ -129,8 +159,11 @@ class RunResult:
         status: ``completed``, ``failed`` or ``interrupted``.
         metrics: ``{scorer name: mean score}`` over the samples that scored.
         pass_rate: share of samples that passed (no error, every score >= the threshold).
-        summary: counts, per-scorer stats, latency p50/p95, tokens, cost, retries.
+        summary: counts, per-scorer stats, latency p50/p95, tokens, cost, retries, errored
+            samples and the most frequent error messages; it counts stored samples only.
         duration_s: wall time of this invocation.
+        max_error_rate: the share of errored samples this run tolerates (see
+            :attr:`error_budget_exceeded`).
     """
 
     id: str
@@ -143,6 +176,7 @@ class RunResult:
     pass_rate: float | None
     summary: dict[str, Any]
     duration_s: float
+    max_error_rate: float = 0.0
     _store: Store | None = field(default=None, repr=False)
     _samples: list[SampleRecord] | None = field(default=None, repr=False)
 
@@ -167,6 +201,36 @@ class RunResult:
         scorer_errors = sum(s["errors"] for s in self.summary["scorers"].values())
         return int(self.summary["target_errors"]) + int(scorer_errors)
 
+    @property
+    def error_count(self) -> int:
+        """Samples with any error: the target failed, or at least one scorer did."""
+        return int(self.summary.get("errored_samples", 0))
+
+    @property
+    def error_rate(self) -> float | None:
+        """``error_count`` over the samples of the run (``None`` when it has none)."""
+        samples = int(self.summary.get("samples", 0))
+        return self.error_count / samples if samples else None
+
+    @property
+    def top_errors(self) -> list[tuple[str, int]]:
+        """The most frequent error messages and their counts, most frequent first.
+
+        Each message starts with where it happened: ``target:`` or the scorer's name.
+        """
+        return [(e["message"], int(e["count"])) for e in self.summary.get("top_errors", [])]
+
+    @property
+    def error_budget_exceeded(self) -> bool:
+        """Whether more samples errored than ``max_error_rate`` allows (any, by default)."""
+        rate = self.error_rate
+        return rate is not None and rate > self.max_error_rate
+
+    @property
+    def ok(self) -> bool:
+        """The run completed and its errored samples are within ``max_error_rate``."""
+        return self.status == "completed" and not self.error_budget_exceeded
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the run's header and summary."""
         return {
@@ -180,4 +244,7 @@ class RunResult:
             "pass_rate": self.pass_rate,
             "summary": self.summary,
             "duration_s": self.duration_s,
+            "max_error_rate": self.max_error_rate,
+            "error_count": self.error_count,
+            "ok": self.ok,
         }

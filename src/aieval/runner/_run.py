@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aieval._calls import collect_calls
-from aieval._records import SampleRecord, ScoreRecord
-from aieval._secrets import without_secrets
+from aieval._endpoint import RunEndpoint, enter_endpoint, leave_endpoint
+from aieval._records import SampleRecord, ScoreRecord, redact_record
+from aieval._secrets import redact_text, secret_values, secrets_of, without_secrets
 from aieval._sync import run_sync
 from aieval._types import Example
 from aieval.datasets import Dataset, DatasetInfo, load_dataset
-from aieval.errors import ConfigError, ScorerError
+from aieval.errors import ConfigError, DatasetError, ScorerError, StoreError
 from aieval.providers import Provider
 from aieval.runner._result import Aggregator, RunResult
 from aieval.runner._target import (
@@ -29,8 +30,9 @@ from aieval.runner._target import (
     Target,
     Usage,
 )
+from aieval.runner._writer import SampleWriter, heartbeat, stop_heartbeat
 from aieval.scorers import Scorer, get_scorer
-from aieval.store import Store
+from aieval.store import Store, default_db_path
 
 if TYPE_CHECKING:
     from aieval.telemetry._attributes import RunHeader
@@ -114,6 +116,7 @@ async def run_async(
     tracer_provider: Any = None,
     enforce_hard_gates: bool = True,
     run_id: str | None = None,
+    max_error_rate: float = 0.0,
 ) -> RunResult:
     """Evaluate ``dataset`` with ``scorers``; every finished sample is committed to the store.
 
@@ -158,11 +161,22 @@ async def run_async(
             ``hard_gates_enforced: false``).
         run_id: the id to give a new run (default: a fresh one); the server assigns ids
             before a run starts so clients can follow it at once.
+        max_error_rate: the share of samples that may error (target or scorer) while the run
+            still counts as :attr:`~RunResult.ok`; ``0`` (the default) tolerates none. The
+            run evaluates every sample either way; ``aieval run`` exits 3 when it is exceeded.
+
+    Raises:
+        DatasetError: the dataset has no rows (nothing would be evaluated).
+        StoreError: a sample could not be stored (a full disk...): the run is stored as
+            ``failed`` with this error, its summary counts the stored samples only, and
+            ``resume=`` finishes it once the cause is fixed.
     """
     started = time.perf_counter()
     started_wall = time.time()
     if concurrency < 1:
         raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
+    if not 0.0 <= max_error_rate <= 1.0:
+        raise ConfigError(f"max_error_rate must be between 0 and 1, got {max_error_rate}")
     traced = _telemetry_wanted(telemetry, tracer_provider)
     if traced:
         from aieval.telemetry._spans import require_otel
@@ -209,6 +223,7 @@ async def run_async(
     names = [s.name for s in resolved]
     if flow is not None:
         config["workflow"] = flow.describe()
+    config["max_error_rate"] = max_error_rate
     aggregator = flow.aggregator(names) if flow is not None else Aggregator(names)
     run_id, done_ids = _start_or_resume(
         db, resume, name, model, the_target, data, info, config, aggregator, run_id
@@ -219,6 +234,7 @@ async def run_async(
         header = _header(db, run_id, name, model, the_target, data, info)
         spans = _open_spans(db, header, started_wall, tracer_provider)
     status, error = "completed", None
+    endpoint = enter_endpoint(_endpoint_of(provider, base_url, db))
     try:
         await _execute(
             data,
@@ -244,10 +260,12 @@ async def run_async(
         status, error = "failed", f"{type(exc).__name__}: {exc}"
         raise
     finally:
+        leave_endpoint(endpoint)
         await _close(the_target, resolved)
         summary = aggregator.summary()
         if db is not None:
-            db.finish_run(run_id, status=status, metrics=summary, error=error)
+            error = redact_text(error, _target_secrets(the_target)) if error else error
+            _finish(db, run_id, status, summary, error)
         if spans is not None:
             spans.finish(status, summary, error)
     metrics = {k: v["mean"] for k, v in summary["scorers"].items()}
@@ -262,6 +280,7 @@ async def run_async(
         pass_rate=summary["pass_rate"],
         summary=summary,
         duration_s=time.perf_counter() - started,
+        max_error_rate=max_error_rate,
         _store=db,
         _samples=kept,
     )
@@ -316,6 +335,13 @@ def _open_data(
         dataset, prediction_field=prediction_field, model=model, limit=limit, label=label
     )
     info = data.scan()
+    if info.count == 0:
+        why = f" (limit={limit})" if limit is not None else ""
+        raise DatasetError(
+            f"the dataset has no rows{why}: nothing would be evaluated; add rows or raise the "
+            "limit",
+            source=data.source,
+        )
     if flow is not None:
         flow.check(data)
     return data, info
@@ -349,59 +375,63 @@ async def _execute(
         for _ in range(concurrency):
             await queue.put(None)
 
-    writer = _SampleWriter(db, run_id)
+    def stored(record: SampleRecord) -> None:
+        nonlocal done
+        if kept is not None:
+            kept.append(record)
+        aggregator.add(record)
+        if spans is not None:
+            spans.sample(record, time.time())
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    writer = SampleWriter(db, run_id, stored)
+    secrets = _target_secrets(target)
 
     async def work() -> None:
-        nonlocal done
-        while (item := await queue.get()) is not None:
+        # the error check also ends a worker whose cancellation a finishing call swallowed
+        while writer.error is None and (item := await queue.get()) is not None:
             index, example = item
             record = await _process(
                 index, example, scorers, target, model, provider_name, pass_threshold, evaluator
             )
+            redact_record(record, secrets)
             writer.add(record)
-            if kept is not None:
-                kept.append(record)
-            aggregator.add(record)
-            if spans is not None:
-                spans.sample(record, time.time())
-            done += 1
-            if progress is not None:
-                progress(done, total)
 
+    beat = asyncio.create_task(heartbeat(db, run_id)) if db is not None else None
     try:
         async with asyncio.TaskGroup() as group:
-            group.create_task(produce())
-            for _ in range(concurrency):
-                group.create_task(work())
+            tasks = [group.create_task(produce())]
+            tasks += [group.create_task(work()) for _ in range(concurrency)]
+            writer.stop_on_failure(tasks)
     finally:
         writer.flush()
+        await stop_heartbeat(beat)
+    writer.raise_if_failed()
     if kept is not None:
         kept.sort(key=lambda record: record.index)
 
 
-class _SampleWriter:
-    """Commits finished samples at the end of the event-loop step in which they finished.
+def _finish(
+    db: Store, run_id: str, status: str, summary: dict[str, Any], error: str | None
+) -> None:
+    """Store how the run ended; a failure to do so is loud unless the run already failed."""
+    try:
+        db.finish_run(run_id, status=status, metrics=summary, error=error)
+    except StoreError:
+        if status == "completed":
+            raise
+        # the run's own error is on its way up; the row stays "running" and, its process
+        # gone, reads as interrupted, so --resume still finds it
+        log.exception("cannot record that run %s ended (%s)", run_id, status)
 
-    Samples that finish in the same step share one transaction, so storage costs a fraction of
-    a commit per sample while every sample is still durable a moment after it ends.
-    """
 
-    def __init__(self, db: Store | None, run_id: str) -> None:
-        self.db = db
-        self.run_id = run_id
-        self.pending: list[SampleRecord] = []
-
-    def add(self, record: SampleRecord) -> None:
-        if self.db is None:
-            return
-        if not self.pending:
-            asyncio.get_running_loop().call_soon(self.flush)
-        self.pending.append(record)
-
-    def flush(self) -> None:
-        if self.db is not None and self.pending:
-            batch, self.pending = self.pending, []
-            self.db.record_samples(self.run_id, batch)
+def _target_secrets(target: Target) -> frozenset[str]:
+    """The credentials a provider target was configured with (never stored, by value)."""
+    if not isinstance(target, ProviderTarget):
+        return frozenset()
+    return secrets_of(target.provider) | secret_values(target.params)
 
 
 async def _process(
@@ -476,6 +506,8 @@ async def _score_one(
         score = await item.score(prediction, expected, context)
     except ScorerError as exc:
         return ScoreRecord(None, error=str(exc))
+    except SystemExit as exc:  # exit() in user code ends this score, not the run
+        return ScoreRecord(None, error=f"scorer {item.name!r} called exit({exc.code!r})")
     return ScoreRecord(score.value, score.raw, score.reason, metadata=score.metadata)
 
 
@@ -529,6 +561,12 @@ def _workflow_mode(
     from aieval.workflows._runner import WorkflowMode
 
     return WorkflowMode(workflow, profile, enforce_hard_gates=enforce_hard_gates)
+
+
+def _endpoint_of(provider: Any, base_url: str | None, db: Store | None) -> RunEndpoint:
+    """What judges without their own endpoint inherit from this run."""
+    name = provider if isinstance(provider, str) else None
+    return RunEndpoint(name, base_url if name else None, str(db.path) if db else None)
 
 
 def _telemetry_wanted(telemetry: bool | None, tracer_provider: Any) -> bool:
@@ -605,7 +643,7 @@ def _build_target(
     if target is not None:
         if not callable(target):
             raise ConfigError(f"target must be callable, got {type(target).__name__}")
-        return CallableTarget(target, concurrency=concurrency, timeout=timeout)
+        return CallableTarget(target, concurrency=concurrency, timeout=timeout, model=model)
     if provider is None:
         if with_prediction == 0 and data.scan().count > 0:
             hint = f" (no row has predictions[{model!r}])" if model is not None else ""
@@ -624,7 +662,7 @@ def _build_target(
         retries=retries,
         concurrency=concurrency,
         cache=cache,
-        cache_path=db.path if db is not None else "aieval.db",
+        cache_path=db.path if db is not None else default_db_path(),
         timeout=timeout,
     )
     return ProviderTarget(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import inspect
 import json
 import string
@@ -136,9 +137,23 @@ class ProviderTarget(Target):
 class CallableTarget(Target):
     """A user's sync or async Python callable taking the example (workflow, agent, chain)."""
 
-    def __init__(self, fn: Callable[..., Any], *, concurrency: int, timeout: float | None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        concurrency: int,
+        timeout: float | None,
+        model: str | None = None,
+    ) -> None:
+        if model is not None:
+            if not _takes_model(fn):
+                raise ConfigError(
+                    f"model={model!r} cannot reach target {_name(fn)}: give it a keyword "
+                    "parameter 'model' (it is called with model=...), or drop model="
+                )
+            fn = functools.partial(fn, model=model)
         self.fn = fn
-        self.name = getattr(fn, "__name__", type(fn).__name__)
+        self.name = _name(fn)
         self.timeout = timeout
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             type(fn).__call__
@@ -151,7 +166,7 @@ class CallableTarget(Target):
         started = time.perf_counter()
         try:
             if self.is_async:
-                result = await asyncio.wait_for(self.fn(example), self.timeout)
+                result = await asyncio.wait_for(_guarded(self.fn(example)), self.timeout)
             else:
                 loop = asyncio.get_running_loop()
                 # the worker thread sees this task's context (a workflow's step recorder)
@@ -160,6 +175,9 @@ class CallableTarget(Target):
                 result = await asyncio.wait_for(future, self.timeout)
         except TimeoutError:
             return Output(None, error=f"target timed out after {self.timeout} s")
+        except (SystemExit, _Exited) as exc:  # exit() in user code ends this sample only
+            code = exc.args[0] if isinstance(exc, _Exited) else exc.code
+            return Output(None, error=f"target called exit({code!r})")
         except Exception as exc:
             return Output(None, error=f"target raised {type(exc).__name__}: {exc}")
         latency = time.perf_counter() - started
@@ -168,6 +186,35 @@ class CallableTarget(Target):
     async def aclose(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _Exited(Exception):
+    """A user's async target called ``exit()`` (re-raised as an ordinary exception)."""
+
+
+async def _guarded(coro: Any) -> Any:
+    # asyncio re-raises SystemExit out of the event loop when it escapes a task, taking the
+    # whole run down; turn it into an ordinary exception inside the task instead.
+    try:
+        return await coro
+    except SystemExit as exc:
+        raise _Exited(exc.code) from None
+def _name(fn: Callable[..., Any]) -> str:
+    inner = fn.func if isinstance(fn, functools.partial) else fn
+    return getattr(inner, "__name__", type(inner).__name__)
+
+
+def _takes_model(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn(example, model=...)`` is a valid call."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    usable = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return any(
+        p.kind is inspect.Parameter.VAR_KEYWORD or (p.name == "model" and p.kind in usable)
+        for p in parameters
+    )
 
 
 def _as_text(result: Any) -> str | None:

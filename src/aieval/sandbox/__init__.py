@@ -1,9 +1,11 @@
-"""Sandboxed execution of generated code: limits, timeouts and verdicts the code cannot forge.
+"""Sandboxed execution of generated code: isolation, limits, timeouts and unforgeable verdicts.
 
-Read ``docs/sandbox.md`` before running model output: this is best-effort isolation for
-untrusted-but-not-malicious code, not a security boundary; use containers or VMs for hostile code.
+Candidates run under bubblewrap (new user, PID, mount, network and IPC namespaces, uid 65534, a
+read-only system view, a bounded scratch tmpfs, a ``pids`` cgroup where one may be created).
+Read ``docs/sandbox.md`` for what this contains and what it does not.
 """
 
+from aieval.sandbox._archive import extract_archive
 from aieval.sandbox._execute import CommandResult, execute, execute_async, run_command
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._optin import ALLOW_CODE_EXECUTION_ENV, require_code_execution
@@ -17,6 +19,7 @@ __all__ = [
     "SandboxLimits",
     "execute",
     "execute_async",
+    "extract_archive",
     "require_code_execution",
     "run_command",
     "sandbox_env",

@@ -130,6 +130,11 @@ def _isolate_network() -> str:
     return "ok"
 
 
+def _network(settings: dict[str, Any]) -> str:
+    """Bubblewrap already gave us an empty network namespace; otherwise make one."""
+    return "ok" if settings.get("isolated") else _isolate_network()
+
+
 def _hide_from_ptrace() -> None:
     if sys.platform.startswith("linux"):
         _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -437,7 +442,7 @@ def harness_main(result_fd: int) -> None:
     sys.stdin.close()
     key = bytes.fromhex(settings.pop("nonce"))
     _hide_from_ptrace()
-    network = _isolate_network()
+    network = _network(settings)
     _apply_limits(settings["limits"], processes_for_uid=None)
     outcome: dict[str, Any]
     try:
@@ -524,10 +529,11 @@ def _write_all(fd: int, data: bytes) -> None:
 def command_main(argv: list[str]) -> NoReturn:
     settings = json.loads(sys.stdin.buffer.read())
     sys.stdin.close()
-    network = _isolate_network()
+    network = _network(settings)
     sys.stderr.write(f"aieval-sandbox-network: {network}\n")
     sys.stderr.flush()
-    _apply_limits(settings["limits"], processes_for_uid=os.getuid())
+    own_uid = None if settings.get("isolated") else os.getuid()
+    _apply_limits(settings["limits"], processes_for_uid=own_uid)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.execvp(argv[0], argv)

@@ -1,4 +1,4 @@
-"""Run generated code against its tests in a limited, isolated process group."""
+"""Run generated code against its tests under bubblewrap, with limits and unforgeable verdicts."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval.errors import ConfigError
+from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._result import ExecutionResult, ExecutionStatus
 
@@ -45,7 +46,7 @@ def execute(
     memory_mb: int = 512,
     limits: SandboxLimits | None = None,
 ) -> ExecutionResult:
-    """Run ``program`` and then ``tests`` in a sandboxed process group; return the verdict.
+    """Run ``program`` and then ``tests`` in the sandbox; return the verdict.
 
     ``tests`` is Python source (or a list of snippets, each counted as one test) that calls
     the program's functions, e.g. MBPP's ``assert add(1, 2) == 3``. With ``entry_point``, the
@@ -79,12 +80,13 @@ def execute(
         "tests": snippets,
         "entry_point": entry_point,
         "limits": limits.for_child(),
-        "drop_privileges": _others_can_run_python(),
+        "drop_privileges": limits.isolation == "none" and _others_can_run_python(),
+        "isolated": limits.isolation == "bwrap",
     }
     result_r, result_w = os.pipe()
     try:
         run = _run_process(
-            [sys.executable, "-I", _CHILD, "harness", str(result_w)],
+            ["harness", str(result_w)],
             json.dumps(settings).encode(),
             limits,
             result_fds=(result_r, result_w),
@@ -129,6 +131,7 @@ class CommandResult:
         duration_s: wall-clock seconds.
         network_isolated: whether the command ran without network.
         network_detail: ``"ok"`` or why the network could not be isolated.
+        isolation: how the command was isolated (bubblewrap, scratch size, process cap).
     """
 
     exit_code: int | None
@@ -138,6 +141,7 @@ class CommandResult:
     duration_s: float
     network_isolated: bool
     network_detail: str
+    isolation: str = ""
 
 
 def run_command(
@@ -147,7 +151,7 @@ def run_command(
     limits: SandboxLimits | None = None,
     env: dict[str, str] | None = None,
 ) -> CommandResult:
-    """Run a command line with the sandbox's limits, minimal environment and no network.
+    """Run a command line isolated like :func:`execute`, with ``cwd`` bound read-write.
 
     Unlike :func:`execute`, the verdict is only the exit status and the files the command
     writes, which the command itself controls; use it for trusted test suites run against a
@@ -157,10 +161,12 @@ def run_command(
     if not argv:
         raise ConfigError("run_command: argv must not be empty")
     run = _run_process(
-        [sys.executable, "-I", _CHILD, "command", *argv],
-        json.dumps({"limits": limits.for_child()}).encode(),
+        ["command", *argv],
+        json.dumps(
+            {"limits": limits.for_child(), "isolated": limits.isolation == "bwrap"}
+        ).encode(),
         limits,
-        cwd=Path(cwd),
+        cwd=Path(cwd).resolve(),
         env=sandbox_env(env),
     )
     network = "not reported"
@@ -176,6 +182,7 @@ def run_command(
         duration_s=run.duration_s,
         network_isolated=network == "ok",
         network_detail=network,
+        isolation=run.isolation,
     )
 
 
@@ -189,10 +196,11 @@ class _Run:
     truncated: bool = False
     duration_s: float = 0.0
     totals: dict[str, int] = field(default_factory=dict)
+    isolation: str = ""
 
 
 def _run_process(
-    argv: list[str],
+    child_args: list[str],
     stdin_data: bytes,
     limits: SandboxLimits,
     *,
@@ -200,7 +208,59 @@ def _run_process(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
 ) -> _Run:
-    workdir = None if cwd is not None else tempfile.mkdtemp(prefix="aieval-sandbox-")
+    """Run the sandbox script with ``child_args``, isolated as ``limits.isolation`` says."""
+    if limits.isolation == "none":
+        return _spawn(
+            [sys.executable, "-I", _CHILD, *child_args],
+            stdin_data,
+            limits,
+            result_fds=result_fds,
+            cwd=cwd,
+            env=env,
+            isolation="none: a plain child process with resource limits only",
+        )
+    inner = [sys.executable, "-I", f"{CHILD_DIR}/{Path(_CHILD).name}", *child_args]
+    argv, account = bwrap_argv(
+        inner,
+        scratch_mb=limits.max_disk_mb,
+        child_dir=str(Path(_CHILD).parent),
+        writable=str(cwd) if cwd is not None else None,
+    )
+    with open_cgroup(limits.max_processes) as group:
+        if group is None:
+            account += "; process count not capped (no pids cgroup may be created here)"
+        else:
+            account += f"; pids cgroup v{group.version}"
+            # The shell joins the cgroup, then becomes bwrap: nothing starts outside it.
+            argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group.procs), *argv]
+        try:
+            return _spawn(
+                argv,
+                stdin_data,
+                limits,
+                result_fds=result_fds,
+                cwd=cwd or Path("/"),
+                env=env,
+                isolation=account,
+                scratch=False,
+            )
+        finally:
+            if group is not None:
+                group.kill()
+
+
+def _spawn(
+    argv: list[str],
+    stdin_data: bytes,
+    limits: SandboxLimits,
+    *,
+    result_fds: tuple[int, int] | None,
+    cwd: Path | None,
+    env: dict[str, str] | None,
+    isolation: str,
+    scratch: bool = True,
+) -> _Run:
+    workdir = tempfile.mkdtemp(prefix="aieval-sandbox-") if cwd is None and scratch else None
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -227,6 +287,7 @@ def _run_process(
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     run.duration_s = time.monotonic() - started
+    run.isolation = isolation
     return run
 
 
@@ -356,5 +417,6 @@ def _verdict(run: _Run, nonce: bytes, limits: SandboxLimits, total: int) -> Exec
         network_isolated=network == "ok",
         network_detail=network,
         tests_passed=int(verdict.get("passed", 0)) if verdict else 0,
+        isolation=run.isolation,
         **common,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from aieval.errors import ConfigError
 
@@ -27,6 +27,10 @@ class SandboxLimits:
         max_processes: extra processes the run may start (``RLIMIT_NPROC`` headroom).
         max_file_mb: largest file the run may write (``RLIMIT_FSIZE``), in MiB.
         max_output_bytes: stdout and stderr are each kept up to this many bytes.
+        max_disk_mb: size of the private scratch filesystem (a tmpfs) the run writes to, in MiB.
+        isolation: ``"bwrap"`` (the default) runs the code in bubblewrap namespaces as an
+            unprivileged uid with a read-only system view; ``"none"`` runs it as a plain child
+            process with only the limits above, for trusted code and for benchmarks.
     """
 
     timeout: float = 5.0
@@ -35,6 +39,8 @@ class SandboxLimits:
     max_processes: int = 16
     max_file_mb: int = 16
     max_output_bytes: int = 64_000
+    max_disk_mb: int = 64
+    isolation: Literal["bwrap", "none"] = "bwrap"
 
     def __post_init__(self) -> None:
         checks = {
@@ -44,12 +50,14 @@ class SandboxLimits:
             "max_processes": self.max_processes >= 1,
             "max_file_mb": self.max_file_mb >= 1,
             "max_output_bytes": self.max_output_bytes >= 0,
+            "max_disk_mb": self.max_disk_mb >= 1,
+            "isolation": self.isolation in ("bwrap", "none"),
         }
         for name, ok in checks.items():
             if not ok:
                 raise ConfigError(
                     f"sandbox limit {name}={getattr(self, name)!r} is out of range "
-                    "(timeout > 0, memory_mb >= 64, the others >= 1)"
+                    "(timeout > 0, memory_mb >= 64, isolation 'bwrap' or 'none', the others >= 1)"
                 )
 
     def for_child(self) -> dict[str, Any]:

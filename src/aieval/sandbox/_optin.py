@@ -23,6 +23,6 @@ def require_code_execution(allow: bool, *, what: str) -> None:
         return
     raise ConfigError(
         f"{what} runs model-generated code; pass allow_code_execution=True or set "
-        f"{ALLOW_CODE_EXECUTION_ENV}=1 after reading docs/sandbox.md (it is not a security "
-        "boundary against hostile code)"
+        f"{ALLOW_CODE_EXECUTION_ENV}=1 after reading docs/sandbox.md (what the bubblewrap "
+        "sandbox contains, and what needs a VM)"
     )

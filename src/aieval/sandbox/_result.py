@@ -28,6 +28,7 @@ class ExecutionResult:
         tests_passed: test snippets that passed (one per snippet given).
         tests_total: test snippets run.
         output_truncated: whether stdout or stderr hit the cap.
+        isolation: how the run was isolated: bubblewrap namespaces, scratch size, process cap.
     """
 
     status: ExecutionStatus
@@ -41,6 +42,7 @@ class ExecutionResult:
     tests_passed: int = 0
     tests_total: int = 0
     output_truncated: bool = False
+    isolation: str = ""
 
     @property
     def passed(self) -> bool:

@@ -1,6 +1,7 @@
 """Scorers: per-sample metrics returning a float in 0..1.
 
-Built-ins: :func:`exact_match`, :func:`json_valid`, :func:`rouge_l`, :func:`token_f1` and the
+Built-ins: :func:`exact_match`, :func:`json_valid`, :func:`rouge_l`, :func:`token_f1`,
+:func:`bleu` and :func:`chrf` (through sacrebleu, extra ``metrics``) and the
 judges :func:`llm_judge`, :func:`rubric_judge`, :func:`pairwise_judge` and
 :func:`multi_judge` (calibration lives in :mod:`aieval.judges`). Write your own with
 :func:`scorer`. Objective metrics live in the submodules :mod:`~aieval.scorers.retrieval`,
@@ -23,6 +24,7 @@ from aieval.scorers._pairwise import (
     pairwise_judge,
 )
 from aieval.scorers._rubric_judge import RUBRIC_PROMPT_VERSION, rubric_judge
+from aieval.scorers._sacrebleu import bleu, chrf
 from aieval.scorers._scorer import (
     CONTEXT_PARAMETERS,
     Scorer,
@@ -44,6 +46,8 @@ __all__ = [
     "PairwiseReport",
     "Scorer",
     "Verdict",
+    "bleu",
+    "chrf",
     "code",
     "compare_pairwise",
     "compare_pairwise_async",

@@ -225,6 +225,8 @@ def llm_judge(
     *,
     provider: str | Provider | None = None,
     model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
     name: str = "llm_judge",
     samples: int = 1,
     temperature: float = 0.0,
@@ -241,14 +243,19 @@ def llm_judge(
     Args:
         rubric: what a good answer looks like.
         provider: the grading provider (name or instance); defaults to
-            ``$AIEVAL_JUDGE_PROVIDER``, then the run's provider.
+            ``$AIEVAL_JUDGE_PROVIDER``, then ``openai-compatible`` when ``base_url`` is given,
+            then the run's provider and endpoint.
+        base_url: the judge's endpoint (a gateway); defaults to ``$AIEVAL_JUDGE_BASE_URL``,
+            then the preset's own variable (``OPENAI_BASE_URL``, ...).
+        api_key: the judge's key; defaults to the preset's variable.
         model: the grading model; defaults to ``$AIEVAL_JUDGE_MODEL``, then the run's model.
         name: the metric name the scores are stored under.
         samples: query the judge this many times concurrently and take the median verdict.
         temperature: sampling temperature of the judge (0 by default).
         max_tokens: cap on the verdict's length.
-        cache: reuse identical deterministic verdicts: ``True`` (the run store, ``$AIEVAL_DB``
-            or ``./aieval.db``), ``False``, a SQLite file, or a ``ResponseCache``.
+        cache: reuse identical deterministic verdicts: ``True`` (the store of the run it scores
+            in, else ``$AIEVAL_DB`` or ``./aieval.db``), ``False``, a SQLite file, or a
+            ``ResponseCache``.
         examples: few-shot anchors shown before the candidate, each
             ``{"prediction", "score" (0..10), "reason"}`` with optional ``prompt`` and
             ``expected``; they change the stored ``prompt_version``.
@@ -265,6 +272,8 @@ def llm_judge(
         name,
         provider,
         model,
+        base_url=base_url,
+        api_key=api_key,
         temperature=temperature,
         max_tokens=max_tokens,
         concurrency=max(4, samples * 4),

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from aieval._calls import call_from_response, record_call
+from aieval._endpoint import current_endpoint
 from aieval._records import CallRecord
-from aieval.errors import ProviderError, ScorerError
+from aieval.errors import ConfigError, ProviderError, ScorerError
 from aieval.providers import ChatRequest, ChatResponse, Provider, ResponseCache
 
 __all__ = [
@@ -102,23 +103,36 @@ class JudgeClient:
         provider: str | Provider | None,
         model: str | None,
         *,
+        base_url: str | None = None,
+        api_key: str | None = None,
         temperature: float = 0.0,
         max_tokens: int = 512,
         concurrency: int = 4,
         cache: JudgeCache = True,
     ) -> None:
+        if isinstance(provider, Provider) and (base_url is not None or api_key is not None):
+            raise ConfigError(
+                f"judge {name!r}: base_url= and api_key= apply to a provider name; configure "
+                "the provider instance itself instead"
+            )
         self.name = name
         self.cache = cache
         self.provider = provider
         self.model = model
+        self.base_url = base_url
+        self.api_key = api_key
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.concurrency = concurrency
-        self._built: dict[int, Provider] = {}
+        self._built: dict[tuple[int, str, str | None, str], Provider] = {}
 
     def resolve(self, run_provider: str | None, run_model: str | None) -> tuple[Any, str]:
-        """The provider spec and model: the judge's own, else the environment, else the run's."""
-        spec = self.provider or os.environ.get("AIEVAL_JUDGE_PROVIDER") or run_provider
+        """The provider spec and model: the judge's own, else the environment, else the run's.
+
+        A judge naming no provider but a ``base_url`` speaks ``openai-compatible`` to it; one
+        naming neither inherits the run's provider and its ``base_url``.
+        """
+        spec = self.endpoint(run_provider)[0]
         model = self.model or os.environ.get("AIEVAL_JUDGE_MODEL") or run_model
         if spec is None or model is None:
             missing = "provider" if spec is None else "model"
@@ -128,18 +142,40 @@ class JudgeClient:
             )
         return spec, model
 
+    def endpoint(self, run_provider: str | None = None) -> tuple[Any, str | None]:
+        """``(provider spec, base_url)`` this judge calls (see :meth:`resolve`)."""
+        own = self.provider or os.environ.get("AIEVAL_JUDGE_PROVIDER")
+        base_url = self.base_url or os.environ.get("AIEVAL_JUDGE_BASE_URL") or None
+        if own is not None:
+            return own, base_url
+        if base_url is not None:
+            return "openai-compatible", base_url
+        run = current_endpoint()
+        if run is not None and run.provider is not None:
+            return run.provider, run.base_url
+        return run_provider, None
+
     def client(self, spec: str | Provider) -> Provider:
         """The provider for the running event loop (providers hold loop-bound sessions)."""
-        loop_key = id(asyncio.get_running_loop())
-        client = self._built.get(loop_key)
+        _, base_url = self.endpoint(spec if isinstance(spec, str) else None)
+        if not isinstance(spec, str):
+            base_url = None
+        run = current_endpoint()
+        cache_path = str(run.store_path if run and run.store_path else _default_cache_path())
+        key = (id(asyncio.get_running_loop()), provider_label(spec), base_url, cache_path)
+        client = self._built.get(key)
         if client is None:
             from aieval.providers import build_provider
-            from aieval.store import default_db_path
 
             client = build_provider(
-                spec, concurrency=self.concurrency, cache=self.cache, cache_path=default_db_path()
+                spec,
+                base_url=base_url,
+                api_key=self.api_key if isinstance(spec, str) else None,
+                concurrency=self.concurrency,
+                cache=self.cache,
+                cache_path=cache_path,
             )
-            self._built[loop_key] = client
+            self._built[key] = client
         return client
 
     async def ask(
@@ -173,10 +209,16 @@ class JudgeClient:
         return Reply(response.text, response.model or model)
 
     async def aclose(self) -> None:
-        """Close the provider this judge opened in the current event loop."""
-        client = self._built.pop(id(asyncio.get_running_loop()), None)
-        if client is not None:
-            await client.aclose()
+        """Close the providers this judge opened in the current event loop."""
+        loop = id(asyncio.get_running_loop())
+        for key in [k for k in self._built if k[0] == loop]:
+            await self._built.pop(key).aclose()
+
+
+def _default_cache_path() -> Path:
+    from aieval.store import default_db_path
+
+    return Path(default_db_path())
 
 
 def provider_label(spec: str | Provider) -> str:

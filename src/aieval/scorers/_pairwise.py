@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from aieval.scorers._judge_call import (
     provider_label,
 )
 from aieval.scorers._scorer import Scorer, scorer
+from aieval.scorers._verdict import DuplicateKeyError, load_verdict_json
 
 __all__ = [
     "INCONSISTENCY_WARNING_RATE",
@@ -36,7 +36,8 @@ __all__ = [
 
 log = logging.getLogger("aieval")
 
-#: Spec 13: warn when more than this share of pairs flip with the order.
+#: Spec 13: warn when more than this share of pairs flip with the order, or of verdicts are
+#: malformed.
 INCONSISTENCY_WARNING_RATE = 0.10
 
 Preference = Literal["first", "second", "tie"]
@@ -76,7 +77,9 @@ def parse_preference(text: str) -> tuple[Preference | None, str, str | None]:
         'verdict is not a single JSON object'
     """
     try:
-        data = json.loads(text.strip())
+        data = load_verdict_json(text.strip())
+    except DuplicateKeyError as exc:
+        return None, "", str(exc)
     except ValueError:
         return None, "", "verdict is not a single JSON object"
     winner = data.get("winner") if isinstance(data, dict) else None
@@ -107,7 +110,12 @@ class PairwiseOutcome:
 
 @dataclass(slots=True)
 class PairwiseReport:
-    """Win/loss/tie counts of A against B, the ``pairwise`` normalization and warnings."""
+    """Win/loss/tie counts of A against B, the ``pairwise`` normalization and warnings.
+
+    ``ties`` includes the examples whose two orders disagreed and were not adjudicated
+    (``inconsistent_ties``) and those whose verdicts were all malformed (``unparsed_ties``):
+    neither is a judged tie, so read ``win_rate`` (wins over decided examples) beside them.
+    """
 
     wins: int
     losses: int
@@ -122,6 +130,37 @@ class PairwiseReport:
     def inconsistency_rate(self) -> float:
         """Share of examples whose swapped orders disagreed."""
         return self.inconsistent / len(self.outcomes) if self.outcomes else 0.0
+
+    @property
+    def verdicts(self) -> int:
+        """Judge answers asked for (two per example and adjudication round)."""
+        return sum(len(o.orders) for o in self.outcomes)
+
+    @property
+    def parse_failure_rate(self) -> float:
+        """Share of the judge's answers that were malformed."""
+        return self.parse_failures / self.verdicts if self.verdicts else 0.0
+
+    @property
+    def inconsistent_ties(self) -> int:
+        """Ties that are only the two orders disagreeing (no adjudication settled them)."""
+        return sum(o.inconsistent and not o.adjudicated and o.outcome == "tie"
+                   for o in self.outcomes)  # fmt: skip
+
+    @property
+    def unparsed_ties(self) -> int:
+        """Ties where no order gave a readable verdict."""
+        return sum(o.outcome == "tie" and _unreadable(o) for o in self.outcomes)
+
+    @property
+    def win_rate(self) -> float | None:
+        """Wins over wins and losses (ties excluded); ``None`` when nothing was decided."""
+        decided = self.wins + self.losses
+        return self.wins / decided if decided else None
+
+
+def _unreadable(outcome: PairwiseOutcome) -> bool:
+    return bool(outcome.orders) and all(o["error"] is not None for o in outcome.orders)
 
 
 class _PairwiseJudge:
@@ -148,10 +187,14 @@ class _PairwiseJudge:
         """Scores the prediction (A) against the expected answer (B): 1 win, 0.5 tie, 0 loss."""
         found = await self.compare(prompt, prediction, expected, provider=provider, model=model)
         value = {"win": 1.0, "tie": 0.5, "loss": 0.0}[found.outcome]
+        reason = next((o["reason"] for o in found.orders if o["reason"]), None)
+        if _unreadable(found):
+            # Scored as a tie, like any order without a preference, but never silently.
+            reason = f"malformed verdicts, counted as a tie: {found.orders[0]['error']}"
         return Score(
             value=value,
             raw=found.outcome,
-            reason=next((o["reason"] for o in found.orders if o["reason"]), None),
+            reason=reason,
             metadata={**self._log(provider, model), **_outcome_log(found)},
         )
 
@@ -259,6 +302,8 @@ def pairwise_judge(
     *,
     provider: str | Provider | None = None,
     model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
     name: str = "pairwise",
     adjudication_rounds: int = 0,
     temperature: float = 0.0,
@@ -275,7 +320,8 @@ def pairwise_judge(
 
     Args:
         criteria: what makes one response better than another.
-        provider: the grading provider; defaults to ``$AIEVAL_JUDGE_PROVIDER``, then the run's.
+        provider, base_url, api_key: the grading endpoint, resolved as for
+            :func:`~aieval.scorers.llm_judge` (by default the run's).
         model: the grading model; defaults to ``$AIEVAL_JUDGE_MODEL``, then the run's.
         name: metric name.
         adjudication_rounds: re-runs of both orders when they disagree (0: count a tie).
@@ -289,8 +335,9 @@ def pairwise_judge(
     if isinstance(adjudication_rounds, bool) or adjudication_rounds < 0:
         raise ValueError(f"adjudication_rounds must be >= 0, got {adjudication_rounds!r}")
     client = JudgeClient(
-        name, provider, model, temperature=temperature, max_tokens=max_tokens, cache=cache
-    )
+        name, provider, model, base_url=base_url, api_key=api_key,
+        temperature=temperature, max_tokens=max_tokens, cache=cache,
+    )  # fmt: skip
     return scorer(name=name)(_PairwiseJudge(criteria, client, adjudication_rounds))
 
 
@@ -347,15 +394,27 @@ def _report(outcomes: list[PairwiseOutcome]) -> PairwiseReport:
         outcomes,
         normalized,
     )
+    if report.parse_failure_rate > INCONSISTENCY_WARNING_RATE:
+        report.warnings.append(
+            f"pairwise judge: {report.parse_failures} of {report.verdicts} verdicts "
+            f"({report.parse_failure_rate:.0%}) were malformed, above "
+            f"{INCONSISTENCY_WARNING_RATE:.0%}; {report.unparsed_ties} ties are unreadable "
+            "answers, not preferences (first error: "
+            f"{_first_error(outcomes)}); check the judge's output format"
+        )
     if report.inconsistency_rate > INCONSISTENCY_WARNING_RATE:
-        message = (
+        report.warnings.append(
             f"pairwise judge inconsistency rate {report.inconsistency_rate:.2f} is above "
             f"{INCONSISTENCY_WARNING_RATE:.2f}: the verdict flips with the order, so the judge "
             "is position-biased on this data; treat the comparison with caution"
         )
-        report.warnings.append(message)
+    for message in report.warnings:
         log.warning(message)
     return report
+
+
+def _first_error(outcomes: list[PairwiseOutcome]) -> str:
+    return next((o["error"] for x in outcomes for o in x.orders if o["error"]), "none")
 
 
 def compare_pairwise(
@@ -368,8 +427,9 @@ def compare_pairwise(
 ) -> PairwiseReport:
     """Compare system A's outputs with system B's, each example judged in both orders.
 
-    Returns the win/loss/tie counts for A, ``normalize("pairwise", ...)`` of them, the
-    inconsistency rate and a warning when it exceeds 0.10 (spec 13).
+    Returns the win/loss/tie counts for A, ``normalize("pairwise", ...)`` of them, the win
+    rate excluding ties, the ties that are only disagreeing orders or unreadable answers, and a
+    warning when the inconsistency rate or the malformed-verdict rate exceeds 0.10 (spec 13).
 
     Example::
 

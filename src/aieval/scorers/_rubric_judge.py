@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import random
 import secrets
@@ -22,6 +21,7 @@ from aieval.scorers._judge_call import (
     provider_label,
 )
 from aieval.scorers._scorer import Scorer, scorer
+from aieval.scorers._verdict import DuplicateKeyError, load_verdict_json
 
 __all__ = ["RUBRIC_PROMPT_VERSION", "parse_rubric_verdict", "rubric_judge"]
 
@@ -92,12 +92,16 @@ def parse_rubric_verdict(text: str, rubric: Rubric) -> dict[str, dict[str, Any]]
         0.75
     """
     body = text.strip()
+    duplicate = None
     try:
-        data = json.loads(body, parse_constant=_reject_constant)
+        data = load_verdict_json(body)
         entries = data["criteria"] if isinstance(data, dict) else None
+    except DuplicateKeyError as exc:
+        entries, duplicate = None, str(exc)
     except (ValueError, KeyError, TypeError):
         entries = None
     top = None if isinstance(entries, dict) else "verdict is not one JSON object with 'criteria'"
+    top = duplicate or top
     return {
         c.name: _criterion(c, None if top else entries.get(c.name), top)  # type: ignore[union-attr]
         for c in rubric.criteria
@@ -132,10 +136,6 @@ def _entry_error(c: Criterion, entry: Any) -> str | None:
     if not isinstance(evidence, str) or not evidence.strip():
         return f"criterion {c.name!r}: the required evidence is missing"
     return None
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 class _RubricJudge:
@@ -218,6 +218,8 @@ def rubric_judge(
     *,
     provider: str | Provider | None = None,
     model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
     name: str | None = None,
     seed: int | None = None,
     temperature: float = 0.0,
@@ -237,7 +239,8 @@ def rubric_judge(
 
     Args:
         rubric: a :class:`~aieval.grading.Rubric`, a rubric YAML path, or a mapping.
-        provider: the grading provider; defaults to ``$AIEVAL_JUDGE_PROVIDER``, then the run's.
+        provider, base_url, api_key: the grading endpoint, resolved as for
+            :func:`~aieval.scorers.llm_judge` (by default the run's).
         model: the grading model; defaults to ``$AIEVAL_JUDGE_MODEL``, then the run's.
         name: metric name; defaults to the rubric id.
         seed: makes criterion orders reproducible; ``None`` draws a fresh seed per sample.
@@ -249,6 +252,7 @@ def rubric_judge(
     loaded = rubric if isinstance(rubric, Rubric) else load_rubric(rubric)
     metric = name or loaded.rubric_id
     client = JudgeClient(
-        metric, provider, model, temperature=temperature, max_tokens=max_tokens, cache=cache
-    )
+        metric, provider, model, base_url=base_url, api_key=api_key,
+        temperature=temperature, max_tokens=max_tokens, cache=cache,
+    )  # fmt: skip
     return scorer(name=metric)(_RubricJudge(loaded, client, seed))

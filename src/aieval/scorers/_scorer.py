@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
 from collections.abc import Callable, Mapping
@@ -63,6 +64,17 @@ class Scorer:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
         return f"Scorer({self.name!r}{', ' + opts if opts else ''})"
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle a module-level ``@scorer`` by import path (its function cannot be found by
+        name: the module attribute is this wrapper), anything else by value."""
+        module = getattr(self.fn, "__module__", None)
+        qualname = getattr(self.fn, "__qualname__", "")
+        if module and module != "__main__" and "<" not in qualname:
+            found = _import_attribute(module, qualname)
+            if isinstance(found, Scorer) and found.fn is self.fn:
+                return (_restore_scorer, (module, qualname, self.name, self.options))
+        return super().__reduce_ex__(protocol)
+
     def with_options(self, *, name: str | None = None, **options: Any) -> Scorer:
         """A copy with keyword options bound, e.g. ``token_f1.with_options(case_sensitive=True)``.
 
@@ -88,6 +100,27 @@ class Scorer:
         except Exception as exc:
             raise ScorerError(f"scorer {self.name!r} raised {type(exc).__name__}: {exc}") from exc
         return to_score(result, self.name)
+
+
+def _import_attribute(module: str, qualname: str) -> Any:
+    """``module.qualname`` imported, or ``None`` when it cannot be."""
+    try:
+        found: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError):
+        return None
+    return found
+
+
+def _restore_scorer(module: str, qualname: str, name: str, options: dict[str, Any]) -> Scorer:
+    """Unpickle a scorer pickled by import path, with its name and options."""
+    found = _import_attribute(module, qualname)
+    if not isinstance(found, Scorer):
+        raise ConfigError(f"scorer {name!r}: {module}:{qualname} is no longer a scorer here")
+    if found.name == name and found.options == options:
+        return found
+    return Scorer(found.fn, name=name, options=options)
 
 
 def to_score(result: Any, name: str) -> Score:

@@ -2,16 +2,30 @@
 
 Every built-in takes ``(prediction, expected)``. ``None`` counts as empty text and any other
 non-string value is compared by its ``str()``, so a scorer never raises on odd input.
+
+``exact_match`` and ``token_f1`` take ``normalize="squad"`` to give the official SQuAD v1.1
+script's EM and F1 (``expected`` may then be a list of accepted answers: the best one counts, as in
+SQuAD); ``rouge_l`` takes ``tokenizer="rouge_score"`` (and ``use_stemmer=True``) to give the
+``rouge-score`` package's ROUGE-L F-measure bit for bit.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, Literal
 
 from rapidfuzz.distance import LCSseq
 
+from aieval.errors import ConfigError
 from aieval.scorers._scorer import scorer
+from aieval.scorers._tokens import (
+    Normalization,
+    check_normalize,
+    rouge_score_tokens,
+    squad_normalize,
+)
 
 __all__ = ["exact_match", "json_valid", "rouge_l", "token_f1"]
 
@@ -25,15 +39,39 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+def _answers(expected: Any) -> list[str]:
+    """SQuAD-style references: a list (or tuple) of accepted answers, or one answer."""
+    if isinstance(expected, list | tuple) and expected:
+        return [_text(a) for a in expected]
+    return [_text(expected)]
+
+
+def _best(metric: Callable[[str, str], float], prediction: Any, expected: Any) -> float:
+    pred = _text(prediction)
+    return max(metric(pred, answer) for answer in _answers(expected))
+
+
 @scorer
-def exact_match(prediction: str, expected: str) -> float:
+def exact_match(prediction: str, expected: str, *, normalize: Normalization = None) -> float:
     """1.0 when the trimmed prediction equals the trimmed expected answer, else 0.0.
 
+    With ``normalize="squad"``, both sides are SQuAD-normalized first (lower case, no
+    punctuation or articles, single spaces) and ``expected`` may list several accepted answers.
+
     Example:
-        >>> exact_match("  Paris ", "Paris")
+        >>> exact_match("  Paris ", "Paris"), exact_match("Paris.", "paris")
+        (1.0, 0.0)
+        >>> exact_match("The Paris.", ["Lyon", "paris"], normalize="squad")
         1.0
     """
+    if normalize is not None:
+        check_normalize(normalize)
+        return _best(_squad_em, prediction, expected)
     return 1.0 if _text(prediction).strip() == _text(expected).strip() else 0.0
+
+
+def _squad_em(prediction: str, answer: str) -> float:
+    return 1.0 if squad_normalize(prediction) == squad_normalize(answer) else 0.0
 
 
 @scorer
@@ -53,16 +91,38 @@ def json_valid(prediction: str, _expected: Any = None) -> float:
 
 
 @scorer
-def rouge_l(prediction: str, expected: str) -> float:
+def rouge_l(
+    prediction: str,
+    expected: str,
+    *,
+    tokenizer: Literal["whitespace", "rouge_score"] = "whitespace",
+    use_stemmer: bool = False,
+) -> float:
     """ROUGE-L F1 between prediction and expected, on whitespace tokens (case-sensitive).
 
     Bit-for-bit equal to ``rouge_score``'s ``rougeL`` F-measure with a whitespace tokenizer
-    and no stemming; 0.0 when either side has no tokens.
+    and no stemming; 0.0 when either side has no tokens. With ``tokenizer="rouge_score"`` the
+    text is tokenized as ``rouge-score`` does by default (lower case, ``a-z0-9`` runs only), and
+    ``use_stemmer=True`` adds its Porter stemming (needs NLTK): equal to
+    ``RougeScorer(["rougeL"], use_stemmer=...)`` bit for bit.
 
     Example:
         >>> round(rouge_l("the cat sat on the mat", "the cat lay on the mat"), 4)
         0.8333
+        >>> rouge_l("The cat!", "the cat", tokenizer="rouge_score")
+        1.0
     """
+    if tokenizer == "rouge_score":
+        pred_tokens = rouge_score_tokens(_text(prediction), stem=use_stemmer)
+        ref_tokens = rouge_score_tokens(_text(expected), stem=use_stemmer)
+        if not pred_tokens or not ref_tokens:
+            return 0.0
+        return _f1(_lcs_length(pred_tokens, ref_tokens), len(pred_tokens), len(ref_tokens))
+    if tokenizer != "whitespace" or use_stemmer:
+        raise ConfigError(
+            f"rouge_l: tokenizer={tokenizer!r}, use_stemmer={use_stemmer!r} is not supported; "
+            "use tokenizer='whitespace' (no stemming) or tokenizer='rouge_score'"
+        )
     pred_text = _text(prediction)
     ref_text = _text(expected)
     if pred_text == ref_text:
@@ -76,18 +136,33 @@ def rouge_l(prediction: str, expected: str) -> float:
 
 
 @scorer
-def token_f1(prediction: str, expected: str, *, case_sensitive: bool = False) -> float:
+def token_f1(
+    prediction: str,
+    expected: str,
+    *,
+    case_sensitive: bool = False,
+    normalize: Normalization = None,
+) -> float:
     """Order-independent token F1: harmonic mean of token precision and recall.
 
     Shared tokens count up to the smaller of their two multiplicities. Tokens are split on
     whitespace and lower-cased unless ``case_sensitive=True``. 0.0 when either side is empty.
+    With ``normalize="squad"`` it is the SQuAD v1.1 script's F1 (SQuAD normalization, best of
+    several accepted answers when ``expected`` is a list).
 
     Example:
         >>> token_f1("the capital is paris", "paris is the capital")
         1.0
         >>> token_f1("the cat extra", "the cat")
         0.8
+        >>> token_f1("Paris.", "Paris"), token_f1("Paris.", "Paris", normalize="squad")
+        (0.0, 1.0)
     """
+    if normalize is not None:
+        check_normalize(normalize)
+        if case_sensitive:
+            raise ConfigError("token_f1: normalize='squad' lower-cases; drop case_sensitive=True")
+        return _best(_squad_f1, prediction, expected)
     pred_text = _text(prediction)
     ref_text = _text(expected)
     if not case_sensitive:
@@ -103,6 +178,14 @@ def token_f1(prediction: str, expected: str, *, case_sensitive: bool = False) ->
     ref.sort()
     common = _lcs_length(pred, ref)
     return 2.0 * common / (len(pred) + len(ref))
+
+
+def _squad_f1(prediction: str, answer: str) -> float:
+    pred = squad_normalize(prediction).split()
+    ref = squad_normalize(answer).split()
+    common = sum((Counter(pred) & Counter(ref)).values())
+    # SQuAD v1.1 gives 0 when nothing is shared, including when both sides normalize to empty.
+    return _f1(common, len(pred), len(ref)) if common else 0.0
 
 
 def _f1(lcs: int, pred_len: int, ref_len: int) -> float:

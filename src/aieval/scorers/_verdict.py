@@ -6,8 +6,9 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Verdict", "parse_verdict"]
+__all__ = ["DuplicateKeyError", "Verdict", "load_verdict_json", "parse_verdict"]
 
 _FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.DOTALL)
 
@@ -31,21 +32,26 @@ def parse_verdict(text: str, *, max_score: float = 10.0) -> Verdict:
     """Parse exactly one JSON object with a numeric ``score`` in ``0..max_score``.
 
     The whole answer must be that object (an enclosing Markdown code fence is tolerated).
-    Anything else (no JSON, two objects, prose around it, a missing, non-numeric, boolean, NaN or
-    out-of-range score, a truncated object) yields a :class:`Verdict` with ``error`` set.
+    Anything else (no JSON, two objects, prose around it, a key given twice, a missing,
+    non-numeric, boolean, NaN or out-of-range score, a truncated object) yields a
+    :class:`Verdict` with ``error`` set.
 
     Example:
         >>> parse_verdict('{"score": 7, "reason": "mostly right"}').normalized
         0.7
         >>> parse_verdict('I give it {"score": 10}').error
         'verdict is not a single JSON object'
+        >>> parse_verdict('{"score": 1, "score": 10}').error
+        "verdict gives the key 'score' twice"
     """
     body = text.strip()
     fenced = _FENCE.match(body)
     if fenced:
         body = fenced.group(1).strip()
     try:
-        data = json.loads(body, parse_constant=_reject_constant)
+        data = load_verdict_json(body)
+    except DuplicateKeyError as exc:
+        return Verdict(None, "", text, str(exc))
     except ValueError:
         return Verdict(None, "", text, "verdict is not a single JSON object")
     if not isinstance(data, dict):
@@ -61,6 +67,28 @@ def parse_verdict(text: str, *, max_score: float = 10.0) -> Verdict:
     if not isinstance(reason, str):
         reason = json.dumps(reason, ensure_ascii=False)
     return Verdict(float(score), reason, text)
+
+
+class DuplicateKeyError(ValueError):
+    """A judge's JSON gives one key twice: which value it meant is unknowable."""
+
+
+def load_verdict_json(body: str) -> Any:
+    """``json.loads`` for judge answers: NaN/Infinity and repeated keys are errors.
+
+    Python's ``json`` keeps the last of repeated keys; a verdict ``{"score": 1, "score": 10}``
+    is ambiguous, so it raises :class:`DuplicateKeyError` (a ``ValueError``) instead.
+    """
+    return json.loads(body, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise DuplicateKeyError(f"verdict gives the key {key!r} twice")
+        data[key] = value
+    return data
 
 
 def _reject_constant(name: str) -> float:

@@ -5,6 +5,17 @@ Test reports are read from the SWE-bench harness ``report.json``, JUnit XML (``p
 ``tests/test_x.py::TestA::test_b[1]`` (pytest node id) and JUnit's ``classname="tests.test_x.TestA"
 name="test_b[1]"`` name the same test.
 
+SWE-bench's log parsers cut a test id at its first whitespace, so its ``FAIL_TO_PASS`` and
+``PASS_TO_PASS`` lists hold ids such as ``tests/test_fix.py::test_g[log(photon`` for the test
+``test_g[log(photon count)]``. A listed id that no report test carries exactly is resolved the
+way the harness matches it: against the report's ids cut at their first whitespace. When several
+report tests share that cut id, all of them must pass (the harness keeps whichever it parsed
+last; aieval does not let a failing one hide behind a passing one).
+
+A non-strict XPASS (an ``xfail``-marked test that passed) counts as passed in every reader:
+pytest's JUnit XML writes it as a plain pass, and the pytest-json reader's ``xpassed`` outcome is
+read the same way. A strict XPASS is a failure in both.
+
 Example:
     >>> result = swe_rates({"t::a": "passed", "t::b": "failed"},
     ...                    fail_to_pass=["t::a"], pass_to_pass=["t::b"])
@@ -15,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
 import subprocess
 import sys
@@ -42,7 +54,7 @@ __all__ = [
     "tests_pass_to_pass_threshold_met",
 ]
 
-_PASSING = frozenset({"passed", "xfailed"})
+_PASSING = frozenset({"passed", "xfailed", "xpassed"})
 
 
 @dataclass(slots=True, frozen=True)
@@ -76,6 +88,12 @@ def _normalize_id(test_id: str) -> str:
     return head + bracket + params
 
 
+def _cut_at_whitespace(test_id: str) -> str:
+    """The id as SWE-bench's log parsers record it: up to its first whitespace."""
+    parts = test_id.split(maxsplit=1)
+    return parts[0] if parts else test_id
+
+
 def swe_rates(
     outcomes: Mapping[str, str], *, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str]
 ) -> SweResult:
@@ -87,10 +105,23 @@ def swe_rates(
         pass_to_pass: tests the patch must not break.
     """
     normalized = {_normalize_id(k): v for k, v in outcomes.items()}
-    missing = [t for t in [*fail_to_pass, *pass_to_pass] if _normalize_id(t) not in normalized]
+    truncated: dict[str, list[str]] = {}
+    for key, outcome in normalized.items():
+        cut = _cut_at_whitespace(key)
+        if cut != key:
+            truncated.setdefault(cut, []).append(outcome)
+
+    def resolve(test: str) -> list[str] | None:
+        """The outcomes a listed id names: its own, or those of the tests it is a cut of."""
+        key = _normalize_id(test)
+        if key in normalized:
+            return [normalized[key]]
+        return truncated.get(key)
+
+    missing = [t for t in [*fail_to_pass, *pass_to_pass] if resolve(t) is None]
 
     def failed(tests: Sequence[str]) -> list[str]:
-        return [t for t in tests if normalized.get(_normalize_id(t)) not in _PASSING]
+        return [t for t in tests if not all(o in _PASSING for o in resolve(t) or ["missing"])]
 
     f2p_failed, p2p_failed = failed(fail_to_pass), failed(pass_to_pass)
     return SweResult(
@@ -209,6 +240,9 @@ def _junit_outcome(case: ET.Element) -> str:
 def load_pytest_json(path: str | Path) -> dict[str, str]:
     """Per-test outcomes from a pytest-json-report file (``{"tests": [{"nodeid", "outcome"}]}``).
 
+    Outcomes are kept as written (``passed``, ``failed``, ``xfailed``, ``xpassed``...); a
+    non-strict ``xpassed`` counts as passed, as in JUnit XML, where pytest writes it as a pass.
+
     Raises:
         DatasetError: the file is unreadable or lacks the ``tests`` list.
     """
@@ -286,9 +320,12 @@ def run_tests_after_patch(
 ) -> dict[str, str]:
     """Copy ``repo``, apply ``patch``, run the named pytest tests in the sandbox; return outcomes.
 
-    The outcomes (test id -> status, from a JUnit report) feed :func:`swe_rates`. The patched
-    code runs with the sandbox's limits and without network, but it can write its own report:
-    use this for trusted test suites, see ``docs/sandbox.md``.
+    The outcomes (test id -> status, from a JUnit report) feed :func:`swe_rates`. The tests and
+    their configuration come from the pristine ``repo``, not from the patch: after applying it,
+    every ``conftest.py``, ``pytest.ini``, ``tox.ini``, ``setup.cfg``, ``pyproject.toml`` and
+    test file named in ``tests`` is put back as it was (or removed when the patch added it), as
+    are top-level modules that would shadow pytest. The patched code itself runs isolated
+    with the sandbox's limits and no network; see ``docs/sandbox.md`` for what remains.
 
     Raises:
         ConfigError: code execution was not allowed, or the patch does not apply.
@@ -303,13 +340,18 @@ def run_tests_after_patch(
         applied = _git_apply(checkout, _patch_text(patch), check=False)
         if applied.returncode != 0:
             raise ConfigError(f"the patch does not apply to {repo}: {applied.stderr.strip()}")
-        report = Path(scratch) / "report.xml"
+        _restore_test_setup(Path(repo), checkout, tests)
+        report = checkout / f".aieval-junit-{secrets.token_hex(8)}.xml"
         argv = [
             python or sys.executable,
             "-m",
             "pytest",
             "-p",
             "no:cacheprovider",
+            # aieval's own pytest plugin has no business in the candidate's test run (and an
+            # editable install's sources are not visible inside the sandbox)
+            "-p",
+            "no:aieval",
             "-q",
             f"--junitxml={report}",
             "-o",
@@ -324,6 +366,44 @@ def run_tests_after_patch(
     found = {_normalize_id(k) for k in outcomes}
     outcomes.update({t: "missing" for t in tests if _normalize_id(t) not in found})
     return outcomes
+
+
+# Files that decide how pytest collects and reports; a patch must not bring its own.
+_TEST_SETUP_NAMES = frozenset(
+    {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"}
+)
+# Top-level names that would shadow the test runner when the checkout is on sys.path.
+_SHADOWING = frozenset({"pytest.py", "pytest", "_pytest", "pluggy", "py.py", "sitecustomize.py"})
+
+
+def _restore_test_setup(pristine: Path, checkout: Path, tests: Sequence[str]) -> list[str]:
+    """Put the test configuration and named test files back as in ``pristine``; say which."""
+    named = {test.split("::", 1)[0] for test in tests}
+    touched: list[str] = []
+    for path in sorted(checkout.rglob("*")):
+        relative = path.relative_to(checkout)
+        if ".git" in relative.parts:
+            continue
+        top_level = len(relative.parts) == 1
+        if not (
+            path.name in _TEST_SETUP_NAMES
+            or str(relative) in named
+            or (top_level and path.name in _SHADOWING)
+        ):
+            continue
+        original = pristine / relative
+        if original.is_file() and path.is_file() and original.read_bytes() == path.read_bytes():
+            continue
+        if path.is_dir() and not path.is_symlink():
+            if not original.exists():
+                shutil.rmtree(path)
+                touched.append(str(relative))
+            continue
+        path.unlink()
+        if original.is_file():
+            shutil.copy2(original, path)
+        touched.append(str(relative))
+    return touched
 
 
 # The gate names start with "test"; keep pytest from collecting them when run over the sources.

@@ -13,10 +13,13 @@ from fastapi.staticfiles import StaticFiles
 
 from aieval.server._errors import install_error_handlers
 from aieval.server._manager import RunManager
-from aieval.server._redact import Redactor
+from aieval.server._redact import Redactor, redact_logs
+from aieval.server._reports import BundleCache
 from aieval.server._routes import router
 from aieval.server._security import SecurityMiddleware
 from aieval.server._settings import ServerSettings
+from aieval.server._table import SampleIndex
+from aieval.server._views import sample_item
 from aieval.server._wakeups import Wakeups
 from aieval.store import Store
 
@@ -47,13 +50,18 @@ def create_app(
         >>> import tempfile, os
         >>> app = create_app(os.path.join(tempfile.mkdtemp(), "runs.db"))
         >>> sorted(app.openapi()["paths"])[:3]
-        ['/api/compare', '/api/evaluations', '/api/runs']
+        ['/api/compare', '/api/compare/samples/{sample_id}', '/api/evaluations']
     """
     settings = settings or ServerSettings()
     settings.check()
     reader = store if isinstance(store, Store) else Store(store)
     wakeups = Wakeups()
-    manager = RunManager(reader.path, wakeups, max_concurrent=settings.max_concurrent_runs)
+    manager = RunManager(
+        reader.path,
+        wakeups,
+        max_concurrent=settings.max_concurrent_runs,
+        roots=settings.dataset_roots,
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -73,7 +81,10 @@ def create_app(
     app.state.store = reader
     app.state.manager = manager
     app.state.wakeups = wakeups
-    app.state.redactor = Redactor([settings.token])
+    app.state.sample_index = SampleIndex(sample_item)
+    app.state.bundles = BundleCache()
+    app.state.redactor = Redactor([settings.token], roots=settings.dataset_roots)
+    redact_logs(app.state.redactor)
     install_error_handlers(app)
     app.include_router(router)
     _mount_viewer(app)

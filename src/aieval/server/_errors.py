@@ -37,10 +37,22 @@ def validation_reasons(errors: Sequence[Any]) -> list[str]:
     reasons = []
     for err in errors:
         loc = [str(p) for p in err.get("loc", ())]
-        if loc and loc[0] == "body":
+        body = bool(loc) and loc[0] == "body"
+        if body:
             loc = loc[1:]
-        reasons.append(f"{'.'.join(loc) or '(body)'}: {err.get('msg', 'invalid')}")
+        msg = err.get("msg", "invalid")
+        if body and err.get("type") == "extra_forbidden" and loc:
+            msg = _unknown_body_key(loc)
+        reasons.append(f"{'.'.join(loc) or '(body)'}: {msg}")
     return reasons
+
+
+def _unknown_body_key(loc: list[str]) -> str:
+    """``unknown key; did you mean ...?`` for a key of the evaluation body (the one POST body)."""
+    from aieval._keys import known_fields, unknown_key
+    from aieval.runner import EvalConfig
+
+    return unknown_key(loc[-1], known_fields(EvalConfig, loc[:-1]))
 
 
 def install_error_handlers(app: FastAPI) -> None:

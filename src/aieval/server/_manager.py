@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+from aieval._files import confined_to
 from aieval.runner import EvalConfig, run_eval
 from aieval.server._wakeups import NotifyingStore, Wakeups
 from aieval.store import new_run_id
@@ -32,8 +35,16 @@ class RunManager:
     A client that goes away never cancels a run: runs belong to the manager, not to requests.
     """
 
-    def __init__(self, db_path: Path, wakeups: Wakeups, *, max_concurrent: int) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        wakeups: Wakeups,
+        *,
+        max_concurrent: int,
+        roots: Sequence[Path] | None = None,
+    ) -> None:
         self.wakeups = wakeups
+        self.roots = tuple(roots) if roots is not None else None
         self.store = NotifyingStore(db_path, wakeups)
         self._pool = ThreadPoolExecutor(max_concurrent, thread_name_prefix="aieval-eval")
         self._lock = threading.Lock()
@@ -60,7 +71,9 @@ class RunManager:
         state = self._states[run_id]
         state.status = "running"
         try:
-            run_eval(config, store=self.store, run_id=run_id)
+            # every file the run opens (folder members, schemas, rubrics) stays in the roots
+            with confined_to(self.roots) if self.roots is not None else nullcontext():
+                run_eval(config, store=self.store, run_id=run_id)
         except Exception as exc:
             log.warning("evaluation %s failed: %s", run_id, exc)
             state.error = f"{type(exc).__name__}: {exc}"

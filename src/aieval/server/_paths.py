@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
+from aieval._files import resolve_inside
 from aieval.errors import ConfigError
 from aieval.runner import DatasetConfig, EvalConfig
 
@@ -15,38 +16,21 @@ _FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def confine(value: str, roots: Sequence[Path], field: str) -> Path:
-    """The real path of ``value`` if it stays inside one of ``roots``; else a ConfigError.
+    """The real path of ``value`` if it exists inside one of ``roots``; else a ConfigError.
 
     A relative path is looked up under each root in turn. ``..`` is refused outright, and the
     path is resolved (symlinks followed) before the containment check, so a link pointing out
-    of a root is refused too.
+    of a root is refused too. A missing file and a file outside the roots get the same answer.
     """
-    if not value:
-        raise ConfigError(f"{field}: give a path inside a dataset root")
-    if ".." in PurePath(value).parts:
-        raise ConfigError(f"{field}: '..' is not allowed in {value!r}; name a file inside a root")
-    path = Path(value)
-    real_roots = [root.resolve() for root in roots]
-    candidates = [path] if path.is_absolute() else [root / path for root in real_roots]
-    escaped = False
-    for candidate in candidates:
-        real = candidate.resolve()
-        if not any(real.is_relative_to(root) for root in real_roots):
-            escaped = escaped or candidate.exists() or path.is_absolute()
-            continue
-        if real.exists() or path.is_absolute():
-            return real
-    listed = ", ".join(str(r) for r in real_roots)
-    if escaped:
-        raise ConfigError(
-            f"{field}: {value!r} is outside the dataset roots ({listed}); the server only "
-            "reads files inside them (add a root with --dataset-root)"
-        )
-    raise ConfigError(f"{field}: {value!r} was not found under the dataset roots ({listed})")
+    return resolve_inside(value, [root.resolve() for root in roots], field)
 
 
 def confine_config(config: EvalConfig, roots: Sequence[Path], *, allow_imports: bool) -> None:
-    """Replace every path in ``config`` by its confined real path (in place)."""
+    """Replace every path in ``config`` by its confined real path (in place).
+
+    Files named *inside* the files (folder members, a workflow's schema and rubric) are
+    checked when they are read, under :func:`aieval._files.confined_to`.
+    """
     if config.imports and not allow_imports:
         raise ConfigError(
             "imports: this server does not import Python files (it would run their code); "

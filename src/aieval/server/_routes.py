@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse
@@ -10,12 +10,15 @@ from pydantic import Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 from sse_starlette import EventSourceResponse
 
+from aieval._files import confined_to
 from aieval.errors import ConfigError, RunNotFoundError
 from aieval.runner import EvalConfig, check_eval
+from aieval.server._diff import text_diff
 from aieval.server._events import run_events
 from aieval.server._paths import confine_config
-from aieval.server._reports import comparison, report_bundle
-from aieval.server._views import SampleFilter, keep_sample, run_item, sample_detail, sample_item
+from aieval.server._reports import comparison
+from aieval.server._table import TableQuery
+from aieval.server._views import SampleFilter, run_item, sample_detail
 from aieval.store import RunRow, Store
 
 __all__ = ["EvaluationRequest", "router"]
@@ -47,8 +50,10 @@ def start_evaluation(body: EvaluationRequest, request: Request) -> JSONResponse:
     if body.models is not None and len(body.models) > 1:
         raise ConfigError("models: the server starts one run per request; give one 'model'")
     config = EvalConfig.model_validate(body.model_dump(exclude={"base_dir"}))
-    confine_config(config, state.settings.dataset_roots, allow_imports=state.settings.allow_imports)
-    check_eval(config)
+    roots = state.settings.dataset_roots
+    with confined_to(roots):
+        confine_config(config, roots, allow_imports=state.settings.allow_imports)
+        check_eval(config)
     run_id = state.manager.submit(config)
     body_out = {"run_id": run_id, "events_url": f"/api/runs/{run_id}/events"}
     return JSONResponse(body_out, status_code=202)
@@ -73,8 +78,8 @@ def list_runs(
 @router.get("/runs/{run_id}")
 def get_run(run_id: str, request: Request) -> JSONResponse:
     """The run's reporting bundle (over the samples stored so far while it runs)."""
-    store: Store = request.app.state.store
-    return _reply(request, report_bundle(store, _run(request, run_id).id))
+    state = request.app.state
+    return _reply(request, state.bundles.get(state.store, _run(request, run_id).id))
 
 
 @router.get("/runs/{run_id}/samples")
@@ -82,16 +87,38 @@ def list_samples(
     run_id: str,
     request: Request,
     filter: SampleFilter = "all",
+    q: Annotated[str, Query(max_length=500)] = "",
+    scorer: str | None = None,
+    min: float | None = None,
+    max: float | None = None,
+    meta: Annotated[str | None, Query(max_length=200)] = None,
+    sort: str = "index",
+    order: Literal["asc", "desc"] = "asc",
     limit: _Limit = 50,
     offset: _Offset = 0,
 ) -> JSONResponse:
-    """The run's samples in dataset order, optionally only failed / gate-failed / passed."""
-    store: Store = request.app.state.store
+    """One page of the run's samples that match: ``q`` searches input, prediction and
+    expected (case-insensitive); ``filter`` keeps passed / failed / gate-failed / errored
+    samples; ``scorer`` with ``min``/``max`` keeps a score range; ``meta`` keeps samples with
+    a metadata key (``key``) or value (``key=value``); ``sort`` is ``index``, ``id``,
+    ``weighted_score``, ``passed``, ``error``, ``input``, ``prediction`` or ``score:NAME``."""
+    state = request.app.state
     run = _run(request, run_id)
-    kept = [sample_item(s) for s in store.iter_samples(run.id) if keep_sample(s, filter)]
+    rows, names = state.sample_index.rows(state.store, run.id)
+    if scorer is not None and scorer not in names:
+        raise ConfigError(f"scorer: no scorer {scorer!r} in this run; use one of {names}")
+    table = TableQuery(
+        q=q.strip(), outcome=filter, scorer=scorer, min=min, max=max, meta=meta or None,
+        sort=sort, order=order,
+    )  # fmt: skip
+    kept = table.sorted([r for r in rows if table.keep(r)], names)
+    keys = sorted({k for r in rows[:5000] for k in r.metadata_keys})[:50]
     body = {
-        "samples": kept[offset : offset + limit],
+        "samples": [r.item for r in kept[offset : offset + limit]],
         "total": len(kept),
+        "run_total": len(rows),
+        "scorers": names,
+        "metadata_keys": keys,
         "limit": limit,
         "offset": offset,
     }
@@ -115,6 +142,33 @@ def compare(
     """Candidate against baseline: metric deltas with intervals, regressions, the decision."""
     store: Store = request.app.state.store
     return _reply(request, comparison(store, baseline, candidate))
+
+
+@router.get("/compare/samples/{sample_id}")
+def compare_sample(
+    sample_id: str,
+    request: Request,
+    baseline: Annotated[str, Query(min_length=1)],
+    candidate: Annotated[str, Query(min_length=1)],
+) -> JSONResponse:
+    """One example side by side: both runs' sample (output, scores, reasons) and a word diff
+    of the baseline's prediction against the candidate's."""
+    store: Store = request.app.state.store
+    sides: dict[str, Any] = {}
+    for side, ref in (("baseline", baseline), ("candidate", candidate)):
+        run = _run(request, ref)
+        try:
+            sides[side] = sample_detail(store.get_sample(run.id, sample_id))
+        except RunNotFoundError:
+            sides[side] = None
+        sides[side + "_run"] = {"id": run.id, "name": run.name, "model": run.model}
+    if sides["baseline"] is None and sides["candidate"] is None:
+        raise RunNotFoundError(f"no sample {sample_id!r} in either run")
+    before = (sides["baseline"] or {}).get("prediction")
+    after = (sides["candidate"] or {}).get("prediction")
+    sides["diff"] = text_diff(before, after)
+    sides["id"] = sample_id
+    return _reply(request, sides)
 
 
 @router.get("/runs/{run_id}/events", response_class=EventSourceResponse)

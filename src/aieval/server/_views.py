@@ -11,22 +11,30 @@ from aieval.store import RunRow, Store
 
 __all__ = [
     "SampleFilter",
-    "keep_sample",
     "run_item",
+    "run_state",
     "sample_completed",
     "sample_detail",
     "sample_item",
     "weighted_score",
 ]
 
-SampleFilter = Literal["all", "failed", "gate_failed", "passed"]
+SampleFilter = Literal["all", "failed", "gate_failed", "passed", "error", "no_error"]
 
 
 def run_item(store: Store, run: RunRow) -> dict[str, Any]:
-    """One entry of the runs list: header, sample count, pass rate and grade mix."""
+    """One entry of the runs list: header, sample count, pass rate, grade mix, main metrics,
+    error counts, and the state to show (``status`` as stored, refined by the errors)."""
     samples, passed = store.pass_counts(run.id)
-    evaluation = (run.metrics or {}).get("evaluation")
+    summary = run.metrics or {}
+    evaluation = summary.get("evaluation")
     grades = evaluation.get("grades") if isinstance(evaluation, Mapping) else None
+    found = summary.get("scorers")
+    scorers: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    target_errors = _int(summary.get("target_errors"))
+    scorer_errors = sum(
+        (_int(s.get("errors")) for s in scorers.values() if isinstance(s, Mapping)), 0
+    )
     return {
         "id": run.id,
         "name": run.name,
@@ -38,7 +46,28 @@ def run_item(store: Store, run: RunRow) -> dict[str, Any]:
         "samples": samples,
         "pass_rate": passed / samples if samples else None,
         "grades": grades,
+        "metrics": {name: s.get("mean") for name, s in scorers.items() if isinstance(s, Mapping)},
+        "errors": {"target": target_errors, "scorers": scorer_errors},
+        "state": run_state(run.status, samples, target_errors + scorer_errors, target_errors),
     }
+
+
+def run_state(status: str, samples: int, errors: int, target_errors: int) -> str:
+    """What the runs list shows: the stored status, except that a completed run with errors
+    is ``completed_with_errors``, and one whose every sample failed is ``errored``.
+
+    >>> run_state("completed", 3, 3, 3), run_state("completed", 3, 1, 0)
+    ('errored', 'completed_with_errors')
+    """
+    if status != "completed":
+        return status
+    if samples and target_errors >= samples:
+        return "errored"
+    return "completed_with_errors" if errors else "completed"
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
 def weighted_score(record: SampleRecord) -> float | None:
@@ -54,8 +83,12 @@ def weighted_score(record: SampleRecord) -> float | None:
 
 
 def sample_item(record: SampleRecord) -> dict[str, Any]:
-    """One row of a run's sample table."""
+    """One row of a run's sample table: previews of the texts, each scorer's value, the
+    judges' reasons (cut), errors and gate failures."""
+    from aieval.server._table import preview
+
     evaluation = _evaluation(record) or {}
+    scores = record.scores
     return {
         "id": record.id,
         "index": record.index,
@@ -64,12 +97,20 @@ def sample_item(record: SampleRecord) -> dict[str, Any]:
         "weighted_score": weighted_score(record),
         "error": record.error,
         "scores": record.values,
+        "score_reasons": {n: preview(s.reason) for n, s in scores.items() if s.reason},
+        "score_errors": {n: preview(s.error) for n, s in scores.items() if s.error},
+        # judges whose verdict could not be parsed (scored 0, counted in the report)
+        "malformed": [n for n, s in scores.items() if s.metadata.get("parse_failures")],
         "gate_failures": [g for g, ok in (evaluation.get("hard_gates") or {}).items() if not ok],
+        "input": preview(record.input if record.input is not None else record.prompt),
+        "prediction": preview(record.prediction),
+        "expected": preview(record.expected),
+        "metadata": {str(k): preview(v, 80) for k, v in (record.metadata or {}).items()},
     }
 
 
 def sample_completed(record: SampleRecord) -> dict[str, Any]:
-    """The ``sample_completed`` event payload: scores, grade and each hard gate's verdict."""
+    """The ``sample_completed`` event payload: the table row plus each hard gate's verdict."""
     evaluation = _evaluation(record) or {}
     reasons = {
         g["name"]: g.get("reason")
@@ -77,17 +118,11 @@ def sample_completed(record: SampleRecord) -> dict[str, Any]:
         if isinstance(g, Mapping) and "name" in g
     }
     return {
-        "id": record.id,
-        "index": record.index,
-        "passed": record.passed,
-        "grade": evaluation.get("grade"),
-        "weighted_score": weighted_score(record),
-        "scores": record.values,
+        **sample_item(record),
         "hard_gates": {
             name: {"passed": bool(ok), "reason": reasons.get(name)}
             for name, ok in (evaluation.get("hard_gates") or {}).items()
         },
-        "error": record.error,
     }
 
 
@@ -113,18 +148,6 @@ def sample_detail(record: SampleRecord) -> dict[str, Any]:
         "evaluation": _evaluation(record),
         "workflow_run": record.extra.get("workflow_run"),
     }
-
-
-def keep_sample(record: SampleRecord, which: SampleFilter) -> bool:
-    """Whether ``record`` belongs in the sample table under filter ``which``."""
-    if which == "passed":
-        return record.passed is True
-    if which == "failed":
-        return record.passed is not True
-    if which == "gate_failed":
-        gates = (_evaluation(record) or {}).get("hard_gates") or {}
-        return not all(gates.values())
-    return True
 
 
 def _evaluation(record: SampleRecord) -> dict[str, Any] | None:

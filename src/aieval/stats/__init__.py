@@ -3,11 +3,17 @@
 from aieval.stats._agreement import cohen_kappa, exact_agreement, mean_absolute_error, spearman
 from aieval.stats._bootstrap import ConfidenceInterval, bootstrap_ci, wilson_interval
 from aieval.stats._describe import histogram, quantiles, sample_std
-from aieval.stats._paired import NoninferiorityResult, noninferiority_test, paired_bootstrap_ci
+from aieval.stats._noninferiority import (
+    NoninferiorityMethod,
+    NoninferiorityResult,
+    noninferiority_test,
+)
+from aieval.stats._paired import paired_bootstrap_ci
 from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes
 
 __all__ = [
     "ConfidenceInterval",
+    "NoninferiorityMethod",
     "NoninferiorityResult",
     "bootstrap_ci",
     "cohen_kappa",

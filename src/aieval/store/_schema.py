@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION"]
+__all__ = ["RUN_COLUMNS_ADDED", "SCHEMA", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+#: Columns added to ``runs`` after version 1, added in place to older stores when opened.
+RUN_COLUMNS_ADDED = {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -26,7 +29,10 @@ CREATE TABLE IF NOT EXISTS runs (
     error         TEXT,
     created_at    REAL NOT NULL,
     started_at    REAL,
-    finished_at   REAL
+    finished_at   REAL,
+    pid           INTEGER,                      -- the process running it (while running)
+    host          TEXT,                         -- ... and its host
+    heartbeat_at  REAL                          -- last sign of life of that process
 );
 CREATE INDEX IF NOT EXISTS runs_name_created ON runs (name, created_at);
 CREATE TABLE IF NOT EXISTS samples (

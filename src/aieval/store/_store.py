@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -15,7 +16,10 @@ from typing import Any
 
 from aieval._records import CallRecord, SampleRecord, ScoreRecord
 from aieval.errors import RunNotFoundError, StoreError
-from aieval.store._schema import SCHEMA, SCHEMA_VERSION
+from aieval.store._encoding import dumps as _dumps
+from aieval.store._encoding import row_from_db, to_db, to_db_row
+from aieval.store._owner import HEARTBEAT_EVERY_S, owner, owner_gone
+from aieval.store._schema import RUN_COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION
 
 __all__ = ["CalibrationRow", "RunRow", "Store", "default_db_path", "new_run_id"]
 
@@ -38,7 +42,12 @@ def default_db_path() -> Path:
 
 @dataclass(slots=True, frozen=True)
 class RunRow:
-    """A stored run's header."""
+    """A stored run's header.
+
+    ``status`` is ``running``, ``completed``, ``failed`` or ``interrupted``; a run stored as
+    running whose process is gone (see ``pid``, ``host``, ``heartbeat_at``) reads as
+    ``interrupted``, so ``--resume`` picks it.
+    """
 
     id: str
     name: str
@@ -55,6 +64,9 @@ class RunRow:
     created_at: float
     started_at: float | None
     finished_at: float | None
+    pid: int | None = None
+    host: str | None = None
+    heartbeat_at: float | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -87,6 +99,7 @@ class Store:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_db_path()
         self._lock = threading.RLock()
+        self._beat_at = 0.0
         try:
             if self.path.parent and not self.path.parent.exists():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,13 +109,23 @@ class Store:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.row_factory = row_from_db
             self._db.executescript(SCHEMA)
-            self._db.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
-            )
+            self._migrate()
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
+
+    def _migrate(self) -> None:
+        """Bring a store written by an older version up to this schema, in place."""
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+        for column, kind in RUN_COLUMNS_ADDED.items():
+            if column not in have:
+                self._db.execute(f"ALTER TABLE runs ADD COLUMN {column} {kind}")
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(SCHEMA_VERSION),),
+        )
 
     def close(self) -> None:
         """Close the connection."""
@@ -130,13 +153,17 @@ class Store:
         config: Mapping[str, Any] | None = None,
         run_id: str | None = None,
     ) -> str:
-        """Insert a new run in status ``running`` and return its id (``run_id`` if given)."""
+        """Insert a new run in status ``running`` and return its id (``run_id`` if given).
+
+        The run is owned by this process (its pid, host and a heartbeat are recorded).
+        """
         run_id = run_id or new_run_id()
         now = time.time()
+        pid, host = owner()
         self._write(
             "INSERT INTO runs (id, name, status, model, provider, dataset, dataset_hash,"
-            " n_examples, git_sha, config, created_at, started_at)"
-            " VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " n_examples, git_sha, config, created_at, started_at, pid, host, heartbeat_at)"
+            " VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run_id,
                 name,
@@ -149,16 +176,30 @@ class Store:
                 _dumps(dict(config or {})),
                 now,
                 now,
+                pid,
+                host,
+                now,
             ),
         )
+        self._beat_at = now
         return run_id
 
     def mark_running(self, run_id: str) -> None:
-        """Set a resumed run back to ``running``."""
+        """Set a resumed run back to ``running``, owned by this process."""
+        pid, host = owner()
+        now = time.time()
         self._write(
-            "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL WHERE id = ?",
-            (run_id,),
+            "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, pid = ?,"
+            " host = ?, heartbeat_at = ? WHERE id = ?",
+            (pid, host, now, run_id),
         )
+        self._beat_at = now
+
+    def heartbeat(self, run_id: str) -> None:
+        """Record that this process is still working on ``run_id``."""
+        now = time.time()
+        self._write("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id))
+        self._beat_at = now
 
     def finish_run(
         self,
@@ -169,9 +210,11 @@ class Store:
         error: str | None = None,
     ) -> None:
         """Record how a run ended (``completed``, ``failed`` or ``interrupted``)."""
+        now = time.time()
         self._write(
-            "UPDATE runs SET status = ?, metrics = ?, error = ?, finished_at = ? WHERE id = ?",
-            (status, _dumps(dict(metrics)) if metrics else None, error, time.time(), run_id),
+            "UPDATE runs SET status = ?, metrics = ?, error = ?, finished_at = ?,"
+            " heartbeat_at = ? WHERE id = ?",
+            (status, _dumps(dict(metrics)) if metrics else None, error, now, now, run_id),
         )
 
     def get_run(self, ref: str, *, exclude: str | None = None) -> RunRow:
@@ -184,7 +227,7 @@ class Store:
             rows = self._db.execute(
                 "SELECT * FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\'"
                 " ORDER BY created_at DESC LIMIT 2",
-                (ref, _like_prefix(ref)),
+                (to_db(ref), to_db(_like_prefix(ref))),
             ).fetchall()
             exact = [row for row in rows if row[0] == ref]
             if exact:
@@ -197,7 +240,8 @@ class Store:
             return self._latest_other(ref, exclude)
         with self._lock:
             by_name = self._db.execute(
-                "SELECT * FROM runs WHERE name = ? ORDER BY created_at DESC LIMIT 1", (ref,)
+                "SELECT * FROM runs WHERE name = ? ORDER BY created_at DESC LIMIT 1",
+                (to_db(ref),),
             ).fetchone()
         if by_name is None:
             raise RunNotFoundError(f"no run with id or name {ref!r} in {self.path}")
@@ -208,7 +252,7 @@ class Store:
             row = self._db.execute(
                 "SELECT * FROM runs WHERE name = ? AND id != ?"
                 " ORDER BY status = 'completed' DESC, created_at DESC, rowid DESC LIMIT 1",
-                (name, exclude),
+                (to_db(name), to_db(exclude)),
             ).fetchone()
         if row is None:
             raise RunNotFoundError(
@@ -221,7 +265,7 @@ class Store:
         self, *, name: str | None = None, limit: int = 50, offset: int = 0
     ) -> list[RunRow]:
         """Runs, most recent first, optionally only those named ``name``."""
-        where, args = ("WHERE name = ?", [name]) if name else ("", [])
+        where, args = ("WHERE name = ?", [to_db(name)]) if name else ("", [])
         with self._lock:
             rows = self._db.execute(
                 f"SELECT * FROM runs {where} ORDER BY created_at DESC LIMIT ? OFFSET ?",
@@ -231,7 +275,7 @@ class Store:
 
     def count_runs(self, *, name: str | None = None) -> int:
         """How many runs are stored (named ``name``, if given)."""
-        where, args = ("WHERE name = ?", [name]) if name else ("", [])
+        where, args = ("WHERE name = ?", [to_db(name)]) if name else ("", [])
         with self._lock:
             row = self._db.execute(f"SELECT COUNT(*) FROM runs {where}", args).fetchone()
         return int(row[0])
@@ -242,7 +286,7 @@ class Store:
             row = self._db.execute(
                 "SELECT * FROM runs WHERE name = ? AND status != 'completed'"
                 " AND (? IS NULL OR model = ?) ORDER BY created_at DESC LIMIT 1",
-                (name, model, model),
+                to_db_row((name, model, model)),
             ).fetchone()
         return _run_row(row) if row else None
 
@@ -260,54 +304,60 @@ class Store:
         call_rows = []
         for s in samples:
             sample_rows.append(
-                (
-                    run_id,
-                    s.id,
-                    s.index,
-                    _dumps(s.input),
-                    _dumps(s.expected),
-                    s.prediction,
-                    _dumps(s.metadata) if s.metadata else None,
-                    s.error,
-                    None if s.passed is None else int(s.passed),
-                    s.latency_s,
-                    s.input_tokens,
-                    s.output_tokens,
-                    s.cost,
-                    s.retries,
-                    int(s.cached),
-                    _dumps(s.extra) if s.extra else None,
-                    now,
+                to_db_row(
+                    (
+                        run_id,
+                        s.id,
+                        s.index,
+                        _dumps(s.input),
+                        _dumps(s.expected),
+                        s.prediction,
+                        _dumps(s.metadata) if s.metadata else None,
+                        s.error,
+                        None if s.passed is None else int(s.passed),
+                        s.latency_s,
+                        s.input_tokens,
+                        s.output_tokens,
+                        s.cost,
+                        s.retries,
+                        int(s.cached),
+                        _dumps(s.extra) if s.extra else None,
+                        now,
+                    )
                 )
             )
             for scorer_name, score in s.scores.items():
                 score_rows.append(
-                    (
-                        run_id,
-                        s.id,
-                        scorer_name,
-                        score.value,
-                        None if score.raw is None else _dumps(score.raw),
-                        score.reason,
-                        score.error,
-                        _dumps(score.metadata) if score.metadata else None,
+                    to_db_row(
+                        (
+                            run_id,
+                            s.id,
+                            scorer_name,
+                            score.value,
+                            None if score.raw is None else _dumps(score.raw),
+                            score.reason,
+                            score.error,
+                            _dumps(score.metadata) if score.metadata else None,
+                        )
                     )
                 )
             for c in s.calls:
                 call_rows.append(
-                    (
-                        run_id,
-                        s.id,
-                        c.purpose,
-                        c.provider,
-                        c.model,
-                        c.latency_s,
-                        c.input_tokens,
-                        c.output_tokens,
-                        c.cost,
-                        c.retries,
-                        int(c.cached),
-                        c.error,
+                    to_db_row(
+                        (
+                            run_id,
+                            s.id,
+                            c.purpose,
+                            c.provider,
+                            c.model,
+                            c.latency_s,
+                            c.input_tokens,
+                            c.output_tokens,
+                            c.cost,
+                            c.retries,
+                            int(c.cached),
+                            c.error,
+                        )
                     )
                 )
         with self._lock:
@@ -327,28 +377,42 @@ class Store:
                         f"INSERT INTO model_calls ({_CALL_COLUMNS}) VALUES ({_marks(12)})",
                         call_rows,
                     )
+                if now - self._beat_at >= HEARTBEAT_EVERY_S:
+                    self._db.execute(
+                        "UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, to_db(run_id))
+                    )
+                    self._beat_at = now
                 self._db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._db.execute("ROLLBACK")
-                raise StoreError(f"cannot write samples of run {run_id}: {exc}") from exc
+            except Exception as exc:
+                # SQLite may already have rolled back (a full disk does); nothing is half-written
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+                raise StoreError(
+                    f"cannot write samples of run {run_id} to {self.path}: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
 
     def completed_sample_ids(self, run_id: str) -> set[str]:
         """Ids of the samples already stored for ``run_id``."""
         with self._lock:
-            rows = self._db.execute("SELECT sample_id FROM samples WHERE run_id = ?", (run_id,))
+            rows = self._db.execute(
+                "SELECT sample_id FROM samples WHERE run_id = ?", (to_db(run_id),)
+            )
             return {row[0] for row in rows}
 
     def count_samples(self, run_id: str) -> int:
         """How many samples are stored for ``run_id``."""
         with self._lock:
-            row = self._db.execute("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM samples WHERE run_id = ?", (to_db(run_id),)
+            )
             return int(row.fetchone()[0])
 
     def sample_times(self, run_id: str) -> dict[str, float]:
         """``{sample id: when it was stored}`` (seconds since the epoch), i.e. when it finished."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT sample_id, created_at FROM samples WHERE run_id = ?", (run_id,)
+                "SELECT sample_id, created_at FROM samples WHERE run_id = ?", (to_db(run_id),)
             ).fetchall()
         return {sample_id: float(created) for sample_id, created in rows}
 
@@ -365,7 +429,7 @@ class Store:
                 row[0]
                 for row in self._db.execute(
                     "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY idx LIMIT ? OFFSET ?",
-                    (run_id, -1 if limit is None else limit, offset),
+                    (to_db(run_id), -1 if limit is None else limit, offset),
                 )
             ]
         for start in range(0, len(order), _PAGE):
@@ -377,18 +441,18 @@ class Store:
             rows = self._db.execute(
                 f"SELECT {_SAMPLE_COLUMNS} FROM samples"
                 f" WHERE run_id = ? AND sample_id IN ({marks})",
-                (run_id, *ids),
+                to_db_row((run_id, *ids)),
             ).fetchall()
             score_rows = self._db.execute(
                 "SELECT sample_id, scorer, value, raw, reason, error, metadata FROM scores"
                 f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
-                (run_id, *ids),
+                to_db_row((run_id, *ids)),
             ).fetchall()
             call_rows = self._db.execute(
                 "SELECT sample_id, purpose, provider, model, latency_s, input_tokens,"
                 " output_tokens, cost, retries, cached, error FROM model_calls"
                 f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY id",
-                (run_id, *ids),
+                to_db_row((run_id, *ids)),
             ).fetchall()
         scores: dict[str, list[tuple[Any, ...]]] = {}
         for score in score_rows:
@@ -413,7 +477,7 @@ class Store:
             rows = self._db.execute(
                 f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY rowid"
                 " LIMIT ? OFFSET ?",
-                (run_id, -1 if limit is None else limit, max(position, 0)),
+                (to_db(run_id), -1 if limit is None else limit, max(position, 0)),
             ).fetchall()
         return [self._sample(run_id, row) for row in rows]
 
@@ -423,7 +487,7 @@ class Store:
             row = self._db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(passed = 1), 0) FROM (SELECT passed FROM samples"
                 " WHERE run_id = ? ORDER BY rowid LIMIT ?)",
-                (run_id, -1 if first is None else first),
+                (to_db(run_id), -1 if first is None else first),
             ).fetchone()
         return int(row[0]), int(row[1])
 
@@ -432,7 +496,7 @@ class Store:
         with self._lock:
             row = self._db.execute(
                 f"SELECT {_SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id = ?",
-                (run_id, sample_id),
+                to_db_row((run_id, sample_id)),
             ).fetchone()
         if row is None:
             raise RunNotFoundError(f"run {run_id} has no sample {sample_id!r}")
@@ -445,7 +509,7 @@ class Store:
                 "SELECT sc.scorer, sc.value FROM scores sc JOIN samples sa"
                 " ON sa.run_id = sc.run_id AND sa.sample_id = sc.sample_id"
                 " WHERE sc.run_id = ? ORDER BY sa.idx",
-                (run_id,),
+                (to_db(run_id),),
             ).fetchall()
         out: dict[str, list[float | None]] = {}
         for scorer_name, value in rows:
@@ -458,13 +522,13 @@ class Store:
             score_rows = self._db.execute(
                 "SELECT scorer, value, raw, reason, error, metadata FROM scores"
                 " WHERE run_id = ? AND sample_id = ? ORDER BY rowid",
-                (run_id, sample_id),
+                to_db_row((run_id, sample_id)),
             ).fetchall()
             call_rows = self._db.execute(
                 "SELECT purpose, provider, model, latency_s, input_tokens, output_tokens, cost,"
                 " retries, cached, error FROM model_calls WHERE run_id = ? AND sample_id = ?"
                 " ORDER BY id",
-                (run_id, sample_id),
+                to_db_row((run_id, sample_id)),
             ).fetchall()
         return _sample_record(row, score_rows, call_rows)
 
@@ -488,16 +552,18 @@ class Store:
                 cursor = self._db.execute(
                     "INSERT INTO judge_calibrations (judge, model, model_version, prompt_version,"
                     " run_id, labels, n, metrics, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        judge,
-                        model,
-                        model_version,
-                        prompt_version,
-                        run_id,
-                        labels,
-                        n,
-                        _dumps(dict(metrics)),
-                        time.time(),
+                    to_db_row(
+                        (
+                            judge,
+                            model,
+                            model_version,
+                            prompt_version,
+                            run_id,
+                            labels,
+                            n,
+                            _dumps(dict(metrics)),
+                            time.time(),
+                        )
                     ),
                 )
             except sqlite3.Error as exc:
@@ -522,7 +588,7 @@ class Store:
     def _write(self, sql: str, args: tuple[Any, ...]) -> None:
         with self._lock:
             try:
-                self._db.execute(sql, args)
+                self._db.execute(sql, to_db_row(args))
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot write to the store at {self.path}: {exc}") from exc
 
@@ -540,10 +606,6 @@ def _like_prefix(ref: str) -> str:
 
 def _marks(n: int) -> str:
     return ", ".join("?" * n)
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _loads(text: str | None) -> Any:
@@ -619,10 +681,14 @@ def _sample_record(
 
 
 def _run_row(row: tuple[Any, ...]) -> RunRow:
+    pid, host, heartbeat_at = row[15:18]
+    status = row[2]
+    if status == "running" and owner_gone(pid, host, heartbeat_at):
+        status = "interrupted"
     return RunRow(
         id=row[0],
         name=row[1],
-        status=row[2],
+        status=status,
         model=row[3],
         provider=row[4],
         dataset=row[5],
@@ -635,4 +701,7 @@ def _run_row(row: tuple[Any, ...]) -> RunRow:
         created_at=row[12],
         started_at=row[13],
         finished_at=row[14],
+        pid=pid,
+        host=host,
+        heartbeat_at=heartbeat_at,
     )

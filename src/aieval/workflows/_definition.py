@@ -1,18 +1,21 @@
 """Workflow definitions: declared inputs, required outputs, output contract, evaluation block.
 
 Definition files of agentic workflow engines load as they are (``name``, ``version``,
-``capabilities``, ``inputs``, ``steps``, ``outputs``, ``evaluation``); keys this loader does not
-use are kept, not refused. Every error names the file and the field.
+``capabilities``, ``inputs``, ``steps``, ``outputs``, ``evaluation``); top-level keys this loader
+does not use are kept, not refused. The ``evaluation`` block decides the verdict, so an unknown
+key in it is refused rather than dropped. Every error names the file and the field.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aieval._files import readable
+from aieval._keys import unknown_key
 from aieval.errors import RubricError, WorkflowError
 from aieval.grading import Rubric, load_rubric
 from aieval.grading._yaml import load_yaml_file
@@ -43,6 +46,22 @@ _INPUT_TYPES = {
     "any",
 }
 _RUBRIC_KEYS = ("rubric_id", "criteria", "weights", "pass_threshold", "description")
+#: Profile overrides (see ``Profile.with_overrides``).
+_OVERRIDE_KEYS = ("weights", "floors", "pass_threshold", "extra_gates", "slo")
+_EVALUATION_KEYS = (
+    "profile",
+    "scoring_profile",
+    "rubric",
+    "overrides",
+    "allow_missing_criteria",
+    "budgets",
+    "gates",
+    "version",
+    *_RUBRIC_KEYS,
+    *_OVERRIDE_KEYS,
+)
+#: Budgets are checked against these per-run metrics.
+_BUDGET_KEYS = ("latency_s", "retries", "retry_amplification", "tokens", "cost_usd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +109,8 @@ class EvaluationSpec:
         budgets: token and cost budgets per run (``tokens``, ``cost_usd``).
         gate_inputs: keyword inputs of the profile's own gates (``forbidden`` tools, the
             allowed ``handoffs`` graph, tool schemas).
-        extra: keys of the block this loader does not use.
+        extra: always empty: a key of the block this loader does not know is refused (kept
+            for compatibility).
     """
 
     profile: str | None = None
@@ -201,7 +221,7 @@ def load_workflow(
         return source
     if isinstance(source, Mapping):
         return WorkflowDefinition.from_dict(source)
-    file = Path(source)
+    file = readable(source, "workflow")
     if not file.is_file():
         raise WorkflowError(f"{file}: workflow definition not found")
     try:
@@ -311,8 +331,9 @@ def _names(value: Any, source: str, key: str) -> tuple[str, ...]:
 def _schema(value: Any, source: str, base: Path) -> dict[str, Any] | None:
     if value is None:
         return None
+    where = f"{source}: field 'output_schema'"
     if isinstance(value, str):
-        file = Path(value) if Path(value).is_absolute() else base / value
+        file = readable(Path(value) if Path(value).is_absolute() else base / value, where)
         try:
             value = json.loads(file.read_text(encoding="utf-8"))
         except OSError:
@@ -341,6 +362,7 @@ def _schema(value: Any, source: str, base: Path) -> dict[str, Any] | None:
 def _evaluation(data: Mapping[str, Any], source: str, base: Path) -> EvaluationSpec:
     block = _mapping(data.get("evaluation"), source, "evaluation")
     where = f"{source}: field 'evaluation"
+    _refuse_unknown(block, _EVALUATION_KEYS, f"{where}.")
     profile = block.get("profile", block.get("scoring_profile"))
     if profile is not None and not isinstance(profile, str):
         raise WorkflowError(f"{where}.profile': expected a profile id, family or file")
@@ -357,6 +379,7 @@ def _evaluation(data: Mapping[str, Any], source: str, base: Path) -> EvaluationS
     if not isinstance(allow, bool):
         raise WorkflowError(f"{where}.allow_missing_criteria': expected true or false")
     budgets = _mapping(block.get("budgets"), source, "evaluation.budgets")
+    _refuse_unknown(budgets, _BUDGET_KEYS, f"{where}.budgets.")
     for key, value in budgets.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise WorkflowError(f"{where}.budgets.{key}': expected a non-negative number")
@@ -364,25 +387,39 @@ def _evaluation(data: Mapping[str, Any], source: str, base: Path) -> EvaluationS
     for key, value in gates.items():
         if not isinstance(value, Mapping):
             raise WorkflowError(f"{where}.gates.{key}': expected a mapping of the gate's inputs")
-    used = {
-        "profile",
-        "scoring_profile",
-        "rubric",
-        "overrides",
-        "allow_missing_criteria",
-        "budgets",
-        "gates",
-        *_RUBRIC_KEYS,
-    }
     return EvaluationSpec(
         profile=profile,
         rubric=rubric,
-        overrides=_mapping(block.get("overrides"), source, "evaluation.overrides"),
+        overrides=_overrides(block, source),
         allow_missing_criteria=allow,
         budgets={k: float(v) for k, v in budgets.items()},
         gate_inputs={k: dict(v) for k, v in gates.items()},
-        extra={k: v for k, v in block.items() if k not in used},
     )
+
+
+def _overrides(block: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """Profile overrides: ``overrides:``, plus the block's own ``weights``, ``pass_threshold``,
+    ``floors``, ``extra_gates`` and ``slo`` (the agentic-workflows way of writing them), except
+    the keys an inline rubric (``criteria:``) takes for itself."""
+    where = f"{source}: field 'evaluation"
+    overrides = _mapping(block.get("overrides"), source, "evaluation.overrides")
+    _refuse_unknown(overrides, _OVERRIDE_KEYS, f"{where}.overrides.")
+    taken_by_rubric = _RUBRIC_KEYS if "criteria" in block else ()
+    for key in _OVERRIDE_KEYS:
+        if key not in block or key in taken_by_rubric:
+            continue
+        if key in overrides:
+            raise WorkflowError(
+                f"{where}.{key}': also given as 'evaluation.overrides.{key}'; keep one"
+            )
+        overrides[key] = block[key]
+    return overrides
+
+
+def _refuse_unknown(mapping: Mapping[str, Any], known: Iterable[str], where: str) -> None:
+    for key in mapping:
+        if key not in known:
+            raise WorkflowError(f"{where}{key}': {unknown_key(key, known)}")
 
 
 def _rubric(

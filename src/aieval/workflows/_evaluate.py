@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aieval._keys import suggestion
 from aieval.errors import ConfigError, FormulaError
-from aieval.grading import GateResult, GradeResult, Profile, load_profile, normalize
+from aieval.grading import GateResult, GradeResult, Profile, Rubric, load_profile, normalize
 from aieval.workflows._definition import WorkflowDefinition, load_workflow
 from aieval.workflows._efficiency import efficiency
 from aieval.workflows._gates import run_gates
@@ -42,7 +43,9 @@ class WorkflowEvaluation:
         grade, passed, pass_threshold, reason, reasons, placement: the verdict and why.
         hard_gates: ``{gate: passed}``; ``gate_failures`` the failed ones with reasons.
         criteria: per criterion: raw, normalized, adjusted, weight, formula id, floor, floor
-            passed, and where the score came from.
+            passed, where the floor came from (``floor_source``: ``criterion`` or ``default``;
+            ``floor_default``: the category whose default floor applied, such as
+            ``correctness``), and where the score came from.
         missing_criteria: criteria without a usable score, with why.
         floor_violations: critical floors missed; ``grade_capped`` when they capped the grade.
         step_scores: per step, its recorded scores; ``agents`` the per-agent roll-up.
@@ -168,7 +171,12 @@ def resolve_profile(
     definition: WorkflowDefinition | None, given: str | Path | Profile | None = None
 ) -> Profile:
     """The effective profile: ``given``, else the definition's, else :data:`DEFAULT_PROFILE`,
-    with the definition's overrides and rubric applied (a rubric keeps the efficiency criteria).
+    with the definition's rubric (which keeps the profile's efficiency criteria), then its
+    overrides applied.
+
+    Raises:
+        ConfigError: an override names an unknown criterion or has a bad value (the message
+            names the definition's file and ``evaluation``).
     """
     spec = definition.evaluation if definition is not None else None
     if isinstance(given, Profile):
@@ -176,17 +184,41 @@ def resolve_profile(
     name = (
         given if given is not None else (spec.profile if spec and spec.profile else DEFAULT_PROFILE)
     )
-    loaded = load_profile(name, overrides=spec.overrides if spec and spec.overrides else None)
+    loaded = load_profile(name)
     if spec is not None and spec.rubric is not None:
-        efficiency_criteria = [c for c in loaded.criteria if c.kind == "efficiency"]
-        with_rubric = loaded.with_rubric(spec.rubric)
-        if efficiency_criteria:  # a rubric names quality criteria; keep the profile's layer 3
-            data = with_rubric.model_dump()
-            names = {c["name"] for c in data["criteria"]}
-            data["criteria"] += [c.model_dump() for c in efficiency_criteria if c.name not in names]
-            with_rubric = Profile.model_validate(data)
+        loaded = _with_rubric(loaded, spec.rubric)
+    source = definition.source if definition is not None else "<workflow>"
+    if spec is not None:
+        _check_gate_inputs(spec.gate_inputs, loaded, source)
+    if spec is None or not spec.overrides:
+        return loaded
+    try:
+        return load_profile(loaded, overrides=spec.overrides)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: field 'evaluation': {exc}") from None
+
+
+def _check_gate_inputs(inputs: Mapping[str, Any], profile: Profile, source: str) -> None:
+    """Inputs for a gate the profile does not run would be ignored: refuse them (a typo)."""
+    gates = profile.gate_names
+    for name in inputs:
+        if name not in gates:
+            raise ConfigError(
+                f"{source}: field 'evaluation.gates.{name}': profile {profile.base or profile.id} "
+                f"has no such gate; {suggestion(name, gates)}"
+            )
+
+
+def _with_rubric(profile: Profile, rubric: Rubric) -> Profile:
+    efficiency_criteria = [c for c in profile.criteria if c.kind == "efficiency"]
+    with_rubric = profile.with_rubric(rubric)
+    if not efficiency_criteria:
         return with_rubric
-    return loaded
+    # a rubric names quality criteria; keep the profile's layer 3
+    data = with_rubric.model_dump()
+    names = {c["name"] for c in data["criteria"]}
+    data["criteria"] += [c.model_dump() for c in efficiency_criteria if c.name not in names]
+    return Profile.model_validate(data)
 
 
 def _raw_scores(
@@ -361,6 +393,8 @@ def _criterion(c: Any, sources: Mapping[str, str]) -> dict[str, Any]:
         "formula_id": c.formula_id,
         "floor": c.critical_floor,
         "floor_passed": None if c.critical_floor is None else not c.floor_failed,
+        "floor_source": c.floor_source,
+        "floor_default": c.floor_category,
         "kind": c.kind,
         "source": sources.get(c.name),
     }

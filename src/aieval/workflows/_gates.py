@@ -21,6 +21,7 @@ from aieval.workflows._model import WorkflowRun
 __all__ = ["agent_path", "check_compatible", "run_gates", "tool_calls", "unresolved_outputs"]
 
 _STEP_REF = re.compile(r"steps\.([A-Za-z0-9_\-]+)")
+_UNRESOLVED_KEYS = ("unresolved_outputs", "unresolved_required_outputs")
 
 
 def run_gates(
@@ -55,10 +56,12 @@ def run_gates(
 
 
 def unresolved_outputs(run: WorkflowRun, definition: WorkflowDefinition | None) -> list[str]:
-    """Required outputs that did not resolve: the run says so, or their source step did not
-    succeed (a value left behind by a failed or skipped step is not a result)."""
-    recorded = run.metadata.get("unresolved_outputs") or []
-    found = [str(o) for o in recorded] if isinstance(recorded, list) else []
+    """Required outputs that did not resolve: the run says so (``metadata.unresolved_outputs``
+    or ``metadata.unresolved_required_outputs``, as agentic runners record it), or their source
+    step did not succeed (a value left behind by a failed or skipped step is not a result)."""
+    found: list[str] = []
+    for key in _UNRESOLVED_KEYS:
+        found.extend(o for o in _names(run.metadata.get(key)) if o not in found)
     if definition is None:
         return found
     for spec in definition.outputs.values():
@@ -99,10 +102,20 @@ def check_compatible(
 def _outputs_gate(run: WorkflowRun, definition: WorkflowDefinition | None) -> GateResult:
     if definition is None and not run.outputs:
         return GateResult("required_outputs_present", False, "the run produced no outputs")
-    required = definition.required_outputs if definition is not None else []
+    if definition is not None:
+        required = list(definition.required_outputs)
+    else:  # without a definition, the outputs the runner itself calls required still are
+        required = _names(run.metadata.get("unresolved_required_outputs"))
     return required_outputs_present(
         outputs=run.outputs, required=required, unresolved=unresolved_outputs(run, definition)
     )
+
+
+def _names(value: Any) -> list[str]:
+    """Output names recorded as a list (or a single name)."""
+    if isinstance(value, str):
+        return [value]
+    return [str(o) for o in value] if isinstance(value, list | tuple) else []
 
 
 def _steps_gate(run: WorkflowRun, definition: WorkflowDefinition | None) -> GateResult:

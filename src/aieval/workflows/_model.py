@@ -2,7 +2,10 @@
 
 Runs recorded by agentic workflow engines as JSON (``workflow_id``, ``workflow_name``, ``steps``,
 ``overall_status``, ``final_output``, ``start_time``, ``end_time``, ``metadata``) load directly:
-unknown fields are kept in ``extra``, missing optional ones take their defaults.
+unknown fields are kept in ``extra``, missing optional ones take their defaults. Run logs that
+flatten a result (``run_id``, ``status``, per-step ``tokens_used``, ``duration_ms``, ``input`` and
+``output``, run ``total_duration_ms``) load too. ``to_dict`` writes the ``WorkflowResult`` shape
+back: integer tiers stay integers and absent fields are omitted rather than written as ``null``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
+from aieval._files import readable
 from aieval.errors import WorkflowError
 
 __all__ = ["STEP_STATUSES", "StepResult", "StepStatus", "WorkflowRun", "load_run", "load_runs"]
@@ -53,6 +57,9 @@ _STEP_KEYS = {
     "end_time": ("end_time", "ended_at", "finished_at"),
     "retry_count": ("retry_count", "retries"),
     "metadata": ("metadata",),
+    "duration_s": ("duration_s",),
+    "duration_ms": ("duration_ms",),
+    "tokens_used": ("tokens_used",),
 }
 _RUN_KEYS = {
     "workflow_id": ("workflow_id", "id", "run_id"),
@@ -66,6 +73,8 @@ _RUN_KEYS = {
     "inputs": ("inputs", "input"),
     "error": ("error",),
     "steps": ("steps",),
+    "duration_s": ("duration_s",),
+    "duration_ms": ("total_duration_ms", "duration_ms"),
 }
 
 
@@ -77,7 +86,8 @@ class StepResult:
         name: the step's name, unique within the run.
         status: ``pending``, ``running``, ``success``, ``failed``, ``skipped`` or ``retrying``.
         agent_role: the agent that ran it (``reviewer``, ``planner``, ...), if any.
-        tier: the model tier used (``tier1``, ``fast``, ...), if any.
+        tier: the model tier used (an integer level such as ``2``, or a name such as
+            ``tier1`` or ``fast``), if any; an integer stays an integer.
         model_used: the model that served it, if any.
         inputs: what the step received.
         outputs: what it produced.
@@ -86,15 +96,18 @@ class StepResult:
         start_time: start, as a UTC timestamp in seconds.
         end_time: end, as a UTC timestamp in seconds.
         retry_count: how many times it was retried.
-        metadata: anything else; ``tokens``/``input_tokens``/``output_tokens``, ``cost`` (USD),
-            ``scores`` (step-level scores) and ``tool_calls`` are read by the evaluation.
+        metadata: anything else; ``tokens``/``tokens_used``/``input_tokens``/``output_tokens``,
+            ``cost`` (USD), ``scores`` (step-level scores) and ``tool_calls`` are read by the
+            evaluation. A run log's step-level ``tokens_used`` is kept here.
         extra: fields of the source record that this model does not know.
+        recorded_duration_s: the duration the source recorded (``duration_s``, or
+            ``duration_ms`` / 1000), used when start and end times are not both known.
     """
 
     name: str
     status: StepStatus = "success"
     agent_role: str | None = None
-    tier: str | None = None
+    tier: int | str | None = None
     model_used: str | None = None
     inputs: Any = None
     outputs: Any = None
@@ -105,11 +118,12 @@ class StepResult:
     retry_count: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    recorded_duration_s: float | None = None
 
     @property
     def duration_s(self) -> float | None:
-        """End minus start in seconds (or ``metadata.duration_s``), when known."""
-        return _duration(self.start_time, self.end_time, self.metadata)
+        """End minus start in seconds, else the recorded duration (or ``metadata.duration_s``)."""
+        return _duration(self.start_time, self.end_time, self.recorded_duration_s, self.metadata)
 
     @property
     def tokens(self) -> int | None:
@@ -130,11 +144,14 @@ class StepResult:
         name = got.get("name")
         if not isinstance(name, str | int) or name == "":
             raise WorkflowError(f"{where}: field 'step_name' (or 'name') is required")
+        metadata = _mapping(got.get("metadata"), f"{where}, field 'metadata'")
+        if got.get("tokens_used") is not None:  # run logs lift it out of the step's metadata
+            metadata.setdefault("tokens_used", got["tokens_used"])
         return cls(
             name=str(name),
             status=parse_status(got.get("status", "success"), f"{where}, field 'status'"),
             agent_role=_opt_str(got.get("agent_role")),
-            tier=_opt_str(got.get("tier")),
+            tier=_tier(got.get("tier"), f"{where}, field 'tier'"),
             model_used=_opt_str(got.get("model_used")),
             inputs=got.get("inputs"),
             outputs=got.get("outputs"),
@@ -143,13 +160,15 @@ class StepResult:
             start_time=parse_time(got.get("start_time"), f"{where}, field 'start_time'"),
             end_time=parse_time(got.get("end_time"), f"{where}, field 'end_time'"),
             retry_count=_count(got.get("retry_count", 0), f"{where}, field 'retry_count'"),
-            metadata=_mapping(got.get("metadata"), f"{where}, field 'metadata'"),
+            metadata=metadata,
             extra=extra,
+            recorded_duration_s=_recorded_duration(got, where),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data in the recorded-run shape (``step_name``, ``input_data``...)."""
-        return {
+        """JSON-ready data in the recorded-run shape (``step_name``, ``input_data``...); fields
+        with no value are omitted."""
+        known = {
             "step_name": self.name,
             "status": self.status,
             "agent_role": self.agent_role,
@@ -164,8 +183,8 @@ class StepResult:
             "retry_count": self.retry_count,
             "duration_s": self.duration_s,
             "metadata": self.metadata,
-            **self.extra,
         }
+        return {**_present(known), **self.extra}
 
 
 @dataclass(slots=True)
@@ -186,6 +205,8 @@ class WorkflowRun:
         inputs: the inputs the run received, if recorded.
         error: why the run failed, when it did.
         extra: fields of the source record that this model does not know.
+        recorded_duration_s: the duration the source recorded (``duration_s``, or
+            ``total_duration_ms`` / 1000), used when start and end times are not both known.
 
     Example:
         >>> run = WorkflowRun.from_dict({"workflow_id": "r1", "workflow_name": "review",
@@ -207,11 +228,13 @@ class WorkflowRun:
     inputs: dict[str, Any] | None = None
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    recorded_duration_s: float | None = None
 
     @property
     def duration_s(self) -> float | None:
-        """End minus start in seconds, else ``metadata.duration_s``, else the steps' span."""
-        own = _duration(self.start_time, self.end_time, self.metadata)
+        """End minus start in seconds, else the recorded duration (or ``metadata.duration_s``),
+        else the steps' span."""
+        own = _duration(self.start_time, self.end_time, self.recorded_duration_s, self.metadata)
         if own is not None:
             return own
         starts = [s.start_time for s in self.steps if s.start_time is not None]
@@ -292,11 +315,13 @@ class WorkflowRun:
             inputs=dict(inputs) if isinstance(inputs, Mapping) else None,
             error=_opt_str(got.get("error")),
             extra=extra,
+            recorded_duration_s=_recorded_duration(got, source),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data in the recorded ``WorkflowResult`` shape."""
-        return {
+        """JSON-ready data in the recorded ``WorkflowResult`` shape; fields with no value are
+        omitted (that schema refuses ``null`` for ``final_output`` or ``start_time``)."""
+        known = {
             "workflow_id": self.workflow_id,
             "workflow_name": self.workflow_name,
             "version": self.version,
@@ -309,8 +334,8 @@ class WorkflowRun:
             "inputs": self.inputs,
             "error": self.error,
             "metadata": self.metadata,
-            **self.extra,
         }
+        return {**_present(known), **self.extra}
 
 
 def load_run(path: str | Path) -> WorkflowRun:
@@ -319,7 +344,7 @@ def load_run(path: str | Path) -> WorkflowRun:
     Raises:
         WorkflowError: unreadable file, invalid JSON, or a bad field (names file and field).
     """
-    file = Path(path)
+    file = readable(path, "run log")
     if not file.is_file():
         raise WorkflowError(f"{file}: run log not found")
     if file.stat().st_size > _MAX_RUN_BYTES:
@@ -333,10 +358,10 @@ def load_run(path: str | Path) -> WorkflowRun:
 
 def load_runs(folder: str | Path) -> list[WorkflowRun]:
     """Read every ``*.json`` run log of a folder, sorted by file name."""
-    directory = Path(folder)
+    directory = readable(folder, "run logs")
     if not directory.is_dir():
         raise WorkflowError(f"{directory}: not a folder of run logs")
-    files = sorted(directory.glob("*.json"))
+    files = [readable(f, f"run log {f.name}") for f in sorted(directory.glob("*.json"))]
     if not files:
         raise WorkflowError(f"{directory}: holds no *.json run logs")
     return [load_run(f) for f in files]
@@ -397,15 +422,46 @@ def _pick(
                 used.add(alias)
                 if target not in got:
                     got[target] = data[alias]
-    # derived values an engine may store next to the raw ones are not "unknown" fields
-    ignored = {"duration_s", "duration_ms", "total_duration_ms"}
-    extra = {str(k): v for k, v in data.items() if k not in used and k not in ignored}
+    extra = {str(k): v for k, v in data.items() if k not in used}
     return got, extra
 
 
-def _duration(start: float | None, end: float | None, metadata: Mapping[str, Any]) -> float | None:
+def _present(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without its ``None`` values: an absent known field is left out, never ``null``
+    (fields the model does not know are written back as the source had them)."""
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def _recorded_duration(got: Mapping[str, Any], where: str) -> float | None:
+    for key, scale in (("duration_s", 1.0), ("duration_ms", 1000.0)):
+        value = got.get(key)
+        if value is None:
+            continue
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or value < 0:
+            raise WorkflowError(f"{where}, field {key!r}: expected a duration >= 0, got {value!r}")
+        return float(value) / scale
+    return None
+
+
+def _tier(value: Any, where: str) -> int | str | None:
+    """A model tier: an integer level stays an integer, a name stays text."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise WorkflowError(f"{where}: expected an integer level or a name, got {value!r}")
+    if isinstance(value, int):
+        return value
+    return _opt_str(value)
+
+
+def _duration(
+    start: float | None, end: float | None, recorded: float | None, metadata: Mapping[str, Any]
+) -> float | None:
     if start is not None and end is not None:
         return max(0.0, end - start)
+    if recorded is not None:
+        return recorded
     seconds = _number(metadata, "duration_s")
     if seconds is not None:
         return seconds
@@ -414,7 +470,7 @@ def _duration(start: float | None, end: float | None, metadata: Mapping[str, Any
 
 
 def _tokens(metadata: Mapping[str, Any]) -> int | None:
-    total = _number(metadata, "tokens", "total_tokens")
+    total = _number(metadata, "tokens", "total_tokens", "tokens_used")
     if total is not None:
         return int(total)
     parts = [_number(metadata, "input_tokens"), _number(metadata, "output_tokens")]

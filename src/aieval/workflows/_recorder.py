@@ -38,7 +38,7 @@ def step(
     name: str,
     *,
     agent_role: str | None = None,
-    tier: str | None = None,
+    tier: int | str | None = None,
     inputs: Any = None,
 ) -> Iterator[StepHandle]:
     """Record one step of the running workflow; an exception marks it failed and propagates.

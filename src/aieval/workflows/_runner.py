@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from aieval._files import readable
 from aieval._records import SampleRecord, ScoreRecord
 from aieval._types import Example
 from aieval.errors import IncompatibleDatasetError, WorkflowError
@@ -57,7 +58,9 @@ class WorkflowMode:
         """A folder of recorded run logs becomes rows (one per ``*.json``); anything else as is."""
         if not isinstance(dataset, str | Path) or not Path(dataset).is_dir():
             return dataset
-        files = sorted(Path(dataset).glob("*.json"))
+        folder = readable(dataset, "dataset")
+        # each member is checked on its own: a "*.json" link may lead out of the roots
+        files = [readable(f, f"dataset member {f.name}") for f in sorted(folder.glob("*.json"))]
         if not files:
             raise WorkflowError(f"{dataset}: holds no *.json run logs")
         rows = []

@@ -198,6 +198,8 @@
         await runPage(main, parts[1], params);
       } else if (parts[0] === "runs" && parts[2] === "samples" && parts.length === 4) {
         await samplePage(main, parts[1], parts[3]);
+      } else if (parts[0] === "compare" && parts[1] === "samples" && parts.length === 3) {
+        await pairPage(main, parts[2], params);
       } else if (parts[0] === "compare") {
         await comparePage(main, params);
       } else {
@@ -367,23 +369,46 @@
         : "No runs yet. Start one with `aieval run` or POST /api/evaluations."));
       return;
     }
-    const rows = data.runs.map((run) => el("tr", {},
+    const rows = data.runs.map((run) => el("tr", { "data-run": run.id },
       el("th", { scope: "row" }, link(runHref(run.id), run.name || run.id),
         el("div", { class: "run-id" }, run.id)),
       el("td", {}, run.model || "—"),
-      el("td", {}, el("span", { class: "status status-" + run.status }, run.status)),
+      el("td", {}, stateBadge(run)),
       el("td", {}, when(run.created_at)),
       el("td", { class: "num" }, run.samples ?? "—"),
       el("td", { class: "num" }, isNum(run.pass_rate) ? pct(run.pass_rate) : "—"),
+      el("td", { class: "metrics" }, Object.entries(run.metrics || {}).slice(0, 4).map(([k, v]) =>
+        el("div", {}, el("span", { class: "muted" }, k + " "), fmt(v, 3)))),
+      el("td", { class: "num", "data-field": "errors" }, errorCount(run)),
       el("td", {}, gradeMix(run.grades, run.samples)),
       el("td", {}, link("#/compare" + query({ candidate: run.id }), "Compare",
         { "aria-label": `Compare ${run.name || ""} ${run.id}` }))));
     main.append(el("div", { class: "table-wrap" }, el("table", { class: "runs" },
       el("caption", {}, `${data.total} run${data.total === 1 ? "" : "s"}`),
-      el("thead", {}, el("tr", {}, ["Name", "Model", "Status", "Created", "Samples",
-        "Pass rate", "Grades", ""].map((h) => el("th", { scope: "col" }, h)))),
+      el("thead", {}, el("tr", {}, ["Name", "Model", "State", "Created", "Samples",
+        "Pass rate", "Metrics", "Errors", "Grades", ""].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, rows))));
     main.append(pager(data, (o) => "#/" + query({ name, offset: o })));
+  }
+
+  // A run's state as the store gives it (any status string), refined by its errors: a
+  // completed run whose samples errored never reads as a plain green "completed".
+  const STATE_LABELS = { completed_with_errors: "completed with errors",
+    errored: "every sample errored" };
+
+  function stateBadge(run) {
+    const state = run.state || run.status || "unknown";
+    const label = STATE_LABELS[state] || state;
+    return el("span", { class: "status status-" + state.replace(/[^a-z0-9_-]/gi, "_"),
+      "data-state": state }, label);
+  }
+
+  function errorCount(run) {
+    const e = run.errors || {};
+    const total = (e.target || 0) + (e.scorers || 0);
+    if (!total) return "0";
+    return el("span", { class: "bad", title: `${e.target || 0} target, ${e.scorers || 0} scorer` },
+      String(total));
   }
 
   function pager(data, hrefFor) {
@@ -400,6 +425,13 @@
   // ---------------------------------------------------------------- run page
 
   async function runPage(main, runId) {
+    const header = el("div", { class: "page-head" });
+    const summary = el("div", { id: "run-summary" });
+    const samples = el("div", { id: "run-samples" });
+    main.append(header, summary, samples);
+    const table = sampleTable(samples, runId);
+    // the first page of samples comes in while the run's report is computed
+    const firstPage = table.reload().then(() => null, (error) => error);
     let bundle;
     let missing = null;
     try {
@@ -411,12 +443,7 @@
       bundle = { run: { id: runId, name: runId, status: "queued" } };
     }
     const run = bundle.run || {};
-    const header = el("div", { class: "page-head" });
-    const summary = el("div", { id: "run-summary" });
-    const samples = el("div", { id: "run-samples" });
-    main.append(header, summary, samples);
     renderRunHeader(header, bundle);
-    const table = sampleTable(samples, run.id || runId);
     if (LIVE_STATUSES.has(run.status)) {
       const live = liveProgress(bundle);
       header.after(live.node);
@@ -449,7 +476,8 @@
       });
     } else {
       summary.append(...runSummary(bundle));
-      await table.reload();
+      const failed = await firstPage;
+      if (failed) throw failed;
     }
   }
 
@@ -459,6 +487,10 @@
     const facts = [
       ["Status", el("span", { class: "status status-" + run.status, id: "run-status" },
         run.status || "—")],
+      bundle.target_errors ? ["Errors", el("span", { class: "status status-" +
+        (bundle.target_errors >= bundle.samples ? "errored" : "completed_with_errors"),
+        id: "run-errors" }, bundle.target_errors >= bundle.samples ? "every sample errored"
+        : `${bundle.target_errors} of ${bundle.samples} samples errored`)] : null,
       ["Model", run.model || "—"],
       ["Provider", run.provider || "—"],
       ["Dataset", run.dataset || "—"],
@@ -576,6 +608,7 @@
     if (b.criteria && b.criteria.length) out.push(criteriaSection(b.criteria));
     if (b.failure_reasons && b.failure_reasons.length) out.push(reasonsSection(b));
     if (b.judges && Object.keys(b.judges).length) out.push(judgesSection(b.judges));
+    if (b.code) out.push(codeSection(b.code, (b.run || {}).id));
     out.push(costSection(b));
     const groups = groupsSection(b.groups || {});
     if (groups) out.push(groups);
@@ -623,15 +656,41 @@
   }
 
   function judgesSection(judges) {
-    const rows = Object.entries(judges).map(([name, j]) => el("tr", {},
+    const rows = Object.entries(judges).map(([name, j]) => el("tr", { "data-judge": name },
       el("th", { scope: "row" }, name), el("td", { class: "num" }, j.n),
-      el("td", { class: "num" }, `${j.parse_failures} (${pct(j.parse_failure_rate)})`),
+      el("td", { class: "num", "data-field": "malformed" },
+        `${j.parse_failures} (${pct(j.parse_failure_rate)})`),
       el("td", { class: "num" }, j.inconsistency_rate === null || j.inconsistency_rate === undefined
         ? "—" : `${j.inconsistent} (${pct(j.inconsistency_rate)})`),
       el("td", { class: "wrap" }, j.warning || "")));
     return section("Judges", el("div", { class: "table-wrap" }, el("table", {},
-      el("thead", {}, el("tr", {}, ["Judge", "Verdicts", "Parse failures", "Inconsistent",
+      el("thead", {}, el("tr", {}, ["Judge", "Verdicts", "Malformed verdicts", "Inconsistent",
         "Warning"].map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, rows))));
+  }
+
+  const CODE_STATUSES = ["passed", "failed", "timeout", "memory_limit", "error"];
+
+  function codeSection(code, runId) {
+    // a code evaluation: pass@k with intervals, statuses, and each problem's executions
+    const ks = Object.entries(code.pass_at_k || {}).map(([k, v]) => el("tr", { "data-k": k },
+      el("th", { scope: "row" }, "pass@" + k), el("td", { class: "num" }, fmt(v.value, 3)),
+      el("td", { class: "num" }, `[${fmt(v.low, 3)}, ${fmt(v.high, 3)}]`),
+      el("td", { class: "num" }, v.problems ?? "—")));
+    const problems = (code.problems || []).map((p) => el("tr", { "data-problem": p.task_id },
+      el("th", { scope: "row" }, p.task_id), el("td", { class: "num" }, `${p.c}/${p.n}`),
+      ...CODE_STATUSES.map((s) => el("td", { class: "num" }, (p.statuses || {})[s] ?? 0)),
+      el("td", {}, (p.samples || []).map((s, i) => [i ? " " : "", link(sampleHref(runId, s.id),
+        el("span", { class: "tag status-" + s.status, title: s.detail || s.status }, s.status))]))));
+    const head = (names) => el("thead", {}, el("tr", {}, names.map((h) => el("th", { scope: "col" }, h))));
+    return section("Code evaluation", el("div", { id: "code-eval" },
+      el("p", {}, `${code.executions} executions: ` +
+        CODE_STATUSES.map((s) => `${s} ${(code.statuses || {})[s] ?? 0}`).join(", ")),
+      (code.warnings || []).length ? el("ul", { class: "warnings" },
+        code.warnings.map((w) => el("li", {}, w))) : null,
+      el("div", { class: "table-wrap" }, el("table", { id: "code-pass-at-k" },
+        head(["Metric", "Value", "95% interval", "Problems"]), el("tbody", {}, ks))),
+      el("div", { class: "table-wrap" }, el("table", { id: "code-problems" },
+        head(["Problem", "c/n", ...CODE_STATUSES, "Executions"]), el("tbody", {}, problems)))));
   }
 
   function costSection(b) {
@@ -682,64 +741,183 @@
 
   // ---------------------------------------------------------------- sample table
 
-  const FILTERS = [["all", "All"], ["failed", "Failed"], ["gate_failed", "Gate failed"]];
+  const FILTERS = [["all", "All"], ["failed", "Failed"], ["passed", "Passed"],
+    ["gate_failed", "Gate failed"], ["error", "Errors"]];
+  const SEARCH_DELAY_MS = 250;
 
+  // The table holds one page of rows at a time: the server searches, filters and sorts the
+  // whole run, so a run of 100,000 samples costs the page no more than a run of fifty.
   function sampleTable(container, runId) {
-    let filter = "all";
-    let offset = 0;
+    const state = { filter: "all", q: "", scorer: "", min: "", max: "", meta: "",
+      sort: "index", order: "asc", offset: 0 };
+    let scorers = [];
+    let live = false;
     const liveRows = new Map();
+    const thead = el("thead", {});
     const tbody = el("tbody", { id: "sample-rows" });
-    const status = el("p", { class: "muted", id: "sample-count" });
-    const more = el("button", { type: "button", hidden: true, onclick: () => load(true) },
-      "Show more");
+    const status = el("p", { class: "muted", id: "sample-count", "aria-live": "polite" });
+    const prev = el("button", { type: "button", id: "sample-prev", hidden: true,
+      onclick: () => { state.offset = Math.max(0, state.offset - PAGE_SIZE); load(); } }, "← Previous");
+    const next = el("button", { type: "button", id: "sample-next", hidden: true,
+      onclick: () => { state.offset += PAGE_SIZE; load(); } }, "Next →");
     const buttons = FILTERS.map(([key, label]) => el("button", {
-      type: "button", "data-filter": key, "aria-pressed": String(key === filter),
+      type: "button", "data-filter": key, "aria-pressed": String(key === state.filter),
       onclick: () => {
-        filter = key;
+        state.filter = key;
         for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.filter === key));
-        load(false);
+        restart();
       } }, label));
+    const search = el("input", { type: "search", id: "sample-search", placeholder: "Search input, prediction, expected",
+      "aria-label": "Search samples" });
+    let timer = null;
+    search.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { state.q = search.value.trim(); restart(); }, SEARCH_DELAY_MS);
+    });
+    const scorerSelect = el("select", { id: "range-scorer", "aria-label": "Scorer to filter on" },
+      el("option", { value: "" }, "any scorer"));
+    const minInput = el("input", { type: "number", id: "range-min", step: "any", placeholder: "min",
+      "aria-label": "Minimum score" });
+    const maxInput = el("input", { type: "number", id: "range-max", step: "any", placeholder: "max",
+      "aria-label": "Maximum score" });
+    const keys = el("datalist", { id: "meta-keys" });
+    const metaInput = el("input", { type: "text", id: "meta-filter", list: "meta-keys",
+      placeholder: "metadata key or key=value", "aria-label": "Metadata filter" });
+    const apply = () => {
+      state.scorer = scorerSelect.value;
+      state.min = minInput.value;
+      state.max = maxInput.value;
+      state.meta = metaInput.value.trim();
+      restart();
+    };
+    for (const input of [scorerSelect, minInput, maxInput, metaInput]) {
+      input.addEventListener("change", apply);
+    }
     container.append(section("Samples",
       el("div", { class: "toolbar", role: "group", "aria-label": "Filter samples" }, buttons),
-      el("div", { class: "table-wrap" }, el("table", { class: "samples" },
-        el("thead", {}, el("tr", {}, ["#", "Sample", "Result", "Grade", "Score", "Gate failures",
-          "Error"].map((h) => el("th", { scope: "col" }, h)))), tbody)),
-      status, more));
+      el("div", { class: "toolbar filters", role: "search" }, search, scorerSelect, minInput,
+        maxInput, metaInput, keys),
+      el("div", { class: "table-wrap" }, el("table", { class: "samples" }, thead, tbody)),
+      el("div", { class: "pager" }, prev, status, next)));
 
-    function row(s) {
-      return el("tr", { "data-sample": s.id },
-        el("td", { class: "num" }, s.index),
-        el("th", { scope: "row" }, link(sampleHref(runId, s.id), s.id, { class: "sample-link" })),
-        el("td", {}, badge(s.passed)),
-        el("td", {}, gradeBadge(s.grade)),
-        el("td", { class: "num" }, fmt(s.weighted_score, 1)),
-        el("td", { class: "wrap" }, (s.gate_failures || []).join(", ")),
-        el("td", { class: "wrap clip" }, s.error || ""));
+    const columns = () => [
+      ["index", "#"], ["id", "Sample"], ["input", "Input"], ["prediction", "Prediction"],
+      [null, "Expected"], ...scorers.map((n) => ["score:" + n, n]), ["passed", "Result"],
+      ["weighted_score", "Score"], [null, "Gate failures"], ["error", "Error"], [null, ""],
+    ];
+
+    function header() {
+      thead.replaceChildren(el("tr", {}, columns().map(([key, label]) => {
+        if (!key) return el("th", { scope: "col" }, label);
+        const active = state.sort === key;
+        const sort = active ? (state.order === "asc" ? "ascending" : "descending") : "none";
+        return el("th", { scope: "col", "aria-sort": sort, "data-sort": key },
+          el("button", { type: "button", class: "sort", onclick: () => {
+            state.order = active && state.order === "asc" ? "desc" : "asc";
+            state.sort = key;
+            restart();
+          } }, label, active ? (state.order === "asc" ? " ▲" : " ▼") : ""));
+      })));
     }
 
-    async function load(append) {
-      offset = append ? offset + PAGE_SIZE : 0;
-      const data = await api(`/api/runs/${encodeURIComponent(runId)}/samples` +
-        query({ filter, limit: PAGE_SIZE, offset }));
-      if (!append) {
-        tbody.replaceChildren();
-        liveRows.clear();
+    function scoreCell(s, name) {
+      const value = (s.scores || {})[name];
+      const err = (s.score_errors || {})[name];
+      const malformed = (s.malformed || []).includes(name);
+      return el("td", { class: "num", "data-scorer": name,
+        title: err || (malformed ? "the judge's verdict could not be parsed" : null) },
+      err ? el("span", { class: "badge bad" }, "error") : fmt(value, 2),
+      malformed ? el("span", { class: "badge bad malformed" }, "malformed") : null);
+    }
+
+    function row(s) {
+      // the full view is built when asked for, so the table holds one row per sample
+      let detail = null;
+      const toggle = el("button", { type: "button", class: "expand", "aria-expanded": "false",
+        "aria-label": `Show sample ${s.id} in full`, onclick: () => {
+          if (detail) {
+            detail.remove();
+            detail = null;
+          } else {
+            detail = el("tr", { class: "detail" },
+              el("td", { colspan: String(columns().length) }, expanded(s)));
+            main.after(detail);
+          }
+          toggle.setAttribute("aria-expanded", String(Boolean(detail)));
+          toggle.textContent = detail ? "▾" : "▸";
+        } }, "▸");
+      const main = el("tr", { "data-sample": s.id },
+        el("td", { class: "num" }, s.index),
+        el("th", { scope: "row" }, link(sampleHref(runId, s.id), s.id, { class: "sample-link" })),
+        el("td", { class: "clip", "data-field": "input" }, s.input || ""),
+        el("td", { class: "clip", "data-field": "prediction" }, s.prediction || ""),
+        el("td", { class: "clip", "data-field": "expected" }, s.expected || ""),
+        scorers.map((n) => scoreCell(s, n)),
+        el("td", {}, badge(s.passed), s.grade ? " " : null, s.grade ? gradeBadge(s.grade) : null),
+        el("td", { class: "num" }, fmt(s.weighted_score, 1)),
+        el("td", { class: "wrap" }, (s.gate_failures || []).join(", ")),
+        el("td", { class: "clip" }, s.error || ""),
+        el("td", {}, toggle));
+      main.detach = () => { if (detail) detail.remove(); };
+      return main;
+    }
+
+    function expanded(s) {
+      const reasons = scorers.filter((n) => n in (s.scores || {})).map((n) => el("li", {},
+        el("strong", {}, n), " ", fmt(s.scores[n], 3),
+        s.score_reasons && s.score_reasons[n] ? el("span", { class: "reason" }, " — " + s.score_reasons[n]) : null,
+        s.score_errors && s.score_errors[n] ? el("span", { class: "bad" }, " error: " + s.score_errors[n]) : null));
+      const meta = Object.entries(s.metadata || {}).map(([k, v]) => `${k}=${v}`).join(", ");
+      return el("div", { class: "expanded" },
+        el("dl", { class: "facts" }, [["Input", s.input], ["Prediction", s.prediction],
+          ["Expected", s.expected], ["Metadata", meta]].filter(([, v]) => v)
+          .map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", { class: "wrap" }, v)))),
+        reasons.length ? el("ul", { class: "score-reasons" }, reasons) : null,
+        link(sampleHref(runId, s.id), "Open the full sample"));
+    }
+
+    function restart() {
+      state.offset = 0;
+      load();
+    }
+
+    async function load() {
+      const data = await api(`/api/runs/${encodeURIComponent(runId)}/samples` + query({
+        filter: state.filter, q: state.q, scorer: state.scorer || null,
+        min: state.scorer ? state.min : null, max: state.scorer ? state.max : null,
+        meta: state.meta, sort: state.sort, order: state.order, limit: PAGE_SIZE,
+        offset: state.offset }));
+      if (data.scorers.join("\n") !== scorers.join("\n")) {
+        scorers = data.scorers;
+        scorerSelect.replaceChildren(el("option", { value: "" }, "any scorer"),
+          ...scorers.map((n) => el("option", { value: n, selected: n === state.scorer }, n)));
       }
+      keys.replaceChildren(...data.metadata_keys.map((k) => el("option", { value: k })));
+      header();
+      tbody.replaceChildren();
+      liveRows.clear();
       // keyed by id, so a stream event for a sample already listed replaces its row
       for (const s of data.samples) {
         const node = row(s);
         liveRows.set(s.id, node);
         tbody.append(node);
       }
-      const shown = Math.min(data.total, offset + data.samples.length);
-      status.textContent = `${shown} of ${data.total} samples shown`;
-      more.hidden = shown >= data.total;
+      live = false;
+      const first = data.total ? state.offset + 1 : 0;
+      const last = state.offset + data.samples.length;
+      status.textContent = data.total === data.run_total
+        ? `${first}–${last} of ${data.total} samples`
+        : `${first}–${last} of ${data.total} matching samples (of ${data.run_total})`;
+      prev.hidden = state.offset === 0;
+      next.hidden = last >= data.total;
     }
 
     function matches(s, failures) {
-      if (filter === "failed") return s.passed === false;
-      if (filter === "gate_failed") return failures.length > 0;
-      return true;
+      if (state.filter === "failed") return s.passed === false;
+      if (state.filter === "passed") return s.passed === true;
+      if (state.filter === "gate_failed") return failures.length > 0;
+      if (state.filter === "error") return Boolean(s.error);
+      return !state.q && !state.meta && !state.scorer;
     }
 
     function addLive(event) {
@@ -747,15 +925,27 @@
         .filter(([, g]) => g && g.passed === false).map(([name]) => name);
       const s = { ...event, gate_failures: failures };
       if (!matches(s, failures)) return;
+      // live rows fill the first page only; the pager reaches the rest once they are stored
+      if (!liveRows.has(s.id) && liveRows.size >= PAGE_SIZE) return;
+      const fresh = Object.keys(s.scores || {}).filter((n) => !scorers.includes(n));
+      if (fresh.length || !live) {
+        scorers = [...new Set([...scorers, ...fresh])].sort();
+        header();
+        live = true;
+      }
       const node = row(s);
       const old = liveRows.get(s.id);
-      if (old) old.replaceWith(node);
-      else tbody.append(node);
+      if (old) {
+        old.detach();
+        old.replaceWith(node);
+      } else {
+        tbody.append(node);
+      }
       liveRows.set(s.id, node);
       status.textContent = `${liveRows.size} samples shown so far`;
     }
 
-    return { reload: () => load(false), addLive };
+    return { reload: () => load(), addLive };
   }
 
   // ---------------------------------------------------------------- sample page
@@ -940,12 +1130,19 @@
   function comparison(c) {
     const out = [];
     const d = c.decision || {};
-    out.push(el("section", { class: "decision " + (d.promote ? "promote" : "block"),
+    // three outcomes: promote, block, inconclusive (not enough evidence either way)
+    const outcome = d.outcome || (d.promote ? "promote" : "block");
+    const titles = { promote: "Promote", block: "Blocked", inconclusive: "Inconclusive" };
+    out.push(el("section", { class: "decision " + outcome,
       id: "decision", "aria-labelledby": "decision-title" },
-    el("h2", { id: "decision-title" }, d.promote ? "Promote" : "Blocked"),
+    el("h2", { id: "decision-title" }, titles[outcome] || outcome),
     el("p", { class: "summary" }, d.summary || ""),
-    el("ul", { class: "rules" }, (d.rules || []).map((r) => el("li", { class: r.passed ? "ok" : "bad" },
-      badge(r.passed, ["pass", "fail"]), " ", el("strong", {}, r.rule), ": ", r.reason || ""))),
+    el("ul", { class: "rules" }, (d.rules || []).map((r) => {
+      const undecided = r.outcome === "inconclusive";
+      return el("li", { class: undecided ? "warn" : (r.passed ? "ok" : "bad") },
+        undecided ? el("span", { class: "badge warn" }, "inconclusive") : badge(r.passed, ["pass", "fail"]),
+        " ", el("strong", {}, r.rule), ": ", r.reason || "");
+    })),
     d.warnings && d.warnings.length ? el("ul", { class: "warnings" },
       d.warnings.map((w) => el("li", {}, w))) : null));
     const bl = c.baseline || {}, cd = c.candidate || {};
@@ -997,7 +1194,9 @@
         { "aria-label": `Baseline sample ${r.id}` })),
       el("td", {}, side(r.candidate)),
       el("td", { class: "num" }, signed(r.delta, 1)),
-      el("td", { class: "wrap" }, (r.changes || []).join("; "))));
+      el("td", { class: "wrap" }, (r.changes || []).join("; ")),
+      el("td", {}, link(pairHref(baselineId, candidateId, r.id), "Side by side",
+        { class: "pair-link", "aria-label": `Sample ${r.id} side by side` }))));
     // worst (or best) first: the head of the list is what a reviewer reads; the rest on demand
     const body = el("tbody", {}, rows.slice(0, CHANGES_SHOWN));
     const more = rows.length > CHANGES_SHOWN ? el("button", { type: "button", class: "show-more",
@@ -1008,8 +1207,61 @@
         `aieval diff ${baselineId} ${candidateId} --limit ${total} lists every one.`) : null;
     return section(`${title} (${isNum(total) ? total : items.length})`,
       el("div", { class: "table-wrap" }, el("table", { class: "changes", id: title.toLowerCase() },
-        el("thead", {}, el("tr", {}, ["Sample", "Baseline", "Candidate", "Delta", "Changes"]
+        el("thead", {}, el("tr", {}, ["Sample", "Baseline", "Candidate", "Delta", "Changes", ""]
           .map((h) => el("th", { scope: "col" }, h)))), body)), more, cut);
+  }
+
+  // ---------------------------------------------------------------- one example, side by side
+
+  function pairHref(baselineId, candidateId, sampleId) {
+    return "#/compare/samples/" + encodeURIComponent(sampleId) +
+      query({ baseline: baselineId, candidate: candidateId });
+  }
+
+  async function pairPage(main, sampleId, params) {
+    const baseline = params.get("baseline") || "", candidate = params.get("candidate") || "";
+    const p = await api(`/api/compare/samples/${encodeURIComponent(sampleId)}` +
+      query({ baseline, candidate }));
+    main.append(
+      el("p", { class: "crumbs" }, link("#/compare" + query({ baseline, candidate }), "Comparison"),
+        " / ", p.id),
+      el("h1", {}, "Sample ", p.id, " side by side"));
+    const column = (title, run, s, side) => el("div", { class: "card pair-side", id: "pair-" + side },
+      el("h2", {}, title, " ", link(runHref(run.id), [run.name, run.model].filter(Boolean).join(" · "))),
+      s ? [
+        el("p", {}, badge(s.passed), " ", gradeBadge(s.evaluation && s.evaluation.grade)),
+        s.error ? errorBox({ message: "Target error: " + s.error }) : null,
+        textBlock(readable(s.prediction), side + "-prediction"),
+        pairScores(s.scores || {}),
+      ] : el("p", { class: "muted" }, "This run has no such sample."));
+    const first = p.candidate || p.baseline;
+    main.append(
+      section("Input", textBlock(readable(first.input !== null && typeof first.input === "object"
+        ? first.input : first.prompt), "prompt")),
+      first.expected !== null && first.expected !== undefined
+        ? section("Expected", textBlock(readable(first.expected), "expected")) : null,
+      el("div", { class: "grid-2", id: "pair" },
+        column("Baseline", p.baseline_run, p.baseline, "baseline"),
+        column("Candidate", p.candidate_run, p.candidate, "candidate")),
+      section("Prediction diff", diffBlock(p.diff)));
+  }
+
+  function pairScores(scores) {
+    const rows = Object.entries(scores).map(([name, sc]) => el("tr", { "data-scorer": name },
+      el("th", { scope: "row" }, name), el("td", { class: "num" }, fmt(sc.value, 3)),
+      el("td", { class: "wrap reason" }, sc.error ? "error: " + sc.error : sc.reason || "")));
+    return rows.length ? el("table", { class: "pair-scores" }, el("thead", {}, el("tr", {},
+      ["Scorer", "Value", "Reason"].map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, rows)) : null;
+  }
+
+  function diffBlock(diff) {
+    if (!diff || diff.identical) return el("p", { class: "muted", id: "diff" }, "The predictions are identical.");
+    if (!diff.segments) return el("p", { class: "muted", id: "diff" }, diff.skipped || "No diff.");
+    // each segment is text in its own element: markup in an output is shown, never parsed
+    return el("pre", { class: "text-block diff", id: "diff", tabindex: "0", "aria-label": "diff" },
+      diff.segments.map(([op, text]) => op === "equal" ? text
+        : el(op === "insert" ? "ins" : "del", {}, text)));
   }
 
   // ---------------------------------------------------------------- start

@@ -1,0 +1,139 @@
+"""``aieval code``: a code evaluation from the command line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from aieval.errors import ConfigError
+from aieval.sandbox import SandboxLimits
+
+__all__ = ["code_command", "code_report_command"]
+
+_FORMATS = ("text", "json", "markdown", "html")
+_DEFAULTS: dict[str, Any] = {
+    "name": "code",
+    "n": 1,
+    "k": [1],
+    "workers": 4,
+    "canonical": False,
+    "allow_code_execution": False,
+    "limits": SandboxLimits(timeout=5.0, memory_mb=512),
+}
+
+
+def code_command(
+    problems: Annotated[
+        Path,
+        typer.Argument(help="Problems JSONL (.jsonl, .jsonl.gz), or a 'task: code' eval file."),
+    ],
+    n: Annotated[int, typer.Option("--n", help="Completions per problem.")] = 1,
+    k: Annotated[str, typer.Option("--k", help="pass@k values, comma-separated.")] = "1",
+    provider: Annotated[str | None, typer.Option(help="Provider that generates.")] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Model name.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    completions: Annotated[
+        Path | None, typer.Option(help="Recorded completions JSONL (task_id, completion).")
+    ] = None,
+    canonical: Annotated[
+        bool, typer.Option("--canonical", help="Execute each problem's canonical_solution.")
+    ] = False,
+    workers: Annotated[int, typer.Option(help="Executions in flight at once.")] = 4,
+    timeout: Annotated[float, typer.Option(help="Seconds per execution.")] = 5.0,
+    memory_mb: Annotated[int, typer.Option(help="Memory limit per execution, MiB.")] = 512,
+    name: Annotated[str, typer.Option(help="Run name (for --resume).")] = "code",
+    db: Annotated[Path | None, typer.Option("--db", help="SQLite store.")] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Finish the latest unfinished run of this name.")
+    ] = False,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="text, json, markdown or html.")
+    ] = "text",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    allow_code_execution: Annotated[
+        bool,
+        typer.Option(
+            "--allow-code-execution", help="Run the generated code (see docs/sandbox.md)."
+        ),
+    ] = False,
+) -> None:
+    """Evaluate generated code: n completions per problem, run in the sandbox, pass@k."""
+    from aieval.code._evalfile import load_code_eval
+    from aieval.code._evaluate import evaluate_code
+    from aieval.store import default_db_path
+
+    _check_format(fmt)
+    try:
+        ks = [int(part) for part in k.split(",") if part.strip()]
+    except ValueError as exc:
+        raise ConfigError(f"--k {k!r}: give integers separated by commas, e.g. 1,10") from exc
+    options: dict[str, Any] = dict(
+        name=name,
+        n=n,
+        k=ks,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        temperature=temperature,
+        completions=completions,
+        canonical=canonical,
+        allow_code_execution=allow_code_execution,
+        workers=workers,
+        limits=SandboxLimits(timeout=timeout, memory_mb=memory_mb),
+    )
+    if problems.suffix in (".yaml", ".yml"):
+        # The file decides; command-line options the user changed from their defaults win.
+        given = {key for key, value in options.items() if value != _DEFAULTS.get(key)}
+        from_file = load_code_eval(problems)
+        problems = from_file.pop("problems")
+        options = {**options, **from_file, **{key: options[key] for key in given}}
+        options["allow_code_execution"] = allow_code_execution or from_file.get(
+            "allow_code_execution", False
+        )
+    result = evaluate_code(
+        problems, store=db or default_db_path(), resume=True if resume else None, **options
+    )
+    _write(result.summary.render(fmt), output)
+
+
+def code_report_command(
+    run: Annotated[str, typer.Argument(help="Run id, id prefix, or run name (latest).")],
+    db: Annotated[Path | None, typer.Option("--db", help="SQLite store.")] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="text, json, markdown or html.")
+    ] = "text",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+) -> None:
+    """Per-problem c/n, pass@k and statuses of a stored code evaluation."""
+    from aieval.code._summary import code_report
+    from aieval.store import default_db_path
+
+    _check_format(fmt)
+    path = db or default_db_path()
+    if not path.is_file():
+        raise ConfigError(f"no store at {path}: pass --db")
+    _write(code_report(path, run).render(fmt), output)
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in _FORMATS:
+        raise ConfigError(f"--format {fmt!r}: use one of {', '.join(_FORMATS)}")
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    if not output.parent.is_dir():
+        raise ConfigError(f"cannot write {output}: folder {output.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent or Path("."))
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, output)

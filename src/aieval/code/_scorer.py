@@ -1,0 +1,59 @@
+"""The scorer that runs one completion of one problem in the sandbox."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aieval._types import Example, Score
+from aieval.code._problems import CodeProblem, build_program
+from aieval.errors import DatasetError
+from aieval.sandbox import SandboxLimits, execute_async, require_code_execution
+from aieval.scorers._scorer import scorer
+
+__all__ = ["code_passes"]
+
+
+@scorer(name="code_passes")
+async def code_passes(
+    prediction: Any,
+    expected: Any,
+    *,
+    example: Example | None = None,
+    allow_code_execution: bool = False,
+    limits: SandboxLimits | None = None,
+) -> Score:
+    """1.0 when the completion passes the problem's tests in the sandbox, else 0.0.
+
+    The row carries the problem (fields ``task_id``, ``prompt``, ``tests``, ``entry_point``),
+    as :func:`aieval.code.evaluate_code` lays it out. ``metadata`` holds the sandbox status
+    (``passed``, ``failed``, ``timeout``, ``memory_limit``, ``error``), the detail and timing.
+    """
+    require_code_execution(allow_code_execution, what="code_passes")
+    fields = example.fields if example is not None else {}
+    tests = fields.get("tests")
+    if not isinstance(tests, str | list) or not tests:
+        where = f"row {example.id!r}" if example is not None else "this row"
+        raise DatasetError(f"code_passes: {where} has no 'tests' field")
+    problem = CodeProblem(
+        task_id=str(fields.get("task_id", "")),
+        prompt=str(fields.get("prompt", "")),
+        tests=tests if isinstance(tests, str) else tuple(tests),
+        entry_point=fields.get("entry_point"),
+    )
+    program = build_program(problem, "" if prediction is None else str(prediction))
+    result = await execute_async(
+        program, tests, entry_point=problem.entry_point, limits=limits or SandboxLimits()
+    )
+    return Score(
+        value=1.0 if result.passed else 0.0,
+        raw=result.tests_passed / result.tests_total if result.tests_total else 0.0,
+        reason=result.detail,
+        metadata={
+            "status": result.status,
+            "task_id": problem.task_id,
+            "tests_passed": result.tests_passed,
+            "tests_total": result.tests_total,
+            "duration_s": round(result.duration_s, 4),
+            "isolation": result.isolation,
+        },
+    )

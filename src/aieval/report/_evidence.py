@@ -1,0 +1,172 @@
+"""The evidence rules of the promotion policy: coverage of the baseline's examples, enough paired
+examples, and judges whose verdicts could be read.
+
+A rule's outcome is ``pass``, ``fail`` (blocks) or ``inconclusive`` (too little evidence to
+promote, nothing shown against the candidate either).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from aieval.report._samples import ExampleNumbers
+
+__all__ = ["Coverage", "RuleResult", "coverage", "coverage_rule", "judge_rule", "paired_rule"]
+
+Outcome = Literal["pass", "fail", "inconclusive"]
+
+_EPS = 1e-9
+_MAX_IDS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class RuleResult:
+    """One rule of the policy: whether it held, why, and the numbers behind it.
+
+    ``passed`` is ``True`` only when the rule held; ``inconclusive`` marks a rule that neither
+    held nor failed because the data cannot tell (it keeps the candidate from promoting without
+    blocking it).
+    """
+
+    rule: str
+    passed: bool
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+    inconclusive: bool = False
+
+    @property
+    def outcome(self) -> Outcome:
+        """``pass``, ``fail`` or ``inconclusive``."""
+        return "pass" if self.passed else "inconclusive" if self.inconclusive else "fail"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data, with ``outcome``."""
+        return {**asdict(self), "outcome": self.outcome}
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """Which of the baseline's scored examples the candidate did not score.
+
+    Attributes:
+        scored: examples the baseline has a weighted score for.
+        missing: ids of those absent from the candidate run (it stopped early, or skipped them).
+        unscored: ids the candidate has but did not score, wholly or partly (a scorer raised or
+            returned nothing where the baseline's did not).
+        candidate_scored: examples the candidate has a weighted score for.
+    """
+
+    scored: int
+    missing: list[str]
+    unscored: list[str]
+    candidate_scored: int
+
+    @property
+    def lost(self) -> int:
+        """Examples that count against the candidate."""
+        return len(self.missing) + len(self.unscored)
+
+
+def coverage(
+    baseline: Sequence[ExampleNumbers],
+    candidate: Sequence[ExampleNumbers],
+    baseline_only: Sequence[ExampleNumbers] = (),
+) -> Coverage:
+    """Count the baseline's scored examples the candidate left missing or unscored."""
+    unscored = [b.id for b, c in zip(baseline, candidate, strict=True) if unscored_pair(b, c)]
+    missing = [b.id for b in baseline_only if b.promotion_score is not None]
+    scored = sum(b.promotion_score is not None for b in (*baseline, *baseline_only))
+    cand = sum(c.promotion_score is not None for c in candidate)
+    return Coverage(scored, missing, unscored, cand)
+
+
+def unscored_pair(b: ExampleNumbers, c: ExampleNumbers) -> bool:
+    """Whether the candidate failed to score (wholly or partly) what the baseline scored."""
+    if b.promotion_score is None:
+        return False
+    if c.promotion_score is None:
+        return True
+    if c.error is not None:  # a failed target scores 0: a result, not a gap
+        return False
+    return any(v is not None and c.scores.get(name, 0.0) is None for name, v in b.scores.items())
+
+
+def coverage_rule(cov: Coverage, tolerance: float) -> RuleResult:
+    """Every example the baseline scored is scored by the candidate (up to ``tolerance``)."""
+    rule = "candidate_coverage"
+    details: dict[str, Any] = {
+        "baseline_scored": cov.scored,
+        "candidate_scored": cov.candidate_scored,
+        "missing": len(cov.missing),
+        "unscored": len(cov.unscored),
+        "missing_ids": cov.missing[:_MAX_IDS],
+        "unscored_ids": cov.unscored[:_MAX_IDS],
+        "tolerance": tolerance,
+    }
+    if cov.scored == 0:
+        side = "either run" if cov.candidate_scored == 0 else "the baseline"
+        reason = f"nothing was scored in {side}: there is no evidence to compare"
+        return RuleResult(rule, False, reason, details, inconclusive=True)
+    share = cov.lost / cov.scored
+    details["share"] = share
+    if cov.lost == 0:
+        return RuleResult(
+            rule, True, f"the candidate scored all {cov.scored} examples the baseline scored",
+            details,
+        )  # fmt: skip
+    parts = []
+    if cov.missing:
+        parts.append(f"{len(cov.missing)} missing from the candidate run ({_ids(cov.missing)})")
+    if cov.unscored:
+        parts.append(f"{len(cov.unscored)} not scored by the candidate ({_ids(cov.unscored)})")
+    ok = share <= tolerance + _EPS
+    reason = (
+        f"{cov.lost} of the {cov.scored} examples the baseline scored ({share:.1%}) count "
+        f"against the candidate at 0 points: {'; '.join(parts)}; "
+        f"{'within' if ok else 'beyond'} the coverage tolerance {tolerance:.1%}"
+    )
+    if not ok:
+        reason += " (finish or resume the candidate run, or fix its scorers)"
+    return RuleResult(rule, ok, reason, details)
+
+
+def paired_rule(n: int, min_paired: int) -> RuleResult:
+    """Enough examples were scored in both runs to mean something."""
+    details = {"paired": n, "min_paired": min_paired}
+    if n >= max(1, min_paired):
+        reason = f"{n} examples scored in both runs (at least {min_paired} needed)"
+        return RuleResult("paired_examples", True, reason, details)
+    reason = (
+        f"only {n} examples were scored in both runs; at least {max(1, min_paired)} are needed "
+        "to decide (run both versions on more of the same dataset)"
+    )
+    return RuleResult("paired_examples", False, reason, details, inconclusive=True)
+
+
+def judge_rule(judges: Mapping[str, tuple[int, int]], limit: float) -> RuleResult:
+    """No judge of the candidate has more malformed verdicts than ``limit`` (a share)."""
+    rule = "judge_verdicts_readable"
+    rates = {name: (f, v, f / v) for name, (f, v) in sorted(judges.items()) if v > 0}
+    details = {
+        "limit": limit,
+        "judges": {k: {"parse_failures": f, "verdicts": v, "rate": r} for k, (f, v, r) in
+                   rates.items()},
+    }  # fmt: skip
+    if not rates:
+        return RuleResult(rule, True, "no judge verdicts were recorded", details)
+    bad = [name for name, (_, _, r) in rates.items() if r > limit + _EPS]
+    described = ", ".join(f"{k} {f}/{v} ({r:.1%})" for k, (f, v, r) in rates.items())
+    reason = (
+        f"malformed judge verdicts: {described}; "
+        + (f"{', '.join(bad)} above the limit {limit:.0%}: its scores are not evidence "
+           "(fix the judge's prompt, model or output format)" if bad
+           else f"within the limit {limit:.0%}")
+    )  # fmt: skip
+    return RuleResult(rule, not bad, reason, details)
+
+
+def _ids(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:5])
+    return shown + (f", … {len(ids) - 5} more" if len(ids) > 5 else "")

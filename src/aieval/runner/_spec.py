@@ -1,0 +1,223 @@
+"""``RunSpec``: one validated, serialisable description of a run.
+
+A spec holds everything :func:`~aieval.runner.run_async` takes that can be written down: it
+round-trips through JSON, so a run can be described in a file, stored, sent to a worker or a
+server, and resumed from the same object.
+
+What a spec cannot carry, and how it refers to it instead:
+
+- Python callables (a callable ``target``, a scorer object that is not registered under its
+  name) are referenced by import path ``"package.module:qualname"`` and imported again when the
+  spec is used; a lambda or a function defined inside another function has no such path and is
+  refused with a :class:`~aieval.errors.ConfigError` naming the field. (The Ray executor ships
+  the resolved callables themselves to its workers with cloudpickle; that is transport, not
+  part of the spec.)
+- Live objects: a :class:`~aieval.providers.Provider` instance, an open
+  :class:`~aieval.store.Store`, a ``progress`` callback and an OpenTelemetry
+  ``tracer_provider`` are given to ``run()`` beside the spec, never inside it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from aieval.errors import ConfigError
+from aieval.scorers import Scorer, get_scorer
+
+__all__ = ["RunSpec", "import_reference", "reference_of"]
+
+#: ``run_async`` keyword arguments that are live objects, never part of a spec.
+_RUNTIME_ONLY = ("progress", "tracer_provider")
+
+ScorerEntry = str | dict[str, dict[str, Any]]
+
+
+class RunSpec(BaseModel):
+    """Everything a run needs that can be serialised; unknown keys are refused.
+
+    Example:
+        >>> spec = RunSpec(name="qa", dataset="data/qa.jsonl", scorers=["exact_match"])
+        >>> RunSpec.model_validate_json(spec.model_dump_json()) == spec
+        True
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="the run name; runs of one name form a history")
+    dataset: str | list[dict[str, Any]] = Field(
+        description="a .jsonl/.json/.csv path, a folder of workflow run logs, or inline rows"
+    )
+    scorers: list[ScorerEntry] = Field(
+        default_factory=list,
+        description="registered scorer names, 'module:qualname' references, or one-key "
+        "mappings {name: {options}} as in eval files",
+    )
+    provider: str | None = Field(None, description="provider name or preset")
+    model: str | None = None
+    target: str | None = Field(None, description="'module:qualname' of a callable target")
+    prompt_template: str | None = Field(None, description="str.format template over row fields")
+    system_prompt: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict, description="request parameters")
+    base_url: str | None = None
+    concurrency: int = Field(16, ge=1, le=10_000)
+    retries: int = Field(3, ge=0, le=20)
+    timeout: float = Field(60.0, gt=0)
+    cache: bool = True
+    store: str | bool | None = Field(
+        True, description="true: $AIEVAL_DB or ./aieval.db; a path; false: in memory only"
+    )
+    resume: str | bool | None = Field(None, description="a run id, or true: the latest unfinished")
+    limit: int | None = Field(None, ge=0)
+    prediction_field: str | None = None
+    pass_threshold: float = Field(0.5, ge=0, le=1)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    workflow: str | dict[str, Any] | None = Field(None, description="workflow file or mapping")
+    profile: str | None = Field(None, description="scoring profile id, family or file")
+    telemetry: bool | None = None
+    enforce_hard_gates: bool = True
+    run_id: str | None = None
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = Field(
+        None, description="Ray cluster: unset = $RAY_ADDRESS, else auto, else a local Ray"
+    )
+
+    @field_validator("scorers")
+    @classmethod
+    def _one_key_each(cls, value: list[ScorerEntry]) -> list[ScorerEntry]:
+        for i, item in enumerate(value):
+            if isinstance(item, dict) and len(item) != 1:
+                raise ValueError(f"scorers[{i}] must be a name or a one-key mapping name: {{...}}")
+        return value
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> RunSpec:
+        """The spec of ``run(**kwargs)``: callables become references, live objects are refused.
+
+        Raises:
+            ConfigError: a field that cannot be serialised (named, with what to do instead),
+                or an invalid value.
+        """
+        data = {k: v for k, v in kwargs.items() if v is not None or k in ("resume", "store")}
+        for key in _RUNTIME_ONLY:
+            if data.pop(key, None) is not None:
+                raise ConfigError(f"{key}: a live object cannot be in a RunSpec; give it to run()")
+        if callable(data.get("target")):
+            data["target"] = reference_of(data["target"], "target")
+        if isinstance(data.get("dataset"), Path):
+            data["dataset"] = str(data["dataset"])
+        if isinstance(data.get("store"), Path):
+            data["store"] = str(data["store"])
+        if "scorers" in data:
+            data["scorers"] = [_scorer_entry(s, i) for i, s in enumerate(data["scorers"])]
+        for key in ("provider", "workflow", "profile", "store", "dataset"):
+            value = data.get(key)
+            if value is not None and not isinstance(value, str | bool | dict | list):
+                raise ConfigError(
+                    f"{key}: a {type(value).__name__} object cannot go into a RunSpec; "
+                    "give its name or path, or pass the object to run() directly"
+                )
+        return cls.parse(data)
+
+    @classmethod
+    def parse(cls, data: dict[str, Any], *, source: str = "<run spec>") -> RunSpec:
+        """Validate a mapping; a :class:`ConfigError` names the source and every bad field."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise ConfigError(f"{source}: {problems}") from None
+
+    def run_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``run_async``, with references imported again.
+
+        ``executor`` and ``ray_address`` are not among them: they choose where the run goes.
+        """
+        kwargs = self.model_dump(exclude={"executor", "ray_address"})
+        kwargs["scorers"] = resolve_scorers(self.scorers)
+        if self.target is not None:
+            kwargs["target"] = import_reference(self.target, "target")
+        kwargs["metadata"] = kwargs["metadata"] or None
+        kwargs["params"] = kwargs["params"] or None
+        return kwargs
+
+
+def reference_of(obj: Any, field: str) -> str:
+    """The ``module:qualname`` that imports ``obj`` back, or a :class:`ConfigError`."""
+    named = obj.fn if isinstance(obj, Scorer) else obj
+    module = getattr(named, "__module__", None)
+    qualname = getattr(named, "__qualname__", None)
+    if module and qualname and "<" not in qualname and module != "__main__":
+        ref = f"{module}:{qualname}"
+        try:
+            imported = import_reference(ref, field)
+        except ConfigError:
+            imported = None
+        # A plain function comes back as Scorer(fn): the same scorer only under fn's own name.
+        same_scorer = named is not obj and getattr(named, "__name__", None) == obj.name
+        if imported is obj or (imported is named and same_scorer):
+            return ref
+    raise ConfigError(
+        f"{field}: {obj!r} cannot be referenced by import path (a lambda, a nested or __main__ "
+        "function, a renamed scorer); define it at module level in an importable module "
+        "(with @scorer(name=...) to name it), or pass it to run()"
+    )
+
+
+def import_reference(ref: str, field: str) -> Any:
+    """Import ``"package.module:qualname"``; a :class:`ConfigError` names the field."""
+    module_name, sep, qualname = ref.partition(":")
+    if not sep or not module_name or not qualname:
+        raise ConfigError(f"{field}: {ref!r} is not an import reference 'package.module:name'")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"{field}: cannot import {ref!r}: {exc}") from None
+    return obj
+
+
+def resolve_scorers(entries: Sequence[ScorerEntry]) -> list[Scorer | Callable[..., Any] | str]:
+    """Scorer entries as ``run_async`` takes them: references imported, options bound."""
+    resolved: list[Scorer | Callable[..., Any] | str] = []
+    for i, entry in enumerate(entries):
+        if isinstance(entry, str):
+            is_ref = ":" in entry
+            resolved.append(import_reference(entry, f"scorers[{i}]") if is_ref else entry)
+            continue
+        ((name, options),) = entry.items()
+        options = dict(options or {})
+        rename = options.pop("name", None)
+        if name == "llm_judge":
+            from aieval.scorers import llm_judge
+
+            resolved.append(llm_judge(name=rename, **options) if rename else llm_judge(**options))
+        else:
+            resolved.append(get_scorer(name).with_options(name=rename, **options))
+    return resolved
+
+
+def _scorer_entry(item: Any, index: int) -> ScorerEntry:
+    field = f"scorers[{index}]"
+    if isinstance(item, str | dict):
+        return item
+    if isinstance(item, Scorer):
+        try:
+            if get_scorer(item.name) is item:
+                return item.name
+        except ConfigError:
+            pass
+        if item.options:
+            raise ConfigError(
+                f"{field}: {item!r} has bound options; register it with @scorer(name=...) "
+                "or give it as a mapping {name: {options}}"
+            )
+    return reference_of(item, field)

@@ -1,0 +1,58 @@
+"""Lossless storage of any Python text, lone surrogates included.
+
+SQLite stores text as UTF-8, which cannot hold a lone surrogate such as ``"\\udc80"`` (what a
+non-UTF-8 byte becomes under ``surrogateescape``, or what a model's broken escape decodes to).
+Such a string is stored instead as a BLOB of its ``surrogatepass`` UTF-8 bytes, and every value
+read back as bytes is decoded the same way: the store has no other BLOB columns, so the round
+trip is exact. JSON columns escape the surrogate as ``\\udc80``, which ``json.loads`` restores.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["dumps", "from_db", "row_from_db", "to_db", "to_db_row"]
+
+
+def _encodable(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def to_db(value: Any) -> Any:
+    """A parameter for SQLite: a string UTF-8 cannot hold becomes its surrogatepass bytes."""
+    if isinstance(value, str) and not _encodable(value):
+        return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def to_db_row(values: Iterable[Any]) -> tuple[Any, ...]:
+    """:func:`to_db` over a row of parameters."""
+    return tuple(to_db(v) for v in values)
+
+
+def from_db(value: Any) -> Any:
+    """A value read from SQLite: bytes written by :func:`to_db` become the original string."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogatepass")
+    return value
+
+
+def row_from_db(_cursor: Any, row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A ``row_factory`` applying :func:`from_db` to every column."""
+    return tuple(from_db(v) for v in row)
+
+
+def dumps(value: Any) -> str:
+    """JSON text that SQLite can store: unescaped UTF-8 when possible, else ASCII escapes."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if _encodable(text):
+        return text
+    return json.dumps(value, ensure_ascii=True, default=str)

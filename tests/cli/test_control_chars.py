@@ -1,0 +1,89 @@
+"""Control characters from data are shown escaped by run, runs, show and the reports."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from aieval._terminal import printable
+from aieval.report import build_report, render_markdown, render_text
+
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# printable() also escapes tab and newline, which would break one-line fields
+ESCAPED = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+HOSTILE_NAME = "qa\u202eevil\x1b]0;pwned\x07"
+HOSTILE_ID = "s\x1b[2J1"
+ANSWER = "yes\x00\x1b[31mred\r\u2066x"
+
+
+def aieval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "aieval", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def no_raw_controls(text: str) -> None:
+    # the renderer's own colour codes are off when piped; newlines and tabs lay out tables
+    leftovers = {c for c in RAW.findall(text) if c not in "\n\t"}
+    assert not leftovers, leftovers
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    rows = [{"id": HOSTILE_ID, "prompt": "?", "expected": "yes", "prediction": ANSWER},
+            {"id": "s2", "prompt": "?", "expected": "yes", "prediction": "yes"}]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "qa.yaml").write_text(yaml.safe_dump(
+        {"name": HOSTILE_NAME, "dataset": "rows.jsonl", "scorers": ["exact_match"]},
+        allow_unicode=False,
+    ))  # fmt: skip
+    return tmp_path
+
+
+def test_run_runs_show_and_reports_escape_control_characters(project: Path) -> None:
+    done = aieval("run", "qa.yaml", "--db", "s.db", cwd=project)
+    assert "Traceback" not in done.stderr, done.stderr
+    no_raw_controls(done.stdout + done.stderr)
+    assert "qa\\u202eevil\\x1b]0;pwned\\x07" in done.stdout
+    for args in (("runs",), ("show", HOSTILE_NAME), ("report", HOSTILE_NAME),
+                 ("report", HOSTILE_NAME, "--format", "md"), ("show", HOSTILE_NAME, "--json")):
+        shown = aieval(*args, "--db", "s.db", cwd=project)
+        assert shown.returncode == 0, (args, shown.stderr)
+        no_raw_controls(shown.stdout + shown.stderr)
+    table = aieval("show", HOSTILE_NAME, "--db", "s.db", cwd=project).stdout
+    compact = re.sub(r"[\s│┃]", "", table)  # cells may fold across lines
+    assert "s\\x1b[2J1" in compact and "yes\\x00\\x1b[31mred" in compact
+
+
+def test_error_messages_escape_control_characters(tmp_path: Path) -> None:
+    done = aieval("show", "no\x1b[2Jsuch", "--db", "s.db", cwd=tmp_path)
+    assert done.returncode == 2
+    no_raw_controls(done.stderr)
+
+
+def test_report_renderers_escape_but_json_keeps_the_data(tmp_path: Path) -> None:
+    from aieval import Store, run
+    from aieval.scorers import exact_match
+
+    store = Store(tmp_path / "s.db")
+    rows = [{"id": HOSTILE_ID, "prompt": "?", "expected": "no", "prediction": ANSWER}]
+    result = run(name=HOSTILE_NAME, dataset=rows, scorers=[exact_match], store=store)
+    report = build_report(store, result.id)
+    for text in (render_text(report), render_markdown(report)):
+        no_raw_controls(text)
+    assert report.to_dict()["run"]["name"] == HOSTILE_NAME  # the data itself is untouched
+
+
+@given(st.text())
+def test_printable_leaves_no_control_character(text: str) -> None:
+    shown = printable(text)
+    assert not RAW.search(shown)
+    if not ESCAPED.search(text):
+        assert shown == text

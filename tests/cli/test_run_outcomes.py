@@ -1,0 +1,164 @@
+"""`aieval run` exit codes: errored samples, a full disk, Ctrl-C and dead runs are never green."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+AIEVAL = [sys.executable, "-m", "aieval"]
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def write_rows(path: Path, n: int, prediction: str = "x", **extra: str) -> None:
+    with path.open("w") as handle:
+        for i in range(n):
+            row = {"id": f"r{i}", "prompt": "p", "expected": "x", "prediction": prediction}
+            handle.write(json.dumps({**row, **extra}) + "\n")
+
+
+def test_all_errors_exit_3_with_top_errors(tmp_path: Path) -> None:
+    write_rows(tmp_path / "rows.jsonl", 6)
+    (tmp_path / "boom.py").write_text(
+        "from aieval import scorer\n\n@scorer\ndef boom(prediction, expected):\n"
+        "    raise RuntimeError('judge unreachable')\n"
+    )
+    (tmp_path / "e.yaml").write_text(
+        "name: errs\ndataset: rows.jsonl\nimports: [boom.py]\nscorers: [boom]\n"
+    )
+    done = cli("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert "completed with errors" in done.stdout
+    assert "6 × boom: scorer 'boom' raised RuntimeError: judge unreachable" in done.stdout
+    assert "6 of 6 samples errored" in done.stderr
+    tolerated = cli("run", "e.yaml", "--db", "r.db", "-q", "--max-error-rate", "1", cwd=tmp_path)
+    assert tolerated.returncode == 0, tolerated.stderr
+    (tmp_path / "t.yaml").write_text(
+        "name: errs\ndataset: rows.jsonl\nimports: [boom.py]\nscorers: [boom]\n"
+        "settings: {max_error_rate: 1.0}\n"
+    )
+    assert cli("run", "t.yaml", "--db", "r.db", "-q", cwd=tmp_path).returncode == 0
+
+
+def test_empty_dataset_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "rows.jsonl").write_text("")
+    (tmp_path / "e.yaml").write_text("name: empty\ndataset: rows.jsonl\nscorers: [exact_match]\n")
+    done = cli("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "no rows" in done.stderr
+
+
+def slow_eval(tmp_path: Path, n: int) -> None:
+    write_rows(tmp_path / "rows.jsonl", n)
+    (tmp_path / "slow.py").write_text(
+        "import time\nfrom aieval import scorer\n\n@scorer\ndef slow(prediction, expected):\n"
+        "    time.sleep(0.02)\n    return 1.0\n"
+    )
+    (tmp_path / "s.yaml").write_text(
+        "name: slow\ndataset: rows.jsonl\nimports: [slow.py]\nscorers: [slow]\n"
+        "settings: {concurrency: 2}\n"
+    )
+
+
+def stored(db: Path) -> int:
+    try:
+        return int(sqlite3.connect(db).execute("SELECT COUNT(*) FROM samples").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def start_and_wait(tmp_path: Path, at_least: int) -> subprocess.Popen[str]:
+    child = subprocess.Popen(
+        [*AIEVAL, "run", "s.yaml", "--db", "r.db", "-q"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while stored(tmp_path / "r.db") < at_least and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return child
+
+
+def test_sigint_prints_the_resume_hint(tmp_path: Path) -> None:
+    slow_eval(tmp_path, 2000)
+    child = start_and_wait(tmp_path, 10)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130
+    assert "interrupted; resume with aieval run s.yaml --resume --db r.db" in err
+    runs = cli("runs", "--db", "r.db", cwd=tmp_path)
+    assert "interrupted" in runs.stdout
+
+
+def test_a_killed_run_is_listed_as_interrupted_and_resumes(tmp_path: Path) -> None:
+    slow_eval(tmp_path, 600)
+    child = start_and_wait(tmp_path, 10)
+    os.kill(child.pid, signal.SIGKILL)
+    child.communicate(timeout=60)
+    runs = cli("runs", "--db", "r.db", cwd=tmp_path)
+    assert "interrupted" in runs.stdout and "running" not in runs.stdout
+    assert "interrupted" in cli("show", "slow", "--db", "r.db", cwd=tmp_path).stdout
+    resumed = cli("run", "s.yaml", "--db", "r.db", "-q", "--resume", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    db = sqlite3.connect(tmp_path / "r.db")
+    assert db.execute("SELECT COUNT(*), COUNT(DISTINCT sample_id) FROM samples").fetchone() == (
+        600,
+        600,
+    )
+    assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_fails_the_run_and_resume_finishes_it(tmp_path: Path, small_disk: Path) -> None:
+    n = 1500
+    write_rows(tmp_path / "rows.jsonl", n, prediction="y" * 1000)
+    (tmp_path / "e.yaml").write_text("name: full\ndataset: rows.jsonl\nscorers: [exact_match]\n")
+    db = small_disk / "r.db"
+    failed = cli("run", "e.yaml", "--db", str(db), "-q", cwd=tmp_path)
+    assert failed.returncode == 1
+    assert "disk is full" in failed.stderr and "--resume" in failed.stderr
+    conn = sqlite3.connect(db)
+    status, error, metrics = conn.execute("SELECT status, error, metrics FROM runs").fetchone()
+    kept = stored(db)
+    assert 0 < kept < n
+    assert status == "failed" and "disk is full" in error
+    assert json.loads(metrics)["samples"] == kept  # the summary counts only stored samples
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
+    subprocess.run(["mount", "-o", "remount,size=32m", str(small_disk)], check=True)
+    resumed = cli("run", "e.yaml", "--db", str(db), "-q", "--resume", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT sample_id) FROM samples").fetchone() == (
+        n,
+        n,
+    )
+    assert conn.execute("SELECT status FROM runs").fetchall() == [("completed",)]
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()

@@ -1,0 +1,85 @@
+"""Usage mistakes print one clear line (plus a --help hint) and exit 2; ``--version`` works."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import aieval
+
+AIEVAL = [sys.executable, "-m", "aieval"]
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param((), "missing command; one of: run,", id="no-command"),
+        pytest.param(("rubric",), "missing command; one of: validate", id="no-subcommand"),
+        pytest.param(("run",), "Missing argument", id="run-without-file"),
+        pytest.param(("run", "e.yaml", "--concurency", "3"), "No such option: --concurency",
+                     id="misspelt-option"),
+        pytest.param(("report", "r1", "--format", "pdf"), "'pdf' is not one of", id="bad-format"),
+        pytest.param(("runs", "--limit", "many"), "--limit", id="bad-integer"),
+        pytest.param(("bogus",), "No such command 'bogus'", id="unknown-command"),
+    ],
+)
+def test_usage_mistake_is_one_line_and_exit_2(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    done = cli(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) <= 2, done.stderr
+    assert lines[0].startswith("error: ") and message in lines[0]
+    assert lines[1:] == [] or "--help" in lines[1]
+    assert done.stdout == ""
+
+
+def test_version_prints_the_package_version(tmp_path: Path) -> None:
+    done = cli("--version", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"aieval {aieval.__version__}\n"
+
+
+def test_help_still_lists_the_commands(tmp_path: Path) -> None:
+    done = cli("--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "run" in done.stdout and "--version" in done.stdout
+
+
+def test_import_does_not_load_heavy_modules(tmp_path: Path) -> None:
+    heavy = ["aiohttp", "numpy", "scipy", "rich", "pydantic", "yaml"]
+    code = f"import sys, aieval; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_public_names_still_resolve_lazily() -> None:
+    code = (
+        "import aieval; from aieval import run, Store, scorer, Example; "
+        "print(sorted(set(aieval.__all__) - set(dir(aieval))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_cli_module_does_not_load_the_runner_stack() -> None:
+    heavy = ["aiohttp", "numpy", "scipy", "aieval.runner", "aieval.scorers"]
+    code = f"import sys, aieval.cli; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_runner_import_defers_aiohttp_to_the_first_request() -> None:
+    code = "import sys; from aieval import run; print('aiohttp' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

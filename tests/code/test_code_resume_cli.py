@@ -1,0 +1,154 @@
+"""A code evaluation is an ordinary run: the CLI drives it, and a killed run resumes."""
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import aieval.code._scorer as code_scorer
+from aieval.code import evaluate_code
+
+ADD = {
+    "prompt": "def add(a, b):\n",
+    "entry_point": "add",
+    "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n",
+}
+SLOW = "    import time\n    time.sleep(0.3)\n    return a + b\n"
+
+
+def _files(tmp_path: Path, count: int) -> tuple[Path, Path]:
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text(
+        "".join(json.dumps({**ADD, "task_id": f"p{i}"}) + "\n" for i in range(count))
+    )
+    completions = tmp_path / "samples.jsonl"
+    completions.write_text(
+        "".join(json.dumps({"task_id": f"p{i}", "completion": SLOW}) + "\n" for i in range(count))
+    )
+    return problems, completions
+
+
+def _stored(db: Path) -> int:
+    try:
+        with sqlite3.connect(db) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "aieval", "code", *args, "--allow-code-execution"]
+
+
+def test_a_killed_run_resumes_without_re_executing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    problems, completions = _files(tmp_path, 12)
+    db = tmp_path / "runs.db"
+    argv = _cli(str(problems), "--completions", str(completions), "--db", str(db), "--workers", "1")
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while _stored(db) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = _stored(db)
+    assert 3 <= before < 12, proc.stderr.read() if proc.stderr else ""
+
+    executed: list[str] = []
+    real = code_scorer.execute_async
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        executed.append(args[0])
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(code_scorer, "execute_async", counting)
+    result = evaluate_code(
+        problems, completions=completions, allow_code_execution=True, store=db, resume=True
+    )
+    assert len(executed) == 12 - before
+    assert result.summary.executions == 12 and result.summary.statuses["passed"] == 12
+    assert _stored(db) == 12
+
+
+def test_cli_reports_in_each_format(tmp_path: Path) -> None:
+    problems, _ = _files(tmp_path, 2)
+    samples = tmp_path / "mixed.jsonl"
+    samples.write_text(
+        "".join(
+            json.dumps({"task_id": t, "completion": c}) + "\n"
+            for t in ("p0", "p1")
+            for c in ("    return a + b\n", "    return a * b\n")
+        )
+    )
+    common = [
+        "--completions",
+        str(samples),
+        "--n",
+        "2",
+        "--k",
+        "1,2",
+        "--db",
+        str(tmp_path / "r.db"),
+    ]
+    done = subprocess.run(
+        _cli(str(problems), *common, "--format", "json"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["pass_at_k"]["1"]["value"] == 0.5 and data["pass_at_k"]["2"]["value"] == 1.0
+    assert [p["c"] for p in data["problems"]] == [1, 1]
+    out = tmp_path / "report.html"
+    done = subprocess.run(
+        _cli(str(problems), *common, "--format", "html", "-o", str(out)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "<table>" in out.read_text()
+    stored = _aieval("code-report", "code", "--db", str(tmp_path / "r.db"), "-f", "markdown")
+    assert stored.returncode == 0, stored.stderr
+    assert "| pass@2 | 1.0000 |" in stored.stdout and "| p1 | 1/2 |" in stored.stdout
+    bad = subprocess.run(_cli(str(problems), *common, "--k", "3"), capture_output=True, text=True)
+    assert bad.returncode == 2 and "k=[3]" in bad.stderr
+
+
+def _aieval(*args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "aieval", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+
+def test_a_task_code_eval_file(tmp_path: Path) -> None:
+    _files(tmp_path, 2)
+    (tmp_path / "fast.jsonl").write_text(
+        "".join(
+            json.dumps({"task_id": f"p{i}", "completion": c}) + "\n"
+            for i in range(2)
+            for c in ("    return a + b\n", "    return a - b\n")
+        )
+    )
+    eval_file = tmp_path / "code_eval.yaml"
+    eval_file.write_text(
+        "task: code\nproblems: problems.jsonl\ncompletions: fast.jsonl\nn: 2\nk: [1, 2]\n"
+        "allow_code_execution: true\nlimits: {timeout: 3, max_disk_mb: 16}\n"
+    )
+    db = str(tmp_path / "r.db")
+    done = _aieval("code", str(eval_file), "--db", db, "-f", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["pass_at_k"]["1"]["value"] == 0.5 and data["executions"] == 4
+    wrong = _aieval("run", str(eval_file), "--db", db)
+    assert wrong.returncode == 2 and "aieval code" in wrong.stderr
+    eval_file.write_text("task: code\nproblems: problems.jsonl\nsamples: 3\n")
+    bad = _aieval("code", str(eval_file), "--db", db)
+    assert bad.returncode == 2 and "unknown key(s) samples" in bad.stderr

@@ -1,0 +1,198 @@
+"""RayExecutor on a real local Ray cluster (2 CPUs, started once per session)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+from tests.support.executor_fns import (
+    Counted,
+    Unloadable,
+    double,
+    exit_on_three,
+    fail_on_three,
+    hang_on_zero,
+    rouge,
+    rouge_async,
+    rows,
+)
+
+from aieval.runner import Finished, LocalExecutor, RayExecutor
+
+
+async def by_index(executor: Any, fn: Any, items: Any) -> dict[int, Finished[Any, Any]]:
+    results: dict[int, Finished[Any, Any]] = {}
+    async for done in executor.map(fn, items):
+        assert done.index not in results, "an item finished twice"
+        results[done.index] = done
+    return results
+
+
+async def test_ray_gives_the_local_executors_scores(ray_cluster: Any) -> None:
+    data = rows(300)
+    local = await by_index(LocalExecutor(4), rouge, data)
+    remote = await by_index(RayExecutor(batch_size=16), rouge, data)
+    assert sorted(remote) == list(range(300))
+    assert {i: r.value for i, r in remote.items()} == {i: r.value for i, r in local.items()}
+    assert all(r.ok and r.item == data[i] for i, r in remote.items())
+    assert len({r.value for r in remote.values()}) > 5, "the rows must not all score alike"
+
+
+async def test_async_functions_run_on_the_workers(ray_cluster: Any) -> None:
+    data = rows(40)
+    results = await by_index(RayExecutor(batch_size=8), rouge_async, data)
+    assert {i: r.value for i, r in results.items()} == {i: rouge(data[i]) for i in range(40)}
+
+
+async def test_a_raising_function_is_an_error_on_that_sample(ray_cluster: Any) -> None:
+    results = await by_index(RayExecutor(batch_size=4), fail_on_three, range(10))
+    assert results[3].error == "ValueError: three is not allowed"
+    assert {i: r.value for i, r in results.items() if i != 3} == {
+        i: i * 2 for i in range(10) if i != 3
+    }
+
+
+async def test_a_worker_killed_mid_batch_costs_only_its_sample(ray_cluster: Any) -> None:
+    executor = RayExecutor(batch_size=4, max_attempts=2)
+    results = await by_index(executor, exit_on_three, range(10))
+    assert sorted(results) == list(range(10))
+    crashed = results[3]
+    assert crashed.value is None and crashed.attempts == 2
+    assert crashed.error is not None and crashed.error.startswith("WorkerCrashedError")
+    assert {i: r.value for i, r in results.items() if i != 3} == {
+        i: i * 2 for i in range(10) if i != 3
+    }
+    # Its batch mates were re-run on their own; the other batches ran once.
+    assert {i for i, r in results.items() if r.attempts == 2} == {0, 1, 2, 3}
+    assert executor.crashed_batches == 2
+
+
+async def test_a_stuck_sample_times_out_alone(ray_cluster: Any) -> None:
+    executor = RayExecutor(batch_size=2, batch_timeout=1.5)
+    results = await by_index(executor, hang_on_zero, range(6))
+    assert sorted(results) == list(range(6))
+    assert results[0].error is not None and results[0].error.startswith("TimeoutError")
+    assert {i: results[i].value for i in range(1, 6)} == {i: i * 2 for i in range(1, 6)}
+    assert results[1].attempts == 2, "its batch mate ran again on its own"
+
+
+async def test_a_large_generator_never_has_more_than_the_bound_in_flight(
+    ray_cluster: Any,
+) -> None:
+    source = Counted(5_000)
+    batch_size, max_in_flight = 50, 3
+    bound = batch_size * max_in_flight
+    executor = RayExecutor(batch_size=batch_size, max_in_flight=max_in_flight)
+    total = seen = worst = 0
+    async for done in executor.map(double, source):
+        seen += 1
+        total += done.value
+        worst = max(worst, source.pulled - seen)
+    assert seen == 5_000 and total == 2 * sum(range(5_000))
+    assert worst < bound
+    assert 0 < executor.peak_in_flight <= bound
+
+
+async def test_a_function_the_workers_cannot_load_fails_every_sample_loudly(
+    ray_cluster: Any,
+) -> None:
+    results = await by_index(RayExecutor(batch_size=3), Unloadable(), range(7))
+    assert sorted(results) == list(range(7))
+    assert all(r.error and "not installed on the workers" in r.error for r in results.values())
+
+
+async def test_leaving_early_cancels_the_rest_and_keeps_ray_usable(ray_cluster: Any) -> None:
+    seen = 0
+    async for _ in RayExecutor(batch_size=10, max_in_flight=2).map(double, Counted(10_000)):
+        seen += 1
+        if seen == 15:
+            break
+    results = await by_index(RayExecutor(batch_size=5), double, range(20))
+    assert {i: r.value for i, r in results.items()} == {i: i * 2 for i in range(20)}
+
+
+def run_alone(body: str, env: dict[str, str] | None = None) -> str:
+    """Run ``body`` (with ``main()`` and ``ConfigError`` in scope) in a fresh interpreter."""
+    code = textwrap.dedent(
+        """
+        import asyncio, sys
+        from aieval.errors import ConfigError
+        from aieval.runner import RayExecutor
+        """
+    ) + textwrap.dedent(body)
+    environment = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**environment, **(env or {})},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def test_without_ray_the_error_says_which_extra_to_install() -> None:
+    out = run_alone(
+        """
+        sys.modules["ray"] = None
+        async def main():
+            async for _ in RayExecutor().map(abs, [1]):
+                pass
+        try:
+            asyncio.run(main())
+        except ConfigError as exc:
+            print(exc)
+        """
+    )
+    assert "pip install 'aieval[ray]'" in out
+
+
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        pytest.param("127.0.0.1:{port}", "no Ray cluster answers at '127.0.0.1:", id="closed-port"),
+        pytest.param("ray://127.0.0.1:{port}", "no Ray cluster answers", id="closed-client-port"),
+        pytest.param("head-node", "is not 'host:port'", id="no-port"),
+    ],
+)
+def test_an_address_nobody_answers_is_refused_at_once(address: str, expected: str) -> None:
+    with socket.socket() as probe:  # a port that was free a moment ago
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out = run_alone(
+        f"""
+        async def main():
+            async for _ in RayExecutor(address={address.format(port=port)!r}).map(abs, [1]):
+                pass
+        try:
+            asyncio.run(main())
+        except ConfigError as exc:
+            print(exc)
+        """,
+        env={"RAY_ADDRESS": ""},
+    )
+    assert out.startswith("ray_address: ") and expected in out
+
+
+def test_unset_address_starts_a_private_ray_and_shuts_it_down() -> None:
+    out = run_alone(
+        """
+        import ray
+        async def main():
+            return sorted([d.value async for d in RayExecutor(num_cpus=1).map(abs, [-1, -2])])
+        print(asyncio.run(main()), ray.is_initialized())
+        """
+    )
+    assert out.strip().endswith("[1, 2] False")
+
+
+def test_settings_are_kept() -> None:
+    executor = RayExecutor(address="auto", batch_size=8, max_in_flight=2, max_attempts=3)
+    assert (executor.address, executor.batch_size, executor.max_in_flight) == ("auto", 8, 2)
+    assert executor.max_attempts == 3

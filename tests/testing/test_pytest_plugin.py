@@ -1,0 +1,153 @@
+"""The pytest plugin, run for real: ``python -m pytest`` on a temporary project in a subprocess."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from aieval import run
+from aieval.errors import ConfigError
+from aieval.scorers import exact_match
+from aieval.testing import EvalFailed, EvalPolicy, assert_run, check_run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+GOOD = """\
+name: qa-good
+dataset:
+  rows:
+    - {id: a, prompt: "2+2?", expected: "4", prediction: "4"}
+    - {id: b, prompt: "Capital of France?", expected: Paris, prediction: Paris}
+scorers: [exact_match]
+"""
+
+# The same eval with one wrong recorded answer, and a second scorer.
+BAD = (
+    GOOD.replace("qa-good", "qa-bad")
+    .replace("prediction: Paris}", "prediction: Lyon}")
+    .replace("[exact_match]", "[exact_match, token_f1]")
+)
+
+MARKED = textwrap.dedent(
+    """
+    import pytest
+    from aieval import run
+    from aieval.scorers import exact_match
+
+    ROWS = [{"id": "x", "prompt": "?", "expected": "yes", "prediction": "yes"},
+            {"id": "y", "prompt": "?", "expected": "yes", "prediction": "no"}]
+
+    @pytest.mark.aieval(min_pass_rate=0.5)
+    def test_lenient_policy():
+        return run(name="lenient", dataset=ROWS, scorers=[exact_match], store=False)
+
+    @pytest.mark.aieval(min_metrics={"exact_match": 0.9})
+    def test_strict_policy():
+        return run(name="strict", dataset=ROWS, scorers=[exact_match], store=False)
+    """
+)
+
+
+def _plugin_args() -> list[str]:
+    """Load the plugin by module unless its pytest11 entry point is installed already."""
+    installed = {ep.name for ep in importlib.metadata.entry_points(group="pytest11")}
+    return [] if "aieval" in installed else ["-p", "aieval.testing._plugin"]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    (root / "eval_good.yaml").write_text(GOOD)
+    (root / "eval_bad.yaml").write_text(BAD)
+    (root / "test_marked.py").write_text(MARKED)
+    (root / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
+    return root
+
+
+def _pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "AIEVAL_DB": str(project / "a.db")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *_plugin_args(), "-rA", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_a_passing_and_a_failing_eval_file(project: Path) -> None:
+    done = _pytest(project, "--aieval-store", "none", "eval_good.yaml", "eval_bad.yaml")
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "PASSED eval_good.yaml::qa-good" in out
+    assert "FAILED eval_bad.yaml::qa-bad" in out
+    assert "aieval run 'qa-bad'" in out and "2 samples, pass rate 0.50" in out
+    assert "pass rate 0.50 is below the required 1.00; failing: b (exact_match 0.00" in out
+    assert "Traceback" not in out
+
+
+def test_k_selects_an_eval_and_a_pass_exits_zero(project: Path) -> None:
+    done = _pytest(project, "-k", "qa-good", "eval_good.yaml", "eval_bad.yaml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed, 1 deselected" in done.stdout
+    assert (project / "a.db").is_file()  # the run is stored where $AIEVAL_DB says
+
+
+def test_the_marker_checks_the_returned_run(project: Path) -> None:
+    done = _pytest(project, "test_marked.py")
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "PASSED test_marked.py::test_lenient_policy" in out
+    assert "FAILED test_marked.py::test_strict_policy" in out
+    assert "metric exact_match 0.500 is below the required 0.900" in out
+
+
+def test_a_broken_eval_file_is_named_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "eval_broken.yaml").write_text("name: x\ndataset: {rows: []}\nscorers: []\n")
+    done = _pytest(tmp_path, "--aieval-store", "none")
+    assert done.returncode not in (0, 5), done.stdout
+    assert "eval_broken.yaml" in done.stdout and "Traceback" not in done.stdout
+
+
+def test_the_entry_point_is_declared() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["entry-points"]["pytest11"] == {"aieval": "aieval.testing._plugin"}
+
+
+def test_assert_run_reports_every_reason() -> None:
+    rows = [
+        {"id": "ok", "prompt": "?", "expected": "a", "prediction": "a"},
+        {"id": "off", "prompt": "?", "expected": "a", "prediction": "b"},
+    ]
+    result = run(name="unit", dataset=rows, scorers=[exact_match], store=False)
+    assert check_run(result, EvalPolicy(min_pass_rate=0.5)).passed
+    with pytest.raises(EvalFailed) as caught:
+        assert_run(result, min_metrics={"exact_match": 0.75, "token_f1": 0.1})
+    message = str(caught.value)
+    assert message.startswith("aieval run 'unit'")
+    assert "pass rate 0.50 is below the required 1.00; failing: off (exact_match 0.00)" in message
+    assert "metric exact_match 0.500 is below the required 0.750" in message
+    assert "metric 'token_f1' has no value" in message
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param({"min_pass_rate": 1.5}, id="rate-above-one"),
+        pytest.param({"min_metrics": {"f1": -0.1}}, id="negative-floor"),
+        pytest.param({"max_errors": -1}, id="negative-errors"),
+        pytest.param({"min_pass": 0.5}, id="unknown-option"),
+    ],
+)
+def test_a_bad_policy_is_a_config_error(options: dict[str, object]) -> None:
+    with pytest.raises(ConfigError):
+        EvalPolicy.of(options)
