@@ -135,18 +135,18 @@ def test_graded_workflow_pair_promotes_a_fix_and_blocks_a_breakage(tmp_path: Pat
     store = Store(tmp_path / "runs.db")
     clean = json.loads((EXAMPLES / "code_review_runs" / "cr-001-clean.json").read_text())
     broken = {**clean, "overall_status": "failed"}
-    baseline = _graded(store, _workflow_runs(tmp_path / "base", 5, {}))
-    fixed = _graded(store, _workflow_runs(tmp_path / "fixed", 5, {"cr-003-review-failed": clean}))
-    worse = _graded(store, _workflow_runs(tmp_path / "worse", 5, {"cr-001-clean": broken}))
+    baseline = _graded(store, _workflow_runs(tmp_path / "base", 10, {}))
+    fixed = _graded(store, _workflow_runs(tmp_path / "fixed", 10, {"cr-003-review-failed": clean}))
+    worse = _graded(store, _workflow_runs(tmp_path / "worse", 10, {"cr-001-clean": broken}))
 
     good = compare_runs(store, baseline, fixed)
     assert good.promote is True, good.decision.summary
-    assert {r["id"] for r in good.improvements} == {f"cr-003-review-failed-{k}" for k in range(5)}
+    assert {r["id"] for r in good.improvements} == {f"cr-003-review-failed-{k}" for k in range(10)}
     assert good.regressions == [] and good.improvements[0]["candidate"]["grade"] == "A"
     gate_metrics = {
         m["name"]: m for m in good.to_dict()["metrics"] if m["name"].startswith("gate:")
     }
-    assert gate_metrics["gate:overall_status_success"]["delta"] == pytest.approx(-5 / 30)
+    assert gate_metrics["gate:overall_status_success"]["delta"] == pytest.approx(-10 / 60)
     score_rule = next(r for r in good.decision.rules if r.rule == "weighted_score_noninferior")
     assert score_rule.details["verdict"] == "improved"
 
@@ -199,3 +199,25 @@ def test_listing_cap_counts_and_candidate_judge_warnings(tmp_path: Path) -> None
     assert comparison.promote is False
     everything = compare_runs(store, base, cand, max_examples=None)
     assert len(everything.regressions) == 12
+
+
+def test_metric_rows_count_what_only_one_side_scored(tmp_path: Path) -> None:
+    from aieval._records import SampleRecord, ScoreRecord
+    from aieval.report import render_markdown, render_text
+
+    store = Store(tmp_path / "runs.db")
+    base = _stored(store, "m", [0.9] * 64)
+    cand = store.create_run(name="m", dataset_hash="same")
+    store.record_samples(cand, [
+        SampleRecord(id=f"e{i}", index=i, input="q", passed=i >= 3,
+                     scores={"judge": ScoreRecord(None, error="boom") if i < 3
+                             else ScoreRecord(0.9, metadata={"parse_failures": 0})})
+        for i in range(64)
+    ])  # fmt: skip
+    store.finish_run(cand, status="completed")
+    comparison = compare_runs(store, base, cand)
+    row = next(m for m in comparison.to_dict()["metrics"] if m["name"] == "judge")
+    assert row["n"] == 61 and row["candidate_missing"] == 3 and row["baseline_missing"] == 0
+    assert "61 (3 unscored in candidate)" in render_markdown(comparison)
+    assert "3 unscored in candidate" in render_text(comparison).replace("\n", " ")
+    assert comparison.decision.outcome == "block"  # and the coverage rule says why

@@ -61,7 +61,7 @@ def _ex(
 
 
 def _pair(
-    n: int = 40, **candidate_overrides: Any
+    n: int = 64, **candidate_overrides: Any
 ) -> tuple[list[ExampleNumbers], list[ExampleNumbers]]:
     noise = np.random.default_rng(n).normal(0, 0.5, size=n)
     base = [_ex(i, 80.0 + noise[i]) for i in range(n)]
@@ -165,7 +165,11 @@ def test_critical_floor_regression_blocks_and_tolerance_allows() -> None:
     base, cand = _pair(30, ex4={"floor_missed": ("correctness",)})
     rule = _rule(decide_promotion(base, cand).rules, "critical_floor_regression")
     assert rule.passed is False and "correctness 1 vs 0" in rule.reason
-    assert rule.details["criteria"]["correctness"] == {"baseline": 0, "candidate": 1}
+    assert rule.details["criteria"]["correctness"] == {
+        "baseline": 0,
+        "candidate": 1,
+        "unchecked": 0,
+    }
     tolerant = decide_promotion(base, cand, PromotionPolicy(floor_regression_tolerance=1))
     assert _rule(tolerant.rules, "critical_floor_regression").passed is True
     same = _rule(decide_promotion(base, base).rules, "critical_floor_regression")
@@ -200,8 +204,27 @@ def test_a_non_severe_gate_failure_is_not_severe() -> None:
     assert _rule(decide_promotion(base, cand, custom).rules, "severe_failures").passed is False
 
 
+def test_a_floored_criterion_the_candidate_did_not_record_counts_as_missed() -> None:
+    import dataclasses
+
+    base, cand = _pair()
+    for i in (3, 8):
+        criteria = {k: v for k, v in cand[i].criteria.items() if k != "correctness"}
+        cand[i] = dataclasses.replace(cand[i], criteria=criteria)
+    unscored = dataclasses.replace(cand[9].criteria["safety"], floor_passed=None)
+    cand[9] = dataclasses.replace(cand[9], criteria={**cand[9].criteria, "safety": unscored})
+    decision = decide_promotion(base, cand)
+    rule = _rule(decision.rules, "critical_floor_regression")
+    assert not rule.passed and decision.outcome == "block"
+    assert rule.details["criteria"]["correctness"] == {
+        "baseline": 0, "candidate": 2, "unchecked": 2,
+    }  # fmt: skip
+    assert rule.details["criteria"]["safety"]["unchecked"] == 1
+    assert "correctness 2 vs 0 (2 not recorded)" in rule.reason
+
+
 def test_unpaired_examples_warn_but_do_not_block() -> None:
-    base, cand = _pair(40)
+    base, cand = _pair(64)
     decision = decide_promotion(base, cand, unpaired=3)
     assert decision.promote is True
     assert any("3 examples are in only one run" in w for w in decision.warnings)
@@ -233,7 +256,7 @@ def test_policy_loads_from_yaml_and_json_and_names_bad_fields(tmp_path: Path) ->
 
 
 def test_gates_that_vanish_from_the_candidate_block() -> None:
-    base, cand = _pair(40)
+    base, cand = _pair(64)
     cand[3] = ExampleNumbers(id="ex3", passed=True, weighted_score=80.0)  # grading lost
     rule = _rule(decide_promotion(base, cand).rules, "hard_gate_failure_rate")
     assert rule.outcome == "fail" and "no hard gates on 1 examples" in rule.reason
@@ -270,7 +293,7 @@ def test_coverage_counts_missing_and_partly_unscored_examples_but_not_target_err
     [pytest.param(30, "pass", id="half"), pytest.param(31, "fail", id="above-half")],
 )
 def test_judge_rule_fails_above_the_parse_failure_limit(failures: int, outcome: str) -> None:
-    base, cand = _pair(40)
+    base, cand = _pair(64)
     decision = decide_promotion(base, cand, judges={"pairwise": (failures, 60), "ok": (0, 40)})
     rule = _rule(decision.rules, "judge_verdicts_readable")
     assert rule.outcome == outcome and f"pairwise {failures}/60" in rule.reason

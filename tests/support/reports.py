@@ -310,7 +310,7 @@ def record_runs(db: Path) -> dict[str, str]:
             "metadata": {"topic": "billing" if i % 3 else "shipping"},
             "predictions": {"v1": "yes" if i % 4 == 0 else "no", "v2": "no" if i == 7 else "yes"},
         }
-        for i in range(40)
+        for i in range(64)
     ]
     store = Store(db)
     ids = {}

@@ -189,6 +189,11 @@ def _metric(
 ) -> dict[str, Any]:
     values = [(get(b), get(c)) for b, c in pairs]
     both = [(vb, vc) for vb, vc in values if vb is not None and vc is not None]
+    # examples one side scored and the other did not never vanish from the row unsaid
+    missing = {
+        "candidate_missing": sum(vb is not None and vc is None for vb, vc in values),
+        "baseline_missing": sum(vb is None and vc is not None for vb, vc in values),
+    }
     if not both:
         return {
             "name": name,
@@ -198,6 +203,7 @@ def _metric(
             "low": None,
             "high": None,
             "n": 0,
+            **missing,
         }
     vb = np.array([v for v, _ in both])
     vc = np.array([v for _, v in both])
@@ -210,6 +216,7 @@ def _metric(
         "low": ci.low,
         "high": ci.high,
         "n": len(both),
+        **missing,
     }
 
 

@@ -80,6 +80,20 @@ def metric_delta(name: str, value: float | None) -> str:
     return signed(value, 2) if name == "weighted_score" else signed(value, 3)
 
 
+def metric_n(metric: Mapping[str, Any]) -> str:
+    """A comparison metric's paired count, with the examples only one side scored.
+
+    >>> metric_n({"n": 48, "candidate_missing": 2, "baseline_missing": 0})
+    '48 (2 unscored in candidate)'
+    """
+    parts = [
+        f"{metric[key]} unscored in {side}"
+        for key, side in (("candidate_missing", "candidate"), ("baseline_missing", "baseline"))
+        if metric.get(key)
+    ]
+    return f"{metric['n']}" + (f" ({', '.join(parts)})" if parts else "")
+
+
 def run_title(run: Mapping[str, Any]) -> str:
     """``name · model · id`` for a run header."""
     parts = [str(run.get("name") or "-")]

@@ -138,9 +138,14 @@ def paired_rule(n: int, min_paired: int) -> RuleResult:
     if n >= max(1, min_paired):
         reason = f"{n} examples scored in both runs (at least {min_paired} needed)"
         return RuleResult("paired_examples", True, reason, details)
+    why = (
+        f": a regression on 1 example in 20 is missing from {0.95**n:.0%} of samples of {n}"
+        if n
+        else ""
+    )
     reason = (
         f"only {n} examples were scored in both runs; at least {max(1, min_paired)} are needed "
-        "to decide (run both versions on more of the same dataset)"
+        f"to decide{why} (run both versions on more of the same dataset, or lower min_paired)"
     )
     return RuleResult("paired_examples", False, reason, details, inconclusive=True)
 

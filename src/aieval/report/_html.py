@@ -11,6 +11,7 @@ from aieval.report._document import (
     as_document,
     interval,
     metric_delta,
+    metric_n,
     metric_value,
     num,
     outcome_of,
@@ -253,7 +254,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     yield _table(["metric", "baseline", "candidate", "delta", "95% CI", "n"], [
         [_e(m["name"]), metric_value(m["name"], m["baseline"]),
          metric_value(m["name"], m["candidate"]), metric_delta(m["name"], m.get("delta")),
-         interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)), str(m["n"])]
+         interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)), _e(metric_n(m))]
         for m in doc["metrics"]])
     tie = doc.get("tie_break") or {}
     if tie.get("winner"):

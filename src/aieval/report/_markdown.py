@@ -11,6 +11,7 @@ from aieval.report._document import (
     as_document,
     interval,
     metric_delta,
+    metric_n,
     metric_value,
     num,
     outcome_of,
@@ -155,10 +156,10 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     )
     yield (f"Candidate {escape(run_title(doc['candidate']))} vs baseline "
            f"{escape(run_title(doc['baseline']))} · {doc['paired']} paired examples")
-    yield table(["metric", "baseline", "candidate", "delta", "95% CI"], [
+    yield table(["metric", "baseline", "candidate", "delta", "95% CI", "n"], [
         [escape(m["name"]), metric_value(m["name"], m["baseline"]),
          metric_value(m["name"], m["candidate"]), metric_delta(m["name"], m.get("delta")),
-         interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v))]
+         interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)), metric_n(m)]
         for m in doc["metrics"]])
     for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
         if doc[key]:

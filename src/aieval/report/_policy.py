@@ -100,10 +100,10 @@ class PromotionPolicy(BaseModel):
     pairwise_inconsistency_warning: float = Field(default=0.10, ge=0.0, le=1.0)
     """Judge parse-failure or swapped-order inconsistency rates above this draw a warning."""
 
-    min_paired: int = Field(default=30, ge=0)
-    """Fewer examples scored in both runs than this is inconclusive: a decision on a handful
-    of examples means nothing (30 is where a paired test's normal approximation starts to
-    hold)."""
+    min_paired: int = Field(default=60, ge=0)
+    """Fewer examples scored in both runs than this is inconclusive. 60 is the rule of three
+    for 1 example in 20: a regression confined to 5% of examples shows up among 60 paired
+    examples 95% of the time (1 - 0.95**60), and among 50 only 92%."""
 
     coverage_tolerance: float = Field(default=0.0, ge=0.0, le=1.0)
     """Share of the baseline's scored examples the candidate may leave missing or unscored;
@@ -214,9 +214,9 @@ def decide_promotion(
 
     Example:
         >>> b = [ExampleNumbers(id=str(i), passed=True, weighted_score=80.0 + i % 3)
-        ...      for i in range(30)]
+        ...      for i in range(60)]
         >>> c = [ExampleNumbers(id=str(i), passed=True, weighted_score=81.0 + i % 2)
-        ...      for i in range(30)]
+        ...      for i in range(60)]
         >>> decide_promotion(b, c).outcome
         'promote'
         >>> decide_promotion(b[:5], c[:5]).outcome
@@ -407,11 +407,19 @@ def score_test(
     )  # fmt: skip
 
 
+def _floored(ex: ExampleNumbers, name: str) -> bool:
+    """Whether ``ex`` recorded criterion ``name`` with a floor it either met or missed."""
+    criterion = ex.criteria.get(name)
+    return criterion is not None and criterion.floor_passed is not None
+
+
 def floor_rule(
     baseline: Sequence[ExampleNumbers], candidate: Sequence[ExampleNumbers], policy: PromotionPolicy
 ) -> RuleResult:
     """Rule 3: no critical criterion (one with a floor) misses its floor on more paired examples
-    than in the baseline (plus the tolerance)."""
+    than in the baseline (plus the tolerance). A paired example where the baseline checked the
+    floor and the candidate did not record it (the criterion is gone or unscored) counts as a
+    violation: an unchecked floor is not a held one."""
     rule = "critical_floor_regression"
     critical = sorted(
         {
@@ -426,12 +434,19 @@ def floor_rule(
     counts = {}
     for name in critical:
         vb = sum(name in b.floor_violations() for b in baseline)
-        vc = sum(name in c.floor_violations() for c in candidate)
-        counts[name] = {"baseline": vb, "candidate": vc}
+        # a floor the baseline checked and the candidate did not record is not a pass
+        unchecked = sum(
+            _floored(b, name) and not _floored(c, name)
+            for b, c in zip(baseline, candidate, strict=True)
+        )
+        vc = sum(name in c.floor_violations() for c in candidate) + unchecked
+        counts[name] = {"baseline": vb, "candidate": vc, "unchecked": unchecked}
     tol = policy.floor_regression_tolerance
     worse = [n for n, v in counts.items() if v["candidate"] > v["baseline"] + tol]
     described = ", ".join(
-        f"{n} {counts[n]['candidate']} vs {counts[n]['baseline']}" for n in (worse or critical)
+        f"{n} {counts[n]['candidate']} vs {counts[n]['baseline']}"
+        + (f" ({counts[n]['unchecked']} not recorded)" if counts[n]["unchecked"] else "")
+        for n in (worse or critical)
     )
     reason = (
         f"more floor violations than the baseline (+ tolerance {tol}): {described}"

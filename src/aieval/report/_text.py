@@ -17,6 +17,7 @@ from aieval.report._document import (
     as_document,
     interval,
     metric_delta,
+    metric_n,
     metric_value,
     num,
     outcome_of,
@@ -319,7 +320,7 @@ def _metrics(doc: Mapping[str, Any]) -> Table:
         _add(table,
             name, metric_value(name, m["baseline"]), metric_value(name, m["candidate"]),
             Text(metric_delta(name, delta), style=style),
-            interval(m["low"], m["high"], lambda v, n=name: metric_delta(n, v)), str(m["n"]),
+            interval(m["low"], m["high"], lambda v, n=name: metric_delta(n, v)), metric_n(m),
         )
     return table
 

@@ -1160,6 +1160,14 @@
     return out;
   }
 
+  // the paired n, plus the examples only one side scored (they are not in the row's numbers)
+  function pairedCount(m) {
+    if (m.n == null) return "—";
+    const parts = [["candidate_missing", "candidate"], ["baseline_missing", "baseline"]]
+      .filter(([k]) => m[k]).map(([k, side]) => `${m[k]} unscored in ${side}`);
+    return parts.length ? `${m.n} (${parts.join(", ")})` : String(m.n);
+  }
+
   function metricsSection(metrics) {
     const betterHigher = (name) => !name.startsWith("gate:");
     const points = metrics.filter((m) => m.name === "weighted_score");
@@ -1181,7 +1189,7 @@
         el("td", { class: "num" }, fmt(m.baseline, 3)), el("td", { class: "num" }, fmt(m.candidate, 3)),
         el("td", { class: "num" }, signed(m.delta, 3)),
         el("td", { class: "num" }, interval(m.low, m.high, (v) => fmt(v, 3))),
-        el("td", { class: "num" }, m.n ?? "—"))))));
+        el("td", { class: "num" }, pairedCount(m)))))));
     return section("Metric deltas", plots, table);
   }
 
