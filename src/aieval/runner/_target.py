@@ -19,6 +19,7 @@ from aieval._records import CallRecord
 from aieval._types import Example
 from aieval.errors import ConfigError, DatasetError, ProviderError
 from aieval.providers import ChatRequest, Provider
+from aieval.providers._headers import check_headers, sends_headers
 
 __all__ = [
     "CallableTarget",
@@ -76,7 +77,12 @@ class RecordedTarget(Target):
 
 
 class ProviderTarget(Target):
-    """A chat model behind a provider; the prompt is the example input or a template over it."""
+    """A chat model behind a provider; the prompt is the example input or a template over it.
+
+    ``params["headers"]`` are HTTP headers, sent as headers with every request and never in
+    the body (no chat API has a ``headers`` body field). ``params`` keeps them, so the run's
+    redaction sees their values and the stored configuration shows them ``[redacted]``.
+    """
 
     def __init__(
         self,
@@ -95,6 +101,16 @@ class ProviderTarget(Target):
         self.params = dict(params or {})
         self.temperature = self.params.pop("temperature", None)
         self.max_tokens = self.params.pop("max_tokens", None)
+        self.headers: dict[str, str] = {}
+        if "headers" in self.params:
+            self.headers = check_headers(self.params["headers"], "params.headers")
+            if self.headers and not sends_headers(provider):
+                raise ConfigError(
+                    f"params.headers: provider {provider.name!r} cannot send HTTP headers (it "
+                    "does not declare sends_headers = True); configure them on the provider "
+                    "itself, or drop them"
+                )
+        self._body_params = {k: v for k, v in self.params.items() if k != "headers"}
         if template is not None:
             _check_template(template)
 
@@ -113,7 +129,8 @@ class ProviderTarget(Target):
             messages=self.messages(example),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
-            params=self.params,
+            params=self._body_params,
+            headers=self.headers,
         )
         started = time.perf_counter()
         try:
@@ -199,6 +216,8 @@ async def _guarded(coro: Any) -> Any:
         return await coro
     except SystemExit as exc:
         raise _Exited(exc.code) from None
+
+
 def _name(fn: Callable[..., Any]) -> str:
     inner = fn.func if isinstance(fn, functools.partial) else fn
     return getattr(inner, "__name__", type(inner).__name__)
