@@ -188,15 +188,18 @@ class CallableTarget(Target):
                 loop = asyncio.get_running_loop()
                 # the worker thread sees this task's context (a workflow's step recorder)
                 context = contextvars.copy_context()
-                future = loop.run_in_executor(self._pool, context.run, self.fn, example)
+                call = functools.partial(_own_timeouts, self.fn, example)
+                future = loop.run_in_executor(self._pool, context.run, call)
                 result = await asyncio.wait_for(future, self.timeout)
-        except TimeoutError:
+        except TimeoutError:  # only the runner's own deadline: the target's are _OwnTimeout
             return Output(None, error=f"target timed out after {self.timeout} s")
         except (SystemExit, _Exited) as exc:  # exit() in user code ends this sample only
             code = exc.args[0] if isinstance(exc, _Exited) else exc.code
             return Output(None, error=f"target called exit({code!r})")
+        except _OwnTimeout as exc:
+            return Output(None, error=f"target raised {_described(exc.original)}")
         except Exception as exc:
-            return Output(None, error=f"target raised {type(exc).__name__}: {exc}")
+            return Output(None, error=f"target raised {_described(exc)}")
         latency = time.perf_counter() - started
         return Output(_as_text(result), result, latency_s=latency)
 
@@ -209,6 +212,14 @@ class _Exited(Exception):
     """A user's async target called ``exit()`` (re-raised as an ordinary exception)."""
 
 
+class _OwnTimeout(Exception):
+    """A ``TimeoutError`` the target raised itself, kept apart from the runner's deadline."""
+
+    def __init__(self, original: TimeoutError) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
 async def _guarded(coro: Any) -> Any:
     # asyncio re-raises SystemExit out of the event loop when it escapes a task, taking the
     # whole run down; turn it into an ordinary exception inside the task instead.
@@ -216,6 +227,21 @@ async def _guarded(coro: Any) -> Any:
         return await coro
     except SystemExit as exc:
         raise _Exited(exc.code) from None
+    except TimeoutError as exc:  # the runner's deadline cancels the task: this one is the target's
+        raise _OwnTimeout(exc) from exc
+
+
+def _own_timeouts(fn: Callable[..., Any], example: Example) -> Any:
+    try:
+        return fn(example)
+    except TimeoutError as exc:
+        raise _OwnTimeout(exc) from exc
+
+
+def _described(exc: BaseException) -> str:
+    """``Type: message``, or just ``Type`` for an exception without a message."""
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def _name(fn: Callable[..., Any]) -> str:
