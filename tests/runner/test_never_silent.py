@@ -1,7 +1,9 @@
 """Runs never look green when they lost data or evaluated nothing; user code cannot end them."""
 
+import asyncio
 import sqlite3
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +99,38 @@ def test_exit_in_a_callable_target_is_that_samples_error(tmp_path: Path, is_asyn
     )
     assert len(result.samples) == 4
     assert {s.id: s.error for s in result.samples if s.error} == {"s1": "target called exit(2)"}
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_targets_own_timeout_is_not_the_runners_deadline(tmp_path: Path, is_async: bool) -> None:
+    def sync_target(example: Any) -> str:
+        if example.id == "s1":
+            raise TimeoutError("read timed out after 2 s")
+        if example.id == "s2":
+            raise TimeoutError  # no message of its own
+        if example.id == "s3":
+            time.sleep(2.0)  # the runner's own deadline
+        return "x"
+
+    async def async_target(example: Any) -> str:
+        if example.id == "s3":
+            await asyncio.sleep(2.0)
+            return "x"
+        return sync_target(example)
+
+    result = run(
+        name="t",
+        dataset=rows(4),
+        scorers=[exact_match],
+        target=async_target if is_async else sync_target,
+        timeout=0.5,
+        store=tmp_path / "r.db",
+    )
+    assert {s.id: s.error for s in result.samples if s.error} == {
+        "s1": "target raised TimeoutError: read timed out after 2 s",
+        "s2": "target raised TimeoutError",
+        "s3": "target timed out after 0.5 s",
+    }
 
 
 def test_empty_dataset_is_an_error_not_a_completed_run(tmp_path: Path) -> None:

@@ -96,3 +96,56 @@ def test_errors_name_file_and_field(tmp_path: Path, patch: dict[str, object], ne
 def test_missing_file() -> None:
     with pytest.raises(WorkflowError, match="not found"):
         load_workflow("nowhere/wf.yaml")
+
+
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        pytest.param({"inputs": {"code_file": {"type": "string", "requried": False}}},
+                     "field 'inputs.code_file.requried': unknown key; did you mean required?",
+                     id="input-required"),
+        pytest.param({"outputs": {"report": {"from": "${x}", "optinal": True}}},
+                     "field 'outputs.report.optinal': unknown key; did you mean optional?",
+                     id="output-optional"),
+        pytest.param({"steps": [{"name": "parse"}, {"name": "lint", "critcal": False}]},
+                     "field 'steps[1].critcal': unknown key; did you mean critical?",
+                     id="step-critical"),
+        pytest.param({"steps": {"parse": {"agent": "p"}, "lint": {"depends_om": ["parse"]}}},
+                     "field 'steps.lint.depends_om': unknown key; did you mean depends_on?",
+                     id="keyed-step"),
+    ],
+)  # fmt: skip
+def test_misspelt_keys_in_inputs_outputs_and_steps_are_refused_with_their_path(
+    tmp_path: Path, patch: dict[str, object], message: str
+) -> None:
+    file = tmp_path / "wf.yaml"
+    file.write_text(yaml.safe_dump({**DEFINITION, **patch}))
+    with pytest.raises(WorkflowError) as info:
+        load_workflow(file)
+    assert str(info.value) == f"{file}: {message}"
+
+
+def test_the_keys_workflow_engines_write_in_steps_inputs_and_outputs_load() -> None:
+    wf = load_workflow(
+        {
+            "name": "engine",
+            "inputs": {
+                "feature_spec": {"type": "string", "description": "what to build",
+                                 "required": True},
+                "depth": {"type": "string", "enum": ["quick", "deep"], "default": "quick"},
+            },
+            "steps": [
+                {"name": "plan", "agent": "planner", "description": "plan it",
+                 "inputs": {"spec": "${inputs.feature_spec}"}, "outputs": {"plan": "plan"},
+                 "tools": ["file_read"], "prompt_file": "planner.md",
+                 "model_override": "small"},
+                {"name": "code", "agent_role": "coder", "depends_on": ["plan"],
+                 "when": "${steps.plan.outputs.plan} != ''", "loop_until": "${done}",
+                 "loop_max": 3, "model": "big", "critical": False},
+            ],
+            "outputs": {"plan": {"from": "${steps.plan.outputs.plan}", "optional": True,
+                                 "description": "the plan"}},
+        }
+    )  # fmt: skip
+    assert wf.required_inputs == ["feature_spec"] and wf.required_outputs == []
+    assert [s.name for s in wf.steps] == ["plan", "code"] and not wf.is_critical("code")

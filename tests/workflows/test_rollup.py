@@ -66,3 +66,36 @@ def test_step_scores_and_payload() -> None:
     }
     ev = evaluate_run(run, workflow=DEFINITION)
     assert ev.agents["planner"]["retries"] == 3 and ev.step_scores["code"] == {"tests": 1.0}
+
+
+def test_non_numeric_step_scores_are_left_out_with_a_warning_naming_step_and_key() -> None:
+    run = WorkflowRun.from_dict(
+        make_run(
+            steps=[
+                make_step("plan", agent_role="planner",
+                          metadata={"scores": {"quality": "high", "speed": 0.5,
+                                               "done": True, "drift": float("nan"),
+                                               "nested": {"value": 0.75}}}),
+                make_step("code", agent_role="coder", metadata={"scores": [0.9, 0.8]}),
+            ]
+        )
+    )  # fmt: skip
+    ev = evaluate_run(run, workflow=DEFINITION)
+    assert ev.step_scores == {"plan": {"speed": 0.5, "nested": 0.75}}
+    assert ev.agents["planner"]["scores"] == {"speed": 0.5, "nested": 0.75}
+    payload = ev.to_dict()
+    left_out = [w for w in payload["warnings"] if "metadata.scores" in w]
+    assert left_out == [
+        "step 'plan': metadata.scores.quality is 'high' (str), not a finite number; left out of "
+        "step_scores and the agent roll-up",
+        "step 'plan': metadata.scores.done is True (bool), not a finite number; left out of "
+        "step_scores and the agent roll-up",
+        "step 'plan': metadata.scores.drift is nan (float), not a finite number; left out of "
+        "step_scores and the agent roll-up",
+        "step 'code': metadata.scores is a list, not a mapping of score name to number; ignored",
+    ]
+
+
+def test_numeric_step_scores_give_no_warning() -> None:
+    ev = evaluate_run(WorkflowRun.from_dict(FIXTURE), workflow=DEFINITION)
+    assert not [w for w in ev.warnings if "metadata.scores" in w]

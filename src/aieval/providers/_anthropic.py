@@ -7,6 +7,7 @@ import importlib
 import json
 import os
 import time
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
@@ -52,7 +53,11 @@ class AnthropicProvider:
         name: the provider's name in messages, reports and cache keys.
         timeout: seconds for a whole request.
         default_max_tokens: ``max_tokens`` when the request does not set one (the API needs it).
+        headers: extra HTTP headers for every request (a request's own
+            :attr:`~aieval.providers.ChatRequest.headers` are added over them).
     """
+
+    sends_headers = True
 
     def __init__(
         self,
@@ -62,6 +67,7 @@ class AnthropicProvider:
         name: str = "anthropic",
         timeout: float = 60.0,
         default_max_tokens: int = 1024,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self._sdk = _import_sdk()
         self._api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
@@ -74,10 +80,11 @@ class AnthropicProvider:
         self._url = url
         # shown, logged and cached without a "user:password@"; requests use the real URL
         self.base_url = url_without_credentials(url) if url else None
-        self.secrets: frozenset[str] = frozenset(secret_values({"url": url or ""})) | {
-            self._api_key
-        }
-        """Every configured secret value (key, URL credentials): never shown."""
+        self._headers = dict(headers or {})
+        self.secrets: frozenset[str] = frozenset(
+            secret_values({"url": url or "", "headers": self._headers})
+        ) | {self._api_key}
+        """Every configured secret value (key, header values, URL credentials): never shown."""
         self.timeout = timeout
         self.default_max_tokens = default_max_tokens
         self._client: Any = None
@@ -95,6 +102,7 @@ class AnthropicProvider:
                 base_url=self._url,
                 timeout=self.timeout,
                 max_retries=0,
+                default_headers=self._headers or None,
             )
             self._client_loop = loop
         return self._client
@@ -104,6 +112,10 @@ class AnthropicProvider:
         kwargs = self._arguments(request)
         client = self._get_client()
         sdk = self._sdk
+        secrets = self.secrets
+        if request.headers:
+            kwargs["extra_headers"] = dict(request.headers)
+            secrets = secrets | secret_values({"headers": request.headers})
         started = time.perf_counter()
         try:
             message = await client.messages.create(**kwargs)
@@ -111,23 +123,23 @@ class AnthropicProvider:
             raise ProviderTimeoutError(f"{self.name}: no answer within {self.timeout:g} s") from exc
         except sdk.APIConnectionError as exc:
             raise ProviderConnectionError(
-                redact(f"{self.name}: cannot reach the API: {exc}", self.secrets)
+                redact(f"{self.name}: cannot reach the API: {exc}", secrets)
             ) from exc
         except sdk.APIStatusError as exc:
             raise error_for_status(
                 self.name,
                 exc.status_code,
-                error_message(exc.response.text, self.secrets),
+                error_message(exc.response.text, secrets),
                 exc.response.headers,
                 api_key=self._api_key,
-                secrets=self.secrets,
+                secrets=secrets,
                 auth_hint="set ANTHROPIC_API_KEY or pass api_key=",
             ) from None  # the SDK's own message quotes the raw body, which may echo the key
         except (sdk.APIError, ValueError) as exc:
             # The SDK lets a body that is not JSON surface as a bare JSONDecodeError.
-            raise self._bad_body(f"invalid response: {exc}") from None
+            raise self._bad_body(f"invalid response: {exc}", secrets) from None
         latency = time.perf_counter() - started
-        return self._parse(message, request, latency)
+        return self._parse(message, request, latency, secrets)
 
     def _arguments(self, request: ChatRequest) -> dict[str, Any]:
         system = [m["content"] for m in request.messages if m.get("role") == "system"]
@@ -157,17 +169,19 @@ class AnthropicProvider:
             kwargs["extra_body"] = extra
         return kwargs
 
-    def _parse(self, message: Any, request: ChatRequest, latency: float) -> ChatResponse:
+    def _parse(
+        self, message: Any, request: ChatRequest, latency: float, secrets: frozenset[str]
+    ) -> ChatResponse:
         try:
             blocks = [b.text for b in message.content if getattr(b, "type", None) == "text"]
             usage = message.usage
             model = message.model
             stop_reason = message.stop_reason
         except (AttributeError, TypeError) as exc:
-            preview = shorten(str(message), 200, self.secrets)
-            raise self._bad_body(f"the body is not a message: {preview!r}") from exc
+            preview = shorten(str(message), 200, secrets)
+            raise self._bad_body(f"the body is not a message: {preview!r}", secrets) from exc
         if not blocks:
-            raise self._bad_body("the message has no text content")
+            raise self._bad_body("the message has no text content", secrets)
         return ChatResponse(
             text="".join(blocks),
             model=model if isinstance(model, str) and model else request.model,
@@ -177,8 +191,8 @@ class AnthropicProvider:
             finish_reason=_FINISH_REASONS.get(stop_reason, stop_reason),
         )
 
-    def _bad_body(self, reason: str) -> ProviderResponseError:
-        return ProviderResponseError(redact(f"{self.name}: {reason}", self.secrets))
+    def _bad_body(self, reason: str, secrets: frozenset[str]) -> ProviderResponseError:
+        return ProviderResponseError(redact(f"{self.name}: {reason}", secrets))
 
     async def aclose(self) -> None:
         """Close the SDK client; a later call opens a new one."""

@@ -22,6 +22,8 @@ class ChatRequest:
         params: any other request fields, passed through (``top_p``, ``seed``, ``stop``, ...).
         cache_salt: distinguishes otherwise identical requests that must not share a cache
             entry (e.g. the i-th of ``samples`` judge calls).
+        headers: HTTP headers for this request, sent over the provider's own (never in the
+            body). Only providers that declare ``sends_headers = True`` are given any.
     """
 
     model: str
@@ -31,6 +33,7 @@ class ChatRequest:
     response_schema: dict[str, Any] | None = None
     params: dict[str, Any] = field(default_factory=dict)
     cache_salt: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -68,6 +71,10 @@ class Provider(Protocol):
     it with :func:`aieval.providers.register_provider` or the ``aieval.providers`` entry point
     group. ``generate`` raises a subclass of :class:`aieval.errors.ProviderError` on failure so the
     retry layer can tell retryable errors (429, 5xx, timeouts) from final ones.
+
+    A provider that sends :attr:`ChatRequest.headers` as HTTP headers says so with a class
+    attribute ``sends_headers = True``; a run with headers refuses any provider without it,
+    rather than letting them be dropped.
     """
 
     name: str

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from aieval.errors import ConfigError
 from aieval.providers._base import Provider
 from aieval.providers._cache import CachedProvider, ResponseCache
+from aieval.providers._headers import check_headers
 from aieval.providers._registry import accepts_argument, get_provider
 from aieval.providers._resilient import ResilientProvider
 from aieval.providers._retry import RetryPolicy
@@ -24,6 +26,7 @@ def build_provider(
     cache: bool | str | Path | ResponseCache = True,
     cache_path: str | Path = "aieval.db",
     timeout: float = 60.0,
+    headers: Mapping[str, str] | None = None,
 ) -> Provider:
     """Build ``Cached(Resilient(provider))`` from a provider name or a ready provider.
 
@@ -37,6 +40,8 @@ def build_provider(
             :class:`ResponseCache` chooses the store; ``False`` turns caching off.
         cache_path: the SQLite file used when ``cache`` is ``True``.
         timeout: seconds per attempt (names only; an instance keeps its own).
+        headers: HTTP headers for every request (names only); a provider whose factory
+            takes no ``headers`` refuses them with a :class:`ConfigError`.
 
     Returns:
         A provider to call from the run and to ``aclose()`` when the run ends.
@@ -47,12 +52,12 @@ def build_provider(
         'vllm'
     """
     if isinstance(spec, str):
-        raw = _from_name(spec, base_url=base_url, api_key=api_key, timeout=timeout)
+        raw = _from_name(spec, base_url=base_url, api_key=api_key, timeout=timeout, headers=headers)
     elif isinstance(spec, Provider):
-        if base_url is not None or api_key is not None:
+        if base_url is not None or api_key is not None or headers:
             raise ConfigError(
-                "base_url= and api_key= apply to a provider name; configure the provider "
-                f"instance {spec!r} directly instead"
+                "base_url=, api_key= and headers= apply to a provider name; configure the "
+                f"provider instance {spec!r} directly instead"
             )
         raw = spec
     else:
@@ -71,8 +76,22 @@ def build_provider(
     return CachedProvider(resilient, store)
 
 
-def _from_name(name: str, *, base_url: str | None, api_key: str | None, timeout: float) -> Provider:
+def _from_name(
+    name: str,
+    *,
+    base_url: str | None,
+    api_key: str | None,
+    timeout: float,
+    headers: Mapping[str, str] | None,
+) -> Provider:
     kwargs: dict[str, object] = {}
+    if headers:
+        if not accepts_argument(name, "headers"):
+            raise ConfigError(
+                f"provider {name!r} takes no headers: it cannot send the HTTP headers "
+                f"{sorted(headers)}; drop them or use a provider that sends headers"
+            )
+        kwargs["headers"] = check_headers(headers, "headers")
     if base_url is not None:
         kwargs["base_url"] = base_url
     if api_key is not None:

@@ -48,8 +48,12 @@ def provider_identity(provider: Provider) -> str:
 
 
 def cache_key(identity: str, request: ChatRequest) -> str:
-    """SHA-256 of the canonical JSON of everything that determines the answer (never the key)."""
-    material = {
+    """SHA-256 of the canonical JSON of everything that determines the answer (never the key).
+
+    A request's own ``headers`` are part of it (a gateway may route on them); only the digest
+    is stored, never a header value. Requests without headers keep their earlier keys.
+    """
+    material: dict[str, Any] = {
         "provider": identity,
         "model": request.model,
         "messages": request.messages,
@@ -59,6 +63,8 @@ def cache_key(identity: str, request: ChatRequest) -> str:
         "params": request.params,
         "cache_salt": request.cache_salt,
     }
+    if request.headers:
+        material["headers"] = {k.lower(): v for k, v in request.headers.items()}
     canonical = json.dumps(
         material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
     )
@@ -206,7 +212,9 @@ class CachedProvider:
             return hit
         response = await self.inner.generate(request)
         # a model that repeats its request must not carry a credential into the cache file
-        secrets = secrets_of(self.inner) | secret_values(request.params)
+        secrets = secrets_of(self.inner) | secret_values(
+            {"params": request.params, "headers": request.headers}
+        )
         stored = dataclasses.replace(response, text=redact_text(response.text, secrets))
         self.cache.put(key, self._identity, stored)
         return response

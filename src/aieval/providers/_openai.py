@@ -39,7 +39,8 @@ class OpenAIProvider:
         api_key: sent as a bearer token; never shown in ``repr``, logs or errors.
         name: the provider's name in messages, reports and cache keys.
         timeout: seconds for a whole request (connect, send, answer).
-        headers: extra HTTP headers for every request.
+        headers: extra HTTP headers for every request (a request's own
+            :attr:`~aieval.providers.ChatRequest.headers` are added over them).
         supports_json_schema: send ``response_schema`` as a strict ``json_schema``
             ``response_format``; when ``False`` the schema is not sent.
         auth_hint: what to do about a 401/403 (e.g. which environment variable to set).
@@ -47,6 +48,8 @@ class OpenAIProvider:
     >>> OpenAIProvider("http://localhost:8000/v1", api_key="sk-secret")
     OpenAIProvider(name='openai', base_url='http://localhost:8000/v1', api_key='***')
     """
+
+    sends_headers = True
 
     def __init__(
         self,
@@ -100,9 +103,12 @@ class OpenAIProvider:
         except UnicodeEncodeError:  # a lone surrogate: send it as a JSON escape
             payload = json.dumps(body).encode()
         session = self._get_session()
+        secrets = self._secrets_for(request)
         started = time.perf_counter()
         try:
-            async with session.post(self._url, data=payload) as response:
+            async with session.post(
+                self._url, data=payload, headers=request.headers or None
+            ) as response:
                 raw = await response.read()
                 status = response.status
                 headers = response.headers
@@ -112,20 +118,26 @@ class OpenAIProvider:
             ) from exc
         except aiohttp.ClientError as exc:
             raise ProviderConnectionError(
-                redact(f"{self.name}: cannot reach {self.base_url}: {exc}", self.secrets)
+                redact(f"{self.name}: cannot reach {self.base_url}: {exc}", secrets)
             ) from exc
         latency = time.perf_counter() - started
         if status >= 400:
             raise error_for_status(
                 self.name,
                 status,
-                error_message(raw, self.secrets),
+                error_message(raw, secrets),
                 headers,
                 api_key=self._api_key,
-                secrets=self.secrets,
+                secrets=secrets,
                 auth_hint=self._auth_hint,
             )
-        return self._parse(raw, request, latency)
+        return self._parse(raw, request, latency, secrets)
+
+    def _secrets_for(self, request: ChatRequest) -> frozenset[str]:
+        """The configured secrets plus this request's own header values."""
+        if not request.headers:
+            return self.secrets
+        return self.secrets | secret_values({"headers": request.headers})
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = dict(request.params)
@@ -139,18 +151,22 @@ class OpenAIProvider:
             body["response_format"] = _response_format(request.response_schema)
         return body
 
-    def _parse(self, raw: bytes, request: ChatRequest, latency: float) -> ChatResponse:
+    def _parse(
+        self, raw: bytes, request: ChatRequest, latency: float, secrets: frozenset[str]
+    ) -> ChatResponse:
         try:
             data = json.loads(raw)
         except ValueError as exc:
-            raise self._bad_body(f"the body is not JSON: {_preview(raw, self.secrets)}") from exc
+            reason = f"the body is not JSON: {_preview(raw, secrets)}"
+            raise self._bad_body(reason, secrets) from exc
         try:
             choice = data["choices"][0]
             content = choice["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
-            raise self._bad_body(_missing_content_reason(data, raw, self.secrets)) from exc
+            reason = _missing_content_reason(data, raw, secrets)
+            raise self._bad_body(reason, secrets) from exc
         if not isinstance(content, str):
-            raise self._bad_body(_missing_content_reason(data, raw, self.secrets))
+            raise self._bad_body(_missing_content_reason(data, raw, secrets), secrets)
         usage = data.get("usage")
         usage = usage if isinstance(usage, dict) else {}
         model = data.get("model")
@@ -164,8 +180,8 @@ class OpenAIProvider:
             finish_reason=finish if isinstance(finish, str) else None,
         )
 
-    def _bad_body(self, reason: str) -> ProviderResponseError:
-        return ProviderResponseError(redact(f"{self.name}: {reason}", self.secrets))
+    def _bad_body(self, reason: str, secrets: frozenset[str]) -> ProviderResponseError:
+        return ProviderResponseError(redact(f"{self.name}: {reason}", secrets))
 
     def _get_session(self) -> aiohttp.ClientSession:
         import aiohttp

@@ -113,9 +113,10 @@ def anthropic_preset(
     base_url: str | None = None,
     api_key: str | None = None,
     timeout: float = 60.0,
+    headers: Mapping[str, str] | None = None,
 ) -> Provider:
     """Anthropic: ``ANTHROPIC_API_KEY`` (required), optional ``ANTHROPIC_BASE_URL``."""
-    return AnthropicProvider(api_key, base_url=base_url, timeout=timeout)
+    return AnthropicProvider(api_key, base_url=base_url, timeout=timeout, headers=headers)
 
 
 PRESETS = {

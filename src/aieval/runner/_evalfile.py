@@ -16,12 +16,14 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from aieval._files import readable
 from aieval._keys import pydantic_problems, unknown_key
 from aieval.errors import ConfigError
 from aieval.grading._yaml import load_yaml_file
+from aieval.providers._headers import check_headers
 from aieval.runner._result import RunResult
 from aieval.runner._run import ProgressCallback, check_run, run, telemetry_from_env
 from aieval.scorers import Scorer, get_scorer, llm_judge
@@ -40,6 +42,7 @@ __all__ = [
     "telemetry_requested",
 ]
 
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -53,6 +56,25 @@ class TargetConfig(_Strict):
     prompt: str | None = Field(None, description="str.format template over row fields")
     system: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="HTTP headers sent with every request (never stored)"
+    )
+
+    @field_validator("headers")
+    @classmethod
+    def _valid_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        try:
+            return check_headers(value, "headers")
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+
+    @model_validator(mode="after")
+    def _headers_once(self) -> TargetConfig:
+        if self.headers and "headers" in self.params:
+            raise ValueError(
+                "give HTTP headers once: in target.headers, not also in params.headers"
+            )
+        return self
 
 
 class DatasetConfig(_Strict):
@@ -265,12 +287,20 @@ def run_eval(
                 base_url=t.base_url,
                 prompt_template=t.prompt,
                 system_prompt=t.system,
-                params=t.params,
+                params=_target_params(t),
             )
         results.append(
             run(name=config.name, dataset=dataset, scorers=scorers, model=model, **options)
         )
     return results
+
+
+def _target_params(target: TargetConfig) -> dict[str, Any]:
+    """The target's request parameters, its ``headers`` under ``params.headers`` (which the
+    provider target sends as HTTP headers)."""
+    if not target.headers:
+        return target.params
+    return {**target.params, "headers": target.headers}
 
 
 def telemetry_requested(config: EvalConfig) -> bool:

@@ -19,6 +19,7 @@ from aieval._records import CallRecord
 from aieval._types import Example
 from aieval.errors import ConfigError, DatasetError, ProviderError
 from aieval.providers import ChatRequest, Provider
+from aieval.providers._headers import check_headers, sends_headers
 
 __all__ = [
     "CallableTarget",
@@ -76,7 +77,12 @@ class RecordedTarget(Target):
 
 
 class ProviderTarget(Target):
-    """A chat model behind a provider; the prompt is the example input or a template over it."""
+    """A chat model behind a provider; the prompt is the example input or a template over it.
+
+    ``params["headers"]`` are HTTP headers, sent as headers with every request and never in
+    the body (no chat API has a ``headers`` body field). ``params`` keeps them, so the run's
+    redaction sees their values and the stored configuration shows them ``[redacted]``.
+    """
 
     def __init__(
         self,
@@ -95,6 +101,16 @@ class ProviderTarget(Target):
         self.params = dict(params or {})
         self.temperature = self.params.pop("temperature", None)
         self.max_tokens = self.params.pop("max_tokens", None)
+        self.headers: dict[str, str] = {}
+        if "headers" in self.params:
+            self.headers = check_headers(self.params["headers"], "params.headers")
+            if self.headers and not sends_headers(provider):
+                raise ConfigError(
+                    f"params.headers: provider {provider.name!r} cannot send HTTP headers (it "
+                    "does not declare sends_headers = True); configure them on the provider "
+                    "itself, or drop them"
+                )
+        self._body_params = {k: v for k, v in self.params.items() if k != "headers"}
         if template is not None:
             _check_template(template)
 
@@ -113,7 +129,8 @@ class ProviderTarget(Target):
             messages=self.messages(example),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
-            params=self.params,
+            params=self._body_params,
+            headers=self.headers,
         )
         started = time.perf_counter()
         try:
@@ -171,15 +188,18 @@ class CallableTarget(Target):
                 loop = asyncio.get_running_loop()
                 # the worker thread sees this task's context (a workflow's step recorder)
                 context = contextvars.copy_context()
-                future = loop.run_in_executor(self._pool, context.run, self.fn, example)
+                call = functools.partial(_own_timeouts, self.fn, example)
+                future = loop.run_in_executor(self._pool, context.run, call)
                 result = await asyncio.wait_for(future, self.timeout)
-        except TimeoutError:
+        except TimeoutError:  # only the runner's own deadline: the target's are _OwnTimeout
             return Output(None, error=f"target timed out after {self.timeout} s")
         except (SystemExit, _Exited) as exc:  # exit() in user code ends this sample only
             code = exc.args[0] if isinstance(exc, _Exited) else exc.code
             return Output(None, error=f"target called exit({code!r})")
+        except _OwnTimeout as exc:
+            return Output(None, error=f"target raised {_described(exc.original)}")
         except Exception as exc:
-            return Output(None, error=f"target raised {type(exc).__name__}: {exc}")
+            return Output(None, error=f"target raised {_described(exc)}")
         latency = time.perf_counter() - started
         return Output(_as_text(result), result, latency_s=latency)
 
@@ -192,6 +212,14 @@ class _Exited(Exception):
     """A user's async target called ``exit()`` (re-raised as an ordinary exception)."""
 
 
+class _OwnTimeout(Exception):
+    """A ``TimeoutError`` the target raised itself, kept apart from the runner's deadline."""
+
+    def __init__(self, original: TimeoutError) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
 async def _guarded(coro: Any) -> Any:
     # asyncio re-raises SystemExit out of the event loop when it escapes a task, taking the
     # whole run down; turn it into an ordinary exception inside the task instead.
@@ -199,6 +227,23 @@ async def _guarded(coro: Any) -> Any:
         return await coro
     except SystemExit as exc:
         raise _Exited(exc.code) from None
+    except TimeoutError as exc:  # the runner's deadline cancels the task: this one is the target's
+        raise _OwnTimeout(exc) from exc
+
+
+def _own_timeouts(fn: Callable[..., Any], example: Example) -> Any:
+    try:
+        return fn(example)
+    except TimeoutError as exc:
+        raise _OwnTimeout(exc) from exc
+
+
+def _described(exc: BaseException) -> str:
+    """``Type: message``, or just ``Type`` for an exception without a message."""
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
 def _name(fn: Callable[..., Any]) -> str:
     inner = fn.func if isinstance(fn, functools.partial) else fn
     return getattr(inner, "__name__", type(inner).__name__)

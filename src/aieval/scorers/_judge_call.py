@@ -24,6 +24,7 @@ __all__ = [
     "neutralize",
     "prompt_version",
     "provider_label",
+    "utf8",
 ]
 
 #: A judge's ``cache=``: ``True`` (the run store, ``$AIEVAL_DB`` or ``./aieval.db``), ``False``,
@@ -33,6 +34,18 @@ JudgeCache = bool | str | Path | ResponseCache
 # Characters a model may read as an angle bracket. NFKC folds the full-width and small forms to
 # "<"/">" too, but these do not fold, and a gullible model still reads them as a tag.
 _LOOKALIKES = frozenset("‹›〈〉⟨⟩❮❯❬❭❰❱˂˃ᐸᐳ«»⋖⋗⧼⧽〈〉")
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8 bytes for hashing, losslessly: a lone surrogate (``"\\udc80"``, a
+    non-UTF-8 byte read with ``surrogateescape``) is kept as its ``surrogatepass`` bytes, the
+    way the store and request bodies keep it, instead of failing the judge call.
+
+    Example:
+        >>> utf8("caf\\udc80")
+        b'caf\\xed\\xb2\\x80'
+    """
+    return text.encode("utf-8", "surrogatepass")
 
 
 def neutralize(text: str) -> str:
@@ -68,7 +81,7 @@ def delimit(parts: dict[str, str]) -> str:
     have to contain its own hash), and identical requests stay identical for the response cache.
     """
     escaped = {label: neutralize(text) for label, text in parts.items()}
-    digest = hashlib.blake2b("\x00".join(escaped.values()).encode(), digest_size=6).hexdigest()
+    digest = hashlib.blake2b(utf8("\x00".join(escaped.values())), digest_size=6).hexdigest()
     return "\n\n".join(
         f"<{label}-{digest}>\n{text}\n</{label}-{digest}>" for label, text in escaped.items()
     )
@@ -81,7 +94,7 @@ def prompt_version(kind: str, *templates: str) -> str:
         >>> prompt_version("pointwise", "a") == prompt_version("pointwise", "a")
         True
     """
-    digest = hashlib.sha256("\x00".join(templates).encode()).hexdigest()[:12]
+    digest = hashlib.sha256(utf8("\x00".join(templates))).hexdigest()[:12]
     return f"{kind}-{digest}"
 
 

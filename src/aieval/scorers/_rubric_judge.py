@@ -19,6 +19,7 @@ from aieval.scorers._judge_call import (
     delimit,
     prompt_version,
     provider_label,
+    utf8,
 )
 from aieval.scorers._scorer import Scorer, scorer
 from aieval.scorers._verdict import DuplicateKeyError, load_verdict_json
@@ -154,7 +155,7 @@ class _RubricJudge:
         """A fixed seed gives each sample its own reproducible order; no seed draws one."""
         if self.seed is None:
             return secrets.randbits(32)
-        key = f"{self.seed}\x00{prompt}\x00{prediction}".encode()
+        key = utf8(f"{self.seed}\x00{prompt}\x00{prediction}")
         return int.from_bytes(hashlib.blake2b(key, digest_size=4).digest(), "big")
 
     async def __call__(

@@ -13,6 +13,7 @@ import functools
 from typing import Any
 
 from aieval.errors import ConfigError
+from aieval.scorers._answers import expected_texts
 from aieval.scorers._scorer import scorer
 
 __all__ = ["bleu", "chrf"]
@@ -20,19 +21,20 @@ __all__ = ["bleu", "chrf"]
 _INSTALL_HINT = "the {name} scorer needs sacrebleu: pip install 'aieval[metrics]'"
 
 
-def _references(expected: Any) -> list[str]:
-    """One reference, or several (a list or tuple): sacrebleu scores against all of them."""
-    if isinstance(expected, list | tuple) and expected:
-        return ["" if r is None else str(r) for r in expected]
-    return ["" if expected is None else str(expected)]
+def _references(expected: Any, name: str) -> list[str]:
+    """One reference, or several (a list or tuple): sacrebleu scores against all of them.
+
+    A mapping or an empty list is a :class:`~aieval.errors.ScorerError`, never its ``str()``.
+    """
+    return expected_texts(expected, name)
 
 
 def _hypothesis(prediction: Any) -> str:
     return "" if prediction is None else str(prediction)
 
 
-def _scaled(metric: Any, prediction: Any, expected: Any) -> float:
-    score = metric.sentence_score(_hypothesis(prediction), _references(expected)).score
+def _scaled(metric: Any, prediction: Any, expected: Any, name: str) -> float:
+    score = metric.sentence_score(_hypothesis(prediction), _references(expected, name)).score
     return min(1.0, float(score) / 100)
 
 
@@ -84,7 +86,7 @@ def bleu(
         >>> round(bleu("the cat sat on the mat", "the cat sat on the mat"), 4)
         1.0
     """
-    return _scaled(_bleu(tokenize, lowercase, smooth_method), prediction, expected)
+    return _scaled(_bleu(tokenize, lowercase, smooth_method), prediction, expected, "bleu")
 
 
 @scorer
@@ -97,4 +99,4 @@ def chrf(prediction: str, expected: str, *, word_order: int = 0, lowercase: bool
         >>> round(chrf("the cat sat", "the cat sat"), 4)
         1.0
     """
-    return _scaled(_chrf(word_order, lowercase), prediction, expected)
+    return _scaled(_chrf(word_order, lowercase), prediction, expected, "chrf")

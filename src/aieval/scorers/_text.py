@@ -1,16 +1,21 @@
 """Built-in text scorers: exact match, JSON validity, ROUGE-L F1 and token F1.
 
-Every built-in takes ``(prediction, expected)``. ``None`` counts as empty text and any other
-non-string value is compared by its ``str()``, so a scorer never raises on odd input.
+Every built-in takes ``(prediction, expected)``. ``None`` counts as empty text and a number is
+compared by its ``str()``. A list (tuple, set) ``expected`` holds several accepted answers: the
+best one counts (the SQuAD convention, and rouge-score's multi-reference rule), and the result is
+a :class:`~aieval.Score` whose reason and metadata name the answer that counted. A mapping, a
+nested list or an empty list is a :class:`~aieval.errors.ScorerError` naming the type (that
+sample's error), never compared as the text of its ``str()``.
 
 ``exact_match`` and ``token_f1`` take ``normalize="squad"`` to give the official SQuAD v1.1
-script's EM and F1 (``expected`` may then be a list of accepted answers: the best one counts, as in
-SQuAD); ``rouge_l`` takes ``tokenizer="rouge_score"`` (and ``use_stemmer=True``) to give the
+script's EM and F1 (a plain float: the best over a list of accepted answers, as the script
+computes it); ``rouge_l`` takes ``tokenizer="rouge_score"`` (and ``use_stemmer=True``) to give the
 ``rouge-score`` package's ROUGE-L F-measure bit for bit.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -18,7 +23,9 @@ from typing import Any, Literal
 
 from rapidfuzz.distance import LCSseq
 
+from aieval._types import Score
 from aieval.errors import ConfigError
+from aieval.scorers._answers import as_best_of_score, best_of, expected_texts, text_of
 from aieval.scorers._scorer import scorer
 from aieval.scorers._tokens import (
     Normalization,
@@ -32,42 +39,53 @@ __all__ = ["exact_match", "json_valid", "rouge_l", "token_f1"]
 # Bound once: the per-pair cost of these scorers is a few microseconds, so attribute lookups show.
 _lcs_length = LCSseq.similarity
 
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else str(value)
+_MANY = (list, tuple, set, frozenset)
+_Metric = Callable[[str, str], float]
 
 
-def _answers(expected: Any) -> list[str]:
-    """SQuAD-style references: a list (or tuple) of accepted answers, or one answer."""
-    if isinstance(expected, list | tuple) and expected:
-        return [_text(a) for a in expected]
-    return [_text(expected)]
+def _compare(metric: _Metric, prediction: Any, expected: Any, name: str) -> float | Score:
+    """``metric(prediction, expected)``; over a list of accepted answers, the best as a Score."""
+    pred = text_of(prediction)
+    if isinstance(expected, str):  # the common case, kept fast
+        return metric(pred, expected)
+    if not isinstance(expected, _MANY):
+        (answer,) = expected_texts(expected, name)  # a mapping is refused here
+        return metric(pred, answer)
+    return as_best_of_score(*best_of(lambda answer: metric(pred, answer), expected, name))
 
 
-def _best(metric: Callable[[str, str], float], prediction: Any, expected: Any) -> float:
-    pred = _text(prediction)
-    return max(metric(pred, answer) for answer in _answers(expected))
+def _best_value(metric: _Metric, prediction: Any, expected: Any, name: str) -> float:
+    pred = text_of(prediction)
+    return best_of(lambda answer: metric(pred, answer), expected, name)[0]
 
 
 @scorer
-def exact_match(prediction: str, expected: str, *, normalize: Normalization = None) -> float:
+def exact_match(
+    prediction: str, expected: Any, *, normalize: Normalization = None
+) -> float | Score:
     """1.0 when the trimmed prediction equals the trimmed expected answer, else 0.0.
 
-    With ``normalize="squad"``, both sides are SQuAD-normalized first (lower case, no
-    punctuation or articles, single spaces) and ``expected`` may list several accepted answers.
+    A list ``expected`` is several accepted answers: matching any of them scores 1.0, and the
+    :class:`~aieval.Score` says which. With ``normalize="squad"``, both sides are
+    SQuAD-normalized first (lower case, no punctuation or articles, single spaces): the SQuAD
+    v1.1 script's EM, a float.
 
     Example:
         >>> exact_match("  Paris ", "Paris"), exact_match("Paris.", "paris")
         (1.0, 0.0)
+        >>> exact_match("paris", ["Paris", "paris"]).reason
+        "best of 2 accepted answers: 'paris'"
         >>> exact_match("The Paris.", ["Lyon", "paris"], normalize="squad")
         1.0
     """
     if normalize is not None:
         check_normalize(normalize)
-        return _best(_squad_em, prediction, expected)
-    return 1.0 if _text(prediction).strip() == _text(expected).strip() else 0.0
+        return _best_value(_squad_em, prediction, expected, "exact_match")
+    return _compare(_exact, prediction, expected, "exact_match")
+
+
+def _exact(prediction: str, answer: str) -> float:
+    return 1.0 if prediction.strip() == answer.strip() else 0.0
 
 
 def _squad_em(prediction: str, answer: str) -> float:
@@ -83,7 +101,7 @@ def json_valid(prediction: str, _expected: Any = None) -> float:
         (1.0, 0.0)
     """
     try:
-        json.loads(_text(prediction))
+        json.loads(text_of(prediction))
     except (ValueError, RecursionError):
         # Nesting deeper than the parser's recursion limit is not usable JSON either.
         return 0.0
@@ -93,18 +111,19 @@ def json_valid(prediction: str, _expected: Any = None) -> float:
 @scorer
 def rouge_l(
     prediction: str,
-    expected: str,
+    expected: Any,
     *,
     tokenizer: Literal["whitespace", "rouge_score"] = "whitespace",
     use_stemmer: bool = False,
-) -> float:
+) -> float | Score:
     """ROUGE-L F1 between prediction and expected, on whitespace tokens (case-sensitive).
 
     Bit-for-bit equal to ``rouge_score``'s ``rougeL`` F-measure with a whitespace tokenizer
     and no stemming; 0.0 when either side has no tokens. With ``tokenizer="rouge_score"`` the
     text is tokenized as ``rouge-score`` does by default (lower case, ``a-z0-9`` runs only), and
     ``use_stemmer=True`` adds its Porter stemming (needs NLTK): equal to
-    ``RougeScorer(["rougeL"], use_stemmer=...)`` bit for bit.
+    ``RougeScorer(["rougeL"], use_stemmer=...)`` bit for bit. A list ``expected`` is several
+    references: the best F1 counts (as ``RougeScorer.score_multi``), in a Score naming it.
 
     Example:
         >>> round(rouge_l("the cat sat on the mat", "the cat lay on the mat"), 4)
@@ -113,18 +132,25 @@ def rouge_l(
         1.0
     """
     if tokenizer == "rouge_score":
-        pred_tokens = rouge_score_tokens(_text(prediction), stem=use_stemmer)
-        ref_tokens = rouge_score_tokens(_text(expected), stem=use_stemmer)
-        if not pred_tokens or not ref_tokens:
-            return 0.0
-        return _f1(_lcs_length(pred_tokens, ref_tokens), len(pred_tokens), len(ref_tokens))
+        metric = functools.partial(_rouge_score_l, stem=use_stemmer)
+        return _compare(metric, prediction, expected, "rouge_l")
     if tokenizer != "whitespace" or use_stemmer:
         raise ConfigError(
             f"rouge_l: tokenizer={tokenizer!r}, use_stemmer={use_stemmer!r} is not supported; "
             "use tokenizer='whitespace' (no stemming) or tokenizer='rouge_score'"
         )
-    pred_text = _text(prediction)
-    ref_text = _text(expected)
+    return _compare(_rouge_l, prediction, expected, "rouge_l")
+
+
+def _rouge_score_l(prediction: str, answer: str, *, stem: bool) -> float:
+    pred_tokens = rouge_score_tokens(prediction, stem=stem)
+    ref_tokens = rouge_score_tokens(answer, stem=stem)
+    if not pred_tokens or not ref_tokens:
+        return 0.0
+    return _f1(_lcs_length(pred_tokens, ref_tokens), len(pred_tokens), len(ref_tokens))
+
+
+def _rouge_l(pred_text: str, ref_text: str) -> float:
     if pred_text == ref_text:
         # Same text, same tokens: skip tokenizing; only an all-whitespace text scores 0.0.
         return 1.0 if pred_text and not pred_text.isspace() else 0.0
@@ -138,17 +164,18 @@ def rouge_l(
 @scorer
 def token_f1(
     prediction: str,
-    expected: str,
+    expected: Any,
     *,
     case_sensitive: bool = False,
     normalize: Normalization = None,
-) -> float:
+) -> float | Score:
     """Order-independent token F1: harmonic mean of token precision and recall.
 
     Shared tokens count up to the smaller of their two multiplicities. Tokens are split on
     whitespace and lower-cased unless ``case_sensitive=True``. 0.0 when either side is empty.
+    A list ``expected`` is several accepted answers: the best F1 counts, in a Score naming it.
     With ``normalize="squad"`` it is the SQuAD v1.1 script's F1 (SQuAD normalization, best of
-    several accepted answers when ``expected`` is a list).
+    several accepted answers when ``expected`` is a list), a float.
 
     Example:
         >>> token_f1("the capital is paris", "paris is the capital")
@@ -162,12 +189,16 @@ def token_f1(
         check_normalize(normalize)
         if case_sensitive:
             raise ConfigError("token_f1: normalize='squad' lower-cases; drop case_sensitive=True")
-        return _best(_squad_f1, prediction, expected)
-    pred_text = _text(prediction)
-    ref_text = _text(expected)
-    if not case_sensitive:
-        pred_text = pred_text.lower()
-        ref_text = ref_text.lower()
+        return _best_value(_squad_f1, prediction, expected, "token_f1")
+    metric = _token_f1_cased if case_sensitive else _token_f1
+    return _compare(metric, prediction, expected, "token_f1")
+
+
+def _token_f1(pred_text: str, ref_text: str) -> float:
+    return _token_f1_cased(pred_text.lower(), ref_text.lower())
+
+
+def _token_f1_cased(pred_text: str, ref_text: str) -> float:
     pred = pred_text.split()
     ref = ref_text.split()
     if not pred or not ref:

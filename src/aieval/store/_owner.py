@@ -4,6 +4,10 @@ A running run records its process id, host name and a heartbeat that the runner 
 while it works. A run still marked ``running`` whose process is gone (same host, no such
 process) or whose heartbeat is older than :data:`STALE_AFTER_S` was interrupted: its process
 died before it could say so (killed, out of memory, power loss).
+
+Stores written before owners were recorded (schema version 1) hold running rows with no pid,
+host or heartbeat. Such a row's start is its last known sign of life: it reads as interrupted
+once that is older than :data:`STALE_AFTER_S`, like a row whose heartbeat stopped then.
 """
 
 from __future__ import annotations
@@ -26,9 +30,25 @@ def owner() -> tuple[int, str]:
 
 
 def owner_gone(
-    pid: int | None, host: str | None, heartbeat_at: float | None, now: float | None = None
+    pid: int | None,
+    host: str | None,
+    heartbeat_at: float | None,
+    now: float | None = None,
+    *,
+    started_at: float | None = None,
 ) -> bool:
-    """Whether the process recorded as running a run is known to be gone."""
+    """Whether the process recorded as running a run is known to be gone.
+
+    ``started_at`` stands in for the heartbeat of a row that records no owner at all (written
+    by a version before schema 2).
+
+    >>> owner_gone(None, None, None, now=1000.0, started_at=0.0)
+    True
+    >>> owner_gone(None, None, None, now=1000.0, started_at=990.0)
+    False
+    """
+    if pid is None and host is None and heartbeat_at is None:
+        heartbeat_at = started_at
     if heartbeat_at is not None:
         current = time.time() if now is None else now
         if current - heartbeat_at > STALE_AFTER_S:

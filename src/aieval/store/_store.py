@@ -683,7 +683,8 @@ def _sample_record(
 def _run_row(row: tuple[Any, ...]) -> RunRow:
     pid, host, heartbeat_at = row[15:18]
     status = row[2]
-    if status == "running" and owner_gone(pid, host, heartbeat_at):
+    started = row[13] if row[13] is not None else row[12]  # started_at, else created_at
+    if status == "running" and owner_gone(pid, host, heartbeat_at, started_at=started):
         status = "interrupted"
     return RunRow(
         id=row[0],

@@ -2,8 +2,11 @@
 
 Definition files of agentic workflow engines load as they are (``name``, ``version``,
 ``capabilities``, ``inputs``, ``steps``, ``outputs``, ``evaluation``); top-level keys this loader
-does not use are kept, not refused. The ``evaluation`` block decides the verdict, so an unknown
-key in it is refused rather than dropped. Every error names the file and the field.
+does not use are kept, not refused. Inside a declared input, output or step, and in the
+``evaluation`` block, the keys decide what is required, critical and how runs are graded, so an
+unknown key there (``requried: true``) is refused with its path rather than dropped; the keys
+such engines legitimately write there (a step's ``inputs``, ``when``, ``tools``...) are accepted.
+Every error names the file and the field.
 """
 
 from __future__ import annotations
@@ -19,6 +22,16 @@ from aieval._keys import unknown_key
 from aieval.errors import RubricError, WorkflowError
 from aieval.grading import Rubric, load_rubric
 from aieval.grading._yaml import load_yaml_file
+from aieval.workflows._fields import (
+    BUDGET_KEYS,
+    EVALUATION_KEYS,
+    INPUT_KEYS,
+    INPUT_TYPES,
+    OUTPUT_KEYS,
+    OVERRIDE_KEYS,
+    RUBRIC_KEYS,
+    STEP_KEYS,
+)
 
 __all__ = [
     "EvaluationSpec",
@@ -28,40 +41,6 @@ __all__ = [
     "WorkflowDefinition",
     "load_workflow",
 ]
-
-_INPUT_TYPES = {
-    "string",
-    "str",
-    "number",
-    "integer",
-    "int",
-    "float",
-    "boolean",
-    "bool",
-    "object",
-    "dict",
-    "array",
-    "list",
-    "file",
-    "any",
-}
-_RUBRIC_KEYS = ("rubric_id", "criteria", "weights", "pass_threshold", "description")
-#: Profile overrides (see ``Profile.with_overrides``).
-_OVERRIDE_KEYS = ("weights", "floors", "pass_threshold", "extra_gates", "slo")
-_EVALUATION_KEYS = (
-    "profile",
-    "scoring_profile",
-    "rubric",
-    "overrides",
-    "allow_missing_criteria",
-    "budgets",
-    "gates",
-    "version",
-    *_RUBRIC_KEYS,
-    *_OVERRIDE_KEYS,
-)
-#: Budgets are checked against these per-run metrics.
-_BUDGET_KEYS = ("latency_s", "retries", "retry_amplification", "tokens", "cost_usd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,10 +218,11 @@ def _inputs(value: Any, source: str) -> dict[str, InputSpec]:
             spec = {"type": spec or "any"}
         if not isinstance(spec, Mapping):
             raise WorkflowError(f"{where}: expected a mapping with type/required/enum/default")
+        _refuse_unknown(spec, INPUT_KEYS, f"{source}: field 'inputs.{name}.")
         kind = str(spec.get("type", "any")).lower()
-        if kind not in _INPUT_TYPES:
+        if kind not in INPUT_TYPES:
             raise WorkflowError(
-                f"{where}.type: unknown type {kind!r}; use {', '.join(sorted(_INPUT_TYPES))}"
+                f"{where}.type: unknown type {kind!r}; use {', '.join(sorted(INPUT_TYPES))}"
             )
         enum = spec.get("enum")
         if enum is not None and not isinstance(enum, list):
@@ -274,6 +254,7 @@ def _outputs(value: Any, source: str) -> dict[str, OutputSpec]:
             spec = {"from": spec}
         if not isinstance(spec, Mapping):
             raise WorkflowError(f"{where}: expected a mapping with from/optional")
+        _refuse_unknown(spec, OUTPUT_KEYS, f"{source}: field 'outputs.{name}.")
         optional = spec.get("optional", False)
         if not isinstance(optional, bool):
             raise WorkflowError(f"{where}.optional: expected true or false, got {optional!r}")
@@ -287,7 +268,9 @@ def _outputs(value: Any, source: str) -> dict[str, OutputSpec]:
 def _steps(value: Any, source: str) -> tuple[StepSpec, ...]:
     if value is None:
         return ()
+    paths: list[str] | None = None
     if isinstance(value, Mapping):  # some engines key steps by name
+        paths = [f"steps.{k}" for k in value]
         value = [{"name": k, **(v if isinstance(v, Mapping) else {})} for k, v in value.items()]
     if not isinstance(value, list):
         raise WorkflowError(f"{source}: field 'steps' must be a list of steps")
@@ -295,6 +278,8 @@ def _steps(value: Any, source: str) -> tuple[StepSpec, ...]:
     for i, item in enumerate(value):
         if not isinstance(item, Mapping) or not item.get("name"):
             raise WorkflowError(f"{source}: field 'steps[{i}].name' is required")
+        path = paths[i] if paths is not None else f"steps[{i}]"
+        _refuse_unknown(item, STEP_KEYS, f"{source}: field '{path}.")
         depends = item.get("depends_on") or []
         if isinstance(depends, str):
             depends = [depends]
@@ -362,7 +347,7 @@ def _schema(value: Any, source: str, base: Path) -> dict[str, Any] | None:
 def _evaluation(data: Mapping[str, Any], source: str, base: Path) -> EvaluationSpec:
     block = _mapping(data.get("evaluation"), source, "evaluation")
     where = f"{source}: field 'evaluation"
-    _refuse_unknown(block, _EVALUATION_KEYS, f"{where}.")
+    _refuse_unknown(block, EVALUATION_KEYS, f"{where}.")
     profile = block.get("profile", block.get("scoring_profile"))
     if profile is not None and not isinstance(profile, str):
         raise WorkflowError(f"{where}.profile': expected a profile id, family or file")
@@ -379,7 +364,7 @@ def _evaluation(data: Mapping[str, Any], source: str, base: Path) -> EvaluationS
     if not isinstance(allow, bool):
         raise WorkflowError(f"{where}.allow_missing_criteria': expected true or false")
     budgets = _mapping(block.get("budgets"), source, "evaluation.budgets")
-    _refuse_unknown(budgets, _BUDGET_KEYS, f"{where}.budgets.")
+    _refuse_unknown(budgets, BUDGET_KEYS, f"{where}.budgets.")
     for key, value in budgets.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise WorkflowError(f"{where}.budgets.{key}': expected a non-negative number")
@@ -403,9 +388,9 @@ def _overrides(block: Mapping[str, Any], source: str) -> dict[str, Any]:
     the keys an inline rubric (``criteria:``) takes for itself."""
     where = f"{source}: field 'evaluation"
     overrides = _mapping(block.get("overrides"), source, "evaluation.overrides")
-    _refuse_unknown(overrides, _OVERRIDE_KEYS, f"{where}.overrides.")
-    taken_by_rubric = _RUBRIC_KEYS if "criteria" in block else ()
-    for key in _OVERRIDE_KEYS:
+    _refuse_unknown(overrides, OVERRIDE_KEYS, f"{where}.overrides.")
+    taken_by_rubric = RUBRIC_KEYS if "criteria" in block else ()
+    for key in OVERRIDE_KEYS:
         if key not in block or key in taken_by_rubric:
             continue
         if key in overrides:
@@ -437,7 +422,7 @@ def _rubric(
                 f"{source}: field 'evaluation.rubric': expected a file or a mapping"
             )
         if "criteria" in block:
-            inline = {k: block[k] for k in (*_RUBRIC_KEYS, "scoring_profile") if k in block}
+            inline = {k: block[k] for k in (*RUBRIC_KEYS, "scoring_profile") if k in block}
             inline.setdefault("rubric_id", f"{data.get('name') or data.get('id')}_rubric")
             inline.setdefault("version", str(data.get("version") or "1"))
             return load_rubric(inline)

@@ -23,7 +23,7 @@ from aieval.workflows._definition import WorkflowDefinition, load_workflow
 from aieval.workflows._efficiency import efficiency
 from aieval.workflows._gates import run_gates
 from aieval.workflows._model import WorkflowRun
-from aieval.workflows._rollup import agent_rollup, step_scores
+from aieval.workflows._rollup import agent_rollup, step_score_warnings, step_scores
 
 __all__ = ["DEFAULT_PROFILE", "WorkflowEvaluation", "evaluate_run", "resolve_profile"]
 
@@ -48,8 +48,11 @@ class WorkflowEvaluation:
             ``correctness``), and where the score came from.
         missing_criteria: criteria without a usable score, with why.
         floor_violations: critical floors missed; ``grade_capped`` when they capped the grade.
-        step_scores: per step, its recorded scores; ``agents`` the per-agent roll-up.
+        step_scores: per step, its recorded scores; ``agents`` the per-agent roll-up. A step
+            score that is not a finite number is left out of both, with a warning.
         efficiency: layer-3 metrics, raw and normalized, and budget checks.
+        warnings: what the verdict alone does not show (failed gates not enforced, step scores
+            left out because they are not numbers, ...).
         hard_gates_enforced: ``False`` when failed gates were recorded but did not force F.
     """
 
@@ -377,7 +380,7 @@ def _assemble(
         efficiency=layer3,
         status=run.status,
         duration_s=run.duration_s,
-        warnings=list(graded.warnings) if graded is not None else [],
+        warnings=[*(graded.warnings if graded is not None else []), *step_score_warnings(run)],
         gate_results=list(gates),
         effective_profile=graded.profile if graded is not None else None,
     )

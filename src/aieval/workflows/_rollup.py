@@ -8,7 +8,7 @@ from typing import Any
 
 from aieval.workflows._model import WorkflowRun
 
-__all__ = ["agent_rollup", "step_scores"]
+__all__ = ["agent_rollup", "step_score_warnings", "step_scores"]
 
 #: Steps without an agent role are rolled up under this name.
 UNASSIGNED = "unassigned"
@@ -22,6 +22,40 @@ def step_scores(run: WorkflowRun) -> dict[str, dict[str, float]]:
         if scores:
             out[step.name] = scores
     return out
+
+
+def step_score_warnings(run: WorkflowRun) -> list[str]:
+    """One warning per step score that is not a finite number, naming the step and the key.
+
+    Such values are left out of :func:`step_scores` and the roll-up, never silently.
+
+    Example:
+        >>> run = WorkflowRun.from_dict({"workflow_id": "r", "steps": [
+        ...     {"step_name": "a", "metadata": {"scores": {"quality": "high", "speed": 0.5}}}]})
+        >>> step_score_warnings(run)
+        ["step 'a': metadata.scores.quality is 'high' (str), not a finite number; left out of step_scores and the agent roll-up"]
+    """  # noqa: E501
+    warnings: list[str] = []
+    for step in run.steps:
+        scores = step.metadata.get("scores")
+        if scores is None:
+            continue
+        if not isinstance(scores, Mapping):
+            warnings.append(
+                f"step {step.name!r}: metadata.scores is a {type(scores).__name__}, not a "
+                "mapping of score name to number; ignored"
+            )
+            continue
+        for name, item in scores.items():
+            if _number(item) is None:
+                shown = repr(item)
+                shown = shown if len(shown) <= 60 else shown[:57] + "..."
+                warnings.append(
+                    f"step {step.name!r}: metadata.scores.{name} is {shown} "
+                    f"({type(item).__name__}), not a finite number; left out of step_scores and "
+                    "the agent roll-up"
+                )
+    return warnings
 
 
 def agent_rollup(run: WorkflowRun) -> dict[str, dict[str, Any]]:
@@ -81,12 +115,21 @@ def _add(total: Any, value: float | int | None) -> Any:
 
 
 def _numbers(value: Any) -> dict[str, float]:
+    """The finite numbers of a ``scores`` mapping (see :func:`step_score_warnings` for the rest)."""
     if not isinstance(value, Mapping):
         return {}
     out: dict[str, float] = {}
     for name, item in value.items():
-        if isinstance(item, Mapping):
-            item = item.get("value", item.get("score"))
-        if isinstance(item, int | float) and not isinstance(item, bool) and math.isfinite(item):
-            out[str(name)] = float(item)
+        number = _number(item)
+        if number is not None:
+            out[str(name)] = number
     return out
+
+
+def _number(item: Any) -> float | None:
+    """A score as a float: a finite number, or a mapping's ``value`` (else ``score``)."""
+    if isinstance(item, Mapping):
+        item = item.get("value", item.get("score"))
+    if isinstance(item, int | float) and not isinstance(item, bool) and math.isfinite(item):
+        return float(item)
+    return None
