@@ -48,6 +48,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
         "stopped_early": _rows(60)[:45],
         "unscored_subset": _rows(60, crash=range(10, 20)),
         "nothing_scored": _rows(60, crash=range(60)),
+        "nothing_scored_again": _rows(60, crash=range(60)),
         "one_baseline": _rows(1),
         "one_candidate": _rows(1),
     }
@@ -85,7 +86,7 @@ def _rule(doc: dict[str, Any], name: str) -> dict[str, Any]:
                      "10 not scored by the candidate", id="unscored-subset"),
         pytest.param("baseline", "nothing_scored", 1, "block", "candidate_coverage",
                      "60 not scored by the candidate", id="candidate-scored-nothing"),
-        pytest.param("nothing_scored", "nothing_scored", 3, "inconclusive",
+        pytest.param("nothing_scored", "nothing_scored_again", 3, "inconclusive",
                      "candidate_coverage", "nothing was scored in either run",
                      id="nothing-scored-either-side"),
         pytest.param("one_baseline", "one_candidate", 3, "inconclusive", "paired_examples",
@@ -125,3 +126,13 @@ def test_within_tolerance_the_gaps_count_at_zero_points(runs: tuple[Path, dict[s
     # 48 of 60 baseline examples pass at 100; the candidate keeps 36 of them and loses 12.
     assert score["details"]["mean_delta"] == pytest.approx(-100 * 12 / 60)
     assert result.outcome == "block"
+
+
+def test_a_run_compared_with_itself_is_a_usage_error(runs: tuple[Path, dict[str, str]]) -> None:
+    db, ids = runs
+    done = subprocess.run(
+        [sys.executable, "-m", "aieval", "compare", ids["baseline"], ids["baseline"]],
+        capture_output=True, text=True, env={**os.environ, "AIEVAL_DB": str(db)}, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "are the same run" in done.stderr and "Traceback" not in done.stderr

@@ -116,6 +116,8 @@ def _workflow_runs(folder: Path, copies: int, replace: dict[str, dict[str, Any]]
         log = json.loads(file.read_text())
         for k in range(copies):
             data = replace.get(file.stem, log)
+            # a new version of the same example: its own steps and outcome, the same inputs
+            data = {**data, "metadata": {**data["metadata"], "inputs": log["metadata"]["inputs"]}}
             (folder / f"{file.stem}-{k}.json").write_text(json.dumps(data))
     return folder
 

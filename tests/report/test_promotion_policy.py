@@ -19,9 +19,11 @@ from aieval.report import (
 
 RULES = [
     "candidate_coverage",
+    "comparable_runs",
     "paired_examples",
     "hard_gate_failure_rate",
     "weighted_score_noninferior",
+    "pass_rate_not_worse",
     "critical_floor_regression",
     "severe_failures",
     "judge_verdicts_readable",
@@ -82,7 +84,7 @@ def test_equal_candidate_promotes_with_one_result_per_rule() -> None:
     assert [r.rule for r in decision.rules] == RULES
     assert all(r.passed and r.reason for r in decision.rules)
     data = decision.to_dict()
-    assert data["policy"]["noninferiority_margin"] == 1.0 and len(data["rules"]) == 7
+    assert data["policy"]["noninferiority_margin"] == 1.0 and len(data["rules"]) == 9
     assert data["outcome"] == "promote" and decision.exit_code == 0
 
 

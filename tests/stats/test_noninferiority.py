@@ -64,9 +64,12 @@ def test_proportion_bounds_invert_the_statistic() -> None:
     assert tango_z(30, 45, 500, r.upper_bound / 100) == pytest.approx(-z, abs=1e-6)
     assert r.mean_delta == pytest.approx(-3.0) and not r.non_inferior and not r.regressed
     assert r.min_margin == pytest.approx(-r.lower_bound)
-    # Planned for an equal candidate with 15% discordant pairs: Tango's statistic reaches
-    # z(0.95) + z(0.8) at that n, and not one example earlier.
-    n = r.n_needed
+    # A mean 3 points down: more such data would show a regression, not non-inferiority.
+    assert r.n_needed is None
+    # Within the margin (-0.2 points), planned for an equal candidate with 15% discordant
+    # pairs: Tango's statistic reaches z(0.95) + z(0.8) at that n, and not one example earlier.
+    near = np.array([100.0] * 37 + [-100.0] * 38 + [0.0] * 425)
+    n = noninferiority_test(near, margin=1.0, method="proportion", scale=100.0).n_needed
     assert n is not None
     target = scipy_stats.norm.ppf(0.95) + scipy_stats.norm.ppf(0.8)
     assert tango_z(0.075 * n, 0.075 * n, n, -0.01) >= target
@@ -113,7 +116,9 @@ def test_n_needed_plans_for_an_equal_candidate_at_80_percent_power() -> None:
     z = scipy_stats.norm.ppf(0.95) + scipy_stats.norm.ppf(0.8)
     expected = (z * d.std(ddof=1) / 1.0) ** 2  # planned for an equal candidate
     assert r.n_needed == math.ceil(expected)
-    assert noninferiority_test(d - 5, margin=1.0, method="t").n_needed == r.n_needed
+    assert noninferiority_test(d - 0.5, margin=1.0, method="t").n_needed == r.n_needed
+    # observed beyond the margin: more data would show a regression, so no n is promised
+    assert noninferiority_test(d - 5, margin=1.0, method="t").n_needed is None
     assert noninferiority_test(d, margin=0.0, method="t").n_needed is None
 
 

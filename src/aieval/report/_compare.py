@@ -3,8 +3,10 @@ decision."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,7 @@ from aieval.errors import ConfigError
 from aieval.grading import RunStanding, tie_break
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
-from aieval.report._samples import ExampleNumbers, example_numbers
+from aieval.report._samples import ExampleNumbers, example_numbers, ungraded_score
 from aieval.report._tally import JudgeTally
 from aieval.stats import paired_bootstrap_ci
 from aieval.store import RunRow, Store
@@ -120,18 +122,37 @@ def compare_runs(
     policy = policy or PromotionPolicy()
     cand_row = resolve_run(store, candidate)
     base_row = resolve_run(store, baseline, exclude=cand_row.id)
-    base = {ex.id: ex for ex in map(example_numbers, store.iter_samples(base_row.id))}
+    if base_row.id == cand_row.id:
+        raise ConfigError(
+            f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
+        )
+    base: dict[str, ExampleNumbers] = {}
+    inputs: dict[str, str] = {}
+    for sample in store.iter_samples(base_row.id):
+        base[sample.id] = example_numbers(sample)
+        inputs[sample.id] = _digest(sample.input)
     judges: dict[str, JudgeTally] = {}
     cand: dict[str, ExampleNumbers] = {}
+    changed: list[str] = []
     for sample in store.iter_samples(cand_row.id):
         cand[sample.id] = example_numbers(sample)
+        if sample.id in inputs and inputs[sample.id] != _digest(sample.input):
+            changed.append(sample.id)
         for name, score in sample.scores.items():
             if "parse_failures" in score.metadata:
                 judges.setdefault(name, JudgeTally()).add(score.metadata)
+    warnings = _warnings(base_row, cand_row, judges, policy)
+    added = _scorers(cand.values()) - _scorers(base.values())
+    if added:
+        # the baseline has no numbers for them: they would shift the candidate's mean alone
+        cand = {i: _without_scorers(ex, added) for i, ex in cand.items()}
+        warnings.append(
+            f"the candidate adds scorers the baseline lacks ({', '.join(sorted(added))}): left "
+            "out of its weighted score so both sides average the same scorers"
+        )
     pairs = [(b, cand[i]) for i, b in base.items() if i in cand]
     only_b = [i for i in base if i not in cand]
     only_c = [i for i in cand if i not in base]
-    warnings = _warnings(base_row, cand_row, judges, policy)
     regressions, improvements = _changes(pairs, policy.example_delta)
     decision = decide_promotion(
         [b for b, _ in pairs],
@@ -141,6 +162,7 @@ def compare_runs(
         warnings=warnings,
         baseline_only=[base[i] for i in only_b],
         judges={name: (j.parse_failures, j.verdicts) for name, j in judges.items()},
+        changed_inputs=changed,
     )
     return Comparison(
         baseline=run_header(base_row),
@@ -160,6 +182,25 @@ def compare_runs(
         improvements_count=len(improvements),
         warnings=decision.warnings,
     )
+
+
+def _digest(value: Any) -> str:
+    """A stable digest of a sample's input, to tell whether two runs saw the same example."""
+    text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _scorers(examples: Iterable[ExampleNumbers]) -> set[str]:
+    """Scorer names of ungraded examples (graded ones weigh criteria, not scorers)."""
+    return {name for ex in examples if not ex.graded for name in ex.scores}
+
+
+def _without_scorers(ex: ExampleNumbers, names: set[str]) -> ExampleNumbers:
+    """``ex`` with its ungraded weighted score recomputed without the scorers ``names``."""
+    if ex.graded or not names & set(ex.scores):
+        return ex
+    kept = {k: v for k, v in ex.scores.items() if k not in names}
+    return replace(ex, weighted_score=ungraded_score(ex.error, kept))
 
 
 def _metrics(

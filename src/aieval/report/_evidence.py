@@ -13,7 +13,16 @@ from typing import Any, Literal
 
 from aieval.report._samples import ExampleNumbers
 
-__all__ = ["Coverage", "RuleResult", "coverage", "coverage_rule", "judge_rule", "paired_rule"]
+__all__ = [
+    "Coverage",
+    "RuleResult",
+    "comparable_rule",
+    "coverage",
+    "coverage_rule",
+    "judge_rule",
+    "paired_rule",
+    "pass_rate_rule",
+]
 
 Outcome = Literal["pass", "fail", "inconclusive"]
 
@@ -90,7 +99,8 @@ def unscored_pair(b: ExampleNumbers, c: ExampleNumbers) -> bool:
         return True
     if c.error is not None:  # a failed target scores 0: a result, not a gap
         return False
-    return any(v is not None and c.scores.get(name, 0.0) is None for name, v in b.scores.items())
+    # a scorer the candidate lacks altogether left that example unscored just as a failed one
+    return any(v is not None and c.scores.get(name) is None for name, v in b.scores.items())
 
 
 def coverage_rule(cov: Coverage, tolerance: float) -> RuleResult:
@@ -148,6 +158,72 @@ def paired_rule(n: int, min_paired: int) -> RuleResult:
         f"to decide{why} (run both versions on more of the same dataset, or lower min_paired)"
     )
     return RuleResult("paired_examples", False, reason, details, inconclusive=True)
+
+
+def comparable_rule(
+    baseline: Sequence[ExampleNumbers],
+    candidate: Sequence[ExampleNumbers],
+    changed_inputs: Sequence[str] = (),
+) -> RuleResult:
+    """The paired examples are the same examples, evaluated the same way (graded or not)."""
+    rule = "comparable_runs"
+    mixed = [c.id for b, c in zip(baseline, candidate, strict=True) if b.graded != c.graded]
+    details: dict[str, Any] = {
+        "changed_inputs": len(changed_inputs),
+        "changed_input_ids": list(changed_inputs[:_MAX_IDS]),
+        "grading_differs": len(mixed),
+        "grading_differs_ids": mixed[:_MAX_IDS],
+    }
+    problems = []
+    if changed_inputs:
+        problems.append(
+            f"{len(changed_inputs)} paired examples have a different input in the two runs "
+            f"({_ids(changed_inputs)}): they are not the same examples (different datasets "
+            "paired by row number?)"
+        )
+    if mixed:
+        problems.append(
+            f"{len(mixed)} paired examples are graded in one run and not the other "
+            f"({_ids(mixed)}): their scores are on different scales; grade both runs the same way"
+        )
+    if not problems:
+        return RuleResult(rule, True, "both runs evaluated the same inputs the same way", details)
+    return RuleResult(rule, False, "; ".join(problems), details, inconclusive=True)
+
+
+def pass_rate_rule(
+    baseline: Sequence[ExampleNumbers],
+    candidate: Sequence[ExampleNumbers],
+    margin: float,
+    alpha: float,
+) -> RuleResult:
+    """The pass rate is not shown to be worse than the baseline's by more than ``margin``
+    percentage points (paired-proportion score test on the pass flags)."""
+    from aieval.stats import noninferiority_test
+
+    rule = "pass_rate_not_worse"
+    if not baseline:
+        return RuleResult(rule, True, "no paired examples: nothing to check")
+    d = [100.0 * (int(c.passed) - int(b.passed)) for b, c in zip(baseline, candidate, strict=True)]
+    test = noninferiority_test(d, margin=margin, alpha=alpha, method="proportion", scale=100.0)
+    rate_b = sum(b.passed for b in baseline) / len(baseline)
+    rate_c = sum(c.passed for c in candidate) / len(candidate)
+    details = {
+        "baseline": rate_b,
+        "candidate": rate_c,
+        "delta_points": test.mean_delta,
+        "upper_bound": test.upper_bound,
+        "margin": margin,
+        "lost": sum(b.passed and not c.passed for b, c in zip(baseline, candidate, strict=True)),
+        "gained": sum(c.passed and not b.passed for b, c in zip(baseline, candidate, strict=True)),
+    }
+    head = (
+        f"pass rate {rate_c:.1%} vs baseline {rate_b:.1%} ({test.mean_delta:+.1f} points, upper "
+        f"bound {test.upper_bound:+.1f} vs margin -{margin:g})"
+    )
+    if test.regressed:
+        return RuleResult(rule, False, f"{head}: worse than the margin, shown", details)
+    return RuleResult(rule, True, f"{head}: not shown to be worse", details)
 
 
 def judge_rule(judges: Mapping[str, tuple[int, int]], limit: float) -> RuleResult:

@@ -15,10 +15,12 @@ from aieval.errors import ConfigError
 from aieval.grading._yaml import load_yaml_file
 from aieval.report._evidence import (
     RuleResult,
+    comparable_rule,
     coverage,
     coverage_rule,
     judge_rule,
     paired_rule,
+    pass_rate_rule,
     unscored_pair,
 )
 from aieval.report._samples import SEVERE_KEYWORDS, ExampleNumbers
@@ -63,7 +65,7 @@ class PromotionPolicy(BaseModel):
     """Rule 1: how much higher (as a fraction: 0.02 = two percentage points) the candidate's
     hard-gate failure rate may be than the baseline's, overall and for each gate."""
 
-    noninferiority_margin: float = Field(default=1.0, ge=0.0)
+    noninferiority_margin: float = Field(default=1.0, ge=0.0, allow_inf_nan=False)
     """Rule 2: weighted-score points (0..100) the candidate may lose and still be non-inferior;
     1.0 is the spec's near-equal band (5.2). On a 0/1 metric (every score 0 or 100) a point is
     a percentage point of the proportion: 1.0 allows a drop from 70% to 69%."""
@@ -78,7 +80,7 @@ class PromotionPolicy(BaseModel):
     n_resamples: int = Field(default=2000, ge=99)
     """Rule 2: resamples of the studentized bootstrap."""
 
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     """Rule 2: bootstrap seed, so the same runs always get the same decision."""
 
     floor_regression_tolerance: int = Field(default=0, ge=0)
@@ -198,6 +200,7 @@ def decide_promotion(
     warnings: Sequence[str] = (),
     baseline_only: Sequence[ExampleNumbers] = (),
     judges: Mapping[str, tuple[int, int]] | None = None,
+    changed_inputs: Sequence[str] = (),
 ) -> PromotionDecision:
     """Apply the promotion policy to paired examples (``baseline[i]`` and ``candidate[i]`` are
     the same example).
@@ -211,6 +214,8 @@ def decide_promotion(
         baseline_only: the baseline's examples the candidate run lacks; each one it scored
             counts against the candidate (coverage rule, and 0 points in the score test).
         judges: ``{judge: (malformed verdicts, verdicts)}`` of the candidate's judges.
+        changed_inputs: ids of paired examples whose input differs between the runs (they are
+            not the same examples: the comparison is inconclusive).
 
     Example:
         >>> b = [ExampleNumbers(id=str(i), passed=True, weighted_score=80.0 + i % 3)
@@ -235,9 +240,11 @@ def decide_promotion(
     )
     rules = [
         coverage_rule(cov, policy.coverage_tolerance),
+        comparable_rule(baseline, candidate, changed_inputs),
         paired_rule(both, policy.min_paired),
         gate_rule(baseline, candidate, policy),
         score_rule(baseline, candidate, policy, baseline_only=baseline_only),
+        pass_rate_rule(baseline, candidate, policy.noninferiority_margin, policy.alpha),
         floor_rule(baseline, candidate, policy),
         severe_rule(baseline, candidate, policy),
         judge_rule(judges or {}, policy.judge_parse_failure_limit),

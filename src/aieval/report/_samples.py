@@ -141,7 +141,7 @@ def example_numbers(sample: SampleRecord) -> ExampleNumbers:
     return ExampleNumbers(
         id=sample.id,
         passed=bool(sample.passed),
-        weighted_score=_ungraded_score(sample.error, scores),
+        weighted_score=ungraded_score(sample.error, scores),
         scores=scores,
         error=sample.error,
         latency_s=sample.latency_s,
@@ -149,7 +149,8 @@ def example_numbers(sample: SampleRecord) -> ExampleNumbers:
     )
 
 
-def _ungraded_score(error: str | None, scores: Mapping[str, float | None]) -> float | None:
+def ungraded_score(error: str | None, scores: Mapping[str, float | None]) -> float | None:
+    """0..100 mean of the scorer values (0 when the target failed; ``None`` if none scored)."""
     if error is not None:
         return 0.0
     values = [v for v in scores.values() if v is not None]

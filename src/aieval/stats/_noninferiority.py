@@ -61,8 +61,9 @@ class NoninferiorityResult:
         min_margin: the smallest margin this data shows non-inferiority at (``max(0, -lower)``).
         n_needed: roughly how many differences would show non-inferiority at ``margin`` with
             80% power for a candidate as good as the baseline with the observed spread (for
-            0/1 outcomes: the observed share of discordant pairs); ``None`` with a zero margin
-            or no spread to plan with.
+            0/1 outcomes: the observed share of discordant pairs); ``None`` with a zero margin,
+            no spread to plan with, or an observed mean at or beyond ``-margin`` (more such data
+            would show a regression, not non-inferiority).
     """
 
     mean_delta: float
@@ -125,7 +126,7 @@ def noninferiority_test(
         ok = mean > -margin
         return NoninferiorityResult(
             mean, mean, 0.0 if ok else 1.0, None, ok, mean > 0.0, n, margin, alpha,
-            "no variance", mean, mean <= -margin and n > 1, max(0.0, -mean), None,
+            "no variance", mean, mean < -margin and n > 1, max(0.0, -mean), None,
         )  # fmt: skip
     se = sd / math.sqrt(n)
     stat = (mean + margin) / se
@@ -140,7 +141,8 @@ def noninferiority_test(
     return NoninferiorityResult(
         mean, lower, p, stat, lower > -margin, lower > 0.0, n, margin, alpha,
         _METHOD_NAMES[method], upper, upper < -margin, max(0.0, -lower),
-        _n_normal(sd, margin, alpha),
+        # more data with this mean would show a regression, not non-inferiority
+        _n_normal(sd, margin, alpha) if mean > -margin else None,
     )  # fmt: skip
 
 
@@ -231,7 +233,10 @@ def _proportion(d: np.ndarray, margin: float, alpha: float, scale: float) -> Non
     return NoninferiorityResult(
         float(d.mean()) * scale, lower * scale, p, stat, stat > z, lower > 0.0, n,
         margin * scale, alpha, _METHOD_NAMES["proportion"], upper * scale, upper < -margin,
-        max(0.0, -lower) * scale, _n_proportion((wins + losses) / (2 * n), margin, alpha),
+        max(0.0, -lower) * scale,
+        _n_proportion((wins + losses) / (2 * n), margin, alpha)
+        if (wins - losses) / n > -margin
+        else None,
     )  # fmt: skip
 
 
