@@ -385,10 +385,27 @@ def _print_comparison(results: Sequence[RunResult]) -> None:
     names: list[str] = []
     for result in results:
         names.extend(n for n in result.metrics if n not in names)
+    uneven = False
     for name in names:
-        table.add_row(printable(name), *(_num(r.metrics.get(name)) for r in results))
-    table.add_row("pass rate", *(_pct(r.pass_rate) for r in results))
+        scored = [(r.summary["scorers"].get(name) or {}).get("count") for r in results]
+        cells = [_num(r.metrics.get(name)) for r in results]
+        if len(set(scored)) > 1:  # one column's mean leaves out samples the other's covers
+            uneven = True
+            cells = [f"{cell} (n={n or 0})" for cell, n in zip(cells, scored, strict=True)]
+        table.add_row(printable(name), *cells)
+    samples = [r.summary.get("samples") for r in results]
+    rates = [_pct(r.pass_rate) for r in results]
+    if len(set(samples)) > 1:
+        uneven = True
+        rates = [f"{rate} (n={n or 0})" for rate, n in zip(rates, samples, strict=True)]
+    table.add_row("pass rate", *rates)
     out.print(table)
+    if uneven:
+        out.print(
+            "n: the columns cover different numbers of samples (a sample whose target or scorer "
+            "failed has no score), so those means are not over the same samples",
+            style="yellow",
+        )
 
 
 def _print_run_row(row: RunRow) -> None:

@@ -20,9 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from aieval.errors import ConfigError
+from aieval.grading._yaml import load_yaml_file
 from aieval.sandbox import SandboxLimits
 
 __all__ = ["load_code_eval"]
@@ -45,12 +44,7 @@ def load_code_eval(path: str | Path) -> dict[str, Any]:
             (named).
     """
     file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{file}: cannot read the eval file: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}: invalid YAML: {exc}") from None
+    data = load_yaml_file(file, error=ConfigError)
     if not isinstance(data, dict) or data.get("task") != "code":
         raise ConfigError(f"{file}: a code eval file is a mapping with 'task: code'")
     unknown = sorted(set(data) - _OPTIONS - set(_PATHS) - {"task", "limits"})

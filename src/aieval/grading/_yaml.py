@@ -1,9 +1,12 @@
-"""Bounded, safe YAML loading: every YAML file aieval reads goes through here.
+"""Bounded, strict, safe YAML loading: every YAML file aieval reads goes through here.
 
-Eval files, workflow definitions, rubrics, profiles and promotion policies are user files. A few
-hundred bytes of nested aliases (``&a [*b, *b, ...]``, a "billion laughs") expand into billions of
-nodes when a validator walks them, so the loader counts the expanded size of the document before
-building any Python object and refuses it beyond :data:`MAX_EXPANDED_NODES`.
+Eval files, code eval files, workflow definitions, rubrics, profiles and promotion policies are
+user files. A few hundred bytes of nested aliases (``&a [*b, *b, ...]``, a "billion laughs")
+expand into billions of nodes when a validator walks them, so the loader counts the expanded size
+of the document before building any Python object and refuses it beyond
+:data:`MAX_EXPANDED_NODES`. A key given twice in one mapping (``settings:`` twice) would silently
+keep only the last value, so it is refused, naming the key's path and both lines; keys brought in
+by a merge (``<<: *base``) may still be overridden.
 """
 
 from __future__ import annotations
@@ -31,12 +34,22 @@ class _AliasBomb(yaml.YAMLError):
     pass
 
 
+class _DuplicateKey(yaml.YAMLError):
+    pass
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 class _BoundedSafeLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses too many aliases or too large an alias expansion."""
+    """``yaml.SafeLoader`` that refuses too many aliases, too large an alias expansion, and a
+    key given twice in one mapping."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self._aliases = 0
+        self._paths: dict[int, str] = {}
+        self._checked: set[int] = set()
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -50,7 +63,57 @@ class _BoundedSafeLoader(yaml.SafeLoader):
         if node is None:
             return None
         _expanded_size(node, {}, set())
+        _record_paths(node, "", self._paths)
         return self.construct_document(node)
+
+    def flatten_mapping(self, node: Any) -> None:
+        # construct_mapping flattens first; merged mappings are flattened here too, before
+        # merging rewrites ``node.value``, so each mapping is checked as written, once
+        if id(node) not in self._checked:
+            self._checked.add(id(node))
+            self._refuse_duplicates(node)
+        super().flatten_mapping(node)
+
+    def _refuse_duplicates(self, node: yaml.MappingNode) -> None:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+                continue  # a complex key is refused by the constructor if unhashable
+            key = self.construct_object(key_node)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:
+                continue
+            if first is not key_node:
+                parent = self._paths.get(id(node), "")
+                raise _DuplicateKey(_duplicate_message(parent, first, key_node))
+
+
+def _record_paths(node: yaml.Node, path: str, paths: dict[int, str]) -> None:
+    """Map each mapping node under ``node`` to its key path (``settings``, ``scorers[0]``)."""
+    if id(node) in paths or isinstance(node, yaml.ScalarNode):
+        return  # scalars hold no keys; an alias keeps its anchor's path
+    paths[id(node)] = path
+    if isinstance(node, yaml.SequenceNode):
+        for index, child in enumerate(node.value):
+            _record_paths(child, f"{path}[{index}]", paths)
+    elif isinstance(node, yaml.MappingNode):
+        for key, child in node.value:
+            name = str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
+            _record_paths(child, f"{path}.{name}" if path else name, paths)
+
+
+def _duplicate_message(parent: str, first: yaml.Node, second: yaml.Node) -> str:
+    name = f"{parent}.{second.value}" if parent else str(second.value)
+    lines = (first.start_mark.line + 1, second.start_mark.line + 1)
+    where = (
+        f"line {lines[0]} (twice)" if lines[0] == lines[1] else f"lines {lines[0]} and {lines[1]}"
+    )
+    same = "" if first.value == second.value else f" (the same key as {first.value!r})"
+    return (
+        f"duplicate key {name!r}{same} on {where}; YAML would silently keep only the last "
+        "value: give the key once"
+    )
 
 
 def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:

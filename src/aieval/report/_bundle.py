@@ -279,12 +279,17 @@ class _RunTally:
         rows = []
         for name, column in [*self.criteria.items(), *scorers.items()]:
             block = _mean_block(column.values, confidence, n_resamples, seed)
+            errors = column.errors
+            if column.kind == "scorer":
+                # every scorer scores every sample: one with no score at all (its target
+                # failed) is a missing score, so n + errors is the number of samples
+                errors = max(self.samples - len(column.values), errors)
             rows.append(
                 {
                     "name": name,
                     "kind": column.kind,
                     "n": len(column.values),
-                    "errors": column.errors,
+                    "errors": errors,
                     "mean": block["mean"] if block else None,
                     "std": block["std"] if block else None,
                     "low": block["low"] if block else None,

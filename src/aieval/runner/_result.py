@@ -26,11 +26,17 @@ _OTHER = "(other errors)"
 
 @dataclass(slots=True)
 class ScorerStats:
-    """Summary of one scorer over a run (``mean`` over scored samples only)."""
+    """Summary of one scorer over a run (``mean`` over scored samples only).
+
+    ``errors`` counts missing or failed scores: the scorer's own failures plus ``missing``, the
+    samples it has no score for (their target failed, so nothing was scored), so that
+    ``count + errors`` is the number of samples.
+    """
 
     name: str
     count: int = 0
     errors: int = 0
+    missing: int = 0
     total: float = 0.0
     total_sq: float = 0.0
 
@@ -50,7 +56,8 @@ class ScorerStats:
             "mean": self.mean,
             "std": self.std,
             "count": self.count,
-            "errors": self.errors,
+            "errors": self.errors + self.missing,
+            "missing": self.missing,
         }
 
 
@@ -98,6 +105,11 @@ class Aggregator:
                 stats.count += 1
                 stats.total += score.value
                 stats.total_sq += score.value * score.value
+            else:
+                stats.missing += 1
+        for name, stats in self.scorers.items():
+            if name not in sample.scores:  # a failed target: nothing was scored
+                stats.missing += 1
 
     def _count_error(self, message: str) -> None:
         flat = " ".join(message.split())
@@ -197,8 +209,11 @@ class RunResult:
 
     @property
     def errors(self) -> int:
-        """Number of samples whose target failed plus scorer errors."""
-        scorer_errors = sum(s["errors"] for s in self.summary["scorers"].values())
+        """Number of samples whose target failed plus scorer errors (each failure once: the
+        scores a failed target left missing are not counted again)."""
+        scorer_errors = sum(
+            s["errors"] - s.get("missing", 0) for s in self.summary["scorers"].values()
+        )
         return int(self.summary["target_errors"]) + int(scorer_errors)
 
     @property

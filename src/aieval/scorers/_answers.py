@@ -2,7 +2,9 @@
 
 A list (tuple, set) ``expected`` is several accepted answers, never one text: comparing
 ``"['Paris', 'paris']"`` as a string would score every prediction 0 without a word of warning.
-A mapping has no text to compare and is refused, as is an empty list (nothing is accepted).
+A mapping has no text to compare and is refused, as is an empty list (nothing is accepted), and
+so is no ``expected`` at all (``None``, a row without one): comparing with ``""`` would score an
+empty prediction 1.0 on every unlabelled row.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from aieval._types import Score
 from aieval.errors import ScorerError
 
-__all__ = ["as_best_of_score", "best_of", "expected_texts", "text_of"]
+__all__ = ["as_best_of_score", "best_of", "expected_texts", "require_expected", "text_of"]
 
 _MANY = (list, tuple, set, frozenset)
 _SHOWN = 60
@@ -26,18 +28,33 @@ def text_of(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+def require_expected(expected: Any, scorer: str) -> None:
+    """Refuse a missing reference (``None``): a scorer that compares needs something to compare.
+
+    Raises:
+        ScorerError: ``expected`` is ``None``; recorded as that sample's error for ``scorer``.
+    """
+    if expected is None:
+        raise ScorerError(
+            f"scorer {scorer!r}: no expected answer for this example; give the row an "
+            "'expected', or score unlabelled rows with a scorer that needs none"
+        )
+
+
 def expected_texts(expected: Any, scorer: str) -> list[str]:
     """The accepted answers in ``expected``: one text, or each item of a list/tuple/set.
 
     Raises:
-        ScorerError: ``expected`` (or one of its items) is a mapping or a nested list, or it is
-            an empty list; the message names the scorer and the type.
+        ScorerError: ``expected`` is missing (``None``), or it (or one of its items) is a
+            mapping or a nested list, or it is an empty list; the message names the scorer and
+            the type.
 
     >>> expected_texts(["Paris", "paris"], "exact_match")
     ['Paris', 'paris']
     >>> expected_texts(42, "exact_match")
     ['42']
     """
+    require_expected(expected, scorer)
     if isinstance(expected, _MANY):
         items = sorted(expected, key=repr) if isinstance(expected, set | frozenset) else expected
         if not items:

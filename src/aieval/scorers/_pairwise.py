@@ -13,6 +13,7 @@ from aieval._types import Example, Score
 from aieval.errors import ConfigError, ScorerError
 from aieval.grading import normalize
 from aieval.providers import Provider
+from aieval.scorers._answers import require_expected
 from aieval.scorers._judge_call import (
     JudgeCache,
     JudgeClient,
@@ -184,7 +185,11 @@ class _PairwiseJudge:
         provider: str | None = None,
         model: str | None = None,
     ) -> Score:
-        """Scores the prediction (A) against the expected answer (B): 1 win, 0.5 tie, 0 loss."""
+        """Scores the prediction (A) against the expected answer (B): 1 win, 0.5 tie, 0 loss.
+
+        A row without an expected answer has no B: a :class:`ScorerError`, no judge call.
+        """
+        require_expected(expected, self.client.name)
         found = await self.compare(prompt, prediction, expected, provider=provider, model=model)
         value = {"win": 1.0, "tie": 0.5, "loss": 0.0}[found.outcome]
         reason = next((o["reason"] for o in found.orders if o["reason"]), None)

@@ -1,7 +1,10 @@
 """Built-in text scorers: exact match, JSON validity, ROUGE-L F1 and token F1.
 
-Every built-in takes ``(prediction, expected)``. ``None`` counts as empty text and a number is
-compared by its ``str()``. A list (tuple, set) ``expected`` holds several accepted answers: the
+Every built-in takes ``(prediction, expected)``. A ``None`` prediction counts as empty text and a
+number is compared by its ``str()``. A missing ``expected`` (``None``: the row has none) is a
+:class:`~aieval.errors.ScorerError` for every scorer that compares with it (that sample's error,
+"no expected answer for this example"), never a comparison with ``""``; ``json_valid`` needs
+none. A list (tuple, set) ``expected`` holds several accepted answers: the
 best one counts (the SQuAD convention, and rouge-score's multi-reference rule), and the result is
 a :class:`~aieval.Score` whose reason and metadata name the answer that counted. A mapping, a
 nested list or an empty list is a :class:`~aieval.errors.ScorerError` naming the type (that

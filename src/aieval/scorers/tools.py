@@ -26,6 +26,7 @@ from jsonschema.exceptions import SchemaError
 
 from aieval.errors import ConfigError
 from aieval.grading import GateResult, register_gate
+from aieval.scorers._answers import require_expected
 from aieval.scorers._scorer import Scorer
 
 __all__ = [
@@ -307,6 +308,7 @@ def tool_call_scorer(
         if metric == "schema_valid":
             assert tools is not None
             return 1.0 if tool_call_schema_valid(prediction, tools).passed else 0.0
+        require_expected(expected, f"tool_{metric}")  # [] is "no call expected"; None is unknown
         gold = _expected_calls(expected or [])
         if metric == "selection":
             return tool_selection_accuracy(prediction, [c.name for c in gold], ordered=ordered)

@@ -32,8 +32,15 @@ def run_item(store: Store, run: RunRow) -> dict[str, Any]:
     found = summary.get("scorers")
     scorers: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     target_errors = _int(summary.get("target_errors"))
+    # a scorer's errors include the samples a failed target left unscored ("missing"): those
+    # are target errors already
     scorer_errors = sum(
-        (_int(s.get("errors")) for s in scorers.values() if isinstance(s, Mapping)), 0
+        (
+            _int(s.get("errors")) - _int(s.get("missing"))
+            for s in scorers.values()
+            if isinstance(s, Mapping)
+        ),
+        0,
     )
     return {
         "id": run.id,
