@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aieval._json import loads_strict
 from aieval._sync import run_sync
 from aieval.code._problems import CodeProblem, load_problems
 from aieval.code._scorer import code_passes
@@ -174,7 +174,7 @@ def load_completions(path: str | Path) -> dict[str, list[str]]:
         if not text.strip():
             continue
         try:
-            row = json.loads(text)
+            row = loads_strict(text)
         except ValueError as exc:
             raise DatasetError(f"{path}, line {number}: not valid JSON ({exc})") from exc
         if not isinstance(row, dict) or not isinstance(row.get("completion"), str):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import gzip
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aieval._json import loads_strict
 from aieval.errors import DatasetError
 from aieval.scorers.code import extract_code
 
@@ -71,7 +71,7 @@ def _read_rows(path: Path) -> Iterable[tuple[int, Any]]:
     for number, text in enumerate(lines, 1):
         if text.strip():
             try:
-                yield number, json.loads(text)
+                yield number, loads_strict(text)
             except ValueError as exc:
                 raise DatasetError(f"{path}, line {number}: not valid JSON ({exc})") from exc
 

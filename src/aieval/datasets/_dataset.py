@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval._files import readable
+from aieval._json import DuplicateKeyError, load_strict, loads_strict
 from aieval._types import Example
 from aieval.datasets._rows import RowSpec, row_to_example
 from aieval.errors import DatasetError
@@ -201,13 +202,15 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 if not line.strip():
                     continue
                 try:
-                    yield line_no, json.loads(line)
+                    yield line_no, loads_strict(line)
                 except json.JSONDecodeError as exc:
                     raise DatasetError(
                         f"invalid JSON: {exc.msg} (column {exc.colno})",
                         source=str(path),
                         line=line_no,
                     ) from None
+                except DuplicateKeyError as exc:
+                    raise DatasetError(str(exc), source=str(path), line=line_no) from None
         except UnicodeDecodeError as exc:
             raise DatasetError(f"not UTF-8 text: {exc.reason}", source=str(path)) from None
 
@@ -215,11 +218,13 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
 def _read_json_array(path: Path) -> list[Any]:
     with _open(path) as handle:
         try:
-            data = json.load(handle)
+            data = load_strict(handle)
         except json.JSONDecodeError as exc:
             raise DatasetError(
                 f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path), line=exc.lineno
             ) from None
+        except DuplicateKeyError as exc:
+            raise DatasetError(str(exc), source=str(path)) from None
         except UnicodeDecodeError as exc:
             raise DatasetError(f"not UTF-8 text: {exc.reason}", source=str(path)) from None
     if isinstance(data, Mapping) and isinstance(data.get("rows"), list):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from aieval._json import loads_strict
 from aieval.errors import ConfigError
 from aieval.grading._yaml import load_yaml_file
 from aieval.report._evidence import (
@@ -135,7 +135,7 @@ class PromotionPolicy(BaseModel):
             data = load_yaml_file(file, error=ConfigError)
         else:
             try:
-                data = json.loads(file.read_text(encoding="utf-8"))
+                data = loads_strict(file.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
                 raise ConfigError(f"{file}: cannot read the promotion policy: {exc}") from exc
         if data is None:

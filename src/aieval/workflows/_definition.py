@@ -11,13 +11,13 @@ Every error names the file and the field.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aieval._files import readable
+from aieval._json import loads_strict
 from aieval._keys import unknown_key
 from aieval.errors import RubricError, WorkflowError
 from aieval.grading import Rubric, load_rubric
@@ -320,7 +320,7 @@ def _schema(value: Any, source: str, base: Path) -> dict[str, Any] | None:
     if isinstance(value, str):
         file = readable(Path(value) if Path(value).is_absolute() else base / value, where)
         try:
-            value = json.loads(file.read_text(encoding="utf-8"))
+            value = loads_strict(file.read_text(encoding="utf-8"))
         except OSError:
             raise WorkflowError(f"{source}: field 'output_schema': file {file} not found") from None
         except ValueError as exc:

@@ -11,7 +11,6 @@ back: integer tiers stay integers and absent fields are omitted rather than writ
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 from aieval._files import readable
+from aieval._json import loads_strict
 from aieval.errors import WorkflowError
 
 __all__ = ["STEP_STATUSES", "StepResult", "StepStatus", "WorkflowRun", "load_run", "load_runs"]
@@ -350,7 +350,7 @@ def load_run(path: str | Path) -> WorkflowRun:
     if file.stat().st_size > _MAX_RUN_BYTES:
         raise WorkflowError(f"{file}: run log is larger than {_MAX_RUN_BYTES} bytes")
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = loads_strict(file.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise WorkflowError(f"{file}: not valid JSON: {exc}") from None
     return WorkflowRun.from_dict(data, source=str(file))

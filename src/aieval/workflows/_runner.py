@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval._files import readable
+from aieval._json import loads_strict
 from aieval._records import SampleRecord, ScoreRecord
 from aieval._types import Example
 from aieval.errors import IncompatibleDatasetError, WorkflowError
@@ -68,7 +69,7 @@ class WorkflowMode:
             run = load_run(file)  # validates, naming the file and field on error
             # The log itself (not its path) goes into the row, so the dataset version depends on
             # the runs' content only and a copy of the folder elsewhere can resume the run.
-            recorded = json.loads(file.read_text(encoding="utf-8"))
+            recorded = loads_strict(file.read_text(encoding="utf-8"))
             rows.append({"id": file.stem, "input": run.inputs or {}, "run": recorded})
         return rows
 
