@@ -9,7 +9,7 @@ import pytest
 
 import aieval.providers as providers
 
-MODULES = ["_cache", "_http", "_limiter", "_openai", "_registry", "_retry"]
+MODULES = ["_cache", "_http", "_limiter", "_openai", "_params", "_registry", "_retry"]
 
 
 def test_exports_are_pinned() -> None:

@@ -21,6 +21,7 @@ from aieval.errors import (
 )
 from aieval.providers._base import ChatRequest, ChatResponse
 from aieval.providers._http import error_for_status, error_message, redact
+from aieval.providers._params import check_params
 
 __all__ = ["AnthropicProvider"]
 
@@ -142,6 +143,7 @@ class AnthropicProvider:
         return self._parse(message, request, latency, secrets)
 
     def _arguments(self, request: ChatRequest) -> dict[str, Any]:
+        check_params(request.params)
         system = [m["content"] for m in request.messages if m.get("role") == "system"]
         others = [m for m in request.messages if m.get("role") != "system"]
         extra: dict[str, Any] = dict(request.params)

@@ -18,6 +18,7 @@ from aieval.errors import (
 )
 from aieval.providers._base import ChatRequest, ChatResponse
 from aieval.providers._http import error_for_status, error_message, redact
+from aieval.providers._params import check_params
 
 if TYPE_CHECKING:
     import aiohttp
@@ -140,6 +141,7 @@ class OpenAIProvider:
         return self.secrets | secret_values({"headers": request.headers})
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
+        check_params(request.params)
         body: dict[str, Any] = dict(request.params)
         body["model"] = request.model
         body["messages"] = request.messages
