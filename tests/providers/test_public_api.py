@@ -31,6 +31,7 @@ def test_exports_are_pinned() -> None:
         "build_provider",
         "cache_key",
         "get_provider",
+        "headers_digest",
         "is_deterministic",
         "register_provider",
     }

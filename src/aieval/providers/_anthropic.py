@@ -20,6 +20,7 @@ from aieval.errors import (
     ProviderTimeoutError,
 )
 from aieval.providers._base import ChatRequest, ChatResponse
+from aieval.providers._cache import headers_digest
 from aieval.providers._http import error_for_status, error_message, redact
 from aieval.providers._params import check_params
 
@@ -82,6 +83,8 @@ class AnthropicProvider:
         # shown, logged and cached without a "user:password@"; requests use the real URL
         self.base_url = url_without_credentials(url) if url else None
         self._headers = dict(headers or {})
+        self.headers_digest = headers_digest(self._headers)
+        """A digest of ``headers`` (never their values) for the response-cache key."""
         self.secrets: frozenset[str] = frozenset(
             secret_values({"url": url or "", "headers": self._headers})
         ) | {self._api_key}
