@@ -25,6 +25,7 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   ├── ProviderTimeoutError   no answer in time (retryable)
     │   ├── ProviderConnectionError connection refused or reset (retryable)
     │   ├── ProviderHTTPError      any other 4xx (not retried)
+    │   ├── ProviderRequestError   a request that cannot be encoded as given (not sent)
     │   └── ProviderResponseError  a body that is not a valid completion
     └── StoreError                 the SQLite store cannot be read or written
 """
@@ -42,6 +43,7 @@ __all__ = [
     "ProviderError",
     "ProviderHTTPError",
     "ProviderNotFoundError",
+    "ProviderRequestError",
     "ProviderResponseError",
     "ProviderServerError",
     "ProviderTimeoutError",
@@ -205,6 +207,10 @@ class ProviderConnectionError(ProviderError):
 
 class ProviderHTTPError(ProviderError):
     """The provider answered a 4xx that retrying will not fix."""
+
+
+class ProviderRequestError(ProviderError):
+    """The request cannot be encoded as given, so it was not sent (retrying will not help)."""
 
 
 class ProviderResponseError(ProviderError):
