@@ -13,7 +13,8 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   ├── DatasetError           unreadable dataset, bad row, duplicate id (names row / line)
     │   ├── RubricError            invalid rubric or profile file (names file, criterion, field)
     │   ├── WorkflowError          invalid workflow definition or run log (names file, field)
-    │   └── RunNotFoundError       no stored run with that id or name
+    │   ├── RunNotFoundError       no stored run with that id or name
+    │   └── RunInProgressError     resuming a run a live process is still running
     ├── ScorerError                a scorer raised or returned something outside 0..1
     ├── FormulaError               a normalization formula got a value it cannot normalize
     ├── ProviderError              a model call failed
@@ -24,6 +25,7 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   ├── ProviderTimeoutError   no answer in time (retryable)
     │   ├── ProviderConnectionError connection refused or reset (retryable)
     │   ├── ProviderHTTPError      any other 4xx (not retried)
+    │   ├── ProviderRequestError   a request that cannot be encoded as given (not sent)
     │   └── ProviderResponseError  a body that is not a valid completion
     └── StoreError                 the SQLite store cannot be read or written
 """
@@ -41,11 +43,13 @@ __all__ = [
     "ProviderError",
     "ProviderHTTPError",
     "ProviderNotFoundError",
+    "ProviderRequestError",
     "ProviderResponseError",
     "ProviderServerError",
     "ProviderTimeoutError",
     "RateLimitError",
     "RubricError",
+    "RunInProgressError",
     "RunNotFoundError",
     "ScorerError",
     "StoreError",
@@ -112,6 +116,34 @@ class RunNotFoundError(UserError):
     """No stored run matches the given id or name."""
 
 
+class RunInProgressError(UserError):
+    """A run cannot be resumed: a live process is still running it.
+
+    Resuming it would run its samples a second time, at once. Wait for that process to
+    finish, or stop it (a run whose process is gone reads as ``interrupted`` and resumes).
+
+    Attributes:
+        run_id: the run.
+        pid / host: the process recorded as running it, when known.
+        heartbeat_age_s: seconds since that process last said it was alive, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        run_id: str,
+        pid: int | None = None,
+        host: str | None = None,
+        heartbeat_age_s: float | None = None,
+    ):
+        super().__init__(message)
+        self.run_id = run_id
+        self.pid = pid
+        self.host = host
+        self.heartbeat_age_s = heartbeat_age_s
+
+
 class ScorerError(AievalError):
     """A scorer raised, or returned a value that is not a number in 0..1."""
 
@@ -175,6 +207,10 @@ class ProviderConnectionError(ProviderError):
 
 class ProviderHTTPError(ProviderError):
     """The provider answered a 4xx that retrying will not fix."""
+
+
+class ProviderRequestError(ProviderError):
+    """The request cannot be encoded as given, so it was not sent (retrying will not help)."""
 
 
 class ProviderResponseError(ProviderError):

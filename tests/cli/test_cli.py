@@ -1,6 +1,7 @@
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -156,6 +157,13 @@ def test_resume_finishes_an_interrupted_run(project: Path) -> None:
     store = Store(project / "aieval.db")
     version = load_dataset(project / "data.jsonl", model="v2").scan().version
     run_id = store.create_run(name="cli-demo", model="v2", dataset_hash=version)
+    # ... by a process that died (a row owned by this live test process is still running and
+    # is not resumed)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    with sqlite3.connect(project / "aieval.db") as db:
+        db.execute("UPDATE runs SET pid = ? WHERE id = ?", (int(gone.stdout), run_id))
+    assert store.get_run(run_id).status == "interrupted"
     for i in range(5):  # five samples were stored before the process died
         store.record_sample(
             run_id,

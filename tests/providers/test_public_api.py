@@ -9,7 +9,7 @@ import pytest
 
 import aieval.providers as providers
 
-MODULES = ["_cache", "_http", "_limiter", "_openai", "_registry", "_retry"]
+MODULES = ["_cache", "_http", "_limiter", "_openai", "_params", "_registry", "_retry"]
 
 
 def test_exports_are_pinned() -> None:
@@ -31,6 +31,7 @@ def test_exports_are_pinned() -> None:
         "build_provider",
         "cache_key",
         "get_provider",
+        "headers_digest",
         "is_deterministic",
         "register_provider",
     }

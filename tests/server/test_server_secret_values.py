@@ -50,7 +50,8 @@ async def test_configured_secrets_are_never_stored_served_or_logged(
     if behaviour == "error":
         openai_server.responder = _echoing_error
     else:
-        openai_server.responder = lambda body: Reply(f"you sent {body}")
+        # a gateway that repeats the request and the key it was sent back into the answer
+        openai_server.responder = lambda body: Reply(f"you sent {body} with key {API_KEY}")
     base = openai_server.base_url.replace("http://", f"http://user:{PASSWORD}@")
     rows = [{"id": f"s{i}", "prompt": f"q{i}", "expected": "a"} for i in range(3)]
     body = {
@@ -62,8 +63,8 @@ async def test_configured_secrets_are_never_stored_served_or_logged(
             "base_url": base,
             "params": {
                 "temperature": 0,  # deterministic: answers go to the response cache too
-                "api_key": API_KEY,
-                "headers": {"X-Gateway-Token": HEADER_VALUE},
+                # a key of the request's own goes in a header (params.api_key is refused)
+                "headers": {"X-Api-Key": API_KEY, "X-Gateway-Token": HEADER_VALUE},
             },
         },
         "scorers": ["exact_match"],

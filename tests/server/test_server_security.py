@@ -146,8 +146,9 @@ async def test_no_endpoint_reveals_api_keys_or_headers(
 ) -> None:
     env_key = "env-0123456789abcdefSECRET"
     monkeypatch.setenv("OPENAI_API_KEY", env_key)
-    # a model that repeats what it was sent: secrets in the request come back in the answer
-    openai_server.responder = lambda body: Reply(f"I saw {body}")
+    # a model that repeats what it was sent (and a gateway that repeats the key it was given):
+    # secrets in the request come back in the answer
+    openai_server.responder = lambda body: Reply(f"I saw {body} with {SECRET_KEY}")
     rows = [{"id": f"k{i}", "prompt": f"what is {env_key}?", "expected": "x"} for i in range(3)]
     body = {
         "name": "secrets",
@@ -156,7 +157,7 @@ async def test_no_endpoint_reveals_api_keys_or_headers(
             "provider": "openai-compatible",
             "model": "m",
             "base_url": openai_server.base_url,
-            "params": {"api_key": SECRET_KEY, "headers": {"Authorization": SECRET_HEADER}},
+            "params": {"headers": {"Authorization": SECRET_HEADER, "X-Api-Key": SECRET_KEY}},
         },
         "scorers": ["exact_match"],
         "settings": {"cache": False},
@@ -187,7 +188,7 @@ async def test_no_endpoint_reveals_api_keys_or_headers(
                 assert response.status_code == 200, path
                 texts.append(response.content)
     stored = live.server.config.app.state.store.get_run(run_id).config
-    assert stored["target"]["params"]["api_key"] == "[redacted]"
+    assert stored["target"]["params"]["headers"] == "[redacted]"
     assert SECRET_KEY not in json.dumps(stored) and "hdr-0123456789" not in json.dumps(stored)
     sample = [t for t in texts if b'"prediction"' in t]
     assert sample and b"[redacted]" in sample[0], "the model's answer held secrets to redact"

@@ -161,3 +161,16 @@ async def test_bad_query_parameters(client: httpx.AsyncClient, query: str) -> No
 async def test_misspelt_key_names_its_path_and_the_nearest_key(client: httpx.AsyncClient) -> None:
     data = await refused(client, {**rows_body(2), "settings": {"concurency": 4}})
     assert "settings.concurency: unknown key; did you mean concurrency?" in data["reasons"]
+
+
+async def test_a_key_among_the_target_params_is_refused_without_echoing_it(
+    client: httpx.AsyncClient,
+) -> None:
+    key = "sk-live-in-the-body-8c7b6a5f4e3d"
+    body = {**rows_body(2), "target": {"provider": "openai-compatible", "model": "m",
+                                       "base_url": "http://127.0.0.1:9/v1",
+                                       "params": {"temperature": 0, "api_key": key}}}  # fmt: skip
+    data = await refused(client, body)
+    reason = next(r for r in data["reasons"] if r.startswith("target.params"))
+    assert "params.api_key" in reason and "Authorization header" in reason
+    assert key not in str(data)

@@ -8,7 +8,13 @@ adds retries, adaptive concurrency and the response cache.
 from aieval.providers._anthropic import AnthropicProvider
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
 from aieval.providers._build import build_provider
-from aieval.providers._cache import CachedProvider, ResponseCache, cache_key, is_deterministic
+from aieval.providers._cache import (
+    CachedProvider,
+    ResponseCache,
+    cache_key,
+    headers_digest,
+    is_deterministic,
+)
 from aieval.providers._limiter import AdaptiveLimiter
 from aieval.providers._openai import OpenAIProvider
 from aieval.providers._registry import (
@@ -38,6 +44,7 @@ __all__ = [
     "build_provider",
     "cache_key",
     "get_provider",
+    "headers_digest",
     "is_deterministic",
     "register_provider",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 import json
 import os
 import time
@@ -16,11 +17,14 @@ from aieval.errors import (
     ConfigError,
     ProviderAuthError,
     ProviderConnectionError,
+    ProviderRequestError,
     ProviderResponseError,
     ProviderTimeoutError,
 )
 from aieval.providers._base import ChatRequest, ChatResponse
+from aieval.providers._cache import headers_digest
 from aieval.providers._http import error_for_status, error_message, redact
+from aieval.providers._params import check_params
 
 __all__ = ["AnthropicProvider"]
 
@@ -81,6 +85,8 @@ class AnthropicProvider:
         # shown, logged and cached without a "user:password@"; requests use the real URL
         self.base_url = url_without_credentials(url) if url else None
         self._headers = dict(headers or {})
+        self.headers_digest = headers_digest(self._headers)
+        """A digest of ``headers`` (never their values) for the response-cache key."""
         self.secrets: frozenset[str] = frozenset(
             secret_values({"url": url or "", "headers": self._headers})
         ) | {self._api_key}
@@ -116,9 +122,15 @@ class AnthropicProvider:
         if request.headers:
             kwargs["extra_headers"] = dict(request.headers)
             secrets = secrets | secret_values({"headers": request.headers})
+        unencodable = _unencodable_field(request)
         started = time.perf_counter()
         try:
-            message = await client.messages.create(**kwargs)
+            if unencodable is not None and _takes_raw_body(client.post):
+                message = await self._send_escaped(client, kwargs)
+            else:
+                message = await client.messages.create(**kwargs)
+        except UnicodeEncodeError as exc:  # raised while building the request: nothing was sent
+            raise self._unsendable(unencodable, exc, secrets) from None
         except sdk.APITimeoutError as exc:
             raise ProviderTimeoutError(f"{self.name}: no answer within {self.timeout:g} s") from exc
         except sdk.APIConnectionError as exc:
@@ -141,7 +153,35 @@ class AnthropicProvider:
         latency = time.perf_counter() - started
         return self._parse(message, request, latency, secrets)
 
+    async def _send_escaped(self, client: Any, kwargs: dict[str, Any]) -> Any:
+        """``messages.create(**kwargs)`` with a body encoded here: the SDK encodes UTF-8
+        strictly and cannot send a lone surrogate, which JSON carries as a ``\\udcXX`` escape
+        (as the OpenAI provider sends it)."""
+        body = {k: v for k, v in kwargs.items() if k not in ("extra_body", "extra_headers")}
+        body.update(kwargs.get("extra_body", {}))
+        options = {"headers": kwargs["extra_headers"]} if "extra_headers" in kwargs else {}
+        return await client.post(
+            "/v1/messages",
+            cast_to=self._sdk.types.Message,
+            content=json.dumps(body).encode(),  # ASCII: a lone surrogate becomes its escape
+            options=options,
+        )
+
+    def _unsendable(
+        self, field: str | None, exc: UnicodeEncodeError, secrets: frozenset[str]
+    ) -> ProviderRequestError:
+        if field is None:
+            reason = f"cannot encode the request: {exc}"
+        else:
+            reason = (
+                f"cannot send {field}: it holds a lone surrogate (a byte that is not UTF-8, "
+                "e.g. read with errors='surrogateescape'), which this version of the anthropic "
+                "SDK cannot encode; upgrade the anthropic package, or clean the text"
+            )
+        return ProviderRequestError(redact(f"{self.name}: {reason}", secrets))
+
     def _arguments(self, request: ChatRequest) -> dict[str, Any]:
+        check_params(request.params)
         system = [m["content"] for m in request.messages if m.get("role") == "system"]
         others = [m for m in request.messages if m.get("role") != "system"]
         extra: dict[str, Any] = dict(request.params)
@@ -199,3 +239,43 @@ class AnthropicProvider:
         client, self._client, self._client_loop = self._client, None, None
         if client is not None:
             await client.close()
+
+
+def _takes_raw_body(post: Any) -> bool:
+    """Whether the SDK client's ``post`` sends a body given as bytes (``content=``)."""
+    try:
+        return "content" in inspect.signature(post).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _unencodable_field(request: ChatRequest) -> str | None:
+    """The first field of ``request`` (``messages[1].content``) holding text that UTF-8 cannot
+    encode (a lone surrogate), or ``None``."""
+    fields = {
+        "model": request.model,
+        "messages": request.messages,
+        "params": request.params,
+        "response_schema": request.response_schema,
+    }
+    return _lone_surrogate_at(fields, "")
+
+
+def _lone_surrogate_at(value: Any, path: str) -> str | None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+        return None
+    if isinstance(value, dict):
+        items: Any = ((f"{path}.{key}" if path else str(key), v) for key, v in value.items())
+    elif isinstance(value, list | tuple):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for name, item in items:
+        found = _lone_surrogate_at(item, name)
+        if found is not None:
+            return found
+    return None

@@ -8,6 +8,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,13 @@ from aieval.errors import StoreError
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
 from aieval.store._encoding import dumps
 
-__all__ = ["CachedProvider", "ResponseCache", "cache_key", "is_deterministic"]
+__all__ = [
+    "CachedProvider",
+    "ResponseCache",
+    "cache_key",
+    "headers_digest",
+    "is_deterministic",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS response_cache (
@@ -45,6 +52,40 @@ def provider_identity(provider: Provider) -> str:
     base_url = getattr(provider, "base_url", None)
     # the identity is stored in the cache's provider column: never with URL credentials
     return f"{provider.name}|{url_without_credentials(base_url) if base_url else ''}"
+
+
+def headers_digest(headers: Mapping[str, str] | None) -> str | None:
+    """SHA-256 of a provider's own HTTP headers (names lower-cased, sorted), or ``None``.
+
+    Two endpoints that differ only in a header (a tenant, a routing key) may answer
+    differently, so a provider's headers belong in its cache keys; only this digest does,
+    never a value.
+
+    >>> headers_digest({"X-A": "1", "X-B": "2"}) == headers_digest({"x-b": "2", "x-a": "1"})
+    True
+    >>> headers_digest({}) is None
+    True
+    """
+    if not headers:
+        return None
+    pairs = sorted((name.lower(), value) for name, value in headers.items())
+    canonical = json.dumps(pairs, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _key_identity(provider: Provider) -> str:
+    """:func:`provider_identity` plus the digest of the provider's own headers, if it has any
+    (declared as ``headers_digest`` by it or by the provider a wrapper holds in ``inner``)."""
+    identity = provider_identity(provider)
+    component: Any = provider
+    for _ in range(16):  # wrappers nest a few deep, never in a cycle
+        if component is None:
+            break
+        digest = getattr(component, "headers_digest", None)
+        if isinstance(digest, str) and digest:
+            return f"{identity}|headers:{digest}"
+        component = getattr(component, "inner", None)
+    return identity  # no headers of its own: the key it always had
 
 
 def cache_key(identity: str, request: ChatRequest) -> str:
@@ -180,7 +221,9 @@ class CachedProvider:
     """Answers deterministic requests from a :class:`ResponseCache`, else asks ``inner``.
 
     Only requests with ``temperature == 0`` or a ``seed`` param are cached; failures are never
-    stored. A hit returns ``cached=True`` and ``latency_s=0``.
+    stored. A hit returns ``cached=True`` and ``latency_s=0``. The key names the endpoint (name
+    and base URL) and, for a provider with HTTP headers of its own, a digest of them (a provider
+    declares it as ``headers_digest``; see :func:`headers_digest`).
 
     Args:
         inner: the provider to call on a miss.
@@ -192,7 +235,8 @@ class CachedProvider:
         self._owns_cache = not isinstance(cache, ResponseCache)
         self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
         self.name = inner.name
-        self._identity = provider_identity(inner)
+        self._identity = provider_identity(inner)  # the provider column: no header digest
+        self._key_identity = _key_identity(inner)
 
     @property
     def base_url(self) -> str | None:
@@ -206,7 +250,7 @@ class CachedProvider:
         """Return the cached answer, or call ``inner`` and cache a deterministic success."""
         if not is_deterministic(request):
             return await self.inner.generate(request)
-        key = cache_key(self._identity, request)
+        key = cache_key(self._key_identity, request)
         hit = self.cache.get(key)
         if hit is not None:
             return hit

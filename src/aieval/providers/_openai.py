@@ -17,7 +17,9 @@ from aieval.errors import (
     ProviderTimeoutError,
 )
 from aieval.providers._base import ChatRequest, ChatResponse
+from aieval.providers._cache import headers_digest
 from aieval.providers._http import error_for_status, error_message, redact
+from aieval.providers._params import check_params
 
 if TYPE_CHECKING:
     import aiohttp
@@ -80,6 +82,8 @@ class OpenAIProvider:
             secret_values({"api_key": api_key, "headers": dict(headers or {}), "url": base_url})
         ) | ({self._api_key} if self._api_key else set())
         """Every configured secret value (key, header values, URL credentials): never shown."""
+        self.headers_digest = headers_digest(headers)
+        """A digest of ``headers`` (never their values) for the response-cache key."""
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         self._headers.update(headers or {})
         if self._api_key:
@@ -140,6 +144,7 @@ class OpenAIProvider:
         return self.secrets | secret_values({"headers": request.headers})
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
+        check_params(request.params)
         body: dict[str, Any] = dict(request.params)
         body["model"] = request.model
         body["messages"] = request.messages

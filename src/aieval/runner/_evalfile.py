@@ -24,6 +24,7 @@ from aieval._keys import pydantic_problems, unknown_key
 from aieval.errors import ConfigError
 from aieval.grading._yaml import load_yaml_file
 from aieval.providers._headers import check_headers
+from aieval.providers._params import check_params
 from aieval.runner._result import RunResult
 from aieval.runner._run import ProgressCallback, check_run, run, telemetry_from_env
 from aieval.scorers import Scorer, get_scorer, llm_judge
@@ -67,6 +68,15 @@ class TargetConfig(_Strict):
             return check_headers(value, "headers")
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
+
+    @field_validator("params")
+    @classmethod
+    def _no_credentials(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            check_params(value, "params")
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
     @model_validator(mode="after")
     def _headers_once(self) -> TargetConfig:

@@ -20,6 +20,7 @@ from aieval._types import Example
 from aieval.errors import ConfigError, DatasetError, ProviderError
 from aieval.providers import ChatRequest, Provider
 from aieval.providers._headers import check_headers, sends_headers
+from aieval.providers._params import check_params
 
 __all__ = [
     "CallableTarget",
@@ -82,6 +83,8 @@ class ProviderTarget(Target):
     ``params["headers"]`` are HTTP headers, sent as headers with every request and never in
     the body (no chat API has a ``headers`` body field). ``params`` keeps them, so the run's
     redaction sees their values and the stored configuration shows them ``[redacted]``.
+    An API key among ``params`` (``api_key``, ``Authorization``...) is refused: in the body it
+    would not authenticate.
     """
 
     def __init__(
@@ -99,6 +102,7 @@ class ProviderTarget(Target):
         self.template = template
         self.system = system
         self.params = dict(params or {})
+        check_params(self.params)
         self.temperature = self.params.pop("temperature", None)
         self.max_tokens = self.params.pop("max_tokens", None)
         self.headers: dict[str, str] = {}

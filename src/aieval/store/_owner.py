@@ -16,7 +16,9 @@ import os
 import socket
 import time
 
-__all__ = ["HEARTBEAT_EVERY_S", "STALE_AFTER_S", "owner", "owner_gone"]
+from aieval.errors import RunInProgressError
+
+__all__ = ["HEARTBEAT_EVERY_S", "STALE_AFTER_S", "owner", "owner_gone", "still_running"]
 
 #: How often a running run refreshes its heartbeat.
 HEARTBEAT_EVERY_S = 10.0
@@ -56,6 +58,38 @@ def owner_gone(
     if pid is None or host != socket.gethostname():
         return False
     return not _alive(pid)
+
+
+def still_running(
+    run_id: str,
+    pid: int | None,
+    host: str | None,
+    heartbeat_at: float | None,
+    *,
+    started_at: float | None = None,
+) -> RunInProgressError:
+    """The error for taking over ``run_id`` while its process (``pid`` on ``host``) still runs
+    it: who holds it, how old its last sign of life is, and how to proceed. ``started_at``
+    stands in for the heartbeat of a row that records no owner (as in :func:`owner_gone`)."""
+    if pid is None and host is None and heartbeat_at is None:
+        heartbeat_at = started_at
+    age = None if heartbeat_at is None else max(0.0, time.time() - heartbeat_at)
+    mine = (pid, host) == owner()
+    who = "this process" if mine else "process"
+    who += f" pid {pid}" if pid is not None else " (unknown: recorded by an older version)"
+    if host is not None:
+        who += f" on {host}"
+    beat = f"{age:.0f} s ago" if age is not None else "at an unknown time"
+    return RunInProgressError(
+        f"run {run_id} is still running: {who} last refreshed its heartbeat {beat}. Resuming "
+        "it now would run its samples a second time, at once. Wait for it to finish, or stop "
+        "that process and resume then (a run whose process is gone reads as interrupted; on "
+        f"another host, once its heartbeat is older than {STALE_AFTER_S:.0f} s)",
+        run_id=run_id,
+        pid=pid,
+        host=host,
+        heartbeat_age_s=age,
+    )
 
 
 def _alive(pid: int) -> bool:

@@ -18,7 +18,7 @@ from aieval._records import CallRecord, SampleRecord, ScoreRecord
 from aieval.errors import RunNotFoundError, StoreError
 from aieval.store._encoding import dumps as _dumps
 from aieval.store._encoding import row_from_db, to_db, to_db_row
-from aieval.store._owner import HEARTBEAT_EVERY_S, owner, owner_gone
+from aieval.store._owner import HEARTBEAT_EVERY_S, owner, owner_gone, still_running
 from aieval.store._schema import RUN_COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION
 
 __all__ = ["CalibrationRow", "RunRow", "Store", "default_db_path", "new_run_id"]
@@ -185,14 +185,39 @@ class Store:
         return run_id
 
     def mark_running(self, run_id: str) -> None:
-        """Set a resumed run back to ``running``, owned by this process."""
+        """Set a resumed run back to ``running``, owned by this process.
+
+        Checking and taking over happen in one write transaction, so of two processes resuming
+        one run, only the first takes it.
+
+        Raises:
+            RunInProgressError: a live process still runs it (its pid is alive on this host,
+                or its heartbeat is fresh): resuming would run its samples twice at once.
+        """
         pid, host = owner()
         now = time.time()
-        self._write(
-            "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, pid = ?,"
-            " host = ?, heartbeat_at = ? WHERE id = ?",
-            (pid, host, now, run_id),
-        )
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                row = self._db.execute(
+                    "SELECT * FROM runs WHERE id = ?", (to_db(run_id),)
+                ).fetchone()
+                held = _run_row(row) if row is not None else None
+                if held is not None and held.status == "running":  # a gone owner reads interrupted
+                    raise still_running(held.id, held.pid, held.host, held.heartbeat_at,
+                                        started_at=held.started_at or held.created_at)  # fmt: skip
+                self._db.execute(
+                    "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL,"
+                    " pid = ?, host = ?, heartbeat_at = ? WHERE id = ?",
+                    to_db_row((pid, host, now, run_id)),
+                )
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"cannot write to the store at {self.path}: {exc}") from exc
+                raise
         self._beat_at = now
 
     def heartbeat(self, run_id: str) -> None:
@@ -281,7 +306,11 @@ class Store:
         return int(row[0])
 
     def latest_unfinished(self, name: str, *, model: str | None = None) -> RunRow | None:
-        """The most recent run of ``name`` (and ``model``, if given) that did not complete."""
+        """The most recent run of ``name`` (and ``model``, if given) that did not complete.
+
+        It may still be running in a live process (``status == "running"``);
+        :meth:`mark_running` refuses to take such a run over.
+        """
         with self._lock:
             row = self._db.execute(
                 "SELECT * FROM runs WHERE name = ? AND status != 'completed'"
