@@ -34,7 +34,7 @@ def test_a_json_array_dataset_refuses_a_nested_duplicate(tmp_path: Path) -> None
 def test_a_json_policy_with_alpha_twice_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "policy.json"
     path.write_text('{"alpha": 0.05, "alpha": 0.5}')
-    with pytest.raises(ConfigError, match="policy.json.*duplicate key 'alpha'"):
+    with pytest.raises(ConfigError, match=r"policy\.json.*duplicate key 'alpha'"):
         PromotionPolicy.from_file(path)
 
 
