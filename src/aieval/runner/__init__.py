@@ -16,7 +16,7 @@ from aieval.runner._evalfile import (
 from aieval.runner._executor import Executor, Finished, LocalExecutor
 from aieval.runner._ray import RayExecutor
 from aieval.runner._result import RunResult, ScorerStats
-from aieval.runner._run import ProgressCallback, check_run, run, run_async
+from aieval.runner._run import ProgressCallback, check_run, run, run_async, run_spec, run_spec_async
 from aieval.runner._spec import RunSpec
 
 __all__ = [
@@ -41,5 +41,7 @@ __all__ = [
     "run",
     "run_async",
     "run_eval",
+    "run_spec",
+    "run_spec_async",
     "telemetry_requested",
 ]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import sys
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,14 +18,17 @@ from pydantic import (
     model_validator,
 )
 
-from aieval._files import readable
 from aieval._keys import pydantic_problems, unknown_key
+from aieval._sync import run_sync
 from aieval.errors import ConfigError
 from aieval.grading._yaml import load_yaml_file
 from aieval.providers._headers import check_headers
 from aieval.providers._params import check_params
+from aieval.runner._imports import import_file
+from aieval.runner._inputs import LiveParts, ProgressCallback
 from aieval.runner._result import RunResult
-from aieval.runner._run import ProgressCallback, check_run, run, telemetry_from_env
+from aieval.runner._run import check_run, execute, telemetry_from_env
+from aieval.runner._spec import RunSpec
 from aieval.scorers import Scorer, get_scorer, llm_judge
 from aieval.store import Store
 
@@ -150,6 +152,64 @@ class EvalConfig(_Strict):
                 raise ValueError(f"scorers[{i}] must be a name or a one-key mapping name: {{...}}")
         return value
 
+    def specs(
+        self,
+        *,
+        store: str | bool | None = True,
+        resume: str | bool | None = None,
+        models: list[str] | None = None,
+        limit: int | None = None,
+        concurrency: int | None = None,
+        run_id: str | None = None,
+        max_error_rate: float | None = None,
+    ) -> list[RunSpec]:
+        """One :class:`RunSpec` per run this configuration makes (one per model).
+
+        The arguments override the file (as ``aieval run`` options do); paths become relative
+        to the working directory, and ``imports`` absolute.
+
+        Raises:
+            ConfigError: ``run_id`` with more than one run, a dataset with both or neither of
+                ``path`` and ``rows``, or an invalid value (named).
+        """
+        dataset, dataset_limit, prediction_field = _dataset(self)
+        settings = self.settings
+        targets = _models(self, models)
+        if run_id is not None and len(targets) != 1:
+            raise ConfigError(f"run_id= needs one run, but this configuration makes {len(targets)}")
+        base = Path(self.base_dir or ".")
+        common: dict[str, Any] = dict(
+            name=self.name,
+            dataset=str(dataset) if isinstance(dataset, Path) else dataset,
+            scorers=self.scorers,
+            imports=[os.path.abspath(_resolve(base, item)) for item in self.imports],
+            concurrency=concurrency or settings.concurrency,
+            retries=settings.retries,
+            cache=settings.cache,
+            timeout=settings.timeout,
+            pass_threshold=settings.pass_threshold,
+            store=store,
+            resume=resume,
+            limit=limit if limit is not None else dataset_limit,
+            prediction_field=prediction_field,
+            workflow=_workflow(self),
+            profile=_local(self, self.profile),
+            telemetry=settings.telemetry,
+            enforce_hard_gates=self.enforce_hard_gates,
+            run_id=run_id,
+            max_error_rate=settings.max_error_rate if max_error_rate is None else max_error_rate,
+        )
+        if self.target is not None:
+            t = self.target
+            common.update(
+                provider=t.provider,
+                base_url=t.base_url,
+                prompt_template=t.prompt,
+                system_prompt=t.system,
+                params=_target_params(t),
+            )
+        return [RunSpec.parse({**common, "model": model}, source=self.name) for model in targets]
+
 
 def load_eval(path: str | Path) -> EvalConfig:
     """Read an eval file (YAML, or a Python file defining ``EVAL``) and validate it."""
@@ -184,7 +244,7 @@ def build_scorers(config: EvalConfig) -> list[Scorer]:
     """Import the config's scorer files and resolve each scorer entry."""
     base = Path(config.base_dir or ".")
     for item in config.imports:
-        _import_file(base / item)
+        import_file(base / item)
     built: list[Scorer] = []
     for entry in config.scorers:
         if entry == "llm_judge":
@@ -259,49 +319,32 @@ def run_eval(
 ) -> list[RunResult]:
     """Run an eval configuration: one run per recorded model version (or one for the target).
 
-    ``tracer_provider`` is used when the settings (or ``$AIEVAL_OTEL``) turn telemetry on.
-    ``run_id`` names the new run; it needs a configuration that makes exactly one run.
-    ``max_error_rate`` overrides ``settings.max_error_rate``.
+    Each run is one of :meth:`EvalConfig.specs`. ``tracer_provider`` is used when the settings
+    (or ``$AIEVAL_OTEL``) turn telemetry on. ``run_id`` names the new run; it needs a
+    configuration that makes exactly one run. ``max_error_rate`` overrides
+    ``settings.max_error_rate``.
     """
     scorers = build_scorers(config)
-    dataset, dataset_limit, prediction_field = _dataset(config)
-    settings = config.settings
-    targets = _models(config, models)
-    if run_id is not None and len(targets) != 1:
-        raise ConfigError(f"run_id= needs one run, but this configuration makes {len(targets)}")
+    db = store if isinstance(store, Store) else None
+    where = str(store.path) if isinstance(store, Store) else store
+    specs = config.specs(
+        store=str(where) if isinstance(where, Path) else where,
+        resume=resume,
+        models=models,
+        limit=limit,
+        concurrency=concurrency,
+        run_id=run_id,
+        max_error_rate=max_error_rate,
+    )
     results = []
-    for model in targets:
-        options: dict[str, Any] = dict(
-            concurrency=concurrency or settings.concurrency,
-            retries=settings.retries,
-            cache=settings.cache,
-            timeout=settings.timeout,
-            pass_threshold=settings.pass_threshold,
-            store=store,
-            resume=resume,
-            limit=limit if limit is not None else dataset_limit,
-            prediction_field=prediction_field,
-            progress=progress(model or config.name) if progress else None,
-            workflow=_workflow(config),
-            profile=_local(config, config.profile),
-            telemetry=settings.telemetry,
+    for spec in specs:
+        live = LiveParts(
+            scorers=scorers,
+            store=db,
+            progress=progress(spec.model or config.name) if progress else None,
             tracer_provider=tracer_provider,
-            enforce_hard_gates=config.enforce_hard_gates,
-            run_id=run_id,
-            max_error_rate=settings.max_error_rate if max_error_rate is None else max_error_rate,
         )
-        if config.target is not None:
-            t = config.target
-            options.update(
-                provider=t.provider,
-                base_url=t.base_url,
-                prompt_template=t.prompt,
-                system_prompt=t.system,
-                params=_target_params(t),
-            )
-        results.append(
-            run(name=config.name, dataset=dataset, scorers=scorers, model=model, **options)
-        )
+        results.append(run_sync(execute(spec, live), thread_name="aieval-run"))
     return results
 
 
@@ -361,24 +404,10 @@ def _resolve(base: Path, path: str) -> Path:
 
 
 def _python_eval(file: Path) -> Any:
-    module = _import_file(file)
+    module = import_file(file)
     data = getattr(module, "EVAL", None)
     if data is None:
         raise ConfigError(f"{file}: a Python eval file must define EVAL = {{...}}")
     if isinstance(data, EvalConfig):
         return data.model_dump(exclude_none=True)
     return data
-
-
-def _import_file(file: Path) -> Any:
-    file = readable(file, "imports")
-    if not file.is_file():
-        raise ConfigError(f"{file}: scorer file not found")
-    name = f"aieval_user_{abs(hash(str(file.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, file)
-    if spec is None or spec.loader is None:
-        raise ConfigError(f"{file}: cannot import this file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module

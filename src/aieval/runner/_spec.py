@@ -22,14 +22,17 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from aieval.errors import ConfigError
 from aieval.scorers import Scorer, get_scorer
 
-__all__ = ["RunSpec", "import_reference", "reference_of"]
+if TYPE_CHECKING:
+    from aieval.store import RunRow
+
+__all__ = ["RunSpec", "import_reference", "is_builtin", "reference_of", "resolve_scorers"]
 
 #: ``run_async`` keyword arguments that are live objects, never part of a spec.
 _RUNTIME_ONLY = ("progress", "tracer_provider")
@@ -78,9 +81,20 @@ class RunSpec(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     workflow: str | dict[str, Any] | None = Field(None, description="workflow file or mapping")
     profile: str | None = Field(None, description="scoring profile id, family or file")
+    evaluator: str | None = Field(
+        None,
+        description="an 'aieval.evaluators' plugin grading each sample; default: 'workflow' "
+        "when a workflow, a profile or a folder of run logs is given",
+    )
+    imports: list[str] = Field(
+        default_factory=list, description="Python files to import first (their @scorer)"
+    )
     telemetry: bool | None = None
     enforce_hard_gates: bool = True
     run_id: str | None = None
+    max_error_rate: float = Field(
+        0.0, ge=0, le=1, description="share of samples that may error; above it the run is not ok"
+    )
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = Field(
         None, description="Ray cluster: unset = $RAY_ADDRESS, else auto, else a local Ray"
@@ -136,17 +150,47 @@ class RunSpec(BaseModel):
             raise ConfigError(f"{source}: {problems}") from None
 
     def run_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``run_async``, with references imported again.
+        """Keyword arguments for ``run_async``, with ``imports`` and references imported again.
 
-        ``executor`` and ``ray_address`` are not among them: they choose where the run goes.
+        ``executor`` and ``ray_address`` are not among them: they choose where the run goes
+        (:func:`~aieval.runner.run_spec` honours them).
         """
-        kwargs = self.model_dump(exclude={"executor", "ray_address"})
-        kwargs["scorers"] = resolve_scorers(self.scorers)
+        kwargs = self.model_dump(exclude={"executor", "ray_address", "imports"})
+        kwargs["scorers"] = self.resolved_scorers()
         if self.target is not None:
             kwargs["target"] = import_reference(self.target, "target")
         kwargs["metadata"] = kwargs["metadata"] or None
         kwargs["params"] = kwargs["params"] or None
         return kwargs
+
+    def resolved_scorers(self) -> list[Scorer | Callable[..., Any] | str]:
+        """The scorers, after importing ``imports`` (whose ``@scorer`` functions register)."""
+        from aieval.runner._imports import import_file
+
+        for file in self.imports:
+            import_file(file)
+        return resolve_scorers(self.scorers)
+
+    @classmethod
+    def of_run(cls, run: RunRow) -> RunSpec:
+        """The spec a stored run was started from, set to resume it.
+
+        Raises:
+            ConfigError: the run stored no spec (started before specs were stored), or parts of
+                it were live objects or credentials the store never keeps (each is named).
+        """
+        stored = run.config.get("spec")
+        if not isinstance(stored, dict):
+            raise ConfigError(f"run {run.id}: no run spec was stored with it")
+        missing = run.config.get("spec_incomplete") or {}
+        if missing:
+            listed = "; ".join(f"{field}: {why}" for field, why in missing.items())
+            raise ConfigError(
+                f"run {run.id}: its stored spec is incomplete ({listed}); resume it with "
+                "run(..., resume=...) and the same arguments instead"
+            )
+        spec = cls.parse(stored, source=f"run {run.id}")
+        return spec.model_copy(update={"resume": run.id, "run_id": None})
 
 
 def reference_of(obj: Any, field: str) -> str:
@@ -210,14 +254,31 @@ def _scorer_entry(item: Any, index: int) -> ScorerEntry:
     if isinstance(item, str | dict):
         return item
     if isinstance(item, Scorer):
-        try:
-            if get_scorer(item.name) is item:
-                return item.name
-        except ConfigError:
-            pass
-        if item.options:
+        registered = _registered(item)
+        if registered and is_builtin(item):
+            return item.name
+        if item.options and not registered:
             raise ConfigError(
                 f"{field}: {item!r} has bound options; register it with @scorer(name=...) "
                 "or give it as a mapping {name: {options}}"
             )
-    return reference_of(item, field)
+    try:
+        return reference_of(item, field)
+    except ConfigError:
+        # registered in this process only (a notebook, a script): its name works here
+        if isinstance(item, Scorer) and _registered(item):
+            return item.name
+        raise
+
+
+def _registered(item: Scorer) -> bool:
+    try:
+        return get_scorer(item.name) is item
+    except ConfigError:
+        return False
+
+
+def is_builtin(item: Scorer) -> bool:
+    """Whether a scorer's function comes with aieval (any process resolves its name)."""
+    module = getattr(item.fn, "__module__", None) or type(item.fn).__module__
+    return isinstance(module, str) and (module == "aieval" or module.startswith("aieval."))

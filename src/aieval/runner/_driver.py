@@ -1,0 +1,149 @@
+"""The driver: feeds samples to an executor and stores each finished one as it comes back.
+
+Whatever runs the samples (this process's event loop, Ray workers), this process alone writes
+the store: SQLite stays single-writer, each finished sample is committed a moment after it
+returns, and ``resume=`` redoes exactly what is not stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from aieval._records import SampleRecord, redact_record
+from aieval._types import Example
+from aieval.datasets import Dataset
+from aieval.errors import StoreError
+from aieval.runner._executor import Executor, Finished
+from aieval.runner._inputs import ProgressCallback
+from aieval.runner._prepare import Prepared
+from aieval.runner._sample import failed_record
+from aieval.runner._writer import SampleWriter, heartbeat, stop_heartbeat
+from aieval.store import Store
+
+if TYPE_CHECKING:
+    from aieval.telemetry._spans import RunSpans
+
+__all__ = ["drive", "finish"]
+
+log = logging.getLogger("aieval")
+
+
+async def drive(
+    prep: Prepared,
+    executor: Executor,
+    work: Callable[[tuple[int, Example]], Any],
+    *,
+    progress: ProgressCallback | None = None,
+    spans: RunSpans | None = None,
+    redact_values: bool = False,
+) -> list[SampleRecord] | None:
+    """Run every sample not stored yet through ``executor.map(work, ...)`` and store it.
+
+    Samples count (summary, progress, spans) once committed. A failed commit stops the run
+    with that :class:`StoreError`. ``redact_values``: the records come from elsewhere (Ray
+    workers) and are redacted here too, with this process's secrets.
+
+    Returns:
+        Every sample sorted by index when the run has no store, else ``None``.
+    """
+    kept: list[SampleRecord] | None = [] if prep.db is None else None
+    aggregator, total = prep.aggregator, prep.info.count
+    done = aggregator.count
+
+    def stored(record: SampleRecord) -> None:
+        nonlocal done
+        if kept is not None:
+            kept.append(record)
+        aggregator.add(record)
+        if spans is not None:
+            spans.sample(record, time.time())
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    writer = SampleWriter(prep.db, prep.run_id, stored)
+    items = _pending(prep.data, prep.done_ids)
+    consume = asyncio.ensure_future(
+        _consume(executor, work, items, writer, prep.secrets, redact_values)
+    )
+    writer.stop_on_failure([consume])
+    beat = asyncio.create_task(heartbeat(prep.db, prep.run_id)) if prep.db is not None else None
+    try:
+        await consume
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if writer.error is None or (task is not None and task.cancelling()):
+            raise
+        # the writer stopped the samples: its StoreError is raised below
+    finally:
+        if not consume.done():
+            consume.cancel()
+            await asyncio.wait([consume])
+        writer.flush()
+        await stop_heartbeat(beat)
+    writer.raise_if_failed()
+    if kept is not None:
+        kept.sort(key=lambda record: record.index)
+    return kept
+
+
+async def _consume(
+    executor: Executor,
+    work: Callable[[tuple[int, Example]], Any],
+    items: Iterator[tuple[int, Example]],
+    writer: SampleWriter,
+    secrets: frozenset[str],
+    redact_values: bool,
+) -> None:
+    stream = executor.map(work, items)
+    try:
+        async for finished in stream:
+            value = finished.value
+            if finished.error is None and not redact_values and type(value) is SampleRecord:
+                writer.add(value)  # the common case, without a call per sample
+            else:
+                writer.add(_record(finished, secrets, redact_values))
+            if writer.error is not None:
+                return  # the run is stopping; samples in flight run again on resume
+    finally:
+        # end the executor's work in flight now, not when the stream is garbage-collected
+        closer = getattr(stream, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+def _record(
+    finished: Finished[tuple[int, Example], Any], secrets: frozenset[str], redact: bool
+) -> SampleRecord:
+    if finished.error is None and isinstance(finished.value, SampleRecord):
+        record = finished.value
+    else:
+        index, example = finished.item
+        error = finished.error or f"the sample's work returned {type(finished.value).__name__}"
+        record, redact = failed_record(index, example, error), True
+    if redact:
+        redact_record(record, secrets)
+    return record
+
+
+def _pending(data: Dataset, done_ids: set[str]) -> Iterator[tuple[int, Example]]:
+    """``(index, example)`` of every sample not stored yet, in dataset order."""
+    if not done_ids:
+        return enumerate(data)
+    return ((i, example) for i, example in enumerate(data) if example.id not in done_ids)
+
+
+def finish(db: Store, run_id: str, status: str, summary: dict[str, Any], error: str | None) -> None:
+    """Store how the run ended; a failure to do so is loud unless the run already failed."""
+    try:
+        db.finish_run(run_id, status=status, metrics=summary, error=error)
+    except StoreError:
+        if status == "completed":
+            raise
+        # the run's own error is on its way up; the row stays "running" and, its process
+        # gone, reads as interrupted, so --resume still finds it
+        log.exception("cannot record that run %s ended (%s)", run_id, status)

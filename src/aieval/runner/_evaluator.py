@@ -1,0 +1,137 @@
+"""Per-sample evaluators: grading that plugs into the runner by name.
+
+An evaluator sees every sample after its scorers ran and adds to what the sample stores; its
+``evaluation.passed`` decides whether the sample passed. Workflow grading (a workflow
+definition and a scoring profile) is one; the runner knows it only by its plugin name, so the
+dependency points one way: evaluators import the runner, never the reverse.
+
+A package adds an evaluator with an entry point in the ``aieval.evaluators`` group::
+
+    [project.entry-points."aieval.evaluators"]
+    mygrader = "mypackage.grading:factory"
+
+where ``factory(request: EvaluatorRequest) -> SampleEvaluator``; ``run(evaluator="mygrader")``
+then uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, Protocol
+
+from aieval._plugins import BUILTIN
+from aieval._records import ScoreRecord
+from aieval._types import Example
+from aieval.errors import ConfigError
+from aieval.runner._result import Aggregator
+from aieval.runner._spec import import_reference
+from aieval.runner._target import Output, Target
+
+__all__ = [
+    "GROUP",
+    "EvaluatorFactory",
+    "EvaluatorRequest",
+    "SampleEvaluator",
+    "evaluator_for",
+    "evaluator_name",
+    "load_evaluator",
+]
+
+#: The entry-point group evaluators register in.
+GROUP = "aieval.evaluators"
+#: The evaluator a workflow, a profile or a folder of run logs selects.
+WORKFLOW = "workflow"
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluatorRequest:
+    """What a run gives an evaluator's factory.
+
+    Attributes:
+        workflow: the run's ``workflow=`` (a file, a mapping or an object), if any.
+        profile: the run's ``profile=``, if any.
+        enforce_hard_gates: whether failed gates force the lowest grade.
+    """
+
+    workflow: Any = None
+    profile: Any = None
+    enforce_hard_gates: bool = True
+
+
+class SampleEvaluator(Protocol):
+    """Grades each sample of a run; the runner calls it, never the other way round."""
+
+    def describe(self) -> dict[str, Any]:
+        """What the run's stored config records about this evaluator."""
+        ...
+
+    def rows(self, dataset: Any) -> Any:
+        """The dataset as the runner should read it (a folder of run logs becomes rows)."""
+        ...
+
+    def check(self, examples: Iterable[Example]) -> None:
+        """Refuse, before anything runs, a dataset this evaluator cannot grade."""
+        ...
+
+    def wrap(self, target: Target | None) -> Target:
+        """The target to run (``None``: outputs recorded in the rows)."""
+        ...
+
+    def sample_extra(
+        self, example: Example, output: Output, scores: Mapping[str, ScoreRecord]
+    ) -> dict[str, Any]:
+        """Entries for the sample's ``extra``; ``evaluation["passed"]`` decides the sample."""
+        ...
+
+    def aggregator(self, scorer_names: list[str]) -> Aggregator:
+        """The run-level summary (an :class:`Aggregator` that may add its own numbers)."""
+        ...
+
+
+EvaluatorFactory = Callable[[EvaluatorRequest], SampleEvaluator]
+
+
+def evaluator_name(evaluator: str | None, workflow: Any, profile: Any, dataset: Any) -> str | None:
+    """The evaluator a run uses: the one named, else ``workflow`` for workflow runs."""
+    if evaluator is not None:
+        return evaluator
+    folder = isinstance(dataset, str | Path) and Path(dataset).is_dir()
+    return WORKFLOW if workflow is not None or profile is not None or folder else None
+
+
+def evaluator_for(
+    evaluator: str | None,
+    workflow: Any,
+    profile: Any,
+    dataset: Any,
+    enforce_hard_gates: bool = True,
+) -> SampleEvaluator | None:
+    """The run's evaluator, built by its plugin, or ``None`` when the run has none."""
+    name = evaluator_name(evaluator, workflow, profile, dataset)
+    if name is None:
+        return None
+    return load_evaluator(name, EvaluatorRequest(workflow, profile, enforce_hard_gates))
+
+
+def load_evaluator(name: str, request: EvaluatorRequest) -> SampleEvaluator:
+    """Build the evaluator registered as ``name`` in the ``aieval.evaluators`` group."""
+    return _factory(name)(request)
+
+
+def _factory(name: str) -> EvaluatorFactory:
+    found = entry_points(group=GROUP, name=name)
+    if found:
+        factory: EvaluatorFactory = next(iter(found)).load()
+        return factory
+    builtin = BUILTIN[GROUP].get(name)
+    if builtin is not None:
+        loaded: EvaluatorFactory = import_reference(builtin, "evaluator")
+        return loaded
+    known = sorted({ep.name for ep in entry_points(group=GROUP)} | set(BUILTIN[GROUP]))
+    raise ConfigError(
+        f"evaluator: no evaluator named {name!r}; installed: {', '.join(known)}. A package "
+        f'adds one with an entry point in the "{GROUP}" group'
+    )

@@ -1,0 +1,317 @@
+"""Everything a run needs before its first sample: data, store, scorers, target, run row."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from aieval._secrets import secret_values, secrets_of, without_secrets
+from aieval.datasets import Dataset, DatasetInfo, load_dataset
+from aieval.errors import ConfigError, DatasetError
+from aieval.runner._evaluator import SampleEvaluator, evaluator_for
+from aieval.runner._imports import import_file
+from aieval.runner._inputs import LiveParts, stored_spec
+from aieval.runner._result import Aggregator
+from aieval.runner._spec import RunSpec, import_reference, resolve_scorers
+from aieval.runner._target import CallableTarget, ProviderTarget, RecordedTarget, Target
+from aieval.scorers import Scorer, get_scorer
+from aieval.store import Store, default_db_path
+
+__all__ = ["Prepared", "open_data", "prepare", "resolve_run_scorers", "run_evaluator"]
+
+log = logging.getLogger("aieval")
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A run ready for its samples: what it reads, scores with, calls and writes to."""
+
+    spec: RunSpec
+    data: Dataset
+    info: DatasetInfo
+    db: Store | None
+    scorers: list[Scorer]
+    target: Target
+    evaluator: SampleEvaluator | None
+    aggregator: Aggregator
+    run_id: str
+    done_ids: set[str]
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """The credentials the target was configured with (never stored, by value)."""
+        return target_secrets(self.target)
+
+    @property
+    def provider_name(self) -> str | None:
+        return self.target.name if isinstance(self.target, ProviderTarget) else None
+
+
+def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
+    """Check and open everything, then create the run (or reopen the one to resume).
+
+    Refusals (an unknown scorer, an empty or incompatible dataset, a bad target) come before
+    the store is opened, so a refused run leaves nothing behind.
+    """
+    scorers = resolve_run_scorers(spec, live)
+    evaluator = run_evaluator(spec, live)
+    data, info = open_data(
+        live.dataset if live.dataset is not None else spec.dataset, spec, evaluator
+    )
+    db = live.store if live.store is not None else open_store(spec.store)
+    if evaluator is not None and live.target is None and spec.provider is None:
+        target = evaluator.wrap(None)
+    else:
+        target = build_target(spec, live, data, info.with_prediction, db)
+        if evaluator is not None:
+            target = evaluator.wrap(target)
+    names = [s.name for s in scorers]
+    aggregator = evaluator.aggregator(names) if evaluator is not None else Aggregator(names)
+    config = run_config(spec, live, target, scorers, data, evaluator)
+    run_id, done_ids = start_or_resume(db, spec, target, data, info, config, aggregator)
+    return Prepared(spec, data, info, db, scorers, target, evaluator, aggregator, run_id, done_ids)
+
+
+def resolve_run_scorers(spec: RunSpec, live: LiveParts) -> list[Scorer]:
+    """The run's scorers as objects: what ``run()`` was given, else the spec's entries."""
+    for file in spec.imports:
+        import_file(file)
+    given = live.scorers if live.scorers is not None else resolve_scorers(spec.scorers)
+    return _resolve(given)
+
+
+def run_evaluator(spec: RunSpec, live: LiveParts) -> SampleEvaluator | None:
+    """The run's per-sample evaluator (workflow grading...), or ``None``."""
+    workflow = live.workflow if live.workflow is not None else spec.workflow
+    profile = live.profile if live.profile is not None else spec.profile
+    dataset = live.dataset if live.dataset is not None else spec.dataset
+    return evaluator_for(spec.evaluator, workflow, profile, dataset, spec.enforce_hard_gates)
+
+
+def open_data(
+    dataset: Any, spec: RunSpec, evaluator: SampleEvaluator | None
+) -> tuple[Dataset, DatasetInfo]:
+    """Open and scan the dataset; an evaluator may read it (a folder of run logs) and check it."""
+    label = None
+    if evaluator is not None:
+        rows = evaluator.rows(dataset)
+        label = str(dataset) if rows is not dataset else None
+        dataset = rows
+    data = load_dataset(
+        dataset,
+        prediction_field=spec.prediction_field,
+        model=spec.model,
+        limit=spec.limit,
+        label=label,
+    )
+    info = data.scan()
+    if info.count == 0:
+        why = f" (limit={spec.limit})" if spec.limit is not None else ""
+        raise DatasetError(
+            f"the dataset has no rows{why}: nothing would be evaluated; add rows or raise the "
+            "limit",
+            source=data.source,
+        )
+    if evaluator is not None:
+        evaluator.check(data)
+    return data, info
+
+
+def open_store(store: Store | str | bool | None) -> Store | None:
+    """``True``: the default store; a path: that file; ``False``/``None``: in memory."""
+    if store is None or store is False:
+        return None
+    if isinstance(store, Store):
+        return store
+    if store is True:
+        return Store()
+    return Store(store)
+
+
+def build_target(
+    spec: RunSpec, live: LiveParts, data: Dataset, with_prediction: int, db: Store | None
+) -> Target:
+    """The target: a callable, a provider's model, or the predictions recorded in the rows."""
+    provider = live.provider if live.provider is not None else spec.provider
+    target = live.target
+    if target is None and spec.target is not None:
+        target = import_reference(spec.target, "target")
+    if target is not None and provider is not None:
+        raise ConfigError("give either target= or provider=, not both")
+    if target is not None:
+        if not callable(target):
+            raise ConfigError(f"target must be callable, got {type(target).__name__}")
+        return CallableTarget(
+            target, concurrency=spec.concurrency, timeout=spec.timeout, model=spec.model
+        )
+    if provider is None:
+        if with_prediction == 0 and data.scan().count > 0:
+            hint = f" (no row has predictions[{spec.model!r}])" if spec.model is not None else ""
+            raise ConfigError(
+                "nothing to evaluate: no provider or target was given and the rows carry no "
+                f"recorded 'prediction'{hint}; pass provider= and model=, or target="
+            )
+        return RecordedTarget()
+    if spec.model is None:
+        raise ConfigError("provider= needs model=, e.g. model='gpt-4o-mini'")
+    from aieval.providers import build_provider
+
+    built = build_provider(
+        provider,
+        base_url=spec.base_url,
+        retries=spec.retries,
+        concurrency=spec.concurrency,
+        cache=spec.cache,
+        cache_path=db.path if db is not None else default_db_path(),
+        timeout=spec.timeout,
+    )
+    return ProviderTarget(
+        built,
+        spec.model,
+        template=spec.prompt_template,
+        system=spec.system_prompt,
+        params=spec.params or None,
+    )
+
+
+def target_secrets(target: Target) -> frozenset[str]:
+    """The credentials a provider target was configured with (never stored, by value)."""
+    inner = getattr(target, "inner", target)  # an evaluator's wrapper holds the real one
+    if not isinstance(inner, ProviderTarget):
+        return frozenset()
+    return secrets_of(inner.provider) | secret_values(inner.params)
+
+
+def run_config(
+    spec: RunSpec,
+    live: LiveParts,
+    target: Target,
+    scorers: list[Scorer],
+    data: Dataset,
+    evaluator: SampleEvaluator | None,
+) -> dict[str, Any]:
+    """What the store records about how the run was configured, with its spec."""
+    target_kind = type(target).__name__.removesuffix("Target").lower()
+    config: dict[str, Any] = {
+        "name": spec.name,
+        "model": spec.model,
+        "target": {"kind": target_kind, "name": target.name},
+        "scorers": [
+            {"name": s.name, "options": {k: repr(v) for k, v in s.options.items()}} for s in scorers
+        ],
+        "dataset": {"source": data.source, "name": data.name, "limit": spec.limit},
+        "concurrency": spec.concurrency,
+        "retries": spec.retries,
+        "cache": spec.cache,
+        "pass_threshold": spec.pass_threshold,
+    }
+    if isinstance(target, ProviderTarget):
+        config["target"].update(
+            model=target.model,
+            template=target.template,
+            # the store never holds credentials passed as request parameters
+            params=without_secrets(
+                {
+                    "temperature": target.temperature,
+                    "max_tokens": target.max_tokens,
+                    **target.params,
+                }
+            ),
+        )
+    if spec.metadata:
+        config["metadata"] = spec.metadata
+    if evaluator is not None:
+        config["workflow"] = evaluator.describe()
+    config["max_error_rate"] = spec.max_error_rate
+    stored, missing = stored_spec(spec, live.unspecified, target_secrets(target), data.source)
+    config["spec"] = stored
+    if missing:
+        config["spec_incomplete"] = missing
+    return config
+
+
+def start_or_resume(
+    db: Store | None,
+    spec: RunSpec,
+    target: Target,
+    data: Dataset,
+    info: DatasetInfo,
+    config: dict[str, Any],
+    aggregator: Aggregator,
+) -> tuple[str, set[str]]:
+    """Create the run, or reopen the one to resume: its id and the samples already stored."""
+    if db is None:
+        if spec.resume:
+            raise ConfigError("resume= needs a store; remove store=False")
+        return spec.run_id or "memory-" + str(int(time.time() * 1000)), set()
+    previous = None
+    if isinstance(spec.resume, str):
+        previous = db.get_run(spec.resume)
+    elif spec.resume is True:
+        previous = db.latest_unfinished(spec.name, model=spec.model)
+        if previous is None:
+            log.info("no unfinished run named %r to resume; starting a new one", spec.name)
+    if previous is None:
+        run_id = db.create_run(
+            name=spec.name,
+            model=spec.model,
+            provider=target.name if isinstance(target, ProviderTarget) else None,
+            dataset=data.source,
+            dataset_hash=info.version,
+            n_examples=info.count,
+            git_sha=_git_sha(),
+            config=config,
+            run_id=spec.run_id,
+        )
+        return run_id, set()
+    if previous.dataset_hash != info.version:
+        raise ConfigError(
+            f"cannot resume run {previous.id}: its dataset version {previous.dataset_hash} "
+            f"differs from this dataset's {info.version}; start a new run instead"
+        )
+    if previous.status == "completed":
+        raise ConfigError(f"run {previous.id} already completed; nothing to resume")
+    db.mark_running(previous.id)
+    for sample in db.iter_samples(previous.id):
+        aggregator.add(sample)
+    return previous.id, db.completed_sample_ids(previous.id)
+
+
+def _resolve(scorers: Any) -> list[Scorer]:
+    if isinstance(scorers, str | Scorer) or not isinstance(scorers, Iterable):
+        raise ConfigError("scorers must be a list, e.g. scorers=[exact_match]")
+    resolved: list[Scorer] = []
+    for item in scorers:
+        if isinstance(item, Scorer):
+            resolved.append(item)
+        elif isinstance(item, str):
+            resolved.append(get_scorer(item))
+        elif isinstance(item, dict):
+            resolved.extend(_resolve(resolve_scorers([item])))
+        elif callable(item):
+            resolved.append(Scorer(item))
+        else:
+            raise ConfigError(f"not a scorer: {item!r}")
+    names = [s.name for s in resolved]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(
+            f"two scorers share the name {', '.join(map(repr, duplicates))}; "
+            "give one another name with @scorer(name=...) or .with_options(name=...)"
+        )
+    return resolved
+
+
+def _git_sha() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=2, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and sha else None

@@ -1,0 +1,163 @@
+"""The per-sample work: produce the output, score it, grade it, and record it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+
+from aieval._calls import collect_calls
+from aieval._records import SampleRecord, ScoreRecord, redact_record
+from aieval._types import Example
+from aieval.errors import ConfigError, ScorerError
+from aieval.runner._evaluator import SampleEvaluator
+from aieval.runner._target import Output, ProviderTarget, Target, Usage
+from aieval.scorers import Scorer
+
+__all__ = ["SampleProcessor", "failed_record"]
+
+
+class SampleProcessor:
+    """Turns one ``(index, example)`` into its finished :class:`SampleRecord`.
+
+    The target's failure, a scorer's failure and an ``exit()`` in user code are recorded on
+    the sample; the record's text is redacted of ``secrets`` before it is returned. The same
+    object runs in the run's process or, built from the run's spec, on a Ray worker.
+    """
+
+    def __init__(
+        self,
+        scorers: Sequence[Scorer],
+        target: Target,
+        *,
+        model: str | None,
+        pass_threshold: float,
+        evaluator: SampleEvaluator | None = None,
+        secrets: frozenset[str] = frozenset(),
+    ) -> None:
+        self.scorers = list(scorers)
+        self.target = target
+        self.model = model
+        self.pass_threshold = pass_threshold
+        self.evaluator = evaluator
+        self.secrets = secrets
+        self.provider_name = target.name if isinstance(target, ProviderTarget) else None
+
+    async def __call__(self, item: tuple[int, Example]) -> SampleRecord:
+        index, example = item
+        calls = collect_calls()
+        try:
+            output = await self.target.produce(example)
+        except Exception as exc:
+            output = Output(None, error=f"{type(exc).__name__}: {exc}")
+        calls[:0] = output.calls
+        record = SampleRecord(
+            id=example.id,
+            index=index,
+            input=example.input,
+            expected=example.expected,
+            prediction=output.text,
+            metadata=example.metadata,
+            error=output.error,
+            latency_s=output.latency_s,
+            calls=calls,
+        )
+        if output.error is None:
+            context = {
+                "example": example,
+                "model": self.model,
+                "provider": self.provider_name,
+                "prompt": example.prompt,
+                "output": output.value,
+                "run": None,
+            }
+            record.scores = await _score_all(self.scorers, output.text, example.expected, context)
+        _fill_usage(record, output.usage)
+        record.passed = output.error is None and all(
+            s.error is None and (s.value is None or s.value >= self.pass_threshold)
+            for s in record.scores.values()
+        )
+        if self.evaluator is not None:
+            record.extra.update(self.evaluator.sample_extra(example, output, record.scores))
+            record.passed = _graded(record.extra)
+        redact_record(record, self.secrets)
+        return record
+
+    async def aclose(self) -> None:
+        """Release the target's and the scorers' resources (never raises)."""
+        # best effort: the samples are already recorded
+        with contextlib.suppress(Exception):
+            await self.target.aclose()
+        for item in self.scorers:
+            closer = getattr(item.fn, "aclose", None)
+            if closer is not None:
+                with contextlib.suppress(Exception):
+                    await closer()
+
+
+def failed_record(index: int, example: Example, error: str) -> SampleRecord:
+    """The record of a sample whose processing itself failed (its worker died, say)."""
+    return SampleRecord(
+        id=example.id,
+        index=index,
+        input=example.input,
+        expected=example.expected,
+        metadata=example.metadata,
+        error=error,
+        passed=False,
+    )
+
+
+def _graded(extra: dict[str, Any]) -> bool:
+    evaluation = extra.get("evaluation")
+    if not isinstance(evaluation, dict) or "passed" not in evaluation:
+        raise ConfigError("the run's evaluator stored no evaluation.passed for this sample")
+    return bool(evaluation["passed"])
+
+
+async def _score_all(
+    scorers: list[Scorer], prediction: Any, expected: Any, context: dict[str, Any]
+) -> dict[str, ScoreRecord]:
+    results: dict[str, ScoreRecord] = {}
+    pending: list[tuple[str, asyncio.Task[ScoreRecord]]] = []
+    for item in scorers:
+        if item.is_async:
+            pending.append(
+                (item.name, asyncio.ensure_future(_score_one(item, prediction, expected, context)))
+            )
+        else:
+            results[item.name] = await _score_one(item, prediction, expected, context)
+    for scorer_name, task in pending:
+        results[scorer_name] = await task
+    return {s.name: results[s.name] for s in scorers}
+
+
+async def _score_one(
+    item: Scorer, prediction: Any, expected: Any, context: dict[str, Any]
+) -> ScoreRecord:
+    try:
+        score = await item.score(prediction, expected, context)
+    except ScorerError as exc:
+        return ScoreRecord(None, error=str(exc))
+    except SystemExit as exc:  # exit() in user code ends this score, not the run
+        return ScoreRecord(None, error=f"scorer {item.name!r} called exit({exc.code!r})")
+    return ScoreRecord(score.value, score.raw, score.reason, metadata=score.metadata)
+
+
+def _fill_usage(record: SampleRecord, own: Usage | None) -> None:
+    target_called = False
+    for call in record.calls:
+        record.retries += call.retries
+        if call.purpose == "target":
+            target_called = True
+            record.cached = call.cached
+            record.input_tokens = call.input_tokens
+            record.output_tokens = call.output_tokens
+    costs = [c.cost for c in record.calls if c.cost is not None]
+    if own is not None and not target_called:
+        record.input_tokens, record.output_tokens = own.input_tokens, own.output_tokens
+        record.retries += own.retries
+        if own.cost is not None:
+            costs.append(own.cost)
+    record.cost = sum(costs) if costs else None
