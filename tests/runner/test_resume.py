@@ -8,12 +8,13 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from aieval import Example, Store, run
 from aieval.errors import ConfigError
-from aieval.scorers import exact_match
+from aieval.scorers import exact_match, token_f1
 
 N = 120
 
@@ -97,9 +98,43 @@ def test_resume_refuses_a_changed_dataset_and_completed_runs(tmp_path: Path) -> 
         run(name="r", dataset=changed, scorers=[exact_match], store=store, resume=run_id)
 
 
-def test_resume_true_without_unfinished_run_starts_fresh(tmp_path: Path) -> None:
+def test_resume_true_without_unfinished_run_is_refused_not_started_over(tmp_path: Path) -> None:
     rows = [{"id": "a", "prompt": "x", "prediction": "x"}]
-    result = run(
-        name="fresh", dataset=rows, scorers=[exact_match], store=tmp_path / "s.db", resume=True
-    )
-    assert result.status == "completed" and result.summary["samples"] == 1
+    with pytest.raises(ConfigError, match="nothing to resume: no unfinished run named 'fresh'"):
+        run(name="fresh", dataset=rows, scorers=[exact_match], store=tmp_path / "s.db",
+            resume=True)  # fmt: skip
+    with Store(tmp_path / "s.db") as store:
+        assert store.list_runs(name="fresh") == []
+
+
+def _interrupted(tmp_path: Path, **options: Any) -> tuple[Store, str, list[dict[str, Any]]]:
+    """A run of 6 rows with 3 stored, marked interrupted."""
+    rows = [{"id": f"r{i}", "prompt": "x", "expected": "x",
+             "predictions": {"v1": "x", "v2": "y"}} for i in range(6)]  # fmt: skip
+    store = Store(tmp_path / "s.db")
+    first = run(name="mix", dataset=rows[:3], scorers=[exact_match], model="v1", store=store,
+                **options)  # fmt: skip
+    with sqlite3.connect(store.path) as con:
+        con.execute("UPDATE runs SET status='interrupted' WHERE id=?", (first.id,))
+    return store, first.id, rows
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        pytest.param({"model": "v2"}, "model: 'v1' then, 'v2' now", id="model"),
+        pytest.param({"scorers": [token_f1]}, "scorers: [exact_match] then, [token_f1] now",
+                     id="scorers"),
+        pytest.param({"pass_threshold": 0.9}, "pass_threshold: 0.5 then, 0.9 now",
+                     id="threshold"),
+    ],
+)  # fmt: skip
+def test_a_resume_configured_differently_is_refused(
+    tmp_path: Path, change: dict[str, Any], words: str
+) -> None:
+    store, run_id, rows = _interrupted(tmp_path)
+    options: dict[str, Any] = {"scorers": [exact_match], "model": "v1", **change}
+    with pytest.raises(ConfigError, match="it was configured differently") as info:
+        run(name="mix", dataset=rows[:3], store=store, resume=run_id, **options)
+    assert words in str(info.value)
+    assert store.count_samples(run_id) == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import time
@@ -254,7 +255,12 @@ def start_or_resume(
     elif spec.resume is True:
         previous = db.latest_unfinished(spec.name, model=spec.model)
         if previous is None:
-            log.info("no unfinished run named %r to resume; starting a new one", spec.name)
+            # a resume that quietly started over would redo (and pay for) every sample
+            model = f" with model {spec.model!r}" if spec.model is not None else ""
+            raise ConfigError(
+                f"nothing to resume: no unfinished run named {spec.name!r}{model} in "
+                f"{db.path}; run without resume to start a new one"
+            )
     if previous is None:
         run_id = db.create_run(
             name=spec.name,
@@ -275,10 +281,60 @@ def start_or_resume(
         )
     if previous.status == "completed":
         raise ConfigError(f"run {previous.id} already completed; nothing to resume")
+    # a live run ("running" as read: its process is alive) is refused by mark_running below
+    changed = config_changes(previous.config, config) if previous.status != "running" else []
+    if changed:
+        raise ConfigError(
+            f"cannot resume run {previous.id}: it was configured differently ("
+            + "; ".join(changed)
+            + "); its stored samples would mix with samples made another way. Resume with "
+            "the same settings, or start a new run"
+        )
     db.mark_running(previous.id)
     for sample in db.iter_samples(previous.id):
         aggregator.add(sample)
     return previous.id, db.completed_sample_ids(previous.id)
+
+
+#: Settings that change what a sample's stored numbers mean: a resumed run must keep them.
+_RESUME_KEYS = ("model", "target", "scorers", "pass_threshold", "workflow")
+
+
+def config_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs, among the settings a resumed run must keep, between two run configs.
+
+    A run stored without a setting (an older store) is not held to it.
+
+    >>> config_changes({"model": "v1", "pass_threshold": 0.5}, {"model": "v2",
+    ...                 "pass_threshold": 0.5})
+    ["model: 'v1' then, 'v2' now"]
+    """
+    out = []
+    for key in _RESUME_KEYS:
+        if key not in before:
+            continue
+        # compare as stored: JSON turns tuples into lists and keys into strings
+        old, new = _as_stored(before.get(key)), _as_stored(now.get(key))
+        if key == "target" and _callable(old) and _callable(new):
+            continue  # a callable's code cannot be compared; its name says nothing either
+        if old != new:
+            out.append(f"{key}: {_brief(old)} then, {_brief(new)} now")
+    return out
+
+
+def _callable(target: Any) -> bool:
+    return isinstance(target, dict) and target.get("kind") == "callable"
+
+
+def _as_stored(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def _brief(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(v, dict) and "name" in v for v in value):
+        return "[" + ", ".join(str(v["name"]) for v in value) + "]"
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _resolve(scorers: Any) -> list[Scorer]:
