@@ -30,7 +30,7 @@ from aieval.providers._credentials import (
     second_credential_message,
 )
 from aieval.providers._http import error_for_status, error_message, redact
-from aieval.providers._params import check_params
+from aieval.providers._params import check_request
 
 __all__ = ["AnthropicProvider"]
 
@@ -207,7 +207,7 @@ class AnthropicProvider:
         return ProviderRequestError(redact(f"{self.name}: {reason}", secrets))
 
     def _arguments(self, request: ChatRequest) -> dict[str, Any]:
-        check_params(request.params)
+        check_request(request)
         system = [m["content"] for m in request.messages if m.get("role") == "system"]
         others = [m for m in request.messages if m.get("role") != "system"]
         extra: dict[str, Any] = dict(request.params)

@@ -26,7 +26,7 @@ from aieval.providers._credentials import (
     second_credential_message,
 )
 from aieval.providers._http import error_for_status, error_message, redact
-from aieval.providers._params import check_params
+from aieval.providers._params import check_request
 
 if TYPE_CHECKING:
     import aiohttp
@@ -120,9 +120,11 @@ class OpenAIProvider:
             )
             raise ProviderRequestError(redact(f"{reason} (not sent)", secrets))
         try:
-            payload = json.dumps(body, ensure_ascii=False).encode()
-        except UnicodeEncodeError:  # a lone surrogate: send it as a JSON escape
-            payload = json.dumps(body).encode()
+            payload = _encode(body)
+        except (TypeError, ValueError) as exc:  # a value JSON cannot carry: nothing is sent
+            raise ProviderRequestError(
+                redact(f"{self.name}: cannot encode the request as JSON: {exc}", secrets)
+            ) from None
         session = self._get_session()
         started = time.perf_counter()
         try:
@@ -168,7 +170,7 @@ class OpenAIProvider:
         return self.secrets | secret_values({"headers": request.headers})
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
-        check_params(request.params)
+        check_request(request)
         body: dict[str, Any] = dict(request.params)
         body["model"] = request.model
         body["messages"] = request.messages
@@ -234,6 +236,13 @@ class OpenAIProvider:
         session, self._session, self._session_loop = self._session, None, None
         if session is not None and not session.closed:
             await session.close()
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    try:
+        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate: send it as a JSON escape
+        return json.dumps(body, allow_nan=False).encode()
 
 
 def _response_format(schema: dict[str, Any]) -> dict[str, Any]:
