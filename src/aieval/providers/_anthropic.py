@@ -34,6 +34,7 @@ from aieval.providers._params import check_request
 
 __all__ = ["AnthropicProvider"]
 
+_DEFAULT_MAX_TOKENS = 1024
 _INSTALL_HINT = "the anthropic provider needs the SDK: pip install 'aieval[anthropic]'"
 _FINISH_REASONS = {
     "end_turn": "stop",
@@ -76,7 +77,7 @@ class AnthropicProvider:
         base_url: str | None = None,
         name: str = "anthropic",
         timeout: float = 60.0,
-        default_max_tokens: int = 1024,
+        default_max_tokens: int = _DEFAULT_MAX_TOKENS,
         headers: Mapping[str, str] | None = None,
     ) -> None:
         self._sdk = _import_sdk()
@@ -112,6 +113,14 @@ class AnthropicProvider:
         self.default_max_tokens = default_max_tokens
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def cache_settings(self) -> dict[str, Any]:
+        """Settings that change the request body, where not on their default: part of the
+        response-cache key (``{}`` on defaults, so those keys stay as they were)."""
+        if self.default_max_tokens == _DEFAULT_MAX_TOKENS:
+            return {}
+        return {"default_max_tokens": self.default_max_tokens}
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r}, api_key='***')"

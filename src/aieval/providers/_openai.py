@@ -102,6 +102,12 @@ class OpenAIProvider:
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def cache_settings(self) -> dict[str, Any]:
+        """Settings that change the request body, where not on their default: part of the
+        response-cache key (``{}`` on defaults, so those keys stay as they were)."""
+        return {} if self.supports_json_schema else {"supports_json_schema": False}
+
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
         return (
