@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,20 @@ async def test_a_key_among_the_target_params_is_refused_without_echoing_it(
     reason = next(r for r in data["reasons"] if r.startswith("target.params"))
     assert "params.api_key" in reason and "Authorization header" in reason
     assert key not in str(data)
+
+
+@pytest.mark.parametrize("word", ["NaN", "Infinity", "-Infinity"])
+async def test_a_non_finite_target_param_is_refused(client: httpx.AsyncClient, word: str) -> None:
+    """JSON has no NaN or Infinity, but Python's parser reads them: such a param is refused
+    by name instead of being sent as a body that is not JSON."""
+    body = {**rows_body(2), "target": {"provider": "openai-compatible", "model": "m",
+                                       "base_url": "http://127.0.0.1:9/v1",
+                                       "params": {"temperature": "@"}}}  # fmt: skip
+    raw = json.dumps(body).replace('"@"', word)
+    response = await client.post(
+        "/api/evaluations", content=raw, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 422, response.text
+    reasons = response.json()["reasons"]
+    assert any("params.temperature: " in r and "not a finite number" in r for r in reasons), reasons
+    assert (await client.get("/api/runs")).json()["total"] == 0

@@ -12,22 +12,29 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from aieval._secrets import secret_values, shorten, url_without_credentials
+from aieval._secrets import secret_values, shorten, url_credentials, url_without_credentials
 from aieval.errors import (
     ConfigError,
     ProviderAuthError,
     ProviderConnectionError,
+    ProviderError,
     ProviderRequestError,
     ProviderResponseError,
     ProviderTimeoutError,
 )
 from aieval.providers._base import ChatRequest, ChatResponse
 from aieval.providers._cache import headers_digest
+from aieval.providers._credentials import (
+    check_one_credential,
+    has_authorization,
+    second_credential_message,
+)
 from aieval.providers._http import error_for_status, error_message, redact
-from aieval.providers._params import check_params
+from aieval.providers._params import check_request
 
 __all__ = ["AnthropicProvider"]
 
+_DEFAULT_MAX_TOKENS = 1024
 _INSTALL_HINT = "the anthropic provider needs the SDK: pip install 'aieval[anthropic]'"
 _FINISH_REASONS = {
     "end_turn": "stop",
@@ -70,7 +77,7 @@ class AnthropicProvider:
         base_url: str | None = None,
         name: str = "anthropic",
         timeout: float = 60.0,
-        default_max_tokens: int = 1024,
+        default_max_tokens: int = _DEFAULT_MAX_TOKENS,
         headers: Mapping[str, str] | None = None,
     ) -> None:
         self._sdk = _import_sdk()
@@ -81,7 +88,18 @@ class AnthropicProvider:
             )
         self.name = name
         url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or "").rstrip("/") or None
+        # the HTTP client sends URL credentials as the Authorization header, replacing any
+        # other credential there without a word: a second one is refused before any call
+        check_one_credential(
+            name,
+            url,
+            key=self._api_key if _key_in_authorization(self._sdk) else None,
+            key_source="api_key=" if api_key else "ANTHROPIC_API_KEY",
+            headers=headers,
+            url_source="base_url" if base_url else "ANTHROPIC_BASE_URL",
+        )
         self._url = url
+        self._url_credentials = bool(url and url_credentials(url))
         # shown, logged and cached without a "user:password@"; requests use the real URL
         self.base_url = url_without_credentials(url) if url else None
         self._headers = dict(headers or {})
@@ -95,6 +113,14 @@ class AnthropicProvider:
         self.default_max_tokens = default_max_tokens
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def cache_settings(self) -> dict[str, Any]:
+        """Settings that change the request body, where not on their default: part of the
+        response-cache key (``{}`` on defaults, so those keys stay as they were)."""
+        if self.default_max_tokens == _DEFAULT_MAX_TOKENS:
+            return {}
+        return {"default_max_tokens": self.default_max_tokens}
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r}, api_key='***')"
@@ -122,6 +148,11 @@ class AnthropicProvider:
         if request.headers:
             kwargs["extra_headers"] = dict(request.headers)
             secrets = secrets | secret_values({"headers": request.headers})
+        if self._url_credentials and has_authorization(request.headers):
+            reason = second_credential_message(
+                self.name, self.base_url or "", "base_url", "the request's Authorization header"
+            )
+            raise ProviderRequestError(redact(f"{reason} (not sent)", secrets))
         unencodable = _unencodable_field(request)
         started = time.perf_counter()
         try:
@@ -150,6 +181,10 @@ class AnthropicProvider:
         except (sdk.APIError, ValueError) as exc:
             # The SDK lets a body that is not JSON surface as a bare JSONDecodeError.
             raise self._bad_body(f"invalid response: {exc}", secrets) from None
+        except Exception as exc:  # anything else is a failed call, never a crashed run
+            raise ProviderError(
+                redact(f"{self.name}: the SDK failed: {type(exc).__name__}: {exc}", secrets)
+            ) from None
         latency = time.perf_counter() - started
         return self._parse(message, request, latency, secrets)
 
@@ -181,7 +216,7 @@ class AnthropicProvider:
         return ProviderRequestError(redact(f"{self.name}: {reason}", secrets))
 
     def _arguments(self, request: ChatRequest) -> dict[str, Any]:
-        check_params(request.params)
+        check_request(request)
         system = [m["content"] for m in request.messages if m.get("role") == "system"]
         others = [m for m in request.messages if m.get("role") != "system"]
         extra: dict[str, Any] = dict(request.params)
@@ -239,6 +274,23 @@ class AnthropicProvider:
         client, self._client, self._client_loop = self._client, None, None
         if client is not None:
             await client.close()
+
+
+def _key_in_authorization(sdk: ModuleType) -> bool:
+    """Whether this SDK version sends the API key as the ``Authorization`` header (newer
+    versions do; older ones send ``X-Api-Key``). When it cannot tell, it assumes so."""
+    auth = getattr(getattr(sdk, "AsyncAnthropic", None), "_api_key_auth", None)
+    if not isinstance(auth, property) or auth.fget is None:
+        return True
+    try:
+        headers = auth.fget(_KeyProbe())
+    except Exception:
+        return True
+    return not isinstance(headers, Mapping) or has_authorization(headers)
+
+
+class _KeyProbe:
+    api_key = "probe"
 
 
 def _takes_raw_body(post: Any) -> bool:

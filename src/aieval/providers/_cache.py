@@ -74,18 +74,32 @@ def headers_digest(headers: Mapping[str, str] | None) -> str | None:
 
 
 def _key_identity(provider: Provider) -> str:
-    """:func:`provider_identity` plus the digest of the provider's own headers, if it has any
-    (declared as ``headers_digest`` by it or by the provider a wrapper holds in ``inner``)."""
+    """:func:`provider_identity` plus what else of the provider changes its requests: the
+    digest of its own headers (``headers_digest``) and its request settings off their defaults
+    (``cache_settings``), as declared by it or by the provider a wrapper holds in ``inner``.
+    A provider with neither keeps the key it always had."""
     identity = provider_identity(provider)
+    digest: str | None = None
+    settings: Mapping[str, Any] | None = None
     component: Any = provider
     for _ in range(16):  # wrappers nest a few deep, never in a cycle
         if component is None:
             break
-        digest = getattr(component, "headers_digest", None)
-        if isinstance(digest, str) and digest:
-            return f"{identity}|headers:{digest}"
+        if digest is None:
+            found = getattr(component, "headers_digest", None)
+            digest = found if isinstance(found, str) and found else None
+        if settings is None:
+            declared = getattr(component, "cache_settings", None)
+            settings = declared if isinstance(declared, Mapping) and declared else None
         component = getattr(component, "inner", None)
-    return identity  # no headers of its own: the key it always had
+    if digest is not None:
+        identity = f"{identity}|headers:{digest}"
+    if settings is not None:
+        canonical = json.dumps(
+            dict(settings), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+        )
+        identity = f"{identity}|settings:{canonical}"
+    return identity
 
 
 def cache_key(identity: str, request: ChatRequest) -> str:
@@ -223,7 +237,9 @@ class CachedProvider:
     Only requests with ``temperature == 0`` or a ``seed`` param are cached; failures are never
     stored. A hit returns ``cached=True`` and ``latency_s=0``. The key names the endpoint (name
     and base URL) and, for a provider with HTTP headers of its own, a digest of them (a provider
-    declares it as ``headers_digest``; see :func:`headers_digest`).
+    declares it as ``headers_digest``; see :func:`headers_digest`), and its settings that change
+    what is sent, where not on their defaults (declared as a ``cache_settings`` mapping, e.g.
+    ``{"supports_json_schema": False}``).
 
     Args:
         inner: the provider to call on a miss.
@@ -236,7 +252,6 @@ class CachedProvider:
         self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
         self.name = inner.name
         self._identity = provider_identity(inner)  # the provider column: no header digest
-        self._key_identity = _key_identity(inner)
 
     @property
     def base_url(self) -> str | None:
@@ -250,7 +265,8 @@ class CachedProvider:
         """Return the cached answer, or call ``inner`` and cache a deterministic success."""
         if not is_deterministic(request):
             return await self.inner.generate(request)
-        key = cache_key(self._key_identity, request)
+        # read per call: a provider's settings are attributes, and may change after wrapping
+        key = cache_key(_key_identity(self.inner), request)
         hit = self.cache.get(key)
         if hit is not None:
             return hit

@@ -9,17 +9,24 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from aieval._secrets import secret_values, shorten, url_without_credentials
+from aieval._secrets import secret_values, shorten, url_credentials, url_without_credentials
 from aieval.errors import (
     ConfigError,
     ProviderConnectionError,
+    ProviderError,
+    ProviderRequestError,
     ProviderResponseError,
     ProviderTimeoutError,
 )
 from aieval.providers._base import ChatRequest, ChatResponse
 from aieval.providers._cache import headers_digest
+from aieval.providers._credentials import (
+    check_one_credential,
+    has_authorization,
+    second_credential_message,
+)
 from aieval.providers._http import error_for_status, error_message, redact
-from aieval.providers._params import check_params
+from aieval.providers._params import check_request
 
 if TYPE_CHECKING:
     import aiohttp
@@ -70,9 +77,13 @@ class OpenAIProvider:
             )
         if timeout <= 0:
             raise ConfigError(f"provider {name!r}: timeout must be > 0 seconds, got {timeout!r}")
+        # aiohttp sends URL credentials as the Authorization header: a second credential for
+        # it would make every call fail, so it is refused here, before the first sample
+        check_one_credential(name, base_url, key=api_key, headers=headers)
         self.name = name
         # shown, logged and cached without a "user:password@"; requests use the real URL
         self.base_url = url_without_credentials(base_url.rstrip("/"))
+        self._url_credentials = bool(url_credentials(base_url))
         self.timeout = timeout
         self.supports_json_schema = supports_json_schema
         self._api_key = api_key or None
@@ -91,6 +102,12 @@ class OpenAIProvider:
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def cache_settings(self) -> dict[str, Any]:
+        """Settings that change the request body, where not on their default: part of the
+        response-cache key (``{}`` on defaults, so those keys stay as they were)."""
+        return {} if self.supports_json_schema else {"supports_json_schema": False}
+
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
         return (
@@ -102,12 +119,19 @@ class OpenAIProvider:
         import aiohttp  # imported on first use: ``import aieval`` stays light
 
         body = self._body(request)
-        try:
-            payload = json.dumps(body, ensure_ascii=False).encode()
-        except UnicodeEncodeError:  # a lone surrogate: send it as a JSON escape
-            payload = json.dumps(body).encode()
-        session = self._get_session()
         secrets = self._secrets_for(request)
+        if self._url_credentials and has_authorization(request.headers):
+            reason = second_credential_message(
+                self.name, self.base_url, "base_url", "the request's Authorization header"
+            )
+            raise ProviderRequestError(redact(f"{reason} (not sent)", secrets))
+        try:
+            payload = _encode(body)
+        except (TypeError, ValueError) as exc:  # a value JSON cannot carry: nothing is sent
+            raise ProviderRequestError(
+                redact(f"{self.name}: cannot encode the request as JSON: {exc}", secrets)
+            ) from None
+        session = self._get_session()
         started = time.perf_counter()
         try:
             async with session.post(
@@ -123,6 +147,14 @@ class OpenAIProvider:
         except aiohttp.ClientError as exc:
             raise ProviderConnectionError(
                 redact(f"{self.name}: cannot reach {self.base_url}: {exc}", secrets)
+            ) from exc
+        except (ValueError, TypeError) as exc:  # aiohttp refuses the request before sending it
+            raise ProviderRequestError(
+                redact(f"{self.name}: the HTTP client cannot send the request: {exc}", secrets)
+            ) from exc
+        except Exception as exc:  # anything else is a failed call, never a crashed run
+            raise ProviderError(
+                redact(f"{self.name}: the HTTP client failed: {type(exc).__name__}: {exc}", secrets)
             ) from exc
         latency = time.perf_counter() - started
         if status >= 400:
@@ -144,7 +176,7 @@ class OpenAIProvider:
         return self.secrets | secret_values({"headers": request.headers})
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
-        check_params(request.params)
+        check_request(request)
         body: dict[str, Any] = dict(request.params)
         body["model"] = request.model
         body["messages"] = request.messages
@@ -210,6 +242,13 @@ class OpenAIProvider:
         session, self._session, self._session_loop = self._session, None, None
         if session is not None and not session.closed:
             await session.close()
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    try:
+        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate: send it as a JSON escape
+        return json.dumps(body, allow_nan=False).encode()
 
 
 def _response_format(schema: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from aieval.errors import ConfigError, ProviderAuthError
 from aieval.providers._anthropic import AnthropicProvider
 from aieval.providers._base import Provider
+from aieval.providers._credentials import check_one_credential
 from aieval.providers._openai import OpenAIProvider
 
 __all__ = ["PRESETS"]
@@ -15,6 +16,28 @@ __all__ = ["PRESETS"]
 
 def _env(name: str) -> str | None:
     return os.environ.get(name) or None  # an empty variable counts as unset
+
+
+def _check_sources(
+    provider: str,
+    url: str,
+    key: str | None,
+    headers: Mapping[str, str] | None,
+    *,
+    base_url: str | None,
+    api_key: str | None,
+    url_env: str,
+    key_env: str | None,
+) -> None:
+    """Refuse a credential given twice, naming where each came from (argument or variable)."""
+    check_one_credential(
+        provider,
+        url,
+        key=key,
+        key_source="api_key=" if api_key or key_env is None else key_env,
+        headers=headers,
+        url_source="base_url" if base_url else url_env,
+    )
 
 
 def _require_key(provider: str, api_key: str | None, env: str) -> str:
@@ -33,6 +56,8 @@ def openai_preset(
     """OpenAI: ``OPENAI_API_KEY`` (required), ``OPENAI_BASE_URL`` (default the public API)."""
     key = _require_key("openai", api_key or _env("OPENAI_API_KEY"), "OPENAI_API_KEY")
     url = base_url or _env("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    _check_sources("openai", url, key, headers, base_url=base_url, api_key=api_key,
+                   url_env="OPENAI_BASE_URL", key_env="OPENAI_API_KEY")  # fmt: skip
     return OpenAIProvider(
         url, key, name="openai", timeout=timeout, headers=headers,
         auth_hint="set OPENAI_API_KEY or pass api_key=",
@@ -53,6 +78,8 @@ def sarmalink_preset(
             "provider 'sarmalink' needs its endpoint: set SARMALINK_BASE_URL or pass base_url="
         )
     key = _require_key("sarmalink", api_key or _env("SARMALINK_API_KEY"), "SARMALINK_API_KEY")
+    _check_sources("sarmalink", url, key, headers, base_url=base_url, api_key=api_key,
+                   url_env="SARMALINK_BASE_URL", key_env="SARMALINK_API_KEY")  # fmt: skip
     return OpenAIProvider(
         url, key, name="sarmalink", timeout=timeout, headers=headers,
         auth_hint="set SARMALINK_API_KEY or pass api_key=",
@@ -69,6 +96,8 @@ def vllm_preset(
     """vLLM: ``VLLM_BASE_URL`` (default ``http://localhost:8000/v1``), optional ``VLLM_API_KEY``."""
     url = base_url or _env("VLLM_BASE_URL") or "http://localhost:8000/v1"
     key = api_key or _env("VLLM_API_KEY")
+    _check_sources("vllm", url, key, headers, base_url=base_url, api_key=api_key,
+                   url_env="VLLM_BASE_URL", key_env="VLLM_API_KEY")  # fmt: skip
     return OpenAIProvider(
         url, key, name="vllm", timeout=timeout, headers=headers,
         auth_hint="set VLLM_API_KEY to the server's --api-key",
@@ -84,6 +113,8 @@ def ollama_preset(
 ) -> Provider:
     """Ollama: ``OLLAMA_BASE_URL`` (default ``http://localhost:11434/v1``); no key needed."""
     url = base_url or _env("OLLAMA_BASE_URL") or "http://localhost:11434/v1"
+    _check_sources("ollama", url, api_key, headers, base_url=base_url, api_key=api_key,
+                   url_env="OLLAMA_BASE_URL", key_env=None)  # fmt: skip
     # Ollama ignores the key, but gateways in front of it may check one.
     return OpenAIProvider(url, api_key, name="ollama", timeout=timeout, headers=headers)
 

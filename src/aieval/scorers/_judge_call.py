@@ -15,6 +15,7 @@ from aieval._endpoint import current_endpoint
 from aieval._records import CallRecord
 from aieval.errors import ConfigError, ProviderError, ScorerError
 from aieval.providers import ChatRequest, ChatResponse, Provider, ResponseCache
+from aieval.providers._params import check_finite
 
 __all__ = [
     "JudgeCache",
@@ -128,6 +129,7 @@ class JudgeClient:
                 f"judge {name!r}: base_url= and api_key= apply to a provider name; configure "
                 "the provider instance itself instead"
             )
+        check_finite(temperature, f"judge {name!r}: temperature")
         self.name = name
         self.cache = cache
         self.provider = provider
