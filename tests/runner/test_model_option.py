@@ -110,3 +110,29 @@ def run_sync_eval(target: Any, *, model: str) -> Any:
 
     return run(name="c", dataset=[{"prompt": "q", "expected": "x"}], scorers=["exact_match"],
                target=target, model=model, store=False)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        pytest.param({"model": "v1", "models": ["v2"]}, "give 'model' or 'models', not both",
+                     id="model-and-models"),
+        pytest.param({"model": "v2", "dataset": {"path": "data.jsonl",
+                                                 "prediction_field": "predictions.v1"}},
+                     "already picks the recorded answers", id="prediction-field-and-model"),
+    ],
+)  # fmt: skip
+def test_settings_that_would_each_pick_the_answers_are_refused(
+    tmp_path: Path, extra: dict[str, Any], words: str
+) -> None:
+    data = {"name": "m", "dataset": "data.jsonl", "scorers": ["exact_match"], **extra}
+    with pytest.raises(ConfigError, match=words):
+        parse_eval(data, base_dir=tmp_path)
+
+
+def test_a_model_option_cannot_relabel_a_prediction_field(tmp_path: Path) -> None:
+    data = {"name": "m", "scorers": ["exact_match"],
+            "dataset": {"path": "data.jsonl", "prediction_field": "answer"}}  # fmt: skip
+    config = parse_eval(data, base_dir=tmp_path)
+    with pytest.raises(ConfigError, match="--model would only relabel"):
+        config.specs(models=["v2"])

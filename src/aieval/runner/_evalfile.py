@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
@@ -22,8 +20,7 @@ from aieval._keys import pydantic_problems, unknown_key
 from aieval._sync import run_sync
 from aieval.errors import ConfigError
 from aieval.grading._yaml import load_yaml_file
-from aieval.providers._headers import check_headers
-from aieval.providers._params import check_params
+from aieval.runner._evalparts import DatasetConfig, TargetConfig, _Strict, _target_params
 from aieval.runner._imports import import_file
 from aieval.runner._inputs import LiveParts, ProgressCallback
 from aieval.runner._result import RunResult
@@ -44,58 +41,6 @@ __all__ = [
     "run_eval",
     "telemetry_requested",
 ]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class TargetConfig(_Strict):
-    """The model under evaluation."""
-
-    provider: str = Field(description="provider name or preset: openai, sarmalink, vllm, ...")
-    model: str
-    base_url: str | None = None
-    prompt: str | None = Field(None, description="str.format template over row fields")
-    system: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict)
-    headers: dict[str, str] = Field(
-        default_factory=dict, description="HTTP headers sent with every request (never stored)"
-    )
-
-    @field_validator("headers")
-    @classmethod
-    def _valid_headers(cls, value: dict[str, str]) -> dict[str, str]:
-        try:
-            return check_headers(value, "headers")
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
-
-    @field_validator("params")
-    @classmethod
-    def _no_credentials(cls, value: dict[str, Any]) -> dict[str, Any]:
-        try:
-            check_params(value, "params")
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
-        return value
-
-    @model_validator(mode="after")
-    def _headers_once(self) -> TargetConfig:
-        if self.headers and "headers" in self.params:
-            raise ValueError(
-                "give HTTP headers once: in target.headers, not also in params.headers"
-            )
-        return self
-
-
-class DatasetConfig(_Strict):
-    """Where rows come from: a file ``path`` or inline ``rows``."""
-
-    path: str | None = None
-    rows: list[dict[str, Any]] | None = None
-    limit: int | None = Field(None, ge=0)
-    prediction_field: str | None = None
 
 
 class SettingsConfig(_Strict):
@@ -152,6 +97,19 @@ class EvalConfig(_Strict):
                 raise ValueError(f"scorers[{i}] must be a name or a one-key mapping name: {{...}}")
         return value
 
+    @model_validator(mode="after")
+    def _one_choice_of_answers(self) -> EvalConfig:
+        """Settings that would each pick the evaluated answers are given once, never both."""
+        if self.model is not None and self.models:
+            raise ValueError("give 'model' or 'models', not both ('model' would be ignored)")
+        field = None if isinstance(self.dataset, str) else self.dataset.prediction_field
+        if field is not None and self.target is None and (self.model or self.models):
+            raise ValueError(
+                f"dataset.prediction_field ({field!r}) already picks the recorded answers; "
+                "'model'/'models' would only relabel them: remove one"
+            )
+        return self
+
     def specs(
         self,
         *,
@@ -175,6 +133,11 @@ class EvalConfig(_Strict):
         dataset, dataset_limit, prediction_field = _dataset(self)
         settings = self.settings
         targets = _models(self, models)
+        if models and prediction_field is not None and self.target is None:
+            raise ConfigError(
+                f"--model would only relabel the answers dataset.prediction_field "
+                f"({prediction_field!r}) already picks: remove one"
+            )
         if run_id is not None and len(targets) != 1:
             raise ConfigError(f"run_id= needs one run, but this configuration makes {len(targets)}")
         base = Path(self.base_dir or ".")
@@ -346,14 +309,6 @@ def run_eval(
         )
         results.append(run_sync(execute(spec, live), thread_name="aieval-run"))
     return results
-
-
-def _target_params(target: TargetConfig) -> dict[str, Any]:
-    """The target's request parameters, its ``headers`` under ``params.headers`` (which the
-    provider target sends as HTTP headers)."""
-    if not target.headers:
-        return target.params
-    return {**target.params, "headers": target.headers}
 
 
 def telemetry_requested(config: EvalConfig) -> bool:
