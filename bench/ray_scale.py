@@ -7,6 +7,11 @@ Usage: ``python bench/ray_scale.py [--samples 20000] [--tokens 2000] [--cpus 2] 
    process, then ``RayExecutor`` on a local Ray with ``--cpus`` workers. Prints both times, the
    speed-up (target: at least 1.7x on 2 cores) and checks both gave the same score per row.
 2. Cheap: exact_match on short rows, same count: what Ray adds per sample at a few batch sizes.
+3. Whole runs: ``run(..., scorers=[rouge_l])`` on the same long rows, stored in SQLite, with
+   the local executor and with ``executor="ray"`` (the driver reads, ships and stores every
+   sample while the workers score), checking both stored the same scores.
+
+``--part executors`` runs 1 and 2, ``--part run`` runs 3; the default runs all.
 
 Ray start-up is timed apart (it happens once per run). The machine is shared: run ``uptime``
 beside the figures and repeat when the load is low.
@@ -75,12 +80,53 @@ def timed(
     return time.perf_counter() - started, scores
 
 
+def whole_runs(n: int, tokens: int, cpus: int) -> None:
+    """run() with the local executor, then with executor="ray" (the Ray started by main)."""
+    import tempfile
+    from pathlib import Path
+
+    from aieval import Store, run
+
+    rows = [{**row, "prompt": row["id"]} for row in long_rows(n, tokens)]
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        timings, ids = {}, {}
+        for executor in ("local", "ray"):
+            started = time.perf_counter()
+            result = run(
+                name=f"bench-{executor}",
+                dataset=rows,
+                scorers=[rouge_l],
+                store=db,
+                executor=executor,
+            )
+            timings[executor] = time.perf_counter() - started
+            ids[executor] = result.id
+            if result.error_count:
+                raise SystemExit(f"{executor}: {result.error_count} samples failed")
+        store = Store(db)
+        scores = {
+            executor: {s.id: s.scores["rouge_l"].value for s in store.iter_samples(run_id)}
+            for executor, run_id in ids.items()
+        }
+        if scores["ray"] != scores["local"]:
+            raise SystemExit("the two runs stored different scores")
+    local_s, ray_s = timings["local"], timings["ray"]
+    print(f"\nrun(), ROUGE-L, {n} samples of ~{tokens} tokens a side, stored (same scores: yes)")
+    print(f"  executor='local'            {local_s:7.2f} s  {n / local_s:8.0f} samples/s")
+    print(
+        f"  executor='ray', {cpus} workers  {ray_s:7.2f} s  {n / ray_s:8.0f} samples/s  "
+        f"speed-up {local_s / ray_s:.2f}x"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--tokens", type=int, default=2000)
     parser.add_argument("--cpus", type=int, default=2)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--part", choices=["executors", "run", "all"], default="all")
     args = parser.parse_args()
 
     import ray
@@ -90,6 +136,19 @@ def main() -> None:
         f"{platform.python_version()}, ray {ray.__version__}, load {os.getloadavg()[0]:.2f}"
     )
     n = args.samples
+    if args.part == "run":
+        ray.init(
+            address="local",
+            num_cpus=args.cpus,
+            include_dashboard=False,
+            object_store_memory=256 * 1024 * 1024,
+            log_to_driver=False,
+        )
+        try:
+            whole_runs(n, args.tokens, args.cpus)
+        finally:
+            ray.shutdown()
+        return
     local_s, local_scores = timed(LocalExecutor(16), score_rouge, long_rows(n, args.tokens))
     started = time.perf_counter()
     ray.init(
@@ -130,6 +189,8 @@ def main() -> None:
                 f"{cheap_ray / n * 1e6:6.1f} us/sample  adds "
                 f"{(cheap_ray - cheap_local) / n * 1e6:+6.1f} us/sample"
             )
+        if args.part == "all":
+            whole_runs(n, args.tokens, args.cpus)
     finally:
         ray.shutdown()
     print(f"\nload after: {os.getloadavg()[0]:.2f}")

@@ -59,6 +59,7 @@ def _root(
 ) -> None:
     """Evaluate LLM applications and agent workflows; decide whether a version ships."""
 
+
 DbOption = Annotated[
     Path | None,
     typer.Option("--db", help="SQLite store (default: $AIEVAL_DB or ./aieval.db)."),
@@ -97,6 +98,23 @@ def run_command(
             " file's settings.max_error_rate, else 0).",
         ),
     ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            help="Where samples run: local (this process) or ray (Ray workers; needs"
+            " pip install 'aieval[ray]'). Default: the eval file's settings.executor, else"
+            " local.",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="Ray cluster for --executor ray: host:port, ray://host:10001 or auto"
+            " (default: $RAY_ADDRESS, else a cluster 'ray start' runs here, else a local Ray).",
+        ),
+    ] = None,
 ) -> None:
     """Run an evaluation and print its summary.
 
@@ -105,8 +123,17 @@ def run_command(
     samples errored than --max-error-rate allows; 130 interrupted (resume it with --resume).
     """
     from aieval.runner import load_eval, run_eval, telemetry_requested
+    from aieval.runner._inputs import EXECUTORS
 
+    if executor is not None and executor not in EXECUTORS:
+        raise UserError(f"--executor: unknown executor {executor!r}; use {' or '.join(EXECUTORS)}")
     config = load_eval(eval_file)
+    if (executor or config.settings.executor) == "ray":
+        from aieval.runner._ray import import_ray
+
+        import_ray()  # the install hint before the store is opened
+    elif ray_address is not None:
+        raise UserError("--ray-address applies to the Ray executor only; add --executor ray")
     store = Store(db) if db else Store(default_db_path())
     resume_arg: str | bool | None = resume_id or (True if resume else None)
     destination = _live_destination() if telemetry_requested(config) else None
@@ -122,6 +149,8 @@ def run_command(
                 progress=make_callback,
                 tracer_provider=destination.provider if destination else None,
                 max_error_rate=max_error_rate,
+                executor=executor,
+                ray_address=ray_address,
             )
     except KeyboardInterrupt:
         _resume_hint("interrupted;", "yellow", eval_file, db)

@@ -190,3 +190,19 @@ def test_an_eval_file_makes_one_spec_per_model(tmp_path: Path) -> None:
     assert RunSpec.model_validate_json(first.model_dump_json()) == first
     with pytest.raises(ConfigError, match="run_id= needs one run"):
         config.specs(run_id="r-1")
+    assert {s.executor for s in specs} == {"local"}
+    remote = config.specs(executor="ray", ray_address="ray://head:10001")
+    assert [(s.executor, s.ray_address) for s in remote] == [("ray", "ray://head:10001")] * 2
+
+
+def test_eval_file_settings_choose_the_executor() -> None:
+    base = {"name": "e", "dataset": "d.jsonl", "scorers": ["exact_match"]}
+    ray = parse_eval({**base, "settings": {"executor": "ray", "ray_address": "auto"}})
+    (spec,) = ray.specs()
+    assert (spec.executor, spec.ray_address) == ("ray", "auto")
+    (local,) = ray.specs(executor="local")  # --executor local leaves the file's address aside
+    assert (local.executor, local.ray_address) == ("local", None)
+    with pytest.raises(ConfigError, match=r"settings.*ray_address applies to executor: ray"):
+        parse_eval({**base, "settings": {"ray_address": "auto"}}, source="e.yaml")
+    with pytest.raises(ConfigError, match=r"^e\.yaml: settings\.executor"):
+        parse_eval({**base, "settings": {"executor": "dask"}}, source="e.yaml")

@@ -41,6 +41,12 @@ async def refused(client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, 
         pytest.param({"colour": "blue"}, "colour", id="unknown-field"),
         pytest.param({"enforce_hard_gates": "sometimes"}, "enforce_hard_gates", id="bool"),
         pytest.param({"base_dir": "/"}, "base_dir", id="base-dir"),
+        pytest.param({"settings": {"executor": "ray"}}, "settings.executor", id="executor"),
+        pytest.param(
+            {"settings": {"executor": "ray", "ray_address": "10.0.0.1:6379"}},
+            "settings.executor",
+            id="ray-address",
+        ),
     ],
 )
 async def test_invalid_body_names_each_field(

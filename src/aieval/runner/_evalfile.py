@@ -6,7 +6,7 @@ import inspect
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     Field,
@@ -21,10 +21,11 @@ from aieval._sync import run_sync
 from aieval.errors import ConfigError
 from aieval.grading._yaml import load_yaml_file
 from aieval.runner._evalparts import DatasetConfig, TargetConfig, _Strict, _target_params
+from aieval.runner._execute import execute
 from aieval.runner._imports import import_file
 from aieval.runner._inputs import LiveParts, ProgressCallback
 from aieval.runner._result import RunResult
-from aieval.runner._run import check_run, execute, telemetry_from_env
+from aieval.runner._run import check_run, telemetry_from_env
 from aieval.runner._spec import RunSpec
 from aieval.scorers import Scorer, get_scorer, llm_judge
 from aieval.store import Store
@@ -57,6 +58,18 @@ class SettingsConfig(_Strict):
     telemetry: bool | None = Field(
         None, description="emit OpenTelemetry spans (extra 'otel'); unset follows $AIEVAL_OTEL"
     )
+    executor: Literal["local", "ray"] = Field(
+        "local", description="where samples run: this process, or Ray workers (extra 'ray')"
+    )
+    ray_address: str | None = Field(
+        None, description="Ray cluster for executor ray: host:port, ray://host:10001, auto"
+    )
+
+    @model_validator(mode="after")
+    def _address_needs_ray(self) -> SettingsConfig:
+        if self.ray_address is not None and self.executor != "ray":
+            raise ValueError("ray_address applies to executor: ray only; add executor: ray")
+        return self
 
 
 class EvalConfig(_Strict):
@@ -120,6 +133,8 @@ class EvalConfig(_Strict):
         concurrency: int | None = None,
         run_id: str | None = None,
         max_error_rate: float | None = None,
+        executor: str | None = None,
+        ray_address: str | None = None,
     ) -> list[RunSpec]:
         """One :class:`RunSpec` per run this configuration makes (one per model).
 
@@ -141,6 +156,7 @@ class EvalConfig(_Strict):
         if run_id is not None and len(targets) != 1:
             raise ConfigError(f"run_id= needs one run, but this configuration makes {len(targets)}")
         base = Path(self.base_dir or ".")
+        chosen = executor or settings.executor
         common: dict[str, Any] = dict(
             name=self.name,
             dataset=str(dataset) if isinstance(dataset, Path) else dataset,
@@ -161,6 +177,9 @@ class EvalConfig(_Strict):
             enforce_hard_gates=self.enforce_hard_gates,
             run_id=run_id,
             max_error_rate=settings.max_error_rate if max_error_rate is None else max_error_rate,
+            executor=chosen,
+            # choosing the local executor (--executor local) leaves the file's address aside
+            ray_address=ray_address or (settings.ray_address if chosen == "ray" else None),
         )
         if self.target is not None:
             t = self.target
@@ -279,13 +298,15 @@ def run_eval(
     tracer_provider: Any = None,
     run_id: str | None = None,
     max_error_rate: float | None = None,
+    executor: str | None = None,
+    ray_address: str | None = None,
 ) -> list[RunResult]:
     """Run an eval configuration: one run per recorded model version (or one for the target).
 
     Each run is one of :meth:`EvalConfig.specs`. ``tracer_provider`` is used when the settings
     (or ``$AIEVAL_OTEL``) turn telemetry on. ``run_id`` names the new run; it needs a
-    configuration that makes exactly one run. ``max_error_rate`` overrides
-    ``settings.max_error_rate``.
+    configuration that makes exactly one run. ``max_error_rate``, ``executor`` and
+    ``ray_address`` override the file's ``settings``.
     """
     scorers = build_scorers(config)
     db = store if isinstance(store, Store) else None
@@ -298,6 +319,8 @@ def run_eval(
         concurrency=concurrency,
         run_id=run_id,
         max_error_rate=max_error_rate,
+        executor=executor,
+        ray_address=ray_address,
     )
     results = []
     for spec in specs:

@@ -23,7 +23,10 @@ from aieval.runner._spec import RunSpec, _scorer_entry, reference_of
 from aieval.scorers import Scorer
 from aieval.store import Store
 
-__all__ = ["LiveParts", "ProgressCallback", "split_arguments", "stored_spec"]
+__all__ = ["EXECUTORS", "LiveParts", "ProgressCallback", "split_arguments", "stored_spec"]
+
+#: The executors a run names: this process's event loop, or Ray workers.
+EXECUTORS = ("local", "ray")
 
 #: Called after each sample with (samples done, total samples).
 ProgressCallback = Callable[[int, int], None]
@@ -60,6 +63,11 @@ def split_arguments(arguments: dict[str, Any]) -> tuple[RunSpec, LiveParts]:
     )
     missing = live.unspecified
     executor = data.get("executor")
+    if isinstance(executor, str) and executor not in EXECUTORS:
+        raise ConfigError(
+            f"executor: unknown executor {executor!r}; use one of {', '.join(EXECUTORS)} "
+            "(or pass an Executor object)"
+        )
     if executor is not None and not isinstance(executor, str):
         if not callable(getattr(executor, "map", None)):
             raise ConfigError(

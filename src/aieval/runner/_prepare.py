@@ -6,7 +6,8 @@ import logging
 import subprocess
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aieval._secrets import secret_values, secrets_of, without_secrets
@@ -22,7 +23,15 @@ from aieval.runner._target import CallableTarget, ProviderTarget, RecordedTarget
 from aieval.scorers import Scorer, get_scorer
 from aieval.store import Store, default_db_path
 
-__all__ = ["Prepared", "open_data", "prepare", "resolve_run_scorers", "run_evaluator"]
+__all__ = [
+    "Prepared",
+    "make_target",
+    "open_data",
+    "prepare",
+    "resolve_run_scorers",
+    "run_evaluator",
+    "start",
+]
 
 log = logging.getLogger("aieval")
 
@@ -39,8 +48,10 @@ class Prepared:
     target: Target
     evaluator: SampleEvaluator | None
     aggregator: Aggregator
-    run_id: str
-    done_ids: set[str]
+    config: dict[str, Any]
+    #: set by :func:`start`
+    run_id: str = ""
+    done_ids: set[str] = field(default_factory=set)
 
     @property
     def secrets(self) -> frozenset[str]:
@@ -53,10 +64,10 @@ class Prepared:
 
 
 def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
-    """Check and open everything, then create the run (or reopen the one to resume).
+    """Check and open everything the run needs; :func:`start` then creates its run row.
 
-    Refusals (an unknown scorer, an empty or incompatible dataset, a bad target) come before
-    the store is opened, so a refused run leaves nothing behind.
+    Refusals (an unknown scorer, an empty or incompatible dataset) come before the store is
+    opened.
     """
     scorers = resolve_run_scorers(spec, live)
     evaluator = run_evaluator(spec, live)
@@ -73,8 +84,14 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
     names = [s.name for s in scorers]
     aggregator = evaluator.aggregator(names) if evaluator is not None else Aggregator(names)
     config = run_config(spec, live, target, scorers, data, evaluator)
-    run_id, done_ids = start_or_resume(db, spec, target, data, info, config, aggregator)
-    return Prepared(spec, data, info, db, scorers, target, evaluator, aggregator, run_id, done_ids)
+    return Prepared(spec, data, info, db, scorers, target, evaluator, aggregator, config)
+
+
+def start(prep: Prepared) -> None:
+    """Create the run (or reopen the one to resume) and note the samples already stored."""
+    prep.run_id, prep.done_ids = start_or_resume(
+        prep.db, prep.spec, prep.target, prep.data, prep.info, prep.config, prep.aggregator
+    )
 
 
 def resolve_run_scorers(spec: RunSpec, live: LiveParts) -> list[Scorer]:
@@ -138,11 +155,33 @@ def build_target(
 ) -> Target:
     """The target: a callable, a provider's model, or the predictions recorded in the rows."""
     provider = live.provider if live.provider is not None else spec.provider
-    target = live.target
+    if (live.target is not None or spec.target is not None) and provider is not None:
+        raise ConfigError("give either target= or provider=, not both")
+    nothing = provider is None and live.target is None and spec.target is None
+    if nothing and with_prediction == 0 and data.scan().count > 0:
+        hint = f" (no row has predictions[{spec.model!r}])" if spec.model is not None else ""
+        raise ConfigError(
+            "nothing to evaluate: no provider or target was given and the rows carry no "
+            f"recorded 'prediction'{hint}; pass provider= and model=, or target="
+        )
+    cache_path = db.path if db is not None else default_db_path()
+    return make_target(spec, cache_path, target=live.target, provider=provider)
+
+
+def make_target(
+    spec: RunSpec,
+    cache_path: str | Path | None,
+    *,
+    target: Any = None,
+    provider: Any = None,
+) -> Target:
+    """The spec's target (``target``/``provider``: objects given instead of the spec's own).
+
+    ``cache_path``: the response cache's SQLite file (``None``: no cache).
+    """
     if target is None and spec.target is not None:
         target = import_reference(spec.target, "target")
-    if target is not None and provider is not None:
-        raise ConfigError("give either target= or provider=, not both")
+    provider = provider if provider is not None else spec.provider
     if target is not None:
         if not callable(target):
             raise ConfigError(f"target must be callable, got {type(target).__name__}")
@@ -150,12 +189,6 @@ def build_target(
             target, concurrency=spec.concurrency, timeout=spec.timeout, model=spec.model
         )
     if provider is None:
-        if with_prediction == 0 and data.scan().count > 0:
-            hint = f" (no row has predictions[{spec.model!r}])" if spec.model is not None else ""
-            raise ConfigError(
-                "nothing to evaluate: no provider or target was given and the rows carry no "
-                f"recorded 'prediction'{hint}; pass provider= and model=, or target="
-            )
         return RecordedTarget()
     if spec.model is None:
         raise ConfigError("provider= needs model=, e.g. model='gpt-4o-mini'")
@@ -166,8 +199,8 @@ def build_target(
         base_url=spec.base_url,
         retries=spec.retries,
         concurrency=spec.concurrency,
-        cache=spec.cache,
-        cache_path=db.path if db is not None else default_db_path(),
+        cache=spec.cache and cache_path is not None,
+        cache_path=cache_path if cache_path is not None else default_db_path(),
         timeout=spec.timeout,
     )
     return ProviderTarget(
@@ -303,9 +336,9 @@ def _resolve(scorers: Any) -> list[Scorer]:
     for item in scorers:
         if isinstance(item, Scorer):
             resolved.append(item)
-        elif isinstance(item, str):
+        elif isinstance(item, str) and ":" not in item:
             resolved.append(get_scorer(item))
-        elif isinstance(item, dict):
+        elif isinstance(item, str | dict):  # "module:qualname", or {name: {options}}
             resolved.extend(_resolve(resolve_scorers([item])))
         elif callable(item):
             resolved.append(Scorer(item))

@@ -98,13 +98,26 @@ def run_batch(
 ) -> list[tuple[int, Any, str | None]]:
     """Run ``fn`` on a batch inside a worker: ``(index, value, error)`` per item.
 
-    Async functions of one batch overlap on the worker's own event loop.
+    Async functions of one batch overlap on the worker's own event loop, which lives as long
+    as the worker process: what a function keeps between batches (a provider's connections,
+    its rate limiter) stays bound to one loop.
     """
 
     async def run_all() -> list[Finished[Any, Any]]:
         return list(await asyncio.gather(*(call_one(fn, index, item) for index, item in batch)))
 
-    return [(done.index, done.value, done.error) for done in asyncio.run(run_all())]
+    finished = _worker_loop().run_until_complete(run_all())
+    return [(done.index, done.value, done.error) for done in finished]
+
+
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _worker_loop() -> asyncio.AbstractEventLoop:
+    global _loop
+    if _loop is None or _loop.is_closed():
+        _loop = asyncio.new_event_loop()
+    return _loop
 
 
 @dataclass
@@ -139,7 +152,9 @@ class RayExecutor:
         init_options: extra keyword arguments for ``ray.init`` (``runtime_env``, ...).
 
     The function and the items are shipped with Ray's serialiser (cloudpickle): a function
-    defined in an importable module is sent by reference, so workers need the same code.
+    defined in an importable module is sent by reference, so workers need the same code. A
+    function with a ``for_batches(n)`` method is replaced by what it returns for the number
+    of batches that may be in flight (the runner shares a run's concurrency out this way).
     """
 
     def __init__(
@@ -213,8 +228,11 @@ class RayExecutor:
         self, ray: Any, fn: Callable[[T], Any], source: Iterator[tuple[int, T]]
     ) -> AsyncIterator[Finished[T, R]]:
         remote = ray.remote(run_batch).options(max_retries=0)
-        fn_ref = ray.put(fn)
         bound = self.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        share = getattr(fn, "for_batches", None)
+        if callable(share):  # a function that divides a budget (the run's concurrency)
+            fn = share(bound)
+        fn_ref = ray.put(fn)
         retry: deque[_Batch] = deque()
         running: _Running = {}
         self.peak_in_flight = self.crashed_batches = 0

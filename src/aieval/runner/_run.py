@@ -1,39 +1,32 @@
 """The runner's front: ``run()``, ``run_async()``, ``run_spec()`` and ``check_run()``.
 
 A run is validated into a :class:`RunSpec` plus the live objects a spec cannot hold
-(:mod:`._inputs`), prepared (:mod:`._prepare`: data, store, scorers, target, run row), and
-driven (:mod:`._driver`): an executor runs the per-sample work (:mod:`._sample`) and this
-process stores each finished sample.
+(:mod:`._inputs`), then executed (:mod:`._execute`): prepared (:mod:`._prepare`: data, store,
+scorers, target, run row) and driven (:mod:`._driver`): an executor runs the per-sample work
+(:mod:`._sample` here, :mod:`._remote` on Ray workers) and this process stores each finished
+sample.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from aieval._endpoint import RunEndpoint, enter_endpoint, leave_endpoint
-from aieval._secrets import redact_text
 from aieval._sync import run_sync
 from aieval.errors import ConfigError
 from aieval.providers import Provider
-from aieval.runner._driver import drive, finish
-from aieval.runner._executor import LocalExecutor
+from aieval.runner._execute import execute
+from aieval.runner._executor import Executor
 from aieval.runner._inputs import LiveParts, ProgressCallback, split_arguments
 from aieval.runner._prepare import (
-    Prepared,
     open_data,
-    prepare,
     resolve_run_scorers,
     run_evaluator,
 )
 from aieval.runner._result import RunResult
-from aieval.runner._sample import SampleProcessor
 from aieval.runner._spec import RunSpec
-from aieval.runner._target import ProviderTarget
-from aieval.runner._tracing import open_spans, telemetry_from_env, telemetry_wanted
+from aieval.runner._tracing import telemetry_from_env
 from aieval.scorers import Scorer
 from aieval.store import Store
 
@@ -115,6 +108,8 @@ async def run_async(
     enforce_hard_gates: bool = True,
     run_id: str | None = None,
     max_error_rate: float = 0.0,
+    executor: str | Executor = "local",
+    ray_address: str | None = None,
 ) -> RunResult:
     """Evaluate ``dataset`` with ``scorers``; every finished sample is committed to the store.
 
@@ -122,7 +117,8 @@ async def run_async(
         name: the run name (runs of one name form a history; ``resume=True`` uses it).
         dataset: rows (list of dicts), a .jsonl/.json/.csv path, or a ``datasets.Dataset``.
         scorers: :class:`Scorer` objects, plain functions, registered scorer names, or
-            ``{name: {options}}`` mappings as in eval files.
+            ``"module:qualname"`` references, or ``{name: {options}}`` mappings as in eval
+            files.
         provider: a provider name or preset (``openai``, ``sarmalink``, ``vllm``, ``ollama``,
             ``openai-compatible``) or a :class:`Provider`; omit it for recorded predictions.
         model: the model to call; with recorded ``predictions: {model: text}`` it picks the
@@ -166,8 +162,18 @@ async def run_async(
         max_error_rate: the share of samples that may error (target or scorer) while the run
             still counts as :attr:`~RunResult.ok`; ``0`` (the default) tolerates none. The
             run evaluates every sample either way; ``aieval run`` exits 3 when it is exceeded.
+        executor: where samples run: ``"local"`` (this process's event loop, at most
+            ``concurrency`` in flight), ``"ray"`` (batches on Ray workers, extra ``ray``; see
+            docs/distributed.md), or an :class:`~aieval.runner.Executor` such as a configured
+            :class:`~aieval.runner.RayExecutor`. This process stores every sample either way.
+        ray_address: the Ray cluster for ``executor="ray"``: ``"host:port"``,
+            ``"ray://host:10001"``, ``"auto"`` or ``"local"``; unset: ``$RAY_ADDRESS``, else a
+            cluster ``ray start`` runs on this machine, else a local Ray for the run.
 
     Raises:
+        ConfigError: an invalid option (named); with Ray, a part of the run its workers cannot
+            rebuild (a lambda, a function defined in a function or in ``__main__``, a provider
+            object), or the ``ray`` extra missing (with the install command).
         DatasetError: the dataset has no rows (nothing would be evaluated).
         StoreError: a sample could not be stored (a full disk...): the run is stored as
             ``failed`` with this error, its summary counts the stored samples only, and
@@ -208,6 +214,8 @@ async def run_async(
             enforce_hard_gates=enforce_hard_gates,
             run_id=run_id,
             max_error_rate=max_error_rate,
+            executor=executor,
+            ray_address=ray_address,
         )
     )
     return await execute(spec, live)
@@ -219,6 +227,7 @@ def run_spec(
     store: Store | None = None,
     progress: ProgressCallback | None = None,
     tracer_provider: Any = None,
+    executor: Executor | None = None,
 ) -> RunResult:
     """Run a :class:`RunSpec` (sync wrapper of :func:`run_spec_async`).
 
@@ -228,7 +237,9 @@ def run_spec(
         >>> run_spec(spec).metrics
         {'exact_match': 1.0}
     """
-    coro = run_spec_async(spec, store=store, progress=progress, tracer_provider=tracer_provider)
+    coro = run_spec_async(
+        spec, store=store, progress=progress, tracer_provider=tracer_provider, executor=executor
+    )
     return run_sync(coro, thread_name="aieval-run")
 
 
@@ -238,58 +249,18 @@ async def run_spec_async(
     store: Store | None = None,
     progress: ProgressCallback | None = None,
     tracer_provider: Any = None,
+    executor: Executor | None = None,
 ) -> RunResult:
     """Run a :class:`RunSpec`: from an eval file, a stored run (:meth:`RunSpec.of_run`), JSON.
 
-    ``store`` is an open store to use instead of the spec's ``store`` path; ``progress`` and
+    ``store`` is an open store to use instead of the spec's ``store`` path; ``executor`` a
+    configured executor instead of the spec's ``executor`` name; ``progress`` and
     ``tracer_provider`` are as in :func:`run_async`.
     """
-    live = LiveParts(store=store, progress=progress, tracer_provider=tracer_provider)
-    return await execute(spec, live)
-
-
-async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
-    """Prepare the run, drive its samples through its executor, and record how it ended."""
-    started = time.perf_counter()
-    started_wall = time.time()
-    traced = telemetry_wanted(spec.telemetry, live.tracer_provider)
-    if traced:
-        from aieval.telemetry._spans import require_otel
-
-        require_otel()
-    prep = prepare(spec, live)
-    spans = open_spans(prep, started_wall, live.tracer_provider) if traced else None
-    status, error = "completed", None
-    endpoint = enter_endpoint(_endpoint_of(spec, live, prep.db))
-    processor = SampleProcessor(
-        prep.scorers,
-        prep.target,
-        model=spec.model,
-        pass_threshold=spec.pass_threshold,
-        evaluator=prep.evaluator,
-        secrets=prep.secrets,
+    live = LiveParts(
+        store=store, progress=progress, tracer_provider=tracer_provider, executor=executor
     )
-    kept = None
-    try:
-        # a buffer as deep as the concurrency: each store commit takes up to twice as many
-        executor = live.executor or LocalExecutor(spec.concurrency, buffer=spec.concurrency)
-        kept = await drive(prep, executor, processor, progress=live.progress, spans=spans)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        status, error = "interrupted", "interrupted before every sample finished"
-        raise
-    except BaseException as exc:
-        status, error = "failed", f"{type(exc).__name__}: {exc}"
-        raise
-    finally:
-        leave_endpoint(endpoint)
-        await processor.aclose()
-        summary = prep.aggregator.summary()
-        if prep.db is not None:
-            error = redact_text(error, prep.secrets) if error else error
-            finish(prep.db, prep.run_id, status, summary, error)
-        if spans is not None:
-            spans.finish(status, summary, error)
-    return _result(prep, status, summary, time.perf_counter() - started, kept)
+    return await execute(spec, live)
 
 
 def check_run(
@@ -336,35 +307,3 @@ def check_run(
             "nothing to evaluate: no target was given and the rows carry no recorded "
             f"'prediction'{hint}; add a target, or a prediction to each row"
         )
-
-
-def _result(
-    prep: Prepared,
-    status: str,
-    summary: dict[str, Any],
-    duration_s: float,
-    kept: list[Any] | None,
-) -> RunResult:
-    metrics = {k: v["mean"] for k, v in summary["scorers"].items()}
-    target = prep.target
-    return RunResult(
-        id=prep.run_id,
-        name=prep.spec.name,
-        status=status,
-        model=prep.spec.model,
-        provider=target.name if isinstance(target, ProviderTarget) else None,
-        dataset_hash=prep.info.version,
-        metrics=metrics,
-        pass_rate=summary["pass_rate"],
-        summary=summary,
-        duration_s=duration_s,
-        max_error_rate=prep.spec.max_error_rate,
-        _store=prep.db,
-        _samples=kept,
-    )
-
-
-def _endpoint_of(spec: RunSpec, live: LiveParts, db: Store | None) -> RunEndpoint:
-    """What judges without their own endpoint inherit from this run."""
-    name = spec.provider if live.provider is None else None
-    return RunEndpoint(name, spec.base_url if name else None, str(db.path) if db else None)

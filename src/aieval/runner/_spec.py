@@ -9,9 +9,9 @@ What a spec cannot carry, and how it refers to it instead:
 - Python callables (a callable ``target``, a scorer object that is not registered under its
   name) are referenced by import path ``"package.module:qualname"`` and imported again when the
   spec is used; a lambda or a function defined inside another function has no such path and is
-  refused with a :class:`~aieval.errors.ConfigError` naming the field. (The Ray executor ships
-  the resolved callables themselves to its workers with cloudpickle; that is transport, not
-  part of the spec.)
+  refused with a :class:`~aieval.errors.ConfigError` naming the field. With
+  ``executor="ray"`` the spec itself is what workers receive: each builds the target, the
+  scorers and the evaluator from it.
 - Live objects: a :class:`~aieval.providers.Provider` instance, an open
   :class:`~aieval.store.Store`, a ``progress`` callback and an OpenTelemetry
   ``tracer_provider`` are given to ``run()`` beside the spec, never inside it.

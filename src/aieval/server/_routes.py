@@ -49,6 +49,12 @@ def start_evaluation(body: EvaluationRequest, request: Request) -> JSONResponse:
     state.redactor.learn(body.model_dump())
     if body.models is not None and len(body.models) > 1:
         raise ConfigError("models: the server starts one run per request; give one 'model'")
+    if body.settings.executor != "local":
+        # a client must not make the server start a Ray or connect to an address of its choice
+        raise ConfigError(
+            "settings.executor: the server runs evaluations in its own process; remove "
+            "settings.executor and settings.ray_address (Ray runs start with aieval run or run())"
+        )
     config = EvalConfig.model_validate(body.model_dump(exclude={"base_dir"}))
     roots = state.settings.dataset_roots
     with confined_to(roots):

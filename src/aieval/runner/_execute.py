@@ -1,0 +1,121 @@
+"""Executing a run: prepare it, drive its samples through its executor, record how it ended."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from aieval._endpoint import RunEndpoint, enter_endpoint, leave_endpoint
+from aieval._secrets import redact_text
+from aieval.errors import ConfigError
+from aieval.runner._driver import drive, finish
+from aieval.runner._executor import Executor, LocalExecutor
+from aieval.runner._inputs import LiveParts
+from aieval.runner._prepare import Prepared, prepare, start
+from aieval.runner._ray import RayExecutor, import_ray
+from aieval.runner._remote import remote_samples
+from aieval.runner._result import RunResult
+from aieval.runner._sample import SampleProcessor
+from aieval.runner._spec import RunSpec
+from aieval.runner._target import ProviderTarget
+from aieval.runner._tracing import open_spans, telemetry_wanted
+from aieval.store import Store
+
+__all__ = ["execute"]
+
+
+async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
+    """Prepare the run, drive its samples through its executor, and record how it ended."""
+    started = time.perf_counter()
+    started_wall = time.time()
+    traced = telemetry_wanted(spec.telemetry, live.tracer_provider)
+    if traced:
+        from aieval.telemetry._spans import require_otel
+
+        require_otel()
+    executor, remote = _executor(spec, live)
+    prep = prepare(spec, live)
+    processor = SampleProcessor(
+        prep.scorers,
+        prep.target,
+        model=spec.model,
+        pass_threshold=spec.pass_threshold,
+        evaluator=prep.evaluator,
+        secrets=prep.secrets,
+    )
+    # on Ray, workers build their own processor from the spec (refused here if they cannot)
+    work = remote_samples(prep, live) if remote else processor
+    start(prep)
+    spans = open_spans(prep, started_wall, live.tracer_provider) if traced else None
+    status, error = "completed", None
+    endpoint = enter_endpoint(_endpoint_of(spec, live, prep.db))
+    kept = None
+    try:
+        kept = await drive(
+            prep, executor, work, progress=live.progress, spans=spans, redact_values=remote
+        )
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        status, error = "interrupted", "interrupted before every sample finished"
+        raise
+    except BaseException as exc:
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        leave_endpoint(endpoint)
+        await processor.aclose()
+        summary = prep.aggregator.summary()
+        if prep.db is not None:
+            error = redact_text(error, prep.secrets) if error else error
+            finish(prep.db, prep.run_id, status, summary, error)
+        if spans is not None:
+            spans.finish(status, summary, error)
+    return _result(prep, status, summary, time.perf_counter() - started, kept)
+
+
+def _executor(spec: RunSpec, live: LiveParts) -> tuple[Executor, bool]:
+    """Where the samples run, and whether that is on Ray workers (the spec is shipped)."""
+    if spec.ray_address is not None and spec.executor != "ray":
+        raise ConfigError("ray_address: applies to executor='ray' only; add executor='ray'")
+    if live.executor is not None:
+        remote = isinstance(live.executor, RayExecutor)
+        if remote:
+            import_ray()
+        return live.executor, remote
+    if spec.executor == "ray":
+        import_ray()  # the install hint, before anything is opened or stored
+        return RayExecutor(address=spec.ray_address), True
+    # a buffer as deep as the concurrency: each store commit takes up to twice as many
+    return LocalExecutor(spec.concurrency, buffer=spec.concurrency), False
+
+
+def _result(
+    prep: Prepared,
+    status: str,
+    summary: dict[str, Any],
+    duration_s: float,
+    kept: list[Any] | None,
+) -> RunResult:
+    metrics = {k: v["mean"] for k, v in summary["scorers"].items()}
+    target = prep.target
+    return RunResult(
+        id=prep.run_id,
+        name=prep.spec.name,
+        status=status,
+        model=prep.spec.model,
+        provider=target.name if isinstance(target, ProviderTarget) else None,
+        dataset_hash=prep.info.version,
+        metrics=metrics,
+        pass_rate=summary["pass_rate"],
+        summary=summary,
+        duration_s=duration_s,
+        max_error_rate=prep.spec.max_error_rate,
+        _store=prep.db,
+        _samples=kept,
+    )
+
+
+def _endpoint_of(spec: RunSpec, live: LiveParts, db: Store | None) -> RunEndpoint:
+    """What judges without their own endpoint inherit from this run."""
+    name = spec.provider if live.provider is None else None
+    return RunEndpoint(name, spec.base_url if name else None, str(db.path) if db else None)

@@ -1,0 +1,212 @@
+"""Samples on Ray workers: the run's spec is shipped, each worker builds its own processor.
+
+The driver sends the run's :class:`RunSpec` as JSON (never the live objects of its process);
+each worker process builds the target, the scorers and the evaluator from it once, keeps
+them for the run's later batches (keyed by the spec's hash), and returns finished
+:class:`SampleRecord` objects that the driver redacts again and stores.
+
+What must travel, and how:
+
+- scorers: registered names of built-in scorers, ``module:qualname`` references, or names
+  from the files in ``imports`` (an eval file's, or the file that defines the scorer), which
+  each worker imports first;
+- a callable target: by import reference; provider targets: by provider name (each worker
+  reads the same environment variables for its key);
+- a lambda, a function defined in another function or in ``__main__``, a scorer object with
+  bound options or a provider object are refused before the run starts, naming the field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import sys
+from dataclasses import dataclass, replace
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from aieval._endpoint import RunEndpoint, enter_endpoint, leave_endpoint
+from aieval._records import SampleRecord
+from aieval._types import Example
+from aieval.errors import ConfigError
+from aieval.runner._evaluator import evaluator_name
+from aieval.runner._imports import is_imported_file
+from aieval.runner._inputs import LiveParts
+from aieval.runner._prepare import (
+    Prepared,
+    make_target,
+    resolve_run_scorers,
+    run_evaluator,
+    target_secrets,
+)
+from aieval.runner._sample import SampleProcessor
+from aieval.runner._spec import RunSpec, is_builtin
+from aieval.runner._target import Target
+from aieval.scorers import Scorer
+from aieval.store import default_db_path
+
+__all__ = ["RemoteSamples", "remote_samples"]
+
+#: Processors a worker process keeps (one per run it works for); older ones are closed.
+_KEEP = 2
+_processors: dict[str, tuple[RunSpec, _WorkerProcessor]] = {}
+_closing: set[asyncio.Future[None]] = set()
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteSamples:
+    """The per-sample function shipped to Ray workers: the run's spec, as JSON.
+
+    Attributes:
+        spec_json: the spec the workers build their processor from.
+        cache_path: the response cache file (the run's store) if the workers can reach it.
+    """
+
+    spec_json: str
+    cache_path: str | None = None
+
+    def for_batches(self, batches: int) -> RemoteSamples:
+        """This function with the run's concurrency shared out over ``batches`` in flight.
+
+        Each batch runs in one worker process, so no more than the run's ``concurrency``
+        model calls (and callable-target threads) are in flight across the cluster.
+        """
+        spec = RunSpec.model_validate_json(self.spec_json)
+        share = max(1, spec.concurrency // max(1, batches))
+        return replace(
+            self, spec_json=spec.model_copy(update={"concurrency": share}).model_dump_json()
+        )
+
+    async def __call__(self, item: tuple[int, Example]) -> SampleRecord:
+        spec, processor = self._processor()
+        if processor.gate is None:  # the worker's share of the run's concurrency
+            processor.gate = asyncio.Semaphore(spec.concurrency)
+        store_path = self.cache_path if processor.cache_reachable else None
+        token = enter_endpoint(RunEndpoint(spec.provider, spec.base_url, store_path))
+        try:
+            async with processor.gate:
+                return await processor(item)
+        finally:
+            leave_endpoint(token)
+
+    def _processor(self) -> tuple[RunSpec, _WorkerProcessor]:
+        key = hashlib.sha256(f"{self.spec_json}\0{self.cache_path}".encode()).hexdigest()
+        found = _processors.get(key)
+        if found is None:
+            spec = RunSpec.model_validate_json(self.spec_json)
+            found = (spec, build_processor(spec, self.cache_path))
+            while len(_processors) >= _KEEP:  # a run this worker no longer serves
+                _, old = _processors.pop(next(iter(_processors)))
+                closing = asyncio.ensure_future(old.aclose())
+                _closing.add(closing)
+                closing.add_done_callback(_closing.discard)
+            _processors[key] = found
+        return found
+
+
+class _WorkerProcessor(SampleProcessor):
+    """A processor built on a worker: whether it reached the response cache, and the gate
+    that keeps its samples in flight to the worker's share of the run's concurrency."""
+
+    cache_reachable = False
+    gate: asyncio.Semaphore | None = None
+
+
+def build_processor(spec: RunSpec, cache_path: str | None) -> _WorkerProcessor:
+    """A worker's processor, built from the shipped spec alone.
+
+    The response cache is the run's store file when this worker sees it (one machine, or a
+    shared file system), else off.
+    """
+    live = LiveParts()
+    scorers = resolve_run_scorers(spec, live)
+    evaluator = run_evaluator(spec, live)
+    reachable = cache_path if cache_path is not None and Path(cache_path).is_file() else None
+    has_target = spec.target is not None or spec.provider is not None
+    target: Target | None = None
+    if has_target or evaluator is None:
+        target = make_target(spec, reachable)
+    if evaluator is not None:
+        target = evaluator.wrap(target)
+    assert target is not None
+    processor = _WorkerProcessor(
+        scorers,
+        target,
+        model=spec.model,
+        pass_threshold=spec.pass_threshold,
+        evaluator=evaluator,
+        secrets=target_secrets(target),
+    )
+    processor.cache_reachable = reachable is not None
+    return processor
+
+
+def remote_samples(prep: Prepared, live: LiveParts) -> RemoteSamples:
+    """The function that runs this run's samples on Ray workers, or a refusal naming the field.
+
+    Raises:
+        ConfigError: a part of the run the workers cannot rebuild (a lambda, a nested or
+            ``__main__`` function, a scorer registered in this process only, an object
+            given in place of a name).
+    """
+    spec = prep.spec
+    for field, why in live.unspecified.items():
+        if field != "dataset":  # the driver reads the rows; the workers get examples
+            raise ConfigError(f"{field}: {why}; {_WHY}")
+    imports = list(spec.imports)
+    for i, (entry, scorer) in enumerate(zip(spec.scorers, prep.scorers, strict=True)):
+        _check_portable(entry, scorer, f"scorers[{i}]", imports)
+    workflow = live.workflow if live.workflow is not None else spec.workflow
+    profile = live.profile if live.profile is not None else spec.profile
+    dataset = live.dataset if live.dataset is not None else spec.dataset
+    shipped = spec.model_copy(
+        update={
+            "dataset": prep.data.source,  # a label: workers never read the dataset
+            "store": False,
+            "resume": None,
+            "run_id": None,
+            "telemetry": False,
+            "executor": "local",
+            "ray_address": None,
+            "metadata": {},
+            "imports": [os.path.abspath(f) for f in imports],
+            "workflow": _absolute(spec.workflow),
+            "profile": _absolute(spec.profile),
+            "evaluator": evaluator_name(spec.evaluator, workflow, profile, dataset),
+        }
+    )
+    cache = prep.db.path if prep.db is not None else default_db_path()
+    return RemoteSamples(shipped.model_dump_json(), os.path.abspath(cache))
+
+
+_WHY = "the Ray executor rebuilds the run on its workers from the run's spec"
+
+
+def _check_portable(entry: Any, scorer: Scorer, field: str, imports: list[str]) -> None:
+    """Refuse a scorer a fresh worker could not resolve; note the file that defines one."""
+    name = entry if isinstance(entry, str) else next(iter(entry))
+    if ":" in name or name == "llm_judge" or is_builtin(scorer):
+        return
+    module = getattr(scorer.fn, "__module__", None)
+    if is_imported_file(module):
+        file = getattr(sys.modules.get(module or ""), "__file__", None)
+        if file is not None:
+            if file not in imports:
+                imports.append(file)
+            return
+    if entry_points(group="aieval.scorers", name=name):
+        return
+    raise ConfigError(
+        f"{field}: scorer {name!r} is registered in this process only (module {module}); "
+        f"{_WHY}: define it at module level in an importable module, or in a file listed "
+        "under the eval file's imports"
+    )
+
+
+def _absolute(value: Any) -> Any:
+    """A file reference made absolute (workers may start elsewhere); anything else as is."""
+    if isinstance(value, str) and Path(value).is_file():
+        return os.path.abspath(value)
+    return value

@@ -1,0 +1,281 @@
+"""run(executor="ray") on a real local Ray (the session's 2-CPU cluster): the same stored
+results as the local executor, resume after a killed driver, failures per sample, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.openai_server import OpenAIServer, Reply
+from tests.support.ray_fns import dies_on_die, explodes_on_boom, shout
+from tests.support.workflows import DEFINITION, make_run
+
+from aieval import Store, run, scorer
+from aieval.errors import ConfigError
+from aieval.runner import RayExecutor
+from aieval.scorers import exact_match, rouge_l, token_f1
+
+ROOT = Path(__file__).parents[2]
+
+
+def rows(count: int) -> list[dict[str, Any]]:
+    words = ["alpha", "beta", "gamma", "delta", "eps"]
+    return [
+        {
+            "id": f"s{i}",
+            "prompt": " ".join(words[: 1 + i % 5]),
+            "expected": " ".join(words[i % 3 :]).upper(),
+            "prediction": " ".join(words[: 1 + i % 4]),
+        }
+        for i in range(count)
+    ]
+
+
+def stored(db: Path, run_id: str) -> dict[str, Any]:
+    """Each stored sample's outcome: prediction, pass, error and every score."""
+    return {
+        s.id: (s.prediction, s.passed, s.error, {k: v.value for k, v in s.scores.items()})
+        for s in Store(db).iter_samples(run_id)
+    }
+
+
+def count(db: Path) -> int:
+    try:
+        return int(sqlite3.connect(db).execute("SELECT COUNT(*) FROM samples").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_both_executors_store_the_same_results(ray_cluster: Any, tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    options: dict[str, Any] = dict(
+        dataset=rows(90), scorers=[exact_match, token_f1, rouge_l], target=shout, store=db
+    )
+    local = run(name="local", **options)
+    remote = run(name="remote", executor="ray", **options)
+    assert remote.status == "completed" and remote.summary["samples"] == 90
+    assert stored(db, remote.id) == stored(db, local.id)
+    # the means sum in completion order: equal up to the last bit
+    assert remote.metrics == pytest.approx(local.metrics, rel=1e-12)
+    assert len({v["token_f1"] for *_, v in stored(db, local.id).values()}) > 3
+    spec = Store(db).get_run(remote.id).config["spec"]
+    assert spec["executor"] == "ray" and spec["target"] == "tests.support.ray_fns:shout"
+
+
+def test_a_raising_and_a_dying_scorer_cost_only_their_samples(ray_cluster: Any) -> None:
+    data = [
+        {"id": f"s{i}", "prompt": "p", "prediction": {3: "boom", 5: "die"}.get(i, "fine")}
+        for i in range(12)
+    ]
+    result = run(
+        name="crashy",
+        dataset=data,
+        scorers=[explodes_on_boom, dies_on_die],
+        executor="ray",
+        store=False,
+    )
+    samples = {s.id: s for s in result.samples}
+    assert result.status == "completed" and len(samples) == 12
+    boom = samples["s3"].scores["explodes_on_boom"]
+    assert boom.value is None and "ValueError: the scorer blew up" in (boom.error or "")
+    died = samples["s5"]
+    assert died.error is not None and died.error.startswith("WorkerCrashedError")
+    assert not died.passed and died.scores == {}
+    fine = [s for i, s in samples.items() if i not in ("s3", "s5")]
+    assert all(s.error is None and s.passed for s in fine)
+    assert all(v.value == 1.0 for s in fine for v in s.scores.values())
+    assert result.error_count == 2
+
+
+def test_a_killed_driver_resumes_with_no_sample_lost_or_twice(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    db, n = tmp_path / "runs.db", 200
+    address = ray_cluster.get_runtime_context().gcs_address
+    child = textwrap.dedent(
+        f"""
+        from aieval import run
+        rows = [{{"id": f"s{{i}}", "prompt": "p", "expected": "x", "prediction": "x"}}
+                for i in range({n})]
+        run(name="killme", dataset=rows, scorers=["tests.support.ray_fns:slow_match"],
+            executor="ray", ray_address={address!r}, store={str(db)!r})
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", child], cwd=ROOT)
+    deadline = time.monotonic() + 90
+    while count(db) == 0 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = count(db)
+    assert 0 < before < n, "the driver must be killed mid-run"
+    resumed = run(
+        name="killme",
+        dataset=[
+            {"id": f"s{i}", "prompt": "p", "expected": "x", "prediction": "x"} for i in range(n)
+        ],
+        scorers=["tests.support.ray_fns:slow_match"],
+        executor="ray",
+        store=db,
+        resume=True,
+    )
+    assert resumed.status == "completed" and resumed.summary["samples"] == n
+    ids = [r[0] for r in sqlite3.connect(db).execute("SELECT sample_id FROM samples")]
+    assert sorted(ids) == sorted(f"s{i}" for i in range(n)), "a sample was lost or stored twice"
+    assert resumed.metrics == {"slow_match": 1.0}
+
+
+def _nested_scorer() -> Any:
+    @scorer(name="only_here")
+    def only_here(prediction: str, expected: str) -> float:
+        return 1.0
+
+    return only_here
+
+
+def _nested_target() -> Any:
+    def inner(example: Any) -> str:
+        return "x"
+
+    return inner
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        pytest.param({"scorers": [lambda p, e: 1.0]}, r"scorers\[0\]", id="lambda-scorer"),
+        pytest.param({"scorers": [_nested_scorer()]}, r"scorers\[0\]", id="registered-here"),
+        pytest.param({"target": _nested_target()}, "target", id="nested-target"),
+    ],
+)
+def test_what_workers_cannot_rebuild_is_refused_by_field(
+    options: dict[str, Any], field: str, tmp_path: Path
+) -> None:
+    kwargs: dict[str, Any] = {"scorers": [exact_match], **options}
+    with pytest.raises(ConfigError, match=rf"^{field}: .*the Ray executor rebuilds the run"):
+        run(name="refused", dataset=rows(3), executor="ray", store=tmp_path / "r.db", **kwargs)
+    assert not Store(tmp_path / "r.db").list_runs(), "a refused run stores nothing"
+
+
+def test_unknown_executors_and_stray_addresses_are_refused() -> None:
+    with pytest.raises(ConfigError, match=r"^executor: unknown executor 'dask'; use one of"):
+        run(name="x", dataset=rows(2), scorers=[exact_match], executor="dask", store=False)
+    with pytest.raises(ConfigError, match=r"^ray_address: applies to executor='ray' only"):
+        run(name="x", dataset=rows(2), scorers=[exact_match], ray_address="auto", store=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows(40)))
+    (tmp_path / "checks.py").write_text(
+        "from aieval import scorer\n\n\n@scorer\n"
+        "def has_alpha(prediction: str, _expected: str) -> float:\n"
+        "    return 1.0 if 'alpha' in prediction else 0.0\n"
+    )
+    (tmp_path / "eval.yaml").write_text(
+        "name: cli-ray\ndataset: data.jsonl\nimports: [checks.py]\n"
+        "scorers:\n  - exact_match\n  - has_alpha\n  - token_f1: {name: f1}\n"
+    )
+    return tmp_path
+
+
+def aieval(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Any:
+    environment = {**os.environ, "AIEVAL_DB": str(cwd / "runs.db"), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "aieval", "run", "eval.yaml", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+
+
+def test_the_cli_runs_an_eval_file_on_ray(ray_cluster: Any, project: Path) -> None:
+    address = ray_cluster.get_runtime_context().gcs_address
+    local = aieval("--quiet", cwd=project)
+    remote = aieval("--executor", "ray", "--ray-address", address, "--quiet", cwd=project)
+    assert local.returncode == 0 and remote.returncode == 0, remote.stderr[-2000:]
+    store = Store(project / "runs.db")
+    by_executor = {r.config["spec"]["executor"]: r for r in store.list_runs(name="cli-ray")}
+    assert set(by_executor) == {"local", "ray"}
+    db = project / "runs.db"
+    assert stored(db, by_executor["ray"].id) == stored(db, by_executor["local"].id)
+    means = {
+        name: {k: v["mean"] for k, v in row.metrics["scorers"].items()}
+        for name, row in by_executor.items()
+    }
+    assert means["ray"] == pytest.approx(means["local"], rel=1e-12)
+    assert means["local"]["has_alpha"] == 1.0, "the imported file's scorer ran on the workers"
+
+
+def test_the_cli_refuses_an_unknown_executor_and_a_stray_address(project: Path) -> None:
+    unknown = aieval("--executor", "dask", cwd=project)
+    assert unknown.returncode == 2
+    assert "unknown executor 'dask'; use local or ray" in unknown.stderr
+    stray = aieval("--ray-address", "auto", cwd=project)
+    assert stray.returncode == 2 and "add --executor ray" in stray.stderr
+    assert not (project / "runs.db").exists(), "nothing ran"
+
+
+def test_without_the_extra_the_cli_prints_the_install_hint(project: Path) -> None:
+    # a sitecustomize that hides ray, as if the extra were not installed
+    hide = project / "no_ray"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['ray'] = None\n")
+    path = os.pathsep.join(filter(None, [str(hide), os.environ.get("PYTHONPATH")]))
+    done = aieval("--executor", "ray", cwd=project, env={"PYTHONPATH": path})
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines == ["error: the Ray executor needs the ray extra: pip install 'aieval[ray]'"]
+    assert not (project / "runs.db").exists(), "a refused run stores nothing"
+
+
+def test_model_calls_from_workers_share_the_runs_concurrency(
+    ray_cluster: Any, openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    openai_server.responder = lambda body: Reply(body["messages"][-1]["content"], delay=0.05)
+    data = [{"id": f"q{i}", "prompt": f"say {i}", "expected": f"say {i}"} for i in range(48)]
+    result = run(
+        name="calls",
+        dataset=data,
+        scorers=[exact_match],
+        provider="openai-compatible",
+        base_url=openai_server.base_url,
+        model="m",
+        concurrency=4,
+        executor=RayExecutor(batch_size=8, max_in_flight=2),
+        store=tmp_path / "runs.db",
+    )
+    assert result.metrics == {"exact_match": 1.0} and result.error_count == 0
+    # two batches in flight, each worker gets 4 // 2 calls: never more than 4 at the server
+    assert 2 <= openai_server.max_in_flight <= 4
+    calls = [c for s in result.samples for c in s.calls]
+    assert len(calls) == 48 and all(c.purpose == "target" and c.model == "m" for c in calls)
+
+
+def test_workflow_grading_runs_on_the_workers(ray_cluster: Any, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for i in range(6):
+        status = "failed" if i % 3 == 0 else "success"
+        (runs / f"r{i}.json").write_text(json.dumps(make_run(overall_status=status)))
+    db = tmp_path / "runs.db"
+    local = run(name="wf", dataset=runs, scorers=[], workflow=DEFINITION, store=db)
+    remote = run(name="wf", dataset=runs, scorers=[], workflow=DEFINITION, store=db, executor="ray")
+    extras = {
+        name: {s.id: (s.passed, s.extra) for s in Store(db).iter_samples(result.id)}
+        for name, result in (("local", local), ("remote", remote))
+    }
+    assert extras["remote"] == extras["local"]
+    assert {e["evaluation"]["grade"] for _, e in extras["remote"].values()} == {"A", "F"}
+    assert remote.summary["evaluation"] == local.summary["evaluation"]

@@ -1,0 +1,36 @@
+"""Scorers and targets for runs on Ray workers (importable there by module path)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from aieval import Example, scorer
+
+
+@scorer
+def explodes_on_boom(prediction: str, expected: str) -> float:
+    """1.0; raises on the prediction ``boom``."""
+    if prediction == "boom":
+        raise ValueError("the scorer blew up")
+    return 1.0
+
+
+@scorer
+def dies_on_die(prediction: str, expected: str) -> float:
+    """1.0; the worker process dies on the prediction ``die``, as a segfaulting scorer would."""
+    if prediction == "die":
+        os._exit(1)
+    return 1.0
+
+
+@scorer
+def slow_match(prediction: str, expected: str) -> float:
+    """Exact match, taking 20 ms (a CPU-bound scorer stand-in)."""
+    time.sleep(0.02)
+    return float(prediction == expected)
+
+
+def shout(example: Example) -> str:
+    """A callable target: the prompt in capitals."""
+    return str(example.prompt).upper()
