@@ -259,6 +259,8 @@ def test_model_calls_from_workers_share_the_runs_concurrency(
     assert result.metrics == {"exact_match": 1.0} and result.error_count == 0
     # two batches in flight, each worker gets 4 // 2 calls: never more than 4 at the server
     assert 2 <= openai_server.max_in_flight <= 4
+    spec = Store(tmp_path / "runs.db").get_run(result.id).config["spec"]
+    assert (spec["executor"], spec["concurrency"]) == ("ray", 4)
     calls = [c for s in result.samples for c in s.calls]
     assert len(calls) == 48 and all(c.purpose == "target" and c.model == "m" for c in calls)
 

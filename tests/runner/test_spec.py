@@ -136,6 +136,8 @@ async def test_a_run_from_a_json_spec_matches_the_direct_run(tmp_path: Path) -> 
     shipped = RunSpec.model_validate_json(spec.model_dump_json())
     kwargs = shipped.run_kwargs()
     assert "executor" not in kwargs and "ray_address" not in kwargs
+    ray = RunSpec(name="qa", dataset=ROWS, executor="ray", ray_address="auto").run_kwargs()
+    assert (ray["executor"], ray["ray_address"]) == ("ray", "auto")
     from_spec = await run_async(**kwargs)
     direct = await run_async(
         name="qa",

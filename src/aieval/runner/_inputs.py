@@ -19,6 +19,7 @@ from aieval._secrets import redact_data, url_without_credentials, without_secret
 from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._executor import Executor
+from aieval.runner._ray import RayExecutor
 from aieval.runner._spec import RunSpec, _scorer_entry, reference_of
 from aieval.scorers import Scorer
 from aieval.store import Store
@@ -73,7 +74,17 @@ def split_arguments(arguments: dict[str, Any]) -> tuple[RunSpec, LiveParts]:
             raise ConfigError(
                 f"executor: expected 'local', 'ray' or an Executor, got {type(executor).__name__}"
             )
-        live.executor, data["executor"] = executor, "local"
+        if data.get("ray_address") is not None:
+            raise ConfigError(
+                "ray_address: give the cluster to the executor object "
+                "(RayExecutor(address=...)), not beside it"
+            )
+        live.executor = executor
+        if isinstance(executor, RayExecutor):
+            data["executor"], data["ray_address"] = "ray", executor.address
+        else:
+            data["executor"] = "local"
+            missing["executor"] = f"a {type(executor).__name__} object runs the samples"
     scorers = data.get("scorers")
     live.scorers = scorers
     data["scorers"] = _describe_scorers(scorers, missing)

@@ -152,10 +152,11 @@ class RunSpec(BaseModel):
     def run_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``run_async``, with ``imports`` and references imported again.
 
-        ``executor`` and ``ray_address`` are not among them: they choose where the run goes
-        (:func:`~aieval.runner.run_spec` honours them).
+        ``executor`` and ``ray_address`` are among them only when the spec chooses Ray (so the
+        run goes where the spec says); :func:`~aieval.runner.run_spec` runs a spec directly.
         """
-        kwargs = self.model_dump(exclude={"executor", "ray_address", "imports"})
+        where = set() if self.executor == "ray" else {"executor", "ray_address"}
+        kwargs = self.model_dump(exclude={"imports", *where})
         kwargs["scorers"] = self.resolved_scorers()
         if self.target is not None:
             kwargs["target"] = import_reference(self.target, "target")
