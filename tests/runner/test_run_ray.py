@@ -281,3 +281,49 @@ def test_workflow_grading_runs_on_the_workers(ray_cluster: Any, tmp_path: Path) 
     assert extras["remote"] == extras["local"]
     assert {e["evaluation"]["grade"] for _, e in extras["remote"].values()} == {"A", "F"}
     assert remote.summary["evaluation"] == local.summary["evaluation"]
+
+
+def test_code_evaluation_runs_its_sandboxes_on_the_workers(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    from aieval.code import evaluate_code
+
+    problems = [
+        {"task_id": f"add/{i}", "prompt": "def add(a, b):\n", "entry_point": "add",
+         "test": "def check(f):\n    assert f(1, 2) == 3\n"}
+        for i in range(6)
+    ]  # fmt: skip
+    completions = {f"add/{i}": ["    return a + b\n", "    return a - b\n"] for i in range(6)}
+    results = {
+        executor: evaluate_code(
+            problems,
+            n=2,
+            k=[1, 2],
+            completions=completions,
+            allow_code_execution=True,
+            store=tmp_path / f"{executor}.db",
+            executor=executor,
+        )
+        for executor in ("local", "ray")
+    }
+    local, remote = results["local"], results["ray"]
+    assert remote.summary.pass_at_k == local.summary.pass_at_k
+    assert remote.summary.pass_at_k[1]["value"] == pytest.approx(0.5)
+    assert remote.summary.pass_at_k[2]["value"] == pytest.approx(1.0)
+    statuses = {s.id: s.scores["code_passes"].value for s in remote.run.samples}
+    assert statuses == {s.id: s.scores["code_passes"].value for s in local.run.samples}
+
+
+def test_aieval_code_takes_the_executor_flag(tmp_path: Path) -> None:
+    problems = tmp_path / "p.jsonl"
+    problems.write_text(json.dumps({"task_id": "t/0", "prompt": "def f():\n", "entry_point": "f",
+                                    "test": "def check(f):\n    assert f() == 1\n",
+                                    "canonical_solution": "    return 1\n"}) + "\n")  # fmt: skip
+    base = [sys.executable, "-m", "aieval", "code", str(problems), "--canonical",
+            "--allow-code-execution", "--db", str(tmp_path / "c.db")]  # fmt: skip
+    bad = subprocess.run([*base, "--executor", "dask"], capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert bad.returncode == 2 and "unknown executor 'dask'" in bad.stderr
+    stray = subprocess.run([*base, "--ray-address", "auto"], capture_output=True, text=True,
+                           timeout=120)  # fmt: skip
+    assert stray.returncode == 2 and "add --executor ray" in stray.stderr

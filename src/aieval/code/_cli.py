@@ -62,6 +62,18 @@ def code_command(
             "--allow-code-execution", help="Run the generated code (see docs/sandbox.md)."
         ),
     ] = False,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="Where executions run: local (this machine's sandbox) or ray (the sandboxes of"
+            " Ray workers; needs pip install 'aieval[ray]').",
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="Ray cluster for --executor ray (see aieval run)."),
+    ] = None,
 ) -> None:
     """Evaluate generated code: n completions per problem, run in the sandbox, pass@k."""
     from aieval.code._evalfile import load_code_eval
@@ -69,6 +81,17 @@ def code_command(
     from aieval.store import default_db_path
 
     _check_format(fmt)
+    from aieval.runner._inputs import EXECUTORS
+
+    if executor not in EXECUTORS:
+        choices = " or ".join(EXECUTORS)
+        raise ConfigError(f"--executor: unknown executor {executor!r}; use {choices}")
+    if executor == "ray":
+        from aieval.runner._ray import import_ray
+
+        import_ray()  # the install hint before anything runs
+    elif ray_address is not None:
+        raise ConfigError("--ray-address applies to the Ray executor only; add --executor ray")
     try:
         ks = [int(part) for part in k.split(",") if part.strip()]
     except ValueError as exc:
@@ -97,7 +120,12 @@ def code_command(
             "allow_code_execution", False
         )
     result = evaluate_code(
-        problems, store=db or default_db_path(), resume=True if resume else None, **options
+        problems,
+        store=db or default_db_path(),
+        resume=True if resume else None,
+        executor=executor,
+        ray_address=ray_address,
+        **options,
     )
     _write(result.summary.render(fmt), output)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 from aieval._json import loads_strict
 from aieval._sync import run_sync
 from aieval.code._problems import CodeProblem, load_problems
-from aieval.code._scorer import code_passes
+from aieval.code._scorer import code_passes  # noqa: F401  (registers the scorer by name)
 from aieval.code._summary import CodeEvalSummary, summarize_samples
 from aieval.errors import ConfigError, DatasetError
 from aieval.runner import RunResult, run_async
@@ -76,6 +77,8 @@ async def evaluate_code_async(
     prompt_template: str | None = None,
     system_prompt: str | None = None,
     limit: int | None = None,
+    executor: Any = "local",
+    ray_address: str | None = None,
 ) -> CodeEvalResult:
     """Run a HumanEval- or MBPP-style code evaluation as a resumable run.
 
@@ -103,6 +106,8 @@ async def evaluate_code_async(
         workers: executions (and generations) in flight at once.
         limits: sandbox limits per execution.
         store, resume, prompt_template, system_prompt, limit: as for :func:`aieval.run`.
+        executor, ray_address: where the executions run, as for :func:`aieval.run`:
+            ``executor="ray"`` runs each sample's sandboxed execution on Ray workers.
 
     Raises:
         ConfigError: a bad option (named), or no opt-in to code execution.
@@ -113,7 +118,9 @@ async def evaluate_code_async(
     loaded = load_problems(problems)[:limit] if limit else load_problems(problems)
     recorded = _recorded(loaded, n, completions, canonical)
     rows = [_row(problem, i, recorded) for problem in loaded for i in range(n)]
-    scorer = code_passes.with_options(allow_code_execution=True, limits=limits or SandboxLimits())
+    # described by name and JSON options, so Ray workers can rebuild it from the run's spec
+    scorer = {"code_passes": {"allow_code_execution": True,
+                              "limits": dataclasses.asdict(limits or SandboxLimits())}}
     result = await run_async(
         name=name,
         dataset=rows,
@@ -131,6 +138,8 @@ async def evaluate_code_async(
         resume=resume,
         prediction_field="prediction" if recorded is not None else None,
         metadata={"task": "code", "n": n, "k": list(ks), "problems": len(loaded)},
+        executor=executor,
+        ray_address=ray_address,
     )
     return CodeEvalResult(run=result, summary=summarize_samples(result.id, result.samples, ks))
 

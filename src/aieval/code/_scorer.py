@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from aieval._types import Example, Score
 from aieval.code._problems import CodeProblem, build_program
-from aieval.errors import DatasetError
+from aieval.errors import ConfigError, DatasetError
 from aieval.sandbox import SandboxLimits, execute_async, require_code_execution
 from aieval.scorers._scorer import scorer
 
@@ -20,13 +21,15 @@ async def code_passes(
     *,
     example: Example | None = None,
     allow_code_execution: bool = False,
-    limits: SandboxLimits | None = None,
+    limits: SandboxLimits | Mapping[str, Any] | None = None,
 ) -> Score:
     """1.0 when the completion passes the problem's tests in the sandbox, else 0.0.
 
     The row carries the problem (fields ``task_id``, ``prompt``, ``tests``, ``entry_point``),
     as :func:`aieval.code.evaluate_code` lays it out. ``metadata`` holds the sandbox status
     (``passed``, ``failed``, ``timeout``, ``memory_limit``, ``error``), the detail and timing.
+    ``limits`` may be a mapping of :class:`~aieval.sandbox.SandboxLimits` fields, so the scorer
+    can be described in JSON (a run spec shipped to Ray workers).
     """
     require_code_execution(allow_code_execution, what="code_passes")
     fields = example.fields if example is not None else {}
@@ -42,7 +45,7 @@ async def code_passes(
     )
     program = build_program(problem, "" if prediction is None else str(prediction))
     result = await execute_async(
-        program, tests, entry_point=problem.entry_point, limits=limits or SandboxLimits()
+        program, tests, entry_point=problem.entry_point, limits=_limits(limits)
     )
     return Score(
         value=1.0 if result.passed else 0.0,
@@ -57,3 +60,12 @@ async def code_passes(
             "isolation": result.isolation,
         },
     )
+
+
+def _limits(limits: SandboxLimits | Mapping[str, Any] | None) -> SandboxLimits:
+    if isinstance(limits, Mapping):
+        try:
+            return SandboxLimits(**limits)
+        except TypeError as exc:
+            raise ConfigError(f"code_passes: limits: {exc}") from None
+    return limits or SandboxLimits()
