@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh dev
 bash scripts/system.sh
 bash scripts/browser.sh
-.venv/bin/ruff check src tests bench
+.venv/bin/ruff check src tests bench examples
 .venv/bin/mypy
 set +e
 .venv/bin/python -m pytest "$@"
