@@ -9,18 +9,23 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-__all__ = ["DuplicateKeyError", "load_strict", "loads_strict"]
+__all__ = ["DuplicateKeyError", "load_strict", "loads_strict", "unique_keys"]
 
 
 class DuplicateKeyError(ValueError):
-    """A JSON object names the same key twice."""
+    """A JSON object names the same key twice; ``key`` is that key."""
+
+    def __init__(self, key: str, message: str | None = None) -> None:
+        super().__init__(message or f"duplicate key {key!r} in one JSON object")
+        self.key = key
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` that refuses a repeated key with :class:`DuplicateKeyError`."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise DuplicateKeyError(f"duplicate key {key!r} in one JSON object")
+            raise DuplicateKeyError(key)
         out[key] = value
     return out
 
@@ -35,9 +40,9 @@ def loads_strict(text: str | bytes) -> Any:
     ...
     aieval._json.DuplicateKeyError: duplicate key 'a' in one JSON object
     """
-    return json.loads(text, object_pairs_hook=_pairs)
+    return json.loads(text, object_pairs_hook=unique_keys)
 
 
 def load_strict(handle: TextIO) -> Any:
     """:func:`loads_strict` for an open text file."""
-    return json.load(handle, object_pairs_hook=_pairs)
+    return json.load(handle, object_pairs_hook=unique_keys)

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from aieval._json import DuplicateKeyError, unique_keys
+
 __all__ = ["DuplicateKeyError", "Verdict", "load_verdict_json", "parse_verdict"]
 
 _FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.DOTALL)
@@ -69,26 +71,17 @@ def parse_verdict(text: str, *, max_score: float = 10.0) -> Verdict:
     return Verdict(float(score), reason, text)
 
 
-class DuplicateKeyError(ValueError):
-    """A judge's JSON gives one key twice: which value it meant is unknowable."""
-
-
 def load_verdict_json(body: str) -> Any:
     """``json.loads`` for judge answers: NaN/Infinity and repeated keys are errors.
 
     Python's ``json`` keeps the last of repeated keys; a verdict ``{"score": 1, "score": 10}``
     is ambiguous, so it raises :class:`DuplicateKeyError` (a ``ValueError``) instead.
     """
-    return json.loads(body, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise DuplicateKeyError(f"verdict gives the key {key!r} twice")
-        data[key] = value
-    return data
+    try:
+        return json.loads(body, parse_constant=_reject_constant, object_pairs_hook=unique_keys)
+    except DuplicateKeyError as exc:
+        # which value the judge meant is unknowable: say so in the judge's terms
+        raise DuplicateKeyError(exc.key, f"verdict gives the key {exc.key!r} twice") from None
 
 
 def _reject_constant(name: str) -> float:
