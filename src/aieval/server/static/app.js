@@ -876,17 +876,23 @@
         link(sampleHref(runId, s.id), "Open the full sample"));
     }
 
+    let loads = 0;
+
     function restart() {
       state.offset = 0;
       load();
     }
 
     async function load() {
+      // filters fire one request each; only the newest may draw, or a slow earlier answer
+      // would replace the rows under a count that no longer describes them
+      const ticket = ++loads;
       const data = await api(`/api/runs/${encodeURIComponent(runId)}/samples` + query({
         filter: state.filter, q: state.q, scorer: state.scorer || null,
         min: state.scorer ? state.min : null, max: state.scorer ? state.max : null,
         meta: state.meta, sort: state.sort, order: state.order, limit: PAGE_SIZE,
         offset: state.offset }));
+      if (ticket !== loads) return;
       if (data.scorers.join("\n") !== scorers.join("\n")) {
         scorers = data.scorers;
         scorerSelect.replaceChildren(el("option", { value: "" }, "any scorer"),
