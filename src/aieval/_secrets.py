@@ -10,6 +10,7 @@ leaves the first characters of a key behind.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -85,10 +86,13 @@ def without_secrets(data: Any) -> Any:
 
 
 def url_credentials(url: str) -> list[str]:
-    """The secrets a URL carries in its ``user:password@`` part (raw and percent-decoded).
+    """The secrets a URL carries in its ``user:password@`` part.
+
+    Raw and percent-decoded, and as the base64 token of the Basic ``Authorization`` header the
+    HTTP client makes of them.
 
     >>> url_credentials("https://bob:s3cret-pw@gw.example/v1")
-    ['bob:s3cret-pw', 's3cret-pw', 'bob']
+    ['bob:s3cret-pw', 's3cret-pw', 'bob', 'Ym9iOnMzY3JldC1wdw==']
     """
     try:
         parts = urlsplit(url)
@@ -100,7 +104,20 @@ def url_credentials(url: str) -> list[str]:
     user, _, password = userinfo.partition(":")
     found = [userinfo, password, user]
     found += [unquote(v) for v in found]
+    # the HTTP client sends them as "Authorization: Basic base64(user:password)", which an
+    # error body or a model answer can echo back
+    found += _basic_auth_tokens(unquote(userinfo)) + _basic_auth_tokens(userinfo)
     return [v for v in dict.fromkeys(found) if v]
+
+
+def _basic_auth_tokens(userinfo: str) -> list[str]:
+    tokens = []
+    for encoding in ("utf-8", "latin-1"):
+        try:
+            tokens.append(base64.b64encode(userinfo.encode(encoding)).decode("ascii"))
+        except UnicodeEncodeError:
+            continue
+    return tokens
 
 
 def url_without_credentials(url: str) -> str:
@@ -126,7 +143,7 @@ def secret_values(data: Any) -> set[str]:
     of any URL in a string.
 
     >>> sorted(secret_values({"params": {"api_key": "sk-live-1"}, "url": "http://u:pw12345@h"}))
-    ['pw12345', 'sk-live-1', 'u:pw12345']
+    ['dTpwdzEyMzQ1', 'pw12345', 'sk-live-1', 'u:pw12345']
     """
     found: set[str] = set()
     _collect(data, found, secret=False)

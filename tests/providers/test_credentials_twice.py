@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.openai_server import OpenAIServer
+from tests.support.openai_server import OpenAIServer, Reply, Status
 
 from aieval import run
 from aieval.errors import ConfigError, ProviderError, ProviderRequestError
@@ -195,3 +195,34 @@ def test_an_eval_file_with_url_credentials_and_a_key_variable_fails_before_any_s
     assert "base_url" in message and "VLLM_API_KEY" in message
     _assert_no_secret(message)
     assert openai_server.requests == []
+
+
+def test_the_basic_auth_token_made_from_url_credentials_is_never_stored(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """The HTTP client sends ``user:password@`` as ``Basic base64(user:password)``; an error
+    body or an answer that echoes that header must not bring the base64 form into the store."""
+    import base64
+
+    token = base64.b64encode(f"gwuser:{PASSWORD}".encode()).decode()
+    openai_server.enqueue(
+        Status(400, json_body={"error": {"message": f"rejected Authorization: Basic {token}"}}),
+        Reply(f"you sent Basic {token}"),
+    )
+    db = tmp_path / "runs.db"
+    result = run(
+        name="basic-echo",
+        dataset=ROWS[:2],
+        scorers=[exact_match],
+        provider=OpenAIProvider(_with_credentials(openai_server.base_url)),
+        model="m",
+        retries=0,
+        concurrency=1,
+        store=str(db),
+        max_error_rate=1.0,
+    )
+    assert openai_server.requests[0].headers["Authorization"] == f"Basic {token}"
+    texts = [s.error or s.prediction or "" for s in result.samples]
+    assert any("[redacted]" in t for t in texts), texts
+    for path in tmp_path.iterdir():  # the database, its WAL and journal files
+        assert token.encode() not in path.read_bytes(), path.name
