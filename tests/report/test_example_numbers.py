@@ -112,6 +112,7 @@ def test_report_exports_are_sorted_and_present() -> None:
         "aieval.report",
         "aieval.report._samples",
         "aieval.report._policy",
+        "aieval.report._policy_model",
         "aieval.report._document",
         "aieval.stats._paired",
         "aieval.stats._describe",

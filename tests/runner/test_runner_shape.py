@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from tests.runner.test_never_silent import FailingStore
+from tests.support.modules import imported_modules
 
 import aieval.runner
 from aieval import Store, run
@@ -25,18 +25,6 @@ ROWS = [
     {"id": f"r{i}", "prompt": f"q{i}", "expected": "YES", "prediction": "YES" if i % 3 else "no"}
     for i in range(9)
 ]
-
-
-def imported_modules(file: Path) -> set[str]:
-    """Every module an ``import`` statement in ``file`` names, at any depth."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(file.read_text(), str(file))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
 
 
 def test_no_runner_module_imports_workflows() -> None:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["dumps", "from_db", "row_from_db", "to_db", "to_db_row"]
+__all__ = ["dumps", "from_db", "loads", "row_from_db", "to_db", "to_db_row"]
 
 
 def _encodable(text: str) -> bool:
@@ -56,3 +56,8 @@ def dumps(value: Any) -> str:
     if _encodable(text):
         return text
     return json.dumps(value, ensure_ascii=True, default=str)
+
+
+def loads(text: str | None) -> Any:
+    """The value of a JSON column; ``None`` for NULL."""
+    return None if text is None else json.loads(text)

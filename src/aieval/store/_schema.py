@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-__all__ = ["RUN_COLUMNS_ADDED", "SCHEMA", "SCHEMA_VERSION"]
+__all__ = ["CALL_COLUMNS", "RUN_COLUMNS_ADDED", "SAMPLE_COLUMNS", "SCHEMA", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 2
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"}
+
+#: The columns of ``samples`` and ``model_calls`` as the store writes and reads them.
+SAMPLE_COLUMNS = (
+    "run_id, sample_id, idx, input, expected, prediction, metadata, error, passed, latency_s, "
+    "input_tokens, output_tokens, cost, retries, cached, extra, created_at"
+)
+CALL_COLUMNS = (
+    "run_id, sample_id, purpose, provider, model, latency_s, input_tokens, output_tokens, cost, "
+    "retries, cached, error"
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (

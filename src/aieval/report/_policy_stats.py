@@ -1,0 +1,93 @@
+"""Rule 2 of the promotion policy: the paired non-inferiority test of weighted scores."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from aieval.report._evidence import RuleResult, unscored_pair
+from aieval.report._policy_model import PromotionPolicy
+from aieval.report._samples import ExampleNumbers
+from aieval.stats import NoninferiorityResult, noninferiority_test
+
+__all__ = ["score_rule", "score_test"]
+
+
+def score_rule(
+    baseline: Sequence[ExampleNumbers],
+    candidate: Sequence[ExampleNumbers],
+    policy: PromotionPolicy,
+    *,
+    baseline_only: Sequence[ExampleNumbers] = (),
+) -> RuleResult:
+    """Rule 2: the weighted score (with ``adjusted_norm`` where recorded) is non-inferior: the
+    one-sided ``1 - alpha`` lower bound of ``mean(candidate - baseline)`` is above ``-margin``.
+
+    Every example the baseline scored takes part; where the candidate is missing or did not
+    score it, the candidate counts 0 points. The rule fails when the upper bound is below
+    ``-margin`` (worse than the margin, shown) and is inconclusive in between.
+    """
+    rule = "weighted_score_noninferior"
+    pairs = [
+        (b.promotion_score, 0.0 if c is None or unscored_pair(b, c) else c.promotion_score)
+        for b, c in [*zip(baseline, candidate, strict=True), *((b, None) for b in baseline_only)]
+        if b.promotion_score is not None
+    ]
+    if not pairs:
+        return RuleResult(
+            rule, False, "no example has a weighted score in the baseline: nothing to test",
+            inconclusive=True,
+        )  # fmt: skip
+    base = np.array([p[0] for p in pairs], dtype=float)
+    cand = np.array([p[1] for p in pairs], dtype=float)
+    test = score_test(base, cand, policy)
+    verdict = (
+        "improved" if test.improved
+        else "non-inferior" if test.non_inferior
+        else "worse than the margin allows" if test.regressed
+        else "inconclusive"
+    )  # fmt: skip
+    units = "percentage points" if test.method.startswith("paired-proportion") else "points"
+    reason = (
+        f"weighted score {test.mean_delta:+.2f} {units} on average over {test.n} examples; "
+        f"one-sided {1 - policy.alpha:.0%} bounds [{test.lower_bound:+.2f}, "
+        f"{test.upper_bound:+.2f}] vs margin -{policy.noninferiority_margin:g} "
+        f"(p={test.p_value:.3g}, {test.method}): {verdict}"
+    )
+    if verdict == "inconclusive":
+        reason += _shortfall(test)
+    details = {**test.to_dict(), "verdict": verdict}
+    return RuleResult(
+        rule, test.non_inferior, reason, details,
+        inconclusive=not test.non_inferior and not test.regressed,
+    )  # fmt: skip
+
+
+def _shortfall(test: NoninferiorityResult) -> str:
+    text = f"; this data could show non-inferiority only at a margin above {test.min_margin:.2f}"
+    if test.n_needed is None:
+        return text
+    return text + (
+        f"; about {test.n_needed:,} paired examples would show it at {test.margin:g} for a "
+        "candidate as good as the baseline with this spread (80% power)"
+    )
+
+
+def score_test(
+    baseline: np.ndarray, candidate: np.ndarray, policy: PromotionPolicy, *, seed: int | None = None
+) -> NoninferiorityResult:
+    """The policy's non-inferiority test of paired 0..100 scores (method chosen by the policy:
+    ``auto`` is the paired-proportion test when every score is 0 or 100, else the studentized
+    bootstrap)."""
+    method = policy.method
+    if method == "auto":
+        binary = np.all(np.isin(baseline, (0.0, 100.0))) and np.all(
+            np.isin(candidate, (0.0, 100.0))
+        )
+        method = "proportion" if binary else "bootstrap-t"
+    return noninferiority_test(
+        candidate - baseline, margin=policy.noninferiority_margin, alpha=policy.alpha,
+        method=method, scale=100.0, n_resamples=policy.n_resamples,
+        seed=policy.seed if seed is None else seed,
+    )  # fmt: skip

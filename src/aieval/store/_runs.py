@@ -1,0 +1,269 @@
+"""Run rows: creating, owning, finishing and finding runs."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aieval.errors import RunNotFoundError, StoreError
+from aieval.store._connection import Connection
+from aieval.store._encoding import dumps, loads, to_db, to_db_row
+from aieval.store._owner import owner, owner_gone, still_running
+
+__all__ = ["RunRow", "RunTable", "new_run_id"]
+
+
+@dataclass(slots=True, frozen=True)
+class RunRow:
+    """A stored run's header.
+
+    ``status`` is ``running``, ``completed``, ``failed`` or ``interrupted``; a run stored as
+    running whose process is gone (see ``pid``, ``host``, ``heartbeat_at``) reads as
+    ``interrupted``, so ``--resume`` picks it.
+    """
+
+    id: str
+    name: str
+    status: str
+    model: str | None
+    provider: str | None
+    dataset: str | None
+    dataset_hash: str | None
+    n_examples: int | None
+    git_sha: str | None
+    config: dict[str, Any]
+    metrics: dict[str, Any] | None
+    error: str | None
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    pid: int | None = None
+    host: str | None = None
+    heartbeat_at: float | None = None
+
+
+class RunTable(Connection):
+    """The ``runs`` table of a :class:`~aieval.store.Store`."""
+
+    def create_run(
+        self,
+        *,
+        name: str,
+        model: str | None = None,
+        provider: str | None = None,
+        dataset: str | None = None,
+        dataset_hash: str | None = None,
+        n_examples: int | None = None,
+        git_sha: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        run_id: str | None = None,
+    ) -> str:
+        """Insert a new run in status ``running`` and return its id (``run_id`` if given).
+
+        The run is owned by this process (its pid, host and a heartbeat are recorded).
+        """
+        run_id = run_id or new_run_id()
+        now = time.time()
+        pid, host = owner()
+        self._write(
+            "INSERT INTO runs (id, name, status, model, provider, dataset, dataset_hash,"
+            " n_examples, git_sha, config, created_at, started_at, pid, host, heartbeat_at)"
+            " VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                name,
+                model,
+                provider,
+                dataset,
+                dataset_hash,
+                n_examples,
+                git_sha,
+                dumps(dict(config or {})),
+                now,
+                now,
+                pid,
+                host,
+                now,
+            ),
+        )
+        self._beat_at = now
+        return run_id
+
+    def mark_running(self, run_id: str) -> None:
+        """Set a resumed run back to ``running``, owned by this process.
+
+        Checking and taking over happen in one write transaction, so of two processes resuming
+        one run, only the first takes it.
+
+        Raises:
+            RunInProgressError: a live process still runs it (its pid is alive on this host,
+                or its heartbeat is fresh): resuming would run its samples twice at once.
+        """
+        pid, host = owner()
+        now = time.time()
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                row = self._db.execute(
+                    "SELECT * FROM runs WHERE id = ?", (to_db(run_id),)
+                ).fetchone()
+                held = _run_row(row) if row is not None else None
+                if held is not None and held.status == "running":  # a gone owner reads interrupted
+                    raise still_running(held.id, held.pid, held.host, held.heartbeat_at,
+                                        started_at=held.started_at or held.created_at)  # fmt: skip
+                self._db.execute(
+                    "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL,"
+                    " pid = ?, host = ?, heartbeat_at = ? WHERE id = ?",
+                    to_db_row((pid, host, now, run_id)),
+                )
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"cannot write to the store at {self.path}: {exc}") from exc
+                raise
+        self._beat_at = now
+
+    def heartbeat(self, run_id: str) -> None:
+        """Record that this process is still working on ``run_id``."""
+        now = time.time()
+        self._write("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id))
+        self._beat_at = now
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: str,
+        metrics: Mapping[str, Any] | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Record how a run ended (``completed``, ``failed`` or ``interrupted``)."""
+        now = time.time()
+        self._write(
+            "UPDATE runs SET status = ?, metrics = ?, error = ?, finished_at = ?,"
+            " heartbeat_at = ? WHERE id = ?",
+            (status, dumps(dict(metrics)) if metrics else None, error, now, now, run_id),
+        )
+
+    def get_run(self, ref: str, *, exclude: str | None = None) -> RunRow:
+        """A run by id, unique id prefix, or name (the most recent run of that name).
+
+        With ``exclude`` (the run being compared), a name resolves to the most recent run of
+        that name other than ``exclude``, completed runs first: the baseline of a comparison.
+        """
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\'"
+                " ORDER BY created_at DESC LIMIT 2",
+                (to_db(ref), to_db(_like_prefix(ref))),
+            ).fetchall()
+            exact = [row for row in rows if row[0] == ref]
+            if exact:
+                return _run_row(exact[0])
+            if len(rows) == 1:
+                return _run_row(rows[0])
+            if len(rows) > 1:
+                raise RunNotFoundError(f"run id prefix {ref!r} is ambiguous; give more characters")
+        if exclude is not None:
+            return self._latest_other(ref, exclude)
+        with self._lock:
+            by_name = self._db.execute(
+                "SELECT * FROM runs WHERE name = ? ORDER BY created_at DESC LIMIT 1",
+                (to_db(ref),),
+            ).fetchone()
+        if by_name is None:
+            raise RunNotFoundError(f"no run with id or name {ref!r} in {self.path}")
+        return _run_row(by_name)
+
+    def _latest_other(self, name: str, exclude: str) -> RunRow:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT * FROM runs WHERE name = ? AND id != ?"
+                " ORDER BY status = 'completed' DESC, created_at DESC, rowid DESC LIMIT 1",
+                (to_db(name), to_db(exclude)),
+            ).fetchone()
+        if row is None:
+            raise RunNotFoundError(
+                f"no earlier run named {name!r} other than {exclude} in {self.path}; give a run"
+                " id, or run the baseline first"
+            )
+        return _run_row(row)
+
+    def list_runs(
+        self, *, name: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[RunRow]:
+        """Runs, most recent first, optionally only those named ``name``."""
+        where, args = ("WHERE name = ?", [to_db(name)]) if name else ("", [])
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT * FROM runs {where} ORDER BY created_at DESC LIMIT ? OFFSET ?",
+                (*args, limit, offset),
+            ).fetchall()
+        return [_run_row(row) for row in rows]
+
+    def count_runs(self, *, name: str | None = None) -> int:
+        """How many runs are stored (named ``name``, if given)."""
+        where, args = ("WHERE name = ?", [to_db(name)]) if name else ("", [])
+        with self._lock:
+            row = self._db.execute(f"SELECT COUNT(*) FROM runs {where}", args).fetchone()
+        return int(row[0])
+
+    def latest_unfinished(self, name: str, *, model: str | None = None) -> RunRow | None:
+        """The most recent run of ``name`` (and ``model``, if given) that did not complete.
+
+        It may still be running in a live process (``status == "running"``);
+        :meth:`mark_running` refuses to take such a run over.
+        """
+        with self._lock:
+            row = self._db.execute(
+                "SELECT * FROM runs WHERE name = ? AND status != 'completed'"
+                " AND (? IS NULL OR model = ?) ORDER BY created_at DESC LIMIT 1",
+                to_db_row((name, model, model)),
+            ).fetchone()
+        return _run_row(row) if row else None
+
+
+def new_run_id() -> str:
+    """A fresh run id: UTC time stamp plus a random suffix (sorts by creation time)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return f"{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+def _like_prefix(ref: str) -> str:
+    escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%" if len(ref) >= 4 else "\x00"
+
+
+def _run_row(row: tuple[Any, ...]) -> RunRow:
+    pid, host, heartbeat_at = row[15:18]
+    status = row[2]
+    started = row[13] if row[13] is not None else row[12]  # started_at, else created_at
+    if status == "running" and owner_gone(pid, host, heartbeat_at, started_at=started):
+        status = "interrupted"
+    return RunRow(
+        id=row[0],
+        name=row[1],
+        status=status,
+        model=row[3],
+        provider=row[4],
+        dataset=row[5],
+        dataset_hash=row[6],
+        n_examples=row[7],
+        git_sha=row[8],
+        config=loads(row[9]) or {},
+        metrics=loads(row[10]),
+        error=row[11],
+        created_at=row[12],
+        started_at=row[13],
+        finished_at=row[14],
+        pid=pid,
+        host=host,
+        heartbeat_at=heartbeat_at,
+    )

@@ -1,0 +1,212 @@
+"""Reading stored samples: in dataset or finishing order, one by one, or as score columns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from aieval._records import CallRecord, SampleRecord, ScoreRecord
+from aieval.errors import RunNotFoundError
+from aieval.store._connection import Connection, placeholders
+from aieval.store._encoding import loads, to_db, to_db_row
+from aieval.store._schema import SAMPLE_COLUMNS
+
+__all__ = ["SampleReader"]
+
+# Samples read per page by iter_samples (well under SQLite's limit of bound parameters).
+_PAGE = 500
+
+
+class SampleReader(Connection):
+    """Queries over the ``samples``, ``scores`` and ``model_calls`` tables."""
+
+    def sample_times(self, run_id: str) -> dict[str, float]:
+        """``{sample id: when it was stored}`` (seconds since the epoch), i.e. when it finished."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT sample_id, created_at FROM samples WHERE run_id = ?", (to_db(run_id),)
+            ).fetchall()
+        return {sample_id: float(created) for sample_id, created in rows}
+
+    def iter_samples(
+        self, run_id: str, *, limit: int | None = None, offset: int = 0
+    ) -> Iterator[SampleRecord]:
+        """Stored samples of a run in dataset order, with their scores and calls.
+
+        Samples are read in pages of a few hundred (three queries per page), so a large run
+        streams in bounded memory.
+        """
+        with self._lock:
+            order = [
+                row[0]
+                for row in self._db.execute(
+                    "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY idx LIMIT ? OFFSET ?",
+                    (to_db(run_id), -1 if limit is None else limit, offset),
+                )
+            ]
+        for start in range(0, len(order), _PAGE):
+            yield from self._page(run_id, order[start : start + _PAGE])
+
+    def _page(self, run_id: str, ids: list[str]) -> list[SampleRecord]:
+        marks = placeholders(len(ids))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id IN ({marks})",
+                to_db_row((run_id, *ids)),
+            ).fetchall()
+            score_rows = self._db.execute(
+                "SELECT sample_id, scorer, value, raw, reason, error, metadata FROM scores"
+                f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
+                to_db_row((run_id, *ids)),
+            ).fetchall()
+            call_rows = self._db.execute(
+                "SELECT sample_id, purpose, provider, model, latency_s, input_tokens,"
+                " output_tokens, cost, retries, cached, error FROM model_calls"
+                f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY id",
+                to_db_row((run_id, *ids)),
+            ).fetchall()
+        scores: dict[str, list[tuple[Any, ...]]] = {}
+        for score in score_rows:
+            scores.setdefault(score[0], []).append(score[1:])
+        calls: dict[str, list[tuple[Any, ...]]] = {}
+        for call in call_rows:
+            calls.setdefault(call[0], []).append(call[1:])
+        by_id = {row[1]: row for row in rows}
+        return [
+            _sample_record(by_id[i], scores.get(i, []), calls.get(i, [])) for i in ids if i in by_id
+        ]
+
+    def samples_since(
+        self, run_id: str, position: int = 0, *, limit: int | None = None
+    ) -> list[SampleRecord]:
+        """Stored samples in insertion (finishing) order, skipping the first ``position``.
+
+        Samples are only ever appended, so position ``k`` names the same sample on every call:
+        a follower that has seen ``k`` samples asks for the ones after it.
+        """
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY rowid"
+                " LIMIT ? OFFSET ?",
+                (to_db(run_id), -1 if limit is None else limit, max(position, 0)),
+            ).fetchall()
+        return [self._sample(run_id, row) for row in rows]
+
+    def pass_counts(self, run_id: str, first: int | None = None) -> tuple[int, int]:
+        """``(samples, passed)`` over the first ``first`` stored samples (all when ``None``)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(passed = 1), 0) FROM (SELECT passed FROM samples"
+                " WHERE run_id = ? ORDER BY rowid LIMIT ?)",
+                (to_db(run_id), -1 if first is None else first),
+            ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def get_sample(self, run_id: str, sample_id: str) -> SampleRecord:
+        """One stored sample; :class:`RunNotFoundError` when absent."""
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id = ?",
+                to_db_row((run_id, sample_id)),
+            ).fetchone()
+        if row is None:
+            raise RunNotFoundError(f"run {run_id} has no sample {sample_id!r}")
+        return self._sample(run_id, row)
+
+    def score_values(self, run_id: str) -> dict[str, list[float | None]]:
+        """``{scorer: [value per sample in dataset order]}`` for aggregation."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT sc.scorer, sc.value FROM scores sc JOIN samples sa"
+                " ON sa.run_id = sc.run_id AND sa.sample_id = sc.sample_id"
+                " WHERE sc.run_id = ? ORDER BY sa.idx",
+                (to_db(run_id),),
+            ).fetchall()
+        out: dict[str, list[float | None]] = {}
+        for scorer_name, value in rows:
+            out.setdefault(scorer_name, []).append(value)
+        return out
+
+    def _sample(self, run_id: str, row: tuple[Any, ...]) -> SampleRecord:
+        sample_id = row[1]
+        with self._lock:
+            score_rows = self._db.execute(
+                "SELECT scorer, value, raw, reason, error, metadata FROM scores"
+                " WHERE run_id = ? AND sample_id = ? ORDER BY rowid",
+                to_db_row((run_id, sample_id)),
+            ).fetchall()
+            call_rows = self._db.execute(
+                "SELECT purpose, provider, model, latency_s, input_tokens, output_tokens, cost,"
+                " retries, cached, error FROM model_calls WHERE run_id = ? AND sample_id = ?"
+                " ORDER BY id",
+                to_db_row((run_id, sample_id)),
+            ).fetchall()
+        return _sample_record(row, score_rows, call_rows)
+
+
+def _sample_record(
+    row: tuple[Any, ...], score_rows: list[tuple[Any, ...]], call_rows: list[tuple[Any, ...]]
+) -> SampleRecord:
+    (
+        _,
+        sample_id,
+        idx,
+        input_json,
+        expected_json,
+        prediction,
+        metadata_json,
+        error,
+        passed,
+        latency_s,
+        input_tokens,
+        output_tokens,
+        cost,
+        retries,
+        cached,
+        extra_json,
+        _created,
+    ) = row
+    scores = {
+        name: ScoreRecord(
+            value=value,
+            raw=loads(raw),
+            reason=reason,
+            error=score_error,
+            metadata=loads(meta) or {},
+        )
+        for name, value, raw, reason, score_error, meta in score_rows
+    }
+    calls = [
+        CallRecord(
+            purpose=c[0],
+            provider=c[1],
+            model=c[2],
+            latency_s=c[3],
+            input_tokens=c[4],
+            output_tokens=c[5],
+            cost=c[6],
+            retries=c[7],
+            cached=bool(c[8]),
+            error=c[9],
+        )
+        for c in call_rows
+    ]
+    return SampleRecord(
+        id=sample_id,
+        index=idx,
+        input=loads(input_json),
+        expected=loads(expected_json),
+        prediction=prediction,
+        metadata=loads(metadata_json) or {},
+        scores=scores,
+        error=error,
+        passed=None if passed is None else bool(passed),
+        latency_s=latency_s,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost=cost,
+        retries=retries,
+        cached=bool(cached),
+        calls=calls,
+        extra=loads(extra_json) or {},
+    )
