@@ -10,11 +10,9 @@ from typing import Any
 import pytest
 from tests.support.openai_server import OpenAIServer, Reply, Status
 
-from aieval import run
 from aieval.errors import ConfigError, ProviderError, ProviderRequestError
 from aieval.providers import AnthropicProvider, ChatRequest, OpenAIProvider, build_provider
 from aieval.runner import parse_eval, run_eval
-from aieval.scorers import exact_match
 
 KEY = "sk-live-twice-5e6f7a8b9c0d1e2f"
 PASSWORD = "pw-twice-0f1e2d3c4b5a"
@@ -144,11 +142,11 @@ def test_an_eval_file_with_both_records_an_error_on_each_sample(
     assert openai_server.requests == []
 
 
-def test_a_request_the_http_client_refuses_is_a_provider_error(
+def test_a_request_header_the_http_client_would_refuse_is_a_provider_error(
     openai_server: OpenAIServer,
 ) -> None:
-    """aiohttp raises ValueError/TypeError for a header it will not send: that is a
-    ProviderRequestError for the sample, never an exception that escapes the run."""
+    """A request's own header that aiohttp would refuse (or send wrongly) is a
+    ProviderRequestError naming it, never an exception that escapes the run, never sent."""
     import asyncio
 
     async def call(headers: dict[str, Any]) -> ProviderError:
@@ -162,24 +160,19 @@ def test_a_request_the_http_client_refuses_is_a_provider_error(
 
     injected = asyncio.run(call({"X-Note": f"a\r\nX-Key: {KEY}"}))
     assert isinstance(injected, ProviderRequestError) and not injected.retryable
-    assert "cannot send the request" in str(injected)
+    assert "the request's headers.X-Note" in str(injected) and "line break" in str(injected)
     assert KEY not in str(injected)
     not_text = asyncio.run(call({"X-Count": 5}))
     assert isinstance(not_text, ProviderRequestError)
+    assert "headers.X-Count: a header value must be a string" in str(not_text)
     assert openai_server.requests == []
 
 
-def test_a_run_records_the_http_clients_refusal_on_each_sample(
-    openai_server: OpenAIServer, tmp_path: Path
+def test_a_provider_header_with_a_line_break_is_refused_before_a_run(
+    openai_server: OpenAIServer,
 ) -> None:
-    provider = OpenAIProvider(openai_server.base_url, headers={"X-Note": "line\nbreak"})
-    result = run(name="broken", dataset=ROWS, scorers=[exact_match], provider=provider,
-                 model="m", store=tmp_path / "runs.db", retries=2)  # fmt: skip
-    assert result.status == "completed" and len(result.samples) == 3
-    errors = {sample.error for sample in result.samples}
-    assert len(errors) == 1
-    (error,) = errors
-    assert error is not None and error.startswith("ProviderRequestError: ")
+    with pytest.raises(ConfigError, match=r"headers\.X-Note: .*line break"):
+        OpenAIProvider(openai_server.base_url, headers={"X-Note": "line\nbreak"})
     assert openai_server.requests == []
 
 

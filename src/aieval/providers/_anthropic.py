@@ -25,10 +25,13 @@ from aieval.errors import (
 from aieval.providers._base import ChatRequest, ChatResponse
 from aieval.providers._cache import headers_digest
 from aieval.providers._credentials import (
+    check_key_and_headers,
     check_one_credential,
+    credential_header,
     has_authorization,
     second_credential_message,
 )
+from aieval.providers._headers import check_headers
 from aieval.providers._http import error_for_status, error_message, redact
 from aieval.providers._params import check_request
 
@@ -36,6 +39,9 @@ __all__ = ["AnthropicProvider"]
 
 _DEFAULT_MAX_TOKENS = 1024
 _INSTALL_HINT = "the anthropic provider needs the SDK: pip install 'aieval[anthropic]'"
+# headers that carry the credential: the SDK sends the key as one of them (Authorization in newer
+# versions, X-Api-Key in older ones)
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key")
 _FINISH_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -81,10 +87,34 @@ class AnthropicProvider:
         headers: Mapping[str, str] | None = None,
     ) -> None:
         self._sdk = _import_sdk()
+        # the SDK's HTTP client sends header values as ASCII and passes control characters on
+        headers = check_headers(headers or {}, "headers", ascii_only=True)
+        header = credential_header(headers, _CREDENTIAL_HEADERS)
         self._api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-        if not self._api_key:
+        key_source = "api_key=" if api_key else "ANTHROPIC_API_KEY"
+        if not self._api_key and header is None:
             raise ProviderAuthError(
-                f"provider {name!r} needs an API key: set ANTHROPIC_API_KEY or pass api_key="
+                f"provider {name!r} needs an API key: set ANTHROPIC_API_KEY or pass api_key= "
+                "(or give the credential as an Authorization or x-api-key header)"
+            )
+        in_authorization = _key_in_authorization(self._sdk)
+        # the SDK puts the key in its credential header and lets a header of ours replace it
+        # (or sends both): a key and a credential header are refused together
+        check_key_and_headers(
+            name,
+            self._api_key,
+            headers,
+            key_source=key_source,
+            key_sent_as="'Authorization: Bearer ...'" if in_authorization else "'X-Api-Key'",
+            names=_CREDENTIAL_HEADERS,
+        )
+        if header is not None and os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+            # without a key the SDK reads this variable and sends it as Authorization
+            raise ConfigError(
+                f"provider {name!r}: ANTHROPIC_AUTH_TOKEN (sent by the SDK as 'Authorization: "
+                f"Bearer ...') and the credential header headers.{header} are both given; one "
+                "would silently replace the other (or both would be sent). Give the credential "
+                f"once: drop headers.{header}, or unset ANTHROPIC_AUTH_TOKEN"
             )
         self.name = name
         url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or "").rstrip("/") or None
@@ -93,8 +123,8 @@ class AnthropicProvider:
         check_one_credential(
             name,
             url,
-            key=self._api_key if _key_in_authorization(self._sdk) else None,
-            key_source="api_key=" if api_key else "ANTHROPIC_API_KEY",
+            key=self._api_key if in_authorization else None,
+            key_source=key_source,
             headers=headers,
             url_source="base_url" if base_url else "ANTHROPIC_BASE_URL",
         )
@@ -107,7 +137,7 @@ class AnthropicProvider:
         """A digest of ``headers`` (never their values) for the response-cache key."""
         self.secrets: frozenset[str] = frozenset(
             secret_values({"url": url or "", "headers": self._headers})
-        ) | {self._api_key}
+        ) | ({self._api_key} if self._api_key else set())
         """Every configured secret value (key, header values, URL credentials): never shown."""
         self.timeout = timeout
         self.default_max_tokens = default_max_tokens
@@ -123,7 +153,8 @@ class AnthropicProvider:
         return {"default_max_tokens": self.default_max_tokens}
 
     def __repr__(self) -> str:
-        return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r}, api_key='***')"
+        key = "'***'" if self._api_key else "None"
+        return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r}, api_key={key})"
 
     def _get_client(self) -> Any:
         loop = asyncio.get_running_loop()
@@ -146,8 +177,14 @@ class AnthropicProvider:
         sdk = self._sdk
         secrets = self.secrets
         if request.headers:
-            kwargs["extra_headers"] = dict(request.headers)
             secrets = secrets | secret_values({"headers": request.headers})
+            try:  # a header the SDK cannot send is refused here, never sent nor retried
+                check_headers(request.headers, "headers", ascii_only=True)
+            except ConfigError as exc:
+                raise ProviderRequestError(
+                    redact(f"{self.name}: the request's {exc}", secrets)
+                ) from None
+            kwargs["extra_headers"] = dict(request.headers)
         if self._url_credentials and has_authorization(request.headers):
             reason = second_credential_message(
                 self.name, self.base_url or "", "base_url", "the request's Authorization header"

@@ -2,17 +2,61 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from aieval._secrets import url_credentials, url_without_credentials
 from aieval.errors import ConfigError
 
-__all__ = ["check_one_credential", "has_authorization", "second_credential_message"]
+__all__ = [
+    "check_key_and_headers",
+    "check_one_credential",
+    "credential_header",
+    "has_authorization",
+    "second_credential_message",
+]
 
 
 def has_authorization(headers: Mapping[str, str] | None) -> bool:
     """Whether ``headers`` set ``Authorization`` (in any case)."""
     return any(isinstance(name, str) and name.lower() == "authorization" for name in headers or {})
+
+
+def credential_header(
+    headers: Mapping[str, str] | None, names: Iterable[str] = ("authorization",)
+) -> str | None:
+    """The first header of ``headers`` (as given) whose name is one of ``names`` (lower case),
+    or ``None``."""
+    wanted = set(names)
+    for name in headers or {}:
+        if isinstance(name, str) and name.lower() in wanted:
+            return name
+    return None
+
+
+def check_key_and_headers(
+    provider: str,
+    key: str | None,
+    headers: Mapping[str, str] | None,
+    *,
+    key_source: str = "api_key=",
+    key_sent_as: str = "'Authorization: Bearer ...'",
+    names: Iterable[str] = ("authorization",),
+) -> None:
+    """Refuse an API key together with a credential header (``Authorization``, or each of
+    ``names``) of ``headers``, with a :class:`ConfigError` naming both sources and showing no
+    secret: one would replace the other, or both would be sent and the server would pick.
+
+    >>> check_key_and_headers("p", "sk-1", {"X-Team": "evals"})  # no credential header: fine
+    """
+    header = credential_header(headers, names) if key else None
+    if header is None:
+        return
+    raise ConfigError(
+        f"provider {provider!r}: an API key ({key_source}, sent as {key_sent_as}) and the "
+        f"credential header headers.{header} are both given; one would silently replace the "
+        "other (or both would be sent and the server would pick one). Give the credential "
+        f"once: drop headers.{header}, or drop {key_source}"
+    )
 
 
 def second_credential_message(provider: str, url: str, url_source: str, other: str) -> str:

@@ -21,10 +21,12 @@ from aieval.errors import (
 from aieval.providers._base import ChatRequest, ChatResponse
 from aieval.providers._cache import headers_digest
 from aieval.providers._credentials import (
+    check_key_and_headers,
     check_one_credential,
     has_authorization,
     second_credential_message,
 )
+from aieval.providers._headers import check_headers
 from aieval.providers._http import error_for_status, error_message, redact
 from aieval.providers._params import check_request
 
@@ -77,9 +79,12 @@ class OpenAIProvider:
             )
         if timeout <= 0:
             raise ConfigError(f"provider {name!r}: timeout must be > 0 seconds, got {timeout!r}")
+        headers = check_headers(headers or {}, "headers")
         # aiohttp sends URL credentials as the Authorization header: a second credential for
         # it would make every call fail, so it is refused here, before the first sample
         check_one_credential(name, base_url, key=api_key, headers=headers)
+        # the key is sent as the Authorization header: a header of that name would replace it
+        check_key_and_headers(name, api_key, headers)
         self.name = name
         # shown, logged and cached without a "user:password@"; requests use the real URL
         self.base_url = url_without_credentials(base_url.rstrip("/"))
@@ -118,8 +123,8 @@ class OpenAIProvider:
         """Send one request; raise a :class:`~aieval.errors.ProviderError` subclass on failure."""
         import aiohttp  # imported on first use: ``import aieval`` stays light
 
-        body = self._body(request)
         secrets = self._secrets_for(request)
+        body = self._checked_body(request, secrets)
         if self._url_credentials and has_authorization(request.headers):
             reason = second_credential_message(
                 self.name, self.base_url, "base_url", "the request's Authorization header"
@@ -174,6 +179,18 @@ class OpenAIProvider:
         if not request.headers:
             return self.secrets
         return self.secrets | secret_values({"headers": request.headers})
+
+    def _checked_body(self, request: ChatRequest, secrets: frozenset[str]) -> dict[str, Any]:
+        """The request body, after checking the request's own headers: one the HTTP client
+        would refuse, strip or send beside the configured ones is never sent."""
+        if request.headers:
+            try:
+                check_headers(request.headers, "headers")
+            except ConfigError as exc:
+                raise ProviderRequestError(
+                    redact(f"{self.name}: the request's {exc}", secrets)
+                ) from None
+        return self._body(request)
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         check_request(request)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from aieval.errors import ConfigError, ProviderAuthError
 from aieval.providers._anthropic import AnthropicProvider
 from aieval.providers._base import Provider
-from aieval.providers._credentials import check_one_credential
+from aieval.providers._credentials import check_key_and_headers, check_one_credential
 from aieval.providers._openai import OpenAIProvider
 
 __all__ = ["PRESETS"]
@@ -30,14 +30,16 @@ def _check_sources(
     key_env: str | None,
 ) -> None:
     """Refuse a credential given twice, naming where each came from (argument or variable)."""
+    key_source = "api_key=" if api_key or key_env is None else key_env
     check_one_credential(
         provider,
         url,
         key=key,
-        key_source="api_key=" if api_key or key_env is None else key_env,
+        key_source=key_source,
         headers=headers,
         url_source="base_url" if base_url else url_env,
     )
+    check_key_and_headers(provider, key, headers, key_source=key_source)
 
 
 def _require_key(provider: str, api_key: str | None, env: str) -> str:
