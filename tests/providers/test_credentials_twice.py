@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from tests.support.openai_server import OpenAIServer, Reply, Status
 
+from aieval import run
 from aieval.errors import ConfigError, ProviderError, ProviderRequestError
 from aieval.providers import AnthropicProvider, ChatRequest, OpenAIProvider, build_provider
 from aieval.runner import parse_eval, run_eval
@@ -206,7 +207,7 @@ def test_the_basic_auth_token_made_from_url_credentials_is_never_stored(
     result = run(
         name="basic-echo",
         dataset=ROWS[:2],
-        scorers=[exact_match],
+        scorers=["exact_match"],
         provider=OpenAIProvider(_with_credentials(openai_server.base_url)),
         model="m",
         retries=0,
