@@ -11,7 +11,7 @@ import pytest
 from tests.support.openai_server import OpenAIServer, Reply, Status
 
 from aieval import run
-from aieval.errors import ConfigError, ProviderHTTPError
+from aieval.errors import ConfigError, ProviderHTTPError, ProviderRequestError
 from aieval.providers import (
     AnthropicProvider,
     ChatRequest,
@@ -205,3 +205,67 @@ async def test_anthropic_sends_configured_and_request_headers(
     assert seen.path == "/v1/messages"
     assert seen.headers["X-Team"] == "evals" and seen.headers["X-Gateway-Token"] == TOKEN
     assert TOKEN not in json.dumps(seen.body) and TOKEN not in str(caught.value)
+
+
+KEY = "sk-live-reqhdr-0a1b2c3d4e5f"
+
+
+@pytest.mark.parametrize(
+    ("provider", "header"),
+    [
+        pytest.param("openai", "Authorization", id="openai-authorization"),
+        pytest.param("anthropic", "x-api-key", id="anthropic-x-api-key"),
+        pytest.param("anthropic", "authorization", id="anthropic-authorization"),
+    ],
+)
+def test_a_request_credential_header_beside_the_providers_key_is_refused_before_any_call(
+    openai_server: OpenAIServer, tmp_path: Path, provider: str, header: str
+) -> None:
+    if provider == "anthropic":
+        pytest.importorskip("anthropic")
+        instance: Any = AnthropicProvider(KEY, base_url=openai_server.root_url)
+    else:
+        instance = OpenAIProvider(openai_server.base_url, api_key=KEY)
+    with pytest.raises(ConfigError) as caught:
+        _go(
+            openai_server,
+            tmp_path,
+            provider=instance,
+            base_url=None,
+            params={"headers": {header: f"Bearer {TOKEN}"}},
+        )
+    message = str(caught.value)
+    assert message.startswith(f"params.headers.{header}: ") and "api_key=" in message
+    assert TOKEN not in message and KEY not in message
+    assert openai_server.requests == []
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_a_request_credential_header_sent_straight_to_a_keyed_provider_is_not_sent(
+    openai_server: OpenAIServer, provider: str
+) -> None:
+    if provider == "anthropic":
+        pytest.importorskip("anthropic")
+        instance: Any = AnthropicProvider(KEY, base_url=openai_server.root_url)
+    else:
+        instance = OpenAIProvider(openai_server.base_url, api_key=KEY)
+    request = ChatRequest(
+        model="m",
+        messages=[{"role": "user", "content": "q"}],
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
+    try:
+        with pytest.raises(ProviderRequestError, match=r"not sent") as caught:
+            await instance.generate(request)
+    finally:
+        await instance.aclose()
+    assert TOKEN not in str(caught.value) and KEY not in str(caught.value)
+    assert openai_server.requests == []
+
+
+def test_a_request_authorization_header_alone_is_the_credential(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    result = _go(openai_server, tmp_path, params={"headers": {"Authorization": f"Bearer {TOKEN}"}})
+    assert result.metrics["exact_match"] == 1.0
+    assert all(r.headers["Authorization"] == f"Bearer {TOKEN}" for r in openai_server.requests)

@@ -27,9 +27,9 @@ from aieval.providers._cache import headers_digest
 from aieval.providers._credentials import (
     check_key_and_headers,
     check_one_credential,
+    check_request_credentials,
     credential_header,
     has_authorization,
-    second_credential_message,
 )
 from aieval.providers._headers import check_headers
 from aieval.providers._http import error_for_status, error_message, redact
@@ -152,6 +152,24 @@ class AnthropicProvider:
             return {}
         return {"default_max_tokens": self.default_max_tokens}
 
+    def check_request_headers(self, headers: Mapping[str, str], field: str = "headers") -> None:
+        """Refuse a request's own credential header (``Authorization``, ``x-api-key``) when
+        this provider sends one (its key, its URL credentials or its own header): the SDK would
+        let it replace that one, or send both."""
+        own = credential_header(self._headers, _CREDENTIAL_HEADERS)
+        configured = [
+            source
+            for source, given in (
+                ("api_key=/ANTHROPIC_API_KEY", self._api_key),
+                ("base_url's user:password@", self._url_credentials),
+                (f"its headers.{own}", own),
+            )
+            if given
+        ]
+        check_request_credentials(
+            self.name, headers, configured, names=_CREDENTIAL_HEADERS, field=field
+        )
+
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
         return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r}, api_key={key})"
@@ -185,11 +203,10 @@ class AnthropicProvider:
                     redact(f"{self.name}: the request's {exc}", secrets)
                 ) from None
             kwargs["extra_headers"] = dict(request.headers)
-        if self._url_credentials and has_authorization(request.headers):
-            reason = second_credential_message(
-                self.name, self.base_url or "", "base_url", "the request's Authorization header"
-            )
-            raise ProviderRequestError(redact(f"{reason} (not sent)", secrets))
+            try:
+                self.check_request_headers(request.headers)
+            except ConfigError as exc:
+                raise ProviderRequestError(redact(f"{exc} (not sent)", secrets)) from None
         unencodable = _unencodable_field(request)
         started = time.perf_counter()
         try:

@@ -10,6 +10,7 @@ from aieval.errors import ConfigError
 __all__ = [
     "check_key_and_headers",
     "check_one_credential",
+    "check_request_credentials",
     "credential_header",
     "has_authorization",
     "second_credential_message",
@@ -94,3 +95,31 @@ def check_one_credential(
     else:
         return
     raise ConfigError(second_credential_message(provider, url, url_source, other))
+
+
+def check_request_credentials(
+    provider: str,
+    request_headers: Mapping[str, str] | None,
+    configured: Iterable[str],
+    *,
+    names: Iterable[str] = ("authorization",),
+    field: str = "headers",
+) -> None:
+    """Refuse a request's own credential header when the provider already sends one.
+
+    ``configured`` names the provider's credentials (``"api_key="``, ``"base_url's
+    user:password@"``, ``"headers.Authorization"``): the request's header would silently
+    replace them (or both would be sent). A :class:`ConfigError` names both, never a value.
+
+    >>> check_request_credentials("p", {"X-Team": "evals"}, ["api_key="])  # fine
+    """
+    header = credential_header(request_headers, names)
+    sources = list(configured)
+    if header is None or not sources:
+        return
+    raise ConfigError(
+        f"{field}.{header}: provider {provider!r} already sends a credential "
+        f"({' and '.join(sources)}); this header would silently replace it (or both would be "
+        f"sent and the server would pick one). Give the credential once: drop {field}.{header}, "
+        "or configure the provider without its own credential"
+    )

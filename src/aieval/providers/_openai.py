@@ -23,8 +23,8 @@ from aieval.providers._cache import headers_digest
 from aieval.providers._credentials import (
     check_key_and_headers,
     check_one_credential,
+    check_request_credentials,
     has_authorization,
-    second_credential_message,
 )
 from aieval.providers._headers import check_headers
 from aieval.providers._http import error_for_status, error_message, redact
@@ -102,6 +102,7 @@ class OpenAIProvider:
         """A digest of ``headers`` (never their values) for the response-cache key."""
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         self._headers.update(headers or {})
+        self._configured_headers = dict(headers or {})
         if self._api_key:
             self._headers["Authorization"] = f"Bearer {self._api_key}"
         self._session: aiohttp.ClientSession | None = None
@@ -112,6 +113,20 @@ class OpenAIProvider:
         """Settings that change the request body, where not on their default: part of the
         response-cache key (``{}`` on defaults, so those keys stay as they were)."""
         return {} if self.supports_json_schema else {"supports_json_schema": False}
+
+    def check_request_headers(self, headers: Mapping[str, str], field: str = "headers") -> None:
+        """Refuse a request's own ``Authorization`` header when this provider sends one (its
+        key, its URL credentials or its own header): it would silently replace it."""
+        configured = [
+            source
+            for source, given in (
+                ("api_key=", self._api_key),
+                ("base_url's user:password@", self._url_credentials),
+                ("its headers.Authorization", has_authorization(self._configured_headers)),
+            )
+            if given
+        ]
+        check_request_credentials(self.name, headers, configured, field=field)
 
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
@@ -125,11 +140,11 @@ class OpenAIProvider:
 
         secrets = self._secrets_for(request)
         body = self._checked_body(request, secrets)
-        if self._url_credentials and has_authorization(request.headers):
-            reason = second_credential_message(
-                self.name, self.base_url, "base_url", "the request's Authorization header"
-            )
-            raise ProviderRequestError(redact(f"{reason} (not sent)", secrets))
+        if request.headers:
+            try:
+                self.check_request_headers(request.headers)
+            except ConfigError as exc:
+                raise ProviderRequestError(redact(f"{exc} (not sent)", secrets)) from None
         try:
             payload = _encode(body)
         except (TypeError, ValueError) as exc:  # a value JSON cannot carry: nothing is sent

@@ -114,6 +114,7 @@ class ProviderTarget(Target):
                     "does not declare sends_headers = True); configure them on the provider "
                     "itself, or drop them"
                 )
+            _check_request_credentials(provider, self.headers)
         self._body_params = {k: v for k, v in self.params.items() if k != "headers"}
         if template is not None:
             _check_template(template)
@@ -293,3 +294,16 @@ def _render(template: str, example: Example) -> str:
         raise DatasetError(
             f"prompt template needs field {exc.args[0]!r}, which example {example.id!r} lacks"
         ) from None
+
+
+def _check_request_credentials(provider: Any, headers: Mapping[str, str]) -> None:
+    """A credential header in ``params.headers`` that the provider (or the one a wrapper holds
+    in ``inner``) would let replace its own credential is refused before the first sample."""
+    seen = 0
+    while provider is not None and seen < 16:
+        check = getattr(provider, "check_request_headers", None)
+        if callable(check):
+            check(headers, "params.headers")
+            return
+        provider = getattr(provider, "inner", None)
+        seen += 1
