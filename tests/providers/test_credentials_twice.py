@@ -120,11 +120,11 @@ def _eval(server: OpenAIServer, target: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_an_eval_file_with_both_records_an_error_on_each_sample(
+def test_an_eval_file_with_both_is_refused_before_any_sample(
     openai_server: OpenAIServer, tmp_path: Path
 ) -> None:
-    """The request's own Authorization header meets the URL's credentials only at call time:
-    every sample records the refusal (nothing is sent, nothing retried); the run completes."""
+    """The target's Authorization header and the URL's credentials meet when the run builds
+    its target: refused before the first sample, naming both, showing neither."""
     config = parse_eval(
         _eval(
             openai_server,
@@ -134,12 +134,11 @@ def test_an_eval_file_with_both_records_an_error_on_each_sample(
             },
         )
     )
-    (result,) = run_eval(config, store=tmp_path / "runs.db")
-    assert result.status == "completed" and len(result.samples) == 3
-    for sample in result.samples:
-        assert sample.error is not None and sample.error.startswith("ProviderRequestError: ")
-        assert "the request's Authorization header" in sample.error
-        _assert_no_secret(sample.error)
+    with pytest.raises(ConfigError) as caught:
+        run_eval(config, store=tmp_path / "runs.db")
+    message = str(caught.value)
+    assert "headers.Authorization" in message and "user:password@" in message
+    _assert_no_secret(message)
     assert openai_server.requests == []
 
 
