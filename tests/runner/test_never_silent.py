@@ -101,6 +101,83 @@ def test_exit_in_a_callable_target_is_that_samples_error(tmp_path: Path, is_asyn
     assert {s.id: s.error for s in result.samples if s.error} == {"s1": "target called exit(2)"}
 
 
+class _Boom(BaseException):
+    """A user's own BaseException subclass: not an Exception, not an exit."""
+
+
+def _finishes(call: Any, seconds: float = 60.0) -> Any:
+    """``call()`` in a thread; fail (rather than hang the suite) when it does not return."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def go() -> None:
+        try:
+            box["result"] = call()
+        except BaseException as exc:  # reported below
+            box["error"] = exc
+
+    thread = threading.Thread(target=go, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the run hung"
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+@pytest.mark.parametrize("kind", [_Boom, GeneratorExit])
+def test_a_base_exception_in_a_scorer_is_that_samples_error(tmp_path: Path, kind: type) -> None:
+    @scorer
+    def blows(prediction: str, expected: str, *, example: Any = None) -> float:
+        if example.id == "s2":
+            raise kind("base")
+        return 1.0
+
+    @scorer
+    async def blows_async(prediction: str, expected: str, *, example: Any = None) -> float:
+        if example.id == "s4":
+            raise kind("async base")
+        return 1.0
+
+    result = _finishes(
+        lambda: run(
+            name="base", dataset=rows(6), scorers=[blows, blows_async], store=tmp_path / "r.db"
+        )
+    )
+    assert result.status == "completed" and len(result.samples) == 6
+    name = kind.__name__
+    assert {s.id: s.errors for s in result.samples if s.errors} == {
+        "s2": {"blows": f"scorer 'blows' raised {name}: base"},
+        "s4": {"blows_async": f"scorer 'blows_async' raised {name}: async base"},
+    }
+    assert result.error_count == 2 and not result.ok
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_base_exception_in_a_callable_target_is_that_samples_error(
+    tmp_path: Path, is_async: bool
+) -> None:
+    def sync_target(example: Any) -> str:
+        if example.id == "s1":
+            raise _Boom("gone")
+        return "x"
+
+    async def async_target(example: Any) -> str:
+        return sync_target(example)
+
+    target = async_target if is_async else sync_target
+    result = _finishes(
+        lambda: run(
+            name="t", dataset=rows(4), scorers=[exact_match], target=target, store=tmp_path / "r.db"
+        )
+    )
+    assert len(result.samples) == 4
+    assert {s.id: s.error for s in result.samples if s.error} == {
+        "s1": "target raised _Boom: gone"
+    }
+
+
 @pytest.mark.parametrize("is_async", [False, True])
 def test_a_targets_own_timeout_is_not_the_runners_deadline(tmp_path: Path, is_async: bool) -> None:
     def sync_target(example: Any) -> str:

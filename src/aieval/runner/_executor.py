@@ -191,6 +191,11 @@ class LocalExecutor:
                     raise
                 # the function cancelled something of its own: that item's error, not ours
                 finished = Finished(index, item, error="CancelledError: cancelled")
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # GeneratorExit, a user's own BaseException: still
+                # that item's error; a worker that died of it would leave the stream waiting
+                finished = Finished(index, item, error=describe_error(exc))
             finally:
                 self._running -= 1
             channel.put(finished)

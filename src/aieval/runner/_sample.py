@@ -49,7 +49,9 @@ class SampleProcessor:
         calls = collect_calls()
         try:
             output = await self.target.produce(example)
-        except Exception as exc:
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException as exc:
             output = Output(None, error=f"{type(exc).__name__}: {exc}")
         calls[:0] = output.calls
         record = SampleRecord(
@@ -142,6 +144,10 @@ async def _score_one(
         return ScoreRecord(None, error=str(exc))
     except SystemExit as exc:  # exit() in user code ends this score, not the run
         return ScoreRecord(None, error=f"scorer {item.name!r} called exit({exc.code!r})")
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise
+    except BaseException as exc:  # a user's own BaseException subclass, GeneratorExit
+        return ScoreRecord(None, error=f"scorer {item.name!r} raised {type(exc).__name__}: {exc}")
     return ScoreRecord(score.value, score.raw, score.reason, metadata=score.metadata)
 
 

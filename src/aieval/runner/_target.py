@@ -203,7 +203,9 @@ class CallableTarget(Target):
             return Output(None, error=f"target called exit({code!r})")
         except _OwnTimeout as exc:
             return Output(None, error=f"target raised {_described(exc.original)}")
-        except Exception as exc:
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except BaseException as exc:  # Exception, and a user's own BaseException subclass
             return Output(None, error=f"target raised {_described(exc)}")
         latency = time.perf_counter() - started
         return Output(_as_text(result), result, latency_s=latency)
