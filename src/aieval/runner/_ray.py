@@ -15,7 +15,9 @@ How work flows:
   ``max_attempts`` runs while the others complete;
 - a batch running longer than ``batch_timeout`` is cancelled (its worker is killed) and its items
   run again one per task; an item that alone outlives ``batch_timeout`` is recorded as timed
-  out: no run hangs on a stuck worker.
+  out: no run hangs on a stuck worker. The time counts from the moment the batch starts on its
+  worker (the task first yields a start signal, then its results), so a batch that waited for a
+  free worker, or for a worker process to start, loses none of its time to the wait.
 """
 
 from __future__ import annotations
@@ -110,6 +112,18 @@ def run_batch(
     return [(done.index, done.value, done.error) for done in finished]
 
 
+def _batch_task(
+    fn: Callable[[Any], Any], batch: list[tuple[int, Any]]
+) -> Iterator[list[tuple[int, Any, str | None]] | None]:
+    """The Ray task of one batch: ``None`` as soon as it runs (its start signal), then results.
+
+    Ray has loaded the function and the items before the body starts, so the driver's
+    ``batch_timeout`` counts neither a wait for a free worker nor a worker's start-up.
+    """
+    yield None
+    yield run_batch(fn, batch)
+
+
 _loop: asyncio.AbstractEventLoop | None = None
 
 
@@ -124,12 +138,13 @@ def _worker_loop() -> asyncio.AbstractEventLoop:
 class _Batch:
     items: list[tuple[int, Any]]
     attempts: int = 1
-    deadline: float | None = None
+    #: When the batch started on its worker (``time.monotonic()``), once its signal came.
+    started: float | None = None
     timed_out: bool = False
 
 
-#: Batches in flight: the awaitable of each Ray task -> (its ObjectRef, the batch).
-_Running = dict[asyncio.Future[Any], tuple[Any, _Batch]]
+#: Batches in flight: the driver's task awaiting each -> (its Ray ObjectRefGenerator, the batch).
+_Running = dict[asyncio.Task[list[tuple[int, Any, str | None]]], tuple[Any, _Batch]]
 
 
 class RayExecutor:
@@ -146,9 +161,9 @@ class RayExecutor:
         max_in_flight: batches submitted at once (default: twice the cluster's CPUs).
         num_cpus: CPUs of a local Ray started for the run (default: all of this machine's).
         max_attempts: runs of an item whose worker died before it is recorded as an error.
-        batch_timeout: seconds a batch may run before it is cancelled; its items then run one
-            per task, and one that alone takes longer is recorded as timed out (``None``: no
-            limit).
+        batch_timeout: seconds a batch may run on its worker before it is cancelled, counted
+            from when it starts there (not from submission); its items then run one per task,
+            and one that alone takes longer is recorded as timed out (``None``: no limit).
         init_options: extra keyword arguments for ``ray.init`` (``runtime_env``, ...).
 
     The function and the items are shipped with Ray's serialiser (cloudpickle): a function
@@ -227,7 +242,7 @@ class RayExecutor:
     async def _stream(
         self, ray: Any, fn: Callable[[T], Any], source: Iterator[tuple[int, T]]
     ) -> AsyncIterator[Finished[T, R]]:
-        remote = ray.remote(run_batch).options(max_retries=0)
+        remote = ray.remote(_batch_task).options(max_retries=0)
         bound = self.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
         share = getattr(fn, "for_batches", None)
         if callable(share):  # a function that divides a budget (the run's concurrency)
@@ -239,25 +254,44 @@ class RayExecutor:
         try:
             while True:
                 while len(running) < bound and (batch := self._next_batch(retry, source)):
-                    ref = remote.remote(fn_ref, batch.items)
-                    if self.batch_timeout is not None:
-                        batch.deadline = time.monotonic() + self.batch_timeout
-                    running[asyncio.wrap_future(ref.future())] = (ref, batch)
+                    gen = remote.remote(fn_ref, batch.items)
+                    running[asyncio.ensure_future(self._await_batch(ray, gen, batch))] = (
+                        gen,
+                        batch,
+                    )
                 if not running:
                     return
                 in_flight = sum(len(b.items) for _, b in running.values())
                 self.peak_in_flight = max(self.peak_in_flight, in_flight)
-                done, _ = await asyncio.wait(
-                    running, timeout=self._wait_time(running), return_when=asyncio.FIRST_COMPLETED
-                )
-                self._cancel_overdue(ray, running)
-                for future in done:
-                    _, batch = running.pop(future)
-                    for finished in self._outcomes(ray, future, batch, retry):
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    _, batch = running.pop(task)
+                    for finished in self._outcomes(ray, task, batch, retry):
                         yield finished
         finally:
-            for ref, _ in running.values():
-                ray.cancel(ref, force=True)
+            for task, (gen, _) in running.items():
+                task.cancel()
+                ray.cancel(gen, force=True)
+
+    async def _await_batch(
+        self, ray: Any, gen: Any, batch: _Batch
+    ) -> list[tuple[int, Any, str | None]]:
+        """A batch's results; its ``batch_timeout`` counts from its start signal.
+
+        Raises:
+            TimeoutError: the batch ran longer than ``batch_timeout`` (it was cancelled).
+        """
+        await (await gen.__anext__())  # the start signal: the batch runs on a worker now
+        batch.started = time.monotonic()
+        results: Awaitable[list[tuple[int, Any, str | None]]] = _next_value(gen)
+        if self.batch_timeout is None:
+            return await results
+        try:
+            return await asyncio.wait_for(results, self.batch_timeout)
+        except TimeoutError:
+            batch.timed_out = True
+            ray.cancel(gen, force=True)
+            raise
 
     def _next_batch(self, retry: deque[_Batch], source: Iterator[tuple[int, Any]]) -> _Batch | None:
         if retry:
@@ -265,29 +299,21 @@ class RayExecutor:
         items = [item for _, item in zip(range(self.batch_size), source, strict=False)]
         return _Batch(items) if items else None
 
-    def _wait_time(self, running: _Running) -> float | None:
-        deadlines = [b.deadline for _, b in running.values() if b.deadline and not b.timed_out]
-        return max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-
-    def _cancel_overdue(self, ray: Any, running: _Running) -> None:
-        now = time.monotonic()
-        for future, (ref, batch) in running.items():
-            overdue = batch.deadline is not None and now >= batch.deadline
-            if overdue and not batch.timed_out and not future.done():
-                batch.timed_out = True
-                ray.cancel(ref, force=True)
-
     def _outcomes(
-        self, ray: Any, future: asyncio.Future[Any], batch: _Batch, retry: deque[_Batch]
+        self, ray: Any, task: asyncio.Future[Any], batch: _Batch, retry: deque[_Batch]
     ) -> list[Finished[Any, Any]]:
         """The batch's results, or its items' errors, or nothing when they were re-queued."""
         items = dict(batch.items)
         try:
-            results = future.result()
+            results = task.result()
         except ray.exceptions.RayTaskError as exc:
             # The batch runner itself failed (e.g. the function could not be unpickled there).
             return _fail(batch, describe_error(exc.cause if exc.cause is not None else exc))
         except ray.exceptions.RayError as exc:
+            return self._crashed(batch, exc, retry)
+        except TimeoutError as exc:
+            if not batch.timed_out:
+                raise
             return self._crashed(batch, exc, retry)
         return [
             Finished(index, items[index], value, error, batch.attempts)
@@ -320,6 +346,11 @@ class RayExecutor:
             + (f": {summary}" if summary else "")
         )
         return _fail(batch, error)
+
+
+async def _next_value(gen: Any) -> Any:
+    """The next value a Ray generator task yields (its error, raised, if it failed)."""
+    return await (await gen.__anext__())
 
 
 def _fail(batch: _Batch, error: str) -> list[Finished[Any, Any]]:
