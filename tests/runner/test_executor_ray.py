@@ -101,6 +101,23 @@ async def test_the_timeout_counts_from_the_start_on_a_worker_not_from_submission
     assert spans[-1][1] - submitted > timeout, "it ended later than the limit after submission"
 
 
+async def test_unset_batch_size_grows_only_batches_of_quick_small_items(
+    ray_cluster: Any,
+) -> None:
+    quick = RayExecutor()
+    results = await by_index(quick, double, range(30_000))
+    assert {i: r.value for i, r in results.items()} == {i: i * 2 for i in range(30_000)}
+    assert 64 < quick.largest_batch <= 4096, "quick items: bigger batches"
+    # 64 items of 10 ms take longer than the quarter second a batch aims at: no growth.
+    slow = RayExecutor()
+    timed = await by_index(slow, sleep_for, [0.01] * 400)
+    assert all(r.ok for r in timed.values()) and slow.largest_batch == 64
+    # Quick but 200 kB each: 64 of them are already more than the 8 MiB a batch may hold.
+    large = RayExecutor()
+    sizes = await by_index(large, len, (b"x" * 200_000 for _ in range(600)))
+    assert {r.value for r in sizes.values()} == {200_000} and large.largest_batch == 64
+
+
 async def test_a_large_generator_never_has_more_than_the_bound_in_flight(
     ray_cluster: Any,
 ) -> None:

@@ -4,7 +4,10 @@ Needs the ``ray`` extra (``pip install 'aieval[ray]'``); Ray is imported only wh
 
 How work flows:
 
-- items are cut into batches of ``batch_size`` (one Ray task each, so scheduling is amortised);
+- items are cut into batches (one Ray task each, so scheduling is amortised): of ``batch_size``
+  items if it is set, else sized by the work: the first of 64 items, later ones grown until a
+  batch takes about a quarter of a second on its worker, at most 4,096 items or about 8 MiB of
+  pickled items (estimated from one item a batch), never fewer than 64;
 - at most ``max_in_flight`` batches are submitted at once; the next batch is read from the
   iterable only when one finishes, so a million-row generator never sits in the object store;
 - each batch's results come back to the driver as soon as that batch finishes (completion
@@ -25,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import pickle
 import socket
 import tempfile
 import time
@@ -48,6 +52,12 @@ INSTALL_HINT = "the Ray executor needs the ray extra: pip install 'aieval[ray]'"
 
 #: Object store for a local Ray started for a run: in-flight work is bounded, so it stays small.
 _LOCAL_OBJECT_STORE_BYTES = 512 * 1024 * 1024
+
+#: Sized batches: the first (and smallest) size, the work one aims at, and the caps.
+_FIRST_BATCH = 64
+_BATCH_SECONDS = 0.25
+_MAX_BATCH = 4096
+_MAX_BATCH_BYTES = 8 * 1024 * 1024
 
 
 def _started_cluster_file() -> Path | None:
@@ -114,14 +124,17 @@ def run_batch(
 
 def _batch_task(
     fn: Callable[[Any], Any], batch: list[tuple[int, Any]]
-) -> Iterator[list[tuple[int, Any, str | None]] | None]:
-    """The Ray task of one batch: ``None`` as soon as it runs (its start signal), then results.
+) -> Iterator[tuple[float, list[tuple[int, Any, str | None]]] | None]:
+    """The Ray task of one batch: ``None`` as soon as it runs (its start signal), then the
+    seconds the batch took and its results.
 
     Ray has loaded the function and the items before the body starts, so the driver's
     ``batch_timeout`` counts neither a wait for a free worker nor a worker's start-up.
     """
     yield None
-    yield run_batch(fn, batch)
+    started = time.perf_counter()
+    results = run_batch(fn, batch)
+    yield time.perf_counter() - started, results
 
 
 _loop: asyncio.AbstractEventLoop | None = None
@@ -147,6 +160,43 @@ class _Batch:
 _Running = dict[asyncio.Task[list[tuple[int, Any, str | None]]], tuple[Any, _Batch]]
 
 
+class _Sizer:
+    """Items per batch: fixed, or grown from the measured seconds and bytes of past batches."""
+
+    def __init__(self, fixed: int | None) -> None:
+        self.fixed = fixed
+        self.size = fixed or _FIRST_BATCH
+        self.largest = 0
+        self._item_seconds: float | None = None
+        self._item_bytes: float | None = None
+
+    def take(self, source: Iterator[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        """The next batch's items from ``source``."""
+        items = [item for _, item in zip(range(self.size), source, strict=False)]
+        self.largest = max(self.largest, len(items))
+        if items and self.fixed is None:
+            try:  # one item a batch: the bytes estimate costs a fraction of shipping them
+                size = float(len(pickle.dumps(items[0], protocol=pickle.HIGHEST_PROTOCOL)))
+            except Exception:  # Ray's serialiser may still ship what plain pickle cannot
+                size = None
+            if size is not None:
+                known = self._item_bytes
+                self._item_bytes = size if known is None else (known + size) / 2
+        return items
+
+    def learn(self, items: int, seconds: float) -> None:
+        """A batch of ``items`` took ``seconds`` on its worker: size the next ones by it."""
+        if self.fixed is not None or items < 1:
+            return
+        per_item = max(seconds / items, 1e-9)
+        known = self._item_seconds
+        self._item_seconds = per_item if known is None else (known + per_item) / 2
+        want = _BATCH_SECONDS / self._item_seconds
+        if self._item_bytes:
+            want = min(want, _MAX_BATCH_BYTES / self._item_bytes)
+        self.size = int(max(_FIRST_BATCH, min(want, 4 * self.size, _MAX_BATCH)))
+
+
 class RayExecutor:
     """Runs the function on Ray workers, in batches, with bounded work in flight.
 
@@ -157,7 +207,8 @@ class RayExecutor:
             runs on this machine if there is one, else a local Ray started for this run and
             shut down after it. An already initialised Ray in this process is used as it is
             and left running.
-        batch_size: items per Ray task.
+        batch_size: items per Ray task (unset: sized by the work, from 64 items up to about a
+            quarter of a second of work, 4,096 items or about 8 MiB a batch).
         max_in_flight: batches submitted at once (default: twice the cluster's CPUs).
         num_cpus: CPUs of a local Ray started for the run (default: all of this machine's).
         max_attempts: runs of an item whose worker died before it is recorded as an error.
@@ -176,7 +227,7 @@ class RayExecutor:
         self,
         *,
         address: str | None = None,
-        batch_size: int = 64,
+        batch_size: int | None = None,
         max_in_flight: int | None = None,
         num_cpus: int | None = None,
         max_attempts: int = 2,
@@ -184,7 +235,7 @@ class RayExecutor:
         init_options: dict[str, Any] | None = None,
     ) -> None:
         self.address = address
-        self.batch_size = positive(batch_size, "batch_size")
+        self.batch_size = None if batch_size is None else positive(batch_size, "batch_size")
         self.max_in_flight = (
             None if max_in_flight is None else positive(max_in_flight, "max_in_flight")
         )
@@ -198,6 +249,8 @@ class RayExecutor:
         self.peak_in_flight = 0
         #: Batches whose worker died during the last :meth:`map` (each was retried per item).
         self.crashed_batches = 0
+        #: The most items one batch held during the last :meth:`map`.
+        self.largest_batch = 0
 
     async def map(
         self, fn: Callable[[T], R | Awaitable[R]], items: Iterable[T]
@@ -250,15 +303,15 @@ class RayExecutor:
         fn_ref = ray.put(fn)
         retry: deque[_Batch] = deque()
         running: _Running = {}
-        self.peak_in_flight = self.crashed_batches = 0
+        sizer = _Sizer(self.batch_size)
+        self.peak_in_flight = self.crashed_batches = self.largest_batch = 0
         try:
             while True:
-                while len(running) < bound and (batch := self._next_batch(retry, source)):
+                while len(running) < bound and (batch := _next_batch(retry, source, sizer)):
                     gen = remote.remote(fn_ref, batch.items)
-                    running[asyncio.ensure_future(self._await_batch(ray, gen, batch))] = (
-                        gen,
-                        batch,
-                    )
+                    waiting = self._await_batch(ray, gen, batch, sizer)
+                    running[asyncio.ensure_future(waiting)] = (gen, batch)
+                self.largest_batch = sizer.largest
                 if not running:
                     return
                 in_flight = sum(len(b.items) for _, b in running.values())
@@ -274,7 +327,7 @@ class RayExecutor:
                 ray.cancel(gen, force=True)
 
     async def _await_batch(
-        self, ray: Any, gen: Any, batch: _Batch
+        self, ray: Any, gen: Any, batch: _Batch, sizer: _Sizer
     ) -> list[tuple[int, Any, str | None]]:
         """A batch's results; its ``batch_timeout`` counts from its start signal.
 
@@ -283,21 +336,15 @@ class RayExecutor:
         """
         await (await gen.__anext__())  # the start signal: the batch runs on a worker now
         batch.started = time.monotonic()
-        results: Awaitable[list[tuple[int, Any, str | None]]] = _next_value(gen)
-        if self.batch_timeout is None:
-            return await results
+        timed: Awaitable[tuple[float, list[tuple[int, Any, str | None]]]] = _next_value(gen)
         try:
-            return await asyncio.wait_for(results, self.batch_timeout)
+            seconds, results = await asyncio.wait_for(timed, self.batch_timeout)
         except TimeoutError:
             batch.timed_out = True
             ray.cancel(gen, force=True)
             raise
-
-    def _next_batch(self, retry: deque[_Batch], source: Iterator[tuple[int, Any]]) -> _Batch | None:
-        if retry:
-            return retry.popleft()
-        items = [item for _, item in zip(range(self.batch_size), source, strict=False)]
-        return _Batch(items) if items else None
+        sizer.learn(len(batch.items), seconds)
+        return results
 
     def _outcomes(
         self, ray: Any, task: asyncio.Future[Any], batch: _Batch, retry: deque[_Batch]
@@ -346,6 +393,15 @@ class RayExecutor:
             + (f": {summary}" if summary else "")
         )
         return _fail(batch, error)
+
+
+def _next_batch(
+    retry: deque[_Batch], source: Iterator[tuple[int, Any]], sizer: _Sizer
+) -> _Batch | None:
+    if retry:
+        return retry.popleft()
+    items = sizer.take(source)
+    return _Batch(items) if items else None
 
 
 async def _next_value(gen: Any) -> Any:
