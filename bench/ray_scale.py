@@ -1,11 +1,15 @@
 """Local executor vs RayExecutor: speed-up on a CPU-bound scorer, overhead on a cheap one.
 
-Usage: ``python bench/ray_scale.py [--samples 20000] [--tokens 2000] [--cpus 2] [--batch 64]``
+Usage: ``python bench/ray_scale.py [--samples 20000] [--tokens 2000] [--cpus 2] [--batch auto]``
 
 1. CPU-bound: ROUGE-L on long texts (``--tokens`` whitespace tokens per side, about 0.7 ms a
    pair here) over ``--samples`` rows, streamed from a generator: the local executor in this one
    process, then ``RayExecutor`` on a local Ray with ``--cpus`` workers. Prints both times, the
    speed-up (target: at least 1.7x on 2 cores) and checks both gave the same score per row.
+   ``--batch auto`` (the default) leaves ``batch_size`` unset, so the executor sizes batches by
+   the work; a number fixes it. Also prints the driver's CPU time per sample (what this process
+   spent making, shipping and collecting samples: a figure other jobs on the machine move less
+   than wall time).
 2. Cheap: exact_match on short rows, same count: what Ray adds per sample at a few batch sizes.
 3. Whole runs: ``run(..., scorers=[rouge_l])`` on the same long rows, stored in SQLite, with
    the local executor and with ``executor="ray"`` (the driver reads, ships and stores every
@@ -80,6 +84,11 @@ def timed(
     return time.perf_counter() - started, scores
 
 
+def batch_size(text: str) -> int | None:
+    """``auto`` (sized by the work) or a fixed number of items per batch."""
+    return None if text == "auto" else int(text)
+
+
 def whole_runs(n: int, tokens: int, cpus: int) -> None:
     """run() with the local executor, then with executor="ray" (the Ray started by main)."""
     import tempfile
@@ -125,7 +134,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--tokens", type=int, default=2000)
     parser.add_argument("--cpus", type=int, default=2)
-    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--batch", type=batch_size, default=None, help="'auto' or a number")
     parser.add_argument("--part", choices=["executors", "run", "all"], default="all")
     args = parser.parse_args()
 
@@ -161,18 +170,24 @@ def main() -> None:
     startup_s = time.perf_counter() - started
     try:
         ray_exec = RayExecutor(batch_size=args.batch)
+        cpu = time.process_time()
         ray_s, ray_scores = timed(ray_exec, score_rouge, long_rows(n, args.tokens))
+        driver_us = (time.process_time() - cpu) / n * 1e6
+        batch = "auto" if args.batch is None else args.batch
         if ray_scores != local_scores:
             raise SystemExit("Ray and local scores differ")
         print(f"\nROUGE-L, {n} samples of ~{args.tokens} tokens a side (same scores: yes)")
         print(f"  local executor, 1 process   {local_s:7.2f} s  {n / local_s:8.0f} samples/s")
         print(
-            f"  Ray, {args.cpus} workers, batch {args.batch:<4} {ray_s:7.2f} s  {n / ray_s:8.0f} "
+            f"  Ray, {args.cpus} workers, batch {batch:<4} {ray_s:7.2f} s  {n / ray_s:8.0f} "
             f"samples/s  speed-up {local_s / ray_s:.2f}x (target >= 1.7x)"
         )
         print(
             f"  Ray start-up (once per run)  {startup_s:6.2f} s; with it: "
             f"{local_s / (ray_s + startup_s):.2f}x; peak in flight {ray_exec.peak_in_flight}"
+        )
+        print(
+            f"  driver CPU {driver_us:.0f} us/sample; largest batch {ray_exec.largest_batch} items"
         )
 
         cheap_local, cheap_scores = timed(LocalExecutor(16), score_exact, short_rows(n))
@@ -180,12 +195,14 @@ def main() -> None:
             f"\nexact_match, {n} short samples: local {cheap_local:.2f} s "
             f"({cheap_local / n * 1e6:.1f} us/sample)"
         )
-        for batch in (16, 64, 256, 1024):
-            cheap_ray, scores = timed(RayExecutor(batch_size=batch), score_exact, short_rows(n))
+        for size in (16, 64, 256, 1024, None):
+            cheap_exec = RayExecutor(batch_size=size)
+            cheap_ray, scores = timed(cheap_exec, score_exact, short_rows(n))
             if scores != cheap_scores:
                 raise SystemExit("Ray and local scores differ")
+            label = size or f"auto (largest {cheap_exec.largest_batch})"
             print(
-                f"  Ray batch {batch:<5} {cheap_ray:6.2f} s  "
+                f"  Ray batch {label:<5} {cheap_ray:6.2f} s  "
                 f"{cheap_ray / n * 1e6:6.1f} us/sample  adds "
                 f"{(cheap_ray - cheap_local) / n * 1e6:+6.1f} us/sample"
             )

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from tests.support.executor_fns import (
     rouge,
     rouge_async,
     rows,
+    sleep_for,
 )
 
 from aieval.runner import Finished, LocalExecutor, RayExecutor
@@ -73,13 +75,47 @@ async def test_a_worker_killed_mid_batch_costs_only_its_sample(ray_cluster: Any)
 
 
 async def test_a_stuck_sample_times_out_alone(ray_cluster: Any) -> None:
-    # generous: the deadline counts from submission, and a busy machine starts workers slowly
     executor = RayExecutor(batch_size=2, batch_timeout=6.0)
     results = await by_index(executor, hang_on_zero, range(6))
     assert sorted(results) == list(range(6))
     assert results[0].error is not None and results[0].error.startswith("TimeoutError")
     assert {i: results[i].value for i in range(1, 6)} == {i: i * 2 for i in range(1, 6)}
     assert results[1].attempts == 2, "its batch mate ran again on its own"
+
+
+async def test_the_timeout_counts_from_the_start_on_a_worker_not_from_submission(
+    ray_cluster: Any,
+) -> None:
+    # Two CPUs, four batches of one item submitted at once: the second pair waits for the
+    # first. Each short item runs 3.5 s, well within the 6 s limit once it starts, but the last
+    # one ends more than 6 s after it was submitted; the 60 s one is still cancelled.
+    timeout, short = 6.0, 3.5
+    executor = RayExecutor(batch_size=1, max_in_flight=4, batch_timeout=timeout)
+    submitted = time.time()
+    results = await by_index(executor, sleep_for, [60.0, short, short, short])
+    assert results[0].error == "TimeoutError: the sample ran longer than batch_timeout=6.0s"
+    assert results[0].attempts == 1
+    assert all(results[i].ok for i in (1, 2, 3)), [results[i].error for i in (1, 2, 3)]
+    spans = sorted(results[i].value for i in (1, 2, 3))
+    assert spans[-1][0] >= spans[0][1] - 0.5, "the last short item waited for a free worker"
+    assert spans[-1][1] - submitted > timeout, "it ended later than the limit after submission"
+
+
+async def test_unset_batch_size_grows_only_batches_of_quick_small_items(
+    ray_cluster: Any,
+) -> None:
+    quick = RayExecutor()
+    results = await by_index(quick, double, range(30_000))
+    assert {i: r.value for i, r in results.items()} == {i: i * 2 for i in range(30_000)}
+    assert 64 < quick.largest_batch <= 4096, "quick items: bigger batches"
+    # 64 items of 10 ms take longer than the quarter second a batch aims at: no growth.
+    slow = RayExecutor()
+    timed = await by_index(slow, sleep_for, [0.01] * 400)
+    assert all(r.ok for r in timed.values()) and slow.largest_batch == 64
+    # Quick but 200 kB each: 64 of them are already more than the 8 MiB a batch may hold.
+    large = RayExecutor()
+    sizes = await by_index(large, len, (b"x" * 200_000 for _ in range(600)))
+    assert {r.value for r in sizes.values()} == {200_000} and large.largest_batch == 64
 
 
 async def test_a_large_generator_never_has_more_than_the_bound_in_flight(

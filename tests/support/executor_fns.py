@@ -44,6 +44,13 @@ def hang_on_zero(value: int) -> int:
     return value * 2
 
 
+def sleep_for(seconds: float) -> tuple[float, float]:
+    """Sleeps ``seconds``; the wall-clock times it started and ended."""
+    started = time.time()
+    time.sleep(seconds)
+    return started, time.time()
+
+
 def double(value: int) -> int:
     """Doubles ``value``."""
     return value * 2

@@ -4,7 +4,10 @@ Needs the ``ray`` extra (``pip install 'aieval[ray]'``); Ray is imported only wh
 
 How work flows:
 
-- items are cut into batches of ``batch_size`` (one Ray task each, so scheduling is amortised);
+- items are cut into batches (one Ray task each, so scheduling is amortised): of ``batch_size``
+  items if it is set, else sized by the work: the first of 64 items, later ones grown until a
+  batch takes about a quarter of a second on its worker, at most 4,096 items or about 8 MiB of
+  pickled items (estimated from one item a batch), never fewer than 64;
 - at most ``max_in_flight`` batches are submitted at once; the next batch is read from the
   iterable only when one finishes, so a million-row generator never sits in the object store;
 - each batch's results come back to the driver as soon as that batch finishes (completion
@@ -15,7 +18,9 @@ How work flows:
   ``max_attempts`` runs while the others complete;
 - a batch running longer than ``batch_timeout`` is cancelled (its worker is killed) and its items
   run again one per task; an item that alone outlives ``batch_timeout`` is recorded as timed
-  out: no run hangs on a stuck worker.
+  out: no run hangs on a stuck worker. The time counts from the moment the batch starts on its
+  worker (the task first yields a start signal, then its results), so a batch that waited for a
+  free worker, or for a worker process to start, loses none of its time to the wait.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import pickle
 import socket
 import tempfile
 import time
@@ -46,6 +52,12 @@ INSTALL_HINT = "the Ray executor needs the ray extra: pip install 'aieval[ray]'"
 
 #: Object store for a local Ray started for a run: in-flight work is bounded, so it stays small.
 _LOCAL_OBJECT_STORE_BYTES = 512 * 1024 * 1024
+
+#: Sized batches: the first (and smallest) size, the work one aims at, and the caps.
+_FIRST_BATCH = 64
+_BATCH_SECONDS = 0.25
+_MAX_BATCH = 4096
+_MAX_BATCH_BYTES = 8 * 1024 * 1024
 
 
 def _started_cluster_file() -> Path | None:
@@ -110,6 +122,21 @@ def run_batch(
     return [(done.index, done.value, done.error) for done in finished]
 
 
+def _batch_task(
+    fn: Callable[[Any], Any], batch: list[tuple[int, Any]]
+) -> Iterator[tuple[float, list[tuple[int, Any, str | None]]] | None]:
+    """The Ray task of one batch: ``None`` as soon as it runs (its start signal), then the
+    seconds the batch took and its results.
+
+    Ray has loaded the function and the items before the body starts, so the driver's
+    ``batch_timeout`` counts neither a wait for a free worker nor a worker's start-up.
+    """
+    yield None
+    started = time.perf_counter()
+    results = run_batch(fn, batch)
+    yield time.perf_counter() - started, results
+
+
 _loop: asyncio.AbstractEventLoop | None = None
 
 
@@ -124,12 +151,50 @@ def _worker_loop() -> asyncio.AbstractEventLoop:
 class _Batch:
     items: list[tuple[int, Any]]
     attempts: int = 1
-    deadline: float | None = None
+    #: When the batch started on its worker (``time.monotonic()``), once its signal came.
+    started: float | None = None
     timed_out: bool = False
 
 
-#: Batches in flight: the awaitable of each Ray task -> (its ObjectRef, the batch).
-_Running = dict[asyncio.Future[Any], tuple[Any, _Batch]]
+#: Batches in flight: the driver's task awaiting each -> (its Ray ObjectRefGenerator, the batch).
+_Running = dict[asyncio.Task[list[tuple[int, Any, str | None]]], tuple[Any, _Batch]]
+
+
+class _Sizer:
+    """Items per batch: fixed, or grown from the measured seconds and bytes of past batches."""
+
+    def __init__(self, fixed: int | None) -> None:
+        self.fixed = fixed
+        self.size = fixed or _FIRST_BATCH
+        self.largest = 0
+        self._item_seconds: float | None = None
+        self._item_bytes: float | None = None
+
+    def take(self, source: Iterator[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        """The next batch's items from ``source``."""
+        items = [item for _, item in zip(range(self.size), source, strict=False)]
+        self.largest = max(self.largest, len(items))
+        if items and self.fixed is None:
+            try:  # one item a batch: the bytes estimate costs a fraction of shipping them
+                size = float(len(pickle.dumps(items[0], protocol=pickle.HIGHEST_PROTOCOL)))
+            except Exception:  # Ray's serialiser may still ship what plain pickle cannot
+                size = None
+            if size is not None:
+                known = self._item_bytes
+                self._item_bytes = size if known is None else (known + size) / 2
+        return items
+
+    def learn(self, items: int, seconds: float) -> None:
+        """A batch of ``items`` took ``seconds`` on its worker: size the next ones by it."""
+        if self.fixed is not None or items < 1:
+            return
+        per_item = max(seconds / items, 1e-9)
+        known = self._item_seconds
+        self._item_seconds = per_item if known is None else (known + per_item) / 2
+        want = _BATCH_SECONDS / self._item_seconds
+        if self._item_bytes:
+            want = min(want, _MAX_BATCH_BYTES / self._item_bytes)
+        self.size = int(max(_FIRST_BATCH, min(want, 4 * self.size, _MAX_BATCH)))
 
 
 class RayExecutor:
@@ -142,13 +207,14 @@ class RayExecutor:
             runs on this machine if there is one, else a local Ray started for this run and
             shut down after it. An already initialised Ray in this process is used as it is
             and left running.
-        batch_size: items per Ray task.
+        batch_size: items per Ray task (unset: sized by the work, from 64 items up to about a
+            quarter of a second of work, 4,096 items or about 8 MiB a batch).
         max_in_flight: batches submitted at once (default: twice the cluster's CPUs).
         num_cpus: CPUs of a local Ray started for the run (default: all of this machine's).
         max_attempts: runs of an item whose worker died before it is recorded as an error.
-        batch_timeout: seconds a batch may run before it is cancelled; its items then run one
-            per task, and one that alone takes longer is recorded as timed out (``None``: no
-            limit).
+        batch_timeout: seconds a batch may run on its worker before it is cancelled, counted
+            from when it starts there (not from submission); its items then run one per task,
+            and one that alone takes longer is recorded as timed out (``None``: no limit).
         init_options: extra keyword arguments for ``ray.init`` (``runtime_env``, ...).
 
     The function and the items are shipped with Ray's serialiser (cloudpickle): a function
@@ -161,7 +227,7 @@ class RayExecutor:
         self,
         *,
         address: str | None = None,
-        batch_size: int = 64,
+        batch_size: int | None = None,
         max_in_flight: int | None = None,
         num_cpus: int | None = None,
         max_attempts: int = 2,
@@ -169,7 +235,7 @@ class RayExecutor:
         init_options: dict[str, Any] | None = None,
     ) -> None:
         self.address = address
-        self.batch_size = positive(batch_size, "batch_size")
+        self.batch_size = None if batch_size is None else positive(batch_size, "batch_size")
         self.max_in_flight = (
             None if max_in_flight is None else positive(max_in_flight, "max_in_flight")
         )
@@ -183,6 +249,8 @@ class RayExecutor:
         self.peak_in_flight = 0
         #: Batches whose worker died during the last :meth:`map` (each was retried per item).
         self.crashed_batches = 0
+        #: The most items one batch held during the last :meth:`map`.
+        self.largest_batch = 0
 
     async def map(
         self, fn: Callable[[T], R | Awaitable[R]], items: Iterable[T]
@@ -227,7 +295,7 @@ class RayExecutor:
     async def _stream(
         self, ray: Any, fn: Callable[[T], Any], source: Iterator[tuple[int, T]]
     ) -> AsyncIterator[Finished[T, R]]:
-        remote = ray.remote(run_batch).options(max_retries=0)
+        remote = ray.remote(_batch_task).options(max_retries=0)
         bound = self.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
         share = getattr(fn, "for_batches", None)
         if callable(share):  # a function that divides a budget (the run's concurrency)
@@ -235,59 +303,64 @@ class RayExecutor:
         fn_ref = ray.put(fn)
         retry: deque[_Batch] = deque()
         running: _Running = {}
-        self.peak_in_flight = self.crashed_batches = 0
+        sizer = _Sizer(self.batch_size)
+        self.peak_in_flight = self.crashed_batches = self.largest_batch = 0
         try:
             while True:
-                while len(running) < bound and (batch := self._next_batch(retry, source)):
-                    ref = remote.remote(fn_ref, batch.items)
-                    if self.batch_timeout is not None:
-                        batch.deadline = time.monotonic() + self.batch_timeout
-                    running[asyncio.wrap_future(ref.future())] = (ref, batch)
+                while len(running) < bound and (batch := _next_batch(retry, source, sizer)):
+                    gen = remote.remote(fn_ref, batch.items)
+                    waiting = self._await_batch(ray, gen, batch, sizer)
+                    running[asyncio.ensure_future(waiting)] = (gen, batch)
+                self.largest_batch = sizer.largest
                 if not running:
                     return
                 in_flight = sum(len(b.items) for _, b in running.values())
                 self.peak_in_flight = max(self.peak_in_flight, in_flight)
-                done, _ = await asyncio.wait(
-                    running, timeout=self._wait_time(running), return_when=asyncio.FIRST_COMPLETED
-                )
-                self._cancel_overdue(ray, running)
-                for future in done:
-                    _, batch = running.pop(future)
-                    for finished in self._outcomes(ray, future, batch, retry):
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    _, batch = running.pop(task)
+                    for finished in self._outcomes(ray, task, batch, retry):
                         yield finished
         finally:
-            for ref, _ in running.values():
-                ray.cancel(ref, force=True)
+            for task, (gen, _) in running.items():
+                task.cancel()
+                ray.cancel(gen, force=True)
 
-    def _next_batch(self, retry: deque[_Batch], source: Iterator[tuple[int, Any]]) -> _Batch | None:
-        if retry:
-            return retry.popleft()
-        items = [item for _, item in zip(range(self.batch_size), source, strict=False)]
-        return _Batch(items) if items else None
+    async def _await_batch(
+        self, ray: Any, gen: Any, batch: _Batch, sizer: _Sizer
+    ) -> list[tuple[int, Any, str | None]]:
+        """A batch's results; its ``batch_timeout`` counts from its start signal.
 
-    def _wait_time(self, running: _Running) -> float | None:
-        deadlines = [b.deadline for _, b in running.values() if b.deadline and not b.timed_out]
-        return max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-
-    def _cancel_overdue(self, ray: Any, running: _Running) -> None:
-        now = time.monotonic()
-        for future, (ref, batch) in running.items():
-            overdue = batch.deadline is not None and now >= batch.deadline
-            if overdue and not batch.timed_out and not future.done():
-                batch.timed_out = True
-                ray.cancel(ref, force=True)
+        Raises:
+            TimeoutError: the batch ran longer than ``batch_timeout`` (it was cancelled).
+        """
+        await (await gen.__anext__())  # the start signal: the batch runs on a worker now
+        batch.started = time.monotonic()
+        timed: Awaitable[tuple[float, list[tuple[int, Any, str | None]]]] = _next_value(gen)
+        try:
+            seconds, results = await asyncio.wait_for(timed, self.batch_timeout)
+        except TimeoutError:
+            batch.timed_out = True
+            ray.cancel(gen, force=True)
+            raise
+        sizer.learn(len(batch.items), seconds)
+        return results
 
     def _outcomes(
-        self, ray: Any, future: asyncio.Future[Any], batch: _Batch, retry: deque[_Batch]
+        self, ray: Any, task: asyncio.Future[Any], batch: _Batch, retry: deque[_Batch]
     ) -> list[Finished[Any, Any]]:
         """The batch's results, or its items' errors, or nothing when they were re-queued."""
         items = dict(batch.items)
         try:
-            results = future.result()
+            results = task.result()
         except ray.exceptions.RayTaskError as exc:
             # The batch runner itself failed (e.g. the function could not be unpickled there).
             return _fail(batch, describe_error(exc.cause if exc.cause is not None else exc))
         except ray.exceptions.RayError as exc:
+            return self._crashed(batch, exc, retry)
+        except TimeoutError as exc:
+            if not batch.timed_out:
+                raise
             return self._crashed(batch, exc, retry)
         return [
             Finished(index, items[index], value, error, batch.attempts)
@@ -320,6 +393,20 @@ class RayExecutor:
             + (f": {summary}" if summary else "")
         )
         return _fail(batch, error)
+
+
+def _next_batch(
+    retry: deque[_Batch], source: Iterator[tuple[int, Any]], sizer: _Sizer
+) -> _Batch | None:
+    if retry:
+        return retry.popleft()
+    items = sizer.take(source)
+    return _Batch(items) if items else None
+
+
+async def _next_value(gen: Any) -> Any:
+    """The next value a Ray generator task yields (its error, raised, if it failed)."""
+    return await (await gen.__anext__())
 
 
 def _fail(batch: _Batch, error: str) -> list[Finished[Any, Any]]:
