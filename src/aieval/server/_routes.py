@@ -17,6 +17,7 @@ from aieval.server._diff import text_diff
 from aieval.server._events import run_events
 from aieval.server._paths import confine_config
 from aieval.server._reports import comparison, run_header
+from aieval.server._rows import sample_count
 from aieval.server._table import TableQuery
 from aieval.server._views import SampleFilter, run_item, sample_detail
 from aieval.store import RunRow, Store
@@ -98,7 +99,7 @@ def get_run_header(run_id: str, request: Request) -> JSONResponse:
     errors = summary.get("target_errors")
     body = {
         "run": run_header(run),
-        "samples": store.count_samples(run.id),
+        "samples": sample_count(store.path, run.id),
         "target_errors": errors if isinstance(errors, int) else None,
     }
     return _reply(request, body)

@@ -18,7 +18,7 @@ from typing import Any
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.store._encoding import from_db, to_db
 
-__all__ = ["metadata_keys", "scorer_names", "table_records"]
+__all__ = ["metadata_keys", "sample_count", "scorer_names", "table_records"]
 
 _COLUMNS = "sample_id, idx, input, expected, prediction, metadata, error, passed, extra"
 
@@ -58,6 +58,13 @@ def table_records(
             value=value, reason=reason, error=error, metadata=_loads(meta) or {}
         )
     return [_record(row, scores.get(row[0], {})) for row in rows]
+
+
+def sample_count(path: Path, run_id: str) -> int:
+    """How many samples of the run are stored (without waiting for the store's own lock)."""
+    with closing(_connect(path)) as db:
+        row = db.execute("SELECT COUNT(*) FROM samples WHERE run_id = ?", (to_db(run_id),))
+        return int(row.fetchone()[0])
 
 
 def scorer_names(path: Path, run_id: str) -> list[str]:

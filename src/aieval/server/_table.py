@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from aieval._records import SampleRecord
 from aieval.errors import ConfigError
-from aieval.server._rows import metadata_keys, scorer_names, table_records
+from aieval.server._rows import metadata_keys, sample_count, scorer_names, table_records
 from aieval.store import Store
 
 __all__ = ["SampleIndex", "TableQuery", "TableRow", "preview"]
@@ -150,11 +150,12 @@ class SampleIndex:
         self._lock = threading.Lock()
         self._runs: OrderedDict[str, tuple[int, list[TableRow], list[str]]] = OrderedDict()
         self._builds: dict[str, tuple[int, Future[tuple[list[TableRow], list[str]]]]] = {}
+        self._columns: dict[str, tuple[int, list[str], list[str]]] = {}
 
     def ready(self, store: Store, run_id: str) -> tuple[list[TableRow], list[str]] | None:
         """The run's rows and scorer names if indexed at its current sample count; else None,
         with the run being indexed in the background."""
-        count = store.count_samples(run_id)
+        count = sample_count(store.path, run_id)
         with self._lock:
             cached = self._runs.get(run_id)
             if cached is not None and cached[0] == count:
@@ -166,14 +167,21 @@ class SampleIndex:
     def page(self, store: Store, run_id: str, limit: int, offset: int) -> dict[str, Any]:
         """One page of the run in dataset order, read from the store without the index (the
         ``/samples`` answer while the run is being indexed, marked ``"indexed": false``)."""
-        total = store.count_samples(run_id)
+        total = sample_count(store.path, run_id)
         records = table_records(store.path, run_id, limit=limit, offset=offset)
+        with self._lock:
+            known = self._columns.get(run_id)
+        if known is None or known[0] != total:
+            # scorer names and metadata keys scan the run: once per sample count, not per page
+            known = (total, scorer_names(store.path, run_id), metadata_keys(store.path, run_id))
+            with self._lock:
+                self._columns[run_id] = known
         return {
             "samples": [self._row(record) for record in records],
             "total": total,
             "run_total": total,
-            "scorers": scorer_names(store.path, run_id),
-            "metadata_keys": metadata_keys(store.path, run_id),
+            "scorers": known[1],
+            "metadata_keys": known[2],
             "limit": limit,
             "offset": offset,
             "indexed": False,
@@ -182,7 +190,7 @@ class SampleIndex:
     def rows(self, store: Store, run_id: str) -> tuple[list[TableRow], list[str]]:
         """Every sample row of ``run_id`` in dataset order, and the run's scorer names; waits
         for the index (covering at least the samples stored when called)."""
-        count = store.count_samples(run_id)
+        count = sample_count(store.path, run_id)
         while True:
             with self._lock:
                 cached = self._runs.get(run_id)
@@ -229,6 +237,7 @@ class SampleIndex:
                 self._runs.popitem(last=False)
             if self._builds.get(run_id, (0, None))[1] is build:
                 del self._builds[run_id]
+            self._columns.pop(run_id, None)
         build.set_result((rows, names))
 
     def _index(self, record: SampleRecord) -> TableRow:

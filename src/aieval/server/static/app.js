@@ -787,7 +787,7 @@
   const FILTERS = [["all", "All"], ["failed", "Failed"], ["passed", "Passed"],
     ["gate_failed", "Gate failed"], ["error", "Errors"]];
   const SEARCH_DELAY_MS = 250;
-  const INDEX_POLL_MS = 1000;
+  const INDEX_POLL_MS = 2000;
 
   // The table holds one page of rows at a time: the server searches, filters and sorts the
   // whole run, so a run of 100,000 samples costs the page no more than a run of fifty.
