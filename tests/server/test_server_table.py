@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any
 
 import httpx
@@ -100,3 +102,39 @@ async def test_side_by_side_sample_with_a_word_diff(client: httpx.AsyncClient) -
         "/api/compare/samples/zz", params={"baseline": base, "candidate": cand}
     )
     assert missing.status_code == 404
+
+
+async def test_pages_in_dataset_order_come_from_the_store_while_indexing(
+    make_app: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Until the index is built, plain pages are read from SQLite (``indexed: false``) with
+    the same rows, counts and scorers; a search waits for the index and answers in full."""
+    from aieval.server._table import SampleIndex
+
+    gate = threading.Event()
+    build = SampleIndex._build
+
+    def held(index: SampleIndex, *args: Any) -> None:
+        gate.wait(30)
+        build(index, *args)
+
+    monkeypatch.setattr(SampleIndex, "_build", held)
+    transport = httpx.ASGITransport(app=make_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as client:
+        run_id = await finished_run(client, qa_body("t", PREDICTIONS))
+        header = (await client.get(f"/api/runs/{run_id}/header")).json()
+        assert header["run"]["id"] == run_id and header["run"]["status"] == "completed"
+        assert header["samples"] == len(PREDICTIONS) and header["target_errors"] == 0
+        cold = [await samples(client, run_id, limit=2, offset=k) for k in (0, 2)]
+        assert [page["indexed"] for page in cold] == [False, False]
+        search = asyncio.ensure_future(samples(client, run_id, q="dogs"))
+        await asyncio.sleep(0.2)
+        assert not search.done()  # waits for the index, never answers from a partial one
+        gate.set()
+        assert [s["id"] for s in (await search)["samples"]] == ["r1", "r3"]
+        warm = [await samples(client, run_id, limit=2, offset=k) for k in (0, 2)]
+    assert [page["indexed"] for page in warm] == [True, True]
+    for page in (*cold, *warm):
+        page.pop("indexed")
+    assert cold == warm
+    assert [s["id"] for s in cold[0]["samples"] + cold[1]["samples"]] == ["r0", "r1", "r2", "r3"]

@@ -16,7 +16,8 @@ from aieval.runner import EvalConfig, check_eval
 from aieval.server._diff import text_diff
 from aieval.server._events import run_events
 from aieval.server._paths import confine_config
-from aieval.server._reports import comparison
+from aieval.server._reports import comparison, run_header
+from aieval.server._rows import sample_count
 from aieval.server._table import TableQuery
 from aieval.server._views import SampleFilter, run_item, sample_detail
 from aieval.store import RunRow, Store
@@ -88,6 +89,22 @@ def get_run(run_id: str, request: Request) -> JSONResponse:
     return _reply(request, state.bundles.get(state.store, _run(request, run_id).id))
 
 
+@router.get("/runs/{run_id}/header")
+def get_run_header(run_id: str, request: Request) -> JSONResponse:
+    """The run's header alone (identity, status, model, timing), its sample count and target
+    errors: what a page shows at once while the full report (``/runs/{run_id}``) is built."""
+    store: Store = request.app.state.store
+    run = _run(request, run_id)
+    summary = run.metrics or {}
+    errors = summary.get("target_errors")
+    body = {
+        "run": run_header(run),
+        "samples": sample_count(store.path, run.id),
+        "target_errors": errors if isinstance(errors, int) else None,
+    }
+    return _reply(request, body)
+
+
 @router.get("/runs/{run_id}/samples")
 def list_samples(
     run_id: str,
@@ -109,8 +126,14 @@ def list_samples(
     a metadata key (``key``) or value (``key=value``); ``sort`` is ``index``, ``id``,
     ``weighted_score``, ``passed``, ``error``, ``input``, ``prediction`` or ``score:NAME``."""
     state = request.app.state
+    store: Store = state.store
     run = _run(request, run_id)
-    rows, names = state.sample_index.rows(state.store, run.id)
+    found = state.sample_index.ready(store, run.id)
+    plain = filter == "all" and not q.strip() and scorer is None and not meta
+    if found is None and plain and sort == "index" and order == "asc":
+        # the run is being indexed: the pages in dataset order come straight from the store
+        return _reply(request, state.sample_index.page(store, run.id, limit, offset))
+    rows, names = found or state.sample_index.rows(store, run.id)
     if scorer is not None and scorer not in names:
         raise ConfigError(f"scorer: no scorer {scorer!r} in this run; use one of {names}")
     table = TableQuery(
@@ -127,6 +150,7 @@ def list_samples(
         "metadata_keys": keys,
         "limit": limit,
         "offset": offset,
+        "indexed": True,
     }
     return _reply(request, body)
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from aieval._records import SampleRecord
 from aieval.errors import ConfigError
+from aieval.server._rows import metadata_keys, sample_count, scorer_names, table_records
 from aieval.store import Store
 
 __all__ = ["SampleIndex", "TableQuery", "TableRow", "preview"]
@@ -136,28 +138,107 @@ def _meta_matches(row: TableRow, meta: str) -> bool:
 
 
 class SampleIndex:
-    """Light rows of recently viewed runs, rebuilt when a run's sample count changes."""
+    """Light rows of recently viewed runs, rebuilt when a run's sample count changes.
+
+    Indexing a large run takes seconds, so it happens on a thread of its own: :meth:`ready`
+    answers at once (the rows, or None while they are being built) and :meth:`rows` waits for
+    them. A failed build raises in every request waiting for it, and the next request retries.
+    """
 
     def __init__(self, row: Callable[[SampleRecord], dict[str, Any]]) -> None:
         self._row = row
         self._lock = threading.Lock()
         self._runs: OrderedDict[str, tuple[int, list[TableRow], list[str]]] = OrderedDict()
+        self._builds: dict[str, tuple[int, Future[tuple[list[TableRow], list[str]]]]] = {}
+        self._columns: dict[str, tuple[int, list[str], list[str]]] = {}
 
-    def rows(self, store: Store, run_id: str) -> tuple[list[TableRow], list[str]]:
-        """Every sample row of ``run_id`` in dataset order, and the run's scorer names."""
-        count = store.count_samples(run_id)
+    def ready(self, store: Store, run_id: str) -> tuple[list[TableRow], list[str]] | None:
+        """The run's rows and scorer names if indexed at its current sample count; else None,
+        with the run being indexed in the background."""
+        count = sample_count(store.path, run_id)
         with self._lock:
             cached = self._runs.get(run_id)
             if cached is not None and cached[0] == count:
                 self._runs.move_to_end(run_id)
                 return cached[1], cached[2]
-        rows = [self._index(record) for record in store.iter_samples(run_id)]
-        names = sorted({name for r in rows for name in r.item["scores"]})
+            self._start(store, run_id, count)
+        return None
+
+    def page(self, store: Store, run_id: str, limit: int, offset: int) -> dict[str, Any]:
+        """One page of the run in dataset order, read from the store without the index (the
+        ``/samples`` answer while the run is being indexed, marked ``"indexed": false``)."""
+        total = sample_count(store.path, run_id)
+        records = table_records(store.path, run_id, limit=limit, offset=offset)
+        with self._lock:
+            known = self._columns.get(run_id)
+        if known is None or known[0] != total:
+            # scorer names and metadata keys scan the run: once per sample count, not per page
+            known = (total, scorer_names(store.path, run_id), metadata_keys(store.path, run_id))
+            with self._lock:
+                self._columns[run_id] = known
+        return {
+            "samples": [self._row(record) for record in records],
+            "total": total,
+            "run_total": total,
+            "scorers": known[1],
+            "metadata_keys": known[2],
+            "limit": limit,
+            "offset": offset,
+            "indexed": False,
+        }
+
+    def rows(self, store: Store, run_id: str) -> tuple[list[TableRow], list[str]]:
+        """Every sample row of ``run_id`` in dataset order, and the run's scorer names; waits
+        for the index (covering at least the samples stored when called)."""
+        count = sample_count(store.path, run_id)
+        while True:
+            with self._lock:
+                cached = self._runs.get(run_id)
+                if cached is not None and cached[0] >= count:
+                    self._runs.move_to_end(run_id)
+                    return cached[1], cached[2]
+                started, build = self._start(store, run_id, count)
+            rows, names = build.result()
+            if started >= count:
+                return rows, names
+            # that build began before some of this request's samples were stored: go again
+
+    def _start(
+        self, store: Store, run_id: str, count: int
+    ) -> tuple[int, Future[tuple[list[TableRow], list[str]]]]:
+        """The run's build in flight (with the sample count it began at), else a new one."""
+        current = self._builds.get(run_id)
+        if current is not None:
+            return current
+        build: Future[tuple[list[TableRow], list[str]]] = Future()
+        self._builds[run_id] = (count, build)
+        thread = threading.Thread(
+            target=self._build, args=(store, run_id, build), name="aieval-index", daemon=True
+        )
+        thread.start()
+        return count, build
+
+    def _build(
+        self, store: Store, run_id: str, build: Future[tuple[list[TableRow], list[str]]]
+    ) -> None:
+        try:
+            rows = [self._index(record) for record in table_records(store.path, run_id)]
+            names = sorted({name for r in rows for name in r.item["scores"]})
+        except BaseException as exc:  # handed to every request waiting for this build
+            with self._lock:
+                if self._builds.get(run_id, (0, None))[1] is build:
+                    del self._builds[run_id]
+            build.set_exception(exc)
+            return
         with self._lock:
             self._runs[run_id] = (len(rows), rows, names)
+            self._runs.move_to_end(run_id)
             while len(self._runs) > _CACHED_RUNS:
                 self._runs.popitem(last=False)
-        return rows, names
+            if self._builds.get(run_id, (0, None))[1] is build:
+                del self._builds[run_id]
+            self._columns.pop(run_id, None)
+        build.set_result((rows, names))
 
     def _index(self, record: SampleRecord) -> TableRow:
         item = self._row(record)

@@ -426,38 +426,41 @@
 
   async function runPage(main, runId) {
     const header = el("div", { class: "page-head" });
+    // the report lands after the table's first page: its key figures fill a strip of fixed
+    // height above the table and its sections go below it, so no row moves when it comes
     const summary = el("div", { id: "run-summary" });
     const samples = el("div", { id: "run-samples" });
-    main.append(header, summary, samples);
+    const details = el("div", { id: "run-report" });
+    main.append(header, summary, samples, details);
     const table = sampleTable(samples, runId);
-    // the first page of samples comes in while the run's report is computed
     const firstPage = table.reload().then(() => null, (error) => error);
-    let bundle;
+    const path = "/api/runs/" + encodeURIComponent(runId);
+    let head;
     let missing = null;
     try {
-      bundle = await api("/api/runs/" + encodeURIComponent(runId));
+      head = await api(path + "/header");
     } catch (error) {
       // a run just submitted may still wait in the queue: its event stream says when it starts
       if (error.status !== 404) throw error;
       missing = error;
-      bundle = { run: { id: runId, name: runId, status: "queued" } };
+      head = { run: { id: runId, name: runId, status: "queued" } };
     }
-    const run = bundle.run || {};
-    renderRunHeader(header, bundle);
+    const run = head.run || {};
+    renderRunHeader(header, head);
     if (LIVE_STATUSES.has(run.status)) {
-      const live = liveProgress(bundle);
+      const live = liveProgress(head);
       header.after(live.node);
-      summary.append(el("p", { class: "muted" }, "Charts appear as samples finish."));
+      table.quiet(true);
+      summary.append(reportState("Charts appear as samples finish."));
       let finished = false;
       let refreshedAt = 0;
       const refresh = async () => {
         // the bundle covers the samples stored so far; redraw it now and then, not per sample
         if (finished || Date.now() - refreshedAt < 2500) return;
         refreshedAt = Date.now();
-        const partial = await api("/api/runs/" + encodeURIComponent(run.id || runId));
+        const partial = await api(path);
         if (!finished && summary.isConnected) {
-          summary.replaceChildren(el("p", { class: "muted" }, "So far, over the samples finished:"),
-            ...runSummary(partial));
+          showReport(summary, details, partial, "So far, over the samples finished.");
         }
       };
       followRun(run.id || runId, live, table, {
@@ -466,7 +469,8 @@
         onComplete: (final) => {
           finished = true;
           renderRunHeader(header, final);
-          summary.replaceChildren(...runSummary(final));
+          showReport(summary, details, final);
+          table.quiet(false);
           table.reload();
         },
         onRefused: () => {
@@ -475,10 +479,49 @@
         },
       });
     } else {
-      summary.append(...runSummary(bundle));
+      summary.replaceChildren(pendingKpis(head),
+        reportState(`Building the report over ${head.samples ?? "the"} samples…`, true));
+      const report = api(path).then((bundle) => ({ bundle }), (error) => ({ error }));
       const failed = await firstPage;
       if (failed) throw failed;
+      const { bundle, error } = await report;
+      if (!summary.isConnected) return;
+      if (error) {
+        summary.replaceChildren(pendingKpis(head), reportState("The report could not be built."));
+        details.replaceChildren(errorBox(error));
+        return;
+      }
+      renderRunHeader(header, bundle);
+      showReport(summary, details, bundle);
     }
+  }
+
+  function reportState(text, busy = false) {
+    return el("p", { class: "report-state muted", id: "report-state", role: "status",
+      "aria-busy": busy ? "true" : "false" }, text);
+  }
+
+  function pendingKpis(head) {
+    // the same cards as kpis(), empty until the report is built
+    const cards = [["Samples", String(head.samples ?? "—")], ["Pass rate", "…"],
+      ["Weighted score", "…"], ["Cost", "…"], ["Latency p50", "…"]];
+    return el("div", { class: "kpis pending", id: "kpis-pending", "aria-hidden": "true" },
+      cards.map(([label, value]) => el("div", { class: "kpi" },
+        el("div", { class: "kpi-label" }, label), el("div", { class: "kpi-value" }, value),
+        el("div", { class: "kpi-sub" }, ""))));
+  }
+
+  function showReport(summary, details, bundle, note) {
+    const [figures, ...sections] = runSummary(bundle);
+    const warnings = (bundle.warnings || []).length;
+    const line = reportState(note || `Report over ${bundle.samples ?? 0} samples.`);
+    if (warnings) {
+      line.append(" ", el("button", { type: "button", class: "linkish", id: "report-warnings",
+        onclick: () => document.getElementById("s-warnings").scrollIntoView() },
+      `${warnings} warning${warnings === 1 ? "" : "s"}, below the samples ↓`));
+    }
+    summary.replaceChildren(figures, line);
+    details.replaceChildren(...sections);
   }
 
   function renderRunHeader(header, bundle) {
@@ -744,6 +787,7 @@
   const FILTERS = [["all", "All"], ["failed", "Failed"], ["passed", "Passed"],
     ["gate_failed", "Gate failed"], ["error", "Errors"]];
   const SEARCH_DELAY_MS = 250;
+  const INDEX_POLL_MS = 2000;
 
   // The table holds one page of rows at a time: the server searches, filters and sorts the
   // whole run, so a run of 100,000 samples costs the page no more than a run of fifty.
@@ -877,22 +921,79 @@
     }
 
     let loads = 0;
+    // while the server indexes a large run, the pages in dataset order come straight from
+    // the store; a search, filter or sort waits for the index, and says so
+    let indexed = true;
+    let runTotal = null;
+    let counted = "";
+    let watching = false;
+    let quiet = false; // a live run: each new sample would start another index
 
     function restart() {
       state.offset = 0;
       load();
     }
 
+    function plain() {
+      return state.filter === "all" && !state.q && !state.scorer && !state.meta &&
+        state.sort === "index" && state.order === "asc";
+    }
+
+    function showCount() {
+      status.textContent = indexed ? counted
+        : `${counted} · indexing ${runTotal} samples for search, filters and sorts`;
+    }
+
+    function watchIndex() {
+      // ask now and then whether the index is ready, to lift the notice
+      if (watching || quiet) return;
+      watching = true;
+      let timer = null;
+      onLeave(() => clearTimeout(timer));
+      const poll = async () => {
+        if (indexed || quiet || !container.isConnected) {
+          watching = false;
+          return;
+        }
+        try {
+          const data = await api(`/api/runs/${encodeURIComponent(runId)}/samples?limit=1`);
+          if (data.indexed !== false) {
+            indexed = true;
+            watching = false;
+            showCount();
+            return;
+          }
+        } catch (_) {
+          // the next search reports a failed index: it waits for it and shows its error
+        }
+        timer = setTimeout(poll, INDEX_POLL_MS);
+      };
+      timer = setTimeout(poll, INDEX_POLL_MS);
+    }
+
     async function load() {
       // filters fire one request each; only the newest may draw, or a slow earlier answer
       // would replace the rows under a count that no longer describes them
       const ticket = ++loads;
+      if (!indexed && !plain()) {
+        // never leave the unfiltered rows standing as if they answered the search
+        const text = `Indexing ${runTotal} samples: the table shows the answer when it is ready…`;
+        tbody.replaceChildren(el("tr", { class: "pending", id: "sample-indexing" },
+          el("td", { colspan: String(columns().length) }, text)));
+        tbody.setAttribute("aria-busy", "true");
+        status.textContent = `Indexing ${runTotal} samples…`;
+        prev.hidden = true;
+        next.hidden = true;
+      }
       const data = await api(`/api/runs/${encodeURIComponent(runId)}/samples` + query({
         filter: state.filter, q: state.q, scorer: state.scorer || null,
         min: state.scorer ? state.min : null, max: state.scorer ? state.max : null,
         meta: state.meta, sort: state.sort, order: state.order, limit: PAGE_SIZE,
         offset: state.offset }));
       if (ticket !== loads) return;
+      indexed = data.indexed !== false;
+      runTotal = data.run_total;
+      tbody.removeAttribute("aria-busy");
       if (data.scorers.join("\n") !== scorers.join("\n")) {
         scorers = data.scorers;
         scorerSelect.replaceChildren(el("option", { value: "" }, "any scorer"),
@@ -911,9 +1012,11 @@
       live = false;
       const first = data.total ? state.offset + 1 : 0;
       const last = state.offset + data.samples.length;
-      status.textContent = data.total === data.run_total
+      counted = data.total === data.run_total
         ? `${first}–${last} of ${data.total} samples`
         : `${first}–${last} of ${data.total} matching samples (of ${data.run_total})`;
+      showCount();
+      if (!indexed) watchIndex();
       prev.hidden = state.offset === 0;
       next.hidden = last >= data.total;
     }
@@ -951,7 +1054,7 @@
       status.textContent = `${liveRows.size} samples shown so far`;
     }
 
-    return { reload: () => load(), addLive };
+    return { reload: () => load(), addLive, quiet: (on) => { quiet = on; } };
   }
 
   // ---------------------------------------------------------------- sample page
