@@ -11,7 +11,7 @@ import pytest
 
 from aieval import Score, Store, run, scorer
 from aieval._records import SampleRecord
-from aieval.errors import DatasetError, StoreError
+from aieval.errors import ConfigError, DatasetError, StoreError
 from aieval.scorers import exact_match
 
 SURROGATE = "bad byte \udc80 here"
@@ -295,3 +295,10 @@ def test_a_failed_commit_fails_the_run_and_resume_finishes_it(tmp_path: Path) ->
     assert resumed.summary["samples"] == 200
     ids = [r[0] for r in sqlite3.connect(db).execute("SELECT sample_id FROM samples")]
     assert sorted(ids) == sorted(f"s{i}" for i in range(200))
+
+
+def test_a_run_with_nothing_to_score_is_refused(tmp_path: Path) -> None:
+    """No scorers and no workflow: every sample would pass with nothing checked."""
+    with pytest.raises(ConfigError, match=r"^scorers: give at least one scorer"):
+        run(name="empty", dataset=rows(3), scorers=[], store=tmp_path / "r.db")
+    assert not (tmp_path / "r.db").exists()

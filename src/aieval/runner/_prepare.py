@@ -71,6 +71,12 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
     """
     scorers = resolve_run_scorers(spec, live)
     evaluator = run_evaluator(spec, live)
+    if not scorers and evaluator is None:
+        # nothing would be scored, and every sample without an error would pass
+        raise ConfigError(
+            "scorers: give at least one scorer (e.g. scorers=[exact_match]), or a "
+            "workflow/profile to grade runs; a run with nothing to score would pass every sample"
+        )
     data, info = open_data(
         live.dataset if live.dataset is not None else spec.dataset, spec, evaluator
     )
