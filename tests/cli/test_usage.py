@@ -71,7 +71,7 @@ def test_public_names_still_resolve_lazily() -> None:
 
 
 def test_cli_module_does_not_load_the_runner_stack() -> None:
-    heavy = ["aiohttp", "numpy", "scipy", "aieval.runner", "aieval.scorers"]
+    heavy = ["aiohttp", "numpy", "scipy", "aieval.runner", "aieval.scorers", "aieval.sandbox"]
     code = f"import sys, aieval.cli; print([m for m in {heavy!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

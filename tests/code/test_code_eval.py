@@ -68,7 +68,7 @@ def test_statuses_and_per_problem_drill_down() -> None:
         k=[1, 5],
         completions=completions,
         allow_code_execution=True,
-        limits=SandboxLimits(timeout=2, memory_mb=256),
+        limits=SandboxLimits(timeout=10, memory_mb=256),
         store=False,
     )
     summary = result.summary

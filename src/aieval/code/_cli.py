@@ -11,7 +11,6 @@ from typing import Annotated, Any
 import typer
 
 from aieval.errors import ConfigError
-from aieval.sandbox import SandboxLimits
 
 __all__ = ["code_command", "code_report_command"]
 
@@ -23,8 +22,8 @@ _DEFAULTS: dict[str, Any] = {
     "workers": 4,
     "canonical": False,
     "allow_code_execution": False,
-    "limits": SandboxLimits(timeout=5.0, memory_mb=512),
 }
+_DEFAULT_LIMITS = {"timeout": 5.0, "memory_mb": 512}
 
 
 def code_command(
@@ -78,6 +77,7 @@ def code_command(
     """Evaluate generated code: n completions per problem, run in the sandbox, pass@k."""
     from aieval.code._evalfile import load_code_eval
     from aieval.code._evaluate import evaluate_code
+    from aieval.sandbox import SandboxLimits
     from aieval.store import default_db_path
 
     _check_format(fmt)
@@ -110,9 +110,10 @@ def code_command(
         workers=workers,
         limits=SandboxLimits(timeout=timeout, memory_mb=memory_mb),
     )
+    defaults = {**_DEFAULTS, "limits": SandboxLimits(**_DEFAULT_LIMITS)}
     if problems.suffix in (".yaml", ".yml"):
         # The file decides; command-line options the user changed from their defaults win.
-        given = {key for key, value in options.items() if value != _DEFAULTS.get(key)}
+        given = {key for key, value in options.items() if value != defaults.get(key)}
         from_file = load_code_eval(problems)
         problems = from_file.pop("problems")
         options = {**options, **from_file, **{key: options[key] for key in given}}
