@@ -198,3 +198,29 @@ async def test_a_non_finite_target_param_is_refused(client: httpx.AsyncClient, w
     reasons = response.json()["reasons"]
     assert any("params.temperature: " in r and "not a finite number" in r for r in reasons), reasons
     assert (await client.get("/api/runs")).json()["total"] == 0
+
+
+@pytest.mark.parametrize(
+    ("raw", "path"),
+    [
+        pytest.param(
+            '"settings": {"pass_threshold": 0.9, "pass_threshold": 0.1}',
+            "settings.pass_threshold",
+            id="nested",
+        ),
+        pytest.param('"name": "a", "name": "b"', "name", id="top-level"),
+    ],
+)
+async def test_a_key_given_twice_in_the_body_is_refused(
+    client: httpx.AsyncClient, raw: str, path: str
+) -> None:
+    """JSON readers keep the last of two equal keys; the server refuses the body instead."""
+    rows = json.dumps(rows_body(2)["dataset"])
+    text = f'{{"dataset": {rows}, "scorers": ["exact_match"], {raw}}}'
+    response = await client.post(
+        "/api/evaluations", content=text, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422, response.text
+    data = response.json()
+    assert data["message"].startswith(f"{path}: duplicate key")
+    assert (await client.get("/api/runs")).json()["total"] == 0

@@ -23,7 +23,6 @@ _DEFAULTS: dict[str, Any] = {
     "canonical": False,
     "allow_code_execution": False,
 }
-_DEFAULT_LIMITS = {"timeout": 5.0, "memory_mb": 512}
 
 
 def code_command(
@@ -110,7 +109,7 @@ def code_command(
         workers=workers,
         limits=SandboxLimits(timeout=timeout, memory_mb=memory_mb),
     )
-    defaults = {**_DEFAULTS, "limits": SandboxLimits(**_DEFAULT_LIMITS)}
+    defaults = {**_DEFAULTS, "limits": SandboxLimits(timeout=5.0, memory_mb=512)}
     if problems.suffix in (".yaml", ".yml"):
         # The file decides; command-line options the user changed from their defaults win.
         given = {key for key, value in options.items() if value != defaults.get(key)}

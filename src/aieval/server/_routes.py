@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 from sse_starlette import EventSourceResponse
 
 from aieval._files import confined_to
+from aieval._json import duplicate_key_path
 from aieval.errors import ConfigError, RunNotFoundError
 from aieval.runner import EvalConfig, check_eval
 from aieval.server._diff import text_diff
@@ -24,7 +25,21 @@ from aieval.store import RunRow, Store
 
 __all__ = ["EvaluationRequest", "router"]
 
-router = APIRouter(prefix="/api")
+
+
+async def _no_duplicate_keys(request: Request) -> None:
+    """A JSON body naming a key twice is refused (422): JSON parsers keep the last silently."""
+    if request.method not in ("POST", "PUT", "PATCH"):
+        return
+    path = duplicate_key_path(await request.body())  # starlette keeps the body for the route
+    if path is not None:
+        raise ConfigError(
+            f"{path}: duplicate key in the request body; JSON readers would keep only the last "
+            "value. Give each key once"
+        )
+
+
+router = APIRouter(prefix="/api", dependencies=[Depends(_no_duplicate_keys)])
 
 _Limit = Annotated[int, Query(ge=1, le=1000)]
 _Offset = Annotated[int, Query(ge=0, le=10**9)]
