@@ -110,7 +110,7 @@ def scratch_split(scratch_mb: int) -> tuple[int, int]:
 
 
 def _mib(size: int) -> str:
-    return f"{size / (1024 * 1024):g} MiB"
+    return f"{size / (1024 * 1024):.12g} MiB"
 
 
 def bwrap_argv(
