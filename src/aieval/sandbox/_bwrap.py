@@ -26,7 +26,7 @@ from pathlib import Path
 
 from aieval.errors import ConfigError
 
-__all__ = ["Cgroup", "bwrap_argv", "bwrap_version", "open_cgroup"]
+__all__ = ["Cgroup", "bwrap_argv", "bwrap_version", "open_cgroup", "scratch_split"]
 
 #: Where the scratch tmpfs is mounted inside the sandbox (the working directory).
 SCRATCH = "/tmp"
@@ -34,6 +34,7 @@ SCRATCH = "/tmp"
 CHILD_DIR = "/opt/aieval-sandbox"
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")
+_PAGE = 4096
 # Processes of the sandbox machinery itself (bwrap's two, the harness and the worker).
 _OWN_PROCESSES = 4
 _INSTALL_HINT = (
@@ -96,6 +97,22 @@ def _python_roots(programs: Sequence[str] = ()) -> list[str]:
     return [r for r in kept if not any(r != o and r.startswith(o + os.sep) for o in kept)]
 
 
+def scratch_split(scratch_mb: int) -> tuple[int, int]:
+    """How ``max_disk_mb`` divides into bytes: the ``/tmp`` scratch and ``/dev/shm`` (1/8).
+
+    Example:
+        >>> scratch_split(64)
+        (58720256, 8388608)
+    """
+    total = scratch_mb * 1024 * 1024
+    shm = max(_PAGE, total // 8 // _PAGE * _PAGE)
+    return total - shm, shm
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.12g} MiB"
+
+
 def bwrap_argv(
     argv: Sequence[str],
     *,
@@ -107,7 +124,8 @@ def bwrap_argv(
 
     Args:
         argv: the command as it runs inside (paths as seen inside the sandbox).
-        scratch_mb: size of the writable tmpfs mounted at ``/tmp`` (the working directory).
+        scratch_mb: the writable space in all: a tmpfs at ``/tmp`` (the working directory) and
+            a small one at ``/dev/shm`` (see :func:`scratch_split`); the rest is read-only.
         child_dir: host directory of the sandbox scripts, mounted read-only at ``CHILD_DIR``.
         writable: a host directory bound read-write at the same path and used as the working
             directory instead of the scratch (for test runs against a checkout).
@@ -129,6 +147,12 @@ def bwrap_argv(
         "--dev",
         "/dev",
     ]
+    tmp_bytes, shm_bytes = scratch_split(scratch_mb)
+    if has_size:
+        # POSIX semaphores (multiprocessing locks and queues) live in /dev/shm: a small bounded
+        # tmpfs there, the rest of /dev read-only (device nodes stay usable).
+        args += ["--size", str(shm_bytes), "--tmpfs", "/dev/shm"]
+    args += ["--remount-ro", "/dev"]
     for name in _SYSTEM_DIRS:
         if os.path.islink(name):
             args += ["--symlink", os.readlink(name), name]
@@ -143,14 +167,20 @@ def bwrap_argv(
     for root in _python_roots(programs):
         args += ["--ro-bind", root, root]
     if has_size:
-        args += ["--size", str(scratch_mb * 1024 * 1024)]
+        args += ["--size", str(tmp_bytes)]
     args += ["--tmpfs", SCRATCH, "--ro-bind", child_dir, CHILD_DIR]
     if writable is not None:
         args += ["--bind", writable, writable, "--chdir", writable]
     else:
         args += ["--chdir", SCRATCH]
-    args += ["--", *argv]
-    disk = f"tmpfs {scratch_mb} MiB" if has_size else "tmpfs unbounded (bwrap without --size)"
+    # The root is bubblewrap's own (unbounded) tmpfs: read-only once every mount point exists.
+    args += ["--remount-ro", "/", "--", *argv]
+    disk = (
+        f"tmpfs {scratch_mb} MiB (/tmp {_mib(tmp_bytes)}, /dev/shm {_mib(shm_bytes)}), / and /dev "
+        "read-only"
+        if has_size
+        else "tmpfs unbounded (bwrap without --size), /dev/shm, / and /dev read-only"
+    )
     account = f"bwrap {'.'.join(map(str, version))}: namespaces, uid 65534, {disk}"
     return args, account
 

@@ -16,6 +16,19 @@ __all__ = ["SandboxLimits", "sandbox_env"]
 _KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "TZ", "SYSTEMROOT")
 
 
+# Inclusive bounds of each numeric limit. The upper bounds are far beyond any useful run; they
+# keep the values within what the kernel's limits and bubblewrap accept.
+_RANGES: dict[str, tuple[float, float]] = {
+    "timeout": (1e-3, 1e9),
+    "memory_mb": (64, 2**40),
+    "cpu_seconds": (1, 1e9),
+    "max_processes": (1, 4_000_000),
+    "max_file_mb": (1, 2**40),
+    "max_output_bytes": (0, 2**40),
+    "max_disk_mb": (1, 2**40),
+}
+
+
 @dataclass(slots=True, frozen=True, kw_only=True)
 class SandboxLimits:
     """Limits for one sandboxed execution.
@@ -43,22 +56,20 @@ class SandboxLimits:
     isolation: Literal["bwrap", "none"] = "bwrap"
 
     def __post_init__(self) -> None:
-        checks = {
-            "timeout": self.timeout > 0,
-            "memory_mb": self.memory_mb >= 64,
-            "cpu_seconds": self.cpu_seconds is None or self.cpu_seconds >= 1,
-            "max_processes": self.max_processes >= 1,
-            "max_file_mb": self.max_file_mb >= 1,
-            "max_output_bytes": self.max_output_bytes >= 0,
-            "max_disk_mb": self.max_disk_mb >= 1,
-            "isolation": self.isolation in ("bwrap", "none"),
-        }
-        for name, ok in checks.items():
-            if not ok:
+        for name, (low, high) in _RANGES.items():
+            value = getattr(self, name)
+            if value is None and name == "cpu_seconds":
+                continue
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not (number and math.isfinite(value) and low <= value <= high):
                 raise ConfigError(
-                    f"sandbox limit {name}={getattr(self, name)!r} is out of range "
-                    "(timeout > 0, memory_mb >= 64, isolation 'bwrap' or 'none', the others >= 1)"
+                    f"sandbox limit {name}={value!r} is out of range: give a finite number "
+                    f"from {low:.12g} to {high:.12g}"
                 )
+        if self.isolation not in ("bwrap", "none"):
+            raise ConfigError(
+                f"sandbox limit isolation={self.isolation!r} is out of range: 'bwrap' or 'none'"
+            )
 
     def for_child(self) -> dict[str, Any]:
         """The limits as the sandboxed process reads them."""

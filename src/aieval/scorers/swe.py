@@ -26,7 +26,7 @@ Example:
 from __future__ import annotations
 
 import json
-import secrets
+import posixpath
 import shutil
 import subprocess
 import sys
@@ -41,6 +41,7 @@ from aieval import grading as grading_gates
 from aieval.errors import ConfigError, DatasetError
 from aieval.grading import GateResult, register_gate
 from aieval.sandbox import SandboxLimits, require_code_execution, run_command
+from aieval.scorers._swe_pristine import named_test_paths, pytest_argv, restore_test_setup
 
 __all__ = [
     "SweResult",
@@ -83,7 +84,10 @@ class SweResult:
 def _normalize_id(test_id: str) -> str:
     """One spelling for pytest node ids and JUnit ``classname.name`` pairs."""
     head, bracket, params = test_id.partition("[")
-    head = head.replace("::", ".").replace("/", ".").replace("\\", ".")
+    path, sep, rest = head.partition("::")
+    if "/" in path or "\\" in path:  # one spelling of a path: no ./, no //
+        path = posixpath.normpath(path.replace("\\", "/"))
+    head = (path + sep + rest).replace("::", ".").replace("/", ".").replace("\\", ".")
     head = head.replace(".py.", ".")
     return head + bracket + params
 
@@ -322,17 +326,23 @@ def run_tests_after_patch(
 
     The outcomes (test id -> status, from a JUnit report) feed :func:`swe_rates`. The tests and
     their configuration come from the pristine ``repo``, not from the patch: after applying it,
-    every ``conftest.py``, ``pytest.ini``, ``tox.ini``, ``setup.cfg``, ``pyproject.toml`` and
-    test file named in ``tests`` is put back as it was (or removed when the patch added it), as
-    are top-level modules that would shadow pytest. The patched code itself runs isolated
-    with the sandbox's limits and no network; see ``docs/sandbox.md`` for what remains.
+    every file pytest reads configuration from (``pytest.toml``, ``.pytest.toml``,
+    ``pytest.ini``, ``.pytest.ini``, ``pyproject.toml``, ``tox.ini``, ``setup.cfg``) and every
+    ``conftest.py``, at any depth, the test files and directories named in ``tests``, package
+    metadata (``*.dist-info``, ``*.egg-info``) and top-level modules that would shadow pytest
+    are put back as they were (or removed when the patch added them). The JUnit report's path
+    is on neither the command line nor in the environment. The patched code itself runs
+    isolated with the sandbox's limits and no network, inside pytest's process; see
+    ``docs/sandbox.md`` for what remains.
 
     Raises:
-        ConfigError: code execution was not allowed, or the patch does not apply.
+        ConfigError: code execution was not allowed, the patch does not apply, or a test names
+            the repository root or a path outside it.
     """
     require_code_execution(allow_code_execution, what="run_tests_after_patch")
     if not tests:
         raise ConfigError("run_tests_after_patch: name at least one test to run")
+    named_test_paths(tests)  # refuses a test that names the repository root or leaves it
     limits = limits or SandboxLimits(timeout=120.0, memory_mb=2048, max_processes=64)
     with tempfile.TemporaryDirectory(prefix="aieval-swe-") as scratch:
         checkout = Path(scratch) / "repo"
@@ -340,70 +350,25 @@ def run_tests_after_patch(
         applied = _git_apply(checkout, _patch_text(patch), check=False)
         if applied.returncode != 0:
             raise ConfigError(f"the patch does not apply to {repo}: {applied.stderr.strip()}")
-        _restore_test_setup(Path(repo), checkout, tests)
-        report = checkout / f".aieval-junit-{secrets.token_hex(8)}.xml"
-        argv = [
-            python or sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            # aieval's own pytest plugin has no business in the candidate's test run (and an
-            # editable install's sources are not visible inside the sandbox)
-            "-p",
-            "no:aieval",
-            "-q",
-            f"--junitxml={report}",
-            "-o",
-            "junit_family=xunit1",
-            *tests,
-        ]
+        restore_test_setup(Path(repo), checkout, tests)
+        argv, report = pytest_argv(python or sys.executable, checkout, tests)
         run = run_command(argv, cwd=checkout, limits=limits)
         if not report.exists():
             status = "timeout" if run.timed_out else "error"
             return {test: status for test in tests}
         outcomes = load_junit_xml(report)
     found = {_normalize_id(k) for k in outcomes}
-    outcomes.update({t: "missing" for t in tests if _normalize_id(t) not in found})
+    outcomes.update({t: "missing" for t in tests if not _reported(t, found)})
     return outcomes
 
 
-# Files that decide how pytest collects and reports; a patch must not bring its own.
-_TEST_SETUP_NAMES = frozenset(
-    {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"}
-)
-# Top-level names that would shadow the test runner when the checkout is on sys.path.
-_SHADOWING = frozenset({"pytest.py", "pytest", "_pytest", "pluggy", "py.py", "sitecustomize.py"})
-
-
-def _restore_test_setup(pristine: Path, checkout: Path, tests: Sequence[str]) -> list[str]:
-    """Put the test configuration and named test files back as in ``pristine``; say which."""
-    named = {test.split("::", 1)[0] for test in tests}
-    touched: list[str] = []
-    for path in sorted(checkout.rglob("*")):
-        relative = path.relative_to(checkout)
-        if ".git" in relative.parts:
-            continue
-        top_level = len(relative.parts) == 1
-        if not (
-            path.name in _TEST_SETUP_NAMES
-            or str(relative) in named
-            or (top_level and path.name in _SHADOWING)
-        ):
-            continue
-        original = pristine / relative
-        if original.is_file() and path.is_file() and original.read_bytes() == path.read_bytes():
-            continue
-        if path.is_dir() and not path.is_symlink():
-            if not original.exists():
-                shutil.rmtree(path)
-                touched.append(str(relative))
-            continue
-        path.unlink()
-        if original.is_file():
-            shutil.copy2(original, path)
-        touched.append(str(relative))
-    return touched
+def _reported(test: str, found: set[str]) -> bool:
+    """Whether the report holds ``test``, or for a file or directory, any test inside it."""
+    key = _normalize_id(test)
+    if key in found or "::" in test:
+        return key in found
+    key = key.removesuffix(".py")
+    return any(name.startswith(key + ".") for name in found)
 
 
 # The gate names start with "test"; keep pytest from collecting them when run over the sources.
