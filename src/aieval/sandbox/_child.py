@@ -168,12 +168,17 @@ def _count_processes(uid: int) -> int:
 
 
 def _set_limit(which: int, value: int, *, slack: int = 0) -> None:
-    with contextlib.suppress(ValueError, OSError):
-        _soft, hard = resource.getrlimit(which)
-        wanted_hard = value + slack
-        if hard != resource.RLIM_INFINITY:
-            value, wanted_hard = min(value, hard), min(wanted_hard, hard)
+    # Lowering a limit (never above the hard one) always succeeds; if it ever does not, the
+    # code must not run without it: the error ends this execution as an error, loudly.
+    _soft, hard = resource.getrlimit(which)
+    wanted_hard = value + slack
+    if hard != resource.RLIM_INFINITY:
+        value, wanted_hard = min(value, hard), min(wanted_hard, hard)
+    try:
         resource.setrlimit(which, (value, wanted_hard))
+    except (ValueError, OSError) as exc:
+        message = f"the sandbox could not apply resource limit {which} = {value}: {exc}"
+        raise OSError(message) from exc
 
 
 def _apply_limits(limits: dict[str, Any], *, processes_for_uid: int | None) -> None:
