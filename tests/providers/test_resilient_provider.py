@@ -70,7 +70,8 @@ async def test_retry_after_is_capped(openai_server: OpenAIServer) -> None:
     finally:
         await provider.aclose()
     assert response.retries == 1
-    assert time.monotonic() - started < 1.0
+    # capped at 0.1 s, not the 3600 s asked for; the bound leaves room for a loaded machine
+    assert time.monotonic() - started < 30.0
 
 
 async def test_server_errors_are_retried_then_succeed(
@@ -124,7 +125,7 @@ async def test_hang_is_retried_then_times_out(openai_server: OpenAIServer) -> No
             await provider.generate(_request())
     finally:
         await provider.aclose()
-    assert 0.4 <= time.monotonic() - started < 2.0
+    assert 0.4 <= time.monotonic() - started < 10.0  # two 0.2 s timeouts, never a hang
     assert info.value.retries == 1
     assert len(openai_server.requests) == 2
 
