@@ -171,8 +171,11 @@ async def test_burst_of_429s_lowers_server_side_concurrency(openai_server: OpenA
 
 async def test_concurrency_is_used_fully_without_429s(openai_server: OpenAIServer) -> None:
     # Speed itself is measured by bench/runner.py; here only the behaviour: with no 429s the
-    # limiter keeps exactly `concurrency` requests in flight, never fewer and never more.
+    # limiter lets exactly `concurrency` requests be in flight, never fewer and never more.
+    # The server holds its answers until that many arrived: a reply delay alone let the first
+    # requests finish before a slowed client had sent the last of the first wave.
     requests, concurrency, delay = 200, 50, 0.05
+    openai_server.hold_until_in_flight(concurrency)
     openai_server.responder = lambda body: Reply("fast", delay=delay)
     provider = ResilientProvider(OpenAIProvider(openai_server.base_url), FAST, concurrency)
     try:
