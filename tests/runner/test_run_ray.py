@@ -243,6 +243,9 @@ def test_without_the_extra_the_cli_prints_the_install_hint(project: Path) -> Non
 def test_model_calls_from_workers_share_the_runs_concurrency(
     ray_cluster: Any, openai_server: OpenAIServer, tmp_path: Path
 ) -> None:
+    # held until two calls overlap: a worker slowed by a busy machine could otherwise send its
+    # second call only after the first one's 50 ms reply
+    openai_server.hold_until_in_flight(2)
     openai_server.responder = lambda body: Reply(body["messages"][-1]["content"], delay=0.05)
     data = [{"id": f"q{i}", "prompt": f"say {i}", "expected": f"say {i}"} for i in range(48)]
     result = run(
