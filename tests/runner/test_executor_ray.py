@@ -17,6 +17,7 @@ from tests.support.executor_fns import (
     exit_on_three,
     fail_on_three,
     hang_on_zero,
+    nap_double,
     rouge,
     rouge_async,
     rows,
@@ -73,13 +74,24 @@ async def test_a_worker_killed_mid_batch_costs_only_its_sample(ray_cluster: Any)
 
 
 async def test_a_stuck_sample_times_out_alone(ray_cluster: Any) -> None:
-    # generous: the deadline counts from submission, and a busy machine starts workers slowly
+    # the clock starts when a batch starts on its worker: the several seconds a busy machine
+    # takes to start the worker that replaces the killed one do not count
     executor = RayExecutor(batch_size=2, batch_timeout=6.0)
     results = await by_index(executor, hang_on_zero, range(6))
     assert sorted(results) == list(range(6))
     assert results[0].error is not None and results[0].error.startswith("TimeoutError")
     assert {i: results[i].value for i in range(1, 6)} == {i: i * 2 for i in range(1, 6)}
     assert results[1].attempts == 2, "its batch mate ran again on its own"
+
+
+async def test_time_queued_for_a_worker_is_not_run_time(ray_cluster: Any) -> None:
+    # Eight 1 s tasks on 2 CPUs, all submitted at once: the last ones wait about 3 s for a CPU,
+    # longer than batch_timeout, yet each runs for only 1 s and none may be timed out.
+    executor = RayExecutor(batch_size=1, max_in_flight=8, batch_timeout=2.5)
+    results = await by_index(executor, nap_double, range(8))
+    assert {i: (r.value, r.error, r.attempts) for i, r in results.items()} == {
+        i: (i * 2, None, 1) for i in range(8)
+    }
 
 
 async def test_a_large_generator_never_has_more_than_the_bound_in_flight(

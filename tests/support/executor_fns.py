@@ -44,6 +44,12 @@ def hang_on_zero(value: int) -> int:
     return value * 2
 
 
+def nap_double(value: int) -> int:
+    """Doubles ``value`` after a 1 s sleep (a worker busy for a known time)."""
+    time.sleep(1.0)
+    return value * 2
+
+
 def double(value: int) -> int:
     """Doubles ``value``."""
     return value * 2

@@ -15,7 +15,9 @@ How work flows:
   ``max_attempts`` runs while the others complete;
 - a batch running longer than ``batch_timeout`` is cancelled (its worker is killed) and its items
   run again one per task; an item that alone outlives ``batch_timeout`` is recorded as timed
-  out: no run hangs on a stuck worker.
+  out: no run hangs on a stuck worker. The clock starts when the batch starts on its worker
+  (the task first reports in), so time spent queued for a CPU or waiting for a worker process
+  to start never counts: a busy cluster cannot time out a sample that never ran.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import logging
 import os
 import socket
 import tempfile
-import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -113,6 +114,18 @@ def run_batch(
 _loop: asyncio.AbstractEventLoop | None = None
 
 
+def _run_batch_reporting_start(
+    fn: Callable[[Any], Any], batch: list[tuple[int, Any]]
+) -> Iterator[list[tuple[int, Any, str | None]] | None]:
+    """A Ray generator task: ``None`` once the batch runs on a worker, then its results."""
+    yield None
+    yield run_batch(fn, batch)
+
+
+class _BatchTimedOut(Exception):
+    """A batch ran past ``batch_timeout`` on its worker and was cancelled."""
+
+
 def _worker_loop() -> asyncio.AbstractEventLoop:
     global _loop
     if _loop is None or _loop.is_closed():
@@ -124,11 +137,10 @@ def _worker_loop() -> asyncio.AbstractEventLoop:
 class _Batch:
     items: list[tuple[int, Any]]
     attempts: int = 1
-    deadline: float | None = None
     timed_out: bool = False
 
 
-#: Batches in flight: the awaitable of each Ray task -> (its ObjectRef, the batch).
+#: Batches in flight: the task following each Ray task -> (its ObjectRefGenerator, the batch).
 _Running = dict[asyncio.Future[Any], tuple[Any, _Batch]]
 
 
@@ -146,9 +158,10 @@ class RayExecutor:
         max_in_flight: batches submitted at once (default: twice the cluster's CPUs).
         num_cpus: CPUs of a local Ray started for the run (default: all of this machine's).
         max_attempts: runs of an item whose worker died before it is recorded as an error.
-        batch_timeout: seconds a batch may run before it is cancelled; its items then run one
-            per task, and one that alone takes longer is recorded as timed out (``None``: no
-            limit).
+        batch_timeout: seconds a batch may run on its worker (counted from when it starts
+            there, not while it waits for a CPU or a worker process) before it is cancelled;
+            its items then run one per task, and one that alone takes longer is recorded as
+            timed out (``None``: no limit).
         init_options: extra keyword arguments for ``ray.init`` (``runtime_env``, ...).
 
     The function and the items are shipped with Ray's serialiser (cloudpickle): a function
@@ -227,7 +240,7 @@ class RayExecutor:
     async def _stream(
         self, ray: Any, fn: Callable[[T], Any], source: Iterator[tuple[int, T]]
     ) -> AsyncIterator[Finished[T, R]]:
-        remote = ray.remote(run_batch).options(max_retries=0)
+        remote = ray.remote(_run_batch_reporting_start).options(max_retries=0)
         bound = self.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
         share = getattr(fn, "for_batches", None)
         if callable(share):  # a function that divides a budget (the run's concurrency)
@@ -239,43 +252,44 @@ class RayExecutor:
         try:
             while True:
                 while len(running) < bound and (batch := self._next_batch(retry, source)):
-                    ref = remote.remote(fn_ref, batch.items)
-                    if self.batch_timeout is not None:
-                        batch.deadline = time.monotonic() + self.batch_timeout
-                    running[asyncio.wrap_future(ref.future())] = (ref, batch)
+                    stream = remote.remote(fn_ref, batch.items)
+                    follower = asyncio.ensure_future(self._follow(ray, stream, batch))
+                    running[follower] = (stream, batch)
                 if not running:
                     return
                 in_flight = sum(len(b.items) for _, b in running.values())
                 self.peak_in_flight = max(self.peak_in_flight, in_flight)
-                done, _ = await asyncio.wait(
-                    running, timeout=self._wait_time(running), return_when=asyncio.FIRST_COMPLETED
-                )
-                self._cancel_overdue(ray, running)
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
                     _, batch = running.pop(future)
                     for finished in self._outcomes(ray, future, batch, retry):
                         yield finished
         finally:
-            for ref, _ in running.values():
-                ray.cancel(ref, force=True)
+            for future, (stream, _) in running.items():
+                future.cancel()
+                ray.cancel(stream, force=True)
+
+    async def _follow(self, ray: Any, stream: Any, batch: _Batch) -> Any:
+        """The batch's results; its ``batch_timeout`` counts from its start on a worker."""
+        started = await stream.__anext__()
+        await started  # raises when the task failed before running (e.g. unloadable arguments)
+        results = asyncio.ensure_future(self._result(stream))
+        try:
+            return await asyncio.wait_for(results, self.batch_timeout)
+        except TimeoutError:
+            batch.timed_out = True
+            ray.cancel(stream, force=True)
+            raise _BatchTimedOut from None
+
+    @staticmethod
+    async def _result(stream: Any) -> Any:
+        return await (await stream.__anext__())
 
     def _next_batch(self, retry: deque[_Batch], source: Iterator[tuple[int, Any]]) -> _Batch | None:
         if retry:
             return retry.popleft()
         items = [item for _, item in zip(range(self.batch_size), source, strict=False)]
         return _Batch(items) if items else None
-
-    def _wait_time(self, running: _Running) -> float | None:
-        deadlines = [b.deadline for _, b in running.values() if b.deadline and not b.timed_out]
-        return max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-
-    def _cancel_overdue(self, ray: Any, running: _Running) -> None:
-        now = time.monotonic()
-        for future, (ref, batch) in running.items():
-            overdue = batch.deadline is not None and now >= batch.deadline
-            if overdue and not batch.timed_out and not future.done():
-                batch.timed_out = True
-                ray.cancel(ref, force=True)
 
     def _outcomes(
         self, ray: Any, future: asyncio.Future[Any], batch: _Batch, retry: deque[_Batch]
@@ -287,7 +301,7 @@ class RayExecutor:
         except ray.exceptions.RayTaskError as exc:
             # The batch runner itself failed (e.g. the function could not be unpickled there).
             return _fail(batch, describe_error(exc.cause if exc.cause is not None else exc))
-        except ray.exceptions.RayError as exc:
+        except (ray.exceptions.RayError, _BatchTimedOut) as exc:
             return self._crashed(batch, exc, retry)
         return [
             Finished(index, items[index], value, error, batch.attempts)
