@@ -91,7 +91,7 @@ class Viewer:
         run_id: str = response.json()["run_id"]
         return run_id
 
-    def wait_done(self, run_id: str, timeout: float = 60.0) -> dict[str, Any]:
+    def wait_done(self, run_id: str, timeout: float = 120.0) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             response = self.client.get(f"/api/runs/{run_id}")
@@ -122,7 +122,8 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     settings = server_api.ServerSettings(dataset_roots=(root,), allow_imports=True)
     app = server_api.create_app(root / "runs.db", settings)
     try:
-        with LiveServer(app) as live, httpx.Client(base_url=live.url, timeout=10) as client:
+        # generous: on a machine at load 20+ one API answer has taken seconds
+        with LiveServer(app) as live, httpx.Client(base_url=live.url, timeout=60) as client:
             yield Viewer(live.url, client, root)
     finally:
         app.state.manager.shutdown()
