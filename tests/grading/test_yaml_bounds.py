@@ -34,7 +34,7 @@ LOADERS = [
 
 
 @pytest.mark.parametrize(("load", "error"), LOADERS)
-def test_alias_bomb_is_refused_in_under_a_second(
+def test_alias_bomb_is_refused_before_it_expands(
     tmp_path: Path, load: object, error: type[UserError]
 ) -> None:
     file = tmp_path / "bomb.yaml"
@@ -43,7 +43,9 @@ def test_alias_bomb_is_refused_in_under_a_second(
     start = time.perf_counter()
     with pytest.raises(error, match="alias") as caught:
         load(file)  # type: ignore[operator]
-    assert time.perf_counter() - start < 1.0
+    # expanding 9**9 strings would take minutes (or all memory); refusing takes milliseconds,
+    # and the bound leaves a loaded machine room for those
+    assert time.perf_counter() - start < 10.0
     assert str(file) in str(caught.value)
 
 

@@ -119,7 +119,9 @@ async def test_hang_times_out(openai_server: OpenAIServer) -> None:
             await provider.generate(_request())
     finally:
         await provider.aclose()
-    assert time.monotonic() - started < 2.0
+    # the server never answers, so the error itself shows the timeout fired; the bounds only
+    # show it was this timeout (not an earlier failure, not a much later one)
+    assert 0.3 <= time.monotonic() - started < 10.0
 
 
 @pytest.mark.parametrize(

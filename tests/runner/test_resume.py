@@ -25,6 +25,8 @@ CHILD = textwrap.dedent(
     from aieval.scorers import exact_match
 
     async def slow(example):
+        if int(example.id[1:]) >= len(rows) // 2:  # never done: the kill lands mid-run
+            await asyncio.Event().wait()
         await asyncio.sleep(0.02)
         return example.prompt
 
@@ -53,7 +55,7 @@ def test_kill_then_resume_has_every_sample_once(tmp_path: Path) -> None:
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     before = stored(db)
-    assert 20 <= before < N, "the child must be killed mid-run"
+    assert 20 <= before <= N // 2, "the child must be killed mid-run"
 
     store = Store(db)
     (killed,) = store.list_runs(name="killme")

@@ -1,8 +1,9 @@
 """The web viewer in a real browser (Debian's Chromium) against a real uvicorn on 127.0.0.1.
 
-One candidate evaluation is started over the API with a deliberately slow scorer so its run page
-can be watched filling in live; a fast baseline of the same workflow gives the compare page
-something to decide on. Every request the page makes outside 127.0.0.1 is blocked and counted.
+One evaluation is started over the API with a scorer that holds every sample after the first
+until the test lets it go, so its run page is watched filling in live however slow the machine;
+a baseline and a candidate of the same workflow give the compare page something to decide on.
+Every request the page makes outside 127.0.0.1 is blocked and counted.
 """
 
 from __future__ import annotations
@@ -49,13 +50,30 @@ HOSTILE = (
     '<img src="http://203.0.113.9/x.png" onerror="window.__owned=1">'
     "<script>window.__owned=2</script>"
 )
-SLOW_SCORER = """
-import time
+PACE_SCORER = """
 from aieval.scorers import scorer
 
 @scorer(name="pace")
 def pace(example, output):
-    time.sleep(0.5)
+    return 0.8
+"""
+# The first sample is scored at once; the others wait (at most 60 s) for the release file.
+# Waiting asynchronously leaves the run's loop free to store and announce the first sample.
+HELD_SCORER = """
+import asyncio, time
+from pathlib import Path
+from aieval.scorers import scorer
+
+RELEASE = Path(__file__).with_name("release")
+scored = 0
+
+@scorer(name="held")
+async def held(example, output):
+    global scored
+    scored += 1
+    deadline = time.monotonic() + 60
+    while scored > 1 and not RELEASE.exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
     return 0.8
 """
 FAILING_SAMPLE = "sa-001-refunded"
@@ -65,6 +83,7 @@ FAILING_SAMPLE = "sa-001-refunded"
 class Viewer:
     base_url: str
     client: Any
+    root: Path
 
     def start(self, body: dict[str, Any]) -> str:
         response = self.client.post("/api/evaluations", json=body)
@@ -72,7 +91,7 @@ class Viewer:
         run_id: str = response.json()["run_id"]
         return run_id
 
-    def wait_done(self, run_id: str, timeout: float = 20.0) -> dict[str, Any]:
+    def wait_done(self, run_id: str, timeout: float = 120.0) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             response = self.client.get(f"/api/runs/{run_id}")
@@ -92,7 +111,8 @@ def _workspace(root: Path) -> None:
     bad["metadata"]["inputs"]["customer_message"] = HOSTILE
     bad["final_output"]["reply"] = "Refund sent. " + HOSTILE
     (root / "candidate_runs" / f"{FAILING_SAMPLE}.json").write_text(json.dumps(bad))
-    (root / "pace.py").write_text(SLOW_SCORER)
+    (root / "pace.py").write_text(PACE_SCORER)
+    (root / "held.py").write_text(HELD_SCORER)
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +122,9 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     settings = server_api.ServerSettings(dataset_roots=(root,), allow_imports=True)
     app = server_api.create_app(root / "runs.db", settings)
     try:
-        with LiveServer(app) as live, httpx.Client(base_url=live.url, timeout=10) as client:
-            yield Viewer(live.url, client)
+        # generous: on a machine at load 20+ one API answer has taken seconds
+        with LiveServer(app) as live, httpx.Client(base_url=live.url, timeout=60) as client:
+            yield Viewer(live.url, client, root)
     finally:
         app.state.manager.shutdown()
 
@@ -123,7 +144,7 @@ def baseline(viewer: Viewer) -> str:
 
 @pytest.fixture(scope="module")
 def candidate(viewer: Viewer, baseline: str) -> str:
-    """The slow candidate run, started (not awaited) the first time a test asks for it."""
+    """The candidate run, started (not awaited) the first time a test asks for it."""
     return viewer.start(
         {
             "name": "support-agent",
@@ -134,6 +155,31 @@ def candidate(viewer: Viewer, baseline: str) -> str:
             "settings": {"concurrency": 1},
         }
     )
+
+
+@pytest.fixture
+def held_run(viewer: Viewer) -> Iterator[tuple[str, Path]]:
+    """A run of the candidate runs held after its first sample until the release file exists.
+
+    Its own name and its own run: whatever ran before, the test watching it finds it live.
+    """
+    release = viewer.root / "release"
+    release.unlink(missing_ok=True)
+    run_id = viewer.start(
+        {
+            "name": "support-agent-live",
+            "dataset": "candidate_runs",
+            "workflow": "support_agent.yaml",
+            "imports": ["held.py"],
+            "scorers": ["held"],
+            "settings": {"concurrency": 1},
+        }
+    )
+    try:
+        yield run_id, release
+    finally:
+        release.touch()
+        viewer.wait_done(run_id)
 
 
 @pytest.fixture(scope="module")
@@ -187,21 +233,24 @@ def _snapshot(page: Any, name: str) -> None:
 
 
 def test_run_page_follows_a_live_run_to_completion(
-    page: Any, viewer: Viewer, candidate: str
+    page: Any, viewer: Viewer, held_run: tuple[str, Path]
 ) -> None:
-    _open(page, viewer, f"/runs/{candidate}")
+    run_id, release = held_run
+    _open(page, viewer, f"/runs/{run_id}")
     bar = page.locator("#run-progress")
     assert bar.is_visible(), "a running evaluation shows a live progress bar"
     assert page.locator("#announcer[aria-live=polite]").count() == 1
-    page.wait_for_selector("#run-samples tbody tr", timeout=15_000)
-    # rows arrive over the event stream while the run is still going
+    # the first sample's row arrives over the event stream while the rest are held
+    page.wait_for_selector("#run-samples tbody tr", timeout=30_000)
     seen_live = page.locator("#run-samples tbody tr").count()
+    assert viewer.client.get(f"/api/runs/{run_id}").json()["run"]["status"] == "running"
     _snapshot(page, "run-live")
-    page.locator("#run-status:text-is('completed')").wait_for(timeout=20_000)
+    release.touch()
+    page.locator("#run-status:text-is('completed')").wait_for(timeout=60_000)
     page.wait_for_selector("#grade-chart svg[role=img]")
-    bundle = viewer.wait_done(candidate)
+    bundle = viewer.wait_done(run_id)
     total = bundle["samples"]
-    assert 1 <= seen_live <= total
+    assert 1 <= seen_live < total
     assert bar.get_attribute("aria-valuenow") == str(total)
     assert bar.get_attribute("aria-valuemax") == str(total)
     assert page.locator("#run-status").inner_text() == "completed"

@@ -133,6 +133,7 @@ class OpenAIServer:
         self._runner: web.AppRunner | None = None
         self._stopping: asyncio.Event | None = None
         self._port = 0
+        self._hold: tuple[int, float] | None = None
 
     @property
     def root_url(self) -> str:
@@ -145,6 +146,16 @@ class OpenAIServer:
     def enqueue(self, *behaviours: Behaviour) -> None:
         """Answer the next requests with these behaviours, in order."""
         self._queue.extend(behaviours)
+
+    def hold_until_in_flight(self, count: int, timeout: float = 30.0) -> None:
+        """Hold every answer until ``count`` requests have been in flight at once.
+
+        A test of a concurrency bound then waits on the condition itself, not on reply delays
+        that a slow client could outlast. After ``timeout`` seconds the held requests are
+        answered anyway, so a bound that is never reached fails the test's own assertion on
+        :attr:`max_in_flight` instead of hanging it.
+        """
+        self._hold = (count, time.monotonic() + timeout)
 
     def reset(self) -> None:
         """Forget queued behaviours, the responder, recorded requests and counters."""
@@ -246,10 +257,19 @@ class OpenAIServer:
             )
         )
         try:
+            await self._held()
             behaviour = self._next_behaviour(body)
             return await self._perform(request, behaviour, body, reply, error)
         finally:
             self.in_flight -= 1
+
+    async def _held(self) -> None:
+        if self._hold is None:
+            return
+        count, until = self._hold
+        while self.max_in_flight < count and time.monotonic() < until:
+            await asyncio.sleep(0.005)
+        self._hold = None  # reached (or given up): later requests are answered at once
 
     def _next_behaviour(self, body: Any) -> Behaviour:
         try:

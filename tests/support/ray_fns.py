@@ -25,9 +25,12 @@ def dies_on_die(prediction: str, expected: str) -> float:
 
 
 @scorer
-def slow_match(prediction: str, expected: str) -> float:
-    """Exact match, taking 20 ms (a CPU-bound scorer stand-in)."""
-    time.sleep(0.02)
+def held_match(prediction: str, expected: str, *, example: Example | None = None) -> float:
+    """Exact match that first waits (at most 120 s) for the file a row names in ``hold_until``."""
+    gate = example.fields.get("hold_until") if example is not None else None
+    deadline = time.monotonic() + 120
+    while gate and not os.path.exists(gate) and time.monotonic() < deadline:
+        time.sleep(0.02)
     return float(prediction == expected)
 
 
