@@ -20,6 +20,15 @@ from typing import Any, Literal, cast, get_args
 from aieval._files import readable
 from aieval._json import loads_strict
 from aieval.errors import WorkflowError
+from aieval.workflows._reading import (
+    count,
+    mapping,
+    opt_str,
+    pick,
+    recorded_duration,
+    tier,
+    token_metadata,
+)
 
 __all__ = ["STEP_STATUSES", "StepResult", "StepStatus", "WorkflowRun", "load_run", "load_runs"]
 
@@ -75,6 +84,7 @@ _RUN_KEYS = {
     "steps": ("steps",),
     "duration_s": ("duration_s",),
     "duration_ms": ("total_duration_ms", "duration_ms"),
+    "tokens_used": ("tokens_used",),
 }
 
 
@@ -140,29 +150,32 @@ class StepResult:
         """Build a step from a recorded JSON object; errors name ``where`` and the field."""
         if not isinstance(data, Mapping):
             raise WorkflowError(f"{where}: a step must be an object, got {type(data).__name__}")
-        got, extra = _pick(data, _STEP_KEYS)
+        got, extra, names = pick(data, _STEP_KEYS, where)
         name = got.get("name")
         if not isinstance(name, str | int) or name == "":
             raise WorkflowError(f"{where}: field 'step_name' (or 'name') is required")
-        metadata = _mapping(got.get("metadata"), f"{where}, field 'metadata'")
-        if got.get("tokens_used") is not None:  # run logs lift it out of the step's metadata
-            metadata.setdefault("tokens_used", got["tokens_used"])
+        # run logs lift tokens_used out of the step's metadata; it goes back there
+        metadata = token_metadata(
+            mapping(got.get("metadata"), f"{where}, field 'metadata'"),
+            got.get("tokens_used"),
+            where,
+        )
         return cls(
             name=str(name),
             status=parse_status(got.get("status", "success"), f"{where}, field 'status'"),
-            agent_role=_opt_str(got.get("agent_role")),
-            tier=_tier(got.get("tier"), f"{where}, field 'tier'"),
-            model_used=_opt_str(got.get("model_used")),
+            agent_role=opt_str(got.get("agent_role")),
+            tier=tier(got.get("tier"), f"{where}, field 'tier'"),
+            model_used=opt_str(got.get("model_used")),
             inputs=got.get("inputs"),
             outputs=got.get("outputs"),
-            error=_opt_str(got.get("error")),
-            error_type=_opt_str(got.get("error_type")),
+            error=opt_str(got.get("error")),
+            error_type=opt_str(got.get("error_type")),
             start_time=parse_time(got.get("start_time"), f"{where}, field 'start_time'"),
             end_time=parse_time(got.get("end_time"), f"{where}, field 'end_time'"),
-            retry_count=_count(got.get("retry_count", 0), f"{where}, field 'retry_count'"),
+            retry_count=count(got.get("retry_count", 0), f"{where}, field 'retry_count'"),
             metadata=metadata,
             extra=extra,
-            recorded_duration_s=_recorded_duration(got, where),
+            recorded_duration_s=recorded_duration(got, where, names),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -289,23 +302,27 @@ class WorkflowRun:
         """Build a run from a recorded ``WorkflowResult`` object; errors name source and field."""
         if not isinstance(data, Mapping):
             raise WorkflowError(f"{source}: a run must be a JSON object, got {type(data).__name__}")
-        got, extra = _pick(data, _RUN_KEYS)
+        got, extra, names = pick(data, _RUN_KEYS, source)
         steps_raw = got.get("steps") or []
         if not isinstance(steps_raw, list):
             raise WorkflowError(f"{source}: field 'steps' must be a list")
         steps = [
             StepResult.from_dict(s, where=f"{source}, steps[{i}]") for i, s in enumerate(steps_raw)
         ]
-        metadata = _mapping(got.get("metadata"), f"{source}, field 'metadata'")
+        metadata = token_metadata(
+            mapping(got.get("metadata"), f"{source}, field 'metadata'"),
+            got.get("tokens_used"),
+            source,
+        )
         inputs = got.get("inputs", metadata.get("inputs"))
         outputs = got.get("outputs")
         if outputs is not None and not isinstance(outputs, Mapping):
             outputs = {"output": outputs}  # single-turn runs record one bare answer
-        run_id = got.get("workflow_id")
+        run_id = opt_str(got.get("workflow_id")) or None
         return cls(
-            workflow_id=str(run_id) if run_id not in (None, "") else Path(source).stem,
+            workflow_id=run_id or Path(source).stem,
             workflow_name=str(got.get("workflow_name") or ""),
-            version=_opt_str(got.get("version")),
+            version=opt_str(got.get("version")),
             status=_run_status(got.get("status", "success")),
             outputs=dict(outputs) if outputs is not None else None,
             steps=steps,
@@ -313,9 +330,9 @@ class WorkflowRun:
             end_time=parse_time(got.get("end_time"), f"{source}, field 'end_time'"),
             metadata=metadata,
             inputs=dict(inputs) if isinstance(inputs, Mapping) else None,
-            error=_opt_str(got.get("error")),
+            error=opt_str(got.get("error")),
             extra=extra,
-            recorded_duration_s=_recorded_duration(got, source),
+            recorded_duration_s=recorded_duration(got, source, names),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -411,48 +428,10 @@ def _iso(stamp: float | None) -> str | None:
     return dt.datetime.fromtimestamp(stamp, dt.UTC).isoformat()
 
 
-def _pick(
-    data: Mapping[str, Any], keys: Mapping[str, tuple[str, ...]]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    got: dict[str, Any] = {}
-    used: set[str] = set()
-    for target, aliases in keys.items():
-        for alias in aliases:
-            if alias in data and alias not in used:
-                used.add(alias)
-                if target not in got:
-                    got[target] = data[alias]
-    extra = {str(k): v for k, v in data.items() if k not in used}
-    return got, extra
-
-
 def _present(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` without its ``None`` values: an absent known field is left out, never ``null``
     (fields the model does not know are written back as the source had them)."""
     return {k: v for k, v in data.items() if v is not None}
-
-
-def _recorded_duration(got: Mapping[str, Any], where: str) -> float | None:
-    for key, scale in (("duration_s", 1.0), ("duration_ms", 1000.0)):
-        value = got.get(key)
-        if value is None:
-            continue
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if not ok or not math.isfinite(value) or value < 0:
-            raise WorkflowError(f"{where}, field {key!r}: expected a duration >= 0, got {value!r}")
-        return float(value) / scale
-    return None
-
-
-def _tier(value: Any, where: str) -> int | str | None:
-    """A model tier: an integer level stays an integer, a name stays text."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise WorkflowError(f"{where}: expected an integer level or a name, got {value!r}")
-    if isinstance(value, int):
-        return value
-    return _opt_str(value)
 
 
 def _duration(
@@ -495,26 +474,3 @@ def _number(metadata: Mapping[str, Any], *names: str) -> float | None:
         if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
             return float(value)
     return None
-
-
-def _opt_str(value: Any) -> str | None:
-    if value is None:
-        return None
-    raw = getattr(value, "value", value)
-    return str(raw)
-
-
-def _count(value: Any, where: str) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise WorkflowError(f"{where}: expected a non-negative integer, got {value!r}")
-    return value
-
-
-def _mapping(value: Any, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise WorkflowError(f"{where}: expected an object, got {type(value).__name__}")
-    return dict(value)
