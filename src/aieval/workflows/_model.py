@@ -71,7 +71,8 @@ _STEP_KEYS = {
     "tokens_used": ("tokens_used",),
 }
 _RUN_KEYS = {
-    "workflow_id": ("workflow_id", "id", "run_id"),
+    "workflow_id": ("workflow_id", "id"),
+    "run_id": ("run_id",),
     "workflow_name": ("workflow_name", "name", "workflow"),
     "version": ("version", "workflow_version"),
     "status": ("overall_status", "status"),
@@ -220,6 +221,8 @@ class WorkflowRun:
         extra: fields of the source record that this model does not know.
         recorded_duration_s: the duration the source recorded (``duration_s``, or
             ``total_duration_ms`` / 1000), used when start and end times are not both known.
+        run_id: the run's own id when the source records one (``run_id``) beside the
+            ``workflow_id``; a record with only a ``run_id`` uses it as ``workflow_id`` too.
 
     Example:
         >>> run = WorkflowRun.from_dict({"workflow_id": "r1", "workflow_name": "review",
@@ -242,6 +245,7 @@ class WorkflowRun:
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     recorded_duration_s: float | None = None
+    run_id: str | None = None
 
     @property
     def duration_s(self) -> float | None:
@@ -318,9 +322,11 @@ class WorkflowRun:
         outputs = got.get("outputs")
         if outputs is not None and not isinstance(outputs, Mapping):
             outputs = {"output": outputs}  # single-turn runs record one bare answer
-        run_id = opt_str(got.get("workflow_id")) or None
+        run_id = opt_str(got.get("run_id")) or None
+        workflow_id = opt_str(got.get("workflow_id")) or run_id
         return cls(
-            workflow_id=run_id or Path(source).stem,
+            workflow_id=workflow_id or Path(source).stem,
+            run_id=run_id,
             workflow_name=str(got.get("workflow_name") or ""),
             version=opt_str(got.get("version")),
             status=_run_status(got.get("status", "success")),
@@ -340,6 +346,7 @@ class WorkflowRun:
         omitted (that schema refuses ``null`` for ``final_output`` or ``start_time``)."""
         known = {
             "workflow_id": self.workflow_id,
+            "run_id": self.run_id,
             "workflow_name": self.workflow_name,
             "version": self.version,
             "overall_status": self.status,
