@@ -21,9 +21,11 @@ from aieval._files import readable
 from aieval._json import loads_strict
 from aieval.errors import WorkflowError
 from aieval.workflows._reading import (
+    UNRESOLVED_KEYS,
     count,
     mapping,
     opt_str,
+    output_names,
     pick,
     recorded_duration,
     tier,
@@ -318,6 +320,8 @@ class WorkflowRun:
             got.get("tokens_used"),
             source,
         )
+        for key in UNRESOLVED_KEYS:  # read by the required_outputs_present gate
+            output_names(metadata.get(key), f"{source}, field 'metadata.{key}'")
         inputs = got.get("inputs", metadata.get("inputs"))
         outputs = got.get("outputs")
         if outputs is not None and not isinstance(outputs, Mapping):

@@ -17,9 +17,11 @@ from aieval.errors import WorkflowError
 __all__ = [
     "DESCRIPTIVE",
     "TOKEN_KEYS",
+    "UNRESOLVED_KEYS",
     "count",
     "mapping",
     "opt_str",
+    "output_names",
     "pick",
     "recorded_duration",
     "tier",
@@ -33,6 +35,8 @@ DESCRIPTIVE = frozenset({"workflow_id", "workflow_name", "name", "agent_role", "
 #: Metadata keys read as token counts; each must be an integer >= 0.
 TOKEN_KEYS = ("tokens", "total_tokens", "tokens_used", "input_tokens", "output_tokens")
 _TOTAL_KEYS = ("tokens", "total_tokens", "tokens_used")
+#: Metadata keys where a runner lists outputs it could not resolve.
+UNRESOLVED_KEYS = ("unresolved_outputs", "unresolved_required_outputs")
 # Two recorded durations agree when they differ by at most this (seconds, or relative).
 _DURATION_TOLERANCE = 1e-6
 
@@ -124,6 +128,21 @@ def recorded_duration(got: Mapping[str, Any], where: str, names: Mapping[str, st
             f"{where}: fields {a!r} and {b!r} disagree ({x:g} s vs {y:g} s); keep one of them"
         )
     return found[0][1] if found else None
+
+
+def output_names(value: Any, where: str) -> list[str]:
+    """Output names as a runner records them: a list of names, one name, or a mapping of name
+    to reason (its keys). ``None`` is none; any other shape is refused, naming ``where``."""
+    if value is None:
+        return []
+    items = list(value.keys()) if isinstance(value, Mapping) else value
+    items = [items] if isinstance(items, str) else items
+    if isinstance(items, list | tuple) and all(isinstance(i, str) and i for i in items):
+        return list(dict.fromkeys(items))
+    raise WorkflowError(
+        f"{where}: expected output names (a list of names, one name, or a mapping of name to "
+        f"reason), got {_short(value)}"
+    )
 
 
 def tier(value: Any, where: str) -> int | str | None:
