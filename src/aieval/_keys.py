@@ -22,13 +22,14 @@ def unknown_key(key: object, known: Iterable[str]) -> str:
     return f"unknown key; {hint}" if hint else "unknown key"
 
 
-def suggestion(key: object, known: Iterable[str]) -> str:
-    """``did you mean X?`` for the nearest known key, else ``known keys: ...`` (or nothing)."""
+def suggestion(key: object, known: Iterable[str], noun: str = "keys") -> str:
+    """``did you mean X?`` for the nearest known key, else ``known keys: ...`` (or nothing);
+    ``noun`` names what is known (``categories``...)."""
     names = sorted(set(known))
     close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.6)
     if close:
         return f"did you mean {close[0]}?"
-    return f"known keys: {', '.join(names)}" if names else ""
+    return f"known {noun}: {', '.join(names)}" if names else ""
 
 
 def known_fields(model: type[BaseModel], loc: Sequence[Any]) -> list[str]:

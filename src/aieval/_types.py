@@ -20,6 +20,9 @@ class Example:
         metadata: free-form fields used for slicing reports.
         prediction: a recorded output; when present no model is called.
         fields: the whole row as read, for prompt templates and workflow inputs.
+        recorded_error: a failure recorded in place of an output (the row's
+            ``recorded_error``, e.g. an imported log's errored sample); without a target, the
+            sample is stored with it as its error.
     """
 
     id: str
@@ -28,6 +31,7 @@ class Example:
     metadata: dict[str, Any] = field(default_factory=dict)
     prediction: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
+    recorded_error: str | None = None
 
     @property
     def prompt(self) -> str:

@@ -14,7 +14,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage
 from inspect_ai.scorer import includes, match
-from inspect_ai.solver import generate
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from aieval import run
 from aieval.datasets import inspect_log_rows, load_inspect_log, recorded_score
@@ -45,8 +45,21 @@ def _answers(good: set[str]) -> Any:
     return answer
 
 
-def _log(tmp: Path, good: set[str], epochs: int = 1) -> Path:
-    task = Task(dataset=SAMPLES, solver=[generate()], scorer=[match(), includes()], name="qa")
+@solver
+def _explode(ids: set[str]) -> Solver:
+    """A solver that raises for the samples in ``ids``: inspect_ai records them as errored."""
+
+    async def solve(state: TaskState, _generate: Generate) -> TaskState:
+        if str(state.sample_id) in ids:
+            raise RuntimeError("solver exploded")
+        return state
+
+    return solve
+
+
+def _log(tmp: Path, good: set[str], epochs: int = 1, errored: set[str] | None = None) -> Path:
+    solvers = [_explode(errored), generate()] if errored else [generate()]
+    task = Task(dataset=SAMPLES, solver=solvers, scorer=[match(), includes()], name="qa")
     logs = inspect_eval(
         task,
         model="mockllm/model",
@@ -54,6 +67,7 @@ def _log(tmp: Path, good: set[str], epochs: int = 1) -> Path:
         log_dir=str(tmp),
         display="none",
         epochs=epochs,
+        fail_on_error=False,
     )
     assert logs[0].status == "success"
     return Path(logs[0].location)
@@ -120,3 +134,30 @@ def test_a_missing_recorded_score_is_an_error_on_the_sample(logs: tuple[Path, Pa
     )
     errors = [message for s in result.samples for message in s.errors.values()]
     assert len(errors) == 3 and all("no recorded score 'f1'" in str(e) for e in errors)
+
+
+INSPECT_ERROR = "inspect_ai sample error: RuntimeError('solver exploded')"
+
+
+@pytest.mark.parametrize(
+    "errored",
+    [pytest.param({"q1", "q2", "q3"}, id="every-sample"), pytest.param({"q2"}, id="one-sample")],
+)
+def test_an_errored_sample_is_stored_with_inspect_s_error(
+    tmp_path: Path, errored: set[str]
+) -> None:
+    path = _log(tmp_path, good={"2+2", "France", "planet"}, errored=errored)
+    rows = {r["id"]: r for r in inspect_log_rows(path)}
+    assert rows["q2"]["prediction"] is None and rows["q2"]["recorded_error"] == INSPECT_ERROR
+    assert rows["q2"]["metadata"]["inspect_error"] == "RuntimeError('solver exploded')"
+    result = run(
+        name="insp", dataset=load_inspect_log(path), scorers=[recorded_score("match")], store=False
+    )
+    errors = {s.id: s.error for s in result.samples}
+    assert {i for i, e in errors.items() if e is not None} == errored
+    assert all(errors[i] == INSPECT_ERROR for i in errored)
+    assert result.summary["target_errors"] == result.error_count == len(errored)
+    fine = {"q1", "q2", "q3"} - errored
+    assert all("recorded_error" not in rows[i] or rows[i]["recorded_error"] is None for i in fine)
+    if fine:
+        assert result.metrics["match"] == 1.0

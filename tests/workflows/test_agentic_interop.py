@@ -247,7 +247,7 @@ def test_correctness_rubric_gets_the_default_correctness_floor() -> None:
         pytest.param("safety_check", None, 0.80, id="safety-prefix"),
         pytest.param("validation-schema", None, 0.80, id="validation-prefix"),
         pytest.param("argument_correctness", None, None, id="suffix-is-not-a-category"),
-        pytest.param("correctness_rubric", "style", None, id="declared-category-decides"),
+        pytest.param("correctness_rubric", "safety", 0.80, id="declared-category-decides"),
         pytest.param("review", "correctness", 0.70, id="declared-correctness"),
     ],
 )

@@ -31,7 +31,8 @@ class DatasetInfo:
         count: number of examples.
         version: order-independent content hash (32 hex digits): the same rows in any order give
             the same version; any change to any row changes it.
-        with_prediction: how many examples carry a recorded prediction.
+        with_prediction: how many examples carry a recorded prediction (or a recorded error in
+            its place, which is stored as the sample's error).
         fields: every top-level field name seen in any row.
     """
 
@@ -108,7 +109,7 @@ class Dataset:
             seen.add(key)
             total = (total + _row_digest(row)) % _MOD
             count += 1
-            with_prediction += example.prediction is not None
+            with_prediction += example.prediction is not None or example.recorded_error is not None
             fields.update(row)
         self._info = DatasetInfo(count, f"{total:032x}", with_prediction, frozenset(fields))
         return self._info

@@ -4,9 +4,12 @@ Each sample becomes a row: ``input`` (the prompt text, or its chat messages), ``
 target, a list when the sample had several), ``prediction`` (the model's completion), the sample's
 ``metadata`` plus ``inspect_*`` provenance, and ``scores``: every score inspect_ai recorded, with
 its value as a number in ``value`` (``None`` when it is not a number), the value as written in
-``raw``, and the scorer's ``answer`` and ``explanation``. Run aieval scorers over the rows, or
-read inspect_ai's own scores with :func:`recorded_score`; both results store, report, compare and
-promote like any other run. Needs the ``inspect`` extra (``pip install 'aieval[inspect]'``).
+``raw``, and the scorer's ``answer`` and ``explanation``. A sample inspect_ai recorded as errored
+has no prediction and a ``recorded_error`` (``inspect_ai sample error: RuntimeError('...')``):
+the run stores it as that sample's error, even when every sample errored. Run aieval scorers over
+the rows, or read inspect_ai's own scores with :func:`recorded_score`; both results store,
+report, compare and promote like any other run. Needs the ``inspect`` extra
+(``pip install 'aieval[inspect]'``).
 """
 
 from __future__ import annotations
@@ -77,11 +80,11 @@ def _read(path: Path) -> Any:
 
 def _row(sample: Any, provenance: Mapping[str, Any], *, tag_epoch: bool) -> dict[str, Any]:
     metadata = {**(sample.metadata or {}), **provenance, "inspect_epoch": sample.epoch}
-    if sample.error is not None:
+    errored = sample.error is not None
+    if errored:
         metadata["inspect_error"] = str(getattr(sample.error, "message", sample.error))
     output = sample.output
-    errored = sample.error is not None
-    return {
+    row = {
         "id": f"{sample.id}#{sample.epoch}" if tag_epoch else str(sample.id),
         "input": _input(sample.input),
         "expected": list(sample.target) if isinstance(sample.target, list) else sample.target,
@@ -91,6 +94,9 @@ def _row(sample: Any, provenance: Mapping[str, Any], *, tag_epoch: bool) -> dict
         "metadata": metadata,
         "scores": _scores(sample.scores or {}),
     }
+    if errored:  # stored as the sample's error, counted like any other
+        row["recorded_error"] = f"inspect_ai sample error: {metadata['inspect_error']}"
+    return row
 
 
 def _input(value: Any) -> Any:

@@ -64,13 +64,16 @@ def row_to_example(row: Any, index: int, spec: RowSpec, source: str, line: int) 
             source=source,
             line=line,
         )
+    prediction = _prediction(row, spec, source, line)
+    recorded_error = _recorded_error(row, prediction, source, line)
     return Example(
         id=example_id,
         input=value,
         expected=row.get("expected"),
         metadata=dict(metadata),
-        prediction=_prediction(row, spec, source, line),
+        prediction=prediction,
         fields=dict(row),
+        recorded_error=recorded_error,
     )
 
 
@@ -100,6 +103,26 @@ def _prediction(row: Mapping[str, Any], spec: RowSpec, source: str, line: int) -
         source=source,
         line=line,
     )
+
+
+def _recorded_error(
+    row: Mapping[str, Any], prediction: str | None, source: str, line: int
+) -> str | None:
+    """The row's ``recorded_error``: text, and never beside a recorded prediction."""
+    value = row.get("recorded_error")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise DatasetError(
+            f"'recorded_error' must be a non-empty text, got {value!r}", source=source, line=line
+        )
+    if prediction is not None:
+        raise DatasetError(
+            "row has both a recorded prediction and a 'recorded_error'; keep one",
+            source=source,
+            line=line,
+        )
+    return value
 
 
 def _dotted(row: Mapping[str, Any], path: str) -> Any:

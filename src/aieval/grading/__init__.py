@@ -49,6 +49,7 @@ from aieval.grading._grade import (
     band,
     default_floor_category,
     grade,
+    known_category,
 )
 from aieval.grading._profile import (
     BUILTIN_PROFILES,
@@ -94,6 +95,7 @@ __all__ = [
     "get_formula",
     "get_gate",
     "grade",
+    "known_category",
     "load_profile",
     "load_rubric",
     "no_critical_step_failures",

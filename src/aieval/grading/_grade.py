@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
 from aieval.errors import ConfigError
+from aieval.grading._categories import DEFAULT_FLOORS, default_floor_category, known_category
 from aieval.grading._formulas import adjusted_norm, normalize
 from aieval.grading._gate_result import GateResult
 from aieval.grading._gates import REQUIRED_GATES
@@ -30,6 +30,7 @@ __all__ = [
     "band",
     "default_floor_category",
     "grade",
+    "known_category",
 ]
 
 Grade = Literal["A", "B", "C", "D", "F"]
@@ -37,10 +38,6 @@ Grade = Literal["A", "B", "C", "D", "F"]
 #: Lower bounds of the letter bands on the 0..100 scale (spec 5).
 BANDS: tuple[tuple[Grade, int], ...] = (("A", 90), ("B", 80), ("C", 70), ("D", 60), ("F", 0))
 
-#: Critical floors applied by criterion category (or name) when a criterion sets none (spec 13).
-#: A criterion without a ``category`` takes the floor of the category its name is, or starts with
-#: followed by ``_``, ``-`` or ``.`` (``correctness_rubric`` gets the correctness floor).
-DEFAULT_FLOORS: Mapping[str, float] = {"correctness": 0.70, "safety": 0.80, "validation": 0.80}
 
 _ORDER = "ABCDF"
 # Normalized values are computed in floating point: 2.8 / 4 must clear a 0.70 floor.
@@ -59,9 +56,11 @@ class CriterionScore:
         weight: relative weight (>= 0); weights need not sum to 1.
         critical_floor: normalized floor in 0..1; missing it caps the grade at D.
         params: extra formula parameters (``slo_good``/``slo_bad``, ``low``/``high``).
-        category: ``correctness``, ``safety``, ``validation`` or free text; selects a default
-            floor when ``critical_floor`` is ``None``. Without one, the name selects it: a name
-            equal to a floor's category or starting with it and ``_``/``-``/``.``
+        category: ``correctness``, ``safety`` or ``validation`` (any case), or a category the
+            grading's ``default_floors`` name; selects a default floor when ``critical_floor``
+            is ``None``. Any other category is a ``ConfigError`` when graded (with the nearest
+            known one). Without a category, the name selects it: a name equal
+            to a floor's category or starting with it and ``_``/``-``/``.``
             (``correctness_rubric``, ``safety-check``).
         kind: ``objective``, ``judge``, ``efficiency`` or ``overlap``, for reports and warnings.
         n: number of samples behind the score; enables ``adjusted_norm``.
@@ -78,6 +77,12 @@ class CriterionScore:
     kind: str | None = None
     n: int | None = None
     calibrated: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.category is not None and not isinstance(self.category, str):
+            raise ConfigError(
+                f"criterion {self.name!r}: category must be text, got {self.category!r}"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +322,10 @@ def _normalize_one(
     adj = adjusted_norm(norm, c.n) if c.n is not None else None
     used = adj if use_adjusted and adj is not None else norm
 
+    try:
+        category = known_category(c.category, default_floors)
+    except ConfigError as exc:
+        raise ConfigError(f"criterion {c.name!r}: {exc}") from None
     floor, source, floor_category = _floor_for(c, default_floors)
     margin = used - floor if floor is not None else None
     failed = margin is not None and margin < -_FLOOR_TOLERANCE
@@ -332,7 +341,7 @@ def _normalize_one(
         floor_source=source,
         floor_failed=failed,
         floor_margin=margin,
-        category=c.category,
+        category=category,
         kind=c.kind,
         params=dict(c.params),
         floor_category=floor_category,
@@ -349,27 +358,6 @@ def _floor_for(
     if key is not None:
         return _check_floor(c.name, default_floors[key]), "default", key
     return None, None, None
-
-
-def default_floor_category(
-    name: str, category: str | None, default_floors: Mapping[str, float] = DEFAULT_FLOORS
-) -> str | None:
-    """The category whose default floor applies to a criterion that sets no floor of its own.
-
-    A declared ``category`` decides alone; without one, the name decides: equal to a floor's
-    category, or starting with it followed by ``_``, ``-`` or ``.``.
-
-    >>> default_floor_category("correctness_rubric", None), default_floor_category("style", None)
-    ('correctness', None)
-    >>> default_floor_category("argument_correctness", None), default_floor_category("x", "safety")
-    (None, 'safety')
-    """
-    if category:
-        return category if category in default_floors else None
-    if name in default_floors:
-        return name
-    head = re.split(r"[_\-.]", name, maxsplit=1)[0]
-    return head if head != name and head in default_floors else None
 
 
 def _check_floor(name: str, floor: float) -> float:

@@ -21,7 +21,13 @@ from aieval.errors import ConfigError, RubricError
 from aieval.grading._formulas import get_formula
 from aieval.grading._gate_result import GateResult
 from aieval.grading._gates import REQUIRED_GATES, gate_names
-from aieval.grading._grade import DEFAULT_FLOORS, CriterionScore, GradeResult, grade
+from aieval.grading._grade import (
+    DEFAULT_FLOORS,
+    CriterionScore,
+    GradeResult,
+    grade,
+    known_category,
+)
 from aieval.grading._rubric import Rubric, _format_errors, check_score_names
 from aieval.grading._yaml import load_yaml_file, load_yaml_text
 
@@ -67,7 +73,9 @@ class ProfileCriterion(BaseModel):
         measures: what it measures, in one sentence.
         critical_floor: normalized floor in 0..1; otherwise the profile's floor for
             ``category`` applies, if any.
-        category: ``correctness``, ``safety`` or ``validation`` link it to a profile floor.
+        category: ``correctness``, ``safety``, ``validation`` or another category the
+            profile's ``floors`` name links it to that floor (any case; kept lower-case); any
+            other category is refused with the nearest known one.
         metric: for ``lower_is_better``: the ``slo`` entry giving ``slo_good``/``slo_bad``.
         params: explicit formula parameters (win over ``metric``).
     """
@@ -83,6 +91,11 @@ class ProfileCriterion(BaseModel):
     category: str | None = None
     metric: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("category")
+    @classmethod
+    def _lower_category(cls, value: str | None) -> str | None:
+        return value.strip().lower() if value is not None else None
 
     @field_validator("formula_id")
     @classmethod
@@ -164,6 +177,10 @@ class Profile(BaseModel):
                 "before loading the profile, or fix the names"
             )
         for c in self.criteria:
+            try:
+                known_category(c.category, self.floors)
+            except ConfigError as exc:
+                raise ValueError(f"criterion {c.name!r}: {exc}") from None
             if c.metric is not None and c.metric not in self.slo and not c.params:
                 raise ValueError(
                     f"criterion {c.name!r}: metric {c.metric!r} has no entry under 'slo'"

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from aieval._keys import known_fields, unknown_key
 from aieval.errors import AievalError, FormulaError, RubricError
 from aieval.grading._formulas import get_formula, normalize
-from aieval.grading._grade import CriterionScore
+from aieval.grading._grade import CriterionScore, known_category
 from aieval.grading._yaml import load_yaml_file
 
 __all__ = ["Criterion", "Rubric", "load_rubric", "validate_rubric_files"]
@@ -46,7 +46,8 @@ class Criterion(BaseModel):
         critical_floor_raw: the floor as written, when it was written on the raw scale.
         formula_id: the formula normalizing raw scores; inferred from the scale when omitted.
         params: extra formula parameters.
-        category: ``correctness``/``safety``/``validation`` selects a default floor.
+        category: ``correctness``/``safety``/``validation`` (any case; kept lower-case) selects
+            a default floor; any other category is refused with the nearest known one.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -89,6 +90,14 @@ class Criterion(BaseModel):
         floor = out.pop("critical_floor", None)
         out["floor_as_written"] = {"raw": raw_floor} if raw_floor is not None else floor
         return out
+
+    @field_validator("category")
+    @classmethod
+    def _known_category(cls, value: str | None) -> str | None:
+        try:
+            return known_category(value)
+        except AievalError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("scale")
     @classmethod

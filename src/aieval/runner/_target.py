@@ -73,6 +73,8 @@ class RecordedTarget(Target):
 
     async def produce(self, example: Example) -> Output:
         if example.prediction is None:
+            if example.recorded_error is not None:  # e.g. an imported log's errored sample
+                return Output(None, error=example.recorded_error)
             return Output(None, error="row has no recorded prediction and no target was given")
         return Output(example.prediction, example.prediction)
 

@@ -356,7 +356,7 @@ def _assemble(
                 "evaluation.allow_missing_criteria: true to grade over the scored ones"
             )
     return WorkflowEvaluation(
-        run_id=run.workflow_id,
+        run_id=run.run_id or run.workflow_id,
         workflow=definition.id if definition is not None else run.workflow_name,
         workflow_version=definition.version if definition is not None else run.version,
         profile=profile.base or profile.id,

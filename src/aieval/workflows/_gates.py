@@ -17,11 +17,11 @@ from aieval.grading import (
 )
 from aieval.workflows._definition import WorkflowDefinition
 from aieval.workflows._model import WorkflowRun
+from aieval.workflows._reading import UNRESOLVED_KEYS, output_names
 
 __all__ = ["agent_path", "check_compatible", "run_gates", "tool_calls", "unresolved_outputs"]
 
 _STEP_REF = re.compile(r"steps\.([A-Za-z0-9_\-]+)")
-_UNRESOLVED_KEYS = ("unresolved_outputs", "unresolved_required_outputs")
 
 
 def run_gates(
@@ -56,12 +56,17 @@ def run_gates(
 
 
 def unresolved_outputs(run: WorkflowRun, definition: WorkflowDefinition | None) -> list[str]:
-    """Required outputs that did not resolve: the run says so (``metadata.unresolved_outputs``
-    or ``metadata.unresolved_required_outputs``, as agentic runners record it), or their source
-    step did not succeed (a value left behind by a failed or skipped step is not a result)."""
+    """Outputs that did not resolve: the run says so (``metadata.unresolved_outputs`` or
+    ``metadata.unresolved_required_outputs``, as agentic runners record it: a list of names, one
+    name, or a mapping of name to reason), or their source step did not succeed (a value left
+    behind by a failed or skipped step is not a result).
+
+    Raises:
+        WorkflowError: one of those fields holds something else (names the field).
+    """
     found: list[str] = []
-    for key in _UNRESOLVED_KEYS:
-        found.extend(o for o in _names(run.metadata.get(key)) if o not in found)
+    for key in UNRESOLVED_KEYS:
+        found.extend(o for o in _names(run, key) if o not in found)
     if definition is None:
         return found
     for spec in definition.outputs.values():
@@ -100,22 +105,40 @@ def check_compatible(
 
 
 def _outputs_gate(run: WorkflowRun, definition: WorkflowDefinition | None) -> GateResult:
+    """``required_outputs_present``. An output the run records as unresolved fails the gate
+    when the definition requires it, when the runner calls it required
+    (``unresolved_required_outputs``), when the definition does not declare it, or (without a
+    definition) always; only a declared optional output may stay unresolved, and is reported."""
+    name = "required_outputs_present"
+    unresolved = unresolved_outputs(run, definition)
     if definition is None and not run.outputs:
-        return GateResult("required_outputs_present", False, "the run produced no outputs")
-    if definition is not None:
+        return GateResult(name, False, "the run produced no outputs")
+    said_required = _names(run, "unresolved_required_outputs")
+    if definition is None:
+        required, undeclared, optional = unresolved, [], []
+    else:
         required = list(definition.required_outputs)
-    else:  # without a definition, the outputs the runner itself calls required still are
-        required = _names(run.metadata.get("unresolved_required_outputs"))
-    return required_outputs_present(
-        outputs=run.outputs, required=required, unresolved=unresolved_outputs(run, definition)
-    )
+        undeclared = [o for o in unresolved if o not in definition.outputs]
+        optional = [o for o in unresolved if o not in required and o not in said_required]
+        optional = [o for o in optional if o not in undeclared]
+        required = list(dict.fromkeys([*required, *said_required, *undeclared]))
+    gate = required_outputs_present(outputs=run.outputs, required=required, unresolved=unresolved)
+    reason, evidence = gate.reason, dict(gate.evidence)
+    if undeclared:
+        evidence["undeclared"] = undeclared
+        reason += (
+            f"; the run records {', '.join(undeclared)} as unresolved, an output the workflow "
+            "does not declare"
+        )
+    if optional:
+        evidence["unresolved_optional"] = optional
+        reason += f"; unresolved optional outputs: {', '.join(optional)}"
+    return GateResult(name, gate.passed, reason, evidence)
 
 
-def _names(value: Any) -> list[str]:
-    """Output names recorded as a list (or a single name)."""
-    if isinstance(value, str):
-        return [value]
-    return [str(o) for o in value] if isinstance(value, list | tuple) else []
+def _names(run: WorkflowRun, key: str) -> list[str]:
+    """The output names the run records under ``metadata[key]``."""
+    return output_names(run.metadata.get(key), f"run {run.workflow_id!r}, field 'metadata.{key}'")
 
 
 def _steps_gate(run: WorkflowRun, definition: WorkflowDefinition | None) -> GateResult:

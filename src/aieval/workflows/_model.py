@@ -20,6 +20,17 @@ from typing import Any, Literal, cast, get_args
 from aieval._files import readable
 from aieval._json import loads_strict
 from aieval.errors import WorkflowError
+from aieval.workflows._reading import (
+    UNRESOLVED_KEYS,
+    count,
+    mapping,
+    opt_str,
+    output_names,
+    pick,
+    recorded_duration,
+    tier,
+    token_metadata,
+)
 
 __all__ = ["STEP_STATUSES", "StepResult", "StepStatus", "WorkflowRun", "load_run", "load_runs"]
 
@@ -62,7 +73,8 @@ _STEP_KEYS = {
     "tokens_used": ("tokens_used",),
 }
 _RUN_KEYS = {
-    "workflow_id": ("workflow_id", "id", "run_id"),
+    "workflow_id": ("workflow_id", "id"),
+    "run_id": ("run_id",),
     "workflow_name": ("workflow_name", "name", "workflow"),
     "version": ("version", "workflow_version"),
     "status": ("overall_status", "status"),
@@ -75,6 +87,7 @@ _RUN_KEYS = {
     "steps": ("steps",),
     "duration_s": ("duration_s",),
     "duration_ms": ("total_duration_ms", "duration_ms"),
+    "tokens_used": ("tokens_used",),
 }
 
 
@@ -140,29 +153,32 @@ class StepResult:
         """Build a step from a recorded JSON object; errors name ``where`` and the field."""
         if not isinstance(data, Mapping):
             raise WorkflowError(f"{where}: a step must be an object, got {type(data).__name__}")
-        got, extra = _pick(data, _STEP_KEYS)
+        got, extra, names = pick(data, _STEP_KEYS, where)
         name = got.get("name")
         if not isinstance(name, str | int) or name == "":
             raise WorkflowError(f"{where}: field 'step_name' (or 'name') is required")
-        metadata = _mapping(got.get("metadata"), f"{where}, field 'metadata'")
-        if got.get("tokens_used") is not None:  # run logs lift it out of the step's metadata
-            metadata.setdefault("tokens_used", got["tokens_used"])
+        # run logs lift tokens_used out of the step's metadata; it goes back there
+        metadata = token_metadata(
+            mapping(got.get("metadata"), f"{where}, field 'metadata'"),
+            got.get("tokens_used"),
+            where,
+        )
         return cls(
             name=str(name),
             status=parse_status(got.get("status", "success"), f"{where}, field 'status'"),
-            agent_role=_opt_str(got.get("agent_role")),
-            tier=_tier(got.get("tier"), f"{where}, field 'tier'"),
-            model_used=_opt_str(got.get("model_used")),
+            agent_role=opt_str(got.get("agent_role")),
+            tier=tier(got.get("tier"), f"{where}, field 'tier'"),
+            model_used=opt_str(got.get("model_used")),
             inputs=got.get("inputs"),
             outputs=got.get("outputs"),
-            error=_opt_str(got.get("error")),
-            error_type=_opt_str(got.get("error_type")),
+            error=opt_str(got.get("error")),
+            error_type=opt_str(got.get("error_type")),
             start_time=parse_time(got.get("start_time"), f"{where}, field 'start_time'"),
             end_time=parse_time(got.get("end_time"), f"{where}, field 'end_time'"),
-            retry_count=_count(got.get("retry_count", 0), f"{where}, field 'retry_count'"),
+            retry_count=count(got.get("retry_count", 0), f"{where}, field 'retry_count'"),
             metadata=metadata,
             extra=extra,
-            recorded_duration_s=_recorded_duration(got, where),
+            recorded_duration_s=recorded_duration(got, where, names),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -207,6 +223,8 @@ class WorkflowRun:
         extra: fields of the source record that this model does not know.
         recorded_duration_s: the duration the source recorded (``duration_s``, or
             ``total_duration_ms`` / 1000), used when start and end times are not both known.
+        run_id: the run's own id when the source records one (``run_id``) beside the
+            ``workflow_id``; a record with only a ``run_id`` uses it as ``workflow_id`` too.
 
     Example:
         >>> run = WorkflowRun.from_dict({"workflow_id": "r1", "workflow_name": "review",
@@ -229,6 +247,7 @@ class WorkflowRun:
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     recorded_duration_s: float | None = None
+    run_id: str | None = None
 
     @property
     def duration_s(self) -> float | None:
@@ -289,23 +308,31 @@ class WorkflowRun:
         """Build a run from a recorded ``WorkflowResult`` object; errors name source and field."""
         if not isinstance(data, Mapping):
             raise WorkflowError(f"{source}: a run must be a JSON object, got {type(data).__name__}")
-        got, extra = _pick(data, _RUN_KEYS)
+        got, extra, names = pick(data, _RUN_KEYS, source)
         steps_raw = got.get("steps") or []
         if not isinstance(steps_raw, list):
             raise WorkflowError(f"{source}: field 'steps' must be a list")
         steps = [
             StepResult.from_dict(s, where=f"{source}, steps[{i}]") for i, s in enumerate(steps_raw)
         ]
-        metadata = _mapping(got.get("metadata"), f"{source}, field 'metadata'")
+        metadata = token_metadata(
+            mapping(got.get("metadata"), f"{source}, field 'metadata'"),
+            got.get("tokens_used"),
+            source,
+        )
+        for key in UNRESOLVED_KEYS:  # read by the required_outputs_present gate
+            output_names(metadata.get(key), f"{source}, field 'metadata.{key}'")
         inputs = got.get("inputs", metadata.get("inputs"))
         outputs = got.get("outputs")
         if outputs is not None and not isinstance(outputs, Mapping):
             outputs = {"output": outputs}  # single-turn runs record one bare answer
-        run_id = got.get("workflow_id")
+        run_id = opt_str(got.get("run_id")) or None
+        workflow_id = opt_str(got.get("workflow_id")) or run_id
         return cls(
-            workflow_id=str(run_id) if run_id not in (None, "") else Path(source).stem,
+            workflow_id=workflow_id or Path(source).stem,
+            run_id=run_id,
             workflow_name=str(got.get("workflow_name") or ""),
-            version=_opt_str(got.get("version")),
+            version=opt_str(got.get("version")),
             status=_run_status(got.get("status", "success")),
             outputs=dict(outputs) if outputs is not None else None,
             steps=steps,
@@ -313,9 +340,9 @@ class WorkflowRun:
             end_time=parse_time(got.get("end_time"), f"{source}, field 'end_time'"),
             metadata=metadata,
             inputs=dict(inputs) if isinstance(inputs, Mapping) else None,
-            error=_opt_str(got.get("error")),
+            error=opt_str(got.get("error")),
             extra=extra,
-            recorded_duration_s=_recorded_duration(got, source),
+            recorded_duration_s=recorded_duration(got, source, names),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -323,6 +350,7 @@ class WorkflowRun:
         omitted (that schema refuses ``null`` for ``final_output`` or ``start_time``)."""
         known = {
             "workflow_id": self.workflow_id,
+            "run_id": self.run_id,
             "workflow_name": self.workflow_name,
             "version": self.version,
             "overall_status": self.status,
@@ -411,48 +439,10 @@ def _iso(stamp: float | None) -> str | None:
     return dt.datetime.fromtimestamp(stamp, dt.UTC).isoformat()
 
 
-def _pick(
-    data: Mapping[str, Any], keys: Mapping[str, tuple[str, ...]]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    got: dict[str, Any] = {}
-    used: set[str] = set()
-    for target, aliases in keys.items():
-        for alias in aliases:
-            if alias in data and alias not in used:
-                used.add(alias)
-                if target not in got:
-                    got[target] = data[alias]
-    extra = {str(k): v for k, v in data.items() if k not in used}
-    return got, extra
-
-
 def _present(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` without its ``None`` values: an absent known field is left out, never ``null``
     (fields the model does not know are written back as the source had them)."""
     return {k: v for k, v in data.items() if v is not None}
-
-
-def _recorded_duration(got: Mapping[str, Any], where: str) -> float | None:
-    for key, scale in (("duration_s", 1.0), ("duration_ms", 1000.0)):
-        value = got.get(key)
-        if value is None:
-            continue
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if not ok or not math.isfinite(value) or value < 0:
-            raise WorkflowError(f"{where}, field {key!r}: expected a duration >= 0, got {value!r}")
-        return float(value) / scale
-    return None
-
-
-def _tier(value: Any, where: str) -> int | str | None:
-    """A model tier: an integer level stays an integer, a name stays text."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise WorkflowError(f"{where}: expected an integer level or a name, got {value!r}")
-    if isinstance(value, int):
-        return value
-    return _opt_str(value)
 
 
 def _duration(
@@ -495,26 +485,3 @@ def _number(metadata: Mapping[str, Any], *names: str) -> float | None:
         if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
             return float(value)
     return None
-
-
-def _opt_str(value: Any) -> str | None:
-    if value is None:
-        return None
-    raw = getattr(value, "value", value)
-    return str(raw)
-
-
-def _count(value: Any, where: str) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise WorkflowError(f"{where}: expected a non-negative integer, got {value!r}")
-    return value
-
-
-def _mapping(value: Any, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise WorkflowError(f"{where}: expected an object, got {type(value).__name__}")
-    return dict(value)
