@@ -108,3 +108,20 @@ def test_two_names_for_one_measured_field_must_agree(tmp_path: Path) -> None:
         _load(tmp_path, _log(final_output={"a": 1}, outputs={"a": 2}))
     same = _load(tmp_path, _log(overall_status="success"))
     assert same.status == "success"
+
+
+@pytest.mark.parametrize("key", ["cost", "cost_usd", "total_cost", "duration_s", "duration_ms"])
+@pytest.mark.parametrize(
+    "bad", ["0.25", -1, float("nan"), True], ids=["text", "neg", "nan", "bool"]
+)
+def test_a_bad_cost_or_duration_in_metadata_is_refused(tmp_path: Path, key: str, bad: Any) -> None:
+    """These are read as the run's cost and duration: a bad value was silently ignored."""
+    with pytest.raises(WorkflowError, match=rf"steps\[0\], field 'metadata.{key}'"):
+        _load(tmp_path, _log({"metadata": {key: bad}}))
+    with pytest.raises(WorkflowError, match=rf"field 'metadata.{key}'"):
+        _load(tmp_path, _log(metadata={key: bad}))
+
+
+def test_a_good_cost_in_metadata_is_read(tmp_path: Path) -> None:
+    run = _load(tmp_path, _log({"metadata": {"cost_usd": 0.25}}))
+    assert run.steps[0].cost == 0.25

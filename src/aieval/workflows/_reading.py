@@ -35,6 +35,7 @@ DESCRIPTIVE = frozenset({"workflow_id", "workflow_name", "name", "agent_role", "
 #: Metadata keys read as token counts; each must be an integer >= 0.
 TOKEN_KEYS = ("tokens", "total_tokens", "tokens_used", "input_tokens", "output_tokens")
 _TOTAL_KEYS = ("tokens", "total_tokens", "tokens_used")
+_AMOUNT_KEYS = ("cost", "cost_usd", "total_cost", "duration_s", "duration_ms")
 #: Metadata keys where a runner lists outputs it could not resolve.
 UNRESOLVED_KEYS = ("unresolved_outputs", "unresolved_required_outputs")
 # Two recorded durations agree when they differ by at most this (seconds, or relative).
@@ -93,6 +94,12 @@ def token_metadata(
     for key in TOKEN_KEYS:
         if out.get(key) is not None:
             out[key] = token_count(out[key], f"{where}, field 'metadata.{key}'")
+    for key in _AMOUNT_KEYS:  # read as cost and duration: a bad value would be ignored
+        value = out.get(key)
+        if value is not None and not (_numeric(value) and math.isfinite(value) and value >= 0):
+            raise WorkflowError(
+                f"{where}, field 'metadata.{key}': expected a number >= 0, got {_short(value)}"
+            )
     totals = [(f"metadata.{k}", out[k]) for k in _TOTAL_KEYS if out.get(k) is not None]
     if lifted is not None:
         lifted = token_count(lifted, f"{where}, field {lifted_name!r}")
