@@ -6,7 +6,10 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.server.test_server_api import finished_run
+from tests.server.test_server_api import finished_run, store_of
+
+from aieval import run
+from aieval.scorers import exact_match
 
 
 def qa_body(name: str, predictions: list[str]) -> dict[str, Any]:
@@ -100,3 +103,24 @@ async def test_side_by_side_sample_with_a_word_diff(client: httpx.AsyncClient) -
         "/api/compare/samples/zz", params={"baseline": base, "candidate": cand}
     )
     assert missing.status_code == 404
+
+
+async def test_a_configured_scorer_without_values_is_a_sort_and_filter_key(
+    client: httpx.AsyncClient,
+) -> None:
+    def broken(prompt: str) -> str:
+        raise RuntimeError("target down")
+
+    rows = [{"id": f"e{i}", "prompt": "?", "expected": "yes"} for i in range(3)]
+    result = run(name="all-errored", dataset=rows, target=broken, scorers=[exact_match],
+                 store=store_of(client).path)  # fmt: skip
+    listed = (await client.get("/api/runs")).json()
+    [item] = [r for r in listed["runs"] if r["id"] == result.id]
+    assert item["metrics"] == {"exact_match": None}
+    data = await samples(client, result.id, sort="score:exact_match", order="desc")
+    assert [s["id"] for s in data["samples"]] == ["e0", "e1", "e2"]
+    assert data["scorers"] == ["exact_match"]
+    kept = await samples(client, result.id, scorer="exact_match", min=0.5)
+    assert kept["total"] == 0 and kept["run_total"] == 3
+    response = await client.get(f"/api/runs/{result.id}/samples", params={"sort": "score:f1"})
+    assert response.status_code == 422 and "use one of ['exact_match']" in response.text

@@ -17,7 +17,7 @@ from aieval.server._diff import text_diff
 from aieval.server._events import run_events
 from aieval.server._paths import confine_config
 from aieval.server._reports import comparison
-from aieval.server._table import TableQuery
+from aieval.server._table import TableQuery, table_scorers
 from aieval.server._views import SampleFilter, run_item, sample_detail
 from aieval.store import RunRow, Store
 
@@ -111,6 +111,7 @@ def list_samples(
     state = request.app.state
     run = _run(request, run_id)
     rows, names = state.sample_index.rows(state.store, run.id)
+    names = table_scorers(run.config, names)
     if scorer is not None and scorer not in names:
         raise ConfigError(f"scorer: no scorer {scorer!r} in this run; use one of {names}")
     table = TableQuery(
