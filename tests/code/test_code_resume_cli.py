@@ -152,3 +152,18 @@ def test_a_task_code_eval_file(tmp_path: Path) -> None:
     eval_file.write_text("task: code\nproblems: problems.jsonl\nsamples: 3\n")
     bad = _aieval("code", str(eval_file), "--db", db)
     assert bad.returncode == 2 and "unknown key(s) samples" in bad.stderr
+
+
+def test_a_resume_with_other_sandbox_limits_names_the_limit(tmp_path: Path) -> None:
+    from aieval.errors import ConfigError
+    from aieval.sandbox import SandboxLimits
+
+    problems, completions = _files(tmp_path, 2)
+    db = tmp_path / "runs.db"
+    common: dict[str, Any] = {"completions": completions, "allow_code_execution": True}
+    first = evaluate_code(problems, store=db, limits=SandboxLimits(timeout=5.0), **common)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE runs SET status='interrupted' WHERE id=?", (first.run.id,))
+    with pytest.raises(ConfigError) as info:
+        evaluate_code(problems, store=db, resume=True, limits=SandboxLimits(timeout=10.0), **common)
+    assert "scorers.code_passes.limits.timeout: 5.0 then, 10.0 now" in str(info.value)

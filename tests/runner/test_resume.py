@@ -129,6 +129,9 @@ def _interrupted(tmp_path: Path, **options: Any) -> tuple[Store, str, list[dict[
                      id="scorers"),
         pytest.param({"pass_threshold": 0.9}, "pass_threshold: 0.5 then, 0.9 now",
                      id="threshold"),
+        pytest.param({"scorers": [exact_match.with_options(normalize="squad")]},
+                     "scorers.exact_match.normalize: unset then, 'squad' now",
+                     id="scorer-options"),
     ],
 )  # fmt: skip
 def test_a_resume_configured_differently_is_refused(
@@ -140,3 +143,36 @@ def test_a_resume_configured_differently_is_refused(
         run(name="mix", dataset=rows[:3], store=store, resume=run_id, **options)
     assert words in str(info.value)
     assert store.count_samples(run_id) == 3
+
+
+def test_a_changed_scorer_option_is_named_down_to_the_field() -> None:
+    from aieval.runner._resume import config_changes
+
+    def config(timeout: float, *, name: str = "code_passes") -> dict[str, Any]:
+        limits = {"timeout": timeout, "memory_mb": 512, "isolation": "bwrap"}
+        return {"scorers": [{"name": name, "options": {"allow_code_execution": "True",
+                                                       "limits": repr(limits)}}]}  # fmt: skip
+
+    assert config_changes(config(5.0), config(10.0)) == [
+        "scorers.code_passes.limits.timeout: 5.0 then, 10.0 now"
+    ]
+    assert config_changes(config(5.0), config(5.0)) == []
+    # a renamed scorer is still named as the list of names
+    assert config_changes(config(5.0), config(5.0, name="other")) == [
+        "scorers: [code_passes] then, [other] now"
+    ]
+    # an option whose repr is not a literal is compared as text
+    before = {"scorers": [{"name": "s", "options": {"fn": "<function a at 0x1>"}}]}
+    now = {"scorers": [{"name": "s", "options": {"fn": "<function b at 0x2>"}}]}
+    assert config_changes(before, now) == [
+        "scorers.s.fn: '<function a at 0x1>' then, '<function b at 0x2>' now"
+    ]
+    # a dataclass repr reads as its fields
+    dc = {"scorers": [{"name": "s", "options": {"limits": "SandboxLimits(timeout=5.0, cpu=None)"}}]}
+    dc2 = {"scorers": [{"name": "s", "options": {"limits": "SandboxLimits(timeout=7, cpu=None)"}}]}
+    assert config_changes(dc, dc2) == ["scorers.s.limits.timeout: 5.0 then, 7 now"]
+    other = {"scorers": [{"name": "s", "options": {"limits": "Other(timeout=7, cpu=None)"}}]}
+    assert config_changes(dc, other) == [
+        "scorers.s.limits.(type): 'SandboxLimits' then, 'Other' now",
+        "scorers.s.limits.timeout: 5.0 then, 7 now",
+    ]

@@ -8,7 +8,10 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.server.test_server_api import finished_run
+from tests.server.test_server_api import finished_run, store_of
+
+from aieval import run
+from aieval.scorers import exact_match
 
 
 def qa_body(name: str, predictions: list[str]) -> dict[str, Any]:
@@ -138,3 +141,24 @@ async def test_pages_in_dataset_order_come_from_the_store_while_indexing(
         page.pop("indexed")
     assert cold == warm
     assert [s["id"] for s in cold[0]["samples"] + cold[1]["samples"]] == ["r0", "r1", "r2", "r3"]
+
+
+async def test_a_configured_scorer_without_values_is_a_sort_and_filter_key(
+    client: httpx.AsyncClient,
+) -> None:
+    def broken(prompt: str) -> str:
+        raise RuntimeError("target down")
+
+    rows = [{"id": f"e{i}", "prompt": "?", "expected": "yes"} for i in range(3)]
+    result = run(name="all-errored", dataset=rows, target=broken, scorers=[exact_match],
+                 store=store_of(client).path)  # fmt: skip
+    listed = (await client.get("/api/runs")).json()
+    [item] = [r for r in listed["runs"] if r["id"] == result.id]
+    assert item["metrics"] == {"exact_match": None}
+    data = await samples(client, result.id, sort="score:exact_match", order="desc")
+    assert [s["id"] for s in data["samples"]] == ["e0", "e1", "e2"]
+    assert data["scorers"] == ["exact_match"]
+    kept = await samples(client, result.id, scorer="exact_match", min=0.5)
+    assert kept["total"] == 0 and kept["run_total"] == 3
+    response = await client.get(f"/api/runs/{result.id}/samples", params={"sort": "score:f1"})
+    assert response.status_code == 422 and "use one of ['exact_match']" in response.text

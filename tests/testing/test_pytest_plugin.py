@@ -54,6 +54,44 @@ MARKED = textwrap.dedent(
     """
 )
 
+# Marked tests that return something other than a run: each must fail, naming what it returned.
+WRONG_RETURNS = textwrap.dedent(
+    """
+    import pytest
+    from aieval import run
+    from aieval.scorers import exact_match
+
+    ROWS = [{"id": "x", "prompt": "?", "expected": "yes", "prediction": "yes"}]
+
+    def _run():
+        return run(name="ok", dataset=ROWS, scorers=[exact_match], store=False)
+
+    @pytest.mark.aieval
+    def test_returns_a_string():
+        return "ok"
+
+    @pytest.mark.aieval
+    def test_returns_a_list_with_none():
+        return [_run(), None]
+
+    @pytest.mark.aieval
+    def test_returns_an_empty_list():
+        return []
+
+    @pytest.mark.aieval
+    def test_returns_a_dict():
+        return {"run": _run()}
+
+    @pytest.mark.aieval
+    def test_returns_nothing():
+        _run()
+
+    @pytest.mark.aieval
+    def test_returns_a_tuple_of_runs():
+        return (_run(), _run())
+    """
+)
+
 
 def _plugin_args() -> list[str]:
     """Load the plugin by module unless its pytest11 entry point is installed already."""
@@ -67,6 +105,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "eval_good.yaml").write_text(GOOD)
     (root / "eval_bad.yaml").write_text(BAD)
     (root / "test_marked.py").write_text(MARKED)
+    (root / "test_wrong_returns.py").write_text(WRONG_RETURNS)
     (root / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
     return root
 
@@ -109,6 +148,39 @@ def test_the_marker_checks_the_returned_run(project: Path) -> None:
     assert "PASSED test_marked.py::test_lenient_policy" in out
     assert "FAILED test_marked.py::test_strict_policy" in out
     assert "metric exact_match 0.500 is below the required 0.900" in out
+
+
+def test_a_marked_test_returning_no_run_fails_naming_what_it_returned(project: Path) -> None:
+    done = _pytest(project, "test_wrong_returns.py")
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "AttributeError" not in out and "Traceback" not in out, out
+    assert "PASSED test_wrong_returns.py::test_returns_a_tuple_of_runs" in out
+    expected = {
+        "test_returns_a_string": "returned str 'ok', not a RunResult",
+        "test_returns_a_list_with_none": "returned a list whose item 1 is NoneType (None)",
+        "test_returns_an_empty_list": "returned an empty list: no run to check",
+        "test_returns_a_dict": "returned dict {'run':",
+        "test_returns_nothing": "returned no run (None)",
+    }
+    for test, words in expected.items():
+        assert f"FAILED test_wrong_returns.py::{test}" in out
+        assert f"test_wrong_returns.py::{test} is marked aieval but {words}" in out, test
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        pytest.param("ok", "assert_run got str 'ok', not a RunResult", id="str"),
+        pytest.param([None], "assert_run got a list whose item 0 is NoneType (None)", id="none"),
+        pytest.param([], "assert_run got an empty list: no run to check", id="empty"),
+        pytest.param(3, "assert_run got int 3, not a RunResult", id="int"),
+    ],
+)
+def test_assert_run_names_what_it_got_instead_of_a_run(value: object, words: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        assert_run(value)  # type: ignore[arg-type]
+    assert words in str(caught.value)
 
 
 def test_a_broken_eval_file_is_named_without_a_traceback(tmp_path: Path) -> None:

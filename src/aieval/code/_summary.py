@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from aieval._records import SampleRecord
+from aieval._terminal import printable
 from aieval.stats import bootstrap_ci, pass_at_k
 
 __all__ = ["CodeEvalSummary", "ProblemResult", "summarize_samples"]
@@ -67,9 +68,17 @@ class CodeEvalSummary:
         return data
 
     def render(self, fmt: str = "text") -> str:
-        """The summary as ``text``, ``markdown``, ``html`` or ``json``."""
+        """The summary as ``text``, ``markdown``, ``html`` or ``json``.
+
+        Task ids and failure details come from problem files and executed code: every format
+        but JSON shows their control characters as escapes (:func:`aieval._terminal.printable`),
+        and Markdown and HTML escape their markup too, so a summary never drives a terminal or
+        opens a tag. JSON keeps the data as it is, encoded.
+        """
         if fmt == "json":
             return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+        if fmt not in ("text", "markdown", "html"):
+            raise ValueError(f"unknown format {fmt!r}: text, markdown, html or json")
         rows = [
             [p.task_id, f"{p.c}/{p.n}", *(str(p.statuses[s]) for s in STATUSES), _first_fail(p)]
             for p in self.problems
@@ -87,16 +96,22 @@ class CodeEvalSummary:
         khead = ["metric", "value", "95% interval", "problems"]
         counts = ", ".join(f"{s} {self.statuses[s]}" for s in STATUSES)
         title = f"Code evaluation {self.run_id}: {self.executions} executions ({counts})"
-        if self.warnings:
-            title += "".join(f"\nwarning: {w}" for w in self.warnings)
+        lines = [title, *(f"warning: {w}" for w in self.warnings)]
+        clean = [[printable(cell) for cell in row] for row in rows]
         if fmt == "markdown":
-            return "\n\n".join([f"## {title}", _md(khead, ks), _md(head, rows)]) + "\n"
+            from aieval.report._markdown import escape
+
+            heading = "\n".join(["## " + escape(printable(title))] + [
+                f"> {escape(printable(line))}" for line in lines[1:]
+            ])  # fmt: skip
+            cells = [[escape(cell) for cell in row] for row in clean]
+            return "\n\n".join([heading, _md(khead, ks), _md(head, cells)]) + "\n"
         if fmt == "html":
-            body = f"<h2>{html.escape(title)}</h2>{_html(khead, ks)}{_html(head, rows)}"
+            heading = "<br>".join(html.escape(printable(line)) for line in lines)
+            body = f"<h2>{heading}</h2>{_html(khead, ks)}{_html(head, clean)}"
             return f"<!doctype html><meta charset='utf-8'><title>code eval</title>{body}\n"
-        if fmt != "text":
-            raise ValueError(f"unknown format {fmt!r}: text, markdown, html or json")
-        return "\n\n".join([title, _plain(khead, ks), _plain(head, rows)]) + "\n"
+        text = "\n".join(printable(line) for line in lines)
+        return "\n\n".join([text, _plain(khead, ks), _plain(head, clean)]) + "\n"
 
 
 def summarize_samples(
@@ -186,8 +201,10 @@ def _plain(head: list[str], rows: list[list[str]]) -> str:
 
 
 def _md(head: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table of cells already escaped (see ``render``)."""
+
     def cells(row: list[str]) -> str:
-        return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in row) + " |"
+        return "| " + " | ".join(row) + " |"
 
     return "\n".join([cells(head), "|" + "---|" * len(head), *(cells(r) for r in rows)])
 

@@ -6,6 +6,15 @@ import html
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
+from aieval._terminal import printable_data
+from aieval.report._code import (
+    ESTIMATOR,
+    PASS_AT_K_HEAD,
+    PROBLEM_HEAD,
+    code_totals,
+    pass_at_k_rows,
+    problem_rows,
+)
 from aieval.report._document import (
     GRADE_ORDER,
     as_document,
@@ -60,9 +69,10 @@ def render_html(obj: Any) -> str:
     """Render a report or comparison as one self-contained HTML page with inline SVG plots.
 
     The page loads nothing (its Content-Security-Policy forbids it) and escapes every name,
-    id and reason, since those come from datasets and model output.
+    id and reason, since those come from datasets and model output (control characters are
+    shown as escapes, as in the other formats).
     """
-    doc = as_document(obj)
+    doc = printable_data(as_document(obj))
     if doc["kind"] == "comparison":
         title = f"aieval comparison: {run_title(doc['candidate'])} vs {run_title(doc['baseline'])}"
         body = "".join(_comparison(doc))
@@ -122,6 +132,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     yield f'<p class="meta">{_e(" · ".join(meta))}</p>'
     yield _report_cards(doc)
     yield _warnings(doc.get("warnings") or [])
+    yield from _code(doc.get("code"))
     plots = []
     if doc.get("grades"):
         plots.append(_figure(grade_plot(doc["grades"]), "Samples per grade."))
@@ -154,6 +165,19 @@ def _report_cards(doc: Mapping[str, Any]) -> str:
     if doc.get("cost"):
         cards.append(_card(f"${doc['cost']:.4f}", "cost"))
     return '<div class="cards">' + "".join(cards) + "</div>"
+
+
+def _code(code: Mapping[str, Any] | None) -> Iterator[str]:
+    """A code evaluation: pass@k with its estimator, then each problem's c/n and statuses."""
+    if not code:
+        return
+    yield f"<h2>Code evaluation</h2><p>{_e(code_totals(code))}</p>"
+    yield _warnings(code.get("warnings") or [])
+    yield _table(PASS_AT_K_HEAD, [[_e(c) for c in row] for row in pass_at_k_rows(code)])
+    yield f'<p class="meta">{_e(ESTIMATOR)}</p>'
+    yield _table(PROBLEM_HEAD, [
+        [f"<code>{_e(row[0])}</code>", *(_e(c) for c in row[1:])]
+        for row in problem_rows(code)], numeric=range(1, 7))
 
 
 def _criteria(criteria: Sequence[Mapping[str, Any]]) -> Iterator[str]:

@@ -6,6 +6,14 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from aieval._terminal import printable_data
+from aieval.report._code import (
+    ESTIMATOR,
+    PASS_AT_K_HEAD,
+    PROBLEM_HEAD,
+    code_totals,
+    pass_at_k_rows,
+    problem_rows,
+)
 from aieval.report._document import (
     GRADE_ORDER,
     as_document,
@@ -97,6 +105,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     if doc.get("grades"):
         yield table(GRADE_ORDER, [[str(doc["grades"].get(g, 0)) for g in GRADE_ORDER]],
                     numeric=range(5))
+    yield from _code(doc.get("code"))
     yield from _report_tables(doc)
     yield _warnings(doc.get("warnings") or [])
 
@@ -129,6 +138,18 @@ def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
         yield _folded(f"By {escape(field)}", ["group", "samples", "pass rate", "weighted score"], [
             [escape(r["key"]), str(r["samples"]), pct(r["pass_rate"]["estimate"]),
              num(r.get("weighted_score_mean"))] for r in rows])
+
+
+def _code(code: Mapping[str, Any] | None) -> Iterator[str]:
+    """A code evaluation: pass@k with its estimator, then each problem's c/n and statuses."""
+    if not code:
+        return
+    yield f"**Code evaluation** · {escape(code_totals(code))}"
+    yield table(PASS_AT_K_HEAD, pass_at_k_rows(code))
+    yield f"*{ESTIMATOR}*"
+    rows = [[escape(cell) for cell in row] for row in problem_rows(code)]
+    yield _folded("Problems", PROBLEM_HEAD, rows, numeric=range(1, 7))
+    yield _warnings(code.get("warnings") or [])
 
 
 def _resources(doc: Mapping[str, Any]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
@@ -28,9 +29,90 @@ def config_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
         old, new = _as_stored(before.get(key)), _as_stored(now.get(key))
         if key == "target" and _callable(old) and _callable(new):
             continue  # a callable's code cannot be compared; its name says nothing either
-        if old != new:
-            out.append(f"{key}: {_brief(old)} then, {_brief(new)} now")
+        if old == new:
+            continue
+        # the same scorers configured otherwise: name each setting that changed
+        detail = _scorer_changes(old, new) if key == "scorers" else []
+        out += detail or [f"{key}: {_brief(old)} then, {_brief(new)} now"]
     return out
+
+
+_UNSET = object()
+
+
+def _scorer_changes(before: Any, now: Any) -> list[str]:
+    """``scorers.NAME.OPTION[.FIELD]: old then, new now`` for scorers kept under the same names.
+
+    Options are stored as ``repr()`` text; literal ones (numbers, strings, dicts, a dataclass's
+    ``Name(field=...)``) are read back so a changed field is named, others compare as text.
+    Empty when the names differ (the caller then shows the lists of names).
+    """
+    names = [_name(s) for s in before] if isinstance(before, list) else None
+    if not isinstance(now, list) or names is None or names != [_name(s) for s in now]:
+        return []
+    out: list[str] = []
+    for old, new in zip(before, now, strict=True):
+        path = f"scorers.{old['name']}"
+        old_options, new_options = old.get("options") or {}, new.get("options") or {}
+        if not isinstance(old_options, dict) or not isinstance(new_options, dict):
+            out += _diff(f"{path}.options", old_options, new_options)
+        else:
+            for option in _keys(old_options, new_options):
+                out += _diff(
+                    f"{path}.{option}",
+                    _literal(old_options.get(option, _UNSET)),
+                    _literal(new_options.get(option, _UNSET)),
+                )
+        for field in _keys(old, new) - {"name", "options"}:
+            out += _diff(f"{path}.{field}", old.get(field, _UNSET), new.get(field, _UNSET))
+    return out
+
+
+def _name(scorer: Any) -> str | None:
+    return str(scorer["name"]) if isinstance(scorer, dict) and "name" in scorer else None
+
+
+def _keys(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
+    return set(old) | set(new)
+
+
+def _diff(path: str, old: Any, new: Any) -> list[str]:
+    if old == new:
+        return []
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [
+            change
+            for key in sorted(_keys(old, new), key=str)
+            for change in _diff(f"{path}.{key}", old.get(key, _UNSET), new.get(key, _UNSET))
+        ]
+    return [f"{path}: {_shown(old)} then, {_shown(new)} now"]
+
+
+def _shown(value: Any) -> str:
+    return "unset" if value is _UNSET else _brief(value)
+
+
+def _literal(text: Any) -> Any:
+    """A stored ``repr()`` read back as data when it is a literal, else the text itself."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return _node(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return text
+
+
+def _node(node: ast.AST) -> Any:
+    if isinstance(node, ast.Call) and not node.args and all(k.arg for k in node.keywords):
+        # Name(field=value, ...), a dataclass's repr: its type and each field
+        fields = {str(k.arg): _node(k.value) for k in node.keywords}
+        return {"(type)": ast.unparse(node.func), **fields}
+    if isinstance(node, ast.Dict):
+        pairs = zip(node.keys, node.values, strict=True)
+        return {str(_node(k)) if k is not None else "**": _node(v) for k, v in pairs}
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_node(e) for e in node.elts]
+    return ast.literal_eval(node)
 
 
 def _callable(target: Any) -> bool:

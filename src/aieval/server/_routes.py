@@ -19,7 +19,7 @@ from aieval.server._events import run_events
 from aieval.server._paths import confine_config
 from aieval.server._reports import comparison, run_header
 from aieval.server._rows import sample_count
-from aieval.server._table import TableQuery
+from aieval.server._table import TableQuery, table_scorers
 from aieval.server._views import SampleFilter, run_item, sample_detail
 from aieval.store import RunRow, Store
 
@@ -147,8 +147,11 @@ def list_samples(
     plain = filter == "all" and not q.strip() and scorer is None and not meta
     if found is None and plain and sort == "index" and order == "asc":
         # the run is being indexed: the pages in dataset order come straight from the store
-        return _reply(request, state.sample_index.page(store, run.id, limit, offset))
+        page = state.sample_index.page(store, run.id, limit, offset)
+        page["scorers"] = table_scorers(run.config, page["scorers"])
+        return _reply(request, page)
     rows, names = found or state.sample_index.rows(store, run.id)
+    names = table_scorers(run.config, names)
     if scorer is not None and scorer not in names:
         raise ConfigError(f"scorer: no scorer {scorer!r} in this run; use one of {names}")
     table = TableQuery(

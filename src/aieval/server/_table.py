@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -20,7 +20,7 @@ from aieval.errors import ConfigError
 from aieval.server._rows import metadata_keys, sample_count, scorer_names, table_records
 from aieval.store import Store
 
-__all__ = ["SampleIndex", "TableQuery", "TableRow", "preview"]
+__all__ = ["SampleIndex", "TableQuery", "TableRow", "preview", "table_scorers"]
 
 #: Characters of input / prediction / expected sent per table row (the full text is on the
 #: sample's own page and behind the row's expander).
@@ -128,6 +128,21 @@ def _outcome(item: dict[str, Any], outcome: Outcome) -> bool:
     if outcome == "no_error":
         return not item["error"] and not item["score_errors"]
     return True
+
+
+def table_scorers(config: Mapping[str, Any], found: Sequence[str]) -> list[str]:
+    """The scorer names a run's table sorts and filters by: those its samples carry, and those
+    the run was configured with (a scorer whose every sample errored has no value, yet the run
+    lists it, so it is a key too).
+
+    >>> table_scorers({"scorers": [{"name": "exact_match", "options": {}}]}, [])
+    ['exact_match']
+    """
+    configured = config.get("scorers")
+    names = set(found)
+    if isinstance(configured, list):
+        names |= {str(s["name"]) for s in configured if isinstance(s, Mapping) and "name" in s}
+    return sorted(names)
 
 
 def _meta_matches(row: TableRow, meta: str) -> bool:

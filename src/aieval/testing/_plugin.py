@@ -66,7 +66,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     marker = pyfuncitem.get_closest_marker("aieval")
     if marker is None:
         return None
-    from aieval.testing._policy import EvalFailed, EvalPolicy, assert_run
+    from aieval.testing._policy import EvalFailed, EvalPolicy, assert_run, runs_of
 
     if marker.args:
         pytest.fail("@pytest.mark.aieval takes keyword options only", pytrace=False)
@@ -79,14 +79,16 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     policy = EvalPolicy.of(marker.kwargs)
     names = pyfuncitem._fixtureinfo.argnames
     returned = pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names})
-    if returned is None:
+    runs, wrong = runs_of(returned)
+    if wrong is not None:
         pytest.fail(
-            "the test is marked aieval but returned no run: return the RunResult of run()",
+            f"{pyfuncitem.nodeid} is marked aieval but returned {wrong}; return the RunResult "
+            "of run() (or a list of them)",
             pytrace=False,
         )
     message = None
     try:
-        assert_run(returned, policy=policy)
+        assert_run(runs, policy=policy)
     except EvalFailed as failed:
         message = str(failed)
     if message is not None:  # raised outside the handler, so no chained traceback is shown

@@ -126,9 +126,11 @@ def assert_run(
     ``max_errors=``); several runs (one per model of an eval file) are checked together.
     """
     rules = policy or EvalPolicy.of(options)
-    results = [result] if isinstance(result, RunResult) else list(result)
-    if not results:
-        raise ConfigError("assert_run got no run to check")
+    results, wrong = runs_of(result)
+    if wrong is not None:
+        raise ConfigError(
+            f"assert_run got {wrong}; pass the RunResult of run() (or a list of them)"
+        )
     verdicts = [check_run(r, rules) for r in results]
     failed = [v for v in verdicts if not v.passed]
     if failed:
@@ -136,6 +138,39 @@ def assert_run(
         if len(failed) > 1:
             merged = EvalVerdict(False, "\n".join(v.message() for v in failed), [])
         raise EvalFailed(merged)
+
+
+def runs_of(value: object) -> tuple[list[RunResult], str | None]:
+    """``value`` as a list of runs, or what is wrong with it (words that follow "got").
+
+    A run, or a non-empty list, tuple or other iterable of runs, is accepted; anything else
+    (None, a string, a mapping, an item that is not a run) is described by its type and value.
+
+    >>> runs_of("ok")[1]
+    "str 'ok', not a RunResult or a list of them"
+    >>> runs_of([None])[1]
+    'a list whose item 0 is NoneType (None), not a RunResult'
+    """
+    if isinstance(value, RunResult):
+        return [value], None
+    if value is None:
+        return [], "no run (None)"
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        return [], f"{type(value).__name__} {_brief(value)}, not a RunResult or a list of them"
+    items = list(value)
+    kind = type(value).__name__
+    if not items:
+        return [], f"an empty {kind}: no run to check"
+    for index, item in enumerate(items):
+        if not isinstance(item, RunResult):
+            what = f"{type(item).__name__} ({_brief(item)})"
+            return [], f"a {kind} whose item {index} is {what}, not a RunResult"
+    return items, None
+
+
+def _brief(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def run_eval_file(path: str | Path, **options: Any) -> list[RunResult]:
