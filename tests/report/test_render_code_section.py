@@ -12,7 +12,7 @@ import pytest
 
 from aieval import Store
 from aieval.code import evaluate_code
-from aieval.report import build_report, render_html, render_markdown
+from aieval.report import build_report, render_html, render_markdown, render_text
 from aieval.sandbox import SandboxLimits
 
 ADD = {
@@ -20,7 +20,9 @@ ADD = {
     "entry_point": "add",
     "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n",
 }
-GOOD, BAD, SLOW = "    return a + b\n", "    return a * b\n", "    while True:\n        pass\n"
+GOOD, BAD = "    return a + b\n", "    return a * b\n"
+# sleeps rather than spins, so the endless one does not slow the others on a busy machine
+SLOW = "    import time\n    while True:\n        time.sleep(1)\n"
 HOSTILE = "p\x1b[2J<script>alert(1)</script>"
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]")
 
@@ -35,7 +37,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         k=[1, 2, 4],
         completions={"p0": [GOOD, GOOD, GOOD, BAD], HOSTILE: [GOOD, BAD, BAD, SLOW]},
         allow_code_execution=True,
-        limits=SandboxLimits(timeout=1.0),
+        limits=SandboxLimits(timeout=10.0),  # only the endless one may time out
         store=db,
         name="ce1",
     )
@@ -77,6 +79,16 @@ def test_html_has_pass_at_k_and_each_problem(stored: tuple[Path, str]) -> None:
     assert not RAW.findall(page)  # sample ids elsewhere on the page are escaped too
 
 
+def test_text_has_pass_at_k_and_each_problem(stored: tuple[Path, str]) -> None:
+    doc = _report(stored)
+    text = render_text(doc, width=160)
+    assert "Code evaluation · 8 executions" in text and "timeout 1" in text
+    assert re.search(r"pass@4\s+│\s+1\.000", text), text
+    assert re.search(r"p0\s+│\s+3/4\s+│\s+3\s+│\s+1\s+│", text), text
+    assert "unbiased estimator" in text
+    assert not RAW.findall(text) and "\\x1b" in text  # the id's escape shown, not obeyed
+
+
 def test_a_run_without_code_section_draws_none(tmp_path: Path) -> None:
     from aieval import run
     from aieval.scorers import exact_match
@@ -85,6 +97,7 @@ def test_a_run_without_code_section_draws_none(tmp_path: Path) -> None:
     plain = run(name="qa", dataset=rows, scorers=[exact_match], store=tmp_path / "r.db")
     doc = build_report(Store(tmp_path / "r.db"), plain.id).to_dict()
     assert "pass@" not in render_markdown(doc) and "pass@" not in render_html(doc)
+    assert "pass@" not in render_text(doc)
 
 
 def test_the_cli_report_draws_it(stored: tuple[Path, str]) -> None:

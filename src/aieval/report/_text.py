@@ -12,6 +12,14 @@ from rich.text import Text
 
 from aieval._terminal import printable_data
 from aieval.errors import ConfigError
+from aieval.report._code import (
+    ESTIMATOR,
+    PASS_AT_K_HEAD,
+    PROBLEM_HEAD,
+    code_totals,
+    pass_at_k_rows,
+    problem_rows,
+)
 from aieval.report._document import (
     GRADE_ORDER,
     as_document,
@@ -138,8 +146,26 @@ def _report(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     if doc.get("judges"):
         yield _judges(doc["judges"])
     yield _resources(doc)
+    yield from _code(doc.get("code"))
     yield from _groups(doc.get("groups") or {})
     yield from _warnings(doc.get("warnings") or [])
+
+
+def _code(code: Mapping[str, Any] | None) -> Iterator[RenderableType]:
+    """A code evaluation: pass@k with its estimator, then each problem's c/n and statuses."""
+    if not code:
+        return
+    yield Text.assemble(("Code evaluation", "bold"), " · ", code_totals(code))
+    pass_at_k = _table("pass@k", *PASS_AT_K_HEAD)
+    for row in pass_at_k_rows(code):
+        _add(pass_at_k, *row)
+    yield pass_at_k
+    yield Text(ESTIMATOR, style="dim")
+    problems = _table("Problems", *PROBLEM_HEAD[:-1], PROBLEM_HEAD[-1], left=1)
+    for row in problem_rows(code):
+        _add(problems, *row)
+    yield problems
+    yield from _warnings(code.get("warnings") or [])
 
 
 def _header(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
