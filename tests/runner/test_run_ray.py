@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 from tests.support.openai_server import OpenAIServer, Reply
-from tests.support.ray_fns import dies_on_die, explodes_on_boom, shout
+from tests.support.ray_fns import (
+    base_on_base,
+    base_on_base_async,
+    dies_on_die,
+    echo_or_base,
+    explodes_on_boom,
+    shout,
+)
 from tests.support.workflows import DEFINITION, make_run
 
 from aieval import Store, run, scorer
@@ -94,6 +101,34 @@ def test_a_raising_and_a_dying_scorer_cost_only_their_samples(ray_cluster: Any) 
     assert all(s.error is None and s.passed for s in fine)
     assert all(v.value == 1.0 for s in fine for v in s.scores.values())
     assert result.error_count == 2
+
+
+def test_a_base_exception_in_a_scorer_costs_only_its_sample(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    # a user's own BaseException subclass in a sync scorer, an async one and the target
+    data = [
+        {"id": f"s{i}", "prompt": {4: "base", 11: "abase", 16: "tbase"}.get(i, "fine")}
+        for i in range(20)
+    ]
+    result = run(
+        name="base",
+        dataset=data,
+        scorers=[base_on_base, base_on_base_async],
+        target=echo_or_base,
+        executor="ray",  # 20 samples: one batch (the first holds 64), shared with the failing
+        store=tmp_path / "runs.db",
+    )
+    assert result.status == "completed" and len(result.samples) == 20
+    assert {s.id: s.errors for s in result.samples if s.errors} == {
+        "s4": {"base_on_base": "scorer 'base_on_base' raised Boom: base"},
+        "s11": {"base_on_base_async": "scorer 'base_on_base_async' raised Boom: async base"},
+        "s16": {"target": "target raised Boom: target base"},
+    }
+    scored = [s for s in result.samples if s.id not in ("s4", "s11", "s16")]
+    assert len(scored) == 17 and all(s.error is None and s.passed for s in scored)
+    assert all(v.value == 1.0 for s in scored for v in s.scores.values())
+    assert result.summary["target_errors"] == 1 and result.error_count == 3
 
 
 def test_a_killed_driver_resumes_with_no_sample_lost_or_twice(

@@ -116,10 +116,26 @@ def run_batch(
     """
 
     async def run_all() -> list[Finished[Any, Any]]:
-        return list(await asyncio.gather(*(call_one(fn, index, item) for index, item in batch)))
+        return list(await asyncio.gather(*(_call_item(fn, index, item) for index, item in batch)))
 
     finished = _worker_loop().run_until_complete(run_all())
     return [(done.index, done.value, done.error) for done in finished]
+
+
+async def _call_item(fn: Callable[[Any], Any], index: int, item: Any) -> Finished[Any, Any]:
+    """``call_one``, and a user's own ``BaseException`` (or ``GeneratorExit``) is that item's
+    error too, as on the local executor: raised through ``gather`` it failed the whole batch."""
+    try:
+        return await call_one(fn, index, item)
+    except KeyboardInterrupt:
+        raise
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
+            raise
+        return Finished(index, item, error="CancelledError: cancelled")
+    except BaseException as exc:
+        return Finished(index, item, error=describe_error(exc))
 
 
 def _batch_task(
