@@ -350,10 +350,11 @@ class RayExecutor:
             retry.extend(Batch([pair], batch.attempts) for pair in batch.items)
             return []
         summary = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        error = (
-            f"WorkerCrashedError: the worker process died while running this sample "
-            f"({batch.attempts} attempts): {type(exc).__name__}"
-            + (f": {summary}" if summary else "")
+        # Not the target's failure: whatever ran (the target, a scorer, native code) took the
+        # process down, so the record says the sample's processing crashed, then Ray's account.
+        tries = f"{batch.attempts} attempt{'s' if batch.attempts > 1 else ''}"
+        error = f"sample processing crashed (worker died, {tries}): {type(exc).__name__}" + (
+            f": {summary}" if summary else ""
         )
         return _fail(batch, error)
 
