@@ -255,6 +255,46 @@ def test_the_cli_runs_an_eval_file_on_ray(ray_cluster: Any, project: Path) -> No
     assert means["local"]["has_alpha"] == 1.0, "the imported file's scorer ran on the workers"
 
 
+@pytest.mark.parametrize("joined", [False, True], ids=["own-ray", "joined-cluster"])
+def test_ctrl_c_on_the_cli_prints_the_hint_and_no_stray_errors(
+    ray_cluster: Any, tmp_path: Path, joined: bool
+) -> None:
+    rows = [{"id": f"s{i}", "prompt": "p", "expected": "x", "prediction": "x"} for i in range(4000)]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (tmp_path / "slow.py").write_text(
+        "import time\nfrom aieval import scorer\n\n\n@scorer\n"
+        "def slow(prediction: str, expected: str) -> float:\n"
+        "    time.sleep(0.02)\n    return 1.0\n"
+    )
+    (tmp_path / "rk.yaml").write_text(
+        "name: rk\ndataset: data.jsonl\nimports: [slow.py]\nscorers: [slow]\n"
+    )
+    # the own-Ray case starts a private Ray, as a plain `--executor ray` on a laptop does
+    address = ["--ray-address", ray_cluster.get_runtime_context().gcs_address] if joined else []
+    environment = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    command = ["run", "rk.yaml", "--executor", "ray", *address, "--db", "r.db", "-q"]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "aieval", *command],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    deadline = time.monotonic() + 120
+    while count(tmp_path / "r.db") < 200 and time.monotonic() < deadline:
+        assert child.poll() is None, child.communicate()
+        time.sleep(0.05)
+    os.killpg(child.pid, signal.SIGINT)  # Ctrl-C: the driver and the Ray it started
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 130, err[-3000:]
+    assert "interrupted; resume with aieval run rk.yaml --resume --db r.db" in err
+    assert 200 <= count(tmp_path / "r.db") < 4000, "the run was stopped midway"
+    for noise in ("exception was never retrieved", "TaskCancelledError", "Traceback"):
+        assert noise not in err, err[-3000:]
+
+
 def test_the_cli_refuses_an_unknown_executor_and_a_stray_address(project: Path) -> None:
     unknown = aieval("--executor", "dask", cwd=project)
     assert unknown.returncode == 2

@@ -285,8 +285,15 @@ class RayExecutor:
                     for finished in self._outcomes(ray, task, batch, retry):
                         yield finished
         finally:
+            # Stopped early (Ctrl-C, the consumer left): cancel what runs, and take the outcome
+            # of every batch left behind, so none is logged as an exception never retrieved
+            # (a cancelled batch's TaskCancelledError, one that ended as the stop came) at exit.
             for task, (gen, _) in running.items():
-                task.cancel()
+                if task.done():
+                    _retrieve(task)
+                else:
+                    task.cancel()
+                    task.add_done_callback(_retrieve)
                 ray.cancel(gen, force=True)
 
     async def _await_batch(
@@ -357,6 +364,12 @@ class RayExecutor:
             f": {summary}" if summary else ""
         )
         return _fail(batch, error)
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Take a left batch's outcome: it is dropped (its samples run again on resume)."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def _next_value(gen: Any) -> Any:
