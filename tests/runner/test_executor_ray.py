@@ -23,6 +23,7 @@ from tests.support.executor_fns import (
     rows,
     sleep_for,
 )
+from tests.support.ray_fns import base_on_three, generator_exit_on_five
 
 from aieval.runner import Finished, LocalExecutor, RayExecutor
 
@@ -59,13 +60,31 @@ async def test_a_raising_function_is_an_error_on_that_sample(ray_cluster: Any) -
     }
 
 
+async def test_a_base_exception_is_an_error_on_that_sample_not_its_batch(
+    ray_cluster: Any,
+) -> None:
+    # as on the local executor: a user's own BaseException, or GeneratorExit, is that item's
+    for fn, bad, error in [
+        (base_on_three, 3, "Boom: three"),
+        (generator_exit_on_five, 5, "GeneratorExit: five"),
+    ]:
+        results = await by_index(RayExecutor(batch_size=10), fn, range(10))
+        assert {i: r.error for i, r in results.items() if r.error} == {bad: error}
+        assert {i: r.value for i, r in results.items() if i != bad} == {
+            i: i * 2 for i in range(10) if i != bad
+        }
+        assert all(r.attempts == 1 for r in results.values()), "nothing was retried"
+
+
 async def test_a_worker_killed_mid_batch_costs_only_its_sample(ray_cluster: Any) -> None:
     executor = RayExecutor(batch_size=4, max_attempts=2)
     results = await by_index(executor, exit_on_three, range(10))
     assert sorted(results) == list(range(10))
     crashed = results[3]
     assert crashed.value is None and crashed.attempts == 2
-    assert crashed.error is not None and crashed.error.startswith("WorkerCrashedError")
+    crash = "sample processing crashed (worker died, 2 attempts): "
+    assert crashed.error is not None and crashed.error.startswith(crash), crashed.error
+    assert "WorkerCrashedError" in crashed.error, "Ray's own account follows"
     assert {i: r.value for i, r in results.items() if i != 3} == {
         i: i * 2 for i in range(10) if i != 3
     }

@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 from tests.support.openai_server import OpenAIServer, Reply
-from tests.support.ray_fns import dies_on_die, explodes_on_boom, shout
+from tests.support.ray_fns import (
+    base_on_base,
+    base_on_base_async,
+    dies_on_die,
+    echo_or_base,
+    explodes_on_boom,
+    shout,
+)
 from tests.support.workflows import DEFINITION, make_run
 
 from aieval import Store, run, scorer
@@ -88,12 +95,42 @@ def test_a_raising_and_a_dying_scorer_cost_only_their_samples(ray_cluster: Any) 
     boom = samples["s3"].scores["explodes_on_boom"]
     assert boom.value is None and "ValueError: the scorer blew up" in (boom.error or "")
     died = samples["s5"]
-    assert died.error is not None and died.error.startswith("WorkerCrashedError")
+    # the scorer killed its worker: a crash of the sample's processing, not the target's error
+    crash = "sample processing crashed (worker died, 2 attempts): "
+    assert died.error is not None and died.error.startswith(crash), died.error
     assert not died.passed and died.scores == {}
     fine = [s for i, s in samples.items() if i not in ("s3", "s5")]
     assert all(s.error is None and s.passed for s in fine)
     assert all(v.value == 1.0 for s in fine for v in s.scores.values())
     assert result.error_count == 2
+
+
+def test_a_base_exception_in_a_scorer_costs_only_its_sample(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    # a user's own BaseException subclass in a sync scorer, an async one and the target
+    data = [
+        {"id": f"s{i}", "prompt": {4: "base", 11: "abase", 16: "tbase"}.get(i, "fine")}
+        for i in range(20)
+    ]
+    result = run(
+        name="base",
+        dataset=data,
+        scorers=[base_on_base, base_on_base_async],
+        target=echo_or_base,
+        executor="ray",  # 20 samples: one batch (the first holds 64), shared with the failing
+        store=tmp_path / "runs.db",
+    )
+    assert result.status == "completed" and len(result.samples) == 20
+    assert {s.id: s.errors for s in result.samples if s.errors} == {
+        "s4": {"base_on_base": "scorer 'base_on_base' raised Boom: base"},
+        "s11": {"base_on_base_async": "scorer 'base_on_base_async' raised Boom: async base"},
+        "s16": {"target": "target raised Boom: target base"},
+    }
+    scored = [s for s in result.samples if s.id not in ("s4", "s11", "s16")]
+    assert len(scored) == 17 and all(s.error is None and s.passed for s in scored)
+    assert all(v.value == 1.0 for s in scored for v in s.scores.values())
+    assert result.summary["target_errors"] == 1 and result.error_count == 3
 
 
 def test_a_killed_driver_resumes_with_no_sample_lost_or_twice(
@@ -221,6 +258,46 @@ def test_the_cli_runs_an_eval_file_on_ray(ray_cluster: Any, project: Path) -> No
     }
     assert means["ray"] == pytest.approx(means["local"], rel=1e-12)
     assert means["local"]["has_alpha"] == 1.0, "the imported file's scorer ran on the workers"
+
+
+@pytest.mark.parametrize("joined", [False, True], ids=["own-ray", "joined-cluster"])
+def test_ctrl_c_on_the_cli_prints_the_hint_and_no_stray_errors(
+    ray_cluster: Any, tmp_path: Path, joined: bool
+) -> None:
+    rows = [{"id": f"s{i}", "prompt": "p", "expected": "x", "prediction": "x"} for i in range(4000)]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (tmp_path / "slow.py").write_text(
+        "import time\nfrom aieval import scorer\n\n\n@scorer\n"
+        "def slow(prediction: str, expected: str) -> float:\n"
+        "    time.sleep(0.02)\n    return 1.0\n"
+    )
+    (tmp_path / "rk.yaml").write_text(
+        "name: rk\ndataset: data.jsonl\nimports: [slow.py]\nscorers: [slow]\n"
+    )
+    # the own-Ray case starts a private Ray, as a plain `--executor ray` on a laptop does
+    address = ["--ray-address", ray_cluster.get_runtime_context().gcs_address] if joined else []
+    environment = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    command = ["run", "rk.yaml", "--executor", "ray", *address, "--db", "r.db", "-q"]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "aieval", *command],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    deadline = time.monotonic() + 120
+    while count(tmp_path / "r.db") < 200 and time.monotonic() < deadline:
+        assert child.poll() is None, child.communicate()
+        time.sleep(0.05)
+    os.killpg(child.pid, signal.SIGINT)  # Ctrl-C: the driver and the Ray it started
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 130, err[-3000:]
+    assert "interrupted; resume with aieval run rk.yaml --resume --db r.db" in err
+    assert 200 <= count(tmp_path / "r.db") < 4000, "the run was stopped midway"
+    for noise in ("exception was never retrieved", "TaskCancelledError", "Traceback"):
+        assert noise not in err, err[-3000:]
 
 
 def test_the_cli_refuses_an_unknown_executor_and_a_stray_address(project: Path) -> None:

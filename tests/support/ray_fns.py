@@ -37,3 +37,44 @@ def held_match(prediction: str, expected: str, *, example: Example | None = None
 def shout(example: Example) -> str:
     """A callable target: the prompt in capitals."""
     return str(example.prompt).upper()
+
+
+class Boom(BaseException):
+    """A user's own ``BaseException`` subclass: neither an ``Exception`` nor an exit."""
+
+
+@scorer
+def base_on_base(prediction: str, expected: str) -> float:
+    """1.0; raises :class:`Boom` on the prediction ``base``."""
+    if prediction == "base":
+        raise Boom("base")
+    return 1.0
+
+
+@scorer
+async def base_on_base_async(prediction: str, expected: str) -> float:
+    """1.0; raises :class:`Boom` on the prediction ``abase`` (an async scorer)."""
+    if prediction == "abase":
+        raise Boom("async base")
+    return 1.0
+
+
+def base_on_three(value: int) -> int:
+    """Twice ``value``; raises :class:`Boom` on 3 (an executor's function, not a scorer)."""
+    if value == 3:
+        raise Boom("three")
+    return value * 2
+
+
+async def generator_exit_on_five(value: int) -> int:
+    """Twice ``value``; raises ``GeneratorExit`` on 5."""
+    if value == 5:
+        raise GeneratorExit("five")
+    return value * 2
+
+
+def echo_or_base(example: Example) -> str:
+    """A callable target: the prompt; raises :class:`Boom` on the prompt ``tbase``."""
+    if example.prompt == "tbase":
+        raise Boom("target base")
+    return str(example.prompt)

@@ -28,17 +28,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import pickle
 import socket
 import tempfile
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from aieval.errors import ConfigError
+from aieval.runner._batching import Batch, Sizer, next_batch
 from aieval.runner._executor import Finished, call_one, describe_error, positive
 
 __all__ = ["INSTALL_HINT", "RayExecutor", "import_ray", "run_batch"]
@@ -52,12 +51,6 @@ INSTALL_HINT = "the Ray executor needs the ray extra: pip install 'aieval[ray]'"
 
 #: Object store for a local Ray started for a run: in-flight work is bounded, so it stays small.
 _LOCAL_OBJECT_STORE_BYTES = 512 * 1024 * 1024
-
-#: Sized batches: the first (and smallest) size, the work one aims at, and the caps.
-_FIRST_BATCH = 64
-_BATCH_SECONDS = 0.25
-_MAX_BATCH = 4096
-_MAX_BATCH_BYTES = 8 * 1024 * 1024
 
 
 def _started_cluster_file() -> Path | None:
@@ -116,10 +109,26 @@ def run_batch(
     """
 
     async def run_all() -> list[Finished[Any, Any]]:
-        return list(await asyncio.gather(*(call_one(fn, index, item) for index, item in batch)))
+        return list(await asyncio.gather(*(_call_item(fn, index, item) for index, item in batch)))
 
     finished = _worker_loop().run_until_complete(run_all())
     return [(done.index, done.value, done.error) for done in finished]
+
+
+async def _call_item(fn: Callable[[Any], Any], index: int, item: Any) -> Finished[Any, Any]:
+    """``call_one``, and a user's own ``BaseException`` (or ``GeneratorExit``) is that item's
+    error too, as on the local executor: raised through ``gather`` it failed the whole batch."""
+    try:
+        return await call_one(fn, index, item)
+    except KeyboardInterrupt:
+        raise
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
+            raise
+        return Finished(index, item, error="CancelledError: cancelled")
+    except BaseException as exc:
+        return Finished(index, item, error=describe_error(exc))
 
 
 def _batch_task(
@@ -147,54 +156,8 @@ def _worker_loop() -> asyncio.AbstractEventLoop:
     return _loop
 
 
-@dataclass
-class _Batch:
-    items: list[tuple[int, Any]]
-    attempts: int = 1
-    #: When the batch started on its worker (``time.monotonic()``), once its signal came.
-    started: float | None = None
-    timed_out: bool = False
-
-
 #: Batches in flight: the driver's task awaiting each -> (its Ray ObjectRefGenerator, the batch).
-_Running = dict[asyncio.Task[list[tuple[int, Any, str | None]]], tuple[Any, _Batch]]
-
-
-class _Sizer:
-    """Items per batch: fixed, or grown from the measured seconds and bytes of past batches."""
-
-    def __init__(self, fixed: int | None) -> None:
-        self.fixed = fixed
-        self.size = fixed or _FIRST_BATCH
-        self.largest = 0
-        self._item_seconds: float | None = None
-        self._item_bytes: float | None = None
-
-    def take(self, source: Iterator[tuple[int, Any]]) -> list[tuple[int, Any]]:
-        """The next batch's items from ``source``."""
-        items = [item for _, item in zip(range(self.size), source, strict=False)]
-        self.largest = max(self.largest, len(items))
-        if items and self.fixed is None:
-            try:  # one item a batch: the bytes estimate costs a fraction of shipping them
-                size = float(len(pickle.dumps(items[0], protocol=pickle.HIGHEST_PROTOCOL)))
-            except Exception:  # Ray's serialiser may still ship what plain pickle cannot
-                size = None
-            if size is not None:
-                known = self._item_bytes
-                self._item_bytes = size if known is None else (known + size) / 2
-        return items
-
-    def learn(self, items: int, seconds: float) -> None:
-        """A batch of ``items`` took ``seconds`` on its worker: size the next ones by it."""
-        if self.fixed is not None or items < 1:
-            return
-        per_item = max(seconds / items, 1e-9)
-        known = self._item_seconds
-        self._item_seconds = per_item if known is None else (known + per_item) / 2
-        want = _BATCH_SECONDS / self._item_seconds
-        if self._item_bytes:
-            want = min(want, _MAX_BATCH_BYTES / self._item_bytes)
-        self.size = int(max(_FIRST_BATCH, min(want, 4 * self.size, _MAX_BATCH)))
+_Running = dict[asyncio.Task[list[tuple[int, Any, str | None]]], tuple[Any, Batch]]
 
 
 class RayExecutor:
@@ -301,13 +264,13 @@ class RayExecutor:
         if callable(share):  # a function that divides a budget (the run's concurrency)
             fn = share(bound)
         fn_ref = ray.put(fn)
-        retry: deque[_Batch] = deque()
+        retry: deque[Batch] = deque()
         running: _Running = {}
-        sizer = _Sizer(self.batch_size)
+        sizer = Sizer(self.batch_size)
         self.peak_in_flight = self.crashed_batches = self.largest_batch = 0
         try:
             while True:
-                while len(running) < bound and (batch := _next_batch(retry, source, sizer)):
+                while len(running) < bound and (batch := next_batch(retry, source, sizer)):
                     gen = remote.remote(fn_ref, batch.items)
                     waiting = self._await_batch(ray, gen, batch, sizer)
                     running[asyncio.ensure_future(waiting)] = (gen, batch)
@@ -322,12 +285,19 @@ class RayExecutor:
                     for finished in self._outcomes(ray, task, batch, retry):
                         yield finished
         finally:
+            # Stopped early (Ctrl-C, the consumer left): cancel what runs, and take the outcome
+            # of every batch left behind, so none is logged as an exception never retrieved
+            # (a cancelled batch's TaskCancelledError, one that ended as the stop came) at exit.
             for task, (gen, _) in running.items():
-                task.cancel()
+                if task.done():
+                    _retrieve(task)
+                else:
+                    task.cancel()
+                    task.add_done_callback(_retrieve)
                 ray.cancel(gen, force=True)
 
     async def _await_batch(
-        self, ray: Any, gen: Any, batch: _Batch, sizer: _Sizer
+        self, ray: Any, gen: Any, batch: Batch, sizer: Sizer
     ) -> list[tuple[int, Any, str | None]]:
         """A batch's results; its ``batch_timeout`` counts from its start signal.
 
@@ -347,7 +317,7 @@ class RayExecutor:
         return results
 
     def _outcomes(
-        self, ray: Any, task: asyncio.Future[Any], batch: _Batch, retry: deque[_Batch]
+        self, ray: Any, task: asyncio.Future[Any], batch: Batch, retry: deque[Batch]
     ) -> list[Finished[Any, Any]]:
         """The batch's results, or its items' errors, or nothing when they were re-queued."""
         items = dict(batch.items)
@@ -368,40 +338,38 @@ class RayExecutor:
         ]
 
     def _crashed(
-        self, batch: _Batch, exc: BaseException, retry: deque[_Batch]
+        self, batch: Batch, exc: BaseException, retry: deque[Batch]
     ) -> list[Finished[Any, Any]]:
         """A dead worker: split the batch into single items, or record the error."""
         if batch.timed_out:
             if len(batch.items) > 1:
                 # One slow item must not cost its batch mates: each gets a run of its own.
-                retry.extend(_Batch([pair], batch.attempts + 1) for pair in batch.items)
+                retry.extend(Batch([pair], batch.attempts + 1) for pair in batch.items)
                 return []
             limit = f"batch_timeout={self.batch_timeout}s"
             return _fail(batch, f"TimeoutError: the sample ran longer than {limit}")
         self.crashed_batches += 1
         if batch.attempts < self.max_attempts:
-            retry.extend(_Batch([pair], batch.attempts + 1) for pair in batch.items)
+            retry.extend(Batch([pair], batch.attempts + 1) for pair in batch.items)
             return []
         if len(batch.items) > 1:
             # Out of attempts as a group: give each item one run of its own to find the culprit.
-            retry.extend(_Batch([pair], batch.attempts) for pair in batch.items)
+            retry.extend(Batch([pair], batch.attempts) for pair in batch.items)
             return []
         summary = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        error = (
-            f"WorkerCrashedError: the worker process died while running this sample "
-            f"({batch.attempts} attempts): {type(exc).__name__}"
-            + (f": {summary}" if summary else "")
+        # Not the target's failure: whatever ran (the target, a scorer, native code) took the
+        # process down, so the record says the sample's processing crashed, then Ray's account.
+        tries = f"{batch.attempts} attempt{'s' if batch.attempts > 1 else ''}"
+        error = f"sample processing crashed (worker died, {tries}): {type(exc).__name__}" + (
+            f": {summary}" if summary else ""
         )
         return _fail(batch, error)
 
 
-def _next_batch(
-    retry: deque[_Batch], source: Iterator[tuple[int, Any]], sizer: _Sizer
-) -> _Batch | None:
-    if retry:
-        return retry.popleft()
-    items = sizer.take(source)
-    return _Batch(items) if items else None
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Take a left batch's outcome: it is dropped (its samples run again on resume)."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def _next_value(gen: Any) -> Any:
@@ -409,6 +377,6 @@ async def _next_value(gen: Any) -> Any:
     return await (await gen.__anext__())
 
 
-def _fail(batch: _Batch, error: str) -> list[Finished[Any, Any]]:
+def _fail(batch: Batch, error: str) -> list[Finished[Any, Any]]:
     """The same recorded error for every item of a batch."""
     return [Finished(i, item, error=error, attempts=batch.attempts) for i, item in batch.items]
