@@ -8,6 +8,7 @@ says so.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, overload
@@ -110,6 +111,16 @@ def _add(name: str, check: GateCheck | None, description: str, replace_existing:
     _REGISTRY[name] = Gate(name, check, desc)
 
 
+#: Where the built-in checks of declared gates are registered (imported on first use).
+_BUILTIN_CHECKS = {
+    "tool_call_schema_valid": "aieval.scorers.tools",
+    "no_forbidden_tool_invoked": "aieval.scorers.tools",
+    "handoff_graph_respected": "aieval.scorers.tools",
+    "citations_present_for_claims": "aieval.scorers.rag",
+    "patch_applies": "aieval.scorers.swe",
+}
+
+
 def _declare(name: str, description: str) -> None:
     """Declare a gate by name whose check is registered later."""
     _REGISTRY.setdefault(name, Gate(name, None, description))
@@ -156,6 +167,11 @@ def _evaluate_one(name: str, given: Mapping[str, Any] | GateResult | bool | None
     if given is None:
         return GateResult(name, False, "gate was not evaluated: no inputs or verdict supplied")
     gate = _REGISTRY.get(name)
+    if gate is not None and gate.check is None and name in _BUILTIN_CHECKS:
+        # the built-in checks live with their scorers: load them on first use, so a caller
+        # that never imported aieval.scorers still gets them
+        importlib.import_module(_BUILTIN_CHECKS[name])
+        gate = _REGISTRY.get(name)
     if gate is None or gate.check is None:
         why = "unknown gate" if gate is None else "no check is registered for this gate"
         return GateResult(name, False, f"gate was not evaluated: {why}")

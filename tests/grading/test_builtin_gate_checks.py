@@ -1,0 +1,35 @@
+"""Declared gates whose checks live with the scorers work without importing aieval.scorers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from aieval.grading import _gates
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_declared_gate_has_a_module_that_registers_its_check() -> None:
+    declared = {name for name, gate in _gates._REGISTRY.items() if name in _gates._BUILTIN_CHECKS}
+    assert declared == set(_gates._BUILTIN_CHECKS)
+    for name, module in _gates._BUILTIN_CHECKS.items():
+        __import__(module)
+        assert _gates._REGISTRY[name].check is not None, name
+
+
+def test_a_profile_d_run_is_graded_in_a_fresh_process_without_importing_scorers() -> None:
+    """The README's evaluate_run snippet, on the support agent example, in a new interpreter."""
+    code = (
+        "import sys\n"
+        "from aieval.workflows import evaluate_run, load_run, load_workflow\n"
+        "ev = evaluate_run(load_run('examples/workflows/support_agent_runs/sa-001-refunded.json'),"
+        " workflow=load_workflow('examples/workflows/support_agent.yaml'))\n"
+        "print(ev.grade, ev.passed, [g.reason for g in ev.gate_failures])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "A True []"
