@@ -392,9 +392,24 @@ def _print_summary(result: RunResult) -> None:
         parts.append(f"tokens {summary['input_tokens']}/{summary['output_tokens']}")
     parts.append(f"{result.duration_s:.2f}s")
     out.print(Text(" · ").join(Text(p) if isinstance(p, str) else p for p in parts))
+    _print_malformed(result)
     _print_top_errors(summary)
     if "evaluation" in summary:
         _print_evaluation(summary["evaluation"], result.samples)
+
+
+def _print_malformed(result: RunResult) -> None:
+    """A warning per judge whose verdicts could not be read on some samples."""
+    for name, (bad, judged) in result.malformed.items():
+        if bad:
+            out.print(
+                printable(
+                    f"warning: {name}: {bad} of {judged} samples ({bad / judged:.0%}) had an "
+                    "unreadable judge verdict: not scored, counted as errors; check the "
+                    "judge's output format"
+                ),
+                style="yellow",
+            )
 
 
 def _print_top_errors(summary: dict[str, Any]) -> None:

@@ -72,8 +72,10 @@ def test_malformed_verdict_over_http_is_recorded_as_parse_failure(
         store=False,
     )
     score = result.samples[0].scores["judge"]
-    assert score.value == 0.0 and score.error is None
-    assert score.metadata["parse_failures"] == 1
+    # the judge's fallback 0.0 is kept as raw; the run records the sample as its error
+    assert score.value is None and score.raw == 0.0
+    assert (score.error or "").startswith("malformed judge verdict: ")
+    assert score.metadata["parse_failures"] == 1 and score.metadata["unreadable"]
     assert score.metadata["verdicts"][0]["raw"] == text
 
 
@@ -312,6 +314,6 @@ def test_duplicate_key_verdict_over_http_is_a_parse_failure(openai_server: OpenA
         store=False,
     )
     score = result.samples[0].scores["judge"]
-    assert score.value == 0.0
+    assert score.value is None and score.raw == 0.0 and "'score' twice" in (score.error or "")
     assert score.metadata["parse_failures"] == 1
     assert "'score' twice" in score.metadata["verdicts"][0]["error"]

@@ -206,6 +206,12 @@ class _RubricJudge:
                 "verdicts": [{"raw": reply.text}],
                 "parse_failures": len(failures),
                 "malformed_criteria": failures,
+                # no criterion was readable: the value is the fallback, not the judge's grade
+                "unreadable": (
+                    f"every criterion's verdict was malformed (first: {per[failures[0]]['error']})"
+                    if failures and len(failures) == len(per)
+                    else None
+                ),
             },
         )
 
