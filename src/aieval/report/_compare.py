@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from aieval._records import SampleRecord
 from aieval.errors import ConfigError
 from aieval.grading import RunStanding, tie_break
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
@@ -128,9 +129,11 @@ def compare_runs(
         )
     base: dict[str, ExampleNumbers] = {}
     inputs: dict[str, str] = {}
+    base_judges: dict[str, JudgeTally] = {}
     for sample in store.iter_samples(base_row.id):
         base[sample.id] = example_numbers(sample)
         inputs[sample.id] = _digest(sample.input)
+        _tally_judges(sample, base_judges)
     judges: dict[str, JudgeTally] = {}
     cand: dict[str, ExampleNumbers] = {}
     changed: list[str] = []
@@ -138,10 +141,8 @@ def compare_runs(
         cand[sample.id] = example_numbers(sample)
         if sample.id in inputs and inputs[sample.id] != _digest(sample.input):
             changed.append(sample.id)
-        for name, score in sample.scores.items():
-            if "parse_failures" in score.metadata:
-                judges.setdefault(name, JudgeTally()).add(score.metadata)
-    warnings = _warnings(base_row, cand_row, judges, policy)
+        _tally_judges(sample, judges)
+    warnings = _warnings(base_row, cand_row, {"baseline": base_judges, "candidate": judges}, policy)
     added = _scorers(cand.values()) - _scorers(base.values())
     if added:
         # the baseline has no numbers for them: they would shift the candidate's mean alone
@@ -161,8 +162,9 @@ def compare_runs(
         unpaired=len(only_b) + len(only_c),
         warnings=warnings,
         baseline_only=[base[i] for i in only_b],
-        judges={name: (j.parse_failures, j.verdicts) for name, j in judges.items()},
+        judges=_shares(judges),
         changed_inputs=changed,
+        baseline_judges=_shares(base_judges),
     )
     return Comparison(
         baseline=run_header(base_row),
@@ -182,6 +184,16 @@ def compare_runs(
         improvements_count=len(improvements),
         warnings=decision.warnings,
     )
+
+
+def _tally_judges(sample: SampleRecord, judges: dict[str, JudgeTally]) -> None:
+    for name, score in sample.scores.items():
+        if "parse_failures" in score.metadata:
+            judges.setdefault(name, JudgeTally()).add(score.metadata)
+
+
+def _shares(judges: dict[str, JudgeTally]) -> dict[str, tuple[int, int]]:
+    return {name: (j.parse_failures, j.verdicts) for name, j in judges.items()}
 
 
 def _digest(value: Any) -> str:
@@ -383,7 +395,7 @@ def _criterion_mean(
 
 
 def _warnings(
-    base: RunRow, cand: RunRow, judges: dict[str, JudgeTally], policy: PromotionPolicy
+    base: RunRow, cand: RunRow, judges: dict[str, dict[str, JudgeTally]], policy: PromotionPolicy
 ) -> list[str]:
     out = []
     for label, row in (("baseline", base), ("candidate", cand)):
@@ -393,8 +405,9 @@ def _warnings(
         out.append(
             "the runs used different dataset versions; only examples with the same id are paired"
         )
-    for name, judge in sorted(judges.items()):
-        note = judge.to_dict(policy.pairwise_inconsistency_warning)["warning"]
-        if note:
-            out.append(f"candidate judge {name}: {note}")
+    for side, tallies in judges.items():
+        for name, judge in sorted(tallies.items()):
+            note = judge.to_dict(policy.pairwise_inconsistency_warning)["warning"]
+            if note:
+                out.append(f"{side} judge {name}: {note}")
     return out

@@ -1,0 +1,71 @@
+"""A comparison needs evidence on both sides: a readable baseline judge, the same answer key and
+the same scorer options; otherwise it is inconclusive, naming what differs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aieval._records import SampleRecord, ScoreRecord
+from aieval.report import compare_runs, decide_promotion
+from aieval.report._samples import ExampleNumbers
+from aieval.store import Store
+
+N = 80
+
+
+def _judged(value: float, failures: int) -> ScoreRecord:
+    verdict = {"score": None if failures else value * 10, "error": "x" if failures else None}
+    meta = {"parse_failures": failures, "samples": 1, "verdicts": [verdict]}
+    return ScoreRecord(value, raw=value * 10, metadata=meta)
+
+
+def _store_run(
+    store: Store,
+    scores: list[dict[str, ScoreRecord]],
+    *,
+    expected: list[Any] | None = None,
+    config: dict[str, Any] | None = None,
+) -> str:
+    run_id = store.create_run(name="cmp", dataset_hash="same", config=config or {})
+    store.record_samples(run_id, [
+        SampleRecord(
+            id=f"e{i}", index=i, input=f"question {i}", prediction="p",
+            expected=expected[i] if expected else "gold", passed=True, scores=scores[i],
+        )
+        for i in range(N)
+    ])  # fmt: skip
+    store.finish_run(run_id, status="completed")
+    return run_id
+
+
+def _rule(comparison: Any, name: str) -> Any:
+    return next(r for r in comparison.decision.rules if r.rule == name)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(tmp_path / "runs.db")
+
+
+def test_an_unreadable_baseline_judge_is_not_evidence(store: Store) -> None:
+    base = _store_run(store, [{"llm_judge": _judged(0.0, 1)} for _ in range(N)])
+    cand = _store_run(store, [{"llm_judge": _judged(0.2, 0)} for _ in range(N)])
+    comparison = compare_runs(store, base, cand)
+    rule = _rule(comparison, "judge_verdicts_readable")
+    assert comparison.outcome == "inconclusive" and rule.outcome == "inconclusive"
+    assert f"baseline judge llm_judge {N}/{N} (100.0%)" in rule.reason
+    assert rule.details["baseline_judges"]["llm_judge"]["parse_failures"] == N
+
+
+def test_an_unreadable_candidate_judge_still_blocks() -> None:
+    base = [ExampleNumbers(id=str(i), passed=True, weighted_score=50.0) for i in range(60)]
+    cand = [ExampleNumbers(id=str(i), passed=True, weighted_score=50.0) for i in range(60)]
+    decision = decide_promotion(base, cand, judges={"j": (60, 60)}, baseline_judges={"j": (60, 60)})
+    rule = next(r for r in decision.rules if r.rule == "judge_verdicts_readable")
+    assert rule.outcome == "fail" and decision.outcome == "block"
+    assert "baseline judge j 60/60" in rule.reason and "j 60/60" in rule.reason
+    fine = decide_promotion(base, cand, judges={"j": (0, 60)}, baseline_judges={"j": (1, 60)})
+    assert fine.outcome == "promote"
