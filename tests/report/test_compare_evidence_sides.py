@@ -69,3 +69,47 @@ def test_an_unreadable_candidate_judge_still_blocks() -> None:
     assert "baseline judge j 60/60" in rule.reason and "j 60/60" in rule.reason
     fine = decide_promotion(base, cand, judges={"j": (0, 60)}, baseline_judges={"j": (1, 60)})
     assert fine.outcome == "promote"
+
+
+def _scored(value: float) -> list[dict[str, ScoreRecord]]:
+    return [{"f1": ScoreRecord(value)} for _ in range(N)]
+
+
+def test_a_different_answer_key_is_inconclusive(store: Store) -> None:
+    base = _store_run(store, _scored(0.4), expected=[f"gold {i}" for i in range(N)])
+    keys = [f"gold {i}" if i % 2 else f"other {i}" for i in range(N)]
+    cand = _store_run(store, _scored(0.9), expected=keys)
+    comparison = compare_runs(store, base, cand)
+    rule = _rule(comparison, "comparable_runs")
+    assert comparison.outcome == "inconclusive" and rule.outcome == "inconclusive"
+    assert f"{N // 2} paired examples have a different expected answer" in rule.reason
+    assert "(e0, e2, e4, e6, e8, …" in rule.reason
+    assert rule.details["changed_expected"] == N // 2
+    same = compare_runs(store, base, _store_run(store, _scored(0.9), expected=None))
+    assert _rule(same, "comparable_runs").details["changed_expected"] == N
+
+
+def _config(**options: str) -> dict[str, Any]:
+    return {"scorers": [{"name": "f1", "options": options}, {"name": "exact_match", "options": {}}]}
+
+
+def test_different_scorer_options_are_inconclusive(store: Store) -> None:
+    base = _store_run(store, _scored(0.4), config=_config(case_sensitive="True"))
+    cand = _store_run(store, _scored(0.9), config=_config())
+    comparison = compare_runs(store, base, cand)
+    rule = _rule(comparison, "comparable_runs")
+    assert comparison.outcome == "inconclusive" and rule.outcome == "inconclusive"
+    assert (
+        "scorer f1 is configured differently: case_sensitive True in the baseline, unset in "
+        "the candidate" in rule.reason
+    )
+    assert rule.details["scorer_changes"] == [
+        "f1: case_sensitive True in the baseline, unset in the candidate"
+    ]
+
+
+def test_same_scorer_options_and_object_addresses_compare_equal(store: Store) -> None:
+    base = _store_run(store, _scored(0.5), config=_config(fn="<function f at 0x7f00aa>"))
+    cand = _store_run(store, _scored(0.5), config=_config(fn="<function f at 0x7f11bb>"))
+    rule = _rule(compare_runs(store, base, cand), "comparable_runs")
+    assert rule.passed, rule.reason

@@ -3,8 +3,6 @@ decision."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -14,6 +12,7 @@ import numpy as np
 from aieval._records import SampleRecord
 from aieval.errors import ConfigError
 from aieval.grading import RunStanding, tie_break
+from aieval.report._comparable import digest, scorer_changes
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
 from aieval.report._samples import ExampleNumbers, example_numbers, ungraded_score
@@ -128,19 +127,24 @@ def compare_runs(
             f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
         )
     base: dict[str, ExampleNumbers] = {}
-    inputs: dict[str, str] = {}
+    keys: dict[str, tuple[str, str]] = {}  # per example: digests of its input and answer key
     base_judges: dict[str, JudgeTally] = {}
     for sample in store.iter_samples(base_row.id):
         base[sample.id] = example_numbers(sample)
-        inputs[sample.id] = _digest(sample.input)
+        keys[sample.id] = (digest(sample.input), digest(sample.expected))
         _tally_judges(sample, base_judges)
     judges: dict[str, JudgeTally] = {}
     cand: dict[str, ExampleNumbers] = {}
     changed: list[str] = []
+    changed_expected: list[str] = []
     for sample in store.iter_samples(cand_row.id):
         cand[sample.id] = example_numbers(sample)
-        if sample.id in inputs and inputs[sample.id] != _digest(sample.input):
-            changed.append(sample.id)
+        if sample.id in keys:
+            seen_input, seen_expected = keys[sample.id]
+            if seen_input != digest(sample.input):
+                changed.append(sample.id)
+            if seen_expected != digest(sample.expected):
+                changed_expected.append(sample.id)
         _tally_judges(sample, judges)
     warnings = _warnings(base_row, cand_row, {"baseline": base_judges, "candidate": judges}, policy)
     added = _scorers(cand.values()) - _scorers(base.values())
@@ -165,6 +169,8 @@ def compare_runs(
         judges=_shares(judges),
         changed_inputs=changed,
         baseline_judges=_shares(base_judges),
+        changed_expected=changed_expected,
+        scorer_changes=scorer_changes(base_row.config, cand_row.config),
     )
     return Comparison(
         baseline=run_header(base_row),
@@ -194,12 +200,6 @@ def _tally_judges(sample: SampleRecord, judges: dict[str, JudgeTally]) -> None:
 
 def _shares(judges: dict[str, JudgeTally]) -> dict[str, tuple[int, int]]:
     return {name: (j.parse_failures, j.verdicts) for name, j in judges.items()}
-
-
-def _digest(value: Any) -> str:
-    """A stable digest of a sample's input, to tell whether two runs saw the same example."""
-    text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _scorers(examples: Iterable[ExampleNumbers]) -> set[str]:

@@ -164,13 +164,19 @@ def comparable_rule(
     baseline: Sequence[ExampleNumbers],
     candidate: Sequence[ExampleNumbers],
     changed_inputs: Sequence[str] = (),
+    changed_expected: Sequence[str] = (),
+    scorer_changes: Sequence[str] = (),
 ) -> RuleResult:
-    """The paired examples are the same examples, evaluated the same way (graded or not)."""
+    """The paired examples are the same examples, graded against the same answer key by the
+    same scorers with the same options, the same way (workflow-graded or not)."""
     rule = "comparable_runs"
     mixed = [c.id for b, c in zip(baseline, candidate, strict=True) if b.graded != c.graded]
     details: dict[str, Any] = {
         "changed_inputs": len(changed_inputs),
         "changed_input_ids": list(changed_inputs[:_MAX_IDS]),
+        "changed_expected": len(changed_expected),
+        "changed_expected_ids": list(changed_expected[:_MAX_IDS]),
+        "scorer_changes": list(scorer_changes),
         "grading_differs": len(mixed),
         "grading_differs_ids": mixed[:_MAX_IDS],
     }
@@ -181,13 +187,26 @@ def comparable_rule(
             f"({_ids(changed_inputs)}): they are not the same examples (different datasets "
             "paired by row number?)"
         )
+    if changed_expected:
+        problems.append(
+            f"{len(changed_expected)} paired examples have a different expected answer in the "
+            f"two runs ({_ids(changed_expected)}): they were graded against different answer "
+            "keys, so their scores do not compare"
+        )
+    for change in scorer_changes[:5]:
+        name, _, what = change.partition(": ")
+        problems.append(f"scorer {name} is configured differently: {what}")
+    if len(scorer_changes) > 5:
+        problems.append(f"… {len(scorer_changes) - 5} more scorers configured differently")
     if mixed:
         problems.append(
             f"{len(mixed)} paired examples are graded in one run and not the other "
             f"({_ids(mixed)}): their scores are on different scales; grade both runs the same way"
         )
     if not problems:
-        return RuleResult(rule, True, "both runs evaluated the same inputs the same way", details)
+        return RuleResult(
+            rule, True, "both runs graded the same inputs and answer keys the same way", details
+        )
     return RuleResult(rule, False, "; ".join(problems), details, inconclusive=True)
 
 

@@ -91,6 +91,8 @@ def decide_promotion(
     judges: Mapping[str, tuple[int, int]] | None = None,
     changed_inputs: Sequence[str] = (),
     baseline_judges: Mapping[str, tuple[int, int]] | None = None,
+    changed_expected: Sequence[str] = (),
+    scorer_changes: Sequence[str] = (),
 ) -> PromotionDecision:
     """Apply the promotion policy to paired examples (``baseline[i]`` and ``candidate[i]`` are
     the same example).
@@ -107,6 +109,10 @@ def decide_promotion(
             the policy's limit: block).
         baseline_judges: the same for the baseline's judges (above the limit: inconclusive,
             the baseline's scores are no evidence).
+        changed_expected: ids of paired examples whose expected answer differs between the
+            runs (graded against another answer key: inconclusive).
+        scorer_changes: one line per scorer both runs have whose stored options differ
+            (``name: option X in the baseline, Y in the candidate``; inconclusive).
         changed_inputs: ids of paired examples whose input differs between the runs (they are
             not the same examples: the comparison is inconclusive).
 
@@ -133,7 +139,7 @@ def decide_promotion(
     )
     rules = [
         coverage_rule(cov, policy.coverage_tolerance),
-        comparable_rule(baseline, candidate, changed_inputs),
+        comparable_rule(baseline, candidate, changed_inputs, changed_expected, scorer_changes),
         paired_rule(both, policy.min_paired),
         gate_rule(baseline, candidate, policy),
         score_rule(baseline, candidate, policy, baseline_only=baseline_only),
