@@ -198,11 +198,11 @@ def test_samples_below_one_fail_at_build_time() -> None:
             llm_judge(RUBRIC, samples=bad)  # type: ignore[arg-type]
 
 
-def _judge_twice(server: OpenAIServer, **kwargs: Any) -> int:
+def _judge_twice(server: OpenAIServer, store: Any = False, **kwargs: Any) -> int:
     server.responder = lambda body: Reply('{"score": 8, "reason": "close"}')
     judge = judge_on(server, **kwargs)
     for _ in range(2):
-        run(name="j", dataset=[{"prompt": "q", "prediction": "a"}], scorers=[judge], store=False)
+        run(name="j", dataset=[{"prompt": "q", "prediction": "a"}], scorers=[judge], store=store)
     return len(server.requests)
 
 
@@ -220,9 +220,17 @@ def test_default_cache_lives_in_the_run_store(
     openai_server: OpenAIServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "runs.db"
-    monkeypatch.setenv("AIEVAL_DB", str(path))
-    assert _judge_twice(openai_server) == 1
+    assert _judge_twice(openai_server, store=path) == 1
     assert path.exists()
+
+
+def test_a_run_without_store_caches_in_memory_only(
+    openai_server: OpenAIServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "default.db"
+    monkeypatch.setenv("AIEVAL_DB", str(path))
+    assert _judge_twice(openai_server) == 2  # each run its own cache: nothing outlives it
+    assert not path.exists()
 
 
 SHOTS = [

@@ -267,8 +267,8 @@ def llm_judge(
         temperature: sampling temperature of the judge (0 by default).
         max_tokens: cap on the verdict's length.
         cache: reuse identical deterministic verdicts: ``True`` (the store of the run it scores
-            in, else ``$AIEVAL_DB`` or ``./aieval.db``), ``False``, a SQLite file, or a
-            ``ResponseCache``.
+            in; in memory in a run without one; outside a run ``$AIEVAL_DB`` or
+            ``./aieval.db``), ``False``, a SQLite file, or a ``ResponseCache``.
         examples: few-shot anchors shown before the candidate, each
             ``{"prediction", "score" (0..10), "reason"}`` with optional ``prompt`` and
             ``expected``; they change the stored ``prompt_version``.

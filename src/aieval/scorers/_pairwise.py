@@ -349,8 +349,9 @@ def pairwise_judge(
         adjudication_rounds: re-runs of both orders when they disagree (0: count a tie).
         temperature: sampling temperature (0 by default).
         max_tokens: cap on each verdict's length.
-        cache: reuse identical deterministic verdicts: ``True`` (the run store, ``$AIEVAL_DB``
-            or ``./aieval.db``), ``False``, a SQLite file, or a ``ResponseCache``.
+        cache: reuse identical deterministic verdicts: ``True`` (the run store; in memory in a
+            run without one; outside a run ``$AIEVAL_DB`` or ``./aieval.db``), ``False``, a
+            SQLite file, or a ``ResponseCache``.
     """
     if not isinstance(criteria, str) or not criteria.strip():
         raise ConfigError("pairwise_judge needs non-empty criteria")
