@@ -113,3 +113,19 @@ def test_same_scorer_options_and_object_addresses_compare_equal(store: Store) ->
     cand = _store_run(store, _scored(0.5), config=_config(fn="<function f at 0x7f11bb>"))
     rule = _rule(compare_runs(store, base, cand), "comparable_runs")
     assert rule.passed, rule.reason
+
+
+def test_the_header_says_how_many_pairs_were_scored_in_both(store: Store) -> None:
+    from aieval.report import render_diff, render_html, render_markdown, render_text
+
+    base = _store_run(store, _scored(1.0))
+    failed = [{"f1": ScoreRecord(None, error="scorer raised")} for _ in range(N)]
+    cand = _store_run(store, failed)
+    comparison = compare_runs(store, base, cand)
+    assert comparison.paired == N and comparison.scored_paired == 0
+    assert comparison.to_dict()["scored_paired"] == 0
+    rule = _rule(comparison, "paired_examples")
+    assert "only 0 examples were scored in both runs" in rule.reason
+    said = f"{N} paired by id, 0 scored in both"
+    for render in (render_text, render_diff, render_markdown, render_html):
+        assert said in " ".join(render(comparison).split()), render.__name__

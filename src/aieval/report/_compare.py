@@ -35,7 +35,8 @@ class Comparison:
     """A candidate run against a baseline run, paired by example id.
 
     Attributes mirror the keys of :meth:`to_dict` (see ``docs/reports.md``); ``decision`` is the
-    promotion decision of the policy.
+    promotion decision of the policy. ``paired`` counts the examples both runs have (by id);
+    ``scored_paired`` those of them scored in both, the count the ``paired_examples`` rule uses.
     """
 
     baseline: dict[str, Any]
@@ -54,6 +55,7 @@ class Comparison:
     regressions_count: int = 0
     improvements_count: int = 0
     warnings: list[str] = field(default_factory=list)
+    scored_paired: int = 0
 
     @property
     def promote(self) -> bool:
@@ -73,6 +75,7 @@ class Comparison:
             "baseline": self.baseline,
             "candidate": self.candidate,
             "paired": self.paired,
+            "scored_paired": self.scored_paired,
             "only_baseline": self.only_baseline,
             "only_candidate": self.only_candidate,
             "only_baseline_count": self.only_baseline_count,
@@ -189,6 +192,9 @@ def compare_runs(
         regressions_count=len(regressions),
         improvements_count=len(improvements),
         warnings=decision.warnings,
+        scored_paired=next(
+            int(r.details["paired"]) for r in decision.rules if r.rule == "paired_examples"
+        ),
     )
 
 
