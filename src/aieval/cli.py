@@ -92,8 +92,7 @@ def run_command(
         float | None,
         typer.Option(
             "--max-error-rate",
-            min=0.0,
-            max=1.0,
+            callback=lambda value: _share(value),
             help="Share of samples that may error before the run exits 3 (default: the eval"
             " file's settings.max_error_rate, else 0).",
         ),
@@ -354,6 +353,13 @@ def rubric_validate_command(
             out.print(_labelled("invalid", "red", problem), highlight=False)
     if failed:
         raise typer.Exit(1)
+
+
+def _share(value: float | None) -> float | None:
+    """A share option: a number from 0 to 1 (NaN is no number: it compares false with both)."""
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise typer.BadParameter(f"must be a number between 0 and 1, got {value!r}")
+    return value
 
 
 def _print_summary(result: RunResult) -> None:
