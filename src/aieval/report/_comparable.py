@@ -1,4 +1,5 @@
-"""What makes two runs' paired numbers comparable: the same inputs, answer keys and scorers."""
+"""What makes two runs' paired numbers comparable: the same inputs, answer keys and scorers,
+and judges whose verdicts could be read; and the warnings of a comparison."""
 
 from __future__ import annotations
 
@@ -8,7 +9,18 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["digest", "scorer_changes"]
+from aieval._records import SampleRecord
+from aieval.report._policy_model import PromotionPolicy
+from aieval.report._tally import JudgeTally
+from aieval.store import RunRow
+
+__all__ = [
+    "comparison_warnings",
+    "digest",
+    "judge_shares",
+    "scorer_changes",
+    "tally_judges",
+]
 
 # ``repr`` of an object without its own: the address differs between processes, the object not.
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -66,3 +78,35 @@ def _shown(options: Mapping[str, str], key: str) -> str:
         return "unset"
     text = options[key]
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def tally_judges(sample: SampleRecord, judges: dict[str, JudgeTally]) -> None:
+    """Count the judge verdicts of ``sample``'s scores into ``judges`` (one tally per scorer)."""
+    for name, score in sample.scores.items():
+        if "parse_failures" in score.metadata:
+            judges.setdefault(name, JudgeTally()).add(score.metadata)
+
+
+def judge_shares(judges: dict[str, JudgeTally]) -> dict[str, tuple[int, int]]:
+    """``{judge: (malformed verdicts, verdicts)}``, as the promotion policy takes them."""
+    return {name: (j.parse_failures, j.verdicts) for name, j in judges.items()}
+
+
+def comparison_warnings(
+    base: RunRow, cand: RunRow, judges: dict[str, dict[str, JudgeTally]], policy: PromotionPolicy
+) -> list[str]:
+    """Warnings that do not decide: unfinished runs, dataset versions, judges to look at."""
+    out = []
+    for label, row in (("baseline", base), ("candidate", cand)):
+        if row.status != "completed":
+            out.append(f"the {label} run {row.id} is {row.status}; only its stored samples count")
+    if base.dataset_hash and cand.dataset_hash and base.dataset_hash != cand.dataset_hash:
+        out.append(
+            "the runs used different dataset versions; only examples with the same id are paired"
+        )
+    for side, tallies in judges.items():
+        for name, judge in sorted(tallies.items()):
+            note = judge.to_dict(policy.pairwise_inconsistency_warning)["warning"]
+            if note:
+                out.append(f"{side} judge {name}: {note}")
+    return out

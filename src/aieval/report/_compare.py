@@ -9,10 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from aieval._records import SampleRecord
 from aieval.errors import ConfigError
 from aieval.grading import RunStanding, tie_break
-from aieval.report._comparable import digest, scorer_changes
+from aieval.report._comparable import (
+    comparison_warnings,
+    digest,
+    judge_shares,
+    scorer_changes,
+    tally_judges,
+)
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
 from aieval.report._samples import ExampleNumbers, example_numbers, ungraded_score
@@ -135,7 +140,7 @@ def compare_runs(
     for sample in store.iter_samples(base_row.id):
         base[sample.id] = example_numbers(sample)
         keys[sample.id] = (digest(sample.input), digest(sample.expected))
-        _tally_judges(sample, base_judges)
+        tally_judges(sample, base_judges)
     judges: dict[str, JudgeTally] = {}
     cand: dict[str, ExampleNumbers] = {}
     changed: list[str] = []
@@ -148,8 +153,10 @@ def compare_runs(
                 changed.append(sample.id)
             if seen_expected != digest(sample.expected):
                 changed_expected.append(sample.id)
-        _tally_judges(sample, judges)
-    warnings = _warnings(base_row, cand_row, {"baseline": base_judges, "candidate": judges}, policy)
+        tally_judges(sample, judges)
+    warnings = comparison_warnings(
+        base_row, cand_row, {"baseline": base_judges, "candidate": judges}, policy
+    )
     added = _scorers(cand.values()) - _scorers(base.values())
     if added:
         # the baseline has no numbers for them: they would shift the candidate's mean alone
@@ -169,9 +176,9 @@ def compare_runs(
         unpaired=len(only_b) + len(only_c),
         warnings=warnings,
         baseline_only=[base[i] for i in only_b],
-        judges=_shares(judges),
+        judges=judge_shares(judges),
         changed_inputs=changed,
-        baseline_judges=_shares(base_judges),
+        baseline_judges=judge_shares(base_judges),
         changed_expected=changed_expected,
         scorer_changes=scorer_changes(base_row.config, cand_row.config),
     )
@@ -196,16 +203,6 @@ def compare_runs(
             int(r.details["paired"]) for r in decision.rules if r.rule == "paired_examples"
         ),
     )
-
-
-def _tally_judges(sample: SampleRecord, judges: dict[str, JudgeTally]) -> None:
-    for name, score in sample.scores.items():
-        if "parse_failures" in score.metadata:
-            judges.setdefault(name, JudgeTally()).add(score.metadata)
-
-
-def _shares(judges: dict[str, JudgeTally]) -> dict[str, tuple[int, int]]:
-    return {name: (j.parse_failures, j.verdicts) for name, j in judges.items()}
 
 
 def _scorers(examples: Iterable[ExampleNumbers]) -> set[str]:
@@ -398,22 +395,3 @@ def _criterion_mean(
         if any(w in name.lower() for w in words) or (kind is not None and c.kind == kind)
     ]
     return float(np.mean(values)) if values else None
-
-
-def _warnings(
-    base: RunRow, cand: RunRow, judges: dict[str, dict[str, JudgeTally]], policy: PromotionPolicy
-) -> list[str]:
-    out = []
-    for label, row in (("baseline", base), ("candidate", cand)):
-        if row.status != "completed":
-            out.append(f"the {label} run {row.id} is {row.status}; only its stored samples count")
-    if base.dataset_hash and cand.dataset_hash and base.dataset_hash != cand.dataset_hash:
-        out.append(
-            "the runs used different dataset versions; only examples with the same id are paired"
-        )
-    for side, tallies in judges.items():
-        for name, judge in sorted(tallies.items()):
-            note = judge.to_dict(policy.pairwise_inconsistency_warning)["warning"]
-            if note:
-                out.append(f"{side} judge {name}: {note}")
-    return out
