@@ -20,9 +20,9 @@ def _own_default_store(
 ) -> None:
     """Each test's default store (``$AIEVAL_DB``) is its own file, never ``./aieval.db``.
 
-    Runs with ``store=False`` still cache deterministic judge answers in the default store, and
-    a loopback server's port can come back in a later test: a shared file would answer one
-    test's judge with another test's reply.
+    A judge called outside a run caches deterministic answers in the default store, and a
+    loopback server's port can come back in a later test: a shared file would answer one test's
+    judge with another test's reply.
     """
     monkeypatch.setenv("AIEVAL_DB", str(tmp_path_factory.mktemp("store") / "aieval.db"))
 

@@ -92,8 +92,7 @@ def run_command(
         float | None,
         typer.Option(
             "--max-error-rate",
-            min=0.0,
-            max=1.0,
+            callback=lambda value: _share(value),
             help="Share of samples that may error before the run exits 3 (default: the eval"
             " file's settings.max_error_rate, else 0).",
         ),
@@ -356,6 +355,13 @@ def rubric_validate_command(
         raise typer.Exit(1)
 
 
+def _share(value: float | None) -> float | None:
+    """A share option: a number from 0 to 1 (NaN is no number: it compares false with both)."""
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise typer.BadParameter(f"must be a number between 0 and 1, got {value!r}")
+    return value
+
+
 def _print_summary(result: RunResult) -> None:
     summary = result.summary
     title = printable(f"{result.name}" + (f" · {result.model}" if result.model else ""))
@@ -392,9 +398,24 @@ def _print_summary(result: RunResult) -> None:
         parts.append(f"tokens {summary['input_tokens']}/{summary['output_tokens']}")
     parts.append(f"{result.duration_s:.2f}s")
     out.print(Text(" · ").join(Text(p) if isinstance(p, str) else p for p in parts))
+    _print_malformed(result)
     _print_top_errors(summary)
     if "evaluation" in summary:
         _print_evaluation(summary["evaluation"], result.samples)
+
+
+def _print_malformed(result: RunResult) -> None:
+    """A warning per judge whose verdicts could not be read on some samples."""
+    for name, (bad, judged) in result.malformed.items():
+        if bad:
+            out.print(
+                printable(
+                    f"warning: {name}: {bad} of {judged} samples ({bad / judged:.0%}) had an "
+                    "unreadable judge verdict: not scored, counted as errors; check the "
+                    "judge's output format"
+                ),
+                style="yellow",
+            )
 
 
 def _print_top_errors(summary: dict[str, Any]) -> None:

@@ -162,3 +162,20 @@ def test_a_full_disk_fails_the_run_and_resume_finishes_it(tmp_path: Path, small_
     assert conn.execute("SELECT status FROM runs").fetchall() == [("completed",)]
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()
+
+
+@pytest.mark.parametrize("bad", ["nan", "-0.1", "2", "inf"])
+def test_max_error_rate_outside_0_1_says_what_it_must_be(tmp_path: Path, bad: str) -> None:
+    write_rows(tmp_path / "rows.jsonl", 2)
+    (tmp_path / "e.yaml").write_text("name: r\ndataset: rows.jsonl\nscorers: [exact_match]\n")
+    done = cli("run", "e.yaml", "--db", "r.db", "-q", "--max-error-rate", bad, cwd=tmp_path)
+    assert done.returncode == 2
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "--max-error-rate" in said and "must be a number between 0 and 1" in said, said
+    (tmp_path / "s.yaml").write_text(
+        "name: r\ndataset: rows.jsonl\nscorers: [exact_match]\n"
+        f"settings: {{max_error_rate: {'.nan' if bad == 'nan' else bad}}}\n"
+    )
+    done = cli("run", "s.yaml", "--db", "r.db", "-q", cwd=tmp_path)
+    said = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 2 and "must be a number between 0 and 1" in said, said

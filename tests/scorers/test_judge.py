@@ -72,8 +72,10 @@ def test_malformed_verdict_over_http_is_recorded_as_parse_failure(
         store=False,
     )
     score = result.samples[0].scores["judge"]
-    assert score.value == 0.0 and score.error is None
-    assert score.metadata["parse_failures"] == 1
+    # the judge's fallback 0.0 is kept as raw; the run records the sample as its error
+    assert score.value is None and score.raw == 0.0
+    assert (score.error or "").startswith("malformed judge verdict: ")
+    assert score.metadata["parse_failures"] == 1 and score.metadata["unreadable"]
     assert score.metadata["verdicts"][0]["raw"] == text
 
 
@@ -196,11 +198,11 @@ def test_samples_below_one_fail_at_build_time() -> None:
             llm_judge(RUBRIC, samples=bad)  # type: ignore[arg-type]
 
 
-def _judge_twice(server: OpenAIServer, **kwargs: Any) -> int:
+def _judge_twice(server: OpenAIServer, store: Any = False, **kwargs: Any) -> int:
     server.responder = lambda body: Reply('{"score": 8, "reason": "close"}')
     judge = judge_on(server, **kwargs)
     for _ in range(2):
-        run(name="j", dataset=[{"prompt": "q", "prediction": "a"}], scorers=[judge], store=False)
+        run(name="j", dataset=[{"prompt": "q", "prediction": "a"}], scorers=[judge], store=store)
     return len(server.requests)
 
 
@@ -218,9 +220,17 @@ def test_default_cache_lives_in_the_run_store(
     openai_server: OpenAIServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "runs.db"
-    monkeypatch.setenv("AIEVAL_DB", str(path))
-    assert _judge_twice(openai_server) == 1
+    assert _judge_twice(openai_server, store=path) == 1
     assert path.exists()
+
+
+def test_a_run_without_store_caches_in_memory_only(
+    openai_server: OpenAIServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "default.db"
+    monkeypatch.setenv("AIEVAL_DB", str(path))
+    assert _judge_twice(openai_server) == 2  # each run its own cache: nothing outlives it
+    assert not path.exists()
 
 
 SHOTS = [
@@ -312,6 +322,6 @@ def test_duplicate_key_verdict_over_http_is_a_parse_failure(openai_server: OpenA
         store=False,
     )
     score = result.samples[0].scores["judge"]
-    assert score.value == 0.0
+    assert score.value is None and score.raw == 0.0 and "'score' twice" in (score.error or "")
     assert score.metadata["parse_failures"] == 1
     assert "'score' twice" in score.metadata["verdicts"][0]["error"]

@@ -36,6 +36,10 @@ CREATE TABLE IF NOT EXISTS response_cache (
 """
 
 
+#: The ``path`` of a :class:`ResponseCache` held in memory (SQLite's own name for it).
+MEMORY = ":memory:"
+
+
 def is_deterministic(request: ChatRequest) -> bool:
     """Whether a request may be answered from the cache: temperature 0, or a ``seed`` param.
 
@@ -134,7 +138,8 @@ class ResponseCache:
     :meth:`close`.
 
     Args:
-        path: the SQLite file; created with its parent folders if missing.
+        path: the SQLite file; created with its parent folders if missing. ``":memory:"``
+            (see :meth:`in_memory`) keeps the answers in this process only, in no file.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -142,13 +147,24 @@ class ResponseCache:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
+    @classmethod
+    def in_memory(cls) -> ResponseCache:
+        """A cache that lives in this object only and writes no file (a run without a store)."""
+        return cls(MEMORY)
+
+    @property
+    def memory(self) -> bool:
+        """Whether this cache is held in memory, with no file."""
+        return str(self.path) == MEMORY
+
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r})"
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                if not self.memory:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(
                     self.path, timeout=30.0, check_same_thread=False, isolation_level=None
                 )

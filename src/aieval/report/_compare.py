@@ -3,8 +3,6 @@ decision."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -13,6 +11,13 @@ import numpy as np
 
 from aieval.errors import ConfigError
 from aieval.grading import RunStanding, tie_break
+from aieval.report._comparable import (
+    comparison_warnings,
+    digest,
+    judge_shares,
+    scorer_changes,
+    tally_judges,
+)
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
 from aieval.report._samples import ExampleNumbers, example_numbers, ungraded_score
@@ -35,7 +40,8 @@ class Comparison:
     """A candidate run against a baseline run, paired by example id.
 
     Attributes mirror the keys of :meth:`to_dict` (see ``docs/reports.md``); ``decision`` is the
-    promotion decision of the policy.
+    promotion decision of the policy. ``paired`` counts the examples both runs have (by id);
+    ``scored_paired`` those of them scored in both, the count the ``paired_examples`` rule uses.
     """
 
     baseline: dict[str, Any]
@@ -54,6 +60,7 @@ class Comparison:
     regressions_count: int = 0
     improvements_count: int = 0
     warnings: list[str] = field(default_factory=list)
+    scored_paired: int = 0
 
     @property
     def promote(self) -> bool:
@@ -73,6 +80,7 @@ class Comparison:
             "baseline": self.baseline,
             "candidate": self.candidate,
             "paired": self.paired,
+            "scored_paired": self.scored_paired,
             "only_baseline": self.only_baseline,
             "only_candidate": self.only_candidate,
             "only_baseline_count": self.only_baseline_count,
@@ -127,21 +135,28 @@ def compare_runs(
             f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
         )
     base: dict[str, ExampleNumbers] = {}
-    inputs: dict[str, str] = {}
+    keys: dict[str, tuple[str, str]] = {}  # per example: digests of its input and answer key
+    base_judges: dict[str, JudgeTally] = {}
     for sample in store.iter_samples(base_row.id):
         base[sample.id] = example_numbers(sample)
-        inputs[sample.id] = _digest(sample.input)
+        keys[sample.id] = (digest(sample.input), digest(sample.expected))
+        tally_judges(sample, base_judges)
     judges: dict[str, JudgeTally] = {}
     cand: dict[str, ExampleNumbers] = {}
     changed: list[str] = []
+    changed_expected: list[str] = []
     for sample in store.iter_samples(cand_row.id):
         cand[sample.id] = example_numbers(sample)
-        if sample.id in inputs and inputs[sample.id] != _digest(sample.input):
-            changed.append(sample.id)
-        for name, score in sample.scores.items():
-            if "parse_failures" in score.metadata:
-                judges.setdefault(name, JudgeTally()).add(score.metadata)
-    warnings = _warnings(base_row, cand_row, judges, policy)
+        if sample.id in keys:
+            seen_input, seen_expected = keys[sample.id]
+            if seen_input != digest(sample.input):
+                changed.append(sample.id)
+            if seen_expected != digest(sample.expected):
+                changed_expected.append(sample.id)
+        tally_judges(sample, judges)
+    warnings = comparison_warnings(
+        base_row, cand_row, {"baseline": base_judges, "candidate": judges}, policy
+    )
     added = _scorers(cand.values()) - _scorers(base.values())
     if added:
         # the baseline has no numbers for them: they would shift the candidate's mean alone
@@ -161,8 +176,11 @@ def compare_runs(
         unpaired=len(only_b) + len(only_c),
         warnings=warnings,
         baseline_only=[base[i] for i in only_b],
-        judges={name: (j.parse_failures, j.verdicts) for name, j in judges.items()},
+        judges=judge_shares(judges),
         changed_inputs=changed,
+        baseline_judges=judge_shares(base_judges),
+        changed_expected=changed_expected,
+        scorer_changes=scorer_changes(base_row.config, cand_row.config),
     )
     return Comparison(
         baseline=run_header(base_row),
@@ -181,13 +199,10 @@ def compare_runs(
         regressions_count=len(regressions),
         improvements_count=len(improvements),
         warnings=decision.warnings,
+        scored_paired=next(
+            int(r.details["paired"]) for r in decision.rules if r.rule == "paired_examples"
+        ),
     )
-
-
-def _digest(value: Any) -> str:
-    """A stable digest of a sample's input, to tell whether two runs saw the same example."""
-    text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _scorers(examples: Iterable[ExampleNumbers]) -> set[str]:
@@ -380,21 +395,3 @@ def _criterion_mean(
         if any(w in name.lower() for w in words) or (kind is not None and c.kind == kind)
     ]
     return float(np.mean(values)) if values else None
-
-
-def _warnings(
-    base: RunRow, cand: RunRow, judges: dict[str, JudgeTally], policy: PromotionPolicy
-) -> list[str]:
-    out = []
-    for label, row in (("baseline", base), ("candidate", cand)):
-        if row.status != "completed":
-            out.append(f"the {label} run {row.id} is {row.status}; only its stored samples count")
-    if base.dataset_hash and cand.dataset_hash and base.dataset_hash != cand.dataset_hash:
-        out.append(
-            "the runs used different dataset versions; only examples with the same id are paired"
-        )
-    for name, judge in sorted(judges.items()):
-        note = judge.to_dict(policy.pairwise_inconsistency_warning)["warning"]
-        if note:
-            out.append(f"candidate judge {name}: {note}")
-    return out

@@ -149,3 +149,16 @@ def pairwise_note(judge: Mapping[str, Any]) -> str:
         f"win rate {pct(judge.get('win_rate'))} excl. {judge['ties']} ties "
         f"({judge.get('inconsistent_ties', 0)} from swapped orders disagreeing)"
     )
+
+
+def paired_counts(doc: Mapping[str, Any]) -> str:
+    """What "paired" means in a comparison's header: examples both runs have (by id), and how
+    many of them both scored (what the ``paired_examples`` rule counts).
+
+    >>> paired_counts({"paired": 500, "scored_paired": 0})
+    '500 paired by id, 0 scored in both'
+    """
+    text = f"{doc['paired']} paired by id"
+    if "scored_paired" in doc:
+        text += f", {doc['scored_paired']} scored in both"
+    return text

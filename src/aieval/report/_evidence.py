@@ -164,13 +164,19 @@ def comparable_rule(
     baseline: Sequence[ExampleNumbers],
     candidate: Sequence[ExampleNumbers],
     changed_inputs: Sequence[str] = (),
+    changed_expected: Sequence[str] = (),
+    scorer_changes: Sequence[str] = (),
 ) -> RuleResult:
-    """The paired examples are the same examples, evaluated the same way (graded or not)."""
+    """The paired examples are the same examples, graded against the same answer key by the
+    same scorers with the same options, the same way (workflow-graded or not)."""
     rule = "comparable_runs"
     mixed = [c.id for b, c in zip(baseline, candidate, strict=True) if b.graded != c.graded]
     details: dict[str, Any] = {
         "changed_inputs": len(changed_inputs),
         "changed_input_ids": list(changed_inputs[:_MAX_IDS]),
+        "changed_expected": len(changed_expected),
+        "changed_expected_ids": list(changed_expected[:_MAX_IDS]),
+        "scorer_changes": list(scorer_changes),
         "grading_differs": len(mixed),
         "grading_differs_ids": mixed[:_MAX_IDS],
     }
@@ -181,13 +187,26 @@ def comparable_rule(
             f"({_ids(changed_inputs)}): they are not the same examples (different datasets "
             "paired by row number?)"
         )
+    if changed_expected:
+        problems.append(
+            f"{len(changed_expected)} paired examples have a different expected answer in the "
+            f"two runs ({_ids(changed_expected)}): they were graded against different answer "
+            "keys, so their scores do not compare"
+        )
+    for change in scorer_changes[:5]:
+        name, _, what = change.partition(": ")
+        problems.append(f"scorer {name} is configured differently: {what}")
+    if len(scorer_changes) > 5:
+        problems.append(f"… {len(scorer_changes) - 5} more scorers configured differently")
     if mixed:
         problems.append(
             f"{len(mixed)} paired examples are graded in one run and not the other "
             f"({_ids(mixed)}): their scores are on different scales; grade both runs the same way"
         )
     if not problems:
-        return RuleResult(rule, True, "both runs evaluated the same inputs the same way", details)
+        return RuleResult(
+            rule, True, "both runs graded the same inputs and answer keys the same way", details
+        )
     return RuleResult(rule, False, "; ".join(problems), details, inconclusive=True)
 
 
@@ -226,26 +245,60 @@ def pass_rate_rule(
     return RuleResult(rule, True, f"{head}: not shown to be worse", details)
 
 
-def judge_rule(judges: Mapping[str, tuple[int, int]], limit: float) -> RuleResult:
-    """No judge of the candidate has more malformed verdicts than ``limit`` (a share)."""
+def judge_rule(
+    judges: Mapping[str, tuple[int, int]],
+    limit: float,
+    baseline: Mapping[str, tuple[int, int]] | None = None,
+) -> RuleResult:
+    """No judge has more malformed verdicts than ``limit`` (a share), on either side.
+
+    A candidate judge above the limit blocks (its scores are the parse-failure fallback); a
+    baseline judge above it makes the decision inconclusive: the baseline's scores are no
+    evidence to measure the candidate against, whatever the candidate scored.
+    """
     rule = "judge_verdicts_readable"
-    rates = {name: (f, v, f / v) for name, (f, v) in sorted(judges.items()) if v > 0}
+    rates = _rates(judges)
+    base_rates = _rates(baseline or {})
     details = {
         "limit": limit,
-        "judges": {k: {"parse_failures": f, "verdicts": v, "rate": r} for k, (f, v, r) in
-                   rates.items()},
-    }  # fmt: skip
-    if not rates:
+        "judges": _rate_details(rates),
+        "baseline_judges": _rate_details(base_rates),
+    }
+    if not rates and not base_rates:
         return RuleResult(rule, True, "no judge verdicts were recorded", details)
     bad = [name for name, (_, _, r) in rates.items() if r > limit + _EPS]
-    described = ", ".join(f"{k} {f}/{v} ({r:.1%})" for k, (f, v, r) in rates.items())
-    reason = (
-        f"malformed judge verdicts: {described}; "
-        + (f"{', '.join(bad)} above the limit {limit:.0%}: its scores are not evidence "
-           "(fix the judge's prompt, model or output format)" if bad
-           else f"within the limit {limit:.0%}")
-    )  # fmt: skip
-    return RuleResult(rule, not bad, reason, details)
+    bad_base = [name for name, (_, _, r) in base_rates.items() if r > limit + _EPS]
+    parts = []
+    if rates:
+        parts.append(f"malformed judge verdicts: {_described(rates)}")
+    if base_rates:
+        parts.append(f"baseline judge {_described(base_rates)}")
+    reason = "; ".join(parts) + "; "
+    if bad:
+        reason += (f"{', '.join(bad)} above the limit {limit:.0%}: its scores are not evidence "
+                   "(fix the judge's prompt, model or output format)")  # fmt: skip
+    elif bad_base:
+        reason += (
+            f"the baseline's {', '.join(bad_base)} above the limit {limit:.0%}: its scores are "
+            "not evidence to compare against (re-run the baseline with a readable judge)"
+        )
+    else:
+        reason += f"within the limit {limit:.0%}"
+    if bad:
+        return RuleResult(rule, False, reason, details)
+    return RuleResult(rule, not bad_base, reason, details, inconclusive=bool(bad_base))
+
+
+def _rates(judges: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int, float]]:
+    return {name: (f, v, f / v) for name, (f, v) in sorted(judges.items()) if v > 0}
+
+
+def _rate_details(rates: Mapping[str, tuple[int, int, float]]) -> dict[str, Any]:
+    return {k: {"parse_failures": f, "verdicts": v, "rate": r} for k, (f, v, r) in rates.items()}
+
+
+def _described(rates: Mapping[str, tuple[int, int, float]]) -> str:
+    return ", ".join(f"{k} {f}/{v} ({r:.1%})" for k, (f, v, r) in rates.items())
 
 
 def _ids(ids: Sequence[str]) -> str:

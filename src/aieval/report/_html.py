@@ -24,6 +24,7 @@ from aieval.report._document import (
     metric_value,
     num,
     outcome_of,
+    paired_counts,
     pairwise_note,
     pct,
     rule_outcome,
@@ -263,7 +264,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     decision = doc["decision"]
     yield f"<h1>{_e(doc['candidate'].get('name') or '-')}: candidate vs baseline</h1>"
     yield (f'<p class="meta">candidate {_e(run_title(doc["candidate"]))} · baseline '
-           f'{_e(run_title(doc["baseline"]))} · {doc["paired"]} paired examples</p>')
+           f'{_e(run_title(doc["baseline"]))} · {paired_counts(doc)} examples</p>')
     # ✓/✗ rather than emoji: they render with the system's ordinary fonts
     kind = outcome_of(decision)
     mark = {"promote": "✓", "block": "✗", "inconclusive": "?"}[kind]

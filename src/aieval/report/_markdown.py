@@ -23,6 +23,7 @@ from aieval.report._document import (
     metric_value,
     num,
     outcome_of,
+    paired_counts,
     pairwise_note,
     pct,
     rule_outcome,
@@ -176,7 +177,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         for r in decision["rules"]
     )
     yield (f"Candidate {escape(run_title(doc['candidate']))} vs baseline "
-           f"{escape(run_title(doc['baseline']))} · {doc['paired']} paired examples")
+           f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples")
     yield table(["metric", "baseline", "candidate", "delta", "95% CI", "n"], [
         [escape(m["name"]), metric_value(m["name"], m["baseline"]),
          metric_value(m["name"], m["candidate"]), metric_delta(m["name"], m.get("delta")),

@@ -90,6 +90,9 @@ def decide_promotion(
     baseline_only: Sequence[ExampleNumbers] = (),
     judges: Mapping[str, tuple[int, int]] | None = None,
     changed_inputs: Sequence[str] = (),
+    baseline_judges: Mapping[str, tuple[int, int]] | None = None,
+    changed_expected: Sequence[str] = (),
+    scorer_changes: Sequence[str] = (),
 ) -> PromotionDecision:
     """Apply the promotion policy to paired examples (``baseline[i]`` and ``candidate[i]`` are
     the same example).
@@ -102,7 +105,14 @@ def decide_promotion(
         warnings: further warnings to carry into the decision.
         baseline_only: the baseline's examples the candidate run lacks; each one it scored
             counts against the candidate (coverage rule, and 0 points in the score test).
-        judges: ``{judge: (malformed verdicts, verdicts)}`` of the candidate's judges.
+        judges: ``{judge: (malformed verdicts, verdicts)}`` of the candidate's judges (above
+            the policy's limit: block).
+        baseline_judges: the same for the baseline's judges (above the limit: inconclusive,
+            the baseline's scores are no evidence).
+        changed_expected: ids of paired examples whose expected answer differs between the
+            runs (graded against another answer key: inconclusive).
+        scorer_changes: one line per scorer both runs have whose stored options differ
+            (``name: option X in the baseline, Y in the candidate``; inconclusive).
         changed_inputs: ids of paired examples whose input differs between the runs (they are
             not the same examples: the comparison is inconclusive).
 
@@ -129,14 +139,14 @@ def decide_promotion(
     )
     rules = [
         coverage_rule(cov, policy.coverage_tolerance),
-        comparable_rule(baseline, candidate, changed_inputs),
+        comparable_rule(baseline, candidate, changed_inputs, changed_expected, scorer_changes),
         paired_rule(both, policy.min_paired),
         gate_rule(baseline, candidate, policy),
         score_rule(baseline, candidate, policy, baseline_only=baseline_only),
         pass_rate_rule(baseline, candidate, policy.noninferiority_margin, policy.alpha),
         floor_rule(baseline, candidate, policy),
         severe_rule(baseline, candidate, policy),
-        judge_rule(judges or {}, policy.judge_parse_failure_limit),
+        judge_rule(judges or {}, policy.judge_parse_failure_limit, baseline_judges),
     ]
     notes = list(warnings)
     if unpaired:

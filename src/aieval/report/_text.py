@@ -29,6 +29,7 @@ from aieval.report._document import (
     metric_value,
     num,
     outcome_of,
+    paired_counts,
     pairwise_note,
     pct,
     rule_outcome,
@@ -82,7 +83,7 @@ def render_diff(
     unchanged = printable_data(unchanged) if unchanged is not None else None
     parts: list[RenderableType] = [Text(
         f"baseline {doc['baseline']['id']} · candidate {doc['candidate']['id']} · "
-        f"{doc['paired']} paired · {_count(doc, 'regressions')} regressions · "
+        f"{paired_counts(doc)} · {_count(doc, 'regressions')} regressions · "
         f"{_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged"
     )]
     groups = [("regressions", doc["regressions"], _count(doc, "regressions")),
@@ -318,7 +319,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     if tie.get("winner"):
         yield Text(f"tie-break: {tie['winner']} ({tie.get('rule')}): {tie.get('reason')}")
     yield Text(
-        f"{doc['paired']} paired · {_count(doc, 'regressions')} regressions · "
+        f"{paired_counts(doc)} · {_count(doc, 'regressions')} regressions · "
         f"{_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged · "
         f"{doc['only_baseline_count']} only in baseline · "
         f"{doc['only_candidate_count']} only in candidate"

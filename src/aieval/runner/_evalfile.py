@@ -26,7 +26,7 @@ from aieval.runner._imports import import_file
 from aieval.runner._inputs import LiveParts, ProgressCallback
 from aieval.runner._result import RunResult
 from aieval.runner._run import check_run, telemetry_from_env
-from aieval.runner._spec import RunSpec
+from aieval.runner._spec import RunSpec, check_share
 from aieval.scorers import Scorer, get_scorer, llm_judge
 from aieval.store import Store
 
@@ -64,6 +64,11 @@ class SettingsConfig(_Strict):
     ray_address: str | None = Field(
         None, description="Ray cluster for executor ray: host:port, ray://host:10001, auto"
     )
+
+    @field_validator("max_error_rate", "pass_threshold", mode="before")
+    @classmethod
+    def _a_share(cls, value: Any) -> Any:
+        return check_share(value)
 
     @model_validator(mode="after")
     def _address_needs_ray(self) -> SettingsConfig:

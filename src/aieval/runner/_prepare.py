@@ -13,6 +13,7 @@ from typing import Any
 from aieval._secrets import secret_values, secrets_of, without_secrets
 from aieval.datasets import Dataset, DatasetInfo, load_dataset
 from aieval.errors import ConfigError, DatasetError
+from aieval.providers._cache import MEMORY
 from aieval.runner._evaluator import SampleEvaluator, evaluator_for
 from aieval.runner._imports import import_file
 from aieval.runner._inputs import LiveParts, stored_spec
@@ -170,7 +171,8 @@ def build_target(
             "nothing to evaluate: no provider or target was given and the rows carry no "
             f"recorded 'prediction'{hint}; pass provider= and model=, or target="
         )
-    cache_path = db.path if db is not None else default_db_path()
+    # a run that asked for no store writes no file: its response cache is in memory
+    cache_path = db.path if db is not None else MEMORY
     return make_target(spec, cache_path, target=live.target, provider=provider)
 
 
@@ -183,7 +185,8 @@ def make_target(
 ) -> Target:
     """The spec's target (``target``/``provider``: objects given instead of the spec's own).
 
-    ``cache_path``: the response cache's SQLite file (``None``: no cache).
+    ``cache_path``: the response cache's SQLite file (``None``: no cache; ``":memory:"``: a
+    cache of this run only, in no file).
     """
     if target is None and spec.target is not None:
         target = import_reference(spec.target, "target")

@@ -30,7 +30,8 @@ class ScorerStats:
 
     ``errors`` counts missing or failed scores: the scorer's own failures plus ``missing``, the
     samples it has no score for (their target failed, so nothing was scored), so that
-    ``count + errors`` is the number of samples.
+    ``count + errors`` is the number of samples. For a judge, ``judged`` counts the samples it
+    answered and ``malformed`` those whose verdict could not be read (each also an error).
     """
 
     name: str
@@ -39,6 +40,8 @@ class ScorerStats:
     missing: int = 0
     total: float = 0.0
     total_sq: float = 0.0
+    judged: int = 0
+    malformed: int = 0
 
     @property
     def mean(self) -> float | None:
@@ -52,13 +55,16 @@ class ScorerStats:
         return math.sqrt(max(variance, 0.0))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "mean": self.mean,
             "std": self.std,
             "count": self.count,
             "errors": self.errors + self.missing,
             "missing": self.missing,
         }
+        if self.judged:
+            out |= {"judged": self.judged, "malformed": self.malformed}
+        return out
 
 
 class Aggregator:
@@ -99,6 +105,9 @@ class Aggregator:
             stats = self.scorers.get(name)
             if stats is None:
                 stats = self.scorers[name] = ScorerStats(name)
+            if "parse_failures" in score.metadata:  # a judge answered
+                stats.judged += 1
+                stats.malformed += bool(score.metadata.get("unreadable"))
             if score.error is not None:
                 stats.errors += 1
             elif score.value is not None:
@@ -217,6 +226,20 @@ class RunResult:
         return int(self.summary["target_errors"]) + int(scorer_errors)
 
     @property
+    def malformed(self) -> dict[str, tuple[int, int]]:
+        """``{judge scorer: (samples with an unreadable verdict, samples it answered)}``.
+
+        Only scorers that recorded judge verdicts appear. Each unreadable sample is also that
+        scorer's error (it counts towards ``error_count`` and ``max_error_rate``, and never
+        passes).
+        """
+        return {
+            name: (int(stats.get("malformed", 0)), int(stats["judged"]))
+            for name, stats in self.summary["scorers"].items()
+            if stats.get("judged")
+        }
+
+    @property
     def error_count(self) -> int:
         """Samples with any error: the target failed, or at least one scorer did."""
         return int(self.summary.get("errored_samples", 0))
@@ -261,5 +284,6 @@ class RunResult:
             "duration_s": self.duration_s,
             "max_error_rate": self.max_error_rate,
             "error_count": self.error_count,
+            "malformed": {k: list(v) for k, v in self.malformed.items()},
             "ok": self.ok,
         }

@@ -133,7 +133,8 @@ async def run_async(
         timeout: seconds per model call (or per callable-target call).
         cache: reuse deterministic (temperature 0) model answers from the response cache.
         store: ``True`` (``$AIEVAL_DB`` or ``./aieval.db``), a path, a :class:`Store`, or
-            ``False``/``None`` to keep results in memory only.
+            ``False``/``None`` to keep results in memory only (the run then writes no file: its
+            target's and judges' response caches are in memory too).
         resume: a run id, or ``True`` for the latest unfinished run named ``name``: its stored
             samples are kept and only the missing ones run.
         limit: evaluate only the first ``limit`` rows.

@@ -148,6 +148,12 @@ async def _score_one(
         raise
     except BaseException as exc:  # a user's own BaseException subclass, GeneratorExit
         return ScoreRecord(None, error=f"scorer {item.name!r} raised {type(exc).__name__}: {exc}")
+    unreadable = score.metadata.get("unreadable")
+    if isinstance(unreadable, str) and unreadable:
+        # A judge's fallback (0.0, a tie) is not its grade: the sample was not scored, it is
+        # this scorer's error (never a pass), and the verdicts stay recorded in the metadata.
+        error = f"malformed judge verdict: {unreadable}"
+        return ScoreRecord(None, score.raw, score.reason, error=error, metadata=score.metadata)
     return ScoreRecord(score.value, score.raw, score.reason, metadata=score.metadata)
 
 

@@ -40,6 +40,21 @@ _RUNTIME_ONLY = ("progress", "tracer_provider")
 ScorerEntry = str | dict[str, dict[str, Any]]
 
 
+def check_share(value: Any) -> Any:
+    """A share (0..1) given as a number, checked with a message that says so: NaN fails every
+    bound check, and "should be less than or equal to 1" says nothing about why."""
+    number: Any = value
+    if isinstance(value, str):  # "inf", ".5" from a command line or a quoted YAML value
+        try:
+            number = float(value)
+        except ValueError:
+            return value  # not a number at all: pydantic says so
+    in_range = not isinstance(number, (int, float)) or 0.0 <= number <= 1.0
+    if not in_range and not isinstance(number, bool):
+        raise ValueError(f"must be a number between 0 and 1, got {value!r}")
+    return value
+
+
 class RunSpec(BaseModel):
     """Everything a run needs that can be serialised; unknown keys are refused.
 
@@ -99,6 +114,11 @@ class RunSpec(BaseModel):
     ray_address: str | None = Field(
         None, description="Ray cluster: unset = $RAY_ADDRESS, else auto, else a local Ray"
     )
+
+    @field_validator("max_error_rate", "pass_threshold", mode="before")
+    @classmethod
+    def _a_share(cls, value: Any) -> Any:
+        return check_share(value)
 
     @field_validator("scorers")
     @classmethod

@@ -106,6 +106,7 @@ class _Judge:
             raise ScorerError(f"judge {self.name!r}: every call failed: {failures[0]}")
         verdicts = [parse_verdict(r.text) for r in answered]
         median = statistics.median(v.normalized for v in verdicts)
+        malformed = [v.error for v in verdicts if v.error is not None]
         chosen = min(verdicts, key=lambda v: abs(v.normalized - median))
         return Score(
             value=median,
@@ -120,14 +121,24 @@ class _Judge:
                 "temperature": self.client.temperature,
                 "samples": self.samples,
                 "verdicts": [_verdict_log(v) for v in verdicts],
-                "parse_failures": sum(v.error is not None for v in verdicts),
+                "parse_failures": len(malformed),
                 "call_failures": failures,
+                "unreadable": _unreadable(malformed, len(verdicts)),
             },
         )
 
     async def aclose(self) -> None:
         """Close the providers this judge opened in the current event loop."""
         await self.client.aclose()
+
+
+def _unreadable(errors: list[str], verdicts: int) -> str | None:
+    """Why the median rests on malformed verdicts (at least half of them were), else None."""
+    if not errors or 2 * len(errors) < verdicts:
+        return None
+    if verdicts == 1:
+        return errors[0]
+    return f"{len(errors)} of {verdicts} verdicts were malformed (first: {errors[0]})"
 
 
 def _verdict_log(verdict: Verdict) -> dict[str, Any]:
@@ -238,7 +249,9 @@ def llm_judge(
 
     The judge sees the original prompt, the prediction and the expected answer, and must answer
     ``{"score": 0-10, "reason": "..."}``; the score is normalized to 0..1 and a malformed verdict
-    scores 0.0 (and is counted as a parse failure in the score's metadata).
+    scores 0.0 (and is counted as a parse failure in the score's metadata). When at least half
+    of the verdicts were malformed, the median rests on them: ``metadata["unreadable"]`` says
+    why, and a run records that sample as the judge's error (not a measured 0.0).
 
     Args:
         rubric: what a good answer looks like.
@@ -254,8 +267,8 @@ def llm_judge(
         temperature: sampling temperature of the judge (0 by default).
         max_tokens: cap on the verdict's length.
         cache: reuse identical deterministic verdicts: ``True`` (the store of the run it scores
-            in, else ``$AIEVAL_DB`` or ``./aieval.db``), ``False``, a SQLite file, or a
-            ``ResponseCache``.
+            in; in memory in a run without one; outside a run ``$AIEVAL_DB`` or
+            ``./aieval.db``), ``False``, a SQLite file, or a ``ResponseCache``.
         examples: few-shot anchors shown before the candidate, each
             ``{"prediction", "score" (0..10), "reason"}`` with optional ``prompt`` and
             ``expected``; they change the stored ``prompt_version``.

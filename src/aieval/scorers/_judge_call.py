@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from aieval._calls import call_from_response, record_call
-from aieval._endpoint import current_endpoint
+from aieval._endpoint import RunEndpoint, current_endpoint
 from aieval._records import CallRecord
 from aieval.errors import ConfigError, ProviderError, ScorerError
 from aieval.providers import ChatRequest, ChatResponse, Provider, ResponseCache
+from aieval.providers._cache import MEMORY
 from aieval.providers._params import check_finite
 
 __all__ = [
@@ -28,7 +29,8 @@ __all__ = [
     "utf8",
 ]
 
-#: A judge's ``cache=``: ``True`` (the run store, ``$AIEVAL_DB`` or ``./aieval.db``), ``False``,
+#: A judge's ``cache=``: ``True`` (the run store, in memory for a run without one, else
+#: ``$AIEVAL_DB`` or ``./aieval.db``), ``False``,
 #: a SQLite file, or a :class:`~aieval.providers.ResponseCache`.
 JudgeCache = bool | str | Path | ResponseCache
 
@@ -175,8 +177,7 @@ class JudgeClient:
         _, base_url = self.endpoint(spec if isinstance(spec, str) else None)
         if not isinstance(spec, str):
             base_url = None
-        run = current_endpoint()
-        cache_path = str(run.store_path if run and run.store_path else _default_cache_path())
+        cache_path = _cache_path(current_endpoint())
         key = (id(asyncio.get_running_loop()), provider_label(spec), base_url, cache_path)
         client = self._built.get(key)
         if client is None:
@@ -230,10 +231,14 @@ class JudgeClient:
             await self._built.pop(key).aclose()
 
 
-def _default_cache_path() -> Path:
+def _cache_path(run: RunEndpoint | None) -> str:
+    """Where ``cache=True`` keeps verdicts: the run's store; in memory for a run without one
+    (a run that asked for no store writes no file); outside a run, the default store."""
+    if run is not None:
+        return run.store_path or MEMORY
     from aieval.store import default_db_path
 
-    return Path(default_db_path())
+    return str(default_db_path())
 
 
 def provider_label(spec: str | Provider) -> str:

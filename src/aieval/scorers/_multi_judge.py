@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from aieval._types import Score
@@ -61,7 +61,23 @@ class _MultiJudge:
                     "reason": found.reason,
                     "metadata": found.metadata,
                 }
-        scored = {k: v for k, v in verdicts.items() if v["value"] is not None}
+        # a member whose verdict was unreadable gave no grade: it does not vote
+        unread = {k for k, v in verdicts.items() if v.get("metadata", {}).get("unreadable")}
+        scored = {k: v for k, v in verdicts.items() if v["value"] is not None and k not in unread}
+        if not scored and unread:
+            first = verdicts[min(unread)]["metadata"]["unreadable"]
+            return Score(
+                value=0.0,
+                reason=f"every judge's verdict was unreadable: {first}",
+                metadata={
+                    "aggregate": None,
+                    "judges": verdicts,
+                    "failed_judges": sorted(set(verdicts) - unread),
+                    "unreadable_judges": sorted(unread),
+                    "parse_failures": _parse_failures(verdicts.values()),
+                    "unreadable": f"every judge's verdict was unreadable ({first})",
+                },
+            )
         if not scored:
             first = next(iter(verdicts.values()))
             raise ScorerError(f"multi_judge {self.name!r}: every judge failed: {first['error']}")
@@ -79,10 +95,10 @@ class _MultiJudge:
             metadata={
                 "aggregate": method,
                 "judges": verdicts,
-                "failed_judges": sorted(set(verdicts) - set(scored)),
-                "parse_failures": sum(
-                    int(v["metadata"].get("parse_failures", 0)) for v in scored.values()
-                ),
+                "failed_judges": sorted(set(verdicts) - set(scored) - unread),
+                "unreadable_judges": sorted(unread),
+                "parse_failures": _parse_failures(verdicts.values()),
+                "unreadable": None,
             },
         )
 
@@ -92,6 +108,10 @@ class _MultiJudge:
             closer = getattr(judge.fn, "aclose", None)
             if closer is not None:
                 await closer()
+
+
+def _parse_failures(verdicts: Iterable[dict[str, Any]]) -> int:
+    return sum(int(v.get("metadata", {}).get("parse_failures", 0)) for v in verdicts)
 
 
 def _majority(labels: list[str]) -> str:

@@ -187,7 +187,9 @@ class _PairwiseJudge:
     ) -> Score:
         """Scores the prediction (A) against the expected answer (B): 1 win, 0.5 tie, 0 loss.
 
-        A row without an expected answer has no B: a :class:`ScorerError`, no judge call.
+        A row without an expected answer has no B: a :class:`ScorerError`, no judge call. An
+        outcome resting on a malformed verdict is scored as a tie but marked
+        ``metadata["unreadable"]``: a run records it as the judge's error, never a passing tie.
         """
         require_expected(expected, self.client.name)
         found = await self.compare(prompt, prediction, expected, provider=provider, model=model)
@@ -299,7 +301,22 @@ def _outcome_log(found: PairwiseOutcome) -> dict[str, Any]:
         "adjudicated": found.adjudicated,
         "orders": found.orders,
         "parse_failures": found.parse_failures,
+        "unreadable": _deciding_error(found),
     }
+
+
+def _deciding_error(found: PairwiseOutcome) -> str | None:
+    """The malformed verdict the outcome rests on: one in the last round asked, else None.
+
+    A malformed order expresses no preference, so the outcome of its round (a tie, or a
+    disagreement counted as one) is not the judge's; a later readable round that decided
+    replaces it.
+    """
+    last = max((o["round"] for o in found.orders), default=0)
+    errors = [o["error"] for o in found.orders if o["round"] == last and o["error"]]
+    if not errors:
+        return None
+    return f"{len(errors)} of 2 verdicts were malformed (first: {errors[0]})"
 
 
 def pairwise_judge(
@@ -332,8 +349,9 @@ def pairwise_judge(
         adjudication_rounds: re-runs of both orders when they disagree (0: count a tie).
         temperature: sampling temperature (0 by default).
         max_tokens: cap on each verdict's length.
-        cache: reuse identical deterministic verdicts: ``True`` (the run store, ``$AIEVAL_DB``
-            or ``./aieval.db``), ``False``, a SQLite file, or a ``ResponseCache``.
+        cache: reuse identical deterministic verdicts: ``True`` (the run store; in memory in a
+            run without one; outside a run ``$AIEVAL_DB`` or ``./aieval.db``), ``False``, a
+            SQLite file, or a ``ResponseCache``.
     """
     if not isinstance(criteria, str) or not criteria.strip():
         raise ConfigError("pairwise_judge needs non-empty criteria")

@@ -206,6 +206,12 @@ class _RubricJudge:
                 "verdicts": [{"raw": reply.text}],
                 "parse_failures": len(failures),
                 "malformed_criteria": failures,
+                # no criterion was readable: the value is the fallback, not the judge's grade
+                "unreadable": (
+                    f"every criterion's verdict was malformed (first: {per[failures[0]]['error']})"
+                    if failures and len(failures) == len(per)
+                    else None
+                ),
             },
         )
 
@@ -247,8 +253,9 @@ def rubric_judge(
         seed: makes criterion orders reproducible; ``None`` draws a fresh seed per sample.
         temperature: sampling temperature (0 by default).
         max_tokens: cap on the verdict's length.
-        cache: reuse identical deterministic verdicts: ``True`` (the run store, ``$AIEVAL_DB``
-            or ``./aieval.db``), ``False``, a SQLite file, or a ``ResponseCache``.
+        cache: reuse identical deterministic verdicts: ``True`` (the run store; in memory in a
+            run without one; outside a run ``$AIEVAL_DB`` or ``./aieval.db``), ``False``, a
+            SQLite file, or a ``ResponseCache``.
     """
     loaded = rubric if isinstance(rubric, Rubric) else load_rubric(rubric)
     metric = name or loaded.rubric_id
