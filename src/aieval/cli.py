@@ -232,6 +232,21 @@ def export_otel_command(
         count = export_run(store, row.id, destination.provider)
     finally:
         destination.provider.shutdown()
+    outcome = destination.outcome
+    if outcome is not None and outcome.failed:
+        # the exporter logs why (connection refused, HTTP status); the command must not say
+        # it exported what the collector never received
+        err.print(
+            _labelled(
+                "error:",
+                "red",
+                f"run {printable(row.id)}: {outcome.failed} of "
+                f"{outcome.failed + outcome.exported} spans were not exported "
+                f"({destination.label}); is the collector reachable at the endpoint?",
+            ),
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
     err.print(
         f"exported run {printable(row.id)}: 1 run span and {count} sample spans "
         f"({destination.label})",

@@ -26,7 +26,7 @@ ROWS = [
 class Receiver:
     """An OTLP/HTTP trace receiver on 127.0.0.1 that keeps every exported span."""
 
-    def __init__(self) -> None:
+    def __init__(self, status: int = 200) -> None:
         self.spans: list[Any] = []
         self.paths: list[str] = []
         receiver = self
@@ -39,7 +39,7 @@ class Receiver:
                 for resource in request.resource_spans:
                     for scope in resource.scope_spans:
                         receiver.spans.extend(scope.spans)
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.end_headers()
 
@@ -102,6 +102,22 @@ def test_export_otel_sends_a_stored_run_over_otlp(tmp_path: Path, receiver: Rece
     }
     (root,) = [s for s in receiver.spans if s.name == "aieval.run"]
     assert receiver.attributes(root)["aieval.run.id"] == result.id
+
+
+def test_export_otel_fails_loudly_when_the_collector_refuses(tmp_path: Path) -> None:
+    """A collector answering 400 received nothing: no "exported" line, exit 1."""
+    refusing = Receiver(status=400)
+    try:
+        run(name="stored", dataset=ROWS, scorers=["exact_match"], store=tmp_path / "a.db")
+        done = aieval(
+            "export-otel", "stored", "--db", "a.db", "--endpoint", refusing.url, cwd=tmp_path
+        )
+    finally:
+        refusing.server.shutdown()
+        refusing.server.server_close()
+    assert done.returncode == 1, done.stderr
+    assert "6 of 6 spans were not exported (OTLP/HTTP)" in done.stderr
+    assert "exported run" not in done.stderr
 
 
 def test_export_otel_falls_back_to_the_console_with_a_hint(tmp_path: Path) -> None:

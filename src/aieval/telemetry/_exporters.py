@@ -9,7 +9,13 @@ from typing import Any
 from aieval.errors import ConfigError
 from aieval.telemetry._spans import INSTALL_HINT
 
-__all__ = ["OTLP_HINT", "Destination", "cli_tracer_provider", "global_provider_is_set"]
+__all__ = [
+    "OTLP_HINT",
+    "Destination",
+    "ExportOutcome",
+    "cli_tracer_provider",
+    "global_provider_is_set",
+]
 
 OTLP_HINT = "pip install opentelemetry-exporter-otlp"
 
@@ -33,6 +39,42 @@ class Destination:
     provider: Any
     label: str
     hint: str | None = None
+    outcome: ExportOutcome | None = None
+    """What the exporter reported per batch: read it after ``shutdown()``."""
+
+
+@dataclass(slots=True)
+class ExportOutcome:
+    """Spans the exporter sent and spans it could not (an unreachable or refusing collector)."""
+
+    exported: int = 0
+    failed: int = 0
+
+
+def _counting(exporter: Any, outcome: ExportOutcome) -> Any:
+    """``exporter`` wrapped so that every batch's result is counted into ``outcome``."""
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    class Counting(SpanExporter):
+        def export(self, spans: Any) -> Any:
+            try:
+                result = exporter.export(spans)
+            except Exception:  # an exporter that raises has not exported the batch either
+                outcome.failed += len(spans)
+                raise
+            if result == SpanExportResult.SUCCESS:
+                outcome.exported += len(spans)
+            else:
+                outcome.failed += len(spans)
+            return result
+
+        def shutdown(self) -> None:
+            exporter.shutdown()
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return bool(exporter.force_flush(timeout_millis))
+
+    return Counting()
 
 
 def cli_tracer_provider(*, endpoint: str | None = None, console: bool = False) -> Destination:
@@ -55,8 +97,9 @@ def cli_tracer_provider(*, endpoint: str | None = None, console: bool = False) -
             raise ConfigError(f"--endpoint needs an OTLP exporter: {OTLP_HINT}")
         exporter = ConsoleSpanExporter()
         hint = None if console else f"no OTLP exporter installed; printing spans ({OTLP_HINT})"
-    provider.add_span_processor(BatchSpanProcessor(exporter))
-    return Destination(provider, label, hint)
+    outcome = ExportOutcome()
+    provider.add_span_processor(BatchSpanProcessor(_counting(exporter, outcome)))
+    return Destination(provider, label, hint, outcome)
 
 
 def global_provider_is_set() -> bool:
