@@ -161,6 +161,17 @@ def run_command(
     finally:
         if destination is not None:
             destination.provider.shutdown()
+    if destination is not None and destination.outcome is not None and destination.outcome.failed:
+        lost = destination.outcome
+        err.print(
+            _labelled(
+                "telemetry:",
+                "yellow",
+                f"{lost.failed} of {lost.failed + lost.exported} spans were not exported "
+                f"({destination.label}); the run is stored: `aieval export-otel RUN` resends it",
+            ),
+            soft_wrap=True,
+        )
     for result in results:
         _print_summary(result)
     if len(results) > 1:
