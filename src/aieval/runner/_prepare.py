@@ -243,9 +243,7 @@ def run_config(
         "name": spec.name,
         "model": spec.model,
         "target": {"kind": target_kind, "name": target.name},
-        "scorers": [
-            {"name": s.name, "options": {k: repr(v) for k, v in s.options.items()}} for s in scorers
-        ],
+        "scorers": [{"name": s.name, "options": _stored_options(s)} for s in scorers],
         "dataset": {"source": data.source, "name": data.name, "limit": spec.limit},
         "concurrency": spec.concurrency,
         "retries": spec.retries,
@@ -372,3 +370,13 @@ def _git_sha() -> str | None:
         return None
     sha = out.stdout.strip()
     return sha if out.returncode == 0 and sha else None
+
+
+def _stored_options(item: Scorer) -> dict[str, str]:
+    """A scorer's options as stored with the run; a judge adds what decides its verdicts
+    (rubric digest, model, prompt version), which are not options of the decorated function."""
+    options = {k: repr(v) for k, v in item.options.items()}
+    identity = getattr(item.fn, "identity", None)
+    if callable(identity):
+        options.update({k: str(v) for k, v in identity().items()})
+    return options

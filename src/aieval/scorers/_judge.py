@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import statistics
 from collections.abc import Mapping, Sequence
@@ -67,6 +68,18 @@ class _Judge:
             if not shots
             else prompt_version("pointwise", _SYSTEM, _USER, *(shot.key() for shot in shots))
         )
+
+    def identity(self) -> dict[str, str]:
+        """What decides this judge's verdicts, stored with the run's scorer options: two runs
+        whose judges differ here are not compared as equals, nor resumed as one."""
+        return {
+            "rubric_sha256": hashlib.sha256(
+                self.rubric.encode("utf-8", "surrogatepass")
+            ).hexdigest()[:16],
+            "judge_model": str(self.client.model),
+            "samples": str(self.samples),
+            "prompt_version": self.prompt_version,
+        }
 
     @property
     def name(self) -> str:

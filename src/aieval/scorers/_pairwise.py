@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -173,6 +174,17 @@ class _PairwiseJudge:
         self.adjudication_rounds = adjudication_rounds
 
     @property
+
+    def identity(self) -> dict[str, str]:
+        """What decides this judge's verdicts, stored with the run's scorer options."""
+        return {
+            "criteria_sha256": hashlib.sha256(
+                self.criteria.encode("utf-8", "surrogatepass")
+            ).hexdigest()[:16],
+            "judge_model": str(self.client.model),
+            "adjudication_rounds": str(self.adjudication_rounds),
+            "prompt_version": PAIRWISE_PROMPT_VERSION,
+        }
     def model(self) -> str | None:
         return self.client.model
 
