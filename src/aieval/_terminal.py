@@ -12,14 +12,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["printable", "printable_data"]
+__all__ = ["printable", "printable_data", "printable_lines"]
 
 # C0 controls (tab and newline too: they would break one-line fields), DEL and C1 controls,
 # bidirectional marks, embeddings, overrides and isolates, zero-width and line/paragraph
 # separators, and the BOM.
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
-)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 def printable(text: object) -> str:
@@ -32,6 +30,19 @@ def printable(text: object) -> str:
         'plain text, accents é and emoji ✓ stay'
     """
     return _UNSAFE.sub(_escape, str(text))
+
+
+def printable_lines(text: object) -> str:
+    """:func:`printable` of each line of ``text``, its line breaks kept.
+
+    For a message of several lines (``file: 2 problems:`` then one ``  - ...`` line each): every
+    other control character in it is still shown as an escape.
+
+    Example:
+        >>> printable_lines("2 problems:\\n  - bad \\x1b[2J")
+        '2 problems:\\n  - bad \\\\x1b[2J'
+    """
+    return "\n".join(printable(line) for line in str(text).split("\n"))
 
 
 def printable_data(value: Any) -> Any:

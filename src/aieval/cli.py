@@ -19,7 +19,8 @@ from rich.text import Text
 
 from aieval import _usage
 from aieval._serve import serve_command
-from aieval._terminal import printable
+from aieval._terminal import printable, printable_lines
+from aieval._usage import RAY_EXTRA_HELP
 from aieval.errors import AievalError, StoreError, UserError
 from aieval.store import RunRow, Store, default_db_path
 
@@ -102,8 +103,7 @@ def run_command(
         typer.Option(
             "--executor",
             help="Where samples run: local (this process) or ray (Ray workers; needs"
-            " pip install 'aieval[ray]'). Default: the eval file's settings.executor, else"
-            " local.",
+            f" {RAY_EXTRA_HELP}). Default: the eval file's settings.executor, else local.",
         ),
     ] = None,
     ray_address: Annotated[
@@ -373,7 +373,7 @@ def rubric_validate_command(
     failed = 0
     for path, problem in validate_rubric_files(files):
         if problem is None:
-            out.print(_labelled("ok     ", "green", str(path)))  # _labelled escapes
+            out.print(Text.assemble(("ok     ", "green"), " ", printable(str(path))))
         else:
             failed += 1
             out.print(_labelled("invalid", "red", problem), highlight=False)
@@ -496,7 +496,7 @@ def _print_run_row(row: RunRow) -> None:
         )
     )
     if row.error:
-        out.print(printable(row.error), style="red")
+        out.print(printable_lines(row.error), style="red")
     scorers: dict[str, Any] = metrics.get("scorers", {})
     if scorers:
         table = Table(title_justify="left")
@@ -605,8 +605,9 @@ def _yes_no(passed: bool | None) -> Text:
 
 
 def _labelled(label: str, style: str, message: str) -> Text:
-    """``label message`` with only the label coloured; the message is plain, escaped text."""
-    return Text.assemble((label, style), " ", printable(message))
+    """``label message`` with only the label coloured; the message is plain text, escaped line
+    by line (a message of several lines keeps its line breaks)."""
+    return Text.assemble((label, style), " ", printable_lines(message))
 
 
 def _when(stamp: float) -> str:

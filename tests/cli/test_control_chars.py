@@ -37,8 +37,10 @@ def no_raw_controls(text: str) -> None:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    rows = [{"id": HOSTILE_ID, "prompt": "?", "expected": "yes", "prediction": ANSWER},
-            {"id": "s2", "prompt": "?", "expected": "yes", "prediction": "yes"}]
+    rows = [
+        {"id": HOSTILE_ID, "prompt": "?", "expected": "yes", "prediction": ANSWER},
+        {"id": "s2", "prompt": "?", "expected": "yes", "prediction": "yes"},
+    ]
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (tmp_path / "qa.yaml").write_text(yaml.safe_dump(
         {"name": HOSTILE_NAME, "dataset": "rows.jsonl", "scorers": ["exact_match"]},
@@ -52,8 +54,13 @@ def test_run_runs_show_and_reports_escape_control_characters(project: Path) -> N
     assert "Traceback" not in done.stderr, done.stderr
     no_raw_controls(done.stdout + done.stderr)
     assert "qa\\u202eevil\\x1b]0;pwned\\x07" in done.stdout
-    for args in (("runs",), ("show", HOSTILE_NAME), ("report", HOSTILE_NAME),
-                 ("report", HOSTILE_NAME, "--format", "md"), ("show", HOSTILE_NAME, "--json")):
+    for args in (
+        ("runs",),
+        ("show", HOSTILE_NAME),
+        ("report", HOSTILE_NAME),
+        ("report", HOSTILE_NAME, "--format", "md"),
+        ("show", HOSTILE_NAME, "--json"),
+    ):
         shown = aieval(*args, "--db", "s.db", cwd=project)
         assert shown.returncode == 0, (args, shown.stderr)
         no_raw_controls(shown.stdout + shown.stderr)
@@ -66,6 +73,47 @@ def test_error_messages_escape_control_characters(tmp_path: Path) -> None:
     done = aieval("show", "no\x1b[2Jsuch", "--db", "s.db", cwd=tmp_path)
     assert done.returncode == 2
     no_raw_controls(done.stderr)
+
+
+def test_multi_line_errors_keep_their_line_breaks_and_escape_the_data(tmp_path: Path) -> None:
+    bad = tmp_path / "bad\x1b[2J.yaml"  # a hostile file name is data inside the message
+    bad.write_text(
+        "rubric_id: r\ncriteria:\n  - name: correctness\n    scale: [1, 5]\n    weight: -1\n"
+        "    wieght: 0.3\n    definition: d\n    evidence_required: [x]\n"
+        "    anchors: {'1': a, '2': b, '3': c, '4': d, '5': e}\n"
+    )
+    done = aieval("rubric", "validate", bad.name, cwd=tmp_path)
+    assert done.returncode == 1
+    no_raw_controls(done.stdout)
+    lines = done.stdout.splitlines()
+    assert lines[0] == "invalid bad\\x1b[2J.yaml: 2 problems:"
+    assert lines[1].startswith("  - criterion 'correctness' (criteria[0]), field 'weight'")
+    assert any(line.startswith("  - criterion 'correctness' (criteria[0]), field 'wieght'")
+               for line in lines[2:])  # fmt: skip
+    assert "\\x0a" not in done.stdout
+    # the same message as a command's error (a workflow naming the rubric) reads the same
+    (tmp_path / "wf.yaml").write_text(
+        f"name: wf\nsteps: [{{name: a}}]\nevaluation: {{rubric: {json.dumps(bad.name)}}}\n"
+    )
+    (tmp_path / "rows.jsonl").write_text('{"prompt": "?", "prediction": "x"}\n')
+    (tmp_path / "qa.yaml").write_text(
+        "name: qa\ndataset: rows.jsonl\nscorers: [exact_match]\nworkflow: wf.yaml\n"
+    )
+    failed = aieval("run", "qa.yaml", "--db", "s.db", cwd=tmp_path)
+    assert failed.returncode == 2
+    no_raw_controls(failed.stderr)
+    assert "\\x0a" not in failed.stderr
+    assert "bad\\x1b[2J.yaml: 2 problems:\n  - criterion 'correctness'" in failed.stderr
+    # a stored run's error of several lines, as `show` prints it
+    from aieval import Store
+
+    store = Store(tmp_path / "s.db")
+    run_id = store.create_run(name="broken", model=None, dataset_hash="h")
+    store.finish_run(run_id, status="failed", error="2 problems:\n  - a \x1b[2J\n  - b")
+    shown = aieval("show", "broken", "--db", "s.db", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    no_raw_controls(shown.stdout)
+    assert "2 problems:\n  - a \\x1b[2J\n  - b\n" in shown.stdout
 
 
 def test_report_renderers_escape_but_json_keeps_the_data(tmp_path: Path) -> None:

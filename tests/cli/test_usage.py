@@ -1,5 +1,6 @@
 """Usage mistakes print one clear line (plus a --help hint) and exit 2; ``--version`` works."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,11 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         pytest.param((), "missing command; one of: run,", id="no-command"),
         pytest.param(("rubric",), "missing command; one of: validate", id="no-subcommand"),
         pytest.param(("run",), "Missing argument", id="run-without-file"),
-        pytest.param(("run", "e.yaml", "--concurency", "3"), "No such option: --concurency",
-                     id="misspelt-option"),
+        pytest.param(
+            ("run", "e.yaml", "--concurency", "3"),
+            "No such option: --concurency",
+            id="misspelt-option",
+        ),
         pytest.param(("report", "r1", "--format", "pdf"), "'pdf' is not one of", id="bad-format"),
         pytest.param(("runs", "--limit", "many"), "--limit", id="bad-integer"),
         pytest.param(("bogus",), "No such command 'bogus'", id="unknown-command"),
@@ -50,6 +54,16 @@ def test_help_still_lists_the_commands(tmp_path: Path) -> None:
     done = cli("--help", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "run" in done.stdout and "--version" in done.stdout
+
+
+@pytest.mark.parametrize("command", ["run", "code"])
+def test_help_shows_the_ray_extra_in_full(tmp_path: Path, command: str) -> None:
+    # help text is Rich markup: an unescaped "[ray]" would be read as a tag and vanish
+    done = cli(command, "--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    compact = re.sub(r"[\s│]", "", done.stdout)  # the help may wrap inside its box
+    assert "pipinstall'aieval[ray]'" in compact
+    assert "pipinstall'aieval')" not in compact
 
 
 def test_import_does_not_load_heavy_modules(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from aieval._usage import RAY_EXTRA_HELP
 from aieval.errors import ConfigError
 
 __all__ = ["code_command", "code_report_command"]
@@ -65,7 +66,7 @@ def code_command(
         typer.Option(
             "--executor",
             help="Where executions run: local (this machine's sandbox) or ray (the sandboxes of"
-            " Ray workers; needs pip install 'aieval[ray]').",
+            f" Ray workers; needs {RAY_EXTRA_HELP}).",
         ),
     ] = "local",
     ray_address: Annotated[

@@ -55,6 +55,8 @@ class Gate:
 
 
 _REGISTRY: dict[str, Gate] = {}
+#: Declared gates whose check lives in another module, imported when the gate is first needed.
+_OWNERS: dict[str, str] = {}
 
 
 @overload
@@ -111,29 +113,29 @@ def _add(name: str, check: GateCheck | None, description: str, replace_existing:
     _REGISTRY[name] = Gate(name, check, desc)
 
 
-#: Where the built-in checks of declared gates are registered (imported on first use).
-_BUILTIN_CHECKS = {
-    "tool_call_schema_valid": "aieval.scorers.tools",
-    "no_forbidden_tool_invoked": "aieval.scorers.tools",
-    "handoff_graph_respected": "aieval.scorers.tools",
-    "citations_present_for_claims": "aieval.scorers.rag",
-    "patch_applies": "aieval.scorers.swe",
-}
-
-
-def _declare(name: str, description: str) -> None:
-    """Declare a gate by name whose check is registered later."""
+def _declare(name: str, description: str, owner: str | None = None) -> None:
+    """Declare a gate by name whose check is registered later (by the module ``owner`` when it
+    is imported)."""
     _REGISTRY.setdefault(name, Gate(name, None, description))
+    if owner is not None:
+        _OWNERS[name] = owner
+
+
+def _registered(name: str) -> Gate | None:
+    """The gate, its owning module imported first if its check is not registered yet."""
+    gate = _REGISTRY.get(name)
+    if gate is not None and gate.check is None and name in _OWNERS:
+        importlib.import_module(_OWNERS[name])
+        gate = _REGISTRY.get(name)
+    return gate
 
 
 def get_gate(name: str) -> Gate:
     """The registered gate, or :class:`ConfigError` listing the known names."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ConfigError(
-            f"unknown gate {name!r}; known gates: {', '.join(gate_names())}"
-        ) from None
+    gate = _registered(name)
+    if gate is None:
+        raise ConfigError(f"unknown gate {name!r}; known gates: {', '.join(gate_names())}")
+    return gate
 
 
 def gate_names() -> list[str]:
@@ -166,12 +168,7 @@ def _evaluate_one(name: str, given: Mapping[str, Any] | GateResult | bool | None
         return GateResult(name, given, "" if given else "reported as failed")
     if given is None:
         return GateResult(name, False, "gate was not evaluated: no inputs or verdict supplied")
-    gate = _REGISTRY.get(name)
-    if gate is not None and gate.check is None and name in _BUILTIN_CHECKS:
-        # the built-in checks live with their scorers: load them on first use, so a caller
-        # that never imported aieval.scorers still gets them
-        importlib.import_module(_BUILTIN_CHECKS[name])
-        gate = _REGISTRY.get(name)
+    gate = _registered(name)
     if gate is None or gate.check is None:
         why = "unknown gate" if gate is None else "no check is registered for this gate"
         return GateResult(name, False, f"gate was not evaluated: {why}")
@@ -428,13 +425,13 @@ for _check in (
 ):
     register_gate(_check.__name__, _check)
 
-# Checks for these live with the scorers (citations, tool calls, handoffs, patches) and are
-# registered into this registry by the package that owns them.
-for _name, _desc in (
-    ("citations_present_for_claims", "every factual claim carries a citation or link"),
-    ("tool_call_schema_valid", "every tool call's arguments match the tool's JSON Schema"),
-    ("no_forbidden_tool_invoked", "no tool outside the allowed set was called"),
-    ("handoff_graph_respected", "agent handoffs follow the declared handoff graph"),
-    ("patch_applies", "the generated patch applies cleanly to the repository"),
+# Checks for these live with the scorers (citations, tool calls, handoffs, patches); the module
+# that owns each is imported the first time the gate is needed.
+for _name, _desc, _owner in (
+    ("citations_present_for_claims", "every factual claim carries a citation or link", "rag"),
+    ("tool_call_schema_valid", "every tool call's arguments match the tool's JSON Schema", "tools"),
+    ("no_forbidden_tool_invoked", "no tool outside the allowed set was called", "tools"),
+    ("handoff_graph_respected", "agent handoffs follow the declared handoff graph", "tools"),
+    ("patch_applies", "the generated patch applies cleanly to the repository", "swe"),
 ):
-    _declare(_name, _desc)
+    _declare(_name, _desc, f"aieval.scorers.{_owner}")
