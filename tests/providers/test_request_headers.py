@@ -269,3 +269,14 @@ def test_a_request_authorization_header_alone_is_the_credential(
     result = _go(openai_server, tmp_path, params={"headers": {"Authorization": f"Bearer {TOKEN}"}})
     assert result.metrics["exact_match"] == 1.0
     assert all(r.headers["Authorization"] == f"Bearer {TOKEN}" for r in openai_server.requests)
+
+
+def test_cache_false_with_a_provider_that_carries_a_cache_is_refused(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    provider = build_provider(
+        "openai-compatible", base_url=openai_server.base_url, cache=tmp_path / "cache.db"
+    )
+    with pytest.raises(ConfigError, match=r"^cache=False, but the provider"):
+        _go(openai_server, tmp_path, provider=provider, base_url=None, cache=False)
+    assert openai_server.requests == []

@@ -65,6 +65,12 @@ def build_provider(
             f"provider must be a name or an object with `name` and async `generate()`, got {spec!r}"
         )
     if isinstance(raw, CachedProvider):
+        if cache is False:
+            # its cache would answer anyway: refuse rather than silently cache
+            raise ConfigError(
+                f"cache=False, but the provider {raw.name!r} was built with a response cache "
+                "(build_provider(..., cache=...)); build it with cache=False, or drop cache=False"
+            )
         return raw
     resilient = raw
     if not isinstance(raw, ResilientProvider):
