@@ -167,7 +167,9 @@ def _collect(data: Any, found: set[str], *, secret: bool) -> None:
 
 
 def _longest_first(secrets: Iterable[str]) -> list[str]:
-    return sorted({s for s in secrets if s}, key=len, reverse=True)
+    # a dummy key such as "x" or "EMPTY" (local servers) would otherwise turn every "x" in a
+    # message into "[redacted]"; such values protect nothing (see MIN_SECRET_LEN)
+    return sorted({s for s in secrets if len(s) >= MIN_SECRET_LEN}, key=len, reverse=True)
 
 
 def redact_text(

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from aieval._secrets import redact_text, shorten
+from aieval._secrets import MIN_SECRET_LEN, redact_text, shorten
 from aieval.errors import (
     ProviderAuthError,
     ProviderError,
@@ -33,7 +33,7 @@ def redact(text: str, secret: str | Iterable[str] | None) -> str:
     if not secret:
         return text
     if isinstance(secret, str):
-        return text.replace(secret, _REDACTED)
+        return text.replace(secret, _REDACTED) if len(secret) >= MIN_SECRET_LEN else text
     return redact_text(text, secret).replace("[redacted]", _REDACTED)
 
 
