@@ -110,3 +110,15 @@ def test_inputs_for_a_gate_the_profile_does_not_run_are_refused() -> None:
     with pytest.raises(ConfigError, match=r"evaluation.gates.no_forbiden_tool_invoked'.*"
                                           r"profile B has no such gate"):
         evaluate_run(run_78_5(), workflow=wf)
+
+
+def test_inputs_for_a_gate_that_extra_gates_adds_are_accepted() -> None:
+    """extra_gates adds a gate to profile B: its inputs are checked after the override."""
+    wf = load_workflow(
+        definition(
+            extra_gates=["no_forbidden_tool_invoked"],
+            gates={"no_forbidden_tool_invoked": {"forbidden": ["rm"]}},
+        )
+    )
+    ev = evaluate_run(run_78_5(), workflow=wf)
+    assert ev.hard_gates["no_forbidden_tool_invoked"] is True, ev.gate_failures

@@ -191,14 +191,15 @@ def resolve_profile(
     if spec is not None and spec.rubric is not None:
         loaded = _with_rubric(loaded, spec.rubric)
     source = definition.source if definition is not None else "<workflow>"
+    if spec is not None and spec.overrides:
+        try:
+            loaded = load_profile(loaded, overrides=spec.overrides)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: field 'evaluation': {exc}") from None
     if spec is not None:
+        # after the overrides, so inputs for a gate that extra_gates adds are accepted
         _check_gate_inputs(spec.gate_inputs, loaded, source)
-    if spec is None or not spec.overrides:
-        return loaded
-    try:
-        return load_profile(loaded, overrides=spec.overrides)
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: field 'evaluation': {exc}") from None
+    return loaded
 
 
 def _check_gate_inputs(inputs: Mapping[str, Any], profile: Profile, source: str) -> None:
