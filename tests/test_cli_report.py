@@ -31,8 +31,14 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
 def process(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``aieval ARGS`` in a fresh interpreter, as a user or CI job runs it."""
     env = {**os.environ, "AIEVAL_DB": str(db), "COLUMNS": "160"}
-    return subprocess.run([sys.executable, "-m", "aieval", *args], capture_output=True,
-                          text=True, env=env, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "aieval", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
 
 
 @dataclass
@@ -150,8 +156,18 @@ def test_compare_policy_options_change_the_decision(
     doc = json.loads(done.stdout)
     assert doc["decision"]["policy"]["noninferiority_margin"] == 100
     assert doc["decision"]["policy"]["alpha"] == 0.5
-    overridden = cli(db, "compare", ids["v2"], ids["v1"], "--policy", str(policy),
-                     "--margin", "0.5", "-f", "json")
+    overridden = cli(
+        db,
+        "compare",
+        ids["v2"],
+        ids["v1"],
+        "--policy",
+        str(policy),
+        "--margin",
+        "0.5",
+        "-f",
+        "json",
+    )
     assert json.loads(overridden.stdout)["decision"]["policy"]["noninferiority_margin"] == 0.5
     assert overridden.returncode == 1
 
@@ -162,14 +178,21 @@ def test_compare_policy_options_change_the_decision(
         pytest.param(("compare", "no-such-run", "qa"), "no-such-run", id="unknown-baseline"),
         pytest.param(("report", "no-such-run"), "no-such-run", id="unknown-report-run"),
         pytest.param(("compare", "qa", "qa", "--alpha", "2"), "alpha", id="bad-alpha"),
-        pytest.param(("compare", "qa", "qa", "--policy", "missing.yaml"), "missing.yaml",
-                     id="missing-policy"),
-        pytest.param(("report", "qa", "-o", "no/such/dir/r.html", "-f", "html"),
-                     "does not exist", id="bad-output-folder"),
+        pytest.param(
+            ("compare", "qa", "qa", "--policy", "missing.yaml"), "missing.yaml", id="missing-policy"
+        ),
+        pytest.param(
+            ("report", "qa", "-o", "no/such/dir/r.html", "-f", "html"),
+            "does not exist",
+            id="bad-output-folder",
+        ),
     ],
 )
 def test_usage_errors_exit_2_with_one_clear_line(
-    store: tuple[Path, dict[str, str]], tmp_path: Path, args: tuple[str, ...], message: str,
+    store: tuple[Path, dict[str, str]],
+    tmp_path: Path,
+    args: tuple[str, ...],
+    message: str,
     cli: Any,
 ) -> None:
     db, _ = store
@@ -189,8 +212,9 @@ def test_diff_lists_changes_and_all(store: tuple[Path, dict[str, str]], cli: Any
     assert HOSTILE_ID in every.stdout  # the terminal shows ids literally
 
 
-@pytest.mark.parametrize("name", [pytest.param("report", id="report"),
-                                  pytest.param("comparison", id="comparison")])
+@pytest.mark.parametrize(
+    "name", [pytest.param("report", id="report"), pytest.param("comparison", id="comparison")]
+)
 def test_schema_command_prints_the_published_schema(tmp_path: Path, name: str, cli: Any) -> None:
     done = cli(tmp_path / "unused.db", "schema", name)
     assert done.returncode == 0, done.stderr

@@ -46,9 +46,7 @@ def known_fields(model: type[BaseModel], loc: Sequence[Any]) -> list[str]:
             elif cls.__name__ == part:  # a union branch pydantic names by its class
                 deeper.append(cls)
         candidates = deeper
-    return sorted(
-        {(f.alias or name) for cls in candidates for name, f in cls.model_fields.items()}
-    )
+    return sorted({(f.alias or name) for cls in candidates for name, f in cls.model_fields.items()})
 
 
 def error_path(loc: Sequence[Any], model: type[BaseModel] | None = None) -> str:

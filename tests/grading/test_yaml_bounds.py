@@ -65,7 +65,10 @@ def test_cli_refuses_the_bomb_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "bomb.yaml").write_text("name: x\n" + alias_bomb())
     done = subprocess.run(
         [sys.executable, "-m", "aieval", "run", "bomb.yaml"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 2, done.stderr
     assert "bomb.yaml" in done.stderr and "alias" in done.stderr

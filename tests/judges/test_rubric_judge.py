@@ -129,9 +129,7 @@ def test_rubric_parser_never_raises(text: str) -> None:
 
 
 def test_duplicate_keys_in_a_rubric_verdict_are_malformed_not_last_wins() -> None:
-    entries = ", ".join(
-        f'"{n}": {{"score": 4, "evidence": "e", "reason": "r"}}' for n in POINTS
-    )
+    entries = ", ".join(f'"{n}": {{"score": 4, "evidence": "e", "reason": "r"}}' for n in POINTS)
     text = '{"criteria": {' + entries + ', "clarity": {"score": 1, "evidence": "e"}}}'
     per = parse_rubric_verdict(text, RUBRIC)
     assert all(v["normalized"] == 0.0 for v in per.values())

@@ -59,12 +59,17 @@ def test_page_is_self_contained(document: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("doc", "titles"),
     [
-        pytest.param(graded_report(), ["Grade distribution", "Gate failure rates",
-                                       "Criterion distributions"], id="graded"),
+        pytest.param(
+            graded_report(),
+            ["Grade distribution", "Gate failure rates", "Criterion distributions"],
+            id="graded",
+        ),
         pytest.param(ungraded_report(), ["Criterion distributions"], id="ungraded"),
-        pytest.param(promoting_comparison(), ["Weighted score delta",
-                                              "Pass rate and criterion deltas",
-                                              "Gate failure rate deltas"], id="promote"),
+        pytest.param(
+            promoting_comparison(),
+            ["Weighted score delta", "Pass rate and criterion deltas", "Gate failure rate deltas"],
+            id="promote",
+        ),
     ],
 )
 def test_plots_are_accessible_svgs(doc: dict[str, Any], titles: list[str]) -> None:
@@ -73,7 +78,7 @@ def test_plots_are_accessible_svgs(doc: dict[str, Any], titles: list[str]) -> No
     assert len(svgs) == len(titles)
     for svg, title in zip(svgs, titles, strict=True):
         assert 'role="img"' in svg and "<desc>" in svg
-        assert re.match(r'<svg\b[^>]*><title>' + re.escape(title), svg)
+        assert re.match(r"<svg\b[^>]*><title>" + re.escape(title), svg)
 
 
 def test_grade_bars_are_proportional_to_counts() -> None:
@@ -121,8 +126,8 @@ def _png_size_and_colours(path: Path) -> tuple[int, int, set[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, chunks, header = 8, [], b""
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos: pos + 4])
-        kind, body = data[pos + 4: pos + 8], data[pos + 8: pos + 8 + length]
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = body
         elif kind == b"IDAT":
@@ -135,9 +140,10 @@ def _png_size_and_colours(path: Path) -> tuple[int, int, set[bytes]]:
     previous, colours = bytearray(stride), set()
     for row in range(height):
         start = row * (stride + 1)
-        line = _unfilter(raw[start], bytearray(raw[start + 1: start + 1 + stride]), previous,
-                         channels)
-        colours.update(bytes(line[i: i + 3]) for i in range(0, stride, channels * 7))
+        line = _unfilter(
+            raw[start], bytearray(raw[start + 1 : start + 1 + stride]), previous, channels
+        )
+        colours.update(bytes(line[i : i + 3]) for i in range(0, stride, channels * 7))
         previous = line
     return width, height, colours
 
@@ -162,11 +168,21 @@ def _unfilter(kind: int, line: bytearray, prev: bytearray, bpp: int) -> bytearra
 
 def _chromium(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
     profile = tmp / "chromium-profile"
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", "--window-size=1280,2000"]
-    return subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True,
-                          timeout=90, check=False)
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--window-size=1280,2000",
+    ]
+    return subprocess.run(
+        [CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=90, check=False
+    )
 
 
 @pytest.fixture(scope="module")
@@ -180,12 +196,12 @@ def browser() -> Iterator[str]:
     ("name", "doc", "plot_colour"),
     [
         pytest.param("report", graded_report(), bytes.fromhex("cf222e"), id="report"),
-        pytest.param("comparison", blocking_comparison(), bytes.fromhex("cf222e"),
-                     id="comparison"),
+        pytest.param("comparison", blocking_comparison(), bytes.fromhex("cf222e"), id="comparison"),
     ],
 )
-def test_screenshot_in_headless_chromium(browser: str, tmp_path: Path, name: str,
-                                         doc: dict[str, Any], plot_colour: bytes) -> None:
+def test_screenshot_in_headless_chromium(
+    browser: str, tmp_path: Path, name: str, doc: dict[str, Any], plot_colour: bytes
+) -> None:
     page = tmp_path / f"{name}.html"
     page.write_text(render_html(doc), encoding="utf-8")
     ARTIFACTS.mkdir(exist_ok=True)

@@ -18,8 +18,10 @@ def _schema_for(doc: dict[str, Any]) -> dict[str, Any]:
     return report_schema() if doc["kind"] == "report" else comparison_schema()
 
 
-@pytest.mark.parametrize("schema", [pytest.param(report_schema, id="report"),
-                                    pytest.param(comparison_schema, id="comparison")])
+@pytest.mark.parametrize(
+    "schema",
+    [pytest.param(report_schema, id="report"), pytest.param(comparison_schema, id="comparison")],
+)
 def test_schemas_are_valid_draft_2020_12(schema: Any) -> None:
     published = schema()
     assert published["$schema"] == "https://json-schema.org/draft/2020-12/schema"
@@ -56,10 +58,13 @@ def _set(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, An
         pytest.param(_drop(graded_report(), ("pass_rate",)), id="missing-pass-rate"),
         pytest.param(_set(graded_report(), ("kind",), "comparison"), id="wrong-kind"),
         pytest.param(_set(graded_report(), ("gates", 0, "rate"), 1.5), id="rate-above-1"),
-        pytest.param(_set(graded_report(), ("criteria", 0, "histogram", "counts"), [1, 2]),
-                     id="short-histogram"),
-        pytest.param(_set(graded_report(), ("failure_reasons", 0, "kind"), "vibes"),
-                     id="unknown-reason-kind"),
+        pytest.param(
+            _set(graded_report(), ("criteria", 0, "histogram", "counts"), [1, 2]),
+            id="short-histogram",
+        ),
+        pytest.param(
+            _set(graded_report(), ("failure_reasons", 0, "kind"), "vibes"), id="unknown-reason-kind"
+        ),
         pytest.param(_drop(graded_report(), ("run", "id")), id="run-without-id"),
         pytest.param(_set(graded_report(), ("grades",), {"A": 1}), id="grades-missing-letters"),
     ],
@@ -73,13 +78,16 @@ def test_report_schema_rejects_broken_documents(broken: dict[str, Any]) -> None:
     "broken",
     [
         pytest.param(_drop(promoting_comparison(), ("decision",)), id="missing-decision"),
-        pytest.param(_set(promoting_comparison(), ("decision", "promote"), "yes"),
-                     id="promote-not-bool"),
+        pytest.param(
+            _set(promoting_comparison(), ("decision", "promote"), "yes"), id="promote-not-bool"
+        ),
         pytest.param(_drop(promoting_comparison(), ("regressions",)), id="missing-regressions"),
-        pytest.param(_set(promoting_comparison(), ("tie_break", "winner"), "both"),
-                     id="bad-winner"),
-        pytest.param(_set(promoting_comparison(), ("only_baseline",), ["x"] * 51),
-                     id="too-many-unpaired-ids"),
+        pytest.param(
+            _set(promoting_comparison(), ("tie_break", "winner"), "both"), id="bad-winner"
+        ),
+        pytest.param(
+            _set(promoting_comparison(), ("only_baseline",), ["x"] * 51), id="too-many-unpaired-ids"
+        ),
     ],
 )
 def test_comparison_schema_rejects_broken_documents(broken: dict[str, Any]) -> None:

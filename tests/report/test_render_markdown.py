@@ -64,7 +64,8 @@ def test_long_lists_fold_into_details_and_short_ones_do_not() -> None:
     long_doc = blocking_comparison()  # 13 regressions
     short_doc = promoting_comparison()  # 1 regression, 2 improvements
     assert f"<summary>Regressions ({len(long_doc['regressions'])})</summary>" in (
-        render_markdown(long_doc))
+        render_markdown(long_doc)
+    )
     assert "<details>" not in render_markdown(short_doc)
 
 

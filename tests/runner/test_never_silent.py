@@ -173,9 +173,7 @@ def test_a_base_exception_in_a_callable_target_is_that_samples_error(
         )
     )
     assert len(result.samples) == 4
-    assert {s.id: s.error for s in result.samples if s.error} == {
-        "s1": "target raised _Boom: gone"
-    }
+    assert {s.id: s.error for s in result.samples if s.error} == {"s1": "target raised _Boom: gone"}
 
 
 @pytest.mark.parametrize("is_async", [False, True])

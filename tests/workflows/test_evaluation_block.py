@@ -41,8 +41,13 @@ def test_pass_threshold_beside_scoring_profile_is_applied() -> None:
 
 
 def test_weights_beside_scoring_profile_are_applied() -> None:
-    weights = {"correctness": 0.0, "completeness": 0.0, "documentation": 0.0,
-               "tool_data_precision": 1.0, "efficiency": 0.0}
+    weights = {
+        "correctness": 0.0,
+        "completeness": 0.0,
+        "documentation": 0.0,
+        "tool_data_precision": 1.0,
+        "efficiency": 0.0,
+    }
     ev = evaluate_run(run_78_5(), workflow=definition(weights=weights))
     assert ev.weighted_score == 80.0
 
@@ -56,14 +61,30 @@ def test_weight_for_an_unknown_criterion_is_refused_naming_the_file() -> None:
 @pytest.mark.parametrize(
     ("evaluation", "path", "hint"),
     [
-        pytest.param({"pass_treshold": 95}, "evaluation.pass_treshold'", "did you mean "
-                     "pass_threshold?", id="top-level-typo"),
-        pytest.param({"overrides": {"wieghts": {}}}, "evaluation.overrides.wieghts'",
-                     "did you mean weights?", id="overrides-typo"),
-        pytest.param({"budgets": {"token": 100}}, "evaluation.budgets.token'",
-                     "did you mean tokens?", id="budget-typo"),
-        pytest.param({"pass_threshold": 90, "overrides": {"pass_threshold": 80}},
-                     "evaluation.pass_threshold'", "keep one", id="given-twice"),
+        pytest.param(
+            {"pass_treshold": 95},
+            "evaluation.pass_treshold'",
+            "did you mean pass_threshold?",
+            id="top-level-typo",
+        ),
+        pytest.param(
+            {"overrides": {"wieghts": {}}},
+            "evaluation.overrides.wieghts'",
+            "did you mean weights?",
+            id="overrides-typo",
+        ),
+        pytest.param(
+            {"budgets": {"token": 100}},
+            "evaluation.budgets.token'",
+            "did you mean tokens?",
+            id="budget-typo",
+        ),
+        pytest.param(
+            {"pass_threshold": 90, "overrides": {"pass_threshold": 80}},
+            "evaluation.pass_threshold'",
+            "keep one",
+            id="given-twice",
+        ),
     ],
 )
 def test_unknown_or_ambiguous_keys_are_refused_with_their_path(
@@ -75,9 +96,14 @@ def test_unknown_or_ambiguous_keys_are_refused_with_their_path(
 
 
 def test_inline_rubric_keeps_its_own_weights_and_threshold() -> None:
-    criterion = {"name": "clarity", "scale": [1, 5], "weight": 1, "definition": "clear",
-                 "evidence_required": ["a quote"],
-                 "anchors": {str(i): f"level {i}" for i in range(1, 6)}}
+    criterion = {
+        "name": "clarity",
+        "scale": [1, 5],
+        "weight": 1,
+        "definition": "clear",
+        "evidence_required": ["a quote"],
+        "anchors": {str(i): f"level {i}" for i in range(1, 6)},
+    }
     wf = load_workflow(definition(rubric_id="r", criteria=[criterion], pass_threshold=95))
     assert wf.evaluation.rubric is not None and wf.evaluation.rubric.pass_threshold == 95
     assert wf.evaluation.overrides == {}
@@ -92,12 +118,18 @@ def test_cli_run_applies_the_threshold_of_a_workflow_file(tmp_path: Path) -> Non
     )
     done = subprocess.run(
         [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", "s.db", "-q"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert "Traceback" not in done.stderr
     show = subprocess.run(
         [sys.executable, "-m", "aieval", "show", "wf", "--db", "s.db", "--json"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     sample = json.loads(show.stdout)["samples"][0]
     assert sample["evaluation"]["weighted_score"] == 78.5
@@ -107,8 +139,11 @@ def test_cli_run_applies_the_threshold_of_a_workflow_file(tmp_path: Path) -> Non
 
 def test_inputs_for_a_gate_the_profile_does_not_run_are_refused() -> None:
     wf = load_workflow(definition(gates={"no_forbiden_tool_invoked": {"forbidden": ["rm"]}}))
-    with pytest.raises(ConfigError, match=r"evaluation.gates.no_forbiden_tool_invoked'.*"
-                                          r"profile B has no such gate"):
+    with pytest.raises(
+        ConfigError,
+        match=r"evaluation.gates.no_forbiden_tool_invoked'.*"
+        r"profile B has no such gate",
+    ):
         evaluate_run(run_78_5(), workflow=wf)
 
 

@@ -119,8 +119,12 @@ async def evaluate_code_async(
     recorded = _recorded(loaded, n, completions, canonical)
     rows = [_row(problem, i, recorded) for problem in loaded for i in range(n)]
     # described by name and JSON options, so Ray workers can rebuild it from the run's spec
-    scorer = {"code_passes": {"allow_code_execution": True,
-                              "limits": dataclasses.asdict(limits or SandboxLimits())}}
+    scorer = {
+        "code_passes": {
+            "allow_code_execution": True,
+            "limits": dataclasses.asdict(limits or SandboxLimits()),
+        }
+    }
     result = await run_async(
         name=name,
         dataset=rows,

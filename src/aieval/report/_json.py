@@ -21,8 +21,7 @@ def render_json(obj: Any, *, indent: int | None = 2) -> str:
     >>> render_json({"kind": "report", "x": float("nan")}, indent=None)
     '{"kind": "report", "x": null}'
     """
-    return json.dumps(_finite(as_document(obj)), indent=indent, ensure_ascii=False,
-                      allow_nan=False)
+    return json.dumps(_finite(as_document(obj)), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
 def _finite(value: Any) -> Any:

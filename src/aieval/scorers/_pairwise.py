@@ -174,7 +174,6 @@ class _PairwiseJudge:
         self.adjudication_rounds = adjudication_rounds
 
     @property
-
     def identity(self) -> dict[str, str]:
         """What decides this judge's verdicts, stored with the run's scorer options."""
         return {
@@ -185,6 +184,7 @@ class _PairwiseJudge:
             "adjudication_rounds": str(self.adjudication_rounds),
             "prompt_version": PAIRWISE_PROMPT_VERSION,
         }
+
     def model(self) -> str | None:
         return self.client.model
 

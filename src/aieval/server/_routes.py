@@ -26,7 +26,6 @@ from aieval.store import RunRow, Store
 __all__ = ["EvaluationRequest", "router"]
 
 
-
 async def _no_duplicate_keys(request: Request) -> None:
     """A JSON body naming a key twice is refused (422): JSON parsers keep the last silently."""
     if request.method not in ("POST", "PUT", "PATCH"):
