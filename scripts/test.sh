@@ -12,7 +12,7 @@ set +e
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
-  echo "pytest collected no tests"
-  exit 0
+  # a -k or path that selects nothing tested nothing: that is not a pass
+  echo "pytest collected no tests (check the -k expression or paths given)" >&2
 fi
 exit "$rc"
