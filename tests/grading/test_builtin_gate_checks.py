@@ -1,4 +1,5 @@
-"""Declared gates whose checks live with the scorers work without importing aieval.scorers."""
+"""Declared gates whose checks live with the scorers work without importing aieval.scorers
+(each fresh-process test starts a new interpreter, so nothing is imported beforehand)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,13 @@ from pathlib import Path
 from aieval.grading import _gates
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _fresh(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run in a new interpreter from the project root (nothing imported beforehand)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
 
 
 def test_every_declared_gate_has_a_module_that_registers_its_check() -> None:
@@ -28,8 +36,26 @@ def test_a_profile_d_run_is_graded_in_a_fresh_process_without_importing_scorers(
         " workflow=load_workflow('examples/workflows/support_agent.yaml'))\n"
         "print(ev.grade, ev.passed, [g.reason for g in ev.gate_failures])\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
+    done = _fresh(code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "A True []"
+
+
+def test_scorer_gates_work_without_importing_the_scorers_first() -> None:
+    # a fresh interpreter, as a user who only imports aieval.grading (or aieval.workflows)
+    code = """
+import sys
+from aieval.grading import evaluate_gates, get_gate
+assert "aieval.scorers" not in sys.modules
+(result,) = evaluate_gates(
+    ["no_forbidden_tool_invoked"],
+    {"no_forbidden_tool_invoked": {"calls": [{"name": "rm_rf"}], "forbidden": ["rm_rf"]}},
+)
+print(result.passed, result.reason)
+print(get_gate("patch_applies").check is not None)
+"""
+    done = _fresh(code)
+    assert done.returncode == 0, done.stderr
+    verdict, registered = done.stdout.splitlines()
+    assert verdict.startswith("False") and "rm_rf" in verdict and "not evaluated" not in verdict
+    assert registered == "True"

@@ -1,5 +1,3 @@
-import subprocess
-import sys
 from enum import Enum
 from typing import Any
 
@@ -279,28 +277,6 @@ def test_objective_gates_are_registered_with_their_checks() -> None:
         },
     )
     assert not result.passed and "rm_rf" in result.reason
-
-
-def test_scorer_gates_work_without_importing_the_scorers_first() -> None:
-    # a fresh interpreter, as a user who only imports aieval.grading (or aieval.workflows)
-    code = """
-import sys
-from aieval.grading import evaluate_gates, get_gate
-assert "aieval.scorers" not in sys.modules
-(result,) = evaluate_gates(
-    ["no_forbidden_tool_invoked"],
-    {"no_forbidden_tool_invoked": {"calls": [{"name": "rm_rf"}], "forbidden": ["rm_rf"]}},
-)
-print(result.passed, result.reason)
-print(get_gate("patch_applies").check is not None)
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    verdict, registered = done.stdout.splitlines()
-    assert verdict.startswith("False") and "rm_rf" in verdict and "not evaluated" not in verdict
-    assert registered == "True"
 
 
 def test_register_gate_fills_a_declared_gate_and_refuses_silent_replace() -> None:
