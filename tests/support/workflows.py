@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
+
+from aieval.workflows import WorkflowRun, load_run
 
 DEFINITION: dict[str, Any] = {
     "name": "review",
@@ -57,3 +61,24 @@ def make_run(**overrides: Any) -> dict[str, Any]:
     }
     run.update(overrides)
     return run
+
+
+def run_log(step: dict[str, Any] | None = None, **run: Any) -> dict[str, Any]:
+    """A one-step run log with ``run_id`` and ``workflow_id``; ``step`` adds step fields,
+    keyword arguments replace run fields."""
+    data: dict[str, Any] = {
+        "run_id": "r1",
+        "workflow_id": "w",
+        "status": "success",
+        "total_duration_ms": 1500,
+        "steps": [{"name": "a", "status": "success", "duration_ms": 5, **(step or {})}],
+    }
+    data.update(run)
+    return data
+
+
+def load_log(tmp_path: Path, data: dict[str, Any]) -> WorkflowRun:
+    """``data`` written to ``tmp_path/log.json`` and read back through :func:`load_run`."""
+    file = tmp_path / "log.json"
+    file.write_text(json.dumps(data))
+    return load_run(file)
