@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.reports import decision_rule, store_run
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.errors import ConfigError
@@ -24,8 +25,7 @@ def _store_run(
     passed: list[bool] | None = None,
     extra: list[dict[str, Any]] | None = None,
 ) -> str:
-    run_id = store.create_run(name="cmp", dataset_hash="same")
-    store.record_samples(run_id, [
+    return store_run(store, [
         SampleRecord(
             id=f"e{i}", index=i, input=inputs[i] if inputs else f"question {i}",
             passed=passed[i] if passed else True,
@@ -34,24 +34,13 @@ def _store_run(
         )
         for i in range(N)
     ])  # fmt: skip
-    store.finish_run(run_id, status="completed")
-    return run_id
-
-
-def _rule(comparison: Any, name: str) -> Any:
-    return next(r for r in comparison.decision.rules if r.rule == name)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "runs.db")
 
 
 def test_a_scorer_the_candidate_dropped_blocks_by_coverage(store: Store) -> None:
     base = _store_run(store, {"exact_match": [0.8] * N, "token_f1": [0.5] * N})
     cand = _store_run(store, {"token_f1": [0.5] * N})
     comparison = compare_runs(store, base, cand)
-    rule = _rule(comparison, "candidate_coverage")
+    rule = decision_rule(comparison, "candidate_coverage")
     assert comparison.outcome == "block" and not rule.passed
     assert f"{N} not scored by the candidate" in rule.reason
 
@@ -61,7 +50,7 @@ def test_scorers_only_the_candidate_has_leave_its_weighted_score(store: Store) -
     easy = {f"always_{k}": [1.0] * N for k in range(4)}
     cand = _store_run(store, {"exact_match": [0.5] * N, **easy})
     comparison = compare_runs(store, base, cand)
-    score = _rule(comparison, "weighted_score_noninferior")
+    score = decision_rule(comparison, "weighted_score_noninferior")
     assert score.details["mean_delta"] == pytest.approx(-30.0)
     assert comparison.outcome == "block"
     assert any("adds scorers the baseline lacks" in w and "always_0" in w
@@ -72,7 +61,7 @@ def test_different_inputs_paired_by_id_are_inconclusive(store: Store) -> None:
     base = _store_run(store, {"exact_match": [0.8] * N})
     cand = _store_run(store, {"exact_match": [0.8] * N}, inputs=[f"other {i}" for i in range(N)])
     comparison = compare_runs(store, base, cand)
-    rule = _rule(comparison, "comparable_runs")
+    rule = decision_rule(comparison, "comparable_runs")
     assert comparison.outcome == "inconclusive" and rule.outcome == "inconclusive"
     assert f"{N} paired examples have a different input" in rule.reason
     assert rule.details["changed_input_ids"][:2] == ["e0", "e1"]
@@ -84,7 +73,7 @@ def test_graded_against_ungraded_is_inconclusive(store: Store) -> None:
                   "hard_gates": {"overall_status_success": False}, "criteria": []}  # fmt: skip
     cand = _store_run(store, {"quality": [0.8] * N}, extra=[{"evaluation": evaluation}] * N)
     comparison = compare_runs(store, base, cand)
-    rule = _rule(comparison, "comparable_runs")
+    rule = decision_rule(comparison, "comparable_runs")
     assert comparison.outcome == "inconclusive" and rule.details["grading_differs"] == N
     assert "graded in one run and not the other" in rule.reason
 
@@ -93,10 +82,10 @@ def test_a_pass_rate_shown_to_fall_blocks(store: Store) -> None:
     base = _store_run(store, {"exact_match": [0.9] * N})
     cand = _store_run(store, {"exact_match": [0.9] * N}, passed=[i % 2 == 0 for i in range(N)])
     comparison = compare_runs(store, base, cand)
-    rule = _rule(comparison, "pass_rate_not_worse")
+    rule = decision_rule(comparison, "pass_rate_not_worse")
     assert comparison.outcome == "block" and rule.outcome == "fail"
     assert rule.details["lost"] == N // 2 and "worse than the margin, shown" in rule.reason
-    assert _rule(comparison, "weighted_score_noninferior").passed
+    assert decision_rule(comparison, "weighted_score_noninferior").passed
 
 
 def test_equal_runs_pass_every_comparability_rule(store: Store) -> None:
@@ -104,7 +93,7 @@ def test_equal_runs_pass_every_comparability_rule(store: Store) -> None:
     cand = _store_run(store, {"exact_match": [0.8] * N})
     comparison = compare_runs(store, base, cand)
     for name in ("comparable_runs", "pass_rate_not_worse", "candidate_coverage"):
-        assert _rule(comparison, name).passed, name
+        assert decision_rule(comparison, name).passed, name
     with pytest.raises(ConfigError, match="same run"):
         compare_runs(store, base, base)
 

@@ -3,10 +3,9 @@ the same scorer options; otherwise it is inconclusive, naming what differs."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.support.reports import decision_rule, store_run
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.report import compare_runs, decide_promotion
@@ -29,32 +28,20 @@ def _store_run(
     expected: list[Any] | None = None,
     config: dict[str, Any] | None = None,
 ) -> str:
-    run_id = store.create_run(name="cmp", dataset_hash="same", config=config or {})
-    store.record_samples(run_id, [
+    return store_run(store, [
         SampleRecord(
             id=f"e{i}", index=i, input=f"question {i}", prediction="p",
             expected=expected[i] if expected else "gold", passed=True, scores=scores[i],
         )
         for i in range(N)
-    ])  # fmt: skip
-    store.finish_run(run_id, status="completed")
-    return run_id
-
-
-def _rule(comparison: Any, name: str) -> Any:
-    return next(r for r in comparison.decision.rules if r.rule == name)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "runs.db")
+    ], config=config)  # fmt: skip
 
 
 def test_an_unreadable_baseline_judge_is_not_evidence(store: Store) -> None:
     base = _store_run(store, [{"llm_judge": _judged(0.0, 1)} for _ in range(N)])
     cand = _store_run(store, [{"llm_judge": _judged(0.2, 0)} for _ in range(N)])
     comparison = compare_runs(store, base, cand)
-    rule = _rule(comparison, "judge_verdicts_readable")
+    rule = decision_rule(comparison, "judge_verdicts_readable")
     assert comparison.outcome == "inconclusive" and rule.outcome == "inconclusive"
     assert f"baseline judge llm_judge {N}/{N} (100.0%)" in rule.reason
     assert rule.details["baseline_judges"]["llm_judge"]["parse_failures"] == N
@@ -80,13 +67,13 @@ def test_a_different_answer_key_is_inconclusive(store: Store) -> None:
     keys = [f"gold {i}" if i % 2 else f"other {i}" for i in range(N)]
     cand = _store_run(store, _scored(0.9), expected=keys)
     comparison = compare_runs(store, base, cand)
-    rule = _rule(comparison, "comparable_runs")
+    rule = decision_rule(comparison, "comparable_runs")
     assert comparison.outcome == "inconclusive" and rule.outcome == "inconclusive"
     assert f"{N // 2} paired examples have a different expected answer" in rule.reason
     assert "(e0, e2, e4, e6, e8, …" in rule.reason
     assert rule.details["changed_expected"] == N // 2
     same = compare_runs(store, base, _store_run(store, _scored(0.9), expected=None))
-    assert _rule(same, "comparable_runs").details["changed_expected"] == N
+    assert decision_rule(same, "comparable_runs").details["changed_expected"] == N
 
 
 def _config(**options: str) -> dict[str, Any]:
@@ -97,7 +84,7 @@ def test_different_scorer_options_are_inconclusive(store: Store) -> None:
     base = _store_run(store, _scored(0.4), config=_config(case_sensitive="True"))
     cand = _store_run(store, _scored(0.9), config=_config())
     comparison = compare_runs(store, base, cand)
-    rule = _rule(comparison, "comparable_runs")
+    rule = decision_rule(comparison, "comparable_runs")
     assert comparison.outcome == "inconclusive" and rule.outcome == "inconclusive"
     assert (
         "scorer f1 is configured differently: case_sensitive True in the baseline, unset in "
@@ -111,7 +98,7 @@ def test_different_scorer_options_are_inconclusive(store: Store) -> None:
 def test_same_scorer_options_and_object_addresses_compare_equal(store: Store) -> None:
     base = _store_run(store, _scored(0.5), config=_config(fn="<function f at 0x7f00aa>"))
     cand = _store_run(store, _scored(0.5), config=_config(fn="<function f at 0x7f11bb>"))
-    rule = _rule(compare_runs(store, base, cand), "comparable_runs")
+    rule = decision_rule(compare_runs(store, base, cand), "comparable_runs")
     assert rule.passed, rule.reason
 
 
@@ -124,7 +111,7 @@ def test_the_header_says_how_many_pairs_were_scored_in_both(store: Store) -> Non
     comparison = compare_runs(store, base, cand)
     assert comparison.paired == N and comparison.scored_paired == 0
     assert comparison.to_dict()["scored_paired"] == 0
-    rule = _rule(comparison, "paired_examples")
+    rule = decision_rule(comparison, "paired_examples")
     assert "only 0 examples were scored in both runs" in rule.reason
     said = f"{N} paired by id, 0 scored in both"
     for render in (render_text, render_diff, render_markdown, render_html):

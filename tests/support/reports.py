@@ -10,6 +10,10 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from aieval._records import SampleRecord
+from aieval.report import RuleResult
+from aieval.store import Store
+
 HOSTILE_ID = "<script>alert(1)</script>"
 
 
@@ -323,3 +327,18 @@ def record_runs(db: Path) -> dict[str, str]:
     ids["graded"] = graded.id
     store.close()
     return ids
+
+
+def store_run(
+    store: Store, samples: list[SampleRecord], *, config: dict[str, Any] | None = None
+) -> str:
+    """A completed run of ``samples`` in ``store`` (every run of a test shares one dataset hash)."""
+    run_id = store.create_run(name="cmp", dataset_hash="same", config=config or {})
+    store.record_samples(run_id, samples)
+    store.finish_run(run_id, status="completed")
+    return run_id
+
+
+def decision_rule(comparison: Any, name: str) -> RuleResult:
+    """The promotion rule ``name`` of a comparison's decision."""
+    return next(r for r in comparison.decision.rules if r.rule == name)
