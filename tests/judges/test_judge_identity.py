@@ -13,7 +13,7 @@ from tests.support.openai_server import OpenAIServer, Reply
 from aieval import Store, run
 from aieval.errors import ConfigError
 from aieval.report import compare_runs
-from aieval.scorers import llm_judge
+from aieval.scorers import llm_judge, pairwise_judge
 
 ROWS = [
     {"id": f"e{i}", "prompt": f"question {i}", "expected": "a", "prediction": f"answer {i}"}
@@ -71,3 +71,21 @@ def test_resuming_with_another_rubric_is_refused(
     Store(db).finish_run(first.id, status="interrupted")
     with pytest.raises(ConfigError, match="rubric_sha256"):
         run(name="r", dataset=ROWS, scorers=[_judge(openai_server, "B.")], store=db, resume=True)
+
+
+def test_a_pairwise_judge_stores_its_identity_and_names_its_model(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    openai_server.responder = lambda body: Reply(json.dumps({"winner": "tie", "reason": "same"}))
+    judge = pairwise_judge(
+        "Prefer faithful answers.", provider="openai-compatible",
+        base_url=openai_server.base_url, model="pj", name="pref",
+    )  # fmt: skip
+    assert judge.fn.model == "pj"  # multi_judge keys repeated judge names by it
+    db = tmp_path / "runs.db"
+    done = run(name="pw", dataset=ROWS, scorers=[judge], store=db)
+    stored = Store(db).get_run(done.id).config["scorers"][0]["options"]
+    assert stored["judge_model"] == "pj" and len(stored["criteria_sha256"]) == 16
+    assert stored["adjudication_rounds"] == str(judge.fn.adjudication_rounds)
+    assert stored["prompt_version"].startswith("pairwise")
+    assert "faithful" not in json.dumps(stored)  # a digest, not the criteria text

@@ -173,7 +173,6 @@ class _PairwiseJudge:
         self.client = client
         self.adjudication_rounds = adjudication_rounds
 
-    @property
     def identity(self) -> dict[str, str]:
         """What decides this judge's verdicts, stored with the run's scorer options."""
         return {
@@ -185,6 +184,7 @@ class _PairwiseJudge:
             "prompt_version": PAIRWISE_PROMPT_VERSION,
         }
 
+    @property
     def model(self) -> str | None:
         return self.client.model
 
