@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from tests.support.openai_server import OpenAIServer, Reply, Status
+from tests.support.provider_calls import request_error
 
 from aieval import run
 from aieval.errors import ConfigError, ProviderError, ProviderRequestError
@@ -147,22 +148,18 @@ def test_a_request_header_the_http_client_would_refuse_is_a_provider_error(
 ) -> None:
     """A request's own header that aiohttp would refuse (or send wrongly) is a
     ProviderRequestError naming it, never an exception that escapes the run, never sent."""
-    import asyncio
 
-    async def call(headers: dict[str, Any]) -> ProviderError:
-        provider = OpenAIProvider(openai_server.base_url, api_key=KEY)
-        try:
-            with pytest.raises(ProviderError) as caught:
-                await provider.generate(_request(headers=headers))
-            return caught.value
-        finally:
-            await provider.aclose()
+    def build() -> OpenAIProvider:
+        return OpenAIProvider(openai_server.base_url, api_key=KEY)
 
-    injected = asyncio.run(call({"X-Note": f"a\r\nX-Key: {KEY}"}))
+    def call(headers: dict[str, Any]) -> ProviderError:
+        return request_error(build, _request(headers=headers), ProviderError)
+
+    injected = call({"X-Note": f"a\r\nX-Key: {KEY}"})
     assert isinstance(injected, ProviderRequestError) and not injected.retryable
     assert "the request's headers.X-Note" in str(injected) and "line break" in str(injected)
     assert KEY not in str(injected)
-    not_text = asyncio.run(call({"X-Count": 5}))
+    not_text = call({"X-Count": 5})
     assert isinstance(not_text, ProviderRequestError)
     assert "headers.X-Count: a header value must be a string" in str(not_text)
     assert openai_server.requests == []

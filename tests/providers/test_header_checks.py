@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from tests.support.openai_server import OpenAIServer
+from tests.support.provider_calls import request_error
 
 from aieval.errors import ConfigError, ProviderRequestError
 from aieval.providers import (
@@ -119,17 +120,12 @@ def test_anthropic_request_header_with_a_line_break_is_not_a_connection_error(
     """Before, httpx refused it inside the SDK, which reported a retryable connection error."""
     pytest.importorskip("anthropic")
 
-    async def call() -> ProviderRequestError:
+    def build() -> ResilientProvider:
         inner = AnthropicProvider(KEY, base_url=openai_server.root_url, timeout=5.0)
-        provider = ResilientProvider(inner, retry=RetryPolicy(max_retries=3, initial_delay=0.01))
-        try:
-            with pytest.raises(ProviderRequestError) as caught:
-                await provider.generate(_request(headers={"X-Tok": f"a\nb{SECRET}"}))
-            return caught.value
-        finally:
-            await provider.aclose()
+        return ResilientProvider(inner, retry=RetryPolicy(max_retries=3, initial_delay=0.01))
 
-    error = asyncio.run(call())
+    request = _request(headers={"X-Tok": f"a\nb{SECRET}"})
+    error = request_error(build, request, ProviderRequestError)
     assert not error.retryable
     assert "the request's headers.X-Tok" in str(error) and "line break" in str(error)
     assert SECRET not in str(error)
@@ -137,16 +133,10 @@ def test_anthropic_request_header_with_a_line_break_is_not_a_connection_error(
 
 
 def test_openai_request_header_problems_are_named(openai_server: OpenAIServer) -> None:
-    async def call() -> ProviderRequestError:
-        provider = OpenAIProvider(openai_server.base_url)
-        try:
-            with pytest.raises(ProviderRequestError) as caught:
-                await provider.generate(_request(headers={"X-Tok": f" {SECRET}"}))
-            return caught.value
-        finally:
-            await provider.aclose()
-
-    error = asyncio.run(call())
+    request = _request(headers={"X-Tok": f" {SECRET}"})
+    error = request_error(
+        lambda: OpenAIProvider(openai_server.base_url), request, ProviderRequestError
+    )
     assert "the request's headers.X-Tok" in str(error) and "whitespace" in str(error)
     assert SECRET not in str(error) and openai_server.requests == []
 

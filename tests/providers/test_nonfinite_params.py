@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from tests.support.openai_server import OpenAIServer
+from tests.support.provider_calls import request_error
 
 from aieval import Store, run
 from aieval.errors import ConfigError, ProviderRequestError
@@ -105,17 +106,10 @@ def test_a_value_json_cannot_carry_is_a_request_error_not_a_crash(
 ) -> None:
     """A param that is no JSON value at all (a set) fails the call as a ProviderRequestError."""
 
-    async def call() -> ProviderRequestError:
-        provider = OpenAIProvider(openai_server.base_url)
-        try:
-            with pytest.raises(ProviderRequestError) as caught:
-                request = ChatRequest(model="m", messages=MESSAGES, params={"stop": {"a"}})
-                await provider.generate(request)
-            return caught.value
-        finally:
-            await provider.aclose()
-
-    error = asyncio.run(call())
+    request = ChatRequest(model="m", messages=MESSAGES, params={"stop": {"a"}})
+    error = request_error(
+        lambda: OpenAIProvider(openai_server.base_url), request, ProviderRequestError
+    )
     assert "cannot encode the request as JSON" in str(error) and not error.retryable
     assert openai_server.requests == []
 

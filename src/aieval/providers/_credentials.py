@@ -19,7 +19,7 @@ __all__ = [
 
 def has_authorization(headers: Mapping[str, str] | None) -> bool:
     """Whether ``headers`` set ``Authorization`` (in any case)."""
-    return any(isinstance(name, str) and name.lower() == "authorization" for name in headers or {})
+    return credential_header(headers) is not None
 
 
 def credential_header(

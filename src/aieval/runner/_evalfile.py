@@ -25,8 +25,9 @@ from aieval.runner._execute import execute
 from aieval.runner._imports import import_file
 from aieval.runner._inputs import LiveParts, ProgressCallback
 from aieval.runner._result import RunResult
-from aieval.runner._run import check_run, telemetry_from_env
+from aieval.runner._run import check_run
 from aieval.runner._spec import RunSpec, check_share
+from aieval.runner._tracing import telemetry_from_env
 from aieval.scorers import Scorer, get_scorer, llm_judge
 from aieval.store import Store
 

@@ -18,7 +18,6 @@ from aieval.runner._remote import remote_samples
 from aieval.runner._result import RunResult
 from aieval.runner._sample import SampleProcessor
 from aieval.runner._spec import RunSpec
-from aieval.runner._target import ProviderTarget
 from aieval.runner._tracing import open_spans, telemetry_wanted
 from aieval.store import Store
 
@@ -97,13 +96,12 @@ def _result(
     kept: list[Any] | None,
 ) -> RunResult:
     metrics = {k: v["mean"] for k, v in summary["scorers"].items()}
-    target = prep.target
     return RunResult(
         id=prep.run_id,
         name=prep.spec.name,
         status=status,
         model=prep.spec.model,
-        provider=target.name if isinstance(target, ProviderTarget) else None,
+        provider=prep.provider_name,
         dataset_hash=prep.info.version,
         metrics=metrics,
         pass_rate=summary["pass_rate"],

@@ -61,6 +61,7 @@ class Prepared:
 
     @property
     def provider_name(self) -> str | None:
+        """The provider's name when the target calls one, else ``None``."""
         return self.target.name if isinstance(self.target, ProviderTarget) else None
 
 

@@ -26,7 +26,6 @@ from aieval.runner._prepare import (
 )
 from aieval.runner._result import RunResult
 from aieval.runner._spec import RunSpec
-from aieval.runner._tracing import telemetry_from_env
 from aieval.scorers import Scorer
 from aieval.store import Store
 
@@ -37,7 +36,6 @@ __all__ = [
     "run_async",
     "run_spec",
     "run_spec_async",
-    "telemetry_from_env",
 ]
 
 _DEFAULT_CONCURRENCY = 16

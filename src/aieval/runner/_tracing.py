@@ -6,7 +6,6 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from aieval.runner._prepare import Prepared
-from aieval.runner._target import ProviderTarget
 
 if TYPE_CHECKING:
     from aieval.telemetry._spans import RunSpans
@@ -40,13 +39,12 @@ def open_spans(prep: Prepared, started_wall: float, tracer_provider: Any) -> Run
         header = header_of(row)
         started_wall = row.started_at if row.started_at is not None else started_wall
     else:
-        spec, target = prep.spec, prep.target
-        provider = target.name if isinstance(target, ProviderTarget) else None
+        spec = prep.spec
         header = RunHeader(
             prep.run_id,
             spec.name,
             spec.model,
-            provider,
+            prep.provider_name,
             prep.data.source,
             prep.info.version,
             prep.info.count,
