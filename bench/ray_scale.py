@@ -89,6 +89,19 @@ def batch_size(text: str) -> int | None:
     return None if text == "auto" else int(text)
 
 
+def start_ray(cpus: int) -> None:
+    """A local Ray with ``cpus`` workers, no dashboard and a small object store."""
+    import ray
+
+    ray.init(
+        address="local",
+        num_cpus=cpus,
+        include_dashboard=False,
+        object_store_memory=256 * 1024 * 1024,
+        log_to_driver=False,
+    )
+
+
 def whole_runs(n: int, tokens: int, cpus: int) -> None:
     """run() with the local executor, then with executor="ray" (the Ray started by main)."""
     import tempfile
@@ -146,13 +159,7 @@ def main() -> None:
     )
     n = args.samples
     if args.part == "run":
-        ray.init(
-            address="local",
-            num_cpus=args.cpus,
-            include_dashboard=False,
-            object_store_memory=256 * 1024 * 1024,
-            log_to_driver=False,
-        )
+        start_ray(args.cpus)
         try:
             whole_runs(n, args.tokens, args.cpus)
         finally:
@@ -160,13 +167,7 @@ def main() -> None:
         return
     local_s, local_scores = timed(LocalExecutor(16), score_rouge, long_rows(n, args.tokens))
     started = time.perf_counter()
-    ray.init(
-        address="local",
-        num_cpus=args.cpus,
-        include_dashboard=False,
-        object_store_memory=256 * 1024 * 1024,
-        log_to_driver=False,
-    )
+    start_ray(args.cpus)
     startup_s = time.perf_counter() - started
     try:
         ray_exec = RayExecutor(batch_size=args.batch)

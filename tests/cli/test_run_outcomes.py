@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.stored import stored_samples
 
 AIEVAL = [sys.executable, "-m", "aieval"]
 
@@ -68,13 +69,6 @@ def slow_eval(tmp_path: Path, n: int) -> None:
     )
 
 
-def stored(db: Path) -> int:
-    try:
-        return int(sqlite3.connect(db).execute("SELECT COUNT(*) FROM samples").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-
-
 def start_and_wait(tmp_path: Path, at_least: int) -> subprocess.Popen[str]:
     child = subprocess.Popen(
         [*AIEVAL, "run", "s.yaml", "--db", "r.db", "-q"],
@@ -84,7 +78,7 @@ def start_and_wait(tmp_path: Path, at_least: int) -> subprocess.Popen[str]:
         text=True,
     )
     deadline = time.monotonic() + 60
-    while stored(tmp_path / "r.db") < at_least and time.monotonic() < deadline:
+    while stored_samples(tmp_path / "r.db") < at_least and time.monotonic() < deadline:
         time.sleep(0.05)
     return child
 
@@ -145,7 +139,7 @@ def test_a_full_disk_fails_the_run_and_resume_finishes_it(tmp_path: Path, small_
     assert "disk is full" in failed.stderr and "--resume" in failed.stderr
     conn = sqlite3.connect(db)
     status, error, metrics = conn.execute("SELECT status, error, metrics FROM runs").fetchone()
-    kept = stored(db)
+    kept = stored_samples(db)
     assert 0 < kept < n
     assert status == "failed" and "disk is full" in error
     assert json.loads(metrics)["samples"] == kept  # the summary counts only stored samples

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.stored import stored_samples
 
 import aieval.code._scorer as code_scorer
 from aieval.code import evaluate_code
@@ -34,14 +35,6 @@ def _files(tmp_path: Path, count: int) -> tuple[Path, Path]:
     return problems, completions
 
 
-def _stored(db: Path) -> int:
-    try:
-        with sqlite3.connect(db) as conn:
-            return int(conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-
-
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "aieval", "code", *args, "--allow-code-execution"]
 
@@ -54,11 +47,11 @@ def test_a_killed_run_resumes_without_re_executing(
     argv = _cli(str(problems), "--completions", str(completions), "--db", str(db), "--workers", "1")
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while _stored(db) < 3 and time.monotonic() < deadline and proc.poll() is None:
+    while stored_samples(db) < 3 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    before = _stored(db)
+    before = stored_samples(db)
     assert 3 <= before < 12, proc.stderr.read() if proc.stderr else ""
 
     executed: list[str] = []
@@ -74,7 +67,7 @@ def test_a_killed_run_resumes_without_re_executing(
     )
     assert len(executed) == 12 - before
     assert result.summary.executions == 12 and result.summary.statuses["passed"] == 12
-    assert _stored(db) == 12
+    assert stored_samples(db) == 12
 
 
 def test_cli_reports_in_each_format(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.stored import stored_samples
 
 from aieval import Example, Store, run
 from aieval.errors import ConfigError
@@ -37,24 +38,17 @@ CHILD = textwrap.dedent(
 ).replace("range(N)", f"range({N})")
 
 
-def stored(db: Path) -> int:
-    try:
-        return sqlite3.connect(db).execute("SELECT COUNT(*) FROM samples").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
-
-
 def test_kill_then_resume_has_every_sample_once(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     child = subprocess.Popen([sys.executable, str(script), str(db)])
     deadline = time.monotonic() + 30
-    while stored(db) < 20 and time.monotonic() < deadline and child.poll() is None:
+    while stored_samples(db) < 20 and time.monotonic() < deadline and child.poll() is None:
         time.sleep(0.02)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-    before = stored(db)
+    before = stored_samples(db)
     assert 20 <= before <= N // 2, "the child must be killed mid-run"
 
     store = Store(db)

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.stored import stored_samples
 
 from aieval import Example, Store, run
 from aieval.errors import RunInProgressError, UserError
@@ -49,14 +50,6 @@ CHILD = textwrap.dedent(
 ).replace("range(N)", f"range({N})")
 
 
-def _stored(db: Path) -> int:
-    try:
-        with sqlite3.connect(db) as conn:
-            return int(conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-
-
 @pytest.fixture
 def live_run(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path, Path]]:
     """A second process running ``live`` in ``runs.db``, held mid-run until released."""
@@ -66,9 +59,9 @@ def live_run(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path, Pa
     child = subprocess.Popen([sys.executable, str(script), str(db), str(release)])
     try:
         deadline = time.monotonic() + 60
-        while _stored(db) < 1 and time.monotonic() < deadline and child.poll() is None:
+        while stored_samples(db) < 1 and time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.02)
-        assert _stored(db) == 1 and child.poll() is None, "the child must hold its run open"
+        assert stored_samples(db) == 1 and child.poll() is None, "the child must hold its run open"
         yield child, db, release
     finally:
         release.touch()
@@ -134,7 +127,7 @@ def test_aieval_run_resume_refuses_a_live_run(
     (held,) = Store(db).list_runs(name="live")
     assert held.id in done.stderr and f"pid {child.pid}" in done.stderr
     assert "Traceback" not in done.stderr
-    assert _stored(db) < N and Store(db).get_run(held.id).pid == child.pid
+    assert stored_samples(db) < N and Store(db).get_run(held.id).pid == child.pid
 
 
 def _with_owner(db: Path, run_id: str, *, host: str, heartbeat_at: float) -> None:

@@ -24,6 +24,7 @@ from tests.support.ray_fns import (
     explodes_on_boom,
     shout,
 )
+from tests.support.stored import stored_samples
 from tests.support.workflows import DEFINITION, make_run
 
 from aieval import Store, run, scorer
@@ -53,13 +54,6 @@ def stored(db: Path, run_id: str) -> dict[str, Any]:
         s.id: (s.prediction, s.passed, s.error, {k: v.value for k, v in s.scores.items()})
         for s in Store(db).iter_samples(run_id)
     }
-
-
-def count(db: Path) -> int:
-    try:
-        return int(sqlite3.connect(db).execute("SELECT COUNT(*) FROM samples").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
 
 
 def test_both_executors_store_the_same_results(ray_cluster: Any, tmp_path: Path) -> None:
@@ -154,13 +148,13 @@ def test_a_killed_driver_resumes_with_no_sample_lost_or_twice(
     )
     proc = subprocess.Popen([sys.executable, "-c", child], cwd=ROOT)
     deadline = time.monotonic() + 90
-    while count(db) == 0 and time.monotonic() < deadline and proc.poll() is None:
+    while stored_samples(db) == 0 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     assert proc.poll() is None, "the driver ended before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     gate.touch()
-    before = count(db)
+    before = stored_samples(db)
     assert 0 < before <= n // 2, "the driver must be killed mid-run"
     resumed = run(
         name="killme",
@@ -288,14 +282,14 @@ def test_ctrl_c_on_the_cli_prints_the_hint_and_no_stray_errors(
         start_new_session=True,  # its own process group, as a terminal's foreground job
     )
     deadline = time.monotonic() + 120
-    while count(tmp_path / "r.db") < 200 and time.monotonic() < deadline:
+    while stored_samples(tmp_path / "r.db") < 200 and time.monotonic() < deadline:
         assert child.poll() is None, child.communicate()
         time.sleep(0.05)
     os.killpg(child.pid, signal.SIGINT)  # Ctrl-C: the driver and the Ray it started
     _, err = child.communicate(timeout=120)
     assert child.returncode == 130, err[-3000:]
     assert "interrupted; resume with aieval run rk.yaml --resume --db r.db" in err
-    assert 200 <= count(tmp_path / "r.db") < 4000, "the run was stopped midway"
+    assert 200 <= stored_samples(tmp_path / "r.db") < 4000, "the run was stopped midway"
     for noise in ("exception was never retrieved", "TaskCancelledError", "Traceback"):
         assert noise not in err, err[-3000:]
 

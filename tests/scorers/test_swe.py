@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.support.git_repo import committed_repo
 
 from aieval.errors import ConfigError, DatasetError
 from aieval.scorers import swe
@@ -52,15 +53,8 @@ PROJECT_TESTS = textwrap.dedent(
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    (repo / "tests").mkdir(parents=True)
-    (repo / "calc.py").write_text("def add(a, b):\n    return a + b if a >= 0 else a - b\n")
-    (repo / "tests" / "test_calc.py").write_text(PROJECT_TESTS)
-    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    subprocess.run([*git, "add", "."], cwd=repo, check=True)
-    subprocess.run([*git, "commit", "-qm", "init"], cwd=repo, check=True)
-    return repo
+    calc = "def add(a, b):\n    return a + b if a >= 0 else a - b\n"
+    return committed_repo(tmp_path / "repo", {"calc.py": calc, "tests/test_calc.py": PROJECT_TESTS})
 
 
 GOOD_PATCH = """\

@@ -9,7 +9,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tests.scorers.test_swe_pristine import F2P, P2P, REWRITE_RESULTS, TESTS, _patch
+from tests.scorers.test_swe_pristine import CALC, F2P, P2P, REWRITE_RESULTS, TESTS, _patch
+from tests.support.git_repo import committed_repo
 
 from aieval.errors import ConfigError
 from aieval.scorers._swe_pristine import restore_test_setup
@@ -63,16 +64,7 @@ FORGE_AT_EXIT = textwrap.dedent(
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    (path / "tests").mkdir(parents=True)
-    (path / "calc.py").write_text("def add(a, b):\n    return a + b if a >= 0 else a - b\n")
-    (path / "tests" / "test_calc.py").write_text(TESTS)
-    (path / "pyproject.toml").write_text("[project]\nname = 'calc'\n")
-    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
-    subprocess.run([*git, "add", "."], cwd=path, check=True)
-    subprocess.run([*git, "commit", "-qm", "init"], cwd=path, check=True)
-    return path
+    return committed_repo(tmp_path / "repo", CALC)
 
 
 def _rates(repo: Path, files: dict[str, str], tests: list[str]) -> tuple[float, float]:

@@ -5,10 +5,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tests.support.git_repo import committed_repo
 
 from aieval.scorers.swe import run_tests_after_patch, swe_rates
 
-GIT = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
 F2P = ["tests/test_calc.py::test_negative"]
 P2P = ["tests/test_calc.py::test_add"]
 TESTS = "from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n\n" + (
@@ -28,17 +28,17 @@ REWRITE_RESULTS = textwrap.dedent(
 )
 
 
+#: The project the patches are judged on (``add`` is wrong for negative numbers).
+CALC = {
+    "calc.py": "def add(a, b):\n    return a + b if a >= 0 else a - b\n",
+    "tests/test_calc.py": TESTS,
+    "pyproject.toml": "[project]\nname = 'calc'\n",
+}
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    (path / "tests").mkdir(parents=True)
-    (path / "calc.py").write_text("def add(a, b):\n    return a + b if a >= 0 else a - b\n")
-    (path / "tests" / "test_calc.py").write_text(TESTS)
-    (path / "pyproject.toml").write_text("[project]\nname = 'calc'\n")
-    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
-    subprocess.run([*GIT, "add", "."], cwd=path, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "init"], cwd=path, check=True)
-    return path
+    return committed_repo(tmp_path / "repo", CALC)
 
 
 def _patch(repo: Path, files: dict[str, str]) -> str:
