@@ -183,11 +183,50 @@ def test_assert_run_names_what_it_got_instead_of_a_run(value: object, words: str
     assert words in str(caught.value)
 
 
+PLAIN_TEST = "def test_plain():\n    assert 1 + 1 == 2\n"
+
+
 def test_a_broken_eval_file_is_named_without_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "eval_broken.yaml").write_text("name: x\ndataset: {rows: []}\nscorers: []\n")
+    (tmp_path / "test_plain.py").write_text(PLAIN_TEST)
     done = _pytest(tmp_path, "--aieval-store", "none")
-    assert done.returncode not in (0, 5), done.stdout
-    assert "eval_broken.yaml" in done.stdout and "Traceback" not in done.stdout
+    out = done.stdout
+    # one failing test, not a collection error that aborts the session
+    assert done.returncode == 1, out + done.stderr
+    assert "FAILED eval_broken.yaml::eval_broken.yaml" in out, out
+    assert "scorers" in out and "give at least one scorer" in out, out
+    assert "PASSED test_plain.py::test_plain" in out and "1 failed, 1 passed" in out, out
+    assert "Traceback" not in out and "error during collection" not in out
+
+
+# Files named like eval files that belong to other tools: none is collected, none aborts.
+UNRELATED = {
+    "eval_settings.yaml": "dataset: imagenet\nbatch_size: 32\nlr: 0.001\n",
+    "eval_list.yaml": "- dataset\n- scorers\n",
+    "eval_syntax.yml": "dataset: [unclosed\nscorers: x\n",
+    "eval_two_docs.yaml": "dataset: a\nscorers: [x]\n---\nother: 1\n",
+    "eval_binary.yaml": "\udcff",
+}
+
+
+def test_a_session_beside_an_unrelated_eval_settings_yaml_runs_its_tests(tmp_path: Path) -> None:
+    for name, text in UNRELATED.items():
+        (tmp_path / name).write_text(text, encoding="utf-8", errors="surrogateescape")
+    (tmp_path / "test_plain.py").write_text(PLAIN_TEST)
+    done = _pytest(tmp_path, "--aieval-store", "none")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASSED test_plain.py::test_plain" in done.stdout
+    assert "1 passed" in done.stdout and "eval_" not in done.stdout, done.stdout
+
+
+def test_no_aieval_turns_the_plugin_off(tmp_path: Path) -> None:
+    installed = {ep.name for ep in importlib.metadata.entry_points(group="pytest11")}
+    assert "aieval" in installed, "aieval is installed, so its pytest11 entry point is too"
+    (tmp_path / "eval_good.yaml").write_text(GOOD)
+    (tmp_path / "test_plain.py").write_text(PLAIN_TEST)
+    done = _pytest(tmp_path, "-p", "no:aieval")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout and "qa-good" not in done.stdout, done.stdout
 
 
 def test_the_entry_point_is_declared() -> None:
@@ -223,3 +262,13 @@ def test_assert_run_reports_every_reason() -> None:
 def test_a_bad_policy_is_a_config_error(options: dict[str, object]) -> None:
     with pytest.raises(ConfigError):
         EvalPolicy.of(options)
+
+
+def test_a_folder_pattern_collects_the_eval_files_of_that_folder(tmp_path: Path) -> None:
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "support.yaml").write_text(GOOD)
+    (tmp_path / "evals" / "notes.yaml").write_text("owner: qa team\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\naieval_files = evals/*.yaml\n")
+    done = _pytest(tmp_path, "--aieval-store", "none")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASSED evals/support.yaml::qa-good" in done.stdout and "1 passed" in done.stdout

@@ -1,8 +1,11 @@
 """The aieval pytest plugin (entry point ``pytest11: aieval``): eval files and marked tests.
 
-* Files matching ``aieval_files`` (ini; default ``eval_*.yaml eval_*.yml``) are collected as
-  tests, one per run (one per recorded model of ``models:``), named by the eval's ``name`` so
-  ``pytest -k`` selects them. A run that misses the policy fails with its summary and reasons.
+* Files matching ``aieval_files`` (ini; default ``eval_*.yaml eval_*.yml``) that are aieval eval
+  files (a mapping with ``dataset`` and ``scorers``, ``workflow`` or ``profile``) are collected
+  as tests, one per run (one per recorded model of ``models:``), named by the eval's ``name`` so
+  ``pytest -k`` selects them. A run that misses the policy fails with its summary and reasons;
+  a broken eval file is one failing test. Any other file matching the patterns (a project's own
+  ``eval_settings.yaml``) is left alone.
 * ``@pytest.mark.aieval(min_pass_rate=..., min_metrics={...}, max_errors=...)`` on a test that
   returns the :class:`~aieval.runner.RunResult` (or a list of them) checks what it returns.
 
@@ -14,7 +17,6 @@ Nothing heavy is imported until an eval file or a marked test is met.
 
 from __future__ import annotations
 
-import fnmatch
 import inspect
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,12 +54,41 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """Collect eval files matching ``aieval_files``."""
+    """Collect the aieval eval files among the files matching ``aieval_files``."""
     patterns = parent.config.getini("aieval_files")
-    if any(fnmatch.fnmatch(file_path.name, p) for p in patterns):
+    # Path.match compares from the right: ``eval_*.yaml`` matches a name, ``evals/*.yaml`` a
+    # file in any folder named ``evals``
+    if any(file_path.match(p) for p in patterns) and _is_eval_file(file_path):
         collected: pytest.Collector = EvalFile.from_parent(parent, path=file_path)
         return collected
     return None
+
+
+def _is_eval_file(path: Path) -> bool:
+    """Whether ``path`` is an aieval eval file the plugin collects.
+
+    A YAML file is one when its document is a mapping with a ``dataset`` key and a ``scorers``,
+    ``workflow`` or ``profile`` key (what every eval file has); whether their values are valid
+    is the test's to say. Any other file (another tool's config, a YAML syntax error, several
+    documents) is not collected. A file of another type matched by ``aieval_files`` (``.py``)
+    is always collected: naming it there is the opt-in.
+    """
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return True
+    import yaml
+
+    try:
+        # composing builds nodes only: no object, no alias expansion, whatever the file holds
+        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    if not isinstance(node, yaml.MappingNode):
+        return False
+    keys = {k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
+    return "dataset" in keys and not keys.isdisjoint(_GRADING_KEYS)
+
+
+_GRADING_KEYS = frozenset({"scorers", "workflow", "profile"})
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -100,10 +131,16 @@ class EvalFile(pytest.File):
     """An eval file: one test per run it makes."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        """One item per recorded model (or one for the eval)."""
+        """One item per recorded model (or one for the eval); a broken file is one failing item,
+        so the rest of the session still runs."""
+        from aieval.errors import UserError
         from aieval.runner import load_eval
 
-        config = load_eval(self.path)
+        try:
+            config = load_eval(self.path)
+        except UserError as exc:
+            yield BrokenEvalFile.from_parent(self, name=self.path.name, error=exc)
+            return
         models: list[str | None] = [*config.models] if config.models else [None]
         for model in models:
             name = config.name if model is None else f"{config.name}[{model}]"
@@ -112,6 +149,26 @@ class EvalFile(pytest.File):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         """A bad eval file reads as its one-line error, not a traceback."""
         return _plain(excinfo) or super().repr_failure(excinfo)
+
+
+class BrokenEvalFile(pytest.Item):
+    """An eval file that does not load: a test that fails with the file's error."""
+
+    def __init__(self, *, error: Exception, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        """Fail with the error that loading the file raised."""
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """The file's one-line error (it names the file and the field), not a traceback."""
+        return _plain(excinfo) or super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the item comes from, for pytest's report lines."""
+        return self.path, None, f"aieval eval file {self.path.name}"
 
 
 class EvalItem(pytest.Item):
