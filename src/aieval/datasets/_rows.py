@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aieval._types import Example
+from aieval.datasets._recorded import recorded_usage
 from aieval.errors import DatasetError
 
 __all__ = ["RowSpec", "row_to_example"]
@@ -66,6 +67,7 @@ def row_to_example(row: Any, index: int, spec: RowSpec, source: str, line: int) 
         )
     prediction = _prediction(row, spec, source, line)
     recorded_error = _recorded_error(row, prediction, source, line)
+    recorded_usage(row, source, line)  # refuse malformed recorded calls before the run starts
     return Example(
         id=example_id,
         input=value,

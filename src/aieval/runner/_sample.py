@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from aieval._calls import collect_calls
@@ -158,14 +158,14 @@ async def _score_one(
 
 
 def _fill_usage(record: SampleRecord, own: Usage | None) -> None:
-    target_called = False
+    target_calls = [call for call in record.calls if call.purpose == "target"]
+    target_called = bool(target_calls)
     for call in record.calls:
         record.retries += call.retries
-        if call.purpose == "target":
-            target_called = True
-            record.cached = call.cached
-            record.input_tokens = call.input_tokens
-            record.output_tokens = call.output_tokens
+    if target_calls:  # one call, or one per model a recorded sample names
+        record.cached = target_calls[-1].cached
+        record.input_tokens = _total(c.input_tokens for c in target_calls)
+        record.output_tokens = _total(c.output_tokens for c in target_calls)
     costs = [c.cost for c in record.calls if c.cost is not None]
     if own is not None and not target_called:
         record.input_tokens, record.output_tokens = own.input_tokens, own.output_tokens
@@ -173,3 +173,9 @@ def _fill_usage(record: SampleRecord, own: Usage | None) -> None:
         if own.cost is not None:
             costs.append(own.cost)
     record.cost = sum(costs) if costs else None
+
+
+def _total(counts: Iterable[int | None]) -> int | None:
+    """The sum of the known counts; ``None`` when none is known."""
+    known = [count for count in counts if count is not None]
+    return sum(known) if known else None

@@ -17,6 +17,7 @@ from typing import Any
 from aieval._calls import call_from_response
 from aieval._records import CallRecord
 from aieval._types import Example
+from aieval.datasets._recorded import recorded_usage
 from aieval.errors import ConfigError, DatasetError, ProviderError
 from aieval.providers import ChatRequest, Provider
 from aieval.providers._headers import check_headers, sends_headers
@@ -72,11 +73,13 @@ class RecordedTarget(Target):
     """Outputs recorded in the data: no model is called."""
 
     async def produce(self, example: Example) -> Output:
+        # the row's recorded_calls and recorded_latency_s (an imported log's usage and timing)
+        calls, latency = recorded_usage(example.fields)
         if example.prediction is None:
             if example.recorded_error is not None:  # e.g. an imported log's errored sample
-                return Output(None, error=example.recorded_error)
+                return Output(None, error=example.recorded_error, latency_s=latency, calls=calls)
             return Output(None, error="row has no recorded prediction and no target was given")
-        return Output(example.prediction, example.prediction)
+        return Output(example.prediction, example.prediction, latency_s=latency, calls=calls)
 
 
 class ProviderTarget(Target):
