@@ -161,3 +161,50 @@ def test_an_errored_sample_is_stored_with_inspect_s_error(
     assert all("recorded_error" not in rows[i] or rows[i]["recorded_error"] is None for i in fine)
     if fine:
         assert result.metrics["match"] == 1.0
+
+
+def _silent(messages: list[Any], *_: Any) -> ModelOutput:
+    """A mockllm output function whose completion is an empty string."""
+    output = ModelOutput.from_content("mockllm", "")
+    output.usage = ModelUsage(input_tokens=3, output_tokens=0, total_tokens=3)
+    return output
+
+
+def _one_sample_log(tmp: Path, **task_options: Any) -> Path:
+    task = Task(
+        dataset=[Sample(input="Say nothing.", target="", id="s1")],
+        solver=[generate()],
+        scorer=[match()],
+        name="quiet",
+        **task_options,
+    )
+    (log,) = inspect_eval(
+        task,
+        model="mockllm/model",
+        model_args={"custom_outputs": _silent},
+        log_dir=str(tmp),
+        display="none",
+    )
+    return Path(log.location)
+
+
+def test_a_sample_that_hit_a_limit_without_output_is_its_error(tmp_path: Path) -> None:
+    path = _one_sample_log(tmp_path, message_limit=1)  # the prompt alone reaches the limit
+    result = run(name="limit", dataset=str(path), scorers=[exact_match], store=False)
+    (sample,) = result.samples
+    assert sample.prediction is None and sample.scores == {}
+    assert sample.error == (
+        "inspect_ai sample has no output: the model gave no completion "
+        "(it hit its message limit of 1)"
+    )
+    assert result.error_count == 1
+
+
+def test_an_empty_completion_is_an_answer_and_is_graded(tmp_path: Path) -> None:
+    path = _one_sample_log(tmp_path)
+    (row,) = inspect_log_rows(path)
+    assert row["prediction"] == "" and "recorded_error" not in row
+    result = run(name="empty", dataset=str(path), scorers=[exact_match], store=False)
+    (sample,) = result.samples
+    assert sample.error is None and sample.scores["exact_match"].value == 1.0
+    assert (sample.input_tokens, sample.output_tokens) == (3, 0)

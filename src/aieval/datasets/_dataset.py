@@ -1,4 +1,5 @@
-"""Datasets: streamed, validated rows from lists, JSONL, JSON, CSV or Hugging Face datasets."""
+"""Datasets: streamed, validated rows from lists, JSONL, JSON, CSV, inspect_ai logs or Hugging
+Face datasets."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import csv
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from aieval._files import readable
 from aieval._json import DuplicateKeyError, load_strict, loads_strict
 from aieval._types import Example
+from aieval.datasets._inspect_rows import inspect_example, inspect_log_rows, looks_like_inspect_log
 from aieval.datasets._rows import RowSpec, row_to_example
 from aieval.errors import DatasetError
 
@@ -29,8 +31,11 @@ class DatasetInfo:
 
     Attributes:
         count: number of examples.
-        version: order-independent content hash (32 hex digits): the same rows in any order give
-            the same version; any change to any row changes it.
+        version: order-independent hash of the examples (32 hex digits): the same rows in any
+            order give the same version; any change to any row changes it. For an inspect_ai
+            log, and rows given an ``example_key``, it hashes what each example is (for a log:
+            id, input, expected and the sample's own metadata), not what a run recorded for it,
+            so two logs of the same samples, or one log as ``.eval`` and as ``.json``, agree.
         with_prediction: how many examples carry a recorded prediction (or a recorded error in
             its place, which is stored as the sample's error).
         fields: every top-level field name seen in any row.
@@ -47,6 +52,9 @@ class Dataset:
 
     Rows are read lazily, so a million-row JSONL never has to fit in memory. Call :meth:`scan`
     once to validate every row, reject duplicate ids and compute the version hash.
+    ``example_key`` picks the part of a row that says what the example is, for the version
+    (default: the whole row). An inspect_ai log path (``.eval``, or a ``.json`` log) is read as
+    :func:`~aieval.datasets.load_inspect_log` reads it.
     """
 
     def __init__(
@@ -57,13 +65,16 @@ class Dataset:
         name: str | None = None,
         limit: int | None = None,
         label: str | None = None,
+        example_key: Callable[[Mapping[str, Any]], Any] | None = None,
     ) -> None:
         if limit is not None and limit < 0:
             raise DatasetError(f"limit must be >= 0, got {limit}")
         self.spec = spec or RowSpec()
         self.limit = limit
+        self.example_key = example_key
         self._path: Path | None = None
         self._rows: Any = None
+        self._logged: list[dict[str, Any]] | None = None  # an inspect_ai log's rows, once read
         if isinstance(source, (str, os.PathLike)):
             self._path = readable(source, "dataset")
             self.source = str(source)
@@ -79,7 +90,7 @@ class Dataset:
         else:
             raise DatasetError(
                 f"cannot read a dataset from {type(source).__name__}; pass a list of dicts, "
-                "a .jsonl/.json/.csv path or a datasets.Dataset"
+                "a .jsonl/.json/.csv path, an inspect_ai .eval log or a datasets.Dataset"
             )
         named = self._path or (Path(label) if label else None)
         self.name = name or (named.stem if named else "rows")
@@ -107,12 +118,17 @@ class Dataset:
             if key in seen:
                 self._confirm_duplicate(example.id, line)
             seen.add(key)
-            total = (total + _row_digest(row)) % _MOD
+            total = (total + _row_digest(self._example(row))) % _MOD
             count += 1
             with_prediction += example.prediction is not None or example.recorded_error is not None
             fields.update(row)
         self._info = DatasetInfo(count, f"{total:032x}", with_prediction, frozenset(fields))
         return self._info
+
+    def _example(self, row: Any) -> Any:
+        """What the version hashes of ``row``."""
+        key = self.example_key or (inspect_example if self._logged is not None else None)
+        return key(row) if key is not None and isinstance(row, Mapping) else row
 
     def _confirm_duplicate(self, example_id: str, line: int) -> None:
         for index, (first_line, row) in enumerate(self._raw()):
@@ -120,7 +136,7 @@ class Dataset:
                 return  # a hash collision between different ids: not a duplicate
             other = row_to_example(row, index, self.spec, self.source, first_line)
             if other.id == example_id:
-                where = "row" if self._path is None else "line"
+                where = "row" if self._path is None or self._logged is not None else "line"
                 raise DatasetError(
                     f"duplicate id {example_id!r} (first seen at {where} {first_line}); "
                     "ids must be unique",
@@ -132,17 +148,28 @@ class Dataset:
         if self._path is None:
             yield from enumerate(self._rows, 1)
             return
+        if self._logged is not None:
+            yield from enumerate(self._logged, 1)
+            return
         suffix = self._path.suffix.lower()
         if suffix in (".jsonl", ".ndjson"):
             yield from _read_jsonl(self._path)
+        elif suffix == ".eval":
+            self._logged = inspect_log_rows(self._path)
+            yield from enumerate(self._logged, 1)
         elif suffix == ".json":
-            yield from enumerate(_read_json_array(self._path), 1)
+            data = _read_json(self._path)
+            if looks_like_inspect_log(data):
+                self._logged = inspect_log_rows(self._path)
+                yield from enumerate(self._logged, 1)
+            else:
+                yield from enumerate(_json_rows(data, self._path), 1)
         elif suffix in (".csv", ".tsv"):
             yield from _read_csv(self._path, "\t" if suffix == ".tsv" else ",")
         else:
             raise DatasetError(
                 f"unsupported dataset file type {suffix or '(none)'!r}; "
-                "use .jsonl, .json, .csv or .tsv",
+                "use .jsonl, .json, .csv, .tsv or an inspect_ai log (.eval, .json)",
                 source=self.source,
             )
 
@@ -216,7 +243,7 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
             raise DatasetError(f"not UTF-8 text: {exc.reason}", source=str(path)) from None
 
 
-def _read_json_array(path: Path) -> list[Any]:
+def _read_json(path: Path) -> Any:
     with _open(path) as handle:
         try:
             data = load_strict(handle)
@@ -228,11 +255,16 @@ def _read_json_array(path: Path) -> list[Any]:
             raise DatasetError(str(exc), source=str(path)) from None
         except UnicodeDecodeError as exc:
             raise DatasetError(f"not UTF-8 text: {exc.reason}", source=str(path)) from None
+    return data
+
+
+def _json_rows(data: Any, path: Path) -> list[Any]:
     if isinstance(data, Mapping) and isinstance(data.get("rows"), list):
         data = data["rows"]
     if not isinstance(data, list):
         raise DatasetError(
-            "a .json dataset must be an array of rows (or {'rows': [...]})", source=str(path)
+            "a .json dataset must be an array of rows (or {'rows': [...]}, or an inspect_ai log)",
+            source=str(path),
         )
     return data
 
