@@ -84,6 +84,7 @@ def test_run_page_shows_pass_at_k_and_each_problem(
         page.locator('#code-problems tr[data-problem="demo/add"] a').first.click()
         page.wait_for_selector("main[aria-busy=false]")
         assert page.url.endswith("/samples/demo%2Fadd%230")  # the first execution of demo/add
+        assert page.locator("h1").inner_text() == "Sample demo/add#0"
     finally:
         context.close()
     assert errors == [], errors

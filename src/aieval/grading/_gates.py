@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, overload
 
+from aieval._floors import at_least
 from aieval.errors import AievalError, ConfigError
 from aieval.grading._gate_result import GateResult
 
@@ -339,7 +340,7 @@ def tests_fail_to_pass_all_green(*, passed: int, total: int, threshold: float = 
         return GateResult(name, False, "no fail-to-pass tests: the fix is unverified", evidence)
     ratio = passed / total
     evidence["ratio"] = ratio
-    if ratio >= threshold:
+    if at_least(ratio, threshold):
         return GateResult(name, True, f"fail-to-pass {passed}/{total}", evidence)
     return GateResult(
         name, False, f"fail-to-pass {passed}/{total} = {ratio:.3f} < {threshold:g}", evidence
@@ -359,7 +360,7 @@ def tests_pass_to_pass_threshold_met(
         return GateResult(name, True, "no pass-to-pass tests to regress", evidence)
     ratio = passed / total
     evidence["ratio"] = ratio
-    if ratio >= threshold:
+    if at_least(ratio, threshold):
         return GateResult(name, True, f"pass-to-pass {passed}/{total}", evidence)
     return GateResult(
         name, False, f"pass-to-pass {passed}/{total} = {ratio:.3f} < {threshold:g}", evidence

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
+from aieval._floors import at_least, shown_apart
 from aieval.errors import ConfigError
 from aieval.grading._categories import DEFAULT_FLOORS, default_floor_category, known_category
 from aieval.grading._formulas import adjusted_norm, normalize
@@ -40,8 +41,9 @@ BANDS: tuple[tuple[Grade, int], ...] = (("A", 90), ("B", 80), ("C", 70), ("D", 6
 
 
 _ORDER = "ABCDF"
-# Normalized values are computed in floating point: 2.8 / 4 must clear a 0.70 floor.
-_FLOOR_TOLERANCE = 1e-9
+# Normalized values, means and thresholds are floats: every floor, the pass threshold and the A
+# margin are compared with at_least (equal up to float rounding meets), so 2.8 / 4 clears a
+# 0.70 floor and ten 0.1 scores clear a 0.1 floor.
 _A_MARGIN = 0.10
 
 
@@ -231,7 +233,9 @@ def grade(
         final = "D"
     if gate_failures:
         final = "F"
-    meets = w100 >= Fraction(threshold)
+    # spec 5.1: weighted_100 >= pass_threshold, the threshold read as the number it was written
+    # as: a weighted score of 70.70 meets a threshold of 70.7 (the float 70.7 is a bit above)
+    meets = at_least(float(w100), threshold)
     passed = not gate_failures and not floor_failures and meets
 
     return GradeResult(
@@ -328,7 +332,7 @@ def _normalize_one(
         raise ConfigError(f"criterion {c.name!r}: {exc}") from None
     floor, source, floor_category = _floor_for(c, default_floors)
     margin = used - floor if floor is not None else None
-    failed = margin is not None and margin < -_FLOOR_TOLERANCE
+    failed = floor is not None and not at_least(used, floor)  # spec 5.1: norm_i < floor_i
     return CriterionResult(
         name=c.name,
         raw_score=c.raw_score,
@@ -398,7 +402,7 @@ def _reasons(
 ) -> list[str]:
     out = [f"hard gate {g.name} failed: {g.reason or 'no reason given'}" for g in gates]
     out += [
-        f"critical floor missed: {f.criterion} {f.score:.3f} < {f.floor:.2f}"
+        "critical floor missed: {} {} < {}".format(f.criterion, *_apart(f.score, f.floor))
         for f in floors
         if f.failed
     ]
@@ -424,22 +428,33 @@ def _placement(
     for f in floors:
         verb = "misses" if f.failed else "clears"
         which = f" (default {f.category} floor)" if f.category else ""
-        lines.append(
-            f"{f.criterion} {f.score:.3f} {verb} its floor {f.floor:.2f} "
-            f"by {abs(f.margin):.3f}{which}"
+        value, bound = (
+            _apart(f.score, f.floor) if f.failed else (f"{f.score:.3f}", f"{f.floor:.2f}")
         )
+        by = f"{abs(f.margin):.3f}"
+        if f.failed and by == "0.000":
+            by = f"{abs(f.margin):.1e}"
+        lines.append(f"{f.criterion} {value} {verb} its floor {bound} by {by}{which}")
     if not failed and any(f.failed for f in floors) and provisional != final:
         lines.append(f"grade capped at D (from {provisional}) by a missed critical floor")
     if final == "A":
-        thin = [f for f in floors if f.margin < _A_MARGIN - _FLOOR_TOLERANCE]
+        thin = [f for f in floors if not at_least(f.margin, _A_MARGIN)]
         for f in thin:
             lines.append(
                 f"note: A expects floors cleared by >= {_A_MARGIN:.2f}; "
                 f"{f.criterion} clears by {f.margin:.3f}"
             )
-    if final == "C" and any(f.margin < _A_MARGIN for f in floors if not f.failed):
+    if final == "C" and any(not at_least(f.margin, _A_MARGIN) for f in floors if not f.failed):
         lines.append("floors pass near the boundary")
     return lines
+
+
+def _apart(score: float, floor: float) -> tuple[str, str]:
+    """A missed floor's score (3 decimals) and floor (2), with more where they would look equal."""
+    shown, bound = f"{score:.3f}", f"{floor:.2f}"
+    if float(shown) < float(bound):
+        return shown, bound
+    return shown_apart(score, floor, 3)
 
 
 def _band_text(letter: Grade) -> str:

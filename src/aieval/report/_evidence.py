@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from aieval._floors import at_most
 from aieval.report._samples import ExampleNumbers
 
 __all__ = [
@@ -26,7 +27,6 @@ __all__ = [
 
 Outcome = Literal["pass", "fail", "inconclusive"]
 
-_EPS = 1e-9
 _MAX_IDS = 20
 
 
@@ -131,7 +131,7 @@ def coverage_rule(cov: Coverage, tolerance: float) -> RuleResult:
         parts.append(f"{len(cov.missing)} missing from the candidate run ({_ids(cov.missing)})")
     if cov.unscored:
         parts.append(f"{len(cov.unscored)} not scored by the candidate ({_ids(cov.unscored)})")
-    ok = share <= tolerance + _EPS
+    ok = at_most(share, tolerance)
     reason = (
         f"{cov.lost} of the {cov.scored} examples the baseline scored ({share:.1%}) count "
         f"against the candidate at 0 points: {'; '.join(parts)}; "
@@ -266,8 +266,8 @@ def judge_rule(
     }
     if not rates and not base_rates:
         return RuleResult(rule, True, "no judge verdicts were recorded", details)
-    bad = [name for name, (_, _, r) in rates.items() if r > limit + _EPS]
-    bad_base = [name for name, (_, _, r) in base_rates.items() if r > limit + _EPS]
+    bad = [name for name, (_, _, r) in rates.items() if not at_most(r, limit)]
+    bad_base = [name for name, (_, _, r) in base_rates.items() if not at_most(r, limit)]
     parts = []
     if rates:
         parts.append(f"malformed judge verdicts: {_described(rates)}")

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from aieval._floors import at_most
 from aieval.report._evidence import RuleResult
 from aieval.report._policy_model import PromotionPolicy
 from aieval.report._samples import ExampleNumbers
 
 __all__ = ["floor_rule", "gate_rule", "severe_rule"]
-
-# Rates are compared after rounding away float noise, so 0.3 - 0.1 does not exceed 0.2.
-_EPS = 1e-9
 
 
 def gate_rule(
@@ -38,11 +36,13 @@ def gate_rule(
     rate_b = sum(b.gate_failed for b, _ in pairs) / len(pairs)
     rate_c = sum(c.gate_failed for _, c in pairs) / len(pairs)
     per_gate = _per_gate_rates(pairs)
-    worse = [g for g, (rb, rc) in per_gate.items() if rc - rb > tol + _EPS]
-    ok = rate_c - rate_b <= tol + _EPS and not worse
+    # rates are compared up to float rounding: 0.07 - 0.05 does not exceed 0.02
+    worse = [g for g, (rb, rc) in per_gate.items() if not at_most(rc - rb, tol)]
+    within = at_most(rate_c - rate_b, tol)
+    ok = within and not worse
     reason = (
         f"gate failure rate {rate_c:.1%} vs baseline {rate_b:.1%} "
-        f"({(rate_c - rate_b) * 100:+.1f} points {'<=' if rate_c - rate_b <= tol + _EPS else '>'}"
+        f"({(rate_c - rate_b) * 100:+.1f} points {'<=' if within else '>'}"
         f" tolerance {tol * 100:.1f})"
     )
     if worse:

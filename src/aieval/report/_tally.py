@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from aieval._floors import at_least, at_most
 from aieval._records import SampleRecord
 from aieval.report._header import pass_rate
 from aieval.report._samples import ExampleNumbers
@@ -94,9 +95,9 @@ class JudgeTally:
         parse_rate = self.parse_failures / self.verdicts if self.verdicts else 0.0
         inconsistency = self.inconsistent / self.n if self.pairwise and self.n else None
         warnings = []
-        if parse_rate > threshold:
+        if not at_most(parse_rate, threshold):
             warnings.append(f"{parse_rate:.1%} of verdicts were malformed")
-        if inconsistency is not None and inconsistency > threshold:
+        if inconsistency is not None and not at_most(inconsistency, threshold):
             warnings.append(
                 f"{inconsistency:.1%} of pairwise verdicts changed when the order was swapped"
             )
@@ -216,7 +217,7 @@ class ReasonTally:
         if sample.error:
             return
         for name, value in ex.scores.items():
-            if value is not None and value < threshold:
+            if value is not None and not at_least(value, threshold):
                 self.add(
                     "threshold", name, f"{name} below the pass threshold {threshold:g}", sample.id
                 )

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from aieval._floors import at_most
 from aieval._records import SampleRecord
 
 if TYPE_CHECKING:
@@ -262,7 +263,7 @@ class RunResult:
     def error_budget_exceeded(self) -> bool:
         """Whether more samples errored than ``max_error_rate`` allows (any, by default)."""
         rate = self.error_rate
-        return rate is not None and rate > self.max_error_rate
+        return rate is not None and not at_most(rate, self.max_error_rate)
 
     @property
     def ok(self) -> bool:

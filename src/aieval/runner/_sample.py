@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from aieval._calls import collect_calls
+from aieval._floors import at_least
 from aieval._records import SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
 from aieval.errors import ConfigError, ScorerError
@@ -77,7 +78,7 @@ class SampleProcessor:
             record.scores = await _score_all(self.scorers, output.text, example.expected, context)
         _fill_usage(record, output.usage)
         record.passed = output.error is None and all(
-            s.error is None and (s.value is None or s.value >= self.pass_threshold)
+            s.error is None and (s.value is None or at_least(s.value, self.pass_threshold))
             for s in record.scores.values()
         )
         if self.evaluator is not None:

@@ -50,7 +50,7 @@ def create_app(
         >>> import tempfile, os
         >>> app = create_app(os.path.join(tempfile.mkdtemp(), "runs.db"))
         >>> sorted(app.openapi()["paths"])[:3]
-        ['/api/compare', '/api/compare/samples/{sample_id}', '/api/evaluations']
+        ['/api/compare', '/api/compare/sample', '/api/compare/samples/{sample_id}']
     """
     settings = settings or ServerSettings()
     settings.check()

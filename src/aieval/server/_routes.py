@@ -42,6 +42,7 @@ router = APIRouter(prefix="/api", dependencies=[Depends(_no_duplicate_keys)])
 
 _Limit = Annotated[int, Query(ge=1, le=1000)]
 _Offset = Annotated[int, Query(ge=0, le=10**9)]
+_SampleId = Annotated[str, Query(min_length=1, description="the sample's id, as stored")]
 
 
 class EvaluationRequest(EvalConfig):
@@ -172,12 +173,23 @@ def list_samples(
     return _reply(request, body)
 
 
-@router.get("/runs/{run_id}/samples/{sample_id}")
-def get_sample(run_id: str, sample_id: str, request: Request) -> JSONResponse:
-    """One sample in full: input, prompt, output, scores with reasons, calls, workflow."""
+@router.get("/runs/{run_id}/sample")
+def get_sample_by_id(run_id: str, request: Request, id: _SampleId) -> JSONResponse:
+    """One sample in full, its id in the query (``?id=HumanEval%2F7%230``): reaches every id,
+    ``.``, ``..`` and ids holding ``/`` included (clients resolve ``..`` in a path)."""
     store: Store = request.app.state.store
     run = _run(request, run_id)
-    return _reply(request, sample_detail(store.get_sample(run.id, sample_id)))
+    return _reply(request, sample_detail(store.get_sample(run.id, id)))
+
+
+@router.get("/runs/{run_id}/samples/{sample_id:path}")
+def get_sample(run_id: str, sample_id: str, request: Request) -> JSONResponse:
+    """One sample in full: input, prompt, output, scores with reasons, calls, workflow.
+
+    The id is the rest of the path, so ``HumanEval/7#0`` is ``samples/HumanEval%2F7%230``; an
+    id that is ``.`` or ``..`` (or ends in such a segment) is reached by ``/sample?id=`` only.
+    """
+    return get_sample_by_id(run_id, request, _path_id(sample_id))
 
 
 @router.get("/compare")
@@ -191,7 +203,18 @@ def compare(
     return _reply(request, comparison(store, baseline, candidate))
 
 
-@router.get("/compare/samples/{sample_id}")
+@router.get("/compare/sample")
+def compare_sample_by_id(
+    request: Request,
+    id: _SampleId,
+    baseline: Annotated[str, Query(min_length=1)],
+    candidate: Annotated[str, Query(min_length=1)],
+) -> JSONResponse:
+    """One example side by side, its id in the query: reaches every id (see ``/sample``)."""
+    return compare_sample(id, request, baseline, candidate)
+
+
+@router.get("/compare/samples/{sample_id:path}")
 def compare_sample(
     sample_id: str,
     request: Request,
@@ -199,7 +222,8 @@ def compare_sample(
     candidate: Annotated[str, Query(min_length=1)],
 ) -> JSONResponse:
     """One example side by side: both runs' sample (output, scores, reasons) and a word diff
-    of the baseline's prediction against the candidate's."""
+    of the baseline's prediction against the candidate's. The id is the rest of the path."""
+    sample_id = _path_id(sample_id)
     store: Store = request.app.state.store
     sides: dict[str, Any] = {}
     for side, ref in (("baseline", baseline), ("candidate", candidate)):
@@ -237,6 +261,13 @@ async def follow_run(
             yield event.as_sse(redact)
 
     return EventSourceResponse(events(), ping=state.settings.keepalive_s)
+
+
+def _path_id(sample_id: str) -> str:
+    """A sample id taken from the rest of a path; an empty one is refused by name."""
+    if not sample_id:
+        raise ConfigError("sample_id: empty; give the id after samples/, or use ?id=")
+    return sample_id
 
 
 def _event_id(value: str | None) -> int | None:

@@ -1,5 +1,7 @@
-"""Statistics: pass@k estimators, rater agreement, confidence intervals and paired comparisons."""
+"""Statistics: pass@k estimators, rater agreement, confidence intervals, paired comparisons,
+and floor comparisons that float rounding cannot flip (``at_least``, ``at_most``)."""
 
+from aieval._floors import at_least, at_most
 from aieval.stats._agreement import cohen_kappa, exact_agreement, mean_absolute_error, spearman
 from aieval.stats._bootstrap import ConfidenceInterval, bootstrap_ci, wilson_interval
 from aieval.stats._describe import histogram, quantiles, sample_std
@@ -15,6 +17,8 @@ __all__ = [
     "ConfidenceInterval",
     "NoninferiorityMethod",
     "NoninferiorityResult",
+    "at_least",
+    "at_most",
     "bootstrap_ci",
     "cohen_kappa",
     "exact_agreement",

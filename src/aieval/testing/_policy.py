@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aieval._floors import at_least, shown_apart
 from aieval.errors import ConfigError
 from aieval.runner import RunResult
 
@@ -32,6 +33,9 @@ class EvalPolicy:
         min_pass_rate: share of samples that must pass (1.0: every one).
         min_metrics: per scorer, the lowest acceptable mean score.
         max_errors: how many target or scorer errors are tolerated.
+
+    Both minimums are met by a value equal to them up to float rounding (one part in 10**9,
+    :func:`aieval.stats.at_least`): ten scores of 0.1 meet a minimum of 0.1.
     """
 
     min_pass_rate: float = 1.0
@@ -93,18 +97,19 @@ def check_run(result: RunResult, policy: EvalPolicy | None = None) -> EvalVerdic
     rate = result.pass_rate
     if rate is None:
         reasons.append("the run has no samples")
-    elif rate < rules.min_pass_rate:
+    elif not at_least(rate, rules.min_pass_rate):
+        shown, required = shown_apart(rate, rules.min_pass_rate, 2)
         reasons.append(
-            f"pass rate {rate:.2f} is below the required {rules.min_pass_rate:.2f}; "
-            f"failing: {_failing(result)}"
+            f"pass rate {shown} is below the required {required}; failing: {_failing(result)}"
         )
     for name, floor in rules.min_metrics.items():
         value = result.metrics.get(name)
         if value is None:
             have = ", ".join(sorted(result.metrics)) or "none"
             reasons.append(f"metric {name!r} has no value (metrics: {have})")
-        elif value < floor:
-            reasons.append(f"metric {name} {value:.3f} is below the required {floor:.3f}")
+        elif not at_least(value, floor):
+            shown, required = shown_apart(value, floor)
+            reasons.append(f"metric {name} {shown} is below the required {required}")
     if result.errors > rules.max_errors:
         reasons.append(
             f"{result.errors} error(s), more than the {rules.max_errors} allowed: {_errors(result)}"

@@ -177,10 +177,20 @@
   }
 
   function parseHash() {
+    // each segment is encodeURIComponent'd (sampleHref), so an id's own "/", "?" or "#" stay in
+    // its segment; a segment that does not decode (a hand-edited address) matches no route
     const raw = location.hash.replace(/^#/, "") || "/";
-    const [path, search] = raw.split("?");
-    const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
-    return { parts, params: new URLSearchParams(search || "") };
+    const cut = raw.indexOf("?");
+    const path = cut < 0 ? raw : raw.slice(0, cut);
+    const search = cut < 0 ? "" : raw.slice(cut + 1);
+    const parts = path.split("/").filter(Boolean).map((part) => {
+      try {
+        return decodeURIComponent(part);
+      } catch (_) {
+        return null;
+      }
+    });
+    return { parts: parts.includes(null) ? null : parts, params: new URLSearchParams(search) };
   }
 
   async function route() {
@@ -190,9 +200,12 @@
     const main = document.getElementById("main");
     main.replaceChildren();
     main.setAttribute("aria-busy", "true");
-    highlightNav(parts[0] || "runs");
+    highlightNav(parts ? parts[0] || "runs" : "");
     try {
-      if (parts.length === 0 || (parts[0] === "runs" && parts.length === 1)) {
+      if (parts === null) {
+        main.append(el("h1", {}, "Not found"), el("p", {}, "This address is not valid: ",
+          link("#/", "back to runs")));
+      } else if (parts.length === 0 || (parts[0] === "runs" && parts.length === 1)) {
         await runsPage(main, params);
       } else if (parts[0] === "runs" && parts.length === 2) {
         await runPage(main, parts[1], params);
@@ -1060,7 +1073,8 @@
   // ---------------------------------------------------------------- sample page
 
   async function samplePage(main, runId, sampleId) {
-    const s = await api(`/api/runs/${encodeURIComponent(runId)}/samples/${encodeURIComponent(sampleId)}`);
+    // the id goes in the query: in a path, "a/b", "." or ".." would be resolved, not looked up
+    const s = await api(`/api/runs/${encodeURIComponent(runId)}/sample` + query({ id: sampleId }));
     const ev = s.evaluation || null;
     main.append(
       el("p", { class: "crumbs" }, link("#/", "Runs"), " / ", link(runHref(runId), runId), " / ",
@@ -1337,8 +1351,7 @@
 
   async function pairPage(main, sampleId, params) {
     const baseline = params.get("baseline") || "", candidate = params.get("candidate") || "";
-    const p = await api(`/api/compare/samples/${encodeURIComponent(sampleId)}` +
-      query({ baseline, candidate }));
+    const p = await api("/api/compare/sample" + query({ id: sampleId, baseline, candidate }));
     main.append(
       el("p", { class: "crumbs" }, link("#/compare" + query({ baseline, candidate }), "Comparison"),
         " / ", p.id),
