@@ -35,12 +35,15 @@ SHADOWED = {
 }
 
 
-@pytest.mark.parametrize(
-    ("program", "tests"), [pytest.param(*v, id=k) for k, v in SHADOWED.items()]
-)
-def test_a_candidate_defining_a_builtin_does_not_pass(program: str, tests: str) -> None:
+@pytest.mark.parametrize("name", SHADOWED)
+def test_a_candidate_defining_a_builtin_does_not_pass(name: str) -> None:
+    program, tests = SHADOWED[name]
     result = execute(program, tests, timeout=10.0)
     assert result.status == "failed", (result.status, result.detail)
+    if name != "builtins-module":  # that one patches the worker's builtins, defining nothing
+        assert result.detail.endswith(
+            f"(the tests call the builtin {name}, not the program's own definition)"
+        )
 
 
 def test_honest_candidates_with_the_same_tests_pass() -> None:

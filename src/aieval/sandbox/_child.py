@@ -355,22 +355,24 @@ def _globals_used(source: str) -> set[str]:
     return used - bound
 
 
-def _visible_names(tests: list[str], entry_point: str | None) -> set[str]:
+def _visible_names(used: set[str], entry_point: str | None) -> set[str]:
     """The candidate's names the tests may see: the entry point and what they use undefined.
 
     Never a builtin's name (a candidate's ``len`` or ``sorted`` would judge itself), never a
     name the tests bind (their own helpers), never a dunder. ``check`` still receives an entry
     point named like a builtin.
     """
-    wanted: set[str] = set()
-    for source in tests:
-        wanted |= _globals_used(source)
-    if entry_point:
-        wanted.add(entry_point)
+    wanted = used | ({entry_point} if entry_point else set())
     return {name for name in wanted if name not in _BUILTIN_NAMES and not name.startswith("__")}
 
 
-def _load(worker: _Worker, program: str, visible: set[str]) -> dict[str, Any] | tuple[str, str]:
+def _load(
+    worker: _Worker, program: str, visible: set[str], listed_names: set[str]
+) -> dict[str, Any] | tuple[str, str]:
+    """Run the program in the worker; proxies (or values) for the ``visible`` names it defines.
+
+    ``listed_names`` receives every name the worker listed, to explain failures.
+    """
     reply = worker.request({"op": "load", "program": program})
     if reply.get("ok") is not True:
         raw_error = reply.get("error")
@@ -385,6 +387,8 @@ def _load(worker: _Worker, program: str, visible: set[str]) -> dict[str, Any] | 
     listed = reply.get("names")
     for name, info in listed.items() if type(listed) is dict else []:
         # The worker's listing is the candidate's to forge: only names chosen here count.
+        if type(name) is str:
+            listed_names.add(name)
         if type(name) is not str or name not in visible or type(info) is not dict:
             continue
         if info.get("kind") == "callable":
@@ -395,11 +399,23 @@ def _load(worker: _Worker, program: str, visible: set[str]) -> dict[str, Any] | 
     return names
 
 
+def _shadow_note(names: set[str]) -> str:
+    """Say which builtins the tests called although the program defines them too."""
+    shadowed = sorted(name for name in names if name in _BUILTIN_NAMES)
+    if not shadowed:
+        return ""
+    listing = ", ".join(shadowed)
+    return f" (the tests call the builtin {listing}, not the program's own definition)"
+
+
 def _run_tests(worker: _Worker, settings: dict[str, Any]) -> dict[str, Any]:
     tests: list[str] = settings["tests"]
     entry_point = settings.get("entry_point")
-    visible = _visible_names(tests, entry_point)
-    loaded = _load(worker, settings["program"], visible | ({entry_point} if entry_point else set()))
+    used = set().union(*(_globals_used(source) for source in tests))
+    visible = _visible_names(used, entry_point)
+    listed: set[str] = set()
+    wanted = visible | ({entry_point} if entry_point else set())
+    loaded = _load(worker, settings["program"], wanted, listed)
     if isinstance(loaded, tuple):
         return {"status": loaded[0], "detail": loaded[1], "passed": 0, "total": len(tests)}
     namespace: dict[str, Any] = {"__name__": "__tests__"}
@@ -457,7 +473,7 @@ def _run_tests(worker: _Worker, settings: dict[str, Any]) -> dict[str, Any]:
     if failures:
         return {
             "status": "failed",
-            "detail": "; ".join(failures[:5]),
+            "detail": "; ".join(failures[:5]) + _shadow_note(used & listed),
             "passed": passed,
             "total": len(tests),
         }
