@@ -891,10 +891,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         if isinstance(code, int) and code:
             sys.exit(code)
     except UserError as exc:
-        err.print(_labelled("error:", "bold red", str(exc)), highlight=False)
+        # soft_wrap: a long message (a file path) stays one line in a log or a pipe
+        err.print(_labelled("error:", "bold red", str(exc)), highlight=False, soft_wrap=True)
         sys.exit(2)
     except AievalError as exc:
-        err.print(_labelled("error:", "bold red", f"{type(exc).__name__}: {exc}"), highlight=False)
+        message = f"{type(exc).__name__}: {exc}"
+        err.print(_labelled("error:", "bold red", message), highlight=False, soft_wrap=True)
         sys.exit(1)
     except KeyboardInterrupt:
         err.print(

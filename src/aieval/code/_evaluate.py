@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aieval._json import loads_strict
 from aieval._sync import run_sync
+from aieval.code._jsonl import read_jsonl
 from aieval.code._problems import CodeProblem, load_problems
 from aieval.code._scorer import code_passes  # noqa: F401  (registers the scorer by name)
 from aieval.code._summary import CodeEvalSummary, summarize_samples
@@ -176,20 +176,11 @@ def load_completions(path: str | Path) -> dict[str, list[str]]:
     """Read recorded completions: JSONL rows ``{"task_id": ..., "completion": ...}``, in order.
 
     Raises:
-        DatasetError: the file cannot be read or a row is malformed (line named).
+        DatasetError: the file cannot be read, or a line is not UTF-8, not JSON or malformed
+            (file and line named).
     """
     found: dict[str, list[str]] = {}
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DatasetError(f"cannot read completions from {path}: {exc.strerror}") from exc
-    for number, text in enumerate(lines, 1):
-        if not text.strip():
-            continue
-        try:
-            row = loads_strict(text)
-        except ValueError as exc:
-            raise DatasetError(f"{path}, line {number}: not valid JSON ({exc})") from exc
+    for number, row in read_jsonl(Path(path), "completions"):
         if not isinstance(row, dict) or not isinstance(row.get("completion"), str):
             raise DatasetError(f"{path}, line {number}: needs 'task_id' and a string 'completion'")
         found.setdefault(str(row.get("task_id")), []).append(row["completion"])

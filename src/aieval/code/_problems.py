@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import gzip
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aieval._json import loads_strict
+from aieval.code._jsonl import read_jsonl
+from aieval.code._testsource import check_runnable
 from aieval.errors import DatasetError
 from aieval.scorers.code import extract_code
 
@@ -41,13 +41,19 @@ def load_problems(source: str | Path | Iterable[Mapping[str, Any]]) -> list[Code
 
     Each row needs ``task_id``, ``prompt`` (MBPP's ``text`` is accepted) and tests: ``test``
     (source) or ``test_list`` (assert snippets, with optional ``test_setup_code``); with
-    ``entry_point`` the tests define ``check(candidate)``.
+    ``entry_point`` the tests define ``check(candidate)``; without it they must run something
+    themselves (asserts), or every program would pass.
 
     Raises:
-        DatasetError: the file cannot be read, or a row lacks a field (row and field named).
+        DatasetError: the file cannot be read, a line is not UTF-8 or not JSON, or a row lacks
+            a field (file, row and field named).
     """
     where = str(source) if isinstance(source, str | Path) else "the problems"
-    rows = _read_rows(Path(source)) if isinstance(source, str | Path) else enumerate(source, 1)
+    rows = (
+        read_jsonl(Path(source), "problems")
+        if isinstance(source, str | Path)
+        else enumerate(source, 1)
+    )
     problems: list[CodeProblem] = []
     seen: set[str] = set()
     for line, row in rows:
@@ -59,21 +65,6 @@ def load_problems(source: str | Path | Iterable[Mapping[str, Any]]) -> list[Code
     if not problems:
         raise DatasetError(f"{where} holds no problems")
     return problems
-
-
-def _read_rows(path: Path) -> Iterable[tuple[int, Any]]:
-    try:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except (OSError, EOFError) as exc:
-        raise DatasetError(f"cannot read problems from {path}: {exc}") from exc
-    for number, text in enumerate(lines, 1):
-        if text.strip():
-            try:
-                yield number, loads_strict(text)
-            except ValueError as exc:
-                raise DatasetError(f"{path}, line {number}: not valid JSON ({exc})") from exc
 
 
 def _problem(row: Any, where: str) -> CodeProblem:
@@ -100,6 +91,7 @@ def _problem(row: Any, where: str) -> CodeProblem:
         raise DatasetError(
             f"{where}: give the tests as 'test' (source) or 'test_list' (assert snippets)"
         )
+    check_runnable(tests, entry_point, where)
     canonical = row.get("canonical_solution", row.get("code"))
     return CodeProblem(
         task_id=str(task_id),

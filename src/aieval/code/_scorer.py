@@ -7,6 +7,7 @@ from typing import Any
 
 from aieval._types import Example, Score
 from aieval.code._problems import CodeProblem, build_program
+from aieval.code._testsource import check_runnable, with_prompt_definitions
 from aieval.errors import ConfigError, DatasetError
 from aieval.sandbox import SandboxLimits, execute_async, require_code_execution
 from aieval.scorers._scorer import scorer
@@ -26,7 +27,9 @@ async def code_passes(
     """1.0 when the completion passes the problem's tests in the sandbox, else 0.0.
 
     The row carries the problem (fields ``task_id``, ``prompt``, ``tests``, ``entry_point``),
-    as :func:`aieval.code.evaluate_code` lays it out. ``metadata`` holds the sandbox status
+    as :func:`aieval.code.evaluate_code` lays it out. The tests call the candidate's entry
+    point; prompt functions they call (HumanEval/38's ``encode_cyclic``) are the prompt's own,
+    run beside the tests, never the candidate's. ``metadata`` holds the sandbox status
     (``passed``, ``failed``, ``timeout``, ``memory_limit``, ``error``), the detail and timing.
     ``limits`` may be a mapping of :class:`~aieval.sandbox.SandboxLimits` fields, so the scorer
     can be described in JSON (a run spec shipped to Ray workers).
@@ -34,18 +37,21 @@ async def code_passes(
     require_code_execution(allow_code_execution, what="code_passes")
     fields = example.fields if example is not None else {}
     tests = fields.get("tests")
+    where = f"code_passes: row {example.id!r}" if example is not None else "code_passes"
     if not isinstance(tests, str | list) or not tests:
-        where = f"row {example.id!r}" if example is not None else "this row"
-        raise DatasetError(f"code_passes: {where} has no 'tests' field")
+        raise DatasetError(f"{where} has no 'tests' field")
     problem = CodeProblem(
         task_id=str(fields.get("task_id", "")),
         prompt=str(fields.get("prompt", "")),
         tests=tests if isinstance(tests, str) else tuple(tests),
         entry_point=fields.get("entry_point"),
     )
+    check_runnable(problem.tests, problem.entry_point, where)
     program = build_program(problem, "" if prediction is None else str(prediction))
+    # the prompt's helpers the tests call (HumanEval/38's encode_cyclic) come from the prompt
+    tests_run = with_prompt_definitions(problem.prompt, problem.entry_point, problem.tests)
     result = await execute_async(
-        program, tests, entry_point=problem.entry_point, limits=_limits(limits)
+        program, tests_run, entry_point=problem.entry_point, limits=_limits(limits)
     )
     return Score(
         value=1.0 if result.passed else 0.0,

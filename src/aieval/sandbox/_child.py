@@ -6,8 +6,10 @@ Two processes share the work so that candidate code never runs where the verdict
   ``ptrace``, isolates the network, applies resource limits, then starts the worker and runs the
   test code. Candidate functions are visible to the tests only as proxies: each call travels to
   the worker and only plain data (numbers, strings, bytes, containers of them) comes back, so
-  objects with a rigged ``__eq__`` or a patched test runner cannot reach the tests. The harness
-  signs its verdict with ``HMAC(nonce, verdict)`` on a pipe the worker never inherits.
+  objects with a rigged ``__eq__`` or a patched test runner cannot reach the tests. The tests
+  see only the entry point and the names they use without defining them, never a name of a
+  builtin, so a candidate cannot redefine ``len`` or ``sorted`` for them. The harness signs its
+  verdict with ``HMAC(nonce, verdict)`` on a pipe the worker never inherits.
 * the **worker** runs the candidate program and answers calls. Whatever it does to its own
   frames, modules or exit status only changes what it answers.
 
@@ -28,6 +30,7 @@ import os
 import resource
 import signal
 import subprocess
+import symtable
 import sys
 import traceback
 from typing import Any, NoReturn
@@ -41,6 +44,9 @@ _NOBODY = 65534
 _MAX_DEPTH = 100
 _MAX_LINE = 64 * 1024 * 1024
 _MEMORY_REPLY = b'{"ok":false,"error":{"type":"MemoryError","message":"out of memory"}}\n'
+# Taken when the harness starts (``-I``, before any test or candidate value exists): the
+# names no candidate may define for the tests.
+_BUILTIN_NAMES = frozenset(vars(builtins))
 
 
 class _Untransferable(Exception):
@@ -325,7 +331,48 @@ def _failure_detail(exc: BaseException, tests: str) -> str:
     return f"{kind}{where}" + (f" ({message})" if message else "")
 
 
-def _load(worker: _Worker, program: str) -> dict[str, Any] | tuple[str, str]:
+def _globals_used(source: str) -> set[str]:
+    """Global names ``source`` reads (in any scope) without binding them itself."""
+    try:
+        table = symtable.symtable(source, "<tests>", "exec")
+    except (SyntaxError, ValueError):
+        return set()  # reported when the test is compiled
+    used: set[str] = set()
+    bound: set[str] = set()
+    pending = [table]
+    while pending:
+        scope = pending.pop()
+        module = scope.get_type() == "module"
+        for symbol in scope.get_symbols():
+            name = symbol.get_name()
+            if (module and symbol.is_local()) or (
+                symbol.is_declared_global() and symbol.is_assigned()
+            ):
+                bound.add(name)
+            elif symbol.is_referenced() and (module or symbol.is_global()):
+                used.add(name)
+        pending.extend(scope.get_children())
+    return used - bound
+
+
+def _visible_names(used: set[str], entry_point: str | None) -> set[str]:
+    """The candidate's names the tests may see: the entry point and what they use undefined.
+
+    Never a builtin's name (a candidate's ``len`` or ``sorted`` would judge itself), never a
+    name the tests bind (their own helpers), never a dunder. ``check`` still receives an entry
+    point named like a builtin.
+    """
+    wanted = used | ({entry_point} if entry_point else set())
+    return {name for name in wanted if name not in _BUILTIN_NAMES and not name.startswith("__")}
+
+
+def _load(
+    worker: _Worker, program: str, visible: set[str], listed_names: set[str]
+) -> dict[str, Any] | tuple[str, str]:
+    """Run the program in the worker; proxies (or values) for the ``visible`` names it defines.
+
+    ``listed_names`` receives every name the worker listed, to explain failures.
+    """
     reply = worker.request({"op": "load", "program": program})
     if reply.get("ok") is not True:
         raw_error = reply.get("error")
@@ -339,7 +386,10 @@ def _load(worker: _Worker, program: str) -> dict[str, Any] | tuple[str, str]:
     names: dict[str, Any] = {}
     listed = reply.get("names")
     for name, info in listed.items() if type(listed) is dict else []:
-        if type(info) is not dict or not isinstance(name, str):
+        # The worker's listing is the candidate's to forge: only names chosen here count.
+        if type(name) is str:
+            listed_names.add(name)
+        if type(name) is not str or name not in visible or type(info) is not dict:
             continue
         if info.get("kind") == "callable":
             names[name] = _proxy(worker, name)
@@ -349,13 +399,27 @@ def _load(worker: _Worker, program: str) -> dict[str, Any] | tuple[str, str]:
     return names
 
 
+def _shadow_note(names: set[str]) -> str:
+    """Say which builtins the tests called although the program defines them too."""
+    shadowed = sorted(name for name in names if name in _BUILTIN_NAMES)
+    if not shadowed:
+        return ""
+    listing = ", ".join(shadowed)
+    return f" (the tests call the builtin {listing}, not the program's own definition)"
+
+
 def _run_tests(worker: _Worker, settings: dict[str, Any]) -> dict[str, Any]:
-    loaded = _load(worker, settings["program"])
     tests: list[str] = settings["tests"]
+    entry_point = settings.get("entry_point")
+    used = set().union(*(_globals_used(source) for source in tests))
+    visible = _visible_names(used, entry_point)
+    listed: set[str] = set()
+    wanted = visible | ({entry_point} if entry_point else set())
+    loaded = _load(worker, settings["program"], wanted, listed)
     if isinstance(loaded, tuple):
         return {"status": loaded[0], "detail": loaded[1], "passed": 0, "total": len(tests)}
-    namespace: dict[str, Any] = {"__name__": "__tests__", **loaded}
-    entry_point = settings.get("entry_point")
+    namespace: dict[str, Any] = {"__name__": "__tests__"}
+    namespace.update((name, value) for name, value in loaded.items() if name in visible)
     failures: list[str] = []
     for index, source in enumerate(tests):
         label = f"test {index + 1}: " if len(tests) > 1 else ""
@@ -371,7 +435,7 @@ def _run_tests(worker: _Worker, settings: dict[str, Any]) -> dict[str, Any]:
         try:
             exec(code, namespace)
             if entry_point:
-                check, candidate = namespace.get("check"), namespace.get(entry_point)
+                check, candidate = namespace.get("check"), loaded.get(entry_point)
                 if not callable(check):
                     return {
                         "status": "error",
@@ -409,7 +473,7 @@ def _run_tests(worker: _Worker, settings: dict[str, Any]) -> dict[str, Any]:
     if failures:
         return {
             "status": "failed",
-            "detail": "; ".join(failures[:5]),
+            "detail": "; ".join(failures[:5]) + _shadow_note(used & listed),
             "passed": passed,
             "total": len(tests),
         }
