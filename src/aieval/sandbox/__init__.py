@@ -5,17 +5,20 @@ read-only system view, a bounded scratch tmpfs, a ``pids`` cgroup where one may 
 Read ``docs/sandbox.md`` for what this contains and what it does not.
 """
 
+from aieval.errors import SandboxError
 from aieval.sandbox._archive import extract_archive
 from aieval.sandbox._execute import CommandResult, execute, execute_async, run_command
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._optin import ALLOW_CODE_EXECUTION_ENV, require_code_execution
-from aieval.sandbox._result import ExecutionResult, ExecutionStatus
+from aieval.sandbox._result import EXECUTION_STATUSES, ExecutionResult, ExecutionStatus
 
 __all__ = [
     "ALLOW_CODE_EXECUTION_ENV",
+    "EXECUTION_STATUSES",
     "CommandResult",
     "ExecutionResult",
     "ExecutionStatus",
+    "SandboxError",
     "SandboxLimits",
     "execute",
     "execute_async",
