@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from aieval.report._document import interval, num
+from aieval.sandbox import EXECUTION_STATUSES
 
-#: The five sandbox statuses, in the order the summary and the viewer show them.
-STATUSES = ("passed", "failed", "timeout", "memory_limit", "error")
+#: The sandbox statuses, in the order the summary and the viewer show them.
+STATUSES: tuple[str, ...] = EXECUTION_STATUSES
 
 #: How pass@k is computed (``aieval.code``), printed under its table.
 ESTIMATOR = (
