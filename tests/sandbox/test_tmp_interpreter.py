@@ -43,7 +43,9 @@ outcomes = run_tests_after_patch(
     task["repo"], task["patch"], task["tests"], allow_code_execution=True
 )
 swe = swe_rates(outcomes, fail_to_pass=task["f2p"], pass_to_pass=task["p2p"])
+import aieval
 print(json.dumps({
+    "aieval": aieval.__file__,
     "executable": sys.executable,
     "prefix": sys.prefix,
     "execute": [looked.status, looked.detail, looked.stdout],
@@ -83,10 +85,11 @@ def _run_from_a_venv_in(tmp_folder: Path, tmp_path: Path) -> None:
     found = json.loads(done.stdout.splitlines()[-1])
     assert found["executable"].startswith(str(tmp_folder) + "/")
     assert found["prefix"] == str(tmp_folder / ".venv")
+    assert found["aieval"] == str(tmp_folder / "src" / "aieval" / "__init__.py")
     status, detail, stdout = found["execute"]
     assert status == "passed", detail
     # Only the venv shows in its folder, read-only; its sibling file does not.
-    assert ast.literal_eval(stdout) == [[".venv"], False, False]
+    assert ast.literal_eval(stdout) == [[".venv"], False, False]  # not src/ either
     assert not (tmp_folder / ".venv" / "written").exists()
     pass_at_1, statuses = found["human_eval"]
     assert pass_at_1 == 1.0 and statuses["passed"] == 3 and statuses["sandbox_error"] == 0

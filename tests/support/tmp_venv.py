@@ -37,11 +37,13 @@ def _closure(name: str) -> list[importlib.metadata.Distribution]:
 
 
 def make_venv(folder: Path) -> Path:
-    """A venv at ``folder/.venv`` of this interpreter; return its ``python``.
+    """A venv at ``folder/.venv`` of this interpreter, as a clone at ``folder`` has; return
+    its ``python``.
 
     pytest (and what it requires) is copied into the venv's own site-packages, so that a test
-    run in the sandbox, which sees only the venv, finds it; aieval and its other dependencies
-    are imported from this checkout and this environment through a ``.pth`` file.
+    run in the sandbox, which sees only the venv, finds it. aieval's sources are copied to
+    ``folder/src`` (so the sandbox's own scripts come from there too) and, with aieval's other
+    dependencies from this environment, imported through a ``.pth`` file.
     """
     venv = folder / ".venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -61,7 +63,12 @@ def make_venv(folder: Path) -> Path:
             target = purelib / file
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(Path(str(dist.locate_file(file))), target)
-    paths = [str(Path(aieval.__file__).resolve().parents[1]), sysconfig.get_path("purelib")]
+    shutil.copytree(
+        Path(aieval.__file__).resolve().parent,
+        folder / "src" / "aieval",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    paths = [str(folder / "src"), sysconfig.get_path("purelib")]
     (purelib / "aieval-checkout.pth").write_text("\n".join(paths) + "\n")
     return python
 
