@@ -8,16 +8,16 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from aieval._records import SampleRecord
 from aieval._terminal import printable
-from aieval.sandbox import EXECUTION_STATUSES
+from aieval.sandbox import ExecutionStatus
 from aieval.stats import bootstrap_ci, pass_at_k
 
 __all__ = ["CodeEvalSummary", "ProblemResult", "summarize_samples"]
 
-STATUSES: tuple[str, ...] = EXECUTION_STATUSES
+STATUSES: tuple[str, ...] = get_args(ExecutionStatus)
 
 
 @dataclass(slots=True)

@@ -10,11 +10,10 @@ from aieval.sandbox._archive import extract_archive
 from aieval.sandbox._execute import CommandResult, execute, execute_async, run_command
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._optin import ALLOW_CODE_EXECUTION_ENV, require_code_execution
-from aieval.sandbox._result import EXECUTION_STATUSES, ExecutionResult, ExecutionStatus
+from aieval.sandbox._result import ExecutionResult, ExecutionStatus
 
 __all__ = [
     "ALLOW_CODE_EXECUTION_ENV",
-    "EXECUTION_STATUSES",
     "CommandResult",
     "ExecutionResult",
     "ExecutionStatus",

@@ -5,18 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["EXECUTION_STATUSES", "ExecutionResult", "ExecutionStatus"]
+__all__ = ["ExecutionResult", "ExecutionStatus"]
 
+#: Every status, in the order summaries show them (``typing.get_args`` lists them); the last
+#: is not a verdict on the candidate.
 ExecutionStatus = Literal["passed", "failed", "timeout", "memory_limit", "error", "sandbox_error"]
-#: Every status, in the order summaries show them; the last is not a verdict on the candidate.
-EXECUTION_STATUSES: tuple[ExecutionStatus, ...] = (
-    "passed",
-    "failed",
-    "timeout",
-    "memory_limit",
-    "error",
-    "sandbox_error",
-)
 
 
 @dataclass(slots=True, frozen=True)
