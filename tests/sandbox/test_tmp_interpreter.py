@@ -97,21 +97,38 @@ def _run_from_a_venv_in(tmp_folder: Path, tmp_path: Path) -> None:
     assert (f2p, p2p) == (1.0, 1.0), outcomes
 
 
+HIDDEN_CHILD = r"""
+import json
+from aieval import run
+from aieval.sandbox import execute
+from aieval.scorers.code import passes_tests
+
+r = execute("def f():\n    return 1", "assert f() == 1")
+row = {"prompt": "p", "prediction": "def f():\n    return 1", "tests": ["assert f() == 1"]}
+scorer = passes_tests.with_options(allow_code_execution=True)
+scored = run(name="c", dataset=[row], scorers=[scorer], store=False)
+score = scored.samples[0].scores["passes_tests"]
+print(json.dumps([r.status, r.sandbox_failed, r.tests_passed, r.detail, score.value,
+                  score.error, scored.error_count]))
+"""
+
+
 def test_a_sandbox_that_cannot_start_is_a_sandbox_error_not_a_verdict() -> None:
-    child = (
-        "from aieval.sandbox import execute\n"
-        "r = execute('def f():\\n    return 1', 'assert f() == 1')\n"
-        "print(r.status, r.sandbox_failed, r.tests_passed, r.detail, sep='|')\n"
-    )
     with folder_in_tmp() as folder:
         done = subprocess.run(
-            hidden_venv_argv(folder, ["-c", child]), capture_output=True, text=True, timeout=300
+            hidden_venv_argv(folder, ["-c", HIDDEN_CHILD]),
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
     assert done.returncode == 0, done.stderr
-    status, failed, passed, detail = done.stdout.strip().split("|")
-    assert (status, failed, passed) == ("sandbox_error", "True", "0")
-    assert "before the candidate ran" in detail
-    assert "execvp /home/venv/bin/python: No such file or directory" in detail
+    status, failed, passed, detail, value, error, errors = json.loads(done.stdout)
+    assert (status, failed, passed) == ("sandbox_error", True, 0)
+    cause = "execvp /home/venv/bin/python: No such file or directory"
+    assert "before the candidate ran" in detail and cause in detail
+    # the passes_tests scorer records the sample as an error naming the cause, not a 0
+    assert value is None and errors == 1
+    assert error.startswith("sandbox_error: ") and cause in error
 
 
 def test_the_sandbox_statuses_of_the_candidate_are_unchanged() -> None:

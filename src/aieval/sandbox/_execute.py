@@ -34,6 +34,9 @@ _CHILD = str(Path(__file__).with_name("_child.py"))
 _STATUSES = frozenset({"passed", "failed", "timeout", "memory_limit", "error"})
 _READY = {"ready": True}
 _EXEC_FAILED_PREFIX = b"aieval-sandbox-exec-failed: "
+# The sandbox gets this long beyond the timeout to start; the candidate's wall clock starts once
+# the harness signs that it is ready, so a slow start on a busy machine is never its timeout.
+START_GRACE_S = 30.0
 # After the harness exits, descendants that kept our pipes open get this long to let go.
 _DRAIN_GRACE_S = 0.2
 _NETWORK_PREFIX = b"aieval-sandbox-network: "
@@ -180,7 +183,8 @@ def run_command(
     stderr = run.stderr
     if not stderr.startswith(_NETWORK_PREFIX):
         raise SandboxError(
-            f"the sandbox failed before the command {argv[0]!r} ran: " + _failure_cause(run, limits)
+            f"the sandbox failed before the command {argv[0]!r} ran: "
+            + _failure_cause(run, limits.timeout)
         )
     first, _, stderr = stderr.partition(b"\n")
     network = first[len(_NETWORK_PREFIX) :].decode(errors="replace")
@@ -328,7 +332,10 @@ def _collect(
     selector.register(proc.stderr, selectors.EVENT_READ, "stderr")
     if result_fd is not None:
         selector.register(result_fd, selectors.EVENT_READ, "result")
-    deadline = started + limits.timeout
+    # With a result channel, the candidate's clock starts at the harness's ready line (the
+    # first line on it, written before any candidate code runs); the start has a grace period.
+    deadline = started + limits.timeout + (START_GRACE_S if result_fd is not None else 0.0)
+    ready = result_fd is None
     drain_until: float | None = None
     while selector.get_map():
         now = time.monotonic()
@@ -350,6 +357,9 @@ def _collect(
             if len(chunk) > room:
                 run.truncated = run.truncated or name != "result"
             buffers[name] += chunk[: max(room, 0)]
+            if not ready and b"\n" in buffers["result"]:
+                ready = True
+                deadline = time.monotonic() + limits.timeout
     selector.close()
     _kill_group(proc)
     run.exit_code = proc.wait()
@@ -406,10 +416,10 @@ def _authentic(result: bytes, nonce: bytes) -> tuple[dict[str, Any] | None, bool
     return (verdict if isinstance(verdict, dict) else None), ready, forged
 
 
-def _failure_cause(run: _Run, limits: SandboxLimits) -> str:
+def _failure_cause(run: _Run, limit_s: float) -> str:
     """Why a run produced nothing: the wall clock, or the last line it wrote to stderr."""
     if run.timed_out:
-        return f"it did not start within the {limits.timeout:g} s wall-clock limit"
+        return f"it did not start within {limit_s:g} s"
     lines = run.stderr.decode(errors="replace").strip().splitlines()
     last = lines[-1][:300] if lines else "no message on stderr"
     return f"exit code {run.exit_code}: {last}"
@@ -429,7 +439,8 @@ def _verdict(run: _Run, nonce: bytes, limits: SandboxLimits, total: int) -> Exec
     if not ready:
         # Nothing of the candidate ran: whatever happened is the sandbox's failure, not its.
         status = "sandbox_error"
-        detail = "the sandbox failed before the candidate ran (" + _failure_cause(run, limits)
+        cause = _failure_cause(run, limits.timeout + START_GRACE_S)
+        detail = f"the sandbox failed before the candidate ran ({cause}"
         if verdict is not None:
             detail += f"; the harness reported {verdict.get('detail', '')!s:.200}"
         detail += ")"
