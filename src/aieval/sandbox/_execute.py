@@ -179,7 +179,6 @@ def run_command(
         cwd=Path(cwd).resolve(),
         env=sandbox_env(env),
     )
-    network = "not reported"
     stderr = run.stderr
     if not stderr.startswith(_NETWORK_PREFIX):
         raise SandboxError(
