@@ -27,7 +27,8 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   ├── ProviderHTTPError      any other 4xx (not retried)
     │   ├── ProviderRequestError   a request that cannot be encoded as given (not sent)
     │   └── ProviderResponseError  a body that is not a valid completion
-    └── StoreError                 the SQLite store cannot be read or written
+    ├── StoreError                 the SQLite store cannot be read or written
+    └── SandboxError               the code sandbox itself failed (not the code it runs)
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ __all__ = [
     "RubricError",
     "RunInProgressError",
     "RunNotFoundError",
+    "SandboxError",
     "ScorerError",
     "StoreError",
     "UserError",
@@ -219,3 +221,8 @@ class ProviderResponseError(ProviderError):
 
 class StoreError(AievalError):
     """The SQLite store cannot be read or written."""
+
+
+class SandboxError(AievalError):
+    """The code sandbox failed before the code it was given ran (bubblewrap, the interpreter
+    or the command could not start); the message names the cause."""

@@ -75,7 +75,14 @@ def test_statuses_and_per_problem_drill_down() -> None:
     summary = result.summary
     add, mbpp = summary.problems
     assert (add.task_id, add.n, add.c) == ("demo/add", 5, 1)
-    assert add.statuses == {"passed": 1, "failed": 1, "timeout": 1, "memory_limit": 1, "error": 1}
+    assert add.statuses == {
+        "passed": 1,
+        "failed": 1,
+        "timeout": 1,
+        "memory_limit": 1,
+        "error": 1,
+        "sandbox_error": 0,
+    }
     assert [s["status"] for s in add.samples] == [
         "passed",
         "failed",

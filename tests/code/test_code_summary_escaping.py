@@ -50,7 +50,7 @@ def test_markdown_cells_cannot_break_the_table() -> None:
         [row], canonical=True, allow_code_execution=True, store=False
     ).summary.render("markdown")
     [line] = [line for line in shown.splitlines() if line.startswith("| a")]
-    assert line.count(" | ") == 7  # eight cells, the pipe in the id escaped
+    assert line.count(" | ") == 8  # nine cells, the pipe in the id escaped
 
 
 def test_json_keeps_the_data(summary: CodeEvalSummary) -> None:

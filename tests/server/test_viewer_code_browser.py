@@ -79,6 +79,7 @@ def test_run_page_shows_pass_at_k_and_each_problem(
         pass_at_1 = page.locator('#code-pass-at-k tr[data-k="1"]').inner_text()
         assert "0.750" in pass_at_1  # (1/2 + 2/2) / 2, the unbiased estimator per problem
         assert "4 executions" in page.locator("#code-eval").inner_text()
+        assert "sandbox_error" in page.locator("#code-problems thead").inner_text()
         ARTIFACTS.mkdir(exist_ok=True)
         page.locator("#code-eval").screenshot(path=str(ARTIFACTS / "viewer-code-eval.png"))
         page.locator('#code-problems tr[data-problem="demo/add"] a').first.click()

@@ -74,7 +74,12 @@ def code_command(
         typer.Option("--ray-address", help="Ray cluster for --executor ray (see aieval run)."),
     ] = None,
 ) -> None:
-    """Evaluate generated code: n completions per problem, run in the sandbox, pass@k."""
+    """Evaluate generated code: n completions per problem, run in the sandbox, pass@k.
+
+    Exit codes: 0 every sample has a verdict; 2 a usage or configuration error; 3 some samples
+    errored (the sandbox failed before the candidate ran, or a completion could not be
+    generated): the summary is still printed, and the first error goes to stderr.
+    """
     from aieval.code._evalfile import load_code_eval
     from aieval.code._evaluate import evaluate_code
     from aieval.sandbox import SandboxLimits
@@ -129,6 +134,25 @@ def code_command(
         **options,
     )
     _write(result.summary.render(fmt), output)
+    _exit_on_errors(result.run)
+
+
+def _exit_on_errors(run: Any) -> None:
+    """Exit 3, naming the first error, when samples of the run errored (as ``aieval run``)."""
+    if not run.error_count:
+        return
+    from aieval._terminal import printable
+    from aieval.cli import EXIT_ERRORS
+
+    top = run.top_errors[0][0] if run.top_errors else "see the stored samples"
+    sys.stderr.write(
+        printable(
+            f"error: code evaluation {run.id}: {run.error_count} of {run.summary['samples']} "
+            f"samples errored, with no verdict (most frequent: {top}); see docs/sandbox.md"
+        )
+        + "\n"
+    )
+    raise typer.Exit(EXIT_ERRORS)
 
 
 def code_report_command(

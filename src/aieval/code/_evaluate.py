@@ -11,7 +11,10 @@ from typing import Any
 from aieval._sync import run_sync
 from aieval.code._jsonl import read_jsonl
 from aieval.code._problems import CodeProblem, load_problems
-from aieval.code._scorer import code_passes  # noqa: F401  (registers the scorer by name)
+from aieval.code._scorer import (  # code_passes: registers the scorer by name
+    code_passes,  # noqa: F401
+    sandbox_failure_tally,
+)
 from aieval.code._summary import CodeEvalSummary, summarize_samples
 from aieval.errors import ConfigError, DatasetError
 from aieval.runner import RunResult, run_async
@@ -125,26 +128,27 @@ async def evaluate_code_async(
             "limits": dataclasses.asdict(limits or SandboxLimits()),
         }
     }
-    result = await run_async(
-        name=name,
-        dataset=rows,
-        scorers=[scorer],
-        provider=None if recorded is not None else provider,
-        model=model,
-        base_url=base_url,
-        params={"temperature": temperature} if temperature is not None else None,
-        prompt_template=prompt_template,
-        system_prompt=system_prompt,
-        # n identical prompts must give n independent samples, not one cached answer.
-        cache=n == 1,
-        concurrency=workers,
-        store=store,
-        resume=resume,
-        prediction_field="prediction" if recorded is not None else None,
-        metadata={"task": "code", "n": n, "k": list(ks), "problems": len(loaded)},
-        executor=executor,
-        ray_address=ray_address,
-    )
+    with sandbox_failure_tally():
+        result = await run_async(
+            name=name,
+            dataset=rows,
+            scorers=[scorer],
+            provider=None if recorded is not None else provider,
+            model=model,
+            base_url=base_url,
+            params={"temperature": temperature} if temperature is not None else None,
+            prompt_template=prompt_template,
+            system_prompt=system_prompt,
+            # n identical prompts must give n independent samples, not one cached answer.
+            cache=n == 1,
+            concurrency=workers,
+            store=store,
+            resume=resume,
+            prediction_field="prediction" if recorded is not None else None,
+            metadata={"task": "code", "n": n, "k": list(ks), "problems": len(loaded)},
+            executor=executor,
+            ray_address=ray_address,
+        )
     return CodeEvalResult(run=result, summary=summarize_samples(result.id, result.samples, ks))
 
 

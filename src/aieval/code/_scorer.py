@@ -2,17 +2,66 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from aieval._types import Example, Score
 from aieval.code._problems import CodeProblem, build_program
 from aieval.code._testsource import check_runnable, with_prompt_definitions
-from aieval.errors import ConfigError, DatasetError
+from aieval.errors import ConfigError, DatasetError, ScorerError
 from aieval.sandbox import SandboxLimits, execute_async, require_code_execution
 from aieval.scorers._scorer import scorer
 
-__all__ = ["code_passes"]
+__all__ = ["code_passes", "sandbox_failure_tally"]
+
+log = logging.getLogger("aieval.code")
+#: Sandbox failures after which the run warns (then again at 10, 100, 1000...).
+WARN_AFTER = 3
+
+
+class _Tally:
+    """Sandbox failures counted so far, shared by the executions of one evaluation."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def add(self) -> int:
+        with self._lock:
+            self.count += 1
+            return self.count
+
+
+_PROCESS_TALLY = _Tally()
+_tally: ContextVar[_Tally | None] = ContextVar("aieval_code_sandbox_failures", default=None)
+
+
+@contextmanager
+def sandbox_failure_tally() -> Iterator[None]:
+    """Count sandbox failures apart from other evaluations (executions elsewhere, e.g. on Ray
+    workers, count per process)."""
+    token = _tally.set(_Tally())
+    try:
+        yield
+    finally:
+        _tally.reset(token)
+
+
+def _sandbox_failed(task_id: str, detail: str) -> ScorerError:
+    count = (_tally.get() or _PROCESS_TALLY).add()
+    if count == WARN_AFTER or (count > WARN_AFTER and str(count).strip("0") == "1"):
+        log.warning(
+            "code evaluation: %d executions so far had no verdict because the sandbox failed "
+            "(latest, %s: %s); they are errors, not failed candidates: see docs/sandbox.md",
+            count,
+            task_id,
+            detail,
+        )
+    return ScorerError(f"sandbox_error: {detail}")
 
 
 @scorer(name="code_passes")
@@ -31,6 +80,10 @@ async def code_passes(
     point; prompt functions they call (HumanEval/38's ``encode_cyclic``) are the prompt's own,
     run beside the tests, never the candidate's. ``metadata`` holds the sandbox status
     (``passed``, ``failed``, ``timeout``, ``memory_limit``, ``error``), the detail and timing.
+    When the sandbox itself fails before the candidate runs (``sandbox_error``), there is no
+    verdict to score: it raises :class:`~aieval.errors.ScorerError` (``sandbox_error: <cause>``),
+    so the run counts the sample as an error, never as a failed candidate, and warns once a
+    few executions have failed so.
     ``limits`` may be a mapping of :class:`~aieval.sandbox.SandboxLimits` fields, so the scorer
     can be described in JSON (a run spec shipped to Ray workers).
     """
@@ -53,6 +106,8 @@ async def code_passes(
     result = await execute_async(
         program, tests_run, entry_point=problem.entry_point, limits=_limits(limits)
     )
+    if result.sandbox_failed:
+        raise _sandbox_failed(problem.task_id, result.detail)
     return Score(
         value=1.0 if result.passed else 0.0,
         raw=result.tests_passed / result.tests_total if result.tests_total else 0.0,

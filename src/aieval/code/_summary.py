@@ -8,15 +8,16 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from aieval._records import SampleRecord
 from aieval._terminal import printable
+from aieval.sandbox import ExecutionStatus
 from aieval.stats import bootstrap_ci, pass_at_k
 
 __all__ = ["CodeEvalSummary", "ProblemResult", "summarize_samples"]
 
-STATUSES = ("passed", "failed", "timeout", "memory_limit", "error")
+STATUSES: tuple[str, ...] = get_args(ExecutionStatus)
 
 
 @dataclass(slots=True)
@@ -25,9 +26,10 @@ class ProblemResult:
 
     Attributes:
         task_id: the problem.
-        n: completions executed (generation failures count, as ``error``).
+        n: completions with a verdict, pass@k's n (generation failures count, as ``error``;
+            ``sandbox_error`` samples do not: the candidate never ran).
         c: completions that passed.
-        statuses: ``{status: count}`` over the five sandbox statuses.
+        statuses: ``{status: count}`` over the sandbox statuses, ``sandbox_error`` included.
         samples: per completion: ``id``, ``status``, ``detail``, ``duration_s``.
     """
 
@@ -49,9 +51,10 @@ class CodeEvalSummary:
             per-problem estimator over problems with at least ``k`` executions, with a 95%
             bootstrap interval over problems.
         statuses: ``{status: count}`` over every execution.
-        executions: executions counted.
-        warnings: isolation that was weaker than the default (no process cap, no scratch
-            bound, isolation turned off), problems with fewer executions than some ``k``.
+        executions: samples counted, ``sandbox_error`` ones included.
+        warnings: executions the sandbox failed (errors of the run, left out of pass@k),
+            isolation that was weaker than the default (no process cap, no scratch bound,
+            isolation turned off), problems with fewer executions than some ``k``.
     """
 
     run_id: str
@@ -131,8 +134,11 @@ def summarize_samples(
         detail = (score.reason if score is not None else None) or (
             (score.error if score is not None else None) or sample.error or ""
         )
+        if score is not None and score.error is not None:
+            # The scorer gave no verdict (the sandbox failed before the candidate ran).
+            status, detail = "sandbox_error", score.error.removeprefix("sandbox_error: ")
         problem = problems.setdefault(task, ProblemResult(task))
-        problem.n += 1
+        problem.n += status != "sandbox_error"
         problem.c += status == "passed"
         problem.statuses[status] += 1
         problem.samples.append(
@@ -147,12 +153,13 @@ def summarize_samples(
     for problem in problems.values():
         totals.update(problem.statuses)
     weak = ("not capped", "unbounded", "none:")
-    warnings = [
+    warnings = _sandbox_warnings(problems.values(), sum(totals.values()))
+    warnings += [
         f"weaker isolation: {text}" for text in sorted(isolation) if any(w in text for w in weak)
     ]
     short = {k: sum(p.n < k for p in problems.values()) for k in ks}
     warnings += [
-        f"pass@{k} leaves out {m} problem(s) with fewer than {k} executions"
+        f"pass@{k} leaves out {m} problem(s) with fewer than {k} executions with a verdict"
         for k, m in short.items()
         if m
     ]
@@ -161,9 +168,20 @@ def summarize_samples(
         problems=list(problems.values()),
         pass_at_k={k: _pass_at(list(problems.values()), k, seed) for k in ks},
         statuses={s: totals[s] for s in STATUSES},
-        executions=sum(p.n for p in problems.values()),
+        executions=sum(totals.values()),
         warnings=warnings,
     )
+
+
+def _sandbox_warnings(problems: Iterable[ProblemResult], executions: int) -> list[str]:
+    failed = [s for p in problems for s in p.samples if s["status"] == "sandbox_error"]
+    if not failed:
+        return []
+    return [
+        f"{len(failed)} of {executions} executions have no verdict, the sandbox failed (first, "
+        f"{failed[0]['id']}: {str(failed[0]['detail'])[:300]}); they are errors of the run, "
+        "left out of pass@k"
+    ]
 
 
 def _pass_at(problems: list[ProblemResult], k: int, seed: int) -> dict[str, float | int | None]:

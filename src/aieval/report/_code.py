@@ -6,12 +6,13 @@ Cells are plain text; each renderer escapes them for its format.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 from aieval.report._document import interval, num
+from aieval.sandbox import ExecutionStatus
 
-#: The five sandbox statuses, in the order the summary and the viewer show them.
-STATUSES = ("passed", "failed", "timeout", "memory_limit", "error")
+#: The sandbox statuses, in the order the summary and the viewer show them.
+STATUSES: tuple[str, ...] = get_args(ExecutionStatus)
 
 #: How pass@k is computed (``aieval.code``), printed under its table.
 ESTIMATOR = (

@@ -5,6 +5,7 @@ read-only system view, a bounded scratch tmpfs, a ``pids`` cgroup where one may 
 Read ``docs/sandbox.md`` for what this contains and what it does not.
 """
 
+from aieval.errors import SandboxError
 from aieval.sandbox._archive import extract_archive
 from aieval.sandbox._execute import CommandResult, execute, execute_async, run_command
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
@@ -16,6 +17,7 @@ __all__ = [
     "CommandResult",
     "ExecutionResult",
     "ExecutionStatus",
+    "SandboxError",
     "SandboxLimits",
     "execute",
     "execute_async",

@@ -161,14 +161,18 @@ def bwrap_argv(
     for name in _SYSTEM_FILES:
         if os.path.exists(name):
             args += ["--ro-bind", name, name]
+    # The scratch first: an interpreter installed under /tmp (a clone or CI runner there, tox
+    # or pipx caches) is bound on top of it below, so the tmpfs cannot hide it. bwrap applies
+    # the mounts in order, and only the bound installation shows, not its sibling files.
+    if has_size:
+        args += ["--size", str(tmp_bytes)]
+    args += ["--tmpfs", SCRATCH]
     # Another interpreter (e.g. the repository's own Python for a test run) needs its install.
     python = os.path.isabs(argv[0]) and os.path.basename(argv[0]).startswith("python")
     programs = [argv[0]] if python and argv[0] != sys.executable else []
     for root in _python_roots(programs):
         args += ["--ro-bind", root, root]
-    if has_size:
-        args += ["--size", str(tmp_bytes)]
-    args += ["--tmpfs", SCRATCH, "--ro-bind", child_dir, CHILD_DIR]
+    args += ["--ro-bind", child_dir, CHILD_DIR]
     if writable is not None:
         args += ["--bind", writable, writable, "--chdir", writable]
     else:

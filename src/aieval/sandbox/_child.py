@@ -517,6 +517,7 @@ def harness_main(result_fd: int) -> None:
     try:
         worker = _start_worker(settings)
         try:
+            _signal_ready(worker, key, result_fd)
             outcome = _run_tests(worker, settings)
         finally:
             worker.close()
@@ -537,6 +538,20 @@ def harness_main(result_fd: int) -> None:
     tag = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
     _write_all(result_fd, tag + b" " + body + b"\n")
     os.close(result_fd)
+
+
+def _signal_ready(worker: _Worker, key: bytes, result_fd: int) -> None:
+    """Sign that the sandbox is up, before any candidate code runs: a run without this line
+    failed in the sandbox itself (``sandbox_error``), never in the candidate."""
+    try:
+        answered = worker.request({"op": "hello"}).get("ok") is True
+    except (_CandidateGone, _BadValue) as exc:
+        raise RuntimeError(f"the sandbox worker did not start: {exc}") from None
+    if not answered:
+        raise RuntimeError("the sandbox worker did not start: it did not answer hello")
+    body = json.dumps({"ready": True}).encode()
+    tag = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+    _write_all(result_fd, tag + b" " + body + b"\n")
 
 
 # --- worker --------------------------------------------------------------------------------------
@@ -605,7 +620,11 @@ def command_main(argv: list[str]) -> NoReturn:
     _apply_limits(settings["limits"], processes_for_uid=own_uid)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
-    os.execvp(argv[0], argv)
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        sys.stderr.write(f"aieval-sandbox-exec-failed: cannot run {argv[0]!r}: {exc}\n")
+        sys.exit(127)
 
 
 if __name__ == "__main__":

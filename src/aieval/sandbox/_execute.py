@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aieval.errors import ConfigError
+from aieval.errors import ConfigError, SandboxError
 from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._result import ExecutionResult, ExecutionStatus
@@ -32,6 +32,11 @@ __all__ = ["CommandResult", "execute", "execute_async", "run_command"]
 
 _CHILD = str(Path(__file__).with_name("_child.py"))
 _STATUSES = frozenset({"passed", "failed", "timeout", "memory_limit", "error"})
+_READY = {"ready": True}
+_EXEC_FAILED_PREFIX = b"aieval-sandbox-exec-failed: "
+# The sandbox gets this long beyond the timeout to start; the candidate's wall clock starts once
+# the harness signs that it is ready, so a slow start on a busy machine is never its timeout.
+START_GRACE_S = 30.0
 # After the harness exits, descendants that kept our pipes open get this long to let go.
 _DRAIN_GRACE_S = 0.2
 _NETWORK_PREFIX = b"aieval-sandbox-network: "
@@ -156,6 +161,11 @@ def run_command(
     Unlike :func:`execute`, the verdict is only the exit status and the files the command
     writes, which the command itself controls; use it for trusted test suites run against a
     patched checkout, not to judge hostile code.
+
+    Raises:
+        SandboxError: the sandbox failed before the command ran (bubblewrap or the interpreter
+            could not start, or the command cannot be executed inside), with the cause; such
+            a run has no exit status of the command to report.
     """
     limits = limits or SandboxLimits()
     if not argv:
@@ -169,11 +179,17 @@ def run_command(
         cwd=Path(cwd).resolve(),
         env=sandbox_env(env),
     )
-    network = "not reported"
     stderr = run.stderr
-    if stderr.startswith(_NETWORK_PREFIX):
-        first, _, stderr = stderr.partition(b"\n")
-        network = first[len(_NETWORK_PREFIX) :].decode(errors="replace")
+    if not stderr.startswith(_NETWORK_PREFIX):
+        raise SandboxError(
+            f"the sandbox failed before the command {argv[0]!r} ran: "
+            + _failure_cause(run, limits.timeout)
+        )
+    first, _, stderr = stderr.partition(b"\n")
+    network = first[len(_NETWORK_PREFIX) :].decode(errors="replace")
+    if stderr.startswith(_EXEC_FAILED_PREFIX):
+        cause = stderr[len(_EXEC_FAILED_PREFIX) :].decode(errors="replace").strip()
+        raise SandboxError(f"the sandbox could not start the command: {cause}")
     return CommandResult(
         exit_code=None if run.timed_out else run.exit_code,
         timed_out=run.timed_out,
@@ -315,7 +331,10 @@ def _collect(
     selector.register(proc.stderr, selectors.EVENT_READ, "stderr")
     if result_fd is not None:
         selector.register(result_fd, selectors.EVENT_READ, "result")
-    deadline = started + limits.timeout
+    # With a result channel, the candidate's clock starts at the harness's ready line (the
+    # first line on it, written before any candidate code runs); the start has a grace period.
+    deadline = started + limits.timeout + (START_GRACE_S if result_fd is not None else 0.0)
+    ready = result_fd is None
     drain_until: float | None = None
     while selector.get_map():
         now = time.monotonic()
@@ -337,6 +356,9 @@ def _collect(
             if len(chunk) > room:
                 run.truncated = run.truncated or name != "result"
             buffers[name] += chunk[: max(room, 0)]
+            if not ready and b"\n" in buffers["result"]:
+                ready = True
+                deadline = time.monotonic() + limits.timeout
     selector.close()
     _kill_group(proc)
     run.exit_code = proc.wait()
@@ -372,23 +394,38 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _authentic(result: bytes, nonce: bytes) -> tuple[dict[str, Any] | None, int]:
-    """The verdict whose HMAC verifies, and how many lines on the channel did not."""
+def _authentic(result: bytes, nonce: bytes) -> tuple[dict[str, Any] | None, bool, int]:
+    """The verdict whose HMAC verifies, whether the harness signed that it was ready (before
+    any candidate code ran), and how many lines on the channel did not verify."""
     forged = 0
     verdict = None
+    ready = False
     for line in result.splitlines():
         tag, _, body = line.partition(b" ")
         expected = hmac.new(nonce, body, hashlib.sha256).hexdigest().encode()
         if verdict is None and hmac.compare_digest(tag, expected):
             with contextlib.suppress(ValueError):
-                verdict = json.loads(body)
+                message = json.loads(body)
+                if message == _READY and not ready:
+                    ready = True
+                else:
+                    verdict = message
                 continue
         forged += 1
-    return (verdict if isinstance(verdict, dict) else None), forged
+    return (verdict if isinstance(verdict, dict) else None), ready, forged
+
+
+def _failure_cause(run: _Run, limit_s: float) -> str:
+    """Why a run produced nothing: the wall clock, or the last line it wrote to stderr."""
+    if run.timed_out:
+        return f"it did not start within {limit_s:g} s"
+    lines = run.stderr.decode(errors="replace").strip().splitlines()
+    last = lines[-1][:300] if lines else "no message on stderr"
+    return f"exit code {run.exit_code}: {last}"
 
 
 def _verdict(run: _Run, nonce: bytes, limits: SandboxLimits, total: int) -> ExecutionResult:
-    verdict, forged = _authentic(run.result, nonce)
+    verdict, ready, forged = _authentic(run.result, nonce)
     common: dict[str, Any] = {
         "stdout": run.stdout.decode(errors="replace"),
         "stderr": run.stderr.decode(errors="replace"),
@@ -398,7 +435,16 @@ def _verdict(run: _Run, nonce: bytes, limits: SandboxLimits, total: int) -> Exec
         "tests_total": total,
     }
     status: ExecutionStatus
-    if run.timed_out:
+    if not ready:
+        # Nothing of the candidate ran: whatever happened is the sandbox's failure, not its.
+        status = "sandbox_error"
+        cause = _failure_cause(run, limits.timeout + START_GRACE_S)
+        detail = f"the sandbox failed before the candidate ran ({cause}"
+        if verdict is not None:
+            detail += f"; the harness reported {verdict.get('detail', '')!s:.200}"
+        detail += ")"
+        verdict = None
+    elif run.timed_out:
         status, detail = "timeout", f"no verdict within the {limits.timeout:g} s wall-clock limit"
         verdict = None
     elif verdict is None or verdict.get("status") not in _STATUSES:

@@ -34,7 +34,9 @@ class SandboxLimits:
     """Limits for one sandboxed execution.
 
     Attributes:
-        timeout: wall-clock seconds before the whole process group is killed.
+        timeout: wall-clock seconds before the whole process group is killed; for
+            :func:`~aieval.sandbox.execute`, counted from when the sandbox is ready, before
+            the candidate runs (starting it may take 30 s more, else ``sandbox_error``).
         memory_mb: address-space limit per process (``RLIMIT_AS``), in MiB.
         cpu_seconds: CPU-time limit per process; defaults to ``ceil(timeout) + 1``.
         max_processes: extra processes the run may start (``RLIMIT_NPROC`` headroom).

@@ -7,7 +7,9 @@ from typing import Literal
 
 __all__ = ["ExecutionResult", "ExecutionStatus"]
 
-ExecutionStatus = Literal["passed", "failed", "timeout", "memory_limit", "error"]
+#: Every status, in the order summaries show them (``typing.get_args`` lists them); the last
+#: is not a verdict on the candidate.
+ExecutionStatus = Literal["passed", "failed", "timeout", "memory_limit", "error", "sandbox_error"]
 
 
 @dataclass(slots=True, frozen=True)
@@ -16,8 +18,11 @@ class ExecutionResult:
 
     Attributes:
         status: ``passed``, ``failed`` (a test failed or the candidate crashed mid-test),
-            ``timeout`` (wall clock or CPU time), ``memory_limit`` or ``error`` (the program
-            or the tests could not be run at all, or no authentic verdict came back).
+            ``timeout`` (wall clock or CPU time), ``memory_limit``, ``error`` (the program
+            or the tests could not be run at all, or no authentic verdict came back after the
+            candidate started), or ``sandbox_error``: the sandbox itself failed before any
+            candidate code ran (bubblewrap or the interpreter could not start, the harness
+            could not set up): no verdict on the candidate at all; ``detail`` names the cause.
         detail: a one-line explanation: the failing assertion, the limit hit, ...
         stdout: the captured standard output, capped at ``max_output_bytes``.
         stderr: the captured standard error, capped likewise.
@@ -48,3 +53,8 @@ class ExecutionResult:
     def passed(self) -> bool:
         """Whether the status is ``passed``."""
         return self.status == "passed"
+
+    @property
+    def sandbox_failed(self) -> bool:
+        """Whether the sandbox failed before the candidate ran (``sandbox_error``)."""
+        return self.status == "sandbox_error"

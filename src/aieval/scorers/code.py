@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aieval._types import Example, Score
-from aieval.errors import ConfigError, DatasetError
+from aieval.errors import ConfigError, DatasetError, ScorerError
 from aieval.sandbox import execute_async, require_code_execution
 from aieval.scorers._scorer import scorer
 
@@ -55,7 +55,11 @@ async def passes_tests(
     memory_mb: int = 512,
 ) -> Score:
     """1.0 when the generated program passes every test, else 0.0 (``raw`` is the share of
-    test snippets that passed; ``reason`` the failing assertion or the limit hit)."""
+    test snippets that passed; ``reason`` the failing assertion or the limit hit).
+
+    When the sandbox fails before the program runs (``sandbox_error``) there is no verdict: it
+    raises :class:`~aieval.errors.ScorerError` with the cause, an error of the sample, not a 0.
+    """
     require_code_execution(allow_code_execution, what="passes_tests")
     tests = _field(example, tests_field)
     if tests is None:
@@ -80,6 +84,8 @@ async def passes_tests(
         timeout=timeout,
         memory_mb=memory_mb,
     )
+    if result.sandbox_failed:
+        raise ScorerError(f"sandbox_error: {result.detail}")
     share = result.tests_passed / result.tests_total if result.tests_total else 0.0
     return Score(
         value=1.0 if result.status == "passed" else 0.0,

@@ -338,6 +338,7 @@ def run_tests_after_patch(
     Raises:
         ConfigError: code execution was not allowed, the patch does not apply, or a test names
             the repository root or a path outside it.
+        SandboxError: the sandbox failed before pytest ran (see ``run_command``).
     """
     require_code_execution(allow_code_execution, what="run_tests_after_patch")
     if not tests:

@@ -724,7 +724,8 @@
         "Warning"].map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, rows))));
   }
 
-  const CODE_STATUSES = ["passed", "failed", "timeout", "memory_limit", "error"];
+  const CODE_STATUSES = ["passed", "failed", "timeout", "memory_limit", "error",
+    "sandbox_error"];
 
   function codeSection(code, runId) {
     // a code evaluation: pass@k with intervals, statuses, and each problem's executions
