@@ -31,7 +31,10 @@ class ScorerStats:
     ``errors`` counts missing or failed scores: the scorer's own failures plus ``missing``, the
     samples it has no score for (their target failed, so nothing was scored), so that
     ``count + errors`` is the number of samples. For a judge, ``judged`` counts the samples it
-    answered and ``malformed`` those whose verdict could not be read (each also an error).
+    answered and ``malformed`` those whose score rests on malformed verdicts: their value (0.0,
+    a tie for a pairwise judge) is in ``count`` and the mean, and each sample also counts as
+    errored in the run's error budget. A store written before malformed scores kept their
+    value holds them as errors (value None); they are counted in ``malformed`` all the same.
     """
 
     name: str
@@ -107,7 +110,7 @@ class Aggregator:
                 stats = self.scorers[name] = ScorerStats(name)
             if "parse_failures" in score.metadata:  # a judge answered
                 stats.judged += 1
-                stats.malformed += bool(score.metadata.get("unreadable"))
+                stats.malformed += score.malformed is not None
             if score.error is not None:
                 stats.errors += 1
             elif score.value is not None:
@@ -227,11 +230,11 @@ class RunResult:
 
     @property
     def malformed(self) -> dict[str, tuple[int, int]]:
-        """``{judge scorer: (samples with an unreadable verdict, samples it answered)}``.
+        """``{judge scorer: (samples whose verdict was malformed, samples it answered)}``.
 
-        Only scorers that recorded judge verdicts appear. Each unreadable sample is also that
-        scorer's error (it counts towards ``error_count`` and ``max_error_rate``, and never
-        passes).
+        Only scorers that recorded judge verdicts appear. A malformed sample keeps its value
+        (0.0; a tie for a pairwise judge), which enters the scorer's mean, never passes, and
+        counts towards ``error_count`` and ``max_error_rate``.
         """
         return {
             name: (int(stats.get("malformed", 0)), int(stats["judged"]))
