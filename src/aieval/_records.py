@@ -42,7 +42,7 @@ class ScoreRecord:
     @property
     def malformed(self) -> str | None:
         """Why this judge score rests on malformed verdicts (``metadata["unreadable"]``), else
-        None. Such a sample never passes and counts as errored in the run's error budget."""
+        None. Such a sample never passes the pass threshold and counts as errored."""
         reason = self.metadata.get("unreadable")
         return reason if isinstance(reason, str) and reason else None
 

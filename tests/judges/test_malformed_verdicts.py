@@ -14,13 +14,14 @@ from tests.judges.test_rubric_judge import POINTS, judge_on
 from tests.support.openai_server import OpenAIServer, Reply
 from tests.support.reports import decision_rule, store_run
 
-from aieval import run
+from aieval import RunResult, run
 from aieval._records import SampleRecord
 from aieval.providers import OpenAIProvider
 from aieval.report import build_report, compare_runs, render_markdown, render_text
 from aieval.runner._result import Aggregator
 from aieval.scorers import llm_judge, multi_judge, pairwise_judge
 from aieval.store import Store
+from aieval.testing import EvalFailed, assert_run
 
 DUPLICATE = '{"score": 1, "score": 10, "reason": "x"}'
 PROSE = "I would say it is mostly fine."
@@ -47,8 +48,12 @@ def test_six_malformed_verdicts_score_zero_flagged_and_counted(
     stats = result.summary["scorers"]["llm_judge"]
     assert stats["count"] == 6 and stats["mean"] == 0.0 and stats["errors"] == 0
     assert stats["malformed"] == 6 and stats["judged"] == 6
+    assert stats["malformed_scored"] == 6
     assert result.error_count == 6 and not result.ok and result.pass_rate == 0.0
+    assert result.errors == 6  # what a pytest policy's max_errors reads
     assert result.to_dict()["malformed"] == {"llm_judge": [6, 6]}
+    with pytest.raises(EvalFailed, match="6 error"):
+        assert_run(result, min_pass_rate=0.0)
     for sample in result.samples:
         score = sample.scores["llm_judge"]
         assert score.value == 0.0 and score.raw == 0.0 and score.error is None
@@ -283,9 +288,12 @@ def test_older_stores_with_malformed_as_none_are_still_detected(
         aggregator = Aggregator(["j"])
         for sample in samples:
             aggregator.add(sample)
-        stats = aggregator.summary()["scorers"]["j"]
+        summary = aggregator.summary()
+        stats = summary["scorers"]["j"]
         assert stats["malformed"] == stats["judged"] == 8
-        assert aggregator.summary()["errored_samples"] == 8
+        assert summary["errored_samples"] == 8
+        counted = RunResult(run_id, "cmp", "completed", None, None, "", {}, 0.0, summary, 0.0)
+        assert counted.errors == 8 and counted.malformed == {"j": (8, 8)}  # each once
         assert build_report(store, run_id).to_dict()["judges"]["j"]["malformed"] == 8
         as_baseline = decision_rule(compare_runs(store, run_id, readable), RULE)
         assert as_baseline.outcome == "inconclusive"
