@@ -27,13 +27,24 @@ class CallRecord:
 
 @dataclass(slots=True)
 class ScoreRecord:
-    """One scorer's result on one sample; ``value`` is None when the scorer failed."""
+    """One scorer's result on one sample; ``value`` is None when the scorer failed.
+
+    A judge whose verdict was malformed still has a value (0.0; a tie for a pairwise judge),
+    and :attr:`malformed` says why that value is not the judge's grade.
+    """
 
     value: float | None
     raw: Any = None
     reason: str | None = None
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def malformed(self) -> str | None:
+        """Why this judge score rests on malformed verdicts (``metadata["unreadable"]``), else
+        None. Such a sample never passes the pass threshold and counts as errored."""
+        reason = self.metadata.get("unreadable")
+        return reason if isinstance(reason, str) and reason else None
 
 
 @dataclass(slots=True)
@@ -72,8 +83,13 @@ class SampleRecord:
 
     @property
     def errors(self) -> dict[str, str]:
-        """``{"target" or scorer name: message}`` for everything that failed on this sample."""
-        found = {name: s.error for name, s in self.scores.items() if s.error}
+        """``{"target" or scorer name: message}`` for everything that failed on this sample,
+        a judge's malformed verdict included (its score keeps its 0.0 value)."""
+        found = {
+            name: s.error or f"malformed judge verdict: {s.malformed}"
+            for name, s in self.scores.items()
+            if s.error or s.malformed
+        }
         if self.error:
             found = {"target": self.error, **found}
         return found

@@ -436,9 +436,9 @@ def _print_malformed(result: RunResult) -> None:
         if bad:
             out.print(
                 printable(
-                    f"warning: {name}: {bad} of {judged} samples ({bad / judged:.0%}) had an "
-                    "unreadable judge verdict: not scored, counted as errors; check the "
-                    "judge's output format"
+                    f"warning: {name}: {bad} of {judged} samples ({bad / judged:.0%}) had a "
+                    "malformed judge verdict: scored 0.0 (a tie for a pairwise judge), "
+                    "flagged and counted as errors; check the judge's output format"
                 ),
                 style="yellow",
             )

@@ -72,10 +72,12 @@ def test_malformed_verdict_over_http_is_recorded_as_parse_failure(
         store=False,
     )
     score = result.samples[0].scores["judge"]
-    # the judge's fallback 0.0 is kept as raw; the run records the sample as its error
-    assert score.value is None and score.raw == 0.0
-    assert (score.error or "").startswith("malformed judge verdict: ")
-    assert score.metadata["parse_failures"] == 1 and score.metadata["unreadable"]
+    # a malformed verdict scores 0.0, flagged with its reason; the sample is errored
+    assert score.value == 0.0 and score.raw == 0.0 and score.error is None
+    assert score.malformed and score.malformed == score.metadata["unreadable"]
+    assert result.samples[0].errors["judge"].startswith("malformed judge verdict: ")
+    assert not result.samples[0].passed and result.malformed == {"judge": (1, 1)}
+    assert score.metadata["parse_failures"] == 1
     assert score.metadata["verdicts"][0]["raw"] == text
 
 
@@ -322,6 +324,6 @@ def test_duplicate_key_verdict_over_http_is_a_parse_failure(openai_server: OpenA
         store=False,
     )
     score = result.samples[0].scores["judge"]
-    assert score.value is None and score.raw == 0.0 and "'score' twice" in (score.error or "")
+    assert score.value == 0.0 and score.raw == 0.0 and "'score' twice" in (score.malformed or "")
     assert score.metadata["parse_failures"] == 1
     assert "'score' twice" in score.metadata["verdicts"][0]["error"]

@@ -79,9 +79,53 @@ def test_llm_judge_construction() -> None:
         name="faithfulness",
     )
     assert faithful.name == "faithfulness"
+    # without a rubric the judge grades general correctness
+    default = llm_judge(samples=3, name="faithfulness")
+    assert default.name == "faithfulness"
+    assert default.fn.identity()["samples"] == "3"  # type: ignore[attr-defined]
     for bad in (0, -1):
         with pytest.raises(ValueError, match="positive integer"):
             llm_judge(rubric="x", samples=bad)
+        with pytest.raises(ValueError, match="positive integer"):
+            llm_judge(samples=bad, name="faithfulness")
+
+
+def test_a_malformed_verdict_scores_zero_rather_than_crashing_the_run(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SARMALINK_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("SARMALINK_API_KEY", "sk-test-secret-123")
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if "grader" in body["messages"][0]["content"]:
+            return Reply("Score: 8/10, faithful.")  # not the JSON object asked for
+        return Reply("A faithful summary.")
+
+    openai_server.responder = respond
+
+    from aieval import run
+    from aieval.scorers import llm_judge
+
+    faithful = llm_judge(
+        rubric="Reward summaries faithful to the source that omit nothing important.",
+        samples=3,  # query three times, take the median verdict
+        name="faithfulness",
+    )
+    dataset = [{"id": f"d{i}", "prompt": f"Summarize document {i}."} for i in range(6)]
+    result = run(
+        name="qa", dataset=dataset, scorers=[faithful], provider="sarmalink", model="smart",
+        store=False,
+    )  # fmt: skip
+    assert result.status == "completed"
+    assert result.metrics == {"faithfulness": 0.0}
+    assert result.malformed == {"faithfulness": (6, 6)}
+    assert result.error_count == 6 and not result.ok
+    for sample in result.samples:
+        score = sample.scores["faithfulness"]
+        assert score.value == 0.0 and score.error is None
+        first = "verdict is not a single JSON object"
+        assert score.malformed == f"3 of 3 verdicts were malformed (first: {first})"
+        assert score.metadata["parse_failures"] == 3
 
 
 def test_run_with_the_judge_on_sarmalink(

@@ -103,7 +103,9 @@ async def test_sample_detail_has_every_field(client: httpx.AsyncClient) -> None:
     }  # fmt: skip
     assert detail["prompt"] == row["prompt"] and detail["prediction"] == row["prediction"]
     assert detail["expected"] == row["expected"]
-    assert set(detail["scores"]["exact_match"]) == {"value", "raw", "reason", "error", "metadata"}
+    score = detail["scores"]["exact_match"]
+    assert set(score) == {"value", "raw", "reason", "error", "malformed", "metadata"}
+    assert score["malformed"] is None  # not a judge: never flagged
     assert detail["evaluation"] is None and detail["workflow_run"] is None
 
 

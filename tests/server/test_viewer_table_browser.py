@@ -271,13 +271,27 @@ def test_judge_reasoning_beside_its_score_and_malformed_counts(page: Any, runs: 
     assert failures == JUDGED // 2
     cell = page.locator("#s-judges ~ * tr[data-judge=faithfulness] td[data-field=malformed]")
     assert cell.inner_text().startswith(f"{failures} (")
+    flagged = page.locator(
+        "#s-judges ~ * tr[data-judge=faithfulness] td[data-field=malformed_samples]"
+    )
+    assert bundle["judges"]["faithfulness"]["malformed"] == JUDGED // 2
+    assert flagged.inner_text() == str(JUDGED // 2)
     good = page.locator("#run-samples tr[data-sample=j0]")
     assert good.locator("td[data-scorer=faithfulness]").inner_text() == "0.80"
     good.locator("button.expand").click()
     reasons = page.locator("#run-samples tr.detail .score-reasons").inner_text()
     assert "faithfulness 0.800" in reasons and REASONING in reasons
     bad = page.locator("#run-samples tr[data-sample=j1] td[data-scorer=faithfulness]")
-    assert "malformed" in bad.inner_text()
+    # a malformed verdict shows its 0.0 with the flag, and the reason on hover
+    assert bad.inner_text().startswith("0.00")
+    assert bad.locator(".badge.malformed").inner_text() == "malformed"
+    why = "verdict is not a single JSON object"
+    assert why in (bad.get_attribute("title") or "")
+    page_of = runs.samples("judged", filter="error")
+    assert page_of["total"] == JUDGED // 2  # counted as errors, as by the run
+    assert all(item["malformed"] == {"faithfulness": why} for item in page_of["samples"])
+    assert all(item["scores"]["faithfulness"] == 0.0 for item in page_of["samples"])
+    assert runs.samples("judged", filter="no_error")["total"] == JUDGED - JUDGED // 2
     page.locator("#run-samples").scroll_into_view_if_needed()
     _snapshot(page, "table-judge")
 

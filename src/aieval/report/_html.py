@@ -210,11 +210,12 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
     if not judges:
         return
     yield "<h2>Judges</h2>"
-    yield _table(["judge", "n", "parse failures", "inconsistent", "warning"], [
+    yield _table(["judge", "n", "parse failures", "malformed samples", "inconsistent", "warning"], [
         [_e(name), str(j["n"]), f"{j['parse_failures']} ({pct(j['parse_failure_rate'])})",
+         str(j.get("malformed", 0)),
          " ".join((pct(j.get("inconsistency_rate")), _e(pairwise_note(j)))),
          _e(j.get("warning") or "")]
-        for name, j in judges.items()], numeric=[1, 2, 3])
+        for name, j in judges.items()], numeric=[1, 2, 3, 4])
 
 
 def _resources(doc: Mapping[str, Any]) -> str:

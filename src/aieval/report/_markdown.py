@@ -129,11 +129,12 @@ def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
              ", ".join(escape(i) for i in r.get("sample_ids") or [])]
             for r in doc["failure_reasons"]], numeric=[2])
     if doc.get("judges"):
-        yield _folded("Judges", ["judge", "n", "parse failures", "inconsistent", "warning"], [
-            [escape(name), str(j["n"]), pct(j["parse_failure_rate"]),
+        yield _folded("Judges", ["judge", "n", "parse failures", "malformed samples",
+                                 "inconsistent", "warning"], [
+            [escape(name), str(j["n"]), pct(j["parse_failure_rate"]), str(j.get("malformed", 0)),
              " ".join((pct(j.get("inconsistency_rate")), escape(pairwise_note(j)))),
              escape(j.get("warning") or "")]
-            for name, j in doc["judges"].items()], numeric=[1, 2, 3])
+            for name, j in doc["judges"].items()], numeric=[1, 2, 3, 4])
     yield _resources(doc)
     for field, rows in ((doc.get("groups") or {}).get("slices") or {}).items():
         yield _folded(f"By {escape(field)}", ["group", "samples", "pass rate", "weighted score"], [

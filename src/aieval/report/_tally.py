@@ -66,11 +66,16 @@ class GroupTally:
 
 @dataclass(slots=True)
 class JudgeTally:
-    """Parse failures and swapped-order inconsistencies of one judge scorer."""
+    """Parse failures and swapped-order inconsistencies of one judge scorer.
+
+    ``malformed`` counts the samples whose score rests on malformed verdicts (their metadata's
+    ``unreadable``), whether stored with their 0.0 or, by older runs, as an error.
+    """
 
     n: int = 0
     verdicts: int = 0
     parse_failures: int = 0
+    malformed: int = 0
     pairwise: bool = False
     inconsistent: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
@@ -82,6 +87,8 @@ class JudgeTally:
         self.n += 1
         self.parse_failures += failures
         self.verdicts += max(failures, _verdicts(metadata))
+        unreadable = metadata.get("unreadable")
+        self.malformed += isinstance(unreadable, str) and bool(unreadable)
         if "inconsistent" in metadata:
             self.pairwise = True
             self.inconsistent += _count(metadata.get("inconsistent"))
@@ -106,6 +113,7 @@ class JudgeTally:
             "n": self.n,
             "parse_failures": self.parse_failures,
             "parse_failure_rate": parse_rate,
+            "malformed": self.malformed,
             "inconsistent": self.inconsistent,
             "inconsistency_rate": inconsistency,
             "warning": "; ".join(warnings) + f" (above {threshold:.0%})" if warnings else None,
@@ -187,7 +195,9 @@ class ReasonTally:
         if sample.error:
             self.add("error", "target", sample.error, sample.id)
         for name, score in sample.scores.items():
-            if score.error:
+            if score.malformed:  # scored 0.0 (or, in older stores, an error)
+                self.add("malformed", name, score.malformed, sample.id)
+            elif score.error:
                 self.add("error", name, score.error, sample.id)
             elif "parse_failures" in score.metadata and score.reason:
                 self.add("judge", name, score.reason, sample.id)

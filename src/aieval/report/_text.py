@@ -231,7 +231,9 @@ def _reasons(reasons: list[Mapping[str, Any]]) -> Table:
 
 
 def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Table:
-    table = _table("judges", "judge", "n", "parse failures", "inconsistent", "warning")
+    table = _table(
+        "judges", "judge", "n", "parse failures", "malformed samples", "inconsistent", "warning"
+    )
     table.columns[-1].justify = "left"
     for name, j in judges.items():
         inconsistent = "-" if j.get("inconsistency_rate") is None else (
@@ -239,7 +241,7 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Table:
         )
         _add(table,
             name, str(j["n"]), f"{j['parse_failures']} ({pct(j['parse_failure_rate'])})",
-            inconsistent, Text(j.get("warning") or "", style="yellow"),
+            str(j.get("malformed", 0)), inconsistent, Text(j.get("warning") or "", style="yellow"),
         )
     return table
 

@@ -32,7 +32,11 @@ class ScorerStats:
     ``errors`` counts missing or failed scores: the scorer's own failures plus ``missing``, the
     samples it has no score for (their target failed, so nothing was scored), so that
     ``count + errors`` is the number of samples. For a judge, ``judged`` counts the samples it
-    answered and ``malformed`` those whose verdict could not be read (each also an error).
+    answered and ``malformed`` those whose score rests on malformed verdicts: their value (0.0,
+    a tie for a pairwise judge) is in ``count`` and the mean, and each sample also counts as
+    errored in the run's error budget. A store written before malformed scores kept their
+    value holds them as errors (value None); they are counted in ``malformed`` all the same,
+    and ``malformed_scored`` counts only those that kept their value (not in ``errors``).
     """
 
     name: str
@@ -43,6 +47,7 @@ class ScorerStats:
     total_sq: float = 0.0
     judged: int = 0
     malformed: int = 0
+    malformed_scored: int = 0
 
     @property
     def mean(self) -> float | None:
@@ -64,7 +69,11 @@ class ScorerStats:
             "missing": self.missing,
         }
         if self.judged:
-            out |= {"judged": self.judged, "malformed": self.malformed}
+            out |= {
+                "judged": self.judged,
+                "malformed": self.malformed,
+                "malformed_scored": self.malformed_scored,
+            }
         return out
 
 
@@ -108,7 +117,8 @@ class Aggregator:
                 stats = self.scorers[name] = ScorerStats(name)
             if "parse_failures" in score.metadata:  # a judge answered
                 stats.judged += 1
-                stats.malformed += bool(score.metadata.get("unreadable"))
+                stats.malformed += score.malformed is not None
+                stats.malformed_scored += score.malformed is not None and score.error is None
             if score.error is not None:
                 stats.errors += 1
             elif score.value is not None:
@@ -219,20 +229,22 @@ class RunResult:
 
     @property
     def errors(self) -> int:
-        """Number of samples whose target failed plus scorer errors (each failure once: the
-        scores a failed target left missing are not counted again)."""
+        """Number of samples whose target failed plus scorer errors, a judge's malformed
+        verdict included (each failure once: the scores a failed target left missing are not
+        counted again)."""
         scorer_errors = sum(
-            s["errors"] - s.get("missing", 0) for s in self.summary["scorers"].values()
+            s["errors"] - s.get("missing", 0) + s.get("malformed_scored", 0)
+            for s in self.summary["scorers"].values()
         )
         return int(self.summary["target_errors"]) + int(scorer_errors)
 
     @property
     def malformed(self) -> dict[str, tuple[int, int]]:
-        """``{judge scorer: (samples with an unreadable verdict, samples it answered)}``.
+        """``{judge scorer: (samples whose verdict was malformed, samples it answered)}``.
 
-        Only scorers that recorded judge verdicts appear. Each unreadable sample is also that
-        scorer's error (it counts towards ``error_count`` and ``max_error_rate``, and never
-        passes).
+        Only scorers that recorded judge verdicts appear. A malformed sample keeps its value
+        (0.0; a tie for a pairwise judge), which enters the scorer's mean; it never passes the
+        pass threshold and counts towards ``errors``, ``error_count`` and ``max_error_rate``.
         """
         return {
             name: (int(stats.get("malformed", 0)), int(stats["judged"]))

@@ -77,8 +77,11 @@ class SampleProcessor:
             }
             record.scores = await _score_all(self.scorers, output.text, example.expected, context)
         _fill_usage(record, output.usage)
+        # a malformed judge verdict keeps its 0.0 (or tie) but never passes
         record.passed = output.error is None and all(
-            s.error is None and (s.value is None or at_least(s.value, self.pass_threshold))
+            s.error is None
+            and s.malformed is None
+            and (s.value is None or at_least(s.value, self.pass_threshold))
             for s in record.scores.values()
         )
         if self.evaluator is not None:
@@ -149,12 +152,6 @@ async def _score_one(
         raise
     except BaseException as exc:  # a user's own BaseException subclass, GeneratorExit
         return ScoreRecord(None, error=f"scorer {item.name!r} raised {type(exc).__name__}: {exc}")
-    unreadable = score.metadata.get("unreadable")
-    if isinstance(unreadable, str) and unreadable:
-        # A judge's fallback (0.0, a tie) is not its grade: the sample was not scored, it is
-        # this scorer's error (never a pass), and the verdicts stay recorded in the metadata.
-        error = f"malformed judge verdict: {unreadable}"
-        return ScoreRecord(None, score.raw, score.reason, error=error, metadata=score.metadata)
     return ScoreRecord(score.value, score.raw, score.reason, metadata=score.metadata)
 
 

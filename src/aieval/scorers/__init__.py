@@ -11,7 +11,12 @@ importing this package registers their gate checks.
 """
 
 from aieval.scorers import code, rag, retrieval, swe, tools
-from aieval.scorers._judge import JUDGE_PROMPT_VERSION, VERDICT_SCHEMA, llm_judge
+from aieval.scorers._judge import (
+    DEFAULT_JUDGE_RUBRIC,
+    JUDGE_PROMPT_VERSION,
+    VERDICT_SCHEMA,
+    llm_judge,
+)
 from aieval.scorers._judge_call import neutralize
 from aieval.scorers._multi_judge import multi_judge
 from aieval.scorers._pairwise import (
@@ -37,6 +42,7 @@ from aieval.scorers._verdict import Verdict, parse_verdict
 
 __all__ = [
     "CONTEXT_PARAMETERS",
+    "DEFAULT_JUDGE_RUBRIC",
     "INCONSISTENCY_WARNING_RATE",
     "JUDGE_PROMPT_VERSION",
     "PAIRWISE_PROMPT_VERSION",

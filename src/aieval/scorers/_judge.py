@@ -23,7 +23,22 @@ from aieval.scorers._judge_call import (
 from aieval.scorers._scorer import Scorer, scorer
 from aieval.scorers._verdict import Verdict, parse_verdict
 
-__all__ = ["JUDGE_PROMPT_VERSION", "VERDICT_SCHEMA", "FewShot", "build_messages", "llm_judge"]
+__all__ = [
+    "DEFAULT_JUDGE_RUBRIC",
+    "JUDGE_PROMPT_VERSION",
+    "VERDICT_SCHEMA",
+    "FewShot",
+    "build_messages",
+    "llm_judge",
+]
+
+#: The rubric of an ``llm_judge`` built without one: general correctness.
+DEFAULT_JUDGE_RUBRIC = (
+    "Reward a candidate answer that is correct and complete: it answers what the original "
+    "prompt asks, agrees with the expected answer when one is given, and states nothing false "
+    "or unsupported. Penalize factual errors, contradictions of the expected answer, missing "
+    "essential points and answers that do not address the prompt."
+)
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -146,7 +161,8 @@ class _Judge:
 
 
 def _unreadable(errors: list[str], verdicts: int) -> str | None:
-    """Why the median rests on malformed verdicts (at least half of them were), else None."""
+    """Why the median rests on malformed verdicts (at least half of them were, each counted
+    as 0.0), naming how many of the samples were malformed; else None."""
     if not errors or 2 * len(errors) < verdicts:
         return None
     if verdicts == 1:
@@ -245,7 +261,7 @@ def _few_shots(examples: Sequence[Mapping[str, Any]] | None) -> tuple[FewShot, .
 
 
 def llm_judge(
-    rubric: str,
+    rubric: str = DEFAULT_JUDGE_RUBRIC,
     *,
     provider: str | Provider | None = None,
     model: str | None = None,
@@ -262,12 +278,15 @@ def llm_judge(
 
     The judge sees the original prompt, the prediction and the expected answer, and must answer
     ``{"score": 0-10, "reason": "..."}``; the score is normalized to 0..1 and a malformed verdict
-    scores 0.0 (and is counted as a parse failure in the score's metadata). When at least half
-    of the verdicts were malformed, the median rests on them: ``metadata["unreadable"]`` says
-    why, and a run records that sample as the judge's error (not a measured 0.0).
+    scores 0.0 rather than crashing the run (it is counted in ``metadata["parse_failures"]``).
+    With ``samples > 1`` a malformed sample counts as 0.0 in the median. When at least half of
+    the verdicts were malformed the median rests on them: ``metadata["unreadable"]`` says why
+    (and how many were malformed), and in a run the sample is flagged ``malformed``, never
+    passes and counts as errored, its 0.0 still entering the judge's mean.
 
     Args:
-        rubric: what a good answer looks like.
+        rubric: what a good answer looks like; by default :data:`DEFAULT_JUDGE_RUBRIC`, a general
+            correctness rubric.
         provider: the grading provider (name or instance); defaults to
             ``$AIEVAL_JUDGE_PROVIDER``, then ``openai-compatible`` when ``base_url`` is given,
             then the run's provider and endpoint.

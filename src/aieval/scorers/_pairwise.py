@@ -200,8 +200,9 @@ class _PairwiseJudge:
         """Scores the prediction (A) against the expected answer (B): 1 win, 0.5 tie, 0 loss.
 
         A row without an expected answer has no B: a :class:`ScorerError`, no judge call. An
-        outcome resting on a malformed verdict is scored as a tie but marked
-        ``metadata["unreadable"]``: a run records it as the judge's error, never a passing tie.
+        outcome resting on a malformed verdict is scored as a tie (0.5) but marked
+        ``metadata["unreadable"]``: in a run the sample is flagged ``malformed``, counts as
+        errored and never passes, whatever the pass threshold.
         """
         require_expected(expected, self.client.name)
         found = await self.compare(prompt, prediction, expected, provider=provider, model=model)

@@ -123,10 +123,11 @@ def _outcome(item: dict[str, Any], outcome: Outcome) -> bool:
         return item["passed"] is not True
     if outcome == "gate_failed":
         return bool(item["gate_failures"])
+    # a malformed judge verdict counts as an error, as in the run's error count
     if outcome == "error":
-        return bool(item["error"]) or bool(item["score_errors"])
+        return bool(item["error"]) or bool(item["score_errors"]) or bool(item["malformed"])
     if outcome == "no_error":
-        return not item["error"] and not item["score_errors"]
+        return not item["error"] and not item["score_errors"] and not item["malformed"]
     return True
 
 

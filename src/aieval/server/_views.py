@@ -106,8 +106,8 @@ def sample_item(record: SampleRecord) -> dict[str, Any]:
         "scores": record.values,
         "score_reasons": {n: preview(s.reason) for n, s in scores.items() if s.reason},
         "score_errors": {n: preview(s.error) for n, s in scores.items() if s.error},
-        # judges whose verdict could not be parsed (scored 0, counted in the report)
-        "malformed": [n for n, s in scores.items() if s.metadata.get("parse_failures")],
+        # judges whose score rests on malformed verdicts: {name: why} (scored 0.0, counted)
+        "malformed": {n: preview(s.malformed) for n, s in scores.items() if s.malformed},
         "gate_failures": [g for g, ok in (evaluation.get("hard_gates") or {}).items() if not ok],
         "input": preview(record.input if record.input is not None else record.prompt),
         "prediction": preview(record.prediction),
@@ -143,7 +143,10 @@ def sample_detail(record: SampleRecord) -> dict[str, Any]:
         "expected": record.expected,
         "prediction": record.prediction,
         "metadata": record.metadata,
-        "scores": {name: dataclasses.asdict(score) for name, score in record.scores.items()},
+        "scores": {
+            name: {**dataclasses.asdict(score), "malformed": score.malformed}
+            for name, score in record.scores.items()
+        },
         "error": record.error,
         "passed": record.passed,
         "latency_s": record.latency_s,

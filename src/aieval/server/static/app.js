@@ -716,12 +716,13 @@
       el("th", { scope: "row" }, name), el("td", { class: "num" }, j.n),
       el("td", { class: "num", "data-field": "malformed" },
         `${j.parse_failures} (${pct(j.parse_failure_rate)})`),
+      el("td", { class: "num", "data-field": "malformed_samples" }, j.malformed ?? "—"),
       el("td", { class: "num" }, j.inconsistency_rate === null || j.inconsistency_rate === undefined
         ? "—" : `${j.inconsistent} (${pct(j.inconsistency_rate)})`),
       el("td", { class: "wrap" }, j.warning || "")));
     return section("Judges", el("div", { class: "table-wrap" }, el("table", {},
-      el("thead", {}, el("tr", {}, ["Judge", "Verdicts", "Malformed verdicts", "Inconsistent",
-        "Warning"].map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, rows))));
+      el("thead", {}, el("tr", {}, ["Judge", "Verdicts", "Malformed verdicts",
+        "Malformed samples", "Inconsistent", "Warning"].map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, rows))));
   }
 
   const CODE_STATUSES = ["passed", "failed", "timeout", "memory_limit", "error",
@@ -881,9 +882,9 @@
     function scoreCell(s, name) {
       const value = (s.scores || {})[name];
       const err = (s.score_errors || {})[name];
-      const malformed = (s.malformed || []).includes(name);
+      const malformed = (s.malformed || {})[name];
       return el("td", { class: "num", "data-scorer": name,
-        title: err || (malformed ? "the judge's verdict could not be parsed" : null) },
+        title: err || (malformed ? "malformed judge verdict, scored as its fallback: " + malformed : null) },
       err ? el("span", { class: "badge bad" }, "error") : fmt(value, 2),
       malformed ? el("span", { class: "badge bad malformed" }, "malformed") : null);
     }
@@ -924,7 +925,8 @@
       const reasons = scorers.filter((n) => n in (s.scores || {})).map((n) => el("li", {},
         el("strong", {}, n), " ", fmt(s.scores[n], 3),
         s.score_reasons && s.score_reasons[n] ? el("span", { class: "reason" }, " — " + s.score_reasons[n]) : null,
-        s.score_errors && s.score_errors[n] ? el("span", { class: "bad" }, " error: " + s.score_errors[n]) : null));
+        s.score_errors && s.score_errors[n] ? el("span", { class: "bad" }, " error: " + s.score_errors[n]) : null,
+        s.malformed && s.malformed[n] ? el("span", { class: "bad" }, " malformed verdict: " + s.malformed[n]) : null));
       const meta = Object.entries(s.metadata || {}).map(([k, v]) => `${k}=${v}`).join(", ");
       return el("div", { class: "expanded" },
         el("dl", { class: "facts" }, [["Input", s.input], ["Prediction", s.prediction],
@@ -1151,7 +1153,7 @@
       el("td", { class: "num" }, fmt(sc.value, 3)),
       el("td", { class: "num" }, sc.raw === null || sc.raw === undefined ? "—" : rawText(sc.raw)),
       el("td", { class: "wrap reason" }, sc.reason || ""),
-      el("td", { class: "wrap" }, sc.error || "")));
+      el("td", { class: "wrap" }, sc.error || (sc.malformed ? "malformed verdict: " + sc.malformed : ""))));
     return section("Scores", el("div", { class: "table-wrap" }, el("table", { id: "scores" },
       el("thead", {}, el("tr", {}, ["Scorer", "Value", "Raw", "Reason", "Error"].map((h) =>
         el("th", { scope: "col" }, h)))), el("tbody", {}, rows))));
@@ -1380,7 +1382,8 @@
   function pairScores(scores) {
     const rows = Object.entries(scores).map(([name, sc]) => el("tr", { "data-scorer": name },
       el("th", { scope: "row" }, name), el("td", { class: "num" }, fmt(sc.value, 3)),
-      el("td", { class: "wrap reason" }, sc.error ? "error: " + sc.error : sc.reason || "")));
+      el("td", { class: "wrap reason" }, sc.error ? "error: " + sc.error
+        : sc.malformed ? "malformed verdict: " + sc.malformed : sc.reason || "")));
     return rows.length ? el("table", { class: "pair-scores" }, el("thead", {}, el("tr", {},
       ["Scorer", "Value", "Reason"].map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, rows)) : null;
