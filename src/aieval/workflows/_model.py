@@ -22,6 +22,7 @@ from aieval._json import loads_strict
 from aieval.errors import WorkflowError
 from aieval.workflows._reading import (
     UNRESOLVED_KEYS,
+    checked_amounts,
     count,
     mapping,
     opt_str,
@@ -29,8 +30,8 @@ from aieval.workflows._reading import (
     pick,
     recorded_duration,
     tier,
-    token_metadata,
 )
+from aieval.workflows._tokens import token_metadata
 
 __all__ = ["STEP_STATUSES", "StepResult", "StepStatus", "WorkflowRun", "load_run", "load_runs"]
 
@@ -111,7 +112,8 @@ class StepResult:
         retry_count: how many times it was retried.
         metadata: anything else; ``tokens``/``tokens_used``/``input_tokens``/``output_tokens``,
             ``cost`` (USD), ``scores`` (step-level scores) and ``tool_calls`` are read by the
-            evaluation. A run log's step-level ``tokens_used`` is kept here.
+            evaluation. A run log's step-level ``tokens_used`` (a total, or an object of
+            ``input``/``output``/``total`` tokens) is read into these keys.
         extra: fields of the source record that this model does not know.
         recorded_duration_s: the duration the source recorded (``duration_s``, or
             ``duration_ms`` / 1000), used when start and end times are not both known.
@@ -132,6 +134,9 @@ class StepResult:
     metadata: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     recorded_duration_s: float | None = None
+
+    def __post_init__(self) -> None:
+        self.metadata = _metadata(self.metadata, None, f"step {self.name!r}")
 
     @property
     def duration_s(self) -> float | None:
@@ -158,11 +163,7 @@ class StepResult:
         if not isinstance(name, str | int) or name == "":
             raise WorkflowError(f"{where}: field 'step_name' (or 'name') is required")
         # run logs lift tokens_used out of the step's metadata; it goes back there
-        metadata = token_metadata(
-            mapping(got.get("metadata"), f"{where}, field 'metadata'"),
-            got.get("tokens_used"),
-            where,
-        )
+        metadata = _metadata(got.get("metadata"), got.get("tokens_used"), where)
         return cls(
             name=str(name),
             status=parse_status(got.get("status", "success"), f"{where}, field 'status'"),
@@ -249,6 +250,9 @@ class WorkflowRun:
     recorded_duration_s: float | None = None
     run_id: str | None = None
 
+    def __post_init__(self) -> None:
+        self.metadata = _metadata(self.metadata, None, f"run {self.workflow_id!r}")
+
     @property
     def duration_s(self) -> float | None:
         """End minus start in seconds, else the recorded duration (or ``metadata.duration_s``),
@@ -315,11 +319,7 @@ class WorkflowRun:
         steps = [
             StepResult.from_dict(s, where=f"{source}, steps[{i}]") for i, s in enumerate(steps_raw)
         ]
-        metadata = token_metadata(
-            mapping(got.get("metadata"), f"{source}, field 'metadata'"),
-            got.get("tokens_used"),
-            source,
-        )
+        metadata = _metadata(got.get("metadata"), got.get("tokens_used"), source)
         for key in UNRESOLVED_KEYS:  # read by the required_outputs_present gate
             output_names(metadata.get(key), f"{source}, field 'metadata.{key}'")
         inputs = got.get("inputs", metadata.get("inputs"))
@@ -431,6 +431,13 @@ def parse_time(value: Any, where: str) -> float | None:
             stamp = stamp.replace(tzinfo=dt.UTC)
         return stamp.timestamp()
     raise WorkflowError(f"{where}: expected a time, got {type(value).__name__}")
+
+
+def _metadata(raw: Any, tokens_used: Any, where: str) -> dict[str, Any]:
+    """A record's metadata with its amounts and token counts checked and a top-level
+    ``tokens_used`` moved in (see :func:`token_metadata`)."""
+    metadata = checked_amounts(mapping(raw, f"{where}, field 'metadata'"), where)
+    return token_metadata(metadata, tokens_used, where)
 
 
 def _iso(stamp: float | None) -> str | None:

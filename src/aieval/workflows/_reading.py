@@ -1,8 +1,8 @@
-"""Reading the fields of a recorded run or step: aliases, counts, durations and token totals.
+"""Reading the fields of a recorded run or step: aliases, counts, durations and amounts.
 
 A bad value is a :class:`WorkflowError` naming the record and the field; a value given under two
-names (``status`` and ``overall_status``, ``tokens_used`` and ``metadata.tokens_used``) must agree,
-or it is refused naming both. Nothing is dropped: a second name of a descriptive field (a step's
+names (``status`` and ``overall_status``, ``duration_s`` and ``duration_ms``) must agree, or it
+is refused naming both. Nothing is dropped: a second name of a descriptive field (a step's
 ``id`` beside its ``name``) stays in ``extra`` and is written back.
 """
 
@@ -16,8 +16,8 @@ from aieval.errors import WorkflowError
 
 __all__ = [
     "DESCRIPTIVE",
-    "TOKEN_KEYS",
     "UNRESOLVED_KEYS",
+    "checked_amounts",
     "count",
     "mapping",
     "opt_str",
@@ -25,16 +25,11 @@ __all__ = [
     "pick",
     "recorded_duration",
     "tier",
-    "token_count",
-    "token_metadata",
 ]
 
 #: Targets whose second name, when its value differs, is a different fact kept in ``extra``
 #: (a step's ``id`` beside its ``name``); every other target's names must agree.
 DESCRIPTIVE = frozenset({"workflow_id", "workflow_name", "name", "agent_role", "model_used"})
-#: Metadata keys read as token counts; each must be an integer >= 0.
-TOKEN_KEYS = ("tokens", "total_tokens", "tokens_used", "input_tokens", "output_tokens")
-_TOTAL_KEYS = ("tokens", "total_tokens", "tokens_used")
 _AMOUNT_KEYS = ("cost", "cost_usd", "total_cost", "duration_s", "duration_ms")
 #: Metadata keys where a runner lists outputs it could not resolve.
 UNRESOLVED_KEYS = ("unresolved_outputs", "unresolved_required_outputs")
@@ -73,45 +68,16 @@ def pick(
     return got, extra, names
 
 
-def token_count(value: Any, where: str) -> int:
-    """A token count: an integer >= 0 (an integral float such as ``300.0`` is that integer).
-
-    Text, booleans, fractions and negatives are refused, as for durations.
-    """
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise WorkflowError(f"{where}: expected a token count (an integer >= 0), got {value!r}")
-    return value
-
-
-def token_metadata(
-    metadata: dict[str, Any], lifted: Any, where: str, lifted_name: str = "tokens_used"
-) -> dict[str, Any]:
-    """``metadata`` with its token counts checked and a top-level ``tokens_used`` (``lifted``)
-    moved in; a total given under two names (or at both places) must agree."""
-    out = dict(metadata)
-    for key in TOKEN_KEYS:
-        if out.get(key) is not None:
-            out[key] = token_count(out[key], f"{where}, field 'metadata.{key}'")
-    for key in _AMOUNT_KEYS:  # read as cost and duration: a bad value would be ignored
-        value = out.get(key)
+def checked_amounts(metadata: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A copy of ``metadata``, its costs and durations (read as the run's cost and duration, so
+    a bad one would be ignored) checked to be numbers >= 0."""
+    for key in _AMOUNT_KEYS:
+        value = metadata.get(key)
         if value is not None and not (_numeric(value) and math.isfinite(value) and value >= 0):
             raise WorkflowError(
                 f"{where}, field 'metadata.{key}': expected a number >= 0, got {_short(value)}"
             )
-    totals = [(f"metadata.{k}", out[k]) for k in _TOTAL_KEYS if out.get(k) is not None]
-    if lifted is not None:
-        lifted = token_count(lifted, f"{where}, field {lifted_name!r}")
-        totals.insert(0, (lifted_name, lifted))
-        out.setdefault("tokens_used", lifted)
-    for name, value in totals[1:]:
-        if value != totals[0][1]:
-            raise WorkflowError(
-                f"{where}: fields {totals[0][0]!r} and {name!r} disagree "
-                f"({totals[0][1]} vs {value} tokens); keep one of them"
-            )
-    return out
+    return dict(metadata)
 
 
 def recorded_duration(got: Mapping[str, Any], where: str, names: Mapping[str, str]) -> float | None:
