@@ -16,10 +16,19 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from aieval.errors import ConfigError
 
-__all__ = ["CHILD_DIR", "HOST_UID", "SCRATCH", "bwrap_argv", "bwrap_version", "scratch_split"]
+__all__ = [
+    "CHILD_DIR",
+    "HOST_UID",
+    "SCRATCH",
+    "bwrap_argv",
+    "bwrap_version",
+    "host_uid",
+    "scratch_split",
+]
 
 #: Where the scratch tmpfs is mounted inside the sandbox (the working directory).
 SCRATCH = "/tmp"
@@ -39,6 +48,45 @@ _INSTALL_HINT = (
 )
 
 
+def _mapped(map_file: str, inside: int) -> int | None:
+    """What ``inside`` (an id of this user namespace) is in the parent's, if it is mapped."""
+    try:
+        lines = Path(map_file).read_text().splitlines()
+    except OSError:
+        return inside  # no user namespaces here: every id is its own
+    for line in lines:
+        first, outside, count = (int(part) for part in line.split())
+        if first <= inside < first + count:
+            return outside + inside - first
+    return None
+
+
+@functools.cache
+def host_uid() -> int | None:
+    """The uid bubblewrap runs as: ``HOST_UID`` for a root caller, ``None`` to keep ours.
+
+    A caller that is root only inside its own user namespace (``unshare -r``, rootless
+    containers) where ``HOST_UID`` is not mapped keeps its uid: it is not root on the host.
+
+    Raises:
+        ConfigError: the caller is the host's root and ``HOST_UID`` cannot be had here.
+    """
+    if os.geteuid() != 0:
+        return None
+    if (
+        _mapped("/proc/self/uid_map", HOST_UID) is not None
+        and _mapped("/proc/self/gid_map", HOST_UID) is not None
+    ):
+        return HOST_UID
+    if _mapped("/proc/self/uid_map", 0) == 0:
+        raise ConfigError(
+            f"aieval runs as root, but uid and gid {HOST_UID}, which the sandbox runs as so "
+            "that it is never root on the host, are not mapped in this user namespace: map "
+            f"them (e.g. a container's uid range including {HOST_UID}) or run as another user"
+        )
+    return None
+
+
 @functools.cache
 def bwrap_version() -> tuple[str, tuple[int, ...], bool]:
     """The ``bwrap`` path, its version and whether it supports ``--size``, once it has been seen
@@ -56,7 +104,7 @@ def bwrap_version() -> tuple[str, tuple[int, ...], bool]:
     except (OSError, subprocess.SubprocessError) as exc:
         raise ConfigError(f"cannot run {path}: {exc}; {_INSTALL_HINT}") from exc
     # As the sandbox will run: unprivileged (a root caller drops to the sandbox's host uid).
-    root = os.geteuid() == 0
+    uid = host_uid()
     namespaces = ["--unshare-all", "--unshare-user", "--disable-userns"]
     try:
         probe = subprocess.run(
@@ -65,13 +113,13 @@ def bwrap_version() -> tuple[str, tuple[int, ...], bool]:
             text=True,
             timeout=30,
             cwd="/",
-            user=HOST_UID if root else None,
-            group=HOST_UID if root else None,
-            extra_groups=[] if root else None,
+            user=uid,
+            group=uid,
+            extra_groups=None if uid is None else [],
         )
     except (OSError, subprocess.SubprocessError) as exc:
         raise ConfigError(
-            f"cannot run {path} as the sandbox's host uid {HOST_UID if root else os.getuid()}: "
+            f"cannot run {path} as the sandbox's host uid {os.getuid() if uid is None else uid}: "
             f"{exc}; install bubblewrap where every user can run it (e.g. /usr/bin)"
         ) from exc
     if probe.returncode != 0:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval.errors import ConfigError, SandboxError
-from aieval.sandbox._bwrap import CHILD_DIR, HOST_UID, bwrap_argv
+from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, host_uid
 from aieval.sandbox._cgroup import Cgroup, open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._ownership import lent_to
@@ -251,8 +251,8 @@ def _run_process(
             isolation="none: a plain child process with resource limits only",
         )
     inner = [sys.executable, "-I", f"{CHILD_DIR}/{Path(_CHILD).name}", *child_args]
-    root = os.geteuid() == 0
-    stage_dir = _stage_dir() if root else None
+    uid = host_uid()
+    stage_dir = _stage_dir() if uid is not None else None
     binds: list[list[str]] = []
 
     def stage(path: str) -> str:
@@ -282,10 +282,10 @@ def _run_process(
                 "cgroups": [str(p) for p in group.procs],
                 "max_open_files": limits.max_open_files,
                 "binds": binds,
-                "uid": HOST_UID if root else None,
+                "uid": uid,
             }
             launch = [sys.executable, "-I", "-S", _LAUNCH, json.dumps(settings), "--", *argv]
-            lent = lent_to(cwd, HOST_UID) if root and cwd is not None else None
+            lent = lent_to(cwd, uid) if uid is not None and cwd is not None else None
             with lent or contextlib.nullcontext():
                 try:
                     run = _spawn(

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from aieval.errors import ConfigError
 
-__all__ = ["SandboxLimits", "sandbox_env"]
+__all__ = ["REQUIRE_CGROUP_ENV", "SandboxLimits", "sandbox_env"]
+
+#: Set to ``0`` to make ``SandboxLimits.require_cgroup`` default to false (e.g. for
+#: ``aieval code`` on a machine that delegates no cgroup to your user).
+REQUIRE_CGROUP_ENV = "AIEVAL_SANDBOX_REQUIRE_CGROUP"
 
 # Only what a Python process needs to start; API keys and tokens in the caller's environment
 # must not leak into code we did not write.
@@ -50,7 +54,7 @@ class SandboxLimits:
         require_cgroup: with ``isolation="bwrap"``, refuse to run (``ConfigError``) when no
             cgroup with ``pids.max`` and a memory limit can be made for the run, rather than
             run with per-process limits only; ``False`` runs anyway and says so in the result's
-            ``isolation`` text.
+            ``isolation`` text. Defaults to true unless ``AIEVAL_SANDBOX_REQUIRE_CGROUP=0``.
         isolation: ``"bwrap"`` (the default) runs the code in bubblewrap namespaces as an
             unprivileged uid with a read-only system view; ``"none"`` runs it as a plain child
             process with only the limits above, for trusted code and for benchmarks.
@@ -65,7 +69,7 @@ class SandboxLimits:
     max_disk_mb: int = 64
     max_open_files: int = 256
     isolation: Literal["bwrap", "none"] = "bwrap"
-    require_cgroup: bool = True
+    require_cgroup: bool = field(default_factory=lambda: _require_cgroup_default())
 
     def __post_init__(self) -> None:
         for name, (low, high) in _RANGES.items():
@@ -105,6 +109,15 @@ class SandboxLimits:
         values = asdict(self)
         values["cpu_seconds"] = self.cpu_seconds or math.ceil(self.timeout) + 1
         return values
+
+
+def _require_cgroup_default() -> bool:
+    value = os.environ.get(REQUIRE_CGROUP_ENV, "1").strip().lower()
+    if value in ("1", "true", "yes"):
+        return True
+    if value in ("0", "false", "no"):
+        return False
+    raise ConfigError(f"{REQUIRE_CGROUP_ENV}={value!r} is not understood: set it to 1 or 0")
 
 
 def sandbox_env(extra: dict[str, str] | None = None) -> dict[str, str]:
