@@ -16,7 +16,6 @@ line on stderr starting with ``aieval-sandbox-launch:`` and exit status 125.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import resource
@@ -36,6 +35,8 @@ def _fail(message: str) -> None:
 
 
 def _stage(binds: list[list[str]]) -> None:
+    import ctypes  # only here: most launches need no mount
+
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(_CLONE_NEWNS) != 0:
         _fail(f"cannot enter a private mount namespace: {os.strerror(ctypes.get_errno())}")
