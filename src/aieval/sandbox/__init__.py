@@ -15,11 +15,11 @@ from aieval.sandbox._result import EXECUTION_STATUSES, ExecutionResult, Executio
 
 __all__ = [
     "ALLOW_CODE_EXECUTION_ENV",
-    "EXECUTION_STATUSES",
-    "REQUIRE_CGROUP_ENV",
     "CommandResult",
+    "EXECUTION_STATUSES",
     "ExecutionResult",
     "ExecutionStatus",
+    "REQUIRE_CGROUP_ENV",
     "SandboxError",
     "SandboxLimits",
     "execute",
