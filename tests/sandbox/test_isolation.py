@@ -2,7 +2,9 @@
 
 import io
 import os
+import shutil
 import tarfile
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from aieval.errors import ConfigError, DatasetError
-from aieval.sandbox import SandboxLimits, _bwrap, execute, extract_archive
+from aieval.sandbox import SandboxLimits, _bwrap, _cgroup, execute, extract_archive
 
 
 def src(text: str) -> str:
@@ -78,7 +80,7 @@ def test_fork_storm_is_capped() -> None:
     result = execute(
         program, "started = storm(300)\nprint(started)\nassert started < 300", limits=limits
     )
-    assert "pids cgroup" in result.isolation, result.isolation
+    assert "pids.max 20" in result.isolation, result.isolation
     assert result.status == "passed", result.detail
     assert int(result.stdout) <= 16
 
@@ -299,27 +301,34 @@ def test_without_size_support_the_scratch_is_reported_unbounded(
 
 
 def test_stale_cgroups_of_dead_callers_are_removed() -> None:
-    with _bwrap.open_cgroup(4) as group:
-        if group is None:
-            pytest.skip("no pids cgroup may be created here")
-        stale = group.path.parent / "aieval-sandbox-999999999-dead"
-        stale.mkdir()
-    with _bwrap.open_cgroup(4):
-        assert not stale.exists()
+    with _cgroup.open_cgroup(4, 64 << 20) as group:
+        if not group.paths:
+            pytest.skip("no cgroup may be created here")
+        stale = [path.parent / "aieval-sandbox-999999999-dead" for path in group.paths]
+        for path in stale:
+            path.mkdir()
+    with _cgroup.open_cgroup(4, 64 << 20):
+        assert not any(path.exists() for path in stale)
 
 
 def test_bubblewrap_without_namespaces_is_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake = tmp_path / "bwrap"
+    # bubblewrap runs as the sandbox's unprivileged uid: its folder must be open to it.
+    folder = Path(tempfile.mkdtemp(prefix="aieval-fake-bwrap-"))
+    folder.chmod(0o755)
+    fake = folder / "bwrap"
     fake.write_text(
         "#!/bin/sh\n"
         'case "$1" in --version) echo "bubblewrap 0.8.0";; --help) echo "--size BYTES";;\n'
         '*) echo "bwrap: No permissions to create new namespace" >&2; exit 1;; esac\n'
     )
     fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
-    _refused(monkeypatch, r"cannot create its namespaces .*No permissions")
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
+    try:
+        _refused(monkeypatch, r"cannot create its namespaces .*No permissions")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _refused(monkeypatch: pytest.MonkeyPatch, match: str) -> None:

@@ -13,6 +13,7 @@ def test_stats_exports() -> None:
 
 def test_sandbox_exports_sorted_and_present() -> None:
     names = aieval.sandbox.__all__
-    assert names == sorted(names)
+    # ruff's order (RUF022): CONSTANTS, then Classes, then functions, each alphabetical
+    assert names == sorted(names, key=lambda n: (not n.isupper(), not n[0].isupper(), n))
     assert {"execute", "ExecutionResult", "SandboxLimits", "run_command"} <= set(names)
     assert all(hasattr(aieval.sandbox, name) for name in names)

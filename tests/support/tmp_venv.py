@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
+import os
 import shutil
 import subprocess
 import sys
@@ -94,5 +95,12 @@ def hidden_venv_argv(tmp_folder: Path, argv: list[str]) -> list[str]:
         'mount -t tmpfs tmpfs /home && mkdir /home/venv && mount --bind "$0/.venv" /home/venv'
         ' && exec "$@"'
     )
-    return ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script,
+    if os.geteuid() == 0:
+        # Root mounts without a user namespace, and stays root for the sandbox to drop.
+        namespace = ["unshare", "--mount", "--propagation", "private"]
+    else:
+        # No cgroup can be made inside this user namespace: run with per-process limits.
+        namespace = ["env", "AIEVAL_SANDBOX_REQUIRE_CGROUP=0", "unshare", "--user",
+                     "--map-root-user", "--mount"]  # fmt: skip
+    return [*namespace, "sh", "-c", script,
             str(tmp_folder), "/home/venv/bin/python", *argv]  # fmt: skip

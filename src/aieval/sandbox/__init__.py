@@ -1,19 +1,21 @@
 """Sandboxed execution of generated code: isolation, limits, timeouts and unforgeable verdicts.
 
-Candidates run under bubblewrap (new user, PID, mount, network and IPC namespaces, uid 65534, a
-read-only system view, a bounded scratch tmpfs, a ``pids`` cgroup where one may be created).
+Candidates run under bubblewrap (new user, PID, mount, network and IPC namespaces, uid 65534
+mapped to an unprivileged host uid, no capabilities, a seccomp filter, a read-only system view
+and ``/proc``, a bounded scratch tmpfs) in a cgroup per run that caps processes and memory.
 Read ``docs/sandbox.md`` for what this contains and what it does not.
 """
 
 from aieval.errors import SandboxError
 from aieval.sandbox._archive import extract_archive
 from aieval.sandbox._execute import CommandResult, execute, execute_async, run_command
-from aieval.sandbox._limits import SandboxLimits, sandbox_env
+from aieval.sandbox._limits import REQUIRE_CGROUP_ENV, SandboxLimits, sandbox_env
 from aieval.sandbox._optin import ALLOW_CODE_EXECUTION_ENV, require_code_execution
 from aieval.sandbox._result import ExecutionResult, ExecutionStatus
 
 __all__ = [
     "ALLOW_CODE_EXECUTION_ENV",
+    "REQUIRE_CGROUP_ENV",
     "CommandResult",
     "ExecutionResult",
     "ExecutionStatus",

@@ -1,47 +1,90 @@
 """Isolation with bubblewrap: namespaces, a read-only system view, a bounded scratch tmpfs.
 
 The sandboxed process runs in new user, PID, mount, network, IPC, UTS and cgroup namespaces
-as uid/gid 65534, sees only the system directories, the Python installation (read-only) and a
-private tmpfs of bounded size, gets a fresh ``/proc``, and dies with its parent. When the host
-delegates a ``pids`` cgroup (v2, or a writable v1 hierarchy, as for root in most containers),
-each run also gets its own cgroup with ``pids.max``; killing that cgroup and the namespace's
-pid 1 ends every process of the run, including ``setsid()`` daemons.
+as uid/gid 65534 with no capabilities, may not create further user namespaces, runs under a
+system-call filter (``_seccomp``), sees only the system directories, the Python installation
+(read-only) and a private tmpfs of bounded size, gets a fresh read-only ``/proc``, and dies
+with its parent.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import re
-import secrets
 import shutil
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from aieval.errors import ConfigError
 
-__all__ = ["Cgroup", "bwrap_argv", "bwrap_version", "open_cgroup", "scratch_split"]
+__all__ = [
+    "CHILD_DIR",
+    "HOST_UID",
+    "SCRATCH",
+    "bwrap_argv",
+    "bwrap_version",
+    "host_uid",
+    "scratch_split",
+]
 
 #: Where the scratch tmpfs is mounted inside the sandbox (the working directory).
 SCRATCH = "/tmp"
 #: Where the sandbox's own scripts are mounted, read-only.
 CHILD_DIR = "/opt/aieval-sandbox"
+#: The host uid (and gid) a root caller runs bubblewrap as, so that the sandbox's uid 65534
+#: maps to it and never to root. Not 65534 (``nobody``), whose files (e.g. a SWE run's
+#: write-only report folder) the sandbox must not own.
+HOST_UID = 65533
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")
 _PAGE = 4096
-# Processes of the sandbox machinery itself (bwrap's two, the harness and the worker).
-_OWN_PROCESSES = 4
 _INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
     "bubblewrap), or pass SandboxLimits(isolation='none') to run without isolation (only for "
     "code you trust; see docs/sandbox.md)"
 )
+
+
+def _mapped(map_file: str, inside: int) -> int | None:
+    """What ``inside`` (an id of this user namespace) is in the parent's, if it is mapped."""
+    try:
+        lines = Path(map_file).read_text().splitlines()
+    except OSError:
+        return inside  # no user namespaces here: every id is its own
+    for line in lines:
+        first, outside, count = (int(part) for part in line.split())
+        if first <= inside < first + count:
+            return outside + inside - first
+    return None
+
+
+@functools.cache
+def host_uid() -> int | None:
+    """The uid bubblewrap runs as: ``HOST_UID`` for a root caller, ``None`` to keep ours.
+
+    A caller that is root only inside its own user namespace (``unshare -r``, rootless
+    containers) where ``HOST_UID`` is not mapped keeps its uid: it is not root on the host.
+
+    Raises:
+        ConfigError: the caller is the host's root and ``HOST_UID`` cannot be had here.
+    """
+    if os.geteuid() != 0:
+        return None
+    if (
+        _mapped("/proc/self/uid_map", HOST_UID) is not None
+        and _mapped("/proc/self/gid_map", HOST_UID) is not None
+    ):
+        return HOST_UID
+    if _mapped("/proc/self/uid_map", 0) == 0:
+        raise ConfigError(
+            f"aieval runs as root, but uid and gid {HOST_UID}, which the sandbox runs as so "
+            "that it is never root on the host, are not mapped in this user namespace: map "
+            f"them (e.g. a container's uid range including {HOST_UID}) or run as another user"
+        )
+    return None
 
 
 @functools.cache
@@ -60,12 +103,25 @@ def bwrap_version() -> tuple[str, tuple[int, ...], bool]:
         helptext = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError) as exc:
         raise ConfigError(f"cannot run {path}: {exc}; {_INSTALL_HINT}") from exc
-    probe = subprocess.run(
-        [path, "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "--", "true"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    # As the sandbox will run: unprivileged (a root caller drops to the sandbox's host uid).
+    uid = host_uid()
+    namespaces = ["--unshare-all", "--unshare-user", "--disable-userns"]
+    try:
+        probe = subprocess.run(
+            [path, *namespaces, "--ro-bind", "/", "/", "--proc", "/proc", "--", "true"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd="/",
+            user=uid,
+            group=uid,
+            extra_groups=None if uid is None else [],
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ConfigError(
+            f"cannot run {path} as the sandbox's host uid {os.getuid() if uid is None else uid}: "
+            f"{exc}; install bubblewrap where every user can run it (e.g. /usr/bin)"
+        ) from exc
     if probe.returncode != 0:
         raise ConfigError(
             f"bubblewrap cannot create its namespaces here ({probe.stderr.strip()[:300]}): allow "
@@ -113,12 +169,18 @@ def _mib(size: int) -> str:
     return f"{size / (1024 * 1024):.12g} MiB"
 
 
+def _same(path: str) -> str:
+    return path
+
+
 def bwrap_argv(
     argv: Sequence[str],
     *,
     scratch_mb: int,
     child_dir: str,
     writable: str | None = None,
+    seccomp_fd: int | None = None,
+    stage: Callable[[str], str] = _same,
 ) -> tuple[list[str], str]:
     """The command line that runs ``argv`` isolated, and a one-line account of the isolation.
 
@@ -129,11 +191,18 @@ def bwrap_argv(
         child_dir: host directory of the sandbox scripts, mounted read-only at ``CHILD_DIR``.
         writable: a host directory bound read-write at the same path and used as the working
             directory instead of the scratch (for test runs against a checkout).
+        seccomp_fd: an open descriptor holding the BPF filter bubblewrap loads before ``argv``.
+        stage: where bubblewrap finds each bound directory other than the system ones (its
+            argument: the directory's path; by default, that path itself).
     """
     path, version, has_size = bwrap_version()
     args = [
         path,
         "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--cap-drop",
+        "ALL",
         "--die-with-parent",
         "--new-session",
         "--uid",
@@ -171,126 +240,27 @@ def bwrap_argv(
     python = os.path.isabs(argv[0]) and os.path.basename(argv[0]).startswith("python")
     programs = [argv[0]] if python and argv[0] != sys.executable else []
     for root in _python_roots(programs):
-        args += ["--ro-bind", root, root]
-    args += ["--ro-bind", child_dir, CHILD_DIR]
+        args += ["--ro-bind", stage(root), root]
+    args += ["--ro-bind", stage(child_dir), CHILD_DIR]
     if writable is not None:
-        args += ["--bind", writable, writable, "--chdir", writable]
+        args += ["--bind", stage(writable), writable, "--chdir", writable]
     else:
         args += ["--chdir", SCRATCH]
-    # The root is bubblewrap's own (unbounded) tmpfs: read-only once every mount point exists.
-    args += ["--remount-ro", "/", "--", *argv]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    # /proc read-only: no sysctl, no /proc/self/* knob can be written. The root is bubblewrap's
+    # own (unbounded) tmpfs: read-only once every mount point exists.
+    args += ["--remount-ro", "/proc", "--remount-ro", "/", "--", *argv]
     disk = (
         f"tmpfs {scratch_mb} MiB (/tmp {_mib(tmp_bytes)}, /dev/shm {_mib(shm_bytes)}), / and /dev "
         "read-only"
         if has_size
         else "tmpfs unbounded (bwrap without --size), /dev/shm, / and /dev read-only"
     )
-    account = f"bwrap {'.'.join(map(str, version))}: namespaces, uid 65534, {disk}"
+    account = (
+        f"bwrap {'.'.join(map(str, version))}: namespaces, uid 65534, no capabilities, "
+        f"no new user namespaces, {disk}, /proc read-only"
+    )
+    if seccomp_fd is not None:
+        account += ", seccomp filter"
     return args, account
-
-
-@dataclass(slots=True)
-class Cgroup:
-    """A per-run ``pids`` cgroup: caps the process count and kills every member at the end."""
-
-    path: Path
-    version: int
-
-    @property
-    def procs(self) -> Path:
-        """The file a process writes its pid to in order to join."""
-        return self.path / "cgroup.procs"
-
-    def kill(self) -> None:
-        """SIGKILL every process in the cgroup, until it is empty (bounded)."""
-        if self.version == 2:
-            with contextlib.suppress(OSError):
-                (self.path / "cgroup.kill").write_text("1")
-        for _ in range(200):
-            try:
-                pids = [int(p) for p in self.procs.read_text().split()]
-            except OSError:
-                return
-            if not pids:
-                return
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.005)
-
-    def remove(self) -> None:
-        """Kill what is left and delete the cgroup."""
-        self.kill()
-        for _ in range(100):
-            try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.01)
-
-
-def _own_cgroup(controller: str) -> str | None:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _id, controllers, path = line.split(":", 2)
-            if controller in controllers.split(","):
-                return path
-    return None
-
-
-def _cgroup_parents() -> Iterator[tuple[Path, int]]:
-    root = Path("/sys/fs/cgroup")
-    v1 = _own_cgroup("pids")
-    if v1 is not None and (root / "pids").is_dir():
-        yield root / "pids" / v1.lstrip("/"), 1
-    v2 = _own_cgroup("")
-    if v2 is not None and "pids" in _read(root / "cgroup.controllers").split():
-        yield root / v2.lstrip("/"), 2
-
-
-def _remove_stale(parent: Path) -> None:
-    """Delete empty cgroups left by sandbox callers that were killed before cleaning up."""
-    with contextlib.suppress(OSError):
-        for path in parent.glob("aieval-sandbox-*"):
-            owner = path.name.split("-")[2]
-            if owner.isdigit() and not Path(f"/proc/{owner}").exists():
-                with contextlib.suppress(OSError):
-                    path.rmdir()
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
-
-@contextlib.contextmanager
-def open_cgroup(max_processes: int) -> Iterator[Cgroup | None]:
-    """A fresh ``pids`` cgroup with ``pids.max`` set, or ``None`` when none may be created."""
-    group = None
-    for parent, version in _cgroup_parents():
-        _remove_stale(parent)
-        if version == 2 and "pids" not in _read(parent / "cgroup.subtree_control").split():
-            with contextlib.suppress(OSError):
-                (parent / "cgroup.subtree_control").write_text("+pids")
-        path = parent / f"aieval-sandbox-{os.getpid()}-{secrets.token_hex(4)}"
-        try:
-            path.mkdir()
-        except OSError:
-            continue
-        try:
-            (path / "pids.max").write_text(str(max_processes + _OWN_PROCESSES))
-        except OSError:
-            with contextlib.suppress(OSError):
-                path.rmdir()
-            continue
-        group = Cgroup(path, version)
-        break
-    try:
-        yield group
-    finally:
-        if group is not None:
-            group.remove()

@@ -24,13 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from aieval.errors import ConfigError, SandboxError
-from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, open_cgroup
+from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, host_uid
+from aieval.sandbox._cgroup import Cgroup, open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
+from aieval.sandbox._ownership import lent_to
 from aieval.sandbox._result import ExecutionResult, ExecutionStatus
+from aieval.sandbox._seccomp import seccomp_program
 
 __all__ = ["CommandResult", "execute", "execute_async", "run_command"]
 
 _CHILD = str(Path(__file__).with_name("_child.py"))
+_LAUNCH = str(Path(__file__).with_name("_launch.py"))
+# Processes of the sandbox machinery itself (bwrap's two, the harness and the worker).
+_OWN_PROCESSES = 4
+_MIB = 1024 * 1024
 _STATUSES = frozenset({"passed", "failed", "timeout", "memory_limit", "error"})
 _READY = {"ready": True}
 _EXEC_FAILED_PREFIX = b"aieval-sandbox-exec-failed: "
@@ -137,6 +144,8 @@ class CommandResult:
         network_isolated: whether the command ran without network.
         network_detail: ``"ok"`` or why the network could not be isolated.
         isolation: how the command was isolated (bubblewrap, scratch size, process cap).
+        memory_limit_hit: whether the run's memory cgroup killed a process of the command.
+        memory_peak_bytes: the most memory the run held at once (``None``: not measured).
     """
 
     exit_code: int | None
@@ -147,6 +156,8 @@ class CommandResult:
     network_isolated: bool
     network_detail: str
     isolation: str = ""
+    memory_limit_hit: bool = False
+    memory_peak_bytes: int | None = None
 
 
 def run_command(
@@ -199,6 +210,8 @@ def run_command(
         network_isolated=network == "ok",
         network_detail=network,
         isolation=run.isolation,
+        memory_limit_hit=run.oom_kills > 0,
+        memory_peak_bytes=run.memory_peak,
     )
 
 
@@ -213,6 +226,9 @@ class _Run:
     duration_s: float = 0.0
     totals: dict[str, int] = field(default_factory=dict)
     isolation: str = ""
+    oom_kills: int = 0
+    memory_peak: int | None = None
+    memory_limit: int | None = None
 
 
 def _run_process(
@@ -226,8 +242,10 @@ def _run_process(
 ) -> _Run:
     """Run the sandbox script with ``child_args``, isolated as ``limits.isolation`` says."""
     if limits.isolation == "none":
+        plain = {"max_open_files": limits.max_open_files}
+        launch = [sys.executable, "-I", "-S", _LAUNCH, json.dumps(plain), "--"]
         return _spawn(
-            [sys.executable, "-I", _CHILD, *child_args],
+            [*launch, sys.executable, "-I", _CHILD, *child_args],
             stdin_data,
             limits,
             result_fds=result_fds,
@@ -236,33 +254,106 @@ def _run_process(
             isolation="none: a plain child process with resource limits only",
         )
     inner = [sys.executable, "-I", f"{CHILD_DIR}/{Path(_CHILD).name}", *child_args]
-    argv, account = bwrap_argv(
-        inner,
-        scratch_mb=limits.max_disk_mb,
-        child_dir=str(Path(_CHILD).parent),
-        writable=str(cwd) if cwd is not None else None,
-    )
-    with open_cgroup(limits.max_processes) as group:
-        if group is None:
-            account += "; process count not capped (no pids cgroup may be created here)"
-        else:
-            account += f"; pids cgroup v{group.version}"
-            # The shell joins the cgroup, then becomes bwrap: nothing starts outside it.
-            argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group.procs), *argv]
-        try:
-            return _spawn(
-                argv,
-                stdin_data,
-                limits,
-                result_fds=result_fds,
-                cwd=cwd or Path("/"),
-                env=env,
-                isolation=account,
-                scratch=False,
+    uid = host_uid()
+    stage_dir = _stage_dir() if uid is not None else None
+    binds: list[list[str]] = []
+
+    def stage(path: str) -> str:
+        if stage_dir is None:
+            return path
+        target = os.path.join(stage_dir, str(len(binds)))
+        os.mkdir(target, 0o700)
+        binds.append([path, target])
+        return target
+
+    seccomp_fd = os.memfd_create("aieval-seccomp")
+    try:
+        os.write(seccomp_fd, seccomp_program())
+        os.lseek(seccomp_fd, 0, os.SEEK_SET)
+        argv, account = bwrap_argv(
+            inner,
+            scratch_mb=limits.max_disk_mb,
+            child_dir=str(Path(_CHILD).parent),
+            writable=str(cwd) if cwd is not None else None,
+            seccomp_fd=seccomp_fd,
+            stage=stage,
+        )
+        memory = limits.run_memory_mb * _MIB
+        with open_cgroup(limits.max_processes + _OWN_PROCESSES, memory) as group:
+            account += _cgroup_account(group, limits)
+            settings: dict[str, Any] = {
+                "cgroups": [str(p) for p in group.procs],
+                "max_open_files": limits.max_open_files,
+                "binds": binds,
+                "uid": uid,
+            }
+            launch = [sys.executable, "-I", "-S", _LAUNCH, json.dumps(settings), "--", *argv]
+            lent = lent_to(cwd, uid) if uid is not None and cwd is not None else None
+            with lent or contextlib.nullcontext():
+                try:
+                    run = _spawn(
+                        launch,
+                        stdin_data,
+                        limits,
+                        result_fds=result_fds,
+                        cwd=cwd or Path("/"),
+                        env=env,
+                        isolation=account,
+                        scratch=False,
+                        extra_fds=(seccomp_fd,),
+                    )
+                finally:
+                    # Nothing of the run may touch the checkout once it is handed back.
+                    group.kill()
+            run.oom_kills = group.oom_kills()
+            run.memory_peak = group.memory_peak()
+            run.memory_limit = group.memory_bytes
+            return run
+    finally:
+        os.close(seccomp_fd)
+        if stage_dir is not None:
+            shutil.rmtree(stage_dir, ignore_errors=True)
+
+
+def _stage_dir() -> str:
+    """A fresh directory the sandbox's host uid can pass through but not list."""
+    folder = tempfile.mkdtemp(prefix="aieval-stage-")
+    os.chmod(folder, 0o711)
+    for part in Path(folder).parents:
+        if part.stat().st_mode & stat.S_IXOTH == 0:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise ConfigError(
+                f"the sandbox's staging folder {folder} is under {part}, which other users "
+                "cannot pass through: set TMPDIR to a folder such as /tmp"
             )
-        finally:
-            if group is not None:
-                group.kill()
+    return folder
+
+
+def _cgroup_account(group: Cgroup, limits: SandboxLimits) -> str:
+    """The cgroup part of the isolation text; refuses a run without one when it is required."""
+    missing = [
+        what
+        for what, value in (("process count", group.max_processes), ("memory", group.memory_bytes))
+        if value is None
+    ]
+    if missing and limits.require_cgroup:
+        why = "; ".join(group.problems) or "no cgroup may be created here"
+        raise ConfigError(
+            f"the sandbox cannot bound the run's {' and '.join(missing)} with a cgroup ({why}): "
+            "run aieval as root (as in a container or CI) or in a cgroup v2 subtree delegated "
+            "to your user with the pids and memory controllers, or pass "
+            "SandboxLimits(require_cgroup=False) to accept per-process limits only (see "
+            "docs/sandbox.md)"
+        )
+    parts = []
+    if group.max_processes is not None:
+        parts.append(f"pids.max {group.max_processes}")
+    if group.memory_bytes is not None:
+        parts.append(f"memory {group.memory_bytes // _MIB} MiB for the run")
+    text = f"; cgroup v{group.version}: {', '.join(parts)}" if parts else ""
+    if missing:
+        text += f"; {' and '.join(missing)} not capped per run (no cgroup may be created here)"
+    return text
 
 
 def _spawn(
@@ -275,6 +366,7 @@ def _spawn(
     env: dict[str, str] | None,
     isolation: str,
     scratch: bool = True,
+    extra_fds: tuple[int, ...] = (),
 ) -> _Run:
     workdir = tempfile.mkdtemp(prefix="aieval-sandbox-") if cwd is None and scratch else None
     started = time.monotonic()
@@ -286,7 +378,7 @@ def _spawn(
             stderr=subprocess.PIPE,
             cwd=cwd if cwd is not None else workdir,
             env=env if env is not None else sandbox_env(),
-            pass_fds=(result_fds[1],) if result_fds else (),
+            pass_fds=((result_fds[1],) if result_fds else ()) + extra_fds,
             start_new_session=True,
             close_fds=True,
         )
@@ -454,6 +546,15 @@ def _verdict(run: _Run, nonce: bytes, limits: SandboxLimits, total: int) -> Exec
             detail += ": " + run.stderr.decode(errors="replace").strip().splitlines()[-1][:300]
     else:
         status, detail = verdict["status"], str(verdict.get("detail", ""))
+    if run.oom_kills and run.memory_limit is not None:
+        killed = (
+            f"the run's memory cgroup ({run.memory_limit // _MIB} MiB) killed "
+            f"{run.oom_kills} process(es)"
+        )
+        if status in ("failed", "error", "timeout"):
+            status, detail = "memory_limit", f"{killed}; {detail}"
+        else:
+            detail += f" [{killed}]"
     if forged:
         detail += f" [ignored {forged} unauthenticated line(s) on the result channel]"
     network = str(verdict.get("network", "unknown")) if verdict else "unknown"
@@ -464,5 +565,6 @@ def _verdict(run: _Run, nonce: bytes, limits: SandboxLimits, total: int) -> Exec
         network_detail=network,
         tests_passed=int(verdict.get("passed", 0)) if verdict else 0,
         isolation=run.isolation,
+        memory_peak_bytes=run.memory_peak,
         **common,
     )

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from aieval.errors import ConfigError
 
-__all__ = ["SandboxLimits", "sandbox_env"]
+__all__ = ["REQUIRE_CGROUP_ENV", "SandboxLimits", "sandbox_env"]
+
+#: Set to ``0`` to make ``SandboxLimits.require_cgroup`` default to false (e.g. for
+#: ``aieval code`` on a machine that delegates no cgroup to your user).
+REQUIRE_CGROUP_ENV = "AIEVAL_SANDBOX_REQUIRE_CGROUP"
 
 # Only what a Python process needs to start; API keys and tokens in the caller's environment
 # must not leak into code we did not write.
@@ -26,7 +30,11 @@ _RANGES: dict[str, tuple[float, float]] = {
     "max_file_mb": (1, 2**40),
     "max_output_bytes": (0, 2**40),
     "max_disk_mb": (1, 2**40),
+    "max_open_files": (32, 1_048_576),
 }
+# What the sandbox's own processes (bubblewrap, the harness's interpreter) may hold besides
+# the candidate's memory and the scratch, within the run's memory cgroup.
+OWN_MEMORY_MB = 64
 
 
 @dataclass(slots=True, frozen=True, kw_only=True)
@@ -37,12 +45,18 @@ class SandboxLimits:
         timeout: wall-clock seconds before the whole process group is killed; for
             :func:`~aieval.sandbox.execute`, counted from when the sandbox is ready, before
             the candidate runs (starting it may take 30 s more, else ``sandbox_error``).
-        memory_mb: address-space limit per process (``RLIMIT_AS``), in MiB.
+        memory_mb: address-space limit per process (``RLIMIT_AS``), in MiB; the whole run is
+            held to :attr:`run_memory_mb` by a memory cgroup.
         cpu_seconds: CPU-time limit per process; defaults to ``ceil(timeout) + 1``.
         max_processes: extra processes the run may start (``RLIMIT_NPROC`` headroom).
         max_file_mb: largest file the run may write (``RLIMIT_FSIZE``), in MiB.
         max_output_bytes: stdout and stderr are each kept up to this many bytes.
         max_disk_mb: size of the private scratch filesystem (a tmpfs) the run writes to, in MiB.
+        max_open_files: open file descriptors per process (``RLIMIT_NOFILE``, soft and hard).
+        require_cgroup: with ``isolation="bwrap"``, refuse to run (``ConfigError``) when no
+            cgroup with ``pids.max`` and a memory limit can be made for the run, rather than
+            run with per-process limits only; ``False`` runs anyway and says so in the result's
+            ``isolation`` text. Defaults to true unless ``AIEVAL_SANDBOX_REQUIRE_CGROUP=0``.
         isolation: ``"bwrap"`` (the default) runs the code in bubblewrap namespaces as an
             unprivileged uid with a read-only system view; ``"none"`` runs it as a plain child
             process with only the limits above, for trusted code and for benchmarks.
@@ -55,7 +69,9 @@ class SandboxLimits:
     max_file_mb: int = 16
     max_output_bytes: int = 64_000
     max_disk_mb: int = 64
+    max_open_files: int = 256
     isolation: Literal["bwrap", "none"] = "bwrap"
+    require_cgroup: bool = field(default_factory=lambda: _require_cgroup_default())
 
     def __post_init__(self) -> None:
         for name, (low, high) in _RANGES.items():
@@ -68,16 +84,42 @@ class SandboxLimits:
                     f"sandbox limit {name}={value!r} is out of range: give a finite number "
                     f"from {low:.12g} to {high:.12g}"
                 )
+        if not isinstance(self.require_cgroup, bool):
+            raise ConfigError(
+                f"sandbox limit require_cgroup={self.require_cgroup!r} must be true or false"
+            )
         if self.isolation not in ("bwrap", "none"):
             raise ConfigError(
                 f"sandbox limit isolation={self.isolation!r} is out of range: 'bwrap' or 'none'"
             )
+
+    @property
+    def run_memory_mb(self) -> int:
+        """The memory cgroup's limit for the whole run, in MiB: ``memory_mb`` for the
+        candidate, ``max_disk_mb`` for its scratch (tmpfs pages are memory) and 64 for the
+        sandbox's own processes. Every page of the run counts: all its processes, the scratch,
+        memfd files, System V segments, pipe buffers, inodes and other kernel memory.
+
+        Example:
+            >>> SandboxLimits(memory_mb=128, max_disk_mb=64).run_memory_mb
+            256
+        """
+        return self.memory_mb + self.max_disk_mb + OWN_MEMORY_MB
 
     def for_child(self) -> dict[str, Any]:
         """The limits as the sandboxed process reads them."""
         values = asdict(self)
         values["cpu_seconds"] = self.cpu_seconds or math.ceil(self.timeout) + 1
         return values
+
+
+def _require_cgroup_default() -> bool:
+    value = os.environ.get(REQUIRE_CGROUP_ENV, "1").strip().lower()
+    if value in ("1", "true", "yes"):
+        return True
+    if value in ("0", "false", "no"):
+        return False
+    raise ConfigError(f"{REQUIRE_CGROUP_ENV}={value!r} is not understood: set it to 1 or 0")
 
 
 def sandbox_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -34,6 +34,8 @@ class ExecutionResult:
         tests_total: test snippets run.
         output_truncated: whether stdout or stderr hit the cap.
         isolation: how the run was isolated: bubblewrap namespaces, scratch size, process cap.
+        memory_peak_bytes: the most memory the whole run held at once, as its memory cgroup
+            counted it (``None`` without one).
     """
 
     status: ExecutionStatus
@@ -48,6 +50,7 @@ class ExecutionResult:
     tests_total: int = 0
     output_truncated: bool = False
     isolation: str = ""
+    memory_peak_bytes: int | None = None
 
     @property
     def passed(self) -> bool:
