@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 import symtable
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
-from aieval.errors import DatasetError
+from aieval.sandbox._runnable import bound_names, check_runnable
 
 __all__ = ["check_runnable", "prompt_definitions", "with_prompt_definitions"]
 
@@ -19,82 +19,6 @@ _DEFINITIONS = (
     ast.Assign,
     ast.AnnAssign,
 )
-
-
-def check_runnable(tests: str | Sequence[str], entry_point: str | None, where: str) -> None:
-    """Refuse tests that would pass any program: without ``entry_point`` they must run something.
-
-    HumanEval's tests only define ``check(candidate)``; with no entry point nothing calls it,
-    and every program that loads would pass. MBPP-style asserts run by themselves.
-
-    Raises:
-        DatasetError: naming ``where`` and the field to fix.
-    """
-    if entry_point:
-        return
-    if isinstance(tests, str):
-        if runs_nothing(tests):
-            defines = " (it defines check(candidate))" if "check" in _bound(tests) else ""
-            raise DatasetError(
-                f"{where}: field 'entry_point' is missing or null, and the test{defines} calls "
-                "nothing itself, so every program would pass; name the function the tests check"
-            )
-        return
-    for index, snippet in enumerate(tests, 1):
-        if runs_nothing(snippet):
-            raise DatasetError(
-                f"{where}: field 'test_list' item {index} asserts and calls nothing, so every "
-                "program would pass it"
-            )
-
-
-def runs_nothing(source: str) -> bool:
-    """True when ``source`` parses and, run as a module, would assert, raise and call nothing.
-
-    Function bodies and lambdas are not run by defining them, nor is an
-    ``if __name__ == "__main__":`` block (the tests do not run as ``__main__``). Source that
-    does not parse is left to the sandbox, which reports it.
-    """
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    return not any(isinstance(node, ast.Assert | ast.Call | ast.Raise) for node in _run(tree))
-
-
-def _run(node: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of ``node`` that execute when it runs at module level."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-            for part in (*child.decorator_list, child.args, child.returns):
-                if part is not None:
-                    yield part
-                    yield from _run(part)
-            continue
-        if isinstance(child, ast.Lambda):
-            yield child.args
-            yield from _run(child.args)
-            continue
-        if isinstance(child, ast.If) and _mentions_name_dunder(child.test):
-            for statement in child.orelse:
-                yield statement
-                yield from _run(statement)
-            continue
-        yield child
-        yield from _run(child)
-
-
-def _mentions_name_dunder(test: ast.expr) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(test))
-
-
-def _bound(source: str) -> set[str]:
-    """Names ``source`` binds at module level (its own helpers); none if it does not parse."""
-    try:
-        table = symtable.symtable(source, "<tests>", "exec")
-    except (SyntaxError, ValueError):
-        return set()
-    return {symbol.get_name() for symbol in table.get_symbols() if symbol.is_local()}
 
 
 def _used(source: str) -> set[str]:
@@ -131,14 +55,14 @@ def prompt_definitions(prompt: str, entry_point: str | None, tests: str | Sequen
     except (SyntaxError, ValueError):
         return ""
     sources = [tests] if isinstance(tests, str) else list(tests)
-    own = set().union(*(_bound(source) for source in sources))
+    own = set().union(*(bound_names(source) for source in sources))
     used = set().union(*(_used(source) for source in sources)) - own
     kept: list[ast.stmt] = []
     lent: set[str] = set()
     for statement in module.body:
         if not isinstance(statement, _DEFINITIONS) or _is_future_import(statement):
             continue
-        names = _names_bound(statement)
+        names = _namesbound_names(statement)
         if entry_point in names or names & own:
             continue
         kept.append(statement)
@@ -153,7 +77,7 @@ def _is_future_import(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
 
 
-def _names_bound(statement: ast.stmt) -> set[str]:
+def _namesbound_names(statement: ast.stmt) -> set[str]:
     if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return {statement.name}
     if isinstance(statement, ast.Import | ast.ImportFrom):

@@ -29,6 +29,7 @@ from aieval.sandbox._cgroup import Cgroup, open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._ownership import lent_to
 from aieval.sandbox._result import ExecutionResult, ExecutionStatus
+from aieval.sandbox._runnable import check_runnable
 from aieval.sandbox._seccomp import seccomp_program
 
 __all__ = ["CommandResult", "execute", "execute_async", "run_command"]
@@ -85,6 +86,8 @@ def execute(
     snippets = [tests] if isinstance(tests, str) else list(tests)
     if not all(isinstance(item, str) for item in snippets) or not snippets:
         raise ConfigError("execute: tests must be a source string or a non-empty list of them")
+    # tests that only define check(candidate), with nothing to call it, would pass any program
+    check_runnable(tests, entry_point, "execute")
     nonce = secrets.token_bytes(32)
     settings = {
         "nonce": nonce.hex(),
