@@ -32,12 +32,17 @@ def collect_calls() -> list[CallRecord]:
 def call_from_response(
     purpose: str, provider: str | None, model: str, response: ChatResponse
 ) -> CallRecord:
-    """The record of one successful model call: who answered, tokens, latency, retries, cache."""
+    """The record of one successful model call: who answered, tokens, latency, retries, cache.
+
+    A cache hit keeps the original call's latency and usage (an old entry without a recorded
+    latency has ``latency_s`` None).
+    """
+    unknown = response.cached and not response.latency_s
     return CallRecord(
         purpose,
         provider,
         response.model or model,
-        latency_s=response.latency_s,
+        latency_s=None if unknown else response.latency_s,
         input_tokens=response.input_tokens,
         output_tokens=response.output_tokens,
         cost=response.cost,

@@ -21,6 +21,7 @@ from aieval import _usage
 from aieval._serve import serve_command
 from aieval._terminal import printable, printable_lines
 from aieval._usage import RAY_EXTRA_HELP
+from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.errors import AievalError, StoreError, UserError
 from aieval.store import RunRow, Store, default_db_path
 
@@ -404,7 +405,6 @@ def _print_summary(result: RunResult) -> None:
         )
     if summary["scorers"]:
         out.print(table)
-    latency = summary["latency_s"]
     status = _status(result.status)
     if result.error_budget_exceeded:
         status = Text(f"{result.status} with errors", style="red")
@@ -418,16 +418,30 @@ def _print_summary(result: RunResult) -> None:
         parts.append(Text(f"{summary['target_errors']} target errors", style="red"))
     if result.error_count:
         parts.append(Text(f"{result.error_count} errored samples", style="red"))
-    if latency["p50"] is not None:
-        parts.append(f"latency p50 {latency['p50']:.2f}s p95 {latency['p95']:.2f}s")
-    if summary["input_tokens"] or summary["output_tokens"]:
-        parts.append(f"tokens {summary['input_tokens']}/{summary['output_tokens']}")
+    parts.extend(_usage_parts(summary))
     parts.append(f"{result.duration_s:.2f}s")
     out.print(Text(" · ").join(Text(p) if isinstance(p, str) else p for p in parts))
     _print_malformed(result)
     _print_top_errors(summary)
     if "evaluation" in summary:
         _print_evaluation(summary["evaluation"], result.samples)
+
+
+def _usage_parts(summary: dict[str, Any]) -> list[str]:
+    """Latency, tokens (target, judges, total), cost (``-``: unknown) and cache share."""
+    parts = []
+    latency = summary.get("latency_s") or {}
+    if latency.get("p50") is not None:
+        parts.append(f"latency p50 {latency['p50']:.2f}s p95 {latency['p95']:.2f}s")
+    if summary.get("input_tokens") or summary.get("output_tokens"):
+        old = {"input": summary.get("input_tokens"), "output": summary.get("output_tokens")}
+        parts.append(format_tokens(summary.get("tokens") or old))
+    if summary.get("cost") is not None or summary.get("unpriced_samples"):
+        parts.append(f"cost {format_cost(summary.get('cost'))}")
+    cache = format_cache(summary.get("cache"))
+    if cache:
+        parts.append(cache)
+    return parts
 
 
 def _print_malformed(result: RunResult) -> None:
@@ -512,6 +526,9 @@ def _print_run_row(row: RunRow) -> None:
             )
         out.print(table)
         out.print(f"pass rate {_pct(metrics.get('pass_rate'))} of {metrics.get('samples')} samples")
+    usage = _usage_parts(metrics)
+    if usage:
+        out.print(printable(" · ".join(usage)), highlight=False)
     _print_top_errors(metrics)
 
 

@@ -22,7 +22,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "workflows"
 REPORT_KEYS = {
     "kind", "schema_version", "run", "samples", "target_errors", "graded", "pass_rate",
     "weighted_score", "grades", "gates", "criteria", "failure_reasons", "judges", "latency",
-    "tokens", "cost", "retries", "cached", "groups", "warnings",
+    "tokens", "cost", "retries", "cached", "cache", "groups", "warnings",
 }  # fmt: skip
 RUN_KEYS = {
     "id", "name", "status", "model", "provider", "dataset", "dataset_hash", "n_examples",
@@ -149,7 +149,9 @@ def test_judge_rates_errors_usage_and_warnings(tmp_path: Path) -> None:
     latencies = [float(i + 1) for i in range(10)]
     assert data["latency"]["p95"] == pytest.approx(np.quantile(latencies, 0.95))
     assert data["latency"]["max"] == 10.0
-    assert data["tokens"] == {"input": 100, "output": 50, "total": 150}
+    assert data["tokens"]["target"] == {"input": 100, "output": 50, "total": 150}
+    assert data["tokens"]["judges"] == {"input": 0, "output": 0, "total": 0}
+    assert {k: data["tokens"][k] for k in ("input", "output", "total")} == data["tokens"]["target"]
     assert data["cost"] == pytest.approx(0.1) and data["retries"] == 5 and data["cached"] == 3
     # the failed target counts 0 in the weighted score
     assert data["weighted_score"]["n"] == 11

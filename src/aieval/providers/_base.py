@@ -44,12 +44,12 @@ class ChatResponse:
         text: the assistant message content.
         model: the model that answered (as the provider reports it).
         input_tokens / output_tokens: usage, when the provider reports it.
-        latency_s: wall time of the call (0 for a cache hit); after retries, from the first
-            attempt to the answer.
+        latency_s: wall time of the call; after retries, from the first attempt to the
+            answer. A cache hit keeps the original call's (0 for an entry stored without it).
         retries: how many failed attempts preceded this one.
         cached: whether the answer came from the response cache.
         finish_reason: the provider's finish reason (``stop``, ``length``, ...).
-        cost: the cost in USD, when known.
+        cost: the cost in USD when the provider reports it (``usage.cost``), else None.
     """
 
     text: str

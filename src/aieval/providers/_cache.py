@@ -177,7 +177,11 @@ class ResponseCache:
         return self._conn
 
     def get(self, key: str) -> ChatResponse | None:
-        """The stored response for ``key`` marked ``cached=True, latency_s=0``, or ``None``."""
+        """The stored response for ``key`` marked ``cached=True``, or ``None``.
+
+        It keeps the original call's usage, cost and ``latency_s`` (0 for an entry stored
+        before latencies were kept).
+        """
         with self._lock:
             try:
                 row = (
@@ -197,7 +201,7 @@ class ResponseCache:
             output_tokens=data.get("output_tokens"),
             finish_reason=data.get("finish_reason"),
             cost=data.get("cost"),
-            latency_s=0.0,
+            latency_s=float(data.get("latency_s") or 0.0),
             retries=0,
             cached=True,
         )
@@ -211,6 +215,7 @@ class ResponseCache:
             "output_tokens": response.output_tokens,
             "finish_reason": response.finish_reason,
             "cost": response.cost,
+            "latency_s": response.latency_s,
         }
         row = (key, provider, response.model, dumps(data), time.time())
         with self._lock:
@@ -251,11 +256,11 @@ class CachedProvider:
     """Answers deterministic requests from a :class:`ResponseCache`, else asks ``inner``.
 
     Only requests with ``temperature == 0`` or a ``seed`` param are cached; failures are never
-    stored. A hit returns ``cached=True`` and ``latency_s=0``. The key names the endpoint (name
-    and base URL) and, for a provider with HTTP headers of its own, a digest of them (a provider
-    declares it as ``headers_digest``; see :func:`headers_digest`), and its settings that change
-    what is sent, where not on their defaults (declared as a ``cache_settings`` mapping, e.g.
-    ``{"supports_json_schema": False}``).
+    stored. A hit returns ``cached=True`` with the original call's usage, cost and latency. The
+    key names the endpoint (name and base URL) and, for a provider with HTTP headers of its own,
+    a digest of them (a provider declares it as ``headers_digest``; see :func:`headers_digest`),
+    and its settings that change what is sent, where not on their defaults (declared as a
+    ``cache_settings`` mapping, e.g. ``{"supports_json_schema": False}``).
 
     Args:
         inner: the provider to call on a miss.

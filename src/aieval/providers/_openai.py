@@ -247,6 +247,7 @@ class OpenAIProvider:
             output_tokens=_int_or_none(usage.get("completion_tokens")),
             latency_s=latency,
             finish_reason=finish if isinstance(finish, str) else None,
+            cost=_cost_or_none(usage.get("cost")),
         )
 
     def _bad_body(self, reason: str, secrets: frozenset[str]) -> ProviderResponseError:
@@ -311,3 +312,10 @@ def _preview(raw: bytes, secrets: frozenset[str]) -> str:
 
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _cost_or_none(value: Any) -> float | None:
+    """A gateway's own ``usage.cost`` (USD, as OpenRouter sends it), when it is a number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 <= value < float("inf") else None

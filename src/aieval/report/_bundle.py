@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from aieval._records import SampleRecord
+from aieval._usage_figures import CacheTally, CostTally, TokenTally
 from aieval.errors import ConfigError
 from aieval.report._header import SCHEMA_VERSION, pass_rate, resolve_run, run_header
 from aieval.report._samples import ExampleNumbers, example_numbers
@@ -56,10 +57,11 @@ class RunReport:
     failure_reasons: list[dict[str, Any]]
     judges: dict[str, dict[str, Any]]
     latency: dict[str, float | None]
-    tokens: dict[str, int]
-    cost: float
+    tokens: dict[str, Any]
+    cost: float | None
     retries: int
     cached: int
+    cache: dict[str, Any]
     groups: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
     #: For code evaluations (``aieval.code``): per-problem c/n, pass@k, statuses; else None.
@@ -86,6 +88,7 @@ class RunReport:
             "cost": self.cost,
             "retries": self.retries,
             "cached": self.cached,
+            "cache": self.cache,
             "groups": self.groups,
             "warnings": self.warnings,
         }
@@ -158,8 +161,9 @@ class _RunTally:
         self.reasons = ReasonTally()
         self.judges: dict[str, JudgeTally] = {}
         self.latency: list[float] = []
-        self.tokens = [0, 0]
-        self.cost = 0.0
+        self.tokens = TokenTally()
+        self.cost = CostTally()
+        self.calls = CacheTally()
         self.workflows: dict[str, GroupTally] = {}
         self.slices: dict[str, dict[str, GroupTally]] = {f: {} for f in slice_by}
         self.agents: dict[str, AgentTally] = {}
@@ -183,11 +187,11 @@ class _RunTally:
             self.slices[name].setdefault(key, GroupTally()).add(ex)
 
     def _usage(self, sample: SampleRecord) -> None:
-        if sample.latency_s is not None:
+        if sample.latency_s is not None:  # a cached answer's is its original call's
             self.latency.append(float(sample.latency_s))
-        self.tokens[0] += sample.input_tokens or 0
-        self.tokens[1] += sample.output_tokens or 0
-        self.cost += sample.cost or 0.0
+        self.tokens.add(sample)
+        self.cost.add(sample)
+        self.calls.add(sample)
         self.retries += sample.retries
         self.cached += sample.cached
 
@@ -242,14 +246,11 @@ class _RunTally:
             failure_reasons=self.reasons.top(),
             judges={k: j.to_dict(JUDGE_WARNING_RATE) for k, j in sorted(self.judges.items())},
             latency=_latency(self.latency),
-            tokens={
-                "input": self.tokens[0],
-                "output": self.tokens[1],
-                "total": self.tokens[0] + self.tokens[1],
-            },
-            cost=self.cost,
+            tokens=self.tokens.to_dict(),
+            cost=self.cost.total,
             retries=self.retries,
             cached=self.cached,
+            cache=self.calls.to_dict(),
             groups=self._groups(graded, confidence),
             warnings=self._warnings(row),
         )

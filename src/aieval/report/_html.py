@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from aieval._terminal import printable_data
+from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -163,8 +164,8 @@ def _report_cards(doc: Mapping[str, Any]) -> str:
                            f"weighted score {interval(score['low'], score['high'])}"))
     if doc.get("target_errors"):
         cards.append(_card(str(doc["target_errors"]), "target errors"))
-    if doc.get("cost"):
-        cards.append(_card(f"${doc['cost']:.4f}", "cost"))
+    if doc.get("cost") is not None:
+        cards.append(_card(format_cost(doc["cost"]), "cost"))
     return '<div class="cards">' + "".join(cards) + "</div>"
 
 
@@ -221,13 +222,12 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
 def _resources(doc: Mapping[str, Any]) -> str:
     latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
     return "<h2>Latency, tokens, cost</h2>" + _table(
-        ["latency mean", "p50", "p95", "max", "tokens in", "tokens out", "cost", "retries",
-         "cached"],
+        ["latency mean", "p50", "p95", "max", "tokens", "cost", "retries", "cache"],
         [[*(f"{num(latency.get(k))} s" if latency.get(k) is not None else "-"
             for k in ("mean", "p50", "p95", "max")),
-          str(tokens.get("input", 0)), str(tokens.get("output", 0)),
-          f"${doc.get('cost', 0.0):.4f}", str(doc.get("retries", 0)),
-          str(doc.get("cached", 0))]], numeric=range(9))
+          _e(format_tokens(tokens)), _e(format_cost(doc.get("cost"))),
+          str(doc.get("retries", 0)), _e(format_cache(doc.get("cache")) or "-")]],
+        numeric=[0, 1, 2, 3, 6])
 
 
 def _groups(groups: Mapping[str, Any]) -> Iterator[str]:

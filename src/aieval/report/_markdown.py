@@ -6,6 +6,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from aieval._terminal import printable_data
+from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -156,11 +157,12 @@ def _code(code: Mapping[str, Any] | None) -> Iterator[str]:
 
 def _resources(doc: Mapping[str, Any]) -> str:
     latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
-    if latency.get("p50") is None and not tokens.get("total") and not doc.get("cost"):
+    if latency.get("p50") is None and not tokens.get("total") and doc.get("cost") is None:
         return ""
+    cache = format_cache(doc.get("cache"))
     return (f"Latency p50 {num(latency.get('p50'))} s · p95 {num(latency.get('p95'))} s · "
-            f"tokens {tokens.get('input', 0)} in / {tokens.get('output', 0)} out · "
-            f"cost ${doc.get('cost', 0.0):.4f}")
+            f"{format_tokens(tokens)} · cost {format_cost(doc.get('cost'))}"
+            + (f" · {cache}" if cache else ""))
 
 
 def _warnings(warnings: Sequence[str]) -> str:

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from aieval._terminal import printable_data
+from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.errors import ConfigError
 from aieval.report._code import (
     ESTIMATOR,
@@ -248,13 +249,13 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Table:
 
 def _resources(doc: Mapping[str, Any]) -> Table:
     latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
-    table = _table("latency, tokens, cost", "latency mean", "p50", "p95", "max", "tokens in",
-                   "tokens out", "cost", "retries", "cached", left=0)
+    table = _table("latency, tokens, cost", "latency mean", "p50", "p95", "max", "tokens",
+                   "cost", "retries", "cache", left=0)
     _add(table,
         *(f"{num(latency.get(k))}s" if latency.get(k) is not None else "-"
           for k in ("mean", "p50", "p95", "max")),
-        str(tokens.get("input", 0)), str(tokens.get("output", 0)),
-        f"${doc.get('cost', 0.0):.4f}", str(doc.get("retries", 0)), str(doc.get("cached", 0)),
+        format_tokens(tokens), format_cost(doc.get("cost")), str(doc.get("retries", 0)),
+        format_cache(doc.get("cache")) or "-",
     )
     return table
 

@@ -18,6 +18,7 @@ from pydantic import (
 
 from aieval._keys import pydantic_problems, unknown_key
 from aieval._sync import run_sync
+from aieval._usage_figures import ModelPrice
 from aieval.errors import ConfigError
 from aieval.grading._yaml import load_yaml_file
 from aieval.runner._evalparts import DatasetConfig, TargetConfig, _Strict, _target_params
@@ -65,6 +66,7 @@ class SettingsConfig(_Strict):
     ray_address: str | None = Field(
         None, description="Ray cluster for executor ray: host:port, ray://host:10001, auto"
     )
+    prices: dict[str, ModelPrice] = Field(default_factory=dict, description="USD per Mtok")
 
     @field_validator("max_error_rate", "pass_threshold", mode="before")
     @classmethod
@@ -180,6 +182,7 @@ class EvalConfig(_Strict):
             workflow=_workflow(self),
             profile=_local(self, self.profile),
             telemetry=settings.telemetry,
+            prices=settings.prices,
             enforce_hard_gates=self.enforce_hard_gates,
             run_id=run_id,
             max_error_rate=settings.max_error_rate if max_error_rate is None else max_error_rate,

@@ -42,6 +42,7 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
         pass_threshold=spec.pass_threshold,
         evaluator=prep.evaluator,
         secrets=prep.secrets,
+        prices=spec.prices,
     )
     # on Ray, workers build their own processor from the spec (refused here if they cannot)
     work = remote_samples(prep, live) if remote else processor

@@ -138,6 +138,7 @@ def build_processor(spec: RunSpec, cache_path: str | None) -> _WorkerProcessor:
         pass_threshold=spec.pass_threshold,
         evaluator=evaluator,
         secrets=target_secrets(target),
+        prices=spec.prices,
     )
     processor.cache_reachable = reachable is not None
     return processor

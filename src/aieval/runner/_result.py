@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from aieval._floors import at_most
 from aieval._records import SampleRecord
+from aieval._usage_figures import CacheTally, CostTally, TokenTally
 
 if TYPE_CHECKING:
     from aieval.store import Store
@@ -87,9 +88,9 @@ class Aggregator:
         self.target_errors = 0
         self.retries = 0
         self.cached = 0
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self.cost = 0.0
+        self.tokens = TokenTally()
+        self.costs = CostTally()
+        self.calls = CacheTally()
         self.latencies = array("d")
         self.errored = 0
         self.messages: Counter[str] = Counter()
@@ -100,11 +101,11 @@ class Aggregator:
         self.target_errors += sample.error is not None
         self.retries += sample.retries
         self.cached += sample.cached
-        for call in sample.calls:
-            self.input_tokens += call.input_tokens or 0
-            self.output_tokens += call.output_tokens or 0
-            self.cost += call.cost or 0.0
-        if sample.latency_s is not None and not sample.cached:
+        self.tokens.add(sample)
+        self.costs.add(sample)
+        self.calls.add(sample)
+        # a cached answer counts with its original call's latency (kept in the cache)
+        if sample.latency_s is not None:
             self.latencies.append(sample.latency_s)
         problems = sample.errors
         if problems:
@@ -141,6 +142,7 @@ class Aggregator:
             self.messages[_OTHER] += 1
 
     def summary(self) -> dict[str, Any]:
+        tokens = self.tokens.to_dict()
         return {
             "samples": self.count,
             "passed": self.passed,
@@ -156,9 +158,12 @@ class Aggregator:
             "latency_s": _latency(self.latencies),
             "retries": self.retries,
             "cached": self.cached,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost": self.cost,
+            "cache": self.calls.to_dict(),
+            "input_tokens": tokens["input"],
+            "output_tokens": tokens["output"],
+            "tokens": tokens,
+            "cost": self.costs.total,
+            "unpriced_samples": self.costs.unpriced,
         }
 
 
@@ -191,8 +196,10 @@ class RunResult:
         status: ``completed``, ``failed`` or ``interrupted``.
         metrics: ``{scorer name: mean score}`` over the samples that scored.
         pass_rate: share of samples that passed (no error, every score >= the threshold).
-        summary: counts, per-scorer stats, latency p50/p95, tokens, cost, retries, errored
-            samples and the most frequent error messages; it counts stored samples only.
+        summary: counts, per-scorer stats, latency p50/p95, tokens (``tokens``: target,
+            judges, total), cost (``None`` when unknown), the share of model calls served from
+            the cache (``cache``), retries, errored samples and the most frequent error
+            messages; it counts stored samples only.
         duration_s: wall time of this invocation.
         max_error_rate: the share of errored samples this run tolerates (see
             :attr:`error_budget_exceeded`).

@@ -9,11 +9,12 @@ sample.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from aieval._sync import run_sync
+from aieval._usage_figures import ModelPrice
 from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._execute import execute
@@ -108,6 +109,7 @@ async def run_async(
     max_error_rate: float = 0.0,
     executor: str | Executor = "local",
     ray_address: str | None = None,
+    prices: Mapping[str, ModelPrice | Mapping[str, float]] | None = None,
 ) -> RunResult:
     """Evaluate ``dataset`` with ``scorers``; every finished sample is committed to the store.
 
@@ -168,6 +170,9 @@ async def run_async(
         ray_address: the Ray cluster for ``executor="ray"``: ``"host:port"``,
             ``"ray://host:10001"``, ``"auto"`` or ``"local"``; unset: ``$RAY_ADDRESS``, else a
             cluster ``ray start`` runs on this machine, else a local Ray for the run.
+        prices: ``{model: ModelPrice or {"input_per_mtok": ..., "output_per_mtok": ...}}``,
+            USD per million tokens, pricing the calls whose provider reports no cost; a call
+            to an unlisted model has an unknown cost (``None``), never 0.
 
     Raises:
         ConfigError: an invalid option (named); with Ray, a part of the run its workers cannot
@@ -215,6 +220,7 @@ async def run_async(
             max_error_rate=max_error_rate,
             executor=executor,
             ray_address=ray_address,
+            prices=dict(prices or {}),
         )
     )
     return await execute(spec, live)

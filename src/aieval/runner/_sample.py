@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from aieval._calls import collect_calls
 from aieval._floors import at_least
 from aieval._records import SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
+from aieval._usage_figures import ModelPrice, call_cost
 from aieval.errors import ConfigError, ScorerError
 from aieval.runner._evaluator import SampleEvaluator
 from aieval.runner._target import Output, ProviderTarget, Target, Usage
@@ -22,6 +23,7 @@ __all__ = ["SampleProcessor", "failed_record"]
 class SampleProcessor:
     """Turns one ``(index, example)`` into its finished :class:`SampleRecord`.
 
+    A call without a reported cost is priced from ``prices`` (``{model: ModelPrice}``).
     The target's failure, a scorer's failure and an ``exit()`` in user code are recorded on
     the sample; the record's text is redacted of ``secrets`` before it is returned. The same
     object runs in the run's process or, built from the run's spec, on a Ray worker.
@@ -36,7 +38,9 @@ class SampleProcessor:
         pass_threshold: float,
         evaluator: SampleEvaluator | None = None,
         secrets: frozenset[str] = frozenset(),
+        prices: Mapping[str, ModelPrice] | None = None,
     ) -> None:
+        self.prices: Mapping[str, ModelPrice] = prices or {}
         self.scorers = list(scorers)
         self.target = target
         self.model = model
@@ -76,7 +80,7 @@ class SampleProcessor:
                 "run": None,
             }
             record.scores = await _score_all(self.scorers, output.text, example.expected, context)
-        _fill_usage(record, output.usage)
+        _fill_usage(record, output.usage, self.prices)
         # a malformed judge verdict keeps its 0.0 (or tie) but never passes
         record.passed = output.error is None and all(
             s.error is None
@@ -155,7 +159,9 @@ async def _score_one(
     return ScoreRecord(score.value, score.raw, score.reason, metadata=score.metadata)
 
 
-def _fill_usage(record: SampleRecord, own: Usage | None) -> None:
+def _fill_usage(
+    record: SampleRecord, own: Usage | None, prices: Mapping[str, ModelPrice]
+) -> None:
     target_calls = [call for call in record.calls if call.purpose == "target"]
     target_called = bool(target_calls)
     for call in record.calls:
@@ -164,13 +170,16 @@ def _fill_usage(record: SampleRecord, own: Usage | None) -> None:
         record.cached = target_calls[-1].cached
         record.input_tokens = _total(c.input_tokens for c in target_calls)
         record.output_tokens = _total(c.output_tokens for c in target_calls)
-    costs = [c.cost for c in record.calls if c.cost is not None]
+    for call in record.calls:
+        call.cost = call_cost(call, prices)
+    costs = [c.cost for c in record.calls if c.error is None]
     if own is not None and not target_called:
         record.input_tokens, record.output_tokens = own.input_tokens, own.output_tokens
         record.retries += own.retries
-        if own.cost is not None:
+        if own.cost is not None or own.input_tokens is not None or own.output_tokens is not None:
             costs.append(own.cost)
-    record.cost = sum(costs) if costs else None
+    # unknown is None, never 0: one unpriced call leaves the sample's cost unknown
+    record.cost = sum(c for c in costs if c is not None) if costs and None not in costs else None
 
 
 def _total(counts: Iterable[int | None]) -> int | None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from aieval._usage_figures import ModelPrice
 from aieval.errors import ConfigError
 from aieval.scorers import Scorer, get_scorer
 
@@ -113,6 +114,10 @@ class RunSpec(BaseModel):
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = Field(
         None, description="Ray cluster: unset = $RAY_ADDRESS, else auto, else a local Ray"
+    )
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="USD per million tokens by model, for calls whose provider reports no cost",
     )
 
     @field_validator("max_error_rate", "pass_threshold", mode="before")
