@@ -304,9 +304,15 @@ def show_command(
         bool, typer.Option("--failed", help="Only samples that did not pass.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print inputs, answers and reasons uncut.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
-    """Show a stored run: its summary and its samples."""
+    """Show a stored run: its summary and its samples (input, expected answer, prediction, and
+    each scorer's value and reason; long texts are cut unless --full)."""
+    from aieval._show import print_samples
+
     store = _existing_store(db)
     row = store.get_run(run_ref)
     records = [s for s in store.iter_samples(row.id) if not failed or not s.passed]
@@ -320,19 +326,7 @@ def show_command(
     _print_run_row(row)
     if "evaluation" in (row.metrics or {}):
         _print_evaluation((row.metrics or {})["evaluation"], records[:samples])
-        return
-    table = Table(title=f"samples ({min(samples, len(records))} of {len(records)})")
-    for column in ("id", "passed", "prediction", "scores", "errors"):
-        table.add_column(column, overflow="fold")
-    for record in records[:samples]:
-        table.add_row(
-            printable(record.id),
-            _yes_no(record.passed),
-            _clip(record.prediction or ""),
-            printable(", ".join(f"{k}={_num(v)}" for k, v in record.values.items())),
-            printable("; ".join(f"{k}: {v}" for k, v in record.errors.items())),
-        )
-    out.print(table)
+    print_samples(out, records[:samples], len(records), full=full)
 
 
 def _print_evaluation(summary: dict[str, Any], records: Sequence[Any]) -> None:
@@ -631,11 +625,6 @@ def _when(stamp: float) -> str:
     return dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
 
 
-def _clip(text: str, width: int = 60) -> str:
-    flat = printable(" ".join(text.split()))
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 @app.command("calibrate")
 def calibrate_command(
     run_ref: Annotated[str, typer.Argument(help="Run id, id prefix, or run name (latest).")],
@@ -769,14 +758,20 @@ def diff_command(
         bool, typer.Option("--all", help="Also list examples that did not change.")
     ] = False,
     limit: Annotated[int, typer.Option(help="At most N rows per table.")] = 20,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print inputs, answers and reasons uncut.")
+    ] = False,
 ) -> None:
-    """Per-example changes between two runs: regressions, improvements, optionally the rest."""
+    """Per-example changes between two runs: regressions, improvements, optionally the rest;
+    then each listed regression and improvement with both runs' answers and scorer reasons."""
+    from aieval._show import print_diff_samples
     from aieval.report import compare_runs, render_diff
 
     store = _existing_store(db)
     comparison = compare_runs(store, baseline, candidate, max_examples=None).to_dict()
     unchanged = _unchanged(store, comparison) if show_all else None
     render_diff(comparison, limit=limit, unchanged=unchanged, console=out)
+    print_diff_samples(out, store, comparison, limit=limit, full=full)
 
 
 def _unchanged(store: Store, data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -315,8 +315,9 @@ def test_too_tight_a_margin_is_inconclusive_with_what_the_data_could_show() -> N
     assert decision.outcome == "inconclusive" and decision.exit_code == 3
     assert rule.outcome == "inconclusive" and rule.details["verdict"] == "inconclusive"
     assert rule.details["min_margin"] == pytest.approx(-rule.details["lower_bound"])
-    assert rule.details["min_margin"] > 1.0 and rule.details["n_needed"] > 60
+    needed = rule.details["examples_needed_at_observed_difference"]
+    assert rule.details["min_margin"] > 1.0 and needed > 60
     assert f"margin above {rule.details['min_margin']:.2f}" in rule.reason
-    assert f"about {rule.details['n_needed']:,} paired examples" in decision.summary
+    assert f"about {needed:,} paired examples in all" in decision.summary
     wide = decide_promotion(base, cand, PromotionPolicy(noninferiority_margin=5.0))
     assert wide.outcome == "promote"

@@ -13,7 +13,8 @@ of ``bench/promotion.py`` (its full results are in ``docs/reports.md``); rates a
 - an equal candidate on continuous scores at n = 500 is promoted at least 80% of the time
   where its spread allows (symmetric and sparse); on skewed data even a z-test that knows the
   true spread promotes only about 56%, and the test stays close to that ceiling (the decision
-  is inconclusive and its ``n_needed`` says about 950 examples would show the margin).
+  is inconclusive and its ``examples_needed_if_equal`` says about 950 examples would show the
+  margin).
 """
 
 from __future__ import annotations

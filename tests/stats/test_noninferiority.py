@@ -65,13 +65,19 @@ def test_proportion_bounds_invert_the_statistic() -> None:
     assert r.mean_delta == pytest.approx(-3.0) and not r.non_inferior and not r.regressed
     assert r.min_margin == pytest.approx(-r.lower_bound)
     # A mean 3 points down: more such data would show a regression, not non-inferiority.
-    assert r.n_needed is None
-    # Within the margin (-0.2 points), planned for an equal candidate with 15% discordant
-    # pairs: Tango's statistic reaches z(0.95) + z(0.8) at that n, and not one example earlier.
+    assert r.examples_needed_at_observed_difference is None and r.examples_needed_if_equal is None
+    # Within the margin (-0.2 points): Tango's statistic reaches z(0.95) + z(0.8) at that n,
+    # and not one example earlier, at the observed shares of wins (7.4%) and losses (7.6%)...
     near = np.array([100.0] * 37 + [-100.0] * 38 + [0.0] * 425)
-    n = noninferiority_test(near, margin=1.0, method="proportion", scale=100.0).n_needed
-    assert n is not None
+    r = noninferiority_test(near, margin=1.0, method="proportion", scale=100.0)
     target = scipy_stats.norm.ppf(0.95) + scipy_stats.norm.ppf(0.8)
+    n = r.examples_needed_at_observed_difference
+    assert n is not None
+    assert tango_z(0.074 * n, 0.076 * n, n, -0.01) >= target
+    assert tango_z(0.074 * (n - 1), 0.076 * (n - 1), n - 1, -0.01) < target
+    # ...and for an equal candidate with the same 15% discordant pairs, split evenly.
+    n = r.examples_needed_if_equal
+    assert n is not None and n < r.examples_needed_at_observed_difference
     assert tango_z(0.075 * n, 0.075 * n, n, -0.01) >= target
     assert tango_z(0.075 * (n - 1), 0.075 * (n - 1), n - 1, -0.01) < target
 
@@ -84,9 +90,10 @@ def test_no_discordant_pairs_still_needs_enough_examples() -> None:
     assert r.lower_bound == pytest.approx(-100 * z2 / (200 + z2), rel=1e-6)
     assert r.non_inferior is False
     assert noninferiority_test(np.zeros(200), margin=1.0, method="t").non_inferior is True
-    # n_needed: at that n, the same (empty) discordance shows the margin with 80% power.
-    n = r.n_needed
-    assert n is not None and 600 < n < 630
+    # at that n, the same (empty) discordance shows the margin with 80% power; the observed
+    # difference is 0, so both sample sizes are the same
+    n = r.examples_needed_if_equal
+    assert n is not None and 600 < n < 630 and r.examples_needed_at_observed_difference == n
     assert math.sqrt(n * 0.01 / 0.99) >= scipy_stats.norm.ppf(0.95) + scipy_stats.norm.ppf(0.8)
 
 
@@ -110,16 +117,30 @@ def test_the_same_seed_gives_the_same_decision() -> None:
     assert first == again
 
 
-def test_n_needed_plans_for_an_equal_candidate_at_80_percent_power() -> None:
+def test_sample_sizes_plan_at_the_observed_difference_and_for_an_equal_candidate() -> None:
     d = np.random.default_rng(6).normal(-0.2, 6.0, size=100)
     r = noninferiority_test(d, margin=1.0, method="t")
     z = scipy_stats.norm.ppf(0.95) + scipy_stats.norm.ppf(0.8)
-    expected = (z * d.std(ddof=1) / 1.0) ** 2  # planned for an equal candidate
-    assert r.n_needed == math.ceil(expected)
-    assert noninferiority_test(d - 0.5, margin=1.0, method="t").n_needed == r.n_needed
+    sd = d.std(ddof=1)
+    assert r.sd_delta == pytest.approx(sd) and r.planning_power == 0.8
+    observed = (z * sd / (d.mean() + 1.0)) ** 2
+    assert r.examples_needed_at_observed_difference == math.ceil(observed)
+    assert r.examples_needed_if_equal == math.ceil((z * sd / 1.0) ** 2)
+    shifted = noninferiority_test(d - 0.5, margin=1.0, method="t")
+    assert shifted.examples_needed_if_equal == r.examples_needed_if_equal  # same spread
+    assert shifted.examples_needed_at_observed_difference == math.ceil(
+        (z * sd / (d.mean() - 0.5 + 1.0)) ** 2
+    )
     # observed beyond the margin: more data would show a regression, so no n is promised
-    assert noninferiority_test(d - 5, margin=1.0, method="t").n_needed is None
-    assert noninferiority_test(d, margin=0.0, method="t").n_needed is None
+    beyond = noninferiority_test(d - 5, margin=1.0, method="t")
+    assert beyond.examples_needed_at_observed_difference is None
+    assert beyond.examples_needed_if_equal is None
+    # no margin: an equal candidate can never be shown; a better one can
+    better = noninferiority_test(d + 1.0, margin=0.0, method="t")
+    assert better.examples_needed_if_equal is None
+    assert better.examples_needed_at_observed_difference == math.ceil(
+        (z * sd / (d.mean() + 1.0)) ** 2
+    )
 
 
 def test_regression_beyond_the_margin_is_shown_by_the_upper_bound() -> None:

@@ -66,12 +66,19 @@ def score_rule(
 
 def _shortfall(test: NoninferiorityResult) -> str:
     text = f"; this data could show non-inferiority only at a margin above {test.min_margin:.2f}"
-    if test.n_needed is None:
-        return text
-    return text + (
-        f"; about {test.n_needed:,} paired examples would show it at {test.margin:g} for a "
-        "candidate as good as the baseline with this spread (80% power)"
-    )
+    observed, equal = test.examples_needed_at_observed_difference, test.examples_needed_if_equal
+    plan = f"{test.planning_power:.0%} power, one-sided alpha {test.alpha:g}"
+    if observed is not None:
+        text += (
+            f"; if the observed difference ({test.mean_delta:+.2f}) and spread (sd "
+            f"{test.sd_delta:.2f}) hold, about {observed:,} paired examples in all would show "
+            f"non-inferiority at margin {test.margin:g} ({plan})"
+        )
+    if equal is not None:
+        text += f"; a candidate only as good as the baseline would need about {equal:,}"
+        if observed is None:
+            text += f" ({plan})"
+    return text
 
 
 def score_test(

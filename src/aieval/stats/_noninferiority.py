@@ -29,8 +29,7 @@ __all__ = ["NoninferiorityMethod", "NoninferiorityResult", "noninferiority_test"
 
 NoninferiorityMethod = Literal["t", "bootstrap-t", "proportion"]
 
-#: Power assumed for ``n_needed``: the n at which a candidate as good as the baseline, with the
-#: observed spread, would show non-inferiority four times out of five.
+#: Power of the sample-size hints: the n they give shows non-inferiority four times out of five.
 PLANNING_POWER = 0.8
 
 _METHOD_NAMES = {
@@ -59,11 +58,19 @@ class NoninferiorityResult:
         upper_bound: one-sided ``1 - alpha`` upper confidence bound of the mean difference.
         regressed: the upper bound is below ``-margin``: worse than the margin, shown.
         min_margin: the smallest margin this data shows non-inferiority at (``max(0, -lower)``).
-        n_needed: roughly how many differences would show non-inferiority at ``margin`` with
-            80% power for a candidate as good as the baseline with the observed spread (for
-            0/1 outcomes: the observed share of discordant pairs); ``None`` with a zero margin,
-            no spread to plan with, or an observed mean at or beyond ``-margin`` (more such data
-            would show a regression, not non-inferiority).
+        sd_delta: sample standard deviation of the differences (``ddof=1``; 0 for one).
+        examples_needed_at_observed_difference: roughly how many differences would show
+            non-inferiority at ``margin`` with :data:`PLANNING_POWER` if the observed mean
+            difference and spread hold: ``ceil(((z(1-alpha) + z(power)) * sd_delta /
+            (mean_delta + margin))**2)``, at least 2; for 0/1 outcomes the n at which Tango's
+            statistic at the observed win and loss shares reaches ``z(1-alpha) + z(power)``.
+            ``None`` when the observed mean is at or beyond ``-margin`` (more such data would
+            show a regression, not non-inferiority) or there is no spread to plan with.
+        examples_needed_if_equal: the same for a candidate only as good as the baseline (mean
+            difference 0) with the observed spread (for 0/1 outcomes: the observed share of
+            discordant pairs, split evenly): ``ceil(((z(1-alpha) + z(power)) * sd_delta /
+            margin)**2)``. ``None`` with a zero margin and in the cases above.
+        planning_power: the power both sample sizes are planned for.
     """
 
     mean_delta: float
@@ -79,7 +86,10 @@ class NoninferiorityResult:
     upper_bound: float = math.inf
     regressed: bool = False
     min_margin: float = 0.0
-    n_needed: int | None = None
+    sd_delta: float = 0.0
+    examples_needed_at_observed_difference: int | None = None
+    examples_needed_if_equal: int | None = None
+    planning_power: float = PLANNING_POWER
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data."""
@@ -126,7 +136,7 @@ def noninferiority_test(
         ok = mean > -margin
         return NoninferiorityResult(
             mean, mean, 0.0 if ok else 1.0, None, ok, mean > 0.0, n, margin, alpha,
-            "no variance", mean, mean < -margin and n > 1, max(0.0, -mean), None,
+            "no variance", mean, mean < -margin and n > 1, max(0.0, -mean), sd,
         )  # fmt: skip
     se = sd / math.sqrt(n)
     stat = (mean + margin) / se
@@ -140,9 +150,8 @@ def noninferiority_test(
         lower, upper, p = _bootstrap_t(d, stat, alpha, n_resamples, seed)
     return NoninferiorityResult(
         mean, lower, p, stat, lower > -margin, lower > 0.0, n, margin, alpha,
-        _METHOD_NAMES[method], upper, upper < -margin, max(0.0, -lower),
-        # more data with this mean would show a regression, not non-inferiority
-        _n_normal(sd, margin, alpha) if mean > -margin else None,
+        _METHOD_NAMES[method], upper, upper < -margin, max(0.0, -lower), sd,
+        *_n_normal(mean, sd, margin, alpha),
     )  # fmt: skip
 
 
@@ -178,12 +187,23 @@ def _check(
     return d
 
 
-def _n_normal(sd: float, margin: float, alpha: float) -> int | None:
-    if margin <= 0.0:
-        return None
-    z = NormalDist().inv_cdf(1.0 - alpha) + NormalDist().inv_cdf(PLANNING_POWER)
-    ratio = z * sd / margin
-    return max(2, math.ceil(ratio * ratio)) if ratio < 1e7 else None
+def _n_normal(mean: float, sd: float, margin: float, alpha: float) -> tuple[int | None, int | None]:
+    """``(at the observed difference, if equal)``: the normal-approximation sample sizes."""
+    if mean <= -margin:  # more data with this mean would show a regression
+        return None, None
+    z = _z_sum(alpha)
+
+    def n_for(shift: float) -> int | None:
+        if shift <= 0.0:
+            return None
+        ratio = z * sd / shift
+        return max(2, math.ceil(ratio * ratio)) if ratio < 1e7 else None
+
+    return n_for(mean + margin), n_for(margin)
+
+
+def _z_sum(alpha: float) -> float:
+    return NormalDist().inv_cdf(1.0 - alpha) + NormalDist().inv_cdf(PLANNING_POWER)
 
 
 def _bootstrap_t(
@@ -233,10 +253,13 @@ def _proportion(d: np.ndarray, margin: float, alpha: float, scale: float) -> Non
     return NoninferiorityResult(
         float(d.mean()) * scale, lower * scale, p, stat, stat > z, lower > 0.0, n,
         margin * scale, alpha, _METHOD_NAMES["proportion"], upper * scale, upper < -margin,
-        max(0.0, -lower) * scale,
-        _n_proportion((wins + losses) / (2 * n), margin, alpha)
-        if (wins - losses) / n > -margin
-        else None,
+        max(0.0, -lower) * scale, float(np.std(d, ddof=1)) * scale if n > 1 else 0.0,
+        *(
+            (_n_proportion(wins / n, losses / n, margin, alpha),
+             _n_proportion((wins + losses) / (2 * n), (wins + losses) / (2 * n), margin, alpha))
+            if (wins - losses) / n > -margin  # else more such data would show a regression
+            else (None, None)
+        ),
     )  # fmt: skip
 
 
@@ -268,15 +291,15 @@ def _root(f: Callable[[float], float], lo: float, hi: float) -> float:
     return float(brentq(f, a, b, xtol=1e-10))
 
 
-def _n_proportion(p_each: float, margin: float, alpha: float) -> int | None:
-    """The n at which equal win and loss rates ``p_each`` give Tango's statistic the planning
-    power."""
-    if margin <= 0.0:
+def _n_proportion(p_win: float, p_loss: float, margin: float, alpha: float) -> int | None:
+    """The n at which win and loss shares ``p_win`` and ``p_loss`` give Tango's statistic the
+    planning power (``None`` when no n does)."""
+    if p_win - p_loss + margin <= 0.0:
         return None
-    z = NormalDist().inv_cdf(1.0 - alpha) + NormalDist().inv_cdf(PLANNING_POWER)
+    z = _z_sum(alpha)
 
     def short(n: float) -> bool:
-        return tango_z(p_each * n, p_each * n, n, -margin) < z
+        return tango_z(p_win * n, p_loss * n, n, -margin) < z
 
     hi = 2.0
     while short(hi):
