@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.support.foreground import foreground
+from tests.support.foreground import foreground, wait_for_file
 from tests.support.held import held_eval
 from tests.support.stored import stored_samples, wait_for_samples
 
@@ -107,6 +107,38 @@ def test_a_killed_run_is_listed_as_interrupted_and_resumes(tmp_path: Path) -> No
         60,
     )
     assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
+
+
+def test_ctrl_c_before_the_run_starts_says_interrupted(tmp_path: Path) -> None:
+    # a Python eval file is imported before the run starts: this one waits there for a gate
+    marker, gate = tmp_path / "loading", tmp_path / "gate"
+    (tmp_path / "e.py").write_text(
+        "import pathlib, time\n"
+        f"pathlib.Path({str(marker)!r}).touch()\n"
+        f"while not pathlib.Path({str(gate)!r}).exists():\n"
+        "    time.sleep(0.02)\n"
+        "EVAL = {'name': 'early', 'dataset': 'rows.jsonl', 'scorers': ['exact_match']}\n"
+    )
+    write_rows(tmp_path / "rows.jsonl", 3)
+    child = subprocess.Popen(
+        foreground([*AIEVAL, "run", "e.py", "--db", "r.db", "-q"]),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_file(marker, child)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=120)
+    finally:
+        gate.touch()
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130
+    assert err.strip() == "interrupted", err
+    assert not (tmp_path / "r.db").exists(), "nothing ran"
 
 
 @pytest.fixture
