@@ -154,7 +154,7 @@ def run_command(
             )
     except KeyboardInterrupt:
         _resume_hint("interrupted;", "yellow", eval_file, db)
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        raise _Interrupted from None
     except StoreError as exc:
         err.print(_labelled("error:", "bold red", f"the run failed: {exc}"), highlight=False)
         _resume_hint("once the store is writable again (free space...),", "red", eval_file, db)
@@ -198,6 +198,10 @@ def run_command(
 EXIT_FAILED = 1
 EXIT_ERRORS = 3
 EXIT_INTERRUPTED = 130
+
+
+class _Interrupted(Exception):
+    """Ctrl-C that the command has already explained: :func:`main` exits 130 quietly."""
 
 
 def _resume_hint(lead: str, style: str, eval_file: Path, db: Path | None) -> None:
@@ -900,6 +904,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: user-fixable errors print one clear line and exit 2, never a traceback."""
     try:
         code = app(args=list(argv) if argv is not None else None, standalone_mode=False)
+        if code == EXIT_INTERRUPTED:
+            # typer's exit for a Ctrl-C outside a command's own handling (before a run starts)
+            err.print("interrupted", highlight=False)
         if isinstance(code, int) and code:
             sys.exit(code)
     except UserError as exc:
@@ -910,6 +917,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         message = f"{type(exc).__name__}: {exc}"
         err.print(_labelled("error:", "bold red", message), highlight=False, soft_wrap=True)
         sys.exit(1)
+    except _Interrupted:
+        sys.exit(EXIT_INTERRUPTED)
     except KeyboardInterrupt:
         err.print(
             Text.assemble(

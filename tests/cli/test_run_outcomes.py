@@ -6,11 +6,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from tests.support.stored import stored_samples
+from tests.support.foreground import foreground, wait_for_file
+from tests.support.held import held_eval
+from tests.support.stored import stored_samples, wait_for_samples
 
 AIEVAL = [sys.executable, "-m", "aieval"]
 
@@ -57,59 +58,87 @@ def test_empty_dataset_exits_2(tmp_path: Path) -> None:
     assert "no rows" in done.stderr
 
 
-def slow_eval(tmp_path: Path, n: int) -> None:
-    write_rows(tmp_path / "rows.jsonl", n)
-    (tmp_path / "slow.py").write_text(
-        "import time\nfrom aieval import scorer\n\n@scorer\ndef slow(prediction, expected):\n"
-        "    time.sleep(0.02)\n    return 1.0\n"
-    )
-    (tmp_path / "s.yaml").write_text(
-        "name: slow\ndataset: rows.jsonl\nimports: [slow.py]\nscorers: [slow]\n"
-        "settings: {concurrency: 2}\n"
-    )
-
-
-def start_and_wait(tmp_path: Path, at_least: int) -> subprocess.Popen[str]:
+def start_held(tmp_path: Path, rows: int, stored: int) -> tuple[subprocess.Popen[str], Path]:
+    """`aieval run` of an eval whose rows from ``stored`` on wait for the returned gate, once
+    it has stored the ``stored`` rows before them: it is mid-run until the test acts."""
+    gate = held_eval(tmp_path, name="s", rows=rows, held_from=stored, settings="{concurrency: 2}")
     child = subprocess.Popen(
-        [*AIEVAL, "run", "s.yaml", "--db", "r.db", "-q"],
+        foreground([*AIEVAL, "run", "s.yaml", "--db", "r.db", "-q"]),
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while stored_samples(tmp_path / "r.db") < at_least and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return child
+    wait_for_samples(tmp_path / "r.db", stored, child)
+    return child, gate
 
 
 def test_sigint_prints_the_resume_hint(tmp_path: Path) -> None:
-    slow_eval(tmp_path, 2000)
-    child = start_and_wait(tmp_path, 10)
-    child.send_signal(signal.SIGINT)
-    _, err = child.communicate(timeout=60)
-    assert child.returncode == 130
+    child, gate = start_held(tmp_path, 40, 10)
+    try:
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=120)
+    finally:
+        gate.touch()
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130, err
     assert "interrupted; resume with aieval run s.yaml --resume --db r.db" in err
+    assert "Traceback" not in err, err
+    assert stored_samples(tmp_path / "r.db") == 10, "the held samples were never scored"
     runs = cli("runs", "--db", "r.db", cwd=tmp_path)
     assert "interrupted" in runs.stdout
 
 
 def test_a_killed_run_is_listed_as_interrupted_and_resumes(tmp_path: Path) -> None:
-    slow_eval(tmp_path, 600)
-    child = start_and_wait(tmp_path, 10)
+    child, gate = start_held(tmp_path, 60, 10)
     os.kill(child.pid, signal.SIGKILL)
-    child.communicate(timeout=60)
+    child.communicate(timeout=120)
+    gate.touch()
     runs = cli("runs", "--db", "r.db", cwd=tmp_path)
     assert "interrupted" in runs.stdout and "running" not in runs.stdout
-    assert "interrupted" in cli("show", "slow", "--db", "r.db", cwd=tmp_path).stdout
+    assert "interrupted" in cli("show", "s", "--db", "r.db", cwd=tmp_path).stdout
     resumed = cli("run", "s.yaml", "--db", "r.db", "-q", "--resume", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     db = sqlite3.connect(tmp_path / "r.db")
     assert db.execute("SELECT COUNT(*), COUNT(DISTINCT sample_id) FROM samples").fetchone() == (
-        600,
-        600,
+        60,
+        60,
     )
     assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
+
+
+def test_ctrl_c_before_the_run_starts_says_interrupted(tmp_path: Path) -> None:
+    # a Python eval file is imported before the run starts: this one waits there for a gate
+    marker, gate = tmp_path / "loading", tmp_path / "gate"
+    (tmp_path / "e.py").write_text(
+        "import pathlib, time\n"
+        f"pathlib.Path({str(marker)!r}).touch()\n"
+        f"while not pathlib.Path({str(gate)!r}).exists():\n"
+        "    time.sleep(0.02)\n"
+        "EVAL = {'name': 'early', 'dataset': 'rows.jsonl', 'scorers': ['exact_match']}\n"
+    )
+    write_rows(tmp_path / "rows.jsonl", 3)
+    child = subprocess.Popen(
+        foreground([*AIEVAL, "run", "e.py", "--db", "r.db", "-q"]),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_file(marker, child)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=120)
+    finally:
+        gate.touch()
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130
+    assert err.strip() == "interrupted", err
+    assert not (tmp_path / "r.db").exists(), "nothing ran"
 
 
 @pytest.fixture

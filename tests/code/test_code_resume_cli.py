@@ -5,12 +5,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.stored import stored_samples
+from tests.support.stored import stored_samples, wait_for_samples
 
 import aieval.code._scorer as code_scorer
 from aieval.code import evaluate_code
@@ -20,7 +20,7 @@ ADD = {
     "entry_point": "add",
     "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n",
 }
-SLOW = "    import time\n    time.sleep(0.3)\n    return a + b\n"
+ADDS = "    return a + b\n"
 
 
 def _files(tmp_path: Path, count: int) -> tuple[Path, Path]:
@@ -30,7 +30,7 @@ def _files(tmp_path: Path, count: int) -> tuple[Path, Path]:
     )
     completions = tmp_path / "samples.jsonl"
     completions.write_text(
-        "".join(json.dumps({"task_id": f"p{i}", "completion": SLOW}) + "\n" for i in range(count))
+        "".join(json.dumps({"task_id": f"p{i}", "completion": ADDS}) + "\n" for i in range(count))
     )
     return problems, completions
 
@@ -39,20 +39,48 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "aieval", "code", *args, "--allow-code-execution"]
 
 
+# `aieval code` in which every execution after the third waits for a gate file (the sandbox
+# cannot see the test's files, so the gate is in the command's process, before the sandbox):
+# killed once three samples are stored, the run has provably not finished.
+HELD_CLI = textwrap.dedent(
+    """
+    import asyncio, os, sys
+    import aieval.code._scorer as code_scorer
+    from aieval.cli import main
+
+    real, started, gate = code_scorer.execute_async, [], sys.argv.pop(1)
+
+    async def held(*args, **kwargs):
+        started.append(args[0])
+        while len(started) > 3 and not os.path.exists(gate):
+            await asyncio.sleep(0.02)
+        return await real(*args, **kwargs)
+
+    code_scorer.execute_async = held
+    main(sys.argv[1:])
+    """
+)
+
+
 def test_a_killed_run_resumes_without_re_executing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     problems, completions = _files(tmp_path, 12)
-    db = tmp_path / "runs.db"
-    argv = _cli(str(problems), "--completions", str(completions), "--db", str(db), "--workers", "1")
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while stored_samples(db) < 3 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    db, gate = tmp_path / "runs.db", tmp_path / "gate"
+    args = [str(problems), "--completions", str(completions), "--db", str(db), "--workers", "1"]
+    argv = [sys.executable, "-c", HELD_CLI, str(gate), "code", *args, "--allow-code-execution"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_samples(db, 3, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        gate.touch()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     before = stored_samples(db)
-    assert 3 <= before < 12, proc.stderr.read() if proc.stderr else ""
+    assert before == 3, "the held executions never ran"
 
     executed: list[str] = []
     real = code_scorer.execute_async

@@ -3,7 +3,7 @@
 import asyncio
 import sqlite3
 import sys
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -178,33 +178,39 @@ def test_a_base_exception_in_a_callable_target_is_that_samples_error(
 
 @pytest.mark.parametrize("is_async", [False, True])
 def test_a_targets_own_timeout_is_not_the_runners_deadline(tmp_path: Path, is_async: bool) -> None:
+    # s3 outlasts the runner's deadline: it waits for what only comes after the run. The
+    # others return at once, and the deadline is long enough for a busy machine to start them.
+    released = threading.Event()
+
     def sync_target(example: Any) -> str:
         if example.id == "s1":
             raise TimeoutError("read timed out after 2 s")
         if example.id == "s2":
             raise TimeoutError  # no message of its own
         if example.id == "s3":
-            time.sleep(2.0)  # the runner's own deadline
+            released.wait(600)  # the runner's own deadline
         return "x"
 
     async def async_target(example: Any) -> str:
         if example.id == "s3":
-            await asyncio.sleep(2.0)
-            return "x"
+            await asyncio.Event().wait()  # cancelled at the deadline
         return sync_target(example)
 
-    result = run(
-        name="t",
-        dataset=rows(4),
-        scorers=[exact_match],
-        target=async_target if is_async else sync_target,
-        timeout=0.5,
-        store=tmp_path / "r.db",
-    )
+    try:
+        result = run(
+            name="t",
+            dataset=rows(4),
+            scorers=[exact_match],
+            target=async_target if is_async else sync_target,
+            timeout=3.0,
+            store=tmp_path / "r.db",
+        )
+    finally:
+        released.set()
     assert {s.id: s.error for s in result.samples if s.error} == {
         "s1": "target raised TimeoutError: read timed out after 2 s",
         "s2": "target raised TimeoutError",
-        "s3": "target timed out after 0.5 s",
+        "s3": "target timed out after 3.0 s",
     }
 
 

@@ -6,12 +6,11 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.stored import stored_samples
+from tests.support.stored import stored_samples, wait_for_samples
 
 from aieval import Example, Store, run
 from aieval.errors import ConfigError
@@ -43,9 +42,7 @@ def test_kill_then_resume_has_every_sample_once(tmp_path: Path) -> None:
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     child = subprocess.Popen([sys.executable, str(script), str(db)])
-    deadline = time.monotonic() + 30
-    while stored_samples(db) < 20 and time.monotonic() < deadline and child.poll() is None:
-        time.sleep(0.02)
+    wait_for_samples(db, 20, child)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     before = stored_samples(db)

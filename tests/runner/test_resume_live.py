@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.support.stored import stored_samples
+from tests.support.stored import stored_samples, wait_for_samples
 
 from aieval import Example, Store, run
 from aieval.errors import RunInProgressError, UserError
@@ -58,9 +58,7 @@ def live_run(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path, Pa
     script.write_text(CHILD)
     child = subprocess.Popen([sys.executable, str(script), str(db), str(release)])
     try:
-        deadline = time.monotonic() + 60
-        while stored_samples(db) < 1 and time.monotonic() < deadline and child.poll() is None:
-            time.sleep(0.02)
+        wait_for_samples(db, 1, child)
         assert stored_samples(db) == 1 and child.poll() is None, "the child must hold its run open"
         yield child, db, release
     finally:

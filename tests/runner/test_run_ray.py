@@ -10,11 +10,12 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.foreground import foreground
+from tests.support.held import held_eval
 from tests.support.openai_server import OpenAIServer, Reply
 from tests.support.ray_fns import (
     base_on_base,
@@ -24,7 +25,7 @@ from tests.support.ray_fns import (
     explodes_on_boom,
     shout,
 )
-from tests.support.stored import stored_samples
+from tests.support.stored import stored_samples, wait_for_samples
 from tests.support.workflows import DEFINITION, make_run
 
 from aieval import Store, run, scorer
@@ -147,10 +148,7 @@ def test_a_killed_driver_resumes_with_no_sample_lost_or_twice(
         """
     )
     proc = subprocess.Popen([sys.executable, "-c", child], cwd=ROOT)
-    deadline = time.monotonic() + 90
-    while stored_samples(db) == 0 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    assert proc.poll() is None, "the driver ended before it could be killed"
+    wait_for_samples(db, 1, proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     gate.touch()
@@ -258,22 +256,14 @@ def test_the_cli_runs_an_eval_file_on_ray(ray_cluster: Any, project: Path) -> No
 def test_ctrl_c_on_the_cli_prints_the_hint_and_no_stray_errors(
     ray_cluster: Any, tmp_path: Path, joined: bool
 ) -> None:
-    rows = [{"id": f"s{i}", "prompt": "p", "expected": "x", "prediction": "x"} for i in range(4000)]
-    (tmp_path / "data.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    (tmp_path / "slow.py").write_text(
-        "import time\nfrom aieval import scorer\n\n\n@scorer\n"
-        "def slow(prediction: str, expected: str) -> float:\n"
-        "    time.sleep(0.02)\n    return 1.0\n"
-    )
-    (tmp_path / "rk.yaml").write_text(
-        "name: rk\ndataset: data.jsonl\nimports: [slow.py]\nscorers: [slow]\n"
-    )
+    # the second half waits for a gate opened only after the interrupt: the run cannot finish
+    gate = held_eval(tmp_path, name="rk", rows=400, held_from=200)
     # the own-Ray case starts a private Ray, as a plain `--executor ray` on a laptop does
     address = ["--ray-address", ray_cluster.get_runtime_context().gcs_address] if joined else []
     environment = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     command = ["run", "rk.yaml", "--executor", "ray", *address, "--db", "r.db", "-q"]
     child = subprocess.Popen(
-        [sys.executable, "-m", "aieval", *command],
+        foreground([sys.executable, "-m", "aieval", *command]),
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -281,15 +271,18 @@ def test_ctrl_c_on_the_cli_prints_the_hint_and_no_stray_errors(
         env=environment,
         start_new_session=True,  # its own process group, as a terminal's foreground job
     )
-    deadline = time.monotonic() + 120
-    while stored_samples(tmp_path / "r.db") < 200 and time.monotonic() < deadline:
-        assert child.poll() is None, child.communicate()
-        time.sleep(0.05)
-    os.killpg(child.pid, signal.SIGINT)  # Ctrl-C: the driver and the Ray it started
-    _, err = child.communicate(timeout=120)
+    try:
+        wait_for_samples(tmp_path / "r.db", 1, child)
+        os.killpg(child.pid, signal.SIGINT)  # Ctrl-C: the driver and the Ray it started
+        _, err = child.communicate(timeout=180)
+    finally:
+        gate.touch()  # lets batches still on the shared cluster's workers end
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
     assert child.returncode == 130, err[-3000:]
     assert "interrupted; resume with aieval run rk.yaml --resume --db r.db" in err
-    assert 200 <= stored_samples(tmp_path / "r.db") < 4000, "the run was stopped midway"
+    assert 0 < stored_samples(tmp_path / "r.db") <= 200, "the run was stopped midway"
     for noise in ("exception was never retrieved", "TaskCancelledError", "Traceback"):
         assert noise not in err, err[-3000:]
 

@@ -34,7 +34,7 @@ def serve(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subp
 
 
 def wait_until_up(url: str, proc: subprocess.Popen[str], headers: dict[str, str]) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # generous: a busy machine starts it slowly
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"serve exited early: {proc.communicate()}")
