@@ -194,7 +194,9 @@ class _RunTally:
     def _scorers(self, sample: SampleRecord) -> None:
         for name, score in sample.scores.items():
             column = self.scorers.setdefault(name, ColumnTally("scorer"))
-            if score.value is None or score.error:
+            if score.not_applicable:
+                column.not_applicable += 1
+            elif score.value is None or score.error:
                 column.errors += 1
             else:
                 column.values.append(float(score.value))
@@ -282,14 +284,15 @@ class _RunTally:
             errors = column.errors
             if column.kind == "scorer":
                 # every scorer scores every sample: one with no score at all (its target
-                # failed) is a missing score, so n + errors is the number of samples
-                errors = max(self.samples - len(column.values), errors)
+                # failed) is a missing score, so n + errors + n/a is the number of samples
+                errors = max(self.samples - len(column.values) - column.not_applicable, errors)
             rows.append(
                 {
                     "name": name,
                     "kind": column.kind,
                     "n": len(column.values),
                     "errors": errors,
+                    "not_applicable": column.not_applicable,
                     "mean": block["mean"] if block else None,
                     "std": block["std"] if block else None,
                     "low": block["low"] if block else None,
