@@ -348,7 +348,12 @@ def show_command(
             printable(record.id),
             _yes_no(record.passed),
             _clip(record.prediction or ""),
-            printable(", ".join(f"{k}={_num(v)}" for k, v in record.values.items())),
+            printable(
+                ", ".join(
+                    f"{k}={'n/a' if v.not_applicable else _num(v.value)}"
+                    for k, v in record.scores.items()
+                )
+            ),
             printable("; ".join(f"{k}: {v}" for k, v in record.errors.items())),
         )
     out.print(table)
