@@ -119,8 +119,8 @@ def run_command(
 
     Exit codes: 0 every run completed within its error budget; 1 a run failed (e.g. the store
     could not be written; resume it with --resume); 2 a usage or configuration error; 3 more
-    samples errored than --max-error-rate allows, or a scorer scored no sample (every value
-    None or failed); 130 interrupted (resume it with --resume).
+    samples errored than --max-error-rate allows, or a scorer scored no sample and found some
+    not applicable (its values None, no error); 130 interrupted (resume it with --resume).
     """
     from aieval.runner import load_eval, run_eval, telemetry_requested
     from aieval.runner._inputs import EXECUTORS
@@ -199,7 +199,7 @@ def run_command(
                 "error:",
                 "bold red",
                 f"run {result.id}: scorer {names} scored no sample of {result.summary['samples']}"
-                " (every value was None or failed); see the n/a and errors columns above",
+                " (n/a or failed on every one); see the n/a and errors columns above",
             ),
             highlight=False,
         )

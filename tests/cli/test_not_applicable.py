@@ -58,6 +58,11 @@ def test_a_scorer_returning_none_on_every_row_exits_3_naming_it(tmp_path: Path) 
     assert table_row(done.stdout, "never") == ["never", "-", "-", "0", "0", "2"]
     assert "pass rate 0.0%" in done.stdout and "2 unscored samples" in done.stdout
     assert "errored samples" not in done.stdout
+    run_id = re.search(r"run (\S+) · completed", done.stdout)
+    assert run_id, done.stdout
+    report = cli("report", run_id.group(1), "--db", "r.db", "--format", "json", cwd=tmp_path)
+    warnings = json.loads(report.stdout)["warnings"]
+    assert "scorer never scored no sample (2 n/a, 0 errors or missing)" in warnings
 
 
 def test_not_applicable_is_counted_apart_from_errors(tmp_path: Path) -> None:

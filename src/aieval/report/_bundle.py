@@ -333,6 +333,12 @@ class _RunTally:
             warnings.append(f"{unscored} samples have no weighted score (nothing was scored)")
         if self.target_errors:
             warnings.append(f"{self.target_errors} samples failed in the target (scored 0)")
+        for name, column in self.scorers.items():
+            if column.not_applicable and not column.values:  # not ok: aieval run exits 3
+                warnings.append(
+                    f"scorer {name} scored no sample ({column.not_applicable} n/a,"
+                    f" {self.samples - column.not_applicable} errors or missing)"
+                )
         for name, judge in sorted(self.judges.items()):
             note = judge.to_dict(JUDGE_WARNING_RATE)["warning"]
             if note:

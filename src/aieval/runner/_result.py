@@ -301,10 +301,15 @@ class RunResult:
 
     @property
     def unscored_scorers(self) -> list[str]:
-        """Scorers that scored no sample of a run that has samples (every one n/a or failed)."""
-        if not self.summary.get("samples"):
-            return []
-        return [name for name, stats in self.summary["scorers"].items() if not stats["count"]]
+        """Scorers that scored no sample and found at least one not applicable (n/a).
+
+        One that failed on every sample has only errors, which :attr:`max_error_rate` governs.
+        """
+        return [
+            name
+            for name, stats in self.summary["scorers"].items()
+            if not stats["count"] and stats.get("not_applicable", 0)
+        ]
 
     @property
     def problems(self) -> list[str]:
@@ -327,8 +332,8 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        """The run completed, its errored samples are within ``max_error_rate``, and every
-        scorer scored at least one sample (see :attr:`problems` for why not)."""
+        """The run completed, its errored samples are within ``max_error_rate``, and no scorer
+        is in :attr:`unscored_scorers` (see :attr:`problems` for why not)."""
         return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
