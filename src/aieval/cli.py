@@ -207,6 +207,23 @@ def run_command(
         raise typer.Exit(EXIT_ERRORS)
 
 
+def _with_counts(row: RunRow, store: Store) -> dict[str, Any]:
+    """The run's stored summary; one stored before n/a was counted apart gets its per-scorer
+    counts again from its samples (the same data: a None value without an error is n/a)."""
+    metrics = dict(row.metrics or {})
+    scorers = metrics.get("scorers")
+    if isinstance(scorers, dict) and any(
+        isinstance(s, dict) and "not_applicable" not in s for s in scorers.values()
+    ):
+        from aieval.runner._result import Aggregator
+
+        tally = Aggregator(list(scorers))
+        for sample in store.iter_samples(row.id):
+            tally.add(sample)
+        metrics["scorers"] = tally.summary()["scorers"]
+    return metrics
+
+
 def _not_applicable(stats: dict[str, Any]) -> str:
     """A scorer's n/a count; "-" for a stored summary from before n/a was counted apart."""
     value = stats.get("not_applicable")
@@ -336,7 +353,7 @@ def show_command(
         }
         out.print_json(json.dumps(payload, default=str), ensure_ascii=True)  # no raw controls
         return
-    _print_run_row(row)
+    _print_run_row(row, store)
     if "evaluation" in (row.metrics or {}):
         _print_evaluation((row.metrics or {})["evaluation"], records[:samples])
         return
@@ -514,8 +531,8 @@ def _print_comparison(results: Sequence[RunResult]) -> None:
         )
 
 
-def _print_run_row(row: RunRow) -> None:
-    metrics = row.metrics or {}
+def _print_run_row(row: RunRow, store: Store) -> None:
+    metrics = _with_counts(row, store)
     out.print(
         Text.assemble(
             "run ",

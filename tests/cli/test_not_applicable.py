@@ -2,6 +2,7 @@
 
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,19 @@ def test_not_applicable_is_counted_apart_from_errors(tmp_path: Path) -> None:
     assert (row["n"], row["errors"], row["not_applicable"]) == (2, 0, 2)
     text = cli("report", run_id.group(1), "--db", "r.db", cwd=tmp_path)
     assert table_row(text.stdout, "order")[-2:] == ["0", "2"]
+
+
+def test_show_derives_n_a_for_a_run_stored_before_it_was_counted_apart(tmp_path: Path) -> None:
+    project(tmp_path, "order", ["skip", "x", "skip", "y"])
+    done = cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with sqlite3.connect(tmp_path / "r.db") as db:  # the summary as older versions stored it
+        (metrics,) = db.execute("SELECT metrics FROM runs").fetchone()
+        summary = json.loads(metrics)
+        for stats in summary["scorers"].values():
+            stats["errors"] += stats.pop("not_applicable")
+            stats["missing"] = stats["errors"]
+        db.execute("UPDATE runs SET metrics = ?", (json.dumps(summary),))
+    shown = cli("show", "na", "--db", "r.db", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert table_row(shown.stdout, "order")[-3:] == ["2", "0", "2"]
