@@ -27,7 +27,8 @@ class CallRecord:
 
 @dataclass(slots=True)
 class ScoreRecord:
-    """One scorer's result on one sample; ``value`` is None when the scorer failed.
+    """One scorer's result on one sample; ``value`` is None when the scorer failed (``error``)
+    or found the sample not applicable (no ``error``: see :attr:`not_applicable`).
 
     A judge whose verdict was malformed still has a value (0.0; a tie for a pairwise judge),
     and :attr:`malformed` says why that value is not the judge's grade.
@@ -45,6 +46,11 @@ class ScoreRecord:
         None. Such a sample never passes the pass threshold and counts as errored."""
         reason = self.metadata.get("unreadable")
         return reason if isinstance(reason, str) and reason else None
+
+    @property
+    def not_applicable(self) -> bool:
+        """Whether the scorer returned no value without failing (``Score(None)``: "n/a")."""
+        return self.value is None and self.error is None
 
 
 @dataclass(slots=True)
@@ -93,6 +99,14 @@ class SampleRecord:
         if self.error:
             found = {"target": self.error, **found}
         return found
+
+    @property
+    def unscored(self) -> bool:
+        """Whether scorers ran on this sample and every one was not applicable (n/a).
+
+        An unscored sample has no error and no score: it is not passed (nor errored).
+        """
+        return bool(self.scores) and all(s.not_applicable for s in self.scores.values())
 
 
 def redact_record(record: SampleRecord, secrets: frozenset[str]) -> None:

@@ -139,7 +139,10 @@ def _answer_rows(record: SampleRecord, *, full: bool, indent: str) -> list[tuple
     else:
         rows.append(_row(f"{indent}prediction", clip_text(record.prediction, full=full)))
     for name, score in record.scores.items():
-        cell = Text("-" if score.value is None else f"{score.value:.3f}")
+        value = "n/a" if score.not_applicable else "-" if score.value is None else None
+        cell = Text(value or f"{score.value:.3f}")
+        if score.malformed:
+            cell.append("  malformed", style="yellow")
         if score.reason:
             cell.append("  " + clip_text(score.reason, full=full))
         if score.error:

@@ -120,7 +120,8 @@ def run_command(
 
     Exit codes: 0 every run completed within its error budget; 1 a run failed (e.g. the store
     could not be written; resume it with --resume); 2 a usage or configuration error; 3 more
-    samples errored than --max-error-rate allows; 130 interrupted (resume it with --resume).
+    samples errored than --max-error-rate allows, or a scorer scored no sample and found some
+    not applicable (its values None, no error); 130 interrupted (resume it with --resume).
     """
     from aieval.runner import load_eval, run_eval, telemetry_requested
     from aieval.runner._inputs import EXECUTORS
@@ -191,7 +192,43 @@ def run_command(
                 ),
                 highlight=False,
             )
+    unscored = [r for r in results if r.unscored_scorers]
+    for result in unscored:
+        names = ", ".join(repr(name) for name in result.unscored_scorers)
+        err.print(
+            _labelled(
+                "error:",
+                "bold red",
+                f"run {result.id}: scorer {names} scored no sample of {result.summary['samples']}"
+                " (n/a or failed on every one); see the n/a and errors columns above",
+            ),
+            highlight=False,
+        )
+    if over or unscored:
         raise typer.Exit(EXIT_ERRORS)
+
+
+def _with_counts(row: RunRow, store: Store) -> dict[str, Any]:
+    """The run's stored summary; one stored before n/a was counted apart gets its per-scorer
+    counts again from its samples (the same data: a None value without an error is n/a)."""
+    metrics = dict(row.metrics or {})
+    scorers = metrics.get("scorers")
+    if isinstance(scorers, dict) and any(
+        isinstance(s, dict) and "not_applicable" not in s for s in scorers.values()
+    ):
+        from aieval.runner._result import Aggregator
+
+        tally = Aggregator(list(scorers))
+        for sample in store.iter_samples(row.id):
+            tally.add(sample)
+        metrics["scorers"] = tally.summary()["scorers"]
+    return metrics
+
+
+def _not_applicable(stats: dict[str, Any]) -> str:
+    """A scorer's n/a count; "-" for a stored summary from before n/a was counted apart."""
+    value = stats.get("not_applicable")
+    return "-" if value is None else str(value)
 
 
 #: ``aieval run`` exit codes beyond 0 (ok) and 2 (usage or configuration error).
@@ -327,7 +364,7 @@ def show_command(
         }
         out.print_json(json.dumps(payload, default=str), ensure_ascii=True)  # no raw controls
         return
-    _print_run_row(row)
+    _print_run_row(row, store)
     if "evaluation" in (row.metrics or {}):
         _print_evaluation((row.metrics or {})["evaluation"], records[:samples])
     print_samples(out, records[:samples], len(records), full=full)
@@ -391,7 +428,7 @@ def _print_summary(result: RunResult) -> None:
     summary = result.summary
     title = printable(f"{result.name}" + (f" · {result.model}" if result.model else ""))
     table = Table(title=title, title_justify="left")
-    for column in ("metric", "mean", "std", "scored", "errors"):
+    for column in ("metric", "mean", "std", "scored", "errors", "n/a"):
         table.add_column(column, justify="right" if column != "metric" else "left")
     for name, stats in summary["scorers"].items():
         table.add_row(
@@ -400,18 +437,23 @@ def _print_summary(result: RunResult) -> None:
             _num(stats["std"]),
             str(stats["count"]),
             str(stats["errors"]),
+            _not_applicable(stats),
         )
     if summary["scorers"]:
         out.print(table)
     status = _status(result.status)
     if result.error_budget_exceeded:
         status = Text(f"{result.status} with errors", style="red")
+    elif result.unscored_scorers:
+        status = Text(f"{result.status} with nothing scored", style="red")
     parts: list[str | Text] = [
         Text.assemble("run ", (printable(result.id), "bold")),
         status,
         f"{summary['samples']} samples",
         f"pass rate {_pct(result.pass_rate)}",
     ]
+    if summary.get("unscored"):
+        parts.append(Text(f"{summary['unscored']} unscored samples", style="yellow"))
     if summary["target_errors"]:
         parts.append(Text(f"{summary['target_errors']} target errors", style="red"))
     if result.error_count:
@@ -496,8 +538,8 @@ def _print_comparison(results: Sequence[RunResult]) -> None:
         )
 
 
-def _print_run_row(row: RunRow) -> None:
-    metrics = row.metrics or {}
+def _print_run_row(row: RunRow, store: Store) -> None:
+    metrics = _with_counts(row, store)
     out.print(
         Text.assemble(
             "run ",
@@ -512,7 +554,7 @@ def _print_run_row(row: RunRow) -> None:
     scorers: dict[str, Any] = metrics.get("scorers", {})
     if scorers:
         table = Table(title_justify="left")
-        for column in ("metric", "mean", "std", "scored", "errors"):
+        for column in ("metric", "mean", "std", "scored", "errors", "n/a"):
             table.add_column(column)
         for name, stats in scorers.items():
             table.add_row(
@@ -521,6 +563,7 @@ def _print_run_row(row: RunRow) -> None:
                 _num(stats["std"]),
                 str(stats["count"]),
                 str(stats["errors"]),
+                _not_applicable(stats),
             )
         out.print(table)
         out.print(f"pass rate {_pct(metrics.get('pass_rate'))} of {metrics.get('samples')} samples")

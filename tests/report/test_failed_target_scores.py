@@ -87,9 +87,9 @@ def two_runs(tmp_path: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
 
 
 def _scored_errors(lines: list[str]) -> list[str]:
-    """The "scored" and "errors" cells of the first exact_match row of a summary table."""
+    """The "scored", "errors" and "n/a" cells of the first exact_match row of a summary table."""
     row = next(ln for ln in lines if ln.startswith("│ exact_match"))
-    return [c.strip() for c in row.strip("│").split("│")][-2:]
+    return [c.strip() for c in row.strip("│").split("│")][-3:]
 
 
 def test_cli_run_summary_and_side_by_side_table(
@@ -99,8 +99,8 @@ def test_cli_run_summary_and_side_by_side_table(
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     v1, v2 = (i for i, line in enumerate(lines) if line.startswith("qa · v"))
-    assert _scored_errors(lines[v1:v2]) == ["20", "0"]
-    assert _scored_errors(lines[v2:]) == ["16", "4"]
+    assert _scored_errors(lines[v1:v2]) == ["20", "0", "0"]
+    assert _scored_errors(lines[v2:]) == ["16", "4", "0"]
     comparison = "\n".join(lines[next(i for i, ln in enumerate(lines) if "comparison" in ln) :])
     assert "0.650 (n=20)" in comparison and "1.000 (n=16)" in comparison
     assert "different numbers of samples" in comparison
@@ -114,7 +114,7 @@ def test_cli_report_shows_the_failed_targets_as_errors(
     assert done.returncode == 0, done.stderr
     row = next(ln for ln in done.stdout.splitlines() if ln.startswith("│ exact_match"))
     cells = [c.strip() for c in row.strip("│").split("│")]
-    assert cells[2] == "16" and cells[-1] == "4", row
+    assert cells[2] == "16" and cells[-2:] == ["4", "0"], row
 
 
 def test_server_runs_list_counts_each_failure_once(tmp_path: Path) -> None:

@@ -29,8 +29,8 @@ RUN_KEYS = {
     "created_at", "started_at", "finished_at", "duration_s", "git_sha", "workflow",
 }  # fmt: skip
 CRITERION_KEYS = {
-    "name", "kind", "n", "errors", "mean", "std", "low", "high", "quantiles", "histogram",
-    "floor", "floor_violations",
+    "name", "kind", "n", "errors", "not_applicable", "mean", "std", "low", "high", "quantiles",
+    "histogram", "floor", "floor_violations",
 }  # fmt: skip
 
 

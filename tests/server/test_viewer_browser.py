@@ -481,3 +481,33 @@ def test_token_link_opens_the_viewer_and_keeps_the_token_from_scripts(
         finally:
             context.close()
             app.state.manager.shutdown()
+
+
+NA_SCORER = """
+from aieval import Score, scorer
+
+@scorer
+def order_ref(prediction, expected):
+    if expected == "skip":
+        return Score(None, reason="no order number in the question")
+    return 1.0
+"""
+
+
+def test_not_applicable_scores_read_n_a_never_error(page: Any, viewer: Viewer) -> None:
+    (viewer.root / "na.py").write_text(NA_SCORER)
+    rows = [{"id": f"na-{i}", "prompt": "p", "expected": e, "prediction": e}
+            for i, e in enumerate(["skip", "x", "skip"])]  # fmt: skip
+    (viewer.root / "na_rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run_id = viewer.start(
+        {"name": "na", "dataset": "na_rows.jsonl", "imports": ["na.py"], "scorers": ["order_ref"]}
+    )
+    viewer.wait_done(run_id)
+    _open(page, viewer, f"/runs/{run_id}")
+    page.wait_for_selector("#run-samples tbody tr")
+    cells = page.locator("#run-samples td[data-scorer=order_ref]").all_inner_texts()
+    assert sorted(c.strip() for c in cells)[1:] == ["n/a", "n/a"], cells
+    assert not any("error" in c for c in cells)
+    caption = page.locator("figure.criterion figcaption").first
+    caption.wait_for()
+    assert "n=1, 2 n/a" in caption.inner_text()

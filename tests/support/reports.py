@@ -46,7 +46,8 @@ def _criterion(name: str, kind: str, counts: list[int], floor: float | None) -> 
     centres = [(i + 0.5) / 10 for i in range(10)]
     mean = sum(c * x for c, x in zip(counts, centres, strict=True)) / n
     return {
-        "name": name, "kind": kind, "n": n, "errors": 1, "mean": mean, "std": 0.18,
+        "name": name, "kind": kind, "n": n, "errors": 1, "not_applicable": 0, "mean": mean,
+        "std": 0.18,
         "low": mean - 0.05, "high": mean + 0.05,
         "quantiles": {"min": 0.05, "p10": 0.25, "p25": 0.45, "p50": mean, "p75": 0.85,
                       "p90": 0.9, "max": 0.95},

@@ -198,7 +198,9 @@ class _RunTally:
     def _scorers(self, sample: SampleRecord) -> None:
         for name, score in sample.scores.items():
             column = self.scorers.setdefault(name, ColumnTally("scorer"))
-            if score.value is None or score.error:
+            if score.not_applicable:
+                column.not_applicable += 1
+            elif score.value is None or score.error:
                 column.errors += 1
             else:
                 column.values.append(float(score.value))
@@ -283,14 +285,15 @@ class _RunTally:
             errors = column.errors
             if column.kind == "scorer":
                 # every scorer scores every sample: one with no score at all (its target
-                # failed) is a missing score, so n + errors is the number of samples
-                errors = max(self.samples - len(column.values), errors)
+                # failed) is a missing score, so n + errors + n/a is the number of samples
+                errors = max(self.samples - len(column.values) - column.not_applicable, errors)
             rows.append(
                 {
                     "name": name,
                     "kind": column.kind,
                     "n": len(column.values),
                     "errors": errors,
+                    "not_applicable": column.not_applicable,
                     "mean": block["mean"] if block else None,
                     "std": block["std"] if block else None,
                     "low": block["low"] if block else None,
@@ -331,6 +334,12 @@ class _RunTally:
             warnings.append(f"{unscored} samples have no weighted score (nothing was scored)")
         if self.target_errors:
             warnings.append(f"{self.target_errors} samples failed in the target (scored 0)")
+        for name, column in self.scorers.items():
+            if column.not_applicable and not column.values:  # not ok: aieval run exits 3
+                warnings.append(
+                    f"scorer {name} scored no sample ({column.not_applicable} n/a,"
+                    f" {self.samples - column.not_applicable} errors or missing)"
+                )
         for name, judge in sorted(self.judges.items()):
             note = judge.to_dict(JUDGE_WARNING_RATE)["warning"]
             if note:

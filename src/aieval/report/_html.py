@@ -189,12 +189,13 @@ def _criteria(criteria: Sequence[Mapping[str, Any]]) -> Iterator[str]:
     yield _figure(histogram_grid(criteria),
                   "Distribution of normalized values (0..1); the dashed red line is the floor.")
     yield _table(["name", "kind", "n", "mean", "95% CI", "sd", "p10", "p50", "p90", "floor",
-                  "below floor", "errors"], [
+                  "below floor", "errors", "n/a"], [
         [_e(c["name"]), _e(c["kind"]), str(c["n"]), num(c["mean"], 3),
          interval(c["low"], c["high"], lambda v: num(v, 3)), num(c["std"], 3),
          *(num((c.get("quantiles") or {}).get(k)) for k in ("p10", "p50", "p90")),
-         num(c.get("floor")), str(c.get("floor_violations", 0)), str(c.get("errors", 0))]
-        for c in criteria], numeric=range(2, 12))
+         num(c.get("floor")), str(c.get("floor_violations", 0)), str(c.get("errors", 0)),
+         str(c.get("not_applicable", 0))]
+        for c in criteria], numeric=range(2, 13))
 
 
 def _reasons(reasons: Sequence[Mapping[str, Any]]) -> Iterator[str]:

@@ -119,11 +119,13 @@ def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
              interval(g["low"], g["high"], pct)] for g in doc["gates"]])
     if doc.get("criteria"):
         yield _folded("Criteria (normalized 0..1)",
-                      ["name", "kind", "n", "mean", "95% CI", "p50", "floor", "below floor"], [
+                      ["name", "kind", "n", "mean", "95% CI", "p50", "floor", "below floor",
+                       "errors", "n/a"], [
             [escape(c["name"]), c["kind"], str(c["n"]), num(c["mean"], 3),
              interval(c["low"], c["high"], lambda v: num(v, 3)),
              num((c.get("quantiles") or {}).get("p50")), num(c.get("floor")),
-             str(c.get("floor_violations", 0))] for c in doc["criteria"]], numeric=range(2, 8))
+             str(c.get("floor_violations", 0)), str(c.get("errors", 0)),
+             str(c.get("not_applicable", 0))] for c in doc["criteria"]], numeric=range(2, 10))
     if doc.get("failure_reasons"):
         yield _folded("Top failure reasons", ["kind", "key", "count", "reason", "examples"], [
             [r["kind"], escape(r["key"]), str(r["count"]), escape(r["reason"]),

@@ -22,11 +22,13 @@ _MAX_REASON = 300
 
 @dataclass(slots=True)
 class ColumnTally:
-    """Normalized values of one criterion or scorer, with its errors and floor violations."""
+    """Normalized values of one criterion or scorer, with its errors, its n/a samples (a
+    scorer's ``Score(None)`` without an error) and floor violations."""
 
     kind: str
     values: list[float] = field(default_factory=list)
     errors: int = 0
+    not_applicable: int = 0
     floor: float | None = None
     floor_violations: int = 0
 

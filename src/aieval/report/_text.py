@@ -211,13 +211,14 @@ def _gates(gates: list[Mapping[str, Any]]) -> Table:
 
 def _criteria(criteria: list[Mapping[str, Any]]) -> Table:
     table = _table("criteria (normalized 0..1)", "name", "kind", "n", "mean", "95% CI", "p50",
-                   "floor", "below floor", "errors", left=2)
+                   "floor", "below floor", "errors", "n/a", left=2)
     for c in criteria:
         _add(table,
             c["name"], c["kind"], str(c["n"]), num(c["mean"], 3),
             interval(c["low"], c["high"], lambda v: num(v, 3)),
             num((c.get("quantiles") or {}).get("p50"), 2), num(c.get("floor"), 2),
             str(c.get("floor_violations", 0)), str(c.get("errors", 0)),
+            str(c.get("not_applicable", 0)),
         )
     return table
 

@@ -30,20 +30,23 @@ _OTHER = "(other errors)"
 class ScorerStats:
     """Summary of one scorer over a run (``mean`` over scored samples only).
 
-    ``errors`` counts missing or failed scores: the scorer's own failures plus ``missing``, the
-    samples it has no score for (their target failed, so nothing was scored), so that
-    ``count + errors`` is the number of samples. For a judge, ``judged`` counts the samples it
-    answered and ``malformed`` those whose score rests on malformed verdicts: their value (0.0,
-    a tie for a pairwise judge) is in ``count`` and the mean, and each sample also counts as
-    errored in the run's error budget. A store written before malformed scores kept their
-    value holds them as errors (value None); they are counted in ``malformed`` all the same,
-    and ``malformed_scored`` counts only those that kept their value (not in ``errors``).
+    ``errors`` counts failed scores: the scorer's own failures plus ``missing``, the samples it
+    has no score for because their target failed. ``not_applicable`` counts the samples it
+    returned no value for without an error (``Score(None)``: "n/a"), which are no error, so that
+    ``count + errors + not_applicable`` is the number of samples. For a judge, ``judged`` counts
+    the samples it answered and ``malformed`` those whose score rests on malformed verdicts:
+    their value (0.0, a tie for a pairwise judge) is in ``count`` and the mean, and each sample
+    also counts as errored in the run's error budget. A store written before malformed scores
+    kept their value holds them as errors (value None); they are counted in ``malformed`` all
+    the same, and ``malformed_scored`` counts only those that kept their value (not in
+    ``errors``).
     """
 
     name: str
     count: int = 0
     errors: int = 0
     missing: int = 0
+    not_applicable: int = 0
     total: float = 0.0
     total_sq: float = 0.0
     judged: int = 0
@@ -68,6 +71,7 @@ class ScorerStats:
             "count": self.count,
             "errors": self.errors + self.missing,
             "missing": self.missing,
+            "not_applicable": self.not_applicable,
         }
         if self.judged:
             out |= {
@@ -85,6 +89,7 @@ class Aggregator:
         self.scorers = {name: ScorerStats(name) for name in scorer_names}
         self.count = 0
         self.passed = 0
+        self.unscored = 0
         self.target_errors = 0
         self.retries = 0
         self.cached = 0
@@ -98,6 +103,7 @@ class Aggregator:
     def add(self, sample: SampleRecord) -> None:
         self.count += 1
         self.passed += bool(sample.passed)
+        self.unscored += sample.unscored
         self.target_errors += sample.error is not None
         self.retries += sample.retries
         self.cached += sample.cached
@@ -127,7 +133,7 @@ class Aggregator:
                 stats.total += score.value
                 stats.total_sq += score.value * score.value
             else:
-                stats.missing += 1
+                stats.not_applicable += 1
         for name, stats in self.scorers.items():
             if name not in sample.scores:  # a failed target: nothing was scored
                 stats.missing += 1
@@ -146,6 +152,7 @@ class Aggregator:
         return {
             "samples": self.count,
             "passed": self.passed,
+            "unscored": self.unscored,
             "pass_rate": self.passed / self.count if self.count else None,
             "target_errors": self.target_errors,
             "errored_samples": self.errored,
@@ -195,7 +202,8 @@ class RunResult:
         name: the run name.
         status: ``completed``, ``failed`` or ``interrupted``.
         metrics: ``{scorer name: mean score}`` over the samples that scored.
-        pass_rate: share of samples that passed (no error, every score >= the threshold).
+        pass_rate: share of samples that passed (no error, at least one score, every score
+            >= the threshold); unscored samples (every scorer n/a) count as not passed.
         summary: counts, per-scorer stats, latency p50/p95, tokens (``tokens``: target,
             judges, total), cost (``None`` when unknown), the share of model calls served from
             the cache (``cache``), retries, errored samples and the most frequent error
@@ -285,9 +293,55 @@ class RunResult:
         return rate is not None and not at_most(rate, self.max_error_rate)
 
     @property
+    def not_applicable(self) -> dict[str, int]:
+        """``{scorer name: samples it found not applicable}`` ("n/a": ``Score(None)`` with no
+        error). These are not errors; a scorer absent from a stored summary counts 0."""
+        return {
+            name: int(stats.get("not_applicable", 0))
+            for name, stats in self.summary["scorers"].items()
+        }
+
+    @property
+    def unscored(self) -> int:
+        """Samples every scorer found not applicable: they are not passed, and not errored."""
+        return int(self.summary.get("unscored", 0))
+
+    @property
+    def unscored_scorers(self) -> list[str]:
+        """Scorers that scored no sample and found at least one not applicable (n/a).
+
+        One that failed on every sample has only errors, which :attr:`max_error_rate` governs.
+        """
+        return [
+            name
+            for name, stats in self.summary["scorers"].items()
+            if not stats["count"] and stats.get("not_applicable", 0)
+        ]
+
+    @property
+    def problems(self) -> list[str]:
+        """Why the run is not :attr:`ok`, one sentence each (empty when it is)."""
+        found: list[str] = []
+        if self.status != "completed":
+            found.append(f"the run ended {self.status!r}, not 'completed'")
+        if self.error_budget_exceeded:
+            found.append(
+                f"{self.error_count} of {self.summary['samples']} samples errored"
+                f" (max error rate {self.max_error_rate:.1%})"
+            )
+        for name in self.unscored_scorers:
+            stats = self.summary["scorers"][name]
+            found.append(
+                f"scorer {name!r} scored no sample of {self.summary['samples']}"
+                f" (n/a {stats.get('not_applicable', 0)}, errors {stats['errors']})"
+            )
+        return found
+
+    @property
     def ok(self) -> bool:
-        """The run completed and its errored samples are within ``max_error_rate``."""
-        return self.status == "completed" and not self.error_budget_exceeded
+        """The run completed, its errored samples are within ``max_error_rate``, and no scorer
+        is in :attr:`unscored_scorers` (see :attr:`problems` for why not)."""
+        return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the run's header and summary."""
@@ -305,5 +359,9 @@ class RunResult:
             "max_error_rate": self.max_error_rate,
             "error_count": self.error_count,
             "malformed": {k: list(v) for k, v in self.malformed.items()},
+            "not_applicable": self.not_applicable,
+            "unscored": self.unscored,
+            "unscored_scorers": self.unscored_scorers,
             "ok": self.ok,
+            "problems": self.problems,
         }

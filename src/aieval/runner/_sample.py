@@ -81,12 +81,17 @@ class SampleProcessor:
             }
             record.scores = await _score_all(self.scorers, output.text, example.expected, context)
         _fill_usage(record, output.usage, self.prices)
-        # a malformed judge verdict keeps its 0.0 (or tie) but never passes
-        record.passed = output.error is None and all(
-            s.error is None
-            and s.malformed is None
-            and (s.value is None or at_least(s.value, self.pass_threshold))
-            for s in record.scores.values()
+        # a malformed judge verdict keeps its 0.0 (or tie) but never passes; a sample every
+        # scorer found not applicable (unscored) has no score to pass with
+        record.passed = (
+            output.error is None
+            and not record.unscored
+            and all(
+                s.error is None
+                and s.malformed is None
+                and (s.value is None or at_least(s.value, self.pass_threshold))
+                for s in record.scores.values()
+            )
         )
         if self.evaluator is not None:
             record.extra.update(self.evaluator.sample_extra(example, output, record.scores))

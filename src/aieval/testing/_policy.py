@@ -35,7 +35,9 @@ class EvalPolicy:
         max_errors: how many target or scorer errors are tolerated.
 
     Both minimums are met by a value equal to them up to float rounding (one part in 10**9,
-    :func:`aieval.stats.at_least`): ten scores of 0.1 meet a minimum of 0.1.
+    :func:`aieval.stats.at_least`): ten scores of 0.1 meet a minimum of 0.1. A sample every
+    scorer found not applicable ("unscored") is not passed, and a run in which a scorer scored
+    no sample at all never meets a policy.
     """
 
     min_pass_rate: float = 1.0
@@ -113,6 +115,11 @@ def check_run(result: RunResult, policy: EvalPolicy | None = None) -> EvalVerdic
     if result.errors > rules.max_errors:
         reasons.append(
             f"{result.errors} error(s), more than the {rules.max_errors} allowed: {_errors(result)}"
+        )
+    for name in result.unscored_scorers:
+        reasons.append(
+            f"scorer {name!r} scored no sample (n/a {result.not_applicable.get(name, 0)}):"
+            " a run that scored nothing does not pass"
         )
     if result.status != "completed":
         reasons.append(f"the run ended {result.status!r}, not 'completed'")
@@ -200,6 +207,12 @@ def _summary(result: RunResult) -> str:
         f"aieval run {result.name!r}{model} ({result.id}): {samples} samples, pass rate {rate}"
         + (f"; {metrics}" if metrics else "")
         + f"; errors {result.errors}"
+        + (
+            f"; n/a {sum(result.not_applicable.values())}"
+            if any(result.not_applicable.values())
+            else ""
+        )
+        + (f"; unscored {result.unscored}" if result.unscored else "")
     )
 
 
@@ -212,7 +225,9 @@ def _failing(result: RunResult) -> str:
             for name, score in sample.scores.items()
             if score.value is not None
         }
-        detail = ", ".join(f"{k} {v}" for k, v in why.items())
+        detail = ", ".join(f"{k} {v}" for k, v in why.items()) or (
+            "unscored: every scorer n/a" if sample.unscored else ""
+        )
         shown.append(f"{sample.id} ({detail})" if detail else sample.id)
     more = f" and {len(failing) - _SHOWN} more" if len(failing) > _SHOWN else ""
     return "; ".join(shown) + more if shown else "samples not available"

@@ -693,6 +693,7 @@
       el("figcaption", {},
         el("strong", {}, c.name), ` (${c.kind}) mean ${fmt(c.mean)} ${interval(c.low, c.high)}`,
         el("br"), `n=${c.n}` + (c.errors ? `, ${c.errors} errors` : "") +
+          (c.not_applicable ? `, ${c.not_applicable} n/a` : "") +
           (isNum(c.floor) ? `, floor ${fmt(c.floor)}: ${c.floor_violations} below` : ""))));
     return section("Criterion distributions", el("div", { class: "small-multiples" }, items));
   }
@@ -883,9 +884,12 @@
       const value = (s.scores || {})[name];
       const err = (s.score_errors || {})[name];
       const malformed = (s.malformed || {})[name];
+      // a None value without an error: the scorer found the sample not applicable
+      const na = !err && value === null && name in (s.scores || {});
       return el("td", { class: "num", "data-scorer": name,
-        title: err || (malformed ? "malformed judge verdict, scored as its fallback: " + malformed : null) },
-      err ? el("span", { class: "badge bad" }, "error") : fmt(value, 2),
+        title: err || (malformed ? "malformed judge verdict, scored as its fallback: " + malformed
+          : na ? "not applicable" + (s.score_reasons && s.score_reasons[name] ? ": " + s.score_reasons[name] : "") : null) },
+      err ? el("span", { class: "badge bad" }, "error") : na ? el("span", { class: "badge na" }, "n/a") : fmt(value, 2),
       malformed ? el("span", { class: "badge bad malformed" }, "malformed") : null);
     }
 
