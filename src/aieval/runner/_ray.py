@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 from aieval.errors import ConfigError
 from aieval.runner._batching import Batch, Sizer, next_batch
 from aieval.runner._executor import Finished, call_one, describe_error, positive
+from aieval.runner._reaper import ClusterReaper, watch_cluster
 
 __all__ = ["INSTALL_HINT", "RayExecutor", "import_ray", "run_batch"]
 
@@ -214,6 +215,7 @@ class RayExecutor:
         self.crashed_batches = 0
         #: The most items one batch held during the last :meth:`map`.
         self.largest_batch = 0
+        self._reaper: ClusterReaper | None = None
 
     async def map(
         self, fn: Callable[[T], R | Awaitable[R]], items: Iterable[T]
@@ -228,6 +230,9 @@ class RayExecutor:
         finally:
             if owned:
                 ray.shutdown()
+            if self._reaper is not None:
+                self._reaper.release()
+                self._reaper = None
 
     def _connect(self, ray: Any) -> bool:
         """Connect to (or start) Ray; ``True`` when this executor must shut it down after."""
@@ -247,6 +252,7 @@ class RayExecutor:
         if address == "local":
             options.setdefault("object_store_memory", _LOCAL_OBJECT_STORE_BYTES)
             ray.init(address="local", num_cpus=self.num_cpus, **options)
+            self._reaper = watch_cluster(ray)  # the cluster dies with this process
             return True
         _check_reachable(address)
         try:
