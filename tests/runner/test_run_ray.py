@@ -22,6 +22,7 @@ from tests.support.ray_fns import (
     dies_on_die,
     echo_or_base,
     explodes_on_boom,
+    keeps_a_lock,
     shout,
 )
 from tests.support.stored import stored_samples
@@ -97,6 +98,28 @@ def test_a_raising_and_a_dying_scorer_cost_only_their_samples(ray_cluster: Any) 
     assert all(s.error is None and s.passed for s in fine)
     assert all(v.value == 1.0 for s in fine for v in s.scores.values())
     assert result.error_count == 2
+
+
+def test_one_unpicklable_score_costs_only_its_sample(ray_cluster: Any, tmp_path: Path) -> None:
+    # 40 samples in one batch (the first holds 64); one score's metadata holds a lock
+    data = [
+        {"id": f"s{i}", "prompt": "p", "expected": "x", "prediction": "lock" if i == 13 else "x"}
+        for i in range(40)
+    ]
+    db = tmp_path / "runs.db"
+    options: dict[str, Any] = dict(dataset=data, scorers=[keeps_a_lock], store=db)
+    local = run(name="local", **options)
+    remote = run(name="remote", executor="ray", **options)
+    assert local.summary["samples"] == remote.summary["samples"] == 40
+    on_ray, here = stored(db, remote.id), stored(db, local.id)
+    assert all(error is None for _, _, error, _ in here.values()), "locally all 40 are scored"
+    _, passed, error, scores = on_ray.pop("s13")
+    assert error is not None and not passed and scores == {}
+    assert error.startswith("the result cannot be sent back from its Ray worker: ")
+    assert ".scores['keeps_a_lock'].metadata['lock'] is _thread.lock" in error, error
+    here.pop("s13")
+    assert on_ray == here, "the 39 other samples are stored with the local executor's values"
+    assert remote.error_count == 1
 
 
 def test_a_base_exception_in_a_scorer_costs_only_its_sample(

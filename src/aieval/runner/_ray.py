@@ -40,6 +40,7 @@ from aieval.errors import ConfigError
 from aieval.runner._batching import Batch, Sizer, next_batch
 from aieval.runner._executor import Finished, call_one, describe_error, positive
 from aieval.runner._reaper import ClusterReaper, watch_cluster
+from aieval.runner._shipping import dumps, loads, refusal
 
 __all__ = ["INSTALL_HINT", "RayExecutor", "import_ray", "run_batch"]
 
@@ -132,19 +133,81 @@ async def _call_item(fn: Callable[[Any], Any], index: int, item: Any) -> Finishe
         return Finished(index, item, error=describe_error(exc))
 
 
+#: One item or one result as it travels: its index, its pickle (or ``None``), its error.
+_Packed = tuple[int, bytes | None, str | None]
+
+
 def _batch_task(
-    fn: Callable[[Any], Any], batch: list[tuple[int, Any]]
-) -> Iterator[tuple[float, list[tuple[int, Any, str | None]]] | None]:
+    fn: Callable[[Any], Any], packed: list[tuple[int, bytes]]
+) -> Iterator[tuple[float, list[_Packed]] | None]:
     """The Ray task of one batch: ``None`` as soon as it runs (its start signal), then the
-    seconds the batch took and its results.
+    seconds the batch took and its results, each pickled on its own.
 
     Ray has loaded the function and the items before the body starts, so the driver's
-    ``batch_timeout`` counts neither a wait for a free worker nor a worker's start-up.
+    ``batch_timeout`` counts neither a wait for a free worker nor a worker's start-up. An item
+    that cannot be unpickled here, or a result that cannot be pickled, is that item's error.
     """
     yield None
     started = time.perf_counter()
-    results = run_batch(fn, batch)
-    yield time.perf_counter() - started, results
+    items: list[tuple[int, Any]] = []
+    failed: list[_Packed] = []
+    for index, data in packed:
+        try:
+            items.append((index, loads(data)))
+        except Exception as exc:
+            error = f"the sample cannot be unpickled on its Ray worker: {describe_error(exc)}"
+            failed.append((index, None, error[:_ERROR_CHARS]))
+    results = [_pack_result(*result) for result in run_batch(fn, items)]
+    yield time.perf_counter() - started, results + failed
+
+
+#: Characters of an error message this module writes around an exception's own text.
+_ERROR_CHARS = 2000
+
+
+def _pack_result(index: int, value: Any, error: str | None) -> _Packed:
+    """One result pickled on its own: one that cannot be is that item's error alone."""
+    if error is not None:
+        return index, None, error
+    try:
+        return index, dumps(value), None
+    except Exception as exc:
+        return (
+            index,
+            None,
+            f"the result cannot be sent back from its Ray worker: {refusal(value, exc)}",
+        )
+
+
+def _pack_items(batch: Batch) -> tuple[Batch, list[tuple[int, bytes]], list[Finished[Any, Any]]]:
+    """The batch's items pickled one by one: the batch of those that pickled, their pickles,
+    and the error of each that did not (it is never sent)."""
+    packed: list[tuple[int, bytes]] = []
+    kept: list[tuple[int, Any]] = []
+    refused: list[Finished[Any, Any]] = []
+    for index, item in batch.items:
+        try:
+            packed.append((index, dumps(item)))
+            kept.append((index, item))
+        except Exception as exc:
+            error = f"the sample cannot be sent to a Ray worker: {refusal(item, exc)}"
+            refused.append(Finished(index, item, error=error, attempts=batch.attempts))
+    if len(kept) < len(batch.items):
+        batch = Batch(kept, batch.attempts)
+    return batch, packed, refused
+
+
+def _unpack(
+    index: int, item: Any, data: bytes | None, error: str | None, attempts: int
+) -> Finished[Any, Any]:
+    """A worker's result for one item, unpickled here (a failure to is that item's error)."""
+    if error is not None or data is None:
+        return Finished(index, item, None, error or "the worker sent no result", attempts)
+    try:
+        return Finished(index, item, loads(data), None, attempts)
+    except Exception as exc:
+        error = f"the result cannot be unpickled on the driver: {describe_error(exc)}"
+        return Finished(index, item, None, error[:_ERROR_CHARS], attempts)
 
 
 _loop: asyncio.AbstractEventLoop | None = None
@@ -158,7 +221,7 @@ def _worker_loop() -> asyncio.AbstractEventLoop:
 
 
 #: Batches in flight: the driver's task awaiting each -> (its Ray ObjectRefGenerator, the batch).
-_Running = dict[asyncio.Task[list[tuple[int, Any, str | None]]], tuple[Any, Batch]]
+_Running = dict[asyncio.Task[list[_Packed]], tuple[Any, Batch]]
 
 
 class RayExecutor:
@@ -277,7 +340,13 @@ class RayExecutor:
         try:
             while True:
                 while len(running) < bound and (batch := next_batch(retry, source, sizer)):
-                    gen = remote.remote(fn_ref, batch.items)
+                    batch, packed, refused = _pack_items(batch)
+                    for finished in refused:
+                        yield finished
+                    if not packed:
+                        continue
+                    sizer.weigh(len(packed), sum(len(data) for _, data in packed))
+                    gen = remote.remote(fn_ref, packed)
                     waiting = self._await_batch(ray, gen, batch, sizer)
                     running[asyncio.ensure_future(waiting)] = (gen, batch)
                 self.largest_batch = sizer.largest
@@ -302,9 +371,7 @@ class RayExecutor:
                     task.add_done_callback(_retrieve)
                 ray.cancel(gen, force=True)
 
-    async def _await_batch(
-        self, ray: Any, gen: Any, batch: Batch, sizer: Sizer
-    ) -> list[tuple[int, Any, str | None]]:
+    async def _await_batch(self, ray: Any, gen: Any, batch: Batch, sizer: Sizer) -> list[_Packed]:
         """A batch's results; its ``batch_timeout`` counts from its start signal.
 
         Raises:
@@ -312,7 +379,7 @@ class RayExecutor:
         """
         await (await gen.__anext__())  # the start signal: the batch runs on a worker now
         batch.started = time.monotonic()
-        timed: Awaitable[tuple[float, list[tuple[int, Any, str | None]]]] = _next_value(gen)
+        timed: Awaitable[tuple[float, list[_Packed]]] = _next_value(gen)
         try:
             seconds, results = await asyncio.wait_for(timed, self.batch_timeout)
         except TimeoutError:
@@ -339,8 +406,8 @@ class RayExecutor:
                 raise
             return self._crashed(batch, exc, retry)
         return [
-            Finished(index, items[index], value, error, batch.attempts)
-            for index, value, error in results
+            _unpack(index, items[index], data, error, batch.attempts)
+            for index, data, error in results
         ]
 
     def _crashed(
