@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from aieval.runner._reaper import _psutil
+from aieval.runner._watchdog import find_psutil
 
 ROOT = Path(__file__).parents[2]
 
@@ -60,7 +60,7 @@ def _alive(psutil: Any, proc: Any) -> bool:
 
 
 def test_a_killed_drivers_local_ray_dies_with_it(tmp_path: Path) -> None:
-    psutil = _psutil()
+    psutil = find_psutil()
     mark, flag = uuid.uuid4().hex, tmp_path / "running"
     environment = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     environment["AIEVAL_TEST_CLUSTER"] = mark

@@ -87,3 +87,8 @@ def keeps_a_lock(prediction: str, expected: str) -> Score:
     """Exact match; on the prediction ``lock`` its metadata holds a lock (cannot be pickled)."""
     metadata: dict[str, Any] = {"lock": threading.Lock()} if prediction == "lock" else {}
     return Score(float(prediction == expected), metadata=metadata)
+
+
+def echo_with(blob: bytes, lock: Any, example: Example) -> str:
+    """A callable target bound to data with ``functools.partial``: the prompt as is."""
+    return str(example.prompt)

@@ -7,12 +7,13 @@ How work flows:
 - items are cut into batches (one Ray task each, so scheduling is amortised): of ``batch_size``
   items if it is set, else sized by the work: the first of 64 items, later ones grown until a
   batch takes about a quarter of a second on its worker, at most 4,096 items or about 8 MiB of
-  pickled items (estimated from one item a batch), never fewer than 64;
+  pickled items (measured on earlier batches), never fewer than 64;
 - at most ``max_in_flight`` batches are submitted at once; the next batch is read from the
   iterable only when one finishes, so a million-row generator never sits in the object store;
 - each batch's results come back to the driver as soon as that batch finishes (completion
   order), so the driver, which owns the SQLite store, commits them while others still run;
-- an exception in the function is that item's error; a worker process that dies (``os._exit``,
+- an exception in the function is that item's error, and so is an item or a result that
+  cannot be pickled (each travels pickled on its own); a worker process that dies (``os._exit``,
   a segfault, the OOM killer, a lost node) fails only its batch, whose items are then retried one
   per task, so the item that kills its worker is found and recorded as an error after
   ``max_attempts`` runs while the others complete;
@@ -38,11 +39,11 @@ from typing import Any, TypeVar
 
 from aieval.errors import ConfigError
 from aieval.runner._batching import Batch, Sizer, next_batch
-from aieval.runner._executor import Finished, call_one, describe_error, positive
+from aieval.runner._executor import Finished, describe_error, positive
+from aieval.runner._raytask import Packed, batch_task, pack_items, unpack
 from aieval.runner._reaper import ClusterReaper, watch_cluster
-from aieval.runner._shipping import dumps, loads, refusal
 
-__all__ = ["INSTALL_HINT", "RayExecutor", "import_ray", "run_batch"]
+__all__ = ["INSTALL_HINT", "RayExecutor", "import_ray"]
 
 log = logging.getLogger("aieval")
 
@@ -100,128 +101,8 @@ def import_ray() -> Any:
     return ray
 
 
-def run_batch(
-    fn: Callable[[Any], Any], batch: list[tuple[int, Any]]
-) -> list[tuple[int, Any, str | None]]:
-    """Run ``fn`` on a batch inside a worker: ``(index, value, error)`` per item.
-
-    Async functions of one batch overlap on the worker's own event loop, which lives as long
-    as the worker process: what a function keeps between batches (a provider's connections,
-    its rate limiter) stays bound to one loop.
-    """
-
-    async def run_all() -> list[Finished[Any, Any]]:
-        return list(await asyncio.gather(*(_call_item(fn, index, item) for index, item in batch)))
-
-    finished = _worker_loop().run_until_complete(run_all())
-    return [(done.index, done.value, done.error) for done in finished]
-
-
-async def _call_item(fn: Callable[[Any], Any], index: int, item: Any) -> Finished[Any, Any]:
-    """``call_one``, and a user's own ``BaseException`` (or ``GeneratorExit``) is that item's
-    error too, as on the local executor: raised through ``gather`` it failed the whole batch."""
-    try:
-        return await call_one(fn, index, item)
-    except KeyboardInterrupt:
-        raise
-    except asyncio.CancelledError:
-        task = asyncio.current_task()
-        if task is None or task.cancelling():
-            raise
-        return Finished(index, item, error="CancelledError: cancelled")
-    except BaseException as exc:
-        return Finished(index, item, error=describe_error(exc))
-
-
-#: One item or one result as it travels: its index, its pickle (or ``None``), its error.
-_Packed = tuple[int, bytes | None, str | None]
-
-
-def _batch_task(
-    fn: Callable[[Any], Any], packed: list[tuple[int, bytes]]
-) -> Iterator[tuple[float, list[_Packed]] | None]:
-    """The Ray task of one batch: ``None`` as soon as it runs (its start signal), then the
-    seconds the batch took and its results, each pickled on its own.
-
-    Ray has loaded the function and the items before the body starts, so the driver's
-    ``batch_timeout`` counts neither a wait for a free worker nor a worker's start-up. An item
-    that cannot be unpickled here, or a result that cannot be pickled, is that item's error.
-    """
-    yield None
-    started = time.perf_counter()
-    items: list[tuple[int, Any]] = []
-    failed: list[_Packed] = []
-    for index, data in packed:
-        try:
-            items.append((index, loads(data)))
-        except Exception as exc:
-            error = f"the sample cannot be unpickled on its Ray worker: {describe_error(exc)}"
-            failed.append((index, None, error[:_ERROR_CHARS]))
-    results = [_pack_result(*result) for result in run_batch(fn, items)]
-    yield time.perf_counter() - started, results + failed
-
-
-#: Characters of an error message this module writes around an exception's own text.
-_ERROR_CHARS = 2000
-
-
-def _pack_result(index: int, value: Any, error: str | None) -> _Packed:
-    """One result pickled on its own: one that cannot be is that item's error alone."""
-    if error is not None:
-        return index, None, error
-    try:
-        return index, dumps(value), None
-    except Exception as exc:
-        return (
-            index,
-            None,
-            f"the result cannot be sent back from its Ray worker: {refusal(value, exc)}",
-        )
-
-
-def _pack_items(batch: Batch) -> tuple[Batch, list[tuple[int, bytes]], list[Finished[Any, Any]]]:
-    """The batch's items pickled one by one: the batch of those that pickled, their pickles,
-    and the error of each that did not (it is never sent)."""
-    packed: list[tuple[int, bytes]] = []
-    kept: list[tuple[int, Any]] = []
-    refused: list[Finished[Any, Any]] = []
-    for index, item in batch.items:
-        try:
-            packed.append((index, dumps(item)))
-            kept.append((index, item))
-        except Exception as exc:
-            error = f"the sample cannot be sent to a Ray worker: {refusal(item, exc)}"
-            refused.append(Finished(index, item, error=error, attempts=batch.attempts))
-    if len(kept) < len(batch.items):
-        batch = Batch(kept, batch.attempts)
-    return batch, packed, refused
-
-
-def _unpack(
-    index: int, item: Any, data: bytes | None, error: str | None, attempts: int
-) -> Finished[Any, Any]:
-    """A worker's result for one item, unpickled here (a failure to is that item's error)."""
-    if error is not None or data is None:
-        return Finished(index, item, None, error or "the worker sent no result", attempts)
-    try:
-        return Finished(index, item, loads(data), None, attempts)
-    except Exception as exc:
-        error = f"the result cannot be unpickled on the driver: {describe_error(exc)}"
-        return Finished(index, item, None, error[:_ERROR_CHARS], attempts)
-
-
-_loop: asyncio.AbstractEventLoop | None = None
-
-
-def _worker_loop() -> asyncio.AbstractEventLoop:
-    global _loop
-    if _loop is None or _loop.is_closed():
-        _loop = asyncio.new_event_loop()
-    return _loop
-
-
 #: Batches in flight: the driver's task awaiting each -> (its Ray ObjectRefGenerator, the batch).
-_Running = dict[asyncio.Task[list[_Packed]], tuple[Any, Batch]]
+_Running = dict[asyncio.Task[list[Packed]], tuple[Any, Batch]]
 
 
 class RayExecutor:
@@ -244,8 +125,10 @@ class RayExecutor:
             and one that alone takes longer is recorded as timed out (``None``: no limit).
         init_options: extra keyword arguments for ``ray.init`` (``runtime_env``, ...).
 
-    The function and the items are shipped with Ray's serialiser (cloudpickle): a function
-    defined in an importable module is sent by reference, so workers need the same code. A
+    The function and the items are pickled with cloudpickle, as Ray does: a function defined
+    in an importable module is sent by reference (workers need the same code), one of
+    ``__main__``, a lambda or a closure by value; each item and each result travels pickled
+    on its own. A local Ray this executor starts dies with this process, even a killed one. A
     function with a ``for_batches(n)`` method is replaced by what it returns for the number
     of batches that may be in flight (the runner shares a run's concurrency out this way).
     """
@@ -327,7 +210,7 @@ class RayExecutor:
     async def _stream(
         self, ray: Any, fn: Callable[[T], Any], source: Iterator[tuple[int, T]]
     ) -> AsyncIterator[Finished[T, R]]:
-        remote = ray.remote(_batch_task).options(max_retries=0)
+        remote = ray.remote(batch_task).options(max_retries=0)
         bound = self.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
         share = getattr(fn, "for_batches", None)
         if callable(share):  # a function that divides a budget (the run's concurrency)
@@ -340,7 +223,7 @@ class RayExecutor:
         try:
             while True:
                 while len(running) < bound and (batch := next_batch(retry, source, sizer)):
-                    batch, packed, refused = _pack_items(batch)
+                    batch, packed, refused = pack_items(batch)
                     for finished in refused:
                         yield finished
                     if not packed:
@@ -371,7 +254,7 @@ class RayExecutor:
                     task.add_done_callback(_retrieve)
                 ray.cancel(gen, force=True)
 
-    async def _await_batch(self, ray: Any, gen: Any, batch: Batch, sizer: Sizer) -> list[_Packed]:
+    async def _await_batch(self, ray: Any, gen: Any, batch: Batch, sizer: Sizer) -> list[Packed]:
         """A batch's results; its ``batch_timeout`` counts from its start signal.
 
         Raises:
@@ -379,7 +262,7 @@ class RayExecutor:
         """
         await (await gen.__anext__())  # the start signal: the batch runs on a worker now
         batch.started = time.monotonic()
-        timed: Awaitable[tuple[float, list[_Packed]]] = _next_value(gen)
+        timed: Awaitable[tuple[float, list[Packed]]] = _next_value(gen)
         try:
             seconds, results = await asyncio.wait_for(timed, self.batch_timeout)
         except TimeoutError:
@@ -406,7 +289,7 @@ class RayExecutor:
                 raise
             return self._crashed(batch, exc, retry)
         return [
-            _unpack(index, items[index], data, error, batch.attempts)
+            unpack(index, items[index], data, error, batch.attempts)
             for index, data, error in results
         ]
 

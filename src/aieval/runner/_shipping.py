@@ -67,7 +67,7 @@ def loads(data: bytes) -> Any:
 def refusal(obj: Any, exc: BaseException) -> str:
     """Why ``obj`` cannot be pickled: the part that fails, its type, the pickler's message."""
     path, part = _culprit(obj, "", _DEPTH)
-    where = f"{path} is {_type_name(part)}" if path else _type_name(part)
+    where = f"{path.strip()} is {_type_name(part)}" if path else _type_name(part)
     return _cap(f"{where} ({type(exc).__name__}: {exc})", _MESSAGE_CHARS)
 
 
@@ -127,13 +127,13 @@ def _parts(obj: Any) -> list[tuple[str, Any]]:
         found = [(f" (captures {n})", _contents(c)) for n, c in cells]
         used = getattr(obj, "__globals__", {})
         return found + [(f" (uses global {n})", used[n]) for n in code.co_names if n in used]
-    found = [(f".{k}", v) for k, v in (getattr(obj, "__dict__", None) or {}).items()]
+    found = []
     for kind in type(obj).__mro__:
         slots = getattr(kind, "__slots__", ())
         for name in [slots] if isinstance(slots, str) else slots:
             if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
                 found.append((f".{name}", getattr(obj, name)))
-    return found
+    return found + [(f".{k}", v) for k, v in (getattr(obj, "__dict__", None) or {}).items()]
 
 
 def _contents(cell: Any) -> Any:
