@@ -18,6 +18,7 @@ from tests.support.executor_fns import (
     exit_on_three,
     fail_on_three,
     hang_on_zero,
+    lock_on_seven,
     rouge,
     rouge_async,
     rows,
@@ -74,6 +75,25 @@ async def test_a_base_exception_is_an_error_on_that_sample_not_its_batch(
             i: i * 2 for i in range(10) if i != bad
         }
         assert all(r.attempts == 1 for r in results.values()), "nothing was retried"
+
+
+async def test_an_item_or_a_result_that_cannot_be_pickled_is_that_items_error(
+    ray_cluster: Any,
+) -> None:
+    import threading
+
+    items: list[Any] = list(range(12))
+    items[4] = {"fine": 1, "lock": threading.Lock()}
+    results = await by_index(RayExecutor(batch_size=12), lock_on_seven, items)
+    assert sorted(results) == list(range(12))
+    sent = results[4].error or ""
+    assert sent.startswith("the sample cannot be sent to a Ray worker: ['lock'] is _thread.lock")
+    back = results[7].error or ""
+    assert back.startswith("the result cannot be sent back from its Ray worker: _thread.lock")
+    assert "cannot pickle '_thread.lock' object" in back
+    others = {i: r.value for i, r in results.items() if i not in (4, 7)}
+    assert others == {i: 2 * i for i in range(12) if i not in (4, 7)}
+    assert all(results[i].error is None for i in others)
 
 
 async def test_a_worker_killed_mid_batch_costs_only_its_sample(ray_cluster: Any) -> None:

@@ -3,6 +3,7 @@ results as the local executor, resume after a killed driver, failures per sample
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +24,15 @@ from tests.support.ray_fns import (
     base_on_base_async,
     dies_on_die,
     echo_or_base,
+    echo_with,
     explodes_on_boom,
+    keeps_a_lock,
     shout,
 )
 from tests.support.stored import stored_samples, wait_for_samples
 from tests.support.workflows import DEFINITION, make_run
 
-from aieval import Store, run, scorer
+from aieval import Store, run
 from aieval.errors import ConfigError
 from aieval.runner import RayExecutor
 from aieval.scorers import exact_match, rouge_l, token_f1
@@ -100,6 +104,28 @@ def test_a_raising_and_a_dying_scorer_cost_only_their_samples(ray_cluster: Any) 
     assert result.error_count == 2
 
 
+def test_one_unpicklable_score_costs_only_its_sample(ray_cluster: Any, tmp_path: Path) -> None:
+    # 40 samples in one batch (the first holds 64); one score's metadata holds a lock
+    data = [
+        {"id": f"s{i}", "prompt": "p", "expected": "x", "prediction": "lock" if i == 13 else "x"}
+        for i in range(40)
+    ]
+    db = tmp_path / "runs.db"
+    options: dict[str, Any] = dict(dataset=data, scorers=[keeps_a_lock], store=db)
+    local = run(name="local", **options)
+    remote = run(name="remote", executor="ray", **options)
+    assert local.summary["samples"] == remote.summary["samples"] == 40
+    on_ray, here = stored(db, remote.id), stored(db, local.id)
+    assert all(error is None for _, _, error, _ in here.values()), "locally all 40 are scored"
+    _, passed, error, scores = on_ray.pop("s13")
+    assert error is not None and not passed and scores == {}
+    assert error.startswith("the result cannot be sent back from its Ray worker: ")
+    assert ".scores['keeps_a_lock'].metadata['lock'] is _thread.lock" in error, error
+    here.pop("s13")
+    assert on_ray == here, "the 39 other samples are stored with the local executor's values"
+    assert remote.error_count == 1
+
+
 def test_a_base_exception_in_a_scorer_costs_only_its_sample(
     ray_cluster: Any, tmp_path: Path
 ) -> None:
@@ -168,36 +194,161 @@ def test_a_killed_driver_resumes_with_no_sample_lost_or_twice(
     assert resumed.metrics == {"held_match": 1.0}
 
 
-def _nested_scorer() -> Any:
-    @scorer(name="only_here")
-    def only_here(prediction: str, expected: str) -> float:
-        return 1.0
-
-    return only_here
+SCRIPT = """
+import json, sys
+from aieval import run, scorer
+from aieval.scorers import exact_match
 
 
-def _nested_target() -> Any:
-    def inner(example: Any) -> str:
-        return "x"
+def starts_alike(prediction, expected):
+    return float(prediction[:3] == expected[:3])
 
-    return inner
+
+@scorer
+def length_ratio(prediction: str, expected: str) -> float:
+    return min(len(prediction), len(expected)) / max(len(prediction), len(expected), 1)
+
+
+def known_words():
+    words = [f"{i:08d}" for i in range(120_000)]  # about 1.3 MB pickled
+
+    def in_list(prediction, expected):
+        return 1.0 if prediction.split()[-1] in words else 0.0
+
+    return in_list
+
+
+def answer(example):
+    return " ".join(reversed(str(example.prompt).split()))
+
+
+rows = [
+    {"id": f"s{i}", "prompt": f"{i * 7919 % 150_000:08d} w{i % 5}",
+     "expected": f"w{i % 3}" + "x" * (i % 4)}
+    for i in range(60)
+]
+ids = {}
+for executor in ("local", "ray"):
+    result = run(
+        name=executor,
+        dataset=rows,
+        scorers=[exact_match, starts_alike, length_ratio, lambda p, e: float(p[-1] in "13579"),
+                 known_words()],
+        target=answer,
+        executor=executor,
+        ray_address=sys.argv[2] if executor == "ray" else None,
+        store=sys.argv[1],
+    )
+    ids[executor] = result.id
+print(json.dumps(ids))
+"""
+
+
+def test_script_scorers_lambdas_and_closures_score_on_ray_as_locally(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    # a real script: its scorers and target live in __main__, which no worker can import
+    (tmp_path / "script.py").write_text(SCRIPT)
+    db, address = tmp_path / "runs.db", ray_cluster.get_runtime_context().gcs_address
+    done = subprocess.run(
+        [sys.executable, "script.py", str(db), address],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ids = json.loads(done.stdout.strip().splitlines()[-1])
+    local, remote = stored(db, ids["local"]), stored(db, ids["ray"])
+    assert len(remote) == 60 and remote == local
+    names = {"exact_match", "starts_alike", "length_ratio", "<lambda>", "in_list"}
+    assert all(set(scores) == names and error is None for *_, error, scores in local.values())
+    for name in ("in_list", "<lambda>", "length_ratio"):
+        assert len({scores[name] for *_, scores in local.values()}) > 1, f"{name} never varies"
+    spec = Store(db).get_run(ids["ray"]).config["spec"]
+    assert spec["executor"] == "ray" and spec["target"] is None
+
+
+def _locked_scorer() -> Any:
+    lock = threading.Lock()
+
+    def guarded(prediction: str, expected: str) -> float:
+        with lock:
+            return 1.0
+
+    return guarded
+
+
+def _locked_target() -> Any:
+    lock = threading.Lock()
+
+    def guarded(example: Any) -> str:
+        with lock:
+            return "x"
+
+    return guarded
 
 
 @pytest.mark.parametrize(
-    ("options", "field"),
+    ("options", "field", "culprit"),
     [
-        pytest.param({"scorers": [lambda p, e: 1.0]}, r"scorers\[0\]", id="lambda-scorer"),
-        pytest.param({"scorers": [_nested_scorer()]}, r"scorers\[0\]", id="registered-here"),
-        pytest.param({"target": _nested_target()}, "target", id="nested-target"),
+        pytest.param(
+            {"scorers": [_locked_scorer()]},
+            r"scorers\[0\]",
+            r"\.fn \(captures lock\) is _thread\.lock",
+            id="scorer-with-a-lock",
+        ),
+        pytest.param(
+            {"target": _locked_target()},
+            "target",
+            r"\(captures lock\) is _thread\.lock",
+            id="target-with-a-lock",
+        ),
     ],
 )
-def test_what_workers_cannot_rebuild_is_refused_by_field(
-    options: dict[str, Any], field: str, tmp_path: Path
+def test_what_cannot_be_pickled_is_refused_by_field_and_part(
+    options: dict[str, Any], field: str, culprit: str, tmp_path: Path
 ) -> None:
     kwargs: dict[str, Any] = {"scorers": [exact_match], **options}
-    with pytest.raises(ConfigError, match=rf"^{field}: .*the Ray executor rebuilds the run"):
+    pattern = rf"^{field}: .* cannot be sent to the Ray workers, it cannot be pickled: {culprit}"
+    with pytest.raises(ConfigError, match=pattern):
         run(name="refused", dataset=rows(3), executor="ray", store=tmp_path / "r.db", **kwargs)
     assert not Store(tmp_path / "r.db").list_runs(), "a refused run stores nothing"
+
+
+def test_a_huge_unpicklable_object_is_refused_in_a_short_message(tmp_path: Path) -> None:
+    # bound to 50 MiB whose repr alone would be 200 MiB long, and to a lock
+    bound = functools.partial(echo_with, bytes(50 * 2**20), threading.Lock())
+    with pytest.raises(ConfigError) as refused:
+        run(name="huge", dataset=rows(2), scorers=[exact_match], target=bound, executor="ray",
+            store=tmp_path / "r.db")  # fmt: skip
+    message = str(refused.value)
+    assert len(message) < 2000, message[:3000]
+    assert message.startswith("target: functools.partial(tests.support.ray_fns.echo_with, ...)")
+    assert ".args[1] is _thread.lock" in message
+    # locally it runs; what the store keeps about the target it cannot reference is short too
+    local = run(name="huge", dataset=rows(2), scorers=[exact_match], target=bound,
+                store=tmp_path / "r.db")  # fmt: skip
+    why = Store(tmp_path / "r.db").get_run(local.id).config["spec_incomplete"]["target"]
+    assert len(why) < 2000 and "functools.partial" in why
+
+
+def test_a_scorer_too_large_to_send_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aieval.runner import _remote
+
+    monkeypatch.setattr(_remote, "MAX_BY_VALUE_BYTES", 2**20)
+    words = [f"{i:08d}" for i in range(200_000)]  # about 2 MB pickled
+
+    def in_words(prediction: str, expected: str) -> float:
+        return float(prediction in words)
+
+    with pytest.raises(
+        ConfigError, match=r"^scorers\[1\]: .*in_words\) pickles to more than 1 MiB"
+    ):
+        run(name="big", dataset=rows(2), scorers=[exact_match, in_words], executor="ray",
+            store=False)  # fmt: skip
 
 
 def test_unknown_executors_and_stray_addresses_are_refused() -> None:

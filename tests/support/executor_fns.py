@@ -93,3 +93,10 @@ class Unloadable:
 
     def __reduce__(self) -> tuple[object, tuple[()]]:
         return (_refuse_to_load, ())
+
+
+def lock_on_seven(value: int) -> Any:
+    """Doubles ``value``; returns a lock (which cannot be pickled) for 7."""
+    import threading
+
+    return threading.Lock() if value == 7 else value * 2

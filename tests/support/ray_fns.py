@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
+from typing import Any
 
-from aieval import Example, scorer
+from aieval import Example, Score, scorer
 
 
 @scorer
@@ -77,4 +79,16 @@ def echo_or_base(example: Example) -> str:
     """A callable target: the prompt; raises :class:`Boom` on the prompt ``tbase``."""
     if example.prompt == "tbase":
         raise Boom("target base")
+    return str(example.prompt)
+
+
+@scorer
+def keeps_a_lock(prediction: str, expected: str) -> Score:
+    """Exact match; on the prediction ``lock`` its metadata holds a lock (cannot be pickled)."""
+    metadata: dict[str, Any] = {"lock": threading.Lock()} if prediction == "lock" else {}
+    return Score(float(prediction == expected), metadata=metadata)
+
+
+def echo_with(blob: bytes, lock: Any, example: Example) -> str:
+    """A callable target bound to data with ``functools.partial``: the prompt as is."""
     return str(example.prompt)

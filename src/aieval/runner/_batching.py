@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pickle
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,15 +41,14 @@ class Sizer:
         """The next batch's items from ``source``."""
         items = [item for _, item in zip(range(self.size), source, strict=False)]
         self.largest = max(self.largest, len(items))
-        if items and self.fixed is None:
-            try:  # one item a batch: the bytes estimate costs a fraction of shipping them
-                size = float(len(pickle.dumps(items[0], protocol=pickle.HIGHEST_PROTOCOL)))
-            except Exception:  # Ray's serialiser may still ship what plain pickle cannot
-                size = None
-            if size is not None:
-                known = self._item_bytes
-                self._item_bytes = size if known is None else (known + size) / 2
         return items
+
+    def weigh(self, items: int, size: int) -> None:
+        """``items`` of a batch pickled to ``size`` bytes: cap later batches' bytes by it."""
+        if self.fixed is None and items > 0:
+            per_item = size / items
+            known = self._item_bytes
+            self._item_bytes = per_item if known is None else (known + per_item) / 2
 
     def learn(self, items: int, seconds: float) -> None:
         """A batch of ``items`` took ``seconds`` on its worker: size the next ones by it."""

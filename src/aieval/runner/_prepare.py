@@ -19,6 +19,7 @@ from aieval.runner._imports import import_file
 from aieval.runner._inputs import LiveParts, stored_spec
 from aieval.runner._result import Aggregator
 from aieval.runner._resume import config_changes
+from aieval.runner._shipping import brief
 from aieval.runner._spec import RunSpec, import_reference, resolve_scorers
 from aieval.runner._target import CallableTarget, ProviderTarget, RecordedTarget, Target
 from aieval.scorers import Scorer, get_scorer
@@ -351,7 +352,7 @@ def _resolve(scorers: Any) -> list[Scorer]:
         elif callable(item):
             resolved.append(Scorer(item))
         else:
-            raise ConfigError(f"not a scorer: {item!r}")
+            raise ConfigError(f"not a scorer: {brief(item)}")
     names = [s.name for s in resolved]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

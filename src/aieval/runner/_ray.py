@@ -7,12 +7,13 @@ How work flows:
 - items are cut into batches (one Ray task each, so scheduling is amortised): of ``batch_size``
   items if it is set, else sized by the work: the first of 64 items, later ones grown until a
   batch takes about a quarter of a second on its worker, at most 4,096 items or about 8 MiB of
-  pickled items (estimated from one item a batch), never fewer than 64;
+  pickled items (measured on earlier batches), never fewer than 64;
 - at most ``max_in_flight`` batches are submitted at once; the next batch is read from the
   iterable only when one finishes, so a million-row generator never sits in the object store;
 - each batch's results come back to the driver as soon as that batch finishes (completion
   order), so the driver, which owns the SQLite store, commits them while others still run;
-- an exception in the function is that item's error; a worker process that dies (``os._exit``,
+- an exception in the function is that item's error, and so is an item or a result that
+  cannot be pickled (each travels pickled on its own); a worker process that dies (``os._exit``,
   a segfault, the OOM killer, a lost node) fails only its batch, whose items are then retried one
   per task, so the item that kills its worker is found and recorded as an error after
   ``max_attempts`` runs while the others complete;
@@ -38,9 +39,11 @@ from typing import Any, TypeVar
 
 from aieval.errors import ConfigError
 from aieval.runner._batching import Batch, Sizer, next_batch
-from aieval.runner._executor import Finished, call_one, describe_error, positive
+from aieval.runner._executor import Finished, describe_error, positive
+from aieval.runner._raytask import Packed, batch_task, pack_items, unpack
+from aieval.runner._reaper import ClusterReaper, watch_cluster
 
-__all__ = ["INSTALL_HINT", "RayExecutor", "import_ray", "run_batch"]
+__all__ = ["INSTALL_HINT", "RayExecutor", "import_ray"]
 
 log = logging.getLogger("aieval")
 
@@ -98,66 +101,8 @@ def import_ray() -> Any:
     return ray
 
 
-def run_batch(
-    fn: Callable[[Any], Any], batch: list[tuple[int, Any]]
-) -> list[tuple[int, Any, str | None]]:
-    """Run ``fn`` on a batch inside a worker: ``(index, value, error)`` per item.
-
-    Async functions of one batch overlap on the worker's own event loop, which lives as long
-    as the worker process: what a function keeps between batches (a provider's connections,
-    its rate limiter) stays bound to one loop.
-    """
-
-    async def run_all() -> list[Finished[Any, Any]]:
-        return list(await asyncio.gather(*(_call_item(fn, index, item) for index, item in batch)))
-
-    finished = _worker_loop().run_until_complete(run_all())
-    return [(done.index, done.value, done.error) for done in finished]
-
-
-async def _call_item(fn: Callable[[Any], Any], index: int, item: Any) -> Finished[Any, Any]:
-    """``call_one``, and a user's own ``BaseException`` (or ``GeneratorExit``) is that item's
-    error too, as on the local executor: raised through ``gather`` it failed the whole batch."""
-    try:
-        return await call_one(fn, index, item)
-    except KeyboardInterrupt:
-        raise
-    except asyncio.CancelledError:
-        task = asyncio.current_task()
-        if task is None or task.cancelling():
-            raise
-        return Finished(index, item, error="CancelledError: cancelled")
-    except BaseException as exc:
-        return Finished(index, item, error=describe_error(exc))
-
-
-def _batch_task(
-    fn: Callable[[Any], Any], batch: list[tuple[int, Any]]
-) -> Iterator[tuple[float, list[tuple[int, Any, str | None]]] | None]:
-    """The Ray task of one batch: ``None`` as soon as it runs (its start signal), then the
-    seconds the batch took and its results.
-
-    Ray has loaded the function and the items before the body starts, so the driver's
-    ``batch_timeout`` counts neither a wait for a free worker nor a worker's start-up.
-    """
-    yield None
-    started = time.perf_counter()
-    results = run_batch(fn, batch)
-    yield time.perf_counter() - started, results
-
-
-_loop: asyncio.AbstractEventLoop | None = None
-
-
-def _worker_loop() -> asyncio.AbstractEventLoop:
-    global _loop
-    if _loop is None or _loop.is_closed():
-        _loop = asyncio.new_event_loop()
-    return _loop
-
-
 #: Batches in flight: the driver's task awaiting each -> (its Ray ObjectRefGenerator, the batch).
-_Running = dict[asyncio.Task[list[tuple[int, Any, str | None]]], tuple[Any, Batch]]
+_Running = dict[asyncio.Task[list[Packed]], tuple[Any, Batch]]
 
 
 class RayExecutor:
@@ -180,8 +125,10 @@ class RayExecutor:
             and one that alone takes longer is recorded as timed out (``None``: no limit).
         init_options: extra keyword arguments for ``ray.init`` (``runtime_env``, ...).
 
-    The function and the items are shipped with Ray's serialiser (cloudpickle): a function
-    defined in an importable module is sent by reference, so workers need the same code. A
+    The function and the items are pickled with cloudpickle, as Ray does: a function defined
+    in an importable module is sent by reference (workers need the same code), one of
+    ``__main__``, a lambda or a closure by value; each item and each result travels pickled
+    on its own. A local Ray this executor starts dies with this process, even a killed one. A
     function with a ``for_batches(n)`` method is replaced by what it returns for the number
     of batches that may be in flight (the runner shares a run's concurrency out this way).
     """
@@ -214,6 +161,7 @@ class RayExecutor:
         self.crashed_batches = 0
         #: The most items one batch held during the last :meth:`map`.
         self.largest_batch = 0
+        self._reaper: ClusterReaper | None = None
 
     async def map(
         self, fn: Callable[[T], R | Awaitable[R]], items: Iterable[T]
@@ -228,6 +176,9 @@ class RayExecutor:
         finally:
             if owned:
                 ray.shutdown()
+            if self._reaper is not None:
+                self._reaper.release()
+                self._reaper = None
 
     def _connect(self, ray: Any) -> bool:
         """Connect to (or start) Ray; ``True`` when this executor must shut it down after."""
@@ -247,6 +198,7 @@ class RayExecutor:
         if address == "local":
             options.setdefault("object_store_memory", _LOCAL_OBJECT_STORE_BYTES)
             ray.init(address="local", num_cpus=self.num_cpus, **options)
+            self._reaper = watch_cluster(ray)  # the cluster dies with this process
             return True
         _check_reachable(address)
         try:
@@ -258,7 +210,7 @@ class RayExecutor:
     async def _stream(
         self, ray: Any, fn: Callable[[T], Any], source: Iterator[tuple[int, T]]
     ) -> AsyncIterator[Finished[T, R]]:
-        remote = ray.remote(_batch_task).options(max_retries=0)
+        remote = ray.remote(batch_task).options(max_retries=0)
         bound = self.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
         share = getattr(fn, "for_batches", None)
         if callable(share):  # a function that divides a budget (the run's concurrency)
@@ -271,7 +223,13 @@ class RayExecutor:
         try:
             while True:
                 while len(running) < bound and (batch := next_batch(retry, source, sizer)):
-                    gen = remote.remote(fn_ref, batch.items)
+                    batch, packed, refused = pack_items(batch)
+                    for finished in refused:
+                        yield finished
+                    if not packed:
+                        continue
+                    sizer.weigh(len(packed), sum(len(data) for _, data in packed))
+                    gen = remote.remote(fn_ref, packed)
                     waiting = self._await_batch(ray, gen, batch, sizer)
                     running[asyncio.ensure_future(waiting)] = (gen, batch)
                 self.largest_batch = sizer.largest
@@ -296,9 +254,7 @@ class RayExecutor:
                     task.add_done_callback(_retrieve)
                 ray.cancel(gen, force=True)
 
-    async def _await_batch(
-        self, ray: Any, gen: Any, batch: Batch, sizer: Sizer
-    ) -> list[tuple[int, Any, str | None]]:
+    async def _await_batch(self, ray: Any, gen: Any, batch: Batch, sizer: Sizer) -> list[Packed]:
         """A batch's results; its ``batch_timeout`` counts from its start signal.
 
         Raises:
@@ -306,7 +262,7 @@ class RayExecutor:
         """
         await (await gen.__anext__())  # the start signal: the batch runs on a worker now
         batch.started = time.monotonic()
-        timed: Awaitable[tuple[float, list[tuple[int, Any, str | None]]]] = _next_value(gen)
+        timed: Awaitable[tuple[float, list[Packed]]] = _next_value(gen)
         try:
             seconds, results = await asyncio.wait_for(timed, self.batch_timeout)
         except TimeoutError:
@@ -333,8 +289,8 @@ class RayExecutor:
                 raise
             return self._crashed(batch, exc, retry)
         return [
-            Finished(index, items[index], value, error, batch.attempts)
-            for index, value, error in results
+            unpack(index, items[index], data, error, batch.attempts)
+            for index, data, error in results
         ]
 
     def _crashed(

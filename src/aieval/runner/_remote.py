@@ -12,8 +12,11 @@ What must travel, and how:
   each worker imports first;
 - a callable target: by import reference; provider targets: by provider name (each worker
   reads the same environment variables for its key);
-- a lambda, a function defined in another function or in ``__main__``, a scorer object with
-  bound options or a provider object are refused before the run starts, naming the field.
+- a scorer or a callable target no worker could import (a lambda, a closure, a function of
+  ``__main__``: a script or a notebook, a scorer with bound options) travels by value,
+  pickled with cloudpickle beside the spec, up to :data:`MAX_BY_VALUE_BYTES` each; one that
+  cannot be pickled, or is larger, is refused before the run starts, naming the field;
+- a provider, workflow or profile object is refused: give its name or file.
 """
 
 from __future__ import annotations
@@ -42,12 +45,17 @@ from aieval.runner._prepare import (
     target_secrets,
 )
 from aieval.runner._sample import SampleProcessor
+from aieval.runner._shipping import TooLarge, brief, dumps, loads, refusal
 from aieval.runner._spec import RunSpec, is_builtin
 from aieval.runner._target import Target
 from aieval.scorers import Scorer
 from aieval.store import default_db_path
 
-__all__ = ["RemoteSamples", "remote_samples"]
+__all__ = ["MAX_BY_VALUE_BYTES", "RemoteSamples", "remote_samples"]
+
+#: The most bytes one scorer or target may pickle to when it travels by value: it is copied
+#: to the workers with every batch (about Ray's own limit for a remote function).
+MAX_BY_VALUE_BYTES = 100 * 1024 * 1024
 
 #: Processors a worker process keeps (one per run it works for); older ones are closed.
 _KEEP = 2
@@ -62,10 +70,15 @@ class RemoteSamples:
     Attributes:
         spec_json: the spec the workers build their processor from.
         cache_path: the response cache file (the run's store) if the workers can reach it.
+        by_value: the scorers (``"scorers[i]"``) and the target (``"target"``) no worker could
+            import, each pickled by value, in place of the spec's entry for them.
+        by_value_digest: a digest of ``by_value`` (workers key their processor by it).
     """
 
     spec_json: str
     cache_path: str | None = None
+    by_value: tuple[tuple[str, bytes], ...] = ()
+    by_value_digest: str = ""
 
     def for_batches(self, batches: int) -> RemoteSamples:
         """This function with the run's concurrency shared out over ``batches`` in flight.
@@ -92,11 +105,13 @@ class RemoteSamples:
             leave_endpoint(token)
 
     def _processor(self) -> tuple[RunSpec, _WorkerProcessor]:
-        key = hashlib.sha256(f"{self.spec_json}\0{self.cache_path}".encode()).hexdigest()
+        text = f"{self.spec_json}\0{self.cache_path}\0{self.by_value_digest}"
+        key = hashlib.sha256(text.encode()).hexdigest()
         found = _processors.get(key)
         if found is None:
             spec = RunSpec.model_validate_json(self.spec_json)
-            found = (spec, build_processor(spec, self.cache_path))
+            by_value = {field: loads(data) for field, data in self.by_value}
+            found = (spec, build_processor(spec, self.cache_path, by_value))
             while len(_processors) >= _KEEP:  # a run this worker no longer serves
                 _, old = _processors.pop(next(iter(_processors)))
                 closing = asyncio.ensure_future(old.aclose())
@@ -114,20 +129,26 @@ class _WorkerProcessor(SampleProcessor):
     gate: asyncio.Semaphore | None = None
 
 
-def build_processor(spec: RunSpec, cache_path: str | None) -> _WorkerProcessor:
-    """A worker's processor, built from the shipped spec alone.
+def build_processor(
+    spec: RunSpec, cache_path: str | None, by_value: dict[str, Any] | None = None
+) -> _WorkerProcessor:
+    """A worker's processor, built from the shipped spec and the parts sent by value.
 
     The response cache is the run's store file when this worker sees it (one machine, or a
     shared file system), else off.
     """
+    by_value = by_value or {}
     live = LiveParts()
+    if any(field.startswith("scorers[") for field in by_value):
+        live.scorers = [by_value.get(f"scorers[{i}]", e) for i, e in enumerate(spec.scorers)]
     scorers = resolve_run_scorers(spec, live)
     evaluator = run_evaluator(spec, live)
     reachable = cache_path if cache_path is not None and Path(cache_path).is_file() else None
-    has_target = spec.target is not None or spec.provider is not None
+    given = by_value.get("target")
+    has_target = spec.target is not None or spec.provider is not None or given is not None
     target: Target | None = None
     if has_target or evaluator is None:
-        target = make_target(spec, reachable)
+        target = make_target(spec, reachable, target=given)
     if evaluator is not None:
         target = evaluator.wrap(target)
     assert target is not None
@@ -148,17 +169,23 @@ def remote_samples(prep: Prepared, live: LiveParts) -> RemoteSamples:
     """The function that runs this run's samples on Ray workers, or a refusal naming the field.
 
     Raises:
-        ConfigError: a part of the run the workers cannot rebuild (a lambda, a nested or
-            ``__main__`` function, a scorer registered in this process only, an object
-            given in place of a name).
+        ConfigError: a part of the run the workers can neither import nor receive by value
+            (it cannot be pickled, or pickles to more than :data:`MAX_BY_VALUE_BYTES`), or
+            an object given in place of a name (a provider, a workflow, a profile).
     """
     spec = prep.spec
+    by_value: dict[str, Any] = {}
     for field, why in live.unspecified.items():
-        if field != "dataset":  # the driver reads the rows; the workers get examples
+        if field == "target" and live.target is not None:
+            by_value[field] = live.target
+        elif field != "dataset" and not field.startswith("scorers["):
+            # the driver reads the rows; the workers get examples
             raise ConfigError(f"{field}: {why}; {_WHY}")
     imports = list(spec.imports)
     for i, (entry, scorer) in enumerate(zip(spec.scorers, prep.scorers, strict=True)):
-        _check_portable(entry, scorer, f"scorers[{i}]", imports)
+        field = f"scorers[{i}]"
+        if field in live.unspecified or not _importable(entry, scorer, imports):
+            by_value[field] = scorer
     workflow = live.workflow if live.workflow is not None else spec.workflow
     profile = live.profile if live.profile is not None else spec.profile
     dataset = live.dataset if live.dataset is not None else spec.dataset
@@ -179,31 +206,45 @@ def remote_samples(prep: Prepared, live: LiveParts) -> RemoteSamples:
         }
     )
     cache = prep.db.path if prep.db is not None else default_db_path()
-    return RemoteSamples(shipped.model_dump_json(), os.path.abspath(cache))
+    packed = tuple((field, _pickled(field, obj)) for field, obj in by_value.items())
+    digest = hashlib.sha256(b"".join(data for _, data in packed)).hexdigest() if packed else ""
+    return RemoteSamples(shipped.model_dump_json(), os.path.abspath(cache), packed, digest)
 
 
 _WHY = "the Ray executor rebuilds the run on its workers from the run's spec"
 
 
-def _check_portable(entry: Any, scorer: Scorer, field: str, imports: list[str]) -> None:
-    """Refuse a scorer a fresh worker could not resolve; note the file that defines one."""
+def _importable(entry: Any, scorer: Scorer, imports: list[str]) -> bool:
+    """Whether a fresh worker resolves the scorer by name; notes the file that defines one."""
     name = entry if isinstance(entry, str) else next(iter(entry))
     if ":" in name or name == "llm_judge" or is_builtin(scorer):
-        return
+        return True
     module = getattr(scorer.fn, "__module__", None)
     if is_imported_file(module):
         file = getattr(sys.modules.get(module or ""), "__file__", None)
         if file is not None:
             if file not in imports:
                 imports.append(file)
-            return
-    if entry_points(group="aieval.scorers", name=name):
-        return
-    raise ConfigError(
-        f"{field}: scorer {name!r} is registered in this process only (module {module}); "
-        f"{_WHY}: define it at module level in an importable module, or in a file listed "
-        "under the eval file's imports"
-    )
+            return True
+    return bool(entry_points(group="aieval.scorers", name=name))
+
+
+def _pickled(field: str, obj: Any) -> bytes:
+    """``obj`` pickled by value for the workers, or a refusal naming ``field`` and the part."""
+    try:
+        return dumps(obj, MAX_BY_VALUE_BYTES)
+    except TooLarge:
+        raise ConfigError(
+            f"{field}: {brief(obj)} pickles to more than {MAX_BY_VALUE_BYTES // 2**20} MiB, "
+            "the most a scorer or target sent by value to Ray workers may take; keep large "
+            "data in a file it reads, or define it in a module the workers import"
+        ) from None
+    except Exception as exc:
+        raise ConfigError(
+            f"{field}: {brief(obj)} cannot be sent to the Ray workers, it cannot be pickled: "
+            f"{refusal(obj, exc)}; define it at module level in an importable module, or "
+            "leave out what cannot be pickled"
+        ) from None
 
 
 def _absolute(value: Any) -> Any:

@@ -176,8 +176,9 @@ async def run_async(
 
     Raises:
         ConfigError: an invalid option (named); with Ray, a part of the run its workers cannot
-            rebuild (a lambda, a function defined in a function or in ``__main__``, a provider
-            object), or the ``ray`` extra missing (with the install command).
+            rebuild (a scorer or target that has no import path and cannot be pickled, or
+            pickles to more than 100 MiB; a provider object), or the ``ray`` extra missing
+            (with the install command).
         DatasetError: the dataset has no rows (nothing would be evaluated).
         StoreError: a sample could not be stored (a full disk...): the run is stored as
             ``failed`` with this error, its summary counts the stored samples only, and

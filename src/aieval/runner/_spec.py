@@ -11,7 +11,8 @@ What a spec cannot carry, and how it refers to it instead:
   spec is used; a lambda or a function defined inside another function has no such path and is
   refused with a :class:`~aieval.errors.ConfigError` naming the field. With
   ``executor="ray"`` the spec itself is what workers receive: each builds the target, the
-  scorers and the evaluator from it.
+  scorers and the evaluator from it (a scorer or target given to ``run()`` that has no
+  import path travels beside the spec, pickled by value).
 - Live objects: a :class:`~aieval.providers.Provider` instance, an open
   :class:`~aieval.store.Store`, a ``progress`` callback and an OpenTelemetry
   ``tracer_provider`` are given to ``run()`` beside the spec, never inside it.
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from aieval._usage_figures import ModelPrice
 from aieval.errors import ConfigError
+from aieval.runner._shipping import brief
 from aieval.scorers import Scorer, get_scorer
 
 if TYPE_CHECKING:
@@ -235,8 +237,8 @@ def reference_of(obj: Any, field: str) -> str:
         if imported is obj or (imported is named and same_scorer):
             return ref
     raise ConfigError(
-        f"{field}: {obj!r} cannot be referenced by import path (a lambda, a nested or __main__ "
-        "function, a renamed scorer); define it at module level in an importable module "
+        f"{field}: {brief(obj)} cannot be referenced by import path (a lambda, a nested or "
+        "__main__ function, a renamed scorer); define it at module level in an importable module "
         "(with @scorer(name=...) to name it), or pass it to run()"
     )
 
@@ -285,7 +287,7 @@ def _scorer_entry(item: Any, index: int) -> ScorerEntry:
             return item.name
         if item.options and not registered:
             raise ConfigError(
-                f"{field}: {item!r} has bound options; register it with @scorer(name=...) "
+                f"{field}: {brief(item)} has bound options; register it with @scorer(name=...) "
                 "or give it as a mapping {name: {options}}"
             )
     try:
