@@ -192,6 +192,11 @@ def make_target(
     if target is None and spec.target is not None:
         target = import_reference(spec.target, "target")
     provider = provider if provider is not None else spec.provider
+    if spec.api_key_env is not None and (target is not None or provider is None):
+        raise ConfigError(
+            "api_key_env names the key of a provider target; this run has "
+            f"{'a callable target' if target is not None else 'no provider'}: remove api_key_env"
+        )
     if target is not None:
         if not callable(target):
             raise ConfigError(f"target must be callable, got {type(target).__name__}")
@@ -207,6 +212,7 @@ def make_target(
     built = build_provider(
         provider,
         base_url=spec.base_url,
+        api_key_env=spec.api_key_env,
         retries=spec.retries,
         concurrency=spec.concurrency,
         cache=spec.cache and cache_path is not None,

@@ -16,6 +16,7 @@ from aieval._records import CallRecord
 from aieval.errors import ConfigError, ProviderError, ScorerError
 from aieval.providers import ChatRequest, ChatResponse, Provider, ResponseCache
 from aieval.providers._cache import MEMORY
+from aieval.providers._credentials import key_from_env
 from aieval.providers._params import check_finite
 
 __all__ = [
@@ -121,16 +122,27 @@ class JudgeClient:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         temperature: float = 0.0,
         max_tokens: int = 512,
         concurrency: int = 4,
         cache: JudgeCache = True,
     ) -> None:
-        if isinstance(provider, Provider) and (base_url is not None or api_key is not None):
+        own = (base_url, api_key, api_key_env)
+        if isinstance(provider, Provider) and any(v is not None for v in own):
             raise ConfigError(
-                f"judge {name!r}: base_url= and api_key= apply to a provider name; configure "
-                "the provider instance itself instead"
+                f"judge {name!r}: base_url=, api_key= and api_key_env= apply to a provider "
+                "name; configure the provider instance itself instead"
             )
+        if api_key_env is not None:
+            if api_key:
+                raise ConfigError(
+                    f"judge {name!r}: api_key= and api_key_env= are both given; give the key "
+                    "once (api_key_env, the name of the environment variable holding it, keeps "
+                    "it out of files)"
+                )
+            # checked now, before any call: the variable must hold the key where this runs
+            key_from_env(api_key_env, owner=f"judge {name!r}")
         check_finite(temperature, f"judge {name!r}: temperature")
         self.name = name
         self.cache = cache
@@ -138,10 +150,11 @@ class JudgeClient:
         self.model = model
         self.base_url = base_url
         self.api_key = api_key
+        self.api_key_env = api_key_env
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.concurrency = concurrency
-        self._built: dict[tuple[int, str, str | None, str], Provider] = {}
+        self._built: dict[tuple[object, ...], Provider] = {}
 
     def resolve(self, run_provider: str | None, run_model: str | None) -> tuple[Any, str]:
         """The provider spec and model: the judge's own, else the environment, else the run's.
@@ -177,8 +190,17 @@ class JudgeClient:
         _, base_url = self.endpoint(spec if isinstance(spec, str) else None)
         if not isinstance(spec, str):
             base_url = None
-        cache_path = _cache_path(current_endpoint())
-        key = (id(asyncio.get_running_loop()), provider_label(spec), base_url, cache_path)
+        run = current_endpoint()
+        key_env, headers = self.credential(spec, base_url, run)
+        cache_path = _cache_path(run)
+        key = (
+            id(asyncio.get_running_loop()),
+            provider_label(spec),
+            base_url,
+            cache_path,
+            key_env,
+            headers,
+        )
         client = self._built.get(key)
         if client is None:
             from aieval.providers import build_provider
@@ -187,12 +209,31 @@ class JudgeClient:
                 spec,
                 base_url=base_url,
                 api_key=self.api_key if isinstance(spec, str) else None,
+                api_key_env=key_env,
                 concurrency=self.concurrency,
                 cache=self.cache,
                 cache_path=cache_path,
+                headers=dict(headers) or None,
             )
             self._built[key] = client
         return client
+
+    def credential(
+        self, spec: str | Provider, base_url: str | None, run: RunEndpoint | None
+    ) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+        """``(api_key_env, credential headers)`` for calls to ``spec`` at ``base_url``.
+
+        The judge's own ``api_key``/``api_key_env`` first; a judge with neither, on the run's
+        endpoint (the same provider name and base URL as the run's target), uses the target's
+        credential: its ``api_key_env`` or its credential headers. Any other endpoint gets no
+        credential of the run's (its preset's own variable applies).
+        """
+        if self.api_key or self.api_key_env or not isinstance(spec, str) or run is None:
+            return self.api_key_env, ()
+        same = run.credential_for(spec, base_url)
+        if same is None:
+            return None, ()
+        return same.api_key_env, same.credential_headers
 
     async def ask(
         self,
