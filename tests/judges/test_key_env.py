@@ -18,7 +18,7 @@ from tests.support.openai_server import OpenAIServer, Reply, echo_text
 
 from aieval import run
 from aieval.errors import ConfigError
-from aieval.scorers import exact_match, llm_judge
+from aieval.scorers import exact_match, llm_judge, multi_judge
 
 TARGET_KEY = "sk-target-key-4f3e2d1c0b9a8877"
 JUDGE_KEY = "sk-judge-key-0a1b2c3d4e5f6677"
@@ -262,3 +262,28 @@ def test_a_target_header_wins_over_the_openai_api_key_fallback(
                  store=False)  # fmt: skip
     assert result.error_count == 0, result.top_errors
     assert all(_authorized(target_server, TARGET_KEY))
+
+
+def test_a_judges_own_key_echoed_in_its_verdict_is_not_stored(
+    tmp_path: Path, judge_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redaction by value covers a key read from the environment for a judge, alone or in a
+    multi_judge panel, as it does the target's."""
+    monkeypatch.setenv("JUDGE_KEY", JUDGE_KEY)
+    judge_server.responder = lambda body: Reply(
+        json.dumps({"score": 7, "reason": f"graded with {JUDGE_KEY}"})
+    )
+
+    def judge(name: str) -> Any:
+        return llm_judge(RUBRIC, base_url=judge_server.base_url, model="j",
+                         api_key_env="JUDGE_KEY", name=name)  # fmt: skip
+
+    rows = [{**row, "prediction": row["expected"]} for row in ROWS]
+    result = run(name="echo", dataset=rows, scorers=[judge("alone"),
+                 multi_judge([judge("member")], name="panel")],
+                 store=tmp_path / "runs.db")  # fmt: skip
+    assert result.error_count == 0, result.top_errors
+    reasons = [s.scores["alone"].reason or "" for s in result.samples]
+    assert reasons and all("graded with [redacted]" in r for r in reasons), reasons
+    stored = _store_bytes(tmp_path)
+    assert b"graded with [redacted]" in stored and JUDGE_KEY.encode() not in stored

@@ -22,6 +22,7 @@ from aieval.runner._resume import config_changes
 from aieval.runner._spec import RunSpec, import_reference, resolve_scorers
 from aieval.runner._target import CallableTarget, ProviderTarget, RecordedTarget, Target
 from aieval.scorers import Scorer, get_scorer
+from aieval.scorers._judge_call import judge_secrets
 from aieval.store import Store, default_db_path
 
 __all__ = [
@@ -56,8 +57,9 @@ class Prepared:
 
     @property
     def secrets(self) -> frozenset[str]:
-        """The credentials the target was configured with (never stored, by value)."""
-        return target_secrets(self.target)
+        """The credentials the target and the judges were configured with (never stored, by
+        value)."""
+        return target_secrets(self.target) | judge_secrets(self.scorers)
 
     @property
     def provider_name(self) -> str | None:

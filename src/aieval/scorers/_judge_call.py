@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import os
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ __all__ = [
     "JudgeClient",
     "Reply",
     "delimit",
+    "judge_secrets",
     "neutralize",
     "prompt_version",
     "provider_label",
@@ -172,6 +174,13 @@ class JudgeClient:
             )
         return spec, model
 
+    @property
+    def secrets(self) -> frozenset[str]:
+        """This judge's own key values (``api_key``, the variable ``api_key_env`` names): a
+        run redacts them by value from what it stores, like the target's."""
+        values = (self.api_key, os.environ.get(self.api_key_env) if self.api_key_env else None)
+        return frozenset(v for v in values if v)
+
     def endpoint(self, run_provider: str | None = None) -> tuple[Any, str | None]:
         """``(provider spec, base_url)`` this judge calls (see :meth:`resolve`)."""
         own = self.provider or os.environ.get("AIEVAL_JUDGE_PROVIDER")
@@ -270,6 +279,21 @@ class JudgeClient:
         loop = id(asyncio.get_running_loop())
         for key in [k for k in self._built if k[0] == loop]:
             await self._built.pop(key).aclose()
+
+
+def judge_secrets(scorers: Iterable[Any]) -> frozenset[str]:
+    """The own key values of every judge among ``scorers`` (members of a multi-judge too)."""
+    found: set[str] = set()
+    todo = list(scorers)
+    while todo:
+        fn = getattr(todo.pop(), "fn", None)
+        client = getattr(fn, "client", None)
+        if isinstance(client, JudgeClient):
+            found |= client.secrets
+        members = getattr(fn, "judges", None)
+        if isinstance(members, list | tuple):  # multi_judge: (name, judge) pairs
+            todo.extend(m[-1] if isinstance(m, tuple) and m else m for m in members)
+    return frozenset(found)
 
 
 def _cache_path(run: RunEndpoint | None) -> str:
