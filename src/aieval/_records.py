@@ -129,6 +129,7 @@ def redact_record(record: SampleRecord, secrets: frozenset[str]) -> None:
     for score in record.scores.values():
         score.reason, score.error = text(score.reason), text(score.error)
         score.raw = redact_data(score.raw, secrets, by_key=False)
+        score.metadata = redact_data(score.metadata, secrets, by_key=False)
     for call in record.calls:
         call.error = text(call.error)
     record.extra = redact_data(record.extra, secrets, by_key=False)

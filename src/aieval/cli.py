@@ -123,12 +123,18 @@ def run_command(
     samples errored than --max-error-rate allows, or a scorer scored no sample and found some
     not applicable (its values None, no error); 130 interrupted (resume it with --resume).
     """
-    from aieval.runner import load_eval, run_eval, telemetry_requested
+    from aieval.runner import load_eval, plaintext_keys, run_eval, telemetry_requested
     from aieval.runner._inputs import EXECUTORS
 
     if executor is not None and executor not in EXECUTORS:
         raise UserError(f"--executor: unknown executor {executor!r}; use {' or '.join(EXECUTORS)}")
     config = load_eval(eval_file)
+    for field in plaintext_keys(config):
+        warning = (
+            f"{eval_file}: {field} holds a key in plain text; prefer api_key_env: MY_KEY, "
+            "the name of an environment variable that holds it (docs/providers.md)"
+        )
+        err.print(_labelled("warning:", "yellow", warning), highlight=False)
     if (executor or config.settings.executor) == "ray":
         from aieval.runner._ray import import_ray
 

@@ -120,6 +120,8 @@ class OpenAIServer:
         requests: every request received, in arrival order.
         responder: optional ``callable(body) -> Behaviour | None``.
         max_in_flight: the most requests the server was handling at once.
+        required_key: when set, a chat request without ``Authorization: Bearer <it>`` is
+            answered 401 (an OpenAI-style error body), like a keyed gateway.
     """
 
     def __init__(self) -> None:
@@ -127,6 +129,7 @@ class OpenAIServer:
         self.responder: Callable[[Any], Behaviour | None] | None = None
         self.in_flight = 0
         self.max_in_flight = 0
+        self.required_key: str | None = None
         self._queue: deque[Behaviour] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -258,10 +261,18 @@ class OpenAIServer:
         )
         try:
             await self._held()
+            if self.required_key and not self._authorized(request):
+                return web.json_response(
+                    {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}},
+                    status=401,
+                )
             behaviour = self._next_behaviour(body)
             return await self._perform(request, behaviour, body, reply, error)
         finally:
             self.in_flight -= 1
+
+    def _authorized(self, request: web.Request) -> bool:
+        return request.headers.get("Authorization") == f"Bearer {self.required_key}"
 
     async def _held(self) -> None:
         if self._hold is None:

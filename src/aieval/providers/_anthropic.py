@@ -25,6 +25,7 @@ from aieval.errors import (
 from aieval.providers._base import ChatRequest, ChatResponse
 from aieval.providers._cache import headers_digest
 from aieval.providers._credentials import (
+    auth_hint,
     check_key_and_headers,
     check_one_credential,
     check_request_credentials,
@@ -42,6 +43,7 @@ _INSTALL_HINT = "the anthropic provider needs the SDK: pip install 'aieval[anthr
 # headers that carry the credential: the SDK sends the key as one of them (Authorization in newer
 # versions, X-Api-Key in older ones)
 _CREDENTIAL_HEADERS = ("authorization", "x-api-key")
+_AUTH_HINT = auth_hint("ANTHROPIC_API_KEY")
 _FINISH_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -72,6 +74,8 @@ class AnthropicProvider:
         default_max_tokens: ``max_tokens`` when the request does not set one (the API needs it).
         headers: extra HTTP headers for every request (a request's own
             :attr:`~aieval.providers.ChatRequest.headers` are added over them).
+        key_source: where ``api_key`` came from (``"api_key="``, ``"MY_KEY"``...), named when
+            the server refuses it.
     """
 
     sends_headers = True
@@ -85,17 +89,19 @@ class AnthropicProvider:
         timeout: float = 60.0,
         default_max_tokens: int = _DEFAULT_MAX_TOKENS,
         headers: Mapping[str, str] | None = None,
+        key_source: str | None = None,
     ) -> None:
         self._sdk = _import_sdk()
         # the SDK's HTTP client sends header values as ASCII and passes control characters on
         headers = check_headers(headers or {}, "headers", ascii_only=True)
         header = credential_header(headers, _CREDENTIAL_HEADERS)
         self._api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-        key_source = "api_key=" if api_key else "ANTHROPIC_API_KEY"
+        key_source = (key_source or "api_key=") if api_key else "ANTHROPIC_API_KEY"
+        self._key_source = key_source
         if not self._api_key and header is None:
             raise ProviderAuthError(
-                f"provider {name!r} needs an API key: set ANTHROPIC_API_KEY or pass api_key= "
-                "(or give the credential as an Authorization or x-api-key header)"
+                f"provider {name!r} needs an API key: {_AUTH_HINT} (or give the credential as "
+                "an Authorization or x-api-key header)"
             )
         in_authorization = _key_in_authorization(self._sdk)
         # the SDK puts the key in its credential header and lets a header of ours replace it
@@ -160,7 +166,7 @@ class AnthropicProvider:
         configured = [
             source
             for source, given in (
-                ("api_key=/ANTHROPIC_API_KEY", self._api_key),
+                (self._key_source, self._api_key),
                 ("base_url's user:password@", self._url_credentials),
                 (f"its headers.{own}", own),
             )
@@ -169,6 +175,12 @@ class AnthropicProvider:
         check_request_credentials(
             self.name, headers, configured, names=_CREDENTIAL_HEADERS, field=field
         )
+
+    def _refused(self) -> str:
+        """What a 401/403 refused (which credential, from where) and where a key goes."""
+        own = credential_header(self._headers, _CREDENTIAL_HEADERS)
+        sent = f"the key from {self._key_source}" if self._api_key else f"headers.{own}"
+        return f"{sent} was refused; {_AUTH_HINT}"
 
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
@@ -230,7 +242,7 @@ class AnthropicProvider:
                 exc.response.headers,
                 api_key=self._api_key,
                 secrets=secrets,
-                auth_hint="set ANTHROPIC_API_KEY or pass api_key=",
+                auth_hint=self._refused(),
             ) from None  # the SDK's own message quotes the raw body, which may echo the key
         except (sdk.APIError, ValueError) as exc:
             # The SDK lets a body that is not JSON surface as a bare JSONDecodeError.

@@ -8,6 +8,7 @@ from pathlib import Path
 from aieval.errors import ConfigError
 from aieval.providers._base import Provider
 from aieval.providers._cache import CachedProvider, ResponseCache
+from aieval.providers._credentials import check_env_name, given_key
 from aieval.providers._headers import check_headers
 from aieval.providers._registry import accepts_argument, get_provider
 from aieval.providers._resilient import ResilientProvider
@@ -21,6 +22,7 @@ def build_provider(
     *,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     retries: int = 3,
     concurrency: int = 16,
     cache: bool | str | Path | ResponseCache = True,
@@ -34,6 +36,8 @@ def build_provider(
         spec: a preset or registered name (``"openai"``, ``"vllm"``, ...) or a Provider.
         base_url: overrides the preset's endpoint (names only).
         api_key: overrides the preset's environment variable (names only).
+        api_key_env: the name of the environment variable holding the key, instead of
+            ``api_key`` (names only); unset or empty, it is a :class:`ConfigError` naming it.
         retries: retries per call for 429, 5xx, timeouts and connection failures.
         concurrency: the most calls in flight; lowered automatically under 429s.
         cache: ``True`` caches deterministic calls in ``cache_path``; a path or a
@@ -52,12 +56,19 @@ def build_provider(
         'vllm'
     """
     if isinstance(spec, str):
-        raw = _from_name(spec, base_url=base_url, api_key=api_key, timeout=timeout, headers=headers)
+        raw = _from_name(
+            spec,
+            base_url=base_url,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            headers=headers,
+        )
     elif isinstance(spec, Provider):
-        if base_url is not None or api_key is not None or headers:
+        if base_url is not None or api_key is not None or api_key_env is not None or headers:
             raise ConfigError(
-                "base_url=, api_key= and headers= apply to a provider name; configure the "
-                f"provider instance {spec!r} directly instead"
+                "base_url=, api_key=, api_key_env= and headers= apply to a provider name; "
+                f"configure the provider instance {spec!r} directly instead"
             )
         raw = spec
     else:
@@ -87,10 +98,17 @@ def _from_name(
     *,
     base_url: str | None,
     api_key: str | None,
+    api_key_env: str | None,
     timeout: float,
     headers: Mapping[str, str] | None,
 ) -> Provider:
     kwargs: dict[str, object] = {}
+    if api_key_env is not None:
+        check_env_name(api_key_env)
+        if accepts_argument(name, "api_key_env", by_name=True):
+            kwargs["api_key_env"] = api_key_env
+        else:  # a factory of its own: it gets the key itself
+            api_key, _ = given_key(name, api_key, api_key_env)
     if headers:
         if not accepts_argument(name, "headers"):
             raise ConfigError(

@@ -20,6 +20,7 @@ from aieval.errors import (
 )
 from aieval.providers._base import ChatRequest, ChatResponse
 from aieval.providers._cache import headers_digest
+from aieval.providers._credentials import auth_hint as default_auth_hint
 from aieval.providers._credentials import (
     check_key_and_headers,
     check_one_credential,
@@ -54,7 +55,12 @@ class OpenAIProvider:
             :attr:`~aieval.providers.ChatRequest.headers` are added over them).
         supports_json_schema: send ``response_schema`` as a strict ``json_schema``
             ``response_format``; when ``False`` the schema is not sent.
-        auth_hint: what to do about a 401/403 (e.g. which environment variable to set).
+        auth_hint: where a key goes, said with a 401/403 (default: ``api_key_env``).
+        key_source: where ``api_key`` came from (``"api_key="``, ``"MY_KEY"``...), named when
+            the server refuses it.
+        key_is_fallback: ``api_key`` is an environment default nobody named
+            (``openai-compatible``'s ``OPENAI_API_KEY``): a request's own ``Authorization``
+            header replaces it instead of being refused.
 
     >>> OpenAIProvider("http://localhost:8000/v1", api_key="sk-secret")
     OpenAIProvider(name='openai', base_url='http://localhost:8000/v1', api_key='***')
@@ -72,6 +78,8 @@ class OpenAIProvider:
         headers: Mapping[str, str] | None = None,
         supports_json_schema: bool = True,
         auth_hint: str | None = None,
+        key_source: str | None = None,
+        key_is_fallback: bool = False,
     ) -> None:
         if not base_url or not base_url.startswith(("http://", "https://")):
             raise ConfigError(
@@ -82,9 +90,10 @@ class OpenAIProvider:
         headers = check_headers(headers or {}, "headers")
         # aiohttp sends URL credentials as the Authorization header: a second credential for
         # it would make every call fail, so it is refused here, before the first sample
-        check_one_credential(name, base_url, key=api_key, headers=headers)
+        source = key_source or "api_key="
+        check_one_credential(name, base_url, key=api_key, key_source=source, headers=headers)
         # the key is sent as the Authorization header: a header of that name would replace it
-        check_key_and_headers(name, api_key, headers)
+        check_key_and_headers(name, api_key, headers, key_source=source)
         self.name = name
         # shown, logged and cached without a "user:password@"; requests use the real URL
         self.base_url = url_without_credentials(base_url.rstrip("/"))
@@ -92,7 +101,9 @@ class OpenAIProvider:
         self.timeout = timeout
         self.supports_json_schema = supports_json_schema
         self._api_key = api_key or None
-        self._auth_hint = auth_hint
+        self._auth_hint = auth_hint or default_auth_hint(None)
+        self._key_source = source
+        self._key_is_fallback = bool(self._api_key) and key_is_fallback
         self._url = base_url.rstrip("/") + "/chat/completions"
         self.secrets: frozenset[str] = frozenset(
             secret_values({"api_key": api_key, "headers": dict(headers or {}), "url": base_url})
@@ -120,7 +131,7 @@ class OpenAIProvider:
         configured = [
             source
             for source, given in (
-                ("api_key=", self._api_key),
+                (self._key_source, self._api_key and not self._key_is_fallback),
                 ("base_url's user:password@", self._url_credentials),
                 ("its headers.Authorization", has_authorization(self._configured_headers)),
             )
@@ -185,9 +196,24 @@ class OpenAIProvider:
                 headers,
                 api_key=self._api_key,
                 secrets=secrets,
-                auth_hint=self._auth_hint,
+                auth_hint=self._refused(request),
             )
         return self._parse(raw, request, latency, secrets)
+
+    def _refused(self, request: ChatRequest) -> str:
+        """What a 401/403 refused (which credential was sent, from where) and where a key goes."""
+        if has_authorization(request.headers):
+            sent: str | None = "the request's Authorization header (target.headers)"
+        elif self._api_key:
+            sent = f"the key from {self._key_source}"
+        elif self._url_credentials:
+            sent = "the base_url's user:password@"
+        elif has_authorization(self._configured_headers):
+            sent = "the Authorization header of headers="
+        else:
+            sent = None
+        said = f"{sent} was refused" if sent else "no key was sent"
+        return f"{said}; {self._auth_hint}"
 
     def _secrets_for(self, request: ChatRequest) -> frozenset[str]:
         """The configured secrets plus this request's own header values."""

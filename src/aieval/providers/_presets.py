@@ -5,10 +5,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from aieval._secrets import url_credentials
 from aieval.errors import ConfigError, ProviderAuthError
 from aieval.providers._anthropic import AnthropicProvider
 from aieval.providers._base import Provider
-from aieval.providers._credentials import check_key_and_headers, check_one_credential
+from aieval.providers._credentials import (
+    auth_hint,
+    check_key_and_headers,
+    check_one_credential,
+    given_key,
+    has_authorization,
+)
 from aieval.providers._openai import OpenAIProvider
 
 __all__ = ["PRESETS"]
@@ -25,12 +32,10 @@ def _check_sources(
     headers: Mapping[str, str] | None,
     *,
     base_url: str | None,
-    api_key: str | None,
+    key_source: str,
     url_env: str,
-    key_env: str | None,
 ) -> None:
     """Refuse a credential given twice, naming where each came from (argument or variable)."""
-    key_source = "api_key=" if api_key or key_env is None else key_env
     check_one_credential(
         provider,
         url,
@@ -42,27 +47,40 @@ def _check_sources(
     check_key_and_headers(provider, key, headers, key_source=key_source)
 
 
-def _require_key(provider: str, api_key: str | None, env: str) -> str:
-    if api_key:
-        return api_key
-    raise ProviderAuthError(f"provider {provider!r} needs an API key: set {env} or pass api_key=")
+def _key(
+    provider: str, api_key: str | None, api_key_env: str | None, env: str | None
+) -> tuple[str | None, str]:
+    """``(key, where it came from)``: ``api_key=``, else the variable ``api_key_env`` names,
+    else the preset's own variable ``env``."""
+    key, source = given_key(provider, api_key, api_key_env)
+    if key is not None and source is not None:
+        return key, source
+    return (_env(env), env) if env else (None, "api_key=")
+
+
+def _require_key(provider: str, key: str | None, env: str) -> str:
+    if key:
+        return key
+    raise ProviderAuthError(f"provider {provider!r} needs an API key: {auth_hint(env)}")
 
 
 def openai_preset(
     *,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     timeout: float = 60.0,
     headers: Mapping[str, str] | None = None,
 ) -> Provider:
     """OpenAI: ``OPENAI_API_KEY`` (required), ``OPENAI_BASE_URL`` (default the public API)."""
-    key = _require_key("openai", api_key or _env("OPENAI_API_KEY"), "OPENAI_API_KEY")
+    key, source = _key("openai", api_key, api_key_env, "OPENAI_API_KEY")
+    key = _require_key("openai", key, "OPENAI_API_KEY")
     url = base_url or _env("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-    _check_sources("openai", url, key, headers, base_url=base_url, api_key=api_key,
-                   url_env="OPENAI_BASE_URL", key_env="OPENAI_API_KEY")  # fmt: skip
+    _check_sources("openai", url, key, headers, base_url=base_url, key_source=source,
+                   url_env="OPENAI_BASE_URL")  # fmt: skip
     return OpenAIProvider(
         url, key, name="openai", timeout=timeout, headers=headers,
-        auth_hint="set OPENAI_API_KEY or pass api_key=",
+        auth_hint=auth_hint("OPENAI_API_KEY"), key_source=source,
     )  # fmt: skip
 
 
@@ -70,6 +88,7 @@ def sarmalink_preset(
     *,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     timeout: float = 60.0,
     headers: Mapping[str, str] | None = None,
 ) -> Provider:
@@ -79,12 +98,13 @@ def sarmalink_preset(
         raise ConfigError(
             "provider 'sarmalink' needs its endpoint: set SARMALINK_BASE_URL or pass base_url="
         )
-    key = _require_key("sarmalink", api_key or _env("SARMALINK_API_KEY"), "SARMALINK_API_KEY")
-    _check_sources("sarmalink", url, key, headers, base_url=base_url, api_key=api_key,
-                   url_env="SARMALINK_BASE_URL", key_env="SARMALINK_API_KEY")  # fmt: skip
+    key, source = _key("sarmalink", api_key, api_key_env, "SARMALINK_API_KEY")
+    key = _require_key("sarmalink", key, "SARMALINK_API_KEY")
+    _check_sources("sarmalink", url, key, headers, base_url=base_url, key_source=source,
+                   url_env="SARMALINK_BASE_URL")  # fmt: skip
     return OpenAIProvider(
         url, key, name="sarmalink", timeout=timeout, headers=headers,
-        auth_hint="set SARMALINK_API_KEY or pass api_key=",
+        auth_hint=auth_hint("SARMALINK_API_KEY"), key_source=source,
     )  # fmt: skip
 
 
@@ -92,17 +112,18 @@ def vllm_preset(
     *,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     timeout: float = 60.0,
     headers: Mapping[str, str] | None = None,
 ) -> Provider:
     """vLLM: ``VLLM_BASE_URL`` (default ``http://localhost:8000/v1``), optional ``VLLM_API_KEY``."""
     url = base_url or _env("VLLM_BASE_URL") or "http://localhost:8000/v1"
-    key = api_key or _env("VLLM_API_KEY")
-    _check_sources("vllm", url, key, headers, base_url=base_url, api_key=api_key,
-                   url_env="VLLM_BASE_URL", key_env="VLLM_API_KEY")  # fmt: skip
+    key, source = _key("vllm", api_key, api_key_env, "VLLM_API_KEY")
+    _check_sources("vllm", url, key, headers, base_url=base_url, key_source=source,
+                   url_env="VLLM_BASE_URL")  # fmt: skip
     return OpenAIProvider(
         url, key, name="vllm", timeout=timeout, headers=headers,
-        auth_hint="set VLLM_API_KEY to the server's --api-key",
+        auth_hint=auth_hint("VLLM_API_KEY") + " (the server's --api-key)", key_source=source,
     )  # fmt: skip
 
 
@@ -110,34 +131,49 @@ def ollama_preset(
     *,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     timeout: float = 60.0,
     headers: Mapping[str, str] | None = None,
 ) -> Provider:
     """Ollama: ``OLLAMA_BASE_URL`` (default ``http://localhost:11434/v1``); no key needed."""
     url = base_url or _env("OLLAMA_BASE_URL") or "http://localhost:11434/v1"
-    _check_sources("ollama", url, api_key, headers, base_url=base_url, api_key=api_key,
-                   url_env="OLLAMA_BASE_URL", key_env=None)  # fmt: skip
+    key, source = _key("ollama", api_key, api_key_env, None)
+    _check_sources("ollama", url, key, headers, base_url=base_url, key_source=source,
+                   url_env="OLLAMA_BASE_URL")  # fmt: skip
     # Ollama ignores the key, but gateways in front of it may check one.
-    return OpenAIProvider(url, api_key, name="ollama", timeout=timeout, headers=headers)
+    return OpenAIProvider(
+        url, key, name="ollama", timeout=timeout, headers=headers, key_source=source
+    )
 
 
 def openai_compatible_preset(
     *,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     timeout: float = 60.0,
     headers: Mapping[str, str] | None = None,
     name: str = "openai-compatible",
     supports_json_schema: bool = True,
 ) -> Provider:
-    """Any OpenAI-compatible endpoint; ``base_url`` is required, the key is optional."""
+    """Any OpenAI-compatible endpoint; ``base_url`` is required, the key is optional.
+
+    The key is ``api_key=``, else the variable ``api_key_env`` names, else ``OPENAI_API_KEY``
+    when no other credential is given (an ``Authorization`` header, ``user:password@`` in
+    ``base_url``): that fallback yields to a request's own ``Authorization`` header.
+    """
     if not base_url:
         raise ConfigError(
             "provider 'openai-compatible' needs base_url= (e.g. http://localhost:8080/v1)"
         )
+    key, source = given_key(name, api_key, api_key_env)
+    fallback = False
+    if key is None and not has_authorization(headers) and not url_credentials(base_url):
+        key, source, fallback = _env("OPENAI_API_KEY"), "OPENAI_API_KEY", True
     return OpenAIProvider(
-        base_url, api_key, name=name, timeout=timeout, headers=headers,
-        supports_json_schema=supports_json_schema,
+        base_url, key, name=name, timeout=timeout, headers=headers,
+        supports_json_schema=supports_json_schema, auth_hint=auth_hint("OPENAI_API_KEY"),
+        key_source=source, key_is_fallback=fallback,
     )  # fmt: skip
 
 
@@ -145,11 +181,15 @@ def anthropic_preset(
     *,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     timeout: float = 60.0,
     headers: Mapping[str, str] | None = None,
 ) -> Provider:
     """Anthropic: ``ANTHROPIC_API_KEY`` (required), optional ``ANTHROPIC_BASE_URL``."""
-    return AnthropicProvider(api_key, base_url=base_url, timeout=timeout, headers=headers)
+    key, source = given_key("anthropic", api_key, api_key_env)
+    return AnthropicProvider(
+        key, base_url=base_url, timeout=timeout, headers=headers, key_source=source
+    )
 
 
 PRESETS = {

@@ -102,10 +102,11 @@ def get_provider(name: str, /, **kwargs: Any) -> Provider:
     return provider
 
 
-def accepts_argument(name: str, argument: str) -> bool:
-    """Whether the factory registered as ``name`` takes ``argument`` as a keyword."""
+def accepts_argument(name: str, argument: str, *, by_name: bool = False) -> bool:
+    """Whether the factory registered as ``name`` takes ``argument`` as a keyword (with
+    ``by_name``, only as a parameter of that name, not through ``**kwargs``)."""
     try:
         parameters = inspect.signature(_factory(name)).parameters.values()
     except (TypeError, ValueError):
-        return True
-    return any(p.name == argument or p.kind is p.VAR_KEYWORD for p in parameters)
+        return not by_name
+    return any(p.name == argument or (p.kind is p.VAR_KEYWORD and not by_name) for p in parameters)

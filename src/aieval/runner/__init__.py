@@ -14,6 +14,7 @@ from aieval.runner._evalfile import (
     telemetry_requested,
 )
 from aieval.runner._executor import Executor, Finished, LocalExecutor
+from aieval.runner._plaintext import plaintext_keys
 from aieval.runner._ray import RayExecutor
 from aieval.runner._result import RunResult, ScorerStats
 from aieval.runner._run import ProgressCallback, check_run, run, run_async, run_spec, run_spec_async
@@ -37,6 +38,7 @@ __all__ = [
     "check_run",
     "load_eval",
     "parse_eval",
+    "plaintext_keys",
     "record_call",
     "run",
     "run_async",

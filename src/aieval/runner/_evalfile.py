@@ -195,6 +195,7 @@ class EvalConfig(_Strict):
             common.update(
                 provider=t.provider,
                 base_url=t.base_url,
+                api_key_env=t.api_key_env,
                 prompt_template=t.prompt,
                 system_prompt=t.system,
                 params=_target_params(t),

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from aieval.errors import ConfigError
 from aieval.providers._headers import check_headers
 from aieval.providers._params import check_params
+from aieval.runner._spec import env_name
 
 __all__ = ["DatasetConfig", "TargetConfig"]
 
@@ -23,6 +24,9 @@ class TargetConfig(_Strict):
     provider: str = Field(description="provider name or preset: openai, sarmalink, vllm, ...")
     model: str
     base_url: str | None = None
+    api_key_env: str | None = Field(
+        None, description="the name of the environment variable holding the API key"
+    )
     prompt: str | None = Field(None, description="str.format template over row fields")
     system: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
@@ -37,6 +41,11 @@ class TargetConfig(_Strict):
             return check_headers(value, "headers")
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, value: str | None) -> str | None:
+        return None if value is None else env_name(value)
 
     @field_validator("params")
     @classmethod

@@ -10,6 +10,7 @@ from aieval._endpoint import RunEndpoint, enter_endpoint, leave_endpoint
 from aieval._secrets import redact_text
 from aieval.errors import ConfigError
 from aieval.runner._driver import drive, finish
+from aieval.runner._endpoints import run_endpoint
 from aieval.runner._executor import Executor, LocalExecutor
 from aieval.runner._inputs import LiveParts
 from aieval.runner._prepare import Prepared, prepare, start
@@ -116,5 +117,4 @@ def _result(
 
 def _endpoint_of(spec: RunSpec, live: LiveParts, db: Store | None) -> RunEndpoint:
     """What judges without their own endpoint inherit from this run."""
-    name = spec.provider if live.provider is None else None
-    return RunEndpoint(name, spec.base_url if name else None, str(db.path) if db else None)
+    return run_endpoint(spec, str(db.path) if db else None, named=live.provider is None)

@@ -23,6 +23,7 @@ from aieval.runner._shipping import brief
 from aieval.runner._spec import RunSpec, import_reference, resolve_scorers
 from aieval.runner._target import CallableTarget, ProviderTarget, RecordedTarget, Target
 from aieval.scorers import Scorer, get_scorer
+from aieval.scorers._judge_call import judge_secrets
 from aieval.store import Store, default_db_path
 
 __all__ = [
@@ -57,8 +58,9 @@ class Prepared:
 
     @property
     def secrets(self) -> frozenset[str]:
-        """The credentials the target was configured with (never stored, by value)."""
-        return target_secrets(self.target)
+        """The credentials the target and the judges were configured with (never stored, by
+        value)."""
+        return target_secrets(self.target) | judge_secrets(self.scorers)
 
     @property
     def provider_name(self) -> str | None:
@@ -193,6 +195,11 @@ def make_target(
     if target is None and spec.target is not None:
         target = import_reference(spec.target, "target")
     provider = provider if provider is not None else spec.provider
+    if spec.api_key_env is not None and (target is not None or provider is None):
+        raise ConfigError(
+            "api_key_env names the key of a provider target; this run has "
+            f"{'a callable target' if target is not None else 'no provider'}: remove api_key_env"
+        )
     if target is not None:
         if not callable(target):
             raise ConfigError(f"target must be callable, got {type(target).__name__}")
@@ -208,6 +215,7 @@ def make_target(
     built = build_provider(
         provider,
         base_url=spec.base_url,
+        api_key_env=spec.api_key_env,
         retries=spec.retries,
         concurrency=spec.concurrency,
         cache=spec.cache and cache_path is not None,

@@ -30,10 +30,11 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from aieval._endpoint import RunEndpoint, enter_endpoint, leave_endpoint
+from aieval._endpoint import enter_endpoint, leave_endpoint
 from aieval._records import SampleRecord
 from aieval._types import Example
 from aieval.errors import ConfigError
+from aieval.runner._endpoints import run_endpoint
 from aieval.runner._evaluator import evaluator_name
 from aieval.runner._imports import is_imported_file
 from aieval.runner._inputs import LiveParts
@@ -97,7 +98,7 @@ class RemoteSamples:
         if processor.gate is None:  # the worker's share of the run's concurrency
             processor.gate = asyncio.Semaphore(spec.concurrency)
         store_path = self.cache_path if processor.cache_reachable else None
-        token = enter_endpoint(RunEndpoint(spec.provider, spec.base_url, store_path))
+        token = enter_endpoint(run_endpoint(spec, store_path))
         try:
             async with processor.gate:
                 return await processor(item)

@@ -88,6 +88,7 @@ async def run_async(
     system_prompt: str | None = None,
     params: dict[str, Any] | None = None,
     base_url: str | None = None,
+    api_key_env: str | None = None,
     concurrency: int = _DEFAULT_CONCURRENCY,
     retries: int = 3,
     timeout: float = 60.0,
@@ -128,6 +129,10 @@ async def run_async(
         system_prompt: a system message for provider targets.
         params: request parameters (``temperature``, ``max_tokens``, ``top_p``...).
         base_url: endpoint for ``openai-compatible`` providers.
+        api_key_env: the name of the environment variable holding the provider's API key
+            (read when the run starts; unset or empty is a ``ConfigError`` naming it). The
+            name is stored with the run, never the key. Judges on the same provider and
+            base URL use it too (see docs/judges.md).
         concurrency: samples in flight at once.
         retries: retries per model call on 429/5xx/timeouts.
         timeout: seconds per model call (or per callable-target call).
@@ -200,6 +205,7 @@ async def run_async(
             system_prompt=system_prompt,
             params=params,
             base_url=base_url,
+            api_key_env=api_key_env,
             concurrency=concurrency,
             retries=retries,
             timeout=timeout,

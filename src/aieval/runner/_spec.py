@@ -29,18 +29,35 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from aieval._usage_figures import ModelPrice
 from aieval.errors import ConfigError
+from aieval.providers._credentials import check_env_name
 from aieval.runner._shipping import brief
 from aieval.scorers import Scorer, get_scorer
 
 if TYPE_CHECKING:
     from aieval.store import RunRow
 
-__all__ = ["RunSpec", "import_reference", "is_builtin", "reference_of", "resolve_scorers"]
+__all__ = [
+    "RunSpec",
+    "env_name",
+    "import_reference",
+    "is_builtin",
+    "reference_of",
+    "resolve_scorers",
+]
 
 #: ``run_async`` keyword arguments that are live objects, never part of a spec.
 _RUNTIME_ONLY = ("progress", "tracer_provider")
 
 ScorerEntry = str | dict[str, dict[str, Any]]
+
+
+def env_name(value: str) -> str:
+    """``value`` if it can name an environment variable (a ``ValueError`` for pydantic, which
+    names the field, else); the value is never echoed, in case it is a key."""
+    try:
+        return check_env_name(value, "api_key_env")
+    except ConfigError as exc:
+        raise ValueError(str(exc).removeprefix("api_key_env ")) from None
 
 
 def check_share(value: Any) -> Any:
@@ -85,6 +102,9 @@ class RunSpec(BaseModel):
     system_prompt: str | None = None
     params: dict[str, Any] = Field(default_factory=dict, description="request parameters")
     base_url: str | None = None
+    api_key_env: str | None = Field(
+        None, description="the name of the environment variable holding the target's API key"
+    )
     concurrency: int = Field(16, ge=1, le=10_000)
     retries: int = Field(3, ge=0, le=20)
     timeout: float = Field(60.0, gt=0)
@@ -126,6 +146,11 @@ class RunSpec(BaseModel):
     @classmethod
     def _a_share(cls, value: Any) -> Any:
         return check_share(value)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, value: str | None) -> str | None:
+        return None if value is None else env_name(value)
 
     @field_validator("scorers")
     @classmethod

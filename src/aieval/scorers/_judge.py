@@ -267,6 +267,7 @@ def llm_judge(
     model: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     name: str = "llm_judge",
     samples: int = 1,
     temperature: float = 0.0,
@@ -293,6 +294,9 @@ def llm_judge(
         base_url: the judge's endpoint (a gateway); defaults to ``$AIEVAL_JUDGE_BASE_URL``,
             then the preset's own variable (``OPENAI_BASE_URL``, ...).
         api_key: the judge's key; defaults to the preset's variable.
+        api_key_env: the name of the environment variable holding the judge's key (instead
+            of ``api_key``); unset, it is a ``ConfigError`` when the judge is built. A judge
+            with neither, on the run's provider and base URL, uses the run's credential.
         model: the grading model; defaults to ``$AIEVAL_JUDGE_MODEL``, then the run's model.
         name: the metric name the scores are stored under.
         samples: query the judge this many times concurrently and take the median verdict.
@@ -319,6 +323,7 @@ def llm_judge(
         model,
         base_url=base_url,
         api_key=api_key,
+        api_key_env=api_key_env,
         temperature=temperature,
         max_tokens=max_tokens,
         concurrency=max(4, samples * 4),

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import os
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from aieval._records import CallRecord
 from aieval.errors import ConfigError, ProviderError, ScorerError
 from aieval.providers import ChatRequest, ChatResponse, Provider, ResponseCache
 from aieval.providers._cache import MEMORY
+from aieval.providers._credentials import key_from_env
 from aieval.providers._params import check_finite
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "JudgeClient",
     "Reply",
     "delimit",
+    "judge_secrets",
     "neutralize",
     "prompt_version",
     "provider_label",
@@ -121,16 +124,27 @@ class JudgeClient:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         temperature: float = 0.0,
         max_tokens: int = 512,
         concurrency: int = 4,
         cache: JudgeCache = True,
     ) -> None:
-        if isinstance(provider, Provider) and (base_url is not None or api_key is not None):
+        own = (base_url, api_key, api_key_env)
+        if isinstance(provider, Provider) and any(v is not None for v in own):
             raise ConfigError(
-                f"judge {name!r}: base_url= and api_key= apply to a provider name; configure "
-                "the provider instance itself instead"
+                f"judge {name!r}: base_url=, api_key= and api_key_env= apply to a provider "
+                "name; configure the provider instance itself instead"
             )
+        if api_key_env is not None:
+            if api_key:
+                raise ConfigError(
+                    f"judge {name!r}: api_key= and api_key_env= are both given; give the key "
+                    "once (api_key_env, the name of the environment variable holding it, keeps "
+                    "it out of files)"
+                )
+            # checked now, before any call: the variable must hold the key where this runs
+            key_from_env(api_key_env, owner=f"judge {name!r}")
         check_finite(temperature, f"judge {name!r}: temperature")
         self.name = name
         self.cache = cache
@@ -138,10 +152,11 @@ class JudgeClient:
         self.model = model
         self.base_url = base_url
         self.api_key = api_key
+        self.api_key_env = api_key_env
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.concurrency = concurrency
-        self._built: dict[tuple[int, str, str | None, str], Provider] = {}
+        self._built: dict[tuple[object, ...], Provider] = {}
 
     def resolve(self, run_provider: str | None, run_model: str | None) -> tuple[Any, str]:
         """The provider spec and model: the judge's own, else the environment, else the run's.
@@ -158,6 +173,13 @@ class JudgeClient:
                 f"AIEVAL_JUDGE_{missing.upper()}, or run with a {missing}"
             )
         return spec, model
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """This judge's own key values (``api_key``, the variable ``api_key_env`` names): a
+        run redacts them by value from what it stores, like the target's."""
+        values = (self.api_key, os.environ.get(self.api_key_env) if self.api_key_env else None)
+        return frozenset(v for v in values if v)
 
     def endpoint(self, run_provider: str | None = None) -> tuple[Any, str | None]:
         """``(provider spec, base_url)`` this judge calls (see :meth:`resolve`)."""
@@ -177,8 +199,17 @@ class JudgeClient:
         _, base_url = self.endpoint(spec if isinstance(spec, str) else None)
         if not isinstance(spec, str):
             base_url = None
-        cache_path = _cache_path(current_endpoint())
-        key = (id(asyncio.get_running_loop()), provider_label(spec), base_url, cache_path)
+        run = current_endpoint()
+        key_env, headers = self.credential(spec, base_url, run)
+        cache_path = _cache_path(run)
+        key = (
+            id(asyncio.get_running_loop()),
+            provider_label(spec),
+            base_url,
+            cache_path,
+            key_env,
+            headers,
+        )
         client = self._built.get(key)
         if client is None:
             from aieval.providers import build_provider
@@ -187,12 +218,31 @@ class JudgeClient:
                 spec,
                 base_url=base_url,
                 api_key=self.api_key if isinstance(spec, str) else None,
+                api_key_env=key_env,
                 concurrency=self.concurrency,
                 cache=self.cache,
                 cache_path=cache_path,
+                headers=dict(headers) or None,
             )
             self._built[key] = client
         return client
+
+    def credential(
+        self, spec: str | Provider, base_url: str | None, run: RunEndpoint | None
+    ) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+        """``(api_key_env, credential headers)`` for calls to ``spec`` at ``base_url``.
+
+        The judge's own ``api_key``/``api_key_env`` first; a judge with neither, on the run's
+        endpoint (the same provider name and base URL as the run's target), uses the target's
+        credential: its ``api_key_env`` or its credential headers. Any other endpoint gets no
+        credential of the run's (its preset's own variable applies).
+        """
+        if self.api_key or self.api_key_env or not isinstance(spec, str) or run is None:
+            return self.api_key_env, ()
+        same = run.credential_for(spec, base_url)
+        if same is None:
+            return None, ()
+        return same.api_key_env, same.credential_headers
 
     async def ask(
         self,
@@ -229,6 +279,21 @@ class JudgeClient:
         loop = id(asyncio.get_running_loop())
         for key in [k for k in self._built if k[0] == loop]:
             await self._built.pop(key).aclose()
+
+
+def judge_secrets(scorers: Iterable[Any]) -> frozenset[str]:
+    """The own key values of every judge among ``scorers`` (members of a multi-judge too)."""
+    found: set[str] = set()
+    todo = list(scorers)
+    while todo:
+        fn = getattr(todo.pop(), "fn", None)
+        client = getattr(fn, "client", None)
+        if isinstance(client, JudgeClient):
+            found |= client.secrets
+        members = getattr(fn, "judges", None)
+        if isinstance(members, list | tuple):  # multi_judge: (name, judge) pairs
+            todo.extend(m[-1] if isinstance(m, tuple) and m else m for m in members)
+    return frozenset(found)
 
 
 def _cache_path(run: RunEndpoint | None) -> str:

@@ -339,6 +339,7 @@ def pairwise_judge(
     model: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     name: str = "pairwise",
     adjudication_rounds: int = 0,
     temperature: float = 0.0,
@@ -355,7 +356,7 @@ def pairwise_judge(
 
     Args:
         criteria: what makes one response better than another.
-        provider, base_url, api_key: the grading endpoint, resolved as for
+        provider, base_url, api_key, api_key_env: the grading endpoint, resolved as for
             :func:`~aieval.scorers.llm_judge` (by default the run's).
         model: the grading model; defaults to ``$AIEVAL_JUDGE_MODEL``, then the run's.
         name: metric name.
@@ -372,7 +373,7 @@ def pairwise_judge(
         raise ValueError(f"adjudication_rounds must be >= 0, got {adjudication_rounds!r}")
     client = JudgeClient(
         name, provider, model, base_url=base_url, api_key=api_key,
-        temperature=temperature, max_tokens=max_tokens, cache=cache,
+        api_key_env=api_key_env, temperature=temperature, max_tokens=max_tokens, cache=cache,
     )  # fmt: skip
     return scorer(name=name)(_PairwiseJudge(criteria, client, adjudication_rounds))
 

@@ -229,6 +229,7 @@ def rubric_judge(
     model: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     name: str | None = None,
     seed: int | None = None,
     temperature: float = 0.0,
@@ -248,7 +249,7 @@ def rubric_judge(
 
     Args:
         rubric: a :class:`~aieval.grading.Rubric`, a rubric YAML path, or a mapping.
-        provider, base_url, api_key: the grading endpoint, resolved as for
+        provider, base_url, api_key, api_key_env: the grading endpoint, resolved as for
             :func:`~aieval.scorers.llm_judge` (by default the run's).
         model: the grading model; defaults to ``$AIEVAL_JUDGE_MODEL``, then the run's.
         name: metric name; defaults to the rubric id.
@@ -263,6 +264,6 @@ def rubric_judge(
     metric = name or loaded.rubric_id
     client = JudgeClient(
         metric, provider, model, base_url=base_url, api_key=api_key,
-        temperature=temperature, max_tokens=max_tokens, cache=cache,
+        api_key_env=api_key_env, temperature=temperature, max_tokens=max_tokens, cache=cache,
     )  # fmt: skip
     return scorer(name=metric)(_RubricJudge(loaded, client, seed))

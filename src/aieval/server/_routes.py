@@ -71,6 +71,7 @@ def start_evaluation(body: EvaluationRequest, request: Request) -> JSONResponse:
             "settings.executor: the server runs evaluations in its own process; remove "
             "settings.executor and settings.ray_address (Ray runs start with aieval run or run())"
         )
+    _no_variable_names(body)
     config = EvalConfig.model_validate(body.model_dump(exclude={"base_dir"}))
     roots = state.settings.dataset_roots
     with confined_to(roots):
@@ -79,6 +80,22 @@ def start_evaluation(body: EvaluationRequest, request: Request) -> JSONResponse:
     run_id = state.manager.submit(config)
     body_out = {"run_id": run_id, "events_url": f"/api/runs/{run_id}/events"}
     return JSONResponse(body_out, status_code=202)
+
+
+def _no_variable_names(body: EvalConfig) -> None:
+    """Refuse ``api_key_env``: a client must not make the server send the value of any
+    variable of its environment (its own token, a password) to an endpoint the client names."""
+    fields = ["target.api_key_env"] if body.target and body.target.api_key_env else []
+    for i, entry in enumerate(body.scorers):
+        options = next(iter(entry.values()), None) if isinstance(entry, dict) else None
+        if isinstance(options, dict) and "api_key_env" in options:
+            fields.append(f"scorers[{i}].{next(iter(entry))}.api_key_env")
+    if fields:
+        raise ConfigError(
+            f"{fields[0]}: the server does not read its environment variables for a request; "
+            "send the key as a header of the target (headers: {Authorization: Bearer ...}) or "
+            "run the evaluation with aieval run"
+        )
 
 
 @router.get("/runs")
