@@ -151,11 +151,14 @@ def latency(samples: int, concurrency: int, delay: float) -> dict[str, float]:
             f"  aieval run():        {wall:6.2f} s  ({wall / ideal:.3f}x ideal, "
             f"{cpu / samples * 1000:.2f} ms CPU per sample)"
         )
+        cpu0 = time.process_time()
         sdk = _openai_sdk(base_url, samples, concurrency)
+        cpu = time.process_time() - cpu0
         if sdk is not None:
             results["openai SDK"] = sdk
             print(
-                f"  raw openai SDK:      {sdk:6.2f} s  ({sdk / ideal:.3f}x ideal); "
+                f"  raw openai SDK:      {sdk:6.2f} s  ({sdk / ideal:.3f}x ideal, "
+                f"{cpu / samples * 1000:.2f} ms CPU per sample); "
                 f"aieval is {sdk / wall:.2f}x faster"
             )
         else:
