@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,7 +35,9 @@ def _eval_file(tmp_path: Path, server: OpenAIServer, prices: dict[str, Any] | No
 
 
 def _aieval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "aieval", *args], cwd=cwd,
+    # a wide console: the summary line must not wrap inside the figures compared below
+    env = {**os.environ, "COLUMNS": "400"}
+    done = subprocess.run([sys.executable, "-m", "aieval", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode in (0, 1), done.stderr
     return done

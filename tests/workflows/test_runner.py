@@ -190,7 +190,13 @@ def test_recorded_run_usage_reaches_the_sample_and_the_report(tmp_path: Path) ->
     assert r1.cost == pytest.approx(0.06)
     assert (r2.input_tokens, r2.output_tokens, r2.cost, r2.retries) == (None, None, None, 0)
     report = build_report(db, result.id).to_dict()
-    assert report["tokens"] == {"input": 400, "output": 100, "total": 500}
+    assert report["tokens"] == {
+        "input": 400,
+        "output": 100,
+        "total": 500,
+        "target": {"input": 400, "output": 100, "total": 500},
+        "judges": {"input": 0, "output": 0, "total": 0},
+    }
     assert report["cost"] == pytest.approx(0.06) and report["retries"] == 2
     # the folder is the dataset's name, not an anonymous list of rows
     assert report["run"]["dataset"] == str(runs)
