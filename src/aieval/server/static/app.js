@@ -752,12 +752,20 @@
         head(["Problem", "c/n", ...CODE_STATUSES, "Executions"]), el("tbody", {}, problems)))));
   }
 
+  // the CLI's line: "target 141/15 · judges 959/133 · total 1100/148" (judges only when used)
+  function tokenLine(tok) {
+    const pair = (block) => `${(block || {}).input ?? "—"}/${(block || {}).output ?? "—"}`;
+    const parts = tok.target ? [`target ${pair(tok.target)}`] : [];
+    if (tok.judges && tok.judges.total) parts.push(`judges ${pair(tok.judges)}`);
+    parts.push(`total ${pair(tok)}`);
+    return parts.join(" · ");
+  }
+
   function costSection(b) {
     const lat = b.latency || {}, tok = b.tokens || {};
     const facts = [
       ["Latency mean", seconds(lat.mean)], ["p50", seconds(lat.p50)], ["p95", seconds(lat.p95)],
-      ["max", seconds(lat.max)], ["Input tokens", tok.input ?? "—"],
-      ["Output tokens", tok.output ?? "—"], ["Total tokens", tok.total ?? "—"],
+      ["max", seconds(lat.max)], ["Tokens in/out", tokenLine(tok)],
       ["Cost", isNum(b.cost) ? "$" + b.cost.toFixed(4) : "—"], ["Retries", b.retries ?? 0],
       ["Cached", b.cached ?? 0],
     ];
