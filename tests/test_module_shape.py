@@ -1,4 +1,4 @@
-"""The store and report packages stay small modules with one-way imports between them."""
+"""The store, report and traces packages stay small modules with one-way imports between them."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from tests.support.modules import imported_modules
 
 import aieval.report
 import aieval.store
+import aieval.traces
 
-PACKAGES = [aieval.store, aieval.report]
+PACKAGES = [aieval.store, aieval.report, aieval.traces]
 
 
 def package_modules(package: ModuleType) -> dict[str, Path]:
