@@ -5,6 +5,7 @@ Standard library only, so the runner can ask without importing the trace reader.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,13 @@ PROTO_SUFFIXES = (".pb", ".binpb", ".otlp", ".protobuf")
 #: Suffixes of OTLP/JSON files (one request per line, or one object).
 JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 _SNIFF_BYTES = 8192
+# an export request's first key, as exporters write it
+_REQUEST_START = re.compile(rb'\s*\{\s*"resource(?:Spans|_spans)"\s*:')
 
 
 def is_trace_file(path: Path) -> bool:
-    """A protobuf suffix, or a JSON file whose first bytes hold ``resourceSpans``."""
+    """A protobuf suffix, or a JSON file that starts as an export request
+    (``{"resourceSpans": ...``)."""
     suffix = path.suffix.lower()
     if suffix in PROTO_SUFFIXES:
         return True
@@ -29,9 +33,7 @@ def is_trace_file(path: Path) -> bool:
             head = handle.read(_SNIFF_BYTES)
     except OSError:
         return False
-    return head.lstrip().startswith(b"{") and (
-        b'"resourceSpans"' in head or b'"resource_spans"' in head
-    )
+    return _REQUEST_START.match(head) is not None
 
 
 def trace_files(folder: Path) -> list[Path]:

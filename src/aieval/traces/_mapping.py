@@ -40,8 +40,8 @@ def trace_run(trace_id: str, spans: Sequence[Span], cuts: Iterable[str] = ()) ->
     ``metadata.trace`` records the span counts, what was not mapped, and ``missing``: what
     makes the trace incomplete (read by the ``trace_complete`` gate).
     """
-    ordered = sorted(spans, key=lambda s: (s.start_ns, s.span_id))
-    by_id = {s.span_id: s for s in ordered}
+    by_id, duplicates = _unique(spans)
+    ordered = sorted(by_id.values(), key=lambda s: (s.start_ns, s.span_id))
     roots = [s for s in ordered if not s.parent_id]
     root = roots[0] if roots else None
     missing = [*cuts, *problems(ordered, by_id)]
@@ -81,6 +81,7 @@ def trace_run(trace_id: str, spans: Sequence[Span], cuts: Iterable[str] = ()) ->
     trace_meta = {
         "trace_id": trace_id,
         "spans": len(ordered),
+        "duplicate_spans": duplicates,
         "mapped": {k: counts[k] for k in ("agent", "tool", "llm", "chain") if counts[k]},
         "unmapped": dict(unmapped),
         "complete": not missing,
@@ -115,6 +116,22 @@ def _run(
         inputs={"input": inputs} if inputs is not None else None,
         error=_error(root) if failed and root is not None else None,
     )
+
+
+def _unique(spans: Sequence[Span]) -> tuple[dict[str, Span], int]:
+    """Spans by id, each once: a span delivered twice (an export retried, a file and its copy)
+    counts once, its ended copy kept."""
+    by_id: dict[str, Span] = {}
+    duplicates = 0
+    for span in spans:
+        seen = by_id.get(span.span_id)
+        if seen is None:
+            by_id[span.span_id] = span
+            continue
+        duplicates += 1
+        if not seen.end_ns and span.end_ns:
+            by_id[span.span_id] = span
+    return by_id, duplicates
 
 
 def _workflow_name(root: Span | None) -> str:
