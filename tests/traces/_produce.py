@@ -15,7 +15,7 @@ from typing import Any
 from tests.support.openai_server import Behaviour, Malformed, OpenAIServer, Reply, Status
 from tests.traces._receiver import OtlpReceiver
 
-__all__ = ["MODEL", "Produced", "produce"]
+__all__ = ["MODEL", "Produced", "produce", "run_app"]
 
 APP = Path(__file__).with_name("_agent_app.py")
 MODEL = "gpt-4o-mini-2024-07-18"
@@ -87,20 +87,30 @@ class Produced:
 def produce(folder: Path, conventions: str, scenarios: list[str]) -> Produced:
     """Run the app for ``scenarios`` (one trace each); the receiver's files hold the traces."""
     folder.mkdir(parents=True, exist_ok=True)
+    with OtlpReceiver(folder) as receiver:
+        ids = run_app(receiver.endpoint, conventions, scenarios)
+    return Produced(receiver.json_file, receiver.proto_file, ids)
+
+
+def run_app(
+    endpoint: str, conventions: str, scenarios: list[str], token: str | None = None
+) -> dict[str, str]:
+    """Run the app exporting to ``endpoint`` (with a bearer ``token``); each scenario's trace id."""
     env = {
         **os.environ,
         "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only",
     }
-    with OpenAIServer() as chat, OtlpReceiver(folder) as receiver:
+    if token is not None:
+        env["OTEL_EXPORTER_OTLP_TRACES_HEADERS"] = f"Authorization=Bearer%20{token}"
+    with OpenAIServer() as chat:
         chat.responder = respond
         done = subprocess.run(
-            [sys.executable, str(APP), chat.base_url, receiver.endpoint, conventions, *scenarios],
+            [sys.executable, str(APP), chat.base_url, endpoint, conventions, *scenarios],
             capture_output=True,
             text=True,
             timeout=120,
             env=env,
         )
-        assert done.returncode == 0, done.stderr
-    ids = dict(line.split() for line in done.stdout.splitlines() if line.strip())
-    return Produced(receiver.json_file, receiver.proto_file, ids)
+    assert done.returncode == 0, done.stderr
+    return dict(line.split() for line in done.stdout.splitlines() if line.strip())

@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from aieval.traces._files import Cut, read_path
 from aieval.traces._group import DEFAULT_MAX_IN_MEMORY, group
 from aieval.traces._mapping import trace_run
-from aieval.traces._spans import Span, spans_from_json, spans_from_proto
+from aieval.traces._spans import Span
 from aieval.workflows._model import WorkflowRun
 
-__all__ = ["TraceReading", "iter_trace_runs", "load_traces", "runs_from_requests"]
+__all__ = ["TraceReading", "iter_trace_runs", "load_traces", "runs_from_spans"]
 
 
 @dataclass(slots=True)
@@ -71,19 +70,12 @@ def load_traces(path: str | Path) -> list[WorkflowRun]:
     return list(iter_trace_runs(path))
 
 
-def runs_from_requests(
-    requests: Iterable[Any], reading: TraceReading | None = None
+def runs_from_spans(
+    spans: Iterable[Span], reading: TraceReading | None = None
 ) -> list[WorkflowRun]:
-    """The runs of export requests: protobuf messages or OTLP/JSON objects."""
-
-    def spans() -> Iterator[Span]:
-        for index, request in enumerate(requests, start=1):
-            if isinstance(request, dict):
-                yield from spans_from_json(request, f"request {index}")
-            else:
-                yield from spans_from_proto(request)
-
-    return list(_runs(spans(), reading, DEFAULT_MAX_IN_MEMORY))
+    """The runs of spans decoded elsewhere (see :func:`spans_from_json`, :func:`spans_from_proto`),
+    one per trace id."""
+    return list(_runs(spans, reading, DEFAULT_MAX_IN_MEMORY))
 
 
 def _runs(
