@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aieval._json import loads_strict
-from aieval.traces import Span, spans_from_json, spans_from_proto
+from aieval.traces import Span, spans_from_bytes, spans_from_proto
 
 __all__ = ["StoredTrace", "TraceStore", "decode"]
 
@@ -45,7 +44,7 @@ def decode(body: bytes, fmt: str) -> list[Span]:
         WorkflowError, ValueError, DecodeError: a body that is not an export request.
     """
     if fmt == "json":
-        return list(spans_from_json(loads_strict(body), "request body"))
+        return list(spans_from_bytes(body, "request body"))
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )

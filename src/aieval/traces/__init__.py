@@ -12,7 +12,7 @@ Example:
 from aieval.traces._group import DEFAULT_MAX_IN_MEMORY
 from aieval.traces._mapping import trace_run
 from aieval.traces._read import TraceReading, iter_trace_runs, load_traces, runs_from_spans
-from aieval.traces._spans import Span, spans_from_json, spans_from_proto
+from aieval.traces._spans import Span, spans_from_bytes, spans_from_json, spans_from_proto
 
 __all__ = [
     "DEFAULT_MAX_IN_MEMORY",
@@ -21,6 +21,7 @@ __all__ = [
     "iter_trace_runs",
     "load_traces",
     "runs_from_spans",
+    "spans_from_bytes",
     "spans_from_json",
     "spans_from_proto",
     "trace_run",

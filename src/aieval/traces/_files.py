@@ -9,7 +9,6 @@ missing bytes) is not an error: the traces it names are marked cut, so they fail
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 from aieval._files import readable
 from aieval._tracefiles import PROTO_SUFFIXES, trace_files
 from aieval.errors import WorkflowError
-from aieval.traces._spans import Span, spans_from_json, spans_from_proto
+from aieval.traces._spans import Span, spans_from_bytes, spans_from_proto
 
 __all__ = ["Cut", "read_path"]
 
@@ -71,35 +70,35 @@ def _read_json(file: Path) -> Iterator[Span | Cut]:
             if not line.strip():
                 continue
             try:
-                request = json.loads(line)
-            except ValueError as exc:
-                if first:
+                spans = list(spans_from_bytes(line, f"{file}, line {number}"))
+            except WorkflowError as exc:
+                if first and line.strip() in (b"{", b"["):
                     yield from _read_one_object(file, exc)
                     return
                 if not line.endswith(b"\n") and not handle.read(1):
                     yield _cut_line(file, number, line, seen)
                     return
-                raise WorkflowError(f"{file}, line {number}: not valid OTLP/JSON: {exc}") from None
+                raise
             first = False
-            for span in spans_from_json(request, f"{file}, line {number}"):
+            for span in spans:
                 seen.add(span.trace_id)
-                yield span
+            yield from spans
 
 
-def _read_one_object(file: Path, line_error: ValueError) -> Iterator[Span | Cut]:
+def _read_one_object(file: Path, line_error: WorkflowError) -> Iterator[Span | Cut]:
     """A file that is one (pretty-printed) export request."""
     if file.stat().st_size > _MAX_OBJECT_BYTES:
-        raise WorkflowError(f"{file}, line 1: not valid OTLP/JSON: {line_error}")
+        raise line_error
     data = file.read_bytes()
     try:
-        request: Any = json.loads(data)
-    except ValueError as exc:
+        spans = list(spans_from_bytes(data, str(file)))
+    except WorkflowError as exc:
         ids = frozenset(m.decode().lower() for m in _TRACE_ID.findall(data))
         if ids and not data.rstrip().endswith(b"}"):
             yield Cut(str(file), ids, f"{file} ends in an unfinished export ({exc})")
             return
-        raise WorkflowError(f"{file}: not valid OTLP/JSON: {exc}") from None
-    yield from spans_from_json(request, str(file))
+        raise
+    yield from spans
 
 
 def _cut_line(file: Path, number: int, line: bytes, seen: set[str]) -> Cut:

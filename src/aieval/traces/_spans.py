@@ -8,21 +8,24 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+import json
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from aieval.errors import WorkflowError
+import msgspec
 
-__all__ = ["STATUS_ERROR", "Span", "spans_from_json", "spans_from_proto"]
+from aieval.errors import WorkflowError
+from aieval.traces import _otlpjson as J
+
+__all__ = ["STATUS_ERROR", "Span", "spans_from_bytes", "spans_from_json", "spans_from_proto"]
 
 #: ``Status.code`` of a failed span (0 unset, 1 ok).
 STATUS_ERROR = 2
 
 
-@dataclass(slots=True)
 class Span:
-    """One span as the trace reader keeps it.
+    """One span as the trace reader keeps it; its attributes and exception events are decoded
+    when first read (grouping needs only ids and times).
 
     Attributes:
         trace_id: the trace id in lowercase hex.
@@ -39,21 +42,156 @@ class Span:
         service: the resource's ``service.name``.
     """
 
-    trace_id: str
-    span_id: str
-    parent_id: str
-    name: str
-    start_ns: int
-    end_ns: int
-    status: int = 0
-    status_message: str = ""
-    attributes: dict[str, Any] = field(default_factory=dict)
-    exceptions: list[str] = field(default_factory=list)
-    dropped: dict[str, int] = field(default_factory=dict)
-    service: str = ""
+    __slots__ = (
+        "_attributes",
+        "_exceptions",
+        "_raw",
+        "dropped",
+        "end_ns",
+        "name",
+        "parent_id",
+        "service",
+        "span_id",
+        "start_ns",
+        "status",
+        "status_message",
+        "trace_id",
+    )
+
+    def __init__(
+        self,
+        trace_id: str,
+        span_id: str,
+        parent_id: str,
+        name: str,
+        start_ns: int,
+        end_ns: int,
+        status: int = 0,
+        status_message: str = "",
+        attributes: dict[str, Any] | None = None,
+        exceptions: list[str] | None = None,
+        dropped: dict[str, int] | None = None,
+        service: str = "",
+        raw: tuple[Callable[[Any], tuple[dict[str, Any], list[str]]], Any] | None = None,
+    ) -> None:
+        self.trace_id, self.span_id, self.parent_id, self.name = trace_id, span_id, parent_id, name
+        self.start_ns, self.end_ns = start_ns, end_ns
+        self.status, self.status_message = status, status_message
+        self._attributes: dict[str, Any] = attributes or {}
+        self._exceptions: list[str] = exceptions or []
+        self.dropped = dropped or {}
+        self.service = service
+        self._raw = raw
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        if self._raw is not None:
+            self._decode()
+        return self._attributes
+
+    @property
+    def exceptions(self) -> list[str]:
+        if self._raw is not None:
+            self._decode()
+        return self._exceptions
+
+    def _decode(self) -> None:
+        assert self._raw is not None
+        decoder, raw = self._raw
+        self._attributes, self._exceptions = decoder(raw)
+        self._raw = None
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (
+            self.trace_id,
+            self.span_id,
+            self.parent_id,
+            self.name,
+            self.start_ns,
+            self.end_ns,
+            self.status,
+            self.status_message,
+            self.attributes,
+            self.exceptions,
+            self.dropped,
+            self.service,
+        )
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"Span({self.name!r}, trace {self.trace_id}, span {self.span_id})"
 
 
 # ---- OTLP/JSON ------------------------------------------------------------------------------
+
+
+def spans_from_bytes(data: bytes | str, where: str) -> Iterator[Span]:
+    """The spans of one ``ExportTraceServiceRequest`` in OTLP/JSON text.
+
+    Raises:
+        WorkflowError: not JSON, or not an export request (names ``where`` and why).
+    """
+    try:
+        request = J.decode_request(data)
+    except msgspec.DecodeError as exc:
+        raise WorkflowError(f"{where}: not valid OTLP/JSON: {exc}") from None
+    raw = data.encode() if isinstance(data, str) else data
+    if not request.resource_spans and b'"resource_spans"' in raw:  # snake_case keys
+        yield from spans_from_json(json.loads(raw), where)
+        return
+    for resource_spans in request.resource_spans:
+        service = ""
+        if resource_spans.resource is not None:
+            for kv in resource_spans.resource.attributes:
+                if kv.key == "service.name":
+                    service = str(J.value(kv.value))
+        for scope_spans in resource_spans.scope_spans:
+            for raw_span in scope_spans.spans:
+                yield _typed_span(raw_span, service, where)
+
+
+def _typed_span(raw: J.Span, service: str, where: str) -> Span:
+    status = raw.status
+    dropped: dict[str, int] = {}
+    if raw.dropped_attributes_count or raw.dropped_events_count:
+        dropped = {
+            kind: n
+            for kind, n in (
+                ("attributes", raw.dropped_attributes_count),
+                ("events", raw.dropped_events_count),
+            )
+            if n
+        }
+    trace_id, span_id, parent = raw.trace_id, raw.span_id, raw.parent_span_id
+    if len(trace_id) != 32 or len(span_id) != 16 or (parent and len(parent) != 16):
+        trace_id = _json_id(trace_id, 16, where, "traceId")
+        span_id = _json_id(span_id, 8, where, "spanId")
+        parent = _json_id(parent, 8, where, "parentSpanId") if parent else ""
+    return Span(
+        trace_id.lower(),
+        span_id.lower(),
+        parent.lower(),
+        raw.name,
+        int(raw.start_time_unix_nano),
+        int(raw.end_time_unix_nano),
+        _status_code(status.code) if status is not None else 0,
+        status.message if status is not None else "",
+        dropped=dropped,
+        service=service,
+        raw=(_typed_details, raw),
+    )
+
+
+def _typed_details(raw: J.Span) -> tuple[dict[str, Any], list[str]]:
+    attributes = {kv.key: J.value(kv.value) for kv in J.attributes(raw.attributes)}
+    exceptions = [
+        _exception_text({kv.key: J.value(kv.value) for kv in e.attributes})
+        for e in J.events(raw.events)
+        if e.name == "exception"
+    ]
+    return attributes, exceptions
 
 
 def spans_from_json(request: Any, where: str) -> Iterator[Span]:
@@ -90,7 +228,6 @@ def _json_span(raw: Any, service: str, where: str) -> Span:
         for kind, n in (
             ("attributes", get("droppedAttributesCount", 0)),
             ("events", get("droppedEventsCount", 0)),
-            ("links", get("droppedLinksCount", 0)),
         )
         if n
     }
@@ -197,33 +334,39 @@ def spans_from_proto(request: Any) -> Iterator[Span]:
                 service = str(_proto_value(kv.value))
         for scope_spans in resource_spans.scope_spans:
             for raw in scope_spans.spans:
-                dropped = {
-                    kind: n
-                    for kind, n in (
-                        ("attributes", raw.dropped_attributes_count),
-                        ("events", raw.dropped_events_count),
-                        ("links", raw.dropped_links_count),
-                    )
-                    if n
-                }
+                dropped = {}
+                if raw.dropped_attributes_count or raw.dropped_events_count:
+                    dropped = {
+                        kind: n
+                        for kind, n in (
+                            ("attributes", raw.dropped_attributes_count),
+                            ("events", raw.dropped_events_count),
+                        )
+                        if n
+                    }
                 yield Span(
-                    trace_id=raw.trace_id.hex(),
-                    span_id=raw.span_id.hex(),
-                    parent_id=raw.parent_span_id.hex(),
-                    name=raw.name,
-                    start_ns=raw.start_time_unix_nano,
-                    end_ns=raw.end_time_unix_nano,
-                    status=raw.status.code,
-                    status_message=raw.status.message,
-                    attributes={kv.key: _proto_value(kv.value) for kv in raw.attributes},
-                    exceptions=[
-                        _exception_text({kv.key: _proto_value(kv.value) for kv in e.attributes})
-                        for e in raw.events
-                        if e.name == "exception"
-                    ],
+                    raw.trace_id.hex(),
+                    raw.span_id.hex(),
+                    raw.parent_span_id.hex(),
+                    raw.name,
+                    raw.start_time_unix_nano,
+                    raw.end_time_unix_nano,
+                    raw.status.code,
+                    raw.status.message,
                     dropped=dropped,
                     service=service,
+                    raw=(_proto_details, raw),
                 )
+
+
+def _proto_details(raw: Any) -> tuple[dict[str, Any], list[str]]:
+    attributes = {kv.key: _proto_value(kv.value) for kv in raw.attributes}
+    exceptions = [
+        _exception_text({kv.key: _proto_value(kv.value) for kv in e.attributes})
+        for e in raw.events
+        if e.name == "exception"
+    ]
+    return attributes, exceptions
 
 
 def _proto_value(value: Any) -> Any:
