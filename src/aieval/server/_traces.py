@@ -88,7 +88,7 @@ def list_traces(request: Request) -> dict[str, Any]:
 @traces_api.post("/evaluations")
 def grade_traces(body: TraceEvaluationRequest, request: Request) -> dict[str, Any]:
     """Grade stored traces as one run (one sample per trace) and answer its verdicts."""
-    from aieval import run
+    from aieval.runner import run
     from aieval.traces import TraceReading, runs_from_spans
 
     state = request.app.state

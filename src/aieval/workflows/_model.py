@@ -19,7 +19,6 @@ from typing import Any, Literal, cast, get_args
 
 from aieval._files import readable
 from aieval._json import loads_strict
-from aieval._tracefiles import is_trace_data
 from aieval.errors import WorkflowError
 from aieval.workflows._reading import (
     UNRESOLVED_KEYS,
@@ -386,12 +385,7 @@ def load_run(path: str | Path) -> WorkflowRun:
 
 
 def load_runs(folder: str | Path) -> list[WorkflowRun]:
-    """Read every ``*.json`` run log of a folder, sorted by file name; OpenTelemetry trace data
-    (an OTLP file, or a folder of them) gives one run per trace (see :mod:`aieval.traces`)."""
-    if is_trace_data(folder):
-        from aieval.traces import load_traces
-
-        return load_traces(folder)
+    """Read every ``*.json`` run log of a folder, sorted by file name."""
     directory = readable(folder, "run logs")
     if not directory.is_dir():
         raise WorkflowError(f"{directory}: not a folder of run logs")

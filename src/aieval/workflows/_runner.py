@@ -141,7 +141,7 @@ class WorkflowMode:
 
 def trace_rows(dataset: str | Path) -> list[dict[str, Any]]:
     """One row per trace: its id the trace id, its run as recorded-run JSON."""
-    from aieval.traces import iter_trace_runs
+    from aieval.traces._read import iter_trace_runs  # builds on this package's run model
 
     return [
         {"id": run.workflow_id, "input": run.inputs or {}, "run": run.to_dict()}
