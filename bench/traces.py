@@ -3,7 +3,7 @@
 Usage: ``python bench/traces.py [--traces 5000] [--batch 512] [--repeat 3]``
 
 Makes agent traces with the OpenTelemetry SDK (a root, three ``invoke_agent`` spans, two
-``chat`` spans each with token usage, a tool span, one plain span: 11 spans a trace), encodes
+``chat`` spans each with token usage, a tool span, one plain span: 12 spans a trace), encodes
 them with the OTLP exporter's own encoder in export batches of ``--batch`` spans (so traces
 span several requests), and writes them as the collector's file exporter does: OTLP/JSON
 lines with hex ids, and length-prefixed protobuf. Then times, on one core, in one process:
@@ -160,7 +160,7 @@ def main() -> None:
             ("aieval read + group + map to runs, OTLP/JSON lines", mapped(json_file)),
             ("aieval read + group + map to runs, OTLP/protobuf", mapped(proto_file)),
             ("floor: json.loads of every line (no grouping)", json_loads),
-            ("floor: protobuf ParseFromString of every request", proto_parse),
+            ("floor: protobuf ParseFromString of every request (no grouping)", proto_parse),
             ("protobuf json_format.Parse of every line (no grouping)", proto_json_parse),
         ]
         print(
