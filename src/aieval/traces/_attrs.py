@@ -13,6 +13,7 @@ __all__ = [
     "error_type",
     "input_value",
     "model",
+    "names_agent",
     "output_text",
     "requested_calls",
     "role",
@@ -50,8 +51,16 @@ def role(attrs: Mapping[str, Any]) -> Role | None:
     return None
 
 
+_AGENT_NAMES = ("gen_ai.agent.name", "agent.name", "graph.node.name", "graph.node.id")
+
+
+def names_agent(attrs: Mapping[str, Any]) -> bool:
+    """Whether a span names its agent in an attribute."""
+    return any(isinstance(attrs.get(k), str) and attrs[k] for k in _AGENT_NAMES)
+
+
 def agent_name(attrs: Mapping[str, Any], span_name: str) -> str:
-    for key in ("gen_ai.agent.name", "agent.name", "graph.node.name"):
+    for key in _AGENT_NAMES:
         value = attrs.get(key)
         if isinstance(value, str) and value:
             return value

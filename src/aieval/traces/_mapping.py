@@ -22,6 +22,8 @@ from aieval.workflows._model import StepResult, WorkflowRun
 __all__ = ["trace_run"]
 
 _NS = 1e9
+#: OpenInference names the Agents SDK's handoff spans so (a TOOL span, not a tool call).
+_HANDOFF = "handoff to "
 
 
 @dataclass(slots=True)
@@ -32,6 +34,7 @@ class _Step:
     calls: list[dict[str, Any]] = field(default_factory=list)
     requested: list[dict[str, Any]] = field(default_factory=list)
     llm: list[Span] = field(default_factory=list)
+    handoffs: list[str] = field(default_factory=list)
 
 
 def trace_run(trace_id: str, spans: Sequence[Span], cuts: Iterable[str] = ()) -> WorkflowRun:
@@ -46,6 +49,7 @@ def trace_run(trace_id: str, spans: Sequence[Span], cuts: Iterable[str] = ()) ->
     root = roots[0] if roots else None
     missing = [*cuts, *problems(ordered, by_id)]
     roles = {s.span_id: A.role(s.attributes) for s in ordered}
+    _unname_containers(ordered, by_id, roles)
     steps: dict[str, _Step] = {}
     names: Counter[str] = Counter()
     for span in ordered:
@@ -65,7 +69,9 @@ def trace_run(trace_id: str, spans: Sequence[Span], cuts: Iterable[str] = ()) ->
                     top = root or span
                     loose = _Step(top, top.name or "trace", None)
                 owner = loose
-            if role == "tool":
+            if role == "tool" and span.name.startswith(_HANDOFF):
+                owner.handoffs.append(span.name.removeprefix(_HANDOFF).strip())
+            elif role == "tool":
                 owner.calls.append(_executed(span))
             else:
                 owner.llm.append(span)
@@ -173,7 +179,8 @@ def _error(span: Span) -> str | None:
 
 def _step_result(step: _Step) -> StepResult:
     span = step.span
-    calls = _with_requested(step.calls, step.requested)
+    requested = [c for c in step.requested if not _answered_handoff(c, step.handoffs)]
+    calls = _with_requested(step.calls, requested)
     errors = [e for e in (_error(step.span) if step.agent else None, *map(_error, step.llm)) if e]
     metadata: dict[str, Any] = {"span_id": span.span_id}
     ins = [A.tokens(s.attributes) for s in step.llm]
@@ -186,6 +193,8 @@ def _step_result(step: _Step) -> StepResult:
         metadata["cost"] = sum(costs)
     if calls:
         metadata["tool_calls"] = calls
+    if step.handoffs:
+        metadata["handoffs"] = list(step.handoffs)
     models = [m for m in (A.model(s.attributes) for s in step.llm) if m]
     own_model = A.model(span.attributes) if step.agent else None
     output = _step_output(step)
@@ -221,6 +230,30 @@ def _step_output(step: _Step) -> Any:
         if text is not None:
             return text
     return None
+
+
+def _answered_handoff(call: dict[str, Any], handoffs: list[str]) -> bool:
+    """A model's ``transfer_to_<agent>`` call that a handoff span carried out."""
+    name = str(call.get("name", ""))
+    return name.startswith("transfer_to_") and name.removeprefix("transfer_to_") in handoffs
+
+
+def _unname_containers(
+    spans: Sequence[Span], by_id: dict[str, Span], roles: dict[str, A.Role | None]
+) -> None:
+    """An agent span that names no agent and holds other agent spans (the Agents SDK's
+    ``Agent workflow``) is a container, not a step."""
+    holders: set[str] = set()
+    for span in spans:
+        if roles[span.span_id] != "agent":
+            continue
+        parent = by_id.get(span.parent_id)
+        while parent is not None and parent.span_id not in holders:
+            holders.add(parent.span_id)
+            parent = by_id.get(parent.parent_id)
+    for span_id in holders:
+        if roles[span_id] == "agent" and not A.names_agent(by_id[span_id].attributes):
+            roles[span_id] = "chain"
 
 
 def _with_requested(
