@@ -53,3 +53,11 @@ def test_rows_and_run_logs_are_not_trace_data(tmp_path: Path) -> None:
     log = tmp_path / "run.json"
     log.write_text('{"workflow_id": "r1"}')
     assert not is_trace_data(rows) and not is_trace_data(log) and not is_trace_data(tmp_path)
+
+
+def test_a_bad_first_line_names_line_1(genai: Produced, tmp_path: Path) -> None:
+    lines = genai.json_file.read_text().splitlines()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[0][:-5] + "]]]]]", *lines[1:]]) + "\n")
+    with pytest.raises(WorkflowError, match=r"bad\.jsonl, line 1: not valid OTLP/JSON"):
+        load_traces(bad)

@@ -72,7 +72,7 @@ def _read_json(file: Path) -> Iterator[Span | Cut]:
             try:
                 spans = list(spans_from_bytes(line, f"{file}, line {number}"))
             except WorkflowError as exc:
-                if first and line.strip() in (b"{", b"["):
+                if first:  # a pretty-printed request spreads one object over lines
                     yield from _read_one_object(file, exc)
                     return
                 if not line.endswith(b"\n") and not handle.read(1):
@@ -97,6 +97,8 @@ def _read_one_object(file: Path, line_error: WorkflowError) -> Iterator[Span | C
         if ids and not data.rstrip().endswith(b"}"):
             yield Cut(str(file), ids, f"{file} ends in an unfinished export ({exc})")
             return
+        if data.lstrip()[:2] == b'{"':  # lines of requests, the first one bad
+            raise line_error from None
         raise
     yield from spans
 
