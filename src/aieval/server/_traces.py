@@ -58,6 +58,10 @@ async def receive_traces(request: Request) -> Response:
         return _refuse(415, f"content type {kind!r}: send {_PROTOBUF} or application/json")
     body = await request.body()
     try:
+        import aieval.traces  # noqa: F401
+    except ImportError as exc:
+        return _refuse(501, str(exc))
+    try:
         body = _decompressed(body, request.headers.get("content-encoding", ""))
         fmt = "json" if kind == "application/json" else "protobuf"
         spans = decode(body, fmt)

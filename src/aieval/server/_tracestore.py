@@ -11,9 +11,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aieval.traces import Span, spans_from_bytes, spans_from_proto
+if TYPE_CHECKING:  # the traces extra is needed only when traces arrive
+    from aieval.traces import Span
 
 __all__ = ["StoredTrace", "TraceStore", "decode"]
 
@@ -43,6 +44,8 @@ def decode(body: bytes, fmt: str) -> list[Span]:
     Raises:
         WorkflowError, ValueError, DecodeError: a body that is not an export request.
     """
+    from aieval.traces import spans_from_bytes, spans_from_proto
+
     if fmt == "json":
         return list(spans_from_bytes(body, "request body"))
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (

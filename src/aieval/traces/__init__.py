@@ -9,6 +9,16 @@ Example:
     ('4bf92f3577b34da6a3ce929d0e0e4736', ['triage', 'billing'])
 """
 
+try:
+    import google.protobuf  # noqa: F401
+    import msgspec  # noqa: F401
+    import opentelemetry.proto  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "reading OpenTelemetry traces needs msgspec and opentelemetry-proto: "
+        "pip install 'aieval[traces]'"
+    ) from exc
+
 from aieval.traces._group import DEFAULT_MAX_IN_MEMORY
 from aieval.traces._mapping import trace_run
 from aieval.traces._read import TraceReading, iter_trace_runs, load_traces, runs_from_spans
