@@ -18,11 +18,12 @@ from aieval.runner._plaintext import plaintext_keys
 from aieval.runner._ray import RayExecutor
 from aieval.runner._result import RunResult, ScorerStats
 from aieval.runner._run import ProgressCallback, check_run, run, run_async, run_spec, run_spec_async
-from aieval.runner._spec import RunSpec
+from aieval.runner._spec import ExecutionSpec, RunSpec, ScoringSpec, StorageSpec, TargetSpec
 
 __all__ = [
     "DatasetConfig",
     "EvalConfig",
+    "ExecutionSpec",
     "Executor",
     "Finished",
     "LocalExecutor",
@@ -31,8 +32,11 @@ __all__ = [
     "RunResult",
     "RunSpec",
     "ScorerStats",
+    "ScoringSpec",
     "SettingsConfig",
+    "StorageSpec",
     "TargetConfig",
+    "TargetSpec",
     "build_scorers",
     "check_eval",
     "check_run",

@@ -26,8 +26,8 @@ from aieval._plugins import BUILTIN
 from aieval._records import ScoreRecord
 from aieval._types import Example
 from aieval.errors import ConfigError
+from aieval.runner._references import import_reference
 from aieval.runner._result import Aggregator
-from aieval.runner._spec import import_reference
 from aieval.runner._target import Output, Target
 
 __all__ = [

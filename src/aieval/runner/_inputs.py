@@ -3,9 +3,10 @@
 The spec describes the run (it is stored with it, and shipped to Ray workers); the live parts
 are what a spec cannot hold: objects given in place of names (a provider instance, a
 ``datasets.Dataset``, a scorer object without an import path) and run-time hooks (the store
-object, a progress callback, a tracer provider, an executor). For each field, a live object
-wins over the spec's description of it, and :attr:`LiveParts.unspecified` says which spec
-fields only approximate what was given, and why.
+object, a progress callback, a tracer provider, an executor). :attr:`LiveParts.unspecified`
+says which spec fields only approximate what was given, and why. :func:`resolve_parts` decides
+once, for each part, between the live object and the spec's description of it: the run reads
+the resulting :class:`RunParts` only.
 """
 
 from __future__ import annotations
@@ -19,12 +20,22 @@ from aieval._secrets import redact_data, url_without_credentials, without_secret
 from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._executor import Executor
+from aieval.runner._imports import import_file
 from aieval.runner._ray import RayExecutor
-from aieval.runner._spec import RunSpec, _scorer_entry, reference_of
+from aieval.runner._references import reference_of, resolve_scorers, scorer_entry
+from aieval.runner._spec import RunSpec
 from aieval.scorers import Scorer
 from aieval.store import Store
 
-__all__ = ["EXECUTORS", "LiveParts", "ProgressCallback", "split_arguments", "stored_spec"]
+__all__ = [
+    "EXECUTORS",
+    "LiveParts",
+    "ProgressCallback",
+    "RunParts",
+    "resolve_parts",
+    "split_arguments",
+    "stored_spec",
+]
 
 #: The executors a run names: this process's event loop, or Ray workers.
 EXECUTORS = ("local", "ray")
@@ -49,6 +60,42 @@ class LiveParts:
     executor: Executor | None = None
     #: spec fields that only describe a live object: field -> why it cannot be serialised
     unspecified: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunParts:
+    """The run's parts as objects, each resolved once: the live object given to ``run()``,
+    else what the spec describes (scorers resolved, after the spec's ``imports``)."""
+
+    dataset: Any
+    scorers: list[Scorer]
+    provider: Provider | str | None
+    target: Callable[..., Any] | None
+    workflow: Any
+    profile: Any
+
+
+def resolve_parts(spec: RunSpec, live: LiveParts) -> RunParts:
+    """Each part of the run, from ``live`` where an object was given, else from ``spec``.
+
+    Raises:
+        ConfigError: a scorer entry that does not resolve (named).
+    """
+    for file in spec.scoring.imports:
+        import_file(file)
+    scoring = spec.scoring
+    return RunParts(
+        dataset=_given(live.dataset, spec.dataset),
+        scorers=resolve_scorers(_given(live.scorers, scoring.scorers)),
+        provider=_given(live.provider, spec.target.provider),
+        target=live.target,  # the spec's import path is imported with the target
+        workflow=_given(live.workflow, scoring.workflow),
+        profile=_given(live.profile, scoring.profile),
+    )
+
+
+def _given(live: Any, described: Any) -> Any:
+    return described if live is None else live
 
 
 def split_arguments(arguments: dict[str, Any]) -> tuple[RunSpec, LiveParts]:
@@ -120,7 +167,7 @@ def split_arguments(arguments: dict[str, Any]) -> tuple[RunSpec, LiveParts]:
         live.dataset = dataset
         missing["dataset"] = f"a {type(dataset).__name__} object (give a file to describe it)"
         dataset = ""
-    return spec.model_copy(update={"dataset": dataset}), live
+    return spec.replace(dataset=dataset), live
 
 
 def stored_spec(
@@ -139,8 +186,8 @@ def stored_spec(
         missing["dataset"] = f"inline rows ({len(spec.dataset)}) are not kept with the spec"
     for path in _secret_paths(data):
         missing[path] = "credentials are never stored; give them again"
-    if data.get("base_url"):
-        data["base_url"] = url_without_credentials(data["base_url"])
+    if data["target"].get("base_url"):
+        data["target"]["base_url"] = url_without_credentials(data["target"]["base_url"])
     return redact_data(without_secrets(data), secrets), missing
 
 
@@ -150,7 +197,7 @@ def _describe_scorers(scorers: Any, missing: dict[str, str]) -> list[Any]:
     entries: list[Any] = []
     for i, item in enumerate(scorers):
         try:
-            entries.append(_scorer_entry(item, i))
+            entries.append(scorer_entry(item, i))
         except ConfigError as exc:
             missing[f"scorers[{i}]"] = str(exc).partition(": ")[2]
             entries.append(item.name if isinstance(item, Scorer) else _name(item))

@@ -19,12 +19,8 @@ from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._execute import execute
 from aieval.runner._executor import Executor
-from aieval.runner._inputs import LiveParts, ProgressCallback, split_arguments
-from aieval.runner._prepare import (
-    open_data,
-    resolve_run_scorers,
-    run_evaluator,
-)
+from aieval.runner._inputs import LiveParts, ProgressCallback, resolve_parts, split_arguments
+from aieval.runner._prepare import open_data, run_evaluator
 from aieval.runner._result import RunResult
 from aieval.runner._spec import RunSpec
 from aieval.scorers import Scorer
@@ -310,9 +306,9 @@ def check_run(
             evaluator=evaluator,
         )
     )
-    resolve_run_scorers(spec, live)
-    grader = run_evaluator(spec, live)
-    _, info = open_data(live.dataset if live.dataset is not None else spec.dataset, spec, grader)
+    parts = resolve_parts(spec, live)
+    grader = run_evaluator(spec, parts)
+    _, info = open_data(parts.dataset, spec, grader)
     if not has_target and grader is None and info.with_prediction == 0 and info.count > 0:
         hint = f" (no row has predictions[{model!r}])" if model is not None else ""
         raise ConfigError(

@@ -43,7 +43,7 @@ def open_spans(prep: Prepared, started_wall: float, tracer_provider: Any) -> Run
         header = RunHeader(
             prep.run_id,
             spec.name,
-            spec.model,
+            spec.target.model,
             prep.provider_name,
             prep.data.source,
             prep.info.version,
