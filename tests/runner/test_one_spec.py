@@ -22,7 +22,6 @@ from aieval.runner import (
     parse_eval,
     run_spec,
 )
-from aieval.runner._inputs import split_arguments
 from aieval.scorers import exact_match
 
 ROWS = [
@@ -91,27 +90,29 @@ def test_sub_spec_errors_name_their_path() -> None:
         RunSpec.parse({"name": "qa", "dataset": "d", "scoring": {"scorer": []}}, source="spec.json")
 
 
-def test_run_keywords_and_an_eval_file_build_the_same_spec(tmp_path: Path) -> None:
+def test_run_keywords_and_an_eval_file_build_the_same_spec(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
     data = write_rows(tmp_path / "rows.jsonl")
     db = str(tmp_path / "runs.db")
     # the seed's call, verbatim, plus the settings the eval file below sets
-    keywords, live = split_arguments(
-        dict(
-            name="qa",
-            dataset=data,
-            scorers=[exact_match, {"token_f1": {"name": "f1"}}],
-            provider="openai-compatible",
-            model="m",
-            base_url="http://127.0.0.1:9/v1",
-            prompt_template="Q: {prompt}",
-            params={"temperature": 0},
-            concurrency=3,
-            max_error_rate=0.2,
-            store=db,
-            run_id="r-1",
-        )
+    result = run(
+        name="qa",
+        dataset=data,
+        scorers=[exact_match, {"token_f1": {"name": "f1"}}],
+        provider="openai-compatible",
+        model="m",
+        base_url=openai_server.base_url,
+        prompt_template="Q: {prompt}",
+        params={"temperature": 0},
+        concurrency=3,
+        max_error_rate=0.2,
+        store=db,
+        run_id="r-1",
     )
-    assert live.unspecified == {}
+    row = Store(db).get_run(result.id)
+    assert "spec_incomplete" not in row.config
+    by_keywords = RunSpec.parse(row.config["spec"])
     config = parse_eval(
         {
             "name": "qa",
@@ -119,7 +120,7 @@ def test_run_keywords_and_an_eval_file_build_the_same_spec(tmp_path: Path) -> No
             "target": {
                 "provider": "openai-compatible",
                 "model": "m",
-                "base_url": "http://127.0.0.1:9/v1",
+                "base_url": openai_server.base_url,
                 "prompt": "Q: {prompt}",
                 "params": {"temperature": 0},
             },
@@ -129,8 +130,10 @@ def test_run_keywords_and_an_eval_file_build_the_same_spec(tmp_path: Path) -> No
         base_dir=tmp_path,
     )
     (from_file,) = config.specs(store=db, run_id="r-1")
-    assert from_file == keywords
-    assert RunSpec.model_validate_json(from_file.model_dump_json()) == keywords
+    assert from_file == by_keywords
+    assert RunSpec.model_validate_json(from_file.model_dump_json()) == by_keywords
+    assert by_keywords.target.prompt_template == "Q: {prompt}"
+    assert by_keywords.execution.concurrency == 3 and by_keywords.scoring.max_error_rate == 0.2
 
 
 def test_a_run_stores_the_spec_its_keywords_build(tmp_path: Path) -> None:

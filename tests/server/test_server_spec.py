@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 from tests.server.test_server_api import finished_run, store_of
 
+from aieval import run
 from aieval.runner import RunSpec, parse_eval
-from aieval.runner._inputs import split_arguments
 
 
 async def test_a_request_runs_the_spec_of_its_eval_file(
@@ -34,17 +34,17 @@ async def test_a_request_runs_the_spec_of_its_eval_file(
     assert "spec_incomplete" not in row.config
     where = str(store.path)
     (from_file,) = parse_eval(body).specs(store=where, run_id=run_id)
-    from_keywords, _ = split_arguments(
-        dict(
-            name="served",
-            dataset=data.resolve(),
-            scorers=["exact_match", {"token_f1": {"name": "f1"}}],
-            concurrency=3,
-            pass_threshold=0.6,
-            store=where,
-            run_id=run_id,
-        )
+    # the same evaluation through run()'s keywords stores the same spec
+    direct = run(
+        name="served",
+        dataset=data.resolve(),
+        scorers=["exact_match", {"token_f1": {"name": "f1"}}],
+        concurrency=3,
+        pass_threshold=0.6,
+        store=where,
     )
-    assert stored == from_file == from_keywords
+    from_keywords = RunSpec.parse(store.get_run(direct.id).config["spec"])
+    assert from_keywords.storage.run_id is None
+    assert stored == from_file == from_keywords.replace(run_id=run_id)
     assert stored.execution.concurrency == 3 and stored.scoring.pass_threshold == 0.6
     assert row.metrics["scorers"]["exact_match"]["mean"] == 0.5

@@ -29,11 +29,12 @@ from aieval.store import Store
 
 __all__ = [
     "EXECUTORS",
+    "Described",
     "LiveParts",
     "ProgressCallback",
     "RunParts",
     "resolve_parts",
-    "split_arguments",
+    "split_live",
     "stored_spec",
 ]
 
@@ -98,19 +99,43 @@ def _given(live: Any, described: Any) -> Any:
     return described if live is None else live
 
 
-def split_arguments(arguments: dict[str, Any]) -> tuple[RunSpec, LiveParts]:
-    """Validate ``run_async``'s keyword arguments into a spec and its live parts.
+@dataclass(frozen=True, slots=True)
+class Described:
+    """How a spec describes the ``run()`` arguments that may be live objects."""
+
+    dataset: str | list[dict[str, Any]]
+    scorers: list[Any]
+    provider: str | None
+    function: str | None
+    store: str | bool | None
+    workflow: str | dict[str, Any] | None
+    profile: str | None
+    executor: str | None
+    ray_address: str | None
+
+
+def split_live(
+    *,
+    dataset: Any,
+    scorers: Any,
+    provider: Any = None,
+    target: Any = None,
+    store: Any = None,
+    workflow: Any = None,
+    profile: Any = None,
+    executor: Any = "local",
+    ray_address: str | None = None,
+    progress: ProgressCallback | None = None,
+    tracer_provider: Any = None,
+) -> tuple[Described, LiveParts]:
+    """The ``run()`` arguments that may be objects, split into their description in a spec and
+    the live objects beside it (:attr:`LiveParts.unspecified` names what a description lacks).
 
     Raises:
-        ConfigError: an invalid value, naming its field.
+        ConfigError: an unknown executor, or a Ray address beside an executor object.
     """
-    data = dict(arguments)
-    live = LiveParts(
-        progress=data.pop("progress", None),
-        tracer_provider=data.pop("tracer_provider", None),
-    )
+    live = LiveParts(progress=progress, tracer_provider=tracer_provider, scorers=scorers)
     missing = live.unspecified
-    executor = data.get("executor")
     if isinstance(executor, str) and executor not in EXECUTORS:
         raise ConfigError(
             f"executor: unknown executor {executor!r}; use one of {', '.join(EXECUTORS)} "
@@ -121,45 +146,30 @@ def split_arguments(arguments: dict[str, Any]) -> tuple[RunSpec, LiveParts]:
             raise ConfigError(
                 f"executor: expected 'local', 'ray' or an Executor, got {type(executor).__name__}"
             )
-        if data.get("ray_address") is not None:
+        if ray_address is not None:
             raise ConfigError(
                 "ray_address: give the cluster to the executor object "
                 "(RayExecutor(address=...)), not beside it"
             )
         live.executor = executor
         if isinstance(executor, RayExecutor):
-            data["executor"], data["ray_address"] = "ray", executor.address
+            executor, ray_address = "ray", executor.address
         else:
-            data["executor"] = "local"
             missing["executor"] = f"a {type(executor).__name__} object runs the samples"
-    scorers = data.get("scorers")
-    live.scorers = scorers
-    data["scorers"] = _describe_scorers(scorers, missing)
-    provider = data.get("provider")
+            executor = "local"
     if provider is not None and not isinstance(provider, str):
         live.provider = provider
-        data["provider"] = getattr(provider, "name", None)
         missing["provider"] = "a Provider object (give a provider name to describe it)"
-    target = data.get("target")
+        provider = getattr(provider, "name", None)
+    function = None
     if target is not None:
-        live.target, data["target"] = target, _reference(target, "target", missing)
-    store = data.get("store")
+        live.target, function = target, _reference(target, "target", missing)
     if isinstance(store, Store):
-        live.store, data["store"] = store, str(store.path)
+        live.store, store = store, str(store.path)
     elif isinstance(store, Path):
-        data["store"] = str(store)
-    for key in ("workflow", "profile"):
-        value = data.get(key)
-        if isinstance(value, Path):
-            data[key] = str(value)
-        elif value is not None and not isinstance(value, str | dict):
-            setattr(live, key, value)
-            data[key] = None
-            missing[key] = f"a {type(value).__name__} object (give its file to describe it)"
-    data["metadata"] = data.get("metadata") or {}
-    data["params"] = data.get("params") or {}
-    dataset = data.pop("dataset")
-    spec = RunSpec.parse({**data, "dataset": ""}, source="run()")
+        store = str(store)
+    workflow = _describe_file(workflow, "workflow", live)
+    profile = _describe_file(profile, "profile", live)
     # rows are not copied (nor validated twice: the dataset reads them); a path is a string
     if isinstance(dataset, Path):
         dataset = str(dataset)
@@ -167,7 +177,29 @@ def split_arguments(arguments: dict[str, Any]) -> tuple[RunSpec, LiveParts]:
         live.dataset = dataset
         missing["dataset"] = f"a {type(dataset).__name__} object (give a file to describe it)"
         dataset = ""
-    return spec.replace(dataset=dataset), live
+    described = Described(
+        dataset=dataset,
+        scorers=_describe_scorers(scorers, missing),
+        provider=provider,
+        function=function,
+        store=store,
+        workflow=workflow,
+        profile=profile,
+        executor=executor,
+        ray_address=ray_address,
+    )
+    return described, live
+
+
+def _describe_file(value: Any, key: str, live: LiveParts) -> Any:
+    """A workflow or profile as a spec names it (a path as a string); an object is live."""
+    if isinstance(value, Path):
+        return str(value)
+    if value is not None and not isinstance(value, str | dict):
+        setattr(live, key, value)
+        live.unspecified[key] = f"a {type(value).__name__} object (give its file to describe it)"
+        return None
+    return value
 
 
 def stored_spec(
