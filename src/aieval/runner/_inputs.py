@@ -74,6 +74,8 @@ class RunParts:
     target: Callable[..., Any] | None
     workflow: Any
     profile: Any
+    #: an open store given to ``run()``, else the spec's ``storage.store`` (opened when it starts)
+    store: Store | str | bool | None
 
 
 def resolve_parts(spec: RunSpec, live: LiveParts) -> RunParts:
@@ -92,6 +94,7 @@ def resolve_parts(spec: RunSpec, live: LiveParts) -> RunParts:
         target=live.target,  # the spec's import path is imported with the target
         workflow=_given(live.workflow, scoring.workflow),
         profile=_given(live.profile, scoring.profile),
+        store=_given(live.store, spec.storage.store),
     )
 
 

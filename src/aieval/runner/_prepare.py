@@ -82,7 +82,7 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
             "workflow/profile to grade runs; a run with nothing to score would pass every sample"
         )
     data, info = open_data(parts.dataset, spec, evaluator)
-    db = live.store if live.store is not None else open_store(spec.storage.store)
+    db = open_store(parts.store)
     if evaluator is not None and parts.target is None and parts.provider is None:
         target = evaluator.wrap(None)
     else:

@@ -232,12 +232,10 @@ class RunSpec(BaseModel):
         out = dict(data)
         nested: dict[str, dict[str, Any]] = {}
         for key, value in data.items():
-            if key == "target" and (value is None or isinstance(value, str)):
-                pass
-            elif key not in _SUB_OF or key in _SUBS:
-                continue
-            sub, field = _SUB_OF[key]
-            nested.setdefault(sub, {})[field] = out.pop(key)
+            callable_path = key == "target" and (value is None or isinstance(value, str))
+            if key in _SUB_OF and (callable_path or key not in _SUBS):
+                sub, field = _SUB_OF[key]
+                nested.setdefault(sub, {})[field] = out.pop(key)
         for sub, fields in nested.items():
             given = out.get(sub)
             if isinstance(given, BaseModel):
