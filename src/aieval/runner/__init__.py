@@ -13,6 +13,7 @@ from aieval.runner._evalfile import (
     run_eval,
     telemetry_requested,
 )
+from aieval.runner._evaluator import EvaluatorFactory, EvaluatorRequest, SampleEvaluator
 from aieval.runner._executor import Executor, Finished, LocalExecutor
 from aieval.runner._plaintext import plaintext_keys
 from aieval.runner._ray import RayExecutor
@@ -23,6 +24,8 @@ from aieval.runner._spec import ExecutionSpec, RunSpec, ScoringSpec, StorageSpec
 __all__ = [
     "DatasetConfig",
     "EvalConfig",
+    "EvaluatorFactory",
+    "EvaluatorRequest",
     "ExecutionSpec",
     "Executor",
     "Finished",
@@ -31,6 +34,7 @@ __all__ = [
     "RayExecutor",
     "RunResult",
     "RunSpec",
+    "SampleEvaluator",
     "ScorerStats",
     "ScoringSpec",
     "SettingsConfig",
