@@ -19,13 +19,14 @@ from aieval.runner._plaintext import plaintext_keys
 from aieval.runner._ray import RayExecutor
 from aieval.runner._result import RunResult, ScorerStats
 from aieval.runner._run import ProgressCallback, check_run, run, run_async, run_spec, run_spec_async
-from aieval.runner._spec import RunSpec
+from aieval.runner._spec import ExecutionSpec, RunSpec, ScoringSpec, StorageSpec, TargetSpec
 
 __all__ = [
     "DatasetConfig",
     "EvalConfig",
     "EvaluatorFactory",
     "EvaluatorRequest",
+    "ExecutionSpec",
     "Executor",
     "Finished",
     "LocalExecutor",
@@ -35,8 +36,11 @@ __all__ = [
     "RunSpec",
     "SampleEvaluator",
     "ScorerStats",
+    "ScoringSpec",
     "SettingsConfig",
+    "StorageSpec",
     "TargetConfig",
+    "TargetSpec",
     "build_scorers",
     "check_eval",
     "check_run",
