@@ -6,6 +6,6 @@ Importing this package does not import OpenTelemetry; using it without the extra
 
 from aieval.telemetry._attributes import RunHeader
 from aieval.telemetry._export import export_run
-from aieval.telemetry._spans import INSTALL_HINT, RunSpans
+from aieval.telemetry._spans import INSTALL_HINT, RunSpans, require_otel
 
-__all__ = ["INSTALL_HINT", "RunHeader", "RunSpans", "export_run"]
+__all__ = ["INSTALL_HINT", "RunHeader", "RunSpans", "export_run", "require_otel"]
