@@ -26,6 +26,7 @@ HEAVY = [
     "aiohttp",
     "numpy",
     "scipy",
+    "pydantic",
     "fastapi",
     "uvicorn",
     "opentelemetry",

@@ -16,7 +16,6 @@ from rich.table import Table
 from rich.text import Text
 
 from aieval._terminal import printable, printable_lines
-from aieval._usage_figures import format_cache, format_cost, format_tokens
 
 if TYPE_CHECKING:
     from aieval import SampleRecord
@@ -102,6 +101,8 @@ def _not_applicable(stats: Mapping[str, Any]) -> str:
 
 def usage_parts(summary: Mapping[str, Any]) -> list[str]:
     """Latency, tokens (target, judges, total), cost (``-``: unknown) and cache share."""
+    from aieval._usage_figures import format_cache, format_cost, format_tokens  # loads pydantic
+
     parts = []
     latency = summary.get("latency_s") or {}
     if latency.get("p50") is not None:
