@@ -13,6 +13,7 @@ from aieval.runner._evalfile import (
     run_eval,
     telemetry_requested,
 )
+from aieval.runner._evaluator import EvaluatorFactory, EvaluatorRequest, SampleEvaluator
 from aieval.runner._executor import Executor, Finished, LocalExecutor
 from aieval.runner._inputs import EXECUTORS
 from aieval.runner._plaintext import plaintext_keys
@@ -26,6 +27,8 @@ __all__ = [
     "Aggregator",
     "DatasetConfig",
     "EvalConfig",
+    "EvaluatorFactory",
+    "EvaluatorRequest",
     "Executor",
     "Finished",
     "LocalExecutor",
@@ -33,6 +36,7 @@ __all__ = [
     "RayExecutor",
     "RunResult",
     "RunSpec",
+    "SampleEvaluator",
     "ScorerStats",
     "SettingsConfig",
     "TargetConfig",
