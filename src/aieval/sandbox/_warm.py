@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval.errors import ConfigError
-from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, host_uid
+from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, bwrap_version, host_uid
 from aieval.sandbox._cgroup import Cgroup, open_cgroup
 from aieval.sandbox._execute import (
     _CHILD,
@@ -299,6 +299,7 @@ def run_warm(job: dict[str, Any], nonce: bytes, limits: SandboxLimits) -> _Run:
     A sandbox that had served programs and then failed before this one's candidate ran is
     replaced once by a fresh one, so a sandbox that died while idle is never the verdict.
     """
+    bwrap_version()  # as a cold run: bubblewrap must (still) be usable here
     while True:
         pool = _checkout(limits)
         fresh = pool.served == 0
