@@ -46,6 +46,13 @@ def code_command(
     workers: Annotated[int, typer.Option(help="Executions in flight at once.")] = 4,
     timeout: Annotated[float, typer.Option(help="Seconds per execution.")] = 5.0,
     memory_mb: Annotated[int, typer.Option(help="Memory limit per execution, MiB.")] = 512,
+    cold: Annotated[
+        bool,
+        typer.Option(
+            "--cold",
+            help="A fresh sandbox per execution instead of warm sandboxes (see docs/sandbox.md).",
+        ),
+    ] = False,
     name: Annotated[str, typer.Option(help="Run name (for --resume).")] = "code",
     db: Annotated[Path | None, typer.Option("--db", help="SQLite store.")] = None,
     resume: Annotated[
@@ -113,7 +120,9 @@ def code_command(
         canonical=canonical,
         allow_code_execution=allow_code_execution,
         workers=workers,
-        limits=SandboxLimits(timeout=timeout, memory_mb=memory_mb),
+        limits=SandboxLimits(
+            timeout=timeout, memory_mb=memory_mb, **({"warm": False} if cold else {})
+        ),
     )
     defaults = {**_DEFAULTS, "limits": SandboxLimits(timeout=5.0, memory_mb=512)}
     if problems.suffix in (".yaml", ".yml"):
