@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import tempfile
@@ -120,10 +121,10 @@ def code_command(
         canonical=canonical,
         allow_code_execution=allow_code_execution,
         workers=workers,
-        limits=SandboxLimits(
-            timeout=timeout, memory_mb=memory_mb, **({"warm": False} if cold else {})
-        ),
+        limits=SandboxLimits(timeout=timeout, memory_mb=memory_mb),
     )
+    if cold:
+        options["limits"] = dataclasses.replace(options["limits"], warm=False)
     defaults = {**_DEFAULTS, "limits": SandboxLimits(timeout=5.0, memory_mb=512)}
     if problems.suffix in (".yaml", ".yml"):
         # The file decides; command-line options the user changed from their defaults win.
