@@ -22,13 +22,13 @@ def limits() -> Iterator[SandboxLimits]:
     yield own
     with _warm._LOCK:
         pools = _warm._IDLE.pop(own, [])
-    for pool in pools:
+    for _since, pool in pools:
         pool.close()
 
 
 def _idle(limits: SandboxLimits) -> list[_warm._Pool]:
     with _warm._LOCK:
-        return list(_warm._IDLE.get(limits, []))
+        return [pool for _since, pool in _warm._IDLE.get(limits, [])]
 
 
 # Each leaves something behind that the next program of the same sandbox must not see.
@@ -242,3 +242,20 @@ def test_a_sandbox_that_died_while_idle_is_replaced_not_blamed(limits: SandboxLi
     result = execute("def f():\n    return 1", "assert f() == 1", limits=limits)
     assert result.status == "passed", result.detail
     assert _idle(limits)[0] is not pool
+
+
+def test_idle_sandboxes_are_bounded_and_expire(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_warm, "_IDLE_MAX", 2)
+    _warm.close_warm_sandboxes()
+    started = []
+    for index in range(3):  # three sets of limits, one sandbox each
+        limits = SandboxLimits(timeout=3 + index / 8)
+        assert execute("def f():\n    return 1", "assert f() == 1", limits=limits).passed
+        started.append(limits)
+    with _warm._LOCK:
+        assert set(_warm._IDLE) == set(started[1:])  # the oldest was closed
+    monkeypatch.setattr(_warm, "_IDLE_S", 0.0)
+    assert execute("def f():\n    return 1", "assert f() == 1", limits=started[0]).passed
+    with _warm._LOCK:
+        assert list(_warm._IDLE) == [started[0]]  # the others expired
+    _warm.close_warm_sandboxes()

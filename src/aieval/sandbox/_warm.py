@@ -50,8 +50,10 @@ _OWN_PROCESSES = 6
 # After the verdict, the harness checks and cleans the sandbox within this long.
 _DONE_GRACE_S = 10.0
 _DRAIN_S = 0.2
-# Idle sandboxes kept per set of limits (more are closed when returned).
-_IDLE_MAX = 16
+# Idle sandboxes kept in all (the least recently used are closed beyond this), and how long
+# one may stay idle before it is closed.
+_IDLE_MAX = max(4, 2 * (os.cpu_count() or 1))
+_IDLE_S = 60.0
 
 
 class _Pool:
@@ -270,27 +272,51 @@ def _signed(line: bytes, nonce: bytes) -> dict[str, Any] | None:
 
 
 _LOCK = threading.Lock()
-_IDLE: dict[SandboxLimits, list[_Pool]] = {}
+# Idle sandboxes per set of limits, each with when it was returned (oldest first).
+_IDLE: dict[SandboxLimits, list[tuple[float, _Pool]]] = {}
 
 
 def _checkout(limits: SandboxLimits) -> _Pool:
     with _LOCK:
+        stale = _expire(time.monotonic())
         idle = _IDLE.get(limits, [])
-        while idle:
-            pool = idle.pop()
+        found = None
+        while idle and found is None:
+            _since, pool = idle.pop()
             if pool.proc.poll() is None:
-                return pool
-            pool.close()
-    return _Pool(limits)
+                found = pool
+            else:
+                stale.append(pool)
+    for pool in stale:
+        pool.close()
+    return found if found is not None else _Pool(limits)
 
 
 def _checkin(pool: _Pool) -> None:
+    now = time.monotonic()
     with _LOCK:
-        idle = _IDLE.setdefault(pool.limits, [])
-        if len(idle) < _IDLE_MAX:
-            idle.append(pool)
-            return
-    pool.close()
+        _IDLE.setdefault(pool.limits, []).append((now, pool))
+        stale = _expire(now)
+        while sum(len(idle) for idle in _IDLE.values()) > _IDLE_MAX:
+            oldest = min(_IDLE, key=lambda limits: _IDLE[limits][0][0])
+            stale.append(_IDLE[oldest].pop(0)[1])
+            if not _IDLE[oldest]:
+                del _IDLE[oldest]
+    for old in stale:
+        old.close()
+
+
+def _expire(now: float) -> list[_Pool]:
+    """Take the sandboxes idle for longer than ``_IDLE_S`` out of the registry (lock held)."""
+    stale = []
+    for limits in list(_IDLE):
+        kept = [(since, pool) for since, pool in _IDLE[limits] if now - since <= _IDLE_S]
+        stale += [pool for since, pool in _IDLE[limits] if now - since > _IDLE_S]
+        if kept:
+            _IDLE[limits] = kept
+        else:
+            del _IDLE[limits]
+    return stale
 
 
 def run_warm(job: dict[str, Any], nonce: bytes, limits: SandboxLimits) -> _Run:
@@ -317,7 +343,7 @@ def run_warm(job: dict[str, Any], nonce: bytes, limits: SandboxLimits) -> _Run:
 def close_warm_sandboxes() -> None:
     """Stop every idle warm sandbox of this process."""
     with _LOCK:
-        pools = [pool for idle in _IDLE.values() for pool in idle]
+        pools = [pool for idle in _IDLE.values() for _since, pool in idle]
         _IDLE.clear()
     for pool in pools:
         with contextlib.suppress(Exception):
