@@ -156,7 +156,7 @@ def _fork_manager_and_child() -> None:
 
 def _execute(isolation: str, *, warm: bool = True) -> None:
     limits = SandboxLimits(isolation=isolation, warm=warm)  # type: ignore[arg-type]
-    result = execute("pass\n", "pass\n", limits=limits)
+    result = execute("def f():\n    return 1\n", "assert f() == 1\n", limits=limits)
     if result.status != "passed":
         raise SystemExit(f"execute() with isolation {isolation}: {result.status}: {result.detail}")
 
@@ -176,9 +176,9 @@ def _pieces(times: int) -> None:
         ("start a fresh `python -I -c pass`", lambda: subprocess.run(python, check=True)),
         ("the same inside bubblewrap", lambda: subprocess.run(boxed, check=True)),
         ("start one importing the sandbox script", lambda: subprocess.run(script, check=True)),
-        ("aieval execute() of `pass`, isolation none", lambda: _execute("none")),
-        ("aieval execute() of `pass`, bwrap, cold", lambda: _execute("bwrap", warm=False)),
-        ("aieval execute() of `pass`, bwrap, warm", lambda: _execute("bwrap")),
+        ("aieval execute() of a one-line program, isolation none", lambda: _execute("none")),
+        ("the same, bwrap, cold", lambda: _execute("bwrap", warm=False)),
+        ("the same, bwrap, warm", lambda: _execute("bwrap")),
     ]
     print(f"\nwhat one program costs, apart from its code (median of {times}):")
     for label, action in pieces:

@@ -18,6 +18,7 @@ import json
 import os
 import selectors
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -157,7 +158,7 @@ class _Pool:
     def _stop(self) -> None:
         self.group.kill()
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, 9)
+            os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             with contextlib.suppress(OSError):
@@ -193,6 +194,8 @@ class _Pool:
             for key, _ in self._selector.select(timeout=min(0.05, deadline - now)):
                 chunk = os.read(key.fd, 65536)
                 if key.data != "result":
+                    if not chunk:
+                        self._selector.unregister(key.fileobj)
                     self._keep(buffers[key.data], chunk, run)
                     continue
                 if not chunk:
