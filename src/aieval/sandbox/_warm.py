@@ -29,17 +29,9 @@ from typing import Any
 from aieval.errors import ConfigError
 from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, bwrap_version, host_uid
 from aieval.sandbox._cgroup import Cgroup, open_cgroup
-from aieval.sandbox._execute import (
-    _CHILD,
-    _LAUNCH,
-    _MIB,
-    START_GRACE_S,
-    _cgroup_account,
-    _Run,
-    _stage_dir,
-)
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._seccomp import seccomp_program
+from aieval.sandbox._setup import CHILD, LAUNCH, MIB, START_GRACE_S, Run, cgroup_account, stage_dir
 
 __all__ = ["WARM_PROGRAMS", "run_warm"]
 
@@ -76,17 +68,17 @@ class _Pool:
         result_r, result_w = os.pipe()
         self._result_fd = result_r
         self._stack.callback(os.close, result_r)
-        inner = [sys.executable, "-I", f"{CHILD_DIR}/{Path(_CHILD).name}", "warm", str(result_w)]
+        inner = [sys.executable, "-I", f"{CHILD_DIR}/{Path(CHILD).name}", "warm", str(result_w)]
         uid = host_uid()
-        stage_dir = _stage_dir() if uid is not None else None
-        if stage_dir is not None:
-            self._stack.callback(shutil.rmtree, stage_dir, ignore_errors=True)
+        staging = stage_dir() if uid is not None else None
+        if staging is not None:
+            self._stack.callback(shutil.rmtree, staging, ignore_errors=True)
         binds: list[list[str]] = []
 
         def stage(path: str) -> str:
-            if stage_dir is None:
+            if staging is None:
                 return path
-            target = os.path.join(stage_dir, str(len(binds)))
+            target = os.path.join(staging, str(len(binds)))
             os.mkdir(target, 0o700)
             binds.append([path, target])
             return target
@@ -98,23 +90,23 @@ class _Pool:
             argv, account = bwrap_argv(
                 inner,
                 scratch_mb=limits.max_disk_mb,
-                child_dir=str(Path(_CHILD).parent),
+                child_dir=str(Path(CHILD).parent),
                 seccomp_fd=seccomp_fd,
                 stage=stage,
             )
-            memory = limits.run_memory_mb * _MIB
+            memory = limits.run_memory_mb * MIB
             group = self._stack.enter_context(
                 open_cgroup(limits.max_processes + _OWN_PROCESSES, memory)
             )
             self.group: Cgroup = group
-            account += _cgroup_account(group, limits)
+            account += cgroup_account(group, limits)
             settings: dict[str, Any] = {
                 "cgroups": [str(p) for p in group.procs],
                 "max_open_files": limits.max_open_files,
                 "binds": binds,
                 "uid": uid,
             }
-            launch = [sys.executable, "-I", "-S", _LAUNCH, json.dumps(settings), "--", *argv]
+            launch = [sys.executable, "-I", "-S", LAUNCH, json.dumps(settings), "--", *argv]
             try:
                 self.proc = subprocess.Popen(
                     launch,
@@ -171,11 +163,11 @@ class _Pool:
             self.closed = True
             self._stack.close()
 
-    def run(self, job: dict[str, Any], nonce: bytes) -> tuple[_Run, bool, bool]:
+    def run(self, job: dict[str, Any], nonce: bytes) -> tuple[Run, bool, bool]:
         """Run one job; the run, whether the sandbox may serve another, and whether the
         harness signed that it was ready."""
         limits = self.limits
-        run = _Run(isolation=self.isolation)
+        run = Run(isolation=self.isolation)
         buffers = {"stdout": bytearray(), "stderr": bytearray()}
         result = bytearray()
         oom_before = self.group.oom_kills()
@@ -233,13 +225,13 @@ class _Pool:
         run.duration_s = time.monotonic() - started
         return run, keep, ready
 
-    def _keep(self, buffer: bytearray, chunk: bytes, run: _Run) -> None:
+    def _keep(self, buffer: bytearray, chunk: bytes, run: Run) -> None:
         room = self.limits.max_output_bytes - len(buffer)
         if len(chunk) > room:
             run.truncated = True
         buffer += chunk[: max(room, 0)]
 
-    def _drain(self, buffers: dict[str, bytearray], run: _Run, *, until_eof: bool) -> None:
+    def _drain(self, buffers: dict[str, bytearray], run: Run, *, until_eof: bool) -> None:
         """Read what is left on stdout and stderr: what is there now, or up to end of file."""
         streams = {"stdout", "stderr"}
         until = time.monotonic() + _DRAIN_S
@@ -322,7 +314,7 @@ def _expire(now: float) -> list[_Pool]:
     return stale
 
 
-def run_warm(job: dict[str, Any], nonce: bytes, limits: SandboxLimits) -> _Run:
+def run_warm(job: dict[str, Any], nonce: bytes, limits: SandboxLimits) -> Run:
     """Run one job (``program``, ``tests``, ``entry_point``, ``limits``) in a warm sandbox.
 
     A sandbox that had served programs and then failed before this one's candidate ran is
