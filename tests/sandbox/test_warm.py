@@ -4,6 +4,7 @@ and every verdict is the one a fresh (cold) sandbox gives."""
 from __future__ import annotations
 
 import textwrap
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -259,3 +260,20 @@ def test_idle_sandboxes_are_bounded_and_expire(monkeypatch: pytest.MonkeyPatch) 
     with _warm._LOCK:
         assert list(_warm._IDLE) == [started[0]]  # the others expired
     _warm.close_warm_sandboxes()
+
+
+def test_a_sandbox_outlives_the_thread_that_started_it(limits: SandboxLimits) -> None:
+    # bubblewrap's --die-with-parent follows the thread that started it
+    results = []
+    thread = threading.Thread(
+        target=lambda: results.append(
+            execute("def f():\n    return 1", "assert f() == 1", limits=limits)
+        )
+    )
+    thread.start()
+    thread.join()
+    assert results[0].passed, results[0].detail
+    (pool,) = _idle(limits)
+    again = execute("def f():\n    return 1", "assert f() == 1", limits=limits)
+    assert again.passed, again.detail
+    assert _idle(limits) == [pool] and pool.served == 2

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -108,16 +109,24 @@ class _Pool:
             }
             launch = [sys.executable, "-I", "-S", LAUNCH, json.dumps(settings), "--", *argv]
             try:
-                self.proc = subprocess.Popen(
-                    launch,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    cwd="/",
-                    env=sandbox_env(),
-                    pass_fds=(result_w, seccomp_fd),
-                    start_new_session=True,
-                    close_fds=True,
+                # bubblewrap dies with the thread that started it (--die-with-parent), so a
+                # sandbox that outlives this call is started from a thread that lives as long
+                # as the process
+                self.proc = (
+                    _keeper()
+                    .submit(
+                        subprocess.Popen,
+                        launch,
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        cwd="/",
+                        env=sandbox_env(),
+                        pass_fds=(result_w, seccomp_fd),
+                        start_new_session=True,
+                        close_fds=True,
+                    )
+                    .result()
                 )
             except OSError as exc:
                 raise ConfigError(f"cannot start the sandbox process {launch[0]!r}: {exc}") from exc
@@ -345,11 +354,23 @@ def close_warm_sandboxes() -> None:
             pool.close()
 
 
+_KEEPER: list[ThreadPoolExecutor] = []
+
+
+def _keeper() -> ThreadPoolExecutor:
+    """The thread warm sandboxes are started from (it lives until the process exits)."""
+    with _LOCK:
+        if not _KEEPER:
+            _KEEPER.append(ThreadPoolExecutor(1, thread_name_prefix="aieval-warm-sandboxes"))
+        return _KEEPER[0]
+
+
 def _forget() -> None:
-    """In a forked child: the parent's sandboxes are not ours to use or stop."""
+    """In a forked child: the parent's sandboxes (and its thread) are not ours."""
     global _LOCK
     _LOCK = threading.Lock()
     _IDLE.clear()
+    _KEEPER.clear()
 
 
 atexit.register(close_warm_sandboxes)
