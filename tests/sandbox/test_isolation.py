@@ -80,7 +80,8 @@ def test_fork_storm_is_capped() -> None:
     result = execute(
         program, "started = storm(300)\nprint(started)\nassert started < 300", limits=limits
     )
-    assert "pids.max 20" in result.isolation, result.isolation
+    # the sandbox's own 6 processes (warm: bwrap's two, harness, zygote, judge, worker) + 16
+    assert "pids.max 22" in result.isolation, result.isolation
     assert result.status == "passed", result.detail
     assert int(result.stdout) <= 16
 

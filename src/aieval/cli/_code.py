@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -59,6 +60,13 @@ def code_command(
     workers: Annotated[int, typer.Option(help="Executions in flight at once.")] = 4,
     timeout: Annotated[float, typer.Option(help="Seconds per execution.")] = 5.0,
     memory_mb: Annotated[int, typer.Option(help="Memory limit per execution, MiB.")] = 512,
+    cold: Annotated[
+        bool,
+        typer.Option(
+            "--cold",
+            help="A fresh sandbox per execution instead of warm sandboxes (see docs/sandbox.md).",
+        ),
+    ] = False,
     name: Annotated[str, typer.Option(help="Run name (for --resume).")] = "code",
     db: DbOption = None,
     resume: Annotated[
@@ -115,6 +123,8 @@ def code_command(
         workers=workers,
         limits=SandboxLimits(timeout=timeout, memory_mb=memory_mb),
     )
+    if cold:
+        options["limits"] = dataclasses.replace(options["limits"], warm=False)
     defaults = {**_DEFAULTS, "limits": SandboxLimits(timeout=5.0, memory_mb=512)}
     if problems.suffix in (".yaml", ".yml"):
         # The file decides; command-line options the user changed from their defaults win.

@@ -122,12 +122,12 @@ async def evaluate_code_async(
     recorded = _recorded(loaded, n, completions, canonical)
     rows = [_row(problem, i, recorded) for problem in loaded for i in range(n)]
     # described by name and JSON options, so Ray workers can rebuild it from the run's spec
-    scorer = {
-        "code_passes": {
-            "allow_code_execution": True,
-            "limits": dataclasses.asdict(limits or SandboxLimits()),
-        }
-    }
+    spec = dataclasses.asdict(limits or SandboxLimits())
+    if spec["warm"]:
+        # how executions run, not a limit: left out, so a resume may switch it either way
+        # and runs stored before the option resume as they were
+        del spec["warm"]
+    scorer = {"code_passes": {"allow_code_execution": True, "limits": spec}}
     with sandbox_failure_tally():
         result = await run_async(
             name=name,

@@ -75,6 +75,21 @@ class Cgroup:
         value = _read(path / name).strip()
         return int(value) if value.isdigit() else None
 
+    def reset_peak(self) -> bool:
+        """Restart :meth:`memory_peak` from the current usage; whether that could be done.
+
+        cgroup v1 allows it (``memory.max_usage_in_bytes``); v2's ``memory.peak`` does not
+        here, so a caller that needs a fresh peak must then report none.
+        """
+        path = self._memory_dir()
+        if path is None or self.version != 1:
+            return False
+        try:
+            _write(path / "memory.max_usage_in_bytes", "0")
+        except OSError:
+            return False
+        return True
+
     def kill(self) -> None:
         """SIGKILL every process in the cgroup, until it is empty (bounded)."""
         for path in self.paths:

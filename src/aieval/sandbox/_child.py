@@ -28,7 +28,12 @@ import json
 import numbers
 import os
 import resource
+import select
+import selectors
+import shutil
 import signal
+import socket
+import stat
 import subprocess
 import symtable
 import sys
@@ -187,10 +192,14 @@ def _set_limit(which: int, value: int, *, slack: int = 0) -> None:
         raise OSError(message) from exc
 
 
-def _apply_limits(limits: dict[str, Any], *, processes_for_uid: int | None) -> None:
+def _apply_limits(
+    limits: dict[str, Any], *, processes_for_uid: int | None, cpu: bool = True
+) -> None:
     _set_limit(resource.RLIMIT_CORE, 0)
-    # The soft limit sends SIGXCPU; the hard one, a second later, SIGKILL for those who trap it.
-    _set_limit(resource.RLIMIT_CPU, int(limits["cpu_seconds"]), slack=1)
+    if cpu:
+        # The soft limit sends SIGXCPU; the hard one, a second later, SIGKILL for those who
+        # trap it. A warm sandbox's long-lived processes leave it to each forked child.
+        _set_limit(resource.RLIMIT_CPU, int(limits["cpu_seconds"]), slack=1)
     _set_limit(resource.RLIMIT_AS, int(limits["memory_mb"]) * 1024 * 1024)
     _set_limit(resource.RLIMIT_FSIZE, int(limits["max_file_mb"]) * 1024 * 1024)
     if processes_for_uid is not None:
@@ -266,15 +275,7 @@ class _Worker:
     def _gone(self) -> _CandidateGone:
         _pid, status, usage = os.wait4(self.proc.pid, 0)
         code = self.proc.returncode = os.waitstatus_to_exitcode(status)
-        cpu = usage.ru_utime + usage.ru_stime
-        if code == -signal.SIGXCPU or (code == -signal.SIGKILL and cpu >= self.cpu_limit):
-            return _CandidateGone("timeout", "candidate exceeded its CPU-time limit")
-        if code == -signal.SIGKILL:
-            return _CandidateGone("memory_limit", "candidate was killed (likely out of memory)")
-        if code < 0:
-            name = signal.Signals(-code).name
-            return _CandidateGone("failed", f"candidate process died from {name}")
-        return _CandidateGone("failed", f"candidate process exited early with code {code}")
+        return _ending(code, usage.ru_utime + usage.ru_stime, self.cpu_limit)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -284,6 +285,18 @@ class _Worker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def _ending(code: int, cpu: float, cpu_limit: float) -> _CandidateGone:
+    """Why the worker ended early, from its exit code and the CPU time it used."""
+    if code == -signal.SIGXCPU or (code == -signal.SIGKILL and cpu >= cpu_limit):
+        return _CandidateGone("timeout", "candidate exceeded its CPU-time limit")
+    if code == -signal.SIGKILL:
+        return _CandidateGone("memory_limit", "candidate was killed (likely out of memory)")
+    if code < 0:
+        name = signal.Signals(-code).name
+        return _CandidateGone("failed", f"candidate process died from {name}")
+    return _CandidateGone("failed", f"candidate process exited early with code {code}")
 
 
 def _raise_candidate_error(error: Any, name: str) -> NoReturn:
@@ -513,9 +526,14 @@ def harness_main(result_fd: int) -> None:
     _hide_from_ptrace()
     network = _network(settings)
     _apply_limits(settings["limits"], processes_for_uid=None)
+    _judge(lambda: _start_worker(settings), settings, key, result_fd, network)
+
+
+def _judge(start: Any, settings: dict[str, Any], key: bytes, result_fd: int, network: str) -> None:
+    """Start the worker with ``start()``, sign that it is ready, run the tests, sign the verdict."""
     outcome: dict[str, Any]
     try:
-        worker = _start_worker(settings)
+        worker = start()
         try:
             _signal_ready(worker, key, result_fd)
             outcome = _run_tests(worker, settings)
@@ -534,10 +552,7 @@ def harness_main(result_fd: int) -> None:
             "total": 0,
         }
     outcome["network"] = network
-    body = json.dumps(outcome, sort_keys=True).encode()
-    tag = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
-    _write_all(result_fd, tag + b" " + body + b"\n")
-    os.close(result_fd)
+    _sign(result_fd, key, outcome)
 
 
 def _signal_ready(worker: _Worker, key: bytes, result_fd: int) -> None:
@@ -549,7 +564,12 @@ def _signal_ready(worker: _Worker, key: bytes, result_fd: int) -> None:
         raise RuntimeError(f"the sandbox worker did not start: {exc}") from None
     if not answered:
         raise RuntimeError("the sandbox worker did not start: it did not answer hello")
-    body = json.dumps({"ready": True}).encode()
+    _sign(result_fd, key, {"ready": True})
+
+
+def _sign(result_fd: int, key: bytes, message: dict[str, Any]) -> None:
+    """Write ``message`` with its HMAC under ``key`` as one line on the result channel."""
+    body = json.dumps(message, sort_keys=True).encode()
     tag = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
     _write_all(result_fd, tag + b" " + body + b"\n")
 
@@ -627,9 +647,340 @@ def command_main(argv: list[str]) -> NoReturn:
         sys.exit(127)
 
 
+# --- warm sandbox: many programs in one sandbox, a fresh forked process for each ---------------
+#
+# ``warm`` mode is a long-lived harness: it reads its settings, then one job per line on stdin
+# (each with its own key), and starts a *zygote* (a fresh interpreter that never holds a key or
+# runs candidate code). Per job it forks a judge (the tests' side, which holds only that job's
+# key) and the judge has the zygote fork a worker for the candidate, in a new session with the
+# limits applied and ``/tmp`` as its working directory. After each job the harness signs a
+# ``done`` line saying whether the sandbox must be recycled: the judge failed, a process of the
+# program outlived it, the scratch or System V IPC is not as it was, the zygote does not answer,
+# memory grew, or the sandbox served its quota of programs.
+
+_WARM_SCRATCH = ("/tmp", "/dev/shm")
+_WARM_RSS_GROWTH = 32 * 1024 * 1024
+_WARM_REPLY_S = 10.0
+
+
+def _message(sock: socket.socket, timeout: float | None = None) -> dict[str, Any] | None:
+    """The next message on a zygote socket (``None``: none within ``timeout``)."""
+    if timeout is not None and not select.select([sock], [], [], timeout)[0]:
+        return None
+    data = sock.recv(65536)
+    if not data:
+        raise EOFError("the zygote's socket closed")
+    message: dict[str, Any] = json.loads(data)
+    return message
+
+
+class _ForkedWorker(_Worker):
+    """A worker the zygote forked; the zygote reports how it ended."""
+
+    def __init__(self, limits: dict[str, Any], zygote: socket.socket) -> None:
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        self.dropped = False
+        self.cpu_limit = float(limits["cpu_seconds"])
+        self._zygote = zygote
+        self._ended: tuple[int, float] | None = None
+        try:
+            socket.send_fds(zygote, [b'{"op": "spawn"}'], [req_r, resp_w])
+            reply = _message(zygote, _WARM_REPLY_S) or {}
+        finally:
+            os.close(req_r)
+            os.close(resp_w)
+        if type(reply.get("pid")) is not int:
+            os.close(req_w)
+            os.close(resp_r)
+            raise RuntimeError(f"the sandbox's zygote could not fork a worker: {reply}")
+        self.pid: int = reply["pid"]
+        self._reader = os.fdopen(resp_r, "rb")
+        self._writer = os.fdopen(req_w, "wb")
+
+    def _report(self, timeout: float | None) -> tuple[int, float] | None:
+        """The worker's exit code and CPU seconds, once the zygote has reaped it."""
+        while self._ended is None:
+            message = _message(self._zygote, timeout)
+            if message is None:
+                return None
+            if message.get("exit") == self.pid:
+                code = os.waitstatus_to_exitcode(int(message["status"]))
+                self._ended = code, float(message["cpu"])
+        return self._ended
+
+    def _gone(self) -> _CandidateGone:
+        try:
+            code, cpu = self._report(None) or (0, 0.0)
+        except (OSError, ValueError, EOFError) as exc:
+            return _CandidateGone("error", f"the sandbox lost the candidate process: {exc}")
+        return _ending(code, cpu, self.cpu_limit)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._writer.close()
+        try:
+            if self._report(1.0) is None:
+                with contextlib.suppress(OSError):
+                    os.killpg(self.pid, signal.SIGKILL)
+                if self._report(_WARM_REPLY_S) is None:
+                    raise RuntimeError("the sandbox's zygote did not reap the worker")
+        finally:
+            # the candidate's own children left in its process group go with it
+            with contextlib.suppress(OSError):
+                os.killpg(self.pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                self._reader.close()
+
+
+def _forked_worker(req_fd: int, resp_fd: int, limits: dict[str, Any]) -> NoReturn:
+    """The zygote's child: a fresh session with the limits applied, then the worker."""
+    code = 0
+    try:
+        keep = {0, 1, 2, req_fd, resp_fd}
+        for entry in os.listdir("/proc/self/fd"):
+            if int(entry) not in keep:
+                with contextlib.suppress(OSError):
+                    os.close(int(entry))
+        os.setsid()
+        os.chdir(_WARM_SCRATCH[0])
+        if sys.platform.startswith("linux"):
+            _libc().prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # as a freshly started worker is
+        _apply_limits(limits, processes_for_uid=os.getuid())
+        worker_main(req_fd, resp_fd)
+        import atexit
+
+        atexit._run_exitfuncs()
+    except BaseException:
+        code = 1
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+        os._exit(code)
+
+
+def zygote_main(ctl_fd: int) -> None:
+    """Fork a worker per ``spawn`` request (with its two pipe ends) and report each exit."""
+    _hide_from_ptrace()
+    sock = socket.socket(fileno=ctl_fd)
+    settings = _message(sock) or {}
+    limits = settings["limits"]
+    _apply_limits(limits, processes_for_uid=None, cpu=False)
+    chooser = selectors.DefaultSelector()
+    chooser.register(sock, selectors.EVENT_READ, None)
+    while True:
+        for key, _ in chooser.select():
+            if key.data is not None:
+                _pid, status, usage = os.wait4(key.data, 0)
+                chooser.unregister(key.fileobj)
+                os.close(key.fd)
+                report = {"exit": key.data, "status": status}
+                report["cpu"] = usage.ru_utime + usage.ru_stime
+                sock.send(json.dumps(report).encode())
+                continue
+            data, fds, _flags, _address = socket.recv_fds(sock, 65536, 2)
+            if not data:
+                os._exit(0)
+            if json.loads(data).get("op") != "spawn" or len(fds) != 2:
+                for fd in fds:
+                    os.close(fd)
+                sock.send(b'{"pong": true}')
+                continue
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                sock.send(json.dumps({"error": str(exc)}).encode())
+                continue
+            if pid == 0:
+                _forked_worker(fds[0], fds[1], limits)
+            for fd in fds:
+                os.close(fd)
+            chooser.register(os.pidfd_open(pid), selectors.EVENT_READ, pid)
+            sock.send(json.dumps({"pid": pid}).encode())
+
+
+def _ping(sock: socket.socket) -> bool:
+    """Whether the zygote answers (stale exit reports are skipped)."""
+    try:
+        sock.send(b'{"op": "ping"}')
+        while True:
+            message = _message(sock, _WARM_REPLY_S)
+            if message is None:
+                return False
+            if message.get("pong") is True:
+                return True
+    except (OSError, ValueError, EOFError):
+        return False
+
+
+def _pids() -> set[int]:
+    return {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def _scratch() -> frozenset[tuple[Any, ...]] | None:
+    """Every entry of the scratch file systems (not below other mounts), with its metadata."""
+    entries: set[tuple[Any, ...]] = set()
+    try:
+        for root in _WARM_SCRATCH:
+            if not os.path.isdir(root):
+                continue
+            space = os.statvfs(root)
+            entries.add((root, "free", space.f_bfree, space.f_ffree))
+            device = os.lstat(root).st_dev
+            pending = [root]
+            while pending:
+                path = pending.pop()
+                info = os.lstat(path)
+                size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+                attrs = tuple(sorted(os.listxattr(path, follow_symlinks=False)))
+                entries.add((path, info.st_mode, info.st_uid, info.st_gid, size, attrs))
+                if stat.S_ISDIR(info.st_mode) and info.st_dev == device:
+                    pending.extend(os.path.join(path, name) for name in os.listdir(path))
+    except OSError:
+        return None
+    return frozenset(entries)
+
+
+def _clean_scratch(baseline: frozenset[tuple[Any, ...]]) -> bool:
+    """Remove what a program left at the top of the scratch; whether it is as it was."""
+    known = {entry[0] for entry in baseline}
+    for root in _WARM_SCRATCH:
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(root, name)
+            if path in known:
+                continue
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
+            except OSError:
+                return False
+    return _scratch() == baseline
+
+
+def _sysv_ipc_left() -> bool:
+    for kind in ("shm", "msg", "sem"):
+        with contextlib.suppress(OSError), open(f"/proc/sysvipc/{kind}") as fh:
+            if len(fh.read().splitlines()) > 1:
+                return True
+    return False
+
+
+class _Baseline:
+    """What the warm sandbox looks like between programs."""
+
+    def __init__(self, zygote: int) -> None:
+        self.zygote = zygote
+        self.pids = _pids()
+        self.scratch = _scratch()
+        self.rss = {pid: _rss(pid) for pid in (os.getpid(), zygote)}
+
+    def anomaly(self, status: int, sock: socket.socket) -> str | None:
+        """Why the sandbox must not serve another program, or ``None``."""
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            return f"the program's judge ended with code {code}"
+        extra = _pids() - self.pids
+        for _ in range(40):  # killed processes are being reaped
+            if not extra:
+                break
+            select.select([], [], [], 0.005)
+            extra = _pids() - self.pids
+        if extra:
+            return f"{len(extra)} process(es) of the program outlived it"
+        if not _ping(sock):
+            return "the zygote did not answer"
+        if self.scratch is None or not _clean_scratch(self.scratch):
+            return "the scratch could not be restored"
+        if _sysv_ipc_left():
+            return "the program left System V IPC objects"
+        for pid, before in self.rss.items():
+            if before < 0 or _rss(pid) - before > _WARM_RSS_GROWTH:
+                return "the sandbox's memory grew"
+        return None
+
+
+def warm_main(result_fd: int) -> None:
+    """Serve jobs from stdin until it closes, the quota is reached or an anomaly recycles us."""
+    stdin = sys.stdin.buffer
+    settings = json.loads(stdin.readline())
+    limits = settings["limits"]
+    _hide_from_ptrace()
+    network = _network(settings)
+    _apply_limits(limits, processes_for_uid=None, cpu=False)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    zygote = subprocess.Popen(
+        [sys.executable, "-I", os.path.abspath(__file__), "zygote", str(theirs.fileno())],
+        stdin=subprocess.DEVNULL,
+        pass_fds=(theirs.fileno(),),
+    )
+    theirs.close()
+    ours.send(json.dumps({"limits": limits}).encode())
+    if not _ping(ours):
+        raise RuntimeError("the sandbox's zygote did not start")
+    baseline = _Baseline(zygote.pid)
+    for served, line in enumerate(stdin, start=1):
+        job = json.loads(line)
+        key = bytes.fromhex(job.pop("nonce"))
+        pid = os.fork()
+        if pid == 0:
+            _judge_job(job, key, result_fd, ours, network)
+        _pid, status = os.waitpid(pid, 0)
+        reason = baseline.anomaly(status, ours)
+        if reason is None and served >= int(settings["programs"]):
+            reason = f"it served {served} programs"
+        done = {"done": True, "exit_code": os.waitstatus_to_exitcode(status), "recycle": reason}
+        _sign(result_fd, key, done)
+        if reason is not None:
+            break
+    zygote.kill()
+    zygote.wait()
+
+
+def _judge_job(
+    job: dict[str, Any], key: bytes, result_fd: int, zygote: socket.socket, network: str
+) -> NoReturn:
+    """The forked judge of one job: the tests' side, with that job's key only."""
+    code = 0
+    try:
+        os.close(0)
+        limits = job["limits"]
+        _set_limit(resource.RLIMIT_CPU, int(limits["cpu_seconds"]), slack=1)
+        _judge(lambda: _ForkedWorker(limits, zygote), job, key, result_fd, network)
+    except BaseException:
+        code = 1
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+        os._exit(code)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
-    if mode == "harness":
+    if mode == "warm":
+        warm_main(int(sys.argv[2]))
+    elif mode == "zygote":
+        zygote_main(int(sys.argv[2]))
+    elif mode == "harness":
         harness_main(int(sys.argv[2]))
     elif mode == "worker":
         worker_main(int(sys.argv[2]), int(sys.argv[3]))

@@ -19,32 +19,34 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aieval.errors import ConfigError, SandboxError
 from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, host_uid
-from aieval.sandbox._cgroup import Cgroup, open_cgroup
+from aieval.sandbox._cgroup import open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._ownership import lent_to
 from aieval.sandbox._result import ExecutionResult, ExecutionStatus
 from aieval.sandbox._runnable import check_runnable
 from aieval.sandbox._seccomp import seccomp_program
+from aieval.sandbox._setup import CHILD as _CHILD
+from aieval.sandbox._setup import LAUNCH as _LAUNCH
+from aieval.sandbox._setup import MIB as _MIB
+from aieval.sandbox._setup import START_GRACE_S
+from aieval.sandbox._setup import Run as _Run
+from aieval.sandbox._setup import cgroup_account as _cgroup_account
+from aieval.sandbox._setup import stage_dir as _stage_dir
+from aieval.sandbox._warm import run_warm
 
 __all__ = ["CommandResult", "execute", "execute_async", "run_command"]
 
-_CHILD = str(Path(__file__).with_name("_child.py"))
-_LAUNCH = str(Path(__file__).with_name("_launch.py"))
 # Processes of the sandbox machinery itself (bwrap's two, the harness and the worker).
 _OWN_PROCESSES = 4
-_MIB = 1024 * 1024
 _STATUSES = frozenset({"passed", "failed", "timeout", "memory_limit", "error"})
 _READY = {"ready": True}
 _EXEC_FAILED_PREFIX = b"aieval-sandbox-exec-failed: "
-# The sandbox gets this long beyond the timeout to start; the candidate's wall clock starts once
-# the harness signs that it is ready, so a slow start on a busy machine is never its timeout.
-START_GRACE_S = 30.0
 # After the harness exits, descendants that kept our pipes open get this long to let go.
 _DRAIN_GRACE_S = 0.2
 _NETWORK_PREFIX = b"aieval-sandbox-network: "
@@ -89,6 +91,14 @@ def execute(
     # tests that only define check(candidate), with nothing to call it, would pass any program
     check_runnable(tests, entry_point, "execute")
     nonce = secrets.token_bytes(32)
+    if limits.isolation == "bwrap" and limits.warm:
+        job = {
+            "program": program,
+            "tests": snippets,
+            "entry_point": entry_point,
+            "limits": limits.for_child(),
+        }
+        return _verdict(run_warm(job, nonce, limits), nonce, limits, len(snippets))
     settings = {
         "nonce": nonce.hex(),
         "program": program,
@@ -218,22 +228,6 @@ def run_command(
     )
 
 
-@dataclass(slots=True)
-class _Run:
-    stdout: bytes = b""
-    stderr: bytes = b""
-    result: bytes = b""
-    exit_code: int | None = None
-    timed_out: bool = False
-    truncated: bool = False
-    duration_s: float = 0.0
-    totals: dict[str, int] = field(default_factory=dict)
-    isolation: str = ""
-    oom_kills: int = 0
-    memory_peak: int | None = None
-    memory_limit: int | None = None
-
-
 def _run_process(
     child_args: list[str],
     stdin_data: bytes,
@@ -316,47 +310,6 @@ def _run_process(
         os.close(seccomp_fd)
         if stage_dir is not None:
             shutil.rmtree(stage_dir, ignore_errors=True)
-
-
-def _stage_dir() -> str:
-    """A fresh directory the sandbox's host uid can pass through but not list."""
-    folder = tempfile.mkdtemp(prefix="aieval-stage-")
-    os.chmod(folder, 0o711)
-    for part in Path(folder).parents:
-        if part.stat().st_mode & stat.S_IXOTH == 0:
-            shutil.rmtree(folder, ignore_errors=True)
-            raise ConfigError(
-                f"the sandbox's staging folder {folder} is under {part}, which other users "
-                "cannot pass through: set TMPDIR to a folder such as /tmp"
-            )
-    return folder
-
-
-def _cgroup_account(group: Cgroup, limits: SandboxLimits) -> str:
-    """The cgroup part of the isolation text; refuses a run without one when it is required."""
-    missing = [
-        what
-        for what, value in (("process count", group.max_processes), ("memory", group.memory_bytes))
-        if value is None
-    ]
-    if missing and limits.require_cgroup:
-        why = "; ".join(group.problems) or "no cgroup may be created here"
-        raise ConfigError(
-            f"the sandbox cannot bound the run's {' and '.join(missing)} with a cgroup ({why}): "
-            "run aieval as root (as in a container or CI) or in a cgroup v2 subtree delegated "
-            "to your user with the pids and memory controllers, or pass "
-            "SandboxLimits(require_cgroup=False) to accept per-process limits only (see "
-            "docs/sandbox.md)"
-        )
-    parts = []
-    if group.max_processes is not None:
-        parts.append(f"pids.max {group.max_processes}")
-    if group.memory_bytes is not None:
-        parts.append(f"memory {group.memory_bytes // _MIB} MiB for the run")
-    text = f"; cgroup v{group.version}: {', '.join(parts)}" if parts else ""
-    if missing:
-        text += f"; {' and '.join(missing)} not capped per run (no cgroup may be created here)"
-    return text
 
 
 def _spawn(

@@ -9,11 +9,14 @@ from typing import Any, Literal
 
 from aieval.errors import ConfigError
 
-__all__ = ["REQUIRE_CGROUP_ENV", "SandboxLimits", "sandbox_env"]
+__all__ = ["REQUIRE_CGROUP_ENV", "WARM_ENV", "SandboxLimits", "sandbox_env"]
 
 #: Set to ``0`` to make ``SandboxLimits.require_cgroup`` default to false (e.g. for
 #: ``aieval code`` on a machine that delegates no cgroup to your user).
 REQUIRE_CGROUP_ENV = "AIEVAL_SANDBOX_REQUIRE_CGROUP"
+#: Set to ``0`` to make ``SandboxLimits.warm`` default to false: every execution then starts
+#: its own sandbox and interpreters (the cold path).
+WARM_ENV = "AIEVAL_SANDBOX_WARM"
 
 # Only what a Python process needs to start; API keys and tokens in the caller's environment
 # must not leak into code we did not write.
@@ -57,6 +60,11 @@ class SandboxLimits:
             cgroup with ``pids.max`` and a memory limit can be made for the run, rather than
             run with per-process limits only; ``False`` runs anyway and says so in the result's
             ``isolation`` text. Defaults to true unless ``AIEVAL_SANDBOX_REQUIRE_CGROUP=0``.
+        warm: with ``isolation="bwrap"``, run :func:`~aieval.sandbox.execute` in a warm
+            sandbox that serves many programs, each in a fresh process forked for it with the
+            same limits and a clean scratch (see ``docs/sandbox.md``); ``False`` starts a
+            sandbox and two interpreters per execution. Defaults to true unless
+            ``AIEVAL_SANDBOX_WARM=0``.
         isolation: ``"bwrap"`` (the default) runs the code in bubblewrap namespaces as an
             unprivileged uid with a read-only system view; ``"none"`` runs it as a plain child
             process with only the limits above, for trusted code and for benchmarks.
@@ -72,6 +80,7 @@ class SandboxLimits:
     max_open_files: int = 256
     isolation: Literal["bwrap", "none"] = "bwrap"
     require_cgroup: bool = field(default_factory=lambda: _require_cgroup_default())
+    warm: bool = field(default_factory=lambda: _flag_default(WARM_ENV))
 
     def __post_init__(self) -> None:
         for name, (low, high) in _RANGES.items():
@@ -84,10 +93,11 @@ class SandboxLimits:
                     f"sandbox limit {name}={value!r} is out of range: give a finite number "
                     f"from {low:.12g} to {high:.12g}"
                 )
-        if not isinstance(self.require_cgroup, bool):
-            raise ConfigError(
-                f"sandbox limit require_cgroup={self.require_cgroup!r} must be true or false"
-            )
+        for flag in ("require_cgroup", "warm"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(
+                    f"sandbox limit {flag}={getattr(self, flag)!r} must be true or false"
+                )
         if self.isolation not in ("bwrap", "none"):
             raise ConfigError(
                 f"sandbox limit isolation={self.isolation!r} is out of range: 'bwrap' or 'none'"
@@ -114,12 +124,16 @@ class SandboxLimits:
 
 
 def _require_cgroup_default() -> bool:
-    value = os.environ.get(REQUIRE_CGROUP_ENV, "1").strip().lower()
+    return _flag_default(REQUIRE_CGROUP_ENV)
+
+
+def _flag_default(variable: str) -> bool:
+    value = os.environ.get(variable, "1").strip().lower()
     if value in ("1", "true", "yes"):
         return True
     if value in ("0", "false", "no"):
         return False
-    raise ConfigError(f"{REQUIRE_CGROUP_ENV}={value!r} is not understood: set it to 1 or 0")
+    raise ConfigError(f"{variable}={value!r} is not understood: set it to 1 or 0")
 
 
 def sandbox_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -1,0 +1,86 @@
+"""What every sandboxed run shares: the sandbox scripts, the start grace, the staging folder,
+the cgroup's account and the raw outcome of a run, for the cold (``_execute``) and warm
+(``_warm``) paths."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aieval.errors import ConfigError
+from aieval.sandbox._cgroup import Cgroup
+from aieval.sandbox._limits import SandboxLimits
+
+__all__ = ["CHILD", "LAUNCH", "MIB", "START_GRACE_S", "Run", "cgroup_account", "stage_dir"]
+
+#: The sandboxed side (harness, worker, warm harness, zygote) and the launcher.
+CHILD = str(Path(__file__).with_name("_child.py"))
+LAUNCH = str(Path(__file__).with_name("_launch.py"))
+MIB = 1024 * 1024
+#: The sandbox gets this long beyond the timeout to start; the candidate's wall clock starts
+#: once the harness signs that it is ready, so a slow start on a busy machine is never its
+#: timeout.
+START_GRACE_S = 30.0
+
+
+@dataclass(slots=True)
+class Run:
+    """What a run produced, before it is read as a verdict or a command's result."""
+
+    stdout: bytes = b""
+    stderr: bytes = b""
+    result: bytes = b""
+    exit_code: int | None = None
+    timed_out: bool = False
+    truncated: bool = False
+    duration_s: float = 0.0
+    totals: dict[str, int] = field(default_factory=dict)
+    isolation: str = ""
+    oom_kills: int = 0
+    memory_peak: int | None = None
+    memory_limit: int | None = None
+
+
+def stage_dir() -> str:
+    """A fresh directory the sandbox's host uid can pass through but not list."""
+    folder = tempfile.mkdtemp(prefix="aieval-stage-")
+    os.chmod(folder, 0o711)
+    for part in Path(folder).parents:
+        if part.stat().st_mode & stat.S_IXOTH == 0:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise ConfigError(
+                f"the sandbox's staging folder {folder} is under {part}, which other users "
+                "cannot pass through: set TMPDIR to a folder such as /tmp"
+            )
+    return folder
+
+
+def cgroup_account(group: Cgroup, limits: SandboxLimits) -> str:
+    """The cgroup part of the isolation text; refuses a run without one when it is required."""
+    missing = [
+        what
+        for what, value in (("process count", group.max_processes), ("memory", group.memory_bytes))
+        if value is None
+    ]
+    if missing and limits.require_cgroup:
+        why = "; ".join(group.problems) or "no cgroup may be created here"
+        raise ConfigError(
+            f"the sandbox cannot bound the run's {' and '.join(missing)} with a cgroup ({why}): "
+            "run aieval as root (as in a container or CI) or in a cgroup v2 subtree delegated "
+            "to your user with the pids and memory controllers, or pass "
+            "SandboxLimits(require_cgroup=False) to accept per-process limits only (see "
+            "docs/sandbox.md)"
+        )
+    parts = []
+    if group.max_processes is not None:
+        parts.append(f"pids.max {group.max_processes}")
+    if group.memory_bytes is not None:
+        parts.append(f"memory {group.memory_bytes // MIB} MiB for the run")
+    text = f"; cgroup v{group.version}: {', '.join(parts)}" if parts else ""
+    if missing:
+        text += f"; {' and '.join(missing)} not capped per run (no cgroup may be created here)"
+    return text
