@@ -171,7 +171,8 @@ def test_system_calls_no_candidate_needs_are_refused() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         CALLS = {'keyctl': 250, 'bpf': 321, 'perf_event_open': 298, 'userfaultfd': 323,
                  'io_uring_setup': 425, 'clone3': 435, 'unshare': 272, 'setns': 308,
-                 'mount': 165, 'ptrace': 101, 'add_key': 248, 'kexec_load': 246}
+                 'mount': 165, 'ptrace': 101, 'add_key': 248, 'kexec_load': 246,
+                 'mq_open': 240, 'mq_unlink': 241}
         def refused():
             out = {}
             for name, number in CALLS.items():
