@@ -387,15 +387,16 @@ def _print_evaluation(summary: dict[str, Any], records: Sequence[Any]) -> None:
     for column in ("run", "grade", "passed", "score", "why"):
         table.add_column(column, overflow="fold")
     for record in records:
-        ev = record.extra.get("evaluation")
-        if not isinstance(ev, dict):
+        verdict = record.verdict
+        if verdict is None or verdict.workflow is None:
             continue
-        why = ev["reasons"] or ev["placement"][:1]
+        ev = verdict.workflow
+        why = ev.get("reasons") or (ev.get("placement") or [])[:1]
         table.add_row(
             printable(record.id),
-            printable(ev["grade"]),
-            _yes_no(ev["passed"]),
-            "-" if ev["weighted_score"] is None else f"{ev['weighted_score']:.2f}",
+            printable(verdict.grade),
+            _yes_no(verdict.passed),
+            "-" if verdict.weighted_score is None else f"{verdict.weighted_score:.2f}",
             printable("; ".join(why)),
         )
     out.print(table)
@@ -647,7 +648,9 @@ def _sample_dict(record: Any) -> dict[str, Any]:
             for k, v in record.scores.items()
         },
         "error": record.error,
-        "evaluation": record.extra.get("evaluation"),
+        "verdict": None if record.verdict is None else record.verdict.to_dict(),
+        # the workflow detail, under the name it had before verdicts
+        "evaluation": None if record.verdict is None else record.verdict.workflow,
     }
 
 

@@ -104,7 +104,7 @@ async def test_workflow_eval_streams_hard_gate_verdicts_with_reasons(live: LiveS
         assert samples
         for s in samples:
             detail = (await client.get(f"/api/runs/{run_id}/samples/{s['id']}")).json()
-            evaluation = detail["evaluation"]
+            evaluation = detail["verdict"]
             assert s["grade"] == evaluation["grade"] in {"A", "B", "C", "D", "F"}
             assert s["passed"] == evaluation["passed"]
             assert s["weighted_score"] == evaluation["weighted_score"]

@@ -42,6 +42,7 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
         model=spec.model,
         pass_threshold=spec.pass_threshold,
         evaluator=prep.evaluator,
+        grader=spec.grader,
         secrets=prep.secrets,
         prices=spec.prices,
     )

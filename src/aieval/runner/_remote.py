@@ -159,6 +159,7 @@ def build_processor(
         model=spec.model,
         pass_threshold=spec.pass_threshold,
         evaluator=evaluator,
+        grader=spec.grader,
         secrets=target_secrets(target),
         prices=spec.prices,
     )

@@ -124,6 +124,11 @@ class RunSpec(BaseModel):
         description="an 'aieval.evaluators' plugin grading each sample; default: 'workflow' "
         "when a workflow, a profile or a folder of run logs is given",
     )
+    grader: str | None = Field(
+        None,
+        description="an 'aieval.graders' plugin deciding each sample's verdict; default: the "
+        "evaluator's grader, else 'threshold'",
+    )
     imports: list[str] = Field(
         default_factory=list, description="Python files to import first (their @scorer)"
     )
