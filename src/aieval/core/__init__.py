@@ -1,18 +1,60 @@
-"""Stage contracts shared by the runner, the store and the readers of a run."""
+"""Stage contracts: the types every stage of a run hands to the next, and the plug-in seams.
 
-from aieval.core._grader import GRADER_GROUP, GradeInput, Grader, GraderRequest, load_grader
+This package imports nothing of aieval but :mod:`aieval.errors` and leaf helpers, so every
+other package may import it.
+"""
+
+from aieval.core._example import Example, Score
+from aieval.core._grader import (
+    GRADER_GROUP,
+    GradeInput,
+    Grader,
+    GraderFactory,
+    GraderRequest,
+    load_grader,
+)
+from aieval.core._observer import (
+    ObserverFactory,
+    ObserverOptions,
+    RunFinish,
+    RunObserver,
+    RunStart,
+)
+from aieval.core._plugins import BUILTIN, GROUPS, load_plugin, load_plugins, plugin_names
+from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_record
+from aieval.core._target import Output, Target, Usage
 from aieval.core._threshold import ThresholdGrader
 from aieval.core._verdict import CriterionValue, GateOutcome, Reason, Verdict
 
 __all__ = [
+    "BUILTIN",
     "GRADER_GROUP",
+    "GROUPS",
+    "CallRecord",
     "CriterionValue",
+    "Example",
     "GateOutcome",
     "GradeInput",
     "Grader",
+    "GraderFactory",
     "GraderRequest",
+    "ObserverFactory",
+    "ObserverOptions",
+    "Output",
     "Reason",
+    "RunFinish",
+    "RunObserver",
+    "RunStart",
+    "SampleRecord",
+    "Score",
+    "ScoreRecord",
+    "Target",
     "ThresholdGrader",
+    "Usage",
     "Verdict",
     "load_grader",
+    "load_plugin",
+    "load_plugins",
+    "plugin_names",
+    "redact_record",
 ]

@@ -14,22 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
-from aieval._records import SampleRecord
-from aieval._types import Example
+from aieval.core._example import Example
+from aieval.core._plugins import GROUPS, load_plugin, plugin_names
+from aieval.core._records import SampleRecord
 from aieval.core._verdict import Verdict
 from aieval.errors import ConfigError
 
 __all__ = ["GRADER_GROUP", "GradeInput", "Grader", "GraderFactory", "GraderRequest", "load_grader"]
 
 #: The entry-point group graders register in.
-GRADER_GROUP = "aieval.graders"
-
-#: Graders that ship with aieval (also declared as entry points in ``pyproject.toml``).
-_BUILTIN = {"threshold": "aieval.core._threshold:factory"}
+GRADER_GROUP = GROUPS["graders"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,19 +75,15 @@ def load_grader(name: str, request: GraderRequest) -> Grader:
     """Build the grader registered as ``name`` in the ``aieval.graders`` group.
 
     Raises:
-        ConfigError: no grader of that name is installed, or its factory returned no grader.
+        ConfigError: no grader of that name is installed, it cannot be loaded, or its factory
+            returned no grader.
     """
-    found = entry_points(group=GRADER_GROUP, name=name)
-    if found:
-        factory: GraderFactory = next(iter(found)).load()
-    elif name in _BUILTIN:
-        module, _, attribute = _BUILTIN[name].partition(":")
-        factory = getattr(import_module(module), attribute)
-    else:
-        known = sorted({ep.name for ep in entry_points(group=GRADER_GROUP)} | set(_BUILTIN))
+    factory: GraderFactory | None = load_plugin(GRADER_GROUP, name)
+    if factory is None:
         raise ConfigError(
-            f"grader: no grader named {name!r}; installed: {', '.join(known)}. A package adds "
-            f'one with an entry point in the "{GRADER_GROUP}" group'
+            f"grader: no grader named {name!r}; installed: "
+            f"{', '.join(plugin_names(GRADER_GROUP))}. A package adds one with an entry point "
+            f'in the "{GRADER_GROUP}" group'
         )
     grader = factory(request)
     if not isinstance(grader, Grader):

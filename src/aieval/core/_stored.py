@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aieval._records import SampleRecord
+from aieval.core._records import SampleRecord
 from aieval.core._threshold import scorer_reasons, threshold_verdict
 from aieval.core._verdict import GateOutcome, Reason, Verdict, criteria_of, finite
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from aieval._floors import at_least
-from aieval._records import SampleRecord
 from aieval.core._grader import GradeInput, GraderRequest
+from aieval.core._records import SampleRecord
 from aieval.core._verdict import Reason, Verdict, finite
 
 __all__ = ["ThresholdGrader", "factory", "scorer_reasons", "threshold_reasons", "ungraded_score"]
