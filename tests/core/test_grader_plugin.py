@@ -109,3 +109,15 @@ def test_an_unknown_grader_is_refused_naming_the_group(tmp_path: Path) -> None:
 def test_the_threshold_grader_is_built_in() -> None:
     grader = load_grader("threshold", GraderRequest(pass_threshold=0.7))
     assert grader.name == "threshold"
+
+
+def test_a_run_naming_an_unknown_grader_is_refused_before_anything_is_stored(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "runs.db"
+    with pytest.raises(ConfigError, match="no grader named 'nope'"):
+        run(name="x", dataset=ROWS, scorers=[exact_match], store=str(db), grader="nope")
+    if db.exists():
+        store = Store(str(db))
+        assert store.list_runs() == []
+        store.close()
