@@ -168,7 +168,7 @@ def test_graded_report_gates_grades_criteria_agents(tmp_path: Path) -> None:
     )
     data = build_report(store, "review").to_dict()
     samples = list(store.iter_samples(result.id))
-    evaluations = [s.extra["evaluation"] for s in samples]
+    evaluations = [s.verdict.workflow for s in samples]
     assert data["graded"] is True and data["run"]["workflow"]["id"] == "code_review"
     grades = [e["grade"] for e in evaluations]
     assert data["grades"] == {g: grades.count(g) for g in "ABCDF"}

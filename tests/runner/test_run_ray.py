@@ -529,11 +529,11 @@ def test_workflow_grading_runs_on_the_workers(ray_cluster: Any, tmp_path: Path) 
     local = run(name="wf", dataset=runs, scorers=[], workflow=DEFINITION, store=db)
     remote = run(name="wf", dataset=runs, scorers=[], workflow=DEFINITION, store=db, executor="ray")
     extras = {
-        name: {s.id: (s.passed, s.extra) for s in Store(db).iter_samples(result.id)}
+        name: {s.id: (s.passed, s.extra, s.verdict) for s in Store(db).iter_samples(result.id)}
         for name, result in (("local", local), ("remote", remote))
     }
     assert extras["remote"] == extras["local"]
-    assert {e["evaluation"]["grade"] for _, e in extras["remote"].values()} == {"A", "F"}
+    assert {v.grade for _, _, v in extras["remote"].values()} == {"A", "F"}
     assert remote.summary["evaluation"] == local.summary["evaluation"]
 
 

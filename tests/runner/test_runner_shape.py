@@ -73,7 +73,7 @@ def test_a_third_party_evaluator_grades_each_sample(monkeypatch: pytest.MonkeyPa
         profile="loud",
         store=False,
     )
-    graded = {s.id: s.extra["evaluation"]["passed"] for s in result.samples}
+    graded = {s.id: s.verdict.workflow["passed"] for s in result.samples}
     assert graded == {r["id"]: r["prediction"] == "YES" for r in ROWS}
     assert [s.passed for s in result.samples] == list(graded.values())
 

@@ -74,7 +74,7 @@ def test_malformed_verdict_over_http_is_recorded_as_parse_failure(
     score = result.samples[0].scores["judge"]
     # a malformed verdict scores 0.0, flagged with its reason; the sample is errored
     assert score.value == 0.0 and score.raw == 0.0 and score.error is None
-    assert score.malformed and score.malformed == score.metadata["unreadable"]
+    assert score.malformed and score.malformed == score.unreadable
     assert result.samples[0].errors["judge"].startswith("malformed judge verdict: ")
     assert not result.samples[0].passed and result.malformed == {"judge": (1, 1)}
     assert score.metadata["parse_failures"] == 1

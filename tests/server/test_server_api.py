@@ -99,14 +99,16 @@ async def test_sample_detail_has_every_field(client: httpx.AsyncClient) -> None:
     assert set(detail) == {
         "id", "index", "input", "prompt", "expected", "prediction", "metadata", "scores", "error",
         "passed", "latency_s", "input_tokens", "output_tokens", "cost", "retries", "calls",
-        "evaluation", "workflow_run",
+        "verdict", "workflow_run",
     }  # fmt: skip
     assert detail["prompt"] == row["prompt"] and detail["prediction"] == row["prediction"]
     assert detail["expected"] == row["expected"]
     score = detail["scores"]["exact_match"]
-    assert set(score) == {"value", "raw", "reason", "error", "malformed", "metadata"}
+    assert set(score) == {"value", "raw", "reason", "error", "malformed", "unreadable", "metadata"}
     assert score["malformed"] is None  # not a judge: never flagged
-    assert detail["evaluation"] is None and detail["workflow_run"] is None
+    assert detail["verdict"]["workflow"] is None and detail["workflow_run"] is None
+    assert detail["verdict"]["grader"] == "threshold"
+    assert detail["verdict"]["passed"] is detail["passed"]
 
 
 async def test_compare_is_the_comparison_of_the_two_runs(client: httpx.AsyncClient) -> None:
@@ -173,7 +175,7 @@ async def test_enforce_hard_gates_reaches_the_stored_evaluations(
     assert gated["total"] > 0
     for row in gated["samples"]:
         detail = (await client.get(f"/api/runs/{run_id}/samples/{row['id']}")).json()
-        evaluation = detail["evaluation"]
+        evaluation = detail["verdict"]["workflow"]
         assert evaluation["hard_gates_enforced"] is enforce
         assert row["gate_failures"] == [g for g, ok in evaluation["hard_gates"].items() if not ok]
         if enforce:

@@ -104,10 +104,12 @@ async def test_workflow_eval_streams_hard_gate_verdicts_with_reasons(live: LiveS
         assert samples
         for s in samples:
             detail = (await client.get(f"/api/runs/{run_id}/samples/{s['id']}")).json()
-            evaluation = detail["evaluation"]
-            assert s["grade"] == evaluation["grade"] in {"A", "B", "C", "D", "F"}
-            assert s["passed"] == evaluation["passed"]
-            assert s["weighted_score"] == evaluation["weighted_score"]
+            verdict = detail["verdict"]
+            assert s["grade"] == verdict["grade"] in {"A", "B", "C", "D", "F"}
+            assert s["passed"] == verdict["passed"]
+            assert s["weighted_score"] == verdict["weighted_score"]
+            assert [g["name"] for g in verdict["gates"]] == list(s["hard_gates"])
+            evaluation = verdict["workflow"]
             assert {g: v["passed"] for g, v in s["hard_gates"].items()} == evaluation["hard_gates"]
             assert all(isinstance(v["reason"], str) for v in s["hard_gates"].values())
             if not all(evaluation["hard_gates"].values()):

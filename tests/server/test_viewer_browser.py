@@ -294,8 +294,9 @@ def test_sample_page_shows_gate_reasons_timeline_and_untrusted_text_as_text(
     _open(page, viewer, f"/runs/{candidate}/samples/{FAILING_SAMPLE}")
     gates = page.locator("#gate-results").inner_text()
     first = page.locator("#gate-results > li").first.inner_text()
-    assert detail["evaluation"]["gate_failures"][0]["name"] in first, "failed gates come first"
-    for failure in detail["evaluation"]["gate_failures"]:
+    evaluation = detail["verdict"]["workflow"]
+    assert evaluation["gate_failures"][0]["name"] in first, "failed gates come first"
+    for failure in evaluation["gate_failures"]:
         assert failure["name"] in gates and failure["reason"] in gates
     steps = detail["workflow_run"]["steps"]
     assert page.locator("#step-timeline rect.step-bar").count() == len(steps)
@@ -376,7 +377,7 @@ def test_long_change_lists_show_the_worst_first_and_the_rest_on_demand(
 
 def test_floor_violations_read_as_sentences(page: Any, viewer: Viewer, baseline: str) -> None:
     detail = viewer.client.get(f"/api/runs/{baseline}/samples/sa-006-refund-failed").json()
-    (violation,) = detail["evaluation"]["floor_violations"]
+    (violation,) = detail["verdict"]["workflow"]["floor_violations"]
     _open(page, viewer, f"/runs/{baseline}/samples/sa-006-refund-failed")
     text = page.locator("#floor-violations").inner_text()
     name, score, floor = violation["criterion"], violation["score"], violation["floor"]

@@ -242,7 +242,7 @@ def test_graded_workflow_samples_carry_grade_and_gate_failures(
         tracer_provider=capture.provider,
     )
     spans = {s.attributes["aieval.example.id"]: s for s in capture.named("aieval.sample")}
-    evaluations = {s.id: s.extra["evaluation"] for s in result.samples}
+    evaluations = {s.id: s.verdict.workflow for s in result.samples}
     for sample_id, span in spans.items():
         ev = evaluations[sample_id]
         assert span.attributes["aieval.grade"] == ev["grade"]

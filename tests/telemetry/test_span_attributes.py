@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aieval import CallRecord, SampleRecord, ScoreRecord
+from aieval.core import GateOutcome, Verdict
 from aieval.report import example_numbers
 from aieval.telemetry import RunHeader
 from aieval.telemetry._attributes import (
@@ -124,17 +125,18 @@ def test_sample_attributes_of_a_graded_sample_with_gate_failures() -> None:
             "faith": ScoreRecord(0.5, reason="half"),
             "broken": ScoreRecord(None, error="ScorerError: bad"),
         },
-        extra={
-            "evaluation": {
-                "weighted_score": 41.0,
-                "grade": "F",
-                "passed": False,
-                "gate_failures": [
-                    {"name": "schema_contract_valid"},
-                    {"name": "no_forbidden_tool_invoked"},
-                ],
-            }
-        },
+        verdict=Verdict(
+            passed=False,
+            weighted_score=41.0,
+            grade="F",
+            gates=(
+                GateOutcome("schema_contract_valid", False, "invalid"),
+                GateOutcome("tool_call_schema_valid", True),
+                GateOutcome("no_forbidden_tool_invoked", False, "forbidden"),
+            ),
+            grader="workflow",
+            workflow={"grade": "F"},
+        ),
     )
     attrs = sample_attributes(HEADER, sample)
     assert attrs["aieval.example.id"] == "q7" and attrs["aieval.example.index"] == 6

@@ -58,7 +58,7 @@ def test_cli_run_and_show_print_grades(tmp_path: Path) -> None:
         timeout=60,
     )
     payload = json.loads(shown.stdout)
-    grades = {s["id"]: s["evaluation"]["grade"] for s in payload["samples"]}
+    grades = {s["id"]: s["verdict"]["grade"] for s in payload["samples"]}
     assert grades["cr-004-schema-violation"] == "F"
     assert payload["run"]["metrics"]["evaluation"]["runs"] == len(grades)
     table = subprocess.run(

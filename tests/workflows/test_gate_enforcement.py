@@ -29,7 +29,7 @@ def graded(tmp_path: Path, enforce: bool) -> dict[str, dict[str, Any]]:
         enforce_hard_gates=enforce,
         store=tmp_path / f"{enforce}.db",
     )
-    return {s.id: s.extra for s in result.samples}
+    return {s.id: {**s.extra, "evaluation": s.verdict.workflow} for s in result.samples}
 
 
 def test_unenforced_gates_are_reported_but_do_not_force_f(tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ def test_eval_file_field_reaches_the_run(tmp_path: Path) -> None:
     store = Store(tmp_path / "runs.db")
     assert store.get_run("chosen-id-1").config["workflow"]["hard_gates_enforced"] is False
     assert all(
-        s.extra["evaluation"]["hard_gates_enforced"] is False
+        s.verdict.workflow["hard_gates_enforced"] is False
         for s in store.iter_samples("chosen-id-1")
     )
 

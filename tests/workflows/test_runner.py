@@ -51,7 +51,7 @@ def test_callable_that_raises_is_a_failed_run_not_a_crash(tmp_path: Path) -> Non
     )
     assert result.status == "completed" and result.pass_rate == 0.0
     sample = result.samples[0]
-    ev = sample.extra["evaluation"]
+    ev = sample.verdict.workflow
     assert sample.passed is False and "model unavailable" in (sample.error or "")
     assert ev["grade"] == "F" and ev["hard_gates"]["overall_status_success"] is False
     assert ev["agents"]["reviewer"]["failures"] == 1 and ev["agents"]["parser"]["failures"] == 0
@@ -71,7 +71,7 @@ async def test_async_callable_steps_timing_and_retries_are_captured() -> None:
     result = await run_async(
         name="wf", dataset=ROWS[:1], scorers=[], target=workflow, workflow=DEFINITION, store=False
     )
-    ev = result.samples[0].extra["evaluation"]
+    ev = result.samples[0].verdict.workflow
     assert ev["agents"]["reviewer"]["retries"] == 2 and ev["agents"]["reviewer"]["tokens"] == 40
     assert ev["agents"]["reviewer"]["duration_s"] >= 0
     assert ev["efficiency"]["raw"]["retry_amplification"] == 3.0
@@ -92,7 +92,7 @@ def test_callable_returning_workflow_run_and_scorer_criteria() -> None:
         workflow=DEFINITION,
         store=False,
     )
-    ev = result.samples[0].extra["evaluation"]
+    ev = result.samples[0].verdict.workflow
     row = next(c for c in ev["criteria"] if c["name"] == "correctness")
     # the scorer's 0..1 value is already normalized: read with zero_one, not as a Likert point
     assert (row["source"], row["raw"], row["formula_id"]) == ("scorer", 1.0, "zero_one")
@@ -127,8 +127,11 @@ def test_folder_of_run_logs_is_a_dataset(tmp_path: Path) -> None:
     assert summary["gate_failure_rates"]["overall_status_success"] == 0.5
     assert summary["grades"]["A"] == 1 and summary["grades"]["F"] == 1
     with sqlite3.connect(db) as conn:
-        stored = [json.loads(x) for (x,) in conn.execute("SELECT extra FROM samples")]
-    assert {e["evaluation"]["grade"] for e in stored} == {"A", "F"}
+        stored = [json.loads(x) for (x,) in conn.execute("SELECT verdict FROM samples")]
+        extras = [json.loads(x) for (x,) in conn.execute("SELECT extra FROM samples")]
+    assert {v["grade"] for v in stored} == {"A", "F"}
+    assert all(v["grader"] == "workflow" and v["workflow"]["grade"] == v["grade"] for v in stored)
+    assert not any("evaluation" in e for e in extras)
 
 
 def test_eval_file_with_workflow(tmp_path: Path) -> None:
@@ -141,7 +144,7 @@ def test_eval_file_with_workflow(tmp_path: Path) -> None:
     (tmp_path / "eval.yaml").write_text("name: e\ndataset: runs\nworkflow: wf.yaml\nprofile: B\n")
     config = load_eval(tmp_path / "eval.yaml")
     [result] = run_eval(config, store=Store(tmp_path / "db.sqlite"))
-    assert result.samples[0].extra["evaluation"]["profile"] == "B"
+    assert result.samples[0].verdict.workflow["profile"] == "B"
     assert result.summary["evaluation"]["runs"] == 1
 
 

@@ -138,15 +138,16 @@ def print_evaluation(summary: Mapping[str, Any], records: Sequence[SampleRecord]
     for column in ("run", "grade", "passed", "score", "why"):
         table.add_column(column, overflow="fold")
     for record in records:
-        ev = record.extra.get("evaluation")
-        if not isinstance(ev, dict):
+        verdict = record.verdict
+        if verdict is None or verdict.workflow is None:
             continue
-        why = ev["reasons"] or ev["placement"][:1]
+        ev = verdict.workflow
+        why = ev.get("reasons") or (ev.get("placement") or [])[:1]
         table.add_row(
             printable(record.id),
-            printable(ev["grade"]),
-            yes_no(ev["passed"]),
-            "-" if ev["weighted_score"] is None else f"{ev['weighted_score']:.2f}",
+            printable(verdict.grade),
+            yes_no(verdict.passed),
+            "-" if verdict.weighted_score is None else f"{verdict.weighted_score:.2f}",
             printable("; ".join(why)),
         )
     out.print(table)

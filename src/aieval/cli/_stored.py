@@ -101,7 +101,9 @@ def _sample_dict(record: SampleRecord) -> dict[str, Any]:
             for k, v in record.scores.items()
         },
         "error": record.error,
-        "evaluation": record.extra.get("evaluation"),
+        "verdict": None if record.verdict is None else record.verdict.to_dict(),
+        # the workflow detail, under the name it had before verdicts
+        "evaluation": None if record.verdict is None else record.verdict.workflow,
     }
 
 

@@ -5,6 +5,14 @@ other package may import it.
 """
 
 from aieval.core._example import Example, Score
+from aieval.core._grader import (
+    GRADER_GROUP,
+    GradeInput,
+    Grader,
+    GraderFactory,
+    GraderRequest,
+    load_grader,
+)
 from aieval.core._observer import (
     ObserverFactory,
     ObserverOptions,
@@ -15,15 +23,25 @@ from aieval.core._observer import (
 from aieval.core._plugins import BUILTIN, GROUPS, load_plugin, load_plugins, plugin_names
 from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_record
 from aieval.core._target import Output, Target, Usage
+from aieval.core._threshold import ThresholdGrader
+from aieval.core._verdict import CriterionValue, GateOutcome, Reason, Verdict
 
 __all__ = [
     "BUILTIN",
+    "GRADER_GROUP",
     "GROUPS",
     "CallRecord",
+    "CriterionValue",
     "Example",
+    "GateOutcome",
+    "GradeInput",
+    "Grader",
+    "GraderFactory",
+    "GraderRequest",
     "ObserverFactory",
     "ObserverOptions",
     "Output",
+    "Reason",
     "RunFinish",
     "RunObserver",
     "RunStart",
@@ -31,7 +49,10 @@ __all__ = [
     "Score",
     "ScoreRecord",
     "Target",
+    "ThresholdGrader",
     "Usage",
+    "Verdict",
+    "load_grader",
     "load_plugin",
     "load_plugins",
     "plugin_names",

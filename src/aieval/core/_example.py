@@ -64,9 +64,12 @@ class Score:
         raw: the raw value before normalization (a judge's 0..10, a Likert point, ...).
         reason: a short human-readable explanation.
         metadata: anything else worth keeping (judge verdicts, parse failures, ...).
+        unreadable: why the sample could not be scored although ``value`` is set (a judge
+            whose verdicts were malformed scores 0.0, or a tie); such a sample never passes.
     """
 
     value: float | None
     raw: Any = None
     reason: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    unreadable: str | None = None

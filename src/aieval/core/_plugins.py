@@ -26,6 +26,7 @@ GROUPS: dict[str, str] = {
     "evaluators": "aieval.evaluators",
     "observers": "aieval.observers",
     "gates": "aieval.gates",
+    "graders": "aieval.graders",
 }
 
 #: Plug-ins that ship with aieval, by group: name -> ``module:attribute``.
@@ -33,6 +34,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     "aieval.evaluators": {"workflow": "aieval.workflows._evaluator:factory"},
     "aieval.scorers": {"code_passes": "aieval.code._scorer:code_passes"},
     "aieval.observers": {"otel": "aieval.telemetry._observer:observer"},
+    "aieval.graders": {"threshold": "aieval.core._threshold:factory"},
     "aieval.gates": {
         "citations_present_for_claims": "aieval.scorers.rag:citations_present_for_claims",
         "tool_call_schema_valid": "aieval.scorers.tools:tool_call_schema_valid",

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aieval.core._verdict import Verdict
 
 __all__ = ["CallRecord", "SampleRecord", "ScoreRecord", "redact_record"]
 
@@ -31,7 +34,8 @@ class ScoreRecord:
     or found the sample not applicable (no ``error``: see :attr:`not_applicable`).
 
     A judge whose verdict was malformed still has a value (0.0; a tie for a pairwise judge),
-    and :attr:`malformed` says why that value is not the judge's grade.
+    and :attr:`unreadable` (also :attr:`malformed`) says why that value is not the judge's
+    grade: the sample could not be scored.
     """
 
     value: float | None
@@ -39,13 +43,13 @@ class ScoreRecord:
     reason: str | None = None
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    unreadable: str | None = None
 
     @property
     def malformed(self) -> str | None:
-        """Why this judge score rests on malformed verdicts (``metadata["unreadable"]``), else
-        None. Such a sample never passes the pass threshold and counts as errored."""
-        reason = self.metadata.get("unreadable")
-        return reason if isinstance(reason, str) and reason else None
+        """Why this judge score rests on malformed verdicts (:attr:`unreadable`), else None.
+        Such a sample never passes the pass threshold and counts as errored."""
+        return self.unreadable or None
 
     @property
     def not_applicable(self) -> bool:
@@ -74,6 +78,8 @@ class SampleRecord:
     cached: bool = False
     calls: list[CallRecord] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: What the run's grader decided (see :class:`aieval.core.Verdict`); ``None`` until graded.
+    verdict: Verdict | None = None
 
     @property
     def prompt(self) -> str:
@@ -128,8 +134,18 @@ def redact_record(record: SampleRecord, secrets: frozenset[str]) -> None:
     record.expected = redact_data(record.expected, secrets, by_key=False)
     for score in record.scores.values():
         score.reason, score.error = text(score.reason), text(score.error)
+        score.unreadable = text(score.unreadable)
         score.raw = redact_data(score.raw, secrets, by_key=False)
         score.metadata = redact_data(score.metadata, secrets, by_key=False)
     for call in record.calls:
         call.error = text(call.error)
     record.extra = redact_data(record.extra, secrets, by_key=False)
+    if record.verdict is not None:
+        from aieval.core._verdict import Reason
+
+        verdict = record.verdict
+        record.verdict = replace(
+            verdict,
+            reasons=tuple(Reason(r.kind, r.key, text(r.text) or "") for r in verdict.reasons),
+            workflow=redact_data(verdict.workflow, secrets, by_key=False),
+        )

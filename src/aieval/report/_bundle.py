@@ -12,9 +12,10 @@ import numpy as np
 
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally
+from aieval.core._stored import derived_verdict
 from aieval.errors import ConfigError
 from aieval.report._header import SCHEMA_VERSION, pass_rate, resolve_run, run_header
-from aieval.report._samples import ExampleNumbers, example_numbers
+from aieval.report._samples import ExampleNumbers, numbers_of
 from aieval.report._tally import (
     AgentTally,
     ColumnTally,
@@ -169,7 +170,8 @@ class _RunTally:
         self.agents: dict[str, AgentTally] = {}
 
     def add(self, sample: SampleRecord) -> None:
-        ex = example_numbers(sample)
+        verdict = sample.verdict or derived_verdict(sample, self.threshold)
+        ex = numbers_of(sample, verdict)
         self.samples += 1
         self.passed += ex.passed
         self.target_errors += sample.error is not None
@@ -177,11 +179,10 @@ class _RunTally:
             self.weighted.append(ex.weighted_score)
         self._usage(sample)
         self._scorers(sample)
-        evaluation = sample.extra.get("evaluation")
-        if isinstance(evaluation, Mapping):
-            self._graded(ex, evaluation)
+        if verdict.graded or verdict.gates or verdict.criteria or verdict.workflow is not None:
+            self._graded(ex, verdict.workflow or {})
         if not ex.passed:
-            self.reasons.collect(sample, ex, self.threshold)
+            self.reasons.collect(sample, verdict)
         for name in self.slice_by:
             key = _slice_key(sample.metadata, name)
             self.slices[name].setdefault(key, GroupTally()).add(ex)
@@ -205,7 +206,7 @@ class _RunTally:
             else:
                 column.values.append(float(score.value))
             if "parse_failures" in score.metadata:
-                self.judges.setdefault(name, JudgeTally()).add(score.metadata)
+                self.judges.setdefault(name, JudgeTally()).add(score.metadata, score.malformed)
 
     def _graded(self, ex: ExampleNumbers, evaluation: Mapping[str, Any]) -> None:
         self.graded = True

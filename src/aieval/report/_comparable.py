@@ -84,7 +84,7 @@ def tally_judges(sample: SampleRecord, judges: dict[str, JudgeTally]) -> None:
     """Count the judge verdicts of ``sample``'s scores into ``judges`` (one tally per scorer)."""
     for name, score in sample.scores.items():
         if "parse_failures" in score.metadata:
-            judges.setdefault(name, JudgeTally()).add(score.metadata)
+            judges.setdefault(name, JudgeTally()).add(score.metadata, score.malformed)
 
 
 def judge_shares(judges: dict[str, JudgeTally]) -> dict[str, tuple[int, int]]:

@@ -1,45 +1,25 @@
 """How one stored sample becomes report numbers: the single place that reads SampleRecords.
 
-A graded sample (one with ``extra["evaluation"]``, a workflow evaluation payload) takes its
-weighted score, grade, gates and criteria from that payload. An ungraded sample's weighted
-score is 100 x the mean of its scorer values; a sample whose target failed scores 0.0; a sample
-with no scores has none.
+Every number comes from the sample's :class:`~aieval.core.Verdict`: its pass flag, weighted
+score, grade, gates and criteria (the threshold grader's weighted score is 100 x the mean of
+the scorer values; a sample whose target failed scores 0.0; a sample with no scores has none).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from aieval._records import SampleRecord
+from aieval.core import CriterionValue, Verdict
+from aieval.core._stored import derived_verdict
+from aieval.core._threshold import ungraded_score
+from aieval.core._verdict import finite
 
-__all__ = ["CriterionValue", "ExampleNumbers", "example_numbers"]
+__all__ = ["CriterionValue", "ExampleNumbers", "example_numbers", "numbers_of", "ungraded_score"]
 
 #: Gate or criterion names containing one of these mark a safety/validation concern.
 SEVERE_KEYWORDS: tuple[str, ...] = ("safety", "security", "validation")
-
-
-@dataclass(frozen=True, slots=True)
-class CriterionValue:
-    """One graded criterion of one example.
-
-    Attributes:
-        normalized: the normalized value in 0..1.
-        adjusted: the small-sample ``adjusted_norm``, when the criterion has one.
-        weight: the criterion's weight.
-        floor: its critical floor (0..1), if it has one.
-        floor_passed: whether the floor held (``None`` without a floor).
-        kind: ``objective``, ``judge``, ``efficiency``...
-    """
-
-    normalized: float
-    adjusted: float | None = None
-    weight: float = 1.0
-    floor: float | None = None
-    floor_passed: bool | None = None
-    kind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,71 +102,27 @@ def example_numbers(sample: SampleRecord) -> ExampleNumbers:
         >>> example_numbers(s).weighted_score
         75.0
     """
-    scores = {name: _finite(s.value) for name, s in sample.scores.items()}
-    evaluation = sample.extra.get("evaluation")
-    if isinstance(evaluation, Mapping):
-        return ExampleNumbers(
-            id=sample.id,
-            passed=bool(sample.passed),
-            weighted_score=_finite(evaluation.get("weighted_score")),
-            grade=_text(evaluation.get("grade")),
-            gates={str(k): bool(v) for k, v in (evaluation.get("hard_gates") or {}).items()},
-            criteria=_criteria(evaluation.get("criteria")),
-            scores=scores,
-            error=sample.error,
-            graded=True,
-            latency_s=sample.latency_s,
-            cost=sample.cost,
-        )
+    verdict = sample.verdict or derived_verdict(sample, 0.5)
+    return numbers_of(sample, verdict)
+
+
+def numbers_of(sample: SampleRecord, verdict: Verdict) -> ExampleNumbers:
+    """The numbers of ``sample`` as ``verdict`` decided them."""
     return ExampleNumbers(
         id=sample.id,
-        passed=bool(sample.passed),
-        weighted_score=ungraded_score(sample.error, scores),
-        scores=scores,
+        passed=verdict.passed,
+        weighted_score=verdict.weighted_score,
+        grade=verdict.grade,
+        gates=verdict.gate_map,
+        criteria=verdict.criteria,
+        scores={name: finite(s.value) for name, s in sample.scores.items()},
         error=sample.error,
+        graded=verdict.graded,
         latency_s=sample.latency_s,
         cost=sample.cost,
     )
 
 
-def ungraded_score(error: str | None, scores: Mapping[str, float | None]) -> float | None:
-    """0..100 mean of the scorer values (0 when the target failed; ``None`` if none scored)."""
-    if error is not None:
-        return 0.0
-    values = [v for v in scores.values() if v is not None]
-    return 100.0 * sum(values) / len(values) if values else None
-
-
-def _criteria(items: Any) -> dict[str, CriterionValue]:
-    out: dict[str, CriterionValue] = {}
-    for item in items or ():
-        if not isinstance(item, Mapping) or "name" not in item:
-            continue
-        normalized = _finite(item.get("normalized"))
-        if normalized is None:
-            continue
-        floor_passed = item.get("floor_passed")
-        out[str(item["name"])] = CriterionValue(
-            normalized=normalized,
-            adjusted=_finite(item.get("adjusted")),
-            weight=_finite(item.get("weight")) or 0.0,
-            floor=_finite(item.get("floor")),
-            floor_passed=None if floor_passed is None else bool(floor_passed),
-            kind=_text(item.get("kind")),
-        )
-    return out
-
-
 def _matches(name: str, keywords: tuple[str, ...]) -> bool:
     lowered = name.lower()
     return any(k in lowered for k in keywords)
-
-
-def _finite(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aieval._floors import at_least, at_most
+from aieval._floors import at_most
 from aieval._records import SampleRecord
+from aieval.core import Verdict
 from aieval.report._header import pass_rate
 from aieval.report._samples import ExampleNumbers
 
@@ -70,7 +71,7 @@ class GroupTally:
 class JudgeTally:
     """Parse failures and swapped-order inconsistencies of one judge scorer.
 
-    ``malformed`` counts the samples whose score rests on malformed verdicts (their metadata's
+    ``malformed`` counts the samples whose score rests on malformed verdicts (the score's
     ``unreadable``), whether stored with their 0.0 or, by older runs, as an error.
     """
 
@@ -83,14 +84,14 @@ class JudgeTally:
     outcomes: Counter[str] = field(default_factory=Counter)
     inconsistent_ties: int = 0
 
-    def add(self, metadata: Mapping[str, Any]) -> None:
-        """Count one sample's judge metadata."""
+    def add(self, metadata: Mapping[str, Any], unreadable: str | None = None) -> None:
+        """Count one sample's judge metadata (``unreadable``: why its verdict could not be
+        read)."""
         failures = _count(metadata.get("parse_failures"))
         self.n += 1
         self.parse_failures += failures
         self.verdicts += max(failures, _verdicts(metadata))
-        unreadable = metadata.get("unreadable")
-        self.malformed += isinstance(unreadable, str) and bool(unreadable)
+        self.malformed += bool(unreadable)
         if "inconsistent" in metadata:
             self.pairwise = True
             self.inconsistent += _count(metadata.get("inconsistent"))
@@ -190,49 +191,10 @@ class ReasonTally:
         if len(entry[1]) < _MAX_IDS and sample_id not in entry[1]:
             entry[1].append(sample_id)
 
-    def collect(self, sample: SampleRecord, ex: ExampleNumbers, threshold: float) -> None:
-        """Record the failure reasons of a sample that did not pass."""
-        evaluation = sample.extra.get("evaluation")
-        evaluation = evaluation if isinstance(evaluation, Mapping) else {}
-        if sample.error:
-            self.add("error", "target", sample.error, sample.id)
-        for name, score in sample.scores.items():
-            if score.malformed:  # scored 0.0 (or, in older stores, an error)
-                self.add("malformed", name, score.malformed, sample.id)
-            elif score.error:
-                self.add("error", name, score.error, sample.id)
-            elif "parse_failures" in score.metadata and score.reason:
-                self.add("judge", name, score.reason, sample.id)
-        for gate in evaluation.get("gate_failures") or ():
-            if isinstance(gate, Mapping):
-                name = str(gate.get("name"))
-                self.add("gate", name, str(gate.get("reason") or "failed"), sample.id)
-        for floor in evaluation.get("floor_violations") or ():
-            if isinstance(floor, Mapping):
-                name = str(floor.get("criterion"))
-                # The score itself stays out of the text so that misses of one floor group.
-                self.add("floor", name, f"below its critical floor {floor.get('floor')}", sample.id)
-        self._threshold(sample, ex, evaluation, threshold)
-
-    def _threshold(
-        self,
-        sample: SampleRecord,
-        ex: ExampleNumbers,
-        evaluation: Mapping[str, Any],
-        threshold: float,
-    ) -> None:
-        if evaluation:
-            if evaluation.get("reason") == "below_threshold":
-                limit = evaluation.get("pass_threshold")
-                self.add("threshold", "weighted_score", f"weighted score below {limit}", sample.id)
-            return
-        if sample.error:
-            return
-        for name, value in ex.scores.items():
-            if value is not None and not at_least(value, threshold):
-                self.add(
-                    "threshold", name, f"{name} below the pass threshold {threshold:g}", sample.id
-                )
+    def collect(self, sample: SampleRecord, verdict: Verdict) -> None:
+        """Record the reasons of a sample that did not pass, as its verdict gives them."""
+        for reason in verdict.reasons:
+            self.add(reason.kind, reason.key, reason.text, sample.id)
 
     def top(self, limit: int = 10) -> list[dict[str, Any]]:
         """The ``limit`` most frequent reasons."""

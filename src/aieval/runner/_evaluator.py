@@ -1,7 +1,9 @@
 """Per-sample evaluators: grading that plugs into the runner by name.
 
-An evaluator sees every sample after its scorers ran and adds to what the sample stores; its
-``evaluation.passed`` decides whether the sample passed. Workflow grading (a workflow
+An evaluator sees every sample after its scorers ran and adds to what the sample stores; the
+:class:`~aieval.core.Grader` its ``grader(request)`` returns decides each sample's verdict (an
+evaluator without one may put an ``evaluation`` payload with ``passed`` in ``extra``, read into
+the verdict as before verdicts existed). Workflow grading (a workflow
 definition and a scoring profile) is one; the runner knows it only by its plugin name, so the
 dependency points one way: evaluators import the runner, never the reverse.
 
@@ -82,7 +84,7 @@ class SampleEvaluator(Protocol):
     def sample_extra(
         self, example: Example, output: Output, scores: Mapping[str, ScoreRecord]
     ) -> dict[str, Any]:
-        """Entries for the sample's ``extra``; ``evaluation["passed"]`` decides the sample."""
+        """Entries for the sample's ``extra`` (its verdict comes from the evaluator's grader)."""
         ...
 
     def aggregator(self, scorer_names: list[str]) -> Aggregator:

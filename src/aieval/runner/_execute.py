@@ -42,6 +42,7 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
         model=spec.target.model,
         pass_threshold=spec.scoring.pass_threshold,
         evaluator=prep.evaluator,
+        grader=spec.scoring.grader,
         secrets=prep.secrets,
         prices=spec.target.prices,
     )

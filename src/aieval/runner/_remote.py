@@ -153,6 +153,7 @@ def build_processor(
         model=spec.target.model,
         pass_threshold=spec.scoring.pass_threshold,
         evaluator=evaluator,
+        grader=spec.scoring.grader,
         secrets=target_secrets(target),
         prices=spec.target.prices,
     )

@@ -106,6 +106,7 @@ async def run_async(
     workflow: Any = None,
     profile: Any = None,
     evaluator: str | None = None,
+    grader: str | None = None,
     telemetry: bool | None = None,
     tracer_provider: Any = None,
     enforce_hard_gates: bool = True,
@@ -152,13 +153,17 @@ async def run_async(
         metadata: free-form run metadata, stored with the run config.
         workflow: a workflow definition (file, mapping or object); each sample's output (the
             target's :class:`~aieval.workflows.WorkflowRun` or the recorded run) is graded
-            with :func:`~aieval.workflows.evaluate_run`, stored in ``extra["evaluation"]``,
-            and the grade decides ``passed``. A dataset missing a required input is refused
-            before any sample runs. A folder of run logs is a valid ``dataset``.
+            with :func:`~aieval.workflows.evaluate_run` into the sample's ``verdict`` (its
+            ``workflow`` detail), and the grade decides ``passed``. A dataset missing a
+            required input is refused before any sample runs. A folder of run logs is a valid
+            ``dataset``.
         profile: the scoring profile for workflow runs (overrides the definition's).
         evaluator: the ``aieval.evaluators`` plugin that grades each sample (default:
             ``workflow`` when ``workflow``/``profile``/a folder of run logs is given); see
             docs/workflows.md for writing one.
+        grader: the ``aieval.graders`` plugin deciding each sample's
+            :class:`~aieval.core.Verdict` (default: the evaluator's own grader, else
+            ``threshold``: every score at least ``pass_threshold``).
         telemetry: emit OpenTelemetry spans (run, sample, model calls) as samples finish;
             ``None`` follows ``$AIEVAL_OTEL``. Needs the ``otel`` extra.
         tracer_provider: the OpenTelemetry tracer provider to use instead of the global one;
@@ -230,6 +235,7 @@ async def run_async(
         workflow=given.workflow,
         profile=given.profile,
         evaluator=evaluator,
+        grader=grader,
         enforce_hard_gates=enforce_hard_gates,
     )
     execution = dict(

@@ -8,12 +8,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from aieval._calls import collect_calls
-from aieval._floors import at_least
 from aieval._records import SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
 from aieval._usage_figures import ModelPrice, call_cost
-from aieval.errors import ConfigError, ScorerError
+from aieval.core import GradeInput, Reason, Verdict
+from aieval.errors import ScorerError
 from aieval.runner._evaluator import SampleEvaluator
+from aieval.runner._grading import run_grader
 from aieval.runner._target import Output, ProviderTarget, Target, Usage
 from aieval.scorers import Scorer
 
@@ -37,6 +38,7 @@ class SampleProcessor:
         model: str | None,
         pass_threshold: float,
         evaluator: SampleEvaluator | None = None,
+        grader: str | None = None,
         secrets: frozenset[str] = frozenset(),
         prices: Mapping[str, ModelPrice] | None = None,
     ) -> None:
@@ -46,6 +48,7 @@ class SampleProcessor:
         self.model = model
         self.pass_threshold = pass_threshold
         self.evaluator = evaluator
+        self.grader = run_grader(grader, pass_threshold, evaluator)
         self.secrets = secrets
         self.provider_name = target.name if isinstance(target, ProviderTarget) else None
 
@@ -81,21 +84,10 @@ class SampleProcessor:
             }
             record.scores = await _score_all(self.scorers, output.text, example.expected, context)
         _fill_usage(record, output.usage, self.prices)
-        # a malformed judge verdict keeps its 0.0 (or tie) but never passes; a sample every
-        # scorer found not applicable (unscored) has no score to pass with
-        record.passed = (
-            output.error is None
-            and not record.unscored
-            and all(
-                s.error is None
-                and s.malformed is None
-                and (s.value is None or at_least(s.value, self.pass_threshold))
-                for s in record.scores.values()
-            )
-        )
         if self.evaluator is not None:
             record.extra.update(self.evaluator.sample_extra(example, output, record.scores))
-            record.passed = _graded(record.extra)
+        record.verdict = self.grader.grade(GradeInput(record, example, output.value))
+        record.passed = record.verdict.passed
         redact_record(record, self.secrets)
         return record
 
@@ -121,14 +113,8 @@ def failed_record(index: int, example: Example, error: str) -> SampleRecord:
         metadata=example.metadata,
         error=error,
         passed=False,
+        verdict=Verdict(False, (Reason("error", "target", error),), weighted_score=0.0),
     )
-
-
-def _graded(extra: dict[str, Any]) -> bool:
-    evaluation = extra.get("evaluation")
-    if not isinstance(evaluation, dict) or "passed" not in evaluation:
-        raise ConfigError("the run's evaluator stored no evaluation.passed for this sample")
-    return bool(evaluation["passed"])
 
 
 async def _score_all(
@@ -161,12 +147,12 @@ async def _score_one(
         raise
     except BaseException as exc:  # a user's own BaseException subclass, GeneratorExit
         return ScoreRecord(None, error=f"scorer {item.name!r} raised {type(exc).__name__}: {exc}")
-    return ScoreRecord(score.value, score.raw, score.reason, metadata=score.metadata)
+    return ScoreRecord(
+        score.value, score.raw, score.reason, metadata=score.metadata, unreadable=score.unreadable
+    )
 
 
-def _fill_usage(
-    record: SampleRecord, own: Usage | None, prices: Mapping[str, ModelPrice]
-) -> None:
+def _fill_usage(record: SampleRecord, own: Usage | None, prices: Mapping[str, ModelPrice]) -> None:
     target_calls = [call for call in record.calls if call.purpose == "target"]
     target_called = bool(target_calls)
     for call in record.calls:

@@ -147,6 +147,11 @@ class ScoringSpec(_Sub):
         description="an 'aieval.evaluators' plugin grading each sample; default: 'workflow' "
         "when a workflow, a profile or a folder of run logs is given",
     )
+    grader: str | None = Field(
+        None,
+        description="an 'aieval.graders' plugin deciding each sample's verdict; default: the "
+        "evaluator's grader, else 'threshold'",
+    )
     enforce_hard_gates: bool = True
 
     @field_validator("max_error_rate", "pass_threshold", mode="before")

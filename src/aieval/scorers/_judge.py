@@ -151,8 +151,8 @@ class _Judge:
                 "verdicts": [_verdict_log(v) for v in verdicts],
                 "parse_failures": len(malformed),
                 "call_failures": failures,
-                "unreadable": _unreadable(malformed, len(verdicts)),
             },
+            unreadable=_unreadable(malformed, len(verdicts)),
         )
 
     async def aclose(self) -> None:
@@ -281,7 +281,7 @@ def llm_judge(
     ``{"score": 0-10, "reason": "..."}``; the score is normalized to 0..1 and a malformed verdict
     scores 0.0 rather than crashing the run (it is counted in ``metadata["parse_failures"]``).
     With ``samples > 1`` a malformed sample counts as 0.0 in the median. When at least half of
-    the verdicts were malformed the median rests on them: ``metadata["unreadable"]`` says why
+    the verdicts were malformed the median rests on them: the score's ``unreadable`` says why
     (and how many were malformed), and in a run the sample is flagged ``malformed``, never
     passes and counts as errored, its 0.0 still entering the judge's mean.
 

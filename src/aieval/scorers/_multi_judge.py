@@ -60,12 +60,13 @@ class _MultiJudge:
                     "raw": found.raw,
                     "reason": found.reason,
                     "metadata": found.metadata,
+                    "unreadable": found.unreadable,
                 }
         # a member whose verdict was unreadable gave no grade: it does not vote
-        unread = {k for k, v in verdicts.items() if v.get("metadata", {}).get("unreadable")}
+        unread = {k for k, v in verdicts.items() if v.get("unreadable")}
         scored = {k: v for k, v in verdicts.items() if v["value"] is not None and k not in unread}
         if not scored and unread:
-            first = verdicts[min(unread)]["metadata"]["unreadable"]
+            first = verdicts[min(unread)]["unreadable"]
             return Score(
                 value=0.0,
                 reason=f"every judge's verdict was unreadable: {first}",
@@ -75,8 +76,8 @@ class _MultiJudge:
                     "failed_judges": sorted(set(verdicts) - unread),
                     "unreadable_judges": sorted(unread),
                     "parse_failures": _parse_failures(verdicts.values()),
-                    "unreadable": f"every judge's verdict was unreadable ({first})",
                 },
+                unreadable=f"every judge's verdict was unreadable ({first})",
             )
         if not scored:
             first = next(iter(verdicts.values()))
@@ -98,7 +99,6 @@ class _MultiJudge:
                 "failed_judges": sorted(set(verdicts) - set(scored) - unread),
                 "unreadable_judges": sorted(unread),
                 "parse_failures": _parse_failures(verdicts.values()),
-                "unreadable": None,
             },
         )
 

@@ -201,7 +201,7 @@ class _PairwiseJudge:
 
         A row without an expected answer has no B: a :class:`ScorerError`, no judge call. An
         outcome resting on a malformed verdict is scored as a tie (0.5) but marked
-        ``metadata["unreadable"]``: in a run the sample is flagged ``malformed``, counts as
+        ``unreadable``: in a run the sample is flagged ``malformed``, counts as
         errored and never passes, whatever the pass threshold.
         """
         require_expected(expected, self.client.name)
@@ -216,6 +216,7 @@ class _PairwiseJudge:
             raw=found.outcome,
             reason=reason,
             metadata={**self._log(provider, model), **_outcome_log(found)},
+            unreadable=_deciding_error(found),
         )
 
     def _log(self, provider: str | None, model: str | None) -> dict[str, Any]:
@@ -314,7 +315,6 @@ def _outcome_log(found: PairwiseOutcome) -> dict[str, Any]:
         "adjudicated": found.adjudicated,
         "orders": found.orders,
         "parse_failures": found.parse_failures,
-        "unreadable": _deciding_error(found),
     }
 
 

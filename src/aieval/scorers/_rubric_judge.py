@@ -206,15 +206,15 @@ class _RubricJudge:
                 "verdicts": [{"raw": reply.text}],
                 "parse_failures": len(failures),
                 "malformed_criteria": failures,
-                # no criterion was readable: the value (0.0) is the fallback, not the judge's
-                # grade; a run flags the sample malformed. Fewer malformed criteria each count
-                # 0.0 in the weighted score and are listed in malformed_criteria.
-                "unreadable": (
-                    f"every criterion's verdict was malformed (first: {per[failures[0]]['error']})"
-                    if failures and len(failures) == len(per)
-                    else None
-                ),
             },
+            # no criterion was readable: the value (0.0) is the fallback, not the judge's grade;
+            # a run flags the sample malformed. Fewer malformed criteria each count 0.0 in the
+            # weighted score and are listed in malformed_criteria.
+            unreadable=(
+                f"every criterion's verdict was malformed (first: {per[failures[0]]['error']})"
+                if failures and len(failures) == len(per)
+                else None
+            ),
         )
 
     async def aclose(self) -> None:

@@ -129,7 +129,9 @@ def to_score(result: Any, name: str) -> Score:
     if isinstance(result, Score):
         if result.value is not None:
             _check_value(result.value, name)
-            return Score(float(result.value), result.raw, result.reason, result.metadata)
+            return Score(
+                float(result.value), result.raw, result.reason, result.metadata, result.unreadable
+            )
         return result
     if isinstance(result, bool):
         return Score(1.0 if result else 0.0)

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from aieval._records import SampleRecord, ScoreRecord
+from aieval.core import Verdict
+from aieval.core._stored import adapt_record, config_threshold
 from aieval.store._encoding import from_db, to_db
 
 __all__ = ["metadata_keys", "sample_count", "scorer_names", "table_records"]
 
-_COLUMNS = "sample_id, idx, input, expected, prediction, metadata, error, passed, extra"
+_COLUMNS = "sample_id, idx, input, expected, prediction, metadata, error, passed, extra, verdict"
 
 
 def table_records(
@@ -39,25 +41,31 @@ def table_records(
         ).fetchall()
         if limit is None:
             score_rows = db.execute(
-                "SELECT sample_id, scorer, value, reason, error, metadata FROM scores"
+                "SELECT sample_id, scorer, value, reason, error, metadata, unreadable FROM scores"
                 " WHERE run_id = ? ORDER BY rowid",
                 (to_db(run_id),),
             ).fetchall()
         else:
             ids = [row[0] for row in rows]
             score_rows = db.execute(
-                "SELECT sample_id, scorer, value, reason, error, metadata FROM scores"
+                "SELECT sample_id, scorer, value, reason, error, metadata, unreadable FROM scores"
                 f" WHERE run_id = ? AND sample_id IN ({', '.join('?' * len(ids))})"
                 " ORDER BY rowid",
                 (to_db(run_id), *ids),
             ).fetchall()
+        config = db.execute("SELECT config FROM runs WHERE id = ?", (to_db(run_id),)).fetchone()
+    threshold = config_threshold(_loads(_text(config)[0]) if config is not None else None)
     scores: dict[Any, dict[str, ScoreRecord]] = {}
     for row in score_rows:
-        _, name, value, reason, error, meta = _text(row)
+        _, name, value, reason, error, meta, unreadable = _text(row)
         scores.setdefault(row[0], {})[name] = ScoreRecord(
-            value=value, reason=reason, error=error, metadata=_loads(meta) or {}
+            value=value,
+            reason=reason,
+            error=error,
+            metadata=_loads(meta) or {},
+            unreadable=unreadable,
         )
-    return [_record(row, scores.get(row[0], {})) for row in rows]
+    return [adapt_record(_record(row, scores.get(row[0], {})), threshold) for row in rows]
 
 
 def sample_count(path: Path, run_id: str) -> int:
@@ -116,7 +124,9 @@ def _loads(text: str | None) -> Any:
 
 
 def _record(row: tuple[Any, ...], scores: dict[str, ScoreRecord]) -> SampleRecord:
-    sample_id, idx, input_json, expected_json, prediction, meta, error, passed, extra = _text(row)
+    sample_id, idx, input_json, expected_json, prediction, meta, error, passed, extra, verdict = (
+        _text(row)
+    )
     return SampleRecord(
         id=sample_id,
         index=idx,
@@ -128,4 +138,7 @@ def _record(row: tuple[Any, ...], scores: dict[str, ScoreRecord]) -> SampleRecor
         error=error,
         passed=None if passed is None else bool(passed),
         extra=_loads(extra) or {},
+        verdict=None
+        if verdict is None
+        else Verdict.from_dict(_loads(verdict), f"sample {sample_id!r}"),
     )

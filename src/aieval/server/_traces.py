@@ -127,11 +127,14 @@ def grade_traces(body: TraceEvaluationRequest, request: Request) -> dict[str, An
         "unmapped": reading.unmapped,
         "verdicts": {
             s.id: {
-                "grade": s.extra["evaluation"]["grade"],
-                "passed": s.extra["evaluation"]["passed"],
-                "gate_failures": s.extra["evaluation"]["gate_failures"],
+                "grade": s.verdict.grade,
+                "passed": s.verdict.passed,
+                "gate_failures": [
+                    {"name": g.name, "reason": g.reason} for g in s.verdict.gates if not g.passed
+                ],
             }
             for s in result.samples
+            if s.verdict is not None
         },
     }
 

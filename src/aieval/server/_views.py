@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from aieval._records import SampleRecord
+from aieval.core import Verdict
+from aieval.core._stored import derived_verdict
 from aieval.store import RunRow, Store
 
 __all__ = [
@@ -79,14 +81,7 @@ def _int(value: Any) -> int:
 
 def weighted_score(record: SampleRecord) -> float | None:
     """0..100: the graded score, else 100 x the mean scorer value (a target error is 0)."""
-    evaluation = _evaluation(record)
-    if evaluation is not None:
-        value = evaluation.get("weighted_score")
-        return float(value) if value is not None else None
-    if record.error is not None:
-        return 0.0
-    values = [v for v in record.values.values() if v is not None]
-    return 100.0 * sum(values) / len(values) if values else None
+    return _verdict(record).weighted_score
 
 
 def sample_item(record: SampleRecord) -> dict[str, Any]:
@@ -94,13 +89,13 @@ def sample_item(record: SampleRecord) -> dict[str, Any]:
     judges' reasons (cut), errors and gate failures."""
     from aieval.server._table import preview
 
-    evaluation = _evaluation(record) or {}
+    verdict = _verdict(record)
     scores = record.scores
     return {
         "id": record.id,
         "index": record.index,
         "passed": record.passed,
-        "grade": evaluation.get("grade"),
+        "grade": verdict.grade,
         "weighted_score": weighted_score(record),
         "error": record.error,
         "scores": record.values,
@@ -108,7 +103,7 @@ def sample_item(record: SampleRecord) -> dict[str, Any]:
         "score_errors": {n: preview(s.error) for n, s in scores.items() if s.error},
         # judges whose score rests on malformed verdicts: {name: why} (scored 0.0, counted)
         "malformed": {n: preview(s.malformed) for n, s in scores.items() if s.malformed},
-        "gate_failures": [g for g, ok in (evaluation.get("hard_gates") or {}).items() if not ok],
+        "gate_failures": [g.name for g in verdict.gates if not g.passed],
         "input": preview(record.input if record.input is not None else record.prompt),
         "prediction": preview(record.prediction),
         "expected": preview(record.expected),
@@ -118,17 +113,10 @@ def sample_item(record: SampleRecord) -> dict[str, Any]:
 
 def sample_completed(record: SampleRecord) -> dict[str, Any]:
     """The ``sample_completed`` event payload: the table row plus each hard gate's verdict."""
-    evaluation = _evaluation(record) or {}
-    reasons = {
-        g["name"]: g.get("reason")
-        for g in evaluation.get("gate_results") or []
-        if isinstance(g, Mapping) and "name" in g
-    }
     return {
         **sample_item(record),
         "hard_gates": {
-            name: {"passed": bool(ok), "reason": reasons.get(name)}
-            for name, ok in (evaluation.get("hard_gates") or {}).items()
+            g.name: {"passed": g.passed, "reason": g.reason} for g in _verdict(record).gates
         },
     }
 
@@ -155,11 +143,10 @@ def sample_detail(record: SampleRecord) -> dict[str, Any]:
         "cost": record.cost,
         "retries": record.retries,
         "calls": [dataclasses.asdict(call) for call in record.calls],
-        "evaluation": _evaluation(record),
+        "verdict": _verdict(record).to_dict(),
         "workflow_run": record.extra.get("workflow_run"),
     }
 
 
-def _evaluation(record: SampleRecord) -> dict[str, Any] | None:
-    value = record.extra.get("evaluation")
-    return value if isinstance(value, dict) else None
+def _verdict(record: SampleRecord) -> Verdict:
+    return record.verdict or derived_verdict(record, 0.5)

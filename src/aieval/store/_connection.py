@@ -10,7 +10,7 @@ from typing import Any
 
 from aieval.errors import StoreError
 from aieval.store._encoding import row_from_db, to_db_row
-from aieval.store._schema import RUN_COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION
+from aieval.store._schema import COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION
 
 __all__ = ["Connection", "default_db_path", "placeholders"]
 
@@ -44,10 +44,11 @@ class Connection:
 
     def _migrate(self) -> None:
         """Bring a store written by an older version up to this schema, in place."""
-        have = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
-        for column, kind in RUN_COLUMNS_ADDED.items():
-            if column not in have:
-                self._db.execute(f"ALTER TABLE runs ADD COLUMN {column} {kind}")
+        for table, columns in COLUMNS_ADDED.items():
+            have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            for column, kind in columns.items():
+                if column not in have:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
         self._db.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from aieval._records import CallRecord, SampleRecord, ScoreRecord
+from aieval.core import Verdict
+from aieval.core._stored import adapt_record, config_threshold
 from aieval.errors import RunNotFoundError
 from aieval.store._connection import Connection, placeholders
 from aieval.store._encoding import loads, to_db, to_db_row
@@ -55,8 +57,8 @@ class SampleReader(Connection):
                 to_db_row((run_id, *ids)),
             ).fetchall()
             score_rows = self._db.execute(
-                "SELECT sample_id, scorer, value, raw, reason, error, metadata FROM scores"
-                f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
+                "SELECT sample_id, scorer, value, raw, reason, error, metadata, unreadable"
+                f" FROM scores WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
                 to_db_row((run_id, *ids)),
             ).fetchall()
             call_rows = self._db.execute(
@@ -72,9 +74,20 @@ class SampleReader(Connection):
         for call in call_rows:
             calls.setdefault(call[0], []).append(call[1:])
         by_id = {row[1]: row for row in rows}
+        threshold = self.pass_threshold(run_id)
         return [
-            _sample_record(by_id[i], scores.get(i, []), calls.get(i, [])) for i in ids if i in by_id
+            _sample_record(by_id[i], scores.get(i, []), calls.get(i, []), threshold)
+            for i in ids
+            if i in by_id
         ]
+
+    def pass_threshold(self, run_id: str) -> float:
+        """The run's stored ``pass_threshold`` (0.5 when its config has none)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT config FROM runs WHERE id = ?", (to_db(run_id),)
+            ).fetchone()
+        return config_threshold(loads(row[0]) if row is not None else None)
 
     def samples_since(
         self, run_id: str, position: int = 0, *, limit: int | None = None
@@ -131,7 +144,7 @@ class SampleReader(Connection):
         sample_id = row[1]
         with self._lock:
             score_rows = self._db.execute(
-                "SELECT scorer, value, raw, reason, error, metadata FROM scores"
+                "SELECT scorer, value, raw, reason, error, metadata, unreadable FROM scores"
                 " WHERE run_id = ? AND sample_id = ? ORDER BY rowid",
                 to_db_row((run_id, sample_id)),
             ).fetchall()
@@ -141,11 +154,14 @@ class SampleReader(Connection):
                 " ORDER BY id",
                 to_db_row((run_id, sample_id)),
             ).fetchall()
-        return _sample_record(row, score_rows, call_rows)
+        return _sample_record(row, score_rows, call_rows, self.pass_threshold(run_id))
 
 
 def _sample_record(
-    row: tuple[Any, ...], score_rows: list[tuple[Any, ...]], call_rows: list[tuple[Any, ...]]
+    row: tuple[Any, ...],
+    score_rows: list[tuple[Any, ...]],
+    call_rows: list[tuple[Any, ...]],
+    threshold: float,
 ) -> SampleRecord:
     (
         _,
@@ -165,6 +181,7 @@ def _sample_record(
         cached,
         extra_json,
         _created,
+        verdict_json,
     ) = row
     scores = {
         name: ScoreRecord(
@@ -173,8 +190,9 @@ def _sample_record(
             reason=reason,
             error=score_error,
             metadata=loads(meta) or {},
+            unreadable=unreadable,
         )
-        for name, value, raw, reason, score_error, meta in score_rows
+        for name, value, raw, reason, score_error, meta, unreadable in score_rows
     }
     calls = [
         CallRecord(
@@ -191,7 +209,7 @@ def _sample_record(
         )
         for c in call_rows
     ]
-    return SampleRecord(
+    record = SampleRecord(
         id=sample_id,
         index=idx,
         input=loads(input_json),
@@ -209,4 +227,8 @@ def _sample_record(
         cached=bool(cached),
         calls=calls,
         extra=loads(extra_json) or {},
+        verdict=None
+        if verdict_json is None
+        else Verdict.from_dict(loads(verdict_json), f"sample {sample_id!r}"),
     )
+    return adapt_record(record, threshold)

@@ -50,6 +50,7 @@ class SampleWriter(Connection):
                         int(s.cached),
                         dumps(s.extra) if s.extra else None,
                         now,
+                        None if s.verdict is None else dumps(s.verdict.to_dict()),
                     )
                 )
             )
@@ -65,6 +66,7 @@ class SampleWriter(Connection):
                             score.reason,
                             score.error,
                             dumps(score.metadata) if score.metadata else None,
+                            score.unreadable,
                         )
                     )
                 )
@@ -91,13 +93,13 @@ class SampleWriter(Connection):
             try:
                 self._db.execute("BEGIN")
                 self._db.executemany(
-                    f"INSERT INTO samples ({SAMPLE_COLUMNS}) VALUES ({placeholders(17)})",
+                    f"INSERT INTO samples ({SAMPLE_COLUMNS}) VALUES ({placeholders(18)})",
                     sample_rows,
                 )
                 if score_rows:
                     self._db.executemany(
                         "INSERT INTO scores (run_id, sample_id, scorer, value, raw, reason, error,"
-                        f" metadata) VALUES ({placeholders(8)})",
+                        f" metadata, unreadable) VALUES ({placeholders(9)})",
                         score_rows,
                     )
                 if call_rows:

@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
-__all__ = ["CALL_COLUMNS", "RUN_COLUMNS_ADDED", "SAMPLE_COLUMNS", "SCHEMA", "SCHEMA_VERSION"]
+__all__ = [
+    "CALL_COLUMNS",
+    "COLUMNS_ADDED",
+    "RUN_COLUMNS_ADDED",
+    "SAMPLE_COLUMNS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+]
 
-SCHEMA_VERSION = 2
+#: 2: a run's owner process (``pid``, ``host``, ``heartbeat_at``); 3: each sample's ``verdict``
+#: and each score's ``unreadable`` (earlier rows keep NULL there and are read through
+#: :func:`aieval.core._stored.adapt_record`).
+SCHEMA_VERSION = 3
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"}
 
+#: Every column added after version 1, by table: added in place to older stores when opened.
+COLUMNS_ADDED = {
+    "runs": RUN_COLUMNS_ADDED,
+    "samples": {"verdict": "TEXT"},
+    "scores": {"unreadable": "TEXT"},
+}
+
 #: The columns of ``samples`` and ``model_calls`` as the store writes and reads them.
 SAMPLE_COLUMNS = (
     "run_id, sample_id, idx, input, expected, prediction, metadata, error, passed, latency_s, "
-    "input_tokens, output_tokens, cost, retries, cached, extra, created_at"
+    "input_tokens, output_tokens, cost, retries, cached, extra, created_at, verdict"
 )
 CALL_COLUMNS = (
     "run_id, sample_id, purpose, provider, model, latency_s, input_tokens, output_tokens, cost, "
@@ -61,8 +78,9 @@ CREATE TABLE IF NOT EXISTS samples (
     cost          REAL,
     retries       INTEGER NOT NULL DEFAULT 0,
     cached        INTEGER NOT NULL DEFAULT 0,
-    extra         TEXT,                         -- JSON: gates, grade, workflow run, ...
+    extra         TEXT,                         -- JSON: workflow run, ...
     created_at    REAL NOT NULL,
+    verdict       TEXT,                         -- JSON: the grader's Verdict (NULL before v3)
     PRIMARY KEY (run_id, sample_id)
 );
 CREATE TABLE IF NOT EXISTS scores (
@@ -74,6 +92,7 @@ CREATE TABLE IF NOT EXISTS scores (
     reason    TEXT,
     error     TEXT,
     metadata  TEXT,                             -- JSON (judge verdicts, parse failures, ...)
+    unreadable TEXT,                            -- why a judge's verdict could not be read
     PRIMARY KEY (run_id, sample_id, scorer),
     FOREIGN KEY (run_id, sample_id) REFERENCES samples (run_id, sample_id) ON DELETE CASCADE
 );

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aieval._records import CallRecord, SampleRecord
-from aieval.report import example_numbers
+from aieval.core._stored import derived_verdict
 
 __all__ = [
     "AttributeValue",
@@ -142,7 +142,7 @@ def run_end_attributes(
 
 def sample_attributes(run: RunHeader, sample: SampleRecord) -> Attributes:
     """A sample span's attributes: ids, each score, pass flag, grade, gate failures, usage."""
-    evaluation = sample.extra.get("evaluation") or {}
+    verdict = sample.verdict or derived_verdict(sample, 0.5)
     target = next((c for c in sample.calls if c.purpose == "target"), None)
     found: dict[str, Any] = {
         "aieval.run.id": run.id,
@@ -150,8 +150,8 @@ def sample_attributes(run: RunHeader, sample: SampleRecord) -> Attributes:
         "aieval.example.id": sample.id,
         "aieval.example.index": sample.index,
         "aieval.passed": sample.passed,
-        "aieval.weighted_score": example_numbers(sample).weighted_score,
-        "aieval.grade": evaluation.get("grade"),
+        "aieval.weighted_score": verdict.weighted_score,
+        "aieval.grade": verdict.grade,
         "aieval.error": _clip(sample.error),
         "error.type": error_type(sample.error) if sample.error else None,
         "aieval.latency_s": sample.latency_s,
@@ -165,9 +165,9 @@ def sample_attributes(run: RunHeader, sample: SampleRecord) -> Attributes:
         "gen_ai.request.model": run.model,
         "gen_ai.response.model": target.model if target else None,
     }
-    failures = [g.get("name") for g in evaluation.get("gate_failures") or [] if g.get("name")]
-    if evaluation:
-        found["aieval.gate_failures"] = [str(name) for name in failures]
+    failures = [g.name for g in verdict.gates if not g.passed]
+    if verdict.gates or verdict.workflow is not None:
+        found["aieval.gate_failures"] = failures
         found["aieval.gate_failure_count"] = len(failures)
     for name, score in sample.scores.items():
         found[f"aieval.score.{name}"] = score.value

@@ -13,6 +13,8 @@ from aieval._json import loads_strict
 from aieval._records import SampleRecord, ScoreRecord
 from aieval._tracefiles import is_trace_data
 from aieval._types import Example
+from aieval.core import GradeInput, GraderRequest, Verdict
+from aieval.core._stored import evaluation_verdict
 from aieval.errors import IncompatibleDatasetError, WorkflowError
 from aieval.grading import Profile, normalize
 from aieval.runner._result import Aggregator
@@ -24,7 +26,7 @@ from aieval.workflows._gates import check_compatible
 from aieval.workflows._model import StepResult, WorkflowRun, load_run
 from aieval.workflows._recorder import recording
 
-__all__ = ["EvaluationAggregator", "WorkflowMode", "compact_run"]
+__all__ = ["EvaluationAggregator", "WorkflowGrader", "WorkflowMode", "compact_run"]
 
 _MAX_LISTED = 5
 
@@ -102,14 +104,18 @@ class WorkflowMode:
         return RecordedRunTarget() if target is None else WorkflowTarget(target, self._name())
 
     def evaluate(
-        self, example: Example, output: Output, scores: Mapping[str, ScoreRecord]
+        self,
+        example: Example,
+        value: Any,
+        error: str | None,
+        scores: Mapping[str, ScoreRecord],
     ) -> dict[str, Any]:
-        """The evaluation payload of one sample's run."""
+        """The evaluation payload of one sample's run (``value``: what the target produced)."""
         run = (
-            output.value
-            if isinstance(output.value, WorkflowRun)
+            value
+            if isinstance(value, WorkflowRun)
             else _failed_run(
-                example, self._name(), output.error or "the target produced no workflow run", []
+                example, self._name(), error or "the target produced no workflow run", []
             )
         )
         evaluation = evaluate_run(
@@ -125,12 +131,13 @@ class WorkflowMode:
     def sample_extra(
         self, example: Example, output: Output, scores: Mapping[str, ScoreRecord]
     ) -> dict[str, Any]:
-        """What a sample stores: ``evaluation`` and ``workflow_run`` (compact steps or None)."""
+        """What a sample stores beside its verdict: ``workflow_run`` (compact steps or None)."""
         run = output.value
-        return {
-            "evaluation": self.evaluate(example, output, scores),
-            "workflow_run": compact_run(run) if isinstance(run, WorkflowRun) else None,
-        }
+        return {"workflow_run": compact_run(run) if isinstance(run, WorkflowRun) else None}
+
+    def grader(self, request: GraderRequest) -> WorkflowGrader:
+        """The grader deciding each sample by its workflow evaluation (its grade and gates)."""
+        return WorkflowGrader(self)
 
     def aggregator(self, scorer_names: list[str]) -> EvaluationAggregator:
         return EvaluationAggregator(scorer_names)
@@ -147,6 +154,20 @@ def trace_rows(dataset: str | Path) -> list[dict[str, Any]]:
         {"id": run.workflow_id, "input": run.inputs or {}, "run": run.to_dict()}
         for run in iter_trace_runs(dataset)
     ]
+class WorkflowGrader:
+    """Grades a sample by evaluating its workflow run: the verdict carries the grade, gates,
+    criteria and weighted score, and the whole evaluation as its ``workflow`` detail."""
+
+    name = "workflow"
+
+    def __init__(self, mode: WorkflowMode) -> None:
+        self.mode = mode
+
+    def grade(self, sample: GradeInput) -> Verdict:
+        """The verdict on one sample's workflow run."""
+        record = sample.record
+        evaluation = self.mode.evaluate(sample.example, sample.value, record.error, record.scores)
+        return evaluation_verdict(evaluation, record, bool(evaluation["passed"]), self.name)
 
 
 class RecordedRunTarget(Target):
@@ -217,7 +238,7 @@ class EvaluationAggregator(Aggregator):
 
     def add(self, sample: SampleRecord) -> None:
         super().add(sample)
-        ev = sample.extra.get("evaluation")
+        ev = sample.verdict.workflow if sample.verdict is not None else None
         if not isinstance(ev, Mapping):
             return
         self.evaluated += 1

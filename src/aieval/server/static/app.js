@@ -1090,15 +1090,16 @@
   async function samplePage(main, runId, sampleId) {
     // the id goes in the query: in a path, "a/b", "." or ".." would be resolved, not looked up
     const s = await api(`/api/runs/${encodeURIComponent(runId)}/sample` + query({ id: sampleId }));
-    const ev = s.evaluation || null;
+    const verdict = s.verdict || {};
+    const ev = verdict.workflow || null;
     main.append(
       el("p", { class: "crumbs" }, link("#/", "Runs"), " / ", link(runHref(runId), runId), " / ",
         s.id),
       el("h1", {}, "Sample ", s.id),
       el("dl", { class: "facts" }, [
         ["Result", badge(s.passed)],
-        ["Grade", gradeBadge(ev && ev.grade)],
-        ["Weighted score", fmt(ev && ev.weighted_score, 1)],
+        ["Grade", gradeBadge(verdict.grade)],
+        ["Weighted score", fmt(verdict.weighted_score, 1)],
         ["Index", s.index],
         ["Latency", seconds(s.latency_s)],
         ["Tokens", `${s.input_tokens ?? "—"} in / ${s.output_tokens ?? "—"} out`],
@@ -1374,7 +1375,7 @@
     const column = (title, run, s, side) => el("div", { class: "card pair-side", id: "pair-" + side },
       el("h2", {}, title, " ", link(runHref(run.id), [run.name, run.model].filter(Boolean).join(" · "))),
       s ? [
-        el("p", {}, badge(s.passed), " ", gradeBadge(s.evaluation && s.evaluation.grade)),
+        el("p", {}, badge(s.passed), " ", gradeBadge(s.verdict && s.verdict.grade)),
         s.error ? errorBox({ message: "Target error: " + s.error }) : null,
         textBlock(readable(s.prediction), side + "-prediction"),
         pairScores(s.scores || {}),

@@ -1,0 +1,179 @@
+"""The typed verdict on one sample: passed or not, why, and the numbers behind it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aieval.errors import StoreError
+
+__all__ = ["CriterionValue", "GateOutcome", "Reason", "Verdict"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """One reason a sample did not pass.
+
+    Attributes:
+        kind: ``error`` (the target or a scorer failed), ``malformed`` (a judge's verdict could
+            not be read), ``judge`` (a judge's own explanation), ``gate``, ``floor`` or
+            ``threshold``.
+        key: what failed: ``target``, a scorer, gate or criterion name, or ``weighted_score``.
+        text: a short explanation.
+    """
+
+    kind: str
+    key: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class GateOutcome:
+    """One hard gate's result: its name, whether it held, and why not."""
+
+    name: str
+    passed: bool
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CriterionValue:
+    """One graded criterion of one example.
+
+    Attributes:
+        normalized: the normalized value in 0..1.
+        adjusted: the small-sample ``adjusted_norm``, when the criterion has one.
+        weight: the criterion's weight.
+        floor: its critical floor (0..1), if it has one.
+        floor_passed: whether the floor held (``None`` without a floor).
+        kind: ``objective``, ``judge``, ``efficiency``...
+    """
+
+    normalized: float
+    adjusted: float | None = None
+    weight: float = 1.0
+    floor: float | None = None
+    floor_passed: bool | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a :class:`~aieval.core.Grader` decided about one sample.
+
+    Attributes:
+        passed: whether the sample passed.
+        reasons: why it did not (empty when it passed).
+        weighted_score: 0..100, or ``None`` when nothing was scored.
+        grade: the letter grade, for graders that give one (workflow grading).
+        gates: the hard gates checked, in order.
+        criteria: graded criteria by name.
+        grader: the name of the grader that decided.
+        workflow: the workflow grader's full evaluation (its stored form), else ``None``.
+    """
+
+    passed: bool
+    reasons: tuple[Reason, ...] = ()
+    weighted_score: float | None = None
+    grade: str | None = None
+    gates: tuple[GateOutcome, ...] = ()
+    criteria: Mapping[str, CriterionValue] = field(default_factory=dict, hash=False)
+    grader: str = "threshold"
+    workflow: Mapping[str, Any] | None = field(default=None, hash=False)
+
+    @property
+    def graded(self) -> bool:
+        """Whether the grader gave a letter grade (the sample counts in grade distributions)."""
+        return self.grade is not None
+
+    @property
+    def gate_map(self) -> dict[str, bool]:
+        """``{gate: passed}``."""
+        return {g.name: g.passed for g in self.gates}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data, as stored and as the server sends it."""
+        return {
+            "passed": self.passed,
+            "reasons": [{"kind": r.kind, "key": r.key, "text": r.text} for r in self.reasons],
+            "weighted_score": self.weighted_score,
+            "grade": self.grade,
+            "gates": [{"name": g.name, "passed": g.passed, "reason": g.reason} for g in self.gates],
+            "criteria": {
+                name: {
+                    "normalized": c.normalized,
+                    "adjusted": c.adjusted,
+                    "weight": c.weight,
+                    "floor": c.floor,
+                    "floor_passed": c.floor_passed,
+                    "kind": c.kind,
+                }
+                for name, c in self.criteria.items()
+            },
+            "grader": self.grader,
+            "workflow": None if self.workflow is None else dict(self.workflow),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "verdict") -> Verdict:
+        """The verdict stored as :meth:`to_dict`; :class:`StoreError` naming ``source`` and the
+        field when it is not one."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("passed"), bool):
+            raise StoreError(f"{source}: not a stored verdict (needs a boolean 'passed')")
+        try:
+            return cls(
+                passed=data["passed"],
+                reasons=tuple(
+                    Reason(str(r["kind"]), str(r["key"]), str(r["text"]))
+                    for r in data.get("reasons") or ()
+                ),
+                weighted_score=finite(data.get("weighted_score")),
+                grade=None if data.get("grade") is None else str(data["grade"]),
+                gates=tuple(
+                    GateOutcome(
+                        str(g["name"]),
+                        bool(g["passed"]),
+                        None if g.get("reason") is None else str(g["reason"]),
+                    )
+                    for g in data.get("gates") or ()
+                ),
+                criteria=criteria_of(
+                    {"name": name, **c} for name, c in (data.get("criteria") or {}).items()
+                ),
+                grader=str(data.get("grader") or "threshold"),
+                workflow=data.get("workflow"),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise StoreError(f"{source}: malformed stored verdict ({exc!r})") from exc
+
+
+def criteria_of(items: Any) -> dict[str, CriterionValue]:
+    """Criteria from their stored entries (``name``, ``normalized``, ...); entries without a
+    name or a finite normalized value are left out."""
+    out: dict[str, CriterionValue] = {}
+    for item in items or ():
+        if not isinstance(item, Mapping) or "name" not in item:
+            continue
+        normalized = finite(item.get("normalized"))
+        if normalized is None:
+            continue
+        floor_passed = item.get("floor_passed")
+        kind = item.get("kind")
+        out[str(item["name"])] = CriterionValue(
+            normalized=normalized,
+            adjusted=finite(item.get("adjusted")),
+            weight=finite(item.get("weight")) or 0.0,
+            floor=finite(item.get("floor")),
+            floor_passed=None if floor_passed is None else bool(floor_passed),
+            kind=None if kind is None else str(kind),
+        )
+    return out
+
+
+def finite(value: Any) -> float | None:
+    """``value`` as a float when it is a finite number (not a bool), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
