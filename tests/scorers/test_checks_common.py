@@ -14,12 +14,14 @@ import asyncio
 import doctest
 import importlib
 import pickle
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.openai_server import OpenAIServer
 
 import aieval.scorers as scorers
 from aieval import Score
@@ -53,9 +55,12 @@ CHECKS: list[tuple[str, dict[str, Any]]] = [
     ("cost", {"max_usd": 0.01}),
     ("finish_reason", {"value": "stop"}),
     ("python", {"expression": "'refund' in output and len(output) < 80"}),
+    ("similar", {"value": "Your refund for order 1234", "threshold": 0.9, "cache": False}),
 ]
 #: Checks that read the sample's call records rather than its text.
 CALL_CHECKS = {"latency", "cost", "finish_reason"}
+#: ``similar`` asks this loopback embeddings server (letter-count vectors).
+SERVER = OpenAIServer()
 
 OUTPUTS = [
     "Your refund for order 1234 is on its way.",
@@ -72,7 +77,15 @@ PARAMS = [pytest.param(name, options, id=f"{name}-{i}") for i, (name, options) i
 NAMES = sorted({name for name, _ in CHECKS})
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _embeddings_server() -> Iterator[None]:
+    with SERVER:
+        yield
+
+
 def _configured(name: str, options: dict[str, Any]) -> Scorer:
+    if name == "similar":
+        options = {**options, "base_url": SERVER.base_url, "embedding_model": "emb"}
     return get_scorer(name).with_options(**options)
 
 
@@ -86,16 +99,21 @@ def _score(check: Scorer, output: str | None, calls: list[CallRecord] | None = N
     async def go() -> Score:
         if calls is not None:
             collect_calls().extend(calls)
-        return await check.score(output, None, {"example": None})
+        try:
+            return await check.score(output, None, {"example": None})
+        finally:
+            closer = getattr(check.fn, "aclose", None)  # as the runner does after a run
+            if closer is not None:
+                await closer()
 
     return asyncio.run(go())
 
 
 def test_every_check_is_listed_exported_registered_and_documented() -> None:
     checks = {n for n in scorers.__all__ if isinstance(getattr(scorers, n), Check)}
-    assert checks - {"similar"} == set(NAMES)  # similar needs an endpoint: tests/providers
+    assert checks == set(NAMES)
     docs = DOCS.read_text(encoding="utf-8")
-    for name in [*NAMES, "similar"]:
+    for name in NAMES:
         assert get_scorer(name) is getattr(scorers, name)
         assert f"### `{name}`" in docs, f"{name} has no section in docs/checks.md"
         assert getattr(scorers, name).__doc__, f"{name} has no docstring"
@@ -140,8 +158,10 @@ def test_fails_and_passes_on_some_output(name: str, options: dict[str, Any]) -> 
     """Each configured check tells outputs apart (no check passes or fails everything)."""
     check = _configured(name, options)
     if name in CALL_CHECKS:
-        values = {_score(check, "x", c).value for c in (_calls(0.1, 0.0, "stop"),
-                                                        _calls(9.0, 1.0, "length"))}  # fmt: skip
+        values = {
+            _score(check, "x", c).value
+            for c in (_calls(0.1, 0.0, "stop"), _calls(9.0, 1.0, "length"))
+        }
     else:
         values = {_score(check, output).value for output in OUTPUTS}
     assert values == {0.0, 1.0}
@@ -155,7 +175,7 @@ def test_a_failure_has_a_reason(name: str, options: dict[str, Any]) -> None:
     assert failures and all(s.reason for s in failures)
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if n not in CALL_CHECKS])
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in CALL_CHECKS | {"similar"}])
 @settings(max_examples=60, deadline=None)
 @given(output=st.text(max_size=80))
 def test_any_text_scores_in_range(name: str, output: str) -> None:
@@ -173,7 +193,7 @@ def test_call_checks_are_not_applicable_without_call_records(name: str) -> None:
 
 @pytest.mark.parametrize(("name", "options"), PARAMS)
 def test_pickles_to_a_check_that_scores_the_same(name: str, options: dict[str, Any]) -> None:
-    check = get_scorer(name).with_options(name=f"my_{name}", **options)
+    check = _configured(name, options).with_options(name=f"my_{name}")
     back = pickle.loads(pickle.dumps(check))
     assert isinstance(back, Check) and back.name == f"my_{name}" and back.options == check.options
     calls = _calls(0.5, 0.001, "stop") if name in CALL_CHECKS else None
@@ -193,7 +213,7 @@ def test_a_mistyped_option_is_refused_naming_it(name: str) -> None:
         get_scorer(name).with_options(**next(o for n, o in CHECKS if n == name), negate="yes")
 
 
-@pytest.mark.parametrize("name", [*NAMES, "similar"])
+@pytest.mark.parametrize("name", NAMES)
 def test_docstring_examples_run(name: str) -> None:
     check = getattr(scorers, name)
     module = importlib.import_module(check.fn.__module__)

@@ -25,7 +25,7 @@ __all__ = ["DEFAULT_EMBEDDING_BASE_URL", "DEFAULT_EMBEDDING_MODEL", "similar"]
 
 #: Where embeddings are asked for when neither the check nor the run names an endpoint.
 DEFAULT_EMBEDDING_BASE_URL = "https://api.openai.com/v1"
-#: The embedding model when the check names none.
+#: The ``embedding_model`` when the check names none.
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
 
 _MEMORY = ":memory:"
@@ -100,7 +100,7 @@ async def similar(
     *,
     value: str | None = None,
     threshold: float = 0.75,
-    model: str = DEFAULT_EMBEDDING_MODEL,
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
     base_url: str | None = None,
     api_key_env: str | None = None,
     retries: int = 3,
@@ -122,7 +122,7 @@ async def similar(
         return outcome(False, "output is empty: nothing to compare", negate=negate)
     client = _client(_endpoint(base_url), api_key_env, retries, cache)
     try:
-        answer = await client.embed(model, [text, wanted])
+        answer = await client.embed(embedding_model, [text, wanted])
     except ProviderError as exc:
         raise ScorerError(f"similar: {exc}") from None
     similarity = _cosine(*answer.vectors)
