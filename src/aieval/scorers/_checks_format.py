@@ -133,7 +133,11 @@ def _needs(module: str, check_name: str) -> Any:
         raise ConfigError(f"{check_name} needs {module}: pip install 'aieval[checks]'") from None
 
 
-@check()
+def _html_parser(_options: dict[str, Any]) -> None:
+    _needs("html5lib", "is_html")
+
+
+@check(_html_parser)
 def is_html(prediction: Any, _expected: Any = None, *, negate: bool = False) -> Score:
     """Whether the output is HTML: it has at least one element and ``html5lib`` (the WHATWG
     parsing algorithm) reports no parse error. A text starting with ``<!doctype`` or
