@@ -127,8 +127,8 @@ def finish_reason(
     negate: bool = False,
 ) -> Score:
     """Whether the target's last model call finished for ``value`` (one reason, or any of a
-    list), as the provider reported it: OpenAI-style ``stop``, ``length``, ``tool_calls``,
-    ``content_filter``; Anthropic's ``end_turn``, ``max_tokens``... as sent.
+    list), in OpenAI's words: ``stop``, ``length``, ``tool_calls``, ``content_filter`` (the
+    Anthropic provider maps its stop reasons to these).
 
     Not applicable when the provider reported none (a recorded row, a callable target).
 
