@@ -54,7 +54,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("server",),
     ("testing",),
     # the command line and the package front
-    ("cli", "__init__", "__main__", "_serve", "_show", "_usage", "code._cli"),
+    ("cli", "__init__", "__main__"),
 ]
 RANK = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}
 
