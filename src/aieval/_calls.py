@@ -10,7 +10,7 @@ from aieval._records import CallRecord
 if TYPE_CHECKING:
     from aieval.providers import ChatResponse
 
-__all__ = ["call_from_response", "collect_calls", "record_call"]
+__all__ = ["call_from_response", "collect_calls", "current_calls", "record_call"]
 
 _calls: ContextVar[list[CallRecord] | None] = ContextVar("aieval_calls", default=None)
 
@@ -27,6 +27,13 @@ def collect_calls() -> list[CallRecord]:
     calls: list[CallRecord] = []
     _calls.set(calls)
     return calls
+
+
+def current_calls() -> list[CallRecord] | None:
+    """A copy of the model calls recorded so far for the sample being processed (the target's
+    first, then the judges' that answered already); ``None`` outside a run's sample."""
+    calls = _calls.get()
+    return None if calls is None else list(calls)
 
 
 def call_from_response(
@@ -48,4 +55,5 @@ def call_from_response(
         cost=response.cost,
         retries=response.retries,
         cached=response.cached,
+        finish_reason=response.finish_reason,
     )

@@ -9,7 +9,16 @@ import pytest
 
 import aieval.providers as providers
 
-MODULES = ["_cache", "_http", "_limiter", "_openai", "_params", "_registry", "_retry"]
+MODULES = [
+    "_cache",
+    "_embeddings",
+    "_http",
+    "_limiter",
+    "_openai",
+    "_params",
+    "_registry",
+    "_retry",
+]
 
 
 def test_exports_are_pinned() -> None:
@@ -21,6 +30,9 @@ def test_exports_are_pinned() -> None:
         "CachedProvider",
         "ChatRequest",
         "ChatResponse",
+        "EmbeddingCache",
+        "Embeddings",
+        "OpenAIEmbeddings",
         "OpenAIProvider",
         "Provider",
         "ProviderFactory",

@@ -7,6 +7,9 @@ the next queued behaviour (:meth:`OpenAIServer.enqueue`), else ``responder(body)
 
 Behaviours: :class:`Reply`, :class:`Status`, :class:`Hang`, :class:`Malformed`.
 
+``POST /v1/embeddings`` answers each input with :func:`letter_vector` (or ``embedder(text)``
+when set); queued behaviours other than :class:`Reply` apply to it as to chat requests.
+
 Example::
 
     with OpenAIServer() as server:
@@ -39,6 +42,7 @@ __all__ = [
     "Reply",
     "Status",
     "echo_text",
+    "letter_vector",
 ]
 
 
@@ -106,6 +110,15 @@ def echo_text(body: Any) -> str:
     return "echo: "
 
 
+def letter_vector(text: str) -> list[float]:
+    """A deterministic 27-dimension embedding: the counts of a..z (case-folded), then of
+    everything else; texts with the same letters point the same way."""
+    vector = [0.0] * 27
+    for char in text.casefold():
+        vector[ord(char) - 97 if "a" <= char <= "z" else 26] += 1.0
+    return vector
+
+
 def _count_tokens(body: Any) -> int:
     messages = body.get("messages", []) if isinstance(body, dict) else []
     return sum(len(str(m.get("content", "")).split()) for m in messages if isinstance(m, dict))
@@ -130,6 +143,7 @@ class OpenAIServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.required_key: str | None = None
+        self.embedder: Callable[[str], list[float]] = letter_vector
         self._queue: deque[Behaviour] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -201,6 +215,7 @@ class OpenAIServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/messages", self._messages)
+        app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -233,6 +248,9 @@ class OpenAIServer:
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, self._openai_reply, self._openai_error)
+
+    async def _embeddings(self, request: web.Request) -> web.StreamResponse:
+        return await self._handle(request, self._embedding_reply, self._openai_error)
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, self._anthropic_reply, self._anthropic_error)
@@ -356,6 +374,22 @@ class OpenAIServer:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def _embedding_reply(self, body: Any, behaviour: Reply) -> dict[str, Any]:
+        given = (body or {}).get("input", [])
+        texts = [given] if isinstance(given, str) else list(given)
+        return {
+            "object": "list",
+            "data": [
+                {"object": "embedding", "index": i, "embedding": self.embedder(str(text))}
+                for i, text in enumerate(texts)
+            ],
+            "model": behaviour.model or (body or {}).get("model") or "test-embedding",
+            "usage": {
+                "prompt_tokens": sum(len(str(t).split()) for t in texts),
+                "total_tokens": sum(len(str(t).split()) for t in texts),
             },
         }
 

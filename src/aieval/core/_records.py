@@ -26,6 +26,9 @@ class CallRecord:
     retries: int = 0
     cached: bool = False
     error: str | None = None
+    #: the provider's finish reason (``stop``, ``length``...), when it gave one; read by the
+    #: ``finish_reason`` check while the sample is scored (not stored)
+    finish_reason: str | None = None
 
 
 @dataclass(slots=True)

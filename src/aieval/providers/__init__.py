@@ -2,7 +2,8 @@
 
 Presets (``openai``, ``sarmalink``, ``vllm``, ``ollama``, ``openai-compatible``, ``anthropic``)
 and your own providers are looked up by name with :func:`get_provider`; :func:`build_provider`
-adds retries, adaptive concurrency and the response cache.
+adds retries, adaptive concurrency and the response cache. :class:`OpenAIEmbeddings` asks an
+OpenAI-compatible ``/embeddings`` endpoint, with the same retries and an :class:`EmbeddingCache`.
 """
 
 from aieval.providers._anthropic import AnthropicProvider
@@ -15,6 +16,8 @@ from aieval.providers._cache import (
     headers_digest,
     is_deterministic,
 )
+from aieval.providers._embedding_cache import EmbeddingCache
+from aieval.providers._embeddings import Embeddings, OpenAIEmbeddings
 from aieval.providers._limiter import AdaptiveLimiter
 from aieval.providers._openai import OpenAIProvider
 from aieval.providers._registry import (
@@ -34,6 +37,9 @@ __all__ = [
     "CachedProvider",
     "ChatRequest",
     "ChatResponse",
+    "EmbeddingCache",
+    "Embeddings",
+    "OpenAIEmbeddings",
     "OpenAIProvider",
     "Provider",
     "ProviderFactory",

@@ -3,7 +3,10 @@
 Built-ins: :func:`exact_match`, :func:`json_valid`, :func:`rouge_l`, :func:`token_f1`,
 :func:`bleu` and :func:`chrf` (through sacrebleu, extra ``metrics``) and the
 judges :func:`llm_judge`, :func:`rubric_judge`, :func:`pairwise_judge` and
-:func:`multi_judge` (calibration lives in :mod:`aieval.judges`). Write your own with
+:func:`multi_judge` (calibration lives in :mod:`aieval.judges`). Deterministic checks
+(``contains``, ``regex``, ``equals``, ``json_schema``, ``is_sql``, ``latency``, ``cost``,
+``python``...; see ``docs/checks.md``) score 1.0 or 0.0 with a reason, ``negate=True``
+inverting them, and :func:`similar` compares embeddings. Write your own with
 :func:`scorer`. Objective metrics live in the submodules :mod:`~aieval.scorers.retrieval`,
 :mod:`~aieval.scorers.tools`, :mod:`~aieval.scorers.rag`, :mod:`~aieval.scorers.swe` and
 :mod:`~aieval.scorers.code` (``passes_tests``, which runs generated code in the sandbox);
@@ -11,6 +14,23 @@ importing this package registers their gate checks.
 """
 
 from aieval.scorers import code, rag, retrieval, swe, tools
+from aieval.scorers._check import Check
+from aieval.scorers._check_python import PYTHON_FUNCTIONS, python
+from aieval.scorers._checks_calls import cost, finish_reason, latency
+from aieval.scorers._checks_format import is_html, is_sql, is_xml, json_schema
+from aieval.scorers._checks_text import (
+    contains,
+    contains_all,
+    contains_any,
+    equals,
+    icontains,
+    icontains_all,
+    icontains_any,
+    levenshtein,
+    regex,
+    starts_with,
+    word_count,
+)
 from aieval.scorers._judge import (
     DEFAULT_JUDGE_RUBRIC,
     JUDGE_PROMPT_VERSION,
@@ -37,6 +57,7 @@ from aieval.scorers._scorer import (
     registered_scorers,
     scorer,
 )
+from aieval.scorers._similar import similar
 from aieval.scorers._text import exact_match, json_valid, rouge_l, token_f1
 from aieval.scorers._verdict import Verdict, parse_verdict
 
@@ -46,8 +67,10 @@ __all__ = [
     "INCONSISTENCY_WARNING_RATE",
     "JUDGE_PROMPT_VERSION",
     "PAIRWISE_PROMPT_VERSION",
+    "PYTHON_FUNCTIONS",
     "RUBRIC_PROMPT_VERSION",
     "VERDICT_SCHEMA",
+    "Check",
     "PairwiseOutcome",
     "PairwiseReport",
     "Scorer",
@@ -57,21 +80,41 @@ __all__ = [
     "code",
     "compare_pairwise",
     "compare_pairwise_async",
+    "contains",
+    "contains_all",
+    "contains_any",
+    "cost",
+    "equals",
     "exact_match",
+    "finish_reason",
     "get_scorer",
+    "icontains",
+    "icontains_all",
+    "icontains_any",
+    "is_html",
+    "is_sql",
+    "is_xml",
+    "json_schema",
     "json_valid",
+    "latency",
+    "levenshtein",
     "llm_judge",
     "multi_judge",
     "neutralize",
     "pairwise_judge",
     "parse_verdict",
+    "python",
     "rag",
+    "regex",
     "registered_scorers",
     "retrieval",
     "rouge_l",
     "rubric_judge",
     "scorer",
+    "similar",
+    "starts_with",
     "swe",
     "token_f1",
     "tools",
+    "word_count",
 ]

@@ -121,7 +121,7 @@ def _restore_scorer(module: str, qualname: str, name: str, options: dict[str, An
         raise ConfigError(f"scorer {name!r}: {module}:{qualname} is no longer a scorer here")
     if found.name == name and found.options == options:
         return found
-    return Scorer(found.fn, name=name, options=options)
+    return type(found)(found.fn, name=name, options=options)
 
 
 def to_score(result: Any, name: str) -> Score:

@@ -1,0 +1,110 @@
+"""The ``python`` check: an inline expression, written by the eval's author, over the output.
+
+The expression is evaluated by ``simpleeval`` (an AST interpreter with a whitelist of nodes and
+functions: no imports, no dunder attributes, no ``eval``), never by Python's ``eval``; the model
+output is only data bound to the name ``output``. The expression is parsed when the check is
+configured, so a syntax error fails before the first sample.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from typing import Any
+
+from aieval._types import Example, Score
+from aieval.errors import ConfigError, ScorerError
+from aieval.scorers._answers import text_of
+from aieval.scorers._check import check, outcome
+
+__all__ = ["PYTHON_FUNCTIONS", "python"]
+
+#: The functions an expression may call (besides methods of the values themselves).
+PYTHON_FUNCTIONS: dict[str, Any] = {
+    "abs": abs,
+    "all": all,
+    "any": any,
+    "bool": bool,
+    "float": float,
+    "int": int,
+    "len": len,
+    "max": max,
+    "min": min,
+    "round": round,
+    "sorted": sorted,
+    "str": str,
+    "sum": sum,
+    "json_loads": json.loads,
+    "re_search": re.search,
+    "re_fullmatch": re.fullmatch,
+    "isclose": math.isclose,
+}
+
+
+def _evaluator(names: dict[str, Any]) -> Any:
+    from simpleeval import EvalWithCompoundTypes
+
+    return EvalWithCompoundTypes(names=names, functions=PYTHON_FUNCTIONS)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(expression: str) -> Any:
+    try:
+        return _evaluator({}).parse(expression)
+    except SyntaxError as exc:
+        raise ConfigError(
+            f"python.expression: {expression!r} is not an expression: {exc.msg}"
+        ) from None
+
+
+def _valid_expression(options: dict[str, Any]) -> None:
+    _parsed(options["expression"])
+
+
+@check(_valid_expression)
+def python(
+    prediction: Any,
+    expected: Any = None,
+    *,
+    expression: str,
+    negate: bool = False,
+    example: Example | None = None,
+) -> Score:
+    """Whether ``expression`` holds: a Python expression over ``output`` (the output text, ``""``
+    for ``None``), ``expected`` (the row's expected answer) and ``row`` (the row's fields).
+
+    A ``bool`` result is the check (1.0 or 0.0); a number in 0..1 is the score itself. The
+    functions it may call are :data:`PYTHON_FUNCTIONS` (``len``, ``json_loads``, ``re_search``
+    ...) and the methods of the values (``output.lower()``). Anything else it returns, or an
+    error it raises, is that sample's error, naming the expression.
+
+    Example:
+        >>> python("42 apples", expression="output.split()[0].isdigit()").value
+        1.0
+        >>> python("abc", expression="1 / (len(output) + 1)").value
+        0.25
+    """
+    tree = _parsed(expression)
+    names = {
+        "output": text_of(prediction),
+        "expected": expected,
+        "row": dict(example.fields) if example is not None else {},
+    }
+    try:
+        result = _evaluator(names).eval(expression, previously_parsed=tree)
+    except Exception as exc:
+        raise ScorerError(f"python: {expression!r} raised {type(exc).__name__}: {exc}") from None
+    if isinstance(result, bool):
+        return outcome(result, f"{expression} is {result}", negate=negate, raw=result)
+    if isinstance(result, int | float) and 0.0 <= result <= 1.0:
+        if negate:
+            raise ScorerError(
+                f"python: {expression!r} gave the score {result}; negate needs a bool"
+            )
+        return Score(float(result), result, f"{expression} = {result:g}")
+    raise ScorerError(
+        f"python: {expression!r} gave {type(result).__name__} {result!r}; "
+        "return a bool or a number in 0..1"
+    )

@@ -1,0 +1,211 @@
+"""Deterministic format checks: JSON (with a JSON Schema), XML, HTML and SQL.
+
+Each scores 1.0 when the output is well-formed (and valid), else 0.0 with the parser's reason;
+``negate=True`` inverts it. A ``None`` output counts as empty text, which is none of these.
+XML is parsed by ``defusedxml`` (no entity expansion, no external entities), HTML by
+``html5lib`` and SQL by ``sqlglot`` (these two are in the ``checks`` extra).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from aieval._types import Score
+from aieval.errors import ConfigError
+from aieval.scorers._answers import text_of
+from aieval.scorers._check import check, outcome
+
+__all__ = ["is_html", "is_sql", "is_xml", "json_schema"]
+
+
+def _schema_validator(schema: dict[str, Any]) -> Any:
+    from jsonschema import SchemaError, validators
+
+    cls = validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise ConfigError(f"json_schema.schema: not a valid JSON Schema: {exc.message}") from None
+    return cls(schema)
+
+
+def _valid_schema(options: dict[str, Any]) -> None:
+    if options.get("schema") is not None:
+        _schema_validator(options["schema"])
+
+
+def _json_values(text: str, embedded: bool) -> Iterator[Any]:
+    """The whole text as JSON, or (``embedded``) each JSON object or array found in it."""
+    if not embedded:
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return
+        yield value
+        return
+    decoder = json.JSONDecoder()
+    for at, char in enumerate(text):
+        if char in "{[":
+            try:
+                value, _ = decoder.raw_decode(text, at)
+            except (ValueError, RecursionError):
+                continue
+            yield value
+
+
+@check(_valid_schema)
+def json_schema(
+    prediction: Any,
+    _expected: Any = None,
+    *,
+    schema: dict[str, Any] | None = None,
+    contains: bool = False,
+    negate: bool = False,
+) -> Score:
+    """Whether the output is JSON (and, with ``schema``, valid under that JSON Schema).
+
+    With ``contains=True`` the JSON may be embedded in other text (a fenced block, a sentence
+    around it): the first JSON object or array in the output that is valid counts. Validation
+    uses the ``jsonschema`` library, with the draft the schema's ``$schema`` names (2020-12 if
+    none).
+
+    Example:
+        >>> schema = {"type": "object", "required": ["city"]}
+        >>> json_schema('{"city": "Paris"}', schema=schema).value
+        1.0
+        >>> json_schema('Here: {"city": "Paris"} done', schema=schema, contains=True).value
+        1.0
+        >>> json_schema('{"town": "Paris"}', schema=schema).reason
+        "JSON at $ fails the schema: 'city' is a required property"
+    """
+    text = text_of(prediction)
+    validator = _schema_validator(schema) if schema is not None else None
+    first_error: str | None = None
+    found = 0
+    for value in _json_values(text, contains):
+        found += 1
+        if validator is None:
+            return outcome(True, "output is JSON", negate=negate)
+        error = next(iter(sorted(validator.iter_errors(value), key=lambda e: e.path)), None)
+        if error is None:
+            return outcome(True, "output is JSON valid under the schema", negate=negate)
+        if first_error is None:
+            first_error = f"JSON at {error.json_path} fails the schema: {error.message}"
+    if first_error is not None:
+        return outcome(False, first_error, negate=negate, raw=found)
+    where = "contains no JSON object or array" if contains else "is not JSON"
+    return outcome(False, f"output {where}", negate=negate, raw=0)
+
+
+@check()
+def is_xml(prediction: Any, _expected: Any = None, *, negate: bool = False) -> Score:
+    """Whether the output is one well-formed XML document (parsed by ``defusedxml``; a DTD
+    with entities is refused as unsafe, and fails).
+
+    Example:
+        >>> is_xml("<a><b>1</b></a>").value, is_xml("<a><b></a>").value
+        (1.0, 0.0)
+    """
+    from xml.etree.ElementTree import ParseError
+
+    from defusedxml import DefusedXmlException
+    from defusedxml.ElementTree import fromstring
+
+    text = text_of(prediction)
+    try:
+        root = fromstring(text.strip())
+    except ParseError as exc:
+        return outcome(False, f"output is not XML: {exc}", negate=negate)
+    except DefusedXmlException as exc:
+        return outcome(False, f"output is refused as unsafe XML: {exc}", negate=negate)
+    return outcome(True, f"output is XML with root <{root.tag}>", negate=negate)
+
+
+def _needs(module: str, check_name: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ConfigError(f"{check_name} needs {module}: pip install 'aieval[checks]'") from None
+
+
+def _html_parser(_options: dict[str, Any]) -> None:
+    _needs("html5lib", "is_html")
+
+
+@check(_html_parser)
+def is_html(prediction: Any, _expected: Any = None, *, negate: bool = False) -> Score:
+    """Whether the output is HTML: it has at least one element and ``html5lib`` (the WHATWG
+    parsing algorithm) reports no parse error. A text starting with ``<!doctype`` or
+    ``<html`` is parsed as a document, anything else as a fragment.
+
+    Example:
+        >>> is_html("<p>Hello <b>you</b></p>").value, is_html("Hello").value
+        (1.0, 0.0)
+    """
+    html5lib = _needs("html5lib", "is_html")
+    text = text_of(prediction).strip()
+    parser = html5lib.HTMLParser(strict=False, namespaceHTMLElements=False)
+    document = text[:9].lower() == "<!doctype" or text[:5].lower() == "<html"
+    tree = parser.parse(text) if document else parser.parseFragment(text)
+    if parser.errors:
+        (line, column), code, _ = parser.errors[0]
+        says = f"output is not clean HTML: {code} at line {line}, column {column}"
+        return outcome(False, says, negate=negate, raw=len(parser.errors))
+    if not any(True for _ in tree.iter() if isinstance(_.tag, str) and _ is not tree):
+        return outcome(False, "output has no HTML element", negate=negate, raw=0)
+    return outcome(True, "output is HTML", negate=negate, raw=0)
+
+
+@functools.lru_cache(maxsize=32)
+def _dialect(name: str | None) -> Any:
+    sqlglot = _needs("sqlglot", "is_sql")
+    if name is None:
+        return None
+    try:
+        return sqlglot.Dialect.get_or_raise(name)
+    except ValueError:
+        raise ConfigError(f"is_sql.dialect: unknown SQL dialect {name!r}") from None
+
+
+def _valid_dialect(options: dict[str, Any]) -> None:
+    _dialect(options.get("dialect"))
+
+
+@check(_valid_dialect)
+def is_sql(
+    prediction: Any, _expected: Any = None, *, dialect: str | None = None, negate: bool = False
+) -> Score:
+    """Whether the output is one or more SQL statements (``;``-separated) that ``sqlglot``
+    parses in ``dialect`` (its generic dialect if none), each a query, DML or DDL statement (a
+    bare word or expression is not SQL).
+
+    Example:
+        >>> is_sql("SELECT name FROM users WHERE id = 1").value
+        1.0
+        >>> is_sql("SELECT FROM WHERE").value, is_sql("hello world").value
+        (0.0, 0.0)
+    """
+    sqlglot = _needs("sqlglot", "is_sql")
+    from sqlglot import exp
+
+    statements = (exp.Query, exp.DML, exp.DDL, exp.Drop, exp.Command, exp.Use, exp.Set)
+    text = text_of(prediction)
+    try:
+        parsed = sqlglot.parse(text, read=_dialect(dialect), error_level=sqlglot.ErrorLevel.RAISE)
+    except sqlglot.errors.SqlglotError as exc:
+        first = str(exc).splitlines()[0]
+        return outcome(False, f"output is not SQL: {first}", negate=negate)
+    found = [item for item in parsed if item is not None]
+    if not found:
+        return outcome(False, "output has no SQL statement", negate=negate, raw=0)
+    for item in found:
+        if not isinstance(item, statements):
+            kind = type(item).__name__
+            says = f"output is not SQL: {item.sql()[:60]!r} is a {kind}, not a statement"
+            return outcome(False, says, negate=negate, raw=len(found))
+    return outcome(True, f"output is {len(found)} SQL statement(s)", negate=negate, raw=len(found))

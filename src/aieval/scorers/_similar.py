@@ -1,0 +1,138 @@
+"""The ``similar`` check: cosine similarity of embeddings from an OpenAI-compatible endpoint.
+
+Embeddings come from ``POST {base_url}/embeddings`` (any OpenAI-compatible server: a local
+vLLM, Ollama, llama.cpp or text-embeddings-inference works offline), retried like the chat
+providers and cached in the run's store (in memory outside a run, or for a run without one).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from aieval._endpoint import current_endpoint
+from aieval._types import Score
+from aieval.errors import ConfigError, ProviderError, ScorerError
+from aieval.providers._embedding_cache import EmbeddingCache
+from aieval.providers._embeddings import OpenAIEmbeddings
+from aieval.providers._retry import RetryPolicy
+from aieval.scorers._answers import text_of
+from aieval.scorers._check import check, outcome, reference_text
+
+__all__ = ["DEFAULT_EMBEDDING_BASE_URL", "DEFAULT_EMBEDDING_MODEL", "similar"]
+
+#: Where embeddings are asked for when neither the check nor the run names an endpoint.
+DEFAULT_EMBEDDING_BASE_URL = "https://api.openai.com/v1"
+#: The ``embedding_model`` when the check names none.
+DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
+
+_MEMORY = ":memory:"
+_clients: dict[tuple[str, str | None, int, str | None], OpenAIEmbeddings] = {}
+
+
+def _valid(options: dict[str, Any]) -> None:
+    if not -1.0 <= options["threshold"] <= 1.0:
+        raise ConfigError(f"threshold: a cosine similarity is in -1..1, got {options['threshold']}")
+    if options["retries"] < 0:
+        raise ConfigError(f"retries: must be >= 0, got {options['retries']}")
+    if options.get("value") == "":
+        raise ConfigError("value: give a non-empty text to compare with")
+
+
+def _endpoint(base_url: str | None) -> str:
+    if base_url:
+        return base_url
+    run = current_endpoint()
+    if run is not None and run.base_url:
+        return run.base_url
+    return os.environ.get("OPENAI_BASE_URL") or DEFAULT_EMBEDDING_BASE_URL
+
+
+def _key(api_key_env: str | None) -> str | None:
+    if api_key_env is None:
+        return os.environ.get("OPENAI_API_KEY") or None
+    key = os.environ.get(api_key_env)
+    if not key:
+        raise ConfigError(f"similar.api_key_env: the variable {api_key_env} is not set")
+    return key
+
+
+def _client(base_url: str, api_key_env: str | None, retries: int, cache: bool) -> OpenAIEmbeddings:
+    run = current_endpoint()
+    path = ((run.store_path if run is not None else None) or _MEMORY) if cache else None
+    slot = (base_url, api_key_env, retries, path)
+    client = _clients.get(slot)
+    if client is None:
+        store = EmbeddingCache(path) if path is not None else None
+        client = OpenAIEmbeddings(
+            base_url,
+            _key(api_key_env),
+            name="embeddings",
+            retry=RetryPolicy(max_retries=retries),
+            cache=store,
+        )
+        _clients[slot] = client
+    return client
+
+
+async def _close_clients() -> None:
+    """Close every embeddings client's HTTP session (the runner calls this when a run ends)."""
+    for client in list(_clients.values()):
+        await client.aclose()
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    if len(a) != len(b):
+        raise ScorerError(f"similar: embeddings of different sizes ({len(a)} and {len(b)})")
+    x, y = np.asarray(a), np.asarray(b)
+    norms = float(np.linalg.norm(x) * np.linalg.norm(y))
+    if norms == 0.0:
+        raise ScorerError("similar: an embedding is all zeros; its direction is undefined")
+    return float(np.dot(x, y) / norms)
+
+
+@check(_valid)
+async def similar(
+    prediction: Any,
+    expected: Any = None,
+    *,
+    value: str | None = None,
+    threshold: float = 0.75,
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    retries: int = 3,
+    cache: bool = True,
+    negate: bool = False,
+) -> Score:
+    """Whether the output's embedding has cosine similarity >= ``threshold`` with the
+    embedding of ``value`` (default: the expected answer).
+
+    ``base_url`` defaults to the run's ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's
+    API; the key is read from ``api_key_env`` (default ``OPENAI_API_KEY``, if set: a local
+    server needs none). A failed request is retried ``retries`` times (429, 5xx, timeouts),
+    then it is that sample's error. An empty output fails without a request. The similarity is
+    the Score's ``raw``; the embedding tokens are in its metadata (not in the run's usage).
+    """
+    wanted = reference_text(value, expected, "similar")
+    text = text_of(prediction)
+    if not text.strip():
+        return outcome(False, "output is empty: nothing to compare", negate=negate)
+    client = _client(_endpoint(base_url), api_key_env, retries, cache)
+    try:
+        answer = await client.embed(embedding_model, [text, wanted])
+    except ProviderError as exc:
+        raise ScorerError(f"similar: {exc}") from None
+    similarity = _cosine(*answer.vectors)
+    passed = similarity >= threshold
+    says = f"cosine similarity {similarity:.4f} {'>=' if passed else '<'} threshold {threshold:g}"
+    result = outcome(passed, says, negate=negate, raw=similarity)
+    result.metadata.update(
+        {"model": answer.model, "input_tokens": answer.input_tokens, "cached": answer.cached}
+    )
+    return result
+
+
+similar.fn.aclose = _close_clients  # type: ignore[attr-defined]
