@@ -6,6 +6,7 @@ Public names are imported on first use, so ``import aieval`` stays fast.
 from typing import TYPE_CHECKING
 
 from aieval._lazy import lazy_exports
+from aieval._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from aieval._records import CallRecord, SampleRecord, ScoreRecord
@@ -31,7 +32,6 @@ __all__ = [
     "run_async",
     "scorer",
 ]
-__version__ = "0.1.0"
 
 _EXPORTS = {
     "CallRecord": "aieval._records",

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["printable", "printable_data", "printable_lines"]
+__all__ = ["escape_markdown", "printable", "printable_data", "printable_lines"]
 
 # C0 controls (tab and newline too: they would break one-line fields), DEL and C1 controls,
 # bidirectional marks, embeddings, overrides and isolates, zero-width and line/paragraph
@@ -59,3 +59,15 @@ def printable_data(value: Any) -> Any:
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def escape_markdown(text: Any) -> str:
+    """Text safe inside a Markdown table cell: no HTML, no table breaks, no emphasis.
+
+    >>> escape_markdown("a|b <script>*x*</script>")
+    'a\\\\|b &lt;script&gt;\\\\*x\\\\*&lt;/script&gt;'
+    """
+    out = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for ch in "\\`*_[]|#~":
+        out = out.replace(ch, "\\" + ch)
+    return " ".join(out.split())

@@ -21,10 +21,23 @@ from rich.text import Text
 
 from aieval._terminal import printable
 
-__all__ = ["RAY_EXTRA_HELP", "USAGE_EXIT_CODE", "handle", "print_version"]
+__all__ = [
+    "EXIT_ERRORS",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "RAY_EXTRA_HELP",
+    "USAGE_EXIT_CODE",
+    "handle",
+    "print_version",
+]
 
 #: Exit code of every usage mistake (as click and the ``compare`` contract use).
 USAGE_EXIT_CODE = 2
+
+#: ``aieval run`` exit codes beyond 0 (ok) and 2 (usage or configuration error).
+EXIT_FAILED = 1
+EXIT_ERRORS = 3
+EXIT_INTERRUPTED = 130
 
 #: ``pip install 'aieval[ray]'`` for a ``--help`` text (escaped: help is Rich markup).
 RAY_EXTRA_HELP = escape("pip install 'aieval[ray]'")
@@ -36,7 +49,7 @@ def print_version(value: bool) -> None:
         return
     import typer
 
-    from aieval import __version__
+    from aieval._version import __version__
 
     sys.stdout.write(f"aieval {__version__}\n")
     raise typer.Exit(0)

@@ -20,7 +20,7 @@ from rich.text import Text
 from aieval import _usage
 from aieval._serve import serve_command
 from aieval._terminal import printable, printable_lines
-from aieval._usage import RAY_EXTRA_HELP
+from aieval._usage import EXIT_ERRORS, EXIT_FAILED, EXIT_INTERRUPTED, RAY_EXTRA_HELP
 from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.errors import AievalError, StoreError, UserError
 from aieval.store import RunRow, Store, default_db_path
@@ -235,12 +235,6 @@ def _not_applicable(stats: dict[str, Any]) -> str:
     """A scorer's n/a count; "-" for a stored summary from before n/a was counted apart."""
     value = stats.get("not_applicable")
     return "-" if value is None else str(value)
-
-
-#: ``aieval run`` exit codes beyond 0 (ok) and 2 (usage or configuration error).
-EXIT_FAILED = 1
-EXIT_ERRORS = 3
-EXIT_INTERRUPTED = 130
 
 
 class _Interrupted(Exception):

@@ -8,7 +8,7 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
 
     AievalError
     ├── UserError
-    │   ├── ConfigError            bad eval configuration, bad argument to a public function
+    │   ├── ConfigError            bad configuration or argument to a public function (a ValueError)
     │   │   └── IncompatibleDatasetError  rows lack a workflow's required inputs
     │   ├── DatasetError           unreadable dataset, bad row, duplicate id (names row / line)
     │   ├── RubricError            invalid rubric or profile file (names file, criterion, field)
@@ -68,8 +68,9 @@ class UserError(AievalError):
     """An error the user can fix; the message says where and how."""
 
 
-class ConfigError(UserError):
-    """An invalid eval configuration or argument."""
+class ConfigError(UserError, ValueError):
+    """An invalid eval configuration or argument (a ``ValueError`` too, as Python's own bad
+    arguments are)."""
 
 
 class IncompatibleDatasetError(ConfigError):

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from aieval.core import BUILTIN, load_plugin
 from aieval.grading import _gates
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,12 +20,14 @@ def _fresh(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_every_declared_gate_has_a_module_that_registers_its_check() -> None:
-    declared = {name for name, gate in _gates._REGISTRY.items() if name in _gates._OWNERS}
-    assert declared == set(_gates._OWNERS)
-    for name, module in _gates._OWNERS.items():
-        __import__(module)
-        assert _gates._REGISTRY[name].check is not None, name
+def test_every_declared_gate_without_a_check_is_a_gates_plugin_that_registers_it() -> None:
+    plugins = BUILTIN[_gates.GATES_GROUP]
+    assert len(plugins) == 5
+    assert set(plugins) <= set(_gates._REGISTRY)
+    for name, reference in plugins.items():
+        loaded = load_plugin(_gates.GATES_GROUP, name)
+        assert callable(loaded), reference
+        assert _gates.get_gate(name).check is loaded, name
 
 
 def test_a_profile_d_run_is_graded_in_a_fresh_process_without_importing_scorers() -> None:

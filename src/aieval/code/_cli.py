@@ -142,7 +142,7 @@ def _exit_on_errors(run: Any) -> None:
     if not run.error_count:
         return
     from aieval._terminal import printable
-    from aieval.cli import EXIT_ERRORS
+    from aieval._usage import EXIT_ERRORS
 
     top = run.top_errors[0][0] if run.top_errors else "see the stored samples"
     sys.stderr.write(

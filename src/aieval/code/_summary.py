@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, get_args
 
 from aieval._records import SampleRecord
-from aieval._terminal import printable
+from aieval._terminal import escape_markdown, printable
 from aieval.sandbox import ExecutionStatus
 from aieval.stats import bootstrap_ci, pass_at_k
 
@@ -102,12 +102,10 @@ class CodeEvalSummary:
         lines = [title, *(f"warning: {w}" for w in self.warnings)]
         clean = [[printable(cell) for cell in row] for row in rows]
         if fmt == "markdown":
-            from aieval.report._markdown import escape
-
-            heading = "\n".join(["## " + escape(printable(title))] + [
-                f"> {escape(printable(line))}" for line in lines[1:]
+            heading = "\n".join(["## " + escape_markdown(printable(title))] + [
+                f"> {escape_markdown(printable(line))}" for line in lines[1:]
             ])  # fmt: skip
-            cells = [[escape(cell) for cell in row] for row in clean]
+            cells = [[escape_markdown(cell) for cell in row] for row in clean]
             return "\n\n".join([heading, _md(khead, ks), _md(head, cells)]) + "\n"
         if fmt == "html":
             heading = "<br>".join(html.escape(printable(line)) for line in lines)
@@ -247,11 +245,10 @@ def code_report(store: Any, run: str, *, k: Sequence[int] | None = None) -> Code
         ConfigError: the run is not a code evaluation.
     """
     from aieval.errors import ConfigError
-    from aieval.report._header import resolve_run
-    from aieval.store import Store
+    from aieval.store import RunRow, Store
 
     opened = store if isinstance(store, Store) else Store(store)
-    row = resolve_run(opened, run)
+    row = run if isinstance(run, RunRow) else opened.get_run(run)
     meta = row.config.get("metadata") or {}
     if not isinstance(meta, dict) or meta.get("task") != "code":
         raise ConfigError(f"run {row.id} ({row.name}) is not a code evaluation")

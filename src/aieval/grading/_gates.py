@@ -8,12 +8,12 @@ says so.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, overload
 
 from aieval._floors import at_least
+from aieval.core import GROUPS, load_plugin, plugin_names
 from aieval.errors import AievalError, ConfigError
 from aieval.grading._gate_result import GateResult
 
@@ -56,8 +56,8 @@ class Gate:
 
 
 _REGISTRY: dict[str, Gate] = {}
-#: Declared gates whose check lives in another module, imported when the gate is first needed.
-_OWNERS: dict[str, str] = {}
+#: The entry-point group of gate checks that live outside grading (the scorers' own gates).
+GATES_GROUP = GROUPS["gates"]
 
 
 @overload
@@ -114,20 +114,21 @@ def _add(name: str, check: GateCheck | None, description: str, replace_existing:
     _REGISTRY[name] = Gate(name, check, desc)
 
 
-def _declare(name: str, description: str, owner: str | None = None) -> None:
-    """Declare a gate by name whose check is registered later (by the module ``owner`` when it
-    is imported)."""
+def _declare(name: str, description: str) -> None:
+    """Declare a gate by name whose check comes from its ``aieval.gates`` plug-in."""
     _REGISTRY.setdefault(name, Gate(name, None, description))
-    if owner is not None:
-        _OWNERS[name] = owner
 
 
 def _registered(name: str) -> Gate | None:
-    """The gate, its owning module imported first if its check is not registered yet."""
+    """The gate; a gate without a check yet takes it from its ``aieval.gates`` plug-in."""
     gate = _REGISTRY.get(name)
-    if gate is not None and gate.check is None and name in _OWNERS:
-        importlib.import_module(_OWNERS[name])
-        gate = _REGISTRY.get(name)
+    if gate is None or gate.check is None:
+        check = load_plugin(GATES_GROUP, name)
+        if check is not None:
+            gate = _REGISTRY.get(name)
+            if gate is None or gate.check is None:  # importing it may have registered it
+                _add(name, check, "", replace_existing=False)
+            gate = _REGISTRY.get(name)
     return gate
 
 
@@ -140,8 +141,8 @@ def get_gate(name: str) -> Gate:
 
 
 def gate_names() -> list[str]:
-    """Sorted names of every registered or declared gate."""
-    return sorted(_REGISTRY)
+    """Sorted names of every registered or declared gate, and of ``aieval.gates`` plug-ins."""
+    return sorted(set(_REGISTRY) | set(plugin_names(GATES_GROUP)))
 
 
 def evaluate_gates(
@@ -426,13 +427,13 @@ for _check in (
 ):
     register_gate(_check.__name__, _check)
 
-# Checks for these live with the scorers (citations, tool calls, handoffs, patches); the module
-# that owns each is imported the first time the gate is needed.
-for _name, _desc, _owner in (
-    ("citations_present_for_claims", "every factual claim carries a citation or link", "rag"),
-    ("tool_call_schema_valid", "every tool call's arguments match the tool's JSON Schema", "tools"),
-    ("no_forbidden_tool_invoked", "no tool outside the allowed set was called", "tools"),
-    ("handoff_graph_respected", "agent handoffs follow the declared handoff graph", "tools"),
-    ("patch_applies", "the generated patch applies cleanly to the repository", "swe"),
+# Checks for these live with the scorers (citations, tool calls, handoffs, patches): each is an
+# ``aieval.gates`` plug-in, loaded the first time the gate is needed.
+for _name, _desc in (
+    ("citations_present_for_claims", "every factual claim carries a citation or link"),
+    ("tool_call_schema_valid", "every tool call's arguments match the tool's JSON Schema"),
+    ("no_forbidden_tool_invoked", "no tool outside the allowed set was called"),
+    ("handoff_graph_respected", "agent handoffs follow the declared handoff graph"),
+    ("patch_applies", "the generated patch applies cleanly to the repository"),
 ):
-    _declare(_name, _desc, f"aieval.scorers.{_owner}")
+    _declare(_name, _desc)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from importlib import metadata
 from typing import Any
 
+from aieval.core import GROUPS, load_plugin, plugin_names
 from aieval.errors import ConfigError, ProviderNotFoundError
 from aieval.providers._base import Provider
 from aieval.providers._presets import PRESETS
@@ -19,7 +19,7 @@ __all__ = [
     "register_provider",
 ]
 
-ENTRY_POINT_GROUP = "aieval.providers"
+ENTRY_POINT_GROUP = GROUPS["providers"]
 
 ProviderFactory = Callable[..., Provider]
 """Anything called with keyword arguments (``base_url``, ``api_key``, ...) returning a Provider."""
@@ -46,33 +46,23 @@ def register_provider(name: str, factory: ProviderFactory) -> ProviderFactory:
     return factory
 
 
-def _entry_points() -> dict[str, metadata.EntryPoint]:
-    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
-
-
 def available_providers() -> list[str]:
     """Sorted names of every preset, registered provider and installed entry point."""
-    return sorted(set(_registry) | set(_entry_points()))
+    return sorted(set(_registry) | set(plugin_names(ENTRY_POINT_GROUP)))
 
 
 def _factory(name: str) -> ProviderFactory:
     factory = _registry.get(name)
     if factory is not None:
         return factory
-    entry_point = _entry_points().get(name)
-    if entry_point is None:
+    loaded = load_plugin(ENTRY_POINT_GROUP, name)
+    if loaded is None:
         known = ", ".join(available_providers())
         raise ProviderNotFoundError(
             f"unknown provider {name!r}; known providers: {known}. Register one with "
             f"register_provider() or the {ENTRY_POINT_GROUP!r} entry point group, or use "
             "'openai-compatible' with base_url="
         )
-    try:
-        loaded = entry_point.load()
-    except Exception as exc:
-        raise ConfigError(
-            f"provider {name!r}: cannot load entry point {entry_point.value!r}: {exc}"
-        ) from exc
     return register_provider(name, loaded)
 
 
@@ -105,8 +95,9 @@ def get_provider(name: str, /, **kwargs: Any) -> Provider:
 def accepts_argument(name: str, argument: str, *, by_name: bool = False) -> bool:
     """Whether the factory registered as ``name`` takes ``argument`` as a keyword (with
     ``by_name``, only as a parameter of that name, not through ``**kwargs``)."""
+    factory = _factory(name)  # an unknown or broken provider is an error, not "no argument"
     try:
-        parameters = inspect.signature(_factory(name)).parameters.values()
+        parameters = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):
         return not by_name
     return any(p.name == argument or (p.kind is p.VAR_KEYWORD and not by_name) for p in parameters)

@@ -94,8 +94,9 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], *,
-           numeric: Collection[int] | None = None) -> str:
+def _table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, numeric: Collection[int] | None = None
+) -> str:
     """A table with header cells; ``rows`` hold already-escaped cell HTML.
 
     Columns in ``numeric`` (default: all but the first) are right-aligned figures.
@@ -103,10 +104,12 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], *,
     right = set(range(1, len(headers))) if numeric is None else set(numeric)
     head = "".join(f'<th scope="col">{_e(h)}</th>' for h in headers)
     body = "".join(
-        "<tr>" + "".join(
-            f'<td class="n">{c}</td>' if i in right else f"<td>{c}</td>"
-            for i, c in enumerate(row)
-        ) + "</tr>" for row in rows
+        "<tr>"
+        + "".join(
+            f'<td class="n">{c}</td>' if i in right else f"<td>{c}</td>" for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -139,14 +142,26 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     if doc.get("grades"):
         plots.append(_figure(grade_plot(doc["grades"]), "Samples per grade."))
     if doc.get("gates"):
-        plots.append(_figure(gate_plot(doc["gates"]),
-                             "Failure rate per gate; whiskers are Wilson 95% intervals."))
+        plots.append(
+            _figure(
+                gate_plot(doc["gates"]), "Failure rate per gate; whiskers are Wilson 95% intervals."
+            )
+        )
     if plots:
         yield "<h2>Grades and gates</h2><div class=plots>" + "".join(plots) + "</div>"
     if doc.get("gates"):
-        yield _table(["gate", "failures", "rate", "95% CI"], [
-            [_e(g["name"]), f"{g['failures']}/{g['n']}", pct(g["rate"]),
-             interval(g["low"], g["high"], pct)] for g in doc["gates"]])
+        yield _table(
+            ["gate", "failures", "rate", "95% CI"],
+            [
+                [
+                    _e(g["name"]),
+                    f"{g['failures']}/{g['n']}",
+                    pct(g["rate"]),
+                    interval(g["low"], g["high"], pct),
+                ]
+                for g in doc["gates"]
+            ],
+        )
     yield from _criteria(doc.get("criteria") or [])
     yield from _reasons(doc.get("failure_reasons") or [])
     yield from _judges(doc.get("judges") or {})
@@ -156,12 +171,14 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
 
 def _report_cards(doc: Mapping[str, Any]) -> str:
     rate, score = doc["pass_rate"], doc.get("weighted_score")
-    cards = [_card(str(doc["samples"]), "samples"),
-             _card(pct(rate["estimate"]),
-                   f"pass rate {interval(rate['low'], rate['high'], pct)}")]
+    cards = [
+        _card(str(doc["samples"]), "samples"),
+        _card(pct(rate["estimate"]), f"pass rate {interval(rate['low'], rate['high'], pct)}"),
+    ]
     if score:
-        cards.append(_card(num(score["mean"]),
-                           f"weighted score {interval(score['low'], score['high'])}"))
+        cards.append(
+            _card(num(score["mean"]), f"weighted score {interval(score['low'], score['high'])}")
+        )
     if doc.get("target_errors"):
         cards.append(_card(str(doc["target_errors"]), "target errors"))
     if doc.get("cost") is not None:
@@ -177,58 +194,116 @@ def _code(code: Mapping[str, Any] | None) -> Iterator[str]:
     yield _warnings(code.get("warnings") or [])
     yield _table(PASS_AT_K_HEAD, [[_e(c) for c in row] for row in pass_at_k_rows(code)])
     yield f'<p class="meta">{_e(ESTIMATOR)}</p>'
-    yield _table(PROBLEM_HEAD, [
-        [f"<code>{_e(row[0])}</code>", *(_e(c) for c in row[1:])]
-        for row in problem_rows(code)], numeric=range(1, 7))
+    yield _table(
+        PROBLEM_HEAD,
+        [[f"<code>{_e(row[0])}</code>", *(_e(c) for c in row[1:])] for row in problem_rows(code)],
+        numeric=range(1, 7),
+    )
 
 
 def _criteria(criteria: Sequence[Mapping[str, Any]]) -> Iterator[str]:
     if not criteria:
         return
     yield "<h2>Criteria</h2>"
-    yield _figure(histogram_grid(criteria),
-                  "Distribution of normalized values (0..1); the dashed red line is the floor.")
-    yield _table(["name", "kind", "n", "mean", "95% CI", "sd", "p10", "p50", "p90", "floor",
-                  "below floor", "errors", "n/a"], [
-        [_e(c["name"]), _e(c["kind"]), str(c["n"]), num(c["mean"], 3),
-         interval(c["low"], c["high"], lambda v: num(v, 3)), num(c["std"], 3),
-         *(num((c.get("quantiles") or {}).get(k)) for k in ("p10", "p50", "p90")),
-         num(c.get("floor")), str(c.get("floor_violations", 0)), str(c.get("errors", 0)),
-         str(c.get("not_applicable", 0))]
-        for c in criteria], numeric=range(2, 13))
+    yield _figure(
+        histogram_grid(criteria),
+        "Distribution of normalized values (0..1); the dashed red line is the floor.",
+    )
+    yield _table(
+        [
+            "name",
+            "kind",
+            "n",
+            "mean",
+            "95% CI",
+            "sd",
+            "p10",
+            "p50",
+            "p90",
+            "floor",
+            "below floor",
+            "errors",
+            "n/a",
+        ],
+        [
+            [
+                _e(c["name"]),
+                _e(c["kind"]),
+                str(c["n"]),
+                num(c["mean"], 3),
+                interval(c["low"], c["high"], lambda v: num(v, 3)),
+                num(c["std"], 3),
+                *(num((c.get("quantiles") or {}).get(k)) for k in ("p10", "p50", "p90")),
+                num(c.get("floor")),
+                str(c.get("floor_violations", 0)),
+                str(c.get("errors", 0)),
+                str(c.get("not_applicable", 0)),
+            ]
+            for c in criteria
+        ],
+        numeric=range(2, 13),
+    )
 
 
 def _reasons(reasons: Sequence[Mapping[str, Any]]) -> Iterator[str]:
     if not reasons:
         return
     yield "<h2>Top failure reasons</h2>"
-    yield _table(["kind", "key", "reason", "count", "examples"], [
-        [_e(r["kind"]), _e(r["key"]), _e(r["reason"]), str(r["count"]),
-         " ".join(f"<code>{_e(i)}</code>" for i in r.get("sample_ids") or [])]
-        for r in reasons], numeric=[3])
+    yield _table(
+        ["kind", "key", "reason", "count", "examples"],
+        [
+            [
+                _e(r["kind"]),
+                _e(r["key"]),
+                _e(r["reason"]),
+                str(r["count"]),
+                " ".join(f"<code>{_e(i)}</code>" for i in r.get("sample_ids") or []),
+            ]
+            for r in reasons
+        ],
+        numeric=[3],
+    )
 
 
 def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
     if not judges:
         return
     yield "<h2>Judges</h2>"
-    yield _table(["judge", "n", "parse failures", "malformed samples", "inconsistent", "warning"], [
-        [_e(name), str(j["n"]), f"{j['parse_failures']} ({pct(j['parse_failure_rate'])})",
-         str(j.get("malformed", 0)),
-         " ".join((pct(j.get("inconsistency_rate")), _e(pairwise_note(j)))),
-         _e(j.get("warning") or "")]
-        for name, j in judges.items()], numeric=[1, 2, 3, 4])
+    yield _table(
+        ["judge", "n", "parse failures", "malformed samples", "inconsistent", "warning"],
+        [
+            [
+                _e(name),
+                str(j["n"]),
+                f"{j['parse_failures']} ({pct(j['parse_failure_rate'])})",
+                str(j.get("malformed", 0)),
+                " ".join((pct(j.get("inconsistency_rate")), _e(pairwise_note(j)))),
+                _e(j.get("warning") or ""),
+            ]
+            for name, j in judges.items()
+        ],
+        numeric=[1, 2, 3, 4],
+    )
 
 
 def _resources(doc: Mapping[str, Any]) -> str:
     latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
     return "<h2>Latency, tokens, cost</h2>" + _table(
         ["latency mean", "p50", "p95", "max", "tokens", "cost", "retries", "cache"],
-        [[*(f"{num(latency.get(k))} s" if latency.get(k) is not None else "-"
-            for k in ("mean", "p50", "p95", "max")),
-          _e(format_tokens(tokens)), _e(format_cost(doc.get("cost"))),
-          str(doc.get("retries", 0)), _e(format_cache(doc.get("cache")) or "-")]],
-        numeric=[0, 1, 2, 3, 6])
+        [
+            [
+                *(
+                    f"{num(latency.get(k))} s" if latency.get(k) is not None else "-"
+                    for k in ("mean", "p50", "p95", "max")
+                ),
+                _e(format_tokens(tokens)),
+                _e(format_cost(doc.get("cost"))),
+                str(doc.get("retries", 0)),
+                _e(format_cache(doc.get("cache")) or "-"),
+            ]
+        ],
+        numeric=[0, 1, 2, 3, 6],
+    )
 
 
 def _groups(groups: Mapping[str, Any]) -> Iterator[str]:
@@ -238,21 +313,55 @@ def _groups(groups: Mapping[str, Any]) -> Iterator[str]:
         if not rows:
             continue
         yield f"<h2>By {_e(field)}</h2>"
-        yield _table(["group", "samples", "pass rate", "95% CI", "weighted score", "grades"], [
-            [_e(r["key"]), str(r["samples"]), pct(r["pass_rate"]["estimate"]),
-             interval(r["pass_rate"]["low"], r["pass_rate"]["high"], pct),
-             num(r.get("weighted_score_mean")),
-             " ".join(f"{g}:{r['grades'].get(g, 0)}" for g in GRADE_ORDER)
-             if r.get("grades") else "-"] for r in rows], numeric=[1, 2, 3, 4])
+        yield _table(
+            ["group", "samples", "pass rate", "95% CI", "weighted score", "grades"],
+            [
+                [
+                    _e(r["key"]),
+                    str(r["samples"]),
+                    pct(r["pass_rate"]["estimate"]),
+                    interval(r["pass_rate"]["low"], r["pass_rate"]["high"], pct),
+                    num(r.get("weighted_score_mean")),
+                    " ".join(f"{g}:{r['grades'].get(g, 0)}" for g in GRADE_ORDER)
+                    if r.get("grades")
+                    else "-",
+                ]
+                for r in rows
+            ],
+            numeric=[1, 2, 3, 4],
+        )
     if groups.get("agents"):
         yield "<h2>Agents</h2>"
-        yield _table(["agent", "runs", "steps", "failures", "retries", "duration", "tokens",
-                      "cost", "scores"], [
-            [_e(a["name"]), str(a["runs"]), str(a["steps"]), str(a["failures"]),
-             str(a["retries"]), f"{num(a['duration_s'], 1)} s", str(a["tokens"]),
-             f"${num(a['cost_usd'], 4)}",
-             _e(", ".join(f"{k} {num(v)}" for k, v in (a.get("scores") or {}).items()) or "-")]
-            for a in groups["agents"]])
+        yield _table(
+            [
+                "agent",
+                "runs",
+                "steps",
+                "failures",
+                "retries",
+                "duration",
+                "tokens",
+                "cost",
+                "scores",
+            ],
+            [
+                [
+                    _e(a["name"]),
+                    str(a["runs"]),
+                    str(a["steps"]),
+                    str(a["failures"]),
+                    str(a["retries"]),
+                    f"{num(a['duration_s'], 1)} s",
+                    str(a["tokens"]),
+                    f"${num(a['cost_usd'], 4)}",
+                    _e(
+                        ", ".join(f"{k} {num(v)}" for k, v in (a.get("scores") or {}).items())
+                        or "-"
+                    ),
+                ]
+                for a in groups["agents"]
+            ],
+        )
 
 
 _RULE_CELLS = {
@@ -265,38 +374,61 @@ _RULE_CELLS = {
 def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     decision = doc["decision"]
     yield f"<h1>{_e(doc['candidate'].get('name') or '-')}: candidate vs baseline</h1>"
-    yield (f'<p class="meta">candidate {_e(run_title(doc["candidate"]))} · baseline '
-           f'{_e(run_title(doc["baseline"]))} · {paired_counts(doc)} examples</p>')
+    yield (
+        f'<p class="meta">candidate {_e(run_title(doc["candidate"]))} · baseline '
+        f"{_e(run_title(doc['baseline']))} · {paired_counts(doc)} examples</p>"
+    )
     # ✓/✗ rather than emoji: they render with the system's ordinary fonts
     kind = outcome_of(decision)
     mark = {"promote": "✓", "block": "✗", "inconclusive": "?"}[kind]
     yield f'<div class="verdict {kind}"><b>{mark}</b> {_e(decision["summary"])}</div>'
-    yield _table(["rule", "result", "reason"], [
-        [f'<code class="rule">{_e(r["rule"])}</code>',
-         _RULE_CELLS[rule_outcome(r)],
-         _e(r["reason"])] for r in decision["rules"]], numeric=())
+    yield _table(
+        ["rule", "result", "reason"],
+        [
+            [
+                f'<code class="rule">{_e(r["rule"])}</code>',
+                _RULE_CELLS[rule_outcome(r)],
+                _e(r["reason"]),
+            ]
+            for r in decision["rules"]
+        ],
+        numeric=(),
+    )
     yield _warnings(decision.get("warnings") or [])
     yield "<h2>Metric deltas (candidate − baseline)</h2>"
     yield _forest(doc)
-    yield _table(["metric", "baseline", "candidate", "delta", "95% CI", "n"], [
-        [_e(m["name"]), metric_value(m["name"], m["baseline"]),
-         metric_value(m["name"], m["candidate"]), metric_delta(m["name"], m.get("delta")),
-         interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)), _e(metric_n(m))]
-        for m in doc["metrics"]])
+    yield _table(
+        ["metric", "baseline", "candidate", "delta", "95% CI", "n"],
+        [
+            [
+                _e(m["name"]),
+                metric_value(m["name"], m["baseline"]),
+                metric_value(m["name"], m["candidate"]),
+                metric_delta(m["name"], m.get("delta")),
+                interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)),
+                _e(metric_n(m)),
+            ]
+            for m in doc["metrics"]
+        ],
+    )
     tie = doc.get("tie_break") or {}
     if tie.get("winner"):
         yield f"<p>Tie-break: {_e(tie['winner'])} ({_e(tie.get('rule'))}): {_e(tie['reason'])}</p>"
-    yield (f"<p>{_count(doc, 'regressions')} regressions · {_count(doc, 'improvements')} "
-           "improvements"
-           f" · {doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
-           f"{doc['only_candidate_count']} only in candidate</p>")
+    yield (
+        f"<p>{_count(doc, 'regressions')} regressions · {_count(doc, 'improvements')} "
+        "improvements"
+        f" · {doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
+        f"{doc['only_candidate_count']} only in candidate</p>"
+    )
     for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
         rows = doc[key]
         if rows:
             shown = f"{len(rows)} of {_count(doc, key)}"
             yield f"<h2>{title} ({shown})</h2>" + _table(
                 ["example", "baseline", "candidate", "delta", "changes"],
-                [_example_row(r) for r in rows], numeric=[3])
+                [_example_row(r) for r in rows],
+                numeric=[3],
+            )
 
 
 def _forest(doc: Mapping[str, Any]) -> str:
@@ -307,20 +439,40 @@ def _forest(doc: Mapping[str, Any]) -> str:
     rates = [m for m in metrics if m not in score and m not in gates]
     figures = []
     if score:
-        figures.append(_figure(
-            forest_plot(score, margin=margin, title="Weighted score delta", unit="points"),
-            "Weighted score (0..100) delta with its paired 95% interval; the dashed line is "
-            "the non-inferiority margin."))
+        figures.append(
+            _figure(
+                forest_plot(score, margin=margin, title="Weighted score delta", unit="points"),
+                "Weighted score (0..100) delta with its paired 95% interval; the dashed line is "
+                "the non-inferiority margin.",
+            )
+        )
     if rates:
-        figures.append(_figure(
-            forest_plot(rates, margin=None, title="Pass rate and criterion deltas",
-                        unit="pp", scale=100.0),
-            "Pass rate and criterion means, in percentage points; higher is better."))
+        figures.append(
+            _figure(
+                forest_plot(
+                    rates,
+                    margin=None,
+                    title="Pass rate and criterion deltas",
+                    unit="pp",
+                    scale=100.0,
+                ),
+                "Pass rate and criterion means, in percentage points; higher is better.",
+            )
+        )
     if gates:
-        figures.append(_figure(
-            forest_plot(gates, margin=None, title="Gate failure rate deltas", unit="pp",
-                        scale=100.0, higher_is_worse=True),
-            "Gate failure rates, in percentage points; higher is worse."))
+        figures.append(
+            _figure(
+                forest_plot(
+                    gates,
+                    margin=None,
+                    title="Gate failure rate deltas",
+                    unit="pp",
+                    scale=100.0,
+                    higher_is_worse=True,
+                ),
+                "Gate failure rates, in percentage points; higher is worse.",
+            )
+        )
     return "<div class=plots>" + "".join(figures) + "</div>"
 
 
@@ -330,12 +482,20 @@ def _count(doc: Mapping[str, Any], key: str) -> int:
 
 def _example_row(row: Mapping[str, Any]) -> list[str]:
     def side(s: Mapping[str, Any]) -> str:
-        verdict = '<span class="pass">pass</span>' if s.get("passed") else (
-            '<span class="fail">fail</span>')
+        verdict = (
+            '<span class="pass">pass</span>'
+            if s.get("passed")
+            else ('<span class="fail">fail</span>')
+        )
         grade = f" {_e(s['grade'])}" if s.get("grade") else ""
         score = f" {s['weighted_score']:.1f}" if s.get("weighted_score") is not None else ""
         return verdict + grade + score
 
     delta = row.get("delta")
-    return [f"<code>{_e(row['id'])}</code>", side(row["baseline"]), side(row["candidate"]),
-            "-" if delta is None else f"{delta:+.1f}", _e("; ".join(row.get("changes") or []))]
+    return [
+        f"<code>{_e(row['id'])}</code>",
+        side(row["baseline"]),
+        side(row["candidate"]),
+        "-" if delta is None else f"{delta:+.1f}",
+        _e("; ".join(row.get("changes") or [])),
+    ]

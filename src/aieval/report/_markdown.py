@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
+from aieval._terminal import escape_markdown as escape
 from aieval._terminal import printable_data
 from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.report._code import (
@@ -56,20 +57,9 @@ def render_markdown(obj: Any) -> str:
     return "\n\n".join(b for b in blocks if b) + "\n"
 
 
-def escape(text: Any) -> str:
-    """Text safe inside a Markdown table cell: no HTML, no table breaks, no emphasis.
-
-    >>> escape("a|b <script>*x*</script>")
-    'a\\\\|b &lt;script&gt;\\\\*x\\\\*&lt;/script&gt;'
-    """
-    out = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    for ch in "\\`*_[]|#~":
-        out = out.replace(ch, "\\" + ch)
-    return " ".join(out.split())
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *,
-          numeric: Collection[int] | None = None) -> str:
+def table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, numeric: Collection[int] | None = None
+) -> str:
     """A GFM table; columns in ``numeric`` (default: all but the first) are right-aligned."""
     right = set(range(1, len(headers))) if numeric is None else set(numeric)
     align = ["---:" if i in right else ":---" for i in range(len(headers))]
@@ -78,35 +68,47 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *,
     return "\n".join(lines)
 
 
-def _folded(summary: str, headers: Sequence[str], rows: Sequence[Sequence[str]],
-            numeric: Collection[int] | None = None, total: int | None = None) -> str:
+def _folded(
+    summary: str,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    numeric: Collection[int] | None = None,
+    total: int | None = None,
+) -> str:
     if len(rows) <= _FOLD_AFTER:
         return f"**{summary}**\n\n" + table(headers, rows, numeric=numeric)
     shown = rows[:_MAX_ROWS]
     total = len(rows) if total is None else total
     count = total if len(shown) == total else f"{len(shown)} of {total}"
-    return (f"<details><summary>{summary} ({count})</summary>\n\n"
-            + table(headers, shown, numeric=numeric) + "\n\n</details>")
+    return (
+        f"<details><summary>{summary} ({count})</summary>\n\n"
+        + table(headers, shown, numeric=numeric)
+        + "\n\n</details>"
+    )
 
 
 def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     run = doc["run"]
     yield f"### aieval report: {escape(run_title(run))}"
     rate = doc["pass_rate"]
-    facts = [f"**{doc['samples']}** samples",
-             f"pass rate **{pct(rate['estimate'])}** {interval(rate['low'], rate['high'], pct)}"]
+    facts = [
+        f"**{doc['samples']}** samples",
+        f"pass rate **{pct(rate['estimate'])}** {interval(rate['low'], rate['high'], pct)}",
+    ]
     score = doc.get("weighted_score")
     if score:
-        facts.append(f"weighted score **{num(score['mean'])}** "
-                     f"{interval(score['low'], score['high'])}")
+        facts.append(
+            f"weighted score **{num(score['mean'])}** {interval(score['low'], score['high'])}"
+        )
     if doc.get("target_errors"):
         facts.append(f"{doc['target_errors']} target errors")
     if workflow_label(run):
         facts.append(f"workflow {escape(workflow_label(run))}")
     yield " · ".join(facts)
     if doc.get("grades"):
-        yield table(GRADE_ORDER, [[str(doc["grades"].get(g, 0)) for g in GRADE_ORDER]],
-                    numeric=range(5))
+        yield table(
+            GRADE_ORDER, [[str(doc["grades"].get(g, 0)) for g in GRADE_ORDER]], numeric=range(5)
+        )
     yield from _code(doc.get("code"))
     yield from _report_tables(doc)
     yield _warnings(doc.get("warnings") or [])
@@ -114,35 +116,88 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
 
 def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
     if doc.get("gates"):
-        yield _folded("Gate failure rates", ["gate", "failures", "rate", "95% CI"], [
-            [escape(g["name"]), f"{g['failures']}/{g['n']}", pct(g["rate"]),
-             interval(g["low"], g["high"], pct)] for g in doc["gates"]])
+        yield _folded(
+            "Gate failure rates",
+            ["gate", "failures", "rate", "95% CI"],
+            [
+                [
+                    escape(g["name"]),
+                    f"{g['failures']}/{g['n']}",
+                    pct(g["rate"]),
+                    interval(g["low"], g["high"], pct),
+                ]
+                for g in doc["gates"]
+            ],
+        )
     if doc.get("criteria"):
-        yield _folded("Criteria (normalized 0..1)",
-                      ["name", "kind", "n", "mean", "95% CI", "p50", "floor", "below floor",
-                       "errors", "n/a"], [
-            [escape(c["name"]), c["kind"], str(c["n"]), num(c["mean"], 3),
-             interval(c["low"], c["high"], lambda v: num(v, 3)),
-             num((c.get("quantiles") or {}).get("p50")), num(c.get("floor")),
-             str(c.get("floor_violations", 0)), str(c.get("errors", 0)),
-             str(c.get("not_applicable", 0))] for c in doc["criteria"]], numeric=range(2, 10))
+        yield _folded(
+            "Criteria (normalized 0..1)",
+            ["name", "kind", "n", "mean", "95% CI", "p50", "floor", "below floor", "errors", "n/a"],
+            [
+                [
+                    escape(c["name"]),
+                    c["kind"],
+                    str(c["n"]),
+                    num(c["mean"], 3),
+                    interval(c["low"], c["high"], lambda v: num(v, 3)),
+                    num((c.get("quantiles") or {}).get("p50")),
+                    num(c.get("floor")),
+                    str(c.get("floor_violations", 0)),
+                    str(c.get("errors", 0)),
+                    str(c.get("not_applicable", 0)),
+                ]
+                for c in doc["criteria"]
+            ],
+            numeric=range(2, 10),
+        )
     if doc.get("failure_reasons"):
-        yield _folded("Top failure reasons", ["kind", "key", "count", "reason", "examples"], [
-            [r["kind"], escape(r["key"]), str(r["count"]), escape(r["reason"]),
-             ", ".join(escape(i) for i in r.get("sample_ids") or [])]
-            for r in doc["failure_reasons"]], numeric=[2])
+        yield _folded(
+            "Top failure reasons",
+            ["kind", "key", "count", "reason", "examples"],
+            [
+                [
+                    r["kind"],
+                    escape(r["key"]),
+                    str(r["count"]),
+                    escape(r["reason"]),
+                    ", ".join(escape(i) for i in r.get("sample_ids") or []),
+                ]
+                for r in doc["failure_reasons"]
+            ],
+            numeric=[2],
+        )
     if doc.get("judges"):
-        yield _folded("Judges", ["judge", "n", "parse failures", "malformed samples",
-                                 "inconsistent", "warning"], [
-            [escape(name), str(j["n"]), pct(j["parse_failure_rate"]), str(j.get("malformed", 0)),
-             " ".join((pct(j.get("inconsistency_rate")), escape(pairwise_note(j)))),
-             escape(j.get("warning") or "")]
-            for name, j in doc["judges"].items()], numeric=[1, 2, 3, 4])
+        yield _folded(
+            "Judges",
+            ["judge", "n", "parse failures", "malformed samples", "inconsistent", "warning"],
+            [
+                [
+                    escape(name),
+                    str(j["n"]),
+                    pct(j["parse_failure_rate"]),
+                    str(j.get("malformed", 0)),
+                    " ".join((pct(j.get("inconsistency_rate")), escape(pairwise_note(j)))),
+                    escape(j.get("warning") or ""),
+                ]
+                for name, j in doc["judges"].items()
+            ],
+            numeric=[1, 2, 3, 4],
+        )
     yield _resources(doc)
     for field, rows in ((doc.get("groups") or {}).get("slices") or {}).items():
-        yield _folded(f"By {escape(field)}", ["group", "samples", "pass rate", "weighted score"], [
-            [escape(r["key"]), str(r["samples"]), pct(r["pass_rate"]["estimate"]),
-             num(r.get("weighted_score_mean"))] for r in rows])
+        yield _folded(
+            f"By {escape(field)}",
+            ["group", "samples", "pass rate", "weighted score"],
+            [
+                [
+                    escape(r["key"]),
+                    str(r["samples"]),
+                    pct(r["pass_rate"]["estimate"]),
+                    num(r.get("weighted_score_mean")),
+                ]
+                for r in rows
+            ],
+        )
 
 
 def _code(code: Mapping[str, Any] | None) -> Iterator[str]:
@@ -162,9 +217,11 @@ def _resources(doc: Mapping[str, Any]) -> str:
     if latency.get("p50") is None and not tokens.get("total") and doc.get("cost") is None:
         return ""
     cache = format_cache(doc.get("cache"))
-    return (f"Latency p50 {num(latency.get('p50'))} s · p95 {num(latency.get('p95'))} s · "
-            f"{format_tokens(tokens)} · cost {format_cost(doc.get('cost'))}"
-            + (f" · {cache}" if cache else ""))
+    return (
+        f"Latency p50 {num(latency.get('p50'))} s · p95 {num(latency.get('p95'))} s · "
+        f"{format_tokens(tokens)} · cost {format_cost(doc.get('cost'))}"
+        + (f" · {cache}" if cache else "")
+    )
 
 
 def _warnings(warnings: Sequence[str]) -> str:
@@ -181,22 +238,39 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         f"- {_MARKS[rule_outcome(r)]} `{r['rule']}`: {escape(r['reason'])}"
         for r in decision["rules"]
     )
-    yield (f"Candidate {escape(run_title(doc['candidate']))} vs baseline "
-           f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples")
-    yield table(["metric", "baseline", "candidate", "delta", "95% CI", "n"], [
-        [escape(m["name"]), metric_value(m["name"], m["baseline"]),
-         metric_value(m["name"], m["candidate"]), metric_delta(m["name"], m.get("delta")),
-         interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)), metric_n(m)]
-        for m in doc["metrics"]])
+    yield (
+        f"Candidate {escape(run_title(doc['candidate']))} vs baseline "
+        f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples"
+    )
+    yield table(
+        ["metric", "baseline", "candidate", "delta", "95% CI", "n"],
+        [
+            [
+                escape(m["name"]),
+                metric_value(m["name"], m["baseline"]),
+                metric_value(m["name"], m["candidate"]),
+                metric_delta(m["name"], m.get("delta")),
+                interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)),
+                metric_n(m),
+            ]
+            for m in doc["metrics"]
+        ],
+    )
     for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
         if doc[key]:
-            yield _folded(title, ["example", "baseline", "candidate", "delta", "changes"],
-                          [_example_row(r) for r in doc[key]], numeric=[3],
-                          total=_count(doc, key))
-    yield (f"{_count(doc, 'regressions')} regressions · {_count(doc, 'improvements')} "
-           "improvements · "
-           f"{doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
-           f"{doc['only_candidate_count']} only in candidate")
+            yield _folded(
+                title,
+                ["example", "baseline", "candidate", "delta", "changes"],
+                [_example_row(r) for r in doc[key]],
+                numeric=[3],
+                total=_count(doc, key),
+            )
+    yield (
+        f"{_count(doc, 'regressions')} regressions · {_count(doc, 'improvements')} "
+        "improvements · "
+        f"{doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
+        f"{doc['only_candidate_count']} only in candidate"
+    )
     yield _warnings(decision.get("warnings") or [])
 
 
@@ -214,5 +288,10 @@ def _example_row(row: Mapping[str, Any]) -> list[str]:
         return " ".join(parts)
 
     delta = row.get("delta")
-    return [escape(row["id"]), side(row["baseline"]), side(row["candidate"]),
-            "-" if delta is None else f"{delta:+.1f}", escape("; ".join(row.get("changes") or []))]
+    return [
+        escape(row["id"]),
+        side(row["baseline"]),
+        side(row["candidate"]),
+        "-" if delta is None else f"{delta:+.1f}",
+        escape("; ".join(row.get("changes") or [])),
+    ]

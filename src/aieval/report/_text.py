@@ -82,21 +82,28 @@ def render_diff(
     if doc["kind"] != "comparison":
         raise ConfigError("render_diff needs a Comparison (or its dict), not a report")
     unchanged = printable_data(unchanged) if unchanged is not None else None
-    parts: list[RenderableType] = [Text(
-        f"baseline {doc['baseline']['id']} · candidate {doc['candidate']['id']} · "
-        f"{paired_counts(doc)} · {_count(doc, 'regressions')} regressions · "
-        f"{_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged"
-    )]
-    groups = [("regressions", doc["regressions"], _count(doc, "regressions")),
-              ("improvements", doc["improvements"], _count(doc, "improvements"))]
+    parts: list[RenderableType] = [
+        Text(
+            f"baseline {doc['baseline']['id']} · candidate {doc['candidate']['id']} · "
+            f"{paired_counts(doc)} · {_count(doc, 'regressions')} regressions · "
+            f"{_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged"
+        )
+    ]
+    groups = [
+        ("regressions", doc["regressions"], _count(doc, "regressions")),
+        ("improvements", doc["improvements"], _count(doc, "improvements")),
+    ]
     if unchanged is not None:
         groups.append(("unchanged", list(unchanged), len(unchanged)))
     for title, rows, total in groups:
         if rows:
-            parts.append(example_table(f"{title} ({min(limit, len(rows))} of {total})",
-                                       rows[:limit]))
-    for title, key in (("only in baseline", "only_baseline"),
-                       ("only in candidate", "only_candidate")):
+            parts.append(
+                example_table(f"{title} ({min(limit, len(rows))} of {total})", rows[:limit])
+            )
+    for title, key in (
+        ("only in baseline", "only_baseline"),
+        ("only in candidate", "only_candidate"),
+    ):
         if doc[f"{key}_count"]:
             ids = ", ".join(doc[key][:limit])
             parts.append(Text(f"{title} ({doc[f'{key}_count']}): {ids}"))
@@ -124,8 +131,9 @@ def _table(title: str, *columns: str, left: int = 1) -> Table:
     table = Table(title=title, title_justify="left", title_style="bold")
     for i, column in enumerate(columns):
         # names stay whole (they are what a reader searches for); long text columns fold
-        table.add_column(column, justify="left" if i < left else "right", overflow="fold",
-                         no_wrap=i == 0)
+        table.add_column(
+            column, justify="left" if i < left else "right", overflow="fold", no_wrap=i == 0
+        )
     return table
 
 
@@ -200,7 +208,8 @@ def _gates(gates: list[Mapping[str, Any]]) -> Table:
     table = _table("gate failure rates", "gate", "failures", "rate", "95% CI")
     for gate in gates:
         style = "red" if gate["failures"] else None
-        _add(table,
+        _add(
+            table,
             gate["name"],
             f"{gate['failures']}/{gate['n']}",
             Text(pct(gate["rate"]), style=style or ""),
@@ -210,14 +219,32 @@ def _gates(gates: list[Mapping[str, Any]]) -> Table:
 
 
 def _criteria(criteria: list[Mapping[str, Any]]) -> Table:
-    table = _table("criteria (normalized 0..1)", "name", "kind", "n", "mean", "95% CI", "p50",
-                   "floor", "below floor", "errors", "n/a", left=2)
+    table = _table(
+        "criteria (normalized 0..1)",
+        "name",
+        "kind",
+        "n",
+        "mean",
+        "95% CI",
+        "p50",
+        "floor",
+        "below floor",
+        "errors",
+        "n/a",
+        left=2,
+    )
     for c in criteria:
-        _add(table,
-            c["name"], c["kind"], str(c["n"]), num(c["mean"], 3),
+        _add(
+            table,
+            c["name"],
+            c["kind"],
+            str(c["n"]),
+            num(c["mean"], 3),
             interval(c["low"], c["high"], lambda v: num(v, 3)),
-            num((c.get("quantiles") or {}).get("p50"), 2), num(c.get("floor"), 2),
-            str(c.get("floor_violations", 0)), str(c.get("errors", 0)),
+            num((c.get("quantiles") or {}).get("p50"), 2),
+            num(c.get("floor"), 2),
+            str(c.get("floor_violations", 0)),
+            str(c.get("errors", 0)),
             str(c.get("not_applicable", 0)),
         )
     return table
@@ -227,8 +254,14 @@ def _reasons(reasons: list[Mapping[str, Any]]) -> Table:
     table = _table("top failure reasons", "kind", "key", "reason", "count", "examples", left=3)
     table.columns[4].justify = "left"
     for r in reasons:
-        _add(table, r["kind"], Text(r["key"]), Text(r["reason"]), str(r["count"]),
-                      Text(", ".join(r.get("sample_ids") or [])))
+        _add(
+            table,
+            r["kind"],
+            Text(r["key"]),
+            Text(r["reason"]),
+            str(r["count"]),
+            Text(", ".join(r.get("sample_ids") or [])),
+        )
     return table
 
 
@@ -238,24 +271,46 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Table:
     )
     table.columns[-1].justify = "left"
     for name, j in judges.items():
-        inconsistent = "-" if j.get("inconsistency_rate") is None else (
-            f"{j['inconsistent']} ({pct(j['inconsistency_rate'])}); {pairwise_note(j)}"
+        inconsistent = (
+            "-"
+            if j.get("inconsistency_rate") is None
+            else (f"{j['inconsistent']} ({pct(j['inconsistency_rate'])}); {pairwise_note(j)}")
         )
-        _add(table,
-            name, str(j["n"]), f"{j['parse_failures']} ({pct(j['parse_failure_rate'])})",
-            str(j.get("malformed", 0)), inconsistent, Text(j.get("warning") or "", style="yellow"),
+        _add(
+            table,
+            name,
+            str(j["n"]),
+            f"{j['parse_failures']} ({pct(j['parse_failure_rate'])})",
+            str(j.get("malformed", 0)),
+            inconsistent,
+            Text(j.get("warning") or "", style="yellow"),
         )
     return table
 
 
 def _resources(doc: Mapping[str, Any]) -> Table:
     latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
-    table = _table("latency, tokens, cost", "latency mean", "p50", "p95", "max", "tokens",
-                   "cost", "retries", "cache", left=0)
-    _add(table,
-        *(f"{num(latency.get(k))}s" if latency.get(k) is not None else "-"
-          for k in ("mean", "p50", "p95", "max")),
-        format_tokens(tokens), format_cost(doc.get("cost")), str(doc.get("retries", 0)),
+    table = _table(
+        "latency, tokens, cost",
+        "latency mean",
+        "p50",
+        "p95",
+        "max",
+        "tokens",
+        "cost",
+        "retries",
+        "cache",
+        left=0,
+    )
+    _add(
+        table,
+        *(
+            f"{num(latency.get(k))}s" if latency.get(k) is not None else "-"
+            for k in ("mean", "p50", "p95", "max")
+        ),
+        format_tokens(tokens),
+        format_cost(doc.get("cost")),
+        str(doc.get("retries", 0)),
         format_cache(doc.get("cache")) or "-",
     )
     return table
@@ -267,14 +322,31 @@ def _groups(groups: Mapping[str, Any]) -> Iterator[RenderableType]:
     for field, rows in (groups.get("slices") or {}).items():
         yield _group_table(f"by {field}", rows)
     if groups.get("agents"):
-        table = _table("agents", "agent", "runs", "steps", "failures", "retries", "duration",
-                       "tokens", "cost", "scores")
+        table = _table(
+            "agents",
+            "agent",
+            "runs",
+            "steps",
+            "failures",
+            "retries",
+            "duration",
+            "tokens",
+            "cost",
+            "scores",
+        )
         for a in groups["agents"]:
             scores = ", ".join(f"{k} {num(v, 2)}" for k, v in (a.get("scores") or {}).items())
-            _add(table,
-                a["name"], str(a["runs"]), str(a["steps"]), str(a["failures"]),
-                str(a["retries"]), f"{num(a['duration_s'], 1)}s", str(a["tokens"]),
-                f"${num(a['cost_usd'], 4)}", scores or "-",
+            _add(
+                table,
+                a["name"],
+                str(a["runs"]),
+                str(a["steps"]),
+                str(a["failures"]),
+                str(a["retries"]),
+                f"{num(a['duration_s'], 1)}s",
+                str(a["tokens"]),
+                f"${num(a['cost_usd'], 4)}",
+                scores or "-",
             )
         yield table
 
@@ -283,9 +355,13 @@ def _group_table(title: str, rows: list[Mapping[str, Any]]) -> Table:
     table = _table(title, "group", "samples", "pass rate", "95% CI", "weighted score", "grades")
     for row in rows:
         rate, grades = row["pass_rate"], row.get("grades")
-        _add(table,
-            Text(str(row["key"])), str(row["samples"]), pct(rate["estimate"]),
-            interval(rate["low"], rate["high"], pct), num(row.get("weighted_score_mean")),
+        _add(
+            table,
+            Text(str(row["key"])),
+            str(row["samples"]),
+            pct(rate["estimate"]),
+            interval(rate["low"], rate["high"], pct),
+            num(row.get("weighted_score_mean")),
             " ".join(f"{g}:{grades.get(g, 0)}" for g in GRADE_ORDER) if grades else "-",
         )
     return table
@@ -312,7 +388,8 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield Text.assemble(("candidate ", "dim"), run_title(doc["candidate"]))
     rules = _table("promotion rules", "rule", "result", "reason", left=3)
     for rule in decision["rules"]:
-        _add(rules,
+        _add(
+            rules,
             rule["rule"],
             Text(*_RULE[rule_outcome(rule)]),
             Text(rule["reason"]),
@@ -340,18 +417,29 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
 
 
 def _metrics(doc: Mapping[str, Any]) -> Table:
-    table = _table("metrics (candidate − baseline, paired 95% CI)", "metric", "baseline",
-                   "candidate", "delta", "CI", "n")
+    table = _table(
+        "metrics (candidate − baseline, paired 95% CI)",
+        "metric",
+        "baseline",
+        "candidate",
+        "delta",
+        "CI",
+        "n",
+    )
     for m in doc["metrics"]:
         name = m["name"]
         delta = m.get("delta")
         # a higher gate failure rate is worse, everything else is better when higher
         worse = delta is not None and (delta > 0 if name.startswith("gate:") else delta < 0)
         style = "" if not delta else ("red" if worse else "green")
-        _add(table,
-            name, metric_value(name, m["baseline"]), metric_value(name, m["candidate"]),
+        _add(
+            table,
+            name,
+            metric_value(name, m["baseline"]),
+            metric_value(name, m["candidate"]),
             Text(metric_delta(name, delta), style=style),
-            interval(m["low"], m["high"], lambda v, n=name: metric_delta(n, v)), metric_n(m),
+            interval(m["low"], m["high"], lambda v, n=name: metric_delta(n, v)),
+            metric_n(m),
         )
     return table
 
@@ -361,8 +449,11 @@ def example_table(title: str, rows: Sequence[Mapping[str, Any]]) -> Table:
     table = _table(title, "example", "baseline", "candidate", "delta", "changes", left=1)
     table.columns[-1].justify = "left"
     for row in rows:
-        _add(table,
-            Text(str(row["id"])), _side(row["baseline"]), _side(row["candidate"]),
+        _add(
+            table,
+            Text(str(row["id"])),
+            _side(row["baseline"]),
+            _side(row["candidate"]),
             Text(num(row.get("delta"), 1) if row.get("delta") is None else f"{row['delta']:+.1f}"),
             Text("; ".join(row.get("changes") or [])),
         )
@@ -370,8 +461,9 @@ def example_table(title: str, rows: Sequence[Mapping[str, Any]]) -> Table:
 
 
 def _side(side: Mapping[str, Any]) -> Text:
-    verdict = Text("pass" if side.get("passed") else "fail",
-                   style="green" if side.get("passed") else "red")
+    verdict = Text(
+        "pass" if side.get("passed") else "fail", style="green" if side.get("passed") else "red"
+    )
     if side.get("grade"):
         verdict.append(f" {side['grade']}")
     if side.get("weighted_score") is not None:

@@ -13,6 +13,7 @@ from aieval.runner._evalfile import (
     run_eval,
     telemetry_requested,
 )
+from aieval.runner._evaluator import EvaluatorFactory, EvaluatorRequest, SampleEvaluator
 from aieval.runner._executor import Executor, Finished, LocalExecutor
 from aieval.runner._plaintext import plaintext_keys
 from aieval.runner._ray import RayExecutor
@@ -23,6 +24,8 @@ from aieval.runner._spec import RunSpec
 __all__ = [
     "DatasetConfig",
     "EvalConfig",
+    "EvaluatorFactory",
+    "EvaluatorRequest",
     "Executor",
     "Finished",
     "LocalExecutor",
@@ -30,6 +33,7 @@ __all__ = [
     "RayExecutor",
     "RunResult",
     "RunSpec",
+    "SampleEvaluator",
     "ScorerStats",
     "SettingsConfig",
     "TargetConfig",

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aieval._records import SampleRecord, redact_record
 from aieval._types import Example
@@ -19,13 +18,11 @@ from aieval.datasets import Dataset
 from aieval.errors import StoreError
 from aieval.runner._executor import Executor, Finished
 from aieval.runner._inputs import ProgressCallback
+from aieval.runner._observers import Observers
 from aieval.runner._prepare import Prepared
 from aieval.runner._sample import failed_record
 from aieval.runner._writer import SampleWriter, heartbeat, stop_heartbeat
 from aieval.store import Store
-
-if TYPE_CHECKING:
-    from aieval.telemetry._spans import RunSpans
 
 __all__ = ["drive", "finish"]
 
@@ -38,12 +35,12 @@ async def drive(
     work: Callable[[tuple[int, Example]], Any],
     *,
     progress: ProgressCallback | None = None,
-    spans: RunSpans | None = None,
+    observers: Observers | None = None,
     redact_values: bool = False,
 ) -> list[SampleRecord] | None:
     """Run every sample not stored yet through ``executor.map(work, ...)`` and store it.
 
-    Samples count (summary, progress, spans) once committed. A failed commit stops the run
+    Samples count (summary, progress, observers) once committed. A failed commit stops the run
     with that :class:`StoreError`. ``redact_values``: the records come from elsewhere (Ray
     workers) and are redacted here too, with this process's secrets.
 
@@ -59,9 +56,9 @@ async def drive(
         if kept is not None:
             kept.append(record)
         aggregator.add(record)
-        if spans is not None:
-            spans.sample(record, time.time())
         done += 1
+        if observers:
+            observers.sample(record, done, total)
         if progress is not None:
             progress(done, total)
 

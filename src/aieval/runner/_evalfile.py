@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +13,7 @@ from pydantic import Field, ValidationError, ValidationInfo, field_validator, mo
 from aieval._keys import pydantic_problems, unknown_key
 from aieval._sync import run_sync
 from aieval._usage_figures import ModelPrice
+from aieval.core import RunObserver
 from aieval.errors import ConfigError
 from aieval.grading._yaml import load_yaml_file
 from aieval.runner._evalparts import DatasetConfig, TargetConfig, _Strict, _target_params
@@ -304,13 +305,15 @@ def run_eval(
     max_error_rate: float | None = None,
     executor: str | None = None,
     ray_address: str | None = None,
+    observers: Sequence[RunObserver] = (),
 ) -> list[RunResult]:
     """Run an eval configuration: one run per recorded model version (or one for the target).
 
     Each run is one of :meth:`EvalConfig.specs`. ``tracer_provider`` is used when the settings
     (or ``$AIEVAL_OTEL``) turn telemetry on. ``run_id`` names the new run; it needs a
     configuration that makes exactly one run. ``max_error_rate``, ``executor`` and
-    ``ray_address`` override the file's ``settings``.
+    ``ray_address`` override the file's ``settings``. ``observers`` (each a
+    :class:`~aieval.core.RunObserver`) see every run start, each stored sample and its end.
     """
     scorers = build_scorers(config)
     db = store if isinstance(store, Store) else None
@@ -333,6 +336,7 @@ def run_eval(
             store=db,
             progress=progress(spec.model or config.name) if progress else None,
             tracer_provider=tracer_provider,
+            observers=tuple(observers),
         )
         results.append(run_sync(execute(spec, live), thread_name="aieval-run"))
     return results

@@ -18,16 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol
 
-from aieval._plugins import BUILTIN
 from aieval._records import ScoreRecord
 from aieval._types import Example
+from aieval.core import GROUPS, load_plugin, plugin_names
 from aieval.errors import ConfigError
 from aieval.runner._result import Aggregator
-from aieval.runner._spec import import_reference
 from aieval.runner._target import Output, Target
 
 __all__ = [
@@ -41,7 +39,7 @@ __all__ = [
 ]
 
 #: The entry-point group evaluators register in.
-GROUP = "aieval.evaluators"
+GROUP = GROUPS["evaluators"]
 #: The evaluator a workflow, a profile or a folder of run logs selects.
 WORKFLOW = "workflow"
 
@@ -122,16 +120,10 @@ def load_evaluator(name: str, request: EvaluatorRequest) -> SampleEvaluator:
 
 
 def _factory(name: str) -> EvaluatorFactory:
-    found = entry_points(group=GROUP, name=name)
-    if found:
-        factory: EvaluatorFactory = next(iter(found)).load()
-        return factory
-    builtin = BUILTIN[GROUP].get(name)
-    if builtin is not None:
-        loaded: EvaluatorFactory = import_reference(builtin, "evaluator")
-        return loaded
-    known = sorted({ep.name for ep in entry_points(group=GROUP)} | set(BUILTIN[GROUP]))
+    found: EvaluatorFactory | None = load_plugin(GROUP, name)
+    if found is not None:
+        return found
     raise ConfigError(
-        f"evaluator: no evaluator named {name!r}; installed: {', '.join(known)}. A package "
-        f'adds one with an entry point in the "{GROUP}" group'
+        f"evaluator: no evaluator named {name!r}; installed: {', '.join(plugin_names(GROUP))}. "
+        f'A package adds one with an entry point in the "{GROUP}" group'
     )

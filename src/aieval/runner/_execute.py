@@ -8,18 +8,20 @@ from typing import Any
 
 from aieval._endpoint import RunEndpoint, enter_endpoint, leave_endpoint
 from aieval._secrets import redact_text
+from aieval.core import ObserverOptions
 from aieval.errors import ConfigError
 from aieval.runner._driver import drive, finish
 from aieval.runner._endpoints import run_endpoint
 from aieval.runner._executor import Executor, LocalExecutor
 from aieval.runner._inputs import LiveParts
+from aieval.runner._observers import load_observers, run_start
 from aieval.runner._prepare import Prepared, prepare, start
 from aieval.runner._ray import RayExecutor, import_ray
 from aieval.runner._remote import remote_samples
 from aieval.runner._result import RunResult
 from aieval.runner._sample import SampleProcessor
 from aieval.runner._spec import RunSpec
-from aieval.runner._tracing import open_spans, telemetry_wanted
+from aieval.runner._tracing import telemetry_wanted
 from aieval.store import Store
 
 __all__ = ["execute"]
@@ -30,10 +32,8 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
     started = time.perf_counter()
     started_wall = time.time()
     traced = telemetry_wanted(spec.telemetry, live.tracer_provider)
-    if traced:
-        from aieval.telemetry._spans import require_otel
-
-        require_otel()
+    # before anything is stored: an observer may refuse the run (e.g. a missing extra)
+    observers = load_observers(ObserverOptions(traced, live.tracer_provider), live.observers)
     executor, remote = _executor(spec, live)
     prep = prepare(spec, live)
     processor = SampleProcessor(
@@ -48,13 +48,14 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
     # on Ray, workers build their own processor from the spec (refused here if they cannot)
     work = remote_samples(prep, live) if remote else processor
     start(prep)
-    spans = open_spans(prep, started_wall, live.tracer_provider) if traced else None
+    if observers:
+        observers.start(run_start(prep, started_wall))
     status, error = "completed", None
     endpoint = enter_endpoint(_endpoint_of(spec, live, prep.db))
     kept = None
     try:
         kept = await drive(
-            prep, executor, work, progress=live.progress, spans=spans, redact_values=remote
+            prep, executor, work, progress=live.progress, observers=observers, redact_values=remote
         )
     except (asyncio.CancelledError, KeyboardInterrupt):
         status, error = "interrupted", "interrupted before every sample finished"
@@ -69,8 +70,7 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
         if prep.db is not None:
             error = redact_text(error, prep.secrets) if error else error
             finish(prep.db, prep.run_id, status, summary, error)
-        if spans is not None:
-            spans.finish(status, summary, error)
+        observers.finish(status, summary, error)
     return _result(prep, status, summary, time.perf_counter() - started, kept)
 
 

@@ -3,9 +3,9 @@
 The spec describes the run (it is stored with it, and shipped to Ray workers); the live parts
 are what a spec cannot hold: objects given in place of names (a provider instance, a
 ``datasets.Dataset``, a scorer object without an import path) and run-time hooks (the store
-object, a progress callback, a tracer provider, an executor). For each field, a live object
-wins over the spec's description of it, and :attr:`LiveParts.unspecified` says which spec
-fields only approximate what was given, and why.
+object, a progress callback, a tracer provider, an executor, observers). For each field, a
+live object wins over the spec's description of it, and :attr:`LiveParts.unspecified` says
+which spec fields only approximate what was given, and why.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval._secrets import redact_data, url_without_credentials, without_secrets
+from aieval.core import RunObserver
 from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._executor import Executor
@@ -47,6 +48,8 @@ class LiveParts:
     progress: ProgressCallback | None = None
     tracer_provider: Any = None
     executor: Executor | None = None
+    #: observers of this run, beside those of the ``aieval.observers`` plug-ins
+    observers: Sequence[RunObserver] = ()
     #: spec fields that only describe a live object: field -> why it cannot be serialised
     unspecified: dict[str, str] = field(default_factory=dict)
 

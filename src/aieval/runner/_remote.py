@@ -26,13 +26,13 @@ import hashlib
 import os
 import sys
 from dataclasses import dataclass, replace
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from aieval._endpoint import enter_endpoint, leave_endpoint
 from aieval._records import SampleRecord
 from aieval._types import Example
+from aieval.core import GROUPS, plugin_names
 from aieval.errors import ConfigError
 from aieval.runner._endpoints import run_endpoint
 from aieval.runner._evaluator import evaluator_name
@@ -227,7 +227,7 @@ def _importable(entry: Any, scorer: Scorer, imports: list[str]) -> bool:
             if file not in imports:
                 imports.append(file)
             return True
-    return bool(entry_points(group="aieval.scorers", name=name))
+    return name in plugin_names(GROUPS["scorers"])
 
 
 def _pickled(field: str, obj: Any) -> bytes:

@@ -15,6 +15,7 @@ from typing import Any
 
 from aieval._sync import run_sync
 from aieval._usage_figures import ModelPrice
+from aieval.core import RunObserver
 from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._execute import execute
@@ -240,6 +241,7 @@ def run_spec(
     progress: ProgressCallback | None = None,
     tracer_provider: Any = None,
     executor: Executor | None = None,
+    observers: Sequence[RunObserver] = (),
 ) -> RunResult:
     """Run a :class:`RunSpec` (sync wrapper of :func:`run_spec_async`).
 
@@ -250,7 +252,12 @@ def run_spec(
         {'exact_match': 1.0}
     """
     coro = run_spec_async(
-        spec, store=store, progress=progress, tracer_provider=tracer_provider, executor=executor
+        spec,
+        store=store,
+        progress=progress,
+        tracer_provider=tracer_provider,
+        executor=executor,
+        observers=observers,
     )
     return run_sync(coro, thread_name="aieval-run")
 
@@ -262,15 +269,21 @@ async def run_spec_async(
     progress: ProgressCallback | None = None,
     tracer_provider: Any = None,
     executor: Executor | None = None,
+    observers: Sequence[RunObserver] = (),
 ) -> RunResult:
     """Run a :class:`RunSpec`: from an eval file, a stored run (:meth:`RunSpec.of_run`), JSON.
 
     ``store`` is an open store to use instead of the spec's ``store`` path; ``executor`` a
     configured executor instead of the spec's ``executor`` name; ``progress`` and
-    ``tracer_provider`` are as in :func:`run_async`.
+    ``tracer_provider`` are as in :func:`run_async`; ``observers`` (each a
+    :class:`~aieval.core.RunObserver`) see the run start, each stored sample and its end.
     """
     live = LiveParts(
-        store=store, progress=progress, tracer_provider=tracer_provider, executor=executor
+        store=store,
+        progress=progress,
+        tracer_provider=tracer_provider,
+        executor=executor,
+        observers=tuple(observers),
     )
     return await execute(spec, live)
 

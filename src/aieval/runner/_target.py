@@ -11,12 +11,12 @@ import string
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from aieval._calls import call_from_response
 from aieval._records import CallRecord
 from aieval._types import Example
+from aieval.core._target import Output, Target, Usage
 from aieval.datasets._recorded import recorded_usage
 from aieval.errors import ConfigError, DatasetError, ProviderError
 from aieval.providers import ChatRequest, Provider
@@ -31,42 +31,6 @@ __all__ = [
     "Target",
     "Usage",
 ]
-
-
-@dataclass(slots=True)
-class Output:
-    """A target's answer for one example."""
-
-    text: str | None
-    value: Any = None
-    error: str | None = None
-    latency_s: float | None = None
-    calls: list[CallRecord] = field(default_factory=list)
-    #: usage the target reports itself (a recorded workflow run's steps); the sample takes it
-    #: only when no model call of the target was recorded, so nothing is counted twice
-    usage: Usage | None = None
-
-
-@dataclass(slots=True, frozen=True)
-class Usage:
-    """Tokens, cost and retries that a target reports for one output."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost: float | None = None
-    retries: int = 0
-
-
-class Target:
-    """Produces the output for an example."""
-
-    name: str | None = None
-
-    async def produce(self, example: Example) -> Output:
-        raise NotImplementedError
-
-    async def aclose(self) -> None:
-        """Release resources when the run ends."""
 
 
 class RecordedTarget(Target):

@@ -1,16 +1,11 @@
-"""OpenTelemetry for runs: whether spans are wanted, and the run's span recorder."""
+"""OpenTelemetry for runs: whether spans are wanted (the ``otel`` observer emits them)."""
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from aieval.runner._prepare import Prepared
-
-if TYPE_CHECKING:
-    from aieval.telemetry._spans import RunSpans
-
-__all__ = ["open_spans", "telemetry_from_env", "telemetry_wanted"]
+__all__ = ["telemetry_from_env", "telemetry_wanted"]
 
 
 def telemetry_wanted(telemetry: bool | None, tracer_provider: Any) -> bool:
@@ -25,28 +20,3 @@ def telemetry_wanted(telemetry: bool | None, tracer_provider: Any) -> bool:
 def telemetry_from_env() -> bool:
     """Whether ``$AIEVAL_OTEL`` asks for spans (``1``, ``true``, ``yes`` or ``on``)."""
     return os.environ.get("AIEVAL_OTEL", "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def open_spans(prep: Prepared, started_wall: float, tracer_provider: Any) -> RunSpans:
-    """The run's span recorder, with the stored run's header when there is a store."""
-    from aieval.telemetry._attributes import RunHeader
-    from aieval.telemetry._export import header_of
-    from aieval.telemetry._spans import RunSpans
-
-    if prep.db is not None:
-        # the stored header, so a live run and its replay (export_run) carry the same facts
-        row = prep.db.get_run(prep.run_id)
-        header = header_of(row)
-        started_wall = row.started_at if row.started_at is not None else started_wall
-    else:
-        spec = prep.spec
-        header = RunHeader(
-            prep.run_id,
-            spec.name,
-            spec.model,
-            prep.provider_name,
-            prep.data.source,
-            prep.info.version,
-            prep.info.count,
-        )
-    return RunSpans(header, started_wall, tracer_provider)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
 from aieval._types import Score
+from aieval.core import GROUPS, load_plugins
 from aieval.errors import ConfigError, ScorerError
 
 __all__ = [
@@ -319,9 +320,6 @@ def _load_entry_points() -> None:
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group="aieval.scorers"):
-        loaded = ep.load()
-        built = loaded if isinstance(loaded, Scorer) else Scorer(loaded, name=ep.name)
-        _REGISTRY.setdefault(ep.name, built)
+    for name, loaded in load_plugins(GROUPS["scorers"]).items():
+        built = loaded if isinstance(loaded, Scorer) else Scorer(loaded, name=name)
+        _REGISTRY.setdefault(name, built)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from aieval._files import confined_to
 from aieval.runner import EvalConfig, run_eval
-from aieval.server._wakeups import NotifyingStore, Wakeups
-from aieval.store import new_run_id
+from aieval.server._wakeups import LiveUpdates, Wakeups
+from aieval.store import Store, new_run_id
 
 __all__ = ["RunManager", "RunState"]
 
@@ -45,7 +45,8 @@ class RunManager:
     ) -> None:
         self.wakeups = wakeups
         self.roots = tuple(roots) if roots is not None else None
-        self.store = NotifyingStore(db_path, wakeups)
+        self.store = Store(db_path)
+        self._live = LiveUpdates(wakeups)
         self._pool = ThreadPoolExecutor(max_concurrent, thread_name_prefix="aieval-eval")
         self._lock = threading.Lock()
         self._states: dict[str, RunState] = {}
@@ -73,7 +74,7 @@ class RunManager:
         try:
             # every file the run opens (folder members, schemas, rubrics) stays in the roots
             with confined_to(self.roots) if self.roots is not None else nullcontext():
-                run_eval(config, store=self.store, run_id=run_id)
+                run_eval(config, store=self.store, run_id=run_id, observers=[self._live])
         except Exception as exc:
             log.warning("evaluation %s failed: %s", run_id, exc)
             state.error = f"{type(exc).__name__}: {exc}"

@@ -1,17 +1,15 @@
-"""Wake event streams on the server loop when a worker thread writes to the store."""
+"""Wake event streams on the server loop when a run in a worker thread stores a change."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-from aieval._records import SampleRecord
-from aieval.store import Store
+from aieval.core import RunFinish, RunStart, SampleRecord
 
-__all__ = ["NotifyingStore", "Wakeups"]
+__all__ = ["LiveUpdates", "Wakeups"]
 
 
 class Wakeups:
@@ -45,33 +43,21 @@ class Wakeups:
                 loop.call_soon_threadsafe(event.set)
 
 
-class NotifyingStore(Store):
-    """The store evaluations write through: each committed change wakes the run's streams."""
+class LiveUpdates:
+    """The run observer of evaluations the server starts: each stored change wakes the run's
+    event streams (the streams read what changed from the store)."""
 
-    def __init__(self, path: Any, wakeups: Wakeups) -> None:
-        super().__init__(path)
+    def __init__(self, wakeups: Wakeups) -> None:
         self._wakeups = wakeups
 
-    def create_run(self, **kwargs: Any) -> str:
-        run_id = super().create_run(**kwargs)
-        self._wakeups.notify(run_id)
-        return run_id
+    def on_start(self, run: RunStart) -> None:
+        """The run's row is stored (created or resumed): wake its streams."""
+        self._wakeups.notify(run.id)
 
-    def mark_running(self, run_id: str) -> None:
-        super().mark_running(run_id)
-        self._wakeups.notify(run_id)
+    def on_sample(self, run: RunStart, sample: SampleRecord, done: int, total: int) -> None:
+        """A sample is stored: wake the run's streams."""
+        self._wakeups.notify(run.id)
 
-    def record_samples(self, run_id: str, samples: list[SampleRecord]) -> None:
-        super().record_samples(run_id, samples)
-        self._wakeups.notify(run_id)
-
-    def finish_run(
-        self,
-        run_id: str,
-        *,
-        status: str,
-        metrics: Mapping[str, Any] | None = None,
-        error: str | None = None,
-    ) -> None:
-        super().finish_run(run_id, status=status, metrics=metrics, error=error)
-        self._wakeups.notify(run_id)
+    def on_finish(self, run: RunStart, end: RunFinish) -> None:
+        """The run's end is stored: wake its streams."""
+        self._wakeups.notify(run.id)

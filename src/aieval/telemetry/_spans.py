@@ -46,7 +46,7 @@ class RunSpans:
 
     def __init__(self, header: RunHeader, start_s: float, tracer_provider: Any = None) -> None:
         trace = require_otel()
-        from aieval import __version__
+        from aieval._version import __version__
 
         self._trace = trace
         self._header = header

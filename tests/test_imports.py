@@ -1,0 +1,153 @@
+"""Imports point one way: no module cycle in aieval, and no package importing one above it.
+
+Every import counts, at any depth: module level, inside functions, and under
+``if TYPE_CHECKING:`` (an annotation-only import still ties the modules together for a reader
+and for a type checker, so it obeys the same order).
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import aieval
+
+SRC = Path(aieval.__file__).parent
+
+#: The packages in pipeline order, lowest first (docs/architecture.md shows the same map). A
+#: module may import modules of its own layer or of a layer below, never one above.
+LAYERS: list[tuple[str, ...]] = [
+    # leaf helpers
+    (
+        "errors",
+        "_version",
+        "_json",
+        "_files",
+        "_keys",
+        "_lazy",
+        "_terminal",
+        "_floors",
+        "_secrets",
+        "_sync",
+        "_endpoint",
+    ),
+    # stage contracts (and the old homes that re-export them)
+    ("core", "_types", "_records", "_plugins", "_usage_figures"),
+    ("stats",),
+    ("store",),
+    ("grading",),
+    ("sandbox",),
+    ("providers", "_calls"),
+    ("scorers",),
+    ("datasets",),
+    ("judges",),
+    ("runner",),
+    ("workflows",),
+    ("code",),
+    ("report",),
+    ("telemetry",),
+    ("server",),
+    ("testing",),
+    # the command line and the package front
+    ("cli", "__init__", "__main__", "_serve", "_show", "_usage", "code._cli"),
+]
+RANK = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for file in sorted(SRC.rglob("*.py")):
+        parts = ["aieval", *file.relative_to(SRC).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = file
+    return found
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The aieval module ``name`` is or lies in (``aieval.core.Example`` -> ``aieval.core``)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str) -> Iterator[tuple[str, int]]:
+    """``(imported aieval module, line)`` for every import in ``module``, at any depth."""
+    file = MODULES[module]
+    package = module if file.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(file.read_text(), str(file))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            names = [f"{base}.{alias.name}" for alias in node.names] or [base]
+        else:
+            continue
+        for name in names:
+            target = _resolve(name) if name.split(".")[0] == "aieval" else None
+            if target is not None and target != module:
+                yield target, node.lineno
+
+
+def _unit(module: str) -> str:
+    """The layer unit of a module: its overridden name, its package, or its root module."""
+    parts = module.split(".")[1:]
+    if ".".join(parts) in RANK:
+        return ".".join(parts)
+    if not parts:
+        return "__init__"
+    return parts[0]
+
+
+GRAPH = {module: sorted(set(_imports(module))) for module in MODULES}
+
+
+def test_every_module_has_a_layer() -> None:
+    assert len(MODULES) > 150
+    assert {m: _unit(m) for m in MODULES if _unit(m) not in RANK} == {}
+
+
+def test_the_modules_import_each_other_without_cycles() -> None:
+    graph = {module: {target for target, _ in edges} for module, edges in GRAPH.items()}
+    assert sum(map(len, graph.values())) > 500  # the check sees the imports
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        cycle = exc.args[1]
+        steps = [
+            f"{MODULES[a].relative_to(SRC.parent)}:{line} imports {b}"
+            for a, b in itertools.pairwise(cycle)
+            for target, line in GRAPH[a]
+            if target == b
+        ]
+        pytest.fail("import cycle:\n" + "\n".join(steps))
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    upward = [
+        f"{MODULES[module].relative_to(SRC.parent)}:{line}: {_unit(module)} imports {target} "
+        f"({_unit(target)} is a layer above)"
+        for module, edges in GRAPH.items()
+        for target, line in edges
+        if RANK.get(_unit(target), -1) > RANK.get(_unit(module), -1)
+    ]
+    assert upward == []
+
+
+def test_the_layer_order_is_the_documented_map() -> None:
+    doc = (SRC.parents[1] / "docs" / "architecture.md").read_text()
+    packages = [layer[0] for layer in LAYERS[1:-1]]
+    positions = [doc.find(f"`aieval.{name}`") for name in packages]
+    assert -1 not in positions, dict(zip(packages, positions, strict=True))
+    assert positions == sorted(positions), "docs/architecture.md lists the layers in another order"
