@@ -101,6 +101,7 @@ def test_report_text_json_and_slices(store: tuple[Path, dict[str, str]], cli: An
     [
         pytest.param("html", "<!DOCTYPE html>", id="html"),
         pytest.param("md", "### aieval report", id="md"),
+        pytest.param("markdown", "### aieval report", id="markdown"),
         pytest.param("json", '"kind": "report"', id="json"),
     ],
 )

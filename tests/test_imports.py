@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
         "_secrets",
         "_sync",
         "_endpoint",
+        "_tracefiles",
     ),
     # stage contracts (and the old homes that re-export them)
     ("core", "_types", "_records", "_plugins", "_usage_figures"),
@@ -47,14 +48,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("datasets",),
     ("judges",),
     ("runner",),
-    ("workflows",),
+    ("workflows", "traces"),
     ("code",),
     ("report",),
     ("telemetry",),
     ("server",),
     ("testing",),
     # the command line and the package front
-    ("cli", "__init__", "__main__", "_serve", "_show", "_usage", "code._cli"),
+    ("cli", "__init__", "__main__"),
 ]
 RANK = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}
 

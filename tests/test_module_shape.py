@@ -1,5 +1,5 @@
-"""The store and report packages' modules import each other one way (tests/test_imports.py
-checks the whole package against the layer order)."""
+"""The store, report and traces packages' modules import each other one way
+(tests/test_imports.py checks the whole package against the layer order)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from tests.support.modules import imported_modules
 
 import aieval.report
 import aieval.store
+import aieval.traces
 
-PACKAGES = [aieval.store, aieval.report]
+PACKAGES = [aieval.store, aieval.report, aieval.traces]
 
 
 def package_modules(package: ModuleType) -> dict[str, Path]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from aieval import Store
-from aieval._show import PREVIEW_LINES
+from aieval.cli._samples import PREVIEW_LINES
 
 ANSI = "ok \x1b[31mred\x1b[0m \x1b]0;title\x07 \u202eevil"
 LONG = "\n".join(f"line {i:02d} of a long answer" for i in range(40))

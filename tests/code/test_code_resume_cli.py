@@ -140,6 +140,8 @@ def test_cli_reports_in_each_format(tmp_path: Path) -> None:
     stored = _aieval("code-report", "code", "--db", str(tmp_path / "r.db"), "-f", "markdown")
     assert stored.returncode == 0, stored.stderr
     assert "| pass@2 | 1.0000 |" in stored.stdout and "| p1 | 1/2 |" in stored.stdout
+    alias = _aieval("code-report", "code", "--db", str(tmp_path / "r.db"), "-f", "md")
+    assert alias.returncode == 0 and alias.stdout == stored.stdout, alias.stderr
     bad = subprocess.run(_cli(str(problems), *common, "--k", "3"), capture_output=True, text=True)
     assert bad.returncode == 2 and "k=[3]" in bad.stderr
 

@@ -190,7 +190,7 @@ def test_the_run_stores_the_variables_name_never_its_value(
     with sqlite3.connect(db) as conn:
         (config,) = conn.execute("SELECT config FROM runs").fetchone()
     spec = RunSpec.model_validate(json.loads(config)["spec"])
-    assert spec.api_key_env == "MY_KEY"
+    assert spec.target.api_key_env == "MY_KEY"
     assert KEY.encode() not in b"".join(f.read_bytes() for f in tmp_path.glob("runs.db*"))
 
 

@@ -34,7 +34,7 @@ from tests.support.workflows import DEFINITION, make_run
 
 from aieval import Store, run
 from aieval.errors import ConfigError
-from aieval.runner import RayExecutor
+from aieval.runner import RayExecutor, RunSpec, run_spec
 from aieval.scorers import exact_match, rouge_l, token_f1
 
 ROOT = Path(__file__).parents[2]
@@ -74,7 +74,31 @@ def test_both_executors_store_the_same_results(ray_cluster: Any, tmp_path: Path)
     assert remote.metrics == pytest.approx(local.metrics, rel=1e-12)
     assert len({v["token_f1"] for *_, v in stored(db, local.id).values()}) > 3
     spec = Store(db).get_run(remote.id).config["spec"]
-    assert spec["executor"] == "ray" and spec["target"] == "tests.support.ray_fns:shout"
+    assert spec["execution"]["executor"] == "ray"
+    assert spec["target"]["function"] == "tests.support.ray_fns:shout"
+
+
+def test_one_spec_runs_the_same_on_ray_as_locally(ray_cluster: Any, tmp_path: Path) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows(60)))
+    db = tmp_path / "runs.db"
+    spec = RunSpec(
+        name="one-spec",
+        dataset=str(data),
+        scorers=["exact_match", {"token_f1": {"name": "f1"}}, "aieval.scorers:rouge_l"],
+        target="tests.support.ray_fns:shout",
+        store=str(db),
+        concurrency=4,
+    )
+    local = run_spec(spec)
+    remote = run_spec(spec.replace(executor="ray"))
+    assert remote.status == "completed" and remote.summary["samples"] == 60
+    assert stored(db, remote.id) == stored(db, local.id)
+    assert remote.metrics == pytest.approx(local.metrics, rel=1e-12)
+    # what each run stored is the spec it was given, but for where it ran
+    by_id = {r: RunSpec.parse(Store(db).get_run(r).config["spec"]) for r in (local.id, remote.id)}
+    assert by_id[local.id] == spec
+    assert by_id[remote.id] == spec.replace(executor="ray")
 
 
 def test_a_raising_and_a_dying_scorer_cost_only_their_samples(ray_cluster: Any) -> None:
@@ -266,7 +290,7 @@ def test_script_scorers_lambdas_and_closures_score_on_ray_as_locally(
     for name in ("in_list", "<lambda>", "length_ratio"):
         assert len({scores[name] for *_, scores in local.values()}) > 1, f"{name} never varies"
     spec = Store(db).get_run(ids["ray"]).config["spec"]
-    assert spec["executor"] == "ray" and spec["target"] is None
+    assert spec["execution"]["executor"] == "ray" and spec["target"]["function"] is None
 
 
 def _locked_scorer() -> Any:
@@ -391,7 +415,9 @@ def test_the_cli_runs_an_eval_file_on_ray(ray_cluster: Any, project: Path) -> No
     remote = aieval("--executor", "ray", "--ray-address", address, "--quiet", cwd=project)
     assert local.returncode == 0 and remote.returncode == 0, remote.stderr[-2000:]
     store = Store(project / "runs.db")
-    by_executor = {r.config["spec"]["executor"]: r for r in store.list_runs(name="cli-ray")}
+    by_executor = {
+        r.config["spec"]["execution"]["executor"]: r for r in store.list_runs(name="cli-ray")
+    }
     assert set(by_executor) == {"local", "ray"}
     db = project / "runs.db"
     assert stored(db, by_executor["ray"].id) == stored(db, by_executor["local"].id)
@@ -483,7 +509,12 @@ def test_model_calls_from_workers_share_the_runs_concurrency(
     # two batches in flight, each worker gets 4 // 2 calls: never more than 4 at the server
     assert 2 <= openai_server.max_in_flight <= 4
     spec = Store(tmp_path / "runs.db").get_run(result.id).config["spec"]
-    assert (spec["executor"], spec["concurrency"]) == ("ray", 4)
+    assert spec["execution"] == {
+        "executor": "ray",
+        "ray_address": None,
+        "concurrency": 4,
+        "telemetry": None,
+    }
     calls = [c for s in result.samples for c in s.calls]
     assert len(calls) == 48 and all(c.purpose == "target" and c.model == "m" for c in calls)
 

@@ -106,16 +106,16 @@ def test_the_run_stores_its_spec_without_credentials(tmp_path: Path) -> None:
     )
     row = Store(tmp_path / "s.db").get_run(result.id)
     spec = RunSpec.parse(row.config["spec"])
-    assert spec.dataset == str(data) and spec.scorers == [
+    assert spec.dataset == str(data) and spec.scoring.scorers == [
         "exact_match",
         {"token_f1": {"name": "f1"}},
     ]
-    assert spec.metadata == {"team": "qa"} and spec.store == str(tmp_path / "s.db")
+    assert spec.metadata == {"team": "qa"} and spec.storage.store == str(tmp_path / "s.db")
     assert "sk-never-stored-123" not in json.dumps(row.config)
     assert row.config["spec_incomplete"] == {
-        "params.api_key": "credentials are never stored; give them again"
+        "target.params.api_key": "credentials are never stored; give them again"
     }
-    with pytest.raises(ConfigError, match=r"params\.api_key: credentials are never stored"):
+    with pytest.raises(ConfigError, match=r"target\.params\.api_key: credentials are never stored"):
         RunSpec.of_run(row)
 
 
@@ -144,7 +144,7 @@ def test_a_stored_spec_resumes_its_run(tmp_path: Path) -> None:
         run_spec(spec, store=store)
     (row,) = store.list_runs()
     again = RunSpec.of_run(row)
-    assert again.resume == row.id and again.scorers == ["exact_match"]
+    assert again.storage.resume == row.id and again.scoring.scorers == ["exact_match"]
     store.room = 10**9
     result = run_spec(again, store=store)
     assert result.id == row.id and result.status == "completed"
@@ -165,26 +165,29 @@ def test_an_eval_file_makes_one_spec_per_model(tmp_path: Path) -> None:
         base_dir=tmp_path,
     )
     specs = config.specs(store="runs.db", limit=2)
-    assert [s.model for s in specs] == ["a", "b"]
+    assert [s.target.model for s in specs] == ["a", "b"]
     first = specs[0]
     assert first.dataset == str(tmp_path / "rows.jsonl") and first.limit == 2
-    assert first.imports == [str(tmp_path / "extra.py")]
-    assert (first.concurrency, first.max_error_rate, first.store) == (3, 0.2, "runs.db")
+    assert first.scoring.imports == [str(tmp_path / "extra.py")]
+    assert (first.execution.concurrency, first.scoring.max_error_rate) == (3, 0.2)
+    assert first.storage.store == "runs.db"
     assert RunSpec.model_validate_json(first.model_dump_json()) == first
     with pytest.raises(ConfigError, match="run_id= needs one run"):
         config.specs(run_id="r-1")
-    assert {s.executor for s in specs} == {"local"}
+    assert {s.execution.executor for s in specs} == {"local"}
     remote = config.specs(executor="ray", ray_address="ray://head:10001")
-    assert [(s.executor, s.ray_address) for s in remote] == [("ray", "ray://head:10001")] * 2
+    assert [(s.execution.executor, s.execution.ray_address) for s in remote] == [
+        ("ray", "ray://head:10001")
+    ] * 2
 
 
 def test_eval_file_settings_choose_the_executor() -> None:
     base = {"name": "e", "dataset": "d.jsonl", "scorers": ["exact_match"]}
     ray = parse_eval({**base, "settings": {"executor": "ray", "ray_address": "auto"}})
     (spec,) = ray.specs()
-    assert (spec.executor, spec.ray_address) == ("ray", "auto")
+    assert (spec.execution.executor, spec.execution.ray_address) == ("ray", "auto")
     (local,) = ray.specs(executor="local")  # --executor local leaves the file's address aside
-    assert (local.executor, local.ray_address) == ("local", None)
+    assert (local.execution.executor, local.execution.ray_address) == ("local", None)
     with pytest.raises(ConfigError, match=r"settings.*ray_address applies to executor: ray"):
         parse_eval({**base, "settings": {"ray_address": "auto"}}, source="e.yaml")
     with pytest.raises(ConfigError, match=r"^e\.yaml: settings\.executor"):

@@ -54,14 +54,24 @@ def test_every_field_survives_a_json_round_trip() -> None:
     text = spec.model_dump_json()
     assert RunSpec.model_validate_json(text) == spec
     assert RunSpec.parse(json.loads(text)) == spec
-    assert json.loads(text)["ray_address"] == "ray://head:10001"
+    assert json.loads(text)["execution"]["ray_address"] == "ray://head:10001"
 
 
 def test_defaults_match_run() -> None:
     spec = RunSpec(name="qa", dataset=ROWS)
-    assert (spec.concurrency, spec.retries, spec.timeout, spec.cache) == (16, 3, 60.0, True)
-    assert (spec.store, spec.resume, spec.pass_threshold) == (True, None, 0.5)
-    assert (spec.executor, spec.ray_address, spec.enforce_hard_gates) == ("local", None, True)
+    target, scoring, execution = spec.target, spec.scoring, spec.execution
+    assert (execution.concurrency, target.retries, target.timeout, target.cache) == (
+        16,
+        3,
+        60.0,
+        True,
+    )
+    assert (spec.storage.store, spec.storage.resume, scoring.pass_threshold) == (True, None, 0.5)
+    assert (execution.executor, execution.ray_address, scoring.enforce_hard_gates) == (
+        "local",
+        None,
+        True,
+    )
 
 
 @pytest.mark.parametrize(
@@ -95,9 +105,13 @@ def test_callables_become_import_references() -> None:
         target=double,
         store=Path("runs.db"),
     )
-    assert spec.target == "tests.support.executor_fns:double"
-    assert spec.scorers == ["exact_match", "token_f1", "tests.support.executor_fns:double"]
-    assert (spec.dataset, spec.store) == ("data/qa.jsonl", "runs.db")
+    assert spec.target.function == "tests.support.executor_fns:double"
+    assert spec.scoring.scorers == [
+        "exact_match",
+        "token_f1",
+        "tests.support.executor_fns:double",
+    ]
+    assert (spec.dataset, spec.storage.store) == ("data/qa.jsonl", "runs.db")
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,7 @@ def load_plugin(group: str, name: str) -> Any | None:
             its ``module:attribute``).
     """
     entry = _entries(group).get(name)
-    return None if entry is None else _load(entry)
+    return None if entry is None else _load(group, entry)
 
 
 def load_plugins(group: str) -> dict[str, Any]:
@@ -76,14 +76,14 @@ def load_plugins(group: str) -> dict[str, Any]:
         ConfigError: a plug-in cannot be imported.
     """
     entries = _entries(group)
-    return {name: _load(entries[name]) for name in sorted(entries)}
+    return {name: _load(group, entries[name]) for name in sorted(entries)}
 
 
-def _load(entry: metadata.EntryPoint) -> Any:
+def _load(group: str, entry: metadata.EntryPoint) -> Any:
     try:
         return entry.load()
     except Exception as exc:
         raise ConfigError(
-            f"plug-in {entry.name!r} of entry-point group {entry.group!r} cannot be loaded "
+            f"plug-in {entry.name!r} of entry-point group {group!r} cannot be loaded "
             f"from {entry.value!r}: {type(exc).__name__}: {exc}"
         ) from exc

@@ -15,17 +15,21 @@ from aieval.runner._evalfile import (
 )
 from aieval.runner._evaluator import EvaluatorFactory, EvaluatorRequest, SampleEvaluator
 from aieval.runner._executor import Executor, Finished, LocalExecutor
+from aieval.runner._inputs import EXECUTORS
 from aieval.runner._plaintext import plaintext_keys
-from aieval.runner._ray import RayExecutor
-from aieval.runner._result import RunResult, ScorerStats
+from aieval.runner._ray import RayExecutor, import_ray
+from aieval.runner._result import Aggregator, RunResult, ScorerStats
 from aieval.runner._run import ProgressCallback, check_run, run, run_async, run_spec, run_spec_async
-from aieval.runner._spec import RunSpec
+from aieval.runner._spec import ExecutionSpec, RunSpec, ScoringSpec, StorageSpec, TargetSpec
 
 __all__ = [
+    "EXECUTORS",
+    "Aggregator",
     "DatasetConfig",
     "EvalConfig",
     "EvaluatorFactory",
     "EvaluatorRequest",
+    "ExecutionSpec",
     "Executor",
     "Finished",
     "LocalExecutor",
@@ -35,11 +39,15 @@ __all__ = [
     "RunSpec",
     "SampleEvaluator",
     "ScorerStats",
+    "ScoringSpec",
     "SettingsConfig",
+    "StorageSpec",
     "TargetConfig",
+    "TargetSpec",
     "build_scorers",
     "check_eval",
     "check_run",
+    "import_ray",
     "load_eval",
     "parse_eval",
     "plaintext_keys",

@@ -13,12 +13,14 @@ def run_endpoint(spec: RunSpec, store_path: str | None, *, named: bool = True) -
     """What judges without an endpoint of their own inherit from this run: its provider and
     base URL (when the provider is ``named``, not an instance), its key's variable and its
     credential headers (see :meth:`RunEndpoint.credential_for`)."""
-    if not named or spec.provider is None:
+    if not named or spec.target.provider is None:
         return RunEndpoint(store_path=store_path)
-    headers = spec.params.get("headers")
+    headers = spec.target.params.get("headers")
     credentials = tuple(
         (name, value)
         for name, value in (headers.items() if isinstance(headers, dict) else ())
         if isinstance(name, str) and isinstance(value, str) and is_secret_key(name)
     )
-    return RunEndpoint(spec.provider, spec.base_url, store_path, spec.api_key_env, credentials)
+    return RunEndpoint(
+        spec.target.provider, spec.target.base_url, store_path, spec.target.api_key_env, credentials
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from aieval._keys import pydantic_problems, unknown_key
+from aieval._keys import pydantic_problems
 from aieval._sync import run_sync
 from aieval._usage_figures import ModelPrice
 from aieval.core import RunObserver
@@ -20,11 +19,12 @@ from aieval.runner._evalparts import DatasetConfig, TargetConfig, _Strict, _targ
 from aieval.runner._execute import execute
 from aieval.runner._imports import import_file
 from aieval.runner._inputs import LiveParts, ProgressCallback
+from aieval.runner._references import resolve_scorers
 from aieval.runner._result import RunResult
 from aieval.runner._run import check_run
 from aieval.runner._spec import RunSpec, check_share
 from aieval.runner._tracing import telemetry_from_env
-from aieval.scorers import Scorer, get_scorer, llm_judge
+from aieval.scorers import Scorer
 from aieval.store import Store
 
 __all__ = [
@@ -160,34 +160,15 @@ class EvalConfig(_Strict):
             raise ConfigError(f"run_id= needs one run, but this configuration makes {len(targets)}")
         base = Path(self.base_dir or ".")
         chosen = executor or settings.executor
-        common: dict[str, Any] = dict(
-            name=self.name,
-            dataset=str(dataset) if isinstance(dataset, Path) else dataset,
-            scorers=self.scorers,
-            imports=[os.path.abspath(_resolve(base, item)) for item in self.imports],
-            concurrency=concurrency or settings.concurrency,
+        target: dict[str, Any] = dict(
             retries=settings.retries,
             cache=settings.cache,
             timeout=settings.timeout,
-            pass_threshold=settings.pass_threshold,
-            store=store,
-            resume=resume,
-            limit=limit if limit is not None else dataset_limit,
-            prediction_field=prediction_field,
-            workflow=_workflow(self),
-            profile=_local(self, self.profile),
-            telemetry=settings.telemetry,
             prices=settings.prices,
-            enforce_hard_gates=self.enforce_hard_gates,
-            run_id=run_id,
-            max_error_rate=settings.max_error_rate if max_error_rate is None else max_error_rate,
-            executor=chosen,
-            # choosing the local executor (--executor local) leaves the file's address aside
-            ray_address=ray_address or (settings.ray_address if chosen == "ray" else None),
         )
         if self.target is not None:
             t = self.target
-            common.update(
+            target.update(
                 provider=t.provider,
                 base_url=t.base_url,
                 api_key_env=t.api_key_env,
@@ -195,7 +176,36 @@ class EvalConfig(_Strict):
                 system_prompt=t.system,
                 params=_target_params(t),
             )
-        return [RunSpec.parse({**common, "model": model}, source=self.name) for model in targets]
+        common: dict[str, Any] = dict(
+            name=self.name,
+            dataset=str(dataset) if isinstance(dataset, Path) else dataset,
+            limit=limit if limit is not None else dataset_limit,
+            prediction_field=prediction_field,
+            scoring=dict(
+                scorers=self.scorers,
+                imports=[os.path.abspath(_resolve(base, item)) for item in self.imports],
+                pass_threshold=settings.pass_threshold,
+                max_error_rate=(
+                    settings.max_error_rate if max_error_rate is None else max_error_rate
+                ),
+                workflow=_workflow(self),
+                profile=_local(self, self.profile),
+                enforce_hard_gates=self.enforce_hard_gates,
+            ),
+            execution=dict(
+                executor=chosen,
+                # choosing the local executor (--executor local) leaves the file's address aside
+                ray_address=ray_address or (settings.ray_address if chosen == "ray" else None),
+                concurrency=concurrency or settings.concurrency,
+                telemetry=settings.telemetry,
+            ),
+            storage=dict(store=store, resume=resume, run_id=run_id),
+        )
+        specs = []
+        for model in targets:
+            data = {**common, "target": {**target, "model": model}}
+            specs.append(RunSpec.parse(data, source=self.name))
+        return specs
 
 
 def load_eval(path: str | Path) -> EvalConfig:
@@ -228,49 +238,12 @@ def parse_eval(
 
 
 def build_scorers(config: EvalConfig) -> list[Scorer]:
-    """Import the config's scorer files and resolve each scorer entry."""
+    """Import the config's scorer files and resolve each scorer entry (see
+    :func:`~aieval.runner._spec.resolve_scorers`, the one resolution of scorer entries)."""
     base = Path(config.base_dir or ".")
     for item in config.imports:
         import_file(base / item)
-    built: list[Scorer] = []
-    for entry in config.scorers:
-        if entry == "llm_judge":
-            raise ConfigError(
-                "scorers: llm_judge needs its options, as a mapping: "
-                '- llm_judge: {rubric: "...", provider: openai, model: gpt-4o, name: quality}'
-            )
-        if isinstance(entry, str):
-            built.append(get_scorer(entry))
-            continue
-        ((name, options),) = entry.items()
-        options = dict(options or {})
-        if name == "llm_judge":
-            _check_options(llm_judge, options, "scorers.llm_judge")
-            try:
-                built.append(llm_judge(**options))
-            except TypeError as exc:
-                raise ConfigError(f"scorers.llm_judge: {exc}") from None
-        else:
-            rename = options.pop("name", None)
-            registered = get_scorer(name)
-            _check_options(registered.fn, options, f"scorers.{name}")
-            built.append(registered.with_options(name=rename, **options))
-    return built
-
-
-def _check_options(fn: Callable[..., Any], options: dict[str, Any], where: str) -> None:
-    """Refuse an option ``fn`` does not take (a scorer would fail every sample at run time)."""
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):  # a callable without a signature: nothing to check
-        return
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return
-    usable = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    known = [p.name for p in parameters if p.kind in usable] + ["name"]
-    for key in options:
-        if key not in known:
-            raise ConfigError(f"{where}.{key}: {unknown_key(key, known)}")
+    return resolve_scorers(config.scorers)
 
 
 def check_eval(config: EvalConfig) -> None:
@@ -315,7 +288,6 @@ def run_eval(
     ``ray_address`` override the file's ``settings``. ``observers`` (each a
     :class:`~aieval.core.RunObserver`) see every run start, each stored sample and its end.
     """
-    scorers = build_scorers(config)
     db = store if isinstance(store, Store) else None
     where = str(store.path) if isinstance(store, Store) else store
     specs = config.specs(
@@ -332,9 +304,8 @@ def run_eval(
     results = []
     for spec in specs:
         live = LiveParts(
-            scorers=scorers,
             store=db,
-            progress=progress(spec.model or config.name) if progress else None,
+            progress=progress(spec.target.model or config.name) if progress else None,
             tracer_provider=tracer_provider,
             observers=tuple(observers),
         )

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from aieval._records import ScoreRecord
+from aieval._tracefiles import is_trace_data
 from aieval._types import Example
 from aieval.core import GROUPS, load_plugin, plugin_names
 from aieval.errors import ConfigError
@@ -96,7 +97,8 @@ def evaluator_name(evaluator: str | None, workflow: Any, profile: Any, dataset: 
     """The evaluator a run uses: the one named, else ``workflow`` for workflow runs."""
     if evaluator is not None:
         return evaluator
-    folder = isinstance(dataset, str | Path) and Path(dataset).is_dir()
+    is_dir = isinstance(dataset, str | Path) and Path(dataset).is_dir()
+    folder = is_dir or is_trace_data(dataset)
     return WORKFLOW if workflow is not None or profile is not None or folder else None
 
 

@@ -20,7 +20,7 @@ from aieval.runner._ray import RayExecutor, import_ray
 from aieval.runner._remote import remote_samples
 from aieval.runner._result import RunResult
 from aieval.runner._sample import SampleProcessor
-from aieval.runner._spec import RunSpec
+from aieval.runner._spec import ExecutionSpec, RunSpec
 from aieval.runner._tracing import telemetry_wanted
 from aieval.store import Store
 
@@ -31,19 +31,19 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
     """Prepare the run, drive its samples through its executor, and record how it ended."""
     started = time.perf_counter()
     started_wall = time.time()
-    traced = telemetry_wanted(spec.telemetry, live.tracer_provider)
+    traced = telemetry_wanted(spec.execution.telemetry, live.tracer_provider)
     # before anything is stored: an observer may refuse the run (e.g. a missing extra)
     observers = load_observers(ObserverOptions(traced, live.tracer_provider), live.observers)
-    executor, remote = _executor(spec, live)
+    executor, remote = _executor(spec.execution, live.executor)
     prep = prepare(spec, live)
     processor = SampleProcessor(
         prep.scorers,
         prep.target,
-        model=spec.model,
-        pass_threshold=spec.pass_threshold,
+        model=spec.target.model,
+        pass_threshold=spec.scoring.pass_threshold,
         evaluator=prep.evaluator,
         secrets=prep.secrets,
-        prices=spec.prices,
+        prices=spec.target.prices,
     )
     # on Ray, workers build their own processor from the spec (refused here if they cannot)
     work = remote_samples(prep, live) if remote else processor
@@ -74,20 +74,21 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
     return _result(prep, status, summary, time.perf_counter() - started, kept)
 
 
-def _executor(spec: RunSpec, live: LiveParts) -> tuple[Executor, bool]:
-    """Where the samples run, and whether that is on Ray workers (the spec is shipped)."""
-    if spec.ray_address is not None and spec.executor != "ray":
+def _executor(execution: ExecutionSpec, given: Executor | None) -> tuple[Executor, bool]:
+    """Where the samples run (``given``, else the execution sub-spec's executor), and whether
+    that is on Ray workers (the spec is shipped)."""
+    if execution.ray_address is not None and execution.executor != "ray":
         raise ConfigError("ray_address: applies to executor='ray' only; add executor='ray'")
-    if live.executor is not None:
-        remote = isinstance(live.executor, RayExecutor)
+    if given is not None:
+        remote = isinstance(given, RayExecutor)
         if remote:
             import_ray()
-        return live.executor, remote
-    if spec.executor == "ray":
+        return given, remote
+    if execution.executor == "ray":
         import_ray()  # the install hint, before anything is opened or stored
-        return RayExecutor(address=spec.ray_address), True
+        return RayExecutor(address=execution.ray_address), True
     # a buffer as deep as the concurrency: each store commit takes up to twice as many
-    return LocalExecutor(spec.concurrency, buffer=spec.concurrency), False
+    return LocalExecutor(execution.concurrency, buffer=execution.concurrency), False
 
 
 def _result(
@@ -102,14 +103,14 @@ def _result(
         id=prep.run_id,
         name=prep.spec.name,
         status=status,
-        model=prep.spec.model,
+        model=prep.spec.target.model,
         provider=prep.provider_name,
         dataset_hash=prep.info.version,
         metrics=metrics,
         pass_rate=summary["pass_rate"],
         summary=summary,
         duration_s=duration_s,
-        max_error_rate=prep.spec.max_error_rate,
+        max_error_rate=prep.spec.scoring.max_error_rate,
         _store=prep.db,
         _samples=kept,
     )

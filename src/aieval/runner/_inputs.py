@@ -3,9 +3,10 @@
 The spec describes the run (it is stored with it, and shipped to Ray workers); the live parts
 are what a spec cannot hold: objects given in place of names (a provider instance, a
 ``datasets.Dataset``, a scorer object without an import path) and run-time hooks (the store
-object, a progress callback, a tracer provider, an executor, observers). For each field, a
-live object wins over the spec's description of it, and :attr:`LiveParts.unspecified` says
-which spec fields only approximate what was given, and why.
+object, a progress callback, a tracer provider, an executor, observers).
+:attr:`LiveParts.unspecified` says which spec fields only approximate what was given, and why.
+:func:`resolve_parts` decides once, for each part, between the live object and the spec's
+description of it: the run reads the resulting :class:`RunParts` only.
 """
 
 from __future__ import annotations
@@ -20,12 +21,23 @@ from aieval.core import RunObserver
 from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._executor import Executor
+from aieval.runner._imports import import_file
 from aieval.runner._ray import RayExecutor
-from aieval.runner._spec import RunSpec, _scorer_entry, reference_of
+from aieval.runner._references import reference_of, resolve_scorers, scorer_entry
+from aieval.runner._spec import RunSpec
 from aieval.scorers import Scorer
 from aieval.store import Store
 
-__all__ = ["EXECUTORS", "LiveParts", "ProgressCallback", "split_arguments", "stored_spec"]
+__all__ = [
+    "EXECUTORS",
+    "Described",
+    "LiveParts",
+    "ProgressCallback",
+    "RunParts",
+    "resolve_parts",
+    "split_live",
+    "stored_spec",
+]
 
 #: The executors a run names: this process's event loop, or Ray workers.
 EXECUTORS = ("local", "ray")
@@ -54,19 +66,82 @@ class LiveParts:
     unspecified: dict[str, str] = field(default_factory=dict)
 
 
-def split_arguments(arguments: dict[str, Any]) -> tuple[RunSpec, LiveParts]:
-    """Validate ``run_async``'s keyword arguments into a spec and its live parts.
+@dataclass(frozen=True, slots=True)
+class RunParts:
+    """The run's parts as objects, each resolved once: the live object given to ``run()``,
+    else what the spec describes (scorers resolved, after the spec's ``imports``)."""
+
+    dataset: Any
+    scorers: list[Scorer]
+    provider: Provider | str | None
+    target: Callable[..., Any] | None
+    workflow: Any
+    profile: Any
+    #: an open store given to ``run()``, else the spec's ``storage.store`` (opened when it starts)
+    store: Store | str | bool | None
+
+
+def resolve_parts(spec: RunSpec, live: LiveParts) -> RunParts:
+    """Each part of the run, from ``live`` where an object was given, else from ``spec``.
 
     Raises:
-        ConfigError: an invalid value, naming its field.
+        ConfigError: a scorer entry that does not resolve (named).
     """
-    data = dict(arguments)
-    live = LiveParts(
-        progress=data.pop("progress", None),
-        tracer_provider=data.pop("tracer_provider", None),
+    for file in spec.scoring.imports:
+        import_file(file)
+    scoring = spec.scoring
+    return RunParts(
+        dataset=_given(live.dataset, spec.dataset),
+        scorers=resolve_scorers(_given(live.scorers, scoring.scorers)),
+        provider=_given(live.provider, spec.target.provider),
+        target=live.target,  # the spec's import path is imported with the target
+        workflow=_given(live.workflow, scoring.workflow),
+        profile=_given(live.profile, scoring.profile),
+        store=_given(live.store, spec.storage.store),
     )
+
+
+def _given(live: Any, described: Any) -> Any:
+    return described if live is None else live
+
+
+@dataclass(frozen=True, slots=True)
+class Described:
+    """How a spec describes the ``run()`` arguments that may be live objects."""
+
+    dataset: str | list[dict[str, Any]]
+    scorers: list[Any]
+    provider: str | None
+    function: str | None
+    store: str | bool | None
+    workflow: str | dict[str, Any] | None
+    profile: str | None
+    executor: str | None
+    ray_address: str | None
+
+
+def split_live(
+    *,
+    dataset: Any,
+    scorers: Any,
+    provider: Any = None,
+    target: Any = None,
+    store: Any = None,
+    workflow: Any = None,
+    profile: Any = None,
+    executor: Any = "local",
+    ray_address: str | None = None,
+    progress: ProgressCallback | None = None,
+    tracer_provider: Any = None,
+) -> tuple[Described, LiveParts]:
+    """The ``run()`` arguments that may be objects, split into their description in a spec and
+    the live objects beside it (:attr:`LiveParts.unspecified` names what a description lacks).
+
+    Raises:
+        ConfigError: an unknown executor, or a Ray address beside an executor object.
+    """
+    live = LiveParts(progress=progress, tracer_provider=tracer_provider, scorers=scorers)
     missing = live.unspecified
-    executor = data.get("executor")
     if isinstance(executor, str) and executor not in EXECUTORS:
         raise ConfigError(
             f"executor: unknown executor {executor!r}; use one of {', '.join(EXECUTORS)} "
@@ -77,45 +152,30 @@ def split_arguments(arguments: dict[str, Any]) -> tuple[RunSpec, LiveParts]:
             raise ConfigError(
                 f"executor: expected 'local', 'ray' or an Executor, got {type(executor).__name__}"
             )
-        if data.get("ray_address") is not None:
+        if ray_address is not None:
             raise ConfigError(
                 "ray_address: give the cluster to the executor object "
                 "(RayExecutor(address=...)), not beside it"
             )
         live.executor = executor
         if isinstance(executor, RayExecutor):
-            data["executor"], data["ray_address"] = "ray", executor.address
+            executor, ray_address = "ray", executor.address
         else:
-            data["executor"] = "local"
             missing["executor"] = f"a {type(executor).__name__} object runs the samples"
-    scorers = data.get("scorers")
-    live.scorers = scorers
-    data["scorers"] = _describe_scorers(scorers, missing)
-    provider = data.get("provider")
+            executor = "local"
     if provider is not None and not isinstance(provider, str):
         live.provider = provider
-        data["provider"] = getattr(provider, "name", None)
         missing["provider"] = "a Provider object (give a provider name to describe it)"
-    target = data.get("target")
+        provider = getattr(provider, "name", None)
+    function = None
     if target is not None:
-        live.target, data["target"] = target, _reference(target, "target", missing)
-    store = data.get("store")
+        live.target, function = target, _reference(target, "target", missing)
     if isinstance(store, Store):
-        live.store, data["store"] = store, str(store.path)
+        live.store, store = store, str(store.path)
     elif isinstance(store, Path):
-        data["store"] = str(store)
-    for key in ("workflow", "profile"):
-        value = data.get(key)
-        if isinstance(value, Path):
-            data[key] = str(value)
-        elif value is not None and not isinstance(value, str | dict):
-            setattr(live, key, value)
-            data[key] = None
-            missing[key] = f"a {type(value).__name__} object (give its file to describe it)"
-    data["metadata"] = data.get("metadata") or {}
-    data["params"] = data.get("params") or {}
-    dataset = data.pop("dataset")
-    spec = RunSpec.parse({**data, "dataset": ""}, source="run()")
+        store = str(store)
+    workflow = _describe_file(workflow, "workflow", live)
+    profile = _describe_file(profile, "profile", live)
     # rows are not copied (nor validated twice: the dataset reads them); a path is a string
     if isinstance(dataset, Path):
         dataset = str(dataset)
@@ -123,7 +183,29 @@ def split_arguments(arguments: dict[str, Any]) -> tuple[RunSpec, LiveParts]:
         live.dataset = dataset
         missing["dataset"] = f"a {type(dataset).__name__} object (give a file to describe it)"
         dataset = ""
-    return spec.model_copy(update={"dataset": dataset}), live
+    described = Described(
+        dataset=dataset,
+        scorers=_describe_scorers(scorers, missing),
+        provider=provider,
+        function=function,
+        store=store,
+        workflow=workflow,
+        profile=profile,
+        executor=executor,
+        ray_address=ray_address,
+    )
+    return described, live
+
+
+def _describe_file(value: Any, key: str, live: LiveParts) -> Any:
+    """A workflow or profile as a spec names it (a path as a string); an object is live."""
+    if isinstance(value, Path):
+        return str(value)
+    if value is not None and not isinstance(value, str | dict):
+        setattr(live, key, value)
+        live.unspecified[key] = f"a {type(value).__name__} object (give its file to describe it)"
+        return None
+    return value
 
 
 def stored_spec(
@@ -142,8 +224,8 @@ def stored_spec(
         missing["dataset"] = f"inline rows ({len(spec.dataset)}) are not kept with the spec"
     for path in _secret_paths(data):
         missing[path] = "credentials are never stored; give them again"
-    if data.get("base_url"):
-        data["base_url"] = url_without_credentials(data["base_url"])
+    if data["target"].get("base_url"):
+        data["target"]["base_url"] = url_without_credentials(data["target"]["base_url"])
     return redact_data(without_secrets(data), secrets), missing
 
 
@@ -153,7 +235,7 @@ def _describe_scorers(scorers: Any, missing: dict[str, str]) -> list[Any]:
     entries: list[Any] = []
     for i, item in enumerate(scorers):
         try:
-            entries.append(_scorer_entry(item, i))
+            entries.append(scorer_entry(item, i))
         except ConfigError as exc:
             missing[f"scorers[{i}]"] = str(exc).partition(": ")[2]
             entries.append(item.name if isinstance(item, Scorer) else _name(item))

@@ -67,7 +67,7 @@ def run_start(prep: Prepared, started_wall: float) -> RunStart:
             id=prep.run_id,
             name=spec.name,
             started_at=started_wall,
-            model=spec.model,
+            model=spec.target.model,
             provider=prep.provider_name,
             dataset=prep.data.source,
             dataset_hash=prep.info.version,

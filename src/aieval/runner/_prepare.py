@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import subprocess
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,14 +14,13 @@ from aieval.datasets import Dataset, DatasetInfo, load_dataset
 from aieval.errors import ConfigError, DatasetError
 from aieval.providers._cache import MEMORY
 from aieval.runner._evaluator import SampleEvaluator, evaluator_for
-from aieval.runner._imports import import_file
-from aieval.runner._inputs import LiveParts, stored_spec
+from aieval.runner._inputs import LiveParts, RunParts, resolve_parts, stored_spec
+from aieval.runner._references import import_reference
 from aieval.runner._result import Aggregator
 from aieval.runner._resume import config_changes
-from aieval.runner._shipping import brief
-from aieval.runner._spec import RunSpec, import_reference, resolve_scorers
+from aieval.runner._spec import RunSpec
 from aieval.runner._target import CallableTarget, ProviderTarget, RecordedTarget, Target
-from aieval.scorers import Scorer, get_scorer
+from aieval.scorers import Scorer
 from aieval.scorers._judge_call import judge_secrets
 from aieval.store import Store, default_db_path
 
@@ -31,7 +29,6 @@ __all__ = [
     "make_target",
     "open_data",
     "prepare",
-    "resolve_run_scorers",
     "run_evaluator",
     "start",
 ]
@@ -44,6 +41,7 @@ class Prepared:
     """A run ready for its samples: what it reads, scores with, calls and writes to."""
 
     spec: RunSpec
+    parts: RunParts
     data: Dataset
     info: DatasetInfo
     db: Store | None
@@ -74,28 +72,27 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
     Refusals (an unknown scorer, an empty or incompatible dataset) come before the store is
     opened.
     """
-    scorers = resolve_run_scorers(spec, live)
-    evaluator = run_evaluator(spec, live)
+    parts = resolve_parts(spec, live)
+    scorers = parts.scorers
+    evaluator = run_evaluator(spec, parts)
     if not scorers and evaluator is None:
         # nothing would be scored, and every sample without an error would pass
         raise ConfigError(
             "scorers: give at least one scorer (e.g. scorers=[exact_match]), or a "
             "workflow/profile to grade runs; a run with nothing to score would pass every sample"
         )
-    data, info = open_data(
-        live.dataset if live.dataset is not None else spec.dataset, spec, evaluator
-    )
-    db = live.store if live.store is not None else open_store(spec.store)
-    if evaluator is not None and live.target is None and spec.provider is None:
+    data, info = open_data(parts.dataset, spec, evaluator)
+    db = open_store(parts.store)
+    if evaluator is not None and parts.target is None and parts.provider is None:
         target = evaluator.wrap(None)
     else:
-        target = build_target(spec, live, data, info.with_prediction, db)
+        target = build_target(spec, parts, data, info.with_prediction, db)
         if evaluator is not None:
             target = evaluator.wrap(target)
     names = [s.name for s in scorers]
     aggregator = evaluator.aggregator(names) if evaluator is not None else Aggregator(names)
     config = run_config(spec, live, target, scorers, data, evaluator)
-    return Prepared(spec, data, info, db, scorers, target, evaluator, aggregator, config)
+    return Prepared(spec, parts, data, info, db, scorers, target, evaluator, aggregator, config)
 
 
 def start(prep: Prepared) -> None:
@@ -105,20 +102,12 @@ def start(prep: Prepared) -> None:
     )
 
 
-def resolve_run_scorers(spec: RunSpec, live: LiveParts) -> list[Scorer]:
-    """The run's scorers as objects: what ``run()`` was given, else the spec's entries."""
-    for file in spec.imports:
-        import_file(file)
-    given = live.scorers if live.scorers is not None else resolve_scorers(spec.scorers)
-    return _resolve(given)
-
-
-def run_evaluator(spec: RunSpec, live: LiveParts) -> SampleEvaluator | None:
+def run_evaluator(spec: RunSpec, parts: RunParts) -> SampleEvaluator | None:
     """The run's per-sample evaluator (workflow grading...), or ``None``."""
-    workflow = live.workflow if live.workflow is not None else spec.workflow
-    profile = live.profile if live.profile is not None else spec.profile
-    dataset = live.dataset if live.dataset is not None else spec.dataset
-    return evaluator_for(spec.evaluator, workflow, profile, dataset, spec.enforce_hard_gates)
+    scoring = spec.scoring
+    return evaluator_for(
+        scoring.evaluator, parts.workflow, parts.profile, parts.dataset, scoring.enforce_hard_gates
+    )
 
 
 def open_data(
@@ -133,7 +122,7 @@ def open_data(
     data = load_dataset(
         dataset,
         prediction_field=spec.prediction_field,
-        model=spec.model,
+        model=spec.target.model,
         limit=spec.limit,
         label=label,
     )
@@ -162,22 +151,23 @@ def open_store(store: Store | str | bool | None) -> Store | None:
 
 
 def build_target(
-    spec: RunSpec, live: LiveParts, data: Dataset, with_prediction: int, db: Store | None
+    spec: RunSpec, parts: RunParts, data: Dataset, with_prediction: int, db: Store | None
 ) -> Target:
     """The target: a callable, a provider's model, or the predictions recorded in the rows."""
-    provider = live.provider if live.provider is not None else spec.provider
-    if (live.target is not None or spec.target is not None) and provider is not None:
+    provider, model = parts.provider, spec.target.model
+    callable_given = parts.target is not None or spec.target.function is not None
+    if callable_given and provider is not None:
         raise ConfigError("give either target= or provider=, not both")
-    nothing = provider is None and live.target is None and spec.target is None
+    nothing = provider is None and not callable_given
     if nothing and with_prediction == 0 and data.scan().count > 0:
-        hint = f" (no row has predictions[{spec.model!r}])" if spec.model is not None else ""
+        hint = f" (no row has predictions[{model!r}])" if model is not None else ""
         raise ConfigError(
             "nothing to evaluate: no provider or target was given and the rows carry no "
             f"recorded 'prediction'{hint}; pass provider= and model=, or target="
         )
     # a run that asked for no store writes no file: its response cache is in memory
     cache_path = db.path if db is not None else MEMORY
-    return make_target(spec, cache_path, target=live.target, provider=provider)
+    return make_target(spec, cache_path, target=parts.target, provider=provider)
 
 
 def make_target(
@@ -192,42 +182,44 @@ def make_target(
     ``cache_path``: the response cache's SQLite file (``None``: no cache; ``":memory:"``: a
     cache of this run only, in no file).
     """
-    if target is None and spec.target is not None:
-        target = import_reference(spec.target, "target")
-    provider = provider if provider is not None else spec.provider
-    if spec.api_key_env is not None and (target is not None or provider is None):
+    described = spec.target
+    if target is None and described.function is not None:
+        target = import_reference(described.function, "target")
+    provider = provider if provider is not None else described.provider
+    if described.api_key_env is not None and (target is not None or provider is None):
         raise ConfigError(
             "api_key_env names the key of a provider target; this run has "
             f"{'a callable target' if target is not None else 'no provider'}: remove api_key_env"
         )
+    concurrency = spec.execution.concurrency
     if target is not None:
         if not callable(target):
             raise ConfigError(f"target must be callable, got {type(target).__name__}")
         return CallableTarget(
-            target, concurrency=spec.concurrency, timeout=spec.timeout, model=spec.model
+            target, concurrency=concurrency, timeout=described.timeout, model=described.model
         )
     if provider is None:
         return RecordedTarget()
-    if spec.model is None:
+    if described.model is None:
         raise ConfigError("provider= needs model=, e.g. model='gpt-4o-mini'")
     from aieval.providers import build_provider
 
     built = build_provider(
         provider,
-        base_url=spec.base_url,
-        api_key_env=spec.api_key_env,
-        retries=spec.retries,
-        concurrency=spec.concurrency,
-        cache=spec.cache and cache_path is not None,
+        base_url=described.base_url,
+        api_key_env=described.api_key_env,
+        retries=described.retries,
+        concurrency=concurrency,
+        cache=described.cache and cache_path is not None,
         cache_path=cache_path if cache_path is not None else default_db_path(),
-        timeout=spec.timeout,
+        timeout=described.timeout,
     )
     return ProviderTarget(
         built,
-        spec.model,
-        template=spec.prompt_template,
-        system=spec.system_prompt,
-        params=spec.params or None,
+        described.model,
+        template=described.prompt_template,
+        system=described.system_prompt,
+        params=described.params or None,
     )
 
 
@@ -251,14 +243,14 @@ def run_config(
     target_kind = type(target).__name__.removesuffix("Target").lower()
     config: dict[str, Any] = {
         "name": spec.name,
-        "model": spec.model,
+        "model": spec.target.model,
         "target": {"kind": target_kind, "name": target.name},
         "scorers": [{"name": s.name, "options": _stored_options(s)} for s in scorers],
         "dataset": {"source": data.source, "name": data.name, "limit": spec.limit},
-        "concurrency": spec.concurrency,
-        "retries": spec.retries,
-        "cache": spec.cache,
-        "pass_threshold": spec.pass_threshold,
+        "concurrency": spec.execution.concurrency,
+        "retries": spec.target.retries,
+        "cache": spec.target.cache,
+        "pass_threshold": spec.scoring.pass_threshold,
     }
     if isinstance(target, ProviderTarget):
         config["target"].update(
@@ -277,7 +269,7 @@ def run_config(
         config["metadata"] = spec.metadata
     if evaluator is not None:
         config["workflow"] = evaluator.describe()
-    config["max_error_rate"] = spec.max_error_rate
+    config["max_error_rate"] = spec.scoring.max_error_rate
     stored, missing = stored_spec(spec, live.unspecified, target_secrets(target), data.source)
     config["spec"] = stored
     if missing:
@@ -296,17 +288,17 @@ def start_or_resume(
 ) -> tuple[str, set[str]]:
     """Create the run, or reopen the one to resume: its id and the samples already stored."""
     if db is None:
-        if spec.resume:
+        if spec.storage.resume:
             raise ConfigError("resume= needs a store; remove store=False")
-        return spec.run_id or "memory-" + str(int(time.time() * 1000)), set()
+        return spec.storage.run_id or "memory-" + str(int(time.time() * 1000)), set()
     previous = None
-    if isinstance(spec.resume, str):
-        previous = db.get_run(spec.resume)
-    elif spec.resume is True:
-        previous = db.latest_unfinished(spec.name, model=spec.model)
+    if isinstance(spec.storage.resume, str):
+        previous = db.get_run(spec.storage.resume)
+    elif spec.storage.resume is True:
+        previous = db.latest_unfinished(spec.name, model=spec.target.model)
         if previous is None:
             # a resume that quietly started over would redo (and pay for) every sample
-            model = f" with model {spec.model!r}" if spec.model is not None else ""
+            model = f" with model {spec.target.model!r}" if spec.target.model is not None else ""
             raise ConfigError(
                 f"nothing to resume: no unfinished run named {spec.name!r}{model} in "
                 f"{db.path}; run without resume to start a new one"
@@ -314,14 +306,14 @@ def start_or_resume(
     if previous is None:
         run_id = db.create_run(
             name=spec.name,
-            model=spec.model,
+            model=spec.target.model,
             provider=target.name if isinstance(target, ProviderTarget) else None,
             dataset=data.source,
             dataset_hash=info.version,
             n_examples=info.count,
             git_sha=_git_sha(),
             config=config,
-            run_id=spec.run_id,
+            run_id=spec.storage.run_id,
         )
         return run_id, set()
     if previous.dataset_hash != info.version:
@@ -344,31 +336,6 @@ def start_or_resume(
     for sample in db.iter_samples(previous.id):
         aggregator.add(sample)
     return previous.id, db.completed_sample_ids(previous.id)
-
-
-def _resolve(scorers: Any) -> list[Scorer]:
-    if isinstance(scorers, str | Scorer) or not isinstance(scorers, Iterable):
-        raise ConfigError("scorers must be a list, e.g. scorers=[exact_match]")
-    resolved: list[Scorer] = []
-    for item in scorers:
-        if isinstance(item, Scorer):
-            resolved.append(item)
-        elif isinstance(item, str) and ":" not in item:
-            resolved.append(get_scorer(item))
-        elif isinstance(item, str | dict):  # "module:qualname", or {name: {options}}
-            resolved.extend(_resolve(resolve_scorers([item])))
-        elif callable(item):
-            resolved.append(Scorer(item))
-        else:
-            raise ConfigError(f"not a scorer: {brief(item)}")
-    names = [s.name for s in resolved]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ConfigError(
-            f"two scorers share the name {', '.join(map(repr, duplicates))}; "
-            "give one another name with @scorer(name=...) or .with_options(name=...)"
-        )
-    return resolved
 
 
 def _git_sha() -> str | None:

@@ -37,17 +37,12 @@ from aieval.errors import ConfigError
 from aieval.runner._endpoints import run_endpoint
 from aieval.runner._evaluator import evaluator_name
 from aieval.runner._imports import is_imported_file
-from aieval.runner._inputs import LiveParts
-from aieval.runner._prepare import (
-    Prepared,
-    make_target,
-    resolve_run_scorers,
-    run_evaluator,
-    target_secrets,
-)
+from aieval.runner._inputs import LiveParts, resolve_parts
+from aieval.runner._prepare import Prepared, make_target, run_evaluator, target_secrets
+from aieval.runner._references import is_builtin
 from aieval.runner._sample import SampleProcessor
 from aieval.runner._shipping import TooLarge, brief, dumps, loads, refusal
-from aieval.runner._spec import RunSpec, is_builtin
+from aieval.runner._spec import RunSpec
 from aieval.runner._target import Target
 from aieval.scorers import Scorer
 from aieval.store import default_db_path
@@ -88,15 +83,13 @@ class RemoteSamples:
         model calls (and callable-target threads) are in flight across the cluster.
         """
         spec = RunSpec.model_validate_json(self.spec_json)
-        share = max(1, spec.concurrency // max(1, batches))
-        return replace(
-            self, spec_json=spec.model_copy(update={"concurrency": share}).model_dump_json()
-        )
+        share = max(1, spec.execution.concurrency // max(1, batches))
+        return replace(self, spec_json=spec.replace(concurrency=share).model_dump_json())
 
     async def __call__(self, item: tuple[int, Example]) -> SampleRecord:
         spec, processor = self._processor()
         if processor.gate is None:  # the worker's share of the run's concurrency
-            processor.gate = asyncio.Semaphore(spec.concurrency)
+            processor.gate = asyncio.Semaphore(spec.execution.concurrency)
         store_path = self.cache_path if processor.cache_reachable else None
         token = enter_endpoint(run_endpoint(spec, store_path))
         try:
@@ -139,14 +132,15 @@ def build_processor(
     shared file system), else off.
     """
     by_value = by_value or {}
-    live = LiveParts()
+    live = LiveParts(target=by_value.get("target"))
     if any(field.startswith("scorers[") for field in by_value):
-        live.scorers = [by_value.get(f"scorers[{i}]", e) for i, e in enumerate(spec.scorers)]
-    scorers = resolve_run_scorers(spec, live)
-    evaluator = run_evaluator(spec, live)
+        entries = spec.scoring.scorers
+        live.scorers = [by_value.get(f"scorers[{i}]", e) for i, e in enumerate(entries)]
+    parts = resolve_parts(spec, live)
+    evaluator = run_evaluator(spec, parts)
     reachable = cache_path if cache_path is not None and Path(cache_path).is_file() else None
-    given = by_value.get("target")
-    has_target = spec.target is not None or spec.provider is not None or given is not None
+    given = parts.target
+    has_target = spec.target.function is not None or parts.provider is not None or given is not None
     target: Target | None = None
     if has_target or evaluator is None:
         target = make_target(spec, reachable, target=given)
@@ -154,13 +148,13 @@ def build_processor(
         target = evaluator.wrap(target)
     assert target is not None
     processor = _WorkerProcessor(
-        scorers,
+        parts.scorers,
         target,
-        model=spec.model,
-        pass_threshold=spec.pass_threshold,
+        model=spec.target.model,
+        pass_threshold=spec.scoring.pass_threshold,
         evaluator=evaluator,
         secrets=target_secrets(target),
-        prices=spec.prices,
+        prices=spec.target.prices,
     )
     processor.cache_reachable = reachable is not None
     return processor
@@ -177,34 +171,30 @@ def remote_samples(prep: Prepared, live: LiveParts) -> RemoteSamples:
     spec = prep.spec
     by_value: dict[str, Any] = {}
     for field, why in live.unspecified.items():
-        if field == "target" and live.target is not None:
-            by_value[field] = live.target
+        if field == "target" and prep.parts.target is not None:
+            by_value[field] = prep.parts.target
         elif field != "dataset" and not field.startswith("scorers["):
             # the driver reads the rows; the workers get examples
             raise ConfigError(f"{field}: {why}; {_WHY}")
-    imports = list(spec.imports)
-    for i, (entry, scorer) in enumerate(zip(spec.scorers, prep.scorers, strict=True)):
+    imports = list(spec.scoring.imports)
+    for i, (entry, scorer) in enumerate(zip(spec.scoring.scorers, prep.scorers, strict=True)):
         field = f"scorers[{i}]"
         if field in live.unspecified or not _importable(entry, scorer, imports):
             by_value[field] = scorer
-    workflow = live.workflow if live.workflow is not None else spec.workflow
-    profile = live.profile if live.profile is not None else spec.profile
-    dataset = live.dataset if live.dataset is not None else spec.dataset
-    shipped = spec.model_copy(
-        update={
-            "dataset": prep.data.source,  # a label: workers never read the dataset
-            "store": False,
-            "resume": None,
-            "run_id": None,
-            "telemetry": False,
-            "executor": "local",
-            "ray_address": None,
-            "metadata": {},
-            "imports": [os.path.abspath(f) for f in imports],
-            "workflow": _absolute(spec.workflow),
-            "profile": _absolute(spec.profile),
-            "evaluator": evaluator_name(spec.evaluator, workflow, profile, dataset),
-        }
+    parts, scoring = prep.parts, spec.scoring
+    shipped = spec.replace(
+        dataset=prep.data.source,  # a label: workers never read the dataset
+        store=False,
+        resume=None,
+        run_id=None,
+        telemetry=False,
+        executor="local",
+        ray_address=None,
+        metadata={},
+        imports=[os.path.abspath(f) for f in imports],
+        workflow=_absolute(scoring.workflow),
+        profile=_absolute(scoring.profile),
+        evaluator=evaluator_name(scoring.evaluator, parts.workflow, parts.profile, parts.dataset),
     )
     cache = prep.db.path if prep.db is not None else default_db_path()
     packed = tuple((field, _pickled(field, obj)) for field, obj in by_value.items())

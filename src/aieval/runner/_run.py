@@ -20,12 +20,14 @@ from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._execute import execute
 from aieval.runner._executor import Executor
-from aieval.runner._inputs import LiveParts, ProgressCallback, split_arguments
-from aieval.runner._prepare import (
-    open_data,
-    resolve_run_scorers,
-    run_evaluator,
+from aieval.runner._inputs import (
+    Described,
+    LiveParts,
+    ProgressCallback,
+    resolve_parts,
+    split_live,
 )
+from aieval.runner._prepare import open_data, run_evaluator
 from aieval.runner._result import RunResult
 from aieval.runner._spec import RunSpec
 from aieval.scorers import Scorer
@@ -194,42 +196,58 @@ async def run_async(
         raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
     if not 0.0 <= max_error_rate <= 1.0:
         raise ConfigError(f"max_error_rate must be between 0 and 1, got {max_error_rate}")
-    spec, live = split_arguments(
-        dict(
-            name=name,
-            dataset=dataset,
-            scorers=scorers,
-            provider=provider,
-            model=model,
-            target=target,
-            prompt_template=prompt_template,
-            system_prompt=system_prompt,
-            params=params,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            retries=retries,
-            timeout=timeout,
-            cache=cache,
-            store=store,
-            resume=resume,
-            limit=limit,
-            prediction_field=prediction_field,
-            pass_threshold=pass_threshold,
-            progress=progress,
-            metadata=metadata,
-            workflow=workflow,
-            profile=profile,
-            evaluator=evaluator,
-            telemetry=telemetry,
-            tracer_provider=tracer_provider,
-            enforce_hard_gates=enforce_hard_gates,
-            run_id=run_id,
-            max_error_rate=max_error_rate,
-            executor=executor,
-            ray_address=ray_address,
-            prices=dict(prices or {}),
-        )
+    given, live = split_live(
+        dataset=dataset,
+        scorers=scorers,
+        provider=provider,
+        target=target,
+        store=store,
+        workflow=workflow,
+        profile=profile,
+        executor=executor,
+        ray_address=ray_address,
+        progress=progress,
+        tracer_provider=tracer_provider,
+    )
+    target_spec = dict(
+        provider=given.provider,
+        model=model,
+        function=given.function,
+        prompt_template=prompt_template,
+        system_prompt=system_prompt,
+        params=params or {},
+        base_url=base_url,
+        api_key_env=api_key_env,
+        retries=retries,
+        timeout=timeout,
+        cache=cache,
+        prices=dict(prices or {}),
+    )
+    scoring = dict(
+        scorers=given.scorers,
+        pass_threshold=pass_threshold,
+        max_error_rate=max_error_rate,
+        workflow=given.workflow,
+        profile=given.profile,
+        evaluator=evaluator,
+        enforce_hard_gates=enforce_hard_gates,
+    )
+    execution = dict(
+        executor=given.executor,
+        ray_address=given.ray_address,
+        concurrency=concurrency,
+        telemetry=telemetry,
+    )
+    spec = _spec(
+        given,
+        name=name,
+        limit=limit,
+        prediction_field=prediction_field,
+        metadata=metadata or {},
+        target=target_spec,
+        scoring=scoring,
+        execution=execution,
+        storage=dict(store=given.store, resume=resume, run_id=run_id),
     )
     return await execute(spec, live)
 
@@ -310,25 +328,33 @@ def check_run(
             (a ConfigError) lists the missing workflow inputs.
         DatasetError, WorkflowError, RubricError: unreadable dataset, workflow or profile.
     """
-    spec, live = split_arguments(
-        dict(
-            name="check",
-            dataset=dataset,
-            scorers=scorers,
-            model=model,
-            limit=limit,
-            prediction_field=prediction_field,
-            workflow=workflow,
-            profile=profile,
+    given, live = split_live(dataset=dataset, scorers=scorers, workflow=workflow, profile=profile)
+    spec = _spec(
+        given,
+        name="check",
+        limit=limit,
+        prediction_field=prediction_field,
+        target=dict(model=model),
+        scoring=dict(
+            scorers=given.scorers,
+            workflow=given.workflow,
+            profile=given.profile,
             evaluator=evaluator,
-        )
+        ),
     )
-    resolve_run_scorers(spec, live)
-    grader = run_evaluator(spec, live)
-    _, info = open_data(live.dataset if live.dataset is not None else spec.dataset, spec, grader)
+    parts = resolve_parts(spec, live)
+    grader = run_evaluator(spec, parts)
+    _, info = open_data(parts.dataset, spec, grader)
     if not has_target and grader is None and info.with_prediction == 0 and info.count > 0:
         hint = f" (no row has predictions[{model!r}])" if model is not None else ""
         raise ConfigError(
             "nothing to evaluate: no target was given and the rows carry no recorded "
             f"'prediction'{hint}; add a target, or a prediction to each row"
         )
+
+
+def _spec(given: Described, **fields: Any) -> RunSpec:
+    """The spec of ``run()``'s keywords, its sub-specs given as mappings, validated once (an
+    invalid value is a :class:`ConfigError` naming ``sub_spec.field``)."""
+    spec = RunSpec.parse({**fields, "dataset": ""}, source="run()")
+    return spec.replace(dataset=given.dataset)

@@ -1,8 +1,14 @@
-"""``RunSpec``: one validated, serialisable description of a run.
+"""``RunSpec``: one validated, serialisable, nested description of a run.
 
-A spec holds everything :func:`~aieval.runner.run_async` takes that can be written down: it
-round-trips through JSON, so a run can be described in a file, stored, sent to a worker or a
-server, and resumed from the same object.
+A spec holds everything :func:`~aieval.runner.run_async` takes that can be written down, in four
+sub-specs beside the run's name and data: :class:`TargetSpec` (what answers: a provider's model,
+a callable, or the recorded predictions), :class:`ScoringSpec` (scorers, pass rule, workflow
+grading), :class:`ExecutionSpec` (where and how wide samples run, the Ray cluster) and
+:class:`StorageSpec` (the store, resume, the run id). It round-trips through JSON, so a run can
+be described in a file, stored, sent to a worker or a server, and resumed from the same object.
+``run()``'s keywords, eval files (:meth:`~aieval.runner.EvalConfig.specs`), the server and the
+Ray executor all build or receive this one type; the flat keyword form (``RunSpec(name=...,
+concurrency=4)``, and the flat specs stored by earlier versions) is accepted and nested.
 
 What a spec cannot carry, and how it refers to it instead:
 
@@ -20,35 +26,45 @@ What a spec cannot carry, and how it refers to it instead:
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from aieval._usage_figures import ModelPrice
 from aieval.errors import ConfigError
 from aieval.providers._credentials import check_env_name
-from aieval.runner._shipping import brief
-from aieval.scorers import Scorer, get_scorer
+from aieval.runner._references import (
+    ScorerEntry,
+    import_reference,
+    reference_of,
+    resolve_scorers,
+    scorer_entry,
+)
+from aieval.scorers import Scorer
 
 if TYPE_CHECKING:
     from aieval.store import RunRow
 
 __all__ = [
+    "ExecutionSpec",
     "RunSpec",
+    "ScoringSpec",
+    "StorageSpec",
+    "TargetSpec",
+    "check_share",
     "env_name",
-    "import_reference",
-    "is_builtin",
-    "reference_of",
-    "resolve_scorers",
 ]
 
 #: ``run_async`` keyword arguments that are live objects, never part of a spec.
 _RUNTIME_ONLY = ("progress", "tracer_provider")
-
-ScorerEntry = str | dict[str, dict[str, Any]]
 
 
 def env_name(value: str) -> str:
@@ -75,11 +91,120 @@ def check_share(value: Any) -> Any:
     return value
 
 
+class _Sub(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TargetSpec(_Sub):
+    """What answers each sample: a provider's model, a callable, or the recorded predictions."""
+
+    provider: str | None = Field(None, description="provider name or preset")
+    model: str | None = Field(
+        None, description="the model to call; without a target, the recorded version to evaluate"
+    )
+    function: str | None = Field(None, description="'module:qualname' of a callable target")
+    prompt_template: str | None = Field(None, description="str.format template over row fields")
+    system_prompt: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict, description="request parameters")
+    base_url: str | None = None
+    api_key_env: str | None = Field(
+        None, description="the name of the environment variable holding the target's API key"
+    )
+    retries: int = Field(3, ge=0, le=20)
+    timeout: float = Field(60.0, gt=0)
+    cache: bool = True
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="USD per million tokens by model, for calls (target and judges) whose "
+        "provider reports no cost",
+    )
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, value: str | None) -> str | None:
+        return None if value is None else env_name(value)
+
+
+class ScoringSpec(_Sub):
+    """How each sample is scored and graded, and what the run tolerates."""
+
+    scorers: list[ScorerEntry] = Field(
+        default_factory=list,
+        description="registered scorer names, 'module:qualname' references, or one-key "
+        "mappings {name: {options}} as in eval files",
+    )
+    imports: list[str] = Field(
+        default_factory=list, description="Python files to import first (their @scorer)"
+    )
+    pass_threshold: float = Field(0.5, ge=0, le=1)
+    max_error_rate: float = Field(
+        0.0, ge=0, le=1, description="share of samples that may error; above it the run is not ok"
+    )
+    workflow: str | dict[str, Any] | None = Field(None, description="workflow file or mapping")
+    profile: str | None = Field(None, description="scoring profile id, family or file")
+    evaluator: str | None = Field(
+        None,
+        description="an 'aieval.evaluators' plugin grading each sample; default: 'workflow' "
+        "when a workflow, a profile or a folder of run logs is given",
+    )
+    enforce_hard_gates: bool = True
+
+    @field_validator("max_error_rate", "pass_threshold", mode="before")
+    @classmethod
+    def _a_share(cls, value: Any) -> Any:
+        return check_share(value)
+
+    @field_validator("scorers")
+    @classmethod
+    def _one_key_each(cls, value: list[ScorerEntry]) -> list[ScorerEntry]:
+        for i, item in enumerate(value):
+            if isinstance(item, dict) and len(item) != 1:
+                raise ValueError(f"scorers[{i}] must be a name or a one-key mapping name: {{...}}")
+        return value
+
+
+class ExecutionSpec(_Sub):
+    """Where samples run and how many at once; the Ray cluster travels here only."""
+
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = Field(
+        None, description="Ray cluster: unset = $RAY_ADDRESS, else auto, else a local Ray"
+    )
+    concurrency: int = Field(16, ge=1, le=10_000)
+    telemetry: bool | None = None
+
+
+class StorageSpec(_Sub):
+    """Where the run is stored, which stored run it resumes, and the id of a new one."""
+
+    store: str | bool | None = Field(
+        True, description="true: $AIEVAL_DB or ./aieval.db; a path; false: in memory only"
+    )
+    resume: str | bool | None = Field(None, description="a run id, or true: the latest unfinished")
+    run_id: str | None = None
+
+
+#: Which sub-spec holds each keyword of ``run()`` (``target`` is ``TargetSpec.function``).
+_SUB_OF: dict[str, tuple[str, str]] = {
+    **{k: ("target", k) for k in TargetSpec.model_fields if k != "function"},
+    "target": ("target", "function"),
+    **{k: ("scoring", k) for k in ScoringSpec.model_fields},
+    **{k: ("execution", k) for k in ExecutionSpec.model_fields},
+    **{k: ("storage", k) for k in StorageSpec.model_fields},
+}
+_SUBS = ("target", "scoring", "execution", "storage")
+
+
 class RunSpec(BaseModel):
-    """Everything a run needs that can be serialised; unknown keys are refused.
+    """Everything a run needs that can be serialised, nested by concern; unknown keys are refused.
+
+    Flat keywords (the names ``run()`` takes) are accepted and nested, so ``RunSpec(name=...,
+    concurrency=4)`` and the flat specs stored by earlier versions read as before.
 
     Example:
         >>> spec = RunSpec(name="qa", dataset="data/qa.jsonl", scorers=["exact_match"])
+        >>> spec.scoring.scorers
+        ['exact_match']
         >>> RunSpec.model_validate_json(spec.model_dump_json()) == spec
         True
     """
@@ -90,75 +215,60 @@ class RunSpec(BaseModel):
     dataset: str | list[dict[str, Any]] = Field(
         description="a .jsonl/.json/.csv path, a folder of workflow run logs, or inline rows"
     )
-    scorers: list[ScorerEntry] = Field(
-        default_factory=list,
-        description="registered scorer names, 'module:qualname' references, or one-key "
-        "mappings {name: {options}} as in eval files",
-    )
-    provider: str | None = Field(None, description="provider name or preset")
-    model: str | None = None
-    target: str | None = Field(None, description="'module:qualname' of a callable target")
-    prompt_template: str | None = Field(None, description="str.format template over row fields")
-    system_prompt: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict, description="request parameters")
-    base_url: str | None = None
-    api_key_env: str | None = Field(
-        None, description="the name of the environment variable holding the target's API key"
-    )
-    concurrency: int = Field(16, ge=1, le=10_000)
-    retries: int = Field(3, ge=0, le=20)
-    timeout: float = Field(60.0, gt=0)
-    cache: bool = True
-    store: str | bool | None = Field(
-        True, description="true: $AIEVAL_DB or ./aieval.db; a path; false: in memory only"
-    )
-    resume: str | bool | None = Field(None, description="a run id, or true: the latest unfinished")
     limit: int | None = Field(None, ge=0)
     prediction_field: str | None = None
-    pass_threshold: float = Field(0.5, ge=0, le=1)
     metadata: dict[str, Any] = Field(default_factory=dict)
-    workflow: str | dict[str, Any] | None = Field(None, description="workflow file or mapping")
-    profile: str | None = Field(None, description="scoring profile id, family or file")
-    evaluator: str | None = Field(
-        None,
-        description="an 'aieval.evaluators' plugin grading each sample; default: 'workflow' "
-        "when a workflow, a profile or a folder of run logs is given",
-    )
-    imports: list[str] = Field(
-        default_factory=list, description="Python files to import first (their @scorer)"
-    )
-    telemetry: bool | None = None
-    enforce_hard_gates: bool = True
-    run_id: str | None = None
-    max_error_rate: float = Field(
-        0.0, ge=0, le=1, description="share of samples that may error; above it the run is not ok"
-    )
-    executor: Literal["local", "ray"] = "local"
-    ray_address: str | None = Field(
-        None, description="Ray cluster: unset = $RAY_ADDRESS, else auto, else a local Ray"
-    )
-    prices: dict[str, ModelPrice] = Field(
-        default_factory=dict,
-        description="USD per million tokens by model, for calls whose provider reports no cost",
-    )
+    target: TargetSpec = Field(default_factory=TargetSpec)
+    scoring: ScoringSpec = Field(default_factory=ScoringSpec)
+    execution: ExecutionSpec = Field(default_factory=ExecutionSpec)
+    storage: StorageSpec = Field(default_factory=StorageSpec)
 
-    @field_validator("max_error_rate", "pass_threshold", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _a_share(cls, value: Any) -> Any:
-        return check_share(value)
+    def _nest(cls, data: Any) -> Any:
+        """Flat keywords moved into their sub-spec (a string ``target`` is a callable's path)."""
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in data.items():
+            callable_path = key == "target" and (value is None or isinstance(value, str))
+            if key in _SUB_OF and (callable_path or key not in _SUBS):
+                sub, field = _SUB_OF[key]
+                nested.setdefault(sub, {})[field] = out.pop(key)
+        for sub, fields in nested.items():
+            given = out.get(sub)
+            if isinstance(given, BaseModel):
+                given = given.model_dump()
+            out[sub] = {**(given if isinstance(given, dict) else {}), **fields}
+        return out
 
-    @field_validator("api_key_env")
-    @classmethod
-    def _a_variable_name(cls, value: str | None) -> str | None:
-        return None if value is None else env_name(value)
+    def replace(self, **changes: Any) -> RunSpec:
+        """A copy with fields changed, by ``run()``'s keyword names (routed to their sub-spec).
 
-    @field_validator("scorers")
-    @classmethod
-    def _one_key_each(cls, value: list[ScorerEntry]) -> list[ScorerEntry]:
-        for i, item in enumerate(value):
-            if isinstance(item, dict) and len(item) != 1:
-                raise ValueError(f"scorers[{i}] must be a name or a one-key mapping name: {{...}}")
-        return value
+        Values are not validated again: give values of the field's type.
+        """
+        top: dict[str, Any] = {}
+        subs: dict[str, dict[str, Any]] = {}
+        for key, value in changes.items():
+            if key in _SUB_OF:  # ``target`` too: the callable's path
+                sub, field = _SUB_OF[key]
+                subs.setdefault(sub, {})[field] = value
+            elif key in type(self).model_fields:
+                top[key] = value
+            else:
+                raise ConfigError(f"{key}: not a run setting")
+        for sub, fields in subs.items():
+            top[sub] = getattr(self, sub).model_copy(update=fields)
+        return self.model_copy(update=top)
+
+    def flat(self) -> dict[str, Any]:
+        """The spec as ``run()``'s keywords (``target`` is the callable's import path)."""
+        data = self.model_dump(exclude=set(_SUBS))
+        for sub in _SUBS:
+            for field, value in getattr(self, sub).model_dump().items():
+                data["target" if (sub, field) == ("target", "function") else field] = value
+        return data
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> RunSpec:
@@ -179,7 +289,7 @@ class RunSpec(BaseModel):
         if isinstance(data.get("store"), Path):
             data["store"] = str(data["store"])
         if "scorers" in data:
-            data["scorers"] = [_scorer_entry(s, i) for i, s in enumerate(data["scorers"])]
+            data["scorers"] = [scorer_entry(s, i) for i, s in enumerate(data["scorers"])]
         for key in ("provider", "workflow", "profile", "store", "dataset"):
             value = data.get(key)
             if value is not None and not isinstance(value, str | bool | dict | list):
@@ -191,7 +301,8 @@ class RunSpec(BaseModel):
 
     @classmethod
     def parse(cls, data: dict[str, Any], *, source: str = "<run spec>") -> RunSpec:
-        """Validate a mapping; a :class:`ConfigError` names the source and every bad field."""
+        """Validate a mapping (nested, or flat as ``run()``'s keywords); a :class:`ConfigError`
+        names the source and every bad field."""
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
@@ -207,26 +318,29 @@ class RunSpec(BaseModel):
         ``executor`` and ``ray_address`` are among them only when the spec chooses Ray (so the
         run goes where the spec says); :func:`~aieval.runner.run_spec` runs a spec directly.
         """
-        where = set() if self.executor == "ray" else {"executor", "ray_address"}
-        kwargs = self.model_dump(exclude={"imports", *where})
+        kwargs = self.flat()
+        del kwargs["imports"]
+        if self.execution.executor != "ray":
+            del kwargs["executor"], kwargs["ray_address"]
         kwargs["scorers"] = self.resolved_scorers()
-        if self.target is not None:
-            kwargs["target"] = import_reference(self.target, "target")
+        if self.target.function is not None:
+            kwargs["target"] = import_reference(self.target.function, "target")
         kwargs["metadata"] = kwargs["metadata"] or None
         kwargs["params"] = kwargs["params"] or None
         return kwargs
 
-    def resolved_scorers(self) -> list[Scorer | Callable[..., Any] | str]:
+    def resolved_scorers(self) -> list[Scorer]:
         """The scorers, after importing ``imports`` (whose ``@scorer`` functions register)."""
         from aieval.runner._imports import import_file
 
-        for file in self.imports:
+        for file in self.scoring.imports:
             import_file(file)
-        return resolve_scorers(self.scorers)
+        return resolve_scorers(self.scoring.scorers)
 
     @classmethod
     def of_run(cls, run: RunRow) -> RunSpec:
-        """The spec a stored run was started from, set to resume it.
+        """The spec a stored run was started from, set to resume it (a flat spec stored by an
+        earlier version reads the same).
 
         Raises:
             ConfigError: the run stored no spec (started before specs were stored), or parts of
@@ -243,95 +357,4 @@ class RunSpec(BaseModel):
                 "run(..., resume=...) and the same arguments instead"
             )
         spec = cls.parse(stored, source=f"run {run.id}")
-        return spec.model_copy(update={"resume": run.id, "run_id": None})
-
-
-def reference_of(obj: Any, field: str) -> str:
-    """The ``module:qualname`` that imports ``obj`` back, or a :class:`ConfigError`."""
-    named = obj.fn if isinstance(obj, Scorer) else obj
-    module = getattr(named, "__module__", None)
-    qualname = getattr(named, "__qualname__", None)
-    if module and qualname and "<" not in qualname and module != "__main__":
-        ref = f"{module}:{qualname}"
-        try:
-            imported = import_reference(ref, field)
-        except ConfigError:
-            imported = None
-        # A plain function comes back as Scorer(fn): the same scorer only under fn's own name.
-        same_scorer = named is not obj and getattr(named, "__name__", None) == obj.name
-        if imported is obj or (imported is named and same_scorer):
-            return ref
-    raise ConfigError(
-        f"{field}: {brief(obj)} cannot be referenced by import path (a lambda, a nested or "
-        "__main__ function, a renamed scorer); define it at module level in an importable module "
-        "(with @scorer(name=...) to name it), or pass it to run()"
-    )
-
-
-def import_reference(ref: str, field: str) -> Any:
-    """Import ``"package.module:qualname"``; a :class:`ConfigError` names the field."""
-    module_name, sep, qualname = ref.partition(":")
-    if not sep or not module_name or not qualname:
-        raise ConfigError(f"{field}: {ref!r} is not an import reference 'package.module:name'")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"{field}: cannot import {ref!r}: {exc}") from None
-    return obj
-
-
-def resolve_scorers(entries: Sequence[ScorerEntry]) -> list[Scorer | Callable[..., Any] | str]:
-    """Scorer entries as ``run_async`` takes them: references imported, options bound."""
-    resolved: list[Scorer | Callable[..., Any] | str] = []
-    for i, entry in enumerate(entries):
-        if isinstance(entry, str):
-            is_ref = ":" in entry
-            resolved.append(import_reference(entry, f"scorers[{i}]") if is_ref else entry)
-            continue
-        ((name, options),) = entry.items()
-        options = dict(options or {})
-        rename = options.pop("name", None)
-        if name == "llm_judge":
-            from aieval.scorers import llm_judge
-
-            resolved.append(llm_judge(name=rename, **options) if rename else llm_judge(**options))
-        else:
-            resolved.append(get_scorer(name).with_options(name=rename, **options))
-    return resolved
-
-
-def _scorer_entry(item: Any, index: int) -> ScorerEntry:
-    field = f"scorers[{index}]"
-    if isinstance(item, str | dict):
-        return item
-    if isinstance(item, Scorer):
-        registered = _registered(item)
-        if registered and is_builtin(item):
-            return item.name
-        if item.options and not registered:
-            raise ConfigError(
-                f"{field}: {brief(item)} has bound options; register it with @scorer(name=...) "
-                "or give it as a mapping {name: {options}}"
-            )
-    try:
-        return reference_of(item, field)
-    except ConfigError:
-        # registered in this process only (a notebook, a script): its name works here
-        if isinstance(item, Scorer) and _registered(item):
-            return item.name
-        raise
-
-
-def _registered(item: Scorer) -> bool:
-    try:
-        return get_scorer(item.name) is item
-    except ConfigError:
-        return False
-
-
-def is_builtin(item: Scorer) -> bool:
-    """Whether a scorer's function comes with aieval (any process resolves its name)."""
-    module = getattr(item.fn, "__module__", None) or type(item.fn).__module__
-    return isinstance(module, str) and (module == "aieval" or module.startswith("aieval."))
+        return spec.replace(resume=run.id, run_id=None)

@@ -19,6 +19,7 @@ from aieval.server._routes import router
 from aieval.server._security import SecurityMiddleware
 from aieval.server._settings import ServerSettings
 from aieval.server._table import SampleIndex
+from aieval.server._traces import intake, trace_store, traces_api
 from aieval.server._views import sample_item
 from aieval.server._wakeups import Wakeups
 from aieval.store import Store
@@ -87,6 +88,9 @@ def create_app(
     redact_logs(app.state.redactor)
     install_error_handlers(app)
     app.include_router(router)
+    app.state.trace_store = trace_store(reader.path)
+    app.include_router(intake)
+    app.include_router(traces_api)
     _mount_viewer(app)
     app.add_middleware(
         SecurityMiddleware, allowed_hosts=settings.host_allowlist(), token=settings.token

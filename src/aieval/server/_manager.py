@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aieval._files import confined_to
-from aieval.runner import EvalConfig, run_eval
+from aieval.runner import EvalConfig, RunSpec, run_spec
 from aieval.server._wakeups import LiveUpdates, Wakeups
 from aieval.store import Store, new_run_id
 
@@ -52,12 +52,23 @@ class RunManager:
         self._states: dict[str, RunState] = {}
 
     def submit(self, config: EvalConfig) -> str:
-        """Queue ``config`` and return the id its run will have."""
+        """Queue ``config``'s run and return the id it will have.
+
+        Raises:
+            ConfigError: the configuration makes more than one run, or an invalid spec.
+        """
         run_id = new_run_id()
+        spec = self.spec_of(config, run_id)
         with self._lock:
             self._states[run_id] = RunState()
-        self._pool.submit(self._execute, run_id, config)
+        self._pool.submit(self._execute, run_id, spec)
         return run_id
+
+    def spec_of(self, config: EvalConfig, run_id: str) -> RunSpec:
+        """The :class:`RunSpec` this server runs for ``config``: the eval file's one spec (as
+        ``aieval run`` builds it), stored in this server's store under ``run_id``."""
+        (spec,) = config.specs(store=str(self.store.path), run_id=run_id)
+        return spec
 
     def state(self, run_id: str) -> RunState | None:
         """The state of a run this server started, else ``None``."""
@@ -68,13 +79,13 @@ class RunManager:
         """Drop queued runs; running ones end with the process (and can be resumed)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _execute(self, run_id: str, config: EvalConfig) -> None:
+    def _execute(self, run_id: str, spec: RunSpec) -> None:
         state = self._states[run_id]
         state.status = "running"
         try:
             # every file the run opens (folder members, schemas, rubrics) stays in the roots
             with confined_to(self.roots) if self.roots is not None else nullcontext():
-                run_eval(config, store=self.store, run_id=run_id, observers=[self._live])
+                run_spec(spec, store=self.store, observers=[self._live])
         except Exception as exc:
             log.warning("evaluation %s failed: %s", run_id, exc)
             state.error = f"{type(exc).__name__}: {exc}"

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from aieval.telemetry._attributes import RunHeader
     from aieval.telemetry._export import export_run
     from aieval.telemetry._observer import SpanObserver
-    from aieval.telemetry._spans import INSTALL_HINT, RunSpans
+    from aieval.telemetry._spans import INSTALL_HINT, RunSpans, require_otel
 
-__all__ = ["INSTALL_HINT", "RunHeader", "RunSpans", "SpanObserver", "export_run"]
+__all__ = ["INSTALL_HINT", "RunHeader", "RunSpans", "SpanObserver", "export_run", "require_otel"]
 
 _EXPORTS = {
     "RunHeader": "aieval.telemetry._attributes",
@@ -24,5 +24,6 @@ _EXPORTS = {
     "SpanObserver": "aieval.telemetry._observer",
     "INSTALL_HINT": "aieval.telemetry._spans",
     "RunSpans": "aieval.telemetry._spans",
+    "require_otel": "aieval.telemetry._spans",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

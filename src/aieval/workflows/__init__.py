@@ -31,10 +31,10 @@ from aieval.workflows._model import (
     StepStatus,
     WorkflowRun,
     load_run,
-    load_runs,
 )
 from aieval.workflows._recorder import StepHandle, recording, step
 from aieval.workflows._rollup import agent_rollup, step_scores
+from aieval.workflows._runs import load_runs
 
 __all__ = [
     "DEFAULT_PROFILE",

@@ -18,6 +18,7 @@ from aieval.grading import (
 from aieval.workflows._definition import WorkflowDefinition
 from aieval.workflows._model import WorkflowRun
 from aieval.workflows._reading import UNRESOLVED_KEYS, output_names
+from aieval.workflows._tracegate import trace_complete
 
 __all__ = ["agent_path", "check_compatible", "run_gates", "tool_calls", "unresolved_outputs"]
 
@@ -52,7 +53,11 @@ def run_gates(
             inputs[name] = _with_run_facts(definition.evaluation.gate_inputs[name], run)
         elif name in _recorded_gates(run):
             inputs[name] = _recorded_gates(run)[name]
-    return evaluate_gates(gate_names, inputs)
+    results = evaluate_gates(gate_names, inputs)
+    traced = trace_complete(run)
+    if traced is not None and "trace_complete" not in gate_names:
+        results.append(traced)
+    return results
 
 
 def unresolved_outputs(run: WorkflowRun, definition: WorkflowDefinition | None) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any
 from aieval._files import readable
 from aieval._json import loads_strict
 from aieval._records import SampleRecord, ScoreRecord
+from aieval._tracefiles import is_trace_data
 from aieval._types import Example
 from aieval.errors import IncompatibleDatasetError, WorkflowError
 from aieval.grading import Profile, normalize
@@ -56,7 +57,10 @@ class WorkflowMode:
 
     @staticmethod
     def rows(dataset: Any) -> Any:
-        """A folder of recorded run logs becomes rows (one per ``*.json``); anything else as is."""
+        """A folder of recorded run logs becomes rows (one per ``*.json``), trace data (an OTLP
+        file or a folder of them) one row per trace; anything else as is."""
+        if is_trace_data(dataset):
+            return trace_rows(dataset)
         if not isinstance(dataset, str | Path) or not Path(dataset).is_dir():
             return dataset
         folder = readable(dataset, "dataset")
@@ -133,6 +137,16 @@ class WorkflowMode:
 
     def _name(self) -> str:
         return self.definition.id if self.definition is not None else "workflow"
+
+
+def trace_rows(dataset: str | Path) -> list[dict[str, Any]]:
+    """One row per trace: its id the trace id, its run as recorded-run JSON."""
+    from aieval.traces._read import iter_trace_runs  # builds on this package's run model
+
+    return [
+        {"id": run.workflow_id, "input": run.inputs or {}, "run": run.to_dict()}
+        for run in iter_trace_runs(dataset)
+    ]
 
 
 class RecordedRunTarget(Target):

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from aieval.cli._options import DbOption
 from aieval.errors import ConfigError
 from aieval.store import default_db_path
 
@@ -20,10 +21,7 @@ _INSTALL_HINT = "the server needs its extra: pip install 'aieval[server]'"
 def serve_command(
     host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to bind.", min=1, max=65535)] = 8765,
-    db: Annotated[
-        Path | None,
-        typer.Option("--db", help="SQLite store (default: $AIEVAL_DB or ./aieval.db)."),
-    ] = None,
+    db: DbOption = None,
     token: Annotated[
         str | None,
         typer.Option(envvar="AIEVAL_TOKEN", help="Bearer token every request must carry."),

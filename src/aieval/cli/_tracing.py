@@ -1,4 +1,5 @@
-"""A tracer provider for the command line: OTLP when its exporter is installed, else the console."""
+"""Where the command line sends spans: the global tracer provider if something installed one,
+else OTLP when its exporter is installed, else the console."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from aieval.cli._print import err, labelled
 from aieval.errors import ConfigError
-from aieval.telemetry._spans import INSTALL_HINT
+from aieval.telemetry import INSTALL_HINT, require_otel
 
 __all__ = [
     "OTLP_HINT",
@@ -15,6 +17,7 @@ __all__ = [
     "ExportOutcome",
     "cli_tracer_provider",
     "global_provider_is_set",
+    "live_destination",
 ]
 
 OTLP_HINT = "pip install opentelemetry-exporter-otlp"
@@ -107,6 +110,18 @@ def global_provider_is_set() -> bool:
     from opentelemetry import trace
 
     return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
+def live_destination() -> Destination | None:
+    """Where the spans of ``aieval run`` go: None when a global provider is set (the run's spans
+    join it), else a new provider for OTLP or the console (its install hint printed)."""
+    require_otel()
+    if global_provider_is_set():
+        return None
+    destination = cli_tracer_provider()
+    if destination.hint:
+        err.print(labelled("telemetry:", "yellow", destination.hint), soft_wrap=True)
+    return destination
 
 
 def _otlp_exporter(endpoint: str | None) -> tuple[Any, str]:

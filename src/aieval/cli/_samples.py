@@ -2,7 +2,7 @@
 prediction, and each scorer's value, reason and error.
 
 Every text is data from users and models: control characters and ANSI escapes are shown as
-escapes (:func:`aieval._terminal.printable`), line breaks kept. Long text is cut to a preview
+escapes, line breaks kept. Long text is cut to a preview
 ending in a marker that says how much was left out and how to see it all (``--full``).
 """
 
@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from aieval._records import SampleRecord
 from aieval._terminal import printable, printable_lines
 from aieval.errors import RunNotFoundError
-from aieval.store import Store
+
+if TYPE_CHECKING:
+    from aieval import SampleRecord
+    from aieval.store import Store
 
 __all__ = ["PREVIEW_CHARS", "PREVIEW_LINES", "clip_text", "print_diff_samples", "print_samples"]
 

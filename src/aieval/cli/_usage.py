@@ -4,9 +4,6 @@ typer >= 0.16 ships its own copy of click (``typer._click``) whose exceptions ar
 ``click``'s; older typer uses ``click`` itself. Both are recognised here, so a misspelt option
 or a missing argument prints ``error: ...`` plus a ``--help`` hint and exits 2 on any supported
 typer, instead of a traceback.
-
-Help texts are Rich markup: :data:`RAY_EXTRA_HELP` is the ray extra's install command with its
-brackets escaped, so ``--help`` shows ``aieval[ray]`` rather than ``aieval``.
 """
 
 from __future__ import annotations
@@ -16,31 +13,12 @@ import sys
 from typing import Any, NoReturn
 
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from aieval._terminal import printable
+from aieval.cli._exits import EXIT_USAGE
 
-__all__ = [
-    "EXIT_ERRORS",
-    "EXIT_FAILED",
-    "EXIT_INTERRUPTED",
-    "RAY_EXTRA_HELP",
-    "USAGE_EXIT_CODE",
-    "handle",
-    "print_version",
-]
-
-#: Exit code of every usage mistake (as click and the ``compare`` contract use).
-USAGE_EXIT_CODE = 2
-
-#: ``aieval run`` exit codes beyond 0 (ok) and 2 (usage or configuration error).
-EXIT_FAILED = 1
-EXIT_ERRORS = 3
-EXIT_INTERRUPTED = 130
-
-#: ``pip install 'aieval[ray]'`` for a ``--help`` text (escaped: help is Rich markup).
-RAY_EXTRA_HELP = escape("pip install 'aieval[ray]'")
+__all__ = ["handle", "print_version"]
 
 
 def print_version(value: bool) -> None:
@@ -49,7 +27,7 @@ def print_version(value: bool) -> None:
         return
     import typer
 
-    from aieval._version import __version__
+    from aieval import __version__
 
     sys.stdout.write(f"aieval {__version__}\n")
     raise typer.Exit(0)
@@ -66,7 +44,7 @@ def handle(exc: BaseException, console: Console) -> bool:
         _die(console, _message(exc), None, int(getattr(exc, "exit_code", 1)))
     ctx = getattr(exc, "ctx", None)
     path = getattr(ctx, "command_path", None) or "aieval"
-    _die(console, f"{path}: {_message(exc)}", f"try '{path} --help'", USAGE_EXIT_CODE)
+    _die(console, f"{path}: {_message(exc)}", f"try '{path} --help'", EXIT_USAGE)
 
 
 def _message(exc: BaseException) -> str:

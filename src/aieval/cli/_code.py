@@ -1,21 +1,34 @@
-"""``aieval code``: a code evaluation from the command line."""
+"""``aieval code`` and ``aieval code-report``: a code evaluation from the command line."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from aieval._usage import RAY_EXTRA_HELP
+from aieval._terminal import printable
+from aieval.cli._exits import EXIT_ERRORS
+from aieval.cli._options import (
+    RAY_EXTRA_HELP,
+    DbOption,
+    Format,
+    FormatOption,
+    OutputOption,
+    RunRef,
+    check_executor,
+    check_ray,
+    existing_store_path,
+    write_text,
+)
 from aieval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from aieval.runner import RunResult
 
 __all__ = ["code_command", "code_report_command"]
 
-_FORMATS = ("text", "json", "markdown", "html")
 _DEFAULTS: dict[str, Any] = {
     "name": "code",
     "n": 1,
@@ -47,14 +60,12 @@ def code_command(
     timeout: Annotated[float, typer.Option(help="Seconds per execution.")] = 5.0,
     memory_mb: Annotated[int, typer.Option(help="Memory limit per execution, MiB.")] = 512,
     name: Annotated[str, typer.Option(help="Run name (for --resume).")] = "code",
-    db: Annotated[Path | None, typer.Option("--db", help="SQLite store.")] = None,
+    db: DbOption = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Finish the latest unfinished run of this name.")
     ] = False,
-    fmt: Annotated[
-        str, typer.Option("--format", "-f", help="text, json, markdown or html.")
-    ] = "text",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    fmt: FormatOption = Format.text,
+    output: OutputOption = None,
     allow_code_execution: Annotated[
         bool,
         typer.Option(
@@ -80,23 +91,12 @@ def code_command(
     errored (the sandbox failed before the candidate ran, or a completion could not be
     generated): the summary is still printed, and the first error goes to stderr.
     """
-    from aieval.code._evalfile import load_code_eval
-    from aieval.code._evaluate import evaluate_code
+    from aieval.code import evaluate_code, load_code_eval
     from aieval.sandbox import SandboxLimits
     from aieval.store import default_db_path
 
-    _check_format(fmt)
-    from aieval.runner._inputs import EXECUTORS
-
-    if executor not in EXECUTORS:
-        choices = " or ".join(EXECUTORS)
-        raise ConfigError(f"--executor: unknown executor {executor!r}; use {choices}")
-    if executor == "ray":
-        from aieval.runner._ray import import_ray
-
-        import_ray()  # the install hint before anything runs
-    elif ray_address is not None:
-        raise ConfigError("--ray-address applies to the Ray executor only; add --executor ray")
+    check_executor(executor)
+    check_ray(executor, ray_address)  # the install hint before anything runs
     try:
         ks = [int(part) for part in k.split(",") if part.strip()]
     except ValueError as exc:
@@ -133,17 +133,14 @@ def code_command(
         ray_address=ray_address,
         **options,
     )
-    _write(result.summary.render(fmt), output)
+    write_text(result.summary.render(fmt.canonical().value), output)
     _exit_on_errors(result.run)
 
 
-def _exit_on_errors(run: Any) -> None:
+def _exit_on_errors(run: RunResult) -> None:
     """Exit 3, naming the first error, when samples of the run errored (as ``aieval run``)."""
     if not run.error_count:
         return
-    from aieval._terminal import printable
-    from aieval._usage import EXIT_ERRORS
-
     top = run.top_errors[0][0] if run.top_errors else "see the stored samples"
     sys.stderr.write(
         printable(
@@ -156,37 +153,13 @@ def _exit_on_errors(run: Any) -> None:
 
 
 def code_report_command(
-    run: Annotated[str, typer.Argument(help="Run id, id prefix, or run name (latest).")],
-    db: Annotated[Path | None, typer.Option("--db", help="SQLite store.")] = None,
-    fmt: Annotated[
-        str, typer.Option("--format", "-f", help="text, json, markdown or html.")
-    ] = "text",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    run: RunRef,
+    db: DbOption = None,
+    fmt: FormatOption = Format.text,
+    output: OutputOption = None,
 ) -> None:
     """Per-problem c/n, pass@k and statuses of a stored code evaluation."""
-    from aieval.code._summary import code_report
-    from aieval.store import default_db_path
+    from aieval.code import code_report
 
-    _check_format(fmt)
-    path = db or default_db_path()
-    if not path.is_file():
-        raise ConfigError(f"no store at {path}: pass --db")
-    _write(code_report(path, run).render(fmt), output)
-
-
-def _check_format(fmt: str) -> None:
-    if fmt not in _FORMATS:
-        raise ConfigError(f"--format {fmt!r}: use one of {', '.join(_FORMATS)}")
-
-
-def _write(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        return
-    if not output.parent.is_dir():
-        raise ConfigError(f"cannot write {output}: folder {output.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent or Path("."))
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, output)
+    path = existing_store_path(db)
+    write_text(code_report(path, run).render(fmt.canonical().value), output)

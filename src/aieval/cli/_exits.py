@@ -1,0 +1,12 @@
+"""Exit codes of the ``aieval`` commands beyond 0 (ok)."""
+
+__all__ = ["EXIT_ERRORS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_USAGE"]
+
+#: A run failed (the store could not be written), or ``compare`` blocked a candidate.
+EXIT_FAILED = 1
+#: A usage or configuration error (as click and the ``compare`` contract use).
+EXIT_USAGE = 2
+#: More samples errored than allowed, a scorer scored nothing, or ``compare`` is inconclusive.
+EXIT_ERRORS = 3
+#: Interrupted (Ctrl-C).
+EXIT_INTERRUPTED = 130

@@ -1,0 +1,152 @@
+"""The command line's consoles and the printers its commands share.
+
+Run names, sample ids, predictions and error messages come from users and models: no console
+ever reads them as Rich markup (a "[/]" in a model's answer must print, not crash), and every
+such text passes through :func:`printable`. Colour is given explicitly, as styled Text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from aieval._terminal import printable, printable_lines
+
+if TYPE_CHECKING:
+    from aieval import SampleRecord
+
+__all__ = [
+    "err",
+    "labelled",
+    "num",
+    "out",
+    "pct",
+    "print_evaluation",
+    "print_top_errors",
+    "scorer_table",
+    "status_text",
+    "usage_parts",
+    "when",
+    "yes_no",
+]
+
+out = Console(markup=False)
+if not out.is_terminal:  # piped or logged output: do not squeeze tables into 80 columns
+    out = Console(width=160, markup=False)
+err = Console(stderr=True, markup=False)
+
+
+def num(value: Any) -> str:
+    """A number with three decimals, ``-`` for none."""
+    return "-" if value is None else f"{value:.3f}"
+
+
+def pct(value: Any) -> str:
+    """A share as a percentage with one decimal, ``-`` for none."""
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def status_text(status: str) -> Text:
+    """A run's status, coloured."""
+    colour = {"completed": "green", "running": "yellow", "interrupted": "yellow"}.get(status, "red")
+    return Text(status, style=colour)
+
+
+def yes_no(passed: bool | None) -> Text:
+    """``yes`` in green or ``no`` in red."""
+    return Text("yes", style="green") if passed else Text("no", style="red")
+
+
+def when(stamp: float) -> str:
+    """A Unix time as local ``YYYY-MM-DD HH:MM``."""
+    return dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
+
+
+def labelled(label: str, style: str, message: str) -> Text:
+    """``label message`` with only the label coloured; the message is plain text, escaped line
+    by line (a message of several lines keeps its line breaks)."""
+    return Text.assemble((label, style), " ", printable_lines(message))
+
+
+def scorer_table(
+    scorers: Mapping[str, Any], *, title: str | None = None, numbers_right: bool = False
+) -> Table:
+    """Per-scorer mean, std, scored, errors and n/a of a run summary."""
+    table = Table(title=title, title_justify="left")
+    for column in ("metric", "mean", "std", "scored", "errors", "n/a"):
+        right = numbers_right and column != "metric"
+        table.add_column(column, justify="right" if right else "left")
+    for name, stats in scorers.items():
+        table.add_row(
+            printable(name),
+            num(stats["mean"]),
+            num(stats["std"]),
+            str(stats["count"]),
+            str(stats["errors"]),
+            _not_applicable(stats),
+        )
+    return table
+
+
+def _not_applicable(stats: Mapping[str, Any]) -> str:
+    """A scorer's n/a count; "-" for a stored summary from before n/a was counted apart."""
+    value = stats.get("not_applicable")
+    return "-" if value is None else str(value)
+
+
+def usage_parts(summary: Mapping[str, Any]) -> list[str]:
+    """Latency, tokens (target, judges, total), cost (``-``: unknown) and cache share."""
+    from aieval._usage_figures import format_cache, format_cost, format_tokens  # loads pydantic
+
+    parts = []
+    latency = summary.get("latency_s") or {}
+    if latency.get("p50") is not None:
+        parts.append(f"latency p50 {latency['p50']:.2f}s p95 {latency['p95']:.2f}s")
+    if summary.get("input_tokens") or summary.get("output_tokens"):
+        old = {"input": summary.get("input_tokens"), "output": summary.get("output_tokens")}
+        parts.append(format_tokens(summary.get("tokens") or old))
+    if summary.get("cost") is not None or summary.get("unpriced_samples"):
+        parts.append(f"cost {format_cost(summary.get('cost'))}")
+    cache = format_cache(summary.get("cache"))
+    if cache:
+        parts.append(cache)
+    return parts
+
+
+def print_top_errors(summary: Mapping[str, Any]) -> None:
+    """The most frequent error messages of a run, with how many samples each hit."""
+    top = summary.get("top_errors") or []
+    if top:
+        out.print("top errors:", style="red")
+    for entry in top:
+        out.print(Text.assemble((f"  {entry['count']:>5} × ", "red"), printable(entry["message"])))
+
+
+def print_evaluation(summary: Mapping[str, Any], records: Sequence[SampleRecord]) -> None:
+    """Graded workflow runs: grade distribution, gate failure rates, and each run's verdict."""
+    grades = " ".join(f"{g}:{n}" for g, n in summary.get("grades", {}).items())
+    failing = {g: r for g, r in summary.get("gate_failure_rates", {}).items() if r}
+    gates = ", ".join(f"{g} {pct(r)}" for g, r in failing.items()) or "none"
+    out.print(f"grades {grades} · graded pass rate {pct(summary.get('pass_rate'))}")
+    out.print(f"gate failures: {printable(gates)}")
+    table = Table(title="graded runs", title_justify="left")
+    for column in ("run", "grade", "passed", "score", "why"):
+        table.add_column(column, overflow="fold")
+    for record in records:
+        ev = record.extra.get("evaluation")
+        if not isinstance(ev, dict):
+            continue
+        why = ev["reasons"] or ev["placement"][:1]
+        table.add_row(
+            printable(record.id),
+            printable(ev["grade"]),
+            yes_no(ev["passed"]),
+            "-" if ev["weighted_score"] is None else f"{ev['weighted_score']:.2f}",
+            printable("; ".join(why)),
+        )
+    out.print(table)

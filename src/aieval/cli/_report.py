@@ -1,0 +1,212 @@
+"""``aieval report``, ``compare``, ``diff`` and ``schema``: one stored run reported, two runs
+compared (with the promotion decision) or diffed example by example, and the JSON Schemas."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from aieval.cli._options import (
+    DbOption,
+    Format,
+    FormatOption,
+    OutputOption,
+    RunRef,
+    existing_store,
+    write_text,
+)
+from aieval.cli._print import err, out
+
+if TYPE_CHECKING:
+    from aieval.report import PromotionPolicy
+    from aieval.store import Store
+
+__all__ = [
+    "compare_command",
+    "diff_command",
+    "report_command",
+    "schema_app",
+]
+
+Baseline = Annotated[str, typer.Argument(help="Baseline run id, or name (latest other run).")]
+Candidate = Annotated[str, typer.Argument(help="Candidate run id, or name (latest).")]
+
+
+def report_command(
+    run_ref: RunRef,
+    db: DbOption = None,
+    fmt: FormatOption = Format.text,
+    output: OutputOption = None,
+    slice_by: Annotated[
+        list[str] | None,
+        typer.Option("--slice", help="Break results down by this metadata field (repeatable)."),
+    ] = None,
+) -> None:
+    """Report a stored run: pass rate and weighted score with CIs, grades, gates, criteria."""
+    from aieval.report import build_report
+
+    report = build_report(existing_store(db), run_ref, slice_by=slice_by or ())
+    _emit(report, fmt, output)
+
+
+def compare_command(
+    baseline: Baseline,
+    candidate: Candidate,
+    db: DbOption = None,
+    fmt: FormatOption = Format.text,
+    output: OutputOption = None,
+    margin: Annotated[
+        float | None, typer.Option(help="Non-inferiority margin, weighted-score points.")
+    ] = None,
+    alpha: Annotated[float | None, typer.Option(help="One-sided significance level.")] = None,
+    gate_tolerance: Annotated[
+        float | None,
+        typer.Option("--gate-tolerance", help="Allowed rise in gate failure rate (0.02 = 2 pp)."),
+    ] = None,
+    policy_file: Annotated[
+        Path | None, typer.Option("--policy", help="Promotion policy, YAML or JSON.")
+    ] = None,
+) -> None:
+    """Compare a candidate run with its baseline and decide whether it may replace it.
+
+    Exit codes: 0 promote (every rule holds), 1 blocked (a regression shown or a rule broken),
+    3 inconclusive (nothing failed, but the data cannot show the candidate is not worse: too
+    few examples, or a margin too tight for them; CI should treat it as not promoting),
+    2 usage error (such as an unknown run).
+    """
+    from aieval.report import compare_runs
+
+    policy = _policy(policy_file, margin=margin, alpha=alpha, gate_tolerance=gate_tolerance)
+    comparison = compare_runs(existing_store(db), baseline, candidate, policy=policy)
+    data = comparison.to_dict()
+    decision = data["decision"]
+    if output is not None or fmt is not Format.text:
+        # the verdict is always visible, even when the document goes to a file or a pipe
+        colour = {"promote": "green", "inconclusive": "yellow"}.get(comparison.outcome, "red")
+        console = out if output is not None else err
+        console.print(decision["summary"], style=f"bold {colour}", highlight=False)
+    _emit(data, fmt, output)
+    if comparison.decision.exit_code:
+        raise typer.Exit(comparison.decision.exit_code)
+
+
+def diff_command(
+    baseline: Baseline,
+    candidate: Candidate,
+    db: DbOption = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also list examples that did not change.")
+    ] = False,
+    limit: Annotated[int, typer.Option(help="At most N rows per table.")] = 20,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print inputs, answers and reasons uncut.")
+    ] = False,
+) -> None:
+    """Per-example changes between two runs: regressions, improvements, optionally the rest;
+    then each listed regression and improvement with both runs' answers and scorer reasons."""
+    from aieval.cli._samples import print_diff_samples
+    from aieval.report import compare_runs, render_diff
+
+    store = existing_store(db)
+    comparison = compare_runs(store, baseline, candidate, max_examples=None).to_dict()
+    unchanged = _unchanged(store, comparison) if show_all else None
+    render_diff(comparison, limit=limit, unchanged=unchanged, console=out)
+    print_diff_samples(out, store, comparison, limit=limit, full=full)
+
+
+def _unchanged(store: Store, data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Paired examples that are neither regressions nor improvements, in baseline order."""
+    from aieval.report import describe_changes, example_numbers
+
+    changed = {r["id"] for r in data["regressions"]} | {r["id"] for r in data["improvements"]}
+    cand = {
+        s.id: example_numbers(s)
+        for s in store.iter_samples(data["candidate"]["id"])
+        if s.id not in changed
+    }
+    rows = []
+    for sample in store.iter_samples(data["baseline"]["id"]):
+        if sample.id in changed or sample.id not in cand:
+            continue
+        b, c = example_numbers(sample), cand[sample.id]
+        delta = (
+            None
+            if b.weighted_score is None or c.weighted_score is None
+            else c.weighted_score - b.weighted_score
+        )
+        rows.append(
+            {
+                "id": b.id,
+                "delta": delta,
+                "changes": describe_changes(b, c),
+                "baseline": {
+                    "passed": b.passed,
+                    "grade": b.grade,
+                    "weighted_score": b.weighted_score,
+                },
+                "candidate": {
+                    "passed": c.passed,
+                    "grade": c.grade,
+                    "weighted_score": c.weighted_score,
+                },
+            }
+        )
+    return rows
+
+
+schema_app = typer.Typer(help="Print the published JSON Schemas.", no_args_is_help=False)
+
+
+@schema_app.command("report")
+def schema_report_command() -> None:
+    """The JSON Schema (draft 2020-12) of `aieval report --format json`."""
+    from aieval.report import report_schema
+
+    sys.stdout.write(json.dumps(report_schema(), indent=2) + "\n")
+
+
+@schema_app.command("comparison")
+def schema_comparison_command() -> None:
+    """The JSON Schema (draft 2020-12) of `aieval compare --format json`."""
+    from aieval.report import comparison_schema
+
+    sys.stdout.write(json.dumps(comparison_schema(), indent=2) + "\n")
+
+
+def _policy(
+    path: Path | None, *, margin: float | None, alpha: float | None, gate_tolerance: float | None
+) -> PromotionPolicy:
+    """The promotion policy: the file's (or the defaults), then the command-line overrides."""
+    from aieval.report import PromotionPolicy
+
+    base = PromotionPolicy.from_file(path) if path is not None else PromotionPolicy()
+    overrides = {
+        "noninferiority_margin": margin,
+        "alpha": alpha,
+        "gate_failure_tolerance": gate_tolerance,
+    }
+    data = {**base.to_dict(), **{k: v for k, v in overrides.items() if v is not None}}
+    return PromotionPolicy.from_mapping(data, source="command-line options")
+
+
+def _emit(obj: Any, fmt: Format, output: Path | None) -> None:
+    """Render ``obj`` in ``fmt`` to ``output`` (atomically) or to the terminal."""
+    from aieval.report import render_html, render_json, render_markdown, render_text
+
+    if fmt is Format.text and output is None:
+        render_text(obj, console=out)
+        return
+    renderers: dict[Format, Callable[[Any], str]] = {
+        Format.text: render_text,
+        Format.json: render_json,
+        Format.markdown: render_markdown,
+        Format.html: render_html,
+    }
+    write_text(renderers[fmt.canonical()](obj), output)
+    if output is not None:
+        out.print(f"wrote {output}", highlight=False)

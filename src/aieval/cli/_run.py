@@ -1,0 +1,308 @@
+"""``aieval run``: run an evaluation, show a progress bar, print its summary and exit codes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.text import Text
+
+from aieval._terminal import printable
+from aieval.cli._exits import EXIT_ERRORS, EXIT_FAILED
+from aieval.cli._options import RAY_EXTRA_HELP, DbOption, check_executor, check_ray, share
+from aieval.cli._print import (
+    err,
+    labelled,
+    num,
+    out,
+    pct,
+    print_evaluation,
+    print_top_errors,
+    scorer_table,
+    status_text,
+    usage_parts,
+)
+from aieval.errors import StoreError
+
+if TYPE_CHECKING:
+    from aieval.runner import RunResult
+
+__all__ = ["Interrupted", "run_command"]
+
+
+class Interrupted(Exception):
+    """Ctrl-C that the command has already explained: ``main`` exits 130 quietly."""
+
+
+def run_command(
+    eval_file: Annotated[Path, typer.Argument(help="Eval file: YAML, or Python defining EVAL.")],
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model to call (replaces the target's model), or recorded version to "
+            "evaluate; repeat for one run per model.",
+        ),
+    ] = None,
+    db: DbOption = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Finish the latest unfinished run of this eval.")
+    ] = False,
+    resume_id: Annotated[
+        str | None, typer.Option("--resume-id", help="Finish this unfinished run id.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    max_error_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--max-error-rate",
+            callback=share,
+            help="Share of samples that may error before the run exits 3 (default: the eval"
+            " file's settings.max_error_rate, else 0).",
+        ),
+    ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            help="Where samples run: local (this process) or ray (Ray workers; needs"
+            f" {RAY_EXTRA_HELP}). Default: the eval file's settings.executor, else local.",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="Ray cluster for --executor ray: host:port, ray://host:10001 or auto"
+            " (default: $RAY_ADDRESS, else a cluster 'ray start' runs here, else a local Ray).",
+        ),
+    ] = None,
+) -> None:
+    """Run an evaluation and print its summary.
+
+    Exit codes: 0 every run completed within its error budget; 1 a run failed (e.g. the store
+    could not be written; resume it with --resume); 2 a usage or configuration error; 3 more
+    samples errored than --max-error-rate allows, or a scorer scored no sample and found some
+    not applicable (its values None, no error); 130 interrupted (resume it with --resume).
+    """
+    from aieval.cli._tracing import live_destination
+    from aieval.runner import load_eval, plaintext_keys, run_eval, telemetry_requested
+    from aieval.store import Store, default_db_path
+
+    check_executor(executor)
+    config = load_eval(eval_file)
+    for field in plaintext_keys(config):
+        warning = (
+            f"{eval_file}: {field} holds a key in plain text; prefer api_key_env: MY_KEY, "
+            "the name of an environment variable that holds it (docs/providers.md)"
+        )
+        err.print(labelled("warning:", "yellow", warning), highlight=False)
+    check_ray(executor or config.settings.executor, ray_address)  # before the store is opened
+    store = Store(db) if db else Store(default_db_path())
+    resume_arg: str | bool | None = resume_id or (True if resume else None)
+    destination = live_destination() if telemetry_requested(config) else None
+    try:
+        with _Progress(quiet) as make_callback:
+            results = run_eval(
+                config,
+                store=store,
+                resume=resume_arg,
+                models=model or None,
+                limit=limit,
+                concurrency=concurrency,
+                progress=make_callback,
+                tracer_provider=destination.provider if destination else None,
+                max_error_rate=max_error_rate,
+                executor=executor,
+                ray_address=ray_address,
+            )
+    except KeyboardInterrupt:
+        _resume_hint("interrupted;", "yellow", eval_file, db)
+        raise Interrupted from None
+    except StoreError as exc:
+        err.print(labelled("error:", "bold red", f"the run failed: {exc}"), highlight=False)
+        _resume_hint("once the store is writable again (free space...),", "red", eval_file, db)
+        raise typer.Exit(EXIT_FAILED) from None
+    finally:
+        if destination is not None:
+            destination.provider.shutdown()
+    if destination is not None and destination.outcome is not None and destination.outcome.failed:
+        lost = destination.outcome
+        err.print(
+            labelled(
+                "telemetry:",
+                "yellow",
+                f"{lost.failed} of {lost.failed + lost.exported} spans were not exported "
+                f"({destination.label}); the run is stored: `aieval export-otel RUN` resends it",
+            ),
+            soft_wrap=True,
+        )
+    for result in results:
+        _print_summary(result)
+    if len(results) > 1:
+        _print_comparison(results)
+    out.print(printable(f"stored in {store.path}"), style="dim")
+    over = [r for r in results if r.error_budget_exceeded]
+    if over:
+        for result in over:
+            err.print(
+                labelled(
+                    "error:",
+                    "bold red",
+                    f"run {result.id}: {result.error_count} of {result.summary['samples']}"
+                    f" samples errored (max error rate {pct(result.max_error_rate)});"
+                    " see the top errors above, or allow some with --max-error-rate",
+                ),
+                highlight=False,
+            )
+    unscored = [r for r in results if r.unscored_scorers]
+    for result in unscored:
+        names = ", ".join(repr(name) for name in result.unscored_scorers)
+        err.print(
+            labelled(
+                "error:",
+                "bold red",
+                f"run {result.id}: scorer {names} scored no sample of {result.summary['samples']}"
+                " (n/a or failed on every one); see the n/a and errors columns above",
+            ),
+            highlight=False,
+        )
+    if over or unscored:
+        raise typer.Exit(EXIT_ERRORS)
+
+
+def _resume_hint(lead: str, style: str, eval_file: Path, db: Path | None) -> None:
+    command = f"aieval run {eval_file} --resume" + (f" --db {db}" if db else "")
+    err.print(Text.assemble((lead, style), " resume with ", (command, "bold")), soft_wrap=True)
+
+
+def _print_summary(result: RunResult) -> None:
+    summary = result.summary
+    title = printable(f"{result.name}" + (f" · {result.model}" if result.model else ""))
+    if summary["scorers"]:
+        out.print(scorer_table(summary["scorers"], title=title, numbers_right=True))
+    status = status_text(result.status)
+    if result.error_budget_exceeded:
+        status = Text(f"{result.status} with errors", style="red")
+    elif result.unscored_scorers:
+        status = Text(f"{result.status} with nothing scored", style="red")
+    parts: list[str | Text] = [
+        Text.assemble("run ", (printable(result.id), "bold")),
+        status,
+        f"{summary['samples']} samples",
+        f"pass rate {pct(result.pass_rate)}",
+    ]
+    if summary.get("unscored"):
+        parts.append(Text(f"{summary['unscored']} unscored samples", style="yellow"))
+    if summary["target_errors"]:
+        parts.append(Text(f"{summary['target_errors']} target errors", style="red"))
+    if result.error_count:
+        parts.append(Text(f"{result.error_count} errored samples", style="red"))
+    parts.extend(usage_parts(summary))
+    parts.append(f"{result.duration_s:.2f}s")
+    out.print(Text(" · ").join(Text(p) if isinstance(p, str) else p for p in parts))
+    _print_malformed(result)
+    print_top_errors(summary)
+    if "evaluation" in summary:
+        print_evaluation(summary["evaluation"], result.samples)
+
+
+def _print_malformed(result: RunResult) -> None:
+    """A warning per judge whose verdicts could not be read on some samples."""
+    for name, (bad, judged) in result.malformed.items():
+        if bad:
+            out.print(
+                printable(
+                    f"warning: {name}: {bad} of {judged} samples ({bad / judged:.0%}) had a "
+                    "malformed judge verdict: scored 0.0 (a tie for a pairwise judge), "
+                    "flagged and counted as errors; check the judge's output format"
+                ),
+                style="yellow",
+            )
+
+
+def _print_comparison(results: Sequence[RunResult]) -> None:
+    from rich.table import Table
+
+    table = Table(title="comparison", title_justify="left")
+    table.add_column("metric")
+    for result in results:
+        table.add_column(printable(result.model or result.id), justify="right")
+    names: list[str] = []
+    for result in results:
+        names.extend(n for n in result.metrics if n not in names)
+    uneven = False
+    for name in names:
+        scored = [(r.summary["scorers"].get(name) or {}).get("count") for r in results]
+        cells = [num(r.metrics.get(name)) for r in results]
+        if len(set(scored)) > 1:  # one column's mean leaves out samples the other's covers
+            uneven = True
+            cells = [f"{cell} (n={n or 0})" for cell, n in zip(cells, scored, strict=True)]
+        table.add_row(printable(name), *cells)
+    samples = [r.summary.get("samples") for r in results]
+    rates = [pct(r.pass_rate) for r in results]
+    if len(set(samples)) > 1:
+        uneven = True
+        rates = [f"{rate} (n={n or 0})" for rate, n in zip(rates, samples, strict=True)]
+    table.add_row("pass rate", *rates)
+    out.print(table)
+    if uneven:
+        out.print(
+            "n: the columns cover different numbers of samples (a sample whose target or scorer "
+            "failed has no score), so those means are not over the same samples",
+            style="yellow",
+        )
+
+
+class _Progress:
+    """A Rich progress bar per run, with rate and ETA; silent when not on a terminal."""
+
+    def __init__(self, quiet: bool) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.enabled = not quiet and err.is_terminal
+        self.bar = Progress(
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rate]}/s"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=err,
+            transient=False,
+        )
+
+    def __enter__(self) -> Callable[[str], Callable[[int, int], None] | None]:
+        if self.enabled:
+            self.bar.start()
+        return self.callback
+
+    def __exit__(self, *_: object) -> None:
+        if self.enabled:
+            self.bar.stop()
+
+    def callback(self, label: str) -> Callable[[int, int], None] | None:
+        if not self.enabled:
+            return None
+        task = self.bar.add_task(printable(label), total=None, rate="-")
+
+        def update(done: int, total: int) -> None:
+            elapsed = self.bar.tasks[task].elapsed or 0.0
+            rate = f"{done / elapsed:.0f}" if elapsed > 0 else "-"
+            self.bar.update(task, completed=done, total=total, rate=rate)
+
+        return update

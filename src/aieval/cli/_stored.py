@@ -1,0 +1,145 @@
+"""``aieval runs`` and ``aieval show``: list the stored runs, show one with its samples."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from aieval._terminal import printable, printable_lines
+from aieval.cli._options import DbOption, RunRef, existing_store
+from aieval.cli._print import (
+    out,
+    pct,
+    print_evaluation,
+    print_top_errors,
+    scorer_table,
+    status_text,
+    usage_parts,
+    when,
+)
+
+if TYPE_CHECKING:
+    from aieval import SampleRecord
+    from aieval.store import RunRow, Store
+
+__all__ = ["runs_command", "show_command"]
+
+
+def runs_command(
+    name: Annotated[str | None, typer.Option(help="Only runs with this name.")] = None,
+    limit: Annotated[int, typer.Option(help="How many runs.")] = 20,
+    db: DbOption = None,
+) -> None:
+    """List stored runs, most recent first."""
+    store = existing_store(db)
+    rows = store.list_runs(name=name, limit=limit)
+    if not rows:
+        out.print("no runs stored yet")
+        return
+    table = Table(title=printable(f"runs in {store.path}"))
+    for column in ("id", "name", "model", "status", "samples", "pass rate", "when"):
+        table.add_column(column, no_wrap=column in ("id", "when"))
+    for row in rows:
+        metrics = row.metrics or {}
+        table.add_row(
+            printable(row.id),
+            printable(row.name),
+            printable(row.model or "-"),
+            status_text(row.status),
+            str(metrics.get("samples", "-")),
+            pct(metrics.get("pass_rate")),
+            when(row.created_at),
+        )
+    out.print(table)
+
+
+def show_command(
+    run_ref: RunRef,
+    samples: Annotated[int, typer.Option(help="How many samples to list.")] = 10,
+    failed: Annotated[
+        bool, typer.Option("--failed", help="Only samples that did not pass.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print inputs, answers and reasons uncut.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Show a stored run: its summary and its samples (input, expected answer, prediction, and
+    each scorer's value and reason; long texts are cut unless --full)."""
+    from aieval.cli._samples import print_samples
+
+    store = existing_store(db)
+    row = store.get_run(run_ref)
+    records = [s for s in store.iter_samples(row.id) if not failed or not s.passed]
+    if as_json:
+        payload = {
+            "run": {k: getattr(row, k) for k in row.__dataclass_fields__},
+            "samples": [_sample_dict(s) for s in records[:samples]],
+        }
+        out.print_json(json.dumps(payload, default=str), ensure_ascii=True)  # no raw controls
+        return
+    _print_run_row(row, store)
+    if "evaluation" in (row.metrics or {}):
+        print_evaluation((row.metrics or {})["evaluation"], records[:samples])
+    print_samples(out, records[:samples], len(records), full=full)
+
+
+def _sample_dict(record: SampleRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "input": record.input,
+        "expected": record.expected,
+        "prediction": record.prediction,
+        "passed": record.passed,
+        "scores": {
+            k: {"value": v.value, "reason": v.reason, "error": v.error}
+            for k, v in record.scores.items()
+        },
+        "error": record.error,
+        "evaluation": record.extra.get("evaluation"),
+    }
+
+
+def _print_run_row(row: RunRow, store: Store) -> None:
+    metrics = _with_counts(row, store)
+    out.print(
+        Text.assemble(
+            "run ",
+            (printable(row.id), "bold"),
+            printable(f" · {row.name} · {row.model or '-'} · "),
+            status_text(row.status),
+            f" · {when(row.created_at)}",
+        )
+    )
+    if row.error:
+        out.print(printable_lines(row.error), style="red")
+    scorers: dict[str, Any] = metrics.get("scorers", {})
+    if scorers:
+        out.print(scorer_table(scorers))
+        out.print(f"pass rate {pct(metrics.get('pass_rate'))} of {metrics.get('samples')} samples")
+    usage = usage_parts(metrics)
+    if usage:
+        out.print(printable(" · ".join(usage)), highlight=False)
+    print_top_errors(metrics)
+
+
+def _with_counts(row: RunRow, store: Store) -> dict[str, Any]:
+    """The run's stored summary; one stored before n/a was counted apart gets its per-scorer
+    counts again from its samples (the same data: a None value without an error is n/a)."""
+    metrics = dict(row.metrics or {})
+    scorers = metrics.get("scorers")
+    if isinstance(scorers, dict) and any(
+        isinstance(s, dict) and "not_applicable" not in s for s in scorers.values()
+    ):
+        from aieval.runner import Aggregator
+
+        tally = Aggregator(list(scorers))
+        for sample in store.iter_samples(row.id):
+            tally.add(sample)
+        metrics["scorers"] = tally.summary()["scorers"]
+    return metrics

@@ -1,0 +1,43 @@
+"""What makes a trace incomplete: a parent that never arrived, no root, open spans, dropped
+attributes or events. Each problem is one line naming the spans it concerns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aieval.traces._spans import Span
+
+__all__ = ["problems"]
+
+_LISTED = 5
+
+
+def problems(spans: Sequence[Span], by_id: Mapping[str, Span]) -> list[str]:
+    """What is missing from a trace (empty when it is complete)."""
+    found: list[str] = []
+    orphans = [s for s in spans if s.parent_id and s.parent_id not in by_id]
+    if orphans:
+        parents = sorted({s.parent_id for s in orphans})
+        found.append(
+            f"{len(orphans)} span(s) whose parent never arrived: {_names(orphans)} "
+            f"(missing parent span id(s) {', '.join(parents[:_LISTED])})"
+        )
+    if spans and not any(not s.parent_id for s in spans):
+        found.append("no root span (every span has a parent)")
+    open_spans = [s for s in spans if not s.end_ns]
+    if open_spans:
+        found.append(f"{len(open_spans)} span(s) still open (no end time): {_names(open_spans)}")
+    dropped = [s for s in spans if s.dropped]
+    if dropped:
+        kinds = sorted({k for s in dropped for k in s.dropped})
+        found.append(
+            f"{len(dropped)} span(s) with {'/'.join(kinds)} dropped by the exporter: "
+            f"{_names(dropped)}"
+        )
+    return found
+
+
+def _names(spans: Sequence[Span]) -> str:
+    shown = [f"{s.name!r} ({s.span_id})" for s in spans[:_LISTED]]
+    more = f" and {len(spans) - _LISTED} more" if len(spans) > _LISTED else ""
+    return ", ".join(shown) + more

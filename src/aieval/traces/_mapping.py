@@ -1,0 +1,274 @@
+"""One trace's spans as a :class:`~aieval.workflows.WorkflowRun`.
+
+Agent spans are the steps (in start order, named by the agent); tool spans are the tool calls
+of their nearest enclosing agent step, with the calls a model asked for but that never ran
+added as ``executed: false``; model-call spans give the step its model, tokens, cost and
+errors. Spans outside every agent go to one step named after the root. Spans of no known
+GenAI shape are counted by name in ``metadata.trace.unmapped``, never dropped unseen.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aieval.traces import _attrs as A
+from aieval.traces._complete import problems
+from aieval.traces._spans import STATUS_ERROR, Span
+from aieval.workflows._model import StepResult, WorkflowRun
+
+__all__ = ["trace_run"]
+
+_NS = 1e9
+#: OpenInference names the Agents SDK's handoff spans so (a TOOL span, not a tool call).
+_HANDOFF = "handoff to "
+
+
+@dataclass(slots=True)
+class _Step:
+    span: Span
+    name: str
+    agent: str | None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    requested: list[dict[str, Any]] = field(default_factory=list)
+    llm: list[Span] = field(default_factory=list)
+    handoffs: list[str] = field(default_factory=list)
+
+
+def trace_run(trace_id: str, spans: Sequence[Span], cuts: Iterable[str] = ()) -> WorkflowRun:
+    """The workflow run of one trace (its id the trace id); ``cuts``: why the trace may be cut.
+
+    ``metadata.trace`` records the span counts, what was not mapped, and ``missing``: what
+    makes the trace incomplete (read by the ``trace_complete`` gate).
+    """
+    by_id, duplicates = _unique(spans)
+    ordered = sorted(by_id.values(), key=lambda s: (s.start_ns, s.span_id))
+    roots = [s for s in ordered if not s.parent_id]
+    root = roots[0] if roots else None
+    missing = [*cuts, *problems(ordered, by_id)]
+    roles = {s.span_id: A.role(s.attributes) for s in ordered}
+    _unname_containers(ordered, by_id, roles)
+    steps: dict[str, _Step] = {}
+    names: Counter[str] = Counter()
+    for span in ordered:
+        if roles[span.span_id] == "agent":
+            agent = A.agent_name(span.attributes, span.name)
+            names[agent] += 1
+            label = agent if names[agent] == 1 else f"{agent}#{names[agent]}"
+            steps[span.span_id] = _Step(span, label, agent)
+    unmapped: Counter[str] = Counter()
+    loose: _Step | None = None
+    for span in ordered:
+        role = roles[span.span_id]
+        if role in ("tool", "llm"):
+            owner = _enclosing(span, by_id, steps)
+            if owner is None:
+                if loose is None:
+                    top = root or span
+                    loose = _Step(top, top.name or "trace", None)
+                owner = loose
+            if role == "tool" and span.name.startswith(_HANDOFF):
+                owner.handoffs.append(span.name.removeprefix(_HANDOFF).strip())
+            elif role == "tool":
+                owner.calls.append(_executed(span))
+            else:
+                owner.llm.append(span)
+                owner.requested.extend(A.requested_calls(span.attributes))
+        elif role == "other" or (role is None and span is not root):
+            unmapped[span.name] += 1
+    step_list = sorted(
+        [*steps.values(), *([loose] if loose is not None else [])],
+        key=lambda s: (s.span.start_ns, s.span.span_id),
+    )
+    results = [_step_result(s) for s in step_list]
+    counts = Counter(r for r in roles.values() if r is not None)
+    trace_meta = {
+        "trace_id": trace_id,
+        "spans": len(ordered),
+        "duplicate_spans": duplicates,
+        "mapped": {k: counts[k] for k in ("agent", "tool", "llm", "chain") if counts[k]},
+        "unmapped": dict(unmapped),
+        "complete": not missing,
+        "missing": missing,
+    }
+    return _run(trace_id, root, results, step_list, trace_meta)
+
+
+def _run(
+    trace_id: str,
+    root: Span | None,
+    results: list[StepResult],
+    steps: list[_Step],
+    trace_meta: dict[str, Any],
+) -> WorkflowRun:
+    failed = root is not None and _error(root) is not None
+    output = A.output_text(root.attributes) if root is not None else None
+    if output is None:
+        agents = [s for s in steps if s.agent is not None]
+        last = agents[-1] if agents else (steps[-1] if steps else None)
+        output = _step_output(last) if last is not None else None
+    inputs = A.input_value(root.attributes) if root is not None else None
+    return WorkflowRun(
+        workflow_id=trace_id,
+        workflow_name=_workflow_name(root),
+        status="failed" if failed else "success",
+        outputs={"output": output} if output is not None else None,
+        steps=results,
+        start_time=root.start_ns / _NS if root is not None else None,
+        end_time=root.end_ns / _NS if root is not None and root.end_ns else None,
+        metadata={"trace": trace_meta},
+        inputs={"input": inputs} if inputs is not None else None,
+        error=_error(root) if failed and root is not None else None,
+    )
+
+
+def _unique(spans: Sequence[Span]) -> tuple[dict[str, Span], int]:
+    """Spans by id, each once: a span delivered twice (an export retried, a file and its copy)
+    counts once, its ended copy kept."""
+    by_id: dict[str, Span] = {}
+    duplicates = 0
+    for span in spans:
+        seen = by_id.get(span.span_id)
+        if seen is None:
+            by_id[span.span_id] = span
+            continue
+        duplicates += 1
+        if not seen.end_ns and span.end_ns:
+            by_id[span.span_id] = span
+    return by_id, duplicates
+
+
+def _workflow_name(root: Span | None) -> str:
+    if root is None:
+        return ""
+    return root.name or root.service
+
+
+def _enclosing(span: Span, by_id: dict[str, Span], steps: dict[str, _Step]) -> _Step | None:
+    parent = by_id.get(span.parent_id)
+    hops = 0
+    while parent is not None and hops < 10_000:
+        step = steps.get(parent.span_id)
+        if step is not None:
+            return step
+        parent = by_id.get(parent.parent_id)
+        hops += 1
+    return None
+
+
+def _executed(span: Span) -> dict[str, Any]:
+    call = A.tool_call(span.attributes, span.name)
+    call["executed"] = True
+    error = _error(span)
+    call["status"] = "failed" if error is not None else "success"
+    if error is not None:
+        call["error"] = error
+    return call
+
+
+def _error(span: Span) -> str | None:
+    """Why a span failed (status ERROR or ``error.type``), ``None`` when it did not."""
+    kind = A.error_type(span.attributes)
+    if span.status != STATUS_ERROR and kind is None:
+        return None
+    detail = span.status_message or "; ".join(span.exceptions) or kind or "span status ERROR"
+    return detail
+
+
+def _step_result(step: _Step) -> StepResult:
+    span = step.span
+    requested = [c for c in step.requested if not _answered_handoff(c, step.handoffs)]
+    calls = _with_requested(step.calls, requested)
+    errors = [e for e in (_error(step.span) if step.agent else None, *map(_error, step.llm)) if e]
+    metadata: dict[str, Any] = {"span_id": span.span_id}
+    ins = [A.tokens(s.attributes) for s in step.llm]
+    if any(i is not None for i, _ in ins):
+        metadata["input_tokens"] = sum(i or 0 for i, _ in ins)
+    if any(o is not None for _, o in ins):
+        metadata["output_tokens"] = sum(o or 0 for _, o in ins)
+    costs = [c for c in (A.cost(s.attributes) for s in step.llm) if c is not None]
+    if costs:
+        metadata["cost"] = sum(costs)
+    if calls:
+        metadata["tool_calls"] = calls
+    if step.handoffs:
+        metadata["handoffs"] = list(step.handoffs)
+    models = [m for m in (A.model(s.attributes) for s in step.llm) if m]
+    own_model = A.model(span.attributes) if step.agent else None
+    output = _step_output(step)
+    return StepResult(
+        name=step.name,
+        status="failed" if errors else ("running" if not span.end_ns else "success"),
+        agent_role=step.agent,
+        model_used=models[-1] if models else own_model,
+        inputs=A.input_value(span.attributes) if step.agent else None,
+        outputs={"output": output} if output is not None else None,
+        error=errors[0] if errors else None,
+        error_type=_error_kind(step),
+        start_time=span.start_ns / _NS,
+        end_time=span.end_ns / _NS if span.end_ns else None,
+        metadata=metadata,
+    )
+
+
+def _error_kind(step: _Step) -> str | None:
+    for span in ([step.span] if step.agent else []) + step.llm:
+        if _error(span) is not None:
+            return A.error_type(span.attributes) or "span status ERROR"
+    return None
+
+
+def _step_output(step: _Step) -> Any:
+    if step.agent is not None:
+        own = A.output_text(step.span.attributes)
+        if own is not None:
+            return own
+    for span in reversed(step.llm):
+        text = A.output_text(span.attributes)
+        if text is not None:
+            return text
+    return None
+
+
+def _answered_handoff(call: dict[str, Any], handoffs: list[str]) -> bool:
+    """A model's ``transfer_to_<agent>`` call that a handoff span carried out."""
+    name = str(call.get("name", ""))
+    return name.startswith("transfer_to_") and name.removeprefix("transfer_to_") in handoffs
+
+
+def _unname_containers(
+    spans: Sequence[Span], by_id: dict[str, Span], roles: dict[str, A.Role | None]
+) -> None:
+    """An agent span that names no agent and holds other agent spans (the Agents SDK's
+    ``Agent workflow``) is a container, not a step."""
+    holders: set[str] = set()
+    for span in spans:
+        if roles[span.span_id] != "agent":
+            continue
+        parent = by_id.get(span.parent_id)
+        while parent is not None and parent.span_id not in holders:
+            holders.add(parent.span_id)
+            parent = by_id.get(parent.parent_id)
+    for span_id in holders:
+        if roles[span_id] == "agent" and not A.names_agent(by_id[span_id].attributes):
+            roles[span_id] = "chain"
+
+
+def _with_requested(
+    executed: list[dict[str, Any]], requested: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The executed calls, then each requested call no executed one answers (by id, else by
+    name) as ``executed: false``."""
+    ids = {c["id"] for c in executed if "id" in c}
+    names = Counter(c["name"] for c in executed if "id" not in c)
+    extra = []
+    for call in requested:
+        if call.get("id") is not None and call["id"] in ids:
+            continue
+        if (call.get("id") is None or not ids) and names[call["name"]] > 0:
+            names[call["name"]] -= 1
+            continue
+        extra.append({**call, "executed": False})
+    return [*executed, *extra]

@@ -1,0 +1,91 @@
+"""Trace files (or export requests) to workflow runs, one per trace, streamed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aieval.traces._files import Cut, read_path
+from aieval.traces._group import DEFAULT_MAX_IN_MEMORY, group
+from aieval.traces._mapping import trace_run
+from aieval.traces._spans import Span
+from aieval.workflows._model import WorkflowRun
+
+__all__ = ["TraceReading", "iter_trace_runs", "load_traces", "runs_from_spans"]
+
+
+@dataclass(slots=True)
+class TraceReading:
+    """What reading traces saw: spans, traces, the incomplete ones and the unmapped spans.
+
+    Attributes:
+        spans: spans read.
+        traces: traces (runs) produced.
+        incomplete: trace id -> what is missing, for traces that fail ``trace_complete``.
+        unmapped: span name -> count, over spans of no known GenAI shape.
+    """
+
+    spans: int = 0
+    traces: int = 0
+    incomplete: dict[str, list[str]] = field(default_factory=dict)
+    unmapped: dict[str, int] = field(default_factory=dict)
+
+    def add(self, run: WorkflowRun) -> None:
+        meta = run.metadata["trace"]
+        self.traces += 1
+        if meta["missing"]:
+            self.incomplete[run.workflow_id] = list(meta["missing"])
+        for name, n in meta["unmapped"].items():
+            self.unmapped[name] = self.unmapped.get(name, 0) + n
+
+
+def iter_trace_runs(
+    path: str | Path,
+    reading: TraceReading | None = None,
+    *,
+    max_spans_in_memory: int = DEFAULT_MAX_IN_MEMORY,
+) -> Iterator[WorkflowRun]:
+    """The runs of a trace file or folder, one per trace id, in order of first appearance.
+
+    Args:
+        path: an OTLP/JSON or OTLP/protobuf file, or a folder of them.
+        reading: filled with what was read, if given.
+        max_spans_in_memory: spans held before grouping spills to a temporary file.
+
+    Raises:
+        WorkflowError: a missing path or a malformed export (names file and line).
+    """
+    yield from _runs(read_path(path), reading, max_spans_in_memory)
+
+
+def load_traces(path: str | Path) -> list[WorkflowRun]:
+    """Every run of a trace file or folder (see :func:`iter_trace_runs`).
+
+    Example:
+        >>> load_traces("missing.jsonl")
+        Traceback (most recent call last):
+        aieval.errors.WorkflowError: missing.jsonl: trace file not found
+    """
+    return list(iter_trace_runs(path))
+
+
+def runs_from_spans(
+    spans: Iterable[Span], reading: TraceReading | None = None
+) -> list[WorkflowRun]:
+    """The runs of spans decoded elsewhere (see :func:`spans_from_json`, :func:`spans_from_proto`),
+    one per trace id."""
+    return list(_runs(spans, reading, DEFAULT_MAX_IN_MEMORY))
+
+
+def _runs(
+    items: Iterable[Span | Cut], reading: TraceReading | None, max_in_memory: int
+) -> Iterator[WorkflowRun]:
+    grouped = group(items, max_in_memory)
+    if reading is not None:
+        reading.spans += grouped.spans
+    for trace_id, spans, cuts in grouped.traces():
+        run = trace_run(trace_id, spans, cuts)
+        if reading is not None:
+            reading.add(run)
+        yield run

@@ -1,0 +1,382 @@
+"""Spans decoded from OTLP export requests (JSON objects or protobuf messages).
+
+Only what the mapping reads is kept: ids, name, times, status, attributes, the exception
+events' messages and the counts of what the exporter dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import msgspec
+
+from aieval.errors import WorkflowError
+from aieval.traces import _otlpjson as J
+
+__all__ = ["STATUS_ERROR", "Span", "spans_from_bytes", "spans_from_json", "spans_from_proto"]
+
+#: ``Status.code`` of a failed span (0 unset, 1 ok).
+STATUS_ERROR = 2
+
+
+class Span:
+    """One span as the trace reader keeps it; its attributes and exception events are decoded
+    when first read (grouping needs only ids and times).
+
+    Attributes:
+        trace_id: the trace id in lowercase hex.
+        span_id: the span id in lowercase hex.
+        parent_id: the parent span's id, ``""`` for a root span.
+        name: the span name.
+        start_ns: start, in nanoseconds since the epoch.
+        end_ns: end in nanoseconds; ``0`` while the span is still open.
+        status: the status code (0 unset, 1 ok, 2 error).
+        status_message: the status description.
+        attributes: the span's attributes (arrays as lists, key-value lists as dicts).
+        exceptions: messages of the span's ``exception`` events.
+        dropped: attributes, events and links the exporter dropped, by kind (only the non-zero).
+        service: the resource's ``service.name``.
+    """
+
+    __slots__ = (
+        "_attributes",
+        "_exceptions",
+        "_raw",
+        "dropped",
+        "end_ns",
+        "name",
+        "parent_id",
+        "service",
+        "span_id",
+        "start_ns",
+        "status",
+        "status_message",
+        "trace_id",
+    )
+
+    def __init__(
+        self,
+        trace_id: str,
+        span_id: str,
+        parent_id: str,
+        name: str,
+        start_ns: int,
+        end_ns: int,
+        status: int = 0,
+        status_message: str = "",
+        attributes: dict[str, Any] | None = None,
+        exceptions: list[str] | None = None,
+        dropped: dict[str, int] | None = None,
+        service: str = "",
+        raw: tuple[Callable[[Any], tuple[dict[str, Any], list[str]]], Any] | None = None,
+    ) -> None:
+        self.trace_id, self.span_id, self.parent_id, self.name = trace_id, span_id, parent_id, name
+        self.start_ns, self.end_ns = start_ns, end_ns
+        self.status, self.status_message = status, status_message
+        self._attributes: dict[str, Any] = attributes or {}
+        self._exceptions: list[str] = exceptions or []
+        self.dropped = dropped or {}
+        self.service = service
+        self._raw = raw
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        if self._raw is not None:
+            self._decode()
+        return self._attributes
+
+    @property
+    def exceptions(self) -> list[str]:
+        if self._raw is not None:
+            self._decode()
+        return self._exceptions
+
+    def _decode(self) -> None:
+        assert self._raw is not None
+        decoder, raw = self._raw
+        self._attributes, self._exceptions = decoder(raw)
+        self._raw = None
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (
+            self.trace_id,
+            self.span_id,
+            self.parent_id,
+            self.name,
+            self.start_ns,
+            self.end_ns,
+            self.status,
+            self.status_message,
+            self.attributes,
+            self.exceptions,
+            self.dropped,
+            self.service,
+        )
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"Span({self.name!r}, trace {self.trace_id}, span {self.span_id})"
+
+
+# ---- OTLP/JSON ------------------------------------------------------------------------------
+
+
+def spans_from_bytes(data: bytes | str, where: str) -> Iterator[Span]:
+    """The spans of one ``ExportTraceServiceRequest`` in OTLP/JSON text.
+
+    Raises:
+        WorkflowError: not JSON, or not an export request (names ``where`` and why).
+    """
+    try:
+        request = J.decode_request(data)
+    except msgspec.DecodeError as exc:
+        raise WorkflowError(f"{where}: not valid OTLP/JSON: {exc}") from None
+    raw = data.encode() if isinstance(data, str) else data
+    if not request.resource_spans and b'"resource_spans"' in raw:  # snake_case keys
+        yield from spans_from_json(json.loads(raw), where)
+        return
+    for resource_spans in request.resource_spans:
+        service = ""
+        if resource_spans.resource is not None:
+            for kv in resource_spans.resource.attributes:
+                if kv.key == "service.name":
+                    service = str(J.value(kv.value))
+        for scope_spans in resource_spans.scope_spans:
+            for raw_span in scope_spans.spans:
+                yield _typed_span(raw_span, service, where)
+
+
+def _typed_span(raw: J.Span, service: str, where: str) -> Span:
+    status = raw.status
+    dropped: dict[str, int] = {}
+    if raw.dropped_attributes_count or raw.dropped_events_count:
+        dropped = {
+            kind: n
+            for kind, n in (
+                ("attributes", raw.dropped_attributes_count),
+                ("events", raw.dropped_events_count),
+            )
+            if n
+        }
+    trace_id, span_id, parent = raw.trace_id, raw.span_id, raw.parent_span_id
+    if len(trace_id) != 32 or len(span_id) != 16 or (parent and len(parent) != 16):
+        trace_id = _json_id(trace_id, 16, where, "traceId")
+        span_id = _json_id(span_id, 8, where, "spanId")
+        parent = _json_id(parent, 8, where, "parentSpanId") if parent else ""
+    return Span(
+        trace_id.lower(),
+        span_id.lower(),
+        parent.lower(),
+        raw.name,
+        int(raw.start_time_unix_nano),
+        int(raw.end_time_unix_nano),
+        _status_code(status.code) if status is not None else 0,
+        status.message if status is not None else "",
+        dropped=dropped,
+        service=service,
+        raw=(_typed_details, raw),
+    )
+
+
+def _typed_details(raw: J.Span) -> tuple[dict[str, Any], list[str]]:
+    attributes = {kv.key: J.value(kv.value) for kv in J.attributes(raw.attributes)}
+    exceptions = [
+        _exception_text({kv.key: J.value(kv.value) for kv in e.attributes})
+        for e in J.events(raw.events)
+        if e.name == "exception"
+    ]
+    return attributes, exceptions
+
+
+def spans_from_json(request: Any, where: str) -> Iterator[Span]:
+    """The spans of one ``ExportTraceServiceRequest`` in OTLP/JSON (camelCase or snake_case)."""
+    if not isinstance(request, Mapping):
+        raise WorkflowError(f"{where}: expected an OTLP export request object")
+    for resource_spans in _list(request, "resourceSpans", "resource_spans", where):
+        resource = resource_spans.get("resource") or {}
+        service = _json_attributes(resource.get("attributes"), where).get("service.name", "")
+        for scope_spans in _list(resource_spans, "scopeSpans", "scope_spans", where):
+            for raw in _list(scope_spans, "spans", "spans", where):
+                yield _json_span(raw, str(service), where)
+
+
+def _list(data: Mapping[str, Any], camel: str, snake: str, where: str) -> list[Any]:
+    value = data.get(camel, data.get(snake))
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise WorkflowError(f"{where}: field {camel!r} must be a list")
+    return value
+
+
+def _json_span(raw: Any, service: str, where: str) -> Span:
+    if not isinstance(raw, Mapping):
+        raise WorkflowError(f"{where}: a span must be an object")
+    get = raw.get
+    trace_id = _json_id(get("traceId", get("trace_id")), 16, where, "traceId")
+    span_id = _json_id(get("spanId", get("span_id")), 8, where, "spanId")
+    parent = get("parentSpanId", get("parent_span_id"))
+    status = get("status") or {}
+    dropped = {
+        kind: int(n)
+        for kind, n in (
+            ("attributes", get("droppedAttributesCount", 0)),
+            ("events", get("droppedEventsCount", 0)),
+        )
+        if n
+    }
+    return Span(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_id=_json_id(parent, 8, where, "parentSpanId") if parent else "",
+        name=str(get("name", "")),
+        start_ns=_int(get("startTimeUnixNano", get("start_time_unix_nano", 0)), where),
+        end_ns=_int(get("endTimeUnixNano", get("end_time_unix_nano", 0)), where),
+        status=_status_code(status.get("code", 0)),
+        status_message=str(status.get("message", "")),
+        attributes=_json_attributes(get("attributes"), where),
+        exceptions=_json_exceptions(get("events"), where),
+        dropped=dropped,
+        service=service,
+    )
+
+
+def _json_id(value: Any, size: int, where: str, name: str) -> str:
+    """A hex id (the OTLP/JSON encoding), or base64 as protobuf's JSON mapping writes it."""
+    if not isinstance(value, str) or not value:
+        raise WorkflowError(f"{where}: span field {name!r} is missing")
+    if len(value) == 2 * size:
+        try:
+            bytes.fromhex(value)
+            return value.lower()
+        except ValueError:
+            pass
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != size:
+        raise WorkflowError(f"{where}: span field {name!r} is not a {size}-byte id: {value!r}")
+    return raw.hex()
+
+
+def _int(value: Any, where: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise WorkflowError(f"{where}: expected an integer time, got {value!r}") from None
+
+
+def _status_code(code: Any) -> int:
+    if isinstance(code, str):  # protobuf's JSON mapping writes enum names
+        return {"STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}.get(code, 0)
+    return int(code or 0)
+
+
+def _json_attributes(items: Any, where: str) -> dict[str, Any]:
+    if not items:
+        return {}
+    if not isinstance(items, list):
+        raise WorkflowError(f"{where}: field 'attributes' must be a list")
+    return {str(item.get("key")): _json_value(item.get("value")) for item in items}
+
+
+def _json_value(value: Any) -> Any:
+    if not isinstance(value, Mapping) or not value:
+        return None
+    for kind, raw in value.items():
+        if kind in ("stringValue", "string_value", "boolValue", "bool_value"):
+            return raw
+        if kind in ("intValue", "int_value"):
+            return int(raw)
+        if kind in ("doubleValue", "double_value"):
+            return float(raw)
+        if kind in ("arrayValue", "array_value"):
+            return [_json_value(v) for v in (raw or {}).get("values", [])]
+        if kind in ("kvlistValue", "kvlist_value"):
+            return {str(i.get("key")): _json_value(i.get("value")) for i in raw.get("values", [])}
+        if kind in ("bytesValue", "bytes_value"):
+            return raw
+    return None
+
+
+def _json_exceptions(events: Any, where: str) -> list[str]:
+    if not events:
+        return []
+    found = []
+    for event in events:
+        if isinstance(event, Mapping) and event.get("name") == "exception":
+            attrs = _json_attributes(event.get("attributes"), where)
+            found.append(_exception_text(attrs))
+    return found
+
+
+def _exception_text(attrs: Mapping[str, Any]) -> str:
+    kind, message = attrs.get("exception.type"), attrs.get("exception.message")
+    return ": ".join(str(p) for p in (kind, message) if p) or "exception"
+
+
+# ---- OTLP/protobuf --------------------------------------------------------------------------
+
+
+def spans_from_proto(request: Any) -> Iterator[Span]:
+    """The spans of one protobuf ``ExportTraceServiceRequest``."""
+    for resource_spans in request.resource_spans:
+        service = ""
+        for kv in resource_spans.resource.attributes:
+            if kv.key == "service.name":
+                service = str(_proto_value(kv.value))
+        for scope_spans in resource_spans.scope_spans:
+            for raw in scope_spans.spans:
+                dropped = {}
+                if raw.dropped_attributes_count or raw.dropped_events_count:
+                    dropped = {
+                        kind: n
+                        for kind, n in (
+                            ("attributes", raw.dropped_attributes_count),
+                            ("events", raw.dropped_events_count),
+                        )
+                        if n
+                    }
+                yield Span(
+                    raw.trace_id.hex(),
+                    raw.span_id.hex(),
+                    raw.parent_span_id.hex(),
+                    raw.name,
+                    raw.start_time_unix_nano,
+                    raw.end_time_unix_nano,
+                    raw.status.code,
+                    raw.status.message,
+                    dropped=dropped,
+                    service=service,
+                    raw=(_proto_details, raw),
+                )
+
+
+def _proto_details(raw: Any) -> tuple[dict[str, Any], list[str]]:
+    attributes = {kv.key: _proto_value(kv.value) for kv in raw.attributes}
+    exceptions = [
+        _exception_text({kv.key: _proto_value(kv.value) for kv in e.attributes})
+        for e in raw.events
+        if e.name == "exception"
+    ]
+    return attributes, exceptions
+
+
+def _proto_value(value: Any) -> Any:
+    kind = value.WhichOneof("value")
+    if kind is None:
+        return None
+    if kind == "array_value":
+        return [_proto_value(v) for v in value.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: _proto_value(kv.value) for kv in value.kvlist_value.values}
+    if kind == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode("ascii")
+    return getattr(value, kind)

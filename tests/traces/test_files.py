@@ -1,0 +1,63 @@
+"""Bad trace input is a clear error naming the file (and line); an exported file is sniffed as
+trace data by its content, and a single pretty-printed export request reads too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.traces._produce import Produced
+
+from aieval._tracefiles import is_trace_data
+from aieval.errors import WorkflowError
+from aieval.traces import load_traces
+
+
+def test_a_malformed_line_names_file_and_line(genai: Produced, tmp_path: Path) -> None:
+    lines = genai.json_file.read_text().splitlines()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
+    with pytest.raises(WorkflowError, match=r"bad\.jsonl, line 2: not valid OTLP/JSON"):
+        load_traces(bad)
+
+
+def test_a_span_without_ids_is_refused(tmp_path: Path) -> None:
+    file = tmp_path / "t.jsonl"
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x"}]}]}]}
+    file.write_text(json.dumps(request) + "\n")
+    with pytest.raises(WorkflowError, match=r"t\.jsonl, line 1: span field 'traceId' is missing"):
+        load_traces(file)
+
+
+def test_missing_paths_and_empty_folders(tmp_path: Path) -> None:
+    with pytest.raises(WorkflowError, match="trace file not found"):
+        load_traces(tmp_path / "nope.jsonl")
+    with pytest.raises(WorkflowError, match="holds no OTLP trace files"):
+        load_traces(tmp_path)
+
+
+def test_one_pretty_printed_request_reads_as_its_lines(genai: Produced, tmp_path: Path) -> None:
+    first = json.loads(genai.json_file.read_text().splitlines()[0])
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps(first, indent=2))
+    line = tmp_path / "one.jsonl"
+    line.write_text(json.dumps(first) + "\n")
+    assert is_trace_data(single) and is_trace_data(tmp_path)
+    assert [r.to_dict() for r in load_traces(single)] == [r.to_dict() for r in load_traces(line)]
+
+
+def test_rows_and_run_logs_are_not_trace_data(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"input": "resourceSpans"}\n')
+    log = tmp_path / "run.json"
+    log.write_text('{"workflow_id": "r1"}')
+    assert not is_trace_data(rows) and not is_trace_data(log) and not is_trace_data(tmp_path)
+
+
+def test_a_bad_first_line_names_line_1(genai: Produced, tmp_path: Path) -> None:
+    lines = genai.json_file.read_text().splitlines()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[0][:-5] + "]]]]]", *lines[1:]]) + "\n")
+    with pytest.raises(WorkflowError, match=r"bad\.jsonl, line 1: not valid OTLP/JSON"):
+        load_traces(bad)
