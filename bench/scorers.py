@@ -4,8 +4,9 @@ Usage: ``python bench/scorers.py [--pairs 20000] [--seed 0] [--slow-pairs 2000] 
 
 Builds one corpus of prediction/reference pairs (20-200 whitespace tokens, Zipf-distributed
 words, predictions edited from their references), times every implementation on it, checks that
-aieval's rouge_l equals rouge-score's on whitespace tokens for every pair, and prints a table of
-pairs/s with ratios. A peer that is not installed is skipped with a note.
+aieval's rouge_l (per pair and ``rouge_l.batch``) equals rouge-score's on whitespace tokens for
+every pair, and prints a table of pairs/s with ratios. A peer that is not installed is skipped
+with a note.
 """
 
 from __future__ import annotations
@@ -155,6 +156,12 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[str]]:
 
     seconds, ours = timed(per_pair(rouge_l, pairs), args.repeat)
     results.append(Result("rouge_l", "aieval rouge_l, per pair", len(pairs), seconds))
+    preds = [p for p, _ in pairs]
+    refs = [r for _, r in pairs]
+    seconds, ours_batch = timed(lambda: rouge_l.batch(preds, refs), args.repeat)
+    results.append(Result("rouge_l", "aieval rouge_l.batch", len(pairs), seconds))
+    unequal = sum(a.hex() != b.hex() for a, b in zip(ours, ours_batch, strict=True))
+    notes.append(f"aieval rouge_l.batch vs per-pair rouge_l: {unequal} pairs not bit-identical")
 
     try:
         from rouge_score import rouge_scorer
@@ -194,6 +201,12 @@ def run(args: argparse.Namespace) -> tuple[list[Result], list[str]]:
             f"{len(slow)} pairs: {unequal} pairs not bit-identical"
         )
     results.extend(time_rouge_score_rs(pairs, args.repeat, notes))
+    batch_rate = results[1].rate
+    notes.extend(
+        f"aieval rouge_l.batch / {r.name}: {batch_rate / r.rate:.2f}x"
+        for r in results
+        if r.name.startswith("rouge-score-rs, default")
+    )
 
     seconds, ours_f1 = timed(per_pair(token_f1, pairs), args.repeat)
     results.append(Result("token_f1", "aieval token_f1, per pair", len(pairs), seconds))

@@ -34,7 +34,7 @@ class Check(Scorer):
     def with_options(self, *, name: str | None = None, **options: Any) -> Check:
         """A copy with ``options`` bound and validated (:class:`ConfigError` names the key)."""
         merged = validate_options(self.fn, self.name, {**self.options, **options})
-        return Check(self.fn, name=name or self.name, options=merged)
+        return Check(self.fn, name=name or self.name, options=merged, batch_fn=self.batch_fn)
 
 
 def check(rule: Rule | None = None) -> Callable[[Callable[..., Any]], Check]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
-from collections.abc import Callable, Mapping
-from typing import Any, overload
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, overload
 
 from aieval._types import Score
 from aieval.core import GROUPS, load_plugins
@@ -14,6 +14,7 @@ from aieval.errors import ConfigError, ScorerError
 
 __all__ = [
     "CONTEXT_PARAMETERS",
+    "BatchFunction",
     "Scorer",
     "get_scorer",
     "registered_scorers",
@@ -26,6 +27,10 @@ CONTEXT_PARAMETERS = frozenset({"example", "model", "provider", "prompt", "outpu
 
 _REGISTRY: dict[str, Scorer] = {}
 
+#: A scorer's batch implementation: ``(predictions, expected, **options)`` to one result per row,
+#: in order: the value (or Score) the per-pair call returns, or the ScorerError it raises.
+BatchFunction = Callable[..., list[Any]]
+
 
 class Scorer:
     """A named metric: a callable returning a float in 0..1 (or a :class:`Score`).
@@ -35,7 +40,16 @@ class Scorer:
     awaits async scorers and validates the result.
     """
 
-    __slots__ = ("__dict__", "_positional", "context", "fn", "is_async", "name", "options")
+    __slots__ = (
+        "__dict__",
+        "_positional",
+        "batch_fn",
+        "context",
+        "fn",
+        "is_async",
+        "name",
+        "options",
+    )
 
     def __init__(
         self,
@@ -43,10 +57,13 @@ class Scorer:
         *,
         name: str | None = None,
         options: Mapping[str, Any] | None = None,
+        batch_fn: BatchFunction | None = None,
     ) -> None:
         if not callable(fn):
             raise ConfigError(f"@scorer needs a function, got {type(fn).__name__}")
         self.fn = fn
+        #: Scores many rows in one call (see :meth:`batched`); ``None``: one call per row.
+        self.batch_fn = batch_fn
         self.name = name or getattr(fn, "__name__", None) or type(fn).__name__
         self.options = dict(options or {})
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
@@ -81,7 +98,75 @@ class Scorer:
 
         The copy keeps this scorer's name unless ``name`` is given.
         """
-        return Scorer(self.fn, name=name or self.name, options={**self.options, **options})
+        return Scorer(
+            self.fn,
+            name=name or self.name,
+            options={**self.options, **options},
+            batch_fn=self.batch_fn,
+        )
+
+    def batched(self, batch_fn: BatchFunction) -> BatchFunction:
+        """Register ``batch_fn`` as this scorer's batch implementation (usable as a decorator).
+
+        ``batch_fn(predictions, expected, **options)`` returns one result per row, in order:
+        what the per-pair call returns, or the :class:`ScorerError` it raises (as a value).
+        """
+        self.batch_fn = batch_fn
+        return batch_fn
+
+    def batch(
+        self,
+        predictions: Sequence[Any],
+        expected: Sequence[Any],
+        *,
+        errors: Literal["raise", "return"] = "raise",
+    ) -> list[Any]:
+        """Score rows pairwise: the same values (or Scores), in order, as one call per row.
+
+        A scorer with a batch implementation (``rouge_l``) runs it in one call; any other sync
+        scorer is called once per row. A row's failure is a :class:`ScorerError`: with
+        ``errors="raise"`` the first one is raised (naming its row) once every row was
+        scored; with ``errors="return"`` it takes that row's place, so one bad row never
+        fails the others.
+
+        Example:
+            >>> from aieval.scorers import rouge_l
+            >>> rouge_l.batch(["the cat sat", "a b"], ["the cat sat", "b a"])
+            [1.0, 0.5]
+        """
+        if errors not in ("raise", "return"):
+            raise ConfigError(f"errors={errors!r} is not supported; use 'raise' or 'return'")
+        preds, refs = list(predictions), list(expected)
+        if len(preds) != len(refs):
+            raise ConfigError(
+                f"scorer {self.name!r}: batch got {len(preds)} predictions and "
+                f"{len(refs)} expected answers; give one of each per row"
+            )
+        if self.is_async or self.context:
+            raise ConfigError(
+                f"scorer {self.name!r} is async or takes run context; score it with score()"
+            )
+        if self.batch_fn is not None:
+            results = self.batch_fn(preds, refs, **self.options)
+        else:
+            results = [self._call_row(p, r) for p, r in zip(preds, refs, strict=True)]
+        if errors == "raise":
+            for row, result in enumerate(results):
+                if isinstance(result, ScorerError):
+                    raise ScorerError(f"row {row}: {result}") from result
+        return results
+
+    def _call_row(self, prediction: Any, expected: Any) -> Any:
+        """One row of a batch without a batch implementation; its failure as a value."""
+        args = (prediction,) if self._positional == 1 else (prediction, expected)
+        try:
+            return self.fn(*args, **self.options)
+        except ScorerError as exc:
+            return exc
+        except Exception as exc:
+            error = ScorerError(f"scorer {self.name!r} raised {type(exc).__name__}: {exc}")
+            error.__cause__ = exc
+            return error
 
     async def score(
         self, prediction: Any, expected: Any, context: Mapping[str, Any] | None = None
@@ -121,7 +206,7 @@ def _restore_scorer(module: str, qualname: str, name: str, options: dict[str, An
         raise ConfigError(f"scorer {name!r}: {module}:{qualname} is no longer a scorer here")
     if found.name == name and found.options == options:
         return found
-    return type(found)(found.fn, name=name, options=options)
+    return type(found)(found.fn, name=name, options=options, batch_fn=found.batch_fn)
 
 
 def to_score(result: Any, name: str) -> Score:

@@ -21,13 +21,13 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from rapidfuzz.distance import LCSseq
 
 from aieval._types import Score
-from aieval.errors import ConfigError
+from aieval.errors import ConfigError, ScorerError
 from aieval.scorers._answers import as_best_of_score, best_of, expected_texts, text_of
 from aieval.scorers._scorer import scorer
 from aieval.scorers._tokens import (
@@ -134,6 +134,8 @@ def rouge_l(
         >>> rouge_l("The cat!", "the cat", tokenizer="rouge_score")
         1.0
     """
+    if tokenizer == "whitespace" and not use_stemmer and type(prediction) is type(expected) is str:
+        return _rouge_l(prediction, expected)  # the common case, without the layers below
     if tokenizer == "rouge_score":
         metric = functools.partial(_rouge_score_l, stem=use_stemmer)
         return _compare(metric, prediction, expected, "rouge_l")
@@ -143,6 +145,52 @@ def rouge_l(
             "use tokenizer='whitespace' (no stemming) or tokenizer='rouge_score'"
         )
     return _compare(_rouge_l, prediction, expected, "rouge_l")
+
+
+@rouge_l.batched
+def _rouge_l_batch(
+    predictions: Sequence[Any],
+    expected: Sequence[Any],
+    *,
+    tokenizer: Literal["whitespace", "rouge_score"] = "whitespace",
+    use_stemmer: bool = False,
+) -> list[float | Score | ScorerError]:
+    """``rouge_l`` over rows, in one loop: the per-pair values, a row's failure as its value.
+
+    A row of two strings takes the whitespace path inline (the same operations as
+    ``_rouge_l`` and ``_f1``, so the same bits, without a call per layer); any other row, and
+    the ``rouge_score`` tokenizer, goes through ``rouge_l`` itself.
+    """
+    one = functools.partial(rouge_l.fn, tokenizer=tokenizer, use_stemmer=use_stemmer)
+    one("", "")  # an unsupported option is the caller's error, raised once, not per row
+    results: list[float | Score | ScorerError] = []
+    append = results.append
+    lcs_length = _lcs_length
+    inline = tokenizer == "whitespace" and not use_stemmer
+    for pred_text, ref_text in zip(predictions, expected, strict=True):
+        if inline and type(pred_text) is str and type(ref_text) is str:
+            if pred_text == ref_text:
+                append(1.0 if pred_text and not pred_text.isspace() else 0.0)
+                continue
+            pred = pred_text.split()
+            ref = ref_text.split()
+            lcs = lcs_length(pred, ref) if pred and ref else 0
+            if lcs:
+                precision = lcs / len(pred)
+                recall = lcs / len(ref)
+                append(2 * precision * recall / (precision + recall))
+            else:
+                append(0.0)
+            continue
+        try:
+            append(one(pred_text, ref_text))
+        except ScorerError as exc:
+            append(exc)
+        except Exception as exc:  # as Scorer.score words it, kept to this row
+            error = ScorerError(f"scorer 'rouge_l' raised {type(exc).__name__}: {exc}")
+            error.__cause__ = exc
+            append(error)
+    return results
 
 
 def _rouge_score_l(prediction: str, answer: str, *, stem: bool) -> float:
