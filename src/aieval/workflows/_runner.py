@@ -154,6 +154,8 @@ def trace_rows(dataset: str | Path) -> list[dict[str, Any]]:
         {"id": run.workflow_id, "input": run.inputs or {}, "run": run.to_dict()}
         for run in iter_trace_runs(dataset)
     ]
+
+
 class WorkflowGrader:
     """Grades a sample by evaluating its workflow run: the verdict carries the grade, gates,
     criteria and weighted score, and the whole evaluation as its ``workflow`` detail."""
