@@ -91,10 +91,15 @@ def test_run_grades_a_trace_file_and_stores_the_verdicts(genai: Produced, tmp_pa
         name="traces", dataset=genai.json_file, scorers=[], workflow=DEFINITION, store=None
     )
     assert {s.id for s in result.samples} == set(genai.trace_ids.values())
-    verdicts = {s.id: s.extra["evaluation"] for s in result.samples}
+    gates = {
+        s.id: {g.name: g.passed for g in s.verdict.gates}
+        for s in result.samples
+        if s.verdict is not None
+    }
     ids = genai.trace_ids
-    assert verdicts[ids["forbidden"]]["hard_gates"]["no_forbidden_tool_invoked"] is False
-    assert all(v["hard_gates"]["trace_complete"] for v in verdicts.values())
+    assert len(gates) == len(ids)
+    assert gates[ids["forbidden"]]["no_forbidden_tool_invoked"] is False
+    assert all(g["trace_complete"] for g in gates.values())
     assert result.summary["evaluation"]["gate_failure_rates"]["trace_complete"] == 0.0
 
 
@@ -106,4 +111,6 @@ def test_an_eval_file_names_a_trace_folder_as_its_dataset(genai: Produced, tmp_p
     (tmp_path / "eval.yaml").write_text("name: t\ndataset: traces\nworkflow: wf.yaml\n")
     [result] = run_eval(load_eval(tmp_path / "eval.yaml"), store=Store(tmp_path / "db.sqlite"))
     assert len(result.samples) == len(genai.trace_ids)
-    assert result.samples[0].extra["evaluation"]["profile"] == "D"
+    verdict = result.samples[0].verdict
+    assert verdict is not None and verdict.workflow is not None
+    assert verdict.workflow["profile"] == "D"
