@@ -138,3 +138,28 @@ def test_an_object_without_the_hooks_is_refused_naming_it() -> None:
     spec = RunSpec(name="obs", dataset=ROWS, scorers=["exact_match"], store=False)
     with pytest.raises(ConfigError, match=r"observers\[0\]: list lacks on_start"):
         run_spec(spec, observers=[[]])  # type: ignore[list-item]
+
+
+def test_an_observer_plugin_whose_factory_crashes_is_named_and_nothing_is_stored(
+    site: Path, tmp_path: Path
+) -> None:
+    source = """
+    def factory(options):
+        raise RuntimeError("factory exploded")
+    """
+    _install(site, "aieval_crasher", source, "crasher = aieval_crasher:factory")
+    db = tmp_path / "runs.db"
+    try:
+        with pytest.raises(
+            ConfigError, match=r"observer plug-in 'crasher' failed: RuntimeError: factory exploded"
+        ):
+            run(name="crashed", dataset=ROWS, scorers=["exact_match"], store=db)
+    finally:
+        sys.modules.pop("aieval_crasher", None)
+    assert not db.exists() or Store(db).list_runs() == []
+
+
+@pytest.mark.parametrize("key", ["concurrency", "max_error_rate"])
+def test_a_number_given_as_text_is_refused_naming_it(key: str) -> None:
+    with pytest.raises(ConfigError, match=rf"run\(\): {key} must be a number, got str"):
+        run(name="typed", dataset=ROWS, scorers=["exact_match"], store=False, **{key: "4"})

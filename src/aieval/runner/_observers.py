@@ -40,7 +40,14 @@ def load_observers(options: ObserverOptions, given: Sequence[RunObserver] = ()) 
     for name, factory in load_plugins(GROUP).items():
         if not callable(factory):
             raise ConfigError(f"observer plug-in {name!r} is not callable: {factory!r}")
-        made = factory(options)
+        try:
+            made = factory(options)
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise ConfigError(
+                f"observer plug-in {name!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
         if made is None:
             continue
         if not isinstance(made, RunObserver):

@@ -197,6 +197,9 @@ async def run_async(
             ``failed`` with this error, its summary counts the stored samples only, and
             ``resume=`` finishes it once the cause is fixed.
     """
+    for key, value in (("concurrency", concurrency), ("max_error_rate", max_error_rate)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"run(): {key} must be a number, got {type(value).__name__}")
     if concurrency < 1:
         raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
     if not 0.0 <= max_error_rate <= 1.0:
