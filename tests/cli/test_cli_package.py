@@ -36,6 +36,8 @@ HEAVY = [
     "aieval.server",
     "aieval.telemetry",
     "aieval.judges",
+    "aieval.store",
+    "aieval.core",
 ]
 
 

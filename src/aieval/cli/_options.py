@@ -14,7 +14,6 @@ import typer
 from rich.markup import escape
 
 from aieval.errors import ConfigError, UserError
-from aieval.store import default_db_path
 
 if TYPE_CHECKING:
     from aieval.store import Store
@@ -103,6 +102,8 @@ def check_ray(executor: str | None, ray_address: str | None) -> None:
 
 def existing_store_path(db: Path | None) -> Path:
     """``--db`` (or the default store), which must exist: commands that read never create one."""
+    from aieval.store import default_db_path  # the store loads only when used
+
     path = Path(db or default_db_path())
     if not path.is_file():
         raise UserError(f"no store at {path}; run an eval first or pass --db")

@@ -11,7 +11,6 @@ from rich.text import Text
 
 from aieval.cli._options import DbOption
 from aieval.errors import ConfigError
-from aieval.store import default_db_path
 
 __all__ = ["serve_command"]
 
@@ -69,6 +68,8 @@ def serve_command(
         max_concurrent_runs=max_concurrent_runs,
         allow_imports=allow_imports,
     )
+    from aieval.store import default_db_path  # the store loads only when used
+
     app = create_app(db or default_db_path(), settings)
     console = Console(stderr=True, markup=False)  # an IPv6 "[fe80::1]" is not a markup tag
     shown = f"[{host}]" if ":" in host else host
