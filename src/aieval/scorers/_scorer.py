@@ -321,7 +321,18 @@ def _load_entry_points() -> None:
     global _entry_points_loaded
     if _entry_points_loaded:
         return
-    _entry_points_loaded = True
+    found: dict[str, Scorer] = {}
     for name, loaded in load_plugins(GROUPS["scorers"]).items():
-        built = loaded if isinstance(loaded, Scorer) else Scorer(loaded, name=name)
+        if isinstance(loaded, Scorer):
+            # stored and reported under the name the user asks for: the entry point's
+            found[name] = loaded if loaded.name == name else loaded.with_options(name=name)
+        elif callable(loaded):
+            found[name] = Scorer(loaded, name=name)
+        else:
+            raise ConfigError(
+                f"scorer plug-in {name!r} ({GROUPS['scorers']}) is {type(loaded).__name__} "
+                f"{loaded!r}, not a scorer or a function"
+            )
+    _entry_points_loaded = True
+    for name, built in found.items():
         _REGISTRY.setdefault(name, built)

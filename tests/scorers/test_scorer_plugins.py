@@ -1,0 +1,60 @@
+"""Scorers installed through the ``aieval.scorers`` entry point: named as the user asks for them."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import aieval.scorers._scorer as scorer_module
+from aieval import run
+from aieval.errors import ConfigError
+
+ROWS = [{"id": "a", "prompt": "q", "expected": "x", "prediction": "hello there"}]
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    importlib.invalidate_caches()
+    monkeypatch.setattr(scorer_module, "_entry_points_loaded", False)
+    monkeypatch.setattr(scorer_module, "_REGISTRY", dict(scorer_module._REGISTRY))
+    yield folder
+    sys.modules.pop("aieval_hello_plugin", None)
+
+
+def _install(site: Path, source: str, entry: str) -> None:
+    (site / "aieval_hello_plugin").mkdir()
+    (site / "aieval_hello_plugin" / "__init__.py").write_text(textwrap.dedent(source))
+    info = site / "aieval_hello_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: aieval-hello-plugin\nVersion: 1.0\n"
+    )
+    (info / "entry_points.txt").write_text(f"[aieval.scorers]\n{entry}\n")
+
+
+def test_a_plugin_scorer_is_stored_under_its_entry_point_name(site: Path) -> None:
+    source = """
+    from aieval import scorer
+
+    @scorer
+    def _hh(prediction, expected):
+        return 1.0 if "hello" in prediction else 0.0
+    """
+    _install(site, source, "has_hello = aieval_hello_plugin:_hh")
+    result = run(name="plug", dataset=ROWS, scorers=["has_hello"], store=False)
+    assert list(result.samples[0].scores) == ["has_hello"]
+    assert result.samples[0].scores["has_hello"].value == 1.0
+
+
+def test_a_plugin_that_is_no_scorer_is_refused_naming_it(site: Path) -> None:
+    _install(site, "NOT_A_SCORER = 42\n", "has_hello = aieval_hello_plugin:NOT_A_SCORER")
+    with pytest.raises(ConfigError, match=r"scorer plug-in 'has_hello' \(aieval.scorers\) is int"):
+        run(name="plug", dataset=ROWS, scorers=["has_hello"], store=False)
