@@ -58,3 +58,8 @@ def test_a_plugin_that_is_no_scorer_is_refused_naming_it(site: Path) -> None:
     _install(site, "NOT_A_SCORER = 42\n", "has_hello = aieval_hello_plugin:NOT_A_SCORER")
     with pytest.raises(ConfigError, match=r"scorer plug-in 'has_hello' \(aieval.scorers\) is int"):
         run(name="plug", dataset=ROWS, scorers=["has_hello"], store=False)
+
+
+def test_a_misspelt_scorer_name_gets_the_nearest_known_name() -> None:
+    with pytest.raises(ConfigError, match=r"unknown scorer 'tokn_f1' \(did you mean token_f1\?\)"):
+        run(name="typo", dataset=ROWS, scorers=["tokn_f1"], store=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import math
@@ -311,7 +312,9 @@ def get_scorer(name: str) -> Scorer:
         return _REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise ConfigError(f"unknown scorer {name!r}; known scorers: {known}") from None
+        close = difflib.get_close_matches(name, list(_REGISTRY), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ConfigError(f"unknown scorer {name!r}{hint}; known scorers: {known}") from None
 
 
 _entry_points_loaded = False
