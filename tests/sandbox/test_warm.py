@@ -79,10 +79,16 @@ LEFTOVERS = {
 CHECK = src(
     """
     import builtins, json, math, os, sys
+    def staged(path):
+        # where the interpreter's installation is bound (a venv under /tmp: a checkout there)
+        real = os.path.realpath(path)
+        homes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.executable)}
+        return any(home == real or home.startswith(real + os.sep) for home in homes)
     def leftovers():
         seen = []
         for root in (".", "/tmp", "/dev/shm"):
-            seen += [os.path.join(root, name) for name in os.listdir(root)]
+            found = [os.path.join(root, name) for name in os.listdir(root)]
+            seen += [path for path in found if not staged(path)]
         seen += [name for name in ("LEAK",) if hasattr(json, name) or hasattr(builtins, name)]
         if math.pi != 3.141592653589793 or sorted([2, 1]) != [1, 2] or abs is None:
             seen.append("patched")
