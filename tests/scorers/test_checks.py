@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from aieval._types import Example
@@ -210,3 +212,41 @@ def test_python_results_other_than_a_bool_or_a_score_are_errors(
 ) -> None:
     with pytest.raises(ScorerError, match=message):
         python("abc", expression=expression)
+
+
+def test_json_schema_never_fetches_a_referenced_schema(tmp_path: Path) -> None:
+    import http.server
+    import threading
+
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"required": ["secret"]}')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        outside = tmp_path / "outside.json"
+        outside.write_text('{"required": ["secret"]}')
+        url = f"http://127.0.0.1:{server.server_port}/x.json"
+        for ref in (url, outside.as_uri()):
+            with pytest.raises(
+                ConfigError, match=r"names a file or URL; schemas are never"
+            ):
+                json_schema.with_options(schema={"$ref": ref})
+        # a relative reference under a web $id resolves nowhere: that sample's error, no request
+        schema = {"$id": f"http://127.0.0.1:{server.server_port}/", "$ref": "x.json"}
+        with pytest.raises(Exception, match=r"x\.json"):
+            json_schema('{"a": 1}', schema=schema)
+    finally:
+        server.shutdown()
+    assert hits == []
+    local = {"$defs": {"o": {"required": ["a"]}}, "$ref": "#/$defs/o"}
+    assert json_schema('{"a": 1}', schema=local).value == 1.0

@@ -21,15 +21,46 @@ from aieval.scorers._check import check, outcome
 __all__ = ["is_html", "is_sql", "is_xml", "json_schema"]
 
 
+def _outside_refs(node: Any) -> Iterator[str]:
+    """Every ``$ref`` of the schema that names a resource by URL (a file, a web address)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str) and _names_a_resource(value):
+                yield value
+            else:
+                yield from _outside_refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _outside_refs(item)
+
+
+def _names_a_resource(ref: str) -> bool:
+    scheme = ref.split(":", 1)[0].lower() if ":" in ref else ""
+    return scheme in {"http", "https", "file", "ftp", "ftps", "data"}
+
+
+def _refuse(uri: str) -> Any:
+    """Schemas are never fetched: a reference must point inside the schema given."""
+    from referencing.exceptions import NoSuchResource
+
+    raise NoSuchResource(uri)
+
+
 def _schema_validator(schema: dict[str, Any]) -> Any:
     from jsonschema import SchemaError, validators
+    from referencing import Registry
 
+    for ref in _outside_refs(schema):
+        raise ConfigError(
+            f"json_schema.schema: $ref {ref!r} names a file or URL; schemas are never fetched "
+            "(put the definition under $defs and refer to it as #/$defs/...)"
+        )
     cls = validators.validator_for(schema)
     try:
         cls.check_schema(schema)
     except SchemaError as exc:
         raise ConfigError(f"json_schema.schema: not a valid JSON Schema: {exc.message}") from None
-    return cls(schema)
+    return cls(schema, registry=Registry(retrieve=_refuse))  # type: ignore[call-arg]
 
 
 def _valid_schema(options: dict[str, Any]) -> None:
@@ -70,7 +101,8 @@ def json_schema(
     With ``contains=True`` the JSON may be embedded in other text (a fenced block, a sentence
     around it): the first JSON object or array in the output that is valid counts. Validation
     uses the ``jsonschema`` library, with the draft the schema's ``$schema`` names (2020-12 if
-    none).
+    none). Schemas are never fetched: a ``$ref`` to a file or URL is refused when the check is
+    set up, and a reference that does not resolve inside the schema is that sample's error.
 
     Example:
         >>> schema = {"type": "object", "required": ["city"]}
