@@ -61,3 +61,16 @@ def test_a_bad_first_line_names_line_1(genai: Produced, tmp_path: Path) -> None:
     bad.write_text("\n".join([lines[0][:-5] + "]]]]]", *lines[1:]]) + "\n")
     with pytest.raises(WorkflowError, match=r"bad\.jsonl, line 1: not valid OTLP/JSON"):
         load_traces(bad)
+
+
+def test_a_time_outside_otlps_range_is_refused_naming_the_line(
+    genai: Produced, tmp_path: Path
+) -> None:
+    lines = genai.json_file.read_text().splitlines()
+    request = json.loads(lines[0])
+    span = request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["startTimeUnixNano"] = "99999999999999999999999"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([*lines[1:], json.dumps(request)]) + "\n")
+    with pytest.raises(WorkflowError, match=rf"bad\.jsonl, line {len(lines)}: .*outside OTLP's"):
+        load_traces(bad)

@@ -174,8 +174,8 @@ def _typed_span(raw: J.Span, service: str, where: str) -> Span:
         span_id.lower(),
         parent.lower(),
         raw.name,
-        int(raw.start_time_unix_nano),
-        int(raw.end_time_unix_nano),
+        _int(raw.start_time_unix_nano, where),
+        _int(raw.end_time_unix_nano, where),
         _status_code(status.code) if status is not None else 0,
         status.message if status is not None else "",
         dropped=dropped,
@@ -266,11 +266,20 @@ def _json_id(value: Any, size: int, where: str, name: str) -> str:
     return raw.hex()
 
 
+#: OTLP times are fixed64 nanoseconds since the epoch.
+_MAX_TIME = 2**64 - 1
+
+
 def _int(value: Any, where: str) -> int:
     try:
-        return int(value)
+        number = int(value)
     except (TypeError, ValueError):
         raise WorkflowError(f"{where}: expected an integer time, got {value!r}") from None
+    if not 0 <= number <= _MAX_TIME:
+        raise WorkflowError(
+            f"{where}: time {value!r} is outside OTLP's range (0 to 2**64-1 nanoseconds)"
+        )
+    return number
 
 
 def _status_code(code: Any) -> int:
