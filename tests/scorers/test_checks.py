@@ -237,9 +237,7 @@ def test_json_schema_never_fetches_a_referenced_schema(tmp_path: Path) -> None:
         outside.write_text('{"required": ["secret"]}')
         url = f"http://127.0.0.1:{server.server_port}/x.json"
         for ref in (url, outside.as_uri()):
-            with pytest.raises(
-                ConfigError, match=r"names a file or URL; schemas are never"
-            ):
+            with pytest.raises(ConfigError, match=r"names a file or URL; schemas are never"):
                 json_schema.with_options(schema={"$ref": ref})
         # a relative reference under a web $id resolves nowhere: that sample's error, no request
         schema = {"$id": f"http://127.0.0.1:{server.server_port}/", "$ref": "x.json"}
@@ -250,3 +248,34 @@ def test_json_schema_never_fetches_a_referenced_schema(tmp_path: Path) -> None:
     assert hits == []
     local = {"$defs": {"o": {"required": ["a"]}}, "$ref": "#/$defs/o"}
     assert json_schema('{"a": 1}', schema=local).value == 1.0
+
+
+def test_a_pattern_that_backtracks_without_end_is_that_samples_error_not_a_hung_run() -> None:
+    crafted = "x" * 5000
+    with pytest.raises(ScorerError, match=r"regex: /\(x\+x\+\)\+y/ took over 1 s on this output"):
+        regex(crafted, pattern="(x+x+)+y")
+    with pytest.raises(
+        ScorerError, match=r"python: re_search\('\(x\+x\+\)\+y', \.\.\.\) took over"
+    ):
+        python(crafted, expression="re_search('(x+x+)+y', output) is None")
+    # the same patterns on ordinary outputs still answer
+    assert regex("xxy", pattern="(x+x+)+y").value == 1.0
+    assert python("xxy", expression="re_search('(x+x+)+y', output) is not None").value == 1.0
+
+
+def test_a_backtracking_pattern_in_a_run_errors_that_sample_only() -> None:
+    from aieval import run
+
+    rows = [
+        {"id": "crafted", "prompt": "q", "expected": "", "prediction": "x" * 5000},
+        {"id": "plain", "prompt": "q", "expected": "", "prediction": "xxy"},
+    ]
+    result = run(
+        name="redos",
+        dataset=rows,
+        scorers=[regex.with_options(pattern="(x+x+)+y")],
+        store=False,
+    )
+    by_id = {s.id: s.scores["regex"] for s in result.samples}
+    assert by_id["plain"].value == 1.0
+    assert by_id["crafted"].value is None and "took over 1 s" in (by_id["crafted"].error or "")

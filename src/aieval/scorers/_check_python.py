@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from typing import Any
 
 from aieval._types import Example, Score
@@ -20,6 +19,26 @@ from aieval.scorers._answers import text_of
 from aieval.scorers._check import check, outcome
 
 __all__ = ["PYTHON_FUNCTIONS", "python"]
+
+#: Seconds ``re_search``/``re_fullmatch`` may spend on one call.
+_REGEX_TIMEOUT_S = 1.0
+
+
+def _bounded(how: str) -> Any:
+    def match(pattern: str, text: str, flags: int = 0) -> Any:
+        import regex as bounded  # same syntax as ``re``, and a time limit per match
+
+        try:
+            return getattr(bounded, how)(pattern, text, flags, timeout=_REGEX_TIMEOUT_S)
+        except TimeoutError:
+            raise ScorerError(
+                f"python: re_{how}({pattern!r}, ...) took over {_REGEX_TIMEOUT_S:g} s: "
+                "the pattern backtracks too much"
+            ) from None
+
+    match.__name__ = f"re_{how}"
+    return match
+
 
 #: The functions an expression may call (besides methods of the values themselves).
 PYTHON_FUNCTIONS: dict[str, Any] = {
@@ -37,8 +56,8 @@ PYTHON_FUNCTIONS: dict[str, Any] = {
     "str": str,
     "sum": sum,
     "json_loads": json.loads,
-    "re_search": re.search,
-    "re_fullmatch": re.fullmatch,
+    "re_search": _bounded("search"),
+    "re_fullmatch": _bounded("fullmatch"),
     "isclose": math.isclose,
 }
 

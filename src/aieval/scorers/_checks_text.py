@@ -15,7 +15,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from aieval._types import Score
-from aieval.errors import ConfigError
+from aieval.errors import ConfigError, ScorerError
 from aieval.scorers._answers import text_of
 from aieval.scorers._check import check, outcome, reference_text, reference_texts
 
@@ -202,18 +202,25 @@ def starts_with(
 
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
+#: Seconds one pattern may spend on one output: a pattern that backtracks without end on a
+#: crafted answer is that sample's error, never a hung run.
+REGEX_TIMEOUT_S = 1.0
+
 
 @functools.lru_cache(maxsize=256)
-def _compiled(pattern: str, flags: str) -> re.Pattern[str]:
+def _compiled(pattern: str, flags: str) -> Any:
     unknown = sorted(set(flags) - set(_FLAGS))
     if unknown:
         raise ConfigError(f"regex.flags: unknown flag {unknown[0]!r}; use any of i, m, s, x")
     bits = 0
     for letter in flags:
         bits |= _FLAGS[letter]
+    import regex as bounded  # same syntax as ``re``, and a time limit per match
+
     try:
-        return re.compile(pattern, bits)
-    except re.error as exc:
+        re.compile(pattern, bits)  # the syntax the check documents
+        return bounded.compile(pattern, bits)
+    except (re.error, bounded.error) as exc:
         raise ConfigError(
             f"regex.pattern: {pattern!r} is not a regular expression: {exc}"
         ) from None
@@ -234,7 +241,9 @@ def regex(
     negate: bool = False,
 ) -> Score:
     """Whether ``pattern`` (Python ``re`` syntax) matches somewhere in the output, or the whole
-    output with ``full=True``. ``flags`` holds any of ``i`` (ignore case), ``m`` (multi-line),
+    output with ``full=True``. A match may take at most ``REGEX_TIMEOUT_S`` (1 s): longer is
+    that sample's error (a pattern that backtracks without end on a crafted output).
+    ``flags`` holds any of ``i`` (ignore case), ``m`` (multi-line),
     ``s`` (dot matches newline), ``x`` (verbose).
 
     Example:
@@ -245,7 +254,14 @@ def regex(
     """
     compiled = _compiled(pattern, flags)
     text = text_of(prediction)
-    match = compiled.fullmatch(text) if full else compiled.search(text)
+    try:
+        find = compiled.fullmatch if full else compiled.search
+        match = find(text, timeout=REGEX_TIMEOUT_S)
+    except TimeoutError:
+        raise ScorerError(
+            f"regex: /{pattern}/{flags} took over {REGEX_TIMEOUT_S:g} s on this output "
+            f"({len(text)} characters): the pattern backtracks too much"
+        ) from None
     how = "matches" if full else "has a match for"
     if match is None:
         how = "does not match" if full else "has no match for"
