@@ -34,10 +34,9 @@ from aieval.sandbox._seccomp import seccomp_program
 from aieval.sandbox._setup import CHILD as _CHILD
 from aieval.sandbox._setup import LAUNCH as _LAUNCH
 from aieval.sandbox._setup import MIB as _MIB
-from aieval.sandbox._setup import START_GRACE_S
+from aieval.sandbox._setup import START_GRACE_S, Staging
 from aieval.sandbox._setup import Run as _Run
 from aieval.sandbox._setup import cgroup_account as _cgroup_account
-from aieval.sandbox._setup import stage_dir as _stage_dir
 from aieval.sandbox._warm import run_warm
 
 __all__ = ["CommandResult", "execute", "execute_async", "run_command"]
@@ -252,16 +251,7 @@ def _run_process(
         )
     inner = [sys.executable, "-I", f"{CHILD_DIR}/{Path(_CHILD).name}", *child_args]
     uid = host_uid()
-    stage_dir = _stage_dir() if uid is not None else None
-    binds: list[list[str]] = []
-
-    def stage(path: str) -> str:
-        if stage_dir is None:
-            return path
-        target = os.path.join(stage_dir, str(len(binds)))
-        os.mkdir(target, 0o700)
-        binds.append([path, target])
-        return target
+    stage = Staging(dropped=uid is not None)
 
     seccomp_fd = os.memfd_create("aieval-seccomp")
     try:
@@ -281,7 +271,7 @@ def _run_process(
             settings: dict[str, Any] = {
                 "cgroups": [str(p) for p in group.procs],
                 "max_open_files": limits.max_open_files,
-                "binds": binds,
+                "binds": stage.binds,
                 "uid": uid,
             }
             launch = [sys.executable, "-I", "-S", _LAUNCH, json.dumps(settings), "--", *argv]
@@ -308,8 +298,7 @@ def _run_process(
             return run
     finally:
         os.close(seccomp_fd)
-        if stage_dir is not None:
-            shutil.rmtree(stage_dir, ignore_errors=True)
+        stage.remove()
 
 
 def _spawn(

@@ -15,7 +15,16 @@ from aieval.errors import ConfigError
 from aieval.sandbox._cgroup import Cgroup
 from aieval.sandbox._limits import SandboxLimits
 
-__all__ = ["CHILD", "LAUNCH", "MIB", "START_GRACE_S", "Run", "cgroup_account", "stage_dir"]
+__all__ = [
+    "CHILD",
+    "LAUNCH",
+    "MIB",
+    "START_GRACE_S",
+    "Run",
+    "Staging",
+    "cgroup_account",
+    "stage_dir",
+]
 
 #: The sandboxed side (harness, worker, warm harness, zygote) and the launcher.
 CHILD = str(Path(__file__).with_name("_child.py"))
@@ -57,6 +66,31 @@ def stage_dir() -> str:
                 "cannot pass through: set TMPDIR to a folder such as /tmp"
             )
     return folder
+
+
+class Staging:
+    """Paths the sandbox's host uid cannot reach, staged as bind targets in a fresh folder.
+
+    Called with a path, it returns where bubblewrap should find it (the path itself when the
+    sandbox does not drop to another uid); :attr:`binds` lists the ``[source, target]`` pairs.
+    """
+
+    def __init__(self, dropped: bool) -> None:
+        self.folder = stage_dir() if dropped else None
+        self.binds: list[list[str]] = []
+
+    def __call__(self, path: str) -> str:
+        if self.folder is None:
+            return path
+        target = os.path.join(self.folder, str(len(self.binds)))
+        os.mkdir(target, 0o700)
+        self.binds.append([path, target])
+        return target
+
+    def remove(self) -> None:
+        """Remove the staging folder (if any)."""
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def cgroup_account(group: Cgroup, limits: SandboxLimits) -> str:

@@ -17,7 +17,6 @@ import hmac
 import json
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, bwrap_version, host_uid
 from aieval.sandbox._cgroup import Cgroup, open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._seccomp import seccomp_program
-from aieval.sandbox._setup import CHILD, LAUNCH, MIB, START_GRACE_S, Run, cgroup_account, stage_dir
+from aieval.sandbox._setup import CHILD, LAUNCH, MIB, START_GRACE_S, Run, Staging, cgroup_account
 
 __all__ = ["WARM_PROGRAMS", "run_warm"]
 
@@ -71,18 +70,8 @@ class _Pool:
         self._stack.callback(os.close, result_r)
         inner = [sys.executable, "-I", f"{CHILD_DIR}/{Path(CHILD).name}", "warm", str(result_w)]
         uid = host_uid()
-        staging = stage_dir() if uid is not None else None
-        if staging is not None:
-            self._stack.callback(shutil.rmtree, staging, ignore_errors=True)
-        binds: list[list[str]] = []
-
-        def stage(path: str) -> str:
-            if staging is None:
-                return path
-            target = os.path.join(staging, str(len(binds)))
-            os.mkdir(target, 0o700)
-            binds.append([path, target])
-            return target
+        stage = Staging(dropped=uid is not None)
+        self._stack.callback(stage.remove)
 
         seccomp_fd = os.memfd_create("aieval-seccomp")
         try:
@@ -104,7 +93,7 @@ class _Pool:
             settings: dict[str, Any] = {
                 "cgroups": [str(p) for p in group.procs],
                 "max_open_files": limits.max_open_files,
-                "binds": binds,
+                "binds": stage.binds,
                 "uid": uid,
             }
             launch = [sys.executable, "-I", "-S", LAUNCH, json.dumps(settings), "--", *argv]
