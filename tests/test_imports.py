@@ -52,6 +52,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("code",),
     ("report",),
     ("telemetry",),
+    ("push",),
     ("server",),
     ("testing",),
     # the command line and the package front
