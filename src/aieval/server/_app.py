@@ -20,6 +20,7 @@ from aieval.server._security import SecurityMiddleware
 from aieval.server._settings import ServerSettings
 from aieval.server._table import SampleIndex
 from aieval.server._traces import intake, trace_store, traces_api
+from aieval.server._uploads import Uploads, uploads_api
 from aieval.server._views import sample_item
 from aieval.server._wakeups import Wakeups
 from aieval.store import Store
@@ -64,10 +65,13 @@ def create_app(
         roots=settings.dataset_roots,
     )
 
+    uploads = Uploads()
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
         manager.shutdown()
+        uploads.close()
 
     app = FastAPI(
         title="aieval",
@@ -84,9 +88,11 @@ def create_app(
     app.state.wakeups = wakeups
     app.state.sample_index = SampleIndex(sample_item)
     app.state.bundles = BundleCache()
+    app.state.uploads = uploads
     app.state.redactor = Redactor([settings.token], roots=settings.dataset_roots)
     redact_logs(app.state.redactor)
     install_error_handlers(app)
+    app.include_router(uploads_api)
     app.include_router(router)
     app.state.trace_store = trace_store(reader.path)
     app.include_router(intake)
