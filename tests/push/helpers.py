@@ -35,7 +35,7 @@ def rows(n: int, *, wrong_every: int = 3) -> list[dict[str, Any]]:
     ]
 
 
-def make_run(store: Path, name: str, n: int, *, wrong_every: int = 3) -> str:
+def make_run(store: Path | str, name: str, n: int, *, wrong_every: int = 3) -> str:
     """A completed run of ``n`` samples scored by exact match and token F1; its id."""
     result = run(
         name=name,
@@ -47,7 +47,7 @@ def make_run(store: Path, name: str, n: int, *, wrong_every: int = 3) -> str:
     return result.id
 
 
-def make_interrupted_run(store: Path, name: str, n: int, stop_after: int) -> str:
+def make_interrupted_run(store: Path | str, name: str, n: int, stop_after: int) -> str:
     """A run interrupted (Ctrl-C in its target) after ``stop_after`` samples; its id."""
     seen: list[str] = []
 
@@ -66,7 +66,7 @@ def make_interrupted_run(store: Path, name: str, n: int, stop_after: int) -> str
     return interrupted.id
 
 
-def resume_run(store: Path, name: str, n: int) -> None:
+def resume_run(store: Path | str, name: str, n: int) -> None:
     """Finish the interrupted run ``name`` of :func:`make_interrupted_run`."""
 
     def target(example: Example) -> str:
@@ -143,8 +143,16 @@ def table(db: Path, sql: str) -> list[tuple[Any, ...]]:
         return sorted(conn.execute(sql).fetchall(), key=repr)
 
 
-def same_rows(a: Path, b: Path) -> None:
-    """Both stores hold the same runs, samples, scores and model calls, byte for byte."""
+def same_rows(a: Path | str, b: Path | str) -> None:
+    """Both stores hold the same runs, samples, scores and model calls (in the same order), and,
+    when both are SQLite files, byte for byte."""
+    with Store(a) as source, Store(b) as target:
+        runs = source.list_runs(limit=10_000)
+        assert target.list_runs(limit=10_000) == runs
+        for run in runs:
+            assert list(target.stored_samples(run.id)) == list(source.stored_samples(run.id))
+    if "://" in str(a) or "://" in str(b):
+        return
     for sql in (
         "SELECT * FROM runs",
         "SELECT * FROM samples",
@@ -178,3 +186,10 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
         timeout=300,
         env=env,
     )
+
+
+def sample_count(location: Path | str, run_id: str | None = None) -> int:
+    """Samples the store holds (of ``run_id``, or of every run)."""
+    with Store(location) as store:
+        runs = [run_id] if run_id else [r.id for r in store.list_runs(limit=10_000)]
+        return sum(store.count_samples(r) for r in runs)

@@ -248,3 +248,23 @@ def test_the_server_store_is_the_same_as_a_direct_push(server: LiveServer, tmp_p
 
 def _quiet(*_: Any) -> None:
     return None
+
+
+def test_a_server_on_postgres_takes_uploads(root: Path, tmp_path: Path, pg_url: str) -> None:
+    from aieval.server import ServerSettings, create_app
+
+    src = tmp_path / "local.db"
+    base = make_run(src, "qa", 20, wrong_every=3)
+    cand = make_run(src, "qa", 20, wrong_every=4)
+    record_odd_run(Store(src), "odd")
+    app = create_app(pg_url, ServerSettings(token=TOKEN, dataset_roots=(root,)))
+    try:
+        with LiveServer(app) as live:
+            assert push(src, live.url, part_samples=9).count("new") == 3
+            assert push(src, live.url).count("unchanged") == 3
+    finally:
+        app.state.manager.shutdown()
+    same_rows(src, pg_url)
+    with Store(src) as a, Store(pg_url) as b:
+        same_reports(a, b, base)
+        same_comparison(a, b, base, cand)

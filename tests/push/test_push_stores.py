@@ -1,4 +1,7 @@
-"""``push`` from one store to another: exact copies, idempotent, updated after a resume."""
+"""``push`` from one store to another: exact copies, idempotent, updated after a resume.
+
+The target is each backend in turn (``store_location``: an SQLite file, then PostgreSQL).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from tests.push.helpers import (
     same_comparison,
     same_reports,
     same_rows,
-    table,
+    sample_count,
 )
 
 from aieval.errors import PushError, RunInProgressError, RunNotFoundError
@@ -26,7 +29,7 @@ from aieval.push import StoreTarget, push_runs
 from aieval.store import Store
 
 
-def push(source: Path, target: Path, *refs: str) -> tuple[int, int, int, int]:
+def push(source: Path, target: Path | str, *refs: str) -> tuple[int, int, int, int]:
     """Push and return (new, updated, unchanged, samples copied)."""
     with Store(source) as src:
         summary = push_runs(src, StoreTarget(Store(target)), refs)
@@ -38,8 +41,10 @@ def push(source: Path, target: Path, *refs: str) -> tuple[int, int, int, int]:
     )
 
 
-def test_push_copies_runs_exactly_and_twice_adds_nothing(tmp_path: Path) -> None:
-    src, dst = tmp_path / "local.db", tmp_path / "team.db"
+def test_push_copies_runs_exactly_and_twice_adds_nothing(
+    tmp_path: Path, store_location: str
+) -> None:
+    src, dst = tmp_path / "local.db", store_location
     base = make_run(src, "qa", 40, wrong_every=3)
     cand = make_run(src, "qa", 40, wrong_every=5)
     odd = record_odd_run(Store(src), "odd")
@@ -50,14 +55,13 @@ def test_push_copies_runs_exactly_and_twice_adds_nothing(tmp_path: Path) -> None
             same_reports(a, b, run_id)
             assert b.get_run(run_id) == a.get_run(run_id)
         same_comparison(a, b, base, cand)
-    files = table(dst, "SELECT COUNT(*) FROM samples")
     assert push(src, dst) == (0, 0, 3, 0)
-    assert table(dst, "SELECT COUNT(*) FROM samples") == files
+    assert sample_count(dst) == 85
     same_rows(src, dst)
 
 
-def test_texts_no_encoding_can_hold_come_back_exactly(tmp_path: Path) -> None:
-    src, dst = tmp_path / "local.db", tmp_path / "team.db"
+def test_texts_no_encoding_can_hold_come_back_exactly(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
     with Store(src) as store:
         odd = record_odd_run(store, "odd")
     push(src, dst)
@@ -69,8 +73,8 @@ def test_texts_no_encoding_can_hold_come_back_exactly(tmp_path: Path) -> None:
         assert [c.model for c in copied[1].calls] == ["m", copied[1].prediction]
 
 
-def test_a_resumed_run_is_updated_not_duplicated(tmp_path: Path) -> None:
-    src, dst = tmp_path / "local.db", tmp_path / "team.db"
+def test_a_resumed_run_is_updated_not_duplicated(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
     run_id = make_interrupted_run(src, "long", 30, stop_after=12)
     assert push(src, dst) == (1, 0, 0, 12)
     with Store(dst) as team:
@@ -85,8 +89,8 @@ def test_a_resumed_run_is_updated_not_duplicated(tmp_path: Path) -> None:
     assert push(src, dst) == (0, 0, 1, 0)
 
 
-def test_a_new_status_alone_updates_the_header(tmp_path: Path) -> None:
-    src, dst = tmp_path / "local.db", tmp_path / "team.db"
+def test_a_new_status_alone_updates_the_header(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
     with Store(src) as store:
         run_id = store.create_run(name="h")
         store.finish_run(run_id, status="failed", error="disk full")
@@ -99,8 +103,8 @@ def test_a_new_status_alone_updates_the_header(tmp_path: Path) -> None:
         assert (row.status, row.error, row.metrics) == ("completed", None, {"samples": 0})
 
 
-def test_names_ids_and_prefixes_choose_runs(tmp_path: Path) -> None:
-    src, dst = tmp_path / "local.db", tmp_path / "team.db"
+def test_names_ids_and_prefixes_choose_runs(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
     a1 = make_run(src, "a", 3)
     a2 = make_run(src, "a", 3)
     b = make_run(src, "b", 3)
@@ -112,8 +116,10 @@ def test_names_ids_and_prefixes_choose_runs(tmp_path: Path) -> None:
         push(src, dst, "nope")
 
 
-def test_a_live_run_is_left_for_later_and_refused_by_id(tmp_path: Path) -> None:
-    src, dst = tmp_path / "local.db", tmp_path / "team.db"
+def test_a_live_run_is_left_for_later_and_refused_by_id(
+    tmp_path: Path, store_location: str
+) -> None:
+    src, dst = tmp_path / "local.db", store_location
     done = make_run(src, "done", 2)
     with Store(src) as store:
         live = store.create_run(name="live")  # this process: alive
@@ -128,17 +134,19 @@ def test_a_live_run_is_left_for_later_and_refused_by_id(tmp_path: Path) -> None:
 
 
 def test_a_target_ahead_of_the_source_is_a_conflict_and_nothing_is_written(
-    tmp_path: Path,
+    tmp_path: Path, store_location: str
 ) -> None:
-    src, dst = tmp_path / "local.db", tmp_path / "team.db"
+    src, dst = tmp_path / "local.db", store_location
     run_id = make_interrupted_run(src, "fork", 10, stop_after=4)
     push(src, dst)
     resume_run(dst, "fork", 10)  # resumed on the team store: it holds samples the source lacks
-    before = table(dst, "SELECT * FROM samples")
+    with Store(dst) as team:
+        before = (team.get_run(run_id), list(team.stored_samples(run_id)))
     with pytest.raises(PushError, match=rf"run {run_id} \(fork\): .* holds 6 sample") as caught:
         push(src, dst)
     assert caught.value.run_id == run_id
-    assert table(dst, "SELECT * FROM samples") == before
+    with Store(dst) as team:
+        assert (team.get_run(run_id), list(team.stored_samples(run_id))) == before
 
 
 def test_a_failing_write_leaves_nothing_of_the_run(tmp_path: Path) -> None:
@@ -164,8 +172,8 @@ def test_a_failing_write_leaves_nothing_of_the_run(tmp_path: Path) -> None:
     same_rows(src, dst)
 
 
-def test_a_workflow_run_keeps_its_verdicts_and_gates(tmp_path: Path) -> None:
-    src, dst = tmp_path / "local.db", tmp_path / "team.db"
+def test_a_workflow_run_keeps_its_verdicts_and_gates(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
     done = cli("run", str(EXAMPLES / "code_review_eval.yaml"), "--db", str(src))
     assert done.returncode == 0, done.stderr
     pushed = cli("push", "--db", str(src), "--to", str(dst))
@@ -200,8 +208,8 @@ def test_the_command_explains_bad_targets(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == ["local.db"] or "t.db" not in os.listdir(tmp_path)
 
 
-def test_progress_is_reported_as_samples_go(tmp_path: Path) -> None:
-    src, dst = tmp_path / "local.db", tmp_path / "team.db"
+def test_progress_is_reported_as_samples_go(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
     run_id = make_run(src, "many", 1200)
     seen: list[tuple[str, int, int]] = []
     with Store(src) as store:
@@ -209,5 +217,5 @@ def test_progress_is_reported_as_samples_go(tmp_path: Path) -> None:
             store, StoreTarget(Store(dst)), progress=lambda r, d, t: seen.append((r.id, d, t))
         )
     assert seen[-1] == (run_id, 1200, 1200)
-    pushed = cli("push", "--db", str(src), "--to", str(tmp_path / "other.db"))
+    pushed = cli("push", "--db", str(src), "--to", str(tmp_path / "other.db"))  # progress lines
     assert f"{run_id}: 1200/1200 samples sent" in pushed.stderr
