@@ -10,6 +10,7 @@ date by adding the samples the target lacks and replacing its header.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -124,25 +125,24 @@ class TransferTable(Connection):
 
     def stored_samples(self, run_id: str) -> Iterator[StoredSample]:
         """The run's samples as stored, in the order they were stored, read a page at a time."""
-        position = 0
-        while True:
-            with self._lock:
-                rows = self._db.execute(
-                    f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY rowid"
-                    " LIMIT ? OFFSET ?",
-                    (to_db(run_id), _PAGE, position),
-                ).fetchall()
-            if not rows:
-                return
-            position += len(rows)
-            yield from self._stored_page(run_id, rows)
-            if len(rows) < _PAGE:
-                return
+        with self._lock:
+            order = [
+                row[0]
+                for row in self._db.execute(
+                    "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY rowid",
+                    (to_db(run_id),),
+                )
+            ]
+        for start in range(0, len(order), _PAGE):
+            yield from self._stored_page(run_id, order[start : start + _PAGE])
 
-    def _stored_page(self, run_id: str, rows: list[tuple[Any, ...]]) -> list[StoredSample]:
-        ids = [row[1] for row in rows]
+    def _stored_page(self, run_id: str, ids: list[str]) -> list[StoredSample]:
         marks = placeholders(len(ids))
         with self._lock:
+            found = self._db.execute(
+                f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id IN ({marks})",
+                to_db_row((run_id, *ids)),
+            ).fetchall()
             score_rows = self._db.execute(
                 f"SELECT sample_id, {_SCORE_COLUMNS} FROM scores"
                 f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
@@ -153,6 +153,8 @@ class TransferTable(Connection):
                 f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY id",
                 to_db_row((run_id, *ids)),
             ).fetchall()
+        by_id = {row[1]: row for row in found}
+        rows = [by_id[i] for i in ids if i in by_id]
         scores: dict[str, list[StoredScore]] = {}
         for s in score_rows:
             scores.setdefault(s[0], []).append(StoredScore(*s[1:]))
@@ -284,7 +286,12 @@ class TransferTable(Connection):
 
 
 def _fields(row: object, columns: str) -> tuple[Any, ...]:
-    return tuple(getattr(row, name.strip()) for name in columns.split(","))
+    return tuple(getattr(row, name) for name in _names(columns))
+
+
+@functools.cache
+def _names(columns: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in columns.split(","))
 
 
 def _sample_columns(s: StoredSample) -> tuple[Any, ...]:
