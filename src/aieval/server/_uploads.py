@@ -2,10 +2,10 @@
 
 ``GET /api/runs/import/holding?run_id=`` answers the run's header and sample ids (``run`` is
 null when absent), so a client sends only what is missing. ``POST /api/runs/import`` takes the
-parts of an upload (validated field by field, kept in a spool folder, one file per part: a part
-sent again replaces itself) and then the commit, which writes the header and every part's
-samples to the store in one transaction (samples already stored are kept as they are) and
-answers ``{"run_id", "outcome", "samples_added"}``. A commit sent again answers the same.
+parts of an upload (validated field by field, each part's body kept in a spool folder, one file
+per part: a part sent again replaces itself) and then the commit, which writes the header and
+every part's samples to the store in one transaction (samples already stored are kept as they
+are) and answers ``{"run_id", "outcome", "samples_added"}``. A commit sent again answers the same.
 
 Uploads need the server's token: a server started without one refuses them (403), since an
 upload rewrites history that comparisons and promotion decisions read.
@@ -57,8 +57,9 @@ class Uploads:
         self._active: dict[str, float] = {}
         self._committed: OrderedDict[str, ImportOutcome] = OrderedDict()
 
-    def put(self, upload: str, part: int, samples: list[dict[str, Any]]) -> None:
-        """Keep part ``part`` of ``upload`` (replacing an earlier copy of it)."""
+    def put(self, upload: str, part: int, body: bytes) -> None:
+        """Keep part ``part`` of ``upload``, its validated request ``body`` (replacing an earlier
+        copy of it)."""
         with self._lock:
             self._expire()
             if upload in self._committed:
@@ -69,10 +70,8 @@ class Uploads:
         folder = self.folder / upload
         folder.mkdir(exist_ok=True)
         spooled = folder / f".part-{part:07d}.tmp"
-        with spooled.open("w", encoding="ascii") as out:
-            for sample in samples:
-                out.write(json.dumps(sample, ensure_ascii=True) + "\n")
-        spooled.replace(folder / f"part-{part:07d}.jsonl")
+        spooled.write_bytes(body)
+        spooled.replace(folder / f"part-{part:07d}.json")
 
     def commit(self, store_path: Path | str, request: ImportRequest) -> ImportOutcome:
         """Write the upload's run and samples to the store in one transaction."""
@@ -83,8 +82,8 @@ class Uploads:
                 return done
             self._active.pop(request.upload, None)
         folder = self.folder / request.upload
-        have = {p.name for p in folder.glob("part-*.jsonl")} if folder.is_dir() else set()
-        wanted = {f"part-{k:07d}.jsonl" for k in range(request.parts)}
+        have = {p.name for p in folder.glob("part-*.json")} if folder.is_dir() else set()
+        wanted = {f"part-{k:07d}.json" for k in range(request.parts)}
         if have != wanted:
             missing = sorted(wanted - have)
             what = (
@@ -132,12 +131,10 @@ class Uploads:
 
 def _spooled(folder: Path, parts: int) -> Iterator[StoredSample]:
     for k in range(parts):
-        with (folder / f"part-{k:07d}.jsonl").open(encoding="ascii") as lines:
-            for line in lines:
-                data = json.loads(line)
-                scores = tuple(StoredScore(**s) for s in data.pop("scores"))
-                calls = tuple(StoredCall(**c) for c in data.pop("calls"))
-                yield StoredSample(**data, scores=scores, calls=calls)
+        for data in json.loads((folder / f"part-{k:07d}.json").read_bytes())["samples"]:
+            scores = tuple(StoredScore(**s) for s in data.pop("scores", ()))
+            calls = tuple(StoredCall(**c) for c in data.pop("calls", ()))
+            yield StoredSample(**data, scores=scores, calls=calls)
 
 
 @uploads_api.get("/runs/import/holding")
@@ -175,9 +172,9 @@ async def upload(request: Request) -> JSONResponse:
         return JSONResponse(error_body(message, reasons), status_code=422)
     uploads: Uploads = request.app.state.uploads
     if body.part is not None:
-        parts = [s.model_dump() for s in body.samples]
-        await run_in_threadpool(uploads.put, body.upload, body.part, parts)
-        return JSONResponse({"upload": body.upload, "part": body.part, "samples": len(parts)})
+        await run_in_threadpool(uploads.put, body.upload, body.part, raw)
+        answer = {"upload": body.upload, "part": body.part, "samples": len(body.samples)}
+        return JSONResponse(answer)
     store: Store = request.app.state.store
     outcome = await run_in_threadpool(uploads.commit, store.path, body)
     request.app.state.bundles.forget(outcome.run_id)
