@@ -171,7 +171,7 @@ def split_live(
     if target is not None:
         live.target, function = target, _reference(target, "target", missing)
     if isinstance(store, Store):
-        live.store, store = store, str(store.path)
+        live.store, store = store, str(store.location)
     elif isinstance(store, Path):
         store = str(store)
     workflow = _describe_file(workflow, "workflow", live)
