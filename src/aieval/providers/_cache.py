@@ -145,9 +145,8 @@ class ResponseCache:
     def __init__(self, path: str | Path | StoreLocation) -> None:
         self._table = SideTable(path, _SCHEMA, "response cache")
         self.location = self._table.location
-        self.path = (
-            Path(self.location.redacted) if self.location.path is None else self.location.path
-        )
+        #: the SQLite file (``None`` for a PostgreSQL database)
+        self.path = self.location.path
 
     @classmethod
     def in_memory(cls) -> ResponseCache:

@@ -41,9 +41,8 @@ class EmbeddingCache:
     def __init__(self, path: str | Path | StoreLocation) -> None:
         self._table = SideTable(path, _SCHEMA, "embedding cache")
         self.location = self._table.location
-        self.path = (
-            Path(self.location.redacted) if self.location.path is None else self.location.path
-        )
+        #: the SQLite file (``None`` for a PostgreSQL database)
+        self.path = self.location.path
 
     def __repr__(self) -> str:
         return f"EmbeddingCache({str(self.location)!r})"
