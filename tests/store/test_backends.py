@@ -176,3 +176,34 @@ def test_a_lost_connection_is_a_store_error_then_reconnects(pg_url: str) -> None
         store.record_sample(run_id, sample(1))
     store.record_sample(run_id, sample(1))  # the next use connects again
     assert store.completed_sample_ids(run_id) == {"s0", "s1"}
+
+
+def test_an_older_postgres_store_is_migrated_in_place(pg_url: str) -> None:
+    with Store(pg_url) as store:
+        run_id = store.create_run(name="old")
+        store.record_sample(run_id, sample(1))
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE samples DROP COLUMN verdict")
+        conn.execute("ALTER TABLE scores DROP COLUMN unreadable")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    with Store(pg_url) as store:
+        assert store._read_one("SELECT value FROM meta WHERE key = 'schema_version'") == (
+            str(SCHEMA_VERSION),
+        )
+        (old,) = list(store.iter_samples(run_id))  # read through the adapter of older rows
+        assert old.id == "s1" and old.scores["em"].value == 1.0
+        store.record_sample(run_id, sample(2))
+        assert store.count_samples(run_id) == 2
+
+
+def test_opening_an_up_to_date_store_waits_for_no_writer(pg_url: str) -> None:
+    writer = Store(pg_url)
+    run_id = writer.create_run(name="busy")
+    with psycopg.connect(pg_url) as held:  # a transaction holding row locks on every table
+        held.execute("INSERT INTO runs (id, name, status, created_at) VALUES ('x', 'x', 'r', 0)")
+        held.execute(
+            "INSERT INTO samples (run_id, sample_id, idx, created_at) VALUES ('x', 'a', 0, 0)"
+        )
+        with Store(pg_url) as reader:  # DDL would queue behind the open transaction
+            assert reader.get_run(run_id).name == "busy"
+        held.rollback()

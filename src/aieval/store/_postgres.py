@@ -84,6 +84,10 @@ class PostgresBackend(Backend):
 
     def create_schema(self, schema: str, added: dict[str, dict[str, str]], version: int) -> None:
         conn = self._live()
+        if self._version() == str(version):
+            # up to date: no DDL, whose table locks would queue behind (and ahead of) the
+            # transactions of the runs writing at this moment
+            return
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             conn.execute(postgres_schema(schema))
@@ -105,8 +109,21 @@ class PostgresBackend(Backend):
                 (str(version),),
             )
 
+    def _version(self) -> str | None:
+        """The schema version recorded in ``meta``; ``None`` before the store's first use."""
+        row = self._conn.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()
+        if row is None or not row[0]:
+            return None
+        found = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return None if found is None else str(found[0])
+
     def create_table(self, ddl: str) -> None:
         conn = self._live()
+        name = re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", ddl)
+        if name is not None:
+            row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name.group(1),)).fetchone()
+            if row is not None and row[0]:
+                return
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             conn.execute(_types(ddl))
