@@ -83,3 +83,24 @@ def test_an_unreachable_server_is_a_store_error_without_the_password() -> None:
     message = str(caught.value)
     assert f"cannot open the store at postgresql://ci:***@127.0.0.1:{port}/evals" in message
     assert "topsecret" not in message
+
+
+def test_a_redacted_url_from_elsewhere_connects_without_the_mask() -> None:
+    location = parse_location("postgresql://ci:***@db.internal/evals?password=***&sslmode=require")
+    assert location.connect_url() == "postgresql://ci@db.internal/evals?sslmode=require"
+    assert str(location) == "postgresql://ci:***@db.internal/evals?password=***&sslmode=require"
+
+
+def test_the_password_of_a_url_works_in_this_process(pg_url: str) -> None:
+    from tests.support.postgres import TEAMMATE_PASSWORD
+
+    url = pg_url.replace("aieval@", f"teammate:{TEAMMATE_PASSWORD}@")
+    store = Store(url)
+    run_id = store.create_run(name="qa", config={"store": str(store.location)})
+    assert TEAMMATE_PASSWORD not in repr(store.location)
+    again = Store(str(store.location))  # the redacted form, in the process that knew it
+    assert again.get_run(run_id).config == {"store": str(store.location)}
+    wrong = pg_url.replace("aieval@", "teammate:nope@")
+    with pytest.raises(StoreError, match="password authentication failed") as caught:
+        Store(wrong)
+    assert "nope" not in str(caught.value)

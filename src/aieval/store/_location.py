@@ -130,6 +130,10 @@ def _postgres(url: str) -> StoreLocation:
             " postgresql://user@host:5432/database"
         )
     redacted = redact(url)
+    if redacted == url and _MASK in _passwords(url):
+        # a redacted URL from another process (a stored spec, a worker): connect without the
+        # mask, so libpq takes the password from PGPASSWORD or ~/.pgpass
+        return StoreLocation("postgres", url, None, _unmasked(url))
     if redacted != url:
         with _PASSWORDS_LOCK:
             _PASSWORDS[redacted] = url
@@ -166,3 +170,17 @@ def _passwords(url: str) -> list[str]:
         v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() == "password"
     ]
     return [unquote(p) for p in found if p] + [p for p in found if p]
+
+
+def _unmasked(url: str) -> str:
+    """A redacted URL with its masked password (and ``password=***``) left out."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        auth, _, host = netloc.rpartition("@")
+        if auth.endswith(":" + _MASK):
+            netloc = f"{auth[: -len(_MASK) - 1]}@{host}"
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if not (k.lower() == "password" and v == _MASK)]
+    query = urlencode(kept, quote_via=quote) if kept != pairs else parts.query
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
