@@ -104,3 +104,15 @@ def test_the_password_of_a_url_works_in_this_process(pg_url: str) -> None:
     with pytest.raises(StoreError, match="password authentication failed") as caught:
         Store(wrong)
     assert "nope" not in str(caught.value)
+
+
+def test_a_run_spec_keeps_only_the_redacted_store_and_refuses_other_schemes() -> None:
+    from aieval.runner import RunSpec
+
+    spec = RunSpec.parse(
+        {"name": "qa", "dataset": "d.jsonl", "storage": {"store": "postgresql://ci:pw1@db/evals"}}
+    )
+    assert spec.storage.store == "postgresql://ci:***@db/evals"
+    assert "pw1" not in spec.model_dump_json()
+    with pytest.raises(ConfigError, match="scheme 'mysql' is not supported"):
+        RunSpec.parse({"name": "qa", "dataset": "d.jsonl", "storage": {"store": "mysql://db/x"}})
