@@ -1,21 +1,12 @@
-"""The server tests' fixtures (an app over ``tmp_path/runs.db``) for the push tests, and the
-push targets: each store backend this branch has."""
-
-from pathlib import Path
+"""The server tests' fixtures for the push tests; the server's store is each backend in turn."""
 
 import pytest
 from tests.server.conftest import make_app, root
 
-import aieval.store
-
-__all__ = ["make_app", "root", "store_location"]
+__all__ = ["make_app", "root", "server_store"]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A target store on each backend: an SQLite file, then a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        return str(tmp_path / "runs.db")
-    if not hasattr(aieval.store, "parse_location"):
-        pytest.skip("the store's PostgreSQL backend is not merged into this branch yet")
-    return str(request.getfixturevalue("pg_server").create_database())
+@pytest.fixture
+def server_store(store_location: str) -> str:
+    """The store the server writes uploads to: an SQLite file, then PostgreSQL."""
+    return store_location

@@ -1,4 +1,7 @@
-"""``push --to http://...``: runs uploaded to a real server on 127.0.0.1, validated, idempotent."""
+"""``push --to http://...``: runs uploaded to a real server on 127.0.0.1, validated, idempotent.
+
+The server's store (``server_store``) is each backend in turn: an SQLite file, then PostgreSQL.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from tests.push.helpers import (
     same_comparison,
     same_reports,
     same_rows,
-    table,
+    sample_count,
 )
 from tests.server.conftest import AppFactory
 from tests.support.server import LiveServer
@@ -34,7 +37,7 @@ TOKEN = "push-test-token-0123456789abcdef"
 
 @pytest.fixture
 def server(make_app: AppFactory) -> Iterator[LiveServer]:
-    """A server with a token, over ``tmp_path/runs.db`` (see ``make_app``)."""
+    """A server with a token, over ``server_store`` (see ``make_app``)."""
     with LiveServer(make_app(token=TOKEN)) as live:
         yield live
 
@@ -49,9 +52,9 @@ def push(source: Path, url: str, *refs: str, token: str | None = TOKEN, **kw: An
 
 
 def test_push_through_the_server_is_exact_and_idempotent(
-    server: LiveServer, tmp_path: Path
+    server: LiveServer, tmp_path: Path, server_store: str
 ) -> None:
-    src, team = tmp_path / "local.db", tmp_path / "runs.db"
+    src, team = tmp_path / "local.db", server_store
     base = make_run(src, "qa", 30, wrong_every=3)
     cand = make_run(src, "qa", 30, wrong_every=4)
     record_odd_run(Store(src), "odd")
@@ -66,8 +69,10 @@ def test_push_through_the_server_is_exact_and_idempotent(
     same_rows(src, team)
 
 
-def test_a_resumed_run_is_updated_through_the_server(server: LiveServer, tmp_path: Path) -> None:
-    src, team = tmp_path / "local.db", tmp_path / "runs.db"
+def test_a_resumed_run_is_updated_through_the_server(
+    server: LiveServer, tmp_path: Path, server_store: str
+) -> None:
+    src, team = tmp_path / "local.db", server_store
     run_id = make_interrupted_run(src, "long", 25, stop_after=10)
     assert push(src, server.url).samples == 10
     resume_run(src, "long", 25)
@@ -78,14 +83,14 @@ def test_a_resumed_run_is_updated_through_the_server(server: LiveServer, tmp_pat
     assert report["run"]["status"] == "completed"
 
 
-def test_the_token_is_required(server: LiveServer, tmp_path: Path) -> None:
+def test_the_token_is_required(server: LiveServer, tmp_path: Path, server_store: str) -> None:
     src = tmp_path / "local.db"
     run_id = make_run(src, "qa", 2)
     with pytest.raises(PushError, match=rf"run {run_id}.*401.*--token or AIEVAL_TOKEN"):
         push(src, server.url, token=None)
     with pytest.raises(PushError, match="401"):
         push(src, server.url, token="wrong")
-    with Store(tmp_path / "runs.db") as team:
+    with Store(server_store) as team:
         assert team.run_holding(run_id) is None
 
 
@@ -164,7 +169,9 @@ def test_a_bad_part_is_refused_naming_the_field(
     assert any(field in reason for reason in answer.json()["reasons"]), answer.json()
 
 
-def test_a_bad_commit_is_refused_naming_the_field(server: LiveServer, tmp_path: Path) -> None:
+def test_a_bad_commit_is_refused_naming_the_field(
+    server: LiveServer, tmp_path: Path, server_store: str
+) -> None:
     src = tmp_path / "local.db"
     run_id = make_run(src, "qa", 3)
     run, _ = _upload(src, run_id)
@@ -184,14 +191,14 @@ def test_a_bad_commit_is_refused_naming_the_field(server: LiveServer, tmp_path: 
     missing = _post(server.url, {"version": 1, "upload": upload, "parts": 2, "run": run})
     assert missing.status_code == 422
     assert "parts: part 0 of 2 was never received" in missing.json()["message"]
-    with Store(tmp_path / "runs.db") as team:
+    with Store(server_store) as team:
         assert team.run_holding(run_id) is None
 
 
 def test_an_interrupted_upload_is_retried_without_duplicates(
-    server: LiveServer, tmp_path: Path
+    server: LiveServer, tmp_path: Path, server_store: str
 ) -> None:
-    src, team = tmp_path / "local.db", tmp_path / "runs.db"
+    src, team = tmp_path / "local.db", server_store
     run_id = make_run(src, "big", 60)
     run, samples = _upload(src, run_id)
     upload = uuid.uuid4().hex
@@ -216,9 +223,9 @@ def test_an_interrupted_upload_is_retried_without_duplicates(
 
 
 def test_a_push_that_dies_mid_run_leaves_nothing_and_the_next_completes_it(
-    server: LiveServer, tmp_path: Path
+    server: LiveServer, tmp_path: Path, server_store: str
 ) -> None:
-    src, team = tmp_path / "local.db", tmp_path / "runs.db"
+    src, team = tmp_path / "local.db", server_store
     run_id = make_run(src, "big", 50)
     target = ServerTarget(server.url, TOKEN, part_samples=10)
 
@@ -231,40 +238,22 @@ def test_a_push_that_dies_mid_run_leaves_nothing_and_the_next_completes_it(
     with Store(src) as store, pytest.raises(OSError):
         target.write(store.get_run(run_id), dying(store.stored_samples(run_id)), 50, _quiet)
     target.close()
-    assert table(team, "SELECT COUNT(*) FROM samples") == [(0,)]
+    assert sample_count(team) == 0
     again = push(src, server.url, part_samples=10)
     assert (again.count("new"), again.samples) == (1, 50)
     same_rows(src, team)
 
 
-def test_the_server_store_is_the_same_as_a_direct_push(server: LiveServer, tmp_path: Path) -> None:
+def test_the_server_store_is_the_same_as_a_direct_push(
+    server: LiveServer, tmp_path: Path, server_store: str
+) -> None:
     src = tmp_path / "local.db"
     make_run(src, "qa", 12)
     push(src, server.url)
     with Store(src) as store:
         push_runs(store, StoreTarget(Store(tmp_path / "direct.db")))
-    same_rows(tmp_path / "direct.db", tmp_path / "runs.db")
+    same_rows(tmp_path / "direct.db", server_store)
 
 
 def _quiet(*_: Any) -> None:
     return None
-
-
-def test_a_server_on_postgres_takes_uploads(root: Path, tmp_path: Path, pg_url: str) -> None:
-    from aieval.server import ServerSettings, create_app
-
-    src = tmp_path / "local.db"
-    base = make_run(src, "qa", 20, wrong_every=3)
-    cand = make_run(src, "qa", 20, wrong_every=4)
-    record_odd_run(Store(src), "odd")
-    app = create_app(pg_url, ServerSettings(token=TOKEN, dataset_roots=(root,)))
-    try:
-        with LiveServer(app) as live:
-            assert push(src, live.url, part_samples=9).count("new") == 3
-            assert push(src, live.url).count("unchanged") == 3
-    finally:
-        app.state.manager.shutdown()
-    same_rows(src, pg_url)
-    with Store(src) as a, Store(pg_url) as b:
-        same_reports(a, b, base)
-        same_comparison(a, b, base, cand)

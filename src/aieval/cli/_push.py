@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from aieval.push import PushTarget, RunPushed
-    from aieval.store import RunRow
+    from aieval.store import RunRow, Store
 
 __all__ = ["push_command"]
 
@@ -60,7 +59,7 @@ def push_command(
     if not to:
         raise ConfigError("--to: missing; give a store path or a server address")
     source = existing_store(db)
-    target = _target(to, token, source.path)
+    target = _target(to, token, source)
     started = time.monotonic()
     try:
         summary = push_runs(source, target, runs or (), progress=_progress(), on_run=_pushed)
@@ -71,22 +70,25 @@ def push_command(
     out.print(printable(f"{summary.line()} ({seconds:.1f} s)"), highlight=False)
 
 
-def _target(to: str, token: str | None, source: Path) -> PushTarget:
+def _target(to: str, token: str | None, source: Store) -> PushTarget:
     from aieval.push import ServerTarget, StoreTarget
-    from aieval.store import Store
+    from aieval.store import Store, parse_location
 
     if to.lower().startswith(_SERVER_SCHEMES):
         return ServerTarget(to, token)
-    if "://" in to:
-        scheme = to.partition("://")[0]
-        raise ConfigError(
-            f"--to: {scheme}:// is not a target this version reaches; give a store path or a "
-            "server address (https://host:port)"
-        )
-    path = Path(to)
-    if path.exists() and path.resolve() == source.resolve():
-        raise ConfigError(f"--to: {to} is the store being pushed (--db); name another store")
-    return StoreTarget(Store(path))
+    try:
+        location = parse_location(to)  # a path, sqlite:///..., postgresql://...
+    except ConfigError as exc:
+        raise ConfigError(f"--to: {exc}; or give a server address (https://host:port)") from None
+    mine = source.location
+    same = (
+        location.path.resolve() == mine.path.resolve()
+        if location.path is not None and mine.path is not None
+        else location.redacted == mine.redacted
+    )
+    if same:
+        raise ConfigError(f"--to: {location} is the store being pushed (--db); name another store")
+    return StoreTarget(Store(location))
 
 
 def _pushed(run: RunPushed) -> None:

@@ -102,11 +102,11 @@ class PushSummary:
 
 
 class StoreTarget:
-    """A store as a push target (its path, or after the store learns URLs, its URL)."""
+    """A store as a push target (an SQLite file or a PostgreSQL database)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.where = str(store.path)
+        self.where = str(store.location)  # a URL's password is redacted
 
     def holding(self, run_id: str) -> RunHolding | None:
         return self.store.run_holding(run_id)

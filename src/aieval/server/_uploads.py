@@ -33,7 +33,14 @@ from aieval._json import duplicate_key_path
 from aieval.errors import ConfigError
 from aieval.push import ImportRequest, run_in
 from aieval.server._errors import error_body, validation_reasons
-from aieval.store import ImportOutcome, Store, StoredCall, StoredSample, StoredScore
+from aieval.store import (
+    ImportOutcome,
+    Store,
+    StoredCall,
+    StoredSample,
+    StoredScore,
+    StoreLocation,
+)
 
 __all__ = ["MAX_BODY_BYTES", "Uploads", "uploads_api"]
 
@@ -73,7 +80,7 @@ class Uploads:
         spooled.write_bytes(body)
         spooled.replace(folder / f"part-{part:07d}.json")
 
-    def commit(self, store_path: Path | str, request: ImportRequest) -> ImportOutcome:
+    def commit(self, location: StoreLocation, request: ImportRequest) -> ImportOutcome:
         """Write the upload's run and samples to the store in one transaction."""
         assert request.run is not None and request.parts is not None
         with self._lock:
@@ -95,7 +102,7 @@ class Uploads:
                 self._active[request.upload] = time.monotonic()
             raise ConfigError(f"parts: {what}; send the upload's parts again, then commit")
         run = request.run.row()
-        store = Store(store_path)
+        store = Store(location)  # a connection of its own: readers go on meanwhile
         try:
             outcome = store.import_run(run, _spooled(folder, request.parts))
         finally:
@@ -176,7 +183,7 @@ async def upload(request: Request) -> JSONResponse:
         answer = {"upload": body.upload, "part": body.part, "samples": len(body.samples)}
         return JSONResponse(answer)
     store: Store = request.app.state.store
-    outcome = await run_in_threadpool(uploads.commit, store.path, body)
+    outcome = await run_in_threadpool(uploads.commit, store.location, body)
     request.app.state.bundles.forget(outcome.run_id)
     answer = {
         "run_id": outcome.run_id,

@@ -9,18 +9,16 @@ date by adding the samples the target lacks and replacing its header.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from aieval.errors import ConfigError, StoreError
 from aieval.store._connection import Connection, placeholders
-from aieval.store._encoding import dumps, to_db, to_db_row
+from aieval.store._encoding import dumps
 from aieval.store._owner import still_running
-from aieval.store._runs import RunRow, _run_row
+from aieval.store._runs import RUN_COLUMNS, RunRow, _run_row
 from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS
 
 __all__ = [
@@ -35,9 +33,16 @@ __all__ = [
 # Samples read or written per batch (well under SQLite's limit of bound parameters).
 _PAGE = 500
 
-_RUN_COLUMNS = (
-    "id, name, status, model, provider, dataset, dataset_hash, n_examples, git_sha, config,"
-    " metrics, error, created_at, started_at, finished_at, pid, host, heartbeat_at"
+#: A run's header, inserted or replacing the stored one.
+_UPSERT = (
+    f"INSERT INTO runs ({RUN_COLUMNS}) VALUES ({placeholders(18)})"
+    " ON CONFLICT (id) DO UPDATE SET name = excluded.name, status = excluded.status,"
+    " model = excluded.model, provider = excluded.provider, dataset = excluded.dataset,"
+    " dataset_hash = excluded.dataset_hash, n_examples = excluded.n_examples,"
+    " git_sha = excluded.git_sha, config = excluded.config, metrics = excluded.metrics,"
+    " error = excluded.error, created_at = excluded.created_at,"
+    " started_at = excluded.started_at, finished_at = excluded.finished_at, pid = excluded.pid,"
+    " host = excluded.host, heartbeat_at = excluded.heartbeat_at"
 )
 _SCORE_COLUMNS = "scorer, value, raw, reason, error, metadata, unreadable"
 _CALL_FIELDS = (
@@ -125,36 +130,33 @@ class TransferTable(Connection):
 
     def stored_samples(self, run_id: str) -> Iterator[StoredSample]:
         """The run's samples as stored, in the order they were stored, read a page at a time."""
-        with self._lock:
-            order = [
-                row[0]
-                for row in self._db.execute(
-                    "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY rowid",
-                    (to_db(run_id),),
-                )
-            ]
+        order = [
+            row[0]
+            for row in self._read(
+                "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY rowid", (run_id,)
+            )
+        ]
         for start in range(0, len(order), _PAGE):
             yield from self._stored_page(run_id, order[start : start + _PAGE])
 
     def _stored_page(self, run_id: str, ids: list[str]) -> list[StoredSample]:
         marks = placeholders(len(ids))
-        with self._lock:
-            found = self._db.execute(
-                f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id IN ({marks})",
-                to_db_row((run_id, *ids)),
-            ).fetchall()
-            score_rows = self._db.execute(
-                f"SELECT sample_id, {_SCORE_COLUMNS} FROM scores"
-                f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
-                to_db_row((run_id, *ids)),
-            ).fetchall()
-            call_rows = self._db.execute(
-                f"SELECT sample_id, {_CALL_FIELDS} FROM model_calls"
-                f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY id",
-                to_db_row((run_id, *ids)),
-            ).fetchall()
+        found = self._read(
+            f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id IN ({marks})",
+            (run_id, *ids),
+        )
         by_id = {row[1]: row for row in found}
         rows = [by_id[i] for i in ids if i in by_id]
+        score_rows = self._read(
+            f"SELECT sample_id, {_SCORE_COLUMNS} FROM scores"
+            f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
+            (run_id, *ids),
+        )
+        call_rows = self._read(
+            f"SELECT sample_id, {_CALL_FIELDS} FROM model_calls"
+            f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY id",
+            (run_id, *ids),
+        )
         scores: dict[str, list[StoredScore]] = {}
         for s in score_rows:
             scores.setdefault(s[0], []).append(StoredScore(*s[1:]))
@@ -173,12 +175,10 @@ class TransferTable(Connection):
     def run_holding(self, run_id: str) -> RunHolding | None:
         """The header and sample ids this store holds of ``run_id`` (exact id), or ``None``."""
         with self._lock:
-            row = self._db.execute("SELECT * FROM runs WHERE id = ?", (to_db(run_id),)).fetchone()
+            row = self._read_one(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,))
             if row is None:
                 return None
-            ids = self._db.execute(
-                "SELECT sample_id FROM samples WHERE run_id = ?", (to_db(run_id),)
-            ).fetchall()
+            ids = self._read("SELECT sample_id FROM samples WHERE run_id = ?", (run_id,))
         return RunHolding(_run_row(row), frozenset(r[0] for r in ids))
 
     def import_run(self, run: RunRow, samples: Iterable[StoredSample]) -> ImportOutcome:
@@ -200,57 +200,43 @@ class TransferTable(Connection):
                 "or interrupted)"
             )
         header = _header_row(run)
+        db = self._db
         with self._lock:
             try:
-                self._db.execute("BEGIN IMMEDIATE")
-                row = self._db.execute(
-                    "SELECT * FROM runs WHERE id = ?", (to_db(run.id),)
-                ).fetchone()
-                held = None if row is None else _run_row(row)
-                if held is not None and held.status == "running":
-                    raise still_running(held.id, held.pid, held.host, held.heartbeat_at,
-                                        started_at=held.started_at or held.created_at)  # fmt: skip
-                if held != run:
-                    self._db.execute(
-                        f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES ({placeholders(18)})"
-                        " ON CONFLICT (id) DO UPDATE SET name = excluded.name,"
-                        " status = excluded.status, model = excluded.model,"
-                        " provider = excluded.provider, dataset = excluded.dataset,"
-                        " dataset_hash = excluded.dataset_hash, n_examples = excluded.n_examples,"
-                        " git_sha = excluded.git_sha, config = excluded.config,"
-                        " metrics = excluded.metrics, error = excluded.error,"
-                        " created_at = excluded.created_at, started_at = excluded.started_at,"
-                        " finished_at = excluded.finished_at, pid = excluded.pid,"
-                        " host = excluded.host, heartbeat_at = excluded.heartbeat_at",
-                        header,
+                with db.transaction(exclusive=True):
+                    row = db.one(
+                        f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?{db.for_update}", (run.id,)
                     )
-                have = {
-                    r[0]
-                    for r in self._db.execute(
-                        "SELECT sample_id FROM samples WHERE run_id = ?", (to_db(run.id),)
-                    )
-                }
-                added = 0
-                batch: list[StoredSample] = []
-                for sample in samples:
-                    if sample.sample_id in have:
-                        continue
-                    have.add(sample.sample_id)
-                    batch.append(sample)
-                    if len(batch) >= _PAGE:
-                        added += self._insert_stored(run.id, batch)
-                        batch = []
-                added += self._insert_stored(run.id, batch)
-                self._db.execute("COMMIT")
-            except BaseException as exc:
-                with contextlib.suppress(sqlite3.Error):
-                    self._db.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.Error):
-                    raise StoreError(
-                        f"cannot write run {run.id} to the store at {self.path}: {exc}; "
-                        "nothing of it was written"
-                    ) from exc
-                raise
+                    held = None if row is None else _run_row(row)
+                    if held is not None and held.status == "running":
+                        started = held.started_at or held.created_at
+                        raise still_running(
+                            held.id, held.pid, held.host, held.heartbeat_at, started_at=started
+                        )
+                    if held != run:
+                        db.execute(_UPSERT, header)
+                    have = {
+                        r[0]
+                        for r in db.query(
+                            "SELECT sample_id FROM samples WHERE run_id = ?", (run.id,)
+                        )
+                    }
+                    added = 0
+                    batch: list[StoredSample] = []
+                    for sample in samples:
+                        if sample.sample_id in have:
+                            continue
+                        have.add(sample.sample_id)
+                        batch.append(sample)
+                        if len(batch) >= _PAGE:
+                            added += self._insert_stored(run.id, batch)
+                            batch = []
+                    added += self._insert_stored(run.id, batch)
+            except db.errors as exc:
+                raise StoreError(
+                    f"cannot write run {run.id} to the store at {self.location}: "
+                    f"{self._why(exc)}; nothing of it was written"
+                ) from exc
         if held is None:
             return ImportOutcome(run.id, "new", added)
         return ImportOutcome(run.id, "updated" if added or held != run else "unchanged", added)
@@ -258,28 +244,23 @@ class TransferTable(Connection):
     def _insert_stored(self, run_id: str, samples: list[StoredSample]) -> int:
         if not samples:
             return 0
-        self._db.executemany(
+        db = self._db
+        db.executemany(
             f"INSERT INTO samples ({SAMPLE_COLUMNS}) VALUES ({placeholders(18)})",
-            [to_db_row((run_id, *_sample_columns(s))) for s in samples],
+            [(run_id, *_sample_columns(s)) for s in samples],
         )
         scores = [
-            to_db_row((run_id, s.sample_id, *_fields(sc, _SCORE_COLUMNS)))
-            for s in samples
-            for sc in s.scores
+            (run_id, s.sample_id, *_fields(sc, _SCORE_COLUMNS)) for s in samples for sc in s.scores
         ]
         if scores:
-            self._db.executemany(
+            db.executemany(
                 f"INSERT INTO scores (run_id, sample_id, {_SCORE_COLUMNS})"
                 f" VALUES ({placeholders(9)})",
                 scores,
             )
-        calls = [
-            to_db_row((run_id, s.sample_id, *_fields(c, _CALL_FIELDS)))
-            for s in samples
-            for c in s.calls
-        ]
+        calls = [(run_id, s.sample_id, *_fields(c, _CALL_FIELDS)) for s in samples for c in s.calls]
         if calls:
-            self._db.executemany(
+            db.executemany(
                 f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({placeholders(12)})", calls
             )
         return len(samples)
@@ -304,11 +285,10 @@ def _sample_columns(s: StoredSample) -> tuple[Any, ...]:
 
 
 def _header_row(run: RunRow) -> tuple[Any, ...]:
-    return to_db_row(
-        (
-            run.id, run.name, run.status, run.model, run.provider, run.dataset, run.dataset_hash,
-            run.n_examples, run.git_sha, dumps(run.config),
-            None if run.metrics is None else dumps(run.metrics), run.error, run.created_at,
-            run.started_at, run.finished_at, run.pid, run.host, run.heartbeat_at,
-        )
+    # RUN_COLUMNS' order
+    return (
+        run.id, run.name, run.status, run.model, run.provider, run.dataset, run.dataset_hash,
+        run.n_examples, run.git_sha, dumps(run.config),
+        None if run.metrics is None else dumps(run.metrics), run.error, run.created_at,
+        run.started_at, run.finished_at, run.pid, run.host, run.heartbeat_at,
     )  # fmt: skip
