@@ -54,6 +54,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("telemetry",),
     ("server",),
     ("testing",),
+    ("ci",),
     # the command line and the package front
     ("cli", "__init__", "__main__"),
 ]

@@ -28,6 +28,7 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   ├── ProviderRequestError   a request that cannot be encoded as given (not sent)
     │   └── ProviderResponseError  a body that is not a valid completion
     ├── StoreError                 the SQLite store cannot be read or written
+    ├── GitHubError                the GitHub API refused or failed a request (names the call)
     └── SandboxError               the code sandbox itself failed (not the code it runs)
 """
 
@@ -38,6 +39,7 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "FormulaError",
+    "GitHubError",
     "IncompatibleDatasetError",
     "ProviderAuthError",
     "ProviderConnectionError",
@@ -222,6 +224,11 @@ class ProviderResponseError(ProviderError):
 
 class StoreError(AievalError):
     """The SQLite store cannot be read or written."""
+
+
+class GitHubError(AievalError):
+    """The GitHub REST API refused or failed a request of ``aieval github``; the message names
+    the call, the status and GitHub's own message (and, for 403/404, the permission needed)."""
 
 
 class SandboxError(AievalError):

@@ -1,0 +1,75 @@
+"""``action.yml`` is a well-formed composite action: every input it uses exists and every input
+is used, every step that runs a command names its shell, actions are pinned to a commit, and
+every setting ``aieval github`` reads from the environment is one the action sets."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import typer
+import yaml
+
+import aieval.cli
+
+ACTION = Path(__file__).resolve().parents[2] / "action.yml"
+
+
+def _action() -> dict[str, Any]:
+    data = yaml.safe_load(ACTION.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_it_is_a_composite_action_whose_steps_have_a_shell() -> None:
+    action = _action()
+    assert action["runs"]["using"] == "composite"
+    steps = action["runs"]["steps"]
+    assert steps
+    for step in steps:
+        assert ("run" in step) != ("uses" in step), step
+        if "run" in step:
+            assert step.get("shell") == "bash", step
+
+
+def test_used_actions_are_pinned_to_a_commit() -> None:
+    for step in _action()["runs"]["steps"]:
+        if "uses" in step:
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+
+
+def test_every_input_used_exists_and_every_input_is_used() -> None:
+    action = _action()
+    text = ACTION.read_text(encoding="utf-8")
+    used = set(re.findall(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}", text))
+    declared = set(action["inputs"])
+    assert used == declared, {"undeclared": used - declared, "unused": declared - used}
+    for name, spec in action["inputs"].items():
+        assert spec.get("description"), name
+        assert spec.get("required") or "default" in spec, name
+
+
+def test_inputs_reach_commands_only_through_the_environment() -> None:
+    """``${{ inputs.x }}`` inside a script would let an input's text run as shell code."""
+    for step in _action()["runs"]["steps"]:
+        assert "${{" not in step.get("run", ""), step["run"]
+
+
+def test_every_output_comes_from_the_command_step() -> None:
+    action = _action()
+    step_ids = {s.get("id") for s in action["runs"]["steps"]}
+    for name, spec in action["outputs"].items():
+        match = re.fullmatch(r"\$\{\{ steps\.([\w-]+)\.outputs\.([\w-]+) \}\}", spec["value"])
+        assert match and match.group(1) in step_ids and match.group(2) == name, name
+
+
+def test_the_environment_the_action_sets_is_what_the_command_reads() -> None:
+    commands: dict[str, Any] = getattr(typer.main.get_command(aieval.cli.app), "commands", {})
+    read = {p.envvar for p in commands["github"].params if isinstance(p.envvar, str)}
+    assert len(read) == 11  # every option but --db and --output, and the eval files
+    (step,) = [s for s in _action()["runs"]["steps"] if s.get("id") == "aieval"]
+    env = set(step["env"])
+    assert read <= env, read - env
+    assert {"GITHUB_TOKEN", "AIEVAL_GITHUB_STORE"} <= env
+    assert '--db "$AIEVAL_GITHUB_STORE"' in step["run"]
