@@ -107,7 +107,10 @@ def test_viewer_links_encode_the_example_id(tmp_path: Path) -> None:
     assert f"[open in the viewer](http://127.0.0.1:8000/#/compare?baseline={base}" in body
 
 
-@pytest.mark.parametrize("url", ["javascript:alert(1)", "evals.example.com", "ftp://x"])
+@pytest.mark.parametrize(
+    "url",
+    ["javascript:alert(1)", "evals.example.com", "ftp://x", "https://x.test/a)b", "http://a b"],
+)
 def test_a_viewer_url_that_is_not_http_is_refused(tmp_path: Path, url: str) -> None:
     db = tmp_path / "runs.db"
     base, cand = _runs(db, 5, set())

@@ -116,7 +116,8 @@ class _Links:
     def __init__(self, viewer_url: str | None, baseline: str, candidate: str) -> None:
         if viewer_url is not None:
             parts = urlsplit(viewer_url)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
+            unsafe = any(c.isspace() or c in "()<>[]\"'`" for c in viewer_url)
+            if parts.scheme not in ("http", "https") or not parts.netloc or unsafe:
                 raise ConfigError(
                     f"viewer URL {viewer_url!r}: give the viewer's http(s) address, "
                     "such as https://evals.example.com"
@@ -235,6 +236,8 @@ def _lists(
     provenance = _provenance(doc)
     if provenance and len(provenance) <= left:
         yield provenance
+    elif provenance:
+        yield "_Provenance: left out to keep the comment under GitHub's size limit._"
 
 
 def _fitted(
