@@ -125,13 +125,15 @@ def test_the_first_run_creates_the_comment_and_the_second_updates_it(
     assert outputs["comment-id"] == str(made["id"]) and outputs["comment-url"] == made["html_url"]
     body = made["body"]
     assert body.startswith(MARKER + "\n") and body.count("<!--") == 1  # the sample's is escaped
-    assert "❌ aieval: **blocked** · arith" in body and "@octocat" not in body
+    assert "## ❌ aieval: blocked (the check fails)" in body and "@octocat" not in body
+    assert "❌ aieval: **blocked** · arith" in body
     assert "`weighted_score_noninferior`" in body and "Top regressions (10 of 20)" in body
     assert (tmp_path / "summary.md").read_text() == body
 
     github.calls.clear()
     second = _action(tmp_path, github, "--on-block", "pass")
     assert second.returncode == 0, second.stdout + second.stderr
+    assert "decision block: the check passes" in second.stdout
     assert [c.method for c in github.calls] == ["GET", "GET", "PATCH"]
     assert github.calls[-1].path == f"/repos/{github.repo}/issues/comments/{made['id']}"
     assert len(github.marked(PR, MARKER)) == 1  # updated, never a second comment

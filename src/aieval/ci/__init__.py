@@ -6,6 +6,7 @@ updates one pull-request comment found by a hidden marker; see ``docs/ci.md``.
 """
 
 from aieval.ci._action import (
+    CHECK_WORDS,
     OUTCOMES,
     ActionResult,
     ActionSettings,
@@ -18,6 +19,7 @@ from aieval.ci._api import Comment, GitHubClient, upsert_comment
 from aieval.ci._context import GitHubContext
 
 __all__ = [
+    "CHECK_WORDS",
     "OUTCOMES",
     "ActionResult",
     "ActionSettings",

@@ -33,6 +33,7 @@ from aieval.runner import load_eval, run_eval
 from aieval.store import RunRow, Store
 
 __all__ = [
+    "CHECK_WORDS",
     "OUTCOMES",
     "ActionResult",
     "ActionSettings",
@@ -50,6 +51,8 @@ OUTCOMES: tuple[Outcome, ...] = ("promote", "inconclusive", "block")
 _MARKS = {"promote": "✅", "block": "❌", "inconclusive": "❔"}
 _WORDS = {"promote": "promote", "block": "blocked", "inconclusive": "inconclusive"}
 _PAGE = 100
+#: How the check's result reads in a sentence.
+CHECK_WORDS: dict[str, str] = {"pass": "passes", "fail": "fails"}
 _KEY = re.compile(r"[A-Za-z0-9_.:/-]{1,100}")
 
 
@@ -80,6 +83,13 @@ class ActionSettings:
     )
     comment: bool = True
     comment_key: str = "aieval"
+
+    def __post_init__(self) -> None:
+        if set(self.checks) != set(OUTCOMES) or not set(self.checks.values()) <= {"pass", "fail"}:
+            raise ConfigError(
+                f"checks: map each of {', '.join(OUTCOMES)} to pass or fail, got "
+                f"{dict(self.checks)!r}"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,12 +181,7 @@ def run_action(
     if not settings.eval_files:
         raise ConfigError("give at least one eval file")
     head = marker(settings.comment_key)
-    wants_comment = settings.comment and context.pull_request is not None
-    if wants_comment and (context.token is None or context.repository is None):
-        raise ConfigError(
-            "commenting on the pull request needs GITHUB_TOKEN and GITHUB_REPOSITORY "
-            "(pass github-token to the action, or turn comment off)"
-        )
+    target = _comment_target(settings, context)
     configs = [(path, load_eval(path)) for path in settings.eval_files]  # all checked first
     comparisons: list[EvalComparison] = []
     for path, config in configs:
@@ -194,23 +199,32 @@ def run_action(
     result = ActionResult(outcome, check, comparisons, body)
     _write_summary(context, body)
     _write_outputs(context, result.outputs())
-    if not wants_comment:
+    if target is None:
         return result
-    assert context.token is not None and context.repository is not None
-    assert context.pull_request is not None
+    repo, token, number = target
     comment = asyncio.run(
         upsert_comment(
-            api_url=context.api_url,
-            repo=context.repository,
-            token=context.token,
-            number=context.pull_request,
-            marker=head,
-            body=body,
+            api_url=context.api_url, repo=repo, token=token, number=number, marker=head, body=body
         )
     )
     done = ActionResult(outcome, check, comparisons, body, comment)
     _write_outputs(context, {k: v for k, v in done.outputs().items() if k.startswith("comment")})
     return done
+
+
+def _comment_target(
+    settings: ActionSettings, context: GitHubContext
+) -> tuple[str, str, int] | None:
+    """``(repository, token, pull request)`` to comment on, or ``None`` (not asked for, or no
+    pull request: a push)."""
+    if not settings.comment or context.pull_request is None:
+        return None
+    if context.token is None or context.repository is None:
+        raise ConfigError(
+            "commenting on the pull request needs GITHUB_TOKEN and GITHUB_REPOSITORY "
+            "(pass github-token to the action, or turn comment off)"
+        )
+    return context.repository, context.token, context.pull_request
 
 
 def find_baseline(store: Store, candidate: RunRow, *, branch: str | None) -> RunRow | None:
@@ -280,7 +294,7 @@ def _body(
 ) -> str:
     lines = [
         head,
-        f"## {_MARKS[outcome]} aieval: {_WORDS[outcome]} (check {check}s)",
+        f"## {_MARKS[outcome]} aieval: {_WORDS[outcome]} (the check {CHECK_WORDS[check]})",
     ]
     if len(comparisons) > 1:
         lines.append("| eval | model | decision | baseline | candidate |\n" + "| :--- " * 5 + "|")

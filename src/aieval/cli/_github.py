@@ -102,7 +102,7 @@ def github_command(
     --on-inconclusive: by default only promote passes), 2 usage error, 4 the GitHub API
     refused the comment (the summary and outputs are written).
     """
-    from aieval.ci import ActionSettings, GitHubContext, run_action
+    from aieval.ci import CHECK_WORDS, ActionSettings, GitHubContext, run_action
     from aieval.errors import GitHubError
     from aieval.report import PromotionPolicy
     from aieval.store import Store, default_db_path
@@ -143,7 +143,8 @@ def github_command(
             highlight=False,
         )
     colour = "green" if result.passed else "red"
-    out.print(f"decision {result.outcome}: the check {result.check}s", style=f"bold {colour}")
+    verdict = f"decision {result.outcome}: the check {CHECK_WORDS[result.check]}"
+    out.print(verdict, style=f"bold {colour}", highlight=False)
     if result.comment is not None:
         verb = "created" if result.comment.created else "updated"
         out.print(f"{verb} comment {result.comment.url}", highlight=False)
