@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from tests.support.github_server import GitHubServer
 
 from aieval.ci import marker
@@ -214,3 +216,25 @@ def test_a_baseline_in_another_store_is_compared(tmp_path: Path, github: GitHubS
     assert done.returncode == 0, done.stdout + done.stderr
     baseline = Store(tmp_path / "artifact.db").list_runs(name="arith")[0]
     assert _outputs(tmp_path)["baselines"] == baseline.id
+
+
+def test_the_action_step_runs_as_github_runs_it(tmp_path: Path, github: GitHubServer) -> None:
+    """The command step of action.yml, its inputs filled in, run by bash: the same comment."""
+    action = yaml.safe_load((Path(__file__).resolve().parents[2] / "action.yml").read_text())
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "aieval"]
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs.update({"eval-files": "eval.yaml", "store": "runs.db", "github-token": github.token})
+    _baseline(tmp_path, github)
+    env = _env(tmp_path, github)
+    for name, value in step["env"].items():
+        found = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", value)
+        assert found, value
+        env[name] = inputs[found.group(1)]
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(
+        ["bash", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    (made,) = github.marked(PR, MARKER)
+    assert _outputs(tmp_path)["comment-id"] == str(made["id"])

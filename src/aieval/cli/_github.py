@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from aieval.cli._options import DbOption, OutputOption, existing_store, write_text
+from aieval.cli._options import BaselineDbOption, DbOption, OutputOption, existing_store, write_text
 from aieval.cli._print import err, out
 
 __all__ = ["github_command"]
@@ -52,14 +52,7 @@ def github_command(
             envvar="AIEVAL_GITHUB_BASELINE_BRANCH",
         ),
     ] = None,
-    baseline_db: Annotated[
-        Path | None,
-        typer.Option(
-            "--baseline-db",
-            help="Store holding the baselines, when not --db.",
-            envvar="AIEVAL_GITHUB_BASELINE_DB",
-        ),
-    ] = None,
+    baseline_db: BaselineDbOption = None,
     viewer_url: Annotated[
         str | None,
         typer.Option(

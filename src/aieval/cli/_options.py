@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RAY_EXTRA_HELP",
+    "BaselineDbOption",
     "DbOption",
     "Format",
     "FormatOption",
@@ -41,6 +42,11 @@ RAY_EXTRA_HELP = escape("pip install 'aieval[ray]'")
 DbOption = Annotated[
     Path | None,
     typer.Option("--db", help="SQLite store (default: $AIEVAL_DB or ./aieval.db)."),
+]
+#: A second store, read like ``--db`` (same type, opened with :func:`existing_store`).
+BaselineDbOption = Annotated[
+    Path | None,
+    typer.Option("--baseline-db", help="Store holding the baseline, when not --db."),
 ]
 RunRef = Annotated[str, typer.Argument(help="Run id, id prefix, or run name (latest).")]
 OutputOption = Annotated[

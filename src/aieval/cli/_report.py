@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from aieval.cli._options import (
+    BaselineDbOption,
     DbOption,
     Format,
     FormatOption,
@@ -93,10 +94,7 @@ def compare_command(
     policy_file: Annotated[
         Path | None, typer.Option("--policy", help="Promotion policy, YAML or JSON.")
     ] = None,
-    baseline_db: Annotated[
-        Path | None,
-        typer.Option("--baseline-db", help="Store holding the baseline, when not --db."),
-    ] = None,
+    baseline_db: BaselineDbOption = None,
     viewer_url: Annotated[
         str | None,
         typer.Option("--viewer-url", help="aieval viewer address; github format links into it."),
