@@ -147,7 +147,8 @@ def _first_screen(doc: Mapping[str, Any], links: _Links) -> Iterator[str]:
     note = not_comparable(doc)
     if note:
         yield f"> ⚠️ **The runs are not comparable:** {escape(note)}"
-    yield escape(decision["summary"])
+    # the summary's head ("blocked by rule, rule"); the rules' reasons follow, one per line
+    yield escape(str(decision["summary"]).split(": ", 1)[0])
     yield "\n".join(
         f"- {_MARKS[rule_outcome(r)]} `{r['rule']}`: {escape(r['reason'])}"
         for r in decision["rules"]
@@ -169,11 +170,13 @@ def _evidence(decision: Mapping[str, Any]) -> Iterator[str]:
         return
     alpha = float(details.get("alpha", 0.05))
     margin = float(details.get("margin", 0.0))
+    method = str(details.get("method", ""))
+    units = "percentage points" if method.startswith("paired-proportion") else "points"
     yield (
-        f"**Weighted score** {details['mean_delta']:+.2f} points over {details.get('n')} paired "
+        f"**Weighted score** {details['mean_delta']:+.2f} {units} over {details.get('n')} paired "
         f"examples · one-sided {1 - alpha:.0%} interval "
         f"[{details['lower_bound']:+.2f}, {_bound(details.get('upper_bound'))}] · margin "
-        f"−{margin:g} · {escape(details.get('method', ''))}"
+        f"−{margin:g} · {escape(method)}"
     )
     if rule is not None and rule_outcome(rule) == "inconclusive":
         observed = details.get("examples_needed_at_observed_difference")
