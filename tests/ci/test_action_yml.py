@@ -4,10 +4,13 @@ every setting ``aieval github`` reads from the environment is one the action set
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 import yaml
 
@@ -75,3 +78,35 @@ def test_the_environment_the_action_sets_is_what_the_command_reads() -> None:
     assert '--db "$AIEVAL_GITHUB_STORE"' in step["run"]
     assert '--baseline-db "$AIEVAL_GITHUB_BASELINE_DB"' in step["run"]
     assert {"AIEVAL_GITHUB_BASELINE_DB"} <= env
+
+
+@pytest.mark.parametrize(
+    ("requirement", "extras", "installed"),
+    [
+        pytest.param("", "", "{action}", id="the-action-itself"),
+        pytest.param("", "postgres,anthropic", "{action}[postgres,anthropic]", id="extras"),
+        pytest.param("aieval[postgres]==0.2.0", "x", "aieval[postgres]==0.2.0", id="requirement"),
+    ],
+)
+def test_the_install_step_installs_what_the_inputs_say(
+    tmp_path: Path, requirement: str, extras: str, installed: str
+) -> None:
+    (step,) = [s for s in _action()["runs"]["steps"] if s.get("name") == "Install aieval"]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "python"  # records the arguments pip would get
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$ARGS_FILE"\n')
+    fake.chmod(0o755)
+    action_path = str(tmp_path / "action dir")
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "ARGS_FILE": str(tmp_path / "args"),
+        "AIEVAL_REQUIREMENT": requirement,
+        "AIEVAL_EXTRAS": extras,
+        "AIEVAL_ACTION_PATH": action_path,
+    }
+    assert set(step["env"]) == {"AIEVAL_REQUIREMENT", "AIEVAL_EXTRAS", "AIEVAL_ACTION_PATH"}
+    subprocess.run(["bash", "-c", step["run"]], env=env, check=True, timeout=60)
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[:3] == ["-m", "pip", "install"]
+    assert args[-1] == installed.format(action=action_path)

@@ -77,20 +77,22 @@ def _env(folder: Path, github: GitHubServer, **extra: str) -> dict[str, str]:
     return env
 
 
-def _baseline(folder: Path, github: GitHubServer) -> None:
+def _baseline(folder: Path, github: GitHubServer, db: str = "runs.db") -> None:
     """The base branch's run, as a workflow on push to main makes it."""
     _write_eval(folder, wrong_every=None)
     env = _env(folder, github, GITHUB_HEAD_REF="", GITHUB_REF_TYPE="branch", GITHUB_REF_NAME="main")
     done = subprocess.run(
-        [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", "runs.db", "-q"],
+        [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", db, "-q"],
         cwd=folder, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
 
 
-def _action(folder: Path, github: GitHubServer, *args: str) -> subprocess.CompletedProcess[str]:
+def _action(
+    folder: Path, github: GitHubServer, *args: str, db: str = "runs.db"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "aieval", "github", "eval.yaml", "--db", "runs.db", *args],
+        [sys.executable, "-m", "aieval", "github", "eval.yaml", "--db", db, *args],
         cwd=folder, env=_env(folder, github), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
 
@@ -238,3 +240,19 @@ def test_the_action_step_runs_as_github_runs_it(tmp_path: Path, github: GitHubSe
     assert done.returncode in (0, 1), done.stderr
     (made,) = github.marked(PR, MARKER)
     assert _outputs(tmp_path)["comment-id"] == str(made["id"])
+
+
+def test_the_store_may_be_a_team_database(
+    tmp_path: Path, github: GitHubServer, store_location: str
+) -> None:
+    """The same job on an SQLite file and on a PostgreSQL database (``--db`` as given)."""
+    _baseline(tmp_path, github, db=store_location)
+    _write_eval(tmp_path, wrong_every=4)
+    done = _action(tmp_path, github, db=store_location)
+    assert done.returncode == 1, done.stdout + done.stderr
+    baseline = next(
+        r for r in Store(store_location).list_runs(name="arith") if r.config["git_branch"] == "main"
+    )
+    assert _outputs(tmp_path)["baselines"] == baseline.id
+    (made,) = github.marked(PR, MARKER)
+    assert "❌ aieval: **blocked** · arith" in made["body"]

@@ -9,7 +9,14 @@ from typing import Annotated, Any
 
 import typer
 
-from aieval.cli._options import BaselineDbOption, DbOption, OutputOption, existing_store, write_text
+from aieval.cli._options import (
+    BaselineDbOption,
+    DbOption,
+    OutputOption,
+    existing_store,
+    store_location,
+    write_text,
+)
 from aieval.cli._print import err, out
 
 __all__ = ["github_command"]
@@ -98,7 +105,7 @@ def github_command(
     from aieval.ci import CHECK_WORDS, ActionSettings, GitHubContext, run_action
     from aieval.errors import GitHubError
     from aieval.report import PromotionPolicy
-    from aieval.store import Store, default_db_path
+    from aieval.store import Store
 
     settings = ActionSettings(
         eval_files=tuple(eval_files),
@@ -115,7 +122,7 @@ def github_command(
         comment_key=comment_key,
     )
     context = GitHubContext.from_env(os.environ)
-    store = Store(db) if db else Store(default_db_path())  # created if new, as `aieval run` does
+    store = Store(store_location(db))  # created if new, as `aieval run` does
     base_store = existing_store(baseline_db) if baseline_db is not None else None
     try:
         result = run_action(
