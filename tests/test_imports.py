@@ -55,6 +55,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("push",),
     ("server",),
     ("testing",),
+    ("ci",),
     # the command line and the package front
     ("cli", "__init__", "__main__"),
 ]

@@ -29,6 +29,7 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   └── ProviderResponseError  a body that is not a valid completion
     ├── StoreError                 the SQLite store cannot be read or written
     ├── PushError                  a run could not be copied to another store or server (names it)
+    ├── GitHubError                the GitHub API refused or failed a request (names the call)
     └── SandboxError               the code sandbox itself failed (not the code it runs)
 """
 
@@ -39,6 +40,7 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "FormulaError",
+    "GitHubError",
     "IncompatibleDatasetError",
     "ProviderAuthError",
     "ProviderConnectionError",
@@ -239,6 +241,11 @@ class PushError(AievalError):
     def __init__(self, message: str, *, run_id: str) -> None:
         super().__init__(message)
         self.run_id = run_id
+
+
+class GitHubError(AievalError):
+    """The GitHub REST API refused or failed a request of ``aieval github``; the message names
+    the call, the status and GitHub's own message (and, for 403/404, the permission needed)."""
 
 
 class SandboxError(AievalError):

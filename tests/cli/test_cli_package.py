@@ -100,5 +100,6 @@ def test_every_command_is_registered_in_order() -> None:
     group = typer.main.get_command(aieval.cli.app)
     commands: dict[str, object] = getattr(group, "commands", {})
     expected = ["run", "export-otel", "runs", "show", "calibrate", "report", "compare", "diff"]
+    expected += ["github"]
     expected += ["serve", "push", "code", "code-report", "rubric", "schema"]
     assert list(commands) == expected

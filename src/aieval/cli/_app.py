@@ -14,6 +14,7 @@ from aieval.cli import _usage
 from aieval.cli._code import code_command, code_report_command
 from aieval.cli._exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from aieval.cli._export import export_otel_command
+from aieval.cli._github import github_command
 from aieval.cli._judges import calibrate_command, rubric_app
 from aieval.cli._print import err, labelled
 from aieval.cli._push import push_command
@@ -60,6 +61,7 @@ app.add_typer(schema_app, name="schema")
 app.command("report")(report_command)
 app.command("compare")(compare_command)
 app.command("diff")(diff_command)
+app.command("github")(github_command)
 app.command("serve")(serve_command)
 app.command("push")(push_command)
 app.command("code")(code_command)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RAY_EXTRA_HELP",
+    "BaselineDbOption",
     "DbOption",
     "Format",
     "FormatOption",
@@ -45,6 +46,14 @@ DbOption = Annotated[
         "--db",
         help="Store: an SQLite file, sqlite:///path or postgresql://user@host/db"
         " (default: $AIEVAL_DB or ./aieval.db).",
+    ),
+]
+#: A second store, read like ``--db`` (same type, opened with :func:`existing_store`).
+BaselineDbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline-db",
+        help="Store holding the baseline when not --db: an SQLite file or a database URL.",
     ),
 ]
 RunRef = Annotated[str, typer.Argument(help="Run id, id prefix, or run name (latest).")]

@@ -20,6 +20,7 @@ from aieval.report._comparable import (
 )
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
+from aieval.report._provenance import provenance
 from aieval.report._samples import ExampleNumbers, example_numbers, ungraded_score
 from aieval.report._tally import JudgeTally
 from aieval.stats import paired_bootstrap_ci
@@ -61,6 +62,7 @@ class Comparison:
     improvements_count: int = 0
     warnings: list[str] = field(default_factory=list)
     scored_paired: int = 0
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def promote(self) -> bool:
@@ -94,6 +96,7 @@ class Comparison:
             "tie_break": self.tie_break,
             "decision": self.decision.to_dict(),
             "warnings": self.warnings,
+            "provenance": self.provenance,
         }
 
 
@@ -107,6 +110,7 @@ def compare_runs(
     n_resamples: int = 2000,
     seed: int | None = 0,
     max_examples: int | None = 200,
+    baseline_store: Store | None = None,
 ) -> Comparison:
     """Compare two stored runs example by example and decide whether the candidate promotes.
 
@@ -121,6 +125,8 @@ def compare_runs(
         seed: bootstrap seed.
         max_examples: how many regressions and improvements to list (worst/best first);
             ``None`` lists all. The counts are always complete.
+        baseline_store: the store holding the baseline, when it is not ``store`` (a store
+            kept from the main branch's job, say); the candidate is always read from ``store``.
 
     Raises:
         RunNotFoundError: a reference matches no run.
@@ -128,8 +134,9 @@ def compare_runs(
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
     policy = policy or PromotionPolicy()
+    base_store = store if baseline_store is None else baseline_store
     cand_row = resolve_run(store, candidate)
-    base_row = resolve_run(store, baseline, exclude=cand_row.id)
+    base_row = resolve_run(base_store, baseline, exclude=cand_row.id)
     if base_row.id == cand_row.id:
         raise ConfigError(
             f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
@@ -137,7 +144,7 @@ def compare_runs(
     base: dict[str, ExampleNumbers] = {}
     keys: dict[str, tuple[str, str]] = {}  # per example: digests of its input and answer key
     base_judges: dict[str, JudgeTally] = {}
-    for sample in store.iter_samples(base_row.id):
+    for sample in base_store.iter_samples(base_row.id):
         base[sample.id] = example_numbers(sample)
         keys[sample.id] = (digest(sample.input), digest(sample.expected))
         tally_judges(sample, base_judges)
@@ -201,6 +208,9 @@ def compare_runs(
         warnings=decision.warnings,
         scored_paired=next(
             int(r.details["paired"]) for r in decision.rules if r.rule == "paired_examples"
+        ),
+        provenance=provenance(
+            base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
         ),
     )
 

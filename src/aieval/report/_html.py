@@ -23,11 +23,13 @@ from aieval.report._document import (
     metric_delta,
     metric_n,
     metric_value,
+    not_comparable,
     num,
     outcome_of,
     paired_counts,
     pairwise_note,
     pct,
+    provenance_rows,
     rule_outcome,
     run_title,
     workflow_label,
@@ -395,6 +397,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         numeric=(),
     )
     yield _warnings(decision.get("warnings") or [])
+    yield from _provenance(doc)
     yield "<h2>Metric deltas (candidate − baseline)</h2>"
     yield _forest(doc)
     yield _table(
@@ -429,6 +432,24 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
                 [_example_row(r) for r in rows],
                 numeric=[3],
             )
+
+
+def _provenance(doc: Mapping[str, Any]) -> Iterator[str]:
+    rows = provenance_rows(doc)
+    if not rows:
+        return
+    note = not_comparable(doc)
+    yield "<h2>Provenance</h2>"
+    if note:
+        yield f'<p class="warn">⚠ not comparable: {_e(note)}</p>'
+    yield _table(
+        ["", "baseline", "candidate", ""],
+        [
+            [_e(label), _e(b), _e(c), f"<b>{_e(flag)}</b>" if flag else ""]
+            for label, b, c, flag in rows
+        ],
+        numeric=(),
+    )
 
 
 def _forest(doc: Mapping[str, Any]) -> str:

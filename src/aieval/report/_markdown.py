@@ -23,11 +23,13 @@ from aieval.report._document import (
     metric_delta,
     metric_n,
     metric_value,
+    not_comparable,
     num,
     outcome_of,
     paired_counts,
     pairwise_note,
     pct,
+    provenance_rows,
     rule_outcome,
     run_title,
     workflow_label,
@@ -238,6 +240,9 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         f"- {_MARKS[rule_outcome(r)]} `{r['rule']}`: {escape(r['reason'])}"
         for r in decision["rules"]
     )
+    note = not_comparable(doc)
+    if note:
+        yield f"> ⚠️ **Not comparable:** {escape(note)}"
     yield (
         f"Candidate {escape(run_title(doc['candidate']))} vs baseline "
         f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples"
@@ -271,7 +276,28 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         f"{doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
         f"{doc['only_candidate_count']} only in candidate"
     )
+    yield provenance_details(doc)
     yield _warnings(decision.get("warnings") or [])
+
+
+def provenance_details(doc: Mapping[str, Any]) -> str:
+    """Both runs' provenance side by side, folded; differing facts marked."""
+    rows = provenance_rows(doc)
+    if not rows:
+        return ""
+    flagged = sum(1 for *_, flag in rows if flag)
+    body = table(
+        ["", "baseline", "candidate", ""],
+        [
+            [escape(c) if i < 3 else (f"**{c}**" if c else "") for i, c in enumerate(r)]
+            for r in rows
+        ],
+        numeric=(),
+    )
+    return (
+        f"<details><summary>Provenance ({flagged} of {len(rows)} differ)</summary>\n\n"
+        f"{body}\n\n</details>"
+    )
 
 
 def _count(doc: Mapping[str, Any], key: str) -> int:

@@ -23,16 +23,19 @@ from aieval.report._code import (
 )
 from aieval.report._document import (
     GRADE_ORDER,
+    PROVENANCE_FLAGS,
     as_document,
     interval,
     metric_delta,
     metric_n,
     metric_value,
+    not_comparable,
     num,
     outcome_of,
     paired_counts,
     pairwise_note,
     pct,
+    provenance_rows,
     rule_outcome,
     run_title,
     workflow_label,
@@ -386,6 +389,9 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield Text.assemble((f"{mark} ", f"bold {style}"), decision["summary"])
     yield Text.assemble(("baseline  ", "dim"), run_title(doc["baseline"]))
     yield Text.assemble(("candidate ", "dim"), run_title(doc["candidate"]))
+    note = not_comparable(doc)
+    if note:
+        yield Text.assemble(("not comparable: ", "bold red"), note)
     rules = _table("promotion rules", "rule", "result", "reason", left=3)
     for rule in decision["rules"]:
         _add(
@@ -396,6 +402,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
         )
     yield rules
     yield _metrics(doc)
+    yield from _provenance(doc)
     tie = doc.get("tie_break") or {}
     if tie.get("winner"):
         yield Text(f"tie-break: {tie['winner']} ({tie.get('rule')}): {tie.get('reason')}")
@@ -414,6 +421,21 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
         ids = f"{doc['baseline']['id']} {doc['candidate']['id']}"
         yield Text(f"every changed example: aieval diff {ids} --limit {most}", style="dim")
     yield from _warnings(decision.get("warnings") or [])
+
+
+def _provenance(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
+    rows = provenance_rows(doc)
+    if not rows:
+        return
+    table = _table("provenance", "", "baseline", "candidate", "", left=4)
+    for label, base, cand, flag in rows:
+        _add(
+            table, label, base, cand, Text(flag, style="bold red" if flag == _BREAKS else "yellow")
+        )
+    yield table
+
+
+_BREAKS = PROVENANCE_FLAGS["breaks"]
 
 
 def _metrics(doc: Mapping[str, Any]) -> Table:

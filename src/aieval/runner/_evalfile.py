@@ -7,7 +7,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from aieval._keys import pydantic_problems
 from aieval._sync import run_sync
@@ -19,6 +26,7 @@ from aieval.runner._evalparts import DatasetConfig, TargetConfig, _Strict, _targ
 from aieval.runner._execute import execute
 from aieval.runner._imports import import_file
 from aieval.runner._inputs import LiveParts, ProgressCallback
+from aieval.runner._provenance import EvalFileRef
 from aieval.runner._references import resolve_scorers
 from aieval.runner._result import RunResult
 from aieval.runner._run import check_run
@@ -101,6 +109,13 @@ class EvalConfig(_Strict):
         description="false: workflow gates are evaluated and reported but do not force grade F",
     )
     base_dir: str | None = Field(None, exclude=True)
+    # the file this configuration was read from (path and digest), recorded with its runs
+    _source: EvalFileRef | None = PrivateAttr(None)
+
+    @property
+    def source(self) -> EvalFileRef | None:
+        """The eval file this configuration was read from (``None``: built in Python)."""
+        return self._source
 
     @field_validator("scorers")
     @classmethod
@@ -217,7 +232,12 @@ def load_eval(path: str | Path) -> EvalConfig:
     data = _python_eval(file) if python else load_yaml_file(file, error=ConfigError)
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: an eval file must be a mapping with name, dataset, scorers")
-    return parse_eval(data, source=str(file), base_dir=file.parent)
+    config = parse_eval(data, source=str(file), base_dir=file.parent)
+    try:
+        config._source = EvalFileRef.of(file, file.read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read the eval file: {exc}") from exc
+    return config
 
 
 def parse_eval(
@@ -308,6 +328,7 @@ def run_eval(
             progress=progress(spec.target.model or config.name) if progress else None,
             tracer_provider=tracer_provider,
             observers=tuple(observers),
+            eval_file=config.source,
         )
         results.append(run_sync(execute(spec, live), thread_name="aieval-run"))
     return results

@@ -22,6 +22,7 @@ from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._executor import Executor
 from aieval.runner._imports import import_file
+from aieval.runner._provenance import EvalFileRef
 from aieval.runner._ray import RayExecutor
 from aieval.runner._references import reference_of, resolve_scorers, scorer_entry
 from aieval.runner._spec import RunSpec
@@ -64,6 +65,8 @@ class LiveParts:
     observers: Sequence[RunObserver] = ()
     #: spec fields that only describe a live object: field -> why it cannot be serialised
     unspecified: dict[str, str] = field(default_factory=dict)
+    #: the eval file the run was made from (recorded with the run as provenance)
+    eval_file: EvalFileRef | None = None
 
 
 @dataclass(frozen=True, slots=True)

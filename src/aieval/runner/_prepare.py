@@ -15,6 +15,7 @@ from aieval.errors import ConfigError, DatasetError
 from aieval.providers._cache import MEMORY
 from aieval.runner._evaluator import SampleEvaluator, evaluator_for
 from aieval.runner._inputs import LiveParts, RunParts, resolve_parts, stored_spec
+from aieval.runner._provenance import run_provenance
 from aieval.runner._references import import_reference
 from aieval.runner._result import Aggregator
 from aieval.runner._resume import config_changes
@@ -270,6 +271,7 @@ def run_config(
     if evaluator is not None:
         config["workflow"] = evaluator.describe()
     config["max_error_rate"] = spec.scoring.max_error_rate
+    config.update(run_provenance(live.eval_file))
     stored, missing = stored_spec(spec, live.unspecified, target_secrets(target), data.source)
     config["spec"] = stored
     if missing:
