@@ -215,7 +215,7 @@ def _without_scorers(ex: ExampleNumbers, names: set[str]) -> ExampleNumbers:
     if ex.graded or not names & set(ex.scores):
         return ex
     kept = {k: v for k, v in ex.scores.items() if k not in names}
-    return replace(ex, weighted_score=ungraded_score(ex.error, kept))
+    return replace(ex, weighted_score=ungraded_score(ex.error, kept, ex.weights))
 
 
 def _metrics(

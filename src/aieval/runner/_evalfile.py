@@ -94,6 +94,11 @@ class EvalConfig(_Strict):
     scorers: list[str | dict[str, dict[str, Any]]] = Field(
         default_factory=list, validate_default=True
     )
+    default_checks: list[str | dict[str, dict[str, Any]]] = Field(
+        default_factory=list,
+        description="checks applied to every row, beside the row's own (promptfoo's "
+        "defaultTest.assert); entries as in scorers",
+    )
     imports: list[str] = Field(default_factory=list, description="Python files with @scorer")
     settings: SettingsConfig = Field(default_factory=SettingsConfig)
     enforce_hard_gates: bool = Field(
@@ -102,16 +107,29 @@ class EvalConfig(_Strict):
     )
     base_dir: str | None = Field(None, exclude=True)
 
-    @field_validator("scorers")
+    @field_validator("scorers", "default_checks")
     @classmethod
     def _one_key_each(cls, value: list[Any], info: ValidationInfo) -> list[Any]:
-        grading = info.data.get("workflow") is not None or info.data.get("profile") is not None
-        if not value and not grading:
-            raise ValueError("give at least one scorer, or a workflow/profile to grade runs")
         for i, item in enumerate(value):
             if isinstance(item, dict) and len(item) != 1:
-                raise ValueError(f"scorers[{i}] must be a name or a one-key mapping name: {{...}}")
+                raise ValueError(
+                    f"{info.field_name}[{i}] must be a name or a one-key mapping name: {{...}}"
+                )
         return value
+
+    @model_validator(mode="after")
+    def _something_scored(self) -> EvalConfig:
+        """Something scores each row: scorers, default checks, a workflow or a profile; an
+        explicit ``scorers: []`` leaves it to the rows' own checks (refused when a row has
+        none, once the dataset is read)."""
+        grading = self.workflow is not None or self.profile is not None
+        explicit = "scorers" in self.model_fields_set
+        if not self.scorers and not self.default_checks and not grading and not explicit:
+            raise ValueError(
+                "give at least one scorer, or a workflow/profile to grade runs (with checks "
+                "on every dataset row, write scorers: [])"
+            )
+        return self
 
     @model_validator(mode="after")
     def _one_choice_of_answers(self) -> EvalConfig:
@@ -182,7 +200,7 @@ class EvalConfig(_Strict):
             limit=limit if limit is not None else dataset_limit,
             prediction_field=prediction_field,
             scoring=dict(
-                scorers=self.scorers,
+                scorers=[*self.scorers, *self.default_checks],
                 imports=[os.path.abspath(_resolve(base, item)) for item in self.imports],
                 pass_threshold=settings.pass_threshold,
                 max_error_rate=(
@@ -243,7 +261,7 @@ def build_scorers(config: EvalConfig) -> list[Scorer]:
     base = Path(config.base_dir or ".")
     for item in config.imports:
         import_file(base / item)
-    return resolve_scorers(config.scorers)
+    return resolve_scorers([*config.scorers, *config.default_checks])
 
 
 def check_eval(config: EvalConfig) -> None:

@@ -75,13 +75,19 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
     parts = resolve_parts(spec, live)
     scorers = parts.scorers
     evaluator = run_evaluator(spec, parts)
-    if not scorers and evaluator is None:
+    data, info = open_data(parts.dataset, spec, evaluator)
+    if not scorers and evaluator is None and info.with_checks < info.count:
         # nothing would be scored, and every sample without an error would pass
         raise ConfigError(
             "scorers: give at least one scorer (e.g. scorers=[exact_match]), or a "
             "workflow/profile to grade runs; a run with nothing to score would pass every sample"
+            + (
+                f" ({info.count - info.with_checks} of {info.count} rows carry no checks "
+                "of their own)"
+                if info.with_checks
+                else ""
+            )
         )
-    data, info = open_data(parts.dataset, spec, evaluator)
     db = open_store(parts.store)
     if evaluator is not None and parts.target is None and parts.provider is None:
         target = evaluator.wrap(None)
@@ -245,7 +251,7 @@ def run_config(
         "name": spec.name,
         "model": spec.target.model,
         "target": {"kind": target_kind, "name": target.name},
-        "scorers": [{"name": s.name, "options": _stored_options(s)} for s in scorers],
+        "scorers": [{"name": s.name, "options": _stored_options(s), **s.grading} for s in scorers],
         "dataset": {"source": data.source, "name": data.name, "limit": spec.limit},
         "concurrency": spec.execution.concurrency,
         "retries": spec.target.retries,
