@@ -34,8 +34,7 @@ class Check(Scorer):
     def with_options(self, *, name: str | None = None, **options: Any) -> Check:
         """A copy with ``options`` bound and validated (:class:`ConfigError` names the key);
         ``threshold`` and ``weight`` grade it as :meth:`Scorer.with_options` says."""
-        options, threshold, weight = self._split_grading({**options, "name": name})
-        options.pop("name")
+        options, threshold, weight = self._split_grading(options)
         merged = validate_options(self.fn, self.name, {**self.options, **options})
         return Check(
             self.fn,

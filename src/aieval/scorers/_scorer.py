@@ -145,7 +145,7 @@ class Scorer:
 
     def _split_grading(self, options: dict[str, Any]) -> tuple[dict[str, Any], float | None, Any]:
         """``options`` without the grading keys the function does not take, and the threshold
-        and weight they give (else this scorer's own)."""
+        and weight they give (else this scorer's own); an error names this scorer."""
         own = _parameter_names(self.fn)
         threshold: Any = self.threshold
         weight: Any = self.weight
@@ -154,8 +154,7 @@ class Scorer:
             threshold = rest.pop("threshold")
         if "weight" in rest and "weight" not in own:
             weight = rest.pop("weight")
-        name = options.get("name") or self.name
-        return rest, check_threshold(threshold, name), check_weight(weight, name)
+        return rest, check_threshold(threshold, self.name), check_weight(weight, self.name)
 
     def batched(self, batch_fn: BatchFunction) -> BatchFunction:
         """Register ``batch_fn`` as this scorer's batch implementation (usable as a decorator).
