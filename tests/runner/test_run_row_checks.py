@@ -187,13 +187,28 @@ def test_scorers_may_be_empty_only_when_every_row_has_checks(tmp_path: Path) -> 
     (result,) = run_eval(config, store=False)
     assert [s.passed for s in result.samples] == [False, True]
     some = [*every, {"id": "c", "input": "q", "prediction": "x"}]
-    config = parse_eval({"name": "rows-only", "dataset": {"rows": some}, "scorers": []})
+    # inline rows are looked at when the file is read
+    with pytest.raises(ConfigError, match=r"scorers: give at least one scorer"):
+        parse_eval({"name": "rows-only", "dataset": {"rows": some}, "scorers": []})
+    with pytest.raises(ConfigError, match=r"scorers: give at least one scorer"):
+        parse_eval({"name": "nothing", "dataset": {"rows": some}})
+    # and run() refuses them too
     with pytest.raises(ConfigError, match=r"give at least one scorer.*1 of 3 rows carry no"):
-        run_eval(config, store=False)
-    # without the key at all, the file is refused when read, as before
-    with pytest.raises(ConfigError, match="give at least one scorer"):
-        parse_eval({"name": "nothing", "dataset": {"rows": every}})
+        run(name="rows-only", dataset=some, scorers=[], store=False)
+    assert parse_eval({"name": "d", "dataset": {"rows": every}}).scorers == []
     assert parse_eval({"name": "d", "dataset": {"rows": some}, "default_checks": ["is_xml"]})
+    # a dataset file is read to look for the rows' checks
+    _write_jsonl(tmp_path / "some.jsonl", some)
+    _write_jsonl(tmp_path / "every.jsonl", every)
+    (tmp_path / "eval.yaml").write_text("name: f\ndataset: every.jsonl\nscorers: []\n")
+    (result,) = run_eval(load_eval(tmp_path / "eval.yaml"), store=False)
+    assert [s.passed for s in result.samples] == [False, True]
+    (tmp_path / "eval.yaml").write_text("name: f\ndataset: some.jsonl\nscorers: []\n")
+    with pytest.raises(ConfigError, match=r"eval\.yaml: scorers: give at least one scorer"):
+        load_eval(tmp_path / "eval.yaml")
+    (tmp_path / "eval.yaml").write_text("name: f\ndataset: none.jsonl\nscorers: []\n")
+    with pytest.raises(ConfigError, match=r"could not be read .* file not found"):
+        load_eval(tmp_path / "eval.yaml")
 
 
 def test_default_checks_share_the_scorers_names(tmp_path: Path) -> None:
