@@ -248,3 +248,21 @@ def test_a_failed_target_leaves_row_checks_uncounted(tmp_path: Path) -> None:
     assert stats["exact_match"]["missing"] == 1
     assert "row:icontains" not in stats
     assert result.samples[1].passed is False
+
+
+def test_compare_weighs_only_the_row_checks_both_sides_have(tmp_path: Path) -> None:
+    db_path = tmp_path / "runs.db"
+    rows = _rows(30, checked=(1,))
+    base = run(name="even", dataset=rows, scorers=[exact_match], store=db_path)
+    more = _rows(30, checked=(1, 3))  # row 3 gains checks it fails (no 'refund')
+    cand = run(name="even", dataset=more, scorers=[exact_match], store=db_path)
+    with Store(db_path) as db:
+        comparison = compare_runs(db, base.id, cand.id)
+    assert any("1 paired example(s) carry a row's own check" in w for w in comparison.warnings)
+    # row 3: exact_match 1.0 on both sides: its weighted score does not move, though it now
+    # fails the candidate's own check (its pass flag is what the verdict says)
+    (r3,) = [r for r in comparison.regressions if r["id"] == "r3"]
+    assert r3["delta"] == 0.0
+    assert (r3["baseline"]["passed"], r3["candidate"]["passed"]) == (True, False)
+    weighted = {m["name"]: m for m in comparison.metrics}["weighted_score"]
+    assert weighted["delta"] == pytest.approx(0.0)
