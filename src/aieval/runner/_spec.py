@@ -183,10 +183,23 @@ class StorageSpec(_Sub):
     """Where the run is stored, which stored run it resumes, and the id of a new one."""
 
     store: str | bool | None = Field(
-        True, description="true: $AIEVAL_DB or ./aieval.db; a path; false: in memory only"
+        True,
+        description="true: $AIEVAL_DB or ./aieval.db; a path, sqlite:///path or"
+        " postgresql:// URL (its password is never kept: only the redacted URL); false: in"
+        " memory only",
     )
     resume: str | bool | None = Field(None, description="a run id, or true: the latest unfinished")
     run_id: str | None = None
+
+    @field_validator("store")
+    @classmethod
+    def _location(cls, value: str | bool | None) -> str | bool | None:
+        # another scheme is refused here; a URL's password never enters the spec
+        if isinstance(value, str):
+            from aieval.store import parse_location
+
+            return parse_location(value).redacted
+        return value
 
 
 #: Which sub-spec holds each keyword of ``run()`` (``target`` is ``TargetSpec.function``).
@@ -244,8 +257,15 @@ class RunSpec(BaseModel):
         for sub, fields in nested.items():
             given = out.get(sub)
             if isinstance(given, BaseModel):
-                given = given.model_dump()
-            out[sub] = {**(given if isinstance(given, dict) else {}), **fields}
+                given = given.model_dump(exclude_unset=True)
+            given = given if isinstance(given, dict) else {}
+            clash = [f for f in fields if f in given and given[f] != fields[f]]
+            if clash:
+                raise ValueError(
+                    f"{clash[0]!r} is given twice, as {clash[0]}={fields[clash[0]]!r} and "
+                    f"{sub}.{clash[0]}={given[clash[0]]!r}: give it once"
+                )
+            out[sub] = {**given, **fields}
         return out
 
     def replace(self, **changes: Any) -> RunSpec:
