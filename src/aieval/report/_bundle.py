@@ -12,6 +12,7 @@ import numpy as np
 
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally
+from aieval.core import ROW_CHECK_PREFIX
 from aieval.core._stored import derived_verdict
 from aieval.errors import ConfigError
 from aieval.report._header import SCHEMA_VERSION, pass_rate, resolve_run, run_header
@@ -284,9 +285,10 @@ class _RunTally:
         for name, column in [*self.criteria.items(), *scorers.items()]:
             block = _mean_block(column.values, confidence, n_resamples, seed)
             errors = column.errors
-            if column.kind == "scorer":
+            if column.kind == "scorer" and not name.startswith(ROW_CHECK_PREFIX):
                 # every scorer scores every sample: one with no score at all (its target
-                # failed) is a missing score, so n + errors + n/a is the number of samples
+                # failed) is a missing score, so n + errors + n/a is the number of samples;
+                # a row's own check counts on the rows that carry it only
                 errors = max(self.samples - len(column.values) - column.not_applicable, errors)
             rows.append(
                 {

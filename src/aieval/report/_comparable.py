@@ -71,6 +71,10 @@ def _options(config: Mapping[str, Any]) -> dict[str, dict[str, str]]:
             out[str(entry.get("name"))] = {
                 str(k): ADDRESS.sub("", str(v)) for k, v in options.items()
             }
+            # the scorer's own threshold and weight decide its samples as its options do
+            for key in ("threshold", "weight"):
+                if key in entry:
+                    out[str(entry.get("name"))][key] = str(entry[key])
     return out
 
 

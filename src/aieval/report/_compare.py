@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from aieval.core import ROW_CHECK_PREFIX
 from aieval.errors import ConfigError
 from aieval.grading import RunStanding, tie_break
 from aieval.report._comparable import (
@@ -173,6 +174,12 @@ def compare_runs(
             "out of its weighted score so both sides average the same scorers"
         )
     pairs = [(b, cand[i]) for i, b in base.items() if i in cand]
+    pairs, uneven = _shared_row_checks(pairs, added)
+    if uneven:
+        warnings.append(
+            f"{uneven} paired example(s) carry a row's own check on one side only: left out "
+            "of that side's weighted score so both sides average the same checks"
+        )
     only_b = [i for i in base if i not in cand]
     only_c = [i for i in cand if i not in base]
     regressions, improvements = _changes(pairs, policy.example_delta)
@@ -225,7 +232,27 @@ def _without_scorers(ex: ExampleNumbers, names: set[str]) -> ExampleNumbers:
     if ex.graded or not names & set(ex.scores):
         return ex
     kept = {k: v for k, v in ex.scores.items() if k not in names}
-    return replace(ex, weighted_score=ungraded_score(ex.error, kept))
+    return replace(ex, weighted_score=ungraded_score(ex.error, kept, ex.weights))
+
+
+def _shared_row_checks(pairs: list[Pair], added: set[str]) -> tuple[list[Pair], int]:
+    """``pairs`` with each ungraded side's weighted score recomputed without the rows' own
+    checks (``row:...``) the other side lacks (and, for the candidate, without the ``added``
+    scorers, already left out), and how many pairs that changed. A side whose target failed
+    keeps its 0."""
+    out: list[Pair] = []
+    uneven = 0
+    for b, c in pairs:
+        rows_b = {n for n in b.scores if n.startswith(ROW_CHECK_PREFIX)}
+        rows_c = {n for n in c.scores if n.startswith(ROW_CHECK_PREFIX)}
+        if rows_b == rows_c or b.error or c.error or b.graded or c.graded:
+            out.append((b, c))
+            continue
+        uneven += 1
+        out.append(
+            (_without_scorers(b, rows_b - rows_c), _without_scorers(c, (rows_c - rows_b) | added))
+        )
+    return out, uneven
 
 
 def _metrics(

@@ -38,6 +38,7 @@ class ExampleNumbers:
         graded: whether the sample carries a workflow evaluation.
         latency_s: the target's latency.
         cost: the sample's cost.
+        weights: the scorers' weights other than 1 in the weighted score, by name.
     """
 
     id: str
@@ -51,6 +52,7 @@ class ExampleNumbers:
     graded: bool = False
     latency_s: float | None = None
     cost: float | None = None
+    weights: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def promotion_score(self) -> float | None:
@@ -120,6 +122,7 @@ def numbers_of(sample: SampleRecord, verdict: Verdict) -> ExampleNumbers:
         graded=verdict.graded,
         latency_s=sample.latency_s,
         cost=sample.cost,
+        weights=verdict.weights,
     )
 
 

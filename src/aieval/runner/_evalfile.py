@@ -20,7 +20,9 @@ from aieval._keys import pydantic_problems
 from aieval._sync import run_sync
 from aieval._usage_figures import ModelPrice
 from aieval.core import RunObserver
-from aieval.errors import ConfigError
+from aieval.datasets import load_dataset
+from aieval.datasets._checks import CHECK_FIELDS
+from aieval.errors import ConfigError, DatasetError
 from aieval.grading._yaml import load_yaml_file
 from aieval.runner._evalparts import DatasetConfig, TargetConfig, _Strict, _target_params
 from aieval.runner._execute import execute
@@ -99,6 +101,12 @@ class EvalConfig(_Strict):
         None, description="workflow definition file (or inline): its runs are graded"
     )
     profile: str | None = Field(None, description="scoring profile id, family or file")
+    # before scorers, whose validator reads it
+    default_checks: list[str | dict[str, dict[str, Any]]] = Field(
+        default_factory=list,
+        description="checks applied to every row, beside the row's own (promptfoo's "
+        "defaultTest.assert); entries as in scorers",
+    )
     scorers: list[str | dict[str, dict[str, Any]]] = Field(
         default_factory=list, validate_default=True
     )
@@ -117,15 +125,16 @@ class EvalConfig(_Strict):
         """The eval file this configuration was read from (``None``: built in Python)."""
         return self._source
 
-    @field_validator("scorers")
+    @field_validator("scorers", "default_checks")
     @classmethod
     def _one_key_each(cls, value: list[Any], info: ValidationInfo) -> list[Any]:
-        grading = info.data.get("workflow") is not None or info.data.get("profile") is not None
-        if not value and not grading:
-            raise ValueError("give at least one scorer, or a workflow/profile to grade runs")
+        if info.field_name == "scorers" and not value:
+            _something_scored(info.data, (info.context or {}).get("base_dir"))
         for i, item in enumerate(value):
             if isinstance(item, dict) and len(item) != 1:
-                raise ValueError(f"scorers[{i}] must be a name or a one-key mapping name: {{...}}")
+                raise ValueError(
+                    f"{info.field_name}[{i}] must be a name or a one-key mapping name: {{...}}"
+                )
         return value
 
     @model_validator(mode="after")
@@ -197,7 +206,7 @@ class EvalConfig(_Strict):
             limit=limit if limit is not None else dataset_limit,
             prediction_field=prediction_field,
             scoring=dict(
-                scorers=self.scorers,
+                scorers=[*self.scorers, *self.default_checks],
                 imports=[os.path.abspath(_resolve(base, item)) for item in self.imports],
                 pass_threshold=settings.pass_threshold,
                 max_error_rate=(
@@ -248,7 +257,7 @@ def parse_eval(
         # Code evaluations have their own file format and command (aieval.code).
         raise ConfigError(f"{source}: a 'task: code' eval file runs with: aieval code {source}")
     try:
-        config = EvalConfig.model_validate(data)
+        config = EvalConfig.model_validate(data, context={"base_dir": base_dir})
     except ValidationError as exc:
         problems = "; ".join(pydantic_problems(exc.errors(), EvalConfig))
         raise ConfigError(f"{source}: {problems}") from None
@@ -263,7 +272,7 @@ def build_scorers(config: EvalConfig) -> list[Scorer]:
     base = Path(config.base_dir or ".")
     for item in config.imports:
         import_file(base / item)
-    return resolve_scorers(config.scorers)
+    return resolve_scorers([*config.scorers, *config.default_checks])
 
 
 def check_eval(config: EvalConfig) -> None:
@@ -338,6 +347,32 @@ def telemetry_requested(config: EvalConfig) -> bool:
     """Whether running ``config`` emits spans: its ``settings.telemetry``, else ``$AIEVAL_OTEL``."""
     setting = config.settings.telemetry
     return telemetry_from_env() if setting is None else setting
+
+
+def _something_scored(data: dict[str, Any], base_dir: Path | None) -> None:
+    """Refuse empty ``scorers`` unless something else scores each row: default checks, a
+    workflow or profile, or the rows' own checks (a dataset file is read to look for them)."""
+    if data.get("default_checks") or data.get("workflow") or data.get("profile") is not None:
+        return
+    dataset = data.get("dataset")
+    why = ""
+    if isinstance(dataset, DatasetConfig) and dataset.rows is not None:
+        rows = dataset.rows
+        if rows and all(any(r.get(k) for k in CHECK_FIELDS) for r in rows):
+            return
+    elif isinstance(dataset, str | DatasetConfig):
+        path = dataset if isinstance(dataset, str) else dataset.path
+        try:
+            info = load_dataset(_resolve(base_dir or Path("."), path or "")).scan()
+        except (DatasetError, ConfigError) as exc:
+            why = f"; the dataset could not be read to look for rows' checks: {exc}"
+        else:
+            if info.count and info.with_checks == info.count:
+                return
+    raise ValueError(
+        "give at least one scorer, or a workflow/profile to grade runs (or checks on every "
+        f"dataset row){why}"
+    )
 
 
 def _models(config: EvalConfig, models: list[str] | None = None) -> list[str | None]:

@@ -27,6 +27,7 @@ from aieval.store import Store, StoreLocation, default_location
 
 __all__ = [
     "Prepared",
+    "check_something_scored",
     "make_target",
     "open_data",
     "prepare",
@@ -76,13 +77,8 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
     parts = resolve_parts(spec, live)
     scorers = parts.scorers
     evaluator = run_evaluator(spec, parts)
-    if not scorers and evaluator is None:
-        # nothing would be scored, and every sample without an error would pass
-        raise ConfigError(
-            "scorers: give at least one scorer (e.g. scorers=[exact_match]), or a "
-            "workflow/profile to grade runs; a run with nothing to score would pass every sample"
-        )
     data, info = open_data(parts.dataset, spec, evaluator)
+    check_something_scored(scorers, evaluator, info)
     db = open_store(parts.store)
     if evaluator is not None and parts.target is None and parts.provider is None:
         target = evaluator.wrap(None)
@@ -94,6 +90,25 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
     aggregator = evaluator.aggregator(names) if evaluator is not None else Aggregator(names)
     config = run_config(spec, live, target, scorers, data, evaluator)
     return Prepared(spec, parts, data, info, db, scorers, target, evaluator, aggregator, config)
+
+
+def check_something_scored(
+    scorers: list[Scorer], evaluator: SampleEvaluator | None, info: DatasetInfo
+) -> None:
+    """Refuse a run where some row would be scored by nothing: no scorer, no evaluator, and a
+    row without checks of its own (it would pass with nothing scored)."""
+    if scorers or evaluator is not None or info.with_checks >= info.count:
+        return
+    unchecked = (
+        f" ({info.count - info.with_checks} of {info.count} rows carry no checks of their own)"
+        if info.with_checks
+        else ""
+    )
+    raise ConfigError(
+        "scorers: give at least one scorer (e.g. scorers=[exact_match]), or a "
+        "workflow/profile to grade runs; a run with nothing to score would pass every sample"
+        + unchecked
+    )
 
 
 def start(prep: Prepared) -> None:
@@ -246,7 +261,7 @@ def run_config(
         "name": spec.name,
         "model": spec.target.model,
         "target": {"kind": target_kind, "name": target.name},
-        "scorers": [{"name": s.name, "options": _stored_options(s)} for s in scorers],
+        "scorers": [{"name": s.name, "options": _stored_options(s), **s.grading} for s in scorers],
         "dataset": {"source": data.source, "name": data.name, "limit": spec.limit},
         "concurrency": spec.execution.concurrency,
         "retries": spec.target.retries,

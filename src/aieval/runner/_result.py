@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from aieval._floors import at_most
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally
+from aieval.core import ROW_CHECK_PREFIX
 
 if TYPE_CHECKING:
     from aieval.store import Store
@@ -135,7 +136,8 @@ class Aggregator:
             else:
                 stats.not_applicable += 1
         for name, stats in self.scorers.items():
-            if name not in sample.scores:  # a failed target: nothing was scored
+            # a failed target: nothing was scored (a row's own check counts on its rows only)
+            if name not in sample.scores and not name.startswith(ROW_CHECK_PREFIX):
                 stats.missing += 1
 
     def _count_error(self, message: str) -> None:

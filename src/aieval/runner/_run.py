@@ -27,7 +27,7 @@ from aieval.runner._inputs import (
     resolve_parts,
     split_live,
 )
-from aieval.runner._prepare import open_data, run_evaluator
+from aieval.runner._prepare import check_something_scored, open_data, run_evaluator
 from aieval.runner._result import RunResult
 from aieval.runner._spec import RunSpec
 from aieval.scorers import Scorer
@@ -354,6 +354,7 @@ def check_run(
     parts = resolve_parts(spec, live)
     grader = run_evaluator(spec, parts)
     _, info = open_data(parts.dataset, spec, grader)
+    check_something_scored(parts.scorers, grader, info)
     if not has_target and grader is None and info.with_prediction == 0 and info.count > 0:
         hint = f" (no row has predictions[{model!r}])" if model is not None else ""
         raise ConfigError(

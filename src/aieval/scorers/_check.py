@@ -33,9 +33,18 @@ class Check(Scorer):
     """A scorer whose options are validated when bound, by type and by the check's own rule."""
 
     def with_options(self, *, name: str | None = None, **options: Any) -> Check:
-        """A copy with ``options`` bound and validated (:class:`ConfigError` names the key)."""
+        """A copy with ``options`` bound and validated (:class:`ConfigError` names the key);
+        ``threshold`` and ``weight`` grade it as :meth:`Scorer.with_options` says."""
+        options, threshold, weight = self._split_grading(options)
         merged = validate_options(self.fn, self.name, {**self.options, **options})
-        return Check(self.fn, name=name or self.name, options=merged, batch_fn=self.batch_fn)
+        return Check(
+            self.fn,
+            name=name or self.name,
+            options=merged,
+            batch_fn=self.batch_fn,
+            threshold=threshold,
+            weight=weight,
+        )
 
 
 def check(rule: Rule | None = None) -> Callable[[Callable[..., Any]], Check]:
