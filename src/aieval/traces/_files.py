@@ -113,17 +113,27 @@ def _size(n: int) -> str:
     return f"{n:,} bytes ({n / 2**20:,.1f} MiB)"
 
 
-def _rest_of_line(handle: BinaryIO) -> int:
-    """Bytes up to the end of the line (or file), its newline left out; read in pieces, never
-    held."""
-    count = 0
-    while True:
-        piece = handle.readline(_SCAN)
-        if not piece:
-            return count
-        if piece.endswith(b"\n"):
-            return count + len(piece) - 1
-        count += len(piece)
+def _line(handle: BinaryIO, file: Path, number: int, limit: int) -> bytes:
+    """Line ``number``, with its newline (``b""`` at the end of the file). A line longer than
+    a piece is measured first, in pieces never held, then read in one allocation, or refused
+    when over ``limit``: memory never holds more of a refused line than one piece."""
+    start = handle.tell()
+    line = handle.readline(_SCAN)
+    newline = line.endswith(b"\n")
+    size = len(line) - newline
+    if newline or len(line) < _SCAN:
+        if size > limit:
+            raise _too_big(f"{file}, line {number}", size, limit)
+        return line
+    while piece := handle.readline(_SCAN):
+        newline = piece.endswith(b"\n")
+        size += len(piece) - newline
+        if newline:
+            break
+    if size > limit:
+        raise _too_big(f"{file}, line {number}", size, limit)
+    handle.seek(start)
+    return handle.read(size + newline)
 
 
 def _read_json(file: Path, limit: int) -> Iterator[Span | Cut]:
@@ -131,11 +141,8 @@ def _read_json(file: Path, limit: int) -> Iterator[Span | Cut]:
     with file.open("rb") as handle:
         first = True
         number = 0
-        while line := handle.readline(limit + 1):
+        while line := _line(handle, file, number + 1, limit):
             number += 1
-            if len(line) > limit and not line.endswith(b"\n"):
-                size = len(line) + _rest_of_line(handle)
-                raise _too_big(f"{file}, line {number}", size, limit)
             if not line.strip():
                 continue
             try:
