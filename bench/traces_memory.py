@@ -8,7 +8,7 @@ batches), then copies those lines with fresh trace ids until the file in a tempo
 reaches ``--gb`` gigabytes. Each case then runs in a fresh process that reads, groups and maps
 every trace to a workflow run (``iter_trace_runs``), and prints its peak RSS, wall and CPU time:
 
-- grouping bounded by bytes (``max_bytes_in_memory``, each of ``--budgets`` MiB; 256 is the
+- grouping bounded by bytes (``max_bytes_in_memory``, each of ``--budgets`` MiB; 128 is the
   default), the span count never reached;
 - grouping bounded by span count only (500,000 spans, the bound before the byte budget).
 
@@ -99,7 +99,7 @@ def measure(path: Path, spans: int, budget: int) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--gb", type=float, default=1.0)
-    parser.add_argument("--budgets", type=int, nargs="+", default=[64, 256])
+    parser.add_argument("--budgets", type=int, nargs="+", default=[64, 128, 256])
     parser.add_argument("--huge-line-mb", type=int, default=312)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -130,7 +130,7 @@ def main() -> None:
             )
         big.unlink()
         huge = write_huge_line(folder, args.huge_line_mb)
-        r = measure(huge, 500_000, 256 * 2**20)
+        r = measure(huge, 500_000, 128 * 2**20)
         print(
             f"\none line of {huge.stat().st_size / 1e6:.0f} MB, default limits: peak RSS "
             f"{r['peak_mb']:.0f} MB, {r['wall']:.1f} s\n{r['error']}"

@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_MAX_BYTES_IN_MEMORY", "DEFAULT_MAX_IN_MEMORY", "Grouped", "g
 #: Spans held in memory before the grouping spills to disk.
 DEFAULT_MAX_IN_MEMORY = 500_000
 #: Bytes of held spans (estimated) before the grouping spills to disk.
-DEFAULT_MAX_BYTES_IN_MEMORY = 256 * 2**20
+DEFAULT_MAX_BYTES_IN_MEMORY = 128 * 2**20
 
 
 class Grouped:
