@@ -59,7 +59,7 @@ def read_path(path: str | Path, max_request_bytes: int | None = None) -> Iterato
         WorkflowError: a missing path, a folder without trace files, a malformed export
             (names the file, and the line for JSON), or a request over ``max_request_bytes``.
     """
-    limit = max_request_limit(max_request_bytes)
+    limit = _request_limit(max_request_bytes)
     target = readable(path, "traces")
     if target.is_dir():
         files = [readable(f, f"trace file {f.name}") for f in trace_files(target)]
@@ -76,7 +76,7 @@ def read_path(path: str | Path, max_request_bytes: int | None = None) -> Iterato
             yield from _read_json(file, limit)
 
 
-def max_request_limit(given: int | None) -> int:
+def _request_limit(given: int | None) -> int:
     """``given``, else the environment's setting, else the default.
 
     Raises:
