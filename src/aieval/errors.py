@@ -225,7 +225,7 @@ class ProviderResponseError(ProviderError):
 
 
 class StoreError(AievalError):
-    """The SQLite store cannot be read or written."""
+    """The run store (SQLite or PostgreSQL) cannot be opened, read or written."""
 
 
 class PushError(AievalError):
