@@ -16,26 +16,26 @@ batches = st.lists(st.lists(st.booleans(), min_size=1, max_size=4), min_size=1, 
 def test_samples_since_follows_insertion_order(
     store_location: str, batches: list[list[bool]], position: int
 ) -> None:
-    store = Store(store_location)
-    run_id = store.create_run(name="follow", run_id=new_run_id())
-    inserted: list[tuple[str, bool]] = []
-    for batch in batches:
-        # finishing order differs from dataset order: index counts down
-        records = []
-        for passed in batch:
-            n = len(inserted)
-            inserted.append((f"s{n}", passed))
-            records.append(SampleRecord(id=f"s{n}", index=1000 - n, input="x", passed=passed))
-        store.record_samples(run_id, records)
-    got = store.samples_since(run_id, position)
-    assert [s.id for s in got] == [sid for sid, _ in inserted[position:]]
-    seen, passed = store.pass_counts(run_id, position)
-    assert seen == min(position, len(inserted))
-    assert passed == sum(ok for _, ok in inserted[:position])
-    assert store.pass_counts(run_id) == (len(inserted), sum(ok for _, ok in inserted))
-    assert [s.id for s in store.samples_since(run_id, position, limit=2)] == [
-        sid for sid, _ in inserted[position : position + 2]
-    ]
+    with Store(store_location) as store:
+        run_id = store.create_run(name="follow", run_id=new_run_id())
+        inserted: list[tuple[str, bool]] = []
+        for batch in batches:
+            # finishing order differs from dataset order: index counts down
+            records = []
+            for passed in batch:
+                n = len(inserted)
+                inserted.append((f"s{n}", passed))
+                records.append(SampleRecord(id=f"s{n}", index=1000 - n, input="x", passed=passed))
+            store.record_samples(run_id, records)
+        got = store.samples_since(run_id, position)
+        assert [s.id for s in got] == [sid for sid, _ in inserted[position:]]
+        seen, passed = store.pass_counts(run_id, position)
+        assert seen == min(position, len(inserted))
+        assert passed == sum(ok for _, ok in inserted[:position])
+        assert store.pass_counts(run_id) == (len(inserted), sum(ok for _, ok in inserted))
+        assert [s.id for s in store.samples_since(run_id, position, limit=2)] == [
+            sid for sid, _ in inserted[position : position + 2]
+        ]
 
 
 def test_create_run_with_a_chosen_id_and_count_runs(store_location: str) -> None:

@@ -1,4 +1,4 @@
-"""Opening a store's backend: SQLite or PostgreSQL, by the location's scheme."""
+"""Opening a store's backend: SQLite or PostgreSQL, as its location says."""
 
 from __future__ import annotations
 

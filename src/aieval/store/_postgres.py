@@ -79,7 +79,14 @@ class PostgresBackend(Backend):
 
     @contextlib.contextmanager
     def transaction(self, *, exclusive: bool = False) -> Iterator[None]:
-        with self._live().transaction():
+        conn = self._live()
+        if exclusive:  # reads its row before writing: one statement at a time
+            with conn.transaction():
+                yield
+            return
+        # a write-only transaction is sent as one pipeline: BEGIN, every batch, COMMIT in about
+        # one round trip (an error surfaces when the pipeline syncs, inside this block)
+        with conn.pipeline(), conn.transaction():
             yield
 
     def create_schema(self, schema: str, added: dict[str, dict[str, str]], version: int) -> None:
