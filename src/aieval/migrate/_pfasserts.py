@@ -4,6 +4,7 @@ the same pass/fail on every output, or is left for a stub with the reason it was
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +15,14 @@ from aieval.migrate._pfconfig import Assertion
 from aieval.scorers import get_scorer
 from aieval.scorers._check_python import PYTHON_FUNCTIONS
 
-__all__ = ["MAPPED_TYPES", "Mapped", "Unmapped", "map_assertion", "uses_variables"]
+__all__ = [
+    "MAPPED_TYPES",
+    "Mapped",
+    "Unmapped",
+    "js_pattern",
+    "map_assertion",
+    "uses_variables",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +191,76 @@ def _equals(assertion: Assertion, value: Any) -> Mapped | Unmapped:
 def _regex(assertion: Assertion, value: Any) -> Mapped | Unmapped:
     if not isinstance(value, str) or not value:
         raise ConfigError(f"{assertion.where}: needs a pattern, got {value!r}")
-    return Mapped(assertion, "regex", {"pattern": value})
+    pattern = js_pattern(value)
+    if pattern is None:
+        return Unmapped(assertion, f"the pattern {value!r} uses syntax JavaScript reads otherwise")
+    return Mapped(assertion, "regex", {"pattern": pattern})
+
+
+#: JavaScript's ``\s`` (ASCII spaces and Unicode's), for a pattern read with ``(?a)``
+_JS_SPACE = r"\s\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+#: JavaScript's ``.`` without the ``s`` flag: anything but a line terminator
+_JS_DOT = r"[^\n\r\u2028\u2029]"
+#: after ``(?``: the groups JavaScript and Python both read (non-capturing, lookaround, named)
+_JS_GROUPS = (":", "=", "!", "<=", "<!", "<")
+
+
+def js_pattern(source: str) -> str | None:
+    r"""A JavaScript ``RegExp`` source (no flags) as a pattern with the same matches in the
+    ``regex`` library, or ``None`` when a construct is read differently (an inline flag group
+    is an error in JavaScript, ``[^]`` is an error in Python...).
+
+    ``\d``, ``\w`` and ``\b`` are ASCII in JavaScript: the pattern starts with ``(?a)``, and
+    ``\s`` gets back JavaScript's Unicode spaces; ``.`` excludes JavaScript's line terminators;
+    ``$`` outside a class matches only at the very end: it becomes ``\Z``.
+    """
+    out: list[str] = ["(?a)"]
+    i, in_class = 0, False
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            if i + 1 >= len(source) or source[i + 1] in "AZzGhHQEpPck":
+                return None  # anchors and classes Python has and JavaScript reads as letters
+            escape = source[i : i + 2]
+            if escape == r"\s":
+                escape = _JS_SPACE if in_class else f"[{_JS_SPACE}]"
+            elif escape == r"\S":
+                if in_class:
+                    return None
+                escape = f"[^{_JS_SPACE}]"
+            out.append(escape)
+            i += 2
+            continue
+        if ch == "." and not in_class:
+            out.append(_JS_DOT)
+            i += 1
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            if source.startswith("[^]", i) or source.startswith("[]", i):
+                return None
+            in_class = True
+        elif ch == "(" and source.startswith("(?", i):
+            if not source[i + 2 :].startswith(_JS_GROUPS):
+                return None
+        elif ch == "$":
+            out.append("\\Z")
+            i += 1
+            continue
+        elif ch in "{}" and not _quantifier(source, i):
+            return None  # a literal brace: JavaScript takes it as text, Python may not
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _quantifier(source: str, i: int) -> bool:
+    """Whether the brace at ``i`` is part of a ``{n}``, ``{n,}`` or ``{n,m}`` quantifier."""
+    if source[i] == "{":
+        return re.match(r"\{\d+(,\d*)?\}", source[i:]) is not None
+    start = source.rfind("{", 0, i)
+    return start >= 0 and re.fullmatch(r"\{\d+(,\d*)?\}", source[start : i + 1]) is not None
 
 
 def _json(contains: bool) -> Callable[[Assertion, Any], Mapped | Unmapped]:
