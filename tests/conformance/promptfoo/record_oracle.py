@@ -136,9 +136,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--promptfoo", default="npx --yes promptfoo@0.123.1")
     promptfoo = shlex.split(parser.parse_args().promptfoo)
-    version = subprocess.run(
-        [*promptfoo, "--version"], capture_output=True, text=True, check=True
-    ).stdout.strip().splitlines()[-1]
+    version = (
+        subprocess.run([*promptfoo, "--version"], capture_output=True, text=True, check=True)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     fixed = yaml.safe_load((HERE / "fixed_outputs.yaml").read_text(encoding="utf-8"))
     oracle: dict[str, Any] = {
         "promptfoo": version,

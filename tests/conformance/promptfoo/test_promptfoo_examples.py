@@ -36,7 +36,11 @@ PROMPTFOO_FILES = {
 
 def _stub_names(module: Path) -> set[str]:
     tree = ast.parse(module.read_text(encoding="utf-8"))
-    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    return {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+    }
 
 
 def _fill_stubs(imported: Any, example: str) -> None:
