@@ -15,7 +15,7 @@ __all__ = ["js_text", "render", "to_format", "variables"]
 # a nunjucks tag: {{ ... }}, {% ... %} or {# ... #}
 _TAG = re.compile(r"\{\{(?P<out>.*?)\}\}|\{%(?P<block>.*?)%\}|\{#(?P<comment>.*?)#\}", re.S)
 _NAME = r"[A-Za-z_$][A-Za-z0-9_$]*"
-_PATH = re.compile(rf"\s*-?(?P<path>{_NAME}(?:\.{_NAME})*)\s*-?")
+_PATH = re.compile(rf"\s*(?P<path>{_NAME}(?:\.{_NAME})*)\s*")
 
 
 def _line(text: str, offset: int) -> int:
