@@ -157,7 +157,7 @@ def _text(value: Any, assertion: Assertion) -> str:
 
 def _texts(value: Any, assertion: Assertion) -> list[str]:
     if isinstance(value, str):
-        if '"' in value or "'" in value:
+        if '"' in value:  # promptfoo reads quoted fields (CSV-like); plain ones are trimmed
             raise ConfigError(
                 f"{assertion.where}: a quoted comma-separated list is not translated; "
                 "give the values as a YAML list"
