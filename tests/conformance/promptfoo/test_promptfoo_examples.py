@@ -133,3 +133,41 @@ def test_the_examples_are_promptfoos_files_with_their_licence() -> None:
     for example, names in PROMPTFOO_FILES.items():
         for name in names:
             assert f"`{example}/{name}`" in readme
+
+
+def test_the_imported_eval_calls_the_model_with_promptfoos_prompts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """getting-started through the real provider path (a loopback OpenAI-compatible server):
+    each model gets the prompt promptfoo renders, and each fixed answer gets promptfoo's
+    verdict."""
+    from tests.support.openai_server import OpenAIServer, Reply
+
+    example = "getting-started"
+    imported = import_promptfoo(HERE / example / "promptfooconfig.yaml", tmp_path / "out")
+    rendered = ORACLE["prompts"][example]
+    rows = [json.loads(line) for line in imported.dataset.read_text(encoding="utf-8").splitlines()]
+    numbers = {row["id"]: row["metadata"]["promptfoo_test"] for row in rows}
+    with OpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+        for p, eval_file in enumerate(sorted(imported.eval_files), 1):
+            doc = yaml.safe_load(eval_file.read_text(encoding="utf-8"))
+            doc["settings"] = {"cache": False}
+            config = parse_eval(doc, source=str(eval_file), base_dir=eval_file.parent)
+            for k in range(1, 5):
+                answers = {rendered[f"{p}/{n}"]: FIXED[example][n][k - 1] for n in (1, 2)}
+                server.responder = lambda body, a=answers: Reply(a[body["messages"][-1]["content"]])
+                server.requests.clear()
+                results = run_eval(config, store=False)
+                assert sorted(r.model for r in results) == ["gpt-4.1", "o4-mini"]
+                sent = {
+                    (r.body["model"], r.body["messages"][-1]["content"]) for r in server.requests
+                }
+                assert sent == {
+                    (m, rendered[f"{p}/{n}"]) for m in ("gpt-4.1", "o4-mini") for n in (1, 2)
+                }
+                for result in results:
+                    verdicts = {f"{numbers[s.id]}/{k}": bool(s.passed) for s in result.samples}
+                    expected = ORACLE["outcomes"][example]
+                    assert verdicts == {key: expected[key] for key in verdicts}
