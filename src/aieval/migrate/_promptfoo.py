@@ -62,6 +62,7 @@ class PromptfooImport:
     stubs: Path | None
     mapped: tuple[ImportLine, ...]
     unmapped: tuple[ImportLine, ...]
+    source: Path | None = None
 
     @property
     def complete(self) -> bool:
@@ -71,20 +72,25 @@ class PromptfooImport:
     def text(self) -> str:
         """The report as Markdown (also written to ``import-report.md``)."""
         out = [f"# promptfoo import into {self.directory.name}", ""]
+        prefix = f"{self.source}: " if self.source is not None else ""
+        if self.source is not None:
+            out += [f"From: {self.source.name}", ""]
         out.append("Files: " + ", ".join(p.name for p in (*self.eval_files, self.dataset)))
         if self.stubs is not None:
             out[-1] += f", {self.stubs.name} (checks to write by hand)"
         out += ["", f"## Mapped ({len(self.mapped)})", ""]
-        out += [_line(item) for item in self.mapped] or ["nothing"]
+        out += [_line(item, prefix) for item in self.mapped] or ["nothing"]
         out += ["", f"## Not mapped ({len(self.unmapped)})", ""]
-        out += [_line(item) for item in self.unmapped] or ["nothing: the import is complete"]
+        out += [_line(item, prefix) for item in self.unmapped] or [
+            "nothing: the import is complete"
+        ]
         return "\n".join(out) + "\n"
 
 
-def _line(item: ImportLine) -> str:
+def _line(item: ImportLine, prefix: str) -> str:
     became = f" -> `{item.aieval}`" if item.aieval else ""
     note = f": {item.note}" if item.note else ""
-    return f"- {item.where}: `{item.promptfoo}`{became}{note}"
+    return f"- {item.where.removeprefix(prefix)}: `{item.promptfoo}`{became}{note}"
 
 
 class _Imported:
@@ -159,6 +165,7 @@ def import_promptfoo(
         stub_file = directory / STUBS
         stub_file.write_text(stub_module(stubs, source.name), encoding="utf-8")
     result = PromptfooImport(
+        source=source,
         directory=directory,
         eval_files=tuple(eval_files),
         dataset=directory / DATASET,
