@@ -19,7 +19,8 @@ from aieval.core import Verdict
 from aieval.core._stored import adapt_record, config_threshold
 from aieval.errors import StoreError
 from aieval.store import StoreLocation
-from aieval.store._backend import Backend, open_backend
+from aieval.store._backend import Backend
+from aieval.store._open import open_backend
 
 __all__ = ["metadata_keys", "sample_count", "scorer_names", "table_records"]
 

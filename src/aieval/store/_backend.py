@@ -19,7 +19,7 @@ from typing import Any
 
 from aieval.store._location import StoreLocation
 
-__all__ = ["Backend", "open_backend"]
+__all__ = ["Backend"]
 
 
 class Backend(ABC):
@@ -71,14 +71,3 @@ class Backend(ABC):
     @abstractmethod
     def close(self) -> None:
         """Close the connection."""
-
-
-def open_backend(location: StoreLocation) -> Backend:
-    """A connection to the store at ``location`` (driver errors propagate)."""
-    if location.is_sqlite:
-        from aieval.store._sqlite import SqliteBackend
-
-        return SqliteBackend(location)
-    from aieval.store._postgres import PostgresBackend
-
-    return PostgresBackend(location)

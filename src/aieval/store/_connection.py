@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from aieval.errors import StoreError
-from aieval.store._backend import Backend, open_backend
+from aieval.store._backend import Backend
 from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._open import open_backend
 from aieval.store._schema import COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION
 
 __all__ = ["Connection", "default_db_path", "placeholders"]

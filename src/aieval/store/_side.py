@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from aieval.errors import StoreError
-from aieval.store._backend import Backend, open_backend
+from aieval.store._backend import Backend
 from aieval.store._location import StoreLocation, parse_location
+from aieval.store._open import open_backend
 
 __all__ = ["SideTable"]
 
