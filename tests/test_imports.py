@@ -49,7 +49,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("judges",),
     ("runner",),
     ("workflows", "traces"),
-    ("code",),
+    ("code", "migrate"),
     ("report",),
     ("telemetry",),
     ("push",),
