@@ -211,6 +211,23 @@ def test_scorers_may_be_empty_only_when_every_row_has_checks(tmp_path: Path) -> 
         load_eval(tmp_path / "eval.yaml")
 
 
+def test_rows_checks_may_name_a_scorer_of_the_evals_own_imports(tmp_path: Path) -> None:
+    (tmp_path / "mine.py").write_text(
+        "from aieval import scorer\n\n\n@scorer\ndef says_yes_rowcheck(prediction, expected):\n"
+        "    return 1.0 if 'yes' in prediction else 0.0\n"
+    )
+    rows = [
+        {"id": "a", "input": "q", "prediction": "yes", "checks": ["says_yes_rowcheck"]},
+        {"id": "b", "input": "q", "prediction": "no", "checks": ["says_yes_rowcheck"]},
+    ]
+    _write_jsonl(tmp_path / "rows.jsonl", rows)
+    (tmp_path / "eval.yaml").write_text(
+        "name: mine\ndataset: rows.jsonl\nscorers: []\nimports: [mine.py]\n"
+    )
+    (result,) = run_eval(load_eval(tmp_path / "eval.yaml"), store=False)
+    assert [s.passed for s in result.samples] == [True, False]
+
+
 def test_default_checks_share_the_scorers_names(tmp_path: Path) -> None:
     config = parse_eval(
         {

@@ -101,7 +101,8 @@ class EvalConfig(_Strict):
         None, description="workflow definition file (or inline): its runs are graded"
     )
     profile: str | None = Field(None, description="scoring profile id, family or file")
-    # before scorers, whose validator reads it
+    # before scorers, whose validator reads them (rows' checks may name imported scorers)
+    imports: list[str] = Field(default_factory=list, description="Python files with @scorer")
     default_checks: list[str | dict[str, dict[str, Any]]] = Field(
         default_factory=list,
         description="checks applied to every row, beside the row's own (promptfoo's "
@@ -110,7 +111,6 @@ class EvalConfig(_Strict):
     scorers: list[str | dict[str, dict[str, Any]]] = Field(
         default_factory=list, validate_default=True
     )
-    imports: list[str] = Field(default_factory=list, description="Python files with @scorer")
     settings: SettingsConfig = Field(default_factory=SettingsConfig)
     enforce_hard_gates: bool = Field(
         True,
@@ -362,7 +362,11 @@ def _something_scored(data: dict[str, Any], base_dir: Path | None) -> None:
             return
     elif isinstance(dataset, str | DatasetConfig):
         path = dataset if isinstance(dataset, str) else dataset.path
+        imports = data.get("imports")
         try:
+            # rows' checks may name scorers of the eval's own files: import those first
+            for item in imports if isinstance(imports, list) else []:
+                import_file(_resolve(base_dir or Path("."), str(item)))
             info = load_dataset(_resolve(base_dir or Path("."), path or "")).scan()
         except (DatasetError, ConfigError) as exc:
             why = f"; the dataset could not be read to look for rows' checks: {exc}"

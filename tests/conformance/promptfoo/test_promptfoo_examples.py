@@ -16,15 +16,9 @@ import yaml
 
 from aieval import Example
 from aieval.migrate import import_promptfoo
-from aieval.runner import EvalConfig, parse_eval, run_eval
+from aieval.runner import parse_eval, run_eval
 from aieval.runner._target import ProviderTarget
 
-#: the translated evals put promptfoo's per-test assertions in the rows' own checks and
-#: defaultTest in default_checks: a tree without per-row checks cannot run them
-needs_row_checks = pytest.mark.skipif(
-    "default_checks" not in EvalConfig.model_fields,
-    reason="per-row checks (checks:, default_checks:) are not in this tree",
-)
 HERE = Path(__file__).parent
 ORACLE = json.loads((HERE / "oracle.json").read_text(encoding="utf-8"))
 FIXED = yaml.safe_load((HERE / "fixed_outputs.yaml").read_text(encoding="utf-8"))
@@ -73,7 +67,6 @@ def _graded(eval_file: Path, rows: list[dict[str, Any]]) -> dict[str, bool]:
     return {s.id: bool(s.passed) for s in result.samples}
 
 
-@needs_row_checks
 @pytest.mark.parametrize("example", CONFIGS)
 def test_the_imported_eval_gives_promptfoos_verdicts(example: str, tmp_path: Path) -> None:
     imported = import_promptfoo(HERE / example / "promptfooconfig.yaml", tmp_path / example)
@@ -142,7 +135,6 @@ def test_the_examples_are_promptfoos_files_with_their_licence() -> None:
             assert f"`{example}/{name}`" in readme
 
 
-@needs_row_checks
 def test_the_imported_eval_calls_the_model_with_promptfoos_prompts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
