@@ -23,6 +23,8 @@ class Example:
         recorded_error: a failure recorded in place of an output (the row's
             ``recorded_error``, e.g. an imported log's errored sample); without a target, the
             sample is stored with it as its error.
+        epoch: which repeat of the example this is (1..N) in a run with ``epochs=N > 1``;
+            ``None`` in a run of one epoch.
     """
 
     id: str
@@ -32,6 +34,16 @@ class Example:
     prediction: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
     recorded_error: str | None = None
+    epoch: int | None = None
+
+    @property
+    def sample_id(self) -> str:
+        """The id its sample is stored under: ``id``, or ``<id>#<epoch>`` for a repeat.
+
+        >>> Example("q1", "2+2?").sample_id, Example("q1", "2+2?", epoch=2).sample_id
+        ('q1', 'q1#2')
+        """
+        return self.id if self.epoch is None else f"{self.id}#{self.epoch}"
 
     @property
     def prompt(self) -> str:

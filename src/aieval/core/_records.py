@@ -83,6 +83,16 @@ class SampleRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     #: What the run's grader decided (see :class:`aieval.core.Verdict`); ``None`` until graded.
     verdict: Verdict | None = None
+    #: The repeat (1..N) of a run with ``epochs=N > 1``, whose sample ``id`` is
+    #: ``<example id>#<epoch>``; ``None`` in a run of one epoch.
+    epoch: int | None = None
+
+    @property
+    def example_id(self) -> str:
+        """The id of the dataset example this sample answers (its ``id`` without the epoch)."""
+        if self.epoch is None:
+            return self.id
+        return self.id.removesuffix(f"#{self.epoch}")
 
     @property
     def prompt(self) -> str:

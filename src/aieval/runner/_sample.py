@@ -63,7 +63,7 @@ class SampleProcessor:
             output = Output(None, error=f"{type(exc).__name__}: {exc}")
         calls[:0] = output.calls
         record = SampleRecord(
-            id=example.id,
+            id=example.sample_id,
             index=index,
             input=example.input,
             expected=example.expected,
@@ -72,6 +72,7 @@ class SampleProcessor:
             error=output.error,
             latency_s=output.latency_s,
             calls=calls,
+            epoch=example.epoch,
         )
         if output.error is None:
             context = {
@@ -106,7 +107,7 @@ class SampleProcessor:
 def failed_record(index: int, example: Example, error: str) -> SampleRecord:
     """The record of a sample whose processing itself failed (its worker died, say)."""
     return SampleRecord(
-        id=example.id,
+        id=example.sample_id,
         index=index,
         input=example.input,
         expected=example.expected,
@@ -114,6 +115,7 @@ def failed_record(index: int, example: Example, error: str) -> SampleRecord:
         error=error,
         passed=False,
         verdict=Verdict(False, (Reason("error", "target", error),), weighted_score=0.0),
+        epoch=example.epoch,
     )
 
 

@@ -209,6 +209,8 @@ def _sample_record(
         )
         for c in call_rows
     ]
+    extra = loads(extra_json) or {}
+    epoch = extra.pop("epoch", None)
     record = SampleRecord(
         id=sample_id,
         index=idx,
@@ -226,7 +228,8 @@ def _sample_record(
         retries=retries,
         cached=bool(cached),
         calls=calls,
-        extra=loads(extra_json) or {},
+        extra=extra,
+        epoch=epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None,
         verdict=None
         if verdict_json is None
         else Verdict.from_dict(loads(verdict_json), f"sample {sample_id!r}"),

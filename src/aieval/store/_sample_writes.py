@@ -48,7 +48,7 @@ class SampleWriter(Connection):
                         s.cost,
                         s.retries,
                         int(s.cached),
-                        dumps(s.extra) if s.extra else None,
+                        _extra(s),
                         now,
                         None if s.verdict is None else dumps(s.verdict.to_dict()),
                     )
@@ -137,3 +137,9 @@ class SampleWriter(Connection):
                 "SELECT COUNT(*) FROM samples WHERE run_id = ?", (to_db(run_id),)
             )
             return int(row.fetchone()[0])
+
+
+def _extra(sample: SampleRecord) -> str | None:
+    """The sample's ``extra`` as stored, with its epoch (key ``epoch``) in a run of epochs."""
+    extra = sample.extra if sample.epoch is None else {**sample.extra, "epoch": sample.epoch}
+    return dumps(extra) if extra else None
