@@ -12,7 +12,13 @@ import pytest
 from tests.support.openai_server import OpenAIServer, Reply
 
 from aieval import Example, Store, run
-from aieval.report import build_report, render_markdown, render_text, report_schema
+from aieval.report import (
+    build_report,
+    render_html,
+    render_markdown,
+    render_text,
+    report_schema,
+)
 from aieval.scorers import exact_match, llm_judge
 
 CENTRES = {"q0": 4, "q1": 6}  # on the judge's 0..10 scale
@@ -84,3 +90,6 @@ def test_the_report_of_a_run_of_epochs(tmp_path: Path) -> None:
     assert "**Epochs: 3 answers per example, 3 examples**" in markdown
     # k=3: pass@3 is 0, 1, 1 over the examples, pass^3 is 0, 0, 1
     assert "| 3 | 66.7% | 33.3% |" in markdown
+    page = render_html(doc)
+    assert "<h2>Epochs: 3 answers per example, 3 examples</h2>" in page
+    assert "<h2>Minimums (missed)</h2>" in page and "<code>q1</code>" in page

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aieval.core._verdict import Verdict
 
-__all__ = ["CallRecord", "SampleRecord", "ScoreRecord", "redact_record"]
+__all__ = ["CallRecord", "SampleRecord", "ScoreRecord", "redact_record", "split_epoch"]
 
 
 @dataclass(slots=True)
@@ -126,6 +126,19 @@ class SampleRecord:
         An unscored sample has no error and no score: it is not passed (nor errored).
         """
         return bool(self.scores) and all(s.not_applicable for s in self.scores.values())
+
+
+def split_epoch(extra: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
+    """A stored sample's ``extra`` without its ``epoch`` key, and the epoch (a run of epochs
+    keeps each sample's epoch there, so stores need no new column).
+
+    >>> split_epoch({"epoch": 2, "k": 1}), split_epoch({})
+    (({'k': 1}, 2), ({}, None))
+    """
+    epoch = extra.get("epoch")
+    if not isinstance(epoch, int) or isinstance(epoch, bool):
+        return extra, None
+    return {k: v for k, v in extra.items() if k != "epoch"}, epoch
 
 
 def redact_record(record: SampleRecord, secrets: frozenset[str]) -> None:

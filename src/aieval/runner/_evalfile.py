@@ -23,7 +23,7 @@ from aieval.runner._minimums import check_minimum_names
 from aieval.runner._references import resolve_scorers
 from aieval.runner._result import RunResult
 from aieval.runner._run import check_run
-from aieval.runner._spec import RunSpec, check_share, check_shares
+from aieval.runner._spec import RunSpec, check_share, check_shares, not_a_flag
 from aieval.runner._tracing import telemetry_from_env
 from aieval.scorers import Scorer
 from aieval.store import Store
@@ -64,7 +64,7 @@ class SettingsConfig(_Strict):
     )
     prices: dict[str, ModelPrice] = Field(default_factory=dict, description="USD per Mtok")
     epochs: int = Field(
-        1, ge=1, le=1000, description="times each example is answered and scored (repeats)"
+        1, ge=1, le=1000, strict=True, description="times each example is answered and scored"
     )
     min_pass_rate: float | None = Field(
         None, ge=0, le=1, description="least pass rate; below it `aieval run` exits 4"
@@ -83,6 +83,11 @@ class SettingsConfig(_Strict):
     @classmethod
     def _shares(cls, value: Any) -> Any:
         return check_shares(value)
+
+    @field_validator("min_pass_rate", mode="before")
+    @classmethod
+    def _not_a_flag(cls, value: Any) -> Any:
+        return not_a_flag(value)
 
     @model_validator(mode="after")
     def _address_needs_ray(self) -> SettingsConfig:

@@ -62,6 +62,7 @@ __all__ = [
     "check_share",
     "check_shares",
     "env_name",
+    "not_a_flag",
 ]
 
 #: ``run_async`` keyword arguments that are live objects, never part of a spec.
@@ -97,9 +98,16 @@ def check_shares(value: Any) -> Any:
     if isinstance(value, dict):
         for key, share in value.items():
             try:
-                check_share(share)
+                check_share(not_a_flag(share))
             except ValueError as exc:
                 raise ValueError(f"{key}: {exc}") from None
+    return value
+
+
+def not_a_flag(value: Any) -> Any:
+    """Refuse ``true``/``false`` where a share is expected (pydantic would read 1.0 or 0.0)."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be a number between 0 and 1, got {value!r}")
     return value
 
 
@@ -183,6 +191,11 @@ class ScoringSpec(_Sub):
     def _shares(cls, value: Any) -> Any:
         return check_shares(value)
 
+    @field_validator("min_pass_rate", mode="before")
+    @classmethod
+    def _not_a_flag(cls, value: Any) -> Any:
+        return not_a_flag(value)
+
     @field_validator("scorers")
     @classmethod
     def _one_key_each(cls, value: list[ScorerEntry]) -> list[ScorerEntry]:
@@ -245,7 +258,9 @@ class RunSpec(BaseModel):
         description="a .jsonl/.json/.csv path, a folder of workflow run logs, or inline rows"
     )
     limit: int | None = Field(None, ge=0)
-    epochs: int = Field(1, ge=1, le=1000, description="times each example is answered (and scored)")
+    epochs: int = Field(
+        1, ge=1, le=1000, strict=True, description="times each example is answered and scored"
+    )
     prediction_field: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     target: TargetSpec = Field(default_factory=TargetSpec)

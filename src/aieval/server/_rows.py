@@ -17,6 +17,7 @@ from typing import Any
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import Verdict
+from aieval.core._records import split_epoch
 from aieval.core._stored import adapt_record, config_threshold
 from aieval.store._encoding import from_db, to_db
 
@@ -127,6 +128,7 @@ def _record(row: tuple[Any, ...], scores: dict[str, ScoreRecord]) -> SampleRecor
     sample_id, idx, input_json, expected_json, prediction, meta, error, passed, extra, verdict = (
         _text(row)
     )
+    extra_data, epoch = split_epoch(_loads(extra) or {})
     return SampleRecord(
         id=sample_id,
         index=idx,
@@ -137,7 +139,8 @@ def _record(row: tuple[Any, ...], scores: dict[str, ScoreRecord]) -> SampleRecor
         scores=scores,
         error=error,
         passed=None if passed is None else bool(passed),
-        extra=_loads(extra) or {},
+        extra=extra_data,
+        epoch=epoch,
         verdict=None
         if verdict is None
         else Verdict.from_dict(_loads(verdict), f"sample {sample_id!r}"),

@@ -79,8 +79,8 @@ def variance_split(examples: Sequence[Sequence[Sequence[float]]]) -> VarianceSpl
 
     Example:
         >>> split = variance_split([[[0.0, 0.2], [1.0, 0.8]], [[0.5, 0.5], [0.5, 0.5]]])
-        >>> split.judge_variance, round(split.answer_variance, 4), round(split.answer_share, 4)
-        (0.01, 0.155, 0.9394)
+        >>> [round(x, 4) for x in (split.judge_variance, split.answer_variance, split.answer_share)]
+        [0.01, 0.155, 0.9394]
     """
     within_ss, within_df = 0.0, 0
     between_ss, between_df = 0.0, 0
