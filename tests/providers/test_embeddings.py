@@ -183,3 +183,18 @@ def test_similar_uses_the_runs_base_url_and_negates(
     assert sample.prediction == "echo: hello"
     assert sample.scores["similar"].value == 1.0  # not similar, as negated asks
     assert "/v1/embeddings" in openai_server.paths()
+
+
+def test_similar_without_an_endpoint_or_key_asks_nobody_and_says_what_to_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from aieval.errors import ScorerError
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # a proxy that refuses every connection: a request would fail differently
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    with pytest.raises(
+        ScorerError, match=r"no embeddings endpoint is named .* give the check a base_url"
+    ):
+        asyncio.run(similar.fn("a refund", "refund issued"))

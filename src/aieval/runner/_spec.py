@@ -284,8 +284,15 @@ class RunSpec(BaseModel):
         for sub, fields in nested.items():
             given = out.get(sub)
             if isinstance(given, BaseModel):
-                given = given.model_dump()
-            out[sub] = {**(given if isinstance(given, dict) else {}), **fields}
+                given = given.model_dump(exclude_unset=True)
+            given = given if isinstance(given, dict) else {}
+            clash = [f for f in fields if f in given and given[f] != fields[f]]
+            if clash:
+                raise ValueError(
+                    f"{clash[0]!r} is given twice, as {clash[0]}={fields[clash[0]]!r} and "
+                    f"{sub}.{clash[0]}={given[clash[0]]!r}: give it once"
+                )
+            out[sub] = {**given, **fields}
         return out
 
     def replace(self, **changes: Any) -> RunSpec:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
 from aieval._types import Score
-from aieval.core import GROUPS, load_plugins
+from aieval.core import GROUPS, load_plugins, plugin_names
 from aieval.errors import ConfigError, ScorerError
 
 __all__ = [
@@ -306,8 +306,8 @@ def registered_scorers() -> dict[str, Scorer]:
 
 def get_scorer(name: str) -> Scorer:
     """The scorer registered under ``name``; :class:`ConfigError` names the known ones."""
-    if name not in _REGISTRY:
-        _load_entry_points()
+    if name not in _REGISTRY or (not _entry_points_loaded and name in _plugin_names()):
+        _load_entry_points()  # also finds a plug-in that has a registered scorer's name
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -318,6 +318,17 @@ def get_scorer(name: str) -> Scorer:
 
 
 _entry_points_loaded = False
+
+
+_names: frozenset[str] | None = None
+
+
+def _plugin_names() -> frozenset[str]:
+    """Names of the installed scorer plug-ins (read once per process, none loaded)."""
+    global _names
+    if _names is None:
+        _names = frozenset(plugin_names(GROUPS["scorers"]))
+    return _names
 
 
 def _load_entry_points() -> None:
@@ -335,6 +346,14 @@ def _load_entry_points() -> None:
             raise ConfigError(
                 f"scorer plug-in {name!r} ({GROUPS['scorers']}) is {type(loaded).__name__} "
                 f"{loaded!r}, not a scorer or a function"
+            )
+    for name, built in found.items():
+        have = _REGISTRY.get(name)
+        if have is not None and have is not built and have.fn is not built.fn:
+            raise ConfigError(
+                f"scorer plug-in {name!r} ({GROUPS['scorers']}) has the name of a scorer "
+                f"already registered here ({have.fn.__module__}.{have.fn.__qualname__}): "
+                "rename one of them, so that neither replaces the other unnoticed"
             )
     _entry_points_loaded = True
     for name, built in found.items():
