@@ -313,10 +313,10 @@ def run_eval(
 
     Each run is one of :meth:`EvalConfig.specs`. ``tracer_provider`` is used when the settings
     (or ``$AIEVAL_OTEL``) turn telemetry on. ``run_id`` names the new run; it needs a
-    configuration that makes exactly one run. ``max_error_rate``, ``executor`` and
+    configuration that makes exactly one run. ``max_error_rate``, ``executor``,
     ``ray_address``, ``epochs`` and ``min_pass_rate`` override the file's ``settings``.
-    ``observers`` (each a
-    :class:`~aieval.core.RunObserver`) see every run start, each stored sample and its end.
+    ``observers`` (each a :class:`~aieval.core.RunObserver`) see every run start, each stored
+    sample and its end.
     """
     db = store if isinstance(store, Store) else None
     where = str(store.path) if isinstance(store, Store) else store

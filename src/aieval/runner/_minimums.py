@@ -3,7 +3,8 @@
 Checked once the run ends, on its summary: the numbers are stored with it
 (``summary["minimums"]``) and :attr:`~aieval.runner.RunResult.missed_minimums` lists each one
 missed; ``aieval run`` exits 4 when one is. A run that scored nothing never meets a minimum: a
-pass rate or a mean that does not exist is below every minimum.
+pass rate or a mean that does not exist (no sample passed and no scorer scored one; a scorer
+with no score) is below every minimum, 0 included.
 """
 
 from __future__ import annotations
@@ -68,10 +69,12 @@ def minimums_summary(
     if min_pass_rate is None and not min_scores:
         return None
     checks: list[tuple[str, float, float | None]] = []
-    if min_pass_rate is not None:
-        rate = summary.get("pass_rate") if summary.get("samples") else None
-        checks.append((PASS_RATE, min_pass_rate, rate))
     scorers = summary.get("scorers") or {}
+    # no sample passed and no scorer scored one: the run scored nothing, and its pass rate of
+    # 0.0 (or none, without samples) meets no minimum, not even 0
+    scored = summary.get("passed") or any((s or {}).get("count") for s in scorers.values())
+    if min_pass_rate is not None:
+        checks.append((PASS_RATE, min_pass_rate, summary.get("pass_rate") if scored else None))
     for name, minimum in min_scores.items():
         checks.append((name, minimum, (scorers.get(name) or {}).get("mean")))
     rows: list[dict[str, Any]] = [

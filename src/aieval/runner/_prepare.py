@@ -83,6 +83,9 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
             "scorers: give at least one scorer (e.g. scorers=[exact_match]), or a "
             "workflow/profile to grade runs; a run with nothing to score would pass every sample"
         )
+    check_minimum_names(spec.scoring.min_scores, [s.name for s in scorers])
+    if spec.epochs > 1:
+        check_repeatable(spec, parts)
     data, info = open_data(parts.dataset, spec, evaluator)
     db = open_store(parts.store)
     if evaluator is not None and parts.target is None and parts.provider is None:
@@ -93,9 +96,7 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
             target = evaluator.wrap(target)
     names = [s.name for s in scorers]
     aggregator = evaluator.aggregator(names) if evaluator is not None else Aggregator(names)
-    check_minimum_names(spec.scoring.min_scores, aggregator.scorers)
     if spec.epochs > 1:
-        check_repeatable(spec, parts)
         aggregator.epochs = EpochTally(spec.epochs)
     config = run_config(spec, live, target, scorers, data, evaluator)
     return Prepared(spec, parts, data, info, db, scorers, target, evaluator, aggregator, config)

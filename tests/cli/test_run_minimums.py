@@ -67,6 +67,7 @@ def test_a_run_that_scored_nothing_never_meets_a_minimum(tmp_path: Path) -> None
     (tmp_path / "e.yaml").write_text(text + "imports: [boom.py]\n")
     done = cli("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     assert done.returncode == 4, done.stderr
+    assert "pass rate: none (nothing scored), minimum 0;" in done.stderr
     assert "boom mean score: none (nothing scored), minimum 0" in done.stderr
     # errors beyond the budget take precedence: exit 3
     text = (tmp_path / "e.yaml").read_text().replace("max_error_rate: 1.0, ", "")
