@@ -3,10 +3,11 @@ paired test on one value per example."""
 
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from aieval import Example, Store, run
-from aieval.report import compare_runs
+from aieval.report import compare_runs, comparison_schema
 from aieval.scorers import exact_match
 
 ROWS = [{"id": f"q{i}", "prompt": f"p{i}", "expected": f"p{i}"} for i in range(8)]
@@ -44,6 +45,7 @@ def test_runs_of_epochs_pair_by_example_with_their_mean_over_epochs(tmp_path: Pa
     improved = {e["id"]: e for e in comparison.improvements}
     assert improved["q1"]["baseline"]["pass_share"] == pytest.approx(1 / 3)
     assert improved["q1"]["candidate"]["pass_share"] == pytest.approx(1.0)
+    jsonschema.validate(comparison.to_dict(), comparison_schema())
 
 
 def test_a_run_of_epochs_pairs_with_a_run_without(tmp_path: Path) -> None:
@@ -56,5 +58,6 @@ def test_a_run_of_epochs_pairs_with_a_run_without(tmp_path: Path) -> None:
     comparison = compare_runs(store, base.id, cand.id)
     assert "epochs" not in comparison.baseline and comparison.candidate["epochs"] == 2
     assert comparison.candidate["minimums"]["met"] is True
+    jsonschema.validate(comparison.to_dict(), comparison_schema())
     assert comparison.paired == 8 and comparison.only_candidate_count == 0
     assert comparison.regressions_count == 0 and comparison.improvements_count == 0
