@@ -88,10 +88,10 @@ def test_a_malformed_answer_is_a_response_error(openai_server: OpenAIServer, raw
         _embed(OpenAIEmbeddings(openai_server.base_url, retry=NO_WAIT), ["x"])
 
 
-def test_cached_texts_make_no_request_and_the_cache_is_a_sqlite_file(
-    openai_server: OpenAIServer, tmp_path: Path
+def test_cached_texts_make_no_request_and_the_cache_is_in_the_store(
+    openai_server: OpenAIServer, store_location: str
 ) -> None:
-    path = tmp_path / "cache.db"
+    path = store_location
     _embed(OpenAIEmbeddings(openai_server.base_url, cache=path), ["a", "b"])
     again = _embed(OpenAIEmbeddings(openai_server.base_url, cache=path), ["b", "c", "a"])
     assert again.vectors == [letter_vector("b"), letter_vector("c"), letter_vector("a")]

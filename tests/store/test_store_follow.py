@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,9 +14,9 @@ batches = st.lists(st.lists(st.booleans(), min_size=1, max_size=4), min_size=1, 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=30)
 @given(batches=batches, position=st.integers(0, 25))
 def test_samples_since_follows_insertion_order(
-    tmp_path: Path, batches: list[list[bool]], position: int
+    store_location: str, batches: list[list[bool]], position: int
 ) -> None:
-    store = Store(tmp_path / "runs.db")
+    store = Store(store_location)
     run_id = store.create_run(name="follow", run_id=new_run_id())
     inserted: list[tuple[str, bool]] = []
     for batch in batches:
@@ -40,8 +38,8 @@ def test_samples_since_follows_insertion_order(
     ]
 
 
-def test_create_run_with_a_chosen_id_and_count_runs(tmp_path: Path) -> None:
-    store = Store(tmp_path / "runs.db")
+def test_create_run_with_a_chosen_id_and_count_runs(store_location: str) -> None:
+    store = Store(store_location)
     assert store.count_runs() == 0
     store.create_run(name="a", run_id="fixed-1")
     store.create_run(name="b")

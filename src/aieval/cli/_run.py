@@ -11,7 +11,14 @@ from rich.text import Text
 
 from aieval._terminal import printable
 from aieval.cli._exits import EXIT_BELOW_MINIMUM, EXIT_ERRORS, EXIT_FAILED
-from aieval.cli._options import RAY_EXTRA_HELP, DbOption, check_executor, check_ray, share
+from aieval.cli._options import (
+    RAY_EXTRA_HELP,
+    DbOption,
+    check_executor,
+    check_ray,
+    share,
+    store_location,
+)
 from aieval.cli._print import (
     err,
     labelled,
@@ -113,7 +120,7 @@ def run_command(
     """
     from aieval.cli._tracing import live_destination
     from aieval.runner import load_eval, plaintext_keys, run_eval, telemetry_requested
-    from aieval.store import Store, default_db_path
+    from aieval.store import Store
 
     check_executor(executor)
     config = load_eval(eval_file)
@@ -124,7 +131,7 @@ def run_command(
         )
         err.print(labelled("warning:", "yellow", warning), highlight=False)
     check_ray(executor or config.settings.executor, ray_address)  # before the store is opened
-    store = Store(db) if db else Store(default_db_path())
+    store = Store(store_location(db))
     resume_arg: str | bool | None = resume_id or (True if resume else None)
     destination = live_destination() if telemetry_requested(config) else None
     try:
@@ -169,7 +176,7 @@ def run_command(
         _print_summary(result)
     if len(results) > 1:
         _print_comparison(results)
-    out.print(printable(f"stored in {store.path}"), style="dim")
+    out.print(printable(f"stored in {store.location}"), style="dim")
     over = [r for r in results if r.error_budget_exceeded]
     if over:
         for result in over:
@@ -209,8 +216,8 @@ def run_command(
         raise typer.Exit(EXIT_BELOW_MINIMUM)
 
 
-def _resume_hint(lead: str, style: str, eval_file: Path, db: Path | None) -> None:
-    command = f"aieval run {eval_file} --resume" + (f" --db {db}" if db else "")
+def _resume_hint(lead: str, style: str, eval_file: Path, db: str | None) -> None:
+    command = f"aieval run {eval_file} --resume" + (f" --db {store_location(db)}" if db else "")
     err.print(Text.assemble((lead, style), " resume with ", (command, "bold")), soft_wrap=True)
 
 

@@ -319,7 +319,7 @@ def run_eval(
     sample and its end.
     """
     db = store if isinstance(store, Store) else None
-    where = str(store.path) if isinstance(store, Store) else store
+    where = str(store.location) if isinstance(store, Store) else store
     specs = config.specs(
         store=str(where) if isinstance(where, Path) else where,
         resume=resume,

@@ -124,4 +124,4 @@ def _result(
 
 def _endpoint_of(spec: RunSpec, live: LiveParts, db: Store | None) -> RunEndpoint:
     """What judges without their own endpoint inherit from this run."""
-    return run_endpoint(spec, str(db.path) if db else None, named=live.provider is None)
+    return run_endpoint(spec, str(db.location) if db else None, named=live.provider is None)

@@ -26,7 +26,7 @@ from aieval.runner._ray import RayExecutor
 from aieval.runner._references import reference_of, resolve_scorers, scorer_entry
 from aieval.runner._spec import RunSpec
 from aieval.scorers import Scorer
-from aieval.store import Store
+from aieval.store import Store, StoreLocation
 
 __all__ = [
     "EXECUTORS",
@@ -171,8 +171,8 @@ def split_live(
     if target is not None:
         live.target, function = target, _reference(target, "target", missing)
     if isinstance(store, Store):
-        live.store, store = store, str(store.path)
-    elif isinstance(store, Path):
+        live.store, store = store, str(store.location)
+    elif isinstance(store, Path | StoreLocation):
         store = str(store)
     workflow = _describe_file(workflow, "workflow", live)
     profile = _describe_file(profile, "profile", live)

@@ -24,7 +24,7 @@ from aieval.runner._spec import RunSpec
 from aieval.runner._target import CallableTarget, ProviderTarget, RecordedTarget, Target
 from aieval.scorers import Scorer
 from aieval.scorers._judge_call import judge_secrets
-from aieval.store import Store, default_db_path
+from aieval.store import Store, StoreLocation, default_location
 
 __all__ = [
     "Prepared",
@@ -185,20 +185,20 @@ def build_target(
             f"recorded 'prediction'{hint}; pass provider= and model=, or target="
         )
     # a run that asked for no store writes no file: its response cache is in memory
-    cache_path = db.path if db is not None else MEMORY
+    cache_path = db.location if db is not None else MEMORY
     return make_target(spec, cache_path, target=parts.target, provider=provider)
 
 
 def make_target(
     spec: RunSpec,
-    cache_path: str | Path | None,
+    cache_path: str | Path | StoreLocation | None,
     *,
     target: Any = None,
     provider: Any = None,
 ) -> Target:
     """The spec's target (``target``/``provider``: objects given instead of the spec's own).
 
-    ``cache_path``: the response cache's SQLite file (``None``: no cache; ``":memory:"``: a
+    ``cache_path``: the response cache's store (``None``: no cache; ``":memory:"``: a
     cache of this run only, in no file).
     """
     described = spec.target
@@ -230,7 +230,7 @@ def make_target(
         retries=described.retries,
         concurrency=concurrency,
         cache=described.cache and cache_path is not None,
-        cache_path=cache_path if cache_path is not None else default_db_path(),
+        cache_path=cache_path if cache_path is not None else default_location(),
         timeout=described.timeout,
     )
     return ProviderTarget(
@@ -321,7 +321,7 @@ def start_or_resume(
             model = f" with model {spec.target.model!r}" if spec.target.model is not None else ""
             raise ConfigError(
                 f"nothing to resume: no unfinished run named {spec.name!r}{model} in "
-                f"{db.path}; run without resume to start a new one"
+                f"{db.location}; run without resume to start a new one"
             )
     if previous is None:
         run_id = db.create_run(

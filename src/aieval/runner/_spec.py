@@ -220,10 +220,23 @@ class StorageSpec(_Sub):
     """Where the run is stored, which stored run it resumes, and the id of a new one."""
 
     store: str | bool | None = Field(
-        True, description="true: $AIEVAL_DB or ./aieval.db; a path; false: in memory only"
+        True,
+        description="true: $AIEVAL_DB or ./aieval.db; a path, sqlite:///path or"
+        " postgresql:// URL (its password is never kept: only the redacted URL); false: in"
+        " memory only",
     )
     resume: str | bool | None = Field(None, description="a run id, or true: the latest unfinished")
     run_id: str | None = None
+
+    @field_validator("store")
+    @classmethod
+    def _location(cls, value: str | bool | None) -> str | bool | None:
+        # another scheme is refused here; a URL's password never enters the spec
+        if isinstance(value, str):
+            from aieval.store import parse_location
+
+            return parse_location(value).redacted
+        return value
 
 
 #: Which sub-spec holds each keyword of ``run()`` (``target`` is ``TargetSpec.function``).
