@@ -62,7 +62,7 @@ def test_flat_keywords_and_sub_specs_are_one_spec() -> None:
     assert RunSpec.model_validate_json(flat.model_dump_json()) == nested
     assert RunSpec(**flat.flat()) == flat
     assert set(json.loads(flat.model_dump_json())) == {
-        "name", "dataset", "limit", "prediction_field", "metadata",
+        "name", "dataset", "limit", "epochs", "prediction_field", "metadata",
         "target", "scoring", "execution", "storage",
     }  # fmt: skip
     # the Ray address lives in the execution sub-spec only

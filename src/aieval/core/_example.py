@@ -51,6 +51,8 @@ class Example:
             sample is stored with it as its error.
         checks: the row's own checks (its ``checks``/``assert`` list), scored on this example
             only, beside the run's scorers.
+        epoch: which repeat of the example this is (1..N) in a run with ``epochs=N > 1``;
+            ``None`` in a run of one epoch.
     """
 
     id: str
@@ -61,6 +63,17 @@ class Example:
     fields: dict[str, Any] = field(default_factory=dict)
     recorded_error: str | None = None
     checks: tuple[RowCheck, ...] = ()
+
+    epoch: int | None = None
+
+    @property
+    def sample_id(self) -> str:
+        """The id its sample is stored under: ``id``, or ``<id>#<epoch>`` for a repeat.
+
+        >>> Example("q1", "2+2?").sample_id, Example("q1", "2+2?", epoch=2).sample_id
+        ('q1', 'q1#2')
+        """
+        return self.id if self.epoch is None else f"{self.id}#{self.epoch}"
 
     @property
     def prompt(self) -> str:

@@ -22,7 +22,12 @@ from aieval.report._comparable import (
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
 from aieval.report._provenance import provenance
-from aieval.report._samples import ExampleNumbers, example_numbers, ungraded_score
+from aieval.report._samples import (
+    ExampleNumbers,
+    example_numbers,
+    merge_epochs,
+    ungraded_score,
+)
 from aieval.report._tally import JudgeTally
 from aieval.stats import paired_bootstrap_ci
 from aieval.store import RunRow, Store
@@ -142,26 +147,32 @@ def compare_runs(
         raise ConfigError(
             f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
         )
-    base: dict[str, ExampleNumbers] = {}
+    # a run of epochs has N samples per example: each side pairs by example, its numbers the
+    # mean over its epochs (merge_epochs), so the paired test sees one value per example
+    base_epochs: dict[str, list[ExampleNumbers]] = {}
     keys: dict[str, tuple[str, str]] = {}  # per example: digests of its input and answer key
     base_judges: dict[str, JudgeTally] = {}
     for sample in base_store.iter_samples(base_row.id):
-        base[sample.id] = example_numbers(sample)
-        keys[sample.id] = (digest(sample.input), digest(sample.expected))
+        base_epochs.setdefault(sample.example_id, []).append(example_numbers(sample))
+        keys[sample.example_id] = (digest(sample.input), digest(sample.expected))
         tally_judges(sample, base_judges)
     judges: dict[str, JudgeTally] = {}
-    cand: dict[str, ExampleNumbers] = {}
+    cand_epochs: dict[str, list[ExampleNumbers]] = {}
     changed: list[str] = []
     changed_expected: list[str] = []
     for sample in store.iter_samples(cand_row.id):
-        cand[sample.id] = example_numbers(sample)
-        if sample.id in keys:
-            seen_input, seen_expected = keys[sample.id]
+        example_id = sample.example_id
+        first = example_id not in cand_epochs
+        cand_epochs.setdefault(example_id, []).append(example_numbers(sample))
+        if first and example_id in keys:
+            seen_input, seen_expected = keys[example_id]
             if seen_input != digest(sample.input):
-                changed.append(sample.id)
+                changed.append(example_id)
             if seen_expected != digest(sample.expected):
-                changed_expected.append(sample.id)
+                changed_expected.append(example_id)
         tally_judges(sample, judges)
+    base = {i: merge_epochs(group, i) for i, group in base_epochs.items()}
+    cand = {i: merge_epochs(group, i) for i, group in cand_epochs.items()}
     warnings = comparison_warnings(
         base_row, cand_row, {"baseline": base_judges, "candidate": judges}, policy
     )
@@ -197,8 +208,8 @@ def compare_runs(
         scorer_changes=scorer_changes(base_row.config, cand_row.config),
     )
     return Comparison(
-        baseline=run_header(base_row),
-        candidate=run_header(cand_row),
+        baseline=_side_header(base_row),
+        candidate=_side_header(cand_row),
         paired=len(pairs),
         only_baseline=only_b[:_MAX_IDS],
         only_candidate=only_c[:_MAX_IDS],
@@ -220,6 +231,19 @@ def compare_runs(
             base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
         ),
     )
+
+
+def _side_header(row: RunRow) -> dict[str, Any]:
+    """A side's run header, with its ``epochs`` when it ran more than one, and the minimums
+    it was held to (met or not, with the numbers) when it had any."""
+    header = run_header(row)
+    epochs = row.config.get("epochs")
+    if isinstance(epochs, int) and epochs > 1:
+        header["epochs"] = epochs
+    minimums = (row.metrics or {}).get("minimums")
+    if minimums:
+        header["minimums"] = minimums
+    return header
 
 
 def _scorers(examples: Iterable[ExampleNumbers]) -> set[str]:
@@ -260,7 +284,7 @@ def _metrics(
 ) -> list[dict[str, Any]]:
     getters: list[tuple[str, Callable[[ExampleNumbers], float | None]]] = [
         ("weighted_score", lambda ex: ex.weighted_score),
-        ("pass_rate", lambda ex: float(ex.passed)),
+        ("pass_rate", lambda ex: ex.pass_value),
     ]
     gates = sorted({g for b, c in pairs for g in (*b.gates, *c.gates)})
     getters += [(f"gate:{g}", _gate_getter(g)) for g in gates]
@@ -364,7 +388,10 @@ def _changes(
 
 
 def _side(ex: ExampleNumbers) -> dict[str, Any]:
-    return {"passed": ex.passed, "grade": ex.grade, "weighted_score": ex.weighted_score}
+    side = {"passed": ex.passed, "grade": ex.grade, "weighted_score": ex.weighted_score}
+    if ex.pass_share is not None:
+        side["pass_share"] = ex.pass_share
+    return side
 
 
 def describe_changes(b: ExampleNumbers, c: ExampleNumbers) -> list[str]:

@@ -34,6 +34,18 @@ from aieval.report._document import (
     run_title,
     workflow_label,
 )
+from aieval.report._epochs import (
+    ESTIMATORS,
+    K_HEAD,
+    MINIMUM_HEAD,
+    VARIANCE_HEAD,
+    epochs_title,
+    example_head,
+    example_rows,
+    k_rows,
+    minimum_rows,
+    variance_rows,
+)
 
 __all__ = ["render_markdown"]
 
@@ -111,6 +123,8 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
         yield table(
             GRADE_ORDER, [[str(doc["grades"].get(g, 0)) for g in GRADE_ORDER]], numeric=range(5)
         )
+    yield from _minimums(doc.get("minimums"))
+    yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
     yield from _report_tables(doc)
     yield _warnings(doc.get("warnings") or [])
@@ -200,6 +214,30 @@ def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
                 for r in rows
             ],
         )
+
+
+def _minimums(minimums: Mapping[str, Any] | None) -> Iterator[str]:
+    """The minimums the run was held to, each met or not."""
+    if not minimums:
+        return
+    rows = [[escape(cell) for cell in row] for row in minimum_rows(minimums)]
+    yield f"**Minimums{'' if minimums.get('met') else ' (missed)'}**"
+    yield table(MINIMUM_HEAD, rows)
+
+
+def _epochs(epochs: Mapping[str, Any] | None) -> Iterator[str]:
+    """pass@k and pass^k by k, the variance split of judged scorers, the least reliable
+    examples (folded)."""
+    if not epochs:
+        return
+    yield f"**{escape(epochs_title(epochs))}**"
+    yield table(K_HEAD, k_rows(epochs))
+    yield f"*{ESTIMATORS}*"
+    variance = [[escape(cell) for cell in row] for row in variance_rows(epochs)]
+    if variance:
+        yield "**Variance: answers vs judge**\n\n" + table(VARIANCE_HEAD, variance)
+    rows = [[escape(cell) for cell in row] for row in example_rows(epochs)]
+    yield _folded("Examples, least reliable first", example_head(epochs), rows)
 
 
 def _code(code: Mapping[str, Any] | None) -> Iterator[str]:

@@ -40,6 +40,18 @@ from aieval.report._document import (
     run_title,
     workflow_label,
 )
+from aieval.report._epochs import (
+    ESTIMATORS,
+    K_HEAD,
+    MINIMUM_HEAD,
+    VARIANCE_HEAD,
+    epochs_title,
+    example_head,
+    example_rows,
+    k_rows,
+    minimum_rows,
+    variance_rows,
+)
 
 __all__ = ["render_diff", "render_text"]
 
@@ -159,9 +171,51 @@ def _report(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     if doc.get("judges"):
         yield _judges(doc["judges"])
     yield _resources(doc)
+    yield from _minimums(doc.get("minimums"))
+    yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
     yield from _groups(doc.get("groups") or {})
     yield from _warnings(doc.get("warnings") or [])
+
+
+#: Examples listed in the text report of a run of epochs (the least reliable first).
+_EPOCH_EXAMPLES = 20
+
+
+def _minimums(minimums: Mapping[str, Any] | None) -> Iterator[RenderableType]:
+    """The minimums the run was held to, each met or not."""
+    if not minimums:
+        return
+    table = _table("Minimums" + ("" if minimums.get("met") else " (MISSED)"), *MINIMUM_HEAD)
+    for row in minimum_rows(minimums):
+        _add(table, *row)
+    yield table
+
+
+def _epochs(epochs: Mapping[str, Any] | None) -> Iterator[RenderableType]:
+    """pass@k and pass^k by k, the variance split of judged scorers, the least reliable
+    examples."""
+    if not epochs:
+        return
+    yield Text(epochs_title(epochs), style="bold")
+    ks = _table("pass@k and pass^k", *K_HEAD)
+    for row in k_rows(epochs):
+        _add(ks, *row)
+    yield ks
+    yield Text(ESTIMATORS, style="dim")
+    rows = variance_rows(epochs)
+    if rows:
+        variance = _table("Variance: answers vs judge", *VARIANCE_HEAD)
+        for row in rows:
+            _add(variance, *row)
+        yield variance
+    examples = example_rows(epochs)
+    shown = examples[:_EPOCH_EXAMPLES]
+    more = f" ({len(shown)} of {len(examples)})" if len(shown) < len(examples) else ""
+    table = _table("Examples, least reliable first" + more, *example_head(epochs))
+    for row in shown:
+        _add(table, *row)
+    yield table
 
 
 def _code(code: Mapping[str, Any] | None) -> Iterator[RenderableType]:

@@ -28,11 +28,12 @@ from aieval.runner._evalparts import DatasetConfig, TargetConfig, _Strict, _targ
 from aieval.runner._execute import execute
 from aieval.runner._imports import import_file
 from aieval.runner._inputs import LiveParts, ProgressCallback
+from aieval.runner._minimums import check_minimum_names
 from aieval.runner._provenance import EvalFileRef
 from aieval.runner._references import resolve_scorers
 from aieval.runner._result import RunResult
 from aieval.runner._run import check_run
-from aieval.runner._spec import RunSpec, check_share
+from aieval.runner._spec import RunSpec, check_share, check_shares, not_a_flag
 from aieval.runner._tracing import telemetry_from_env
 from aieval.scorers import Scorer
 from aieval.store import Store
@@ -72,11 +73,31 @@ class SettingsConfig(_Strict):
         None, description="Ray cluster for executor ray: host:port, ray://host:10001, auto"
     )
     prices: dict[str, ModelPrice] = Field(default_factory=dict, description="USD per Mtok")
+    epochs: int = Field(
+        1, ge=1, le=1000, strict=True, description="times each example is answered and scored"
+    )
+    min_pass_rate: float | None = Field(
+        None, ge=0, le=1, description="least pass rate; below it `aieval run` exits 4"
+    )
+    min: dict[str, float] = Field(
+        default_factory=dict,
+        description="{scorer: least mean score}; below one `aieval run` exits 4",
+    )
 
-    @field_validator("max_error_rate", "pass_threshold", mode="before")
+    @field_validator("max_error_rate", "pass_threshold", "min_pass_rate", mode="before")
     @classmethod
     def _a_share(cls, value: Any) -> Any:
         return check_share(value)
+
+    @field_validator("min", mode="before")
+    @classmethod
+    def _shares(cls, value: Any) -> Any:
+        return check_shares(value)
+
+    @field_validator("min_pass_rate", mode="before")
+    @classmethod
+    def _not_a_flag(cls, value: Any) -> Any:
+        return not_a_flag(value)
 
     @model_validator(mode="after")
     def _address_needs_ray(self) -> SettingsConfig:
@@ -162,6 +183,8 @@ class EvalConfig(_Strict):
         max_error_rate: float | None = None,
         executor: str | None = None,
         ray_address: str | None = None,
+        epochs: int | None = None,
+        min_pass_rate: float | None = None,
     ) -> list[RunSpec]:
         """One :class:`RunSpec` per run this configuration makes (one per model).
 
@@ -204,6 +227,7 @@ class EvalConfig(_Strict):
             name=self.name,
             dataset=str(dataset) if isinstance(dataset, Path) else dataset,
             limit=limit if limit is not None else dataset_limit,
+            epochs=epochs or settings.epochs,
             prediction_field=prediction_field,
             scoring=dict(
                 scorers=[*self.scorers, *self.default_checks],
@@ -215,6 +239,8 @@ class EvalConfig(_Strict):
                 workflow=_workflow(self),
                 profile=_local(self, self.profile),
                 enforce_hard_gates=self.enforce_hard_gates,
+                min_pass_rate=(settings.min_pass_rate if min_pass_rate is None else min_pass_rate),
+                min_scores=settings.min,
             ),
             execution=dict(
                 executor=chosen,
@@ -279,6 +305,7 @@ def check_eval(config: EvalConfig) -> None:
     """Refuse a configuration before it runs: scorers, dataset, workflow, profile, and the
     dataset's compatibility with the workflow (see :func:`~aieval.runner.check_run`)."""
     scorers = build_scorers(config)
+    check_minimum_names(config.settings.min, [s.name for s in scorers])
     dataset, limit, prediction_field = _dataset(config)
     for model in _models(config):
         check_run(
@@ -308,14 +335,17 @@ def run_eval(
     executor: str | None = None,
     ray_address: str | None = None,
     observers: Sequence[RunObserver] = (),
+    epochs: int | None = None,
+    min_pass_rate: float | None = None,
 ) -> list[RunResult]:
     """Run an eval configuration: one run per recorded model version (or one for the target).
 
     Each run is one of :meth:`EvalConfig.specs`. ``tracer_provider`` is used when the settings
     (or ``$AIEVAL_OTEL``) turn telemetry on. ``run_id`` names the new run; it needs a
-    configuration that makes exactly one run. ``max_error_rate``, ``executor`` and
-    ``ray_address`` override the file's ``settings``. ``observers`` (each a
-    :class:`~aieval.core.RunObserver`) see every run start, each stored sample and its end.
+    configuration that makes exactly one run. ``max_error_rate``, ``executor``,
+    ``ray_address``, ``epochs`` and ``min_pass_rate`` override the file's ``settings``.
+    ``observers`` (each a :class:`~aieval.core.RunObserver`) see every run start, each stored
+    sample and its end.
     """
     db = store if isinstance(store, Store) else None
     where = str(store.location) if isinstance(store, Store) else store
@@ -329,6 +359,8 @@ def run_eval(
         max_error_rate=max_error_rate,
         executor=executor,
         ray_address=ray_address,
+        epochs=epochs,
+        min_pass_rate=min_pass_rate,
     )
     results = []
     for spec in specs:

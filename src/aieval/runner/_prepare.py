@@ -13,8 +13,10 @@ from aieval._secrets import secret_values, secrets_of, without_secrets
 from aieval.datasets import Dataset, DatasetInfo, load_dataset
 from aieval.errors import ConfigError, DatasetError
 from aieval.providers._cache import MEMORY
+from aieval.runner._epochs import EpochTally
 from aieval.runner._evaluator import SampleEvaluator, evaluator_for
 from aieval.runner._inputs import LiveParts, RunParts, resolve_parts, stored_spec
+from aieval.runner._minimums import check_minimum_names
 from aieval.runner._provenance import run_provenance
 from aieval.runner._references import import_reference
 from aieval.runner._result import Aggregator
@@ -77,6 +79,9 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
     parts = resolve_parts(spec, live)
     scorers = parts.scorers
     evaluator = run_evaluator(spec, parts)
+    check_minimum_names(spec.scoring.min_scores, [s.name for s in scorers])
+    if spec.epochs > 1:
+        check_repeatable(spec, parts)
     data, info = open_data(parts.dataset, spec, evaluator)
     check_something_scored(scorers, evaluator, info)
     db = open_store(parts.store)
@@ -88,6 +93,8 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
             target = evaluator.wrap(target)
     names = [s.name for s in scorers]
     aggregator = evaluator.aggregator(names) if evaluator is not None else Aggregator(names)
+    if spec.epochs > 1:
+        aggregator.epochs = EpochTally(spec.epochs)
     config = run_config(spec, live, target, scorers, data, evaluator)
     return Prepared(spec, parts, data, info, db, scorers, target, evaluator, aggregator, config)
 
@@ -109,6 +116,18 @@ def check_something_scored(
         "workflow/profile to grade runs; a run with nothing to score would pass every sample"
         + unchecked
     )
+
+
+def check_repeatable(spec: RunSpec, parts: RunParts) -> None:
+    """Refuse ``epochs > 1`` where nothing answers again: recorded predictions (or run logs)
+    would repeat unchanged, each epoch a copy of the first."""
+    answers = parts.target is not None or spec.target.function is not None
+    if not answers and parts.provider is None:
+        raise ConfigError(
+            "epochs: repeats need a target that answers again (a provider's model or a "
+            "callable); this run evaluates recorded answers, which would repeat unchanged: "
+            "remove epochs, or give a target"
+        )
 
 
 def start(prep: Prepared) -> None:
@@ -267,6 +286,7 @@ def run_config(
         "retries": spec.target.retries,
         "cache": spec.target.cache,
         "pass_threshold": spec.scoring.pass_threshold,
+        "epochs": spec.epochs,
     }
     if isinstance(target, ProviderTarget):
         config["target"].update(

@@ -67,7 +67,7 @@ class SampleProcessor:
             output = Output(None, error=f"{type(exc).__name__}: {exc}")
         calls[:0] = output.calls
         record = SampleRecord(
-            id=example.id,
+            id=example.sample_id,
             index=index,
             input=example.input,
             expected=example.expected,
@@ -76,6 +76,7 @@ class SampleProcessor:
             error=output.error,
             latency_s=output.latency_s,
             calls=calls,
+            epoch=example.epoch,
         )
         own = self.row_scorers.of(example) if example.checks else RowScoring()
         if output.error is None:
@@ -126,7 +127,7 @@ def _own(scorers: list[Scorer], key: str) -> dict[str, float]:
 def failed_record(index: int, example: Example, error: str) -> SampleRecord:
     """The record of a sample whose processing itself failed (its worker died, say)."""
     return SampleRecord(
-        id=example.id,
+        id=example.sample_id,
         index=index,
         input=example.input,
         expected=example.expected,
@@ -134,6 +135,7 @@ def failed_record(index: int, example: Example, error: str) -> SampleRecord:
         error=error,
         passed=False,
         verdict=Verdict(False, (Reason("error", "target", error),), weighted_score=0.0),
+        epoch=example.epoch,
     )
 
 

@@ -60,7 +60,9 @@ __all__ = [
     "StorageSpec",
     "TargetSpec",
     "check_share",
+    "check_shares",
     "env_name",
+    "not_a_flag",
 ]
 
 #: ``run_async`` keyword arguments that are live objects, never part of a spec.
@@ -87,6 +89,24 @@ def check_share(value: Any) -> Any:
             return value  # not a number at all: pydantic says so
     in_range = not isinstance(number, (int, float)) or 0.0 <= number <= 1.0
     if not in_range and not isinstance(number, bool):
+        raise ValueError(f"must be a number between 0 and 1, got {value!r}")
+    return value
+
+
+def check_shares(value: Any) -> Any:
+    """``{name: share}`` checked value by value (the message names the key)."""
+    if isinstance(value, dict):
+        for key, share in value.items():
+            try:
+                check_share(not_a_flag(share))
+            except ValueError as exc:
+                raise ValueError(f"{key}: {exc}") from None
+    return value
+
+
+def not_a_flag(value: Any) -> Any:
+    """Refuse ``true``/``false`` where a share is expected (pydantic would read 1.0 or 0.0)."""
+    if isinstance(value, bool):
         raise ValueError(f"must be a number between 0 and 1, got {value!r}")
     return value
 
@@ -153,11 +173,28 @@ class ScoringSpec(_Sub):
         "evaluator's grader, else 'threshold'",
     )
     enforce_hard_gates: bool = True
+    min_pass_rate: float | None = Field(
+        None, ge=0, le=1, description="least pass rate the run must reach (aieval run exits 4)"
+    )
+    min_scores: dict[str, float] = Field(
+        default_factory=dict,
+        description="{scorer: least mean score} the run must reach (aieval run exits 4 below)",
+    )
 
-    @field_validator("max_error_rate", "pass_threshold", mode="before")
+    @field_validator("max_error_rate", "pass_threshold", "min_pass_rate", mode="before")
     @classmethod
     def _a_share(cls, value: Any) -> Any:
         return check_share(value)
+
+    @field_validator("min_scores", mode="before")
+    @classmethod
+    def _shares(cls, value: Any) -> Any:
+        return check_shares(value)
+
+    @field_validator("min_pass_rate", mode="before")
+    @classmethod
+    def _not_a_flag(cls, value: Any) -> Any:
+        return not_a_flag(value)
 
     @field_validator("scorers")
     @classmethod
@@ -234,6 +271,9 @@ class RunSpec(BaseModel):
         description="a .jsonl/.json/.csv path, a folder of workflow run logs, or inline rows"
     )
     limit: int | None = Field(None, ge=0)
+    epochs: int = Field(
+        1, ge=1, le=1000, strict=True, description="times each example is answered and scored"
+    )
     prediction_field: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     target: TargetSpec = Field(default_factory=TargetSpec)

@@ -16,6 +16,7 @@ from typing import Any
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import Verdict
+from aieval.core._records import split_epoch
 from aieval.core._stored import adapt_record, config_threshold
 from aieval.errors import StoreError
 from aieval.store import StoreLocation
@@ -141,6 +142,7 @@ def _loads(text: str | None) -> Any:
 
 def _record(row: tuple[Any, ...], scores: dict[str, ScoreRecord]) -> SampleRecord:
     sample_id, idx, input_json, expected_json, prediction, meta, error, passed, extra, verdict = row
+    extra_data, epoch = split_epoch(_loads(extra) or {})
     return SampleRecord(
         id=sample_id,
         index=idx,
@@ -151,7 +153,8 @@ def _record(row: tuple[Any, ...], scores: dict[str, ScoreRecord]) -> SampleRecor
         scores=scores,
         error=error,
         passed=None if passed is None else bool(passed),
-        extra=_loads(extra) or {},
+        extra=extra_data,
+        epoch=epoch,
         verdict=None
         if verdict is None
         else Verdict.from_dict(_loads(verdict), f"sample {sample_id!r}"),

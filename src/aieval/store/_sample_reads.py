@@ -7,6 +7,7 @@ from typing import Any
 
 from aieval._records import CallRecord, SampleRecord, ScoreRecord
 from aieval.core import Verdict
+from aieval.core._records import split_epoch
 from aieval.core._stored import adapt_record, config_threshold
 from aieval.errors import RunNotFoundError
 from aieval.store._connection import Connection, placeholders
@@ -198,6 +199,7 @@ def _sample_record(
         )
         for c in call_rows
     ]
+    extra, epoch = split_epoch(loads(extra_json) or {})
     record = SampleRecord(
         id=sample_id,
         index=idx,
@@ -215,7 +217,8 @@ def _sample_record(
         retries=retries,
         cached=bool(cached),
         calls=calls,
-        extra=loads(extra_json) or {},
+        extra=extra,
+        epoch=epoch,
         verdict=None
         if verdict_json is None
         else Verdict.from_dict(loads(verdict_json), f"sample {sample_id!r}"),

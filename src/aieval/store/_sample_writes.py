@@ -45,7 +45,7 @@ class SampleWriter(Connection):
                     s.cost,
                     s.retries,
                     int(s.cached),
-                    dumps(s.extra) if s.extra else None,
+                    _extra(s),
                     now,
                     None if s.verdict is None else dumps(s.verdict.to_dict()),
                 )
@@ -118,3 +118,9 @@ class SampleWriter(Connection):
         """How many samples are stored for ``run_id``."""
         row = self._read_one("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
         return int(row[0]) if row is not None else 0
+
+
+def _extra(sample: SampleRecord) -> str | None:
+    """The sample's ``extra`` as stored, with its epoch (key ``epoch``) in a run of epochs."""
+    extra = sample.extra if sample.epoch is None else {**sample.extra, "epoch": sample.epoch}
+    return dumps(extra) if extra else None
