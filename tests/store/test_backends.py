@@ -9,6 +9,8 @@ from typing import Any
 import psycopg
 import pytest
 from tests.store.test_store import sample
+from tests.support.postgres import PostgresServer
+from tests.support.tcp_proxy import TcpProxy
 
 from aieval import CallRecord, SampleRecord, ScoreRecord, Store
 from aieval.errors import RunInProgressError, StoreError
@@ -162,20 +164,68 @@ def test_reports_and_comparisons_are_identical_on_both(tmp_path: Path, pg_url: s
     assert results[0][0]["samples"] == 40
 
 
-def test_a_lost_connection_is_a_store_error_then_reconnects(pg_url: str) -> None:
-    store = Store(pg_url)
-    run_id = store.create_run(name="qa")
-    store.record_sample(run_id, sample(0))
-    with psycopg.connect(pg_url, autocommit=True) as admin:
-        killed = admin.execute(
+def _terminate_store_sessions(url: str) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url, autocommit=True) as admin:
+        return admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE application_name = 'aieval' AND datname = current_database()"
         ).fetchall()
-    assert killed == [(True,)]
-    with pytest.raises(StoreError, match=r"cannot write samples of run .* to postgresql://"):
-        store.record_sample(run_id, sample(1))
-    store.record_sample(run_id, sample(1))  # the next use connects again
+
+
+def test_one_lost_connection_is_retried_on_a_new_one(
+    pg_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = Store(pg_url)
+    run_id = store.create_run(name="qa")
+    store.record_sample(run_id, sample(0))
+    assert _terminate_store_sessions(pg_url) == [(True,)]
+    store.record_sample(run_id, sample(1))  # connects again and writes the batch once
+    assert "lost the connection to the store at postgresql://" in caplog.text
     assert store.completed_sample_ids(run_id) == {"s0", "s1"}
+    assert _terminate_store_sessions(pg_url) == [(True,)]
+    store.finish_run(run_id, status="completed")  # an idempotent update is retried too
+    assert store.get_run(run_id).status == "completed"
+
+
+def _via(proxy: TcpProxy, url: str) -> str:
+    """``url`` with its host and port replaced by the proxy's."""
+    database = url.rsplit("/", 1)[1]
+    return f"postgresql://aieval@127.0.0.1:{proxy.port}/{database}"
+
+
+def test_a_batch_committed_before_the_connection_dropped_is_not_written_twice(
+    pg_server: PostgresServer, pg_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with TcpProxy(pg_server.host, pg_server.port) as proxy:
+        store = Store(_via(proxy, pg_url))
+        run_id = store.create_run(name="qa")
+        store.record_sample(run_id, sample(0))
+        proxy.drop_next_reply()  # the server commits the batch; its answer never arrives
+        store.record_samples(run_id, [sample(1), sample(2)])
+        assert proxy.dropped.is_set()
+        assert "connecting again" in caplog.text
+        assert store.completed_sample_ids(run_id) == {"s0", "s1", "s2"}
+        with psycopg.connect(pg_url) as conn:
+            counts = conn.execute(
+                "SELECT (SELECT COUNT(*) FROM samples), (SELECT COUNT(*) FROM scores)"
+            ).fetchone()
+        assert counts == (3, 3 * len(sample(0).scores))
+
+
+def test_a_store_that_stays_unreachable_is_a_store_error_then_reconnects(
+    pg_server: PostgresServer, pg_url: str
+) -> None:
+    with TcpProxy(pg_server.host, pg_server.port) as proxy:
+        store = Store(_via(proxy, pg_url))
+        run_id = store.create_run(name="qa")
+        store.record_sample(run_id, sample(0))
+        proxy.down = True
+        assert _terminate_store_sessions(pg_url) == [(True,)]
+        with pytest.raises(StoreError, match=r"cannot write samples of run .* to postgresql://"):
+            store.record_sample(run_id, sample(1))
+        proxy.down = False
+        store.record_sample(run_id, sample(1))  # the next use connects again
+        assert store.completed_sample_ids(run_id) == {"s0", "s1"}
 
 
 def test_an_older_postgres_store_is_migrated_in_place(pg_url: str) -> None:

@@ -52,6 +52,8 @@ class PostgresServer:
     host: str
     port: int
     folder: Path
+    binaries: Path | None = None
+    options: str = ""
 
     @property
     def url(self) -> str:
@@ -62,6 +64,28 @@ class PostgresServer:
         """The URL of ``database`` as ``user`` (with ``password`` in it when given)."""
         auth = f"{user}:{password}" if password else user
         return f"postgresql://{auth}@{self.host}:{self.port}/{database}"
+
+    def stop(self, mode: str = "fast") -> None:
+        """``pg_ctl stop -m mode``: sessions are cut and new connections refused until
+        :meth:`start`."""
+        self._pg_ctl("-m", mode, "stop")
+
+    def start(self) -> None:
+        """``pg_ctl start`` again after :meth:`stop` (same port, same data)."""
+        self._pg_ctl("-l", str(self.folder / "log"), "-t", "120", "-o", self.options, "start")
+
+    def _pg_ctl(self, *args: str) -> None:
+        assert self.binaries is not None
+        done = subprocess.run(
+            _as_nobody(
+                [str(self.binaries / "pg_ctl"), "-D", str(self.folder / "data"), "-w", *args]
+            ),
+            capture_output=True,
+            env={**os.environ, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"},
+            cwd=self.folder,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl {' '.join(args)} failed: {done.stderr.decode()}")
 
     def create_database(self) -> str:
         """A fresh empty database (owned by ``teammate`` too); returns its URL."""
@@ -86,8 +110,12 @@ def _as_nobody(args: list[str]) -> list[str]:
 
 
 @contextmanager
-def postgres_server(binaries: Path) -> Iterator[PostgresServer]:
-    """Start a PostgreSQL server from ``binaries`` in a temporary folder; stop it on exit."""
+def postgres_server(binaries: Path, *, durable: bool = False) -> Iterator[PostgresServer]:
+    """Start a PostgreSQL server from ``binaries`` in a temporary folder; stop it on exit.
+
+    Tests run it with ``fsync=off``; ``durable`` keeps PostgreSQL's default durability (a
+    benchmark's server).
+    """
     folder = Path(tempfile.mkdtemp(prefix="aieval-pg-"))
     data = folder / "data"
     pwfile = folder / "pw"
@@ -120,7 +148,9 @@ def postgres_server(binaries: Path) -> Iterator[PostgresServer]:
     if os.geteuid() == 0:
         shutil.chown(data / "pg_hba.conf", "nobody", "nogroup")
     port = _free_port()
-    options = f"-h 127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200"
+    options = f"-h 127.0.0.1 -p {port} -k {folder} -c max_connections=200"
+    if not durable:
+        options += " -c fsync=off"
     started = subprocess.run(
         _as_nobody(
             [
@@ -145,7 +175,7 @@ def postgres_server(binaries: Path) -> Iterator[PostgresServer]:
         if started.returncode != 0:
             log = (folder / "log").read_text() if (folder / "log").exists() else ""
             raise RuntimeError(f"pg_ctl start failed: {started.stderr.decode()}\n{log}")
-        server = PostgresServer("127.0.0.1", port, folder)
+        server = PostgresServer("127.0.0.1", port, folder, binaries, options)
         import psycopg
 
         with psycopg.connect(server.url, autocommit=True) as conn:

@@ -151,9 +151,9 @@ def finish(db: Store, run_id: str, status: str, summary: dict[str, Any], error: 
     """Store how the run ended; a failure to do so is loud unless the run already failed."""
     try:
         db.finish_run(run_id, status=status, metrics=summary, error=error)
-    except StoreError:
+    except StoreError as exc:
         if status == "completed":
             raise
         # the run's own error is on its way up; the row stays "running" and, its process
         # gone, reads as interrupted, so --resume still finds it
-        log.exception("cannot record that run %s ended (%s)", run_id, status)
+        log.error("cannot record that run %s ended (%s): %s", run_id, status, exc)

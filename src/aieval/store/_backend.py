@@ -15,11 +15,21 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any
 
 from aieval.store._location import StoreLocation
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "Insert"]
+
+
+@dataclass(frozen=True)
+class Insert:
+    """Rows for one table: ``rows`` hold the values of ``columns``, in order."""
+
+    table: str
+    columns: tuple[str, ...]
+    rows: Sequence[Sequence[Any]]
 
 
 class Backend(ABC):
@@ -51,6 +61,26 @@ class Backend(ABC):
     @abstractmethod
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement over many rows, in one batch."""
+
+    def write_rows(
+        self, inserts: Sequence[Insert], then: tuple[str, Sequence[Any]] | None = None
+    ) -> None:
+        """Insert every row of ``inserts`` (in order) and run the statement ``then``, all in one
+        committed transaction: all of it is stored or none of it."""
+        with self.transaction():
+            for insert in inserts:
+                if insert.rows:
+                    self.executemany(
+                        f"INSERT INTO {insert.table} ({', '.join(insert.columns)})"
+                        f" VALUES ({', '.join('?' * len(insert.columns))})",
+                        insert.rows,
+                    )
+            if then is not None:
+                self.execute(*then)
+
+    def lost(self, exc: BaseException) -> bool:
+        """Whether ``exc`` was the connection being lost (the next use connects again)."""
+        return False
 
     @abstractmethod
     def transaction(self, *, exclusive: bool = False) -> AbstractContextManager[None]:

@@ -73,17 +73,30 @@ class Connection:
     def _failed(self, exc: BaseException, action: str = "write to") -> StoreError:
         return StoreError(f"cannot {action} the store at {self.location}: {self._why(exc)}")
 
-    def _write(self, sql: str, args: Sequence[Any]) -> None:
+    def _write(self, sql: str, args: Sequence[Any], *, idempotent: bool = False) -> None:
+        """Run one write; an ``idempotent`` one is tried once more on a new connection when the
+        connection was lost (see :meth:`Backend.lost`)."""
         with self._lock:
             try:
-                self._db.execute(sql, args)
+                try:
+                    self._db.execute(sql, args)
+                except self._db.errors as exc:
+                    if not (idempotent and self._db.lost(exc)):
+                        raise
+                    self._db.execute(sql, args)
             except self._db.errors as exc:
                 raise self._failed(exc) from exc
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a query, tried once more on a new connection when the connection was lost."""
         with self._lock:
             try:
-                return self._db.query(sql, args)
+                try:
+                    return self._db.query(sql, args)
+                except self._db.errors as exc:
+                    if not self._db.lost(exc):
+                        raise
+                    return self._db.query(sql, args)
             except self._db.errors as exc:
                 raise self._failed(exc, "read") from exc
 

@@ -7,19 +7,25 @@ so it reads back byte for byte); the take-over locks the run's row (``FOR UPDATE
 creation takes an advisory lock so concurrent openers do not race; texts ``text`` cannot hold
 (NUL, lone surrogates) are stored escaped (:func:`aieval.store._encoding.to_pg`). A broken
 connection is opened again on the next use.
+
+Rows for several tables (a batch of samples with their scores and model calls) are written by
+one statement, each table's rows sent as one JSON array: one round trip and, in autocommit, one
+transaction, however many rows.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
 from aieval.errors import StoreError
-from aieval.store._backend import Backend
-from aieval.store._encoding import PG_MARKER, from_pg, to_pg_row
+from aieval.store._backend import Backend, Insert
+from aieval.store._encoding import PG_MARKER, from_pg, to_pg, to_pg_row
 from aieval.store._location import StoreLocation
 
 try:
@@ -76,6 +82,33 @@ class PostgresBackend(Backend):
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._live().cursor() as cursor:
             cursor.executemany(_translate(sql), [to_pg_row(row) for row in rows])
+
+    def write_rows(
+        self, inserts: Sequence[Insert], then: tuple[str, Sequence[Any]] | None = None
+    ) -> None:
+        # one statement: data-modifying CTEs (the foreign keys are checked at its end), its
+        # own transaction in autocommit
+        parts: list[str] = []
+        args: list[Any] = []
+        for insert in inserts:
+            if insert.rows:
+                columns = ", ".join(insert.columns)
+                parts.append(
+                    f"w{len(parts)} AS (INSERT INTO {insert.table} ({columns}) SELECT {columns}"
+                    f" FROM json_populate_recordset(NULL::{insert.table}, %s::json))"
+                )
+                args.append(_json_rows(insert))
+        sql = "SELECT 1" if then is None else _translate(then[0])
+        if then is not None:
+            args.extend(to_pg_row(then[1]))
+        if parts:
+            sql = f"WITH {', '.join(parts)} {sql}"
+        self._live().execute(sql, args)
+
+    def lost(self, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.OperationalError) and (
+            self._conn.closed or self._conn.broken
+        )
 
     @contextlib.contextmanager
     def transaction(self, *, exclusive: bool = False) -> Iterator[None]:
@@ -137,6 +170,22 @@ class PostgresBackend(Backend):
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _json_rows(insert: Insert) -> str:
+    """The rows of ``insert`` as a JSON array of objects (texts escaped as :func:`to_pg` does;
+    a float PostgreSQL reads back exactly, the non-finite ones as its own spelling)."""
+    columns = insert.columns
+    return json.dumps(
+        [dict(zip(columns, map(_json_value, row), strict=True)) for row in insert.rows],
+        ensure_ascii=False,
+    )
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return to_pg(value)
 
 
 def _decoded(row: tuple[Any, ...]) -> tuple[Any, ...]:

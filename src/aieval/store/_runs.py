@@ -136,7 +136,7 @@ class RunTable(Connection):
     def heartbeat(self, run_id: str) -> None:
         """Record that this process is still working on ``run_id``."""
         now = time.time()
-        self._write("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id))
+        self._write("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id), idempotent=True)
         self._beat_at = now
 
     def finish_run(
@@ -153,6 +153,7 @@ class RunTable(Connection):
             "UPDATE runs SET status = ?, metrics = ?, error = ?, finished_at = ?,"
             " heartbeat_at = ? WHERE id = ?",
             (status, dumps(dict(metrics)) if metrics else None, error, now, now, run_id),
+            idempotent=True,
         )
 
     def get_run(self, ref: str, *, exclude: str | None = None) -> RunRow:

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 from aieval._records import SampleRecord
 from aieval.errors import StoreError
-from aieval.store._connection import Connection, placeholders
+from aieval.store._backend import Insert
+from aieval.store._connection import Connection
 from aieval.store._encoding import dumps
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS
 
 __all__ = ["SampleWriter"]
+
+log = logging.getLogger("aieval")
+
+_SAMPLE_COLUMNS = tuple(SAMPLE_COLUMNS.split(", "))
+_SCORE_COLUMNS = (
+    "run_id", "sample_id", "scorer", "value", "raw", "reason", "error", "metadata", "unreadable"
+)  # fmt: skip
+_CALL_COLUMNS = tuple(CALL_COLUMNS.split(", "))
 
 
 class SampleWriter(Connection):
@@ -22,7 +32,17 @@ class SampleWriter(Connection):
         self.record_samples(run_id, [sample])
 
     def record_samples(self, run_id: str, samples: list[SampleRecord]) -> None:
-        """Write finished samples in one committed transaction."""
+        """Write finished samples in one committed transaction.
+
+        A lost connection (PostgreSQL: a server restart, a network cut) is retried once on a
+        new connection, unless the batch is found stored already (its commit went through);
+        a second failure raises.
+
+        Raises:
+            StoreError: the batch could not be stored; none of it is (it is one transaction).
+        """
+        if not samples:
+            return
         now = time.time()
         sample_rows = []
         score_rows = []
@@ -81,33 +101,42 @@ class SampleWriter(Connection):
                         c.error,
                     )
                 )
+        inserts = (
+            Insert("samples", _SAMPLE_COLUMNS, sample_rows),
+            Insert("scores", _SCORE_COLUMNS, score_rows),
+            Insert("model_calls", _CALL_COLUMNS, call_rows),
+        )
+        beat = now - self._beat_at >= HEARTBEAT_EVERY_S
+        then = ("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id)) if beat else None
         db = self._db
         with self._lock:
             try:
-                with db.transaction():
-                    db.executemany(
-                        f"INSERT INTO samples ({SAMPLE_COLUMNS}) VALUES ({placeholders(18)})",
-                        sample_rows,
+                try:
+                    db.write_rows(inserts, then)
+                except Exception as exc:
+                    if not db.lost(exc):
+                        raise
+                    # one transparent attempt on a new connection; a batch whose commit went
+                    # through before the connection dropped is not written twice
+                    log.warning(
+                        "lost the connection to the store at %s while writing samples of run"
+                        " %s (%s): connecting again",
+                        self.location,
+                        run_id,
+                        self._why(exc),
                     )
-                    if score_rows:
-                        db.executemany(
-                            "INSERT INTO scores (run_id, sample_id, scorer, value, raw, reason,"
-                            f" error, metadata, unreadable) VALUES ({placeholders(9)})",
-                            score_rows,
-                        )
-                    if call_rows:
-                        db.executemany(
-                            f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({placeholders(12)})",
-                            call_rows,
-                        )
-                    if now - self._beat_at >= HEARTBEAT_EVERY_S:
-                        db.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id))
-                        self._beat_at = now
+                    first = samples[0].id
+                    if not db.query(
+                        "SELECT 1 FROM samples WHERE run_id = ? AND sample_id = ?", (run_id, first)
+                    ):
+                        db.write_rows(inserts, then)
             except Exception as exc:
                 raise StoreError(
                     f"cannot write samples of run {run_id} to {self.location}: "
                     f"{type(exc).__name__}: {self._why(exc)}"
                 ) from exc
+            if beat:
+                self._beat_at = now
 
     def completed_sample_ids(self, run_id: str) -> set[str]:
         """Ids of the samples already stored for ``run_id``."""

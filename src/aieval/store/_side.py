@@ -2,15 +2,17 @@
 
 The table is in whichever database the location names (an SQLite file, ``":memory:"``, or a
 PostgreSQL database, so a team's CI jobs share one cache), created on first use; the
-connection opens on first use and again after :meth:`SideTable.close`.
+connection opens on first use and again after :meth:`SideTable.close`. The caches' statements
+are reads and upserts, so one that meets a lost connection (a PostgreSQL restart, a network
+cut) is tried once more on a new connection before it fails.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from aieval.errors import StoreError
 from aieval.store._backend import Backend
@@ -18,6 +20,8 @@ from aieval.store._location import StoreLocation, parse_location
 from aieval.store._open import open_backend
 
 __all__ = ["SideTable"]
+
+T = TypeVar("T")
 
 
 class SideTable:
@@ -54,31 +58,34 @@ class SideTable:
 
     def query(self, sql: str, args: Sequence[Any] = (), *, action: str = "read") -> list[Any]:
         """The rows of ``sql``."""
+        return self._twice(lambda db: db.query(sql, args), action)
+
+    def _twice(self, step: Callable[[Backend], T], action: str) -> T:
+        """``step`` on the connection, once more on a new one if the connection was lost."""
         with self._lock:
             db = self._open()
             try:
-                return db.query(sql, args)
+                try:
+                    return step(db)
+                except db.errors as exc:
+                    if not db.lost(exc):
+                        raise
+                    return step(db)
             except db.errors as exc:
                 raise self._error(action, exc) from exc
 
     def execute(self, sql: str, args: Sequence[Any] = (), *, action: str = "write") -> None:
         """Run one statement, committed."""
-        with self._lock:
-            db = self._open()
-            try:
-                db.execute(sql, args)
-            except db.errors as exc:
-                raise self._error(action, exc) from exc
+        self._twice(lambda db: db.execute(sql, args), action)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement over ``rows``, committed together."""
-        with self._lock:
-            db = self._open()
-            try:
-                with db.transaction():
-                    db.executemany(sql, rows)
-            except db.errors as exc:
-                raise self._error("write", exc) from exc
+
+        def many(db: Backend) -> None:
+            with db.transaction():
+                db.executemany(sql, rows)
+
+        self._twice(many, "write")
 
     def close(self) -> None:
         """Close the connection (the next use opens it again)."""

@@ -1,0 +1,78 @@
+"""A TCP proxy on 127.0.0.1 in front of a real server, that can break connections on cue.
+
+``drop_next_reply()`` arms it: the next bytes the server sends on any connection are thrown
+away and that connection is closed, so the client has sent its request and the server has
+acted on it (a PostgreSQL statement committed) but the client never hears so. ``down`` refuses
+new connections (closed at once) while set, as an unreachable server does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from types import TracebackType
+
+__all__ = ["TcpProxy"]
+
+
+class TcpProxy:
+    """Forwards ``127.0.0.1:<port>`` to ``host:target_port``, one thread per direction."""
+
+    def __init__(self, host: str, target_port: int) -> None:
+        self.target = (host, target_port)
+        self.down = False
+        self.dropped = threading.Event()
+        self._armed = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._listener.getsockname()[1]
+        self._closing = False
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def drop_next_reply(self) -> None:
+        """Drop the next server reply and close its connection (see the module)."""
+        self.dropped.clear()
+        self._armed.set()
+
+    def _accept(self) -> None:
+        while not self._closing:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            if self.down:
+                client.close()
+                continue
+            try:
+                server = socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            threading.Thread(target=self._pipe, args=(client, server, False), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(server, client, True), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, replies: bool) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                if replies and self._armed.is_set():
+                    self._armed.clear()
+                    self.dropped.set()
+                    break
+                sink.sendall(data)
+        for sock in (source, sink):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def close(self) -> None:
+        self._closing = True
+        self._listener.close()
+
+    def __enter__(self) -> TcpProxy:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
