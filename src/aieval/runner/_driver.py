@@ -81,7 +81,7 @@ async def drive(
         if not consume.done():
             consume.cancel()
             await asyncio.wait([consume])
-        writer.flush()
+        await writer.drain()
         await stop_heartbeat(beat)
     writer.raise_if_failed()
     if kept is not None:

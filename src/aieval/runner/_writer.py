@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from aieval._records import SampleRecord
 from aieval.errors import StoreError
@@ -21,7 +22,9 @@ class SampleWriter:
     """Commits finished samples at the end of the event-loop step in which they finished.
 
     Samples that finish in the same step share one transaction, so storage costs a fraction of
-    a commit per sample while every sample is still durable a moment after it ends. A sample
+    a commit per sample while every sample is still durable a moment after it ends. On
+    PostgreSQL the commit runs on a thread while the run goes on, and the samples finishing
+    during it share the next one. A sample
     counts (``on_stored``: summary, progress, telemetry) only once it is committed. When a
     commit fails (a full disk, an I/O error), the error is kept, the run's tasks are cancelled
     and :meth:`raise_if_failed` re-raises it, so the run stops as ``failed`` instead of
@@ -37,6 +40,11 @@ class SampleWriter:
         self.pending: list[SampleRecord] = []
         self.error: StoreError | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._committing: asyncio.Future[StoreError | None] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        location = getattr(db, "location", None)
+        # a PostgreSQL store (a location with no file) commits on a thread
+        self._threaded = location is not None and getattr(location, "path", True) is None
 
     def stop_on_failure(self, tasks: list[asyncio.Task[None]]) -> None:
         """Cancel these tasks when a commit fails."""
@@ -48,26 +56,69 @@ class SampleWriter:
         if self.db is None:
             self.on_stored(record)
             return
-        if not self.pending:
+        if not self.pending and self._committing is None:
             asyncio.get_running_loop().call_soon(self.flush)
         self.pending.append(record)
 
     def flush(self) -> None:
+        """Commit the pending samples: here and now on SQLite (a commit costs well under a
+        millisecond), on a thread of its own on PostgreSQL, so the run goes on while the
+        server commits (and flushes its log); samples finishing meanwhile make up the next
+        batch, one commit in flight at a time."""
         if self.db is None or not self.pending or self.error is not None:
             return
+        if self._committing is not None:
+            return  # the commit in flight starts the next one when it ends
         batch, self.pending = self.pending, []
+        if not self._threaded:
+            self._stored(batch, self._commit(batch))
+            return
+        loop = asyncio.get_running_loop()
+        self._committing = loop.run_in_executor(self._thread(), self._commit, batch)
+        self._committing.add_done_callback(lambda done: self._committed(batch, done))
+
+    def _thread(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="aieval-store")
+        return self._pool
+
+    def _committed(
+        self, batch: list[SampleRecord], done: asyncio.Future[StoreError | None]
+    ) -> None:
+        self._committing = None
+        self._stored(batch, done.result())
+        self.flush()
+
+    def _commit(self, batch: list[SampleRecord]) -> StoreError | None:
+        assert self.db is not None
         try:
             self.db.record_samples(self.run_id, batch)
         except StoreError as exc:
-            self._fail(exc)
-            return
+            return exc
         except Exception as exc:  # a Store subclass or stand-in that raises its own errors
             error = StoreError(f"cannot store samples of run {self.run_id}: {exc!r}")
             error.__cause__ = exc
+            return error
+        return None
+
+    def _stored(self, batch: list[SampleRecord], error: StoreError | None) -> None:
+        if error is not None:
             self._fail(error)
             return
         for record in batch:
             self.on_stored(record)
+
+    async def drain(self) -> None:
+        """Wait for the commit in flight, then commit what is pending (the run's end)."""
+        while self._committing is not None:
+            await asyncio.wait([self._committing])
+            await asyncio.sleep(0)  # let the commit's callback run (it may start another)
+        if self.pending and self.error is None:
+            batch, self.pending = self.pending, []
+            self._stored(batch, self._commit(batch))
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
     def _fail(self, error: StoreError) -> None:
         self.error = error
