@@ -2,10 +2,11 @@
 
 Every writer is a process calling ``run()`` on recorded predictions (``exact_match``), so what
 is timed is the runner's real write path: each event-loop step's finished samples are committed
-in one transaction by the runner's sample writer. ``--batch`` is the run's concurrency, which
-bounds how many samples one commit takes (a slow target finishes few samples per step, a fast
-one many). Throughput is every writer's samples over the wall time from the first start to the
-last end; each writer first runs a small warm-up run, outside the timing.
+in one transaction by the runner's sample writer (on PostgreSQL on a thread, the samples that
+finish during a commit making up the next). ``--batch`` is the run's concurrency: how many
+samples finish per event-loop step (a slow target finishes few per step, a fast one many).
+Throughput is every writer's samples over the wall time from the first start to the last end;
+each writer first runs a small warm-up run, outside the timing.
 
 Usage::
 
@@ -108,7 +109,7 @@ def main() -> None:
             sqlite = measure(str(tmp / f"b{batch}.db"), 1, args.samples, batch)
             pg_one = measure(url, 1, args.samples, batch)
             pg_many = measure(url, args.writers, args.samples, batch)
-            print(f"concurrency {batch} (samples per commit <= {2 * batch}):")
+            print(f"run concurrency {batch}:")
             print(f"  SQLite, 1 writer          {sqlite:9.0f} samples/s")
             print(f"  PostgreSQL, 1 writer      {pg_one:9.0f} samples/s  ({pg_one / sqlite:.2f}x)")
             print(

@@ -257,3 +257,15 @@ def test_opening_an_up_to_date_store_waits_for_no_writer(pg_url: str) -> None:
         with Store(pg_url) as reader:  # DDL would queue behind the open transaction
             assert reader.get_run(run_id).name == "busy"
         held.rollback()
+
+
+def test_commits_are_synchronous_even_where_the_database_turns_them_off(pg_url: str) -> None:
+    database = pg_url.rsplit("/", 1)[1]
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"ALTER DATABASE {database} SET synchronous_commit = off")
+    with psycopg.connect(pg_url) as other:
+        assert other.execute("SHOW synchronous_commit").fetchone() == ("off",)
+    with Store(pg_url) as store:
+        assert store._read_one("SHOW synchronous_commit") == ("on",)
+        assert _terminate_store_sessions(pg_url) == [(True,)]
+        assert store._read_one("SHOW synchronous_commit") == ("on",)  # and after reconnecting

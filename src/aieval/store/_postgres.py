@@ -58,12 +58,18 @@ class PostgresBackend(Backend):
         self._conn = self._connect()
 
     def _connect(self) -> psycopg.Connection[tuple[Any, ...]]:
-        return psycopg.connect(
+        conn = psycopg.connect(
             self.location.connect_url(),
             autocommit=True,
             connect_timeout=30,
             application_name="aieval",
         )
+        # a commit is durable before it counts: a server crash under synchronous_commit=off
+        # could drop committed batches of a run that goes on (and finishes) unaware
+        setting = conn.execute("SHOW synchronous_commit").fetchone()
+        if setting is not None and setting[0] == "off":
+            conn.execute("SET synchronous_commit = on")
+        return conn
 
     def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
         if self._conn.closed or self._conn.broken:
