@@ -92,6 +92,8 @@ class Readers:
                     self.api_reads += 1
                 except Exception as exc:  # every failure is kept and fails the test
                     self.failures.append(f"GET /api/runs: {exc!r}")
+            # a reader's pace, not a wait for the writers: each `aieval runs` costs a process
+            self.stop.wait(2.0)
 
 
 @pytest.mark.slow
@@ -119,9 +121,6 @@ def test_32_writers_one_killed_and_resumed_while_readers_read(
     writers: list[subprocess.Popen[str]] = []
     readers = Readers(pg_url, f"http://127.0.0.1:{port}/api/runs", tmp_path, env)
     try:
-        # the twin runs alone first, so the killed run's numbers have a reference
-        alone = start(twin)
-        assert alone.wait(timeout=120) == 0, alone.communicate()[1]
 
         def serving() -> bool:
             assert server.poll() is None, server.communicate()[1]
@@ -132,7 +131,8 @@ def test_32_writers_one_killed_and_resumed_while_readers_read(
 
         _wait_until(serving, "the server to answer")
         readers.thread.start()
-        writers = [start(path) for path in files]
+        # w0 is killed and resumed; the twin (w32, the same rows) runs uninterrupted beside it
+        writers = [start(path) for path in [*files, twin]]
         _wait_until(lambda: _stored(pg_url, "w0") >= 30, "w0 to store 30 samples")
         writers[0].send_signal(signal.SIGKILL)
         assert writers[0].wait(timeout=60) == -signal.SIGKILL
