@@ -5,14 +5,20 @@ metadata), never its model calls or raw scorer outputs. Reading just that, in tw
 the whole run on a connection of its own (so a report being built on the store's connection
 does not hold it up), costs a fraction of :meth:`Store.iter_samples`, which builds every
 record in full through per-page queries.
+
+The reads go through :data:`READS`, a few long-lived connections per store shared by the
+server's threads (on PostgreSQL a new connection costs a handshake and an authentication per
+request); a connection that fails is dropped, and a read on a reused one that fails (the
+database restarted) is tried once more on a new connection.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import Verdict
@@ -23,42 +29,123 @@ from aieval.store import StoreLocation
 from aieval.store._backend import Backend
 from aieval.store._open import open_backend
 
-__all__ = ["metadata_keys", "sample_count", "scorer_names", "table_records"]
+__all__ = [
+    "READS",
+    "ReadPool",
+    "count_through",
+    "metadata_keys",
+    "records_since",
+    "sample_count",
+    "sample_extent",
+    "scorer_names",
+    "table_records",
+]
 
 _COLUMNS = "sample_id, idx, input, expected, prediction, metadata, error, passed, extra, verdict"
+_SCORE_COLUMNS = "sample_id, scorer, value, reason, error, metadata, unreadable"
+# the most parameters one ``IN (...)`` list carries (SQLite allows 32,766; PostgreSQL 65,535)
+_IDS_PER_QUERY = 5000
+
+T = TypeVar("T")
 
 
 def table_records(
-    location: StoreLocation, run_id: str, *, limit: int | None = None, offset: int = 0
+    location: StoreLocation,
+    run_id: str,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    ids: Sequence[str] | None = None,
 ) -> list[SampleRecord]:
-    """The run's samples in dataset order, as the table reads them.
+    """The run's samples in dataset order (or those of ``ids``, in that order), as the table
+    reads them.
 
     The records carry no model calls and no raw scorer values (``calls`` is empty, ``raw`` is
     None): they feed the table's rows, never a report or a sample's own page.
     """
-    with _connect(location) as db:
-        rows = db.query(
-            f"SELECT {_COLUMNS} FROM samples WHERE run_id = ? ORDER BY idx, sample_id"
-            " LIMIT ? OFFSET ?",
-            (run_id, db.no_limit if limit is None else limit, offset),
-        )
-        if limit is None:
-            score_rows = db.query(
-                "SELECT sample_id, scorer, value, reason, error, metadata, unreadable FROM scores"
-                " WHERE run_id = ? ORDER BY rowid",
-                (run_id,),
+
+    def read(db: Backend) -> list[SampleRecord]:
+        if ids is not None:
+            rows = []
+            for part in _parts(list(ids)):
+                rows += db.query(
+                    f"SELECT {_COLUMNS} FROM samples WHERE run_id = ?"
+                    f" AND sample_id IN ({', '.join('?' * len(part))})",
+                    (run_id, *part),
+                )
+            where = {sample_id: n for n, sample_id in enumerate(ids)}
+            rows.sort(key=lambda row: where[row[0]])
+        else:
+            rows = db.query(
+                f"SELECT {_COLUMNS} FROM samples WHERE run_id = ? ORDER BY idx, sample_id"
+                " LIMIT ? OFFSET ?",
+                (run_id, db.no_limit if limit is None else limit, offset),
             )
-        elif rows:
-            ids = [row[0] for row in rows]
+        if limit is None and ids is None:
             score_rows = db.query(
-                "SELECT sample_id, scorer, value, reason, error, metadata, unreadable FROM scores"
-                f" WHERE run_id = ? AND sample_id IN ({', '.join('?' * len(ids))})"
-                " ORDER BY rowid",
-                (run_id, *ids),
+                f"SELECT {_SCORE_COLUMNS} FROM scores WHERE run_id = ? ORDER BY rowid", (run_id,)
             )
         else:
-            score_rows = []
-        config = db.one("SELECT config FROM runs WHERE id = ?", (run_id,))
+            score_rows = _scores_of(db, run_id, [row[0] for row in rows])
+        return _records(db, run_id, rows, score_rows)
+
+    return _read(location, read)
+
+
+def records_since(
+    location: StoreLocation, run_id: str, after: int, limit: int
+) -> tuple[list[SampleRecord], int]:
+    """Up to ``limit`` samples of the run stored after insertion position ``after`` (SQLite's
+    ``rowid``, PostgreSQL's ``seq``), in the order they were stored, and the position of the
+    last one (``after`` when there is none): what an index reads as a run grows."""
+
+    def read(db: Backend) -> tuple[list[SampleRecord], int]:
+        found = db.query(
+            f"SELECT rowid, {_COLUMNS} FROM samples WHERE run_id = ? AND rowid > ?"
+            " ORDER BY rowid LIMIT ?",
+            (run_id, after, limit),
+        )
+        if not found:
+            return [], after
+        rows = [row[1:] for row in found]
+        return _records(db, run_id, rows, _scores_of(db, run_id, [r[0] for r in rows])), int(
+            found[-1][0]
+        )
+
+    return _read(location, read)
+
+
+def count_through(location: StoreLocation, run_id: str, position: int) -> int:
+    """How many samples of the run were stored at insertion positions up to ``position``."""
+    row = _read(
+        location,
+        lambda db: db.one(
+            "SELECT COUNT(*) FROM samples WHERE run_id = ? AND rowid <= ?", (run_id, position)
+        ),
+    )
+    return 0 if row is None else int(row[0])
+
+
+def _parts(ids: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(ids), _IDS_PER_QUERY):
+        yield ids[start : start + _IDS_PER_QUERY]
+
+
+def _scores_of(db: Backend, run_id: str, ids: list[str]) -> list[tuple[Any, ...]]:
+    found: list[tuple[Any, ...]] = []
+    for part in _parts(ids):
+        found += db.query(
+            f"SELECT {_SCORE_COLUMNS} FROM scores WHERE run_id = ?"
+            f" AND sample_id IN ({', '.join('?' * len(part))}) ORDER BY rowid",
+            (run_id, *part),
+        )
+    return found
+
+
+def _records(
+    db: Backend, run_id: str, rows: list[tuple[Any, ...]], score_rows: list[tuple[Any, ...]]
+) -> list[SampleRecord]:
+    config = db.one("SELECT config FROM runs WHERE id = ?", (run_id,))
     threshold = config_threshold(_loads(config[0]) if config is not None else None)
     scores: dict[Any, dict[str, ScoreRecord]] = {}
     for row in score_rows:
@@ -75,15 +162,28 @@ def table_records(
 
 def sample_count(location: StoreLocation, run_id: str) -> int:
     """How many samples of the run are stored (without waiting for the store's own lock)."""
-    with _connect(location) as db:
-        row = db.one("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
+    row = _read(
+        location, lambda db: db.one("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
+    )
     return 0 if row is None else int(row[0])
+
+
+def sample_extent(location: StoreLocation, run_id: str) -> tuple[int, int]:
+    """How many samples of the run are stored, and the insertion position of the last one
+    (0 when none): a sample replaced or added changes the second, one deleted the first."""
+    row = _read(
+        location,
+        lambda db: db.one("SELECT COUNT(*), MAX(rowid) FROM samples WHERE run_id = ?", (run_id,)),
+    )
+    return (0, 0) if row is None else (int(row[0]), int(row[1] or 0))
 
 
 def scorer_names(location: StoreLocation, run_id: str) -> list[str]:
     """The names of the scorers that scored any sample of the run, sorted."""
-    with _connect(location) as db:
-        rows = db.query("SELECT DISTINCT scorer FROM scores WHERE run_id = ?", (run_id,))
+    rows = _read(
+        location,
+        lambda db: db.query("SELECT DISTINCT scorer FROM scores WHERE run_id = ?", (run_id,)),
+    )
     return sorted(row[0] for row in rows)
 
 
@@ -91,11 +191,13 @@ def metadata_keys(
     location: StoreLocation, run_id: str, first: int = 5000, most: int = 50
 ) -> list[str]:
     """The metadata keys of the run's first ``first`` samples (sorted, at most ``most``)."""
-    with _connect(location) as db:
-        rows = db.query(
+    rows = _read(
+        location,
+        lambda db: db.query(
             "SELECT metadata FROM samples WHERE run_id = ? ORDER BY idx, sample_id LIMIT ?",
             (run_id, first),
-        )
+        ),
+    )
     keys: set[str] = set()
     for (text,) in rows:
         found = _loads(text)
@@ -104,25 +206,84 @@ def metadata_keys(
     return sorted(keys)[:most]
 
 
-@contextmanager
-def _connect(location: StoreLocation) -> Iterator[Backend]:
-    """A connection of its own to the store (texts decoded as the store writes them)."""
-    try:
+class ReadPool:
+    """At most ``size`` idle read connections kept per store, handed to one thread at a time.
+
+    A connection is opened when none is idle, and kept (up to ``size``) when given back; one
+    whose read failed is closed instead. :attr:`opened` counts the connections ever opened.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self.opened = 0
+        self._idle: dict[str, list[Backend]] = {}
+        self._lock = threading.Lock()
+
+    def read(self, location: StoreLocation, action: Callable[[Backend], T]) -> T:
+        """``action`` on a pooled connection; if that connection was reused and its read fails
+        (a restarted database closed it), once more on a new one (reads can be repeated)."""
+        key = _key(location)
+        with self._lock:
+            idle = self._idle.get(key)
+            db = idle.pop() if idle else None
+        if db is not None:
+            try:
+                return self._use(key, db, action)
+            except db.errors:
+                self.clear(location)  # the others were most likely closed with it
+        return self._use(key, self._open(location), action)
+
+    def _use(self, key: str, db: Backend, action: Callable[[Backend], T]) -> T:
+        try:
+            result = action(db)
+        except BaseException:
+            db.close()
+            raise
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            if len(idle) < self.size:
+                idle.append(db)
+                return result
+        db.close()
+        return result
+
+    def _open(self, location: StoreLocation) -> Backend:
         db = open_backend(location)
+        with self._lock:
+            self.opened += 1
+        return db
+
+    def clear(self, location: StoreLocation | None = None) -> None:
+        """Close the idle connections to ``location`` (every store's when None)."""
+        with self._lock:
+            if location is None:
+                dropped = [db for idle in self._idle.values() for db in idle]
+                self._idle.clear()
+            else:
+                dropped = self._idle.pop(_key(location), [])
+        for db in dropped:
+            with contextlib.suppress(*db.errors):
+                db.close()
+
+
+#: The server's read connections.
+READS = ReadPool()
+
+
+def _key(location: StoreLocation) -> str:
+    return location.connect_url() if location.path is None else str(location.path)
+
+
+def _read(location: StoreLocation, action: Callable[[Backend], T]) -> T:
+    """``action`` on a pooled connection to the store, its failures as :class:`StoreError`."""
+    try:
+        return READS.read(location, action)
     except StoreError:
         raise
     except Exception as exc:
         raise StoreError(
             f"cannot read the store at {location}: {location.scrub(str(exc))}"
         ) from exc
-    try:
-        yield db
-    except db.errors as exc:
-        raise StoreError(
-            f"cannot read the store at {location}: {location.scrub(str(exc))}"
-        ) from exc
-    finally:
-        db.close()
 
 
 _decode = json.JSONDecoder().raw_decode
