@@ -63,10 +63,12 @@ def store_qa_samples(
     batch: int = 20_000,
 ) -> str:
     """``qa_rows`` scored by exact match and token F1 written straight to the store in batches
-    (no runner: a million samples in well under a minute); the run id."""
+    (no runner: one transaction per ``batch``), each graded and stored with its verdict as the
+    runner does it; the run id."""
     from collections import Counter
 
     from aieval._records import SampleRecord, ScoreRecord
+    from aieval.core._threshold import threshold_verdict
     from aieval.store import Store
 
     scorers = [{"name": "exact_match", "options": {}}, {"name": "token_f1", "options": {}}]
@@ -82,18 +84,19 @@ def store_qa_samples(
                 common = sum((Counter(pred) & Counter(gold)).values())
                 f1 = 2 * common / (len(pred) + len(gold)) if common else 0.0
                 exact = float(row["prediction"] == row["expected"])
-                records.append(
-                    SampleRecord(
-                        id=f"q{index:07d}",
-                        index=index,
-                        input=row["prompt"].replace(f"question {i} ", f"question {index} "),
-                        expected=row["expected"],
-                        prediction=row["prediction"],
-                        metadata=row["metadata"],
-                        scores={"exact_match": ScoreRecord(exact), "token_f1": ScoreRecord(f1)},
-                        passed=exact >= 0.5 and f1 >= 0.5,
-                    )
+                record = SampleRecord(
+                    id=f"q{index:07d}",
+                    index=index,
+                    input=row["prompt"].replace(f"question {i} ", f"question {index} "),
+                    expected=row["expected"],
+                    prediction=row["prediction"],
+                    metadata=row["metadata"],
+                    scores={"exact_match": ScoreRecord(exact), "token_f1": ScoreRecord(f1)},
                 )
+                # graded as the runner's threshold grader does, and stored with its verdict
+                record.verdict = threshold_verdict(record, 0.5)
+                record.passed = record.verdict.passed
+                records.append(record)
             store.record_samples(run_id, records)
         store.finish_run(run_id, status="completed")
     return run_id

@@ -33,10 +33,10 @@ __all__ = [
     "READS",
     "ReadPool",
     "count_through",
+    "last_position",
     "metadata_keys",
     "records_since",
     "sample_count",
-    "sample_extent",
     "scorer_names",
     "table_records",
 ]
@@ -168,14 +168,14 @@ def sample_count(location: StoreLocation, run_id: str) -> int:
     return 0 if row is None else int(row[0])
 
 
-def sample_extent(location: StoreLocation, run_id: str) -> tuple[int, int]:
-    """How many samples of the run are stored, and the insertion position of the last one
-    (0 when none): a sample replaced or added changes the second, one deleted the first."""
+def last_position(location: StoreLocation, run_id: str) -> int:
+    """The insertion position of the run's last stored sample (0 when none): it changes
+    whenever a sample is added (samples are deleted only with their run). An index lookup on
+    both backends (``samples_run`` on SQLite, ``samples_seq`` on PostgreSQL)."""
     row = _read(
-        location,
-        lambda db: db.one("SELECT COUNT(*), MAX(rowid) FROM samples WHERE run_id = ?", (run_id,)),
+        location, lambda db: db.one("SELECT MAX(rowid) FROM samples WHERE run_id = ?", (run_id,))
     )
-    return (0, 0) if row is None else (int(row[0]), int(row[1] or 0))
+    return 0 if row is None or row[0] is None else int(row[0])
 
 
 def scorer_names(location: StoreLocation, run_id: str) -> list[str]:
@@ -207,16 +207,19 @@ def metadata_keys(
 
 
 class ReadPool:
-    """At most ``size`` idle read connections kept per store, handed to one thread at a time.
+    """At most ``size`` read connections per store, each used by one thread at a time.
 
-    A connection is opened when none is idle, and kept (up to ``size``) when given back; one
-    whose read failed is closed instead. :attr:`opened` counts the connections ever opened.
+    A read takes an idle connection, or opens one while fewer than ``size`` are open, or
+    waits (at most ``wait_s``) for one to be given back; a connection whose read failed is
+    closed, not given back. :attr:`opened` counts the connections ever opened.
     """
 
-    def __init__(self, size: int = 4) -> None:
+    def __init__(self, size: int = 6, wait_s: float = 120.0) -> None:
         self.size = size
+        self.wait_s = wait_s
         self.opened = 0
         self._idle: dict[str, list[Backend]] = {}
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
         self._lock = threading.Lock()
 
     def read(self, location: StoreLocation, action: Callable[[Backend], T]) -> T:
@@ -224,27 +227,34 @@ class ReadPool:
         (a restarted database closed it), once more on a new one (reads can be repeated)."""
         key = _key(location)
         with self._lock:
-            idle = self._idle.get(key)
-            db = idle.pop() if idle else None
-        if db is not None:
-            try:
-                return self._use(key, db, action)
-            except db.errors:
-                self.clear(location)  # the others were most likely closed with it
-        return self._use(key, self._open(location), action)
+            slots = self._slots.setdefault(key, threading.BoundedSemaphore(self.size))
+        if not slots.acquire(timeout=self.wait_s):
+            raise StoreError(
+                f"cannot read the store at {location}: its {self.size} read connections stayed"
+                f" busy for {self.wait_s:.0f} s"
+            )
+        try:
+            with self._lock:
+                idle = self._idle.get(key)
+                db = idle.pop() if idle else None
+            if db is not None:
+                try:
+                    return self._use(key, db, action)
+                except db.errors:
+                    self.clear(location)  # the others were most likely closed with it
+            return self._use(key, self._open(location), action)
+        finally:
+            slots.release()
 
     def _use(self, key: str, db: Backend, action: Callable[[Backend], T]) -> T:
         try:
             result = action(db)
         except BaseException:
-            db.close()
+            with contextlib.suppress(*db.errors):
+                db.close()
             raise
         with self._lock:
-            idle = self._idle.setdefault(key, [])
-            if len(idle) < self.size:
-                idle.append(db)
-                return result
-        db.close()
+            self._idle.setdefault(key, []).append(db)
         return result
 
     def _open(self, location: StoreLocation) -> Backend:

@@ -23,13 +23,13 @@ import numpy.typing as npt
 
 from aieval._records import SampleRecord
 from aieval.core._stored import derived_verdict
-from aieval.errors import ConfigError
+from aieval.errors import ConfigError, StoreError
 from aieval.server._rows import (
     count_through,
+    last_position,
     metadata_keys,
     records_since,
     sample_count,
-    sample_extent,
     scorer_names,
     table_records,
 )
@@ -391,26 +391,24 @@ class SampleIndex:
         self._known: dict[str, tuple[int, list[str], list[str]]] = {}
 
     def ready(self, store: Store, run_id: str) -> RunTable | None:
-        """The run's table if indexed as the run is stored now (same sample count, same last
-        insertion position); else None, with the run being indexed in the background."""
-        extent = sample_extent(store.location, run_id)
+        """The run's table if indexed up to the run's last stored sample; else None, with the
+        run being indexed in the background."""
+        last = last_position(store.location, run_id)
         with self._lock:
             cached = self._runs.get(run_id)
-            if cached is not None and (cached.count, cached.position) == extent:
+            if cached is not None and cached.position == last:
                 self._runs.move_to_end(run_id)
                 return cached
-            self._start(store, run_id, extent[1])
+            self._start(store, run_id, last)
         return None
 
     def table(self, store: Store, run_id: str) -> RunTable:
         """The run's table, covering at least the samples stored when called (waits)."""
-        count, last = sample_extent(store.location, run_id)
+        last = last_position(store.location, run_id)
         while True:
             with self._lock:
                 cached = self._runs.get(run_id)
-                if cached is not None and (
-                    cached.position > last or (cached.count, cached.position) == (count, last)
-                ):
+                if cached is not None and cached.position >= last:
                     self._runs.move_to_end(run_id)
                     return cached
                 started, build = self._start(store, run_id, last)
@@ -424,7 +422,18 @@ class SampleIndex:
     ) -> list[dict[str, Any]]:
         """The table rows of the samples at ``positions``, read from the store in that order."""
         ids = [table.ids[p] for p in positions.tolist()]
-        return [self._row(record) for record in table_records(store.location, run_id, ids=ids)]
+        records = table_records(store.location, run_id, ids=ids)
+        if len(records) != len(ids):
+            # a sample indexed is no longer stored (deleted outside aieval): never list a page
+            # short; the next request indexes the run again
+            with self._lock:
+                self._runs.pop(run_id, None)
+                self._columns.pop(run_id, None)
+            raise StoreError(
+                f"run {run_id}: {len(ids) - len(records)} sample(s) of this page were deleted"
+                " from the store while it was listed; ask again"
+            )
+        return [self._row(record) for record in records]
 
     def page(self, store: Store, run_id: str, limit: int, offset: int) -> dict[str, Any]:
         """One page of the run in dataset order, read from the store without the index (the
