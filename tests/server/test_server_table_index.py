@@ -3,6 +3,7 @@ every search, filter and sort, paging at its edges, and a run that grows while i
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -11,12 +12,16 @@ import pytest
 from fastapi.testclient import TestClient
 
 from aieval._records import SampleRecord, ScoreRecord
+from aieval.core import GateOutcome
+from aieval.core._threshold import threshold_verdict
 from aieval.server._rows import table_records
 from aieval.server._table import preview
 from aieval.server._views import sample_item
 from aieval.store import Store
 
-SCORERS = [{"name": n, "options": {}} for n in ("exact_match", "judge", "token_f1")]
+SCORERS: list[dict[str, Any]] = [
+    {"name": n, "options": {}} for n in ("exact_match", "judge", "token_f1")
+]
 
 
 @pytest.fixture
@@ -48,8 +53,12 @@ def record(i: int, rng: random.Random) -> SampleRecord:
         )
     if i % 9 == 0:
         scores["token_f1"] = ScoreRecord(None)  # not applicable
+    if i % 8 == 4:  # an earlier store's way of marking a malformed judge verdict
+        scores["judge"] = ScoreRecord(0.0, metadata={"unreadable": "no JSON"})
     text: Any = {"question": f"Q{i}", "lang": "fr"} if i % 5 == 0 else f"Question {i} Café"
-    return SampleRecord(
+    if i % 23 == 0:
+        text = None
+    sample = SampleRecord(
         # epochs: pairs of samples share a dataset index and are told apart by id
         id=f"s{i // 2:03d}#{2 - i % 2}",
         index=i // 2,
@@ -63,6 +72,11 @@ def record(i: int, rng: random.Random) -> SampleRecord:
         passed=None if i % 11 == 0 else bool(i % 2),
         epoch=2 - i % 2,
     )
+    if i % 3:  # graded and stored with a verdict, as runs are now (some with a gate failed)
+        verdict = threshold_verdict(sample, 0.5, passed=sample.passed)
+        gates = (GateOutcome("no_pii", i % 7 != 1, "found an email" if i % 7 == 1 else None),)
+        sample.verdict = dataclasses.replace(verdict, gates=gates, weighted_score=i % 5 * 20.0)
+    return sample
 
 
 def write(location: str, run_id: str | None, numbers: list[int], seed: int = 0) -> str:
@@ -165,6 +179,9 @@ def test_every_query_equals_a_brute_force_pass(api: TestClient, server_store: st
         want = brute(server_store, run_id, params)
         assert listed(api, run_id, params) == (want, len(want)), params
     assert len(listed(api, run_id, {})[0]) == 240
+    # the data holds every case: gate failures, malformed verdicts, samples without a value
+    for params in ({"filter": "gate_failed"}, {"filter": "error"}, {"meta": "vip"}):
+        assert 0 < len(brute(server_store, run_id, params)) < 240
 
 
 def test_pages_cover_the_list_once_at_every_edge(api: TestClient, server_store: str) -> None:

@@ -18,12 +18,14 @@ import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import Verdict
 from aieval.core._records import split_epoch
-from aieval.core._stored import adapt_record, config_threshold
+from aieval.core._stored import LEGACY_UNREADABLE, adapt_record, config_threshold
+from aieval.core._verdict import finite
 from aieval.errors import StoreError
 from aieval.store import StoreLocation
 from aieval.store._backend import Backend
@@ -31,11 +33,12 @@ from aieval.store._open import open_backend
 
 __all__ = [
     "READS",
+    "IndexRow",
     "ReadPool",
     "count_through",
+    "index_rows_since",
     "last_position",
     "metadata_keys",
-    "records_since",
     "sample_count",
     "scorer_names",
     "table_records",
@@ -92,14 +95,33 @@ def table_records(
     return _read(location, read)
 
 
-def records_since(
+@dataclass(slots=True)
+class IndexRow:
+    """What the table's index keeps of one sample: what :func:`sample_item` shows of it, read
+    without building the full record (a stored verdict gives its weighted score and gates)."""
+
+    id: str
+    index: int
+    input: Any
+    expected: Any
+    prediction: str | None
+    metadata: dict[str, Any]
+    error: str | None
+    passed: bool | None
+    #: each scorer's value, and whether it failed or rests on a malformed judge verdict
+    scores: dict[str, tuple[float | None, bool]]
+    weighted_score: float | None
+    gate_failed: bool
+
+
+def index_rows_since(
     location: StoreLocation, run_id: str, after: int, limit: int
-) -> tuple[list[SampleRecord], int]:
+) -> tuple[list[IndexRow], int]:
     """Up to ``limit`` samples of the run stored after insertion position ``after`` (SQLite's
     ``rowid``, PostgreSQL's ``seq``), in the order they were stored, and the position of the
     last one (``after`` when there is none): what an index reads as a run grows."""
 
-    def read(db: Backend) -> tuple[list[SampleRecord], int]:
+    def read(db: Backend) -> tuple[list[IndexRow], int]:
         found = db.query(
             f"SELECT rowid, {_COLUMNS} FROM samples WHERE run_id = ? AND rowid > ?"
             " ORDER BY rowid LIMIT ?",
@@ -108,11 +130,87 @@ def records_since(
         if not found:
             return [], after
         rows = [row[1:] for row in found]
-        return _records(db, run_id, rows, _scores_of(db, run_id, [r[0] for r in rows])), int(
-            found[-1][0]
-        )
+        scores: dict[Any, list[tuple[Any, ...]]] = {}
+        for score in _scores_of(db, run_id, [r[0] for r in rows]):
+            scores.setdefault(score[0], []).append(score)
+        threshold: list[float] = []  # the run's pass threshold, read if a sample needs it
+        out = []
+        for row in rows:
+            own = scores.get(row[0], [])
+            if row[9] is None:  # stored before verdicts were: derived from the full record
+                if not threshold:
+                    config = db.one("SELECT config FROM runs WHERE id = ?", (run_id,))
+                    threshold.append(config_threshold(_loads(config[0]) if config else None))
+                out.append(_derived_row(row, own, threshold[0]))
+            else:
+                out.append(_index_row(row, own))
+        return out, int(found[-1][0])
 
     return _read(location, read)
+
+
+def _index_row(row: tuple[Any, ...], scores: list[tuple[Any, ...]]) -> IndexRow:
+    sample_id, idx, input_json, expected_json, prediction, meta, error, passed = row[:8]
+    data = _loads(row[9])
+    gates = data.get("gates") if isinstance(data, dict) else None
+    if (
+        isinstance(data, dict)
+        and isinstance(data.get("passed"), bool)
+        and (gates is None or isinstance(gates, list))
+        and all(isinstance(g, dict) and "name" in g and "passed" in g for g in gates or ())
+    ):
+        weighted, gate_failed = (
+            finite(data.get("weighted_score")),
+            any(not bool(g["passed"]) for g in gates or ()),
+        )
+    else:  # not the usual shape: read as the sample's page reads it (or fail as it does)
+        verdict = Verdict.from_dict(data, f"sample {sample_id!r}")
+        weighted, gate_failed = verdict.weighted_score, any(not g.passed for g in verdict.gates)
+    return IndexRow(
+        id=sample_id,
+        index=idx,
+        input=_loads(input_json),
+        expected=_loads(expected_json),
+        prediction=prediction,
+        metadata=_loads(meta) or {},
+        error=error,
+        passed=None if passed is None else bool(passed),
+        scores={s[1]: (s[2], _problem(s)) for s in scores},
+        weighted_score=weighted,
+        gate_failed=gate_failed,
+    )
+
+
+def _problem(score: tuple[Any, ...]) -> bool:
+    """Whether a score row failed or rests on a malformed verdict (as :func:`adapt_record`
+    reads an earlier store's ``metadata["unreadable"]``)."""
+    _, _, _, _, error, meta, unreadable = score
+    if error:
+        return True
+    if unreadable is None and meta is not None:
+        found = _loads(meta)
+        legacy = found.get(LEGACY_UNREADABLE) if isinstance(found, dict) else None
+        unreadable = legacy if isinstance(legacy, str) and legacy else None
+    return bool(unreadable)
+
+
+def _derived_row(row: tuple[Any, ...], scores: list[tuple[Any, ...]], threshold: float) -> IndexRow:
+    record = _records_of([row], scores, threshold)[0]
+    verdict = record.verdict
+    assert verdict is not None  # adapt_record derives one
+    return IndexRow(
+        id=record.id,
+        index=record.index,
+        input=record.input,
+        expected=record.expected,
+        prediction=record.prediction,
+        metadata=record.metadata,
+        error=record.error,
+        passed=record.passed,
+        scores={n: (s.value, bool(s.error or s.malformed)) for n, s in record.scores.items()},
+        weighted_score=verdict.weighted_score,
+        gate_failed=any(not g.passed for g in verdict.gates),
+    )
 
 
 def count_through(location: StoreLocation, run_id: str, position: int) -> int:
@@ -147,6 +245,12 @@ def _records(
 ) -> list[SampleRecord]:
     config = db.one("SELECT config FROM runs WHERE id = ?", (run_id,))
     threshold = config_threshold(_loads(config[0]) if config is not None else None)
+    return _records_of(rows, score_rows, threshold)
+
+
+def _records_of(
+    rows: list[tuple[Any, ...]], score_rows: list[tuple[Any, ...]], threshold: float
+) -> list[SampleRecord]:
     scores: dict[Any, dict[str, ScoreRecord]] = {}
     for row in score_rows:
         _, name, value, reason, error, meta, unreadable = row

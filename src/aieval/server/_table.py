@@ -22,13 +22,13 @@ import numpy as np
 import numpy.typing as npt
 
 from aieval._records import SampleRecord
-from aieval.core._stored import derived_verdict
 from aieval.errors import ConfigError, StoreError
 from aieval.server._rows import (
+    IndexRow,
     count_through,
+    index_rows_since,
     last_position,
     metadata_keys,
-    records_since,
     sample_count,
     scorer_names,
     table_records,
@@ -56,6 +56,8 @@ Mask = npt.NDArray[np.bool_]
 #: the columns sorted as text (ranked once per index, on the first sort by them)
 _TEXT_SORTS = ("id", "error", "input", "prediction")
 _SORTS = ("index", "weighted_score", "passed", *_TEXT_SORTS)
+#: what a sample without input shows as its input (its prompt: the input as JSON)
+_NULL = "null"
 
 
 def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
@@ -153,39 +155,35 @@ class _Columns:
         self.chunks: list[_Chunk] = []
         self._pending: list[str] = []
 
-    def add(self, record: SampleRecord) -> None:
+    def add(self, row: IndexRow) -> None:
         """Index one sample (what :func:`~aieval.server._views.sample_item` shows of it)."""
         n = len(self.ids)
-        verdict = record.verdict or derived_verdict(record, 0.5)
-        self.ids.append(record.id)
-        self.index.append(record.index)
-        self.passed.append(-1 if record.passed is None else int(record.passed))
-        weighted = verdict.weighted_score
+        self.ids.append(row.id)
+        self.index.append(row.index)
+        self.passed.append(-1 if row.passed is None else int(row.passed))
+        weighted = row.weighted_score
         self.weighted.append(np.nan if weighted is None else float(weighted))
-        scores = record.scores.values()
         # a malformed judge verdict counts as an error, as in the run's error count
-        self.errored.append(bool(record.error) or any(s.error or s.malformed for s in scores))
-        self.gated.append(any(not g.passed for g in verdict.gates))
-        self.texts["error"].append(record.error)
-        self.texts["input"].append(
-            preview(record.input if record.input is not None else record.prompt)
-        )
-        self.texts["prediction"].append(preview(record.prediction))
-        for name, score in record.scores.items():
+        self.errored.append(bool(row.error) or any(bad for _, bad in row.scores.values()))
+        self.gated.append(row.gate_failed)
+        self.texts["error"].append(row.error)
+        shown = row.input if row.input is not None else _NULL  # a record's prompt
+        self.texts["input"].append(preview(shown))
+        self.texts["prediction"].append(preview(row.prediction))
+        for name, (value, _) in row.scores.items():
             column = self.scores.get(name)
             if column is None:
                 column = self.scores[name] = [np.nan] * n
-            value = score.value
             ok = isinstance(value, int | float) and value == value  # NaN: no value
             column.append(float(value) if ok and value is not None else np.nan)
         for column in self.scores.values():
             if len(column) == n:  # no value of this scorer for this sample
                 column.append(np.nan)
-        for key, value in (record.metadata or {}).items():
+        for key, value in (row.metadata or {}).items():
             meta = self.meta.setdefault(str(key), _Meta())
             meta.rows.append(n)
             meta.codes.append(meta.values.setdefault(preview(value, 200), len(meta.values)))
-        texts = (record.input, record.prediction, record.expected)
+        texts = (row.input, row.prediction, row.expected)
         self._pending.append("\n".join(preview(t, 1 << 20) for t in texts).lower())
         if len(self._pending) == _CHUNK:
             self._seal()
@@ -516,10 +514,10 @@ class SampleIndex:
 
     def _read(self, store: Store, run_id: str, columns: _Columns) -> None:
         while True:
-            records, columns.position = records_since(
+            rows, columns.position = index_rows_since(
                 store.location, run_id, columns.position, _BATCH
             )
-            for record in records:
-                columns.add(record)
-            if len(records) < _BATCH:
+            for row in rows:
+                columns.add(row)
+            if len(rows) < _BATCH:
                 return
