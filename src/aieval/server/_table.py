@@ -45,6 +45,8 @@ _CACHED_RUNS = 4
 _BATCH = 20_000
 #: rows per search chunk: one chunk's texts are one string
 _CHUNK = 4096
+#: sort orders and search answers kept per run
+_KEPT = 8
 #: the metadata keys listed are those of the first samples in dataset order
 _KEYS_FROM, _KEYS_MOST = 5000, 50
 
@@ -264,6 +266,9 @@ class RunTable:
     chunks: tuple[_Chunk, ...]
     metadata_keys: list[str]
     _ranks: dict[str, Floats] = field(default_factory=dict)
+    # the last few sort orders and search answers over the whole run, newest last
+    _sorted: OrderedDict[tuple[str, str], Ints] = field(default_factory=OrderedDict)
+    _found: OrderedDict[str, Mask] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -276,7 +281,7 @@ class RunTable:
         query.check(names)
         mask = self._outcome(query.outcome)
         if query.q:
-            mask &= self._search(query.q.lower())
+            mask &= self._found_by(query.q.lower())
         if query.scorer is not None:
             values = self.scores.get(query.scorer)
             if values is None:
@@ -290,15 +295,30 @@ class RunTable:
                 mask &= kept
         if query.meta is not None:
             mask &= self._meta(query.meta)
-        kept_positions = self.order[mask[self.order]]
         if query.sort == "index" and query.order == "asc":
-            return kept_positions
-        key = self._key(query.sort)[kept_positions]
+            return self.order[mask[self.order]]
+        # the whole run in the asked order, kept: a subset in that order is the same stable sort
+        ordered = self._ordered(query.sort, query.order)
+        return ordered[mask[ordered]]
+
+    def _ordered(self, sort: str, order: str) -> Ints:
+        """Every sample in ``sort`` order: a stable sort of the dataset order, so ties stay in
+        dataset order; samples without a value go last either way."""
+        with self._lock:
+            found = self._sorted.get((sort, order))
+            if found is not None:
+                self._sorted.move_to_end((sort, order))
+                return found
+        key = self._key(sort)[self.order]
         present = ~np.isnan(key)
-        shown = kept_positions[present]
-        values = key[present] if query.order == "asc" else -key[present]
-        # a stable sort: ties stay in dataset order; rows without a value go last either way
-        return np.concatenate([shown[np.argsort(values, kind="stable")], kept_positions[~present]])
+        shown = self.order[present]
+        values = key[present] if order == "asc" else -key[present]
+        found = np.concatenate([shown[np.argsort(values, kind="stable")], self.order[~present]])
+        with self._lock:
+            self._sorted[(sort, order)] = found
+            while len(self._sorted) > _KEPT:
+                self._sorted.popitem(last=False)
+        return found
 
     def _outcome(self, outcome: Outcome) -> Mask:
         if outcome == "passed":
@@ -313,6 +333,20 @@ class RunTable:
         if outcome == "no_error":
             return ~self.errored
         return np.ones(self.count, dtype=np.bool_)
+
+    def _found_by(self, needle: str) -> Mask:
+        """:meth:`_search`, its last few answers kept (paging through one search repeats it)."""
+        with self._lock:
+            found = self._found.get(needle)
+            if found is not None:
+                self._found.move_to_end(needle)
+                return found
+        found = self._search(needle)
+        with self._lock:
+            self._found[needle] = found
+            while len(self._found) > _KEPT:
+                self._found.popitem(last=False)
+        return found
 
     def _search(self, needle: str) -> Mask:
         """Samples whose input, prediction or expected text holds ``needle`` (lower-cased)."""
