@@ -21,7 +21,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["TEAMMATE_PASSWORD", "PostgresServer", "find_binaries", "postgres_server"]
+__all__ = [
+    "TEAMMATE_PASSWORD",
+    "PostgresServer",
+    "find_binaries",
+    "postgres_server",
+    "restart_postgres",
+]
 
 #: The password of the ``teammate`` role (a test greps outputs and stores for it).
 TEAMMATE_PASSWORD = "s3cr3t-Pw-7f1c"
@@ -191,3 +197,29 @@ def postgres_server(binaries: Path, *, durable: bool = False) -> Iterator[Postgr
             cwd=folder,
         )
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def restart_postgres(server: PostgresServer, binaries: Path) -> None:
+    """Restart ``server`` (``pg_ctl restart -m fast``: every connection is closed) on its port."""
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+    subprocess.run(
+        _as_nobody(
+            [
+                str(binaries / "pg_ctl"),
+                "-D",
+                str(server.folder / "data"),
+                "-l",
+                str(server.folder / "log"),
+                "-m",
+                "fast",
+                "-w",
+                "-t",
+                "120",
+                "restart",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+        env=env,
+        cwd=server.folder,
+    )

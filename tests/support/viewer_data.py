@@ -51,3 +51,52 @@ def store_qa_run(db: Path, n: int, *, seed: int, skill: float, name: str = "supp
         concurrency=64,
     )
     return result.id
+
+
+def store_qa_samples(
+    location: str | Path,
+    n: int,
+    *,
+    seed: int,
+    skill: float,
+    name: str = "support-qa",
+    batch: int = 20_000,
+) -> str:
+    """``qa_rows`` scored by exact match and token F1 written straight to the store in batches
+    (no runner: one transaction per ``batch``), each graded and stored with its verdict as the
+    runner does it; the run id."""
+    from collections import Counter
+
+    from aieval._records import SampleRecord, ScoreRecord
+    from aieval.core._threshold import threshold_verdict
+    from aieval.store import Store
+
+    scorers = [{"name": "exact_match", "options": {}}, {"name": "token_f1", "options": {}}]
+    with Store(location) as store:
+        run_id = store.create_run(
+            name=name, n_examples=n, config={"scorers": scorers, "pass_threshold": 0.5}
+        )
+        for start in range(0, n, batch):
+            records = []
+            for i, row in enumerate(qa_rows(min(batch, n - start), seed=seed + start, skill=skill)):
+                index = start + i
+                pred, gold = row["prediction"].split(), row["expected"].split()
+                common = sum((Counter(pred) & Counter(gold)).values())
+                f1 = 2 * common / (len(pred) + len(gold)) if common else 0.0
+                exact = float(row["prediction"] == row["expected"])
+                record = SampleRecord(
+                    id=f"q{index:07d}",
+                    index=index,
+                    input=row["prompt"].replace(f"question {i} ", f"question {index} "),
+                    expected=row["expected"],
+                    prediction=row["prediction"],
+                    metadata=row["metadata"],
+                    scores={"exact_match": ScoreRecord(exact), "token_f1": ScoreRecord(f1)},
+                )
+                # graded as the runner's threshold grader does, and stored with its verdict
+                record.verdict = threshold_verdict(record, 0.5)
+                record.passed = record.verdict.passed
+                records.append(record)
+            store.record_samples(run_id, records)
+        store.finish_run(run_id, status="completed")
+    return run_id

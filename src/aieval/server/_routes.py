@@ -167,22 +167,19 @@ def list_samples(
         page = state.sample_index.page(store, run.id, limit, offset)
         page["scorers"] = table_scorers(run.config, page["scorers"])
         return _reply(request, page)
-    rows, names = found or state.sample_index.rows(store, run.id)
-    names = table_scorers(run.config, names)
-    if scorer is not None and scorer not in names:
-        raise ConfigError(f"scorer: no scorer {scorer!r} in this run; use one of {names}")
-    table = TableQuery(
+    table = found or state.sample_index.table(store, run.id)
+    names = table_scorers(run.config, table.scorer_names)
+    query = TableQuery(
         q=q.strip(), outcome=filter, scorer=scorer, min=min, max=max, meta=meta or None,
         sort=sort, order=order,
     )  # fmt: skip
-    kept = table.sorted([r for r in rows if table.keep(r)], names)
-    keys = sorted({k for r in rows[:5000] for k in r.metadata_keys})[:50]
+    kept = table.select(query, names)
     body = {
-        "samples": [r.item for r in kept[offset : offset + limit]],
+        "samples": state.sample_index.items(store, run.id, table, kept[offset : offset + limit]),
         "total": len(kept),
-        "run_total": len(rows),
+        "run_total": table.count,
         "scorers": names,
-        "metadata_keys": keys,
+        "metadata_keys": table.metadata_keys,
         "limit": limit,
         "offset": offset,
         "indexed": True,

@@ -6,7 +6,8 @@ Differences from SQLite handled here: ``%s`` placeholders; a ``seq`` identity co
 so it reads back byte for byte); the take-over locks the run's row (``FOR UPDATE``); schema
 creation takes an advisory lock so concurrent openers do not race; texts ``text`` cannot hold
 (NUL, lone surrogates) are stored escaped (:func:`aieval.store._encoding.to_pg`). A broken
-connection is opened again on the next use.
+connection is opened again on the next use, and a read outside a transaction that finds its
+connection closed by the server (a restart) is asked once more on a new one.
 
 Rows for several tables (a batch of samples with their scores and model calls) are written by
 one statement, each table's rows sent as one JSON array: one round trip and, in autocommit, one
@@ -55,6 +56,7 @@ class PostgresBackend(Backend):
             )
         super().__init__(location)
         self.errors = (psycopg.Error,)
+        self._in_transaction = False
         self._conn = self._connect()
 
     def _connect(self) -> psycopg.Connection[tuple[Any, ...]]:
@@ -79,7 +81,15 @@ class PostgresBackend(Backend):
         return self._conn
 
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        rows = self._live().execute(_translate(sql), to_pg_row(args)).fetchall()
+        conn = self._live()
+        try:
+            rows = conn.execute(_translate(sql), to_pg_row(args)).fetchall()
+        except psycopg.OperationalError:
+            if not conn.broken or self._in_transaction:
+                raise
+            # the server closed the connection (restarted): a read outside a transaction is
+            # asked once more on a new connection
+            rows = self._live().execute(_translate(sql), to_pg_row(args)).fetchall()
         return [_decoded(row) for row in rows]
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
@@ -119,14 +129,18 @@ class PostgresBackend(Backend):
     @contextlib.contextmanager
     def transaction(self, *, exclusive: bool = False) -> Iterator[None]:
         conn = self._live()
-        if exclusive:  # reads its row before writing: one statement at a time
-            with conn.transaction():
+        self._in_transaction = True
+        try:
+            if exclusive:  # reads its row before writing: one statement at a time
+                with conn.transaction():
+                    yield
+                return
+            # a write-only transaction is sent as one pipeline: BEGIN, every batch, COMMIT in
+            # about one round trip (an error surfaces when the pipeline syncs, inside this block)
+            with conn.pipeline(), conn.transaction():
                 yield
-            return
-        # a write-only transaction is sent as one pipeline: BEGIN, every batch, COMMIT in about
-        # one round trip (an error surfaces when the pipeline syncs, inside this block)
-        with conn.pipeline(), conn.transaction():
-            yield
+        finally:
+            self._in_transaction = False
 
     def create_schema(self, schema: str, added: dict[str, dict[str, str]], version: int) -> None:
         conn = self._live()

@@ -83,6 +83,8 @@ CREATE TABLE IF NOT EXISTS samples (
     verdict       TEXT,                         -- JSON: the grader's Verdict (NULL before v3)
     PRIMARY KEY (run_id, sample_id)
 );
+-- a run's samples in insertion order: its last one found at once (what changed since a look)
+CREATE INDEX IF NOT EXISTS samples_run ON samples (run_id);
 CREATE TABLE IF NOT EXISTS scores (
     run_id    TEXT NOT NULL,
     sample_id TEXT NOT NULL,
