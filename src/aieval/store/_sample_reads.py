@@ -39,7 +39,8 @@ class SampleReader(Connection):
         order = [
             row[0]
             for row in self._read(
-                "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY idx LIMIT ? OFFSET ?",
+                "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY idx, sample_id"
+                " LIMIT ? OFFSET ?",
                 (run_id, self._db.no_limit if limit is None else limit, offset),
             )
         ]
