@@ -2,13 +2,19 @@
 
 Usage::
 
-    python bench/report.py                       # 10,000 and 100,000 samples
+    python bench/report.py                       # 10,000 and 100,000 samples, SQLite
     python bench/report.py --sizes 10000 --resamples 2000 --loop-resamples 100
+    python bench/report.py --part reports --sizes 100000 1000000 --backends sqlite postgres
 
 For each size, two runs (baseline and candidate) of recorded predictions are stored in a temp
-SQLite file with ``aieval.run``; then ``build_report`` and ``compare_runs`` are timed, with the
-time spent only reading the samples back shown apart. The bootstrap part times, on the same
-per-example weighted scores, aieval's vectorised percentile bootstrap (one sample and paired),
+SQLite file with ``aieval.run`` (and copied to a temporary PostgreSQL server, started from the
+Debian server binaries, for ``--backends postgres``); then ``build_report`` and ``compare_runs``
+are timed, each in a fresh process so that its peak memory (VmHWM) is its own, with the time
+spent only reading the samples back shown apart, and the ratio to the figures of the code before
+the read path was made columnar (:data:`BEFORE`, measured the same way on the same machine).
+
+The bootstrap part times, on the same per-example weighted scores, aieval's vectorised
+percentile bootstrap (one sample and paired),
 ``scipy.stats.bootstrap(..., method="percentile", vectorized=True)``, and two loop bootstraps
 (pure Python, and a Python loop of numpy resamples). The pure-Python loop is timed on
 ``--loop-resamples`` resamples and scaled to ``--resamples`` (its cost is linear in them).
@@ -17,6 +23,8 @@ per-example weighted scores, aieval's vectorised percentile bootstrap (one sampl
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import random
 import statistics
@@ -75,13 +83,41 @@ def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
     return best, value
 
 
-def reports(n: int, store_dir: Path, resamples: int) -> dict[str, float]:
-    """Store a baseline and a candidate run of ``n`` samples; time report and comparison."""
+#: Seconds and peak MB of the code before the columnar read path, same machine, SQLite
+#: (``build_report`` sliced by topic, ``compare_runs``; 2,000 resamples); None: not measured.
+BEFORE: dict[tuple[str, int], dict[str, float | None]] = {}
+
+_CHILD = """
+import json, sys, time
+from aieval import Store
+from aieval.report import build_report, compare_runs
+what, location, base, cand, resamples = sys.argv[1:6]
+store = Store(location)
+started = time.perf_counter()
+if what == "read":
+    for _ in store.iter_samples(cand):
+        pass
+elif what == "build_report":
+    build_report(store, cand, slice_by=["topic"], n_resamples=int(resamples))
+else:
+    compare_runs(store, base, cand, n_resamples=int(resamples))
+seconds = time.perf_counter() - started
+peak = 0.0
+with open("/proc/self/status") as status:
+    for line in status:
+        if line.startswith("VmHWM:"):
+            peak = int(line.split()[1]) / 1024
+print(json.dumps({"seconds": seconds, "peak_mb": peak}))
+"""
+
+
+def store_runs(n: int, store_dir: Path) -> tuple[str, dict[str, str]]:
+    """An SQLite store with a baseline and a candidate run of ``n`` samples; their ids."""
     from aieval import Store, run
-    from aieval.report import build_report, compare_runs
     from aieval.scorers import exact_match, token_f1
 
-    store = Store(store_dir / f"runs-{n}.db")
+    location = str(store_dir / f"runs-{n}.db")
+    store = Store(location)
     made = {}
     for name, skill, seed in (("baseline", 0.70, 1), ("candidate", 0.72, 2)):
         seconds, result = timed(
@@ -94,32 +130,58 @@ def reports(n: int, store_dir: Path, resamples: int) -> dict[str, float]:
         )
         made[name] = result.id
         print(f"  stored {name} run of {n} samples in {seconds:.1f} s")
-    read_s, _ = timed(lambda: list(store.iter_samples(made["candidate"])))
-    report_s, report = timed(
-        lambda: build_report(store, made["candidate"], slice_by=["topic"], n_resamples=resamples)
-    )
-    compare_s, comparison = timed(
-        lambda: compare_runs(store, made["baseline"], made["candidate"], n_resamples=resamples)
-    )
-    per_1k = 1000 / n
-    print(f"  read {n} samples back:         {read_s:7.2f} s")
-    print(
-        f"  build_report (slice by topic): {report_s:7.2f} s"
-        f"  ({report_s * per_1k * 1000:.1f} ms per 1k samples; reading is "
-        f"{read_s / report_s:.0%} of it)"
-    )
-    print(
-        f"  compare_runs:                  {compare_s:7.2f} s"
-        f"  ({compare_s * per_1k * 1000:.1f} ms per 1k samples; reading both runs is "
-        f"{2 * read_s / compare_s:.0%} of it)"
-    )
-    ws = report.to_dict()["weighted_score"]
-    print(
-        f"  weighted score {ws['mean']:.2f} [{ws['low']:.2f}, {ws['high']:.2f}];"
-        f" promote: {comparison.to_dict()['decision']['promote']}"
-    )
     store.close()
-    return {"read": read_s, "build_report": report_s, "compare_runs": compare_s}
+    return location, made
+
+
+def copy_runs(source: str, target: str, ids: dict[str, str]) -> None:
+    """Copy the runs ``ids`` from the store at ``source`` to the one at ``target``."""
+    from aieval import Store
+
+    with Store(source) as src, Store(target) as dst:
+        for run_id in ids.values():
+            started = time.perf_counter()
+            dst.import_run(src.get_run(run_id), src.stored_samples(run_id))
+            print(f"  copied run {run_id} to PostgreSQL in {time.perf_counter() - started:.1f} s")
+
+
+def measure(what: str, location: str, ids: dict[str, str], resamples: int) -> dict[str, float]:
+    """Seconds and peak MB of ``what`` (read, build_report, compare_runs) in a fresh process."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _CHILD,
+            what,
+            location,
+            ids["baseline"],
+            ids["candidate"],
+            str(resamples),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def reports(
+    n: int, backend: str, location: str, ids: dict[str, str], resamples: int
+) -> dict[str, float]:
+    """Time reading back, ``build_report`` and ``compare_runs`` of the stored runs."""
+    out: dict[str, float] = {}
+    for what in ("read", "build_report", "compare_runs"):
+        figures = measure(what, location, ids, resamples)
+        out[what] = figures["seconds"]
+        before = BEFORE.get((backend, n), {}).get(what)
+        ratio = f"  {before / figures['seconds']:5.1f}x faster than before" if before else ""
+        print(
+            f"  {backend:8s} {what:13s} {figures['seconds']:7.2f} s"
+            f"  peak {figures['peak_mb']:6.0f} MB"
+            f"  ({figures['seconds'] * 1e6 / n:5.1f} us per sample){ratio}"
+        )
+    return out
 
 
 def bootstraps(n: int, resamples: int, loop_resamples: int) -> dict[str, float]:
@@ -219,6 +281,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--loop-resamples", type=int, default=100)
     parser.add_argument("--part", choices=["reports", "bootstrap", "all"], default="all")
+    parser.add_argument("--backends", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"])
     args = parser.parse_args()
     import scipy
 
@@ -230,14 +293,39 @@ def main() -> None:
     # paid once here, so the timings below are steady state
     import scipy.stats
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as servers:
         for n in args.sizes:
             if args.part in ("reports", "all"):
                 print(f"reports on stored runs of {n} samples ({args.resamples} resamples):")
-                reports(n, Path(tmp), args.resamples)
+                location, ids = store_runs(n, Path(tmp))
+                figures = {"sqlite": reports(n, "sqlite", location, ids, args.resamples)}
+                if "postgres" in args.backends:
+                    url = _postgres(servers)
+                    copy_runs(location, url, ids)
+                    figures["postgres"] = reports(n, "postgres", url, ids, args.resamples)
+                    for what, seconds in figures["postgres"].items():
+                        print(
+                            f"  postgres / sqlite, {what}: "
+                            f"{seconds / figures['sqlite'][what]:.2f}x the time"
+                        )
+                Path(location).unlink()
             if args.part in ("bootstrap", "all"):
                 print(f"bootstrap on {n} values:")
                 bootstraps(n, args.resamples, args.loop_resamples)
+
+
+def _postgres(servers: contextlib.ExitStack) -> str:
+    """A fresh database on a temporary PostgreSQL server (started once per benchmark)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.support.postgres import find_binaries, postgres_server
+
+    if not hasattr(_postgres, "server"):
+        binaries = find_binaries()
+        if binaries is None:
+            raise SystemExit("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+        _postgres.server = servers.enter_context(postgres_server(binaries))  # type: ignore[attr-defined]
+    url: str = _postgres.server.create_database()  # type: ignore[attr-defined]
+    return url
 
 
 if __name__ == "__main__":

@@ -74,6 +74,8 @@ class ExampleNumbers:
     def promotion_score(self) -> float | None:
         """The weighted score recomputed with ``adjusted`` in place of ``normalized`` wherever a
         criterion has one (spec 4.1: promotion decisions use ``adjusted_norm``)."""
+        if not self.criteria:
+            return self.weighted_score
         if not any(c.adjusted is not None for c in self.criteria.values()):
             return self.weighted_score
         total = sum(c.weight for c in self.criteria.values())

@@ -18,6 +18,8 @@ __all__ = ["SampleReader"]
 
 # Samples read per page by iter_samples (well under SQLite's limit of bound parameters).
 _PAGE = 500
+# The sample columns without the texts aggregation never reads (input, expected, prediction).
+_SAMPLE_COLUMNS_NO_TEXTS = SAMPLE_COLUMNS.replace("input, expected, prediction", "NULL, NULL, NULL")
 
 
 class SampleReader(Connection):
@@ -29,12 +31,13 @@ class SampleReader(Connection):
         return {sample_id: float(created) for sample_id, created in rows}
 
     def iter_samples(
-        self, run_id: str, *, limit: int | None = None, offset: int = 0
+        self, run_id: str, *, limit: int | None = None, offset: int = 0, texts: bool = True
     ) -> Iterator[SampleRecord]:
         """Stored samples of a run in dataset order, with their scores and calls.
 
         Samples are read in pages of a few hundred (three queries per page), so a large run
-        streams in bounded memory.
+        streams in bounded memory. With ``texts=False`` the samples' ``input``, ``expected``
+        and ``prediction`` are not read (they are ``None``): what aggregation reads, faster.
         """
         order = [
             row[0]
@@ -44,14 +47,26 @@ class SampleReader(Connection):
                 (run_id, self._db.no_limit if limit is None else limit, offset),
             )
         ]
+        threshold = self.pass_threshold(run_id)
+        verdicts = _Verdicts()
+        columns = SAMPLE_COLUMNS if texts else _SAMPLE_COLUMNS_NO_TEXTS
         for start in range(0, len(order), _PAGE):
-            yield from self._page(run_id, order[start : start + _PAGE])
+            yield from self._page(
+                run_id, order[start : start + _PAGE], threshold, verdicts, columns
+            )
 
-    def _page(self, run_id: str, ids: list[str]) -> list[SampleRecord]:
+    def _page(
+        self,
+        run_id: str,
+        ids: list[str],
+        threshold: float,
+        verdicts: _Verdicts,
+        columns: str,
+    ) -> list[SampleRecord]:
         marks = placeholders(len(ids))
         with self._lock:
             rows = self._read(
-                f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id IN ({marks})",
+                f"SELECT {columns} FROM samples WHERE run_id = ? AND sample_id IN ({marks})",
                 (run_id, *ids),
             )
             score_rows = self._read(
@@ -72,9 +87,8 @@ class SampleReader(Connection):
         for call in call_rows:
             calls.setdefault(call[0], []).append(call[1:])
         by_id = {row[1]: row for row in rows}
-        threshold = self.pass_threshold(run_id)
         return [
-            _sample_record(by_id[i], scores.get(i, []), calls.get(i, []), threshold)
+            _sample_record(by_id[i], scores.get(i, []), calls.get(i, []), threshold, verdicts)
             for i in ids
             if i in by_id
         ]
@@ -148,11 +162,33 @@ class SampleReader(Connection):
         return _sample_record(row, score_rows, call_rows, self.pass_threshold(run_id))
 
 
+class _Verdicts:
+    """Stored verdicts decoded once per distinct text (many samples share one: every exact
+    match, every failed target); a :class:`Verdict` is immutable, so sharing it is safe."""
+
+    #: distinct texts kept at most (the cache starts over beyond)
+    LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._seen: dict[str, Verdict] = {}
+
+    def decode(self, text: str, sample_id: str) -> Verdict:
+        """The verdict stored as ``text`` for ``sample_id``."""
+        verdict = self._seen.get(text)
+        if verdict is None:
+            verdict = Verdict.from_dict(loads(text), f"sample {sample_id!r}")
+            if len(self._seen) >= self.LIMIT:
+                self._seen.clear()
+            self._seen[text] = verdict
+        return verdict
+
+
 def _sample_record(
     row: tuple[Any, ...],
     score_rows: list[tuple[Any, ...]],
     call_rows: list[tuple[Any, ...]],
     threshold: float,
+    verdicts: _Verdicts | None = None,
 ) -> SampleRecord:
     (
         _,
@@ -222,6 +258,8 @@ def _sample_record(
         epoch=epoch,
         verdict=None
         if verdict_json is None
-        else Verdict.from_dict(loads(verdict_json), f"sample {sample_id!r}"),
+        else Verdict.from_dict(loads(verdict_json), f"sample {sample_id!r}")
+        if verdicts is None
+        else verdicts.decode(verdict_json, sample_id),
     )
     return adapt_record(record, threshold)
