@@ -19,7 +19,7 @@ from typing import Any
 
 from aieval.errors import StoreError
 from aieval.store._backend import Backend
-from aieval.store._encoding import PG_MARKER, from_pg, to_pg_row
+from aieval.store._encoding import PG_MARKER, from_pg, to_pg, to_pg_row
 from aieval.store._location import StoreLocation
 
 try:
@@ -40,6 +40,8 @@ class PostgresBackend(Backend):
 
     no_limit = None
     for_update = " FOR UPDATE"
+    # one array parameter: the statement's text stays the same (parsed and planned once)
+    max_members = 5000
 
     def __init__(self, location: StoreLocation) -> None:
         if psycopg is None:
@@ -69,6 +71,9 @@ class PostgresBackend(Backend):
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         rows = self._live().execute(_translate(sql), to_pg_row(args)).fetchall()
         return [_decoded(row) for row in rows]
+
+    def member_of(self, column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+        return f"{column} = ANY(?)", ([to_pg(v) for v in values],)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
         self._live().execute(_translate(sql), to_pg_row(args))

@@ -10,14 +10,12 @@ from aieval.core import Verdict
 from aieval.core._records import split_epoch
 from aieval.core._stored import adapt_record, config_threshold
 from aieval.errors import RunNotFoundError
-from aieval.store._connection import Connection, placeholders
+from aieval.store._connection import Connection
 from aieval.store._encoding import loads
 from aieval.store._schema import SAMPLE_COLUMNS
 
 __all__ = ["SampleReader"]
 
-# Samples read per page by iter_samples (well under SQLite's limit of bound parameters).
-_PAGE = 500
 # The sample columns without the texts aggregation never reads (input, expected, prediction).
 _SAMPLE_COLUMNS_NO_TEXTS = SAMPLE_COLUMNS.replace("input, expected, prediction", "NULL, NULL, NULL")
 
@@ -50,10 +48,9 @@ class SampleReader(Connection):
         threshold = self.pass_threshold(run_id)
         verdicts = _Verdicts()
         columns = SAMPLE_COLUMNS if texts else _SAMPLE_COLUMNS_NO_TEXTS
-        for start in range(0, len(order), _PAGE):
-            yield from self._page(
-                run_id, order[start : start + _PAGE], threshold, verdicts, columns
-            )
+        page = self._db.max_members
+        for start in range(0, len(order), page):
+            yield from self._page(run_id, order[start : start + page], threshold, verdicts, columns)
 
     def _page(
         self,
@@ -63,22 +60,22 @@ class SampleReader(Connection):
         verdicts: _Verdicts,
         columns: str,
     ) -> list[SampleRecord]:
-        marks = placeholders(len(ids))
+        member, values = self._db.member_of("sample_id", ids)
         with self._lock:
             rows = self._read(
-                f"SELECT {columns} FROM samples WHERE run_id = ? AND sample_id IN ({marks})",
-                (run_id, *ids),
+                f"SELECT {columns} FROM samples WHERE run_id = ? AND {member}",
+                (run_id, *values),
             )
             score_rows = self._read(
                 "SELECT sample_id, scorer, value, raw, reason, error, metadata, unreadable"
-                f" FROM scores WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
-                (run_id, *ids),
+                f" FROM scores WHERE run_id = ? AND {member} ORDER BY rowid",
+                (run_id, *values),
             )
             call_rows = self._read(
                 "SELECT sample_id, purpose, provider, model, latency_s, input_tokens,"
                 " output_tokens, cost, retries, cached, error FROM model_calls"
-                f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY id",
-                (run_id, *ids),
+                f" WHERE run_id = ? AND {member} ORDER BY id",
+                (run_id, *values),
             )
         scores: dict[str, list[tuple[Any, ...]]] = {}
         for score in score_rows:
