@@ -150,7 +150,7 @@ def compare_runs(
     # a run of epochs has N samples per example: each side pairs by example, its numbers the
     # mean over its epochs (merge_epochs), so the paired test sees one value per example
     base_epochs: dict[str, list[ExampleNumbers]] = {}
-    keys: dict[str, tuple[str, str]] = {}  # per example: digests of its input and answer key
+    keys: dict[str, tuple[bytes, bytes]] = {}  # per example: digests of its input and answer key
     base_judges: dict[str, JudgeTally] = {}
     for sample in base_store.iter_samples(base_row.id):
         base_epochs.setdefault(sample.example_id, []).append(example_numbers(sample))

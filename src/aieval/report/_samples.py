@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from aieval._records import SampleRecord
 from aieval.core import CriterionValue, Verdict
@@ -24,6 +25,9 @@ __all__ = [
     "numbers_of",
     "ungraded_score",
 ]
+
+#: The gates of an example without any (one shared, read-only mapping).
+_NO_GATES: Mapping[str, bool] = MappingProxyType({})
 
 #: Gate or criterion names containing one of these mark a safety/validation concern.
 SEVERE_KEYWORDS: tuple[str, ...] = ("safety", "security", "validation")
@@ -133,7 +137,7 @@ def numbers_of(sample: SampleRecord, verdict: Verdict) -> ExampleNumbers:
         passed=verdict.passed,
         weighted_score=verdict.weighted_score,
         grade=verdict.grade,
-        gates=verdict.gate_map,
+        gates=verdict.gate_map if verdict.gates else _NO_GATES,
         criteria=verdict.criteria,
         scores={name: finite(s.value) for name, s in sample.scores.items()},
         error=sample.error,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from sys import intern
 from typing import Any
 
 from aieval._records import CallRecord, SampleRecord, ScoreRecord
@@ -208,7 +209,7 @@ def _sample_record(
         verdict_json,
     ) = row
     scores = {
-        name: ScoreRecord(
+        intern(name): ScoreRecord(
             value=value,
             raw=loads(raw),
             reason=reason,
