@@ -32,9 +32,13 @@ def test_without_texts_reads_the_same_numbers(store_location: str) -> None:
         store.record_samples(run_id, _samples(1200))  # more than one page on either backend
         full = list(store.iter_samples(run_id))
         lean = list(store.iter_samples(run_id, texts=False))
+        keys = list(store.iter_samples(run_id, predictions=False))
     assert [s.id for s in lean] == [s.id for s in full] == [f"s{i}" for i in range(1200)]
     assert all(s.input is None and s.expected is None and s.prediction is None for s in lean)
     assert [s.input for s in full[:2]] == [{"q": 0}, {"q": 1}]
+    assert [s.prediction for s in full[:2]] == ["no", "yes"]
+    assert all(s.prediction is None and s.input is not None for s in keys)
+    assert [s.input for s in keys] == [s.input for s in full]
     for a, b in zip(full, lean, strict=True):
         assert (a.verdict, a.scores, a.metadata, a.passed) == (
             b.verdict,

@@ -17,9 +17,6 @@ from aieval.store._schema import SAMPLE_COLUMNS
 
 __all__ = ["SampleReader"]
 
-# The sample columns without the texts aggregation never reads (input, expected, prediction).
-_SAMPLE_COLUMNS_NO_TEXTS = SAMPLE_COLUMNS.replace("input, expected, prediction", "NULL, NULL, NULL")
-
 
 class SampleReader(Connection):
     """Queries over the ``samples``, ``scores`` and ``model_calls`` tables."""
@@ -30,13 +27,20 @@ class SampleReader(Connection):
         return {sample_id: float(created) for sample_id, created in rows}
 
     def iter_samples(
-        self, run_id: str, *, limit: int | None = None, offset: int = 0, texts: bool = True
+        self,
+        run_id: str,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        texts: bool = True,
+        predictions: bool = True,
     ) -> Iterator[SampleRecord]:
         """Stored samples of a run in dataset order, with their scores and calls.
 
         Samples are read in pages of a few hundred (three queries per page), so a large run
-        streams in bounded memory. With ``texts=False`` the samples' ``input``, ``expected``
-        and ``prediction`` are not read (they are ``None``): what aggregation reads, faster.
+        streams in bounded memory. What aggregation reads, faster: with ``texts=False`` the
+        samples' ``input``, ``expected`` and ``prediction`` are not read (they are ``None``),
+        with ``predictions=False`` only ``prediction`` is not.
         """
         order = [
             row[0]
@@ -48,7 +52,11 @@ class SampleReader(Connection):
         ]
         threshold = self.pass_threshold(run_id)
         verdicts = _Verdicts()
-        columns = SAMPLE_COLUMNS if texts else _SAMPLE_COLUMNS_NO_TEXTS
+        columns = SAMPLE_COLUMNS
+        if not texts:
+            columns = columns.replace("input, expected, prediction", "NULL, NULL, NULL")
+        elif not predictions:
+            columns = columns.replace("expected, prediction", "expected, NULL")
         page = self._db.max_members
         for start in range(0, len(order), page):
             yield from self._page(run_id, order[start : start + page], threshold, verdicts, columns)
