@@ -10,8 +10,11 @@ For each size, two runs (baseline and candidate) of recorded predictions are sto
 SQLite file with ``aieval.run`` (and copied to a temporary PostgreSQL server, started from the
 Debian server binaries, for ``--backends postgres``); then ``build_report`` and ``compare_runs``
 are timed, each in a fresh process so that its peak memory (VmHWM) is its own, with the time
-spent only reading the samples back shown apart, and the ratio to the figures of the code before
-the read path was made columnar (:data:`BEFORE`, measured the same way on the same machine).
+spent only reading the samples back (``iter_samples`` as reports call it) shown apart. With
+``--before REV`` (default: the commit before the read path was reworked), each step is also
+run by the code of git revision ``REV`` (exported to a temporary folder) on the same stores,
+alternating with the current code, and the ratio printed: on a shared machine only figures
+taken side by side compare.
 
 The bootstrap part times, on the same per-example weighted scores, aieval's vectorised
 percentile bootstrap (one sample and paired),
@@ -83,9 +86,8 @@ def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
     return best, value
 
 
-#: Seconds and peak MB of the code before the columnar read path, same machine, SQLite
-#: (``build_report`` sliced by topic, ``compare_runs``; 2,000 resamples); None: not measured.
-BEFORE: dict[tuple[str, int], dict[str, float | None]] = {}
+#: The commit before the read path of reports and comparisons was reworked.
+BEFORE_REV = "fe94339"
 
 _CHILD = """
 import json, sys, time
@@ -95,7 +97,11 @@ what, location, base, cand, resamples = sys.argv[1:6]
 store = Store(location)
 started = time.perf_counter()
 if what == "read":
-    for _ in store.iter_samples(cand):
+    try:
+        samples = store.iter_samples(cand, texts=False)
+    except TypeError:  # the code before iter_samples(texts=...)
+        samples = store.iter_samples(cand)
+    for _ in samples:
         pass
 elif what == "build_report":
     build_report(store, cand, slice_by=["topic"], n_resamples=int(resamples))
@@ -145,8 +151,14 @@ def copy_runs(source: str, target: str, ids: dict[str, str]) -> None:
             print(f"  copied run {run_id} to PostgreSQL in {time.perf_counter() - started:.1f} s")
 
 
-def measure(what: str, location: str, ids: dict[str, str], resamples: int) -> dict[str, float]:
-    """Seconds and peak MB of ``what`` (read, build_report, compare_runs) in a fresh process."""
+def measure(
+    what: str, location: str, ids: dict[str, str], resamples: int, src: Path | None = None
+) -> dict[str, float]:
+    """Seconds and peak MB of ``what`` (read, build_report, compare_runs) in a fresh process,
+    by the code in ``src`` (a ``src`` folder of another revision) or the installed one."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
     done = subprocess.run(
         [
             sys.executable,
@@ -161,26 +173,49 @@ def measure(what: str, location: str, ids: dict[str, str], resamples: int) -> di
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
 
 
+def export_source(rev: str, into: Path) -> Path:
+    """The ``src`` folder of git revision ``rev``, exported under ``into``."""
+    repo = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", rev, "src"], capture_output=True, check=True
+    )
+    into.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
+
+
 def reports(
-    n: int, backend: str, location: str, ids: dict[str, str], resamples: int
+    n: int,
+    backend: str,
+    location: str,
+    ids: dict[str, str],
+    resamples: int,
+    before: Path | None,
 ) -> dict[str, float]:
-    """Time reading back, ``build_report`` and ``compare_runs`` of the stored runs."""
+    """Time reading back, ``build_report`` and ``compare_runs`` of the stored runs (and, with
+    ``before``, the same by that code, side by side)."""
     out: dict[str, float] = {}
     for what in ("read", "build_report", "compare_runs"):
+        old = measure(what, location, ids, resamples, before) if before else None
         figures = measure(what, location, ids, resamples)
         out[what] = figures["seconds"]
-        before = BEFORE.get((backend, n), {}).get(what)
-        ratio = f"  {before / figures['seconds']:5.1f}x faster than before" if before else ""
         print(
             f"  {backend:8s} {what:13s} {figures['seconds']:7.2f} s"
             f"  peak {figures['peak_mb']:6.0f} MB"
-            f"  ({figures['seconds'] * 1e6 / n:5.1f} us per sample){ratio}"
+            f"  ({figures['seconds'] * 1e6 / n:5.1f} us per sample)"
         )
+        if old is not None:
+            print(
+                f"  {'':8s} {'  before':13s} {old['seconds']:7.2f} s  peak {old['peak_mb']:6.0f} MB"
+                f"  -> now {old['seconds'] / figures['seconds']:.2f}x faster,"
+                f" {figures['peak_mb'] / old['peak_mb']:.2f}x the memory"
+            )
     return out
 
 
@@ -298,11 +333,16 @@ def main() -> None:
             if args.part in ("reports", "all"):
                 print(f"reports on stored runs of {n} samples ({args.resamples} resamples):")
                 location, ids = store_runs(n, Path(tmp))
-                figures = {"sqlite": reports(n, "sqlite", location, ids, args.resamples)}
+                before = (
+                    None
+                    if args.before == "none"
+                    else export_source(args.before, Path(tmp) / "before")
+                )
+                figures = {"sqlite": reports(n, "sqlite", location, ids, args.resamples, before)}
                 if "postgres" in args.backends:
                     url = _postgres(servers)
                     copy_runs(location, url, ids)
-                    figures["postgres"] = reports(n, "postgres", url, ids, args.resamples)
+                    figures["postgres"] = reports(n, "postgres", url, ids, args.resamples, before)
                     for what, seconds in figures["postgres"].items():
                         print(
                             f"  postgres / sqlite, {what}: "
