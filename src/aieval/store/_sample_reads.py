@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from json import loads as _json
 from sys import intern
 from typing import Any
 
@@ -219,10 +220,10 @@ def _sample_record(
     scores = {
         intern(name): ScoreRecord(
             value=value,
-            raw=loads(raw),
+            raw=None if raw is None else _json(raw),
             reason=reason,
             error=score_error,
-            metadata=loads(meta) or {},
+            metadata={} if meta is None else _json(meta) or {},
             unreadable=unreadable,
         )
         for name, value, raw, reason, score_error, meta, unreadable in score_rows
@@ -242,14 +243,14 @@ def _sample_record(
         )
         for c in call_rows
     ]
-    extra, epoch = split_epoch(loads(extra_json) or {})
+    extra, epoch = split_epoch({} if extra_json is None else _json(extra_json) or {})
     record = SampleRecord(
         id=sample_id,
         index=idx,
-        input=loads(input_json),
-        expected=loads(expected_json),
+        input=None if input_json is None else _json(input_json),
+        expected=None if expected_json is None else _json(expected_json),
         prediction=prediction,
-        metadata=loads(metadata_json) or {},
+        metadata={} if metadata_json is None else _json(metadata_json) or {},
         scores=scores,
         error=error,
         passed=None if passed is None else bool(passed),
