@@ -317,6 +317,11 @@ def main() -> None:
     parser.add_argument("--loop-resamples", type=int, default=100)
     parser.add_argument("--part", choices=["reports", "bootstrap", "all"], default="all")
     parser.add_argument("--backends", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"])
+    parser.add_argument(
+        "--before",
+        default=BEFORE_REV,
+        help="git revision to time side by side with the current code ('none': do not)",
+    )
     args = parser.parse_args()
     import scipy
 
