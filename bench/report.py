@@ -2,13 +2,22 @@
 
 Usage::
 
-    python bench/report.py                       # 10,000 and 100,000 samples
+    python bench/report.py                       # 10,000 and 100,000 samples, SQLite
     python bench/report.py --sizes 10000 --resamples 2000 --loop-resamples 100
+    python bench/report.py --part reports --sizes 100000 1000000 --backends sqlite postgres
 
 For each size, two runs (baseline and candidate) of recorded predictions are stored in a temp
-SQLite file with ``aieval.run``; then ``build_report`` and ``compare_runs`` are timed, with the
-time spent only reading the samples back shown apart. The bootstrap part times, on the same
-per-example weighted scores, aieval's vectorised percentile bootstrap (one sample and paired),
+SQLite file with ``aieval.run`` (and copied to a temporary PostgreSQL server, started from the
+Debian server binaries, for ``--backends postgres``); then ``build_report`` and ``compare_runs``
+are timed, each in a fresh process so that its peak memory (VmHWM) is its own, with the time
+spent only reading the samples back (``iter_samples`` as reports call it) shown apart. With
+``--before REV`` (default: the commit before the read path was reworked), each step is also
+run by the code of git revision ``REV`` (exported to a temporary folder) on the same stores,
+alternating with the current code, and the ratio printed: on a shared machine only figures
+taken side by side compare, and CPU time (also shown) is steadier than wall time.
+
+The bootstrap part times, on the same per-example weighted scores, aieval's vectorised
+percentile bootstrap (one sample and paired),
 ``scipy.stats.bootstrap(..., method="percentile", vectorized=True)``, and two loop bootstraps
 (pure Python, and a Python loop of numpy resamples). The pure-Python loop is timed on
 ``--loop-resamples`` resamples and scaled to ``--resamples`` (its cost is linear in them).
@@ -17,6 +26,8 @@ per-example weighted scores, aieval's vectorised percentile bootstrap (one sampl
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import random
 import statistics
@@ -75,13 +86,47 @@ def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
     return best, value
 
 
-def reports(n: int, store_dir: Path, resamples: int) -> dict[str, float]:
-    """Store a baseline and a candidate run of ``n`` samples; time report and comparison."""
+#: The commit before the read path of reports and comparisons was reworked.
+BEFORE_REV = "fe94339"
+
+_CHILD = """
+import json, sys, time
+from aieval import Store
+from aieval.report import build_report, compare_runs
+import scipy.stats  # imported lazily by the statistics: paid before timing
+what, location, base, cand, resamples = sys.argv[1:6]
+store = Store(location)
+store.get_run(cand)
+started, cpu = time.perf_counter(), time.process_time()
+if what == "read":
+    try:
+        samples = store.iter_samples(cand, texts=False)
+    except TypeError:  # the code before iter_samples(texts=...)
+        samples = store.iter_samples(cand)
+    for _ in samples:
+        pass
+elif what == "build_report":
+    build_report(store, cand, slice_by=["topic"], n_resamples=int(resamples))
+else:
+    compare_runs(store, base, cand, n_resamples=int(resamples))
+seconds = time.perf_counter() - started
+cpu = time.process_time() - cpu
+peak = 0.0
+with open("/proc/self/status") as status:
+    for line in status:
+        if line.startswith("VmHWM:"):
+            peak = int(line.split()[1]) / 1024
+print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak}))
+"""
+
+
+def store_runs(n: int, store_dir: Path) -> tuple[str, dict[str, str]]:
+    """An SQLite store with a baseline and a candidate run of ``n`` samples; their ids."""
     from aieval import Store, run
-    from aieval.report import build_report, compare_runs
     from aieval.scorers import exact_match, token_f1
 
-    store = Store(store_dir / f"runs-{n}.db")
+    location = str(store_dir / f"runs-{n}.db")
+    store = Store(location)
     made = {}
     for name, skill, seed in (("baseline", 0.70, 1), ("candidate", 0.72, 2)):
         seconds, result = timed(
@@ -94,32 +139,89 @@ def reports(n: int, store_dir: Path, resamples: int) -> dict[str, float]:
         )
         made[name] = result.id
         print(f"  stored {name} run of {n} samples in {seconds:.1f} s")
-    read_s, _ = timed(lambda: list(store.iter_samples(made["candidate"])))
-    report_s, report = timed(
-        lambda: build_report(store, made["candidate"], slice_by=["topic"], n_resamples=resamples)
-    )
-    compare_s, comparison = timed(
-        lambda: compare_runs(store, made["baseline"], made["candidate"], n_resamples=resamples)
-    )
-    per_1k = 1000 / n
-    print(f"  read {n} samples back:         {read_s:7.2f} s")
-    print(
-        f"  build_report (slice by topic): {report_s:7.2f} s"
-        f"  ({report_s * per_1k * 1000:.1f} ms per 1k samples; reading is "
-        f"{read_s / report_s:.0%} of it)"
-    )
-    print(
-        f"  compare_runs:                  {compare_s:7.2f} s"
-        f"  ({compare_s * per_1k * 1000:.1f} ms per 1k samples; reading both runs is "
-        f"{2 * read_s / compare_s:.0%} of it)"
-    )
-    ws = report.to_dict()["weighted_score"]
-    print(
-        f"  weighted score {ws['mean']:.2f} [{ws['low']:.2f}, {ws['high']:.2f}];"
-        f" promote: {comparison.to_dict()['decision']['promote']}"
-    )
     store.close()
-    return {"read": read_s, "build_report": report_s, "compare_runs": compare_s}
+    return location, made
+
+
+def copy_runs(source: str, target: str, ids: dict[str, str]) -> None:
+    """Copy the runs ``ids`` from the store at ``source`` to the one at ``target``."""
+    from aieval import Store
+
+    with Store(source) as src, Store(target) as dst:
+        for run_id in ids.values():
+            started = time.perf_counter()
+            dst.import_run(src.get_run(run_id), src.stored_samples(run_id))
+            print(f"  copied run {run_id} to PostgreSQL in {time.perf_counter() - started:.1f} s")
+
+
+def measure(
+    what: str, location: str, ids: dict[str, str], resamples: int, src: Path | None = None
+) -> dict[str, float]:
+    """Seconds and peak MB of ``what`` (read, build_report, compare_runs) in a fresh process,
+    by the code in ``src`` (a ``src`` folder of another revision) or the installed one."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _CHILD,
+            what,
+            location,
+            ids["baseline"],
+            ids["candidate"],
+            str(resamples),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def export_source(rev: str, into: Path) -> Path:
+    """The ``src`` folder of git revision ``rev``, exported under ``into``."""
+    repo = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", rev, "src"], capture_output=True, check=True
+    )
+    into.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
+
+
+def reports(
+    n: int,
+    backend: str,
+    location: str,
+    ids: dict[str, str],
+    resamples: int,
+    before: Path | None,
+) -> dict[str, float]:
+    """Time reading back, ``build_report`` and ``compare_runs`` of the stored runs (and, with
+    ``before``, the same by that code, side by side)."""
+    out: dict[str, float] = {}
+    for what in ("read", "build_report", "compare_runs"):
+        old = measure(what, location, ids, resamples, before) if before else None
+        figures = measure(what, location, ids, resamples)
+        out[what] = figures["seconds"]
+        print(
+            f"  {backend:8s} {what:13s} {figures['seconds']:7.2f} s (CPU {figures['cpu']:6.2f} s)"
+            f"  peak {figures['peak_mb']:6.0f} MB"
+            f"  ({figures['seconds'] * 1e6 / n:5.1f} us per sample)"
+        )
+        if old is not None:
+            print(
+                f"  {'':8s} {'  before':13s} {old['seconds']:7.2f} s (CPU {old['cpu']:6.2f} s)"
+                f"  peak {old['peak_mb']:6.0f} MB"
+                f"  -> now {old['seconds'] / figures['seconds']:.2f}x faster"
+                f" ({old['cpu'] / figures['cpu']:.2f}x in CPU time),"
+                f" {figures['peak_mb'] / old['peak_mb']:.2f}x the memory"
+            )
+    return out
 
 
 def bootstraps(n: int, resamples: int, loop_resamples: int) -> dict[str, float]:
@@ -219,6 +321,12 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--loop-resamples", type=int, default=100)
     parser.add_argument("--part", choices=["reports", "bootstrap", "all"], default="all")
+    parser.add_argument("--backends", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"])
+    parser.add_argument(
+        "--before",
+        default=BEFORE_REV,
+        help="git revision to time side by side with the current code ('none': do not)",
+    )
     args = parser.parse_args()
     import scipy
 
@@ -230,14 +338,44 @@ def main() -> None:
     # paid once here, so the timings below are steady state
     import scipy.stats
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as servers:
         for n in args.sizes:
             if args.part in ("reports", "all"):
                 print(f"reports on stored runs of {n} samples ({args.resamples} resamples):")
-                reports(n, Path(tmp), args.resamples)
+                location, ids = store_runs(n, Path(tmp))
+                before = (
+                    None
+                    if args.before == "none"
+                    else export_source(args.before, Path(tmp) / "before")
+                )
+                figures = {"sqlite": reports(n, "sqlite", location, ids, args.resamples, before)}
+                if "postgres" in args.backends:
+                    url = _postgres(servers)
+                    copy_runs(location, url, ids)
+                    figures["postgres"] = reports(n, "postgres", url, ids, args.resamples, before)
+                    for what, seconds in figures["postgres"].items():
+                        print(
+                            f"  postgres / sqlite, {what}: "
+                            f"{seconds / figures['sqlite'][what]:.2f}x the time"
+                        )
+                Path(location).unlink()
             if args.part in ("bootstrap", "all"):
                 print(f"bootstrap on {n} values:")
                 bootstraps(n, args.resamples, args.loop_resamples)
+
+
+def _postgres(servers: contextlib.ExitStack) -> str:
+    """A fresh database on a temporary PostgreSQL server (started once per benchmark)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.support.postgres import find_binaries, postgres_server
+
+    if not hasattr(_postgres, "server"):
+        binaries = find_binaries()
+        if binaries is None:
+            raise SystemExit("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+        _postgres.server = servers.enter_context(postgres_server(binaries))  # type: ignore[attr-defined]
+    url: str = _postgres.server.create_database()  # type: ignore[attr-defined]
+    return url
 
 
 if __name__ == "__main__":

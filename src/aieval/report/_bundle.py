@@ -141,7 +141,7 @@ def build_report(
         float(threshold) if _is_number(threshold) else 0.5,
         workflow.get("id") if isinstance(workflow, Mapping) else None,
     )
-    for sample in store.iter_samples(row.id):
+    for sample in store.iter_samples(row.id, texts=False):
         tally.add(sample)
     report = tally.report(row, confidence, n_resamples, seed)
     return _with_code_section(report, store, row)

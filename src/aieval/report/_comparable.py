@@ -28,11 +28,11 @@ ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _UNSET = object()
 
 
-def digest(value: Any) -> str:
+def digest(value: Any) -> bytes:
     """A stable digest of a sample's input or expected answer, to tell whether two runs saw
-    the same example graded against the same key."""
+    the same example graded against the same key (32 bytes: one is kept per example)."""
     text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def scorer_changes(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> list[str]:

@@ -150,9 +150,9 @@ def compare_runs(
     # a run of epochs has N samples per example: each side pairs by example, its numbers the
     # mean over its epochs (merge_epochs), so the paired test sees one value per example
     base_epochs: dict[str, list[ExampleNumbers]] = {}
-    keys: dict[str, tuple[str, str]] = {}  # per example: digests of its input and answer key
+    keys: dict[str, tuple[bytes, bytes]] = {}  # per example: digests of its input and answer key
     base_judges: dict[str, JudgeTally] = {}
-    for sample in base_store.iter_samples(base_row.id):
+    for sample in base_store.iter_samples(base_row.id, predictions=False):
         base_epochs.setdefault(sample.example_id, []).append(example_numbers(sample))
         keys[sample.example_id] = (digest(sample.input), digest(sample.expected))
         tally_judges(sample, base_judges)
@@ -160,7 +160,7 @@ def compare_runs(
     cand_epochs: dict[str, list[ExampleNumbers]] = {}
     changed: list[str] = []
     changed_expected: list[str] = []
-    for sample in store.iter_samples(cand_row.id):
+    for sample in store.iter_samples(cand_row.id, predictions=False):
         example_id = sample.example_id
         first = example_id not in cand_epochs
         cand_epochs.setdefault(example_id, []).append(example_numbers(sample))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from aieval._records import SampleRecord
 from aieval.core import CriterionValue, Verdict
@@ -24,6 +25,9 @@ __all__ = [
     "numbers_of",
     "ungraded_score",
 ]
+
+#: The gates of an example without any (one shared, read-only mapping).
+_NO_GATES: Mapping[str, bool] = MappingProxyType({})
 
 #: Gate or criterion names containing one of these mark a safety/validation concern.
 SEVERE_KEYWORDS: tuple[str, ...] = ("safety", "security", "validation")
@@ -74,6 +78,8 @@ class ExampleNumbers:
     def promotion_score(self) -> float | None:
         """The weighted score recomputed with ``adjusted`` in place of ``normalized`` wherever a
         criterion has one (spec 4.1: promotion decisions use ``adjusted_norm``)."""
+        if not self.criteria:
+            return self.weighted_score
         if not any(c.adjusted is not None for c in self.criteria.values()):
             return self.weighted_score
         total = sum(c.weight for c in self.criteria.values())
@@ -131,7 +137,7 @@ def numbers_of(sample: SampleRecord, verdict: Verdict) -> ExampleNumbers:
         passed=verdict.passed,
         weighted_score=verdict.weighted_score,
         grade=verdict.grade,
-        gates=verdict.gate_map,
+        gates=verdict.gate_map if verdict.gates else _NO_GATES,
         criteria=verdict.criteria,
         scores={name: finite(s.value) for name, s in sample.scores.items()},
         error=sample.error,

@@ -41,6 +41,8 @@ class Backend(ABC):
     no_limit: int | None
     #: appended to a SELECT that takes the rows it reads for the transaction (the take-over)
     for_update: str
+    #: how many values :meth:`member_of` is given at most (SQLite binds each one)
+    max_members: int = 500
 
     def __init__(self, location: StoreLocation) -> None:
         self.location = location
@@ -53,6 +55,10 @@ class Backend(ABC):
         """The first row of ``sql`` or ``None``."""
         rows = self.query(sql, args)
         return rows[0] if rows else None
+
+    def member_of(self, column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+        """SQL testing whether ``column`` is one of ``values``, and its parameters."""
+        return f"{column} IN ({', '.join('?' * len(values))})", tuple(values)
 
     @abstractmethod
     def execute(self, sql: str, args: Sequence[Any] = ()) -> None:

@@ -57,8 +57,11 @@ def from_db(value: Any) -> Any:
 
 
 def row_from_db(_cursor: Any, row: tuple[Any, ...]) -> tuple[Any, ...]:
-    """A ``row_factory`` applying :func:`from_db` to every column."""
-    return tuple(from_db(v) for v in row)
+    """A ``row_factory`` applying :func:`from_db` to every column (rows without bytes, nearly
+    all of them, are returned as they are, checked at C speed)."""
+    if bytes in map(type, row):
+        return tuple(from_db(v) for v in row)
+    return row
 
 
 def dumps(value: Any) -> str:

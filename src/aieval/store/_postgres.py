@@ -47,6 +47,8 @@ class PostgresBackend(Backend):
 
     no_limit = None
     for_update = " FOR UPDATE"
+    # one array parameter: the statement's text stays the same (parsed and planned once)
+    max_members = 5000
 
     def __init__(self, location: StoreLocation) -> None:
         if psycopg is None:
@@ -91,6 +93,9 @@ class PostgresBackend(Backend):
             # asked once more on a new connection
             rows = self._live().execute(_translate(sql), to_pg_row(args)).fetchall()
         return [_decoded(row) for row in rows]
+
+    def member_of(self, column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+        return f"{column} = ANY(?)", ([to_pg(v) for v in values],)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
         self._live().execute(_translate(sql), to_pg_row(args))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from json import loads as _json
+from sys import intern
 from typing import Any
 
 from aieval._records import CallRecord, SampleRecord, ScoreRecord
@@ -10,14 +12,11 @@ from aieval.core import Verdict
 from aieval.core._records import split_epoch
 from aieval.core._stored import adapt_record, config_threshold
 from aieval.errors import RunNotFoundError
-from aieval.store._connection import Connection, placeholders
+from aieval.store._connection import Connection
 from aieval.store._encoding import loads
 from aieval.store._schema import SAMPLE_COLUMNS
 
 __all__ = ["SampleReader"]
-
-# Samples read per page by iter_samples (well under SQLite's limit of bound parameters).
-_PAGE = 500
 
 
 class SampleReader(Connection):
@@ -29,40 +28,64 @@ class SampleReader(Connection):
         return {sample_id: float(created) for sample_id, created in rows}
 
     def iter_samples(
-        self, run_id: str, *, limit: int | None = None, offset: int = 0
+        self,
+        run_id: str,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        texts: bool = True,
+        predictions: bool = True,
     ) -> Iterator[SampleRecord]:
         """Stored samples of a run in dataset order, with their scores and calls.
 
         Samples are read in pages of a few hundred (three queries per page), so a large run
-        streams in bounded memory.
+        streams in bounded memory. What aggregation reads, faster: with ``texts=False`` the
+        samples' ``input``, ``expected`` and ``prediction`` are not read (they are ``None``),
+        with ``predictions=False`` only ``prediction`` is not.
         """
         order = [
             row[0]
             for row in self._read(
-                "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY idx LIMIT ? OFFSET ?",
+                "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY idx, sample_id"
+                " LIMIT ? OFFSET ?",
                 (run_id, self._db.no_limit if limit is None else limit, offset),
             )
         ]
-        for start in range(0, len(order), _PAGE):
-            yield from self._page(run_id, order[start : start + _PAGE])
+        threshold = self.pass_threshold(run_id)
+        verdicts = _Verdicts()
+        columns = SAMPLE_COLUMNS
+        if not texts:
+            columns = columns.replace("input, expected, prediction", "NULL, NULL, NULL")
+        elif not predictions:
+            columns = columns.replace("expected, prediction", "expected, NULL")
+        page = self._db.max_members
+        for start in range(0, len(order), page):
+            yield from self._page(run_id, order[start : start + page], threshold, verdicts, columns)
 
-    def _page(self, run_id: str, ids: list[str]) -> list[SampleRecord]:
-        marks = placeholders(len(ids))
+    def _page(
+        self,
+        run_id: str,
+        ids: list[str],
+        threshold: float,
+        verdicts: _Verdicts,
+        columns: str,
+    ) -> list[SampleRecord]:
+        member, values = self._db.member_of("sample_id", ids)
         with self._lock:
             rows = self._read(
-                f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id IN ({marks})",
-                (run_id, *ids),
+                f"SELECT {columns} FROM samples WHERE run_id = ? AND {member}",
+                (run_id, *values),
             )
             score_rows = self._read(
                 "SELECT sample_id, scorer, value, raw, reason, error, metadata, unreadable"
-                f" FROM scores WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
-                (run_id, *ids),
+                f" FROM scores WHERE run_id = ? AND {member} ORDER BY rowid",
+                (run_id, *values),
             )
             call_rows = self._read(
                 "SELECT sample_id, purpose, provider, model, latency_s, input_tokens,"
                 " output_tokens, cost, retries, cached, error FROM model_calls"
-                f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY id",
-                (run_id, *ids),
+                f" WHERE run_id = ? AND {member} ORDER BY id",
+                (run_id, *values),
             )
         scores: dict[str, list[tuple[Any, ...]]] = {}
         for score in score_rows:
@@ -71,9 +94,8 @@ class SampleReader(Connection):
         for call in call_rows:
             calls.setdefault(call[0], []).append(call[1:])
         by_id = {row[1]: row for row in rows}
-        threshold = self.pass_threshold(run_id)
         return [
-            _sample_record(by_id[i], scores.get(i, []), calls.get(i, []), threshold)
+            _sample_record(by_id[i], scores.get(i, []), calls.get(i, []), threshold, verdicts)
             for i in ids
             if i in by_id
         ]
@@ -147,11 +169,33 @@ class SampleReader(Connection):
         return _sample_record(row, score_rows, call_rows, self.pass_threshold(run_id))
 
 
+class _Verdicts:
+    """Stored verdicts decoded once per distinct text (many samples share one: every exact
+    match, every failed target); a :class:`Verdict` is immutable, so sharing it is safe."""
+
+    #: distinct texts kept at most (the cache starts over beyond)
+    LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._seen: dict[str, Verdict] = {}
+
+    def decode(self, text: str, sample_id: str) -> Verdict:
+        """The verdict stored as ``text`` for ``sample_id``."""
+        verdict = self._seen.get(text)
+        if verdict is None:
+            verdict = Verdict.from_dict(loads(text), f"sample {sample_id!r}")
+            if len(self._seen) >= self.LIMIT:
+                self._seen.clear()
+            self._seen[text] = verdict
+        return verdict
+
+
 def _sample_record(
     row: tuple[Any, ...],
     score_rows: list[tuple[Any, ...]],
     call_rows: list[tuple[Any, ...]],
     threshold: float,
+    verdicts: _Verdicts | None = None,
 ) -> SampleRecord:
     (
         _,
@@ -174,12 +218,12 @@ def _sample_record(
         verdict_json,
     ) = row
     scores = {
-        name: ScoreRecord(
+        intern(name): ScoreRecord(
             value=value,
-            raw=loads(raw),
+            raw=None if raw is None else _json(raw),
             reason=reason,
             error=score_error,
-            metadata=loads(meta) or {},
+            metadata={} if meta is None else _json(meta) or {},
             unreadable=unreadable,
         )
         for name, value, raw, reason, score_error, meta, unreadable in score_rows
@@ -199,14 +243,14 @@ def _sample_record(
         )
         for c in call_rows
     ]
-    extra, epoch = split_epoch(loads(extra_json) or {})
+    extra, epoch = split_epoch({} if extra_json is None else _json(extra_json) or {})
     record = SampleRecord(
         id=sample_id,
         index=idx,
-        input=loads(input_json),
-        expected=loads(expected_json),
+        input=None if input_json is None else _json(input_json),
+        expected=None if expected_json is None else _json(expected_json),
         prediction=prediction,
-        metadata=loads(metadata_json) or {},
+        metadata={} if metadata_json is None else _json(metadata_json) or {},
         scores=scores,
         error=error,
         passed=None if passed is None else bool(passed),
@@ -221,6 +265,8 @@ def _sample_record(
         epoch=epoch,
         verdict=None
         if verdict_json is None
-        else Verdict.from_dict(loads(verdict_json), f"sample {sample_id!r}"),
+        else Verdict.from_dict(loads(verdict_json), f"sample {sample_id!r}")
+        if verdicts is None
+        else verdicts.decode(verdict_json, sample_id),
     )
     return adapt_record(record, threshold)
