@@ -1,19 +1,22 @@
 """Reading and grouping OTLP trace files: aieval's trace reader against protobuf's own decoders.
 
-Usage: ``python bench/traces.py [--traces 5000] [--batch 512] [--repeat 3]``
+Usage: ``python bench/traces.py [--traces 5000] [--batch 512] [--repeat 3] [--pin]``
 
 Makes agent traces with the OpenTelemetry SDK (a root, three ``invoke_agent`` spans, two
 ``chat`` spans each with token usage, a tool span, one plain span: 12 spans a trace), encodes
 them with the OTLP exporter's own encoder in export batches of ``--batch`` spans (so traces
 span several requests), and writes them as the collector's file exporter does: OTLP/JSON
-lines with hex ids, and length-prefixed protobuf. Then times, on one core, in one process:
+lines with hex ids, and length-prefixed protobuf. Then times, in one single-threaded process
+(``--pin``: pinned to one core, which on a busy machine only adds waiting):
 
 - aieval reading and grouping by trace (``read_path`` + ``group``), and the full mapping to
   workflow runs (``iter_trace_runs``), on both files, and with grouping spilled to disk;
 - the floors any reader pays: ``json.loads`` of every line, and protobuf's
   ``ParseFromString`` / ``json_format.Parse`` of every request (no grouping, no mapping).
 
-Prints spans/s and the ratio of each to aieval's reading and grouping.
+Prints spans/s of wall time and of CPU time, the ratio of each to aieval's reading and
+grouping, and where wall time went beyond the CPU: waiting for a core (the kernel's run-queue
+delay, ``/proc/self/schedstat``) and blocked (I/O, page faults from disk, locks: the rest).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -103,16 +107,40 @@ def _hex_ids(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def best(fn: Callable[[], int], repeat: int) -> tuple[float, float, int]:
-    """Best wall time and best CPU time of this process (what one core spends, whatever else
-    the machine runs), and the spans counted."""
-    walls, cpus, count = [], [], 0
+def run_queue_wait() -> float:
+    """Seconds this process has waited for a core (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/schedstat") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+@dataclass
+class Timing:
+    """The best run's wall and CPU time, and what the wall time was beyond the CPU time."""
+
+    wall: float
+    cpu: float
+    waiting: float  # for a core
+    blocked: float  # the rest: I/O, faults, locks
+    spans: int
+
+
+def best(fn: Callable[[], int], repeat: int) -> Timing:
+    """The run with the best wall time (and the best CPU time of all runs: what one core
+    spends, whatever else the machine runs)."""
+    runs = []
     for _ in range(repeat):
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu, wait = time.perf_counter(), time.process_time(), run_queue_wait()
         count = fn()
-        cpus.append(time.process_time() - cpu)
-        walls.append(time.perf_counter() - wall)
-    return min(walls), min(cpus), count
+        cpu = time.process_time() - cpu
+        wait = run_queue_wait() - wait
+        wall = time.perf_counter() - wall
+        runs.append(Timing(wall, cpu, wait, max(wall - cpu - wait, 0.0), count))
+    fastest = min(runs, key=lambda r: r.wall)
+    fastest.cpu = min(r.cpu for r in runs)
+    return fastest
 
 
 def main() -> None:
@@ -120,9 +148,10 @@ def main() -> None:
     parser.add_argument("--traces", type=int, default=5000)
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pin", action="store_true", help="pin the process to one core")
     args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    if args.pin and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     spans = make_spans(args.traces)
     with tempfile.TemporaryDirectory() as tmp:
         json_file, proto_file, bodies = write_files(spans, args.batch, Path(tmp))
@@ -165,20 +194,29 @@ def main() -> None:
         ]
         print(
             f"{len(spans)} spans, {args.traces} traces, {len(bodies)} export requests, "
-            f"JSON file {mb:.1f} MB, best of {args.repeat}, one core"
+            f"JSON file {mb:.1f} MB, best of {args.repeat}, one thread"
+            + (", pinned to one core" if args.pin else "")
         )
         print(f"load average before: {os.getloadavg()[0]:.1f}")
         print(
-            "| case | spans/s (wall) | spans per CPU second | this / aieval JSON read + group "
-            "(CPU) |\n|---|---:|---:|---:|"
+            "| case | spans/s (wall) | spans per CPU second | wall: CPU / waiting for a core / "
+            "blocked | this / aieval JSON read + group (CPU) |\n|---|---:|---:|---|---:|"
         )
         base = None
         for label, fn in cases:
-            wall, cpu, count = best(fn, args.repeat)
-            assert count == len(spans), (label, count)
-            rate = count / cpu
+            t = best(fn, args.repeat)
+            assert t.spans == len(spans), (label, t.spans)
+            rate = t.spans / t.cpu
             base = base or rate
-            print(f"| {label} | {count / wall:,.0f} | {rate:,.0f} | {rate / base:.2f}x |")
+            split = " / ".join(
+                f"{100 * part / t.wall:.0f}%"
+                for part in (t.wall - t.waiting - t.blocked, t.waiting, t.blocked)
+            )
+            print(
+                f"| {label} | {t.spans / t.wall:,.0f} | {rate:,.0f} | {split} | "
+                f"{rate / base:.2f}x |"
+            )
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh dev
 bash scripts/system.sh
 bash scripts/browser.sh
+bash scripts/postgres.sh
 .venv/bin/ruff check src tests bench examples
 .venv/bin/mypy
 set +e

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
 from tests.support.openai_server import OpenAIServer
+from tests.support.postgres import PostgresServer, find_binaries, postgres_server
 
 # CI machines are shared and small: a property's correctness must not depend on a 200 ms
 # per-example deadline that a busy neighbour can blow.
@@ -32,3 +35,37 @@ def openai_server() -> Iterator[OpenAIServer]:
     """A loopback OpenAI/Anthropic-compatible server; script it with ``enqueue``/``responder``."""
     with OpenAIServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server for the session (Debian's server binaries, as an unprivileged user).
+
+    Skipped with a reason when the binaries are absent, except under ``CI`` (then it fails:
+    ``scripts/postgres.sh`` installs them there).
+    """
+    binaries = find_binaries()
+    if binaries is None:
+        reason = (
+            "PostgreSQL server binaries (initdb, pg_ctl) not installed: see scripts/postgres.sh"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    with postgres_server(binaries) as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(pg_server: PostgresServer) -> str:
+    """The URL of a fresh, empty PostgreSQL database of its own for this test."""
+    return pg_server.create_database()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store location on each backend: an SQLite file, then a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "runs.db")
+    server: PostgresServer = request.getfixturevalue("pg_server")
+    return server.create_database()

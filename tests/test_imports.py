@@ -49,11 +49,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("judges",),
     ("runner",),
     ("workflows", "traces"),
-    ("code",),
+    ("code", "migrate"),
     ("report",),
     ("telemetry",),
+    ("push",),
     ("server",),
     ("testing",),
+    ("ci",),
     # the command line and the package front
     ("cli", "__init__", "__main__"),
 ]

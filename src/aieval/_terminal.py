@@ -71,3 +71,13 @@ def escape_markdown(text: Any) -> str:
     for ch in "\\`*_[]|#~":
         out = out.replace(ch, "\\" + ch)
     return " ".join(out.split())
+
+
+def escape_github(text: Any) -> str:
+    """:func:`escape_markdown`, and no ``@`` mention: on GitHub ``@name`` notifies a user, so
+    a zero-width space follows each ``@``.
+
+    >>> escape_github("ask @octocat | <!-- x -->")
+    'ask @\\u200boctocat \\\\| &lt;!-- x --&gt;'
+    """
+    return escape_markdown(text).replace("@", "@\u200b")

@@ -28,6 +28,8 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   ├── ProviderRequestError   a request that cannot be encoded as given (not sent)
     │   └── ProviderResponseError  a body that is not a valid completion
     ├── StoreError                 the SQLite store cannot be read or written
+    ├── PushError                  a run could not be copied to another store or server (names it)
+    ├── GitHubError                the GitHub API refused or failed a request (names the call)
     └── SandboxError               the code sandbox itself failed (not the code it runs)
 """
 
@@ -38,6 +40,7 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "FormulaError",
+    "GitHubError",
     "IncompatibleDatasetError",
     "ProviderAuthError",
     "ProviderConnectionError",
@@ -48,6 +51,7 @@ __all__ = [
     "ProviderResponseError",
     "ProviderServerError",
     "ProviderTimeoutError",
+    "PushError",
     "RateLimitError",
     "RubricError",
     "RunInProgressError",
@@ -221,7 +225,27 @@ class ProviderResponseError(ProviderError):
 
 
 class StoreError(AievalError):
-    """The SQLite store cannot be read or written."""
+    """The run store (SQLite or PostgreSQL) cannot be opened, read or written."""
+
+
+class PushError(AievalError):
+    """A run could not be copied to the target store or server (``aieval push``).
+
+    The message names the run and the cause. The target holds none of the failed attempt (each
+    run is written in one transaction); runs pushed before it stay pushed.
+
+    Attributes:
+        run_id: the run that could not be pushed.
+    """
+
+    def __init__(self, message: str, *, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
+class GitHubError(AievalError):
+    """The GitHub REST API refused or failed a request of ``aieval github``; the message names
+    the call, the status and GitHub's own message (and, for 403/404, the permission needed)."""
 
 
 class SandboxError(AievalError):

@@ -34,6 +34,7 @@ HEAVY = [
     "aieval.sandbox",
     "aieval.report",
     "aieval.server",
+    "aieval.push",
     "aieval.telemetry",
     "aieval.judges",
     "aieval.store",
@@ -99,5 +100,6 @@ def test_every_command_is_registered_in_order() -> None:
     group = typer.main.get_command(aieval.cli.app)
     commands: dict[str, object] = getattr(group, "commands", {})
     expected = ["run", "export-otel", "runs", "show", "calibrate", "report", "compare", "diff"]
-    expected += ["serve", "code", "code-report", "rubric", "schema"]
+    expected += ["github"]
+    expected += ["serve", "push", "code", "code-report", "rubric", "schema", "import"]
     assert list(commands) == expected

@@ -160,6 +160,21 @@ def test_recorded_completions_file(tmp_path: Path) -> None:
     assert result.pass_at_k[1] == pytest.approx(0.5)
 
 
+def test_completions_beyond_n_are_named_in_a_warning_and_limit_keeps_the_rest_known(
+    tmp_path: Path,
+) -> None:
+    other = {**ADD, "task_id": "demo/add2"}
+    completions = {"demo/add": [GOOD, BAD, BAD], "demo/add2": [GOOD]}
+    result = evaluate_code(
+        [ADD, other], n=1, k=[1], completions=completions, allow_code_execution=True,
+        store=False, limit=1,
+    )  # fmt: skip
+    assert result.pass_at_k[1] == pytest.approx(1.0)  # only the first completion ran
+    (warning,) = [w for w in result.summary.warnings if w.startswith("recorded completions")]
+    assert "1 problem(s) have more than n=1" in warning and "'demo/add', has 3" in warning
+    assert "(2 left out)" in warning
+
+
 @pytest.mark.parametrize(
     ("options", "error", "match"),
     [

@@ -102,10 +102,7 @@ def test_old_samples_read_as_verdicts_and_typed_unreadable_scores(store: Store) 
 def test_the_old_store_is_migrated_to_the_current_schema(store: Store) -> None:
     from aieval.store._schema import SCHEMA_VERSION
 
-    with store._lock:
-        version = store._db.execute(
-            "SELECT value FROM meta WHERE key = 'schema_version'"
-        ).fetchone()[0]
-        columns = {row[1] for row in store._db.execute("PRAGMA table_info(samples)")}
+    version = store._read("SELECT value FROM meta WHERE key = 'schema_version'")[0][0]
+    columns = {row[1] for row in store._read("PRAGMA table_info(samples)")}
     assert int(version) == SCHEMA_VERSION == 3
     assert "verdict" in columns

@@ -88,10 +88,10 @@ def test_a_malformed_answer_is_a_response_error(openai_server: OpenAIServer, raw
         _embed(OpenAIEmbeddings(openai_server.base_url, retry=NO_WAIT), ["x"])
 
 
-def test_cached_texts_make_no_request_and_the_cache_is_a_sqlite_file(
-    openai_server: OpenAIServer, tmp_path: Path
+def test_cached_texts_make_no_request_and_the_cache_is_in_the_store(
+    openai_server: OpenAIServer, store_location: str
 ) -> None:
-    path = tmp_path / "cache.db"
+    path = store_location
     _embed(OpenAIEmbeddings(openai_server.base_url, cache=path), ["a", "b"])
     again = _embed(OpenAIEmbeddings(openai_server.base_url, cache=path), ["b", "c", "a"])
     assert again.vectors == [letter_vector("b"), letter_vector("c"), letter_vector("a")]
@@ -183,3 +183,18 @@ def test_similar_uses_the_runs_base_url_and_negates(
     assert sample.prediction == "echo: hello"
     assert sample.scores["similar"].value == 1.0  # not similar, as negated asks
     assert "/v1/embeddings" in openai_server.paths()
+
+
+def test_similar_without_an_endpoint_or_key_asks_nobody_and_says_what_to_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from aieval.errors import ScorerError
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # a proxy that refuses every connection: a request would fail differently
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    with pytest.raises(
+        ScorerError, match=r"no embeddings endpoint is named .* give the check a base_url"
+    ):
+        asyncio.run(similar.fn("a refund", "refund issued"))

@@ -31,8 +31,9 @@ def _request(text: str = "hi", **kwargs: object) -> ChatRequest:
 
 
 @pytest.fixture
-async def cached(openai_server: OpenAIServer, tmp_path: Path) -> AsyncIterator[CachedProvider]:
-    provider = CachedProvider(OpenAIProvider(openai_server.base_url, KEY), tmp_path / "a.db")
+async def cached(openai_server: OpenAIServer, store_location: str) -> AsyncIterator[CachedProvider]:
+    """A cached provider on each backend: an SQLite file, then a PostgreSQL database."""
+    provider = CachedProvider(OpenAIProvider(openai_server.base_url, KEY), store_location)
     yield provider
     await provider.aclose()
 
@@ -92,9 +93,9 @@ async def test_cache_salt_separates_entries(
 
 
 async def test_cache_survives_reopening_the_file(
-    openai_server: OpenAIServer, tmp_path: Path
+    openai_server: OpenAIServer, store_location: str
 ) -> None:
-    path = tmp_path / "runs.db"
+    path = store_location
     for expected_cached in (False, True):
         provider = CachedProvider(OpenAIProvider(openai_server.base_url), path)
         response = await provider.generate(_request("persist me"))
@@ -118,6 +119,8 @@ async def test_endpoints_do_not_share_entries(openai_server: OpenAIServer, tmp_p
 
 async def test_the_key_never_reaches_the_file(cached: CachedProvider, tmp_path: Path) -> None:
     await cached.generate(_request())
+    rows = cached.cache._table.query("SELECT * FROM response_cache")
+    assert len(rows) == 1 and KEY not in repr(rows)
     cached.cache.close()
     for file in tmp_path.iterdir():
         assert KEY.encode() not in file.read_bytes()
@@ -141,8 +144,8 @@ def test_other_tables_in_the_same_file_are_untouched(tmp_path: Path) -> None:
         assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
-def test_several_connections_share_one_file(tmp_path: Path) -> None:
-    path = tmp_path / "aieval.db"
+def test_several_connections_share_one_file(store_location: str) -> None:
+    path = store_location
     writers = [ResponseCache(path) for _ in range(3)]
     for i, cache in enumerate(writers):
         cache.put(f"key-{i}", "p", _response(f"text-{i}"))
@@ -197,3 +200,18 @@ def test_key_separates_what_changes_the_answer(
     assert cache_key("p|u", base) != cache_key("q|u", base)
     salted = ChatRequest(model="m", messages=msgs, temperature=0, cache_salt=salt_b)
     assert (cache_key("p|u", base) == cache_key("p|u", salted)) is (salt_a == salt_b)
+
+
+def test_the_cache_lives_in_the_team_store_beside_the_runs(pg_url: str) -> None:
+    from aieval import Store
+
+    store = Store(pg_url)
+    run_id = store.create_run(name="qa")
+    cache = ResponseCache(str(store.location))
+    cache.put("k\x00nul", "p", _response("answer \udc80"))
+    assert cache.path is None and str(cache.location) == str(store.location)
+    again = ResponseCache(pg_url).get("k\x00nul")
+    assert again is not None and again.text == "answer \udc80" and again.cached
+    cache.clear()
+    assert len(ResponseCache(pg_url)) == 0
+    assert store.get_run(run_id).name == "qa"  # the store's own tables are untouched

@@ -62,7 +62,7 @@ def test_flat_keywords_and_sub_specs_are_one_spec() -> None:
     assert RunSpec.model_validate_json(flat.model_dump_json()) == nested
     assert RunSpec(**flat.flat()) == flat
     assert set(json.loads(flat.model_dump_json())) == {
-        "name", "dataset", "limit", "prediction_field", "metadata",
+        "name", "dataset", "limit", "epochs", "prediction_field", "metadata",
         "target", "scoring", "execution", "storage",
     }  # fmt: skip
     # the Ray address lives in the execution sub-spec only
@@ -88,6 +88,26 @@ def test_sub_spec_errors_name_their_path() -> None:
         RunSpec.parse({"name": "qa", "dataset": "d", "target": {"retries": -1}}, source="spec.json")
     with pytest.raises(ConfigError, match=r"^spec\.json: scoring\.scorer: "):
         RunSpec.parse({"name": "qa", "dataset": "d", "scoring": {"scorer": []}}, source="spec.json")
+
+
+def test_a_setting_given_flat_and_nested_with_two_values_is_refused() -> None:
+    both = {"name": "qa", "dataset": "d", "concurrency": 4, "execution": {"concurrency": 8}}
+    with pytest.raises(
+        ConfigError,
+        match=r"'concurrency' is given twice, as concurrency=4 and execution\.concurrency=8",
+    ):
+        RunSpec.parse(both)
+    same = {**both, "execution": {"concurrency": 4}}
+    assert RunSpec.parse(same).execution.concurrency == 4
+    from aieval.runner import ExecutionSpec
+
+    # a sub-spec object's defaults are not a second value
+    assert (
+        RunSpec(name="qa", dataset="d", concurrency=2, execution=ExecutionSpec()).flat()[
+            "concurrency"
+        ]
+        == 2
+    )
 
 
 def test_run_keywords_and_an_eval_file_build_the_same_spec(

@@ -78,6 +78,32 @@ def test_both_executors_store_the_same_results(ray_cluster: Any, tmp_path: Path)
     assert spec["target"]["function"] == "tests.support.ray_fns:shout"
 
 
+def test_thresholds_weights_and_row_checks_grade_the_same_on_ray(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    db = tmp_path / "runs.db"
+    data = rows(24)
+    for i, row in enumerate(data):
+        if i % 3 == 0:
+            row["checks"] = [{"icontains": {"value": "ALPHA", "weight": 2}}, "is_xml"]
+    options: dict[str, Any] = dict(
+        dataset=data,
+        scorers=[token_f1.with_options(threshold=0.2, weight=3), exact_match],
+        target=shout,
+        store=db,
+    )
+    local = run(name="local", **options)
+    remote = run(name="remote", executor="ray", **options)
+    assert remote.status == "completed" and remote.summary["samples"] == 24
+    assert stored(db, remote.id) == stored(db, local.id)
+    verdicts = {
+        r: {s.id: s.verdict for s in Store(db).iter_samples(r)} for r in (local.id, remote.id)
+    }
+    assert verdicts[remote.id] == verdicts[local.id]
+    assert verdicts[local.id]["s0"].weights == {"token_f1": 3.0, "row:icontains": 2.0}
+    assert remote.summary["scorers"]["row:is_xml"]["count"] == 8
+
+
 def test_one_spec_runs_the_same_on_ray_as_locally(ray_cluster: Any, tmp_path: Path) -> None:
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows(60)))

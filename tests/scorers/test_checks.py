@@ -279,3 +279,32 @@ def test_a_backtracking_pattern_in_a_run_errors_that_sample_only() -> None:
     by_id = {s.id: s.scores["regex"] for s in result.samples}
     assert by_id["plain"].value == 1.0
     assert by_id["crafted"].value is None and "took over 1 s" in (by_id["crafted"].error or "")
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "output.zfill(10**9) == ''",
+        "output.ljust(10**8) == ''",
+        "output.center(2 * 10**7) == ''",
+        "output.expandtabs(10**9) == ''",
+        "output.replace('', output * 80) == ''",
+        "(output * 80).join([output] * 2000) == ''",
+        "'%0999999999d' % 1 == ''",
+    ],
+)
+def test_python_refuses_to_build_huge_text_before_allocating_it(expression: str) -> None:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ScorerError, match=r"would build more than 10,000,000 characters"):
+        python("a\tb" * 400, expression=expression)
+    # nothing near the size asked for was allocated (ru_maxrss is in KiB)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000
+
+
+def test_python_ordinary_padding_and_joins_still_work() -> None:
+    assert python("abc", expression="output.zfill(5) == '00abc'").value == 1.0
+    assert python("a b", expression="'-'.join(output.split()) == 'a-b'").value == 1.0
+    assert python("x", expression="'%05d' % 3 == '00003'").value == 1.0
+    assert python("7", expression="int(output) % 2 == 1").value == 1.0

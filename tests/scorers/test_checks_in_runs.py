@@ -69,6 +69,12 @@ scorers:
             r"cost\.prices\.m\.output_per_mtok: Field required",
         ),
         ({"latency": {"max_s": -1}}, r"latency\.max_s: must be >= 0"),
+        ({"latency": {"max_s": float("nan")}}, r"latency\.max_s: must be a finite number"),
+        ({"cost": {"max_usd": float("inf")}}, r"cost\.max_usd: must be a finite number"),
+        (
+            {"levenshtein": {"value": "a", "max_distance": float("nan")}},
+            r"levenshtein\.max_distance: ",
+        ),
     ],
 )
 def test_a_bad_option_is_refused_before_any_sample(

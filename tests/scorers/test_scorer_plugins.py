@@ -24,6 +24,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.syspath_prepend(str(folder))
     importlib.invalidate_caches()
     monkeypatch.setattr(scorer_module, "_entry_points_loaded", False)
+    monkeypatch.setattr(scorer_module, "_names", None)
     monkeypatch.setattr(scorer_module, "_REGISTRY", dict(scorer_module._REGISTRY))
     yield folder
     sys.modules.pop("aieval_hello_plugin", None)
@@ -63,3 +64,36 @@ def test_a_plugin_that_is_no_scorer_is_refused_naming_it(site: Path) -> None:
 def test_a_misspelt_scorer_name_gets_the_nearest_known_name() -> None:
     with pytest.raises(ConfigError, match=r"unknown scorer 'tokn_f1' \(did you mean token_f1\?\)"):
         run(name="typo", dataset=ROWS, scorers=["tokn_f1"], store=False)
+
+
+def test_a_plugin_with_a_built_in_scorers_name_is_refused_naming_both(site: Path) -> None:
+    source = """
+    from aieval import Scorer
+
+    def _mine(prediction, expected):
+        return 1.0
+
+    mine = Scorer(_mine, name="exact_match")
+    """
+    _install(site, source, "exact_match = aieval_hello_plugin:mine")
+    with pytest.raises(
+        ConfigError,
+        match=r"scorer plug-in 'exact_match' .* already registered here "
+        r"\(aieval\.scorers\._text\.exact_match\): rename one",
+    ):
+        run(name="plug", dataset=ROWS, scorers=["exact_match"], store=False)
+
+
+def test_a_plugin_with_a_built_in_entry_points_name_is_refused_naming_both(site: Path) -> None:
+    from aieval.core import load_plugin
+
+    _install(site, "def other(**_):\n    return None\n", "x = y")  # the package's dist-info
+    (site / "aieval_hello_plugin-1.0.dist-info" / "entry_points.txt").write_text(
+        "[aieval.graders]\nthreshold = aieval_hello_plugin:other\n"
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"plug-in 'threshold' of entry-point group 'aieval.graders' is both aieval's "
+        r"built-in \(aieval.core._threshold:factory\) and aieval-hello-plugin's",
+    ):
+        load_plugin("aieval.graders", "threshold")

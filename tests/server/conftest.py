@@ -26,14 +26,21 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def make_app(tmp_path: Path, root: Path) -> Iterator[AppFactory]:
-    """Build apps over one store in ``tmp_path``; settings default to loopback, fast pings."""
+def server_store(tmp_path: Path) -> str:
+    """The store the apps serve: an SQLite file in ``tmp_path`` (a module may override this
+    fixture to run its tests on both backends)."""
+    return str(tmp_path / "runs.db")
+
+
+@pytest.fixture
+def make_app(server_store: str, root: Path) -> Iterator[AppFactory]:
+    """Build apps over one store; settings default to loopback, fast pings."""
     apps: list[FastAPI] = []
 
     def build(**settings: Any) -> FastAPI:
         settings.setdefault("dataset_roots", (root,))
         settings.setdefault("keepalive_s", 0.2)
-        app = create_app(tmp_path / "runs.db", ServerSettings(**settings))
+        app = create_app(server_store, ServerSettings(**settings))
         apps.append(app)
         return app
 

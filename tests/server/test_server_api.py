@@ -12,6 +12,12 @@ from aieval.report import build_report, compare_runs
 from aieval.store import Store
 
 
+@pytest.fixture
+def server_store(store_location: str) -> str:
+    """These tests run on both backends: an SQLite file, then a PostgreSQL database."""
+    return store_location
+
+
 async def finished_run(client: httpx.AsyncClient, body: dict[str, Any]) -> str:
     """Start an evaluation and follow its events until the stream closes."""
     response = await client.post("/api/evaluations", json=body)

@@ -14,6 +14,12 @@ from aieval import run
 from aieval.scorers import exact_match
 
 
+@pytest.fixture
+def server_store(store_location: str) -> str:
+    """These tests run on both backends: an SQLite file, then a PostgreSQL database."""
+    return store_location
+
+
 def qa_body(name: str, predictions: list[str]) -> dict[str, Any]:
     rows = [
         {
@@ -151,7 +157,7 @@ async def test_a_configured_scorer_without_values_is_a_sort_and_filter_key(
 
     rows = [{"id": f"e{i}", "prompt": "?", "expected": "yes"} for i in range(3)]
     result = run(name="all-errored", dataset=rows, target=broken, scorers=[exact_match],
-                 store=store_of(client).path)  # fmt: skip
+                 store=store_of(client).location)  # fmt: skip
     listed = (await client.get("/api/runs")).json()
     [item] = [r for r in listed["runs"] if r["id"] == result.id]
     assert item["metrics"] == {"exact_match": None}

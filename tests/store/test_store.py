@@ -31,8 +31,8 @@ def sample(i: int, **extra: object) -> SampleRecord:
     )
 
 
-def test_roundtrip_in_a_real_file(tmp_path: Path) -> None:
-    path = tmp_path / "runs.db"
+def test_roundtrip_in_a_real_store(store_location: str) -> None:
+    path = store_location
     with Store(path) as store:
         run_id = store.create_run(
             name="qa",
@@ -60,22 +60,26 @@ def test_roundtrip_in_a_real_file(tmp_path: Path) -> None:
         assert records[1].scores["judge"].error.startswith("scorer 'judge' raised")
         assert records[1].calls[0].retries == 1
         assert reopened.score_values(run_id)["em"] == [0.0, 1.0, 0.0]
+
+
+def test_sqlite_store_is_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    Store(path).close()
     mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
 
 
-def test_sample_is_committed_immediately(tmp_path: Path) -> None:
-    path = tmp_path / "runs.db"
-    store = Store(path)
+def test_sample_is_committed_immediately(store_location: str) -> None:
+    store = Store(store_location)
     run_id = store.create_run(name="qa")
     store.record_sample(run_id, sample(0))
     # a separate connection (another process in real life) sees it before the run ends
-    count = sqlite3.connect(path).execute("SELECT COUNT(*) FROM samples").fetchone()[0]
-    assert count == 1
+    with Store(store_location) as other:
+        assert other.count_samples(run_id) == 1
 
 
-def test_duplicate_sample_is_rejected_atomically(tmp_path: Path) -> None:
-    store = Store(tmp_path / "runs.db")
+def test_duplicate_sample_is_rejected_atomically(store_location: str) -> None:
+    store = Store(store_location)
     run_id = store.create_run(name="qa")
     store.record_sample(run_id, sample(0))
     with pytest.raises(Exception, match="cannot write samples"):
@@ -83,8 +87,8 @@ def test_duplicate_sample_is_rejected_atomically(tmp_path: Path) -> None:
     assert store.completed_sample_ids(run_id) == {"s0"}
 
 
-def test_lookup_by_prefix_and_name(tmp_path: Path) -> None:
-    store = Store(tmp_path / "runs.db")
+def test_lookup_by_prefix_and_name(store_location: str) -> None:
+    store = Store(store_location)
     first = store.create_run(name="qa")
     second = store.create_run(name="qa")
     assert store.get_run("qa").id == second
@@ -97,8 +101,8 @@ def test_lookup_by_prefix_and_name(tmp_path: Path) -> None:
     assert [r.id for r in store.list_runs(name="qa")] == [second, first]
 
 
-def test_concurrent_writers_from_threads(tmp_path: Path) -> None:
-    store = Store(tmp_path / "runs.db")
+def test_concurrent_writers_from_threads(store_location: str) -> None:
+    store = Store(store_location)
     run_id = store.create_run(name="qa")
 
     def write(offset: int) -> None:
@@ -113,8 +117,8 @@ def test_concurrent_writers_from_threads(tmp_path: Path) -> None:
     assert store.count_samples(run_id) == 200
 
 
-def test_get_sample(tmp_path: Path) -> None:
-    store = Store(tmp_path / "runs.db")
+def test_get_sample(store_location: str) -> None:
+    store = Store(store_location)
     run_id = store.create_run(name="qa")
     store.record_sample(run_id, sample(4))
     assert store.get_sample(run_id, "s4").prediction == "pred 4"
@@ -122,8 +126,8 @@ def test_get_sample(tmp_path: Path) -> None:
         store.get_sample(run_id, "zzz")
 
 
-def test_baseline_lookup_excludes_the_candidate_and_prefers_completed(tmp_path: Path) -> None:
-    store = Store(tmp_path / "runs.db")
+def test_baseline_lookup_excludes_the_candidate_and_prefers_completed(store_location: str) -> None:
+    store = Store(store_location)
     done = store.create_run(name="qa")
     store.finish_run(done, status="completed")
     crashed = store.create_run(name="qa")

@@ -4,6 +4,7 @@ on the part that arrived."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -114,3 +115,35 @@ def test_an_eval_file_names_a_trace_folder_as_its_dataset(genai: Produced, tmp_p
     verdict = result.samples[0].verdict
     assert verdict is not None and verdict.workflow is not None
     assert verdict.workflow["profile"] == "D"
+
+
+def test_a_span_ending_before_it_starts_fails_trace_complete(
+    genai: Produced, tmp_path: Path
+) -> None:
+    """An exporter's clock gone backwards: the span's times cannot be trusted, so the trace is
+    not complete, and the reason names the span."""
+    lines = genai.json_file.read_text().splitlines()
+    requests = [json.loads(line) for line in lines]
+    ok = genai.trace_ids["ok"]
+    spans = [
+        span
+        for request in requests
+        for rs in request["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for span in ss["spans"]
+        if span["traceId"] == ok and span["name"].startswith("invoke_agent billing")
+    ]
+    [span] = spans
+    span["endTimeUnixNano"] = str(int(span["startTimeUnixNano"]) - 1_000)
+    bad = tmp_path / "backwards.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in requests))
+    reading = TraceReading()
+    runs = {r.workflow_id: r for r in iter_trace_runs(bad, reading)}
+    assert set(reading.incomplete) == {ok}
+    ev = evaluate_run(runs[ok], workflow=load_workflow(DEFINITION), scores=SCORES)
+    assert ev.hard_gates["trace_complete"] is False and ev.grade == "F" and not ev.passed
+    [gate] = [g for g in ev.gate_failures if g.name == "trace_complete"]
+    assert "end before they start" in gate.reason
+    assert f"{span['name']!r} ({span['spanId']}" in gate.reason
+    untouched = {r.workflow_id: r for r in load_traces(genai.json_file)}
+    assert untouched[ok].metadata["trace"]["complete"] is True

@@ -14,8 +14,11 @@ from aieval.cli import _usage
 from aieval.cli._code import code_command, code_report_command
 from aieval.cli._exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from aieval.cli._export import export_otel_command
+from aieval.cli._github import github_command
+from aieval.cli._import import import_app
 from aieval.cli._judges import calibrate_command, rubric_app
 from aieval.cli._print import err, labelled
+from aieval.cli._push import push_command
 from aieval.cli._report import compare_command, diff_command, report_command, schema_app
 from aieval.cli._run import Interrupted, run_command
 from aieval.cli._serve import serve_command
@@ -59,9 +62,12 @@ app.add_typer(schema_app, name="schema")
 app.command("report")(report_command)
 app.command("compare")(compare_command)
 app.command("diff")(diff_command)
+app.command("github")(github_command)
 app.command("serve")(serve_command)
+app.command("push")(push_command)
 app.command("code")(code_command)
 app.command("code-report")(code_report_command)
+app.add_typer(import_app, name="import")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

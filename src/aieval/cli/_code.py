@@ -21,6 +21,7 @@ from aieval.cli._options import (
     check_executor,
     check_ray,
     existing_store_path,
+    store_location,
     write_text,
 )
 from aieval.errors import ConfigError
@@ -101,7 +102,6 @@ def code_command(
     """
     from aieval.code import evaluate_code, load_code_eval
     from aieval.sandbox import SandboxLimits
-    from aieval.store import default_db_path
 
     check_executor(executor)
     check_ray(executor, ray_address)  # the install hint before anything runs
@@ -137,7 +137,7 @@ def code_command(
         )
     result = evaluate_code(
         problems,
-        store=db or default_db_path(),
+        store=store_location(db),
         resume=True if resume else None,
         executor=executor,
         ray_address=ray_address,

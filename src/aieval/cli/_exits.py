@@ -1,6 +1,12 @@
 """Exit codes of the ``aieval`` commands beyond 0 (ok)."""
 
-__all__ = ["EXIT_ERRORS", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_USAGE"]
+__all__ = [
+    "EXIT_BELOW_MINIMUM",
+    "EXIT_ERRORS",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+]
 
 #: A run failed (the store could not be written), or ``compare`` blocked a candidate.
 EXIT_FAILED = 1
@@ -8,5 +14,7 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 #: More samples errored than allowed, a scorer scored nothing, or ``compare`` is inconclusive.
 EXIT_ERRORS = 3
+#: ``run``: the run missed a minimum (``min_pass_rate``, ``min``); 3 wins when both apply.
+EXIT_BELOW_MINIMUM = 4
 #: Interrupted (Ctrl-C).
 EXIT_INTERRUPTED = 130

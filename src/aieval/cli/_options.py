@@ -16,10 +16,11 @@ from rich.markup import escape
 from aieval.errors import ConfigError, UserError
 
 if TYPE_CHECKING:
-    from aieval.store import Store
+    from aieval.store import Store, StoreLocation
 
 __all__ = [
     "RAY_EXTRA_HELP",
+    "BaselineDbOption",
     "DbOption",
     "Format",
     "FormatOption",
@@ -30,6 +31,7 @@ __all__ = [
     "existing_store",
     "existing_store_path",
     "share",
+    "store_location",
     "write_atomic",
     "write_text",
 ]
@@ -39,8 +41,20 @@ __all__ = [
 RAY_EXTRA_HELP = escape("pip install 'aieval[ray]'")
 
 DbOption = Annotated[
-    Path | None,
-    typer.Option("--db", help="SQLite store (default: $AIEVAL_DB or ./aieval.db)."),
+    str | None,
+    typer.Option(
+        "--db",
+        help="Store: an SQLite file, sqlite:///path or postgresql://user@host/db"
+        " (default: $AIEVAL_DB or ./aieval.db).",
+    ),
+]
+#: A second store, read like ``--db`` (same type, opened with :func:`existing_store`).
+BaselineDbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline-db",
+        help="Store holding the baseline when not --db: an SQLite file or a database URL.",
+    ),
 ]
 RunRef = Annotated[str, typer.Argument(help="Run id, id prefix, or run name (latest).")]
 OutputOption = Annotated[
@@ -100,17 +114,23 @@ def check_ray(executor: str | None, ray_address: str | None) -> None:
         raise ConfigError("--ray-address applies to the Ray executor only; add --executor ray")
 
 
-def existing_store_path(db: Path | None) -> Path:
-    """``--db`` (or the default store), which must exist: commands that read never create one."""
-    from aieval.store import default_db_path  # the store loads only when used
+def store_location(db: str | None) -> StoreLocation:
+    """``--db`` (or ``$AIEVAL_DB``, or ``./aieval.db``) parsed: a path or a database URL."""
+    from aieval.store import default_location, parse_location  # the store loads only when used
 
-    path = Path(db or default_db_path())
-    if not path.is_file():
-        raise UserError(f"no store at {path}; run an eval first or pass --db")
-    return path
+    return parse_location(db) if db else default_location()
 
 
-def existing_store(db: Path | None) -> Store:
+def existing_store_path(db: str | None) -> StoreLocation:
+    """``--db`` (or the default store), which must exist: commands that read never create one
+    (an SQLite file must be there; a PostgreSQL database is checked when connected to)."""
+    location = store_location(db)
+    if location.path is not None and not location.path.is_file():
+        raise UserError(f"no store at {location}; run an eval first or pass --db")
+    return location
+
+
+def existing_store(db: str | None) -> Store:
     """The existing store at ``--db`` (or the default store)."""
     from aieval.store import Store
 

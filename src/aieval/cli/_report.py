@@ -3,6 +3,7 @@ compared (with the promotion decision) or diffed example by example, and the JSO
 
 from __future__ import annotations
 
+import enum
 import json
 import sys
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from aieval.cli._options import (
+    BaselineDbOption,
     DbOption,
     Format,
     FormatOption,
@@ -21,12 +23,14 @@ from aieval.cli._options import (
     write_text,
 )
 from aieval.cli._print import err, out
+from aieval.errors import UserError
 
 if TYPE_CHECKING:
     from aieval.report import PromotionPolicy
     from aieval.store import Store
 
 __all__ = [
+    "CompareFormat",
     "compare_command",
     "diff_command",
     "report_command",
@@ -54,11 +58,30 @@ def report_command(
     _emit(report, fmt, output)
 
 
+class CompareFormat(enum.StrEnum):
+    """``aieval compare``'s formats: the shared ones and ``github`` (one pull-request comment)."""
+
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    md = "md"
+    html = "html"
+    github = "github"
+
+
 def compare_command(
     baseline: Baseline,
     candidate: Candidate,
     db: DbOption = None,
-    fmt: FormatOption = Format.text,
+    fmt: Annotated[
+        CompareFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="text (terminal), json, markdown or md, html, or github (a pull-request "
+            "comment under GitHub's size limit).",
+        ),
+    ] = CompareFormat.text,
     output: OutputOption = None,
     margin: Annotated[
         float | None, typer.Option(help="Non-inferiority margin, weighted-score points.")
@@ -71,6 +94,11 @@ def compare_command(
     policy_file: Annotated[
         Path | None, typer.Option("--policy", help="Promotion policy, YAML or JSON.")
     ] = None,
+    baseline_db: BaselineDbOption = None,
+    viewer_url: Annotated[
+        str | None,
+        typer.Option("--viewer-url", help="aieval viewer address; github format links into it."),
+    ] = None,
 ) -> None:
     """Compare a candidate run with its baseline and decide whether it may replace it.
 
@@ -81,16 +109,37 @@ def compare_command(
     """
     from aieval.report import compare_runs
 
+    github = fmt is CompareFormat.github
+    if viewer_url is not None and not github:
+        raise UserError("--viewer-url applies to --format github only")
     policy = _policy(policy_file, margin=margin, alpha=alpha, gate_tolerance=gate_tolerance)
-    comparison = compare_runs(existing_store(db), baseline, candidate, policy=policy)
+    store = existing_store(db)
+    base_store = existing_store(baseline_db) if baseline_db is not None else None
+    comparison = compare_runs(
+        store,
+        baseline,
+        candidate,
+        policy=policy,
+        baseline_store=base_store,
+        # the github format counts every regression and lists as many as fit
+        max_examples=None if github else 200,
+    )
     data = comparison.to_dict()
     decision = data["decision"]
-    if output is not None or fmt is not Format.text:
+    if output is not None or fmt is not CompareFormat.text:
         # the verdict is always visible, even when the document goes to a file or a pipe
         colour = {"promote": "green", "inconclusive": "yellow"}.get(comparison.outcome, "red")
         console = out if output is not None else err
         console.print(decision["summary"], style=f"bold {colour}", highlight=False)
-    _emit(data, fmt, output)
+    if github:
+        from aieval.report import example_texts, render_github
+
+        texts = example_texts(store, data, baseline_store=base_store)
+        write_text(render_github(data, viewer_url=viewer_url, texts=texts), output)
+        if output is not None:
+            out.print(f"wrote {output}", highlight=False)
+    else:
+        _emit(data, Format(fmt.value), output)
     if comparison.decision.exit_code:
         raise typer.Exit(comparison.decision.exit_code)
 

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
 
 from aieval._terminal import printable
-from aieval.cli._exits import EXIT_ERRORS, EXIT_FAILED
-from aieval.cli._options import RAY_EXTRA_HELP, DbOption, check_executor, check_ray, share
+from aieval.cli._exits import EXIT_BELOW_MINIMUM, EXIT_ERRORS, EXIT_FAILED
+from aieval.cli._options import (
+    RAY_EXTRA_HELP,
+    DbOption,
+    check_executor,
+    check_ray,
+    share,
+    store_location,
+)
 from aieval.cli._print import (
     err,
     labelled,
@@ -82,17 +89,38 @@ def run_command(
             " (default: $RAY_ADDRESS, else a cluster 'ray start' runs here, else a local Ray).",
         ),
     ] = None,
+    epochs: Annotated[
+        int | None,
+        typer.Option(
+            "--epochs",
+            min=1,
+            max=1000,
+            help="Answer and score each example N times: pass@k, pass^k and the judge's share"
+            " of the variance (default: the eval file's settings.epochs, else 1).",
+        ),
+    ] = None,
+    min_pass_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--min-pass-rate",
+            callback=share,
+            help="Least pass rate (0..1); below it the run exits 4 (default: the eval file's"
+            " settings.min_pass_rate, else none).",
+        ),
+    ] = None,
 ) -> None:
     """Run an evaluation and print its summary.
 
     Exit codes: 0 every run completed within its error budget; 1 a run failed (e.g. the store
     could not be written; resume it with --resume); 2 a usage or configuration error; 3 more
     samples errored than --max-error-rate allows, or a scorer scored no sample and found some
-    not applicable (its values None, no error); 130 interrupted (resume it with --resume).
+    not applicable (its values None, no error); 4 a run missed a minimum (--min-pass-rate,
+    settings.min_pass_rate or settings.min; 3 wins when both apply); 130 interrupted (resume
+    it with --resume).
     """
     from aieval.cli._tracing import live_destination
     from aieval.runner import load_eval, plaintext_keys, run_eval, telemetry_requested
-    from aieval.store import Store, default_db_path
+    from aieval.store import Store
 
     check_executor(executor)
     config = load_eval(eval_file)
@@ -103,7 +131,7 @@ def run_command(
         )
         err.print(labelled("warning:", "yellow", warning), highlight=False)
     check_ray(executor or config.settings.executor, ray_address)  # before the store is opened
-    store = Store(db) if db else Store(default_db_path())
+    store = Store(store_location(db))
     resume_arg: str | bool | None = resume_id or (True if resume else None)
     destination = live_destination() if telemetry_requested(config) else None
     try:
@@ -120,6 +148,8 @@ def run_command(
                 max_error_rate=max_error_rate,
                 executor=executor,
                 ray_address=ray_address,
+                epochs=epochs,
+                min_pass_rate=min_pass_rate,
             )
     except KeyboardInterrupt:
         _resume_hint("interrupted;", "yellow", eval_file, db)
@@ -146,7 +176,7 @@ def run_command(
         _print_summary(result)
     if len(results) > 1:
         _print_comparison(results)
-    out.print(printable(f"stored in {store.path}"), style="dim")
+    out.print(printable(f"stored in {store.location}"), style="dim")
     over = [r for r in results if r.error_budget_exceeded]
     if over:
         for result in over:
@@ -172,12 +202,22 @@ def run_command(
             ),
             highlight=False,
         )
+    below = [r for r in results if r.missed_minimums]
+    for result in below:
+        missed = "; ".join(str(m) for m in result.missed_minimums)
+        err.print(
+            labelled("error:", "bold red", f"run {result.id} missed its minimums: {missed}"),
+            highlight=False,
+            soft_wrap=True,
+        )
     if over or unscored:
         raise typer.Exit(EXIT_ERRORS)
+    if below:
+        raise typer.Exit(EXIT_BELOW_MINIMUM)
 
 
-def _resume_hint(lead: str, style: str, eval_file: Path, db: Path | None) -> None:
-    command = f"aieval run {eval_file} --resume" + (f" --db {db}" if db else "")
+def _resume_hint(lead: str, style: str, eval_file: Path, db: str | None) -> None:
+    command = f"aieval run {eval_file} --resume" + (f" --db {store_location(db)}" if db else "")
     err.print(Text.assemble((lead, style), " resume with ", (command, "bold")), soft_wrap=True)
 
 
@@ -191,6 +231,8 @@ def _print_summary(result: RunResult) -> None:
         status = Text(f"{result.status} with errors", style="red")
     elif result.unscored_scorers:
         status = Text(f"{result.status} with nothing scored", style="red")
+    elif result.missed_minimums:
+        status = Text(f"{result.status} below its minimums", style="red")
     parts: list[str | Text] = [
         Text.assemble("run ", (printable(result.id), "bold")),
         status,
@@ -206,10 +248,52 @@ def _print_summary(result: RunResult) -> None:
     parts.extend(usage_parts(summary))
     parts.append(f"{result.duration_s:.2f}s")
     out.print(Text(" · ").join(Text(p) if isinstance(p, str) else p for p in parts))
+    _print_epochs(summary)
+    _print_minimums(result)
     _print_malformed(result)
     print_top_errors(summary)
     if "evaluation" in summary:
         print_evaluation(summary["evaluation"], result.samples)
+
+
+def _print_epochs(summary: dict[str, Any]) -> None:
+    """pass@k and pass^k by k, and each judged scorer's variance split, of a run of epochs."""
+    epochs = summary.get("epochs")
+    if not epochs:
+        return
+    ks = list(epochs["pass_at_k"])
+    line = " · ".join(
+        f"k={k}: pass@k {pct(epochs['pass_at_k'][k])} pass^k {pct(epochs['pass_hat_k'][k])}"
+        for k in ks
+    )
+    out.print(
+        f"epochs {epochs['n']} ({epochs['complete']} of {epochs['examples']} examples"
+        f" complete) · {line}"
+    )
+    for name, split in epochs["variance"].items():
+        share = split["answer_share"]
+        shown = (
+            f"{pct(share)} from the answers, {pct(1 - share)} from the judge"
+            if share is not None
+            else "answers and judge not separable (the judge needs samples >= 2, the run"
+            " epochs >= 2)"
+        )
+        out.print(printable(f"{name}: variance {shown}"))
+
+
+def _print_minimums(result: RunResult) -> None:
+    """Each minimum the run was held to, with its value: met (green) or missed (red)."""
+    stored = result.summary.get("minimums")
+    if not stored:
+        return
+    parts = [
+        Text(
+            printable(f"{check['metric']} {num(check['value'])} (min {check['minimum']:g})"),
+            style="green" if check["met"] else "red",
+        )
+        for check in stored.get("checks") or []
+    ]
+    out.print(Text("minimums: ").append(Text(" · ").join(parts)))
 
 
 def _print_malformed(result: RunResult) -> None:

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from aieval.cli._options import DbOption
+from aieval.cli._options import DbOption, store_location
 from aieval.errors import ConfigError
 
 __all__ = ["serve_command"]
@@ -68,9 +68,7 @@ def serve_command(
         max_concurrent_runs=max_concurrent_runs,
         allow_imports=allow_imports,
     )
-    from aieval.store import default_db_path  # the store loads only when used
-
-    app = create_app(db or default_db_path(), settings)
+    app = create_app(store_location(db), settings)
     console = Console(stderr=True, markup=False)  # an IPv6 "[fe80::1]" is not a markup tag
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"

@@ -40,7 +40,7 @@ def runs_command(
     if not rows:
         out.print("no runs stored yet")
         return
-    table = Table(title=printable(f"runs in {store.path}"))
+    table = Table(title=printable(f"runs in {store.location}"))
     for column in ("id", "name", "model", "status", "samples", "pass rate", "when"):
         table.add_column(column, no_wrap=column in ("id", "when"))
     for row in rows:

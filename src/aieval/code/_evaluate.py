@@ -96,8 +96,8 @@ async def evaluate_code_async(
     Args:
         problems: a JSONL file (``.jsonl`` or ``.jsonl.gz``) or rows, see :func:`load_problems`.
         name: the run name (``resume=True`` continues the latest unfinished run of it).
-        n: completions per problem (recorded completions: at most this many are used; every
-            problem must have exactly ``n`` of them).
+        n: completions per problem (recorded completions: every problem needs at least ``n``;
+            the first ``n`` of each are run, and the summary warns when some were left out).
         k: the pass@k values to report; each must be <= ``n``.
         provider: the provider that generates completions (with ``model``).
         model: the model name.
@@ -118,8 +118,9 @@ async def evaluate_code_async(
     """
     require_code_execution(allow_code_execution, what="evaluate_code")
     ks = _check_options(n, k, workers, provider, completions, canonical)
-    loaded = load_problems(problems)[:limit] if limit else load_problems(problems)
-    recorded = _recorded(loaded, n, completions, canonical)
+    every = load_problems(problems)
+    loaded = every[:limit] if limit else every
+    recorded = _recorded(loaded, n, completions, canonical, known={p.task_id for p in every})
     rows = [_row(problem, i, recorded) for problem in loaded for i in range(n)]
     # described by name and JSON options, so Ray workers can rebuild it from the run's spec
     spec = dataclasses.asdict(limits or SandboxLimits())
@@ -149,7 +150,25 @@ async def evaluate_code_async(
             executor=executor,
             ray_address=ray_address,
         )
-    return CodeEvalResult(run=result, summary=summarize_samples(result.id, result.samples, ks))
+    summary = summarize_samples(result.id, result.samples, ks)
+    summary.warnings += _unused_completions(recorded, loaded, n) if completions is not None else []
+    return CodeEvalResult(run=result, summary=summary)
+
+
+def _unused_completions(
+    recorded: dict[str, list[str]] | None, problems: list[CodeProblem], n: int
+) -> list[str]:
+    """A warning when recorded completions beyond the first ``n`` of a problem were left out."""
+    extra = {p.task_id: len(recorded[p.task_id]) - n for p in problems} if recorded else {}
+    extra = {task: count for task, count in extra.items() if count > 0}
+    if not extra:
+        return []
+    first = next(iter(extra))
+    return [
+        f"recorded completions: {len(extra)} problem(s) have more than n={n} (the first, "
+        f"{first!r}, has {n + extra[first]}); only the first {n} of each were run "
+        f"({sum(extra.values())} left out): give --n to run more"
+    ]
 
 
 def _check_options(
@@ -192,7 +211,12 @@ def load_completions(path: str | Path) -> dict[str, list[str]]:
 
 
 def _recorded(
-    problems: list[CodeProblem], n: int, completions: Any, canonical: bool
+    problems: list[CodeProblem],
+    n: int,
+    completions: Any,
+    canonical: bool,
+    *,
+    known: set[str] | None = None,
 ) -> dict[str, list[str]] | None:
     if canonical:
         missing = [p.task_id for p in problems if p.canonical_solution is None]
@@ -211,7 +235,8 @@ def _recorded(
                 f"recorded completions: problem {problem.task_id!r} has {have} completion(s), "
                 f"n={n} are needed"
             )
-    unknown = sorted(set(table) - {p.task_id for p in problems})
+    # problems left out by ``limit`` are known, not unknown
+    unknown = sorted(set(table) - (known or {p.task_id for p in problems}))
     if unknown:
         raise DatasetError(f"recorded completions name unknown problems: {unknown[:5]}")
     return table

@@ -4,7 +4,7 @@ This package imports nothing of aieval but :mod:`aieval.errors` and leaf helpers
 other package may import it.
 """
 
-from aieval.core._example import Example, Score
+from aieval.core._example import ROW_CHECK_PREFIX, Example, RowCheck, Score
 from aieval.core._grader import (
     GRADER_GROUP,
     GradeInput,
@@ -30,6 +30,7 @@ __all__ = [
     "BUILTIN",
     "GRADER_GROUP",
     "GROUPS",
+    "ROW_CHECK_PREFIX",
     "CallRecord",
     "CriterionValue",
     "Example",
@@ -42,6 +43,7 @@ __all__ = [
     "ObserverOptions",
     "Output",
     "Reason",
+    "RowCheck",
     "RunFinish",
     "RunObserver",
     "RunStart",

@@ -1,12 +1,38 @@
-"""Stage contracts shared by every layer: an example and a score."""
+"""Stage contracts shared by every layer: an example, the checks a row carries, a score."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Example", "Score"]
+__all__ = ["ROW_CHECK_PREFIX", "Example", "RowCheck", "Score"]
+
+#: The start of the stored name of a dataset row's own check (``row:contains``), which no
+#: run-level scorer may take, so the two never share a score.
+ROW_CHECK_PREFIX = "row:"
+
+
+@dataclass(slots=True, frozen=True)
+class RowCheck:
+    """One check a dataset row carries in its ``checks`` (or ``assert``) list.
+
+    Attributes:
+        key: the name its score is stored under: ``row:`` and the entry's ``name`` option or
+            its check's name, with ``#2``, ``#3``... for a second and third of one name in the
+            row (``row:contains#2``).
+        check: the registered check (scorer) it runs, e.g. ``contains``.
+        options: the entry's options as written, ``threshold`` and ``weight`` included and
+            ``name`` left out; they are validated when the sample is scored (a bad one is that
+            sample's error naming the row and the field).
+        where: where it was written in the row, e.g. ``checks[1]``.
+    """
+
+    key: str
+    check: str
+    options: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    where: str = "checks"
 
 
 @dataclass(slots=True, frozen=True)
@@ -23,6 +49,10 @@ class Example:
         recorded_error: a failure recorded in place of an output (the row's
             ``recorded_error``, e.g. an imported log's errored sample); without a target, the
             sample is stored with it as its error.
+        checks: the row's own checks (its ``checks``/``assert`` list), scored on this example
+            only, beside the run's scorers.
+        epoch: which repeat of the example this is (1..N) in a run with ``epochs=N > 1``;
+            ``None`` in a run of one epoch.
     """
 
     id: str
@@ -32,6 +62,18 @@ class Example:
     prediction: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
     recorded_error: str | None = None
+    checks: tuple[RowCheck, ...] = ()
+
+    epoch: int | None = None
+
+    @property
+    def sample_id(self) -> str:
+        """The id its sample is stored under: ``id``, or ``<id>#<epoch>`` for a repeat.
+
+        >>> Example("q1", "2+2?").sample_id, Example("q1", "2+2?", epoch=2).sample_id
+        ('q1', 'q1#2')
+        """
+        return self.id if self.epoch is None else f"{self.id}#{self.epoch}"
 
     @property
     def prompt(self) -> str:

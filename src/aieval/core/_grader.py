@@ -12,8 +12,8 @@ where ``factory(request: GraderRequest) -> Grader``; ``run(grader="strict")`` (o
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from aieval.core._example import Example
@@ -36,11 +36,16 @@ class GradeInput:
         record: the sample's record (prediction, error, scores, usage).
         example: the dataset row it answered.
         value: what the target produced (a workflow run, a parsed object, the text).
+        thresholds: the scorers (run-level or the row's own checks) with their own pass
+            threshold, by score name; the others use the run's ``pass_threshold``.
+        weights: the scorers whose weight in the weighted score is not 1, by score name.
     """
 
     record: SampleRecord
     example: Example
     value: Any = None
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    weights: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,13 +46,37 @@ BUILTIN: dict[str, dict[str, str]] = {
 
 
 def _entries(group: str) -> dict[str, metadata.EntryPoint]:
-    """The group's entry points by name: the built-ins, overridden by installed ones."""
-    found = {
-        name: metadata.EntryPoint(name, value, group)
-        for name, value in BUILTIN.get(group, {}).items()
-    }
-    found.update((ep.name, ep) for ep in metadata.entry_points(group=group))
+    """The group's entry points by name: the built-ins, then the installed ones.
+
+    aieval's own installed entry points never replace the built-in table (installed metadata
+    may be older than the source). Another package's entry point with a built-in's name is a
+    conflict: :func:`load_plugin` refuses that name rather than pick one silently.
+    """
+    builtin = BUILTIN.get(group, {})
+    found = {name: metadata.EntryPoint(name, value, group) for name, value in builtin.items()}
+    for ep in metadata.entry_points(group=group):
+        if ep.name in builtin and (_distribution(ep) == "aieval" or ep.value == builtin[ep.name]):
+            continue
+        found[ep.name] = ep
     return found
+
+
+def _distribution(entry: metadata.EntryPoint) -> str | None:
+    dist = getattr(entry, "dist", None)
+    return None if dist is None else str(dist.metadata["Name"] or "").lower() or None
+
+
+def _conflict(group: str, name: str, entry: metadata.EntryPoint) -> ConfigError | None:
+    """The error for an installed plug-in that has the name of a built-in one."""
+    builtin = BUILTIN.get(group, {}).get(name)
+    if builtin is None or entry.value == builtin:
+        return None
+    owner = _distribution(entry) or "an installed package"
+    return ConfigError(
+        f"plug-in {name!r} of entry-point group {group!r} is both aieval's built-in "
+        f"({builtin}) and {owner}'s ({entry.value}): rename the entry point in {owner}, so "
+        "that neither replaces the other unnoticed"
+    )
 
 
 def plugin_names(group: str) -> list[str]:
@@ -65,7 +89,7 @@ def load_plugin(group: str, name: str) -> Any | None:
 
     Raises:
         ConfigError: the plug-in exists but cannot be imported (naming the group, the name and
-            its ``module:attribute``).
+            its ``module:attribute``), or another package's plug-in has a built-in's name.
     """
     entry = _entries(group).get(name)
     return None if entry is None else _load(group, entry)
@@ -82,6 +106,9 @@ def load_plugins(group: str) -> dict[str, Any]:
 
 
 def _load(group: str, entry: metadata.EntryPoint) -> Any:
+    conflict = _conflict(group, entry.name, entry)
+    if conflict is not None:
+        raise conflict
     try:
         return entry.load()
     except Exception as exc:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aieval.core._verdict import Verdict
 
-__all__ = ["CallRecord", "SampleRecord", "ScoreRecord", "redact_record"]
+__all__ = ["CallRecord", "SampleRecord", "ScoreRecord", "redact_record", "split_epoch"]
 
 
 @dataclass(slots=True)
@@ -83,6 +83,16 @@ class SampleRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     #: What the run's grader decided (see :class:`aieval.core.Verdict`); ``None`` until graded.
     verdict: Verdict | None = None
+    #: The repeat (1..N) of a run with ``epochs=N > 1``, whose sample ``id`` is
+    #: ``<example id>#<epoch>``; ``None`` in a run of one epoch.
+    epoch: int | None = None
+
+    @property
+    def example_id(self) -> str:
+        """The id of the dataset example this sample answers (its ``id`` without the epoch)."""
+        if self.epoch is None:
+            return self.id
+        return self.id.removesuffix(f"#{self.epoch}")
 
     @property
     def prompt(self) -> str:
@@ -116,6 +126,19 @@ class SampleRecord:
         An unscored sample has no error and no score: it is not passed (nor errored).
         """
         return bool(self.scores) and all(s.not_applicable for s in self.scores.values())
+
+
+def split_epoch(extra: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
+    """A stored sample's ``extra`` without its ``epoch`` key, and the epoch (a run of epochs
+    keeps each sample's epoch there, so stores need no new column).
+
+    >>> split_epoch({"epoch": 2, "k": 1}), split_epoch({})
+    (({'k': 1}, 2), ({}, None))
+    """
+    epoch = extra.get("epoch")
+    if not isinstance(epoch, int) or isinstance(epoch, bool):
+        return extra, None
+    return {k: v for k, v in extra.items() if k != "epoch"}, epoch
 
 
 def redact_record(record: SampleRecord, secrets: frozenset[str]) -> None:

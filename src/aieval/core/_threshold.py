@@ -14,9 +14,10 @@ __all__ = ["ThresholdGrader", "factory", "scorer_reasons", "threshold_reasons", 
 
 class ThresholdGrader:
     """A sample passes when its target did not fail, something was scored, and every score
-    is valid (no error, no malformed judge verdict) and at least ``pass_threshold`` (n/a
-    scores aside). Its weighted score is 100 x the mean of its scorer values (0 when the target
-    failed, ``None`` when nothing was scored).
+    is valid (no error, no malformed judge verdict) and at least its threshold (n/a scores
+    aside): the scorer's own (``GradeInput.thresholds``), else ``pass_threshold``. Its weighted
+    score is 100 x the mean of its scorer values, weighted by ``GradeInput.weights`` (default
+    1; 0 when the target failed, ``None`` when nothing was scored or every weight is 0).
     """
 
     name = "threshold"
@@ -26,7 +27,12 @@ class ThresholdGrader:
 
     def grade(self, sample: GradeInput) -> Verdict:
         """The verdict on one sample (see the class docstring)."""
-        return threshold_verdict(sample.record, self.pass_threshold)
+        return threshold_verdict(
+            sample.record,
+            self.pass_threshold,
+            thresholds=sample.thresholds,
+            weights=sample.weights,
+        )
 
 
 def factory(request: GraderRequest) -> ThresholdGrader:
@@ -35,10 +41,17 @@ def factory(request: GraderRequest) -> ThresholdGrader:
 
 
 def threshold_verdict(
-    record: SampleRecord, threshold: float, passed: bool | None = None
+    record: SampleRecord,
+    threshold: float,
+    passed: bool | None = None,
+    *,
+    thresholds: Mapping[str, float] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> Verdict:
     """The threshold grader's verdict on ``record``; ``passed`` overrides the pass rule (a
-    stored sample keeps the flag it was stored with)."""
+    stored sample keeps the flag it was stored with). ``thresholds`` and ``weights`` are the
+    scorers' own (by score name), beside ``threshold``, the run's, and weight 1."""
+    own = thresholds or {}
     if passed is None:
         # a malformed judge verdict keeps its 0.0 (or tie) but never passes; a sample every
         # scorer found not applicable (unscored) has no score to pass with
@@ -48,19 +61,21 @@ def threshold_verdict(
             and all(
                 s.error is None
                 and s.malformed is None
-                and (s.value is None or at_least(s.value, threshold))
-                for s in record.scores.values()
+                and (s.value is None or at_least(s.value, own.get(name, threshold)))
+                for name, s in record.scores.items()
             )
         )
     scores = {name: finite(s.value) for name, s in record.scores.items()}
     reasons: tuple[Reason, ...] = ()
     if not passed:
-        reasons = scorer_reasons(record) + threshold_reasons(record.error, scores, threshold)
+        reasons = scorer_reasons(record) + threshold_reasons(record.error, scores, threshold, own)
+    used = {name: w for name, w in (weights or {}).items() if name in scores and w != 1.0}
     return Verdict(
         passed=passed,
         reasons=reasons,
-        weighted_score=ungraded_score(record.error, scores),
+        weighted_score=ungraded_score(record.error, scores, used),
         grader="threshold",
+        weights=used,
     )
 
 
@@ -80,21 +95,42 @@ def scorer_reasons(record: SampleRecord) -> tuple[Reason, ...]:
 
 
 def threshold_reasons(
-    error: str | None, scores: Mapping[str, float | None], threshold: float
+    error: str | None,
+    scores: Mapping[str, float | None],
+    threshold: float,
+    thresholds: Mapping[str, float] | None = None,
 ) -> tuple[Reason, ...]:
-    """The scores below ``threshold`` (none when the target failed)."""
+    """The scores below their threshold: the scorer's own in ``thresholds``, else
+    ``threshold`` (none when the target failed)."""
     if error:
         return ()
-    return tuple(
-        Reason("threshold", name, f"{name} below the pass threshold {threshold:g}")
-        for name, value in scores.items()
-        if value is not None and not at_least(value, threshold)
-    )
+    own = thresholds or {}
+    found = []
+    for name, value in scores.items():
+        if value is None:
+            continue
+        if name in own:
+            if not at_least(value, own[name]):
+                text = f"{name} scored {value:.4g}, below its threshold {own[name]:g}"
+                found.append(Reason("threshold", name, text))
+        elif not at_least(value, threshold):
+            text = f"{name} below the pass threshold {threshold:g}"
+            found.append(Reason("threshold", name, text))
+    return tuple(found)
 
 
-def ungraded_score(error: str | None, scores: Mapping[str, float | None]) -> float | None:
-    """0..100 mean of the scorer values (0 when the target failed; ``None`` if none scored)."""
+def ungraded_score(
+    error: str | None,
+    scores: Mapping[str, float | None],
+    weights: Mapping[str, float] | None = None,
+) -> float | None:
+    """0..100 mean of the scorer values, each weighted by ``weights`` (by name; default 1):
+    0 when the target failed; ``None`` if none scored, or every scored weight is 0."""
     if error is not None:
         return 0.0
+    if weights and any(w != 1.0 for w in weights.values()):
+        pairs = [(weights.get(n, 1.0), v) for n, v in scores.items() if v is not None]
+        total = sum(w for w, _ in pairs)
+        return 100.0 * sum(w * v for w, v in pairs) / total if total > 0 else None
     values = [v for v in scores.values() if v is not None]
     return 100.0 * sum(values) / len(values) if values else None

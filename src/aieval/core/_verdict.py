@@ -72,6 +72,8 @@ class Verdict:
         criteria: graded criteria by name.
         grader: the name of the grader that decided.
         workflow: the workflow grader's full evaluation (its stored form), else ``None``.
+        weights: the weights other than 1 the weighted score gave scorers (by score name);
+            empty when every scorer weighed 1.
     """
 
     passed: bool
@@ -82,6 +84,7 @@ class Verdict:
     criteria: Mapping[str, CriterionValue] = field(default_factory=dict, hash=False)
     grader: str = "threshold"
     workflow: Mapping[str, Any] | None = field(default=None, hash=False)
+    weights: Mapping[str, float] = field(default_factory=dict, hash=False)
 
     @property
     def graded(self) -> bool:
@@ -94,8 +97,9 @@ class Verdict:
         return {g.name: g.passed for g in self.gates}
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data, as stored and as the server sends it."""
-        return {
+        """JSON-ready data, as stored and as the server sends it (``weights`` only when a
+        scorer weighed other than 1)."""
+        data = {
             "passed": self.passed,
             "reasons": [{"kind": r.kind, "key": r.key, "text": r.text} for r in self.reasons],
             "weighted_score": self.weighted_score,
@@ -115,6 +119,9 @@ class Verdict:
             "grader": self.grader,
             "workflow": None if self.workflow is None else dict(self.workflow),
         }
+        if self.weights:
+            data["weights"] = dict(self.weights)
+        return data
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "verdict") -> Verdict:
@@ -144,9 +151,17 @@ class Verdict:
                 ),
                 grader=str(data.get("grader") or "threshold"),
                 workflow=data.get("workflow"),
+                weights=_weights_of(data.get("weights")),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise StoreError(f"{source}: malformed stored verdict ({exc!r})") from exc
+
+
+def _weights_of(data: Any) -> dict[str, float]:
+    """Stored weights: finite numbers by name (anything else is left out)."""
+    if not isinstance(data, Mapping):
+        return {}
+    return {str(k): w for k, v in data.items() if (w := finite(v)) is not None}
 
 
 def criteria_of(items: Any) -> dict[str, CriterionValue]:

@@ -15,6 +15,7 @@ from typing import Any
 from aieval._files import readable
 from aieval._json import DuplicateKeyError, load_strict, loads_strict
 from aieval._types import Example
+from aieval.datasets._checks import CHECK_FIELDS
 from aieval.datasets._inspect_rows import inspect_example, inspect_log_rows, looks_like_inspect_log
 from aieval.datasets._rows import RowSpec, row_to_example
 from aieval.errors import DatasetError
@@ -39,12 +40,14 @@ class DatasetInfo:
         with_prediction: how many examples carry a recorded prediction (or a recorded error in
             its place, which is stored as the sample's error).
         fields: every top-level field name seen in any row.
+        with_checks: how many examples carry their own checks (``checks``/``assert``).
     """
 
     count: int
     version: str
     with_prediction: int
     fields: frozenset[str] = field(default_factory=frozenset)
+    with_checks: int = 0
 
 
 class Dataset:
@@ -108,7 +111,7 @@ class Dataset:
             return self._info
         seen: set[int] = set()
         total = 0
-        count = with_prediction = 0
+        count = with_prediction = with_checks = 0
         fields: set[str] = set()
         for index, (line, row) in enumerate(self._raw()):
             if self.limit is not None and index >= self.limit:
@@ -121,8 +124,11 @@ class Dataset:
             total = (total + _row_digest(self._example(row))) % _MOD
             count += 1
             with_prediction += example.prediction is not None or example.recorded_error is not None
+            with_checks += bool(example.checks)
             fields.update(row)
-        self._info = DatasetInfo(count, f"{total:032x}", with_prediction, frozenset(fields))
+        self._info = DatasetInfo(
+            count, f"{total:032x}", with_prediction, frozenset(fields), with_checks
+        )
         return self._info
 
     def _example(self, row: Any) -> Any:
@@ -291,6 +297,8 @@ def _csv_row(row: dict[str | None, Any], path: Path, line: int) -> dict[str, Any
         assert key is not None
         if key in known:
             out[key] = value if value != "" else None
+        elif key in CHECK_FIELDS:
+            out[key] = _json_cell(key, value, path, line)
         elif key.startswith("metadata."):
             metadata[key.removeprefix("metadata.")] = value
         else:
@@ -298,6 +306,23 @@ def _csv_row(row: dict[str | None, Any], path: Path, line: int) -> dict[str, Any
     if metadata:
         out["metadata"] = metadata
     return out
+
+
+def _json_cell(column: str, value: str | None, path: Path, line: int) -> Any:
+    """A CSV cell holding JSON (a row's checks); an empty cell is ``None``."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return loads_strict(value)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"column {column!r}: invalid JSON: {exc.msg} (column {exc.colno} of the cell); "
+            'write the checks as a JSON list, e.g. [{"contains": {"value": "refund"}}]',
+            source=str(path),
+            line=line,
+        ) from None
+    except DuplicateKeyError as exc:
+        raise DatasetError(f"column {column!r}: {exc}", source=str(path), line=line) from None
 
 
 def _is_hf_dataset(source: Any) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aieval._types import Example
+from aieval.datasets._checks import row_checks
 from aieval.datasets._recorded import recorded_usage
 from aieval.errors import DatasetError
 
@@ -76,6 +77,7 @@ def row_to_example(row: Any, index: int, spec: RowSpec, source: str, line: int) 
         prediction=prediction,
         fields=dict(row),
         recorded_error=recorded_error,
+        checks=row_checks(row, source, line),
     )
 
 

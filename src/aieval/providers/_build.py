@@ -13,6 +13,7 @@ from aieval.providers._headers import check_headers
 from aieval.providers._registry import accepts_argument, get_provider
 from aieval.providers._resilient import ResilientProvider
 from aieval.providers._retry import RetryPolicy
+from aieval.store._location import StoreLocation
 
 __all__ = ["build_provider"]
 
@@ -26,7 +27,7 @@ def build_provider(
     retries: int = 3,
     concurrency: int = 16,
     cache: bool | str | Path | ResponseCache = True,
-    cache_path: str | Path = "aieval.db",
+    cache_path: str | Path | StoreLocation = "aieval.db",
     timeout: float = 60.0,
     headers: Mapping[str, str] | None = None,
 ) -> Provider:
@@ -42,7 +43,8 @@ def build_provider(
         concurrency: the most calls in flight; lowered automatically under 429s.
         cache: ``True`` caches deterministic calls in ``cache_path``; a path or a
             :class:`ResponseCache` chooses the store; ``False`` turns caching off.
-        cache_path: the SQLite file used when ``cache`` is ``True``.
+        cache_path: the store (an SQLite file or a ``postgresql://`` URL) used when ``cache``
+            is ``True``.
         timeout: seconds per attempt (names only; an instance keeps its own).
         headers: HTTP headers for every request (names only); a provider whose factory
             takes no ``headers`` refuses them with a :class:`ConfigError`.
@@ -89,7 +91,7 @@ def build_provider(
         resilient = ResilientProvider(raw, retry=policy, max_concurrency=concurrency)
     if cache is False:
         return resilient
-    store: ResponseCache | str | Path = cache_path if cache is True else cache
+    store: ResponseCache | str | Path | StoreLocation = cache_path if cache is True else cache
     return CachedProvider(resilient, store)
 
 

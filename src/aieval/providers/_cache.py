@@ -1,21 +1,20 @@
-"""A SQLite response cache for deterministic model calls."""
+"""A response cache for deterministic model calls, in the run store's database."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
-import sqlite3
-import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from aieval._secrets import redact_text, secret_values, secrets_of, url_without_credentials
-from aieval.errors import StoreError
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
 from aieval.store._encoding import dumps
+from aieval.store._location import StoreLocation
+from aieval.store._side import SideTable
 
 __all__ = [
     "CachedProvider",
@@ -131,21 +130,23 @@ def cache_key(identity: str, request: ChatRequest) -> str:
 
 
 class ResponseCache:
-    """Stores completions in the ``response_cache`` table of a SQLite file (WAL mode).
+    """Stores completions in the ``response_cache`` table of a store's database.
 
-    The file may be shared with the run store: only this table is touched. Several caches (or
-    processes) can use one file at once. The connection opens on first use and reopens after
-    :meth:`close`.
+    The database may be the run store's (an SQLite file in WAL mode, or a PostgreSQL database
+    that a team's runs share): only this table is touched. Several caches (or processes) can
+    use one at once. The connection opens on first use and reopens after :meth:`close`.
 
     Args:
-        path: the SQLite file; created with its parent folders if missing. ``":memory:"``
-            (see :meth:`in_memory`) keeps the answers in this process only, in no file.
+        path: an SQLite file (created with its parent folders if missing) or a
+            ``postgresql://`` URL. ``":memory:"`` (see :meth:`in_memory`) keeps the answers in
+            this process only, in no file.
     """
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+    def __init__(self, path: str | Path | StoreLocation) -> None:
+        self._table = SideTable(path, _SCHEMA, "response cache")
+        self.location = self._table.location
+        #: the SQLite file (``None`` for a PostgreSQL database)
+        self.path = self.location.path
 
     @classmethod
     def in_memory(cls) -> ResponseCache:
@@ -155,26 +156,10 @@ class ResponseCache:
     @property
     def memory(self) -> bool:
         """Whether this cache is held in memory, with no file."""
-        return str(self.path) == MEMORY
+        return str(self.location) == MEMORY
 
     def __repr__(self) -> str:
-        return f"ResponseCache({str(self.path)!r})"
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._conn is None:
-            try:
-                if not self.memory:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(
-                    self.path, timeout=30.0, check_same_thread=False, isolation_level=None
-                )
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute(_SCHEMA)
-            except (OSError, sqlite3.Error) as exc:
-                raise StoreError(f"cannot open the response cache {self.path}: {exc}") from exc
-            self._conn = conn
-        return self._conn
+        return f"ResponseCache({str(self.location)!r})"
 
     def get(self, key: str) -> ChatResponse | None:
         """The stored response for ``key`` marked ``cached=True``, or ``None``.
@@ -182,18 +167,10 @@ class ResponseCache:
         It keeps the original call's usage, cost and ``latency_s`` (0 for an entry stored
         before latencies were kept).
         """
-        with self._lock:
-            try:
-                row = (
-                    self._connect()
-                    .execute("SELECT response FROM response_cache WHERE key = ?", (key,))
-                    .fetchone()
-                )
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot read the response cache {self.path}: {exc}") from exc
-        if row is None:
+        rows = self._table.query("SELECT response FROM response_cache WHERE key = ?", (key,))
+        if not rows:
             return None
-        data: dict[str, Any] = json.loads(row[0])
+        data: dict[str, Any] = json.loads(rows[0][0])
         return ChatResponse(
             text=data["text"],
             model=data["model"],
@@ -218,38 +195,25 @@ class ResponseCache:
             "latency_s": response.latency_s,
         }
         row = (key, provider, response.model, dumps(data), time.time())
-        with self._lock:
-            try:
-                self._connect().execute(
-                    "INSERT OR REPLACE INTO response_cache"
-                    " (key, provider, model, response, created_at) VALUES (?, ?, ?, ?, ?)",
-                    row,
-                )
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot write the response cache {self.path}: {exc}") from exc
+        self._table.execute(
+            "INSERT INTO response_cache (key, provider, model, response, created_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET provider = excluded.provider,"
+            " model = excluded.model, response = excluded.response,"
+            " created_at = excluded.created_at",
+            row,
+        )
 
     def __len__(self) -> int:
-        with self._lock:
-            try:
-                row = self._connect().execute("SELECT COUNT(*) FROM response_cache").fetchone()
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot read the response cache {self.path}: {exc}") from exc
-        return int(row[0])
+        rows = self._table.query("SELECT COUNT(*) FROM response_cache")
+        return int(rows[0][0])
 
     def clear(self) -> None:
-        """Delete every cached response (other tables in the file are untouched)."""
-        with self._lock:
-            try:
-                self._connect().execute("DELETE FROM response_cache")
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot clear the response cache {self.path}: {exc}") from exc
+        """Delete every cached response (other tables in the database are untouched)."""
+        self._table.execute("DELETE FROM response_cache", action="clear")
 
     def close(self) -> None:
         """Close the connection (the next use reopens it)."""
-        with self._lock:
-            conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
+        self._table.close()
 
 
 class CachedProvider:
@@ -267,7 +231,7 @@ class CachedProvider:
         cache: a cache, or a path to open one at (then closed by :meth:`aclose`).
     """
 
-    def __init__(self, inner: Provider, cache: ResponseCache | str | Path) -> None:
+    def __init__(self, inner: Provider, cache: ResponseCache | str | Path | StoreLocation) -> None:
         self.inner = inner
         self._owns_cache = not isinstance(cache, ResponseCache)
         self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)

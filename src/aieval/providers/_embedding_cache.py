@@ -1,4 +1,4 @@
-"""A SQLite cache of text embeddings (the ``embedding_cache`` table), beside the response cache.
+"""A cache of text embeddings (the ``embedding_cache`` table), beside the response cache.
 
 An embedding depends only on the endpoint, the model and the text, so every one is cached (no
 temperature to honour). The file may be the run store or the response cache's: only this table
@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from aieval.errors import StoreError
+from aieval.store._location import StoreLocation
+from aieval.store._side import SideTable
 
 __all__ = ["EmbeddingCache", "embedding_key"]
 
@@ -28,8 +27,6 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 )
 """
 
-_MEMORY = ":memory:"
-
 
 def embedding_key(identity: str, model: str, text: str) -> str:
     """The cache key of ``text`` embedded by ``model`` at the endpoint ``identity``."""
@@ -38,74 +35,43 @@ def embedding_key(identity: str, model: str, text: str) -> str:
 
 
 class EmbeddingCache:
-    """Embeddings by key in a SQLite file (WAL mode), or in memory with ``":memory:"``."""
+    """Embeddings by key in a store's database (an SQLite file, ``":memory:"``, or a
+    ``postgresql://`` URL)."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+    def __init__(self, path: str | Path | StoreLocation) -> None:
+        self._table = SideTable(path, _SCHEMA, "embedding cache")
+        self.location = self._table.location
+        #: the SQLite file (``None`` for a PostgreSQL database)
+        self.path = self.location.path
 
     def __repr__(self) -> str:
-        return f"EmbeddingCache({str(self.path)!r})"
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._conn is None:
-            try:
-                if str(self.path) != _MEMORY:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(
-                    self.path, timeout=30.0, check_same_thread=False, isolation_level=None
-                )
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(_SCHEMA)
-            except (OSError, sqlite3.Error) as exc:
-                raise StoreError(f"cannot open the embedding cache {self.path}: {exc}") from exc
-            self._conn = conn
-        return self._conn
+        return f"EmbeddingCache({str(self.location)!r})"
 
     def get_many(self, keys: Sequence[str]) -> dict[str, list[float]]:
         """The cached vectors among ``keys`` (a key not cached is absent)."""
         if not keys:
             return {}
         marks = ",".join("?" * len(keys))
-        with self._lock:
-            try:
-                rows = (
-                    self._connect()
-                    .execute(
-                        f"SELECT key, vector FROM embedding_cache WHERE key IN ({marks})", keys
-                    )
-                    .fetchall()
-                )
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot read the embedding cache {self.path}: {exc}") from exc
+        rows = self._table.query(
+            f"SELECT key, vector FROM embedding_cache WHERE key IN ({marks})", list(keys)
+        )
         return {key: [float(x) for x in json.loads(vector)] for key, vector in rows}
 
     def put_many(self, model: str, vectors: dict[str, list[float]]) -> None:
         """Store ``{key: vector}`` embedded by ``model``."""
         now = time.time()
         rows = [(key, model, json.dumps(vector), now) for key, vector in vectors.items()]
-        with self._lock:
-            try:
-                self._connect().executemany(
-                    "INSERT OR REPLACE INTO embedding_cache (key, model, vector, created_at)"
-                    " VALUES (?, ?, ?, ?)",
-                    rows,
-                )
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot write the embedding cache {self.path}: {exc}") from exc
+        self._table.executemany(
+            "INSERT INTO embedding_cache (key, model, vector, created_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET model = excluded.model, vector = excluded.vector,"
+            " created_at = excluded.created_at",
+            rows,
+        )
 
     def __len__(self) -> int:
-        with self._lock:
-            try:
-                row = self._connect().execute("SELECT COUNT(*) FROM embedding_cache").fetchone()
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot read the embedding cache {self.path}: {exc}") from exc
-        return int(row[0])
+        rows = self._table.query("SELECT COUNT(*) FROM embedding_cache")
+        return int(rows[0][0])
 
     def close(self) -> None:
         """Close the connection (the next use reopens it)."""
-        with self._lock:
-            conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
+        self._table.close()

@@ -51,8 +51,22 @@ def available_providers() -> list[str]:
     return sorted(set(_registry) | set(plugin_names(ENTRY_POINT_GROUP)))
 
 
+_checked: set[str] = set()
+
+
 def _factory(name: str) -> ProviderFactory:
     factory = _registry.get(name)
+    if factory is not None and name in PRESETS and name not in _checked:
+        # an installed plug-in with a preset's name would otherwise be ignored unnoticed
+        if name in plugin_names(ENTRY_POINT_GROUP):
+            plugged = load_plugin(ENTRY_POINT_GROUP, name)
+            if plugged is not None and plugged is not factory:
+                raise ConfigError(
+                    f"provider plug-in {name!r} ({ENTRY_POINT_GROUP}) has the name of aieval's "
+                    f"built-in provider {name!r}: rename the entry point, so that neither "
+                    "replaces the other unnoticed"
+                )
+        _checked.add(name)
     if factory is not None:
         return factory
     loaded = load_plugin(ENTRY_POINT_GROUP, name)

@@ -1,5 +1,5 @@
 """Reports: the reporting bundle of a run, paired comparison of two runs, promotion policy,
-and their renderers for the terminal, JSON, Markdown and HTML.
+and their renderers for the terminal, JSON, Markdown, GitHub comments and HTML.
 
 Renderers take a ``RunReport``, a ``Comparison`` or the ``to_dict()`` data of either, so stored
 JSON renders the same way as a fresh report.
@@ -17,6 +17,7 @@ Example:
 
 from aieval.report._bundle import RunReport, build_report
 from aieval.report._compare import Comparison, compare_runs, describe_changes
+from aieval.report._github import COMMENT_LIMIT, ExampleTexts, example_texts, render_github
 from aieval.report._header import run_header
 from aieval.report._html import render_html
 from aieval.report._json import comparison_schema, render_json, report_schema
@@ -26,9 +27,11 @@ from aieval.report._samples import CriterionValue, ExampleNumbers, example_numbe
 from aieval.report._text import render_diff, render_text
 
 __all__ = [
+    "COMMENT_LIMIT",
     "Comparison",
     "CriterionValue",
     "ExampleNumbers",
+    "ExampleTexts",
     "PromotionDecision",
     "PromotionPolicy",
     "RuleResult",
@@ -39,7 +42,9 @@ __all__ = [
     "decide_promotion",
     "describe_changes",
     "example_numbers",
+    "example_texts",
     "render_diff",
+    "render_github",
     "render_html",
     "render_json",
     "render_markdown",

@@ -12,8 +12,10 @@ import numpy as np
 
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally
+from aieval.core import ROW_CHECK_PREFIX
 from aieval.core._stored import derived_verdict
 from aieval.errors import ConfigError
+from aieval.report._epochs import epochs_section, minimums_section
 from aieval.report._header import SCHEMA_VERSION, pass_rate, resolve_run, run_header
 from aieval.report._samples import ExampleNumbers, numbers_of
 from aieval.report._tally import (
@@ -67,6 +69,11 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)
     #: For code evaluations (``aieval.code``): per-problem c/n, pass@k, statuses; else None.
     code: dict[str, Any] | None = None
+    #: For runs of ``epochs > 1``: pass@k and pass^k (run means and per example), the
+    #: variance split of judged scorers; else None.
+    epochs: dict[str, Any] | None = None
+    #: For runs held to minimums: each minimum, whether it was met, what missed; else None.
+    minimums: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data, ``kind: "report"``; a ``code`` section only for code evaluations."""
@@ -95,6 +102,10 @@ class RunReport:
         }
         if self.code is not None:
             data["code"] = self.code
+        if self.epochs is not None:
+            data["epochs"] = self.epochs
+        if self.minimums is not None:
+            data["minimums"] = self.minimums
         return data
 
 
@@ -168,11 +179,15 @@ class _RunTally:
         self.workflows: dict[str, GroupTally] = {}
         self.slices: dict[str, dict[str, GroupTally]] = {f: {} for f in slice_by}
         self.agents: dict[str, AgentTally] = {}
+        #: example id -> pass flag of each of its answers, in a run of epochs
+        self.epochs: dict[str, list[bool]] = {}
 
     def add(self, sample: SampleRecord) -> None:
         verdict = sample.verdict or derived_verdict(sample, self.threshold)
         ex = numbers_of(sample, verdict)
         self.samples += 1
+        if sample.epoch is not None:
+            self.epochs.setdefault(sample.example_id, []).append(ex.passed)
         self.passed += ex.passed
         self.target_errors += sample.error is not None
         if ex.weighted_score is not None:
@@ -256,6 +271,8 @@ class _RunTally:
             cache=self.calls.to_dict(),
             groups=self._groups(graded, confidence),
             warnings=self._warnings(row),
+            epochs=epochs_section(row.metrics or {}, self.epochs),
+            minimums=minimums_section(row.metrics or {}),
         )
 
     def _gate_rows(self, confidence: float) -> list[dict[str, Any]]:
@@ -284,9 +301,10 @@ class _RunTally:
         for name, column in [*self.criteria.items(), *scorers.items()]:
             block = _mean_block(column.values, confidence, n_resamples, seed)
             errors = column.errors
-            if column.kind == "scorer":
+            if column.kind == "scorer" and not name.startswith(ROW_CHECK_PREFIX):
                 # every scorer scores every sample: one with no score at all (its target
-                # failed) is a missing score, so n + errors + n/a is the number of samples
+                # failed) is a missing score, so n + errors + n/a is the number of samples;
+                # a row's own check counts on the rows that carry it only
                 errors = max(self.samples - len(column.values) - column.not_applicable, errors)
             rows.append(
                 {

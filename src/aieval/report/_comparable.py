@@ -15,6 +15,7 @@ from aieval.report._tally import JudgeTally
 from aieval.store import RunRow
 
 __all__ = [
+    "ADDRESS",
     "comparison_warnings",
     "digest",
     "judge_shares",
@@ -23,7 +24,7 @@ __all__ = [
 ]
 
 # ``repr`` of an object without its own: the address differs between processes, the object not.
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _UNSET = object()
 
 
@@ -68,8 +69,12 @@ def _options(config: Mapping[str, Any]) -> dict[str, dict[str, str]]:
         if isinstance(entry, Mapping) and isinstance(entry.get("options"), Mapping):
             options = entry["options"]
             out[str(entry.get("name"))] = {
-                str(k): _ADDRESS.sub("", str(v)) for k, v in options.items()
+                str(k): ADDRESS.sub("", str(v)) for k, v in options.items()
             }
+            # the scorer's own threshold and weight decide its samples as its options do
+            for key in ("threshold", "weight"):
+                if key in entry:
+                    out[str(entry.get("name"))][key] = str(entry[key])
     return out
 
 

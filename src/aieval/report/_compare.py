@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from aieval.core import ROW_CHECK_PREFIX
 from aieval.errors import ConfigError
 from aieval.grading import RunStanding, tie_break
 from aieval.report._comparable import (
@@ -20,7 +21,13 @@ from aieval.report._comparable import (
 )
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
-from aieval.report._samples import ExampleNumbers, example_numbers, ungraded_score
+from aieval.report._provenance import provenance
+from aieval.report._samples import (
+    ExampleNumbers,
+    example_numbers,
+    merge_epochs,
+    ungraded_score,
+)
 from aieval.report._tally import JudgeTally
 from aieval.stats import paired_bootstrap_ci
 from aieval.store import RunRow, Store
@@ -61,6 +68,7 @@ class Comparison:
     improvements_count: int = 0
     warnings: list[str] = field(default_factory=list)
     scored_paired: int = 0
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def promote(self) -> bool:
@@ -94,6 +102,7 @@ class Comparison:
             "tie_break": self.tie_break,
             "decision": self.decision.to_dict(),
             "warnings": self.warnings,
+            "provenance": self.provenance,
         }
 
 
@@ -107,6 +116,7 @@ def compare_runs(
     n_resamples: int = 2000,
     seed: int | None = 0,
     max_examples: int | None = 200,
+    baseline_store: Store | None = None,
 ) -> Comparison:
     """Compare two stored runs example by example and decide whether the candidate promotes.
 
@@ -121,6 +131,8 @@ def compare_runs(
         seed: bootstrap seed.
         max_examples: how many regressions and improvements to list (worst/best first);
             ``None`` lists all. The counts are always complete.
+        baseline_store: the store holding the baseline, when it is not ``store`` (a store
+            kept from the main branch's job, say); the candidate is always read from ``store``.
 
     Raises:
         RunNotFoundError: a reference matches no run.
@@ -128,32 +140,39 @@ def compare_runs(
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
     policy = policy or PromotionPolicy()
+    base_store = store if baseline_store is None else baseline_store
     cand_row = resolve_run(store, candidate)
-    base_row = resolve_run(store, baseline, exclude=cand_row.id)
+    base_row = resolve_run(base_store, baseline, exclude=cand_row.id)
     if base_row.id == cand_row.id:
         raise ConfigError(
             f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
         )
-    base: dict[str, ExampleNumbers] = {}
+    # a run of epochs has N samples per example: each side pairs by example, its numbers the
+    # mean over its epochs (merge_epochs), so the paired test sees one value per example
+    base_epochs: dict[str, list[ExampleNumbers]] = {}
     keys: dict[str, tuple[str, str]] = {}  # per example: digests of its input and answer key
     base_judges: dict[str, JudgeTally] = {}
-    for sample in store.iter_samples(base_row.id):
-        base[sample.id] = example_numbers(sample)
-        keys[sample.id] = (digest(sample.input), digest(sample.expected))
+    for sample in base_store.iter_samples(base_row.id):
+        base_epochs.setdefault(sample.example_id, []).append(example_numbers(sample))
+        keys[sample.example_id] = (digest(sample.input), digest(sample.expected))
         tally_judges(sample, base_judges)
     judges: dict[str, JudgeTally] = {}
-    cand: dict[str, ExampleNumbers] = {}
+    cand_epochs: dict[str, list[ExampleNumbers]] = {}
     changed: list[str] = []
     changed_expected: list[str] = []
     for sample in store.iter_samples(cand_row.id):
-        cand[sample.id] = example_numbers(sample)
-        if sample.id in keys:
-            seen_input, seen_expected = keys[sample.id]
+        example_id = sample.example_id
+        first = example_id not in cand_epochs
+        cand_epochs.setdefault(example_id, []).append(example_numbers(sample))
+        if first and example_id in keys:
+            seen_input, seen_expected = keys[example_id]
             if seen_input != digest(sample.input):
-                changed.append(sample.id)
+                changed.append(example_id)
             if seen_expected != digest(sample.expected):
-                changed_expected.append(sample.id)
+                changed_expected.append(example_id)
         tally_judges(sample, judges)
+    base = {i: merge_epochs(group, i) for i, group in base_epochs.items()}
+    cand = {i: merge_epochs(group, i) for i, group in cand_epochs.items()}
     warnings = comparison_warnings(
         base_row, cand_row, {"baseline": base_judges, "candidate": judges}, policy
     )
@@ -166,6 +185,12 @@ def compare_runs(
             "out of its weighted score so both sides average the same scorers"
         )
     pairs = [(b, cand[i]) for i, b in base.items() if i in cand]
+    pairs, uneven = _shared_row_checks(pairs, added)
+    if uneven:
+        warnings.append(
+            f"{uneven} paired example(s) carry a row's own check on one side only: left out "
+            "of that side's weighted score so both sides average the same checks"
+        )
     only_b = [i for i in base if i not in cand]
     only_c = [i for i in cand if i not in base]
     regressions, improvements = _changes(pairs, policy.example_delta)
@@ -183,8 +208,8 @@ def compare_runs(
         scorer_changes=scorer_changes(base_row.config, cand_row.config),
     )
     return Comparison(
-        baseline=run_header(base_row),
-        candidate=run_header(cand_row),
+        baseline=_side_header(base_row),
+        candidate=_side_header(cand_row),
         paired=len(pairs),
         only_baseline=only_b[:_MAX_IDS],
         only_candidate=only_c[:_MAX_IDS],
@@ -202,7 +227,23 @@ def compare_runs(
         scored_paired=next(
             int(r.details["paired"]) for r in decision.rules if r.rule == "paired_examples"
         ),
+        provenance=provenance(
+            base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
+        ),
     )
+
+
+def _side_header(row: RunRow) -> dict[str, Any]:
+    """A side's run header, with its ``epochs`` when it ran more than one, and the minimums
+    it was held to (met or not, with the numbers) when it had any."""
+    header = run_header(row)
+    epochs = row.config.get("epochs")
+    if isinstance(epochs, int) and epochs > 1:
+        header["epochs"] = epochs
+    minimums = (row.metrics or {}).get("minimums")
+    if minimums:
+        header["minimums"] = minimums
+    return header
 
 
 def _scorers(examples: Iterable[ExampleNumbers]) -> set[str]:
@@ -215,7 +256,27 @@ def _without_scorers(ex: ExampleNumbers, names: set[str]) -> ExampleNumbers:
     if ex.graded or not names & set(ex.scores):
         return ex
     kept = {k: v for k, v in ex.scores.items() if k not in names}
-    return replace(ex, weighted_score=ungraded_score(ex.error, kept))
+    return replace(ex, weighted_score=ungraded_score(ex.error, kept, ex.weights))
+
+
+def _shared_row_checks(pairs: list[Pair], added: set[str]) -> tuple[list[Pair], int]:
+    """``pairs`` with each ungraded side's weighted score recomputed without the rows' own
+    checks (``row:...``) the other side lacks (and, for the candidate, without the ``added``
+    scorers, already left out), and how many pairs that changed. A side whose target failed
+    keeps its 0."""
+    out: list[Pair] = []
+    uneven = 0
+    for b, c in pairs:
+        rows_b = {n for n in b.scores if n.startswith(ROW_CHECK_PREFIX)}
+        rows_c = {n for n in c.scores if n.startswith(ROW_CHECK_PREFIX)}
+        if rows_b == rows_c or b.error or c.error or b.graded or c.graded:
+            out.append((b, c))
+            continue
+        uneven += 1
+        out.append(
+            (_without_scorers(b, rows_b - rows_c), _without_scorers(c, (rows_c - rows_b) | added))
+        )
+    return out, uneven
 
 
 def _metrics(
@@ -223,7 +284,7 @@ def _metrics(
 ) -> list[dict[str, Any]]:
     getters: list[tuple[str, Callable[[ExampleNumbers], float | None]]] = [
         ("weighted_score", lambda ex: ex.weighted_score),
-        ("pass_rate", lambda ex: float(ex.passed)),
+        ("pass_rate", lambda ex: ex.pass_value),
     ]
     gates = sorted({g for b, c in pairs for g in (*b.gates, *c.gates)})
     getters += [(f"gate:{g}", _gate_getter(g)) for g in gates]
@@ -327,7 +388,10 @@ def _changes(
 
 
 def _side(ex: ExampleNumbers) -> dict[str, Any]:
-    return {"passed": ex.passed, "grade": ex.grade, "weighted_score": ex.weighted_score}
+    side = {"passed": ex.passed, "grade": ex.grade, "weighted_score": ex.weighted_score}
+    if ex.pass_share is not None:
+        side["pass_share"] = ex.pass_share
+    return side
 
 
 def describe_changes(b: ExampleNumbers, c: ExampleNumbers) -> list[str]:

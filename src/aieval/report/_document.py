@@ -162,3 +162,33 @@ def paired_counts(doc: Mapping[str, Any]) -> str:
     if "scored_paired" in doc:
         text += f", {doc['scored_paired']} scored in both"
     return text
+
+
+#: What a provenance row's third column says: nothing, a plain difference, or one that makes
+#: the runs not comparable (the ``comparable_runs`` rule's).
+PROVENANCE_FLAGS = {"same": "", "differs": "differs", "breaks": "not comparable"}
+
+
+def provenance_rows(doc: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    """``(label, baseline, candidate, flag)`` per provenance fact of a comparison (``-`` for a
+    value not recorded; flag ``""``, ``"differs"`` or ``"not comparable"``). Empty for a
+    comparison stored before provenance existed."""
+    rows = []
+    for row in (doc.get("provenance") or {}).get("rows") or []:
+        flag = "breaks" if row.get("breaks_comparison") else "differs" if row.get("differs") else ""
+        rows.append(
+            (
+                str(row["label"]),
+                "-" if row.get("baseline") is None else str(row["baseline"]),
+                "-" if row.get("candidate") is None else str(row["candidate"]),
+                PROVENANCE_FLAGS[flag or "same"],
+            )
+        )
+    return rows
+
+
+def not_comparable(doc: Mapping[str, Any]) -> str | None:
+    """Why the runs of a comparison are not comparable (the ``comparable_runs`` rule's reason),
+    or ``None``."""
+    note = (doc.get("provenance") or {}).get("not_comparable")
+    return str(note) if note else None

@@ -217,16 +217,20 @@ def pass_rate_rule(
     alpha: float,
 ) -> RuleResult:
     """The pass rate is not shown to be worse than the baseline's by more than ``margin``
-    percentage points (paired-proportion score test on the pass flags)."""
-    from aieval.stats import noninferiority_test
+    percentage points (paired-proportion score test on the pass flags; a paired t-test on the
+    per-example pass shares when a side ran epochs, whose examples pass in part)."""
+    from aieval.stats import NoninferiorityMethod, noninferiority_test
 
     rule = "pass_rate_not_worse"
     if not baseline:
         return RuleResult(rule, True, "no paired examples: nothing to check")
-    d = [100.0 * (int(c.passed) - int(b.passed)) for b, c in zip(baseline, candidate, strict=True)]
-    test = noninferiority_test(d, margin=margin, alpha=alpha, method="proportion", scale=100.0)
-    rate_b = sum(b.passed for b in baseline) / len(baseline)
-    rate_c = sum(c.passed for c in candidate) / len(candidate)
+    pairs = list(zip(baseline, candidate, strict=True))
+    d = [100.0 * (c.pass_value - b.pass_value) for b, c in pairs]
+    shares = any(ex.pass_share is not None for pair in pairs for ex in pair)
+    method: NoninferiorityMethod = "t" if shares else "proportion"
+    test = noninferiority_test(d, margin=margin, alpha=alpha, method=method, scale=100.0)
+    rate_b = sum(b.pass_value for b in baseline) / len(baseline)
+    rate_c = sum(c.pass_value for c in candidate) / len(candidate)
     details = {
         "baseline": rate_b,
         "candidate": rate_c,

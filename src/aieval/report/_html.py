@@ -23,14 +23,28 @@ from aieval.report._document import (
     metric_delta,
     metric_n,
     metric_value,
+    not_comparable,
     num,
     outcome_of,
     paired_counts,
     pairwise_note,
     pct,
+    provenance_rows,
     rule_outcome,
     run_title,
     workflow_label,
+)
+from aieval.report._epochs import ESTIMATORS as EPOCH_ESTIMATORS
+from aieval.report._epochs import (
+    K_HEAD,
+    MINIMUM_HEAD,
+    VARIANCE_HEAD,
+    epochs_title,
+    example_head,
+    example_rows,
+    k_rows,
+    minimum_rows,
+    variance_rows,
 )
 from aieval.report._svg import forest_plot, gate_plot, grade_plot, histogram_grid
 
@@ -137,6 +151,8 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     yield f'<p class="meta">{_e(" · ".join(meta))}</p>'
     yield _report_cards(doc)
     yield _warnings(doc.get("warnings") or [])
+    yield from _minimums(doc.get("minimums"))
+    yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
     plots = []
     if doc.get("grades"):
@@ -184,6 +200,39 @@ def _report_cards(doc: Mapping[str, Any]) -> str:
     if doc.get("cost") is not None:
         cards.append(_card(format_cost(doc["cost"]), "cost"))
     return '<div class="cards">' + "".join(cards) + "</div>"
+
+
+#: Examples listed in the HTML report of a run of epochs (the least reliable first).
+_EPOCH_EXAMPLES = 200
+
+
+def _minimums(minimums: Mapping[str, Any] | None) -> Iterator[str]:
+    """The minimums the run was held to, each met or not."""
+    if not minimums:
+        return
+    yield f"<h2>Minimums{'' if minimums.get('met') else ' (missed)'}</h2>"
+    yield _table(MINIMUM_HEAD, [[_e(c) for c in row] for row in minimum_rows(minimums)])
+
+
+def _epochs(epochs: Mapping[str, Any] | None) -> Iterator[str]:
+    """pass@k and pass^k by k, the variance split, the least reliable examples."""
+    if not epochs:
+        return
+    yield f"<h2>{_e(epochs_title(epochs))}</h2>"
+    yield _table(K_HEAD, [[_e(c) for c in row] for row in k_rows(epochs)])
+    yield f'<p class="meta">{_e(EPOCH_ESTIMATORS)}</p>'
+    variance = variance_rows(epochs)
+    if variance:
+        yield "<h3>Variance: answers vs judge</h3>"
+        yield _table(VARIANCE_HEAD, [[_e(c) for c in row] for row in variance])
+    rows = example_rows(epochs)
+    shown = rows[:_EPOCH_EXAMPLES]
+    more = f" ({len(shown)} of {len(rows)})" if len(shown) < len(rows) else ""
+    yield f"<h3>Examples, least reliable first{_e(more)}</h3>"
+    yield _table(
+        example_head(epochs),
+        [[f"<code>{_e(row[0])}</code>", *(_e(c) for c in row[1:])] for row in shown],
+    )
 
 
 def _code(code: Mapping[str, Any] | None) -> Iterator[str]:
@@ -395,6 +444,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         numeric=(),
     )
     yield _warnings(decision.get("warnings") or [])
+    yield from _provenance(doc)
     yield "<h2>Metric deltas (candidate − baseline)</h2>"
     yield _forest(doc)
     yield _table(
@@ -429,6 +479,24 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
                 [_example_row(r) for r in rows],
                 numeric=[3],
             )
+
+
+def _provenance(doc: Mapping[str, Any]) -> Iterator[str]:
+    rows = provenance_rows(doc)
+    if not rows:
+        return
+    note = not_comparable(doc)
+    yield "<h2>Provenance</h2>"
+    if note:
+        yield f'<p class="warn">⚠ not comparable: {_e(note)}</p>'
+    yield _table(
+        ["", "baseline", "candidate", ""],
+        [
+            [_e(label), _e(b), _e(c), f"<b>{_e(flag)}</b>" if flag else ""]
+            for label, b, c, flag in rows
+        ],
+        numeric=(),
+    )
 
 
 def _forest(doc: Mapping[str, Any]) -> str:

@@ -23,14 +23,28 @@ from aieval.report._document import (
     metric_delta,
     metric_n,
     metric_value,
+    not_comparable,
     num,
     outcome_of,
     paired_counts,
     pairwise_note,
     pct,
+    provenance_rows,
     rule_outcome,
     run_title,
     workflow_label,
+)
+from aieval.report._epochs import (
+    ESTIMATORS,
+    K_HEAD,
+    MINIMUM_HEAD,
+    VARIANCE_HEAD,
+    epochs_title,
+    example_head,
+    example_rows,
+    k_rows,
+    minimum_rows,
+    variance_rows,
 )
 
 __all__ = ["render_markdown"]
@@ -109,6 +123,8 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
         yield table(
             GRADE_ORDER, [[str(doc["grades"].get(g, 0)) for g in GRADE_ORDER]], numeric=range(5)
         )
+    yield from _minimums(doc.get("minimums"))
+    yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
     yield from _report_tables(doc)
     yield _warnings(doc.get("warnings") or [])
@@ -200,6 +216,30 @@ def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
         )
 
 
+def _minimums(minimums: Mapping[str, Any] | None) -> Iterator[str]:
+    """The minimums the run was held to, each met or not."""
+    if not minimums:
+        return
+    rows = [[escape(cell) for cell in row] for row in minimum_rows(minimums)]
+    yield f"**Minimums{'' if minimums.get('met') else ' (missed)'}**"
+    yield table(MINIMUM_HEAD, rows)
+
+
+def _epochs(epochs: Mapping[str, Any] | None) -> Iterator[str]:
+    """pass@k and pass^k by k, the variance split of judged scorers, the least reliable
+    examples (folded)."""
+    if not epochs:
+        return
+    yield f"**{escape(epochs_title(epochs))}**"
+    yield table(K_HEAD, k_rows(epochs))
+    yield f"*{ESTIMATORS}*"
+    variance = [[escape(cell) for cell in row] for row in variance_rows(epochs)]
+    if variance:
+        yield "**Variance: answers vs judge**\n\n" + table(VARIANCE_HEAD, variance)
+    rows = [[escape(cell) for cell in row] for row in example_rows(epochs)]
+    yield _folded("Examples, least reliable first", example_head(epochs), rows)
+
+
 def _code(code: Mapping[str, Any] | None) -> Iterator[str]:
     """A code evaluation: pass@k with its estimator, then each problem's c/n and statuses."""
     if not code:
@@ -238,6 +278,9 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         f"- {_MARKS[rule_outcome(r)]} `{r['rule']}`: {escape(r['reason'])}"
         for r in decision["rules"]
     )
+    note = not_comparable(doc)
+    if note:
+        yield f"> ⚠️ **Not comparable:** {escape(note)}"
     yield (
         f"Candidate {escape(run_title(doc['candidate']))} vs baseline "
         f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples"
@@ -271,7 +314,28 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         f"{doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
         f"{doc['only_candidate_count']} only in candidate"
     )
+    yield provenance_details(doc)
     yield _warnings(decision.get("warnings") or [])
+
+
+def provenance_details(doc: Mapping[str, Any]) -> str:
+    """Both runs' provenance side by side, folded; differing facts marked."""
+    rows = provenance_rows(doc)
+    if not rows:
+        return ""
+    flagged = sum(1 for *_, flag in rows if flag)
+    body = table(
+        ["", "baseline", "candidate", ""],
+        [
+            [escape(c) if i < 3 else (f"**{c}**" if c else "") for i, c in enumerate(r)]
+            for r in rows
+        ],
+        numeric=(),
+    )
+    return (
+        f"<details><summary>Provenance ({flagged} of {len(rows)} differ)</summary>\n\n"
+        f"{body}\n\n</details>"
+    )
 
 
 def _count(doc: Mapping[str, Any], key: str) -> int:

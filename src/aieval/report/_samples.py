@@ -7,8 +7,8 @@ the scorer values; a sample whose target failed scores 0.0; a sample with no sco
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from aieval._records import SampleRecord
 from aieval.core import CriterionValue, Verdict
@@ -16,7 +16,14 @@ from aieval.core._stored import derived_verdict
 from aieval.core._threshold import ungraded_score
 from aieval.core._verdict import finite
 
-__all__ = ["CriterionValue", "ExampleNumbers", "example_numbers", "numbers_of", "ungraded_score"]
+__all__ = [
+    "CriterionValue",
+    "ExampleNumbers",
+    "example_numbers",
+    "merge_epochs",
+    "numbers_of",
+    "ungraded_score",
+]
 
 #: Gate or criterion names containing one of these mark a safety/validation concern.
 SEVERE_KEYWORDS: tuple[str, ...] = ("safety", "security", "validation")
@@ -38,6 +45,9 @@ class ExampleNumbers:
         graded: whether the sample carries a workflow evaluation.
         latency_s: the target's latency.
         cost: the sample's cost.
+        weights: the scorers' weights other than 1 in the weighted score, by name.
+        pass_share: over the epochs of a run of ``epochs > 1``, the share of its answers that
+            passed (``passed`` is then ``pass_share >= 0.5``); ``None`` for one answer.
     """
 
     id: str
@@ -51,6 +61,14 @@ class ExampleNumbers:
     graded: bool = False
     latency_s: float | None = None
     cost: float | None = None
+    weights: Mapping[str, float] = field(default_factory=dict)
+
+    pass_share: float | None = None
+
+    @property
+    def pass_value(self) -> float:
+        """The example's pass rate: ``pass_share`` over its epochs, else 0.0 or 1.0."""
+        return float(self.passed) if self.pass_share is None else self.pass_share
 
     @property
     def promotion_score(self) -> float | None:
@@ -120,7 +138,64 @@ def numbers_of(sample: SampleRecord, verdict: Verdict) -> ExampleNumbers:
         graded=verdict.graded,
         latency_s=sample.latency_s,
         cost=sample.cost,
+        weights=verdict.weights,
     )
+
+
+def merge_epochs(epochs: Sequence[ExampleNumbers], example_id: str) -> ExampleNumbers:
+    """One example's numbers over its epochs: each the mean over the epochs that have it.
+
+    ``pass_share`` is the share of epochs passed (``passed``: at least half); a gate holds only
+    if it held in every epoch, a criterion's floor likewise; the grade is kept when every epoch
+    has the same; the target's error only when every epoch failed. One epoch is returned as it
+    is, so a run without epochs compares exactly as before.
+    """
+    if len(epochs) == 1:
+        return epochs[0]
+    share = sum(ex.pass_value for ex in epochs) / len(epochs)
+    grades = {ex.grade for ex in epochs}
+    gates: dict[str, bool] = {}
+    for ex in epochs:
+        for gate, ok in ex.gates.items():
+            gates[gate] = gates.get(gate, True) and ok
+    errors = [ex.error for ex in epochs]
+    return ExampleNumbers(
+        id=example_id,
+        passed=share >= 0.5,
+        weighted_score=_mean([ex.weighted_score for ex in epochs]),
+        grade=grades.pop() if len(grades) == 1 else None,
+        gates=gates,
+        criteria=_merged_criteria(epochs),
+        scores={
+            name: _mean([ex.scores.get(name) for ex in epochs])
+            for name in dict.fromkeys(n for ex in epochs for n in ex.scores)
+        },
+        error=errors[0] if all(errors) else None,
+        graded=any(ex.graded for ex in epochs),
+        latency_s=_mean([ex.latency_s for ex in epochs]),
+        cost=_mean([ex.cost for ex in epochs]),
+        pass_share=share,
+    )
+
+
+def _merged_criteria(epochs: Sequence[ExampleNumbers]) -> dict[str, CriterionValue]:
+    merged: dict[str, CriterionValue] = {}
+    for name in dict.fromkeys(n for ex in epochs for n in ex.criteria):
+        values = [ex.criteria[name] for ex in epochs if name in ex.criteria]
+        floors = [c.floor_passed for c in values if c.floor_passed is not None]
+        adjusted = [c.adjusted for c in values]
+        merged[name] = replace(
+            values[0],
+            normalized=sum(c.normalized for c in values) / len(values),
+            adjusted=_mean(adjusted) if None not in adjusted else None,
+            floor_passed=all(floors) if floors else None,
+        )
+    return merged
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
 
 
 def _matches(name: str, keywords: tuple[str, ...]) -> bool:

@@ -23,19 +23,34 @@ from aieval.report._code import (
 )
 from aieval.report._document import (
     GRADE_ORDER,
+    PROVENANCE_FLAGS,
     as_document,
     interval,
     metric_delta,
     metric_n,
     metric_value,
+    not_comparable,
     num,
     outcome_of,
     paired_counts,
     pairwise_note,
     pct,
+    provenance_rows,
     rule_outcome,
     run_title,
     workflow_label,
+)
+from aieval.report._epochs import (
+    ESTIMATORS,
+    K_HEAD,
+    MINIMUM_HEAD,
+    VARIANCE_HEAD,
+    epochs_title,
+    example_head,
+    example_rows,
+    k_rows,
+    minimum_rows,
+    variance_rows,
 )
 
 __all__ = ["render_diff", "render_text"]
@@ -156,9 +171,51 @@ def _report(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     if doc.get("judges"):
         yield _judges(doc["judges"])
     yield _resources(doc)
+    yield from _minimums(doc.get("minimums"))
+    yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
     yield from _groups(doc.get("groups") or {})
     yield from _warnings(doc.get("warnings") or [])
+
+
+#: Examples listed in the text report of a run of epochs (the least reliable first).
+_EPOCH_EXAMPLES = 20
+
+
+def _minimums(minimums: Mapping[str, Any] | None) -> Iterator[RenderableType]:
+    """The minimums the run was held to, each met or not."""
+    if not minimums:
+        return
+    table = _table("Minimums" + ("" if minimums.get("met") else " (MISSED)"), *MINIMUM_HEAD)
+    for row in minimum_rows(minimums):
+        _add(table, *row)
+    yield table
+
+
+def _epochs(epochs: Mapping[str, Any] | None) -> Iterator[RenderableType]:
+    """pass@k and pass^k by k, the variance split of judged scorers, the least reliable
+    examples."""
+    if not epochs:
+        return
+    yield Text(epochs_title(epochs), style="bold")
+    ks = _table("pass@k and pass^k", *K_HEAD)
+    for row in k_rows(epochs):
+        _add(ks, *row)
+    yield ks
+    yield Text(ESTIMATORS, style="dim")
+    rows = variance_rows(epochs)
+    if rows:
+        variance = _table("Variance: answers vs judge", *VARIANCE_HEAD)
+        for row in rows:
+            _add(variance, *row)
+        yield variance
+    examples = example_rows(epochs)
+    shown = examples[:_EPOCH_EXAMPLES]
+    more = f" ({len(shown)} of {len(examples)})" if len(shown) < len(examples) else ""
+    table = _table("Examples, least reliable first" + more, *example_head(epochs))
+    for row in shown:
+        _add(table, *row)
+    yield table
 
 
 def _code(code: Mapping[str, Any] | None) -> Iterator[RenderableType]:
@@ -386,6 +443,9 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield Text.assemble((f"{mark} ", f"bold {style}"), decision["summary"])
     yield Text.assemble(("baseline  ", "dim"), run_title(doc["baseline"]))
     yield Text.assemble(("candidate ", "dim"), run_title(doc["candidate"]))
+    note = not_comparable(doc)
+    if note:
+        yield Text.assemble(("not comparable: ", "bold red"), note)
     rules = _table("promotion rules", "rule", "result", "reason", left=3)
     for rule in decision["rules"]:
         _add(
@@ -396,6 +456,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
         )
     yield rules
     yield _metrics(doc)
+    yield from _provenance(doc)
     tie = doc.get("tie_break") or {}
     if tie.get("winner"):
         yield Text(f"tie-break: {tie['winner']} ({tie.get('rule')}): {tie.get('reason')}")
@@ -414,6 +475,21 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
         ids = f"{doc['baseline']['id']} {doc['candidate']['id']}"
         yield Text(f"every changed example: aieval diff {ids} --limit {most}", style="dim")
     yield from _warnings(decision.get("warnings") or [])
+
+
+def _provenance(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
+    rows = provenance_rows(doc)
+    if not rows:
+        return
+    table = _table("provenance", "", "baseline", "candidate", "", left=4)
+    for label, base, cand, flag in rows:
+        _add(
+            table, label, base, cand, Text(flag, style="bold red" if flag == _BREAKS else "yellow")
+        )
+    yield table
+
+
+_BREAKS = PROVENANCE_FLAGS["breaks"]
 
 
 def _metrics(doc: Mapping[str, Any]) -> Table:

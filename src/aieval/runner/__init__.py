@@ -16,6 +16,7 @@ from aieval.runner._evalfile import (
 from aieval.runner._evaluator import EvaluatorFactory, EvaluatorRequest, SampleEvaluator
 from aieval.runner._executor import Executor, Finished, LocalExecutor
 from aieval.runner._inputs import EXECUTORS
+from aieval.runner._minimums import MissedMinimum
 from aieval.runner._plaintext import plaintext_keys
 from aieval.runner._ray import RayExecutor, import_ray
 from aieval.runner._result import Aggregator, RunResult, ScorerStats
@@ -33,6 +34,7 @@ __all__ = [
     "Executor",
     "Finished",
     "LocalExecutor",
+    "MissedMinimum",
     "ProgressCallback",
     "RayExecutor",
     "RunResult",

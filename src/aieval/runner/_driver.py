@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from aieval._records import SampleRecord, redact_record
@@ -48,7 +49,7 @@ async def drive(
         Every sample sorted by index when the run has no store, else ``None``.
     """
     kept: list[SampleRecord] | None = [] if prep.db is None else None
-    aggregator, total = prep.aggregator, prep.info.count
+    aggregator, total = prep.aggregator, prep.info.count * prep.spec.epochs
     done = aggregator.count
 
     def stored(record: SampleRecord) -> None:
@@ -63,7 +64,7 @@ async def drive(
             progress(done, total)
 
     writer = SampleWriter(prep.db, prep.run_id, stored)
-    items = _pending(prep.data, prep.done_ids)
+    items = _pending(prep.data, prep.done_ids, prep.spec.epochs)
     consume = asyncio.ensure_future(
         _consume(executor, work, items, writer, prep.secrets, redact_values)
     )
@@ -127,8 +128,20 @@ def _record(
     return record
 
 
-def _pending(data: Dataset, done_ids: set[str]) -> Iterator[tuple[int, Example]]:
-    """``(index, example)`` of every sample not stored yet, in dataset order."""
+def _pending(data: Dataset, done_ids: set[str], epochs: int = 1) -> Iterator[tuple[int, Example]]:
+    """``(index, example)`` of every sample not stored yet, in dataset order.
+
+    With ``epochs > 1`` each example comes ``epochs`` times, as ``example.epoch`` 1..N at
+    indexes ``i * N .. i * N + N - 1``; a resumed run gets only the (example, epoch) pairs
+    not stored yet.
+    """
+    if epochs > 1:
+        return (
+            (i * epochs + e - 1, repeat)
+            for i, example in enumerate(data)
+            for e in range(1, epochs + 1)
+            if (repeat := replace(example, epoch=e)).sample_id not in done_ids
+        )
     if not done_ids:
         return enumerate(data)
     return ((i, example) for i, example in enumerate(data) if example.id not in done_ids)

@@ -7,22 +7,33 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from aieval._keys import pydantic_problems
 from aieval._sync import run_sync
 from aieval._usage_figures import ModelPrice
 from aieval.core import RunObserver
-from aieval.errors import ConfigError
+from aieval.datasets import load_dataset
+from aieval.datasets._checks import CHECK_FIELDS
+from aieval.errors import ConfigError, DatasetError
 from aieval.grading._yaml import load_yaml_file
 from aieval.runner._evalparts import DatasetConfig, TargetConfig, _Strict, _target_params
 from aieval.runner._execute import execute
 from aieval.runner._imports import import_file
 from aieval.runner._inputs import LiveParts, ProgressCallback
+from aieval.runner._minimums import check_minimum_names
+from aieval.runner._provenance import EvalFileRef
 from aieval.runner._references import resolve_scorers
 from aieval.runner._result import RunResult
 from aieval.runner._run import check_run
-from aieval.runner._spec import RunSpec, check_share
+from aieval.runner._spec import RunSpec, check_share, check_shares, not_a_flag
 from aieval.runner._tracing import telemetry_from_env
 from aieval.scorers import Scorer
 from aieval.store import Store
@@ -62,11 +73,31 @@ class SettingsConfig(_Strict):
         None, description="Ray cluster for executor ray: host:port, ray://host:10001, auto"
     )
     prices: dict[str, ModelPrice] = Field(default_factory=dict, description="USD per Mtok")
+    epochs: int = Field(
+        1, ge=1, le=1000, strict=True, description="times each example is answered and scored"
+    )
+    min_pass_rate: float | None = Field(
+        None, ge=0, le=1, description="least pass rate; below it `aieval run` exits 4"
+    )
+    min: dict[str, float] = Field(
+        default_factory=dict,
+        description="{scorer: least mean score}; below one `aieval run` exits 4",
+    )
 
-    @field_validator("max_error_rate", "pass_threshold", mode="before")
+    @field_validator("max_error_rate", "pass_threshold", "min_pass_rate", mode="before")
     @classmethod
     def _a_share(cls, value: Any) -> Any:
         return check_share(value)
+
+    @field_validator("min", mode="before")
+    @classmethod
+    def _shares(cls, value: Any) -> Any:
+        return check_shares(value)
+
+    @field_validator("min_pass_rate", mode="before")
+    @classmethod
+    def _not_a_flag(cls, value: Any) -> Any:
+        return not_a_flag(value)
 
     @model_validator(mode="after")
     def _address_needs_ray(self) -> SettingsConfig:
@@ -91,26 +122,40 @@ class EvalConfig(_Strict):
         None, description="workflow definition file (or inline): its runs are graded"
     )
     profile: str | None = Field(None, description="scoring profile id, family or file")
+    # before scorers, whose validator reads them (rows' checks may name imported scorers)
+    imports: list[str] = Field(default_factory=list, description="Python files with @scorer")
+    default_checks: list[str | dict[str, dict[str, Any]]] = Field(
+        default_factory=list,
+        description="checks applied to every row, beside the row's own (promptfoo's "
+        "defaultTest.assert); entries as in scorers",
+    )
     scorers: list[str | dict[str, dict[str, Any]]] = Field(
         default_factory=list, validate_default=True
     )
-    imports: list[str] = Field(default_factory=list, description="Python files with @scorer")
     settings: SettingsConfig = Field(default_factory=SettingsConfig)
     enforce_hard_gates: bool = Field(
         True,
         description="false: workflow gates are evaluated and reported but do not force grade F",
     )
     base_dir: str | None = Field(None, exclude=True)
+    # the file this configuration was read from (path and digest), recorded with its runs
+    _source: EvalFileRef | None = PrivateAttr(None)
 
-    @field_validator("scorers")
+    @property
+    def source(self) -> EvalFileRef | None:
+        """The eval file this configuration was read from (``None``: built in Python)."""
+        return self._source
+
+    @field_validator("scorers", "default_checks")
     @classmethod
     def _one_key_each(cls, value: list[Any], info: ValidationInfo) -> list[Any]:
-        grading = info.data.get("workflow") is not None or info.data.get("profile") is not None
-        if not value and not grading:
-            raise ValueError("give at least one scorer, or a workflow/profile to grade runs")
+        if info.field_name == "scorers" and not value:
+            _something_scored(info.data, (info.context or {}).get("base_dir"))
         for i, item in enumerate(value):
             if isinstance(item, dict) and len(item) != 1:
-                raise ValueError(f"scorers[{i}] must be a name or a one-key mapping name: {{...}}")
+                raise ValueError(
+                    f"{info.field_name}[{i}] must be a name or a one-key mapping name: {{...}}"
+                )
         return value
 
     @model_validator(mode="after")
@@ -138,6 +183,8 @@ class EvalConfig(_Strict):
         max_error_rate: float | None = None,
         executor: str | None = None,
         ray_address: str | None = None,
+        epochs: int | None = None,
+        min_pass_rate: float | None = None,
     ) -> list[RunSpec]:
         """One :class:`RunSpec` per run this configuration makes (one per model).
 
@@ -180,9 +227,10 @@ class EvalConfig(_Strict):
             name=self.name,
             dataset=str(dataset) if isinstance(dataset, Path) else dataset,
             limit=limit if limit is not None else dataset_limit,
+            epochs=epochs or settings.epochs,
             prediction_field=prediction_field,
             scoring=dict(
-                scorers=self.scorers,
+                scorers=[*self.scorers, *self.default_checks],
                 imports=[os.path.abspath(_resolve(base, item)) for item in self.imports],
                 pass_threshold=settings.pass_threshold,
                 max_error_rate=(
@@ -191,6 +239,8 @@ class EvalConfig(_Strict):
                 workflow=_workflow(self),
                 profile=_local(self, self.profile),
                 enforce_hard_gates=self.enforce_hard_gates,
+                min_pass_rate=(settings.min_pass_rate if min_pass_rate is None else min_pass_rate),
+                min_scores=settings.min,
             ),
             execution=dict(
                 executor=chosen,
@@ -217,7 +267,12 @@ def load_eval(path: str | Path) -> EvalConfig:
     data = _python_eval(file) if python else load_yaml_file(file, error=ConfigError)
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: an eval file must be a mapping with name, dataset, scorers")
-    return parse_eval(data, source=str(file), base_dir=file.parent)
+    config = parse_eval(data, source=str(file), base_dir=file.parent)
+    try:
+        config._source = EvalFileRef.of(file, file.read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read the eval file: {exc}") from exc
+    return config
 
 
 def parse_eval(
@@ -228,7 +283,7 @@ def parse_eval(
         # Code evaluations have their own file format and command (aieval.code).
         raise ConfigError(f"{source}: a 'task: code' eval file runs with: aieval code {source}")
     try:
-        config = EvalConfig.model_validate(data)
+        config = EvalConfig.model_validate(data, context={"base_dir": base_dir})
     except ValidationError as exc:
         problems = "; ".join(pydantic_problems(exc.errors(), EvalConfig))
         raise ConfigError(f"{source}: {problems}") from None
@@ -243,13 +298,14 @@ def build_scorers(config: EvalConfig) -> list[Scorer]:
     base = Path(config.base_dir or ".")
     for item in config.imports:
         import_file(base / item)
-    return resolve_scorers(config.scorers)
+    return resolve_scorers([*config.scorers, *config.default_checks])
 
 
 def check_eval(config: EvalConfig) -> None:
     """Refuse a configuration before it runs: scorers, dataset, workflow, profile, and the
     dataset's compatibility with the workflow (see :func:`~aieval.runner.check_run`)."""
     scorers = build_scorers(config)
+    check_minimum_names(config.settings.min, [s.name for s in scorers])
     dataset, limit, prediction_field = _dataset(config)
     for model in _models(config):
         check_run(
@@ -279,17 +335,20 @@ def run_eval(
     executor: str | None = None,
     ray_address: str | None = None,
     observers: Sequence[RunObserver] = (),
+    epochs: int | None = None,
+    min_pass_rate: float | None = None,
 ) -> list[RunResult]:
     """Run an eval configuration: one run per recorded model version (or one for the target).
 
     Each run is one of :meth:`EvalConfig.specs`. ``tracer_provider`` is used when the settings
     (or ``$AIEVAL_OTEL``) turn telemetry on. ``run_id`` names the new run; it needs a
-    configuration that makes exactly one run. ``max_error_rate``, ``executor`` and
-    ``ray_address`` override the file's ``settings``. ``observers`` (each a
-    :class:`~aieval.core.RunObserver`) see every run start, each stored sample and its end.
+    configuration that makes exactly one run. ``max_error_rate``, ``executor``,
+    ``ray_address``, ``epochs`` and ``min_pass_rate`` override the file's ``settings``.
+    ``observers`` (each a :class:`~aieval.core.RunObserver`) see every run start, each stored
+    sample and its end.
     """
     db = store if isinstance(store, Store) else None
-    where = str(store.path) if isinstance(store, Store) else store
+    where = str(store.location) if isinstance(store, Store) else store
     specs = config.specs(
         store=str(where) if isinstance(where, Path) else where,
         resume=resume,
@@ -300,6 +359,8 @@ def run_eval(
         max_error_rate=max_error_rate,
         executor=executor,
         ray_address=ray_address,
+        epochs=epochs,
+        min_pass_rate=min_pass_rate,
     )
     results = []
     for spec in specs:
@@ -308,6 +369,7 @@ def run_eval(
             progress=progress(spec.target.model or config.name) if progress else None,
             tracer_provider=tracer_provider,
             observers=tuple(observers),
+            eval_file=config.source,
         )
         results.append(run_sync(execute(spec, live), thread_name="aieval-run"))
     return results
@@ -317,6 +379,36 @@ def telemetry_requested(config: EvalConfig) -> bool:
     """Whether running ``config`` emits spans: its ``settings.telemetry``, else ``$AIEVAL_OTEL``."""
     setting = config.settings.telemetry
     return telemetry_from_env() if setting is None else setting
+
+
+def _something_scored(data: dict[str, Any], base_dir: Path | None) -> None:
+    """Refuse empty ``scorers`` unless something else scores each row: default checks, a
+    workflow or profile, or the rows' own checks (a dataset file is read to look for them)."""
+    if data.get("default_checks") or data.get("workflow") or data.get("profile") is not None:
+        return
+    dataset = data.get("dataset")
+    why = ""
+    if isinstance(dataset, DatasetConfig) and dataset.rows is not None:
+        rows = dataset.rows
+        if rows and all(any(r.get(k) for k in CHECK_FIELDS) for r in rows):
+            return
+    elif isinstance(dataset, str | DatasetConfig):
+        path = dataset if isinstance(dataset, str) else dataset.path
+        imports = data.get("imports")
+        try:
+            # rows' checks may name scorers of the eval's own files: import those first
+            for item in imports if isinstance(imports, list) else []:
+                import_file(_resolve(base_dir or Path("."), str(item)))
+            info = load_dataset(_resolve(base_dir or Path("."), path or "")).scan()
+        except (DatasetError, ConfigError) as exc:
+            why = f"; the dataset could not be read to look for rows' checks: {exc}"
+        else:
+            if info.count and info.with_checks == info.count:
+                return
+    raise ValueError(
+        "give at least one scorer, or a workflow/profile to grade runs (or checks on every "
+        f"dataset row){why}"
+    )
 
 
 def _models(config: EvalConfig, models: list[str] | None = None) -> list[str | None]:

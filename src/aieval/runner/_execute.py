@@ -14,6 +14,7 @@ from aieval.runner._driver import drive, finish
 from aieval.runner._endpoints import run_endpoint
 from aieval.runner._executor import Executor, LocalExecutor
 from aieval.runner._inputs import LiveParts
+from aieval.runner._minimums import minimums_summary
 from aieval.runner._observers import load_observers, run_start
 from aieval.runner._prepare import Prepared, prepare, start
 from aieval.runner._ray import RayExecutor, import_ray
@@ -68,6 +69,10 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
         leave_endpoint(endpoint)
         await processor.aclose()
         summary = prep.aggregator.summary()
+        scoring = spec.scoring
+        minimums = minimums_summary(summary, scoring.min_pass_rate, scoring.min_scores)
+        if minimums is not None:
+            summary["minimums"] = minimums
         if prep.db is not None:
             error = redact_text(error, prep.secrets) if error else error
             finish(prep.db, prep.run_id, status, summary, error)
@@ -119,4 +124,4 @@ def _result(
 
 def _endpoint_of(spec: RunSpec, live: LiveParts, db: Store | None) -> RunEndpoint:
     """What judges without their own endpoint inherit from this run."""
-    return run_endpoint(spec, str(db.path) if db else None, named=live.provider is None)
+    return run_endpoint(spec, str(db.location) if db else None, named=live.provider is None)

@@ -22,11 +22,12 @@ from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._executor import Executor
 from aieval.runner._imports import import_file
+from aieval.runner._provenance import EvalFileRef
 from aieval.runner._ray import RayExecutor
 from aieval.runner._references import reference_of, resolve_scorers, scorer_entry
 from aieval.runner._spec import RunSpec
 from aieval.scorers import Scorer
-from aieval.store import Store
+from aieval.store import Store, StoreLocation
 
 __all__ = [
     "EXECUTORS",
@@ -64,6 +65,8 @@ class LiveParts:
     observers: Sequence[RunObserver] = ()
     #: spec fields that only describe a live object: field -> why it cannot be serialised
     unspecified: dict[str, str] = field(default_factory=dict)
+    #: the eval file the run was made from (recorded with the run as provenance)
+    eval_file: EvalFileRef | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,8 +174,8 @@ def split_live(
     if target is not None:
         live.target, function = target, _reference(target, "target", missing)
     if isinstance(store, Store):
-        live.store, store = store, str(store.path)
-    elif isinstance(store, Path):
+        live.store, store = store, str(store.location)
+    elif isinstance(store, Path | StoreLocation):
         store = str(store)
     workflow = _describe_file(workflow, "workflow", live)
     profile = _describe_file(profile, "profile", live)

@@ -91,7 +91,7 @@ def run_start(prep: Prepared, started_wall: float) -> RunStart:
         dataset_hash=row.dataset_hash,
         n_examples=row.n_examples,
         git_sha=row.git_sha,
-        store_path=str(prep.db.path),
+        store_path=str(prep.db.location),
     )
 
 

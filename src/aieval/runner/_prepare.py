@@ -13,8 +13,11 @@ from aieval._secrets import secret_values, secrets_of, without_secrets
 from aieval.datasets import Dataset, DatasetInfo, load_dataset
 from aieval.errors import ConfigError, DatasetError
 from aieval.providers._cache import MEMORY
+from aieval.runner._epochs import EpochTally
 from aieval.runner._evaluator import SampleEvaluator, evaluator_for
 from aieval.runner._inputs import LiveParts, RunParts, resolve_parts, stored_spec
+from aieval.runner._minimums import check_minimum_names
+from aieval.runner._provenance import run_provenance
 from aieval.runner._references import import_reference
 from aieval.runner._result import Aggregator
 from aieval.runner._resume import config_changes
@@ -22,10 +25,11 @@ from aieval.runner._spec import RunSpec
 from aieval.runner._target import CallableTarget, ProviderTarget, RecordedTarget, Target
 from aieval.scorers import Scorer
 from aieval.scorers._judge_call import judge_secrets
-from aieval.store import Store, default_db_path
+from aieval.store import Store, StoreLocation, default_location
 
 __all__ = [
     "Prepared",
+    "check_something_scored",
     "make_target",
     "open_data",
     "prepare",
@@ -75,13 +79,11 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
     parts = resolve_parts(spec, live)
     scorers = parts.scorers
     evaluator = run_evaluator(spec, parts)
-    if not scorers and evaluator is None:
-        # nothing would be scored, and every sample without an error would pass
-        raise ConfigError(
-            "scorers: give at least one scorer (e.g. scorers=[exact_match]), or a "
-            "workflow/profile to grade runs; a run with nothing to score would pass every sample"
-        )
+    check_minimum_names(spec.scoring.min_scores, [s.name for s in scorers])
+    if spec.epochs > 1:
+        check_repeatable(spec, parts)
     data, info = open_data(parts.dataset, spec, evaluator)
+    check_something_scored(scorers, evaluator, info)
     db = open_store(parts.store)
     if evaluator is not None and parts.target is None and parts.provider is None:
         target = evaluator.wrap(None)
@@ -91,8 +93,41 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
             target = evaluator.wrap(target)
     names = [s.name for s in scorers]
     aggregator = evaluator.aggregator(names) if evaluator is not None else Aggregator(names)
+    if spec.epochs > 1:
+        aggregator.epochs = EpochTally(spec.epochs)
     config = run_config(spec, live, target, scorers, data, evaluator)
     return Prepared(spec, parts, data, info, db, scorers, target, evaluator, aggregator, config)
+
+
+def check_something_scored(
+    scorers: list[Scorer], evaluator: SampleEvaluator | None, info: DatasetInfo
+) -> None:
+    """Refuse a run where some row would be scored by nothing: no scorer, no evaluator, and a
+    row without checks of its own (it would pass with nothing scored)."""
+    if scorers or evaluator is not None or info.with_checks >= info.count:
+        return
+    unchecked = (
+        f" ({info.count - info.with_checks} of {info.count} rows carry no checks of their own)"
+        if info.with_checks
+        else ""
+    )
+    raise ConfigError(
+        "scorers: give at least one scorer (e.g. scorers=[exact_match]), or a "
+        "workflow/profile to grade runs; a run with nothing to score would pass every sample"
+        + unchecked
+    )
+
+
+def check_repeatable(spec: RunSpec, parts: RunParts) -> None:
+    """Refuse ``epochs > 1`` where nothing answers again: recorded predictions (or run logs)
+    would repeat unchanged, each epoch a copy of the first."""
+    answers = parts.target is not None or spec.target.function is not None
+    if not answers and parts.provider is None:
+        raise ConfigError(
+            "epochs: repeats need a target that answers again (a provider's model or a "
+            "callable); this run evaluates recorded answers, which would repeat unchanged: "
+            "remove epochs, or give a target"
+        )
 
 
 def start(prep: Prepared) -> None:
@@ -166,20 +201,20 @@ def build_target(
             f"recorded 'prediction'{hint}; pass provider= and model=, or target="
         )
     # a run that asked for no store writes no file: its response cache is in memory
-    cache_path = db.path if db is not None else MEMORY
+    cache_path = db.location if db is not None else MEMORY
     return make_target(spec, cache_path, target=parts.target, provider=provider)
 
 
 def make_target(
     spec: RunSpec,
-    cache_path: str | Path | None,
+    cache_path: str | Path | StoreLocation | None,
     *,
     target: Any = None,
     provider: Any = None,
 ) -> Target:
     """The spec's target (``target``/``provider``: objects given instead of the spec's own).
 
-    ``cache_path``: the response cache's SQLite file (``None``: no cache; ``":memory:"``: a
+    ``cache_path``: the response cache's store (``None``: no cache; ``":memory:"``: a
     cache of this run only, in no file).
     """
     described = spec.target
@@ -211,7 +246,7 @@ def make_target(
         retries=described.retries,
         concurrency=concurrency,
         cache=described.cache and cache_path is not None,
-        cache_path=cache_path if cache_path is not None else default_db_path(),
+        cache_path=cache_path if cache_path is not None else default_location(),
         timeout=described.timeout,
     )
     return ProviderTarget(
@@ -245,12 +280,13 @@ def run_config(
         "name": spec.name,
         "model": spec.target.model,
         "target": {"kind": target_kind, "name": target.name},
-        "scorers": [{"name": s.name, "options": _stored_options(s)} for s in scorers],
+        "scorers": [{"name": s.name, "options": _stored_options(s), **s.grading} for s in scorers],
         "dataset": {"source": data.source, "name": data.name, "limit": spec.limit},
         "concurrency": spec.execution.concurrency,
         "retries": spec.target.retries,
         "cache": spec.target.cache,
         "pass_threshold": spec.scoring.pass_threshold,
+        "epochs": spec.epochs,
     }
     if isinstance(target, ProviderTarget):
         config["target"].update(
@@ -270,6 +306,7 @@ def run_config(
     if evaluator is not None:
         config["workflow"] = evaluator.describe()
     config["max_error_rate"] = spec.scoring.max_error_rate
+    config.update(run_provenance(live.eval_file))
     stored, missing = stored_spec(spec, live.unspecified, target_secrets(target), data.source)
     config["spec"] = stored
     if missing:
@@ -301,7 +338,7 @@ def start_or_resume(
             model = f" with model {spec.target.model!r}" if spec.target.model is not None else ""
             raise ConfigError(
                 f"nothing to resume: no unfinished run named {spec.name!r}{model} in "
-                f"{db.path}; run without resume to start a new one"
+                f"{db.location}; run without resume to start a new one"
             )
     if previous is None:
         run_id = db.create_run(

@@ -13,15 +13,18 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from aieval._keys import unknown_key
+from aieval.core import ROW_CHECK_PREFIX
 from aieval.errors import ConfigError
 from aieval.runner._shipping import brief
 from aieval.scorers import Scorer, get_scorer
+from aieval.scorers._scorer import GRADING_KEYS
 
 __all__ = [
     "ScorerEntry",
     "import_reference",
     "is_builtin",
     "reference_of",
+    "resolve_entry",
     "resolve_scorers",
     "scorer_entry",
 ]
@@ -78,6 +81,12 @@ def resolve_scorers(entries: Any) -> list[Scorer]:
         raise ConfigError("scorers must be a list, e.g. scorers=[exact_match]")
     resolved = [_one_scorer(entry, i) for i, entry in enumerate(entries)]
     names = [s.name for s in resolved]
+    for i, name in enumerate(names):
+        if name.startswith(ROW_CHECK_PREFIX):
+            raise ConfigError(
+                f"scorers[{i}]: the name {name!r} is kept for a dataset row's own checks "
+                f"({ROW_CHECK_PREFIX}...); give the scorer another name"
+            )
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(
@@ -102,22 +111,36 @@ def _one_scorer(entry: Any, index: int) -> Scorer:
         return imported if isinstance(imported, Scorer) else _one_scorer(imported, index)
     if isinstance(entry, dict) and len(entry) == 1:
         ((name, options),) = entry.items()
-        options = dict(options or {})
-        if name == "llm_judge":
-            from aieval.scorers import llm_judge
-
-            _check_options(llm_judge, options, "scorers.llm_judge")
-            try:
-                return llm_judge(**options)
-            except TypeError as exc:
-                raise ConfigError(f"scorers.llm_judge: {exc}") from None
-        rename = options.pop("name", None)
-        registered = get_scorer(name)
-        _check_options(registered.fn, options, f"scorers.{name}")
-        return registered.with_options(name=rename, **options)
+        return resolve_entry(name, dict(options or {}), f"scorers.{name}")
     if callable(entry):
         return Scorer(entry)
     raise ConfigError(f"not a scorer: {brief(entry)}")
+
+
+def resolve_entry(name: str, options: dict[str, Any], where: str) -> Scorer:
+    """The scorer of one ``{name: {options}}`` entry (an eval file's, or a row's check):
+    the registered scorer with its options bound (``name`` renames it; ``threshold`` and
+    ``weight`` grade it), or an ``llm_judge`` built from them.
+
+    Raises:
+        ConfigError: an unknown scorer, or an option it does not take or refuses; the message
+            starts with ``where`` for an unknown key.
+    """
+    options = dict(options)
+    if name == "llm_judge":
+        from aieval.scorers import llm_judge
+
+        _check_options(llm_judge, options, where)
+        grading = {k: options.pop(k) for k in GRADING_KEYS if k in options}
+        try:
+            judge = llm_judge(**options)
+        except TypeError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        return judge.with_options(**grading) if grading else judge
+    rename = options.pop("name", None)
+    registered = get_scorer(name)
+    _check_options(registered.fn, options, where)
+    return registered.with_options(name=rename, **options)
 
 
 def _check_options(fn: Callable[..., Any], options: dict[str, Any], where: str) -> None:
@@ -129,7 +152,7 @@ def _check_options(fn: Callable[..., Any], options: dict[str, Any], where: str) 
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return
     usable = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    known = [p.name for p in parameters if p.kind in usable] + ["name"]
+    known = [p.name for p in parameters if p.kind in usable] + ["name", *GRADING_KEYS]
     for key in options:
         if key not in known:
             raise ConfigError(f"{where}.{key}: {unknown_key(key, known)}")
@@ -145,6 +168,9 @@ def scorer_entry(item: Any, index: int) -> ScorerEntry:
         registered = _registered(item)
         if registered and is_builtin(item):
             return item.name
+        if item.grading and not item.options and _registered_fn(item) and is_builtin(item):
+            # a built-in given its own threshold or weight: its name with them
+            return {item.name: dict(item.grading)}
         if item.options and not registered:
             raise ConfigError(
                 f"{field}: {brief(item)} has bound options; register it with @scorer(name=...) "
@@ -157,6 +183,15 @@ def scorer_entry(item: Any, index: int) -> ScorerEntry:
         if isinstance(item, Scorer) and _registered(item):
             return item.name
         raise
+
+
+def _registered_fn(item: Scorer) -> bool:
+    """Whether ``item`` is the scorer registered under its name, but for its grading."""
+    try:
+        found = get_scorer(item.name)
+    except ConfigError:
+        return False
+    return found.fn is item.fn and found.options == item.options and not found.grading
 
 
 def _registered(item: Scorer) -> bool:

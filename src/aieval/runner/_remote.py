@@ -45,7 +45,7 @@ from aieval.runner._shipping import TooLarge, brief, dumps, loads, refusal
 from aieval.runner._spec import RunSpec
 from aieval.runner._target import Target
 from aieval.scorers import Scorer
-from aieval.store import default_db_path
+from aieval.store import default_location, parse_location
 
 __all__ = ["MAX_BY_VALUE_BYTES", "RemoteSamples", "remote_samples"]
 
@@ -138,7 +138,7 @@ def build_processor(
         live.scorers = [by_value.get(f"scorers[{i}]", e) for i, e in enumerate(entries)]
     parts = resolve_parts(spec, live)
     evaluator = run_evaluator(spec, parts)
-    reachable = cache_path if cache_path is not None and Path(cache_path).is_file() else None
+    reachable = cache_path if cache_path is not None and _reachable(cache_path) else None
     given = parts.target
     has_target = spec.target.function is not None or parts.provider is not None or given is not None
     target: Target | None = None
@@ -197,10 +197,13 @@ def remote_samples(prep: Prepared, live: LiveParts) -> RemoteSamples:
         profile=_absolute(scoring.profile),
         evaluator=evaluator_name(scoring.evaluator, parts.workflow, parts.profile, parts.dataset),
     )
-    cache = prep.db.path if prep.db is not None else default_db_path()
+    where = prep.db.location if prep.db is not None else default_location()
+    # a file by its absolute path; a database by its redacted URL (workers connect with
+    # PGPASSWORD or ~/.pgpass: the password is never shipped)
+    cache = os.path.abspath(where.path) if where.path is not None else where.redacted
     packed = tuple((field, _pickled(field, obj)) for field, obj in by_value.items())
     digest = hashlib.sha256(b"".join(data for _, data in packed)).hexdigest() if packed else ""
-    return RemoteSamples(shipped.model_dump_json(), os.path.abspath(cache), packed, digest)
+    return RemoteSamples(shipped.model_dump_json(), cache, packed, digest)
 
 
 _WHY = "the Ray executor rebuilds the run on its workers from the run's spec"
@@ -244,3 +247,9 @@ def _absolute(value: Any) -> Any:
     if isinstance(value, str) and Path(value).is_file():
         return os.path.abspath(value)
     return value
+
+
+def _reachable(cache_path: str) -> bool:
+    """Whether this worker sees the run's store: its file exists here, or it is a database."""
+    path = parse_location(cache_path).path
+    return path is None or path.is_file()

@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING, Any
 from aieval._floors import at_most
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally
+from aieval.core import ROW_CHECK_PREFIX
+from aieval.runner._minimums import MissedMinimum, missed_minimums
 
 if TYPE_CHECKING:
+    from aieval.runner._epochs import EpochTally
     from aieval.store import Store
 
 __all__ = ["Aggregator", "RunResult", "ScorerStats"]
@@ -99,9 +102,13 @@ class Aggregator:
         self.latencies = array("d")
         self.errored = 0
         self.messages: Counter[str] = Counter()
+        #: set for a run of ``epochs > 1``: its pass@k, pass^k and variance split
+        self.epochs: EpochTally | None = None
 
     def add(self, sample: SampleRecord) -> None:
         self.count += 1
+        if self.epochs is not None:
+            self.epochs.add(sample)
         self.passed += bool(sample.passed)
         self.unscored += sample.unscored
         self.target_errors += sample.error is not None
@@ -135,7 +142,8 @@ class Aggregator:
             else:
                 stats.not_applicable += 1
         for name, stats in self.scorers.items():
-            if name not in sample.scores:  # a failed target: nothing was scored
+            # a failed target: nothing was scored (a row's own check counts on its rows only)
+            if name not in sample.scores and not name.startswith(ROW_CHECK_PREFIX):
                 stats.missing += 1
 
     def _count_error(self, message: str) -> None:
@@ -149,7 +157,7 @@ class Aggregator:
 
     def summary(self) -> dict[str, Any]:
         tokens = self.tokens.to_dict()
-        return {
+        out = {
             "samples": self.count,
             "passed": self.passed,
             "unscored": self.unscored,
@@ -172,6 +180,9 @@ class Aggregator:
             "cost": self.costs.total,
             "unpriced_samples": self.costs.unpriced,
         }
+        if self.epochs is not None:
+            out["epochs"] = self.epochs.summary()
+        return out
 
 
 def _latency(values: array[float]) -> dict[str, float | None]:
@@ -338,6 +349,13 @@ class RunResult:
         return found
 
     @property
+    def missed_minimums(self) -> list[MissedMinimum]:
+        """The minimums (``min_pass_rate``, ``min_scores``) the run did not reach, each with
+        its value and minimum; empty when it reached them all, or had none. Not part of
+        :attr:`ok`, which is about the run's health: ``aieval run`` exits 4 for these."""
+        return missed_minimums(self.summary)
+
+    @property
     def ok(self) -> bool:
         """The run completed, its errored samples are within ``max_error_rate``, and no scorer
         is in :attr:`unscored_scorers` (see :attr:`problems` for why not)."""
@@ -364,4 +382,5 @@ class RunResult:
             "unscored_scorers": self.unscored_scorers,
             "ok": self.ok,
             "problems": self.problems,
+            "missed_minimums": [m.to_dict() for m in self.missed_minimums],
         }

@@ -9,7 +9,10 @@ from typing import Any
 __all__ = ["config_changes"]
 
 #: Settings that change what a sample's stored numbers mean: a resumed run must keep them.
-_RESUME_KEYS = ("model", "target", "scorers", "pass_threshold", "workflow")
+_RESUME_KEYS = ("model", "target", "scorers", "pass_threshold", "workflow", "epochs")
+#: What a run stored without a setting had: held to it all the same (a run stored before
+#: ``epochs`` existed answered each example once).
+_DEFAULTS: dict[str, Any] = {"epochs": 1}
 
 
 def config_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
@@ -23,10 +26,11 @@ def config_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """
     out = []
     for key in _RESUME_KEYS:
-        if key not in before:
+        if key not in before and key not in _DEFAULTS:
             continue
         # compare as stored: JSON turns tuples into lists and keys into strings
-        old, new = _as_stored(before.get(key)), _as_stored(now.get(key))
+        default = _DEFAULTS.get(key)
+        old, new = _as_stored(before.get(key, default)), _as_stored(now.get(key, default))
         if key == "target" and _callable(old) and _callable(new):
             continue  # a callable's code cannot be compared; its name says nothing either
         if old == new:

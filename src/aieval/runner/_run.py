@@ -27,7 +27,7 @@ from aieval.runner._inputs import (
     resolve_parts,
     split_live,
 )
-from aieval.runner._prepare import open_data, run_evaluator
+from aieval.runner._prepare import check_something_scored, open_data, run_evaluator
 from aieval.runner._result import RunResult
 from aieval.runner._spec import RunSpec
 from aieval.scorers import Scorer
@@ -115,6 +115,9 @@ async def run_async(
     executor: str | Executor = "local",
     ray_address: str | None = None,
     prices: Mapping[str, ModelPrice | Mapping[str, float]] | None = None,
+    epochs: int = 1,
+    min_pass_rate: float | None = None,
+    min_scores: Mapping[str, float] | None = None,
 ) -> RunResult:
     """Evaluate ``dataset`` with ``scorers``; every finished sample is committed to the store.
 
@@ -186,6 +189,17 @@ async def run_async(
         prices: ``{model: ModelPrice or {"input_per_mtok": ..., "output_per_mtok": ...}}``,
             USD per million tokens, pricing the calls whose provider reports no cost; a call
             to an unlisted model has an unknown cost (``None``), never 0.
+        epochs: answer (and score) each example this many times: its samples are stored as
+            ``<id>#1`` ... ``<id>#N`` and the summary adds pass@k, pass^k and, for judges, the
+            share of the variance from the answers and from the judge (``summary["epochs"]``;
+            docs/grading.md). The target's response cache never answers one epoch with
+            another's answer. Needs a target: recorded predictions would repeat unchanged.
+        min_pass_rate: the least pass rate the run must reach; below it (or with nothing
+            passed or scored) :attr:`~RunResult.missed_minimums` lists it and ``aieval run``
+            exits 4.
+        min_scores: ``{scorer name: least mean score}`` (0..1), checked the same way; a scorer
+            with no score at all misses its minimum. An unknown scorer name is a
+            ``ConfigError``.
 
     Raises:
         ConfigError: an invalid option (named); with Ray, a part of the run its workers cannot
@@ -240,6 +254,8 @@ async def run_async(
         evaluator=evaluator,
         grader=grader,
         enforce_hard_gates=enforce_hard_gates,
+        min_pass_rate=min_pass_rate,
+        min_scores=dict(min_scores or {}),
     )
     execution = dict(
         executor=given.executor,
@@ -251,6 +267,7 @@ async def run_async(
         given,
         name=name,
         limit=limit,
+        epochs=epochs,
         prediction_field=prediction_field,
         metadata=metadata or {},
         target=target_spec,
@@ -354,6 +371,7 @@ def check_run(
     parts = resolve_parts(spec, live)
     grader = run_evaluator(spec, parts)
     _, info = open_data(parts.dataset, spec, grader)
+    check_something_scored(parts.scorers, grader, info)
     if not has_target and grader is None and info.with_prediction == 0 and info.count > 0:
         hint = f" (no row has predictions[{model!r}])" if model is not None else ""
         raise ConfigError(

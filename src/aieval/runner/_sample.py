@@ -15,6 +15,7 @@ from aieval.core import GradeInput, Reason, Verdict
 from aieval.errors import ScorerError
 from aieval.runner._evaluator import SampleEvaluator
 from aieval.runner._grading import run_grader
+from aieval.runner._rowchecks import RowScorers, RowScoring
 from aieval.runner._target import Output, ProviderTarget, Target, Usage
 from aieval.scorers import Scorer
 
@@ -49,6 +50,9 @@ class SampleProcessor:
         self.pass_threshold = pass_threshold
         self.evaluator = evaluator
         self.grader = run_grader(grader, pass_threshold, evaluator)
+        self.thresholds = {s.name: s.threshold for s in self.scorers if s.threshold is not None}
+        self.weights = {s.name: s.weight for s in self.scorers if s.weight != 1.0}
+        self.row_scorers = RowScorers()
         self.secrets = secrets
         self.provider_name = target.name if isinstance(target, ProviderTarget) else None
 
@@ -63,7 +67,7 @@ class SampleProcessor:
             output = Output(None, error=f"{type(exc).__name__}: {exc}")
         calls[:0] = output.calls
         record = SampleRecord(
-            id=example.id,
+            id=example.sample_id,
             index=index,
             input=example.input,
             expected=example.expected,
@@ -72,7 +76,9 @@ class SampleProcessor:
             error=output.error,
             latency_s=output.latency_s,
             calls=calls,
+            epoch=example.epoch,
         )
+        own = self.row_scorers.of(example) if example.checks else RowScoring()
         if output.error is None:
             context = {
                 "example": example,
@@ -82,11 +88,21 @@ class SampleProcessor:
                 "output": output.value,
                 "run": None,
             }
-            record.scores = await _score_all(self.scorers, output.text, example.expected, context)
+            record.scores = await _score_all(
+                [*self.scorers, *own.scorers], output.text, example.expected, context
+            )
+            for key, message in own.errors.items():
+                record.scores[key] = ScoreRecord(None, error=message)
         _fill_usage(record, output.usage, self.prices)
         if self.evaluator is not None:
             record.extra.update(self.evaluator.sample_extra(example, output, record.scores))
-        record.verdict = self.grader.grade(GradeInput(record, example, output.value))
+        thresholds, weights = self.thresholds, self.weights
+        if example.checks:
+            thresholds = {**thresholds, **_own(own.scorers, "threshold")}
+            weights = {**weights, **_own(own.scorers, "weight")}
+        record.verdict = self.grader.grade(
+            GradeInput(record, example, output.value, thresholds=thresholds, weights=weights)
+        )
         record.passed = record.verdict.passed
         redact_record(record, self.secrets)
         return record
@@ -96,17 +112,22 @@ class SampleProcessor:
         # best effort: the samples are already recorded
         with contextlib.suppress(Exception):
             await self.target.aclose()
-        for item in self.scorers:
+        for item in [*self.scorers, *self.row_scorers.resolved()]:
             closer = getattr(item.fn, "aclose", None)
             if closer is not None:
                 with contextlib.suppress(Exception):
                     await closer()
 
 
+def _own(scorers: list[Scorer], key: str) -> dict[str, float]:
+    """The scorers' own ``threshold`` or ``weight`` (see :attr:`Scorer.grading`), by name."""
+    return {s.name: s.grading[key] for s in scorers if key in s.grading}
+
+
 def failed_record(index: int, example: Example, error: str) -> SampleRecord:
     """The record of a sample whose processing itself failed (its worker died, say)."""
     return SampleRecord(
-        id=example.id,
+        id=example.sample_id,
         index=index,
         input=example.input,
         expected=example.expected,
@@ -114,6 +135,7 @@ def failed_record(index: int, example: Example, error: str) -> SampleRecord:
         error=error,
         passed=False,
         verdict=Verdict(False, (Reason("error", "target", error),), weighted_score=0.0),
+        epoch=example.epoch,
     )
 
 

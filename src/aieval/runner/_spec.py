@@ -60,7 +60,9 @@ __all__ = [
     "StorageSpec",
     "TargetSpec",
     "check_share",
+    "check_shares",
     "env_name",
+    "not_a_flag",
 ]
 
 #: ``run_async`` keyword arguments that are live objects, never part of a spec.
@@ -87,6 +89,24 @@ def check_share(value: Any) -> Any:
             return value  # not a number at all: pydantic says so
     in_range = not isinstance(number, (int, float)) or 0.0 <= number <= 1.0
     if not in_range and not isinstance(number, bool):
+        raise ValueError(f"must be a number between 0 and 1, got {value!r}")
+    return value
+
+
+def check_shares(value: Any) -> Any:
+    """``{name: share}`` checked value by value (the message names the key)."""
+    if isinstance(value, dict):
+        for key, share in value.items():
+            try:
+                check_share(not_a_flag(share))
+            except ValueError as exc:
+                raise ValueError(f"{key}: {exc}") from None
+    return value
+
+
+def not_a_flag(value: Any) -> Any:
+    """Refuse ``true``/``false`` where a share is expected (pydantic would read 1.0 or 0.0)."""
+    if isinstance(value, bool):
         raise ValueError(f"must be a number between 0 and 1, got {value!r}")
     return value
 
@@ -153,11 +173,28 @@ class ScoringSpec(_Sub):
         "evaluator's grader, else 'threshold'",
     )
     enforce_hard_gates: bool = True
+    min_pass_rate: float | None = Field(
+        None, ge=0, le=1, description="least pass rate the run must reach (aieval run exits 4)"
+    )
+    min_scores: dict[str, float] = Field(
+        default_factory=dict,
+        description="{scorer: least mean score} the run must reach (aieval run exits 4 below)",
+    )
 
-    @field_validator("max_error_rate", "pass_threshold", mode="before")
+    @field_validator("max_error_rate", "pass_threshold", "min_pass_rate", mode="before")
     @classmethod
     def _a_share(cls, value: Any) -> Any:
         return check_share(value)
+
+    @field_validator("min_scores", mode="before")
+    @classmethod
+    def _shares(cls, value: Any) -> Any:
+        return check_shares(value)
+
+    @field_validator("min_pass_rate", mode="before")
+    @classmethod
+    def _not_a_flag(cls, value: Any) -> Any:
+        return not_a_flag(value)
 
     @field_validator("scorers")
     @classmethod
@@ -183,10 +220,23 @@ class StorageSpec(_Sub):
     """Where the run is stored, which stored run it resumes, and the id of a new one."""
 
     store: str | bool | None = Field(
-        True, description="true: $AIEVAL_DB or ./aieval.db; a path; false: in memory only"
+        True,
+        description="true: $AIEVAL_DB or ./aieval.db; a path, sqlite:///path or"
+        " postgresql:// URL (its password is never kept: only the redacted URL); false: in"
+        " memory only",
     )
     resume: str | bool | None = Field(None, description="a run id, or true: the latest unfinished")
     run_id: str | None = None
+
+    @field_validator("store")
+    @classmethod
+    def _location(cls, value: str | bool | None) -> str | bool | None:
+        # another scheme is refused here; a URL's password never enters the spec
+        if isinstance(value, str):
+            from aieval.store import parse_location
+
+            return parse_location(value).redacted
+        return value
 
 
 #: Which sub-spec holds each keyword of ``run()`` (``target`` is ``TargetSpec.function``).
@@ -221,6 +271,9 @@ class RunSpec(BaseModel):
         description="a .jsonl/.json/.csv path, a folder of workflow run logs, or inline rows"
     )
     limit: int | None = Field(None, ge=0)
+    epochs: int = Field(
+        1, ge=1, le=1000, strict=True, description="times each example is answered and scored"
+    )
     prediction_field: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     target: TargetSpec = Field(default_factory=TargetSpec)
@@ -244,8 +297,15 @@ class RunSpec(BaseModel):
         for sub, fields in nested.items():
             given = out.get(sub)
             if isinstance(given, BaseModel):
-                given = given.model_dump()
-            out[sub] = {**(given if isinstance(given, dict) else {}), **fields}
+                given = given.model_dump(exclude_unset=True)
+            given = given if isinstance(given, dict) else {}
+            clash = [f for f in fields if f in given and given[f] != fields[f]]
+            if clash:
+                raise ValueError(
+                    f"{clash[0]!r} is given twice, as {clash[0]}={fields[clash[0]]!r} and "
+                    f"{sub}.{clash[0]}={given[clash[0]]!r}: give it once"
+                )
+            out[sub] = {**given, **fields}
         return out
 
     def replace(self, **changes: Any) -> RunSpec:

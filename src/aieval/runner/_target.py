@@ -105,6 +105,9 @@ class ProviderTarget(Target):
             max_tokens=self.max_tokens,
             params=self._body_params,
             headers=self.headers,
+            # a repeat (epochs > 1) is never answered with another epoch's cached answer;
+            # the first epoch keeps the key of a run without epochs
+            cache_salt=f"epoch-{example.epoch}" if example.epoch and example.epoch > 1 else None,
         )
         started = time.perf_counter()
         try:

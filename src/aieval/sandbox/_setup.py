@@ -8,6 +8,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,9 +55,51 @@ class Run:
     memory_limit: int | None = None
 
 
+_STAGE_PREFIX = "aieval-stage-"
+_swept = False
+
+
+def _sweep_stale_stages() -> None:
+    """Remove staging folders left by processes that are gone (killed before they could).
+
+    A folder is named after the process that made it; one whose process no longer exists, or
+    an unnamed one (made by an earlier version) older than a day, is removed, if it is ours.
+    Done once per process.
+    """
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    for folder in Path(tempfile.gettempdir()).glob(_STAGE_PREFIX + "*"):
+        try:
+            info = folder.lstat()
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            owner = folder.name[len(_STAGE_PREFIX) :].split("-", 1)[0]
+            if owner.isdigit():
+                gone = not _alive(int(owner))
+            else:
+                gone = time.time() - info.st_mtime > 86400
+        except OSError:
+            continue
+        if gone:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def stage_dir() -> str:
     """A fresh directory the sandbox's host uid can pass through but not list."""
-    folder = tempfile.mkdtemp(prefix="aieval-stage-")
+    _sweep_stale_stages()
+    folder = tempfile.mkdtemp(prefix=f"{_STAGE_PREFIX}{os.getpid()}-")
     os.chmod(folder, 0o711)
     for part in Path(folder).parents:
         if part.stat().st_mode & stat.S_IXOTH == 0:

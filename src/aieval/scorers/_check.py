@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -32,9 +33,18 @@ class Check(Scorer):
     """A scorer whose options are validated when bound, by type and by the check's own rule."""
 
     def with_options(self, *, name: str | None = None, **options: Any) -> Check:
-        """A copy with ``options`` bound and validated (:class:`ConfigError` names the key)."""
+        """A copy with ``options`` bound and validated (:class:`ConfigError` names the key);
+        ``threshold`` and ``weight`` grade it as :meth:`Scorer.with_options` says."""
+        options, threshold, weight = self._split_grading(options)
         merged = validate_options(self.fn, self.name, {**self.options, **options})
-        return Check(self.fn, name=name or self.name, options=merged, batch_fn=self.batch_fn)
+        return Check(
+            self.fn,
+            name=name or self.name,
+            options=merged,
+            batch_fn=self.batch_fn,
+            threshold=threshold,
+            weight=weight,
+        )
 
 
 def check(rule: Rule | None = None) -> Callable[[Callable[..., Any]], Check]:
@@ -63,6 +73,8 @@ def validate_options(fn: Callable[..., Any], name: str, options: dict[str, Any])
             error = exc.errors()[0]
             where = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
             raise ConfigError(f"{name}.{key}{where}: {error['msg']} (got {value!r})") from None
+        if _not_finite(validated[key]):
+            raise ConfigError(f"{name}.{key}: must be a finite number (got {value!r})")
     for key, parameter in parameters.items():
         if parameter.default is inspect.Parameter.empty and key not in validated:
             raise ConfigError(f"{name}.{key}: required option missing")
@@ -77,6 +89,18 @@ def validate_options(fn: Callable[..., Any], name: str, options: dict[str, Any])
                 raise
             raise ConfigError(f"{name}.{message}") from None
     return validated
+
+
+def _not_finite(value: Any) -> bool:
+    """Whether ``value`` is, or holds, a NaN or infinite float (every comparison with NaN is
+    false: a ``max_s`` of NaN would pass or fail every sample silently)."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return any(_not_finite(v) for v in value)
+    if isinstance(value, dict):
+        return any(_not_finite(v) for v in value.values())
+    return False
 
 
 def _options_of(fn: Callable[..., Any]) -> dict[str, inspect.Parameter]:

@@ -8,9 +8,11 @@ configured, so a syntax error fails before the first sample.
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import math
+import re
 from typing import Any
 
 from aieval._types import Example, Score
@@ -62,10 +64,69 @@ PYTHON_FUNCTIONS: dict[str, Any] = {
 }
 
 
+#: The longest text or list an expression may build (characters or items); beyond it the
+#: expression is that sample's error, before anything is allocated.
+MAX_RESULT_LENGTH = 10_000_000
+
+# a width of eight digits or more in a format string ("%099999999d", "{:>100000000}")
+_HUGE_WIDTH = re.compile(r"\d{8,}")
+
+
+def _built_length(method: Any, args: list[Any], kwargs: dict[str, Any]) -> int:
+    """How long the text (or list) a call of ``method`` will build is, at most."""
+    owner = getattr(method, "__self__", None)
+    name = getattr(method, "__name__", "")
+    if not isinstance(owner, str | bytes):
+        return 0
+    size = len(owner)
+    if name in {"zfill", "ljust", "rjust", "center"} and args and isinstance(args[0], int):
+        return int(args[0])
+    if name == "expandtabs":
+        tab = args[0] if args else kwargs.get("tabsize", 8)
+        tabs = owner.count("\t") if isinstance(owner, str) else owner.count(b"\t")
+        return size + tabs * max(int(tab), 0)
+    if name == "replace" and len(args) >= 2:
+        old, new = args[0], args[1]
+        if isinstance(old, str | bytes) and isinstance(new, str | bytes):
+            count = size + 1 if not old else owner.count(old)  # type: ignore[arg-type]
+            return size + count * max(len(new) - len(old), 0)
+    if name == "join" and args:
+        parts = list(args[0]) if not isinstance(args[0], list | tuple) else args[0]
+        return sum(len(p) for p in parts if hasattr(p, "__len__")) + size * len(parts)
+    if name in {"format", "format_map"} and _HUGE_WIDTH.search(str(owner)):
+        return MAX_RESULT_LENGTH + 1
+    return 0
+
+
 def _evaluator(names: dict[str, Any]) -> Any:
     from simpleeval import EvalWithCompoundTypes
 
-    return EvalWithCompoundTypes(names=names, functions=PYTHON_FUNCTIONS)
+    class Bounded(EvalWithCompoundTypes):  # type: ignore[misc]
+        """simpleeval that refuses a call or ``%`` building more than MAX_RESULT_LENGTH."""
+
+        def _eval_call(self, node: ast.Call) -> Any:
+            if not isinstance(node.func, ast.Attribute):
+                return super()._eval_call(node)
+            method = self._eval(node.func)
+            args = [self._eval(a) for a in node.args]
+            kwargs = dict(self._eval(k) for k in node.keywords)
+            if _built_length(method, args, kwargs) > MAX_RESULT_LENGTH:
+                raise ScorerError(
+                    f"{getattr(method, '__name__', 'call')}(...) would build more than "
+                    f"{MAX_RESULT_LENGTH:,} characters"
+                )
+            return method(*args, **kwargs)
+
+        def _eval_binop(self, node: ast.BinOp) -> Any:
+            if isinstance(node.op, ast.Mod):
+                left = self._eval(node.left)
+                if isinstance(left, str | bytes) and _HUGE_WIDTH.search(str(left)):
+                    raise ScorerError(
+                        f"% formatting would build more than {MAX_RESULT_LENGTH:,} characters"
+                    )
+            return super()._eval_binop(node)
+
+    return Bounded(names=names, functions=PYTHON_FUNCTIONS)
 
 
 @functools.lru_cache(maxsize=256)

@@ -301,9 +301,9 @@ def _cache_path(run: RunEndpoint | None) -> str:
     (a run that asked for no store writes no file); outside a run, the default store."""
     if run is not None:
         return run.store_path or MEMORY
-    from aieval.store import default_db_path
+    from aieval.store import default_location
 
-    return str(default_db_path())
+    return str(default_location())
 
 
 def provider_label(spec: str | Provider) -> str:

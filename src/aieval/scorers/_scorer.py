@@ -10,11 +10,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
 from aieval._types import Score
-from aieval.core import GROUPS, load_plugins
+from aieval.core import GROUPS, load_plugins, plugin_names
 from aieval.errors import ConfigError, ScorerError
 
 __all__ = [
     "CONTEXT_PARAMETERS",
+    "GRADING_KEYS",
     "BatchFunction",
     "Scorer",
     "get_scorer",
@@ -25,6 +26,11 @@ __all__ = [
 
 #: Keyword-only parameters the runner fills in when a scorer declares them.
 CONTEXT_PARAMETERS = frozenset({"example", "model", "provider", "prompt", "output", "run"})
+
+#: Options that set how a scorer's value is graded (its own pass threshold and its weight in the
+#: weighted score) rather than being passed to its function; a function that declares one of
+#: these names as a parameter keeps it as its own option (``similar``'s ``threshold``).
+GRADING_KEYS = ("threshold", "weight")
 
 _REGISTRY: dict[str, Scorer] = {}
 
@@ -50,6 +56,8 @@ class Scorer:
         "is_async",
         "name",
         "options",
+        "threshold",
+        "weight",
     )
 
     def __init__(
@@ -59,6 +67,8 @@ class Scorer:
         name: str | None = None,
         options: Mapping[str, Any] | None = None,
         batch_fn: BatchFunction | None = None,
+        threshold: float | None = None,
+        weight: float = 1.0,
     ) -> None:
         if not callable(fn):
             raise ConfigError(f"@scorer needs a function, got {type(fn).__name__}")
@@ -67,6 +77,10 @@ class Scorer:
         self.batch_fn = batch_fn
         self.name = name or getattr(fn, "__name__", None) or type(fn).__name__
         self.options = dict(options or {})
+        #: The least value that passes (0..1); ``None``: the run's ``pass_threshold``.
+        self.threshold = check_threshold(threshold, self.name)
+        #: This scorer's weight in the sample's weighted score (>= 0; default 1).
+        self.weight = check_weight(weight, self.name)
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             type(fn).__call__
         )
@@ -80,8 +94,19 @@ class Scorer:
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
-        opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        opts = ", ".join(f"{k}={v!r}" for k, v in {**self.options, **self.grading}.items())
         return f"Scorer({self.name!r}{', ' + opts if opts else ''})"
+
+    @property
+    def grading(self) -> dict[str, float]:
+        """The scorer's own ``threshold`` and ``weight``, where they differ from the defaults
+        (the run's pass threshold, weight 1): ``{}`` for a scorer graded as the run says."""
+        out: dict[str, float] = {}
+        if self.threshold is not None:
+            out["threshold"] = self.threshold
+        if self.weight != 1.0:
+            out["weight"] = self.weight
+        return out
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Pickle a module-level ``@scorer`` by import path (its function cannot be found by
@@ -91,20 +116,45 @@ class Scorer:
         if module and module != "__main__" and "<" not in qualname:
             found = _import_attribute(module, qualname)
             if isinstance(found, Scorer) and found.fn is self.fn:
-                return (_restore_scorer, (module, qualname, self.name, self.options))
+                return (
+                    _restore_scorer,
+                    (module, qualname, self.name, self.options, self.threshold, self.weight),
+                )
         return super().__reduce_ex__(protocol)
 
     def with_options(self, *, name: str | None = None, **options: Any) -> Scorer:
         """A copy with keyword options bound, e.g. ``token_f1.with_options(case_sensitive=True)``.
 
-        The copy keeps this scorer's name unless ``name`` is given.
+        The copy keeps this scorer's name unless ``name`` is given. ``threshold`` and ``weight``
+        (:data:`GRADING_KEYS`) set how the value is graded, unless the function takes an option
+        of that name itself: ``token_f1.with_options(threshold=0.3, weight=2)`` passes a sample
+        whose F1 is at least 0.3 and counts twice in its weighted score.
+
+        Raises:
+            ConfigError: a threshold outside 0..1 or a negative, infinite or NaN weight.
         """
+        options, threshold, weight = self._split_grading(options)
         return Scorer(
             self.fn,
             name=name or self.name,
             options={**self.options, **options},
             batch_fn=self.batch_fn,
+            threshold=threshold,
+            weight=weight,
         )
+
+    def _split_grading(self, options: dict[str, Any]) -> tuple[dict[str, Any], float | None, Any]:
+        """``options`` without the grading keys the function does not take, and the threshold
+        and weight they give (else this scorer's own); an error names this scorer."""
+        own = _parameter_names(self.fn)
+        threshold: Any = self.threshold
+        weight: Any = self.weight
+        rest = dict(options)
+        if "threshold" in rest and "threshold" not in own:
+            threshold = rest.pop("threshold")
+        if "weight" in rest and "weight" not in own:
+            weight = rest.pop("weight")
+        return rest, check_threshold(threshold, self.name), check_weight(weight, self.name)
 
     def batched(self, batch_fn: BatchFunction) -> BatchFunction:
         """Register ``batch_fn`` as this scorer's batch implementation (usable as a decorator).
@@ -200,14 +250,74 @@ def _import_attribute(module: str, qualname: str) -> Any:
     return found
 
 
-def _restore_scorer(module: str, qualname: str, name: str, options: dict[str, Any]) -> Scorer:
-    """Unpickle a scorer pickled by import path, with its name and options."""
+def _restore_scorer(
+    module: str,
+    qualname: str,
+    name: str,
+    options: dict[str, Any],
+    threshold: float | None = None,
+    weight: float = 1.0,
+) -> Scorer:
+    """Unpickle a scorer pickled by import path, with its name, options, threshold and weight."""
     found = _import_attribute(module, qualname)
     if not isinstance(found, Scorer):
         raise ConfigError(f"scorer {name!r}: {module}:{qualname} is no longer a scorer here")
-    if found.name == name and found.options == options:
+    if (
+        found.name == name
+        and found.options == options
+        and found.threshold == threshold
+        and found.weight == weight
+    ):
         return found
-    return type(found)(found.fn, name=name, options=options, batch_fn=found.batch_fn)
+    return type(found)(
+        found.fn,
+        name=name,
+        options=options,
+        batch_fn=found.batch_fn,
+        threshold=threshold,
+        weight=weight,
+    )
+
+
+def _parameter_names(fn: Callable[..., Any]) -> frozenset[str]:
+    """The names ``fn`` declares as parameters (none when it has no signature)."""
+    try:
+        return frozenset(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return frozenset()
+
+
+def check_threshold(value: Any, name: str) -> float | None:
+    """``value`` as a scorer's own pass threshold: ``None``, or a number in 0..1.
+
+    Raises:
+        ConfigError: naming the scorer, for a bool, a text, NaN or a number outside 0..1 (a
+            score's range: no value could pass a higher one).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{name}.threshold: must be a number in 0..1, got {value!r}")
+    number = float(value)
+    if not 0.0 <= number <= 1.0:  # NaN fails both comparisons
+        raise ConfigError(
+            f"{name}.threshold: must be in 0..1 (the range of a score), got {value!r}"
+        )
+    return number
+
+
+def check_weight(value: Any, name: str) -> float:
+    """``value`` as a scorer's weight: a finite number >= 0.
+
+    Raises:
+        ConfigError: naming the scorer, for a bool, a text, NaN, infinity or a negative number.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{name}.weight: must be a number >= 0, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise ConfigError(f"{name}.weight: must be a finite number >= 0, got {value!r}")
+    return number
 
 
 def to_score(result: Any, name: str) -> Score:
@@ -306,8 +416,8 @@ def registered_scorers() -> dict[str, Scorer]:
 
 def get_scorer(name: str) -> Scorer:
     """The scorer registered under ``name``; :class:`ConfigError` names the known ones."""
-    if name not in _REGISTRY:
-        _load_entry_points()
+    if name not in _REGISTRY or (not _entry_points_loaded and name in _plugin_names()):
+        _load_entry_points()  # also finds a plug-in that has a registered scorer's name
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -318,6 +428,17 @@ def get_scorer(name: str) -> Scorer:
 
 
 _entry_points_loaded = False
+
+
+_names: frozenset[str] | None = None
+
+
+def _plugin_names() -> frozenset[str]:
+    """Names of the installed scorer plug-ins (read once per process, none loaded)."""
+    global _names
+    if _names is None:
+        _names = frozenset(plugin_names(GROUPS["scorers"]))
+    return _names
 
 
 def _load_entry_points() -> None:
@@ -335,6 +456,14 @@ def _load_entry_points() -> None:
             raise ConfigError(
                 f"scorer plug-in {name!r} ({GROUPS['scorers']}) is {type(loaded).__name__} "
                 f"{loaded!r}, not a scorer or a function"
+            )
+    for name, built in found.items():
+        have = _REGISTRY.get(name)
+        if have is not None and have is not built and have.fn is not built.fn:
+            raise ConfigError(
+                f"scorer plug-in {name!r} ({GROUPS['scorers']}) has the name of a scorer "
+                f"already registered here ({have.fn.__module__}.{have.fn.__qualname__}): "
+                "rename one of them, so that neither replaces the other unnoticed"
             )
     _entry_points_loaded = True
     for name, built in found.items():

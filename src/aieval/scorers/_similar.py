@@ -111,7 +111,8 @@ async def similar(
     embedding of ``value`` (default: the expected answer).
 
     ``base_url`` defaults to the run's ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's
-    API; the key is read from ``api_key_env`` (default ``OPENAI_API_KEY``, if set: a local
+    API (only with a key: without one, no request is made and the sample's error says what to
+    set); the key is read from ``api_key_env`` (default ``OPENAI_API_KEY``, if set: a local
     server needs none). A failed request is retried ``retries`` times (429, 5xx, timeouts),
     then it is that sample's error. An empty output fails without a request. The similarity is
     the Score's ``raw``; the embedding tokens are in its metadata (not in the run's usage).
@@ -120,7 +121,15 @@ async def similar(
     text = text_of(prediction)
     if not text.strip():
         return outcome(False, "output is empty: nothing to compare", negate=negate)
-    client = _client(_endpoint(base_url), api_key_env, retries, cache)
+    endpoint = _endpoint(base_url)
+    if endpoint == DEFAULT_EMBEDDING_BASE_URL and _key(api_key_env) is None:
+        raise ScorerError(
+            "similar: no embeddings endpoint is named and OPENAI_API_KEY is not set, so OpenAI's "
+            "API cannot be asked: give the check a base_url (an OpenAI-compatible server such as "
+            "http://127.0.0.1:8000/v1), run it with a provider that has a base_url, or set "
+            "OPENAI_BASE_URL or OPENAI_API_KEY"
+        )
+    client = _client(endpoint, api_key_env, retries, cache)
     try:
         answer = await client.embed(embedding_model, [text, wanted])
     except ProviderError as exc:

@@ -20,9 +20,10 @@ from aieval.server._security import SecurityMiddleware
 from aieval.server._settings import ServerSettings
 from aieval.server._table import SampleIndex
 from aieval.server._traces import intake, trace_store, traces_api
+from aieval.server._uploads import Uploads, uploads_api
 from aieval.server._views import sample_item
 from aieval.server._wakeups import Wakeups
-from aieval.store import Store
+from aieval.store import Store, StoreLocation
 
 __all__ = ["create_app"]
 
@@ -36,12 +37,14 @@ The API is described at <a href="/openapi.json">/openapi.json</a>.</p>
 
 
 def create_app(
-    store: Store | str | os.PathLike[str], settings: ServerSettings | None = None
+    store: Store | StoreLocation | str | os.PathLike[str],
+    settings: ServerSettings | None = None,
 ) -> FastAPI:
     """The evaluation server for one run store.
 
     Args:
-        store: the run store (or its SQLite path) that runs are written to and read from.
+        store: the run store (or its location: an SQLite path or a ``postgresql://`` URL) that
+            runs are written to and read from.
         settings: host, token, roots, limits; loopback without a token by default.
 
     Raises:
@@ -58,16 +61,19 @@ def create_app(
     reader = store if isinstance(store, Store) else Store(store)
     wakeups = Wakeups()
     manager = RunManager(
-        reader.path,
+        reader.location,
         wakeups,
         max_concurrent=settings.max_concurrent_runs,
         roots=settings.dataset_roots,
     )
 
+    uploads = Uploads()
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
         manager.shutdown()
+        uploads.close()
 
     app = FastAPI(
         title="aieval",
@@ -84,11 +90,13 @@ def create_app(
     app.state.wakeups = wakeups
     app.state.sample_index = SampleIndex(sample_item)
     app.state.bundles = BundleCache()
+    app.state.uploads = uploads
     app.state.redactor = Redactor([settings.token], roots=settings.dataset_roots)
     redact_logs(app.state.redactor)
     install_error_handlers(app)
+    app.include_router(uploads_api)
     app.include_router(router)
-    app.state.trace_store = trace_store(reader.path)
+    app.state.trace_store = trace_store(reader.location)
     app.include_router(intake)
     app.include_router(traces_api)
     _mount_viewer(app)

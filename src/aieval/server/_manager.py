@@ -13,7 +13,7 @@ from pathlib import Path
 from aieval._files import confined_to
 from aieval.runner import EvalConfig, RunSpec, run_spec
 from aieval.server._wakeups import LiveUpdates, Wakeups
-from aieval.store import Store, new_run_id
+from aieval.store import Store, StoreLocation, new_run_id
 
 __all__ = ["RunManager", "RunState"]
 
@@ -37,7 +37,7 @@ class RunManager:
 
     def __init__(
         self,
-        db_path: Path,
+        location: StoreLocation,
         wakeups: Wakeups,
         *,
         max_concurrent: int,
@@ -45,7 +45,7 @@ class RunManager:
     ) -> None:
         self.wakeups = wakeups
         self.roots = tuple(roots) if roots is not None else None
-        self.store = Store(db_path)
+        self.store = Store(location)
         self._live = LiveUpdates(wakeups)
         self._pool = ThreadPoolExecutor(max_concurrent, thread_name_prefix="aieval-eval")
         self._lock = threading.Lock()
@@ -67,7 +67,7 @@ class RunManager:
     def spec_of(self, config: EvalConfig, run_id: str) -> RunSpec:
         """The :class:`RunSpec` this server runs for ``config``: the eval file's one spec (as
         ``aieval run`` builds it), stored in this server's store under ``run_id``."""
-        (spec,) = config.specs(store=str(self.store.path), run_id=run_id)
+        (spec,) = config.specs(store=str(self.store.location), run_id=run_id)
         return spec
 
     def state(self, run_id: str) -> RunState | None:

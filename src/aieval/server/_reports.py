@@ -30,6 +30,11 @@ class BundleCache:
         self._lock = threading.Lock()
         self._bundles: OrderedDict[str, tuple[tuple[str, int], dict[str, Any]]] = OrderedDict()
 
+    def forget(self, run_id: str) -> None:
+        """Drop the run's bundle (its header or samples were replaced by an upload)."""
+        with self._lock:
+            self._bundles.pop(run_id, None)
+
     def get(self, store: Store, run_id: str) -> dict[str, Any]:
         """The run's bundle, built afresh for a running run or a changed one."""
         run = store.get_run(run_id)

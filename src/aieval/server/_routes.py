@@ -131,7 +131,7 @@ def get_run_header(run_id: str, request: Request) -> JSONResponse:
     errors = summary.get("target_errors")
     body = {
         "run": run_header(run),
-        "samples": sample_count(store.path, run.id),
+        "samples": sample_count(store.location, run.id),
         "target_errors": errors if isinstance(errors, int) else None,
     }
     return _reply(request, body)

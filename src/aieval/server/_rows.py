@@ -1,4 +1,4 @@
-"""Reading a run's samples for the sample table: one pass over SQLite, only what a row shows.
+"""Reading a run's samples for the sample table: one pass over the store, only what a row shows.
 
 The table needs each sample's texts, flags, evaluation and scores (value, reason, error,
 metadata), never its model calls or raw scorer outputs. Reading just that, in two queries over
@@ -10,15 +10,18 @@ record in full through per-page queries.
 from __future__ import annotations
 
 import json
-import sqlite3
-from contextlib import closing
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import Verdict
+from aieval.core._records import split_epoch
 from aieval.core._stored import adapt_record, config_threshold
-from aieval.store._encoding import from_db, to_db
+from aieval.errors import StoreError
+from aieval.store import StoreLocation
+from aieval.store._backend import Backend
+from aieval.store._open import open_backend
 
 __all__ = ["metadata_keys", "sample_count", "scorer_names", "table_records"]
 
@@ -26,38 +29,40 @@ _COLUMNS = "sample_id, idx, input, expected, prediction, metadata, error, passed
 
 
 def table_records(
-    path: Path, run_id: str, *, limit: int | None = None, offset: int = 0
+    location: StoreLocation, run_id: str, *, limit: int | None = None, offset: int = 0
 ) -> list[SampleRecord]:
     """The run's samples in dataset order, as the table reads them.
 
     The records carry no model calls and no raw scorer values (``calls`` is empty, ``raw`` is
     None): they feed the table's rows, never a report or a sample's own page.
     """
-    with closing(_connect(path)) as db:
-        rows = db.execute(
+    with _connect(location) as db:
+        rows = db.query(
             f"SELECT {_COLUMNS} FROM samples WHERE run_id = ? ORDER BY idx, sample_id"
             " LIMIT ? OFFSET ?",
-            (to_db(run_id), -1 if limit is None else limit, offset),
-        ).fetchall()
+            (run_id, db.no_limit if limit is None else limit, offset),
+        )
         if limit is None:
-            score_rows = db.execute(
+            score_rows = db.query(
                 "SELECT sample_id, scorer, value, reason, error, metadata, unreadable FROM scores"
                 " WHERE run_id = ? ORDER BY rowid",
-                (to_db(run_id),),
-            ).fetchall()
-        else:
+                (run_id,),
+            )
+        elif rows:
             ids = [row[0] for row in rows]
-            score_rows = db.execute(
+            score_rows = db.query(
                 "SELECT sample_id, scorer, value, reason, error, metadata, unreadable FROM scores"
                 f" WHERE run_id = ? AND sample_id IN ({', '.join('?' * len(ids))})"
                 " ORDER BY rowid",
-                (to_db(run_id), *ids),
-            ).fetchall()
-        config = db.execute("SELECT config FROM runs WHERE id = ?", (to_db(run_id),)).fetchone()
-    threshold = config_threshold(_loads(_text(config)[0]) if config is not None else None)
+                (run_id, *ids),
+            )
+        else:
+            score_rows = []
+        config = db.one("SELECT config FROM runs WHERE id = ?", (run_id,))
+    threshold = config_threshold(_loads(config[0]) if config is not None else None)
     scores: dict[Any, dict[str, ScoreRecord]] = {}
     for row in score_rows:
-        _, name, value, reason, error, meta, unreadable = _text(row)
+        _, name, value, reason, error, meta, unreadable = row
         scores.setdefault(row[0], {})[name] = ScoreRecord(
             value=value,
             reason=reason,
@@ -68,44 +73,56 @@ def table_records(
     return [adapt_record(_record(row, scores.get(row[0], {})), threshold) for row in rows]
 
 
-def sample_count(path: Path, run_id: str) -> int:
+def sample_count(location: StoreLocation, run_id: str) -> int:
     """How many samples of the run are stored (without waiting for the store's own lock)."""
-    with closing(_connect(path)) as db:
-        row = db.execute("SELECT COUNT(*) FROM samples WHERE run_id = ?", (to_db(run_id),))
-        return int(row.fetchone()[0])
+    with _connect(location) as db:
+        row = db.one("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
+    return 0 if row is None else int(row[0])
 
 
-def scorer_names(path: Path, run_id: str) -> list[str]:
+def scorer_names(location: StoreLocation, run_id: str) -> list[str]:
     """The names of the scorers that scored any sample of the run, sorted."""
-    with closing(_connect(path)) as db:
-        rows = db.execute(
-            "SELECT DISTINCT scorer FROM scores WHERE run_id = ?", (to_db(run_id),)
-        ).fetchall()
-    return sorted(from_db(row[0]) for row in rows)
+    with _connect(location) as db:
+        rows = db.query("SELECT DISTINCT scorer FROM scores WHERE run_id = ?", (run_id,))
+    return sorted(row[0] for row in rows)
 
 
-def metadata_keys(path: Path, run_id: str, first: int = 5000, most: int = 50) -> list[str]:
+def metadata_keys(
+    location: StoreLocation, run_id: str, first: int = 5000, most: int = 50
+) -> list[str]:
     """The metadata keys of the run's first ``first`` samples (sorted, at most ``most``)."""
-    with closing(_connect(path)) as db:
-        rows = db.execute(
+    with _connect(location) as db:
+        rows = db.query(
             "SELECT metadata FROM samples WHERE run_id = ? ORDER BY idx, sample_id LIMIT ?",
-            (to_db(run_id), first),
-        ).fetchall()
+            (run_id, first),
+        )
     keys: set[str] = set()
     for (text,) in rows:
-        found = _loads(from_db(text))
+        found = _loads(text)
         if isinstance(found, dict):
             keys.update(str(k) for k in found)
     return sorted(keys)[:most]
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(path, timeout=30.0)
-
-
-def _text(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    # a string SQLite could not hold as UTF-8 is stored as bytes (see store._encoding)
-    return tuple(map(from_db, row)) if bytes in map(type, row) else row
+@contextmanager
+def _connect(location: StoreLocation) -> Iterator[Backend]:
+    """A connection of its own to the store (texts decoded as the store writes them)."""
+    try:
+        db = open_backend(location)
+    except StoreError:
+        raise
+    except Exception as exc:
+        raise StoreError(
+            f"cannot read the store at {location}: {location.scrub(str(exc))}"
+        ) from exc
+    try:
+        yield db
+    except db.errors as exc:
+        raise StoreError(
+            f"cannot read the store at {location}: {location.scrub(str(exc))}"
+        ) from exc
+    finally:
+        db.close()
 
 
 _decode = json.JSONDecoder().raw_decode
@@ -124,9 +141,8 @@ def _loads(text: str | None) -> Any:
 
 
 def _record(row: tuple[Any, ...], scores: dict[str, ScoreRecord]) -> SampleRecord:
-    sample_id, idx, input_json, expected_json, prediction, meta, error, passed, extra, verdict = (
-        _text(row)
-    )
+    sample_id, idx, input_json, expected_json, prediction, meta, error, passed, extra, verdict = row
+    extra_data, epoch = split_epoch(_loads(extra) or {})
     return SampleRecord(
         id=sample_id,
         index=idx,
@@ -137,7 +153,8 @@ def _record(row: tuple[Any, ...], scores: dict[str, ScoreRecord]) -> SampleRecor
         scores=scores,
         error=error,
         passed=None if passed is None else bool(passed),
-        extra=_loads(extra) or {},
+        extra=extra_data,
+        epoch=epoch,
         verdict=None
         if verdict is None
         else Verdict.from_dict(_loads(verdict), f"sample {sample_id!r}"),

@@ -171,7 +171,7 @@ class SampleIndex:
     def ready(self, store: Store, run_id: str) -> tuple[list[TableRow], list[str]] | None:
         """The run's rows and scorer names if indexed at its current sample count; else None,
         with the run being indexed in the background."""
-        count = sample_count(store.path, run_id)
+        count = sample_count(store.location, run_id)
         with self._lock:
             cached = self._runs.get(run_id)
             if cached is not None and cached[0] == count:
@@ -183,13 +183,17 @@ class SampleIndex:
     def page(self, store: Store, run_id: str, limit: int, offset: int) -> dict[str, Any]:
         """One page of the run in dataset order, read from the store without the index (the
         ``/samples`` answer while the run is being indexed, marked ``"indexed": false``)."""
-        total = sample_count(store.path, run_id)
-        records = table_records(store.path, run_id, limit=limit, offset=offset)
+        total = sample_count(store.location, run_id)
+        records = table_records(store.location, run_id, limit=limit, offset=offset)
         with self._lock:
             known = self._columns.get(run_id)
         if known is None or known[0] != total:
             # scorer names and metadata keys scan the run: once per sample count, not per page
-            known = (total, scorer_names(store.path, run_id), metadata_keys(store.path, run_id))
+            known = (
+                total,
+                scorer_names(store.location, run_id),
+                metadata_keys(store.location, run_id),
+            )
             with self._lock:
                 self._columns[run_id] = known
         return {
@@ -206,7 +210,7 @@ class SampleIndex:
     def rows(self, store: Store, run_id: str) -> tuple[list[TableRow], list[str]]:
         """Every sample row of ``run_id`` in dataset order, and the run's scorer names; waits
         for the index (covering at least the samples stored when called)."""
-        count = sample_count(store.path, run_id)
+        count = sample_count(store.location, run_id)
         while True:
             with self._lock:
                 cached = self._runs.get(run_id)
@@ -238,7 +242,7 @@ class SampleIndex:
         self, store: Store, run_id: str, build: Future[tuple[list[TableRow], list[str]]]
     ) -> None:
         try:
-            rows = [self._index(record) for record in table_records(store.path, run_id)]
+            rows = [self._index(record) for record in table_records(store.location, run_id)]
             names = sorted({name for r in rows for name in r.item["scores"]})
         except BaseException as exc:  # handed to every request waiting for this build
             with self._lock:

@@ -11,6 +11,7 @@ per trace; a trace still arriving fails ``trace_complete`` rather than being gra
 from __future__ import annotations
 
 import gzip
+import os
 import zlib
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from aieval._files import confined_to
 from aieval.errors import ConfigError, WorkflowError
 from aieval.server._tracestore import TraceStore, decode
+from aieval.store import StoreLocation
 
 __all__ = ["TraceEvaluationRequest", "intake", "trace_store", "traces_api"]
 
@@ -33,9 +35,13 @@ intake = APIRouter()
 traces_api = APIRouter(prefix="/api/traces")
 
 
-def trace_store(store_path: Path) -> TraceStore:
-    """The trace store beside a run store."""
-    return TraceStore(store_path.with_name(store_path.name + ".traces.db"))
+def trace_store(location: StoreLocation) -> TraceStore:
+    """The trace store of a run store: ``<store>.traces.db`` beside an SQLite store; for a
+    PostgreSQL store, the local file ``$AIEVAL_TRACES_DB`` (default ``./aieval-traces.db``)."""
+    beside = location.sibling(".traces.db")
+    if beside is not None:
+        return TraceStore(beside)
+    return TraceStore(Path(os.environ.get("AIEVAL_TRACES_DB") or "aieval-traces.db"))
 
 
 class TraceEvaluationRequest(BaseModel):

@@ -11,12 +11,14 @@ from aieval.stats._noninferiority import (
     noninferiority_test,
 )
 from aieval.stats._paired import paired_bootstrap_ci
-from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes
+from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes, pass_hat_k
+from aieval.stats._variance import VarianceSplit, variance_split
 
 __all__ = [
     "ConfidenceInterval",
     "NoninferiorityMethod",
     "NoninferiorityResult",
+    "VarianceSplit",
     "at_least",
     "at_most",
     "bootstrap_ci",
@@ -29,8 +31,10 @@ __all__ = [
     "paired_bootstrap_ci",
     "pass_at_k",
     "pass_at_k_from_outcomes",
+    "pass_hat_k",
     "quantiles",
     "sample_std",
     "spearman",
+    "variance_split",
     "wilson_interval",
 ]

@@ -1,4 +1,5 @@
-"""The unbiased pass@k estimator of the Codex paper (Chen et al., 2021)."""
+"""The unbiased pass@k estimator of the Codex paper (Chen et al., 2021), and pass^k (every one
+of k tries passes) estimated the same way."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from aieval.errors import ConfigError
 
-__all__ = ["mean_pass_at_k", "pass_at_k", "pass_at_k_from_outcomes"]
+__all__ = ["mean_pass_at_k", "pass_at_k", "pass_at_k_from_outcomes", "pass_hat_k"]
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -36,6 +37,32 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     for i in range(n - c + 1, n + 1):
         survive *= 1.0 - k / i
     return 1.0 - survive
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Probability that all ``k`` samples drawn from ``n`` (``c`` correct) pass: pass^k.
+
+    The unbiased estimate ``C(c, k) / C(n, k)`` (drawing ``k`` of the ``n`` tries without
+    replacement), computed as the product ``prod((c - i) / (n - i), i=0..k-1)``. It measures
+    reliability where pass@k measures reach: pass^1 equals pass@1, and pass^k falls with ``k``
+    unless every try passes.
+
+    Raises:
+        ConfigError: as :func:`pass_at_k`.
+
+    Example:
+        >>> pass_hat_k(n=4, c=2, k=2)  # C(2,2)/C(4,2) = 1/6
+        0.16666666666666666
+        >>> pass_hat_k(n=4, c=4, k=4), pass_hat_k(n=4, c=3, k=4)
+        (1.0, 0.0)
+    """
+    _check_counts(n, c, k)
+    if c < k:
+        return 0.0
+    value = 1.0
+    for i in range(k):
+        value *= (c - i) / (n - i)
+    return value
 
 
 def mean_pass_at_k(counts: Iterable[tuple[int, int]], k: int) -> float:

@@ -1,5 +1,27 @@
-"""The run store: every run, sample, score and model call in one SQLite file."""
+"""The run store: every run, sample, score and model call, in an SQLite file or PostgreSQL."""
 
+from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._store import CalibrationRow, RunRow, Store, default_db_path, new_run_id
+from aieval.store._transfer import (
+    ImportOutcome,
+    RunHolding,
+    StoredCall,
+    StoredSample,
+    StoredScore,
+)
 
-__all__ = ["CalibrationRow", "RunRow", "Store", "default_db_path", "new_run_id"]
+__all__ = [
+    "CalibrationRow",
+    "ImportOutcome",
+    "RunHolding",
+    "RunRow",
+    "Store",
+    "StoreLocation",
+    "StoredCall",
+    "StoredSample",
+    "StoredScore",
+    "default_db_path",
+    "default_location",
+    "new_run_id",
+    "parse_location",
+]

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aieval.errors import StoreError
 from aieval.store._connection import Connection
-from aieval.store._encoding import dumps, loads, to_db_row
+from aieval.store._encoding import dumps, loads
 
 __all__ = ["CalibrationRow", "CalibrationTable"]
 
@@ -49,10 +47,11 @@ class CalibrationTable(Connection):
         """Store a calibration of ``judge`` and return its id."""
         with self._lock:
             try:
-                cursor = self._db.execute(
+                row = self._db.one(
                     "INSERT INTO judge_calibrations (judge, model, model_version, prompt_version,"
-                    " run_id, labels, n, metrics, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    to_db_row(
+                    " run_id, labels, n, metrics, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    " RETURNING id",
+                    (
                         (
                             judge,
                             model,
@@ -66,20 +65,20 @@ class CalibrationTable(Connection):
                         )
                     ),
                 )
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot write to the store at {self.path}: {exc}") from exc
-            return int(cursor.lastrowid or 0)
+            except self._db.errors as exc:
+                raise self._failed(exc) from exc
+        assert row is not None
+        return int(row[0])
 
     def calibrations(self, judge: str | None = None, *, limit: int = 50) -> list[CalibrationRow]:
         """Stored calibrations (of ``judge``, if given), most recent first."""
         where, args = ("WHERE judge = ?", [judge]) if judge else ("", [])
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id, judge, model, model_version, prompt_version, run_id, labels, n,"
-                f" metrics, created_at FROM judge_calibrations {where}"
-                " ORDER BY created_at DESC, id DESC LIMIT ?",
-                (*args, limit),
-            ).fetchall()
+        rows = self._read(
+            "SELECT id, judge, model, model_version, prompt_version, run_id, labels, n,"
+            f" metrics, created_at FROM judge_calibrations {where}"
+            " ORDER BY created_at DESC, id DESC LIMIT ?",
+            (*args, limit),
+        )
         return [
             CalibrationRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], loads(r[8]), r[9])
             for r in rows

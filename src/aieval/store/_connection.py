@@ -1,71 +1,95 @@
-"""The store's SQLite connection: opening the file, bringing its schema up to date, writing."""
+"""The store's connection: opening its backend, bringing its schema up to date, reading, writing."""
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from aieval.errors import StoreError
-from aieval.store._encoding import row_from_db, to_db_row
+from aieval.store._backend import Backend
+from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._open import open_backend
 from aieval.store._schema import COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION
 
 __all__ = ["Connection", "default_db_path", "placeholders"]
 
 
 def default_db_path() -> Path:
-    """``$AIEVAL_DB`` if set, else ``./aieval.db``."""
-    return Path(os.environ.get("AIEVAL_DB") or "aieval.db")
+    """``$AIEVAL_DB`` if set, else ``./aieval.db``, for an SQLite store.
+
+    Raises:
+        StoreError: ``$AIEVAL_DB`` names a PostgreSQL store (use
+            :func:`~aieval.store.default_location`).
+    """
+    location = default_location()
+    if location.path is None:
+        raise StoreError(f"$AIEVAL_DB names a PostgreSQL store ({location}), not a file")
+    return location.path
 
 
 class Connection:
-    """One SQLite file in WAL mode, its lock, and the schema migrated in place on opening."""
+    """One store (SQLite file or PostgreSQL database), its lock, and the schema migrated in
+    place on opening."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self.path = Path(path) if path is not None else default_db_path()
+    def __init__(self, location: str | os.PathLike[str] | StoreLocation | None = None) -> None:
+        self.location = default_location() if location is None else parse_location(location)
         self._lock = threading.RLock()
         self._beat_at = 0.0
         try:
-            if self.path.parent and not self.path.parent.exists():
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
-                self.path, check_same_thread=False, isolation_level=None, timeout=30.0
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.row_factory = row_from_db
-            self._db.executescript(SCHEMA)
-            self._migrate()
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
+            self._db: Backend = open_backend(self.location)
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"cannot open the store at {self.location}: {self._why(exc)}") from exc
+        try:
+            self._db.create_schema(SCHEMA, COLUMNS_ADDED, SCHEMA_VERSION)
+        except Exception as exc:
+            self._db.close()
+            raise StoreError(f"cannot open the store at {self.location}: {self._why(exc)}") from exc
 
-    def _migrate(self) -> None:
-        """Bring a store written by an older version up to this schema, in place."""
-        for table, columns in COLUMNS_ADDED.items():
-            have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
-            for column, kind in columns.items():
-                if column not in have:
-                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-        self._db.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema_version', ?)"
-            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (str(SCHEMA_VERSION),),
-        )
+    @property
+    def path(self) -> Path:
+        """The SQLite file of this store.
+
+        Raises:
+            StoreError: the store is PostgreSQL (see :attr:`location`).
+        """
+        if self.location.path is None:
+            raise StoreError(f"the store at {self.location} is PostgreSQL: it has no file path")
+        return self.location.path
 
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
             self._db.close()
 
-    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+    def _why(self, exc: BaseException) -> str:
+        """An error's message with the location's password (if any) replaced."""
+        return self.location.scrub(str(exc).strip())
+
+    def _failed(self, exc: BaseException, action: str = "write to") -> StoreError:
+        return StoreError(f"cannot {action} the store at {self.location}: {self._why(exc)}")
+
+    def _write(self, sql: str, args: Sequence[Any]) -> None:
         with self._lock:
             try:
-                self._db.execute(sql, to_db_row(args))
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot write to the store at {self.path}: {exc}") from exc
+                self._db.execute(sql, args)
+            except self._db.errors as exc:
+                raise self._failed(exc) from exc
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self._db.query(sql, args)
+            except self._db.errors as exc:
+                raise self._failed(exc, "read") from exc
+
+    def _read_one(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        rows = self._read(sql, args)
+        return rows[0] if rows else None
 
 
 def placeholders(n: int) -> str:

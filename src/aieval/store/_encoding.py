@@ -13,7 +13,18 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["dumps", "from_db", "loads", "row_from_db", "to_db", "to_db_row"]
+__all__ = [
+    "PG_MARKER",
+    "dumps",
+    "from_db",
+    "from_pg",
+    "loads",
+    "row_from_db",
+    "to_db",
+    "to_db_row",
+    "to_pg",
+    "to_pg_row",
+]
 
 
 def _encodable(text: str) -> bool:
@@ -61,3 +72,30 @@ def dumps(value: Any) -> str:
 def loads(text: str | None) -> Any:
     """The value of a JSON column; ``None`` for NULL."""
     return None if text is None else json.loads(text)
+
+
+#: Marks a PostgreSQL text value stored escaped: ``text`` holds no NUL (``\x00``) nor lone
+#: surrogate, so such a string (or one that happens to start with the marker) is stored as the
+#: marker followed by its JSON string literal in ASCII, which :func:`from_pg` turns back.
+PG_MARKER = "\ue000\x01esc:"
+
+
+def to_pg(value: Any) -> Any:
+    """A parameter for PostgreSQL: a string ``text`` cannot hold is stored marked and escaped."""
+    if isinstance(value, str) and (
+        "\x00" in value or value.startswith(PG_MARKER) or not _encodable(value)
+    ):
+        return PG_MARKER + json.dumps(value, ensure_ascii=True)
+    return value
+
+
+def to_pg_row(values: Iterable[Any]) -> tuple[Any, ...]:
+    """:func:`to_pg` over a row of parameters."""
+    return tuple(to_pg(v) for v in values)
+
+
+def from_pg(value: Any) -> Any:
+    """A value read from PostgreSQL: a string written escaped by :func:`to_pg` is restored."""
+    if isinstance(value, str) and value.startswith(PG_MARKER):
+        return json.loads(value[len(PG_MARKER) :])
+    return value

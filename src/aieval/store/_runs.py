@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aieval.errors import RunNotFoundError, StoreError
+from aieval.errors import RunNotFoundError
 from aieval.store._connection import Connection
-from aieval.store._encoding import dumps, loads, to_db, to_db_row
+from aieval.store._encoding import dumps, loads
 from aieval.store._owner import owner, owner_gone, still_running
 
-__all__ = ["RunRow", "RunTable", "new_run_id"]
+__all__ = ["RUN_COLUMNS", "RunRow", "RunTable", "new_run_id"]
+
+#: The columns of ``runs`` in :class:`RunRow`'s order.
+RUN_COLUMNS = (
+    "id, name, status, model, provider, dataset, dataset_hash, n_examples, git_sha, config,"
+    " metrics, error, created_at, started_at, finished_at, pid, host, heartbeat_at"
+)
 
 
 @dataclass(slots=True, frozen=True)
@@ -106,28 +110,27 @@ class RunTable(Connection):
         """
         pid, host = owner()
         now = time.time()
+        db = self._db
         with self._lock:
             try:
-                self._db.execute("BEGIN IMMEDIATE")
-                row = self._db.execute(
-                    "SELECT * FROM runs WHERE id = ?", (to_db(run_id),)
-                ).fetchone()
-                held = _run_row(row) if row is not None else None
-                if held is not None and held.status == "running":  # a gone owner reads interrupted
-                    raise still_running(held.id, held.pid, held.host, held.heartbeat_at,
-                                        started_at=held.started_at or held.created_at)  # fmt: skip
-                self._db.execute(
-                    "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL,"
-                    " pid = ?, host = ?, heartbeat_at = ? WHERE id = ?",
-                    to_db_row((pid, host, now, run_id)),
-                )
-                self._db.execute("COMMIT")
-            except BaseException as exc:
-                with contextlib.suppress(sqlite3.Error):
-                    self._db.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.Error):
-                    raise StoreError(f"cannot write to the store at {self.path}: {exc}") from exc
-                raise
+                with db.transaction(exclusive=True):
+                    row = db.one(
+                        f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?{db.for_update}", (run_id,)
+                    )
+                    held = _run_row(row) if row is not None else None
+                    # a gone owner reads interrupted
+                    if held is not None and held.status == "running":
+                        started = held.started_at or held.created_at
+                        raise still_running(
+                            held.id, held.pid, held.host, held.heartbeat_at, started_at=started
+                        )
+                    db.execute(
+                        "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL,"
+                        " pid = ?, host = ?, heartbeat_at = ? WHERE id = ?",
+                        (pid, host, now, run_id),
+                    )
+            except db.errors as exc:
+                raise self._failed(exc) from exc
         self._beat_at = now
 
     def heartbeat(self, run_id: str) -> None:
@@ -158,40 +161,37 @@ class RunTable(Connection):
         With ``exclude`` (the run being compared), a name resolves to the most recent run of
         that name other than ``exclude``, completed runs first: the baseline of a comparison.
         """
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT * FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\'"
-                " ORDER BY created_at DESC LIMIT 2",
-                (to_db(ref), to_db(_like_prefix(ref))),
-            ).fetchall()
-            exact = [row for row in rows if row[0] == ref]
-            if exact:
-                return _run_row(exact[0])
-            if len(rows) == 1:
-                return _run_row(rows[0])
-            if len(rows) > 1:
-                raise RunNotFoundError(f"run id prefix {ref!r} is ambiguous; give more characters")
+        rows = self._read(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\'"
+            " ORDER BY created_at DESC LIMIT 2",
+            (ref, _like_prefix(ref)),
+        )
+        exact = [row for row in rows if row[0] == ref]
+        if exact:
+            return _run_row(exact[0])
+        if len(rows) == 1:
+            return _run_row(rows[0])
+        if len(rows) > 1:
+            raise RunNotFoundError(f"run id prefix {ref!r} is ambiguous; give more characters")
         if exclude is not None:
             return self._latest_other(ref, exclude)
-        with self._lock:
-            by_name = self._db.execute(
-                "SELECT * FROM runs WHERE name = ? ORDER BY created_at DESC LIMIT 1",
-                (to_db(ref),),
-            ).fetchone()
+        by_name = self._read_one(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE name = ? ORDER BY created_at DESC LIMIT 1",
+            (ref,),
+        )
         if by_name is None:
-            raise RunNotFoundError(f"no run with id or name {ref!r} in {self.path}")
+            raise RunNotFoundError(f"no run with id or name {ref!r} in {self.location}")
         return _run_row(by_name)
 
     def _latest_other(self, name: str, exclude: str) -> RunRow:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT * FROM runs WHERE name = ? AND id != ?"
-                " ORDER BY status = 'completed' DESC, created_at DESC, rowid DESC LIMIT 1",
-                (to_db(name), to_db(exclude)),
-            ).fetchone()
+        row = self._read_one(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE name = ? AND id != ?"
+            " ORDER BY status = 'completed' DESC, created_at DESC, rowid DESC LIMIT 1",
+            (name, exclude),
+        )
         if row is None:
             raise RunNotFoundError(
-                f"no earlier run named {name!r} other than {exclude} in {self.path}; give a run"
+                f"no earlier run named {name!r} other than {exclude} in {self.location}; give a run"
                 " id, or run the baseline first"
             )
         return _run_row(row)
@@ -200,20 +200,18 @@ class RunTable(Connection):
         self, *, name: str | None = None, limit: int = 50, offset: int = 0
     ) -> list[RunRow]:
         """Runs, most recent first, optionally only those named ``name``."""
-        where, args = ("WHERE name = ?", [to_db(name)]) if name else ("", [])
-        with self._lock:
-            rows = self._db.execute(
-                f"SELECT * FROM runs {where} ORDER BY created_at DESC LIMIT ? OFFSET ?",
-                (*args, limit, offset),
-            ).fetchall()
+        where, args = ("WHERE name = ?", [name]) if name else ("", [])
+        rows = self._read(
+            f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY created_at DESC LIMIT ? OFFSET ?",
+            (*args, limit, offset),
+        )
         return [_run_row(row) for row in rows]
 
     def count_runs(self, *, name: str | None = None) -> int:
         """How many runs are stored (named ``name``, if given)."""
-        where, args = ("WHERE name = ?", [to_db(name)]) if name else ("", [])
-        with self._lock:
-            row = self._db.execute(f"SELECT COUNT(*) FROM runs {where}", args).fetchone()
-        return int(row[0])
+        where, args = ("WHERE name = ?", [name]) if name else ("", [])
+        row = self._read_one(f"SELECT COUNT(*) FROM runs {where}", args)
+        return int(row[0]) if row is not None else 0
 
     def latest_unfinished(self, name: str, *, model: str | None = None) -> RunRow | None:
         """The most recent run of ``name`` (and ``model``, if given) that did not complete.
@@ -221,12 +219,11 @@ class RunTable(Connection):
         It may still be running in a live process (``status == "running"``);
         :meth:`mark_running` refuses to take such a run over.
         """
-        with self._lock:
-            row = self._db.execute(
-                "SELECT * FROM runs WHERE name = ? AND status != 'completed'"
-                " AND (? IS NULL OR model = ?) ORDER BY created_at DESC LIMIT 1",
-                to_db_row((name, model, model)),
-            ).fetchone()
+        row = self._read_one(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE name = ? AND status != 'completed'"
+            " AND (CAST(? AS TEXT) IS NULL OR model = ?) ORDER BY created_at DESC LIMIT 1",
+            (name, model, model),
+        )
         return _run_row(row) if row else None
 
 

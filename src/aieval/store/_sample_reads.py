@@ -7,10 +7,11 @@ from typing import Any
 
 from aieval._records import CallRecord, SampleRecord, ScoreRecord
 from aieval.core import Verdict
+from aieval.core._records import split_epoch
 from aieval.core._stored import adapt_record, config_threshold
 from aieval.errors import RunNotFoundError
 from aieval.store._connection import Connection, placeholders
-from aieval.store._encoding import loads, to_db, to_db_row
+from aieval.store._encoding import loads
 from aieval.store._schema import SAMPLE_COLUMNS
 
 __all__ = ["SampleReader"]
@@ -24,10 +25,7 @@ class SampleReader(Connection):
 
     def sample_times(self, run_id: str) -> dict[str, float]:
         """``{sample id: when it was stored}`` (seconds since the epoch), i.e. when it finished."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT sample_id, created_at FROM samples WHERE run_id = ?", (to_db(run_id),)
-            ).fetchall()
+        rows = self._read("SELECT sample_id, created_at FROM samples WHERE run_id = ?", (run_id,))
         return {sample_id: float(created) for sample_id, created in rows}
 
     def iter_samples(
@@ -38,35 +36,34 @@ class SampleReader(Connection):
         Samples are read in pages of a few hundred (three queries per page), so a large run
         streams in bounded memory.
         """
-        with self._lock:
-            order = [
-                row[0]
-                for row in self._db.execute(
-                    "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY idx LIMIT ? OFFSET ?",
-                    (to_db(run_id), -1 if limit is None else limit, offset),
-                )
-            ]
+        order = [
+            row[0]
+            for row in self._read(
+                "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY idx LIMIT ? OFFSET ?",
+                (run_id, self._db.no_limit if limit is None else limit, offset),
+            )
+        ]
         for start in range(0, len(order), _PAGE):
             yield from self._page(run_id, order[start : start + _PAGE])
 
     def _page(self, run_id: str, ids: list[str]) -> list[SampleRecord]:
         marks = placeholders(len(ids))
         with self._lock:
-            rows = self._db.execute(
+            rows = self._read(
                 f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id IN ({marks})",
-                to_db_row((run_id, *ids)),
-            ).fetchall()
-            score_rows = self._db.execute(
+                (run_id, *ids),
+            )
+            score_rows = self._read(
                 "SELECT sample_id, scorer, value, raw, reason, error, metadata, unreadable"
                 f" FROM scores WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
-                to_db_row((run_id, *ids)),
-            ).fetchall()
-            call_rows = self._db.execute(
+                (run_id, *ids),
+            )
+            call_rows = self._read(
                 "SELECT sample_id, purpose, provider, model, latency_s, input_tokens,"
                 " output_tokens, cost, retries, cached, error FROM model_calls"
                 f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY id",
-                to_db_row((run_id, *ids)),
-            ).fetchall()
+                (run_id, *ids),
+            )
         scores: dict[str, list[tuple[Any, ...]]] = {}
         for score in score_rows:
             scores.setdefault(score[0], []).append(score[1:])
@@ -83,10 +80,7 @@ class SampleReader(Connection):
 
     def pass_threshold(self, run_id: str) -> float:
         """The run's stored ``pass_threshold`` (0.5 when its config has none)."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT config FROM runs WHERE id = ?", (to_db(run_id),)
-            ).fetchone()
+        row = self._read_one("SELECT config FROM runs WHERE id = ?", (run_id,))
         return config_threshold(loads(row[0]) if row is not None else None)
 
     def samples_since(
@@ -97,44 +91,40 @@ class SampleReader(Connection):
         Samples are only ever appended, so position ``k`` names the same sample on every call:
         a follower that has seen ``k`` samples asks for the ones after it.
         """
-        with self._lock:
-            rows = self._db.execute(
-                f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY rowid"
-                " LIMIT ? OFFSET ?",
-                (to_db(run_id), -1 if limit is None else limit, max(position, 0)),
-            ).fetchall()
+        rows = self._read(
+            f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? ORDER BY rowid"
+            " LIMIT ? OFFSET ?",
+            (run_id, self._db.no_limit if limit is None else limit, max(position, 0)),
+        )
         return [self._sample(run_id, row) for row in rows]
 
     def pass_counts(self, run_id: str, first: int | None = None) -> tuple[int, int]:
         """``(samples, passed)`` over the first ``first`` stored samples (all when ``None``)."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT COUNT(*), COALESCE(SUM(passed = 1), 0) FROM (SELECT passed FROM samples"
-                " WHERE run_id = ? ORDER BY rowid LIMIT ?)",
-                (to_db(run_id), -1 if first is None else first),
-            ).fetchone()
-        return int(row[0]), int(row[1])
+        row = self._read_one(
+            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN passed = 1 THEN 1 ELSE 0 END), 0)"
+            " FROM (SELECT passed FROM samples WHERE run_id = ? ORDER BY rowid LIMIT ?) AS firsts",
+            (run_id, self._db.no_limit if first is None else first),
+        )
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
     def get_sample(self, run_id: str, sample_id: str) -> SampleRecord:
         """One stored sample; :class:`RunNotFoundError` when absent."""
-        with self._lock:
-            row = self._db.execute(
-                f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id = ?",
-                to_db_row((run_id, sample_id)),
-            ).fetchone()
+        row = self._read_one(
+            f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id = ?",
+            (run_id, sample_id),
+        )
         if row is None:
             raise RunNotFoundError(f"run {run_id} has no sample {sample_id!r}")
         return self._sample(run_id, row)
 
     def score_values(self, run_id: str) -> dict[str, list[float | None]]:
         """``{scorer: [value per sample in dataset order]}`` for aggregation."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT sc.scorer, sc.value FROM scores sc JOIN samples sa"
-                " ON sa.run_id = sc.run_id AND sa.sample_id = sc.sample_id"
-                " WHERE sc.run_id = ? ORDER BY sa.idx",
-                (to_db(run_id),),
-            ).fetchall()
+        rows = self._read(
+            "SELECT sc.scorer, sc.value FROM scores sc JOIN samples sa"
+            " ON sa.run_id = sc.run_id AND sa.sample_id = sc.sample_id"
+            " WHERE sc.run_id = ? ORDER BY sa.idx",
+            (run_id,),
+        )
         out: dict[str, list[float | None]] = {}
         for scorer_name, value in rows:
             out.setdefault(scorer_name, []).append(value)
@@ -143,17 +133,17 @@ class SampleReader(Connection):
     def _sample(self, run_id: str, row: tuple[Any, ...]) -> SampleRecord:
         sample_id = row[1]
         with self._lock:
-            score_rows = self._db.execute(
+            score_rows = self._read(
                 "SELECT scorer, value, raw, reason, error, metadata, unreadable FROM scores"
                 " WHERE run_id = ? AND sample_id = ? ORDER BY rowid",
-                to_db_row((run_id, sample_id)),
-            ).fetchall()
-            call_rows = self._db.execute(
+                (run_id, sample_id),
+            )
+            call_rows = self._read(
                 "SELECT purpose, provider, model, latency_s, input_tokens, output_tokens, cost,"
                 " retries, cached, error FROM model_calls WHERE run_id = ? AND sample_id = ?"
                 " ORDER BY id",
-                to_db_row((run_id, sample_id)),
-            ).fetchall()
+                (run_id, sample_id),
+            )
         return _sample_record(row, score_rows, call_rows, self.pass_threshold(run_id))
 
 
@@ -209,6 +199,7 @@ def _sample_record(
         )
         for c in call_rows
     ]
+    extra, epoch = split_epoch(loads(extra_json) or {})
     record = SampleRecord(
         id=sample_id,
         index=idx,
@@ -226,7 +217,8 @@ def _sample_record(
         retries=retries,
         cached=bool(cached),
         calls=calls,
-        extra=loads(extra_json) or {},
+        extra=extra,
+        epoch=epoch,
         verdict=None
         if verdict_json is None
         else Verdict.from_dict(loads(verdict_json), f"sample {sample_id!r}"),

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 import time
 
 from aieval._records import SampleRecord
 from aieval.errors import StoreError
 from aieval.store._connection import Connection, placeholders
-from aieval.store._encoding import dumps, to_db, to_db_row
+from aieval.store._encoding import dumps
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS
 
@@ -31,109 +29,98 @@ class SampleWriter(Connection):
         call_rows = []
         for s in samples:
             sample_rows.append(
-                to_db_row(
-                    (
-                        run_id,
-                        s.id,
-                        s.index,
-                        dumps(s.input),
-                        dumps(s.expected),
-                        s.prediction,
-                        dumps(s.metadata) if s.metadata else None,
-                        s.error,
-                        None if s.passed is None else int(s.passed),
-                        s.latency_s,
-                        s.input_tokens,
-                        s.output_tokens,
-                        s.cost,
-                        s.retries,
-                        int(s.cached),
-                        dumps(s.extra) if s.extra else None,
-                        now,
-                        None if s.verdict is None else dumps(s.verdict.to_dict()),
-                    )
+                (
+                    run_id,
+                    s.id,
+                    s.index,
+                    dumps(s.input),
+                    dumps(s.expected),
+                    s.prediction,
+                    dumps(s.metadata) if s.metadata else None,
+                    s.error,
+                    None if s.passed is None else int(s.passed),
+                    s.latency_s,
+                    s.input_tokens,
+                    s.output_tokens,
+                    s.cost,
+                    s.retries,
+                    int(s.cached),
+                    _extra(s),
+                    now,
+                    None if s.verdict is None else dumps(s.verdict.to_dict()),
                 )
             )
             for scorer_name, score in s.scores.items():
                 score_rows.append(
-                    to_db_row(
-                        (
-                            run_id,
-                            s.id,
-                            scorer_name,
-                            score.value,
-                            None if score.raw is None else dumps(score.raw),
-                            score.reason,
-                            score.error,
-                            dumps(score.metadata) if score.metadata else None,
-                            score.unreadable,
-                        )
+                    (
+                        run_id,
+                        s.id,
+                        scorer_name,
+                        score.value,
+                        None if score.raw is None else dumps(score.raw),
+                        score.reason,
+                        score.error,
+                        dumps(score.metadata) if score.metadata else None,
+                        score.unreadable,
                     )
                 )
             for c in s.calls:
                 call_rows.append(
-                    to_db_row(
-                        (
-                            run_id,
-                            s.id,
-                            c.purpose,
-                            c.provider,
-                            c.model,
-                            c.latency_s,
-                            c.input_tokens,
-                            c.output_tokens,
-                            c.cost,
-                            c.retries,
-                            int(c.cached),
-                            c.error,
-                        )
+                    (
+                        run_id,
+                        s.id,
+                        c.purpose,
+                        c.provider,
+                        c.model,
+                        c.latency_s,
+                        c.input_tokens,
+                        c.output_tokens,
+                        c.cost,
+                        c.retries,
+                        int(c.cached),
+                        c.error,
                     )
                 )
+        db = self._db
         with self._lock:
             try:
-                self._db.execute("BEGIN")
-                self._db.executemany(
-                    f"INSERT INTO samples ({SAMPLE_COLUMNS}) VALUES ({placeholders(18)})",
-                    sample_rows,
-                )
-                if score_rows:
-                    self._db.executemany(
-                        "INSERT INTO scores (run_id, sample_id, scorer, value, raw, reason, error,"
-                        f" metadata, unreadable) VALUES ({placeholders(9)})",
-                        score_rows,
+                with db.transaction():
+                    db.executemany(
+                        f"INSERT INTO samples ({SAMPLE_COLUMNS}) VALUES ({placeholders(18)})",
+                        sample_rows,
                     )
-                if call_rows:
-                    self._db.executemany(
-                        f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({placeholders(12)})",
-                        call_rows,
-                    )
-                if now - self._beat_at >= HEARTBEAT_EVERY_S:
-                    self._db.execute(
-                        "UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, to_db(run_id))
-                    )
-                    self._beat_at = now
-                self._db.execute("COMMIT")
+                    if score_rows:
+                        db.executemany(
+                            "INSERT INTO scores (run_id, sample_id, scorer, value, raw, reason,"
+                            f" error, metadata, unreadable) VALUES ({placeholders(9)})",
+                            score_rows,
+                        )
+                    if call_rows:
+                        db.executemany(
+                            f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({placeholders(12)})",
+                            call_rows,
+                        )
+                    if now - self._beat_at >= HEARTBEAT_EVERY_S:
+                        db.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id))
+                        self._beat_at = now
             except Exception as exc:
-                # SQLite may already have rolled back (a full disk does); nothing is half-written
-                with contextlib.suppress(sqlite3.Error):
-                    self._db.execute("ROLLBACK")
                 raise StoreError(
-                    f"cannot write samples of run {run_id} to {self.path}: "
-                    f"{type(exc).__name__}: {exc}"
+                    f"cannot write samples of run {run_id} to {self.location}: "
+                    f"{type(exc).__name__}: {self._why(exc)}"
                 ) from exc
 
     def completed_sample_ids(self, run_id: str) -> set[str]:
         """Ids of the samples already stored for ``run_id``."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT sample_id FROM samples WHERE run_id = ?", (to_db(run_id),)
-            )
-            return {row[0] for row in rows}
+        rows = self._read("SELECT sample_id FROM samples WHERE run_id = ?", (run_id,))
+        return {row[0] for row in rows}
 
     def count_samples(self, run_id: str) -> int:
         """How many samples are stored for ``run_id``."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT COUNT(*) FROM samples WHERE run_id = ?", (to_db(run_id),)
-            )
-            return int(row.fetchone()[0])
+        row = self._read_one("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
+        return int(row[0]) if row is not None else 0
+
+
+def _extra(sample: SampleRecord) -> str | None:
+    """The sample's ``extra`` as stored, with its epoch (key ``epoch``) in a run of epochs."""
+    extra = sample.extra if sample.epoch is None else {**sample.extra, "epoch": sample.epoch}
+    return dumps(extra) if extra else None

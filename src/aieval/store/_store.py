@@ -1,8 +1,9 @@
-"""The SQLite run store: runs, samples, scores and model calls, each sample committed as it ends.
+"""The run store: runs, samples, scores and model calls, each sample committed as it ends.
 
 :class:`Store` joins the tables' parts: runs (``_runs``), sample writes and reads
-(``_sample_writes``, ``_sample_reads``) and judge calibrations (``_calibrations``), all over one
-connection (``_connection``).
+(``_sample_writes``, ``_sample_reads``), judge calibrations (``_calibrations``) and copying runs
+between stores (``_transfer``), all over one connection (``_connection``) to a backend
+(``_backend``: SQLite or PostgreSQL).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from aieval.store._connection import default_db_path
 from aieval.store._runs import RunRow, RunTable, new_run_id
 from aieval.store._sample_reads import SampleReader
 from aieval.store._sample_writes import SampleWriter
+from aieval.store._transfer import TransferTable
 
 __all__ = ["CalibrationRow", "RunRow", "Store", "default_db_path", "new_run_id"]
 
 
-class Store(RunTable, SampleWriter, SampleReader, CalibrationTable):
-    """A run store in one SQLite file (WAL mode, safe for several readers and one writer).
+class Store(RunTable, SampleWriter, SampleReader, CalibrationTable, TransferTable):
+    """A run store: an SQLite file (WAL mode, safe for several readers and one writer), or a
+    PostgreSQL database named by a ``postgresql://`` URL (many writers; extra ``postgres``).
 
     Example:
         >>> import tempfile, os

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from aieval.store import RunRow, Store
@@ -22,7 +21,7 @@ def export_run(
     the run span covers the run's start to finish.
 
     Args:
-        store: the run store (or its path).
+        store: the run store (or its location: a path or a ``postgresql://`` URL).
         run_ref: run id, unique id prefix, or run name (its latest run).
         tracer_provider: where spans go; the global tracer provider when omitted. Spans are
             handed to its span processors: call its ``force_flush()`` or ``shutdown()`` to be
@@ -36,7 +35,7 @@ def export_run(
         RunNotFoundError: no run matches ``run_ref``.
     """
     require_otel()
-    db = store if isinstance(store, Store) else Store(Path(store))
+    db = store if isinstance(store, Store) else Store(store)
     row = db.get_run(run_ref)
     ended = db.sample_times(row.id)
     start = row.started_at if row.started_at is not None else row.created_at

@@ -43,8 +43,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.getgroup("aieval").addoption(
         "--aieval-store",
         default=None,
-        help="where eval-file runs are stored: a SQLite path, or 'none' (default: $AIEVAL_DB "
-        "or ./aieval.db)",
+        help="where eval-file runs are stored: a SQLite path, a postgresql:// URL, or 'none'"
+        " (default: $AIEVAL_DB or ./aieval.db)",
     )
 
 

@@ -19,13 +19,17 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "pip install 'aieval[traces]'"
     ) from exc
 
-from aieval.traces._group import DEFAULT_MAX_IN_MEMORY
+from aieval.traces._files import DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_ENV
+from aieval.traces._group import DEFAULT_MAX_BYTES_IN_MEMORY, DEFAULT_MAX_IN_MEMORY
 from aieval.traces._mapping import trace_run
 from aieval.traces._read import TraceReading, iter_trace_runs, load_traces, runs_from_spans
 from aieval.traces._spans import Span, spans_from_bytes, spans_from_json, spans_from_proto
 
 __all__ = [
+    "DEFAULT_MAX_BYTES_IN_MEMORY",
     "DEFAULT_MAX_IN_MEMORY",
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "MAX_REQUEST_BYTES_ENV",
     "Span",
     "TraceReading",
     "iter_trace_runs",

@@ -1,5 +1,6 @@
-"""What makes a trace incomplete: a parent that never arrived, no root, open spans, dropped
-attributes or events. Each problem is one line naming the spans it concerns."""
+"""What makes a trace incomplete: a parent that never arrived, no root, open spans, spans that
+end before they start, dropped attributes or events. Each problem is one line naming the spans
+it concerns."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ def problems(spans: Sequence[Span], by_id: Mapping[str, Span]) -> list[str]:
     open_spans = [s for s in spans if not s.end_ns]
     if open_spans:
         found.append(f"{len(open_spans)} span(s) still open (no end time): {_names(open_spans)}")
+    backwards = [s for s in spans if s.end_ns and s.end_ns < s.start_ns]
+    if backwards:
+        found.append(
+            f"{len(backwards)} span(s) that end before they start (their times are not "
+            f"trustworthy): {_times(backwards)}"
+        )
     dropped = [s for s in spans if s.dropped]
     if dropped:
         kinds = sorted({k for s in dropped for k in s.dropped})
@@ -35,6 +42,14 @@ def problems(spans: Sequence[Span], by_id: Mapping[str, Span]) -> list[str]:
             f"{_names(dropped)}"
         )
     return found
+
+
+def _times(spans: Sequence[Span]) -> str:
+    shown = [
+        f"{s.name!r} ({s.span_id}, start {s.start_ns}, end {s.end_ns} ns)" for s in spans[:_LISTED]
+    ]
+    more = f" and {len(spans) - _LISTED} more" if len(spans) > _LISTED else ""
+    return ", ".join(shown) + more
 
 
 def _names(spans: Sequence[Span]) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aieval.traces._files import Cut, read_path
-from aieval.traces._group import DEFAULT_MAX_IN_MEMORY, group
+from aieval.traces._group import DEFAULT_MAX_BYTES_IN_MEMORY, DEFAULT_MAX_IN_MEMORY, group
 from aieval.traces._mapping import trace_run
 from aieval.traces._spans import Span
 from aieval.workflows._model import WorkflowRun
@@ -22,12 +22,15 @@ class TraceReading:
     Attributes:
         spans: spans read.
         traces: traces (runs) produced.
+        spills: how many times grouping moved the held spans to a temporary file (0: the
+            spans fit in memory).
         incomplete: trace id -> what is missing, for traces that fail ``trace_complete``.
         unmapped: span name -> count, over spans of no known GenAI shape.
     """
 
     spans: int = 0
     traces: int = 0
+    spills: int = 0
     incomplete: dict[str, list[str]] = field(default_factory=dict)
     unmapped: dict[str, int] = field(default_factory=dict)
 
@@ -45,6 +48,8 @@ def iter_trace_runs(
     reading: TraceReading | None = None,
     *,
     max_spans_in_memory: int = DEFAULT_MAX_IN_MEMORY,
+    max_bytes_in_memory: int = DEFAULT_MAX_BYTES_IN_MEMORY,
+    max_request_bytes: int | None = None,
 ) -> Iterator[WorkflowRun]:
     """The runs of a trace file or folder, one per trace id, in order of first appearance.
 
@@ -52,14 +57,20 @@ def iter_trace_runs(
         path: an OTLP/JSON or OTLP/protobuf file, or a folder of them.
         reading: filled with what was read, if given.
         max_spans_in_memory: spans held before grouping spills to a temporary file.
+        max_bytes_in_memory: bytes of held spans (estimated) before grouping spills.
+        max_request_bytes: the largest export request (a JSON line, a one-object file, a
+            protobuf message) read whole; default: the ``AIEVAL_TRACE_MAX_REQUEST_BYTES``
+            environment variable, else 64 MiB.
 
     Raises:
-        WorkflowError: a missing path or a malformed export (names file and line).
+        WorkflowError: a missing path, a malformed export (names file and line), or an
+            export request over ``max_request_bytes`` (names file, line, size and limit).
     """
-    yield from _runs(read_path(path), reading, max_spans_in_memory)
+    spans = read_path(path, max_request_bytes)
+    yield from _runs(spans, reading, max_spans_in_memory, max_bytes_in_memory)
 
 
-def load_traces(path: str | Path) -> list[WorkflowRun]:
+def load_traces(path: str | Path, *, max_request_bytes: int | None = None) -> list[WorkflowRun]:
     """Every run of a trace file or folder (see :func:`iter_trace_runs`).
 
     Example:
@@ -67,7 +78,7 @@ def load_traces(path: str | Path) -> list[WorkflowRun]:
         Traceback (most recent call last):
         aieval.errors.WorkflowError: missing.jsonl: trace file not found
     """
-    return list(iter_trace_runs(path))
+    return list(iter_trace_runs(path, max_request_bytes=max_request_bytes))
 
 
 def runs_from_spans(
@@ -75,15 +86,19 @@ def runs_from_spans(
 ) -> list[WorkflowRun]:
     """The runs of spans decoded elsewhere (see :func:`spans_from_json`, :func:`spans_from_proto`),
     one per trace id."""
-    return list(_runs(spans, reading, DEFAULT_MAX_IN_MEMORY))
+    return list(_runs(spans, reading, DEFAULT_MAX_IN_MEMORY, DEFAULT_MAX_BYTES_IN_MEMORY))
 
 
 def _runs(
-    items: Iterable[Span | Cut], reading: TraceReading | None, max_in_memory: int
+    items: Iterable[Span | Cut],
+    reading: TraceReading | None,
+    max_in_memory: int,
+    max_bytes_in_memory: int,
 ) -> Iterator[WorkflowRun]:
-    grouped = group(items, max_in_memory)
+    grouped = group(items, max_in_memory, max_bytes_in_memory)
     if reading is not None:
         reading.spans += grouped.spans
+        reading.spills += grouped.spills
     for trace_id, spans, cuts in grouped.traces():
         run = trace_run(trace_id, spans, cuts)
         if reading is not None:

@@ -46,6 +46,7 @@ class Span:
         "_attributes",
         "_exceptions",
         "_raw",
+        "_size",
         "dropped",
         "end_ns",
         "name",
@@ -82,6 +83,7 @@ class Span:
         self.dropped = dropped or {}
         self.service = service
         self._raw = raw
+        self._size = _SPAN_BYTES
 
     @property
     def attributes(self) -> dict[str, Any]:
@@ -102,6 +104,8 @@ class Span:
         self._raw = None
 
     def __getstate__(self) -> tuple[Any, ...]:
+        # undecoded details travel as they arrived (raw JSON, a protobuf message): pickling
+        # (the grouping's spill) must not pay for decoding every attribute
         return (
             self.trace_id,
             self.span_id,
@@ -111,10 +115,11 @@ class Span:
             self.end_ns,
             self.status,
             self.status_message,
-            self.attributes,
-            self.exceptions,
+            self._attributes,
+            self._exceptions,
             self.dropped,
             self.service,
+            self._raw,
         )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
@@ -122,6 +127,27 @@ class Span:
 
     def __repr__(self) -> str:
         return f"Span({self.name!r}, trace {self.trace_id}, span {self.span_id})"
+
+
+#: What a span holds in memory beyond its share of the encoded request, about (its object,
+#: ids and name as strings, the references to its raw details); see :func:`held_bytes`.
+_SPAN_BYTES = 300
+#: A protobuf request decodes into about twice its encoded size (its messages' arena).
+_PROTO_FACTOR = 2
+#: JSON decoded into dicts and lists takes about three times its text.
+_DICT_FACTOR = 3
+
+
+def held_bytes(span: Span) -> int:
+    """About how many bytes holding ``span`` keeps in memory: its share of the export request it
+    came in (whose buffer its undecoded details point into) and its own objects."""
+    return span._size
+
+
+def _share(spans: list[Span], encoded: int) -> None:
+    each = _SPAN_BYTES + encoded // max(len(spans), 1)
+    for span in spans:
+        span._size = each
 
 
 # ---- OTLP/JSON ------------------------------------------------------------------------------
@@ -139,8 +165,11 @@ def spans_from_bytes(data: bytes | str, where: str) -> Iterator[Span]:
         raise WorkflowError(f"{where}: not valid OTLP/JSON: {exc}") from None
     raw = data.encode() if isinstance(data, str) else data
     if not request.resource_spans and b'"resource_spans"' in raw:  # snake_case keys
-        yield from spans_from_json(json.loads(raw), where)
+        decoded = list(spans_from_json(json.loads(raw), where))
+        _share(decoded, len(raw) * _DICT_FACTOR)
+        yield from decoded
         return
+    spans: list[Span] = []
     for resource_spans in request.resource_spans:
         service = ""
         if resource_spans.resource is not None:
@@ -148,13 +177,15 @@ def spans_from_bytes(data: bytes | str, where: str) -> Iterator[Span]:
                 if kv.key == "service.name":
                     service = str(J.value(kv.value))
         for scope_spans in resource_spans.scope_spans:
-            for raw_span in scope_spans.spans:
-                yield _typed_span(raw_span, service, where)
+            spans.extend(_typed_span(raw_span, service, where) for raw_span in scope_spans.spans)
+    _share(spans, len(raw))
+    yield from spans
 
 
 def _typed_span(raw: J.Span, service: str, where: str) -> Span:
-    status = raw.status
-    dropped: dict[str, int] = {}
+    # once per span of every file: the common case (hex ids, integer or numeric-string times,
+    # an integer status code) takes no function call beyond the constructor
+    dropped = None
     if raw.dropped_attributes_count or raw.dropped_events_count:
         dropped = {
             kind: n
@@ -169,26 +200,38 @@ def _typed_span(raw: J.Span, service: str, where: str) -> Span:
         trace_id = _json_id(trace_id, 16, where, "traceId")
         span_id = _json_id(span_id, 8, where, "spanId")
         parent = _json_id(parent, 8, where, "parentSpanId") if parent else ""
+    raw_start, raw_end = raw.start_time_unix_nano, raw.end_time_unix_nano
+    try:
+        start, end = int(raw_start), int(raw_end)
+    except ValueError:
+        start, end = _int(raw_start, where), _int(raw_end, where)
+    if not (0 <= start <= _MAX_TIME and 0 <= end <= _MAX_TIME):
+        start, end = _int(raw_start, where), _int(raw_end, where)
+    status, code, message = raw.status, 0, ""
+    if status is not None:
+        code = status.code if type(status.code) is int else _status_code(status.code)
+        message = status.message
     return Span(
         trace_id.lower(),
         span_id.lower(),
         parent.lower(),
         raw.name,
-        _int(raw.start_time_unix_nano, where),
-        _int(raw.end_time_unix_nano, where),
-        _status_code(status.code) if status is not None else 0,
-        status.message if status is not None else "",
+        start,
+        end,
+        code,
+        message,
         dropped=dropped,
         service=service,
-        raw=(_typed_details, raw),
+        raw=(_typed_details, (raw.attributes, raw.events)),
     )
 
 
-def _typed_details(raw: J.Span) -> tuple[dict[str, Any], list[str]]:
-    attributes = {kv.key: J.value(kv.value) for kv in J.attributes(raw.attributes)}
+def _typed_details(raw: tuple[msgspec.Raw, msgspec.Raw]) -> tuple[dict[str, Any], list[str]]:
+    raw_attributes, raw_events = raw
+    attributes = {kv.key: J.value(kv.value) for kv in J.attributes(raw_attributes)}
     exceptions = [
         _exception_text({kv.key: J.value(kv.value) for kv in e.attributes})
-        for e in J.events(raw.events)
+        for e in J.events(raw_events)
         if e.name == "exception"
     ]
     return attributes, exceptions
@@ -334,8 +377,16 @@ def _exception_text(attrs: Mapping[str, Any]) -> str:
 # ---- OTLP/protobuf --------------------------------------------------------------------------
 
 
-def spans_from_proto(request: Any) -> Iterator[Span]:
-    """The spans of one protobuf ``ExportTraceServiceRequest``."""
+def spans_from_proto(request: Any, encoded_size: int | None = None) -> Iterator[Span]:
+    """The spans of one protobuf ``ExportTraceServiceRequest``; ``encoded_size``: its size in
+    bytes when known (it sizes the spans' memory estimate; else it is measured)."""
+    spans = list(_proto_spans(request))
+    size = request.ByteSize() if encoded_size is None else encoded_size
+    _share(spans, size * _PROTO_FACTOR)
+    yield from spans
+
+
+def _proto_spans(request: Any) -> Iterator[Span]:
     for resource_spans in request.resource_spans:
         service = ""
         for kv in resource_spans.resource.attributes:

@@ -1,0 +1,326 @@
+"""``aieval github``: run the eval files for the candidate, find each run's baseline, compare,
+post or update one pull-request comment, write the job summary and outputs, and decide the
+check's result from the outcome.
+
+The decision of each comparison is the promotion policy's (``docs/reports.md``); with several
+runs the job's outcome is the worst of them (``block``, then ``inconclusive``, then
+``promote``). A run without a baseline is ``inconclusive``: nothing shows it is not worse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from aieval._terminal import escape_github as escape
+from aieval._version import __version__
+from aieval.ci._api import Comment, upsert_comment
+from aieval.ci._context import GitHubContext
+from aieval.errors import ConfigError
+from aieval.report import (
+    COMMENT_LIMIT,
+    PromotionPolicy,
+    compare_runs,
+    example_texts,
+    render_github,
+)
+from aieval.runner import load_eval, run_eval
+from aieval.store import RunRow, Store
+
+__all__ = [
+    "CHECK_WORDS",
+    "OUTCOMES",
+    "ActionResult",
+    "ActionSettings",
+    "EvalComparison",
+    "find_baseline",
+    "marker",
+    "run_action",
+]
+
+Outcome = Literal["promote", "block", "inconclusive"]
+Check = Literal["pass", "fail"]
+
+#: Outcomes from best to worst: the job's outcome is the worst of its comparisons'.
+OUTCOMES: tuple[Outcome, ...] = ("promote", "inconclusive", "block")
+_MARKS = {"promote": "✅", "block": "❌", "inconclusive": "❔"}
+_WORDS = {"promote": "promote", "block": "blocked", "inconclusive": "inconclusive"}
+_PAGE = 100
+#: How the check's result reads in a sentence.
+CHECK_WORDS: dict[str, str] = {"pass": "passes", "fail": "fails"}
+_KEY = re.compile(r"[A-Za-z0-9_.:/-]{1,100}")
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSettings:
+    """What the action's inputs ask for.
+
+    Attributes:
+        eval_files: the eval files to run for the candidate.
+        baseline: a run id or name to compare every candidate run with (``None``: each run's
+            latest completed run of the same name and model on ``baseline_branch``).
+        baseline_branch: the branch whose runs are baselines (``None``: the pull request's
+            base branch, else the branch pushed, else the default branch).
+        viewer_url: the aieval viewer's address, for links in the comment.
+        policy: the promotion policy.
+        checks: how each outcome maps to the check's result.
+        comment: post or update the pull-request comment (on ``pull_request`` events).
+        comment_key: tells this workflow's comment from another's on the same pull request.
+    """
+
+    eval_files: tuple[Path, ...]
+    baseline: str | None = None
+    baseline_branch: str | None = None
+    viewer_url: str | None = None
+    policy: PromotionPolicy = field(default_factory=PromotionPolicy)
+    checks: Mapping[str, Check] = field(
+        default_factory=lambda: {"promote": "pass", "block": "fail", "inconclusive": "fail"}
+    )
+    comment: bool = True
+    comment_key: str = "aieval"
+
+    def __post_init__(self) -> None:
+        if set(self.checks) != set(OUTCOMES) or not set(self.checks.values()) <= {"pass", "fail"}:
+            raise ConfigError(
+                f"checks: map each of {', '.join(OUTCOMES)} to pass or fail, got "
+                f"{dict(self.checks)!r}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class EvalComparison:
+    """One candidate run and what it was compared with.
+
+    Attributes:
+        eval_file: the eval file that made the run.
+        run_id: the candidate run's id.
+        name: the run's name.
+        model: its model (``None``: recorded predictions without a model).
+        outcome: the comparison's outcome (``inconclusive`` without a baseline).
+        baseline_id: the baseline run's id, or ``None`` when none was found.
+        body: this comparison's Markdown section.
+    """
+
+    eval_file: Path
+    run_id: str
+    name: str
+    model: str | None
+    outcome: Outcome
+    baseline_id: str | None
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    """What ``aieval github`` did.
+
+    Attributes:
+        outcome: the worst outcome of the comparisons.
+        check: the check's result for it, by the settings' mapping.
+        comparisons: each candidate run's comparison.
+        body: the comment (and job summary), marker first.
+        comment: the comment written, or ``None`` (no pull request, or commenting is off).
+    """
+
+    outcome: Outcome
+    check: Check
+    comparisons: list[EvalComparison]
+    body: str
+    comment: Comment | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Whether the check passes."""
+        return self.check == "pass"
+
+    def outputs(self) -> dict[str, str]:
+        """The step's outputs (``$GITHUB_OUTPUT``)."""
+        return {
+            "decision": self.outcome,
+            "passed": "true" if self.passed else "false",
+            "runs": " ".join(c.run_id for c in self.comparisons),
+            "baselines": " ".join(c.baseline_id or "-" for c in self.comparisons),
+            "comment-id": "" if self.comment is None else str(self.comment.id),
+            "comment-url": "" if self.comment is None else self.comment.url,
+        }
+
+
+def marker(key: str) -> str:
+    """The hidden first line of the comment, which finds it again on the next run.
+
+    >>> marker("aieval")
+    '<!-- aieval:github-comment:aieval -->'
+    """
+    if not _KEY.fullmatch(key) or "--" in key:
+        raise ConfigError(
+            f"comment key {key!r}: use 1 to 100 letters, digits and . _ : / - (no '--')"
+        )
+    return f"<!-- aieval:github-comment:{key} -->"
+
+
+def run_action(
+    settings: ActionSettings,
+    context: GitHubContext,
+    store: Store,
+    *,
+    baseline_store: Store | None = None,
+    on_run: Callable[[Path], None] | None = None,
+) -> ActionResult:
+    """Run the eval files into ``store``, compare each run with its baseline (in
+    ``baseline_store`` when given), and write the comment, job summary and outputs.
+
+    Raises:
+        ConfigError: no eval file, a bad input, or a comment asked for without a token.
+        GitHubError: the GitHub API refused a call (the summary and outputs are written first).
+    """
+    if not settings.eval_files:
+        raise ConfigError("give at least one eval file")
+    head = marker(settings.comment_key)
+    target = _comment_target(settings, context)
+    configs = [(path, load_eval(path)) for path in settings.eval_files]  # all checked first
+    comparisons: list[EvalComparison] = []
+    for path, config in configs:
+        if on_run is not None:
+            on_run(path)
+        for run in run_eval(config, store=store):
+            row = store.get_run(run.id)
+            problems = run.problems
+            comparisons.append(
+                _compare(settings, context, store, baseline_store, path, row, problems)
+            )
+    outcome = max((c.outcome for c in comparisons), key=OUTCOMES.index)
+    check = settings.checks[outcome]
+    body = _body(head, outcome, check, comparisons, context)
+    result = ActionResult(outcome, check, comparisons, body)
+    _write_summary(context, body)
+    _write_outputs(context, result.outputs())
+    if target is None:
+        return result
+    repo, token, number = target
+    comment = asyncio.run(
+        upsert_comment(
+            api_url=context.api_url, repo=repo, token=token, number=number, marker=head, body=body
+        )
+    )
+    done = ActionResult(outcome, check, comparisons, body, comment)
+    _write_outputs(context, {k: v for k, v in done.outputs().items() if k.startswith("comment")})
+    return done
+
+
+def _comment_target(
+    settings: ActionSettings, context: GitHubContext
+) -> tuple[str, str, int] | None:
+    """``(repository, token, pull request)`` to comment on, or ``None`` (not asked for, or no
+    pull request: a push)."""
+    if not settings.comment or context.pull_request is None:
+        return None
+    if context.token is None or context.repository is None:
+        raise ConfigError(
+            "commenting on the pull request needs GITHUB_TOKEN and GITHUB_REPOSITORY "
+            "(pass github-token to the action, or turn comment off)"
+        )
+    return context.repository, context.token, context.pull_request
+
+
+def find_baseline(store: Store, candidate: RunRow, *, branch: str | None) -> RunRow | None:
+    """The latest completed run in ``store`` with the candidate's name and model, made on
+    ``branch`` (any branch when ``None``), other than the candidate itself."""
+    offset = 0
+    while rows := store.list_runs(name=candidate.name, limit=_PAGE, offset=offset):
+        for row in rows:
+            if row.id == candidate.id or row.status != "completed" or row.model != candidate.model:
+                continue
+            if branch is None or row.config.get("git_branch") == branch:
+                return row
+        offset += len(rows)
+    return None
+
+
+def _compare(
+    settings: ActionSettings,
+    context: GitHubContext,
+    store: Store,
+    baseline_store: Store | None,
+    path: Path,
+    row: RunRow,
+    problems: Sequence[str],
+) -> EvalComparison:
+    base_store = store if baseline_store is None else baseline_store
+    branch = settings.baseline_branch or context.baseline_branch
+    base = (
+        base_store.get_run(settings.baseline, exclude=row.id)
+        if settings.baseline is not None
+        else find_baseline(base_store, row, branch=branch)
+    )
+    limit = (COMMENT_LIMIT - 4_096) // max(1, len(settings.eval_files))
+    notes = "".join(f"\n\n> ⚠️ candidate run {escape(row.id)}: {escape(p)}" for p in problems)
+    if base is None:
+        where = f" on branch {branch}" if branch else ""
+        model = f" with model {row.model}" if row.model else ""
+        missing = f"no completed run named {row.name}{model}{where} in the baseline store"
+        body = (
+            f"### {_MARKS['inconclusive']} aieval: **inconclusive** · {escape(row.name)}\n\n"
+            f"No baseline: {escape(missing)}. Run the eval files there first (a workflow on "
+            f"push), or give `baseline`. Candidate run {escape(row.id)}."
+        )
+        return EvalComparison(path, row.id, row.name, row.model, "inconclusive", None, body + notes)
+    comparison = compare_runs(
+        store,
+        base,
+        row,
+        policy=settings.policy,
+        baseline_store=baseline_store,
+        max_examples=None,
+    )
+    texts = example_texts(store, comparison, baseline_store=baseline_store)
+    body = render_github(
+        comparison, viewer_url=settings.viewer_url, texts=texts, limit=limit - len(notes)
+    ).rstrip("\n")
+    outcome: Outcome = comparison.decision.outcome
+    return EvalComparison(path, row.id, row.name, row.model, outcome, base.id, body + notes)
+
+
+def _body(
+    head: str,
+    outcome: Outcome,
+    check: Check,
+    comparisons: Sequence[EvalComparison],
+    context: GitHubContext,
+) -> str:
+    lines = [
+        head,
+        f"## {_MARKS[outcome]} aieval: {_WORDS[outcome]} (the check {CHECK_WORDS[check]})",
+    ]
+    if len(comparisons) > 1:
+        lines.append("| eval | model | decision | baseline | candidate |\n" + "| :--- " * 5 + "|")
+        lines[-1] += "".join(
+            f"\n| {escape(c.name)} | {escape(c.model or '-')} | {_MARKS[c.outcome]} "
+            f"{_WORDS[c.outcome]} | {escape(c.baseline_id or 'none')} | {escape(c.run_id)} |"
+            for c in comparisons
+        )
+    lines += [c.body for c in comparisons]
+    run = f" · [workflow run]({context.run_url})" if context.run_url else ""
+    lines.append(f"<sub>aieval {__version__}{run}</sub>")
+    return "\n\n".join(lines) + "\n"
+
+
+def _write_summary(context: GitHubContext, body: str) -> None:
+    if context.summary_path is None:
+        return
+    with context.summary_path.open("a", encoding="utf-8") as handle:
+        handle.write(body)
+
+
+def _write_outputs(context: GitHubContext, outputs: Mapping[str, str]) -> None:
+    """Append ``name<<delimiter`` blocks, GitHub's form for values of any text."""
+    if context.output_path is None:
+        return
+    with context.output_path.open("a", encoding="utf-8") as handle:
+        for name, value in outputs.items():
+            delimiter = f"aieval_{uuid.uuid4().hex}"
+            handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")

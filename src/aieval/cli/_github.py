@@ -1,0 +1,156 @@
+"""``aieval github``: what the GitHub Action runs (see ``action.yml`` and ``docs/ci.md``)."""
+
+from __future__ import annotations
+
+import enum
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from aieval.cli._options import (
+    BaselineDbOption,
+    DbOption,
+    OutputOption,
+    existing_store,
+    store_location,
+    write_text,
+)
+from aieval.cli._print import err, out
+
+__all__ = ["github_command"]
+
+
+class CheckResult(enum.StrEnum):
+    """What an outcome makes of the check."""
+
+    passed = "pass"
+    failed = "fail"
+
+
+def _check(name: str) -> Any:
+    return typer.Option(
+        f"--on-{name}",
+        help=f"The check's result when the decision is {name}.",
+        envvar=f"AIEVAL_GITHUB_ON_{name.upper()}",
+    )
+
+
+def github_command(
+    eval_files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Eval files to run for the candidate.", envvar="AIEVAL_GITHUB_EVAL_FILES"
+        ),
+    ],
+    db: DbOption = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            help="Baseline run id or name (default: latest run on the baseline branch).",
+            envvar="AIEVAL_GITHUB_BASELINE",
+        ),
+    ] = None,
+    baseline_branch: Annotated[
+        str | None,
+        typer.Option(
+            help="Branch whose runs are baselines (default: the PR's base branch).",
+            envvar="AIEVAL_GITHUB_BASELINE_BRANCH",
+        ),
+    ] = None,
+    baseline_db: BaselineDbOption = None,
+    viewer_url: Annotated[
+        str | None,
+        typer.Option(
+            "--viewer-url",
+            help="aieval viewer address, for links.",
+            envvar="AIEVAL_GITHUB_VIEWER_URL",
+        ),
+    ] = None,
+    policy_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--policy", help="Promotion policy, YAML or JSON.", envvar="AIEVAL_GITHUB_POLICY"
+        ),
+    ] = None,
+    on_promote: Annotated[CheckResult, _check("promote")] = (CheckResult.passed),
+    on_block: Annotated[CheckResult, _check("block")] = CheckResult.failed,
+    on_inconclusive: Annotated[CheckResult, _check("inconclusive")] = (CheckResult.failed),
+    comment: Annotated[
+        bool,
+        typer.Option(
+            "--comment/--no-comment",
+            help="Post or update the PR comment.",
+            envvar="AIEVAL_GITHUB_COMMENT",
+        ),
+    ] = True,
+    comment_key: Annotated[
+        str,
+        typer.Option(
+            help="Tells this comment from another workflow's on the same PR.",
+            envvar="AIEVAL_GITHUB_COMMENT_KEY",
+        ),
+    ] = "aieval",
+    output: OutputOption = None,
+) -> None:
+    """Run eval files, compare each run with its baseline, and comment on the pull request.
+
+    Reads GitHub Actions' environment (GITHUB_TOKEN, GITHUB_EVENT_PATH, GITHUB_API_URL...),
+    writes the job summary and the step outputs, and updates one comment per pull request.
+    Exit codes: 0 the check passes, 1 it fails (by --on-promote, --on-block and
+    --on-inconclusive: by default only promote passes), 2 usage error, 4 the GitHub API
+    refused the comment (the summary and outputs are written).
+    """
+    from aieval.ci import CHECK_WORDS, ActionSettings, GitHubContext, run_action
+    from aieval.errors import GitHubError
+    from aieval.report import PromotionPolicy
+    from aieval.store import Store
+
+    settings = ActionSettings(
+        eval_files=tuple(eval_files),
+        baseline=baseline,
+        baseline_branch=baseline_branch,
+        viewer_url=viewer_url,
+        policy=PromotionPolicy.from_file(policy_file) if policy_file else PromotionPolicy(),
+        checks={
+            "promote": on_promote.value,
+            "block": on_block.value,
+            "inconclusive": on_inconclusive.value,
+        },
+        comment=comment,
+        comment_key=comment_key,
+    )
+    context = GitHubContext.from_env(os.environ)
+    store = Store(store_location(db))  # created if new, as `aieval run` does
+    base_store = existing_store(baseline_db) if baseline_db is not None else None
+    try:
+        result = run_action(
+            settings,
+            context,
+            store,
+            baseline_store=base_store,
+            on_run=lambda path: err.print(f"running {path}", highlight=False),
+        )
+    except GitHubError as exc:
+        err.print(f"error: {exc}", style="bold red", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_GITHUB) from None
+    if output is not None:
+        write_text(result.body, output)
+    for item in result.comparisons:
+        out.print(
+            f"{item.name} ({item.run_id}): {item.outcome}, baseline {item.baseline_id or 'none'}",
+            highlight=False,
+        )
+    colour = "green" if result.passed else "red"
+    verdict = f"decision {result.outcome}: the check {CHECK_WORDS[result.check]}"
+    out.print(verdict, style=f"bold {colour}", highlight=False)
+    if result.comment is not None:
+        verb = "created" if result.comment.created else "updated"
+        out.print(f"{verb} comment {result.comment.url}", highlight=False)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+#: The GitHub API refused a call (the evaluation itself ran and its summary is written).
+EXIT_GITHUB = 4

@@ -1,0 +1,177 @@
+"""A server's upload endpoint as a push target: ``https://host:port`` with a bearer token.
+
+A run goes up in parts of at most :data:`PART_SAMPLES` samples or about :data:`PART_BYTES`
+bytes, then one commit with its header; the server writes it to its store in one transaction.
+A part or commit whose answer is lost (connection reset, timeout, 5xx, 429) is sent again with
+the same upload id and number: the server keeps one copy of each part, and a repeated commit
+answers what the first one did, so a retry never duplicates a sample.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import aiohttp
+
+from aieval.errors import AievalError, ConfigError
+from aieval.push._push import Progress
+from aieval.push._wire import MAX_PART_SAMPLES, WIRE_VERSION, run_in, sample_in
+from aieval.store import ImportOutcome, RunHolding, RunRow, StoredSample
+
+__all__ = ["PART_BYTES", "PART_SAMPLES", "ServerTarget", "UploadError"]
+
+#: Samples per part (the server accepts up to ``MAX_PART_SAMPLES``).
+PART_SAMPLES = 1000
+#: A part is sent once its JSON reaches about this many bytes.
+PART_BYTES = 4_000_000
+_RETRYABLE = frozenset({429, 500, 502, 503, 504})
+
+
+class UploadError(AievalError):
+    """The server refused or did not answer an upload request; the message says why."""
+
+
+class ServerTarget:
+    """``aieval serve``'s upload endpoint (``POST /api/runs/import``) as a push target.
+
+    Args:
+        url: the server's address, ``http(s)://host:port`` (a path prefix is kept).
+        token: the server's bearer token (``AIEVAL_TOKEN``).
+        attempts: tries per request before giving up (connection errors, 5xx, 429).
+        timeout_s: seconds each request may take.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None,
+        *,
+        attempts: int = 4,
+        timeout_s: float = 300.0,
+        part_samples: int = PART_SAMPLES,
+        part_bytes: int = PART_BYTES,
+    ) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"--to: {_shown(url)} is not a server address (http(s)://host:port)")
+        if parts.username or parts.password:
+            raise ConfigError("--to: give the token with --token or AIEVAL_TOKEN, not in the URL")
+        self.where = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+        self._base = self.where
+        self._token = token or None
+        self._attempts = max(1, attempts)
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._part_samples = min(part_samples, MAX_PART_SAMPLES)
+        self._part_bytes = part_bytes
+        self._runner = asyncio.Runner()
+        self._session: aiohttp.ClientSession | None = None
+
+    def holding(self, run_id: str) -> RunHolding | None:
+        body = self._call("GET", f"/api/runs/import/holding?run_id={quote(run_id, safe='')}")
+        try:
+            run = body["run"]
+            if run is None:
+                return None
+            return RunHolding(RunRow(**run), frozenset(body["sample_ids"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UploadError(
+                f"{self.where} answered what it holds of run {run_id} in a form this version "
+                f"does not read ({type(exc).__name__}: {exc}); is it an aieval server of the "
+                "same version?"
+            ) from exc
+
+    def write(
+        self, run: RunRow, samples: Iterable[StoredSample], count: int, progress: Progress
+    ) -> ImportOutcome:
+        upload = uuid.uuid4().hex
+        part, done, batch, size = 0, 0, [], 0
+        for sample in samples:
+            text = _dumps(sample_in(sample))
+            batch.append(text)
+            size += len(text)
+            if len(batch) >= self._part_samples or size >= self._part_bytes:
+                self._send_part(upload, part, batch)
+                part, done, batch, size = part + 1, done + len(batch), [], 0
+                progress(run, done, count)
+        if batch:
+            self._send_part(upload, part, batch)
+            part, done = part + 1, done + len(batch)
+        progress(run, done, count)
+        commit = {"version": WIRE_VERSION, "upload": upload, "parts": part, "run": run_in(run)}
+        answer = self._call("POST", "/api/runs/import", _dumps(commit))
+        return ImportOutcome(answer["run_id"], answer["outcome"], int(answer["samples_added"]))
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._runner.run(self._session.close())
+            self._session = None
+        self._runner.close()
+
+    def _send_part(self, upload: str, part: int, samples: list[str]) -> None:
+        head = f'{{"version": {WIRE_VERSION}, "upload": "{upload}", "part": {part}, "samples": ['
+        self._call("POST", "/api/runs/import", head + ", ".join(samples) + "]}")
+
+    def _call(self, method: str, path: str, body: str | None = None) -> dict[str, Any]:
+        return self._runner.run(self._request(method, path, body))
+
+    async def _request(self, method: str, path: str, body: str | None) -> dict[str, Any]:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(timeout=self._timeout)
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        if self._token is not None:
+            headers["Authorization"] = f"Bearer {self._token}"
+        url = self._base + path
+        problem = ""
+        for attempt in range(self._attempts):
+            if attempt:
+                await asyncio.sleep(min(0.5 * 2 ** (attempt - 1), 8.0))
+            try:
+                async with self._session.request(
+                    method, url, data=None if body is None else body.encode("ascii"),
+                    headers=headers,
+                ) as response:  # fmt: skip
+                    text = await response.text()
+                    if response.status == 200:
+                        answer: dict[str, Any] = json.loads(text)
+                        return answer
+                    problem = _refusal(response.status, text, self.where)
+                    if response.status not in _RETRYABLE:
+                        raise UploadError(problem)
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                problem = f"{self.where} did not answer: {type(exc).__name__}: {exc}"
+        raise UploadError(f"{problem} (after {self._attempts} attempts)")
+
+
+def _dumps(value: Any) -> str:
+    # ASCII escapes keep lone surrogates (\udcXX) and NUL (\u0000) exact; no NaN in JSON
+    return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+
+
+def _refusal(status: int, text: str, where: str) -> str:
+    try:
+        body = json.loads(text)
+        message = str(body.get("message", text))
+        reasons = [str(r) for r in body.get("reasons", [])]
+    except (ValueError, AttributeError):
+        message, reasons = text[:300], []
+    detail = "; ".join(dict.fromkeys([message, *reasons]))
+    if status == 401:
+        return (
+            f"{where} refused the upload (401: {detail}): give the server's token with --token "
+            "or AIEVAL_TOKEN"
+        )
+    return f"{where} refused the upload ({status}: {detail})"
+
+
+def _shown(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", "")) or "(empty)"

@@ -1,0 +1,137 @@
+"""The ``epochs`` and ``minimums`` sections of a run's report.
+
+A run of ``epochs > 1`` answered each example several times: its report gives pass@k and pass^k
+per example (from the pass flags of its answers) beside the run's means and the variance split
+its summary stored. A run held to minimums (``min_pass_rate``, ``min``) shows each with its
+value and whether it was met.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aieval.report._document import num, pct
+from aieval.stats import pass_at_k, pass_hat_k
+
+__all__ = [
+    "ESTIMATORS",
+    "K_HEAD",
+    "MINIMUM_HEAD",
+    "VARIANCE_HEAD",
+    "epochs_section",
+    "epochs_title",
+    "example_head",
+    "example_rows",
+    "k_rows",
+    "minimum_rows",
+    "minimums_section",
+    "variance_rows",
+]
+
+K_HEAD = ["k", "pass@k", "pass^k"]
+VARIANCE_HEAD = ["scorer", "answers", "verdicts/answer", "answer var", "judge var", "answers'"]
+MINIMUM_HEAD = ["minimum", "value", "least", "met"]
+#: How pass@k and pass^k are computed, printed under their table.
+ESTIMATORS = (
+    "per example (n answers, c passed): pass@k = 1 − C(n−c, k) / C(n, k), the chance that at "
+    "least one of k answers passes; pass^k = C(c, k) / C(n, k), the chance that all k pass; "
+    "averaged over the examples with at least k answers."
+)
+
+
+def epochs_section(
+    metrics: Mapping[str, Any], flags: Mapping[str, list[bool]]
+) -> dict[str, Any] | None:
+    """The run's pass@k/pass^k means and variance split (as stored) and, per example (in
+    dataset order), ``n`` answers, ``passed`` and pass@k/pass^k for k = 1..n; ``None`` for a
+    run without epochs."""
+    stored = metrics.get("epochs")
+    if not flags and not stored:
+        return None
+    stored = stored or {}
+    n = int(stored.get("n") or max((len(f) for f in flags.values()), default=1))
+    examples = []
+    for example_id, passes in flags.items():
+        count, passed = len(passes), sum(passes)
+        ks = range(1, min(count, n) + 1)
+        examples.append(
+            {
+                "id": example_id,
+                "n": count,
+                "passed": passed,
+                "pass_at_k": {str(k): pass_at_k(count, passed, k) for k in ks},
+                "pass_hat_k": {str(k): pass_hat_k(count, passed, k) for k in ks},
+            }
+        )
+    return {
+        "n": n,
+        "pass_at_k": stored.get("pass_at_k") or {},
+        "pass_hat_k": stored.get("pass_hat_k") or {},
+        "variance": stored.get("variance") or {},
+        "examples": examples,
+    }
+
+
+def minimums_section(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The minimums the run was held to as its summary stored them, or ``None``."""
+    stored = metrics.get("minimums")
+    return dict(stored) if isinstance(stored, Mapping) else None
+
+
+def epochs_title(epochs: Mapping[str, Any]) -> str:
+    """``Epochs: 3 answers per example, 40 examples``."""
+    return f"Epochs: {epochs['n']} answers per example, {len(epochs['examples'])} examples"
+
+
+def k_rows(epochs: Mapping[str, Any]) -> list[list[str]]:
+    """One row per k: the run's mean pass@k and pass^k."""
+    at, hat = epochs.get("pass_at_k") or {}, epochs.get("pass_hat_k") or {}
+    return [[k, pct(at.get(k)), pct(hat.get(k))] for k in sorted(at, key=int)]
+
+
+def variance_rows(epochs: Mapping[str, Any]) -> list[list[str]]:
+    """One row per judged scorer: its variance split (``-`` where it cannot be known)."""
+    return [
+        [
+            name,
+            str(split.get("answers", 0)),
+            num(split.get("judge_samples"), 1),
+            num(split.get("answer_variance"), 4),
+            num(split.get("judge_variance"), 4),
+            pct(split.get("answer_share")),
+        ]
+        for name, split in (epochs.get("variance") or {}).items()
+    ]
+
+
+def example_head(epochs: Mapping[str, Any]) -> list[str]:
+    """The per-example table's columns, for a run of N epochs (``pass@N``, ``pass^N``)."""
+    n = epochs["n"]
+    return ["example", "passed", f"pass@{n}", f"pass^{n}"]
+
+
+def example_rows(epochs: Mapping[str, Any]) -> list[list[str]]:
+    """Per example, least reliable first (lowest pass^n, then pass@n): passed of n, pass@n,
+    pass^n at the run's n (at the example's own n when it has fewer answers)."""
+    rows = []
+    for ex in epochs["examples"]:
+        k = str(min(ex["n"], epochs["n"]))
+        at, hat = ex["pass_at_k"].get(k), ex["pass_hat_k"].get(k)
+        cells = [ex["id"], f"{ex['passed']}/{ex['n']}", pct(at), pct(hat)]
+        rows.append(((hat or 0.0, at or 0.0), cells))
+    rows.sort(key=lambda item: item[0])
+    return [row for _, row in rows]
+
+
+def minimum_rows(minimums: Mapping[str, Any]) -> list[list[str]]:
+    """One row per minimum: the metric, its value, the least value asked, ``yes``/``NO``."""
+    return [
+        [
+            "pass rate" if check["metric"] == "pass_rate" else str(check["metric"]),
+            num(check.get("value"), 3),
+            num(check.get("minimum"), 3),
+            "yes" if check.get("met") else "NO",
+        ]
+        for check in minimums.get("checks") or []
+    ]

@@ -1,0 +1,219 @@
+"""Run uploads (``aieval push --to URL``): what the store holds of a run, and the upload itself.
+
+``GET /api/runs/import/holding?run_id=`` answers the run's header and sample ids (``run`` is
+null when absent), so a client sends only what is missing. ``POST /api/runs/import`` takes the
+parts of an upload (validated field by field, each part's body kept in a spool folder, one file
+per part: a part sent again replaces itself) and then the commit, which writes the header and
+every part's samples to the store in one transaction (samples already stored are kept as they
+are) and answers ``{"run_id", "outcome", "samples_added"}``. A commit sent again answers the same.
+
+Uploads need the server's token: a server started without one refuses them (403), since an
+upload rewrites history that comparisons and promotion decisions read.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+
+from aieval._json import duplicate_key_path
+from aieval.errors import ConfigError
+from aieval.push import ImportRequest, run_in
+from aieval.server._errors import error_body, validation_reasons
+from aieval.store import (
+    ImportOutcome,
+    Store,
+    StoredCall,
+    StoredSample,
+    StoredScore,
+    StoreLocation,
+)
+
+__all__ = ["MAX_BODY_BYTES", "Uploads", "uploads_api"]
+
+#: The largest request body an upload part may have.
+MAX_BODY_BYTES = 32 * 1024 * 1024
+#: Uploads open at once (more get 429 until one commits or expires).
+MAX_OPEN = 32
+#: An upload with no request for this long is dropped with its parts.
+IDLE_S = 3600.0
+_COMMITTED_KEPT = 1000
+
+uploads_api = APIRouter(prefix="/api")
+
+
+class Uploads:
+    """The spool of uploads in progress (a temporary folder) and the last commits' answers."""
+
+    def __init__(self) -> None:
+        self._folder: Path | None = None
+        self._lock = threading.Lock()
+        self._active: dict[str, float] = {}
+        self._committed: OrderedDict[str, ImportOutcome] = OrderedDict()
+
+    def put(self, upload: str, part: int, body: bytes) -> None:
+        """Keep part ``part`` of ``upload``, its validated request ``body`` (replacing an earlier
+        copy of it)."""
+        with self._lock:
+            self._expire()
+            if upload in self._committed:
+                raise ConfigError(f"upload: {upload} is already committed; start a new upload")
+            if upload not in self._active and len(self._active) >= MAX_OPEN:
+                raise HTTPException(429, f"{MAX_OPEN} uploads are in progress; retry later")
+            self._active[upload] = time.monotonic()
+        folder = self.folder / upload
+        folder.mkdir(exist_ok=True)
+        spooled = folder / f".part-{part:07d}.tmp"
+        spooled.write_bytes(body)
+        spooled.replace(folder / f"part-{part:07d}.json")
+
+    def commit(self, location: StoreLocation, request: ImportRequest) -> ImportOutcome:
+        """Write the upload's run and samples to the store in one transaction."""
+        assert request.run is not None and request.parts is not None
+        with self._lock:
+            done = self._committed.get(request.upload)
+            if done is not None:
+                return done
+            self._active.pop(request.upload, None)
+        folder = self.folder / request.upload
+        have = {p.name for p in folder.glob("part-*.json")} if folder.is_dir() else set()
+        wanted = {f"part-{k:07d}.json" for k in range(request.parts)}
+        if have != wanted:
+            missing = sorted(wanted - have)
+            what = (
+                f"part {int(missing[0][5:12])} of {request.parts} was never received"
+                if missing
+                else f"parts beyond {request.parts} were received"
+            )
+            with self._lock:
+                self._active[request.upload] = time.monotonic()
+            raise ConfigError(f"parts: {what}; send the upload's parts again, then commit")
+        run = request.run.row()
+        store = Store(location)  # a connection of its own: readers go on meanwhile
+        try:
+            outcome = store.import_run(run, _spooled(folder, request.parts))
+        finally:
+            store.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        with self._lock:
+            self._committed[request.upload] = outcome
+            while len(self._committed) > _COMMITTED_KEPT:
+                self._committed.popitem(last=False)
+        return outcome
+
+    @property
+    def folder(self) -> Path:
+        """The spool folder, made on first use."""
+        with self._lock:
+            if self._folder is None:
+                self._folder = Path(tempfile.mkdtemp(prefix="aieval-uploads-"))
+            return self._folder
+
+    def close(self) -> None:
+        """Remove the spool."""
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for upload, seen in list(self._active.items()):
+            if now - seen > IDLE_S:
+                del self._active[upload]
+                if self._folder is not None:
+                    shutil.rmtree(self._folder / upload, ignore_errors=True)
+
+
+def _spooled(folder: Path, parts: int) -> Iterator[StoredSample]:
+    for k in range(parts):
+        for data in json.loads((folder / f"part-{k:07d}.json").read_bytes())["samples"]:
+            scores = tuple(StoredScore(**s) for s in data.pop("scores", ()))
+            calls = tuple(StoredCall(**c) for c in data.pop("calls", ()))
+            yield StoredSample(**data, scores=scores, calls=calls)
+
+
+@uploads_api.get("/runs/import/holding")
+def holding(request: Request, run_id: Annotated[str, Query(min_length=1)]) -> Response:
+    """What the store holds of ``run_id`` (exact id): its header and sample ids."""
+    _uploads_allowed(request)
+    store: Store = request.app.state.store
+    held = store.run_holding(run_id)
+    body: dict[str, Any] = {"version": 1, "run": None, "sample_ids": []}
+    if held is not None:
+        body = {"version": 1, "run": run_in(held.run), "sample_ids": sorted(held.sample_ids)}
+    # ASCII escapes: a lone surrogate in a stored text travels as \udcXX (UTF-8 cannot hold it)
+    return Response(json.dumps(body, ensure_ascii=True), media_type="application/json")
+
+
+@uploads_api.post("/runs/import")
+async def upload(request: Request) -> JSONResponse:
+    """A part of an upload, or its commit (see the module's description)."""
+    _uploads_allowed(request)
+    raw = await _body(request)
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return _refuse(400, f"the body is not JSON: {exc}")
+    path = duplicate_key_path(raw)
+    if path is not None:
+        return _refuse(422, f"{path}: duplicate key; give each key once")
+    if not isinstance(data, dict):
+        return _refuse(422, "(body): a JSON object is expected")
+    try:
+        body = ImportRequest.model_validate(data)
+    except ValidationError as exc:
+        reasons = validation_reasons(exc.errors())
+        message = f"invalid upload: {len(reasons)} problem(s): " + "; ".join(reasons[:5])
+        return JSONResponse(error_body(message, reasons), status_code=422)
+    uploads: Uploads = request.app.state.uploads
+    if body.part is not None:
+        await run_in_threadpool(uploads.put, body.upload, body.part, raw)
+        answer = {"upload": body.upload, "part": body.part, "samples": len(body.samples)}
+        return JSONResponse(answer)
+    store: Store = request.app.state.store
+    outcome = await run_in_threadpool(uploads.commit, store.location, body)
+    request.app.state.bundles.forget(outcome.run_id)
+    answer = {
+        "run_id": outcome.run_id,
+        "outcome": outcome.outcome,
+        "samples_added": outcome.samples_added,
+    }
+    return JSONResponse(answer)
+
+
+def _uploads_allowed(request: Request) -> None:
+    if request.app.state.settings.token is None:
+        raise HTTPException(
+            403,
+            "this server takes uploads only with a token: start it with --token or "
+            "AIEVAL_TOKEN, and push with the same token",
+        )
+
+
+async def _body(request: Request) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise HTTPException(413, f"an upload request may hold {MAX_BODY_BYTES} bytes at most")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise HTTPException(413, f"an upload request may hold {MAX_BODY_BYTES} bytes at most")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _refuse(status: int, message: str) -> JSONResponse:
+    return JSONResponse(error_body(message, [message]), status_code=status)

@@ -1,0 +1,73 @@
+"""The store's backend seam: one SQL text, run on SQLite or PostgreSQL.
+
+The store's SQL is written once, in SQLite's spelling with ``?`` placeholders; a backend runs
+it, translated where the two differ (:mod:`aieval.store._sqlite`, :mod:`aieval.store._postgres`):
+placeholders, insertion order (SQLite's ``rowid``, a ``seq`` column on PostgreSQL), "no limit",
+column types, taking a row for update, schema introspection and lossless text. Rows come back
+with every text exactly as it was written.
+
+A backend raises its driver's own errors (:attr:`Backend.errors`); the store turns them into
+:class:`~aieval.errors.StoreError` naming the redacted location.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from aieval.store._location import StoreLocation
+
+__all__ = ["Backend"]
+
+
+class Backend(ABC):
+    """One connection to a store's database (not thread-safe: the store holds a lock)."""
+
+    #: the driver's error classes
+    errors: tuple[type[BaseException], ...]
+    #: the LIMIT value that means "no limit"
+    no_limit: int | None
+    #: appended to a SELECT that takes the rows it reads for the transaction (the take-over)
+    for_update: str
+
+    def __init__(self, location: StoreLocation) -> None:
+        self.location = location
+
+    @abstractmethod
+    def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """All rows of ``sql``, texts decoded."""
+
+    def one(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        """The first row of ``sql`` or ``None``."""
+        rows = self.query(sql, args)
+        return rows[0] if rows else None
+
+    @abstractmethod
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """Run one statement (committed at once outside :meth:`transaction`)."""
+
+    @abstractmethod
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement over many rows, in one batch."""
+
+    @abstractmethod
+    def transaction(self, *, exclusive: bool = False) -> AbstractContextManager[None]:
+        """A transaction: committed on leaving, rolled back on an exception. ``exclusive``
+        takes SQLite's write lock at once (PostgreSQL locks the rows read ``for_update``)."""
+
+    @abstractmethod
+    def create_schema(self, schema: str, added: dict[str, dict[str, str]], version: int) -> None:
+        """Create the tables of ``schema`` if absent, add the ``added`` columns an older store
+        lacks, and record ``version`` in ``meta``: all at once, safe against a concurrent
+        opener."""
+
+    @abstractmethod
+    def create_table(self, ddl: str) -> None:
+        """Run one ``CREATE TABLE IF NOT EXISTS`` (SQLite's types), safe against a concurrent
+        opener: a side table beside the store's own (the response and embedding caches)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the connection."""

@@ -1,0 +1,174 @@
+"""The PostgreSQL backend (psycopg 3, extra ``postgres``): the store's SQL in PostgreSQL's terms.
+
+Differences from SQLite handled here: ``%s`` placeholders; a ``seq`` identity column gives
+``runs``, ``samples`` and ``scores`` the insertion order SQLite's ``rowid`` gives; ``NULL`` is
+"no limit"; ``REAL`` is ``double precision`` and ``INTEGER`` ``bigint`` (JSON stays ``text``,
+so it reads back byte for byte); the take-over locks the run's row (``FOR UPDATE``); schema
+creation takes an advisory lock so concurrent openers do not race; texts ``text`` cannot hold
+(NUL, lone surrogates) are stored escaped (:func:`aieval.store._encoding.to_pg`). A broken
+connection is opened again on the next use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from typing import Any
+
+from aieval.errors import StoreError
+from aieval.store._backend import Backend
+from aieval.store._encoding import PG_MARKER, from_pg, to_pg_row
+from aieval.store._location import StoreLocation
+
+try:
+    import psycopg
+except ImportError:  # pragma: no cover - the extra is missing
+    psycopg = None  # type: ignore[assignment]
+
+__all__ = ["PostgresBackend", "postgres_schema"]
+
+#: the tables read in insertion order, and so given a ``seq`` column
+ORDERED_TABLES = ("runs", "samples", "scores")
+# pg_advisory_xact_lock key serialising schema creation and migration ("aieval" in ASCII)
+_SCHEMA_LOCK = 0x61696576616C
+
+
+class PostgresBackend(Backend):
+    """A PostgreSQL database, reached with psycopg 3 (autocommit outside transactions)."""
+
+    no_limit = None
+    for_update = " FOR UPDATE"
+
+    def __init__(self, location: StoreLocation) -> None:
+        if psycopg is None:
+            raise StoreError(
+                f"the store at {location} is PostgreSQL, which needs psycopg: pip install"
+                " 'aieval[postgres]'"
+            )
+        super().__init__(location)
+        self.errors = (psycopg.Error,)
+        self._conn = self._connect()
+
+    def _connect(self) -> psycopg.Connection[tuple[Any, ...]]:
+        return psycopg.connect(
+            self.location.connect_url(),
+            autocommit=True,
+            connect_timeout=30,
+            application_name="aieval",
+        )
+
+    def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
+        if self._conn.closed or self._conn.broken:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.close()
+            self._conn = self._connect()
+        return self._conn
+
+    def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        rows = self._live().execute(_translate(sql), to_pg_row(args)).fetchall()
+        return [_decoded(row) for row in rows]
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+        self._live().execute(_translate(sql), to_pg_row(args))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self._live().cursor() as cursor:
+            cursor.executemany(_translate(sql), [to_pg_row(row) for row in rows])
+
+    @contextlib.contextmanager
+    def transaction(self, *, exclusive: bool = False) -> Iterator[None]:
+        conn = self._live()
+        if exclusive:  # reads its row before writing: one statement at a time
+            with conn.transaction():
+                yield
+            return
+        # a write-only transaction is sent as one pipeline: BEGIN, every batch, COMMIT in about
+        # one round trip (an error surfaces when the pipeline syncs, inside this block)
+        with conn.pipeline(), conn.transaction():
+            yield
+
+    def create_schema(self, schema: str, added: dict[str, dict[str, str]], version: int) -> None:
+        conn = self._live()
+        if self._version() == str(version):
+            # up to date: no DDL, whose table locks would queue behind (and ahead of) the
+            # transactions of the runs writing at this moment
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            conn.execute(postgres_schema(schema))
+            for table, columns in added.items():
+                have = {
+                    row[0]
+                    for row in conn.execute(
+                        "SELECT column_name FROM information_schema.columns"
+                        " WHERE table_schema = current_schema() AND table_name = %s",
+                        (table,),
+                    )
+                }
+                for column, kind in columns.items():
+                    if column not in have:
+                        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {_types(kind)}")
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', %s)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(version),),
+            )
+
+    def _version(self) -> str | None:
+        """The schema version recorded in ``meta``; ``None`` before the store's first use."""
+        row = self._conn.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()
+        if row is None or not row[0]:
+            return None
+        found = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return None if found is None else str(found[0])
+
+    def create_table(self, ddl: str) -> None:
+        conn = self._live()
+        name = re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", ddl)
+        if name is not None:
+            row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name.group(1),)).fetchone()
+            if row is not None and row[0]:
+                return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            conn.execute(_types(ddl))
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _decoded(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    for value in row:
+        if isinstance(value, str) and value.startswith(PG_MARKER):
+            return tuple(map(from_pg, row))
+    return row
+
+
+@lru_cache(maxsize=256)
+def _translate(sql: str) -> str:
+    """SQLite-spelled SQL in PostgreSQL's: ``%s`` placeholders, ``seq`` for ``rowid``."""
+    return re.sub(r"\browid\b", "seq", sql.replace("%", "%%").replace("?", "%s"))
+
+
+def _types(sql: str) -> str:
+    sql = sql.replace("INTEGER PRIMARY KEY", "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY")
+    sql = re.sub(r"\bINTEGER\b", "BIGINT", sql)
+    return re.sub(r"\bREAL\b", "DOUBLE PRECISION", sql)
+
+
+def postgres_schema(schema: str) -> str:
+    """The store's SQLite schema in PostgreSQL's types, with an insertion-order ``seq`` column
+    (and its index) in the tables read in insertion order."""
+    out = _types(schema)
+    for table in ORDERED_TABLES:
+        out = out.replace(
+            f"CREATE TABLE IF NOT EXISTS {table} (\n",
+            f"CREATE TABLE IF NOT EXISTS {table} (\n    seq BIGINT GENERATED ALWAYS AS IDENTITY,\n",
+        )
+    return out + (
+        "CREATE INDEX IF NOT EXISTS runs_seq ON runs (seq);\n"
+        "CREATE INDEX IF NOT EXISTS samples_seq ON samples (run_id, seq);\n"
+        "CREATE INDEX IF NOT EXISTS scores_seq ON scores (run_id, seq);\n"
+    )

@@ -1,0 +1,80 @@
+"""The SQLite backend: one file in WAL mode."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from aieval.store._backend import Backend
+from aieval.store._encoding import row_from_db, to_db_row
+from aieval.store._location import StoreLocation
+
+__all__ = ["SqliteBackend"]
+
+
+class SqliteBackend(Backend):
+    """An SQLite file (WAL, foreign keys on); a string UTF-8 cannot hold is stored as bytes."""
+
+    errors = (sqlite3.Error,)
+    no_limit = -1
+    for_update = ""
+
+    def __init__(self, location: StoreLocation) -> None:
+        super().__init__(location)
+        assert location.path is not None
+        path = location.path
+        if path.parent and not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(
+            path, check_same_thread=False, isolation_level=None, timeout=30.0
+        )
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error:
+            self._db.close()
+            raise
+        self._db.row_factory = row_from_db
+
+    def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._db.execute(sql, to_db_row(args)).fetchall()
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+        self._db.execute(sql, to_db_row(args))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._db.executemany(sql, [to_db_row(row) for row in rows])
+
+    @contextlib.contextmanager
+    def transaction(self, *, exclusive: bool = False) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE" if exclusive else "BEGIN")
+        try:
+            yield
+        except BaseException:
+            # SQLite may already have rolled back (a full disk does); nothing is half-written
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def create_schema(self, schema: str, added: dict[str, dict[str, str]], version: int) -> None:
+        self._db.executescript(schema)
+        for table, columns in added.items():
+            have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            for column, kind in columns.items():
+                if column not in have:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(version),),
+        )
+
+    def create_table(self, ddl: str) -> None:
+        self._db.execute(ddl)
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,294 @@
+"""Copying runs between stores: rows exactly as stored, what a store holds of a run, and
+writing a run (header and missing samples) in one transaction.
+
+The rows keep every column as stored (JSON columns as their text, a sample's ``created_at``,
+NULL where the source has NULL), so a copy reports, compares and promotes exactly as the
+original. Samples are append-only: a stored sample never changes, so a run is brought up to
+date by adding the samples the target lacks and replacing its header.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from aieval.errors import ConfigError, StoreError
+from aieval.store._connection import Connection, placeholders
+from aieval.store._encoding import dumps
+from aieval.store._owner import still_running
+from aieval.store._runs import RUN_COLUMNS, RunRow, _run_row
+from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS
+
+__all__ = [
+    "ImportOutcome",
+    "RunHolding",
+    "StoredCall",
+    "StoredSample",
+    "StoredScore",
+    "TransferTable",
+]
+
+# Samples read or written per batch (well under SQLite's limit of bound parameters).
+_PAGE = 500
+
+#: A run's header, inserted or replacing the stored one.
+_UPSERT = (
+    f"INSERT INTO runs ({RUN_COLUMNS}) VALUES ({placeholders(18)})"
+    " ON CONFLICT (id) DO UPDATE SET name = excluded.name, status = excluded.status,"
+    " model = excluded.model, provider = excluded.provider, dataset = excluded.dataset,"
+    " dataset_hash = excluded.dataset_hash, n_examples = excluded.n_examples,"
+    " git_sha = excluded.git_sha, config = excluded.config, metrics = excluded.metrics,"
+    " error = excluded.error, created_at = excluded.created_at,"
+    " started_at = excluded.started_at, finished_at = excluded.finished_at, pid = excluded.pid,"
+    " host = excluded.host, heartbeat_at = excluded.heartbeat_at"
+)
+_SCORE_COLUMNS = "scorer, value, raw, reason, error, metadata, unreadable"
+_CALL_FIELDS = (
+    "purpose, provider, model, latency_s, input_tokens, output_tokens, cost, retries, cached, error"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredScore:
+    """One row of ``scores`` as stored (``raw`` and ``metadata`` are JSON text)."""
+
+    scorer: str
+    value: float | None
+    raw: str | None
+    reason: str | None
+    error: str | None
+    metadata: str | None
+    unreadable: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCall:
+    """One row of ``model_calls`` as stored (without its store-local id)."""
+
+    purpose: str
+    provider: str | None
+    model: str | None
+    latency_s: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost: float | None
+    retries: int
+    cached: int
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSample:
+    """One row of ``samples`` as stored, with its scores and model calls in stored order.
+
+    ``input``, ``expected``, ``metadata``, ``extra`` and ``verdict`` are JSON text (or NULL).
+    """
+
+    sample_id: str
+    idx: int
+    input: str | None
+    expected: str | None
+    prediction: str | None
+    metadata: str | None
+    error: str | None
+    passed: int | None
+    latency_s: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost: float | None
+    retries: int
+    cached: int
+    extra: str | None
+    created_at: float
+    verdict: str | None
+    scores: tuple[StoredScore, ...] = ()
+    calls: tuple[StoredCall, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RunHolding:
+    """What a store holds of one run: its header and the ids of its stored samples."""
+
+    run: RunRow
+    sample_ids: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOutcome:
+    """What :meth:`TransferTable.import_run` did: ``new`` (the run was absent), ``updated``
+    (header replaced and/or samples added) or ``unchanged``; ``samples_added`` counts."""
+
+    run_id: str
+    outcome: Literal["new", "updated", "unchanged"]
+    samples_added: int
+
+
+class TransferTable(Connection):
+    """Reading runs as stored rows and writing them into another store."""
+
+    def stored_samples(self, run_id: str) -> Iterator[StoredSample]:
+        """The run's samples as stored, in the order they were stored, read a page at a time."""
+        order = [
+            row[0]
+            for row in self._read(
+                "SELECT sample_id FROM samples WHERE run_id = ? ORDER BY rowid", (run_id,)
+            )
+        ]
+        for start in range(0, len(order), _PAGE):
+            yield from self._stored_page(run_id, order[start : start + _PAGE])
+
+    def _stored_page(self, run_id: str, ids: list[str]) -> list[StoredSample]:
+        marks = placeholders(len(ids))
+        found = self._read(
+            f"SELECT {SAMPLE_COLUMNS} FROM samples WHERE run_id = ? AND sample_id IN ({marks})",
+            (run_id, *ids),
+        )
+        by_id = {row[1]: row for row in found}
+        rows = [by_id[i] for i in ids if i in by_id]
+        score_rows = self._read(
+            f"SELECT sample_id, {_SCORE_COLUMNS} FROM scores"
+            f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY rowid",
+            (run_id, *ids),
+        )
+        call_rows = self._read(
+            f"SELECT sample_id, {_CALL_FIELDS} FROM model_calls"
+            f" WHERE run_id = ? AND sample_id IN ({marks}) ORDER BY id",
+            (run_id, *ids),
+        )
+        scores: dict[str, list[StoredScore]] = {}
+        for s in score_rows:
+            scores.setdefault(s[0], []).append(StoredScore(*s[1:]))
+        calls: dict[str, list[StoredCall]] = {}
+        for c in call_rows:
+            calls.setdefault(c[0], []).append(StoredCall(*c[1:]))
+        return [
+            replace(
+                StoredSample(*row[1:]),
+                scores=tuple(scores.get(row[1], ())),
+                calls=tuple(calls.get(row[1], ())),
+            )
+            for row in rows
+        ]
+
+    def run_holding(self, run_id: str) -> RunHolding | None:
+        """The header and sample ids this store holds of ``run_id`` (exact id), or ``None``."""
+        with self._lock:
+            row = self._read_one(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,))
+            if row is None:
+                return None
+            ids = self._read("SELECT sample_id FROM samples WHERE run_id = ?", (run_id,))
+        return RunHolding(_run_row(row), frozenset(r[0] for r in ids))
+
+    def import_run(self, run: RunRow, samples: Iterable[StoredSample]) -> ImportOutcome:
+        """Write ``run``'s header and those of ``samples`` this store lacks, in one transaction.
+
+        The header replaces the stored one; a sample already stored (same run and sample id)
+        is kept as it is. Nothing is written when the run is unchanged, and nothing at all when
+        any row fails (the error names the run).
+
+        Raises:
+            ConfigError: ``run`` is still ``running`` (only a finished or interrupted run is
+                copied).
+            RunInProgressError: this store's copy of the run is being run by a live process.
+            StoreError: the store refused a row (the transaction is rolled back).
+        """
+        if run.status == "running":
+            raise ConfigError(
+                f"run {run.id} is still running; copy it once it has ended (completed, failed "
+                "or interrupted)"
+            )
+        header = _header_row(run)
+        db = self._db
+        with self._lock:
+            try:
+                with db.transaction(exclusive=True):
+                    row = db.one(
+                        f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?{db.for_update}", (run.id,)
+                    )
+                    held = None if row is None else _run_row(row)
+                    if held is not None and held.status == "running":
+                        started = held.started_at or held.created_at
+                        raise still_running(
+                            held.id, held.pid, held.host, held.heartbeat_at, started_at=started
+                        )
+                    if held != run:
+                        db.execute(_UPSERT, header)
+                    have = {
+                        r[0]
+                        for r in db.query(
+                            "SELECT sample_id FROM samples WHERE run_id = ?", (run.id,)
+                        )
+                    }
+                    added = 0
+                    batch: list[StoredSample] = []
+                    for sample in samples:
+                        if sample.sample_id in have:
+                            continue
+                        have.add(sample.sample_id)
+                        batch.append(sample)
+                        if len(batch) >= _PAGE:
+                            added += self._insert_stored(run.id, batch)
+                            batch = []
+                    added += self._insert_stored(run.id, batch)
+            except db.errors as exc:
+                raise StoreError(
+                    f"cannot write run {run.id} to the store at {self.location}: "
+                    f"{self._why(exc)}; nothing of it was written"
+                ) from exc
+        if held is None:
+            return ImportOutcome(run.id, "new", added)
+        return ImportOutcome(run.id, "updated" if added or held != run else "unchanged", added)
+
+    def _insert_stored(self, run_id: str, samples: list[StoredSample]) -> int:
+        if not samples:
+            return 0
+        db = self._db
+        db.executemany(
+            f"INSERT INTO samples ({SAMPLE_COLUMNS}) VALUES ({placeholders(18)})",
+            [(run_id, *_sample_columns(s)) for s in samples],
+        )
+        scores = [
+            (run_id, s.sample_id, *_fields(sc, _SCORE_COLUMNS)) for s in samples for sc in s.scores
+        ]
+        if scores:
+            db.executemany(
+                f"INSERT INTO scores (run_id, sample_id, {_SCORE_COLUMNS})"
+                f" VALUES ({placeholders(9)})",
+                scores,
+            )
+        calls = [(run_id, s.sample_id, *_fields(c, _CALL_FIELDS)) for s in samples for c in s.calls]
+        if calls:
+            db.executemany(
+                f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({placeholders(12)})", calls
+            )
+        return len(samples)
+
+
+def _fields(row: object, columns: str) -> tuple[Any, ...]:
+    return tuple(getattr(row, name) for name in _names(columns))
+
+
+@functools.cache
+def _names(columns: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in columns.split(","))
+
+
+def _sample_columns(s: StoredSample) -> tuple[Any, ...]:
+    # SAMPLE_COLUMNS without run_id, in its order
+    return (
+        s.sample_id, s.idx, s.input, s.expected, s.prediction, s.metadata, s.error, s.passed,
+        s.latency_s, s.input_tokens, s.output_tokens, s.cost, s.retries, s.cached, s.extra,
+        s.created_at, s.verdict,
+    )  # fmt: skip
+
+
+def _header_row(run: RunRow) -> tuple[Any, ...]:
+    # RUN_COLUMNS' order
+    return (
+        run.id, run.name, run.status, run.model, run.provider, run.dataset, run.dataset_hash,
+        run.n_examples, run.git_sha, dumps(run.config),
+        None if run.metrics is None else dumps(run.metrics), run.error, run.created_at,
+        run.started_at, run.finished_at, run.pid, run.host, run.heartbeat_at,
+    )  # fmt: skip

@@ -1,0 +1,258 @@
+"""``aieval github`` end to end, as the action runs it: a subprocess with GitHub Actions'
+environment, talking to a loopback GitHub API that records every REST call."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from tests.support.github_server import GitHubServer
+
+from aieval.ci import marker
+from aieval.store import Store
+
+PR = 7
+MARKER = marker("aieval")
+
+
+@pytest.fixture
+def github() -> Iterator[GitHubServer]:
+    with GitHubServer() as server:
+        # 150 comments already: the action's comment lands on the second page of the list
+        server.seed(PR, [f"review note {i}" for i in range(150)])
+        yield server
+
+
+def _write_eval(folder: Path, *, wrong_every: int | None, n: int = 80) -> None:
+    rows = [
+        {
+            "id": f"q{i}",
+            "input": f"what is {i} + {i}?",
+            "expected": f"the answer is {2 * i}",
+            "prediction": (
+                "@octocat | `x` <!-- aieval:github-comment:aieval -->"
+                if wrong_every and i % wrong_every == 0
+                else f"answer {2 * i}"  # token F1 2/3: scores that are not all 0 or 1
+            ),
+        }
+        for i in range(n)
+    ]
+    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "eval.yaml").write_text(
+        "name: arith\ndataset:\n  path: data.jsonl\n  prediction_field: prediction\n"
+        "scorers: [token_f1]\n"
+    )
+
+
+def _env(folder: Path, github: GitHubServer, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AIEVAL_"))}
+    event = folder / "event.json"
+    event.write_text(
+        json.dumps(
+            {
+                "pull_request": {"number": PR, "base": {"ref": "main"}},
+                "repository": {"default_branch": "main"},
+            }
+        )
+    )
+    env.update(
+        GITHUB_ACTIONS="true",
+        GITHUB_API_URL=github.url,
+        GITHUB_REPOSITORY=github.repo,
+        GITHUB_TOKEN=github.token,
+        GITHUB_EVENT_PATH=str(event),
+        GITHUB_HEAD_REF="feature",
+        GITHUB_STEP_SUMMARY=str(folder / "summary.md"),
+        GITHUB_OUTPUT=str(folder / "output.txt"),
+        AIEVAL_DB=str(folder / "default.db"),
+    )
+    env.update(extra)
+    return env
+
+
+def _baseline(folder: Path, github: GitHubServer, db: str = "runs.db") -> None:
+    """The base branch's run, as a workflow on push to main makes it."""
+    _write_eval(folder, wrong_every=None)
+    env = _env(folder, github, GITHUB_HEAD_REF="", GITHUB_REF_TYPE="branch", GITHUB_REF_NAME="main")
+    done = subprocess.run(
+        [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", db, "-q"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def _action(
+    folder: Path, github: GitHubServer, *args: str, db: str = "runs.db"
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aieval", "github", "eval.yaml", "--db", db, *args],
+        cwd=folder, env=_env(folder, github), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def _outputs(folder: Path) -> dict[str, str]:
+    """``$GITHUB_OUTPUT``'s ``name<<delimiter`` blocks, the last value of each name."""
+    lines = (folder / "output.txt").read_text().splitlines()
+    out, i = {}, 0
+    while i < len(lines):
+        name, _, delimiter = lines[i].partition("<<")
+        end = lines.index(delimiter, i + 1)
+        out[name] = "\n".join(lines[i + 1 : end])
+        i = end + 1
+    return out
+
+
+def test_the_first_run_creates_the_comment_and_the_second_updates_it(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    _baseline(tmp_path, github)
+    _write_eval(tmp_path, wrong_every=4)  # a quarter of the answers now wrong: blocked
+
+    first = _action(tmp_path, github)
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "decision block: the check fails" in first.stdout
+    posts = [c for c in github.calls if c.method == "POST"]
+    assert len(posts) == 1 and posts[0].path == f"/repos/{github.repo}/issues/{PR}/comments"
+    pages = [c.query.get("page", "1") for c in github.calls if c.method == "GET"]
+    assert pages == ["1", "2"]  # every page read before deciding to create
+    assert all(c.authorization == f"Bearer {github.token}" for c in github.calls)
+    (made,) = github.marked(PR, MARKER)
+    outputs = _outputs(tmp_path)
+    assert outputs["decision"] == "block" and outputs["passed"] == "false"
+    assert outputs["comment-id"] == str(made["id"]) and outputs["comment-url"] == made["html_url"]
+    body = made["body"]
+    assert body.startswith(MARKER + "\n") and body.count("<!--") == 1  # the sample's is escaped
+    assert "## ❌ aieval: blocked (the check fails)" in body and "@octocat" not in body
+    assert "❌ aieval: **blocked** · arith" in body
+    assert "`weighted_score_noninferior`" in body and "Top regressions (10 of 20)" in body
+    assert (tmp_path / "summary.md").read_text() == body
+
+    github.calls.clear()
+    second = _action(tmp_path, github, "--on-block", "pass")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "decision block: the check passes" in second.stdout
+    assert [c.method for c in github.calls] == ["GET", "GET", "PATCH"]
+    assert github.calls[-1].path == f"/repos/{github.repo}/issues/comments/{made['id']}"
+    assert len(github.marked(PR, MARKER)) == 1  # updated, never a second comment
+    assert len(github.comments[PR]) == 151
+    assert _outputs(tmp_path)["comment-id"] == str(made["id"])
+    runs = Store(tmp_path / "runs.db").list_runs(name="arith")
+    assert [r.config["git_branch"] for r in runs] == ["feature", "feature", "main"]
+
+
+@pytest.mark.parametrize(
+    ("wrong_every", "rows", "args", "code", "decision"),
+    [
+        pytest.param(None, 80, (), 0, "promote", id="promote-passes"),
+        pytest.param(4, 80, (), 1, "block", id="block-fails"),
+        pytest.param(4, 80, ("--on-block", "pass"), 0, "block", id="block-mapped-to-pass"),
+        pytest.param(None, 20, (), 1, "inconclusive", id="inconclusive-fails"),
+        pytest.param(
+            None, 20, ("--on-inconclusive", "pass"), 0, "inconclusive", id="inconclusive-to-pass"
+        ),
+        pytest.param(None, 80, ("--on-promote", "fail"), 1, "promote", id="promote-to-fail"),
+    ],
+)
+def test_the_exit_status_follows_the_decision_and_the_mapping(
+    tmp_path: Path,
+    github: GitHubServer,
+    wrong_every: int | None,
+    rows: int,
+    args: tuple[str, ...],
+    code: int,
+    decision: str,
+) -> None:
+    _write_eval(tmp_path, wrong_every=None, n=rows)
+    env = _env(
+        tmp_path, github, GITHUB_HEAD_REF="", GITHUB_REF_TYPE="branch", GITHUB_REF_NAME="main"
+    )
+    base = subprocess.run(
+        [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", "runs.db", "-q"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert base.returncode == 0, base.stderr
+    _write_eval(tmp_path, wrong_every=wrong_every, n=rows)
+    done = _action(tmp_path, github, "--no-comment", *args)
+    assert done.returncode == code, done.stdout + done.stderr
+    outputs = _outputs(tmp_path)
+    assert outputs["decision"] == decision
+    assert outputs["passed"] == ("true" if code == 0 else "false")
+    assert [c for c in github.calls if c.method != "GET"] == []  # --no-comment
+
+
+def test_a_refused_comment_fails_loudly_after_the_summary(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    _baseline(tmp_path, github)
+    github.refuse_writes = 403
+    done = _action(tmp_path, github)
+    assert done.returncode == 4
+    assert "403" in done.stderr and "pull-requests: write" in done.stderr
+    assert (tmp_path / "summary.md").read_text().startswith(MARKER)
+    assert _outputs(tmp_path)["decision"] in ("promote", "inconclusive")
+
+
+def test_no_baseline_on_the_branch_is_inconclusive_and_says_so(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    _write_eval(tmp_path, wrong_every=None)
+    done = _action(tmp_path, github, "--baseline-branch", "release")
+    assert done.returncode == 1
+    (made,) = github.marked(PR, MARKER)
+    assert "No baseline: no completed run named arith on branch release" in made["body"]
+    assert _outputs(tmp_path)["baselines"] == "-"
+
+
+def test_a_baseline_in_another_store_is_compared(tmp_path: Path, github: GitHubServer) -> None:
+    _baseline(tmp_path, github)
+    (tmp_path / "runs.db").rename(tmp_path / "artifact.db")
+    _write_eval(tmp_path, wrong_every=None)
+    done = _action(tmp_path, github, "--baseline-db", "artifact.db", "--no-comment")
+    assert done.returncode == 0, done.stdout + done.stderr
+    baseline = Store(tmp_path / "artifact.db").list_runs(name="arith")[0]
+    assert _outputs(tmp_path)["baselines"] == baseline.id
+
+
+def test_the_action_step_runs_as_github_runs_it(tmp_path: Path, github: GitHubServer) -> None:
+    """The command step of action.yml, its inputs filled in, run by bash: the same comment."""
+    action = yaml.safe_load((Path(__file__).resolve().parents[2] / "action.yml").read_text())
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "aieval"]
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs.update({"eval-files": "eval.yaml", "store": "runs.db", "github-token": github.token})
+    _baseline(tmp_path, github)
+    env = _env(tmp_path, github)
+    for name, value in step["env"].items():
+        found = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", value)
+        assert found, value
+        env[name] = inputs[found.group(1)]
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(
+        ["bash", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    (made,) = github.marked(PR, MARKER)
+    assert _outputs(tmp_path)["comment-id"] == str(made["id"])
+
+
+def test_the_store_may_be_a_team_database(
+    tmp_path: Path, github: GitHubServer, store_location: str
+) -> None:
+    """The same job on an SQLite file and on a PostgreSQL database (``--db`` as given)."""
+    _baseline(tmp_path, github, db=store_location)
+    _write_eval(tmp_path, wrong_every=4)
+    done = _action(tmp_path, github, db=store_location)
+    assert done.returncode == 1, done.stdout + done.stderr
+    baseline = next(
+        r for r in Store(store_location).list_runs(name="arith") if r.config["git_branch"] == "main"
+    )
+    assert _outputs(tmp_path)["baselines"] == baseline.id
+    (made,) = github.marked(PR, MARKER)
+    assert "❌ aieval: **blocked** · arith" in made["body"]

@@ -1,0 +1,118 @@
+"""The command line on a PostgreSQL store: --db URL and AIEVAL_DB=URL end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psycopg
+from tests.cli.test_cli import project  # noqa: F401  (the fixture)
+from tests.support.postgres import TEAMMATE_PASSWORD
+
+from aieval import Store
+
+AIEVAL = [sys.executable, "-m", "aieval"]
+
+
+def cli(*args: str, cwd: Path, env_db: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "AIEVAL_DB"}
+    if env_db is not None:
+        env["AIEVAL_DB"] = env_db
+    return subprocess.run(
+        [*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def _with_password(url: str) -> str:
+    return url.replace("aieval@", f"teammate:{TEAMMATE_PASSWORD}@")
+
+
+def test_run_runs_report_compare_on_postgres(project: Path, pg_url: str) -> None:  # noqa: F811
+    url = _with_password(pg_url)
+    outputs = []
+    for model in ("v1", "v2"):
+        done = cli("run", "eval.yaml", "--model", model, "--db", url, cwd=project)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done)
+    assert "stored in postgresql://teammate:***@" in outputs[0].stdout
+    listing = cli("runs", "--db", url, cwd=project)
+    assert listing.returncode == 0, listing.stderr
+    assert "cli-demo" in listing.stdout
+    with Store(pg_url) as store:
+        runs = store.list_runs(name="cli-demo")
+        assert {r.model for r in runs} == {"v1", "v2"}
+        v1 = next(r.id for r in runs if r.model == "v1")
+        v2 = next(r.id for r in runs if r.model == "v2")
+        assert store.count_samples(v1) == 25
+    report = cli("report", v2, "--db", url, "--format", "json", cwd=project)
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["samples"] == 25
+    compared = cli("compare", v1, v2, "--db", url, "--format", "json", cwd=project)
+    assert compared.returncode == 3, compared.stderr  # inconclusive: 25 paired examples
+    assert json.loads(compared.stdout)["decision"]["outcome"] == "inconclusive"
+    from_env = cli("runs", cwd=project, env_db=url)
+    assert from_env.returncode == 0 and "cli-demo" in from_env.stdout
+    # nothing shown and nothing stored holds the password; no file is named after the URL
+    shown = "".join(p.stdout + p.stderr for p in (*outputs, listing, report, compared, from_env))
+    assert TEAMMATE_PASSWORD not in shown
+    with psycopg.connect(pg_url) as conn:
+        tables = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        ).fetchall()
+        assert {"runs", "samples", "scores"} <= {t for (t,) in tables}
+        for (table,) in tables:
+            rows = conn.execute(f"SELECT * FROM {table}").fetchall()
+            assert TEAMMATE_PASSWORD not in repr(rows), table
+    assert not list(project.glob("postgres*")) and not (project / "aieval.db").exists()
+
+
+def test_other_schemes_are_refused_and_write_nothing(project: Path) -> None:  # noqa: F811
+    for args in (["run", "eval.yaml", "--db", "mysql://u@127.0.0.1/db"], ["runs"]):
+        env_db = "mysql://u@127.0.0.1/db" if args == ["runs"] else None
+        done = cli(*args, cwd=project, env_db=env_db)
+        assert done.returncode != 0
+        assert "store location scheme 'mysql' is not supported" in done.stderr
+        assert "Traceback" not in done.stderr
+    assert not list(project.glob("mysql*")) and not (project / "aieval.db").exists()
+
+
+def test_serve_on_postgres(project: Path, pg_url: str) -> None:  # noqa: F811
+    url = _with_password(pg_url)
+    assert cli("run", "eval.yaml", "--model", "v2", "--db", url, cwd=project).returncode == 0
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "AIEVAL_DB"}
+    server = subprocess.Popen(
+        [*AIEVAL, "serve", "--db", url, "--port", str(port)],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        runs = None
+        deadline = time.monotonic() + 60
+        while runs is None and time.monotonic() < deadline and server.poll() is None:
+            try:
+                runs = httpx.get(f"http://127.0.0.1:{port}/api/runs", timeout=5).json()
+            except httpx.TransportError:
+                time.sleep(0.2)  # the server is still starting: poll until it answers
+        assert runs is not None, server.stderr.read() if server.poll() is not None else "no answer"
+        (row,) = runs["runs"] if isinstance(runs, dict) else runs
+        samples = httpx.get(
+            f"http://127.0.0.1:{port}/api/runs/{row['id']}/samples", timeout=30
+        ).json()
+        assert samples["total"] == 25
+    finally:
+        server.terminate()
+        out, err = server.communicate(timeout=30)
+    assert TEAMMATE_PASSWORD not in out + err
+    assert not list(project.glob("postgres*"))

@@ -1,0 +1,220 @@
+"""``push`` from one store to another: exact copies, idempotent, updated after a resume.
+
+The target is each backend in turn (``store_location``: an SQLite file, then PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from tests.push.helpers import (
+    EXAMPLES,
+    cli,
+    make_interrupted_run,
+    make_run,
+    record_odd_run,
+    resume_run,
+    same_comparison,
+    same_reports,
+    same_rows,
+    sample_count,
+)
+
+from aieval.errors import PushError, RunInProgressError, RunNotFoundError
+from aieval.push import StoreTarget, push_runs
+from aieval.store import Store
+
+
+def push(source: Path, target: Path | str, *refs: str) -> tuple[int, int, int, int]:
+    """Push and return (new, updated, unchanged, samples copied)."""
+    with Store(source) as src:
+        summary = push_runs(src, StoreTarget(Store(target)), refs)
+    return (
+        summary.count("new"),
+        summary.count("updated"),
+        summary.count("unchanged"),
+        summary.samples,
+    )
+
+
+def test_push_copies_runs_exactly_and_twice_adds_nothing(
+    tmp_path: Path, store_location: str
+) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    base = make_run(src, "qa", 40, wrong_every=3)
+    cand = make_run(src, "qa", 40, wrong_every=5)
+    odd = record_odd_run(Store(src), "odd")
+    assert push(src, dst) == (3, 0, 0, 85)
+    same_rows(src, dst)
+    with Store(src) as a, Store(dst) as b:
+        for run_id in (base, cand, odd):
+            same_reports(a, b, run_id)
+            assert b.get_run(run_id) == a.get_run(run_id)
+        same_comparison(a, b, base, cand)
+    assert push(src, dst) == (0, 0, 3, 0)
+    assert sample_count(dst) == 85
+    same_rows(src, dst)
+
+
+def test_texts_no_encoding_can_hold_come_back_exactly(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    with Store(src) as store:
+        odd = record_odd_run(store, "odd")
+    push(src, dst)
+    with Store(src) as a, Store(dst) as b:
+        copied = list(b.iter_samples(odd))
+        assert copied == list(a.iter_samples(odd))
+        assert {s.prediction for s in copied} >= {"nul\x00byte", "lone \udc80 surrogate"}
+        assert b.get_run(odd).config == {"note": "c\udcff\x00"}
+        assert [c.model for c in copied[1].calls] == ["m", copied[1].prediction]
+
+
+def test_a_resumed_run_is_updated_not_duplicated(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    run_id = make_interrupted_run(src, "long", 30, stop_after=12)
+    assert push(src, dst) == (1, 0, 0, 12)
+    with Store(dst) as team:
+        assert team.get_run(run_id).status == "interrupted"
+        assert team.count_samples(run_id) == 12
+    resume_run(src, "long", 30)
+    assert push(src, dst) == (0, 1, 0, 18)
+    same_rows(src, dst)
+    with Store(src) as a, Store(dst) as b:
+        assert b.get_run(run_id).status == "completed"
+        same_reports(a, b, run_id)
+    assert push(src, dst) == (0, 0, 1, 0)
+
+
+def test_a_new_status_alone_updates_the_header(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    with Store(src) as store:
+        run_id = store.create_run(name="h")
+        store.finish_run(run_id, status="failed", error="disk full")
+    push(src, dst)
+    with Store(src) as store:
+        store.finish_run(run_id, status="completed", metrics={"samples": 0})
+    assert push(src, dst) == (0, 1, 0, 0)
+    with Store(dst) as team:
+        row = team.get_run(run_id)
+        assert (row.status, row.error, row.metrics) == ("completed", None, {"samples": 0})
+
+
+def test_names_ids_and_prefixes_choose_runs(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    a1 = make_run(src, "a", 3)
+    a2 = make_run(src, "a", 3)
+    b = make_run(src, "b", 3)
+    assert push(src, dst, "a") == (2, 0, 0, 6)  # a name is every run of that name
+    with Store(dst) as team:
+        assert {r.id for r in team.list_runs()} == {a1, a2}
+    assert push(src, dst, b[:-2], a1) == (1, 0, 1, 3)  # an id prefix, an id
+    with pytest.raises(RunNotFoundError, match="nope"):
+        push(src, dst, "nope")
+
+
+def test_a_live_run_is_left_for_later_and_refused_by_id(
+    tmp_path: Path, store_location: str
+) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    done = make_run(src, "done", 2)
+    with Store(src) as store:
+        live = store.create_run(name="live")  # this process: alive
+        summary = push_runs(store, StoreTarget(Store(dst)))
+        assert [r.run_id for r in summary.runs] == [done]
+        assert summary.running == (live,)
+        assert "1 still running, not pushed" in summary.line()
+        with pytest.raises(RunInProgressError, match=f"run {live} is still running"):
+            push_runs(store, StoreTarget(Store(dst)), [live])
+    with Store(dst) as team:
+        assert team.run_holding(live) is None
+
+
+def test_a_target_ahead_of_the_source_is_a_conflict_and_nothing_is_written(
+    tmp_path: Path, store_location: str
+) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    run_id = make_interrupted_run(src, "fork", 10, stop_after=4)
+    push(src, dst)
+    resume_run(dst, "fork", 10)  # resumed on the team store: it holds samples the source lacks
+    with Store(dst) as team:
+        before = (team.get_run(run_id), list(team.stored_samples(run_id)))
+    with pytest.raises(PushError, match=rf"run {run_id} \(fork\): .* holds 6 sample") as caught:
+        push(src, dst)
+    assert caught.value.run_id == run_id
+    with Store(dst) as team:
+        assert (team.get_run(run_id), list(team.stored_samples(run_id))) == before
+
+
+def test_a_failing_write_leaves_nothing_of_the_run(tmp_path: Path) -> None:
+    src, dst = tmp_path / "local.db", tmp_path / "team.db"
+    first = make_run(src, "ok", 5)
+    second = make_run(src, "broken", 700)  # more than one batch of rows
+    with closing(sqlite3.connect(Store(dst).path)) as conn:  # the target refuses one sample
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON samples WHEN NEW.sample_id = 'q650'"
+            " BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+        )
+        conn.commit()
+    with pytest.raises(PushError, match=rf"cannot push run {second} \(broken\).*refused"):
+        push(src, dst)
+    with Store(dst) as team:
+        assert team.run_holding(first) is not None  # pushed before it: stays
+        assert team.run_holding(second) is None  # nothing half-written
+        assert team.count_samples(second) == 0
+    with closing(sqlite3.connect(dst)) as conn:
+        conn.execute("DROP TRIGGER refuse")
+        conn.commit()
+    assert push(src, dst) == (1, 0, 1, 700)
+    same_rows(src, dst)
+
+
+def test_a_workflow_run_keeps_its_verdicts_and_gates(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    done = cli("run", str(EXAMPLES / "code_review_eval.yaml"), "--db", str(src))
+    assert done.returncode == 0, done.stderr
+    pushed = cli("push", "--db", str(src), "--to", str(dst))
+    assert pushed.returncode == 0, pushed.stderr
+    assert "pushed 1 run to" in pushed.stdout and "1 new" in pushed.stdout
+    assert "(code-review-workflow): new" in pushed.stderr
+    same_rows(src, dst)
+    with Store(src) as a, Store(dst) as b:
+        (run,) = a.list_runs()
+        same_reports(a, b, run.id)
+        verdicts = {s.id: s.verdict for s in b.iter_samples(run.id)}
+        assert verdicts == {s.id: s.verdict for s in a.iter_samples(run.id)}
+        failed = verdicts["cr-004-schema-violation"]
+        assert failed is not None and failed.grade == "F"
+        assert any(g.name == "schema_contract_valid" and not g.passed for g in failed.gates)
+    again = cli("push", "--db", str(src), "--to", str(dst))
+    assert "0 new, 0 updated, 1 unchanged; 0 samples copied" in again.stdout
+
+
+def test_the_command_explains_bad_targets(tmp_path: Path) -> None:
+    src = tmp_path / "local.db"
+    make_run(src, "x", 1)
+    same = cli("push", "--db", str(src), "--to", str(src))
+    assert same.returncode == 2 and "is the store being pushed" in same.stderr
+    other = cli("push", "--db", str(src), "--to", "mysql://db/x")
+    assert other.returncode == 2 and "--to: store location scheme 'mysql'" in other.stderr
+    assert not (Path.cwd() / "mysql:").exists()
+    none = cli("push", "--db", str(tmp_path / "absent.db"), "--to", str(tmp_path / "t.db"))
+    assert none.returncode == 2 and "no store at" in none.stderr
+    missing = cli("push", "--db", str(src))
+    assert missing.returncode == 2 and "--to" in missing.stderr
+    assert not (tmp_path / "t.db").exists()  # a refused push creates no target
+
+
+def test_progress_is_reported_as_samples_go(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    run_id = make_run(src, "many", 1200)
+    seen: list[tuple[str, int, int]] = []
+    with Store(src) as store:
+        push_runs(
+            store, StoreTarget(Store(dst)), progress=lambda r, d, t: seen.append((r.id, d, t))
+        )
+    assert seen[-1] == (run_id, 1200, 1200)
+    pushed = cli("push", "--db", str(src), "--to", str(tmp_path / "other.db"))  # progress lines
+    assert f"{run_id}: 1200/1200 samples sent" in pushed.stderr

@@ -1,0 +1,118 @@
+"""Store locations: paths and sqlite:/// are SQLite, postgresql:// is PostgreSQL, others refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aieval.errors import ConfigError, StoreError
+from aieval.store import Store, StoreLocation, parse_location
+
+
+@pytest.mark.parametrize(
+    ("given", "path"),
+    [
+        ("runs/aieval.db", Path("runs/aieval.db")),
+        ("sqlite:///runs.db", Path("runs.db")),
+        ("sqlite:////tmp/x/runs.db", Path("/tmp/x/runs.db")),
+        (Path("a.db"), Path("a.db")),
+        ("C:\\store\\runs.db", Path("C:\\store\\runs.db")),
+    ],
+)
+def test_paths_are_sqlite(given: str | Path, path: Path) -> None:
+    location = parse_location(given)
+    assert (location.backend, location.path, location.is_sqlite) == ("sqlite", path, True)
+    assert parse_location(location) is location
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql://u@127.0.0.1:5432/db", "postgres://db.internal/evals?sslmode=require"]
+)
+def test_postgres_urls(url: str) -> None:
+    location = parse_location(url)
+    assert (location.backend, location.path, str(location)) == ("postgres", None, url)
+
+
+@pytest.mark.parametrize("url", ["mysql://u@h/db", "http://127.0.0.1:8000", "HTTPS://x/y"])
+def test_other_schemes_are_refused_in_one_line(url: str, tmp_path: Path) -> None:
+    scheme = url.split(":")[0].lower()
+    with pytest.raises(ConfigError) as caught:
+        Store(url)
+    message = str(caught.value)
+    assert f"scheme {scheme!r} is not supported" in message and "postgresql://" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "postgresql://"])
+def test_urls_naming_nothing_are_refused(url: str) -> None:
+    with pytest.raises(ConfigError, match="names no"):
+        parse_location(url)
+
+
+def test_the_password_is_never_shown() -> None:
+    url = "postgresql://ci:hunter2%21@db.internal:5432/evals?password=other&sslmode=require"
+    location = parse_location(url)
+    shown = [str(location), repr(location), location.redacted, f"{location}"]
+    assert all("hunter2" not in s and "other" not in s for s in shown)
+    assert str(location) == (
+        "postgresql://ci:***@db.internal:5432/evals?password=***&sslmode=require"
+    )
+    assert location.connect_url() == url
+    # the redacted form, parsed again in this process, still connects with the password
+    assert parse_location(str(location)).connect_url() == url
+    assert location.scrub("auth failed for hunter2! here") == "auth failed for *** here"
+    assert isinstance(location, StoreLocation)
+
+
+def test_a_postgres_store_has_no_path(pg_url: str) -> None:
+    store = Store(pg_url)
+    assert store.location.backend == "postgres"
+    with pytest.raises(StoreError, match="is PostgreSQL: it has no file path"):
+        _ = store.path
+
+
+def test_an_unreachable_server_is_a_store_error_without_the_password() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once closed
+    with pytest.raises(StoreError) as caught:
+        Store(f"postgresql://ci:topsecret@127.0.0.1:{port}/evals")
+    message = str(caught.value)
+    assert f"cannot open the store at postgresql://ci:***@127.0.0.1:{port}/evals" in message
+    assert "topsecret" not in message
+
+
+def test_a_redacted_url_from_elsewhere_connects_without_the_mask() -> None:
+    location = parse_location("postgresql://ci:***@db.internal/evals?password=***&sslmode=require")
+    assert location.connect_url() == "postgresql://ci@db.internal/evals?sslmode=require"
+    assert str(location) == "postgresql://ci:***@db.internal/evals?password=***&sslmode=require"
+
+
+def test_the_password_of_a_url_works_in_this_process(pg_url: str) -> None:
+    from tests.support.postgres import TEAMMATE_PASSWORD
+
+    url = pg_url.replace("aieval@", f"teammate:{TEAMMATE_PASSWORD}@")
+    store = Store(url)
+    run_id = store.create_run(name="qa", config={"store": str(store.location)})
+    assert TEAMMATE_PASSWORD not in repr(store.location)
+    again = Store(str(store.location))  # the redacted form, in the process that knew it
+    assert again.get_run(run_id).config == {"store": str(store.location)}
+    wrong = pg_url.replace("aieval@", "teammate:nope@")
+    with pytest.raises(StoreError, match="password authentication failed") as caught:
+        Store(wrong)
+    assert "nope" not in str(caught.value)
+
+
+def test_a_run_spec_keeps_only_the_redacted_store_and_refuses_other_schemes() -> None:
+    from aieval.runner import RunSpec
+
+    spec = RunSpec.parse(
+        {"name": "qa", "dataset": "d.jsonl", "storage": {"store": "postgresql://ci:pw1@db/evals"}}
+    )
+    assert spec.storage.store == "postgresql://ci:***@db/evals"
+    assert "pw1" not in spec.model_dump_json()
+    with pytest.raises(ConfigError, match="scheme 'mysql' is not supported"):
+        RunSpec.parse({"name": "qa", "dataset": "d.jsonl", "storage": {"store": "mysql://db/x"}})

@@ -1,0 +1,163 @@
+"""A real PostgreSQL server for tests: Debian's ``initdb`` and ``pg_ctl`` into a temporary folder.
+
+The server runs as an unprivileged user (``initdb`` refuses root; the tests run as root in CI),
+listens on 127.0.0.1 on a free port with its unix socket inside the folder, and is stopped when
+the session ends. Two roles exist: ``aieval`` (superuser, trusted on 127.0.0.1: no password) and
+``teammate`` (password :data:`TEAMMATE_PASSWORD`, checked with scram-sha-256), so a test can use
+a URL that carries a real password.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["TEAMMATE_PASSWORD", "PostgresServer", "find_binaries", "postgres_server"]
+
+#: The password of the ``teammate`` role (a test greps outputs and stores for it).
+TEAMMATE_PASSWORD = "s3cr3t-Pw-7f1c"
+
+_HBA = """\
+local all all trust
+host all aieval 127.0.0.1/32 trust
+host all all 127.0.0.1/32 scram-sha-256
+"""
+
+
+def find_binaries() -> Path | None:
+    """The folder of the newest Debian PostgreSQL server binaries, or ``None`` when absent."""
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0,
+    )
+    if found:
+        return Path(found[-1]).parent
+    on_path = shutil.which("initdb")
+    return Path(on_path).parent if on_path and shutil.which("pg_ctl") else None
+
+
+@dataclass(frozen=True)
+class PostgresServer:
+    """A running server: its port and how to reach it."""
+
+    host: str
+    port: int
+    folder: Path
+
+    @property
+    def url(self) -> str:
+        """The URL of the ``postgres`` database as the trusted ``aieval`` superuser."""
+        return self.database_url("postgres")
+
+    def database_url(self, database: str, *, user: str = "aieval", password: str = "") -> str:
+        """The URL of ``database`` as ``user`` (with ``password`` in it when given)."""
+        auth = f"{user}:{password}" if password else user
+        return f"postgresql://{auth}@{self.host}:{self.port}/{database}"
+
+    def create_database(self) -> str:
+        """A fresh empty database (owned by ``teammate`` too); returns its URL."""
+        import psycopg
+
+        name = f"t_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name} OWNER teammate")
+        return self.database_url(name)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _as_nobody(args: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return args
+    return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *args]
+
+
+@contextmanager
+def postgres_server(binaries: Path) -> Iterator[PostgresServer]:
+    """Start a PostgreSQL server from ``binaries`` in a temporary folder; stop it on exit."""
+    folder = Path(tempfile.mkdtemp(prefix="aieval-pg-"))
+    data = folder / "data"
+    pwfile = folder / "pw"
+    pwfile.write_text("unused-superuser-password\n")
+    if os.geteuid() == 0:
+        shutil.chown(folder, "nobody", "nogroup")
+        shutil.chown(pwfile, "nobody", "nogroup")
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+    subprocess.run(
+        _as_nobody(
+            [
+                str(binaries / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "aieval",
+                "-E",
+                "UTF8",
+                "--locale=C.UTF-8",
+                "--auth=trust",
+                f"--pwfile={pwfile}",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+        env=env,
+        cwd=folder,
+    )
+    (data / "pg_hba.conf").write_text(_HBA)
+    if os.geteuid() == 0:
+        shutil.chown(data / "pg_hba.conf", "nobody", "nogroup")
+    port = _free_port()
+    options = f"-h 127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200"
+    started = subprocess.run(
+        _as_nobody(
+            [
+                str(binaries / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(folder / "log"),
+                "-w",
+                "-t",
+                "120",
+                "-o",
+                options,
+                "start",
+            ]
+        ),
+        capture_output=True,
+        env=env,
+        cwd=folder,
+    )
+    try:
+        if started.returncode != 0:
+            log = (folder / "log").read_text() if (folder / "log").exists() else ""
+            raise RuntimeError(f"pg_ctl start failed: {started.stderr.decode()}\n{log}")
+        server = PostgresServer("127.0.0.1", port, folder)
+        import psycopg
+
+        with psycopg.connect(server.url, autocommit=True) as conn:
+            conn.execute(f"CREATE ROLE teammate LOGIN PASSWORD '{TEAMMATE_PASSWORD}'")
+        yield server
+    finally:
+        subprocess.run(
+            _as_nobody(
+                [str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
+            ),
+            capture_output=True,
+            env=env,
+            cwd=folder,
+        )
+        shutil.rmtree(folder, ignore_errors=True)
