@@ -50,6 +50,10 @@ _INDEX_MASK = _U64((1 << _INDEX_BITS) - 1)
 _PAIR_SHIFT = _U64(64 - _PAIR_BITS)
 _PAIR_SHIFT_SORTED = _U64(64 - _PAIR_BITS - _INDEX_BITS)
 _ALL = _U64(0xFFFFFFFFFFFFFFFF)
+#: By a token's byte count (1..8): the mask of its bytes in a little-endian word, and the
+#: 0xFF bytes after them.
+_KEEP = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=_U64)
+_FILL = ~_KEEP
 
 
 def lcs_of_tokens(pred: list[str], ref: list[str]) -> int:
@@ -170,7 +174,7 @@ def _pair_ids(
     starts: NDArray[np.intp],
     lens: NDArray[np.intp],
     raw: bytes,
-) -> tuple[NDArray[np.int64], list[int]]:
+) -> tuple[NDArray[np.int32], list[int]]:
     """Each token's id within its pair (0, 1, ... in the order of its pair's sorted hashes),
     and the pairs where two different tokens shared a hash (their ids are not to be used)."""
     words = np.ndarray((len(raw) - 7,), dtype="<u8", buffer=raw, offset=0, strides=(1,))
@@ -201,12 +205,13 @@ def _pair_ids(
     second_sorted = second[order]
     same = (first_sorted[1:] == first_sorted[:-1]) & (second_sorted[1:] == second_sorted[:-1])
     clash = np.flatnonzero(~(new_group | same))
-    group = np.zeros(total, dtype=np.int64)
+    group = np.empty(total, dtype=np.int32)
+    group[0] = 0
     np.cumsum(new_group, out=group[1:])
     # the group a pair's tokens start at (pairs are the key's high bits, so in order)
     pair_firsts = np.searchsorted(key, np.arange(n, dtype=_U64) << _PAIR_SHIFT_SORTED)
     group -= np.repeat(group[np.minimum(pair_firsts, total - 1)], per_pair)
-    ids = np.empty(total, dtype=np.int64)
+    ids = np.empty(total, dtype=np.int32)
     ids[order] = group
     collided = []
     if len(clash):
@@ -218,14 +223,13 @@ def _word(loaded: NDArray[np.uint64], lens: NDArray[np.intp]) -> NDArray[np.uint
     """8 bytes loaded at each token's start: the token's first ``lens`` of them (at most 8)
     kept, the others set to 0xFF, a byte UTF-8 never uses, so the word is those bytes and
     their number exactly."""
-    drop = (8 - np.minimum(lens, 8)).astype(_U64) << _U64(3)
-    keep = _ALL >> drop  # lens >= 1, so a shift of at most 56
-    loaded &= keep
-    loaded |= ~keep
+    kept = np.minimum(lens, 8)
+    loaded &= _KEEP[kept]
+    loaded |= _FILL[kept]
     return loaded
 
 
-def _as_text(ids: NDArray[np.int64]) -> str:
+def _as_text(ids: NDArray[np.int32]) -> str:
     """The ids as one string of code points (surrogates skipped)."""
     if ids.max() < 256:
         return ids.astype(np.uint8).tobytes().decode("latin-1")
