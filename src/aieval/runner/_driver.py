@@ -38,12 +38,14 @@ async def drive(
     progress: ProgressCallback | None = None,
     observers: Observers | None = None,
     redact_values: bool = False,
+    feed: Callable[[Iterator[tuple[int, Example]]], Iterator[tuple[int, Example]]] | None = None,
 ) -> list[SampleRecord] | None:
     """Run every sample not stored yet through ``executor.map(work, ...)`` and store it.
 
     Samples count (summary, progress, observers) once committed. A failed commit stops the run
     with that :class:`StoreError`. ``redact_values``: the records come from elsewhere (Ray
-    workers) and are redacted here too, with this process's secrets.
+    workers) and are redacted here too, with this process's secrets. ``feed``: what the
+    pending samples pass through on their way to the executor (batch scoring ahead).
 
     Returns:
         Every sample sorted by index when the run has no store, else ``None``.
@@ -65,6 +67,8 @@ async def drive(
 
     writer = SampleWriter(prep.db, prep.run_id, stored)
     items = _pending(prep.data, prep.done_ids, prep.spec.epochs)
+    if feed is not None:
+        items = feed(items)
     consume = asyncio.ensure_future(
         _consume(executor, work, items, writer, prep.secrets, redact_values)
     )

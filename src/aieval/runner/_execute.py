@@ -57,7 +57,13 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
     kept = None
     try:
         kept = await drive(
-            prep, executor, work, progress=live.progress, observers=observers, redact_values=remote
+            prep,
+            executor,
+            work,
+            progress=live.progress,
+            observers=observers,
+            redact_values=remote,
+            feed=None if remote else processor.feed,
         )
     except (asyncio.CancelledError, KeyboardInterrupt):
         status, error = "interrupted", "interrupted before every sample finished"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from aieval._calls import collect_calls
@@ -15,8 +15,9 @@ from aieval.core import GradeInput, Reason, Verdict
 from aieval.errors import ScorerError
 from aieval.runner._evaluator import SampleEvaluator
 from aieval.runner._grading import run_grader
+from aieval.runner._prescore import Item, Prescorer
 from aieval.runner._rowchecks import RowScorers, RowScoring
-from aieval.runner._target import Output, ProviderTarget, Target, Usage
+from aieval.runner._target import Output, ProviderTarget, RecordedTarget, Target, Usage
 from aieval.scorers import Scorer
 
 __all__ = ["SampleProcessor", "failed_record"]
@@ -55,9 +56,19 @@ class SampleProcessor:
         self.row_scorers = RowScorers()
         self.secrets = secrets
         self.provider_name = target.name if isinstance(target, ProviderTarget) else None
+        #: batch scores for recorded predictions (known before each sample is processed)
+        prescorer = Prescorer(self.scorers) if isinstance(target, RecordedTarget) else None
+        self.prescorer = prescorer if prescorer is not None and prescorer.batched else None
+
+    def feed(self, items: Iterator[Item]) -> Iterator[Item]:
+        """The samples to process, in order: with recorded predictions and a scorer that has a
+        batch implementation, each chunk is batch-scored as it is read (the same scores as
+        one call per sample)."""
+        return items if self.prescorer is None else self.prescorer.feed(items)
 
     async def __call__(self, item: tuple[int, Example]) -> SampleRecord:
         index, example = item
+        ready = self.prescorer.take(index) if self.prescorer is not None else None
         calls = collect_calls()
         try:
             output = await self.target.produce(example)
@@ -89,7 +100,7 @@ class SampleProcessor:
                 "run": None,
             }
             record.scores = await _score_all(
-                [*self.scorers, *own.scorers], output.text, example.expected, context
+                [*self.scorers, *own.scorers], output.text, example.expected, context, ready
             )
             for key, message in own.errors.items():
                 record.scores[key] = ScoreRecord(None, error=message)
@@ -140,12 +151,19 @@ def failed_record(index: int, example: Example, error: str) -> SampleRecord:
 
 
 async def _score_all(
-    scorers: list[Scorer], prediction: Any, expected: Any, context: dict[str, Any]
+    scorers: list[Scorer],
+    prediction: Any,
+    expected: Any,
+    context: dict[str, Any],
+    ready: dict[int, ScoreRecord] | None = None,
 ) -> dict[str, ScoreRecord]:
+    """Every scorer's record, by name; ``ready``: records already computed, by position."""
     results: dict[str, ScoreRecord] = {}
     pending: list[tuple[str, asyncio.Task[ScoreRecord]]] = []
-    for item in scorers:
-        if item.is_async:
+    for position, item in enumerate(scorers):
+        if ready is not None and position in ready:
+            results[item.name] = ready[position]
+        elif item.is_async:
             pending.append(
                 (item.name, asyncio.ensure_future(_score_one(item, prediction, expected, context)))
             )

@@ -29,6 +29,7 @@ from rapidfuzz.distance import LCSseq
 from aieval._types import Score
 from aieval.errors import ConfigError, ScorerError
 from aieval.scorers._answers import as_best_of_score, best_of, expected_texts, text_of
+from aieval.scorers._lcs import f_measure, lcs_of_tokens, rouge_l_many
 from aieval.scorers._scorer import scorer
 from aieval.scorers._tokens import (
     Normalization,
@@ -40,6 +41,7 @@ from aieval.scorers._tokens import (
 __all__ = ["exact_match", "json_valid", "rouge_l", "token_f1"]
 
 # Bound once: the per-pair cost of these scorers is a few microseconds, so attribute lookups show.
+# token_f1 compares sorted token lists; rouge_l's order-sensitive LCS compares exact token ids.
 _lcs_length = LCSseq.similarity
 
 _MANY = (list, tuple, set, frozenset)
@@ -155,41 +157,34 @@ def _rouge_l_batch(
     tokenizer: Literal["whitespace", "rouge_score"] = "whitespace",
     use_stemmer: bool = False,
 ) -> list[float | Score | ScorerError]:
-    """``rouge_l`` over rows, in one loop: the per-pair values, a row's failure as its value.
+    """``rouge_l`` over rows: the per-pair values, a row's failure as its value.
 
-    A row of two strings takes the whitespace path inline (the same operations as
-    ``_rouge_l`` and ``_f1``, so the same bits, without a call per layer); any other row, and
-    the ``rouge_score`` tokenizer, goes through ``rouge_l`` itself.
+    The rows of two strings (whitespace tokens) are scored together, vectorized
+    (:func:`~aieval.scorers._lcs.rouge_l_many`, the same bits as one call per row); any other
+    row, and the ``rouge_score`` tokenizer, goes through ``rouge_l`` itself.
     """
     one = functools.partial(rouge_l.fn, tokenizer=tokenizer, use_stemmer=use_stemmer)
     one("", "")  # an unsupported option is the caller's error, raised once, not per row
     results: list[float | Score | ScorerError] = []
-    append = results.append
-    lcs_length = _lcs_length
+    plain: list[int] = []
     inline = tokenizer == "whitespace" and not use_stemmer
-    for pred_text, ref_text in zip(predictions, expected, strict=True):
+    for row, (pred_text, ref_text) in enumerate(zip(predictions, expected, strict=True)):
         if inline and type(pred_text) is str and type(ref_text) is str:
-            if pred_text == ref_text:
-                append(1.0 if pred_text and not pred_text.isspace() else 0.0)
-                continue
-            pred = pred_text.split()
-            ref = ref_text.split()
-            lcs = lcs_length(pred, ref) if pred and ref else 0
-            if lcs:
-                precision = lcs / len(pred)
-                recall = lcs / len(ref)
-                append(2 * precision * recall / (precision + recall))
-            else:
-                append(0.0)
+            plain.append(row)
+            results.append(0.0)  # replaced below
             continue
         try:
-            append(one(pred_text, ref_text))
+            results.append(one(pred_text, ref_text))
         except ScorerError as exc:
-            append(exc)
+            results.append(exc)
         except Exception as exc:  # as Scorer.score words it, kept to this row
             error = ScorerError(f"scorer 'rouge_l' raised {type(exc).__name__}: {exc}")
             error.__cause__ = exc
-            append(error)
+            results.append(error)
+    if plain:
+        scores = rouge_l_many([predictions[i] for i in plain], [expected[i] for i in plain])
+        for row, score in zip(plain, scores, strict=True):
+            results[row] = score
     return results
 
 
@@ -198,7 +193,7 @@ def _rouge_score_l(prediction: str, answer: str, *, stem: bool) -> float:
     ref_tokens = rouge_score_tokens(answer, stem=stem)
     if not pred_tokens or not ref_tokens:
         return 0.0
-    return _f1(_lcs_length(pred_tokens, ref_tokens), len(pred_tokens), len(ref_tokens))
+    return f_measure(lcs_of_tokens(pred_tokens, ref_tokens), len(pred_tokens), len(ref_tokens))
 
 
 def _rouge_l(pred_text: str, ref_text: str) -> float:
@@ -209,7 +204,7 @@ def _rouge_l(pred_text: str, ref_text: str) -> float:
     ref = ref_text.split()
     if not pred or not ref:
         return 0.0
-    return _f1(_lcs_length(pred, ref), len(pred), len(ref))
+    return f_measure(lcs_of_tokens(pred, ref), len(pred), len(ref))
 
 
 @scorer
@@ -267,14 +262,4 @@ def _squad_f1(prediction: str, answer: str) -> float:
     ref = squad_normalize(answer).split()
     common = sum((Counter(pred) & Counter(ref)).values())
     # SQuAD v1.1 gives 0 when nothing is shared, including when both sides normalize to empty.
-    return _f1(common, len(pred), len(ref)) if common else 0.0
-
-
-def _f1(lcs: int, pred_len: int, ref_len: int) -> float:
-    # rouge-score's exact arithmetic (precision, recall, then their harmonic mean), so scores
-    # match it to the last bit rather than to within rounding.
-    precision = lcs / pred_len
-    recall = lcs / ref_len
-    if precision + recall > 0:
-        return 2 * precision * recall / (precision + recall)
-    return 0.0
+    return f_measure(common, len(pred), len(ref)) if common else 0.0

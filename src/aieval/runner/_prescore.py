@@ -1,0 +1,83 @@
+"""Scores of recorded samples from their scorers' batch implementations, a chunk at a time.
+
+A run on recorded predictions knows every sample's prediction before it is processed, so
+each scorer with a batch implementation (``rouge_l``) scores a chunk of samples in one call
+as the chunk is read; each sample then takes its scores instead of calling those scorers.
+A row the batch could not score (its :class:`ScorerError`, an invalid value, or a batch
+call that failed as a whole) gets no score here and is scored on its own, as without
+batching, so its error is that sample's error, worded the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Sequence
+from itertools import islice
+
+from aieval._records import ScoreRecord
+from aieval._types import Example
+from aieval.errors import ScorerError
+from aieval.scorers import Scorer
+from aieval.scorers._scorer import to_score
+
+__all__ = ["Prescorer"]
+
+#: Samples read ahead and scored together.
+CHUNK = 512
+
+Item = tuple[int, Example]
+
+
+class Prescorer:
+    """Batch scores of the run's scorers (by their position) for samples read ahead."""
+
+    def __init__(self, scorers: Sequence[Scorer], chunk: int = CHUNK) -> None:
+        self.batched = [
+            (position, s)
+            for position, s in enumerate(scorers)
+            if s.batch_fn is not None and not s.is_async and not s.context
+        ]
+        self.chunk = chunk
+        self._ready: dict[int, dict[int, ScoreRecord]] = {}
+
+    def feed(self, items: Iterator[Item]) -> Iterator[Item]:
+        """``items`` unchanged, each chunk batch-scored as it is read."""
+        if not self.batched:
+            yield from items
+            return
+        while chunk := list(islice(items, self.chunk)):
+            self._score(chunk)
+            yield from chunk
+
+    def take(self, index: int) -> dict[int, ScoreRecord] | None:
+        """The sample's batch scores by scorer position (``None``: none), forgotten here."""
+        return self._ready.pop(index, None) if self._ready else None
+
+    def _score(self, chunk: list[Item]) -> None:
+        rows = [(index, example) for index, example in chunk if example.prediction is not None]
+        if not rows:
+            return
+        predictions = [example.prediction for _, example in rows]
+        expected = [example.expected for _, example in rows]
+        ready = self._ready
+        for position, scorer in self.batched:
+            try:
+                results = scorer.batch(predictions, expected, errors="return")
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                raise
+            except BaseException:  # each sample is then scored on its own
+                continue
+            for (index, _), result in zip(rows, results, strict=True):
+                if isinstance(result, ScorerError):
+                    continue
+                try:
+                    score = to_score(result, scorer.name)
+                except ScorerError:
+                    continue
+                ready.setdefault(index, {})[position] = ScoreRecord(
+                    score.value,
+                    score.raw,
+                    score.reason,
+                    metadata=score.metadata,
+                    unreadable=score.unreadable,
+                )

@@ -1,0 +1,253 @@
+"""Exact ROUGE-L on whitespace tokens: one pair, or many pairs at once with numpy.
+
+Tokens are compared by their text, never by a hash: a pair's tokens become small integer ids
+(one code point each) and rapidfuzz's LCS runs on the two id strings. Over many pairs the
+texts are tokenized as UTF-8 bytes with numpy: each token's id comes from its exact bytes
+(two 8-byte words, a longer token through a dict), sorted by pair and a hash of those bytes,
+with every group of equal hashes checked byte for byte; a pair where two different tokens share
+a hash is scored again on its own, exactly. The F-measure uses rouge-score's arithmetic, so
+both paths give its numbers to the last bit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from itertools import repeat
+
+import numpy as np
+from numpy.typing import NDArray
+from rapidfuzz.distance import LCSseq
+
+__all__ = ["f_measure", "lcs_of_tokens", "rouge_l_many"]
+
+_lcs_length = LCSseq.similarity
+
+#: One code point per id, below the surrogates (a str holds those too, but utf-32 refuses them).
+_IDS = "".join(map(chr, range(0xD800)))
+
+#: Non-ASCII characters ``str.split()`` splits on (``\s`` in ``re`` is the same test,
+#: ``Py_UNICODE_ISSPACE``); turned into spaces so the byte tokenizer needs only ASCII.
+_NON_ASCII_SPACE = re.compile(r"[^\S\x00-\x7f]")
+#: ASCII whitespace bytes to b" ", every other byte kept.
+_ASCII_SPACE = bytes(32 if b < 128 and chr(b).isspace() else b for b in range(256))
+
+_U64 = np.uint64
+#: The second word of a token longer than 16 bytes (0xFE never occurs in UTF-8 either); its
+#: first word is then its number in a dict of such tokens.
+_LONG = _U64(0xFEFEFEFEFEFEFEFE)
+_MIX1 = _U64(0x9E3779B97F4A7C15)
+_MIX2 = _U64(0xC2B2AE3D27D4EB4F)
+
+#: Sort-key layout: pair (high), hash bits, token index (low).
+_PAIR_BITS = 10
+_INDEX_BITS = 18
+_HASH_SHIFT = _U64(_PAIR_BITS + _INDEX_BITS)
+_MAX_PAIRS = 1 << _PAIR_BITS
+#: Bytes per chunk: its tokens (at most half its bytes, plus one) fit the index bits.
+_MAX_BYTES = 1 << (_INDEX_BITS - 1)
+_INDEX_MASK = _U64((1 << _INDEX_BITS) - 1)
+_PAIR_SHIFT = _U64(64 - _PAIR_BITS)
+_PAIR_SHIFT_SORTED = _U64(64 - _PAIR_BITS - _INDEX_BITS)
+_ALL = _U64(0xFFFFFFFFFFFFFFFF)
+#: By a token's byte count (1..8): the mask of its bytes in a little-endian word, and the
+#: 0xFF bytes after them.
+_KEEP = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=_U64)
+_FILL = ~_KEEP
+
+
+def lcs_of_tokens(pred: list[str], ref: list[str]) -> int:
+    """The length of the longest common subsequence of two token lists, tokens compared exactly.
+
+    Each reference token gets its own code point (by position, so a repeated token keeps
+    its last one); a prediction token absent from the reference gets one no reference token
+    has, since it can match nothing.
+    """
+    if len(ref) < len(_IDS):
+        ids = dict(zip(ref, _IDS, strict=False))
+        missing = _IDS[len(ref)]
+        pred_ids = "".join(map(ids.get, pred, repeat(missing)))
+        return int(_lcs_length(pred_ids, "".join(map(ids.__getitem__, ref))))
+    numbers = dict(zip(ref, range(len(ref)), strict=True))
+    # small non-negative ints: rapidfuzz compares them by value (an int's hash is itself)
+    return int(_lcs_length([numbers.get(t, len(ref)) for t in pred], [numbers[t] for t in ref]))
+
+
+def f_measure(lcs: int, pred_len: int, ref_len: int) -> float:
+    """rouge-score's exact arithmetic (precision, recall, then their harmonic mean)."""
+    precision = lcs / pred_len
+    recall = lcs / ref_len
+    if precision + recall > 0:
+        return 2 * precision * recall / (precision + recall)
+    return 0.0
+
+
+def _one(pred_text: str, ref_text: str) -> float:
+    pred = pred_text.split()
+    ref = ref_text.split()
+    if not pred or not ref:
+        return 0.0
+    return f_measure(lcs_of_tokens(pred, ref), len(pred), len(ref))
+
+
+def rouge_l_many(preds: Sequence[str], refs: Sequence[str]) -> list[float]:
+    """ROUGE-L F1 on whitespace tokens of each ``(preds[i], refs[i])``: every value equal, bit for
+    bit, to scoring the pair alone. Every item must be a ``str``."""
+    results: list[float] = []
+    chunk: list[int] = []
+
+    def flush() -> None:
+        results.extend(_chunk([encoded_preds[i] for i in chunk], [encoded_refs[i] for i in chunk]))
+
+    size = 0
+    encoded_preds = list(map(_utf8, preds))
+    encoded_refs = list(map(_utf8, refs))
+    for row, (pred, ref) in enumerate(zip(encoded_preds, encoded_refs, strict=True)):
+        weight = len(pred) + len(ref) + 2
+        if chunk and (size + weight > _MAX_BYTES or len(chunk) == _MAX_PAIRS):
+            flush()
+            chunk.clear()
+            size = 0
+        if weight > _MAX_BYTES:  # too many tokens for one chunk's sort key: alone, exactly
+            results.append(_one(preds[row], refs[row]))
+            continue
+        chunk.append(row)
+        size += weight
+    if chunk:
+        flush()
+    return results
+
+
+def _utf8(text: str) -> bytes:
+    """The text's UTF-8 bytes with every whitespace character an ASCII one (lone surrogates
+    kept, as three bytes each, so different texts stay different bytes)."""
+    if text.isascii():
+        return text.encode()
+    return _NON_ASCII_SPACE.sub(" ", text).encode("utf-8", "surrogatepass")
+
+
+def _chunk(preds: list[bytes], refs: list[bytes]) -> list[float]:
+    n = len(preds)
+    counts, tokens, starts, lens, raw = _tokenize([*preds, *refs])
+    pred_lens = counts[:n].astype(np.float64)
+    ref_lens = counts[n:].astype(np.float64)
+    if tokens == 0:
+        return [0.0] * n
+    ids, collided = _pair_ids(n, counts, starts, lens, raw)
+    offsets = np.zeros(2 * n + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    bounds = offsets.tolist()
+    text = _as_text(ids)
+    spans = zip(bounds[:n], bounds[1 : n + 1], bounds[n:-1], bounds[n + 1 :], strict=True)
+    lcs = np.array([_lcs_length(text[a:b], text[c:d]) for a, b, c, d in spans], np.float64)
+    scores: list[float] = _f_measures(lcs, pred_lens, ref_lens).tolist()
+    for pair in collided:  # two different tokens shared a hash in this pair: score it exactly
+        scores[pair] = _one(
+            preds[pair].decode("utf-8", "surrogatepass"),
+            refs[pair].decode("utf-8", "surrogatepass"),
+        )
+    return scores
+
+
+def _tokenize(
+    texts: list[bytes],
+) -> tuple[NDArray[np.int64], int, NDArray[np.intp], NDArray[np.intp], bytes]:
+    """Token counts per text, the total, each token's start and length in the joined bytes."""
+    raw = b" " + b" ".join(texts).translate(_ASCII_SPACE) + b" " * 17
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    solid = (buf != 32).view(np.int8)
+    edges = np.flatnonzero(solid[1:] != solid[:-1]) + 1
+    starts = edges[0::2]
+    lens = edges[1::2] - starts
+    text_starts = np.empty(len(texts), dtype=np.int64)
+    text_starts[0] = 1
+    np.cumsum(np.fromiter(map(len, texts[:-1]), np.int64, len(texts) - 1) + 1, out=text_starts[1:])
+    text_starts[1:] += 1
+    first = np.searchsorted(starts, text_starts)
+    counts = np.diff(first, append=len(starts))
+    return counts, len(starts), starts, lens, raw
+
+
+def _pair_ids(
+    n: int,
+    counts: NDArray[np.int64],
+    starts: NDArray[np.intp],
+    lens: NDArray[np.intp],
+    raw: bytes,
+) -> tuple[NDArray[np.int32], list[int]]:
+    """Each token's id within its pair (0, 1, ... in the order of its pair's sorted hashes),
+    and the pairs where two different tokens shared a hash (their ids are not to be used)."""
+    words = np.ndarray((len(raw) - 7,), dtype="<u8", buffer=raw, offset=0, strides=(1,))
+    first = _word(words[starts], lens)
+    second = np.full(len(starts), _ALL, dtype=_U64)
+    longer = np.flatnonzero(lens > 8)
+    if len(longer):
+        second[longer] = _word(words[starts[longer] + 8], lens[longer] - 8)
+        long_tokens = longer[lens[longer] > 16]
+        if len(long_tokens):
+            numbers: dict[bytes, int] = {}
+            ends = starts[long_tokens] + lens[long_tokens]
+            spans = zip(starts[long_tokens].tolist(), ends.tolist(), strict=True)
+            first[long_tokens] = [numbers.setdefault(raw[a:b], len(numbers)) for a, b in spans]
+            second[long_tokens] = _LONG
+    total = len(starts)
+    per_pair = counts[:n] + counts[n:]
+    key = first * _MIX1 + second * _MIX2
+    key >>= _HASH_SHIFT
+    key <<= _U64(_INDEX_BITS)
+    key |= np.repeat(np.concatenate([np.arange(n, dtype=_U64)] * 2), counts) << _PAIR_SHIFT
+    key |= np.arange(total, dtype=_U64)
+    key.sort()
+    order = (key & _INDEX_MASK).astype(np.intp)
+    key >>= _U64(_INDEX_BITS)  # pair and hash
+    new_group = key[1:] != key[:-1]
+    first_sorted = first[order]
+    second_sorted = second[order]
+    same = (first_sorted[1:] == first_sorted[:-1]) & (second_sorted[1:] == second_sorted[:-1])
+    clash = np.flatnonzero(~(new_group | same))
+    group = np.empty(total, dtype=np.int32)
+    group[0] = 0
+    np.cumsum(new_group, out=group[1:])
+    # the group a pair's tokens start at (pairs are the key's high bits, so in order)
+    pair_firsts = np.searchsorted(key, np.arange(n, dtype=_U64) << _PAIR_SHIFT_SORTED)
+    group -= np.repeat(group[np.minimum(pair_firsts, total - 1)], per_pair)
+    ids = np.empty(total, dtype=np.int32)
+    ids[order] = group
+    collided = []
+    if len(clash):
+        collided = sorted(set((key[clash] >> _PAIR_SHIFT_SORTED).tolist()))
+    return ids, collided
+
+
+def _word(loaded: NDArray[np.uint64], lens: NDArray[np.intp]) -> NDArray[np.uint64]:
+    """8 bytes loaded at each token's start: the token's first ``lens`` of them (at most 8)
+    kept, the others set to 0xFF, a byte UTF-8 never uses, so the word is those bytes and
+    their number exactly."""
+    kept = np.minimum(lens, 8)
+    loaded &= _KEEP[kept]
+    loaded |= _FILL[kept]
+    return loaded
+
+
+def _as_text(ids: NDArray[np.int32]) -> str:
+    """The ids as one string of code points (surrogates skipped)."""
+    if ids.max() < 256:
+        return ids.astype(np.uint8).tobytes().decode("latin-1")
+    points = ids.astype(np.uint32)
+    points[points >= 0xD800] += 0x800
+    return points.tobytes().decode("utf-32-le")
+
+
+def _f_measures(
+    lcs: NDArray[np.float64], pred_lens: NDArray[np.float64], ref_lens: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """:func:`f_measure` elementwise, the same operations in the same order (so the same bits);
+    0.0 where nothing is shared."""
+    hit = lcs > 0
+    zeros = np.zeros_like(lcs)
+    precision = np.divide(lcs, pred_lens, out=zeros.copy(), where=hit)
+    recall = np.divide(lcs, ref_lens, out=zeros.copy(), where=hit)
+    f1: NDArray[np.float64] = np.divide(
+        2 * precision * recall, precision + recall, out=zeros, where=hit
+    )
+    return f1
