@@ -9,7 +9,8 @@ bash scripts/postgres.sh
 .venv/bin/ruff check src tests bench examples
 .venv/bin/mypy
 set +e
-.venv/bin/python -m pytest "$@"
+# AIEVAL_TEST_WORKERS=2 spreads the files over two pytest-xdist workers (one process by default)
+.venv/bin/python -m pytest -n "${AIEVAL_TEST_WORKERS:-0}" --dist loadgroup "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

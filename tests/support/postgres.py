@@ -108,6 +108,7 @@ def postgres_server(binaries: Path) -> Iterator[PostgresServer]:
                 "UTF8",
                 "--locale=C.UTF-8",
                 "--auth=trust",
+                "--no-sync",  # a throwaway cluster: nothing to flush to disk
                 f"--pwfile={pwfile}",
             ]
         ),
