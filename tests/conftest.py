@@ -69,16 +69,3 @@ def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return str(tmp_path / "runs.db")
     server: PostgresServer = request.getfixturevalue("pg_server")
     return server.create_database()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``pytest -n N --dist loadgroup`` (``scripts/test.sh``), keep each file on one worker
-    (its module fixtures are made once) and every test of the shared Ray cluster on one worker
-    (one cluster per run, not one per worker). Without xdist the marks do nothing."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        uses_ray = "ray_cluster" in getattr(item, "fixturenames", ())
-        group = "ray-cluster" if uses_ray else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
