@@ -9,7 +9,9 @@ bash scripts/postgres.sh
 .venv/bin/ruff check src tests bench examples
 .venv/bin/mypy
 set +e
-.venv/bin/python -m pytest "$@"
+# AIEVAL_TEST_WORKERS=2 spreads the tests over two pytest-xdist workers (one process by default;
+# not --dist loadfile/loadgroup: with those, schemathesis's lazy tests run one operation only)
+.venv/bin/python -m pytest -n "${AIEVAL_TEST_WORKERS:-0}" --dist load "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

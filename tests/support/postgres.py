@@ -142,6 +142,7 @@ def postgres_server(binaries: Path, *, durable: bool = False) -> Iterator[Postgr
                 "UTF8",
                 "--locale=C.UTF-8",
                 "--auth=trust",
+                "--no-sync",  # a throwaway cluster: nothing to flush to disk
                 f"--pwfile={pwfile}",
             ]
         ),
