@@ -66,11 +66,12 @@ def make_interrupted_run(store: Path | str, name: str, n: int, stop_after: int) 
     return interrupted.id
 
 
-def resume_run(store: Path | str, name: str, n: int) -> None:
-    """Finish the interrupted run ``name`` of :func:`make_interrupted_run`."""
+def resume_run(store: Path | str, name: str, n: int, *, prefix: str = "") -> None:
+    """Finish the interrupted run ``name`` of :func:`make_interrupted_run`, predicting the
+    expected answer (after ``prefix``: a wrong one when given)."""
 
     def target(example: Example) -> str:
-        return str(example.expected)
+        return prefix + str(example.expected)
 
     run(name=name, dataset=rows(n), scorers=[exact_match], target=target, store=store,
         resume=True)  # fmt: skip

@@ -83,6 +83,22 @@ def test_a_resumed_run_is_updated_through_the_server(
     assert report["run"]["status"] == "completed"
 
 
+def test_a_run_resumed_on_both_sides_is_refused_through_the_server(
+    server: LiveServer, tmp_path: Path, server_store: str
+) -> None:
+    src, team = tmp_path / "local.db", server_store
+    run_id = make_interrupted_run(src, "fork", 12, stop_after=5)
+    assert push(src, server.url).samples == 5
+    resume_run(team, "fork", 12)
+    resume_run(src, "fork", 12, prefix="wrong ")
+    with Store(team) as held:
+        before = (held.get_run(run_id), list(held.stored_samples(run_id)))
+    with pytest.raises(PushError, match=rf"run {run_id} \(fork\): .* 7 sample\(s\) .* differ"):
+        push(src, server.url)
+    with Store(team) as held:
+        assert (held.get_run(run_id), list(held.stored_samples(run_id))) == before
+
+
 def test_the_token_is_required(server: LiveServer, tmp_path: Path, server_store: str) -> None:
     src = tmp_path / "local.db"
     run_id = make_run(src, "qa", 2)

@@ -25,6 +25,7 @@ from tests.push.helpers import (
 
 from aieval.errors import PushError, RunInProgressError, RunNotFoundError
 from aieval.push import StoreTarget, push_runs
+from aieval.report import build_report
 from aieval.store import Store
 
 
@@ -146,6 +147,28 @@ def test_a_target_ahead_of_the_source_is_a_conflict_and_nothing_is_written(
     assert caught.value.run_id == run_id
     with Store(dst) as team:
         assert (team.get_run(run_id), list(team.stored_samples(run_id))) == before
+
+
+@pytest.mark.parametrize("prefix", ["wrong ", ""], ids=["other-predictions", "same-predictions"])
+def test_a_run_resumed_on_both_sides_is_a_conflict_and_nothing_is_written(
+    tmp_path: Path, store_location: str, prefix: str
+) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    run_id = make_interrupted_run(src, "fork", 10, stop_after=4)
+    assert push(src, dst) == (1, 0, 0, 4)
+    resume_run(dst, "fork", 10)  # on the team store: all right
+    resume_run(src, "fork", 10, prefix=prefix)  # and here: the same ids, other samples
+    with Store(dst) as team:
+        before = (team.get_run(run_id), list(team.stored_samples(run_id)))
+        report = build_report(team, run_id).to_dict()
+    with pytest.raises(PushError, match=rf"run {run_id} \(fork\): .* 6 sample\(s\) .* differ"):
+        push(src, dst)
+    done = cli("push", "--db", str(src), "--to", dst)
+    assert done.returncode == 1, done.stderr
+    assert run_id in done.stderr and "differ" in done.stderr
+    with Store(dst) as team:
+        assert (team.get_run(run_id), list(team.stored_samples(run_id))) == before
+        assert build_report(team, run_id).to_dict() == report  # header and samples agree
 
 
 def test_a_failing_write_leaves_nothing_of_the_run(tmp_path: Path) -> None:

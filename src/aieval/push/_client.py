@@ -77,8 +77,11 @@ class ServerTarget:
             run = body["run"]
             if run is None:
                 return None
-            return RunHolding(RunRow(**run), frozenset(body["sample_ids"]))
-        except (KeyError, TypeError, ValueError) as exc:
+            digests = {str(k): str(v) for k, v in body["digests"].items()}
+            if set(digests) != set(body["sample_ids"]):
+                raise ValueError("the sample digests do not match the sample ids")
+            return RunHolding(RunRow(**run), frozenset(body["sample_ids"]), digests)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise UploadError(
                 f"{self.where} answered what it holds of run {run_id} in a form this version "
                 f"does not read ({type(exc).__name__}: {exc}); is it an aieval server of the "

@@ -6,8 +6,11 @@ the same header and samples (unchanged), or behind (its header is replaced and t
 lacks added: updated). A run still running is not pushed (its samples are still being written
 and the target would hold a run that reads as running, or interrupted, there); push it once it
 ends. A target holding samples of a run that the source lacks (the run was resumed or written
-there) is a conflict: nothing of that run is written and the push stops with a
-:class:`~aieval.errors.PushError` naming it.
+there) is a conflict, as is one holding a sample that differs from the source's (same id, but
+another prediction, score, verdict or time: the run was resumed on both sides): nothing of that
+run is written and the push stops with a :class:`~aieval.errors.PushError` naming it. So an
+update only adds samples, and the header it writes is the source's, which the union of samples
+(the source's) gives.
 """
 
 from __future__ import annotations
@@ -191,6 +194,15 @@ def _push_one(source: Store, target: PushTarget, run: RunRow, progress: Progress
                     f"of it that this store lacks (e.g. {sorted(extra)[0]!r}): it was resumed "
                     "or written there. Nothing of it was pushed; compare the two copies, or "
                     "push the copy that holds them all",
+                    run_id=run.id,
+                )
+            changed = sorted(i for i in held.sample_ids if held.digests[i] != mine.digests[i])
+            if changed:
+                raise PushError(
+                    f"run {run.id} ({run.name}): {target.where} holds {len(changed)} sample(s) "
+                    f"of it that differ from this store's (e.g. {changed[0]!r}): it was resumed "
+                    "or written there as well as here. Nothing of it was pushed; compare the two "
+                    "copies, and push a run only from the store that resumes it",
                     run_id=run.id,
                 )
             missing = mine.sample_ids - held.sample_ids

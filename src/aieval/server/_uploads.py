@@ -1,7 +1,8 @@
 """Run uploads (``aieval push --to URL``): what the store holds of a run, and the upload itself.
 
-``GET /api/runs/import/holding?run_id=`` answers the run's header and sample ids (``run`` is
-null when absent), so a client sends only what is missing. ``POST /api/runs/import`` takes the
+``GET /api/runs/import/holding?run_id=`` answers the run's header, sample ids and each
+sample's digest (``run`` is null when absent), so a client sends only what is missing and sees
+samples that differ from its own. ``POST /api/runs/import`` takes the
 parts of an upload (validated field by field, each part's body kept in a spool folder, one file
 per part: a part sent again replaces itself) and then the commit, which writes the header and
 every part's samples to the store in one transaction (samples already stored are kept as they
@@ -146,13 +147,18 @@ def _spooled(folder: Path, parts: int) -> Iterator[StoredSample]:
 
 @uploads_api.get("/runs/import/holding")
 def holding(request: Request, run_id: Annotated[str, Query(min_length=1)]) -> Response:
-    """What the store holds of ``run_id`` (exact id): its header and sample ids."""
+    """What the store holds of ``run_id`` (exact id): its header, sample ids and digests."""
     _uploads_allowed(request)
     store: Store = request.app.state.store
     held = store.run_holding(run_id)
-    body: dict[str, Any] = {"version": 1, "run": None, "sample_ids": []}
+    body: dict[str, Any] = {"version": 1, "run": None, "sample_ids": [], "digests": {}}
     if held is not None:
-        body = {"version": 1, "run": run_in(held.run), "sample_ids": sorted(held.sample_ids)}
+        body = {
+            "version": 1,
+            "run": run_in(held.run),
+            "sample_ids": sorted(held.sample_ids),
+            "digests": held.digests,
+        }
     # ASCII escapes: a lone surrogate in a stored text travels as \udcXX (UTF-8 cannot hold it)
     return Response(json.dumps(body, ensure_ascii=True), media_type="application/json")
 

@@ -10,8 +10,9 @@ date by adding the samples the target lacks and replacing its header.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, field, replace
 from typing import Any, Literal
 
 from aieval.errors import ConfigError, StoreError
@@ -109,10 +110,20 @@ class StoredSample:
 
 @dataclass(frozen=True, slots=True)
 class RunHolding:
-    """What a store holds of one run: its header and the ids of its stored samples."""
+    """What a store holds of one run: its header, the ids of its stored samples and each
+    sample's :func:`sample_digest` (by id)."""
 
     run: RunRow
     sample_ids: frozenset[str]
+    digests: dict[str, str] = field(default_factory=dict)
+
+
+def sample_digest(sample: StoredSample) -> str:
+    """A digest of everything stored of ``sample`` (row, scores and model calls): two copies
+    of one sample have the same digest on either backend, a sample written anew (another
+    prediction, score, verdict or time) another one."""
+    text = repr(astuple(sample))  # repr escapes lone surrogates and keeps floats exact
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,13 +184,14 @@ class TransferTable(Connection):
         ]
 
     def run_holding(self, run_id: str) -> RunHolding | None:
-        """The header and sample ids this store holds of ``run_id`` (exact id), or ``None``."""
+        """The header, sample ids and sample digests this store holds of ``run_id`` (exact id),
+        or ``None``."""
         with self._lock:
             row = self._read_one(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,))
             if row is None:
                 return None
-            ids = self._read("SELECT sample_id FROM samples WHERE run_id = ?", (run_id,))
-        return RunHolding(_run_row(row), frozenset(r[0] for r in ids))
+            digests = {s.sample_id: sample_digest(s) for s in self.stored_samples(run_id)}
+        return RunHolding(_run_row(row), frozenset(digests), digests)
 
     def import_run(self, run: RunRow, samples: Iterable[StoredSample]) -> ImportOutcome:
         """Write ``run``'s header and those of ``samples`` this store lacks, in one transaction.
