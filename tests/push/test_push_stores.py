@@ -17,15 +17,18 @@ from tests.push.helpers import (
     make_run,
     record_odd_run,
     resume_run,
+    rows,
     same_comparison,
     same_reports,
     same_rows,
     sample_count,
 )
 
+from aieval import Example, run
 from aieval.errors import PushError, RunInProgressError, RunNotFoundError
 from aieval.push import StoreTarget, push_runs
 from aieval.report import build_report
+from aieval.scorers import exact_match
 from aieval.store import Store
 
 
@@ -169,6 +172,33 @@ def test_a_run_resumed_on_both_sides_is_a_conflict_and_nothing_is_written(
     with Store(dst) as team:
         assert (team.get_run(run_id), list(team.stored_samples(run_id))) == before
         assert build_report(team, run_id).to_dict() == report  # header and samples agree
+
+
+def test_a_run_resumed_partly_there_and_fully_here_is_a_conflict(
+    tmp_path: Path, store_location: str
+) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    run_id = make_interrupted_run(src, "fork", 10, stop_after=4)
+    push(src, dst)
+    seen: list[str] = []
+
+    def stops(example: Example) -> str:  # the team's resume is interrupted after 3 samples
+        if len(seen) >= 3:
+            raise KeyboardInterrupt
+        seen.append(example.id)
+        return str(example.expected)
+
+    with pytest.raises(KeyboardInterrupt):
+        run(name="fork", dataset=rows(10), scorers=[exact_match], target=stops, store=dst,
+            resume=True, concurrency=1)  # fmt: skip
+    resume_run(src, "fork", 10)  # the local store holds every id the team store holds, and more
+    with Store(dst) as team:
+        before = (team.get_run(run_id), list(team.stored_samples(run_id)))
+        assert len(before[1]) == 7
+    with pytest.raises(PushError, match=rf"run {run_id} \(fork\): .* 3 sample\(s\) .* differ"):
+        push(src, dst)
+    with Store(dst) as team:
+        assert (team.get_run(run_id), list(team.stored_samples(run_id))) == before
 
 
 def test_a_failing_write_leaves_nothing_of_the_run(tmp_path: Path) -> None:
