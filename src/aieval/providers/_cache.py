@@ -24,16 +24,6 @@ __all__ = [
     "is_deterministic",
 ]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS response_cache (
-    key TEXT PRIMARY KEY,
-    provider TEXT NOT NULL,
-    model TEXT NOT NULL,
-    response TEXT NOT NULL,
-    created_at REAL NOT NULL
-)
-"""
-
 
 #: The ``path`` of a :class:`ResponseCache` held in memory (SQLite's own name for it).
 MEMORY = ":memory:"
@@ -143,7 +133,7 @@ class ResponseCache:
     """
 
     def __init__(self, path: str | Path | StoreLocation) -> None:
-        self._table = SideTable(path, _SCHEMA, "response cache")
+        self._table = SideTable(path, "response_cache", "response cache")
         self.location = self._table.location
         #: the SQLite file (``None`` for a PostgreSQL database)
         self.path = self.location.path

@@ -18,15 +18,6 @@ from aieval.store._side import SideTable
 
 __all__ = ["EmbeddingCache", "embedding_key"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS embedding_cache (
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    vector TEXT NOT NULL,
-    created_at REAL NOT NULL
-)
-"""
-
 
 def embedding_key(identity: str, model: str, text: str) -> str:
     """The cache key of ``text`` embedded by ``model`` at the endpoint ``identity``."""
@@ -39,7 +30,7 @@ class EmbeddingCache:
     ``postgresql://`` URL)."""
 
     def __init__(self, path: str | Path | StoreLocation) -> None:
-        self._table = SideTable(path, _SCHEMA, "embedding cache")
+        self._table = SideTable(path, "embedding_cache", "embedding cache")
         self.location = self._table.location
         #: the SQLite file (``None`` for a PostgreSQL database)
         self.path = self.location.path

@@ -84,6 +84,11 @@ class Backend(ABC):
             if then is not None:
                 self.execute(*then)
 
+    @property
+    def role(self) -> str | None:
+        """The database user this connection acts as (named in permission errors), if any."""
+        return None
+
     def lost(self, exc: BaseException) -> bool:
         """Whether ``exc`` was the connection being lost (the next use connects again)."""
         return False
@@ -100,9 +105,14 @@ class Backend(ABC):
         opener."""
 
     @abstractmethod
+    def has_table(self, name: str) -> bool:
+        """Whether the database holds the table ``name``."""
+
+    @abstractmethod
     def create_table(self, ddl: str) -> None:
-        """Run one ``CREATE TABLE IF NOT EXISTS`` (SQLite's types), safe against a concurrent
-        opener: a side table beside the store's own (the response and embedding caches)."""
+        """Run one ``CREATE TABLE IF NOT EXISTS`` of :data:`~aieval.store._schema.SCHEMA`
+        (SQLite's types), safe against a concurrent opener: a cache's table in a database that
+        is not a store."""
 
     @abstractmethod
     def close(self) -> None:

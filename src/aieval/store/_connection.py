@@ -10,6 +10,7 @@ from typing import Any
 
 from aieval.errors import StoreError
 from aieval.store._backend import Backend
+from aieval.store._errors import describe
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._open import open_backend
 from aieval.store._schema import COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION
@@ -47,8 +48,9 @@ class Connection:
         try:
             self._db.create_schema(SCHEMA, COLUMNS_ADDED, SCHEMA_VERSION)
         except Exception as exc:
+            error = StoreError(f"cannot open the store at {self.location}: {self._why(exc)}")
             self._db.close()
-            raise StoreError(f"cannot open the store at {self.location}: {self._why(exc)}") from exc
+            raise error from exc
 
     @property
     def path(self) -> Path:
@@ -67,8 +69,9 @@ class Connection:
             self._db.close()
 
     def _why(self, exc: BaseException) -> str:
-        """An error's message with the location's password (if any) replaced."""
-        return self.location.scrub(str(exc).strip())
+        """An error's message on one line, the location's password (if any) replaced."""
+        db: Backend | None = getattr(self, "_db", None)  # absent when opening it failed
+        return self.location.scrub(describe(exc, db.role if db is not None else None))
 
     def _failed(self, exc: BaseException, action: str = "write to") -> StoreError:
         return StoreError(f"cannot {action} the store at {self.location}: {self._why(exc)}")

@@ -28,6 +28,7 @@ from aieval.errors import StoreError
 from aieval.store._backend import Backend, Insert
 from aieval.store._encoding import PG_MARKER, from_pg, to_pg, to_pg_row
 from aieval.store._location import StoreLocation
+from aieval.store._schema import table_names, up_to_date
 
 try:
     import psycopg
@@ -126,6 +127,13 @@ class PostgresBackend(Backend):
             sql = f"WITH {', '.join(parts)} {sql}"
         self._live().execute(sql, args)
 
+    @property
+    def role(self) -> str | None:
+        try:
+            return str(self._conn.info.user) or None
+        except psycopg.Error:  # the connection is closed
+            return None
+
     def lost(self, exc: BaseException) -> bool:
         return isinstance(exc, psycopg.OperationalError) and (
             self._conn.closed or self._conn.broken
@@ -149,12 +157,15 @@ class PostgresBackend(Backend):
 
     def create_schema(self, schema: str, added: dict[str, dict[str, str]], version: int) -> None:
         conn = self._live()
-        if self._version() == str(version):
+        if self._current(schema, version):
             # up to date: no DDL, whose table locks would queue behind (and ahead of) the
-            # transactions of the runs writing at this moment
+            # transactions of the runs writing at this moment, and which a role with only data
+            # rights may not run
             return
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            if self._current(schema, version):  # another opener migrated it meanwhile
+                return
             conn.execute(postgres_schema(schema))
             for table, columns in added.items():
                 have = {
@@ -174,21 +185,30 @@ class PostgresBackend(Backend):
                 (str(version),),
             )
 
-    def _version(self) -> str | None:
-        """The schema version recorded in ``meta``; ``None`` before the store's first use."""
+    def _current(self, schema: str, version: int) -> bool:
+        """Whether the store is at ``version`` with every table of ``schema``; ``False`` before
+        its first use or when older (raises :class:`StoreError` when it is newer)."""
         row = self._conn.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()
         if row is None or not row[0]:
-            return None
+            return False
         found = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        return None if found is None else str(found[0])
+        if not up_to_date(None if found is None else str(found[0]), version):
+            return False
+        missing = self._conn.execute(
+            "SELECT count(*) FROM unnest(%s::text[]) AS t(name) WHERE to_regclass(name) IS NULL",
+            (list(table_names(schema)),),
+        ).fetchone()
+        return missing is not None and missing[0] == 0
+
+    def has_table(self, name: str) -> bool:
+        row = self._live().execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()
+        return row is not None and bool(row[0])
 
     def create_table(self, ddl: str) -> None:
-        conn = self._live()
         name = re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", ddl)
-        if name is not None:
-            row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name.group(1),)).fetchone()
-            if row is not None and row[0]:
-                return
+        if name is not None and self.has_table(name.group(1)):
+            return
+        conn = self._live()
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             conn.execute(_types(ddl))

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+from aieval.errors import StoreError
+
 __all__ = [
     "CALL_COLUMNS",
     "COLUMNS_ADDED",
@@ -9,6 +13,9 @@ __all__ = [
     "SAMPLE_COLUMNS",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "table_ddl",
+    "table_names",
+    "up_to_date",
 ]
 
 #: 2: a run's owner process (``pid``, ``host``, ``heartbeat_at``); 3: each sample's ``verdict``
@@ -128,4 +135,53 @@ CREATE TABLE IF NOT EXISTS judge_calibrations (
     created_at     REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS judge_calibrations_judge ON judge_calibrations (judge, created_at);
+-- the caches beside the runs: created with the store, so a role with only data rights uses them
+CREATE TABLE IF NOT EXISTS response_cache (
+    key TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    vector TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 """
+
+
+def table_names(schema: str) -> tuple[str, ...]:
+    """The tables ``schema`` creates: a store at :data:`SCHEMA_VERSION` that has them all is
+    opened without DDL (so a role with only data rights can use it)."""
+    return tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", schema))
+
+
+def table_ddl(table: str) -> str:
+    """The ``CREATE TABLE IF NOT EXISTS`` statement of ``table`` in :data:`SCHEMA`."""
+    found = re.search(rf"CREATE TABLE IF NOT EXISTS {table} \(.*?\n\);", SCHEMA, re.S)
+    if found is None:
+        raise ValueError(f"no table {table!r} in the store's schema")
+    return found.group(0)
+
+
+def up_to_date(found: str | None, version: int) -> bool:
+    """Whether a store whose ``meta`` records ``found`` (``None``: no store yet) is at
+    ``version``; ``False`` when it is older (and so migrated in place).
+
+    Raises:
+        StoreError: the store is newer than this aieval (or its version is unreadable): it is
+            left untouched.
+    """
+    if found is None:
+        return False
+    try:
+        number = int(found)
+    except ValueError:
+        raise StoreError(f"store schema version {found!r} is not a number") from None
+    if number > version:
+        raise StoreError(
+            f"store schema {number} is newer than this aieval supports ({version}): upgrade aieval"
+        )
+    return number == version

@@ -1,7 +1,9 @@
 """A side table in a store's database: the response and embedding caches live beside the runs.
 
 The table is in whichever database the location names (an SQLite file, ``":memory:"``, or a
-PostgreSQL database, so a team's CI jobs share one cache), created on first use; the
+PostgreSQL database, so a team's CI jobs share one cache). Its DDL is the store's
+(:data:`~aieval.store._schema.SCHEMA`): a store creates it on its first open (so a role with
+only data rights uses it); in a database that is no store, the cache creates its table alone. The
 connection opens on first use and again after :meth:`SideTable.close`. The caches' statements
 are reads and upserts, so one that meets a lost connection (a PostgreSQL restart, a network
 cut) is tried once more on a new connection before it fails.
@@ -16,8 +18,10 @@ from typing import Any, TypeVar
 
 from aieval.errors import StoreError
 from aieval.store._backend import Backend
+from aieval.store._errors import describe
 from aieval.store._location import StoreLocation, parse_location
 from aieval.store._open import open_backend
+from aieval.store._schema import COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION, table_ddl
 
 __all__ = ["SideTable"]
 
@@ -25,13 +29,14 @@ T = TypeVar("T")
 
 
 class SideTable:
-    """One table (``ddl``) at ``location``, named ``label`` in errors ("the response cache")."""
+    """The table ``table`` of the store's schema at ``location``, named ``label`` in errors
+    ("the response cache")."""
 
     def __init__(
-        self, location: str | os.PathLike[str] | StoreLocation, ddl: str, label: str
+        self, location: str | os.PathLike[str] | StoreLocation, table: str, label: str
     ) -> None:
         self.location = parse_location(location)
-        self._ddl = ddl
+        self._table = table
         self._label = label
         self._db: Backend | None = None
         self._lock = threading.Lock()
@@ -45,15 +50,19 @@ class SideTable:
             except Exception as exc:
                 raise self._error("open", exc) from exc
             try:
-                db.create_table(self._ddl)
+                if db.has_table("meta"):  # a store: its schema, checked and kept current
+                    db.create_schema(SCHEMA, COLUMNS_ADDED, SCHEMA_VERSION)
+                else:  # a cache's own file (or another program's): only this table
+                    db.create_table(table_ddl(self._table))
             except Exception as exc:
+                error = self._error("open", exc, db)
                 db.close()
-                raise self._error("open", exc) from exc
+                raise error from exc
             self._db = db
         return self._db
 
-    def _error(self, action: str, exc: BaseException) -> StoreError:
-        why = self.location.scrub(str(exc))
+    def _error(self, action: str, exc: BaseException, db: Backend | None = None) -> StoreError:
+        why = self.location.scrub(describe(exc, db.role if db is not None else None))
         return StoreError(f"cannot {action} the {self._label} {self.location}: {why}")
 
     def query(self, sql: str, args: Sequence[Any] = (), *, action: str = "read") -> list[Any]:
@@ -72,7 +81,7 @@ class SideTable:
                         raise
                     return step(db)
             except db.errors as exc:
-                raise self._error(action, exc) from exc
+                raise self._error(action, exc, db) from exc
 
     def execute(self, sql: str, args: Sequence[Any] = (), *, action: str = "write") -> None:
         """Run one statement, committed."""

@@ -10,6 +10,7 @@ from typing import Any
 from aieval.store._backend import Backend
 from aieval.store._encoding import row_from_db, to_db_row
 from aieval.store._location import StoreLocation
+from aieval.store._schema import table_names, up_to_date
 
 __all__ = ["SqliteBackend"]
 
@@ -61,6 +62,16 @@ class SqliteBackend(Backend):
         self._db.execute("COMMIT")
 
     def create_schema(self, schema: str, added: dict[str, dict[str, str]], version: int) -> None:
+        have_tables = {
+            row[0]
+            for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        found = None
+        if "meta" in have_tables:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            found = None if row is None else str(row[0])
+        if up_to_date(found, version) and have_tables.issuperset(table_names(schema)):
+            return  # current: no DDL
         self._db.executescript(schema)
         for table, columns in added.items():
             have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
@@ -72,6 +83,12 @@ class SqliteBackend(Backend):
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (str(version),),
         )
+
+    def has_table(self, name: str) -> bool:
+        found = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        ).fetchone()
+        return found is not None
 
     def create_table(self, ddl: str) -> None:
         self._db.execute(ddl)
