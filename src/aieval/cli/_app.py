@@ -87,8 +87,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         message = f"{type(exc).__name__}: {exc}"
         err.print(labelled("error:", "bold red", message), highlight=False, soft_wrap=True)
         sys.exit(EXIT_FAILED)
-    except Interrupted:
-        sys.exit(EXIT_INTERRUPTED)
+    except Interrupted as exc:
+        sys.exit(exc.code)
     except KeyboardInterrupt:
         err.print(
             Text.assemble(

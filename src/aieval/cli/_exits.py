@@ -5,6 +5,7 @@ __all__ = [
     "EXIT_ERRORS",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
 ]
 
@@ -18,3 +19,5 @@ EXIT_ERRORS = 3
 EXIT_BELOW_MINIMUM = 4
 #: Interrupted (Ctrl-C).
 EXIT_INTERRUPTED = 130
+#: Stopped by SIGTERM (128 + 15, as a shell reports it), handled as an interruption.
+EXIT_TERMINATED = 143

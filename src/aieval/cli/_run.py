@@ -10,7 +10,13 @@ import typer
 from rich.text import Text
 
 from aieval._terminal import printable
-from aieval.cli._exits import EXIT_BELOW_MINIMUM, EXIT_ERRORS, EXIT_FAILED
+from aieval.cli._exits import (
+    EXIT_BELOW_MINIMUM,
+    EXIT_ERRORS,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+)
 from aieval.cli._options import (
     RAY_EXTRA_HELP,
     DbOption,
@@ -31,16 +37,23 @@ from aieval.cli._print import (
     status_text,
     usage_parts,
 )
+from aieval.cli._signals import Termination, sigterm_as_interrupt
 from aieval.errors import StoreError
 
 if TYPE_CHECKING:
     from aieval.runner import RunResult
+    from aieval.store import Store
 
 __all__ = ["Interrupted", "run_command"]
 
 
 class Interrupted(Exception):
-    """Ctrl-C that the command has already explained: ``main`` exits 130 quietly."""
+    """Ctrl-C (or SIGTERM) that the command has already explained: ``main`` exits ``code``
+    (130, or 143 for SIGTERM) quietly."""
+
+    def __init__(self, code: int = EXIT_INTERRUPTED) -> None:
+        super().__init__(code)
+        self.code = code
 
 
 def run_command(
@@ -116,7 +129,7 @@ def run_command(
     samples errored than --max-error-rate allows, or a scorer scored no sample and found some
     not applicable (its values None, no error); 4 a run missed a minimum (--min-pass-rate,
     settings.min_pass_rate or settings.min; 3 wins when both apply); 130 interrupted (resume
-    it with --resume).
+    it with --resume); 143 stopped by SIGTERM (handled as an interruption: resume it too).
     """
     from aieval.cli._tracing import live_destination
     from aieval.runner import load_eval, plaintext_keys, run_eval, telemetry_requested
@@ -134,8 +147,9 @@ def run_command(
     store = Store(store_location(db))
     resume_arg: str | bool | None = resume_id or (True if resume else None)
     destination = live_destination() if telemetry_requested(config) else None
+    terminated = Termination()
     try:
-        with _Progress(quiet) as make_callback:
+        with sigterm_as_interrupt(terminated), _Progress(quiet) as make_callback:
             results = run_eval(
                 config,
                 store=store,
@@ -153,10 +167,14 @@ def run_command(
             )
     except KeyboardInterrupt:
         _resume_hint("interrupted;", "yellow", eval_file, db)
-        raise Interrupted from None
+        raise Interrupted(EXIT_TERMINATED if terminated.received else EXIT_INTERRUPTED) from None
     except StoreError as exc:
-        err.print(labelled("error:", "bold red", f"the run failed: {exc}"), highlight=False)
-        _resume_hint("once the store is writable again (free space...),", "red", eval_file, db)
+        err.print(
+            labelled("error:", "bold red", f"the run failed: {exc}"),
+            highlight=False,
+            soft_wrap=True,
+        )
+        _store_failure_hint(store, config.name, eval_file, db)
         raise typer.Exit(EXIT_FAILED) from None
     finally:
         if destination is not None:
@@ -214,6 +232,26 @@ def run_command(
         raise typer.Exit(EXIT_ERRORS)
     if below:
         raise typer.Exit(EXIT_BELOW_MINIMUM)
+
+
+def _store_failure_hint(store: Store, name: str, eval_file: Path, db: str | None) -> None:
+    """How to go on after the store failed: resume the stored run, or run again when none was."""
+    once = (
+        "once the store is writable again (free space...),"
+        if store.location.is_sqlite
+        else "once the store is reachable and writable again,"
+    )
+    try:
+        stored = store.latest_unfinished(name) is not None
+    except StoreError:  # unreadable now: whether the run was stored is unknown
+        _resume_hint(f"{once} if `aieval runs` lists the run,", "red", eval_file, db)
+        return
+    if stored:
+        _resume_hint(once, "red", eval_file, db)
+    else:
+        err.print(
+            Text(f"nothing of the run was stored: {once} run it again", "red"), soft_wrap=True
+        )
 
 
 def _resume_hint(lead: str, style: str, eval_file: Path, db: str | None) -> None:
