@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+from tests.support.postgres import ODD_PASSWORD, PostgresServer, database_of
 
 from aieval.errors import ConfigError, StoreError
 from aieval.store import Store, StoreLocation, parse_location
@@ -83,6 +85,7 @@ def test_an_unreachable_server_is_a_store_error_without_the_password() -> None:
     message = str(caught.value)
     assert f"cannot open the store at postgresql://ci:***@127.0.0.1:{port}/evals" in message
     assert "topsecret" not in message
+    assert "\t" not in message and "\n Is the server running" in message  # libpq's tab
 
 
 def test_a_redacted_url_from_elsewhere_connects_without_the_mask() -> None:
@@ -116,3 +119,97 @@ def test_a_run_spec_keeps_only_the_redacted_store_and_refuses_other_schemes() ->
     assert "pw1" not in spec.model_dump_json()
     with pytest.raises(ConfigError, match="scheme 'mysql' is not supported"):
         RunSpec.parse({"name": "qa", "dataset": "d.jsonl", "storage": {"store": "mysql://db/x"}})
+
+
+def _odd_database(server: PostgresServer) -> tuple[str, str]:
+    """The encoded URL of a fresh database of the role ``odd`` (password :data:`ODD_PASSWORD`),
+    and the ``host:port/database`` it names."""
+    where = f"{server.host}:{server.port}/{database_of(server, 'odd', ODD_PASSWORD)}"
+    return f"postgresql://odd:{quote(ODD_PASSWORD, safe='')}@{where}", where
+
+
+def _fragments(password: str) -> list[str]:
+    """Every 4 characters in a row of ``password``: none may show in a message."""
+    return [password[i : i + 4] for i in range(max(1, len(password) - 3))]
+
+
+def test_a_password_with_special_characters_connects_percent_encoded(
+    pg_server: PostgresServer,
+) -> None:
+    url, where = _odd_database(pg_server)
+    store = Store(url)
+    run_id = store.create_run(name="qa", config={"store": str(store.location)})
+    assert str(store.location) == f"postgresql://odd:***@{where}"
+    assert store.location.has_password
+    assert Store(str(store.location)).get_run(run_id).name == "qa"
+    shown = str(store.location) + repr(store.location)
+    assert not any(piece in shown for piece in _fragments(ODD_PASSWORD))
+
+
+@pytest.mark.parametrize(
+    ("userinfo", "problem"),
+    [
+        (f"odd:{ODD_PASSWORD}", "it holds a space"),
+        ("bob:Winter@2026db", "more than one '@' comes before the host"),
+        ("weird:p@ss:w/rd?#%&=+ q", "it holds a space"),
+        ("odd:Winter/2026db@x", "an '@' comes after a '/', '?' or '#'"),
+        ("odd:Winter?2026db@x", "an '@' comes after a '/', '?' or '#'"),
+        ("odd:Winter[2026db", "holds a character that URLs reserve"),
+        ("odd:Winter%2G2026db", "a '%' is not followed by two hex digits"),
+    ],
+)
+def test_an_ambiguous_url_is_refused_before_connecting(
+    pg_server: PostgresServer, userinfo: str, problem: str
+) -> None:
+    where = f"{pg_server.host}:{pg_server.port}/{database_of(pg_server, 'odd', ODD_PASSWORD)}"
+    url = f"postgresql://{userinfo}@{where}"
+    for attempt in (lambda: parse_location(url), lambda: Store(url)):
+        with pytest.raises(ConfigError) as caught:  # a ConfigError: libpq was never called
+            attempt()
+        message = str(caught.value)
+        user = userinfo.split(":")[0]
+        assert message.startswith(f"store location 'postgresql://{user}:***@{where}' is ambiguous")
+        assert problem in message and "percent-encode" in message and "\n" not in message
+        password = userinfo.split(":", 1)[1]
+        assert not any(piece in message for piece in _fragments(password)), message
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        (
+            "postgresql://aieval:Winter26@[::1/aieval",
+            "its host '[::1' is not a bracketed IPv6 address",
+        ),
+        ("postgresql://aieval:Winter26@::1]:5432/aieval", "not a bracketed IPv6 address"),
+        ("postgresql://aieval:Winter\uff0f26@db/aieval", "is not a valid URL"),
+        ("postgresql://aieval:Winter26@db/aieval?password=Winter26#x", "it holds a '#'"),
+    ],
+)
+def test_an_unparsable_url_is_one_line_without_the_password(url: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_location(url)
+    message = str(caught.value)
+    assert message.startswith("store location 'postgresql://aieval:***@")
+    assert problem in message and "\n" not in message
+    assert "Winter" not in message
+
+
+def test_the_scheme_is_case_insensitive(pg_url: str) -> None:
+    upper = "PostgreSQL" + pg_url[len("postgresql") :]
+    store = Store(upper)
+    assert str(store.location) == pg_url
+    run_id = store.create_run(name="qa", config={})
+    assert Store("POSTGRES" + pg_url[len("postgresql") :]).get_run(run_id).name == "qa"
+
+
+def test_scrubbing_replaces_the_url_and_only_unambiguous_passwords() -> None:
+    short = parse_location("postgresql://weird:p@db.internal/evals")
+    message = "missing separator\tin parameter for postgresql://weird:p@db.internal/evals"
+    assert short.scrub(message) == (
+        "missing separator in parameter for postgresql://weird:***@db.internal/evals"
+    )
+    long = parse_location("postgresql://ci:hunter2%21@db/evals")
+    assert long.scrub("for hunter2! and hunter2%21") == "for *** and ***"
+    assert not parse_location("postgresql://ci@db/evals").has_password
+    assert not parse_location("runs.db").has_password

@@ -5,6 +5,11 @@ names a PostgreSQL database. Any other ``scheme://`` is refused: it is never tak
 A location shows only its redacted form (the password replaced by ``***``) in messages, logs,
 ``repr`` and stored configs; the password itself stays in this process, so a redacted URL
 parsed again here still connects (other processes use ``PGPASSWORD`` or ``~/.pgpass``).
+
+A URL is checked before anything connects with it: one that libpq could split otherwise than
+this module (an ``@``, ``/``, ``?``, ``#`` or space left unencoded in the password, ...) is a
+:class:`ConfigError` asking to percent-encode the password, so a password is never taken in
+part for a host or a database name and echoed by the driver. The scheme is case-insensitive.
 """
 
 from __future__ import annotations
@@ -14,9 +19,18 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from typing import Literal, NoReturn
+from urllib.parse import (
+    SplitResult,
+    parse_qsl,
+    quote,
+    unquote,
+    urlencode,
+    urlsplit,
+    urlunsplit,
+)
 
+from aieval._secrets import MIN_SECRET_LEN
 from aieval.errors import ConfigError
 
 __all__ = ["StoreLocation", "default_location", "parse_location"]
@@ -25,6 +39,16 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 _POSTGRES_SCHEMES = ("postgresql", "postgres")
 _ACCEPTED = "a file path, sqlite:///path, postgresql://... or postgres://..."
 _MASK = "***"
+# RFC 3986 userinfo: unreserved, sub-delims, ":" and percent-escapes (non-ASCII letters pass too)
+_USERINFO_CHARS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:%"
+)
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_PASSWORD_QUERY = re.compile(r"(?i)((?:^|[?&])password=)[^&]*")
+_ENCODE_HINT = (
+    "percent-encode the user name and password (@ as %40, : as %3A, / as %2F, ? as %3F,"
+    " # as %23, % as %25, a space as %20), or give the password through PGPASSWORD or ~/.pgpass"
+)
 # redacted URL -> the URL with its password, for URLs parsed in this process
 _PASSWORDS: dict[str, str] = {}
 _PASSWORDS_LOCK = threading.Lock()
@@ -64,11 +88,22 @@ class StoreLocation:
         """For SQLite, the file ``<path><suffix>`` beside the store; ``None`` for PostgreSQL."""
         return None if self.path is None else self.path.with_name(self.path.name + suffix)
 
+    @property
+    def has_password(self) -> bool:
+        """Whether the URL carries a password (shown ``***``): another process, given the
+        redacted URL, needs it from ``PGPASSWORD`` or ``~/.pgpass``."""
+        return self.backend == "postgres" and bool(_passwords(self.redacted))
+
     def scrub(self, text: str) -> str:
-        """``text`` (a driver's error message, say) with this location's password replaced."""
-        for secret in _passwords(self._url):
-            text = text.replace(secret, _MASK)
-        return text
+        """``text`` (a driver's error message, say) made safe to show: the full URL becomes its
+        redacted form, the password ``***`` (only one long enough not to match ordinary words)
+        and tabs spaces."""
+        if self._url:
+            text = text.replace(self._url, self.redacted)
+        for secret in sorted(_passwords(self._url), key=len, reverse=True):
+            if len(secret) >= MIN_SECRET_LEN:
+                text = text.replace(secret, _MASK)
+        return text.replace("\t", " ")
 
     def __str__(self) -> str:
         return self.redacted
@@ -110,7 +145,7 @@ def parse_location(value: str | os.PathLike[str] | StoreLocation) -> StoreLocati
             )
         return _sqlite(Path(rest[1:]))
     if scheme in _POSTGRES_SCHEMES:
-        return _postgres(value)
+        return _postgres(scheme + value[len(match.group(1)) :])
     raise ConfigError(f"store location scheme {scheme!r} is not supported: give {_ACCEPTED}")
 
 
@@ -123,7 +158,7 @@ def _postgres(url: str) -> StoreLocation:
         known = _PASSWORDS.get(url)
     if known is not None:  # a redacted URL of this process: connect with its password
         return StoreLocation("postgres", url, None, known)
-    parts = urlsplit(url)
+    parts = _split(url)
     if not parts.hostname and not parts.path.strip("/") and not parts.query:
         raise ConfigError(
             f"store location {redact(url)!r} names no database: write"
@@ -138,6 +173,57 @@ def _postgres(url: str) -> StoreLocation:
         with _PASSWORDS_LOCK:
             _PASSWORDS[redacted] = url
     return StoreLocation("postgres", redacted, None, url)
+
+
+def _split(url: str) -> SplitResult:
+    """``url`` split as libpq splits it too, or a one-line :class:`ConfigError` that shows
+    the URL with everything that may be its password replaced by ``***``."""
+    rest = url.partition("://")[2]
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, after = rest[:end], rest[end:]
+    if any(c.isspace() or not c.isprintable() for c in url):
+        _refuse(url, "it holds a space or a control character")
+    if authority.count("@") > 1:
+        _refuse(url, "more than one '@' comes before the host")
+    if "@" in after:
+        _refuse(url, "an '@' comes after a '/', '?' or '#' (one in the user name or password?)")
+    if "#" in rest:
+        _refuse(url, "it holds a '#'")
+    userinfo, _, host = authority.rpartition("@")
+    if any(c not in _USERINFO_CHARS and c.isascii() for c in userinfo):
+        _refuse(url, "the user name or password holds a character that URLs reserve")
+    if _BAD_PERCENT.search(rest):
+        _refuse(url, "a '%' is not followed by two hex digits")
+    if "[" in host or "]" in host:
+        for part in host.split(","):  # libpq takes host1:5432,host2:5433
+            if ("[" in part or "]" in part) and not re.fullmatch(r"\[[^\[\]]+\](:\d*)?", part):
+                raise ConfigError(
+                    f"store location {_masked(url)!r} is not a valid URL: its host {part!r} is"
+                    " not a bracketed IPv6 address (write [::1] or [::1]:5432)"
+                )
+    try:
+        parts = urlsplit(url)
+        _ = parts.hostname, parts.password
+    except ValueError:  # its message may quote the password: not shown
+        raise ConfigError(
+            f"store location {_masked(url)!r} is not a valid URL; {_ENCODE_HINT}"
+        ) from None
+    return parts
+
+
+def _refuse(url: str, problem: str) -> NoReturn:
+    raise ConfigError(f"store location {_masked(url)!r} is ambiguous: {problem}; {_ENCODE_HINT}")
+
+
+def _masked(url: str) -> str:
+    """``url``, which may be malformed, with all that could be its password replaced: the
+    userinfo after the first ``:`` up to the last ``@``, and every ``password=`` value."""
+    head, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if at:
+        user, colon, _ = userinfo.partition(":")
+        rest = f"{user}:{_MASK}@{host}" if colon else rest
+    return head + sep + _PASSWORD_QUERY.sub(lambda m: m.group(1) + _MASK, rest)
 
 
 def redact(url: str) -> str:
