@@ -217,8 +217,14 @@ def run_command(
 
 
 def _resume_hint(lead: str, style: str, eval_file: Path, db: str | None) -> None:
-    command = f"aieval run {eval_file} --resume" + (f" --db {store_location(db)}" if db else "")
-    err.print(Text.assemble((lead, style), " resume with ", (command, "bold")), soft_wrap=True)
+    location = store_location(db) if db else None
+    command = f"aieval run {eval_file} --resume" + (f" --db {location}" if location else "")
+    # the hint shows the URL's password as ***: pasted as is, libpq needs it from elsewhere
+    where = " (give the password through PGPASSWORD or ~/.pgpass)"
+    note = where if location is not None and location.has_password else ""
+    err.print(
+        Text.assemble((lead, style), " resume with ", (command, "bold"), note), soft_wrap=True
+    )
 
 
 def _print_summary(result: RunResult) -> None:
