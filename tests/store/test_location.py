@@ -213,3 +213,31 @@ def test_scrubbing_replaces_the_url_and_only_unambiguous_passwords() -> None:
     assert long.scrub("for hunter2! and hunter2%21") == "for *** and ***"
     assert not parse_location("postgresql://ci@db/evals").has_password
     assert not parse_location("runs.db").has_password
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "password=Winter&2026db&sslmode=require",  # a parameter without "="
+        "password=Winter&x2026=db",  # not a libpq option: a piece of the password
+        "password=Winter=2026db",
+        "sslpassword=Winter&2026db",
+    ],
+)
+def test_a_secret_query_value_split_by_an_unencoded_separator_is_refused(query: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_location(f"postgresql://ci@db.internal/evals?{query}")
+    message = str(caught.value)
+    assert "is ambiguous: a query parameter is not" in message and "percent-encode" in message
+    assert "=***'" in message and "Winter" not in message and "2026" not in message
+
+
+def test_an_unknown_query_option_is_named_and_secret_options_are_redacted() -> None:
+    with pytest.raises(ConfigError, match="'sslmod' is not a libpq connection option"):
+        parse_location("postgresql://ci@db.internal/evals?sslmod=require")
+    url = "postgresql://ci@db.internal/evals?sslpassword=Winter2026&sslmode=require&ssl=true"
+    location = parse_location(url)
+    assert str(location) == (
+        "postgresql://ci@db.internal/evals?sslpassword=***&sslmode=require&ssl=true"
+    )
+    assert location.connect_url() == url and location.has_password

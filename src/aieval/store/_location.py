@@ -14,6 +14,7 @@ part for a host or a database name and echoed by the driver. The scheme is case-
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -44,7 +45,12 @@ _USERINFO_CHARS = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:%"
 )
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_PASSWORD_QUERY = re.compile(r"(?i)((?:^|[?&])password=)[^&]*")
+# libpq options whose value is a secret: shown ***, like the authority's password
+_SECRET_KEYS = frozenset(
+    {"password", "sslpassword", "oauth_client_secret", "scram_client_key", "scram_server_key"}
+)
+# in a URL refused as malformed, a secret value may hold "&": hidden up to the URL's end
+_SECRET_QUERY = re.compile(rf"(?i)((?:^|[?&])(?:{'|'.join(sorted(_SECRET_KEYS))})=).*")
 _ENCODE_HINT = (
     "percent-encode the user name and password (@ as %40, : as %3A, / as %2F, ? as %3F,"
     " # as %23, % as %25, a space as %20), or give the password through PGPASSWORD or ~/.pgpass"
@@ -194,6 +200,7 @@ def _split(url: str) -> SplitResult:
         _refuse(url, "the user name or password holds a character that URLs reserve")
     if _BAD_PERCENT.search(rest):
         _refuse(url, "a '%' is not followed by two hex digits")
+    _check_query(url, after.partition("?")[2])
     if "[" in host or "]" in host:
         for part in host.split(","):  # libpq takes host1:5432,host2:5433
             if ("[" in part or "]" in part) and not re.fullmatch(r"\[[^\[\]]+\](:\d*)?", part):
@@ -211,23 +218,58 @@ def _split(url: str) -> SplitResult:
     return parts
 
 
+def _check_query(url: str, query: str) -> None:
+    """Each parameter is ``key=value`` with a libpq option as key: otherwise libpq's error
+    would quote a key that can be a piece of a password holding ``&`` or ``=``."""
+    if not query:
+        return
+    options = _libpq_options()
+    for param in query.split("&"):
+        key, eq, value = param.partition("=")
+        if not key or not eq or "=" in value:
+            _refuse(url, "a query parameter is not key=value (an '&' or '=' in a password?)")
+        if options is not None and unquote(key) not in options:
+            if any(unquote(k).lower() in _SECRET_KEYS for k in _keys(query)):
+                _refuse(url, "a query parameter is not a libpq option (an '&' in a password?)")
+            raise ConfigError(
+                f"store location {_masked(url)!r} is not valid: {unquote(key)!r} is not a"
+                " libpq connection option (sslmode, connect_timeout, application_name, ...)"
+            )
+
+
+def _keys(query: str) -> list[str]:
+    return [param.partition("=")[0] for param in query.split("&")]
+
+
+@functools.cache
+def _libpq_options() -> frozenset[str] | None:
+    """The option names libpq knows (``ssl`` too: ``ssl=true`` means ``sslmode=require``);
+    ``None`` without psycopg (opening the store then says to install it)."""
+    try:
+        from psycopg import pq
+    except ImportError:
+        return None
+    return frozenset({"ssl", *(o.keyword.decode() for o in pq.Conninfo.get_defaults())})
+
+
 def _refuse(url: str, problem: str) -> NoReturn:
     raise ConfigError(f"store location {_masked(url)!r} is ambiguous: {problem}; {_ENCODE_HINT}")
 
 
 def _masked(url: str) -> str:
     """``url``, which may be malformed, with all that could be its password replaced: the
-    userinfo after the first ``:`` up to the last ``@``, and every ``password=`` value."""
+    userinfo after the first ``:`` up to the last ``@``, and all after a ``password=``."""
     head, sep, rest = url.partition("://")
     userinfo, at, host = rest.rpartition("@")
     if at:
         user, colon, _ = userinfo.partition(":")
         rest = f"{user}:{_MASK}@{host}" if colon else rest
-    return head + sep + _PASSWORD_QUERY.sub(lambda m: m.group(1) + _MASK, rest)
+    return head + sep + _SECRET_QUERY.sub(lambda m: m.group(1) + _MASK, rest)
 
 
 def redact(url: str) -> str:
-    """``url`` with any password (in the authority or a ``password=`` query) replaced."""
+    """``url`` with any password (in the authority or a ``password=`` query, or another
+    secret option such as ``sslpassword=``) replaced."""
     parts = urlsplit(url)
     netloc = parts.netloc
     if "@" in netloc:
@@ -238,9 +280,9 @@ def redact(url: str) -> str:
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        if any(k.lower() == "password" for k, _ in pairs):
+        if any(k.lower() in _SECRET_KEYS for k, _ in pairs):
             query = urlencode(
-                [(k, _MASK if k.lower() == "password" else v) for k, v in pairs],
+                [(k, _MASK if k.lower() in _SECRET_KEYS else v) for k, v in pairs],
                 safe="*/",
                 quote_via=quote,
             )
@@ -253,7 +295,7 @@ def _passwords(url: str) -> list[str]:
     parts = urlsplit(url)
     found = [parts.password or ""]
     found += [
-        v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() == "password"
+        v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() in _SECRET_KEYS
     ]
     return [unquote(p) for p in found if p] + [p for p in found if p]
 
@@ -267,6 +309,6 @@ def _unmasked(url: str) -> str:
         if auth.endswith(":" + _MASK):
             netloc = f"{auth[: -len(_MASK) - 1]}@{host}"
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    kept = [(k, v) for k, v in pairs if not (k.lower() == "password" and v == _MASK)]
+    kept = [(k, v) for k, v in pairs if not (k.lower() in _SECRET_KEYS and v == _MASK)]
     query = urlencode(kept, quote_via=quote) if kept != pairs else parts.query
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
