@@ -241,3 +241,14 @@ def test_an_unknown_query_option_is_named_and_secret_options_are_redacted() -> N
         "postgresql://ci@db.internal/evals?sslpassword=***&sslmode=require&ssl=true"
     )
     assert location.connect_url() == url and location.has_password
+
+
+def test_a_run_spec_refuses_an_ambiguous_store_without_the_password() -> None:
+    from aieval.runner import RunSpec
+
+    store = "postgresql://bob:Winter@2026db@db.internal/evals"
+    with pytest.raises(ConfigError) as caught:
+        RunSpec.parse({"name": "qa", "dataset": "d.jsonl", "storage": {"store": store}})
+    message = str(caught.value)
+    assert "storage.store" in message and "'postgresql://bob:***@db.internal/evals'" in message
+    assert "Winter" not in message and "2026db" not in message
