@@ -8,7 +8,6 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from aieval.errors import (
@@ -17,6 +16,7 @@ from aieval.errors import (
     RunNotFoundError,
     UserError,
 )
+from aieval.server._responses import SafeJSONResponse
 
 __all__ = ["error_body", "install_error_handlers", "validation_reasons"]
 
@@ -66,30 +66,30 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Exception, _server_error)
 
 
-def _reply(request: Request, status: int, body: dict[str, Any], **kw: Any) -> JSONResponse:
+def _reply(request: Request, status: int, body: dict[str, Any], **kw: Any) -> SafeJSONResponse:
     redact = request.app.state.redactor.redact
-    return JSONResponse(redact(body), status_code=status, **kw)
+    return SafeJSONResponse(redact(body), status_code=status, **kw)
 
 
-async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
+async def _invalid_request(request: Request, exc: Exception) -> SafeJSONResponse:
     assert isinstance(exc, RequestValidationError)
     reasons = validation_reasons(exc.errors())
     message = f"invalid request: {len(reasons)} problem(s): " + "; ".join(reasons)
     return _reply(request, 422, error_body(message, reasons, missing_inputs=[]))
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> SafeJSONResponse:
     assert isinstance(exc, HTTPException)
     return _reply(
         request, exc.status_code, error_body(str(exc.detail)), headers=dict(exc.headers or {})
     )
 
 
-async def _not_found(request: Request, exc: Exception) -> JSONResponse:
+async def _not_found(request: Request, exc: Exception) -> SafeJSONResponse:
     return _reply(request, 404, error_body(str(exc)))
 
 
-async def _incompatible(request: Request, exc: Exception) -> JSONResponse:
+async def _incompatible(request: Request, exc: Exception) -> SafeJSONResponse:
     assert isinstance(exc, IncompatibleDatasetError)
     reasons = [
         f"missing input {name!r} in rows {', '.join(ids[:5])}" for name, ids in exc.rows.items()
@@ -97,11 +97,11 @@ async def _incompatible(request: Request, exc: Exception) -> JSONResponse:
     return _reply(request, 422, error_body(str(exc), reasons, missing_inputs=exc.missing_inputs))
 
 
-async def _user_error(request: Request, exc: Exception) -> JSONResponse:
+async def _user_error(request: Request, exc: Exception) -> SafeJSONResponse:
     return _reply(request, 422, error_body(str(exc), [str(exc)], missing_inputs=[]))
 
 
-async def _server_error(request: Request, exc: Exception) -> JSONResponse:
+async def _server_error(request: Request, exc: Exception) -> SafeJSONResponse:
     log.exception("server error on %s", request.url.path, exc_info=exc)
     # details (paths, values) stay in the server log
     return _reply(
