@@ -143,7 +143,7 @@ def _unreachable(exc: BaseException) -> BaseException | None:
 
 def _store_unavailable(request: Request, cause: BaseException) -> SafeJSONResponse:
     """503 naming the store (its password masked, an SQLite file by name) and the driver's
-    reason, with ``Retry-After``; the full error goes to the server log."""
+    reason, with ``Retry-After``; the reason is logged as a warning (no traceback)."""
     location: StoreLocation = request.app.state.store.location
     shown = str(location) if location.path is None else location.path.name
     reason = location.scrub(str(cause).strip().splitlines()[0] if str(cause).strip() else "")
