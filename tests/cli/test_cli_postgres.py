@@ -184,7 +184,8 @@ def test_the_resume_hint_on_postgres_says_where_the_password_comes_from(
             child.wait()
     assert child.returncode == 130, err
     shown = url.replace(f":{TEAMMATE_PASSWORD}@", ":***@")
-    hint = f"resume with aieval run s.yaml --resume --db {shown} (give the password through"
+    # quoted for a shell: the *** would otherwise be a glob
+    hint = f"resume with aieval run s.yaml --resume --db '{shown}' (give the password through"
     assert hint + " PGPASSWORD or ~/.pgpass)" in " ".join(err.split())
     assert TEAMMATE_PASSWORD not in err
     no_password = cli("run", "s.yaml", "--db", pg_url, "--resume", "-q", cwd=tmp_path)

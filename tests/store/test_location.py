@@ -46,6 +46,40 @@ def test_other_schemes_are_refused_in_one_line(url: str, tmp_path: Path) -> None
     assert "\n" not in message
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "postgresql:/aieval?host=127.0.0.1&user=aieval",
+        "postgres:aieval",
+        "PostgreSQL:u:Sekrit-99@h/db",
+        "mysql:/x",
+        "http:/x",
+        "sqlite:/x.db",
+    ],
+)
+def test_a_scheme_without_slashes_is_refused_not_a_file(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        Store(value)
+    message = str(caught.value)
+    scheme = value.split(":")[0]
+    assert f"starting '{scheme}:' looks like a URL without '//'" in message
+    assert "Sekrit" not in message and "\n" not in message
+    assert list(tmp_path.iterdir()) == []  # no folder "postgresql:", no file
+    # a file whose name holds a colon is still reachable, written as ./NAME
+    assert parse_location(f"./{scheme}:x.db").path == Path(f"{scheme}:x.db")
+
+
+def test_a_url_without_a_host_keeps_its_slashes() -> None:
+    url = "postgresql:///aieval?host=127.0.0.1&port=5432&user=aieval"
+    assert str(parse_location(url)) == url
+    secret = "postgresql://ci:Sekrit-99@/aieval?host=127.0.0.1"
+    assert str(parse_location(secret)) == "postgresql://ci:***@/aieval?host=127.0.0.1"
+    assert str(parse_location(str(parse_location(secret)))).startswith("postgresql://ci:***@/")
+
+
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "postgresql://"])
 def test_urls_naming_nothing_are_refused(url: str) -> None:
     with pytest.raises(ConfigError, match="names no"):

@@ -28,7 +28,6 @@ from urllib.parse import (
     unquote,
     urlencode,
     urlsplit,
-    urlunsplit,
 )
 
 from aieval._secrets import MIN_SECRET_LEN
@@ -37,6 +36,8 @@ from aieval.errors import ConfigError
 __all__ = ["StoreLocation", "default_location", "parse_location"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+# "postgresql:/db", "mysql:x": a scheme without "//" (two letters or more: "C:" is a drive)
+_SCHEME_ONLY = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):")
 _POSTGRES_SCHEMES = ("postgresql", "postgres")
 _ACCEPTED = "a file path, sqlite:///path, postgresql://... or postgres://..."
 _MASK = "***"
@@ -140,6 +141,12 @@ def parse_location(value: str | os.PathLike[str] | StoreLocation) -> StoreLocati
     if match is None:
         if not value.strip():
             raise ConfigError(f"store location is empty; give {_ACCEPTED}")
+        bare = _SCHEME_ONLY.match(value)
+        if bare is not None:  # never a file named "postgresql:" (the rest may hold a password)
+            raise ConfigError(
+                f"store location starting {bare.group(0)!r} looks like a URL without '//': give"
+                f" {_ACCEPTED}; for a file whose name holds ':', write ./{bare.group(0)}..."
+            )
         return _sqlite(Path(value))
     scheme = match.group(1).lower()
     if scheme == "sqlite":
@@ -286,7 +293,14 @@ def redact(url: str) -> str:
                 safe="*/",
                 quote_via=quote,
             )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return _join(parts, netloc, query)
+
+
+def _join(parts: SplitResult, netloc: str, query: str) -> str:
+    """The URL again, always with ``//`` (``urlunsplit`` drops it from a URL without a host:
+    ``postgresql:///db?host=...`` would come back as ``postgresql:/db?host=...``)."""
+    url = f"{parts.scheme}://{netloc}{parts.path}"
+    return url + (f"?{query}" if query else "") + (f"#{parts.fragment}" if parts.fragment else "")
 
 
 def _passwords(url: str) -> list[str]:
@@ -311,4 +325,4 @@ def _unmasked(url: str) -> str:
     pairs = parse_qsl(parts.query, keep_blank_values=True)
     kept = [(k, v) for k, v in pairs if not (k.lower() in _SECRET_KEYS and v == _MASK)]
     query = urlencode(kept, quote_via=quote) if kept != pairs else parts.query
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return _join(parts, netloc, query)
