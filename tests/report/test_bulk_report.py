@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from tests.report.golden.fixture import PAIRS, build_store
 
-from aieval.report import build_report, compare_runs
+from aieval.report import build_report
 from aieval.store import Store
 
 PLAIN = [run for kind in ("ungraded", "epochs") for run in PAIRS[kind]]
@@ -94,21 +94,3 @@ def test_a_row_stored_before_the_columns_sends_the_run_to_the_record_path(
     )
     assert not store.plain_run(run_id)
     assert _report(store, run_id) == before
-
-
-def _comparison(store: Store, kind: str) -> Any:
-    base, cand = PAIRS[kind]
-    data = compare_runs(store, base, cand, max_examples=None).to_dict()
-    return json.loads(json.dumps(data, sort_keys=True))
-
-
-def test_comparisons_of_plain_runs_match_the_record_path(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for kind in ("ungraded", "epochs"):
-        bulk = _comparison(store, kind)
-        with monkeypatch.context() as patch:
-            patch.setattr(Store, "plain_run", lambda self, run: False)
-            assert bulk == _comparison(store, kind), kind
-        assert bulk["regressions_count"] and bulk["improvements_count"]
-        assert bulk["decision"]["rules"]

@@ -9,11 +9,10 @@ metadata a report asks for are decoded.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import reduce
 from json import loads
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -25,10 +24,7 @@ from aieval.report._tally import ColumnTally, GroupTally, JudgeTally, ReasonTall
 from aieval.store import Store
 from aieval.store._column_reads import SampleColumns, ScoreColumns
 
-#: The weights of a verdict without any (one shared, read-only mapping).
-_NO_WEIGHTS: Mapping[str, float] = MappingProxyType({})
-
-__all__ = ["BulkNumbers", "bulk_examples", "bulk_judges", "bulk_numbers"]
+__all__ = ["BulkNumbers", "bulk_numbers"]
 
 
 @dataclass(slots=True)
@@ -60,7 +56,7 @@ def bulk_numbers(
     n = len(cols.ids)
     scored = ~np.isnan(cols.weighted_score)
     costs = cols.cost[~np.isnan(cols.cost)].tolist()
-    scorers = store.score_columns(run_id, {i: p for p, i in enumerate(cols.ids)})
+    scorers, judged = store.score_columns(run_id, {i: p for p, i in enumerate(cols.ids)})
     return BulkNumbers(
         samples=n,
         passed=int(cols.passed.sum()),
@@ -70,7 +66,7 @@ def bulk_numbers(
         cost_known=reduce(operator.add, costs, 0.0),  # in order, as the per-sample tally sums
         cost_priced=len(costs),
         scorers={name: _column(s) for name, s in scorers.items()},
-        judges=bulk_judges(store, run_id),
+        judges=_judges(judged),
         reasons=_reasons(cols.ids, cols.failed_verdicts),
         slices=_slices(cols, slice_by, slice_key),
         epochs=_epochs(cols.ids, cols.passed, cols.extra),
@@ -85,10 +81,9 @@ def _column(scores: ScoreColumns) -> ColumnTally:
     return column
 
 
-def bulk_judges(store: Store, run_id: str) -> dict[str, JudgeTally]:
-    """The judge tallies of a run's scores, one per judge scorer."""
+def _judges(judged: list[tuple[str, str, str | None]]) -> dict[str, JudgeTally]:
     judges: dict[str, JudgeTally] = {}
-    for name, text, unreadable in store.judge_scores(run_id):
+    for name, text, unreadable in judged:
         metadata = loads(text) or {}
         if "parse_failures" in metadata:
             judges.setdefault(name, JudgeTally()).add(metadata, unreadable or None)
@@ -141,33 +136,3 @@ def _epochs(ids: list[str], passed: np.ndarray, extra: list[str | None]) -> dict
             example_id = ids[position].removesuffix(f"#{epoch}")
             epochs.setdefault(example_id, []).append(flags[position])
     return epochs
-
-
-def bulk_examples(store: Store, run_id: str) -> Iterator[tuple[str, ExampleNumbers, Any, Any]]:
-    """``(example id, numbers, input, expected)`` of each sample of a run of plain verdicts,
-    in dataset order: what ``example_numbers`` gives of its record, read as columns."""
-    cols = store.example_columns(run_id)
-    weights = {
-        p: Verdict.from_dict(loads(text), f"sample {cols.ids[p]!r}").weights
-        for p, text in cols.weighted_verdicts.items()
-    }
-    for p, sample_id in enumerate(cols.ids):
-        extra = cols.extra[p]
-        epoch = None if extra is None else split_epoch(loads(extra) or {})[1]
-        numbers = ExampleNumbers(
-            id=sample_id,
-            passed=cols.passed[p],
-            weighted_score=cols.weighted_score[p],
-            scores=cols.scores[p],
-            error=cols.errors[p],
-            latency_s=cols.latency_s[p],
-            cost=cols.cost[p],
-            weights=weights.get(p, _NO_WEIGHTS),
-        )
-        text_in, text_expected = cols.inputs[p], cols.expected[p]
-        yield (
-            sample_id if epoch is None else sample_id.removesuffix(f"#{epoch}"),
-            numbers,
-            None if text_in is None else loads(text_in),
-            None if text_expected is None else loads(text_expected),
-        )

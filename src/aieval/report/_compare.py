@@ -3,7 +3,7 @@ decision."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -12,7 +12,6 @@ import numpy as np
 from aieval.core import ROW_CHECK_PREFIX
 from aieval.errors import ConfigError
 from aieval.grading import RunStanding, tie_break
-from aieval.report._bulk import bulk_examples, bulk_judges
 from aieval.report._comparable import (
     comparison_warnings,
     digest,
@@ -153,22 +152,25 @@ def compare_runs(
     base_epochs: dict[str, list[ExampleNumbers]] = {}
     keys: dict[str, tuple[bytes, bytes]] = {}  # per example: digests of its input and answer key
     base_judges: dict[str, JudgeTally] = {}
-    for example_id, numbers, given, expected in _examples(base_store, base_row.id, base_judges):
-        base_epochs.setdefault(example_id, []).append(numbers)
-        keys[example_id] = (digest(given), digest(expected))
+    for sample in base_store.iter_samples(base_row.id, predictions=False):
+        base_epochs.setdefault(sample.example_id, []).append(example_numbers(sample))
+        keys[sample.example_id] = (digest(sample.input), digest(sample.expected))
+        tally_judges(sample, base_judges)
     judges: dict[str, JudgeTally] = {}
     cand_epochs: dict[str, list[ExampleNumbers]] = {}
     changed: list[str] = []
     changed_expected: list[str] = []
-    for example_id, numbers, given, expected in _examples(store, cand_row.id, judges):
+    for sample in store.iter_samples(cand_row.id, predictions=False):
+        example_id = sample.example_id
         first = example_id not in cand_epochs
-        cand_epochs.setdefault(example_id, []).append(numbers)
+        cand_epochs.setdefault(example_id, []).append(example_numbers(sample))
         if first and example_id in keys:
             seen_input, seen_expected = keys[example_id]
-            if seen_input != digest(given):
+            if seen_input != digest(sample.input):
                 changed.append(example_id)
-            if seen_expected != digest(expected):
+            if seen_expected != digest(sample.expected):
                 changed_expected.append(example_id)
+        tally_judges(sample, judges)
     base = {i: merge_epochs(group, i) for i, group in base_epochs.items()}
     cand = {i: merge_epochs(group, i) for i, group in cand_epochs.items()}
     warnings = comparison_warnings(
@@ -229,21 +231,6 @@ def compare_runs(
             base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
         ),
     )
-
-
-def _examples(
-    store: Store, run_id: str, judges: dict[str, JudgeTally]
-) -> Iterator[tuple[str, ExampleNumbers, Any, Any]]:
-    """``(example id, numbers, input, expected)`` of each stored sample of a run, in dataset
-    order, its judges' verdicts counted into ``judges``: a run of plain verdicts read as
-    columns, any other sample by sample."""
-    if store.plain_run(run_id):
-        judges.update(bulk_judges(store, run_id))
-        yield from bulk_examples(store, run_id)
-        return
-    for sample in store.iter_samples(run_id, predictions=False):
-        tally_judges(sample, judges)
-        yield sample.example_id, example_numbers(sample), sample.input, sample.expected
 
 
 def _side_header(row: RunRow) -> dict[str, Any]:

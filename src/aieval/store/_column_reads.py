@@ -15,7 +15,7 @@ import numpy as np
 
 from aieval.store._connection import Connection
 
-__all__ = ["CallTotals", "ColumnReader", "ExampleColumns", "SampleColumns", "ScoreColumns"]
+__all__ = ["CallTotals", "ColumnReader", "SampleColumns", "ScoreColumns"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,33 +65,6 @@ class CallTotals:
     unpriced: int
 
 
-_SCORE_ROWS = (
-    "SELECT sample_id, scorer, value, CASE WHEN error IS NULL THEN 0"
-    " WHEN error = '' THEN 1 ELSE 2 END, rowid FROM scores WHERE run_id = ?"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class ExampleColumns:
-    """What a comparison reads of each sample of a run of plain verdicts, in dataset order.
-
-    ``scores`` holds each sample's scorer values (``None``: no value) in stored order;
-    ``weighted_verdicts`` the stored verdicts that carry scorer weights, by position.
-    """
-
-    ids: list[str]
-    errors: list[str | None]
-    passed: list[bool]
-    weighted_score: list[float | None]
-    latency_s: list[float | None]
-    cost: list[float | None]
-    inputs: list[str | None]
-    expected: list[str | None]
-    extra: list[str | None]
-    weighted_verdicts: dict[int, str]
-    scores: list[dict[str, float | None]]
-
-
 class ColumnReader(Connection):
     """Bulk reads of a run's sample columns (see the module docstring)."""
 
@@ -128,18 +101,40 @@ class ColumnReader(Connection):
             metadata=list(columns[8]) if metadata else None,
         )
 
-    def score_columns(self, run_id: str, positions: dict[str, int]) -> dict[str, ScoreColumns]:
-        """Each scorer's columns, in the order scorers first appear over the samples.
+    def score_columns(
+        self, run_id: str, positions: dict[str, int]
+    ) -> tuple[dict[str, ScoreColumns], list[tuple[str, str, str | None]]]:
+        """Each scorer's columns (in the order scorers first appear over the samples), and the
+        ``(scorer, metadata, unreadable)`` of every score whose metadata has judge counts.
 
         ``positions`` maps each sample id to its position in dataset order.
         """
-        rows = self._read(_SCORE_ROWS, (run_id,))
-        ordered = _ordered_scores(rows, positions)
-        out: dict[str, ScoreColumns] = {}
-        if ordered is None:
-            return out
-        names, code, where, value, error = ordered
+        rows = self._read(
+            "SELECT sample_id, scorer, value, CASE WHEN error IS NULL THEN 0"
+            " WHEN error = '' THEN 1 ELSE 2 END, rowid FROM scores WHERE run_id = ?",
+            (run_id,),
+        )
+        judged = [
+            (row[0], row[1], row[2])
+            for row in self._read(
+                "SELECT scorer, metadata, unreadable FROM scores"
+                " WHERE run_id = ? AND metadata LIKE '%parse_failures%'",
+                (run_id,),
+            )
+        ]
+        if not rows:
+            return {}, judged
+        ids, scorers, values, errors, rowids = zip(*rows, strict=True)
+        codes: dict[str, int] = {}
+        code = np.array([codes.setdefault(name, len(codes)) for name in scorers], dtype=np.int64)
+        where = np.array([positions[i] for i in ids], dtype=np.int64)
+        order = np.lexsort((np.array(rowids, dtype=np.int64), where))
+        code, where = code[order], where[order]
+        value = _floats(values)[order]
+        error = np.array(errors, dtype=np.int8)[order]
+        names = list(codes)
         _, first = np.unique(code, return_index=True)
+        out: dict[str, ScoreColumns] = {}
         for c in code[np.sort(first)].tolist():
             mask = code == c
             v, e = value[mask], error[mask]
@@ -150,51 +145,7 @@ class ColumnReader(Connection):
                 errors=~na & (np.isnan(v) | (e == 2)),
                 not_applicable=na,
             )
-        return out
-
-    def judge_scores(self, run_id: str) -> list[tuple[str, str, str | None]]:
-        """``(scorer, metadata, unreadable)`` of every score whose metadata has judge counts
-        (and maybe a few more, whose text only mentions them)."""
-        return [
-            (row[0], row[1], row[2])
-            for row in self._read(
-                "SELECT scorer, metadata, unreadable FROM scores"
-                " WHERE run_id = ? AND metadata LIKE '%parse_failures%'",
-                (run_id,),
-            )
-        ]
-
-    def example_columns(self, run_id: str) -> ExampleColumns:
-        """The run's samples as a comparison reads them, in dataset order."""
-        rows = self._read(
-            "SELECT sample_id, error, verdict_passed, weighted_score, latency_s, cost, input,"
-            " expected, extra, CASE WHEN verdict LIKE '%\"weights\"%' THEN verdict END"
-            " FROM samples WHERE run_id = ? ORDER BY idx, sample_id",
-            (run_id,),
-        )
-        columns: list[Any] = list(zip(*rows, strict=True)) if rows else [()] * 10
-        ids = list(columns[0])
-        scores: list[dict[str, float | None]] = [{} for _ in ids]
-        ordered = _ordered_scores(
-            self._read(_SCORE_ROWS, (run_id,)), {i: p for p, i in enumerate(ids)}
-        )
-        if ordered is not None:
-            names, code, where, value, _ = ordered
-            for c, p, v in zip(code.tolist(), where.tolist(), value.tolist(), strict=True):
-                scores[p][names[c]] = None if v != v else v
-        return ExampleColumns(
-            ids=ids,
-            errors=list(columns[1]),
-            passed=[bool(p) for p in columns[2]],
-            weighted_score=list(columns[3]),
-            latency_s=list(columns[4]),
-            cost=list(columns[5]),
-            inputs=list(columns[6]),
-            expected=list(columns[7]),
-            extra=list(columns[8]),
-            weighted_verdicts={i: t for i, t in enumerate(columns[9]) if t is not None},
-            scores=scores,
-        )
+        return out, judged
 
     def call_totals(self, run_id: str) -> CallTotals:
         """The run's integer sums and counts, computed in SQL."""
@@ -235,23 +186,6 @@ class ColumnReader(Connection):
             cached_samples=s[3],
             unpriced=int(unpriced[0]) if unpriced is not None else 0,
         )
-
-
-def _ordered_scores(
-    rows: list[tuple[Any, ...]], positions: dict[str, int]
-) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """``(names, code, position, value, error)`` of score rows ``(sample_id, scorer, value,
-    error code, rowid)``, in sample order and each sample's in stored order; None for none."""
-    if not rows:
-        return None
-    ids, scorers, values, errors, rowids = zip(*rows, strict=True)
-    codes: dict[str, int] = {}
-    code = np.array([codes.setdefault(name, len(codes)) for name in scorers], dtype=np.int64)
-    where = np.array([positions[i] for i in ids], dtype=np.int64)
-    order = np.lexsort((np.array(rowids, dtype=np.int64), where))
-    value = _floats(values)[order]
-    error = np.array(errors, dtype=np.int8)[order]
-    return list(codes), code[order], where[order], value, error
 
 
 def _floats(values: Any) -> np.ndarray:
