@@ -88,6 +88,7 @@ class ColumnReader(Connection):
             (run_id,),
         )
         columns: list[Any] = list(zip(*rows, strict=True)) if rows else [()] * 9
+        del rows  # the row tuples: the columns hold their values
         failed = {i: text for i, text in enumerate(columns[6]) if text is not None}
         return SampleColumns(
             ids=list(columns[0]),
