@@ -90,3 +90,26 @@ def test_a_role_that_may_not_create_tables_is_told_so_in_one_line(pg_url: str) -
         " owner, or GRANT CREATE ON SCHEMA public TO ciwriter"
     ), message
     assert "\n" not in message and "CREATE TABLE" not in message
+
+
+def test_postgres_failure_after_the_run_was_stored_offers_resume(
+    tmp_path: Path, pg_url: str
+) -> None:
+    _eval(tmp_path)
+    Store(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN"
+            " RAISE EXCEPTION 'samples are frozen'; END $$ LANGUAGE plpgsql"
+        )
+        conn.execute(
+            "CREATE TRIGGER frozen BEFORE INSERT ON samples"
+            " FOR EACH STATEMENT EXECUTE FUNCTION refuse()"
+        )
+    done = _run(tmp_path, pg_url)
+    assert done.returncode == 1, done.stderr
+    assert "samples are frozen" in done.stderr
+    assert "once the store is reachable and writable again, resume with aieval run e.yaml" in (
+        done.stderr
+    )
+    assert "--resume --db" in done.stderr and "free space" not in done.stderr
