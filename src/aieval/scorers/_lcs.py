@@ -1,7 +1,8 @@
 """Exact ROUGE-L on whitespace tokens: one pair, or many pairs at once with numpy.
 
-Tokens are compared by their text, never by a hash: a pair's tokens become small integer ids
-(one code point each) and rapidfuzz's LCS runs on the two id strings. Over many pairs the
+Tokens are compared by their text. One pair's token lists go to rapidfuzz's LCS as they are
+(it compares their hash values) when no two distinct tokens share a value, and otherwise become
+small integer ids (one code point each) through a dict. Over many pairs the
 texts are tokenized as UTF-8 bytes with numpy: each token's id comes from its exact bytes
 (two 8-byte words, a longer token through a dict), sorted by pair and a hash of those bytes,
 with every group of equal hashes checked byte for byte; a pair where two different tokens share
@@ -20,7 +21,9 @@ import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz.distance import LCSseq
 
-__all__ = ["f_measure", "lcs_of_tokens", "rouge_l_many"]
+from aieval.scorers._token_hashes import distinct_by_hash
+
+__all__ = ["f_measure", "lcs_by_ids", "lcs_of_tokens", "rouge_l_many"]
 
 _lcs_length = LCSseq.similarity
 
@@ -62,6 +65,17 @@ _PAD = b" " * 16
 
 def lcs_of_tokens(pred: list[str], ref: list[str]) -> int:
     """The length of the longest common subsequence of two token lists, tokens compared exactly.
+
+    rapidfuzz compares the tokens by their hash values where no two of their distinct tokens
+    share one (:func:`~aieval.scorers._token_hashes.distinct_by_hash`), else by ids.
+    """
+    if distinct_by_hash(pred, ref):
+        return int(_lcs_length(pred, ref))
+    return lcs_by_ids(pred, ref)
+
+
+def lcs_by_ids(pred: list[str], ref: list[str]) -> int:
+    """:func:`lcs_of_tokens` without hashes: tokens become ids through a dict.
 
     Each reference token gets its own code point (by position, so a repeated token keeps
     its last one); a prediction token absent from the reference gets one no reference token
