@@ -57,15 +57,21 @@ def pg_server() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture
-def pg_url(pg_server: PostgresServer) -> str:
-    """The URL of a fresh, empty PostgreSQL database of its own for this test."""
-    return pg_server.create_database()
+def pg_url(pg_server: PostgresServer) -> Iterator[str]:
+    """The URL of a fresh, empty PostgreSQL database of its own for this test (dropped after)."""
+    url = pg_server.create_database()
+    yield url
+    pg_server.drop_database(url)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A store location on each backend: an SQLite file, then a fresh PostgreSQL database."""
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store location on each backend: an SQLite file, then a fresh PostgreSQL database
+    (dropped after the test)."""
     if request.param == "sqlite":
-        return str(tmp_path / "runs.db")
+        yield str(tmp_path / "runs.db")
+        return
     server: PostgresServer = request.getfixturevalue("pg_server")
-    return server.create_database()
+    url = server.create_database()
+    yield url
+    server.drop_database(url)
