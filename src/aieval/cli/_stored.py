@@ -45,12 +45,14 @@ def runs_command(
         table.add_column(column, no_wrap=column in ("id", "when"))
     for row in rows:
         metrics = row.metrics or {}
+        # a run that did not complete has no summary: its stored samples are counted
+        samples = metrics["samples"] if "samples" in metrics else store.count_samples(row.id)
         table.add_row(
             printable(row.id),
             printable(row.name),
             printable(row.model or "-"),
             status_text(row.status),
-            str(metrics.get("samples", "-")),
+            str(samples),
             pct(metrics.get("pass_rate")),
             when(row.created_at),
         )
