@@ -58,6 +58,8 @@ def test_runs_counts_stored_samples_of_runs_without_summary(
         assert store.get_run(killed_id).status == "interrupted"
         assert store.get_run(killed_id).metrics is None
         assert store.get_run(failed_id).metrics is None
+        counts = store.sample_counts([killed_id, failed_id, done_id])
+        assert counts == {killed_id: 3, failed_id: 2, done_id: 0}
     listed = _listed(store_location, tmp_path)
     # columns: id, name, model, status, samples, pass rate, when
     assert listed[killed_id][3:5] == ["interrupted", "3"]
