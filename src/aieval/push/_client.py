@@ -3,8 +3,9 @@
 A run goes up in parts of at most :data:`PART_SAMPLES` samples or about :data:`PART_BYTES`
 bytes, then one commit with its header; the server writes it to its store in one transaction.
 A part or commit whose answer is lost (connection reset, timeout, 5xx, 429) is sent again with
-the same upload id and number: the server keeps one copy of each part, and a repeated commit
-answers what the first one did, so a retry never duplicates a sample.
+the same upload id and number (after the server's ``Retry-After``, when it gives one): the
+server keeps one copy of each part, and a repeated commit answers what the first one did, so a
+retry never duplicates a sample.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ PART_SAMPLES = 1000
 #: A part is sent once its JSON reaches about this many bytes.
 PART_BYTES = 4_000_000
 _RETRYABLE = frozenset({429, 500, 502, 503, 504})
+#: The longest wait between attempts a server's ``Retry-After`` obtains.
+MAX_RETRY_AFTER_S = 30.0
 
 
 class UploadError(AievalError):
@@ -133,9 +136,10 @@ class ServerTarget:
             headers["Authorization"] = f"Bearer {self._token}"
         url = self._base + path
         problem = ""
+        wait_s = 0.0  # what the server asked for (Retry-After), if more than the backoff
         for attempt in range(self._attempts):
             if attempt:
-                await asyncio.sleep(min(0.5 * 2 ** (attempt - 1), 8.0))
+                await asyncio.sleep(max(min(0.5 * 2 ** (attempt - 1), 8.0), wait_s))
             try:
                 async with session.request(
                     method, url, data=None if body is None else body.encode("ascii"),
@@ -145,9 +149,12 @@ class ServerTarget:
                     if response.status == 200:
                         answer: dict[str, Any] = json.loads(text)
                         return answer
-                    problem = _refusal(response.status, text, self.where)
+                    problem = _refusal(
+                        response.status, text, self.where, token_sent=self._token is not None
+                    )
                     if response.status not in _RETRYABLE:
                         raise UploadError(problem)
+                    wait_s = _retry_after(response.headers.get("Retry-After"))
             except (aiohttp.ClientError, TimeoutError) as exc:
                 problem = f"{self.where} did not answer: {type(exc).__name__}: {exc}"
         raise UploadError(f"{problem} (after {self._attempts} attempts)")
@@ -158,20 +165,44 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 
 
-def _refusal(status: int, text: str, where: str) -> str:
+def _refusal(status: int, text: str, where: str, *, token_sent: bool) -> str:
+    """What the server's refusal means, its own message quoted.
+
+    >>> said = _refusal(401, '{"message": "the token was not accepted"}', "h", token_sent=True)
+    >>> said.startswith("h refused the upload (401: the token was not accepted); give the token")
+    True
+    """
     try:
         body = json.loads(text)
         message = str(body.get("message", text))
         reasons = [str(r) for r in body.get("reasons", [])]
     except (ValueError, AttributeError):
         message, reasons = text[:300], []
-    detail = "; ".join(dict.fromkeys([message, *reasons]))
     if status == 401:
+        # the server's reasons name its own headers; the client's are its options
+        what = "the token was not accepted" if token_sent else "no token was given"
+        said = message if what in message else f"{message}: {what}"
         return (
-            f"{where} refused the upload (401: {detail}): give the server's token with --token "
-            "or AIEVAL_TOKEN"
+            f"{where} refused the upload (401: {said}); give the token the server was "
+            "started with, with --token or AIEVAL_TOKEN"
         )
+    if status == 503:
+        # the server's message names its store and when to try again
+        return f"{where} cannot take the upload now (503: {message})"
+    detail = "; ".join(dict.fromkeys([message, *reasons]))
     return f"{where} refused the upload ({status}: {detail})"
+
+
+def _retry_after(value: str | None) -> float:
+    """``Retry-After`` in seconds (at most :data:`MAX_RETRY_AFTER_S`); 0 when absent or a date.
+
+    >>> _retry_after("5"), _retry_after(None), _retry_after("3600")
+    (5.0, 0.0, 30.0)
+    """
+    try:
+        return min(max(float(value or 0), 0.0), MAX_RETRY_AFTER_S)
+    except ValueError:
+        return 0.0
 
 
 def _shown(url: str) -> str:
