@@ -5,10 +5,16 @@ The server's store (``server_store``) is each backend in turn: an SQLite file, t
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
+import logging
 import os
+import socket
+import sys
 import uuid
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -275,3 +281,78 @@ def test_the_server_store_is_the_same_as_a_direct_push(
 
 def _quiet(*_: Any) -> None:
     return None
+
+
+def _leaks(action: Callable[[], object]) -> list[str]:
+    """The resource warnings (an unclosed session, connector, loop or socket) and asyncio error
+    logs left once ``action`` ran and its objects were collected, warnings being errors."""
+    gc.collect()  # what earlier tests left is not this action's
+    seen: list[str] = []
+
+    def unraisable(hook: Any) -> None:
+        seen.append(f"{hook.exc_type.__name__}: {hook.exc_value}")
+
+    handler = _Recorder()
+    logging.getLogger("asyncio").addHandler(handler)
+    previous = sys.unraisablehook
+    sys.unraisablehook = unraisable
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with contextlib.suppress(Exception):
+                action()
+            gc.collect()
+    finally:
+        sys.unraisablehook = previous
+        logging.getLogger("asyncio").removeHandler(handler)
+    return seen + handler.messages
+
+
+class _Recorder(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_push_runs_to_a_server_leaves_no_open_session(
+    server: LiveServer, tmp_path: Path, server_store: str
+) -> None:
+    src = tmp_path / "local.db"
+    make_run(src, "qa", 12)
+
+    def documented() -> None:  # the docs' one line: the target is never closed
+        with Store(src) as source:
+            assert push_runs(source, ServerTarget(server.url, TOKEN, part_samples=5)).samples == 12
+
+    def refused() -> None:  # a wrong token: the push raises
+        with Store(src) as source, pytest.raises(PushError, match="401"):
+            push_runs(source, ServerTarget(server.url, "wrong-token"))
+
+    def closed() -> None:  # closed by the caller, then closed again
+        target = ServerTarget(server.url, TOKEN)
+        with Store(src) as source:
+            push_runs(source, target)
+        target.close()
+        target.close()
+
+    for action in (documented, refused, closed):
+        assert _leaks(action) == [], action.__name__
+    with Store(server_store) as team:
+        assert team.count_samples(team.get_run("qa").id) == 12
+
+
+def test_an_unreachable_server_leaves_no_open_session(tmp_path: Path) -> None:
+    src = tmp_path / "local.db"
+    make_run(src, "qa", 2)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}"  # nothing listens: refused
+
+    def unreachable() -> None:
+        with Store(src) as source, pytest.raises(PushError, match="did not answer"):
+            push_runs(source, ServerTarget(url, TOKEN, attempts=1))
+
+    assert _leaks(unreachable) == []

@@ -71,8 +71,6 @@ class ServerTarget:
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._part_samples = min(part_samples, MAX_PART_SAMPLES)
         self._part_bytes = part_bytes
-        self._runner = asyncio.Runner()
-        self._session: aiohttp.ClientSession | None = None
 
     def holding(self, run_id: str) -> RunHolding | None:
         body = self._call("GET", f"/api/runs/import/holding?run_id={quote(run_id, safe='')}")
@@ -113,21 +111,24 @@ class ServerTarget:
         return ImportOutcome(answer["run_id"], answer["outcome"], int(answer["samples_added"]))
 
     def close(self) -> None:
-        if self._session is not None:
-            self._runner.run(self._session.close())
-            self._session = None
-        self._runner.close()
+        """Nothing to release: each request opens and closes its own session and event loop,
+        so none is left open whether or not the caller closes the target."""
 
     def _send_part(self, upload: str, part: int, samples: list[str]) -> None:
         head = f'{{"version": {WIRE_VERSION}, "upload": "{upload}", "part": {part}, "samples": ['
         self._call("POST", "/api/runs/import", head + ", ".join(samples) + "]}")
 
     def _call(self, method: str, path: str, body: str | None = None) -> dict[str, Any]:
-        return self._runner.run(self._request(method, path, body))
+        return asyncio.run(self._request(method, path, body))
 
     async def _request(self, method: str, path: str, body: str | None) -> dict[str, Any]:
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=self._timeout)
+        # the session lives as long as the request (with its retries): closed on every path
+        async with aiohttp.ClientSession(timeout=self._timeout) as session:
+            return await self._attempts_of(session, method, path, body)
+
+    async def _attempts_of(
+        self, session: aiohttp.ClientSession, method: str, path: str, body: str | None
+    ) -> dict[str, Any]:
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = "application/json"
@@ -140,7 +141,7 @@ class ServerTarget:
             if attempt:
                 await asyncio.sleep(max(min(0.5 * 2 ** (attempt - 1), 8.0), wait_s))
             try:
-                async with self._session.request(
+                async with session.request(
                     method, url, data=None if body is None else body.encode("ascii"),
                     headers=headers,
                 ) as response:  # fmt: skip

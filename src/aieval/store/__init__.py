@@ -3,6 +3,7 @@
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._store import CalibrationRow, RunRow, Store, default_db_path, new_run_id
 from aieval.store._transfer import (
+    Checked,
     ImportOutcome,
     RunHolding,
     StoredCall,
@@ -12,6 +13,7 @@ from aieval.store._transfer import (
 
 __all__ = [
     "CalibrationRow",
+    "Checked",
     "ImportOutcome",
     "RunHolding",
     "RunRow",
