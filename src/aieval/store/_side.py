@@ -75,7 +75,7 @@ class SideTable:
             try:
                 return step(db)
             except db.errors as exc:
-                raise self._error(action, exc) from exc
+                raise self._error(action, exc, db) from exc
 
     def _twice(self, step: Callable[[Backend], T], action: str) -> T:
         """``step`` (a write) on the connection, once more on a new one if the connection was
