@@ -71,10 +71,15 @@ class ServerTarget:
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._part_samples = min(part_samples, MAX_PART_SAMPLES)
         self._part_bytes = part_bytes
+        # run id -> the server's digest of what it held, echoed by the commit
+        self._held: dict[str, str] = {}
 
     def holding(self, run_id: str) -> RunHolding | None:
         body = self._call("GET", f"/api/runs/import/holding?run_id={quote(run_id, safe='')}")
         try:
+            held = body.get("held")
+            if isinstance(held, str):
+                self._held[run_id] = held
             run = body["run"]
             if run is None:
                 return None
@@ -107,6 +112,9 @@ class ServerTarget:
             part, done = part + 1, done + len(batch)
         progress(run, done, count)
         commit = {"version": WIRE_VERSION, "upload": upload, "parts": part, "run": run_in(run)}
+        held = self._held.pop(run.id, None)
+        if held is not None:  # the server refuses the write if the run changed there since
+            commit["held"] = held
         answer = self._call("POST", "/api/runs/import", _dumps(commit))
         return ImportOutcome(answer["run_id"], answer["outcome"], int(answer["samples_added"]))
 

@@ -9,6 +9,7 @@ from aieval.store._transfer import (
     StoredCall,
     StoredSample,
     StoredScore,
+    holding_digest,
 )
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "StoredScore",
     "default_db_path",
     "default_location",
+    "holding_digest",
     "new_run_id",
     "parse_location",
 ]

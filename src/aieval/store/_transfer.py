@@ -128,11 +128,28 @@ class Checked:
 
     run: RunRow | None
     sample_ids: frozenset[str] = frozenset()
+    #: instead of ``run`` and ``sample_ids``, their :func:`holding_digest` (a server's commit
+    #: echoes the digest its holding answer gave, not the whole header and every id)
+    digest: str | None = None
 
     @classmethod
     def of(cls, holding: RunHolding | None) -> Checked:
         """What ``holding`` (a :meth:`TransferTable.run_holding` answer) saw."""
         return cls(None) if holding is None else cls(holding.run, holding.sample_ids)
+
+    @classmethod
+    def by_digest(cls, digest: str) -> Checked:
+        """What a holding of :func:`holding_digest` ``digest`` saw."""
+        return cls(None, digest=digest)
+
+
+def holding_digest(holding: RunHolding | None) -> str:
+    """A digest of a store's header of a run and its sample ids (``holding`` ``None``: the
+    store lacks the run): the same digest, the same run there (samples are append-only)."""
+    if holding is None:
+        return hashlib.sha256(b"absent").hexdigest()
+    text = repr((astuple(holding.run), sorted(holding.sample_ids)))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def sample_digest(sample: StoredSample) -> str:
@@ -285,9 +302,14 @@ class TransferTable(Connection):
         self, run: RunRow, checked: Checked, held: RunRow | None, have: set[str]
     ) -> None:
         """Refuse the write when the run's header or samples here changed since ``checked``."""
-        if held == checked.run and (held is None or have == checked.sample_ids):
+        if checked.digest is not None:
+            now = None if held is None else RunHolding(held, frozenset(have))
+            if holding_digest(now) == checked.digest:
+                return
+            what = "changed there (written, resumed or finished)"
+        elif held == checked.run and (held is None or have == checked.sample_ids):
             return
-        if (held is None) != (checked.run is None):
+        elif (held is None) != (checked.run is None):
             what = "was written there" if checked.run is None else "was removed there"
         elif have != checked.sample_ids:
             gained, lost = len(have - checked.sample_ids), len(checked.sample_ids - have)
