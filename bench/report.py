@@ -10,7 +10,9 @@ For each size, two runs (baseline and candidate) of recorded predictions are sto
 SQLite file with ``aieval.run`` (and copied to a temporary PostgreSQL server, started from the
 Debian server binaries, for ``--backends postgres``); then ``build_report`` and ``compare_runs``
 are timed, each in a fresh process so that its peak memory (VmHWM) is its own, with the time
-spent only reading the samples back (``iter_samples`` as reports call it) shown apart. With
+spent only reading the samples back shown apart: ``read`` one record per sample
+(``iter_samples``, as reports of graded runs and comparisons call it), ``read_columns`` as
+columns (as reports of runs of plain verdicts read them). With
 ``--before REV`` (default: the commit before the read path was reworked), each step is also
 run by the code of git revision ``REV`` (exported to a temporary folder) on the same stores,
 alternating with the current code, and the ratio printed: on a shared machine only figures
@@ -105,6 +107,10 @@ if what == "read":
         samples = store.iter_samples(cand)
     for _ in samples:
         pass
+elif what == "read_columns":
+    columns = store.sample_columns(cand, metadata=True)
+    store.score_columns(cand, {i: p for p, i in enumerate(columns.ids)})
+    store.call_totals(cand)
 elif what == "build_report":
     build_report(store, cand, slice_by=["topic"], n_resamples=int(resamples))
 else:
@@ -204,8 +210,13 @@ def reports(
     """Time reading back, ``build_report`` and ``compare_runs`` of the stored runs (and, with
     ``before``, the same by that code, side by side)."""
     out: dict[str, float] = {}
-    for what in ("read", "build_report", "compare_runs"):
-        old = measure(what, location, ids, resamples, before) if before else None
+    for what in ("read", "read_columns", "build_report", "compare_runs"):
+        # the columns are new: the code before has no such read
+        old = (
+            measure(what, location, ids, resamples, before)
+            if before and what != "read_columns"
+            else None
+        )
         figures = measure(what, location, ids, resamples)
         out[what] = figures["seconds"]
         print(

@@ -1,22 +1,27 @@
 """Throughput of aieval's rouge_l and token_f1 against peer implementations, in one run.
 
-Usage: ``python bench/scorers.py [--pairs 20000] [--seed 0] [--slow-pairs 2000] [--repeat 3]``
+Usage: ``python bench/scorers.py [--pairs 20000] [--seed 0] [--slow-pairs 2000] [--repeat 3]
+[--rounds 7]``
 
 Builds one corpus of prediction/reference pairs (20-200 whitespace tokens, Zipf-distributed
 words, predictions edited from their references), times every implementation on it, checks that
 aieval's rouge_l (per pair and ``rouge_l.batch``) equals rouge-score's on whitespace tokens for
-every pair, and prints a table of pairs/s with ratios. A peer that is not installed is skipped
-with a note.
+every pair, and prints a table of pairs/s with ratios. Then, on a shared machine, the steadier
+comparison with rouge-score-rs: blocks of 500 pairs timed in turn (rouge-score-rs per pair, aieval
+per pair, ``rouge_l.batch``) for ``--rounds`` rounds, and the median of the per-block CPU-time
+ratios. A peer that is not installed is skipped with a note.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import importlib.metadata
 import os
 import platform
 import random
+import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -269,6 +274,38 @@ def time_rouge_score_rs(pairs: Sequence[Pair], repeat: int, notes: list[str]) ->
     return results
 
 
+def interleaved(pairs: Sequence[Pair], rounds: int, notes: list[str]) -> None:
+    """Median per-block CPU-time ratios of aieval's rouge_l to rouge-score-rs, timed in turn."""
+    try:
+        from rouge_score_rs import rouge_scorer as rs_scorer
+    except ImportError:
+        return
+    default = rs_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+    ratios: dict[str, list[float]] = {"rouge_l per pair": [], "rouge_l.batch": []}
+    for _ in range(rounds):
+        for start in range(0, len(pairs), 500):
+            block = pairs[start : start + 500]
+            preds = [p for p, _ in block]
+            refs = [r for _, r in block]
+            peer = _cpu(per_pair(lambda p, r: default.score(r, p)["rougeL"].fmeasure, block))
+            ratios["rouge_l per pair"].append(peer / _cpu(per_pair(rouge_l, block)))
+            batch = functools.partial(rouge_l.batch, preds, refs)
+            ratios["rouge_l.batch"].append(peer / _cpu(batch))
+    for name, values in ratios.items():
+        values.sort()
+        notes.append(
+            f"aieval {name} / rouge-score-rs per pair, CPU time, blocks of 500 pairs "
+            f"timed in turn, {rounds} rounds: median {statistics.median(values):.2f}x "
+            f"(quartiles {values[len(values) // 4]:.2f}-{values[3 * len(values) // 4]:.2f}x)"
+        )
+
+
+def _cpu(fn: Callable[[], object]) -> float:
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
 def version(package: str) -> str:
     try:
         return importlib.metadata.version(package)
@@ -313,9 +350,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--slow-pairs", type=int, default=2_000, help="pairs for rouge-score's default tokenizer"
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs of each fast implementation")
+    parser.add_argument("--rounds", type=int, default=7, help="rounds of the interleaved timing")
     args: Any = parser.parse_args(argv)
     print(corpus_summary(make_corpus(min(args.pairs, 2_000), args.seed)))
     results, notes = run(args)
+    interleaved(make_corpus(args.pairs, args.seed)[:4_000], args.rounds, notes)
     print(render(results, notes, args))
 
 

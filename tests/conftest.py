@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import compileall
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,10 +13,24 @@ from hypothesis import settings
 from tests.support.openai_server import OpenAIServer
 from tests.support.postgres import PostgresServer, find_binaries, postgres_server
 
+import aieval
+
 # CI machines are shared and small: a property's correctness must not depend on a 200 ms
 # per-example deadline that a busy neighbour can blow.
 settings.register_profile("aieval", deadline=None)
 settings.load_profile("aieval")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile aieval's modules (and the tests' support modules) to bytecode up front.
+
+    The tests start hundreds of ``aieval`` subprocesses; with ``PYTHONDONTWRITEBYTECODE`` set (as
+    on many CI images) each of them would compile every module it imports from source again. A
+    module whose source changed later is compiled afresh by Python as usual.
+    """
+    if sys.dont_write_bytecode and not hasattr(session.config, "workerinput"):
+        for folder in (Path(aieval.__file__).parent, Path(__file__).parent / "support"):
+            compileall.compile_dir(folder, quiet=2, workers=1)
 
 
 @pytest.fixture(autouse=True)
@@ -57,15 +73,21 @@ def pg_server() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture
-def pg_url(pg_server: PostgresServer) -> str:
-    """The URL of a fresh, empty PostgreSQL database of its own for this test."""
-    return pg_server.create_database()
+def pg_url(pg_server: PostgresServer) -> Iterator[str]:
+    """The URL of a fresh, empty PostgreSQL database of its own for this test (dropped after)."""
+    url = pg_server.create_database()
+    yield url
+    pg_server.drop_database(url)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A store location on each backend: an SQLite file, then a fresh PostgreSQL database."""
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store location on each backend: an SQLite file, then a fresh PostgreSQL database
+    (dropped after the test)."""
     if request.param == "sqlite":
-        return str(tmp_path / "runs.db")
+        yield str(tmp_path / "runs.db")
+        return
     server: PostgresServer = request.getfixturevalue("pg_server")
-    return server.create_database()
+    url = server.create_database()
+    yield url
+    server.drop_database(url)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -13,7 +14,9 @@ from pathlib import Path
 import httpx
 import psycopg
 from tests.cli.test_cli import project  # noqa: F401  (the fixture)
-from tests.support.postgres import TEAMMATE_PASSWORD
+from tests.support.foreground import foreground
+from tests.support.held import held_eval
+from tests.support.postgres import ODD_PASSWORD, TEAMMATE_PASSWORD, PostgresServer, database_of
 
 from aieval import Store
 
@@ -116,3 +119,90 @@ def test_serve_on_postgres(project: Path, pg_url: str) -> None:  # noqa: F811
         out, err = server.communicate(timeout=30)
     assert TEAMMATE_PASSWORD not in out + err
     assert not list(project.glob("postgres*"))
+
+
+def test_an_ambiguous_or_unparsable_url_is_one_line_without_the_password(
+    project: Path,  # noqa: F811
+    pg_server: PostgresServer,
+) -> None:
+    where = f"{pg_server.host}:{pg_server.port}/{database_of(pg_server, 'odd', ODD_PASSWORD)}"
+    urls = {
+        f"postgresql://odd:{ODD_PASSWORD}@{where}": "is ambiguous",
+        f"postgresql://bob:Winter@2026db@{where}": "is ambiguous",
+        f"postgresql://weird:p@ss:w/rd?#%&=+ q@{where}": "is ambiguous",
+        "postgresql://aieval:Winter26@[::1/aieval": "is not a valid URL",
+    }
+    for url, problem in urls.items():
+        done = cli("runs", "--db", url, cwd=project)
+        assert done.returncode == 2, done.stderr
+        (line,) = done.stderr.strip().splitlines()  # one line, no traceback
+        assert line.startswith("error: store location 'postgresql://") and problem in line
+        assert ":***@" in line and "Winter" not in line and "2026db" not in line
+        assert "p@ss" not in line and "w/rd" not in line and "+ q" not in line
+    assert not (project / "aieval.db").exists()
+
+
+def test_an_uppercase_scheme_works_and_libpq_tabs_show_as_spaces(
+    project: Path,  # noqa: F811
+    pg_url: str,
+) -> None:
+    upper = "PostgreSQL" + pg_url[len("postgresql") :]
+    done = cli("run", "eval.yaml", "--model", "v1", "--db", upper, "-q", cwd=project)
+    assert done.returncode == 0, done.stderr
+    listing = cli("runs", "--db", upper, cwd=project)
+    assert listing.returncode == 0 and "cli-demo" in listing.stdout, listing.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once closed
+    refused = cli("runs", "--db", f"postgresql://aieval@127.0.0.1:{port}/x", cwd=project)
+    assert refused.returncode != 0 and "Is the server running" in refused.stderr
+    assert "\\x09" not in refused.stderr and "\t" not in refused.stderr
+
+
+def test_the_resume_hint_on_postgres_says_where_the_password_comes_from(
+    tmp_path: Path, pg_url: str
+) -> None:
+    url = _with_password(pg_url)
+    gate = held_eval(tmp_path, name="s", rows=6, held_from=2, settings="{concurrency: 2}")
+    env = {k: v for k, v in os.environ.items() if k != "AIEVAL_DB"}
+    child = subprocess.Popen(
+        foreground([*AIEVAL, "run", "s.yaml", "--db", url, "-q"]),
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for_samples(pg_url, 2, child)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=120)
+    finally:
+        gate.touch()
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130, err
+    shown = url.replace(f":{TEAMMATE_PASSWORD}@", ":***@")
+    # quoted for a shell: the *** would otherwise be a glob
+    hint = f"resume with aieval run s.yaml --resume --db '{shown}' (give the password through"
+    assert hint + " PGPASSWORD or ~/.pgpass)" in " ".join(err.split())
+    assert TEAMMATE_PASSWORD not in err
+    no_password = cli("run", "s.yaml", "--db", pg_url, "--resume", "-q", cwd=tmp_path)
+    assert no_password.returncode == 0, no_password.stderr
+    assert "PGPASSWORD" not in no_password.stderr
+
+
+def _wait_for_samples(url: str, at_least: int, proc: subprocess.Popen[str]) -> None:
+    """Wait until ``proc`` has stored ``at_least`` samples in the database at ``url``."""
+    deadline = time.monotonic() + 180  # a bound for what must eventually happen
+    count = 0
+    while count < at_least:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"{count} of {at_least} samples stored"
+        with psycopg.connect(url) as conn:
+            exists = conn.execute("SELECT to_regclass('samples')").fetchone()
+            if exists is not None and exists[0] is not None:
+                row = conn.execute("SELECT COUNT(*) FROM samples").fetchone()
+                count = row[0] if row else 0
+        time.sleep(0.05)

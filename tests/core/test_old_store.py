@@ -104,5 +104,5 @@ def test_the_old_store_is_migrated_to_the_current_schema(store: Store) -> None:
 
     version = store._read("SELECT value FROM meta WHERE key = 'schema_version'")[0][0]
     columns = {row[1] for row in store._read("PRAGMA table_info(samples)")}
-    assert int(version) == SCHEMA_VERSION == 3
-    assert "verdict" in columns
+    assert int(version) == SCHEMA_VERSION == 4
+    assert {"verdict", "weighted_score", "verdict_passed", "verdict_plain"} <= columns

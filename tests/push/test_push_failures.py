@@ -125,15 +125,6 @@ def test_busy_answers_are_retried_honouring_retry_after(tmp_path: Path) -> None:
     assert (summary.count("new"), summary.samples) == (1, 3)
 
 
-def test_a_long_retry_after_is_not_waited_for(tmp_path: Path) -> None:
-    src = tmp_path / "local.db"
-    make_run(src, "qa", 3)
-    with Scripted([(503, {"Retry-After": "3600"}, refusal("maintenance"))]) as server:
-        with pytest.raises(PushError, match=r"retry in 3600 s.*pushing again resumes with it"):
-            push(src, server.url)
-        assert server.posts == 1
-
-
 def test_a_server_that_does_not_answer_is_retried_then_push_again_resumes(
     tmp_path: Path,
 ) -> None:

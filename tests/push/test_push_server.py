@@ -102,10 +102,12 @@ def test_a_run_resumed_on_both_sides_is_refused_through_the_server(
 def test_the_token_is_required(server: LiveServer, tmp_path: Path, server_store: str) -> None:
     src = tmp_path / "local.db"
     run_id = make_run(src, "qa", 2)
-    with pytest.raises(PushError, match=rf"run {run_id}.*401.*--token or AIEVAL_TOKEN"):
+    with pytest.raises(PushError, match=rf"run {run_id}.*401.*--token or AIEVAL_TOKEN") as none:
         push(src, server.url, token=None)
-    with pytest.raises(PushError, match="401"):
+    assert "needs a token" in str(none.value) and "not accepted" not in str(none.value)
+    with pytest.raises(PushError, match=r"401: the token was not accepted\); give") as wrong:
         push(src, server.url, token="wrong")
+    assert TOKEN not in str(wrong.value)
     with Store(server_store) as team:
         assert team.run_holding(run_id) is None
 

@@ -16,6 +16,7 @@ MODULES = [
     "aieval.server._diff",
     "aieval.server._errors",
     "aieval.server._redact",
+    "aieval.server._responses",
     "aieval.server._settings",
     "aieval.server._table",
     "aieval.server._views",

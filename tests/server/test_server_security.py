@@ -39,26 +39,54 @@ async def test_unsafe_no_auth_serves_without_token(make_app: Any) -> None:
         assert (await client.get("/api/runs")).status_code == 200
 
 
+NEEDED = "this server needs a token"
+NOT_ACCEPTED = "the token was not accepted"
+
+
 @pytest.mark.parametrize(
-    ("headers", "status"),
+    ("headers", "status", "message"),
     [
-        pytest.param({}, 401, id="missing"),
-        pytest.param({"Authorization": "Bearer wrong"}, 401, id="wrong-header"),
-        pytest.param({"Authorization": f"Basic {TOKEN}"}, 401, id="wrong-scheme"),
-        pytest.param({"Cookie": "aieval_token=wrong"}, 401, id="wrong-cookie"),
-        pytest.param({"Authorization": f"Bearer {TOKEN}"}, 200, id="right-header"),
-        pytest.param({"Cookie": f"aieval_token={TOKEN}"}, 200, id="right-cookie"),
+        pytest.param({}, 401, NEEDED, id="missing"),
+        pytest.param({"Authorization": "Bearer wrong"}, 401, NOT_ACCEPTED, id="wrong-header"),
+        pytest.param({"Authorization": f"Basic {TOKEN}"}, 401, NEEDED, id="wrong-scheme"),
+        pytest.param({"Cookie": "aieval_token=wrong"}, 401, NOT_ACCEPTED, id="wrong-cookie"),
+        pytest.param({"Cookie": "other=1"}, 401, NEEDED, id="other-cookie"),
+        pytest.param({"Authorization": f"Bearer {TOKEN}"}, 200, None, id="right-header"),
+        pytest.param({"Cookie": f"aieval_token={TOKEN}"}, 200, None, id="right-cookie"),
     ],
 )
 @pytest.mark.parametrize("path", ["/api/runs", "/openapi.json", "/"])
 async def test_token_is_required(
-    guarded: httpx.AsyncClient, headers: dict[str, str], status: int, path: str
+    guarded: httpx.AsyncClient,
+    headers: dict[str, str],
+    status: int,
+    message: str | None,
+    path: str,
 ) -> None:
     response = await guarded.get(path, headers=headers)
     assert response.status_code == status
     if status == 401:
-        assert set(response.json()) == {"message", "reasons"}
-        assert response.headers["www-authenticate"] == "Bearer"
+        body = response.json()
+        assert set(body) == {"message", "reasons"} and body["message"] == message
+        challenge = 'Bearer error="invalid_token"' if message == NOT_ACCEPTED else "Bearer"
+        assert response.headers["www-authenticate"] == challenge
+        # nothing about the right token: not its value, nor any part of it
+        assert TOKEN[:6] not in response.text
+
+
+async def test_a_wrong_token_is_told_apart_from_none_on_a_live_server(make_app: Any) -> None:
+    with LiveServer(make_app(host="0.0.0.0", token=TOKEN)) as live:
+        async with live.client() as client:
+            none = await client.get("/api/runs")
+            wrong = await client.get("/api/runs", headers={"Authorization": "Bearer nope"})
+            right = await client.get("/api/runs", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert (none.status_code, none.json()["message"]) == (401, NEEDED)
+    assert "Authorization: Bearer TOKEN" in none.json()["reasons"][0]
+    assert (wrong.status_code, wrong.json()["message"]) == (401, NOT_ACCEPTED)
+    assert wrong.json()["reasons"] == [
+        "send the token this server was started with (--token or AIEVAL_TOKEN)"
+    ]
+    assert right.status_code == 200
 
 
 async def test_query_token_on_the_page_becomes_a_strict_cookie(
@@ -72,7 +100,7 @@ async def test_query_token_on_the_page_becomes_a_strict_cookie(
     # the client now holds the cookie: API calls and streams work without a header
     assert (await guarded.get("/api/runs")).status_code == 200
     wrong = await guarded.get("/", params={"token": "nope"})
-    assert wrong.status_code == 401
+    assert wrong.status_code == 401 and wrong.json()["message"] == NOT_ACCEPTED
 
 
 async def test_query_token_is_not_accepted_on_the_api(guarded: httpx.AsyncClient) -> None:

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "ODD_PASSWORD",
     "TEAMMATE_PASSWORD",
     "PostgresServer",
+    "database_of",
     "find_binaries",
     "postgres_server",
     "restart_postgres",
@@ -31,6 +33,10 @@ __all__ = [
 
 #: The password of the ``teammate`` role (a test greps outputs and stores for it).
 TEAMMATE_PASSWORD = "s3cr3t-Pw-7f1c"
+
+#: A password that a URL must percent-encode: it holds ``@``, ``:``, ``/``, ``?``, ``#``, ``%``,
+#: ``&``, ``=``, ``+`` and a space (see :func:`database_of`).
+ODD_PASSWORD = "Winter@2026db:p/ss?#%&=+ q"
 
 _HBA = """\
 local all all trust
@@ -101,6 +107,18 @@ class PostgresServer:
         with psycopg.connect(self.url, autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name} OWNER teammate")
         return self.database_url(name)
+
+    def drop_database(self, url: str) -> None:
+        """Drop the database of ``url`` (made by :meth:`create_database`), cutting any session
+        still connected to it, so the server does not accumulate one database per test."""
+        import psycopg
+        from psycopg import sql
+
+        name = url.rsplit("/", 1)[-1]
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
 
 
 def _free_port() -> int:
@@ -224,3 +242,26 @@ def restart_postgres(server: PostgresServer, binaries: Path) -> None:
         env=env,
         cwd=server.folder,
     )
+
+
+def database_of(server: PostgresServer, user: str, password: str) -> str:
+    """A fresh database owned by the login role ``user`` (created with ``password``, checked
+    with scram-sha-256, if it does not exist yet); returns the database's name."""
+    import psycopg
+    from psycopg import sql
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server.url, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (user,)).fetchone()
+        if exists is None:
+            conn.execute(
+                sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                    sql.Identifier(user), sql.Literal(password)
+                )
+            )
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                sql.Identifier(name), sql.Identifier(user)
+            )
+        )
+    return name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -217,8 +218,17 @@ def run_command(
 
 
 def _resume_hint(lead: str, style: str, eval_file: Path, db: str | None) -> None:
-    command = f"aieval run {eval_file} --resume" + (f" --db {store_location(db)}" if db else "")
-    err.print(Text.assemble((lead, style), " resume with ", (command, "bold")), soft_wrap=True)
+    location = store_location(db) if db else None
+    # quoted for a shell: a URL's "&" or a path's space would otherwise break the pasted command
+    command = f"aieval run {shlex.quote(str(eval_file))} --resume" + (
+        f" --db {shlex.quote(str(location))}" if location else ""
+    )
+    # the hint shows the URL's password as ***: pasted as is, libpq needs it from elsewhere
+    where = " (give the password through PGPASSWORD or ~/.pgpass)"
+    note = where if location is not None and location.has_password else ""
+    err.print(
+        Text.assemble((lead, style), " resume with ", (command, "bold"), note), soft_wrap=True
+    )
 
 
 def _print_summary(result: RunResult) -> None:

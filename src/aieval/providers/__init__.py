@@ -6,29 +6,34 @@ adds retries, adaptive concurrency and the response cache. :class:`OpenAIEmbeddi
 OpenAI-compatible ``/embeddings`` endpoint, with the same retries and an :class:`EmbeddingCache`.
 """
 
-from aieval.providers._anthropic import AnthropicProvider
-from aieval.providers._base import ChatRequest, ChatResponse, Provider
-from aieval.providers._build import build_provider
-from aieval.providers._cache import (
-    CachedProvider,
-    ResponseCache,
-    cache_key,
-    headers_digest,
-    is_deterministic,
-)
-from aieval.providers._embedding_cache import EmbeddingCache
-from aieval.providers._embeddings import Embeddings, OpenAIEmbeddings
-from aieval.providers._limiter import AdaptiveLimiter
-from aieval.providers._openai import OpenAIProvider
-from aieval.providers._registry import (
-    ENTRY_POINT_GROUP,
-    ProviderFactory,
-    available_providers,
-    get_provider,
-    register_provider,
-)
-from aieval.providers._resilient import ResilientProvider
-from aieval.providers._retry import RetryPolicy
+from typing import TYPE_CHECKING
+
+from aieval._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from aieval.providers._anthropic import AnthropicProvider
+    from aieval.providers._base import ChatRequest, ChatResponse, Provider
+    from aieval.providers._build import build_provider
+    from aieval.providers._cache import (
+        CachedProvider,
+        ResponseCache,
+        cache_key,
+        headers_digest,
+        is_deterministic,
+    )
+    from aieval.providers._embedding_cache import EmbeddingCache
+    from aieval.providers._embeddings import Embeddings, OpenAIEmbeddings
+    from aieval.providers._limiter import AdaptiveLimiter
+    from aieval.providers._openai import OpenAIProvider
+    from aieval.providers._registry import (
+        ENTRY_POINT_GROUP,
+        ProviderFactory,
+        available_providers,
+        get_provider,
+        register_provider,
+    )
+    from aieval.providers._resilient import ResilientProvider
+    from aieval.providers._retry import RetryPolicy
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -54,3 +59,29 @@ __all__ = [
     "is_deterministic",
     "register_provider",
 ]
+
+_EXPORTS = {
+    "AnthropicProvider": "aieval.providers._anthropic",
+    "ChatRequest": "aieval.providers._base",
+    "ChatResponse": "aieval.providers._base",
+    "Provider": "aieval.providers._base",
+    "build_provider": "aieval.providers._build",
+    "CachedProvider": "aieval.providers._cache",
+    "ResponseCache": "aieval.providers._cache",
+    "cache_key": "aieval.providers._cache",
+    "headers_digest": "aieval.providers._cache",
+    "is_deterministic": "aieval.providers._cache",
+    "EmbeddingCache": "aieval.providers._embedding_cache",
+    "Embeddings": "aieval.providers._embeddings",
+    "OpenAIEmbeddings": "aieval.providers._embeddings",
+    "AdaptiveLimiter": "aieval.providers._limiter",
+    "OpenAIProvider": "aieval.providers._openai",
+    "ENTRY_POINT_GROUP": "aieval.providers._registry",
+    "ProviderFactory": "aieval.providers._registry",
+    "available_providers": "aieval.providers._registry",
+    "get_provider": "aieval.providers._registry",
+    "register_provider": "aieval.providers._registry",
+    "ResilientProvider": "aieval.providers._resilient",
+    "RetryPolicy": "aieval.providers._retry",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

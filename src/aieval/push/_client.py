@@ -3,19 +3,18 @@
 A run goes up in parts of at most :data:`PART_SAMPLES` samples or about :data:`PART_BYTES`
 bytes, then one commit with its header; the server writes it to its store in one transaction.
 A part or commit whose answer is lost to a transient failure (connection refused or reset, a
-timeout, 429, 502, 503, 504, honouring ``Retry-After``; a 500 once) is sent again with the same
-upload id and number: the server keeps one copy of each part, and a repeated commit answers
-what the first one did, so a retry never duplicates a sample. Anything else (another 4xx, an
-untrusted TLS certificate) fails at once: sending it again would fail the same way.
+timeout, 429, 502, 503, 504, after the server's ``Retry-After`` when it gives one; a 500 once)
+is sent again with the same upload id and number: the server keeps one copy of each part, and a
+repeated commit answers what the first one did, so a retry never duplicates a sample. Anything
+else (another 4xx, an untrusted TLS certificate) fails at once: sending it again would fail the
+same way.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import ssl
-import time
 import uuid
 from collections.abc import Iterable
 from typing import Any
@@ -38,8 +37,8 @@ PART_BYTES = 4_000_000
 _TRANSIENT = frozenset({429, 502, 503, 504})
 #: A 500 is sent again once only: it is more often a lasting store problem than a hiccup.
 _SERVER_ERROR_ATTEMPTS = 2
-#: The longest ``Retry-After`` honoured; a server asking for more is reported as refusing.
-_MAX_RETRY_AFTER_S = 300.0
+#: The longest wait between attempts a server's ``Retry-After`` obtains.
+MAX_RETRY_AFTER_S = 30.0
 
 
 class UploadError(AievalError):
@@ -179,21 +178,18 @@ class ServerTarget:
                     if status == 200:
                         answer: dict[str, Any] = json.loads(text)
                         return answer
-                    problem = _refusal(status, text, self.where)
+                    problem = _refusal(status, text, self.where, token_sent=self._token is not None)
                     if status == 413:
                         raise _TooLarge(problem)
-                    wait = _retry_after(response.headers.get("Retry-After"))
-                    if wait is not None and wait > _MAX_RETRY_AFTER_S:
-                        raise UploadError(
-                            f"{problem}; it asks to retry in {wait:.0f} s: push again later",
-                            transient=True,
-                        )
                     limit = self._attempts if status in _TRANSIENT else 0
                     if status == 500:
                         limit = min(self._attempts, _SERVER_ERROR_ATTEMPTS)
                     if attempt >= limit:
                         raise UploadError(problem + _tries(attempt), transient=status in _TRANSIENT)
-                    pause = wait if wait is not None else _backoff(attempt)
+                    # what the server asked for (Retry-After), if more than the backoff
+                    pause = max(
+                        _backoff(attempt), _retry_after(response.headers.get("Retry-After"))
+                    )
             except aiohttp.ClientSSLError as exc:
                 raise UploadError(_tls_problem(self.where, exc)) from None
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as exc:
@@ -218,24 +214,6 @@ def _tries(attempt: int) -> str:
     return f" (after {attempt} attempts)" if attempt > 1 else ""
 
 
-def _retry_after(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait (a number or an HTTP date), or ``None``.
-
-    >>> _retry_after("3"), _retry_after(None), _retry_after("soon")
-    (3.0, None, None)
-    """
-    if value is None:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, float(when.timestamp()) - time.time())
-
-
 def _tls_problem(where: str, exc: aiohttp.ClientSSLError) -> str:
     cause: Exception = exc.os_error
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
@@ -254,20 +232,44 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 
 
-def _refusal(status: int, text: str, where: str) -> str:
+def _refusal(status: int, text: str, where: str, *, token_sent: bool) -> str:
+    """What the server's refusal means, its own message quoted.
+
+    >>> said = _refusal(401, '{"message": "the token was not accepted"}', "h", token_sent=True)
+    >>> said.startswith("h refused the upload (401: the token was not accepted); give the token")
+    True
+    """
     try:
         body = json.loads(text)
         message = str(body.get("message", text))
         reasons = [str(r) for r in body.get("reasons", [])]
     except (ValueError, AttributeError):
         message, reasons = text[:300], []
-    detail = "; ".join(dict.fromkeys([message, *reasons]))
     if status == 401:
+        # the server's reasons name its own headers; the client's are its options
+        what = "the token was not accepted" if token_sent else "no token was given"
+        said = message if what in message else f"{message}: {what}"
         return (
-            f"{where} refused the upload (401: {detail}): give the server's token with --token "
-            "or AIEVAL_TOKEN"
+            f"{where} refused the upload (401: {said}); give the token the server was "
+            "started with, with --token or AIEVAL_TOKEN"
         )
+    if status == 503:
+        # the server's message names its store and when to try again
+        return f"{where} cannot take the upload now (503: {message})"
+    detail = "; ".join(dict.fromkeys([message, *reasons]))
     return f"{where} refused the upload ({status}: {detail})"
+
+
+def _retry_after(value: str | None) -> float:
+    """``Retry-After`` in seconds (at most :data:`MAX_RETRY_AFTER_S`); 0 when absent or a date.
+
+    >>> _retry_after("5"), _retry_after(None), _retry_after("3600")
+    (5.0, 0.0, 30.0)
+    """
+    try:
+        return min(max(float(value or 0), 0.0), MAX_RETRY_AFTER_S)
+    except ValueError:
+        return 0.0
 
 
 def _shown(url: str) -> str:

@@ -15,6 +15,7 @@ from aieval._usage_figures import CacheTally, CostTally, TokenTally
 from aieval.core import ROW_CHECK_PREFIX
 from aieval.core._stored import derived_verdict
 from aieval.errors import ConfigError
+from aieval.report._bulk import BulkNumbers, bulk_numbers
 from aieval.report._epochs import epochs_section, minimums_section
 from aieval.report._header import SCHEMA_VERSION, pass_rate, resolve_run, run_header
 from aieval.report._samples import ExampleNumbers, numbers_of
@@ -28,6 +29,7 @@ from aieval.report._tally import (
 )
 from aieval.stats import bootstrap_ci, histogram, quantiles, sample_std, wilson_interval
 from aieval.store import RunRow, Store
+from aieval.store._column_reads import CallTotals
 
 __all__ = ["MISSING", "RunReport", "build_report"]
 
@@ -141,8 +143,13 @@ def build_report(
         float(threshold) if _is_number(threshold) else 0.5,
         workflow.get("id") if isinstance(workflow, Mapping) else None,
     )
-    for sample in store.iter_samples(row.id, texts=False):
-        tally.add(sample)
+    if store.plain_run(row.id):
+        # every verdict plain: read as columns, the same numbers without a record per sample
+        tally.add_bulk(bulk_numbers(store, row.id, tally.slice_by, _slice_key))
+        tally.add_totals(store.call_totals(row.id))
+    else:
+        for sample in store.iter_samples(row.id, texts=False):
+            tally.add(sample)
     report = tally.report(row, confidence, n_resamples, seed)
     return _with_code_section(report, store, row)
 
@@ -201,6 +208,31 @@ class _RunTally:
         for name in self.slice_by:
             key = _slice_key(sample.metadata, name)
             self.slices[name].setdefault(key, GroupTally()).add(ex)
+
+    def add_bulk(self, numbers: BulkNumbers) -> None:
+        """Count a whole run of plain verdicts at once (the ``add`` of each sample, summed)."""
+        self.samples = numbers.samples
+        self.passed = numbers.passed
+        self.target_errors = numbers.target_errors
+        self.weighted = numbers.weighted
+        self.latency = numbers.latency
+        self.cost.known = numbers.cost_known
+        self.cost.priced = numbers.cost_priced
+        self.scorers = numbers.scorers
+        self.judges = numbers.judges
+        self.reasons = numbers.reasons
+        self.slices = numbers.slices
+        self.epochs = numbers.epochs
+
+    def add_totals(self, totals: CallTotals) -> None:
+        """The run's integer sums, as the database computed them."""
+        self.tokens.target = [totals.target_input_tokens, totals.target_output_tokens]
+        self.tokens.judges = [totals.judge_input_tokens, totals.judge_output_tokens]
+        self.cost.unpriced = totals.unpriced
+        self.calls.calls = totals.answered_calls
+        self.calls.cached = totals.cached_calls
+        self.retries = totals.retries
+        self.cached = totals.cached_samples
 
     def _usage(self, sample: SampleRecord) -> None:
         if sample.latency_s is not None:  # a cached answer's is its original call's

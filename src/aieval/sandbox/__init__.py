@@ -6,12 +6,17 @@ and ``/proc``, a bounded scratch tmpfs) in a cgroup per run that caps processes 
 Read ``docs/sandbox.md`` for what this contains and what it does not.
 """
 
-from aieval.errors import SandboxError
-from aieval.sandbox._archive import extract_archive
-from aieval.sandbox._execute import CommandResult, execute, execute_async, run_command
-from aieval.sandbox._limits import REQUIRE_CGROUP_ENV, SandboxLimits, sandbox_env
-from aieval.sandbox._optin import ALLOW_CODE_EXECUTION_ENV, require_code_execution
-from aieval.sandbox._result import ExecutionResult, ExecutionStatus
+from typing import TYPE_CHECKING
+
+from aieval._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from aieval.errors import SandboxError
+    from aieval.sandbox._archive import extract_archive
+    from aieval.sandbox._execute import CommandResult, execute, execute_async, run_command
+    from aieval.sandbox._limits import REQUIRE_CGROUP_ENV, SandboxLimits, sandbox_env
+    from aieval.sandbox._optin import ALLOW_CODE_EXECUTION_ENV, require_code_execution
+    from aieval.sandbox._result import ExecutionResult, ExecutionStatus
 
 __all__ = [
     "ALLOW_CODE_EXECUTION_ENV",
@@ -28,3 +33,20 @@ __all__ = [
     "run_command",
     "sandbox_env",
 ]
+
+_EXPORTS = {
+    "SandboxError": "aieval.errors",
+    "extract_archive": "aieval.sandbox._archive",
+    "CommandResult": "aieval.sandbox._execute",
+    "execute": "aieval.sandbox._execute",
+    "execute_async": "aieval.sandbox._execute",
+    "run_command": "aieval.sandbox._execute",
+    "REQUIRE_CGROUP_ENV": "aieval.sandbox._limits",
+    "SandboxLimits": "aieval.sandbox._limits",
+    "sandbox_env": "aieval.sandbox._limits",
+    "ALLOW_CODE_EXECUTION_ENV": "aieval.sandbox._optin",
+    "require_code_execution": "aieval.sandbox._optin",
+    "ExecutionResult": "aieval.sandbox._result",
+    "ExecutionStatus": "aieval.sandbox._result",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

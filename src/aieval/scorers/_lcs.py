@@ -1,7 +1,8 @@
 """Exact ROUGE-L on whitespace tokens: one pair, or many pairs at once with numpy.
 
-Tokens are compared by their text, never by a hash: a pair's tokens become small integer ids
-(one code point each) and rapidfuzz's LCS runs on the two id strings. Over many pairs the
+Tokens are compared by their text. One pair's token lists go to rapidfuzz's LCS as they are
+(it compares their hash values) when no two distinct tokens share a value, and otherwise become
+small integer ids (one code point each) through a dict. Over many pairs the
 texts are tokenized as UTF-8 bytes with numpy: each token's id comes from its exact bytes
 (two 8-byte words, a longer token through a dict), sorted by pair and a hash of those bytes,
 with every group of equal hashes checked byte for byte; a pair where two different tokens share
@@ -12,6 +13,7 @@ both paths give its numbers to the last bit.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import repeat
 
@@ -19,7 +21,9 @@ import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz.distance import LCSseq
 
-__all__ = ["f_measure", "lcs_of_tokens", "rouge_l_many"]
+from aieval.scorers._token_hashes import distinct_by_hash
+
+__all__ = ["f_measure", "lcs_by_ids", "lcs_of_tokens", "rouge_l_many"]
 
 _lcs_length = LCSseq.similarity
 
@@ -44,8 +48,9 @@ _PAIR_BITS = 10
 _INDEX_BITS = 18
 _HASH_SHIFT = _U64(_PAIR_BITS + _INDEX_BITS)
 _MAX_PAIRS = 1 << _PAIR_BITS
-#: Bytes per chunk: its tokens (at most half its bytes, plus one) fit the index bits.
-_MAX_BYTES = 1 << (_INDEX_BITS - 1)
+#: Bytes per chunk: its tokens (at most half its bytes, plus one) fit the index bits, and its
+#: arrays stay in cache (64 kB chunks measured faster than 32 kB and 128 kB ones).
+_MAX_BYTES = 1 << (_INDEX_BITS - 2)
 _INDEX_MASK = _U64((1 << _INDEX_BITS) - 1)
 _PAIR_SHIFT = _U64(64 - _PAIR_BITS)
 _PAIR_SHIFT_SORTED = _U64(64 - _PAIR_BITS - _INDEX_BITS)
@@ -54,10 +59,23 @@ _ALL = _U64(0xFFFFFFFFFFFFFFFF)
 #: 0xFF bytes after them.
 _KEEP = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=_U64)
 _FILL = ~_KEEP
+#: After the joined texts: a space, then room for an 8-byte load at any token's second word.
+_PAD = b" " * 16
 
 
 def lcs_of_tokens(pred: list[str], ref: list[str]) -> int:
     """The length of the longest common subsequence of two token lists, tokens compared exactly.
+
+    rapidfuzz compares the tokens by their hash values where no two of their distinct tokens
+    share one (:func:`~aieval.scorers._token_hashes.distinct_by_hash`), else by ids.
+    """
+    if distinct_by_hash(pred, ref):
+        return int(_lcs_length(pred, ref))
+    return lcs_by_ids(pred, ref)
+
+
+def lcs_by_ids(pred: list[str], ref: list[str]) -> int:
+    """:func:`lcs_of_tokens` without hashes: tokens become ids through a dict.
 
     Each reference token gets its own code point (by position, so a repeated token keeps
     its last one); a prediction token absent from the reference gets one no reference token
@@ -93,28 +111,27 @@ def _one(pred_text: str, ref_text: str) -> float:
 def rouge_l_many(preds: Sequence[str], refs: Sequence[str]) -> list[float]:
     """ROUGE-L F1 on whitespace tokens of each ``(preds[i], refs[i])``: every value equal, bit for
     bit, to scoring the pair alone. Every item must be a ``str``."""
-    results: list[float] = []
-    chunk: list[int] = []
-
-    def flush() -> None:
-        results.extend(_chunk([encoded_preds[i] for i in chunk], [encoded_refs[i] for i in chunk]))
-
-    size = 0
+    if len(preds) != len(refs):
+        raise ValueError(f"{len(preds)} predictions but {len(refs)} references")
     encoded_preds = list(map(_utf8, preds))
     encoded_refs = list(map(_utf8, refs))
-    for row, (pred, ref) in enumerate(zip(encoded_preds, encoded_refs, strict=True)):
-        weight = len(pred) + len(ref) + 2
-        if chunk and (size + weight > _MAX_BYTES or len(chunk) == _MAX_PAIRS):
-            flush()
-            chunk.clear()
-            size = 0
-        if weight > _MAX_BYTES:  # too many tokens for one chunk's sort key: alone, exactly
-            results.append(_one(preds[row], refs[row]))
-            continue
-        chunk.append(row)
-        size += weight
-    if chunk:
-        flush()
+    n = len(encoded_preds)
+    weights = np.fromiter(map(len, encoded_preds), np.int64, n)
+    weights += np.fromiter(map(len, encoded_refs), np.int64, n)
+    weights += 2
+    ends = np.cumsum(weights).tolist()
+    results: list[float] = []
+    start = done = 0  # the next row, and the bytes of the rows before it
+    while start < n:
+        # the most rows from ``start`` whose bytes fit one chunk (at most _MAX_PAIRS of them)
+        stop = min(bisect_right(ends, done + _MAX_BYTES, start), start + _MAX_PAIRS, n)
+        if stop == start:  # too many tokens for one chunk's sort key: alone, exactly
+            results.append(_one(preds[start], refs[start]))
+            stop = start + 1
+        else:
+            results.extend(_chunk(encoded_preds[start:stop], encoded_refs[start:stop]))
+        done = ends[stop - 1]
+        start = stop
     return results
 
 
@@ -128,19 +145,16 @@ def _utf8(text: str) -> bytes:
 
 def _chunk(preds: list[bytes], refs: list[bytes]) -> list[float]:
     n = len(preds)
-    counts, tokens, starts, lens, raw = _tokenize([*preds, *refs])
-    pred_lens = counts[:n].astype(np.float64)
-    ref_lens = counts[n:].astype(np.float64)
-    if tokens == 0:
+    counts, starts, lens, raw = _tokenize([*preds, *refs])
+    if not len(starts):
         return [0.0] * n
     ids, collided = _pair_ids(n, counts, starts, lens, raw)
-    offsets = np.zeros(2 * n + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    bounds = offsets.tolist()
+    bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
     text = _as_text(ids)
     spans = zip(bounds[:n], bounds[1 : n + 1], bounds[n:-1], bounds[n + 1 :], strict=True)
-    lcs = np.array([_lcs_length(text[a:b], text[c:d]) for a, b, c, d in spans], np.float64)
-    scores: list[float] = _f_measures(lcs, pred_lens, ref_lens).tolist()
+    lcs = np.fromiter([_lcs_length(text[a:b], text[c:d]) for a, b, c, d in spans], np.float64, n)
+    lens_f = counts.astype(np.float64)
+    scores: list[float] = _f_measures(lcs, lens_f[:n], lens_f[n:]).tolist()
     for pair in collided:  # two different tokens shared a hash in this pair: score it exactly
         scores[pair] = _one(
             preds[pair].decode("utf-8", "surrogatepass"),
@@ -151,21 +165,21 @@ def _chunk(preds: list[bytes], refs: list[bytes]) -> list[float]:
 
 def _tokenize(
     texts: list[bytes],
-) -> tuple[NDArray[np.int64], int, NDArray[np.intp], NDArray[np.intp], bytes]:
-    """Token counts per text, the total, each token's start and length in the joined bytes."""
-    raw = b" " + b" ".join(texts).translate(_ASCII_SPACE) + b" " * 17
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    solid = (buf != 32).view(np.int8)
-    edges = np.flatnonzero(solid[1:] != solid[:-1]) + 1
+) -> tuple[NDArray[np.int64], NDArray[np.intp], NDArray[np.intp], bytes]:
+    """Token counts per text, each token's start and length in the joined bytes, those bytes."""
+    raw = b" ".join([b"", *texts, _PAD]).translate(_ASCII_SPACE)
+    solid = np.frombuffer(raw, np.uint8) != 32
+    edges = np.flatnonzero(solid[1:] != solid[:-1])
+    edges += 1
     starts = edges[0::2]
     lens = edges[1::2] - starts
-    text_starts = np.empty(len(texts), dtype=np.int64)
-    text_starts[0] = 1
-    np.cumsum(np.fromiter(map(len, texts[:-1]), np.int64, len(texts) - 1) + 1, out=text_starts[1:])
-    text_starts[1:] += 1
+    sizes = np.fromiter(map(len, texts), np.int64, len(texts))
+    # text i starts after the leading space and texts 0..i-1, each with its space
+    text_starts = np.cumsum(sizes + 1)
+    text_starts -= sizes
     first = np.searchsorted(starts, text_starts)
     counts = np.diff(first, append=len(starts))
-    return counts, len(starts), starts, lens, raw
+    return counts, starts, lens, raw
 
 
 def _pair_ids(
@@ -178,11 +192,13 @@ def _pair_ids(
     """Each token's id within its pair (0, 1, ... in the order of its pair's sorted hashes),
     and the pairs where two different tokens shared a hash (their ids are not to be used)."""
     words = np.ndarray((len(raw) - 7,), dtype="<u8", buffer=raw, offset=0, strides=(1,))
-    first = _word(words[starts], lens)
-    second = np.full(len(starts), _ALL, dtype=_U64)
+    first = _word(words.take(starts), lens)
+    total = len(starts)
     longer = np.flatnonzero(lens > 8)
+    second = None
     if len(longer):
-        second[longer] = _word(words[starts[longer] + 8], lens[longer] - 8)
+        second = np.full(total, _ALL, dtype=_U64)
+        second[longer] = _word(words.take(starts[longer] + 8), lens[longer] - 8)
         long_tokens = longer[lens[longer] > 16]
         if len(long_tokens):
             numbers: dict[bytes, int] = {}
@@ -190,27 +206,34 @@ def _pair_ids(
             spans = zip(starts[long_tokens].tolist(), ends.tolist(), strict=True)
             first[long_tokens] = [numbers.setdefault(raw[a:b], len(numbers)) for a, b in spans]
             second[long_tokens] = _LONG
-    total = len(starts)
-    per_pair = counts[:n] + counts[n:]
-    key = first * _MIX1 + second * _MIX2
+    key = first * _MIX1
+    if second is not None:  # (a token of at most 8 bytes adds a constant: no need)
+        key += second * _MIX2
     key >>= _HASH_SHIFT
     key <<= _U64(_INDEX_BITS)
-    key |= np.repeat(np.concatenate([np.arange(n, dtype=_U64)] * 2), counts) << _PAIR_SHIFT
+    per_pair = counts[:n] + counts[n:]
+    pair_bits = np.arange(n, dtype=_U64)
+    pair_bits <<= _PAIR_SHIFT
+    key |= np.repeat(np.concatenate((pair_bits, pair_bits)), counts)
     key |= np.arange(total, dtype=_U64)
     key.sort()
-    order = (key & _INDEX_MASK).astype(np.intp)
+    order = (key & _INDEX_MASK).view(np.int64)
     key >>= _U64(_INDEX_BITS)  # pair and hash
     new_group = key[1:] != key[:-1]
-    first_sorted = first[order]
-    second_sorted = second[order]
-    same = (first_sorted[1:] == first_sorted[:-1]) & (second_sorted[1:] == second_sorted[:-1])
-    clash = np.flatnonzero(~(new_group | same))
+    first_sorted = first.take(order)
+    same = first_sorted[1:] == first_sorted[:-1]
+    if second is not None:
+        second_sorted = second.take(order)
+        same &= second_sorted[1:] == second_sorted[:-1]
+    same |= new_group
+    clash = np.flatnonzero(~same)
     group = np.empty(total, dtype=np.int32)
     group[0] = 0
     np.cumsum(new_group, out=group[1:])
-    # the group a pair's tokens start at (pairs are the key's high bits, so in order)
-    pair_firsts = np.searchsorted(key, np.arange(n, dtype=_U64) << _PAIR_SHIFT_SORTED)
-    group -= np.repeat(group[np.minimum(pair_firsts, total - 1)], per_pair)
+    # a pair's tokens are contiguous in sorted order (the pair is the key's high bits)
+    pair_firsts = np.cumsum(per_pair) - per_pair
+    np.minimum(pair_firsts, total - 1, out=pair_firsts)
+    group -= np.repeat(group.take(pair_firsts), per_pair)
     ids = np.empty(total, dtype=np.int32)
     ids[order] = group
     collided = []

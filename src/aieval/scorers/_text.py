@@ -29,8 +29,9 @@ from rapidfuzz.distance import LCSseq
 from aieval._types import Score
 from aieval.errors import ConfigError, ScorerError
 from aieval.scorers._answers import as_best_of_score, best_of, expected_texts, text_of
-from aieval.scorers._lcs import f_measure, lcs_of_tokens, rouge_l_many
+from aieval.scorers._lcs import f_measure, lcs_by_ids, lcs_of_tokens, rouge_l_many
 from aieval.scorers._scorer import scorer
+from aieval.scorers._token_hashes import distinct_by_hash
 from aieval.scorers._tokens import (
     Normalization,
     check_normalize,
@@ -41,7 +42,6 @@ from aieval.scorers._tokens import (
 __all__ = ["exact_match", "json_valid", "rouge_l", "token_f1"]
 
 # Bound once: the per-pair cost of these scorers is a few microseconds, so attribute lookups show.
-# token_f1 compares sorted token lists; rouge_l's order-sensitive LCS compares exact token ids.
 _lcs_length = LCSseq.similarity
 
 _MANY = (list, tuple, set, frozenset)
@@ -251,9 +251,10 @@ def _token_f1_cased(pred_text: str, ref_text: str) -> float:
         return 0.0
     # The LCS of two sorted token lists is the size of their multiset intersection (any common
     # sub-multiset, sorted, is a subsequence of both); rapidfuzz's C++ LCS beats two Counters.
+    # It compares tokens by hash: only where that is comparing them by text (else by ids).
     pred.sort()
     ref.sort()
-    common = _lcs_length(pred, ref)
+    common = _lcs_length(pred, ref) if distinct_by_hash(pred, ref) else lcs_by_ids(pred, ref)
     return 2.0 * common / (len(pred) + len(ref))
 
 

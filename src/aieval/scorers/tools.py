@@ -21,9 +21,6 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from aieval.errors import ConfigError
 from aieval.grading import GateResult, register_gate
 from aieval.scorers._answers import require_expected
@@ -143,6 +140,9 @@ def _call_problems(call: ToolCall, schemas: Mapping[str, Any]) -> list[str]:
         return [f"unknown tool {call.name!r}"]
     if call.arguments is None:
         return [call.error or "arguments are not a JSON object"]
+    from jsonschema import Draft202012Validator  # imported on first use: a run seldom needs it
+    from jsonschema.exceptions import SchemaError
+
     try:
         validator = Draft202012Validator(schemas[call.name])
         errors = sorted(validator.iter_errors(call.arguments), key=lambda e: list(e.path))

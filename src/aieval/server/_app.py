@@ -15,6 +15,7 @@ from aieval.server._errors import install_error_handlers
 from aieval.server._manager import RunManager
 from aieval.server._redact import Redactor, redact_logs
 from aieval.server._reports import BundleCache
+from aieval.server._responses import SafeJSONResponse
 from aieval.server._routes import router
 from aieval.server._security import SecurityMiddleware
 from aieval.server._settings import ServerSettings
@@ -83,6 +84,8 @@ def create_app(
         # against the viewer's CSP; the schema itself stays at /openapi.json
         docs_url=None,
         redoc_url=None,
+        # stored text may hold lone surrogates: sent as JSON escapes, never a failed answer
+        default_response_class=SafeJSONResponse,
     )
     app.state.settings = settings
     app.state.store = reader

@@ -1,14 +1,19 @@
-"""Every error answers ``{"message", "reasons": [...]}``; 422s also carry ``missing_inputs``."""
+"""Every error answers ``{"message", "reasons": [...]}``; 422s also carry ``missing_inputs``.
+
+A store that cannot be reached (database down, connection lost, file locked) is a 503 with
+``Retry-After``, naming the store and the driver's reason; any other failure is a 500 whose
+details stay in the server log."""
 
 from __future__ import annotations
 
 import logging
+import sqlite3
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from aieval.errors import (
@@ -17,10 +22,15 @@ from aieval.errors import (
     RunNotFoundError,
     UserError,
 )
+from aieval.server._responses import SafeJSONResponse
+from aieval.store import StoreLocation
 
-__all__ = ["error_body", "install_error_handlers", "validation_reasons"]
+__all__ = ["STORE_RETRY_AFTER_S", "error_body", "install_error_handlers", "validation_reasons"]
 
 log = logging.getLogger("aieval.server")
+
+#: Seconds a client is asked to wait (``Retry-After``) when the run store is unreachable.
+STORE_RETRY_AFTER_S = 5
 
 
 def error_body(message: str, reasons: Sequence[str] = (), **more: Any) -> dict[str, Any]:
@@ -66,30 +76,30 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Exception, _server_error)
 
 
-def _reply(request: Request, status: int, body: dict[str, Any], **kw: Any) -> JSONResponse:
+def _reply(request: Request, status: int, body: dict[str, Any], **kw: Any) -> SafeJSONResponse:
     redact = request.app.state.redactor.redact
-    return JSONResponse(redact(body), status_code=status, **kw)
+    return SafeJSONResponse(redact(body), status_code=status, **kw)
 
 
-async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
+async def _invalid_request(request: Request, exc: Exception) -> SafeJSONResponse:
     assert isinstance(exc, RequestValidationError)
     reasons = validation_reasons(exc.errors())
     message = f"invalid request: {len(reasons)} problem(s): " + "; ".join(reasons)
     return _reply(request, 422, error_body(message, reasons, missing_inputs=[]))
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> SafeJSONResponse:
     assert isinstance(exc, HTTPException)
     return _reply(
         request, exc.status_code, error_body(str(exc.detail)), headers=dict(exc.headers or {})
     )
 
 
-async def _not_found(request: Request, exc: Exception) -> JSONResponse:
+async def _not_found(request: Request, exc: Exception) -> SafeJSONResponse:
     return _reply(request, 404, error_body(str(exc)))
 
 
-async def _incompatible(request: Request, exc: Exception) -> JSONResponse:
+async def _incompatible(request: Request, exc: Exception) -> SafeJSONResponse:
     assert isinstance(exc, IncompatibleDatasetError)
     reasons = [
         f"missing input {name!r} in rows {', '.join(ids[:5])}" for name, ids in exc.rows.items()
@@ -97,13 +107,54 @@ async def _incompatible(request: Request, exc: Exception) -> JSONResponse:
     return _reply(request, 422, error_body(str(exc), reasons, missing_inputs=exc.missing_inputs))
 
 
-async def _user_error(request: Request, exc: Exception) -> JSONResponse:
+async def _user_error(request: Request, exc: Exception) -> SafeJSONResponse:
     return _reply(request, 422, error_body(str(exc), [str(exc)], missing_inputs=[]))
 
 
-async def _server_error(request: Request, exc: Exception) -> JSONResponse:
+async def _server_error(request: Request, exc: Exception) -> SafeJSONResponse:
+    cause = _unreachable(exc)
+    if cause is not None:
+        return _store_unavailable(request, cause)
     log.exception("server error on %s", request.url.path, exc_info=exc)
     # details (paths, values) stay in the server log
     return _reply(
         request, 500, error_body(f"internal error ({type(exc).__name__}); see the server log")
+    )
+
+
+def _unreachable(exc: BaseException) -> BaseException | None:
+    """The database driver's error behind ``exc`` when it says the store cannot be reached
+    or used now (connection refused or lost, server shut down, file locked or unopenable):
+    an ``OperationalError`` of sqlite3 or psycopg anywhere in its chain; else None."""
+    kinds: list[type[BaseException]] = [sqlite3.OperationalError]
+    psycopg = sys.modules.get("psycopg")  # loaded by a PostgreSQL store, never for SQLite
+    if psycopg is not None:
+        kinds.append(psycopg.OperationalError)
+    seen: set[int] = set()
+    found: BaseException | None = exc
+    while found is not None and id(found) not in seen:
+        if isinstance(found, tuple(kinds)):
+            return found
+        seen.add(id(found))
+        context = None if found.__suppress_context__ else found.__context__
+        found = found.__cause__ or context
+    return None
+
+
+def _store_unavailable(request: Request, cause: BaseException) -> SafeJSONResponse:
+    """503 naming the store (its password masked, an SQLite file by name) and the driver's
+    reason, with ``Retry-After``; the reason is logged as a warning (no traceback)."""
+    location: StoreLocation = request.app.state.store.location
+    shown = str(location) if location.path is None else location.path.name
+    reason = location.scrub(str(cause).strip().splitlines()[0] if str(cause).strip() else "")
+    log.warning("run store unavailable on %s: %s", request.url.path, reason)
+    message = (
+        f"the run store ({shown}) is unavailable: {reason or type(cause).__name__}; "
+        f"try again in {STORE_RETRY_AFTER_S} s"
+    )
+    return _reply(
+        request,
+        503,
+        error_body(message, [reason] if reason else []),
+        headers={"Retry-After": str(STORE_RETRY_AFTER_S)},
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Query, Request
-from fastapi.responses import JSONResponse
 from pydantic import Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 from sse_starlette import EventSourceResponse
@@ -18,6 +17,7 @@ from aieval.server._diff import text_diff
 from aieval.server._events import run_events
 from aieval.server._paths import confine_config
 from aieval.server._reports import comparison, run_header
+from aieval.server._responses import SafeJSONResponse
 from aieval.server._rows import sample_count
 from aieval.server._table import TableQuery, table_scorers
 from aieval.server._views import SampleFilter, run_item, sample_detail
@@ -59,7 +59,7 @@ class EvaluationRequest(EvalConfig):
 
 
 @router.post("/evaluations", status_code=202)
-def start_evaluation(body: EvaluationRequest, request: Request) -> JSONResponse:
+def start_evaluation(body: EvaluationRequest, request: Request) -> SafeJSONResponse:
     """Validate an evaluation, queue it, and answer with its run id and event stream."""
     state = request.app.state
     state.redactor.learn(body.model_dump())
@@ -79,7 +79,7 @@ def start_evaluation(body: EvaluationRequest, request: Request) -> JSONResponse:
         check_eval(config)
     run_id = state.manager.submit(config)
     body_out = {"run_id": run_id, "events_url": f"/api/runs/{run_id}/events"}
-    return JSONResponse(body_out, status_code=202)
+    return SafeJSONResponse(body_out, status_code=202)
 
 
 def _no_variable_names(body: EvalConfig) -> None:
@@ -101,7 +101,7 @@ def _no_variable_names(body: EvalConfig) -> None:
 @router.get("/runs")
 def list_runs(
     request: Request, name: str | None = None, limit: _Limit = 50, offset: _Offset = 0
-) -> JSONResponse:
+) -> SafeJSONResponse:
     """Stored runs, most recent first."""
     store: Store = request.app.state.store
     runs = store.list_runs(name=name or None, limit=limit, offset=offset)
@@ -115,14 +115,14 @@ def list_runs(
 
 
 @router.get("/runs/{run_id}")
-def get_run(run_id: str, request: Request) -> JSONResponse:
+def get_run(run_id: str, request: Request) -> SafeJSONResponse:
     """The run's reporting bundle (over the samples stored so far while it runs)."""
     state = request.app.state
     return _reply(request, state.bundles.get(state.store, _run(request, run_id).id))
 
 
 @router.get("/runs/{run_id}/header")
-def get_run_header(run_id: str, request: Request) -> JSONResponse:
+def get_run_header(run_id: str, request: Request) -> SafeJSONResponse:
     """The run's header alone (identity, status, model, timing), its sample count and target
     errors: what a page shows at once while the full report (``/runs/{run_id}``) is built."""
     store: Store = request.app.state.store
@@ -151,7 +151,7 @@ def list_samples(
     order: Literal["asc", "desc"] = "asc",
     limit: _Limit = 50,
     offset: _Offset = 0,
-) -> JSONResponse:
+) -> SafeJSONResponse:
     """One page of the run's samples that match: ``q`` searches input, prediction and
     expected (case-insensitive); ``filter`` keeps passed / failed / gate-failed / errored
     samples; ``scorer`` with ``min``/``max`` keeps a score range; ``meta`` keeps samples with
@@ -188,7 +188,7 @@ def list_samples(
 
 
 @router.get("/runs/{run_id}/sample")
-def get_sample_by_id(run_id: str, request: Request, id: _SampleId) -> JSONResponse:
+def get_sample_by_id(run_id: str, request: Request, id: _SampleId) -> SafeJSONResponse:
     """One sample in full, its id in the query (``?id=HumanEval%2F7%230``): reaches every id,
     ``.``, ``..`` and ids holding ``/`` included (clients resolve ``..`` in a path)."""
     store: Store = request.app.state.store
@@ -197,7 +197,7 @@ def get_sample_by_id(run_id: str, request: Request, id: _SampleId) -> JSONRespon
 
 
 @router.get("/runs/{run_id}/samples/{sample_id:path}")
-def get_sample(run_id: str, sample_id: str, request: Request) -> JSONResponse:
+def get_sample(run_id: str, sample_id: str, request: Request) -> SafeJSONResponse:
     """One sample in full: input, prompt, output, scores with reasons, calls, workflow.
 
     The id is the rest of the path, so ``HumanEval/7#0`` is ``samples/HumanEval%2F7%230``; an
@@ -211,7 +211,7 @@ def compare(
     request: Request,
     baseline: Annotated[str, Query(min_length=1)],
     candidate: Annotated[str, Query(min_length=1)],
-) -> JSONResponse:
+) -> SafeJSONResponse:
     """Candidate against baseline: metric deltas with intervals, regressions, the decision."""
     store: Store = request.app.state.store
     return _reply(request, comparison(store, baseline, candidate))
@@ -223,7 +223,7 @@ def compare_sample_by_id(
     id: _SampleId,
     baseline: Annotated[str, Query(min_length=1)],
     candidate: Annotated[str, Query(min_length=1)],
-) -> JSONResponse:
+) -> SafeJSONResponse:
     """One example side by side, its id in the query: reaches every id (see ``/sample``)."""
     return compare_sample(id, request, baseline, candidate)
 
@@ -234,7 +234,7 @@ def compare_sample(
     request: Request,
     baseline: Annotated[str, Query(min_length=1)],
     candidate: Annotated[str, Query(min_length=1)],
-) -> JSONResponse:
+) -> SafeJSONResponse:
     """One example side by side: both runs' sample (output, scores, reasons) and a word diff
     of the baseline's prediction against the candidate's. The id is the rest of the path."""
     sample_id = _path_id(sample_id)
@@ -310,5 +310,5 @@ async def _arun(request: Request, run_id: str) -> RunRow:
     return await run_in_threadpool(_run, request, run_id)
 
 
-def _reply(request: Request, body: dict[str, Any]) -> JSONResponse:
-    return JSONResponse(request.app.state.redactor.redact(body))
+def _reply(request: Request, body: dict[str, Any]) -> SafeJSONResponse:
+    return SafeJSONResponse(request.app.state.redactor.redact(body))

@@ -19,9 +19,11 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["TOKEN_COOKIE", "SecurityMiddleware"]
+__all__ = ["NOT_ACCEPTED", "TOKEN_COOKIE", "SecurityMiddleware"]
 
 TOKEN_COOKIE = "aieval_token"
+#: The 401 message for a token that was sent but is not this server's.
+NOT_ACCEPTED = "the token was not accepted"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -80,7 +82,8 @@ class SecurityMiddleware:
             if _query_token(scope) is not None and scope["path"] == "/":
                 await self._trade_for_cookie(scope, send)
                 return
-            if not self._authorized(headers):
+            given = _given_token(headers)
+            if given is None:
                 await _deny(
                     send,
                     401,
@@ -89,22 +92,17 @@ class SecurityMiddleware:
                     extra_headers={"www-authenticate": "Bearer"},
                 )
                 return
+            if not self._matches(given):
+                # same status as no token, and nothing about the right one
+                await _deny(
+                    send,
+                    401,
+                    NOT_ACCEPTED,
+                    "send the token this server was started with (--token or AIEVAL_TOKEN)",
+                    extra_headers={"www-authenticate": 'Bearer error="invalid_token"'},
+                )
+                return
         await self.app(scope, receive, send)
-
-    def _authorized(self, headers: Headers) -> bool:
-        given = None
-        scheme, _, credentials = headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and credentials:
-            given = credentials.strip()
-        elif "cookie" in headers:
-            jar: SimpleCookie = SimpleCookie()
-            try:
-                jar.load(headers["cookie"])
-            except Exception:
-                return False
-            if TOKEN_COOKIE in jar:
-                given = jar[TOKEN_COOKIE].value
-        return given is not None and self._matches(given)
 
     def _matches(self, given: str) -> bool:
         assert self.token is not None
@@ -113,7 +111,7 @@ class SecurityMiddleware:
     async def _trade_for_cookie(self, scope: Scope, send: Send) -> None:
         given = _query_token(scope) or ""
         if not self._matches(given):
-            await _deny(send, 401, "wrong token", "check the token the server printed")
+            await _deny(send, 401, NOT_ACCEPTED, "check the token the server printed")
             return
         cookie = f"{TOKEN_COOKIE}={given}; HttpOnly; SameSite=Strict; Path=/"
         # the redirect drops the token from the address bar and the browser history
@@ -129,6 +127,22 @@ class SecurityMiddleware:
             }
         )
         await send({"type": "http.response.body", "body": b""})
+
+
+def _given_token(headers: Headers) -> str | None:
+    """The token the request presents (``Authorization: Bearer T``, else the viewer's
+    cookie); None when it presents none (another scheme, an unreadable cookie)."""
+    scheme, _, credentials = headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and credentials.strip():
+        return credentials.strip()
+    if "cookie" not in headers:
+        return None
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(headers["cookie"])
+    except Exception:
+        return None
+    return jar[TOKEN_COOKIE].value if TOKEN_COOKIE in jar else None
 
 
 def _hostname(host_header: str) -> str:

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from aieval._files import confined_to
 from aieval.errors import ConfigError, WorkflowError
+from aieval.server._responses import SafeJSONResponse
 from aieval.server._tracestore import TraceStore, decode
 from aieval.store import StoreLocation
 
@@ -80,7 +81,7 @@ async def receive_traces(request: Request) -> Response:
     store: TraceStore = request.app.state.trace_store
     store.add(body, fmt, spans)
     if kind == "application/json":
-        return JSONResponse({})
+        return SafeJSONResponse({})
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceResponse,
     )
@@ -174,5 +175,5 @@ def _row(trace: Any) -> dict[str, Any]:
     }
 
 
-def _refuse(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"message": message, "reasons": []}, status_code=status)
+def _refuse(status: int, message: str) -> SafeJSONResponse:
+    return SafeJSONResponse({"message": message, "reasons": []}, status_code=status)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -34,6 +34,7 @@ from aieval._json import duplicate_key_path
 from aieval.errors import ConfigError
 from aieval.push import ImportRequest, run_in
 from aieval.server._errors import error_body, validation_reasons
+from aieval.server._responses import SafeJSONResponse
 from aieval.store import (
     ImportOutcome,
     Store,
@@ -164,7 +165,7 @@ def holding(request: Request, run_id: Annotated[str, Query(min_length=1)]) -> Re
 
 
 @uploads_api.post("/runs/import")
-async def upload(request: Request) -> JSONResponse:
+async def upload(request: Request) -> SafeJSONResponse:
     """A part of an upload, or its commit (see the module's description)."""
     _uploads_allowed(request)
     raw = await _body(request)
@@ -182,12 +183,12 @@ async def upload(request: Request) -> JSONResponse:
     except ValidationError as exc:
         reasons = validation_reasons(exc.errors())
         message = f"invalid upload: {len(reasons)} problem(s): " + "; ".join(reasons[:5])
-        return JSONResponse(error_body(message, reasons), status_code=422)
+        return SafeJSONResponse(error_body(message, reasons), status_code=422)
     uploads: Uploads = request.app.state.uploads
     if body.part is not None:
         await run_in_threadpool(uploads.put, body.upload, body.part, raw)
         answer = {"upload": body.upload, "part": body.part, "samples": len(body.samples)}
-        return JSONResponse(answer)
+        return SafeJSONResponse(answer)
     store: Store = request.app.state.store
     outcome = await run_in_threadpool(uploads.commit, store.location, body)
     request.app.state.bundles.forget(outcome.run_id)
@@ -196,7 +197,7 @@ async def upload(request: Request) -> JSONResponse:
         "outcome": outcome.outcome,
         "samples_added": outcome.samples_added,
     }
-    return JSONResponse(answer)
+    return SafeJSONResponse(answer)
 
 
 def _uploads_allowed(request: Request) -> None:
@@ -221,5 +222,5 @@ async def _body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
-def _refuse(status: int, message: str) -> JSONResponse:
-    return JSONResponse(error_body(message, [message]), status_code=status)
+def _refuse(status: int, message: str) -> SafeJSONResponse:
+    return SafeJSONResponse(error_body(message, [message]), status_code=status)

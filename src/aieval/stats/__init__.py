@@ -1,18 +1,23 @@
 """Statistics: pass@k estimators, rater agreement, confidence intervals, paired comparisons,
 and floor comparisons that float rounding cannot flip (``at_least``, ``at_most``)."""
 
-from aieval._floors import at_least, at_most
-from aieval.stats._agreement import cohen_kappa, exact_agreement, mean_absolute_error, spearman
-from aieval.stats._bootstrap import ConfidenceInterval, bootstrap_ci, wilson_interval
-from aieval.stats._describe import histogram, quantiles, sample_std
-from aieval.stats._noninferiority import (
-    NoninferiorityMethod,
-    NoninferiorityResult,
-    noninferiority_test,
-)
-from aieval.stats._paired import paired_bootstrap_ci
-from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes, pass_hat_k
-from aieval.stats._variance import VarianceSplit, variance_split
+from typing import TYPE_CHECKING
+
+from aieval._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from aieval._floors import at_least, at_most
+    from aieval.stats._agreement import cohen_kappa, exact_agreement, mean_absolute_error, spearman
+    from aieval.stats._bootstrap import ConfidenceInterval, bootstrap_ci, wilson_interval
+    from aieval.stats._describe import histogram, quantiles, sample_std
+    from aieval.stats._noninferiority import (
+        NoninferiorityMethod,
+        NoninferiorityResult,
+        noninferiority_test,
+    )
+    from aieval.stats._paired import paired_bootstrap_ci
+    from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes, pass_hat_k
+    from aieval.stats._variance import VarianceSplit, variance_split
 
 __all__ = [
     "ConfidenceInterval",
@@ -38,3 +43,29 @@ __all__ = [
     "variance_split",
     "wilson_interval",
 ]
+
+_EXPORTS = {
+    "at_least": "aieval._floors",
+    "at_most": "aieval._floors",
+    "cohen_kappa": "aieval.stats._agreement",
+    "exact_agreement": "aieval.stats._agreement",
+    "mean_absolute_error": "aieval.stats._agreement",
+    "spearman": "aieval.stats._agreement",
+    "ConfidenceInterval": "aieval.stats._bootstrap",
+    "bootstrap_ci": "aieval.stats._bootstrap",
+    "wilson_interval": "aieval.stats._bootstrap",
+    "histogram": "aieval.stats._describe",
+    "quantiles": "aieval.stats._describe",
+    "sample_std": "aieval.stats._describe",
+    "NoninferiorityMethod": "aieval.stats._noninferiority",
+    "NoninferiorityResult": "aieval.stats._noninferiority",
+    "noninferiority_test": "aieval.stats._noninferiority",
+    "paired_bootstrap_ci": "aieval.stats._paired",
+    "mean_pass_at_k": "aieval.stats._passk",
+    "pass_at_k": "aieval.stats._passk",
+    "pass_at_k_from_outcomes": "aieval.stats._passk",
+    "pass_hat_k": "aieval.stats._passk",
+    "VarianceSplit": "aieval.stats._variance",
+    "variance_split": "aieval.stats._variance",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

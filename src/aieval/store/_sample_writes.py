@@ -11,13 +11,14 @@ from aieval.store._backend import Insert
 from aieval.store._connection import Connection
 from aieval.store._encoding import dumps
 from aieval.store._owner import HEARTBEAT_EVERY_S
-from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS
+from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS, VERDICT_COLUMNS
+from aieval.store._verdict_columns import verdict_columns
 
 __all__ = ["SampleWriter"]
 
 log = logging.getLogger("aieval")
 
-_SAMPLE_COLUMNS = tuple(SAMPLE_COLUMNS.split(", "))
+_SAMPLE_COLUMNS = (*SAMPLE_COLUMNS.split(", "), *VERDICT_COLUMNS)
 _SCORE_COLUMNS = (
     "run_id", "sample_id", "scorer", "value", "raw", "reason", "error", "metadata", "unreadable"
 )  # fmt: skip
@@ -68,6 +69,7 @@ class SampleWriter(Connection):
                     _extra(s),
                     now,
                     None if s.verdict is None else dumps(s.verdict.to_dict()),
+                    *verdict_columns(s.verdict),
                 )
             )
             for scorer_name, score in s.scores.items():

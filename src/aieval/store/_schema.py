@@ -9,12 +9,14 @@ __all__ = [
     "SAMPLE_COLUMNS",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "VERDICT_COLUMNS",
 ]
 
 #: 2: a run's owner process (``pid``, ``host``, ``heartbeat_at``); 3: each sample's ``verdict``
 #: and each score's ``unreadable`` (earlier rows keep NULL there and are read through
-#: :func:`aieval.core._stored.adapt_record`).
-SCHEMA_VERSION = 3
+#: :func:`aieval.core._stored.adapt_record`); 4: each sample's verdict in typed columns
+#: (``VERDICT_COLUMNS``, NULL in rows stored before, which are read from ``verdict``).
+SCHEMA_VERSION = 4
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"}
@@ -22,7 +24,12 @@ RUN_COLUMNS_ADDED = {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"}
 #: Every column added after version 1, by table: added in place to older stores when opened.
 COLUMNS_ADDED = {
     "runs": RUN_COLUMNS_ADDED,
-    "samples": {"verdict": "TEXT"},
+    "samples": {
+        "verdict": "TEXT",
+        "weighted_score": "REAL",
+        "verdict_passed": "INTEGER",
+        "verdict_plain": "INTEGER",
+    },
     "scores": {"unreadable": "TEXT"},
 }
 
@@ -31,6 +38,8 @@ SAMPLE_COLUMNS = (
     "run_id, sample_id, idx, input, expected, prediction, metadata, error, passed, latency_s, "
     "input_tokens, output_tokens, cost, retries, cached, extra, created_at, verdict"
 )
+#: The typed columns of a sample's verdict, beside its JSON (see ``_verdict_columns``).
+VERDICT_COLUMNS = ("weighted_score", "verdict_passed", "verdict_plain")
 CALL_COLUMNS = (
     "run_id, sample_id, purpose, provider, model, latency_s, input_tokens, output_tokens, cost, "
     "retries, cached, error"
@@ -81,6 +90,10 @@ CREATE TABLE IF NOT EXISTS samples (
     extra         TEXT,                         -- JSON: workflow run, ...
     created_at    REAL NOT NULL,
     verdict       TEXT,                         -- JSON: the grader's Verdict (NULL before v3)
+    weighted_score REAL,                        -- the verdict's weighted score (NULL: none,
+                                                -- or stored before v4)
+    verdict_passed INTEGER,                     -- the verdict's pass flag (NULL before v4)
+    verdict_plain INTEGER,                      -- 1: no grade, gates, criteria or workflow
     PRIMARY KEY (run_id, sample_id)
 );
 -- a run's samples in insertion order: its last one found at once (what changed since a look)

@@ -1,14 +1,15 @@
 """The run store: runs, samples, scores and model calls, each sample committed as it ends.
 
 :class:`Store` joins the tables' parts: runs (``_runs``), sample writes and reads
-(``_sample_writes``, ``_sample_reads``), judge calibrations (``_calibrations``) and copying runs
-between stores (``_transfer``), all over one connection (``_connection``) to a backend
-(``_backend``: SQLite or PostgreSQL).
+(``_sample_writes``, ``_sample_reads``, ``_column_reads``), judge calibrations
+(``_calibrations``) and copying runs between stores (``_transfer``), all over one connection
+(``_connection``) to a backend (``_backend``: SQLite or PostgreSQL).
 """
 
 from __future__ import annotations
 
 from aieval.store._calibrations import CalibrationRow, CalibrationTable
+from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
 from aieval.store._runs import RunRow, RunTable, new_run_id
 from aieval.store._sample_reads import SampleReader
@@ -18,7 +19,7 @@ from aieval.store._transfer import TransferTable
 __all__ = ["CalibrationRow", "RunRow", "Store", "default_db_path", "new_run_id"]
 
 
-class Store(RunTable, SampleWriter, SampleReader, CalibrationTable, TransferTable):
+class Store(RunTable, SampleWriter, SampleReader, ColumnReader, CalibrationTable, TransferTable):
     """A run store: an SQLite file (WAL mode, safe for several readers and one writer), or a
     PostgreSQL database named by a ``postgresql://`` URL (many writers; extra ``postgres``).
 

@@ -20,7 +20,8 @@ from aieval.store._connection import Connection, placeholders
 from aieval.store._encoding import dumps
 from aieval.store._owner import still_running
 from aieval.store._runs import RUN_COLUMNS, RunRow, _run_row
-from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS
+from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS, VERDICT_COLUMNS
+from aieval.store._verdict_columns import stored_verdict_columns
 
 __all__ = [
     "ImportOutcome",
@@ -258,8 +259,9 @@ class TransferTable(Connection):
             return 0
         db = self._db
         db.executemany(
-            f"INSERT INTO samples ({SAMPLE_COLUMNS}) VALUES ({placeholders(18)})",
-            [(run_id, *_sample_columns(s)) for s in samples],
+            f"INSERT INTO samples ({SAMPLE_COLUMNS}, {', '.join(VERDICT_COLUMNS)})"
+            f" VALUES ({placeholders(18 + len(VERDICT_COLUMNS))})",
+            [(run_id, *_sample_columns(s), *stored_verdict_columns(s.verdict)) for s in samples],
         )
         scores = [
             (run_id, s.sample_id, *_fields(sc, _SCORE_COLUMNS)) for s in samples for sc in s.scores

@@ -44,7 +44,24 @@
   }
 
   function link(href, text, attrs) {
+    if (href === null) {
+      // an id no address can carry (see pathPart): shown, not linked
+      return el("span", { ...(attrs || {}), class: "no-address", title: NO_ADDRESS }, text);
+    }
     return el("a", { href, ...(attrs || {}) }, text);
+  }
+
+  const NO_ADDRESS = "This id holds a lone surrogate, which no address can carry (UTF-8 " +
+    "cannot encode it), so its sample has no page of its own; the API lists it in full";
+
+  // an id as one address segment; null for an id holding a lone surrogate (stored exactly,
+  // but encodeURIComponent refuses it and no server could read it back from a URL)
+  function pathPart(id) {
+    try {
+      return encodeURIComponent(id);
+    } catch (_) {
+      return null;
+    }
   }
 
   function section(title, ...children) {
@@ -238,7 +255,8 @@
   }
 
   function sampleHref(runId, sampleId) {
-    return runHref(runId) + "/samples/" + encodeURIComponent(sampleId);
+    const part = pathPart(sampleId);
+    return part === null ? null : runHref(runId) + "/samples/" + part;
   }
 
   // ---------------------------------------------------------------- charts (inline SVG)
@@ -1361,7 +1379,8 @@
   // ---------------------------------------------------------------- one example, side by side
 
   function pairHref(baselineId, candidateId, sampleId) {
-    return "#/compare/samples/" + encodeURIComponent(sampleId) +
+    const part = pathPart(sampleId);
+    return part === null ? null : "#/compare/samples/" + part +
       query({ baseline: baselineId, candidate: candidateId });
   }
 
