@@ -5,10 +5,16 @@ The server's store (``server_store``) is each backend in turn: an SQLite file, t
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
+import logging
 import os
+import socket
+import sys
 import uuid
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +36,7 @@ from tests.support.server import LiveServer
 
 from aieval.errors import PushError
 from aieval.push import ServerTarget, StoreTarget, push_runs, run_in, sample_in
-from aieval.store import Store
+from aieval.store import RunHolding, Store
 
 TOKEN = "push-test-token-0123456789abcdef"
 
@@ -97,6 +103,54 @@ def test_a_run_resumed_on_both_sides_is_refused_through_the_server(
         push(src, server.url)
     with Store(team) as held:
         assert (held.get_run(run_id), list(held.stored_samples(run_id))) == before
+
+
+class _WriterInBetween(ServerTarget):
+    """A server target where another writer changes the run on the server's store after the
+    push compared it and before the commit."""
+
+    def __init__(self, url: str, between: Callable[[], None]) -> None:
+        super().__init__(url, TOKEN)
+        self.between = between
+
+    def holding(self, run_id: str) -> RunHolding | None:
+        held = super().holding(run_id)
+        self.between()
+        return held
+
+
+@pytest.mark.parametrize("case", ["resumed", "written"])
+def test_a_writer_between_the_comparison_and_the_commit_is_refused(
+    server: LiveServer, tmp_path: Path, server_store: str, case: str
+) -> None:
+    src, team = tmp_path / "local.db", server_store
+    if case == "resumed":  # the team's copy is resumed there, adding samples the push lacks
+        run_id = make_interrupted_run(src, "race", 10, stop_after=4)
+        assert push(src, server.url).samples == 4
+        resume_run(src, "race", 10)
+
+        def between() -> None:
+            resume_run(team, "race", 10, prefix="other ")
+
+    else:  # the run is absent there when compared, then written by another writer
+        run_id = make_run(src, "race", 6)
+
+        def between() -> None:
+            with Store(src) as source, Store(team) as there:
+                there.import_run(source.get_run(run_id), list(source.stored_samples(run_id)))
+
+    with Store(team) as held:
+        get_ready = held.get_run(run_id) if case == "resumed" else None
+    with Store(src) as source, pytest.raises(PushError, match=rf"run {run_id}.* changed there"):
+        push_runs(source, _WriterInBetween(server.url, between))
+    with Store(team) as held:  # the other writer's run, as it left it
+        assert held.get_run(run_id) != get_ready
+        samples = list(held.stored_samples(run_id))
+        assert len(samples) == (10 if case == "resumed" else 6)
+        if case == "resumed":
+            assert sum((s.prediction or "").startswith("other ") for s in samples) == 6
+    if case == "written":  # compared anew, the same run there: nothing to write
+        assert push(src, server.url).count("unchanged") == 1
 
 
 def test_the_token_is_required(server: LiveServer, tmp_path: Path, server_store: str) -> None:
@@ -170,6 +224,7 @@ BAD_PARTS = {
     "version": (lambda b: b.update(version=2), "version: Value error, this server reads upload"),
     "upload": (lambda b: b.update(upload="../../etc"), "upload: String should match pattern"),
     "twice": (lambda b: b["samples"].append(dict(b["samples"][0])), "sample id 'q0' given twice"),
+    "held": (lambda b: b.update(held="0" * 64), "held: only a commit carries it"),
 }
 
 
@@ -198,8 +253,10 @@ def test_a_bad_commit_is_refused_naming_the_field(
         ({"status": "running"}, "run.status"),
         ({"config": "{}"}, "run.config"),
         ({"n_examples": -1}, "run.n_examples"),
+        ({"held": "not-a-digest"}, "held"),
     ]:
-        body = {"version": 1, "upload": upload, "parts": 0, "run": {**run, **change}}
+        held = {"held": change.pop("held")} if "held" in change else {}
+        body = {"version": 1, "upload": upload, "parts": 0, "run": {**run, **change}, **held}
         answer = _post(server.url, body)
         assert answer.status_code == 422 and any(
             r.startswith(field) for r in answer.json()["reasons"]
@@ -275,3 +332,78 @@ def test_the_server_store_is_the_same_as_a_direct_push(
 
 def _quiet(*_: Any) -> None:
     return None
+
+
+def _leaks(action: Callable[[], object]) -> list[str]:
+    """The resource warnings (an unclosed session, connector, loop or socket) and asyncio error
+    logs left once ``action`` ran and its objects were collected, warnings being errors."""
+    gc.collect()  # what earlier tests left is not this action's
+    seen: list[str] = []
+
+    def unraisable(hook: Any) -> None:
+        seen.append(f"{hook.exc_type.__name__}: {hook.exc_value}")
+
+    handler = _Recorder()
+    logging.getLogger("asyncio").addHandler(handler)
+    previous = sys.unraisablehook
+    sys.unraisablehook = unraisable
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with contextlib.suppress(Exception):
+                action()
+            gc.collect()
+    finally:
+        sys.unraisablehook = previous
+        logging.getLogger("asyncio").removeHandler(handler)
+    return seen + handler.messages
+
+
+class _Recorder(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_push_runs_to_a_server_leaves_no_open_session(
+    server: LiveServer, tmp_path: Path, server_store: str
+) -> None:
+    src = tmp_path / "local.db"
+    make_run(src, "qa", 12)
+
+    def documented() -> None:  # the docs' one line: the target is never closed
+        with Store(src) as source:
+            assert push_runs(source, ServerTarget(server.url, TOKEN, part_samples=5)).samples == 12
+
+    def refused() -> None:  # a wrong token: the push raises
+        with Store(src) as source, pytest.raises(PushError, match="401"):
+            push_runs(source, ServerTarget(server.url, "wrong-token"))
+
+    def closed() -> None:  # closed by the caller, then closed again
+        target = ServerTarget(server.url, TOKEN)
+        with Store(src) as source:
+            push_runs(source, target)
+        target.close()
+        target.close()
+
+    for action in (documented, refused, closed):
+        assert _leaks(action) == [], action.__name__
+    with Store(server_store) as team:
+        assert team.count_samples(team.get_run("qa").id) == 12
+
+
+def test_an_unreachable_server_leaves_no_open_session(tmp_path: Path) -> None:
+    src = tmp_path / "local.db"
+    make_run(src, "qa", 2)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}"  # nothing listens: refused
+
+    def unreachable() -> None:
+        with Store(src) as source, pytest.raises(PushError, match="did not answer"):
+            push_runs(source, ServerTarget(url, TOKEN, attempts=1))
+
+    assert _leaks(unreachable) == []

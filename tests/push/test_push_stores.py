@@ -6,6 +6,7 @@ The target is each backend in turn (``store_location``: an SQLite file, then Pos
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from aieval.errors import PushError, RunInProgressError, RunNotFoundError
 from aieval.push import StoreTarget, push_runs
 from aieval.report import build_report
 from aieval.scorers import exact_match
-from aieval.store import Store
+from aieval.store import RunHolding, Store
 
 
 def push(source: Path, target: Path | str, *refs: str) -> tuple[int, int, int, int]:
@@ -271,3 +272,57 @@ def test_progress_is_reported_as_samples_go(tmp_path: Path, store_location: str)
     assert seen[-1] == (run_id, 1200, 1200)
     pushed = cli("push", "--db", str(src), "--to", str(tmp_path / "other.db"))  # progress lines
     assert f"{run_id}: 1200/1200 samples sent" in pushed.stderr
+
+
+class _WriterInBetween(StoreTarget):
+    """A store target where another writer changes the run after the push compared it and
+    before the push writes it."""
+
+    def __init__(self, store: Store, between: Callable[[], None]) -> None:
+        super().__init__(store)
+        self.between = between
+
+    def holding(self, run_id: str) -> RunHolding | None:
+        held = super().holding(run_id)
+        self.between()
+        return held
+
+
+def test_a_writer_between_the_comparison_and_the_write_is_refused(
+    tmp_path: Path, store_location: str
+) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    run_id = make_interrupted_run(src, "race", 10, stop_after=4)
+    assert push(src, dst) == (1, 0, 0, 4)
+    resume_run(src, "race", 10)  # finished here: 6 samples to push
+
+    def resumed_there() -> None:  # meanwhile the team store's copy is resumed there
+        resume_run(dst, "race", 10, prefix="other ")
+
+    with Store(src) as source, pytest.raises(PushError, match=rf"run {run_id} \(race\) gained 6"):
+        push_runs(source, _WriterInBetween(Store(dst), resumed_there))
+    with Store(dst) as team:  # the other writer's run, as it left it
+        assert team.get_run(run_id).status == "completed"
+        samples = list(team.stored_samples(run_id))
+        assert len(samples) == 10
+        assert sum((s.prediction or "").startswith("other ") for s in samples) == 6
+        report = build_report(team, run_id).to_dict()
+        assert (report["samples"], report["pass_rate"]["passed"]) == (10, 4)  # its own header
+
+
+def test_an_unchecked_write_refuses_a_sample_stored_otherwise(
+    tmp_path: Path, store_location: str
+) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    run_id = make_interrupted_run(src, "race", 10, stop_after=4)
+    assert push(src, dst) == (1, 0, 0, 4)
+    resume_run(src, "race", 10)
+    resume_run(dst, "race", 10, prefix="other ")  # as a server's upload would meet it
+    with Store(src) as source, Store(dst) as team:
+        before = (team.get_run(run_id), list(team.stored_samples(run_id)))
+        mine = list(source.stored_samples(run_id))
+        with pytest.raises(PushError, match=r"holds sample 'q\d' that differs"):
+            team.import_run(source.get_run(run_id), mine)  # no comparison given: the server's
+        assert (team.get_run(run_id), list(team.stored_samples(run_id))) == before
+        # the same samples again (a repeated upload) are kept as they are
+        assert team.import_run(team.get_run(run_id), before[1]).outcome == "unchanged"

@@ -14,6 +14,7 @@ from tests.support.tcp_proxy import TcpProxy
 
 from aieval import CallRecord, SampleRecord, ScoreRecord, Store
 from aieval.errors import RunInProgressError, StoreError
+from aieval.providers import ResponseCache
 from aieval.report import build_report, compare_runs
 from aieval.store._encoding import PG_MARKER
 from aieval.store._schema import SCHEMA_VERSION
@@ -226,6 +227,38 @@ def test_a_store_that_stays_unreachable_is_a_store_error_then_reconnects(
         proxy.down = False
         store.record_sample(run_id, sample(1))  # the next use connects again
         assert store.completed_sample_ids(run_id) == {"s0", "s1"}
+
+
+def test_a_read_after_a_lost_connection_is_asked_once_more_and_only_once(
+    pg_server: PostgresServer, pg_url: str
+) -> None:
+    with TcpProxy(pg_server.host, pg_server.port) as proxy:
+        store = Store(_via(proxy, pg_url))
+        cache = ResponseCache(_via(proxy, pg_url))
+        run_id = store.create_run(name="qa")
+        assert len(cache) == 0
+        for read in (lambda: store.get_run(run_id).name, lambda: len(cache)):
+            assert read() in ("qa", 0)  # connected
+            # one cut: the read is asked again on one new connection, and answers
+            assert _terminate_store_sessions(pg_url)
+            before = proxy.connections
+            assert read() in ("qa", 0)
+            assert proxy.connections == before + 1
+            # the server stays unreachable: one more connection is tried, not two
+            proxy.down = True
+            assert _terminate_store_sessions(pg_url)
+            before = proxy.connections
+            with pytest.raises(StoreError, match=r"cannot read .*postgresql://"):
+                read()
+            assert proxy.connections == before + 1
+            proxy.down = False
+        assert store.get_run(run_id).name == "qa" and len(cache) == 0  # connected again
+        # a write keeps its own one reconnect-and-retry
+        assert _terminate_store_sessions(pg_url)
+        store.finish_run(run_id, status="completed")
+        assert store.get_run(run_id).status == "completed"
+        cache.close()
+        store.close()
 
 
 def test_an_older_postgres_store_is_migrated_in_place(pg_url: str) -> None:

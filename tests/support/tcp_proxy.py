@@ -22,6 +22,8 @@ class TcpProxy:
     def __init__(self, host: str, target_port: int) -> None:
         self.target = (host, target_port)
         self.down = False
+        #: connections clients opened (refused ones too, while ``down``)
+        self.connections = 0
         self.dropped = threading.Event()
         self._armed = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -41,6 +43,7 @@ class TcpProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            self.connections += 1
             if self.down:
                 client.close()
                 continue

@@ -40,17 +40,20 @@ def runs_command(
     if not rows:
         out.print("no runs stored yet")
         return
+    # a run that did not complete has no summary: its stored samples are counted, at once
+    counts = store.sample_counts([r.id for r in rows if "samples" not in (r.metrics or {})])
     table = Table(title=printable(f"runs in {store.location}"))
     for column in ("id", "name", "model", "status", "samples", "pass rate", "when"):
         table.add_column(column, no_wrap=column in ("id", "when"))
     for row in rows:
         metrics = row.metrics or {}
+        samples = metrics["samples"] if "samples" in metrics else counts[row.id]
         table.add_row(
             printable(row.id),
             printable(row.name),
             printable(row.model or "-"),
             status_text(row.status),
-            str(metrics.get("samples", "-")),
+            str(samples),
             pct(metrics.get("pass_rate")),
             when(row.created_at),
         )

@@ -67,11 +67,13 @@ class TieBreak:
         rule: ``weighted_score``, ``gate_failures``, ``correctness``, ``safety``,
             ``p95_latency``, ``cost``, or ``tie``.
         reason: one sentence for reports.
+        values: run a's and run b's value on ``rule`` (``None`` for a tie).
     """
 
     winner: Literal["a", "b"] | None
     rule: str
     reason: str
+    values: tuple[float, float] | None = None
 
 
 _Rule = tuple[str, Callable[[RunStanding], float | None], bool]
@@ -110,4 +112,5 @@ def tie_break(a: RunStanding, b: RunStanding) -> TieBreak:
 
 def _decide(a_wins: bool, rule: str, va: float, vb: float) -> TieBreak:
     winner: Literal["a", "b"] = "a" if a_wins else "b"
-    return TieBreak(winner, rule, f"run {winner} ranks first on {rule} ({va:.4g} vs {vb:.4g})")
+    reason = f"run {winner} ranks first on {rule} ({va:.4g} vs {vb:.4g})"
+    return TieBreak(winner, rule, reason, (va, vb))

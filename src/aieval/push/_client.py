@@ -87,12 +87,15 @@ class ServerTarget:
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._part_samples = min(part_samples, MAX_PART_SAMPLES)
         self._part_bytes = part_bytes
-        self._runner = asyncio.Runner()
-        self._session: aiohttp.ClientSession | None = None
+        # run id -> the server's digest of what it held, echoed by the commit
+        self._held: dict[str, str] = {}
 
     def holding(self, run_id: str) -> RunHolding | None:
         body = self._call("GET", f"/api/runs/import/holding?run_id={quote(run_id, safe='')}")
         try:
+            held = body.get("held")
+            if isinstance(held, str):
+                self._held[run_id] = held
             run = body["run"]
             if run is None:
                 return None
@@ -130,14 +133,15 @@ class ServerTarget:
             part, done = part + 1, done + len(batch)
         progress(run, done, count)
         commit = {"version": WIRE_VERSION, "upload": upload, "parts": part, "run": run_in(run)}
+        held = self._held.pop(run.id, None)
+        if held is not None:  # the server refuses the write if the run changed there since
+            commit["held"] = held
         answer = self._call("POST", "/api/runs/import", _dumps(commit))
         return ImportOutcome(answer["run_id"], answer["outcome"], int(answer["samples_added"]))
 
     def close(self) -> None:
-        if self._session is not None:
-            self._runner.run(self._session.close())
-            self._session = None
-        self._runner.close()
+        """Nothing to release: each request opens and closes its own session and event loop,
+        so none is left open whether or not the caller closes the target."""
 
     def _send_part(
         self, run: RunRow, upload: str, part: int, samples: list[tuple[str, str]]
@@ -154,11 +158,16 @@ class ServerTarget:
             ) from None
 
     def _call(self, method: str, path: str, body: str | None = None) -> dict[str, Any]:
-        return self._runner.run(self._request(method, path, body))
+        return asyncio.run(self._request(method, path, body))
 
     async def _request(self, method: str, path: str, body: str | None) -> dict[str, Any]:
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=self._timeout)
+        # the session lives as long as the request (with its retries): closed on every path
+        async with aiohttp.ClientSession(timeout=self._timeout) as session:
+            return await self._attempts_of(session, method, path, body)
+
+    async def _attempts_of(
+        self, session: aiohttp.ClientSession, method: str, path: str, body: str | None
+    ) -> dict[str, Any]:
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = "application/json"
@@ -169,7 +178,7 @@ class ServerTarget:
         while True:
             attempt += 1
             try:
-                async with self._session.request(
+                async with session.request(
                     method, url, data=None if body is None else body.encode("ascii"),
                     headers=headers,
                 ) as response:  # fmt: skip

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from aieval.errors import AievalError, PushError, RunInProgressError
-from aieval.store import ImportOutcome, RunHolding, RunRow, Store, StoredSample
+from aieval.store import Checked, ImportOutcome, RunHolding, RunRow, Store, StoredSample
 
 __all__ = [
     "Progress",
@@ -106,19 +106,27 @@ class PushSummary:
 
 
 class StoreTarget:
-    """A store as a push target (an SQLite file or a PostgreSQL database)."""
+    """A store as a push target (an SQLite file or a PostgreSQL database).
+
+    A run's write is checked, in its transaction, against what :meth:`holding` answered of it:
+    a writer that changed the run in between is refused, not overwritten."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.where = str(store.location)  # a URL's password is redacted
+        self._checked: dict[str, Checked] = {}
 
     def holding(self, run_id: str) -> RunHolding | None:
-        return self.store.run_holding(run_id)
+        held = self.store.run_holding(run_id)
+        self._checked[run_id] = Checked.of(held)
+        return held
 
     def write(
         self, run: RunRow, samples: Iterable[StoredSample], count: int, progress: Progress
     ) -> ImportOutcome:
-        return self.store.import_run(run, _counted(run, samples, count, progress))
+        checked = self._checked.pop(run.id, None)
+        counted = _counted(run, samples, count, progress)
+        return self.store.import_run(run, counted, checked=checked)
 
     def close(self) -> None:
         self.store.close()

@@ -207,6 +207,9 @@ class ImportRequest(_Strict):
     samples: Annotated[list[SampleIn], Field(max_length=MAX_PART_SAMPLES)] = []
     parts: Annotated[StrictInt, Field(ge=0, le=1_000_000)] | None = None
     run: RunIn | None = None
+    #: the commit's echo of the holding answer's ``held`` digest: the run must not have
+    #: changed on the server since (absent: no such check, an older client)
+    held: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
 
     @field_validator("version")
     @classmethod
@@ -222,6 +225,8 @@ class ImportRequest(_Strict):
         if self.part is None and (self.run is None or self.parts is None):
             missing = "run" if self.run is None else "parts"
             raise ValueError(f"{missing}: required to commit (or give part and samples)")
+        if self.part is not None and self.held is not None:
+            raise ValueError("held: only a commit carries it")
         if self.part is None and self.samples:
             raise ValueError("samples: send samples in parts, before the commit")
         ids = [s.sample_id for s in self.samples]

@@ -430,7 +430,14 @@ def _tie_break(pairs: list[Pair]) -> dict[str, Any]:
     result = tie_break(a, b)
     winner = {"a": "baseline", "b": "candidate"}.get(result.winner or "")
     reason = result.reason.replace("run a", "baseline").replace("run b", "candidate")
-    return {"winner": winner, "rule": result.rule, "reason": reason}
+    values = result.values or (None, None)
+    return {
+        "winner": winner,
+        "rule": result.rule,
+        "reason": reason,
+        "baseline_value": values[0],
+        "candidate_value": values[1],
+    }
 
 
 def _standing(examples: Sequence[ExampleNumbers]) -> RunStanding | None:

@@ -192,3 +192,32 @@ def not_comparable(doc: Mapping[str, Any]) -> str | None:
     or ``None``."""
     note = (doc.get("provenance") or {}).get("not_comparable")
     return str(note) if note else None
+
+
+#: What a tie-break rule's number is, and which way wins.
+_TIE_RULES = {
+    "weighted_score": "weighted score (0-100, higher wins)",
+    "gate_failures": "hard-gate failures (fewer wins)",
+    "correctness": "objective correctness (0-1, higher wins)",
+    "safety": "safety/validation score (0-1, higher wins)",
+    "p95_latency": "p95 latency in seconds (lower wins)",
+    "cost": "total cost (lower wins)",
+}
+
+
+def tie_break_line(tie: Mapping[str, Any]) -> str | None:
+    """A comparison's tie-break in one sentence naming each run's number, or ``None`` when no
+    run ranks first. A comparison stored before the numbers were kept gives its ``reason``.
+
+    >>> tie_break_line({"winner": "candidate", "rule": "p95_latency", "reason": "",
+    ...                 "baseline_value": 0.03828, "candidate_value": 0.003214})[25:]
+    'p95 latency in seconds (lower wins): baseline 0.03828 vs candidate 0.003214'
+    """
+    if not tie.get("winner"):
+        return None
+    base, cand = tie.get("baseline_value"), tie.get("candidate_value")
+    rule = str(tie.get("rule"))
+    if base is None or cand is None:
+        return f"{tie['winner']} ({rule}): {tie.get('reason')}"
+    what = _TIE_RULES.get(rule, rule)
+    return f"{tie['winner']} ranks first on {what}: baseline {base:.4g} vs candidate {cand:.4g}"

@@ -32,6 +32,7 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
+    tie_break_line,
     workflow_label,
 )
 from aieval.report._epochs import ESTIMATORS as EPOCH_ESTIMATORS
@@ -461,9 +462,9 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
             for m in doc["metrics"]
         ],
     )
-    tie = doc.get("tie_break") or {}
-    if tie.get("winner"):
-        yield f"<p>Tie-break: {_e(tie['winner'])} ({_e(tie.get('rule'))}): {_e(tie['reason'])}</p>"
+    tie = tie_break_line(doc.get("tie_break") or {})
+    if tie is not None:
+        yield f"<p>Tie-break: {_e(tie)}</p>"
     yield (
         f"<p>{_count(doc, 'regressions')} regressions · {_count(doc, 'improvements')} "
         "improvements"

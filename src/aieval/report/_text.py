@@ -38,6 +38,7 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
+    tie_break_line,
     workflow_label,
 )
 from aieval.report._epochs import (
@@ -457,9 +458,9 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield rules
     yield _metrics(doc)
     yield from _provenance(doc)
-    tie = doc.get("tie_break") or {}
-    if tie.get("winner"):
-        yield Text(f"tie-break: {tie['winner']} ({tie.get('rule')}): {tie.get('reason')}")
+    tie = tie_break_line(doc.get("tie_break") or {})
+    if tie is not None:
+        yield Text(f"tie-break: {tie}")
     yield Text(
         f"{paired_counts(doc)} · {_count(doc, 'regressions')} regressions · "
         f"{_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged · "

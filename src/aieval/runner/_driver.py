@@ -8,6 +8,7 @@ returns, and ``resume=`` redoes exactly what is not stored.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -66,6 +67,8 @@ async def drive(
             progress(done, total)
 
     writer = SampleWriter(prep.db, prep.run_id, stored)
+    if not redact_values:  # work in this process (Ray's is shipped to its workers as it is)
+        work = _stopping_on_store_errors(work, writer)
     items = _pending(prep.data, prep.done_ids, prep.spec.epochs)
     if feed is not None:
         items = feed(items)
@@ -91,6 +94,26 @@ async def drive(
     if kept is not None:
         kept.sort(key=lambda record: record.index)
     return kept
+
+
+def _stopping_on_store_errors(
+    work: Callable[[tuple[int, Example]], Any], writer: SampleWriter
+) -> Callable[[tuple[int, Example]], Any]:
+    """``work`` that stops the run when a sample's work raises :class:`StoreError` (a write to
+    the response or judge cache failed), as a failed commit does: the run fails loudly, and
+    the sample, not stored, runs again on resume (never recorded as a model failure)."""
+
+    async def guarded(item: tuple[int, Example]) -> Any:
+        try:
+            value = work(item)
+            return await value if inspect.isawaitable(value) else value
+        except StoreError as exc:
+            error = StoreError(f"sample {item[1].sample_id}: {exc}")
+            error.__cause__ = exc
+            writer.fail(error)
+            raise error from exc
+
+    return guarded
 
 
 async def _consume(

@@ -12,7 +12,7 @@ from aieval._records import SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
 from aieval._usage_figures import ModelPrice, call_cost
 from aieval.core import GradeInput, Reason, Verdict
-from aieval.errors import ScorerError
+from aieval.errors import ScorerError, StoreError
 from aieval.runner._evaluator import SampleEvaluator
 from aieval.runner._grading import run_grader
 from aieval.runner._prescore import Item, Prescorer
@@ -72,8 +72,8 @@ class SampleProcessor:
         calls = collect_calls()
         try:
             output = await self.target.produce(example)
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            raise
+        except (KeyboardInterrupt, asyncio.CancelledError, StoreError):
+            raise  # a store failure (the response cache's) is the run's, not the target's
         except BaseException as exc:
             output = Output(None, error=f"{type(exc).__name__}: {exc}")
         calls[:0] = output.calls
@@ -183,8 +183,8 @@ async def _score_one(
         return ScoreRecord(None, error=str(exc))
     except SystemExit as exc:  # exit() in user code ends this score, not the run
         return ScoreRecord(None, error=f"scorer {item.name!r} called exit({exc.code!r})")
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        raise
+    except (KeyboardInterrupt, asyncio.CancelledError, StoreError):
+        raise  # a store failure (the judge cache's) is the run's, not the scorer's
     except BaseException as exc:  # a user's own BaseException subclass, GeneratorExit
         return ScoreRecord(None, error=f"scorer {item.name!r} raised {type(exc).__name__}: {exc}")
     return ScoreRecord(

@@ -18,7 +18,7 @@ from aieval._records import CallRecord
 from aieval._types import Example
 from aieval.core._target import Output, Target, Usage
 from aieval.datasets._recorded import recorded_usage
-from aieval.errors import ConfigError, DatasetError, ProviderError
+from aieval.errors import ConfigError, DatasetError, ProviderError, StoreError
 from aieval.providers import ChatRequest, Provider
 from aieval.providers._headers import check_headers, sends_headers
 from aieval.providers._params import check_params
@@ -175,8 +175,8 @@ class CallableTarget(Target):
             return Output(None, error=f"target called exit({code!r})")
         except _OwnTimeout as exc:
             return Output(None, error=f"target raised {_described(exc.original)}")
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            raise
+        except (KeyboardInterrupt, asyncio.CancelledError, StoreError):
+            raise  # a store failure (a response cache's) is the run's, not the target's
         except BaseException as exc:  # Exception, and a user's own BaseException subclass
             return Output(None, error=f"target raised {_described(exc)}")
         latency = time.perf_counter() - started

@@ -103,7 +103,7 @@ class SampleWriter:
 
     def _stored(self, batch: list[SampleRecord], error: StoreError | None) -> None:
         if error is not None:
-            self._fail(error)
+            self.fail(error)
             return
         for record in batch:
             self.on_stored(record)
@@ -120,7 +120,11 @@ class SampleWriter:
             self._pool.shutdown(wait=False)
             self._pool = None
 
-    def _fail(self, error: StoreError) -> None:
+    def fail(self, error: StoreError) -> None:
+        """Stop the run with ``error`` (the first one kept): its tasks are cancelled and
+        :meth:`raise_if_failed` raises it; samples not committed yet run again on resume."""
+        if self.error is not None:
+            return
         self.error = error
         for task in self._tasks:
             task.cancel()

@@ -11,7 +11,7 @@ from typing import Any, Literal, overload
 
 from aieval._types import Score
 from aieval.core import GROUPS, load_plugins, plugin_names
-from aieval.errors import ConfigError, ScorerError
+from aieval.errors import ConfigError, ScorerError, StoreError
 
 __all__ = [
     "CONTEXT_PARAMETERS",
@@ -232,8 +232,8 @@ class Scorer:
             result = self.fn(*args, **kwargs)
             if self.is_async or inspect.isawaitable(result):
                 result = await result
-        except ScorerError:
-            raise
+        except (ScorerError, StoreError):
+            raise  # a store failure (a judge cache's) is the run's, not the scorer's
         except Exception as exc:
             raise ScorerError(f"scorer {self.name!r} raised {type(exc).__name__}: {exc}") from exc
         return to_score(result, self.name)

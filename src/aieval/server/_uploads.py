@@ -7,6 +7,9 @@ parts of an upload (validated field by field, each part's body kept in a spool f
 per part: a part sent again replaces itself) and then the commit, which writes the header and
 every part's samples to the store in one transaction (samples already stored are kept as they
 are) and answers ``{"run_id", "outcome", "samples_added"}``. A commit sent again answers the same.
+The holding answer's ``held`` (a digest of the run's header and sample ids here) comes back in
+the commit: if the run changed here in between (resumed, written by another push), the commit is
+refused with 409 and nothing is written.
 
 Uploads need the server's token: a server started without one refuses them (403), since an
 upload rewrites history that comparisons and promotion decisions read.
@@ -31,17 +34,19 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from aieval._json import duplicate_key_path
-from aieval.errors import ConfigError
+from aieval.errors import ConfigError, PushError
 from aieval.push import ImportRequest, run_in
 from aieval.server._errors import error_body, validation_reasons
 from aieval.server._responses import SafeJSONResponse
 from aieval.store import (
+    Checked,
     ImportOutcome,
     Store,
     StoredCall,
     StoredSample,
     StoredScore,
     StoreLocation,
+    holding_digest,
 )
 
 __all__ = ["MAX_BODY_BYTES", "Uploads", "uploads_api"]
@@ -106,7 +111,11 @@ class Uploads:
         run = request.run.row()
         store = Store(location)  # a connection of its own: readers go on meanwhile
         try:
-            outcome = store.import_run(run, _spooled(folder, request.parts))
+            checked = None if request.held is None else Checked.by_digest(request.held)
+            outcome = store.import_run(run, _spooled(folder, request.parts), checked=checked)
+        except PushError:  # refused for good (the run changed here): its parts are of no use
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         finally:
             store.close()
         shutil.rmtree(folder, ignore_errors=True)
@@ -153,12 +162,15 @@ def holding(request: Request, run_id: Annotated[str, Query(min_length=1)]) -> Re
     store: Store = request.app.state.store
     held = store.run_holding(run_id)
     body: dict[str, Any] = {"version": 1, "run": None, "sample_ids": [], "digests": {}}
+    # echoed by the commit: the write is refused if the run changed here in between
+    body["held"] = holding_digest(held)
     if held is not None:
         body = {
             "version": 1,
             "run": run_in(held.run),
             "sample_ids": sorted(held.sample_ids),
             "digests": held.digests,
+            "held": body["held"],
         }
     # ASCII escapes: a lone surrogate in a stored text travels as \udcXX (UTF-8 cannot hold it)
     return Response(json.dumps(body, ensure_ascii=True), media_type="application/json")
@@ -190,7 +202,10 @@ async def upload(request: Request) -> SafeJSONResponse:
         answer = {"upload": body.upload, "part": body.part, "samples": len(body.samples)}
         return SafeJSONResponse(answer)
     store: Store = request.app.state.store
-    outcome = await run_in_threadpool(uploads.commit, store.location, body)
+    try:
+        outcome = await run_in_threadpool(uploads.commit, store.location, body)
+    except PushError as exc:  # the run changed here since the client compared it: nothing written
+        return _refuse(409, str(exc).replace(str(store.location), "this server's store"))
     request.app.state.bundles.forget(outcome.run_id)
     answer = {
         "run_id": outcome.run_id,

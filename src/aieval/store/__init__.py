@@ -3,15 +3,18 @@
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._store import CalibrationRow, RunRow, Store, default_db_path, new_run_id
 from aieval.store._transfer import (
+    Checked,
     ImportOutcome,
     RunHolding,
     StoredCall,
     StoredSample,
     StoredScore,
+    holding_digest,
 )
 
 __all__ = [
     "CalibrationRow",
+    "Checked",
     "ImportOutcome",
     "RunHolding",
     "RunRow",
@@ -22,6 +25,7 @@ __all__ = [
     "StoredScore",
     "default_db_path",
     "default_location",
+    "holding_digest",
     "new_run_id",
     "parse_location",
 ]

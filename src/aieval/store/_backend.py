@@ -49,7 +49,9 @@ class Backend(ABC):
 
     @abstractmethod
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """All rows of ``sql``, texts decoded."""
+        """All rows of ``sql``, texts decoded. Outside a transaction, a read whose connection
+        was lost is asked once more on a new one, here and only here (callers do not retry
+        reads)."""
 
     def one(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         """The first row of ``sql`` or ``None``."""

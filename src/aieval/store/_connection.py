@@ -88,15 +88,11 @@ class Connection:
                 raise self._failed(exc) from exc
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Rows of a query, tried once more on a new connection when the connection was lost."""
+        """Rows of a query (the backend asks once more on a new connection when the connection
+        was lost: see :meth:`Backend.query`)."""
         with self._lock:
             try:
-                try:
-                    return self._db.query(sql, args)
-                except self._db.errors as exc:
-                    if not self._db.lost(exc):
-                        raise
-                    return self._db.query(sql, args)
+                return self._db.query(sql, args)
             except self._db.errors as exc:
                 raise self._failed(exc, "read") from exc
 

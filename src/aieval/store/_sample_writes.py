@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 
 from aieval._records import SampleRecord
 from aieval.errors import StoreError
@@ -149,6 +150,20 @@ class SampleWriter(Connection):
         """How many samples are stored for ``run_id``."""
         row = self._read_one("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
         return int(row[0]) if row is not None else 0
+
+    def sample_counts(self, run_ids: Sequence[str]) -> dict[str, int]:
+        """How many samples are stored for each of ``run_ids`` (0 for a run with none), in
+        one query per :attr:`Backend.max_members` runs."""
+        counts = dict.fromkeys(run_ids, 0)
+        ids = list(counts)
+        step = self._db.max_members
+        for start in range(0, len(ids), step):
+            where, args = self._db.member_of("run_id", ids[start : start + step])
+            for run_id, n in self._read(
+                f"SELECT run_id, COUNT(*) FROM samples WHERE {where} GROUP BY run_id", args
+            ):
+                counts[run_id] = int(n)
+        return counts
 
 
 def _extra(sample: SampleRecord) -> str | None:

@@ -57,11 +57,20 @@ class SideTable:
         return StoreError(f"cannot {action} the {self._label} {self.location}: {why}")
 
     def query(self, sql: str, args: Sequence[Any] = (), *, action: str = "read") -> list[Any]:
-        """The rows of ``sql``."""
-        return self._twice(lambda db: db.query(sql, args), action)
+        """The rows of ``sql`` (the backend asks once more after a lost connection)."""
+        return self._once(lambda db: db.query(sql, args), action)
+
+    def _once(self, step: Callable[[Backend], T], action: str) -> T:
+        with self._lock:
+            db = self._open()
+            try:
+                return step(db)
+            except db.errors as exc:
+                raise self._error(action, exc) from exc
 
     def _twice(self, step: Callable[[Backend], T], action: str) -> T:
-        """``step`` on the connection, once more on a new one if the connection was lost."""
+        """``step`` (a write) on the connection, once more on a new one if the connection was
+        lost."""
         with self._lock:
             db = self._open()
             try:

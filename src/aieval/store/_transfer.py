@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import astuple, dataclass, field, replace
 from typing import Any, Literal
 
-from aieval.errors import ConfigError, StoreError
+from aieval.errors import ConfigError, PushError, StoreError
 from aieval.store._connection import Connection, placeholders
 from aieval.store._encoding import dumps
 from aieval.store._owner import still_running
@@ -24,6 +24,7 @@ from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS, VERDICT_COLUMNS
 from aieval.store._verdict_columns import stored_verdict_columns
 
 __all__ = [
+    "Checked",
     "ImportOutcome",
     "RunHolding",
     "StoredCall",
@@ -119,6 +120,38 @@ class RunHolding:
     digests: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What a copy was compared with: the store's header of the run then (``None``: the store
+    lacked it) and its sample ids. Samples are append-only, so the same header and ids mean the
+    same samples."""
+
+    run: RunRow | None
+    sample_ids: frozenset[str] = frozenset()
+    #: instead of ``run`` and ``sample_ids``, their :func:`holding_digest` (a server's commit
+    #: echoes the digest its holding answer gave, not the whole header and every id)
+    digest: str | None = None
+
+    @classmethod
+    def of(cls, holding: RunHolding | None) -> Checked:
+        """What ``holding`` (a :meth:`TransferTable.run_holding` answer) saw."""
+        return cls(None) if holding is None else cls(holding.run, holding.sample_ids)
+
+    @classmethod
+    def by_digest(cls, digest: str) -> Checked:
+        """What a holding of :func:`holding_digest` ``digest`` saw."""
+        return cls(None, digest=digest)
+
+
+def holding_digest(holding: RunHolding | None) -> str:
+    """A digest of a store's header of a run and its sample ids (``holding`` ``None``: the
+    store lacks the run): the same digest, the same run there (samples are append-only)."""
+    if holding is None:
+        return hashlib.sha256(b"absent").hexdigest()
+    text = repr((astuple(holding.run), sorted(holding.sample_ids)))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def sample_digest(sample: StoredSample) -> str:
     """A digest of everything stored of ``sample`` (row, scores and model calls): two copies
     of one sample have the same digest on either backend, a sample written anew (another
@@ -194,17 +227,25 @@ class TransferTable(Connection):
             digests = {s.sample_id: sample_digest(s) for s in self.stored_samples(run_id)}
         return RunHolding(_run_row(row), frozenset(digests), digests)
 
-    def import_run(self, run: RunRow, samples: Iterable[StoredSample]) -> ImportOutcome:
+    def import_run(
+        self, run: RunRow, samples: Iterable[StoredSample], *, checked: Checked | None = None
+    ) -> ImportOutcome:
         """Write ``run``'s header and those of ``samples`` this store lacks, in one transaction.
 
         The header replaces the stored one; a sample already stored (same run and sample id)
-        is kept as it is. Nothing is written when the run is unchanged, and nothing at all when
-        any row fails (the error names the run).
+        is kept when it is the same (a repeated upload), and refused when it differs. With
+        ``checked`` (what the caller compared its copy with), the run's header and sample ids
+        are read again inside the transaction, the run's row locked, and anything changed since
+        is refused: no writer slips in between the comparison and the write. Nothing is
+        written when the run is unchanged, and nothing at all when any row fails (the error
+        names the run).
 
         Raises:
             ConfigError: ``run`` is still ``running`` (only a finished or interrupted run is
                 copied).
             RunInProgressError: this store's copy of the run is being run by a live process.
+            PushError: this store's copy changed since ``checked``, or holds a sample that
+                differs from the one given (nothing is written).
             StoreError: the store refused a row (the transaction is rolled back).
         """
         if run.status == "running":
@@ -226,18 +267,21 @@ class TransferTable(Connection):
                         raise still_running(
                             held.id, held.pid, held.host, held.heartbeat_at, started_at=started
                         )
-                    if held != run:
-                        db.execute(_UPSERT, header)
                     have = {
                         r[0]
                         for r in db.query(
                             "SELECT sample_id FROM samples WHERE run_id = ?", (run.id,)
                         )
                     }
+                    if checked is not None:
+                        self._unchanged_since(run, checked, held, have)
+                    if held != run:
+                        db.execute(_UPSERT, header)
                     added = 0
                     batch: list[StoredSample] = []
                     for sample in samples:
                         if sample.sample_id in have:
+                            self._same_as_stored(run, sample)
                             continue
                         have.add(sample.sample_id)
                         batch.append(sample)
@@ -253,6 +297,41 @@ class TransferTable(Connection):
         if held is None:
             return ImportOutcome(run.id, "new", added)
         return ImportOutcome(run.id, "updated" if added or held != run else "unchanged", added)
+
+    def _unchanged_since(
+        self, run: RunRow, checked: Checked, held: RunRow | None, have: set[str]
+    ) -> None:
+        """Refuse the write when the run's header or samples here changed since ``checked``."""
+        if checked.digest is not None:
+            now = None if held is None else RunHolding(held, frozenset(have))
+            if holding_digest(now) == checked.digest:
+                return
+            what = "changed there (written, resumed or finished)"
+        elif held == checked.run and (held is None or have == checked.sample_ids):
+            return
+        elif (held is None) != (checked.run is None):
+            what = "was written there" if checked.run is None else "was removed there"
+        elif have != checked.sample_ids:
+            gained, lost = len(have - checked.sample_ids), len(checked.sample_ids - have)
+            what = f"gained {gained} and lost {lost} sample(s) there"
+        else:
+            what = "had its header changed there (resumed, finished)"
+        raise PushError(
+            f"run {run.id} ({run.name}) {what} since it was compared with this copy, by another "
+            f"writer to {self.location}. Nothing of it was written; push again to compare anew",
+            run_id=run.id,
+        )
+
+    def _same_as_stored(self, run: RunRow, sample: StoredSample) -> None:
+        """Refuse ``sample`` when the one stored under its id differs (another writer's)."""
+        (stored,) = self._stored_page(run.id, [sample.sample_id])
+        if sample_digest(stored) != sample_digest(sample):
+            raise PushError(
+                f"run {run.id} ({run.name}): {self.location} holds sample "
+                f"{sample.sample_id!r} that differs from the one given (it was written there "
+                "too). Nothing of the run was written; compare the two copies",
+                run_id=run.id,
+            )
 
     def _insert_stored(self, run_id: str, samples: list[StoredSample]) -> int:
         if not samples:
