@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from aieval import SampleRecord
 
 __all__ = [
+    "LOG_WIDTH",
+    "console",
     "err",
     "labelled",
     "num",
@@ -35,10 +37,26 @@ __all__ = [
     "yes_no",
 ]
 
-out = Console(markup=False)
-if not out.is_terminal:  # piped or logged output: do not squeeze tables into 80 columns
-    out = Console(width=160, markup=False)
-err = Console(stderr=True, markup=False)
+#: The width of output that is not a terminal: tables size to their cells, so this only bounds
+#: how wide a table of very long texts may grow before its cells wrap.
+LOG_WIDTH = 4096
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A console on stdout (or stderr) that reads no markup.
+
+    Piped or logged output (a CI log) is not a terminal: nothing is wrapped there. A summary or
+    an error stays one line whatever its length (soft wrap), and a table is as wide as its
+    cells (up to :data:`LOG_WIDTH` columns) rather than squeezed into 80.
+    """
+    made = Console(stderr=stderr, markup=False)
+    if made.is_terminal:
+        return made
+    return Console(stderr=stderr, markup=False, width=LOG_WIDTH, soft_wrap=True)
+
+
+out = console()
+err = console(stderr=True)
 
 
 def num(value: Any) -> str:

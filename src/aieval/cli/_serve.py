@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
+from aieval.cli import _print
 from aieval.cli._options import DbOption, store_location
 from aieval.errors import ConfigError
 
@@ -69,7 +69,7 @@ def serve_command(
         allow_imports=allow_imports,
     )
     app = create_app(store_location(db), settings)
-    console = Console(stderr=True, markup=False)  # an IPv6 "[fe80::1]" is not a markup tag
+    console = _print.console(stderr=True)  # no markup: an IPv6 "[fe80::1]" is not a tag
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
     console.print(Text.assemble("aieval server on ", (url, "bold")), highlight=False)

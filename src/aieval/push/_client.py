@@ -2,16 +2,19 @@
 
 A run goes up in parts of at most :data:`PART_SAMPLES` samples or about :data:`PART_BYTES`
 bytes, then one commit with its header; the server writes it to its store in one transaction.
-A part or commit whose answer is lost (connection reset, timeout, 5xx, 429) is sent again with
-the same upload id and number (after the server's ``Retry-After``, when it gives one): the
-server keeps one copy of each part, and a repeated commit answers what the first one did, so a
-retry never duplicates a sample.
+A part or commit whose answer is lost to a transient failure (connection refused or reset, a
+timeout, 429, 502, 503, 504, after the server's ``Retry-After`` when it gives one; a 500 once)
+is sent again with the same upload id and number: the server keeps one copy of each part, and a
+repeated commit answers what the first one did, so a retry never duplicates a sample. Anything
+else (another 4xx, an untrusted TLS certificate) fails at once: sending it again would fail the
+same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import uuid
 from collections.abc import Iterable
 from typing import Any
@@ -30,13 +33,25 @@ __all__ = ["PART_BYTES", "PART_SAMPLES", "ServerTarget", "UploadError"]
 PART_SAMPLES = 1000
 #: A part is sent once its JSON reaches about this many bytes.
 PART_BYTES = 4_000_000
-_RETRYABLE = frozenset({429, 500, 502, 503, 504})
+#: Answers sent again (after a pause, or the server's ``Retry-After``) up to ``attempts`` times.
+_TRANSIENT = frozenset({429, 502, 503, 504})
+#: A 500 is sent again once only: it is more often a lasting store problem than a hiccup.
+_SERVER_ERROR_ATTEMPTS = 2
 #: The longest wait between attempts a server's ``Retry-After`` obtains.
 MAX_RETRY_AFTER_S = 30.0
 
 
 class UploadError(AievalError):
-    """The server refused or did not answer an upload request; the message says why."""
+    """The server refused or did not answer an upload request; the message says why.
+
+    Attributes:
+        transient: the failure may pass (the server did not answer, or was busy), so pushing
+            again later may succeed; ``False`` when the same request would fail the same way.
+    """
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 class ServerTarget:
@@ -45,7 +60,8 @@ class ServerTarget:
     Args:
         url: the server's address, ``http(s)://host:port`` (a path prefix is kept).
         token: the server's bearer token (``AIEVAL_TOKEN``).
-        attempts: tries per request before giving up (connection errors, 5xx, 429).
+        attempts: tries per request before giving up on a transient failure (connection
+            refused or reset, timeout, 429, 502, 503, 504; a 500 is tried twice at most).
         timeout_s: seconds each request may take.
     """
 
@@ -98,17 +114,22 @@ class ServerTarget:
         self, run: RunRow, samples: Iterable[StoredSample], count: int, progress: Progress
     ) -> ImportOutcome:
         upload = uuid.uuid4().hex
-        part, done, batch, size = 0, 0, [], 0
+        part, done, size = 0, 0, 0
+        batch: list[tuple[str, str]] = []  # (sample id, its JSON)
         for sample in samples:
             text = _dumps(sample_in(sample))
-            batch.append(text)
+            if batch and size + len(text) > self._part_bytes:  # a big sample goes on its own
+                self._send_part(run, upload, part, batch)
+                part, done, batch, size = part + 1, done + len(batch), [], 0
+                progress(run, done, count)
+            batch.append((sample.sample_id, text))
             size += len(text)
             if len(batch) >= self._part_samples or size >= self._part_bytes:
-                self._send_part(upload, part, batch)
+                self._send_part(run, upload, part, batch)
                 part, done, batch, size = part + 1, done + len(batch), [], 0
                 progress(run, done, count)
         if batch:
-            self._send_part(upload, part, batch)
+            self._send_part(run, upload, part, batch)
             part, done = part + 1, done + len(batch)
         progress(run, done, count)
         commit = {"version": WIRE_VERSION, "upload": upload, "parts": part, "run": run_in(run)}
@@ -122,9 +143,19 @@ class ServerTarget:
         """Nothing to release: each request opens and closes its own session and event loop,
         so none is left open whether or not the caller closes the target."""
 
-    def _send_part(self, upload: str, part: int, samples: list[str]) -> None:
+    def _send_part(
+        self, run: RunRow, upload: str, part: int, samples: list[tuple[str, str]]
+    ) -> None:
         head = f'{{"version": {WIRE_VERSION}, "upload": "{upload}", "part": {part}, "samples": ['
-        self._call("POST", "/api/runs/import", head + ", ".join(samples) + "]}")
+        body = head + ", ".join(text for _, text in samples) + "]}"
+        try:
+            self._call("POST", "/api/runs/import", body)
+        except _TooLarge as exc:
+            sample_id, text = max(samples, key=lambda s: len(s[1]))
+            raise UploadError(
+                f"sample {sample_id!r} of run {run.id} is too large to upload: {len(text)} "
+                f"bytes as JSON, in a request of {len(body)} bytes; {exc}"
+            ) from None
 
     def _call(self, method: str, path: str, body: str | None = None) -> dict[str, Any]:
         return asyncio.run(self._request(method, path, body))
@@ -143,29 +174,66 @@ class ServerTarget:
         if self._token is not None:
             headers["Authorization"] = f"Bearer {self._token}"
         url = self._base + path
-        problem = ""
-        wait_s = 0.0  # what the server asked for (Retry-After), if more than the backoff
-        for attempt in range(self._attempts):
-            if attempt:
-                await asyncio.sleep(max(min(0.5 * 2 ** (attempt - 1), 8.0), wait_s))
+        problem, attempt, pause = "", 0, 0.0
+        while True:
+            attempt += 1
             try:
                 async with session.request(
                     method, url, data=None if body is None else body.encode("ascii"),
                     headers=headers,
                 ) as response:  # fmt: skip
                     text = await response.text()
-                    if response.status == 200:
+                    status = response.status
+                    if status == 200:
                         answer: dict[str, Any] = json.loads(text)
                         return answer
-                    problem = _refusal(
-                        response.status, text, self.where, token_sent=self._token is not None
+                    problem = _refusal(status, text, self.where, token_sent=self._token is not None)
+                    if status == 413:
+                        raise _TooLarge(problem)
+                    limit = self._attempts if status in _TRANSIENT else 0
+                    if status == 500:
+                        limit = min(self._attempts, _SERVER_ERROR_ATTEMPTS)
+                    if attempt >= limit:
+                        raise UploadError(problem + _tries(attempt), transient=status in _TRANSIENT)
+                    # what the server asked for (Retry-After), if more than the backoff
+                    pause = max(
+                        _backoff(attempt), _retry_after(response.headers.get("Retry-After"))
                     )
-                    if response.status not in _RETRYABLE:
-                        raise UploadError(problem)
-                    wait_s = _retry_after(response.headers.get("Retry-After"))
-            except (aiohttp.ClientError, TimeoutError) as exc:
+            except aiohttp.ClientSSLError as exc:
+                raise UploadError(_tls_problem(self.where, exc)) from None
+            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as exc:
                 problem = f"{self.where} did not answer: {type(exc).__name__}: {exc}"
-        raise UploadError(f"{problem} (after {self._attempts} attempts)")
+                if attempt >= self._attempts:
+                    raise UploadError(problem + _tries(attempt), transient=True) from None
+                pause = _backoff(attempt)
+            except aiohttp.ClientError as exc:
+                raise UploadError(f"{self.where}: {type(exc).__name__}: {exc}") from None
+            await asyncio.sleep(pause)
+
+
+class _TooLarge(UploadError):
+    """The server answered 413 (the message is the refusal, with its limit)."""
+
+
+def _backoff(attempt: int) -> float:
+    return min(0.5 * 2.0 ** (attempt - 1), 8.0)
+
+
+def _tries(attempt: int) -> str:
+    return f" (after {attempt} attempts)" if attempt > 1 else ""
+
+
+def _tls_problem(where: str, exc: aiohttp.ClientSSLError) -> str:
+    cause: Exception = exc.os_error
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        cause = exc.certificate_error
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        why = cause.verify_message or str(cause)
+        return (
+            f"{where}: certificate not trusted ({why}): set SSL_CERT_FILE to your CA bundle "
+            "(a PEM file holding the CA that signed the server's certificate)"
+        )
+    return f"{where}: the TLS connection failed ({cause}); is it an https:// server?"
 
 
 def _dumps(value: Any) -> str:

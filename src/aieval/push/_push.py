@@ -1,22 +1,23 @@
 """``push``: copy runs from a local store to a target (another store, or a server).
 
-Which runs: every run when none is named; an id or unique id prefix is that run; a name is
-every run of that name. Each run is compared with what the target holds of it: absent (new),
-the same header and samples (unchanged), or behind (its header is replaced and the samples it
-lacks added: updated). A run still running is not pushed (its samples are still being written
-and the target would hold a run that reads as running, or interrupted, there); push it once it
-ends. A target holding samples of a run that the source lacks (the run was resumed or written
-there) is a conflict, as is one holding a sample that differs from the source's (same id, but
-another prediction, score, verdict or time: the run was resumed on both sides): nothing of that
-run is written and the push stops with a :class:`~aieval.errors.PushError` naming it. So an
-update only adds samples, and the header it writes is the source's, which the union of samples
-(the source's) gives.
+Which runs: every run when none is named; an id or unique id prefix is that run; a name is every
+run of that name. Each run is compared with what the target holds of it: absent (new), the same
+header and samples (unchanged), or behind (its header is replaced and the samples it lacks
+added: updated). A run still running is not pushed (its samples are still being written and the
+target would hold a run that reads as running, or interrupted, there); push it once it ends; nor
+is a run that a process runs (resumes) on the target. A target holding samples of a run that the
+source lacks (the run was resumed or written there) is a conflict, as is one holding a sample
+that differs from the source's (same id, but another prediction, score, verdict or time: the run
+was resumed on both sides): nothing of that run is written and the push stops with a
+:class:`~aieval.errors.PushError` naming it. So an update only adds samples, and the header it
+writes is the source's, which the union of samples (the source's) gives.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from aieval.errors import AievalError, PushError, RunInProgressError
@@ -195,6 +196,8 @@ def _push_one(source: Store, target: PushTarget, run: RunRow, progress: Progress
         mine = source.run_holding(run.id)
         assert mine is not None, run.id
         if held is not None:
+            if held.run.status == "running":
+                raise _running_there(held.run, target.where)
             extra = held.sample_ids - mine.sample_ids
             if extra:
                 raise PushError(
@@ -222,14 +225,37 @@ def _push_one(source: Store, target: PushTarget, run: RunRow, progress: Progress
         outcome = target.write(run, samples, len(missing), progress)
     except PushError:
         raise
+    except RunInProgressError as exc:  # it went live there between the check and the write
+        age = exc.heartbeat_age_s
+        live = replace(run, pid=exc.pid, host=exc.host, heartbeat_at=None)
+        raise _running_there(live, target.where, age) from exc
     except AievalError as exc:
+        then = (
+            "pushing again resumes with it"
+            if getattr(exc, "transient", False)
+            else "push again once that is fixed"
+        )
         raise PushError(
             f"cannot push run {run.id} ({run.name}) to {target.where}: {exc}. Nothing of this "
-            "attempt was written there; runs pushed before it stay pushed, and pushing again "
-            "resumes with it",
+            f"attempt was written there; runs pushed before it stay pushed, and {then}",
             run_id=run.id,
         ) from exc
     return RunPushed(run.id, run.name, outcome.outcome, outcome.samples_added)
+
+
+def _running_there(live: RunRow, where: str, age: float | None = None) -> PushError:
+    """The refusal to push over a run that a process is running (resuming) at ``where``."""
+    if age is None and live.heartbeat_at is not None:
+        age = max(0.0, time.time() - live.heartbeat_at)
+    who = f"pid {live.pid}" if live.pid is not None else "unknown process"
+    if live.host is not None:
+        who += f" on {live.host}"
+    beat = f"{age:.0f} s ago" if age is not None else "at an unknown time"
+    return PushError(
+        f"run {live.id} is running on the destination {where} (owner {who}, heartbeat {beat}): "
+        "push it after it ends",
+        run_id=live.id,
+    )
 
 
 def _counted(
