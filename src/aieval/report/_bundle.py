@@ -27,7 +27,7 @@ from aieval.report._tally import (
     ReasonTally,
     grade_counts,
 )
-from aieval.stats import bootstrap_ci, histogram, quantiles, sample_std, wilson_interval
+from aieval.stats import bootstrap_mean_cis, histogram, quantiles, sample_std, wilson_interval
 from aieval.store import RunRow, Store
 from aieval.store._column_reads import CallTotals
 
@@ -283,16 +283,25 @@ class _RunTally:
         self, row: RunRow, confidence: float, n_resamples: int, seed: int | None
     ) -> RunReport:
         graded = self.graded
+        # A scorer that feeds a graded criterion of the same name is listed once, as the
+        # criterion: the two would show the same normalized values.
+        scorers = {k: v for k, v in self.scorers.items() if k not in self.criteria}
+        columns = [*self.criteria.items(), *scorers.items()]
+        # one bootstrap pass for the weighted score and every column: with one seed, columns
+        # of the same length share their resample indices
+        blocks = _mean_blocks(
+            [self.weighted, *(c.values for _, c in columns)], confidence, n_resamples, seed
+        )
         return RunReport(
             run=run_header(row),
             samples=self.samples,
             target_errors=self.target_errors,
             graded=graded,
             pass_rate=pass_rate(self.passed, self.samples, confidence),
-            weighted_score=_mean_block(self.weighted, confidence, n_resamples, seed),
+            weighted_score=blocks[0],
             grades=grade_counts(self.grades) if graded else None,
             gates=self._gate_rows(confidence),
-            criteria=self._criterion_rows(confidence, n_resamples, seed),
+            criteria=self._criterion_rows(columns, blocks[1:]),
             failure_reasons=self.reasons.top(),
             judges={k: j.to_dict(JUDGE_WARNING_RATE) for k, j in sorted(self.judges.items())},
             latency=_latency(self.latency),
@@ -324,14 +333,12 @@ class _RunTally:
         return sorted(rows, key=lambda r: (-r["rate"], r["name"]))
 
     def _criterion_rows(
-        self, confidence: float, n_resamples: int, seed: int | None
+        self,
+        columns: list[tuple[str, ColumnTally]],
+        blocks: list[dict[str, Any] | None],
     ) -> list[dict[str, Any]]:
-        # A scorer that feeds a graded criterion of the same name is listed once, as the
-        # criterion: the two would show the same normalized values.
-        scorers = {k: v for k, v in self.scorers.items() if k not in self.criteria}
         rows = []
-        for name, column in [*self.criteria.items(), *scorers.items()]:
-            block = _mean_block(column.values, confidence, n_resamples, seed)
+        for (name, column), block in zip(columns, blocks, strict=True):
             errors = column.errors
             if column.kind == "scorer" and not name.startswith(ROW_CHECK_PREFIX):
                 # every scorer scores every sample: one with no score at all (its target
@@ -398,19 +405,30 @@ class _RunTally:
         return warnings
 
 
-def _mean_block(
-    values: list[float], confidence: float, n_resamples: int, seed: int | None
-) -> dict[str, Any] | None:
-    if not values:
-        return None
-    ci = bootstrap_ci(np.mean, values, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    return {
-        "mean": ci.estimate,
-        "std": sample_std(values),
-        "low": ci.low,
-        "high": ci.high,
-        "n": len(values),
-    }
+def _mean_blocks(
+    columns: list[list[float]], confidence: float, n_resamples: int, seed: int | None
+) -> list[dict[str, Any] | None]:
+    """Mean, std and bootstrap interval of each column (``None`` for an empty one)."""
+    filled = [values for values in columns if values]
+    cis = iter(
+        bootstrap_mean_cis(filled, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    )
+    blocks: list[dict[str, Any] | None] = []
+    for values in columns:
+        if not values:
+            blocks.append(None)
+            continue
+        ci = next(cis)
+        blocks.append(
+            {
+                "mean": ci.estimate,
+                "std": sample_std(values),
+                "low": ci.low,
+                "high": ci.high,
+                "n": len(values),
+            }
+        )
+    return blocks
 
 
 def _latency(values: list[float]) -> dict[str, float | None]:

@@ -1,5 +1,6 @@
-"""Statistics: pass@k estimators, rater agreement, confidence intervals, paired comparisons,
-and floor comparisons that float rounding cannot flip (``at_least``, ``at_most``)."""
+"""Statistics: pass@k estimators, rater agreement, confidence intervals (several columns'
+bootstrap means from one resample stream), paired comparisons, and floor comparisons that
+float rounding cannot flip (``at_least``, ``at_most``)."""
 
 from typing import TYPE_CHECKING
 
@@ -8,7 +9,12 @@ from aieval._lazy import lazy_exports
 if TYPE_CHECKING:
     from aieval._floors import at_least, at_most
     from aieval.stats._agreement import cohen_kappa, exact_agreement, mean_absolute_error, spearman
-    from aieval.stats._bootstrap import ConfidenceInterval, bootstrap_ci, wilson_interval
+    from aieval.stats._bootstrap import (
+        ConfidenceInterval,
+        bootstrap_ci,
+        bootstrap_mean_cis,
+        wilson_interval,
+    )
     from aieval.stats._describe import histogram, quantiles, sample_std
     from aieval.stats._noninferiority import (
         NoninferiorityMethod,
@@ -17,6 +23,7 @@ if TYPE_CHECKING:
     )
     from aieval.stats._paired import paired_bootstrap_ci
     from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes, pass_hat_k
+    from aieval.stats._resample import resample_means_many
     from aieval.stats._variance import VarianceSplit, variance_split
 
 __all__ = [
@@ -27,6 +34,7 @@ __all__ = [
     "at_least",
     "at_most",
     "bootstrap_ci",
+    "bootstrap_mean_cis",
     "cohen_kappa",
     "exact_agreement",
     "histogram",
@@ -38,6 +46,7 @@ __all__ = [
     "pass_at_k_from_outcomes",
     "pass_hat_k",
     "quantiles",
+    "resample_means_many",
     "sample_std",
     "spearman",
     "variance_split",
@@ -53,6 +62,7 @@ _EXPORTS = {
     "spearman": "aieval.stats._agreement",
     "ConfidenceInterval": "aieval.stats._bootstrap",
     "bootstrap_ci": "aieval.stats._bootstrap",
+    "bootstrap_mean_cis": "aieval.stats._bootstrap",
     "wilson_interval": "aieval.stats._bootstrap",
     "histogram": "aieval.stats._describe",
     "quantiles": "aieval.stats._describe",
@@ -65,6 +75,7 @@ _EXPORTS = {
     "pass_at_k": "aieval.stats._passk",
     "pass_at_k_from_outcomes": "aieval.stats._passk",
     "pass_hat_k": "aieval.stats._passk",
+    "resample_means_many": "aieval.stats._resample",
     "VarianceSplit": "aieval.stats._variance",
     "variance_split": "aieval.stats._variance",
 }

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 from aieval.errors import ConfigError
-from aieval.stats._bootstrap import BLOCK_ENTRIES
+from aieval.stats._resample import resample_rows
 
 __all__ = ["NoninferiorityMethod", "NoninferiorityResult", "noninferiority_test"]
 
@@ -213,15 +213,15 @@ def _bootstrap_t(
     n = d.size
     centred = d - d.mean()
     se = float(centred.std(ddof=1)) / math.sqrt(n)
-    rng = np.random.default_rng(seed)
     t = np.empty(n_resamples)
-    block = max(1, BLOCK_ENTRIES // n)
-    for start in range(0, n_resamples, block):
-        rows = min(block, n_resamples - start)
-        x = centred[rng.integers(0, n, size=(rows, n))]
+
+    def studentized(idx: np.ndarray, first: int) -> None:
+        x = np.take(centred, idx)
         s1 = x.sum(axis=1)
         var = np.maximum((np.einsum("ij,ij->i", x, x) - s1 * s1 / n) / (n - 1), 0.0)
-        t[start : start + rows] = _ratio(s1 / n, np.sqrt(var / n))
+        t[first : first + len(idx)] = _ratio(s1 / n, np.sqrt(var / n))
+
+    resample_rows(n, n_resamples, seed, studentized)
     t.sort()
     hi = t[min(n_resamples - 1, math.ceil((n_resamples + 1) * (1.0 - alpha)) - 1)]
     lo = t[max(0, math.floor((n_resamples + 1) * alpha) - 1)]

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from aieval.errors import ConfigError
-from aieval.stats._bootstrap import BLOCK_ENTRIES, ConfidenceInterval, resample_means
+from aieval.stats._bootstrap import ConfidenceInterval
+from aieval.stats._resample import resample_means, resample_rows
 
 __all__ = ["paired_bootstrap_ci"]
 
@@ -64,14 +65,12 @@ def paired_bootstrap_ci(
 def _resample_pairs(
     b: np.ndarray, c: np.ndarray, statistic: AxisStatistic, n_resamples: int, seed: int | None
 ) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    n = b.size
     out = np.empty(n_resamples)
-    block = max(1, BLOCK_ENTRIES // n)
-    for start in range(0, n_resamples, block):
-        rows = min(block, n_resamples - start)
-        idx = rng.integers(0, n, size=(rows, n))
-        out[start : start + rows] = statistic(c[idx], axis=1) - statistic(b[idx], axis=1)
+
+    def deltas(idx: np.ndarray, first: int) -> None:
+        out[first : first + len(idx)] = statistic(c[idx], axis=1) - statistic(b[idx], axis=1)
+
+    resample_rows(b.size, n_resamples, seed, deltas)
     return out
 
 
