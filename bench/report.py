@@ -5,6 +5,7 @@ Usage::
     python bench/report.py                       # 10,000 and 100,000 samples, SQLite
     python bench/report.py --sizes 10000 --resamples 2000 --loop-resamples 100
     python bench/report.py --part reports --sizes 100000 1000000 --backends sqlite postgres
+    python bench/report.py --part columns --sizes 100000 1000000   # a report's 3 bootstraps
 
 For each size, two runs (baseline and candidate) of recorded predictions are stored in a temp
 SQLite file with ``aieval.run`` (and copied to a temporary PostgreSQL server, started from the
@@ -23,6 +24,11 @@ percentile bootstrap (one sample and paired),
 ``scipy.stats.bootstrap(..., method="percentile", vectorized=True)``, and two loop bootstraps
 (pure Python, and a Python loop of numpy resamples). The pure-Python loop is timed on
 ``--loop-resamples`` resamples and scaled to ``--resamples`` (its cost is linear in them).
+
+The columns part times the bootstrap of three equal-length columns (a report's weighted score
+and two scorers): one stream of indices per column, as before, against ``resample_means_many``
+(one shared stream, gathered on threads) serial and threaded, and drawing the indices alone,
+the sequential floor; it checks the results equal to the last digit.
 """
 
 from __future__ import annotations
@@ -297,6 +303,59 @@ def bootstraps(n: int, resamples: int, loop_resamples: int) -> dict[str, float]:
     return out
 
 
+def columns(n: int, resamples: int, k: int = 3) -> None:
+    """The bootstrap of a report's ``k`` equal-length columns: one shared stream vs one each.
+
+    ``per column`` is the block loop the bootstrap ran before the shared stream (draw, gather,
+    mean, one column at a time); ``draw only`` is the sequential floor (the index blocks alone);
+    the results are checked equal to the last digit.
+    """
+    from aieval.stats import resample_means_many
+    from aieval.stats._resample import BLOCK_ENTRIES
+
+    rng = np.random.default_rng(0)
+    data = [np.clip(rng.normal(70 - 10 * j, 20, n), 0, 100) for j in range(k)]
+    block = max(1, BLOCK_ENTRIES // n)
+
+    def draw_only() -> None:
+        g = np.random.default_rng(0)
+        for start in range(0, resamples, block):
+            g.integers(0, n, size=(min(block, resamples - start), n))
+
+    def per_column() -> list[np.ndarray]:
+        out = []
+        for values in data:
+            g = np.random.default_rng(0)
+            means = np.empty(resamples)
+            for start in range(0, resamples, block):
+                rows = min(block, resamples - start)
+                means[start : start + rows] = values[g.integers(0, n, size=(rows, n))].mean(axis=1)
+            out.append(means)
+        return out
+
+    repeat = 1 if n > 200_000 else 3
+    floor_s, _ = timed(draw_only, repeat=repeat)
+    old_s, old = timed(per_column)
+    serial_s, serial = timed(lambda: resample_means_many(data, n_resamples=resamples, workers=1))
+    many_s, many = timed(lambda: resample_means_many(data, n_resamples=resamples), repeat=repeat)
+    same = all(
+        np.array_equal(a, b) and np.array_equal(a, c)
+        for a, b, c in zip(old, serial, many, strict=True)
+    )
+    print(f"  {k} columns of {n} values, {resamples} resamples (load {_load()}):")
+    _line("per column, one stream each (before)", old_s, many_s, None)
+    _line("resample_means_many, 1 thread", serial_s, many_s, None)
+    _line(f"resample_means_many, {os.cpu_count()} threads", many_s, many_s, None)
+    _line("drawing the indices alone (the floor)", floor_s, many_s, None)
+    print(f"    equal to the last digit: {same}")
+    if not same:
+        raise SystemExit("resample_means_many differs from the per-column loop")
+
+
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def _scipy_import() -> float:
     code = "import time; t = time.perf_counter(); import scipy.stats; print(time.perf_counter()-t)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -331,7 +390,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--loop-resamples", type=int, default=100)
-    parser.add_argument("--part", choices=["reports", "bootstrap", "all"], default="all")
+    parser.add_argument("--part", choices=["reports", "bootstrap", "columns", "all"], default="all")
     parser.add_argument("--backends", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"])
     parser.add_argument(
         "--before",
@@ -373,6 +432,8 @@ def main() -> None:
             if args.part in ("bootstrap", "all"):
                 print(f"bootstrap on {n} values:")
                 bootstraps(n, args.resamples, args.loop_resamples)
+            if args.part in ("columns", "all"):
+                columns(n, args.resamples)
 
 
 def _postgres(servers: contextlib.ExitStack) -> str:

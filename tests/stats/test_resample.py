@@ -15,6 +15,7 @@ from aieval.stats import (
     bootstrap_mean_cis,
     noninferiority_test,
     paired_bootstrap_ci,
+    paired_bootstrap_cis,
     resample_means_many,
 )
 from aieval.stats._noninferiority import _ratio
@@ -191,3 +192,24 @@ def test_paired_and_studentized_bootstraps_are_unchanged(n: int) -> None:
     hi = t[min(998, math.ceil(1000 * (1.0 - 0.05)) - 1)]
     assert result.lower_bound == max(float(d.min()), float(d.mean()) - float(hi) * se)
     assert result.p_value == (1 + int(np.count_nonzero(t >= result.statistic))) / 1000
+
+
+def test_paired_cis_equal_one_paired_ci_per_metric(small_blocks: int) -> None:
+    base, cand = columns(800, 2, seed=8)
+    short_b, short_c = columns(33, 2, seed=9)
+    with_nan = cand.copy()
+    with_nan[3] = math.nan
+    pairs = [(base, cand), (cand, base), (short_b, short_c), (base, with_nan), ([1.0], [2.0])]
+    for seed in (0, 21):
+        ours = paired_bootstrap_cis(pairs, confidence=0.9, n_resamples=250, seed=seed)
+        expected = [
+            paired_bootstrap_ci(b, c, confidence=0.9, n_resamples=250, seed=seed) for b, c in pairs
+        ]
+        assert repr(ours) == repr(expected)
+
+
+def test_paired_cis_name_the_bad_pair() -> None:
+    with pytest.raises(ConfigError, match=r"pair 1: .* got 2 and 3"):
+        paired_bootstrap_cis([([1.0], [2.0]), ([1.0, 2.0], [1.0, 2.0, 3.0])])
+    with pytest.raises(ConfigError, match="confidence"):
+        paired_bootstrap_cis([([1.0], [2.0])], confidence=0.0)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         NoninferiorityResult,
         noninferiority_test,
     )
-    from aieval.stats._paired import paired_bootstrap_ci
+    from aieval.stats._paired import paired_bootstrap_ci, paired_bootstrap_cis
     from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes, pass_hat_k
     from aieval.stats._resample import resample_means_many
     from aieval.stats._variance import VarianceSplit, variance_split
@@ -42,6 +42,7 @@ __all__ = [
     "mean_pass_at_k",
     "noninferiority_test",
     "paired_bootstrap_ci",
+    "paired_bootstrap_cis",
     "pass_at_k",
     "pass_at_k_from_outcomes",
     "pass_hat_k",
@@ -71,6 +72,7 @@ _EXPORTS = {
     "NoninferiorityResult": "aieval.stats._noninferiority",
     "noninferiority_test": "aieval.stats._noninferiority",
     "paired_bootstrap_ci": "aieval.stats._paired",
+    "paired_bootstrap_cis": "aieval.stats._paired",
     "mean_pass_at_k": "aieval.stats._passk",
     "pass_at_k": "aieval.stats._passk",
     "pass_at_k_from_outcomes": "aieval.stats._passk",
