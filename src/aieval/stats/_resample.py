@@ -51,15 +51,16 @@ def resample_rows(
         n_resamples: resamples (rows) to draw.
         seed: generator seed; ``None`` for fresh randomness.
         kernel: reduces a chunk of index rows into its outputs.
-        workers: threads that gather and reduce; default the usable cores, 1 to stay serial.
+        workers: threads that gather and reduce while the calling thread draws; default the
+            usable cores, 0 to do everything in the calling thread.
     """
     if n < 1:
         raise ConfigError(f"resampling needs at least one value, got {n}")
     rng = np.random.default_rng(seed)
     block = max(1, BLOCK_ENTRIES // n)
     chunk = max(1, _CHUNK_ENTRIES // n)
-    threads = _workers() if workers is None else max(1, workers)
-    if threads == 1 or n * n_resamples < _THREADED_ENTRIES:
+    threads = _workers() if workers is None else max(0, workers)
+    if threads == 0 or n * n_resamples < _THREADED_ENTRIES:
         for start in range(0, n_resamples, block):
             idx = rng.integers(0, n, size=(min(block, n_resamples - start), n))
             _run(kernel, idx, start, 0, len(idx), chunk)
@@ -73,7 +74,7 @@ def resample_rows(
                 in_flight.append(
                     [pool.submit(_run, kernel, idx, start, a, b, chunk) for a, b in pairwise(cuts)]
                 )
-                while len(in_flight) >= threads:  # at most `threads` blocks held at once
+                while len(in_flight) >= max(2, threads):  # blocks held: at most one per core
                     _wait(in_flight.popleft())
             while in_flight:
                 _wait(in_flight.popleft())
@@ -109,7 +110,7 @@ def resample_means_many(
         columns: ``k`` one-dimensional float columns of the same length ``n > 0``.
         n_resamples: bootstrap resamples.
         seed: random seed; ``None`` for fresh randomness (shared by the columns).
-        workers: gathering threads; default the usable cores, 1 to stay serial.
+        workers: gathering threads; default the usable cores, 0 for none.
 
     Returns:
         A ``(k, n_resamples)`` array of resampled means.
