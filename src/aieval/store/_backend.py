@@ -41,6 +41,10 @@ class Backend(ABC):
     no_limit: int | None
     #: appended to a SELECT that takes the rows it reads for the transaction (the take-over)
     for_update: str
+    #: a statement locking one run id (its one parameter) until the transaction ends, for a run
+    #: whose row may not exist yet (a row lock locks no absent row); empty: the transaction's
+    #: own lock suffices (SQLite's exclusive transaction)
+    run_lock: str = ""
     #: how many values :meth:`member_of` is given at most (SQLite binds each one)
     max_members: int = 500
 

@@ -41,6 +41,8 @@ __all__ = ["PostgresBackend", "postgres_schema"]
 ORDERED_TABLES = ("runs", "samples", "scores")
 # pg_advisory_xact_lock key serialising schema creation and migration ("aieval" in ASCII)
 _SCHEMA_LOCK = 0x61696576616C
+# first key of the two-key advisory locks taken on a run id while a copy of it is written ("aiev")
+_RUN_LOCK = 0x61696576
 
 
 class PostgresBackend(Backend):
@@ -48,6 +50,7 @@ class PostgresBackend(Backend):
 
     no_limit = None
     for_update = " FOR UPDATE"
+    run_lock = f"SELECT 1 FROM pg_advisory_xact_lock({_RUN_LOCK}, hashtext(?))"
     # one array parameter: the statement's text stays the same (parsed and planned once)
     max_members = 5000
 
