@@ -109,7 +109,12 @@ if what == "read":
         pass
 elif what == "read_columns":
     columns = store.sample_columns(cand, metadata=True)
-    store.score_columns(cand, {i: p for p, i in enumerate(columns.ids)})
+    if hasattr(store, "judged_scores"):  # the scores are read with the samples
+        store.judged_scores(cand)
+        store.failed_samples(cand, lambda page: None)
+        store.sample_extras(cand, lambda page: None)
+    else:  # the code before: scores in a query of their own
+        store.score_columns(cand, {i: p for p, i in enumerate(columns.ids)})
     store.call_totals(cand)
 elif what == "build_report":
     build_report(store, cand, slice_by=["topic"], n_resamples=int(resamples))
