@@ -20,7 +20,7 @@ import contextlib
 import json
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -100,6 +100,23 @@ class PostgresBackend(Backend):
 
     def member_of(self, column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
         return f"{column} = ANY(?)", ([to_pg(v) for v in values],)
+
+    def pages(
+        self,
+        sql: str,
+        args: Sequence[Any],
+        consume: Callable[[list[tuple[Any, ...]]], None],
+        size: int = 65536,
+    ) -> None:
+        # a server-side cursor: the client holds one page, not the whole result
+        conn = self._live()
+        with conn.transaction(), conn.cursor(name="aieval_pages") as cursor:
+            cursor.execute(_translate(sql), to_pg_row(args))
+            while page := cursor.fetchmany(size):
+                consume(page)
+
+    def text(self, value: Any) -> Any:
+        return from_pg(value)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
         self._live().execute(_translate(sql), to_pg_row(args))
