@@ -76,7 +76,7 @@ def _batch(pairs: list[tuple[str, str]]) -> list[str]:
 def test_whitespace_is_what_str_split_splits_on() -> None:
     everything = "".join(map(chr, range(0x110000)))
     assert re.findall(r"\s", everything) == [c for c in everything if c.isspace()]
-    assert [chr(b) for b in range(256) if _lcs._ASCII_SPACE[b] == 32 and b != 32] == [
+    assert [chr(b) for b in range(256) if _lcs._SOLID[b] == 0 and b != 32] == [
         chr(b) for b in range(128) if chr(b).isspace() and b != 32
     ]
 

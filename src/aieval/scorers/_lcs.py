@@ -35,8 +35,8 @@ _IDS = "".join(map(chr, range(0xD800)))
 #: Non-ASCII characters ``str.split()`` splits on (``\s`` in ``re`` is the same test,
 #: ``Py_UNICODE_ISSPACE``); turned into spaces so the byte tokenizer needs only ASCII.
 _NON_ASCII_SPACE = re.compile(r"[^\S\x00-\x7f]")
-#: ASCII whitespace bytes to b" ", every other byte kept.
-_ASCII_SPACE = bytes(32 if b < 128 and chr(b).isspace() else b for b in range(256))
+#: Each byte to 0 if it is ASCII whitespace, else 1: the joined bytes' token mask in one pass.
+_SOLID = bytes(0 if b < 128 and chr(b).isspace() else 1 for b in range(256))
 
 _U64 = np.uint64
 #: The second word of a token longer than 16 bytes (0xFE never occurs in UTF-8 either); its
@@ -185,9 +185,9 @@ def _tokenize(
     # text i starts after the leading space and texts 0..i-1, each with its space
     text_starts = np.cumsum(sizes + 1)
     joined = int(text_starts[-1]) + 1  # the leading space, then every text and its space
-    raw = b" ".join([b"", *texts, _PAD[: 15 + (-joined - 15) % 8]]).translate(_ASCII_SPACE)
+    raw = b" ".join([b"", *texts, _PAD[: 15 + (-joined - 15) % 8]])
     text_starts -= sizes
-    solid = np.frombuffer(raw, np.uint8) != 32
+    solid = np.frombuffer(raw.translate(_SOLID), np.bool_)
     edges = np.flatnonzero(solid[1:] != solid[:-1])
     edges += 1
     starts = edges[0::2]
