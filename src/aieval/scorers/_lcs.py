@@ -4,10 +4,13 @@ Tokens are compared by their text. One pair's token lists go to rapidfuzz's LCS 
 (it compares their hash values) when no two distinct tokens share a value, and otherwise become
 small integer ids (one code point each) through a dict. Over many pairs the
 texts are tokenized as UTF-8 bytes with numpy: each token's id comes from its exact bytes
-(two 8-byte words, a longer token through a dict), sorted by pair and a hash of those bytes,
-with every group of equal hashes checked byte for byte; a pair where two different tokens share
-a hash is scored again on its own, exactly. The F-measure uses rouge-score's arithmetic, so
-both paths give its numbers to the last bit.
+(two 8-byte words shifted out of aligned loads, a longer token through a dict), sorted by pair
+and a hash of those bytes, with every group of equal hashes checked byte for byte; a pair where
+two different tokens share a hash is scored again on its own, exactly. The groups are numbered
+in sorted order, so a pair's ids are consecutive and, taken mod 256, one byte each when it has
+at most 256 distinct tokens; the LCS of every pair of a chunk runs in one rapidfuzz ``cpdist``
+call. The F-measure uses rouge-score's arithmetic, so both paths give its numbers to the last
+bit.
 """
 
 from __future__ import annotations
