@@ -24,7 +24,7 @@ from aieval.report._tally import ColumnTally, GroupTally, JudgeTally, ReasonTall
 from aieval.store import Store
 from aieval.store._column_reads import SampleColumns, ScoreColumns
 
-__all__ = ["BulkNumbers", "bulk_numbers"]
+__all__ = ["BulkNumbers", "bulk_numbers", "judge_tallies"]
 
 
 @dataclass(slots=True)
@@ -66,7 +66,7 @@ def bulk_numbers(
         cost_known=reduce(operator.add, costs, 0.0),  # in order, as the per-sample tally sums
         cost_priced=len(costs),
         scorers={name: _column(s) for name, s in scorers.items()},
-        judges=_judges(judged),
+        judges=judge_tallies(judged),
         reasons=_reasons(cols.ids, cols.failed_verdicts),
         slices=_slices(cols, slice_by, slice_key),
         epochs=_epochs(cols.ids, cols.passed, cols.extra),
@@ -81,7 +81,8 @@ def _column(scores: ScoreColumns) -> ColumnTally:
     return column
 
 
-def _judges(judged: list[tuple[str, str, str | None]]) -> dict[str, JudgeTally]:
+def judge_tallies(judged: list[tuple[str, str, str | None]]) -> dict[str, JudgeTally]:
+    """Each judge's tally (by scorer) from ``(scorer, metadata, unreadable)`` score rows."""
     judges: dict[str, JudgeTally] = {}
     for name, text, unreadable in judged:
         metadata = loads(text) or {}
