@@ -172,3 +172,12 @@ def test_runs_without_samples(store: Store, monkeypatch: pytest.MonkeyPatch) -> 
     fast, slow = _both_ways(store, monkeypatch, "base", "cand")
     assert fast == slow
     assert fast["paired"] == 0 and fast["decision"]["outcome"] == "inconclusive"
+
+
+def test_score_rows_read_in_pages_compare_the_same(
+    golden: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base, cand = PAIRS["epochs"]
+    whole = _compare(golden, base, cand)
+    monkeypatch.setattr("aieval.store._pair_reads._PAGE", 97)
+    assert _compare(golden, base, cand) == whole

@@ -22,6 +22,9 @@ from aieval.store._encoding import loads as load_stored
 
 __all__ = ["PairReader", "PairSamples", "PairScores", "TextPair"]
 
+#: score rows read per query
+_PAGE = 200_000
+
 
 @dataclass(frozen=True, slots=True)
 class PairSamples:
@@ -96,19 +99,39 @@ class PairReader(Connection):
     def pair_scores(self, run_id: str, positions: Mapping[str, int]) -> PairScores:
         """The run's score rows (see :class:`PairScores`); ``positions`` maps each sample id
         to its position in dataset order."""
-        rows = self._read(
-            "SELECT sample_id, scorer, value, rowid FROM scores WHERE run_id = ?", (run_id,)
-        )
-        if not rows:
+        codes: dict[str, int] = {}
+        parts: list[tuple[np.ndarray, ...]] = []
+        after: tuple[Any, ...] = ()
+        while True:
+            # pages in primary-key order, so no page holds all the run's row tuples at once
+            rows = self._read(
+                "SELECT sample_id, scorer, value, rowid FROM scores WHERE run_id = ?"
+                + (" AND (sample_id, scorer) > (?, ?)" if after else "")
+                + " ORDER BY sample_id, scorer LIMIT ?",
+                (run_id, *after, _PAGE),
+            )
+            if not rows:
+                break
+            after = rows[-1][:2]
+            ids, scorers, values, rowids = zip(*rows, strict=True)
+            del rows
+            parts.append(
+                (
+                    np.array([codes.setdefault(n, len(codes)) for n in scorers], dtype=np.int64),
+                    np.array([positions[i] for i in ids], dtype=np.int64),
+                    _finite(values),
+                    np.array(rowids, dtype=np.int64),
+                )
+            )
+            if len(ids) < _PAGE:
+                break
+        if not parts:
             empty = np.empty(0, dtype=np.int64)
             return PairScores([], empty, empty, np.empty(0))
-        ids, scorers, values, rowids = zip(*rows, strict=True)
-        del rows
-        codes: dict[str, int] = {}
-        code = np.array([codes.setdefault(name, len(codes)) for name in scorers], dtype=np.int64)
-        where = np.array([positions[i] for i in ids], dtype=np.int64)
-        order = np.lexsort((np.array(rowids, dtype=np.int64), where))
-        code, where, value = code[order], where[order], _finite(values)[order]
+        code, where, value, rowid = (np.concatenate(column) for column in zip(*parts, strict=True))
+        del parts
+        order = np.lexsort((rowid, where))
+        code, where, value = code[order], where[order], value[order]
         # names in order of first appearance over the sorted rows
         names = list(codes)
         _, first = np.unique(code, return_index=True)
