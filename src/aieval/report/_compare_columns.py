@@ -47,6 +47,7 @@ from aieval.report._policy_stats import score_rule_of
 from aieval.report._samples import ExampleNumbers
 from aieval.report._tally import JudgeTally
 from aieval.store import RunRow, Store
+from aieval.store._pair_reads import no_collection
 
 __all__ = ["column_parts"]
 
@@ -125,6 +126,25 @@ def column_parts(
     max_examples: int | None,
 ) -> ComparedParts:
     """The comparison of two runs whose every sample has a plain verdict, from columns."""
+    with no_collection():
+        return _column_parts(
+            base_store, base_row, store, cand_row, policy,
+            confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
+        )  # fmt: skip
+
+
+def _column_parts(
+    base_store: Store,
+    base_row: RunRow,
+    store: Store,
+    cand_row: RunRow,
+    policy: PromotionPolicy,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    max_examples: int | None,
+) -> ComparedParts:
     base = _read_side(base_store, base_row.id)
     cand = _read_side(store, cand_row.id)
     index = {key: e for e, key in enumerate(cand.keys)}

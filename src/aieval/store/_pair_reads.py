@@ -22,7 +22,7 @@ from aieval.core._records import split_epoch
 from aieval.store._connection import Connection
 from aieval.store._encoding import loads as load_stored
 
-__all__ = ["PairReader", "PairSamples", "PairScores", "TextPair"]
+__all__ = ["PairReader", "PairSamples", "PairScores", "TextPair", "no_collection"]
 
 #: score rows read per query
 _PAGE = 200_000
@@ -74,7 +74,7 @@ class PairReader(Connection):
 
     def pair_samples(self, run_id: str) -> PairSamples:
         """The run's per-sample numbers, in dataset order."""
-        with _no_collection():
+        with no_collection():
             return self._pair_samples(run_id)
 
     def _pair_samples(self, run_id: str) -> PairSamples:
@@ -105,7 +105,7 @@ class PairReader(Connection):
     def pair_scores(self, run_id: str, positions: Mapping[str, int]) -> PairScores:
         """The run's score rows (see :class:`PairScores`); ``positions`` maps each sample id
         to its position in dataset order."""
-        with _no_collection():
+        with no_collection():
             return self._pair_scores(run_id, positions)
 
     def _pair_scores(self, run_id: str, positions: Mapping[str, int]) -> PairScores:
@@ -209,10 +209,11 @@ class PairReader(Connection):
 
 
 @contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
-    """No cyclic garbage collection while a bulk read makes its row tuples: they hold no
-    cycles, and a collection pass every few hundred thousand of them rescans every live object
-    (it took most of the time of a read of 100,000 samples)."""
+def no_collection() -> Iterator[None]:
+    """No cyclic garbage collection while a bulk read makes its row tuples (or a comparison its
+    arrays and id maps): they hold no cycles, and a collection pass every few hundred thousand
+    new objects rescans every live one (it took most of the time of a read of 100,000
+    samples). The collector's state before is restored after."""
     enabled = gc.isenabled()
     gc.disable()
     try:
