@@ -181,3 +181,17 @@ def test_score_rows_read_in_pages_compare_the_same(
     whole = _compare(golden, base, cand)
     monkeypatch.setattr("aieval.store._pair_reads._PAGE", 97)
     assert _compare(golden, base, cand) == whole
+
+
+def test_a_scorer_only_the_baseline_has_leaves_examples_unscored_alike(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _run(store, "base", _rows(40, old={f"ex{i}": 0.9 for i in range(0, 40, 3)}))  # 0.5 elsewhere
+    cand = _rows(40, 0.05)
+    cand[6]["scores"]["f1"] = None  # a failed scorer: no value where the baseline had one
+    _run(store, "cand", cand)
+    fast, slow = _both_ways(store, monkeypatch, "base", "cand")
+    assert fast == slow
+    rules = {r["rule"]: r for r in fast["decision"]["rules"]}
+    assert rules["candidate_coverage"]["details"]["unscored"] == 40
+    assert any(m["name"] == "old" and m["candidate_missing"] == 40 for m in fast["metrics"])
