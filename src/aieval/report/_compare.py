@@ -129,6 +129,9 @@ def compare_runs(
 ) -> Comparison:
     """Compare two stored runs example by example and decide whether the candidate promotes.
 
+    Two runs whose every sample has a plain verdict (``Store.plain_run``) are read and compared
+    as columns; any other pair sample by sample. Both give the same numbers.
+
     Args:
         store: the run store.
         baseline: a run id, id prefix, a :class:`RunRow`, or a run name: the most recent run of
@@ -207,7 +210,6 @@ def _record_parts(
 ) -> ComparedParts:
     """The comparison read sample by sample (every kind of run; the reference of
     :func:`column_parts`)."""
-
     # a run of epochs has N samples per example: each side pairs by example, its numbers the
     # mean over its epochs (merge_epochs), so the paired test sees one value per example
     base_epochs: dict[str, list[ExampleNumbers]] = {}
