@@ -273,7 +273,7 @@ def _read_side(store: Store, run_id: str) -> _Side:
         present=present,
         values=values,
         first_row=first_row,
-        judges=judge_tallies(store.judge_metadata(run_id)),
+        judges=judge_tallies(store.judged_scores(run_id)),
         epochs=bool(samples.epochs),
     )
 

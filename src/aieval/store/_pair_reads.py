@@ -150,18 +150,6 @@ class PairReader(Connection):
         remap[seen] = np.arange(len(seen))
         return PairScores([names[c] for c in seen.tolist()], remap[code], where, value)
 
-    def judge_metadata(self, run_id: str) -> list[tuple[str, str, str | None]]:
-        """``(scorer, metadata, unreadable)`` of every score whose metadata may hold judge
-        counts (it mentions ``parse_failures``)."""
-        return [
-            (row[0], row[1], row[2])
-            for row in self._read(
-                "SELECT scorer, metadata, unreadable FROM scores"
-                " WHERE run_id = ? AND metadata LIKE '%parse_failures%'",
-                (run_id,),
-            )
-        ]
-
     def sample_weights(self, run_id: str, sample_ids: Sequence[str]) -> dict[str, dict[str, float]]:
         """The scorer weights other than 1 of each sample of ``sample_ids`` whose stored
         verdict has any (as :attr:`Verdict.weights` reads them)."""
