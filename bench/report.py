@@ -88,6 +88,9 @@ def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
     return best, value
 
 
+#: What ``--steps`` can time, each in a fresh process.
+STEPS = ("read", "read_columns", "build_report", "compare_runs")
+
 #: The commit before the read path of reports and comparisons was reworked.
 BEFORE_REV = "fe94339"
 
@@ -109,7 +112,12 @@ if what == "read":
         pass
 elif what == "read_columns":
     columns = store.sample_columns(cand, metadata=True)
-    store.score_columns(cand, {i: p for p, i in enumerate(columns.ids)})
+    if hasattr(store, "judged_scores"):  # the scores are read with the samples
+        store.judged_scores(cand)
+        store.failed_samples(cand, lambda page: None)
+        store.sample_extras(cand, lambda page: None)
+    else:  # the code before: scores in a query of their own
+        store.score_columns(cand, {i: p for p, i in enumerate(columns.ids)})
     store.call_totals(cand)
 elif what == "build_report":
     build_report(store, cand, slice_by=["topic"], n_resamples=int(resamples))
@@ -132,6 +140,11 @@ def store_runs(n: int, store_dir: Path) -> tuple[str, dict[str, str]]:
     from aieval.scorers import exact_match, token_f1
 
     location = str(store_dir / f"runs-{n}.db")
+    if Path(location).exists():  # kept by --store-dir: the runs stored by an earlier call
+        with Store(location) as kept:
+            made = {name: kept.get_run(name).id for name in ("baseline", "candidate")}
+        print(f"  reusing the runs of {n} samples in {location}")
+        return location, made
     store = Store(location)
     made = {}
     for name, skill, seed in (("baseline", 0.70, 1), ("candidate", 0.72, 2)):
@@ -206,11 +219,12 @@ def reports(
     ids: dict[str, str],
     resamples: int,
     before: Path | None,
+    steps: tuple[str, ...] = STEPS,
 ) -> dict[str, float]:
     """Time reading back, ``build_report`` and ``compare_runs`` of the stored runs (and, with
     ``before``, the same by that code, side by side)."""
     out: dict[str, float] = {}
-    for what in ("read", "read_columns", "build_report", "compare_runs"):
+    for what in steps:
         # the columns are new: the code before has no such read
         old = (
             measure(what, location, ids, resamples, before)
@@ -338,6 +352,12 @@ def main() -> None:
         default=BEFORE_REV,
         help="git revision to time side by side with the current code ('none': do not)",
     )
+    parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
+    parser.add_argument(
+        "--store-dir",
+        type=Path,
+        help="keep the stored runs in this folder and reuse them on the next call",
+    )
     args = parser.parse_args()
     import scipy
 
@@ -353,23 +373,29 @@ def main() -> None:
         for n in args.sizes:
             if args.part in ("reports", "all"):
                 print(f"reports on stored runs of {n} samples ({args.resamples} resamples):")
-                location, ids = store_runs(n, Path(tmp))
+                location, ids = store_runs(n, args.store_dir or Path(tmp))
                 before = (
                     None
                     if args.before == "none"
                     else export_source(args.before, Path(tmp) / "before")
                 )
-                figures = {"sqlite": reports(n, "sqlite", location, ids, args.resamples, before)}
+                steps = tuple(args.steps)
+                figures = {
+                    "sqlite": reports(n, "sqlite", location, ids, args.resamples, before, steps)
+                }
                 if "postgres" in args.backends:
                     url = _postgres(servers)
                     copy_runs(location, url, ids)
-                    figures["postgres"] = reports(n, "postgres", url, ids, args.resamples, before)
+                    figures["postgres"] = reports(
+                        n, "postgres", url, ids, args.resamples, before, steps
+                    )
                     for what, seconds in figures["postgres"].items():
                         print(
                             f"  postgres / sqlite, {what}: "
                             f"{seconds / figures['sqlite'][what]:.2f}x the time"
                         )
-                Path(location).unlink()
+                if args.store_dir is None:
+                    Path(location).unlink()
             if args.part in ("bootstrap", "all"):
                 print(f"bootstrap on {n} values:")
                 bootstraps(n, args.resamples, args.loop_resamples)

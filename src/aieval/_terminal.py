@@ -16,8 +16,11 @@ __all__ = ["escape_markdown", "printable", "printable_data", "printable_lines"]
 
 # C0 controls (tab and newline too: they would break one-line fields), DEL and C1 controls,
 # bidirectional marks, embeddings, overrides and isolates, zero-width and line/paragraph
-# separators, and the BOM.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# separators, the BOM, and lone surrogates (JSON's "\udc80" read as text: no UTF-8 terminal or
+# file can take one, so printing it raised).
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
+)
 
 
 def printable(text: object) -> str:
@@ -26,6 +29,8 @@ def printable(text: object) -> str:
     Example:
         >>> printable("ok\\x1b[31m red \\u202eevil\\x00")
         'ok\\\\x1b[31m red \\\\u202eevil\\\\x00'
+        >>> printable("lone \\udc80 surrogate")
+        'lone \\\\udc80 surrogate'
         >>> printable("plain text, accents é and emoji ✓ stay")
         'plain text, accents é and emoji ✓ stay'
     """

@@ -236,11 +236,14 @@ class PushError(AievalError):
 
     Attributes:
         run_id: the run that could not be pushed.
+        changed_since: the target's copy of the run changed between the comparison and the
+            write (another writer): comparing again may find the copies the same.
     """
 
-    def __init__(self, message: str, *, run_id: str) -> None:
+    def __init__(self, message: str, *, run_id: str, changed_since: bool = False) -> None:
         super().__init__(message)
         self.run_id = run_id
+        self.changed_since = changed_since
 
 
 class GitHubError(AievalError):

@@ -157,6 +157,7 @@ def test_an_uppercase_scheme_works_and_libpq_tabs_show_as_spaces(
     refused = cli("runs", "--db", f"postgresql://aieval@127.0.0.1:{port}/x", cwd=project)
     assert refused.returncode != 0 and "Is the server running" in refused.stderr
     assert "\\x09" not in refused.stderr and "\t" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr  # one line
 
 
 def test_the_resume_hint_on_postgres_says_where_the_password_comes_from(
@@ -185,8 +186,8 @@ def test_the_resume_hint_on_postgres_says_where_the_password_comes_from(
     assert child.returncode == 130, err
     shown = url.replace(f":{TEAMMATE_PASSWORD}@", ":***@")
     # quoted for a shell: the *** would otherwise be a glob
-    hint = f"resume with aieval run s.yaml --resume --db '{shown}' (give the password through"
-    assert hint + " PGPASSWORD or ~/.pgpass)" in " ".join(err.split())
+    hint = f"resume with aieval run s.yaml --resume --db '{shown}' # give the password through"
+    assert hint + " PGPASSWORD or ~/.pgpass" in " ".join(err.split())
     assert TEAMMATE_PASSWORD not in err
     no_password = cli("run", "s.yaml", "--db", pg_url, "--resume", "-q", cwd=tmp_path)
     assert no_password.returncode == 0, no_password.stderr

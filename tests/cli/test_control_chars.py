@@ -135,3 +135,18 @@ def test_printable_leaves_no_control_character(text: str) -> None:
     assert not RAW.search(shown)
     if not ESCAPED.search(text):
         assert shown == text
+
+
+def test_show_escapes_lone_surrogates(tmp_path: Path) -> None:
+    # JSON's "\udc80" is a lone surrogate once read: no UTF-8 output can take it as it is
+    (tmp_path / "rows.jsonl").write_text(
+        '{"id": "s-1", "prompt": "lone \\udc80 x", "expected": "exp \\ud800 end",'
+        ' "prediction": "exp \\ud800 end"}\n'
+    )
+    (tmp_path / "sur.yaml").write_text("name: sur\ndataset: rows.jsonl\nscorers: [exact_match]\n")
+    assert aieval("run", "sur.yaml", "--db", "s.db", cwd=tmp_path).returncode == 0
+    for args in (("show", "sur"), ("show", "sur", "--full"), ("report", "sur")):
+        shown = aieval(*args, "--db", "s.db", cwd=tmp_path)
+        assert shown.returncode == 0 and "Traceback" not in shown.stderr, (args, shown.stderr)
+    shown = aieval("show", "sur", "--db", "s.db", cwd=tmp_path).stdout
+    assert "lone \\udc80 x" in shown and "exp \\ud800 end" in shown

@@ -34,9 +34,12 @@ def _run(folder: Path, location: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def test_sqlite_no_resume_hint_when_the_run_was_never_stored(tmp_path: Path) -> None:
+@pytest.mark.parametrize("older", [False, True])
+def test_sqlite_no_resume_hint_when_the_run_was_never_stored(tmp_path: Path, older: bool) -> None:
     _eval(tmp_path)
-    Store(tmp_path / "r.db").close()
+    with Store(tmp_path / "r.db") as store:
+        if older:  # an earlier run of the same name, interrupted: not the one that failed now
+            store.finish_run(store.create_run(name="e"), status="interrupted")
     with contextlib.closing(sqlite3.connect(tmp_path / "r.db")) as db, db:
         db.execute(
             "CREATE TRIGGER no_runs BEFORE INSERT ON runs BEGIN"

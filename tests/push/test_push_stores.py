@@ -6,7 +6,9 @@ The target is each backend in turn (``store_location``: an SQLite file, then Pos
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 
@@ -280,15 +282,17 @@ class _WriterInBetween(StoreTarget):
 
     def __init__(self, store: Store, between: Callable[[], None]) -> None:
         super().__init__(store)
-        self.between = between
+        self.between: Callable[[], None] | None = between
 
     def holding(self, run_id: str) -> RunHolding | None:
         held = super().holding(run_id)
-        self.between()
+        if self.between is not None:  # once: the push's second comparison sees it done
+            self.between()
+            self.between = None
         return held
 
 
-def test_a_writer_between_the_comparison_and_the_write_is_refused(
+def test_a_writer_between_the_comparison_and_the_write_is_compared_anew(
     tmp_path: Path, store_location: str
 ) -> None:
     src, dst = tmp_path / "local.db", store_location
@@ -299,7 +303,8 @@ def test_a_writer_between_the_comparison_and_the_write_is_refused(
     def resumed_there() -> None:  # meanwhile the team store's copy is resumed there
         resume_run(dst, "race", 10, prefix="other ")
 
-    with Store(src) as source, pytest.raises(PushError, match=rf"run {run_id} \(race\) gained 6"):
+    # the write finds the run changed since the comparison; compared anew, the copies differ
+    with Store(src) as source, pytest.raises(PushError, match=rf"run {run_id} \(race\): .* 6 samp"):
         push_runs(source, _WriterInBetween(Store(dst), resumed_there))
     with Store(dst) as team:  # the other writer's run, as it left it
         assert team.get_run(run_id).status == "completed"
@@ -308,6 +313,42 @@ def test_a_writer_between_the_comparison_and_the_write_is_refused(
         assert sum((s.prediction or "").startswith("other ") for s in samples) == 6
         report = build_report(team, run_id).to_dict()
         assert (report["samples"], report["pass_rate"]["passed"]) == (10, 4)  # its own header
+
+
+class _ComparedTogether(StoreTarget):
+    """A store target whose first comparison waits until every concurrent push has compared:
+    all of them find the run absent, then all of them write it."""
+
+    def __init__(self, store: Store, barrier: threading.Barrier) -> None:
+        super().__init__(store)
+        self.barrier: threading.Barrier | None = barrier
+
+    def holding(self, run_id: str) -> RunHolding | None:
+        held = super().holding(run_id)
+        if self.barrier is not None:
+            self.barrier.wait(timeout=600)
+            self.barrier = None
+        return held
+
+
+def test_pushes_of_the_same_runs_at_once_all_succeed(tmp_path: Path, store_location: str) -> None:
+    src, dst = tmp_path / "local.db", store_location
+    first, second = make_run(src, "qa", 12), make_run(src, "qa", 8, wrong_every=2)
+    barrier = threading.Barrier(4)
+    outcomes: list[list[str]] = []
+
+    def push_once() -> list[str]:
+        with Store(src) as source:
+            summary = push_runs(source, _ComparedTogether(Store(dst), barrier))
+        return [r.outcome for r in summary.runs]
+
+    with ThreadPoolExecutor(4) as pool:
+        outcomes = [f.result() for f in [pool.submit(push_once) for _ in range(4)]]
+    # each run is new for one push; the others compare anew and find their own copy there
+    for i in range(2):
+        assert sorted(o[i] for o in outcomes) == ["new", "unchanged", "unchanged", "unchanged"]
+    same_rows(src, dst)
+    assert sample_count(dst, first) == 12 and sample_count(dst, second) == 8
 
 
 def test_an_unchecked_write_refuses_a_sample_stored_otherwise(

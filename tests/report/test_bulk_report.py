@@ -94,3 +94,22 @@ def test_a_row_stored_before_the_columns_sends_the_run_to_the_record_path(
     )
     assert not store.plain_run(run_id)
     assert _report(store, run_id) == before
+
+
+def test_pages_and_scorer_queries_of_any_size_read_the_same_numbers(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aieval.store import _column_reads
+
+    for run_id in PLAIN:
+        whole = _report(store, run_id)
+        with monkeypatch.context() as patch:
+            # pages of 7 rows, one scorer per query: every page and query boundary crossed
+            patch.setattr(_column_reads, "_PAGE_ROWS", 7)
+            patch.setattr(_column_reads, "_SCORERS_PER_QUERY", 1)
+            assert _report(store, run_id) == whole, run_id
+        columns = store.sample_columns(run_id, metadata=True)
+        assert len(columns.scores) > 1 and len(columns) == whole["samples"]
+        assert columns.metadata_codes is not None and columns.metadata_texts is not None
+        assert len(columns.metadata_codes) == len(columns)
+        assert len(columns.metadata_texts) == len(set(columns.metadata_texts))

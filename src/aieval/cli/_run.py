@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -149,6 +150,7 @@ def run_command(
     resume_arg: str | bool | None = resume_id or (True if resume else None)
     destination = live_destination() if telemetry_requested(config) else None
     terminated = Termination()
+    started = time.time()
     try:
         with sigterm_as_interrupt(terminated), _Progress(quiet) as make_callback:
             results = run_eval(
@@ -175,7 +177,8 @@ def run_command(
             highlight=False,
             soft_wrap=True,
         )
-        _store_failure_hint(store, config.name, eval_file, db)
+        since = None if resume_arg else started  # a resumed run was stored before
+        _store_failure_hint(store, config.name, eval_file, db, since=since)
         raise typer.Exit(EXIT_FAILED) from None
     finally:
         if destination is not None:
@@ -235,15 +238,20 @@ def run_command(
         raise typer.Exit(EXIT_BELOW_MINIMUM)
 
 
-def _store_failure_hint(store: Store, name: str, eval_file: Path, db: str | None) -> None:
-    """How to go on after the store failed: resume the stored run, or run again when none was."""
+def _store_failure_hint(
+    store: Store, name: str, eval_file: Path, db: str | None, *, since: float | None
+) -> None:
+    """How to go on after the store failed: resume the stored run, or run again when none was.
+    ``since``: when this command started, so that an older unfinished run of the same name is
+    not taken for this one (``None``: resuming, the run was stored before)."""
     once = (
         "once the store is writable again (free space...),"
         if store.location.is_sqlite
         else "once the store is reachable and writable again,"
     )
     try:
-        stored = store.latest_unfinished(name) is not None
+        latest = store.latest_unfinished(name)
+        stored = latest is not None and (since is None or latest.created_at >= since)
     except StoreError:  # unreadable now: whether the run was stored is unknown
         _resume_hint(f"{once} if `aieval runs` lists the run,", "red", eval_file, db)
         return
@@ -261,8 +269,9 @@ def _resume_hint(lead: str, style: str, eval_file: Path, db: str | None) -> None
     command = f"aieval run {shlex.quote(str(eval_file))} --resume" + (
         f" --db {shlex.quote(str(location))}" if location else ""
     )
-    # the hint shows the URL's password as ***: pasted as is, libpq needs it from elsewhere
-    where = " (give the password through PGPASSWORD or ~/.pgpass)"
+    # the hint shows the URL's password as ***: pasted as is, libpq needs it from elsewhere (a
+    # shell comment, so that the whole line still pastes)
+    where = "  # give the password through PGPASSWORD or ~/.pgpass"
     note = where if location is not None and location.has_password else ""
     err.print(
         Text.assemble((lead, style), " resume with ", (command, "bold"), note), soft_wrap=True

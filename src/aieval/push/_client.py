@@ -47,11 +47,16 @@ class UploadError(AievalError):
     Attributes:
         transient: the failure may pass (the server did not answer, or was busy), so pushing
             again later may succeed; ``False`` when the same request would fail the same way.
+        changed_since: the server's copy of the run changed since it was compared (409 from
+            another writer): comparing again may find the copies the same.
     """
 
-    def __init__(self, message: str, *, transient: bool = False) -> None:
+    def __init__(
+        self, message: str, *, transient: bool = False, changed_since: bool = False
+    ) -> None:
         super().__init__(message)
         self.transient = transient
+        self.changed_since = changed_since
 
 
 class ServerTarget:
@@ -194,7 +199,11 @@ class ServerTarget:
                     if status == 500:
                         limit = min(self._attempts, _SERVER_ERROR_ATTEMPTS)
                     if attempt >= limit:
-                        raise UploadError(problem + _tries(attempt), transient=status in _TRANSIENT)
+                        raise UploadError(
+                            problem + _tries(attempt),
+                            transient=status in _TRANSIENT,
+                            changed_since=status == 409 and _changed_since(text),
+                        )
                     # what the server asked for (Retry-After), if more than the backoff
                     pause = max(
                         _backoff(attempt), _retry_after(response.headers.get("Retry-After"))
@@ -267,6 +276,14 @@ def _refusal(status: int, text: str, where: str, *, token_sent: bool) -> str:
         return f"{where} cannot take the upload now (503: {message})"
     detail = "; ".join(dict.fromkeys([message, *reasons]))
     return f"{where} refused the upload ({status}: {detail})"
+
+
+def _changed_since(text: str) -> bool:
+    """Whether a 409 answer says the run changed there since it was compared."""
+    try:
+        return json.loads(text).get("changed_since") is True
+    except (ValueError, AttributeError):
+        return False
 
 
 def _retry_after(value: str | None) -> float:

@@ -33,6 +33,9 @@ __all__ = [
     "select_runs",
 ]
 
+# How many times a run is compared and written when another writer keeps changing it there.
+_COMPARISONS = 3
+
 #: ``progress(run, samples written so far, samples to write)``, called as a run's samples go.
 Progress = Callable[[RunRow, int, int], None]
 
@@ -191,6 +194,19 @@ def push_runs(
 
 
 def _push_one(source: Store, target: PushTarget, run: RunRow, progress: Progress) -> RunPushed:
+    """Push ``run``, comparing anew when another writer changed it there between the
+    comparison and the write (several jobs pushing the same runs: the later ones then find
+    the run there as their own copy, ``unchanged``)."""
+    for attempt in range(1, _COMPARISONS + 1):
+        try:
+            return _push_attempt(source, target, run, progress)
+        except PushError as exc:
+            if not exc.changed_since or attempt == _COMPARISONS:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _push_attempt(source: Store, target: PushTarget, run: RunRow, progress: Progress) -> RunPushed:
     try:
         held = target.holding(run.id)
         mine = source.run_holding(run.id)
@@ -230,6 +246,13 @@ def _push_one(source: Store, target: PushTarget, run: RunRow, progress: Progress
         live = replace(run, pid=exc.pid, host=exc.host, heartbeat_at=None)
         raise _running_there(live, target.where, age) from exc
     except AievalError as exc:
+        if getattr(exc, "changed_since", False):
+            raise PushError(
+                f"cannot push run {run.id} ({run.name}) to {target.where}: {exc}. Nothing of "
+                "this attempt was written there; push again to compare anew",
+                run_id=run.id,
+                changed_since=True,
+            ) from exc
         then = (
             "pushing again resumes with it"
             if getattr(exc, "transient", False)

@@ -1,17 +1,16 @@
 """The numbers of a run of plain verdicts read as columns (``Store.sample_columns``).
 
 What :class:`~aieval.report._bundle._RunTally` would count sample by sample, counted from
-arrays, in the same order (so every float sum and bootstrap sees the same values): only the
-failed samples' verdicts (their reasons), judges' score metadata, and the ``extra`` and slice
-metadata a report asks for are decoded.
+arrays, in the same order (so every float sum and bootstrap sees the same values: sums of floats
+are ``np.bincount`` with weights, which adds in array order, as the tally does): only the failed
+samples' verdicts (their reasons), judges' score metadata, the ``extra`` of a run of epochs and
+each distinct metadata text a report slices by are decoded.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import reduce
 from json import loads
 from typing import Any
 
@@ -19,12 +18,14 @@ import numpy as np
 
 from aieval.core import Verdict
 from aieval.core._records import split_epoch
-from aieval.report._samples import ExampleNumbers
 from aieval.report._tally import ColumnTally, GroupTally, JudgeTally, ReasonTally
 from aieval.store import Store
 from aieval.store._column_reads import SampleColumns, ScoreColumns
 
 __all__ = ["BulkNumbers", "bulk_numbers"]
+
+#: distinct failed verdict texts whose reasons are kept while reading (then forgotten)
+_VERDICTS_KEPT = 10_000
 
 
 @dataclass(slots=True)
@@ -53,24 +54,29 @@ def bulk_numbers(
 ) -> BulkNumbers:
     """Count the run ``run_id`` (every sample a plain verdict) from its columns."""
     cols = store.sample_columns(run_id, metadata=bool(slice_by))
-    n = len(cols.ids)
     scored = ~np.isnan(cols.weighted_score)
-    costs = cols.cost[~np.isnan(cols.cost)].tolist()
-    scorers, judged = store.score_columns(run_id, {i: p for p, i in enumerate(cols.ids)})
+    costs = cols.cost[~np.isnan(cols.cost)]
     return BulkNumbers(
-        samples=n,
+        samples=len(cols),
         passed=int(cols.passed.sum()),
         target_errors=int(cols.error.sum()),
         weighted=cols.weighted_score[scored].tolist(),
         latency=cols.latency_s[~np.isnan(cols.latency_s)].tolist(),
-        cost_known=reduce(operator.add, costs, 0.0),  # in order, as the per-sample tally sums
+        cost_known=_in_order_sum(costs),  # in order, as the per-sample tally sums
         cost_priced=len(costs),
-        scorers={name: _column(s) for name, s in scorers.items()},
-        judges=_judges(judged),
-        reasons=_reasons(cols.ids, cols.failed_verdicts),
+        scorers={name: _column(s) for name, s in cols.scores.items()},
+        judges=_judges(store.judged_scores(run_id)),
+        reasons=_reasons(store, run_id),
         slices=_slices(cols, slice_by, slice_key),
-        epochs=_epochs(cols.ids, cols.passed, cols.extra),
+        epochs=_epochs(store, run_id),
     )
+
+
+def _in_order_sum(values: np.ndarray) -> float:
+    """``0.0 + values[0] + values[1] + ...``, added in order (``bincount`` adds so)."""
+    if not values.size:
+        return 0.0
+    return float(np.bincount(np.zeros(values.size, dtype=np.intp), weights=values)[0])
 
 
 def _column(scores: ScoreColumns) -> ColumnTally:
@@ -90,17 +96,25 @@ def _judges(judged: list[tuple[str, str, str | None]]) -> dict[str, JudgeTally]:
     return judges
 
 
-def _reasons(ids: list[str], failed: dict[int, str]) -> ReasonTally:
+def _reasons(store: Store, run_id: str) -> ReasonTally:
     tally = ReasonTally()
-    seen: dict[str, Verdict] = {}
-    for position in sorted(failed):
-        text, sample_id = failed[position], ids[position]
-        verdict = seen.get(text)
-        if verdict is None:
-            verdict = Verdict.from_dict(loads(text), f"sample {sample_id!r}")
-            seen[text] = verdict
-        for reason in verdict.reasons:
-            tally.add(reason.kind, reason.key, reason.text, sample_id)
+    seen: dict[str, list[tuple[str, str, str]]] = {}
+
+    def count(page: list[tuple[str, str | None]]) -> None:
+        for sample_id, text in page:
+            if text is None:
+                continue
+            reasons = seen.get(text)
+            if reasons is None:
+                if len(seen) >= _VERDICTS_KEPT:
+                    seen.clear()
+                verdict = Verdict.from_dict(loads(text), f"sample {sample_id!r}")
+                reasons = [(r.kind, r.key, r.text) for r in verdict.reasons]
+                seen[text] = reasons
+            for kind, key, reason in reasons:
+                tally.add(kind, key, reason, sample_id)
+
+    store.failed_samples(run_id, count)
     return tally
 
 
@@ -110,29 +124,41 @@ def _slices(
     slice_key: Callable[[Mapping[str, Any], str], str],
 ) -> dict[str, dict[str, GroupTally]]:
     slices: dict[str, dict[str, GroupTally]] = {name: {} for name in slice_by}
-    if not slice_by or cols.metadata is None:
+    if not slice_by or cols.metadata_codes is None or cols.metadata_texts is None:
         return slices
-    rows = zip(
-        cols.ids, cols.passed.tolist(), cols.weighted_score.tolist(), cols.metadata, strict=True
-    )
-    for sample_id, ok, score, text in rows:
-        fields = {} if text is None else loads(text) or {}
-        ex = ExampleNumbers(
-            id=sample_id, passed=ok, weighted_score=None if score != score else score
+    fields = [{} if text is None else loads(text) or {} for text in cols.metadata_texts]
+    scored = ~np.isnan(cols.weighted_score)
+    for name in slice_by:
+        keys: dict[str, int] = {}
+        key_of_text = np.array(
+            [keys.setdefault(slice_key(f, name), len(keys)) for f in fields], dtype=np.intp
         )
-        for name in slice_by:
-            slices[name].setdefault(slice_key(fields, name), GroupTally()).add(ex)
+        group = key_of_text[cols.metadata_codes]
+        n = len(keys)
+        samples = np.bincount(group, minlength=n)
+        passed = np.bincount(group[cols.passed], minlength=n)
+        # added in sample order per group, as GroupTally.add adds them
+        weighted = np.bincount(group[scored], weights=cols.weighted_score[scored], minlength=n)
+        weighted_n = np.bincount(group[scored], minlength=n)
+        for key, g in keys.items():
+            slices[name][key] = GroupTally(
+                samples=int(samples[g]),
+                passed=int(passed[g]),
+                weighted_sum=float(weighted[g]) if weighted_n[g] else 0.0,
+                weighted_n=int(weighted_n[g]),
+            )
     return slices
 
 
-def _epochs(ids: list[str], passed: np.ndarray, extra: list[str | None]) -> dict[str, list[bool]]:
+def _epochs(store: Store, run_id: str) -> dict[str, list[bool]]:
     epochs: dict[str, list[bool]] = {}
-    flags = passed.tolist()
-    for position, text in enumerate(extra):
-        if text is None:
-            continue
-        _, epoch = split_epoch(loads(text) or {})
-        if epoch is not None:
-            example_id = ids[position].removesuffix(f"#{epoch}")
-            epochs.setdefault(example_id, []).append(flags[position])
+
+    def count(page: list[tuple[str, bool, str]]) -> None:
+        for sample_id, passed, text in page:
+            _, epoch = split_epoch(loads(text) or {})
+            if epoch is not None:
+                example_id = sample_id.removesuffix(f"#{epoch}")
+                epochs.setdefault(example_id, []).append(passed)
+
+    store.sample_extras(run_id, count)
     return epochs

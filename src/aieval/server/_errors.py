@@ -20,6 +20,7 @@ from aieval.errors import (
     AievalError,
     IncompatibleDatasetError,
     RunNotFoundError,
+    StoreError,
     UserError,
 )
 from aieval.server._responses import SafeJSONResponse
@@ -116,6 +117,9 @@ async def _server_error(request: Request, exc: Exception) -> SafeJSONResponse:
     if cause is not None:
         return _store_unavailable(request, cause)
     log.exception("server error on %s", request.url.path, exc_info=exc)
+    if isinstance(exc, StoreError):  # one line, its store named redacted: a role that may not
+        # write, say; the client shows it
+        return _reply(request, 500, error_body(f"the store failed: {exc}"))
     # details (paths, values) stay in the server log
     return _reply(
         request, 500, error_body(f"internal error ({type(exc).__name__}); see the server log")

@@ -205,7 +205,9 @@ async def upload(request: Request) -> SafeJSONResponse:
     try:
         outcome = await run_in_threadpool(uploads.commit, store.location, body)
     except PushError as exc:  # the run changed here since the client compared it: nothing written
-        return _refuse(409, str(exc).replace(str(store.location), "this server's store"))
+        message = str(exc).replace(str(store.location), "this server's store")
+        refused = error_body(message, [message], changed_since=exc.changed_since)
+        return SafeJSONResponse(refused, status_code=409)
     request.app.state.bundles.forget(outcome.run_id)
     answer = {
         "run_id": outcome.run_id,

@@ -13,7 +13,7 @@ A backend raises its driver's own errors (:attr:`Backend.errors`); the store tur
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +41,10 @@ class Backend(ABC):
     no_limit: int | None
     #: appended to a SELECT that takes the rows it reads for the transaction (the take-over)
     for_update: str
+    #: a statement locking one run id (its one parameter) until the transaction ends, for a run
+    #: whose row may not exist yet (a row lock locks no absent row); empty: the transaction's
+    #: own lock suffices (SQLite's exclusive transaction)
+    run_lock: str = ""
     #: how many values :meth:`member_of` is given at most (SQLite binds each one)
     max_members: int = 500
 
@@ -52,6 +56,24 @@ class Backend(ABC):
         """All rows of ``sql``, texts decoded. Outside a transaction, a read whose connection
         was lost is asked once more on a new one, here and only here (callers do not retry
         reads)."""
+
+    def pages(
+        self,
+        sql: str,
+        args: Sequence[Any],
+        consume: Callable[[list[tuple[Any, ...]]], None],
+        size: int = 65536,
+    ) -> None:
+        """Give the rows of ``sql`` to ``consume`` in pages of at most ``size`` rows, as the
+        driver returns them: a text may still be encoded (:meth:`text` decodes it). Only the
+        current page is held; a bulk read keeps what it needs of each page in arrays."""
+        rows = self.query(sql, args)
+        for start in range(0, len(rows), size):
+            consume(rows[start : start + size])
+
+    def text(self, value: Any) -> Any:
+        """A text value of a page of :meth:`pages`, decoded (other values unchanged)."""
+        return value
 
     def one(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         """The first row of ``sql`` or ``None``."""

@@ -1,14 +1,20 @@
 """Reading a run's samples as columns: what a report of plain verdicts needs, in bulk.
 
-A report of a large run reads its samples' numbers as arrays (one query per table) instead of
-one :class:`~aieval._records.SampleRecord` per sample; sums of integers and counts run in SQL.
+A report of a large run reads its samples' numbers as arrays instead of one
+:class:`~aieval._records.SampleRecord` per sample: one query, in dataset order ``(idx,
+sample_id)``, gives each sample's numbers and each scorer's score beside them (a ``LEFT JOIN``
+per scorer), read in pages straight into typed arrays, no row kept; sums of integers and counts
+run in SQL. Texts are read only where the report needs them: the failed samples' verdicts, the
+epochs' ``extra``, the judges' score metadata, and (for slices) each distinct metadata text once.
 Only runs whose every sample has a plain verdict in the typed columns (``VERDICT_COLUMNS``,
 written since schema version 4) are read so; :meth:`ColumnReader.plain_run` says which.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import replace as dataclasses_replace
 from typing import Any
 
 import numpy as np
@@ -17,25 +23,17 @@ from aieval.store._connection import Connection
 
 __all__ = ["CallTotals", "ColumnReader", "SampleColumns", "ScoreColumns"]
 
+#: rows per page of a bulk read
+_PAGE_ROWS = 65536
 
-@dataclass(frozen=True, slots=True)
-class SampleColumns:
-    """A run's samples in dataset order ``(idx, sample_id)``, one array entry per sample.
+#: scorers read per query (each one a join; SQLite joins at most 64 tables)
+_SCORERS_PER_QUERY = 24
 
-    ``NaN`` stands for NULL in the float columns. ``failed_verdicts`` holds the stored verdict
-    of each sample that did not pass (by position); ``metadata`` and ``extra`` are the JSON
-    texts (``None``: NULL), ``metadata`` only when asked for.
-    """
+#: the samples' numbers read first: target error, passed, weighted score, latency, cost
+_NUMBERS = 5
 
-    ids: list[str]
-    error: np.ndarray
-    passed: np.ndarray
-    weighted_score: np.ndarray
-    latency_s: np.ndarray
-    cost: np.ndarray
-    failed_verdicts: dict[int, str]
-    extra: list[str | None]
-    metadata: list[str | None] | None
+#: a scorer's code for a sample: no score, a value, n/a (no value, no error), an error
+_MISSING, _VALUE, _NOT_APPLICABLE, _ERROR = -1, 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +45,29 @@ class ScoreColumns:
     values: np.ndarray
     errors: np.ndarray
     not_applicable: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class SampleColumns:
+    """A run's samples in dataset order ``(idx, sample_id)``, one array entry per sample.
+
+    ``NaN`` stands for NULL in the float columns. ``scores`` holds each scorer's columns, in
+    the order scorers first appear over the samples. With ``metadata`` asked for,
+    ``metadata_codes`` gives each sample's metadata as an index into ``metadata_texts`` (its
+    distinct JSON texts, ``None``: NULL).
+    """
+
+    error: np.ndarray
+    passed: np.ndarray
+    weighted_score: np.ndarray
+    latency_s: np.ndarray
+    cost: np.ndarray
+    scores: dict[str, ScoreColumns]
+    metadata_codes: np.ndarray | None = None
+    metadata_texts: list[str | None] | None = None
+
+    def __len__(self) -> int:
+        return len(self.passed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,44 +99,75 @@ class ColumnReader(Connection):
         return row is not None and int(row[0]) == 0
 
     def sample_columns(self, run_id: str, *, metadata: bool = False) -> SampleColumns:
-        """The run's samples as columns, in dataset order."""
-        rows = self._read(
-            "SELECT sample_id, CASE WHEN error IS NULL THEN 0 ELSE 1 END, verdict_passed,"
-            " weighted_score, latency_s, cost,"
-            " CASE WHEN verdict_passed = 0 THEN verdict END, extra,"
-            f" {'metadata' if metadata else 'NULL'}"
-            " FROM samples WHERE run_id = ? ORDER BY idx, sample_id",
-            (run_id,),
+        """The run's samples and their scores as columns, in dataset order."""
+        scorers = [
+            str(row[0])
+            for row in self._read(
+                "SELECT DISTINCT scorer FROM scores WHERE run_id = ? ORDER BY scorer", (run_id,)
+            )
+        ]
+        chunks = [
+            scorers[i : i + _SCORERS_PER_QUERY] for i in range(0, len(scorers), _SCORERS_PER_QUERY)
+        ] or [[]]
+        pages = [
+            _ColumnPages(first=i == 0, metadata=metadata and i == 0) for i in range(len(chunks))
+        ]
+        for chunk, read in zip(chunks, pages, strict=True):
+            sql = _columns_sql(len(chunk), read.first, read.metadata)
+            self._read_pages(sql, (*chunk, run_id), read.add, _PAGE_ROWS)
+        numbers = pages[0].table(len(chunks[0]))
+        scored: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for chunk, read in zip(chunks, pages, strict=True):
+            block = read.table(len(chunk))
+            at = _NUMBERS if read.first else 0
+            for i, name in enumerate(chunk):
+                scored[name] = (block[:, at + 2 * i], block[:, at + 2 * i + 1])
+        columns = SampleColumns(
+            error=numbers[:, 0] != 0,
+            passed=numbers[:, 1] != 0,
+            weighted_score=np.ascontiguousarray(numbers[:, 2]),
+            latency_s=np.ascontiguousarray(numbers[:, 3]),
+            cost=np.ascontiguousarray(numbers[:, 4]),
+            scores={
+                name: _score_columns(*scored[name])
+                for name in self._first_appearance(run_id, scored)
+            },
         )
-        columns: list[Any] = list(zip(*rows, strict=True)) if rows else [()] * 9
-        del rows  # the row tuples: the columns hold their values
-        failed = {i: text for i, text in enumerate(columns[6]) if text is not None}
-        return SampleColumns(
-            ids=list(columns[0]),
-            error=np.array(columns[1], dtype=bool),
-            passed=np.array(columns[2], dtype=bool),
-            weighted_score=_floats(columns[3]),
-            latency_s=_floats(columns[4]),
-            cost=_floats(columns[5]),
-            failed_verdicts=failed,
-            extra=list(columns[7]),
-            metadata=list(columns[8]) if metadata else None,
+        if not metadata:
+            return columns
+        return dataclasses_replace(
+            columns,
+            metadata_codes=pages[0].metadata_codes(),
+            metadata_texts=[None if t is None else str(self._db.text(t)) for t in pages[0].texts],
         )
 
-    def score_columns(
-        self, run_id: str, positions: dict[str, int]
-    ) -> tuple[dict[str, ScoreColumns], list[tuple[str, str, str | None]]]:
-        """Each scorer's columns (in the order scorers first appear over the samples), and the
-        ``(scorer, metadata, unreadable)`` of every score whose metadata has judge counts.
+    def _first_appearance(
+        self, run_id: str, scored: dict[str, tuple[np.ndarray, np.ndarray]]
+    ) -> list[str]:
+        """The scorers in the order they first appear over the samples (and, at one sample,
+        in the order their scores were stored), as a record per sample lists them."""
+        first: dict[str, int] = {}
+        for name, (_, code) in scored.items():
+            present = np.flatnonzero(code != _MISSING)
+            if present.size:
+                first[name] = int(present[0])
+        stored: dict[str, int] = {}
+        for position in sorted(set(first.values())):
+            at = [name for name in first if first[name] == position]
+            if len(at) > 1:
+                rows = self._read(
+                    "SELECT c.scorer FROM scores c WHERE c.run_id = ? AND c.sample_id ="
+                    " (SELECT sample_id FROM samples WHERE run_id = ?"
+                    " ORDER BY idx, sample_id LIMIT 1 OFFSET ?) ORDER BY c.rowid",
+                    (run_id, run_id, position),
+                )
+                stored.update((str(row[0]), n) for n, row in enumerate(rows))
+        return sorted(first, key=lambda name: (first[name], stored.get(name, 0)))
 
-        ``positions`` maps each sample id to its position in dataset order.
-        """
-        rows = self._read(
-            "SELECT sample_id, scorer, value, CASE WHEN error IS NULL THEN 0"
-            " WHEN error = '' THEN 1 ELSE 2 END, rowid FROM scores WHERE run_id = ?",
-            (run_id,),
-        )
-        judged = [
+    def judged_scores(self, run_id: str) -> list[tuple[str, str, str | None]]:
+        """The ``(scorer, metadata, unreadable)`` of every score of the run whose metadata has
+        judge counts (in no particular order: the judges' tallies are counts)."""
+        return [
             (row[0], row[1], row[2])
             for row in self._read(
                 "SELECT scorer, metadata, unreadable FROM scores"
@@ -123,30 +175,45 @@ class ColumnReader(Connection):
                 (run_id,),
             )
         ]
-        if not rows:
-            return {}, judged
-        ids, scorers, values, errors, rowids = zip(*rows, strict=True)
-        codes: dict[str, int] = {}
-        code = np.array([codes.setdefault(name, len(codes)) for name in scorers], dtype=np.int64)
-        where = np.array([positions[i] for i in ids], dtype=np.int64)
-        order = np.lexsort((np.array(rowids, dtype=np.int64), where))
-        code, where = code[order], where[order]
-        value = _floats(values)[order]
-        error = np.array(errors, dtype=np.int8)[order]
-        names = list(codes)
-        _, first = np.unique(code, return_index=True)
-        out: dict[str, ScoreColumns] = {}
-        for c in code[np.sort(first)].tolist():
-            mask = code == c
-            v, e = value[mask], error[mask]
-            na = np.isnan(v) & (e == 0)
-            out[names[c]] = ScoreColumns(
-                positions=where[mask],
-                values=v,
-                errors=~na & (np.isnan(v) | (e == 2)),
-                not_applicable=na,
-            )
-        return out, judged
+
+    def failed_samples(
+        self, run_id: str, consume: Callable[[list[tuple[str, str | None]]], None]
+    ) -> None:
+        """Give ``consume`` the ``(sample_id, verdict)`` of each sample that did not pass, in
+        dataset order, a page at a time."""
+        self._text_pages(
+            "SELECT sample_id, verdict FROM samples WHERE run_id = ? AND verdict_passed = 0"
+            " ORDER BY idx, sample_id",
+            run_id,
+            consume,
+        )
+
+    def sample_extras(
+        self, run_id: str, consume: Callable[[list[tuple[str, bool, str]]], None]
+    ) -> None:
+        """Give ``consume`` the ``(sample_id, passed, extra)`` of each sample with an
+        ``extra`` (a run of epochs keeps each sample's epoch there), in dataset order."""
+
+        def decoded(page: list[tuple[Any, ...]]) -> None:
+            consume([(sid, bool(ok), extra) for sid, ok, extra in page])
+
+        self._text_pages(
+            "SELECT sample_id, verdict_passed, extra FROM samples WHERE run_id = ?"
+            " AND extra IS NOT NULL ORDER BY idx, sample_id",
+            run_id,
+            decoded,
+        )
+
+    def _text_pages(
+        self, sql: str, run_id: str, consume: Callable[[list[tuple[Any, ...]]], None]
+    ) -> None:
+        text = self._db.text
+        self._read_pages(
+            sql,
+            (run_id,),
+            lambda page: consume([tuple(map(text, row)) for row in page]),
+            _PAGE_ROWS,
+        )
 
     def call_totals(self, run_id: str) -> CallTotals:
         """The run's integer sums and counts, computed in SQL."""
@@ -189,6 +256,80 @@ class ColumnReader(Connection):
         )
 
 
-def _floats(values: Any) -> np.ndarray:
-    """A float array of ``values``, NaN for ``None``."""
-    return np.array(values, dtype=float) if len(values) else np.empty(0)
+def _columns_sql(scorers: int, samples: bool, metadata: bool) -> str:
+    """The query of the sample columns (``samples``: the numbers, ``metadata`` last) and the
+    value and code of ``scorers`` scorers, whose names are its first parameters."""
+    selected = (
+        [
+            "CASE WHEN s.error IS NULL THEN 0 ELSE 1 END",
+            "s.verdict_passed",
+            "s.weighted_score",
+            "s.latency_s",
+            "s.cost",
+        ]
+        if samples
+        else []
+    )
+    joins = []
+    for i in range(scorers):
+        c = f"c{i}"
+        selected += [
+            f"{c}.value",
+            f"CASE WHEN {c}.scorer IS NULL THEN {_MISSING} WHEN {c}.value IS NULL THEN"
+            f" (CASE WHEN {c}.error IS NULL THEN {_NOT_APPLICABLE} ELSE {_ERROR} END)"
+            f" WHEN {c}.error IS NULL OR {c}.error = '' THEN {_VALUE} ELSE {_ERROR} END",
+        ]
+        joins.append(
+            f" LEFT JOIN scores {c} ON {c}.run_id = s.run_id AND {c}.sample_id = s.sample_id"
+            f" AND {c}.scorer = ?"
+        )
+    if metadata:
+        selected.append("s.metadata")
+    return (
+        f"SELECT {', '.join(selected)} FROM samples s{''.join(joins)}"
+        " WHERE s.run_id = ? ORDER BY s.idx, s.sample_id"
+    )
+
+
+def _score_columns(values: np.ndarray, code: np.ndarray) -> ScoreColumns:
+    positions = np.flatnonzero(code != _MISSING)
+    code = code[positions]
+    return ScoreColumns(
+        positions=positions,
+        values=values[positions],
+        errors=code == _ERROR,
+        not_applicable=code == _NOT_APPLICABLE,
+    )
+
+
+class _ColumnPages:
+    """The pages of one query of :func:`_columns_sql` as arrays: the ``first`` query's
+    sample numbers, its metadata texts as codes (``metadata``), and the scorers' columns."""
+
+    def __init__(self, *, first: bool, metadata: bool) -> None:
+        self.first = first
+        self.metadata = metadata
+        self.texts: dict[Any, int] = {}
+        self.blocks: list[np.ndarray] = []
+        self.codes: list[np.ndarray] = []
+
+    def add(self, page: list[tuple[Any, ...]]) -> None:
+        """Keep one page's values (its rows are dropped with the page)."""
+        if self.metadata:
+            texts = self.texts
+            codes = [texts.setdefault(row[-1], len(texts)) for row in page]
+            self.codes.append(np.array(codes, dtype=np.intp))
+            page = [row[:-1] for row in page]
+        self.blocks.append(np.array(page, dtype=float).reshape(len(page), -1))
+
+    def table(self, scorers: int) -> np.ndarray:
+        """The pages as one float array: the samples' numbers (in the first query), then each
+        scorer's value and code, one row per sample."""
+        if len(self.blocks) != 1:
+            width = (_NUMBERS if self.first else 0) + 2 * scorers
+            self.blocks = [np.concatenate(self.blocks) if self.blocks else np.empty((0, width))]
+        return self.blocks[0]
+
+    def metadata_codes(self) -> np.ndarray:
+        """Each sample's metadata text, as its index among the distinct texts."""
+        return np.concatenate(self.codes) if self.codes else np.empty(0, dtype=np.intp)

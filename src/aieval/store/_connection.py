@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +96,21 @@ class Connection:
         with self._lock:
             try:
                 return self._db.query(sql, args)
+            except self._db.errors as exc:
+                raise self._failed(exc, "read") from exc
+
+    def _read_pages(
+        self,
+        sql: str,
+        args: Sequence[Any],
+        consume: Callable[[list[tuple[Any, ...]]], None],
+        size: int = 65536,
+    ) -> None:
+        """Give the rows of a query to ``consume`` a page at a time (see :meth:`Backend.pages`:
+        texts as the driver returns them, decoded with ``self._db.text``)."""
+        with self._lock:
+            try:
+                self._db.pages(sql, args, consume, size)
             except self._db.errors as exc:
                 raise self._failed(exc, "read") from exc
 

@@ -21,8 +21,8 @@ def describe(exc: BaseException, role: str | None = None) -> str:
     user) and what it lacks."""
     diag = getattr(exc, "diag", None)
     primary = getattr(diag, "message_primary", None) if diag is not None else None
-    if not primary:
-        return str(exc).strip()
+    if not primary:  # libpq's connection failures say "Is the server running..." on a 2nd line
+        return " ".join(str(exc).split())
     if getattr(diag, "sqlstate", None) == _NO_PRIVILEGE:
         denied = _DENIED.search(primary)
         if denied is not None:

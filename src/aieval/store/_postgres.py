@@ -20,7 +20,7 @@ import contextlib
 import json
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -41,6 +41,8 @@ __all__ = ["PostgresBackend", "postgres_schema"]
 ORDERED_TABLES = ("runs", "samples", "scores")
 # pg_advisory_xact_lock key serialising schema creation and migration ("aieval" in ASCII)
 _SCHEMA_LOCK = 0x61696576616C
+# first key of the two-key advisory locks taken on a run id while a copy of it is written ("aiev")
+_RUN_LOCK = 0x61696576
 
 
 class PostgresBackend(Backend):
@@ -48,6 +50,7 @@ class PostgresBackend(Backend):
 
     no_limit = None
     for_update = " FOR UPDATE"
+    run_lock = f"SELECT 1 FROM pg_advisory_xact_lock({_RUN_LOCK}, hashtext(?))"
     # one array parameter: the statement's text stays the same (parsed and planned once)
     max_members = 5000
 
@@ -97,6 +100,23 @@ class PostgresBackend(Backend):
 
     def member_of(self, column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
         return f"{column} = ANY(?)", ([to_pg(v) for v in values],)
+
+    def pages(
+        self,
+        sql: str,
+        args: Sequence[Any],
+        consume: Callable[[list[tuple[Any, ...]]], None],
+        size: int = 65536,
+    ) -> None:
+        # a server-side cursor: the client holds one page, not the whole result
+        conn = self._live()
+        with conn.transaction(), conn.cursor(name="aieval_pages") as cursor:
+            cursor.execute(_translate(sql), to_pg_row(args))
+            while page := cursor.fetchmany(size):
+                consume(page)
+
+    def text(self, value: Any) -> Any:
+        return from_pg(value)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
         self._live().execute(_translate(sql), to_pg_row(args))

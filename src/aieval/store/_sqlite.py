@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from aieval.store._backend import Backend
-from aieval.store._encoding import row_from_db, to_db_row
+from aieval.store._encoding import from_db, row_from_db, to_db_row
 from aieval.store._location import StoreLocation
 from aieval.store._schema import table_names, up_to_date
 
@@ -42,6 +42,25 @@ class SqliteBackend(Backend):
 
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self._db.execute(sql, to_db_row(args)).fetchall()
+
+    def pages(
+        self,
+        sql: str,
+        args: Sequence[Any],
+        consume: Callable[[list[tuple[Any, ...]]], None],
+        size: int = 65536,
+    ) -> None:
+        cursor = self._db.cursor()
+        cursor.row_factory = None  # plain tuples: texts are decoded by the reader, if read
+        try:
+            cursor.execute(sql, to_db_row(args))
+            while page := cursor.fetchmany(size):
+                consume(page)
+        finally:
+            cursor.close()
+
+    def text(self, value: Any) -> Any:
+        return from_db(value)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
         self._db.execute(sql, to_db_row(args))

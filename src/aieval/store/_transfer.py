@@ -235,7 +235,7 @@ class TransferTable(Connection):
         The header replaces the stored one; a sample already stored (same run and sample id)
         is kept when it is the same (a repeated upload), and refused when it differs. With
         ``checked`` (what the caller compared its copy with), the run's header and sample ids
-        are read again inside the transaction, the run's row locked, and anything changed since
+        are read again inside the transaction, the run locked, and anything changed since
         is refused: no writer slips in between the comparison and the write. Nothing is
         written when the run is unchanged, and nothing at all when any row fails (the error
         names the run).
@@ -258,6 +258,8 @@ class TransferTable(Connection):
         with self._lock:
             try:
                 with db.transaction(exclusive=True):
+                    if db.run_lock:  # two copies of a run new here: one writes, then the other
+                        db.one(db.run_lock, (run.id,))
                     row = db.one(
                         f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?{db.for_update}", (run.id,)
                     )
@@ -320,6 +322,7 @@ class TransferTable(Connection):
             f"run {run.id} ({run.name}) {what} since it was compared with this copy, by another "
             f"writer to {self.location}. Nothing of it was written; push again to compare anew",
             run_id=run.id,
+            changed_since=True,
         )
 
     def _same_as_stored(self, run: RunRow, sample: StoredSample) -> None:
