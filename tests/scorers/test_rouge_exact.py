@@ -76,7 +76,7 @@ def _batch(pairs: list[tuple[str, str]]) -> list[str]:
 def test_whitespace_is_what_str_split_splits_on() -> None:
     everything = "".join(map(chr, range(0x110000)))
     assert re.findall(r"\s", everything) == [c for c in everything if c.isspace()]
-    assert [chr(b) for b in range(256) if _lcs._ASCII_SPACE[b] == 32 and b != 32] == [
+    assert [chr(b) for b in range(256) if _lcs._SOLID[b] == 0 and b != 32] == [
         chr(b) for b in range(128) if chr(b).isspace() and b != 32
     ]
 
@@ -150,3 +150,20 @@ def test_ids_past_the_surrogates_become_code_points_above_them() -> None:
     text = _lcs._as_text(np.array([0, 255, 0xD7FF, 0xD800, 0xFFFF], dtype=np.int64))
     assert [ord(c) for c in text] == [0, 255, 0xD7FF, 0xE000, 0x107FF]
     assert _lcs._as_text(np.array([3, 255], dtype=np.int64)) == "\x03\xff"
+
+
+@pytest.mark.parametrize("distinct", [255, 256, 257, 300, 700])
+def test_pairs_around_256_distinct_tokens_share_a_chunk_with_short_ones(distinct: int) -> None:
+    """Ids taken mod 256 where a pair has at most 256 distinct tokens, counted from the pair's
+    first id past that: both beside short pairs in one chunk, equal to rouge-score."""
+    rng = random.Random(distinct)
+    vocab = [f"t{i}" for i in range(distinct)]
+    wide = []
+    for _ in range(3):
+        ref = rng.sample(vocab, distinct)
+        pred = [t for t in ref if rng.random() < 0.8] + rng.choices(vocab, k=20)
+        wide.append((" ".join(pred), " ".join(ref)))
+    pairs = [*_pairs(seed=5, size=4), wide[0], *_pairs(seed=6, size=3), *wide[1:]]
+    assert max(len(set(r.split())) for _, r in pairs) == distinct
+    assert _batch(pairs) == _expected(pairs)
+    assert _lcs.rouge_l_many([p for p, _ in wide], [r for _, r in wide])[0] < 1.0

@@ -4,10 +4,13 @@ Tokens are compared by their text. One pair's token lists go to rapidfuzz's LCS 
 (it compares their hash values) when no two distinct tokens share a value, and otherwise become
 small integer ids (one code point each) through a dict. Over many pairs the
 texts are tokenized as UTF-8 bytes with numpy: each token's id comes from its exact bytes
-(two 8-byte words, a longer token through a dict), sorted by pair and a hash of those bytes,
-with every group of equal hashes checked byte for byte; a pair where two different tokens share
-a hash is scored again on its own, exactly. The F-measure uses rouge-score's arithmetic, so
-both paths give its numbers to the last bit.
+(two 8-byte words shifted out of aligned loads, a longer token through a dict), sorted by pair
+and a hash of those bytes, with every group of equal hashes checked byte for byte; a pair where
+two different tokens share a hash is scored again on its own, exactly. The groups are numbered
+in sorted order, so a pair's ids are consecutive and, taken mod 256, one byte each when it has
+at most 256 distinct tokens; the LCS of every pair of a chunk runs in one rapidfuzz ``cpdist``
+call. The F-measure uses rouge-score's arithmetic, so both paths give its numbers to the last
+bit.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import repeat
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz.distance import LCSseq
+from rapidfuzz.process import cpdist as _cpdist
 
 from aieval.scorers._token_hashes import distinct_by_hash
 
@@ -33,8 +38,8 @@ _IDS = "".join(map(chr, range(0xD800)))
 #: Non-ASCII characters ``str.split()`` splits on (``\s`` in ``re`` is the same test,
 #: ``Py_UNICODE_ISSPACE``); turned into spaces so the byte tokenizer needs only ASCII.
 _NON_ASCII_SPACE = re.compile(r"[^\S\x00-\x7f]")
-#: ASCII whitespace bytes to b" ", every other byte kept.
-_ASCII_SPACE = bytes(32 if b < 128 and chr(b).isspace() else b for b in range(256))
+#: Each byte to 0 if it is ASCII whitespace, else 1: the joined bytes' token mask in one pass.
+_SOLID = bytes(0 if b < 128 and chr(b).isspace() else 1 for b in range(256))
 
 _U64 = np.uint64
 #: The second word of a token longer than 16 bytes (0xFE never occurs in UTF-8 either); its
@@ -54,13 +59,12 @@ _MAX_BYTES = 1 << (_INDEX_BITS - 2)
 _INDEX_MASK = _U64((1 << _INDEX_BITS) - 1)
 _PAIR_SHIFT = _U64(64 - _PAIR_BITS)
 _PAIR_SHIFT_SORTED = _U64(64 - _PAIR_BITS - _INDEX_BITS)
-_ALL = _U64(0xFFFFFFFFFFFFFFFF)
-#: By a token's byte count (1..8): the mask of its bytes in a little-endian word, and the
-#: 0xFF bytes after them.
-_KEEP = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=_U64)
-_FILL = ~_KEEP
-#: After the joined texts: a space, then room for an 8-byte load at any token's second word.
-_PAD = b" " * 16
+_ALL_INT = 0xFFFFFFFFFFFFFFFF
+#: By a token's byte count in a word (0..8): the 0xFF bytes after them in a little-endian word.
+_FILL = np.array([_ALL_INT ^ ((1 << (8 * k)) - 1) for k in range(9)], dtype=_U64)
+#: After the joined texts: spaces up to a whole 8-byte word, then two more words (so the three
+#: aligned words holding any token's first 16 bytes are all there).
+_PAD = b" " * 24
 
 
 def lcs_of_tokens(pred: list[str], ref: list[str]) -> int:
@@ -148,11 +152,23 @@ def _chunk(preds: list[bytes], refs: list[bytes]) -> list[float]:
     counts, starts, lens, raw = _tokenize([*preds, *refs])
     if not len(starts):
         return [0.0] * n
-    ids, collided = _pair_ids(n, counts, starts, lens, raw)
+    ids, bases, wide, collided = _pair_ids(n, counts, starts, lens, raw)
     bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
-    text = _as_text(ids)
-    spans = zip(bounds[:n], bounds[1 : n + 1], bounds[n:-1], bounds[n + 1 :], strict=True)
-    lcs = np.fromiter([_lcs_length(text[a:b], text[c:d]) for a, b, c, d in spans], np.float64, n)
+    # a pair of at most 256 distinct tokens: its ids taken mod 256 are still distinct
+    text = ids.astype(np.uint8).tobytes().decode("latin-1")
+    spans = list(zip(bounds[:n], bounds[1 : n + 1], bounds[n:-1], bounds[n + 1 :], strict=True))
+    lcs = _cpdist(
+        [text[a:b] for a, b, _, _ in spans],
+        [text[c:d] for _, _, c, d in spans],
+        scorer=_lcs_length,
+        dtype=np.int32,
+    ).astype(np.float64)
+    for pair in wide:  # more distinct tokens than one byte holds: ids counted from the pair's base
+        a, b, c, d = spans[pair]
+        pair_ids = np.concatenate((ids[a:b], ids[c:d]))
+        pair_ids -= bases[pair]  # (mod 2**16: a pair's ids are consecutive from its base)
+        pair_text = _as_text(pair_ids)
+        lcs[pair] = _lcs_length(pair_text[: b - a], pair_text[b - a :])
     lens_f = counts.astype(np.float64)
     scores: list[float] = _f_measures(lcs, lens_f[:n], lens_f[n:]).tolist()
     for pair in collided:  # two different tokens shared a hash in this pair: score it exactly
@@ -166,17 +182,19 @@ def _chunk(preds: list[bytes], refs: list[bytes]) -> list[float]:
 def _tokenize(
     texts: list[bytes],
 ) -> tuple[NDArray[np.int64], NDArray[np.intp], NDArray[np.intp], bytes]:
-    """Token counts per text, each token's start and length in the joined bytes, those bytes."""
-    raw = b" ".join([b"", *texts, _PAD]).translate(_ASCII_SPACE)
-    solid = np.frombuffer(raw, np.uint8) != 32
+    """Token counts per text, each token's start and length in the joined bytes, those bytes
+    (padded to whole 8-byte words, with at least two spare words after the last token)."""
+    sizes = np.fromiter(map(len, texts), np.int64, len(texts))
+    # text i starts after the leading space and texts 0..i-1, each with its space
+    text_starts = np.cumsum(sizes + 1)
+    joined = int(text_starts[-1]) + 1  # the leading space, then every text and its space
+    raw = b" ".join([b"", *texts, _PAD[: 15 + (-joined - 15) % 8]])
+    text_starts -= sizes
+    solid = np.frombuffer(raw.translate(_SOLID), np.bool_)
     edges = np.flatnonzero(solid[1:] != solid[:-1])
     edges += 1
     starts = edges[0::2]
     lens = edges[1::2] - starts
-    sizes = np.fromiter(map(len, texts), np.int64, len(texts))
-    # text i starts after the leading space and texts 0..i-1, each with its space
-    text_starts = np.cumsum(sizes + 1)
-    text_starts -= sizes
     first = np.searchsorted(starts, text_starts)
     counts = np.diff(first, append=len(starts))
     return counts, starts, lens, raw
@@ -188,27 +206,22 @@ def _pair_ids(
     starts: NDArray[np.intp],
     lens: NDArray[np.intp],
     raw: bytes,
-) -> tuple[NDArray[np.int32], list[int]]:
-    """Each token's id within its pair (0, 1, ... in the order of its pair's sorted hashes),
-    and the pairs where two different tokens shared a hash (their ids are not to be used)."""
-    words = np.ndarray((len(raw) - 7,), dtype="<u8", buffer=raw, offset=0, strides=(1,))
-    first = _word(words.take(starts), lens)
+) -> tuple[NDArray[np.uint16], NDArray[np.uint16], list[int], list[int]]:
+    """Each token's id (the number of its group of equal tokens, in the order of the pairs and
+    their sorted hashes, mod 2**16), each pair's first id, the pairs with more than 256 distinct
+    tokens, and the pairs where two different tokens shared a hash (their ids are not to be
+    used)."""
+    first, second = _words(np.frombuffer(raw, "<u8"), starts, lens)
     total = len(starts)
-    longer = np.flatnonzero(lens > 8)
-    second = None
-    if len(longer):
-        second = np.full(total, _ALL, dtype=_U64)
-        second[longer] = _word(words.take(starts[longer] + 8), lens[longer] - 8)
-        long_tokens = longer[lens[longer] > 16]
-        if len(long_tokens):
-            numbers: dict[bytes, int] = {}
-            ends = starts[long_tokens] + lens[long_tokens]
-            spans = zip(starts[long_tokens].tolist(), ends.tolist(), strict=True)
-            first[long_tokens] = [numbers.setdefault(raw[a:b], len(numbers)) for a, b in spans]
-            second[long_tokens] = _LONG
+    long_tokens = np.flatnonzero(lens > 16)
+    if len(long_tokens):
+        numbers: dict[bytes, int] = {}
+        ends = starts[long_tokens] + lens[long_tokens]
+        spans = zip(starts[long_tokens].tolist(), ends.tolist(), strict=True)
+        first[long_tokens] = [numbers.setdefault(raw[a:b], len(numbers)) for a, b in spans]
+        second[long_tokens] = _LONG
     key = first * _MIX1
-    if second is not None:  # (a token of at most 8 bytes adds a constant: no need)
-        key += second * _MIX2
+    key += second * _MIX2
     key >>= _HASH_SHIFT
     key <<= _U64(_INDEX_BITS)
     per_pair = counts[:n] + counts[n:]
@@ -221,41 +234,56 @@ def _pair_ids(
     key >>= _U64(_INDEX_BITS)  # pair and hash
     new_group = key[1:] != key[:-1]
     first_sorted = first.take(order)
-    same = first_sorted[1:] == first_sorted[:-1]
-    if second is not None:
-        second_sorted = second.take(order)
-        same &= second_sorted[1:] == second_sorted[:-1]
-    same |= new_group
-    clash = np.flatnonzero(~same)
-    group = np.empty(total, dtype=np.int32)
+    differ = first_sorted[1:] != first_sorted[:-1]
+    second_sorted = second.take(order)
+    differ |= second_sorted[1:] != second_sorted[:-1]
+    differ &= ~new_group  # two different tokens in one group: their hashes clashed
+    collided: list[int] = []
+    if differ.any():
+        clash = np.flatnonzero(differ)
+        collided = sorted(set((key[clash] >> _PAIR_SHIFT_SORTED).tolist()))
+    # groups numbered in sorted order, mod 2**16: a pair's groups are consecutive numbers (the
+    # pair is the key's high bits) and fewer than 2**16 (a chunk has fewer tokens), so distinct
+    group = np.empty(total, dtype=np.uint16)
     group[0] = 0
-    np.cumsum(new_group, out=group[1:])
-    # a pair's tokens are contiguous in sorted order (the pair is the key's high bits)
+    np.cumsum(new_group, dtype=np.uint16, out=group[1:])
+    ids = np.empty(total, dtype=np.uint16)
+    ids[order] = group
     pair_firsts = np.cumsum(per_pair) - per_pair
     np.minimum(pair_firsts, total - 1, out=pair_firsts)
-    group -= np.repeat(group.take(pair_firsts), per_pair)
-    ids = np.empty(total, dtype=np.int32)
-    ids[order] = group
-    collided = []
-    if len(clash):
-        collided = sorted(set((key[clash] >> _PAIR_SHIFT_SORTED).tolist()))
-    return ids, collided
+    bases = group.take(pair_firsts)
+    spread = group.take(np.maximum(pair_firsts + per_pair - 1, 0)) - bases  # (mod 2**16)
+    wide = np.flatnonzero((spread >= 256) & (per_pair > 0)).tolist()
+    return ids, bases, wide, collided
 
 
-def _word(loaded: NDArray[np.uint64], lens: NDArray[np.intp]) -> NDArray[np.uint64]:
-    """8 bytes loaded at each token's start: the token's first ``lens`` of them (at most 8)
-    kept, the others set to 0xFF, a byte UTF-8 never uses, so the word is those bytes and
-    their number exactly."""
-    kept = np.minimum(lens, 8)
-    loaded &= _KEEP[kept]
-    loaded |= _FILL[kept]
-    return loaded
+def _words(
+    aligned: NDArray[np.uint64], starts: NDArray[np.intp], lens: NDArray[np.intp]
+) -> tuple[NDArray[np.uint64], NDArray[np.uint64]]:
+    """Each token's first and second 8 bytes as two words, read from the joined bytes' aligned
+    words (three per token, shifted together: no unaligned gather). A word keeps the token's
+    bytes and sets the bytes past its end to 0xFF, a byte UTF-8 never uses, so the two words
+    are a token of at most 16 bytes exactly (one of at most 8 has an all-0xFF second word)."""
+    index = starts >> 3
+    low = (starts & 7).astype(_U64)
+    low <<= _U64(3)  # bits to drop from the first aligned word
+    high = _U64(64) - low  # where the next word's bytes go (a shift by 64 gives 0 in numpy)
+    a = aligned.take(index)
+    index += 1
+    b = aligned.take(index)
+    index += 1
+    c = aligned.take(index)
+    a >>= low
+    a |= b << high
+    b >>= low
+    b |= c << high
+    a |= _FILL.take(np.minimum(lens, 8))
+    b |= _FILL.take(np.clip(lens - 8, 0, 8))
+    return a, b
 
 
-def _as_text(ids: NDArray[np.int32]) -> str:
+def _as_text(ids: NDArray[np.integer[Any]]) -> str:
     """The ids as one string of code points (surrogates skipped)."""
-    if ids.max() < 256:
-        return ids.astype(np.uint8).tobytes().decode("latin-1")
     points = ids.astype(np.uint32)
     points[points >= 0xD800] += 0x800
     return points.tobytes().decode("utf-32-le")

@@ -165,9 +165,11 @@ def _rouge_l_batch(
     """
     one = functools.partial(rouge_l.fn, tokenizer=tokenizer, use_stemmer=use_stemmer)
     one("", "")  # an unsupported option is the caller's error, raised once, not per row
+    inline = tokenizer == "whitespace" and not use_stemmer
+    if inline and set(map(type, predictions)) | set(map(type, expected)) <= {str}:
+        return list(rouge_l_many(predictions, expected))  # every row two strings: no row loop
     results: list[float | Score | ScorerError] = []
     plain: list[int] = []
-    inline = tokenizer == "whitespace" and not use_stemmer
     for row, (pred_text, ref_text) in enumerate(zip(predictions, expected, strict=True)):
         if inline and type(pred_text) is str and type(ref_text) is str:
             plain.append(row)
