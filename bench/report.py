@@ -12,8 +12,10 @@ SQLite file with ``aieval.run`` (and copied to a temporary PostgreSQL server, st
 Debian server binaries, for ``--backends postgres``); then ``build_report`` and ``compare_runs``
 are timed, each in a fresh process so that its peak memory (VmHWM) is its own, with the time
 spent only reading the samples back shown apart: ``read`` one record per sample
-(``iter_samples``, as reports of graded runs and comparisons call it), ``read_columns`` as
-columns (as reports of runs of plain verdicts read them). With
+(``iter_samples``, as reports of graded runs and the record path of comparisons call it),
+``read_columns`` as columns (as reports of runs of plain verdicts read them). For
+``compare_runs`` the time spent in its bootstraps (the paired bootstrap of each metric and the
+non-inferiority tests) is shown too: the rest is reading, pairing and the rules. With
 ``--before REV`` (default: the commit before the read path was reworked), each step is also
 run by the code of git revision ``REV`` (exported to a temporary folder) on the same stores,
 alternating with the current code, and the ratio printed: on a shared machine only figures
@@ -106,6 +108,21 @@ from aieval import Store
 from aieval.report import build_report, compare_runs
 import scipy.stats  # imported lazily by the statistics: paid before timing
 what, location, base, cand, resamples = sys.argv[1:6]
+# the bootstraps' share: time spent in the paired bootstrap and the non-inferiority tests
+spent = [0.0]
+def _timed(fn):
+    def timed(*args, **kwargs):
+        began = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[0] += time.perf_counter() - began
+    return timed
+for module in list(sys.modules.values()):
+    if getattr(module, "__name__", "").startswith("aieval."):
+        for name in ("paired_bootstrap_ci", "noninferiority_test"):
+            if callable(getattr(module, name, None)):
+                setattr(module, name, _timed(getattr(module, name)))
 store = Store(location)
 store.get_run(cand)
 started, cpu = time.perf_counter(), time.process_time()
@@ -136,7 +153,7 @@ with open("/proc/self/status") as status:
     for line in status:
         if line.startswith("VmHWM:"):
             peak = int(line.split()[1]) / 1024
-print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak}))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak, "bootstraps": spent[0]}))
 """
 
 
@@ -243,6 +260,7 @@ def reports(
             f"  {backend:8s} {what:13s} {figures['seconds']:7.2f} s (CPU {figures['cpu']:6.2f} s)"
             f"  peak {figures['peak_mb']:6.0f} MB"
             f"  ({figures['seconds'] * 1e6 / n:5.1f} us per sample)"
+            + (f"; bootstraps {figures['bootstraps']:.2f} s" if figures["bootstraps"] else "")
         )
         if old is not None:
             print(

@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -77,9 +78,13 @@ P2P = [
 
 def test_junit_from_real_pytest_run(project: Path, tmp_path: Path) -> None:
     report = tmp_path / "junit.xml"
+    # the project's tests need only pytest itself: loading every installed plugin (hypothesis,
+    # schemathesis, aieval's own...) would cost the run most of its time
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"],
         cwd=project,
+        env=env,
         capture_output=True,
     )
     outcomes = load_junit_xml(report)

@@ -151,6 +151,7 @@ class OpenAIServer:
         self._stopping: asyncio.Event | None = None
         self._port = 0
         self._hold: tuple[int, float] | None = None
+        self._hold_reached: asyncio.Event | None = None  # made on the server's loop
 
     @property
     def root_url(self) -> str:
@@ -172,6 +173,7 @@ class OpenAIServer:
         answered anyway, so a bound that is never reached fails the test's own assertion on
         :attr:`max_in_flight` instead of hanging it.
         """
+        self._hold_reached = None
         self._hold = (count, time.monotonic() + timeout)
 
     def reset(self) -> None:
@@ -268,6 +270,9 @@ class OpenAIServer:
             body = None
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        hold, reached = self._hold, self._hold_reached
+        if hold is not None and reached is not None and self.max_in_flight >= hold[0]:
+            reached.set()
         self.requests.append(
             RecordedRequest(
                 path=request.path,
@@ -296,8 +301,12 @@ class OpenAIServer:
         if self._hold is None:
             return
         count, until = self._hold
-        while self.max_in_flight < count and time.monotonic() < until:
-            await asyncio.sleep(0.005)
+        if self.max_in_flight < count:
+            if self._hold_reached is None:
+                self._hold_reached = asyncio.Event()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._hold_reached.wait(), until - time.monotonic())
+            self._hold_reached.set()  # given up: release the others held with this one
         self._hold = None  # reached (or given up): later requests are answered at once
 
     def _next_behaviour(self, body: Any) -> Behaviour:

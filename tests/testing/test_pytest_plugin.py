@@ -93,10 +93,19 @@ WRONG_RETURNS = textwrap.dedent(
 )
 
 
-def _plugin_args() -> list[str]:
-    """Load the plugin by module unless its pytest11 entry point is installed already."""
+def _plugin_args(*, autoload: bool = True) -> list[str]:
+    """Load the plugin by module unless its pytest11 entry point is installed already; with
+    ``autoload=False`` (no plugin loads by itself), name the installed entry point."""
     installed = {ep.name for ep in importlib.metadata.entry_points(group="pytest11")}
-    return [] if "aieval" in installed else ["-p", "aieval.testing._plugin"]
+    if "aieval" not in installed:
+        return ["-p", "aieval.testing._plugin"]
+    return [] if autoload else ["-p", "aieval"]
+
+
+def _pytest_env(**extra: str) -> dict[str, str]:
+    """The environment of a project's pytest run that loads aieval's plugin and no other:
+    the other installed plugins (hypothesis, schemathesis...) cost much of a run's start."""
+    return {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **extra}
 
 
 @pytest.fixture(scope="module")
@@ -110,12 +119,14 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "AIEVAL_DB": str(project / "a.db")}
+def _pytest(project: Path, *args: str, autoload: bool = False) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest`` in ``project``; with ``autoload``, every installed plugin loads by
+    itself, as in a user's session."""
+    env = {"PYTHONPATH": str(ROOT / "src"), "AIEVAL_DB": str(project / "a.db")}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", *_plugin_args(), "-rA", *args],
+        [sys.executable, "-m", "pytest", *_plugin_args(autoload=autoload), "-rA", *args],
         cwd=project,
-        env=env,
+        env={**os.environ, **env} if autoload else _pytest_env(**env),
         capture_output=True,
         text=True,
         timeout=300,
@@ -224,7 +235,7 @@ def test_no_aieval_turns_the_plugin_off(tmp_path: Path) -> None:
     assert "aieval" in installed, "aieval is installed, so its pytest11 entry point is too"
     (tmp_path / "eval_good.yaml").write_text(GOOD)
     (tmp_path / "test_plain.py").write_text(PLAIN_TEST)
-    done = _pytest(tmp_path, "-p", "no:aieval")
+    done = _pytest(tmp_path, "-p", "no:aieval", autoload=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout and "qa-good" not in done.stdout, done.stdout
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.testing.test_pytest_plugin import _plugin_args, _pytest_env
 
 from aieval import RunResult, Score, run
 from aieval.testing import EvalPolicy, check_run
@@ -93,13 +93,11 @@ def test_the_plugin_default_policy_fails_a_run_that_scored_nothing(tmp_path: Pat
     (tmp_path / "pytest.ini").write_text(
         "[pytest]\naddopts = -p no:cacheprovider\naieval_min_pass_rate = 0.0\n"
     )
-    installed = {ep.name for ep in importlib.metadata.entry_points(group="pytest11")}
-    plugin = [] if "aieval" in installed else ["-p", "aieval.testing._plugin"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    plugin = _plugin_args(autoload=False)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *plugin, "-rA", "--aieval-store", "none"],
         cwd=tmp_path,
-        env=env,
+        env=_pytest_env(PYTHONPATH=str(ROOT / "src")),
         capture_output=True,
         text=True,
         timeout=300,

@@ -22,7 +22,7 @@ from aieval.report._tally import ColumnTally, GroupTally, JudgeTally, ReasonTall
 from aieval.store import Store
 from aieval.store._column_reads import SampleColumns, ScoreColumns
 
-__all__ = ["BulkNumbers", "bulk_numbers"]
+__all__ = ["BulkNumbers", "bulk_numbers", "judge_tallies"]
 
 #: distinct failed verdict texts whose reasons are kept while reading (then forgotten)
 _VERDICTS_KEPT = 10_000
@@ -65,7 +65,7 @@ def bulk_numbers(
         cost_known=_in_order_sum(costs),  # in order, as the per-sample tally sums
         cost_priced=len(costs),
         scorers={name: _column(s) for name, s in cols.scores.items()},
-        judges=_judges(store.judged_scores(run_id)),
+        judges=judge_tallies(store.judged_scores(run_id)),
         reasons=_reasons(store, run_id),
         slices=_slices(cols, slice_by, slice_key),
         epochs=_epochs(store, run_id),
@@ -87,7 +87,8 @@ def _column(scores: ScoreColumns) -> ColumnTally:
     return column
 
 
-def _judges(judged: list[tuple[str, str, str | None]]) -> dict[str, JudgeTally]:
+def judge_tallies(judged: list[tuple[str, str, str | None]]) -> dict[str, JudgeTally]:
+    """Each judge's tally (by scorer) from ``(scorer, metadata, unreadable)`` score rows."""
     judges: dict[str, JudgeTally] = {}
     for name, text, unreadable in judged:
         metadata = loads(text) or {}

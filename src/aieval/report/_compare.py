@@ -4,20 +4,31 @@ decision."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from aieval.core import ROW_CHECK_PREFIX
 from aieval.errors import ConfigError
-from aieval.grading import RunStanding, tie_break
+from aieval.grading import RunStanding
 from aieval.report._comparable import (
     comparison_warnings,
     digest,
     judge_shares,
     scorer_changes,
     tally_judges,
+)
+from aieval.report._compare_columns import column_parts
+from aieval.report._compare_rows import (
+    ComparedParts,
+    added_warning,
+    describe_changes,
+    metric_row,
+    side_row,
+    tie_break_row,
+    uneven_warning,
+    without_scorers,
 )
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
@@ -26,10 +37,8 @@ from aieval.report._samples import (
     ExampleNumbers,
     example_numbers,
     merge_epochs,
-    ungraded_score,
 )
 from aieval.report._tally import JudgeTally
-from aieval.stats import paired_bootstrap_ci
 from aieval.store import RunRow, Store
 
 __all__ = ["Comparison", "compare_runs", "describe_changes"]
@@ -120,6 +129,9 @@ def compare_runs(
 ) -> Comparison:
     """Compare two stored runs example by example and decide whether the candidate promotes.
 
+    Two runs whose every sample has a plain verdict (``Store.plain_run``) are read and compared
+    as columns; any other pair sample by sample. Both give the same numbers.
+
     Args:
         store: the run store.
         baseline: a run id, id prefix, a :class:`RunRow`, or a run name: the most recent run of
@@ -147,6 +159,57 @@ def compare_runs(
         raise ConfigError(
             f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
         )
+    if base_store.plain_run(base_row.id) and store.plain_run(cand_row.id):
+        parts = column_parts(
+            base_store, base_row, store, cand_row, policy,
+            confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
+        )  # fmt: skip
+    else:
+        parts = _record_parts(
+            base_store, base_row, store, cand_row, policy,
+            confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
+        )  # fmt: skip
+    decision = parts.decision
+    return Comparison(
+        baseline=_side_header(base_row),
+        candidate=_side_header(cand_row),
+        paired=parts.paired,
+        only_baseline=parts.only_baseline[:_MAX_IDS],
+        only_candidate=parts.only_candidate[:_MAX_IDS],
+        only_baseline_count=len(parts.only_baseline),
+        only_candidate_count=len(parts.only_candidate),
+        metrics=parts.metrics,
+        regressions=parts.regressions,
+        improvements=parts.improvements,
+        unchanged=parts.paired - parts.regressions_count - parts.improvements_count,
+        tie_break=parts.tie_break,
+        decision=decision,
+        regressions_count=parts.regressions_count,
+        improvements_count=parts.improvements_count,
+        warnings=decision.warnings,
+        scored_paired=next(
+            int(r.details["paired"]) for r in decision.rules if r.rule == "paired_examples"
+        ),
+        provenance=provenance(
+            base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
+        ),
+    )
+
+
+def _record_parts(
+    base_store: Store,
+    base_row: RunRow,
+    store: Store,
+    cand_row: RunRow,
+    policy: PromotionPolicy,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    max_examples: int | None,
+) -> ComparedParts:
+    """The comparison read sample by sample (every kind of run; the reference of
+    :func:`column_parts`)."""
     # a run of epochs has N samples per example: each side pairs by example, its numbers the
     # mean over its epochs (merge_epochs), so the paired test sees one value per example
     base_epochs: dict[str, list[ExampleNumbers]] = {}
@@ -179,18 +242,12 @@ def compare_runs(
     added = _scorers(cand.values()) - _scorers(base.values())
     if added:
         # the baseline has no numbers for them: they would shift the candidate's mean alone
-        cand = {i: _without_scorers(ex, added) for i, ex in cand.items()}
-        warnings.append(
-            f"the candidate adds scorers the baseline lacks ({', '.join(sorted(added))}): left "
-            "out of its weighted score so both sides average the same scorers"
-        )
+        cand = {i: without_scorers(ex, added) for i, ex in cand.items()}
+        warnings.append(added_warning(added))
     pairs = [(b, cand[i]) for i, b in base.items() if i in cand]
     pairs, uneven = _shared_row_checks(pairs, added)
     if uneven:
-        warnings.append(
-            f"{uneven} paired example(s) carry a row's own check on one side only: left out "
-            "of that side's weighted score so both sides average the same checks"
-        )
+        warnings.append(uneven_warning(uneven))
     only_b = [i for i in base if i not in cand]
     only_c = [i for i in cand if i not in base]
     regressions, improvements = _changes(pairs, policy.example_delta)
@@ -207,29 +264,17 @@ def compare_runs(
         changed_expected=changed_expected,
         scorer_changes=scorer_changes(base_row.config, cand_row.config),
     )
-    return Comparison(
-        baseline=_side_header(base_row),
-        candidate=_side_header(cand_row),
+    return ComparedParts(
         paired=len(pairs),
-        only_baseline=only_b[:_MAX_IDS],
-        only_candidate=only_c[:_MAX_IDS],
-        only_baseline_count=len(only_b),
-        only_candidate_count=len(only_c),
+        only_baseline=only_b,
+        only_candidate=only_c,
         metrics=_metrics(pairs, confidence, n_resamples, seed),
         regressions=regressions[:max_examples] if max_examples is not None else regressions,
         improvements=improvements[:max_examples] if max_examples is not None else improvements,
-        unchanged=len(pairs) - len(regressions) - len(improvements),
-        tie_break=_tie_break(pairs),
-        decision=decision,
         regressions_count=len(regressions),
         improvements_count=len(improvements),
-        warnings=decision.warnings,
-        scored_paired=next(
-            int(r.details["paired"]) for r in decision.rules if r.rule == "paired_examples"
-        ),
-        provenance=provenance(
-            base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
-        ),
+        tie_break=_tie_break(pairs),
+        decision=decision,
     )
 
 
@@ -251,14 +296,6 @@ def _scorers(examples: Iterable[ExampleNumbers]) -> set[str]:
     return {name for ex in examples if not ex.graded for name in ex.scores}
 
 
-def _without_scorers(ex: ExampleNumbers, names: set[str]) -> ExampleNumbers:
-    """``ex`` with its ungraded weighted score recomputed without the scorers ``names``."""
-    if ex.graded or not names & set(ex.scores):
-        return ex
-    kept = {k: v for k, v in ex.scores.items() if k not in names}
-    return replace(ex, weighted_score=ungraded_score(ex.error, kept, ex.weights))
-
-
 def _shared_row_checks(pairs: list[Pair], added: set[str]) -> tuple[list[Pair], int]:
     """``pairs`` with each ungraded side's weighted score recomputed without the rows' own
     checks (``row:...``) the other side lacks (and, for the candidate, without the ``added``
@@ -274,7 +311,7 @@ def _shared_row_checks(pairs: list[Pair], added: set[str]) -> tuple[list[Pair], 
             continue
         uneven += 1
         out.append(
-            (_without_scorers(b, rows_b - rows_c), _without_scorers(c, (rows_c - rows_b) | added))
+            (without_scorers(b, rows_b - rows_c), without_scorers(c, (rows_c - rows_b) | added))
         )
     return out, uneven
 
@@ -324,17 +361,7 @@ def _metric(
         }
     vb = np.array([v for v, _ in both])
     vc = np.array([v for _, v in both])
-    ci = paired_bootstrap_ci(vb, vc, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    return {
-        "name": name,
-        "baseline": float(vb.mean()),
-        "candidate": float(vc.mean()),
-        "delta": ci.estimate,
-        "low": ci.low,
-        "high": ci.high,
-        "n": len(both),
-        **missing,
-    }
+    return metric_row(name, vb, vc, missing, confidence, n_resamples, seed)
 
 
 def _gate_getter(name: str) -> Callable[[ExampleNumbers], float | None]:
@@ -372,8 +399,8 @@ def _changes(
             continue
         entry = {
             "id": b.id,
-            "baseline": _side(b),
-            "candidate": _side(c),
+            "baseline": side_row(b),
+            "candidate": side_row(c),
             "delta": delta,
             "changes": describe_changes(b, c),
         }
@@ -387,57 +414,8 @@ def _changes(
     return [e for _, e in regressions], [e for _, e in improvements]
 
 
-def _side(ex: ExampleNumbers) -> dict[str, Any]:
-    side = {"passed": ex.passed, "grade": ex.grade, "weighted_score": ex.weighted_score}
-    if ex.pass_share is not None:
-        side["pass_share"] = ex.pass_share
-    return side
-
-
-def describe_changes(b: ExampleNumbers, c: ExampleNumbers) -> list[str]:
-    """Human-readable differences between the baseline and candidate of one example."""
-    out = []
-    if b.passed != c.passed:
-        out.append("now passes" if c.passed else "no longer passes")
-    if b.grade != c.grade and b.grade is not None and c.grade is not None:
-        out.append(f"grade {b.grade} -> {c.grade}")
-    if b.weighted_score is not None and c.weighted_score is not None:
-        d = c.weighted_score - b.weighted_score
-        if d:
-            out.append(
-                f"weighted score {b.weighted_score:.1f} -> {c.weighted_score:.1f} ({d:+.1f})"
-            )
-    for gate in sorted(set(b.gates) | set(c.gates)):
-        was, now = b.gates.get(gate), c.gates.get(gate)
-        if was is not None and now is not None and was != now:
-            out.append(f"gate {gate} {'now passes' if now else 'now fails'}")
-    for name in sorted(c.floor_violations() - b.floor_violations()):
-        out.append(f"criterion {name} now below its floor")
-    for name in sorted(b.floor_violations() - c.floor_violations()):
-        out.append(f"criterion {name} back above its floor")
-    if c.error and not b.error:
-        out.append(f"target error: {c.error}")
-    elif b.error and not c.error:
-        out.append("target error fixed")
-    return out
-
-
 def _tie_break(pairs: list[Pair]) -> dict[str, Any]:
-    a = _standing([b for b, _ in pairs])
-    b = _standing([c for _, c in pairs])
-    if a is None or b is None:
-        return {"winner": None, "rule": "none", "reason": "no weighted scores to rank the runs by"}
-    result = tie_break(a, b)
-    winner = {"a": "baseline", "b": "candidate"}.get(result.winner or "")
-    reason = result.reason.replace("run a", "baseline").replace("run b", "candidate")
-    values = result.values or (None, None)
-    return {
-        "winner": winner,
-        "rule": result.rule,
-        "reason": reason,
-        "baseline_value": values[0],
-        "candidate_value": values[1],
-    }
+    return tie_break_row(_standing([b for b, _ in pairs]), _standing([c for _, c in pairs]))
 
 
 def _standing(examples: Sequence[ExampleNumbers]) -> RunStanding | None:

@@ -23,6 +23,8 @@ __all__ = [
     "judge_rule",
     "paired_rule",
     "pass_rate_rule",
+    "pass_rate_rule_of",
+    "unscored_pair",
 ]
 
 Outcome = Literal["pass", "fail", "inconclusive"]
@@ -219,26 +221,50 @@ def pass_rate_rule(
     """The pass rate is not shown to be worse than the baseline's by more than ``margin``
     percentage points (paired-proportion score test on the pass flags; a paired t-test on the
     per-example pass shares when a side ran epochs, whose examples pass in part)."""
+    if not baseline:
+        return RuleResult("pass_rate_not_worse", True, "no paired examples: nothing to check")
+    pairs = list(zip(baseline, candidate, strict=True))
+    return pass_rate_rule_of(
+        [b.pass_value for b in baseline],
+        [c.pass_value for c in candidate],
+        lost=sum(b.passed and not c.passed for b, c in pairs),
+        gained=sum(c.passed and not b.passed for b, c in pairs),
+        shares=any(ex.pass_share is not None for pair in pairs for ex in pair),
+        margin=margin,
+        alpha=alpha,
+    )
+
+
+def pass_rate_rule_of(
+    baseline: Sequence[float],
+    candidate: Sequence[float],
+    *,
+    lost: int,
+    gained: int,
+    shares: bool,
+    margin: float,
+    alpha: float,
+) -> RuleResult:
+    """:func:`pass_rate_rule` on the paired examples' pass values (``pass_value``), with the
+    examples that lost and gained their pass and whether a side's examples pass in part."""
     from aieval.stats import NoninferiorityMethod, noninferiority_test
 
     rule = "pass_rate_not_worse"
     if not baseline:
         return RuleResult(rule, True, "no paired examples: nothing to check")
-    pairs = list(zip(baseline, candidate, strict=True))
-    d = [100.0 * (c.pass_value - b.pass_value) for b, c in pairs]
-    shares = any(ex.pass_share is not None for pair in pairs for ex in pair)
+    d = [100.0 * (c - b) for b, c in zip(baseline, candidate, strict=True)]
     method: NoninferiorityMethod = "t" if shares else "proportion"
     test = noninferiority_test(d, margin=margin, alpha=alpha, method=method, scale=100.0)
-    rate_b = sum(b.pass_value for b in baseline) / len(baseline)
-    rate_c = sum(c.pass_value for c in candidate) / len(candidate)
+    rate_b = sum(baseline) / len(baseline)
+    rate_c = sum(candidate) / len(candidate)
     details = {
         "baseline": rate_b,
         "candidate": rate_c,
         "delta_points": test.mean_delta,
         "upper_bound": test.upper_bound,
         "margin": margin,
-        "lost": sum(b.passed and not c.passed for b, c in zip(baseline, candidate, strict=True)),
-        "gained": sum(c.passed and not b.passed for b, c in zip(baseline, candidate, strict=True)),
+        "lost": lost,
+        "gained": gained,
     }
     head = (
         f"pass rate {rate_c:.1%} vs baseline {rate_b:.1%} ({test.mean_delta:+.1f} points, upper "

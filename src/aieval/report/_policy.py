@@ -32,6 +32,7 @@ __all__ = [
     "PromotionPolicy",
     "RuleResult",
     "decide_promotion",
+    "promotion_decision",
     "score_test",
 ]
 
@@ -148,6 +149,18 @@ def decide_promotion(
         severe_rule(baseline, candidate, policy),
         judge_rule(judges or {}, policy.judge_parse_failure_limit, baseline_judges),
     ]
+    return promotion_decision(rules, policy, unpaired=unpaired, warnings=warnings)
+
+
+def promotion_decision(
+    rules: list[RuleResult],
+    policy: PromotionPolicy,
+    *,
+    unpaired: int = 0,
+    warnings: Sequence[str] = (),
+) -> PromotionDecision:
+    """The decision of the policy's ``rules`` (in policy order, as :func:`decide_promotion`
+    applies them), with the ``warnings`` and a note of the ``unpaired`` examples."""
     notes = list(warnings)
     if unpaired:
         notes.append(f"{unpaired} examples are in only one run; see the coverage rule")

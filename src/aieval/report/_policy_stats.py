@@ -11,7 +11,7 @@ from aieval.report._policy_model import PromotionPolicy
 from aieval.report._samples import ExampleNumbers
 from aieval.stats import NoninferiorityResult, noninferiority_test
 
-__all__ = ["score_rule", "score_test"]
+__all__ = ["score_rule", "score_rule_of", "score_test"]
 
 
 def score_rule(
@@ -28,19 +28,25 @@ def score_rule(
     score it, the candidate counts 0 points. The rule fails when the upper bound is below
     ``-margin`` (worse than the margin, shown) and is inconclusive in between.
     """
-    rule = "weighted_score_noninferior"
     pairs = [
         (b.promotion_score, 0.0 if c is None or unscored_pair(b, c) else c.promotion_score)
         for b, c in [*zip(baseline, candidate, strict=True), *((b, None) for b in baseline_only)]
         if b.promotion_score is not None
     ]
-    if not pairs:
+    base = np.array([p[0] for p in pairs], dtype=float)
+    cand = np.array([p[1] for p in pairs], dtype=float)
+    return score_rule_of(base, cand, policy)
+
+
+def score_rule_of(base: np.ndarray, cand: np.ndarray, policy: PromotionPolicy) -> RuleResult:
+    """Rule 2 on the paired scores as :func:`score_rule` lists them (the baseline's scored
+    examples, paired ones first, each with the candidate's score or 0)."""
+    rule = "weighted_score_noninferior"
+    if not base.size:
         return RuleResult(
             rule, False, "no example has a weighted score in the baseline: nothing to test",
             inconclusive=True,
         )  # fmt: skip
-    base = np.array([p[0] for p in pairs], dtype=float)
-    cand = np.array([p[1] for p in pairs], dtype=float)
     test = score_test(base, cand, policy)
     verdict = (
         "improved" if test.improved

@@ -1,7 +1,7 @@
 """The run store: runs, samples, scores and model calls, each sample committed as it ends.
 
 :class:`Store` joins the tables' parts: runs (``_runs``), sample writes and reads
-(``_sample_writes``, ``_sample_reads``, ``_column_reads``), judge calibrations
+(``_sample_writes``, ``_sample_reads``, ``_column_reads``, ``_pair_reads``), judge calibrations
 (``_calibrations``) and copying runs between stores (``_transfer``), all over one connection
 (``_connection``) to a backend (``_backend``: SQLite or PostgreSQL).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 from aieval.store._calibrations import CalibrationRow, CalibrationTable
 from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
+from aieval.store._pair_reads import PairReader
 from aieval.store._runs import RunRow, RunTable, new_run_id
 from aieval.store._sample_reads import SampleReader
 from aieval.store._sample_writes import SampleWriter
@@ -19,7 +20,15 @@ from aieval.store._transfer import TransferTable
 __all__ = ["CalibrationRow", "RunRow", "Store", "default_db_path", "new_run_id"]
 
 
-class Store(RunTable, SampleWriter, SampleReader, ColumnReader, CalibrationTable, TransferTable):
+class Store(
+    RunTable,
+    SampleWriter,
+    SampleReader,
+    ColumnReader,
+    PairReader,
+    CalibrationTable,
+    TransferTable,
+):
     """A run store: an SQLite file (WAL mode, safe for several readers and one writer), or a
     PostgreSQL database named by a ``postgresql://`` URL (many writers; extra ``postgres``).
 

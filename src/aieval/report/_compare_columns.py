@@ -1,0 +1,631 @@
+"""``compare_runs`` of two runs of plain verdicts, from columns.
+
+What the record path (``_compare._record_parts``) computes example by example, computed on
+arrays, in the same order and with the same float operations (so every sum, mean and bootstrap
+sees the same values): each run's samples and scores are read in bulk
+(:class:`~aieval.store._pair_reads.PairReader`), paired by example id through one dict, and
+merged over epochs column by column. Per-example objects are built only where a rule needs one:
+the regressions and improvements listed, and the examples whose weighted score leaves out a
+scorer one side lacks. Inputs and expected answers are compared as stored texts (by the database
+when both runs are in one store); the few that differ as text are decoded and digested as the
+record path does, so a text that differs only in spelling (key order, say) is not a change.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from aieval.core import ROW_CHECK_PREFIX
+from aieval.grading import RunStanding
+from aieval.report._bulk import judge_tallies
+from aieval.report._comparable import comparison_warnings, digest, judge_shares, scorer_changes
+from aieval.report._compare_rows import (
+    ComparedParts,
+    added_warning,
+    describe_changes,
+    metric_row,
+    side_row,
+    tie_break_row,
+    uneven_warning,
+    without_scorers,
+)
+from aieval.report._evidence import (
+    Coverage,
+    comparable_rule,
+    coverage_rule,
+    judge_rule,
+    paired_rule,
+    pass_rate_rule_of,
+)
+from aieval.report._policy import PromotionDecision, PromotionPolicy, promotion_decision
+from aieval.report._policy_rules import floor_rule, gate_rule, severe_rule
+from aieval.report._policy_stats import score_rule_of
+from aieval.report._samples import ExampleNumbers
+from aieval.report._tally import JudgeTally
+from aieval.store import RunRow, Store
+from aieval.store._pair_reads import no_collection
+
+__all__ = ["column_parts"]
+
+
+@dataclass(slots=True)
+class _Side:
+    """One run's examples, in order of first appearance, as arrays (``NaN``: none).
+
+    ``present[k, e]``/``values[k, e]``: whether example ``e`` has a score of ``names[k]`` and its
+    value (the mean over its epochs); ``first_row[k, e]`` orders an example's scorers as its
+    samples list them. ``single[e]``: the example has one sample, whose numbers it keeps.
+    """
+
+    store: Store
+    run_id: str
+    keys: list[str]
+    sample_ids: list[str]
+    first_sample: np.ndarray
+    last_sample: np.ndarray
+    single: np.ndarray
+    passed: np.ndarray
+    pass_value: np.ndarray
+    weighted: np.ndarray
+    latency: np.ndarray
+    cost: np.ndarray
+    errors: dict[int, str]
+    names: list[str]
+    present: np.ndarray
+    values: np.ndarray
+    first_row: np.ndarray
+    judges: dict[str, JudgeTally]
+    epochs: bool
+
+    def ident(self, e: int) -> str:
+        """The id of example ``e``'s numbers: its sample's id when it has one sample."""
+        return self.sample_ids[int(self.first_sample[e])] if self.single[e] else self.keys[e]
+
+    def row(self, name: str) -> int | None:
+        """The index of scorer ``name`` in :attr:`names`, ``None`` when the run has none."""
+        try:
+            return self.names.index(name)
+        except ValueError:
+            return None
+
+    def scores(self, e: int) -> dict[str, float | None]:
+        """Example ``e``'s scores by name, in the order its samples list them."""
+        ks = sorted(np.flatnonzero(self.present[:, e]).tolist(), key=lambda k: self.first_row[k, e])
+        return {self.names[k]: _opt(self.values[k, e]) for k in ks}
+
+    def numbers(self, e: int, weights: dict[str, float] | None = None) -> ExampleNumbers:
+        """Example ``e`` as the record path's :class:`ExampleNumbers` (no gates or criteria:
+        a plain verdict has none)."""
+        return ExampleNumbers(
+            id=self.ident(e),
+            passed=bool(self.passed[e]),
+            weighted_score=_opt(self.weighted[e]),
+            scores=self.scores(e),
+            error=self.errors.get(e),
+            latency_s=_opt(self.latency[e]),
+            cost=_opt(self.cost[e]),
+            weights=(weights or {}) if self.single[e] else {},
+            pass_share=None if self.single[e] else float(self.pass_value[e]),
+        )
+
+
+def column_parts(
+    base_store: Store,
+    base_row: RunRow,
+    store: Store,
+    cand_row: RunRow,
+    policy: PromotionPolicy,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    max_examples: int | None,
+) -> ComparedParts:
+    """The comparison of two runs whose every sample has a plain verdict, from columns."""
+    with no_collection():
+        return _column_parts(
+            base_store, base_row, store, cand_row, policy,
+            confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
+        )  # fmt: skip
+
+
+def _column_parts(
+    base_store: Store,
+    base_row: RunRow,
+    store: Store,
+    cand_row: RunRow,
+    policy: PromotionPolicy,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    max_examples: int | None,
+) -> ComparedParts:
+    base = _read_side(base_store, base_row.id)
+    cand = _read_side(store, cand_row.id)
+    index = {key: e for e, key in enumerate(cand.keys)}
+    pair_b = [e for e, key in enumerate(base.keys) if key in index]
+    pair_c = [index[base.keys[e]] for e in pair_b]
+    paired_c = np.zeros(len(cand.keys), dtype=bool)
+    paired_c[pair_c] = True
+    paired_b = np.zeros(len(base.keys), dtype=bool)
+    paired_b[pair_b] = True
+    pb, pc = np.array(pair_b, dtype=np.int64), np.array(pair_c, dtype=np.int64)
+    only_b = np.flatnonzero(~paired_b)
+    changed, changed_expected = _changed_texts(base, cand, base_store is store, pb, pc)
+    warnings = comparison_warnings(
+        base_row, cand_row, {"baseline": base.judges, "candidate": cand.judges}, policy
+    )
+    added = set(cand.names) - set(base.names)
+    wc_all = cand.weighted.copy()
+    if added:
+        warnings.append(added_warning(added))
+        _leave_out(cand, wc_all, added)
+    wb, wc = base.weighted[pb], wc_all[pc]
+    uneven = _shared_row_checks(base, cand, pb, pc, wb, wc, wc_all, added)
+    if uneven:
+        warnings.append(uneven_warning(uneven))
+    decision = _decision(
+        base, cand, pb, pc, wb, wc, only_b, policy,
+        unpaired=len(only_b) + int(np.count_nonzero(~paired_c)),
+        warnings=warnings, changed=changed, changed_expected=changed_expected,
+        scorer_changes=scorer_changes(base_row.config, cand_row.config),
+    )  # fmt: skip
+    regressions, improvements, counts = _changes(
+        base, cand, pb, pc, wb, wc, policy.example_delta, max_examples
+    )
+    return ComparedParts(
+        paired=len(pair_b),
+        only_baseline=[base.keys[e] for e in only_b.tolist()],
+        only_candidate=[cand.keys[e] for e in np.flatnonzero(~paired_c).tolist()],
+        metrics=_metrics(base, cand, pb, pc, wb, wc, confidence, n_resamples, seed),
+        regressions=regressions,
+        improvements=improvements,
+        regressions_count=counts[0],
+        improvements_count=counts[1],
+        tie_break=tie_break_row(
+            _standing(wb, base.latency[pb], base.cost[pb]),
+            _standing(wc, cand.latency[pc], cand.cost[pc]),
+        ),
+        decision=decision,
+    )
+
+
+def _read_side(store: Store, run_id: str) -> _Side:
+    samples = store.pair_samples(run_id)
+    n = len(samples.ids)
+    positions = {sample_id: p for p, sample_id in enumerate(samples.ids)}
+    scores = store.pair_scores(run_id, positions)
+    if samples.epochs:
+        found: dict[str, int] = {}
+        example = np.array(
+            [
+                found.setdefault(
+                    sid.removesuffix(f"#{samples.epochs[p]}") if p in samples.epochs else sid,
+                    len(found),
+                )
+                for p, sid in enumerate(samples.ids)
+            ],
+            dtype=np.int64,
+        )
+        keys = list(found)
+    else:
+        example = np.arange(n, dtype=np.int64)
+        keys = samples.ids
+    m = len(keys)
+    order = np.argsort(example, kind="stable")
+    counts = np.bincount(example, minlength=m)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])) if m else np.empty(0, dtype=np.int64)
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - np.repeat(starts, counts)
+    single = counts == 1
+    first_sample = order[starts] if m else np.empty(0, dtype=np.int64)
+    last_sample = order[starts + counts - 1] if m else np.empty(0, dtype=np.int64)
+    width = int(counts.max()) if m else 1
+
+    def merged(x: np.ndarray) -> np.ndarray:
+        out = x[first_sample] if m else np.empty(0)
+        if width > 1:
+            out = np.where(single, out, _epoch_means(x, example, rank, m, width))
+        return out
+
+    passed = samples.passed[first_sample] if m else np.empty(0, dtype=bool)
+    pass_value = passed.astype(float)
+    if width > 1:
+        share = _epoch_means(samples.passed.astype(float), example, rank, m, width)
+        pass_value = np.where(single, pass_value, share)
+        passed = np.where(single, passed, share >= 0.5)
+    errors = _merged_errors(samples.errors, example, counts, first_sample)
+    k = len(scores.names)
+    present = np.zeros((k, m), dtype=bool)
+    values = np.full((k, m), np.nan)
+    first_row = np.full((k, m), len(scores.code), dtype=np.int64)
+    rows = np.arange(len(scores.code), dtype=np.int64)
+    for c in range(k):
+        mask = scores.code == c
+        where = scores.position[mask]
+        ex = example[where]
+        present[c, ex] = True
+        seen, first = np.unique(ex, return_index=True)
+        first_row[c, seen] = rows[mask][first]
+        column = np.full(n, np.nan)
+        column[where] = scores.value[mask]
+        values[c] = merged(column)
+    return _Side(
+        store=store,
+        run_id=run_id,
+        keys=keys,
+        sample_ids=samples.ids,
+        first_sample=first_sample,
+        last_sample=last_sample,
+        single=single,
+        passed=passed,
+        pass_value=pass_value,
+        weighted=merged(samples.weighted_score),
+        latency=merged(samples.latency_s),
+        cost=merged(samples.cost),
+        errors=errors,
+        names=scores.names,
+        present=present,
+        values=values,
+        first_row=first_row,
+        judges=judge_tallies(store.judged_scores(run_id)),
+        epochs=bool(samples.epochs),
+    )
+
+
+def _epoch_means(
+    x: np.ndarray, example: np.ndarray, rank: np.ndarray, m: int, width: int
+) -> np.ndarray:
+    """Per example, the mean of its samples' known values of ``x`` (``NaN``: none), summed
+    one epoch after the other as ``merge_epochs`` sums them."""
+    grid = np.full((m, width), np.nan)
+    grid[example, rank] = x
+    total = np.zeros(m)
+    count = np.zeros(m, dtype=np.int64)
+    for r in range(width):
+        column = grid[:, r]
+        known = ~np.isnan(column)
+        total = np.where(known, total + np.where(known, column, 0.0), total)
+        count += known
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _merged_errors(
+    errors: dict[int, str], example: np.ndarray, counts: np.ndarray, first_sample: np.ndarray
+) -> dict[int, str]:
+    """Each example's target error: its sample's, or over epochs the first one's when every
+    epoch failed (``merge_epochs``)."""
+    out: dict[int, str] = {}
+    failed: dict[int, int] = {}
+    for position, text in errors.items():
+        e = int(example[position])
+        if counts[e] == 1:
+            out[e] = text
+        elif text:
+            failed[e] = failed.get(e, 0) + 1
+    for e, n in failed.items():
+        if n == counts[e]:
+            out[e] = errors[int(first_sample[e])]
+    return out
+
+
+def _weights(side: _Side, examples: list[int]) -> dict[int, dict[str, float]]:
+    """The stored scorer weights of the single-sample ``examples`` that have any."""
+    ids = {side.sample_ids[int(side.first_sample[e])]: e for e in examples if side.single[e]}
+    found = side.store.sample_weights(side.run_id, list(ids))
+    return {ids[sample_id]: weights for sample_id, weights in found.items()}
+
+
+def _leave_out(cand: _Side, weighted: np.ndarray, added: set[str]) -> None:
+    """``weighted`` (the candidate's) recomputed without the ``added`` scorers where an
+    example has one."""
+    rows = [k for k, name in enumerate(cand.names) if name in added]
+    touched = np.flatnonzero(cand.present[rows].any(axis=0)).tolist()
+    weights = _weights(cand, touched)
+    for e in touched:
+        ex = without_scorers(cand.numbers(e, weights.get(e)), added)
+        weighted[e] = _nan(ex.weighted_score)
+
+
+def _shared_row_checks(
+    base: _Side,
+    cand: _Side,
+    pb: np.ndarray,
+    pc: np.ndarray,
+    wb: np.ndarray,
+    wc: np.ndarray,
+    wc_all: np.ndarray,
+    added: set[str],
+) -> int:
+    """``_compare._shared_row_checks`` on the paired scores ``wb``/``wc`` (in place); how many
+    pairs it changed."""
+    rows_b = _row_checks(base, pb)
+    rows_c = _row_checks(cand, pc)
+    if not rows_b and not rows_c:
+        return 0
+    uneven = [
+        p
+        for p in sorted(set(rows_b) | set(rows_c))
+        if rows_b.get(p, frozenset()) != rows_c.get(p, frozenset())
+        and not base.errors.get(int(pb[p]))
+        and not cand.errors.get(int(pc[p]))
+    ]
+    weights_b = _weights(base, [int(pb[p]) for p in uneven])
+    weights_c = _weights(cand, [int(pc[p]) for p in uneven])
+    for p in uneven:
+        eb, ec = int(pb[p]), int(pc[p])
+        b_rows, c_rows = rows_b.get(p, frozenset()), rows_c.get(p, frozenset())
+        b = without_scorers(base.numbers(eb, weights_b.get(eb)), set(b_rows - c_rows))
+        c = replace(cand.numbers(ec, weights_c.get(ec)), weighted_score=_opt(wc_all[ec]))
+        c = without_scorers(c, set(c_rows - b_rows) | added)
+        wb[p], wc[p] = _nan(b.weighted_score), _nan(c.weighted_score)
+    return len(uneven)
+
+
+def _row_checks(side: _Side, examples: np.ndarray) -> dict[int, frozenset[str]]:
+    """The rows' own checks of each paired example (by pair) that has any."""
+    rows = [k for k, name in enumerate(side.names) if name.startswith(ROW_CHECK_PREFIX)]
+    if not rows:
+        return {}
+    has = side.present[rows][:, examples]
+    out = {}
+    for p in np.flatnonzero(has.any(axis=0)).tolist():
+        out[p] = frozenset(side.names[rows[i]] for i in np.flatnonzero(has[:, p]).tolist())
+    return out
+
+
+def _changed_texts(
+    base: _Side, cand: _Side, one_store: bool, pb: np.ndarray, pc: np.ndarray
+) -> tuple[list[str], list[str]]:
+    """The paired examples whose input, and whose expected answer, differ (candidate order):
+    the baseline's last sample of the example against the candidate's first, as the record
+    path compares them."""
+    changed: list[str] = []
+    changed_expected: list[str] = []
+    if one_store and not base.epochs and not cand.epochs:
+        # one sample per example, example id = sample id: the database compares the texts
+        for pair in cand.store.changed_texts(base.run_id, cand.run_id):
+            if _differ(*pair.inputs):
+                changed.append(pair.sample_id)
+            if _differ(*pair.expected):
+                changed_expected.append(pair.sample_id)
+        return changed, changed_expected
+    base_inputs, base_expected = base.store.sample_texts(base.run_id)
+    cand_inputs, cand_expected = cand.store.sample_texts(cand.run_id)
+    partner = np.full(len(cand.keys), -1, dtype=np.int64)
+    partner[pc] = pb
+    for e in np.flatnonzero(partner >= 0).tolist():
+        b, c = int(base.last_sample[partner[e]]), int(cand.first_sample[e])
+        if base_inputs[b] != cand_inputs[c] and _differ(base_inputs[b], cand_inputs[c]):
+            changed.append(cand.keys[e])
+        if base_expected[b] != cand_expected[c] and _differ(base_expected[b], cand_expected[c]):
+            changed_expected.append(cand.keys[e])
+    return changed, changed_expected
+
+
+def _differ(old: Any, new: Any) -> bool:
+    """Whether two stored JSON texts hold values of different digests."""
+    return bool(_digest(old) != _digest(new))
+
+
+def _digest(text: Any) -> bytes:
+    return digest(None if text is None else json.loads(text))
+
+
+def _decision(
+    base: _Side,
+    cand: _Side,
+    pb: np.ndarray,
+    pc: np.ndarray,
+    wb: np.ndarray,
+    wc: np.ndarray,
+    only_b: np.ndarray,
+    policy: PromotionPolicy,
+    *,
+    unpaired: int,
+    warnings: list[str],
+    changed: list[str],
+    changed_expected: list[str],
+    scorer_changes: list[str],
+) -> PromotionDecision:
+    """``decide_promotion`` on the paired arrays: a plain verdict has no gates, criteria or
+    grade, so those rules see no examples, as they would see none of them."""
+    b_known, c_known = ~np.isnan(wb), ~np.isnan(wc)
+    c_failed = np.array([int(e) in cand.errors for e in pc.tolist()], dtype=bool)
+    lacks = np.zeros(len(pb), dtype=bool)
+    for k, name in enumerate(base.names):
+        b_val = ~np.isnan(base.values[k, pb])
+        kc = cand.row(name)
+        c_val = np.zeros(len(pc), dtype=bool) if kc is None else ~np.isnan(cand.values[kc, pc])
+        lacks |= b_val & ~c_val
+    unscored = b_known & (~c_known | (~c_failed & lacks))
+    only_scored = ~np.isnan(base.weighted[only_b])
+    cov = Coverage(
+        scored=int(np.count_nonzero(b_known)) + int(np.count_nonzero(only_scored)),
+        missing=[base.ident(e) for e in only_b[only_scored].tolist()],
+        unscored=[base.ident(e) for e in pb[unscored].tolist()],
+        candidate_scored=int(np.count_nonzero(c_known)),
+    )
+    score_b = np.concatenate((wb[b_known], base.weighted[only_b][only_scored]))
+    score_c = np.concatenate(
+        (np.where(unscored, 0.0, wc)[b_known], np.zeros(int(np.count_nonzero(only_scored))))
+    )
+    vb, vc = base.pass_value[pb], cand.pass_value[pc]
+    passed_b, passed_c = base.passed[pb], cand.passed[pc]
+    rules = [
+        coverage_rule(cov, policy.coverage_tolerance),
+        comparable_rule([], [], changed, changed_expected, scorer_changes),
+        paired_rule(int(np.count_nonzero(b_known & ~unscored)), policy.min_paired),
+        gate_rule([], [], policy),
+        score_rule_of(score_b, score_c, policy),
+        pass_rate_rule_of(
+            vb.tolist(),
+            vc.tolist(),
+            lost=int(np.count_nonzero(passed_b & ~passed_c)),
+            gained=int(np.count_nonzero(passed_c & ~passed_b)),
+            shares=bool((~base.single[pb]).any() or (~cand.single[pc]).any()),
+            margin=policy.noninferiority_margin,
+            alpha=policy.alpha,
+        ),
+        floor_rule([], [], policy),
+        severe_rule([], [], policy),
+        judge_rule(
+            judge_shares(cand.judges),
+            policy.judge_parse_failure_limit,
+            judge_shares(base.judges),
+        ),
+    ]
+    return promotion_decision(rules, policy, unpaired=unpaired, warnings=warnings)
+
+
+def _changes(
+    base: _Side,
+    cand: _Side,
+    pb: np.ndarray,
+    pc: np.ndarray,
+    wb: np.ndarray,
+    wc: np.ndarray,
+    example_delta: float,
+    max_examples: int | None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[int, int]]:
+    """``_compare._changes`` on arrays: the regressions and improvements listed (up to
+    ``max_examples``), and how many there are."""
+    flip = cand.passed[pc].astype(np.int64) - base.passed[pb].astype(np.int64)
+    known = ~np.isnan(wb) & ~np.isnan(wc)
+    delta = np.where(known, wc - wb, np.nan)
+    key = np.where(known, delta, 0.0)
+    with np.errstate(invalid="ignore"):
+        worse = (flip < 0) | (known & (delta <= -example_delta))
+        better = (flip > 0) | (known & (delta >= example_delta))
+    regressed = np.flatnonzero(worse)
+    improved = np.flatnonzero(better & ~worse)
+    regressed = regressed[np.lexsort((regressed, key[regressed], flip[regressed]))]
+    improved = improved[np.lexsort((improved, -key[improved], -flip[improved]))]
+    if max_examples is not None:
+        shown_r, shown_i = regressed[:max_examples], improved[:max_examples]
+    else:
+        shown_r, shown_i = regressed, improved
+
+    def entry(p: int) -> dict[str, Any]:
+        b = _listed(base, int(pb[p]), wb[p])
+        c = _listed(cand, int(pc[p]), wc[p])
+        return {
+            "id": b.id,
+            "baseline": side_row(b),
+            "candidate": side_row(c),
+            "delta": float(delta[p]) if known[p] else None,
+            "changes": describe_changes(b, c),
+        }
+
+    return (
+        [entry(p) for p in shown_r.tolist()],
+        [entry(p) for p in shown_i.tolist()],
+        (len(regressed), len(improved)),
+    )
+
+
+def _listed(side: _Side, e: int, weighted: float) -> ExampleNumbers:
+    """Example ``e`` as a listed change shows it (its weighted score as compared)."""
+    return ExampleNumbers(
+        id=side.ident(e),
+        passed=bool(side.passed[e]),
+        weighted_score=_opt(weighted),
+        error=side.errors.get(e),
+        pass_share=None if side.single[e] else float(side.pass_value[e]),
+    )
+
+
+def _metrics(
+    base: _Side,
+    cand: _Side,
+    pb: np.ndarray,
+    pc: np.ndarray,
+    wb: np.ndarray,
+    wc: np.ndarray,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+) -> list[dict[str, Any]]:
+    columns = [
+        ("weighted_score", wb, wc),
+        ("pass_rate", base.pass_value[pb], cand.pass_value[pc]),
+    ]
+    for name in _scorer_order(base, cand, pb, pc):
+        columns.append((name, _values(base, name, pb), _values(cand, name, pc)))
+    out = []
+    for name, vb, vc in columns:
+        has_b, has_c = ~np.isnan(vb), ~np.isnan(vc)
+        both = has_b & has_c
+        missing = {
+            "candidate_missing": int(np.count_nonzero(has_b & ~has_c)),
+            "baseline_missing": int(np.count_nonzero(~has_b & has_c)),
+        }
+        if not both.any():
+            out.append(
+                {
+                    "name": name,
+                    "baseline": None,
+                    "candidate": None,
+                    "delta": None,
+                    "low": None,
+                    "high": None,
+                    "n": 0,
+                    **missing,
+                }
+            )
+            continue
+        out.append(metric_row(name, vb[both], vc[both], missing, confidence, n_resamples, seed))
+    return out
+
+
+def _values(side: _Side, name: str, examples: np.ndarray) -> np.ndarray:
+    k = side.row(name)
+    return np.full(len(examples), np.nan) if k is None else side.values[k, examples]
+
+
+def _scorer_order(base: _Side, cand: _Side, pb: np.ndarray, pc: np.ndarray) -> list[str]:
+    """The scorers of the paired examples in the order the record path meets them: pair by
+    pair, the baseline's before the candidate's, each as its samples list them."""
+    keys: dict[str, tuple[int, int, int]] = {}
+    for side_no, (side, examples) in enumerate(((base, pb), (cand, pc))):
+        for k, name in enumerate(side.names):
+            found = np.flatnonzero(side.present[k, examples])
+            if found.size:
+                p = int(found[0])
+                key = (p, side_no, int(side.first_row[k, int(examples[p])]))
+                if name not in keys or key < keys[name]:
+                    keys[name] = key
+    return sorted(keys, key=keys.__getitem__)
+
+
+def _standing(weighted: np.ndarray, latency: np.ndarray, cost: np.ndarray) -> RunStanding | None:
+    """``_compare._standing`` of examples without gates or criteria."""
+    scores = weighted[~np.isnan(weighted)]
+    if not scores.size:
+        return None
+    latencies = latency[~np.isnan(latency)]
+    costs = cost[~np.isnan(cost)].tolist()
+    return RunStanding(
+        weighted_score=float(np.mean(scores)),
+        gate_failures=0,
+        correctness=None,
+        safety=None,
+        p95_latency=float(np.quantile(latencies, 0.95)) if latencies.size else None,
+        cost=float(sum(costs)) if costs else None,
+    )
+
+
+def _opt(value: Any) -> float | None:
+    """A float, ``None`` for ``NaN``."""
+    number = float(value)
+    return None if number != number else number
+
+
+def _nan(value: float | None) -> float:
+    return np.nan if value is None else value

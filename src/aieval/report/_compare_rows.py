@@ -1,0 +1,145 @@
+"""The rows of a comparison both of its paths build alike: a metric's row, an example's side
+and changes, the tie-break, and a weighted score without some scorers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from aieval.grading import RunStanding, tie_break
+from aieval.report._policy import PromotionDecision
+from aieval.report._samples import ExampleNumbers, ungraded_score
+from aieval.stats import paired_bootstrap_ci
+
+__all__ = [
+    "ComparedParts",
+    "added_warning",
+    "describe_changes",
+    "metric_row",
+    "side_row",
+    "tie_break_row",
+    "uneven_warning",
+    "without_scorers",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ComparedParts:
+    """What a comparison path found: the paired count, the unpaired example ids (all), the
+    metric rows, the regressions and improvements listed (and how many there are in all), the
+    tie-break and the promotion decision."""
+
+    paired: int
+    only_baseline: list[str]
+    only_candidate: list[str]
+    metrics: list[dict[str, Any]]
+    regressions: list[dict[str, Any]]
+    improvements: list[dict[str, Any]]
+    regressions_count: int
+    improvements_count: int
+    tie_break: dict[str, Any]
+    decision: PromotionDecision
+
+
+def added_warning(added: set[str]) -> str:
+    """The warning of scorers the candidate adds (left out of its weighted score)."""
+    return (
+        f"the candidate adds scorers the baseline lacks ({', '.join(sorted(added))}): left "
+        "out of its weighted score so both sides average the same scorers"
+    )
+
+
+def uneven_warning(uneven: int) -> str:
+    """The warning of paired examples whose rows' own checks differ between the sides."""
+    return (
+        f"{uneven} paired example(s) carry a row's own check on one side only: left out "
+        "of that side's weighted score so both sides average the same checks"
+    )
+
+
+def without_scorers(ex: ExampleNumbers, names: set[str]) -> ExampleNumbers:
+    """``ex`` with its ungraded weighted score recomputed without the scorers ``names``."""
+    if ex.graded or not names & set(ex.scores):
+        return ex
+    kept = {k: v for k, v in ex.scores.items() if k not in names}
+    return replace(ex, weighted_score=ungraded_score(ex.error, kept, ex.weights))
+
+
+def metric_row(
+    name: str,
+    vb: np.ndarray,
+    vc: np.ndarray,
+    missing: dict[str, int],
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+) -> dict[str, Any]:
+    """A metric's row of the comparison from the values both sides have (``vb[i]`` and
+    ``vc[i]`` of one example; at least one), and the counts of examples one side lacks."""
+    ci = paired_bootstrap_ci(vb, vc, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    return {
+        "name": name,
+        "baseline": float(vb.mean()),
+        "candidate": float(vc.mean()),
+        "delta": ci.estimate,
+        "low": ci.low,
+        "high": ci.high,
+        "n": len(vb),
+        **missing,
+    }
+
+
+def side_row(ex: ExampleNumbers) -> dict[str, Any]:
+    """An example's side of a regression or improvement row."""
+    side = {"passed": ex.passed, "grade": ex.grade, "weighted_score": ex.weighted_score}
+    if ex.pass_share is not None:
+        side["pass_share"] = ex.pass_share
+    return side
+
+
+def describe_changes(b: ExampleNumbers, c: ExampleNumbers) -> list[str]:
+    """Human-readable differences between the baseline and candidate of one example."""
+    out = []
+    if b.passed != c.passed:
+        out.append("now passes" if c.passed else "no longer passes")
+    if b.grade != c.grade and b.grade is not None and c.grade is not None:
+        out.append(f"grade {b.grade} -> {c.grade}")
+    if b.weighted_score is not None and c.weighted_score is not None:
+        d = c.weighted_score - b.weighted_score
+        if d:
+            out.append(
+                f"weighted score {b.weighted_score:.1f} -> {c.weighted_score:.1f} ({d:+.1f})"
+            )
+    for gate in sorted(set(b.gates) | set(c.gates)):
+        was, now = b.gates.get(gate), c.gates.get(gate)
+        if was is not None and now is not None and was != now:
+            out.append(f"gate {gate} {'now passes' if now else 'now fails'}")
+    for name in sorted(c.floor_violations() - b.floor_violations()):
+        out.append(f"criterion {name} now below its floor")
+    for name in sorted(b.floor_violations() - c.floor_violations()):
+        out.append(f"criterion {name} back above its floor")
+    if c.error and not b.error:
+        out.append(f"target error: {c.error}")
+    elif b.error and not c.error:
+        out.append("target error fixed")
+    return out
+
+
+def tie_break_row(a: RunStanding | None, b: RunStanding | None) -> dict[str, Any]:
+    """The comparison's ``tie_break`` of the baseline's standing ``a`` and the candidate's
+    ``b`` (``None``: a side without weighted scores)."""
+    if a is None or b is None:
+        return {"winner": None, "rule": "none", "reason": "no weighted scores to rank the runs by"}
+    result = tie_break(a, b)
+    winner = {"a": "baseline", "b": "candidate"}.get(result.winner or "")
+    reason = result.reason.replace("run a", "baseline").replace("run b", "candidate")
+    values = result.values or (None, None)
+    return {
+        "winner": winner,
+        "rule": result.rule,
+        "reason": reason,
+        "baseline_value": values[0],
+        "candidate_value": values[1],
+    }
