@@ -22,9 +22,10 @@ from aieval.report._comparable import (
 from aieval.report._compare_columns import column_parts
 from aieval.report._compare_rows import (
     ComparedParts,
+    MetricValues,
     added_warning,
     describe_changes,
-    metric_row,
+    metric_rows,
     side_row,
     tie_break_row,
     uneven_warning,
@@ -330,17 +331,13 @@ def _metrics(
     scorers = _ordered(name for b, c in pairs for name in (*b.scores, *c.scores))
     # A scorer feeding a criterion of the same name is the same number; list it once.
     getters += [(name, _scorer_getter(name)) for name in scorers if name not in set(criteria)]
-    return [_metric(name, get, pairs, confidence, n_resamples, seed) for name, get in getters]
+    metrics = [_metric(name, get, pairs) for name, get in getters]
+    return metric_rows(metrics, confidence, n_resamples, seed)
 
 
 def _metric(
-    name: str,
-    get: Callable[[ExampleNumbers], float | None],
-    pairs: list[Pair],
-    confidence: float,
-    n_resamples: int,
-    seed: int | None,
-) -> dict[str, Any]:
+    name: str, get: Callable[[ExampleNumbers], float | None], pairs: list[Pair]
+) -> MetricValues:
     values = [(get(b), get(c)) for b, c in pairs]
     both = [(vb, vc) for vb, vc in values if vb is not None and vc is not None]
     # examples one side scored and the other did not never vanish from the row unsaid
@@ -349,19 +346,8 @@ def _metric(
         "baseline_missing": sum(vb is None and vc is not None for vb, vc in values),
     }
     if not both:
-        return {
-            "name": name,
-            "baseline": None,
-            "candidate": None,
-            "delta": None,
-            "low": None,
-            "high": None,
-            "n": 0,
-            **missing,
-        }
-    vb = np.array([v for v, _ in both])
-    vc = np.array([v for _, v in both])
-    return metric_row(name, vb, vc, missing, confidence, n_resamples, seed)
+        return name, None, None, missing
+    return name, np.array([v for v, _ in both]), np.array([v for _, v in both]), missing
 
 
 def _gate_getter(name: str) -> Callable[[ExampleNumbers], float | None]:

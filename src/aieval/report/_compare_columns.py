@@ -25,9 +25,10 @@ from aieval.report._bulk import judge_tallies
 from aieval.report._comparable import comparison_warnings, digest, judge_shares, scorer_changes
 from aieval.report._compare_rows import (
     ComparedParts,
+    MetricValues,
     added_warning,
     describe_changes,
-    metric_row,
+    metric_rows,
     side_row,
     tie_break_row,
     uneven_warning,
@@ -558,7 +559,7 @@ def _metrics(
     ]
     for name in _scorer_order(base, cand, pb, pc):
         columns.append((name, _values(base, name, pb), _values(cand, name, pc)))
-    out = []
+    metrics: list[MetricValues] = []
     for name, vb, vc in columns:
         has_b, has_c = ~np.isnan(vb), ~np.isnan(vc)
         both = has_b & has_c
@@ -566,22 +567,11 @@ def _metrics(
             "candidate_missing": int(np.count_nonzero(has_b & ~has_c)),
             "baseline_missing": int(np.count_nonzero(~has_b & has_c)),
         }
-        if not both.any():
-            out.append(
-                {
-                    "name": name,
-                    "baseline": None,
-                    "candidate": None,
-                    "delta": None,
-                    "low": None,
-                    "high": None,
-                    "n": 0,
-                    **missing,
-                }
-            )
-            continue
-        out.append(metric_row(name, vb[both], vc[both], missing, confidence, n_resamples, seed))
-    return out
+        if both.any():
+            metrics.append((name, vb[both], vc[both], missing))
+        else:
+            metrics.append((name, None, None, missing))
+    return metric_rows(metrics, confidence, n_resamples, seed)
 
 
 def _values(side: _Side, name: str, examples: np.ndarray) -> np.ndarray:

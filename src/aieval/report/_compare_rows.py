@@ -3,6 +3,7 @@ and changes, the tie-break, and a weighted score without some scorers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -11,13 +12,14 @@ import numpy as np
 from aieval.grading import RunStanding, tie_break
 from aieval.report._policy import PromotionDecision
 from aieval.report._samples import ExampleNumbers, ungraded_score
-from aieval.stats import paired_bootstrap_ci
+from aieval.stats import paired_bootstrap_cis
 
 __all__ = [
     "ComparedParts",
+    "MetricValues",
     "added_warning",
     "describe_changes",
-    "metric_row",
+    "metric_rows",
     "side_row",
     "tie_break_row",
     "uneven_warning",
@@ -67,28 +69,53 @@ def without_scorers(ex: ExampleNumbers, names: set[str]) -> ExampleNumbers:
     return replace(ex, weighted_score=ungraded_score(ex.error, kept, ex.weights))
 
 
-def metric_row(
-    name: str,
-    vb: np.ndarray,
-    vc: np.ndarray,
-    missing: dict[str, int],
-    confidence: float,
-    n_resamples: int,
-    seed: int | None,
-) -> dict[str, Any]:
-    """A metric's row of the comparison from the values both sides have (``vb[i]`` and
-    ``vc[i]`` of one example; at least one), and the counts of examples one side lacks."""
-    ci = paired_bootstrap_ci(vb, vc, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    return {
-        "name": name,
-        "baseline": float(vb.mean()),
-        "candidate": float(vc.mean()),
-        "delta": ci.estimate,
-        "low": ci.low,
-        "high": ci.high,
-        "n": len(vb),
-        **missing,
-    }
+#: A metric of the comparison: its name, both sides' values over the examples both have
+#: (``None``: no such example), and the counts of examples one side lacks.
+MetricValues = tuple[str, np.ndarray | None, np.ndarray | None, dict[str, int]]
+
+
+def metric_rows(
+    metrics: Sequence[MetricValues], confidence: float, n_resamples: int, seed: int | None
+) -> list[dict[str, Any]]:
+    """The comparison's metric rows. Each interval is the paired bootstrap of its metric alone;
+    metrics over the same number of examples draw their resamples from one stream
+    (:func:`~aieval.stats.paired_bootstrap_cis`), which gives the same numbers faster."""
+    scored = [(vb, vc) for _, vb, vc, _ in metrics if vb is not None and vc is not None]
+    cis = iter(
+        paired_bootstrap_cis(scored, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        if scored
+        else []
+    )
+    rows: list[dict[str, Any]] = []
+    for name, vb, vc, missing in metrics:
+        if vb is None or vc is None:
+            rows.append(
+                {
+                    "name": name,
+                    "baseline": None,
+                    "candidate": None,
+                    "delta": None,
+                    "low": None,
+                    "high": None,
+                    "n": 0,
+                    **missing,
+                }
+            )
+            continue
+        ci = next(cis)
+        rows.append(
+            {
+                "name": name,
+                "baseline": float(vb.mean()),
+                "candidate": float(vc.mean()),
+                "delta": ci.estimate,
+                "low": ci.low,
+                "high": ci.high,
+                "n": len(vb),
+                **missing,
+            }
+        )
+    return rows
 
 
 def side_row(ex: ExampleNumbers) -> dict[str, Any]:
