@@ -10,7 +10,13 @@ import jsonschema
 import pytest
 from tests.report.golden.fixture import golden_path
 
-from aieval.report import comparison_schema, render_html, render_text
+from aieval.report import (
+    comparison_schema,
+    render_github,
+    render_html,
+    render_markdown,
+    render_text,
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +45,8 @@ def test_tie_break_line_labels_each_number(golden: dict[str, Any], key: str, lin
     text = " ".join(render_text(doc, width=400).split())
     assert f"tie-break: {line}" in text
     assert f"<p>Tie-break: {line}</p>" in render_html(doc)
+    for markdown in (render_markdown(doc), render_github(doc)):  # escaped: "(lower wins)" stays
+        assert f"Tie-break: {line}" in markdown.replace("\\", "")
 
 
 def test_a_candidate_winning_on_latency_says_so(golden: dict[str, Any]) -> None:

@@ -34,6 +34,7 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
+    tie_break_line,
 )
 from aieval.store import Store
 
@@ -361,6 +362,9 @@ def _provenance(doc: Mapping[str, Any]) -> str:
 
 
 def _tail(doc: Mapping[str, Any]) -> Iterator[str]:
+    tie = tie_break_line(doc.get("tie_break") or {})
+    if tie is not None:
+        yield f"Tie-break: {escape(tie)}"
     yield (
         f"{doc.get('regressions_count', len(doc['regressions']))} regressions · "
         f"{doc.get('improvements_count', len(doc['improvements']))} improvements · "

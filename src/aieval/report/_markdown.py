@@ -32,6 +32,7 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
+    tie_break_line,
     workflow_label,
 )
 from aieval.report._epochs import (
@@ -308,6 +309,9 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
                 numeric=[3],
                 total=_count(doc, key),
             )
+    tie = tie_break_line(doc.get("tie_break") or {})
+    if tie is not None:
+        yield f"Tie-break: {escape(tie)}"
     yield (
         f"{_count(doc, 'regressions')} regressions · {_count(doc, 'improvements')} "
         "improvements · "
