@@ -8,8 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from aieval._terminal import printable
+from aieval.cli._exits import EXIT_INTERRUPTED, EXIT_TERMINATED
 from aieval.cli._options import DbOption, existing_store
 from aieval.cli._print import err, out
+from aieval.cli._run import Interrupted
+from aieval.cli._signals import Termination, sigterm_as_interrupt
 from aieval.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -61,8 +64,18 @@ def push_command(
     source = existing_store(db)
     target = _target(to, token, source)
     started = time.monotonic()
+    terminated = Termination()
     try:
-        summary = push_runs(source, target, runs or (), progress=_progress(), on_run=_pushed)
+        with sigterm_as_interrupt(terminated):
+            summary = push_runs(source, target, runs or (), progress=_progress(), on_run=_pushed)
+    except KeyboardInterrupt:
+        err.print(
+            "interrupted; the runs listed above are pushed, the one in progress is written whole "
+            "or not at all: push again to finish",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise Interrupted(EXIT_TERMINATED if terminated.received else EXIT_INTERRUPTED) from None
     finally:
         target.close()
         source.close()
