@@ -15,6 +15,12 @@ from tests.push.helpers import make_run
 AIEVAL = [sys.executable, "-m", "aieval"]
 
 
+def _sigint_as_a_terminal_gives_it() -> None:
+    # a job started in the background (CI runners do) inherits SIGINT ignored: undo that, as
+    # a terminal's Ctrl-C would find it
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_an_interrupted_push_says_so(tmp_path: Path, sig: signal.Signals, code: int) -> None:
     make_run(tmp_path / "local.db", "qa", 3)
@@ -35,6 +41,7 @@ def test_an_interrupted_push_says_so(tmp_path: Path, sig: signal.Signals, code: 
         child = subprocess.Popen(
             [*AIEVAL, "push", "--db", "local.db", "--to", url, "--token", "t0ken-value"],
             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=_sigint_as_a_terminal_gives_it,
         )  # fmt: skip
         try:
             assert asked.wait(timeout=180), "the push never sent its request"
