@@ -218,6 +218,8 @@ def test_viewer_opens_odd_ids_side_by_side_from_the_comparison(
     page.goto(f"{served.url}/#/compare?baseline={served.baseline}&candidate={served.candidate}")
     page.wait_for_selector("#regressions tbody tr")
     page.get_by_label(f"Sample {sample_id} side by side", exact=True).click()
+    # the comparison's own page is not busy either: wait for the pair's page itself
+    page.wait_for_selector("#pair")
     page.wait_for_selector("main[aria-busy=false]")
     assert page.locator("h1").inner_text() == f"Sample {sample_id} side by side"
     candidate = page.locator("pre[data-field=candidate-prediction]").text_content()
