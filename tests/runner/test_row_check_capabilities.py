@@ -201,3 +201,45 @@ def test_an_evals_own_scorer_takes_only_name_threshold_and_weight_from_a_row(
     bad = {**ok, "checks": [{"team_check": {"word": "x"}}]}
     with pytest.raises(DatasetError, match=r"checks\[0\]: team_check\.word: a dataset row may"):
         run(name="rows", dataset=[bad], scorers=[], store=False)
+
+
+@pytest.mark.parametrize(
+    ("target", "sent"),
+    [
+        # the target's own key: the one configured for this endpoint
+        ({"provider": "openai-compatible", "api_key_env": "GATEWAY_KEY"}, "Bearer gw-0123456789"),
+        # the target's credential header
+        (
+            {
+                "provider": "openai-compatible",
+                "params": {"headers": {"Authorization": "Tok hdr-12345678"}},
+            },
+            "Tok hdr-12345678",
+        ),
+        # a vLLM server without a key: no key at all, never OPENAI_API_KEY
+        ({"provider": "vllm"}, None),
+        # the openai preset sends OPENAI_API_KEY to its base_url itself
+        ({"provider": "openai"}, f"Bearer {SECRET}"),
+    ],
+)
+def test_similar_on_the_runs_endpoint_sends_only_the_runs_own_credential(
+    tmp_path: Path,
+    openai_server: OpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    target: dict[str, Any],
+    sent: str | None,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("GATEWAY_KEY", "gw-0123456789")
+    monkeypatch.delenv("VLLM_API_KEY", raising=False)
+    row = {"id": "r", "input": "q", "checks": [{"similar": {"value": "echo: q", "threshold": 0.5}}]}
+    body = {
+        "name": "keys",
+        "dataset": {"rows": [row]},
+        "target": {**target, "model": "m", "base_url": openai_server.base_url},
+        "scorers": [],
+    }
+    (result,) = run_eval(parse_eval(body), store=tmp_path / "runs.db")
+    assert result.samples[0].scores["row:similar"].value == 1.0
+    (embedding,) = [r for r in openai_server.requests if r.path == "/v1/embeddings"]
+    assert embedding.headers.get("Authorization") == sent
