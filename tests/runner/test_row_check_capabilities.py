@@ -5,6 +5,7 @@ of docs/checks.md "What a row may set"; threat model in docs/security.md)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from aieval.errors import DatasetError
 from aieval.runner import parse_eval, run_eval
 from aieval.runner._rowchecks import RowScorers
 from aieval.scorers import exact_match, scorer
+from aieval.scorers._row_options import ROW_OPTIONS
 
 SECRET = "sk-team-secret-0123456789"
 OTHER_SECRET = "other-secret-9876543210"
@@ -243,3 +245,27 @@ def test_similar_on_the_runs_endpoint_sends_only_the_runs_own_credential(
     assert result.samples[0].scores["row:similar"].value == 1.0
     (embedding,) = [r for r in openai_server.requests if r.path == "/v1/embeddings"]
     assert embedding.headers.get("Authorization") == sent
+
+
+def test_a_row_carries_at_most_a_hundred_checks(tmp_path: Path) -> None:
+    many = [{"contains": {"value": f"w{i}", "name": f"c{i}"}} for i in range(101)]
+    rows = [{"id": "r", "input": "q", "prediction": "a", "checks": many}]
+    with pytest.raises(DatasetError, match=r"line 1: 'checks' has 101 checks; a row may carry"):
+        run(name="rows", dataset=_jsonl(tmp_path / "d.jsonl", rows), scorers=[], store=False)
+    rows[0]["checks"] = many[:100]
+    result = run(name="rows", dataset=_jsonl(tmp_path / "d.jsonl", rows), scorers=[], store=False)
+    assert len(result.samples[0].scores) == 100
+
+
+def test_the_documented_allow_list_is_the_enforced_one() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "checks.md").read_text("utf-8")
+    section = docs.split("### What a row may set", 1)[1].split("\n- **", 1)[0]
+    documented: dict[str, frozenset[str]] = {}
+    for line in section.splitlines():
+        cells = line.split("|")
+        if len(cells) != 4 or "`" not in cells[1] or "eval's own" in cells[1]:
+            continue
+        options = frozenset(re.findall(r"`(\w+)`", cells[2]))
+        for check in re.findall(r"`(\w+)`", cells[1]):
+            documented[check] = options
+    assert documented == dict(ROW_OPTIONS)

@@ -19,10 +19,13 @@ from typing import Any
 from aieval.core import ROW_CHECK_PREFIX, RowCheck
 from aieval.errors import ConfigError, DatasetError
 
-__all__ = ["CHECK_FIELDS", "row_checks"]
+__all__ = ["CHECK_FIELDS", "MAX_ROW_CHECKS", "row_checks"]
 
 #: The fields a row gives its checks in: ``checks``, or ``assert`` (promptfoo's word).
 CHECK_FIELDS = ("checks", "assert")
+
+#: The most checks one row may carry: a row is data, and each check may cost a model call.
+MAX_ROW_CHECKS = 100
 
 
 def row_checks(row: Mapping[str, Any], source: str, line: int) -> tuple[RowCheck, ...]:
@@ -42,6 +45,13 @@ def row_checks(row: Mapping[str, Any], source: str, line: int) -> tuple[RowCheck
         raise DatasetError(
             f"'{field}' must be a list of checks, e.g. [{{contains: {{value: refund}}}}], "
             f"got {type(entries).__name__}",
+            source=source,
+            line=line,
+        )
+    if len(entries) > MAX_ROW_CHECKS:
+        raise DatasetError(
+            f"'{field}' has {len(entries)} checks; a row may carry at most {MAX_ROW_CHECKS} "
+            "(put checks every row shares in the eval file's default_checks)",
             source=source,
             line=line,
         )
