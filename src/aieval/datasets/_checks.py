@@ -4,8 +4,11 @@ Each entry is written as an eval file's scorer entry: a registered check's name
 (``is_xml``), or a one-key mapping of the name to its options (``contains: {value: refund,
 threshold: 0.5, weight: 2}``). What makes a row unreadable is refused when the dataset is read
 (:class:`~aieval.errors.DatasetError` naming the source and line): an entry of another shape, a
-check no scorer is registered under, a ``name`` that is not a text. Options are validated when
-the sample is scored, so a bad one is that sample's error, never a stopped run.
+check no scorer is registered under, a ``name`` that is not a text, and what a row may not do: a
+check a row may not use (one that runs code) or an option a row may not set (an endpoint, a key,
+code execution; the allow-list is :data:`aieval.scorers._row_options.ROW_OPTIONS`). The values of
+the options a row may set are validated when the sample is scored, so a bad one is that sample's
+error, never a stopped run.
 """
 
 from __future__ import annotations
@@ -16,10 +19,13 @@ from typing import Any
 from aieval.core import ROW_CHECK_PREFIX, RowCheck
 from aieval.errors import ConfigError, DatasetError
 
-__all__ = ["CHECK_FIELDS", "row_checks"]
+__all__ = ["CHECK_FIELDS", "MAX_ROW_CHECKS", "row_checks"]
 
 #: The fields a row gives its checks in: ``checks``, or ``assert`` (promptfoo's word).
 CHECK_FIELDS = ("checks", "assert")
+
+#: The most checks one row may carry: a row is data, and each check may cost a model call.
+MAX_ROW_CHECKS = 100
 
 
 def row_checks(row: Mapping[str, Any], source: str, line: int) -> tuple[RowCheck, ...]:
@@ -39,6 +45,13 @@ def row_checks(row: Mapping[str, Any], source: str, line: int) -> tuple[RowCheck
         raise DatasetError(
             f"'{field}' must be a list of checks, e.g. [{{contains: {{value: refund}}}}], "
             f"got {type(entries).__name__}",
+            source=source,
+            line=line,
+        )
+    if len(entries) > MAX_ROW_CHECKS:
+        raise DatasetError(
+            f"'{field}' has {len(entries)} checks; a row may carry at most {MAX_ROW_CHECKS} "
+            "(put checks every row shares in the eval file's default_checks)",
             source=source,
             line=line,
         )
@@ -83,14 +96,13 @@ def _entry(entry: Any, where: str, source: str, line: int) -> tuple[str, dict[st
         )
     if not isinstance(check, str) or not check:
         raise DatasetError(f"{where}: a check's name must be a text", source=source, line=line)
-    _known(check, where, source, line)
+    _allowed(check, options, where, source, line)
     return check, options
 
 
-def _known(check: str, where: str, source: str, line: int) -> None:
-    """Refuse a check no scorer is registered under (a row names registered checks only)."""
-    if check == "llm_judge":
-        return
+def _allowed(check: str, options: Mapping[Any, Any], where: str, source: str, line: int) -> None:
+    """Refuse a check no scorer is registered under (a row names registered checks only), a
+    check a row may not use, and an option a row may not set (see the module docstring)."""
     if ":" in check:
         raise DatasetError(
             f"{where}: {check!r}: a row names registered checks only, not import references; "
@@ -98,9 +110,10 @@ def _known(check: str, where: str, source: str, line: int) -> None:
             source=source,
             line=line,
         )
-    from aieval.scorers import get_scorer  # the scorers load only for rows with checks
+    # the scorers load only for rows with checks
+    from aieval.scorers._row_options import check_row_check
 
     try:
-        get_scorer(check)
+        check_row_check(check, options, unknown=False)
     except ConfigError as exc:
         raise DatasetError(f"{where}: {exc}", source=source, line=line) from None

@@ -12,7 +12,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from aieval.errors import (
     ProviderResponseError,
     ProviderTimeoutError,
 )
+from aieval.providers._credentials import check_key_and_headers
 from aieval.providers._embedding_cache import EmbeddingCache, embedding_key
 from aieval.providers._http import error_for_status, error_message, redact
 from aieval.providers._retry import RetryPolicy
@@ -68,6 +69,9 @@ class OpenAIEmbeddings:
         timeout: seconds for one attempt.
         retry: when and how long to wait between attempts (default: :class:`RetryPolicy`).
         cache: an :class:`EmbeddingCache`, a SQLite file for one, or ``None`` for no cache.
+        headers: extra request headers, e.g. a gateway's credential header (their values are
+            redacted from errors like the key; a key and an ``Authorization`` header are refused
+            together).
 
     >>> OpenAIEmbeddings("http://localhost:8000/v1", api_key="sk-secret")
     OpenAIEmbeddings(name='openai', base_url='http://localhost:8000/v1', api_key='***')
@@ -82,7 +86,9 @@ class OpenAIEmbeddings:
         timeout: float = 60.0,
         retry: RetryPolicy | None = None,
         cache: EmbeddingCache | str | Path | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
+        check_key_and_headers(name, api_key, headers)
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"embeddings: base_url must start with http(s)://, got {base_url!r}")
         if timeout <= 0:
@@ -93,6 +99,7 @@ class OpenAIEmbeddings:
         self.retry = retry if retry is not None else RetryPolicy()
         self._url = base_url.rstrip("/") + "/embeddings"
         self._api_key = api_key or None
+        self._headers = dict(headers or {})
         self._owns_cache = cache is not None and not isinstance(cache, EmbeddingCache)
         self.cache = EmbeddingCache(cache) if isinstance(cache, str | Path) else cache
         self._session: aiohttp.ClientSession | None = None
@@ -157,7 +164,7 @@ class OpenAIEmbeddings:
         import aiohttp
 
         body = json.dumps({"model": model, "input": texts, "encoding_format": "float"})
-        secrets = {self._api_key} if self._api_key else set()
+        secrets = {v for v in (self._api_key, *self._headers.values()) if v}
         session = self._get_session()
         try:
             async with session.post(self._url, data=body.encode("utf-8", "surrogatepass")) as resp:
@@ -206,6 +213,7 @@ class OpenAIEmbeddings:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._session_loop is not loop:
             headers = {"Content-Type": "application/json", "Accept": "application/json"}
+            headers.update(self._headers)
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
             self._session = aiohttp.ClientSession(

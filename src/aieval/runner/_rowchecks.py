@@ -5,6 +5,11 @@ values): each distinct entry is resolved once, through the same function as an e
 scorer entries (:func:`~aieval.runner._references.resolve_entry`), and kept. An entry that does
 not resolve (a bad option, a threshold outside 0..1) is kept as its message, which becomes the
 score error of that check on every row that carries it, naming the row and the field.
+
+The row allow-list (:func:`~aieval.scorers._row_options.check_row_check`) is applied here again,
+whatever built the :class:`RowCheck` (the dataset loader refuses it first): a check a row may
+not use, or an option a row may not set, is never built into a scorer, so no code runs and no
+key is sent on a row's word.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from aieval.core import Example, RowCheck
 from aieval.errors import ConfigError
 from aieval.runner._references import resolve_entry
 from aieval.scorers import Scorer
+from aieval.scorers._row_options import check_row_check
 
 __all__ = ["RowScorers", "RowScoring"]
 
@@ -63,6 +69,7 @@ class RowScorers:
             return self._cache[key]
         options = {**check.options, "name": check.key}
         try:
+            check_row_check(check.check, check.options)
             resolved: Scorer | str = resolve_entry(check.check, options, check.check)
         except ConfigError as exc:
             resolved = str(exc)

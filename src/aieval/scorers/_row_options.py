@@ -1,0 +1,141 @@
+"""What a dataset row may set on its own checks: an allow-list per check.
+
+A row is data, written by whoever wrote the dataset (or the file it was imported from), not by
+the eval's author. It may choose among the checks the eval can run and set what each compares
+with; it never grants itself a capability: running code (and its isolation), an endpoint, a
+provider or a key, more calls than the author configured. So every check a row may use lists
+the options a row may set (:data:`ROW_OPTIONS`); anything else is refused when the dataset is
+read, and again when the runner builds the row's scorers. A built-in check not on the list
+(``code_passes``, ``passes_tests``: they run code) is refused in rows altogether. A scorer the
+eval registered itself (an ``@scorer`` of its imports, a plug-in) takes only :data:`ROW_COMMON`
+from a row: its own options are the eval file's to give.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+from aieval._keys import unknown_key
+from aieval.errors import ConfigError
+from aieval.scorers._judge import llm_judge
+from aieval.scorers._scorer import get_scorer
+
+__all__ = ["ROW_COMMON", "ROW_OPTIONS", "check_row_check"]
+
+#: What a row may set on any check it may use: its stored name, pass threshold and weight.
+ROW_COMMON = frozenset({"name", "threshold", "weight"})
+
+_TEXT = frozenset({"value", "negate"})
+_TEXTS = frozenset({"values", "negate"})
+
+#: The built-in checks a row may use, each with the options a row may set (beside ROW_COMMON):
+#: what the check compares with, never where a request goes, with which key, or what runs.
+ROW_OPTIONS: Mapping[str, frozenset[str]] = {
+    # text
+    "contains": _TEXT,
+    "icontains": _TEXT,
+    "equals": _TEXT,
+    "starts_with": _TEXT,
+    "contains_any": _TEXTS,
+    "contains_all": _TEXTS,
+    "icontains_any": _TEXTS,
+    "icontains_all": _TEXTS,
+    "regex": frozenset({"pattern", "flags", "full", "negate"}),
+    "levenshtein": frozenset({"value", "max_distance", "negate"}),
+    "word_count": frozenset({"min_words", "max_words", "negate"}),
+    "python": frozenset({"expression", "negate"}),
+    # formats
+    "json_schema": frozenset({"schema", "contains", "negate"}),
+    "is_xml": frozenset({"negate"}),
+    "is_html": frozenset({"negate"}),
+    "is_sql": frozenset({"dialect", "negate"}),
+    "json_valid": frozenset(),
+    # how the output was made
+    "latency": frozenset({"max_s", "negate"}),
+    "cost": frozenset({"max_usd", "prices", "negate"}),
+    "finish_reason": _TEXT,
+    # reference metrics
+    "exact_match": frozenset({"normalize"}),
+    "token_f1": frozenset({"case_sensitive", "normalize"}),
+    "rouge_l": frozenset({"tokenizer", "use_stemmer"}),
+    "bleu": frozenset({"tokenize", "lowercase", "smooth_method"}),
+    "chrf": frozenset({"word_order", "lowercase"}),
+    # model calls: on the endpoint, with the key, the eval author configured
+    "similar": frozenset({"value", "threshold", "embedding_model", "negate"}),
+    "llm_judge": frozenset({"rubric"}),
+}
+
+#: Why an option is the eval author's to set (the rest: "not an option a row may set").
+_REASONS = {
+    "allow_code_execution": "running code is granted by the eval author only",
+    "limits": "the sandbox's isolation and limits are the eval author's",
+    "base_url": "the endpoint a request goes to is the eval author's",
+    "api_key_env": "which key is sent is the eval author's",
+    "api_key": "which key is sent is the eval author's",
+    "provider": "the provider a request goes to is the eval author's",
+    "headers": "the headers a request carries are the eval author's",
+    "model": "the model called (and paid for) is the eval author's",
+}
+
+
+def check_row_check(check: str, options: Mapping[Any, Any], *, unknown: bool = True) -> None:
+    """Refuse a row's check ``{check: options}`` that a row may not use, or an option a row
+    may not set on it (the caller names the row and the entry).
+
+    Args:
+        unknown: also refuse a key ``check`` does not take at all (a typo, ``valeu``), with
+            the nearest key a row may set; ``False`` leaves it to the scorer's own validation
+            (the dataset loader: a typo is that sample's error, not a stopped run).
+
+    Raises:
+        ConfigError: naming the check and the option, and what to do instead; an unknown
+            check as :func:`get_scorer` refuses it.
+    """
+    allowed = ROW_COMMON | _row_allowed(check)
+    taken = _parameters(check)
+    for key in options:
+        if key in allowed:
+            continue
+        if taken is not None and key not in taken:
+            if not unknown:
+                continue
+            raise ConfigError(f"{check}.{key}: {unknown_key(key, allowed)}")
+        reason = _REASONS.get(str(key), "it is not an option a row may set")
+        raise ConfigError(
+            f"{check}.{key}: a dataset row may not set {key!r} ({reason}); a row may set only "
+            f"{', '.join(sorted(allowed))}. Configure {check} with {key} in the eval file's "
+            "scorers instead"
+        )
+
+
+def _parameters(check: str) -> frozenset[str] | None:
+    """The options ``check``'s function takes (``None``: any, it takes ``**kwargs``)."""
+    fn: Any = llm_judge if check == "llm_judge" else get_scorer(check).fn
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a callable without a signature: it may take anything
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    usable = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return frozenset(p.name for p in parameters if p.kind in usable)
+
+
+def _row_allowed(check: str) -> frozenset[str]:
+    """The options (beside ROW_COMMON) a row may set on ``check``, or a ConfigError."""
+    if check == "llm_judge":
+        return ROW_OPTIONS[check]
+    registered = get_scorer(check)
+    module = getattr(registered.fn, "__module__", None) or type(registered.fn).__module__
+    if not (module == "aieval" or str(module).startswith("aieval.")):
+        return frozenset()  # the eval's own scorer: its options are the eval file's to give
+    if check in ROW_OPTIONS:
+        return ROW_OPTIONS[check]
+    raise ConfigError(
+        f"{check}: this check may not be used in a dataset row (a row may not run code, or "
+        "grant itself what only the eval author may); put it in the eval file's scorers, "
+        "where the author grants what it needs, and keep the row's data (its tests, its "
+        "expected answer) in the row's fields"
+    )
