@@ -4,6 +4,10 @@ patterns) run in a reused worker that is stopped at the time limit and capped in
 from __future__ import annotations
 
 import json
+import os
+import select
+import subprocess
+import sys
 
 import pytest
 
@@ -151,3 +155,28 @@ def test_an_overrun_in_a_run_errors_that_sample_only(half_second: None) -> None:
     for name in ("python", "json_schema"):
         crafted = by_id["crafted"][name]
         assert crafted.value is None and "took over 0.5 s" in (crafted.error or "")
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="waits on a pidfd (Linux)")
+def test_the_worker_ends_with_the_process_that_started_it() -> None:
+    # the parent ends without its exit handlers: the worker sees its stdin close and exits
+    program = (
+        "import os\n"
+        "from aieval.scorers import python, _expressions\n"
+        "assert python('abc', expression='True').value == 1.0\n"
+        "print(_expressions._idle[-1].process.pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True
+    )
+    worker = int(done.stdout)
+    try:
+        handle = os.pidfd_open(worker)
+    except ProcessLookupError:
+        return  # already gone
+    try:
+        assert select.select([handle], [], [], 30)[0], "the worker outlived its parent"
+    finally:
+        os.close(handle)
