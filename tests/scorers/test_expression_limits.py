@@ -180,3 +180,12 @@ def test_the_worker_ends_with_the_process_that_started_it() -> None:
         assert select.select([handle], [], [], 30)[0], "the worker outlived its parent"
     finally:
         os.close(handle)
+
+
+def test_a_value_the_worker_cannot_receive_is_that_samples_error() -> None:
+    class Local:  # defined in a function: nothing can pickle it
+        pass
+
+    with pytest.raises(ScorerError, match=r"^python: the values 'True' reads cannot be sent"):
+        python("abc", Local(), expression="True")
+    assert python("abc", "abc", expression="output == expected").value == 1.0

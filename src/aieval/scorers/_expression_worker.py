@@ -243,12 +243,15 @@ def main() -> None:
     writer.flush()
     while True:
         try:
-            request = pickle.loads(_read(reader, int.from_bytes(_read(reader, 4), "big")))
-            answer = _answer(request)
+            body = _read(reader, int.from_bytes(_read(reader, 4), "big"))
         except EOFError:
             return
+        try:
+            answer = _answer(pickle.loads(body))
         except MemoryError:
             answer = {"memory": True}
+        except Exception as exc:  # a value of a class this process cannot import
+            answer = {"unreadable": _SHOWN.repr(str(exc))[1:-1]}
         writer.write(json.dumps(answer).encode() + b"\n")
         writer.flush()
         if "memory" in answer:

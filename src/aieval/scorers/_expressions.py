@@ -158,9 +158,7 @@ def evaluate(check: str, what: str, request: tuple[Any, ...]) -> dict[str, Any]:
     try:
         body = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:
-        raise ScorerError(
-            f"{check}: the values {what} reads cannot be sent to its worker: {exc}"
-        ) from None
+        raise _unsendable(check, what, str(exc)) from None
     try:
         worker = _take()
         answer = worker.ask(body, limit_s)
@@ -179,4 +177,13 @@ def evaluate(check: str, what: str, request: tuple[Any, ...]) -> dict[str, Any]:
             "expression memory limit)"
         )
     _give_back(worker)
+    if "unreadable" in answer:
+        raise _unsendable(check, what, answer["unreadable"])
     return answer
+
+
+def _unsendable(check: str, what: str, why: str) -> ScorerError:
+    return ScorerError(
+        f"{check}: the values {what} reads cannot be sent to its worker ({why}); give plain "
+        "values: texts, numbers, lists and mappings of them"
+    )
