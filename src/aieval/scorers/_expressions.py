@@ -91,9 +91,11 @@ class _Worker:
     def _line(self, deadline: float) -> bytes:
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
+        waiting = select.poll()  # not select(): a server may hold descriptors past 1024
+        waiting.register(fd, select.POLLIN)
         while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0 or not waiting.poll(max(1, int(left * 1000))):
                 raise _Stopped("time")
             chunk = os.read(fd, 65536)
             if not chunk:
