@@ -252,10 +252,13 @@ def test_json_schema_never_fetches_a_referenced_schema(tmp_path: Path) -> None:
 
 def test_a_pattern_that_backtracks_without_end_is_that_samples_error_not_a_hung_run() -> None:
     crafted = "x" * 5000
-    with pytest.raises(ScorerError, match=r"regex: /\(x\+x\+\)\+y/ took over 1 s on this output"):
+    with pytest.raises(
+        ScorerError,
+        match=r"regex: /\(x\+x\+\)\+y/ on this output \(5000 characters\) took over 1 s",
+    ):
         regex(crafted, pattern="(x+x+)+y")
     with pytest.raises(
-        ScorerError, match=r"python: re_search\('\(x\+x\+\)\+y', \.\.\.\) took over"
+        ScorerError, match=r"python: \"re_search\('\(x\+x\+\)\+y', output\).*took over"
     ):
         python(crafted, expression="re_search('(x+x+)+y', output) is None")
     # the same patterns on ordinary outputs still answer

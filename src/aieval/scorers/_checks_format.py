@@ -9,12 +9,14 @@ XML is parsed by ``defusedxml`` (no entity expansion, no external entities), HTM
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
 
 from aieval._types import Score
-from aieval.errors import ConfigError
+from aieval.errors import ConfigError, ScorerError
+from aieval.scorers import _expressions
 from aieval.scorers._answers import text_of
 from aieval.scorers._check import check, outcome
 
@@ -63,6 +65,20 @@ def _schema_validator(schema: dict[str, Any]) -> Any:
     return cls(schema, registry=Registry(retrieve=_refuse))  # type: ignore[call-arg]
 
 
+_checked: set[str] = set()
+
+
+def _checked_key(schema: dict[str, Any]) -> str:
+    """The schema as canonical JSON, after the checks of :func:`_schema_validator` (once)."""
+    key = json.dumps(schema, sort_keys=True, default=repr)
+    if key not in _checked:
+        _schema_validator(schema)
+        if len(_checked) >= 1024:
+            _checked.clear()
+        _checked.add(key)
+    return key
+
+
 def _valid_schema(options: dict[str, Any]) -> None:
     if options.get("schema") is not None:
         _schema_validator(options["schema"])
@@ -101,8 +117,10 @@ def json_schema(
     With ``contains=True`` the JSON may be embedded in other text (a fenced block, a sentence
     around it): the first JSON object or array in the output that is valid counts. Validation
     uses the ``jsonschema`` library, with the draft the schema's ``$schema`` names (2020-12 if
-    none). Schemas are never fetched: a ``$ref`` to a file or URL is refused when the check is
-    set up, and a reference that does not resolve inside the schema is that sample's error.
+    none), in a worker under the per-sample expression limit (1 s, 256 MB: a ``pattern`` that
+    backtracks without end is that sample's error). Schemas are never fetched: a ``$ref`` to a
+    file or URL is refused when the check is set up, and a reference that does not resolve
+    inside the schema is that sample's error.
 
     Example:
         >>> schema = {"type": "object", "required": ["city"]}
@@ -114,22 +132,23 @@ def json_schema(
         "JSON at $ fails the schema: 'city' is a required property"
     """
     text = text_of(prediction)
-    validator = _schema_validator(schema) if schema is not None else None
-    first_error: str | None = None
-    found = 0
-    for value in _json_values(text, contains):
-        found += 1
-        if validator is None:
-            return outcome(True, "output is JSON", negate=negate)
-        error = next(iter(sorted(validator.iter_errors(value), key=lambda e: e.path)), None)
-        if error is None:
-            return outcome(True, "output is JSON valid under the schema", negate=negate)
-        if first_error is None:
-            first_error = f"JSON at {error.json_path} fails the schema: {error.message}"
-    if first_error is not None:
-        return outcome(False, first_error, negate=negate, raw=found)
-    where = "contains no JSON object or array" if contains else "is not JSON"
-    return outcome(False, f"output {where}", negate=negate, raw=0)
+    # without a schema the first JSON value found settles it
+    values = list(itertools.islice(_json_values(text, contains), 1 if schema is None else None))
+    if not values:
+        where = "contains no JSON object or array" if contains else "is not JSON"
+        return outcome(False, f"output {where}", negate=negate, raw=0)
+    if schema is None:
+        return outcome(True, "output is JSON", negate=negate)
+    # validation runs Python's re for pattern and patternProperties: under the expression limit
+    request = ("json_schema", _checked_key(schema), schema, values)
+    answer = _expressions.evaluate("json_schema", "validating the output", request)
+    if "raised" in answer:
+        raise ScorerError(
+            f"json_schema: validating the output raised {answer['raised']}: {answer['message']}"
+        )
+    if answer["valid"]:
+        return outcome(True, "output is JSON valid under the schema", negate=negate)
+    return outcome(False, answer["error"], negate=negate, raw=len(values))
 
 
 @check()

@@ -16,6 +16,7 @@ from rapidfuzz.distance import Levenshtein
 
 from aieval._types import Score
 from aieval.errors import ConfigError, ScorerError
+from aieval.scorers import _expressions
 from aieval.scorers._answers import text_of
 from aieval.scorers._check import check, outcome, reference_text, reference_texts
 
@@ -202,28 +203,23 @@ def starts_with(
 
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
-#: Seconds one pattern may spend on one output: a pattern that backtracks without end on a
-#: crafted answer is that sample's error, never a hung run.
-REGEX_TIMEOUT_S = 1.0
-
 
 @functools.lru_cache(maxsize=256)
-def _compiled(pattern: str, flags: str) -> Any:
+def _compiled(pattern: str, flags: str) -> int:
+    """The ``re`` flag bits of ``flags``, once ``pattern`` compiles with them."""
     unknown = sorted(set(flags) - set(_FLAGS))
     if unknown:
         raise ConfigError(f"regex.flags: unknown flag {unknown[0]!r}; use any of i, m, s, x")
     bits = 0
     for letter in flags:
         bits |= _FLAGS[letter]
-    import regex as bounded  # same syntax as ``re``, and a time limit per match
-
     try:
-        re.compile(pattern, bits)  # the syntax the check documents
-        return bounded.compile(pattern, bits)
-    except (re.error, bounded.error) as exc:
+        re.compile(pattern, bits)
+    except re.error as exc:
         raise ConfigError(
             f"regex.pattern: {pattern!r} is not a regular expression: {exc}"
         ) from None
+    return bits
 
 
 def _valid_regex(options: dict[str, Any]) -> None:
@@ -241,8 +237,8 @@ def regex(
     negate: bool = False,
 ) -> Score:
     """Whether ``pattern`` (Python ``re`` syntax) matches somewhere in the output, or the whole
-    output with ``full=True``. A match may take at most ``REGEX_TIMEOUT_S`` (1 s): longer is
-    that sample's error (a pattern that backtracks without end on a crafted output).
+    output with ``full=True``. The match runs under the per-sample expression limit (1 s): longer
+    is that sample's error (a pattern that backtracks without end on a crafted output).
     ``flags`` holds any of ``i`` (ignore case), ``m`` (multi-line),
     ``s`` (dot matches newline), ``x`` (verbose).
 
@@ -252,22 +248,19 @@ def regex(
         >>> regex("ok", pattern="OK", flags="i", full=True).value
         1.0
     """
-    compiled = _compiled(pattern, flags)
     text = text_of(prediction)
-    try:
-        find = compiled.fullmatch if full else compiled.search
-        match = find(text, timeout=REGEX_TIMEOUT_S)
-    except TimeoutError:
-        raise ScorerError(
-            f"regex: /{pattern}/{flags} took over {REGEX_TIMEOUT_S:g} s on this output "
-            f"({len(text)} characters): the pattern backtracks too much"
-        ) from None
+    what = f"/{pattern}/{flags} on this output ({len(text)} characters)"
+    request = ("regex", pattern, _compiled(pattern, flags), full, text)
+    answer = _expressions.evaluate("regex", what, request)
+    if "raised" in answer:
+        raise ScorerError(f"regex: {what} raised {answer['raised']}: {answer['message']}")
+    match: str | None = answer["match"]
     how = "matches" if full else "has a match for"
     if match is None:
         how = "does not match" if full else "has no match for"
     says = f"output {how} /{pattern}/{flags}"
     if match is not None and not full:
-        says += f": {_shown(match.group(0))}"
+        says += f": {_shown(match)}"
     return outcome(match is not None, says, negate=negate)
 
 
