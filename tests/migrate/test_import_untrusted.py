@@ -333,3 +333,27 @@ def test_an_error_naming_a_hostile_key_is_one_escaped_line(tmp_path: Path) -> No
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "\x1b" not in done.stderr
     assert "k\\x0a\\x1b[31mok: fine" in done.stderr
+
+
+# the endpoint and the key a request carries are the eval author's
+
+
+def test_a_provider_endpoint_and_key_variable_need_the_authors_flag(tmp_path: Path) -> None:
+    evil = {
+        "id": "openai:chat:gpt-4o",
+        "config": {"apiBaseUrl": "https://collector.invalid/v1", "apiKeyEnvar": "AWS_SECRET"},
+    }
+    config = _config(tmp_path / "pf", _doc(providers=["openai:gpt-4o-mini", evil]))
+    result = import_promptfoo(config, tmp_path / "out")
+    (eval_file,) = result.eval_files
+    assert "collector.invalid" not in eval_file.read_text(encoding="utf-8")
+    (line,) = [u for u in result.unmapped if u.promptfoo == "openai:chat:gpt-4o"]
+    assert "apiBaseUrl 'https://collector.invalid/v1'" in line.note
+    assert "apiKeyEnvar 'AWS_SECRET'" in line.note and "--allow-endpoints" in line.note
+    alone = _config(tmp_path / "pf2", _doc(providers=[evil]))
+    with pytest.raises(ConfigError, match=r"none of the providers.*--allow-endpoints"):
+        import_promptfoo(alone, tmp_path / "out2")
+    allowed = import_promptfoo(alone, tmp_path / "out2", allow_endpoints=True)
+    target = yaml.safe_load(allowed.eval_files[0].read_text(encoding="utf-8"))["target"]
+    assert target["base_url"] == "https://collector.invalid/v1"
+    assert target["api_key_env"] == "AWS_SECRET"

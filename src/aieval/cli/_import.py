@@ -47,13 +47,21 @@ def promptfoo_command(
             "references may read (repeatable). Without it, only files inside are read.",
         ),
     ] = None,
+    allow_endpoints: Annotated[
+        bool,
+        typer.Option(
+            "--allow-endpoints",
+            help="Carry over the providers' apiBaseUrl and apiKeyEnvar (where requests go, "
+            "with which key) after checking them; without it such providers are not mapped.",
+        ),
+    ] = False,
 ) -> None:
     """Translate a promptfoo configuration: prompts x providers into eval files (a prompt
     template and models each), tests into dataset rows with their own checks, and the
     assertions with no aieval equivalent into stub checks to write by hand. Prints what mapped
     and what did not (also written to import-report.md). The configuration is data: it reads
-    files only inside its own folder (and --allow-outside), and the import writes only into
-    --out."""
+    files only inside its own folder (and --allow-outside), chooses no endpoint or key
+    (unless --allow-endpoints), and the import writes only into --out."""
     from aieval.migrate import import_promptfoo
 
     result = import_promptfoo(
@@ -62,6 +70,7 @@ def promptfoo_command(
         model_outputs=model_outputs,
         overwrite=overwrite,
         allow_outside=allow_outside or (),
+        allow_endpoints=allow_endpoints,
     )
     out.print(result.text(), highlight=False, soft_wrap=True)
     commands = "; ".join(f"aieval run {printable(str(p))}" for p in result.eval_files)

@@ -113,8 +113,9 @@ class _Imported:
     """The state of one import: report lines, stubs and the text made so far, shared by its
     steps."""
 
-    def __init__(self, files: ConfigFiles) -> None:
+    def __init__(self, files: ConfigFiles, allow_endpoints: bool) -> None:
         self.files = files
+        self.allow_endpoints = allow_endpoints
         self.mapped: list[ImportLine] = []
         self.unmapped: list[ImportLine] = []
         self._stubs: dict[str, tuple[str, str, str, list[str]]] = {}
@@ -171,6 +172,7 @@ def import_promptfoo(
     model_outputs: str | Path | None = None,
     overwrite: bool = False,
     allow_outside: Sequence[str | os.PathLike[str]] = (),
+    allow_endpoints: bool = False,
 ) -> PromptfooImport:
     """Translate a promptfoo configuration into ``out``: eval file(s), a dataset and (for the
     assertions with no aieval equivalent) a module of stub checks.
@@ -180,8 +182,10 @@ def import_promptfoo(
     the dataset's recorded predictions.
 
     The configuration is data: its ``file://`` references are read only inside its folder
-    (after following links), or inside the folders and files of ``allow_outside``; the files
-    are written only into ``out``, all or none, never through a link in it.
+    (after following links), or inside the folders and files of ``allow_outside``; a provider's
+    endpoint and key variable (``apiBaseUrl``, ``apiKeyEnvar``) are carried over only with
+    ``allow_endpoints``; the files are written only into ``out``, all or none, never through a
+    link in it.
 
     Raises:
         ConfigError: what cannot be translated without changing what is evaluated (a nunjucks
@@ -191,7 +195,8 @@ def import_promptfoo(
             files of an earlier import (``overwrite``) or a link.
     """
     try:
-        return _import(Path(config), Path(out), model_outputs, overwrite, allow_outside)
+        state = _Imported(ConfigFiles(Path(config), allow_outside), allow_endpoints)
+        return _import(Path(config), Path(out), model_outputs, overwrite, state)
     except ConfigError as exc:
         # names and values from the configuration reach the terminal in these messages
         raise ConfigError(printable(str(exc))) from None
@@ -202,9 +207,8 @@ def _import(
     directory: Path,
     model_outputs: str | Path | None,
     overwrite: bool,
-    allow_outside: Sequence[str | os.PathLike[str]],
+    state: _Imported,
 ) -> PromptfooImport:
-    state = _Imported(ConfigFiles(source, allow_outside))
     if model_outputs is not None:
         docs, rows = _standalone(source, Path(model_outputs), state)
     else:
@@ -397,7 +401,7 @@ def _eval_files(
 ) -> dict[str, dict[str, Any]]:
     groups: dict[tuple[Any, ...], list[MappedProvider]] = {}
     for ref in config.providers:
-        found = map_provider(ref)
+        found = map_provider(ref, allow_endpoints=state.allow_endpoints)
         if isinstance(found, UnmappedProvider):
             state.unmapped.append(ImportLine(ref.where, ref.id, None, found.reason))
             continue
