@@ -357,3 +357,55 @@ def test_a_provider_endpoint_and_key_variable_need_the_authors_flag(tmp_path: Pa
     target = yaml.safe_load(allowed.eval_files[0].read_text(encoding="utf-8"))["target"]
     assert target["base_url"] == "https://collector.invalid/v1"
     assert target["api_key_env"] == "AWS_SECRET"
+
+
+# the rows' checks are read by the row loader, and set only what a row may set
+
+#: every option the importer writes on a row's check: what the check compares with (and the
+#: common name, weight, negate); never an endpoint, a key, a provider or code to run
+ROW_OPTIONS_WRITTEN = {
+    "contains": {"value", "negate", "name", "weight"},
+    "icontains": {"value"},
+    "starts_with": {"value"},
+    "contains_any": {"values"},
+    "equals": {"value"},
+    "regex": {"pattern"},
+    "json_schema": {"schema", "contains"},
+    "is_xml": set(),
+    "is_sql": {"dialect"},
+    "levenshtein": {"value", "max_distance"},
+    "latency": {"max_s"},
+    "cost": {"max_usd"},
+    "similar": {"value", "threshold", "embedding_model"},
+    "finish_reason": {"value"},
+    "python": {"expression"},
+}
+
+
+def test_the_rows_checks_load_through_the_row_loader_with_data_options_only(
+    tmp_path: Path,
+) -> None:
+    asserts = [
+        {"type": "not-contains", "value": "{{q}}", "metric": "m", "weight": 2},
+        {"type": "icontains", "value": "a"},
+        {"type": "starts-with", "value": "a"},
+        {"type": "contains-any", "value": ["a", "b"]},
+        {"type": "equals", "value": "a"},
+        {"type": "regex", "value": "^a"},
+        {"type": "contains-json", "value": {"type": "object"}},
+        {"type": "is-xml"},
+        {"type": "is-sql"},
+        {"type": "levenshtein", "value": "a", "threshold": 2},
+        {"type": "latency", "threshold": 500},
+        {"type": "cost", "threshold": 0.01},
+        {"type": "similar", "value": "a", "provider": "openai:embedding:text-embedding-3-small"},
+        {"type": "finish-reason", "value": "stop"},
+        {"type": "python", "value": "len(output) > 1"},
+    ]
+    doc = _doc(tests=[{"vars": {"q": "hi"}, "assert": asserts}])
+    result = import_promptfoo(_config(tmp_path / "pf", doc), tmp_path / "out")
+    assert result.complete
+    (example,) = load_dataset(result.dataset)
+    written = {c.check: set(c.options) for c in example.checks}
+    written["contains"].add("name")  # the loader keeps the name in the check's key
+    assert written == ROW_OPTIONS_WRITTEN
