@@ -409,3 +409,12 @@ def test_the_rows_checks_load_through_the_row_loader_with_data_options_only(
     written = {c.check: set(c.options) for c in example.checks}
     written["contains"].add("name")  # the loader keeps the name in the check's key
     assert written == ROW_OPTIONS_WRITTEN
+
+
+def test_model_outputs_may_be_larger_than_a_configuration(tmp_path: Path) -> None:
+    asserts = tmp_path / "asserts.yaml"
+    asserts.write_text(yaml.safe_dump([{"type": "contains", "value": "a"}]), encoding="utf-8")
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(["a" * 1000] * 1500), encoding="utf-8")  # 1.5 MB
+    result = import_promptfoo(asserts, tmp_path / "out", model_outputs=outputs)
+    assert len(result.dataset.read_text(encoding="utf-8").splitlines()) == 1500

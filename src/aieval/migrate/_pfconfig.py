@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval.errors import ConfigError
-from aieval.migrate._pffiles import ConfigFiles
+from aieval.migrate._pffiles import MAX_BYTES, MAX_OUTPUTS_BYTES, ConfigFiles
 
 __all__ = [
     "Assertion",
@@ -133,7 +133,7 @@ def read_assertions(path: Path, files: ConfigFiles) -> tuple[Assertion, ...]:
     return tuple(_assertion(item, f"{path}: [{i}]") for i, item in enumerate(data))
 
 
-def _load(path: Path, files: ConfigFiles) -> Any:
+def _load(path: Path, files: ConfigFiles, *, limit: int = MAX_BYTES) -> Any:
     if not path.is_file():
         raise ConfigError(f"{path}: file not found")
     if path.suffix in {".js", ".cjs", ".mjs", ".ts"}:
@@ -141,7 +141,7 @@ def _load(path: Path, files: ConfigFiles) -> Any:
             f"{path}: a JavaScript configuration cannot be read without running it; "
             "use promptfoo's YAML form (promptfooconfig.yaml)"
         )
-    return files.data(path, str(path))
+    return files.data(path, str(path), limit=limit)
 
 
 def _file_ref(value: Any) -> str | None:
@@ -365,8 +365,8 @@ def _assertion(item: Any, where: str) -> Assertion:
 
 def read_outputs(path: Path, files: ConfigFiles) -> list[str]:
     """Model outputs for standalone assertions (``--model-outputs``): a JSON list of texts or
-    of ``{output, tags}`` objects."""
-    data = _load(path, files)
+    of ``{output, tags}`` objects, at most :data:`MAX_OUTPUTS_BYTES`."""
+    data = _load(path, files, limit=MAX_OUTPUTS_BYTES)
     if not isinstance(data, list):
         raise ConfigError(f"{path}: model outputs are a JSON list")
     outputs: list[str] = []

@@ -21,7 +21,10 @@ from aieval._json import DuplicateKeyError, loads_strict
 from aieval.errors import ConfigError
 from aieval.grading._yaml import MAX_BYTES, load_yaml_text
 
-__all__ = ["MAX_BYTES", "ConfigFiles"]
+__all__ = ["MAX_BYTES", "MAX_OUTPUTS_BYTES", "ConfigFiles"]
+
+#: Largest ``--model-outputs`` file: recorded answers, many of them, as JSON
+MAX_OUTPUTS_BYTES = 20_000_000
 
 
 class ConfigFiles:
@@ -61,23 +64,23 @@ class ConfigFiles:
             raise ConfigError(f"{where}: file://{ref}: not a file")
         return real
 
-    def text(self, path: Path, where: str) -> str:
-        """The UTF-8 text of ``path`` (a resolved path), at most :data:`MAX_BYTES`."""
+    def text(self, path: Path, where: str, *, limit: int = MAX_BYTES) -> str:
+        """The UTF-8 text of ``path`` (a resolved path), at most ``limit`` bytes."""
         known = self._texts.get(path)
         if known is not None:
             return known
         try:
             size = path.stat().st_size
-            if size > MAX_BYTES:
+            if size > limit:
                 raise ConfigError(
-                    f"{where}: {path}: file is {size} bytes, larger than {MAX_BYTES}; split it up"
+                    f"{where}: {path}: file is {size} bytes, larger than {limit}; split it up"
                 )
             with path.open("rb") as handle:
-                raw = handle.read(MAX_BYTES + 1)  # the file may have grown since stat
+                raw = handle.read(limit + 1)  # the file may have grown since stat
         except OSError as exc:
             raise ConfigError(f"{where}: {path}: cannot read: {exc.strerror or exc}") from None
-        if len(raw) > MAX_BYTES:
-            raise ConfigError(f"{where}: {path}: file is larger than {MAX_BYTES} bytes")
+        if len(raw) > limit:
+            raise ConfigError(f"{where}: {path}: file is larger than {limit} bytes")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -86,12 +89,12 @@ class ConfigFiles:
         self._texts[path] = text
         return text
 
-    def data(self, path: Path, where: str) -> Any:
+    def data(self, path: Path, where: str, *, limit: int = MAX_BYTES) -> Any:
         """``path`` parsed: JSON for ``.json``, else YAML, both bounded (size, aliases, their
         expansion) and refusing a key given twice."""
         if path in self._data:
             return self._data[path]
-        text = self.text(path, where)
+        text = self.text(path, where, limit=limit if path.suffix == ".json" else MAX_BYTES)
         if path.suffix == ".json":
             try:
                 value = loads_strict(text)
