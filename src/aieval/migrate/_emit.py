@@ -13,6 +13,7 @@ import keyword
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 import yaml
@@ -148,7 +149,14 @@ def yaml_text(doc: Mapping[str, Any]) -> str:
 
 def jsonl_line(row: Mapping[str, Any]) -> str:
     """One dataset row as a line of JSON (a newline in a value is escaped: one row, one line)."""
-    return json.dumps(row, ensure_ascii=False) + "\n"
+    return json.dumps(row, ensure_ascii=False, default=_json_value) + "\n"
+
+
+def _json_value(value: Any) -> Any:
+    """A YAML timestamp (promptfoo's ``Date``) as its ISO text; anything else is a bug."""
+    if isinstance(value, date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not written to a dataset")
 
 
 def stub_name(kind: str, number: int) -> str:

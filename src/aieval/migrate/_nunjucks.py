@@ -4,8 +4,10 @@ expressions) is refused naming the construct and its line, never rendered differ
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
+from datetime import date
 from typing import Any
 
 from aieval.errors import ConfigError
@@ -107,10 +109,14 @@ def js_text(value: Any, what: str) -> str:
             f"{what} is a {'list' if isinstance(value, list) else 'mapping'}; a template "
             "variable must be text or a number (use {{ name.key }} for a mapping's field)"
         )
+    if isinstance(value, date):  # a datetime too: a JavaScript Date prints in local time
+        raise ConfigError(f"{what} is a date, which JavaScript prints otherwise; quote it as text")
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)

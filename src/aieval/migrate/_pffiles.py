@@ -6,8 +6,9 @@ references are data. Each is resolved relative to the file that names it and mus
 every symlink is followed, inside the configuration's folder or a folder the author allowed
 (``--allow-outside``); a reference leading elsewhere (``/etc/...``, ``../../.ssh/...``, a link
 out) is refused, naming the file, the field and the path, before anything is read. YAML goes
-through the bounded loader (its size, aliases and alias expansion capped), JSON and text are
-capped at the same size, and each file is read once however many tests name it.
+through the bounded loader (its size, aliases and alias expansion capped) with js-yaml's types,
+JSON and text are capped at the same size, and each file is read once however many tests name
+it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 
 from aieval._json import DuplicateKeyError, loads_strict
 from aieval.errors import ConfigError
-from aieval.grading._yaml import MAX_BYTES, load_yaml_text
+from aieval.grading._yaml import MAX_BYTES
+from aieval.migrate._jsyaml import load_promptfoo_yaml
 
 __all__ = ["MAX_BYTES", "MAX_OUTPUTS_BYTES", "ConfigFiles"]
 
@@ -90,8 +92,8 @@ class ConfigFiles:
         return text
 
     def data(self, path: Path, where: str, *, limit: int = MAX_BYTES) -> Any:
-        """``path`` parsed: JSON for ``.json``, else YAML, both bounded (size, aliases, their
-        expansion) and refusing a key given twice."""
+        """``path`` parsed: JSON for ``.json``, else YAML as promptfoo reads it (js-yaml's
+        types), both bounded (size, aliases, their expansion) and refusing a key given twice."""
         if path in self._data:
             return self._data[path]
         text = self.text(path, where, limit=limit if path.suffix == ".json" else MAX_BYTES)
@@ -105,7 +107,7 @@ class ConfigFiles:
             except RecursionError:
                 raise ConfigError(f"{path}: not valid JSON: nested too deeply") from None
         else:
-            value = load_yaml_text(text, str(path), error=ConfigError)
+            value = load_promptfoo_yaml(text, str(path))
         self._data[path] = value
         return value
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -384,8 +386,8 @@ def _template_value(test: TestCase, path: tuple[str, ...]) -> None:
         )
     if (
         value is None
-        or isinstance(value, bool)
-        or (isinstance(value, float) and value.is_integer())
+        or isinstance(value, (bool, date))  # a datetime is a date; JavaScript prints a Date
+        or (isinstance(value, float) and (not math.isfinite(value) or value.is_integer()))
     ):
         raise ConfigError(
             f"{test.where}: vars.{shown} = {value!r} prints differently in JavaScript and "
