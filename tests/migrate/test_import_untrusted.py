@@ -418,3 +418,13 @@ def test_model_outputs_may_be_larger_than_a_configuration(tmp_path: Path) -> Non
     outputs.write_text(json.dumps(["a" * 1000] * 1500), encoding="utf-8")  # 1.5 MB
     result = import_promptfoo(asserts, tmp_path / "out", model_outputs=outputs)
     assert len(result.dataset.read_text(encoding="utf-8").splitlines()) == 1500
+
+
+def test_a_lone_surrogate_in_a_json_tests_file_is_written_as_its_escape(tmp_path: Path) -> None:
+    folder = tmp_path / "pf"
+    folder.mkdir()
+    test = {"vars": {"q": "a\udc80b"}, "assert": [{"type": "is-json"}]}
+    (folder / "tests.json").write_text(json.dumps([test]), encoding="utf-8")
+    result = import_promptfoo(_config(folder, _doc(tests="file://tests.json")), tmp_path / "out")
+    (row,) = load_dataset(result.dataset)
+    assert row.fields["vars"] == {"q": "a\udc80b"}

@@ -107,6 +107,12 @@ def _line(item: ImportLine, prefix: str) -> str:
     return f"- {where}: `{printable(item.promptfoo)}`{became}{note}"
 
 
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate (JSON's ``"\\udc80"``; no UTF-8 file can hold one,
+    and only the dataset's JSON strings keep one raw) as its JSON escape, read back the same."""
+    return text.encode("utf-8", "backslashreplace")
+
+
 def _clip(text: str, limit: int = _SHOWN) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -136,7 +142,7 @@ class _Imported:
     def line(self, row: Mapping[str, Any], what: str) -> str:
         """``row`` as a dataset line, counted."""
         text = jsonl_line(row)
-        self.spend(len(text.encode("utf-8", "surrogatepass")), what)
+        self.spend(len(_utf8(text)), what)
         return text
 
     def check(self, assertion: Assertion, found: Mapped | Unmapped, test: str) -> CheckEntry:
@@ -232,7 +238,7 @@ def _import(
         unmapped=tuple(state.unmapped),
     )
     texts[REPORT] = result.text()
-    contents = {name: text.encode("utf-8", "surrogatepass") for name, text in texts.items()}
+    contents = {name: _utf8(text) for name, text in texts.items()}
     for name, content in contents.items():
         if name != DATASET:  # its rows were counted as they were made
             state.spend(len(content), name)
