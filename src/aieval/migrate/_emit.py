@@ -1,5 +1,10 @@
 """The one place that writes aieval's formats for an import: dataset rows with their own
-checks, eval files, and the module of checks left to write by hand."""
+checks, eval files, and the module of checks left to write by hand.
+
+Every text here comes from an emitter: eval files from ``yaml.safe_dump``'s dumper, rows from
+``json.dumps``, the stub module's literals from ``repr`` and its docstrings escaped. Nothing a
+configuration holds (a file name, a description, a value) is formatted into YAML or Python
+source, so none of it can end a value and start a key (``imports:``) or a statement."""
 
 from __future__ import annotations
 
@@ -8,12 +13,26 @@ import keyword
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from datetime import date
 from typing import Any
 
 import yaml
 
-__all__ = ["CheckEntry", "Stub", "eval_document", "row_document", "stub_module", "write_jsonl"]
+from aieval._terminal import printable
+
+__all__ = [
+    "HEADER",
+    "CheckEntry",
+    "Stub",
+    "eval_document",
+    "jsonl_line",
+    "row_document",
+    "stub_module",
+    "yaml_text",
+]
+
+#: The first line of each eval file written (the report names the source configuration)
+HEADER = "# Imported from promptfoo by `aieval import promptfoo`; see import-report.md.\n"
 
 #: the dataset row's key for the checks that apply to that row only
 ROW_CHECKS_KEY = "checks"
@@ -122,15 +141,22 @@ def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _text)
 
 
-def write_yaml(path: Path, doc: Mapping[str, Any], header: str) -> None:
+def yaml_text(doc: Mapping[str, Any]) -> str:
+    """An eval file's text: :data:`HEADER`, then ``doc`` as YAML (the safe dumper's types)."""
     text = yaml.dump(dict(doc), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
-    path.write_text(header + text, encoding="utf-8")
+    return HEADER + text
 
 
-def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+def jsonl_line(row: Mapping[str, Any]) -> str:
+    """One dataset row as a line of JSON (a newline in a value is escaped: one row, one line)."""
+    return json.dumps(row, ensure_ascii=False, default=_json_value) + "\n"
+
+
+def _json_value(value: Any) -> Any:
+    """A YAML timestamp (promptfoo's ``Date``) as its ISO text; anything else is a bug."""
+    if isinstance(value, date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not written to a dataset")
 
 
 def stub_name(kind: str, number: int) -> str:
@@ -144,7 +170,7 @@ def stub_module(stubs: Sequence[Stub], source: str) -> str:
     """A Python module registering one scorer per stub; each raises ``NotImplementedError``
     naming the promptfoo assertion it stands for until it is written."""
     lines = [
-        f'"""Checks imported from {source} that have no aieval equivalent.',
+        f'"""Checks imported from {_docstring(source)} that have no aieval equivalent.',
         "",
         "Each scorer below stands for one promptfoo assertion and fails every sample it scores",
         "(NotImplementedError) until it is written. A scorer takes the output and the expected",
@@ -183,4 +209,6 @@ def stub_module(stubs: Sequence[Stub], source: str) -> str:
 
 
 def _docstring(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"""', "'''")
+    """``text`` inside a docstring as it reads: control and bidi characters shown as escapes,
+    backslashes and double quotes escaped, so that no text ends the string or starts a line."""
+    return printable(text).replace("\\", "\\\\").replace('"', '\\"')

@@ -4,13 +4,19 @@ expressions) is refused naming the construct and its line, never rendered differ
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
+from datetime import date
 from typing import Any
 
 from aieval.errors import ConfigError
 
-__all__ = ["js_text", "render", "to_format", "variables"]
+__all__ = ["MAX_RENDERED", "js_text", "render", "to_format", "variables"]
+
+#: Longest text a template renders to: a short value naming a 1 MB variable many times would
+#: otherwise grow without bound, once per test.
+MAX_RENDERED = 1_000_000
 
 # a nunjucks tag: {{ ... }}, {% ... %} or {# ... #}
 _TAG = re.compile(r"\{\{(?P<out>.*?)\}\}|\{%(?P<block>.*?)%\}|\{#(?P<comment>.*?)#\}", re.S)
@@ -72,11 +78,14 @@ def to_format(text: str, where: str, *, field: str = "vars") -> str:
 
 def render(text: str, values: Mapping[str, Any], where: str) -> str:
     """``text`` with each ``{{ path }}`` replaced by its value as nunjucks prints it; a missing
-    variable is refused (nunjucks would print nothing, silently)."""
+    variable is refused (nunjucks would print nothing, silently), and so is a result longer
+    than :data:`MAX_RENDERED` characters."""
     out: list[str] = []
+    size = 0
     for part in _parts(text, where):
         if isinstance(part, str):
             out.append(part)
+            size += len(part)
             continue
         value: Any = values
         for key in part:
@@ -84,6 +93,11 @@ def render(text: str, values: Mapping[str, Any], where: str) -> str:
                 raise ConfigError(f"{where}: template variable {'.'.join(part)!r} is not set")
             value = value[key]
         out.append(js_text(value, f"{where}: variable {'.'.join(part)!r}"))
+        size += len(out[-1])
+        if size > MAX_RENDERED:
+            raise ConfigError(
+                f"{where}: the template renders to more than {MAX_RENDERED:,} characters"
+            )
     return "".join(out)
 
 
@@ -95,10 +109,14 @@ def js_text(value: Any, what: str) -> str:
             f"{what} is a {'list' if isinstance(value, list) else 'mapping'}; a template "
             "variable must be text or a number (use {{ name.key }} for a mapping's field)"
         )
+    if isinstance(value, date):  # a datetime too: a JavaScript Date prints in local time
+        raise ConfigError(f"{what} is a date, which JavaScript prints otherwise; quote it as text")
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)

@@ -1,21 +1,19 @@
 """Read a promptfoo configuration into typed parts: prompts, providers, tests, ``defaultTest``.
 
-Only reading happens here (``file://`` references resolved relative to the file); what each
-part becomes in aieval is decided elsewhere. What the reader cannot represent is refused with
-the file and the key."""
+Only reading happens here (``file://`` references resolved relative to the file that names
+them, and read only inside the allowed folders: see ``_pffiles``); what each part becomes in
+aieval is decided elsewhere. What the reader cannot represent is refused with the file and the
+key."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from aieval.errors import ConfigError
-from aieval.grading._yaml import load_yaml_file
+from aieval.migrate._pffiles import MAX_BYTES, MAX_OUTPUTS_BYTES, ConfigFiles
 
 __all__ = [
     "Assertion",
@@ -99,20 +97,21 @@ class PromptfooConfig:
     ignored: tuple[str, ...] = ()
 
 
-def read_config(path: Path) -> PromptfooConfig:
-    """Read ``path`` (``promptfooconfig.yaml``); :class:`ConfigError` names what is refused."""
-    data = _load(path)
+def read_config(path: Path, files: ConfigFiles) -> PromptfooConfig:
+    """Read ``path`` (``promptfooconfig.yaml``); :class:`ConfigError` names what is refused.
+    ``files`` says which folders its ``file://`` references may read."""
+    data = _load(path, files)
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: a promptfoo configuration is a mapping (prompts, tests...)")
     for key, why in _REFUSED.items():
         if key in data:
             raise ConfigError(f"{path}: {key}: {why}")
     base = path.parent
-    prompts = tuple(_prompts(data.get("prompts"), base, path))
+    prompts = tuple(_prompts(data.get("prompts"), base, path, files))
     providers_key = "providers" if "providers" in data else "targets"
     providers = tuple(_providers(data.get(providers_key), f"{path}: {providers_key}"))
-    default = _test(data.get("defaultTest") or {}, 0, f"{path}: defaultTest", base)
-    tests = tuple(_tests(data.get("tests"), base, path))
+    default = _test(data.get("defaultTest") or {}, 0, f"{path}: defaultTest", base, files)
+    tests = tuple(_tests(data.get("tests"), base, path, files))
     description = data.get("description")
     ignored = tuple(sorted(str(k) for k in data if k not in _READ))
     return PromptfooConfig(
@@ -126,28 +125,23 @@ def read_config(path: Path) -> PromptfooConfig:
     )
 
 
-def read_assertions(path: Path) -> tuple[Assertion, ...]:
+def read_assertions(path: Path, files: ConfigFiles) -> tuple[Assertion, ...]:
     """A standalone assertions file (``promptfoo eval --assertions``): a list of assertions."""
-    data = _load(path)
+    data = _load(path, files)
     if not isinstance(data, list):
         raise ConfigError(f"{path}: an assertions file is a list of {{type, value}} entries")
     return tuple(_assertion(item, f"{path}: [{i}]") for i, item in enumerate(data))
 
 
-def _load(path: Path) -> Any:
+def _load(path: Path, files: ConfigFiles, *, limit: int = MAX_BYTES) -> Any:
     if not path.is_file():
         raise ConfigError(f"{path}: file not found")
-    if path.suffix == ".json":
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{path}: not valid JSON: {exc}") from None
     if path.suffix in {".js", ".cjs", ".mjs", ".ts"}:
         raise ConfigError(
             f"{path}: a JavaScript configuration cannot be read without running it; "
             "use promptfoo's YAML form (promptfooconfig.yaml)"
         )
-    return load_yaml_file(path, error=ConfigError)
+    return files.data(path, str(path), limit=limit)
 
 
 def _file_ref(value: Any) -> str | None:
@@ -156,7 +150,7 @@ def _file_ref(value: Any) -> str | None:
     return None
 
 
-def _text_file(base: Path, ref: str, where: str) -> Path:
+def _text_file(base: Path, ref: str, where: str, files: ConfigFiles) -> Path:
     if any(ch in ref for ch in "*?["):
         raise ConfigError(f"{where}: file://{ref}: glob patterns are not translated; list files")
     if ":" in Path(ref).name:
@@ -164,13 +158,10 @@ def _text_file(base: Path, ref: str, where: str) -> Path:
             f"{where}: file://{ref}: a function in a file (file:...:name) runs code; "
             "it is not translated"
         )
-    file = (base / ref) if not Path(ref).is_absolute() else Path(ref)
-    if not file.is_file():
-        raise ConfigError(f"{where}: file://{ref}: file not found")
-    return file
+    return files.resolve(base, ref, where)
 
 
-def _prompts(value: Any, base: Path, path: Path) -> list[PromptText]:
+def _prompts(value: Any, base: Path, path: Path, files: ConfigFiles) -> list[PromptText]:
     where = f"{path}: prompts"
     if value is None:
         return []
@@ -191,7 +182,7 @@ def _prompts(value: Any, base: Path, path: Path) -> list[PromptText]:
         if ref is None:
             found.append(PromptText(label or f"prompt {len(found) + 1}", item, here))
             continue
-        file = _text_file(base, ref, here)
+        file = _text_file(base, ref, here, files)
         if file.suffix in {".js", ".cjs", ".mjs", ".ts", ".py"}:
             raise ConfigError(f"{here}: {item}: a prompt function runs code; it is not translated")
         if file.suffix in {".json", ".jsonl", ".yaml", ".yml"}:
@@ -199,7 +190,7 @@ def _prompts(value: Any, base: Path, path: Path) -> list[PromptText]:
                 f"{here}: {item}: chat-message prompts are not translated yet; give the user "
                 "message as text (a .txt file or an inline prompt)"
             )
-        text = file.read_text(encoding="utf-8")
+        text = files.text(file, here)
         pieces = _split_prompts(text)
         for j, piece in enumerate(pieces):
             name = label or (file.name if len(pieces) == 1 else f"{file.name} #{j + 1}")
@@ -249,16 +240,17 @@ def _providers(value: Any, where: str) -> list[ProviderRef]:
     return found
 
 
-def _tests(value: Any, base: Path, path: Path) -> list[TestCase]:
+def _tests(value: Any, base: Path, path: Path, files: ConfigFiles) -> list[TestCase]:
     where = f"{path}: tests"
     if value is None:
         return []
     ref = _file_ref(value)
     if ref is not None:
-        file = _text_file(base, ref, where)
-        rows = _test_file(file, where)
+        file = _text_file(base, ref, where, files)
+        rows = _test_file(file, where, files)
         return [
-            _test(row, i + 1, f"{file}: test {i + 1}", file.parent) for i, row in enumerate(rows)
+            _test(row, i + 1, f"{file}: test {i + 1}", file.parent, files)
+            for i, row in enumerate(rows)
         ]
     if not isinstance(value, list):
         raise ConfigError(f"{where}: tests are a list (or file://tests.yaml)")
@@ -266,21 +258,21 @@ def _tests(value: Any, base: Path, path: Path) -> list[TestCase]:
     for item in value:
         inner = _file_ref(item)
         if inner is not None:
-            file = _text_file(base, inner, where)
-            for row in _test_file(file, where):
-                found.append(_test(row, len(found) + 1, f"{file}: test", file.parent))
+            file = _text_file(base, inner, where, files)
+            for row in _test_file(file, where, files):
+                found.append(_test(row, len(found) + 1, f"{file}: test", file.parent, files))
         else:
-            found.append(_test(item, len(found) + 1, f"{where}[{len(found)}]", base))
+            found.append(_test(item, len(found) + 1, f"{where}[{len(found)}]", base, files))
     return found
 
 
-def _test_file(file: Path, where: str) -> list[Any]:
+def _test_file(file: Path, where: str, files: ConfigFiles) -> list[Any]:
     if file.suffix == ".csv":
         raise ConfigError(
             f"{where}: {file.name}: CSV tests (with __expected columns) are not translated yet; "
             "give them as YAML"
         )
-    data = _load(file)
+    data = _load(file, files)
     if not isinstance(data, list):
         raise ConfigError(f"{file}: a tests file is a list of tests")
     return data
@@ -289,16 +281,16 @@ def _test_file(file: Path, where: str) -> list[Any]:
 _TEST_KEYS = {"vars", "assert", "description", "threshold", "options", "metadata"}
 
 
-def _test(item: Any, number: int, where: str, base: Path) -> TestCase:
+def _test(item: Any, number: int, where: str, base: Path, files: ConfigFiles) -> TestCase:
     if not isinstance(item, Mapping):
         raise ConfigError(f"{where}: a test is a mapping (vars, assert), got {item!r}")
     variables = item.get("vars") or {}
     ref = _file_ref(variables)
     if ref is not None:
-        variables = _load(_text_file(base, ref, f"{where}: vars"))
+        variables = _load(_text_file(base, ref, f"{where}: vars", files), files)
     if not isinstance(variables, Mapping):
         raise ConfigError(f"{where}: vars must be a mapping")
-    values = {str(k): _var(v, base, f"{where}: vars.{k}") for k, v in variables.items()}
+    values = {str(k): _var(v, base, f"{where}: vars.{k}", files) for k, v in variables.items()}
     raw_asserts = item.get("assert") or []
     if not isinstance(raw_asserts, list):
         raise ConfigError(f"{where}: assert must be a list")
@@ -324,7 +316,7 @@ def _test(item: Any, number: int, where: str, base: Path) -> TestCase:
     )
 
 
-def _var(value: Any, base: Path, where: str) -> Any:
+def _var(value: Any, base: Path, where: str, files: ConfigFiles) -> Any:
     ref = _file_ref(value)
     if ref is None:
         if isinstance(value, list):
@@ -333,17 +325,14 @@ def _var(value: Any, base: Path, where: str) -> Any:
                 "this is not translated: write one test per value"
             )
         return value
-    file = _text_file(base, ref, where)
+    file = _text_file(base, ref, where, files)
     if file.suffix in {".js", ".cjs", ".mjs", ".ts", ".py"}:
         raise ConfigError(f"{where}: file://{ref}: a variable computed by code is not translated")
     if file.suffix in {".json", ".yaml", ".yml"}:
-        try:
-            return yaml.safe_load(file.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{where}: file://{ref}: {exc}") from None
+        return files.data(file, where)
     if file.suffix in {".csv", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf"}:
         raise ConfigError(f"{where}: file://{ref}: this file type is not translated")
-    return file.read_text(encoding="utf-8")
+    return files.text(file, where)
 
 
 _ASSERT_KEYS = {"type", "value", "threshold", "weight", "metric", "transform"}
@@ -374,10 +363,10 @@ def _assertion(item: Any, where: str) -> Assertion:
     )
 
 
-def read_outputs(path: Path) -> list[str]:
+def read_outputs(path: Path, files: ConfigFiles) -> list[str]:
     """Model outputs for standalone assertions (``--model-outputs``): a JSON list of texts or
-    of ``{output, tags}`` objects."""
-    data = _load(path)
+    of ``{output, tags}`` objects, at most :data:`MAX_OUTPUTS_BYTES`."""
+    data = _load(path, files, limit=MAX_OUTPUTS_BYTES)
     if not isinstance(data, list):
         raise ConfigError(f"{path}: model outputs are a JSON list")
     outputs: list[str] = []

@@ -55,8 +55,14 @@ _PARAMS = {
 _ENDPOINT = {"apiBaseUrl": "base_url", "apiKeyEnvar": "api_key_env"}
 
 
-def map_provider(ref: ProviderRef) -> MappedProvider | UnmappedProvider:
-    """The aieval target of ``ref``, or why there is none."""
+def map_provider(
+    ref: ProviderRef, *, allow_endpoints: bool = False
+) -> MappedProvider | UnmappedProvider:
+    """The aieval target of ``ref``, or why there is none.
+
+    Where requests go and which key they carry are the eval author's: a provider that sets
+    ``apiBaseUrl`` or ``apiKeyEnvar`` maps only with ``allow_endpoints`` (the author read them
+    and passed ``--allow-endpoints``), else it is reported as not mapped, naming both."""
     if ref.extra:
         return UnmappedProvider(ref, f"keys {sorted(ref.extra)} are not translated")
     parts = ref.id.split(":")
@@ -89,4 +95,12 @@ def map_provider(ref: ProviderRef) -> MappedProvider | UnmappedProvider:
             unknown.append(key)
     if unknown:
         return UnmappedProvider(ref, f"config keys {sorted(unknown)} are not translated")
+    if endpoint and not allow_endpoints:
+        chosen = ", ".join(f"{key} {ref.config[key]!r}" for key in _ENDPOINT if key in ref.config)
+        return UnmappedProvider(
+            ref,
+            f"it sets where requests go and with which key ({chosen}); an imported "
+            "configuration does not choose them: check them and pass --allow-endpoints "
+            "(allow_endpoints=True), or set them in the eval file yourself",
+        )
     return MappedProvider(ref, provider, model, params=params, **endpoint)

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import json
+import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
+from aieval._terminal import printable
 from aieval.errors import ConfigError
 from aieval.migrate._emit import (
     CheckEntry,
     Stub,
     eval_document,
+    jsonl_line,
     row_document,
     stub_module,
     stub_name,
     unique_names,
-    write_jsonl,
-    write_yaml,
+    yaml_text,
 )
 from aieval.migrate._nunjucks import to_format, variables
 from aieval.migrate._pfasserts import Mapped, Unmapped, map_assertion, uses_variables
@@ -30,14 +35,21 @@ from aieval.migrate._pfconfig import (
     read_config,
     read_outputs,
 )
+from aieval.migrate._pffiles import ConfigFiles
 from aieval.migrate._pfproviders import MappedProvider, UnmappedProvider, map_provider
+from aieval.migrate._write import write_files
 
-__all__ = ["ImportLine", "PromptfooImport", "import_promptfoo"]
+__all__ = ["MAX_IMPORT_BYTES", "ImportLine", "PromptfooImport", "import_promptfoo"]
 
 DATASET = "dataset.jsonl"
 STUBS = "promptfoo_checks.py"
 REPORT = "import-report.md"
-_HEADER = "# Imported from promptfoo ({source}) by `aieval import promptfoo`; see {report}.\n"
+#: Most text one import makes: the files it reads, its prompt templates and translated checks,
+#: and the files it writes. A few hundred bytes of aliases or ``file://`` references repeated
+#: per test would otherwise make gigabytes.
+MAX_IMPORT_BYTES = 50_000_000
+#: Longest part of a report line (a translated check, a reason) before it is cut
+_SHOWN = 300
 #: test options that only the LLM-graded assertions read (those become stubs anyway)
 _GRADER_OPTIONS = {"provider", "rubricPrompt"}
 
@@ -70,11 +82,12 @@ class PromptfooImport:
         return not self.unmapped
 
     def text(self) -> str:
-        """The report as Markdown (also written to ``import-report.md``)."""
-        out = [f"# promptfoo import into {self.directory.name}", ""]
+        """The report as Markdown (also written to ``import-report.md``); every name and value
+        in it with control and bidi characters shown as escapes (see ``aieval._terminal``)."""
+        out = [f"# promptfoo import into {printable(self.directory.name)}", ""]
         prefix = f"{self.source}: " if self.source is not None else ""
         if self.source is not None:
-            out += [f"From: {self.source.name}", ""]
+            out += [f"From: {printable(self.source.name)}", ""]
         out.append("Files: " + ", ".join(p.name for p in (*self.eval_files, self.dataset)))
         if self.stubs is not None:
             out[-1] += f", {self.stubs.name} (checks to write by hand)"
@@ -88,39 +101,76 @@ class PromptfooImport:
 
 
 def _line(item: ImportLine, prefix: str) -> str:
-    became = f" -> `{item.aieval}`" if item.aieval else ""
-    note = f": {item.note}" if item.note else ""
-    return f"- {item.where.removeprefix(prefix)}: `{item.promptfoo}`{became}{note}"
+    became = f" -> `{printable(item.aieval)}`" if item.aieval else ""
+    note = f": {printable(item.note)}" if item.note else ""
+    where = printable(item.where.removeprefix(prefix))
+    return f"- {where}: `{printable(item.promptfoo)}`{became}{note}"
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate (JSON's ``"\\udc80"``; no UTF-8 file can hold one,
+    and only the dataset's JSON strings keep one raw) as its JSON escape, read back the same."""
+    return text.encode("utf-8", "backslashreplace")
+
+
+def _clip(text: str, limit: int = _SHOWN) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class _Imported:
-    """The state of one import: report lines and stubs, shared by its steps."""
+    """The state of one import: report lines, stubs and the text made so far, shared by its
+    steps."""
 
-    def __init__(self) -> None:
+    def __init__(self, files: ConfigFiles, allow_endpoints: bool) -> None:
+        self.files = files
+        self.allow_endpoints = allow_endpoints
         self.mapped: list[ImportLine] = []
         self.unmapped: list[ImportLine] = []
-        self.stubs: dict[str, Stub] = {}
+        self._stubs: dict[str, tuple[str, str, str, list[str]]] = {}
+        self.made = 0
+
+    def spend(self, size: int, what: str) -> None:
+        """Count ``size`` more bytes made; past :data:`MAX_IMPORT_BYTES` the import stops."""
+        self.made += size
+        if self.made + self.files.read_bytes > MAX_IMPORT_BYTES:
+            raise ConfigError(
+                f"{self.files.config}: the import would make more than {MAX_IMPORT_BYTES:,} "
+                f"bytes (at {what}); YAML aliases or file:// references repeat large values "
+                "in every test: write the values each test needs"
+            )
+
+    def line(self, row: Mapping[str, Any], what: str) -> str:
+        """``row`` as a dataset line, counted."""
+        text = jsonl_line(row)
+        self.spend(len(_utf8(text)), what)
+        return text
 
     def check(self, assertion: Assertion, found: Mapped | Unmapped, test: str) -> CheckEntry:
         shown = _shown(assertion)
         if isinstance(found, Mapped):
             entry = CheckEntry(found.check, found.options)
-            self.mapped.append(ImportLine(assertion.where, shown, _entry_text(entry)))
+            self.spend(len(json.dumps(entry.document(), default=str)), assertion.where)
+            self.mapped.append(ImportLine(assertion.where, shown, _clip(_entry_text(entry))))
             return entry
-        stub = self.stub(shown, found.reason, test)
-        self.unmapped.append(ImportLine(assertion.where, shown, stub, found.reason))
+        reason = _clip(found.reason)
+        stub = self.stub(shown, reason, test)
+        self.unmapped.append(ImportLine(assertion.where, shown, stub, reason))
         return CheckEntry(stub)
 
     def stub(self, original: str, reason: str, test: str) -> str:
         key = f"{original}\0{reason}"
-        known = self.stubs.get(key)
+        known = self._stubs.get(key)
         if known is not None:
-            self.stubs[key] = Stub(known.name, original, reason, (*known.used_by, test))
-            return known.name
+            known[3].append(test)
+            return known[0]
         kind = original.split(" ", 1)[0].split(":", 1)[0]
-        name = stub_name(kind, len(self.stubs) + 1)
-        self.stubs[key] = Stub(name, original, reason, (test,))
+        name = stub_name(kind, len(self._stubs) + 1)
+        self._stubs[key] = (name, original, reason, [test])
         return name
+
+    @property
+    def stubs(self) -> list[Stub]:
+        return [Stub(n, o, r, tuple(used)) for n, o, r, used in self._stubs.values()]
 
 
 def import_promptfoo(
@@ -129,6 +179,8 @@ def import_promptfoo(
     *,
     model_outputs: str | Path | None = None,
     overwrite: bool = False,
+    allow_outside: Sequence[str | os.PathLike[str]] = (),
+    allow_endpoints: bool = False,
 ) -> PromptfooImport:
     """Translate a promptfoo configuration into ``out``: eval file(s), a dataset and (for the
     assertions with no aieval equivalent) a module of stub checks.
@@ -137,61 +189,66 @@ def import_promptfoo(
     assertions file (``promptfoo eval --assertions A --model-outputs O``) and the outputs become
     the dataset's recorded predictions.
 
+    The configuration is data: its ``file://`` references are read only inside its folder
+    (after following links), or inside the folders and files of ``allow_outside``; a provider's
+    endpoint and key variable (``apiBaseUrl``, ``apiKeyEnvar``) are carried over only with
+    ``allow_endpoints``; the files are written only into ``out``, all or none, never through a
+    link in it.
+
     Raises:
         ConfigError: what cannot be translated without changing what is evaluated (a nunjucks
             construct, a list-valued variable, a test option that changes the prompt...), named
-            with its file and key; or ``out`` holds files of an earlier import (``overwrite``).
+            with its file and key; a reference outside the allowed folders; a file or an import
+            beyond its bounds (:data:`MAX_IMPORT_BYTES`, the YAML loader's); or ``out`` holds
+            files of an earlier import (``overwrite``) or a link.
     """
-    source = Path(config)
-    directory = Path(out)
-    state = _Imported()
+    try:
+        state = _Imported(ConfigFiles(Path(config), allow_outside), allow_endpoints)
+        return _import(Path(config), Path(out), model_outputs, overwrite, state)
+    except ConfigError as exc:
+        # names and values from the configuration reach the terminal in these messages
+        raise ConfigError(printable(str(exc))) from None
+
+
+def _import(
+    source: Path,
+    directory: Path,
+    model_outputs: str | Path | None,
+    overwrite: bool,
+    state: _Imported,
+) -> PromptfooImport:
     if model_outputs is not None:
         docs, rows = _standalone(source, Path(model_outputs), state)
     else:
-        docs, rows = _configured(read_config(source), state)
-    stubs = list(state.stubs.values())
-    written = [*docs, DATASET, REPORT, *([STUBS] if stubs else [])]
-    _prepare(directory, written, overwrite)
-    header = _HEADER.format(source=source.name, report=REPORT)
-    eval_files = []
+        docs, rows = _configured(read_config(source, state.files), state)
+    stubs = state.stubs
+    texts: dict[str, str] = {}
     for file_name, doc in docs.items():
-        if stubs:
-            doc = {**doc, "imports": [STUBS]}
-        write_yaml(directory / file_name, doc, header)
-        eval_files.append(directory / file_name)
-    write_jsonl(directory / DATASET, rows)
-    stub_file = None
+        texts[file_name] = yaml_text({**doc, "imports": [STUBS]} if stubs else doc)
+    texts[DATASET] = "".join(rows)
     if stubs:
-        stub_file = directory / STUBS
-        stub_file.write_text(stub_module(stubs, source.name), encoding="utf-8")
+        texts[STUBS] = stub_module(stubs, source.name)
     result = PromptfooImport(
         source=source,
         directory=directory,
-        eval_files=tuple(eval_files),
+        eval_files=tuple(directory / name for name in docs),
         dataset=directory / DATASET,
-        stubs=stub_file,
+        stubs=directory / STUBS if stubs else None,
         mapped=tuple(state.mapped),
         unmapped=tuple(state.unmapped),
     )
-    (directory / REPORT).write_text(result.text(), encoding="utf-8")
+    texts[REPORT] = result.text()
+    contents = {name: _utf8(text) for name, text in texts.items()}
+    for name, content in contents.items():
+        if name != DATASET:  # its rows were counted as they were made
+            state.spend(len(content), name)
+    write_files(directory, contents, overwrite=overwrite)
     return result
-
-
-def _prepare(directory: Path, names: Sequence[str], overwrite: bool) -> None:
-    if directory.exists() and not directory.is_dir():
-        raise ConfigError(f"{directory}: not a directory")
-    directory.mkdir(parents=True, exist_ok=True)
-    present = [n for n in names if (directory / n).exists()]
-    if present and not overwrite:
-        raise ConfigError(
-            f"{directory}: already holds {', '.join(present)}; choose another directory "
-            "or pass --overwrite"
-        )
 
 
 def _configured(
     config: PromptfooConfig, state: _Imported
-) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
     if not config.prompts:
         raise ConfigError(f"{config.path}: no prompts")
     if not config.tests:
@@ -200,7 +257,7 @@ def _configured(
         state.unmapped.append(ImportLine(f"{config.path.name}: {key}", key, None, "ignored"))
     default = config.default
     _refuse_test_keys(default)
-    templates = [_template(prompt.text, prompt.where) for prompt in config.prompts]
+    templates = [_template(prompt.text, prompt.where, state) for prompt in config.prompts]
     tests = [_merged(default, test) for test in config.tests]
     used = {path for _, paths in templates for path in paths}
     for test in tests:
@@ -238,7 +295,8 @@ def _configured(
         if test.description:
             metadata["description"] = test.description
         metadata.update(test.extra.get("metadata", {}))
-        rows.append(row_document(str(test.number), test.vars, checks, metadata))
+        row = row_document(str(test.number), test.vars, checks, metadata)
+        rows.append(state.line(row, test.where))
     if not rows:
         raise ConfigError(f"{config.path}: no test has an assertion: nothing to evaluate")
     docs = _eval_files(config, [t for t, _ in templates], defaults, state)
@@ -247,13 +305,16 @@ def _configured(
 
 def _standalone(
     assertions: Path, outputs: Path, state: _Imported
-) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    asserts = read_assertions(assertions)
-    texts = read_outputs(outputs)
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    asserts = read_assertions(assertions, state.files)
+    texts = read_outputs(outputs, state.files)
     holder = TestCase(0, {}, asserts, str(assertions))
     scorers = unique_names([_entry(state, a, holder, {}, "every output") for a in asserts])
     rows = [
-        row_document(str(i + 1), {}, [], {}, prediction=text, input_text="")
+        state.line(
+            row_document(str(i + 1), {}, [], {}, prediction=text, input_text=""),
+            f"{outputs}: [{i}]",
+        )
         for i, text in enumerate(texts)
     ]
     name = _slug(assertions.stem)
@@ -307,8 +368,10 @@ def _refuse_test_keys(test: TestCase) -> None:
         )
 
 
-def _template(text: str, where: str) -> tuple[str, list[tuple[str, ...]]]:
-    return to_format(text, where), variables(text, where)
+def _template(text: str, where: str, state: _Imported) -> tuple[str, list[tuple[str, ...]]]:
+    template = to_format(text, where)
+    state.spend(len(template), where)
+    return template, variables(text, where)
 
 
 def _template_value(test: TestCase, path: tuple[str, ...]) -> None:
@@ -329,8 +392,8 @@ def _template_value(test: TestCase, path: tuple[str, ...]) -> None:
         )
     if (
         value is None
-        or isinstance(value, bool)
-        or (isinstance(value, float) and value.is_integer())
+        or isinstance(value, (bool, date))  # a datetime is a date; JavaScript prints a Date
+        or (isinstance(value, float) and (not math.isfinite(value) or value.is_integer()))
     ):
         raise ConfigError(
             f"{test.where}: vars.{shown} = {value!r} prints differently in JavaScript and "
@@ -346,7 +409,7 @@ def _eval_files(
 ) -> dict[str, dict[str, Any]]:
     groups: dict[tuple[Any, ...], list[MappedProvider]] = {}
     for ref in config.providers:
-        found = map_provider(ref)
+        found = map_provider(ref, allow_endpoints=state.allow_endpoints)
         if isinstance(found, UnmappedProvider):
             state.unmapped.append(ImportLine(ref.where, ref.id, None, found.reason))
             continue
