@@ -30,7 +30,7 @@ from aieval.errors import ConfigError
 from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, bwrap_version, host_uid
 from aieval.sandbox._cgroup import Cgroup, open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
-from aieval.sandbox._seccomp import seccomp_program
+from aieval.sandbox._seccomp import seccomp_program, syscall_number
 from aieval.sandbox._setup import CHILD, LAUNCH, MIB, START_GRACE_S, Run, Staging, cgroup_account
 
 __all__ = ["WARM_PROGRAMS", "run_warm"]
@@ -133,7 +133,13 @@ class _Pool:
         self._selector.register(self.proc.stderr, selectors.EVENT_READ, "stderr")
         self._selector.register(result_r, selectors.EVENT_READ, "result")
         self._pending = b""  # a result line not yet complete
-        start = {"limits": limits.for_child(), "isolated": True, "programs": WARM_PROGRAMS}
+        start = {
+            "limits": limits.for_child(),
+            "isolated": True,
+            "programs": WARM_PROGRAMS,
+            # the harness reads its and the zygote's I/O priority (the C library has no call)
+            "ioprio_get": syscall_number("ioprio_get"),
+        }
         self._send(start)
 
     def _send(self, message: dict[str, Any]) -> bool:
