@@ -1,8 +1,11 @@
 """Everything a candidate can write, together, stays within ``max_disk_mb``."""
 
+import errno
 import textwrap
 
-from aieval.sandbox import SandboxLimits, _bwrap, execute
+import pytest
+
+from aieval.sandbox import SandboxLimits, _bwrap, _warm, execute
 
 FILL = textwrap.dedent(
     """
@@ -68,3 +71,56 @@ def test_multiprocessing_and_the_device_nodes_still_work() -> None:
     )
     result = execute(program, "assert run() == [7, [1, 4, 9]]", limits=SandboxLimits(timeout=30))
     assert result.status == "passed", result.detail + result.stderr
+
+
+FLOOD = textwrap.dedent(
+    """
+    import os
+
+    def flood(folder):
+        # empty files made in folder before the first error, and that error's number
+        made = 0
+        try:
+            while made < 250_000:
+                os.close(os.open(f"{folder}/e{made}", os.O_CREAT | os.O_WRONLY, 0o600))
+                made += 1
+        except OSError as exc:
+            return [made, exc.errno]
+        return [made, 0]
+
+    def flood_or_fail():
+        made, error = flood("/tmp")
+        if error:
+            raise OSError(error, os.strerror(error))
+        return made
+    """
+)
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_empty_files_stop_at_the_scratchs_inode_bound(warm: bool) -> None:
+    # held-out attack: 250,000 empty files pinned 249 MiB of kernel memory; one file, folder
+    # or link per 4 KiB of scratch bounds them (224 in /tmp and 32 in /dev/shm for 1 MiB)
+    limits = SandboxLimits(max_disk_mb=1, timeout=30.5, warm=warm)
+    tmp_files, shm_files = (_bwrap.scratch_inodes(size) for size in _bwrap.scratch_split(1))
+    assert (tmp_files, shm_files) == (224, 32)
+    try:
+        result = execute(FLOOD, "print([flood('/tmp'), flood('/dev/shm')])", limits=limits)
+        assert result.status == "passed", result.detail
+        (tmp_made, tmp_error), (shm_made, shm_error) = eval(result.stdout)  # plain literals
+        assert tmp_error == shm_error == errno.ENOSPC
+        assert 0 < tmp_made < tmp_files and 0 < shm_made < shm_files
+        assert f"/tmp 0.875 MiB, {tmp_files} files" in result.isolation
+        # a program that fails on it is told why, not only "No space left on device"
+        failed = execute(FLOOD, "flood_or_fail()", limits=limits)
+        assert failed.status == "failed", failed.detail
+        assert "No space left on device" in failed.detail
+        assert f"[the scratch ran out: /tmp holds its limit of {tmp_files} files" in failed.detail
+        # the next program (of the same warm sandbox) finds an empty scratch again
+        again = execute(FLOOD, "print(flood('/tmp'))", limits=limits)
+        assert eval(again.stdout) == [tmp_made, errno.ENOSPC], again.stdout
+    finally:
+        with _warm._LOCK:
+            pools = _warm._IDLE.pop(limits, [])
+        for _since, pool in pools:
+            pool.close()

@@ -527,11 +527,21 @@ def harness_main(result_fd: int) -> None:
     _hide_from_ptrace()
     network = _network(settings)
     _apply_limits(settings["limits"], processes_for_uid=None)
-    _judge(lambda: _start_worker(settings), settings, key, result_fd, network)
+    scratch = bool(settings.get("isolated"))
+    _judge(lambda: _start_worker(settings), settings, key, result_fd, network, scratch=scratch)
 
 
-def _judge(start: Any, settings: dict[str, Any], key: bytes, result_fd: int, network: str) -> None:
-    """Start the worker with ``start()``, sign that it is ready, run the tests, sign the verdict."""
+def _judge(
+    start: Any,
+    settings: dict[str, Any],
+    key: bytes,
+    result_fd: int,
+    network: str,
+    *,
+    scratch: bool,
+) -> None:
+    """Start the worker with ``start()``, sign that it is ready, run the tests, sign the verdict
+    (saying so when a verdict other than passed came with a full ``scratch``)."""
     outcome: dict[str, Any]
     try:
         worker = start()
@@ -553,7 +563,31 @@ def _judge(start: Any, settings: dict[str, Any], key: bytes, result_fd: int, net
             "total": 0,
         }
     outcome["network"] = network
+    if scratch and outcome.get("status") != "passed":
+        outcome["detail"] = str(outcome.get("detail", "")) + _scratch_note()
     _sign(result_fd, key, outcome)
+
+
+_SCRATCH_ROOTS = ("/tmp", "/dev/shm")
+
+
+def _scratch_note() -> str:
+    """Which scratch file system ran out of files or of space, if one did: the candidate's
+    error says only "No space left on device"."""
+    notes = []
+    for root in _SCRATCH_ROOTS:
+        try:
+            space = os.statvfs(root)
+        except OSError:
+            continue
+        if space.f_files and space.f_ffree == 0:
+            notes.append(
+                f"{root} holds its limit of {space.f_files} files, folders and links "
+                "(one per 4 KiB of max_disk_mb)"
+            )
+        elif space.f_blocks and space.f_bfree == 0:
+            notes.append(f"{root} is full ({space.f_blocks * space.f_frsize // 1024} KiB)")
+    return f" [the scratch ran out: {'; '.join(notes)}]" if notes else ""
 
 
 def _signal_ready(worker: _Worker, key: bytes, result_fd: int) -> None:
@@ -660,7 +694,7 @@ def command_main(argv: list[str]) -> NoReturn:
 # state of their shared output pipes changed, the scratch or System V IPC is not as it was, the
 # zygote does not answer, memory grew, or the sandbox served its quota of programs.
 
-_WARM_SCRATCH = ("/tmp", "/dev/shm")
+_WARM_SCRATCH = _SCRATCH_ROOTS
 _WARM_RSS_GROWTH = 32 * 1024 * 1024
 _WARM_REPLY_S = 10.0
 
@@ -1026,7 +1060,7 @@ def _judge_job(
         os.close(0)
         limits = job["limits"]
         _set_limit(resource.RLIMIT_CPU, int(limits["cpu_seconds"]), slack=1)
-        _judge(lambda: _ForkedWorker(limits, zygote), job, key, result_fd, network)
+        _judge(lambda: _ForkedWorker(limits, zygote), job, key, result_fd, network, scratch=True)
     except BaseException:
         code = 1
         with contextlib.suppress(BaseException):
