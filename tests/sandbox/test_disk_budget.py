@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from aieval.sandbox import SandboxLimits, _bwrap, _warm, execute
+from aieval.sandbox import SandboxLimits, _bwrap, _setup, _warm, execute
 
 FILL = textwrap.dedent(
     """
@@ -124,3 +124,19 @@ def test_empty_files_stop_at_the_scratchs_inode_bound(warm: bool) -> None:
             pools = _warm._IDLE.pop(limits, [])
         for _since, pool in pools:
             pool.close()
+
+
+def test_where_no_scratch_can_be_mounted_the_account_says_files_are_not_capped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # e.g. a host that refuses the launcher a user namespace of its own: bubblewrap's tmpfs,
+    # bounded in bytes; the isolation text (and a code evaluation's summary) says so
+    monkeypatch.setattr(_setup, "can_mount_scratch", lambda: False)
+    limits = SandboxLimits(max_disk_mb=2, timeout=30.25, warm=False)
+    many = 2 * _bwrap.scratch_inodes(_bwrap.scratch_split(2)[1])  # twice the bound
+    program = (
+        f"import os\ndef make():\n    for i in range({many}):\n        open(f'/dev/shm/{{i}}', 'w')"
+    )
+    result = execute(program, "make()", limits=limits)
+    assert result.status == "passed", result.detail
+    assert "files not capped, only the run's memory bounds them" in result.isolation
