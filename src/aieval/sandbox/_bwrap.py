@@ -3,8 +3,8 @@
 The sandboxed process runs in new user, PID, mount, network, IPC, UTS and cgroup namespaces
 as uid/gid 65534 with no capabilities, may not create further user namespaces, runs under a
 system-call filter (``_seccomp``), sees only the system directories, the Python installation
-(read-only) and a private tmpfs of bounded size, gets a fresh read-only ``/proc``, and dies
-with its parent.
+(read-only) and a private tmpfs of bounded size (and, where the launcher mounts it, bounded
+file count), gets a fresh read-only ``/proc``, and dies with its parent.
 """
 
 from __future__ import annotations
