@@ -1,7 +1,13 @@
 """Everything a candidate can write, together, stays within ``max_disk_mb``."""
 
 import errno
+import json
+import os
+import shutil
+import subprocess
+import tempfile
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +146,41 @@ def test_where_no_scratch_can_be_mounted_the_account_says_files_are_not_capped(
     result = execute(program, "make()", limits=limits)
     assert result.status == "passed", result.detail
     assert "files not capped, only the run's memory bounds them" in result.isolation
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starts the launcher as another user")
+def test_an_unprivileged_launcher_mounts_the_scratch_in_a_user_namespace_of_its_own() -> None:
+    # The launcher is stdlib-only: any interpreter that user can run will do.
+    launch = Path(_setup.LAUNCH)
+    readable = all(os.stat(p).st_mode & 0o005 for p in [*launch.parents, launch])
+    if not (os.access(SYSTEM_PYTHON, os.X_OK) and readable):
+        pytest.skip("no interpreter or launcher another user can run here")
+    # as the launcher's own folders are: made by the user who runs it, in a temp folder
+    folder = Path(tempfile.mkdtemp(prefix="aieval-launch-test-"))
+    try:
+        point = folder / "scratch"
+        point.mkdir()
+        for path in (folder, point):
+            os.chown(path, 65534, 65534)
+        settings = {"max_open_files": 64, "scratch": [[str(point), 1024 * 1024, 20]]}
+        show = f"grep ' {point} ' /proc/self/mounts; touch {point}/made && echo made"
+        argv = [SYSTEM_PYTHON, "-I", "-S", str(launch), json.dumps(settings), "--"]
+        done = subprocess.run(
+            [*argv, "/bin/sh", "-c", show],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            user=65534,
+            group=65534,
+            extra_groups=[],
+        )
+        assert done.returncode == 0, done.stderr
+        mount, made = done.stdout.splitlines()
+        assert "tmpfs" in mount and "nr_inodes=20" in mount and "size=1024k" in mount, mount
+        assert "uid=65534" in mount and made == "made"
+        assert not (point / "made").exists()  # in the launcher's own mount namespace only
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

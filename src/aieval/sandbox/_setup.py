@@ -122,6 +122,7 @@ class Staging:
 
     Called with a path, it returns where bubblewrap should find it (the path itself when the
     sandbox does not drop to another uid); :attr:`binds` lists the ``[source, target]`` pairs.
+    :meth:`mount_point` gives an empty directory for the launcher to mount on.
     """
 
     def __init__(self, dropped: bool) -> None:
@@ -147,7 +148,9 @@ class Staging:
 
     def _folder(self) -> str:
         if self.folder is None:
-            self.folder = stage_dir()
+            # bubblewrap runs as us: the folder need not be reachable by another uid
+            _sweep_stale_stages()
+            self.folder = tempfile.mkdtemp(prefix=f"{_STAGE_PREFIX}{os.getpid()}-")
         return self.folder
 
     def remove(self) -> None:
