@@ -53,7 +53,8 @@ def _mounts(settings: dict[str, Any]) -> None:
     if os.geteuid() != 0 or libc.unshare(_CLONE_NEWNS) != 0:
         if binds:
             _fail(f"cannot enter a private mount namespace: {os.strerror(ctypes.get_errno())}")
-        # Not root: a user namespace of our own, mapping only our ids, may mount a tmpfs.
+        # Not root (or root without the right to mount): a user namespace of our own, mapping
+        # only our ids, may mount a tmpfs.
         if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
             _fail(f"cannot enter a private mount namespace: {os.strerror(ctypes.get_errno())}")
         try:
