@@ -3,13 +3,19 @@ and every verdict is the one a fresh (cold) sandbox gives."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import resource
 import textwrap
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from aieval.sandbox import SandboxLimits, _warm, execute
+from aieval.sandbox._bwrap import host_uid
+from aieval.sandbox._seccomp import syscall_number
 
 
 def src(text: str) -> str:
@@ -283,3 +289,142 @@ def test_a_sandbox_outlives_the_thread_that_started_it(limits: SandboxLimits) ->
     again = execute("def f():\n    return 1", "assert f() == 1", limits=limits)
     assert again.passed, again.detail
     assert _idle(limits) == [pool] and pool.served == 2
+
+
+# A program that tries to change what the sandbox's own processes hand on to the next program:
+# their limits, priority, scheduling, CPU affinity and I/O priority (held-out attack: FSIZE
+# lowered and SCHED_IDLE on the zygote and the harness made the next correct program fail).
+MEDDLER = src(
+    """
+    import ctypes, os, resource
+    from resource import RLIMIT_FSIZE, RLIMIT_NPROC, prlimit
+    libc = ctypes.CDLL(None, use_errno=True)
+    IOPRIO_SET = {ioprio_set!r}
+    def attempt(call):
+        try:
+            call()
+        except OSError as exc:
+            return exc.errno
+        return 0
+    def ioprio(which, who):  # class idle
+        if libc.syscall(IOPRIO_SET, which, who, 3 << 13) != 0:
+            raise OSError(ctypes.get_errno(), "ioprio_set")
+    me = os.getpid()
+    others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != me]
+    tried = {{}}
+    idle = os.sched_param(0)
+    for pid in others:
+        tried[f"fsize {{pid}}"] = attempt(lambda: prlimit(pid, RLIMIT_FSIZE, (1, 1)))
+        tried[f"nproc {{pid}}"] = attempt(lambda: prlimit(pid, RLIMIT_NPROC, (0, 0)))
+        tried[f"nice {{pid}}"] = attempt(lambda: os.setpriority(os.PRIO_PROCESS, pid, 19))
+        tried[f"idle {{pid}}"] = attempt(lambda: os.sched_setscheduler(pid, os.SCHED_IDLE, idle))
+        tried[f"param {{pid}}"] = attempt(lambda: os.sched_setparam(pid, idle))
+        tried[f"affinity {{pid}}"] = attempt(lambda: os.sched_setaffinity(pid, {{0}}))
+        if IOPRIO_SET is not None:
+            tried[f"ioprio {{pid}}"] = attempt(lambda: ioprio(1, pid))  # IOPRIO_WHO_PROCESS
+    # a group or the whole user, named by 0
+    tried["nice group"] = attempt(lambda: os.setpriority(os.PRIO_PGRP, 0, 19))
+    tried["nice user"] = attempt(lambda: os.setpriority(os.PRIO_USER, 0, 19))
+    if IOPRIO_SET is not None:
+        tried["ioprio user"] = attempt(lambda: ioprio(3, 0))  # IOPRIO_WHO_USER
+    # its own are its own to change
+    mine = [
+        attempt(lambda: resource.setrlimit(RLIMIT_FSIZE, (4096, 4096))),
+        attempt(lambda: prlimit(0, resource.RLIMIT_CORE, (0, 0))),
+        attempt(lambda: os.nice(5)),
+        attempt(lambda: os.sched_setaffinity(0, os.sched_getaffinity(0))),
+        attempt(lambda: prlimit(others[0], RLIMIT_FSIZE)),  # reading another's
+    ]
+    def f():
+        return [len(others), sorted(set(tried.values())), mine]
+    """
+)
+HONEST = src(
+    """
+    import os, resource
+    def f():
+        with open("written.txt", "w") as fh:
+            fh.write("x" * 100_000)
+        fsize = resource.getrlimit(resource.RLIMIT_FSIZE)
+        return [fsize, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)]
+    """
+)
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_program_cannot_change_the_sandboxs_own_limits_or_priority(warm: bool) -> None:
+    own = SandboxLimits(timeout=4.125, warm=warm)
+    try:
+        meddler = MEDDLER.format(ioprio_set=syscall_number("ioprio_set"))
+        attack = execute(meddler, "print(f())", limits=own)
+        assert attack.status == "passed", attack.detail
+        others, refused, mine = eval(attack.stdout)
+        assert others >= 2  # the sandbox's init and harness at least (and a warm zygote)
+        assert refused == [1], attack.stdout  # every try: EPERM
+        assert mine == [0] * 5
+        pool = _idle(own)
+        assert len(pool) == (1 if warm else 0)
+        honest = execute(HONEST, "print(f())", limits=own)
+        assert honest.status == "passed", honest.detail
+        assert eval(honest.stdout) == [(16 * 1024 * 1024,) * 2, 0, 0]
+        assert _idle(own) == pool  # nothing changed: the same sandbox served both
+    finally:
+        with _warm._LOCK:
+            pools = _warm._IDLE.pop(own, [])
+        for _since, idle in pools:
+            idle.close()
+
+
+def _descendants(pid: int) -> dict[int, bytes]:
+    """Host pids below ``pid``, with their command lines."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parents[int(entry)] = int(stat.rpartition(")")[2].split()[1])
+    found: dict[int, bytes] = {}
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        for child, its_parent in parents.items():
+            if its_parent == parent:
+                with contextlib.suppress(OSError):
+                    found[child] = Path(f"/proc/{child}/cmdline").read_bytes()
+                pending.append(child)
+    return found
+
+
+def test_a_change_to_the_sandboxs_own_processes_replaces_the_sandbox(
+    limits: SandboxLimits,
+) -> None:
+    # The belt behind the filter: whatever changed the harness's or the zygote's limits or
+    # scheduling (here, this test from outside), the sandbox is not used for another program.
+    assert execute("def f():\n    return 1", "assert f() == 1", limits=limits).passed
+    (pool,) = _idle(limits)
+    inside = _descendants(pool.proc.pid)
+    zygote = next(pid for pid, cmd in inside.items() if b"zygote" in cmd.split(b"\0"))
+    harness = next(pid for pid, cmd in inside.items() if b"warm" in cmd.split(b"\0"))
+    # as the sandbox's host uid (a root test may lack CAP_SYS_RESOURCE), in a forked child
+    uid = host_uid()
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            if uid is not None:
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+            resource.prlimit(zygote, resource.RLIMIT_FSIZE, (1, 1))
+            os.setpriority(os.PRIO_PROCESS, harness, 19)
+            os.sched_setscheduler(harness, os.SCHED_IDLE, os.sched_param(0))
+            code = 0
+        finally:
+            os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 0  # every change was made
+    # a program that does not write: it passes, and the sandbox is replaced after it
+    assert execute("def f():\n    return 1", "assert f() == 1", limits=limits).passed
+    assert _idle(limits) == [] and pool.closed
+    honest = execute(HONEST, "print(f())", limits=limits)
+    assert honest.status == "passed", honest.detail
+    assert eval(honest.stdout) == [(16 * 1024 * 1024,) * 2, 0, 0]

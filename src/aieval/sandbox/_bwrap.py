@@ -3,8 +3,8 @@
 The sandboxed process runs in new user, PID, mount, network, IPC, UTS and cgroup namespaces
 as uid/gid 65534 with no capabilities, may not create further user namespaces, runs under a
 system-call filter (``_seccomp``), sees only the system directories, the Python installation
-(read-only) and a private tmpfs of bounded size, gets a fresh read-only ``/proc``, and dies
-with its parent.
+(read-only) and a private tmpfs of bounded size (and, where the launcher mounts it, bounded
+file count), gets a fresh read-only ``/proc``, and dies with its parent.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ __all__ = [
     "bwrap_argv",
     "bwrap_version",
     "host_uid",
+    "scratch_inodes",
     "scratch_split",
 ]
 
@@ -165,6 +166,17 @@ def scratch_split(scratch_mb: int) -> tuple[int, int]:
     return total - shm, shm
 
 
+def scratch_inodes(size: int) -> int:
+    """The files, folders and links a scratch tmpfs of ``size`` bytes may hold: one per page
+    (4 KiB), so the bound never stops a file with content before its bytes would.
+
+    Example:
+        >>> scratch_inodes(scratch_split(64)[0]), scratch_inodes(scratch_split(64)[1])
+        (14336, 2048)
+    """
+    return max(16, size // _PAGE)
+
+
 def _mib(size: int) -> str:
     return f"{size / (1024 * 1024):.12g} MiB"
 
@@ -181,6 +193,7 @@ def bwrap_argv(
     writable: str | None = None,
     seccomp_fd: int | None = None,
     stage: Callable[[str], str] = _same,
+    scratch: Sequence[tuple[str, int, int]] = (),
 ) -> tuple[list[str], str]:
     """The command line that runs ``argv`` isolated, and a one-line account of the isolation.
 
@@ -194,6 +207,9 @@ def bwrap_argv(
         seccomp_fd: an open descriptor holding the BPF filter bubblewrap loads before ``argv``.
         stage: where bubblewrap finds each bound directory other than the system ones (its
             argument: the directory's path; by default, that path itself).
+        scratch: the tmpfs file systems the launcher mounted for ``/tmp`` and ``/dev/shm``
+            (mount point, bytes, inodes), bound there; empty: bubblewrap's own tmpfs (with
+            ``--size``), whose number of files is bounded only by the run's memory.
     """
     path, version, has_size = bwrap_version()
     args = [
@@ -217,9 +233,11 @@ def bwrap_argv(
         "/dev",
     ]
     tmp_bytes, shm_bytes = scratch_split(scratch_mb)
-    if has_size:
+    if scratch:
         # POSIX semaphores (multiprocessing locks and queues) live in /dev/shm: a small bounded
         # tmpfs there, the rest of /dev read-only (device nodes stay usable).
+        args += ["--bind", scratch[1][0], "/dev/shm"]
+    elif has_size:
         args += ["--size", str(shm_bytes), "--tmpfs", "/dev/shm"]
     args += ["--remount-ro", "/dev"]
     for name in _SYSTEM_DIRS:
@@ -233,9 +251,12 @@ def bwrap_argv(
     # The scratch first: an interpreter installed under /tmp (a clone or CI runner there, tox
     # or pipx caches) is bound on top of it below, so the tmpfs cannot hide it. bwrap applies
     # the mounts in order, and only the bound installation shows, not its sibling files.
-    if has_size:
-        args += ["--size", str(tmp_bytes)]
-    args += ["--tmpfs", SCRATCH]
+    if scratch:
+        args += ["--bind", scratch[0][0], SCRATCH]
+    elif has_size:
+        args += ["--size", str(tmp_bytes), "--tmpfs", SCRATCH]
+    else:
+        args += ["--tmpfs", SCRATCH]
     # Another interpreter (e.g. the repository's own Python for a test run) needs its install.
     python = os.path.isabs(argv[0]) and os.path.basename(argv[0]).startswith("python")
     programs = [argv[0]] if python and argv[0] != sys.executable else []
@@ -251,12 +272,19 @@ def bwrap_argv(
     # /proc read-only: no sysctl, no /proc/self/* knob can be written. The root is bubblewrap's
     # own (unbounded) tmpfs: read-only once every mount point exists.
     args += ["--remount-ro", "/proc", "--remount-ro", "/", "--", *argv]
-    disk = (
-        f"tmpfs {scratch_mb} MiB (/tmp {_mib(tmp_bytes)}, /dev/shm {_mib(shm_bytes)}), / and /dev "
-        "read-only"
-        if has_size
-        else "tmpfs unbounded (bwrap without --size), /dev/shm, / and /dev read-only"
-    )
+    if scratch:
+        (_, tmp_bytes, tmp_files), (_, shm_bytes, shm_files) = scratch[0], scratch[1]
+        disk = (
+            f"tmpfs {scratch_mb} MiB (/tmp {_mib(tmp_bytes)}, {tmp_files} files; /dev/shm "
+            f"{_mib(shm_bytes)}, {shm_files} files), / and /dev read-only"
+        )
+    elif has_size:
+        disk = (
+            f"tmpfs {scratch_mb} MiB (/tmp {_mib(tmp_bytes)}, /dev/shm {_mib(shm_bytes)}; files "
+            "not capped, only the run's memory bounds them), / and /dev read-only"
+        )
+    else:
+        disk = "tmpfs unbounded (bwrap without --size), /dev/shm, / and /dev read-only"
     account = (
         f"bwrap {'.'.join(map(str, version))}: namespaces, uid 65534, no capabilities, "
         f"no new user namespaces, {disk}, /proc read-only"

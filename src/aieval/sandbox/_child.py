@@ -22,6 +22,7 @@ import builtins
 import contextlib
 import ctypes
 import ctypes.util
+import fcntl
 import hashlib
 import hmac
 import json
@@ -526,11 +527,21 @@ def harness_main(result_fd: int) -> None:
     _hide_from_ptrace()
     network = _network(settings)
     _apply_limits(settings["limits"], processes_for_uid=None)
-    _judge(lambda: _start_worker(settings), settings, key, result_fd, network)
+    scratch = bool(settings.get("isolated"))
+    _judge(lambda: _start_worker(settings), settings, key, result_fd, network, scratch=scratch)
 
 
-def _judge(start: Any, settings: dict[str, Any], key: bytes, result_fd: int, network: str) -> None:
-    """Start the worker with ``start()``, sign that it is ready, run the tests, sign the verdict."""
+def _judge(
+    start: Any,
+    settings: dict[str, Any],
+    key: bytes,
+    result_fd: int,
+    network: str,
+    *,
+    scratch: bool,
+) -> None:
+    """Start the worker with ``start()``, sign that it is ready, run the tests, sign the verdict
+    (saying so when a verdict other than passed came with a full ``scratch``)."""
     outcome: dict[str, Any]
     try:
         worker = start()
@@ -552,7 +563,31 @@ def _judge(start: Any, settings: dict[str, Any], key: bytes, result_fd: int, net
             "total": 0,
         }
     outcome["network"] = network
+    if scratch and outcome.get("status") != "passed":
+        outcome["detail"] = str(outcome.get("detail", "")) + _scratch_note()
     _sign(result_fd, key, outcome)
+
+
+_SCRATCH_ROOTS = ("/tmp", "/dev/shm")
+
+
+def _scratch_note() -> str:
+    """Which scratch file system ran out of files or of space, if one did: the candidate's
+    error says only "No space left on device"."""
+    notes = []
+    for root in _SCRATCH_ROOTS:
+        try:
+            space = os.statvfs(root)
+        except OSError:
+            continue
+        if space.f_files and space.f_ffree == 0:
+            notes.append(
+                f"{root} holds its limit of {space.f_files} files, folders and links "
+                "(one per 4 KiB of max_disk_mb)"
+            )
+        elif space.f_blocks and space.f_bfree == 0:
+            notes.append(f"{root} is full ({space.f_blocks * space.f_frsize // 1024} KiB)")
+    return f" [the scratch ran out: {'; '.join(notes)}]" if notes else ""
 
 
 def _signal_ready(worker: _Worker, key: bytes, result_fd: int) -> None:
@@ -655,10 +690,11 @@ def command_main(argv: list[str]) -> NoReturn:
 # key) and the judge has the zygote fork a worker for the candidate, in a new session with the
 # limits applied and ``/tmp`` as its working directory. After each job the harness signs a
 # ``done`` line saying whether the sandbox must be recycled: the judge failed, a process of the
-# program outlived it, the scratch or System V IPC is not as it was, the zygote does not answer,
-# memory grew, or the sandbox served its quota of programs.
+# program outlived it, the limits, priority or scheduling of the harness or the zygote or the
+# state of their shared output pipes changed, the scratch or System V IPC is not as it was, the
+# zygote does not answer, memory grew, or the sandbox served its quota of programs.
 
-_WARM_SCRATCH = ("/tmp", "/dev/shm")
+_WARM_SCRATCH = _SCRATCH_ROOTS
 _WARM_RSS_GROWTH = 32 * 1024 * 1024
 _WARM_REPLY_S = 10.0
 
@@ -874,6 +910,59 @@ def _clean_scratch(baseline: frozenset[tuple[Any, ...]]) -> bool:
     return _scratch() == baseline
 
 
+_RLIMITS = {name: getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")}
+_IOPRIO_WHO_PROCESS = 1
+# What an open file description carries for every process that holds it: the status flags
+# (O_NONBLOCK, O_APPEND, O_ASYNC), the owner and signal of SIGIO, a pipe's size.
+_F_GETSIG = 11
+_F_GETPIPE_SZ = 1032
+_DESCRIPTION = {"flags": fcntl.F_GETFL, "owner": fcntl.F_GETOWN, "signal": _F_GETSIG}
+
+
+def _read(what: Any) -> Any:
+    try:
+        return what()
+    except OSError:
+        return None
+
+
+def _process_state(pid: int, ioprio_get: int | None) -> dict[str, Any]:
+    """What another process of the sandbox's uid could set on ``pid`` that outlives a program:
+    its resource limits, nice value, scheduling policy and priority, CPU affinity and I/O
+    priority (a value that cannot be read is ``None``)."""
+    state = {
+        name: _read(lambda which=which: resource.prlimit(pid, which))
+        for name, which in _RLIMITS.items()
+    }
+    state["nice"] = _read(lambda: os.getpriority(os.PRIO_PROCESS, pid))
+    state["scheduling policy"] = _read(lambda: os.sched_getscheduler(pid))
+    state["scheduling priority"] = _read(lambda: os.sched_getparam(pid).sched_priority)
+    state["CPU affinity"] = _read(lambda: frozenset(os.sched_getaffinity(pid)))
+    if ioprio_get is not None:
+        state["I/O priority"] = _libc().syscall(ioprio_get, _IOPRIO_WHO_PROCESS, pid)
+    return state
+
+
+def _output_state() -> dict[str, Any]:
+    """The open file descriptions of stdout and stderr, which the harness, the zygote and
+    every worker share."""
+    state = {}
+    for fd in (1, 2):
+        for name, command in (*_DESCRIPTION.items(), ("pipe size", _F_GETPIPE_SZ)):
+            state[f"fd {fd} {name}"] = _read(lambda fd=fd, cmd=command: fcntl.fcntl(fd, cmd))
+    return state
+
+
+def _sandbox_state(zygote: int, ioprio_get: int | None) -> dict[str, Any]:
+    """Everything a program must leave as the harness set it, by name."""
+    state: dict[str, Any] = {}
+    for who, pid in (("harness", os.getpid()), ("zygote", zygote)):
+        own = _process_state(pid, ioprio_get)
+        state.update((f"{who}'s {name}", value) for name, value in own.items())
+    state.update((f"harness's {name}", value) for name, value in _output_state().items())
+    return state
+
+
 def _sysv_ipc_left() -> bool:
     for kind in ("shm", "msg", "sem"):
         with contextlib.suppress(OSError), open(f"/proc/sysvipc/{kind}") as fh:
@@ -885,8 +974,10 @@ def _sysv_ipc_left() -> bool:
 class _Baseline:
     """What the warm sandbox looks like between programs."""
 
-    def __init__(self, zygote: int) -> None:
+    def __init__(self, zygote: int, ioprio_get: int | None) -> None:
         self.zygote = zygote
+        self.ioprio_get = ioprio_get
+        self.state = _sandbox_state(zygote, ioprio_get)
         self.pids = _pids()
         self.scratch = _scratch()
         self.rss = {pid: _rss(pid) for pid in (os.getpid(), zygote)}
@@ -904,6 +995,12 @@ class _Baseline:
             extra = _pids() - self.pids
         if extra:
             return f"{len(extra)} process(es) of the program outlived it"
+        # No process of the program is left to change them again: check what it could set
+        # on the sandbox's own processes (the system-call filter refuses it; this is the belt).
+        state = _sandbox_state(self.zygote, self.ioprio_get)
+        changed = sorted(name for name, value in state.items() if self.state.get(name) != value)
+        if changed:
+            return f"the program changed the {', '.join(changed)}"
         if not _ping(sock):
             return "the zygote did not answer"
         if self.scratch is None or not _clean_scratch(self.scratch):
@@ -934,7 +1031,8 @@ def warm_main(result_fd: int) -> None:
     ours.send(json.dumps({"limits": limits}).encode())
     if not _ping(ours):
         raise RuntimeError("the sandbox's zygote did not start")
-    baseline = _Baseline(zygote.pid)
+    ioprio_get = settings.get("ioprio_get")
+    baseline = _Baseline(zygote.pid, ioprio_get if type(ioprio_get) is int else None)
     for served, line in enumerate(stdin, start=1):
         job = json.loads(line)
         key = bytes.fromhex(job.pop("nonce"))
@@ -962,7 +1060,7 @@ def _judge_job(
         os.close(0)
         limits = job["limits"]
         _set_limit(resource.RLIMIT_CPU, int(limits["cpu_seconds"]), slack=1)
-        _judge(lambda: _ForkedWorker(limits, zygote), job, key, result_fd, network)
+        _judge(lambda: _ForkedWorker(limits, zygote), job, key, result_fd, network, scratch=True)
     except BaseException:
         code = 1
         with contextlib.suppress(BaseException):

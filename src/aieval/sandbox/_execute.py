@@ -34,7 +34,7 @@ from aieval.sandbox._seccomp import seccomp_program
 from aieval.sandbox._setup import CHILD as _CHILD
 from aieval.sandbox._setup import LAUNCH as _LAUNCH
 from aieval.sandbox._setup import MIB as _MIB
-from aieval.sandbox._setup import START_GRACE_S, Staging
+from aieval.sandbox._setup import START_GRACE_S, Staging, scratch_mounts
 from aieval.sandbox._setup import Run as _Run
 from aieval.sandbox._setup import cgroup_account as _cgroup_account
 from aieval.sandbox._warm import run_warm
@@ -257,6 +257,7 @@ def _run_process(
     try:
         os.write(seccomp_fd, seccomp_program())
         os.lseek(seccomp_fd, 0, os.SEEK_SET)
+        scratch = scratch_mounts(stage, limits.max_disk_mb)
         argv, account = bwrap_argv(
             inner,
             scratch_mb=limits.max_disk_mb,
@@ -264,6 +265,7 @@ def _run_process(
             writable=str(cwd) if cwd is not None else None,
             seccomp_fd=seccomp_fd,
             stage=stage,
+            scratch=scratch,
         )
         memory = limits.run_memory_mb * _MIB
         with open_cgroup(limits.max_processes + _OWN_PROCESSES, memory) as group:
@@ -272,6 +274,7 @@ def _run_process(
                 "cgroups": [str(p) for p in group.procs],
                 "max_open_files": limits.max_open_files,
                 "binds": stage.binds,
+                "scratch": scratch,
                 "uid": uid,
             }
             launch = [sys.executable, "-I", "-S", _LAUNCH, json.dumps(settings), "--", *argv]

@@ -54,7 +54,8 @@ class SandboxLimits:
         max_processes: extra processes the run may start (``RLIMIT_NPROC`` headroom).
         max_file_mb: largest file the run may write (``RLIMIT_FSIZE``), in MiB.
         max_output_bytes: stdout and stderr are each kept up to this many bytes.
-        max_disk_mb: size of the private scratch filesystem (a tmpfs) the run writes to, in MiB.
+        max_disk_mb: size of the private scratch filesystem (a tmpfs) the run writes to, in MiB;
+            it holds at most one file, folder or link per 4 KiB of it.
         max_open_files: open file descriptors per process (``RLIMIT_NOFILE``, soft and hard).
         require_cgroup: with ``isolation="bwrap"``, refuse to run (``ConfigError``) when no
             cgroup with ``pids.max`` and a memory limit can be made for the run, rather than

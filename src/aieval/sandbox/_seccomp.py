@@ -5,7 +5,11 @@ kernel exposes: kernel keyrings, mounting, namespace changes (``unshare``, ``set
 with ``CLONE_NEWUSER``), ``ptrace`` and cross-process memory access, BPF, perf events,
 ``userfaultfd``, io_uring, kernel modules, reboot, clocks, swap and quota. They fail with
 ``EPERM``; ``clone3`` fails with ``ENOSYS`` (its flags cannot be inspected), so the C library
-falls back to ``clone``, whose flags can. System calls of another ABI (32-bit ``int 0x80`` on
+falls back to ``clone``, whose flags can. Calls that change another process's limits,
+priority, scheduling, CPU affinity, I/O priority or memory placement (``SELF_ONLY_SYSCALLS``)
+are refused with ``EPERM`` unless they name the caller itself (pid 0): the sandbox's own
+processes (the harness, a warm sandbox's zygote) share the candidate's uid and PID namespace,
+and nothing a program sets may outlive it. System calls of another ABI (32-bit ``int 0x80`` on
 x86-64, x32) kill the process. bubblewrap loads the program (``--seccomp FD``) right before it
 starts the harness.
 """
@@ -21,7 +25,7 @@ import tempfile
 
 from aieval.errors import ConfigError
 
-__all__ = ["DENIED_SYSCALLS", "seccomp_program"]
+__all__ = ["DENIED_SYSCALLS", "SELF_ONLY_SYSCALLS", "seccomp_program", "syscall_number"]
 
 #: Refused with ``EPERM`` wherever the architecture has them.
 DENIED_SYSCALLS = (
@@ -81,9 +85,24 @@ DENIED_SYSCALLS = (
     "userfaultfd",
     "vhangup",
 )
+#: Allowed only on the calling process itself: each with the arguments that must be 0 (or,
+#: for ``setpriority`` and ``ioprio_set``, the "a process" selector), else ``EPERM``.
+#: ``prlimit64`` may still read another process's limits (its new-limit pointer is NULL).
+SELF_ONLY_SYSCALLS: dict[str, tuple[tuple[int, int], ...]] = {
+    # (argument index, the only value allowed); a rule per pair, any mismatch refuses
+    "setpriority": ((0, 0), (1, 0)),  # which == PRIO_PROCESS, who == 0 (not a group or user)
+    "ioprio_set": ((0, 1), (1, 0)),  # which == IOPRIO_WHO_PROCESS, who == 0
+    "sched_setscheduler": ((0, 0),),
+    "sched_setparam": ((0, 0),),
+    "sched_setattr": ((0, 0),),
+    "sched_setaffinity": ((0, 0),),
+    "migrate_pages": ((0, 0),),
+    "move_pages": ((0, 0),),
+}
 _CLONE_NEWUSER = 0x10000000
 _ACT_ALLOW = 0x7FFF0000
 _ACT_ERRNO = 0x00050000
+_CMP_NE = 1
 _CMP_MASKED_EQ = 7
 _INSTALL_HINT = (
     "install libseccomp (Debian/Ubuntu: apt-get install libseccomp2; Fedora: dnf install "
@@ -136,6 +155,17 @@ def _add(lib: ctypes.CDLL, ctx: int, action: int, name: str, *conditions: _ArgCm
         raise ConfigError(f"libseccomp refused the rule for {name}: {os.strerror(-status)}")
 
 
+def syscall_number(name: str) -> int | None:
+    """The number of system call ``name`` on this architecture (``None``: it has none).
+
+    Example:
+        >>> syscall_number("no_such_call") is None
+        True
+    """
+    number = int(_library().seccomp_syscall_resolve_name(name.encode()))
+    return number if number >= 0 else None
+
+
 @functools.cache
 def seccomp_program() -> bytes:
     """The compiled BPF filter, as ``bwrap --seccomp`` reads it.
@@ -155,6 +185,12 @@ def seccomp_program() -> bytes:
         # --disable-userns refuses new user namespaces wherever it is not).
         newuser = _ArgCmp(0, _CMP_MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER)
         _add(lib, ctx, _ACT_ERRNO | errno.EPERM, "clone", newuser)
+        for name, allowed in SELF_ONLY_SYSCALLS.items():
+            for index, value in allowed:
+                _add(lib, ctx, _ACT_ERRNO | errno.EPERM, name, _ArgCmp(index, _CMP_NE, value, 0))
+        # prlimit64(pid, resource, new, old): setting (new != NULL) another's (pid != 0)
+        other, setting = _ArgCmp(0, _CMP_NE, 0, 0), _ArgCmp(2, _CMP_NE, 0, 0)
+        _add(lib, ctx, _ACT_ERRNO | errno.EPERM, "prlimit64", other, setting)
         with tempfile.TemporaryFile() as out:
             status = lib.seccomp_export_bpf(ctx, out.fileno())
             if status < 0:

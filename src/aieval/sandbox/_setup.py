@@ -1,18 +1,23 @@
 """What every sandboxed run shares: the sandbox scripts, the start grace, the staging folder,
-the cgroup's account and the raw outcome of a run, for the cold (``_execute``) and warm
-(``_warm``) paths."""
+the scratch mounts, the cgroup's account and the raw outcome of a run, for the cold
+(``_execute``) and warm (``_warm``) paths."""
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from aieval.errors import ConfigError
+from aieval.sandbox._bwrap import host_uid, scratch_inodes, scratch_split
 from aieval.sandbox._cgroup import Cgroup
 from aieval.sandbox._limits import SandboxLimits
 
@@ -24,6 +29,7 @@ __all__ = [
     "Run",
     "Staging",
     "cgroup_account",
+    "scratch_mounts",
     "stage_dir",
 ]
 
@@ -116,24 +122,69 @@ class Staging:
 
     Called with a path, it returns where bubblewrap should find it (the path itself when the
     sandbox does not drop to another uid); :attr:`binds` lists the ``[source, target]`` pairs.
+    :meth:`mount_point` gives an empty directory for the launcher to mount on.
     """
 
     def __init__(self, dropped: bool) -> None:
+        self.dropped = dropped
         self.folder = stage_dir() if dropped else None
         self.binds: list[list[str]] = []
+        self._points = 0
 
     def __call__(self, path: str) -> str:
-        if self.folder is None:
+        if not self.dropped:
             return path
-        target = os.path.join(self.folder, str(len(self.binds)))
+        target = os.path.join(self._folder(), str(len(self.binds)))
         os.mkdir(target, 0o700)
         self.binds.append([path, target])
         return target
+
+    def mount_point(self) -> str:
+        """A fresh empty directory the launcher mounts a file system on."""
+        self._points += 1
+        target = os.path.join(self._folder(), f"mount-{self._points}")
+        os.mkdir(target, 0o700)
+        return target
+
+    def _folder(self) -> str:
+        if self.folder is None:
+            # bubblewrap runs as us: the folder need not be reachable by another uid
+            _sweep_stale_stages()
+            self.folder = tempfile.mkdtemp(prefix=f"{_STAGE_PREFIX}{os.getpid()}-")
+        return self.folder
 
     def remove(self) -> None:
         """Remove the staging folder (if any)."""
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def scratch_mounts(stage: Staging, scratch_mb: int) -> list[tuple[str, int, int]]:
+    """The scratch file systems the launcher mounts for ``/tmp`` and ``/dev/shm``: mount
+    point, bytes and inodes of each; empty where it cannot mount them (see
+    :func:`can_mount_scratch`)."""
+    if not can_mount_scratch():
+        return []
+    return [(stage.mount_point(), size, scratch_inodes(size)) for size in scratch_split(scratch_mb)]
+
+
+@functools.cache
+def can_mount_scratch() -> bool:
+    """Whether the launcher can mount a tmpfs with an inode bound here, tried once: as root,
+    or in a user namespace of its own (which some hosts refuse or leave without the right to
+    mount). Where it cannot, bubblewrap's own tmpfs bounds the scratch's bytes only."""
+    stage = Staging(dropped=False)
+    try:
+        point = stage.mount_point()
+        settings: dict[str, object] = {"max_open_files": 64, "uid": host_uid(), "probe": True}
+        settings["scratch"] = [[point, 1024 * 1024, 16]]
+        probe = [sys.executable, "-I", "-S", LAUNCH, json.dumps(settings), "--"]
+        done = subprocess.run(probe, capture_output=True, timeout=30, cwd="/")
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        stage.remove()
+    return done.returncode == 0
 
 
 def cgroup_account(group: Cgroup, limits: SandboxLimits) -> str:

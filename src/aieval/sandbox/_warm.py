@@ -30,8 +30,17 @@ from aieval.errors import ConfigError
 from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, bwrap_version, host_uid
 from aieval.sandbox._cgroup import Cgroup, open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
-from aieval.sandbox._seccomp import seccomp_program
-from aieval.sandbox._setup import CHILD, LAUNCH, MIB, START_GRACE_S, Run, Staging, cgroup_account
+from aieval.sandbox._seccomp import seccomp_program, syscall_number
+from aieval.sandbox._setup import (
+    CHILD,
+    LAUNCH,
+    MIB,
+    START_GRACE_S,
+    Run,
+    Staging,
+    cgroup_account,
+    scratch_mounts,
+)
 
 __all__ = ["WARM_PROGRAMS", "run_warm"]
 
@@ -77,12 +86,14 @@ class _Pool:
         try:
             os.write(seccomp_fd, seccomp_program())
             os.lseek(seccomp_fd, 0, os.SEEK_SET)
+            scratch = scratch_mounts(stage, limits.max_disk_mb)
             argv, account = bwrap_argv(
                 inner,
                 scratch_mb=limits.max_disk_mb,
                 child_dir=str(Path(CHILD).parent),
                 seccomp_fd=seccomp_fd,
                 stage=stage,
+                scratch=scratch,
             )
             memory = limits.run_memory_mb * MIB
             group = self._stack.enter_context(
@@ -94,6 +105,7 @@ class _Pool:
                 "cgroups": [str(p) for p in group.procs],
                 "max_open_files": limits.max_open_files,
                 "binds": stage.binds,
+                "scratch": scratch,
                 "uid": uid,
             }
             launch = [sys.executable, "-I", "-S", LAUNCH, json.dumps(settings), "--", *argv]
@@ -133,7 +145,13 @@ class _Pool:
         self._selector.register(self.proc.stderr, selectors.EVENT_READ, "stderr")
         self._selector.register(result_r, selectors.EVENT_READ, "result")
         self._pending = b""  # a result line not yet complete
-        start = {"limits": limits.for_child(), "isolated": True, "programs": WARM_PROGRAMS}
+        start = {
+            "limits": limits.for_child(),
+            "isolated": True,
+            "programs": WARM_PROGRAMS,
+            # the harness reads its and the zygote's I/O priority (the C library has no call)
+            "ioprio_get": syscall_number("ioprio_get"),
+        }
         self._send(start)
 
     def _send(self, message: dict[str, Any]) -> bool:
