@@ -15,12 +15,14 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from tests.support.server import LiveServer
 from tests.traces._definition import DEFINITION
 from tests.traces._produce import Produced
 
 from aieval.server import ServerSettings, _traces, create_app
 from aieval.traces import count_items
+from aieval.traces._intake import _proto_items
 
 TOKEN = "s3cret-token"
 JSON = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
@@ -168,15 +170,22 @@ def test_a_small_body_of_many_tiny_spans_is_refused_before_it_is_decoded(
     assert listed(client) == set()
 
 
-def test_real_exports_are_far_under_the_item_limit(genai: Produced) -> None:
-    """The OpenTelemetry SDK's requests take under 100 counted items per span, so the limit
-    lets a request carry over 10,000 spans (the SDK sends 512, the collector's batch 8,192)."""
-    for line in genai.json_file.read_text().splitlines():
-        spans = sum(
-            len(s["spans"]) for r in json.loads(line)["resourceSpans"] for s in r["scopeSpans"]
-        )
-        assert count_items(line.encode(), "json", _traces.MAX_REQUEST_ITEMS) < 100 * spans
-    assert _traces.MAX_REQUEST_ITEMS >= 100 * 10_000
+@pytest.mark.parametrize("traces", ["genai", "openinference"], indirect=True)
+def test_real_exports_are_far_under_the_item_limit(traces: Produced) -> None:
+    """The OpenTelemetry SDK's spans take under 120 counted items each, JSON or protobuf, so
+    the limit lets a request carry the collector's default batch of 8,192 spans."""
+    for line in traces.json_file.read_text().splitlines():
+        request = json.loads(line)["resourceSpans"]
+        spans = sum(len(s["spans"]) for r in request for s in r["scopeSpans"])
+        assert count_items(line.encode(), "json", _traces.MAX_REQUEST_ITEMS) < 120 * spans
+    data, at = traces.proto_file.read_bytes(), 0
+    while at < len(data):  # the file exporter's length-prefixed requests
+        size = int.from_bytes(data[at : at + 4], "big")
+        body, at = data[at + 4 : at + 4 + size], at + 4 + size
+        message = ExportTraceServiceRequest.FromString(body)
+        spans = sum(len(s.spans) for r in message.resource_spans for s in r.scope_spans)
+        assert _proto_items(body, _traces.MAX_REQUEST_ITEMS) < 120 * spans
+    assert _traces.MAX_REQUEST_ITEMS >= 120 * 8_192
 
 
 # ---- items 10 and 12: every field checked at intake -----------------------------------------
@@ -367,3 +376,15 @@ def test_gradings_beyond_the_limit_are_answered_503_with_retry_after(
     assert taken == _traces.MAX_CONCURRENT_GRADINGS
     assert busy.status_code == 503 and busy.headers["Retry-After"] == "5"
     assert grade(client).status_code == 200
+
+
+def test_an_attribute_nested_deeper_than_the_json_parser_goes_stays_text(
+    client: httpx.Client,
+) -> None:
+    deep = {"key": "gen_ai.output.messages", "value": {"stringValue": "[" * 100_000}}
+    root = span(TRACE_A, "1" * 16, "app", attributes=[deep])
+    client.post("/v1/traces", content=request(root), headers=JSON)
+    client.post("/v1/traces", content=a_trace(TRACE_B), headers=JSON)
+    graded = grade(client)
+    assert graded.status_code == 200, graded.text
+    assert set(graded.json()["verdicts"]) == {TRACE_A, TRACE_B}
