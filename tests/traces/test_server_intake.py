@@ -348,7 +348,7 @@ def test_trace_ids_are_checked_and_bounded(client: httpx.Client) -> None:
     assert odd.status_code == 400 and "trace_ids[0]: expected 32 hex" in odd.json()["message"]
 
 
-def test_grading_more_spans_than_the_limit_is_refused(
+def test_grading_more_spans_or_traces_than_the_limits_is_refused(
     client: httpx.Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_traces, "MAX_GRADED_SPANS", 3)
@@ -356,8 +356,11 @@ def test_grading_more_spans_than_the_limit_is_refused(
     client.post("/v1/traces", content=a_trace(TRACE_B), headers=JSON)
     answer = grade(client)
     assert answer.status_code == 400, answer.text
-    assert "hold 4 spans, over the limit of 3" in answer.json()["message"]
+    assert "are 2 traces of 4 spans, over the limit of 10,000 traces and 3 spans" in answer.text
     assert grade(client, trace_ids=[TRACE_B]).status_code == 200
+    monkeypatch.setattr(_traces, "MAX_GRADED_SPANS", 100)
+    monkeypatch.setattr(_traces, "MAX_TRACE_IDS", 1)
+    assert "are 2 traces of 4 spans, over the limit of 1 traces" in grade(client).text
 
 
 def test_gradings_beyond_the_limit_are_answered_503_with_retry_after(

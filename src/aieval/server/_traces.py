@@ -31,7 +31,7 @@ __all__ = ["TraceEvaluationRequest", "intake", "trace_store", "traces_api"]
 
 #: The largest export request accepted, in bytes, as received and decompressed.
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
-#: The most trace ids one grading request may name.
+#: The most traces one grading request may grade (or name in ``trace_ids``).
 MAX_TRACE_IDS = 10_000
 #: The most stored spans one grading request may grade (grading holds each trace's run, and
 #: memory grows with the spans): grade more in several requests, naming ``trace_ids``.
@@ -120,7 +120,7 @@ def grade_traces(body: TraceEvaluationRequest, request: Request) -> dict[str, An
     """Grade stored traces as one run (one sample per trace) and answer its verdicts.
 
     At most :data:`MAX_CONCURRENT_GRADINGS` at once (503 with ``Retry-After`` beyond), each of
-    at most :data:`MAX_GRADED_SPANS` spans and :data:`MAX_TRACE_IDS` trace ids (400 beyond).
+    at most :data:`MAX_GRADED_SPANS` spans in :data:`MAX_TRACE_IDS` traces (400 beyond).
     """
     state = request.app.state
     if body.workflow is None and body.profile is None:
@@ -161,13 +161,14 @@ def _grade(body: TraceEvaluationRequest, state: Any) -> dict[str, Any]:
 
     store: TraceStore = state.trace_store
     wanted = None if body.trace_ids is None else [t.lower() for t in body.trace_ids]
-    stored = store.span_count(wanted)
-    if stored > MAX_GRADED_SPANS:
+    traces, spans = store.size(wanted)
+    if spans > MAX_GRADED_SPANS or traces > MAX_TRACE_IDS:
         raise HTTPException(
             400,
-            f"{'the given trace_ids' if wanted else 'the stored traces'} hold {stored:,} "
-            f"spans, over the limit of {MAX_GRADED_SPANS:,} per grading; name fewer "
-            "trace_ids (GET /api/traces lists them with their span counts)",
+            f"{'the given trace_ids' if wanted else 'the stored traces'} are {traces:,} traces "
+            f"of {spans:,} spans, over the limit of {MAX_TRACE_IDS:,} traces and "
+            f"{MAX_GRADED_SPANS:,} spans per grading; grade them in parts, naming trace_ids "
+            "(GET /api/traces lists them with their span counts)",
         )
     reading = TraceReading()
     unreadable: list[str] = []

@@ -87,23 +87,18 @@ class TraceStore:
         with self._connect() as db:
             return [StoredTrace(*row) for row in db.execute(query)]
 
-    def span_count(self, trace_ids: Iterable[str] | None = None) -> int:
-        """How many spans are stored for ``trace_ids`` (all traces when ``None``)."""
+    def size(self, trace_ids: Iterable[str] | None = None) -> tuple[int, int]:
+        """``(traces, spans)`` stored for ``trace_ids`` (all traces when ``None``)."""
+        query = "SELECT COUNT(DISTINCT trace_id), COALESCE(SUM(spans), 0) FROM request_traces"
         with self._connect() as db:
             if trace_ids is None:
-                return int(
-                    db.execute("SELECT COALESCE(SUM(spans), 0) FROM request_traces").fetchone()[0]
-                )
-            return sum(
-                int(
-                    db.execute(
-                        f"SELECT COALESCE(SUM(spans), 0) FROM request_traces WHERE trace_id IN "
-                        f"({','.join('?' * len(chunk))})",
-                        chunk,
-                    ).fetchone()[0]
-                )
-                for chunk in _chunks(trace_ids)
-            )
+                traces, spans = db.execute(query).fetchone()
+                return int(traces), int(spans)
+            found = [
+                db.execute(f"{query} WHERE trace_id IN ({','.join('?' * len(c))})", c).fetchone()
+                for c in _chunks(sorted(set(trace_ids)))
+            ]
+        return sum(int(t) for t, _ in found), sum(int(s) for _, s in found)
 
     def spans(
         self, trace_ids: Iterable[str] | None = None, unreadable: list[str] | None = None
