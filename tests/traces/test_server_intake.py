@@ -391,3 +391,22 @@ def test_an_attribute_nested_deeper_than_the_json_parser_goes_stays_text(
     graded = grade(client)
     assert graded.status_code == 200, graded.text
     assert set(graded.json()["verdicts"]) == {TRACE_A, TRACE_B}
+
+
+def test_export_requests_beyond_the_limit_are_answered_503_with_retry_after(
+    app: FastAPI, client: httpx.Client
+) -> None:
+    """Each request being received may hold up to 64 MiB: a few at once, the rest retried."""
+    slots = app.state.trace_intakes
+    taken = 0
+    while slots.acquire(blocking=False):  # every slot busy, as by large uploads
+        taken += 1
+    try:
+        busy = client.post("/v1/traces", content=a_trace(TRACE_A), headers=JSON)
+    finally:
+        for _ in range(taken):
+            slots.release()
+    assert taken == _traces.MAX_CONCURRENT_INTAKES
+    assert busy.status_code == 503 and busy.headers["Retry-After"] == "5"
+    assert client.post("/v1/traces", content=a_trace(TRACE_A), headers=JSON).status_code == 200
+    assert listed(client) == {TRACE_A}

@@ -23,6 +23,7 @@ from aieval.server._settings import ServerSettings
 from aieval.server._table import SampleIndex
 from aieval.server._traces import (
     MAX_CONCURRENT_GRADINGS,
+    MAX_CONCURRENT_INTAKES,
     intake,
     trace_store,
     traces_api,
@@ -107,6 +108,7 @@ def create_app(
     app.include_router(router)
     app.state.trace_store = trace_store(reader.location)
     app.state.trace_gradings = threading.BoundedSemaphore(MAX_CONCURRENT_GRADINGS)
+    app.state.trace_intakes = threading.BoundedSemaphore(MAX_CONCURRENT_INTAKES)
     app.include_router(intake)
     app.include_router(traces_api)
     _mount_viewer(app)

@@ -2,10 +2,15 @@
 
 ``POST /v1/traces`` takes an ``ExportTraceServiceRequest`` as protobuf
 (``application/x-protobuf``) or OTLP/JSON (``application/json``), gzip-encoded or not, behind
-the server's token like every route, and keeps it losslessly (see :mod:`._tracestore`).
+the server's token like every route, and keeps it losslessly (see :mod:`._tracestore`) once
+every field is checked (:func:`aieval.traces.check_request`). The body is decompressed in
+bounded pieces and its objects counted before it is decoded, so no request takes more memory
+than the limits below allow, and a few are received at once.
 ``GET /api/traces`` lists the stored traces; ``POST /api/traces/evaluations`` grades them
 (all, or the ids given) with a workflow definition and profile as one stored run, one sample
 per trace; a trace still arriving fails ``trace_complete`` rather than being graded whole.
+Each trace is mapped on its own (a bad span makes only its trace incomplete), and gradings are
+bounded in traces, spans and number at once.
 """
 
 from __future__ import annotations
@@ -38,8 +43,11 @@ MAX_TRACE_IDS = 10_000
 MAX_GRADED_SPANS = 200_000
 #: Gradings of received traces at once; one more is answered 503 with ``Retry-After``.
 MAX_CONCURRENT_GRADINGS = 2
-#: Seconds a client is asked to wait (``Retry-After``) when every grading slot is taken.
-GRADING_RETRY_AFTER_S = 5
+#: Export requests received at once (each holds up to :data:`MAX_REQUEST_BYTES` while read);
+#: one more is answered 503 with ``Retry-After``, which OTLP exporters retry.
+MAX_CONCURRENT_INTAKES = 4
+#: Seconds a client is asked to wait (``Retry-After``) when every slot is taken.
+RETRY_AFTER_S = 5
 #: The most JSON objects and arrays (OTLP/JSON) or fields (protobuf) in one export request:
 #: decoding takes memory in proportion to them, whatever the body's size.
 MAX_REQUEST_ITEMS = 1_000_000
@@ -81,10 +89,27 @@ async def receive_traces(request: Request) -> Response:
     if kind not in (_PROTOBUF, "application/json"):
         return _refuse(415, f"content type {kind!r}: send {_PROTOBUF} or application/json")
     try:
-        from aieval.traces import check_request, count_items
+        import aieval.traces  # noqa: F401
     except ImportError as exc:
         return _refuse(501, str(exc))
     fmt = "json" if kind == "application/json" else "protobuf"
+    slots: threading.BoundedSemaphore = request.app.state.trace_intakes
+    if not slots.acquire(blocking=False):  # never blocks: a count, taken on the event loop
+        return _refuse(
+            503,
+            f"{MAX_CONCURRENT_INTAKES} export requests are being received; try again shortly",
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
+    try:
+        return await _keep(request, kind, fmt)
+    finally:
+        slots.release()
+
+
+async def _keep(request: Request, kind: str, fmt: str) -> Response:
+    """Read, check and store one export request; answer it."""
+    from aieval.traces import check_request, count_items
+
     try:
         body = await _body(request)
         if count_items(body, fmt, MAX_REQUEST_ITEMS) > MAX_REQUEST_ITEMS:
@@ -131,7 +156,7 @@ def grade_traces(body: TraceEvaluationRequest, request: Request) -> dict[str, An
         raise HTTPException(
             503,
             f"{MAX_CONCURRENT_GRADINGS} gradings of traces are running; try again shortly",
-            headers={"Retry-After": str(GRADING_RETRY_AFTER_S)},
+            headers={"Retry-After": str(RETRY_AFTER_S)},
         )
     try:
         return _grade(body, state)
@@ -290,5 +315,7 @@ def _row(trace: Any) -> dict[str, Any]:
     }
 
 
-def _refuse(status: int, message: str) -> SafeJSONResponse:
-    return SafeJSONResponse({"message": message, "reasons": []}, status_code=status)
+def _refuse(status: int, message: str, headers: dict[str, str] | None = None) -> SafeJSONResponse:
+    return SafeJSONResponse(
+        {"message": message, "reasons": []}, status_code=status, headers=headers
+    )
