@@ -4,13 +4,18 @@ trace data by its content, and a single pretty-printed export request reads too.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.traces._produce import Produced
 
+import aieval
 from aieval._tracefiles import is_trace_data
-from aieval.errors import WorkflowError
+from aieval.errors import DatasetError, WorkflowError
 from aieval.traces import load_traces
 
 
@@ -74,3 +79,72 @@ def test_a_time_outside_otlps_range_is_refused_naming_the_line(
     bad.write_text("\n".join([*lines[1:], json.dumps(request)]) + "\n")
     with pytest.raises(WorkflowError, match=rf"bad\.jsonl, line {len(lines)}: .*outside OTLP's"):
         load_traces(bad)
+
+
+def _one_line(tmp_path: Path, *spans: dict[str, Any]) -> Path:
+    file = tmp_path / "traces.jsonl"
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}
+    file.write_text(json.dumps(request) + "\n")
+    return file
+
+
+def _span(span_id: str, name: str, parent: str = "", **more: Any) -> dict[str, Any]:
+    times = {"startTimeUnixNano": "1", "endTimeUnixNano": "2"}
+    return {
+        "traceId": "a" * 32,
+        "spanId": span_id,
+        "parentSpanId": parent,
+        "name": name,
+        **times,
+        **more,
+    }
+
+
+def test_a_malformed_attribute_names_the_file_line_and_span(tmp_path: Path) -> None:
+    file = _one_line(
+        tmp_path, _span("1" * 16, "app"), _span("2" * 16, "chat", "1" * 16, attributes={"k": 1})
+    )
+    with pytest.raises(
+        DatasetError,
+        match=r"traces\.jsonl, line 1: span 'chat' \(2{16}\) cannot be read: attributes: Expected",
+    ):
+        load_traces(file)
+
+
+def test_aieval_run_over_a_trace_file_prints_the_malformed_span_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    bad = {"key": "n", "value": {"intValue": "many"}}
+    _one_line(tmp_path, _span("1" * 16, "app"), _span("2" * 16, "chat", "1" * 16, attributes=[bad]))
+    (tmp_path / "wf.yaml").write_text("name: w\nsteps:\n  - {name: app}\n")
+    (tmp_path / "eval.yaml").write_text("name: t\ndataset: traces.jsonl\nworkflow: wf.yaml\n")
+    src = str(Path(aieval.__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", "runs.db"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": src},
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "traces.jsonl, line 1: span 'chat' (2222222222222222) cannot be read" in done.stderr
+
+
+def test_ids_that_are_not_hex_of_their_size_are_refused_in_files(tmp_path: Path) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    path_id = "../../../../etc/passwd%00".ljust(32, "A")
+    file = _one_line(tmp_path, {**_span("1" * 16, "app"), "traceId": path_id})
+    with pytest.raises(WorkflowError, match=r"traces\.jsonl, line 1: .*'traceId' is not a 16-byte"):
+        load_traces(file)
+    message = ExportTraceServiceRequest()
+    span = message.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id, span.name = b"../../../etc/passwd\x00", b"\x01" * 8, "x"
+    proto = tmp_path / "t.pb"
+    proto.write_bytes(message.SerializeToString())
+    with pytest.raises(WorkflowError, match=r"t\.pb: span 'x': trace, span and parent ids must"):
+        load_traces(proto)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,7 +21,13 @@ from aieval.server._routes import router
 from aieval.server._security import SecurityMiddleware
 from aieval.server._settings import ServerSettings
 from aieval.server._table import SampleIndex
-from aieval.server._traces import intake, trace_store, traces_api
+from aieval.server._traces import (
+    MAX_CONCURRENT_GRADINGS,
+    MAX_CONCURRENT_INTAKES,
+    intake,
+    trace_store,
+    traces_api,
+)
 from aieval.server._uploads import Uploads, uploads_api
 from aieval.server._views import sample_item
 from aieval.server._wakeups import Wakeups
@@ -100,6 +107,8 @@ def create_app(
     app.include_router(uploads_api)
     app.include_router(router)
     app.state.trace_store = trace_store(reader.location)
+    app.state.trace_gradings = threading.BoundedSemaphore(MAX_CONCURRENT_GRADINGS)
+    app.state.trace_intakes = threading.BoundedSemaphore(MAX_CONCURRENT_INTAKES)
     app.include_router(intake)
     app.include_router(traces_api)
     _mount_viewer(app)

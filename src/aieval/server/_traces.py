@@ -2,35 +2,57 @@
 
 ``POST /v1/traces`` takes an ``ExportTraceServiceRequest`` as protobuf
 (``application/x-protobuf``) or OTLP/JSON (``application/json``), gzip-encoded or not, behind
-the server's token like every route, and keeps it losslessly (see :mod:`._tracestore`).
+the server's token like every route, and keeps it losslessly (see :mod:`._tracestore`) once
+every field is checked (:func:`aieval.traces.check_request`). The body is decompressed in
+bounded pieces and its objects counted before it is decoded, so no request takes more memory
+than the limits below allow, and a few are received at once.
 ``GET /api/traces`` lists the stored traces; ``POST /api/traces/evaluations`` grades them
 (all, or the ids given) with a workflow definition and profile as one stored run, one sample
 per trace; a trace still arriving fails ``trace_complete`` rather than being graded whole.
+Each trace is mapped on its own (a bad span makes only its trace incomplete), and gradings are
+bounded in traces, spans and number at once.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
+import re
+import threading
 import zlib
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from aieval._files import confined_to
 from aieval.errors import ConfigError, WorkflowError
 from aieval.server._responses import SafeJSONResponse
-from aieval.server._tracestore import TraceStore, decode
+from aieval.server._tracestore import TraceStore
 from aieval.store import StoreLocation
 
 __all__ = ["TraceEvaluationRequest", "intake", "trace_store", "traces_api"]
 
-#: The largest export request accepted (decompressed), in bytes.
+#: The largest export request accepted, in bytes, as received and decompressed.
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
+#: The most traces one grading request may grade (or name in ``trace_ids``).
+MAX_TRACE_IDS = 10_000
+#: The most stored spans one grading request may grade (grading holds each trace's run, and
+#: memory grows with the spans): grade more in several requests, naming ``trace_ids``.
+MAX_GRADED_SPANS = 200_000
+#: Gradings of received traces at once; one more is answered 503 with ``Retry-After``.
+MAX_CONCURRENT_GRADINGS = 2
+#: Export requests received at once (each holds up to :data:`MAX_REQUEST_BYTES` while read);
+#: one more is answered 503 with ``Retry-After``, which OTLP exporters retry.
+MAX_CONCURRENT_INTAKES = 4
+#: Seconds a client is asked to wait (``Retry-After``) when every slot is taken.
+RETRY_AFTER_S = 5
+#: The most JSON objects and arrays (OTLP/JSON) or fields (protobuf) in one export request:
+#: decoding takes memory in proportion to them, whatever the body's size.
+MAX_REQUEST_ITEMS = 1_000_000
 _PROTOBUF = "application/x-protobuf"
+_TRACE_ID = re.compile(r"[0-9a-fA-F]{32}")
 
 intake = APIRouter()
 traces_api = APIRouter(prefix="/api/traces")
@@ -53,33 +75,55 @@ class TraceEvaluationRequest(BaseModel):
     name: str = Field(min_length=1, description="the run's name")
     workflow: str | dict[str, Any] | None = Field(None, description="workflow definition")
     profile: str | None = Field(None, description="scoring profile id, family or file")
-    trace_ids: list[str] | None = Field(None, description="the traces to grade (default: all)")
+    trace_ids: list[str] | None = Field(
+        None, description=f"the traces to grade (default: all), at most {MAX_TRACE_IDS:,}"
+    )
     enforce_hard_gates: bool = True
 
 
 @intake.post("/v1/traces")
 async def receive_traces(request: Request) -> Response:
-    """Keep one OTLP export request; answer an ``ExportTraceServiceResponse``."""
+    """Keep one OTLP export request, every field checked; answer an
+    ``ExportTraceServiceResponse``, or 400 naming the first field of the wrong shape."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind not in (_PROTOBUF, "application/json"):
         return _refuse(415, f"content type {kind!r}: send {_PROTOBUF} or application/json")
-    body = await request.body()
     try:
         import aieval.traces  # noqa: F401
     except ImportError as exc:
         return _refuse(501, str(exc))
+    fmt = "json" if kind == "application/json" else "protobuf"
+    slots: threading.BoundedSemaphore = request.app.state.trace_intakes
+    if not slots.acquire(blocking=False):  # never blocks: a count, taken on the event loop
+        return _refuse(
+            503,
+            f"{MAX_CONCURRENT_INTAKES} export requests are being received; try again shortly",
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
     try:
-        body = _decompressed(body, request.headers.get("content-encoding", ""))
-        fmt = "json" if kind == "application/json" else "protobuf"
-        spans = decode(body, fmt)
-    except _TooLarge:
-        return _refuse(413, f"export request larger than {MAX_REQUEST_BYTES} bytes")
-    except (ValueError, WorkflowError, zlib.error, OSError, EOFError) as exc:
+        return await _keep(request, kind, fmt)
+    finally:
+        slots.release()
+
+
+async def _keep(request: Request, kind: str, fmt: str) -> Response:
+    """Read, check and store one export request; answer it."""
+    from aieval.traces import check_request, count_items
+
+    try:
+        body = await _body(request)
+        if count_items(body, fmt, MAX_REQUEST_ITEMS) > MAX_REQUEST_ITEMS:
+            raise _TooLarge(
+                f"export request of more than {MAX_REQUEST_ITEMS:,} "
+                f"{'JSON objects and arrays' if fmt == 'json' else 'protobuf fields'}"
+            )
+        counts = check_request(body, fmt)
+    except _TooLarge as exc:
+        return _refuse(413, f"{exc}: send smaller batches")
+    except (ValueError, WorkflowError, zlib.error) as exc:
         return _refuse(400, f"not an OTLP export request: {exc}")
-    except Exception as exc:  # protobuf's DecodeError
-        return _refuse(400, f"not an OTLP export request: {type(exc).__name__}: {exc}")
     store: TraceStore = request.app.state.trace_store
-    store.add(body, fmt, spans)
+    store.add(body, fmt, counts)
     if kind == "application/json":
         return SafeJSONResponse({})
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -98,21 +142,67 @@ def list_traces(request: Request) -> dict[str, Any]:
 
 @traces_api.post("/evaluations")
 def grade_traces(body: TraceEvaluationRequest, request: Request) -> dict[str, Any]:
-    """Grade stored traces as one run (one sample per trace) and answer its verdicts."""
-    from aieval.runner import run
-    from aieval.traces import TraceReading, runs_from_spans
+    """Grade stored traces as one run (one sample per trace) and answer its verdicts.
 
+    At most :data:`MAX_CONCURRENT_GRADINGS` at once (503 with ``Retry-After`` beyond), each of
+    at most :data:`MAX_GRADED_SPANS` spans in :data:`MAX_TRACE_IDS` traces (400 beyond).
+    """
     state = request.app.state
     if body.workflow is None and body.profile is None:
         raise ConfigError("give a workflow or a profile to grade the traces with")
+    _check_trace_ids(body.trace_ids)
+    slots: threading.BoundedSemaphore = state.trace_gradings
+    if not slots.acquire(blocking=False):
+        raise HTTPException(
+            503,
+            f"{MAX_CONCURRENT_GRADINGS} gradings of traces are running; try again shortly",
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
+    try:
+        return _grade(body, state)
+    finally:
+        slots.release()
+
+
+def _check_trace_ids(trace_ids: list[str] | None) -> None:
+    if trace_ids is None:
+        return
+    if len(trace_ids) > MAX_TRACE_IDS:
+        raise HTTPException(
+            400,
+            f"trace_ids: {len(trace_ids):,} ids, over the limit of {MAX_TRACE_IDS:,} per "
+            "grading; grade them in several requests",
+        )
+    for n, trace_id in enumerate(trace_ids):
+        if not _TRACE_ID.fullmatch(trace_id):
+            raise HTTPException(
+                400, f"trace_ids[{n}]: expected 32 hex digits, got {trace_id[:80]!r}"
+            )
+
+
+def _grade(body: TraceEvaluationRequest, state: Any) -> dict[str, Any]:
+    from aieval.runner import run
+    from aieval.traces import TraceReading, runs_from_spans
+
     store: TraceStore = state.trace_store
+    wanted = None if body.trace_ids is None else [t.lower() for t in body.trace_ids]
+    traces, spans = store.size(wanted)
+    if spans > MAX_GRADED_SPANS or traces > MAX_TRACE_IDS:
+        raise HTTPException(
+            400,
+            f"{'the given trace_ids' if wanted else 'the stored traces'} are {traces:,} traces "
+            f"of {spans:,} spans, over the limit of {MAX_TRACE_IDS:,} traces and "
+            f"{MAX_GRADED_SPANS:,} spans per grading; grade them in parts, naming trace_ids "
+            "(GET /api/traces lists them with their span counts)",
+        )
     reading = TraceReading()
-    runs = runs_from_spans(store.spans(body.trace_ids), reading)
+    unreadable: list[str] = []
+    runs = runs_from_spans(store.spans(wanted, unreadable), reading)
     if not runs:
-        which = "the given trace_ids" if body.trace_ids else "this server"
+        which = "the given trace_ids" if wanted else "this server"
         raise ConfigError(f"trace_ids: no stored spans for {which}")
-    if body.trace_ids:
-        unknown = sorted(set(body.trace_ids) - {r.workflow_id for r in runs})
+    if wanted:
+        unknown = sorted(set(wanted) - {r.workflow_id for r in runs})
         if unknown:
             raise ConfigError(f"trace_ids: no stored spans for {', '.join(unknown)}")
     rows = [{"id": r.workflow_id, "input": r.inputs or {}, "run": r.to_dict()} for r in runs]
@@ -132,6 +222,7 @@ def grade_traces(body: TraceEvaluationRequest, request: Request) -> dict[str, An
         "spans": reading.spans,
         "incomplete": reading.incomplete,
         "unmapped": reading.unmapped,
+        "unreadable_requests": unreadable,
         "verdicts": {
             s.id: {
                 "grade": s.verdict.grade,
@@ -150,19 +241,68 @@ class _TooLarge(Exception):
     pass
 
 
-def _decompressed(body: bytes, encoding: str) -> bytes:
-    encoding = encoding.strip().lower()
-    if encoding in ("", "identity"):
-        data = body
-    elif encoding == "gzip":
-        data = gzip.decompress(body)
-    elif encoding == "deflate":
-        data = zlib.decompress(body)
-    else:
-        raise ValueError(f"content encoding {encoding!r} is not supported (gzip, deflate)")
-    if len(data) > MAX_REQUEST_BYTES:
-        raise _TooLarge
-    return data
+async def _body(request: Request) -> bytes:
+    """The body, decompressed in bounded pieces as it arrives: neither the bytes received nor
+    those decompressed ever exceed :data:`MAX_REQUEST_BYTES` in memory.
+
+    Raises:
+        _TooLarge: more bytes than that, received or decompressed.
+        ValueError, zlib.error: an unknown encoding, or a body that is not one.
+    """
+    limit = MAX_REQUEST_BYTES
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _TooLarge(f"export request of {int(declared):,} bytes, over {limit:,}")
+    inflater = _Inflater(request.headers.get("content-encoding", ""), limit)
+    received = 0
+    async for chunk in request.stream():
+        received += len(chunk)
+        if received > limit:
+            raise _TooLarge(f"export request of more than {limit:,} bytes")
+        inflater.feed(chunk)
+    return inflater.finish()
+
+
+class _Inflater:
+    """A gzip (one or more members) or deflate stream decompressed piece by piece, refusing
+    output beyond ``limit`` as soon as it is reached (a small bomb never inflates whole)."""
+
+    def __init__(self, encoding: str, limit: int) -> None:
+        encoding = encoding.strip().lower()
+        wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+        if encoding not in ("", "identity", *wbits):
+            raise ValueError(f"content encoding {encoding!r} is not supported (gzip, deflate)")
+        self._encoding = encoding
+        self._wbits = wbits.get(encoding)
+        self._inflate = None if self._wbits is None else zlib.decompressobj(self._wbits)
+        self._limit = limit
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    def feed(self, data: bytes) -> None:
+        if self._inflate is None or self._wbits is None:
+            self._keep(data)
+            return
+        while data:
+            if self._inflate.eof:
+                if self._encoding != "gzip":
+                    raise ValueError("data after the end of the deflate stream")
+                self._inflate = zlib.decompressobj(self._wbits)  # the next gzip member
+            self._keep(self._inflate.decompress(data, self._limit - self._size + 1))
+            data = self._inflate.unused_data if self._inflate.eof else self._inflate.unconsumed_tail
+
+    def finish(self) -> bytes:
+        if self._inflate is not None:
+            self._keep(self._inflate.flush(self._limit - self._size + 1))
+            if not self._inflate.eof:
+                raise ValueError(f"the {self._encoding} body ends before its end-of-stream mark")
+        return b"".join(self._parts)
+
+    def _keep(self, data: bytes) -> None:
+        self._size += len(data)
+        if self._size > self._limit:
+            raise _TooLarge(f"export request decompressing to more than {self._limit:,} bytes")
+        self._parts.append(data)
 
 
 def _row(trace: Any) -> dict[str, Any]:
@@ -175,5 +315,7 @@ def _row(trace: Any) -> dict[str, Any]:
     }
 
 
-def _refuse(status: int, message: str) -> SafeJSONResponse:
-    return SafeJSONResponse({"message": message, "reasons": []}, status_code=status)
+def _refuse(status: int, message: str, headers: dict[str, str] | None = None) -> SafeJSONResponse:
+    return SafeJSONResponse(
+        {"message": message, "reasons": []}, status_code=status, headers=headers
+    )

@@ -7,11 +7,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the traces extra is needed only when traces arrive
     from aieval.traces import Span
@@ -65,11 +65,8 @@ class TraceStore:
         self._lock = threading.Lock()
         self._ready = False
 
-    def add(self, body: bytes, fmt: str, spans: Iterable[Span]) -> int:
-        """Keep one request; answer how many spans it held."""
-        counts: dict[str, int] = {}
-        for span in spans:
-            counts[span.trace_id] = counts.get(span.trace_id, 0) + 1
+    def add(self, body: bytes, fmt: str, counts: Mapping[str, int]) -> int:
+        """Keep one request, holding ``counts`` spans per trace id; answer how many in all."""
         with self._connect() as db:
             cursor = db.execute(
                 "INSERT INTO requests (received, format, body) VALUES (?, ?, ?)",
@@ -90,25 +87,58 @@ class TraceStore:
         with self._connect() as db:
             return [StoredTrace(*row) for row in db.execute(query)]
 
-    def spans(self, trace_ids: Iterable[str] | None = None) -> Iterator[Span]:
-        """The stored spans of ``trace_ids`` (all traces when ``None``), in arrival order."""
-        wanted = None if trace_ids is None else set(trace_ids)
+    def size(self, trace_ids: Iterable[str] | None = None) -> tuple[int, int]:
+        """``(traces, spans)`` stored for ``trace_ids`` (all traces when ``None``)."""
+        query = "SELECT COUNT(DISTINCT trace_id), COALESCE(SUM(spans), 0) FROM request_traces"
         with self._connect() as db:
-            if wanted is None:
-                rows: list[Any] = list(db.execute("SELECT format, body FROM requests ORDER BY id"))
-            else:
-                marks = ",".join("?" * len(wanted))
-                rows = list(
-                    db.execute(
-                        "SELECT format, body FROM requests WHERE id IN (SELECT request_id FROM "
-                        f"request_traces WHERE trace_id IN ({marks})) ORDER BY id",
-                        sorted(wanted),
-                    )
-                )
-        for fmt, body in rows:
-            for span in decode(body, fmt):
+            if trace_ids is None:
+                traces, spans = db.execute(query).fetchone()
+                return int(traces), int(spans)
+            found = [
+                db.execute(f"{query} WHERE trace_id IN ({','.join('?' * len(c))})", c).fetchone()
+                for c in _chunks(sorted(set(trace_ids)))
+            ]
+        return sum(int(t) for t, _ in found), sum(int(s) for _, s in found)
+
+    def spans(
+        self, trace_ids: Iterable[str] | None = None, unreadable: list[str] | None = None
+    ) -> Iterator[Span]:
+        """The stored spans of ``trace_ids`` (all traces when ``None``), in arrival order, one
+        request's body in memory at a time. A stored request that no longer decodes is
+        skipped, and named in ``unreadable`` when given."""
+        wanted = None if trace_ids is None else set(trace_ids)
+        for request_id in self._request_ids(wanted):
+            with self._connect() as db:
+                row = db.execute(
+                    "SELECT format, body FROM requests WHERE id = ?", (request_id,)
+                ).fetchone()
+            try:
+                spans = decode(row[1], row[0])
+            except Exception as exc:
+                if unreadable is not None:
+                    unreadable.append(f"export request {request_id}: {exc}")
+                continue
+            for span in spans:
                 if wanted is None or span.trace_id in wanted:
                     yield span
+
+    def _request_ids(self, wanted: set[str] | None) -> list[int]:
+        """The ids of the requests holding ``wanted`` traces (all when ``None``), in order; the
+        ids are asked in chunks, as SQLite binds a bounded number of values per statement."""
+        with self._connect() as db:
+            if wanted is None:
+                return [i for (i,) in db.execute("SELECT id FROM requests ORDER BY id")]
+            found: set[int] = set()
+            for chunk in _chunks(sorted(wanted)):
+                found.update(
+                    i
+                    for (i,) in db.execute(
+                        "SELECT request_id FROM request_traces WHERE trace_id IN "
+                        f"({','.join('?' * len(chunk))})",
+                        chunk,
+                    )
+                )
+        return sorted(found)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -123,3 +153,18 @@ class TraceStore:
                 yield connection
         finally:
             connection.close()
+
+
+#: Values bound per statement, well under SQLite's least limit (999 before 3.32).
+_CHUNK = 500
+
+
+def _chunks(items: Iterable[str]) -> Iterator[list[str]]:
+    chunk: list[str] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == _CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -21,6 +21,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from aieval.traces._files import DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES_ENV
 from aieval.traces._group import DEFAULT_MAX_BYTES_IN_MEMORY, DEFAULT_MAX_IN_MEMORY
+from aieval.traces._intake import check_request, count_items
 from aieval.traces._mapping import trace_run
 from aieval.traces._read import TraceReading, iter_trace_runs, load_traces, runs_from_spans
 from aieval.traces._spans import Span, spans_from_bytes, spans_from_json, spans_from_proto
@@ -32,6 +33,8 @@ __all__ = [
     "MAX_REQUEST_BYTES_ENV",
     "Span",
     "TraceReading",
+    "check_request",
+    "count_items",
     "iter_trace_runs",
     "load_traces",
     "runs_from_spans",

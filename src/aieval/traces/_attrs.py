@@ -203,7 +203,7 @@ def _maybe_json(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("[", "{"):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested deeper than Python's parser goes
             return value
     return value
 

@@ -1,6 +1,6 @@
-"""What makes a trace incomplete: a parent that never arrived, no root, open spans, spans that
-end before they start, dropped attributes or events. Each problem is one line naming the spans
-it concerns."""
+"""What makes a trace incomplete: a parent that never arrived, no root or more than one, open
+spans, spans that end before they start, dropped attributes or events. Each problem is one
+line naming the spans it concerns."""
 
 from __future__ import annotations
 
@@ -23,8 +23,14 @@ def problems(spans: Sequence[Span], by_id: Mapping[str, Span]) -> list[str]:
             f"{len(orphans)} span(s) whose parent never arrived: {_names(orphans)} "
             f"(missing parent span id(s) {', '.join(parents[:_LISTED])})"
         )
-    if spans and not any(not s.parent_id for s in spans):
+    roots = [s for s in spans if not s.parent_id]
+    if spans and not roots:
         found.append("no root span (every span has a parent)")
+    if len(roots) > 1:
+        found.append(
+            f"{len(roots)} root spans, where a trace has one (which one is the run is "
+            f"unknown): {_names(roots)}"
+        )
     open_spans = [s for s in spans if not s.end_ns]
     if open_spans:
         found.append(f"{len(open_spans)} span(s) still open (no end time): {_names(open_spans)}")

@@ -205,7 +205,7 @@ def _read_proto(file: Path, limit: int) -> Iterator[Span | Cut]:
             request = ExportTraceServiceRequest()
             body = head + handle.read()
             _parse(request, body, file, 1)
-            yield from spans_from_proto(request, len(body))
+            yield from spans_from_proto(request, len(body), str(file))
             return
         handle.seek(0)
         index = 0
@@ -229,7 +229,7 @@ def _read_proto(file: Path, limit: int) -> Iterator[Span | Cut]:
                 return
             request = ExportTraceServiceRequest()
             _parse(request, body, file, index)
-            for span in spans_from_proto(request, size):
+            for span in spans_from_proto(request, size, f"{file}, message {index}"):
                 seen.add(span.trace_id)
                 yield span
 

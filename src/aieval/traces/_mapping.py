@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from aieval.errors import DatasetError
 from aieval.traces import _attrs as A
 from aieval.traces._complete import problems
 from aieval.traces._spans import STATUS_ERROR, Span
@@ -37,17 +38,27 @@ class _Step:
     handoffs: list[str] = field(default_factory=list)
 
 
-def trace_run(trace_id: str, spans: Sequence[Span], cuts: Iterable[str] = ()) -> WorkflowRun:
+def trace_run(
+    trace_id: str, spans: Sequence[Span], cuts: Iterable[str] = (), *, isolate: bool = False
+) -> WorkflowRun:
     """The workflow run of one trace (its id the trace id); ``cuts``: why the trace may be cut.
 
     ``metadata.trace`` records the span counts, what was not mapped, and ``missing``: what
-    makes the trace incomplete (read by the ``trace_complete`` gate).
+    makes the trace incomplete (read by the ``trace_complete`` gate): among others two root
+    spans, or one span id sent twice with different content.
+
+    Raises:
+        DatasetError: a span whose attributes or events cannot be read (names where it was
+            read and the span); with ``isolate``, that span is read without them instead and
+            the trace is incomplete, naming it.
     """
-    by_id, duplicates = _unique(spans)
+    unreadable = _unreadable(spans) if isolate else []
+    by_id, duplicates, conflicts = _unique(spans)
     ordered = sorted(by_id.values(), key=lambda s: (s.start_ns, s.span_id))
     roots = [s for s in ordered if not s.parent_id]
-    root = roots[0] if roots else None
-    missing = [*cuts, *problems(ordered, by_id)]
+    # of several roots, a failed one is the run's: a second root never hides a failure
+    root = next((r for r in roots if _error(r) is not None), roots[0]) if roots else None
+    missing = [*cuts, *unreadable, *conflicts, *problems(ordered, by_id)]
     roles = {s.span_id: A.role(s.attributes) for s in ordered}
     _unname_containers(ordered, by_id, roles)
     steps: dict[str, _Step] = {}
@@ -124,20 +135,71 @@ def _run(
     )
 
 
-def _unique(spans: Sequence[Span]) -> tuple[dict[str, Span], int]:
+def _unique(spans: Sequence[Span]) -> tuple[dict[str, Span], int, list[str]]:
     """Spans by id, each once: a span delivered twice (an export retried, a file and its copy)
-    counts once, its ended copy kept."""
+    counts once, its ended copy kept. Two copies that differ (name, parent, times, status,
+    attributes or events) are a conflict: the first is kept, and the trace is incomplete,
+    naming the span id and both names, since either may be the true one."""
     by_id: dict[str, Span] = {}
     duplicates = 0
+    clashes: list[str] = []
     for span in spans:
         seen = by_id.get(span.span_id)
         if seen is None:
             by_id[span.span_id] = span
             continue
         duplicates += 1
-        if not seen.end_ns and span.end_ns:
+        if not _same(seen, span):
+            clashes.append(f"{span.span_id} ({seen.name!r} and {span.name!r})")
+        elif not seen.end_ns and span.end_ns:
             by_id[span.span_id] = span
-    return by_id, duplicates
+    conflicts = []
+    if clashes:
+        shown = ", ".join(clashes[:5]) + (f" and {len(clashes) - 5} more" if clashes[5:] else "")
+        conflicts.append(
+            f"{len(clashes)} span id(s) sent more than once with different content (which copy "
+            f"is true is unknown): {shown}"
+        )
+    return by_id, duplicates, conflicts
+
+
+def _same(one: Span, other: Span) -> bool:
+    """Two copies of one span: the same span, or one still open and the other its end."""
+    if (one.trace_id, one.parent_id, one.name, one.start_ns) != (
+        other.trace_id,
+        other.parent_id,
+        other.name,
+        other.start_ns,
+    ):
+        return False
+    if not one.end_ns or not other.end_ns:  # an open copy holds what was known then
+        return True
+    return (one.end_ns, one.status, one.status_message) == (
+        other.end_ns,
+        other.status,
+        other.status_message,
+    ) and _details(one) == _details(other)
+
+
+def _details(span: Span) -> tuple[dict[str, Any], list[str]]:
+    try:
+        return span.attributes, span.exceptions
+    except DatasetError as exc:
+        return {"": str(exc)}, []
+
+
+def _unreadable(spans: Sequence[Span]) -> list[str]:
+    """The spans whose attributes or events cannot be read, each then read without them."""
+    found = []
+    for span in spans:
+        try:
+            span.attributes  # noqa: B018 - decodes them
+        except DatasetError as exc:
+            span.forget_details()
+            found.append(
+                f"span {span.name!r} ({span.span_id}) was read without its attributes: {exc}"
+            )
+    return found
 
 
 def _workflow_name(root: Span | None) -> str:

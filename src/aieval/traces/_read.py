@@ -85,8 +85,11 @@ def runs_from_spans(
     spans: Iterable[Span], reading: TraceReading | None = None
 ) -> list[WorkflowRun]:
     """The runs of spans decoded elsewhere (see :func:`spans_from_json`, :func:`spans_from_proto`),
-    one per trace id."""
-    return list(_runs(spans, reading, DEFAULT_MAX_IN_MEMORY, DEFAULT_MAX_BYTES_IN_MEMORY))
+    one per trace id, each trace on its own: a span that cannot be read or mapped makes its
+    trace incomplete (named in ``missing``), never fails the others."""
+    return list(
+        _runs(spans, reading, DEFAULT_MAX_IN_MEMORY, DEFAULT_MAX_BYTES_IN_MEMORY, isolate=True)
+    )
 
 
 def _runs(
@@ -94,13 +97,41 @@ def _runs(
     reading: TraceReading | None,
     max_in_memory: int,
     max_bytes_in_memory: int,
+    *,
+    isolate: bool = False,
 ) -> Iterator[WorkflowRun]:
     grouped = group(items, max_in_memory, max_bytes_in_memory)
     if reading is not None:
         reading.spans += grouped.spans
         reading.spills += grouped.spills
     for trace_id, spans, cuts in grouped.traces():
-        run = trace_run(trace_id, spans, cuts)
+        run = _isolated_run(trace_id, spans, cuts) if isolate else trace_run(trace_id, spans, cuts)
         if reading is not None:
             reading.add(run)
         yield run
+
+
+def _isolated_run(trace_id: str, spans: list[Span], cuts: list[str]) -> WorkflowRun:
+    """The trace's run; a trace that cannot be mapped at all is a failed, incomplete run that
+    says why, so the other traces are graded still."""
+    try:
+        return trace_run(trace_id, spans, cuts, isolate=True)
+    except Exception as exc:
+        reason = f"the trace could not be mapped ({type(exc).__name__}: {exc})"
+        meta = {
+            "trace_id": trace_id,
+            "spans": len(spans),
+            "duplicate_spans": 0,
+            "mapped": {},
+            "unmapped": {},
+            "complete": False,
+            "missing": [*cuts, reason],
+        }
+        return WorkflowRun(
+            workflow_id=trace_id,
+            workflow_name="",
+            status="failed",
+            steps=[],
+            metadata={"trace": meta},
+            error=reason,
+        )

@@ -9,12 +9,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import msgspec
 
-from aieval.errors import WorkflowError
+from aieval.errors import DatasetError, WorkflowError
 from aieval.traces import _otlpjson as J
 
 __all__ = ["STATUS_ERROR", "Span", "spans_from_bytes", "spans_from_json", "spans_from_proto"]
@@ -100,8 +101,19 @@ class Span:
     def _decode(self) -> None:
         assert self._raw is not None
         decoder, raw = self._raw
-        self._attributes, self._exceptions = decoder(raw)
+        try:
+            self._attributes, self._exceptions = decoder(raw)
+        except (msgspec.DecodeError, ValueError, TypeError, RecursionError) as exc:
+            where = raw[2] if isinstance(raw, tuple) else "a protobuf export request"
+            raise DatasetError(
+                f"{where}: span {self.name!r} ({self.span_id}) cannot be read: {exc}"
+            ) from None
         self._raw = None
+
+    def forget_details(self) -> None:
+        """Read the span as having no attributes or events (its own could not be read)."""
+        self._raw = None
+        self._attributes, self._exceptions = {}, []
 
     def __getstate__(self) -> tuple[Any, ...]:
         # undecoded details travel as they arrived (raw JSON, a protobuf message): pickling
@@ -196,7 +208,12 @@ def _typed_span(raw: J.Span, service: str, where: str) -> Span:
             if n
         }
     trace_id, span_id, parent = raw.trace_id, raw.span_id, raw.parent_span_id
-    if len(trace_id) != 32 or len(span_id) != 16 or (parent and len(parent) != 16):
+    if (
+        len(trace_id) != 32
+        or len(span_id) != 16
+        or (parent and len(parent) != 16)
+        or not _HEX.fullmatch(trace_id + span_id + parent)
+    ):
         trace_id = _json_id(trace_id, 16, where, "traceId")
         span_id = _json_id(span_id, 8, where, "spanId")
         parent = _json_id(parent, 8, where, "parentSpanId") if parent else ""
@@ -222,18 +239,26 @@ def _typed_span(raw: J.Span, service: str, where: str) -> Span:
         message,
         dropped=dropped,
         service=service,
-        raw=(_typed_details, (raw.attributes, raw.events)),
+        raw=(_typed_details, (raw.attributes, raw.events, where)),
     )
 
 
-def _typed_details(raw: tuple[msgspec.Raw, msgspec.Raw]) -> tuple[dict[str, Any], list[str]]:
-    raw_attributes, raw_events = raw
-    attributes = {kv.key: J.value(kv.value) for kv in J.attributes(raw_attributes)}
-    exceptions = [
-        _exception_text({kv.key: J.value(kv.value) for kv in e.attributes})
-        for e in J.events(raw_events)
-        if e.name == "exception"
-    ]
+def _typed_details(
+    raw: tuple[msgspec.Raw, msgspec.Raw, str],
+) -> tuple[dict[str, Any], list[str]]:
+    raw_attributes, raw_events, _ = raw
+    try:
+        attributes = {kv.key: J.value(kv.value) for kv in J.attributes(raw_attributes)}
+    except (msgspec.DecodeError, ValueError, TypeError) as exc:
+        raise ValueError(f"attributes: {exc}") from None
+    try:
+        exceptions = [
+            _exception_text({kv.key: J.value(kv.value) for kv in e.attributes})
+            for e in J.events(raw_events)
+            if e.name == "exception"
+        ]
+    except (msgspec.DecodeError, ValueError, TypeError) as exc:
+        raise ValueError(f"events: {exc}") from None
     return attributes, exceptions
 
 
@@ -246,7 +271,13 @@ def spans_from_json(request: Any, where: str) -> Iterator[Span]:
         service = _json_attributes(resource.get("attributes"), where).get("service.name", "")
         for scope_spans in _list(resource_spans, "scopeSpans", "scope_spans", where):
             for raw in _list(scope_spans, "spans", "spans", where):
-                yield _json_span(raw, str(service), where)
+                try:
+                    yield _json_span(raw, str(service), where)
+                except (AttributeError, TypeError, ValueError, RecursionError) as exc:
+                    name = raw.get("name") if isinstance(raw, Mapping) else None
+                    raise WorkflowError(
+                        f"{where}: span {name!r} cannot be read: {type(exc).__name__}: {exc}"
+                    ) from None
 
 
 def _list(data: Mapping[str, Any], camel: str, snake: str, where: str) -> list[Any]:
@@ -308,6 +339,8 @@ def _json_id(value: Any, size: int, where: str, name: str) -> str:
         raise WorkflowError(f"{where}: span field {name!r} is not a {size}-byte id: {value!r}")
     return raw.hex()
 
+
+_HEX = re.compile(r"[0-9a-fA-F]*")
 
 #: OTLP times are fixed64 nanoseconds since the epoch.
 _MAX_TIME = 2**64 - 1
@@ -377,16 +410,22 @@ def _exception_text(attrs: Mapping[str, Any]) -> str:
 # ---- OTLP/protobuf --------------------------------------------------------------------------
 
 
-def spans_from_proto(request: Any, encoded_size: int | None = None) -> Iterator[Span]:
+def spans_from_proto(
+    request: Any, encoded_size: int | None = None, where: str = "protobuf export request"
+) -> Iterator[Span]:
     """The spans of one protobuf ``ExportTraceServiceRequest``; ``encoded_size``: its size in
-    bytes when known (it sizes the spans' memory estimate; else it is measured)."""
-    spans = list(_proto_spans(request))
+    bytes when known (it sizes the spans' memory estimate; else it is measured).
+
+    Raises:
+        WorkflowError: a trace or span id of the wrong size (names ``where`` and the span).
+    """
+    spans = list(_proto_spans(request, where))
     size = request.ByteSize() if encoded_size is None else encoded_size
     _share(spans, size * _PROTO_FACTOR)
     yield from spans
 
 
-def _proto_spans(request: Any) -> Iterator[Span]:
+def _proto_spans(request: Any, where: str) -> Iterator[Span]:
     for resource_spans in request.resource_spans:
         service = ""
         for kv in resource_spans.resource.attributes:
@@ -394,6 +433,16 @@ def _proto_spans(request: Any) -> Iterator[Span]:
                 service = str(_proto_value(kv.value))
         for scope_spans in resource_spans.scope_spans:
             for raw in scope_spans.spans:
+                if (
+                    len(raw.trace_id) != 16
+                    or len(raw.span_id) != 8
+                    or len(raw.parent_span_id) not in (0, 8)
+                ):
+                    raise WorkflowError(
+                        f"{where}: span {raw.name!r}: trace, span and parent ids must be 16, 8 "
+                        f"and 8 bytes, got {len(raw.trace_id)}, {len(raw.span_id)} and "
+                        f"{len(raw.parent_span_id)}"
+                    )
                 dropped = {}
                 if raw.dropped_attributes_count or raw.dropped_events_count:
                     dropped = {
