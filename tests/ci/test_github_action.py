@@ -120,7 +120,9 @@ def test_the_first_run_creates_the_comment_and_the_second_updates_it(
     assert "decision block: the check fails" in first.stdout
     posts = [c for c in github.calls if c.method == "POST"]
     assert len(posts) == 1 and posts[0].path == f"/repos/{github.repo}/issues/{PR}/comments"
-    pages = [c.query.get("page", "1") for c in github.calls if c.method == "GET"]
+    pages = [
+        c.query.get("page", "1") for c in github.calls if c.method == "GET" and c.path != "/user"
+    ]
     assert pages == ["1", "2"]  # every page read before deciding to create
     assert all(c.authorization == f"Bearer {github.token}" for c in github.calls)
     (made,) = github.marked(PR, MARKER)
@@ -138,13 +140,66 @@ def test_the_first_run_creates_the_comment_and_the_second_updates_it(
     second = _action(tmp_path, github, "--on-block", "pass")
     assert second.returncode == 0, second.stdout + second.stderr
     assert "decision block: the check passes" in second.stdout
-    assert [c.method for c in github.calls] == ["GET", "GET", "PATCH"]
+    assert (github.calls[0].method, github.calls[0].path) == ("GET", "/user")
+    assert [c.method for c in github.calls] == ["GET", "GET", "GET", "PATCH"]
     assert github.calls[-1].path == f"/repos/{github.repo}/issues/comments/{made['id']}"
     assert len(github.marked(PR, MARKER)) == 1  # updated, never a second comment
     assert len(github.comments[PR]) == 151
     assert _outputs(tmp_path)["comment-id"] == str(made["id"])
     runs = Store(tmp_path / "runs.db").list_runs(name="arith")
     assert [r.config["git_branch"] for r in runs] == ["feature", "feature", "main"]
+
+
+def test_a_strangers_comment_with_the_marker_is_never_edited(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    """Anyone may start a comment with the marker: updating it would make them the verdict's
+    author. The action writes its own (as github-actions[bot], GITHUB_TOKEN's author) and
+    updates only that one on the next run."""
+    forged = MARKER + "\n## ✅ aieval: promote (the check passes)"
+    github.seed(PR, [forged], login="mallory")
+    _baseline(tmp_path, github)
+    _write_eval(tmp_path, wrong_every=4)
+
+    assert _action(tmp_path, github).returncode == 1
+    stranger, mine = github.marked(PR, MARKER)
+    assert stranger["user"]["login"] == "mallory" and stranger["body"] == forged
+    assert mine["user"]["login"] == "github-actions[bot]" and "blocked" in mine["body"]
+    assert not [c for c in github.calls if c.method == "PATCH"]
+
+    github.calls.clear()
+    assert _action(tmp_path, github).returncode == 1
+    assert len(github.marked(PR, MARKER)) == 2 and stranger["body"] == forged
+    (patch,) = [c for c in github.calls if c.method == "PATCH"]
+    assert patch.path == f"/repos/{github.repo}/issues/comments/{mine['id']}"
+
+
+def test_a_personal_token_updates_only_its_users_comment(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    """With a token that may read GET /user, that user is the author: a comment with the marker
+    by github-actions[bot] (another workflow's token) is not this one's."""
+    github.user_login = "ci-user"
+    github.seed(PR, [MARKER + "\nold"], login="github-actions[bot]")
+    _baseline(tmp_path, github)
+    assert _action(tmp_path, github).returncode in (0, 1)
+    bot, mine = github.marked(PR, MARKER)
+    assert bot["body"] == MARKER + "\nold" and mine["user"]["login"] == "ci-user"
+
+
+def test_a_configured_bot_login_is_the_author_of_an_app_token(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    github.bot_login = "evals-app[bot]"
+    github.seed(PR, [MARKER + "\nfrom the app"], login="evals-app[bot]")
+    github.seed(PR, [MARKER + "\nfrom actions"], login="github-actions[bot]")
+    _baseline(tmp_path, github)
+    done = _action(tmp_path, github, "--bot-login", "evals-app[bot]")
+    assert done.returncode in (0, 1), done.stderr
+    app, actions = github.marked(PR, MARKER)
+    assert "aieval: promote" in app["body"] and actions["body"] == MARKER + "\nfrom actions"
+    refused = _action(tmp_path, github, "--bot-login", "x --><script>")
+    assert refused.returncode == 2 and "bot login" in refused.stderr
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from typing import Literal
 
 from aieval._terminal import escape_github as escape
 from aieval._version import __version__
-from aieval.ci._api import Comment, upsert_comment
+from aieval.ci._api import BOT_LOGIN, Comment, upsert_comment
 from aieval.ci._context import GitHubContext
 from aieval.errors import ConfigError
 from aieval.report import (
@@ -54,6 +54,8 @@ _PAGE = 100
 #: How the check's result reads in a sentence.
 CHECK_WORDS: dict[str, str] = {"pass": "passes", "fail": "fails"}
 _KEY = re.compile(r"[A-Za-z0-9_.:/-]{1,100}")
+# a GitHub login: letters, digits and single hyphens; an app's bot account ends in "[bot]"
+_LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}(?:\[bot\])?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,9 @@ class ActionSettings:
         checks: how each outcome maps to the check's result.
         comment: post or update the pull-request comment (on ``pull_request`` events).
         comment_key: tells this workflow's comment from another's on the same pull request.
+        bot_login: who comments when the token may not read ``GET /user`` (Actions'
+            ``GITHUB_TOKEN``: ``github-actions[bot]``; a GitHub App's token: ``<app>[bot]``).
+            Only a comment of the token's identity is ever updated.
     """
 
     eval_files: tuple[Path, ...]
@@ -83,8 +88,14 @@ class ActionSettings:
     )
     comment: bool = True
     comment_key: str = "aieval"
+    bot_login: str = BOT_LOGIN
 
     def __post_init__(self) -> None:
+        if not _LOGIN.fullmatch(self.bot_login):
+            raise ConfigError(
+                f"bot login {self.bot_login!r}: give a GitHub login, such as {BOT_LOGIN} or "
+                "my-app[bot]"
+            )
         if set(self.checks) != set(OUTCOMES) or not set(self.checks.values()) <= {"pass", "fail"}:
             raise ConfigError(
                 f"checks: map each of {', '.join(OUTCOMES)} to pass or fail, got "
@@ -204,7 +215,13 @@ def run_action(
     repo, token, number = target
     comment = asyncio.run(
         upsert_comment(
-            api_url=context.api_url, repo=repo, token=token, number=number, marker=head, body=body
+            api_url=context.api_url,
+            repo=repo,
+            token=token,
+            number=number,
+            marker=head,
+            body=body,
+            bot_login=settings.bot_login,
         )
     )
     done = ActionResult(outcome, check, comparisons, body, comment)
