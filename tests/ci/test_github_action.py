@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -273,6 +274,33 @@ def test_a_baseline_in_another_store_is_compared(tmp_path: Path, github: GitHubS
     assert done.returncode == 0, done.stdout + done.stderr
     baseline = Store(tmp_path / "artifact.db").list_runs(name="arith")[0]
     assert _outputs(tmp_path)["baselines"] == baseline.id
+
+
+def test_a_baseline_artifact_with_an_endless_view_is_refused_at_once(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    """A downloaded store whose ``scores`` is a view over an endless recursive query: refused
+    on opening, naming the file, before any query runs (it used to hang the job)."""
+    _baseline(tmp_path, github)
+    (tmp_path / "runs.db").rename(tmp_path / "artifact.db")
+    with sqlite3.connect(tmp_path / "artifact.db") as raw:
+        raw.execute("DROP TABLE scores")
+        raw.execute(
+            "CREATE VIEW scores (run_id, sample_id, scorer, value, raw, reason, error, metadata,"
+            " unreadable) AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)"
+            " SELECT s.run_id, s.sample_id, 'token_f1', 1.0, NULL, NULL, NULL, NULL, NULL"
+            " FROM n, samples AS s"
+        )
+    raw.close()
+    _write_eval(tmp_path, wrong_every=None)
+    done = subprocess.run(
+        [sys.executable, "-m", "aieval", "github", "eval.yaml", "--db", "runs.db",
+         "--baseline-db", "artifact.db", "--no-comment"],
+        cwd=tmp_path, env=_env(tmp_path, github), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "artifact.db is not a store aieval wrote: it holds view 'scores'" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_the_action_step_runs_as_github_runs_it(tmp_path: Path, github: GitHubServer) -> None:

@@ -132,7 +132,7 @@ def github_command(
     )
     context = GitHubContext.from_env(os.environ)
     store = Store(store_location(db))  # created if new, as `aieval run` does
-    base_store = existing_store(baseline_db) if baseline_db is not None else None
+    base_store = existing_store(baseline_db, untrusted=True) if baseline_db is not None else None
     try:
         result = run_action(
             settings,
