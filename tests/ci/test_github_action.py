@@ -303,6 +303,56 @@ def test_a_baseline_artifact_with_an_endless_view_is_refused_at_once(
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
+def test_the_whole_comment_stays_within_githubs_limit_with_several_models(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    """One eval file, three models, hundreds of regressions each with a long id: every run
+    alone would fill a comment (it used to come to twice the limit with two models). The
+    budget is the whole comment's; each run keeps its decision and a cut, counted list."""
+    models = ["model-a", "model-b", "model-c"]
+
+    def write(wrong: bool) -> None:
+        rows = [
+            {
+                "id": f"case-{i:04d}-" + "x" * 250,
+                "input": f"what is {i} + {i}?",
+                "expected": f"the answer is {2 * i}",
+                "predictions": {
+                    m: ("no idea" if wrong else f"the answer is {2 * i}") for m in models
+                },
+            }
+            for i in range(200)
+        ]
+        (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (tmp_path / "eval.yaml").write_text(
+            f"name: arith\ndataset: data.jsonl\nmodels: {json.dumps(models)}\n"
+            "scorers: [exact_match]\n"
+        )
+
+    write(wrong=False)
+    env = _env(
+        tmp_path, github, GITHUB_HEAD_REF="", GITHUB_REF_TYPE="branch", GITHUB_REF_NAME="main"
+    )
+    base = subprocess.run(
+        [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", "runs.db", "-q"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert base.returncode == 0, base.stderr
+    write(wrong=True)
+    done = _action(tmp_path, github)
+    assert done.returncode == 1, done.stdout + done.stderr
+    (made,) = github.marked(PR, MARKER)
+    body = made["body"]
+    assert len(body) <= 65_536
+    assert len(body) > 40_000  # the room is used, not left empty
+    for model in models:
+        assert f"| arith | {model} | ❌ blocked |" in body
+    assert body.count("❌ aieval: **blocked** · arith") == 3
+    assert body.count("rows left out to keep the comment under GitHub's size limit") >= 3
+    assert (tmp_path / "summary.md").read_text() == body
+
+
 def test_the_action_step_runs_as_github_runs_it(tmp_path: Path, github: GitHubServer) -> None:
     """The command step of action.yml, its inputs filled in, run by bash: the same comment."""
     action = yaml.safe_load((Path(__file__).resolve().parents[2] / "action.yml").read_text())

@@ -114,6 +114,13 @@ class GitHubServer:
         )
         if request.headers.get("Authorization") != f"Bearer {self.token}":
             return web.json_response({"message": "Bad credentials"}, status=401)
+        text = body.get("body") if isinstance(body, dict) else None
+        if isinstance(text, str) and len(text) > 65_536:  # GitHub's own limit
+            return web.json_response(
+                {"message": "Validation Failed", "errors": [{"code": "custom", "field": "body",
+                 "message": "body is too long (maximum is 65536 characters)"}]},
+                status=422,
+            )  # fmt: skip
         if request.method != "GET" and self.refuse_writes is not None:
             return web.json_response(
                 {"message": "Resource not accessible by integration"}, status=self.refuse_writes
