@@ -25,7 +25,7 @@ import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -97,8 +97,10 @@ class UntrustedSqliteBackend(SqliteBackend):
             try:
                 sql = "SELECT value FROM meta WHERE key = 'schema_version'"
                 row = self._db.execute(sql).fetchone()
-            except sqlite3.OperationalError:  # no meta table: not a store
-                row = None
+            except sqlite3.OperationalError as exc:
+                if "no such table" not in str(exc):
+                    raise
+                row = None  # no meta table: not a store
         if row is None:
             raise StoreError(f"{self.location.path} is not an aieval store: it records no version")
         return str(row[0])
@@ -122,7 +124,7 @@ class UntrustedSqliteBackend(SqliteBackend):
             SqliteBackend.create_schema(self, SCHEMA, COLUMNS_ADDED, SCHEMA_VERSION)
 
     @contextlib.contextmanager
-    def _limit(self) -> Any:
+    def _limit(self) -> Iterator[None]:
         """Stop the statements run inside after ``seconds``, with an error saying so."""
         self._deadline = time.monotonic() + self._seconds
         try:
