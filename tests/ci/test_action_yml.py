@@ -70,7 +70,7 @@ def test_every_output_comes_from_the_command_step() -> None:
 def test_the_environment_the_action_sets_is_what_the_command_reads() -> None:
     commands: dict[str, Any] = getattr(typer.main.get_command(aieval.cli.app), "commands", {})
     read = {p.envvar for p in commands["github"].params if isinstance(p.envvar, str)}
-    assert len(read) == 10  # every option but --db, --baseline-db and --output; the files
+    assert len(read) == 11  # every option but --db, --baseline-db and --output; the files
     (step,) = [s for s in _action()["runs"]["steps"] if s.get("id") == "aieval"]
     env = set(step["env"])
     assert read <= env, read - env

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -120,7 +121,9 @@ def test_the_first_run_creates_the_comment_and_the_second_updates_it(
     assert "decision block: the check fails" in first.stdout
     posts = [c for c in github.calls if c.method == "POST"]
     assert len(posts) == 1 and posts[0].path == f"/repos/{github.repo}/issues/{PR}/comments"
-    pages = [c.query.get("page", "1") for c in github.calls if c.method == "GET"]
+    pages = [
+        c.query.get("page", "1") for c in github.calls if c.method == "GET" and c.path != "/user"
+    ]
     assert pages == ["1", "2"]  # every page read before deciding to create
     assert all(c.authorization == f"Bearer {github.token}" for c in github.calls)
     (made,) = github.marked(PR, MARKER)
@@ -138,13 +141,66 @@ def test_the_first_run_creates_the_comment_and_the_second_updates_it(
     second = _action(tmp_path, github, "--on-block", "pass")
     assert second.returncode == 0, second.stdout + second.stderr
     assert "decision block: the check passes" in second.stdout
-    assert [c.method for c in github.calls] == ["GET", "GET", "PATCH"]
+    assert (github.calls[0].method, github.calls[0].path) == ("GET", "/user")
+    assert [c.method for c in github.calls] == ["GET", "GET", "GET", "PATCH"]
     assert github.calls[-1].path == f"/repos/{github.repo}/issues/comments/{made['id']}"
     assert len(github.marked(PR, MARKER)) == 1  # updated, never a second comment
     assert len(github.comments[PR]) == 151
     assert _outputs(tmp_path)["comment-id"] == str(made["id"])
     runs = Store(tmp_path / "runs.db").list_runs(name="arith")
     assert [r.config["git_branch"] for r in runs] == ["feature", "feature", "main"]
+
+
+def test_a_strangers_comment_with_the_marker_is_never_edited(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    """Anyone may start a comment with the marker: updating it would make them the verdict's
+    author. The action writes its own (as github-actions[bot], GITHUB_TOKEN's author) and
+    updates only that one on the next run."""
+    forged = MARKER + "\n## ✅ aieval: promote (the check passes)"
+    github.seed(PR, [forged], login="mallory")
+    _baseline(tmp_path, github)
+    _write_eval(tmp_path, wrong_every=4)
+
+    assert _action(tmp_path, github).returncode == 1
+    stranger, mine = github.marked(PR, MARKER)
+    assert stranger["user"]["login"] == "mallory" and stranger["body"] == forged
+    assert mine["user"]["login"] == "github-actions[bot]" and "blocked" in mine["body"]
+    assert not [c for c in github.calls if c.method == "PATCH"]
+
+    github.calls.clear()
+    assert _action(tmp_path, github).returncode == 1
+    assert len(github.marked(PR, MARKER)) == 2 and stranger["body"] == forged
+    (patch,) = [c for c in github.calls if c.method == "PATCH"]
+    assert patch.path == f"/repos/{github.repo}/issues/comments/{mine['id']}"
+
+
+def test_a_personal_token_updates_only_its_users_comment(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    """With a token that may read GET /user, that user is the author: a comment with the marker
+    by github-actions[bot] (another workflow's token) is not this one's."""
+    github.user_login = "ci-user"
+    github.seed(PR, [MARKER + "\nold"], login="github-actions[bot]")
+    _baseline(tmp_path, github)
+    assert _action(tmp_path, github).returncode in (0, 1)
+    bot, mine = github.marked(PR, MARKER)
+    assert bot["body"] == MARKER + "\nold" and mine["user"]["login"] == "ci-user"
+
+
+def test_a_configured_bot_login_is_the_author_of_an_app_token(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    github.bot_login = "evals-app[bot]"
+    github.seed(PR, [MARKER + "\nfrom the app"], login="evals-app[bot]")
+    github.seed(PR, [MARKER + "\nfrom actions"], login="github-actions[bot]")
+    _baseline(tmp_path, github)
+    done = _action(tmp_path, github, "--bot-login", "evals-app[bot]")
+    assert done.returncode in (0, 1), done.stderr
+    app, actions = github.marked(PR, MARKER)
+    assert "aieval: promote" in app["body"] and actions["body"] == MARKER + "\nfrom actions"
+    refused = _action(tmp_path, github, "--bot-login", "x --><script>")
+    assert refused.returncode == 2 and "bot login" in refused.stderr
 
 
 @pytest.mark.parametrize(
@@ -218,6 +274,83 @@ def test_a_baseline_in_another_store_is_compared(tmp_path: Path, github: GitHubS
     assert done.returncode == 0, done.stdout + done.stderr
     baseline = Store(tmp_path / "artifact.db").list_runs(name="arith")[0]
     assert _outputs(tmp_path)["baselines"] == baseline.id
+
+
+def test_a_baseline_artifact_with_an_endless_view_is_refused_at_once(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    """A downloaded store whose ``scores`` is a view over an endless recursive query: refused
+    on opening, naming the file, before any query runs (it used to hang the job)."""
+    _baseline(tmp_path, github)
+    (tmp_path / "runs.db").rename(tmp_path / "artifact.db")
+    with sqlite3.connect(tmp_path / "artifact.db") as raw:
+        raw.execute("DROP TABLE scores")
+        raw.execute(
+            "CREATE VIEW scores (run_id, sample_id, scorer, value, raw, reason, error, metadata,"
+            " unreadable) AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)"
+            " SELECT s.run_id, s.sample_id, 'token_f1', 1.0, NULL, NULL, NULL, NULL, NULL"
+            " FROM n, samples AS s"
+        )
+    raw.close()
+    _write_eval(tmp_path, wrong_every=None)
+    done = subprocess.run(
+        [sys.executable, "-m", "aieval", "github", "eval.yaml", "--db", "runs.db",
+         "--baseline-db", "artifact.db", "--no-comment"],
+        cwd=tmp_path, env=_env(tmp_path, github), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "artifact.db is not a store aieval wrote: it holds view 'scores'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_the_whole_comment_stays_within_githubs_limit_with_several_models(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    """One eval file, three models, hundreds of regressions each with a long id: every run
+    alone would fill a comment (it used to come to twice the limit with two models). The
+    budget is the whole comment's; each run keeps its decision and a cut, counted list."""
+    models = ["model-a", "model-b", "model-c"]
+
+    def write(wrong: bool) -> None:
+        rows = [
+            {
+                "id": f"case-{i:04d}-" + "x" * 250,
+                "input": f"what is {i} + {i}?",
+                "expected": f"the answer is {2 * i}",
+                "predictions": {
+                    m: ("no idea" if wrong else f"the answer is {2 * i}") for m in models
+                },
+            }
+            for i in range(200)
+        ]
+        (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (tmp_path / "eval.yaml").write_text(
+            f"name: arith\ndataset: data.jsonl\nmodels: {json.dumps(models)}\n"
+            "scorers: [exact_match]\n"
+        )
+
+    write(wrong=False)
+    env = _env(
+        tmp_path, github, GITHUB_HEAD_REF="", GITHUB_REF_TYPE="branch", GITHUB_REF_NAME="main"
+    )
+    base = subprocess.run(
+        [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", "runs.db", "-q"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert base.returncode == 0, base.stderr
+    write(wrong=True)
+    done = _action(tmp_path, github)
+    assert done.returncode == 1, done.stdout + done.stderr
+    (made,) = github.marked(PR, MARKER)
+    body = made["body"]
+    assert len(body) <= 65_536
+    assert len(body) > 40_000  # the room is used, not left empty
+    for model in models:
+        assert f"| arith | {model} | ❌ blocked |" in body
+    assert body.count("❌ aieval: **blocked** · arith") == 3
+    assert body.count("rows left out to keep the comment under GitHub's size limit") >= 3
+    assert (tmp_path / "summary.md").read_text() == body
 
 
 def test_the_action_step_runs_as_github_runs_it(tmp_path: Path, github: GitHubServer) -> None:

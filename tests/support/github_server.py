@@ -1,5 +1,7 @@
-"""A loopback stand-in for GitHub's REST API: issue comments only, paginated as GitHub does
-(``per_page``, ``page`` and a ``Link: <...>; rel="next"`` header), recording every call.
+"""A loopback stand-in for GitHub's REST API: the token's user and issue comments, paginated as
+GitHub does (``per_page``, ``page`` and a ``Link: <...>; rel="next"`` header), recording every
+call. Like Actions' ``GITHUB_TOKEN``, the token may not read ``GET /user`` (403) unless
+``user_login`` is set (a personal access token's user); comments are written as ``author``.
 
 It runs an aiohttp app on 127.0.0.1 (ephemeral port) in a background thread with its own loop.
 
@@ -42,6 +44,8 @@ class GitHubServer:
     calls: list[RecordedCall] = field(default_factory=list)
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     refuse_writes: int | None = None  # answer POST/PATCH with this status (a read-only token)
+    user_login: str | None = None  # GET /user's login; None: 403, as for GITHUB_TOKEN
+    bot_login: str = "github-actions[bot]"  # who comments when user_login is None
     _next_id: int = 1000
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -85,6 +89,7 @@ class GitHubServer:
         asyncio.set_event_loop(self._loop)
         app = web.Application()
         base = f"/repos/{self.repo}/issues"
+        app.router.add_get("/user", self._user)
         app.router.add_get(base + "/{number}/comments", self._list)
         app.router.add_post(base + "/{number}/comments", self._create)
         app.router.add_patch(base + "/comments/{id}", self._update)
@@ -109,11 +114,33 @@ class GitHubServer:
         )
         if request.headers.get("Authorization") != f"Bearer {self.token}":
             return web.json_response({"message": "Bad credentials"}, status=401)
+        text = body.get("body") if isinstance(body, dict) else None
+        if isinstance(text, str) and len(text) > 65_536:  # GitHub's own limit
+            return web.json_response(
+                {"message": "Validation Failed", "errors": [{"code": "custom", "field": "body",
+                 "message": "body is too long (maximum is 65536 characters)"}]},
+                status=422,
+            )  # fmt: skip
         if request.method != "GET" and self.refuse_writes is not None:
             return web.json_response(
                 {"message": "Resource not accessible by integration"}, status=self.refuse_writes
             )
         return None
+
+    @property
+    def author(self) -> str:
+        """Who the token's comments are written by."""
+        return self.user_login or self.bot_login
+
+    async def _user(self, request: web.Request) -> web.Response:
+        refused = await self._record(request)
+        if refused is not None:
+            return refused
+        if self.user_login is None:
+            return web.json_response(
+                {"message": "Resource not accessible by integration"}, status=403
+            )
+        return web.json_response({"login": self.user_login, "id": 1, "type": "User"})
 
     async def _list(self, request: web.Request) -> web.Response:
         refused = await self._record(request)
@@ -135,7 +162,7 @@ class GitHubServer:
         if refused is not None:
             return refused
         body = self.calls[-1].body
-        made = self._add(int(request.match_info["number"]), body["body"], "github-actions[bot]")
+        made = self._add(int(request.match_info["number"]), body["body"], self.author)
         return web.json_response(made, status=201)
 
     async def _update(self, request: web.Request) -> web.Response:
@@ -146,6 +173,7 @@ class GitHubServer:
         for comments in self.comments.values():
             for comment in comments:
                 if comment["id"] == wanted:
+                    # a token with write access may edit anyone's comment, as on GitHub
                     comment["body"] = self.calls[-1].body["body"]
                     return web.json_response(comment)
         return web.json_response({"message": "Not Found"}, status=404)

@@ -19,7 +19,8 @@ from typing import Literal
 
 from aieval._terminal import escape_github as escape
 from aieval._version import __version__
-from aieval.ci._api import Comment, upsert_comment
+from aieval.ci._api import BOT_LOGIN, Comment, upsert_comment
+from aieval.ci._comment import Section, compose
 from aieval.ci._context import GitHubContext
 from aieval.errors import ConfigError
 from aieval.report import (
@@ -51,9 +52,14 @@ OUTCOMES: tuple[Outcome, ...] = ("promote", "inconclusive", "block")
 _MARKS = {"promote": "✅", "block": "❌", "inconclusive": "❔"}
 _WORDS = {"promote": "promote", "block": "blocked", "inconclusive": "inconclusive"}
 _PAGE = 100
+# a candidate run's problems shown in its section: how many, and the characters of each
+_NOTES = 5
+_NOTE_CHARS = 500
 #: How the check's result reads in a sentence.
 CHECK_WORDS: dict[str, str] = {"pass": "passes", "fail": "fails"}
 _KEY = re.compile(r"[A-Za-z0-9_.:/-]{1,100}")
+# a GitHub login: letters, digits and single hyphens; an app's bot account ends in "[bot]"
+_LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}(?:\[bot\])?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +77,9 @@ class ActionSettings:
         checks: how each outcome maps to the check's result.
         comment: post or update the pull-request comment (on ``pull_request`` events).
         comment_key: tells this workflow's comment from another's on the same pull request.
+        bot_login: who comments when the token may not read ``GET /user`` (Actions'
+            ``GITHUB_TOKEN``: ``github-actions[bot]``; a GitHub App's token: ``<app>[bot]``).
+            Only a comment of the token's identity is ever updated.
     """
 
     eval_files: tuple[Path, ...]
@@ -83,8 +92,14 @@ class ActionSettings:
     )
     comment: bool = True
     comment_key: str = "aieval"
+    bot_login: str = BOT_LOGIN
 
     def __post_init__(self) -> None:
+        if not _LOGIN.fullmatch(self.bot_login):
+            raise ConfigError(
+                f"bot login {self.bot_login!r}: give a GitHub login, such as {BOT_LOGIN} or "
+                "my-app[bot]"
+            )
         if set(self.checks) != set(OUTCOMES) or not set(self.checks.values()) <= {"pass", "fail"}:
             raise ConfigError(
                 f"checks: map each of {', '.join(OUTCOMES)} to pass or fail, got "
@@ -103,7 +118,8 @@ class EvalComparison:
         model: its model (``None``: recorded predictions without a model).
         outcome: the comparison's outcome (``inconclusive`` without a baseline).
         baseline_id: the baseline run's id, or ``None`` when none was found.
-        body: this comparison's Markdown section.
+        body: its section as the comment shows it (short, or "" when left out, to keep the
+            whole comment within GitHub's limit).
     """
 
     eval_file: Path
@@ -183,19 +199,21 @@ def run_action(
     head = marker(settings.comment_key)
     target = _comment_target(settings, context)
     configs = [(path, load_eval(path)) for path in settings.eval_files]  # all checked first
-    comparisons: list[EvalComparison] = []
+    judged: list[_Judged] = []
     for path, config in configs:
         if on_run is not None:
             on_run(path)
         for run in run_eval(config, store=store):
             row = store.get_run(run.id)
             problems = run.problems
-            comparisons.append(
-                _compare(settings, context, store, baseline_store, path, row, problems)
-            )
-    outcome = max((c.outcome for c in comparisons), key=OUTCOMES.index)
+            judged.append(_compare(settings, context, store, baseline_store, path, row, problems))
+    outcome = max((j.outcome for j in judged), key=OUTCOMES.index)
     check = settings.checks[outcome]
-    body = _body(head, outcome, check, comparisons, context)
+    body, shown = _body(head, outcome, check, judged, context)
+    comparisons = [
+        EvalComparison(j.path, j.run_id, j.name, j.model, j.outcome, j.baseline_id, text)
+        for j, text in zip(judged, shown, strict=True)
+    ]
     result = ActionResult(outcome, check, comparisons, body)
     _write_summary(context, body)
     _write_outputs(context, result.outputs())
@@ -204,7 +222,13 @@ def run_action(
     repo, token, number = target
     comment = asyncio.run(
         upsert_comment(
-            api_url=context.api_url, repo=repo, token=token, number=number, marker=head, body=body
+            api_url=context.api_url,
+            repo=repo,
+            token=token,
+            number=number,
+            marker=head,
+            body=body,
+            bot_login=settings.bot_login,
         )
     )
     done = ActionResult(outcome, check, comparisons, body, comment)
@@ -241,6 +265,19 @@ def find_baseline(store: Store, candidate: RunRow, *, branch: str | None) -> Run
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """A candidate run compared, its section rendered once the comment's budget is known."""
+
+    path: Path
+    run_id: str
+    name: str
+    model: str | None
+    outcome: Outcome
+    baseline_id: str | None
+    section: Section
+
+
 def _compare(
     settings: ActionSettings,
     context: GitHubContext,
@@ -249,7 +286,7 @@ def _compare(
     path: Path,
     row: RunRow,
     problems: Sequence[str],
-) -> EvalComparison:
+) -> _Judged:
     base_store = store if baseline_store is None else baseline_store
     branch = settings.baseline_branch or context.baseline_branch
     base = (
@@ -257,18 +294,20 @@ def _compare(
         if settings.baseline is not None
         else find_baseline(base_store, row, branch=branch)
     )
-    limit = (COMMENT_LIMIT - 4_096) // max(1, len(settings.eval_files))
-    notes = "".join(f"\n\n> ⚠️ candidate run {escape(row.id)}: {escape(p)}" for p in problems)
+    notes = _notes(row.id, problems)
+    model = f" ({_clip(row.model)})" if row.model else ""
     if base is None:
         where = f" on branch {branch}" if branch else ""
-        model = f" with model {row.model}" if row.model else ""
-        missing = f"no completed run named {row.name}{model}{where} in the baseline store"
+        with_model = f" with model {row.model}" if row.model else ""
+        missing = f"no completed run named {row.name}{with_model}{where} in the baseline store"
+        title = f"### {_MARKS['inconclusive']} aieval: **inconclusive** · {_clip(row.name)}"
         body = (
-            f"### {_MARKS['inconclusive']} aieval: **inconclusive** · {escape(row.name)}\n\n"
-            f"No baseline: {escape(missing)}. Run the eval files there first (a workflow on "
-            f"push), or give `baseline`. Candidate run {escape(row.id)}."
+            f"{title}\n\nNo baseline: {escape(missing)}. Run the eval files there first (a "
+            f"workflow on push), or give `baseline`. Candidate run {escape(row.id)}."
         )
-        return EvalComparison(path, row.id, row.name, row.model, "inconclusive", None, body + notes)
+        pointer = f"No baseline; candidate run {escape(row.id)}."
+        section = Section(title + model, pointer, lambda limit: body + notes)
+        return _Judged(path, row.id, row.name, row.model, "inconclusive", None, section)
     comparison = compare_runs(
         store,
         base,
@@ -278,35 +317,64 @@ def _compare(
         max_examples=None,
     )
     texts = example_texts(store, comparison, baseline_store=baseline_store)
-    body = render_github(
-        comparison, viewer_url=settings.viewer_url, texts=texts, limit=limit - len(notes)
-    ).rstrip("\n")
     outcome: Outcome = comparison.decision.outcome
-    return EvalComparison(path, row.id, row.name, row.model, outcome, base.id, body + notes)
+
+    def render(limit: int) -> str:
+        text = render_github(
+            comparison, viewer_url=settings.viewer_url, texts=texts, limit=limit - len(notes)
+        )
+        return text.rstrip("\n") + notes
+
+    title = f"### {_MARKS[outcome]} aieval: **{_WORDS[outcome]}** · {_clip(row.name)}{model}"
+    pointer = (
+        f"Details left out to keep the comment under GitHub's size limit: "
+        f"`aieval compare {escape(base.id)} {escape(row.id)}`."
+    )
+    return _Judged(
+        path, row.id, row.name, row.model, outcome, base.id, Section(title, pointer, render)
+    )
+
+
+def _notes(run_id: str, problems: Sequence[str]) -> str:
+    """The candidate run's problems, at most a few and each cut short: they are its data."""
+    shown = [
+        f"\n\n> ⚠️ candidate run {escape(run_id)}: {_clip(p, _NOTE_CHARS)}"
+        for p in problems[:_NOTES]
+    ]
+    if len(problems) > _NOTES:
+        shown.append(f"\n\n> … {len(problems) - _NOTES} more problems (aieval show {run_id})")
+    return "".join(shown)
+
+
+def _clip(text: str, most: int = 200) -> str:
+    """``text`` escaped, cut to ``most`` characters first."""
+    return escape(text if len(text) <= most else text[:most] + "…")
 
 
 def _body(
     head: str,
     outcome: Outcome,
     check: Check,
-    comparisons: Sequence[EvalComparison],
+    judged: Sequence[_Judged],
     context: GitHubContext,
-) -> str:
-    lines = [
-        head,
-        f"## {_MARKS[outcome]} aieval: {_WORDS[outcome]} (the check {CHECK_WORDS[check]})",
-    ]
-    if len(comparisons) > 1:
-        lines.append("| eval | model | decision | baseline | candidate |\n" + "| :--- " * 5 + "|")
-        lines[-1] += "".join(
-            f"\n| {escape(c.name)} | {escape(c.model or '-')} | {_MARKS[c.outcome]} "
-            f"{_WORDS[c.outcome]} | {escape(c.baseline_id or 'none')} | {escape(c.run_id)} |"
-            for c in comparisons
-        )
-    lines += [c.body for c in comparisons]
+) -> tuple[str, list[str]]:
+    """The comment, within GitHub's limit however many runs it holds, and each run's section
+    as shown in it."""
+    lead = (
+        f"{head}\n\n## {_MARKS[outcome]} aieval: {_WORDS[outcome]} (the check {CHECK_WORDS[check]})"
+    )
+    table = None
+    if len(judged) > 1:
+        header = "| eval | model | decision | baseline | candidate |\n" + "| :--- " * 5 + "|"
+        rows = [
+            f"| {_clip(j.name)} | {_clip(j.model or '-')} | {_MARKS[j.outcome]} "
+            f"{_WORDS[j.outcome]} | {escape(j.baseline_id or 'none')} | {escape(j.run_id)} |"
+            for j in judged
+        ]
+        table = (header, rows)
     run = f" · [workflow run]({context.run_url})" if context.run_url else ""
-    lines.append(f"<sub>aieval {__version__}{run}</sub>")
-    return "\n\n".join(lines) + "\n"
+    footer = f"<sub>aieval {__version__}{run}</sub>"
+    return compose(lead, table, [j.section for j in judged], footer, limit=COMMENT_LIMIT)
 
 
 def _write_summary(context: GitHubContext, body: str) -> None:

@@ -92,6 +92,14 @@ def github_command(
             envvar="AIEVAL_GITHUB_COMMENT_KEY",
         ),
     ] = "aieval",
+    bot_login: Annotated[
+        str,
+        typer.Option(
+            help="Who the token comments as when it may not read GET /user (GITHUB_TOKEN:"
+            " github-actions[bot]); only that author's comment is updated.",
+            envvar="AIEVAL_GITHUB_BOT_LOGIN",
+        ),
+    ] = "github-actions[bot]",
     output: OutputOption = None,
 ) -> None:
     """Run eval files, compare each run with its baseline, and comment on the pull request.
@@ -120,10 +128,11 @@ def github_command(
         },
         comment=comment,
         comment_key=comment_key,
+        bot_login=bot_login or "github-actions[bot]",
     )
     context = GitHubContext.from_env(os.environ)
     store = Store(store_location(db))  # created if new, as `aieval run` does
-    base_store = existing_store(baseline_db) if baseline_db is not None else None
+    base_store = existing_store(baseline_db, untrusted=True) if baseline_db is not None else None
     try:
         result = run_action(
             settings,

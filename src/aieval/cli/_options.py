@@ -48,7 +48,8 @@ DbOption = Annotated[
         " (default: $AIEVAL_DB or ./aieval.db).",
     ),
 ]
-#: A second store, read like ``--db`` (same type, opened with :func:`existing_store`).
+#: A second store, read like ``--db`` (same type, opened with :func:`existing_store`, as an
+#: untrusted file: it is often a download).
 BaselineDbOption = Annotated[
     str | None,
     typer.Option(
@@ -130,11 +131,13 @@ def existing_store_path(db: str | None) -> StoreLocation:
     return location
 
 
-def existing_store(db: str | None) -> Store:
-    """The existing store at ``--db`` (or the default store)."""
+def existing_store(db: str | None, *, untrusted: bool = False) -> Store:
+    """The existing store at ``--db`` (or the default store); ``untrusted``: a file someone
+    else made (``--baseline-db``), opened read-only with its schema checked and each query
+    timed."""
     from aieval.store import Store
 
-    return Store(existing_store_path(db))
+    return Store(existing_store_path(db), untrusted=untrusted)
 
 
 def write_text(text: str, output: Path | None) -> None:

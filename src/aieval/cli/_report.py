@@ -114,7 +114,7 @@ def compare_command(
         raise UserError("--viewer-url applies to --format github only")
     policy = _policy(policy_file, margin=margin, alpha=alpha, gate_tolerance=gate_tolerance)
     store = existing_store(db)
-    base_store = existing_store(baseline_db) if baseline_db is not None else None
+    base_store = existing_store(baseline_db, untrusted=True) if baseline_db is not None else None
     comparison = compare_runs(
         store,
         baseline,

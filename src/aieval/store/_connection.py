@@ -33,14 +33,24 @@ def default_db_path() -> Path:
 
 class Connection:
     """One store (SQLite file or PostgreSQL database), its lock, and the schema migrated in
-    place on opening."""
+    place on opening.
 
-    def __init__(self, location: str | os.PathLike[str] | StoreLocation | None = None) -> None:
+    ``untrusted=True`` opens an SQLite file someone else made (a downloaded baseline) to be
+    read only: read-only, its schema refused unless it is aieval's, each query stopped after a
+    time limit, never migrated in place (see :mod:`aieval.store._untrusted`).
+    """
+
+    def __init__(
+        self,
+        location: str | os.PathLike[str] | StoreLocation | None = None,
+        *,
+        untrusted: bool = False,
+    ) -> None:
         self.location = default_location() if location is None else parse_location(location)
         self._lock = threading.RLock()
         self._beat_at = 0.0
         try:
-            self._db: Backend = open_backend(self.location)
+            self._db: Backend = open_backend(self.location, untrusted=untrusted)
         except StoreError:
             raise
         except Exception as exc:

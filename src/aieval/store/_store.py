@@ -32,6 +32,10 @@ class Store(
     """A run store: an SQLite file (WAL mode, safe for several readers and one writer), or a
     PostgreSQL database named by a ``postgresql://`` URL (many writers; extra ``postgres``).
 
+    ``Store(path, untrusted=True)`` reads an SQLite file someone else made (a CI artifact)
+    without trusting it: read-only, refused unless its schema is aieval's (no view, trigger or
+    foreign table), each query stopped after a time limit.
+
     Example:
         >>> import tempfile, os
         >>> store = Store(os.path.join(tempfile.mkdtemp(), "runs.db"))

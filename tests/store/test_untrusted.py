@@ -1,0 +1,166 @@
+"""A store file someone else made (a CI artifact) is read without being trusted: read-only and
+never changed, refused unless its schema is aieval's (views, triggers, other tables, generated
+columns), every query stopped after a time limit."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from aieval import run
+from aieval.errors import StoreError
+from aieval.store import Store, parse_location
+from aieval.store._untrusted import UntrustedSqliteBackend
+
+ROWS = [{"id": f"q{i}", "input": f"q{i}", "expected": "x", "prediction": "x"} for i in range(5)]
+ENDLESS = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n"
+
+
+def _store(tmp_path: Path, *, checkpoint: bool = True) -> tuple[Path, str]:
+    """A store as `aieval run` leaves it (``checkpoint``: everything in the file itself, as
+    when the writer has ended; else part of it still in the write-ahead log)."""
+    db = tmp_path / "artifact.db"
+    made = run(name="qa", dataset=ROWS, scorers=["exact_match"], store=db)
+    if checkpoint:
+        _tamper(db, "PRAGMA wal_checkpoint(TRUNCATE)")
+    return db, made.id
+
+
+def _tamper(db: Path, *statements: str) -> None:
+    with sqlite3.connect(db) as raw:
+        for statement in statements:
+            raw.execute(statement)
+    raw.close()
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_an_aieval_store_reads_the_same_and_is_never_written(tmp_path: Path) -> None:
+    db, run_id = _store(tmp_path)
+    with Store(db) as trusted:
+        expected = [(s.id, s.passed, s.scores) for s in trusted.iter_samples(run_id)]
+    before, files = _digest(db), sorted(tmp_path.iterdir())
+    with Store(db, untrusted=True) as store:
+        assert store.get_run(run_id).name == "qa"
+        assert [(s.id, s.passed, s.scores) for s in store.iter_samples(run_id)] == expected
+        with pytest.raises(StoreError, match="read-only"):
+            store.create_run(name="sneaky")
+    assert _digest(db) == before and sorted(tmp_path.iterdir()) == files
+
+
+def test_runs_still_in_the_write_ahead_log_are_read(tmp_path: Path) -> None:
+    db, run_id = _store(tmp_path, checkpoint=False)
+    before = _digest(db)
+    with Store(db, untrusted=True) as store:
+        assert len(list(store.iter_samples(run_id))) == len(ROWS)
+    assert _digest(db) == before
+
+
+@pytest.mark.parametrize(
+    ("statements", "named"),
+    [
+        pytest.param(
+            ["DROP TABLE scores", f"CREATE VIEW scores AS {ENDLESS}"],
+            "view 'scores'",
+            id="endless-view",
+        ),
+        pytest.param(
+            ["CREATE TRIGGER t AFTER INSERT ON runs BEGIN DELETE FROM runs; END"],
+            "trigger 't'",
+            id="trigger",
+        ),
+        pytest.param(["CREATE TABLE extra (x)"], "table 'extra'", id="foreign-table"),
+        pytest.param(
+            ["CREATE INDEX runs_name_created2 ON runs (length(name))"],
+            "index 'runs_name_created2'",
+            id="foreign-index",
+        ),
+        pytest.param(
+            ["DROP INDEX samples_run", "CREATE INDEX samples_run ON samples (run_id) WHERE 0"],
+            "index 'samples_run'",
+            id="altered-index",
+        ),
+        pytest.param(
+            [
+                "DROP TABLE scores",
+                "CREATE TABLE scores (run_id, sample_id, scorer, value REAL GENERATED ALWAYS AS"
+                " (length(scorer) * 2) VIRTUAL)",
+            ],
+            "generated or hidden column 'value'",
+            id="generated-column",
+        ),
+        pytest.param(
+            ["ALTER TABLE runs ADD COLUMN surprise TEXT"],
+            "column 'surprise'",
+            id="foreign-column",
+        ),
+    ],
+)
+def test_a_schema_that_is_not_aievals_is_refused_naming_the_file(
+    tmp_path: Path, statements: list[str], named: str
+) -> None:
+    db, _ = _store(tmp_path)
+    _tamper(db, *statements)
+    before = _digest(db)
+    started = time.monotonic()
+    with pytest.raises(StoreError) as raised:
+        Store(db, untrusted=True)
+    assert str(db) in str(raised.value) and named in str(raised.value)
+    assert "is not a store aieval wrote" in str(raised.value)
+    assert time.monotonic() - started < 10  # refused before any query runs the view
+    assert _digest(db) == before
+
+
+def test_a_file_that_is_no_store_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "notes.db"
+    _tamper(db, "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    with pytest.raises(StoreError, match=r"notes\.db is not an aieval store"):
+        Store(db, untrusted=True)
+
+
+def test_each_query_is_stopped_after_the_time_limit(tmp_path: Path) -> None:
+    db, run_id = _store(tmp_path)
+    backend = UntrustedSqliteBackend(parse_location(db), seconds=0.2)
+    try:
+        started = time.monotonic()
+        with pytest.raises(sqlite3.OperationalError, match=r"ran over 0\.2 s"):
+            backend.query(f"SELECT count(*) FROM ({ENDLESS})")
+        assert time.monotonic() - started < 10
+        # the next query has its own time and runs
+        assert backend.query("SELECT id FROM runs") == [(run_id,)]
+    finally:
+        backend.close()
+
+
+def test_an_older_store_is_read_from_a_migrated_copy(tmp_path: Path) -> None:
+    db, run_id = _store(tmp_path)
+    _tamper(
+        db,
+        "ALTER TABLE samples DROP COLUMN verdict_plain",
+        "UPDATE meta SET value = '3' WHERE key = 'schema_version'",
+    )
+    before = _digest(db)
+    with Store(db, untrusted=True) as store:
+        assert len(list(store.iter_samples(run_id))) == len(ROWS)
+    assert _digest(db) == before
+
+
+def test_aieval_compare_opens_its_baseline_store_untrusted(tmp_path: Path) -> None:
+    db, base_id = _store(tmp_path)
+    _tamper(db, "CREATE TRIGGER t AFTER INSERT ON runs BEGIN DELETE FROM runs; END")
+    cand = run(name="qa", dataset=ROWS, scorers=["exact_match"], store=tmp_path / "mine.db").id
+    done = subprocess.run(
+        [sys.executable, "-m", "aieval", "compare", base_id, cand, "--db", "mine.db",
+         "--baseline-db", "artifact.db"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "artifact.db is not a store aieval wrote: it holds trigger 't'" in done.stderr
