@@ -9,9 +9,10 @@ bash scripts/postgres.sh
 .venv/bin/ruff check src tests bench examples
 .venv/bin/mypy
 set +e
-# AIEVAL_TEST_WORKERS=2 spreads the tests over two pytest-xdist workers (one process by default;
-# not --dist loadfile/loadgroup: with those, schemathesis's lazy tests run one operation only)
-.venv/bin/python -m pytest -n "${AIEVAL_TEST_WORKERS:-0}" --dist load "$@"
+# Two pytest-xdist workers by default (AIEVAL_TEST_WORKERS=0: one process); not --dist
+# loadfile/loadgroup: with those, schemathesis's lazy tests run one operation only.
+# --durations=30 lists the slowest tests in the log, to keep CI time in view.
+.venv/bin/python -m pytest -n "${AIEVAL_TEST_WORKERS:-2}" --dist load --durations=30 "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
