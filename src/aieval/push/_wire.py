@@ -14,6 +14,7 @@ is exact. Strings may hold any character (NUL, lone surrogates as ``\\udcXX`` es
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -42,6 +43,8 @@ __all__ = [
 WIRE_VERSION = 1
 #: Samples per part at most.
 MAX_PART_SAMPLES = 2000
+#: The range of the store's integer columns (PostgreSQL's BIGINT, SQLite's INTEGER).
+_INT_MAX = 2**63 - 1
 
 
 def _string(value: Any) -> str:
@@ -61,7 +64,8 @@ def _named(value: Any) -> str:
 _Str = Annotated[str, PlainValidator(_string)]
 _Name = Annotated[str, PlainValidator(_named)]
 _Text = _Str | None
-_Count = Annotated[StrictInt, Field(ge=0)] | None
+_Natural = Annotated[StrictInt, Field(ge=0, le=_INT_MAX)]
+_Count = _Natural | None
 _Flag = Literal[0, 1]
 
 
@@ -108,7 +112,7 @@ class CallIn(_Strict):
     input_tokens: _Count
     output_tokens: _Count
     cost: float | None
-    retries: Annotated[StrictInt, Field(ge=0)]
+    retries: _Natural
     cached: _Flag
     error: _Text
 
@@ -117,7 +121,7 @@ class SampleIn(_Strict):
     """A sample row with its scores and calls; JSON columns are JSON text."""
 
     sample_id: _Name
-    idx: Annotated[StrictInt, Field(ge=0)]
+    idx: _Natural
     input: _Text
     expected: _Text
     prediction: _Text
@@ -128,7 +132,7 @@ class SampleIn(_Strict):
     input_tokens: _Count
     output_tokens: _Count
     cost: float | None
-    retries: Annotated[StrictInt, Field(ge=0)]
+    retries: _Natural
     cached: _Flag
     extra: _Text
     created_at: float
@@ -148,10 +152,9 @@ class SampleIn(_Strict):
 
     @model_validator(mode="after")
     def _verdict_and_scorers(self) -> SampleIn:
-        names = [s.scorer for s in self.scores]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"scores: scorer {repeated[0]!r} given twice")
+        repeated = _repeated(s.scorer for s in self.scores)
+        if repeated is not None:
+            raise ValueError(f"scores: scorer {repeated!r} given twice")
         if self.verdict is not None:
             from aieval.core import Verdict
 
@@ -189,7 +192,7 @@ class RunIn(_Strict):
     created_at: float
     started_at: float | None
     finished_at: float | None
-    pid: StrictInt | None
+    pid: Annotated[StrictInt, Field(ge=-_INT_MAX - 1, le=_INT_MAX)] | None
     host: _Text
     heartbeat_at: float | None
 
@@ -229,11 +232,21 @@ class ImportRequest(_Strict):
             raise ValueError("held: only a commit carries it")
         if self.part is None and self.samples:
             raise ValueError("samples: send samples in parts, before the commit")
-        ids = [s.sample_id for s in self.samples]
-        if len(set(ids)) != len(ids):
-            repeated = next(i for i in ids if ids.count(i) > 1)
+        repeated = _repeated(s.sample_id for s in self.samples)
+        if repeated is not None:
             raise ValueError(f"samples: sample id {repeated!r} given twice")
         return self
+
+
+def _repeated(names: Iterable[str]) -> str | None:
+    """The first name given a second time, or ``None`` (one pass: an upload may hold tens of
+    thousands of names)."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
 
 
 def sample_in(sample: StoredSample) -> dict[str, Any]:

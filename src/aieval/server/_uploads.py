@@ -181,21 +181,10 @@ async def upload(request: Request) -> SafeJSONResponse:
     """A part of an upload, or its commit (see the module's description)."""
     _uploads_allowed(request)
     raw = await _body(request)
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        return _refuse(400, f"the body is not JSON: {exc}")
-    path = duplicate_key_path(raw)
-    if path is not None:
-        return _refuse(422, f"{path}: duplicate key; give each key once")
-    if not isinstance(data, dict):
-        return _refuse(422, "(body): a JSON object is expected")
-    try:
-        body = ImportRequest.model_validate(data)
-    except ValidationError as exc:
-        reasons = validation_reasons(exc.errors())
-        message = f"invalid upload: {len(reasons)} problem(s): " + "; ".join(reasons[:5])
-        return SafeJSONResponse(error_body(message, reasons), status_code=422)
+    # up to 32 MB parsed and checked: off the event loop, so other requests go on meanwhile
+    body = await run_in_threadpool(_parsed, raw)
+    if isinstance(body, SafeJSONResponse):
+        return body
     uploads: Uploads = request.app.state.uploads
     if body.part is not None:
         await run_in_threadpool(uploads.put, body.upload, body.part, raw)
@@ -215,6 +204,25 @@ async def upload(request: Request) -> SafeJSONResponse:
         "samples_added": outcome.samples_added,
     }
     return SafeJSONResponse(answer)
+
+
+def _parsed(raw: bytes) -> ImportRequest | SafeJSONResponse:
+    """The request ``raw`` validated field by field, or the answer refusing it."""
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return _refuse(400, f"the body is not JSON: {exc}")
+    path = duplicate_key_path(raw)
+    if path is not None:
+        return _refuse(422, f"{path}: duplicate key; give each key once")
+    if not isinstance(data, dict):
+        return _refuse(422, "(body): a JSON object is expected")
+    try:
+        return ImportRequest.model_validate(data)
+    except ValidationError as exc:
+        reasons = validation_reasons(exc.errors())
+        message = f"invalid upload: {len(reasons)} problem(s): " + "; ".join(reasons[:5])
+        return SafeJSONResponse(error_body(message, reasons), status_code=422)
 
 
 def _uploads_allowed(request: Request) -> None:
