@@ -14,10 +14,12 @@ is exact. Strings may hold any character (NUL, lone surrogates as ``\\udcXX`` es
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -30,6 +32,7 @@ from pydantic import (
 from aieval.store import RunRow, StoredCall, StoredSample, StoredScore
 
 __all__ = [
+    "MAX_CLOCK_SKEW_S",
     "MAX_PART_SAMPLES",
     "WIRE_VERSION",
     "ImportRequest",
@@ -45,6 +48,8 @@ WIRE_VERSION = 1
 MAX_PART_SAMPLES = 2000
 #: The range of the store's integer columns (PostgreSQL's BIGINT, SQLite's INTEGER).
 _INT_MAX = 2**63 - 1
+#: How far ahead of the server's clock an uploaded time may be (the two clocks' skew).
+MAX_CLOCK_SKEW_S = 300.0
 
 
 def _string(value: Any) -> str:
@@ -61,12 +66,24 @@ def _named(value: Any) -> str:
     return text
 
 
+def _not_ahead(value: float) -> float:
+    ahead = value - time.time()
+    if ahead > MAX_CLOCK_SKEW_S:
+        raise ValueError(
+            f"{ahead:.0f} s ahead of this server's clock (at most {MAX_CLOCK_SKEW_S:.0f} s "
+            "is taken): give the time the run was made, in seconds since the epoch"
+        )
+    return value
+
+
 _Str = Annotated[str, PlainValidator(_string)]
 _Name = Annotated[str, PlainValidator(_named)]
 _Text = _Str | None
 _Natural = Annotated[StrictInt, Field(ge=0, le=_INT_MAX)]
 _Count = _Natural | None
 _Flag = Literal[0, 1]
+#: A time in seconds since the epoch, not in the future (beyond the clocks' skew).
+_Time = Annotated[float, AfterValidator(_not_ahead)]
 
 
 def _json_text(value: str | None, *, kind: type | None = None) -> str | None:
@@ -135,7 +152,7 @@ class SampleIn(_Strict):
     retries: _Natural
     cached: _Flag
     extra: _Text
-    created_at: float
+    created_at: _Time
     verdict: _Text
     scores: list[ScoreIn] = []
     calls: list[CallIn] = []
@@ -189,12 +206,12 @@ class RunIn(_Strict):
     config: dict[str, Any]
     metrics: dict[str, Any] | None
     error: _Text
-    created_at: float
-    started_at: float | None
-    finished_at: float | None
+    created_at: _Time
+    started_at: _Time | None
+    finished_at: _Time | None
     pid: Annotated[StrictInt, Field(ge=-_INT_MAX - 1, le=_INT_MAX)] | None
     host: _Text
-    heartbeat_at: float | None
+    heartbeat_at: _Time | None
 
     def row(self) -> RunRow:
         """The store's header."""
