@@ -9,6 +9,7 @@ from aieval.errors import StoreError
 __all__ = [
     "CALL_COLUMNS",
     "COLUMNS_ADDED",
+    "FILLS",
     "RUN_COLUMNS_ADDED",
     "SAMPLE_COLUMNS",
     "SCHEMA",
@@ -47,6 +48,14 @@ COLUMNS_ADDED = {
     },
     "scores": {"unreadable": "TEXT"},
 }
+
+#: Run once the added columns are in place, when a store is migrated; each ``?`` is the time of
+#: the migration. A run stored before version 5 is ordered by its ``created_at``, but never
+#: later than now (it was stored by now): a time set far ahead does not keep it the newest.
+FILLS = (
+    "UPDATE runs SET ordered_at = CASE WHEN created_at < ? THEN created_at ELSE ? END"
+    " WHERE ordered_at IS NULL",
+)
 
 #: The columns of ``samples`` and ``model_calls`` as the store writes and reads them.
 SAMPLE_COLUMNS = (
