@@ -238,12 +238,17 @@ class PushError(AievalError):
         run_id: the run that could not be pushed.
         changed_since: the target's copy of the run changed between the comparison and the
             write (another writer): comparing again may find the copies the same.
+        forbidden: the writer may not write that run there (a server's upload token that did
+            not create it).
     """
 
-    def __init__(self, message: str, *, run_id: str, changed_since: bool = False) -> None:
+    def __init__(
+        self, message: str, *, run_id: str, changed_since: bool = False, forbidden: bool = False
+    ) -> None:
         super().__init__(message)
         self.run_id = run_id
         self.changed_since = changed_since
+        self.forbidden = forbidden
 
 
 class GitHubError(AievalError):

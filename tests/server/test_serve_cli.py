@@ -76,6 +76,37 @@ def test_serve_with_token_from_the_environment(
     assert token not in err, "the token itself is never printed"
 
 
+def test_upload_tokens_from_the_environment_reach_only_uploads(
+    tmp_path: Path, stop: list[subprocess.Popen[str]]
+) -> None:
+    port = free_port()
+    tokens = {
+        "AIEVAL_TOKEN": "cli-token-0123456789",
+        "AIEVAL_UPLOAD_TOKENS": "ci-a=ta0123 ci-b=tb0123",
+    }
+    proc = serve(tmp_path, "--port", str(port), env=tokens)
+    stop.append(proc)
+    url = f"http://127.0.0.1:{port}"
+    wait_until_up(f"{url}/api/runs", proc, {})
+    answer = httpx.get(f"{url}/api/runs", headers={"Authorization": "Bearer tb0123"})
+    assert answer.status_code == 403 and "upload token 'ci-b'" in answer.text
+    held = httpx.get(
+        f"{url}/api/runs/import/holding?run_id=x", headers={"Authorization": "Bearer ta0123"}
+    )
+    assert held.status_code == 200 and held.json()["run"] is None
+
+
+def test_upload_tokens_without_the_servers_token_are_a_usage_error(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "AIEVAL_TOKEN"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "aieval", "serve", "--upload-token", "ci=secret-0123", "--db",
+         "x.db"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "need the server's own token" in proc.stderr
+    assert "secret-0123" not in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_non_loopback_bind_without_token_is_a_usage_error(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "AIEVAL_TOKEN"}
     proc = subprocess.run(

@@ -76,6 +76,24 @@ def test_an_older_store_is_migrated_with_every_table(store_location: str) -> Non
     assert _sql(store_location, "SELECT COUNT(*) FROM response_cache") == [(0,)]
 
 
+def test_a_version_4_store_gains_the_run_order_and_a_run_dated_ahead_is_capped(
+    store_location: str,
+) -> None:
+    with Store(store_location) as store:
+        first, ahead = store.create_run(name="qa"), store.create_run(name="qa")
+    _sql(store_location, f"UPDATE runs SET created_at = 1e11 WHERE id = '{ahead}'")  # year 5138
+    for column in ("ordered_at", "pushed_by"):  # what version 4 lacked
+        _sql(store_location, f"ALTER TABLE runs DROP COLUMN {column}")
+    _sql(store_location, "UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    with Store(store_location) as store:  # migrated in place: ordered by created_at, up to now
+        assert _version(store_location) == str(SCHEMA_VERSION)
+        assert [r.id for r in store.list_runs(name="qa")] == [ahead, first]
+        third = store.create_run(name="qa")
+        assert store.get_run("qa").id == third  # the run dated ahead is not the newest for good
+        assert store.get_run(ahead).created_at == 1e11  # its header stays as stored
+    assert _sql(store_location, f"SELECT pushed_by FROM runs WHERE id = '{third}'") == [(None,)]
+
+
 def test_the_first_open_creates_every_table(store_location: str) -> None:
     Store(store_location).close()
     tables = table_names(SCHEMA)

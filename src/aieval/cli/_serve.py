@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +25,15 @@ def serve_command(
     token: Annotated[
         str | None,
         typer.Option(envvar="AIEVAL_TOKEN", help="Bearer token every request must carry."),
+    ] = None,
+    upload_token: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--upload-token",
+            envvar="AIEVAL_UPLOAD_TOKENS",
+            help="NAME=TOKEN: a token that may only upload runs, and add samples only to the "
+            "runs it created (repeatable; the variable holds them apart by spaces).",
+        ),
     ] = None,
     unsafe_no_auth: Annotated[
         bool,
@@ -62,6 +72,7 @@ def serve_command(
         host=host,
         port=port,
         token=token or None,
+        upload_tokens=_upload_tokens(upload_token or ()),
         unsafe_no_auth=unsafe_no_auth,
         allowed_hosts=tuple(allowed_host or ()),
         dataset_roots=roots,
@@ -83,3 +94,16 @@ def serve_command(
             highlight=False,
         )
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def _upload_tokens(given: Sequence[str]) -> dict[str, str]:
+    """``NAME=TOKEN`` items by name (the token itself is never shown in an error)."""
+    tokens: dict[str, str] = {}
+    for item in given:
+        name, sep, secret = item.partition("=")
+        if not sep:
+            raise ConfigError("--upload-token: give NAME=TOKEN (a name, '=', then the token)")
+        if name in tokens:
+            raise ConfigError(f"--upload-token: the name {name!r} is given twice")
+        tokens[name] = secret
+    return tokens

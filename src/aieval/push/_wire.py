@@ -14,9 +14,12 @@ is exact. Strings may hold any character (NUL, lone surrogates as ``\\udcXX`` es
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -29,6 +32,7 @@ from pydantic import (
 from aieval.store import RunRow, StoredCall, StoredSample, StoredScore
 
 __all__ = [
+    "MAX_CLOCK_SKEW_S",
     "MAX_PART_SAMPLES",
     "WIRE_VERSION",
     "ImportRequest",
@@ -42,6 +46,10 @@ __all__ = [
 WIRE_VERSION = 1
 #: Samples per part at most.
 MAX_PART_SAMPLES = 2000
+#: The range of the store's integer columns (PostgreSQL's BIGINT, SQLite's INTEGER).
+_INT_MAX = 2**63 - 1
+#: How far ahead of the server's clock an uploaded time may be (the two clocks' skew).
+MAX_CLOCK_SKEW_S = 300.0
 
 
 def _string(value: Any) -> str:
@@ -58,11 +66,24 @@ def _named(value: Any) -> str:
     return text
 
 
+def _not_ahead(value: float) -> float:
+    ahead = value - time.time()
+    if ahead > MAX_CLOCK_SKEW_S:
+        raise ValueError(
+            f"{ahead:.0f} s ahead of this server's clock (at most {MAX_CLOCK_SKEW_S:.0f} s "
+            "is taken): give the time the run was made, in seconds since the epoch"
+        )
+    return value
+
+
 _Str = Annotated[str, PlainValidator(_string)]
 _Name = Annotated[str, PlainValidator(_named)]
 _Text = _Str | None
-_Count = Annotated[StrictInt, Field(ge=0)] | None
+_Natural = Annotated[StrictInt, Field(ge=0, le=_INT_MAX)]
+_Count = _Natural | None
 _Flag = Literal[0, 1]
+#: A time in seconds since the epoch, not in the future (beyond the clocks' skew).
+_Time = Annotated[float, AfterValidator(_not_ahead)]
 
 
 def _json_text(value: str | None, *, kind: type | None = None) -> str | None:
@@ -108,7 +129,7 @@ class CallIn(_Strict):
     input_tokens: _Count
     output_tokens: _Count
     cost: float | None
-    retries: Annotated[StrictInt, Field(ge=0)]
+    retries: _Natural
     cached: _Flag
     error: _Text
 
@@ -117,7 +138,7 @@ class SampleIn(_Strict):
     """A sample row with its scores and calls; JSON columns are JSON text."""
 
     sample_id: _Name
-    idx: Annotated[StrictInt, Field(ge=0)]
+    idx: _Natural
     input: _Text
     expected: _Text
     prediction: _Text
@@ -128,10 +149,10 @@ class SampleIn(_Strict):
     input_tokens: _Count
     output_tokens: _Count
     cost: float | None
-    retries: Annotated[StrictInt, Field(ge=0)]
+    retries: _Natural
     cached: _Flag
     extra: _Text
-    created_at: float
+    created_at: _Time
     verdict: _Text
     scores: list[ScoreIn] = []
     calls: list[CallIn] = []
@@ -148,10 +169,9 @@ class SampleIn(_Strict):
 
     @model_validator(mode="after")
     def _verdict_and_scorers(self) -> SampleIn:
-        names = [s.scorer for s in self.scores]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"scores: scorer {repeated[0]!r} given twice")
+        repeated = _repeated(s.scorer for s in self.scores)
+        if repeated is not None:
+            raise ValueError(f"scores: scorer {repeated!r} given twice")
         if self.verdict is not None:
             from aieval.core import Verdict
 
@@ -186,12 +206,12 @@ class RunIn(_Strict):
     config: dict[str, Any]
     metrics: dict[str, Any] | None
     error: _Text
-    created_at: float
-    started_at: float | None
-    finished_at: float | None
-    pid: StrictInt | None
+    created_at: _Time
+    started_at: _Time | None
+    finished_at: _Time | None
+    pid: Annotated[StrictInt, Field(ge=-_INT_MAX - 1, le=_INT_MAX)] | None
     host: _Text
-    heartbeat_at: float | None
+    heartbeat_at: _Time | None
 
     def row(self) -> RunRow:
         """The store's header."""
@@ -229,11 +249,21 @@ class ImportRequest(_Strict):
             raise ValueError("held: only a commit carries it")
         if self.part is None and self.samples:
             raise ValueError("samples: send samples in parts, before the commit")
-        ids = [s.sample_id for s in self.samples]
-        if len(set(ids)) != len(ids):
-            repeated = next(i for i in ids if ids.count(i) > 1)
+        repeated = _repeated(s.sample_id for s in self.samples)
+        if repeated is not None:
             raise ValueError(f"samples: sample id {repeated!r} given twice")
         return self
+
+
+def _repeated(names: Iterable[str]) -> str | None:
+    """The first name given a second time, or ``None`` (one pass: an upload may hold tens of
+    thousands of names)."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
 
 
 def sample_in(sample: StoredSample) -> dict[str, Any]:

@@ -101,7 +101,8 @@ def create_app(
     app.state.sample_index = SampleIndex(sample_item)
     app.state.bundles = BundleCache()
     app.state.uploads = uploads
-    app.state.redactor = Redactor([settings.token], roots=settings.dataset_roots)
+    secrets = [settings.token, *settings.upload_tokens.values()]
+    app.state.redactor = Redactor(secrets, roots=settings.dataset_roots)
     redact_logs(app.state.redactor)
     install_error_handlers(app)
     app.include_router(uploads_api)
@@ -113,7 +114,10 @@ def create_app(
     app.include_router(traces_api)
     _mount_viewer(app)
     app.add_middleware(
-        SecurityMiddleware, allowed_hosts=settings.host_allowlist(), token=settings.token
+        SecurityMiddleware,
+        allowed_hosts=settings.host_allowlist(),
+        token=settings.token,
+        upload_tokens=settings.upload_tokens,
     )
     return app
 

@@ -5,6 +5,8 @@ rebinding); a request that changes state and carries an ``Origin`` must come fro
 server's own origin (CSRF); and when a token is set, the request must present it as
 ``Authorization: Bearer T`` or in the viewer's cookie. ``GET /?token=T`` trades the token for
 that cookie (HttpOnly, SameSite=Strict), since a browser's EventSource cannot send headers.
+An upload token (by name) reaches only the upload endpoints; its name goes with the request
+(``scope[UPLOADER]``) to say whose runs it may write.
 """
 
 from __future__ import annotations
@@ -19,12 +21,17 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["NOT_ACCEPTED", "TOKEN_COOKIE", "SecurityMiddleware"]
+__all__ = ["NOT_ACCEPTED", "TOKEN_COOKIE", "UPLOADER", "SecurityMiddleware"]
 
 TOKEN_COOKIE = "aieval_token"
 #: The 401 message for a token that was sent but is not this server's.
 NOT_ACCEPTED = "the token was not accepted"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: The request scope's key for the name of the upload token it came with (absent: the
+#: server's own token, or no token set).
+UPLOADER = "aieval.uploader"
+#: What an upload token may reach.
+_UPLOAD_ROUTES = frozenset({("POST", "/api/runs/import"), ("GET", "/api/runs/import/holding")})
 
 
 #: Sent with every response: the viewer loads nothing but its own files, never runs inline
@@ -45,10 +52,18 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 class SecurityMiddleware:
     """Pure ASGI middleware (it must not buffer event streams)."""
 
-    def __init__(self, app: ASGIApp, *, allowed_hosts: frozenset[str], token: str | None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        allowed_hosts: frozenset[str],
+        token: str | None,
+        upload_tokens: Mapping[str, str] | None = None,
+    ) -> None:
         self.app = app
         self.allowed_hosts = allowed_hosts
         self.token = token
+        self.upload_tokens = dict(upload_tokens or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -92,7 +107,18 @@ class SecurityMiddleware:
                     extra_headers={"www-authenticate": "Bearer"},
                 )
                 return
-            if not self._matches(given):
+            uploader = None if self._matches(given) else self._uploader(given)
+            if uploader is not None:
+                if (scope["method"], scope["path"]) not in _UPLOAD_ROUTES:
+                    await _deny(
+                        send,
+                        403,
+                        f"upload token {uploader!r} may only upload runs",
+                        "use it with aieval push; read with the server's own token",
+                    )
+                    return
+                scope[UPLOADER] = uploader
+            elif not self._matches(given):
                 # same status as no token, and nothing about the right one
                 await _deny(
                     send,
@@ -107,6 +133,14 @@ class SecurityMiddleware:
     def _matches(self, given: str) -> bool:
         assert self.token is not None
         return hmac.compare_digest(given.encode(), self.token.encode())
+
+    def _uploader(self, given: str) -> str | None:
+        """The name of the upload token ``given`` is, or ``None``."""
+        found = None
+        for name, secret in self.upload_tokens.items():  # each compared: no early exit
+            if hmac.compare_digest(given.encode(), secret.encode()):
+                found = name
+        return found
 
     async def _trade_for_cookie(self, scope: Scope, send: Send) -> None:
         given = _query_token(scope) or ""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,6 +14,8 @@ __all__ = ["LOOPBACK_HOSTS", "ServerSettings", "is_loopback"]
 
 #: Host names that always reach only this machine.
 LOOPBACK_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "::1")
+#: An upload token's name: recorded on the runs it creates, and part of its spool folder.
+_TOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
 def is_loopback(host: str) -> bool:
@@ -37,6 +41,9 @@ class ServerSettings:
         host: the address it binds (also an allowed ``Host`` header).
         port: the port it binds.
         token: the bearer token every request must carry; required off loopback.
+        upload_tokens: more bearer tokens, by name, that may only upload runs (``aieval push``):
+            each may add samples only to the runs it created, which record its name. Needs
+            ``token``.
         unsafe_no_auth: allow a non-loopback bind without a token (anyone who can reach the
             port can start evaluations and read every result).
         allowed_hosts: extra ``Host`` header values to accept (a LAN name, a proxy's name).
@@ -49,6 +56,7 @@ class ServerSettings:
     host: str = "127.0.0.1"
     port: int = 8765
     token: str | None = None
+    upload_tokens: Mapping[str, str] = field(default_factory=dict)
     unsafe_no_auth: bool = False
     allowed_hosts: tuple[str, ...] = ()
     dataset_roots: tuple[Path, ...] = field(default_factory=lambda: (Path.cwd(),))
@@ -66,11 +74,29 @@ class ServerSettings:
             raise ConfigError("dataset_roots must name at least one folder")
         if self.token == "":
             raise ConfigError("token must not be empty; give a long random string or None")
+        self._check_upload_tokens()
         if not is_loopback(self.host) and self.token is None and not self.unsafe_no_auth:
             raise ConfigError(
                 f"host {self.host!r} is reachable from other machines: set a token "
                 "(--token or AIEVAL_TOKEN), or pass --unsafe-no-auth to serve without one"
             )
+
+    def _check_upload_tokens(self) -> None:
+        if self.upload_tokens and self.token is None:
+            raise ConfigError(
+                "upload tokens need the server's own token: start it with --token or AIEVAL_TOKEN"
+            )
+        for name, secret in self.upload_tokens.items():
+            if not _TOKEN_NAME.fullmatch(name):
+                raise ConfigError(
+                    f"upload token name {name!r}: use 1 to 64 letters, digits, '-' or '_', "
+                    "starting with a letter or digit"
+                )
+            if not secret:
+                raise ConfigError(f"upload token {name!r} must not be empty")
+        secrets = [self.token, *self.upload_tokens.values()]
+        if len(set(secrets)) != len(secrets):
+            raise ConfigError("every upload token must differ from the others and from --token")
 
     def host_allowlist(self) -> frozenset[str]:
         """Every ``Host`` header name accepted (lower case, without port or brackets)."""

@@ -11,8 +11,11 @@ The holding answer's ``held`` (a digest of the run's header and sample ids here)
 the commit: if the run changed here in between (resumed, written by another push), the commit is
 refused with 409 and nothing is written.
 
-Uploads need the server's token: a server started without one refuses them (403), since an
-upload rewrites history that comparisons and promotion decisions read.
+Uploads need the server's token or an upload token: a server started without a token refuses
+them (403), since an upload adds to the history that comparisons and promotion decisions read.
+An upload token may read and write only the runs it created (recorded on the run), else 403
+naming the run; no upload rewrites what a stored run is, nor a completed run's header (409
+naming the fields: see :meth:`aieval.store.Store.import_run`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from aieval.errors import ConfigError, PushError
 from aieval.push import ImportRequest, run_in
 from aieval.server._errors import error_body, validation_reasons
 from aieval.server._responses import SafeJSONResponse
+from aieval.server._security import UPLOADER
 from aieval.store import (
     Checked,
     ImportOutcome,
@@ -87,15 +91,18 @@ class Uploads:
         spooled.write_bytes(body)
         spooled.replace(folder / f"part-{part:07d}.json")
 
-    def commit(self, location: StoreLocation, request: ImportRequest) -> ImportOutcome:
-        """Write the upload's run and samples to the store in one transaction."""
+    def commit(
+        self, location: StoreLocation, request: ImportRequest, upload: str, uploader: str | None
+    ) -> ImportOutcome:
+        """Write the upload's run and samples to the store in one transaction (``upload``: its
+        spool key; ``uploader``: the upload token's name, ``None`` for the server's token)."""
         assert request.run is not None and request.parts is not None
         with self._lock:
-            done = self._committed.get(request.upload)
+            done = self._committed.get(upload)
             if done is not None:
                 return done
-            self._active.pop(request.upload, None)
-        folder = self.folder / request.upload
+            self._active.pop(upload, None)
+        folder = self.folder / upload
         have = {p.name for p in folder.glob("part-*.json")} if folder.is_dir() else set()
         wanted = {f"part-{k:07d}.json" for k in range(request.parts)}
         if have != wanted:
@@ -106,13 +113,15 @@ class Uploads:
                 else f"parts beyond {request.parts} were received"
             )
             with self._lock:
-                self._active[request.upload] = time.monotonic()
+                self._active[upload] = time.monotonic()
             raise ConfigError(f"parts: {what}; send the upload's parts again, then commit")
         run = request.run.row()
         store = Store(location)  # a connection of its own: readers go on meanwhile
         try:
             checked = None if request.held is None else Checked.by_digest(request.held)
-            outcome = store.import_run(run, _spooled(folder, request.parts), checked=checked)
+            outcome = store.import_run(
+                run, _spooled(folder, request.parts), checked=checked, pushed_by=uploader
+            )
         except PushError:  # refused for good (the run changed here): its parts are of no use
             shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -120,7 +129,7 @@ class Uploads:
             store.close()
         shutil.rmtree(folder, ignore_errors=True)
         with self._lock:
-            self._committed[request.upload] = outcome
+            self._committed[upload] = outcome
             while len(self._committed) > _COMMITTED_KEPT:
                 self._committed.popitem(last=False)
         return outcome
@@ -158,9 +167,11 @@ def _spooled(folder: Path, parts: int) -> Iterator[StoredSample]:
 @uploads_api.get("/runs/import/holding")
 def holding(request: Request, run_id: Annotated[str, Query(min_length=1)]) -> Response:
     """What the store holds of ``run_id`` (exact id): its header, sample ids and digests."""
-    _uploads_allowed(request)
+    uploader = _uploads_allowed(request)
     store: Store = request.app.state.store
     held = store.run_holding(run_id)
+    if held is not None and uploader is not None and held.pushed_by != uploader:
+        return _refuse(403, _not_yours(held.run.id, held.run.name, uploader))
     body: dict[str, Any] = {"version": 1, "run": None, "sample_ids": [], "digests": {}}
     # echoed by the commit: the write is refused if the run changed here in between
     body["held"] = holding_digest(held)
@@ -179,8 +190,37 @@ def holding(request: Request, run_id: Annotated[str, Query(min_length=1)]) -> Re
 @uploads_api.post("/runs/import")
 async def upload(request: Request) -> SafeJSONResponse:
     """A part of an upload, or its commit (see the module's description)."""
-    _uploads_allowed(request)
+    uploader = _uploads_allowed(request)
     raw = await _body(request)
+    # up to 32 MB parsed and checked: off the event loop, so other requests go on meanwhile
+    body = await run_in_threadpool(_parsed, raw)
+    if isinstance(body, SafeJSONResponse):
+        return body
+    uploads: Uploads = request.app.state.uploads
+    # each token's uploads apart: another token cannot add parts to it nor read its answer
+    key = body.upload if uploader is None else f"{uploader}-{body.upload}"
+    if body.part is not None:
+        await run_in_threadpool(uploads.put, key, body.part, raw)
+        answer = {"upload": body.upload, "part": body.part, "samples": len(body.samples)}
+        return SafeJSONResponse(answer)
+    store: Store = request.app.state.store
+    try:
+        outcome = await run_in_threadpool(uploads.commit, store.location, body, key, uploader)
+    except PushError as exc:  # not this token's run, or it differs here: nothing written
+        message = str(exc).replace(str(store.location), "this server's store")
+        refused = error_body(message, [message], changed_since=exc.changed_since)
+        return SafeJSONResponse(refused, status_code=403 if exc.forbidden else 409)
+    request.app.state.bundles.forget(outcome.run_id)
+    answer = {
+        "run_id": outcome.run_id,
+        "outcome": outcome.outcome,
+        "samples_added": outcome.samples_added,
+    }
+    return SafeJSONResponse(answer)
+
+
+def _parsed(raw: bytes) -> ImportRequest | SafeJSONResponse:
+    """The request ``raw`` validated field by field, or the answer refusing it."""
     try:
         data = json.loads(raw)
     except ValueError as exc:
@@ -191,39 +231,35 @@ async def upload(request: Request) -> SafeJSONResponse:
     if not isinstance(data, dict):
         return _refuse(422, "(body): a JSON object is expected")
     try:
-        body = ImportRequest.model_validate(data)
+        return ImportRequest.model_validate(data)
     except ValidationError as exc:
         reasons = validation_reasons(exc.errors())
         message = f"invalid upload: {len(reasons)} problem(s): " + "; ".join(reasons[:5])
         return SafeJSONResponse(error_body(message, reasons), status_code=422)
-    uploads: Uploads = request.app.state.uploads
-    if body.part is not None:
-        await run_in_threadpool(uploads.put, body.upload, body.part, raw)
-        answer = {"upload": body.upload, "part": body.part, "samples": len(body.samples)}
-        return SafeJSONResponse(answer)
-    store: Store = request.app.state.store
-    try:
-        outcome = await run_in_threadpool(uploads.commit, store.location, body)
-    except PushError as exc:  # the run changed here since the client compared it: nothing written
-        message = str(exc).replace(str(store.location), "this server's store")
-        refused = error_body(message, [message], changed_since=exc.changed_since)
-        return SafeJSONResponse(refused, status_code=409)
-    request.app.state.bundles.forget(outcome.run_id)
-    answer = {
-        "run_id": outcome.run_id,
-        "outcome": outcome.outcome,
-        "samples_added": outcome.samples_added,
-    }
-    return SafeJSONResponse(answer)
 
 
-def _uploads_allowed(request: Request) -> None:
+def _uploads_allowed(request: Request) -> str | None:
+    """The upload token's name the request came with (``None``: the server's own token).
+
+    Raises:
+        HTTPException: 403, the server has no token.
+    """
     if request.app.state.settings.token is None:
         raise HTTPException(
             403,
             "this server takes uploads only with a token: start it with --token or "
             "AIEVAL_TOKEN, and push with the same token",
         )
+    uploader = request.scope.get(UPLOADER)
+    return uploader if isinstance(uploader, str) else None
+
+
+def _not_yours(run_id: str, name: str, uploader: str) -> str:
+    return (
+        f"run {run_id} ({name}) was not created by upload token {uploader!r}: it may read and "
+        "add samples only to the runs it created; push it with the token that created it, or "
+        "the server's own token"
+    )
 
 
 async def _body(request: Request) -> bytes:

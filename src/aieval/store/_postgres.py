@@ -20,6 +20,7 @@ import contextlib
 import json
 import math
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
@@ -28,7 +29,7 @@ from aieval.errors import StoreError
 from aieval.store._backend import Backend, Insert
 from aieval.store._encoding import PG_MARKER, from_pg, to_pg, to_pg_row
 from aieval.store._location import StoreLocation
-from aieval.store._schema import table_names, up_to_date
+from aieval.store._schema import FILLS, table_names, up_to_date
 
 try:
     import psycopg
@@ -199,6 +200,9 @@ class PostgresBackend(Backend):
                 for column, kind in columns.items():
                     if column not in have:
                         conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {_types(kind)}")
+            now = time.time()
+            for sql in FILLS:
+                conn.execute(sql.replace("?", "%s"), (now,) * sql.count("?"))
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema_version', %s)"
                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value",

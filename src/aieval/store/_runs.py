@@ -20,6 +20,9 @@ RUN_COLUMNS = (
     "id, name, status, model, provider, dataset, dataset_hash, n_examples, git_sha, config,"
     " metrics, error, created_at, started_at, finished_at, pid, host, heartbeat_at"
 )
+#: Newest first, by the time this store vouches for (see ``ordered_at`` in the schema): an
+#: uploaded run cannot claim to be newer than when it arrived, and so become the baseline.
+_NEWEST_FIRST = "COALESCE(ordered_at, created_at) DESC"
 
 
 @dataclass(slots=True, frozen=True)
@@ -76,8 +79,8 @@ class RunTable(Connection):
         pid, host = owner()
         self._write(
             "INSERT INTO runs (id, name, status, model, provider, dataset, dataset_hash,"
-            " n_examples, git_sha, config, created_at, started_at, pid, host, heartbeat_at)"
-            " VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " n_examples, git_sha, config, created_at, started_at, pid, host, heartbeat_at,"
+            " ordered_at) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run_id,
                 name,
@@ -92,6 +95,7 @@ class RunTable(Connection):
                 now,
                 pid,
                 host,
+                now,
                 now,
             ),
         )
@@ -164,7 +168,7 @@ class RunTable(Connection):
         """
         rows = self._read(
             f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\'"
-            " ORDER BY created_at DESC LIMIT 2",
+            f" ORDER BY {_NEWEST_FIRST} LIMIT 2",
             (ref, _like_prefix(ref)),
         )
         exact = [row for row in rows if row[0] == ref]
@@ -177,7 +181,7 @@ class RunTable(Connection):
         if exclude is not None:
             return self._latest_other(ref, exclude)
         by_name = self._read_one(
-            f"SELECT {RUN_COLUMNS} FROM runs WHERE name = ? ORDER BY created_at DESC LIMIT 1",
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE name = ? ORDER BY {_NEWEST_FIRST} LIMIT 1",
             (ref,),
         )
         if by_name is None:
@@ -187,7 +191,7 @@ class RunTable(Connection):
     def _latest_other(self, name: str, exclude: str) -> RunRow:
         row = self._read_one(
             f"SELECT {RUN_COLUMNS} FROM runs WHERE name = ? AND id != ?"
-            " ORDER BY status = 'completed' DESC, created_at DESC, rowid DESC LIMIT 1",
+            f" ORDER BY status = 'completed' DESC, {_NEWEST_FIRST}, rowid DESC LIMIT 1",
             (name, exclude),
         )
         if row is None:
@@ -203,7 +207,7 @@ class RunTable(Connection):
         """Runs, most recent first, optionally only those named ``name``."""
         where, args = ("WHERE name = ?", [name]) if name else ("", [])
         rows = self._read(
-            f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY created_at DESC LIMIT ? OFFSET ?",
+            f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY {_NEWEST_FIRST} LIMIT ? OFFSET ?",
             (*args, limit, offset),
         )
         return [_run_row(row) for row in rows]
@@ -222,7 +226,7 @@ class RunTable(Connection):
         """
         row = self._read_one(
             f"SELECT {RUN_COLUMNS} FROM runs WHERE name = ? AND status != 'completed'"
-            " AND (CAST(? AS TEXT) IS NULL OR model = ?) ORDER BY created_at DESC LIMIT 1",
+            f" AND (CAST(? AS TEXT) IS NULL OR model = ?) ORDER BY {_NEWEST_FIRST} LIMIT 1",
             (name, model, model),
         )
         return _run_row(row) if row else None

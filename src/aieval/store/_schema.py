@@ -9,6 +9,7 @@ from aieval.errors import StoreError
 __all__ = [
     "CALL_COLUMNS",
     "COLUMNS_ADDED",
+    "FILLS",
     "RUN_COLUMNS_ADDED",
     "SAMPLE_COLUMNS",
     "SCHEMA",
@@ -22,11 +23,19 @@ __all__ = [
 #: 2: a run's owner process (``pid``, ``host``, ``heartbeat_at``); 3: each sample's ``verdict``
 #: and each score's ``unreadable`` (earlier rows keep NULL there and are read through
 #: :func:`aieval.core._stored.adapt_record`); 4: each sample's verdict in typed columns
-#: (``VERDICT_COLUMNS``, NULL in rows stored before, which are read from ``verdict``).
-SCHEMA_VERSION = 4
+#: (``VERDICT_COLUMNS``, NULL in rows stored before, which are read from ``verdict``); 5: each
+#: run's ``ordered_at`` (the time runs are ordered by, which this store vouches for) and
+#: ``pushed_by`` (the upload token that created it on a server), NULL in runs stored before.
+SCHEMA_VERSION = 5
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
-RUN_COLUMNS_ADDED = {"pid": "INTEGER", "host": "TEXT", "heartbeat_at": "REAL"}
+RUN_COLUMNS_ADDED = {
+    "pid": "INTEGER",
+    "host": "TEXT",
+    "heartbeat_at": "REAL",
+    "ordered_at": "REAL",
+    "pushed_by": "TEXT",
+}
 
 #: Every column added after version 1, by table: added in place to older stores when opened.
 COLUMNS_ADDED = {
@@ -39,6 +48,14 @@ COLUMNS_ADDED = {
     },
     "scores": {"unreadable": "TEXT"},
 }
+
+#: Run once the added columns are in place, when a store is migrated; each ``?`` is the time of
+#: the migration. A run stored before version 5 is ordered by its ``created_at``, but never
+#: later than now (it was stored by now): a time set far ahead does not keep it the newest.
+FILLS = (
+    "UPDATE runs SET ordered_at = CASE WHEN created_at < ? THEN created_at ELSE ? END"
+    " WHERE ordered_at IS NULL",
+)
 
 #: The columns of ``samples`` and ``model_calls`` as the store writes and reads them.
 SAMPLE_COLUMNS = (
@@ -75,7 +92,11 @@ CREATE TABLE IF NOT EXISTS runs (
     finished_at   REAL,
     pid           INTEGER,                      -- the process running it (while running)
     host          TEXT,                         -- ... and its host
-    heartbeat_at  REAL                          -- last sign of life of that process
+    heartbeat_at  REAL,                         -- last sign of life of that process
+    ordered_at    REAL,                         -- created_at, but never after this store first
+                                                -- wrote the run: "newest" (the baseline) by it
+                                                -- (NULL before v5: read as created_at)
+    pushed_by     TEXT                          -- the upload token that created it on a server
 );
 CREATE INDEX IF NOT EXISTS runs_name_created ON runs (name, created_at);
 CREATE TABLE IF NOT EXISTS samples (

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from aieval.store._backend import Backend
 from aieval.store._encoding import from_db, row_from_db, to_db_row
 from aieval.store._location import StoreLocation
-from aieval.store._schema import table_names, up_to_date
+from aieval.store._schema import FILLS, table_names, up_to_date
 
 __all__ = ["SqliteBackend"]
 
@@ -97,6 +98,9 @@ class SqliteBackend(Backend):
             for column, kind in columns.items():
                 if column not in have:
                     self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        now = time.time()
+        for sql in FILLS:
+            self._db.execute(sql, (now,) * sql.count("?"))
         self._db.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -4,13 +4,17 @@ writing a run (header and missing samples) in one transaction.
 The rows keep every column as stored (JSON columns as their text, a sample's ``created_at``,
 NULL where the source has NULL), so a copy reports, compares and promotes exactly as the
 original. Samples are append-only: a stored sample never changes, so a run is brought up to
-date by adding the samples the target lacks and replacing its header.
+date by adding the samples the target lacks and, for a run that had not completed there (a
+resumed run), bringing its header's ending (status, metrics, times) up to date. What a run is
+(its name, model, dataset, config, creation time, ...) never changes, and a completed run's
+header is final: a copy that differs there is refused, naming the fields.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import astuple, dataclass, field, replace
 from typing import Any, Literal
@@ -36,17 +40,12 @@ __all__ = [
 # Samples read or written per batch (well under SQLite's limit of bound parameters).
 _PAGE = 500
 
-#: A run's header, inserted or replacing the stored one.
-_UPSERT = (
-    f"INSERT INTO runs ({RUN_COLUMNS}) VALUES ({placeholders(18)})"
-    " ON CONFLICT (id) DO UPDATE SET name = excluded.name, status = excluded.status,"
-    " model = excluded.model, provider = excluded.provider, dataset = excluded.dataset,"
-    " dataset_hash = excluded.dataset_hash, n_examples = excluded.n_examples,"
-    " git_sha = excluded.git_sha, config = excluded.config, metrics = excluded.metrics,"
-    " error = excluded.error, created_at = excluded.created_at,"
-    " started_at = excluded.started_at, finished_at = excluded.finished_at, pid = excluded.pid,"
-    " host = excluded.host, heartbeat_at = excluded.heartbeat_at"
-)
+#: A run new here: its header, the time it is ordered by and the upload token that wrote it.
+_INSERT = f"INSERT INTO runs ({RUN_COLUMNS}, ordered_at, pushed_by) VALUES ({placeholders(20)})"
+#: The header fields a copy may bring up to date, on a run that had not completed here: what
+#: resuming a run changes (see ``RunTable.mark_running`` and ``finish_run``).
+_ENDING = ("status", "metrics", "error", "finished_at", "pid", "host", "heartbeat_at")
+_UPDATE = f"UPDATE runs SET {', '.join(f'{c} = ?' for c in _ENDING)} WHERE id = ?"
 _SCORE_COLUMNS = "scorer, value, raw, reason, error, metadata, unreadable"
 _CALL_FIELDS = (
     "purpose, provider, model, latency_s, input_tokens, output_tokens, cost, retries, cached, error"
@@ -118,6 +117,8 @@ class RunHolding:
     run: RunRow
     sample_ids: frozenset[str]
     digests: dict[str, str] = field(default_factory=dict)
+    #: the upload token that created the run on a server (``None``: written otherwise)
+    pushed_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,19 +222,31 @@ class TransferTable(Connection):
         """The header, sample ids and sample digests this store holds of ``run_id`` (exact id),
         or ``None``."""
         with self._lock:
-            row = self._read_one(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,))
+            row = self._read_one(
+                f"SELECT {RUN_COLUMNS}, pushed_by FROM runs WHERE id = ?", (run_id,)
+            )
             if row is None:
                 return None
             digests = {s.sample_id: sample_digest(s) for s in self.stored_samples(run_id)}
-        return RunHolding(_run_row(row), frozenset(digests), digests)
+        return RunHolding(_run_row(row), frozenset(digests), digests, pushed_by=row[-1])
 
     def import_run(
-        self, run: RunRow, samples: Iterable[StoredSample], *, checked: Checked | None = None
+        self,
+        run: RunRow,
+        samples: Iterable[StoredSample],
+        *,
+        checked: Checked | None = None,
+        pushed_by: str | None = None,
     ) -> ImportOutcome:
         """Write ``run``'s header and those of ``samples`` this store lacks, in one transaction.
 
-        The header replaces the stored one; a sample already stored (same run and sample id)
+        A run new here is written whole; it is ordered (the newest of its name is the baseline)
+        by its ``created_at``, but never later than now. Of a run already here, only the ending
+        of a header that had not completed (a resumed run: see ``_ENDING``) is brought up to
+        date; any other difference is refused. A sample already stored (same run and sample id)
         is kept when it is the same (a repeated upload), and refused when it differs. With
+        ``pushed_by`` (the upload token a server's upload came with), a run new here is recorded
+        as that token's, and a run here that another token, or no token, created is refused. With
         ``checked`` (what the caller compared its copy with), the run's header and sample ids
         are read again inside the transaction, the run locked, and anything changed since
         is refused: no writer slips in between the comparison and the write. Nothing is
@@ -244,8 +257,9 @@ class TransferTable(Connection):
             ConfigError: ``run`` is still ``running`` (only a finished or interrupted run is
                 copied).
             RunInProgressError: this store's copy of the run is being run by a live process.
-            PushError: this store's copy changed since ``checked``, or holds a sample that
-                differs from the one given (nothing is written).
+            PushError: this store's copy changed since ``checked``, holds a sample that
+                differs from the one given, has a header that may not change so (it names the
+                fields), or is not ``pushed_by``'s (``forbidden``); nothing is written.
             StoreError: the store refused a row (the transaction is rolled back).
         """
         if run.status == "running":
@@ -254,6 +268,7 @@ class TransferTable(Connection):
                 "or interrupted)"
             )
         header = _header_row(run)
+        now = time.time()
         db = self._db
         with self._lock:
             try:
@@ -261,7 +276,8 @@ class TransferTable(Connection):
                     if db.run_lock:  # two copies of a run new here: one writes, then the other
                         db.one(db.run_lock, (run.id,))
                     row = db.one(
-                        f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?{db.for_update}", (run.id,)
+                        f"SELECT {RUN_COLUMNS}, pushed_by FROM runs WHERE id = ?{db.for_update}",
+                        (run.id,),
                     )
                     held = None if row is None else _run_row(row)
                     if held is not None and held.status == "running":
@@ -269,6 +285,8 @@ class TransferTable(Connection):
                         raise still_running(
                             held.id, held.pid, held.host, held.heartbeat_at, started_at=started
                         )
+                    if row is not None and pushed_by is not None and row[-1] != pushed_by:
+                        raise _not_yours(run, pushed_by)
                     have = {
                         r[0]
                         for r in db.query(
@@ -277,8 +295,8 @@ class TransferTable(Connection):
                     }
                     if checked is not None:
                         self._unchanged_since(run, checked, held, have)
-                    if held != run:
-                        db.execute(_UPSERT, header)
+                    if held is None:
+                        db.execute(_INSERT, (*header, min(run.created_at, now), pushed_by))
                     added = 0
                     batch: list[StoredSample] = []
                     for sample in samples:
@@ -291,6 +309,9 @@ class TransferTable(Connection):
                             added += self._insert_stored(run.id, batch)
                             batch = []
                     added += self._insert_stored(run.id, batch)
+                    # after the samples: a sample stored otherwise is the likelier cause
+                    if held is not None and held != run:
+                        db.execute(_UPDATE, (*_ending(held, run, self.location), run.id))
             except db.errors as exc:
                 raise StoreError(
                     f"cannot write run {run.id} to the store at {self.location}: "
@@ -360,6 +381,45 @@ class TransferTable(Connection):
                 f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({placeholders(12)})", calls
             )
         return len(samples)
+
+
+def _not_yours(run: RunRow, pushed_by: str) -> PushError:
+    return PushError(
+        f"run {run.id} ({run.name}) was not created by upload token {pushed_by!r}: it may add "
+        "samples only to the runs it created. Nothing of it was written; push it with the token "
+        "that created it, or the server's own token",
+        run_id=run.id,
+        forbidden=True,
+    )
+
+
+def _ending(held: RunRow, run: RunRow, where: object) -> tuple[Any, ...]:
+    """The values of ``_ENDING`` from ``run``, the copy of the stored ``held``.
+
+    Raises:
+        PushError: they differ in another field, or ``held`` had completed: the stored header
+            stays as it is.
+    """
+    differ = [
+        name
+        for name in RunRow.__dataclass_fields__
+        if _as_stored(getattr(held, name)) != _as_stored(getattr(run, name))
+    ]
+    fixed = differ if held.status == "completed" else [n for n in differ if n not in _ENDING]
+    if fixed:
+        why = "it completed there" if held.status == "completed" else "they say what the run is"
+        raise PushError(
+            f"run {run.id} ({held.name}): the header at {where} differs from this copy's in "
+            f"{', '.join(fixed)}, which a push may not change ({why}). Nothing of it was "
+            "written; give this copy a run of its own (run it again)",
+            run_id=run.id,
+        )
+    return tuple(_as_stored(getattr(run, name)) for name in _ENDING)
+
+
+def _as_stored(value: Any) -> Any:
+    # JSON columns compared as their text: a NaN in metrics equals itself
+    return dumps(value) if isinstance(value, dict) else value
 
 
 def _fields(row: object, columns: str) -> tuple[Any, ...]:
