@@ -20,7 +20,7 @@ from aieval._keys import suggestion
 from aieval.errors import ConfigError, RubricError
 from aieval.grading._formulas import get_formula
 from aieval.grading._gate_result import GateResult
-from aieval.grading._gates import REQUIRED_GATES, gate_names
+from aieval.grading._gates import REQUIRED_GATES, gate_known
 from aieval.grading._grade import (
     DEFAULT_FLOORS,
     CriterionScore,
@@ -169,8 +169,7 @@ class Profile(BaseModel):
                 "only overlap metrics (BLEU/ROUGE-style) carry weight; they are not a "
                 "sufficient quality signal: add an objective or judge criterion"
             )
-        known = set(gate_names())
-        unknown = [g for g in self.gate_names if g not in known]
+        unknown = [g for g in self.gate_names if not gate_known(g)]
         if unknown:
             raise ValueError(
                 f"unknown gates: {', '.join(unknown)}; register them with register_gate "
