@@ -4,6 +4,7 @@ partial sum that reads as complete: ``null`` in JSON with the count of unreporte
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -87,3 +88,22 @@ def test_a_token_total_reads_back_as_written(
     assert total.text() == text
     again = TokenTotal.from_dict(total.to_dict())
     assert again.text() == text and again.complete == total.complete
+
+
+def test_a_recorded_sample_with_a_call_without_usage_has_unknown_tokens(tmp_path: Path) -> None:
+    rows = [
+        {"id": "a", "prompt": "q", "prediction": "x", "recorded_calls": [
+            {"model": "m", "input_tokens": 10, "output_tokens": 2}, {"model": "grader"}]},
+        {"id": "b", "prompt": "q", "prediction": "x", "recorded_calls": [
+            {"model": "m", "input_tokens": 5, "output_tokens": 1}]},
+    ]  # fmt: skip
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run(name="rec", dataset=path, scorers=["exact_match"], store=tmp_path / "r.db")
+    samples = {s.id: s for s in result.samples}
+    # the sample's own figures: unknown, not the 10/2 of the call that reported
+    assert (samples["a"].input_tokens, samples["a"].output_tokens) == (None, None)
+    assert (samples["b"].input_tokens, samples["b"].output_tokens) == (5, 1)
+    target = result.summary["tokens"]["target"]
+    assert target["at_least"] == {"input": 15, "output": 3, "total": 18}
+    assert (target["calls"], target["unreported_calls"]) == (3, 1)

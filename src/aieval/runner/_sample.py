@@ -209,8 +209,8 @@ def _fill_usage(
         record.retries += call.retries
     if target_calls:  # one call, or one per model a recorded sample names
         record.cached = target_calls[-1].cached
-        record.input_tokens = _total(c.input_tokens for c in target_calls)
-        record.output_tokens = _total(c.output_tokens for c in target_calls)
+        record.input_tokens = _total((c.input_tokens, c.error is None) for c in target_calls)
+        record.output_tokens = _total((c.output_tokens, c.error is None) for c in target_calls)
     for call in record.calls:
         call.cost = call_cost(call, prices)
     costs = [c.cost for c in record.calls if c.error is None]
@@ -224,9 +224,13 @@ def _fill_usage(
     return unstorable + drop_unstorable_counts(record)  # the sums and the target's own usage
 
 
-def _total(counts: Iterable[int | None]) -> int | None:
-    """The sum of the known counts; ``None`` when none is known."""
-    known = [count for count in counts if count is not None]
+def _total(counts: Iterable[tuple[int | None, bool]]) -> int | None:
+    """The sum of the ``(count, answered)`` calls' counts; ``None`` when none is known, or
+    when a call that answered did not report its count (a part unknown: the sum is too)."""
+    pairs = list(counts)
+    if any(count is None and answered for count, answered in pairs):
+        return None
+    known = [count for count, _ in pairs if count is not None]
     return sum(known) if known else None
 
 
