@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from aieval.errors import WorkflowError
-from aieval.workflows import WorkflowRun
+from aieval.workflows import WorkflowRun, agent_rollup
 
 
 def _run(*calls: dict[str, Any]) -> WorkflowRun:
@@ -47,3 +47,16 @@ def test_a_malformed_call_is_refused_naming_the_field(call: dict[str, Any], mess
     with pytest.raises(WorkflowError, match=message) as caught:
         _run(call)
     assert "runs.json" in str(caught.value)
+
+
+def test_an_agent_whose_call_reported_no_usage_has_unknown_tokens_and_cost() -> None:
+    steps = [
+        {"step_name": "a", "agent_role": "coder", "metadata": {"model_calls": [
+            {"input_tokens": 5, "output_tokens": 1, "cost": 0.25}]}},
+        {"step_name": "b", "agent_role": "coder", "metadata": {"model_calls": [{"model": "m"}]}},
+        {"step_name": "c", "agent_role": "writer", "metadata": {"model_calls": [
+            {"input_tokens": 7, "output_tokens": 2, "cost": 0.5}]}},
+    ]  # fmt: skip
+    rollup = agent_rollup(WorkflowRun.from_dict({"run_id": "r", "steps": steps}))
+    assert (rollup["coder"]["tokens"], rollup["coder"]["cost_usd"]) == (None, None)
+    assert (rollup["writer"]["tokens"], rollup["writer"]["cost_usd"]) == (9, 0.5)
