@@ -32,7 +32,9 @@ class SampleWriter:
     counts (``on_stored``: summary, progress, telemetry) only once it is committed. When a
     commit fails (a full disk, an I/O error), the error is kept, the run's tasks are cancelled
     and :meth:`raise_if_failed` re-raises it, so the run stops as ``failed`` instead of
-    reporting samples that were never stored.
+    reporting samples that were never stored. A batch holding a sample the store cannot keep
+    (an integer beyond 64 bits: :class:`UnstorableSampleError`) is no store failure: it is
+    committed one sample at a time, that sample stored as its error.
     """
 
     def __init__(
