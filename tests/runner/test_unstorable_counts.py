@@ -61,9 +61,9 @@ def test_a_recorded_count_beyond_the_store_range_is_refused_at_load(tmp_path: Pa
 
 
 async def test_a_batch_with_an_unstorable_sample_stores_the_others_and_that_one_as_an_error(
-    tmp_path: Path,
+    store_location: str,
 ) -> None:
-    store = Store(tmp_path / "runs.db")
+    store = Store(store_location)
     run_id = store.create_run(name="w", model=None, provider=None, dataset="d", dataset_hash="h")
     stored: list[SampleRecord] = []
     writer = SampleWriter(store, run_id, stored.append)
@@ -78,3 +78,4 @@ async def test_a_batch_with_an_unstorable_sample_stores_the_others_and_that_one_
     assert kept["s0"].error is None and kept["s2"].prediction == "a"
     assert kept["s1"].error is not None and "could not be stored" in kept["s1"].error
     assert kept["s1"].passed is False and kept["s1"].input_tokens is None
+    store.close()

@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from aieval.core._counts import MAX_COUNT
 from aieval.store import RunRow, StoredCall, StoredSample, StoredScore
 
 __all__ = [
@@ -61,7 +62,10 @@ def _named(value: Any) -> str:
 _Str = Annotated[str, PlainValidator(_string)]
 _Name = Annotated[str, PlainValidator(_named)]
 _Text = _Str | None
-_Count = Annotated[StrictInt, Field(ge=0)] | None
+#: a count the store keeps (its integers are signed 64-bit): a bigger one is refused here,
+#: naming its field, never a failed write of the whole upload
+_Stored = Annotated[StrictInt, Field(ge=0, le=MAX_COUNT)]
+_Count = _Stored | None
 _Flag = Literal[0, 1]
 
 
@@ -108,7 +112,7 @@ class CallIn(_Strict):
     input_tokens: _Count
     output_tokens: _Count
     cost: float | None
-    retries: Annotated[StrictInt, Field(ge=0)]
+    retries: _Stored
     cached: _Flag
     error: _Text
 
@@ -117,7 +121,7 @@ class SampleIn(_Strict):
     """A sample row with its scores and calls; JSON columns are JSON text."""
 
     sample_id: _Name
-    idx: Annotated[StrictInt, Field(ge=0)]
+    idx: _Stored
     input: _Text
     expected: _Text
     prediction: _Text
@@ -128,7 +132,7 @@ class SampleIn(_Strict):
     input_tokens: _Count
     output_tokens: _Count
     cost: float | None
-    retries: Annotated[StrictInt, Field(ge=0)]
+    retries: _Stored
     cached: _Flag
     extra: _Text
     created_at: float
@@ -189,7 +193,7 @@ class RunIn(_Strict):
     created_at: float
     started_at: float | None
     finished_at: float | None
-    pid: StrictInt | None
+    pid: Annotated[StrictInt, Field(ge=-MAX_COUNT - 1, le=MAX_COUNT)] | None
     host: _Text
     heartbeat_at: float | None
 
