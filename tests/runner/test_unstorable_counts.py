@@ -12,6 +12,7 @@ from tests.support.openai_server import OpenAIServer, Reply
 from aieval import run
 from aieval._records import SampleRecord
 from aieval.errors import DatasetError
+from aieval.report import build_report
 from aieval.runner._writer import SampleWriter
 from aieval.store import Store
 
@@ -79,3 +80,19 @@ async def test_a_batch_with_an_unstorable_sample_stores_the_others_and_that_one_
     assert kept["s1"].error is not None and "could not be stored" in kept["s1"].error
     assert kept["s1"].passed is False and kept["s1"].input_tokens is None
     store.close()
+
+
+def test_counts_that_fit_but_whose_sum_does_not_are_reported_exactly(
+    tmp_path: Path, store_location: str
+) -> None:
+    rows = [
+        {"id": f"r{i}", "prompt": "q", "prediction": "x",
+         "recorded_calls": [{"model": "m", "input_tokens": 2**62, "output_tokens": 1}]}
+        for i in range(3)
+    ]  # fmt: skip
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run(name="sum", dataset=path, scorers=["exact_match"], store=store_location)
+    with Store(store_location) as store:
+        tokens = build_report(store, result.id).to_dict()["tokens"]
+    assert tokens["target"] == {"input": 3 * 2**62, "output": 3, "total": 3 * 2**62 + 3}
