@@ -8,7 +8,8 @@ call has a known cost. Tokens are split into the target's and the judges' (and t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +21,7 @@ __all__ = [
     "CostTally",
     "ModelPrice",
     "TokenTally",
+    "TokenTotal",
     "call_cost",
     "format_cache",
     "format_cost",
@@ -79,30 +81,139 @@ class CostTally:
         return self.known if self.priced and not self.unpriced else None
 
 
-class TokenTally:
-    """Input and output tokens of the target, of the judges, and their total."""
+@dataclass(slots=True)
+class TokenTotal:
+    """Tokens summed over model calls, and how many of the calls did not report theirs.
 
-    def __init__(self) -> None:
-        self.target = [0, 0]
-        self.judges = [0, 0]
+    Unknown parts make the total unknown: :attr:`input` and :attr:`output` are the sums of the
+    calls that reported (a lower bound while any did not), :attr:`complete` says whether they
+    are the total. A call reports its usage when it gives both its input and output tokens.
 
-    def add(self, sample: SampleRecord) -> None:
-        self.target[0] += sample.input_tokens or 0
-        self.target[1] += sample.output_tokens or 0
-        for call in sample.calls:
-            if call.purpose != "target":
-                self.judges[0] += call.input_tokens or 0
-                self.judges[1] += call.output_tokens or 0
+    >>> t = TokenTotal()
+    >>> t.add_call(120, 30); t.add_call(None, None)
+    >>> t.complete, t.text()
+    (False, 'at least 120/30 (1 of 2 calls unreported)')
+    """
+
+    input: int = 0
+    output: int = 0
+    #: model calls counted (those that answered)
+    calls: int = 0
+    #: of them, the calls that did not report both token counts
+    unreported: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Whether every call reported its tokens (the sums are the total)."""
+        return not self.unreported
+
+    def add_call(self, input_tokens: int | None, output_tokens: int | None) -> None:
+        """Count one call that answered, with what it reported (``None``: unreported)."""
+        self.add_known(input_tokens, output_tokens)
+        self.calls += 1
+        self.unreported += input_tokens is None or output_tokens is None
+
+    def add_known(self, input_tokens: int | None, output_tokens: int | None) -> None:
+        """Add reported tokens without counting a call (a call that failed yet reported)."""
+        self.input += input_tokens or 0
+        self.output += output_tokens or 0
+
+    def __add__(self, other: TokenTotal) -> TokenTotal:
+        return TokenTotal(
+            self.input + other.input,
+            self.output + other.output,
+            self.calls + other.calls,
+            self.unreported + other.unreported,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        """``{input, output, total}`` of everything, plus ``target`` and ``judges`` alike."""
+        """``{input, output, total}``; when a call did not report, those are ``null`` (unknown,
+        like a cost) and ``at_least`` holds the sums of the calls that did, ``calls`` and
+        ``unreported_calls`` the counts."""
+        known = {"input": self.input, "output": self.output, "total": self.input + self.output}
+        if self.complete:
+            return known
+        return dict.fromkeys(known) | {
+            "at_least": known,
+            "calls": self.calls,
+            "unreported_calls": self.unreported,
+        }
 
-        def block(pair: Iterable[int]) -> dict[str, int]:
-            i, o = pair
-            return {"input": i, "output": o, "total": i + o}
+    @classmethod
+    def from_dict(cls, block: Any) -> TokenTotal:
+        """Read a block written by :meth:`to_dict` (or an older bare ``{input, output}``)."""
+        if not isinstance(block, Mapping):
+            return cls()
+        unreported = _whole(block.get("unreported_calls"))
+        known = block.get("at_least") if unreported else block
+        known = known if isinstance(known, Mapping) else {}
+        return cls(
+            _whole(known.get("input")),
+            _whole(known.get("output")),
+            _whole(block.get("calls")),
+            unreported,
+        )
 
-        overall = [self.target[0] + self.judges[0], self.target[1] + self.judges[1]]
-        return block(overall) | {"target": block(self.target), "judges": block(self.judges)}
+    def text(self) -> str:
+        """``141/15`` (in/out), or ``at least 141/15 (2 of 30 calls unreported)``."""
+        pair = f"{self.input}/{self.output}"
+        if self.complete:
+            return pair
+        if self.unreported == self.calls and not (self.input or self.output):
+            return f"unknown ({self.unreported} of {self.calls} calls unreported)"
+        return f"at least {pair} ({self.unreported} of {self.calls} calls unreported)"
+
+
+def _whole(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class TokenTally:
+    """Input and output tokens of the target, of the judges, and their total.
+
+    ``count_unreported``: count the model calls that reported no tokens, so that the totals
+    read as unknown (``at least N``) while any is missing; without it the known parts are
+    summed as the total (what the stored reports have always said).
+    """
+
+    def __init__(self, *, count_unreported: bool = True) -> None:
+        self.count_unreported = count_unreported
+        self.target = TokenTotal()
+        self.judges = TokenTotal()
+
+    def add(self, sample: SampleRecord) -> None:
+        target = [c for c in sample.calls if c.purpose == "target"]
+        if not self.count_unreported:
+            self.target.add_known(sample.input_tokens, sample.output_tokens)
+        elif target:
+            for call in target:
+                if call.error is None:
+                    self.target.add_call(call.input_tokens, call.output_tokens)
+                else:
+                    self.target.add_known(call.input_tokens, call.output_tokens)
+        elif sample.input_tokens is not None or sample.output_tokens is not None:
+            # usage the target reported itself (a recorded workflow run's), as one call
+            self.target.add_call(sample.input_tokens, sample.output_tokens)
+        for call in sample.calls:
+            if call.purpose == "target":
+                continue
+            if call.error is None and self.count_unreported:
+                self.judges.add_call(call.input_tokens, call.output_tokens)
+            else:
+                self.judges.add_known(call.input_tokens, call.output_tokens)
+
+    @property
+    def overall(self) -> TokenTotal:
+        """The target's and the judges' together."""
+        return self.target + self.judges
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{input, output, total}`` of everything, plus ``target`` and ``judges`` alike (see
+        :meth:`TokenTotal.to_dict`: ``null`` and ``at_least`` where a call did not report)."""
+        return self.overall.to_dict() | {
+            "target": self.target.to_dict(),
+            "judges": self.judges.to_dict(),
+        }
 
 
 class CacheTally:
@@ -128,18 +239,16 @@ def format_tokens(tokens: Mapping[str, Any]) -> str:
     """``tokens in/out target 141/15 · judges 959/133 · total 1100/148``.
 
     The judges' part is left out when they used no tokens; a run stored before the split
-    shows its total only.
+    shows its total only. A part some calls did not report reads ``at least 141/15 (2 of 30
+    calls unreported)``.
     """
-
-    def pair(block: Any) -> str:
-        block = block if isinstance(block, Mapping) else {}
-        return f"{block.get('input', 0)}/{block.get('output', 0)}"
-
-    parts = [f"target {pair(tokens['target'])}"] if "target" in tokens else []
-    judges = tokens.get("judges")
-    if isinstance(judges, Mapping) and judges.get("total"):
-        parts.append(f"judges {pair(judges)}")
-    parts.append(f"total {pair(tokens)}")
+    parts = (
+        [f"target {TokenTotal.from_dict(tokens['target']).text()}"] if "target" in tokens else []
+    )
+    judges = TokenTotal.from_dict(tokens.get("judges"))
+    if judges.input or judges.output or judges.calls:
+        parts.append(f"judges {judges.text()}")
+    parts.append(f"total {TokenTotal.from_dict(tokens).text()}")
     return "tokens in/out " + " · ".join(parts)
 
 

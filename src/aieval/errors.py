@@ -28,6 +28,7 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   ├── ProviderRequestError   a request that cannot be encoded as given (not sent)
     │   └── ProviderResponseError  a body that is not a valid completion
     ├── StoreError                 the SQLite store cannot be read or written
+    │   └── UnstorableSampleError  a sample holds a value the store cannot keep (not a failure)
     ├── PushError                  a run could not be copied to another store or server (names it)
     ├── GitHubError                the GitHub API refused or failed a request (names the call)
     └── SandboxError               the code sandbox itself failed (not the code it runs)
@@ -59,6 +60,7 @@ __all__ = [
     "SandboxError",
     "ScorerError",
     "StoreError",
+    "UnstorableSampleError",
     "UserError",
     "WorkflowError",
 ]
@@ -226,6 +228,13 @@ class ProviderResponseError(ProviderError):
 
 class StoreError(AievalError):
     """The run store (SQLite or PostgreSQL) cannot be opened, read or written."""
+
+
+class UnstorableSampleError(StoreError):
+    """A sample holds a value the store cannot keep (an integer beyond its signed 64 bits).
+
+    Not a failure of the store: the run stores that sample as an error and goes on.
+    """
 
 
 class PushError(AievalError):

@@ -227,6 +227,7 @@ BAD_PARTS = {
         "samples.0.scores.0.value: Input should be a finite number",
     ),
     "inf": (_sample(2, latency_s=float("inf")), "samples.2.latency_s: Input should be a finite"),
+    "tokens": (_sample(1, input_tokens=2**64), "samples.1.input_tokens: Input should be less"),
     "call": (
         lambda b: b["samples"][0]["calls"].append({"purpose": ""}),
         "samples.0.calls.0.purpose",

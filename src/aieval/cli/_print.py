@@ -125,9 +125,11 @@ def usage_parts(summary: Mapping[str, Any]) -> list[str]:
     latency = summary.get("latency_s") or {}
     if latency.get("p50") is not None:
         parts.append(f"latency p50 {latency['p50']:.2f}s p95 {latency['p95']:.2f}s")
-    if summary.get("input_tokens") or summary.get("output_tokens"):
-        old = {"input": summary.get("input_tokens"), "output": summary.get("output_tokens")}
-        parts.append(format_tokens(summary.get("tokens") or old))
+    old = {"input": summary.get("input_tokens"), "output": summary.get("output_tokens")}
+    tokens = summary.get("tokens") or old
+    # unknown (a call reported none) is shown as such, never left out as if nothing was used
+    if old["input"] or old["output"] or tokens.get("unreported_calls"):
+        parts.append(format_tokens(tokens))
     if summary.get("cost") is not None or summary.get("unpriced_samples"):
         parts.append(f"cost {format_cost(summary.get('cost'))}")
     cache = format_cache(summary.get("cache"))

@@ -40,7 +40,7 @@ from aieval.cli._print import (
     usage_parts,
 )
 from aieval.cli._signals import Termination, sigterm_as_interrupt
-from aieval.errors import StoreError
+from aieval.errors import StoreError, UnstorableSampleError
 
 if TYPE_CHECKING:
     from aieval.runner import RunResult
@@ -177,8 +177,9 @@ def run_command(
             highlight=False,
             soft_wrap=True,
         )
-        since = None if resume_arg else started  # a resumed run was stored before
-        _store_failure_hint(store, config.name, eval_file, db, since=since)
+        if not isinstance(exc, UnstorableSampleError):  # the store itself is fine otherwise
+            since = None if resume_arg else started  # a resumed run was stored before
+            _store_failure_hint(store, config.name, eval_file, db, since=since)
         raise typer.Exit(EXIT_FAILED) from None
     finally:
         if destination is not None:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aieval._records import CallRecord
+from aieval.core._counts import MAX_COUNT, count_out_of_range
 from aieval.errors import DatasetError
 
 __all__ = ["RECORDED_KEYS", "recorded_usage"]
@@ -79,9 +80,12 @@ def _call(item: Any, index: int, source: str, line: int | None) -> CallRecord:
 def _count(value: Any, where: str, source: str, line: int | None) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or count_out_of_range(value):
         raise DatasetError(
-            f"'{where}' must be a whole number >= 0, got {value!r}", source=source, line=line
+            f"'{where}' must be a whole number from 0 to {MAX_COUNT} (the store's range),"
+            f" got {value!r}",
+            source=source,
+            line=line,
         )
     return value
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from aieval._records import SampleRecord
-from aieval._usage_figures import CacheTally, CostTally, TokenTally
+from aieval._usage_figures import CacheTally, CostTally, TokenTally, TokenTotal
 from aieval.core import ROW_CHECK_PREFIX
 from aieval.core._stored import derived_verdict
 from aieval.errors import ConfigError
@@ -180,7 +180,9 @@ class _RunTally:
         self.reasons = ReasonTally()
         self.judges: dict[str, JudgeTally] = {}
         self.latency: list[float] = []
-        self.tokens = TokenTally()
+        # a report still sums the calls that reported as the total (its stored figures are
+        # pinned); the run's own summary counts the unreported calls (docs/reports.md)
+        self.tokens = TokenTally(count_unreported=False)
         self.cost = CostTally()
         self.calls = CacheTally()
         self.workflows: dict[str, GroupTally] = {}
@@ -226,8 +228,8 @@ class _RunTally:
 
     def add_totals(self, totals: CallTotals) -> None:
         """The run's integer sums, as the database computed them."""
-        self.tokens.target = [totals.target_input_tokens, totals.target_output_tokens]
-        self.tokens.judges = [totals.judge_input_tokens, totals.judge_output_tokens]
+        self.tokens.target = TokenTotal(totals.target_input_tokens, totals.target_output_tokens)
+        self.tokens.judges = TokenTotal(totals.judge_input_tokens, totals.judge_output_tokens)
         self.cost.unpriced = totals.unpriced
         self.calls.calls = totals.answered_calls
         self.calls.cached = totals.cached_calls

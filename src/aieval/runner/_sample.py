@@ -12,6 +12,7 @@ from aieval._records import SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
 from aieval._usage_figures import ModelPrice, call_cost
 from aieval.core import GradeInput, Reason, Verdict
+from aieval.core._counts import drop_unstorable_counts
 from aieval.errors import ScorerError, StoreError
 from aieval.runner._evaluator import SampleEvaluator
 from aieval.runner._grading import run_grader
@@ -20,7 +21,7 @@ from aieval.runner._rowchecks import RowScorers, RowScoring
 from aieval.runner._target import Output, ProviderTarget, RecordedTarget, Target, Usage
 from aieval.scorers import Scorer
 
-__all__ = ["SampleProcessor", "failed_record"]
+__all__ = ["SampleProcessor", "failed_record", "unstorable_record"]
 
 
 class SampleProcessor:
@@ -104,7 +105,10 @@ class SampleProcessor:
             )
             for key, message in own.errors.items():
                 record.scores[key] = ScoreRecord(None, error=message)
-        _fill_usage(record, output.usage, self.prices)
+        unstorable = _fill_usage(record, output.usage, self.prices)
+        if unstorable:  # this sample's error, never a failed commit of its batch
+            message = "usage not stored: " + "; ".join(unstorable)
+            record.error = message if record.error is None else f"{record.error}; {message}"
         if self.evaluator is not None:
             record.extra.update(self.evaluator.sample_extra(example, output, record.scores))
         thresholds, weights = self.thresholds, self.weights
@@ -192,15 +196,21 @@ async def _score_one(
     )
 
 
-def _fill_usage(record: SampleRecord, own: Usage | None, prices: Mapping[str, ModelPrice]) -> None:
+def _fill_usage(
+    record: SampleRecord, own: Usage | None, prices: Mapping[str, ModelPrice]
+) -> list[str]:
+    """Sum the sample's tokens, retries and cost from its calls (or the target's own usage);
+    returns the counts cleared as out of the store's range."""
+    # the calls' counts first, so that none is summed or priced
+    unstorable = drop_unstorable_counts(record)
     target_calls = [call for call in record.calls if call.purpose == "target"]
     target_called = bool(target_calls)
     for call in record.calls:
         record.retries += call.retries
     if target_calls:  # one call, or one per model a recorded sample names
         record.cached = target_calls[-1].cached
-        record.input_tokens = _total(c.input_tokens for c in target_calls)
-        record.output_tokens = _total(c.output_tokens for c in target_calls)
+        record.input_tokens = _total((c.input_tokens, c.error is None) for c in target_calls)
+        record.output_tokens = _total((c.output_tokens, c.error is None) for c in target_calls)
     for call in record.calls:
         call.cost = call_cost(call, prices)
     costs = [c.cost for c in record.calls if c.error is None]
@@ -211,9 +221,31 @@ def _fill_usage(record: SampleRecord, own: Usage | None, prices: Mapping[str, Mo
             costs.append(own.cost)
     # unknown is None, never 0: one unpriced call leaves the sample's cost unknown
     record.cost = sum(c for c in costs if c is not None) if costs and None not in costs else None
+    return unstorable + drop_unstorable_counts(record)  # the sums and the target's own usage
 
 
-def _total(counts: Iterable[int | None]) -> int | None:
-    """The sum of the known counts; ``None`` when none is known."""
-    known = [count for count in counts if count is not None]
+def _total(counts: Iterable[tuple[int | None, bool]]) -> int | None:
+    """The sum of the ``(count, answered)`` calls' counts; ``None`` when none is known, or
+    when a call that answered did not report its count (a part unknown: the sum is too)."""
+    pairs = list(counts)
+    if any(count is None and answered for count, answered in pairs):
+        return None
+    known = [count for count, _ in pairs if count is not None]
     return sum(known) if known else None
+
+
+def unstorable_record(record: SampleRecord, why: Exception) -> SampleRecord:
+    """What is stored of a sample holding a value the store cannot keep: its id, input and
+    expected answer, failed with the reason (its output, scores and calls are dropped)."""
+    error = f"the sample could not be stored: {why}"
+    return SampleRecord(
+        id=record.id,
+        index=record.index,
+        input=record.input,
+        expected=record.expected,
+        metadata=record.metadata,
+        error=error,
+        passed=False,
+        verdict=Verdict(False, (Reason("error", "target", error),), weighted_score=0.0),
+        epoch=record.epoch,
+    )

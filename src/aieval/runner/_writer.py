@@ -9,13 +9,17 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from aieval._records import SampleRecord
-from aieval.errors import StoreError
+from aieval.errors import StoreError, UnstorableSampleError
+from aieval.runner._sample import unstorable_record
 from aieval.store import Store
 from aieval.store._owner import HEARTBEAT_EVERY_S
 
 __all__ = ["SampleWriter", "heartbeat", "stop_heartbeat"]
 
 log = logging.getLogger("aieval")
+
+#: What a commit stored, and the store's failure that stopped it (if any).
+_Committed = tuple[list[SampleRecord], StoreError | None]
 
 
 class SampleWriter:
@@ -28,7 +32,9 @@ class SampleWriter:
     counts (``on_stored``: summary, progress, telemetry) only once it is committed. When a
     commit fails (a full disk, an I/O error), the error is kept, the run's tasks are cancelled
     and :meth:`raise_if_failed` re-raises it, so the run stops as ``failed`` instead of
-    reporting samples that were never stored.
+    reporting samples that were never stored. A batch holding a sample the store cannot keep
+    (an integer beyond 64 bits: :class:`UnstorableSampleError`) is no store failure: it is
+    committed one sample at a time, that sample stored as its error.
     """
 
     def __init__(
@@ -40,7 +46,7 @@ class SampleWriter:
         self.pending: list[SampleRecord] = []
         self.error: StoreError | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._committing: asyncio.Future[StoreError | None] | None = None
+        self._committing: asyncio.Future[_Committed] | None = None
         self._pool: ThreadPoolExecutor | None = None
         location = getattr(db, "location", None)
         # a PostgreSQL store (a location with no file) commits on a thread
@@ -71,42 +77,62 @@ class SampleWriter:
             return  # the commit in flight starts the next one when it ends
         batch, self.pending = self.pending, []
         if not self._threaded:
-            self._stored(batch, self._commit(batch))
+            self._stored(*self._commit(batch))
             return
         loop = asyncio.get_running_loop()
         self._committing = loop.run_in_executor(self._thread(), self._commit, batch)
-        self._committing.add_done_callback(lambda done: self._committed(batch, done))
+        self._committing.add_done_callback(self._committed)
 
     def _thread(self) -> ThreadPoolExecutor:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="aieval-store")
         return self._pool
 
-    def _committed(
-        self, batch: list[SampleRecord], done: asyncio.Future[StoreError | None]
-    ) -> None:
+    def _committed(self, done: asyncio.Future[_Committed]) -> None:
         self._committing = None
-        self._stored(batch, done.result())
+        self._stored(*done.result())
         self.flush()
 
-    def _commit(self, batch: list[SampleRecord]) -> StoreError | None:
+    def _commit(self, batch: list[SampleRecord]) -> _Committed:
+        """Commit ``batch``: the records stored (a sample holding a value the store cannot
+        keep is stored as that error instead) and the store's failure, if any."""
+        try:
+            self._write(batch)
+        except UnstorableSampleError:
+            return self._commit_each(batch)
+        except StoreError as exc:
+            return [], exc
+        return batch, None
+
+    def _commit_each(self, batch: list[SampleRecord]) -> _Committed:
+        """One sample at a time, so that only the samples the store cannot keep fail."""
+        stored: list[SampleRecord] = []
+        for record in batch:
+            try:
+                try:
+                    self._write([record])
+                except UnstorableSampleError as exc:
+                    record = unstorable_record(record, exc)
+                    self._write([record])
+            except StoreError as exc:
+                return stored, exc
+            stored.append(record)
+        return stored, None
+
+    def _write(self, batch: list[SampleRecord]) -> None:
         assert self.db is not None
         try:
             self.db.record_samples(self.run_id, batch)
-        except StoreError as exc:
-            return exc
+        except StoreError:
+            raise
         except Exception as exc:  # a Store subclass or stand-in that raises its own errors
-            error = StoreError(f"cannot store samples of run {self.run_id}: {exc!r}")
-            error.__cause__ = exc
-            return error
-        return None
+            raise StoreError(f"cannot store samples of run {self.run_id}: {exc!r}") from exc
 
-    def _stored(self, batch: list[SampleRecord], error: StoreError | None) -> None:
+    def _stored(self, stored: list[SampleRecord], error: StoreError | None) -> None:
+        for record in stored:
+            self.on_stored(record)
         if error is not None:
             self.fail(error)
-            return
-        for record in batch:
-            self.on_stored(record)
 
     async def drain(self) -> None:
         """Wait for the commit in flight, then commit what is pending (the run's end)."""
@@ -115,7 +141,7 @@ class SampleWriter:
             await asyncio.sleep(0)  # let the commit's callback run (it may start another)
         if self.pending and self.error is None:
             batch, self.pending = self.pending, []
-            self._stored(batch, self._commit(batch))
+            self._stored(*self._commit(batch))
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None

@@ -117,6 +117,11 @@ class Backend(ABC):
         """Whether ``exc`` was the connection being lost (the next use connects again)."""
         return False
 
+    def bad_value(self, exc: BaseException) -> bool:
+        """Whether ``exc`` was a value the store cannot keep (an integer beyond 64 bits), not
+        a failure of the store itself."""
+        return isinstance(exc, OverflowError)
+
     @abstractmethod
     def transaction(self, *, exclusive: bool = False) -> AbstractContextManager[None]:
         """A transaction: committed on leaving, rolled back on an exception. ``exclusive``

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from aieval.errors import StoreError
 from aieval.store._connection import Connection
 
 __all__ = ["CallTotals", "ColumnReader", "SampleColumns", "ScoreColumns"]
@@ -216,7 +217,67 @@ class ColumnReader(Connection):
         )
 
     def call_totals(self, run_id: str) -> CallTotals:
-        """The run's integer sums and counts, computed in SQL."""
+        """The run's integer sums and counts, computed in SQL (in Python when a sum passes the
+        64 bits of SQLite's ``SUM``, which then fails: each count fits, their sum need not)."""
+        try:
+            s, c = self._sql_sums(run_id)
+        except StoreError as exc:
+            if not _overflowed(exc):
+                raise
+            s, c = self._exact_sums(run_id)
+        unpriced = self._read_one(
+            "SELECT COUNT(*) FROM samples s WHERE s.run_id = ? AND s.cost IS NULL AND"
+            " (s.input_tokens IS NOT NULL OR s.output_tokens IS NOT NULL OR EXISTS"
+            " (SELECT 1 FROM model_calls c WHERE c.run_id = s.run_id"
+            " AND c.sample_id = s.sample_id AND c.error IS NULL))",
+            (run_id,),
+        )
+        return CallTotals(
+            target_input_tokens=s[0],
+            target_output_tokens=s[1],
+            judge_input_tokens=c[0],
+            judge_output_tokens=c[1],
+            answered_calls=c[2],
+            cached_calls=c[3],
+            retries=s[2],
+            cached_samples=s[3],
+            unpriced=int(unpriced[0]) if unpriced is not None else 0,
+        )
+
+    def _exact_sums(self, run_id: str) -> tuple[list[int], list[int]]:
+        """What :meth:`_sql_sums` gives, summed in Python over the rows."""
+        s, c = [0, 0, 0, 0], [0, 0, 0, 0]
+
+        def samples(page: list[tuple[Any, ...]]) -> None:
+            for i, o, retries, cached in page:
+                s[0], s[1] = s[0] + (i or 0), s[1] + (o or 0)
+                s[2], s[3] = s[2] + (retries or 0), s[3] + bool(cached)
+
+        def calls(page: list[tuple[Any, ...]]) -> None:
+            for purpose, i, o, error, cached in page:
+                if purpose != "target":
+                    c[0], c[1] = c[0] + (i or 0), c[1] + (o or 0)
+                if error is None:
+                    c[2], c[3] = c[2] + 1, c[3] + bool(cached)
+
+        self._read_pages(
+            "SELECT input_tokens, output_tokens, retries, cached FROM samples WHERE run_id = ?",
+            (run_id,),
+            samples,
+            _PAGE_ROWS,
+        )
+        self._read_pages(
+            "SELECT purpose, input_tokens, output_tokens, error, cached FROM model_calls"
+            " WHERE run_id = ?",
+            (run_id,),
+            calls,
+            _PAGE_ROWS,
+        )
+        return s, c
+
+    def _sql_sums(self, run_id: str) -> tuple[list[int], list[int]]:
+        """The samples' ``(input, output, retries, cached)`` and the calls' ``(judge input,
+        judge output, answered, cached)`` sums."""
         samples = self._read_one(
             "SELECT COALESCE(SUM(COALESCE(input_tokens, 0)), 0),"
             " COALESCE(SUM(COALESCE(output_tokens, 0)), 0), COALESCE(SUM(retries), 0),"
@@ -234,26 +295,12 @@ class ColumnReader(Connection):
             " FROM model_calls WHERE run_id = ?",
             (run_id,),
         )
-        unpriced = self._read_one(
-            "SELECT COUNT(*) FROM samples s WHERE s.run_id = ? AND s.cost IS NULL AND"
-            " (s.input_tokens IS NOT NULL OR s.output_tokens IS NOT NULL OR EXISTS"
-            " (SELECT 1 FROM model_calls c WHERE c.run_id = s.run_id"
-            " AND c.sample_id = s.sample_id AND c.error IS NULL))",
-            (run_id,),
-        )
-        s = [int(v) for v in samples or (0, 0, 0, 0)]
-        c = [int(v) for v in calls or (0, 0, 0, 0)]
-        return CallTotals(
-            target_input_tokens=s[0],
-            target_output_tokens=s[1],
-            judge_input_tokens=c[0],
-            judge_output_tokens=c[1],
-            answered_calls=c[2],
-            cached_calls=c[3],
-            retries=s[2],
-            cached_samples=s[3],
-            unpriced=int(unpriced[0]) if unpriced is not None else 0,
-        )
+        return [int(v) for v in samples or (0, 0, 0, 0)], [int(v) for v in calls or (0, 0, 0, 0)]
+
+
+def _overflowed(exc: StoreError) -> bool:
+    """Whether SQLite's ``SUM`` failed for an integer overflow (its message, its only sign)."""
+    return "integer overflow" in str(exc.__cause__ or "")
 
 
 def _columns_sql(scorers: int, samples: bool, metadata: bool) -> str:

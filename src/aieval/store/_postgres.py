@@ -155,6 +155,10 @@ class PostgresBackend(Backend):
         except psycopg.Error:  # the connection is closed
             return None
 
+    def bad_value(self, exc: BaseException) -> bool:
+        # DataError: SQLSTATE class 22, e.g. numeric_value_out_of_range for a bigint column
+        return isinstance(exc, OverflowError | psycopg.DataError)
+
     def lost(self, exc: BaseException) -> bool:
         return isinstance(exc, psycopg.OperationalError) and (
             self._conn.closed or self._conn.broken

@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 
 from aieval._records import SampleRecord
-from aieval.errors import StoreError
+from aieval.errors import StoreError, UnstorableSampleError
 from aieval.store._backend import Insert
 from aieval.store._connection import Connection
 from aieval.store._encoding import dumps
@@ -42,6 +42,8 @@ class SampleWriter(Connection):
 
         Raises:
             StoreError: the batch could not be stored; none of it is (it is one transaction).
+            UnstorableSampleError: a sample holds a value the store cannot keep (an integer
+                beyond 64 bits); none of the batch is stored, and the store is fine.
         """
         if not samples:
             return
@@ -134,6 +136,11 @@ class SampleWriter(Connection):
                     ):
                         db.write_rows(inserts, then)
             except Exception as exc:
+                if db.bad_value(exc):  # the samples' fault, not the store's
+                    raise UnstorableSampleError(
+                        f"a sample of run {run_id} holds a value the store cannot keep: "
+                        f"{type(exc).__name__}: {self._why(exc)}"
+                    ) from exc
                 raise StoreError(
                     f"cannot write samples of run {run_id} to {self.location}: "
                     f"{type(exc).__name__}: {self._why(exc)}"

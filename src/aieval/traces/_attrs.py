@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any, Literal
+
+from aieval.core._counts import count_out_of_range
 
 __all__ = [
     "Role",
@@ -95,7 +98,9 @@ def tokens(attrs: Mapping[str, Any]) -> tuple[int | None, int | None]:
 
 def cost(attrs: Mapping[str, Any]) -> float | None:
     value = attrs.get("llm.cost.total", attrs.get("gen_ai.usage.cost"))
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
 
 
 def error_type(attrs: Mapping[str, Any]) -> str | None:
@@ -209,8 +214,12 @@ def _maybe_json(value: Any) -> Any:
 
 
 def _first_int(attrs: Mapping[str, Any], *keys: str) -> int | None:
+    """The first of ``keys`` holding a count; one that is not a count the store can keep
+    (negative, beyond 64 bits, not finite) reads as unreported."""
     for key in keys:
         value = attrs.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
+            if not math.isfinite(value) or count_out_of_range(int(value)):
+                return None
             return int(value)
     return None

@@ -19,6 +19,7 @@ from aieval.traces import _attrs as A
 from aieval.traces._complete import problems
 from aieval.traces._spans import STATUS_ERROR, Span
 from aieval.workflows._model import StepResult, WorkflowRun
+from aieval.workflows._model_calls import token_total, unpriced
 
 __all__ = ["trace_run"]
 
@@ -245,14 +246,7 @@ def _step_result(step: _Step) -> StepResult:
     calls = _with_requested(step.calls, requested)
     errors = [e for e in (_error(step.span) if step.agent else None, *map(_error, step.llm)) if e]
     metadata: dict[str, Any] = {"span_id": span.span_id}
-    ins = [A.tokens(s.attributes) for s in step.llm]
-    if any(i is not None for i, _ in ins):
-        metadata["input_tokens"] = sum(i or 0 for i, _ in ins)
-    if any(o is not None for _, o in ins):
-        metadata["output_tokens"] = sum(o or 0 for _, o in ins)
-    costs = [c for c in (A.cost(s.attributes) for s in step.llm) if c is not None]
-    if costs:
-        metadata["cost"] = sum(costs)
+    metadata |= _usage(step.llm)
     if calls:
         metadata["tool_calls"] = calls
     if step.handoffs:
@@ -273,6 +267,40 @@ def _step_result(step: _Step) -> StepResult:
         end_time=span.end_ns / _NS if span.end_ns else None,
         metadata=metadata,
     )
+
+
+def _usage(llm: list[Span]) -> dict[str, Any]:
+    """A step's ``model_calls`` (one per model-call span) and, when every call that answered
+    reported them, its tokens and cost: an unreported part makes the sum unknown."""
+    calls = [_model_call(span) for span in llm]
+    if not calls:
+        return {}
+    usage: dict[str, Any] = {"model_calls": calls}
+    tokens = token_total(usage)
+    ins = [c.get("input_tokens") for c in calls]
+    outs = [c.get("output_tokens") for c in calls]
+    if tokens is not None and tokens.complete:
+        if any(i is not None for i in ins):
+            usage["input_tokens"] = tokens.input
+        if any(o is not None for o in outs):
+            usage["output_tokens"] = tokens.output
+    costs = [c["cost"] for c in calls if "cost" in c]
+    if costs and not unpriced(usage):
+        usage["cost"] = sum(costs)
+    return usage
+
+
+def _model_call(span: Span) -> dict[str, Any]:
+    input_tokens, output_tokens = A.tokens(span.attributes)
+    call = {
+        "model": A.model(span.attributes),
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cost": A.cost(span.attributes),
+        "latency_s": max(0, span.end_ns - span.start_ns) / _NS if span.end_ns else None,
+        "error": _error(span),
+    }
+    return {k: v for k, v in call.items() if v is not None}
 
 
 def _error_kind(step: _Step) -> str | None:

@@ -20,6 +20,7 @@ from typing import Any, Literal, cast, get_args
 from aieval._files import readable
 from aieval._json import loads_strict
 from aieval.errors import WorkflowError
+from aieval.workflows._model_calls import checked_model_calls, token_total, unpriced
 from aieval.workflows._reading import (
     UNRESOLVED_KEYS,
     checked_amounts,
@@ -275,12 +276,24 @@ class WorkflowRun:
         own = _tokens(self.metadata)
         if own is not None:
             return own
+        if self._unreported_calls:
+            return None
         known = [t for t in (s.tokens for s in self.steps) if t is not None]
         return sum(known) if known else None
 
     @property
+    def _unreported_calls(self) -> bool:
+        """Whether a model call of a step (``metadata.model_calls``) reported no tokens: the
+        steps' sums are then only part of the run's tokens, which are unknown."""
+        totals = (token_total(s.metadata) for s in self.steps)
+        return any(t is not None and not t.complete for t in totals)
+
+    @property
     def input_tokens(self) -> int | None:
-        """Prompt tokens: ``metadata.input_tokens``, else the steps' sum (``None``: unknown)."""
+        """Prompt tokens: ``metadata.input_tokens``, else the steps' sum (``None``: unknown,
+        also when a step's model call reported none)."""
+        if _number(self.metadata, "input_tokens") is None and self._unreported_calls:
+            return None
         total = _own_or_sum(
             self.metadata, (_number(s.metadata, "input_tokens") for s in self.steps), "input_tokens"
         )
@@ -289,6 +302,8 @@ class WorkflowRun:
     @property
     def output_tokens(self) -> int | None:
         """Completion tokens: ``metadata.output_tokens``, else the steps' sum."""
+        if _number(self.metadata, "output_tokens") is None and self._unreported_calls:
+            return None
         total = _own_or_sum(
             self.metadata,
             (_number(s.metadata, "output_tokens") for s in self.steps),
@@ -298,7 +313,11 @@ class WorkflowRun:
 
     @property
     def cost(self) -> float | None:
-        """Cost in USD: ``metadata.cost``, else the steps' sum (``None``: unknown)."""
+        """Cost in USD: ``metadata.cost``, else the steps' sum (``None``: unknown, also when a
+        step's model call that answered reported no cost)."""
+        names = ("cost", "cost_usd", "total_cost")
+        if _number(self.metadata, *names) is None and any(unpriced(s.metadata) for s in self.steps):
+            return None
         return _own_or_sum(
             self.metadata, (s.cost for s in self.steps), "cost", "cost_usd", "total_cost"
         )
@@ -437,7 +456,7 @@ def _metadata(raw: Any, tokens_used: Any, where: str) -> dict[str, Any]:
     """A record's metadata with its amounts and token counts checked and a top-level
     ``tokens_used`` moved in (see :func:`token_metadata`)."""
     metadata = checked_amounts(mapping(raw, f"{where}, field 'metadata'"), where)
-    return token_metadata(metadata, tokens_used, where)
+    return checked_model_calls(token_metadata(metadata, tokens_used, where), where)
 
 
 def _iso(stamp: float | None) -> str | None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aieval.workflows._model import WorkflowRun
+from aieval.workflows._model_calls import token_total, unpriced
 
 __all__ = ["agent_rollup", "step_score_warnings", "step_scores"]
 
@@ -73,6 +74,7 @@ def agent_rollup(run: WorkflowRun) -> dict[str, dict[str, Any]]:
     """
     groups: dict[str, dict[str, Any]] = {}
     sums: dict[str, dict[str, list[float]]] = {}
+    unknown: dict[str, set[str]] = {}
     for step in run.steps:
         role = step.agent_role or UNASSIGNED
         entry = groups.setdefault(role, _empty())
@@ -84,12 +86,19 @@ def agent_rollup(run: WorkflowRun) -> dict[str, dict[str, Any]]:
         entry["duration_s"] = _add(entry["duration_s"], step.duration_s)
         entry["tokens"] = _add(entry["tokens"], step.tokens)
         entry["cost_usd"] = _add(entry["cost_usd"], step.cost)
+        # a model call that reported no tokens (or cost) leaves the agent's sum unknown
+        tokens = token_total(step.metadata)
+        if tokens is not None and not tokens.complete:
+            unknown.setdefault(role, set()).add("tokens")
+        if unpriced(step.metadata):
+            unknown.setdefault(role, set()).add("cost_usd")
         if step.model_used and step.model_used not in entry["models"]:
             entry["models"].append(step.model_used)
         for name, value in _numbers(step.metadata.get("scores")).items():
             sums.setdefault(role, {}).setdefault(name, []).append(value)
     for role, entry in groups.items():
         entry["scores"] = {n: sum(v) / len(v) for n, v in sums.get(role, {}).items()}
+        entry.update(dict.fromkeys(unknown.get(role, ())))
     return groups
 
 

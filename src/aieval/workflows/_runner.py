@@ -24,6 +24,7 @@ from aieval.workflows._efficiency import percentile
 from aieval.workflows._evaluate import evaluate_run, resolve_profile
 from aieval.workflows._gates import check_compatible
 from aieval.workflows._model import StepResult, WorkflowRun, load_run
+from aieval.workflows._model_calls import call_records
 from aieval.workflows._recorder import recording
 
 __all__ = ["EvaluationAggregator", "WorkflowGrader", "WorkflowMode", "compact_run"]
@@ -192,6 +193,8 @@ class RecordedRunTarget(Target):
             run,
             error=run.error if run.status != "success" else None,
             latency_s=run.duration_s,
+            # the model calls a trace recorded: the sample's tokens and cost are theirs
+            calls=call_records(s.metadata for s in run.steps),
             usage=_usage(run),
         )
 
