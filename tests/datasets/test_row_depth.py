@@ -1,6 +1,6 @@
 """A dataset row nests at most MAX_ROW_DEPTH levels: deeper is a DatasetError naming the file and
-line, however the row arrives, never a RecursionError traceback (docs/datasets.md; threat model
-in docs/security.md "Dataset rows and their checks")."""
+line, however the row arrives, never a RecursionError traceback (docs/checks.md, "Depth";
+threat model in docs/security.md, "Dataset rows and their checks")."""
 
 from __future__ import annotations
 
