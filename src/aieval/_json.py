@@ -7,15 +7,23 @@ dataset row with ``expected`` twice would quietly lose a value the user wrote.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 __all__ = [
     "DuplicateKeyError",
+    "deep_line",
     "duplicate_key_path",
     "load_strict",
     "loads_strict",
+    "too_deep",
     "unique_keys",
 ]
+
+
+#: A JSON string (skipped whole), a bracket or a line break: what :func:`deep_line` counts.
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}\n]')
 
 
 class DuplicateKeyError(ValueError):
@@ -91,4 +99,44 @@ def _first_duplicate(node: Any, path: list[str]) -> str | None:
             found = _first_duplicate(item, [*path, str(index)])
             if found:
                 return found
+    return None
+
+
+def too_deep(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds objects or arrays more than ``limit`` levels deep (``value``
+    itself is level 1). Walks without recursion, so any depth is safe to ask about.
+
+    >>> too_deep({"a": [1, {"b": []}]}, 3), too_deep({"a": [1, {"b": []}]}, 4)
+    (True, False)
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            children: Any = node.values()
+        elif isinstance(node, (list, tuple)):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (Mapping, list, tuple)))
+    return False
+
+
+def deep_line(text: str, limit: int) -> int | None:
+    """The 1-based line of ``text`` (JSON) where objects and arrays first nest more than
+    ``limit`` deep, or ``None``: where to point at a file the decoder gave up on."""
+    depth, line = 0, 1
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token == "\n":
+            line += 1
+        elif token in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif token in "]}":
+            depth -= 1
+        # a string token is skipped whole: JSON escapes the line breaks inside one
     return None

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from aieval._files import readable
-from aieval._json import DuplicateKeyError, load_strict, loads_strict
+from aieval._json import DuplicateKeyError, deep_line, load_strict, loads_strict
 from aieval._types import Example
 from aieval.datasets._checks import CHECK_FIELDS
+from aieval.datasets._depth import MAX_ROW_DEPTH, decode_error
 from aieval.datasets._inspect_rows import inspect_example, inspect_log_rows, looks_like_inspect_log
 from aieval.datasets._rows import RowSpec, row_to_example
 from aieval.errors import DatasetError
@@ -245,6 +246,8 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                     ) from None
                 except DuplicateKeyError as exc:
                     raise DatasetError(str(exc), source=str(path), line=line_no) from None
+                except RecursionError:
+                    raise decode_error(str(path), line_no) from None
         except UnicodeDecodeError as exc:
             raise DatasetError(f"not UTF-8 text: {exc.reason}", source=str(path)) from None
 
@@ -261,6 +264,11 @@ def _read_json(path: Path) -> Any:
             raise DatasetError(str(exc), source=str(path)) from None
         except UnicodeDecodeError as exc:
             raise DatasetError(f"not UTF-8 text: {exc.reason}", source=str(path)) from None
+        except RecursionError:
+            handle.seek(0)
+            # a row sits one or two levels below the top ([...] or {"rows": [...]})
+            line = deep_line(handle.read(), MAX_ROW_DEPTH + 2)
+            raise decode_error(str(path), line, "the file") from None
     return data
 
 
@@ -323,6 +331,8 @@ def _json_cell(column: str, value: str | None, path: Path, line: int) -> Any:
         ) from None
     except DuplicateKeyError as exc:
         raise DatasetError(f"column {column!r}: {exc}", source=str(path), line=line) from None
+    except RecursionError:
+        raise decode_error(str(path), line, f"column {column!r}") from None
 
 
 def _is_hf_dataset(source: Any) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 from aieval._types import Example
 from aieval.datasets._checks import row_checks
+from aieval.datasets._depth import check_row_depth
 from aieval.datasets._recorded import recorded_usage
 from aieval.errors import DatasetError
 
@@ -40,6 +41,7 @@ def row_to_example(row: Any, index: int, spec: RowSpec, source: str, line: int) 
             source=source,
             line=line,
         )
+    check_row_depth(row, source, line)  # before anything walks it
     value = _first_present(row)
     if value is None and spec.require_input:
         raise DatasetError(

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from aieval._calls import collect_calls
+from aieval._json import too_deep
 from aieval._records import SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
 from aieval._usage_figures import ModelPrice, call_cost
@@ -22,6 +23,10 @@ from aieval.runner._target import Output, ProviderTarget, RecordedTarget, Target
 from aieval.scorers import Scorer
 
 __all__ = ["SampleProcessor", "failed_record", "unstorable_record"]
+
+#: The deepest a score's metadata may nest: the store encodes it as JSON, whose encoder gives up
+#: near Python's recursion limit (and would stop the whole run's writer, not just this score).
+MAX_METADATA_DEPTH = 200
 
 
 class SampleProcessor:
@@ -191,6 +196,12 @@ async def _score_one(
         raise  # a store failure (the judge cache's) is the run's, not the scorer's
     except BaseException as exc:  # a user's own BaseException subclass, GeneratorExit
         return ScoreRecord(None, error=f"scorer {item.name!r} raised {type(exc).__name__}: {exc}")
+    if too_deep(score.metadata, MAX_METADATA_DEPTH):  # the store's JSON encoder would give up
+        return ScoreRecord(
+            None,
+            error=f"scorer {item.name!r} returned metadata nested deeper than "
+            f"{MAX_METADATA_DEPTH} levels, too deep to store",
+        )
     return ScoreRecord(
         score.value, score.raw, score.reason, metadata=score.metadata, unreadable=score.unreadable
     )

@@ -14,7 +14,7 @@ from a row: its own options are the eval file's to give.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from aieval._keys import unknown_key
@@ -22,7 +22,7 @@ from aieval.errors import ConfigError
 from aieval.scorers._judge import llm_judge
 from aieval.scorers._scorer import get_scorer
 
-__all__ = ["ROW_COMMON", "ROW_OPTIONS", "check_row_check"]
+__all__ = ["ROW_COMMON", "ROW_OPTIONS", "ROW_VALUES", "check_row_check"]
 
 #: What a row may set on any check it may use: its stored name, pass threshold and weight.
 ROW_COMMON = frozenset({"name", "threshold", "weight"})
@@ -67,6 +67,34 @@ ROW_OPTIONS: Mapping[str, frozenset[str]] = {
     "llm_judge": frozenset({"rubric"}),
 }
 
+#: sqlglot's built-in dialects (``None``: its generic one). Any other name is looked up among
+#: installed plug-ins and imported, so a row may name only these.
+_SQL_DIALECTS = frozenset(
+    {None, "", "athena", "bigquery", "clickhouse", "databricks", "dax", "doris", "dremio", "drill",
+     "druid", "duckdb", "dune", "exasol", "fabric", "hive", "materialize", "mysql", "oracle",
+     "postgres", "presto", "prql", "redshift", "risingwave", "snowflake", "solr", "spark",
+     "spark2", "sqlite", "starrocks", "tableau", "teradata", "trino", "tsql"}
+)  # fmt: skip
+
+#: The options on ROW_OPTIONS whose *value* picks what the check loads: for each, the only
+#: values a row may give (the eval file may give any). A value outside these could download a
+#: model, read a file or import code, which only the eval author may grant.
+ROW_VALUES: Mapping[str, Mapping[str, frozenset[Any]]] = {
+    # sacrebleu's tokenizers that need no download: flores101, flores200, spm and spBLEU-1K
+    # fetch a SentencePiece model over the network and write it under ~/.sacrebleu
+    "bleu": {"tokenize": frozenset({"none", "zh", "13a", "intl", "char", "ja-mecab", "ko-mecab"})},
+    "is_sql": {"dialect": _SQL_DIALECTS},
+    "rouge_l": {"tokenizer": frozenset({"whitespace", "rouge_score"})},
+    "exact_match": {"normalize": frozenset({None, "squad"})},
+    "token_f1": {"normalize": frozenset({None, "squad"})},
+}
+
+#: Why a value outside ROW_VALUES is the eval author's to give.
+_VALUE_REASONS = {
+    ("bleu", "tokenize"): "another tokenizer downloads a model over the network",
+    ("is_sql", "dialect"): "another dialect is looked up among installed plug-ins and imported",
+}
+
 #: Why an option is the eval author's to set (the rest: "not an option a row may set").
 _REASONS = {
     "allow_code_execution": "running code is granted by the eval author only",
@@ -97,6 +125,7 @@ def check_row_check(check: str, options: Mapping[Any, Any], *, unknown: bool = T
     taken = _parameters(check)
     for key in options:
         if key in allowed:
+            _check_value(check, key, options[key])
             continue
         if taken is not None and key not in taken:
             if not unknown:
@@ -108,6 +137,21 @@ def check_row_check(check: str, options: Mapping[Any, Any], *, unknown: bool = T
             f"{', '.join(sorted(allowed))}. Configure {check} with {key} in the eval file's "
             "scorers instead"
         )
+
+
+def _check_value(check: str, key: Any, value: Any) -> None:
+    """Refuse a value of ``check.key`` that a row may not give (see :data:`ROW_VALUES`)."""
+    values = ROW_VALUES.get(check, {}).get(key)
+    if values is None or (isinstance(value, Hashable) and value in values):
+        return
+    reason = _VALUE_REASONS.get((check, key), "it is not a value a row may give")
+    shown = ", ".join(sorted(repr(v) for v in values if v not in (None, "")))
+    text = repr(value)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    raise ConfigError(
+        f"{check}.{key}: a dataset row may not set {key!r} to {text} ({reason}); a row may "
+        f"give it only {shown}. Set {check}'s {key} in the eval file's scorers instead"
+    )
 
 
 def _parameters(check: str) -> frozenset[str] | None:
