@@ -76,3 +76,34 @@ def test_a_program_reaches_no_other_process_of_its_sandbox(warm: bool) -> None:
             idle = _warm._IDLE.pop(own, [])
         for _since, pool in idle:
             pool.close()
+
+
+SIGNALLER = textwrap.dedent(
+    """
+    import os, signal
+    for sig in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGSTOP", "SIGKILL"):
+        os.kill(1, getattr(signal, sig))
+    def f():
+        return 1
+    """
+)
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_signals_to_the_sandboxs_init_change_nothing(warm: bool) -> None:
+    own = SandboxLimits(timeout=4.625, warm=warm)
+    try:
+        attack = execute(SIGNALLER, "assert f() == 1", limits=own)
+        assert attack.status == "passed", attack.detail  # the sandbox lived on
+        with _warm._LOCK:
+            pools = [pool for _since, pool in _warm._IDLE.get(own, [])]
+        assert len(pools) == (1 if warm else 0)
+        honest = execute("def f():\n    return 3", "assert f() == 3", limits=own)
+        assert honest.status == "passed", honest.detail
+        with _warm._LOCK:
+            assert [pool for _since, pool in _warm._IDLE.get(own, [])] == pools  # same one
+    finally:
+        with _warm._LOCK:
+            idle = _warm._IDLE.pop(own, [])
+        for _since, pool in idle:
+            pool.close()

@@ -1105,7 +1105,7 @@ def _become_init() -> None:
     bubblewrap's own init is dumpable and keeps its stdin (a warm sandbox's job pipe): a
     program of the same uid could read its memory and take its descriptors. This one hides
     from ``ptrace`` before it forks and keeps no descriptor at all. Signals from inside the
-    PID namespace cannot stop it (it is pid 1 with no handlers).
+    PID namespace cannot stop it (it is pid 1 and handles none).
     """
     global _INIT
     if os.getpid() != 1:
@@ -1115,6 +1115,9 @@ def _become_init() -> None:
     if pid == 0:
         _INIT = 1
         return
+    # Python's SIGINT handler would let a program's kill(1, SIGINT) end the sandbox; with the
+    # default action, the kernel drops every signal sent to pid 1 from inside its namespace.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     for entry in os.listdir("/proc/self/fd"):
         with contextlib.suppress(OSError):
             os.close(int(entry))
