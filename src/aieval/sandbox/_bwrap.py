@@ -4,7 +4,9 @@ The sandboxed process runs in new user, PID, mount, network, IPC, UTS and cgroup
 as uid/gid 65534 with no capabilities, may not create further user namespaces, runs under a
 system-call filter (``_seccomp``), sees only the system directories, the Python installation
 (read-only) and a private tmpfs of bounded size (and, where the launcher mounts it, bounded
-file count), gets a fresh read-only ``/proc``, and dies with its parent.
+file count), gets a fresh read-only ``/proc``, and dies with its parent. There is no bubblewrap init
+(``--as-pid-1``): the sandbox's script is pid 1 and starts an init of its own that a program
+cannot reach (see ``_child``).
 """
 
 from __future__ import annotations
@@ -221,6 +223,8 @@ def bwrap_argv(
         "ALL",
         "--die-with-parent",
         "--new-session",
+        # no bubblewrap init: the sandbox's script is pid 1 and starts its own (see _child)
+        "--as-pid-1",
         "--uid",
         "65534",
         "--gid",

@@ -14,6 +14,9 @@ Two processes share the work so that candidate code never runs where the verdict
   frames, modules or exit status only changes what it answers.
 
 ``command`` mode applies the same limits and network isolation, then ``exec``s a command line.
+
+Under bubblewrap the script starts as the sandbox's pid 1 and first forks: the parent stays the
+sandbox's init (non-dumpable, holding no descriptor), the child runs the mode.
 """
 
 from __future__ import annotations
@@ -805,17 +808,28 @@ def zygote_main(ctl_fd: int) -> None:
     settings = _message(sock) or {}
     limits = settings["limits"]
     _apply_limits(limits, processes_for_uid=None, cpu=False)
+    # A worker's exit wakes the loop through SIGCHLD (the system-call filter refuses
+    # pidfd_open to every process of the sandbox).
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
     chooser = selectors.DefaultSelector()
     chooser.register(sock, selectors.EVENT_READ, None)
+    chooser.register(wake_r, selectors.EVENT_READ, "exits")
+    children: set[int] = set()
     while True:
         for key, _ in chooser.select():
             if key.data is not None:
-                _pid, status, usage = os.wait4(key.data, 0)
-                chooser.unregister(key.fileobj)
-                os.close(key.fd)
-                report = {"exit": key.data, "status": status}
-                report["cpu"] = usage.ru_utime + usage.ru_stime
-                sock.send(json.dumps(report).encode())
+                with contextlib.suppress(BlockingIOError):
+                    while os.read(wake_r, 4096):
+                        pass
+                for child in sorted(children):
+                    reaped, status, usage = os.wait4(child, os.WNOHANG)
+                    if reaped:
+                        children.discard(child)
+                        cpu = usage.ru_utime + usage.ru_stime
+                        report = {"exit": child, "status": status, "cpu": cpu}
+                        sock.send(json.dumps(report).encode())
                 continue
             data, fds, _flags, _address = socket.recv_fds(sock, 65536, 2)
             if not data:
@@ -831,10 +845,12 @@ def zygote_main(ctl_fd: int) -> None:
                 sock.send(json.dumps({"error": str(exc)}).encode())
                 continue
             if pid == 0:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 _forked_worker(fds[0], fds[1], limits)
             for fd in fds:
                 os.close(fd)
-            chooser.register(os.pidfd_open(pid), selectors.EVENT_READ, pid)
+            children.add(pid)
             sock.send(json.dumps({"pid": pid}).encode())
 
 
@@ -956,7 +972,10 @@ def _output_state() -> dict[str, Any]:
 def _sandbox_state(zygote: int, ioprio_get: int | None) -> dict[str, Any]:
     """Everything a program must leave as the harness set it, by name."""
     state: dict[str, Any] = {}
-    for who, pid in (("harness", os.getpid()), ("zygote", zygote)):
+    processes = [("harness", os.getpid()), ("zygote", zygote)]
+    if _INIT is not None:
+        processes.append(("sandbox's init", _INIT))
+    for who, pid in processes:
         own = _process_state(pid, ioprio_get)
         state.update((f"{who}'s {name}", value) for name, value in own.items())
     state.update((f"harness's {name}", value) for name, value in _output_state().items())
@@ -1072,7 +1091,49 @@ def _judge_job(
         os._exit(code)
 
 
+# --- the sandbox's pid 1 ----------------------------------------------------------------------
+
+#: The sandbox's init (pid 1), when this process runs under it (see :func:`_become_init`).
+_INIT: int | None = None
+
+
+def _become_init() -> None:
+    """As pid 1 of the sandbox (bubblewrap ``--as-pid-1``), split in two: the child returns
+    and does the work; the parent becomes the sandbox's init, which reaps every orphan and
+    exits with the child's status.
+
+    bubblewrap's own init is dumpable and keeps its stdin (a warm sandbox's job pipe): a
+    program of the same uid could read its memory and take its descriptors. This one hides
+    from ``ptrace`` before it forks and keeps no descriptor at all. Signals from inside the
+    PID namespace cannot stop it (it is pid 1 and handles none).
+    """
+    global _INIT
+    if os.getpid() != 1:
+        return
+    _hide_from_ptrace()
+    pid = os.fork()
+    if pid == 0:
+        _INIT = 1
+        return
+    # Python's SIGINT handler would let a program's kill(1, SIGINT) end the sandbox; with the
+    # default action, the kernel drops every signal sent to pid 1 from inside its namespace.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    for entry in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            os.close(int(entry))
+    while True:
+        try:
+            reaped, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(1)
+        if reaped == pid:
+            code = os.waitstatus_to_exitcode(status)
+            # the processes left are killed when pid 1 exits, as under bubblewrap's init
+            os._exit(code if code >= 0 else 128 - code)
+
+
 if __name__ == "__main__":
+    _become_init()
     mode = sys.argv[1]
     if mode == "warm":
         warm_main(int(sys.argv[2]))

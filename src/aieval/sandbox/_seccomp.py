@@ -2,7 +2,8 @@
 
 The filter lets every call through except those no candidate needs and that widen what the
 kernel exposes: kernel keyrings, mounting, namespace changes (``unshare``, ``setns``, ``clone``
-with ``CLONE_NEWUSER``), ``ptrace`` and cross-process memory access, BPF, perf events,
+with ``CLONE_NEWUSER``), ``ptrace``, cross-process memory access and every other way into
+another process (``pidfd_open``, ``pidfd_getfd``, ``kcmp``), BPF, perf events,
 ``userfaultfd``, io_uring, kernel modules, reboot, clocks, swap and quota. They fail with
 ``EPERM``; ``clone3`` fails with ``ENOSYS`` (its flags cannot be inspected), so the C library
 falls back to ``clone``, whose flags can. Calls that change another process's limits,
@@ -49,6 +50,7 @@ DENIED_SYSCALLS = (
     "ioperm",
     "iopl",
     "kexec_file_load",
+    "kcmp",
     "kexec_load",
     "keyctl",
     "lookup_dcookie",
@@ -66,6 +68,8 @@ DENIED_SYSCALLS = (
     "open_by_handle_at",
     "open_tree",
     "perf_event_open",
+    "pidfd_getfd",
+    "pidfd_open",
     "pivot_root",
     "process_madvise",
     "process_vm_readv",
