@@ -303,6 +303,24 @@ def test_a_baseline_artifact_with_an_endless_view_is_refused_at_once(
     assert "Traceback" not in done.stderr
 
 
+def test_a_baseline_artifact_with_a_value_aieval_never_writes_is_refused_naming_it(
+    tmp_path: Path, github: GitHubServer
+) -> None:
+    """A downloaded store whose run's ``metrics`` are bytes that are not text: an error naming
+    the file, the run and the column, without a traceback (it used to end in one)."""
+    _baseline(tmp_path, github)
+    (tmp_path / "runs.db").rename(tmp_path / "artifact.db")
+    with sqlite3.connect(tmp_path / "artifact.db") as raw:
+        raw.execute("UPDATE runs SET metrics = x'00ff'")
+    raw.close()
+    _write_eval(tmp_path, wrong_every=None)
+    done = _action(tmp_path, github, "--baseline-db", "artifact.db", "--no-comment")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "artifact.db is not a store aieval wrote: in table 'runs', row id " in done.stderr
+    assert "column 'metrics' holds a value of type blob" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.slow
 def test_the_whole_comment_stays_within_githubs_limit_with_several_models(
     tmp_path: Path, github: GitHubServer

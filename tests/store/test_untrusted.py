@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,142 @@ def test_aieval_compare_opens_its_baseline_store_untrusted(tmp_path: Path) -> No
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     assert "artifact.db is not a store aieval wrote: it holds trigger 't'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("statement", "named"),
+    [
+        pytest.param(
+            "UPDATE runs SET metrics = x'00ff'",
+            "table 'runs', row id '{run}', column 'metrics' holds a value of type blob",
+            id="bytes-for-json",
+        ),
+        pytest.param(
+            "UPDATE samples SET input = '{' WHERE sample_id = 'q1'",
+            "table 'samples', row run_id '{run}', sample_id 'q1', column 'input' is not JSON",
+            id="broken-json",
+        ),
+        pytest.param(
+            "UPDATE samples SET extra = '[1, 2]' WHERE sample_id = 'q2'",
+            "sample_id 'q2', column 'extra' holds JSON list, not an object",
+            id="json-not-an-object",
+        ),
+        pytest.param(
+            "UPDATE samples SET metadata = '" + "[" * 5000 + "]" * 5000 + "'",
+            "column 'metadata' is not JSON (RecursionError)",
+            id="json-too-deep",
+        ),
+        pytest.param(
+            "UPDATE samples SET prediction = x'00ff' WHERE sample_id = 'q3'",
+            "sample_id 'q3', column 'prediction' holds bytes that are not text",
+            id="bytes-not-text",
+        ),
+        pytest.param(
+            "UPDATE scores SET value = 'NaN'",
+            "table 'scores', row run_id '{run}', sample_id 'q0', scorer 'exact_match', column"
+            " 'value' holds a value of type text, where aieval writes REAL",
+            id="text-for-number",
+        ),
+        pytest.param(
+            "UPDATE samples SET idx = 1.5 WHERE sample_id = 'q4'",
+            "column 'idx' holds a value of type real, where aieval writes INTEGER",
+            id="real-for-integer",
+        ),
+        pytest.param(
+            "UPDATE samples SET retries = x'01'",
+            "column 'retries' holds a value of type blob, where aieval writes INTEGER",
+            id="bytes-for-integer",
+        ),
+        pytest.param(
+            "UPDATE runs SET ordered_at = 'soon'",
+            "column 'ordered_at' holds a value of type text",
+            id="added-column",
+        ),
+    ],
+)
+def test_a_value_aieval_would_not_write_is_refused_naming_row_and_column(
+    tmp_path: Path, statement: str, named: str
+) -> None:
+    db, run_id = _store(tmp_path)
+    _tamper(db, statement)
+    with pytest.raises(StoreError) as raised:
+        Store(db, untrusted=True)
+    assert str(raised.value).startswith(f"{db} is not a store aieval wrote: in table ")
+    assert named.format(run=run_id) in str(raised.value)
+
+
+def test_text_aieval_stored_as_bytes_is_still_read(tmp_path: Path) -> None:
+    """A lone surrogate is stored as its surrogatepass bytes (see ``_encoding``): not refused."""
+    db, run_id = _store(tmp_path)
+    _tamper(db, "UPDATE samples SET prediction = x'eda080' WHERE sample_id = 'q0'")
+    with Store(db, untrusted=True) as store:
+        assert store.get_sample(run_id, "q0").prediction == "\ud800"
+
+
+def test_aieval_compare_reports_a_bad_value_without_a_traceback(tmp_path: Path) -> None:
+    db, base_id = _store(tmp_path)
+    _tamper(db, "UPDATE runs SET metrics = x'00ff'")
+    cand = run(name="qa", dataset=ROWS, scorers=["exact_match"], store=tmp_path / "mine.db").id
+    done = subprocess.run(
+        [sys.executable, "-m", "aieval", "compare", base_id, cand, "--db", "mine.db",
+         "--baseline-db", "artifact.db"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"artifact.db is not a store aieval wrote: in table 'runs', row id '{base_id}'" in (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr
+
+
+def _artifact_with_log(tmp_path: Path) -> tuple[Path, str]:
+    """A store copied while its writer had part of it in the write-ahead log (not
+    checkpointed): ``artifact/store.db`` and ``artifact/store.db-wal``."""
+    db, run_id = _store(tmp_path)
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("UPDATE runs SET name = 'in-the-log'")
+    folder = tmp_path / "artifact"
+    folder.mkdir()
+    for suffix in ("", "-wal"):
+        (folder / f"store.db{suffix}").write_bytes(Path(f"{db}{suffix}").read_bytes())
+    writer.close()
+    return folder / "store.db", run_id
+
+
+def test_a_store_with_its_log_is_read_and_nothing_is_made_beside_it(tmp_path: Path) -> None:
+    db, run_id = _artifact_with_log(tmp_path)
+    before = {p.name: _digest(p) for p in db.parent.iterdir()}
+    assert set(before) == {"store.db", "store.db-wal"}
+    with Store(db, untrusted=True) as store:
+        assert store.get_run(run_id).name == "in-the-log"
+        assert {p.name: _digest(p) for p in db.parent.iterdir()} == before
+    assert {p.name: _digest(p) for p in db.parent.iterdir()} == before
+
+
+def _checksum_broken(log: bytes) -> bytes:
+    return log[:20] + bytes([log[20] ^ 1]) + log[21:]  # a salt changed: the checksum is wrong
+
+
+@pytest.mark.parametrize(
+    ("log", "named"),
+    [
+        pytest.param(
+            lambda log: bytes(range(256)) * 20, "not an SQLite write-ahead log", id="garbage"
+        ),
+        pytest.param(lambda log: log[:10], "shorter than a log's header", id="cut"),
+        pytest.param(_checksum_broken, "header's checksum is wrong", id="checksum"),
+        pytest.param(lambda log: log[:32] + b"\0" * 4120, "holds no transaction", id="no-frames"),
+    ],
+)
+def test_a_log_sqlite_would_ignore_is_refused_naming_it(
+    tmp_path: Path, log: Callable[[bytes], bytes], named: str
+) -> None:
+    db, _ = _artifact_with_log(tmp_path)
+    wal = db.with_name("store.db-wal")
+    wal.write_bytes(log(wal.read_bytes()))
+    with pytest.raises(StoreError, match=named) as raised:
+        Store(db, untrusted=True)
+    assert f"the write-ahead log beside {db} ({wal})" in str(raised.value)
+    assert sorted(p.name for p in db.parent.iterdir()) == ["store.db", "store.db-wal"]

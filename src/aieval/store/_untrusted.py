@@ -3,14 +3,20 @@ and nothing more.
 
 Such a file is data, never code: its schema could hold a view that runs an endless recursive
 query when the store reads ``scores``, a trigger, or a generated column. So the file is opened
-read-only (``mode=ro``, and ``immutable`` unless a write-ahead log lies beside it: no lock,
-nothing written beside it) with
-``query_only`` and ``trusted_schema`` off, every query is stopped after a time limit
-(``set_progress_handler``), and before anything is read its schema must be aieval's own: every
-object in ``sqlite_master`` is a table or an index of :data:`~aieval.store._schema.SCHEMA`
-(with those tables' own columns, none generated) or SQLite's index of a primary key. Anything
-else (a view, a trigger, a virtual table, another table or index) is a :class:`StoreError`
-naming the file and the object.
+read-only and ``immutable`` (no lock, nothing written beside it) with ``query_only`` and
+``trusted_schema`` off, every query is stopped after a time limit (``set_progress_handler``),
+and before anything is read its schema must be aieval's own: every object in ``sqlite_master``
+is a table or an index of :data:`~aieval.store._schema.SCHEMA` (with those tables' own
+columns, none generated) or SQLite's index of a primary key. Anything else (a view, a trigger,
+a virtual table, another table or index) is a :class:`StoreError` naming the file and the
+object. Then every value must be of the type aieval writes (see
+:mod:`aieval.store._untrusted_values`), so no reader meets one it cannot decode.
+
+A write-ahead log beside the file (``<file>-wal``, part of the store a writer had not yet
+checkpointed) is read from a private copy: the file and its log are copied into a private
+temporary folder and checkpointed there, so SQLite's ``-shm`` is made in that folder, never
+beside the artifact. A log SQLite would silently ignore (not SQLite's header, another page
+size, no committed transaction) is refused, naming it.
 
 A store at an older schema version is read from a private copy, migrated there as aieval
 migrates its own stores (its schema checked first, so the migration runs only aieval's DDL).
@@ -22,7 +28,9 @@ import contextlib
 import functools
 import math
 import os
+import shutil
 import sqlite3
+import struct
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -35,6 +43,7 @@ from aieval.store._encoding import row_from_db
 from aieval.store._location import StoreLocation
 from aieval.store._schema import COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION, up_to_date
 from aieval.store._sqlite import SqliteBackend
+from aieval.store._untrusted_values import check_values
 
 __all__ = ["UNTRUSTED_QUERY_SECONDS", "UntrustedSqliteBackend"]
 
@@ -57,17 +66,21 @@ class UntrustedSqliteBackend(SqliteBackend):
         self._seconds = seconds
         self._deadline = math.inf
         self._copy: Path | None = None
+        self._folder: Path | None = None
         path = location.path
         if not path.is_file():
             raise StoreError(f"no store at {path}: a baseline store must be an existing file")
-        # immutable: no lock and no -shm file made beside it; but a write-ahead log beside it
-        # (a writer still has it open) holds part of the store, which only a plain read-only
-        # connection reads
+        # immutable: no lock and no -shm file made beside it; a write-ahead log beside it holds
+        # part of the store, read from a private copy (a -shm would be made beside the log)
         wal = location.sibling("-wal")
-        mode = (
-            "ro" if wal is not None and wal.is_file() and wal.stat().st_size else "ro&immutable=1"
-        )
-        self._db = _connect(f"file:{quote(str(path.resolve()))}?mode={mode}", uri=True)
+        source = path.resolve()
+        try:
+            if wal is not None and wal.is_file() and wal.stat().st_size:
+                source = self._checkpointed_copy(path, wal)
+            self._db = _connect(f"file:{quote(str(source))}?mode=ro&immutable=1", uri=True)
+        except BaseException:
+            self.close()
+            raise
         try:
             self._guard()
             with self._limit():
@@ -78,11 +91,41 @@ class UntrustedSqliteBackend(SqliteBackend):
                 raise StoreError(f"{path}: {exc}") from None
             if not current:
                 self._migrated_copy()
+            check_values(self._db, path, self._limit)
             self._db.execute("PRAGMA query_only=ON")
         except BaseException:
             self.close()
             raise
         self._db.row_factory = row_from_db
+
+    def _checkpointed_copy(self, path: Path, wal: Path) -> Path:
+        """The store and its write-ahead log ``wal`` copied into a private temporary folder and
+        checkpointed there: the copy holds the whole store, nothing is made beside ``path``.
+
+        Raises:
+            StoreError: the log is one SQLite would ignore, naming it.
+        """
+        _check_wal_header(path, wal)
+        self._folder = Path(tempfile.mkdtemp(prefix="aieval-baseline-"))
+        copy = self._folder / "store.db"
+        shutil.copyfile(path, copy)
+        shutil.copyfile(wal, self._folder / "store.db-wal")
+        db = _connect(str(copy))
+        self._db = db
+        try:
+            self._guard()
+            with self._limit():
+                # PASSIVE says how many frames the log held; TRUNCATE empties it (and says 0)
+                busy, frames, _ = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            db.close()
+        if busy or frames <= 0:
+            raise StoreError(
+                f"the write-ahead log beside {path} ({wal}) holds no transaction SQLite can "
+                "read: remove it, or give the store as it was written"
+            )
+        return copy
 
     def _guard(self) -> None:
         self._db.execute("PRAGMA trusted_schema=OFF")
@@ -170,10 +213,60 @@ class UntrustedSqliteBackend(SqliteBackend):
         raise sqlite3.OperationalError(f"{self.location.path} is opened read-only")
 
     def close(self) -> None:
-        with contextlib.suppress(sqlite3.Error):
-            self._db.close()
+        db: sqlite3.Connection | None = getattr(self, "_db", None)  # absent if opening failed
+        if db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
         if self._copy is not None:
             self._copy.unlink(missing_ok=True)
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+
+#: A write-ahead log's first 32 bytes: magic (its low bit: big-endian checksums), format
+#: version, page size, checkpoint sequence, two salts, and the checksum of the first 24 bytes.
+_WAL_HEADER = struct.Struct(">8I")
+_WAL_MAGIC = 0x377F0682
+_WAL_VERSION = 3007000
+
+
+def _check_wal_header(path: Path, wal: Path) -> None:
+    """Refuse a write-ahead log whose header SQLite would not read (and so silently ignore).
+
+    Raises:
+        StoreError: naming the log and what is wrong with it.
+    """
+    with wal.open("rb") as f:
+        head = f.read(_WAL_HEADER.size)
+    with path.open("rb") as f:
+        db_head = f.read(100)
+    problem = None
+    if len(head) < _WAL_HEADER.size:
+        problem = "it is shorter than a log's header"
+    else:
+        magic, version, page, _, _, _, sum0, sum1 = _WAL_HEADER.unpack(head)
+        db_page = int.from_bytes(db_head[16:18], "big") if len(db_head) == 100 else 0
+        if magic & ~1 != _WAL_MAGIC or version != _WAL_VERSION:
+            problem = "it is not an SQLite write-ahead log"
+        elif _wal_checksum(head[:24], big=bool(magic & 1)) != (sum0, sum1):
+            problem = "its header's checksum is wrong"
+        elif page != (65536 if db_page == 1 else db_page):
+            problem = f"its page size ({page}) is not the store's"
+    if problem is not None:
+        raise StoreError(
+            f"the write-ahead log beside {path} ({wal}) cannot be read: {problem}. SQLite would "
+            "ignore it and read an older store; remove it, or give the store as it was written"
+        )
+
+
+def _wal_checksum(data: bytes, *, big: bool) -> tuple[int, int]:
+    """SQLite's checksum of a write-ahead log's header (its words in the byte order given)."""
+    words = struct.unpack(f"{'>' if big else '<'}{len(data) // 4}I", data)
+    s0 = s1 = 0
+    for i in range(0, len(words), 2):
+        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
+        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
+    return s0, s1
 
 
 def check_schema(db: sqlite3.Connection, path: Path) -> None:
