@@ -165,10 +165,8 @@ def test_tokens_of_calls_without_usage_are_counted_unreported_both_ways(
         "at_least": {"input": 192, "output": 6, "total": 198},
         "calls": 6,
         "unreported_calls": 3,
-        "target": dict.fromkeys(target)
-        | {"at_least": target, "calls": 4, "unreported_calls": 2},
-        "judges": dict.fromkeys(judges)
-        | {"at_least": judges, "calls": 2, "unreported_calls": 1},
+        "target": dict.fromkeys(target) | {"at_least": target, "calls": 4, "unreported_calls": 2},
+        "judges": dict.fromkeys(judges) | {"at_least": judges, "calls": 2, "unreported_calls": 1},
     }
 
 
