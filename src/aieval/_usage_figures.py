@@ -171,21 +171,17 @@ def _whole(value: Any) -> int:
 class TokenTally:
     """Input and output tokens of the target, of the judges, and their total.
 
-    ``count_unreported``: count the model calls that reported no tokens, so that the totals
-    read as unknown (``at least N``) while any is missing; without it the known parts are
-    summed as the total (what the stored reports have always said).
+    The model calls that reported no tokens are counted, so that the totals read as unknown
+    (``at least N``) while any is missing.
     """
 
-    def __init__(self, *, count_unreported: bool = True) -> None:
-        self.count_unreported = count_unreported
+    def __init__(self) -> None:
         self.target = TokenTotal()
         self.judges = TokenTotal()
 
     def add(self, sample: SampleRecord) -> None:
         target = [c for c in sample.calls if c.purpose == "target"]
-        if not self.count_unreported:
-            self.target.add_known(sample.input_tokens, sample.output_tokens)
-        elif target:
+        if target:
             for call in target:
                 if call.error is None:
                     self.target.add_call(call.input_tokens, call.output_tokens)
@@ -197,7 +193,7 @@ class TokenTally:
         for call in sample.calls:
             if call.purpose == "target":
                 continue
-            if call.error is None and self.count_unreported:
+            if call.error is None:
                 self.judges.add_call(call.input_tokens, call.output_tokens)
             else:
                 self.judges.add_known(call.input_tokens, call.output_tokens)

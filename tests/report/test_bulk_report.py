@@ -113,3 +113,64 @@ def test_pages_and_scorer_queries_of_any_size_read_the_same_numbers(
         assert columns.metadata_codes is not None and columns.metadata_texts is not None
         assert len(columns.metadata_codes) == len(columns)
         assert len(columns.metadata_texts) == len(set(columns.metadata_texts))
+
+
+def _usage_run(store: Store) -> str:
+    """A plain run whose calls report their tokens, or not: a target call and a judge call
+    without usage, a failed call, a sample without calls whose target reported its own."""
+    from aieval._records import CallRecord, SampleRecord, ScoreRecord
+    from aieval.core._threshold import threshold_verdict
+
+    run_id = store.create_run(name="usage", model="m", provider="recorded", dataset="d.jsonl")
+
+    def call(purpose: str, i: int | None, o: int | None, error: str | None = None) -> CallRecord:
+        return CallRecord(purpose=purpose, input_tokens=i, output_tokens=o, error=error)
+
+    calls = [
+        [call("target", 10, 2), call("judge:j", 30, 3)],
+        [call("target", None, None), call("judge:j", 40, None)],
+        [call("target", 7, None, error="TimeoutError"), call("target", 5, 1)],
+        [],
+        [],
+    ]
+    samples = []
+    for n, made in enumerate(calls):
+        sample = SampleRecord(id=f"s{n}", index=n, input={"n": n}, prediction="p")
+        sample.calls = made
+        if n == 3:
+            sample.input_tokens, sample.output_tokens = 100, None
+        sample.scores = {"exact": ScoreRecord(1.0)}
+        sample.verdict = threshold_verdict(sample, 0.5)
+        sample.passed = sample.verdict.passed
+        samples.append(sample)
+    store.record_samples(run_id, samples)
+    store.finish_run(run_id, status="completed", metrics={})
+    return run_id
+
+
+def test_tokens_of_calls_without_usage_are_counted_unreported_both_ways(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = _usage_run(store)
+    assert store.plain_run(run_id)
+    bulk = _report(store, run_id)
+    assert bulk == _record_path(store, monkeypatch, run_id)
+    # a failed call's reported tokens count, the call does not (it did not answer)
+    target = {"input": 122, "output": 3, "total": 125}
+    judges = {"input": 70, "output": 3, "total": 73}
+    assert bulk["tokens"] == {
+        "input": None,
+        "output": None,
+        "total": None,
+        "at_least": {"input": 192, "output": 6, "total": 198},
+        "calls": 6,
+        "unreported_calls": 3,
+        "target": dict.fromkeys(target) | {"at_least": target, "calls": 4, "unreported_calls": 2},
+        "judges": dict.fromkeys(judges) | {"at_least": judges, "calls": 2, "unreported_calls": 1},
+    }
+
+
+def test_the_sums_in_python_are_the_sums_in_sql(store: Store) -> None:
+    # what a run whose sums pass SQLite's 64 bits is summed with
+    for run_id in (*PLAIN, *GRADED, _usage_run(store)):
+        assert store._exact_sums(run_id) == store._sql_sums(run_id), run_id

@@ -100,6 +100,7 @@ def _run(
                 error=row.get("error"),
                 latency_s=row.get("latency"),
                 cost=row.get("cost"),
+                input_tokens=row.get("input_tokens"),
                 epoch=epoch,
             )
             sample.verdict = threshold_verdict(sample, 0.5, weights=weights)
@@ -195,3 +196,24 @@ def test_a_scorer_only_the_baseline_has_leaves_examples_unscored_alike(
     rules = {r["rule"]: r for r in fast["decision"]["rules"]}
     assert rules["candidate_coverage"]["details"]["unscored"] == 40
     assert any(m["name"] == "old" and m["candidate_missing"] == 40 for m in fast["metrics"])
+
+
+@pytest.mark.parametrize("epochs", [1, 2])
+def test_a_cost_some_example_spent_without_pricing_does_not_rank_the_runs(
+    store: Store, monkeypatch: pytest.MonkeyPatch, epochs: int
+) -> None:
+    # equal on every rule before the cost; the baseline's known costs sum lower, but one of its
+    # examples spent tokens at no known cost: its total is unknown, so the cost does not rank
+    base = _rows(30)
+    base[0] |= {"cost": None, "input_tokens": 10}
+    cand = [row | {"cost": 0.002} for row in _rows(30)]
+    _run(store, "base", base, epochs=epochs)
+    _run(store, "cand", cand, epochs=epochs)
+    fast, slow = _both_ways(store, monkeypatch, "base", "cand")
+    assert fast == slow
+    assert fast["tie_break"]["rule"] == "tie" and fast["tie_break"]["winner"] is None
+    # the same example without tokens spent nothing: the costs are known and rank
+    store._write("UPDATE samples SET input_tokens = NULL WHERE run_id = ?", ("base",))
+    fast, slow = _both_ways(store, monkeypatch, "base", "cand")
+    assert fast == slow
+    assert fast["tie_break"]["rule"] == "cost" and fast["tie_break"]["winner"] == "baseline"

@@ -131,3 +131,26 @@ def test_output_is_strict_json_for_any_numbers(payload: dict[str, Any]) -> None:
         return True
 
     assert finite(parsed)
+
+
+def test_report_schema_takes_token_totals_known_or_unknown() -> None:
+    from tests.report.golden.fixture import golden_path
+
+    golden = json.loads(golden_path().read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(report_schema())
+    doc = graded_report()
+    validator.validate(doc)  # every part known
+    blocks = [d["tokens"] for key, d in golden.items() if key.startswith("report:")]
+    for tokens in blocks:
+        validator.validate(doc | {"tokens": tokens})
+    unknown = blocks[0]
+    assert unknown["total"] is None and unknown["unreported_calls"] > 0
+    assert unknown["judges"]["total"] is not None  # every judge call reported
+    # a partial sum dressed as the total, or unknown without its counts, is refused
+    for broken in (
+        unknown | {"input": 1, "output": 1, "total": 2},
+        {k: v for k, v in unknown.items() if k != "at_least"},
+        unknown | {"unreported_calls": 0},
+        unknown | {"target": unknown["target"] | {"total": 5}},
+    ):
+        assert not validator.is_valid(doc | {"tokens": broken})

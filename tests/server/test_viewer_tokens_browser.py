@@ -1,4 +1,5 @@
-"""The viewer's run page labels tokens as the CLI does: target, judges, total (Chromium)."""
+"""The viewer's run page labels tokens as the CLI does: target, judges, total, and a total
+some calls did not report as unknown (Chromium)."""
 
 from __future__ import annotations
 
@@ -25,27 +26,38 @@ ROWS = [
     {"id": f"r{i}", "prompt": "q", "expected": "x", "prediction": "x", "recorded_calls": [CALL]}
     for i in range(3)
 ]
+#: the second row's model call reported no usage
+UNREPORTED = [
+    row | {"recorded_calls": [{"provider": "openai", "model": "m"}]} if n == 1 else row
+    for n, row in enumerate(ROWS)
+]
 
 
 @pytest.fixture(scope="module")
-def token_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
+def token_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, dict[str, tuple[str, str]]]]:
+    """The viewer's address, and each run's id and CLI line by name."""
     root: Path = tmp_path_factory.mktemp("tokens-viewer")
     db = root / "runs.db"
-    result = run(name="tokens", dataset=ROWS, scorers=["exact_match"], store=str(db))
-    line = format_tokens(build_report(Store(db), result.id).to_dict()["tokens"])
+    runs = {}
+    for name, rows in (("tokens", ROWS), ("unreported", UNREPORTED)):
+        result = run(name=name, dataset=rows, scorers=["exact_match"], store=str(db))
+        with Store(db) as store:
+            runs[name] = (
+                result.id,
+                format_tokens(build_report(store, result.id).to_dict()["tokens"]),
+            )
     app = server_api.create_app(db, server_api.ServerSettings(dataset_roots=(root,)))
     try:
         with LiveServer(app) as live:
-            yield live.url, result.id, line
+            yield live.url, runs
     finally:
         app.state.manager.shutdown()
 
 
-def test_run_page_labels_tokens_like_the_cli(
-    request: pytest.FixtureRequest, token_run: tuple[str, str, str]
-) -> None:
-    url, run_id, cli_line = token_run
-    assert cli_line == "tokens in/out target 30/9 · total 30/9"
+def _facts(request: pytest.FixtureRequest, url: str, run_id: str) -> str:
+    """The run page's latency, tokens and cost facts."""
     context = request.getfixturevalue("browser").new_context(viewport=VIEWPORT)
     page = context.new_page()
     errors: list[str] = []
@@ -54,7 +66,28 @@ def test_run_page_labels_tokens_like_the_cli(
         page.goto(f"{url}/#/runs/{run_id}")
         facts = page.locator("dl.facts", has_text="Tokens in/out")
         facts.wait_for(timeout=120_000)  # the report builds in the background
-        assert "target 30/9 · total 30/9" in facts.inner_text()
+        text: str = facts.inner_text()
         assert not errors, errors
+        return text
     finally:
         context.close()
+
+
+def test_run_page_labels_tokens_like_the_cli(
+    request: pytest.FixtureRequest, token_run: tuple[str, dict[str, tuple[str, str]]]
+) -> None:
+    url, runs = token_run
+    run_id, cli_line = runs["tokens"]
+    assert cli_line == "tokens in/out target 30/9 · total 30/9"
+    assert "target 30/9 · total 30/9" in _facts(request, url, run_id)
+
+
+def test_run_page_reads_a_total_some_calls_did_not_report_as_unknown(
+    request: pytest.FixtureRequest, token_run: tuple[str, dict[str, tuple[str, str]]]
+) -> None:
+    url, runs = token_run
+    run_id, cli_line = runs["unreported"]
+    part = "at least 20/6 (1 of 3 calls unreported)"
+    line = f"target {part} · total {part}"
+    assert cli_line == "tokens in/out " + line
+    assert line in _facts(request, url, run_id)

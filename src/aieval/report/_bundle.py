@@ -180,9 +180,7 @@ class _RunTally:
         self.reasons = ReasonTally()
         self.judges: dict[str, JudgeTally] = {}
         self.latency: list[float] = []
-        # a report still sums the calls that reported as the total (its stored figures are
-        # pinned); the run's own summary counts the unreported calls (docs/reports.md)
-        self.tokens = TokenTally(count_unreported=False)
+        self.tokens = TokenTally()
         self.cost = CostTally()
         self.calls = CacheTally()
         self.workflows: dict[str, GroupTally] = {}
@@ -228,8 +226,18 @@ class _RunTally:
 
     def add_totals(self, totals: CallTotals) -> None:
         """The run's integer sums, as the database computed them."""
-        self.tokens.target = TokenTotal(totals.target_input_tokens, totals.target_output_tokens)
-        self.tokens.judges = TokenTotal(totals.judge_input_tokens, totals.judge_output_tokens)
+        self.tokens.target = TokenTotal(
+            totals.target_input_tokens,
+            totals.target_output_tokens,
+            totals.target_calls,
+            totals.target_unreported,
+        )
+        self.tokens.judges = TokenTotal(
+            totals.judge_input_tokens,
+            totals.judge_output_tokens,
+            totals.judge_calls,
+            totals.judge_unreported,
+        )
         self.cost.unpriced = totals.unpriced
         self.calls.calls = totals.answered_calls
         self.calls.cached = totals.cached_calls

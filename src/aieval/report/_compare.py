@@ -410,13 +410,15 @@ def _standing(examples: Sequence[ExampleNumbers]) -> RunStanding | None:
         return None
     latencies = [ex.latency_s for ex in examples if ex.latency_s is not None]
     costs = [ex.cost for ex in examples if ex.cost is not None]
+    # a sum missing a cost that was spent is no total: the cost rule then does not rank
+    unknown = any(ex.unpriced for ex in examples)
     return RunStanding(
         weighted_score=float(np.mean(scores)),
         gate_failures=sum(not ok for ex in examples for ok in ex.gates.values()),
         correctness=_criterion_mean(examples, _CORRECTNESS, "objective"),
         safety=_criterion_mean(examples, _SAFETY, None),
         p95_latency=float(np.quantile(latencies, 0.95)) if latencies else None,
-        cost=float(sum(costs)) if costs else None,
+        cost=float(sum(costs)) if costs and not unknown else None,
     )
 
 

@@ -74,6 +74,7 @@ class _Side:
     weighted: np.ndarray
     latency: np.ndarray
     cost: np.ndarray
+    unpriced: np.ndarray
     errors: dict[int, str]
     names: list[str]
     present: np.ndarray
@@ -109,6 +110,7 @@ class _Side:
             error=self.errors.get(e),
             latency_s=_opt(self.latency[e]),
             cost=_opt(self.cost[e]),
+            unpriced=bool(self.unpriced[e]),
             weights=(weights or {}) if self.single[e] else {},
             pass_share=None if self.single[e] else float(self.pass_value[e]),
         )
@@ -189,8 +191,8 @@ def _column_parts(
         regressions_count=counts[0],
         improvements_count=counts[1],
         tie_break=tie_break_row(
-            _standing(wb, base.latency[pb], base.cost[pb]),
-            _standing(wc, cand.latency[pc], cand.cost[pc]),
+            _standing(wb, base.latency[pb], base.cost[pb], base.unpriced[pb]),
+            _standing(wc, cand.latency[pc], cand.cost[pc], cand.unpriced[pc]),
         ),
         decision=decision,
     )
@@ -269,6 +271,8 @@ def _read_side(store: Store, run_id: str) -> _Side:
         weighted=merged(samples.weighted_score),
         latency=merged(samples.latency_s),
         cost=merged(samples.cost),
+        # an example of epochs is unpriced when any of its answers is (their mean is above 0)
+        unpriced=merged(samples.unpriced.astype(float)) > 0,
         errors=errors,
         names=scores.names,
         present=present,
@@ -594,7 +598,9 @@ def _scorer_order(base: _Side, cand: _Side, pb: np.ndarray, pc: np.ndarray) -> l
     return sorted(keys, key=keys.__getitem__)
 
 
-def _standing(weighted: np.ndarray, latency: np.ndarray, cost: np.ndarray) -> RunStanding | None:
+def _standing(
+    weighted: np.ndarray, latency: np.ndarray, cost: np.ndarray, unpriced: np.ndarray
+) -> RunStanding | None:
     """``_compare._standing`` of examples without gates or criteria."""
     scores = weighted[~np.isnan(weighted)]
     if not scores.size:
@@ -607,7 +613,7 @@ def _standing(weighted: np.ndarray, latency: np.ndarray, cost: np.ndarray) -> Ru
         correctness=None,
         safety=None,
         p95_latency=float(np.quantile(latencies, 0.95)) if latencies.size else None,
-        cost=float(sum(costs)) if costs else None,
+        cost=float(sum(costs)) if costs and not unpriced.any() else None,
     )
 
 

@@ -255,7 +255,8 @@ def _code(code: Mapping[str, Any] | None) -> Iterator[str]:
 
 def _resources(doc: Mapping[str, Any]) -> str:
     latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
-    if latency.get("p50") is None and not tokens.get("total") and doc.get("cost") is None:
+    counted = tokens.get("total") or tokens.get("unreported_calls")  # known, or unknown
+    if latency.get("p50") is None and not counted and doc.get("cost") is None:
         return ""
     cache = format_cache(doc.get("cache"))
     return (

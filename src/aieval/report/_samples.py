@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from aieval._records import SampleRecord
+from aieval._usage_figures import spent
 from aieval.core import CriterionValue, Verdict
 from aieval.core._stored import derived_verdict
 from aieval.core._threshold import ungraded_score
@@ -49,6 +50,8 @@ class ExampleNumbers:
         graded: whether the sample carries a workflow evaluation.
         latency_s: the target's latency.
         cost: the sample's cost.
+        unpriced: the sample spent (a model call answered, or its target reported tokens)
+            yet has no cost: a total cost over it is unknown.
         weights: the scorers' weights other than 1 in the weighted score, by name.
         pass_share: over the epochs of a run of ``epochs > 1``, the share of its answers that
             passed (``passed`` is then ``pass_share >= 0.5``); ``None`` for one answer.
@@ -65,6 +68,7 @@ class ExampleNumbers:
     graded: bool = False
     latency_s: float | None = None
     cost: float | None = None
+    unpriced: bool = False
     weights: Mapping[str, float] = field(default_factory=dict)
 
     pass_share: float | None = None
@@ -144,6 +148,7 @@ def numbers_of(sample: SampleRecord, verdict: Verdict) -> ExampleNumbers:
         graded=verdict.graded,
         latency_s=sample.latency_s,
         cost=sample.cost,
+        unpriced=sample.cost is None and spent(sample),
         weights=verdict.weights,
     )
 
@@ -180,6 +185,7 @@ def merge_epochs(epochs: Sequence[ExampleNumbers], example_id: str) -> ExampleNu
         graded=any(ex.graded for ex in epochs),
         latency_s=_mean([ex.latency_s for ex in epochs]),
         cost=_mean([ex.cost for ex in epochs]),
+        unpriced=any(ex.unpriced for ex in epochs),
         pass_share=share,
     )
 

@@ -33,6 +33,14 @@ _SCORERS_PER_QUERY = 24
 #: the samples' numbers read first: target error, passed, weighted score, latency, cost
 _NUMBERS = 5
 
+#: 1 when a sample (``s``) counts the usage its target reported itself as one call: it has
+#: tokens and no target call (the calls' own counts are the target's otherwise)
+_OWN_USAGE = (
+    "CASE WHEN (s.input_tokens IS NOT NULL OR s.output_tokens IS NOT NULL) AND NOT EXISTS"
+    " (SELECT 1 FROM model_calls c WHERE c.run_id = s.run_id AND c.sample_id = s.sample_id"
+    " AND c.purpose = 'target') THEN 1 ELSE 0 END"
+)
+
 #: a scorer's code for a sample: no score, a value, n/a (no value, no error), an error
 _MISSING, _VALUE, _NOT_APPLICABLE, _ERROR = -1, 0, 1, 2
 
@@ -73,12 +81,22 @@ class SampleColumns:
 
 @dataclass(frozen=True, slots=True)
 class CallTotals:
-    """Sums over a run's samples and model calls, computed by the database (integers only)."""
+    """Sums over a run's samples and model calls, computed by the database (integers only).
+
+    The target's tokens are its calls' (a sample without a target call counts the usage its
+    target reported itself, as one call); ``*_calls`` are the calls that answered and
+    ``*_unreported`` those of them that did not report both token counts, as
+    :class:`~aieval._usage_figures.TokenTally` counts them.
+    """
 
     target_input_tokens: int
     target_output_tokens: int
+    target_calls: int
+    target_unreported: int
     judge_input_tokens: int
     judge_output_tokens: int
+    judge_calls: int
+    judge_unreported: int
     answered_calls: int
     cached_calls: int
     retries: int
@@ -233,35 +251,43 @@ class ColumnReader(Connection):
             (run_id,),
         )
         return CallTotals(
-            target_input_tokens=s[0],
-            target_output_tokens=s[1],
-            judge_input_tokens=c[0],
-            judge_output_tokens=c[1],
-            answered_calls=c[2],
-            cached_calls=c[3],
-            retries=s[2],
-            cached_samples=s[3],
+            target_input_tokens=s[0] + c[0],
+            target_output_tokens=s[1] + c[1],
+            target_calls=s[2] + c[2],
+            target_unreported=s[3] + c[3],
+            judge_input_tokens=c[4],
+            judge_output_tokens=c[5],
+            judge_calls=c[6],
+            judge_unreported=c[7],
+            answered_calls=c[8],
+            cached_calls=c[9],
+            retries=s[4],
+            cached_samples=s[5],
             unpriced=int(unpriced[0]) if unpriced is not None else 0,
         )
 
     def _exact_sums(self, run_id: str) -> tuple[list[int], list[int]]:
         """What :meth:`_sql_sums` gives, summed in Python over the rows."""
-        s, c = [0, 0, 0, 0], [0, 0, 0, 0]
+        s, c = [0] * 6, [0] * 10
 
         def samples(page: list[tuple[Any, ...]]) -> None:
-            for i, o, retries, cached in page:
-                s[0], s[1] = s[0] + (i or 0), s[1] + (o or 0)
-                s[2], s[3] = s[2] + (retries or 0), s[3] + bool(cached)
+            for i, o, retries, cached, own in page:
+                if own:  # usage its target reported itself, as one call
+                    s[0], s[1] = s[0] + (i or 0), s[1] + (o or 0)
+                    s[2], s[3] = s[2] + 1, s[3] + (i is None or o is None)
+                s[4], s[5] = s[4] + (retries or 0), s[5] + bool(cached)
 
         def calls(page: list[tuple[Any, ...]]) -> None:
             for purpose, i, o, error, cached in page:
-                if purpose != "target":
-                    c[0], c[1] = c[0] + (i or 0), c[1] + (o or 0)
+                at = 0 if purpose == "target" else 4
+                c[at], c[at + 1] = c[at] + (i or 0), c[at + 1] + (o or 0)
                 if error is None:
-                    c[2], c[3] = c[2] + 1, c[3] + bool(cached)
+                    c[at + 2], c[at + 3] = c[at + 2] + 1, c[at + 3] + (i is None or o is None)
+                    c[8], c[9] = c[8] + 1, c[9] + bool(cached)
 
         self._read_pages(
-            "SELECT input_tokens, output_tokens, retries, cached FROM samples WHERE run_id = ?",
+            f"SELECT s.input_tokens, s.output_tokens, s.retries, s.cached, {_OWN_USAGE}"
+            " FROM samples s WHERE s.run_id = ?",
             (run_id,),
             samples,
             _PAGE_ROWS,
@@ -276,26 +302,38 @@ class ColumnReader(Connection):
         return s, c
 
     def _sql_sums(self, run_id: str) -> tuple[list[int], list[int]]:
-        """The samples' ``(input, output, retries, cached)`` and the calls' ``(judge input,
-        judge output, answered, cached)`` sums."""
+        """The samples' ``(input, output, calls, unreported)`` of the usage their targets
+        reported without a target call, then their ``(retries, cached)``; the calls'
+        ``(input, output, answered, unreported)`` of the target's, then of the judges', then
+        ``(answered, cached)`` of all."""
         samples = self._read_one(
-            "SELECT COALESCE(SUM(COALESCE(input_tokens, 0)), 0),"
-            " COALESCE(SUM(COALESCE(output_tokens, 0)), 0), COALESCE(SUM(retries), 0),"
+            "SELECT COALESCE(SUM(own * COALESCE(input_tokens, 0)), 0),"
+            " COALESCE(SUM(own * COALESCE(output_tokens, 0)), 0), COALESCE(SUM(own), 0),"
+            " COALESCE(SUM(CASE WHEN own = 1 AND (input_tokens IS NULL OR output_tokens IS NULL)"
+            " THEN 1 ELSE 0 END), 0),"
+            " COALESCE(SUM(retries), 0),"
             " COALESCE(SUM(CASE WHEN cached <> 0 THEN 1 ELSE 0 END), 0)"
-            " FROM samples WHERE run_id = ?",
+            f" FROM (SELECT s.input_tokens, s.output_tokens, s.retries, s.cached, {_OWN_USAGE}"
+            " AS own FROM samples s WHERE s.run_id = ?) t",
             (run_id,),
         )
+        sums = []
+        for side in ("purpose = 'target'", "purpose <> 'target'"):
+            sums += [
+                f"COALESCE(SUM(CASE WHEN {side} THEN COALESCE(input_tokens, 0) ELSE 0 END), 0)",
+                f"COALESCE(SUM(CASE WHEN {side} THEN COALESCE(output_tokens, 0) ELSE 0 END), 0)",
+                f"COALESCE(SUM(CASE WHEN {side} AND error IS NULL THEN 1 ELSE 0 END), 0)",
+                f"COALESCE(SUM(CASE WHEN {side} AND error IS NULL AND"
+                " (input_tokens IS NULL OR output_tokens IS NULL) THEN 1 ELSE 0 END), 0)",
+            ]
         calls = self._read_one(
-            "SELECT COALESCE(SUM(CASE WHEN purpose <> 'target' THEN COALESCE(input_tokens, 0)"
-            " ELSE 0 END), 0),"
-            " COALESCE(SUM(CASE WHEN purpose <> 'target' THEN COALESCE(output_tokens, 0)"
-            " ELSE 0 END), 0),"
+            f"SELECT {', '.join(sums)},"
             " COALESCE(SUM(CASE WHEN error IS NULL THEN 1 ELSE 0 END), 0),"
             " COALESCE(SUM(CASE WHEN error IS NULL AND cached <> 0 THEN 1 ELSE 0 END), 0)"
             " FROM model_calls WHERE run_id = ?",
             (run_id,),
         )
-        return [int(v) for v in samples or (0, 0, 0, 0)], [int(v) for v in calls or (0, 0, 0, 0)]
+        return [int(v) for v in samples or (0,) * 6], [int(v) for v in calls or (0,) * 10]
 
 
 def _overflowed(exc: StoreError) -> bool:

@@ -45,6 +45,8 @@ class PairSamples:
     cost: np.ndarray
     errors: dict[int, str]
     epochs: dict[int, int]
+    #: whether each sample spent (a model call answered, or tokens) yet has no cost
+    unpriced: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +82,15 @@ class PairReader(Connection):
     def _pair_samples(self, run_id: str) -> PairSamples:
         rows = self._read(
             "SELECT sample_id, verdict_passed, weighted_score, latency_s, cost, error,"
-            " CASE WHEN extra LIKE '%epoch%' THEN extra END"
-            " FROM samples WHERE run_id = ? ORDER BY idx, sample_id",
+            " CASE WHEN extra LIKE '%epoch%' THEN extra END,"
+            " CASE WHEN s.cost IS NULL AND (s.input_tokens IS NOT NULL"
+            " OR s.output_tokens IS NOT NULL OR EXISTS (SELECT 1 FROM model_calls c"
+            " WHERE c.run_id = s.run_id AND c.sample_id = s.sample_id AND c.error IS NULL))"
+            " THEN 1 ELSE 0 END"
+            " FROM samples s WHERE s.run_id = ? ORDER BY s.idx, s.sample_id",
             (run_id,),
         )
-        columns: list[Any] = list(zip(*rows, strict=True)) if rows else [()] * 7
+        columns: list[Any] = list(zip(*rows, strict=True)) if rows else [()] * 8
         del rows
         epochs = {}
         for position, text in enumerate(columns[6]):
@@ -100,6 +106,7 @@ class PairReader(Connection):
             cost=_floats(columns[4]),
             errors={i: text for i, text in enumerate(columns[5]) if text is not None},
             epochs=epochs,
+            unpriced=np.array(columns[7], dtype=bool),
         )
 
     def pair_scores(self, run_id: str, positions: Mapping[str, int]) -> PairScores:

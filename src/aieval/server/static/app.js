@@ -770,12 +770,23 @@
         head(["Problem", "c/n", ...CODE_STATUSES, "Executions"]), el("tbody", {}, problems)))));
   }
 
-  // the CLI's line: "target 141/15 · judges 959/133 · total 1100/148" (judges only when used)
+  // the CLI's line: "target 141/15 · judges 959/133 · total 1100/148" (judges only when used);
+  // a part some calls did not report is unknown: "at least 141/15 (2 of 30 calls unreported)"
+  function tokenText(block) {
+    const b = block || {}, unreported = b.unreported_calls || 0;
+    const known = unreported ? b.at_least || {} : b;
+    const pair = `${known.input ?? "—"}/${known.output ?? "—"}`;
+    if (!unreported) return pair;
+    const of = `(${unreported} of ${b.calls ?? "?"} calls unreported)`;
+    if (unreported === b.calls && !known.input && !known.output) return `unknown ${of}`;
+    return `at least ${pair} ${of}`;
+  }
+
   function tokenLine(tok) {
-    const pair = (block) => `${(block || {}).input ?? "—"}/${(block || {}).output ?? "—"}`;
-    const parts = tok.target ? [`target ${pair(tok.target)}`] : [];
-    if (tok.judges && tok.judges.total) parts.push(`judges ${pair(tok.judges)}`);
-    parts.push(`total ${pair(tok)}`);
+    const parts = tok.target ? [`target ${tokenText(tok.target)}`] : [];
+    const judges = tok.judges || {}, judged = judges.unreported_calls ? judges.at_least : judges;
+    if ((judged || {}).total || judges.calls) parts.push(`judges ${tokenText(judges)}`);
+    parts.push(`total ${tokenText(tok)}`);
     return parts.join(" · ");
   }
 
