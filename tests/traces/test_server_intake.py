@@ -410,3 +410,45 @@ def test_export_requests_beyond_the_limit_are_answered_503_with_retry_after(
     assert busy.status_code == 503 and busy.headers["Retry-After"] == "5"
     assert client.post("/v1/traces", content=a_trace(TRACE_A), headers=JSON).status_code == 200
     assert listed(client) == {TRACE_A}
+
+
+# ---- parent cycles ---------------------------------------------------------------------------
+
+
+class _CountingDict(dict[str, Any]):
+    gets = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        _CountingDict.gets += 1
+        return super().get(key, default)
+
+
+def test_a_parent_cycle_makes_the_trace_incomplete_and_is_walked_once(
+    client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``X`` the parent of ``Y`` the parent of ``X``, tools under ``X``: the trace is
+    incomplete naming both, and each parent link is followed once (not once per tool)."""
+    from aieval.traces import _mapping
+
+    unique = _mapping._unique
+
+    def counted(spans: Any) -> Any:
+        by_id, duplicates, conflicts = unique(spans)
+        return _CountingDict(by_id), duplicates, conflicts
+
+    monkeypatch.setattr(_mapping, "_unique", counted)
+    tools = [tool(TRACE_A, f"{n + 16:016x}", "1" * 16, f"t{n}") for n in range(50)]
+    ring = [span(TRACE_A, "1" * 16, "X", "2" * 16), span(TRACE_A, "2" * 16, "Y", "1" * 16)]
+    client.post("/v1/traces", content=request(*ring, *tools), headers=JSON)
+    client.post("/v1/traces", content=a_trace(TRACE_B), headers=JSON)
+    _CountingDict.gets = 0
+    body = grade(client).json()
+    why = body["incomplete"][TRACE_A]
+    assert any(
+        "2 span(s) whose parents form a cycle" in w
+        and "'X' (1111111111111111)" in w
+        and "'Y' (2222222222222222)" in w
+        for w in why
+    ), why
+    assert TRACE_B not in body["incomplete"] and body["verdicts"][TRACE_A]["passed"] is False
+    assert _CountingDict.gets < 20 * 54  # before: 10,000 hops for each tool span
