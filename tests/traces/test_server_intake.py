@@ -452,3 +452,58 @@ def test_a_parent_cycle_makes_the_trace_incomplete_and_is_walked_once(
     ), why
     assert TRACE_B not in body["incomplete"] and body["verdicts"][TRACE_A]["passed"] is False
     assert _CountingDict.gets < 20 * 54  # before: 10,000 hops for each tool span
+
+
+# ---- nesting depth ---------------------------------------------------------------------------
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"stringValue": "x"}
+    for n in range(depth - 1):
+        if n % 2:
+            value = {"kvlistValue": {"values": [{"key": "k", "value": value}]}}
+        else:
+            value = {"arrayValue": {"values": [value]}}
+    return value
+
+
+def _nested_text(depth: int) -> bytes:
+    """A span whose attribute ``deep`` nests ``depth`` levels (kvlist in array), as text: too
+    deep for ``json.dumps`` to write."""
+    value = b'{"stringValue":"x"}'
+    level = b'{"kvlistValue":{"values":[{"key":"k","value":{"arrayValue":{"values":['
+    close = b"]}}}]}}"
+    deep = level * (depth // 2) + value + close * (depth // 2)
+    root = json.dumps(span(TRACE_A, "1" * 16, "app", attributes=[])).encode()
+    root = root.replace(b'"attributes": []', b'"attributes": [{"key": "deep", "value": %s}]' % deep)
+    return b'{"resourceSpans": [{"scopeSpans": [{"spans": [%s]}]}]}' % root
+
+
+@pytest.mark.parametrize("depth", [600, 6_000, 120_000])
+def test_an_attribute_nested_too_deep_is_refused_naming_it(
+    client: httpx.Client, depth: int
+) -> None:
+    answer = client.post("/v1/traces", content=_nested_text(depth), headers=JSON)
+    assert answer.status_code == 400, answer.text
+    message = answer.json()["message"]
+    assert message.startswith(
+        "not an OTLP export request: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value: "
+    )
+    assert "nest at most 32" in message
+    assert listed(client) == set()
+
+
+def test_attribute_values_nest_at_most_32_levels(client: httpx.Client) -> None:
+    ok = span(TRACE_A, "1" * 16, "app", attributes=[{"key": "k", "value": _nested(32)}])
+    assert client.post("/v1/traces", content=request(ok), headers=JSON).status_code == 200
+    deep = {"key": "k", "value": _nested(33)}
+    event = {"name": "e", "attributes": [deep]}
+    too_deep = span(TRACE_B, "1" * 16, "app", events=[event])
+    answer = client.post("/v1/traces", content=request(too_deep), headers=JSON)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["message"].startswith(
+        "not an OTLP export request: resourceSpans[0].scopeSpans[0].spans[0].events[0]"
+        ".attributes[0].value: nested deeper than 32 levels"
+    )
+    assert listed(client) == {TRACE_A}
+    assert grade(client).status_code == 200
