@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
+import threading
 import tracemalloc
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -507,3 +510,80 @@ def test_attribute_values_nest_at_most_32_levels(client: httpx.Client) -> None:
     )
     assert listed(client) == {TRACE_A}
     assert grade(client).status_code == 200
+
+
+# ---- slow bodies, the byte budget, decoding off the event loop -------------------------------
+
+
+def _trickle(live: LiveServer, declared: int) -> socket.socket:
+    """A connection that sent its headers and the start of a body of ``declared`` bytes."""
+    host, port = live.url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=60)
+    sock.sendall(
+        f"POST /v1/traces HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {declared}\r\n\r\n".encode()
+        + b'{"resourceSpans": ['
+    )
+    return sock
+
+
+def _reply(sock: socket.socket) -> str:
+    """What the server sent until it closed the connection."""
+    parts = []
+    while part := sock.recv(65536):
+        parts.append(part)
+    return b"".join(parts).decode()
+
+
+def test_slow_bodies_are_answered_408_and_never_hold_up_other_exports(
+    live: LiveServer, client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_traces, "BODY_GRACE_S", 1.0)
+    slow = [_trickle(live, 60_000_000) for _ in range(_traces.MAX_CONCURRENT_INTAKES + 1)]
+    try:
+        answer = client.post("/v1/traces", content=a_trace(TRACE_A), headers=JSON)
+        assert answer.status_code == 200, answer.text  # before: 503 while they trickled
+        for sock in slow:
+            reply = _reply(sock)  # the server answers once their time is up
+            assert reply.startswith("HTTP/1.1 408"), reply
+            assert "arrived too slowly" in reply and "1 s plus one per 16,384 bytes" in reply
+    finally:
+        for sock in slow:
+            sock.close()
+    assert listed(client) == {TRACE_A}
+
+
+def test_bodies_being_received_share_a_byte_budget(app: FastAPI, client: httpx.Client) -> None:
+    body = a_trace(TRACE_A)
+    app.state.trace_bytes = _traces.IntakeBytes(len(body) - 1)
+    busy = client.post("/v1/traces", content=body, headers=JSON)
+    assert busy.status_code == 503 and busy.headers["Retry-After"] == "5", busy.text
+    assert app.state.trace_bytes.held == 0
+    app.state.trace_bytes = _traces.IntakeBytes(len(body))
+    assert client.post("/v1/traces", content=body, headers=JSON).status_code == 200
+    assert app.state.trace_bytes.held == 0 and listed(client) == {TRACE_A}
+
+
+def test_other_routes_answer_while_an_export_request_is_decoded(
+    client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import aieval.traces
+
+    check = aieval.traces.check_request
+    entered, answered = threading.Event(), threading.Event()
+
+    def slow_check(body: bytes, fmt: str) -> dict[str, int]:
+        entered.set()
+        answered.wait(30)  # a long decode, until the other route has answered
+        return check(body, fmt)
+
+    monkeypatch.setattr(aieval.traces, "check_request", slow_check)
+    with ThreadPoolExecutor(1) as pool:
+        export = pool.submit(client.post, "/v1/traces", content=a_trace(TRACE_A), headers=JSON)
+        assert entered.wait(30)
+        try:
+            meanwhile = client.get("/api/runs", timeout=10)  # before: waited on the decode
+        finally:
+            answered.set()
+        assert meanwhile.status_code == 200
+        assert export.result().status_code == 200
