@@ -587,3 +587,51 @@ def test_other_routes_answer_while_an_export_request_is_decoded(
             answered.set()
         assert meanwhile.status_code == 200
         assert export.result().status_code == 200
+
+
+# ---- token counts beyond what a store keeps ---------------------------------------------------
+
+
+def _llm(trace: str, span_id: str, parent: str, tokens: int) -> dict[str, Any]:
+    attributes = [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+        {"key": "gen_ai.usage.input_tokens", "value": {"intValue": str(tokens)}},
+    ]
+    return span(trace, span_id, "chat", parent, attributes=attributes)
+
+
+def _agent(trace: str, span_id: str, parent: str = "") -> dict[str, Any]:
+    attributes = [{"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}]
+    return span(trace, span_id, "invoke_agent", parent, attributes=attributes)
+
+
+def test_token_counts_beyond_64_bits_or_summing_past_them_never_break_a_grading(
+    client: httpx.Client,
+) -> None:
+    """Each count alone, and the sums of large valid ones, stay within what a store keeps."""
+    client.post("/v1/traces", content=a_trace(TRACE_A), headers=JSON)
+    traces = [TRACE_A]
+    for n, tokens in enumerate((2**63 - 1, 2**63, 2**64, 2**70)):
+        trace = f"{n + 1:032x}"
+        traces.append(trace)
+        body = request(_agent(trace, "1" * 16), _llm(trace, "2" * 16, "1" * 16, tokens))
+        assert client.post("/v1/traces", content=body, headers=JSON).status_code == 200
+    one_step, two_steps = "c" * 32, "d" * 32
+    traces += [one_step, two_steps]
+    body = request(
+        _agent(one_step, "1" * 16),
+        _llm(one_step, "2" * 16, "1" * 16, 2**62),
+        _llm(one_step, "3" * 16, "1" * 16, 2**62),
+        span(two_steps, "9" * 16, "app"),
+        _agent(two_steps, "1" * 16, "9" * 16),
+        _agent(two_steps, "4" * 16, "9" * 16),
+        _llm(two_steps, "2" * 16, "1" * 16, 2**63 - 1),
+        _llm(two_steps, "3" * 16, "4" * 16, 1),
+    )
+    assert client.post("/v1/traces", content=body, headers=JSON).status_code == 200
+    graded = grade(client)
+    assert graded.status_code == 200, graded.text
+    assert set(graded.json()["verdicts"]) == set(traces)
+    for trace in traces:
+        alone = grade(client, trace_ids=[trace])
+        assert alone.status_code == 200 and set(alone.json()["verdicts"]) == {trace}, alone.text
