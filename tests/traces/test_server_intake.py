@@ -399,7 +399,7 @@ def test_an_attribute_nested_deeper_than_the_json_parser_goes_stays_text(
 def test_export_requests_beyond_the_limit_are_answered_503_with_retry_after(
     app: FastAPI, client: httpx.Client
 ) -> None:
-    """Each request being received may hold up to 64 MiB: a few at once, the rest retried."""
+    """Each request decoded may take a few hundred MiB: a few at once, the rest retried."""
     slots = app.state.trace_intakes
     taken = 0
     while slots.acquire(blocking=False):  # every slot busy, as by large uploads
