@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
+import threading
 import tracemalloc
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -396,7 +399,7 @@ def test_an_attribute_nested_deeper_than_the_json_parser_goes_stays_text(
 def test_export_requests_beyond_the_limit_are_answered_503_with_retry_after(
     app: FastAPI, client: httpx.Client
 ) -> None:
-    """Each request being received may hold up to 64 MiB: a few at once, the rest retried."""
+    """Each request decoded may take a few hundred MiB: a few at once, the rest retried."""
     slots = app.state.trace_intakes
     taken = 0
     while slots.acquire(blocking=False):  # every slot busy, as by large uploads
@@ -410,3 +413,225 @@ def test_export_requests_beyond_the_limit_are_answered_503_with_retry_after(
     assert busy.status_code == 503 and busy.headers["Retry-After"] == "5"
     assert client.post("/v1/traces", content=a_trace(TRACE_A), headers=JSON).status_code == 200
     assert listed(client) == {TRACE_A}
+
+
+# ---- parent cycles ---------------------------------------------------------------------------
+
+
+class _CountingDict(dict[str, Any]):
+    gets = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        _CountingDict.gets += 1
+        return super().get(key, default)
+
+
+def test_a_parent_cycle_makes_the_trace_incomplete_and_is_walked_once(
+    client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``X`` the parent of ``Y`` the parent of ``X``, tools under ``X``: the trace is
+    incomplete naming both, and each parent link is followed once (not once per tool)."""
+    from aieval.traces import _mapping
+
+    unique = _mapping._unique
+
+    def counted(spans: Any) -> Any:
+        by_id, duplicates, conflicts = unique(spans)
+        return _CountingDict(by_id), duplicates, conflicts
+
+    monkeypatch.setattr(_mapping, "_unique", counted)
+    tools = [tool(TRACE_A, f"{n + 16:016x}", "1" * 16, f"t{n}") for n in range(50)]
+    ring = [span(TRACE_A, "1" * 16, "X", "2" * 16), span(TRACE_A, "2" * 16, "Y", "1" * 16)]
+    client.post("/v1/traces", content=request(*ring, *tools), headers=JSON)
+    client.post("/v1/traces", content=a_trace(TRACE_B), headers=JSON)
+    _CountingDict.gets = 0
+    body = grade(client).json()
+    why = body["incomplete"][TRACE_A]
+    assert any(
+        "2 span(s) whose parents form a cycle" in w
+        and "'X' (1111111111111111)" in w
+        and "'Y' (2222222222222222)" in w
+        for w in why
+    ), why
+    assert TRACE_B not in body["incomplete"] and body["verdicts"][TRACE_A]["passed"] is False
+    assert _CountingDict.gets < 20 * 54  # before: 10,000 hops for each tool span
+
+
+# ---- nesting depth ---------------------------------------------------------------------------
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"stringValue": "x"}
+    for n in range(depth - 1):
+        if n % 2:
+            value = {"kvlistValue": {"values": [{"key": "k", "value": value}]}}
+        else:
+            value = {"arrayValue": {"values": [value]}}
+    return value
+
+
+def _nested_text(depth: int) -> bytes:
+    """A span whose attribute ``deep`` nests ``depth`` levels (kvlist in array), as text: too
+    deep for ``json.dumps`` to write."""
+    value = b'{"stringValue":"x"}'
+    level = b'{"kvlistValue":{"values":[{"key":"k","value":{"arrayValue":{"values":['
+    close = b"]}}}]}}"
+    deep = level * (depth // 2) + value + close * (depth // 2)
+    root = json.dumps(span(TRACE_A, "1" * 16, "app", attributes=[])).encode()
+    root = root.replace(b'"attributes": []', b'"attributes": [{"key": "deep", "value": %s}]' % deep)
+    return b'{"resourceSpans": [{"scopeSpans": [{"spans": [%s]}]}]}' % root
+
+
+@pytest.mark.parametrize("depth", [600, 6_000, 120_000])
+def test_an_attribute_nested_too_deep_is_refused_naming_it(
+    client: httpx.Client, depth: int
+) -> None:
+    answer = client.post("/v1/traces", content=_nested_text(depth), headers=JSON)
+    assert answer.status_code == 400, answer.text
+    message = answer.json()["message"]
+    assert message.startswith(
+        "not an OTLP export request: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value: "
+    )
+    assert "nest at most 32" in message
+    assert listed(client) == set()
+
+
+def test_attribute_values_nest_at_most_32_levels(client: httpx.Client) -> None:
+    ok = span(TRACE_A, "1" * 16, "app", attributes=[{"key": "k", "value": _nested(32)}])
+    assert client.post("/v1/traces", content=request(ok), headers=JSON).status_code == 200
+    deep = {"key": "k", "value": _nested(33)}
+    event = {"name": "e", "attributes": [deep]}
+    too_deep = span(TRACE_B, "1" * 16, "app", events=[event])
+    answer = client.post("/v1/traces", content=request(too_deep), headers=JSON)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["message"].startswith(
+        "not an OTLP export request: resourceSpans[0].scopeSpans[0].spans[0].events[0]"
+        ".attributes[0].value: nested deeper than 32 levels"
+    )
+    assert listed(client) == {TRACE_A}
+    assert grade(client).status_code == 200
+
+
+# ---- slow bodies, the byte budget, decoding off the event loop -------------------------------
+
+
+def _trickle(live: LiveServer, declared: int) -> socket.socket:
+    """A connection that sent its headers and the start of a body of ``declared`` bytes."""
+    host, port = live.url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=60)
+    sock.sendall(
+        f"POST /v1/traces HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {declared}\r\n\r\n".encode()
+        + b'{"resourceSpans": ['
+    )
+    return sock
+
+
+def _reply(sock: socket.socket) -> str:
+    """What the server sent until it closed the connection."""
+    parts = []
+    while part := sock.recv(65536):
+        parts.append(part)
+    return b"".join(parts).decode()
+
+
+def test_slow_bodies_are_answered_408_and_never_hold_up_other_exports(
+    live: LiveServer, client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_traces, "BODY_GRACE_S", 1.0)
+    slow = [_trickle(live, 60_000_000) for _ in range(_traces.MAX_CONCURRENT_INTAKES + 1)]
+    try:
+        answer = client.post("/v1/traces", content=a_trace(TRACE_A), headers=JSON)
+        assert answer.status_code == 200, answer.text  # before: 503 while they trickled
+        for sock in slow:
+            reply = _reply(sock)  # the server answers once their time is up
+            assert reply.startswith("HTTP/1.1 408"), reply
+            assert "arrived too slowly" in reply and "1 s plus one per 16,384 bytes" in reply
+    finally:
+        for sock in slow:
+            sock.close()
+    assert listed(client) == {TRACE_A}
+
+
+def test_bodies_being_received_share_a_byte_budget(app: FastAPI, client: httpx.Client) -> None:
+    body = a_trace(TRACE_A)
+    app.state.trace_bytes = _traces.IntakeBytes(len(body) - 1)
+    busy = client.post("/v1/traces", content=body, headers=JSON)
+    assert busy.status_code == 503 and busy.headers["Retry-After"] == "5", busy.text
+    assert app.state.trace_bytes.held == 0
+    app.state.trace_bytes = _traces.IntakeBytes(len(body))
+    assert client.post("/v1/traces", content=body, headers=JSON).status_code == 200
+    assert app.state.trace_bytes.held == 0 and listed(client) == {TRACE_A}
+
+
+def test_other_routes_answer_while_an_export_request_is_decoded(
+    client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import aieval.traces
+
+    check = aieval.traces.check_request
+    entered, answered = threading.Event(), threading.Event()
+
+    def slow_check(body: bytes, fmt: str) -> dict[str, int]:
+        entered.set()
+        answered.wait(30)  # a long decode, until the other route has answered
+        return check(body, fmt)
+
+    monkeypatch.setattr(aieval.traces, "check_request", slow_check)
+    with ThreadPoolExecutor(1) as pool:
+        export = pool.submit(client.post, "/v1/traces", content=a_trace(TRACE_A), headers=JSON)
+        assert entered.wait(30)
+        try:
+            meanwhile = client.get("/api/runs", timeout=10)  # before: waited on the decode
+        finally:
+            answered.set()
+        assert meanwhile.status_code == 200
+        assert export.result().status_code == 200
+
+
+# ---- token counts beyond what a store keeps ---------------------------------------------------
+
+
+def _llm(trace: str, span_id: str, parent: str, tokens: int) -> dict[str, Any]:
+    attributes = [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+        {"key": "gen_ai.usage.input_tokens", "value": {"intValue": str(tokens)}},
+    ]
+    return span(trace, span_id, "chat", parent, attributes=attributes)
+
+
+def _agent(trace: str, span_id: str, parent: str = "") -> dict[str, Any]:
+    attributes = [{"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}]
+    return span(trace, span_id, "invoke_agent", parent, attributes=attributes)
+
+
+def test_token_counts_beyond_64_bits_or_summing_past_them_never_break_a_grading(
+    client: httpx.Client,
+) -> None:
+    """Each count alone, and the sums of large valid ones, stay within what a store keeps."""
+    client.post("/v1/traces", content=a_trace(TRACE_A), headers=JSON)
+    traces = [TRACE_A]
+    for n, tokens in enumerate((2**63 - 1, 2**63, 2**64, 2**70)):
+        trace = f"{n + 1:032x}"
+        traces.append(trace)
+        body = request(_agent(trace, "1" * 16), _llm(trace, "2" * 16, "1" * 16, tokens))
+        assert client.post("/v1/traces", content=body, headers=JSON).status_code == 200
+    one_step, two_steps = "c" * 32, "d" * 32
+    traces += [one_step, two_steps]
+    body = request(
+        _agent(one_step, "1" * 16),
+        _llm(one_step, "2" * 16, "1" * 16, 2**62),
+        _llm(one_step, "3" * 16, "1" * 16, 2**62),
+        span(two_steps, "9" * 16, "app"),
+        _agent(two_steps, "1" * 16, "9" * 16),
+        _agent(two_steps, "4" * 16, "9" * 16),
+        _llm(two_steps, "2" * 16, "1" * 16, 2**63 - 1),
+        _llm(two_steps, "3" * 16, "4" * 16, 1),
+    )
+    assert client.post("/v1/traces", content=body, headers=JSON).status_code == 200
+    graded = grade(client)
+    assert graded.status_code == 200, graded.text
+    assert set(graded.json()["verdicts"]) == set(traces)
+    for trace in traces:
+        alone = grade(client, trace_ids=[trace])
+        assert alone.status_code == 200 and set(alone.json()["verdicts"]) == {trace}, alone.text

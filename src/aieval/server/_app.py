@@ -24,6 +24,8 @@ from aieval.server._table import SampleIndex
 from aieval.server._traces import (
     MAX_CONCURRENT_GRADINGS,
     MAX_CONCURRENT_INTAKES,
+    MAX_INTAKE_BYTES,
+    IntakeBytes,
     intake,
     trace_store,
     traces_api,
@@ -110,6 +112,7 @@ def create_app(
     app.state.trace_store = trace_store(reader.location)
     app.state.trace_gradings = threading.BoundedSemaphore(MAX_CONCURRENT_GRADINGS)
     app.state.trace_intakes = threading.BoundedSemaphore(MAX_CONCURRENT_INTAKES)
+    app.state.trace_bytes = IntakeBytes(MAX_INTAKE_BYTES)
     app.include_router(intake)
     app.include_router(traces_api)
     _mount_viewer(app)

@@ -4,20 +4,23 @@
 (``application/x-protobuf``) or OTLP/JSON (``application/json``), gzip-encoded or not, behind
 the server's token like every route, and keeps it losslessly (see :mod:`._tracestore`) once
 every field is checked (:func:`aieval.traces.check_request`). The body is decompressed in
-bounded pieces and its objects counted before it is decoded, so no request takes more memory
-than the limits below allow, and a few are received at once.
+bounded pieces as it arrives, against a byte budget shared by every request being received
+and a deadline that grows with the bytes received (a client that trickles its body is answered
+408, and never holds more than it sent); its objects are then counted, decoded and checked off
+the event loop, a few requests at once, so other routes answer meanwhile.
 ``GET /api/traces`` lists the stored traces; ``POST /api/traces/evaluations`` grades them
 (all, or the ids given) with a workflow definition and profile as one stored run, one sample
 per trace; a trace still arriving fails ``trace_complete`` rather than being graded whole.
 Each trace is mapped on its own (a bad span makes only its trace incomplete), and gradings are
-bounded in traces, spans and number at once.
-"""
+bounded in traces, spans and number at once."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import threading
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -32,7 +35,7 @@ from aieval.server._responses import SafeJSONResponse
 from aieval.server._tracestore import TraceStore
 from aieval.store import StoreLocation
 
-__all__ = ["TraceEvaluationRequest", "intake", "trace_store", "traces_api"]
+__all__ = ["IntakeBytes", "TraceEvaluationRequest", "intake", "trace_store", "traces_api"]
 
 #: The largest export request accepted, in bytes, as received and decompressed.
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
@@ -43,9 +46,18 @@ MAX_TRACE_IDS = 10_000
 MAX_GRADED_SPANS = 200_000
 #: Gradings of received traces at once; one more is answered 503 with ``Retry-After``.
 MAX_CONCURRENT_GRADINGS = 2
-#: Export requests received at once (each holds up to :data:`MAX_REQUEST_BYTES` while read);
-#: one more is answered 503 with ``Retry-After``, which OTLP exporters retry.
+#: Export requests decoded and checked at once (decoding takes memory in proportion to the
+#: request); one more is answered 503 with ``Retry-After``, which OTLP exporters retry.
 MAX_CONCURRENT_INTAKES = 4
+#: Bytes (decompressed) held by all the export requests being received at once; a request
+#: whose next piece would go over is answered 503 with ``Retry-After``. A request takes its
+#: share as its bytes arrive, never by the size it declares.
+MAX_INTAKE_BYTES = MAX_CONCURRENT_INTAKES * MAX_REQUEST_BYTES
+#: Seconds any request body may take to arrive, plus one per :data:`MIN_BODY_RATE` bytes
+#: received: a client slower than that is answered 408, so it holds its bytes only briefly.
+BODY_GRACE_S = 10.0
+#: Bytes per second a request body must keep up, on average, after :data:`BODY_GRACE_S`.
+MIN_BODY_RATE = 16 * 1024
 #: Seconds a client is asked to wait (``Retry-After``) when every slot is taken.
 RETRY_AFTER_S = 5
 #: The most JSON objects and arrays (OTLP/JSON) or fields (protobuf) in one export request:
@@ -93,25 +105,36 @@ async def receive_traces(request: Request) -> Response:
     except ImportError as exc:
         return _refuse(501, str(exc))
     fmt = "json" if kind == "application/json" else "protobuf"
-    slots: threading.BoundedSemaphore = request.app.state.trace_intakes
-    if not slots.acquire(blocking=False):  # never blocks: a count, taken on the event loop
-        return _refuse(
-            503,
-            f"{MAX_CONCURRENT_INTAKES} export requests are being received; try again shortly",
-            headers={"Retry-After": str(RETRY_AFTER_S)},
-        )
+    state = request.app.state
+    held = _Held(state.trace_bytes)
     try:
-        return await _keep(request, kind, fmt)
+        try:
+            body = await _body(request, held)
+        except _TooLarge as exc:
+            return _refuse(413, f"{exc}: send smaller batches")
+        except _TooSlow as exc:
+            return _refuse(408, str(exc), headers={"Connection": "close"})
+        except _Busy as exc:
+            return _busy(str(exc))
+        except (ValueError, zlib.error) as exc:
+            return _refuse(400, f"not an OTLP export request: {exc}")
+        slots: threading.BoundedSemaphore = state.trace_intakes
+        if not slots.acquire(blocking=False):  # never blocks: a count, taken on the event loop
+            return _busy(f"{MAX_CONCURRENT_INTAKES} export requests are being decoded")
+        try:
+            # decoding a large request takes seconds: off the event loop, so others answer
+            return await asyncio.to_thread(_keep, state.trace_store, body, kind, fmt)
+        finally:
+            slots.release()
     finally:
-        slots.release()
+        held.release()
 
 
-async def _keep(request: Request, kind: str, fmt: str) -> Response:
-    """Read, check and store one export request; answer it."""
+def _keep(store: TraceStore, body: bytes, kind: str, fmt: str) -> Response:
+    """Check and store one export request; answer it."""
     from aieval.traces import check_request, count_items
 
     try:
-        body = await _body(request)
         if count_items(body, fmt, MAX_REQUEST_ITEMS) > MAX_REQUEST_ITEMS:
             raise _TooLarge(
                 f"export request of more than {MAX_REQUEST_ITEMS:,} "
@@ -120,9 +143,8 @@ async def _keep(request: Request, kind: str, fmt: str) -> Response:
         counts = check_request(body, fmt)
     except _TooLarge as exc:
         return _refuse(413, f"{exc}: send smaller batches")
-    except (ValueError, WorkflowError, zlib.error) as exc:
+    except (ValueError, WorkflowError) as exc:
         return _refuse(400, f"not an OTLP export request: {exc}")
-    store: TraceStore = request.app.state.trace_store
     store.add(body, fmt, counts)
     if kind == "application/json":
         return SafeJSONResponse({})
@@ -131,6 +153,10 @@ async def _keep(request: Request, kind: str, fmt: str) -> Response:
     )
 
     return Response(ExportTraceServiceResponse().SerializeToString(), media_type=_PROTOBUF)
+
+
+def _busy(what: str) -> SafeJSONResponse:
+    return _refuse(503, f"{what}; try again shortly", headers={"Retry-After": str(RETRY_AFTER_S)})
 
 
 @traces_api.get("")
@@ -241,12 +267,63 @@ class _TooLarge(Exception):
     pass
 
 
-async def _body(request: Request) -> bytes:
+class _TooSlow(Exception):
+    pass
+
+
+class _Busy(Exception):
+    pass
+
+
+class IntakeBytes:
+    """The bytes all export requests being received hold, bounded by ``limit``; a request
+    takes its share piece by piece as its body arrives (on the event loop, so no lock)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, size: int) -> bool:
+        if self.held + size > self.limit:
+            return False
+        self.held += size
+        return True
+
+    def give(self, size: int) -> None:
+        self.held -= size
+
+
+class _Held:
+    """One request's share of :class:`IntakeBytes`, given back once when it is answered."""
+
+    def __init__(self, budget: IntakeBytes) -> None:
+        self.budget = budget
+        self.size = 0
+
+    def grow_to(self, size: int) -> None:
+        if size > self.size:
+            if not self.budget.take(size - self.size):
+                raise _Busy(
+                    f"export requests being received hold {self.budget.limit:,} bytes, "
+                    "the most at once"
+                )
+            self.size = size
+
+    def release(self) -> None:
+        self.budget.give(self.size)
+        self.size = 0
+
+
+async def _body(request: Request, held: _Held) -> bytes:
     """The body, decompressed in bounded pieces as it arrives: neither the bytes received nor
-    those decompressed ever exceed :data:`MAX_REQUEST_BYTES` in memory.
+    those decompressed ever exceed :data:`MAX_REQUEST_BYTES` in memory, and ``held`` grows
+    with them. It must arrive within :data:`BODY_GRACE_S` seconds plus one per
+    :data:`MIN_BODY_RATE` bytes received.
 
     Raises:
         _TooLarge: more bytes than that, received or decompressed.
+        _TooSlow: a body arriving slower than that.
+        _Busy: the requests being received hold :data:`MAX_INTAKE_BYTES` already.
         ValueError, zlib.error: an unknown encoding, or a body that is not one.
     """
     limit = MAX_REQUEST_BYTES
@@ -255,12 +332,29 @@ async def _body(request: Request) -> bytes:
         raise _TooLarge(f"export request of {int(declared):,} bytes, over {limit:,}")
     inflater = _Inflater(request.headers.get("content-encoding", ""), limit)
     received = 0
-    async for chunk in request.stream():
+    start = time.monotonic()
+    chunks = request.stream().__aiter__()
+    while True:
+        left = start + BODY_GRACE_S + received / MIN_BODY_RATE - time.monotonic()
+        try:
+            chunk = await asyncio.wait_for(chunks.__anext__(), max(left, 0.0))
+        except StopAsyncIteration:
+            break
+        except TimeoutError:
+            raise _TooSlow(
+                f"the request body arrived too slowly ({received:,} bytes in "
+                f"{time.monotonic() - start:.0f} s): a body may take {BODY_GRACE_S:g} s plus "
+                f"one per {MIN_BODY_RATE:,} bytes"
+            ) from None
         received += len(chunk)
         if received > limit:
             raise _TooLarge(f"export request of more than {limit:,} bytes")
+        held.grow_to(received)
         inflater.feed(chunk)
-    return inflater.finish()
+        held.grow_to(inflater.size)
+    body = inflater.finish()
+    held.grow_to(len(body))
+    return body
 
 
 class _Inflater:
@@ -297,6 +391,11 @@ class _Inflater:
             if not self._inflate.eof:
                 raise ValueError(f"the {self._encoding} body ends before its end-of-stream mark")
         return b"".join(self._parts)
+
+    @property
+    def size(self) -> int:
+        """Bytes decompressed so far."""
+        return self._size
 
     def _keep(self, data: bytes) -> None:
         self._size += len(data)

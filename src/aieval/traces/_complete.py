@@ -1,5 +1,6 @@
-"""What makes a trace incomplete: a parent that never arrived, no root or more than one, open
-spans, spans that end before they start, dropped attributes or events. Each problem is one
+"""What makes a trace incomplete: a parent that never arrived, no root or more than one, spans
+whose parents form a cycle, open spans, spans that end before they start, dropped attributes or
+events. Each problem is one
 line naming the spans it concerns."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from aieval.traces._spans import Span
 
-__all__ = ["problems"]
+__all__ = ["in_cycles", "problems"]
 
 _LISTED = 5
 
@@ -31,6 +32,12 @@ def problems(spans: Sequence[Span], by_id: Mapping[str, Span]) -> list[str]:
             f"{len(roots)} root spans, where a trace has one (which one is the run is "
             f"unknown): {_names(roots)}"
         )
+    cycled = in_cycles(spans, by_id)
+    if cycled:
+        found.append(
+            f"{len(cycled)} span(s) whose parents form a cycle (each is its own ancestor): "
+            f"{_names(cycled)}"
+        )
     open_spans = [s for s in spans if not s.end_ns]
     if open_spans:
         found.append(f"{len(open_spans)} span(s) still open (no end time): {_names(open_spans)}")
@@ -48,6 +55,25 @@ def problems(spans: Sequence[Span], by_id: Mapping[str, Span]) -> list[str]:
             f"{_names(dropped)}"
         )
     return found
+
+
+def in_cycles(spans: Sequence[Span], by_id: Mapping[str, Span]) -> list[Span]:
+    """The spans that are their own ancestor (``X`` the parent of ``Y`` the parent of ``X``), in
+    the order given; each parent link is followed once, so this takes linear time."""
+    done: set[str] = set()
+    cycled: set[str] = set()
+    for span in spans:
+        path: dict[str, None] = {}
+        current: Span | None = span
+        while current is not None and current.span_id not in done:
+            if current.span_id in path:  # back on this walk's path: from there on, a cycle
+                ring = list(path)
+                cycled.update(ring[ring.index(current.span_id) :])
+                break
+            path[current.span_id] = None
+            current = by_id.get(current.parent_id) if current.parent_id else None
+        done.update(path)
+    return [s for s in spans if s.span_id in cycled]
 
 
 def _times(spans: Sequence[Span]) -> str:

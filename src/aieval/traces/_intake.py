@@ -27,7 +27,12 @@ import msgspec
 from aieval.errors import WorkflowError
 from aieval.traces import _otlpjson as J
 
-__all__ = ["check_request", "count_items"]
+__all__ = ["MAX_VALUE_DEPTH", "check_request", "count_items"]
+
+#: How deep attribute values may nest (an ``arrayValue`` or ``kvlistValue`` in another is one
+#: level more; a plain value is level 1): deeper, the export request is refused, naming the
+#: attribute. Protobuf's parser stops a little deeper on its own (100 nested messages).
+MAX_VALUE_DEPTH = 32
 
 _HEX = re.compile(r"[0-9a-fA-F]*")
 _STATUS_NAMES = ("STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR")
@@ -101,6 +106,8 @@ def _check_json(body: bytes) -> dict[str, int]:
         raise WorkflowError(_at(str(exc))) from None
     except msgspec.DecodeError as exc:
         raise WorkflowError(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise WorkflowError(_too_deep(body)) from None
     if not request.resource_spans and b'"resource_spans"' in body:
         raise WorkflowError(
             "resource_spans: OTLP/JSON keys are lowerCamelCase (resourceSpans, scopeSpans, "
@@ -116,6 +123,47 @@ def _check_json(body: bytes) -> dict[str, int]:
                 trace_id = _span_fields(span, where)
                 counts[trace_id] = counts.get(trace_id, 0) + 1
     return counts
+
+
+#: JSON tokens that nest or count: strings (keys end with ``:``), brackets and commas.
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"\s*:?|[\[\]{},]')
+#: JSON nesting no valid request reaches (:data:`MAX_VALUE_DEPTH` values take 4 levels each).
+_DEEPEST_JSON = 4 * MAX_VALUE_DEPTH + 16
+
+
+def _too_deep(body: bytes) -> str:
+    """Why a body nested deeper than the decoder goes is refused, naming the attribute (or the
+    path) where it first goes deeper than any valid request: its tokens are walked (never
+    decoded), keeping the path of keys and indices down to there."""
+    why = f"nested deeper than the decoder goes (attribute values nest at most {MAX_VALUE_DEPTH})"
+    path: list[list[Any]] = []  # per open container: [key or None] or [index] for an array
+    for token in _TOKENS.finditer(body):
+        text = token.group()
+        first = text[:1]
+        if first == b"{":
+            path.append([None])
+        elif first == b"[":
+            path.append([0])
+        elif first in (b"}", b"]"):
+            if path:
+                path.pop()
+        elif first == b",":
+            if path and isinstance(path[-1][0], int):
+                path[-1][0] += 1
+        elif text.endswith(b":") and path:
+            path[-1][0] = text.rstrip(b": \t\r\n")[1:-1].decode("utf-8", "replace")
+        if len(path) > _DEEPEST_JSON:
+            return f"{_json_path(path)}: {why}"
+    return f"the request is {why}"
+
+
+def _json_path(path: list[list[Any]]) -> str:
+    """``a[0].b`` of a walked path, cut after the attribute value it is in, if any."""
+    parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for (p,) in path if p is not None]
+    text = "".join(parts).removeprefix(".")
+    attributes = text.find("attributes[")
+    value = text.find(".value", attributes) if attributes >= 0 else -1
+    return text[: value + len(".value")] if value >= 0 else text[:200]
 
 
 def _at(message: str) -> str:
@@ -170,13 +218,18 @@ def _status(code: int | str, where: str) -> None:
 
 def _values(items: Iterable[J.KeyValue], where: str) -> None:
     """Every attribute value, nested ones too, is one the mapping can read."""
-    stack: list[tuple[J.AnyValue | None, str]] = [
-        (kv.value, f"{where}[{n}].value") for n, kv in enumerate(items)
+    stack: list[tuple[J.AnyValue | None, str, int]] = [
+        (kv.value, f"{where}[{n}].value", 1) for n, kv in enumerate(items)
     ]
     while stack:
-        item, at = stack.pop()
+        item, at, depth = stack.pop()
         if item is None:
             continue
+        if depth > MAX_VALUE_DEPTH:
+            raise WorkflowError(
+                f"{at.split('.value', 1)[0]}.value: nested deeper than {MAX_VALUE_DEPTH} levels "
+                "(arrayValue and kvlistValue in one another); send it flatter, or as a string"
+            )
         if item.int_value is not None and isinstance(item.int_value, str):
             try:
                 int(item.int_value)
@@ -193,11 +246,12 @@ def _values(items: Iterable[J.KeyValue], where: str) -> None:
                 ) from None
         if item.array_value is not None:
             stack.extend(
-                (v, f"{at}.arrayValue.values[{n}]") for n, v in enumerate(item.array_value.values)
+                (v, f"{at}.arrayValue.values[{n}]", depth + 1)
+                for n, v in enumerate(item.array_value.values)
             )
         if item.kvlist_value is not None:
             stack.extend(
-                (kv.value, f"{at}.kvlistValue.values[{n}].value")
+                (kv.value, f"{at}.kvlistValue.values[{n}].value", depth + 1)
                 for n, kv in enumerate(item.kvlist_value.values)
             )
 

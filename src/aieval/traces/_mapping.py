@@ -72,10 +72,11 @@ def trace_run(
             steps[span.span_id] = _Step(span, label, agent)
     unmapped: Counter[str] = Counter()
     loose: _Step | None = None
+    enclosing: dict[str, _Step | None] = {}
     for span in ordered:
         role = roles[span.span_id]
         if role in ("tool", "llm"):
-            owner = _enclosing(span, by_id, steps)
+            owner = _enclosing(span, by_id, steps, enclosing)
             if owner is None:
                 if loose is None:
                     top = root or span
@@ -209,16 +210,29 @@ def _workflow_name(root: Span | None) -> str:
     return root.name or root.service
 
 
-def _enclosing(span: Span, by_id: dict[str, Span], steps: dict[str, _Step]) -> _Step | None:
-    parent = by_id.get(span.parent_id)
-    hops = 0
-    while parent is not None and hops < 10_000:
-        step = steps.get(parent.span_id)
-        if step is not None:
-            return step
-        parent = by_id.get(parent.parent_id)
-        hops += 1
-    return None
+def _enclosing(
+    span: Span, by_id: dict[str, Span], steps: dict[str, _Step], known: dict[str, _Step | None]
+) -> _Step | None:
+    """The nearest agent step above ``span``; ``known`` holds the answer for each span walked
+    (shared across calls), so every parent link is followed once: linear in the spans, and a
+    cycle of parents (reported by :func:`~aieval.traces._complete.problems`) ends the walk."""
+    path: list[str] = []
+    on_path: set[str] = set()
+    parent = by_id.get(span.parent_id) if span.parent_id else None
+    found: _Step | None = None
+    while parent is not None and parent.span_id not in on_path:
+        if parent.span_id in known:
+            found = known[parent.span_id]
+            break
+        found = steps.get(parent.span_id)
+        if found is not None:
+            break
+        path.append(parent.span_id)
+        on_path.add(parent.span_id)
+        parent = by_id.get(parent.parent_id) if parent.parent_id else None
+    for span_id in path:
+        known[span_id] = found
+    return found
 
 
 def _executed(span: Span) -> dict[str, Any]:

@@ -175,9 +175,15 @@ def spans_from_bytes(data: bytes | str, where: str) -> Iterator[Span]:
         request = J.decode_request(data)
     except msgspec.DecodeError as exc:
         raise WorkflowError(f"{where}: not valid OTLP/JSON: {exc}") from None
+    except RecursionError:
+        raise WorkflowError(f"{where}: nested deeper than the JSON decoder goes") from None
     raw = data.encode() if isinstance(data, str) else data
     if not request.resource_spans and b'"resource_spans"' in raw:  # snake_case keys
-        decoded = list(spans_from_json(json.loads(raw), where))
+        try:
+            loaded = json.loads(raw)
+        except RecursionError:
+            raise WorkflowError(f"{where}: nested deeper than the JSON decoder goes") from None
+        decoded = list(spans_from_json(loaded, where))
         _share(decoded, len(raw) * _DICT_FACTOR)
         yield from decoded
         return
