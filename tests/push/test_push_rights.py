@@ -17,12 +17,14 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.push.helpers import make_interrupted_run, make_run, resume_run, sample_count
+from tests.push.helpers import make_interrupted_run, make_run, resume_run, rows, sample_count
 from tests.server.conftest import AppFactory
 from tests.support.server import LiveServer
 
+from aieval import run
 from aieval.errors import ConfigError, PushError
 from aieval.push import ServerTarget, push_runs, run_in, sample_in
+from aieval.scorers import exact_match
 from aieval.server import ServerSettings
 from aieval.store import Store
 
@@ -268,9 +270,12 @@ def test_an_upload_token_pushes_only_run_ids_of_aievals_shape(
         assert [r.id for r in team.list_runs()] == [real]
     page = httpx.get(f"{server.url}/api/runs/search-prod/header", headers=_auth(ADMIN))
     assert page.json()["run"]["id"] == real
-    # the server's own token pushes a run given an id of its own (``run(run_id=...)``)
-    answer = _commit(server.url, ADMIN, _header_of(mine, own, id="nightly-1"), None)
-    assert answer.status_code == 200, answer.text
+    # a run given an id of its own (``run(run_id=...)``): the server's own token pushes it
+    named = tmp_path / "named.db"
+    run(name="nightly", dataset=rows(1), scorers=[exact_match], store=named, run_id="nightly-1")
+    with pytest.raises(PushError, match=r"422: run_id: an upload token pushes only runs"):
+        push(named, server.url, A)
+    assert push(named, server.url, ADMIN).count("new") == 1
 
 
 def test_a_name_belongs_to_the_token_whose_runs_it_holds(
