@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,12 +17,14 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.push.helpers import make_interrupted_run, make_run, resume_run, sample_count
+from tests.push.helpers import make_interrupted_run, make_run, resume_run, rows, sample_count
 from tests.server.conftest import AppFactory
 from tests.support.server import LiveServer
 
+from aieval import run
 from aieval.errors import ConfigError, PushError
 from aieval.push import ServerTarget, push_runs, run_in, sample_in
+from aieval.scorers import exact_match
 from aieval.server import ServerSettings
 from aieval.store import Store
 
@@ -36,11 +39,11 @@ def server(make_app: AppFactory) -> Iterator[LiveServer]:
         yield live
 
 
-def push(source: Path, url: str, token: str) -> Any:
+def push(source: Path, url: str, token: str, *refs: str) -> Any:
     target = ServerTarget(url, token)
     try:
         with Store(source) as src:
-            return push_runs(src, target)
+            return push_runs(src, target, refs)
     finally:
         target.close()
 
@@ -81,13 +84,13 @@ def test_a_team_token_cannot_read_or_rewrite_another_teams_run(
     assert push(src, server.url, A).count("new") == 1
     before = _stored(server_store, run_id)
     seen = _held(server.url, B, run_id)
-    assert seen.status_code == 403 and f"run {run_id} (qa)" in seen.json()["message"]
-    assert "team-b" in seen.json()["message"] and "qa-evil" not in seen.text
+    assert seen.status_code == 403 and f"run {run_id} is not one" in seen.json()["message"]
+    assert "team-b" in seen.json()["message"] and "qa" not in seen.text
     held = _held(server.url, ADMIN, run_id).json()  # the digest, as if it had leaked
     run = {**held["run"], **REWRITE}
     answer = _commit(server.url, B, run, held["held"])
     assert answer.status_code == 403, answer.text
-    assert f"run {run_id} (qa-evil) was not created by upload token 'team-b'" in answer.text
+    assert f"run {run_id} is not one upload token 'team-b' may write" in answer.text
     assert _stored(server_store, run_id) == before
 
 
@@ -105,9 +108,10 @@ def test_a_team_token_cannot_add_samples_to_another_teams_run(
     part = {"version": 1, "upload": upload, "part": 0, "samples": [extra]}
     assert _post(server.url, B, part).status_code == 200
     answer = _post(server.url, B, {"version": 1, "upload": upload, "parts": 1, "run": run})
-    assert answer.status_code == 403 and f"run {run_id} (qa)" in answer.text
+    assert answer.status_code == 403 and f"run {run_id} is not one" in answer.text
+    assert "qa" not in answer.text
     assert _stored(server_store, run_id) == before
-    with pytest.raises(PushError, match=rf"run {run_id} \(qa\).*403"):
+    with pytest.raises(PushError, match=rf"run {run_id}.*403"):
         push(src, server.url, B)  # the client says so too, naming the run
 
 
@@ -239,3 +243,114 @@ def test_an_old_run_pushed_late_keeps_its_place(
     with Store(server_store) as team:
         assert team.get_run("qa").id == second
         assert team.get_run(first).created_at < team.get_run(second).created_at
+
+
+def _header_of(source: Path, run_id: str, **changes: Any) -> dict[str, Any]:
+    with Store(source) as store:
+        return {**run_in(store.get_run(run_id)), **changes}
+
+
+def test_an_upload_token_pushes_only_run_ids_of_aievals_shape(
+    server: LiveServer, tmp_path: Path, server_store: str
+) -> None:
+    theirs, mine = tmp_path / "b.db", tmp_path / "a.db"
+    real = make_run(theirs, "search-prod", 2)
+    push(theirs, server.url, B)
+    own = make_run(mine, "a-thing", 2)
+    # an id equal to, or starting with, another team's name; one sharing a prefix with its id
+    for forged in ("search-prod", "search-prod-evil", real[:-1], f"{real}0", "../x"):
+        answer = _commit(server.url, A, _header_of(mine, own, id=forged), None)
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["message"].startswith("run.id: an upload token pushes only runs")
+        held = _held(server.url, A, forged)
+        assert held.status_code == 422 and held.json()["message"].startswith("run_id: ")
+    with Store(server_store) as team:
+        assert team.get_run("search-prod").id == real
+        assert team.get_run(real[:-3]).id == real
+        assert [r.id for r in team.list_runs()] == [real]
+    page = httpx.get(f"{server.url}/api/runs/search-prod/header", headers=_auth(ADMIN))
+    assert page.json()["run"]["id"] == real
+    # a run given an id of its own (``run(run_id=...)``): the server's own token pushes it
+    named = tmp_path / "named.db"
+    run(name="nightly", dataset=rows(1), scorers=[exact_match], store=named, run_id="nightly-1")
+    with pytest.raises(PushError, match=r"422: run_id: an upload token pushes only runs"):
+        push(named, server.url, A)
+    assert push(named, server.url, ADMIN).count("new") == 1
+
+
+def test_a_name_belongs_to_the_token_whose_runs_it_holds(
+    server: LiveServer, tmp_path: Path, server_store: str
+) -> None:
+    a, b, admin = tmp_path / "a.db", tmp_path / "b.db", tmp_path / "admin.db"
+    baseline = make_run(a, "support-bot", 2)
+    assert push(a, server.url, A).count("new") == 1
+    make_run(b, "support-bot", 2, wrong_every=1)  # team B's worse run under team A's name
+    with pytest.raises(
+        PushError, match=r"403: run name 'support-bot' holds runs that upload token 'team-b'"
+    ):
+        push(b, server.url, B)
+    make_run(admin, "nightly", 2)  # the server's own history: no upload token adds to it
+    assert push(admin, server.url, ADMIN).count("new") == 1
+    make_run(a, "nightly", 2)
+    with pytest.raises(
+        PushError, match=r"403: run name 'nightly' holds runs that upload token 'team-a'"
+    ):
+        push(a, server.url, A)
+    make_run(admin, "support-bot", 2)  # the server's token may add to any name
+    assert push(admin, server.url, ADMIN).count("new") == 1
+    latest = make_run(a, "support-bot", 2)  # and the name stays team A's
+    assert push(a, server.url, A, latest).count("new") == 1
+    with Store(server_store) as team:
+        stored = {r.id: r.name for r in team.list_runs(limit=100)}
+        assert sorted(stored.values()) == ["nightly"] + ["support-bot"] * 3  # none of B's
+        assert team.get_run("support-bot").id == latest
+        candidate = make_run(server_store, "support-bot", 2)
+        assert team.get_run("support-bot", exclude=candidate).id == latest
+    assert baseline in stored
+
+
+def test_a_run_id_taken_by_another_token_is_refused_alike_and_names_nothing_of_it(
+    server: LiveServer, tmp_path: Path, server_store: str
+) -> None:
+    src = tmp_path / "a.db"
+    run_id = make_run(src, "qa", 2)
+    fake = _header_of(src, run_id, name="b-secret-project", metrics={"pass_rate": 0.0})
+    assert _commit(server.url, B, fake, None).status_code == 200  # squatted before A's push
+    with pytest.raises(PushError) as refused:
+        push(src, server.url, A)
+    message = str(refused.value)
+    assert f"run {run_id} is not one upload token 'team-a' may write" in message
+    assert "make it anew" in message and "b-secret-project" not in message
+    unknown = f"{run_id[:-8]}00000000"
+    assert _held(server.url, A, unknown).json()["run"] is None  # a new id: A may push it
+    # another token's run and the server's own: the same refusal, nothing of either shown
+    admins = make_run(tmp_path / "admin.db", "admins", 2)
+    push(tmp_path / "admin.db", server.url, ADMIN)
+    for held in (_held(server.url, A, run_id), _held(server.url, A, admins)):
+        assert held.status_code == 403
+        assert "secret" not in held.text and "admins" not in held.text
+        assert "this server holds a run of that id that the token did not create" in held.text
+    with Store(server_store) as team:
+        assert team.get_run(run_id).name == "b-secret-project"
+
+
+def test_two_tokens_first_runs_of_one_name_at_once_one_is_refused(
+    server: LiveServer, tmp_path: Path, server_store: str
+) -> None:
+    src = tmp_path / "a.db"
+    runs = {token: make_run(src, "fresh", 1) for token in (A, B)}
+    start, answers = threading.Barrier(2), dict[str, httpx.Response]()
+
+    def commit(token: str) -> None:
+        start.wait()
+        answers[token] = _commit(server.url, token, _header_of(src, runs[token]), None)
+
+    threads = [threading.Thread(target=commit, args=(token,)) for token in runs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    codes = sorted(answer.status_code for answer in answers.values())
+    assert codes == [200, 403], [answer.text for answer in answers.values()]
+    with Store(server_store) as team:
+        assert team.count_runs(name="fresh") == 1

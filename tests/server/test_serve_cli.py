@@ -91,7 +91,8 @@ def test_upload_tokens_from_the_environment_reach_only_uploads(
     answer = httpx.get(f"{url}/api/runs", headers={"Authorization": "Bearer tb0123"})
     assert answer.status_code == 403 and "upload token 'ci-b'" in answer.text
     held = httpx.get(
-        f"{url}/api/runs/import/holding?run_id=x", headers={"Authorization": "Bearer ta0123"}
+        f"{url}/api/runs/import/holding?run_id=20260101-000000-0123abcd",
+        headers={"Authorization": "Bearer ta0123"},
     )
     assert held.status_code == 200 and held.json()["run"] is None
 

@@ -13,9 +13,13 @@ refused with 409 and nothing is written.
 
 Uploads need the server's token or an upload token: a server started without a token refuses
 them (403), since an upload adds to the history that comparisons and promotion decisions read.
-An upload token may read and write only the runs it created (recorded on the run), else 403
-naming the run; no upload rewrites what a stored run is, nor a completed run's header (409
-naming the fields: see :meth:`aieval.store.Store.import_run`).
+An upload token pushes only run ids of aieval's shape (``YYYYMMDD-HHMMSS-`` and 8 hex
+digits, else 422 naming the field: such an id never equals nor starts like a name that starts
+with a letter); it may read and write only the runs it created (recorded on the run), else the
+same 403 for another token's run and the server's, naming only the id given; and it adds runs
+only to names that hold its own runs or none (403 naming the name). No upload rewrites what a
+stored run is, nor a completed run's header (409 naming the fields: see
+:meth:`aieval.store.Store.import_run`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from aieval.server._errors import error_body, validation_reasons
 from aieval.server._responses import SafeJSONResponse
 from aieval.server._security import UPLOADER
 from aieval.store import (
+    RUN_ID_SHAPE,
     Checked,
     ImportOutcome,
     Store,
@@ -51,6 +56,8 @@ from aieval.store import (
     StoredScore,
     StoreLocation,
     holding_digest,
+    is_run_id,
+    not_yours_message,
 )
 
 __all__ = ["MAX_BODY_BYTES", "Uploads", "uploads_api"]
@@ -168,10 +175,12 @@ def _spooled(folder: Path, parts: int) -> Iterator[StoredSample]:
 def holding(request: Request, run_id: Annotated[str, Query(min_length=1)]) -> Response:
     """What the store holds of ``run_id`` (exact id): its header, sample ids and digests."""
     uploader = _uploads_allowed(request)
+    if uploader is not None and not is_run_id(run_id):
+        return _refuse(422, _not_an_id("run_id"))
     store: Store = request.app.state.store
     held = store.run_holding(run_id)
     if held is not None and uploader is not None and held.pushed_by != uploader:
-        return _refuse(403, _not_yours(held.run.id, held.run.name, uploader))
+        return _refuse(403, not_yours_message(run_id, uploader))
     body: dict[str, Any] = {"version": 1, "run": None, "sample_ids": [], "digests": {}}
     # echoed by the commit: the write is refused if the run changed here in between
     body["held"] = holding_digest(held)
@@ -196,6 +205,8 @@ async def upload(request: Request) -> SafeJSONResponse:
     body = await run_in_threadpool(_parsed, raw)
     if isinstance(body, SafeJSONResponse):
         return body
+    if uploader is not None and body.run is not None and not is_run_id(body.run.id):
+        return _refuse(422, _not_an_id("run.id"))
     uploads: Uploads = request.app.state.uploads
     # each token's uploads apart: another token cannot add parts to it nor read its answer
     key = body.upload if uploader is None else f"{uploader}-{body.upload}"
@@ -254,11 +265,11 @@ def _uploads_allowed(request: Request) -> str | None:
     return uploader if isinstance(uploader, str) else None
 
 
-def _not_yours(run_id: str, name: str, uploader: str) -> str:
+def _not_an_id(field: str) -> str:
+    # an id of another shape could equal, or start like, a name or another run's id
     return (
-        f"run {run_id} ({name}) was not created by upload token {uploader!r}: it may read and "
-        "add samples only to the runs it created; push it with the token that created it, or "
-        "the server's own token"
+        f"{field}: an upload token pushes only runs whose id has aieval's shape, {RUN_ID_SHAPE};"
+        " push a run given an id of its own with the server's own token"
     )
 
 

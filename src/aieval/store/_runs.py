@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -13,7 +14,7 @@ from aieval.store._connection import Connection
 from aieval.store._encoding import dumps, loads
 from aieval.store._owner import owner, owner_gone, still_running
 
-__all__ = ["RUN_COLUMNS", "RunRow", "RunTable", "new_run_id"]
+__all__ = ["RUN_COLUMNS", "RUN_ID_SHAPE", "RunRow", "RunTable", "is_run_id", "new_run_id"]
 
 #: The columns of ``runs`` in :class:`RunRow`'s order.
 RUN_COLUMNS = (
@@ -236,6 +237,17 @@ def new_run_id() -> str:
     """A fresh run id: UTC time stamp plus a random suffix (sorts by creation time)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     return f"{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+#: What :func:`new_run_id` makes: ``YYYYMMDD-HHMMSS-`` and 8 lowercase hex digits.
+RUN_ID_SHAPE = "YYYYMMDD-HHMMSS-xxxxxxxx (8 lowercase hex digits), as aieval makes them"
+_RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{8}")
+
+
+def is_run_id(text: str) -> bool:
+    """Whether ``text`` has the shape of an id :func:`new_run_id` makes (it starts with a
+    digit, so it never equals, nor starts with, a name that starts otherwise)."""
+    return _RUN_ID.fullmatch(text) is not None
 
 
 def _like_prefix(ref: str) -> str:

@@ -286,7 +286,9 @@ class TransferTable(Connection):
                             held.id, held.pid, held.host, held.heartbeat_at, started_at=started
                         )
                     if row is not None and pushed_by is not None and row[-1] != pushed_by:
-                        raise _not_yours(run, pushed_by)
+                        raise _not_yours(run.id, pushed_by)
+                    if row is None and pushed_by is not None:
+                        self._name_is_theirs(run, pushed_by)
                     have = {
                         r[0]
                         for r in db.query(
@@ -320,6 +322,37 @@ class TransferTable(Connection):
         if held is None:
             return ImportOutcome(run.id, "new", added)
         return ImportOutcome(run.id, "updated" if added or held != run else "unchanged", added)
+
+    def _name_is_theirs(self, run: RunRow, pushed_by: str) -> None:
+        """Refuse a run new here from upload token ``pushed_by`` when its name holds runs of
+        another token, or only runs of no token (written directly or with the server's token,
+        which may add to any name): a name belongs to the token whose runs it holds, so no
+        other token's run becomes its newest (the baseline). Inside the write's transaction,
+        the name locked."""
+        db = self._db
+        if db.run_lock:  # two tokens' first runs of one name: one writes, then the other
+            db.one(db.run_lock, (f"name\x00{run.name}",))
+        # another token's run of the name, else any run of it: the token's own first
+        others = db.one(
+            "SELECT pushed_by FROM runs WHERE name = ? AND (pushed_by IS NULL OR pushed_by != ?)"
+            " ORDER BY pushed_by IS NULL LIMIT 1",
+            (run.name, pushed_by),
+        )
+        if others is not None and others[0] is None:  # only the server's runs besides its own?
+            mine = db.one(
+                "SELECT 1 FROM runs WHERE name = ? AND pushed_by = ? LIMIT 1", (run.name, pushed_by)
+            )
+            others = None if mine is not None else others
+        if others is not None:
+            raise PushError(
+                f"run name {run.name!r} holds runs that upload token {pushed_by!r} did not "
+                "create: a name belongs to the token that pushed its first run (or to the "
+                "server, when its runs were stored without an upload token). Nothing was "
+                "written; give the run a name of your own, or push it with the server's own "
+                "token",
+                run_id=run.id,
+                forbidden=True,
+            )
 
     def _unchanged_since(
         self, run: RunRow, checked: Checked, held: RunRow | None, have: set[str]
@@ -383,14 +416,19 @@ class TransferTable(Connection):
         return len(samples)
 
 
-def _not_yours(run: RunRow, pushed_by: str) -> PushError:
-    return PushError(
-        f"run {run.id} ({run.name}) was not created by upload token {pushed_by!r}: it may add "
-        "samples only to the runs it created. Nothing of it was written; push it with the token "
-        "that created it, or the server's own token",
-        run_id=run.id,
-        forbidden=True,
+def not_yours_message(run_id: str, pushed_by: str) -> str:
+    """The refusal of run ``run_id`` to upload token ``pushed_by``: the same whether the run is
+    another token's or the server's, naming nothing of it but the id the token gave."""
+    return (
+        f"run {run_id} is not one upload token {pushed_by!r} may write: this server holds a "
+        "run of that id that the token did not create. Nothing was written. If the run is "
+        "yours, its id was taken before your push: make it anew (a new run gets a new id) and "
+        "push that, or ask the server's admin to remove the run holding the id"
     )
+
+
+def _not_yours(run_id: str, pushed_by: str) -> PushError:
+    return PushError(not_yours_message(run_id, pushed_by), run_id=run_id, forbidden=True)
 
 
 def _ending(held: RunRow, run: RunRow, where: object) -> tuple[Any, ...]:
