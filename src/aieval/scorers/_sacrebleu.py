@@ -117,3 +117,8 @@ def chrf(prediction: str, expected: str, *, word_order: int = 0, lowercase: bool
         1.0
     """
     return _scaled(_chrf(word_order, lowercase), prediction, expected, "chrf")
+
+
+# seconds on a long text (n-gram statistics): scored off the event loop
+for _metric in (bleu, chrf):
+    setattr(_metric.fn, "__aieval_off_loop__", True)  # noqa: B010

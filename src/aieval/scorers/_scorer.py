@@ -230,8 +230,11 @@ class Scorer:
                 kwargs[key] = context.get(key)
         args = (prediction,) if self._positional == 1 else (prediction, expected)
         try:
-            if getattr(self.fn, "__aieval_bounded__", False):
-                # it waits on a worker: the other samples' target calls and checks go on
+            if getattr(self.fn, "__aieval_bounded__", False) or getattr(
+                self.fn, "__aieval_off_loop__", False
+            ):
+                # it waits on a worker, or takes long on a long text: the other samples'
+                # target calls and checks go on meanwhile
                 result = await asyncio.to_thread(self.fn, *args, **kwargs)
             else:
                 result = self.fn(*args, **kwargs)
