@@ -188,7 +188,9 @@ def test_a_samples_checks_share_one_budget(monkeypatch: pytest.MonkeyPatch, shor
     with _expressions.sample_budget():
         with pytest.raises(ScorerError, match=r"took over 0\.3 s \(the per-sample expression"):
             backtracks.fn(crafted, pattern="^(a+)+$")
-        with pytest.raises(ScorerError, match=r"\(what was left of the sample's 0\.5 s check"):
+        # stopped at what is left of the budget (or, on a busy machine, nothing was left)
+        left = r"\(what was left of the sample's 0\.5 s check|not run: this sample's checks used"
+        with pytest.raises(ScorerError, match=left):
             backtracks.fn(crafted, pattern="^(a+)+$")
         with pytest.raises(ScorerError, match=r"^regex: not run: this sample's checks used up"):
             regex("abc", pattern="b")

@@ -229,16 +229,17 @@ def evaluate(check: str, what: str, request: tuple[Any, ...]) -> dict[str, Any]:
     except Exception as exc:
         raise _unsendable(check, what, str(exc)) from None
     with _slots:
-        started = time.monotonic()
-        try:
-            return _run(check, what, request[0], body, limit_s, which)
-        finally:
-            if budget is not None:
-                budget.left -= time.monotonic() - started
+        return _run(check, what, request[0], body, limit_s, which, budget)
 
 
 def _run(
-    check: str, what: str, kind: str, body: bytes, limit_s: float, which: str
+    check: str,
+    what: str,
+    kind: str,
+    body: bytes,
+    limit_s: float,
+    which: str,
+    budget: _Budget | None,
 ) -> dict[str, Any]:
     try:
         worker = _take()
@@ -246,7 +247,12 @@ def _run(
         if module is not None and module not in worker.imported:
             worker.ask(pickle.dumps(("import", module)), _START_S)
             worker.imported.add(module)
-        answer = worker.ask(body, limit_s)
+        started = time.monotonic()  # the check's time: a worker's start does not count
+        try:
+            answer = worker.ask(body, limit_s)
+        finally:
+            if budget is not None:
+                budget.left -= time.monotonic() - started
     except _Stopped as exc:
         if exc.why == "time":
             raise ScorerError(
