@@ -21,6 +21,7 @@ from aieval.runner._prescore import Item, Prescorer
 from aieval.runner._rowchecks import RowScorers, RowScoring
 from aieval.runner._target import Output, ProviderTarget, RecordedTarget, Target, Usage
 from aieval.scorers import Scorer
+from aieval.scorers._expressions import sample_budget
 
 __all__ = ["SampleProcessor", "failed_record", "unstorable_record"]
 
@@ -95,7 +96,25 @@ class SampleProcessor:
             calls=calls,
             epoch=example.epoch,
         )
-        own = self.row_scorers.of(example) if example.checks else RowScoring()
+        own = RowScoring()
+        if example.checks:
+            # a row's pattern, schema or expression is checked in a worker (each under the
+            # expression limit, outside the sample's budget: the outcome is cached by entry)
+            own = await asyncio.to_thread(self.row_scorers.of, example)
+        with sample_budget():  # all of this sample's bounded checks share one time budget
+            await self._score(example, output, record, own, ready)
+        redact_record(record, self.secrets)
+        return record
+
+    async def _score(
+        self,
+        example: Example,
+        output: Output,
+        record: SampleRecord,
+        own: RowScoring,
+        ready: dict[int, ScoreRecord] | None,
+    ) -> None:
+        """Score, price and grade ``record`` (scored only when the target answered)."""
         if output.error is None:
             context = {
                 "example": example,
@@ -124,8 +143,6 @@ class SampleProcessor:
             GradeInput(record, example, output.value, thresholds=thresholds, weights=weights)
         )
         record.passed = record.verdict.passed
-        redact_record(record, self.secrets)
-        return record
 
     async def aclose(self) -> None:
         """Release the target's and the scorers' resources (never raises)."""

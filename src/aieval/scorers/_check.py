@@ -47,11 +47,18 @@ class Check(Scorer):
         )
 
 
-def check(rule: Rule | None = None) -> Callable[[Callable[..., Any]], Check]:
-    """Register ``fn`` as a :class:`Check`; ``rule`` checks its options beyond their types."""
+def check(
+    rule: Rule | None = None, *, bounded: bool = False
+) -> Callable[[Callable[..., Any]], Check]:
+    """Register ``fn`` as a :class:`Check`; ``rule`` checks its options beyond their types.
+
+    ``bounded``: ``fn`` waits on a worker of the per-sample expression limit
+    (:mod:`aieval.scorers._expressions`), so :meth:`Scorer.score` runs it off the event loop.
+    """
 
     def wrap(fn: Callable[..., Any]) -> Check:
         fn.__aieval_rule__ = rule  # type: ignore[attr-defined]
+        fn.__aieval_bounded__ = bounded  # type: ignore[attr-defined]
         built = scorer(Check(fn))
         assert isinstance(built, Check)
         return built

@@ -17,26 +17,40 @@ from aieval.errors import ConfigError, ScorerError
 from aieval.scorers import _expressions
 from aieval.scorers._answers import text_of
 from aieval.scorers._check import check, outcome
-from aieval.scorers._expression_worker import MAX_RESULT_LENGTH, PYTHON_FUNCTIONS, evaluator
+from aieval.scorers._expression_worker import MAX_RESULT_LENGTH, PYTHON_FUNCTIONS
 
-__all__ = ["MAX_RESULT_LENGTH", "PYTHON_FUNCTIONS", "python"]
+__all__ = ["MAX_EXPRESSION_LENGTH", "MAX_RESULT_LENGTH", "PYTHON_FUNCTIONS", "python"]
 
 
-@functools.lru_cache(maxsize=256)
-def _parsed(expression: str) -> Any:
-    try:
-        return evaluator({}).parse(expression)
-    except SyntaxError as exc:
+#: The longest expression a ``python`` check takes (characters): a parsed expression takes
+#: about 200 times its length in memory.
+MAX_EXPRESSION_LENGTH = 10_000
+
+
+@functools.lru_cache(maxsize=256)  # the expressions only (the parse is the worker's)
+def _valid_expression_text(expression: str) -> None:
+    if len(expression) > MAX_EXPRESSION_LENGTH:
         raise ConfigError(
-            f"python.expression: {expression!r} is not an expression: {exc.msg}"
-        ) from None
+            f"python.expression: {len(expression):,} characters, over the "
+            f"{MAX_EXPRESSION_LENGTH:,} an expression may have; write a shorter one"
+        )
+    # parsed in a worker: a crafted expression may exhaust the parser's memory or stack
+    what = f"parsing {_expressions.shown(repr(expression))}"
+    try:
+        answer = _expressions.evaluate("python", what, ("parse", expression))
+    except ScorerError as exc:
+        raise ConfigError(f"python.expression: {exc}") from None
+    if "error" in answer:
+        raise ConfigError(
+            f"python.expression: {_expressions.shown(repr(expression))} {answer['error']}"
+        )
 
 
 def _valid_expression(options: dict[str, Any]) -> None:
-    _parsed(options["expression"])
+    _valid_expression_text(options["expression"])
 
 
-@check(_valid_expression)
+@check(_valid_expression, bounded=True)
 def python(
     prediction: Any,
     expected: Any = None,
@@ -60,26 +74,28 @@ def python(
         >>> python("abc", expression="1 / (len(output) + 1)").value
         0.25
     """
-    _parsed(expression)
+    _valid_expression_text(expression)
+    shown = _expressions.shown(repr(expression))
     names = {
         "output": text_of(prediction),
         "expected": expected,
         "row": dict(example.fields) if example is not None else {},
     }
-    answer = _expressions.evaluate("python", repr(expression), ("python", expression, names))
+    answer = _expressions.evaluate("python", shown, ("python", expression, names))
     if "refused" in answer:
         raise ScorerError(f"python: {answer['refused']}")
     if "raised" in answer:
-        raise ScorerError(f"python: {expression!r} raised {answer['raised']}: {answer['message']}")
+        raise ScorerError(f"python: {shown} raised {answer['raised']}: {answer['message']}")
     if "bool" in answer:
         result = bool(answer["bool"])
-        return outcome(result, f"{expression} is {result}", negate=negate, raw=result)
+        says = f"{_expressions.shown(expression)} is {result}"
+        return outcome(result, says, negate=negate, raw=result)
     if "score" in answer:
         score = answer["score"]
         if negate:
-            raise ScorerError(f"python: {expression!r} gave the score {score}; negate needs a bool")
-        return Score(float(score), score, f"{expression} = {score:g}")
+            raise ScorerError(f"python: {shown} gave the score {score}; negate needs a bool")
+        return Score(float(score), score, f"{_expressions.shown(expression)} = {score:g}")
     raise ScorerError(
-        f"python: {expression!r} gave {answer['other']} {answer['shown']}; "
+        f"python: {shown} gave {answer['other']} {answer['shown']}; "
         "return a bool or a number in 0..1"
     )

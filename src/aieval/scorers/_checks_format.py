@@ -9,7 +9,6 @@ XML is parsed by ``defusedxml`` (no entity expansion, no external entities), HTM
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -41,28 +40,24 @@ def _names_a_resource(ref: str) -> bool:
     return scheme in {"http", "https", "file", "ftp", "ftps", "data"}
 
 
-def _refuse(uri: str) -> Any:
-    """Schemas are never fetched: a reference must point inside the schema given."""
-    from referencing.exceptions import NoSuchResource
-
-    raise NoSuchResource(uri)
-
-
-def _schema_validator(schema: dict[str, Any]) -> Any:
-    from jsonschema import SchemaError, validators
-    from referencing import Registry
-
+def _schema_validator(schema: dict[str, Any]) -> None:
     for ref in _outside_refs(schema):
         raise ConfigError(
             f"json_schema.schema: $ref {ref!r} names a file or URL; schemas are never fetched "
             "(put the definition under $defs and refer to it as #/$defs/...)"
         )
-    cls = validators.validator_for(schema)
+    # checking compiles the schema's patterns, which may take minutes: under the limit
     try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        raise ConfigError(f"json_schema.schema: not a valid JSON Schema: {exc.message}") from None
-    return cls(schema, registry=Registry(retrieve=_refuse))  # type: ignore[call-arg]
+        answer = _expressions.evaluate(
+            "json_schema", "checking the schema", ("schema_check", schema)
+        )
+    except ScorerError as exc:
+        raise ConfigError(f"json_schema.schema: {exc}") from None
+    if "error" in answer:
+        message = _expressions.shown(answer["error"])
+        raise ConfigError(f"json_schema.schema: not a valid JSON Schema: {message}")
+    if "raised" in answer:
+        raise ConfigError(f"json_schema.schema: checking it raised {answer['raised']}")
 
 
 _checked: set[str] = set()
@@ -84,26 +79,7 @@ def _valid_schema(options: dict[str, Any]) -> None:
         _schema_validator(options["schema"])
 
 
-def _json_values(text: str, embedded: bool) -> Iterator[Any]:
-    """The whole text as JSON, or (``embedded``) each JSON object or array found in it."""
-    if not embedded:
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError):
-            return
-        yield value
-        return
-    decoder = json.JSONDecoder()
-    for at, char in enumerate(text):
-        if char in "{[":
-            try:
-                value, _ = decoder.raw_decode(text, at)
-            except (ValueError, RecursionError):
-                continue
-            yield value
-
-
-@check(_valid_schema)
+@check(_valid_schema, bounded=True)
 def json_schema(
     prediction: Any,
     _expected: Any = None,
@@ -132,23 +108,32 @@ def json_schema(
         "JSON at $ fails the schema: 'city' is a required property"
     """
     text = text_of(prediction)
-    # without a schema the first JSON value found settles it
-    values = list(itertools.islice(_json_values(text, contains), 1 if schema is None else None))
-    if not values:
-        where = "contains no JSON object or array" if contains else "is not JSON"
-        return outcome(False, f"output {where}", negate=negate, raw=0)
-    if schema is None:
+    if schema is None and not contains:
+        try:  # linear in the output: no worker needed
+            json.loads(text)
+            found = True
+        except (ValueError, RecursionError):
+            found = False
+        if not found:
+            return outcome(False, "output is not JSON", negate=negate, raw=0)
         return outcome(True, "output is JSON", negate=negate)
-    # validation runs Python's re for pattern and patternProperties: under the expression limit
-    request = ("json_schema", _checked_key(schema), schema, values)
+    # the search, and the validation (Python's re for pattern and patternProperties), run
+    # under the expression limit: a crafted output or pattern is that sample's error
+    key = "" if schema is None else _checked_key(schema)
+    request = ("json_schema", text, contains, key, schema)
     answer = _expressions.evaluate("json_schema", "validating the output", request)
     if "raised" in answer:
         raise ScorerError(
             f"json_schema: validating the output raised {answer['raised']}: {answer['message']}"
         )
+    if not answer["found"]:
+        where = "contains no JSON object or array" if contains else "is not JSON"
+        return outcome(False, f"output {where}", negate=negate, raw=0)
+    if schema is None:
+        return outcome(True, "output is JSON", negate=negate)
     if answer["valid"]:
         return outcome(True, "output is JSON valid under the schema", negate=negate)
-    return outcome(False, answer["error"], negate=negate, raw=len(values))
+    return outcome(False, answer["error"], negate=negate, raw=answer["found"])
 
 
 @check()
@@ -188,7 +173,7 @@ def _html_parser(_options: dict[str, Any]) -> None:
     _needs("html5lib", "is_html")
 
 
-@check(_html_parser)
+@check(_html_parser, bounded=True)
 def is_html(prediction: Any, _expected: Any = None, *, negate: bool = False) -> Score:
     """Whether the output is HTML: it has at least one element and ``html5lib`` (the WHATWG
     parsing algorithm) reports no parse error. A text starting with ``<!doctype`` or
@@ -198,16 +183,17 @@ def is_html(prediction: Any, _expected: Any = None, *, negate: bool = False) -> 
         >>> is_html("<p>Hello <b>you</b></p>").value, is_html("Hello").value
         (1.0, 0.0)
     """
-    html5lib = _needs("html5lib", "is_html")
+    _needs("html5lib", "is_html")
     text = text_of(prediction).strip()
-    parser = html5lib.HTMLParser(strict=False, namespaceHTMLElements=False)
-    document = text[:9].lower() == "<!doctype" or text[:5].lower() == "<html"
-    tree = parser.parse(text) if document else parser.parseFragment(text)
-    if parser.errors:
-        (line, column), code, _ = parser.errors[0]
+    # html5lib's tree building is quadratic on some inputs: under the expression limit
+    answer = _expressions.evaluate("is_html", "parsing the output", ("html", text))
+    if "raised" in answer:
+        raise ScorerError(f"is_html: parsing the output raised {answer['raised']}")
+    if answer["errors"]:
+        line, column, code = answer["first"]
         says = f"output is not clean HTML: {code} at line {line}, column {column}"
-        return outcome(False, says, negate=negate, raw=len(parser.errors))
-    if not any(True for _ in tree.iter() if isinstance(_.tag, str) and _ is not tree):
+        return outcome(False, says, negate=negate, raw=answer["errors"])
+    if not answer["element"]:
         return outcome(False, "output has no HTML element", negate=negate, raw=0)
     return outcome(True, "output is HTML", negate=negate, raw=0)
 
@@ -227,7 +213,7 @@ def _valid_dialect(options: dict[str, Any]) -> None:
     _dialect(options.get("dialect"))
 
 
-@check(_valid_dialect)
+@check(_valid_dialect, bounded=True)
 def is_sql(
     prediction: Any, _expected: Any = None, *, dialect: str | None = None, negate: bool = False
 ) -> Score:
@@ -241,22 +227,19 @@ def is_sql(
         >>> is_sql("SELECT FROM WHERE").value, is_sql("hello world").value
         (0.0, 0.0)
     """
-    sqlglot = _needs("sqlglot", "is_sql")
-    from sqlglot import exp
-
-    statements = (exp.Query, exp.DML, exp.DDL, exp.Drop, exp.Command, exp.Use, exp.Set)
-    text = text_of(prediction)
-    try:
-        parsed = sqlglot.parse(text, read=_dialect(dialect), error_level=sqlglot.ErrorLevel.RAISE)
-    except sqlglot.errors.SqlglotError as exc:
-        first = str(exc).splitlines()[0]
-        return outcome(False, f"output is not SQL: {first}", negate=negate)
-    found = [item for item in parsed if item is not None]
+    _dialect(dialect)
+    # sqlglot's parser takes seconds per megabyte: under the expression limit
+    request = ("sql", text_of(prediction), dialect)
+    answer = _expressions.evaluate("is_sql", "parsing the output", request)
+    if "raised" in answer:
+        raise ScorerError(f"is_sql: parsing the output raised {answer['raised']}")
+    if "error" in answer:
+        return outcome(False, f"output is not SQL: {answer['error']}", negate=negate)
+    found = answer["found"]
     if not found:
         return outcome(False, "output has no SQL statement", negate=negate, raw=0)
-    for item in found:
-        if not isinstance(item, statements):
-            kind = type(item).__name__
-            says = f"output is not SQL: {item.sql()[:60]!r} is a {kind}, not a statement"
-            return outcome(False, says, negate=negate, raw=len(found))
-    return outcome(True, f"output is {len(found)} SQL statement(s)", negate=negate, raw=len(found))
+    if "other" in answer:
+        kind, shown = answer["other"]
+        says = f"output is not SQL: {shown!r} is a {kind}, not a statement"
+        return outcome(False, says, negate=negate, raw=found)
+    return outcome(True, f"output is {found} SQL statement(s)", negate=negate, raw=found)

@@ -12,8 +12,6 @@ import functools
 import re
 from typing import Any
 
-from rapidfuzz.distance import Levenshtein
-
 from aieval._types import Score
 from aieval.errors import ConfigError, ScorerError
 from aieval.scorers import _expressions
@@ -213,12 +211,17 @@ def _compiled(pattern: str, flags: str) -> int:
     bits = 0
     for letter in flags:
         bits |= _FLAGS[letter]
+    # compiling a crafted class or repeat may take minutes: under the expression limit
+    what = f"compiling /{_expressions.shown(pattern)}/{flags}"
     try:
-        re.compile(pattern, bits)
-    except re.error as exc:
+        answer = _expressions.evaluate("regex", what, ("regex_check", pattern, bits))
+    except ScorerError as exc:
+        raise ConfigError(f"regex.pattern: {exc}") from None
+    if "error" in answer or "raised" in answer:
+        why = answer.get("error") or answer["raised"]
         raise ConfigError(
-            f"regex.pattern: {pattern!r} is not a regular expression: {exc}"
-        ) from None
+            f"regex.pattern: {_expressions.shown(pattern)!r} is not a regular expression: {why}"
+        )
     return bits
 
 
@@ -226,7 +229,7 @@ def _valid_regex(options: dict[str, Any]) -> None:
     _compiled(options["pattern"], options["flags"])
 
 
-@check(_valid_regex)
+@check(_valid_regex, bounded=True)
 def regex(
     prediction: Any,
     _expected: Any = None,
@@ -249,7 +252,7 @@ def regex(
         1.0
     """
     text = text_of(prediction)
-    what = f"/{pattern}/{flags} on this output ({len(text)} characters)"
+    what = f"/{_expressions.shown(pattern)}/{flags} on this output ({len(text)} characters)"
     request = ("regex", pattern, _compiled(pattern, flags), full, text)
     answer = _expressions.evaluate("regex", what, request)
     if "raised" in answer:
@@ -292,7 +295,7 @@ def _valid_distance(options: dict[str, Any]) -> None:
         raise ConfigError("levenshtein.negate: needs max_distance (a similarity is not a check)")
 
 
-@check(_valid_distance)
+@check(_valid_distance, bounded=True)
 def levenshtein(
     prediction: Any,
     expected: Any = None,
@@ -315,9 +318,14 @@ def levenshtein(
     """
     wanted = reference_text(value, expected, "levenshtein")
     text = text_of(prediction)
-    distance = Levenshtein.distance(text, wanted)
+    # quadratic in the texts' lengths: under the expression limit
+    request = ("levenshtein", text, wanted)
+    answer = _expressions.evaluate("levenshtein", "the edit distance", request)
+    if "raised" in answer:
+        raise ScorerError(f"levenshtein: the edit distance raised {answer['raised']}")
+    distance: int = answer["distance"]
     if max_distance is None:
-        similarity = Levenshtein.normalized_similarity(text, wanted)
+        similarity: float = answer["similarity"]
         return Score(similarity, distance, f"edit distance {distance} to {_shown(wanted)}")
     passed = distance <= max_distance
     relation = "<=" if passed else ">"

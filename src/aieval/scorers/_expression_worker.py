@@ -141,6 +141,17 @@ def _parsed(expression: str) -> Any:
     return evaluator({}).parse(expression)
 
 
+def _parse(expression: str) -> dict[str, Any]:
+    """Whether ``expression`` parses: a syntax error, or one nested too deep, says why."""
+    try:
+        _parsed(expression)
+    except SyntaxError as exc:
+        return {"error": f"is not an expression: {exc.msg}"}
+    except RecursionError:
+        return {"error": "is nested too deeply to parse"}
+    return {}
+
+
 def _python(expression: str, names: dict[str, Any]) -> dict[str, Any]:
     result = evaluator(names).eval(expression, previously_parsed=_parsed(expression))
     if isinstance(result, bool):
@@ -161,14 +172,22 @@ def _regex(pattern: str, flags: int, full: bool, text: str) -> dict[str, Any]:
     return {"match": None if found is None else found.group(0)[:1000]}
 
 
+def _regex_check(pattern: str, flags: int) -> dict[str, Any]:
+    """Whether ``pattern`` compiles (compiling a crafted class or repeat may take minutes)."""
+    try:
+        re.compile(pattern, flags)
+    except re.error as exc:
+        return {"error": str(exc)}
+    return {}
+
+
 def _refuse(uri: str) -> Any:
     from referencing.exceptions import NoSuchResource
 
     raise NoSuchResource(uri)
 
 
-def _json_schema(key: str, schema: Any, values: list[Any]) -> dict[str, Any]:
-    """The first of ``values`` valid under ``schema``, else the first one's first error."""
+def _validator(key: str, schema: Any) -> Any:
     from jsonschema import validators
     from referencing import Registry
 
@@ -177,18 +196,125 @@ def _json_schema(key: str, schema: Any, values: list[Any]) -> dict[str, Any]:
             _validators.clear()
         cls = validators.validator_for(schema)
         _validators[key] = cls(schema, registry=Registry(retrieve=_refuse))  # type: ignore[call-arg]
-    validator = _validators[key]
+    return _validators[key]
+
+
+def _schema_check(schema: Any) -> dict[str, Any]:
+    """Whether ``schema`` is a valid JSON Schema (checking compiles its ``pattern``s)."""
+    from jsonschema import SchemaError, validators
+
+    try:
+        validators.validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        return {"error": exc.message}
+    return {}
+
+
+_OPENS = re.compile(r"[\[{]")
+
+
+def json_values(text: str, embedded: bool) -> Any:
+    """The whole text as JSON, or (``embedded``) each JSON object or array found in it, left to
+    right: the search goes on after the end of a value found, never inside it, and keeps none."""
+    if not embedded:
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return
+        yield value
+        return
+    decoder = json.JSONDecoder()
+    found = _OPENS.search(text)
+    while found is not None:
+        at = found.start()
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            found = _OPENS.search(text, at + 1)
+            continue
+        yield value
+        found = _OPENS.search(text, end)
+
+
+def _json_schema(text: str, contains: bool, key: str, schema: Any) -> dict[str, Any]:
+    """The JSON values found in ``text``: how many were tried, and whether one is valid under
+    ``schema`` (``None``: any is), else the first one's first error."""
+    validator = None if schema is None else _validator(key, schema)
     first_error = None
-    for value in values:
+    tried = 0
+    for value in json_values(text, contains):
+        tried += 1
+        if validator is None:
+            return {"found": tried, "valid": True}
         error = next(iter(sorted(validator.iter_errors(value), key=lambda e: e.path)), None)
         if error is None:
-            return {"valid": True}
+            return {"found": tried, "valid": True}
         if first_error is None:
             first_error = f"JSON at {error.json_path} fails the schema: {error.message}"
-    return {"valid": False, "error": first_error}
+    return {"found": tried, "valid": False, "error": first_error}
 
 
-_JOBS: dict[str, Any] = {"python": _python, "regex": _regex, "json_schema": _json_schema}
+def _html(text: str) -> dict[str, Any]:
+    """``html5lib``'s first parse error and their count, or whether the text has an element."""
+    import html5lib  # type: ignore[import-untyped]
+
+    parser = html5lib.HTMLParser(strict=False, namespaceHTMLElements=False)
+    document = text[:9].lower() == "<!doctype" or text[:5].lower() == "<html"
+    tree = parser.parse(text) if document else parser.parseFragment(text)
+    if parser.errors:
+        (line, column), code, _ = parser.errors[0]
+        return {"errors": len(parser.errors), "first": [line, column, code]}
+    element = any(True for e in tree.iter() if isinstance(e.tag, str) and e is not tree)
+    return {"errors": 0, "element": element}
+
+
+def _sql(text: str, dialect: str | None) -> dict[str, Any]:
+    """The statements ``sqlglot`` parses in ``text``: the first error, or each one's kind."""
+    import sqlglot
+    from sqlglot import exp
+
+    statements = (exp.Query, exp.DML, exp.DDL, exp.Drop, exp.Command, exp.Use, exp.Set)
+    read = None if dialect is None else sqlglot.Dialect.get_or_raise(dialect)
+    try:
+        parsed = sqlglot.parse(text, read=read, error_level=sqlglot.ErrorLevel.RAISE)
+    except sqlglot.errors.SqlglotError as exc:
+        return {"error": str(exc).splitlines()[0]}
+    found = [item for item in parsed if item is not None]
+    for item in found:
+        if not isinstance(item, statements):
+            return {"found": len(found), "other": [type(item).__name__, item.sql()[:60]]}
+    return {"found": len(found)}
+
+
+def _levenshtein(text: str, wanted: str) -> dict[str, Any]:
+    from rapidfuzz.distance import Levenshtein
+
+    return {
+        "distance": Levenshtein.distance(text, wanted),
+        "similarity": Levenshtein.normalized_similarity(text, wanted),
+    }
+
+
+def _import(module: str) -> dict[str, Any]:
+    """Import ``module`` before the first request that needs it (its time does not count)."""
+    import importlib
+
+    importlib.import_module(module)
+    return {}
+
+
+_JOBS: dict[str, Any] = {
+    "python": _python,
+    "parse": _parse,
+    "regex": _regex,
+    "regex_check": _regex_check,
+    "json_schema": _json_schema,
+    "schema_check": _schema_check,
+    "html": _html,
+    "sql": _sql,
+    "levenshtein": _levenshtein,
+    "import": _import,
+}
 
 
 def _answer(request: tuple[Any, ...]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import Any
 from aieval._keys import unknown_key
 from aieval.errors import ConfigError
 from aieval.scorers._judge import llm_judge
+from aieval.scorers._sacrebleu import check_word_order
 from aieval.scorers._scorer import get_scorer
 
 __all__ = ["ROW_COMMON", "ROW_OPTIONS", "ROW_VALUES", "check_row_check"]
@@ -122,6 +123,8 @@ def check_row_check(check: str, options: Mapping[Any, Any], *, unknown: bool = T
             check as :func:`get_scorer` refuses it.
     """
     allowed = ROW_COMMON | _row_allowed(check)
+    if check == "chrf" and "word_order" in options:
+        check_word_order(options["word_order"])  # its cost grows with it: refused at load
     taken = _parameters(check)
     for key in options:
         if key in allowed:

@@ -59,8 +59,25 @@ def _bleu(tokenize: str, lowercase: bool, smooth_method: str) -> Any:
         raise ConfigError(f"bleu: unsupported option ({exc})") from None
 
 
+#: The largest ``word_order`` chrf takes (2 is chrF++); its cost grows with the order, so a
+#: larger one (a row's ``word_order: 3000000``) would run for minutes.
+MAX_CHRF_WORD_ORDER = 2
+
+
+def check_word_order(word_order: Any) -> None:
+    """Refuse a ``word_order`` outside 0..MAX_CHRF_WORD_ORDER (ConfigError naming the option)."""
+    if isinstance(word_order, bool) or not isinstance(word_order, int):
+        raise ConfigError(f"chrf.word_order: must be a whole number, got {word_order!r}")
+    if not 0 <= word_order <= MAX_CHRF_WORD_ORDER:
+        raise ConfigError(
+            f"chrf.word_order: {word_order} is outside 0..{MAX_CHRF_WORD_ORDER} (0: chrF, "
+            "2: chrF++)"
+        )
+
+
 @functools.lru_cache(maxsize=32)
 def _chrf(word_order: int, lowercase: bool) -> Any:
+    check_word_order(word_order)
     try:
         return _metrics("chrf").CHRF(word_order=word_order, lowercase=lowercase)
     except (KeyError, ValueError, AssertionError) as exc:
@@ -100,3 +117,8 @@ def chrf(prediction: str, expected: str, *, word_order: int = 0, lowercase: bool
         1.0
     """
     return _scaled(_chrf(word_order, lowercase), prediction, expected, "chrf")
+
+
+# seconds on a long text (n-gram statistics): scored off the event loop
+for _metric in (bleu, chrf):
+    setattr(_metric.fn, "__aieval_off_loop__", True)  # noqa: B010

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import importlib
 import inspect
@@ -229,7 +230,14 @@ class Scorer:
                 kwargs[key] = context.get(key)
         args = (prediction,) if self._positional == 1 else (prediction, expected)
         try:
-            result = self.fn(*args, **kwargs)
+            if getattr(self.fn, "__aieval_bounded__", False) or getattr(
+                self.fn, "__aieval_off_loop__", False
+            ):
+                # it waits on a worker, or takes long on a long text: the other samples'
+                # target calls and checks go on meanwhile
+                result = await asyncio.to_thread(self.fn, *args, **kwargs)
+            else:
+                result = self.fn(*args, **kwargs)
             if self.is_async or inspect.isawaitable(result):
                 result = await result
         except (ScorerError, StoreError):
