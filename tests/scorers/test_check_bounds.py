@@ -20,6 +20,7 @@ from aieval.scorers import (
     levenshtein,
     python,
     regex,
+    rouge_l,
 )
 from aieval.scorers._row_options import ROW_OPTIONS, check_row_check
 
@@ -203,3 +204,21 @@ class _nothing:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def test_a_reference_metric_leaves_the_event_loop_only_for_long_texts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    threaded: list[int] = []
+    handoff = asyncio.to_thread
+
+    async def counted(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+        threaded.append(sum(len(a) for a in args if isinstance(a, str)))
+        return await handoff(fn, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    short_text, long_text = "the cat sat", "word " * 2_000
+    short_score = asyncio.run(rouge_l.score(short_text, short_text))
+    long_score = asyncio.run(rouge_l.score(long_text, long_text))
+    assert short_score.value == long_score.value == 1.0
+    assert threaded == [len(long_text) * 2]  # the short pair scored on the loop

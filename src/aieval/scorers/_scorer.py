@@ -230,11 +230,12 @@ class Scorer:
                 kwargs[key] = context.get(key)
         args = (prediction,) if self._positional == 1 else (prediction, expected)
         try:
-            if getattr(self.fn, "__aieval_bounded__", False) or getattr(
-                self.fn, "__aieval_off_loop__", False
+            if getattr(self.fn, "__aieval_bounded__", False) or (
+                getattr(self.fn, "__aieval_off_loop__", False) and _long(args)
             ):
                 # it waits on a worker, or takes long on a long text: the other samples'
-                # target calls and checks go on meanwhile
+                # target calls and checks go on meanwhile (a short text scores in microseconds,
+                # less than a thread's hand-off costs)
                 result = await asyncio.to_thread(self.fn, *args, **kwargs)
             else:
                 result = self.fn(*args, **kwargs)
@@ -245,6 +246,16 @@ class Scorer:
         except Exception as exc:
             raise ScorerError(f"scorer {self.name!r} raised {type(exc).__name__}: {exc}") from exc
         return to_score(result, self.name)
+
+
+#: Characters of text (prediction and expected together) from which a reference metric that
+#: grows with the texts' lengths is scored off the event loop.
+OFF_LOOP_CHARS = 20_000
+
+
+def _long(args: tuple[Any, ...]) -> bool:
+    """Whether the texts of ``args`` together reach :data:`OFF_LOOP_CHARS`."""
+    return sum(len(a) for a in args if isinstance(a, str)) >= OFF_LOOP_CHARS
 
 
 def _import_attribute(module: str, qualname: str) -> Any:
