@@ -101,6 +101,7 @@ def test_a_deep_config_is_a_422(
     answer = _post(server.url, _commit_text(run, '{"x": ' + deep + "}"))
     assert answer.status_code == 422, answer.text
     assert "nest more than 200 levels" in _reasons(answer)
+    assert _reasons(answer).startswith("run.config.x"), _reasons(answer)
 
 
 def test_a_deep_json_text_is_a_422_naming_the_column(

@@ -21,6 +21,7 @@ naming the fields: see :meth:`aieval.store.Store.import_run`).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 import threading
@@ -313,7 +314,8 @@ def _parsed(raw: bytes) -> tuple[ImportRequest, bytes] | SafeJSONResponse:
     try:
         data = json.loads(raw)
     except RecursionError:
-        return _refuse(422, f"(body): objects and arrays nest more than {MAX_JSON_DEPTH} levels")
+        where = _deep_path(raw, MAX_JSON_DEPTH)
+        return _refuse(422, f"{where}: objects and arrays nest more than {MAX_JSON_DEPTH} levels")
     except ValueError as exc:
         return _refuse(400, f"the body is not JSON: {exc}")
     try:  # NaN, Infinity and 1e400 decode to non-finite floats: refused naming the field
@@ -333,6 +335,32 @@ def _parsed(raw: bytes) -> tuple[ImportRequest, bytes] | SafeJSONResponse:
         return SafeJSONResponse(error_body(message, reasons), status_code=422)
     # kept compact: whitespace sent around the values takes no room in the spool
     return request, json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+#: A JSON string (a key when a colon follows), a bracket or a comma: what :func:`_deep_path`
+#: follows.
+_TOKENS = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*(:?)|[\[\]{},]')
+
+
+def _deep_path(raw: bytes, limit: int) -> str:
+    """The path (``run.config.x``, its first levels) to where ``raw`` nests more than ``limit``
+    deep: the decoder gives up there without saying where."""
+    stack: list[list[Any]] = []  # per open object or array: [is_array, label, index]
+    key = ""
+    for match in _TOKENS.finditer(raw):
+        token = match.group()
+        if match.group(2):  # a key
+            key = match.group(1).decode("utf-8", "replace")
+        elif token in (b"{", b"["):
+            if len(stack) > limit:
+                break
+            label = "" if not stack else str(stack[-1][2]) if stack[-1][0] else key
+            stack.append([token == b"[", label, 0])
+        elif token == b"," and stack and stack[-1][0]:
+            stack[-1][2] += 1
+        elif token in (b"}", b"]") and stack:
+            stack.pop()
+    return ".".join(frame[1] for frame in stack[1:5]) or "(body)"
 
 
 def _uploads_allowed(request: Request) -> str | None:
