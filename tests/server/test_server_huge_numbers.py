@@ -32,6 +32,7 @@ def live(make_app: AppFactory, runs: tuple[str, str]) -> Iterator[LiveServer]:
         yield server
 
 
+@pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")  # numpy on the sums
 def test_every_page_answers_over_huge_and_non_finite_numbers(
     live: LiveServer, runs: tuple[str, str]
 ) -> None:
