@@ -21,9 +21,22 @@ from aieval.push._push import (
     push_runs,
     select_runs,
 )
-from aieval.push._wire import WIRE_VERSION, ImportRequest, RunIn, SampleIn, run_in, sample_in
+from aieval.push._wire import (
+    MAX_JSON_DEPTH,
+    MAX_JSON_ITEMS,
+    WIRE_VERSION,
+    ImportRequest,
+    RunIn,
+    SampleIn,
+    check_json_value,
+    json_items,
+    run_in,
+    sample_in,
+)
 
 __all__ = [
+    "MAX_JSON_DEPTH",
+    "MAX_JSON_ITEMS",
     "WIRE_VERSION",
     "ImportRequest",
     "Progress",
@@ -35,6 +48,8 @@ __all__ = [
     "ServerTarget",
     "StoreTarget",
     "UploadError",
+    "check_json_value",
+    "json_items",
     "push_runs",
     "run_in",
     "sample_in",

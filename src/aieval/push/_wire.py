@@ -14,6 +14,8 @@ is exact. Strings may hold any character (NUL, lone surrogates as ``\\udcXX`` es
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
@@ -33,11 +35,20 @@ from aieval.store import RunRow, StoredCall, StoredSample, StoredScore
 
 __all__ = [
     "MAX_CLOCK_SKEW_S",
+    "MAX_COST",
+    "MAX_ERROR_CHARS",
+    "MAX_HEADER_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "MAX_JSON_ITEMS",
+    "MAX_LATENCY_S",
+    "MAX_NAME_CHARS",
     "MAX_PART_SAMPLES",
     "WIRE_VERSION",
     "ImportRequest",
     "RunIn",
     "SampleIn",
+    "check_json_value",
+    "json_items",
     "run_in",
     "sample_in",
 ]
@@ -50,6 +61,63 @@ MAX_PART_SAMPLES = 2000
 _INT_MAX = 2**63 - 1
 #: How far ahead of the server's clock an uploaded time may be (the two clocks' skew).
 MAX_CLOCK_SKEW_S = 300.0
+#: Characters of a header's name-like field at most (id, name, model, provider, dataset, ...).
+MAX_NAME_CHARS = 1000
+#: Characters of the header's ``error`` at most.
+MAX_ERROR_CHARS = 100_000
+#: Bytes of the header's ``config`` and of its ``metrics`` (as compact JSON) at most.
+MAX_HEADER_JSON_BYTES = 1_048_576
+#: How deep objects and arrays may nest in a JSON value of an upload (the store's own bound).
+MAX_JSON_DEPTH = 200
+#: Objects and arrays one request body, or one JSON text column, may hold at most: decoding
+#: takes memory in proportion to them, not to the bytes (32 MB of ``[]`` decode to gigabytes).
+MAX_JSON_ITEMS = 1_000_000
+#: A latency (seconds) at most: larger is no measurement, and sums of it must stay finite.
+MAX_LATENCY_S = 1e6
+#: A cost at most, for the same reason.
+MAX_COST = 1e6
+#: A JSON string, skipped whole when counting the objects and arrays of a JSON text.
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def json_items(text: bytes, limit: int) -> int:
+    """How many objects and arrays the JSON ``text`` holds: exact when over ``limit`` (the
+    brackets inside strings left out), else an upper bound (all brackets, counted at C speed)."""
+    count = text.count(b"{") + text.count(b"[")
+    if count <= limit:
+        return count
+    bare = _STRING.sub(b"", text)
+    return bare.count(b"{") + bare.count(b"[")
+
+
+def _non_finite(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows; give a finite number or null")
+
+
+def check_json_value(value: Any, what: str = "") -> None:
+    """Refuse (``ValueError`` naming the path below ``what``) a JSON value nested more than
+    :data:`MAX_JSON_DEPTH` deep or holding a non-finite number (``1e400`` decodes to infinity).
+    Walks without recursion."""
+    stack: list[tuple[Any, str, int]] = [(value, what, 1)]
+    while stack:
+        node, path, depth = stack.pop()
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                raise ValueError(
+                    f"{path or '(value)'}: Input should be a finite number, got {node}"
+                )
+            continue
+        if isinstance(node, dict):
+            items: Iterable[tuple[Any, Any]] = node.items()
+        elif isinstance(node, list):
+            items = enumerate(node)
+        else:
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(
+                f"{path or '(value)'}: objects and arrays nest more than {MAX_JSON_DEPTH} levels"
+            )
+        stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in items)
 
 
 def _string(value: Any) -> str:
@@ -66,6 +134,31 @@ def _named(value: Any) -> str:
     return text
 
 
+def _short(value: Any) -> str:
+    text = _named(value)
+    if len(text) > MAX_NAME_CHARS:
+        raise ValueError(f"{len(text)} characters; at most {MAX_NAME_CHARS} are taken")
+    return text
+
+
+def _short_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = _string(value)
+    if len(text) > MAX_NAME_CHARS:
+        raise ValueError(f"{len(text)} characters; at most {MAX_NAME_CHARS} are taken")
+    return text
+
+
+def _error_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = _string(value)
+    if len(text) > MAX_ERROR_CHARS:
+        raise ValueError(f"{len(text)} characters; at most {MAX_ERROR_CHARS} are taken")
+    return text
+
+
 def _not_ahead(value: float) -> float:
     ahead = value - time.time()
     if ahead > MAX_CLOCK_SKEW_S:
@@ -78,6 +171,14 @@ def _not_ahead(value: float) -> float:
 
 _Str = Annotated[str, PlainValidator(_string)]
 _Name = Annotated[str, PlainValidator(_named)]
+#: A header's name-like field: at most :data:`MAX_NAME_CHARS` characters.
+_Short = Annotated[str, PlainValidator(_short)]
+_ShortText = Annotated[str | None, PlainValidator(_short_text)]
+_ErrorText = Annotated[str | None, PlainValidator(_error_text)]
+_Latency = Annotated[float, Field(ge=0, le=MAX_LATENCY_S)] | None
+_Cost = Annotated[float, Field(ge=0, le=MAX_COST)] | None
+#: A score's value: normalized, 0..1 (see :class:`aieval.core.Score`).
+_ScoreValue = Annotated[float, Field(ge=0, le=1)] | None
 _Text = _Str | None
 _Natural = Annotated[StrictInt, Field(ge=0, le=_INT_MAX)]
 _Count = _Natural | None
@@ -89,10 +190,19 @@ _Time = Annotated[float, AfterValidator(_not_ahead)]
 def _json_text(value: str | None, *, kind: type | None = None) -> str | None:
     if value is None:
         return None
+    encoded = value.encode("utf-8", "surrogatepass")
+    items = json_items(encoded, MAX_JSON_ITEMS)
+    if items > MAX_JSON_ITEMS:
+        raise ValueError(f"JSON text of {items} objects and arrays; at most {MAX_JSON_ITEMS}")
     try:
-        decoded = json.loads(value)
+        decoded = json.loads(value, parse_constant=_non_finite)
+    except RecursionError:
+        raise ValueError(
+            f"JSON text whose objects and arrays nest more than {MAX_JSON_DEPTH} levels"
+        ) from None
     except ValueError as exc:
         raise ValueError(f"not JSON text: {exc}") from None
+    check_json_value(decoded)
     if kind is not None and not isinstance(decoded, kind):
         raise ValueError(f"JSON text of {kind.__name__} expected, got {type(decoded).__name__}")
     return value
@@ -106,7 +216,7 @@ class ScoreIn(_Strict):
     """A score row: ``raw`` and ``metadata`` are JSON text."""
 
     scorer: _Name
-    value: float | None
+    value: _ScoreValue
     raw: _Text
     reason: _Text
     error: _Text
@@ -125,10 +235,10 @@ class CallIn(_Strict):
     purpose: _Name
     provider: _Text
     model: _Text
-    latency_s: float | None
+    latency_s: _Latency
     input_tokens: _Count
     output_tokens: _Count
-    cost: float | None
+    cost: _Cost
     retries: _Natural
     cached: _Flag
     error: _Text
@@ -145,10 +255,10 @@ class SampleIn(_Strict):
     metadata: _Text
     error: _Text
     passed: _Flag | None
-    latency_s: float | None
+    latency_s: _Latency
     input_tokens: _Count
     output_tokens: _Count
-    cost: float | None
+    cost: _Cost
     retries: _Natural
     cached: _Flag
     extra: _Text
@@ -194,24 +304,36 @@ class SampleIn(_Strict):
 class RunIn(_Strict):
     """A run's header; ``status`` is one a finished or interrupted run has."""
 
-    id: _Name
-    name: _Name
+    id: _Short
+    name: _Short
     status: Literal["completed", "failed", "interrupted"]
-    model: _Text
-    provider: _Text
-    dataset: _Text
-    dataset_hash: _Text
+    model: _ShortText
+    provider: _ShortText
+    dataset: _ShortText
+    dataset_hash: _ShortText
     n_examples: _Count
-    git_sha: _Text
+    git_sha: _ShortText
     config: dict[str, Any]
     metrics: dict[str, Any] | None
-    error: _Text
+    error: _ErrorText
     created_at: _Time
     started_at: _Time | None
     finished_at: _Time | None
     pid: Annotated[StrictInt, Field(ge=-_INT_MAX - 1, le=_INT_MAX)] | None
-    host: _Text
+    host: _ShortText
     heartbeat_at: _Time | None
+
+    @field_validator("config", "metrics")
+    @classmethod
+    def _bounded(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # the runs list decodes every header it answers: a header stays small
+        if value is None:
+            return None
+        check_json_value(value)
+        size = len(json.dumps(value, ensure_ascii=True, separators=(",", ":")))
+        if size > MAX_HEADER_JSON_BYTES:
+            raise ValueError(f"{size} bytes of JSON; at most {MAX_HEADER_JSON_BYTES} are taken")
+        return value
 
     def row(self) -> RunRow:
         """The store's header."""

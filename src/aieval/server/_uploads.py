@@ -25,6 +25,7 @@ stored run is, nor a completed run's header (409 naming the fields: see
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 import threading
@@ -42,7 +43,14 @@ from starlette.exceptions import HTTPException
 
 from aieval._json import duplicate_key_path
 from aieval.errors import ConfigError, PushError
-from aieval.push import ImportRequest, run_in
+from aieval.push import (
+    MAX_JSON_DEPTH,
+    MAX_JSON_ITEMS,
+    ImportRequest,
+    check_json_value,
+    json_items,
+    run_in,
+)
 from aieval.server._errors import error_body, validation_reasons
 from aieval.server._responses import SafeJSONResponse
 from aieval.server._security import UPLOADER
@@ -60,12 +68,33 @@ from aieval.store import (
     not_yours_message,
 )
 
-__all__ = ["MAX_BODY_BYTES", "Uploads", "uploads_api"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_BUSY",
+    "MAX_OPEN",
+    "MAX_OPEN_PER_TOKEN",
+    "MAX_SPOOL_BYTES",
+    "MAX_SPOOL_BYTES_PER_TOKEN",
+    "Uploads",
+    "uploads_api",
+]
 
 #: The largest request body an upload part may have.
 MAX_BODY_BYTES = 32 * 1024 * 1024
-#: Uploads open at once (more get 429 until one commits or expires).
-MAX_OPEN = 32
+#: Uploads open at once, all tokens together (more get 429 until one commits or expires).
+MAX_OPEN = 64
+#: Uploads one token (an upload token, or the server's own) may have open at once: one token
+#: never holds every slot.
+MAX_OPEN_PER_TOKEN = 8
+#: Bytes the spool holds at most, all uploads together (more get 503 until one commits).
+MAX_SPOOL_BYTES = 2 * 1024**3
+#: Bytes one token's open uploads may hold in the spool at most (more get 429).
+MAX_SPOOL_BYTES_PER_TOKEN = 512 * 1024**2
+#: Upload requests (parts and commits) decoded or written at once; more get 503 and
+#: Retry-After: each may take hundreds of MB while it is decoded.
+MAX_BUSY = 4
+#: The Retry-After (seconds) of a 503 while the server is busy with other uploads.
+RETRY_AFTER_S = 5
 #: An upload with no request for this long is dropped with its parts.
 IDLE_S = 3600.0
 _COMMITTED_KEPT = 1000
@@ -79,19 +108,42 @@ class Uploads:
     def __init__(self) -> None:
         self._folder: Path | None = None
         self._lock = threading.Lock()
-        self._active: dict[str, float] = {}
+        self._active: dict[str, _Open] = {}
         self._committed: OrderedDict[str, ImportOutcome] = OrderedDict()
+        self.busy = threading.BoundedSemaphore(MAX_BUSY)
 
-    def put(self, upload: str, part: int, body: bytes) -> None:
+    def put(self, upload: str, part: int, body: bytes, token: str) -> None:
         """Keep part ``part`` of ``upload``, its validated request ``body`` (replacing an earlier
-        copy of it)."""
+        copy of it); ``token`` names whose upload it is (its limits are counted apart)."""
         with self._lock:
             self._expire()
             if upload in self._committed:
                 raise ConfigError(f"upload: {upload} is already committed; start a new upload")
-            if upload not in self._active and len(self._active) >= MAX_OPEN:
-                raise HTTPException(429, f"{MAX_OPEN} uploads are in progress; retry later")
-            self._active[upload] = time.monotonic()
+            held = self._active.get(upload)
+            if held is None:
+                mine = sum(1 for o in self._active.values() if o.token == token)
+                if mine >= MAX_OPEN_PER_TOKEN:
+                    raise _busy(
+                        429,
+                        f"this token has {MAX_OPEN_PER_TOKEN} uploads in progress (the most "
+                        "one token may have); commit them, or retry after they expire",
+                    )
+                if len(self._active) >= MAX_OPEN:
+                    raise _busy(429, f"{MAX_OPEN} uploads are in progress; retry later")
+                held = self._active[upload] = _Open(token)
+            growth = len(body) - held.parts.get(part, 0)
+            total = sum(o.size for o in self._active.values())
+            mine_bytes = sum(o.size for o in self._active.values() if o.token == token)
+            if growth > 0 and mine_bytes + growth > MAX_SPOOL_BYTES_PER_TOKEN:
+                raise _busy(
+                    429,
+                    f"this token's uploads in progress would hold more than "
+                    f"{MAX_SPOOL_BYTES_PER_TOKEN} bytes; commit them first",
+                )
+            if growth > 0 and total + growth > MAX_SPOOL_BYTES:
+                raise _busy(503, "the server's upload spool is full; retry later")
+            held.parts[part] = len(body)
+            held.seen = time.monotonic()
         folder = self.folder / upload
         folder.mkdir(exist_ok=True)
         spooled = folder / f".part-{part:07d}.tmp"
@@ -108,7 +160,7 @@ class Uploads:
             done = self._committed.get(upload)
             if done is not None:
                 return done
-            self._active.pop(upload, None)
+            held = self._active.pop(upload, None)
         folder = self.folder / upload
         have = {p.name for p in folder.glob("part-*.json")} if folder.is_dir() else set()
         wanted = {f"part-{k:07d}.json" for k in range(request.parts)}
@@ -120,7 +172,9 @@ class Uploads:
                 else f"parts beyond {request.parts} were received"
             )
             with self._lock:
-                self._active[upload] = time.monotonic()
+                if held is not None:
+                    held.seen = time.monotonic()
+                    self._active[upload] = held
             raise ConfigError(f"parts: {what}; send the upload's parts again, then commit")
         run = request.run.row()
         store = Store(location)  # a connection of its own: readers go on meanwhile
@@ -156,11 +210,28 @@ class Uploads:
 
     def _expire(self) -> None:
         now = time.monotonic()
-        for upload, seen in list(self._active.items()):
-            if now - seen > IDLE_S:
+        for upload, held in list(self._active.items()):
+            if now - held.seen > IDLE_S:
                 del self._active[upload]
                 if self._folder is not None:
                     shutil.rmtree(self._folder / upload, ignore_errors=True)
+
+
+class _Open:
+    """An upload in progress: whose it is, when it was last sent to, its parts' sizes."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.seen = time.monotonic()
+        self.parts: dict[int, int] = {}
+
+    @property
+    def size(self) -> int:
+        return sum(self.parts.values())
+
+
+def _busy(status: int, message: str) -> HTTPException:
+    return HTTPException(status, message, headers={"Retry-After": str(RETRY_AFTER_S)})
 
 
 def _spooled(folder: Path, parts: int) -> Iterator[StoredSample]:
@@ -200,18 +271,29 @@ def holding(request: Request, run_id: Annotated[str, Query(min_length=1)]) -> Re
 async def upload(request: Request) -> SafeJSONResponse:
     """A part of an upload, or its commit (see the module's description)."""
     uploader = _uploads_allowed(request)
+    uploads: Uploads = request.app.state.uploads
+    # decoding a body may take hundreds of MB: a few at once, the rest asked to come back
+    if not uploads.busy.acquire(blocking=False):
+        raise _busy(503, f"{MAX_BUSY} uploads are being received; retry later")
+    try:
+        return await _upload(request, uploads, uploader)
+    finally:
+        uploads.busy.release()
+
+
+async def _upload(request: Request, uploads: Uploads, uploader: str | None) -> SafeJSONResponse:
     raw = await _body(request)
     # up to 32 MB parsed and checked: off the event loop, so other requests go on meanwhile
-    body = await run_in_threadpool(_parsed, raw)
-    if isinstance(body, SafeJSONResponse):
-        return body
+    parsed = await run_in_threadpool(_parsed, raw)
+    if isinstance(parsed, SafeJSONResponse):
+        return parsed
+    body, compact = parsed
     if uploader is not None and body.run is not None and not is_run_id(body.run.id):
         return _refuse(422, _not_an_id("run.id"))
-    uploads: Uploads = request.app.state.uploads
     # each token's uploads apart: another token cannot add parts to it nor read its answer
     key = body.upload if uploader is None else f"{uploader}-{body.upload}"
     if body.part is not None:
-        await run_in_threadpool(uploads.put, key, body.part, raw)
+        await run_in_threadpool(uploads.put, key, body.part, compact, uploader or "")
         answer = {"upload": body.upload, "part": body.part, "samples": len(body.samples)}
         return SafeJSONResponse(answer)
     store: Store = request.app.state.store
@@ -230,23 +312,66 @@ async def upload(request: Request) -> SafeJSONResponse:
     return SafeJSONResponse(answer)
 
 
-def _parsed(raw: bytes) -> ImportRequest | SafeJSONResponse:
-    """The request ``raw`` validated field by field, or the answer refusing it."""
+def _parsed(raw: bytes) -> tuple[ImportRequest, bytes] | SafeJSONResponse:
+    """The request ``raw`` validated field by field (and its compact JSON, what the spool
+    keeps), or the answer refusing it."""
+    items = json_items(raw, MAX_JSON_ITEMS)
+    if items > MAX_JSON_ITEMS:  # counted before decoding: decoding is what takes the memory
+        return _refuse(
+            413,
+            f"(body): {items} JSON objects and arrays; an upload request may hold "
+            f"{MAX_JSON_ITEMS} at most: send fewer samples per part",
+        )
     try:
         data = json.loads(raw)
+    except RecursionError:
+        where = _deep_path(raw, MAX_JSON_DEPTH)
+        return _refuse(422, f"{where}: objects and arrays nest more than {MAX_JSON_DEPTH} levels")
     except ValueError as exc:
         return _refuse(400, f"the body is not JSON: {exc}")
+    try:  # NaN, Infinity and 1e400 decode to non-finite floats: refused naming the field
+        check_json_value(data, "")
+    except ValueError as exc:
+        return _refuse(422, str(exc))
     path = duplicate_key_path(raw)
     if path is not None:
         return _refuse(422, f"{path}: duplicate key; give each key once")
     if not isinstance(data, dict):
         return _refuse(422, "(body): a JSON object is expected")
     try:
-        return ImportRequest.model_validate(data)
+        request = ImportRequest.model_validate(data)
     except ValidationError as exc:
         reasons = validation_reasons(exc.errors())
         message = f"invalid upload: {len(reasons)} problem(s): " + "; ".join(reasons[:5])
         return SafeJSONResponse(error_body(message, reasons), status_code=422)
+    # kept compact: whitespace sent around the values takes no room in the spool
+    return request, json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+#: A JSON string (a key when a colon follows), a bracket or a comma: what :func:`_deep_path`
+#: follows.
+_TOKENS = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*(:?)|[\[\]{},]')
+
+
+def _deep_path(raw: bytes, limit: int) -> str:
+    """The path (``run.config.x``, its first levels) to where ``raw`` nests more than ``limit``
+    deep: the decoder gives up there without saying where."""
+    stack: list[list[Any]] = []  # per open object or array: [is_array, label, index]
+    key = ""
+    for match in _TOKENS.finditer(raw):
+        token = match.group()
+        if match.group(2):  # a key
+            key = match.group(1).decode("utf-8", "replace")
+        elif token in (b"{", b"["):
+            if len(stack) > limit:
+                break
+            label = "" if not stack else str(stack[-1][2]) if stack[-1][0] else key
+            stack.append([token == b"[", label, 0])
+        elif token == b"," and stack and stack[-1][0]:
+            stack[-1][2] += 1
+        elif token in (b"}", b"]") and stack:
+            stack.pop()
+    return ".".join(frame[1] for frame in stack[1:5]) or "(body)"
 
 
 def _uploads_allowed(request: Request) -> str | None:
