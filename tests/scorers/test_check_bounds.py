@@ -13,7 +13,9 @@ from aieval.errors import ConfigError, ScorerError
 from aieval.scorers import (
     _expressions,
     chrf,
+    contains_all,
     get_scorer,
+    icontains_any,
     is_html,
     is_sql,
     json_schema,
@@ -129,17 +131,22 @@ def test_every_row_check_is_bounded_or_linear() -> None:
         "levenshtein",
     }
     # the reference metrics: linear in the texts or LCS (bit-parallel), off the event loop
-    assert marked("__aieval_off_loop__") == {"rouge_l", "token_f1", "bleu", "chrf"}
+    assert marked("__aieval_off_loop__") == {
+        "rouge_l",
+        "token_f1",
+        "bleu",
+        "chrf",
+        "contains_any",
+        "contains_all",
+        "icontains_any",
+        "icontains_all",
+    }
     # the rest are linear in the row (docs/checks.md lists them): a new one must be placed
     linear = {
         "contains",
         "icontains",
         "equals",
         "starts_with",
-        "contains_any",
-        "contains_all",
-        "icontains_any",
-        "icontains_all",
         "word_count",
         "is_xml",
         "json_valid",
@@ -222,3 +229,31 @@ def test_a_reference_metric_leaves_the_event_loop_only_for_long_texts(
     long_score = asyncio.run(rouge_l.score(long_text, long_text))
     assert short_score.value == long_score.value == 1.0
     assert threaded == [len(long_text) * 2]  # the short pair scored on the loop
+
+
+def test_a_rows_values_are_bounded_and_a_reason_lists_ten() -> None:
+    many = [f"v{i}" for i in range(1_001)]
+    with pytest.raises(ConfigError, match=r"contains_any\.values: .* at most 1,000 values"):
+        check_row_check("contains_any", {"values": many})
+    check_row_check("contains_any", {"values": many[:1_000]})
+    missing = contains_all("v3 v5", values=many[:30])
+    assert missing.value == 0.0 and missing.raw == 2
+    assert missing.reason is not None and missing.reason.endswith("and 18 more")
+    none = icontains_any("nothing here", values=many[:12])
+    assert none.reason is not None and none.reason.endswith("and 2 more (ignoring case)")
+
+
+def test_a_long_reference_metric_is_charged_to_the_samples_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_expressions, "SAMPLE_TIME_BUDGET_S", 0.0)
+    long_text = "word " * 5_000
+
+    async def main() -> None:
+        with _expressions.sample_budget():
+            with pytest.raises(ScorerError, match=r"rouge_l: not run: .* check time budget"):
+                await rouge_l.score(long_text, long_text)
+            short = await rouge_l.score("a b", "a b")  # on the loop: not charged
+            assert short.value == 1.0
+
+    asyncio.run(main())

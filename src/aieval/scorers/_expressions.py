@@ -41,6 +41,7 @@ __all__ = [
     "SAMPLE_TIME_BUDGET_S",
     "WORKERS",
     "evaluate",
+    "in_process_budget",
     "sample_budget",
     "shown",
 ]
@@ -163,6 +164,30 @@ def sample_budget() -> Iterator[None]:
         yield
     finally:
         _budget.reset(token)
+
+
+@contextlib.contextmanager
+def in_process_budget(check: str) -> Iterator[None]:
+    """Charge a check that runs in this process (and cannot be stopped) to the sample's budget:
+    refused before it starts when the budget is used up, its time taken from what is left.
+
+    Raises:
+        ScorerError: the sample's checks already used up :data:`SAMPLE_TIME_BUDGET_S`.
+    """
+    budget = _budget.get()
+    if budget is None:
+        yield
+        return
+    if budget.left <= 0:
+        raise ScorerError(
+            f"{check}: not run: this sample's checks used up their {SAMPLE_TIME_BUDGET_S:g} s "
+            "(the per-sample check time budget)"
+        )
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        budget.left -= time.monotonic() - started
 
 
 def shown(text: str, limit: int = 200) -> str:

@@ -23,7 +23,10 @@ from aieval.scorers._judge import llm_judge
 from aieval.scorers._sacrebleu import check_word_order
 from aieval.scorers._scorer import get_scorer
 
-__all__ = ["ROW_COMMON", "ROW_OPTIONS", "ROW_VALUES", "check_row_check"]
+__all__ = ["MAX_ROW_VALUES", "ROW_COMMON", "ROW_OPTIONS", "ROW_VALUES", "check_row_check"]
+
+#: The most texts a row's ``values`` option (``contains_any`` and its kin) may list.
+MAX_ROW_VALUES = 1_000
 
 #: What a row may set on any check it may use: its stored name, pass threshold and weight.
 ROW_COMMON = frozenset({"name", "threshold", "weight"})
@@ -123,6 +126,13 @@ def check_row_check(check: str, options: Mapping[Any, Any], *, unknown: bool = T
             check as :func:`get_scorer` refuses it.
     """
     allowed = ROW_COMMON | _row_allowed(check)
+    values = options.get("values")
+    if isinstance(values, list) and len(values) > MAX_ROW_VALUES:
+        # each value is one pass over the output: a row's list is bounded like its checks
+        raise ConfigError(
+            f"{check}.values: a dataset row may give at most {MAX_ROW_VALUES:,} values, got "
+            f"{len(values):,}; give longer lists in the eval file's scorers"
+        )
     if check == "chrf" and "word_order" in options:
         check_word_order(options["word_order"])  # its cost grows with it: refused at load
     taken = _parameters(check)

@@ -13,6 +13,7 @@ from typing import Any, Literal, overload
 from aieval._types import Score
 from aieval.core import GROUPS, load_plugins, plugin_names
 from aieval.errors import ConfigError, ScorerError, StoreError
+from aieval.scorers._expressions import in_process_budget
 
 __all__ = [
     "CONTEXT_PARAMETERS",
@@ -230,13 +231,15 @@ class Scorer:
                 kwargs[key] = context.get(key)
         args = (prediction,) if self._positional == 1 else (prediction, expected)
         try:
-            if getattr(self.fn, "__aieval_bounded__", False) or (
-                getattr(self.fn, "__aieval_off_loop__", False) and _long(args)
-            ):
-                # it waits on a worker, or takes long on a long text: the other samples'
-                # target calls and checks go on meanwhile (a short text scores in microseconds,
-                # less than a thread's hand-off costs)
+            if getattr(self.fn, "__aieval_bounded__", False):
+                # it waits on a worker: the other samples' target calls and checks go on
                 result = await asyncio.to_thread(self.fn, *args, **kwargs)
+            elif getattr(self.fn, "__aieval_off_loop__", False) and _long(args):
+                # it takes long on a long text and cannot be stopped: off the event loop, and
+                # charged to the sample's check budget (a short text scores in microseconds,
+                # less than a thread's hand-off costs)
+                with in_process_budget(self.name):
+                    result = await asyncio.to_thread(self.fn, *args, **kwargs)
             else:
                 result = self.fn(*args, **kwargs)
             if self.is_async or inspect.isawaitable(result):
