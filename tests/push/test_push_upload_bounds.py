@@ -163,6 +163,9 @@ HEADERS = {
     "error": (lambda r: r.update(error="e" * 100_001), "run.error"),
     "config": (lambda r: r.update(config={"big": "x" * 1_100_000}), "run.config"),
     "metrics": (lambda r: r.update(metrics={"big": ["x" * 100] * 11_000}), "run.metrics"),
+    # small arrays are what makes a header costly to decode in the runs list
+    "config-arrays": (lambda r: r.update(config={"a": [[]] * 22_000}), "run.config"),
+    "metrics-keys": (lambda r: r.update(metrics={f"k{i}": 0 for i in range(8_000)}), "run.metrics"),
 }
 
 

@@ -65,8 +65,10 @@ MAX_CLOCK_SKEW_S = 300.0
 MAX_NAME_CHARS = 1000
 #: Characters of the header's ``error`` at most.
 MAX_ERROR_CHARS = 100_000
-#: Bytes of the header's ``config`` and of its ``metrics`` (as compact JSON) at most.
-MAX_HEADER_JSON_BYTES = 1_048_576
+#: Bytes of the header's ``config`` and of its ``metrics`` (as compact JSON) at most: a run's
+#: are a few KB, and the runs list decodes every header it shows (a MiB of small arrays takes
+#: about 18 MB to decode, fifty of them per page).
+MAX_HEADER_JSON_BYTES = 65_536
 #: How deep objects and arrays may nest in a JSON value of an upload (the store's own bound).
 MAX_JSON_DEPTH = 200
 #: Objects and arrays one request body, or one JSON text column, may hold at most: decoding
