@@ -127,8 +127,21 @@ def page(request: pytest.FixtureRequest, served: Served) -> Iterator[Any]:
 
 
 def _sample_shown(page: Any, sample_id: str) -> None:
-    """The page shows sample ``sample_id`` itself (not the run, not "Not found")."""
-    page.wait_for_selector("main[aria-busy=false]")
+    """The page shows sample ``sample_id`` itself (not the run, not "Not found").
+
+    After a click the page it leaves is at rest too, so wait until a page at rest has a
+    heading of a sample or an alert (any sample's: the assertion then says which), not merely
+    for a page at rest: on a busy machine the run's page may still be the one shown.
+    """
+    page.wait_for_function(
+        """() => {
+            const main = document.querySelector("main[aria-busy=false]");
+            const h1 = document.querySelector("h1");
+            const alert = document.querySelector("[role=alert]");
+            return main !== null && (alert !== null ||
+                (h1 !== null && h1.innerText.startsWith("Sample ")));
+        }"""
+    )
     assert page.locator("h1").inner_text() == f"Sample {sample_id}"
     assert page.locator("[role=alert]").count() == 0
 
