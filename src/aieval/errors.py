@@ -61,6 +61,7 @@ __all__ = [
     "ScorerError",
     "StoreError",
     "UnstorableSampleError",
+    "UntrustedStoreError",
     "UserError",
     "WorkflowError",
 ]
@@ -235,6 +236,12 @@ class UnstorableSampleError(StoreError):
 
     Not a failure of the store: the run stores that sample as an error and goes on.
     """
+
+
+class UntrustedStoreError(StoreError, UserError):
+    """A store someone else made (``--baseline-db``) that aieval refuses to read: not a file,
+    not one aieval wrote, or holding values aieval never writes. The CLI exits 2 (a bad input),
+    never 1, which ``compare`` and ``github`` keep for a blocked candidate."""
 
 
 class PushError(AievalError):

@@ -249,7 +249,7 @@ def test_a_refused_comment_fails_loudly_after_the_summary(
     _baseline(tmp_path, github)
     github.refuse_writes = 403
     done = _action(tmp_path, github)
-    assert done.returncode == 4
+    assert done.returncode == 5  # its own code: not a missed minimum (4)
     assert "403" in done.stderr and "pull-requests: write" in done.stderr
     assert (tmp_path / "summary.md").read_text().startswith(MARKER)
     assert _outputs(tmp_path)["decision"] in ("promote", "inconclusive")
@@ -298,7 +298,7 @@ def test_a_baseline_artifact_with_an_endless_view_is_refused_at_once(
          "--baseline-db", "artifact.db", "--no-comment"],
         cwd=tmp_path, env=_env(tmp_path, github), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 2, done.stdout + done.stderr  # a bad input, not a blocked check
     assert "artifact.db is not a store aieval wrote: it holds view 'scores'" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -315,7 +315,7 @@ def test_a_baseline_artifact_with_a_value_aieval_never_writes_is_refused_naming_
     raw.close()
     _write_eval(tmp_path, wrong_every=None)
     done = _action(tmp_path, github, "--baseline-db", "artifact.db", "--no-comment")
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 2, done.stdout + done.stderr
     assert "artifact.db is not a store aieval wrote: in table 'runs', row id " in done.stderr
     assert "column 'metrics' holds a value of type blob" in done.stderr
     assert "Traceback" not in done.stderr

@@ -155,3 +155,34 @@ def test_push_reports_the_store_down(
     assert f"run {local_run}" in said and "cannot take the upload now (503: the run store" in said
     assert "is unavailable: " in said and "try again in 5 s" in said
     assert all(secret not in said for secret in outage.hidden)
+
+
+def test_read_connections_busy_past_their_wait_answer_503(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aieval.server import _rows
+
+    location = str(tmp_path / "runs.db")
+    run_id = store_qa_samples(location, 5, seed=3, skill=0.5)
+    pool = _rows.ReadPool(size=1, wait_s=0.05)
+    monkeypatch.setattr(_rows, "READS", pool)
+    app = create_app(location, ServerSettings(dataset_roots=(tmp_path,), token=TOKEN))
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    try:
+        with LiveServer(app) as live, httpx.Client(base_url=live.url, headers=headers) as client:
+            path = f"/api/runs/{run_id}/samples"
+            assert client.get(path).status_code == 200
+            slot = pool._slots[str(Path(location))]
+            assert slot.acquire(timeout=5)  # another reader holds the only connection
+            try:
+                busy = client.get(path)
+            finally:
+                slot.release()
+            assert busy.status_code == 503, busy.text
+            assert busy.headers["retry-after"] == "5"
+            message = busy.json()["message"]
+            assert "read connections stayed busy" in message and "try again in 5 s" in message
+            assert str(tmp_path) not in busy.text
+            assert client.get(path).status_code == 200
+    finally:
+        app.state.manager.shutdown()

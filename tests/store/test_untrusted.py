@@ -163,7 +163,7 @@ def test_aieval_compare_opens_its_baseline_store_untrusted(tmp_path: Path) -> No
          "--baseline-db", "artifact.db"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 2, done.stdout + done.stderr  # a bad input, not a blocked candidate
     assert "artifact.db is not a store aieval wrote: it holds trigger 't'" in done.stderr
 
 
@@ -246,7 +246,7 @@ def test_aieval_compare_reports_a_bad_value_without_a_traceback(tmp_path: Path) 
          "--baseline-db", "artifact.db"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 2, done.stdout + done.stderr
     assert f"artifact.db is not a store aieval wrote: in table 'runs', row id '{base_id}'" in (
         done.stderr
     )

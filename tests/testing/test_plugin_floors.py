@@ -71,3 +71,20 @@ def test_the_plugin_holds_a_run_to_the_0_1_floor(tmp_path: Path) -> None:
     assert "PASSED test_floors.py::test_ten_tenths_meet_a_tenth" in out
     assert "FAILED test_floors.py::test_a_mean_below_a_tenth_fails" in out
     assert "metric under 0.0999 is below the required 0.1000" in out
+
+
+def test_the_runs_own_minimums_fail_its_test() -> None:
+    # the eval's own min_pass_rate (what makes ``aieval run`` exit non-zero) binds a test too,
+    # even under a policy that asks for less
+    rows = [{"id": str(i), "prompt": "?", "expected": "a", "prediction": "a" if i else "b"}
+            for i in range(4)]  # fmt: skip
+    from aieval.scorers import exact_match
+
+    result = run(name="own", dataset=rows, scorers=[exact_match], store=False,
+                 min_pass_rate=0.9)  # fmt: skip
+    assert result.pass_rate == 0.75
+    verdict = check_run(result, EvalPolicy(min_pass_rate=0.5))
+    assert not verdict.passed
+    assert verdict.reasons == [
+        "the run's own minimum was missed: pass rate 0.75 below its minimum 0.9"
+    ]

@@ -4,6 +4,7 @@ __all__ = [
     "EXIT_BELOW_MINIMUM",
     "EXIT_ERRORS",
     "EXIT_FAILED",
+    "EXIT_GITHUB",
     "EXIT_INTERRUPTED",
     "EXIT_TERMINATED",
     "EXIT_USAGE",
@@ -17,6 +18,8 @@ EXIT_USAGE = 2
 EXIT_ERRORS = 3
 #: ``run``: the run missed a minimum (``min_pass_rate``, ``min``); 3 wins when both apply.
 EXIT_BELOW_MINIMUM = 4
+#: ``github``: the GitHub API refused a call (the evaluation ran and its summary is written).
+EXIT_GITHUB = 5
 #: Interrupted (Ctrl-C).
 EXIT_INTERRUPTED = 130
 #: Stopped by SIGTERM (128 + 15, as a shell reports it), handled as an interruption.

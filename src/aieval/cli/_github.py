@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from aieval.cli._exits import EXIT_GITHUB
 from aieval.cli._options import (
     BaselineDbOption,
     DbOption,
@@ -159,7 +160,3 @@ def github_command(
         out.print(f"{verb} comment {result.comment.url}", highlight=False)
     if not result.passed:
         raise typer.Exit(1)
-
-
-#: The GitHub API refused a call (the evaluation itself ran and its summary is written).
-EXIT_GITHUB = 4

@@ -1,8 +1,9 @@
 """Every error answers ``{"message", "reasons": [...]}``; 422s also carry ``missing_inputs``.
 
-A store that cannot be reached (database down, connection lost, file locked) is a 503 with
-``Retry-After``, naming the store and the driver's reason; any other failure is a 500 whose
-details stay in the server log."""
+A store that cannot be reached (database down, connection lost, file locked) or that fails
+(its read connections all busy past their wait, a write refused) is a 503 with ``Retry-After``,
+naming the store and the reason; any other failure is a 500 whose details stay in the server
+log."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from aieval.errors import (
     IncompatibleDatasetError,
     RunNotFoundError,
     StoreError,
+    UnstorableSampleError,
     UserError,
 )
 from aieval.server._responses import SafeJSONResponse
@@ -116,10 +118,17 @@ async def _server_error(request: Request, exc: Exception) -> SafeJSONResponse:
     cause = _unreachable(exc)
     if cause is not None:
         return _store_unavailable(request, cause)
+    if isinstance(exc, StoreError) and not isinstance(exc, UnstorableSampleError):
+        # one line, its store named redacted (a role that may not write, the read connections
+        # busy): the server works, its store does not, so a client may retry later
+        log.warning("run store failed on %s: %s", request.url.path, exc)
+        return _reply(
+            request,
+            503,
+            error_body(f"the store failed: {exc}; try again in {STORE_RETRY_AFTER_S} s"),
+            headers={"Retry-After": str(STORE_RETRY_AFTER_S)},
+        )
     log.exception("server error on %s", request.url.path, exc_info=exc)
-    if isinstance(exc, StoreError):  # one line, its store named redacted: a role that may not
-        # write, say; the client shows it
-        return _reply(request, 500, error_body(f"the store failed: {exc}"))
     # details (paths, values) stay in the server log
     return _reply(
         request, 500, error_body(f"internal error ({type(exc).__name__}); see the server log")

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from aieval.errors import StoreError
+from aieval.errors import StoreError, UntrustedStoreError
 from aieval.store._encoding import row_from_db
 from aieval.store._location import StoreLocation
 from aieval.store._schema import COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION, up_to_date
@@ -69,7 +69,9 @@ class UntrustedSqliteBackend(SqliteBackend):
         self._folder: Path | None = None
         path = location.path
         if not path.is_file():
-            raise StoreError(f"no store at {path}: a baseline store must be an existing file")
+            raise UntrustedStoreError(
+                f"no store at {path}: a baseline store must be an existing file"
+            )
         # immutable: no lock and no -shm file made beside it; a write-ahead log beside it holds
         # part of the store, read from a private copy (a -shm would be made beside the log)
         wal = location.sibling("-wal")
@@ -88,7 +90,7 @@ class UntrustedSqliteBackend(SqliteBackend):
             try:
                 current = up_to_date(self._version(), SCHEMA_VERSION)
             except StoreError as exc:
-                raise StoreError(f"{path}: {exc}") from None
+                raise UntrustedStoreError(f"{path}: {exc}") from None
             if not current:
                 self._migrated_copy()
             check_values(self._db, path, self._limit)
@@ -121,7 +123,7 @@ class UntrustedSqliteBackend(SqliteBackend):
         finally:
             db.close()
         if busy or frames <= 0:
-            raise StoreError(
+            raise UntrustedStoreError(
                 f"the write-ahead log beside {path} ({wal}) holds no transaction SQLite can "
                 "read: remove it, or give the store as it was written"
             )
@@ -145,7 +147,9 @@ class UntrustedSqliteBackend(SqliteBackend):
                     raise
                 row = None  # no meta table: not a store
         if row is None:
-            raise StoreError(f"{self.location.path} is not an aieval store: it records no version")
+            raise UntrustedStoreError(
+                f"{self.location.path} is not an aieval store: it records no version"
+            )
         return str(row[0])
 
     def _migrated_copy(self) -> None:
@@ -253,7 +257,7 @@ def _check_wal_header(path: Path, wal: Path) -> None:
         elif page != (65536 if db_page == 1 else db_page):
             problem = f"its page size ({page}) is not the store's"
     if problem is not None:
-        raise StoreError(
+        raise UntrustedStoreError(
             f"the write-ahead log beside {path} ({wal}) cannot be read: {problem}. SQLite would "
             "ignore it and read an older store; remove it, or give the store as it was written"
         )
@@ -281,7 +285,7 @@ def check_schema(db: sqlite3.Connection, path: Path) -> None:
     for kind, name, table, sql in rows:
         problem = _problem(db, str(kind), str(name), str(table), sql, tables, indexes)
         if problem is not None:
-            raise StoreError(
+            raise UntrustedStoreError(
                 f"{path} is not a store aieval wrote: {problem}. A store made elsewhere is "
                 "read only when it holds aieval's own tables and indexes; make the baseline "
                 "with `aieval run` (or `aieval push` it to a fresh store)"

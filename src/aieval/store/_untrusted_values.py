@@ -5,8 +5,9 @@ aieval writes a number as a number, a text as text (or, when UTF-8 cannot hold i
 ``surrogatepass`` bytes, see :mod:`aieval.store._encoding`) and a JSON column as JSON text. A
 file made elsewhere may hold anything in any column (SQLite does not enforce types); each
 column of :data:`~aieval.store._schema.SCHEMA` is checked here, NULL only where aieval's own
-schema allows it, and the first value that is not what aieval writes is a :class:`StoreError`
-naming the file, the table, the row (its key) and the column.
+schema allows it, and the first value that is not what aieval writes is an
+:class:`~aieval.errors.UntrustedStoreError` naming the file, the table, the row (its key) and
+the column.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aieval.errors import StoreError
+from aieval.errors import UntrustedStoreError
 from aieval.store._schema import COLUMNS_ADDED, SCHEMA
 
 __all__ = ["check_values"]
@@ -69,7 +70,7 @@ def check_values(db: sqlite3.Connection, path: Path, limit: Limit) -> None:
     (each table's and column's scan its own query, run inside ``limit()``).
 
     Raises:
-        StoreError: naming ``path``, the table, the row and the column, and what it holds.
+        UntrustedStoreError: naming ``path``, the table, the row and the column, and what it holds.
     """
     present = {
         str(name) for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -144,7 +145,7 @@ def _wrong_type(column: _Column) -> str:
 def _refuse(path: Path, table: str, key: Any, column: _Column, problem: str) -> Any:
     names = _KEYS.get(table, ("rowid",))
     row = ", ".join(f"{n} {_shown(v)}" for n, v in zip(names, key, strict=False))
-    raise StoreError(
+    raise UntrustedStoreError(
         f"{path} is not a store aieval wrote: in table {table!r}, row {row}, column "
         f"{column.name!r} {problem}. A store made elsewhere is read only when its values are "
         "the ones aieval writes; make the baseline with `aieval run`"

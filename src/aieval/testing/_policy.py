@@ -37,7 +37,8 @@ class EvalPolicy:
     Both minimums are met by a value equal to them up to float rounding (one part in 10**9,
     :func:`aieval.stats.at_least`): ten scores of 0.1 meet a minimum of 0.1. A sample every
     scorer found not applicable ("unscored") is not passed, and a run in which a scorer scored
-    no sample at all never meets a policy.
+    no sample at all never meets a policy. The run's own minimums (an eval file's
+    ``min_pass_rate`` and ``min:``, which make ``aieval run`` fail) are checked as well.
     """
 
     min_pass_rate: float = 1.0
@@ -116,6 +117,8 @@ def check_run(result: RunResult, policy: EvalPolicy | None = None) -> EvalVerdic
         reasons.append(
             f"{result.errors} error(s), more than the {rules.max_errors} allowed: {_errors(result)}"
         )
+    for missed in result.missed_minimums:  # the eval's own ``min_pass_rate`` / ``min:``
+        reasons.append(f"the run's own minimum was missed: {missed}")
     for name in result.unscored_scorers:
         reasons.append(
             f"scorer {name!r} scored no sample (n/a {result.not_applicable.get(name, 0)}):"
