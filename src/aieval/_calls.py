@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from aieval._records import CallRecord
 
 if TYPE_CHECKING:
+    from aieval._usage_figures import ModelPrice
     from aieval.providers import ChatResponse
 
-__all__ = ["call_from_response", "collect_calls", "current_calls", "record_call"]
+__all__ = [
+    "call_from_response",
+    "collect_calls",
+    "current_calls",
+    "current_prices",
+    "measured_latency",
+    "note_latency",
+    "record_call",
+]
 
 _calls: ContextVar[list[CallRecord] | None] = ContextVar("aieval_calls", default=None)
+_prices: ContextVar[Mapping[str, ModelPrice] | None] = ContextVar("aieval_prices", default=None)
+_latency: ContextVar[float | None] = ContextVar("aieval_latency", default=None)
 
 
 def record_call(call: CallRecord) -> None:
@@ -22,11 +34,34 @@ def record_call(call: CallRecord) -> None:
         calls.append(call)
 
 
-def collect_calls() -> list[CallRecord]:
-    """Start collecting the current sample's calls; returns the list that fills up."""
+def collect_calls(prices: Mapping[str, ModelPrice] | None = None) -> list[CallRecord]:
+    """Start collecting the current sample's calls; returns the list that fills up.
+
+    ``prices`` are the run's (``{model: ModelPrice}``), which checks on cost read through
+    :func:`current_prices` to price a call whose provider reported no cost.
+    """
     calls: list[CallRecord] = []
     _calls.set(calls)
+    _prices.set(prices or {})
+    _latency.set(None)
     return calls
+
+
+def note_latency(seconds: float | None) -> None:
+    """Record how long the target took to answer the sample being processed, as the runner
+    measured it (wall time around a callable target's call)."""
+    _latency.set(seconds)
+
+
+def measured_latency() -> float | None:
+    """The runner's measurement of the target's answer time for this sample (None outside a
+    run, or when the target did not answer)."""
+    return _latency.get()
+
+
+def current_prices() -> Mapping[str, ModelPrice]:
+    """The run's model prices for the sample being processed (empty outside a run)."""
+    return _prices.get() or {}
 
 
 def current_calls() -> list[CallRecord] | None:

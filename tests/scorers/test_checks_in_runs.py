@@ -164,6 +164,34 @@ def test_cost_without_a_price_is_not_applicable_never_zero(tmp_path: Path) -> No
     assert not result.ok  # a check that scored no sample is reported
 
 
+OWN_PRICES = {"m": {"input_per_mtok": 10.0, "output_per_mtok": 10.0}}
+
+
+def test_cost_prices_calls_with_the_runs_prices(tmp_path: Path) -> None:
+    # the run's ``prices`` (what its cost figures use) price the check's calls too; the check's
+    # own ``prices`` win for a model both name
+    rows = [
+        {"id": "r", "input": "q", "prediction": "a",
+         "recorded_calls": [{"model": "m", "input_tokens": 1000, "output_tokens": 500}]}
+    ]  # fmt: skip
+    result = run(
+        name="c",
+        dataset=rows,
+        scorers=[
+            cost.with_options(max_usd=0.003, name="run_priced"),
+            cost.with_options(max_usd=0.003, name="own_priced", prices=OWN_PRICES),
+        ],
+        prices={"m": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+        store=tmp_path / "runs.db",
+    )
+    (sample,) = result.samples
+    assert sample.scores["run_priced"].raw == pytest.approx(0.002)
+    assert sample.scores["run_priced"].value == 1.0
+    assert sample.scores["own_priced"].raw == pytest.approx(0.015)
+    assert sample.scores["own_priced"].value == 0.0
+    assert sample.cost == pytest.approx(0.002)  # the run's figure, as the check's
+
+
 def test_call_checks_read_a_provider_targets_calls(
     openai_server: OpenAIServer, tmp_path: Path
 ) -> None:
@@ -197,3 +225,20 @@ def test_checks_given_to_run_from_python(tmp_path: Path) -> None:
         store=tmp_path / "runs.db",
     )
     assert result.metrics == {"contains": pytest.approx(2 / 3), "regex": pytest.approx(1 / 3)}
+
+
+def test_latency_of_a_callable_target_is_the_measured_answer_time(tmp_path: Path) -> None:
+    import time
+
+    def target(example: Any) -> str:
+        time.sleep(0.6 if example.id == "slow" else 0.0)
+        return "a"
+
+    rows = [{"id": "fast", "input": "q"}, {"id": "slow", "input": "q"}]
+    result = run(name="lat", dataset=rows, scorers=[latency.with_options(max_s=0.5)],
+                 target=target, store=tmp_path / "runs.db")  # fmt: skip
+    by_id = {s.id: s for s in result.samples}
+    slow = by_id["slow"].scores["latency"]
+    assert slow.value == 0.0 and slow.raw is not None and slow.raw >= 0.6
+    assert slow.raw == pytest.approx(by_id["slow"].latency_s)  # the sample's own figure
+    assert by_id["fast"].scores["latency"].value == 1.0  # no call record: still a figure

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from aieval._calls import collect_calls
+from aieval._calls import collect_calls, note_latency
 from aieval._json import too_deep
 from aieval._records import SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
@@ -76,7 +76,7 @@ class SampleProcessor:
     async def __call__(self, item: tuple[int, Example]) -> SampleRecord:
         index, example = item
         ready = self.prescorer.take(index) if self.prescorer is not None else None
-        calls = collect_calls()
+        calls = collect_calls(self.prices)
         try:
             output = await self.target.produce(example)
         except (KeyboardInterrupt, asyncio.CancelledError, StoreError):
@@ -84,6 +84,7 @@ class SampleProcessor:
         except BaseException as exc:
             output = Output(None, error=f"{type(exc).__name__}: {exc}")
         calls[:0] = output.calls
+        note_latency(output.latency_s if output.error is None else None)
         record = SampleRecord(
             id=example.sample_id,
             index=index,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aieval._calls import current_calls
+from aieval._calls import current_calls, current_prices, measured_latency
 from aieval._records import CallRecord
 from aieval._types import Example, Score
 from aieval._usage_figures import ModelPrice, call_cost
@@ -52,8 +52,9 @@ def latency(
 
     The latency is the row's ``recorded_latency_s`` when it has one, else the sum of the
     target's recorded model calls (a retried call counts from its first attempt; a cache hit
-    keeps the original call's latency). Not applicable when neither is known (a callable target,
-    or a call outside a run).
+    keeps the original call's latency), else the time the runner measured around the target
+    (a Python callable's answer, end to end). Not applicable when none is known (a call
+    outside a run).
 
     Example:
         >>> latency("answer", max_s=2.0).reason
@@ -65,10 +66,17 @@ def latency(
     else:
         calls = _target_calls() or []
         known = [c.latency_s for c in calls if c.latency_s is not None]
+        measured = measured_latency()
+        if not calls and measured is not None:
+            return _latency_outcome(measured, max_s, negate)
         if not calls or len(known) < len(calls):
             what = "a call's latency is unknown" if calls else "no model call of the target"
             return _not_applicable(f"no recorded latency for this sample ({what} was recorded)")
         seconds = sum(known)
+    return _latency_outcome(seconds, max_s, negate)
+
+
+def _latency_outcome(seconds: float, max_s: float, negate: bool) -> Score:
     passed = seconds <= max_s
     says = f"latency {seconds:.3f} s {'<=' if passed else '>'} max_s {max_s:g} s"
     return outcome(passed, says, negate=negate, raw=seconds)
@@ -90,9 +98,10 @@ def cost(
     """Whether the target's model calls for this sample cost at most ``max_usd`` (USD).
 
     A call's cost is what the provider reported, else its tokens priced from ``prices``
-    (``{model: {input_per_mtok, output_per_mtok}}``, USD per million tokens, like a run's
-    ``prices``). Judge calls are not counted. Not applicable when any target call's cost is
-    unknown, or no target call was recorded.
+    (``{model: {input_per_mtok, output_per_mtok}}``, USD per million tokens), else from the
+    run's own ``prices`` (the check's win for a model both name). Judge calls are not
+    counted. Not applicable when any target call's cost is unknown, or no target call was
+    recorded.
 
     Example:
         >>> cost("answer", max_usd=0.01).value is None
@@ -101,7 +110,8 @@ def cost(
     calls = _target_calls()
     if not calls:
         return _not_applicable("no recorded model call of the target for this sample")
-    figures = [call_cost(c, prices or {}) for c in calls if c.error is None]
+    priced = {**current_prices(), **(prices or {})}
+    figures = [call_cost(c, priced) for c in calls if c.error is None]
     if None in figures:
         unpriced = sorted({str(c.model) for c, f in zip(calls, figures, strict=False) if f is None})
         return _not_applicable(
