@@ -20,7 +20,12 @@ from typing import Any
 
 from aieval.store._location import StoreLocation
 
-__all__ = ["Backend", "Insert"]
+__all__ = ["PAGE", "Backend", "Insert", "PageSink"]
+
+#: Rows a bulk read hands over at a time.
+PAGE = 65536
+#: What takes a page of rows (texts as the driver returns them).
+PageSink = Callable[[list[tuple[Any, ...]]], None]
 
 
 @dataclass(frozen=True)
@@ -57,13 +62,7 @@ class Backend(ABC):
         was lost is asked once more on a new one, here and only here (callers do not retry
         reads)."""
 
-    def pages(
-        self,
-        sql: str,
-        args: Sequence[Any],
-        consume: Callable[[list[tuple[Any, ...]]], None],
-        size: int = 65536,
-    ) -> None:
+    def pages(self, sql: str, args: Sequence[Any], consume: PageSink, size: int = PAGE) -> None:
         """Give the rows of ``sql`` to ``consume`` in pages of at most ``size`` rows, as the
         driver returns them: a text may still be encoded (:meth:`text` decodes it). Only the
         current page is held; a bulk read keeps what it needs of each page in arrays."""

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from aieval.errors import StoreError
+from aieval.store._backend import PageSink
 from aieval.store._connection import Connection
 
 __all__ = ["CallTotals", "ColumnReader", "SampleColumns", "ScoreColumns"]
@@ -223,9 +224,7 @@ class ColumnReader(Connection):
             decoded,
         )
 
-    def _text_pages(
-        self, sql: str, run_id: str, consume: Callable[[list[tuple[Any, ...]]], None]
-    ) -> None:
+    def _text_pages(self, sql: str, run_id: str, consume: PageSink) -> None:
         text = self._db.text
         self._read_pages(
             sql,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from aieval.errors import StoreError
-from aieval.store._backend import Backend
+from aieval.store._backend import PAGE, Backend, PageSink
 from aieval.store._errors import describe
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._open import open_backend
@@ -110,11 +110,7 @@ class Connection:
                 raise self._failed(exc, "read") from exc
 
     def _read_pages(
-        self,
-        sql: str,
-        args: Sequence[Any],
-        consume: Callable[[list[tuple[Any, ...]]], None],
-        size: int = 65536,
+        self, sql: str, args: Sequence[Any], consume: PageSink, size: int = PAGE
     ) -> None:
         """Give the rows of a query to ``consume`` a page at a time (see :meth:`Backend.pages`:
         texts as the driver returns them, decoded with ``self._db.text``)."""

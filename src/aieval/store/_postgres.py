@@ -21,12 +21,12 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
 from aieval.errors import StoreError
-from aieval.store._backend import Backend, Insert
+from aieval.store._backend import PAGE, Backend, Insert, PageSink
 from aieval.store._encoding import PG_MARKER, from_pg, to_pg, to_pg_row
 from aieval.store._location import StoreLocation
 from aieval.store._schema import FILLS, table_names, up_to_date
@@ -102,13 +102,7 @@ class PostgresBackend(Backend):
     def member_of(self, column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
         return f"{column} = ANY(?)", ([to_pg(v) for v in values],)
 
-    def pages(
-        self,
-        sql: str,
-        args: Sequence[Any],
-        consume: Callable[[list[tuple[Any, ...]]], None],
-        size: int = 65536,
-    ) -> None:
+    def pages(self, sql: str, args: Sequence[Any], consume: PageSink, size: int = PAGE) -> None:
         # a server-side cursor: the client holds one page, not the whole result
         conn = self._live()
         with conn.transaction(), conn.cursor(name="aieval_pages") as cursor:

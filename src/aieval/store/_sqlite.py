@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from aieval.store._backend import Backend
+from aieval.store._backend import PAGE, Backend, PageSink
 from aieval.store._encoding import from_db, row_from_db, to_db_row
 from aieval.store._location import StoreLocation
 from aieval.store._schema import FILLS, table_names, up_to_date
@@ -44,13 +44,7 @@ class SqliteBackend(Backend):
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self._db.execute(sql, to_db_row(args)).fetchall()
 
-    def pages(
-        self,
-        sql: str,
-        args: Sequence[Any],
-        consume: Callable[[list[tuple[Any, ...]]], None],
-        size: int = 65536,
-    ) -> None:
+    def pages(self, sql: str, args: Sequence[Any], consume: PageSink, size: int = PAGE) -> None:
         cursor = self._db.cursor()
         cursor.row_factory = None  # plain tuples: texts are decoded by the reader, if read
         try:

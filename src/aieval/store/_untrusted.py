@@ -33,12 +33,13 @@ import sqlite3
 import struct
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from aieval.errors import StoreError, UntrustedStoreError
+from aieval.store._backend import PAGE, PageSink
 from aieval.store._encoding import row_from_db
 from aieval.store._location import StoreLocation
 from aieval.store._schema import COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION, up_to_date
@@ -190,13 +191,7 @@ class UntrustedSqliteBackend(SqliteBackend):
         with self._limit():
             return super().query(sql, args)
 
-    def pages(
-        self,
-        sql: str,
-        args: Sequence[Any],
-        consume: Callable[[list[tuple[Any, ...]]], None],
-        size: int = 65536,
-    ) -> None:
+    def pages(self, sql: str, args: Sequence[Any], consume: PageSink, size: int = PAGE) -> None:
         def limited(page: list[tuple[Any, ...]]) -> None:
             consume(page)
             self._deadline = time.monotonic() + self._seconds  # the next page's own time
