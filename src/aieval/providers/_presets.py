@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from aieval._secrets import url_credentials
 from aieval.errors import ConfigError, ProviderAuthError
@@ -64,86 +65,61 @@ def _require_key(provider: str, key: str | None, env: str) -> str:
     raise ProviderAuthError(f"provider {provider!r} needs an API key: {auth_hint(env)}")
 
 
-def openai_preset(
-    *,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    api_key_env: str | None = None,
-    timeout: float = 60.0,
-    headers: Mapping[str, str] | None = None,
-) -> Provider:
-    """OpenAI: ``OPENAI_API_KEY`` (required), ``OPENAI_BASE_URL`` (default the public API)."""
-    key, source = _key("openai", api_key, api_key_env, "OPENAI_API_KEY")
-    key = _require_key("openai", key, "OPENAI_API_KEY")
-    url = base_url or _env("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-    _check_sources("openai", url, key, headers, base_url=base_url, key_source=source,
-                   url_env="OPENAI_BASE_URL")  # fmt: skip
-    return OpenAIProvider(
-        url, key, name="openai", timeout=timeout, headers=headers,
-        auth_hint=auth_hint("OPENAI_API_KEY"), key_source=source,
-    )  # fmt: skip
+@dataclass(frozen=True, slots=True)
+class _Endpoint:
+    """A named OpenAI-compatible endpoint whose URL and key come from its own variables.
+
+    ``default_url`` None: the URL is required; ``key_env`` None: the preset reads no key
+    variable (a key may still be given); ``key_required``: a key must be found.
+    """
+
+    name: str
+    url_env: str
+    default_url: str | None
+    key_env: str | None
+    key_required: bool
+    hint_more: str = ""
+
+    def __call__(
+        self,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        timeout: float = 60.0,
+        headers: Mapping[str, str] | None = None,
+    ) -> Provider:
+        url = base_url or _env(self.url_env) or self.default_url
+        if not url:
+            raise ConfigError(
+                f"provider {self.name!r} needs its endpoint: set {self.url_env} or pass base_url="
+            )
+        key, source = _key(self.name, api_key, api_key_env, self.key_env)
+        if self.key_required and self.key_env is not None:
+            key = _require_key(self.name, key, self.key_env)
+        _check_sources(self.name, url, key, headers, base_url=base_url, key_source=source,
+                       url_env=self.url_env)  # fmt: skip
+        hint = auth_hint(self.key_env) + self.hint_more if self.key_env else None
+        return OpenAIProvider(
+            url, key, name=self.name, timeout=timeout, headers=headers, auth_hint=hint,
+            key_source=source,
+        )  # fmt: skip
 
 
-def sarmalink_preset(
-    *,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    api_key_env: str | None = None,
-    timeout: float = 60.0,
-    headers: Mapping[str, str] | None = None,
-) -> Provider:
-    """SarmaLink: ``SARMALINK_BASE_URL`` and ``SARMALINK_API_KEY``, both required."""
-    url = base_url or _env("SARMALINK_BASE_URL")
-    if not url:
-        raise ConfigError(
-            "provider 'sarmalink' needs its endpoint: set SARMALINK_BASE_URL or pass base_url="
-        )
-    key, source = _key("sarmalink", api_key, api_key_env, "SARMALINK_API_KEY")
-    key = _require_key("sarmalink", key, "SARMALINK_API_KEY")
-    _check_sources("sarmalink", url, key, headers, base_url=base_url, key_source=source,
-                   url_env="SARMALINK_BASE_URL")  # fmt: skip
-    return OpenAIProvider(
-        url, key, name="sarmalink", timeout=timeout, headers=headers,
-        auth_hint=auth_hint("SARMALINK_API_KEY"), key_source=source,
-    )  # fmt: skip
-
-
-def vllm_preset(
-    *,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    api_key_env: str | None = None,
-    timeout: float = 60.0,
-    headers: Mapping[str, str] | None = None,
-) -> Provider:
-    """vLLM: ``VLLM_BASE_URL`` (default ``http://localhost:8000/v1``), optional ``VLLM_API_KEY``."""
-    url = base_url or _env("VLLM_BASE_URL") or "http://localhost:8000/v1"
-    key, source = _key("vllm", api_key, api_key_env, "VLLM_API_KEY")
-    _check_sources("vllm", url, key, headers, base_url=base_url, key_source=source,
-                   url_env="VLLM_BASE_URL")  # fmt: skip
-    return OpenAIProvider(
-        url, key, name="vllm", timeout=timeout, headers=headers,
-        auth_hint=auth_hint("VLLM_API_KEY") + " (the server's --api-key)", key_source=source,
-    )  # fmt: skip
-
-
-def ollama_preset(
-    *,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    api_key_env: str | None = None,
-    timeout: float = 60.0,
-    headers: Mapping[str, str] | None = None,
-) -> Provider:
-    """Ollama: ``OLLAMA_BASE_URL`` (default ``http://localhost:11434/v1``); no key needed."""
-    url = base_url or _env("OLLAMA_BASE_URL") or "http://localhost:11434/v1"
-    key, source = _key("ollama", api_key, api_key_env, None)
-    _check_sources("ollama", url, key, headers, base_url=base_url, key_source=source,
-                   url_env="OLLAMA_BASE_URL")  # fmt: skip
-    # Ollama ignores the key, but gateways in front of it may check one.
-    return OpenAIProvider(
-        url, key, name="ollama", timeout=timeout, headers=headers, key_source=source
-    )
+#: OpenAI: ``OPENAI_API_KEY`` (required), ``OPENAI_BASE_URL`` (default the public API).
+openai_preset = _Endpoint(
+    "openai", "OPENAI_BASE_URL", "https://api.openai.com/v1", "OPENAI_API_KEY", True
+)
+#: SarmaLink: ``SARMALINK_BASE_URL`` and ``SARMALINK_API_KEY``, both required.
+sarmalink_preset = _Endpoint("sarmalink", "SARMALINK_BASE_URL", None, "SARMALINK_API_KEY", True)
+#: vLLM: ``VLLM_BASE_URL`` (default ``http://localhost:8000/v1``), optional ``VLLM_API_KEY``.
+vllm_preset = _Endpoint(
+    "vllm", "VLLM_BASE_URL", "http://localhost:8000/v1", "VLLM_API_KEY", False,
+    " (the server's --api-key)",
+)  # fmt: skip
+#: Ollama: ``OLLAMA_BASE_URL`` (default ``http://localhost:11434/v1``); no key needed (Ollama
+#: ignores one, but a gateway in front of it may check it).
+ollama_preset = _Endpoint("ollama", "OLLAMA_BASE_URL", "http://localhost:11434/v1", None, False)
 
 
 def openai_compatible_preset(
@@ -192,7 +168,7 @@ def anthropic_preset(
     )
 
 
-PRESETS = {
+PRESETS: dict[str, Callable[..., Provider]] = {
     "anthropic": anthropic_preset,
     "ollama": ollama_preset,
     "openai": openai_preset,
