@@ -327,3 +327,14 @@ def test_duplicate_key_verdict_over_http_is_a_parse_failure(openai_server: OpenA
     assert score.value == 0.0 and score.raw == 0.0 and "'score' twice" in (score.malformed or "")
     assert score.metadata["parse_failures"] == 1
     assert "'score' twice" in score.metadata["verdicts"][0]["error"]
+
+
+def test_the_judges_parsed_answer_is_judge_answer_and_the_old_name_warns() -> None:
+    import aieval.scorers as scorers
+    from aieval.core import Verdict
+
+    assert type(parse_verdict('{"score": 7, "reason": "ok"}')) is scorers.JudgeAnswer
+    assert "Verdict" not in scorers.__all__  # one public Verdict: aieval.core's
+    with pytest.warns(DeprecationWarning, match="now aieval.scorers.JudgeAnswer"):
+        old = scorers.Verdict
+    assert old is scorers.JudgeAnswer and old is not Verdict

@@ -59,7 +59,7 @@ from aieval.scorers._scorer import (
 )
 from aieval.scorers._similar import similar
 from aieval.scorers._text import exact_match, json_valid, rouge_l, token_f1
-from aieval.scorers._verdict import Verdict, parse_verdict
+from aieval.scorers._verdict import JudgeAnswer, parse_verdict
 
 __all__ = [
     "CONTEXT_PARAMETERS",
@@ -71,10 +71,10 @@ __all__ = [
     "RUBRIC_PROMPT_VERSION",
     "VERDICT_SCHEMA",
     "Check",
+    "JudgeAnswer",
     "PairwiseOutcome",
     "PairwiseReport",
     "Scorer",
-    "Verdict",
     "bleu",
     "chrf",
     "code",
@@ -118,3 +118,19 @@ __all__ = [
     "tools",
     "word_count",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # the judge's parsed answer was also named ``Verdict``, beside the sample's
+    # ``aieval.core.Verdict``: the old name still works, with a warning naming the new one
+    if name == "Verdict":
+        import warnings
+
+        warnings.warn(
+            "aieval.scorers.Verdict (a judge's parsed answer) is now aieval.scorers.JudgeAnswer;"
+            " aieval.core.Verdict is a sample's verdict",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return JudgeAnswer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,7 @@ from aieval.scorers._judge_call import (
     provider_label,
 )
 from aieval.scorers._scorer import Scorer, scorer
-from aieval.scorers._verdict import Verdict, parse_verdict
+from aieval.scorers._verdict import JudgeAnswer, parse_verdict
 
 __all__ = [
     "DEFAULT_JUDGE_RUBRIC",
@@ -170,7 +170,7 @@ def _unreadable(errors: list[str], verdicts: int) -> str | None:
     return f"{len(errors)} of {verdicts} verdicts were malformed (first: {errors[0]})"
 
 
-def _verdict_log(verdict: Verdict) -> dict[str, Any]:
+def _verdict_log(verdict: JudgeAnswer) -> dict[str, Any]:
     return {
         "score": verdict.score,
         "reason": verdict.reason,

@@ -10,13 +10,13 @@ from typing import Any
 
 from aieval._json import DuplicateKeyError, unique_keys
 
-__all__ = ["DuplicateKeyError", "Verdict", "load_verdict_json", "parse_verdict"]
+__all__ = ["DuplicateKeyError", "JudgeAnswer", "load_verdict_json", "parse_verdict"]
 
 _FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.DOTALL)
 
 
 @dataclass(slots=True, frozen=True)
-class Verdict:
+class JudgeAnswer:
     """One parsed judge answer; ``error`` is set (and ``score`` None) when it was malformed."""
 
     score: float | None
@@ -30,13 +30,13 @@ class Verdict:
         return 0.0 if self.score is None else self.score / 10.0
 
 
-def parse_verdict(text: str, *, max_score: float = 10.0) -> Verdict:
+def parse_verdict(text: str, *, max_score: float = 10.0) -> JudgeAnswer:
     """Parse exactly one JSON object with a numeric ``score`` in ``0..max_score``.
 
     The whole answer must be that object (an enclosing Markdown code fence is tolerated).
     Anything else (no JSON, two objects, prose around it, a key given twice, a missing,
     non-numeric, boolean, NaN or out-of-range score, a truncated object) yields a
-    :class:`Verdict` with ``error`` set.
+    :class:`JudgeAnswer` with ``error`` set.
 
     Example:
         >>> parse_verdict('{"score": 7, "reason": "mostly right"}').normalized
@@ -53,22 +53,22 @@ def parse_verdict(text: str, *, max_score: float = 10.0) -> Verdict:
     try:
         data = load_verdict_json(body)
     except DuplicateKeyError as exc:
-        return Verdict(None, "", text, str(exc))
+        return JudgeAnswer(None, "", text, str(exc))
     except ValueError:
-        return Verdict(None, "", text, "verdict is not a single JSON object")
+        return JudgeAnswer(None, "", text, "verdict is not a single JSON object")
     if not isinstance(data, dict):
-        return Verdict(None, "", text, "verdict is not a JSON object")
+        return JudgeAnswer(None, "", text, "verdict is not a JSON object")
     if "score" not in data:
-        return Verdict(None, "", text, "verdict has no 'score'")
+        return JudgeAnswer(None, "", text, "verdict has no 'score'")
     score = data["score"]
     if isinstance(score, bool) or not isinstance(score, (int, float)):
-        return Verdict(None, "", text, f"'score' must be a number, got {type(score).__name__}")
+        return JudgeAnswer(None, "", text, f"'score' must be a number, got {type(score).__name__}")
     if math.isnan(score) or not 0.0 <= score <= max_score:
-        return Verdict(None, "", text, f"'score' {score!r} is outside 0..{max_score:g}")
+        return JudgeAnswer(None, "", text, f"'score' {score!r} is outside 0..{max_score:g}")
     reason = data.get("reason", "")
     if not isinstance(reason, str):
         reason = json.dumps(reason, ensure_ascii=False)
-    return Verdict(float(score), reason, text)
+    return JudgeAnswer(float(score), reason, text)
 
 
 def load_verdict_json(body: str) -> Any:
