@@ -17,7 +17,7 @@ from aieval.migrate._pfrefs import MAX_REF_DEPTH
 
 TEMPLATES = {
     "polite": {"type": "not-icontains", "value": "stupid"},
-    "short": {"type": "levenshtein", "value": "Paris", "threshold": 2},
+    "short": {"type": "starts-with", "value": "Paris", "metric": "opening"},
 }
 
 
@@ -39,7 +39,7 @@ def _doc(**extra: Any) -> dict[str, Any]:
                 "vars": {"country": "France"},
                 "assert": [
                     {"$ref": "#/assertionTemplates/polite"},
-                    {"$ref": "#/assertionTemplates/short", "threshold": 1, "metric": "close"},
+                    {"$ref": "#/assertionTemplates/short", "value": "Lyon"},
                 ],
             }
         ],
@@ -57,7 +57,7 @@ def test_a_reference_becomes_its_template_with_the_keys_beside_it_on_top(tmp_pat
     result = _import(tmp_path, _doc())
     assert _checks(result) == [
         {"icontains": {"value": "stupid", "negate": True}},
-        {"levenshtein": {"value": "Paris", "max_distance": 1, "name": "close"}},
+        {"starts_with": {"value": "Lyon", "name": "opening"}},
     ]
     assert result.complete
     # the templates are read, not reported as an ignored key
