@@ -154,3 +154,8 @@ def test_an_import_of_equivalent_checks_is_complete(tmp_path: Path) -> None:
     assert result.complete and not result.not_equivalent
     report = (tmp_path / "out" / "import-report.md").read_text(encoding="utf-8")
     assert "## Not equivalent (0)" in report and report.rstrip().endswith("The import is complete.")
+
+
+def test_a_finish_reason_is_compared_without_case_as_in_promptfoo(tmp_path: Path) -> None:
+    result = _import(tmp_path, [{"type": "finish-reason", "value": "Stop"}])
+    assert _checks(result) == [{"finish_reason": {"value": "stop"}}]

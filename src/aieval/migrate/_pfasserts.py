@@ -161,8 +161,8 @@ NOT_EQUIVALENT: Mapping[str, str] = {
         "and expect figures near the threshold to differ"
     ),
     "finish-reason": (
-        "promptfoo fails the assertion (negated or not) when the provider reports no finish "
-        "reason; aieval leaves the check not applicable (the run reports a check that scored no "
+        "promptfoo fails the assertion when the provider reports no finish reason; aieval "
+        "leaves the check not applicable (the run reports a check that scored no "
         "sample). Use a target that reports finish reasons (aieval's openai, anthropic, ollama "
         "and vllm do); a recorded answer has none"
     ),
@@ -453,7 +453,8 @@ def embedding_provider(provider: Any) -> Any:
 
 
 def _finish_reason(assertion: Assertion, value: Any) -> Mapped | Unmapped:
-    return Mapped(assertion, "finish_reason", {"value": _text(value, assertion)})
+    # promptfoo compares without case; the reasons aieval's providers report are lower case
+    return Mapped(assertion, "finish_reason", {"value": _text(value, assertion).lower()})
 
 
 _CONTEXT_KEYS = {"vars"}
