@@ -16,7 +16,7 @@ from aieval.migrate import _pfrefs, import_promptfoo
 from aieval.migrate._pfrefs import MAX_REF_DEPTH
 
 TEMPLATES = {
-    "polite": {"type": "not-icontains", "value": "stupid"},
+    "polite": {"type": "not-contains", "value": "stupid"},
     "short": {"type": "starts-with", "value": "Paris", "metric": "opening"},
 }
 
@@ -56,7 +56,7 @@ def _checks(result: Any) -> list[Any]:
 def test_a_reference_becomes_its_template_with_the_keys_beside_it_on_top(tmp_path: Path) -> None:
     result = _import(tmp_path, _doc())
     assert _checks(result) == [
-        {"icontains": {"value": "stupid", "negate": True}},
+        {"contains": {"value": "stupid", "negate": True}},
         {"starts_with": {"value": "Lyon", "name": "opening"}},
     ]
     assert result.complete
@@ -80,7 +80,7 @@ def test_references_in_default_test_and_a_tests_file_and_chains(tmp_path: Path) 
     doc["assertionTemplates"] = {**TEMPLATES, "alias": {"$ref": "#/assertionTemplates/polite"}}
     result = _import(tmp_path, doc)
     eval_doc = yaml.safe_load(result.eval_files[0].read_text(encoding="utf-8"))
-    assert eval_doc["default_checks"] == [{"icontains": {"value": "stupid", "negate": True}}]
+    assert eval_doc["default_checks"] == [{"contains": {"value": "stupid", "negate": True}}]
 
 
 @pytest.mark.parametrize(

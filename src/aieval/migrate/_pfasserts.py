@@ -197,6 +197,13 @@ NOT_EQUIVALENT: Mapping[str, str] = {
         "test: malformed or partial HTML may be judged otherwise. Look over the first run's "
         "is_html verdicts"
     ),
+    **dict.fromkeys(
+        ("icontains", "icontains-any", "icontains-all"),
+        "aieval compares case-folded text, promptfoo lower-cased text (JavaScript's "
+        "toLowerCase): a few characters fold to others (ß to ss, ς to σ, the ligature ﬁ to fi), "
+        "so 'Straße' contains 'STRASSE' in aieval and not in promptfoo. Equal on text without "
+        "such characters",
+    ),
     "levenshtein": (
         "promptfoo counts the distance in JavaScript's UTF-16 units, so a character beyond "
         "U+FFFF (an emoji, rare CJK) counts as two; aieval counts characters. Equal on text "
