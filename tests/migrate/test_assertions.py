@@ -52,7 +52,11 @@ MAPPED: list[tuple[Assertion, str, dict[str, Any]]] = [
     ),
     (_assertion("latency", threshold=1500), "latency", {"max_s": 1.5}),
     (_assertion("cost", threshold=0.002), "cost", {"max_usd": 0.002}),
-    (_assertion("similar", "hi"), "similar", {"value": "hi", "threshold": 0.75}),
+    (
+        _assertion("similar", "hi"),
+        "similar",  # promptfoo's default embedding model, written out
+        {"value": "hi", "threshold": 0.75, "embedding_model": "text-embedding-3-large"},
+    ),
     (
         _assertion(
             "similar",

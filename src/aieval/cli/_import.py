@@ -86,7 +86,8 @@ def promptfoo_command(
         labelled(
             "imported, incomplete:",
             "yellow",
-            f"{len(result.unmapped)} part(s) not mapped (see above); {stubs}then: {commands}",
+            f"{len(result.unmapped)} part(s) not mapped, {len(result.not_equivalent)} "
+            f"check(s) not equivalent (see above); {stubs}then: {commands}",
         ),
         soft_wrap=True,
     )

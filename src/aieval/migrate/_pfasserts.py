@@ -17,8 +17,11 @@ from aieval.scorers._check_python import PYTHON_FUNCTIONS
 
 __all__ = [
     "MAPPED_TYPES",
+    "NOT_EQUIVALENT",
+    "PROMPTFOO_EMBEDDING_MODEL",
     "Mapped",
     "Unmapped",
+    "embedding_provider",
     "js_pattern",
     "map_assertion",
     "uses_variables",
@@ -32,6 +35,9 @@ class Mapped:
     source: Assertion
     check: str
     options: dict[str, Any] = field(default_factory=dict)
+    #: how aieval's check may judge an output otherwise than promptfoo, and what to do; empty
+    #: when it gives promptfoo's verdict on every output
+    differs: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +140,97 @@ def map_assertion(assertion: Assertion, test_vars: Mapping[str, Any]) -> Mapped 
         )
     except ConfigError as exc:
         return Unmapped(assertion, f"aieval's {found.check} refuses it: {exc}")
-    return Mapped(assertion, found.check, options)
+    return Mapped(assertion, found.check, options, _differs(base, found))
+
+
+#: What differs between promptfoo's assertion and the aieval check it maps to, and what to do.
+#: Every mapped type is here or in :func:`_differs`' conditions, or is exact (the conformance
+#: tests hold promptfoo's verdicts on those).
+NOT_EQUIVALENT: Mapping[str, str] = {
+    "cost": (
+        "promptfoo prices each call from its own table of model prices; aieval's cost check "
+        "takes the cost the provider reports, and OpenAI-style usage reports tokens, not cost, "
+        "so without prices it is not applicable on every sample and scores nothing. Give the "
+        "check prices: {MODEL: {input_per_mtok: ..., output_per_mtok: ...}} (USD per million "
+        "tokens) for each model"
+    ),
+    "latency": (
+        "promptfoo times its provider call and fails a cached answer; aieval sums the target's "
+        "recorded model calls (a retried call from its first attempt) and a cached answer keeps "
+        "the latency of the call that made it. Run without the cache, as promptfoo requires, "
+        "and expect figures near the threshold to differ"
+    ),
+    "finish-reason": (
+        "promptfoo fails the assertion when the provider reports no finish reason; aieval "
+        "leaves the check not applicable (the run reports a check that scored no "
+        "sample). Use a target that reports finish reasons (aieval's openai, anthropic, ollama "
+        "and vllm do); a recorded answer has none"
+    ),
+    "is-json": (
+        "the output is read by Python's JSON reader, which also reads NaN and Infinity "
+        "(JavaScript's JSON.parse refuses them), and a schema is checked by the jsonschema "
+        "library (the draft its $schema names, else 2020-12; format not checked), not by "
+        "promptfoo's ajv (draft-07): such outputs, and schemas relying on one draft's keywords "
+        "or on format, may be judged otherwise. Name the draft in the schema's $schema "
+        "(http://json-schema.org/draft-07/schema#) when it relies on one"
+    ),
+    "contains-json": (
+        "the JSON is found in the text by aieval's search (the first valid object or array), "
+        "read by Python (which also reads NaN and Infinity) and checked by the jsonschema "
+        "library (2020-12 unless $schema names a draft; format not checked), not by promptfoo's "
+        "extraction and ajv (draft-07): text holding several JSON values, and schemas relying "
+        "on one draft or on format, may be judged otherwise"
+    ),
+    "is-sql": (
+        "parsed by sqlglot in the mapped dialect, not by promptfoo's node-sql-parser: the two "
+        "accept different SQL at the edges (vendor extensions, statements one parser lacks). "
+        "Look over the first run's is_sql verdicts"
+    ),
+    "is-xml": (
+        "parsed by Python's expat through defusedxml (which refuses entity declarations as "
+        "unsafe), not by promptfoo's XML parser (which changed across its versions): "
+        "well-formed documents agree; a DTD, entities or text around the document may be "
+        "judged otherwise"
+    ),
+    "is-html": (
+        "parsed by html5lib, which fails any WHATWG parse error, not by promptfoo's own HTML "
+        "test: malformed or partial HTML may be judged otherwise. Look over the first run's "
+        "is_html verdicts"
+    ),
+    **dict.fromkeys(
+        ("icontains", "icontains-any", "icontains-all"),
+        "aieval compares case-folded text, promptfoo lower-cased text (JavaScript's "
+        "toLowerCase): a few characters fold to others (ß to ss, ς to σ, the ligature ﬁ to fi), "
+        "so 'Straße' contains 'STRASSE' in aieval and not in promptfoo. Equal on text without "
+        "such characters",
+    ),
+    "levenshtein": (
+        "promptfoo counts the distance in JavaScript's UTF-16 units, so a character beyond "
+        "U+FFFF (an emoji, rare CJK) counts as two; aieval counts characters. Equal on text "
+        "without such characters; near the threshold give it one more edit per such character"
+    ),
+}
+
+
+def _differs(base: str, found: Mapped) -> str:
+    """The difference note for a mapping of promptfoo type ``base`` (no ``not-``)."""
+    if base == "regex" and _counts_units(found.source.value):
+        return (
+            "JavaScript reads a character beyond U+FFFF (an emoji, rare CJK) as two units, so "
+            "., a negated class, \\S, \\W, \\D, and a repeat of such a character in the "
+            "pattern, match it otherwise than Python; equal on text without such characters"
+        )
+    return NOT_EQUIVALENT.get(base, "")
+
+
+def _counts_units(pattern: Any) -> bool:
+    """Whether a JavaScript pattern has a construct that matches one UTF-16 unit (an escaped
+    character other than ``\\S``, ``\\W``, ``\\D`` matches itself)."""
+    if not isinstance(pattern, str):
+        return False
+    bare = re.sub(r"\\.", lambda m: "\\S" if m.group() in {r"\S", r"\W", r"\D"} else "", pattern)
+    astral = any(ord(ch) > 0xFFFF for ch in pattern)  # a quantifier after one repeats half
+    return astral or any(p in bare for p in (".", "[^", "\\S"))
 
 
 def _rendered(value: Any, test_vars: Mapping[str, Any], where: str) -> Any:
@@ -326,12 +422,22 @@ def _cost(assertion: Assertion, value: Any) -> Mapped | Unmapped:
     return Mapped(assertion, "cost", {"max_usd": _needs_threshold(assertion)})
 
 
+#: promptfoo's default embedding model (its OpenAI ``DefaultEmbeddingProvider``), written on
+#: every translated ``similar``: aieval's own default is another model
+PROMPTFOO_EMBEDDING_MODEL = "text-embedding-3-large"
+
+
 def _similar(assertion: Assertion, value: Any) -> Mapped | Unmapped:
     options: dict[str, Any] = {
         "value": _text(value, assertion),
         "threshold": 0.75 if assertion.threshold is None else assertion.threshold,
+        "embedding_model": PROMPTFOO_EMBEDDING_MODEL,
     }
     provider = assertion.extra.get("provider")
+    if isinstance(provider, Mapping) and "embedding" in provider:
+        provider = provider["embedding"]  # {text: ..., embedding: ...}: the embedding one
+    if isinstance(provider, Mapping) and set(provider) <= {"id", "label"}:
+        provider = provider.get("id")
     if provider is not None:
         parts = str(provider).split(":") if isinstance(provider, str) else []
         if len(parts) != 3 or parts[0] != "openai" or parts[1] not in {"embedding", "embeddings"}:
@@ -340,8 +446,22 @@ def _similar(assertion: Assertion, value: Any) -> Mapped | Unmapped:
     return Mapped(assertion, "similar", options)
 
 
+def embedding_provider(provider: Any) -> Any:
+    """The part of a test's ``options.provider`` that ``similar`` uses, or ``None``: promptfoo
+    takes its ``embedding`` entry, or the provider itself when it embeds; a text provider
+    (for the LLM-graded assertions) is not one, and promptfoo falls back to its default."""
+    if isinstance(provider, Mapping):
+        if "embedding" in provider:
+            return provider["embedding"]
+        name = provider.get("id")
+    else:
+        name = provider
+    return provider if isinstance(name, str) and "embed" in name.lower() else None
+
+
 def _finish_reason(assertion: Assertion, value: Any) -> Mapped | Unmapped:
-    return Mapped(assertion, "finish_reason", {"value": _text(value, assertion)})
+    # promptfoo compares without case; the reasons aieval's providers report are lower case
+    return Mapped(assertion, "finish_reason", {"value": _text(value, assertion).lower()})
 
 
 _CONTEXT_KEYS = {"vars"}

@@ -14,6 +14,7 @@ from typing import Any
 
 from aieval.errors import ConfigError
 from aieval.migrate._pffiles import MAX_BYTES, MAX_OUTPUTS_BYTES, ConfigFiles
+from aieval.migrate._pfrefs import resolve_refs
 
 __all__ = [
     "Assertion",
@@ -27,7 +28,15 @@ __all__ = [
 ]
 
 #: top-level keys whose meaning is carried over (the rest are refused or reported)
-_READ = {"description", "prompts", "providers", "targets", "tests", "defaultTest"}
+_READ = {
+    "description",
+    "prompts",
+    "providers",
+    "targets",
+    "tests",
+    "defaultTest",
+    "assertionTemplates",  # read where an assertion refers to one ($ref)
+}
 #: top-level keys that change which tests run or how: never dropped silently
 _REFUSED = {
     "scenarios": "scenarios (tests multiplied by data sets) are not translated; list the tests",
@@ -106,6 +115,7 @@ def read_config(path: Path, files: ConfigFiles) -> PromptfooConfig:
     for key, why in _REFUSED.items():
         if key in data:
             raise ConfigError(f"{path}: {key}: {why}")
+    data = resolve_refs(data, str(path))
     base = path.parent
     prompts = tuple(_prompts(data.get("prompts"), base, path, files))
     providers_key = "providers" if "providers" in data else "targets"
@@ -130,6 +140,7 @@ def read_assertions(path: Path, files: ConfigFiles) -> tuple[Assertion, ...]:
     data = _load(path, files)
     if not isinstance(data, list):
         raise ConfigError(f"{path}: an assertions file is a list of {{type, value}} entries")
+    data = resolve_refs(data, str(path), assertions=True)
     return tuple(_assertion(item, f"{path}: [{i}]") for i, item in enumerate(data))
 
 
@@ -275,7 +286,9 @@ def _test_file(file: Path, where: str, files: ConfigFiles) -> list[Any]:
     data = _load(file, files)
     if not isinstance(data, list):
         raise ConfigError(f"{file}: a tests file is a list of tests")
-    return data
+    # promptfoo dereferences a tests file on its own: its references point into it
+    resolved: list[Any] = resolve_refs(data, str(file))
+    return resolved
 
 
 _TEST_KEYS = {"vars", "assert", "description", "threshold", "options", "metadata"}

@@ -7,7 +7,7 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,13 @@ from aieval.migrate._emit import (
     yaml_text,
 )
 from aieval.migrate._nunjucks import to_format, variables
-from aieval.migrate._pfasserts import Mapped, Unmapped, map_assertion, uses_variables
+from aieval.migrate._pfasserts import (
+    Mapped,
+    Unmapped,
+    embedding_provider,
+    map_assertion,
+    uses_variables,
+)
 from aieval.migrate._pfconfig import (
     Assertion,
     PromptfooConfig,
@@ -50,7 +56,8 @@ REPORT = "import-report.md"
 MAX_IMPORT_BYTES = 50_000_000
 #: Longest part of a report line (a translated check, a reason) before it is cut
 _SHOWN = 300
-#: test options that only the LLM-graded assertions read (those become stubs anyway)
+#: test options that only the LLM-graded assertions (stubs anyway) and ``similar`` (its
+#: embedding provider, carried to it) read
 _GRADER_OPTIONS = {"provider", "rubricPrompt"}
 
 
@@ -75,11 +82,15 @@ class PromptfooImport:
     mapped: tuple[ImportLine, ...]
     unmapped: tuple[ImportLine, ...]
     source: Path | None = None
+    #: mapped checks that may judge some outputs otherwise than promptfoo (each also in
+    #: ``mapped``), the note saying what differs and what to do
+    not_equivalent: tuple[ImportLine, ...] = ()
 
     @property
     def complete(self) -> bool:
-        """Whether everything mapped (no stub to write, nothing left out)."""
-        return not self.unmapped
+        """Whether everything mapped to an equivalent (no stub to write, nothing left out, no
+        check that judges otherwise than promptfoo)."""
+        return not self.unmapped and not self.not_equivalent
 
     def text(self) -> str:
         """The report as Markdown (also written to ``import-report.md``); every name and value
@@ -93,11 +104,41 @@ class PromptfooImport:
             out[-1] += f", {self.stubs.name} (checks to write by hand)"
         out += ["", f"## Mapped ({len(self.mapped)})", ""]
         out += [_line(item, prefix) for item in self.mapped] or ["nothing"]
-        out += ["", f"## Not mapped ({len(self.unmapped)})", ""]
-        out += [_line(item, prefix) for item in self.unmapped] or [
-            "nothing: the import is complete"
+        out += ["", f"## Not equivalent ({len(self.not_equivalent)})", ""]
+        if self.not_equivalent:
+            out += [
+                "Mapped, but aieval's check may judge some outputs otherwise than promptfoo: "
+                "what differs, and what to do.",
+                "",
+            ]
+        out += _differences(self.not_equivalent, prefix) or [
+            "nothing: each mapped check gives promptfoo's verdict"
         ]
+        out += ["", f"## Not mapped ({len(self.unmapped)})", ""]
+        out += [_line(item, prefix) for item in self.unmapped] or ["nothing"]
+        if self.complete:
+            out += ["", "The import is complete."]
+        else:
+            out += [
+                "",
+                f"The import is not complete: {len(self.unmapped)} part(s) not mapped, "
+                f"{len(self.not_equivalent)} check(s) not equivalent.",
+            ]
         return "\n".join(out) + "\n"
+
+
+def _differences(items: Sequence[ImportLine], prefix: str) -> list[str]:
+    """One line per assertion type and difference, with where it occurs (the first three)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for item in items:
+        kind = item.promptfoo.split(" ", 1)[0].split(":", 1)[0]
+        groups.setdefault((kind, item.note), []).append(item.where.removeprefix(prefix))
+    out = []
+    for (kind, note), wheres in groups.items():
+        shown = "; ".join(printable(w) for w in wheres[:3])
+        more = f" and {len(wheres) - 3} more" if len(wheres) > 3 else ""
+        out.append(f"- `{printable(kind)}` ({len(wheres)}: {shown}{more}): {printable(note)}")
+    return out
 
 
 def _line(item: ImportLine, prefix: str) -> str:
@@ -126,6 +167,10 @@ class _Imported:
         self.allow_endpoints = allow_endpoints
         self.mapped: list[ImportLine] = []
         self.unmapped: list[ImportLine] = []
+        self.not_equivalent: list[ImportLine] = []
+        #: the translated ``similar`` checks: equivalent only where the embeddings come from
+        #: OpenAI's API, as promptfoo's default embedding provider's do
+        self.similar: list[ImportLine] = []
         self._stubs: dict[str, tuple[str, str, str, list[str]]] = {}
         self.made = 0
 
@@ -150,7 +195,12 @@ class _Imported:
         if isinstance(found, Mapped):
             entry = CheckEntry(found.check, found.options)
             self.spend(len(json.dumps(entry.document(), default=str)), assertion.where)
-            self.mapped.append(ImportLine(assertion.where, shown, _clip(_entry_text(entry))))
+            line = ImportLine(assertion.where, shown, _clip(_entry_text(entry)))
+            self.mapped.append(line)
+            if found.differs:
+                self.not_equivalent.append(replace(line, note=found.differs))
+            if found.check == "similar":
+                self.similar.append(line)
             return entry
         reason = _clip(found.reason)
         stub = self.stub(shown, reason, test)
@@ -236,6 +286,7 @@ def _import(
         stubs=directory / STUBS if stubs else None,
         mapped=tuple(state.mapped),
         unmapped=tuple(state.unmapped),
+        not_equivalent=tuple(state.not_equivalent),
     )
     texts[REPORT] = result.text()
     contents = {name: _utf8(text) for name, text in texts.items()}
@@ -330,8 +381,19 @@ def _entry(
             assertion, f"the test transforms the output with JavaScript first ({transform})"
         )
     else:
-        found = map_assertion(assertion, test_vars)
+        found = map_assertion(_with_test_provider(assertion, test), test_vars)
     return state.check(assertion, found, label)
+
+
+def _with_test_provider(assertion: Assertion, test: TestCase) -> Assertion:
+    """``similar`` without its own ``provider`` embeds with the test's (``options.provider``),
+    as in promptfoo."""
+    if assertion.type.removeprefix("not-") != "similar" or "provider" in assertion.extra:
+        return assertion
+    provider = embedding_provider(test.options.get("provider"))
+    if provider is None:
+        return assertion
+    return replace(assertion, extra={**assertion.extra, "provider": provider})
 
 
 def _parses_json_only(transform: Any, assertion: Assertion) -> bool:
@@ -420,6 +482,7 @@ def _eval_files(
         raise ConfigError(
             f"{config.path}: none of the providers has an aieval target ({reasons or 'none given'})"
         )
+    _embeddings_endpoint(groups, state)
     base = _slug(config.description or config.path.parent.name or "promptfoo")
     docs: dict[str, dict[str, Any]] = {}
     many = len(templates) * len(groups) > 1
@@ -450,6 +513,28 @@ def _eval_files(
                 models=[m.model for m in members],
             )
     return docs
+
+
+def _embeddings_endpoint(groups: Mapping[Any, list[MappedProvider]], state: _Imported) -> None:
+    """``similar`` asks the run's endpoint for embeddings; promptfoo asks OpenAI's API (its
+    default embedding provider). A target elsewhere makes each ``similar`` not equivalent."""
+    elsewhere = sorted(
+        {
+            f"{m.provider}" + (f" at {m.base_url}" if m.base_url else "")
+            for members in groups.values()
+            for m in members
+            if m.provider != "openai" or m.base_url
+        }
+    )
+    if not elsewhere or not state.similar:
+        return
+    note = (
+        f"aieval asks the run's endpoint ({', '.join(elsewhere)}) for the embeddings; promptfoo "
+        "asks its default embedding provider (OpenAI's API, with OPENAI_API_KEY). Serve the "
+        "embedding model there, or write the check in the eval file with base_url: "
+        "https://api.openai.com/v1"
+    )
+    state.not_equivalent += [replace(line, note=note) for line in state.similar]
 
 
 def _same_provider(groups: Mapping[Any, list[MappedProvider]], first: MappedProvider) -> bool:
