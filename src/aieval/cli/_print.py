@@ -167,7 +167,19 @@ def print_evaluation(summary: Mapping[str, Any], records: Sequence[SampleRecord]
             printable(record.id),
             printable(verdict.grade),
             yes_no(verdict.passed),
-            "-" if verdict.weighted_score is None else f"{verdict.weighted_score:.2f}",
+            _score_cell(verdict.weighted_score, ev.get("score_coverage")),
             printable("; ".join(why)),
         )
     out.print(table)
+
+
+def _score_cell(score: float | None, coverage: Any) -> str:
+    """The weighted score, with the share of the weights it covers when that is not all."""
+    if score is None:
+        return "-"
+    share = coverage.get("share") if isinstance(coverage, Mapping) else None
+    if not isinstance(share, int | float) or isinstance(share, bool) or share >= 1:
+        return f"{score:.2f}"
+    from aieval.grading import coverage_percent
+
+    return f"{score:.2f} over {coverage_percent(share)} of the weights"

@@ -18,7 +18,15 @@ from typing import Any
 
 from aieval._keys import suggestion
 from aieval.errors import ConfigError, FormulaError
-from aieval.grading import GateResult, GradeResult, Profile, Rubric, load_profile, normalize
+from aieval.grading import (
+    GateResult,
+    GradeResult,
+    Profile,
+    Rubric,
+    coverage_percent,
+    load_profile,
+    normalize,
+)
 from aieval.workflows._definition import WorkflowDefinition, load_workflow
 from aieval.workflows._efficiency import efficiency
 from aieval.workflows._gates import run_gates
@@ -54,6 +62,10 @@ class WorkflowEvaluation:
         warnings: what the verdict alone does not show (failed gates not enforced, step scores
             left out because they are not numbers, ...).
         hard_gates_enforced: ``False`` when failed gates were recorded but did not force F.
+        score_coverage: which share of the profile's weights the weighted score covers:
+            ``share`` (0..1), ``scored`` and ``unscored`` criterion names, ``text`` (e.g.
+            ``100.00 over 10% of the weights; 4 of 5 criteria unscored: ...``) and ``detail``
+            (the same without the score).
     """
 
     run_id: str
@@ -84,6 +96,7 @@ class WorkflowEvaluation:
     gate_results: list[GateResult] = field(default_factory=list)
     effective_profile: dict[str, Any] | None = None
     hard_gates_enforced: bool = True
+    score_coverage: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data: the evaluation payload stored with the run."""
@@ -345,8 +358,11 @@ def _assemble(
         )
     else:
         reasons.append("no criterion has a usable score")
+    coverage = score_coverage(profile, raw, graded.weighted_score if graded else None)
     if missing:
         names = ", ".join(m["name"] for m in missing)
+        if placement:  # the band line: say what share of the weights the score stands on
+            placement[0] += f" {coverage['detail']}"
         if allow:
             placement.append(f"graded over the scored criteria only; no score for: {names}")
         else:
@@ -384,7 +400,38 @@ def _assemble(
         warnings=[*(graded.warnings if graded is not None else []), *step_score_warnings(run)],
         gate_results=list(gates),
         effective_profile=graded.profile if graded is not None else None,
+        score_coverage=coverage,
     )
+
+
+def score_coverage(
+    profile: Profile, raw: Mapping[str, Any], weighted_score: float | None
+) -> dict[str, Any]:
+    """The share of the profile's weights that the weighted score stands on (scored criteria's
+    weights over all weights), the criteria left out, and the statement shown beside the score.
+
+    Example:
+        >>> p = load_profile("D")
+        >>> score_coverage(p, {"efficiency": 4.0}, 100.0)["text"]  # doctest: +ELLIPSIS
+        '100.00 over 10% of the weights; 4 of 5 criteria unscored: tool_selection_accuracy, ...'
+    """
+    total = sum(c.weight for c in profile.criteria)
+    scored = [c.name for c in profile.criteria if c.name in raw]
+    unscored = [c.name for c in profile.criteria if c.name not in raw]
+    share = sum(c.weight for c in profile.criteria if c.name in raw) / total if total else 0.0
+    score = "-" if weighted_score is None else f"{weighted_score:.2f}"
+    detail = f"over {coverage_percent(share)} of the weights"
+    if unscored:
+        detail += (
+            f"; {len(unscored)} of {len(profile.criteria)} criteria unscored: {', '.join(unscored)}"
+        )
+    return {
+        "share": share,
+        "scored": scored,
+        "unscored": unscored,
+        "detail": detail,
+        "text": f"{score} {detail}",
+    }
 
 
 def _criterion(c: Any, sources: Mapping[str, str]) -> dict[str, Any]:
