@@ -12,8 +12,8 @@ def coverage_percent(share: float) -> str:
     >>> coverage_percent(0.1), coverage_percent(0.9996), coverage_percent(1.0)
     ('10%', '99.96%', '100%')
     """
-    for digits in (0, 1, 2):
+    for digits in range(10):
         text = f"{share * 100:.{digits}f}"
         if (float(text) < 100 or share >= 1) and (float(text) > 0 or share <= 0):
-            return f"{float(text):g}%"
-    return f"{share * 100:.4g}%"
+            return f"{text}%"
+    return "under 100%" if share > 0.5 else "over 0%"  # closer to either than 10 digits show
