@@ -7,7 +7,8 @@ exporter in small batches, so one trace spans several export requests.
 
 Usage: ``python _agent_app.py CHAT_URL OTLP_ENDPOINT CONVENTIONS SCENARIO [SCENARIO...]``; it
 prints each scenario's trace id. The scenario ``killed`` exports what has ended and exits while
-its root span is still open.
+its root span is still open; ``no_content`` records no input or output on its own spans, leaving
+message content to the instrumentation.
 """
 
 from __future__ import annotations
@@ -62,13 +63,15 @@ def run(tracer: Any, client: Any, conventions: str, scenario: str, provider: Any
     question = "I was charged twice for order A1042"
     with tracer.start_as_current_span("support workflow") as root:
         print(scenario, format(root.get_span_context().trace_id, "032x"), flush=True)
-        _set_input(root, conventions, question)
+        if scenario != "no_content":  # an app that leaves content to the instrumentation
+            _set_input(root, conventions, question)
         for agent in FLOWS.get(scenario, ["triage", "billing", "writer"]):
             with tracer.start_as_current_span(
                 f"invoke_agent {agent}", attributes=_agent_attributes(conventions, agent)
             ) as span:
                 text = _agent_turn(tracer, client, conventions, scenario, agent, question)
-                _set_output(span, conventions, text)
+                if scenario != "no_content":
+                    _set_output(span, conventions, text)
         if scenario == "killed":
             provider.force_flush()
             os._exit(0)

@@ -25,6 +25,7 @@ _CALLS = {
     "forbidden": [("delete_account", {"order_id": "A1042"})],
     "bad_args": [("get_order", {"order_id": 1042})],
     "unexecuted": [("get_order", {"order_id": "A1042"}), ("issue_refund", {"order_id": "A1042"})],
+    "no_content": [("get_order", {"order_id": "A1042"})],
 }
 _TEXT = {
     "triage": "route: billing",
@@ -84,16 +85,24 @@ class Produced:
     trace_ids: dict[str, str]
 
 
-def produce(folder: Path, conventions: str, scenarios: list[str]) -> Produced:
-    """Run the app for ``scenarios`` (one trace each); the receiver's files hold the traces."""
+def produce(
+    folder: Path, conventions: str, scenarios: list[str], *, capture_content: bool = True
+) -> Produced:
+    """Run the app for ``scenarios`` (one trace each); the receiver's files hold the traces.
+    ``capture_content=False`` leaves the instrumentation's content switch at its default."""
     folder.mkdir(parents=True, exist_ok=True)
     with OtlpReceiver(folder) as receiver:
-        ids = run_app(receiver.endpoint, conventions, scenarios)
+        ids = run_app(receiver.endpoint, conventions, scenarios, capture_content=capture_content)
     return Produced(receiver.json_file, receiver.proto_file, ids)
 
 
 def run_app(
-    endpoint: str, conventions: str, scenarios: list[str], token: str | None = None
+    endpoint: str,
+    conventions: str,
+    scenarios: list[str],
+    token: str | None = None,
+    *,
+    capture_content: bool = True,
 ) -> dict[str, str]:
     """Run the app exporting to ``endpoint`` (with a bearer ``token``); each scenario's trace id."""
     env = {
@@ -101,6 +110,8 @@ def run_app(
         "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only",
     }
+    if not capture_content:
+        env.pop("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
     if token is not None:
         env["OTEL_EXPORTER_OTLP_TRACES_HEADERS"] = f"Authorization=Bearer%20{token}"
     with OpenAIServer() as chat:

@@ -50,6 +50,12 @@ def test_the_otlp_exporter_sends_to_the_server_and_its_traces_are_graded(
     assert verdicts[ids["forbidden"]]["grade"] == "F"
     failed = {g["name"] for g in verdicts[ids["forbidden"]]["gate_failures"]}
     assert "no_forbidden_tool_invoked" in failed
+    # the score says which share of the weights it covers (task_correctness: no scorer)
+    ok = verdicts[ids["ok"]]
+    assert ok["weighted_score"] == 100.0 and ok["score_coverage"]["unscored"] == [
+        "task_correctness"
+    ]
+    assert ok["score_coverage"]["text"].startswith("100.00 over 80% of the weights")
     stored = Store(tmp_path / "runs.db").get_run(body["run_id"])
     assert stored is not None and stored.name == "from-otlp"
 

@@ -29,6 +29,7 @@ __all__ = [
     "out",
     "pct",
     "print_evaluation",
+    "print_steps",
     "print_top_errors",
     "scorer_table",
     "status_text",
@@ -167,7 +168,98 @@ def print_evaluation(summary: Mapping[str, Any], records: Sequence[SampleRecord]
             printable(record.id),
             printable(verdict.grade),
             yes_no(verdict.passed),
-            "-" if verdict.weighted_score is None else f"{verdict.weighted_score:.2f}",
+            _score_cell(verdict.weighted_score, ev.get("score_coverage")),
             printable("; ".join(why)),
         )
     out.print(table)
+
+
+def print_steps(records: Sequence[SampleRecord]) -> None:
+    """Each graded run's (or trace's) steps: agent, status, duration, model calls, tokens and
+    tool calls, with a total row per run."""
+    table = Table(title="steps per run", title_justify="left")
+    for column in ("run", "step", "agent", "status", "time", "model calls", "tokens in/out"):
+        table.add_column(column, overflow="fold")
+    table.add_column("tool calls", overflow="fold")
+    shown = False
+    for record in records:
+        ev = record.verdict.workflow if record.verdict is not None else None
+        details = ev.get("step_details") if isinstance(ev, Mapping) else None
+        if not isinstance(details, list) or not details:
+            continue
+        shown = True
+        steps = [d for d in details if isinstance(d, Mapping)]
+        for i, d in enumerate(steps):
+            table.add_row(
+                printable(record.id) if i == 0 else "",
+                printable(str(d.get("name"))),
+                printable(str(d.get("agent") or "-")),
+                printable(str(d.get("status"))),
+                _seconds(d.get("duration_s")),
+                str(d.get("model_calls", 0)),
+                _in_out(d.get("input_tokens"), d.get("output_tokens"), d.get("tokens")),
+                printable(", ".join(_call_text(c) for c in d.get("tool_calls") or ()) or "-"),
+            )
+        calls = sum(len(d.get("tool_calls") or ()) for d in steps)
+        table.add_row(
+            "",
+            f"all {len(steps)} steps",
+            "",
+            "",
+            "",
+            str(sum(int(d.get("model_calls") or 0) for d in steps)),
+            _in_out(
+                _sum(d.get("input_tokens") for d in steps),
+                _sum(d.get("output_tokens") for d in steps),
+                _sum(d.get("tokens") for d in steps),
+            ),
+            f"{calls} tool call{'s' if calls != 1 else ''}",
+            end_section=True,
+        )
+    if shown:
+        out.print(table)
+
+
+def _call_text(call: Any) -> str:
+    if not isinstance(call, Mapping):
+        return str(call)
+    text = str(call.get("name"))
+    if call.get("executed") is False:
+        return text + " (not executed)"
+    if call.get("status") == "failed":
+        return text + " (failed)"
+    return text
+
+
+def _sum(values: Any) -> int | None:
+    """The sum of token counts, ``None`` (unknown) when any is unknown."""
+    total = 0
+    for value in values:
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        total += value
+    return total
+
+
+def _in_out(ins: Any, outs: Any, total: Any) -> str:
+    if isinstance(ins, int) and isinstance(outs, int):
+        return f"{ins}/{outs}"
+    return f"{total} total" if isinstance(total, int) else "-"
+
+
+def _seconds(value: Any) -> str:
+    return (
+        f"{value:.2f}s" if isinstance(value, int | float) and not isinstance(value, bool) else "-"
+    )
+
+
+def _score_cell(score: float | None, coverage: Any) -> str:
+    """The weighted score, with the share of the weights it covers when that is not all."""
+    if score is None:
+        return "-"
+    share = coverage.get("share") if isinstance(coverage, Mapping) else None
+    if not isinstance(share, int | float) or isinstance(share, bool) or share >= 1:
+        return f"{score:.2f}"
+    from aieval.grading import coverage_percent
+
+    return f"{score:.2f} over {coverage_percent(share)} of the weights"

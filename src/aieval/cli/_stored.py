@@ -15,6 +15,7 @@ from aieval.cli._print import (
     out,
     pct,
     print_evaluation,
+    print_steps,
     print_top_errors,
     scorer_table,
     status_text,
@@ -89,6 +90,7 @@ def show_command(
     _print_run_row(row, store)
     if "evaluation" in (row.metrics or {}):
         print_evaluation((row.metrics or {})["evaluation"], records[:samples])
+        print_steps(records[:samples])
     print_samples(out, records[:samples], len(records), full=full)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from aieval._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from aieval.grading._coverage import coverage_percent
     from aieval.grading._formulas import (
         Formula,
         adjusted_norm,
@@ -92,6 +93,7 @@ __all__ = [
     "answer_grounded_in_context",
     "band",
     "clamp",
+    "coverage_percent",
     "dataset_workflow_compatible",
     "default_floor_category",
     "evaluate_gates",
@@ -145,6 +147,7 @@ _EXPORTS = {
     "schema_contract_valid": "aieval.grading._gates",
     "tests_fail_to_pass_all_green": "aieval.grading._gates",
     "tests_pass_to_pass_threshold_met": "aieval.grading._gates",
+    "coverage_percent": "aieval.grading._coverage",
     "BANDS": "aieval.grading._grade",
     "DEFAULT_FLOORS": "aieval.grading._grade",
     "CriterionResult": "aieval.grading._grade",

@@ -15,6 +15,7 @@ from aieval._usage_figures import CacheTally, CostTally, TokenTally, TokenTotal
 from aieval.core import ROW_CHECK_PREFIX
 from aieval.core._stored import derived_verdict
 from aieval.errors import ConfigError
+from aieval.grading import coverage_percent
 from aieval.report._bulk import BulkNumbers, bulk_numbers
 from aieval.report._epochs import epochs_section, minimums_section
 from aieval.report._header import SCHEMA_VERSION, pass_rate, resolve_run, run_header
@@ -188,6 +189,9 @@ class _RunTally:
         self.agents: dict[str, AgentTally] = {}
         #: example id -> pass flag of each of its answers, in a run of epochs
         self.epochs: dict[str, list[bool]] = {}
+        #: per graded sample with a weighted score, the share of the weights it covers
+        self.coverage: list[float] = []
+        self.unscored: Counter[str] = Counter()
 
     def add(self, sample: SampleRecord) -> None:
         verdict = sample.verdict or derived_verdict(sample, self.threshold)
@@ -279,6 +283,12 @@ class _RunTally:
             if c.floor is not None:
                 column.floor = c.floor
             column.floor_violations += c.floor_passed is False
+        coverage = evaluation.get("score_coverage")
+        if isinstance(coverage, Mapping) and ex.weighted_score is not None:
+            share = coverage.get("share")
+            if isinstance(share, int | float) and not isinstance(share, bool):
+                self.coverage.append(float(share))
+                self.unscored.update(str(n) for n in coverage.get("unscored") or ())
         for missing in evaluation.get("missing_criteria") or ():
             if isinstance(missing, Mapping) and missing.get("name") is not None:
                 self.criteria.setdefault(str(missing["name"]), ColumnTally("criterion")).errors += 1
@@ -308,7 +318,7 @@ class _RunTally:
             target_errors=self.target_errors,
             graded=graded,
             pass_rate=pass_rate(self.passed, self.samples, confidence),
-            weighted_score=blocks[0],
+            weighted_score=self._with_coverage(blocks[0]),
             grades=grade_counts(self.grades) if graded else None,
             gates=self._gate_rows(confidence),
             criteria=self._criterion_rows(columns, blocks[1:]),
@@ -325,6 +335,25 @@ class _RunTally:
             epochs=epochs_section(row.metrics or {}, self.epochs),
             minimums=minimums_section(row.metrics or {}),
         )
+
+    def _with_coverage(self, block: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The weighted score's block, with ``coverage`` when some graded sample's score stands
+        on part of its profile's weights (criteria without a score are left out of it)."""
+        if block is None or not self.coverage or min(self.coverage) >= 1.0:
+            return block
+        mean = sum(self.coverage) / len(self.coverage)
+        n = len(self.coverage)
+        names = ", ".join(f"{name} ({count} of {n})" for name, count in self.unscored.items())
+        text = f"over {coverage_percent(mean)} of the weights on average; unscored: {names}"
+        return {
+            **block,
+            "coverage": {
+                "mean_share": mean,
+                "min_share": min(self.coverage),
+                "unscored": dict(self.unscored),
+                "text": text,
+            },
+        }
 
     def _gate_rows(self, confidence: float) -> list[dict[str, Any]]:
         rows = []

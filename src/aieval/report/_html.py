@@ -194,7 +194,11 @@ def _report_cards(doc: Mapping[str, Any]) -> str:
     ]
     if score:
         cards.append(
-            _card(num(score["mean"]), f"weighted score {interval(score['low'], score['high'])}")
+            _card(
+                num(score["mean"]),
+                f"weighted score {interval(score['low'], score['high'])}"
+                + (f" {score['coverage']['text']}" if score.get("coverage") else ""),
+            )
         )
     if doc.get("target_errors"):
         cards.append(_card(str(doc["target_errors"]), "target errors"))

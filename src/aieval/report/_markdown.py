@@ -114,6 +114,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     if score:
         facts.append(
             f"weighted score **{num(score['mean'])}** {interval(score['low'], score['high'])}"
+            + (f" {escape(score['coverage']['text'])}" if score.get("coverage") else "")
         )
     if doc.get("target_errors"):
         facts.append(f"{doc['target_errors']} target errors")

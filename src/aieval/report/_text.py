@@ -251,6 +251,8 @@ def _header(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
         summary.append(" · weighted score ")
         summary.append(num(score["mean"]), "bold")
         summary.append(f" {interval(score['low'], score['high'])} ± sd {num(score['std'])}")
+        if score.get("coverage"):
+            summary.append(f" {score['coverage']['text']}", "yellow")
     if doc.get("target_errors"):
         summary.append(f" · {doc['target_errors']} target errors", "red")
     yield summary

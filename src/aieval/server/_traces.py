@@ -253,6 +253,9 @@ def _grade(body: TraceEvaluationRequest, state: Any) -> dict[str, Any]:
             s.id: {
                 "grade": s.verdict.grade,
                 "passed": s.verdict.passed,
+                "weighted_score": s.verdict.weighted_score,
+                # which share of the weights the score covers, the unscored criteria named
+                "score_coverage": (s.verdict.workflow or {}).get("score_coverage"),
                 "gate_failures": [
                     {"name": g.name, "reason": g.reason} for g in s.verdict.gates if not g.passed
                 ],

@@ -115,6 +115,11 @@ def input_value(attrs: Mapping[str, Any]) -> Any:
     return None
 
 
+def records_content(attrs: Mapping[str, Any]) -> bool:
+    """Whether a span records message content (an input or an output), in any convention."""
+    return input_value(attrs) is not None or output_text(attrs) is not None
+
+
 def output_text(attrs: Mapping[str, Any]) -> Any:
     """A span's output: the last output message's text, else ``output.value``."""
     messages = attrs.get("gen_ai.output.messages")

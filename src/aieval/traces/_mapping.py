@@ -105,6 +105,11 @@ def trace_run(
         "unmapped": dict(unmapped),
         "complete": not missing,
         "missing": missing,
+        # whether any span other than a tool's records message content: without it, an
+        # output the trace lacks may be one the instrumentation was not told to record
+        "message_content": any(
+            roles[s.span_id] != "tool" and A.records_content(s.attributes) for s in ordered
+        ),
     }
     return _run(trace_id, root, results, step_list, trace_meta)
 

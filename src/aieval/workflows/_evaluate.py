@@ -18,12 +18,26 @@ from typing import Any
 
 from aieval._keys import suggestion
 from aieval.errors import ConfigError, FormulaError
-from aieval.grading import GateResult, GradeResult, Profile, Rubric, load_profile, normalize
+from aieval.grading import (
+    GateResult,
+    GradeResult,
+    Profile,
+    Rubric,
+    coverage_percent,
+    load_profile,
+    normalize,
+)
 from aieval.workflows._definition import WorkflowDefinition, load_workflow
 from aieval.workflows._efficiency import efficiency
 from aieval.workflows._gates import run_gates
 from aieval.workflows._model import WorkflowRun
-from aieval.workflows._rollup import agent_rollup, step_score_warnings, step_scores
+from aieval.workflows._rollup import (
+    agent_rollup,
+    step_details,
+    step_score_warnings,
+    step_scores,
+)
+from aieval.workflows._trace_criteria import TraceCriterion, trace_criteria
 
 __all__ = ["DEFAULT_PROFILE", "WorkflowEvaluation", "evaluate_run", "resolve_profile"]
 
@@ -54,6 +68,12 @@ class WorkflowEvaluation:
         warnings: what the verdict alone does not show (failed gates not enforced, step scores
             left out because they are not numbers, ...).
         hard_gates_enforced: ``False`` when failed gates were recorded but did not force F.
+        score_coverage: which share of the profile's weights the weighted score covers:
+            ``share`` (0..1), ``scored`` and ``unscored`` criterion names, ``text`` (e.g.
+            ``100.00 over 10% of the weights; 4 of 5 criteria unscored: ...``) and ``detail``
+            (the same without the score).
+        step_details: per step, in order: name, agent, status, duration, model calls, tokens
+            and tool calls (what ``aieval show`` prints per run or trace).
     """
 
     run_id: str
@@ -84,6 +104,8 @@ class WorkflowEvaluation:
     gate_results: list[GateResult] = field(default_factory=list)
     effective_profile: dict[str, Any] | None = None
     hard_gates_enforced: bool = True
+    score_coverage: dict[str, Any] | None = None
+    step_details: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data: the evaluation payload stored with the run."""
@@ -141,11 +163,16 @@ def evaluate_run(
     layer3 = efficiency(the_run, the_profile, spec.budgets if spec else None)
     gate_results = run_gates(the_run, definition, sample, the_profile.gate_names, gates)
     the_profile = _prenormalized(the_profile, scores)
-    raw, sources, missing = _raw_scores(the_profile, scores, the_run, layer3)
+    gate_inputs = {**(spec.gate_inputs if spec else {}), **(gates or {})}
+    traced = trace_criteria(the_run, gate_inputs, [c.name for c in the_profile.criteria])
+    raw, sources, missing = _raw_scores(the_profile, scores, the_run, layer3, traced)
     graded = _grade(the_profile, _enforced(gate_results, enforce_hard_gates), raw)
     evaluation = _assemble(
         the_run, definition, the_profile, graded, gate_results, raw, sources, missing, allow, layer3
     )
+    for criterion in evaluation.criteria:  # what a trace-computed score counted
+        if criterion["source"] == "trace":
+            criterion["evidence"] = traced[criterion["name"]].why
     if not enforce_hard_gates:
         _record_unenforced(evaluation, gate_results)
     return evaluation
@@ -226,7 +253,11 @@ def _with_rubric(profile: Profile, rubric: Rubric) -> Profile:
 
 
 def _raw_scores(
-    profile: Profile, scores: Mapping[str, Any] | None, run: WorkflowRun, layer3: dict[str, Any]
+    profile: Profile,
+    scores: Mapping[str, Any] | None,
+    run: WorkflowRun,
+    layer3: dict[str, Any],
+    traced: Mapping[str, TraceCriterion],
 ) -> tuple[dict[str, Any], dict[str, str], list[dict[str, str]]]:
     recorded = run.metadata.get("scores")
     recorded = recorded if isinstance(recorded, Mapping) else {}
@@ -239,10 +270,14 @@ def _raw_scores(
             value, source = _raw_of(scores[c.name]), "scorer"
         elif c.name in recorded:
             value, source = _raw_of(recorded[c.name]), "run"
+        elif c.name in traced:
+            value, source = traced[c.name].value, "trace"
         elif c.kind == "efficiency" and c.metric is not None:
             value, source = layer3["raw"].get(c.metric), "efficiency"
         if value is None:
             why = "no score from a scorer, the run's metadata.scores or the efficiency layer"
+            if c.name in traced:
+                why = f"no score from a scorer or the run's metadata.scores; {traced[c.name].why}"
             missing.append({"name": c.name, "reason": why})
             continue
         problem = _check_raw(profile, c.name, value)
@@ -345,8 +380,11 @@ def _assemble(
         )
     else:
         reasons.append("no criterion has a usable score")
+    coverage = score_coverage(profile, raw, graded.weighted_score if graded else None)
     if missing:
         names = ", ".join(m["name"] for m in missing)
+        if placement:  # the band line: say what share of the weights the score stands on
+            placement[0] += f" {coverage['detail']}"
         if allow:
             placement.append(f"graded over the scored criteria only; no score for: {names}")
         else:
@@ -384,7 +422,39 @@ def _assemble(
         warnings=[*(graded.warnings if graded is not None else []), *step_score_warnings(run)],
         gate_results=list(gates),
         effective_profile=graded.profile if graded is not None else None,
+        score_coverage=coverage,
+        step_details=step_details(run),
     )
+
+
+def score_coverage(
+    profile: Profile, raw: Mapping[str, Any], weighted_score: float | None
+) -> dict[str, Any]:
+    """The share of the profile's weights that the weighted score stands on (scored criteria's
+    weights over all weights), the criteria left out, and the statement shown beside the score.
+
+    Example:
+        >>> p = load_profile("D")
+        >>> score_coverage(p, {"efficiency": 4.0}, 100.0)["text"]  # doctest: +ELLIPSIS
+        '100.00 over 10% of the weights; 4 of 5 criteria unscored: tool_selection_accuracy, ...'
+    """
+    total = sum(c.weight for c in profile.criteria)
+    scored = [c.name for c in profile.criteria if c.name in raw]
+    unscored = [c.name for c in profile.criteria if c.name not in raw]
+    share = sum(c.weight for c in profile.criteria if c.name in raw) / total if total else 0.0
+    score = "-" if weighted_score is None else f"{weighted_score:.2f}"
+    detail = f"over {coverage_percent(share)} of the weights"
+    if unscored:
+        detail += (
+            f"; {len(unscored)} of {len(profile.criteria)} criteria unscored: {', '.join(unscored)}"
+        )
+    return {
+        "share": share,
+        "scored": scored,
+        "unscored": unscored,
+        "detail": detail,
+        "text": f"{score} {detail}",
+    }
 
 
 def _criterion(c: Any, sources: Mapping[str, str]) -> dict[str, Any]:

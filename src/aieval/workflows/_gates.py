@@ -138,7 +138,32 @@ def _outputs_gate(run: WorkflowRun, definition: WorkflowDefinition | None) -> Ga
     if optional:
         evidence["unresolved_optional"] = optional
         reason += f"; unresolved optional outputs: {', '.join(optional)}"
+    if not gate.passed and _trace_without_content(run):
+        evidence["message_content_recorded"] = False
+        reason += NO_CONTENT_HINT
     return GateResult(name, gate.passed, reason, evidence)
+
+
+#: Why a trace may hold no output, and how to record one (the instrumentation's own switch).
+NO_CONTENT_HINT = (
+    "; the trace records no message content on any span, so no output can be read from it: "
+    "the instrumentation did not record content (opentelemetry-instrumentation-openai-v2 "
+    "records none by default). Record it: with an instrumentation built on "
+    "opentelemetry-util-genai, set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY "
+    "(with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental); "
+    "opentelemetry-instrumentation-openai-v2 2.3b0 and earlier write content only as log events "
+    "(with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true), never on spans, so set the "
+    "answer on the agent or root span yourself (gen_ai.output.messages)"
+)
+
+
+def _trace_without_content(run: WorkflowRun) -> bool:
+    """A run read from a trace in which no span (but tools') records message content, though
+    model calls were made: what the trace lacks may never have been recorded."""
+    trace = run.metadata.get("trace")
+    if not isinstance(trace, Mapping) or trace.get("message_content") is not False:
+        return False
+    return any(step.metadata.get("model_calls") for step in run.steps)
 
 
 def _names(run: WorkflowRun, key: str) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any
 from aieval.workflows._model import WorkflowRun
 from aieval.workflows._model_calls import token_total, unpriced
 
-__all__ = ["agent_rollup", "step_score_warnings", "step_scores"]
+__all__ = ["agent_rollup", "step_details", "step_score_warnings", "step_scores"]
 
 #: Steps without an agent role are rolled up under this name.
 UNASSIGNED = "unassigned"
@@ -100,6 +100,58 @@ def agent_rollup(run: WorkflowRun) -> dict[str, dict[str, Any]]:
         entry["scores"] = {n: sum(v) / len(v) for n, v in sums.get(role, {}).items()}
         entry.update(dict.fromkeys(unknown.get(role, ())))
     return groups
+
+
+def step_details(run: WorkflowRun) -> list[dict[str, Any]]:
+    """Per step, in order: name, agent, status, duration, model calls, tokens (input, output,
+    total; ``None`` where unknown) and tool calls (``name``, ``executed``, ``status``).
+
+    Example:
+        >>> run = WorkflowRun.from_dict({"workflow_id": "r", "steps": [
+        ...     {"step_name": "a", "agent_role": "billing", "metadata": {
+        ...         "input_tokens": 50, "output_tokens": 12,
+        ...         "tool_calls": [{"name": "get_order", "executed": True}]}}]})
+        >>> d = step_details(run)[0]
+        >>> d["tokens"], [c["name"] for c in d["tool_calls"]]
+        (62, ['get_order'])
+    """
+    details: list[dict[str, Any]] = []
+    for step in run.steps:
+        calls = step.metadata.get("tool_calls")
+        models = step.metadata.get("model_calls")
+        details.append(
+            {
+                "name": step.name,
+                "agent": step.agent_role,
+                "status": step.status,
+                "duration_s": step.duration_s,
+                "model_calls": len(models) if isinstance(models, list) else 0,
+                "input_tokens": _count(step.metadata.get("input_tokens")),
+                "output_tokens": _count(step.metadata.get("output_tokens")),
+                "tokens": step.tokens,
+                "tool_calls": [_tool_call(c) for c in (calls if isinstance(calls, list) else ())],
+            }
+        )
+    return details
+
+
+def _tool_call(call: Any) -> dict[str, Any]:
+    """A tool call as the step details list it (the name, whether it ran, its status)."""
+    if not isinstance(call, Mapping):
+        return {"name": str(call), "executed": None, "status": None}
+    function = call.get("function")
+    name = call.get("name") or (function.get("name") if isinstance(function, Mapping) else None)
+    executed = call.get("executed")
+    status = call.get("status")
+    return {
+        "name": str(name) if name is not None else "?",
+        "executed": executed if isinstance(executed, bool) else None,
+        "status": str(status) if status is not None else None,
+    }
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _empty() -> dict[str, Any]:

@@ -689,13 +689,19 @@
     return out;
   }
 
+  // a weighted score over part of the weights says so (criteria without a score are left out)
+  function coverageNote(ev) {
+    const c = ev && ev.score_coverage;
+    return c && isNum(c.share) && c.share < 1 && c.detail ? " " + c.detail : "";
+  }
+
   function kpis(b) {
     const pr = b.pass_rate || {};
     const ws = b.weighted_score;
     const cards = [
       ["Samples", String(b.samples ?? "—"), b.target_errors ? `${b.target_errors} target errors` : ""],
       ["Pass rate", pct(pr.estimate), `${pr.passed ?? "?"}/${pr.n ?? "?"} ${interval(pr.low, pr.high, (v) => pct(v, 0))}`],
-      ws ? ["Weighted score", fmt(ws.mean, 1), interval(ws.low, ws.high, (v) => fmt(v, 1))] : null,
+      ws ? ["Weighted score", fmt(ws.mean, 1), interval(ws.low, ws.high, (v) => fmt(v, 1)) + (ws.coverage ? " " + ws.coverage.text : "")] : null,
       ["Cost", isNum(b.cost) ? "$" + b.cost.toFixed(4) : "—", ""],
       ["Latency p50", seconds(b.latency && b.latency.p50), "p95 " + seconds(b.latency && b.latency.p95)],
     ].filter(Boolean);
@@ -1128,7 +1134,7 @@
       el("dl", { class: "facts" }, [
         ["Result", badge(s.passed)],
         ["Grade", gradeBadge(verdict.grade)],
-        ["Weighted score", fmt(verdict.weighted_score, 1)],
+        ["Weighted score", fmt(verdict.weighted_score, 1) + coverageNote(ev)],
         ["Index", s.index],
         ["Latency", seconds(s.latency_s)],
         ["Tokens", `${s.input_tokens ?? "—"} in / ${s.output_tokens ?? "—"} out`],
