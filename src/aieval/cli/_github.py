@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from aieval.cli._options import (
     BaselineDbOption,
@@ -95,8 +96,11 @@ def github_command(
     bot_login: Annotated[
         str,
         typer.Option(
-            help="Who the token comments as when it may not read GET /user (GITHUB_TOKEN:"
-            " github-actions[bot]); only that author's comment is updated.",
+            # escaped: help is Rich markup, where "[bot]" would be read as a tag and vanish
+            help=escape(
+                "Who the token comments as when it may not read GET /user (GITHUB_TOKEN:"
+                " github-actions[bot]); only that author's comment is updated."
+            ),
             envvar="AIEVAL_GITHUB_BOT_LOGIN",
         ),
     ] = "github-actions[bot]",
@@ -106,6 +110,7 @@ def github_command(
 
     Reads GitHub Actions' environment (GITHUB_TOKEN, GITHUB_EVENT_PATH, GITHUB_API_URL...),
     writes the job summary and the step outputs, and updates one comment per pull request.
+
     Exit codes: 0 the check passes, 1 it fails (by --on-promote, --on-block and
     --on-inconclusive: by default only promote passes), 2 usage error, 4 the GitHub API
     refused the comment (the summary and outputs are written).
