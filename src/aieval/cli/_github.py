@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import enum
 import os
+import time
+from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
+from aieval._terminal import printable
 from aieval.cli._options import (
     BaselineDbOption,
     DbOption,
@@ -19,6 +22,9 @@ from aieval.cli._options import (
     write_text,
 )
 from aieval.cli._print import err, out
+
+if TYPE_CHECKING:
+    from aieval.ci import ActionResult
 
 __all__ = ["github_command"]
 
@@ -138,14 +144,9 @@ def github_command(
     context = GitHubContext.from_env(os.environ)
     store = Store(store_location(db))  # created if new, as `aieval run` does
     base_store = existing_store(baseline_db, untrusted=True) if baseline_db is not None else None
+    started = time.monotonic()
     try:
-        result = run_action(
-            settings,
-            context,
-            store,
-            baseline_store=base_store,
-            on_run=lambda path: err.print(f"running {path}", highlight=False),
-        )
+        result = run_action(settings, context, store, baseline_store=base_store, progress=_progress)
     except GitHubError as exc:
         err.print(f"error: {exc}", style="bold red", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_GITHUB) from None
@@ -162,8 +163,34 @@ def github_command(
     if result.comment is not None:
         verb = "created" if result.comment.created else "updated"
         out.print(f"{verb} comment {result.comment.url}", highlight=False)
+    _progress(summary_line(result, time.monotonic() - started))
     if not result.passed:
         raise typer.Exit(1)
+
+
+def _progress(line: str) -> None:
+    """One step, as a plain line on stderr (a CI log shows it as it happens; no progress bar,
+    no colour codes in a log)."""
+    err.print(printable(line), highlight=False, soft_wrap=True)
+
+
+def summary_line(result: ActionResult, seconds: float) -> str:
+    """What ``aieval github`` did, in one line: the runs and their outcomes, the decision, the
+    check and the comment."""
+    from aieval.ci import CHECK_WORDS, OUTCOMES
+
+    outcomes = Counter(item.outcome for item in result.comparisons)
+    counts = ", ".join(f"{outcomes[o]} {o}" for o in OUTCOMES if outcomes[o])
+    runs = len(result.comparisons)
+    comment = (
+        "no comment"
+        if result.comment is None
+        else f"comment {'created' if result.comment.created else 'updated'} {result.comment.url}"
+    )
+    return (
+        f"aieval github: {runs} run{'' if runs == 1 else 's'} compared in {seconds:.1f} s "
+        f"({counts}); decision {result.outcome}, the check {CHECK_WORDS[result.check]}; {comment}"
+    )
 
 
 #: The GitHub API refused a call (the evaluation itself ran and its summary is written).
