@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
         "_keys",
         "_lazy",
         "_terminal",
+        "_tables",
         "_floors",
         "_secrets",
         "_sync",

@@ -110,6 +110,29 @@ def _outputs(folder: Path) -> dict[str, str]:
     return out
 
 
+def _assert_steps(stderr: str, run_id: str, outcome: str, verb: str, url: str) -> None:
+    """stderr tells, one plain line per step, what the action did, then sums it up."""
+    assert "\x1b[" not in stderr  # a CI log gets plain lines, no progress bar or colour codes
+    lines = stderr.splitlines()
+    steps = [
+        "reading 1 eval file: eval.yaml",
+        "running eval.yaml",
+        f"run {run_id} (arith): completed, 80 samples, pass rate ",
+        f"compared run {run_id} with baseline ",
+        "wrote the job summary and the step outputs",
+        f"posting or updating the comment on pull request #{PR} of owner/name",
+        f"{verb} comment {url}",
+        "aieval github: 1 run compared in ",
+    ]
+    found = [next(i for i, line in enumerate(lines) if line.startswith(s)) for s in steps]
+    assert found == sorted(found), stderr
+    assert lines[found[3]].endswith(f": {outcome}")
+    assert lines[-1].endswith(
+        f"(1 {outcome}); decision {outcome}, the check "
+        f"{'fails' if verb == 'created' else 'passes'}; comment {verb} {url}"
+    ), stderr
+
+
 def test_the_first_run_creates_the_comment_and_the_second_updates_it(
     tmp_path: Path, github: GitHubServer
 ) -> None:
@@ -136,6 +159,7 @@ def test_the_first_run_creates_the_comment_and_the_second_updates_it(
     assert "❌ aieval: **blocked** · arith" in body
     assert "`weighted_score_noninferior`" in body and "Top regressions (10 of 20)" in body
     assert (tmp_path / "summary.md").read_text() == body
+    _assert_steps(first.stderr, outputs["runs"], "block", "created", made["html_url"])
 
     github.calls.clear()
     second = _action(tmp_path, github, "--on-block", "pass")
@@ -147,6 +171,7 @@ def test_the_first_run_creates_the_comment_and_the_second_updates_it(
     assert len(github.marked(PR, MARKER)) == 1  # updated, never a second comment
     assert len(github.comments[PR]) == 151
     assert _outputs(tmp_path)["comment-id"] == str(made["id"])
+    _assert_steps(second.stderr, _outputs(tmp_path)["runs"], "block", "updated", made["html_url"])
     runs = Store(tmp_path / "runs.db").list_runs(name="arith")
     assert [r.config["git_branch"] for r in runs] == ["feature", "feature", "main"]
 

@@ -17,9 +17,10 @@ import aieval.cli
 CLI = Path(aieval.cli.__file__).parent
 
 #: Private modules of the package root the CLI may use: its text helpers (control characters
-#: escaped; token, cost and cache figures), shared with the report renderers. The CLI is part
+#: escaped; token, cost and cache figures; tables fitted to the page), shared with the report
+#: renderers. The CLI is part
 #: of the root's layer; the sub-packages it drives are reached through their public names only.
-ROOT_HELPERS = {"aieval._terminal", "aieval._usage_figures"}
+ROOT_HELPERS = {"aieval._terminal", "aieval._usage_figures", "aieval._tables"}
 
 #: Modules ``--help`` must not load: the runner stack, the statistics, the servers, telemetry.
 HEAVY = [

@@ -85,6 +85,17 @@ def test_width_is_respected() -> None:
     assert max(len(line) for line in text.splitlines()) <= 90
 
 
+def test_a_table_too_wide_for_the_width_prints_one_block_per_row() -> None:
+    text = render_text(blocking_comparison(), width=60)
+    assert max(len(line) for line in text.splitlines()) <= 60
+    assert "…" not in text
+    lines = [line.split() for line in text.splitlines()]
+    # the metrics table cannot fit its numbers in 60 columns: each cell whole on its own line
+    assert ["metric:", "weighted_score"] in lines
+    assert ["CI:", "[-10.90,", "-3.80]"] in lines
+    assert ["rule", "result", "reason"] in [[w for w in line if w not in "┃"] for line in lines]
+
+
 def test_console_gets_colour_and_the_return_value_does_not() -> None:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, color_system="truecolor", width=120)

@@ -186,27 +186,47 @@ def run_action(
     *,
     baseline_store: Store | None = None,
     on_run: Callable[[Path], None] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> ActionResult:
     """Run the eval files into ``store``, compare each run with its baseline (in
     ``baseline_store`` when given), and write the comment, job summary and outputs.
+
+    ``on_run`` is called with each eval file as it starts; ``progress`` with one plain line
+    per step (reading the eval files, each run and its baseline, the comparison's outcome,
+    the summary, posting or updating the comment and its address). The lines hold names and
+    ids as stored: a printer escapes them (:func:`aieval._terminal.printable`).
 
     Raises:
         ConfigError: no eval file, a bad input, or a comment asked for without a token.
         GitHubError: the GitHub API refused a call (the summary and outputs are written first).
     """
+
+    def say(line: str) -> None:
+        if progress is not None:
+            progress(line)
+
     if not settings.eval_files:
         raise ConfigError("give at least one eval file")
     head = marker(settings.comment_key)
     target = _comment_target(settings, context)
+    files = ", ".join(str(path) for path in settings.eval_files)
+    say(f"reading {_count(len(settings.eval_files), 'eval file')}: {files}")
     configs = [(path, load_eval(path)) for path in settings.eval_files]  # all checked first
     judged: list[_Judged] = []
     for path, config in configs:
         if on_run is not None:
             on_run(path)
+        say(f"running {path}")
         for run in run_eval(config, store=store):
             row = store.get_run(run.id)
+            rate = "-" if run.pass_rate is None else f"{100 * run.pass_rate:.1f}%"
+            samples = run.summary.get("samples", "?")
+            say(f"run {row.id} ({_named(row)}): {row.status}, {samples} samples, pass rate {rate}")
             problems = run.problems
-            judged.append(_compare(settings, context, store, baseline_store, path, row, problems))
+            one = _compare(settings, context, store, baseline_store, path, row, problems)
+            against = f"baseline {one.baseline_id}" if one.baseline_id else "no baseline found"
+            say(f"compared run {row.id} with {against}: {one.outcome}")
+            judged.append(one)
     outcome = max((j.outcome for j in judged), key=OUTCOMES.index)
     check = settings.checks[outcome]
     body, shown = _body(head, outcome, check, judged, context)
@@ -217,9 +237,14 @@ def run_action(
     result = ActionResult(outcome, check, comparisons, body)
     _write_summary(context, body)
     _write_outputs(context, result.outputs())
+    if context.summary_path is not None:
+        say("wrote the job summary and the step outputs")
     if target is None:
+        why = "comment is off" if not settings.comment else "not a pull request"
+        say(f"no pull-request comment: {why}")
         return result
     repo, token, number = target
+    say(f"posting or updating the comment on pull request #{number} of {repo}")
     comment = asyncio.run(
         upsert_comment(
             api_url=context.api_url,
@@ -231,9 +256,18 @@ def run_action(
             bot_login=settings.bot_login,
         )
     )
+    say(f"{'created' if comment.created else 'updated'} comment {comment.url}")
     done = ActionResult(outcome, check, comparisons, body, comment)
     _write_outputs(context, {k: v for k, v in done.outputs().items() if k.startswith("comment")})
     return done
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _named(row: RunRow) -> str:
+    return f"{row.name} · {row.model}" if row.model else row.name
 
 
 def _comment_target(

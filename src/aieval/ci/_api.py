@@ -177,8 +177,13 @@ def _login(comment: dict[str, Any]) -> str:
 
 def _refusal(call: str, status: int, text: str) -> str:
     message = text.strip()[:300] or "(no message)"
+    if status == 401:  # the token itself is unknown (unset, mistyped, expired or revoked)
+        return (
+            f"{call}: the GitHub token was refused (401): check GITHUB_TOKEN (the action's "
+            f"github-token input) is set and not expired; GitHub said: {message}"
+        )
     hint = ""
-    if status in (401, 403, 404):
+    if status in (403, 404):  # a valid token without the right to write (or to see) the PR
         hint = (
             "; the token needs `pull-requests: write` (the workflow's `permissions:`), and on a "
             "pull request from a fork GITHUB_TOKEN is read-only"

@@ -15,6 +15,7 @@ from aieval.cli._code import code_command, code_report_command
 from aieval.cli._exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from aieval.cli._export import export_otel_command
 from aieval.cli._github import github_command
+from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._import import import_app
 from aieval.cli._judges import calibrate_command, rubric_app
 from aieval.cli._print import err, labelled
@@ -33,6 +34,7 @@ app = typer.Typer(
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=HelpGroup,
 )
 
 
@@ -52,21 +54,21 @@ def _root(
 
 
 # the order of `aieval --help` and of "missing command; one of: ..."
-app.command("run")(run_command)
-app.command("export-otel")(export_otel_command)
-app.command("runs")(runs_command)
-app.command("show")(show_command)
+app.command("run", cls=HelpCommand)(run_command)
+app.command("export-otel", cls=HelpCommand)(export_otel_command)
+app.command("runs", cls=HelpCommand)(runs_command)
+app.command("show", cls=HelpCommand)(show_command)
 app.add_typer(rubric_app, name="rubric")
-app.command("calibrate")(calibrate_command)
+app.command("calibrate", cls=HelpCommand)(calibrate_command)
 app.add_typer(schema_app, name="schema")
-app.command("report")(report_command)
-app.command("compare")(compare_command)
-app.command("diff")(diff_command)
-app.command("github")(github_command)
-app.command("serve")(serve_command)
-app.command("push")(push_command)
-app.command("code")(code_command)
-app.command("code-report")(code_report_command)
+app.command("report", cls=HelpCommand)(report_command)
+app.command("compare", cls=HelpCommand)(compare_command)
+app.command("diff", cls=HelpCommand)(diff_command)
+app.command("github", cls=HelpCommand)(github_command)
+app.command("serve", cls=HelpCommand)(serve_command)
+app.command("push", cls=HelpCommand)(push_command)
+app.command("code", cls=HelpCommand)(code_command)
+app.command("code-report", cls=HelpCommand)(code_report_command)
 app.add_typer(import_app, name="import")
 
 

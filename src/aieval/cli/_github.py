@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import enum
 import os
+import time
+from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
+from aieval._terminal import printable
 from aieval.cli._exits import EXIT_GITHUB
 from aieval.cli._options import (
     BaselineDbOption,
@@ -19,6 +23,9 @@ from aieval.cli._options import (
     write_text,
 )
 from aieval.cli._print import err, out
+
+if TYPE_CHECKING:
+    from aieval.ci import ActionResult
 
 __all__ = ["github_command"]
 
@@ -96,8 +103,11 @@ def github_command(
     bot_login: Annotated[
         str,
         typer.Option(
-            help="Who the token comments as when it may not read GET /user (GITHUB_TOKEN:"
-            " github-actions[bot]); only that author's comment is updated.",
+            # escaped: help is Rich markup, where "[bot]" would be read as a tag and vanish
+            help=escape(
+                "Who the token comments as when it may not read GET /user (GITHUB_TOKEN:"
+                " github-actions[bot]); only that author's comment is updated."
+            ),
             envvar="AIEVAL_GITHUB_BOT_LOGIN",
         ),
     ] = "github-actions[bot]",
@@ -107,6 +117,7 @@ def github_command(
 
     Reads GitHub Actions' environment (GITHUB_TOKEN, GITHUB_EVENT_PATH, GITHUB_API_URL...),
     writes the job summary and the step outputs, and updates one comment per pull request.
+
     Exit codes: 0 the check passes, 1 it fails (by --on-promote, --on-block and
     --on-inconclusive: by default only promote passes), 2 usage error, 4 the GitHub API
     refused the comment (the summary and outputs are written).
@@ -134,14 +145,9 @@ def github_command(
     context = GitHubContext.from_env(os.environ)
     store = Store(store_location(db))  # created if new, as `aieval run` does
     base_store = existing_store(baseline_db, untrusted=True) if baseline_db is not None else None
+    started = time.monotonic()
     try:
-        result = run_action(
-            settings,
-            context,
-            store,
-            baseline_store=base_store,
-            on_run=lambda path: err.print(f"running {path}", highlight=False),
-        )
+        result = run_action(settings, context, store, baseline_store=base_store, progress=_progress)
     except GitHubError as exc:
         err.print(f"error: {exc}", style="bold red", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_GITHUB) from None
@@ -158,5 +164,33 @@ def github_command(
     if result.comment is not None:
         verb = "created" if result.comment.created else "updated"
         out.print(f"{verb} comment {result.comment.url}", highlight=False)
+    _progress(summary_line(result, time.monotonic() - started))
     if not result.passed:
         raise typer.Exit(1)
+
+
+
+def _progress(line: str) -> None:
+    """One step, as a plain line on stderr (a CI log shows it as it happens; no progress bar,
+    no colour codes in a log)."""
+    err.print(printable(line), highlight=False, soft_wrap=True)
+
+
+def summary_line(result: ActionResult, seconds: float) -> str:
+    """What ``aieval github`` did, in one line: the runs and their outcomes, the decision, the
+    check and the comment."""
+    from aieval.ci import CHECK_WORDS, OUTCOMES
+
+    outcomes = Counter(item.outcome for item in result.comparisons)
+    counts = ", ".join(f"{outcomes[o]} {o}" for o in OUTCOMES if outcomes[o])
+    runs = len(result.comparisons)
+    comment = (
+        "no comment"
+        if result.comment is None
+        else f"comment {'created' if result.comment.created else 'updated'} {result.comment.url}"
+    )
+    return (
+        f"aieval github: {runs} run{'' if runs == 1 else 's'} compared in {seconds:.1f} s "
+        f"({counts}); decision {result.outcome}, the check {CHECK_WORDS[result.check]}; {comment}"
+    )
+

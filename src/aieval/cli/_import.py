@@ -8,17 +8,19 @@ from typing import Annotated
 import typer
 
 from aieval._terminal import printable
+from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._print import err, labelled, out
 
 __all__ = ["import_app"]
 
 import_app = typer.Typer(
+    cls=HelpGroup,
     help="Translate another tool's evaluation into an aieval eval file and dataset.",
     no_args_is_help=True,
 )
 
 
-@import_app.command("promptfoo")
+@import_app.command("promptfoo", cls=HelpCommand)
 def promptfoo_command(
     config: Annotated[
         Path,

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from aieval._terminal import printable
+from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._options import DbOption, RunRef, existing_store
 from aieval.cli._print import labelled, num, out, when
 
@@ -64,10 +65,10 @@ def calibrate_command(
         out.print(labelled("warning:", "yellow", warning), highlight=False)
 
 
-rubric_app = typer.Typer(help="Work with rubric files.", no_args_is_help=False)
+rubric_app = typer.Typer(cls=HelpGroup, help="Work with rubric files.", no_args_is_help=False)
 
 
-@rubric_app.command("validate")
+@rubric_app.command("validate", cls=HelpCommand)
 def rubric_validate_command(
     files: Annotated[list[Path], typer.Argument(help="Rubric YAML files.")],
 ) -> None:

@@ -8,6 +8,7 @@ such text passes through :func:`printable`. Colour is given explicitly, as style
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from aieval._tables import fit
 from aieval._terminal import printable, printable_lines
 
 if TYPE_CHECKING:
@@ -25,6 +27,7 @@ __all__ = [
     "console",
     "err",
     "labelled",
+    "log_width",
     "num",
     "out",
     "pct",
@@ -38,22 +41,36 @@ __all__ = [
     "yes_no",
 ]
 
-#: The width of output that is not a terminal: tables size to their cells, so this only bounds
-#: how wide a table of very long texts may grow before its cells wrap.
-LOG_WIDTH = 4096
+#: The width of output that is not a terminal (a pipe, a CI log) when ``$COLUMNS`` is not set.
+LOG_WIDTH = 100
+
+
+class _Console(Console):
+    """A console that lays every table it prints out within its width (:func:`fit`)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(fit(o) if isinstance(o, Table) else o for o in objects), **kwargs)
 
 
 def console(*, stderr: bool = False) -> Console:
-    """A console on stdout (or stderr) that reads no markup.
+    """A console on stdout (or stderr) that reads no markup and fits its tables to its width.
 
-    Piped or logged output (a CI log) is not a terminal: nothing is wrapped there. A summary or
-    an error stays one line whatever its length (soft wrap), and a table is as wide as its
-    cells (up to :data:`LOG_WIDTH` columns) rather than squeezed into 80.
+    Piped or logged output (a CI log) is not a terminal: its width is ``$COLUMNS``, else
+    :data:`LOG_WIDTH`. A table folds its cells within that width, or prints one block per row
+    when its columns cannot fit (never a line of thousands of characters, never a cut cell);
+    a summary or an error stays one line whatever its length (soft wrap), so it can be found
+    with grep.
     """
-    made = Console(stderr=stderr, markup=False)
+    made = _Console(stderr=stderr, markup=False)
     if made.is_terminal:
         return made
-    return Console(stderr=stderr, markup=False, width=LOG_WIDTH, soft_wrap=True)
+    return _Console(stderr=stderr, markup=False, width=log_width(), soft_wrap=True)
+
+
+def log_width() -> int:
+    """``$COLUMNS`` when it is a positive number, else :data:`LOG_WIDTH`."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    return int(columns) if columns.isdigit() and int(columns) > 0 else LOG_WIDTH
 
 
 out = console()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._options import (
     BaselineDbOption,
     DbOption,
@@ -208,10 +209,12 @@ def _unchanged(store: Store, data: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-schema_app = typer.Typer(help="Print the published JSON Schemas.", no_args_is_help=False)
+schema_app = typer.Typer(
+    cls=HelpGroup, help="Print the published JSON Schemas.", no_args_is_help=False
+)
 
 
-@schema_app.command("report")
+@schema_app.command("report", cls=HelpCommand)
 def schema_report_command() -> None:
     """The JSON Schema (draft 2020-12) of `aieval report --format json`."""
     from aieval.report import report_schema
@@ -219,7 +222,7 @@ def schema_report_command() -> None:
     sys.stdout.write(json.dumps(report_schema(), indent=2) + "\n")
 
 
-@schema_app.command("comparison")
+@schema_app.command("comparison", cls=HelpCommand)
 def schema_comparison_command() -> None:
     """The JSON Schema (draft 2020-12) of `aieval compare --format json`."""
     from aieval.report import comparison_schema

@@ -10,6 +10,7 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from aieval._tables import fit
 from aieval._terminal import printable_data
 from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.errors import ConfigError
@@ -132,6 +133,7 @@ def _count(doc: Mapping[str, Any], key: str) -> int:
 
 
 def _print(parts: Sequence[RenderableType], width: int | None, console: Console | None) -> str:
+    parts = [fit(p) if isinstance(p, Table) else p for p in parts]  # never cut, never too wide
     if console is not None:
         for part in parts:
             console.print(part)
