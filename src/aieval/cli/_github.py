@@ -169,7 +169,6 @@ def github_command(
         raise typer.Exit(1)
 
 
-
 def _progress(line: str) -> None:
     """One step, as a plain line on stderr (a CI log shows it as it happens; no progress bar,
     no colour codes in a log)."""
@@ -193,4 +192,3 @@ def summary_line(result: ActionResult, seconds: float) -> str:
         f"aieval github: {runs} run{'' if runs == 1 else 's'} compared in {seconds:.1f} s "
         f"({counts}); decision {result.outcome}, the check {CHECK_WORDS[result.check]}; {comment}"
     )
-
