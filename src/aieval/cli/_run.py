@@ -40,6 +40,7 @@ from aieval.cli._print import (
     usage_parts,
 )
 from aieval.cli._signals import Termination, sigterm_as_interrupt
+from aieval.core import coverage_note
 from aieval.errors import StoreError, UnstorableSampleError
 
 if TYPE_CHECKING:
@@ -297,6 +298,9 @@ def _print_summary(result: RunResult) -> None:
         f"{summary['samples']} samples",
         f"pass rate {pct(result.pass_rate)}",
     ]
+    note = coverage_note(result.low_coverage)
+    if note:  # right beside the rate, which counts none of these scorers' samples
+        parts[-1] = Text.assemble(parts[-1], (printable(note), "yellow"))
     if summary.get("unscored"):
         parts.append(Text(f"{summary['unscored']} unscored samples", style="yellow"))
     if summary["target_errors"]:

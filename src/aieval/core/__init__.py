@@ -4,6 +4,7 @@ This package imports nothing of aieval but :mod:`aieval.errors` and leaf helpers
 other package may import it.
 """
 
+from aieval.core._coverage import ScorerCoverage, coverage_note, low_coverage
 from aieval.core._example import ROW_CHECK_PREFIX, Example, RowCheck, Score
 from aieval.core._grader import (
     GRADER_GROUP,
@@ -50,13 +51,16 @@ __all__ = [
     "SampleRecord",
     "Score",
     "ScoreRecord",
+    "ScorerCoverage",
     "Target",
     "ThresholdGrader",
     "Usage",
     "Verdict",
+    "coverage_note",
     "load_grader",
     "load_plugin",
     "load_plugins",
+    "low_coverage",
     "plugin_names",
     "redact_record",
 ]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from aieval._floors import at_most
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally
-from aieval.core import ROW_CHECK_PREFIX
+from aieval.core import ROW_CHECK_PREFIX, ScorerCoverage, low_coverage
 from aieval.runner._minimums import MissedMinimum, missed_minimums
 
 if TYPE_CHECKING:
@@ -330,6 +330,13 @@ class RunResult:
         ]
 
     @property
+    def low_coverage(self) -> list[ScorerCoverage]:
+        """Scorers the pass rate says nothing about: each that scored no sample (n/a or
+        failed on every one), and each that scored under half its samples, most of the rest
+        n/a. ``aieval run`` and the reports name them next to the pass rate."""
+        return low_coverage(self.summary["scorers"])
+
+    @property
     def problems(self) -> list[str]:
         """Why the run is not :attr:`ok`, one sentence each (empty when it is)."""
         found: list[str] = []
@@ -380,6 +387,7 @@ class RunResult:
             "not_applicable": self.not_applicable,
             "unscored": self.unscored,
             "unscored_scorers": self.unscored_scorers,
+            "low_coverage": [c.to_dict() for c in self.low_coverage],
             "ok": self.ok,
             "problems": self.problems,
             "missed_minimums": [m.to_dict() for m in self.missed_minimums],

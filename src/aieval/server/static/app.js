@@ -689,12 +689,19 @@
     return out;
   }
 
+  // the scorers the pass rate says nothing about (one that scored no sample...), beside it
+  function coverageNote(low) {
+    const texts = (Array.isArray(low) ? low : []).map((c) => String((c || {}).text || ""));
+    return texts.length ? ` (${texts.join("; ")})` : "";
+  }
+
   function kpis(b) {
     const pr = b.pass_rate || {};
     const ws = b.weighted_score;
     const cards = [
       ["Samples", String(b.samples ?? "—"), b.target_errors ? `${b.target_errors} target errors` : ""],
-      ["Pass rate", pct(pr.estimate), `${pr.passed ?? "?"}/${pr.n ?? "?"} ${interval(pr.low, pr.high, (v) => pct(v, 0))}`],
+      ["Pass rate", pct(pr.estimate), `${pr.passed ?? "?"}/${pr.n ?? "?"} ${interval(pr.low, pr.high, (v) => pct(v, 0))}`
+        + coverageNote(b.low_coverage)],
       ws ? ["Weighted score", fmt(ws.mean, 1), interval(ws.low, ws.high, (v) => fmt(v, 1))] : null,
       ["Cost", isNum(b.cost) ? "$" + b.cost.toFixed(4) : "—", ""],
       ["Latency p50", seconds(b.latency && b.latency.p50), "p95 " + seconds(b.latency && b.latency.p95)],
