@@ -20,6 +20,7 @@ from aieval.core._observer import (
     RunFinish,
     RunObserver,
     RunStart,
+    SettingChange,
 )
 from aieval.core._plugins import BUILTIN, GROUPS, load_plugin, load_plugins, plugin_names
 from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_record
@@ -52,6 +53,7 @@ __all__ = [
     "Score",
     "ScoreRecord",
     "ScorerCoverage",
+    "SettingChange",
     "Target",
     "ThresholdGrader",
     "Usage",
