@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from aieval import Store
 from aieval.core import low_coverage
 
 AIEVAL = [sys.executable, "-m", "aieval"]
@@ -46,7 +47,12 @@ def stored_run(
         "name: cov\ndataset: rows.jsonl\n"
         "scorers: [exact_match, {cost: {max_usd: 0.01}}, {latency: {max_s: 2}}]\n"
     )
-    return here, cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=here)
+    first = cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=here)
+    (here / "eval.yaml").write_text(
+        "name: cov\ndataset: rows.jsonl\nscorers: [exact_match, {cost: {max_usd: 0.01}}]\n"
+    )
+    assert cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=here).returncode == 3
+    return here, first
 
 
 def test_the_run_line_names_them_beside_the_pass_rate(
@@ -63,7 +69,9 @@ def test_runs_and_show_name_them(stored_run: tuple[Path, subprocess.CompletedPro
     listed = cli("runs", "--db", "r.db", cwd=here)
     assert listed.returncode == 0, listed.stderr
     assert "80.0% (cost scored nothing; latency scored 20%)" in listed.stdout
-    shown = cli("show", "cov", "--db", "r.db", "--samples", "0", cwd=here)
+    first = re.search(r"run (\S+) · ", stored_run[1].stdout)
+    assert first, stored_run[1].stdout
+    shown = cli("show", first.group(1), "--db", "r.db", "--samples", "0", cwd=here)
     assert shown.returncode == 0, shown.stderr
     assert f"pass rate 80.0% of 15 samples {NOTE}" in shown.stdout
 
@@ -71,10 +79,12 @@ def test_runs_and_show_name_them(stored_run: tuple[Path, subprocess.CompletedPro
 def test_every_report_format_names_them(
     stored_run: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
-    here, _ = stored_run
+    here, done = stored_run
+    first = re.search(r"run (\S+) · ", done.stdout)
+    assert first, done.stdout
 
     def report(form: str) -> str:
-        done = cli("report", "cov", "--db", "r.db", "--format", form, cwd=here)
+        done = cli("report", first.group(1), "--db", "r.db", "--format", form, cwd=here)
         assert done.returncode == 0, done.stderr
         return done.stdout
 
@@ -91,6 +101,22 @@ def test_every_report_format_names_them(
         "errors": 0,
         "text": NOTHING,
     }
+
+
+def test_the_github_comment_names_them_for_each_side(
+    stored_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    here, done = stored_run
+    first = re.search(r"run (\S+) · ", done.stdout)
+    assert first, done.stdout
+    latest = Store(here / "r.db").list_runs(name="cov")[0].id
+    compared = cli("compare", first.group(1), latest, "--db", "r.db", "-f", "github", cwd=here)
+    assert compared.returncode in (0, 1), compared.stderr  # 1: not promoted
+    assert f"> ⚠️ **The candidate's pass rate leaves out:** {NOTHING}\n" in compared.stdout
+    assert (
+        f"> ⚠️ **The baseline's pass rate leaves out:** {NOTHING}; latency scored 3 of 15"
+        " samples (20%; n/a on 12)\n"
+    ) in compared.stdout
 
 
 @pytest.mark.parametrize(
