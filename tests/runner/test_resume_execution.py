@@ -20,7 +20,8 @@ from tests.support.stored import stored_samples, wait_for_samples
 from aieval import Store, run
 from aieval.cli._run import _ResumeNote
 from aieval.core import RunStart, SettingChange
-from aieval.errors import ConfigError
+from aieval.errors import ConfigError, PushError
+from aieval.push import StoreTarget, push_runs
 from aieval.runner import RunSpec
 from aieval.scorers import exact_match
 
@@ -139,3 +140,27 @@ def test_the_resume_note_names_a_flag_the_eval_file_or_the_default(
         " timeout 5.0 (from evals/e.yaml; the run ran with 60.0 before);"
         " cache True (from the default; the run ran with False before)"
     )
+
+
+def test_a_push_brings_a_resumed_runs_execution_settings_up_to_date_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    rows = [{"id": f"r{i}", "prompt": "x", "expected": "x", "prediction": "x"} for i in range(3)]
+    local, team = Store(tmp_path / "local.db"), Store(tmp_path / "team.db")
+    run_id = _interrupted(local, dataset=rows, scorers=[exact_match], concurrency=1)
+    push_runs(local, StoreTarget(team), [run_id])
+    run(name="again", dataset=rows, scorers=[exact_match], store=local, resume=run_id)
+    summary = push_runs(local, StoreTarget(team), [run_id])
+    assert summary.count("updated") == 1
+    row = team.get_run(run_id)
+    assert (row.status, row.config["concurrency"]) == ("completed", 16)
+    # a copy that says the run is another one (its pass threshold) is refused, as before
+    with sqlite3.connect(team.path) as con:
+        con.execute("UPDATE runs SET status='interrupted' WHERE id=?", (run_id,))
+    with sqlite3.connect(local.path) as con:
+        con.execute(
+            "UPDATE runs SET config = json_set(config, '$.pass_threshold', 0.9) WHERE id=?",
+            (run_id,),
+        )
+    with pytest.raises(PushError, match="differs from this copy's in config"):
+        push_runs(local, StoreTarget(team), [run_id])

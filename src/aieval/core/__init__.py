@@ -6,6 +6,7 @@ other package may import it.
 
 from aieval.core._coverage import ScorerCoverage, coverage_note, low_coverage
 from aieval.core._example import ROW_CHECK_PREFIX, Example, RowCheck, Score
+from aieval.core._execution import EXECUTION_SETTINGS, without_execution
 from aieval.core._grader import (
     GRADER_GROUP,
     GradeInput,
@@ -30,6 +31,7 @@ from aieval.core._verdict import CriterionValue, GateOutcome, Reason, Verdict
 
 __all__ = [
     "BUILTIN",
+    "EXECUTION_SETTINGS",
     "GRADER_GROUP",
     "GROUPS",
     "ROW_CHECK_PREFIX",
@@ -65,4 +67,5 @@ __all__ = [
     "low_coverage",
     "plugin_names",
     "redact_record",
+    "without_execution",
 ]

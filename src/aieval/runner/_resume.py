@@ -7,12 +7,12 @@ import ast
 import json
 from typing import TYPE_CHECKING, Any
 
-from aieval.core import SettingChange
+from aieval.core import EXECUTION_SETTINGS, SettingChange
 
 if TYPE_CHECKING:
     from aieval.runner._spec import RunSpec
 
-__all__ = ["EXECUTION_SETTINGS", "config_changes", "executed_config", "execution_changes"]
+__all__ = ["config_changes", "executed_config", "execution_changes"]
 
 _UNSET: Any = object()
 #: Settings that change what a sample's stored numbers mean: a resumed run must keep them.
@@ -23,16 +23,6 @@ _DEFAULTS: dict[str, Any] = {"epochs": 1}
 #: Settings of the stored spec a resumed run must keep too, as ``(sub-spec, field)`` (``None``:
 #: a top-level field); a run stored without a spec, or without the field, is not held to it.
 _SPEC_KEYS = (("target", "system_prompt"), ("scoring", "grader"), (None, "prediction_field"))
-#: How a run's samples run, not what they are: a resumed run takes these from the call that
-#: resumes it, as ``{name: (sub-spec, field, the run config's own key)}``.
-EXECUTION_SETTINGS: dict[str, tuple[str, str, str | None]] = {
-    "concurrency": ("execution", "concurrency", "concurrency"),
-    "timeout": ("target", "timeout", None),
-    "retries": ("target", "retries", "retries"),
-    "cache": ("target", "cache", "cache"),
-    "executor": ("execution", "executor", None),
-    "ray_address": ("execution", "ray_address", None),
-}
 
 
 def config_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
