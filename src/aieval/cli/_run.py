@@ -261,7 +261,7 @@ class _ResumeNote:
             for c in run.execution_changes
         )
         err.print(
-            labelled("resuming:", "yellow", printable(f"run {run.id} with {shown}")),
+            labelled("resuming:", "yellow", f"run {run.id} with {shown}"),
             highlight=False,
             soft_wrap=True,
         )
