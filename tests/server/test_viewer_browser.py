@@ -512,3 +512,5 @@ def test_not_applicable_scores_read_n_a_never_error(page: Any, viewer: Viewer) -
     caption = page.locator("figure.criterion figcaption").first
     caption.wait_for()
     assert "n=1, 2 n/a" in caption.inner_text()
+    # the pass rate names the scorer it says little about
+    assert "order_ref scored 1 of 3 samples (33%; n/a on 2)" in page.locator("#kpis").inner_text()

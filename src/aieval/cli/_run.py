@@ -40,9 +40,11 @@ from aieval.cli._print import (
     usage_parts,
 )
 from aieval.cli._signals import Termination, sigterm_as_interrupt
+from aieval.core import coverage_note
 from aieval.errors import StoreError, UnstorableSampleError
 
 if TYPE_CHECKING:
+    from aieval.core import RunFinish, RunStart, SampleRecord
     from aieval.runner import RunResult
     from aieval.store import Store
 
@@ -146,6 +148,8 @@ def run_command(
         )
         err.print(labelled("warning:", "yellow", warning), highlight=False)
     check_ray(executor or config.settings.executor, ray_address)  # before the store is opened
+    flags = {"concurrency": concurrency, "executor": executor, "ray_address": ray_address}
+    note = _ResumeNote(eval_file, config.settings.model_fields_set, flags)
     store = Store(store_location(db))
     resume_arg: str | bool | None = resume_id or (True if resume else None)
     destination = live_destination() if telemetry_requested(config) else None
@@ -167,6 +171,7 @@ def run_command(
                 ray_address=ray_address,
                 epochs=epochs,
                 min_pass_rate=min_pass_rate,
+                observers=[note] if resume_arg else (),
             )
     except KeyboardInterrupt:
         _resume_hint("interrupted;", "yellow", eval_file, db)
@@ -239,6 +244,40 @@ def run_command(
         raise typer.Exit(EXIT_BELOW_MINIMUM)
 
 
+class _ResumeNote:
+    """Says, as a resumed run starts, each execution setting it uses that differs from the one
+    it ran with before, and where the setting came from (a flag, the eval file, the default)."""
+
+    def __init__(self, eval_file: Path, in_file: set[str], flags: dict[str, Any]) -> None:
+        self.eval_file = eval_file
+        self.in_file = in_file
+        self.flags = {name: value for name, value in flags.items() if value is not None}
+
+    def on_start(self, run: RunStart) -> None:
+        if not run.execution_changes:
+            return
+        shown = "; ".join(
+            f"{c.field} {c.now} (from {self._source(c.field)}; the run ran with {c.then} before)"
+            for c in run.execution_changes
+        )
+        err.print(
+            labelled("resuming:", "yellow", f"run {run.id} with {shown}"),
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    def _source(self, name: str) -> str:
+        if name in self.flags:
+            return "--" + name.replace("_", "-")
+        return str(self.eval_file) if name in self.in_file else "the default"
+
+    def on_sample(self, run: RunStart, sample: SampleRecord, done: int, total: int) -> None:
+        pass
+
+    def on_finish(self, run: RunStart, end: RunFinish) -> None:
+        pass
+
+
 def _store_failure_hint(
     store: Store, name: str, eval_file: Path, db: str | None, *, since: float | None
 ) -> None:
@@ -297,6 +336,9 @@ def _print_summary(result: RunResult) -> None:
         f"{summary['samples']} samples",
         f"pass rate {pct(result.pass_rate)}",
     ]
+    note = coverage_note(result.low_coverage)
+    if note:  # right beside the rate, which counts none of these scorers' samples
+        parts[-1] = Text.assemble(parts[-1], (printable(note), "yellow"))
     if summary.get("unscored"):
         parts.append(Text(f"{summary['unscored']} unscored samples", style="yellow"))
     if summary["target_errors"]:

@@ -22,6 +22,7 @@ from aieval.cli._print import (
     usage_parts,
     when,
 )
+from aieval.core import coverage_note, low_coverage
 
 if TYPE_CHECKING:
     from aieval import SampleRecord
@@ -55,7 +56,7 @@ def runs_command(
             printable(row.model or "-"),
             status_text(row.status),
             str(samples),
-            pct(metrics.get("pass_rate")),
+            printable(_pass_rate(metrics)),
             when(row.created_at),
         )
     out.print(table)
@@ -128,11 +129,23 @@ def _print_run_row(row: RunRow, store: Store) -> None:
     scorers: dict[str, Any] = metrics.get("scorers", {})
     if scorers:
         out.print(scorer_table(scorers))
-        out.print(f"pass rate {pct(metrics.get('pass_rate'))} of {metrics.get('samples')} samples")
+        out.print(
+            printable(
+                f"pass rate {pct(metrics.get('pass_rate'))} of {metrics.get('samples')} samples"
+                + coverage_note(low_coverage(scorers))
+            ),
+            highlight=False,
+        )
     usage = usage_parts(metrics)
     if usage:
         out.print(printable(" · ".join(usage)), highlight=False)
     print_top_errors(metrics)
+
+
+def _pass_rate(metrics: dict[str, Any]) -> str:
+    """The run's pass rate and, beside it, the scorers it says nothing about."""
+    low = low_coverage(metrics.get("scorers") or {})
+    return pct(metrics.get("pass_rate")) + coverage_note(low, brief=True)
 
 
 def _with_counts(row: RunRow, store: Store) -> dict[str, Any]:

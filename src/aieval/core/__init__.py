@@ -4,7 +4,9 @@ This package imports nothing of aieval but :mod:`aieval.errors` and leaf helpers
 other package may import it.
 """
 
+from aieval.core._coverage import ScorerCoverage, coverage_note, low_coverage
 from aieval.core._example import ROW_CHECK_PREFIX, Example, RowCheck, Score
+from aieval.core._execution import EXECUTION_SETTINGS, without_execution
 from aieval.core._grader import (
     GRADER_GROUP,
     GradeInput,
@@ -19,6 +21,7 @@ from aieval.core._observer import (
     RunFinish,
     RunObserver,
     RunStart,
+    SettingChange,
 )
 from aieval.core._plugins import BUILTIN, GROUPS, load_plugin, load_plugins, plugin_names
 from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_record
@@ -28,6 +31,7 @@ from aieval.core._verdict import CriterionValue, GateOutcome, Reason, Verdict
 
 __all__ = [
     "BUILTIN",
+    "EXECUTION_SETTINGS",
     "GRADER_GROUP",
     "GROUPS",
     "ROW_CHECK_PREFIX",
@@ -50,13 +54,18 @@ __all__ = [
     "SampleRecord",
     "Score",
     "ScoreRecord",
+    "ScorerCoverage",
+    "SettingChange",
     "Target",
     "ThresholdGrader",
     "Usage",
     "Verdict",
+    "coverage_note",
     "load_grader",
     "load_plugin",
     "load_plugins",
+    "low_coverage",
     "plugin_names",
     "redact_record",
+    "without_execution",
 ]

@@ -20,7 +20,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from aieval.core._records import SampleRecord
 
-__all__ = ["ObserverFactory", "ObserverOptions", "RunFinish", "RunObserver", "RunStart"]
+__all__ = [
+    "ObserverFactory",
+    "ObserverOptions",
+    "RunFinish",
+    "RunObserver",
+    "RunStart",
+    "SettingChange",
+]
 
 
 @dataclass(slots=True, frozen=True)
@@ -35,6 +42,25 @@ class ObserverOptions:
 
     telemetry: bool = False
     tracer_provider: Any = None
+
+
+@dataclass(slots=True, frozen=True)
+class SettingChange:
+    """An execution setting a resumed run now uses in place of the one it ran with before.
+
+    >>> str(SettingChange("concurrency", 1, 16))
+    'concurrency 16 (the run ran with 1 before)'
+    """
+
+    field: str
+    then: Any
+    now: Any
+
+    def __str__(self) -> str:
+        return f"{self.field} {self.now} (the run ran with {self.then} before)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "then": self.then, "now": self.now}
 
 
 @dataclass(slots=True, frozen=True)
@@ -54,6 +80,11 @@ class RunStart:
     n_examples: int | None = None
     git_sha: str | None = None
     store_path: str | None = None
+    #: whether the run is a stored one resumed (its stored samples are kept)
+    resumed: bool = False
+    #: a resumed run's execution settings (concurrency, timeout, retries...) that differ from
+    #: those it ran with before: it uses the ones it was resumed with
+    execution_changes: tuple[SettingChange, ...] = ()
 
 
 @dataclass(slots=True, frozen=True)

@@ -12,7 +12,7 @@ import numpy as np
 
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally, TokenTotal
-from aieval.core import ROW_CHECK_PREFIX
+from aieval.core import ROW_CHECK_PREFIX, ScorerCoverage, low_coverage
 from aieval.core._stored import derived_verdict
 from aieval.errors import ConfigError
 from aieval.grading import coverage_percent
@@ -77,6 +77,9 @@ class RunReport:
     epochs: dict[str, Any] | None = None
     #: For runs held to minimums: each minimum, whether it was met, what missed; else None.
     minimums: dict[str, Any] | None = None
+    #: The scorers the pass rate says nothing about (see :func:`aieval.core.low_coverage`):
+    #: each that scored no sample, or under half its samples with most of the rest n/a.
+    low_coverage: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data, ``kind: "report"``; a ``code`` section only for code evaluations."""
@@ -109,6 +112,8 @@ class RunReport:
             data["epochs"] = self.epochs
         if self.minimums is not None:
             data["minimums"] = self.minimums
+        if self.low_coverage:
+            data["low_coverage"] = self.low_coverage
         return data
 
 
@@ -334,6 +339,7 @@ class _RunTally:
             warnings=self._warnings(row),
             epochs=epochs_section(row.metrics or {}, self.epochs),
             minimums=minimums_section(row.metrics or {}),
+            low_coverage=[c.to_dict() for c in self._low_coverage(scorers)],
         )
 
     def _with_coverage(self, block: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -354,6 +360,17 @@ class _RunTally:
                 "text": text,
             },
         }
+
+    def _low_coverage(self, scorers: Mapping[str, ColumnTally]) -> list[ScorerCoverage]:
+        counts = {
+            name: {
+                "count": len(column.values),
+                "errors": column.errors,
+                "not_applicable": column.not_applicable,
+            }
+            for name, column in scorers.items()
+        }
+        return low_coverage(counts)
 
     def _gate_rows(self, confidence: float) -> list[dict[str, Any]]:
         rows = []

@@ -3,13 +3,13 @@ decision."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from aieval.core import ROW_CHECK_PREFIX
+from aieval.core import ROW_CHECK_PREFIX, low_coverage
 from aieval.errors import ConfigError
 from aieval.grading import RunStanding
 from aieval.report._comparable import (
@@ -280,8 +280,9 @@ def _record_parts(
 
 
 def _side_header(row: RunRow) -> dict[str, Any]:
-    """A side's run header, with its ``epochs`` when it ran more than one, and the minimums
-    it was held to (met or not, with the numbers) when it had any."""
+    """A side's run header, with its ``epochs`` when it ran more than one, the minimums it
+    was held to (met or not, with the numbers) when it had any, and the scorers its pass rate
+    says nothing about (``low_coverage``) when there are some."""
     header = run_header(row)
     epochs = row.config.get("epochs")
     if isinstance(epochs, int) and epochs > 1:
@@ -289,6 +290,10 @@ def _side_header(row: RunRow) -> dict[str, Any]:
     minimums = (row.metrics or {}).get("minimums")
     if minimums:
         header["minimums"] = minimums
+    scorers = (row.metrics or {}).get("scorers")
+    low = low_coverage(scorers) if isinstance(scorers, Mapping) else []
+    if low:  # the side's pass rate says nothing about these: the renderers say so beside it
+        header["low_coverage"] = [c.to_dict() for c in low]
     return header
 
 

@@ -151,6 +151,16 @@ def pairwise_note(judge: Mapping[str, Any]) -> str:
     )
 
 
+def coverage_text(doc: Mapping[str, Any]) -> str:
+    """The scorers a report's pass rate says nothing about (shown after it in brackets), or
+    ``""``.
+
+    >>> coverage_text({"low_coverage": [{"text": "cost scored nothing: n/a on all 15 samples"}]})
+    'cost scored nothing: n/a on all 15 samples'
+    """
+    return "; ".join(str(c["text"]) for c in doc.get("low_coverage") or [])
+
+
 def paired_counts(doc: Mapping[str, Any]) -> str:
     """What "paired" means in a comparison's header: examples both runs have (by id), and how
     many of them both scored (what the ``paired_examples`` rule counts).

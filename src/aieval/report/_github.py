@@ -24,6 +24,7 @@ from aieval.errors import ConfigError, RunNotFoundError
 from aieval.report._compare import Comparison
 from aieval.report._document import (
     as_document,
+    coverage_text,
     interval,
     metric_delta,
     metric_n,
@@ -161,6 +162,10 @@ def _first_screen(doc: Mapping[str, Any], links: _Links) -> Iterator[str]:
         f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples"
         + (f" · [open in the viewer]({where})" if where else "")
     )
+    for side in ("candidate", "baseline"):
+        shown = coverage_text(doc[side])
+        if shown:  # the rule reasons above quote this side's pass rate
+            yield f"> ⚠️ **The {side}'s pass rate leaves out:** {escape(shown)}"
 
 
 def _evidence(decision: Mapping[str, Any]) -> Iterator[str]:

@@ -19,6 +19,7 @@ from aieval.report._code import (
 from aieval.report._document import (
     GRADE_ORDER,
     as_document,
+    coverage_text,
     interval,
     metric_delta,
     metric_n,
@@ -190,7 +191,11 @@ def _report_cards(doc: Mapping[str, Any]) -> str:
     rate, score = doc["pass_rate"], doc.get("weighted_score")
     cards = [
         _card(str(doc["samples"]), "samples"),
-        _card(pct(rate["estimate"]), f"pass rate {interval(rate['low'], rate['high'], pct)}"),
+        _card(
+            pct(rate["estimate"]),
+            f"pass rate {interval(rate['low'], rate['high'], pct)}"
+            + (f" ({coverage_text(doc)})" if coverage_text(doc) else ""),
+        ),
     ]
     if score:
         cards.append(

@@ -19,6 +19,7 @@ from aieval.report._code import (
 from aieval.report._document import (
     GRADE_ORDER,
     as_document,
+    coverage_text,
     interval,
     metric_delta,
     metric_n,
@@ -108,7 +109,8 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     rate = doc["pass_rate"]
     facts = [
         f"**{doc['samples']}** samples",
-        f"pass rate **{pct(rate['estimate'])}** {interval(rate['low'], rate['high'], pct)}",
+        f"pass rate **{pct(rate['estimate'])}** {interval(rate['low'], rate['high'], pct)}"
+        + (f" ({escape(coverage_text(doc))})" if coverage_text(doc) else ""),
     ]
     score = doc.get("weighted_score")
     if score:

@@ -26,6 +26,7 @@ from aieval.report._document import (
     GRADE_ORDER,
     PROVENANCE_FLAGS,
     as_document,
+    coverage_text,
     interval,
     metric_delta,
     metric_n,
@@ -248,6 +249,8 @@ def _header(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     summary = Text(f"{doc['samples']} samples · pass rate ")
     summary.append(pct(rate["estimate"]), "bold")
     summary.append(f" {interval(rate['low'], rate['high'], pct)} ({rate['passed']}/{rate['n']})")
+    if coverage_text(doc):  # right beside the rate, which counts none of their samples
+        summary.append(f" ({coverage_text(doc)})", "yellow")
     score = doc.get("weighted_score")
     if score:
         summary.append(" · weighted score ")

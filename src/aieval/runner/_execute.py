@@ -123,6 +123,7 @@ def _result(
         summary=summary,
         duration_s=duration_s,
         max_error_rate=prep.spec.scoring.max_error_rate,
+        execution_changes=list(prep.execution_changes),
         _store=prep.db,
         _samples=kept,
     )

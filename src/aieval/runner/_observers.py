@@ -92,6 +92,8 @@ def run_start(prep: Prepared, started_wall: float) -> RunStart:
         n_examples=row.n_examples,
         git_sha=row.git_sha,
         store_path=str(prep.db.location),
+        resumed=prep.resumed,
+        execution_changes=tuple(prep.execution_changes),
     )
 
 

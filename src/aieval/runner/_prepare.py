@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval._secrets import secret_values, secrets_of, without_secrets
+from aieval.core import SettingChange
 from aieval.datasets import Dataset, DatasetInfo, load_dataset
 from aieval.errors import ConfigError, DatasetError
 from aieval.providers._cache import MEMORY
@@ -20,7 +21,7 @@ from aieval.runner._minimums import check_minimum_names
 from aieval.runner._provenance import run_provenance
 from aieval.runner._references import import_reference
 from aieval.runner._result import Aggregator
-from aieval.runner._resume import config_changes
+from aieval.runner._resume import config_changes, executed_config, execution_changes
 from aieval.runner._spec import RunSpec
 from aieval.runner._target import CallableTarget, ProviderTarget, RecordedTarget, Target
 from aieval.scorers import Scorer
@@ -57,6 +58,10 @@ class Prepared:
     #: set by :func:`start`
     run_id: str = ""
     done_ids: set[str] = field(default_factory=set)
+    #: set by :func:`start` for a resumed run: the execution settings it now runs with that
+    #: differ from those it ran with before
+    resumed: bool = False
+    execution_changes: list[SettingChange] = field(default_factory=list)
 
     @property
     def secrets(self) -> frozenset[str]:
@@ -132,9 +137,11 @@ def check_repeatable(spec: RunSpec, parts: RunParts) -> None:
 
 def start(prep: Prepared) -> None:
     """Create the run (or reopen the one to resume) and note the samples already stored."""
-    prep.run_id, prep.done_ids = start_or_resume(
+    prep.run_id, prep.done_ids, changes = start_or_resume(
         prep.db, prep.spec, prep.target, prep.data, prep.info, prep.config, prep.aggregator
     )
+    prep.resumed = changes is not None
+    prep.execution_changes = changes or []
 
 
 def run_evaluator(spec: RunSpec, parts: RunParts) -> SampleEvaluator | None:
@@ -322,12 +329,14 @@ def start_or_resume(
     info: DatasetInfo,
     config: dict[str, Any],
     aggregator: Aggregator,
-) -> tuple[str, set[str]]:
-    """Create the run, or reopen the one to resume: its id and the samples already stored."""
+) -> tuple[str, set[str], list[SettingChange] | None]:
+    """Create the run, or reopen the one to resume: its id, the samples already stored and,
+    for a resumed run, the execution settings it now uses that differ from its stored ones
+    (``None`` for a new run)."""
     if db is None:
         if spec.storage.resume:
             raise ConfigError("resume= needs a store; remove store=False")
-        return spec.storage.run_id or "memory-" + str(int(time.time() * 1000)), set()
+        return spec.storage.run_id or "memory-" + str(int(time.time() * 1000)), set(), None
     previous = None
     if isinstance(spec.storage.resume, str):
         previous = db.get_run(spec.storage.resume)
@@ -352,7 +361,7 @@ def start_or_resume(
             config=config,
             run_id=spec.storage.run_id,
         )
-        return run_id, set()
+        return run_id, set(), None
     if previous.dataset_hash != info.version:
         raise ConfigError(
             f"cannot resume run {previous.id}: its dataset version {previous.dataset_hash} "
@@ -369,10 +378,15 @@ def start_or_resume(
             + "); its stored samples would mix with samples made another way. Resume with "
             "the same settings, or start a new run"
         )
-    db.mark_running(previous.id)
+    # how the samples run comes from this call, not the stored run: its concurrency, timeout,
+    # retries..., which the store then records as the ones the run last used
+    changes = execution_changes(previous.config, spec)
+    if changes:
+        log.info("resuming run %s with %s", previous.id, ", ".join(str(c) for c in changes))
+    db.mark_running(previous.id, config=executed_config(previous.config, config))
     for sample in db.iter_samples(previous.id):
         aggregator.add(sample)
-    return previous.id, db.completed_sample_ids(previous.id)
+    return previous.id, db.completed_sample_ids(previous.id), changes
 
 
 def _git_sha() -> str | None:

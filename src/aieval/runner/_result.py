@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from aieval._floors import at_most
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally
-from aieval.core import ROW_CHECK_PREFIX
+from aieval.core import ROW_CHECK_PREFIX, ScorerCoverage, SettingChange, low_coverage
 from aieval.runner._minimums import MissedMinimum, missed_minimums
 
 if TYPE_CHECKING:
@@ -222,6 +222,9 @@ class RunResult:
         duration_s: wall time of this invocation.
         max_error_rate: the share of errored samples this run tolerates (see
             :attr:`error_budget_exceeded`).
+        execution_changes: for a resumed run, each execution setting (concurrency, timeout,
+            retries, cache, executor) it ran with this time that differs from the one it ran
+            with before; the stored run's config now records these.
     """
 
     id: str
@@ -235,6 +238,7 @@ class RunResult:
     summary: dict[str, Any]
     duration_s: float
     max_error_rate: float = 0.0
+    execution_changes: list[SettingChange] = field(default_factory=list)
     _store: Store | None = field(default=None, repr=False)
     _samples: list[SampleRecord] | None = field(default=None, repr=False)
 
@@ -330,6 +334,13 @@ class RunResult:
         ]
 
     @property
+    def low_coverage(self) -> list[ScorerCoverage]:
+        """Scorers the pass rate says nothing about: each that scored no sample (n/a or
+        failed on every one), and each that scored under half its samples, most of the rest
+        n/a. ``aieval run`` and the reports name them next to the pass rate."""
+        return low_coverage(self.summary["scorers"])
+
+    @property
     def problems(self) -> list[str]:
         """Why the run is not :attr:`ok`, one sentence each (empty when it is)."""
         found: list[str] = []
@@ -375,11 +386,13 @@ class RunResult:
             "summary": self.summary,
             "duration_s": self.duration_s,
             "max_error_rate": self.max_error_rate,
+            "execution_changes": [c.to_dict() for c in self.execution_changes],
             "error_count": self.error_count,
             "malformed": {k: list(v) for k, v in self.malformed.items()},
             "not_applicable": self.not_applicable,
             "unscored": self.unscored,
             "unscored_scorers": self.unscored_scorers,
+            "low_coverage": [c.to_dict() for c in self.low_coverage],
             "ok": self.ok,
             "problems": self.problems,
             "missed_minimums": [m.to_dict() for m in self.missed_minimums],

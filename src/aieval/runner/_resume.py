@@ -1,18 +1,28 @@
-"""What a resumed run must keep: the settings that give its stored samples their meaning."""
+"""What a resumed run must keep (the settings that give its stored samples their meaning), and
+what it takes from the resuming call (how its samples run: concurrency, timeouts, retries)."""
 
 from __future__ import annotations
 
 import ast
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["config_changes"]
+from aieval.core import EXECUTION_SETTINGS, SettingChange
 
+if TYPE_CHECKING:
+    from aieval.runner._spec import RunSpec
+
+__all__ = ["config_changes", "executed_config", "execution_changes"]
+
+_UNSET: Any = object()
 #: Settings that change what a sample's stored numbers mean: a resumed run must keep them.
 _RESUME_KEYS = ("model", "target", "scorers", "pass_threshold", "workflow", "epochs")
 #: What a run stored without a setting had: held to it all the same (a run stored before
 #: ``epochs`` existed answered each example once).
 _DEFAULTS: dict[str, Any] = {"epochs": 1}
+#: Settings of the stored spec a resumed run must keep too, as ``(sub-spec, field)`` (``None``:
+#: a top-level field); a run stored without a spec, or without the field, is not held to it.
+_SPEC_KEYS = (("target", "system_prompt"), ("scoring", "grader"), (None, "prediction_field"))
 
 
 def config_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
@@ -38,10 +48,61 @@ def config_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
         # the same scorers configured otherwise: name each setting that changed
         detail = _scorer_changes(old, new) if key == "scorers" else []
         out += detail or [f"{key}: {_brief(old)} then, {_brief(new)} now"]
+    for sub, field in _SPEC_KEYS:
+        old = _spec_value(before, sub, field)
+        if old is _UNSET:
+            continue
+        new = _spec_value(now, sub, field)
+        if _as_stored(old) != _as_stored(None if new is _UNSET else new):
+            name = f"{sub}.{field}" if sub else field
+            out.append(f"{name}: {_shown(old)} then, {_shown(new)} now")
     return out
 
 
-_UNSET = object()
+def execution_changes(before: dict[str, Any], spec: RunSpec) -> list[SettingChange]:
+    """The execution settings ``spec`` resumes a run with that differ from those the run's
+    stored config says it ran with (a setting it did not record is not reported)."""
+    out = []
+    for name, (sub, field, key) in EXECUTION_SETTINGS.items():
+        old = _spec_value(before, sub, field)
+        if old is _UNSET and key is not None and key in before:
+            old = before[key]
+        new = getattr(getattr(spec, sub), field)
+        if old is not _UNSET and _as_stored(old) != _as_stored(new):
+            out.append(SettingChange(name, old, new))
+    return out
+
+
+def executed_config(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+    """The stored run's config with the execution settings of ``now`` (the resuming call's
+    config): what the store keeps once the run is resumed, so it says what the run last used."""
+    out = dict(before)
+    spec_before, spec_now = before.get("spec"), now.get("spec")
+    spec = dict(spec_before) if isinstance(spec_before, dict) else None
+    for sub, field, key in EXECUTION_SETTINGS.values():
+        if key is not None and key in now:
+            out[key] = now[key]
+        value = _spec_value(now, sub, field)
+        if spec is None or value is _UNSET:
+            continue
+        if isinstance(spec.get(sub), dict):
+            spec[sub] = {**spec[sub], field: value}
+        elif sub not in spec:  # a flat spec stored by an earlier version
+            spec[field] = value
+    if spec is not None and isinstance(spec_now, dict):
+        out["spec"] = spec
+    return out
+
+
+def _spec_value(config: dict[str, Any], sub: str | None, field: str) -> Any:
+    """``config["spec"][sub][field]`` (or the flat spec's ``field``), else ``_UNSET``."""
+    spec = config.get("spec")
+    if not isinstance(spec, dict):
+        return _UNSET
+    nested = spec.get(sub) if sub is not None else spec
+    if isinstance(nested, dict) and field in nested:
+        return nested[field]
+    return spec.get(field, _UNSET)
 
 
 def _scorer_changes(before: Any, now: Any) -> list[str]:

@@ -103,8 +103,9 @@ class RunTable(Connection):
         self._beat_at = now
         return run_id
 
-    def mark_running(self, run_id: str) -> None:
-        """Set a resumed run back to ``running``, owned by this process.
+    def mark_running(self, run_id: str, *, config: Mapping[str, Any] | None = None) -> None:
+        """Set a resumed run back to ``running``, owned by this process; ``config``, when
+        given, replaces its stored config (a resume records the execution settings it uses).
 
         Checking and taking over happen in one write transaction, so of two processes resuming
         one run, only the first takes it.
@@ -131,8 +132,9 @@ class RunTable(Connection):
                         )
                     db.execute(
                         "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL,"
-                        " pid = ?, host = ?, heartbeat_at = ? WHERE id = ?",
-                        (pid, host, now, run_id),
+                        " pid = ?, host = ?, heartbeat_at = ?, config = COALESCE(?, config)"
+                        " WHERE id = ?",
+                        (pid, host, now, None if config is None else dumps(dict(config)), run_id),
                     )
             except db.errors as exc:
                 raise self._failed(exc) from exc

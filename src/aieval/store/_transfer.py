@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import astuple, dataclass, field, replace
 from typing import Any, Literal
 
+from aieval.core import without_execution
 from aieval.errors import ConfigError, PushError, StoreError
 from aieval.store._connection import Connection, placeholders
 from aieval.store._encoding import dumps
@@ -45,7 +46,9 @@ _INSERT = f"INSERT INTO runs ({RUN_COLUMNS}, ordered_at, pushed_by) VALUES ({pla
 #: The header fields a copy may bring up to date, on a run that had not completed here: what
 #: resuming a run changes (see ``RunTable.mark_running`` and ``finish_run``).
 _ENDING = ("status", "metrics", "error", "finished_at", "pid", "host", "heartbeat_at")
-_UPDATE = f"UPDATE runs SET {', '.join(f'{c} = ?' for c in _ENDING)} WHERE id = ?"
+#: ... and its config, which a resume brings up to date with the execution settings it ran with
+#: (its concurrency, timeout...): a copy may change those, never the rest of the config.
+_UPDATE = f"UPDATE runs SET {', '.join(f'{c} = ?' for c in (*_ENDING, 'config'))} WHERE id = ?"
 _SCORE_COLUMNS = "scorer, value, raw, reason, error, metadata, unreadable"
 _CALL_FIELDS = (
     "purpose, provider, model, latency_s, input_tokens, output_tokens, cost, retries, cached, error"
@@ -432,7 +435,8 @@ def _not_yours(run_id: str, pushed_by: str) -> PushError:
 
 
 def _ending(held: RunRow, run: RunRow, where: object) -> tuple[Any, ...]:
-    """The values of ``_ENDING`` from ``run``, the copy of the stored ``held``.
+    """The values of ``_ENDING`` and the config from ``run``, the copy of the stored ``held``
+    (a config that differs from the stored one in more than its execution settings refused).
 
     Raises:
         PushError: they differ in another field, or ``held`` had completed: the stored header
@@ -443,7 +447,11 @@ def _ending(held: RunRow, run: RunRow, where: object) -> tuple[Any, ...]:
         for name in RunRow.__dataclass_fields__
         if _as_stored(getattr(held, name)) != _as_stored(getattr(run, name))
     ]
-    fixed = differ if held.status == "completed" else [n for n in differ if n not in _ENDING]
+    same_run = _as_stored(without_execution(held.config)) == _as_stored(
+        without_execution(run.config)
+    )
+    ending = (*_ENDING, "config") if same_run else _ENDING
+    fixed = differ if held.status == "completed" else [n for n in differ if n not in ending]
     if fixed:
         why = "it completed there" if held.status == "completed" else "they say what the run is"
         raise PushError(
@@ -452,7 +460,7 @@ def _ending(held: RunRow, run: RunRow, where: object) -> tuple[Any, ...]:
             "written; give this copy a run of its own (run it again)",
             run_id=run.id,
         )
-    return tuple(_as_stored(getattr(run, name)) for name in _ENDING)
+    return tuple(_as_stored(getattr(run, name)) for name in (*_ENDING, "config"))
 
 
 def _as_stored(value: Any) -> Any:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval._floors import at_least, shown_apart
+from aieval.core import coverage_note
 from aieval.errors import ConfigError
 from aieval.runner import RunResult
 
@@ -208,6 +209,7 @@ def _summary(result: RunResult) -> str:
     model = f" [{result.model}]" if result.model else ""
     return (
         f"aieval run {result.name!r}{model} ({result.id}): {samples} samples, pass rate {rate}"
+        + coverage_note(result.low_coverage)
         + (f"; {metrics}" if metrics else "")
         + f"; errors {result.errors}"
         + (

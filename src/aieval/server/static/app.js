@@ -695,12 +695,19 @@
     return c && isNum(c.share) && c.share < 1 && c.detail ? " " + c.detail : "";
   }
 
+  // the scorers the pass rate says nothing about (one that scored no sample...), beside it
+  function lowCoverageNote(low) {
+    const texts = (Array.isArray(low) ? low : []).map((c) => String((c || {}).text || ""));
+    return texts.length ? ` (${texts.join("; ")})` : "";
+  }
+
   function kpis(b) {
     const pr = b.pass_rate || {};
     const ws = b.weighted_score;
     const cards = [
       ["Samples", String(b.samples ?? "—"), b.target_errors ? `${b.target_errors} target errors` : ""],
-      ["Pass rate", pct(pr.estimate), `${pr.passed ?? "?"}/${pr.n ?? "?"} ${interval(pr.low, pr.high, (v) => pct(v, 0))}`],
+      ["Pass rate", pct(pr.estimate), `${pr.passed ?? "?"}/${pr.n ?? "?"} ${interval(pr.low, pr.high, (v) => pct(v, 0))}`
+        + lowCoverageNote(b.low_coverage)],
       ws ? ["Weighted score", fmt(ws.mean, 1), interval(ws.low, ws.high, (v) => fmt(v, 1)) + (ws.coverage ? " " + ws.coverage.text : "")] : null,
       ["Cost", isNum(b.cost) ? "$" + b.cost.toFixed(4) : "—", ""],
       ["Latency p50", seconds(b.latency && b.latency.p50), "p95 " + seconds(b.latency && b.latency.p95)],
