@@ -122,17 +122,25 @@ async def _server_error(request: Request, exc: Exception) -> SafeJSONResponse:
         # one line, its store named redacted (a role that may not write, the read connections
         # busy): the server works, its store does not, so a client may retry later
         log.warning("run store failed on %s: %s", request.url.path, exc)
+        said = f"the store failed: {_shown(request, exc)}; try again in {STORE_RETRY_AFTER_S} s"
         return _reply(
-            request,
-            503,
-            error_body(f"the store failed: {exc}; try again in {STORE_RETRY_AFTER_S} s"),
-            headers={"Retry-After": str(STORE_RETRY_AFTER_S)},
+            request, 503, error_body(said), headers={"Retry-After": str(STORE_RETRY_AFTER_S)}
         )
     log.exception("server error on %s", request.url.path, exc_info=exc)
     # details (paths, values) stay in the server log
     return _reply(
         request, 500, error_body(f"internal error ({type(exc).__name__}); see the server log")
     )
+
+
+def _shown(request: Request, exc: BaseException) -> str:
+    """``exc``'s message with the store named as clients see it: an SQLite file by its name
+    (the server's folders are its own), a database URL without its password."""
+    location: StoreLocation = request.app.state.store.location
+    text = location.scrub(str(exc))
+    if location.path is not None:
+        text = text.replace(str(location.path), location.path.name)
+    return text
 
 
 def _unreachable(exc: BaseException) -> BaseException | None:
