@@ -160,12 +160,12 @@ def test_push_reports_the_store_down(
 def test_read_connections_busy_past_their_wait_answer_503(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from aieval.server import _rows
+    from aieval.store import ReadPool, _read_pool
 
     location = str(tmp_path / "runs.db")
     run_id = store_qa_samples(location, 5, seed=3, skill=0.5)
-    pool = _rows.ReadPool(size=1, wait_s=0.05)
-    monkeypatch.setattr(_rows, "READS", pool)
+    pool = ReadPool(size=1, wait_s=0.05)
+    monkeypatch.setattr(_read_pool, "READ_POOL", pool)
     app = create_app(location, ServerSettings(dataset_roots=(tmp_path,), token=TOKEN))
     headers = {"Authorization": f"Bearer {TOKEN}"}
     try:

@@ -1,8 +1,10 @@
 """The run store: every run, sample, score and model call, in an SQLite file or PostgreSQL."""
 
 from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._read_pool import READ_POOL, ReadPool
 from aieval.store._runs import RUN_ID_SHAPE, is_run_id
 from aieval.store._store import CalibrationRow, RunRow, Store, default_db_path, new_run_id
+from aieval.store._table_reads import IndexRow, TableReads
 from aieval.store._transfer import (
     Checked,
     ImportOutcome,
@@ -15,10 +17,13 @@ from aieval.store._transfer import (
 )
 
 __all__ = [
+    "READ_POOL",
     "RUN_ID_SHAPE",
     "CalibrationRow",
     "Checked",
     "ImportOutcome",
+    "IndexRow",
+    "ReadPool",
     "RunHolding",
     "RunRow",
     "Store",
@@ -26,6 +31,7 @@ __all__ = [
     "StoredCall",
     "StoredSample",
     "StoredScore",
+    "TableReads",
     "default_db_path",
     "default_location",
     "holding_digest",
