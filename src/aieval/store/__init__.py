@@ -2,6 +2,12 @@
 
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._read_pool import READ_POOL, ReadPool
+from aieval.store._received import (
+    ReceivedRequest,
+    ReceivedTraces,
+    StoredTrace,
+    earlier_trace_file,
+)
 from aieval.store._runs import RUN_ID_SHAPE, is_run_id
 from aieval.store._store import CalibrationRow, RunRow, Store, default_db_path, new_run_id
 from aieval.store._table_reads import IndexRow, TableReads
@@ -24,6 +30,8 @@ __all__ = [
     "ImportOutcome",
     "IndexRow",
     "ReadPool",
+    "ReceivedRequest",
+    "ReceivedTraces",
     "RunHolding",
     "RunRow",
     "Store",
@@ -31,9 +39,11 @@ __all__ = [
     "StoredCall",
     "StoredSample",
     "StoredScore",
+    "StoredTrace",
     "TableReads",
     "default_db_path",
     "default_location",
+    "earlier_trace_file",
     "holding_digest",
     "is_run_id",
     "new_run_id",
