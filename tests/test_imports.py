@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import graphlib
 import itertools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -259,3 +260,46 @@ def test_no_new_import_of_another_packages_private_module() -> None:
 def test_the_private_import_ceiling_lists_only_imports_that_remain() -> None:
     gone = sorted(PRIVATE_IMPORTS - _private_imports())
     assert gone == [], f"these imports are gone: remove them from PRIVATE_IMPORTS: {gone}"
+
+
+#: Modules outside ``aieval.store`` that still hold SQL text (the caches' queries run through
+#: the store's seam; a trace grouping's private spill file): the store owns every other query.
+SQL_OUTSIDE_STORE = frozenset({"providers._cache", "providers._embedding_cache", "traces._group"})
+#: Modules outside ``aieval.store`` that import a database driver: the server, to tell a
+#: store that is down by its error's class; a trace grouping, for its private spill file.
+DRIVERS_OUTSIDE_STORE = frozenset({"server._errors", "traces._group"})
+_SQL = re.compile(
+    r"\b(SELECT\s[\s\S]*\bFROM|INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+\w+\s+SET|CREATE\s+(TABLE|INDEX))\b"
+)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+    return found
+
+
+def test_sql_and_database_drivers_stay_in_the_store() -> None:
+    sql, drivers = set(), set()
+    for module, file in MODULES.items():
+        name = module.removeprefix("aieval.")
+        if name == "store" or name.startswith("store."):
+            continue
+        tree = ast.parse(file.read_text(), str(file))
+        skip = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) not in skip and _SQL.search(node.value):
+                    sql.add(name)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names.append(node.module)
+                if any(n.split(".")[0] in ("sqlite3", "psycopg") for n in names):
+                    drivers.add(name)
+    assert sql <= SQL_OUTSIDE_STORE, sorted(sql)
+    assert drivers <= DRIVERS_OUTSIDE_STORE, sorted(drivers)
