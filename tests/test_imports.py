@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import graphlib
 import itertools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -155,3 +156,151 @@ def test_the_layer_order_is_the_documented_map() -> None:
     positions = [doc.find(f"`aieval.{name}`") for name in packages]
     assert -1 not in positions, dict(zip(packages, positions, strict=True))
     assert positions == sorted(positions), "docs/architecture.md lists the layers in another order"
+
+
+#: Today's imports of another package's private module, ``(importing module, imported
+#: module)`` without the ``aieval.`` prefix: the ceiling, which only shrinks. A module imports
+#: another package's public names (re-exported from its ``__init__``); when an import below
+#: goes, its line goes too.
+PRIVATE_IMPORTS = frozenset(
+    {
+        ("_plugins", "core._plugins"),
+        ("_records", "core._records"),
+        ("_types", "core._example"),
+        ("code._evalfile", "grading._yaml"),
+        ("code._scorer", "scorers._scorer"),
+        ("code._testsource", "sandbox._runnable"),
+        ("datasets._checks", "scorers._row_options"),
+        ("datasets._recorded", "core._counts"),
+        ("migrate._jsyaml", "grading._yaml"),
+        ("migrate._pfasserts", "scorers._check_python"),
+        ("migrate._pffiles", "grading._yaml"),
+        ("providers._cache", "store._encoding"),
+        ("providers._cache", "store._side"),
+        ("providers._embedding_cache", "store._side"),
+        ("report._bulk", "core._records"),
+        ("report._bulk", "store._column_reads"),
+        ("report._bundle", "core._stored"),
+        ("report._bundle", "store._column_reads"),
+        ("report._compare_columns", "store._pair_reads"),
+        ("report._policy_model", "grading._yaml"),
+        ("report._samples", "core._stored"),
+        ("report._samples", "core._threshold"),
+        ("report._samples", "core._verdict"),
+        ("runner._evalfile", "datasets._checks"),
+        ("runner._evalfile", "grading._yaml"),
+        ("runner._evalparts", "providers._headers"),
+        ("runner._evalparts", "providers._params"),
+        ("runner._grading", "core._stored"),
+        ("runner._prepare", "providers._cache"),
+        ("runner._prepare", "scorers._judge_call"),
+        ("runner._prescore", "scorers._scorer"),
+        ("runner._references", "scorers._scorer"),
+        ("runner._rowchecks", "scorers._row_options"),
+        ("runner._sample", "core._counts"),
+        ("runner._sample", "scorers._expressions"),
+        ("runner._spec", "providers._credentials"),
+        ("runner._target", "core._target"),
+        ("runner._target", "datasets._recorded"),
+        ("runner._target", "providers._headers"),
+        ("runner._target", "providers._params"),
+        ("runner._writer", "store._owner"),
+        ("scorers._judge_call", "providers._cache"),
+        ("scorers._judge_call", "providers._credentials"),
+        ("scorers._judge_call", "providers._params"),
+        ("scorers._similar", "providers._embedding_cache"),
+        ("scorers._similar", "providers._embeddings"),
+        ("scorers._similar", "providers._retry"),
+        ("server._views", "core._stored"),
+        ("store._pair_reads", "core._records"),
+        ("store._sample_reads", "core._records"),
+        ("store._sample_reads", "core._stored"),
+        ("store._table_reads", "core._records"),
+        ("store._table_reads", "core._stored"),
+        ("store._table_reads", "core._verdict"),
+        ("store._verdict_columns", "core._verdict"),
+        ("telemetry._attributes", "core._stored"),
+        ("traces._attrs", "core._counts"),
+        ("traces._mapping", "workflows._model"),
+        ("traces._mapping", "workflows._model_calls"),
+        ("traces._read", "workflows._model"),
+        ("workflows._definition", "grading._yaml"),
+        ("workflows._evaluator", "runner._evaluator"),
+        ("workflows._model_calls", "core._counts"),
+        ("workflows._runner", "core._stored"),
+        ("workflows._runner", "runner._result"),
+        ("workflows._runner", "runner._target"),
+        ("workflows._runner", "traces._read"),
+        ("workflows._runs", "traces._read"),
+    }
+)
+
+
+def _private_imports() -> set[tuple[str, str]]:
+    """Every ``(module, private module of another package)`` import, at any depth."""
+    found = set()
+    for module, edges in GRAPH.items():
+        own = module.split(".")[1] if MODULES[module].parent != SRC else None
+        for target, _ in edges:
+            parts = target.split(".")
+            if len(parts) == 3 and parts[2].startswith("_") and parts[1] != own:
+                found.add((module.removeprefix("aieval."), target.removeprefix("aieval.")))
+    return found
+
+
+def test_no_new_import_of_another_packages_private_module() -> None:
+    found = _private_imports()
+    assert len(found) > 10  # the check sees them
+    new = sorted(found - PRIVATE_IMPORTS)
+    assert new == [], (
+        "import the other package's public names (re-export what you need from its "
+        f"__init__) instead of its private modules: {new}"
+    )
+
+
+def test_the_private_import_ceiling_lists_only_imports_that_remain() -> None:
+    gone = sorted(PRIVATE_IMPORTS - _private_imports())
+    assert gone == [], f"these imports are gone: remove them from PRIVATE_IMPORTS: {gone}"
+
+
+#: Modules outside ``aieval.store`` that still hold SQL text (the caches' queries run through
+#: the store's seam; a trace grouping's private spill file): the store owns every other query.
+SQL_OUTSIDE_STORE = frozenset({"providers._cache", "providers._embedding_cache", "traces._group"})
+#: Modules outside ``aieval.store`` that import a database driver: the server, to tell a
+#: store that is down by its error's class; a trace grouping, for its private spill file.
+DRIVERS_OUTSIDE_STORE = frozenset({"server._errors", "traces._group"})
+_SQL = re.compile(
+    r"\b(SELECT\s[\s\S]*\bFROM|INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+\w+\s+SET|CREATE\s+(TABLE|INDEX))\b"
+)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+    return found
+
+
+def test_sql_and_database_drivers_stay_in_the_store() -> None:
+    sql, drivers = set(), set()
+    for module, file in MODULES.items():
+        name = module.removeprefix("aieval.")
+        if name == "store" or name.startswith("store."):
+            continue
+        tree = ast.parse(file.read_text(), str(file))
+        skip = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) not in skip and _SQL.search(node.value):
+                    sql.add(name)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names.append(node.module)
+                if any(n.split(".")[0] in ("sqlite3", "psycopg") for n in names):
+                    drivers.add(name)
+    assert sql <= SQL_OUTSIDE_STORE, sorted(sql)
+    assert drivers <= DRIVERS_OUTSIDE_STORE, sorted(drivers)

@@ -19,7 +19,7 @@ from tests.support.postgres import (
 from tests.support.viewer_data import store_qa_samples
 
 from aieval.server import ServerSettings, create_app
-from aieval.server._rows import READS
+from aieval.store import READ_POOL
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def test_many_requests_reuse_a_few_connections(
     run_id = store_qa_samples(server_store, 300, seed=2, skill=0.5)
     with TestClient(make_app(), base_url="http://127.0.0.1:8765") as client:
         assert client.get(f"/api/runs/{run_id}/samples?sort=id").status_code == 200
-        before = READS.opened
+        before = READ_POOL.opened
         # the app's own connections (store, reports) apart from the pool's one idle connection
         postgres = server_store.startswith("postgresql")
         others = _connections(server_store) - 1 if postgres else 0
@@ -59,14 +59,14 @@ def test_many_requests_reuse_a_few_connections(
             return client.get(f"/api/runs/{run_id}/{PATHS[k % len(PATHS)]}").status_code
 
         assert [ask(k) for k in range(40)] == [200] * 40
-        assert READS.opened == before  # one after another: the same idle connection
+        assert READ_POOL.opened == before  # one after another: the same idle connection
         with ThreadPoolExecutor(8) as pool:
             assert list(pool.map(ask, range(160))) == [200] * 160
         # never more open than the pool's size, however many requests are in flight
-        assert READS.opened - before <= READS.size
+        assert READ_POOL.opened - before <= READ_POOL.size
         if not postgres:
             return
-        assert _connections(server_store) <= others + READS.size
+        assert _connections(server_store) <= others + READ_POOL.size
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def test_a_restarted_database_is_reconnected(
         with TestClient(app, base_url="http://127.0.0.1:8765") as client:
             first = client.get(f"/api/runs/{run_id}/samples", params={"sort": "score:token_f1"})
             assert first.status_code == 200 and first.json()["total"] == 200
-            opened = READS.opened
+            opened = READ_POOL.opened
             restart_postgres(server, binaries)
             for params in ({}, {"q": "zanzibar"}, {"sort": "score:token_f1"}):
                 again = client.get(f"/api/runs/{run_id}/samples", params=params)
@@ -99,7 +99,7 @@ def test_a_restarted_database_is_reconnected(
             header = client.get(f"/api/runs/{run_id}/header")
             assert header.status_code == 200 and header.json()["samples"] == 200
             # the pooled connection the restart closed was opened again in place, then reused
-            assert READS.opened == opened and 1 <= _connections(url) <= READS.size + 2
+            assert READ_POOL.opened == opened and 1 <= _connections(url) <= READ_POOL.size + 2
     finally:
         app.state.manager.shutdown()
-        READS.clear()
+        READ_POOL.clear()

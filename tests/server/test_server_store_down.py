@@ -28,6 +28,14 @@ from aieval.server import ServerSettings, create_app
 from aieval.store import Store
 
 TOKEN = "store-down-token-0123456789abcdef"
+JSON = {"Content-Type": "application/json"}
+SPAN = (
+    b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "'
+    + b"a" * 32
+    + b'", "spanId": "'
+    + b"1" * 16
+    + b'", "name": "app", "startTimeUnixNano": "1", "endTimeUnixNano": "2"}]}]}]}'
+)
 PASSWORD = "pg-pass-0123456789"
 
 
@@ -130,11 +138,15 @@ def test_a_store_down_answers_503_then_serves_again(
                 assert "postgresql://aieval:***@127.0.0.1" in message
             else:
                 assert "(runs.db)" in message and "unable to open database file" in message
+            # an export request the store cannot take: 503, which OTLP exporters retry
+            _unavailable(client.post("/v1/traces", content=SPAN, headers=JSON), outage)
         finally:
             outage.up()
         answers = [client.get(p) for p in paths]
         assert [a.status_code for a in answers] == [200] * 3, answers[0].text
         assert answers[0].json()["total"] == 20
+        assert client.post("/v1/traces", content=SPAN, headers=JSON).status_code == 200
+        assert [t["trace_id"] for t in client.get("/api/traces").json()["traces"]] == ["a" * 32]
 
 
 def test_push_reports_the_store_down(
@@ -160,12 +172,12 @@ def test_push_reports_the_store_down(
 def test_read_connections_busy_past_their_wait_answer_503(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from aieval.server import _rows
+    from aieval.store import ReadPool, _read_pool
 
     location = str(tmp_path / "runs.db")
     run_id = store_qa_samples(location, 5, seed=3, skill=0.5)
-    pool = _rows.ReadPool(size=1, wait_s=0.05)
-    monkeypatch.setattr(_rows, "READS", pool)
+    pool = ReadPool(size=1, wait_s=0.05)
+    monkeypatch.setattr(_read_pool, "READ_POOL", pool)
     app = create_app(location, ServerSettings(dataset_roots=(tmp_path,), token=TOKEN))
     headers = {"Authorization": f"Bearer {TOKEN}"}
     try:

@@ -14,10 +14,9 @@ from fastapi.testclient import TestClient
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import GateOutcome
 from aieval.core._threshold import threshold_verdict
-from aieval.server._rows import table_records
 from aieval.server._table import preview
 from aieval.server._views import sample_item
-from aieval.store import Store
+from aieval.store import Store, TableReads
 
 SCORERS: list[dict[str, Any]] = [
     {"name": n, "options": {}} for n in ("exact_match", "judge", "token_f1")
@@ -91,7 +90,7 @@ def write(location: str, run_id: str | None, numbers: list[int], seed: int = 0) 
 
 def brute(location: str, run_id: str, params: dict[str, Any]) -> list[str]:
     """The ids the table must list for ``params``: every stored sample, one by one."""
-    records = table_records(Store(location).location, run_id)
+    records = TableReads(Store(location).location).records(run_id)
     rows = [(sample_item(r), r) for r in records]
     q = str(params.get("q", "")).lower()
     outcome, scorer, meta = params.get("filter", "all"), params.get("scorer"), params.get("meta")
@@ -214,7 +213,7 @@ def test_rows_are_the_sample_items_in_the_asked_order(api: TestClient, server_st
         f"/api/runs/{run_id}/samples", params={"sort": "input", "order": "desc", "limit": 1000}
     )
     rows = response.json()["samples"]
-    by_id = {r.id: sample_item(r) for r in table_records(Store(server_store).location, run_id)}
+    by_id = {r.id: sample_item(r) for r in TableReads(Store(server_store).location).records(run_id)}
     assert rows == [by_id[row["id"]] for row in rows] and len(rows) == 40
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from aieval import run
 from aieval.errors import StoreError
-from aieval.store import Store, parse_location
+from aieval.store import ReceivedTraces, Store, parse_location
 from aieval.store._untrusted import UntrustedSqliteBackend
 
 ROWS = [{"id": f"q{i}", "input": f"q{i}", "expected": "x", "prediction": "x"} for i in range(5)]
@@ -235,6 +235,24 @@ def test_text_aieval_stored_as_bytes_is_still_read(tmp_path: Path) -> None:
     _tamper(db, "UPDATE samples SET prediction = x'eda080' WHERE sample_id = 'q0'")
     with Store(db, untrusted=True) as store:
         assert store.get_sample(run_id, "q0").prediction == "\ud800"
+
+
+def test_a_store_holding_received_traces_is_read_and_their_values_checked(
+    tmp_path: Path,
+) -> None:
+    """The received export requests (schema 6) are aieval's own tables: read like the rest,
+    and a body that is not bytes is refused, naming its row and column."""
+    db, run_id = _store(tmp_path)
+    ReceivedTraces(parse_location(db)).add(b"\xff\x00body", "protobuf", {"ab" * 16: 3})
+    _tamper(db, "PRAGMA wal_checkpoint(TRUNCATE)")
+    with Store(db, untrusted=True) as store:
+        assert store.get_run(run_id).name == "qa"
+    _tamper(db, "UPDATE received_requests SET body = 'text'")
+    with pytest.raises(StoreError) as raised:
+        Store(db, untrusted=True)
+    assert "in table 'received_requests', row id 1, column 'body' holds a value of type text" in (
+        str(raised.value)
+    )
 
 
 def test_aieval_compare_reports_a_bad_value_without_a_traceback(tmp_path: Path) -> None:

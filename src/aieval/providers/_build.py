@@ -13,7 +13,7 @@ from aieval.providers._headers import check_headers
 from aieval.providers._registry import accepts_argument, get_provider
 from aieval.providers._resilient import ResilientProvider
 from aieval.providers._retry import RetryPolicy
-from aieval.store._location import StoreLocation
+from aieval.store import StoreLocation
 
 __all__ = ["build_provider"]
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from aieval._secrets import redact_text, secret_values, secrets_of, url_without_credentials
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
+from aieval.store import StoreLocation
 from aieval.store._encoding import dumps
-from aieval.store._location import StoreLocation
 from aieval.store._side import SideTable
 
 __all__ = [

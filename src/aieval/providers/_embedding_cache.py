@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from aieval.store._location import StoreLocation
+from aieval.store import StoreLocation
 from aieval.store._side import SideTable
 
 __all__ = ["EmbeddingCache", "embedding_key"]

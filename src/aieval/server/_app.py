@@ -59,6 +59,8 @@ def create_app(
 
     Raises:
         ConfigError: settings that would expose the server without a token.
+        StoreError: the store cannot be opened, or an earlier aieval's trace file beside it
+            (or at ``$AIEVAL_TRACES_DB``) cannot be read into it.
 
     Example:
         >>> import tempfile, os
@@ -69,6 +71,12 @@ def create_app(
     settings = settings or ServerSettings()
     settings.check()
     reader = store if isinstance(store, Store) else Store(store)
+    try:  # the received traces, with an earlier aieval's trace file copied in (once)
+        received = trace_store(reader.location)
+    except BaseException:
+        if reader is not store:
+            reader.close()
+        raise
     wakeups = Wakeups()
     manager = RunManager(
         reader.location,
@@ -109,7 +117,7 @@ def create_app(
     install_error_handlers(app)
     app.include_router(uploads_api)
     app.include_router(router)
-    app.state.trace_store = trace_store(reader.location)
+    app.state.trace_store = received
     app.state.trace_gradings = threading.BoundedSemaphore(MAX_CONCURRENT_GRADINGS)
     app.state.trace_intakes = threading.BoundedSemaphore(MAX_CONCURRENT_INTAKES)
     app.state.trace_bytes = IntakeBytes(MAX_INTAKE_BYTES)

@@ -18,10 +18,9 @@ from aieval.server._events import run_events
 from aieval.server._paths import confine_config
 from aieval.server._reports import comparison, run_header
 from aieval.server._responses import SafeJSONResponse
-from aieval.server._rows import sample_count
 from aieval.server._table import TableQuery, table_scorers
 from aieval.server._views import SampleFilter, run_item, sample_detail
-from aieval.store import RunRow, Store
+from aieval.store import RunRow, Store, TableReads
 
 __all__ = ["EvaluationRequest", "router"]
 
@@ -131,7 +130,7 @@ def get_run_header(run_id: str, request: Request) -> SafeJSONResponse:
     errors = summary.get("target_errors")
     body = {
         "run": run_header(run),
-        "samples": sample_count(store.location, run.id),
+        "samples": TableReads(store.location).sample_count(run.id),
         "target_errors": errors if isinstance(errors, int) else None,
     }
     return _reply(request, body)

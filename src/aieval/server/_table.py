@@ -23,17 +23,7 @@ import numpy.typing as npt
 
 from aieval._records import SampleRecord
 from aieval.errors import ConfigError, StoreError
-from aieval.server._rows import (
-    IndexRow,
-    count_through,
-    index_rows_since,
-    last_position,
-    metadata_keys,
-    sample_count,
-    scorer_names,
-    table_records,
-)
-from aieval.store import Store
+from aieval.store import IndexRow, Store, TableReads
 
 __all__ = ["RunTable", "SampleIndex", "TableQuery", "preview", "table_scorers"]
 
@@ -425,7 +415,7 @@ class SampleIndex:
     def ready(self, store: Store, run_id: str) -> RunTable | None:
         """The run's table if indexed up to the run's last stored sample; else None, with the
         run being indexed in the background."""
-        last = last_position(store.location, run_id)
+        last = TableReads(store.location).last_position(run_id)
         with self._lock:
             cached = self._runs.get(run_id)
             if cached is not None and cached.position == last:
@@ -436,7 +426,7 @@ class SampleIndex:
 
     def table(self, store: Store, run_id: str) -> RunTable:
         """The run's table, covering at least the samples stored when called (waits)."""
-        last = last_position(store.location, run_id)
+        last = TableReads(store.location).last_position(run_id)
         while True:
             with self._lock:
                 cached = self._runs.get(run_id)
@@ -454,7 +444,7 @@ class SampleIndex:
     ) -> list[dict[str, Any]]:
         """The table rows of the samples at ``positions``, read from the store in that order."""
         ids = [table.ids[p] for p in positions.tolist()]
-        records = table_records(store.location, run_id, ids=ids)
+        records = TableReads(store.location).records(run_id, ids=ids)
         if len(records) != len(ids):
             # a sample indexed is no longer stored (deleted outside aieval): never list a page
             # short; the next request indexes the run again
@@ -470,16 +460,17 @@ class SampleIndex:
     def page(self, store: Store, run_id: str, limit: int, offset: int) -> dict[str, Any]:
         """One page of the run in dataset order, read from the store without the index (the
         ``/samples`` answer while the run is being indexed, marked ``"indexed": false``)."""
-        total = sample_count(store.location, run_id)
-        records = table_records(store.location, run_id, limit=limit, offset=offset)
+        reads = TableReads(store.location)
+        total = reads.sample_count(run_id)
+        records = reads.records(run_id, limit=limit, offset=offset)
         with self._lock:
             known = self._known.get(run_id)
         if known is None or known[0] != total:
             # scorer names and metadata keys scan the run: once per sample count, not per page
             known = (
                 total,
-                scorer_names(store.location, run_id),
-                metadata_keys(store.location, run_id, _KEYS_FROM, _KEYS_MOST),
+                reads.scorer_names(run_id),
+                reads.metadata_keys(run_id, _KEYS_FROM, _KEYS_MOST),
             )
             with self._lock:
                 self._known[run_id] = known
@@ -537,9 +528,8 @@ class SampleIndex:
             known = self._columns.get(run_id)
         columns = known or _Columns()
         self._read(store, run_id, columns)
-        if known is not None and count_through(store.location, run_id, columns.position) != len(
-            columns.ids
-        ):
+        reads = TableReads(store.location)
+        if known is not None and reads.count_through(run_id, columns.position) != len(columns.ids):
             columns = _Columns()
             self._read(store, run_id, columns)
         with self._lock:
@@ -548,8 +538,8 @@ class SampleIndex:
 
     def _read(self, store: Store, run_id: str, columns: _Columns) -> None:
         while True:
-            rows, columns.position = index_rows_since(
-                store.location, run_id, columns.position, _BATCH
+            rows, columns.position = TableReads(store.location).index_rows_since(
+                run_id, columns.position, _BATCH
             )
             for row in rows:
                 columns.add(row)

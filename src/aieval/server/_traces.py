@@ -2,7 +2,8 @@
 
 ``POST /v1/traces`` takes an ``ExportTraceServiceRequest`` as protobuf
 (``application/x-protobuf``) or OTLP/JSON (``application/json``), gzip-encoded or not, behind
-the server's token like every route, and keeps it losslessly (see :mod:`._tracestore`) once
+the server's token like every route, and keeps it losslessly in the run store (see
+:class:`aieval.store.ReceivedTraces`) once
 every field is checked (:func:`aieval.traces.check_request`). The body is decompressed in
 bounded pieces as it arrives, against a byte budget shared by every request being received
 and a deadline that grows with the bytes received (a client that trickles its body is answered
@@ -17,12 +18,10 @@ bounded in traces, spans and number at once."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import threading
 import time
 import zlib
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -32,8 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from aieval._files import confined_to
 from aieval.errors import ConfigError, WorkflowError
 from aieval.server._responses import SafeJSONResponse
-from aieval.server._tracestore import TraceStore
-from aieval.store import StoreLocation
+from aieval.server._trace_spans import stored_spans
+from aieval.store import ReceivedTraces, StoreLocation, earlier_trace_file
 
 __all__ = ["IntakeBytes", "TraceEvaluationRequest", "intake", "trace_store", "traces_api"]
 
@@ -70,13 +69,13 @@ intake = APIRouter()
 traces_api = APIRouter(prefix="/api/traces")
 
 
-def trace_store(location: StoreLocation) -> TraceStore:
-    """The trace store of a run store: ``<store>.traces.db`` beside an SQLite store; for a
-    PostgreSQL store, the local file ``$AIEVAL_TRACES_DB`` (default ``./aieval-traces.db``)."""
-    beside = location.sibling(".traces.db")
-    if beside is not None:
-        return TraceStore(beside)
-    return TraceStore(Path(os.environ.get("AIEVAL_TRACES_DB") or "aieval-traces.db"))
+def trace_store(location: StoreLocation) -> ReceivedTraces:
+    """The received traces of the run store at ``location`` (migrated by a
+    :class:`~aieval.store.Store` opened first), with the requests of an earlier aieval's trace
+    file (``<store>.traces.db``, or ``$AIEVAL_TRACES_DB`` for PostgreSQL) copied in, once."""
+    store = ReceivedTraces(location)
+    store.import_file(earlier_trace_file(location))
+    return store
 
 
 class TraceEvaluationRequest(BaseModel):
@@ -130,7 +129,7 @@ async def receive_traces(request: Request) -> Response:
         held.release()
 
 
-def _keep(store: TraceStore, body: bytes, kind: str, fmt: str) -> Response:
+def _keep(store: ReceivedTraces, body: bytes, kind: str, fmt: str) -> Response:
     """Check and store one export request; answer it."""
     from aieval.traces import check_request, count_items
 
@@ -162,7 +161,7 @@ def _busy(what: str) -> SafeJSONResponse:
 @traces_api.get("")
 def list_traces(request: Request) -> dict[str, Any]:
     """The stored traces: id, spans received, export requests, first and last arrival."""
-    store: TraceStore = request.app.state.trace_store
+    store: ReceivedTraces = request.app.state.trace_store
     return {"traces": [_row(t) for t in store.traces()]}
 
 
@@ -210,7 +209,7 @@ def _grade(body: TraceEvaluationRequest, state: Any) -> dict[str, Any]:
     from aieval.runner import run
     from aieval.traces import TraceReading, runs_from_spans
 
-    store: TraceStore = state.trace_store
+    store: ReceivedTraces = state.trace_store
     wanted = None if body.trace_ids is None else [t.lower() for t in body.trace_ids]
     traces, spans = store.size(wanted)
     if spans > MAX_GRADED_SPANS or traces > MAX_TRACE_IDS:
@@ -223,7 +222,7 @@ def _grade(body: TraceEvaluationRequest, state: Any) -> dict[str, Any]:
         )
     reading = TraceReading()
     unreadable: list[str] = []
-    runs = runs_from_spans(store.spans(wanted, unreadable), reading)
+    runs = runs_from_spans(stored_spans(store, wanted, unreadable), reading)
     if not runs:
         which = "the given trace_ids" if wanted else "this server"
         raise ConfigError(f"trace_ids: no stored spans for {which}")

@@ -1,8 +1,16 @@
 """The run store: every run, sample, score and model call, in an SQLite file or PostgreSQL."""
 
 from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._read_pool import READ_POOL, ReadPool
+from aieval.store._received import (
+    ReceivedRequest,
+    ReceivedTraces,
+    StoredTrace,
+    earlier_trace_file,
+)
 from aieval.store._runs import RUN_ID_SHAPE, is_run_id
 from aieval.store._store import CalibrationRow, RunRow, Store, default_db_path, new_run_id
+from aieval.store._table_reads import IndexRow, TableReads
 from aieval.store._transfer import (
     Checked,
     ImportOutcome,
@@ -15,10 +23,15 @@ from aieval.store._transfer import (
 )
 
 __all__ = [
+    "READ_POOL",
     "RUN_ID_SHAPE",
     "CalibrationRow",
     "Checked",
     "ImportOutcome",
+    "IndexRow",
+    "ReadPool",
+    "ReceivedRequest",
+    "ReceivedTraces",
     "RunHolding",
     "RunRow",
     "Store",
@@ -26,8 +39,11 @@ __all__ = [
     "StoredCall",
     "StoredSample",
     "StoredScore",
+    "StoredTrace",
+    "TableReads",
     "default_db_path",
     "default_location",
+    "earlier_trace_file",
     "holding_digest",
     "is_run_id",
     "new_run_id",

@@ -3,8 +3,9 @@
 SQLite stores text as UTF-8, which cannot hold a lone surrogate such as ``"\\udc80"`` (what a
 non-UTF-8 byte becomes under ``surrogateescape``, or what a model's broken escape decodes to).
 Such a string is stored instead as a BLOB of its ``surrogatepass`` UTF-8 bytes, and every value
-read back as bytes is decoded the same way: the store has no other BLOB columns, so the round
-trip is exact. JSON columns escape the surrogate as ``\\udc80``, which ``json.loads`` restores.
+read back as bytes is decoded the same way: the store's one other BLOB column (the bodies of
+``received_requests``) is read without this decoding, so the round trip is exact. JSON columns
+escape the surrogate as ``\\udc80``, which ``json.loads`` restores.
 """
 
 from __future__ import annotations

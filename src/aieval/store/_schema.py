@@ -25,8 +25,10 @@ __all__ = [
 #: :func:`aieval.core._stored.adapt_record`); 4: each sample's verdict in typed columns
 #: (``VERDICT_COLUMNS``, NULL in rows stored before, which are read from ``verdict``); 5: each
 #: run's ``ordered_at`` (the time runs are ordered by, which this store vouches for) and
-#: ``pushed_by`` (the upload token that created it on a server), NULL in runs stored before.
-SCHEMA_VERSION = 5
+#: ``pushed_by`` (the upload token that created it on a server), NULL in runs stored before;
+#: 6: the OTLP export requests a server received (``received_requests``, ``received_traces``),
+#: kept in a file beside the store before (imported by :mod:`aieval.store._received`).
+SCHEMA_VERSION = 6
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {
@@ -169,6 +171,20 @@ CREATE TABLE IF NOT EXISTS judge_calibrations (
     created_at     REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS judge_calibrations_judge ON judge_calibrations (judge, created_at);
+-- the OTLP export requests a server received, each body as it arrived (protobuf or JSON)
+CREATE TABLE IF NOT EXISTS received_requests (
+    id        INTEGER PRIMARY KEY,
+    received  REAL NOT NULL,
+    format    TEXT NOT NULL,                    -- protobuf | json
+    body      BLOB NOT NULL
+);
+-- ... and the traces each one holds: a trace's requests found by its id
+CREATE TABLE IF NOT EXISTS received_traces (
+    trace_id   TEXT NOT NULL,
+    request_id INTEGER NOT NULL REFERENCES received_requests (id) ON DELETE CASCADE,
+    spans      INTEGER NOT NULL,
+    PRIMARY KEY (trace_id, request_id)
+);
 -- the caches beside the runs: created with the store, so a role with only data rights uses them
 CREATE TABLE IF NOT EXISTS response_cache (
     key TEXT PRIMARY KEY,

@@ -49,8 +49,15 @@ _KEYS = {
     "judge_calibrations": ("id",),
     "response_cache": ("key",),
     "embedding_cache": ("key",),
+    "received_requests": ("id",),
+    "received_traces": ("trace_id", "request_id"),
 }
-_TYPES = {"INTEGER": ("integer",), "REAL": ("integer", "real"), "TEXT": ("text", "blob")}
+_TYPES = {
+    "INTEGER": ("integer",),
+    "REAL": ("integer", "real"),
+    "TEXT": ("text", "blob"),
+    "BLOB": ("blob",),
+}
 
 
 @dataclass(frozen=True, slots=True)
