@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from aieval._terminal import printable
 from aieval.cli._options import (
     BaselineDbOption,
     DbOption,
@@ -37,7 +38,13 @@ __all__ = [
     "schema_app",
 ]
 
-Baseline = Annotated[str, typer.Argument(help="Baseline run id, or name (latest other run).")]
+Baseline = Annotated[
+    str,
+    typer.Argument(
+        help="Baseline run id, or name: its latest other run that completed, on the whole "
+        "dataset and the candidate's dataset version (the choice is printed, and why)."
+    ),
+]
 Candidate = Annotated[str, typer.Argument(help="Candidate run id, or name (latest).")]
 
 
@@ -126,6 +133,13 @@ def compare_command(
     )
     data = comparison.to_dict()
     decision = data["decision"]
+    choice = comparison.baseline_choice
+    if choice is not None and (output is not None or fmt is not CompareFormat.text):
+        # which baseline a name picked, and why, whatever the format (the text document has
+        # it): on stderr beside a document on stdout, so a pipe still gets one document
+        console = out if output is not None else err
+        style = "bold yellow" if choice.warning else None
+        console.print(printable(choice.line()), style=style, highlight=False, markup=False)
     if output is not None or fmt is not CompareFormat.text:
         # the verdict is always visible, even when the document goes to a file or a pipe
         colour = {"promote": "green", "inconclusive": "yellow"}.get(comparison.outcome, "red")

@@ -24,6 +24,7 @@ from aieval.errors import ConfigError, RunNotFoundError
 from aieval.report._compare import Comparison
 from aieval.report._document import (
     as_document,
+    baseline_choice,
     interval,
     metric_delta,
     metric_n,
@@ -161,6 +162,9 @@ def _first_screen(doc: Mapping[str, Any], links: _Links) -> Iterator[str]:
         f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples"
         + (f" · [open in the viewer]({where})" if where else "")
     )
+    chosen = baseline_choice(doc)
+    if chosen is not None:
+        yield f"> {'⚠️ ' if chosen[1] else ''}{escape(chosen[0])}"
 
 
 def _evidence(decision: Mapping[str, Any]) -> Iterator[str]:

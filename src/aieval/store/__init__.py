@@ -2,7 +2,14 @@
 
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._runs import RUN_ID_SHAPE, is_run_id
-from aieval.store._store import CalibrationRow, RunRow, Store, default_db_path, new_run_id
+from aieval.store._store import (
+    BaselineChoice,
+    CalibrationRow,
+    RunRow,
+    Store,
+    default_db_path,
+    new_run_id,
+)
 from aieval.store._transfer import (
     Checked,
     ImportOutcome,
@@ -16,6 +23,7 @@ from aieval.store._transfer import (
 
 __all__ = [
     "RUN_ID_SHAPE",
+    "BaselineChoice",
     "CalibrationRow",
     "Checked",
     "ImportOutcome",
