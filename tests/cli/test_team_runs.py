@@ -69,5 +69,6 @@ def test_compare_by_name_prints_the_baseline_it_picked_and_why(tmp_path: Path) -
     assert choice["skipped"] == [{"count": 1, "reason": "made with --limit 1"}]
     assert f"baseline: run {complete} (main@1a2b3c4, " in done.stderr
     assert "skipped 1 newer run: 1 made with --limit 1" in done.stderr
-    text = _cli("compare", "qa", candidate, "--db", db, cwd=tmp_path)
-    assert f"baseline: run {complete}" in text.stdout
+    for command in ("compare", "diff"):
+        text = _cli(command, "qa", candidate, "--db", db, cwd=tmp_path)
+        assert f"baseline: run {complete}" in text.stdout, command

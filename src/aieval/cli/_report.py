@@ -176,7 +176,12 @@ def diff_command(
     from aieval.report import compare_runs, render_diff
 
     store = existing_store(db)
-    comparison = compare_runs(store, baseline, candidate, max_examples=None).to_dict()
+    compared = compare_runs(store, baseline, candidate, max_examples=None)
+    comparison = compared.to_dict()
+    if compared.baseline_choice is not None:
+        choice = compared.baseline_choice
+        style = "bold yellow" if choice.warning else None
+        out.print(printable(choice.line()), style=style, highlight=False, markup=False)
     unchanged = _unchanged(store, comparison) if show_all else None
     render_diff(comparison, limit=limit, unchanged=unchanged, console=out)
     print_diff_samples(out, store, comparison, limit=limit, full=full)
