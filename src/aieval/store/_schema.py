@@ -213,7 +213,10 @@ def config_columns(config: Any) -> tuple[str | None, int | None]:
     limit = dataset.get("limit") if isinstance(dataset, dict) else None
     return (
         branch if isinstance(branch, str) else None,
-        limit if isinstance(limit, int) and not isinstance(limit, bool) else None,
+        # an integer column holds 64 bits: an uploaded config's absurd limit is not one
+        limit
+        if isinstance(limit, int) and not isinstance(limit, bool) and 0 <= limit < 2**63
+        else None,
     )
 
 
