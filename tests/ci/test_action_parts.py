@@ -10,6 +10,7 @@ import pytest
 
 from aieval import run
 from aieval.ci import ActionSettings, GitHubContext, find_baseline, marker
+from aieval.ci._action import choose_baseline
 from aieval.errors import ConfigError
 from aieval.store import Store
 
@@ -100,3 +101,27 @@ def test_the_baseline_is_found_past_the_first_page_of_runs(
     assert find_baseline(store, candidate, branch="release") is None
     newest_other = find_baseline(store, candidate, branch=None)
     assert newest_other is not None and newest_other.id != candidate.id
+
+
+def test_the_ci_baseline_is_the_latest_complete_run_not_a_newer_limited_one(
+    store_location: str,
+) -> None:
+    def stored(branch: str, limit: int | None, model: str | None = "m") -> str:
+        config = {"git_branch": branch, "dataset": {"limit": limit}}
+        run_id = store.create_run(name="qa", model=model, config=config, dataset_hash="v3")
+        store.finish_run(run_id, status="completed", metrics={"samples": 0})
+        return run_id
+
+    with Store(store_location) as store:
+        complete = stored("main", None)
+        stored("main", 50)  # newer, made with --limit 50
+        stored("main", None, model="other")  # newer, another model
+        candidate = store.get_run(stored("feature", None))
+        assert find_baseline(store, candidate, branch="main").id == complete  # type: ignore[union-attr]
+        choice = choose_baseline(store, candidate, branch="main")
+        assert choice is not None and choice.warning is None
+        assert choice.skipped == ((1, "made with --limit 50"),)
+        store._write("UPDATE runs SET status = 'failed' WHERE id = ?", (complete,))
+        loud = choose_baseline(store, candidate, branch="main")  # only the limited run is left
+        assert loud is not None and loud.run.dataset_limit == 50
+        assert loud.warning is not None and "--limit 50" in loud.warning

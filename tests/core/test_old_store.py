@@ -105,7 +105,7 @@ def test_the_old_store_is_migrated_to_the_current_schema(store: Store) -> None:
     version = store._read("SELECT value FROM meta WHERE key = 'schema_version'")[0][0]
     columns = {row[1] for row in store._read("PRAGMA table_info(samples)")}
     run_columns = {row[1] for row in store._read("PRAGMA table_info(runs)")}
-    assert int(version) == SCHEMA_VERSION == 6
+    assert int(version) == SCHEMA_VERSION == 7
     assert {"verdict", "weighted_score", "verdict_passed", "verdict_plain"} <= columns
     assert {"ordered_at", "pushed_by"} <= run_columns
     assert store._read("SELECT COUNT(*) FROM received_requests") == [(0,)]  # added by 6

@@ -31,7 +31,7 @@ from aieval.report import (
     render_github,
 )
 from aieval.runner import load_eval, run_eval
-from aieval.store import RunRow, Store
+from aieval.store import BaselineChoice, RunRow, Store
 
 __all__ = [
     "CHECK_WORDS",
@@ -51,7 +51,6 @@ Check = Literal["pass", "fail"]
 OUTCOMES: tuple[Outcome, ...] = ("promote", "inconclusive", "block")
 _MARKS = {"promote": "✅", "block": "❌", "inconclusive": "❔"}
 _WORDS = {"promote": "promote", "block": "blocked", "inconclusive": "inconclusive"}
-_PAGE = 100
 # a candidate run's problems shown in its section: how many, and the characters of each
 _NOTES = 5
 _NOTE_CHARS = 500
@@ -120,6 +119,9 @@ class EvalComparison:
         baseline_id: the baseline run's id, or ``None`` when none was found.
         body: its section as the comment shows it (short, or "" when left out, to keep the
             whole comment within GitHub's limit).
+        baseline_line: which baseline was picked and why (see
+            :meth:`~aieval.store.BaselineChoice.line`); ``None`` when it was given by id or
+            none was found.
     """
 
     eval_file: Path
@@ -129,6 +131,7 @@ class EvalComparison:
     outcome: Outcome
     baseline_id: str | None
     body: str
+    baseline_line: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +234,9 @@ def run_action(
     check = settings.checks[outcome]
     body, shown = _body(head, outcome, check, judged, context)
     comparisons = [
-        EvalComparison(j.path, j.run_id, j.name, j.model, j.outcome, j.baseline_id, text)
+        EvalComparison(
+            j.path, j.run_id, j.name, j.model, j.outcome, j.baseline_id, text, j.baseline_line
+        )
         for j, text in zip(judged, shown, strict=True)
     ]
     result = ActionResult(outcome, check, comparisons, body)
@@ -286,17 +291,27 @@ def _comment_target(
 
 
 def find_baseline(store: Store, candidate: RunRow, *, branch: str | None) -> RunRow | None:
-    """The latest completed run in ``store`` with the candidate's name and model, made on
-    ``branch`` (any branch when ``None``), other than the candidate itself."""
-    offset = 0
-    while rows := store.list_runs(name=candidate.name, limit=_PAGE, offset=offset):
-        for row in rows:
-            if row.id == candidate.id or row.status != "completed" or row.model != candidate.model:
-                continue
-            if branch is None or row.config.get("git_branch") == branch:
-                return row
-        offset += len(rows)
-    return None
+    """The baseline in ``store`` for ``candidate``: the latest completed run with its name and
+    model, made on ``branch`` (any branch when ``None``), other than the candidate itself; one
+    on the whole dataset and the candidate's dataset version before a newer one made with
+    ``--limit`` or on another version (see :func:`choose_baseline`)."""
+    choice = choose_baseline(store, candidate, branch=branch)
+    return None if choice is None else choice.run
+
+
+def choose_baseline(
+    store: Store, candidate: RunRow, *, branch: str | None
+) -> BaselineChoice | None:
+    """:func:`find_baseline`'s run, with why it was picked (and a warning when it is not
+    like-for-like), found in SQL."""
+    return store.choose_baseline(
+        candidate.name,
+        candidate,
+        branch=branch,
+        model=candidate.model,
+        same_model=True,
+        completed_only=True,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +325,7 @@ class _Judged:
     outcome: Outcome
     baseline_id: str | None
     section: Section
+    baseline_line: str | None = None
 
 
 def _compare(
@@ -323,14 +339,14 @@ def _compare(
 ) -> _Judged:
     base_store = store if baseline_store is None else baseline_store
     branch = settings.baseline_branch or context.baseline_branch
-    base = (
-        base_store.get_run(settings.baseline, exclude=row.id)
+    chosen = (
+        base_store.baseline_for(settings.baseline, row)
         if settings.baseline is not None
-        else find_baseline(base_store, row, branch=branch)
+        else choose_baseline(base_store, row, branch=branch)
     )
     notes = _notes(row.id, problems)
     model = f" ({_clip(row.model)})" if row.model else ""
-    if base is None:
+    if chosen is None:
         where = f" on branch {branch}" if branch else ""
         with_model = f" with model {row.model}" if row.model else ""
         missing = f"no completed run named {row.name}{with_model}{where} in the baseline store"
@@ -342,9 +358,10 @@ def _compare(
         pointer = f"No baseline; candidate run {escape(row.id)}."
         section = Section(title + model, pointer, lambda limit: body + notes)
         return _Judged(path, row.id, row.name, row.model, "inconclusive", None, section)
+    base = chosen.run if isinstance(chosen, BaselineChoice) else chosen
     comparison = compare_runs(
         store,
-        base,
+        chosen,
         row,
         policy=settings.policy,
         baseline_store=baseline_store,
@@ -364,9 +381,9 @@ def _compare(
         f"Details left out to keep the comment under GitHub's size limit: "
         f"`aieval compare {escape(base.id)} {escape(row.id)}`."
     )
-    return _Judged(
-        path, row.id, row.name, row.model, outcome, base.id, Section(title, pointer, render)
-    )
+    line = chosen.line() if isinstance(chosen, BaselineChoice) else None
+    section = Section(title, pointer, render)
+    return _Judged(path, row.id, row.name, row.model, outcome, base.id, section, line)
 
 
 def _notes(run_id: str, problems: Sequence[str]) -> str:

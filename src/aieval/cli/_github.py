@@ -158,6 +158,8 @@ def github_command(
             f"{item.name} ({item.run_id}): {item.outcome}, baseline {item.baseline_id or 'none'}",
             highlight=False,
         )
+        if item.baseline_line is not None:
+            out.print(f"  {printable(item.baseline_line)}", highlight=False, markup=False)
     colour = "green" if result.passed else "red"
     verdict = f"decision {result.outcome}: the check {CHECK_WORDS[result.check]}"
     out.print(verdict, style=f"bold {colour}", highlight=False)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from aieval._terminal import printable
 from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._options import (
     BaselineDbOption,
@@ -38,7 +39,13 @@ __all__ = [
     "schema_app",
 ]
 
-Baseline = Annotated[str, typer.Argument(help="Baseline run id, or name (latest other run).")]
+Baseline = Annotated[
+    str,
+    typer.Argument(
+        help="Baseline run id, or name: its latest other run that completed, on the whole "
+        "dataset and the candidate's dataset version (the choice is printed, and why)."
+    ),
+]
 Candidate = Annotated[str, typer.Argument(help="Candidate run id, or name (latest).")]
 
 
@@ -127,6 +134,13 @@ def compare_command(
     )
     data = comparison.to_dict()
     decision = data["decision"]
+    choice = comparison.baseline_choice
+    if choice is not None and (output is not None or fmt is not CompareFormat.text):
+        # which baseline a name picked, and why, whatever the format (the text document has
+        # it): on stderr beside a document on stdout, so a pipe still gets one document
+        console = out if output is not None else err
+        style = "bold yellow" if choice.warning else None
+        console.print(printable(choice.line()), style=style, highlight=False, markup=False)
     if output is not None or fmt is not CompareFormat.text:
         # the verdict is always visible, even when the document goes to a file or a pipe
         colour = {"promote": "green", "inconclusive": "yellow"}.get(comparison.outcome, "red")
@@ -163,7 +177,12 @@ def diff_command(
     from aieval.report import compare_runs, render_diff
 
     store = existing_store(db)
-    comparison = compare_runs(store, baseline, candidate, max_examples=None).to_dict()
+    compared = compare_runs(store, baseline, candidate, max_examples=None)
+    comparison = compared.to_dict()
+    if compared.baseline_choice is not None:
+        choice = compared.baseline_choice
+        style = "bold yellow" if choice.warning else None
+        out.print(printable(choice.line()), style=style, highlight=False, markup=False)
     unchanged = _unchanged(store, comparison) if show_all else None
     render_diff(comparison, limit=limit, unchanged=unchanged, console=out)
     print_diff_samples(out, store, comparison, limit=limit, full=full)

@@ -33,20 +33,28 @@ __all__ = ["runs_command", "show_command"]
 
 def runs_command(
     name: Annotated[str | None, typer.Option(help="Only runs with this name.")] = None,
+    branch: Annotated[str | None, typer.Option(help="Only runs made on this git branch.")] = None,
+    commit: Annotated[
+        str | None, typer.Option(help="Only runs made at a git commit starting with this.")
+    ] = None,
+    host: Annotated[str | None, typer.Option(help="Only runs made on this host.")] = None,
     limit: Annotated[int, typer.Option(help="How many runs.")] = 20,
     db: DbOption = None,
 ) -> None:
-    """List stored runs, most recent first."""
+    """List stored runs, most recent first, with the git branch, commit and host each was made
+    on (a shared store holds everyone's runs: filter by them)."""
     store = existing_store(db)
-    rows = store.list_runs(name=name, limit=limit)
+    rows = store.list_runs(name=name, limit=limit, branch=branch, commit=commit, host=host)
     if not rows:
-        out.print("no runs stored yet")
+        filtered = any(v is not None for v in (name, branch, commit, host))
+        out.print("no runs match" if filtered else "no runs stored yet")
         return
     # a run that did not complete has no summary: its stored samples are counted, at once
     counts = store.sample_counts([r.id for r in rows if "samples" not in (r.metrics or {})])
     table = Table(title=printable(f"runs in {store.location}"))
-    for column in ("id", "name", "model", "status", "samples", "pass rate", "when"):
-        table.add_column(column, no_wrap=column in ("id", "when"))
+    columns = ("id", "name", "model", "status", "samples", "pass rate", "branch", "commit")
+    for column in (*columns, "host", "when"):
+        table.add_column(column, no_wrap=column in ("id", "commit", "when"))
     for row in rows:
         metrics = row.metrics or {}
         samples = metrics["samples"] if "samples" in metrics else counts[row.id]
@@ -57,6 +65,9 @@ def runs_command(
             status_text(row.status),
             str(samples),
             printable(_pass_rate(metrics)),
+            printable(row.git_branch or "-"),
+            printable((row.git_sha or "-")[:7]),
+            printable(row.host or "-"),
             when(row.created_at),
         )
     out.print(table)

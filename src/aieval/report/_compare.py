@@ -40,7 +40,7 @@ from aieval.report._samples import (
     merge_epochs,
 )
 from aieval.report._tally import JudgeTally
-from aieval.store import RunRow, Store
+from aieval.store import BaselineChoice, RunRow, Store
 
 __all__ = ["Comparison", "compare_runs", "describe_changes"]
 
@@ -79,6 +79,7 @@ class Comparison:
     warnings: list[str] = field(default_factory=list)
     scored_paired: int = 0
     provenance: dict[str, Any] = field(default_factory=dict)
+    baseline_choice: BaselineChoice | None = None
 
     @property
     def promote(self) -> bool:
@@ -113,12 +114,18 @@ class Comparison:
             "decision": self.decision.to_dict(),
             "warnings": self.warnings,
             "provenance": self.provenance,
+            # only when the baseline was chosen by name: which run, and why
+            **(
+                {"baseline_choice": self.baseline_choice.to_dict()}
+                if self.baseline_choice is not None
+                else {}
+            ),
         }
 
 
 def compare_runs(
     store: Store,
-    baseline: str | RunRow,
+    baseline: str | RunRow | BaselineChoice,
     candidate: str | RunRow,
     *,
     policy: PromotionPolicy | None = None,
@@ -135,8 +142,11 @@ def compare_runs(
 
     Args:
         store: the run store.
-        baseline: a run id, id prefix, a :class:`RunRow`, or a run name: the most recent run of
-            that name other than the candidate (completed runs first).
+        baseline: a run id, id prefix, a :class:`RunRow`, a :class:`BaselineChoice`, or a run
+            name: the baseline :meth:`Store.choose_baseline` picks among that name's runs (the
+            latest other run that completed, on the whole dataset and the candidate's dataset
+            version, else the best there is, with a warning); the choice is the comparison's
+            ``baseline_choice``.
         candidate: a run id, id prefix, name (its latest run) or :class:`RunRow`.
         policy: the promotion policy; defaults to :class:`PromotionPolicy` ().
         confidence: coverage of the paired bootstrap intervals of the metric deltas.
@@ -155,7 +165,7 @@ def compare_runs(
     policy = policy or PromotionPolicy()
     base_store = store if baseline_store is None else baseline_store
     cand_row = resolve_run(store, candidate)
-    base_row = resolve_run(base_store, baseline, exclude=cand_row.id)
+    choice, base_row = _baseline(base_store, baseline, cand_row)
     if base_row.id == cand_row.id:
         raise ConfigError(
             f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
@@ -194,7 +204,19 @@ def compare_runs(
         provenance=provenance(
             base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
         ),
+        baseline_choice=choice,
     )
+
+
+def _baseline(
+    store: Store, baseline: str | RunRow | BaselineChoice, candidate: RunRow
+) -> tuple[BaselineChoice | None, RunRow]:
+    """The baseline's row, and how it was chosen when it was named (not given by id)."""
+    if isinstance(baseline, str) and baseline:
+        baseline = store.baseline_for(baseline, candidate)
+    if isinstance(baseline, BaselineChoice):
+        return baseline, baseline.run
+    return None, resolve_run(store, baseline)
 
 
 def _record_parts(

@@ -197,6 +197,15 @@ def provenance_rows(doc: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def baseline_choice(doc: Mapping[str, Any]) -> tuple[str, bool] | None:
+    """The line saying which baseline a comparison chose by name and why, and whether the
+    choice warns (the baseline is not like-for-like); ``None`` when it was given by id."""
+    choice = doc.get("baseline_choice")
+    if not isinstance(choice, Mapping) or not isinstance(choice.get("line"), str):
+        return None
+    return choice["line"], bool(choice.get("warning"))
+
+
 def not_comparable(doc: Mapping[str, Any]) -> str | None:
     """Why the runs of a comparison are not comparable (the ``comparable_runs`` rule's reason),
     or ``None``."""

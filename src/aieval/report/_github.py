@@ -24,6 +24,7 @@ from aieval.errors import ConfigError, RunNotFoundError
 from aieval.report._compare import Comparison
 from aieval.report._document import (
     as_document,
+    baseline_choice,
     coverage_text,
     interval,
     metric_delta,
@@ -162,6 +163,9 @@ def _first_screen(doc: Mapping[str, Any], links: _Links) -> Iterator[str]:
         f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples"
         + (f" · [open in the viewer]({where})" if where else "")
     )
+    chosen = baseline_choice(doc)
+    if chosen is not None:
+        yield f"> {'⚠️ ' if chosen[1] else ''}{escape(chosen[0])}"
     for side in ("candidate", "baseline"):
         shown = coverage_text(doc[side])
         if shown:  # the rule reasons above quote this side's pass rate

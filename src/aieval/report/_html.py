@@ -19,6 +19,7 @@ from aieval.report._code import (
 from aieval.report._document import (
     GRADE_ORDER,
     as_document,
+    baseline_choice,
     coverage_text,
     interval,
     metric_delta,
@@ -437,6 +438,9 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         f'<p class="meta">candidate {_e(run_title(doc["candidate"]))} · baseline '
         f"{_e(run_title(doc['baseline']))} · {paired_counts(doc)} examples</p>"
     )
+    chosen = baseline_choice(doc)
+    if chosen is not None:
+        yield f'<p class="{"warn" if chosen[1] else "meta"}">{_e(chosen[0])}</p>'
     # ✓/✗ rather than emoji: they render with the system's ordinary fonts
     kind = outcome_of(decision)
     mark = {"promote": "✓", "block": "✗", "inconclusive": "?"}[kind]

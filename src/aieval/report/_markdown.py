@@ -19,6 +19,7 @@ from aieval.report._code import (
 from aieval.report._document import (
     GRADE_ORDER,
     as_document,
+    baseline_choice,
     coverage_text,
     interval,
     metric_delta,
@@ -290,6 +291,9 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         f"Candidate {escape(run_title(doc['candidate']))} vs baseline "
         f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples"
     )
+    chosen = baseline_choice(doc)
+    if chosen is not None:
+        yield f"> {'⚠️ ' if chosen[1] else ''}{escape(chosen[0])}"
     yield table(
         ["metric", "baseline", "candidate", "delta", "95% CI", "n"],
         [

@@ -26,6 +26,7 @@ from aieval.report._document import (
     GRADE_ORDER,
     PROVENANCE_FLAGS,
     as_document,
+    baseline_choice,
     coverage_text,
     interval,
     metric_delta,
@@ -451,6 +452,9 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield Text.assemble((f"{mark} ", f"bold {style}"), decision["summary"])
     yield Text.assemble(("baseline  ", "dim"), run_title(doc["baseline"]))
     yield Text.assemble(("candidate ", "dim"), run_title(doc["candidate"]))
+    chosen = baseline_choice(doc)
+    if chosen is not None:
+        yield Text(chosen[0], style="bold yellow" if chosen[1] else "dim")
     note = not_comparable(doc)
     if note:
         yield Text.assemble(("not comparable: ", "bold red"), note)

@@ -9,7 +9,14 @@ from aieval.store._received import (
     earlier_trace_file,
 )
 from aieval.store._runs import RUN_ID_SHAPE, is_run_id
-from aieval.store._store import CalibrationRow, RunRow, Store, default_db_path, new_run_id
+from aieval.store._store import (
+    BaselineChoice,
+    CalibrationRow,
+    RunRow,
+    Store,
+    default_db_path,
+    new_run_id,
+)
 from aieval.store._table_reads import IndexRow, TableReads
 from aieval.store._transfer import (
     Checked,
@@ -25,6 +32,7 @@ from aieval.store._transfer import (
 __all__ = [
     "READ_POOL",
     "RUN_ID_SHAPE",
+    "BaselineChoice",
     "CalibrationRow",
     "Checked",
     "ImportOutcome",

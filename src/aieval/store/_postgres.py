@@ -30,7 +30,7 @@ from aieval.errors import StoreError
 from aieval.store._backend import PAGE, Backend, Insert, PageSink
 from aieval.store._encoding import PG_MARKER, from_pg, to_pg, to_pg_row
 from aieval.store._location import StoreLocation
-from aieval.store._schema import FILLS, table_names, up_to_date
+from aieval.store._schema import FILLS, fill_config_columns, table_names, up_to_date
 
 try:
     import psycopg
@@ -202,6 +202,7 @@ class PostgresBackend(Backend):
             now = time.time()
             for sql in FILLS:
                 conn.execute(sql.replace("?", "%s"), (now,) * sql.count("?"))
+            fill_config_columns(self.query, self.executemany)
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema_version', %s)"
                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value",

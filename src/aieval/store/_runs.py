@@ -13,6 +13,7 @@ from aieval.errors import RunNotFoundError
 from aieval.store._connection import Connection
 from aieval.store._encoding import dumps, loads
 from aieval.store._owner import owner, owner_gone, still_running
+from aieval.store._schema import config_columns
 
 __all__ = ["RUN_COLUMNS", "RUN_ID_SHAPE", "RunRow", "RunTable", "is_run_id", "new_run_id"]
 
@@ -54,6 +55,16 @@ class RunRow:
     host: str | None = None
     heartbeat_at: float | None = None
 
+    @property
+    def git_branch(self) -> str | None:
+        """The git branch the run was made on, as its config records it (``None``: unknown)."""
+        return config_columns(self.config)[0]
+
+    @property
+    def dataset_limit(self) -> int | None:
+        """The ``--limit`` the run was made with (``None``: the whole dataset)."""
+        return config_columns(self.config)[1]
+
 
 class RunTable(Connection):
     """The ``runs`` table of a :class:`~aieval.store.Store`."""
@@ -78,10 +89,12 @@ class RunTable(Connection):
         run_id = run_id or new_run_id()
         now = time.time()
         pid, host = owner()
+        config = dict(config or {})
         self._write(
             "INSERT INTO runs (id, name, status, model, provider, dataset, dataset_hash,"
             " n_examples, git_sha, config, created_at, started_at, pid, host, heartbeat_at,"
-            " ordered_at) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " ordered_at, git_branch, dataset_limit)"
+            " VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run_id,
                 name,
@@ -91,13 +104,14 @@ class RunTable(Connection):
                 dataset_hash,
                 n_examples,
                 git_sha,
-                dumps(dict(config or {})),
+                dumps(config),
                 now,
                 now,
                 pid,
                 host,
                 now,
                 now,
+                *config_columns(config),
             ),
         )
         self._beat_at = now
@@ -169,6 +183,25 @@ class RunTable(Connection):
         With ``exclude`` (the run being compared), a name resolves to the most recent run of
         that name other than ``exclude``, completed runs first: the baseline of a comparison.
         """
+        found = self.run_by_id(ref)
+        if found is not None:
+            return found
+        if exclude is not None:
+            return self._latest_other(ref, exclude)
+        by_name = self._read_one(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE name = ? ORDER BY {_NEWEST_FIRST} LIMIT 1",
+            (ref,),
+        )
+        if by_name is None:
+            raise RunNotFoundError(f"no run with id or name {ref!r} in {self.location}")
+        return _run_row(by_name)
+
+    def run_by_id(self, ref: str) -> RunRow | None:
+        """The run whose id is ``ref`` or starts with it (4 characters or more), or ``None``.
+
+        Raises:
+            RunNotFoundError: ``ref`` is the prefix of several ids.
+        """
         rows = self._read(
             f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\'"
             f" ORDER BY {_NEWEST_FIRST} LIMIT 2",
@@ -181,15 +214,7 @@ class RunTable(Connection):
             return _run_row(rows[0])
         if len(rows) > 1:
             raise RunNotFoundError(f"run id prefix {ref!r} is ambiguous; give more characters")
-        if exclude is not None:
-            return self._latest_other(ref, exclude)
-        by_name = self._read_one(
-            f"SELECT {RUN_COLUMNS} FROM runs WHERE name = ? ORDER BY {_NEWEST_FIRST} LIMIT 1",
-            (ref,),
-        )
-        if by_name is None:
-            raise RunNotFoundError(f"no run with id or name {ref!r} in {self.location}")
-        return _run_row(by_name)
+        return None
 
     def _latest_other(self, name: str, exclude: str) -> RunRow:
         row = self._read_one(
@@ -205,19 +230,34 @@ class RunTable(Connection):
         return _run_row(row)
 
     def list_runs(
-        self, *, name: str | None = None, limit: int = 50, offset: int = 0
+        self,
+        *,
+        name: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+        branch: str | None = None,
+        commit: str | None = None,
+        host: str | None = None,
     ) -> list[RunRow]:
-        """Runs, most recent first, optionally only those named ``name``."""
-        where, args = ("WHERE name = ?", [name]) if name else ("", [])
+        """Runs, most recent first; only those named ``name``, made on git ``branch``, at a
+        commit starting with ``commit``, on ``host`` (each if given; found in SQL)."""
+        where, args = _run_filters(name=name, branch=branch, commit=commit, host=host)
         rows = self._read(
             f"SELECT {RUN_COLUMNS} FROM runs {where} ORDER BY {_NEWEST_FIRST} LIMIT ? OFFSET ?",
             (*args, limit, offset),
         )
         return [_run_row(row) for row in rows]
 
-    def count_runs(self, *, name: str | None = None) -> int:
-        """How many runs are stored (named ``name``, if given)."""
-        where, args = ("WHERE name = ?", [name]) if name else ("", [])
+    def count_runs(
+        self,
+        *,
+        name: str | None = None,
+        branch: str | None = None,
+        commit: str | None = None,
+        host: str | None = None,
+    ) -> int:
+        """How many runs are stored (with the filters of :meth:`list_runs`)."""
+        where, args = _run_filters(name=name, branch=branch, commit=commit, host=host)
         row = self._read_one(f"SELECT COUNT(*) FROM runs {where}", args)
         return int(row[0]) if row is not None else 0
 
@@ -252,9 +292,28 @@ def is_run_id(text: str) -> bool:
     return _RUN_ID.fullmatch(text) is not None
 
 
+def _run_filters(
+    *, name: str | None, branch: str | None, commit: str | None, host: str | None
+) -> tuple[str, list[Any]]:
+    """The ``WHERE`` clause (empty when no filter) and its arguments of :meth:`list_runs`."""
+    where: list[str] = []
+    args: list[Any] = []
+    for column, value in (("name", name), ("git_branch", branch), ("host", host)):
+        if value:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if commit:
+        where.append("git_sha LIKE ? ESCAPE '\\'")
+        args.append(_escape_like(commit.lower()) + "%")  # git writes its ids in lowercase
+    return ("WHERE " + " AND ".join(where), args) if where else ("", args)
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def _like_prefix(ref: str) -> str:
-    escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "%" if len(ref) >= 4 else "\x00"
+    return _escape_like(ref) + "%" if len(ref) >= 4 else "\x00"
 
 
 def _run_row(row: tuple[Any, ...]) -> RunRow:

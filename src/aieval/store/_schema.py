@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from aieval.errors import StoreError
+from aieval.store._encoding import loads
 
 __all__ = [
     "CALL_COLUMNS",
@@ -15,6 +18,8 @@ __all__ = [
     "SCHEMA",
     "SCHEMA_VERSION",
     "VERDICT_COLUMNS",
+    "config_columns",
+    "fill_config_columns",
     "table_ddl",
     "table_names",
     "up_to_date",
@@ -27,8 +32,11 @@ __all__ = [
 #: run's ``ordered_at`` (the time runs are ordered by, which this store vouches for) and
 #: ``pushed_by`` (the upload token that created it on a server), NULL in runs stored before;
 #: 6: the OTLP export requests a server received (``received_requests``, ``received_traces``),
-#: kept in a file beside the store before (imported by :mod:`aieval.store._received`).
-SCHEMA_VERSION = 6
+#: kept in a file beside the store before (imported by :mod:`aieval.store._received`); 7: each
+#: run's ``git_branch`` and ``dataset_limit`` beside its config (read from the config of runs
+#: stored before, when migrated: see :func:`config_columns`), so runs are found by branch and a
+#: baseline made with ``--limit`` is told apart in SQL.
+SCHEMA_VERSION = 7
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {
@@ -37,6 +45,8 @@ RUN_COLUMNS_ADDED = {
     "heartbeat_at": "REAL",
     "ordered_at": "REAL",
     "pushed_by": "TEXT",
+    "git_branch": "TEXT",
+    "dataset_limit": "INTEGER",
 }
 
 #: Every column added after version 1, by table: added in place to older stores when opened.
@@ -98,7 +108,9 @@ CREATE TABLE IF NOT EXISTS runs (
     ordered_at    REAL,                         -- created_at, but never after this store first
                                                 -- wrote the run: "newest" (the baseline) by it
                                                 -- (NULL before v5: read as created_at)
-    pushed_by     TEXT                          -- the upload token that created it on a server
+    pushed_by     TEXT,                         -- the upload token that created it on a server
+    git_branch    TEXT,                         -- config's git_branch (found by it in SQL)
+    dataset_limit INTEGER                       -- config's dataset.limit: made with --limit N
 );
 CREATE INDEX IF NOT EXISTS runs_name_created ON runs (name, created_at);
 CREATE TABLE IF NOT EXISTS samples (
@@ -200,6 +212,44 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     created_at REAL NOT NULL
 );
 """
+
+
+def config_columns(config: Any) -> tuple[str | None, int | None]:
+    """``(git_branch, dataset_limit)`` of a run's config (a dict or its JSON text): the columns
+    kept beside it. Anything else than a text branch or an integer limit is ``None``."""
+    if isinstance(config, str):
+        try:
+            config = loads(config)
+        except (ValueError, RecursionError):
+            return None, None
+    if not isinstance(config, dict):
+        return None, None
+    branch = config.get("git_branch")
+    dataset = config.get("dataset")
+    limit = dataset.get("limit") if isinstance(dataset, dict) else None
+    return (
+        branch if isinstance(branch, str) else None,
+        # an integer column holds 64 bits: an uploaded config's absurd limit is not one
+        limit
+        if isinstance(limit, int) and not isinstance(limit, bool) and 0 <= limit < 2**63
+        else None,
+    )
+
+
+def fill_config_columns(
+    query: Callable[[str], Sequence[tuple[Any, ...]]],
+    update: Callable[[str, list[tuple[Any, ...]]], None],
+) -> None:
+    """Fill ``git_branch`` and ``dataset_limit`` of the runs stored before version 7 from their
+    configs, when a store is migrated (only configs naming either key are decoded)."""
+    rows = query(
+        "SELECT id, config FROM runs WHERE git_branch IS NULL AND dataset_limit IS NULL"
+        " AND (config LIKE '%git_branch%' OR config LIKE '%limit%')"
+    )
+    filled = [(*config_columns(config), run_id) for run_id, config in rows]
+    filled = [row for row in filled if row[0] is not None or row[1] is not None]
+    if filled:
+        update("UPDATE runs SET git_branch = ?, dataset_limit = ? WHERE id = ?", filled)
 
 
 def table_names(schema: str) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from typing import Any
 from aieval.store._backend import PAGE, Backend, PageSink
 from aieval.store._encoding import from_db, row_from_db, to_db_row
 from aieval.store._location import StoreLocation
-from aieval.store._schema import FILLS, table_names, up_to_date
+from aieval.store._schema import FILLS, fill_config_columns, table_names, up_to_date
 
 __all__ = ["SqliteBackend"]
 
@@ -95,6 +95,7 @@ class SqliteBackend(Backend):
         now = time.time()
         for sql in FILLS:
             self._db.execute(sql, (now,) * sql.count("?"))
+        fill_config_columns(self.query, self.executemany)
         self._db.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from aieval.store._baseline import BaselineChoice, BaselineFinder
 from aieval.store._calibrations import CalibrationRow, CalibrationTable
 from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
@@ -17,10 +18,11 @@ from aieval.store._sample_reads import SampleReader
 from aieval.store._sample_writes import SampleWriter
 from aieval.store._transfer import TransferTable
 
-__all__ = ["CalibrationRow", "RunRow", "Store", "default_db_path", "new_run_id"]
+__all__ = ["BaselineChoice", "CalibrationRow", "RunRow", "Store", "default_db_path", "new_run_id"]
 
 
 class Store(
+    BaselineFinder,
     RunTable,
     SampleWriter,
     SampleReader,

@@ -25,7 +25,7 @@ from aieval.store._connection import Connection, placeholders
 from aieval.store._encoding import dumps
 from aieval.store._owner import still_running
 from aieval.store._runs import RUN_COLUMNS, RunRow, _run_row
-from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS, VERDICT_COLUMNS
+from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS, VERDICT_COLUMNS, config_columns
 from aieval.store._verdict_columns import stored_verdict_columns
 
 __all__ = [
@@ -42,7 +42,10 @@ __all__ = [
 _PAGE = 500
 
 #: A run new here: its header, the time it is ordered by and the upload token that wrote it.
-_INSERT = f"INSERT INTO runs ({RUN_COLUMNS}, ordered_at, pushed_by) VALUES ({placeholders(20)})"
+_INSERT = (
+    f"INSERT INTO runs ({RUN_COLUMNS}, ordered_at, pushed_by, git_branch, dataset_limit)"
+    f" VALUES ({placeholders(22)})"
+)
 #: The header fields a copy may bring up to date, on a run that had not completed here: what
 #: resuming a run changes (see ``RunTable.mark_running`` and ``finish_run``).
 _ENDING = ("status", "metrics", "error", "finished_at", "pid", "host", "heartbeat_at")
@@ -301,7 +304,15 @@ class TransferTable(Connection):
                     if checked is not None:
                         self._unchanged_since(run, checked, held, have)
                     if held is None:
-                        db.execute(_INSERT, (*header, min(run.created_at, now), pushed_by))
+                        db.execute(
+                            _INSERT,
+                            (
+                                *header,
+                                min(run.created_at, now),
+                                pushed_by,
+                                *config_columns(run.config),
+                            ),
+                        )
                     added = 0
                     batch: list[StoredSample] = []
                     for sample in samples:
