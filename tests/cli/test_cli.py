@@ -5,8 +5,10 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from tests.support.cli import Done, run_main
 
 from aieval import Store
 
@@ -21,6 +23,19 @@ def cli(*args: str, cwd: Path, env_db: Path | None = None) -> subprocess.Complet
     return subprocess.run(
         [*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=60
     )
+
+
+@pytest.fixture
+def main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``aieval`` in this process, as :func:`cli` runs it (an interpreter's start costs seconds
+    on a busy machine): for what a command prints, stores or refuses."""
+
+    def invoke(*args: str, cwd: Path, env_db: Path | None = None) -> Done:
+        monkeypatch.delenv("AIEVAL_DB", raising=False)
+        env = {} if env_db is None else {"AIEVAL_DB": str(env_db)}
+        return run_main(capsys, monkeypatch, *args, cwd=cwd, env=env)
+
+    return invoke
 
 
 @pytest.fixture
@@ -64,20 +79,20 @@ def test_run_prints_tables_and_writes_the_store(project: Path) -> None:
     assert v2.metrics["scorers"]["f1cs"]["mean"] == 1.0
 
 
-def test_runs_and_show(project: Path) -> None:
-    assert cli("run", "eval.yaml", "--model", "v1", cwd=project).returncode == 0
-    listing = cli("runs", cwd=project)
+def test_runs_and_show(project: Path, main: Any) -> None:
+    assert main("run", "eval.yaml", "--model", "v1", cwd=project).returncode == 0
+    listing = main("runs", cwd=project)
     assert listing.returncode == 0 and "cli-demo" in listing.stdout
-    shown = cli("show", "cli-demo", "--failed", "--samples", "3", cwd=project)
+    shown = main("show", "cli-demo", "--failed", "--samples", "3", cwd=project)
     assert shown.returncode == 0 and "samples (3 of 25)" in shown.stdout
-    as_json = cli("show", "cli-demo", "--json", "--samples", "2", cwd=project)
+    as_json = main("show", "cli-demo", "--json", "--samples", "2", cwd=project)
     payload = json.loads(as_json.stdout)
     assert payload["run"]["model"] == "v1" and len(payload["samples"]) == 2
 
 
-def test_aieval_db_env_is_honoured(project: Path, tmp_path: Path) -> None:
+def test_aieval_db_env_is_honoured(project: Path, tmp_path: Path, main: Any) -> None:
     db = tmp_path / "elsewhere" / "runs.db"
-    assert cli("run", "eval.yaml", "-m", "v2", cwd=project, env_db=db).returncode == 0
+    assert main("run", "eval.yaml", "-m", "v2", cwd=project, env_db=db).returncode == 0
     assert Store(db).get_run("cli-demo").model == "v2"
 
 
@@ -89,33 +104,33 @@ def test_aieval_db_env_is_honoured(project: Path, tmp_path: Path) -> None:
     ],
 )
 def test_user_errors_are_one_line_without_traceback(
-    project: Path, args: tuple[str, ...], message: str
+    project: Path, args: tuple[str, ...], message: str, main: Any
 ) -> None:
-    cli("run", "eval.yaml", "-m", "v1", cwd=project)
-    done = cli(*args, cwd=project)
+    main("run", "eval.yaml", "-m", "v1", cwd=project)
+    done = main(*args, cwd=project)
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 2
 
 
-def test_invalid_eval_file_names_the_field(project: Path) -> None:
+def test_invalid_eval_file_names_the_field(project: Path, main: Any) -> None:
     (project / "bad.yaml").write_text("name: x\ndataset: data.jsonl\nscorers: []\nsetings: {}\n")
-    done = cli("run", "bad.yaml", cwd=project)
+    done = main("run", "bad.yaml", cwd=project)
     assert done.returncode == 2
     assert "bad.yaml" in done.stderr and "scorers" in done.stderr and "setings" in done.stderr
 
 
-def test_llm_judge_without_options_says_how_to_configure_it(project: Path) -> None:
+def test_llm_judge_without_options_says_how_to_configure_it(project: Path, main: Any) -> None:
     (project / "judge.yaml").write_text("name: x\ndataset: data.jsonl\nscorers: [llm_judge]\n")
-    done = cli("run", "judge.yaml", cwd=project)
+    done = main("run", "judge.yaml", cwd=project)
     assert done.returncode == 2
     assert "llm_judge needs its options" in done.stderr and "rubric" in done.stderr
 
 
-def test_bad_dataset_line_is_reported(project: Path) -> None:
+def test_bad_dataset_line_is_reported(project: Path, main: Any) -> None:
     with (project / "data.jsonl").open("a") as handle:
         handle.write("{not json}\n")
-    done = cli("run", "eval.yaml", cwd=project)
+    done = main("run", "eval.yaml", cwd=project)
     assert done.returncode == 2
     assert "data.jsonl, line 26: invalid JSON" in done.stderr
 
@@ -130,27 +145,27 @@ def test_python_eval_file(project: Path) -> None:
     assert Store(project / "aieval.db").get_run("py-eval").metrics is not None
 
 
-def test_runs_without_store_is_clear(tmp_path: Path) -> None:
-    done = cli("runs", cwd=tmp_path)
+def test_runs_without_store_is_clear(tmp_path: Path, main: Any) -> None:
+    done = main("runs", cwd=tmp_path)
     assert done.returncode == 2 and "no store at aieval.db" in done.stderr
     assert shutil.which("git") is not None
 
 
-def test_rubric_validate(tmp_path: Path) -> None:
+def test_rubric_validate(tmp_path: Path, main: Any) -> None:
     good = Path(__file__).parents[2] / "examples" / "rubrics" / "fullstack_generation_v1.yaml"
     bad = tmp_path / "bad.yaml"
     bad.write_text(
         "rubric_id: r\nversion: 1\ncriteria:\n  - name: correctness\n    scale: [1, 5]\n"
         "    wieght: 0.3\n"
     )
-    ok = cli("rubric", "validate", str(good), cwd=tmp_path)
+    ok = main("rubric", "validate", str(good), cwd=tmp_path)
     assert ok.returncode == 0 and "ok" in ok.stdout
-    done = cli("rubric", "validate", str(good), str(bad), cwd=tmp_path)
+    done = main("rubric", "validate", str(good), str(bad), cwd=tmp_path)
     assert done.returncode == 1
     assert "bad.yaml" in done.stdout and "correctness" in done.stdout and "wieght" in done.stdout
 
 
-def test_resume_finishes_an_interrupted_run(project: Path) -> None:
+def test_resume_finishes_an_interrupted_run(project: Path, main: Any) -> None:
     from aieval import SampleRecord, ScoreRecord
     from aieval.datasets import load_dataset
 
@@ -175,7 +190,7 @@ def test_resume_finishes_an_interrupted_run(project: Path) -> None:
                 scores={"exact_match": ScoreRecord(1.0)},
             ),
         )
-    done = cli("run", "eval.yaml", "-m", "v2", "--resume", cwd=project)
+    done = main("run", "eval.yaml", "-m", "v2", "--resume", cwd=project)
     assert done.returncode == 0, done.stderr
     assert run_id in done.stdout
     assert store.count_samples(run_id) == 25
@@ -185,18 +200,20 @@ def test_resume_finishes_an_interrupted_run(project: Path) -> None:
 MARKUP = "[bold]loud[/bold] [/] [link=http://x]y[/link]"
 
 
-def test_names_answers_and_errors_print_literally_never_as_markup(tmp_path: Path) -> None:
+def test_names_answers_and_errors_print_literally_never_as_markup(
+    tmp_path: Path, main: Any
+) -> None:
     from aieval import run
     from aieval.scorers import exact_match
 
     rows = [{"id": "s[1]", "prompt": "?", "expected": "yes", "prediction": MARKUP}]
     run(name=f"qa {MARKUP}", dataset=rows, scorers=[exact_match], store=tmp_path / "aieval.db")
-    listed = cli("runs", cwd=tmp_path)
+    listed = main("runs", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert "[bold]loud" in listed.stdout
-    shown = cli("show", f"qa {MARKUP}", "--samples", "5", cwd=tmp_path)
+    shown = main("show", f"qa {MARKUP}", "--samples", "5", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr  # a stray "[/]" used to crash the printer
     assert "s[1]" in shown.stdout and "[bold]loud[/bold] [/]" in shown.stdout
-    missing = cli("report", "no[such]run", cwd=tmp_path)
+    missing = main("report", "no[such]run", cwd=tmp_path)
     assert missing.returncode == 2
     assert "no[such]run" in missing.stderr and missing.stderr.startswith("error: ")

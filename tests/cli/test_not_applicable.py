@@ -6,6 +6,10 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.cli import Done, run_main
 
 AIEVAL = [sys.executable, "-m", "aieval"]
 
@@ -26,7 +30,19 @@ def order(prediction, expected):
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``aieval ARGS`` in a fresh interpreter: a run's exit status as CI sees it."""
     return subprocess.run([*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``aieval ARGS`` in this process (an interpreter's start costs seconds on a busy machine),
+    for reading what a run stored."""
+
+    def invoke(*args: str, cwd: Path) -> Done:
+        return run_main(capsys, monkeypatch, *args, cwd=cwd)
+
+    return invoke
 
 
 def project(tmp_path: Path, scorers: str, expected: list[str]) -> Path:
@@ -50,7 +66,7 @@ def table_row(stdout: str, name: str) -> list[str]:
     raise AssertionError(f"no row for {name!r} in:\n{stdout}")
 
 
-def test_a_scorer_returning_none_on_every_row_exits_3_naming_it(tmp_path: Path) -> None:
+def test_a_scorer_returning_none_on_every_row_exits_3_naming_it(tmp_path: Path, main: Any) -> None:
     project(tmp_path, "never", ["a", "b"])
     done = cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     assert done.returncode == 3, done.stdout + done.stderr
@@ -61,12 +77,12 @@ def test_a_scorer_returning_none_on_every_row_exits_3_naming_it(tmp_path: Path) 
     assert "errored samples" not in done.stdout
     run_id = re.search(r"run (\S+) · completed", done.stdout)
     assert run_id, done.stdout
-    report = cli("report", run_id.group(1), "--db", "r.db", "--format", "json", cwd=tmp_path)
+    report = main("report", run_id.group(1), "--db", "r.db", "--format", "json", cwd=tmp_path)
     warnings = json.loads(report.stdout)["warnings"]
     assert "scorer never scored no sample (2 n/a, 0 errors or missing)" in warnings
 
 
-def test_not_applicable_is_counted_apart_from_errors(tmp_path: Path) -> None:
+def test_not_applicable_is_counted_apart_from_errors(tmp_path: Path, main: Any) -> None:
     project(tmp_path, "order", ["skip", "x", "skip", "y"])
     done = cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -75,18 +91,20 @@ def test_not_applicable_is_counted_apart_from_errors(tmp_path: Path) -> None:
     assert table_row(done.stdout, "order") == ["order", "1.000", "0.000", "2", "0", "2"]
     run_id = re.search(r"run (\S+) · completed", done.stdout)
     assert run_id, done.stdout
-    shown = cli("show", run_id.group(1), "--db", "r.db", cwd=tmp_path)
+    shown = main("show", run_id.group(1), "--db", "r.db", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert table_row(shown.stdout, "order")[-3:] == ["2", "0", "2"]
-    report = cli("report", run_id.group(1), "--db", "r.db", "--format", "json", cwd=tmp_path)
+    report = main("report", run_id.group(1), "--db", "r.db", "--format", "json", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     (row,) = [c for c in json.loads(report.stdout)["criteria"] if c["name"] == "order"]
     assert (row["n"], row["errors"], row["not_applicable"]) == (2, 0, 2)
-    text = cli("report", run_id.group(1), "--db", "r.db", cwd=tmp_path)
+    text = main("report", run_id.group(1), "--db", "r.db", cwd=tmp_path)
     assert table_row(text.stdout, "order")[-2:] == ["0", "2"]
 
 
-def test_show_derives_n_a_for_a_run_stored_before_it_was_counted_apart(tmp_path: Path) -> None:
+def test_show_derives_n_a_for_a_run_stored_before_it_was_counted_apart(
+    tmp_path: Path, main: Any
+) -> None:
     project(tmp_path, "order", ["skip", "x", "skip", "y"])
     done = cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -97,6 +115,6 @@ def test_show_derives_n_a_for_a_run_stored_before_it_was_counted_apart(tmp_path:
             stats["errors"] += stats.pop("not_applicable")
             stats["missing"] = stats["errors"]
         db.execute("UPDATE runs SET metrics = ?", (json.dumps(summary),))
-    shown = cli("show", "na", "--db", "r.db", cwd=tmp_path)
+    shown = main("show", "na", "--db", "r.db", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert table_row(shown.stdout, "order")[-3:] == ["2", "0", "2"]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli import Done, run_main
 from tests.support.stored import stored_samples, wait_for_samples
 
 import aieval.code._scorer as code_scorer
@@ -98,7 +99,9 @@ def test_a_killed_run_resumes_without_re_executing(
     assert stored_samples(db) == 12
 
 
-def test_cli_reports_in_each_format(tmp_path: Path) -> None:
+def test_cli_reports_in_each_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     problems, _ = _files(tmp_path, 2)
     samples = tmp_path / "mixed.jsonl"
     samples.write_text(
@@ -108,50 +111,36 @@ def test_cli_reports_in_each_format(tmp_path: Path) -> None:
             for c in ("    return a + b\n", "    return a * b\n")
         )
     )
-    common = [
-        "--completions",
-        str(samples),
-        "--n",
-        "2",
-        "--k",
-        "1,2",
-        "--db",
-        str(tmp_path / "r.db"),
-    ]
-    done = subprocess.run(
-        _cli(str(problems), *common, "--format", "json"),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    db = str(tmp_path / "r.db")
+    common = ["--completions", str(samples), "--n", "2", "--k", "1,2", "--db", db]
+
+    def aieval(*args: str) -> Done:  # in this process: the test is about what is printed
+        return run_main(capsys, monkeypatch, *args)
+
+    def code(*args: str) -> Done:
+        return aieval("code", str(problems), *common, *args, "--allow-code-execution")
+
+    done = code("--format", "json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["pass_at_k"]["1"]["value"] == 0.5 and data["pass_at_k"]["2"]["value"] == 1.0
     assert [p["c"] for p in data["problems"]] == [1, 1]
     out = tmp_path / "report.html"
-    done = subprocess.run(
-        _cli(str(problems), *common, "--format", "html", "-o", str(out)),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = code("--format", "html", "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "<table>" in out.read_text()
-    stored = _aieval("code-report", "code", "--db", str(tmp_path / "r.db"), "-f", "markdown")
+    stored = aieval("code-report", "code", "--db", db, "-f", "markdown")
     assert stored.returncode == 0, stored.stderr
     assert "| pass@2 | 1.0000 |" in stored.stdout and "| p1 | 1/2 |" in stored.stdout
-    alias = _aieval("code-report", "code", "--db", str(tmp_path / "r.db"), "-f", "md")
+    alias = aieval("code-report", "code", "--db", db, "-f", "md")
     assert alias.returncode == 0 and alias.stdout == stored.stdout, alias.stderr
-    bad = subprocess.run(_cli(str(problems), *common, "--k", "3"), capture_output=True, text=True)
+    bad = code("--k", "3")
     assert bad.returncode == 2 and "k=[3]" in bad.stderr
 
 
-def _aieval(*args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "aieval", *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
-
-
-def test_a_task_code_eval_file(tmp_path: Path) -> None:
+def test_a_task_code_eval_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     _files(tmp_path, 2)
     (tmp_path / "fast.jsonl").write_text(
         "".join(
@@ -166,14 +155,14 @@ def test_a_task_code_eval_file(tmp_path: Path) -> None:
         "allow_code_execution: true\nlimits: {timeout: 3, max_disk_mb: 16}\n"
     )
     db = str(tmp_path / "r.db")
-    done = _aieval("code", str(eval_file), "--db", db, "-f", "json")
+    done = run_main(capsys, monkeypatch, "code", str(eval_file), "--db", db, "-f", "json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["pass_at_k"]["1"]["value"] == 0.5 and data["executions"] == 4
-    wrong = _aieval("run", str(eval_file), "--db", db)
+    wrong = run_main(capsys, monkeypatch, "run", str(eval_file), "--db", db)
     assert wrong.returncode == 2 and "aieval code" in wrong.stderr
     eval_file.write_text("task: code\nproblems: problems.jsonl\nsamples: 3\n")
-    bad = _aieval("code", str(eval_file), "--db", db)
+    bad = run_main(capsys, monkeypatch, "code", str(eval_file), "--db", db)
     assert bad.returncode == 2 and "unknown key(s) samples" in bad.stderr
 
 

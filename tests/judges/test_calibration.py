@@ -1,7 +1,5 @@
 import json
 import re
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -10,6 +8,7 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 from tests.judges.helpers import provider_for, user_text
+from tests.support.cli import run_main
 from tests.support.openai_server import OpenAIServer, Reply
 
 from aieval import Store, run
@@ -91,27 +90,24 @@ def test_agreement_matches_oracles_and_is_stored_with_drift(
 
 
 def test_cli_calibrate_prints_agreement_and_drift(
-    openai_server: OpenAIServer, tmp_path: Path
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     db = tmp_path / "runs.db"
     judged_run(openai_server, db)
     labels = write_labels(tmp_path / "labels.jsonl", HUMAN_SCORES)
-    args = [sys.executable, "-m", "aieval", "calibrate", "cal", str(labels), "--db", str(db)]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    args = ["calibrate", "cal", str(labels), "--db", str(db)]
+    done = run_main(capsys, monkeypatch, *args)
     assert done.returncode == 0, done.stderr
     assert "cohen_kappa" in done.stdout and "quadratic_kappa" in done.stdout
-    again = subprocess.run(
-        [*args, "--json", "--scorer", "judge"], capture_output=True, text=True, timeout=60
-    )
+    again = run_main(capsys, monkeypatch, *args, "--json", "--scorer", "judge")
     payload = json.loads(again.stdout)
     assert payload["drift"]["cohen_kappa"] == pytest.approx(0.0)
     assert payload["n"] == len(JUDGE_SCORES)
-    bad = subprocess.run(
-        [*args[:5], str(tmp_path / "missing.jsonl"), "--db", str(db)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    missing = str(tmp_path / "missing.jsonl")
+    bad = run_main(capsys, monkeypatch, "calibrate", "cal", missing, "--db", str(db))
     assert bad.returncode == 2 and "missing.jsonl" in bad.stderr
 
 

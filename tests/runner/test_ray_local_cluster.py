@@ -1,4 +1,5 @@
-"""The local Ray a driver starts dies with it, even when the driver is killed (SIGKILL)."""
+"""The local Ray a driver starts (no address given) dies with it, even when the driver is
+killed (SIGKILL), and is shut down with its watchdog when the driver ends normally."""
 
 from __future__ import annotations
 
@@ -107,7 +108,9 @@ def test_a_killed_drivers_local_ray_dies_with_it(tmp_path: Path) -> None:
                 continue
 
 
-def test_a_cluster_shut_down_normally_leaves_no_watchdog_behind() -> None:
+def test_unset_address_starts_a_private_ray_and_shuts_it_down_with_its_watchdog() -> None:
+    # one private start for both points (each costs seconds of CPU): an executor given no
+    # address starts a local Ray of its own, and at the end shuts it down and its watchdog ends
     out = subprocess.run(
         [sys.executable, "-c", _NORMAL],
         cwd=ROOT,
@@ -117,15 +120,16 @@ def test_a_cluster_shut_down_normally_leaves_no_watchdog_behind() -> None:
         timeout=180,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["[2,", "4]", "watchdog-gone"]
+    assert out.stdout.split() == ["[2,", "4]", "ray-shut-down", "watchdog-gone"]
 
 
 _NORMAL = textwrap.dedent(
     """
     import asyncio
+    import ray
     from aieval.runner import RayExecutor
 
-    executor = RayExecutor(address="local", num_cpus=1)
+    executor = RayExecutor(num_cpus=1)
     watchdogs = []
 
     async def main():
@@ -136,6 +140,7 @@ _NORMAL = textwrap.dedent(
         return sorted(results)
 
     print(asyncio.run(main()))
+    print("ray-running" if ray.is_initialized() else "ray-shut-down")
     assert executor._reaper is None and watchdogs
     print("watchdog-gone" if watchdogs[0].poll() is not None else "watchdog-alive")
     """

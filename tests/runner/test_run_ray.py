@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli import Done, run_main
 from tests.support.foreground import foreground
 from tests.support.held import held_eval
 from tests.support.openai_server import OpenAIServer, Reply
@@ -490,11 +491,17 @@ def test_ctrl_c_on_the_cli_prints_the_hint_and_no_stray_errors(
         assert noise not in err, err[-3000:]
 
 
-def test_the_cli_refuses_an_unknown_executor_and_a_stray_address(project: Path) -> None:
-    unknown = aieval("--executor", "dask", cwd=project)
+def test_the_cli_refuses_an_unknown_executor_and_a_stray_address(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def aieval_run(*args: str) -> Done:
+        env = {"AIEVAL_DB": str(project / "runs.db")}
+        return run_main(capsys, monkeypatch, "run", "eval.yaml", *args, cwd=project, env=env)
+
+    unknown = aieval_run("--executor", "dask")
     assert unknown.returncode == 2
     assert "unknown executor 'dask'; use local or ray" in unknown.stderr
-    stray = aieval("--ray-address", "auto", cwd=project)
+    stray = aieval_run("--ray-address", "auto")
     assert stray.returncode == 2 and "add --executor ray" in stray.stderr
     assert not (project / "runs.db").exists(), "nothing ran"
 
@@ -594,16 +601,17 @@ def test_code_evaluation_runs_its_sandboxes_on_the_workers(
     assert statuses == {s.id: s.scores["code_passes"].value for s in local.run.samples}
 
 
-def test_aieval_code_takes_the_executor_flag(tmp_path: Path) -> None:
+def test_aieval_code_takes_the_executor_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     problems = tmp_path / "p.jsonl"
     problems.write_text(json.dumps({"task_id": "t/0", "prompt": "def f():\n", "entry_point": "f",
                                     "test": "def check(f):\n    assert f() == 1\n",
                                     "canonical_solution": "    return 1\n"}) + "\n")  # fmt: skip
-    base = [sys.executable, "-m", "aieval", "code", str(problems), "--canonical",
-            "--allow-code-execution", "--db", str(tmp_path / "c.db")]  # fmt: skip
-    bad = subprocess.run([*base, "--executor", "dask"], capture_output=True, text=True,
-                         timeout=120)  # fmt: skip
+    base = ["code", str(problems), "--canonical", "--allow-code-execution",
+            "--db", str(tmp_path / "c.db")]  # fmt: skip
+    bad = run_main(capsys, monkeypatch, *base, "--executor", "dask")
     assert bad.returncode == 2 and "unknown executor 'dask'" in bad.stderr
-    stray = subprocess.run([*base, "--ray-address", "auto"], capture_output=True, text=True,
-                           timeout=120)  # fmt: skip
+    stray = run_main(capsys, monkeypatch, *base, "--ray-address", "auto")
     assert stray.returncode == 2 and "add --executor ray" in stray.stderr
+    assert not (tmp_path / "c.db").exists(), "nothing ran"
