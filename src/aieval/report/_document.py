@@ -156,11 +156,15 @@ def paired_counts(doc: Mapping[str, Any]) -> str:
     many of them both scored (what the ``paired_examples`` rule counts).
 
     >>> paired_counts({"paired": 500, "scored_paired": 0})
-    '500 paired by id, 0 scored in both'
+    '500 examples paired by id, 0 scored in both'
+    >>> paired_counts({"paired": 300, "scored_paired": 300})
+    '300 examples paired by id, all scored in both'
     """
-    text = f"{doc['paired']} paired by id"
+    text = f"{doc['paired']} examples paired by id"
     if "scored_paired" in doc:
-        text += f", {doc['scored_paired']} scored in both"
+        scored = doc["scored_paired"]
+        both = "all" if scored == doc["paired"] and scored else str(scored)
+        text += f", {both} scored in both"
     return text
 
 
@@ -203,6 +207,15 @@ _TIE_RULES = {
     "p95_latency": "p95 latency in seconds (lower wins)",
     "cost": "total cost (lower wins)",
 }
+
+
+def shown_tie_break(doc: Mapping[str, Any]) -> str | None:
+    """The comparison's tie-break line as a renderer shows it: ``None`` when no run ranks
+    first, and when the decision blocks (a ranking of near-equal runs says nothing about a
+    candidate a rule has stopped)."""
+    if outcome_of(doc["decision"]) == "block":
+        return None
+    return tie_break_line(doc.get("tie_break") or {})
 
 
 def tie_break_line(tie: Mapping[str, Any]) -> str | None:

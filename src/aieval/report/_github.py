@@ -34,7 +34,7 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
-    tie_break_line,
+    shown_tie_break,
 )
 from aieval.store import Store
 
@@ -158,7 +158,7 @@ def _first_screen(doc: Mapping[str, Any], links: _Links) -> Iterator[str]:
     where = links.comparison()
     yield (
         f"Candidate {escape(run_title(doc['candidate']))} vs baseline "
-        f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples"
+        f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)}"
         + (f" · [open in the viewer]({where})" if where else "")
     )
 
@@ -362,7 +362,7 @@ def _provenance(doc: Mapping[str, Any]) -> str:
 
 
 def _tail(doc: Mapping[str, Any]) -> Iterator[str]:
-    tie = tie_break_line(doc.get("tie_break") or {})
+    tie = shown_tie_break(doc)
     if tie is not None:
         yield f"Tie-break: {escape(tie)}"
     yield (

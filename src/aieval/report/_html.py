@@ -32,7 +32,7 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
-    tie_break_line,
+    shown_tie_break,
     workflow_label,
 )
 from aieval.report._epochs import ESTIMATORS as EPOCH_ESTIMATORS
@@ -426,7 +426,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     yield f"<h1>{_e(doc['candidate'].get('name') or '-')}: candidate vs baseline</h1>"
     yield (
         f'<p class="meta">candidate {_e(run_title(doc["candidate"]))} · baseline '
-        f"{_e(run_title(doc['baseline']))} · {paired_counts(doc)} examples</p>"
+        f"{_e(run_title(doc['baseline']))} · {paired_counts(doc)}</p>"
     )
     # ✓/✗ rather than emoji: they render with the system's ordinary fonts
     kind = outcome_of(decision)
@@ -462,7 +462,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
             for m in doc["metrics"]
         ],
     )
-    tie = tie_break_line(doc.get("tie_break") or {})
+    tie = shown_tie_break(doc)
     if tie is not None:
         yield f"<p>Tie-break: {_e(tie)}</p>"
     yield (

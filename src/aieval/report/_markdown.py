@@ -32,7 +32,7 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
-    tie_break_line,
+    shown_tie_break,
     workflow_label,
 )
 from aieval.report._epochs import (
@@ -285,7 +285,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         yield f"> ⚠️ **Not comparable:** {escape(note)}"
     yield (
         f"Candidate {escape(run_title(doc['candidate']))} vs baseline "
-        f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples"
+        f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)}"
     )
     yield table(
         ["metric", "baseline", "candidate", "delta", "95% CI", "n"],
@@ -310,7 +310,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
                 numeric=[3],
                 total=_count(doc, key),
             )
-    tie = tie_break_line(doc.get("tie_break") or {})
+    tie = shown_tie_break(doc)
     if tie is not None:
         yield f"Tie-break: {escape(tie)}"
     yield (

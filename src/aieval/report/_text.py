@@ -38,7 +38,7 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
-    tie_break_line,
+    shown_tie_break,
     workflow_label,
 )
 from aieval.report._epochs import (
@@ -458,7 +458,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield rules
     yield _metrics(doc)
     yield from _provenance(doc)
-    tie = tie_break_line(doc.get("tie_break") or {})
+    tie = shown_tie_break(doc)
     if tie is not None:
         yield Text(f"tie-break: {tie}")
     yield Text(
