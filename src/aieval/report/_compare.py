@@ -269,7 +269,7 @@ def _record_parts(
         paired=len(pairs),
         only_baseline=only_b,
         only_candidate=only_c,
-        metrics=_metrics(pairs, confidence, n_resamples, seed),
+        metrics=_metrics(pairs, confidence, n_resamples, seed, policy),
         regressions=regressions[:max_examples] if max_examples is not None else regressions,
         improvements=improvements[:max_examples] if max_examples is not None else improvements,
         regressions_count=len(regressions),
@@ -318,7 +318,11 @@ def _shared_row_checks(pairs: list[Pair], added: set[str]) -> tuple[list[Pair], 
 
 
 def _metrics(
-    pairs: list[Pair], confidence: float, n_resamples: int, seed: int | None
+    pairs: list[Pair],
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    policy: PromotionPolicy,
 ) -> list[dict[str, Any]]:
     getters: list[tuple[str, Callable[[ExampleNumbers], float | None]]] = [
         ("weighted_score", lambda ex: ex.weighted_score),
@@ -332,7 +336,8 @@ def _metrics(
     # A scorer feeding a criterion of the same name is the same number; list it once.
     getters += [(name, _scorer_getter(name)) for name in scorers if name not in set(criteria)]
     metrics = [_metric(name, get, pairs) for name, get in getters]
-    return metric_rows(metrics, confidence, n_resamples, seed)
+    shares = any(ex.pass_share is not None for pair in pairs for ex in pair)
+    return metric_rows(metrics, confidence, n_resamples, seed, policy=policy, pass_shares=shares)
 
 
 def _metric(

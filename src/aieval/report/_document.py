@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from aieval.errors import ConfigError
@@ -78,6 +78,76 @@ def metric_value(name: str, value: float | None) -> str:
 def metric_delta(name: str, value: float | None) -> str:
     """A comparison metric's delta in its natural unit, signed."""
     return signed(value, 2) if name == "weighted_score" else signed(value, 3)
+
+
+#: Columns of a comparison's metrics table, in every format.
+METRIC_HEAD = ["metric", "baseline", "candidate", "delta", "interval", "method", "n"]
+
+
+def metric_interval(metric: Mapping[str, Any]) -> str:
+    """A comparison metric's interval in its natural unit, ``-`` when it has none."""
+    name = str(metric["name"])
+    return interval(metric.get("low"), metric.get("high"), lambda v: metric_delta(name, v))
+
+
+#: Short names of the interval methods, for the terminal's narrow table.
+_SHORT_METHODS = {
+    "paired-proportion score test": "Tango score",
+    "studentized bootstrap": "bootstrap-t",
+    "paired t-test": "t-test",
+    "paired percentile bootstrap": "bootstrap",
+}
+
+
+def interval_method(metric: Mapping[str, Any], *, short: bool = False) -> str:
+    """How a comparison metric's interval was drawn, and at what confidence (``short``: the
+    method's short name alone, for the terminal's narrow table; :func:`interval_kinds` says
+    the rest under it).
+
+    >>> interval_method({"low": -0.1, "high": 11.2, "method": "paired-proportion score test",
+    ...                  "confidence": 0.95, "one_sided": True})
+    'one-sided 95% bounds, paired-proportion score test'
+    >>> interval_method({"low": 0.0, "high": 0.1, "method": "paired percentile bootstrap",
+    ...                  "confidence": 0.95, "one_sided": False})
+    '95% CI, paired percentile bootstrap'
+    >>> interval_method({"low": -0.1, "high": 11.2, "method": "paired-proportion score test",
+    ...                  "confidence": 0.95, "one_sided": True}, short=True)
+    'Tango score'
+    """
+    if metric.get("low") is None or metric.get("high") is None:
+        return "-"
+    method = str(metric.get("method") or "")
+    if not method:  # stored before rows named their method: all were the bootstrap's
+        return "bootstrap" if short else "paired percentile bootstrap"
+    confidence = float(metric.get("confidence") or 0.95)
+    one_sided = bool(metric.get("one_sided"))
+    if short:
+        return _SHORT_METHODS.get(method, method)
+    kind = f"one-sided {confidence:.0%} bounds" if one_sided else f"{confidence:.0%} CI"
+    return f"{kind}, {method}"
+
+
+def interval_kinds(metrics: Sequence[Mapping[str, Any]]) -> str:
+    """What the intervals of the terminal's table are (its method column names only the
+    method): the decision's one-sided bounds on its metrics, two-sided intervals elsewhere.
+
+    >>> interval_kinds([{"name": "weighted_score", "low": 0, "high": 1, "method": "t",
+    ...                  "confidence": 0.95, "one_sided": True},
+    ...                 {"name": "f1", "low": 0, "high": 1, "method": "b", "confidence": 0.95}])
+    "intervals: weighted_score: the decision's one-sided 95% bounds; the others: 95% CI"
+    """
+    shown = [m for m in metrics if m.get("low") is not None and m.get("high") is not None]
+    decided = [m for m in shown if m.get("one_sided")]
+    rest = [m for m in shown if not m.get("one_sided")]
+    parts = []
+    if decided:
+        level = float(decided[0].get("confidence") or 0.95)
+        names = ", ".join(str(m["name"]) for m in decided)
+        parts.append(f"{names}: the decision's one-sided {level:.0%} bounds")
+    if rest:
+        level = float(rest[0].get("confidence") or 0.95)
+        parts.append(f"{'the others' if decided else 'all'}: {level:.0%} CI")
+    return "intervals: " + "; ".join(parts) if parts else ""
 
 
 def metric_n(metric: Mapping[str, Any]) -> str:

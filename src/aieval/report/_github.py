@@ -23,9 +23,11 @@ from aieval._terminal import printable_data, printable_lines
 from aieval.errors import ConfigError, RunNotFoundError
 from aieval.report._compare import Comparison
 from aieval.report._document import (
+    METRIC_HEAD,
     as_document,
-    interval,
+    interval_method,
     metric_delta,
+    metric_interval,
     metric_n,
     metric_value,
     not_comparable,
@@ -223,8 +225,7 @@ def _lists(
         left -= len(answers) + 2
         yield answers
     metrics = _metric_rows(doc)
-    block = _fitted("Metrics (candidate − baseline, paired 95% CI)",
-                    ["metric", "baseline", "candidate", "delta", "95% CI", "n"],
+    block = _fitted("Metrics (candidate − baseline)", METRIC_HEAD,
                     metrics, len(metrics), left, folded=True)  # fmt: skip
     if block:
         left -= len(block) + 2
@@ -305,7 +306,8 @@ def _metric_rows(doc: Mapping[str, Any]) -> list[list[str]]:
             metric_value(m["name"], m["baseline"]),
             metric_value(m["name"], m["candidate"]),
             metric_delta(m["name"], m.get("delta")),
-            interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)),
+            metric_interval(m),
+            escape(interval_method(m)),
             metric_n(m),
         ]
         for m in doc.get("metrics") or []

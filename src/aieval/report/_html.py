@@ -18,9 +18,12 @@ from aieval.report._code import (
 )
 from aieval.report._document import (
     GRADE_ORDER,
+    METRIC_HEAD,
     as_document,
     interval,
+    interval_method,
     metric_delta,
+    metric_interval,
     metric_n,
     metric_value,
     not_comparable,
@@ -449,14 +452,15 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     yield "<h2>Metric deltas (candidate − baseline)</h2>"
     yield _forest(doc)
     yield _table(
-        ["metric", "baseline", "candidate", "delta", "95% CI", "n"],
+        METRIC_HEAD,
         [
             [
                 _e(m["name"]),
                 metric_value(m["name"], m["baseline"]),
                 metric_value(m["name"], m["candidate"]),
                 metric_delta(m["name"], m.get("delta")),
-                interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)),
+                metric_interval(m),
+                _e(interval_method(m)),
                 _e(metric_n(m)),
             ]
             for m in doc["metrics"]

@@ -18,9 +18,12 @@ from aieval.report._code import (
 )
 from aieval.report._document import (
     GRADE_ORDER,
+    METRIC_HEAD,
     as_document,
     interval,
+    interval_method,
     metric_delta,
+    metric_interval,
     metric_n,
     metric_value,
     not_comparable,
@@ -288,14 +291,15 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)}"
     )
     yield table(
-        ["metric", "baseline", "candidate", "delta", "95% CI", "n"],
+        METRIC_HEAD,
         [
             [
                 escape(m["name"]),
                 metric_value(m["name"], m["baseline"]),
                 metric_value(m["name"], m["candidate"]),
                 metric_delta(m["name"], m.get("delta")),
-                interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)),
+                metric_interval(m),
+                escape(interval_method(m)),
                 metric_n(m),
             ]
             for m in doc["metrics"]

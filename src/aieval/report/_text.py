@@ -23,10 +23,14 @@ from aieval.report._code import (
 )
 from aieval.report._document import (
     GRADE_ORDER,
+    METRIC_HEAD,
     PROVENANCE_FLAGS,
     as_document,
     interval,
+    interval_kinds,
+    interval_method,
     metric_delta,
+    metric_interval,
     metric_n,
     metric_value,
     not_comparable,
@@ -494,15 +498,7 @@ _BREAKS = PROVENANCE_FLAGS["breaks"]
 
 
 def _metrics(doc: Mapping[str, Any]) -> Table:
-    table = _table(
-        "metrics (candidate − baseline, paired 95% CI)",
-        "metric",
-        "baseline",
-        "candidate",
-        "delta",
-        "CI",
-        "n",
-    )
+    table = _table("metrics (candidate − baseline)", *METRIC_HEAD)
     for m in doc["metrics"]:
         name = m["name"]
         delta = m.get("delta")
@@ -515,9 +511,14 @@ def _metrics(doc: Mapping[str, Any]) -> Table:
             metric_value(name, m["baseline"]),
             metric_value(name, m["candidate"]),
             Text(metric_delta(name, delta), style=style),
-            interval(m["low"], m["high"], lambda v, n=name: metric_delta(n, v)),
+            metric_interval(m),
+            Text(interval_method(m, short=True)),
             metric_n(m),
         )
+    kinds = interval_kinds(doc["metrics"])
+    if kinds:
+        table.caption = kinds
+        table.caption_justify = "left"
     return table
 
 
