@@ -31,6 +31,7 @@ from aieval.report._compare_rows import (
     uneven_warning,
     without_scorers,
 )
+from aieval.report._epochs import side_epochs
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
 from aieval.report._provenance import provenance
@@ -79,6 +80,7 @@ class Comparison:
     warnings: list[str] = field(default_factory=list)
     scored_paired: int = 0
     provenance: dict[str, Any] = field(default_factory=dict)
+    epochs: dict[str, Any] | None = None
 
     @property
     def promote(self) -> bool:
@@ -113,6 +115,7 @@ class Comparison:
             "decision": self.decision.to_dict(),
             "warnings": self.warnings,
             "provenance": self.provenance,
+            **({"epochs": self.epochs} if self.epochs is not None else {}),
         }
 
 
@@ -194,7 +197,17 @@ def compare_runs(
         provenance=provenance(
             base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
         ),
+        epochs=_epochs(base_row, cand_row),
     )
+
+
+def _epochs(base_row: RunRow, cand_row: RunRow) -> dict[str, Any] | None:
+    """Each side's pass^k, pass@k and variance split as its run stored them, when either side
+    ran epochs."""
+    base, cand = side_epochs(base_row.metrics), side_epochs(cand_row.metrics)
+    if base is None and cand is None:
+        return None
+    return {"baseline": base, "candidate": cand}
 
 
 def _record_parts(

@@ -15,6 +15,8 @@ from aieval.report._document import num, pct
 from aieval.stats import pass_at_k, pass_hat_k
 
 __all__ = [
+    "COMPARE_K_HEAD",
+    "COMPARE_VARIANCE_HEAD",
     "ESTIMATORS",
     "K_HEAD",
     "MINIMUM_HEAD",
@@ -26,12 +28,17 @@ __all__ = [
     "k_rows",
     "minimum_rows",
     "minimums_section",
+    "side_epochs",
+    "side_k_rows",
+    "side_variance_rows",
     "variance_rows",
 ]
 
 K_HEAD = ["k", "pass@k", "pass^k"]
 VARIANCE_HEAD = ["scorer", "answers", "verdicts/answer", "answer var", "judge var", "answers'"]
 MINIMUM_HEAD = ["minimum", "value", "least", "met"]
+COMPARE_K_HEAD = ["k", "pass^k baseline", "pass^k candidate", "pass@k baseline", "pass@k candidate"]
+COMPARE_VARIANCE_HEAD = ["run", *VARIANCE_HEAD]
 #: How pass@k and pass^k are computed, printed under their table.
 ESTIMATORS = (
     "per example (n answers, c passed): pass@k = 1 − C(n−c, k) / C(n, k), the chance that at "
@@ -134,4 +141,44 @@ def minimum_rows(minimums: Mapping[str, Any]) -> list[list[str]]:
             "yes" if check.get("met") else "NO",
         ]
         for check in minimums.get("checks") or []
+    ]
+
+
+def side_epochs(metrics: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A comparison side's epochs as its run's summary stored them: ``n`` answers per example,
+    mean ``pass_at_k``/``pass_hat_k`` by k and the ``variance`` split per judged scorer;
+    ``None`` for a run without epochs."""
+    stored = (metrics or {}).get("epochs")
+    if not isinstance(stored, Mapping) or int(stored.get("n") or 1) < 2:
+        return None
+    return {
+        "n": int(stored["n"]),
+        "pass_at_k": dict(stored.get("pass_at_k") or {}),
+        "pass_hat_k": dict(stored.get("pass_hat_k") or {}),
+        "variance": dict(stored.get("variance") or {}),
+    }
+
+
+def side_k_rows(epochs: Mapping[str, Any]) -> list[list[str]]:
+    """A comparison's pass^k and pass@k of both sides by k (``-``: a side without that k)."""
+    base, cand = epochs.get("baseline") or {}, epochs.get("candidate") or {}
+    ks = sorted({*base.get("pass_hat_k", {}), *cand.get("pass_hat_k", {})}, key=int)
+    return [
+        [
+            k,
+            pct((base.get("pass_hat_k") or {}).get(k)),
+            pct((cand.get("pass_hat_k") or {}).get(k)),
+            pct((base.get("pass_at_k") or {}).get(k)),
+            pct((cand.get("pass_at_k") or {}).get(k)),
+        ]
+        for k in ks
+    ]
+
+
+def side_variance_rows(epochs: Mapping[str, Any]) -> list[list[str]]:
+    """Each side's variance split per judged scorer, the side's name first."""
+    return [
+        [side, *row]
+        for side in ("baseline", "candidate")
+        for row in variance_rows(epochs.get(side) or {})
     ]

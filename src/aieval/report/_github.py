@@ -38,6 +38,12 @@ from aieval.report._document import (
     run_title,
     shown_tie_break,
 )
+from aieval.report._epochs import (
+    COMPARE_K_HEAD,
+    COMPARE_VARIANCE_HEAD,
+    side_k_rows,
+    side_variance_rows,
+)
 from aieval.store import Store
 
 __all__ = ["COMMENT_LIMIT", "ExampleTexts", "example_texts", "render_github"]
@@ -230,6 +236,19 @@ def _lists(
     if block:
         left -= len(block) + 2
         yield block
+    epochs = doc.get("epochs")
+    if epochs:
+        ks = side_k_rows(epochs)
+        block = _fitted("Epochs: pass^k and pass@k by side", COMPARE_K_HEAD, ks, len(ks),
+                        left, folded=True)  # fmt: skip
+        variance = [[escape(c) for c in r] for r in side_variance_rows(epochs)]
+        if variance:
+            block += "\n\n" + _fitted("Variance: answers vs judge, by side",
+                                      COMPARE_VARIANCE_HEAD, variance, len(variance),
+                                      left - len(block) - 2, folded=True)  # fmt: skip
+        if block:
+            left -= len(block) + 2
+            yield block
     improvements = list(doc.get("improvements") or [])
     count = int(doc.get("improvements_count", len(improvements)))
     if count:

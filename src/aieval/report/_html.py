@@ -38,8 +38,9 @@ from aieval.report._document import (
     shown_tie_break,
     workflow_label,
 )
-from aieval.report._epochs import ESTIMATORS as EPOCH_ESTIMATORS
 from aieval.report._epochs import (
+    COMPARE_K_HEAD,
+    COMPARE_VARIANCE_HEAD,
     K_HEAD,
     MINIMUM_HEAD,
     VARIANCE_HEAD,
@@ -48,8 +49,11 @@ from aieval.report._epochs import (
     example_rows,
     k_rows,
     minimum_rows,
+    side_k_rows,
+    side_variance_rows,
     variance_rows,
 )
+from aieval.report._epochs import ESTIMATORS as EPOCH_ESTIMATORS
 from aieval.report._svg import forest_plot, gate_plot, grade_plot, histogram_grid
 
 __all__ = ["render_html"]
@@ -424,6 +428,21 @@ _RULE_CELLS = {
 }
 
 
+def _side_epochs(epochs: Mapping[str, Any] | None) -> Iterator[str]:
+    """Each side's pass^k, pass@k and variance split, for runs of epochs."""
+    if not epochs:
+        return
+    yield "<h2>Epochs: pass^k (all k answers pass) and pass@k by side</h2>"
+    yield _table(COMPARE_K_HEAD, side_k_rows(epochs))
+    rows = side_variance_rows(epochs)
+    if rows:
+        yield "<h2>Variance: answers vs judge, by side</h2>"
+        yield _table(
+            COMPARE_VARIANCE_HEAD, [[_e(c) for c in r] for r in rows],
+            numeric=range(2, len(COMPARE_VARIANCE_HEAD)),
+        )  # fmt: skip
+
+
 def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     decision = doc["decision"]
     yield f"<h1>{_e(doc['candidate'].get('name') or '-')}: candidate vs baseline</h1>"
@@ -466,6 +485,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
             for m in doc["metrics"]
         ],
     )
+    yield from _side_epochs(doc.get("epochs"))
     tie = shown_tie_break(doc)
     if tie is not None:
         yield f"<p>Tie-break: {_e(tie)}</p>"

@@ -39,6 +39,8 @@ from aieval.report._document import (
     workflow_label,
 )
 from aieval.report._epochs import (
+    COMPARE_K_HEAD,
+    COMPARE_VARIANCE_HEAD,
     ESTIMATORS,
     K_HEAD,
     MINIMUM_HEAD,
@@ -48,6 +50,8 @@ from aieval.report._epochs import (
     example_rows,
     k_rows,
     minimum_rows,
+    side_k_rows,
+    side_variance_rows,
     variance_rows,
 )
 
@@ -323,8 +327,24 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         f"{doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
         f"{doc['only_candidate_count']} only in candidate"
     )
+    yield from _side_epochs(doc.get("epochs"))
     yield provenance_details(doc)
     yield _warnings(decision.get("warnings") or [])
+
+
+def _side_epochs(epochs: Mapping[str, Any] | None) -> Iterator[str]:
+    """Each side's pass^k, pass@k and variance split, for runs of epochs."""
+    if not epochs:
+        return
+    yield "**Epochs:** pass^k (all k answers pass) and pass@k by side"
+    yield table(COMPARE_K_HEAD, side_k_rows(epochs))
+    rows = side_variance_rows(epochs)
+    if rows:
+        yield "**Variance: answers vs judge, by side**"
+        yield table(
+            COMPARE_VARIANCE_HEAD, [[escape(c) for c in r] for r in rows],
+            numeric=range(2, len(COMPARE_VARIANCE_HEAD)),
+        )  # fmt: skip
 
 
 def provenance_details(doc: Mapping[str, Any]) -> str:

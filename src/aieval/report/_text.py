@@ -46,6 +46,8 @@ from aieval.report._document import (
     workflow_label,
 )
 from aieval.report._epochs import (
+    COMPARE_K_HEAD,
+    COMPARE_VARIANCE_HEAD,
     ESTIMATORS,
     K_HEAD,
     MINIMUM_HEAD,
@@ -55,6 +57,8 @@ from aieval.report._epochs import (
     example_rows,
     k_rows,
     minimum_rows,
+    side_k_rows,
+    side_variance_rows,
     variance_rows,
 )
 
@@ -461,6 +465,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
         )
     yield rules
     yield _metrics(doc)
+    yield from _side_epochs(doc.get("epochs"))
     yield from _provenance(doc)
     tie = shown_tie_break(doc)
     if tie is not None:
@@ -480,6 +485,23 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
         ids = f"{doc['baseline']['id']} {doc['candidate']['id']}"
         yield Text(f"every changed example: aieval diff {ids} --limit {most}", style="dim")
     yield from _warnings(decision.get("warnings") or [])
+
+
+def _side_epochs(epochs: Mapping[str, Any] | None) -> Iterator[RenderableType]:
+    """Each side's pass^k and pass@k by k, and each side's variance split, for runs of
+    epochs."""
+    if not epochs:
+        return
+    ks = _table("epochs: pass^k (all k answers pass) and pass@k by side", *COMPARE_K_HEAD)
+    for row in side_k_rows(epochs):
+        _add(ks, *row)
+    yield ks
+    rows = side_variance_rows(epochs)
+    if rows:
+        variance = _table("variance: answers vs judge, by side", *COMPARE_VARIANCE_HEAD, left=2)
+        for row in rows:
+            _add(variance, *row)
+        yield variance
 
 
 def _provenance(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
