@@ -3,10 +3,12 @@ split, as the runs' summaries stored them, in JSON, text, Markdown, HTML and the
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jsonschema
 import pytest
+from tests.report.golden.fixture import golden_path
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.report import (
@@ -80,3 +82,35 @@ def test_runs_without_epochs_show_none(store: Store) -> None:
                        epochs=False)).to_dict()  # fmt: skip
     assert "epochs" not in doc
     assert "pass^k" not in render_text(doc, width=200)
+
+
+@pytest.fixture
+def mixed() -> dict[str, Any]:
+    """A regression of an example answered once in the baseline and over epochs in the
+    candidate (a run with epochs pairs with one without)."""
+    row = {"id": "ex1", "delta": -37.5, "changes": ["no longer passes"],
+           "baseline": {"passed": True, "grade": None, "weighted_score": 100.0},
+           "candidate": {"passed": False, "grade": None, "weighted_score": 62.5,
+                         "pass_share": 0.25}}  # fmt: skip
+    data: dict[str, Any] = json.loads(golden_path().read_text(encoding="utf-8"))["compare:epochs"]
+    data["regressions"] = [row]
+    data["regressions_count"] = 1
+    return data
+
+
+@pytest.mark.parametrize(
+    "render",
+    [
+        pytest.param(lambda d: render_text(d, width=200), id="text"),
+        pytest.param(render_html, id="html"),
+        pytest.param(render_markdown, id="markdown"),
+        pytest.param(render_github, id="github"),
+    ],
+)
+def test_a_regression_shows_the_same_pass_measure_on_both_sides(
+    mixed: dict[str, Any], render: Any
+) -> None:
+    out = " ".join(render(mixed).replace("\\", "").split())
+    # the share of epochs that passed on both sides, not a majority flag beside a share
+    assert "100% passed 100.0" in out.replace("</span>", "")
+    assert "25% passed 62.5" in out.replace("</span>", "")

@@ -164,6 +164,26 @@ def metric_n(metric: Mapping[str, Any]) -> str:
     return f"{metric['n']}" + (f" ({', '.join(parts)})" if parts else "")
 
 
+def side_pass(side: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+    """An example's pass on one side of a regression or improvement row, measured as on the
+    other side: the share of epochs that passed when either side ran epochs (a side of one
+    answer passes 100% or 0%), else ``pass``/``fail``.
+
+    >>> side_pass({"passed": True, "pass_share": 0.5}, {"passed": True})
+    '50% passed'
+    >>> side_pass({"passed": True}, {"passed": True, "pass_share": 0.5})
+    '100% passed'
+    >>> side_pass({"passed": False}, {"passed": True})
+    'fail'
+    """
+    if side.get("pass_share") is None and other.get("pass_share") is None:
+        return "pass" if side.get("passed") else "fail"
+    share = side.get("pass_share")
+    if share is None:
+        share = 1.0 if side.get("passed") else 0.0
+    return f"{float(share):.0%} passed"
+
+
 def run_title(run: Mapping[str, Any]) -> str:
     """``name · model · id`` for a run header."""
     parts = [str(run.get("name") or "-")]

@@ -37,6 +37,7 @@ from aieval.report._document import (
     rule_outcome,
     run_title,
     shown_tie_break,
+    side_pass,
 )
 from aieval.report._epochs import (
     COMPARE_K_HEAD,
@@ -300,8 +301,8 @@ def _fitted(
 
 
 def _example_row(row: Mapping[str, Any], links: _Links) -> list[str]:
-    def side(s: Mapping[str, Any]) -> str:
-        parts = ["pass" if s.get("passed") else "fail"]
+    def side(s: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+        parts = [side_pass(s, other)]
         if s.get("grade"):
             parts.append(escape(s["grade"]))
         if s.get("weighted_score") is not None:
@@ -311,8 +312,8 @@ def _example_row(row: Mapping[str, Any], links: _Links) -> list[str]:
     delta = row.get("delta")
     return [
         links.label(str(row["id"])),
-        side(row["baseline"]),
-        side(row["candidate"]),
+        side(row["baseline"], row["candidate"]),
+        side(row["candidate"], row["baseline"]),
         "-" if delta is None else f"{delta:+.1f}",
         escape("; ".join(row.get("changes") or [])),
     ]

@@ -36,6 +36,7 @@ from aieval.report._document import (
     rule_outcome,
     run_title,
     shown_tie_break,
+    side_pass,
     workflow_label,
 )
 from aieval.report._epochs import (
@@ -574,12 +575,9 @@ def _count(doc: Mapping[str, Any], key: str) -> int:
 
 
 def _example_row(row: Mapping[str, Any]) -> list[str]:
-    def side(s: Mapping[str, Any]) -> str:
-        verdict = (
-            '<span class="pass">pass</span>'
-            if s.get("passed")
-            else ('<span class="fail">fail</span>')
-        )
+    def side(s: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+        css = "pass" if s.get("passed") else "fail"
+        verdict = f'<span class="{css}">{_e(side_pass(s, other))}</span>'
         grade = f" {_e(s['grade'])}" if s.get("grade") else ""
         score = f" {s['weighted_score']:.1f}" if s.get("weighted_score") is not None else ""
         return verdict + grade + score
@@ -587,8 +585,8 @@ def _example_row(row: Mapping[str, Any]) -> list[str]:
     delta = row.get("delta")
     return [
         f"<code>{_e(row['id'])}</code>",
-        side(row["baseline"]),
-        side(row["candidate"]),
+        side(row["baseline"], row["candidate"]),
+        side(row["candidate"], row["baseline"]),
         "-" if delta is None else f"{delta:+.1f}",
         _e("; ".join(row.get("changes") or [])),
     ]

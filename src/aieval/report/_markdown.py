@@ -36,6 +36,7 @@ from aieval.report._document import (
     rule_outcome,
     run_title,
     shown_tie_break,
+    side_pass,
     workflow_label,
 )
 from aieval.report._epochs import (
@@ -372,8 +373,8 @@ def _count(doc: Mapping[str, Any], key: str) -> int:
 
 
 def _example_row(row: Mapping[str, Any]) -> list[str]:
-    def side(s: Mapping[str, Any]) -> str:
-        parts = ["pass" if s.get("passed") else "fail"]
+    def side(s: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+        parts = [side_pass(s, other)]
         if s.get("grade"):
             parts.append(escape(s["grade"]))
         if s.get("weighted_score") is not None:
@@ -383,8 +384,8 @@ def _example_row(row: Mapping[str, Any]) -> list[str]:
     delta = row.get("delta")
     return [
         escape(row["id"]),
-        side(row["baseline"]),
-        side(row["candidate"]),
+        side(row["baseline"], row["candidate"]),
+        side(row["candidate"], row["baseline"]),
         "-" if delta is None else f"{delta:+.1f}",
         escape("; ".join(row.get("changes") or [])),
     ]

@@ -43,6 +43,7 @@ from aieval.report._document import (
     rule_outcome,
     run_title,
     shown_tie_break,
+    side_pass,
     workflow_label,
 )
 from aieval.report._epochs import (
@@ -552,18 +553,16 @@ def example_table(title: str, rows: Sequence[Mapping[str, Any]]) -> Table:
         _add(
             table,
             Text(str(row["id"])),
-            _side(row["baseline"]),
-            _side(row["candidate"]),
+            _side(row["baseline"], row["candidate"]),
+            _side(row["candidate"], row["baseline"]),
             Text(num(row.get("delta"), 1) if row.get("delta") is None else f"{row['delta']:+.1f}"),
             Text("; ".join(row.get("changes") or [])),
         )
     return table
 
 
-def _side(side: Mapping[str, Any]) -> Text:
-    verdict = Text(
-        "pass" if side.get("passed") else "fail", style="green" if side.get("passed") else "red"
-    )
+def _side(side: Mapping[str, Any], other: Mapping[str, Any]) -> Text:
+    verdict = Text(side_pass(side, other), style="green" if side.get("passed") else "red")
     if side.get("grade"):
         verdict.append(f" {side['grade']}")
     if side.get("weighted_score") is not None:
