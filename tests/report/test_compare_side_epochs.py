@@ -114,3 +114,31 @@ def test_a_regression_shows_the_same_pass_measure_on_both_sides(
     # the share of epochs that passed on both sides, not a majority flag beside a share
     assert "100% passed 100.0" in out.replace("</span>", "")
     assert "25% passed 62.5" in out.replace("</span>", "")
+
+
+def test_an_inconclusive_comparison_of_a_noisy_judge_speaks_of_judge_samples(
+    store: Store,
+) -> None:
+    few = 30  # fewer paired examples than min_paired: inconclusive
+
+    def run(share: float) -> str:
+        run_id = store.create_run(name="ep", dataset_hash="same", config={"epochs": 2})
+        store.record_samples(run_id, [
+            SampleRecord(id=f"e{i}#{k}", index=i, input=f"q{i}", prediction="p", expected="g",
+                         passed=True, epoch=k, scores={"exact": ScoreRecord(1.0)})
+            for i in range(few) for k in (1, 2)
+        ])  # fmt: skip
+        store.finish_run(run_id, status="completed", metrics=_summary(0.7, share))
+        return run_id
+
+    comparison = compare_runs(store, run(0.8), run(0.25))
+    assert comparison.outcome == "inconclusive"
+    hint = [w for w in comparison.warnings if "judge samples per answer" in w]
+    assert hint == [
+        "the judge's own noise is 75% of judge's variance in the candidate (3.0 verdicts per "
+        "answer): to decide, more judge samples per answer narrow the interval as well as more "
+        "examples or epochs do (aieval compare's sample sizes count examples only)"
+    ]
+    for render in (render_html, render_markdown, render_github):
+        assert "judge samples per answer" in render(comparison).replace("\\", "")
+    assert "judge samples per answer" in " ".join(render_text(comparison, width=200).split())

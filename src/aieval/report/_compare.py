@@ -31,7 +31,7 @@ from aieval.report._compare_rows import (
     uneven_warning,
     without_scorers,
 )
-from aieval.report._epochs import side_epochs
+from aieval.report._epochs import judge_noise_hints, side_epochs
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
 from aieval.report._provenance import provenance
@@ -174,6 +174,9 @@ def compare_runs(
             confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
         )  # fmt: skip
     decision = parts.decision
+    epochs = _epochs(base_row, cand_row)
+    if decision.outcome == "inconclusive" and epochs is not None:
+        decision.warnings.extend(judge_noise_hints(epochs))
     return Comparison(
         baseline=_side_header(base_row),
         candidate=_side_header(cand_row),
@@ -197,7 +200,7 @@ def compare_runs(
         provenance=provenance(
             base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
         ),
-        epochs=_epochs(base_row, cand_row),
+        epochs=epochs,
     )
 
 

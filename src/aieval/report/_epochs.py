@@ -25,6 +25,7 @@ __all__ = [
     "epochs_title",
     "example_head",
     "example_rows",
+    "judge_noise_hints",
     "k_rows",
     "minimum_rows",
     "minimums_section",
@@ -182,3 +183,26 @@ def side_variance_rows(epochs: Mapping[str, Any]) -> list[list[str]]:
         for side in ("baseline", "candidate")
         for row in variance_rows(epochs.get(side) or {})
     ]
+
+
+#: A judge's share of a judged metric's variance above which an inconclusive comparison's hint
+#: speaks of judge samples and epochs, not only of examples.
+JUDGE_NOISE_SHARE = 0.5
+
+
+def judge_noise_hints(epochs: Mapping[str, Any]) -> list[str]:
+    """Hints for an inconclusive comparison whose judged metrics are mostly judge noise on a
+    side: more examples are not the only (nor the cheapest) way to decide."""
+    hints = []
+    for side in ("baseline", "candidate"):
+        for name, split in ((epochs.get(side) or {}).get("variance") or {}).items():
+            share = split.get("judge_share")
+            if share is None or share <= JUDGE_NOISE_SHARE:
+                continue
+            hints.append(
+                f"the judge's own noise is {share:.0%} of {name}'s variance in the {side} "
+                f"({num(split.get('judge_samples'), 1)} verdicts per answer): to decide, more "
+                "judge samples per answer narrow the interval as well as more examples or "
+                "epochs do (aieval compare's sample sizes count examples only)"
+            )
+    return hints
