@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from tests.report.golden.fixture import golden_path
 
-from aieval._records import SampleRecord, ScoreRecord
+from aieval._records import CallRecord, SampleRecord, ScoreRecord
 from aieval.report import (
     compare_runs,
     comparison_schema,
@@ -142,3 +142,30 @@ def test_an_inconclusive_comparison_of_a_noisy_judge_speaks_of_judge_samples(
     for render in (render_html, render_markdown, render_github):
         assert "judge samples per answer" in render(comparison).replace("\\", "")
     assert "judge samples per answer" in " ".join(render_text(comparison, width=200).split())
+
+
+def test_a_variance_split_on_cached_judge_verdicts_is_flagged(store: Store) -> None:
+    def run(cached: bool) -> str:
+        run_id = store.create_run(name="ep", dataset_hash="same", config={"epochs": 2})
+        store.record_samples(run_id, [
+            SampleRecord(id=f"e{i}#{k}", index=i, input=f"q{i}", prediction="p", expected="g",
+                         passed=True, epoch=k, scores={"exact": ScoreRecord(1.0)},
+                         calls=[CallRecord("target"),
+                                CallRecord("judge:judge", cached=cached and i < 5)])
+            for i in range(N) for k in (1, 2)
+        ])  # fmt: skip
+        store.finish_run(run_id, status="completed", metrics=_summary(0.7, 0.5))
+        return run_id
+
+    comparison = compare_runs(store, run(False), run(True))
+    flagged = [w for w in comparison.warnings if "cached judge verdicts" in w]
+    assert flagged == [
+        "the candidate's answer/judge variance split rests on 10 cached judge verdicts: "
+        "replayed from the response cache, not fresh samples of the judge, so its judge "
+        "variance may understate the judge's noise (re-run with the judge's cache off)"
+    ]
+    for render in (render_html, render_markdown, render_github):
+        assert "rests on 10 cached judge verdicts" in render(comparison).replace("\\", "")
+    assert "rests on 10 cached judge verdicts" in " ".join(
+        render_text(comparison, width=200).split()
+    )

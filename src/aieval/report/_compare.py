@@ -31,7 +31,7 @@ from aieval.report._compare_rows import (
     uneven_warning,
     without_scorers,
 )
-from aieval.report._epochs import judge_noise_hints, side_epochs
+from aieval.report._epochs import cached_split_warning, judge_noise_hints, side_epochs
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
 from aieval.report._provenance import provenance
@@ -175,8 +175,17 @@ def compare_runs(
         )  # fmt: skip
     decision = parts.decision
     epochs = _epochs(base_row, cand_row)
-    if decision.outcome == "inconclusive" and epochs is not None:
-        decision.warnings.extend(judge_noise_hints(epochs))
+    if epochs is not None:
+        if decision.outcome == "inconclusive":
+            decision.warnings.extend(judge_noise_hints(epochs))
+        for side, side_store, row in (
+            ("baseline", base_store, base_row),
+            ("candidate", store, cand_row),
+        ):
+            if (epochs[side] or {}).get("variance"):
+                cached = side_store.cached_judge_calls(row.id)
+                if cached:
+                    decision.warnings.append(cached_split_warning(side, cached))
     return Comparison(
         baseline=_side_header(base_row),
         candidate=_side_header(cand_row),

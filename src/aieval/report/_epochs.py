@@ -21,6 +21,7 @@ __all__ = [
     "K_HEAD",
     "MINIMUM_HEAD",
     "VARIANCE_HEAD",
+    "cached_split_warning",
     "epochs_section",
     "epochs_title",
     "example_head",
@@ -206,3 +207,12 @@ def judge_noise_hints(epochs: Mapping[str, Any]) -> list[str]:
                 "epochs do (aieval compare's sample sizes count examples only)"
             )
     return hints
+
+
+def cached_split_warning(side: str, cached: int) -> str:
+    """The warning of a side whose variance split rests on judge verdicts from the cache."""
+    return (
+        f"the {side}'s answer/judge variance split rests on {cached} cached judge verdicts: "
+        "replayed from the response cache, not fresh samples of the judge, so its judge "
+        "variance may understate the judge's noise (re-run with the judge's cache off)"
+    )
