@@ -113,6 +113,6 @@ def test_the_header_says_how_many_pairs_were_scored_in_both(store: Store) -> Non
     assert comparison.to_dict()["scored_paired"] == 0
     rule = decision_rule(comparison, "paired_examples")
     assert "only 0 examples were scored in both runs" in rule.reason
-    said = f"{N} paired by id, 0 scored in both"
+    said = f"{N} examples paired by id, 0 scored in both"
     for render in (render_text, render_diff, render_markdown, render_html):
         assert said in " ".join(render(comparison).split()), render.__name__

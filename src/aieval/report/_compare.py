@@ -31,6 +31,7 @@ from aieval.report._compare_rows import (
     uneven_warning,
     without_scorers,
 )
+from aieval.report._epochs import cached_split_warning, judge_noise_hints, side_epochs
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
 from aieval.report._provenance import provenance
@@ -80,6 +81,7 @@ class Comparison:
     scored_paired: int = 0
     provenance: dict[str, Any] = field(default_factory=dict)
     baseline_choice: BaselineChoice | None = None
+    epochs: dict[str, Any] | None = None
 
     @property
     def promote(self) -> bool:
@@ -120,6 +122,7 @@ class Comparison:
                 if self.baseline_choice is not None
                 else {}
             ),
+            **({"epochs": self.epochs} if self.epochs is not None else {}),
         }
 
 
@@ -181,6 +184,18 @@ def compare_runs(
             confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
         )  # fmt: skip
     decision = parts.decision
+    epochs = _epochs(base_row, cand_row)
+    if epochs is not None:
+        if decision.outcome == "inconclusive":
+            decision.warnings.extend(judge_noise_hints(epochs))
+        for side, side_store, row in (
+            ("baseline", base_store, base_row),
+            ("candidate", store, cand_row),
+        ):
+            if (epochs[side] or {}).get("variance"):
+                cached = side_store.cached_judge_calls(row.id)
+                if cached:
+                    decision.warnings.append(cached_split_warning(side, cached))
     return Comparison(
         baseline=_side_header(base_row),
         candidate=_side_header(cand_row),
@@ -205,6 +220,7 @@ def compare_runs(
             base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
         ),
         baseline_choice=choice,
+        epochs=epochs,
     )
 
 
@@ -217,6 +233,15 @@ def _baseline(
     if isinstance(baseline, BaselineChoice):
         return baseline, baseline.run
     return None, resolve_run(store, baseline)
+
+
+def _epochs(base_row: RunRow, cand_row: RunRow) -> dict[str, Any] | None:
+    """Each side's pass^k, pass@k and variance split as its run stored them, when either side
+    ran epochs."""
+    base, cand = side_epochs(base_row.metrics), side_epochs(cand_row.metrics)
+    if base is None and cand is None:
+        return None
+    return {"baseline": base, "candidate": cand}
 
 
 def _record_parts(
@@ -291,7 +316,7 @@ def _record_parts(
         paired=len(pairs),
         only_baseline=only_b,
         only_candidate=only_c,
-        metrics=_metrics(pairs, confidence, n_resamples, seed),
+        metrics=_metrics(pairs, confidence, n_resamples, seed, policy),
         regressions=regressions[:max_examples] if max_examples is not None else regressions,
         improvements=improvements[:max_examples] if max_examples is not None else improvements,
         regressions_count=len(regressions),
@@ -345,7 +370,11 @@ def _shared_row_checks(pairs: list[Pair], added: set[str]) -> tuple[list[Pair], 
 
 
 def _metrics(
-    pairs: list[Pair], confidence: float, n_resamples: int, seed: int | None
+    pairs: list[Pair],
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    policy: PromotionPolicy,
 ) -> list[dict[str, Any]]:
     getters: list[tuple[str, Callable[[ExampleNumbers], float | None]]] = [
         ("weighted_score", lambda ex: ex.weighted_score),
@@ -359,7 +388,8 @@ def _metrics(
     # A scorer feeding a criterion of the same name is the same number; list it once.
     getters += [(name, _scorer_getter(name)) for name in scorers if name not in set(criteria)]
     metrics = [_metric(name, get, pairs) for name, get in getters]
-    return metric_rows(metrics, confidence, n_resamples, seed)
+    shares = any(ex.pass_share is not None for pair in pairs for ex in pair)
+    return metric_rows(metrics, confidence, n_resamples, seed, policy=policy, pass_shares=shares)
 
 
 def _metric(

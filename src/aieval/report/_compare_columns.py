@@ -185,7 +185,7 @@ def _column_parts(
         paired=len(pair_b),
         only_baseline=[base.keys[e] for e in only_b.tolist()],
         only_candidate=[cand.keys[e] for e in np.flatnonzero(~paired_c).tolist()],
-        metrics=_metrics(base, cand, pb, pc, wb, wc, confidence, n_resamples, seed),
+        metrics=_metrics(base, cand, pb, pc, wb, wc, confidence, n_resamples, seed, policy),
         regressions=regressions,
         improvements=improvements,
         regressions_count=counts[0],
@@ -556,6 +556,7 @@ def _metrics(
     confidence: float,
     n_resamples: int,
     seed: int | None,
+    policy: PromotionPolicy,
 ) -> list[dict[str, Any]]:
     columns = [
         ("weighted_score", wb, wc),
@@ -575,7 +576,8 @@ def _metrics(
             metrics.append((name, vb[both], vc[both], missing))
         else:
             metrics.append((name, None, None, missing))
-    return metric_rows(metrics, confidence, n_resamples, seed)
+    shares = bool((~base.single[pb]).any() or (~cand.single[pc]).any())
+    return metric_rows(metrics, confidence, n_resamples, seed, policy=policy, pass_shares=shares)
 
 
 def _values(side: _Side, name: str, examples: np.ndarray) -> np.ndarray:

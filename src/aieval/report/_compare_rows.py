@@ -9,14 +9,18 @@ from typing import Any
 
 import numpy as np
 
+from aieval.errors import ConfigError
 from aieval.grading import RunStanding, tie_break
-from aieval.report._policy import PromotionDecision
+from aieval.report._policy import PromotionDecision, PromotionPolicy
+from aieval.report._policy_stats import score_test
 from aieval.report._samples import ExampleNumbers, ungraded_score
-from aieval.stats import paired_bootstrap_cis
+from aieval.stats import noninferiority_test, paired_bootstrap_cis
 
 __all__ = [
+    "BOOTSTRAP_METHOD",
     "ComparedParts",
     "MetricValues",
+    "RowInterval",
     "added_warning",
     "describe_changes",
     "metric_rows",
@@ -73,21 +77,69 @@ def without_scorers(ex: ExampleNumbers, names: set[str]) -> ExampleNumbers:
 #: (``None``: no such example), and the counts of examples one side lacks.
 MetricValues = tuple[str, np.ndarray | None, np.ndarray | None, dict[str, int]]
 
+#: The method of a metric row's interval when it is not a decision's: a percentile bootstrap
+#: of the paired differences.
+BOOTSTRAP_METHOD = "paired percentile bootstrap"
+
+
+@dataclass(frozen=True, slots=True)
+class RowInterval:
+    """A metric row's interval: its bounds, the method that drew them, its confidence and
+    whether it is a pair of one-sided bounds (the decision's) or a two-sided interval."""
+
+    low: float
+    high: float
+    method: str
+    confidence: float
+    one_sided: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "low": self.low,
+            "high": self.high,
+            "method": self.method,
+            "confidence": self.confidence,
+            "one_sided": self.one_sided,
+        }
+
 
 def metric_rows(
-    metrics: Sequence[MetricValues], confidence: float, n_resamples: int, seed: int | None
+    metrics: Sequence[MetricValues],
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    *,
+    policy: PromotionPolicy,
+    pass_shares: bool,
 ) -> list[dict[str, Any]]:
-    """The comparison's metric rows. Each interval is the paired bootstrap of its metric alone;
-    metrics over the same number of examples draw their resamples from one stream
-    (:func:`~aieval.stats.paired_bootstrap_cis`), which gives the same numbers faster."""
-    scored = [(vb, vc) for _, vb, vc, _ in metrics if vb is not None and vc is not None]
+    """The comparison's metric rows.
+
+    The rows of the decision's metrics (``weighted_score``, ``pass_rate``) carry the
+    decision's own one-sided ``1 - alpha`` bounds, drawn by the rule's method on the row's
+    values, so the table and the rule never show two intervals of one delta; every other
+    interval is the paired percentile bootstrap of its metric alone (metrics over the same
+    number of examples draw their resamples from one stream,
+    :func:`~aieval.stats.paired_bootstrap_cis`, which gives the same numbers faster). Each row
+    names its ``method``, ``confidence`` and whether it is ``one_sided``.
+    """
+    decided: dict[int, RowInterval] = {}
+    for j, (name, vb, vc, _) in enumerate(metrics):
+        if vb is not None and vc is not None:
+            found = _decision_interval(name, vb, vc, policy, pass_shares)
+            if found is not None:
+                decided[j] = found
+    scored = [
+        (vb, vc)
+        for j, (_, vb, vc, _) in enumerate(metrics)
+        if vb is not None and vc is not None and j not in decided
+    ]
     cis = iter(
         paired_bootstrap_cis(scored, confidence=confidence, n_resamples=n_resamples, seed=seed)
         if scored
         else []
     )
     rows: list[dict[str, Any]] = []
-    for name, vb, vc, missing in metrics:
+    for j, (name, vb, vc, missing) in enumerate(metrics):
         if vb is None or vc is None:
             rows.append(
                 {
@@ -97,25 +149,55 @@ def metric_rows(
                     "delta": None,
                     "low": None,
                     "high": None,
+                    "method": None,
                     "n": 0,
                     **missing,
                 }
             )
             continue
-        ci = next(cis)
+        if j in decided:
+            interval = decided[j]
+            delta = float(np.mean(vc) - np.mean(vb))  # as paired_bootstrap_cis estimates it
+        else:
+            ci = next(cis)
+            interval = RowInterval(ci.low, ci.high, BOOTSTRAP_METHOD, confidence, False)
+            delta = ci.estimate
         rows.append(
             {
                 "name": name,
                 "baseline": float(vb.mean()),
                 "candidate": float(vc.mean()),
-                "delta": ci.estimate,
-                "low": ci.low,
-                "high": ci.high,
+                "delta": delta,
+                **interval.to_dict(),
                 "n": len(vb),
                 **missing,
             }
         )
     return rows
+
+
+def _decision_interval(
+    name: str, vb: np.ndarray, vc: np.ndarray, policy: PromotionPolicy, pass_shares: bool
+) -> RowInterval | None:
+    """The one-sided bounds of a decision's metric by its rule's method (``None``: not a
+    decision's metric, or values the rule's method cannot take, whose row keeps the
+    bootstrap)."""
+    confidence = 1.0 - policy.alpha
+    try:
+        if name == "weighted_score":
+            test = score_test(vb, vc, policy)
+            return RowInterval(test.lower_bound, test.upper_bound, test.method, confidence, True)
+        if name == "pass_rate":
+            # as pass_rate_rule_of tests it: in points, a t-test when a side ran epochs
+            test = noninferiority_test(
+                100.0 * (vc - vb), margin=policy.noninferiority_margin, alpha=policy.alpha,
+                method="t" if pass_shares else "proportion", scale=100.0,
+            )  # fmt: skip
+            low, high = test.lower_bound / 100.0, test.upper_bound / 100.0
+            return RowInterval(low, high, test.method, confidence, True)
+    except ConfigError:
+        return None
+    return None
 
 
 def side_row(ex: ExampleNumbers) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from aieval.errors import ConfigError
@@ -80,6 +80,76 @@ def metric_delta(name: str, value: float | None) -> str:
     return signed(value, 2) if name == "weighted_score" else signed(value, 3)
 
 
+#: Columns of a comparison's metrics table, in every format.
+METRIC_HEAD = ["metric", "baseline", "candidate", "delta", "interval", "method", "n"]
+
+
+def metric_interval(metric: Mapping[str, Any]) -> str:
+    """A comparison metric's interval in its natural unit, ``-`` when it has none."""
+    name = str(metric["name"])
+    return interval(metric.get("low"), metric.get("high"), lambda v: metric_delta(name, v))
+
+
+#: Short names of the interval methods, for the terminal's narrow table.
+_SHORT_METHODS = {
+    "paired-proportion score test": "Tango score",
+    "studentized bootstrap": "bootstrap-t",
+    "paired t-test": "t-test",
+    "paired percentile bootstrap": "bootstrap",
+}
+
+
+def interval_method(metric: Mapping[str, Any], *, short: bool = False) -> str:
+    """How a comparison metric's interval was drawn, and at what confidence (``short``: the
+    method's short name alone, for the terminal's narrow table; :func:`interval_kinds` says
+    the rest under it).
+
+    >>> interval_method({"low": -0.1, "high": 11.2, "method": "paired-proportion score test",
+    ...                  "confidence": 0.95, "one_sided": True})
+    'one-sided 95% bounds, paired-proportion score test'
+    >>> interval_method({"low": 0.0, "high": 0.1, "method": "paired percentile bootstrap",
+    ...                  "confidence": 0.95, "one_sided": False})
+    '95% CI, paired percentile bootstrap'
+    >>> interval_method({"low": -0.1, "high": 11.2, "method": "paired-proportion score test",
+    ...                  "confidence": 0.95, "one_sided": True}, short=True)
+    'Tango score'
+    """
+    if metric.get("low") is None or metric.get("high") is None:
+        return "-"
+    method = str(metric.get("method") or "")
+    if not method:  # stored before rows named their method: all were the bootstrap's
+        return "bootstrap" if short else "paired percentile bootstrap"
+    confidence = float(metric.get("confidence") or 0.95)
+    one_sided = bool(metric.get("one_sided"))
+    if short:
+        return _SHORT_METHODS.get(method, method)
+    kind = f"one-sided {confidence:.0%} bounds" if one_sided else f"{confidence:.0%} CI"
+    return f"{kind}, {method}"
+
+
+def interval_kinds(metrics: Sequence[Mapping[str, Any]]) -> str:
+    """What the intervals of the terminal's table are (its method column names only the
+    method): the decision's one-sided bounds on its metrics, two-sided intervals elsewhere.
+
+    >>> interval_kinds([{"name": "weighted_score", "low": 0, "high": 1, "method": "t",
+    ...                  "confidence": 0.95, "one_sided": True},
+    ...                 {"name": "f1", "low": 0, "high": 1, "method": "b", "confidence": 0.95}])
+    "intervals: weighted_score: the decision's one-sided 95% bounds; the others: 95% CI"
+    """
+    shown = [m for m in metrics if m.get("low") is not None and m.get("high") is not None]
+    decided = [m for m in shown if m.get("one_sided")]
+    rest = [m for m in shown if not m.get("one_sided")]
+    parts = []
+    if decided:
+        level = float(decided[0].get("confidence") or 0.95)
+        names = ", ".join(str(m["name"]) for m in decided)
+        parts.append(f"{names}: the decision's one-sided {level:.0%} bounds")
+    if rest:
+        level = float(rest[0].get("confidence") or 0.95)
+        parts.append(f"{'the others' if decided else 'all'}: {level:.0%} CI")
+    return "intervals: " + "; ".join(parts) if parts else ""
+
+
 def metric_n(metric: Mapping[str, Any]) -> str:
     """A comparison metric's paired count, with the examples only one side scored.
 
@@ -92,6 +162,26 @@ def metric_n(metric: Mapping[str, Any]) -> str:
         if metric.get(key)
     ]
     return f"{metric['n']}" + (f" ({', '.join(parts)})" if parts else "")
+
+
+def side_pass(side: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+    """An example's pass on one side of a regression or improvement row, measured as on the
+    other side: the share of epochs that passed when either side ran epochs (a side of one
+    answer passes 100% or 0%), else ``pass``/``fail``.
+
+    >>> side_pass({"passed": True, "pass_share": 0.5}, {"passed": True})
+    '50% passed'
+    >>> side_pass({"passed": True}, {"passed": True, "pass_share": 0.5})
+    '100% passed'
+    >>> side_pass({"passed": False}, {"passed": True})
+    'fail'
+    """
+    if side.get("pass_share") is None and other.get("pass_share") is None:
+        return "pass" if side.get("passed") else "fail"
+    share = side.get("pass_share")
+    if share is None:
+        share = 1.0 if side.get("passed") else 0.0
+    return f"{float(share):.0%} passed"
 
 
 def run_title(run: Mapping[str, Any]) -> str:
@@ -166,11 +256,15 @@ def paired_counts(doc: Mapping[str, Any]) -> str:
     many of them both scored (what the ``paired_examples`` rule counts).
 
     >>> paired_counts({"paired": 500, "scored_paired": 0})
-    '500 paired by id, 0 scored in both'
+    '500 examples paired by id, 0 scored in both'
+    >>> paired_counts({"paired": 300, "scored_paired": 300})
+    '300 examples paired by id, all scored in both'
     """
-    text = f"{doc['paired']} paired by id"
+    text = f"{doc['paired']} examples paired by id"
     if "scored_paired" in doc:
-        text += f", {doc['scored_paired']} scored in both"
+        scored = doc["scored_paired"]
+        both = "all" if scored == doc["paired"] and scored else str(scored)
+        text += f", {both} scored in both"
     return text
 
 
@@ -222,6 +316,15 @@ _TIE_RULES = {
     "p95_latency": "p95 latency in seconds (lower wins)",
     "cost": "total cost (lower wins)",
 }
+
+
+def shown_tie_break(doc: Mapping[str, Any]) -> str | None:
+    """The comparison's tie-break line as a renderer shows it: ``None`` when no run ranks
+    first, and when the decision blocks (a ranking of near-equal runs says nothing about a
+    candidate a rule has stopped)."""
+    if outcome_of(doc["decision"]) == "block":
+        return None
+    return tie_break_line(doc.get("tie_break") or {})
 
 
 def tie_break_line(tie: Mapping[str, Any]) -> str | None:

@@ -15,23 +15,32 @@ from aieval.report._document import num, pct
 from aieval.stats import pass_at_k, pass_hat_k
 
 __all__ = [
+    "COMPARE_K_HEAD",
+    "COMPARE_VARIANCE_HEAD",
     "ESTIMATORS",
     "K_HEAD",
     "MINIMUM_HEAD",
     "VARIANCE_HEAD",
+    "cached_split_warning",
     "epochs_section",
     "epochs_title",
     "example_head",
     "example_rows",
+    "judge_noise_hints",
     "k_rows",
     "minimum_rows",
     "minimums_section",
+    "side_epochs",
+    "side_k_rows",
+    "side_variance_rows",
     "variance_rows",
 ]
 
 K_HEAD = ["k", "pass@k", "pass^k"]
 VARIANCE_HEAD = ["scorer", "answers", "verdicts/answer", "answer var", "judge var", "answers'"]
 MINIMUM_HEAD = ["minimum", "value", "least", "met"]
+COMPARE_K_HEAD = ["k", "pass^k baseline", "pass^k candidate", "pass@k baseline", "pass@k candidate"]
+COMPARE_VARIANCE_HEAD = ["run", *VARIANCE_HEAD]
 #: How pass@k and pass^k are computed, printed under their table.
 ESTIMATORS = (
     "per example (n answers, c passed): pass@k = 1 − C(n−c, k) / C(n, k), the chance that at "
@@ -135,3 +144,75 @@ def minimum_rows(minimums: Mapping[str, Any]) -> list[list[str]]:
         ]
         for check in minimums.get("checks") or []
     ]
+
+
+def side_epochs(metrics: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A comparison side's epochs as its run's summary stored them: ``n`` answers per example,
+    mean ``pass_at_k``/``pass_hat_k`` by k and the ``variance`` split per judged scorer;
+    ``None`` for a run without epochs."""
+    stored = (metrics or {}).get("epochs")
+    if not isinstance(stored, Mapping) or int(stored.get("n") or 1) < 2:
+        return None
+    return {
+        "n": int(stored["n"]),
+        "pass_at_k": dict(stored.get("pass_at_k") or {}),
+        "pass_hat_k": dict(stored.get("pass_hat_k") or {}),
+        "variance": dict(stored.get("variance") or {}),
+    }
+
+
+def side_k_rows(epochs: Mapping[str, Any]) -> list[list[str]]:
+    """A comparison's pass^k and pass@k of both sides by k (``-``: a side without that k)."""
+    base, cand = epochs.get("baseline") or {}, epochs.get("candidate") or {}
+    ks = sorted({*base.get("pass_hat_k", {}), *cand.get("pass_hat_k", {})}, key=int)
+    return [
+        [
+            k,
+            pct((base.get("pass_hat_k") or {}).get(k)),
+            pct((cand.get("pass_hat_k") or {}).get(k)),
+            pct((base.get("pass_at_k") or {}).get(k)),
+            pct((cand.get("pass_at_k") or {}).get(k)),
+        ]
+        for k in ks
+    ]
+
+
+def side_variance_rows(epochs: Mapping[str, Any]) -> list[list[str]]:
+    """Each side's variance split per judged scorer, the side's name first."""
+    return [
+        [side, *row]
+        for side in ("baseline", "candidate")
+        for row in variance_rows(epochs.get(side) or {})
+    ]
+
+
+#: A judge's share of a judged metric's variance above which an inconclusive comparison's hint
+#: speaks of judge samples and epochs, not only of examples.
+JUDGE_NOISE_SHARE = 0.5
+
+
+def judge_noise_hints(epochs: Mapping[str, Any]) -> list[str]:
+    """Hints for an inconclusive comparison whose judged metrics are mostly judge noise on a
+    side: more examples are not the only (nor the cheapest) way to decide."""
+    hints = []
+    for side in ("baseline", "candidate"):
+        for name, split in ((epochs.get(side) or {}).get("variance") or {}).items():
+            share = split.get("judge_share")
+            if share is None or share <= JUDGE_NOISE_SHARE:
+                continue
+            hints.append(
+                f"the judge's own noise is {share:.0%} of {name}'s variance in the {side} "
+                f"({num(split.get('judge_samples'), 1)} verdicts per answer): to decide, more "
+                "judge samples per answer narrow the interval as well as more examples or "
+                "epochs do (aieval compare's sample sizes count examples only)"
+            )
+    return hints
+
+
+def cached_split_warning(side: str, cached: int) -> str:
+    """The warning of a side whose variance split rests on judge verdicts from the cache."""
+    return (
+        f"the {side}'s answer/judge variance split rests on {cached} cached judge verdicts: "
+        "replayed from the response cache, not fresh samples of the judge, so its judge "
+        "variance may understate the judge's noise (re-run with the judge's cache off)"
+    )

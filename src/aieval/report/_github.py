@@ -23,11 +23,13 @@ from aieval._terminal import printable_data, printable_lines
 from aieval.errors import ConfigError, RunNotFoundError
 from aieval.report._compare import Comparison
 from aieval.report._document import (
+    METRIC_HEAD,
     as_document,
     baseline_choice,
     coverage_text,
-    interval,
+    interval_method,
     metric_delta,
+    metric_interval,
     metric_n,
     metric_value,
     not_comparable,
@@ -36,7 +38,14 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
-    tie_break_line,
+    shown_tie_break,
+    side_pass,
+)
+from aieval.report._epochs import (
+    COMPARE_K_HEAD,
+    COMPARE_VARIANCE_HEAD,
+    side_k_rows,
+    side_variance_rows,
 )
 from aieval.store import Store
 
@@ -160,7 +169,7 @@ def _first_screen(doc: Mapping[str, Any], links: _Links) -> Iterator[str]:
     where = links.comparison()
     yield (
         f"Candidate {escape(run_title(doc['candidate']))} vs baseline "
-        f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples"
+        f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)}"
         + (f" · [open in the viewer]({where})" if where else "")
     )
     chosen = baseline_choice(doc)
@@ -232,12 +241,24 @@ def _lists(
         left -= len(answers) + 2
         yield answers
     metrics = _metric_rows(doc)
-    block = _fitted("Metrics (candidate − baseline, paired 95% CI)",
-                    ["metric", "baseline", "candidate", "delta", "95% CI", "n"],
+    block = _fitted("Metrics (candidate − baseline)", METRIC_HEAD,
                     metrics, len(metrics), left, folded=True)  # fmt: skip
     if block:
         left -= len(block) + 2
         yield block
+    epochs = doc.get("epochs")
+    if epochs:
+        ks = side_k_rows(epochs)
+        block = _fitted("Epochs: pass^k and pass@k by side", COMPARE_K_HEAD, ks, len(ks),
+                        left, folded=True)  # fmt: skip
+        variance = [[escape(c) for c in r] for r in side_variance_rows(epochs)]
+        if variance:
+            block += "\n\n" + _fitted("Variance: answers vs judge, by side",
+                                      COMPARE_VARIANCE_HEAD, variance, len(variance),
+                                      left - len(block) - 2, folded=True)  # fmt: skip
+        if block:
+            left -= len(block) + 2
+            yield block
     improvements = list(doc.get("improvements") or [])
     count = int(doc.get("improvements_count", len(improvements)))
     if count:
@@ -289,8 +310,8 @@ def _fitted(
 
 
 def _example_row(row: Mapping[str, Any], links: _Links) -> list[str]:
-    def side(s: Mapping[str, Any]) -> str:
-        parts = ["pass" if s.get("passed") else "fail"]
+    def side(s: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+        parts = [side_pass(s, other)]
         if s.get("grade"):
             parts.append(escape(s["grade"]))
         if s.get("weighted_score") is not None:
@@ -300,8 +321,8 @@ def _example_row(row: Mapping[str, Any], links: _Links) -> list[str]:
     delta = row.get("delta")
     return [
         links.label(str(row["id"])),
-        side(row["baseline"]),
-        side(row["candidate"]),
+        side(row["baseline"], row["candidate"]),
+        side(row["candidate"], row["baseline"]),
         "-" if delta is None else f"{delta:+.1f}",
         escape("; ".join(row.get("changes") or [])),
     ]
@@ -314,7 +335,8 @@ def _metric_rows(doc: Mapping[str, Any]) -> list[list[str]]:
             metric_value(m["name"], m["baseline"]),
             metric_value(m["name"], m["candidate"]),
             metric_delta(m["name"], m.get("delta")),
-            interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)),
+            metric_interval(m),
+            escape(interval_method(m)),
             metric_n(m),
         ]
         for m in doc.get("metrics") or []
@@ -371,7 +393,7 @@ def _provenance(doc: Mapping[str, Any]) -> str:
 
 
 def _tail(doc: Mapping[str, Any]) -> Iterator[str]:
-    tie = tie_break_line(doc.get("tie_break") or {})
+    tie = shown_tie_break(doc)
     if tie is not None:
         yield f"Tie-break: {escape(tie)}"
     yield (

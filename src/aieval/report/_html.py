@@ -18,11 +18,14 @@ from aieval.report._code import (
 )
 from aieval.report._document import (
     GRADE_ORDER,
+    METRIC_HEAD,
     as_document,
     baseline_choice,
     coverage_text,
     interval,
+    interval_method,
     metric_delta,
+    metric_interval,
     metric_n,
     metric_value,
     not_comparable,
@@ -34,11 +37,13 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
-    tie_break_line,
+    shown_tie_break,
+    side_pass,
     workflow_label,
 )
-from aieval.report._epochs import ESTIMATORS as EPOCH_ESTIMATORS
 from aieval.report._epochs import (
+    COMPARE_K_HEAD,
+    COMPARE_VARIANCE_HEAD,
     K_HEAD,
     MINIMUM_HEAD,
     VARIANCE_HEAD,
@@ -47,8 +52,11 @@ from aieval.report._epochs import (
     example_rows,
     k_rows,
     minimum_rows,
+    side_k_rows,
+    side_variance_rows,
     variance_rows,
 )
+from aieval.report._epochs import ESTIMATORS as EPOCH_ESTIMATORS
 from aieval.report._svg import forest_plot, gate_plot, grade_plot, histogram_grid
 
 __all__ = ["render_html"]
@@ -431,12 +439,27 @@ _RULE_CELLS = {
 }
 
 
+def _side_epochs(epochs: Mapping[str, Any] | None) -> Iterator[str]:
+    """Each side's pass^k, pass@k and variance split, for runs of epochs."""
+    if not epochs:
+        return
+    yield "<h2>Epochs: pass^k (all k answers pass) and pass@k by side</h2>"
+    yield _table(COMPARE_K_HEAD, side_k_rows(epochs))
+    rows = side_variance_rows(epochs)
+    if rows:
+        yield "<h2>Variance: answers vs judge, by side</h2>"
+        yield _table(
+            COMPARE_VARIANCE_HEAD, [[_e(c) for c in r] for r in rows],
+            numeric=range(2, len(COMPARE_VARIANCE_HEAD)),
+        )  # fmt: skip
+
+
 def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     decision = doc["decision"]
     yield f"<h1>{_e(doc['candidate'].get('name') or '-')}: candidate vs baseline</h1>"
     yield (
         f'<p class="meta">candidate {_e(run_title(doc["candidate"]))} · baseline '
-        f"{_e(run_title(doc['baseline']))} · {paired_counts(doc)} examples</p>"
+        f"{_e(run_title(doc['baseline']))} · {paired_counts(doc)}</p>"
     )
     chosen = baseline_choice(doc)
     if chosen is not None:
@@ -462,20 +485,22 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     yield "<h2>Metric deltas (candidate − baseline)</h2>"
     yield _forest(doc)
     yield _table(
-        ["metric", "baseline", "candidate", "delta", "95% CI", "n"],
+        METRIC_HEAD,
         [
             [
                 _e(m["name"]),
                 metric_value(m["name"], m["baseline"]),
                 metric_value(m["name"], m["candidate"]),
                 metric_delta(m["name"], m.get("delta")),
-                interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)),
+                metric_interval(m),
+                _e(interval_method(m)),
                 _e(metric_n(m)),
             ]
             for m in doc["metrics"]
         ],
     )
-    tie = tie_break_line(doc.get("tie_break") or {})
+    yield from _side_epochs(doc.get("epochs"))
+    tie = shown_tie_break(doc)
     if tie is not None:
         yield f"<p>Tie-break: {_e(tie)}</p>"
     yield (
@@ -563,12 +588,9 @@ def _count(doc: Mapping[str, Any], key: str) -> int:
 
 
 def _example_row(row: Mapping[str, Any]) -> list[str]:
-    def side(s: Mapping[str, Any]) -> str:
-        verdict = (
-            '<span class="pass">pass</span>'
-            if s.get("passed")
-            else ('<span class="fail">fail</span>')
-        )
+    def side(s: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+        css = "pass" if s.get("passed") else "fail"
+        verdict = f'<span class="{css}">{_e(side_pass(s, other))}</span>'
         grade = f" {_e(s['grade'])}" if s.get("grade") else ""
         score = f" {s['weighted_score']:.1f}" if s.get("weighted_score") is not None else ""
         return verdict + grade + score
@@ -576,8 +598,8 @@ def _example_row(row: Mapping[str, Any]) -> list[str]:
     delta = row.get("delta")
     return [
         f"<code>{_e(row['id'])}</code>",
-        side(row["baseline"]),
-        side(row["candidate"]),
+        side(row["baseline"], row["candidate"]),
+        side(row["candidate"], row["baseline"]),
         "-" if delta is None else f"{delta:+.1f}",
         _e("; ".join(row.get("changes") or [])),
     ]

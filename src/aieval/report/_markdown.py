@@ -18,11 +18,14 @@ from aieval.report._code import (
 )
 from aieval.report._document import (
     GRADE_ORDER,
+    METRIC_HEAD,
     as_document,
     baseline_choice,
     coverage_text,
     interval,
+    interval_method,
     metric_delta,
+    metric_interval,
     metric_n,
     metric_value,
     not_comparable,
@@ -34,10 +37,13 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
-    tie_break_line,
+    shown_tie_break,
+    side_pass,
     workflow_label,
 )
 from aieval.report._epochs import (
+    COMPARE_K_HEAD,
+    COMPARE_VARIANCE_HEAD,
     ESTIMATORS,
     K_HEAD,
     MINIMUM_HEAD,
@@ -47,6 +53,8 @@ from aieval.report._epochs import (
     example_rows,
     k_rows,
     minimum_rows,
+    side_k_rows,
+    side_variance_rows,
     variance_rows,
 )
 
@@ -289,20 +297,21 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         yield f"> ⚠️ **Not comparable:** {escape(note)}"
     yield (
         f"Candidate {escape(run_title(doc['candidate']))} vs baseline "
-        f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)} examples"
+        f"{escape(run_title(doc['baseline']))} · {paired_counts(doc)}"
     )
     chosen = baseline_choice(doc)
     if chosen is not None:
         yield f"> {'⚠️ ' if chosen[1] else ''}{escape(chosen[0])}"
     yield table(
-        ["metric", "baseline", "candidate", "delta", "95% CI", "n"],
+        METRIC_HEAD,
         [
             [
                 escape(m["name"]),
                 metric_value(m["name"], m["baseline"]),
                 metric_value(m["name"], m["candidate"]),
                 metric_delta(m["name"], m.get("delta")),
-                interval(m["low"], m["high"], lambda v, n=m["name"]: metric_delta(n, v)),
+                metric_interval(m),
+                escape(interval_method(m)),
                 metric_n(m),
             ]
             for m in doc["metrics"]
@@ -317,7 +326,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
                 numeric=[3],
                 total=_count(doc, key),
             )
-    tie = tie_break_line(doc.get("tie_break") or {})
+    tie = shown_tie_break(doc)
     if tie is not None:
         yield f"Tie-break: {escape(tie)}"
     yield (
@@ -326,8 +335,24 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         f"{doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
         f"{doc['only_candidate_count']} only in candidate"
     )
+    yield from _side_epochs(doc.get("epochs"))
     yield provenance_details(doc)
     yield _warnings(decision.get("warnings") or [])
+
+
+def _side_epochs(epochs: Mapping[str, Any] | None) -> Iterator[str]:
+    """Each side's pass^k, pass@k and variance split, for runs of epochs."""
+    if not epochs:
+        return
+    yield "**Epochs:** pass^k (all k answers pass) and pass@k by side"
+    yield table(COMPARE_K_HEAD, side_k_rows(epochs))
+    rows = side_variance_rows(epochs)
+    if rows:
+        yield "**Variance: answers vs judge, by side**"
+        yield table(
+            COMPARE_VARIANCE_HEAD, [[escape(c) for c in r] for r in rows],
+            numeric=range(2, len(COMPARE_VARIANCE_HEAD)),
+        )  # fmt: skip
 
 
 def provenance_details(doc: Mapping[str, Any]) -> str:
@@ -355,8 +380,8 @@ def _count(doc: Mapping[str, Any], key: str) -> int:
 
 
 def _example_row(row: Mapping[str, Any]) -> list[str]:
-    def side(s: Mapping[str, Any]) -> str:
-        parts = ["pass" if s.get("passed") else "fail"]
+    def side(s: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+        parts = [side_pass(s, other)]
         if s.get("grade"):
             parts.append(escape(s["grade"]))
         if s.get("weighted_score") is not None:
@@ -366,8 +391,8 @@ def _example_row(row: Mapping[str, Any]) -> list[str]:
     delta = row.get("delta")
     return [
         escape(row["id"]),
-        side(row["baseline"]),
-        side(row["candidate"]),
+        side(row["baseline"], row["candidate"]),
+        side(row["candidate"], row["baseline"]),
         "-" if delta is None else f"{delta:+.1f}",
         escape("; ".join(row.get("changes") or [])),
     ]

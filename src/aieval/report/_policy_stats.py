@@ -55,14 +55,22 @@ def score_rule_of(base: np.ndarray, cand: np.ndarray, policy: PromotionPolicy) -
         else "inconclusive"
     )  # fmt: skip
     units = "percentage points" if test.method.startswith("paired-proportion") else "points"
+    # a large p beside "worse" reads as "no evidence": say what the p-value tests
+    p_label = "non-inferiority p" if test.regressed else "p"
     reason = (
         f"weighted score {test.mean_delta:+.2f} {units} on average over {test.n} examples; "
         f"one-sided {1 - policy.alpha:.0%} bounds [{test.lower_bound:+.2f}, "
         f"{test.upper_bound:+.2f}] vs margin -{policy.noninferiority_margin:g} "
-        f"(p={test.p_value:.3g}, {test.method}): {verdict}"
+        f"({p_label}={test.p_value:.3g}, {test.method}): {verdict}"
     )
     if verdict == "inconclusive":
         reason += _shortfall(test)
+    elif test.regressed:
+        reason += (
+            f", shown: even the upper bound {test.upper_bound:+.2f} is below the margin "
+            f"-{policy.noninferiority_margin:g} (a p-value near 1 means the data give no support "
+            "to the candidate being within the margin)"
+        )
     details = {**test.to_dict(), "verdict": verdict}
     return RuleResult(
         rule, test.non_inferior, reason, details,

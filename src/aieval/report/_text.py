@@ -24,12 +24,16 @@ from aieval.report._code import (
 )
 from aieval.report._document import (
     GRADE_ORDER,
+    METRIC_HEAD,
     PROVENANCE_FLAGS,
     as_document,
     baseline_choice,
     coverage_text,
     interval,
+    interval_kinds,
+    interval_method,
     metric_delta,
+    metric_interval,
     metric_n,
     metric_value,
     not_comparable,
@@ -41,10 +45,13 @@ from aieval.report._document import (
     provenance_rows,
     rule_outcome,
     run_title,
-    tie_break_line,
+    shown_tie_break,
+    side_pass,
     workflow_label,
 )
 from aieval.report._epochs import (
+    COMPARE_K_HEAD,
+    COMPARE_VARIANCE_HEAD,
     ESTIMATORS,
     K_HEAD,
     MINIMUM_HEAD,
@@ -54,6 +61,8 @@ from aieval.report._epochs import (
     example_rows,
     k_rows,
     minimum_rows,
+    side_k_rows,
+    side_variance_rows,
     variance_rows,
 )
 
@@ -468,8 +477,9 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
         )
     yield rules
     yield _metrics(doc)
+    yield from _side_epochs(doc.get("epochs"))
     yield from _provenance(doc)
-    tie = tie_break_line(doc.get("tie_break") or {})
+    tie = shown_tie_break(doc)
     if tie is not None:
         yield Text(f"tie-break: {tie}")
     yield Text(
@@ -489,6 +499,23 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield from _warnings(decision.get("warnings") or [])
 
 
+def _side_epochs(epochs: Mapping[str, Any] | None) -> Iterator[RenderableType]:
+    """Each side's pass^k and pass@k by k, and each side's variance split, for runs of
+    epochs."""
+    if not epochs:
+        return
+    ks = _table("epochs: pass^k (all k answers pass) and pass@k by side", *COMPARE_K_HEAD)
+    for row in side_k_rows(epochs):
+        _add(ks, *row)
+    yield ks
+    rows = side_variance_rows(epochs)
+    if rows:
+        variance = _table("variance: answers vs judge, by side", *COMPARE_VARIANCE_HEAD, left=2)
+        for row in rows:
+            _add(variance, *row)
+        yield variance
+
+
 def _provenance(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     rows = provenance_rows(doc)
     if not rows:
@@ -505,15 +532,7 @@ _BREAKS = PROVENANCE_FLAGS["breaks"]
 
 
 def _metrics(doc: Mapping[str, Any]) -> Table:
-    table = _table(
-        "metrics (candidate − baseline, paired 95% CI)",
-        "metric",
-        "baseline",
-        "candidate",
-        "delta",
-        "CI",
-        "n",
-    )
+    table = _table("metrics (candidate − baseline)", *METRIC_HEAD)
     for m in doc["metrics"]:
         name = m["name"]
         delta = m.get("delta")
@@ -526,9 +545,14 @@ def _metrics(doc: Mapping[str, Any]) -> Table:
             metric_value(name, m["baseline"]),
             metric_value(name, m["candidate"]),
             Text(metric_delta(name, delta), style=style),
-            interval(m["low"], m["high"], lambda v, n=name: metric_delta(n, v)),
+            metric_interval(m),
+            Text(interval_method(m, short=True)),
             metric_n(m),
         )
+    kinds = interval_kinds(doc["metrics"])
+    if kinds:
+        table.caption = kinds
+        table.caption_justify = "left"
     return table
 
 
@@ -540,18 +564,16 @@ def example_table(title: str, rows: Sequence[Mapping[str, Any]]) -> Table:
         _add(
             table,
             Text(str(row["id"])),
-            _side(row["baseline"]),
-            _side(row["candidate"]),
+            _side(row["baseline"], row["candidate"]),
+            _side(row["candidate"], row["baseline"]),
             Text(num(row.get("delta"), 1) if row.get("delta") is None else f"{row['delta']:+.1f}"),
             Text("; ".join(row.get("changes") or [])),
         )
     return table
 
 
-def _side(side: Mapping[str, Any]) -> Text:
-    verdict = Text(
-        "pass" if side.get("passed") else "fail", style="green" if side.get("passed") else "red"
-    )
+def _side(side: Mapping[str, Any], other: Mapping[str, Any]) -> Text:
+    verdict = Text(side_pass(side, other), style="green" if side.get("passed") else "red")
     if side.get("grade"):
         verdict.append(f" {side['grade']}")
     if side.get("weighted_score") is not None:

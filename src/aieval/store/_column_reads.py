@@ -233,6 +233,15 @@ class ColumnReader(Connection):
             _PAGE_ROWS,
         )
 
+    def cached_judge_calls(self, run_id: str) -> int:
+        """How many of the run's judge calls that answered came from the response cache."""
+        row = self._read_one(
+            "SELECT COUNT(*) FROM model_calls WHERE run_id = ? AND purpose LIKE 'judge:%'"
+            " AND cached <> 0 AND error IS NULL",
+            (run_id,),
+        )
+        return int(row[0]) if row is not None else 0
+
     def call_totals(self, run_id: str) -> CallTotals:
         """The run's integer sums and counts, computed in SQL (in Python when a sum passes the
         64 bits of SQLite's ``SUM``, which then fails: each count fits, their sum need not)."""
