@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -42,10 +43,24 @@ class Fitted:
             yield from console.render(table, options)
             return
         for part in _blocks(console, table):
-            yield from console.render(part, options)
+            # a grid pads each line to its widest: a log line ends at its last character
+            for line in console.render_lines(part, options, pad=False):
+                yield from _rstripped(line)
+                yield Segment.line()
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement.get(console, options, self.table)
+
+
+def _rstripped(line: list[Segment]) -> list[Segment]:
+    """``line`` without the blanks at its end."""
+    kept = list(line)
+    while kept and not kept[-1].control and not kept[-1].text.rstrip():
+        kept.pop()
+    if kept and not kept[-1].control:
+        last = kept[-1]
+        kept[-1] = Segment(last.text.rstrip(), last.style, last.control)
+    return kept
 
 
 def least_width(console: Console, options: ConsoleOptions, table: Table) -> int:

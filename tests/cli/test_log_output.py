@@ -65,6 +65,7 @@ def test_a_wide_run_list_fits_the_log_width_and_keeps_every_character(tmp_path: 
     assert "…" not in done.stdout
     # too wide for its columns: one block per row, each cell on its own "column: value" line
     assert any(line.split() == ["id:", run_id] for line in lines), done.stdout
+    assert all(line == line.rstrip() for line in lines)  # no padding at a log line's end
     assert name in "".join(line.strip().removeprefix("name:").strip() for line in lines)
 
 
