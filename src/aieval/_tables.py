@@ -40,6 +40,7 @@ class Fitted:
         options = options.update(no_wrap=False, overflow="fold")
         # a grid without headers has no names for its cells: it folds in place
         if not table.show_header or least_width(console, options, table) <= options.max_width:
+            _widen(console, options, table)
             yield from console.render(table, options)
             return
         for part in _blocks(console, table):
@@ -67,13 +68,46 @@ def least_width(console: Console, options: ConsoleOptions, table: Table) -> int:
     """The narrowest the table lays out without breaking a word or a name: each column its
     longest word (its longest cell when the column does not wrap), plus padding and rules."""
     _, right, _, left = table.padding
-    total = 0
+    total = sum(_least_widths(console, options, table)) + (left + right) * len(table.columns)
+    return total + (len(table.columns) + 1 if table.box is not None else 0)
+
+
+def _widen(console: Console, options: ConsoleOptions, table: Table) -> None:
+    """Give each column its width: at least its longest word, and the room left shared in
+    proportion to what each lacks of its whole text (squeezed to fit, Rich would break a word
+    of one column, "complete" / "d", while another still had room to wrap at a space)."""
+    least = _least_widths(console, options, table)
+    most = [
+        max(
+            (Measurement.get(console, options, c).maximum
+             for c in ([col.header, *col.cells] if table.show_header else list(col.cells))),
+            default=0,
+        )
+        for col in table.columns
+    ]  # fmt: skip
+    _, right, _, left = table.padding
+    overhead = (left + right) * len(table.columns) + (
+        len(table.columns) + 1 if table.box is not None else 0
+    )
+    room = options.max_width - overhead
+    if sum(most) <= room:
+        return  # laid out whole: nothing to share
+    spare = room - sum(least)
+    lacking = [m - lo for m, lo in zip(most, least, strict=True)]
+    total = sum(lacking) or 1
+    widths = [lo + spare * lack // total for lo, lack in zip(least, lacking, strict=True)]
+    for column, width in zip(table.columns, widths, strict=True):
+        column.width = width
+
+
+def _least_widths(console: Console, options: ConsoleOptions, table: Table) -> list[int]:
+    """Each column's longest word (its longest cell when the column does not wrap)."""
+    found = []
     for column in table.columns:
         cells = [column.header, *column.cells] if table.show_header else list(column.cells)
         widths = [Measurement.get(console, options, cell) for cell in cells]
-        total += max((w.maximum if column.no_wrap else w.minimum for w in widths), default=0)
-        total += left + right
-    return total + (len(table.columns) + 1 if table.box is not None else 0)
+        found.append(max((w.maximum if column.no_wrap else w.minimum for w in widths), default=0))
+    return found
 
 
 def _blocks(console: Console, table: Table) -> Iterator[RenderableType]:

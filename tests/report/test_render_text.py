@@ -92,7 +92,7 @@ def test_a_table_too_wide_for_the_width_prints_one_block_per_row() -> None:
     lines = [line.split() for line in text.splitlines()]
     # the metrics table cannot fit its numbers in 60 columns: each cell whole on its own line
     assert ["metric:", "weighted_score"] in lines
-    assert ["CI:", "[-10.90,", "-3.80]"] in lines
+    assert ["interval:", "[-10.90,", "-3.80]"] in lines
     assert ["rule", "result", "reason"] in [[w for w in line if w not in "┃"] for line in lines]
 
 
