@@ -7,7 +7,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
+from tests.support.server import LiveServer
 from tests.traces._definition import DEFINITION
 from tests.traces._produce import Produced
 
@@ -15,10 +17,13 @@ from aieval import run
 from aieval.core import SampleRecord, load_plugin, plugin_names
 from aieval.errors import ConfigError, WorkflowError
 from aieval.runner._evaluator import GROUP, evaluator_name
+from aieval.server import ServerSettings, create_app
 from aieval.store import Store
 from aieval.traces import load_traces
 from aieval.traces._evaluator import TraceEvaluator, factory
 from aieval.workflows import load_runs
+
+TOKEN = "s3cret-token"
 
 
 def test_trace_data_selects_the_traces_evaluator(genai: Produced, tmp_path: Path) -> None:
@@ -78,3 +83,23 @@ def test_load_runs_reads_run_logs_and_sends_trace_data_to_the_trace_reader(
     rows = TraceEvaluator.rows(genai.json_file)
     assert [r["id"] for r in rows] == [r.workflow_id for r in load_traces(genai.json_file)]
     assert TraceEvaluator.rows(rows) is rows  # rows that already hold runs pass through
+
+
+def test_the_server_grades_received_traces_with_the_traces_evaluator(
+    genai: Produced, tmp_path: Path
+) -> None:
+    app = create_app(tmp_path / "runs.db", ServerSettings(token=TOKEN, dataset_roots=(tmp_path,)))
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with LiveServer(app) as live, httpx.Client(base_url=live.url, headers=auth) as client:
+        for line in genai.json_file.read_text().splitlines():
+            sent = client.post(
+                "/v1/traces", content=line, headers={"Content-Type": "application/json"}
+            )
+            assert sent.status_code == 200, sent.text
+        graded = client.post("/api/traces/evaluations", json={"name": "t", "workflow": DEFINITION})
+    app.state.manager.shutdown()
+    assert graded.status_code == 200, graded.text
+    body = graded.json()
+    assert set(body["verdicts"]) == set(genai.trace_ids.values())
+    stored = Store(tmp_path / "runs.db").get_run(body["run_id"]).config["spec"]
+    assert stored["scoring"]["evaluator"] == "traces"
