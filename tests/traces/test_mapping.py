@@ -11,7 +11,7 @@ import pytest
 from tests.traces._produce import MODEL, Produced
 
 from aieval.traces import TraceReading, iter_trace_runs, load_traces
-from aieval.workflows import WorkflowRun, load_runs
+from aieval.workflows import WorkflowRun
 
 BOTH = pytest.mark.parametrize("traces", ["genai", "openinference"], indirect=True)
 
@@ -80,7 +80,7 @@ def test_protobuf_file_and_folder_read_as_the_json_lines(traces: Produced, tmp_p
     folder.mkdir()
     shutil.copy(traces.json_file, folder / "a.jsonl")
     shutil.copy(traces.proto_file, folder / "b.pb")
-    both = load_runs(folder)  # the same spans twice: each span counts once
+    both = load_traces(folder)  # the same spans twice: each span counts once
     assert [r.to_dict()["steps"] for r in both] == [r["steps"] for r in from_json]
     assert all(r.metadata["trace"]["duplicate_spans"] > 0 for r in both)
 

@@ -14,7 +14,7 @@ from tests.traces._produce import Produced
 
 from aieval.errors import ConfigError, WorkflowError
 from aieval.traces import MAX_REQUEST_BYTES_ENV, TraceReading, iter_trace_runs, load_traces
-from aieval.workflows import evaluate_run, load_runs, load_workflow
+from aieval.workflows import evaluate_run, load_workflow
 
 BOTH = pytest.mark.parametrize("kind", ["json", "proto"])
 
@@ -83,10 +83,10 @@ def test_the_environment_sets_the_limit_for_eval_files(
     number, size = _longest_line(genai.json_file)
     monkeypatch.setenv(MAX_REQUEST_BYTES_ENV, str(size - 1))
     with pytest.raises(WorkflowError, match=rf"line {number}: .*{MAX_REQUEST_BYTES_ENV}"):
-        load_runs(genai.json_file)
+        load_traces(genai.json_file)
     monkeypatch.setenv(MAX_REQUEST_BYTES_ENV, "lots")
     with pytest.raises(ConfigError, match=rf"{MAX_REQUEST_BYTES_ENV}='lots': expected"):
-        load_runs(genai.json_file)
+        load_traces(genai.json_file)
 
 
 def test_a_huge_line_is_refused_without_being_held(genai: Produced, tmp_path: Path) -> None:

@@ -31,7 +31,10 @@ GROUPS: dict[str, str] = {
 
 #: Plug-ins that ship with aieval, by group: name -> ``module:attribute``.
 BUILTIN: dict[str, dict[str, str]] = {
-    "aieval.evaluators": {"workflow": "aieval.workflows._evaluator:factory"},
+    "aieval.evaluators": {
+        "workflow": "aieval.workflows._evaluator:factory",
+        "traces": "aieval.traces._evaluator:factory",
+    },
     "aieval.scorers": {"code_passes": "aieval.code._scorer:code_passes"},
     "aieval.observers": {"otel": "aieval.telemetry._observer:observer"},
     "aieval.graders": {"threshold": "aieval.core._threshold:factory"},

@@ -4,8 +4,9 @@ An evaluator sees every sample after its scorers ran and adds to what the sample
 :class:`~aieval.core.Grader` its ``grader(request)`` returns decides each sample's verdict (an
 evaluator without one may put an ``evaluation`` payload with ``passed`` in ``extra``, read into
 the verdict as before verdicts existed). Workflow grading (a workflow
-definition and a scoring profile) is one; the runner knows it only by its plugin name, so the
-dependency points one way: evaluators import the runner, never the reverse.
+definition and a scoring profile) is one, and grading OpenTelemetry traces as workflow runs
+another; the runner knows them only by their plugin names, so the dependency points one way:
+evaluators import the runner, never the reverse.
 
 A package adds an evaluator with an entry point in the ``aieval.evaluators`` group::
 
@@ -45,6 +46,8 @@ __all__ = [
 GROUP = GROUPS["evaluators"]
 #: The evaluator a workflow, a profile or a folder of run logs selects.
 WORKFLOW = "workflow"
+#: The evaluator trace data (an OTLP file or a folder of them) selects.
+TRACES = "traces"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +99,13 @@ EvaluatorFactory = Callable[[EvaluatorRequest], SampleEvaluator]
 
 
 def evaluator_name(evaluator: str | None, workflow: Any, profile: Any, dataset: Any) -> str | None:
-    """The evaluator a run uses: the one named, else ``workflow`` for workflow runs."""
+    """The evaluator a run uses: the one named, else ``traces`` for trace data, else
+    ``workflow`` for workflow runs (a workflow, a profile or a folder of run logs)."""
     if evaluator is not None:
         return evaluator
-    is_dir = isinstance(dataset, str | Path) and Path(dataset).is_dir()
-    folder = is_dir or is_trace_data(dataset)
+    if is_trace_data(dataset):
+        return TRACES
+    folder = isinstance(dataset, str | Path) and Path(dataset).is_dir()
     return WORKFLOW if workflow is not None or profile is not None or folder else None
 
 

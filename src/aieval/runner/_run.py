@@ -162,7 +162,8 @@ async def run_async(
             ``dataset``.
         profile: the scoring profile for workflow runs (overrides the definition's).
         evaluator: the ``aieval.evaluators`` plugin that grades each sample (default:
-            ``workflow`` when ``workflow``/``profile``/a folder of run logs is given); see
+            ``traces`` for trace data, else ``workflow`` when ``workflow``/``profile``/a
+            folder of run logs is given); see
             docs/workflows.md for writing one.
         grader: the ``aieval.graders`` plugin deciding each sample's
             :class:`~aieval.core.Verdict` (default: the evaluator's own grader, else

@@ -164,8 +164,9 @@ class ScoringSpec(_Sub):
     profile: str | None = Field(None, description="scoring profile id, family or file")
     evaluator: str | None = Field(
         None,
-        description="an 'aieval.evaluators' plugin grading each sample; default: 'workflow' "
-        "when a workflow, a profile or a folder of run logs is given",
+        description="an 'aieval.evaluators' plugin grading each sample; default: 'traces' "
+        "for trace data, else 'workflow' when a workflow, a profile or a folder of run logs "
+        "is given",
     )
     grader: str | None = Field(
         None,

@@ -236,6 +236,7 @@ def _grade(body: TraceEvaluationRequest, state: Any) -> dict[str, Any]:
             name=body.name,
             dataset=rows,
             scorers=[],
+            evaluator="traces",  # each row a trace's run: graded as the trace evaluator grades
             workflow=body.workflow,
             profile=body.profile,
             enforce_hard_gates=body.enforce_hard_gates,

@@ -8,6 +8,9 @@ Example:
     ('F', False, False)
 """
 
+from typing import TYPE_CHECKING
+
+from aieval._lazy import lazy_exports
 from aieval.workflows._definition import (
     EvaluationSpec,
     InputSpec,
@@ -36,6 +39,9 @@ from aieval.workflows._recorder import StepHandle, recording, step
 from aieval.workflows._rollup import agent_rollup, step_scores
 from aieval.workflows._runs import load_runs
 
+if TYPE_CHECKING:
+    from aieval.workflows._runner import WorkflowMode
+
 __all__ = [
     "DEFAULT_PROFILE",
     "STEP_STATUSES",
@@ -48,6 +54,7 @@ __all__ = [
     "StepStatus",
     "WorkflowDefinition",
     "WorkflowEvaluation",
+    "WorkflowMode",
     "WorkflowRun",
     "agent_path",
     "agent_rollup",
@@ -66,3 +73,9 @@ __all__ = [
     "tool_calls",
     "unresolved_outputs",
 ]
+
+# The workflow evaluator (what the ``workflow`` plug-in builds, and the ``traces`` one extends)
+# loads the runner: imported on first use, so reading and grading runs stays light.
+__getattr__, __dir__ = lazy_exports(
+    __name__, {"WorkflowMode": "aieval.workflows._runner"}, globals()
+)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aieval.runner._evaluator import EvaluatorRequest
+from aieval.runner import EvaluatorRequest
 from aieval.workflows._runner import WorkflowMode
 
 __all__ = ["factory"]

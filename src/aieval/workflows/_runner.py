@@ -15,7 +15,7 @@ from aieval._tracefiles import is_trace_data
 from aieval._types import Example
 from aieval.core import GradeInput, GraderRequest, Verdict
 from aieval.core._stored import evaluation_verdict
-from aieval.errors import IncompatibleDatasetError, WorkflowError
+from aieval.errors import ConfigError, IncompatibleDatasetError, WorkflowError
 from aieval.grading import Profile, normalize
 from aieval.runner._result import Aggregator
 from aieval.runner._target import Output, Target, Usage
@@ -60,10 +60,18 @@ class WorkflowMode:
 
     @staticmethod
     def rows(dataset: Any) -> Any:
-        """A folder of recorded run logs becomes rows (one per ``*.json``), trace data (an OTLP
-        file or a folder of them) one row per trace; anything else as is."""
+        """A folder of recorded run logs becomes rows (one per ``*.json``); anything else as is.
+
+        Raises:
+            ConfigError: the dataset is OpenTelemetry trace data, which the ``traces``
+                evaluator reads (trace data selects it unless another evaluator is named).
+        """
         if is_trace_data(dataset):
-            return trace_rows(dataset)
+            raise ConfigError(
+                f"evaluator: {dataset} is OpenTelemetry trace data, which the 'traces' "
+                "evaluator reads and grades with the same workflow and profile: name "
+                "evaluator 'traces', or name none (trace data selects it)"
+            )
         if not isinstance(dataset, str | Path) or not Path(dataset).is_dir():
             return dataset
         folder = readable(dataset, "dataset")
@@ -145,16 +153,6 @@ class WorkflowMode:
 
     def _name(self) -> str:
         return self.definition.id if self.definition is not None else "workflow"
-
-
-def trace_rows(dataset: str | Path) -> list[dict[str, Any]]:
-    """One row per trace: its id the trace id, its run as recorded-run JSON."""
-    from aieval.traces._read import iter_trace_runs  # builds on this package's run model
-
-    return [
-        {"id": run.workflow_id, "input": run.inputs or {}, "run": run.to_dict()}
-        for run in iter_trace_runs(dataset)
-    ]
 
 
 class WorkflowGrader:
