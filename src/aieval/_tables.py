@@ -73,9 +73,9 @@ def least_width(console: Console, options: ConsoleOptions, table: Table) -> int:
 
 
 def _widen(console: Console, options: ConsoleOptions, table: Table) -> None:
-    """Give each column its width: at least its longest word, and the room left shared in
-    proportion to what each lacks of its whole text (squeezed to fit, Rich would break a word
-    of one column, "complete" / "d", while another still had room to wrap at a space)."""
+    """Give each column its width: at least its longest word, the widest columns narrowed
+    first (squeezed to fit, Rich would break a word of one column, "complete" / "d", while
+    another still had room to wrap at a space)."""
     least = _least_widths(console, options, table)
     most = [
         max(
@@ -92,10 +92,22 @@ def _widen(console: Console, options: ConsoleOptions, table: Table) -> None:
     room = options.max_width - overhead
     if sum(most) <= room:
         return  # laid out whole: nothing to share
-    spare = room - sum(least)
-    lacking = [m - lo for m, lo in zip(most, least, strict=True)]
-    total = sum(lacking) or 1
-    widths = [lo + spare * lack // total for lo, lack in zip(least, lacking, strict=True)]
+
+    # the widest columns give up room first (each down to its longest word): the largest cap
+    # under which every column fits, then what is left to the capped columns, one each
+    def laid(cap: int) -> list[int]:
+        return [min(m, max(lo, cap)) for m, lo in zip(most, least, strict=True)]
+
+    low, high = 0, max(most)
+    while low < high:
+        cap = (low + high + 1) // 2
+        low, high = (cap, high) if sum(laid(cap)) <= room else (low, cap - 1)
+    widths = laid(low)
+    spare = room - sum(widths)
+    for index, (width, whole) in enumerate(zip(widths, most, strict=True)):
+        if spare > 0 and width < whole:
+            widths[index] += 1
+            spare -= 1
     for column, width in zip(table.columns, widths, strict=True):
         column.width = width
 
