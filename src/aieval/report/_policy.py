@@ -147,7 +147,7 @@ def decide_promotion(
 Rule = Callable[[DecisionInputs, PromotionPolicy], RuleResult]
 
 #: The promotion policy's rules, in the order every decision lists them (spec 10). Each reads
-#: its part of the inputs; a candidate promotes when all of them pass.
+#: its part of the inputs; a failed rule blocks, an inconclusive one holds the candidate back.
 RULES: tuple[Rule, ...] = (
     lambda i, p: coverage_rule(i.coverage, p.coverage_tolerance),
     lambda i, p: comparable_rule(
