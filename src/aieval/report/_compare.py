@@ -33,7 +33,7 @@ from aieval.report._compare_rows import (
 )
 from aieval.report._epochs import cached_split_warning, judge_noise_hints, side_epochs
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
-from aieval.report._policy import PromotionDecision, PromotionPolicy, decide_promotion
+from aieval.report._policy import PromotionDecision, PromotionPolicy, decide, example_inputs
 from aieval.report._provenance import provenance
 from aieval.report._samples import (
     ExampleNumbers,
@@ -299,10 +299,9 @@ def _record_parts(
     only_b = [i for i in base if i not in cand]
     only_c = [i for i in cand if i not in base]
     regressions, improvements = _changes(pairs, policy.example_delta)
-    decision = decide_promotion(
+    inputs = example_inputs(
         [b for b, _ in pairs],
         [c for _, c in pairs],
-        policy,
         unpaired=len(only_b) + len(only_c),
         warnings=warnings,
         baseline_only=[base[i] for i in only_b],
@@ -312,6 +311,7 @@ def _record_parts(
         changed_expected=changed_expected,
         scorer_changes=scorer_changes(base_row.config, cand_row.config),
     )
+    decision = decide(inputs, policy)
     return ComparedParts(
         paired=len(pairs),
         only_baseline=only_b,

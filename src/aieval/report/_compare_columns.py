@@ -34,17 +34,8 @@ from aieval.report._compare_rows import (
     uneven_warning,
     without_scorers,
 )
-from aieval.report._evidence import (
-    Coverage,
-    comparable_rule,
-    coverage_rule,
-    judge_rule,
-    paired_rule,
-    pass_rate_rule_of,
-)
-from aieval.report._policy import PromotionDecision, PromotionPolicy, promotion_decision
-from aieval.report._policy_rules import floor_rule, gate_rule, severe_rule
-from aieval.report._policy_stats import score_rule_of
+from aieval.report._evidence import Coverage, PassValues
+from aieval.report._policy import DecisionInputs, PromotionPolicy, decide
 from aieval.report._samples import ExampleNumbers
 from aieval.report._tally import JudgeTally
 from aieval.store import RunRow, Store
@@ -116,6 +107,8 @@ class _Side:
         )
 
 
+# no cyclic garbage collection while the arrays and id maps are built (see no_collection)
+@no_collection()
 def column_parts(
     base_store: Store,
     base_row: RunRow,
@@ -129,25 +122,6 @@ def column_parts(
     max_examples: int | None,
 ) -> ComparedParts:
     """The comparison of two runs whose every sample has a plain verdict, from columns."""
-    with no_collection():
-        return _column_parts(
-            base_store, base_row, store, cand_row, policy,
-            confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
-        )  # fmt: skip
-
-
-def _column_parts(
-    base_store: Store,
-    base_row: RunRow,
-    store: Store,
-    cand_row: RunRow,
-    policy: PromotionPolicy,
-    *,
-    confidence: float,
-    n_resamples: int,
-    seed: int | None,
-    max_examples: int | None,
-) -> ComparedParts:
     base = _read_side(base_store, base_row.id)
     cand = _read_side(store, cand_row.id)
     index = {key: e for e, key in enumerate(cand.keys)}
@@ -172,12 +146,13 @@ def _column_parts(
     uneven = _shared_row_checks(base, cand, pb, pc, wb, wc, wc_all, added)
     if uneven:
         warnings.append(uneven_warning(uneven))
-    decision = _decision(
-        base, cand, pb, pc, wb, wc, only_b, policy,
+    inputs = _inputs(
+        base, cand, pb, pc, wb, wc, only_b,
         unpaired=len(only_b) + int(np.count_nonzero(~paired_c)),
         warnings=warnings, changed=changed, changed_expected=changed_expected,
         scorer_changes=scorer_changes(base_row.config, cand_row.config),
     )  # fmt: skip
+    decision = decide(inputs, policy)
     regressions, improvements, counts = _changes(
         base, cand, pb, pc, wb, wc, policy.example_delta, max_examples
     )
@@ -423,7 +398,7 @@ def _digest(text: Any) -> bytes:
     return digest(None if text is None else json.loads(text))
 
 
-def _decision(
+def _inputs(
     base: _Side,
     cand: _Side,
     pb: np.ndarray,
@@ -431,16 +406,15 @@ def _decision(
     wb: np.ndarray,
     wc: np.ndarray,
     only_b: np.ndarray,
-    policy: PromotionPolicy,
     *,
     unpaired: int,
     warnings: list[str],
     changed: list[str],
     changed_expected: list[str],
     scorer_changes: list[str],
-) -> PromotionDecision:
-    """``decide_promotion`` on the paired arrays: a plain verdict has no gates, criteria or
-    grade, so those rules see no examples, as they would see none of them."""
+) -> DecisionInputs:
+    """``example_inputs`` on the paired arrays: a plain verdict has no gates, criteria or
+    grade, so there are no graded pairs and no grading that differs."""
     b_known, c_known = ~np.isnan(wb), ~np.isnan(wc)
     c_failed = np.array([int(e) in cand.errors for e in pc.tolist()], dtype=bool)
     lacks = np.zeros(len(pb), dtype=bool)
@@ -451,42 +425,34 @@ def _decision(
         lacks |= b_val & ~c_val
     unscored = b_known & (~c_known | (~c_failed & lacks))
     only_scored = ~np.isnan(base.weighted[only_b])
-    cov = Coverage(
-        scored=int(np.count_nonzero(b_known)) + int(np.count_nonzero(only_scored)),
-        missing=[base.ident(e) for e in only_b[only_scored].tolist()],
-        unscored=[base.ident(e) for e in pb[unscored].tolist()],
-        candidate_scored=int(np.count_nonzero(c_known)),
-    )
-    score_b = np.concatenate((wb[b_known], base.weighted[only_b][only_scored]))
-    score_c = np.concatenate(
-        (np.where(unscored, 0.0, wc)[b_known], np.zeros(int(np.count_nonzero(only_scored))))
-    )
-    vb, vc = base.pass_value[pb], cand.pass_value[pc]
     passed_b, passed_c = base.passed[pb], cand.passed[pc]
-    rules = [
-        coverage_rule(cov, policy.coverage_tolerance),
-        comparable_rule([], [], changed, changed_expected, scorer_changes),
-        paired_rule(int(np.count_nonzero(b_known & ~unscored)), policy.min_paired),
-        gate_rule([], [], policy),
-        score_rule_of(score_b, score_c, policy),
-        pass_rate_rule_of(
-            vb.tolist(),
-            vc.tolist(),
+    return DecisionInputs(
+        coverage=Coverage(
+            scored=int(np.count_nonzero(b_known)) + int(np.count_nonzero(only_scored)),
+            missing=[base.ident(e) for e in only_b[only_scored].tolist()],
+            unscored=[base.ident(e) for e in pb[unscored].tolist()],
+            candidate_scored=int(np.count_nonzero(c_known)),
+        ),
+        scored_paired=int(np.count_nonzero(b_known & ~unscored)),
+        baseline_scores=np.concatenate((wb[b_known], base.weighted[only_b][only_scored])),
+        candidate_scores=np.concatenate(
+            (np.where(unscored, 0.0, wc)[b_known], np.zeros(int(np.count_nonzero(only_scored))))
+        ),
+        pass_values=PassValues(
+            base.pass_value[pb].tolist(),
+            cand.pass_value[pc].tolist(),
             lost=int(np.count_nonzero(passed_b & ~passed_c)),
             gained=int(np.count_nonzero(passed_c & ~passed_b)),
             shares=bool((~base.single[pb]).any() or (~cand.single[pc]).any()),
-            margin=policy.noninferiority_margin,
-            alpha=policy.alpha,
         ),
-        floor_rule([], [], policy),
-        severe_rule([], [], policy),
-        judge_rule(
-            judge_shares(cand.judges),
-            policy.judge_parse_failure_limit,
-            judge_shares(base.judges),
-        ),
-    ]
-    return promotion_decision(rules, policy, unpaired=unpaired, warnings=warnings)
+        changed_inputs=changed,
+        changed_expected=changed_expected,
+        scorer_changes=scorer_changes,
+        judges=judge_shares(cand.judges),
+        baseline_judges=judge_shares(base.judges),
+        unpaired=unpaired,
+        warnings=warnings,
+    )
 
 
 def _changes(

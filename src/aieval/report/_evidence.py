@@ -16,6 +16,7 @@ from aieval.report._samples import ExampleNumbers
 
 __all__ = [
     "Coverage",
+    "PassValues",
     "RuleResult",
     "comparable_rule",
     "coverage",
@@ -23,7 +24,6 @@ __all__ = [
     "judge_rule",
     "paired_rule",
     "pass_rate_rule",
-    "pass_rate_rule_of",
     "unscored_pair",
 ]
 
@@ -78,6 +78,26 @@ class Coverage:
     def lost(self) -> int:
         """Examples that count against the candidate."""
         return len(self.missing) + len(self.unscored)
+
+
+@dataclass(frozen=True, slots=True)
+class PassValues:
+    """The paired examples' pass values (``ExampleNumbers.pass_value``), in pair order.
+
+    Attributes:
+        baseline: the baseline's, one per paired example.
+        candidate: the candidate's, in the same order.
+        lost: paired examples the baseline passed and the candidate did not.
+        gained: paired examples the candidate passed and the baseline did not.
+        shares: whether a side ran epochs (its examples pass in part: a t-test, not the
+            paired-proportion test).
+    """
+
+    baseline: Sequence[float]
+    candidate: Sequence[float]
+    lost: int
+    gained: int
+    shares: bool
 
 
 def coverage(
@@ -163,16 +183,16 @@ def paired_rule(n: int, min_paired: int) -> RuleResult:
 
 
 def comparable_rule(
-    baseline: Sequence[ExampleNumbers],
-    candidate: Sequence[ExampleNumbers],
     changed_inputs: Sequence[str] = (),
     changed_expected: Sequence[str] = (),
     scorer_changes: Sequence[str] = (),
+    grading_differs: Sequence[str] = (),
 ) -> RuleResult:
     """The paired examples are the same examples, graded against the same answer key by the
-    same scorers with the same options, the same way (workflow-graded or not)."""
+    same scorers with the same options, the same way (``grading_differs``: ids of the paired
+    examples workflow-graded in one run only)."""
     rule = "comparable_runs"
-    mixed = [c.id for b, c in zip(baseline, candidate, strict=True) if b.graded != c.graded]
+    mixed = list(grading_differs)
     details: dict[str, Any] = {
         "changed_inputs": len(changed_inputs),
         "changed_input_ids": list(changed_inputs[:_MAX_IDS]),
@@ -212,48 +232,18 @@ def comparable_rule(
     return RuleResult(rule, False, "; ".join(problems), details, inconclusive=True)
 
 
-def pass_rate_rule(
-    baseline: Sequence[ExampleNumbers],
-    candidate: Sequence[ExampleNumbers],
-    margin: float,
-    alpha: float,
-) -> RuleResult:
+def pass_rate_rule(values: PassValues, margin: float, alpha: float) -> RuleResult:
     """The pass rate is not shown to be worse than the baseline's by more than ``margin``
     percentage points (paired-proportion score test on the pass flags; a paired t-test on the
     per-example pass shares when a side ran epochs, whose examples pass in part)."""
-    if not baseline:
-        return RuleResult("pass_rate_not_worse", True, "no paired examples: nothing to check")
-    pairs = list(zip(baseline, candidate, strict=True))
-    return pass_rate_rule_of(
-        [b.pass_value for b in baseline],
-        [c.pass_value for c in candidate],
-        lost=sum(b.passed and not c.passed for b, c in pairs),
-        gained=sum(c.passed and not b.passed for b, c in pairs),
-        shares=any(ex.pass_share is not None for pair in pairs for ex in pair),
-        margin=margin,
-        alpha=alpha,
-    )
-
-
-def pass_rate_rule_of(
-    baseline: Sequence[float],
-    candidate: Sequence[float],
-    *,
-    lost: int,
-    gained: int,
-    shares: bool,
-    margin: float,
-    alpha: float,
-) -> RuleResult:
-    """:func:`pass_rate_rule` on the paired examples' pass values (``pass_value``), with the
-    examples that lost and gained their pass and whether a side's examples pass in part."""
     from aieval.stats import NoninferiorityMethod, noninferiority_test
 
     rule = "pass_rate_not_worse"
+    baseline, candidate = values.baseline, values.candidate
     if not baseline:
         return RuleResult(rule, True, "no paired examples: nothing to check")
     d = [100.0 * (c - b) for b, c in zip(baseline, candidate, strict=True)]
-    method: NoninferiorityMethod = "t" if shares else "proportion"
+    method: NoninferiorityMethod = "t" if values.shares else "proportion"
     test = noninferiority_test(d, margin=margin, alpha=alpha, method=method, scale=100.0)
     rate_b = sum(baseline) / len(baseline)
     rate_c = sum(candidate) / len(candidate)
@@ -263,8 +253,8 @@ def pass_rate_rule_of(
         "delta_points": test.mean_delta,
         "upper_bound": test.upper_bound,
         "margin": margin,
-        "lost": lost,
-        "gained": gained,
+        "lost": values.lost,
+        "gained": values.gained,
     }
     head = (
         f"pass rate {rate_c:.1%} vs baseline {rate_b:.1%} ({test.mean_delta:+.1f} points, upper "

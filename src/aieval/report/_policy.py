@@ -1,12 +1,14 @@
-"""The promotion policy of spec section 10 as a pure decision over paired per-example numbers.
+"""Where a comparison decides promote: the promotion policy of spec section 10 as one decision.
 
-The policy's settings are in ``_policy_model``, its rules in ``_evidence``, ``_policy_rules`` and
-``_policy_stats``; this module applies them and assembles the decision.
+:data:`RULES` lists the policy's nine rules once, in order; :func:`decide` applies them to the
+:class:`DecisionInputs` either comparison path builds (sample by sample in ``_compare``, from
+columns in ``_compare_columns``) and returns the :class:`PromotionDecision`. The settings are in
+``_policy_model``, each rule's test in ``_evidence``, ``_policy_rules`` and ``_policy_stats``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -14,13 +16,12 @@ from aieval.errors import ConfigError
 from aieval.report._evidence import (
     RuleResult,
     comparable_rule,
-    coverage,
     coverage_rule,
     judge_rule,
     paired_rule,
     pass_rate_rule,
-    unscored_pair,
 )
+from aieval.report._policy_inputs import DecisionInputs, example_inputs
 from aieval.report._policy_model import PromotionPolicy
 from aieval.report._policy_rules import floor_rule, gate_rule, severe_rule
 from aieval.report._policy_stats import score_rule, score_test
@@ -28,11 +29,14 @@ from aieval.report._samples import ExampleNumbers
 
 __all__ = [
     "EXIT_CODES",
+    "RULES",
+    "DecisionInputs",
     "PromotionDecision",
     "PromotionPolicy",
     "RuleResult",
+    "decide",
     "decide_promotion",
-    "promotion_decision",
+    "example_inputs",
     "score_test",
 ]
 
@@ -132,39 +136,46 @@ def decide_promotion(
             f"decide_promotion: {len(baseline)} baseline and {len(candidate)} candidate examples;"
             " pass the paired examples only, in the same order"
         )
-    policy = policy or PromotionPolicy()
-    cov = coverage(baseline, candidate, baseline_only)
-    both = sum(
-        b.promotion_score is not None and not unscored_pair(b, c)
-        for b, c in zip(baseline, candidate, strict=True)
-    )
-    rules = [
-        coverage_rule(cov, policy.coverage_tolerance),
-        comparable_rule(baseline, candidate, changed_inputs, changed_expected, scorer_changes),
-        paired_rule(both, policy.min_paired),
-        gate_rule(baseline, candidate, policy),
-        score_rule(baseline, candidate, policy, baseline_only=baseline_only),
-        pass_rate_rule(baseline, candidate, policy.noninferiority_margin, policy.alpha),
-        floor_rule(baseline, candidate, policy),
-        severe_rule(baseline, candidate, policy),
-        judge_rule(judges or {}, policy.judge_parse_failure_limit, baseline_judges),
-    ]
-    return promotion_decision(rules, policy, unpaired=unpaired, warnings=warnings)
+    inputs = example_inputs(
+        baseline, candidate, unpaired=unpaired, warnings=warnings, baseline_only=baseline_only,
+        judges=judges, changed_inputs=changed_inputs, baseline_judges=baseline_judges,
+        changed_expected=changed_expected, scorer_changes=scorer_changes,
+    )  # fmt: skip
+    return decide(inputs, policy or PromotionPolicy())
 
 
-def promotion_decision(
-    rules: list[RuleResult],
-    policy: PromotionPolicy,
-    *,
-    unpaired: int = 0,
-    warnings: Sequence[str] = (),
-) -> PromotionDecision:
-    """The decision of the policy's ``rules`` (in policy order, as :func:`decide_promotion`
-    applies them), with the ``warnings`` and a note of the ``unpaired`` examples."""
-    notes = list(warnings)
-    if unpaired:
-        notes.append(f"{unpaired} examples are in only one run; see the coverage rule")
+Rule = Callable[[DecisionInputs, PromotionPolicy], RuleResult]
+
+#: The promotion policy's rules, in the order every decision lists them (spec 10). Each reads
+#: its part of the inputs; a failed rule blocks, an inconclusive one holds the candidate back.
+RULES: tuple[Rule, ...] = (
+    lambda i, p: coverage_rule(i.coverage, p.coverage_tolerance),
+    lambda i, p: comparable_rule(
+        i.changed_inputs, i.changed_expected, i.scorer_changes, i.grading_differs
+    ),
+    lambda i, p: paired_rule(i.scored_paired, p.min_paired),
+    lambda i, p: gate_rule(*_sides(i), p),
+    lambda i, p: score_rule(i.baseline_scores, i.candidate_scores, p),
+    lambda i, p: pass_rate_rule(i.pass_values, p.noninferiority_margin, p.alpha),
+    lambda i, p: floor_rule(*_sides(i), p),
+    lambda i, p: severe_rule(*_sides(i), p),
+    lambda i, p: judge_rule(i.judges, p.judge_parse_failure_limit, i.baseline_judges),
+)
+
+
+def decide(inputs: DecisionInputs, policy: PromotionPolicy) -> PromotionDecision:
+    """The decision of ``policy`` on one comparison: every rule of :data:`RULES` applied to
+    ``inputs``, with their warnings and a note of the unpaired examples."""
+    rules = [rule(inputs, policy) for rule in RULES]
+    notes = list(inputs.warnings)
+    if inputs.unpaired:
+        notes.append(f"{inputs.unpaired} examples are in only one run; see the coverage rule")
     return PromotionDecision(*_verdict(rules), rules, notes, policy, _outcome(rules))
+
+
+def _sides(inputs: DecisionInputs) -> tuple[list[ExampleNumbers], list[ExampleNumbers]]:
+    """The baseline's and the candidate's graded examples, in pair order."""
+    return [b for b, _ in inputs.graded_pairs], [c for _, c in inputs.graded_pairs]
 
 
 def _outcome(rules: Sequence[RuleResult]) -> Outcome:

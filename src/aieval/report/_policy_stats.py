@@ -2,45 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
-from aieval.report._evidence import RuleResult, unscored_pair
+from aieval.report._evidence import RuleResult
 from aieval.report._policy_model import PromotionPolicy
-from aieval.report._samples import ExampleNumbers
 from aieval.stats import NoninferiorityResult, noninferiority_test
 
-__all__ = ["score_rule", "score_rule_of", "score_test"]
+__all__ = ["score_rule", "score_test"]
 
 
-def score_rule(
-    baseline: Sequence[ExampleNumbers],
-    candidate: Sequence[ExampleNumbers],
-    policy: PromotionPolicy,
-    *,
-    baseline_only: Sequence[ExampleNumbers] = (),
-) -> RuleResult:
+def score_rule(base: np.ndarray, cand: np.ndarray, policy: PromotionPolicy) -> RuleResult:
     """Rule 2: the weighted score (with ``adjusted_norm`` where recorded) is non-inferior: the
-    one-sided ``1 - alpha`` lower bound of ``mean(candidate - baseline)`` is above ``-margin``.
+    one-sided ``1 - alpha`` lower bound of ``mean(cand - base)`` is above ``-margin``.
 
-    Every example the baseline scored takes part; where the candidate is missing or did not
-    score it, the candidate counts 0 points. The rule fails when the upper bound is below
-    ``-margin`` (worse than the margin, shown) and is inconclusive in between.
+    ``base`` holds every example the baseline scored, paired ones first; ``cand`` the
+    candidate's score of each, 0 where the candidate is missing or did not score it
+    (``DecisionInputs``). The rule fails when the upper bound is below ``-margin`` (worse than
+    the margin, shown) and is inconclusive in between.
     """
-    pairs = [
-        (b.promotion_score, 0.0 if c is None or unscored_pair(b, c) else c.promotion_score)
-        for b, c in [*zip(baseline, candidate, strict=True), *((b, None) for b in baseline_only)]
-        if b.promotion_score is not None
-    ]
-    base = np.array([p[0] for p in pairs], dtype=float)
-    cand = np.array([p[1] for p in pairs], dtype=float)
-    return score_rule_of(base, cand, policy)
-
-
-def score_rule_of(base: np.ndarray, cand: np.ndarray, policy: PromotionPolicy) -> RuleResult:
-    """Rule 2 on the paired scores as :func:`score_rule` lists them (the baseline's scored
-    examples, paired ones first, each with the candidate's score or 0)."""
     rule = "weighted_score_noninferior"
     if not base.size:
         return RuleResult(
