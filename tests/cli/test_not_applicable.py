@@ -71,7 +71,7 @@ def test_a_scorer_returning_none_on_every_row_exits_3_naming_it(tmp_path: Path, 
     done = cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     assert done.returncode == 3, done.stdout + done.stderr
     assert "scorer 'never' scored no sample of 2" in done.stderr
-    assert "completed with nothing scored" in done.stdout
+    assert "completed with a scorer that scored nothing" in done.stdout
     assert table_row(done.stdout, "never") == ["never", "-", "-", "0", "0", "2"]
     assert "pass rate 0.0%" in done.stdout and "2 unscored samples" in done.stdout
     assert "errored samples" not in done.stdout

@@ -322,3 +322,20 @@ def test_a_log_sqlite_would_ignore_is_refused_naming_it(
         Store(db, untrusted=True)
     assert f"the write-ahead log beside {db} ({wal})" in str(raised.value)
     assert sorted(p.name for p in db.parent.iterdir()) == ["store.db", "store.db-wal"]
+
+
+@pytest.mark.parametrize("damage", ["cut short", "not a database"])
+def test_a_damaged_baseline_store_is_a_bad_input_never_a_block(tmp_path: Path, damage: str) -> None:
+    # a half-downloaded artifact, or a file of another kind: exit 2 naming it, not 1 (which
+    # ``compare`` and ``github`` keep for a blocked candidate)
+    db, _ = _store(tmp_path)
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 2] if damage == "cut short" else b"not sqlite " * 100)
+    cand = run(name="qa", dataset=ROWS, scorers=["exact_match"], store=tmp_path / "mine.db").id
+    done = subprocess.run(
+        [sys.executable, "-m", "aieval", "compare", "qa", cand, "--db", "mine.db",
+         "--baseline-db", db.name],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert db.name in done.stderr and "Traceback" not in done.stderr

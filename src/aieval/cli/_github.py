@@ -119,7 +119,7 @@ def github_command(
     writes the job summary and the step outputs, and updates one comment per pull request.
 
     Exit codes: 0 the check passes, 1 it fails (by --on-promote, --on-block and
-    --on-inconclusive: by default only promote passes), 2 usage error, 4 the GitHub API
+    --on-inconclusive: by default only promote passes), 2 usage error, 5 the GitHub API
     refused the comment (the summary and outputs are written).
     """
     from aieval.ci import CHECK_WORDS, ActionSettings, GitHubContext, run_action

@@ -135,9 +135,19 @@ def existing_store(db: str | None, *, untrusted: bool = False) -> Store:
     """The existing store at ``--db`` (or the default store); ``untrusted``: a file someone
     else made (``--baseline-db``), opened read-only with its schema checked and each query
     timed."""
+    from aieval.errors import StoreError, UntrustedStoreError
     from aieval.store import Store
 
-    return Store(existing_store_path(db), untrusted=untrusted)
+    location = existing_store_path(db)
+    if not untrusted:
+        return Store(location)
+    try:
+        return Store(location, untrusted=True)
+    except UntrustedStoreError:
+        raise
+    except StoreError as exc:  # not a database, cut short...: a bad input (exit 2), never
+        # "blocked" (exit 1)
+        raise UntrustedStoreError(str(exc)) from exc
 
 
 def write_text(text: str, output: Path | None) -> None:

@@ -326,8 +326,12 @@ def _print_summary(result: RunResult) -> None:
     status = status_text(result.status)
     if result.error_budget_exceeded:
         status = Text(f"{result.status} with errors", style="red")
-    elif result.unscored_scorers:
-        status = Text(f"{result.status} with nothing scored", style="red")
+    elif result.unscored_scorers:  # named beside the pass rate: which scored nothing
+        many = len(result.unscored_scorers) > 1
+        status = Text(
+            f"{result.status} with {'scorers' if many else 'a scorer'} that scored nothing",
+            style="red",
+        )
     elif result.missed_minimums:
         status = Text(f"{result.status} below its minimums", style="red")
     parts: list[str | Text] = [
