@@ -40,7 +40,6 @@ from aieval.cli._print import (
     usage_parts,
 )
 from aieval.cli._signals import Termination, sigterm_as_interrupt
-from aieval.core import coverage_note
 from aieval.errors import StoreError, UnstorableSampleError
 
 if TYPE_CHECKING:
@@ -340,6 +339,8 @@ def _print_summary(result: RunResult) -> None:
         f"{summary['samples']} samples",
         f"pass rate {pct(result.pass_rate)}",
     ]
+    from aieval.core import coverage_note  # not at import: `--help` loads no core
+
     note = coverage_note(result.low_coverage)
     if note:  # right beside the rate, which counts none of these scorers' samples
         parts[-1] = Text.assemble(parts[-1], (printable(note), "yellow"))

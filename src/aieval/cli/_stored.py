@@ -22,7 +22,6 @@ from aieval.cli._print import (
     usage_parts,
     when,
 )
-from aieval.core import coverage_note, low_coverage
 
 if TYPE_CHECKING:
     from aieval import SampleRecord
@@ -139,6 +138,8 @@ def _print_run_row(row: RunRow, store: Store) -> None:
         out.print(printable_lines(row.error), style="red")
     scorers: dict[str, Any] = metrics.get("scorers", {})
     if scorers:
+        from aieval.core import coverage_note, low_coverage  # not at import: `--help` loads none
+
         out.print(scorer_table(scorers))
         out.print(
             printable(
@@ -155,6 +156,8 @@ def _print_run_row(row: RunRow, store: Store) -> None:
 
 def _pass_rate(metrics: dict[str, Any]) -> str:
     """The run's pass rate and, beside it, the scorers it says nothing about."""
+    from aieval.core import coverage_note, low_coverage
+
     low = low_coverage(metrics.get("scorers") or {})
     return pct(metrics.get("pass_rate")) + coverage_note(low, brief=True)
 
