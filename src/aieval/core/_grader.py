@@ -22,7 +22,19 @@ from aieval.core._records import SampleRecord
 from aieval.core._verdict import Verdict
 from aieval.errors import ConfigError
 
-__all__ = ["GRADER_GROUP", "GradeInput", "Grader", "GraderFactory", "GraderRequest", "load_grader"]
+__all__ = [
+    "DEFAULT_PASS_THRESHOLD",
+    "GRADER_GROUP",
+    "GradeInput",
+    "Grader",
+    "GraderFactory",
+    "GraderRequest",
+    "load_grader",
+]
+
+#: A run's ``pass_threshold`` when none is given: the one default of the setting, also read
+#: for a stored run whose config has none (every run then used it).
+DEFAULT_PASS_THRESHOLD = 0.5
 
 #: The entry-point group graders register in.
 GRADER_GROUP = GROUPS["graders"]
@@ -56,7 +68,7 @@ class GraderRequest:
         pass_threshold: the run's pass threshold (0..1).
     """
 
-    pass_threshold: float = 0.5
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD
 
 
 @runtime_checkable
