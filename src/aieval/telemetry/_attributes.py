@@ -148,7 +148,7 @@ def sample_attributes(run: RunHeader, sample: SampleRecord) -> Attributes:
         "aieval.run.name": run.name,
         "aieval.example.id": sample.id,
         "aieval.example.index": sample.index,
-        "aieval.passed": sample.passed,
+        "aieval.passed": verdict.passed,
         "aieval.weighted_score": verdict.weighted_score,
         "aieval.grade": verdict.grade,
         "aieval.error": _clip(sample.error),
