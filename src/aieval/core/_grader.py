@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from aieval._floors import DEFAULT_PASS_THRESHOLD
 from aieval.core._example import Example
 from aieval.core._plugins import GROUPS, load_plugin, plugin_names
 from aieval.core._records import SampleRecord
@@ -31,10 +32,6 @@ __all__ = [
     "GraderRequest",
     "load_grader",
 ]
-
-#: A run's ``pass_threshold`` when none is given: the one default of the setting, also read
-#: for a stored run whose config has none (every run then used it).
-DEFAULT_PASS_THRESHOLD = 0.5
 
 #: The entry-point group graders register in.
 GRADER_GROUP = GROUPS["graders"]

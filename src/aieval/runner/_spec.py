@@ -38,8 +38,8 @@ from pydantic import (
     model_validator,
 )
 
+from aieval._floors import DEFAULT_PASS_THRESHOLD
 from aieval._usage_figures import ModelPrice
-from aieval.core import DEFAULT_PASS_THRESHOLD
 from aieval.errors import ConfigError
 from aieval.providers._credentials import check_env_name
 from aieval.runner._references import (
