@@ -15,7 +15,19 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["FLOOR_ABS_TOL", "FLOOR_REL_TOL", "at_least", "at_most", "shown_apart"]
+__all__ = [
+    "DEFAULT_PASS_THRESHOLD",
+    "FLOOR_ABS_TOL",
+    "FLOOR_REL_TOL",
+    "at_least",
+    "at_most",
+    "shown_apart",
+]
+
+#: A run's ``pass_threshold`` when none is given: the setting's one default (``run()``, eval
+#: files, the spec, the threshold grader), also read for a stored run whose config has none
+#: (every run then used it). Re-exported as ``aieval.core.DEFAULT_PASS_THRESHOLD``.
+DEFAULT_PASS_THRESHOLD = 0.5
 
 #: Relative tolerance of a floor comparison: one part in a billion of the larger number.
 FLOOR_REL_TOL = 1e-9

@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 import aieval.report
 from aieval._records import SampleRecord, ScoreRecord
+from aieval.core._stored import adapt_record
 from aieval.report import CriterionValue, ExampleNumbers, example_numbers
+
+
+def stored(record: SampleRecord) -> SampleRecord:
+    """``record`` as a store reads it back (a row without a verdict, of a run at 0.5)."""
+    return adapt_record(record, 0.5)
+
 
 values = st.one_of(st.none(), st.floats(0.0, 1.0))
 
@@ -23,7 +30,7 @@ def test_ungraded_weighted_score_is_100_times_the_mean_of_scored_values(
     sample = SampleRecord(
         id="x", index=0, input="q", scores={k: ScoreRecord(v) for k, v in scores.items()}
     )
-    ex = example_numbers(sample)
+    ex = example_numbers(stored(sample))
     present = [v for v in scores.values() if v is not None]
     if present:
         assert ex.weighted_score == pytest.approx(100 * sum(present) / len(present))
@@ -33,7 +40,7 @@ def test_ungraded_weighted_score_is_100_times_the_mean_of_scored_values(
 
 
 def test_target_error_scores_zero_and_keeps_its_error() -> None:
-    ex = example_numbers(SampleRecord(id="x", index=0, input="q", error="boom", passed=False))
+    ex = example_numbers(stored(SampleRecord(id="x", index=0, input="q", error="boom")))
     assert ex.weighted_score == 0.0 and ex.error == "boom" and ex.passed is False
 
 
@@ -58,7 +65,9 @@ def test_promotion_score_is_the_weighted_mean_with_adjusted_in_place(
         "criteria": [{"name": f"c{i}", **item} for i, item in enumerate(items)],
     }
     ex = example_numbers(
-        SampleRecord(id="x", index=0, input={}, passed=False, extra={"evaluation": evaluation})
+        stored(
+            SampleRecord(id="x", index=0, input={}, passed=False, extra={"evaluation": evaluation})
+        )
     )
     assert ex.graded and ex.grade == "D" and ex.gates == {"g": True}
     used = [(it["adjusted"] if it["adjusted"] is not None else it["normalized"]) for it in items]

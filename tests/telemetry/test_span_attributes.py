@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from aieval import CallRecord, SampleRecord, ScoreRecord
 from aieval.core import GateOutcome, Verdict
+from aieval.core._stored import adapt_record
 from aieval.report import example_numbers
 from aieval.telemetry import RunHeader
 from aieval.telemetry._attributes import (
@@ -23,6 +24,12 @@ from aieval.telemetry._attributes import (
 )
 
 HEADER = RunHeader("r1", "support-qa", model="gpt-x", provider="openai", n_examples=3)
+
+
+def stored(record: SampleRecord) -> SampleRecord:
+    """``record`` as a store reads it back (a row without a verdict, of a run at 0.5)."""
+    return adapt_record(record, 0.5)
+
 
 latencies = st.one_of(st.none(), st.floats(min_value=0.0, max_value=600.0))
 
@@ -80,14 +87,15 @@ def test_layout_nests_calls_one_after_another_inside_the_sample(
     ],
 )
 def test_weighted_score_is_the_reports(sample: SampleRecord, expected: float | None) -> None:
+    sample = stored(sample)
     attrs = sample_attributes(HEADER, sample)
     assert attrs.get("aieval.weighted_score") == expected == example_numbers(sample).weighted_score
 
 
 @given(st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=1, max_size=8))
 def test_weighted_score_is_100_times_the_mean(values: list[float]) -> None:
-    sample = SampleRecord(
-        "a", 0, "x", scores={f"s{i}": ScoreRecord(v) for i, v in enumerate(values)}
+    sample = stored(
+        SampleRecord("a", 0, "x", scores={f"s{i}": ScoreRecord(v) for i, v in enumerate(values)})
     )
     score = sample_attributes(HEADER, sample)["aieval.weighted_score"]
     assert isinstance(score, float) and 0.0 <= score <= 100.0
@@ -198,7 +206,7 @@ def test_one_evaluation_event_per_scorer() -> None:
 
 
 def test_long_texts_are_clipped() -> None:
-    attrs = sample_attributes(HEADER, SampleRecord("a", 0, "x", error="E: " + "x" * 5000))
+    attrs = sample_attributes(HEADER, stored(SampleRecord("a", 0, "x", error="E: " + "x" * 5000)))
     assert len(str(attrs["aieval.error"])) == 1000
 
 

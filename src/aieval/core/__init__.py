@@ -8,6 +8,7 @@ from aieval.core._coverage import ScorerCoverage, coverage_note, low_coverage
 from aieval.core._example import ROW_CHECK_PREFIX, Example, RowCheck, Score
 from aieval.core._execution import EXECUTION_SETTINGS, without_execution
 from aieval.core._grader import (
+    DEFAULT_PASS_THRESHOLD,
     GRADER_GROUP,
     GradeInput,
     Grader,
@@ -31,6 +32,7 @@ from aieval.core._verdict import CriterionValue, GateOutcome, Reason, Verdict
 
 __all__ = [
     "BUILTIN",
+    "DEFAULT_PASS_THRESHOLD",
     "EXECUTION_SETTINGS",
     "GRADER_GROUP",
     "GROUPS",

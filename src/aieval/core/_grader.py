@@ -16,13 +16,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from aieval._floors import DEFAULT_PASS_THRESHOLD
 from aieval.core._example import Example
 from aieval.core._plugins import GROUPS, load_plugin, plugin_names
 from aieval.core._records import SampleRecord
 from aieval.core._verdict import Verdict
 from aieval.errors import ConfigError
 
-__all__ = ["GRADER_GROUP", "GradeInput", "Grader", "GraderFactory", "GraderRequest", "load_grader"]
+__all__ = [
+    "DEFAULT_PASS_THRESHOLD",
+    "GRADER_GROUP",
+    "GradeInput",
+    "Grader",
+    "GraderFactory",
+    "GraderRequest",
+    "load_grader",
+]
 
 #: The entry-point group graders register in.
 GRADER_GROUP = GROUPS["graders"]
@@ -56,7 +65,7 @@ class GraderRequest:
         pass_threshold: the run's pass threshold (0..1).
     """
 
-    pass_threshold: float = 0.5
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD
 
 
 @runtime_checkable

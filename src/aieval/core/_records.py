@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from aieval.errors import ConfigError
+
 if TYPE_CHECKING:
     from aieval.core._verdict import Verdict
 
@@ -81,11 +83,26 @@ class SampleRecord:
     cached: bool = False
     calls: list[CallRecord] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
-    #: What the run's grader decided (see :class:`aieval.core.Verdict`); ``None`` until graded.
+    #: What the run's grader decided (see :class:`aieval.core.Verdict`): set on every record
+    #: that leaves the runner or a store (an earlier store's row gets one from its stored pass
+    #: flag and its run's ``pass_threshold``); ``None`` only on a record built by hand and not
+    #: graded yet, which readers refuse (see :meth:`graded_verdict`).
     verdict: Verdict | None = None
     #: The repeat (1..N) of a run with ``epochs=N > 1``, whose sample ``id`` is
     #: ``<example id>#<epoch>``; ``None`` in a run of one epoch.
     epoch: int | None = None
+
+    def graded_verdict(self) -> Verdict:
+        """The sample's :attr:`verdict`; a :class:`~aieval.errors.ConfigError` naming the
+        sample when it has none (a record built by hand that no grader has decided): readers
+        never guess a pass threshold."""
+        if self.verdict is None:
+            raise ConfigError(
+                f"sample {self.id!r} has no verdict: records from a run or a store have one; "
+                "set the verdict of a record built by hand, e.g. record.verdict = "
+                "ThresholdGrader(pass_threshold).grade(GradeInput(record, example))"
+            )
+        return self.verdict
 
     @property
     def example_id(self) -> str:

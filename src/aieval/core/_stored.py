@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from aieval.core._grader import DEFAULT_PASS_THRESHOLD
 from aieval.core._records import SampleRecord
 from aieval.core._threshold import scorer_reasons, threshold_verdict
 from aieval.core._verdict import GateOutcome, Reason, Verdict, criteria_of, finite
@@ -21,7 +22,6 @@ __all__ = [
     "LEGACY_UNREADABLE",
     "adapt_record",
     "config_threshold",
-    "derived_verdict",
     "evaluation_verdict",
 ]
 
@@ -44,12 +44,12 @@ def adapt_record(record: SampleRecord, pass_threshold: float) -> SampleRecord:
             if score.unreadable is None and isinstance(reason, str) and reason:
                 score.unreadable = reason
     if record.verdict is None:
-        record.verdict = derived_verdict(record, pass_threshold)
+        record.verdict = _derived_verdict(record, pass_threshold)
         record.extra.pop(LEGACY_EVALUATION, None)
     return record
 
 
-def derived_verdict(record: SampleRecord, pass_threshold: float) -> Verdict:
+def _derived_verdict(record: SampleRecord, pass_threshold: float) -> Verdict:
     """The verdict of a record stored without one: its stored pass flag, with the numbers and
     reasons of its ``extra["evaluation"]`` (a workflow sample) or of the threshold grader."""
     evaluation = record.extra.get(LEGACY_EVALUATION)
@@ -60,9 +60,10 @@ def derived_verdict(record: SampleRecord, pass_threshold: float) -> Verdict:
 
 
 def config_threshold(config: Any) -> float:
-    """A stored run config's ``pass_threshold`` (0.5 when it has none, as runs then used)."""
+    """A stored run config's ``pass_threshold`` (:data:`DEFAULT_PASS_THRESHOLD` when it has
+    none, as runs then used)."""
     value = finite(config.get("pass_threshold")) if isinstance(config, Mapping) else None
-    return 0.5 if value is None else value
+    return DEFAULT_PASS_THRESHOLD if value is None else value
 
 
 def evaluation_verdict(

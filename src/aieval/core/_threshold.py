@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from aieval._floors import at_least
-from aieval.core._grader import GradeInput, GraderRequest
+from aieval.core._grader import DEFAULT_PASS_THRESHOLD, GradeInput, GraderRequest
 from aieval.core._records import SampleRecord
 from aieval.core._verdict import Reason, Verdict, finite
 
@@ -22,7 +22,7 @@ class ThresholdGrader:
 
     name = "threshold"
 
-    def __init__(self, pass_threshold: float = 0.5) -> None:
+    def __init__(self, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> None:
         self.pass_threshold = pass_threshold
 
     def grade(self, sample: GradeInput) -> Verdict:

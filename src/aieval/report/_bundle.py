@@ -13,7 +13,6 @@ import numpy as np
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally, TokenTotal
 from aieval.core import ROW_CHECK_PREFIX, ScorerCoverage, low_coverage
-from aieval.core._stored import derived_verdict
 from aieval.errors import ConfigError
 from aieval.grading import coverage_percent
 from aieval.report._bulk import BulkNumbers, bulk_numbers
@@ -142,12 +141,9 @@ def build_report(
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
     row = resolve_run(store, run)
-    threshold = row.config.get("pass_threshold", 0.5)
     workflow = row.config.get("workflow")
     tally = _RunTally(
-        tuple(slice_by),
-        float(threshold) if _is_number(threshold) else 0.5,
-        workflow.get("id") if isinstance(workflow, Mapping) else None,
+        tuple(slice_by), workflow.get("id") if isinstance(workflow, Mapping) else None
     )
     if store.plain_run(row.id):
         # every verdict plain: read as columns, the same numbers without a record per sample
@@ -171,10 +167,9 @@ def _with_code_section(report: RunReport, store: Store, row: RunRow) -> RunRepor
 
 
 class _RunTally:
-    def __init__(self, slice_by: tuple[str, ...], threshold: float, workflow: Any) -> None:
+    def __init__(self, slice_by: tuple[str, ...], workflow: Any) -> None:
         self.slice_by = slice_by
         self.workflow = workflow
-        self.threshold = threshold
         self.samples = self.passed = self.target_errors = 0
         self.retries = self.cached = 0
         self.graded = False
@@ -199,7 +194,7 @@ class _RunTally:
         self.unscored: Counter[str] = Counter()
 
     def add(self, sample: SampleRecord) -> None:
-        verdict = sample.verdict or derived_verdict(sample, self.threshold)
+        verdict = sample.graded_verdict()
         ex = numbers_of(sample, verdict)
         self.samples += 1
         if sample.epoch is not None:
@@ -509,7 +504,3 @@ def _slice_key(metadata: Mapping[str, Any], path: str) -> str:
     if value is None:
         return MISSING
     return value if isinstance(value, str) else str(value)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -14,7 +14,6 @@ from types import MappingProxyType
 from aieval._records import SampleRecord
 from aieval._usage_figures import spent
 from aieval.core import CriterionValue, Verdict
-from aieval.core._stored import derived_verdict
 from aieval.core._threshold import ungraded_score
 from aieval.core._verdict import finite
 
@@ -121,17 +120,18 @@ class ExampleNumbers:
 
 
 def example_numbers(sample: SampleRecord) -> ExampleNumbers:
-    """Read one stored sample (see the module docstring for the rules).
+    """Read one sample from a run or a store (see the module docstring for the rules); a
+    record built by hand needs its verdict first (a :class:`~aieval.errors.ConfigError` says so).
 
     Example:
-        >>> from aieval._records import ScoreRecord
-        >>> s = SampleRecord(id="a", index=0, input="q", passed=True,
+        >>> from aieval.core import Example, GradeInput, ScoreRecord, ThresholdGrader
+        >>> s = SampleRecord(id="a", index=0, input="q",
         ...     scores={"f1": ScoreRecord(0.5), "em": ScoreRecord(1.0)})
-        >>> example_numbers(s).weighted_score
-        75.0
+        >>> s.verdict = ThresholdGrader(0.5).grade(GradeInput(s, Example("a", "q")))
+        >>> example_numbers(s).passed, example_numbers(s).weighted_score
+        (True, 75.0)
     """
-    verdict = sample.verdict or derived_verdict(sample, 0.5)
-    return numbers_of(sample, verdict)
+    return numbers_of(sample, sample.graded_verdict())
 
 
 def numbers_of(sample: SampleRecord, verdict: Verdict) -> ExampleNumbers:

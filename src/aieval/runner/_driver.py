@@ -128,7 +128,12 @@ async def _consume(
     try:
         async for finished in stream:
             value = finished.value
-            if finished.error is None and not redact_values and type(value) is SampleRecord:
+            if (
+                finished.error is None
+                and not redact_values
+                and type(value) is SampleRecord
+                and value.verdict is not None
+            ):
                 writer.add(value)  # the common case, without a call per sample
             else:
                 writer.add(_record(finished, secrets, redact_values))
@@ -144,11 +149,16 @@ async def _consume(
 def _record(
     finished: Finished[tuple[int, Example], Any], secrets: frozenset[str], redact: bool
 ) -> SampleRecord:
-    if finished.error is None and isinstance(finished.value, SampleRecord):
-        record = finished.value
-    else:
+    value = finished.value
+    if finished.error is None and isinstance(value, SampleRecord) and value.verdict is not None:
+        record = value
+    else:  # every stored sample has a verdict: one the work did not decide is a failure
         index, example = finished.item
-        error = finished.error or f"the sample's work returned {type(finished.value).__name__}"
+        error = finished.error or (
+            "the sample's work returned a record without a verdict"
+            if isinstance(value, SampleRecord)
+            else f"the sample's work returned {type(value).__name__}"
+        )
         record, redact = failed_record(index, example, error), True
     if redact:
         redact_record(record, secrets)

@@ -19,7 +19,7 @@ from pydantic import (
 from aieval._keys import pydantic_problems
 from aieval._sync import run_sync
 from aieval._usage_figures import ModelPrice
-from aieval.core import RunObserver
+from aieval.core import DEFAULT_PASS_THRESHOLD, RunObserver
 from aieval.datasets import load_dataset
 from aieval.datasets._checks import CHECK_FIELDS
 from aieval.errors import ConfigError, DatasetError
@@ -59,7 +59,7 @@ class SettingsConfig(_Strict):
     retries: int = Field(3, ge=0, le=20)
     cache: bool = True
     timeout: float = Field(60.0, gt=0)
-    pass_threshold: float = Field(0.5, ge=0, le=1)
+    pass_threshold: float = Field(DEFAULT_PASS_THRESHOLD, ge=0, le=1)
     max_error_rate: float = Field(
         0.0, ge=0, le=1, description="share of samples that may error; above it the run is not ok"
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from aieval._sync import run_sync
 from aieval._usage_figures import ModelPrice
-from aieval.core import RunObserver
+from aieval.core import DEFAULT_PASS_THRESHOLD, RunObserver
 from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._execute import execute
@@ -100,7 +100,7 @@ async def run_async(
     resume: str | bool | None = None,
     limit: int | None = None,
     prediction_field: str | None = None,
-    pass_threshold: float = 0.5,
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD,
     progress: ProgressCallback | None = None,
     metadata: dict[str, Any] | None = None,
     workflow: Any = None,

@@ -38,6 +38,7 @@ from pydantic import (
     model_validator,
 )
 
+from aieval._floors import DEFAULT_PASS_THRESHOLD
 from aieval._usage_figures import ModelPrice
 from aieval.errors import ConfigError
 from aieval.providers._credentials import check_env_name
@@ -156,7 +157,7 @@ class ScoringSpec(_Sub):
     imports: list[str] = Field(
         default_factory=list, description="Python files to import first (their @scorer)"
     )
-    pass_threshold: float = Field(0.5, ge=0, le=1)
+    pass_threshold: float = Field(DEFAULT_PASS_THRESHOLD, ge=0, le=1)
     max_error_rate: float = Field(
         0.0, ge=0, le=1, description="share of samples that may error; above it the run is not ok"
     )

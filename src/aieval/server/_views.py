@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from aieval._records import SampleRecord
-from aieval.core import Verdict
-from aieval.core._stored import derived_verdict
 from aieval.store import RunRow, Store
 
 __all__ = [
@@ -81,7 +79,7 @@ def _int(value: Any) -> int:
 
 def weighted_score(record: SampleRecord) -> float | None:
     """0..100: the graded score, else 100 x the mean scorer value (a target error is 0)."""
-    return _verdict(record).weighted_score
+    return record.graded_verdict().weighted_score
 
 
 def sample_item(record: SampleRecord) -> dict[str, Any]:
@@ -89,7 +87,7 @@ def sample_item(record: SampleRecord) -> dict[str, Any]:
     judges' reasons (cut), errors and gate failures."""
     from aieval.server._table import preview
 
-    verdict = _verdict(record)
+    verdict = record.graded_verdict()
     scores = record.scores
     return {
         "id": record.id,
@@ -116,7 +114,7 @@ def sample_completed(record: SampleRecord) -> dict[str, Any]:
     return {
         **sample_item(record),
         "hard_gates": {
-            g.name: {"passed": g.passed, "reason": g.reason} for g in _verdict(record).gates
+            g.name: {"passed": g.passed, "reason": g.reason} for g in record.graded_verdict().gates
         },
     }
 
@@ -143,10 +141,6 @@ def sample_detail(record: SampleRecord) -> dict[str, Any]:
         "cost": record.cost,
         "retries": record.retries,
         "calls": [dataclasses.asdict(call) for call in record.calls],
-        "verdict": _verdict(record).to_dict(),
+        "verdict": record.graded_verdict().to_dict(),
         "workflow_run": record.extra.get("workflow_run"),
     }
-
-
-def _verdict(record: SampleRecord) -> Verdict:
-    return record.verdict or derived_verdict(record, 0.5)

@@ -101,7 +101,8 @@ class SampleReader(Connection):
         ]
 
     def pass_threshold(self, run_id: str) -> float:
-        """The run's stored ``pass_threshold`` (0.5 when its config has none)."""
+        """The run's stored ``pass_threshold`` (``DEFAULT_PASS_THRESHOLD`` when its config has
+        none)."""
         row = self._read_one("SELECT config FROM runs WHERE id = ?", (run_id,))
         return config_threshold(loads(row[0]) if row is not None else None)
 

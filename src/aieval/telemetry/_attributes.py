@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from aieval._records import CallRecord, SampleRecord
-from aieval.core._stored import derived_verdict
 
 __all__ = [
     "AttributeValue",
@@ -142,14 +141,14 @@ def run_end_attributes(
 
 def sample_attributes(run: RunHeader, sample: SampleRecord) -> Attributes:
     """A sample span's attributes: ids, each score, pass flag, grade, gate failures, usage."""
-    verdict = sample.verdict or derived_verdict(sample, 0.5)
+    verdict = sample.graded_verdict()
     target = next((c for c in sample.calls if c.purpose == "target"), None)
     found: dict[str, Any] = {
         "aieval.run.id": run.id,
         "aieval.run.name": run.name,
         "aieval.example.id": sample.id,
         "aieval.example.index": sample.index,
-        "aieval.passed": sample.passed,
+        "aieval.passed": verdict.passed,
         "aieval.weighted_score": verdict.weighted_score,
         "aieval.grade": verdict.grade,
         "aieval.error": _clip(sample.error),
