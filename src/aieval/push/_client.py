@@ -166,8 +166,11 @@ class ServerTarget:
         return asyncio.run(self._request(method, path, body))
 
     async def _request(self, method: str, path: str, body: str | None) -> dict[str, Any]:
-        # the session lives as long as the request (with its retries): closed on every path
-        async with aiohttp.ClientSession(timeout=self._timeout) as session:
+        # the session lives as long as the request (with its retries): closed on every path.
+        # No connection is kept for a retry: after a Retry-After of 5 s it would be reused just
+        # as the server drops it (uvicorn keeps an idle one 5 s), a reset that is no answer
+        connector = aiohttp.TCPConnector(force_close=True)
+        async with aiohttp.ClientSession(timeout=self._timeout, connector=connector) as session:
             return await self._attempts_of(session, method, path, body)
 
     async def _attempts_of(

@@ -132,7 +132,9 @@ def test_a_changed_sample_is_a_different_dataset_version() -> None:
 
 
 def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "AIEVAL_DB": str(cwd / "runs.db")}
+    # a wide page: a table row is read whole (in a 100-column log its cells would wrap)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "AIEVAL_DB": str(cwd / "runs.db"),
+           "COLUMNS": "200"}  # fmt: skip
     return subprocess.run(
         [sys.executable, "-m", "aieval", *args],
         cwd=cwd,
