@@ -10,15 +10,14 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from tests.support.cli import Done, run_main
 from tests.support.reports import HOSTILE_ID, record_runs
 
-from aieval.cli import main
 from aieval.report import comparison_schema, report_schema
 
 
@@ -41,29 +40,12 @@ def process(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@dataclass
-class Done:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
     """``aieval ARGS`` through ``aieval.cli.main`` in this process."""
 
     def invoke(db: Path, *args: str, cwd: Path | None = None) -> Done:
-        monkeypatch.setenv("AIEVAL_DB", str(db))
-        if cwd is not None:
-            monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        captured = capsys.readouterr()
-        return Done(code, captured.out, captured.err)
+        return run_main(capsys, monkeypatch, *args, cwd=cwd, env={"AIEVAL_DB": str(db)})
 
     return invoke
 
