@@ -13,8 +13,7 @@ from types import MappingProxyType
 
 from aieval._records import SampleRecord
 from aieval._usage_figures import spent
-from aieval.core import CriterionValue, Verdict
-from aieval.core._threshold import ungraded_score
+from aieval.core import CriterionValue, Verdict, ungraded_score
 from aieval.core._verdict import finite
 
 __all__ = [

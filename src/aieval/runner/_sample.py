@@ -12,8 +12,7 @@ from aieval._json import too_deep
 from aieval._records import SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
 from aieval._usage_figures import ModelPrice, call_cost
-from aieval.core import GradeInput, Reason, Verdict
-from aieval.core._counts import drop_unstorable_counts
+from aieval.core import GradeInput, Reason, Verdict, drop_unstorable_counts
 from aieval.errors import ScorerError, StoreError
 from aieval.runner._evaluator import SampleEvaluator
 from aieval.runner._grading import run_grader

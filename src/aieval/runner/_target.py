@@ -16,7 +16,7 @@ from typing import Any
 from aieval._calls import call_from_response
 from aieval._records import CallRecord
 from aieval._types import Example
-from aieval.core._target import Output, Target, Usage
+from aieval.core import Output, Target, Usage
 from aieval.datasets._recorded import recorded_usage
 from aieval.errors import ConfigError, DatasetError, ProviderError, StoreError
 from aieval.providers import ChatRequest, Provider

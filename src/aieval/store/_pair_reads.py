@@ -17,8 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from aieval.core import Verdict
-from aieval.core._records import split_epoch
+from aieval.core import Verdict, split_epoch
 from aieval.store._connection import Connection
 from aieval.store._encoding import loads as load_stored
 
