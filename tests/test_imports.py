@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, ...]] = [
         "_sync",
         "_endpoint",
         "_tracefiles",
+        "_yaml",
     ),
     # stage contracts (and the old homes that re-export them)
     ("core", "_types", "_records", "_plugins", "_usage_figures"),
@@ -197,23 +198,18 @@ def test_the_layer_order_is_the_documented_map() -> None:
 #: goes, its line goes too.
 PRIVATE_IMPORTS = frozenset(
     {
-        ("code._evalfile", "grading._yaml"),
         ("code._scorer", "scorers._scorer"),
         ("code._testsource", "sandbox._runnable"),
         ("datasets._checks", "scorers._row_options"),
-        ("migrate._jsyaml", "grading._yaml"),
         ("migrate._pfasserts", "scorers._check_python"),
-        ("migrate._pffiles", "grading._yaml"),
         ("providers._cache", "store._encoding"),
         ("providers._cache", "store._side"),
         ("providers._embedding_cache", "store._side"),
         ("report._bulk", "store._column_reads"),
         ("report._bundle", "store._column_reads"),
         ("report._compare_columns", "store._pair_reads"),
-        ("report._policy_model", "grading._yaml"),
         ("report._samples", "core._verdict"),
         ("runner._evalfile", "datasets._checks"),
-        ("runner._evalfile", "grading._yaml"),
         ("runner._evalparts", "providers._headers"),
         ("runner._evalparts", "providers._params"),
         ("runner._grading", "core._stored"),
@@ -241,7 +237,6 @@ PRIVATE_IMPORTS = frozenset(
         ("traces._mapping", "workflows._model"),
         ("traces._mapping", "workflows._model_calls"),
         ("traces._read", "workflows._model"),
-        ("workflows._definition", "grading._yaml"),
         ("workflows._runner", "core._stored"),
     }
 )
