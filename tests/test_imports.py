@@ -198,10 +198,6 @@ def test_the_layer_order_is_the_documented_map() -> None:
 #: goes, its line goes too.
 PRIVATE_IMPORTS = frozenset(
     {
-        ("code._scorer", "scorers._scorer"),
-        ("code._testsource", "sandbox._runnable"),
-        ("datasets._checks", "scorers._row_options"),
-        ("migrate._pfasserts", "scorers._check_python"),
         ("providers._cache", "store._encoding"),
         ("providers._cache", "store._side"),
         ("providers._embedding_cache", "store._side"),
@@ -214,11 +210,6 @@ PRIVATE_IMPORTS = frozenset(
         ("runner._evalparts", "providers._params"),
         ("runner._grading", "core._stored"),
         ("runner._prepare", "providers._cache"),
-        ("runner._prepare", "scorers._judge_call"),
-        ("runner._prescore", "scorers._scorer"),
-        ("runner._references", "scorers._scorer"),
-        ("runner._rowchecks", "scorers._row_options"),
-        ("runner._sample", "scorers._expressions"),
         ("runner._spec", "providers._credentials"),
         ("runner._target", "datasets._recorded"),
         ("runner._target", "providers._headers"),

@@ -24,8 +24,7 @@ from aieval.runner._result import Aggregator
 from aieval.runner._resume import config_changes, executed_config, execution_changes
 from aieval.runner._spec import RunSpec
 from aieval.runner._target import CallableTarget, ProviderTarget, RecordedTarget, Target
-from aieval.scorers import Scorer
-from aieval.scorers._judge_call import judge_secrets
+from aieval.scorers import Scorer, judge_secrets
 from aieval.store import Store, StoreLocation, default_location
 
 __all__ = [

@@ -19,8 +19,7 @@ from aieval.runner._grading import run_grader
 from aieval.runner._prescore import Item, Prescorer
 from aieval.runner._rowchecks import RowScorers, RowScoring
 from aieval.runner._target import Output, ProviderTarget, RecordedTarget, Target, Usage
-from aieval.scorers import Scorer
-from aieval.scorers._expressions import sample_budget
+from aieval.scorers import Scorer, sample_budget
 
 __all__ = ["SampleProcessor", "failed_record", "unstorable_record"]
 
