@@ -19,9 +19,7 @@ from aieval._types import Example
 from aieval.core import Output, Target, Usage
 from aieval.datasets._recorded import recorded_usage
 from aieval.errors import ConfigError, DatasetError, ProviderError, StoreError
-from aieval.providers import ChatRequest, Provider
-from aieval.providers._headers import check_headers, sends_headers
-from aieval.providers._params import check_params
+from aieval.providers import ChatRequest, Provider, check_headers, check_params, sends_headers
 
 __all__ = [
     "CallableTarget",
