@@ -17,7 +17,7 @@ from aieval._calls import call_from_response
 from aieval._records import CallRecord
 from aieval._types import Example
 from aieval.core import Output, Target, Usage
-from aieval.datasets._recorded import recorded_usage
+from aieval.datasets import recorded_usage
 from aieval.errors import ConfigError, DatasetError, ProviderError, StoreError
 from aieval.providers import ChatRequest, Provider, check_headers, check_params, sends_headers
 
