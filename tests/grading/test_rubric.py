@@ -14,7 +14,7 @@ from aieval.grading import (
     normalize,
     validate_rubric_files,
 )
-from aieval.grading import _yaml as yaml_limits
+from aieval import _yaml as yaml_limits
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "rubrics" / "fullstack_generation_v1.yaml"
 
