@@ -1,5 +1,5 @@
 """Former home of the built-in plug-in table, now :data:`aieval.core.BUILTIN`."""
 
-from aieval.core._plugins import BUILTIN
+from aieval.core import BUILTIN
 
 __all__ = ["BUILTIN"]

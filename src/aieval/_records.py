@@ -3,6 +3,6 @@
 Kept so that existing imports, and objects pickled by reference to this module, still resolve.
 """
 
-from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_record
+from aieval.core import CallRecord, SampleRecord, ScoreRecord, redact_record
 
 __all__ = ["CallRecord", "SampleRecord", "ScoreRecord", "redact_record"]

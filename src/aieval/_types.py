@@ -3,6 +3,6 @@
 Kept so that existing imports, and objects pickled by reference to this module, still resolve.
 """
 
-from aieval.core._example import Example, Score
+from aieval.core import Example, Score
 
 __all__ = ["Example", "Score"]

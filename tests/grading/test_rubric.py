@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 import yaml
 
+from aieval import _yaml as yaml_limits
 from aieval.errors import RubricError
 from aieval.grading import (
     REQUIRED_GATES,
@@ -14,7 +15,6 @@ from aieval.grading import (
     normalize,
     validate_rubric_files,
 )
-from aieval.grading import _yaml as yaml_limits
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "rubrics" / "fullstack_generation_v1.yaml"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from aieval._yaml import load_yaml_text
 from aieval.errors import ConfigError, RubricError, UserError, WorkflowError
 from aieval.grading import load_profile, load_rubric
-from aieval.grading._yaml import load_yaml_text
 from aieval.report import PromotionPolicy
 from aieval.runner import load_eval
 from aieval.workflows import load_workflow

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from aieval._yaml import load_yaml_text
 from aieval.code._evalfile import load_code_eval
 from aieval.errors import ConfigError, RubricError, UserError, WorkflowError
 from aieval.grading import load_profile, load_rubric
-from aieval.grading._yaml import load_yaml_text
 from aieval.report import PromotionPolicy
 from aieval.runner import load_eval
 from aieval.workflows import load_workflow

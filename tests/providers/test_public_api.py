@@ -42,10 +42,16 @@ def test_exports_are_pinned() -> None:
         "available_providers",
         "build_provider",
         "cache_key",
+        "check_env_name",
+        "check_finite",
+        "check_headers",
+        "check_params",
         "get_provider",
         "headers_digest",
         "is_deterministic",
+        "key_from_env",
         "register_provider",
+        "sends_headers",
     }
     for name in providers.__all__:
         assert hasattr(providers, name), name

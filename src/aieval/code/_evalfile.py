@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from aieval._yaml import load_yaml_file
 from aieval.errors import ConfigError
-from aieval.grading._yaml import load_yaml_file
 from aieval.sandbox import SandboxLimits
 
 __all__ = ["load_code_eval"]

@@ -14,7 +14,7 @@ from aieval.code._problems import CodeProblem, build_program
 from aieval.code._testsource import check_runnable, with_prompt_definitions
 from aieval.errors import ConfigError, DatasetError, ScorerError
 from aieval.sandbox import SandboxLimits, execute_async, require_code_execution
-from aieval.scorers._scorer import scorer
+from aieval.scorers import scorer
 
 __all__ = ["code_passes", "sandbox_failure_tally"]
 

@@ -6,7 +6,7 @@ import ast
 import symtable
 from collections.abc import Sequence
 
-from aieval.sandbox._runnable import bound_names, check_runnable
+from aieval.sandbox import bound_names, check_runnable
 
 __all__ = ["check_runnable", "prompt_definitions", "with_prompt_definitions"]
 

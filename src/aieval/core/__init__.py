@@ -4,6 +4,7 @@ This package imports nothing of aieval but :mod:`aieval.errors` and leaf helpers
 other package may import it.
 """
 
+from aieval.core._counts import MAX_COUNT, count_out_of_range, drop_unstorable_counts
 from aieval.core._coverage import ScorerCoverage, coverage_note, low_coverage
 from aieval.core._example import ROW_CHECK_PREFIX, Example, RowCheck, Score
 from aieval.core._execution import EXECUTION_SETTINGS, without_execution
@@ -25,9 +26,9 @@ from aieval.core._observer import (
     SettingChange,
 )
 from aieval.core._plugins import BUILTIN, GROUPS, load_plugin, load_plugins, plugin_names
-from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_record
+from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_record, split_epoch
 from aieval.core._target import Output, Target, Usage
-from aieval.core._threshold import ThresholdGrader
+from aieval.core._threshold import ThresholdGrader, ungraded_score
 from aieval.core._verdict import CriterionValue, GateOutcome, Reason, Verdict
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "EXECUTION_SETTINGS",
     "GRADER_GROUP",
     "GROUPS",
+    "MAX_COUNT",
     "ROW_CHECK_PREFIX",
     "CallRecord",
     "CriterionValue",
@@ -62,12 +64,16 @@ __all__ = [
     "ThresholdGrader",
     "Usage",
     "Verdict",
+    "count_out_of_range",
     "coverage_note",
+    "drop_unstorable_counts",
     "load_grader",
     "load_plugin",
     "load_plugins",
     "low_coverage",
     "plugin_names",
     "redact_record",
+    "split_epoch",
+    "ungraded_score",
     "without_execution",
 ]

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from aieval._numbers import finite
 from aieval.core._grader import DEFAULT_PASS_THRESHOLD
 from aieval.core._records import SampleRecord
 from aieval.core._threshold import scorer_reasons, threshold_verdict
-from aieval.core._verdict import GateOutcome, Reason, Verdict, criteria_of, finite
+from aieval.core._verdict import GateOutcome, Reason, Verdict, criteria_of
 
 __all__ = [
     "LEGACY_EVALUATION",

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from aieval._floors import at_least
+from aieval._numbers import finite
 from aieval.core._grader import DEFAULT_PASS_THRESHOLD, GradeInput, GraderRequest
 from aieval.core._records import SampleRecord
-from aieval.core._verdict import Reason, Verdict, finite
+from aieval.core._verdict import Reason, Verdict
 
 __all__ = ["ThresholdGrader", "factory", "scorer_reasons", "threshold_reasons", "ungraded_score"]
 

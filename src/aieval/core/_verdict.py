@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from aieval._numbers import finite
 from aieval.errors import StoreError
 
 __all__ = ["CriterionValue", "GateOutcome", "Reason", "Verdict"]
@@ -185,10 +185,3 @@ def criteria_of(items: Any) -> dict[str, CriterionValue]:
             kind=None if kind is None else str(kind),
         )
     return out
-
-
-def finite(value: Any) -> float | None:
-    """``value`` as a float when it is a finite number (not a bool), else ``None``."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None

@@ -8,6 +8,7 @@ a dataset is read the same way.
 from aieval.datasets._dataset import Dataset, DatasetInfo, load_dataset
 from aieval.datasets._inspect import inspect_log_rows, load_inspect_log, recorded_score
 from aieval.datasets._inspect_rows import inspect_example
+from aieval.datasets._recorded import recorded_usage
 from aieval.datasets._rows import RowSpec
 
 __all__ = [
@@ -19,4 +20,5 @@ __all__ = [
     "load_dataset",
     "load_inspect_log",
     "recorded_score",
+    "recorded_usage",
 ]

@@ -111,7 +111,7 @@ def _allowed(check: str, options: Mapping[Any, Any], where: str, source: str, li
             line=line,
         )
     # the scorers load only for rows with checks
-    from aieval.scorers._row_options import check_row_check
+    from aieval.scorers import check_row_check
 
     try:
         check_row_check(check, options, unknown=False)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aieval._records import CallRecord
-from aieval.core._counts import MAX_COUNT, count_out_of_range
+from aieval.core import MAX_COUNT, count_out_of_range
 from aieval.errors import DatasetError
 
 __all__ = ["RECORDED_KEYS", "recorded_usage"]

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from aieval._keys import suggestion
+from aieval._yaml import load_yaml_file, load_yaml_text
 from aieval.errors import ConfigError, RubricError
 from aieval.grading._formulas import get_formula
 from aieval.grading._gate_result import GateResult
@@ -29,7 +30,6 @@ from aieval.grading._grade import (
     known_category,
 )
 from aieval.grading._rubric import Rubric, _format_errors, check_score_names
-from aieval.grading._yaml import load_yaml_file, load_yaml_text
 
 __all__ = [
     "BUILTIN_PROFILES",

@@ -22,10 +22,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from aieval._keys import known_fields, unknown_key
+from aieval._yaml import load_yaml_file
 from aieval.errors import AievalError, FormulaError, RubricError
 from aieval.grading._formulas import get_formula, normalize
 from aieval.grading._grade import CriterionScore, known_category
-from aieval.grading._yaml import load_yaml_file
 
 __all__ = ["Criterion", "Rubric", "load_rubric", "validate_rubric_files"]
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import yaml
 
+from aieval._yaml import MAX_BYTES, BoundedSafeLoader
 from aieval.errors import ConfigError
-from aieval.grading._yaml import MAX_BYTES, _BoundedSafeLoader
 
 __all__ = ["load_promptfoo_yaml"]
 
@@ -47,7 +47,7 @@ _TIMESTAMP = re.compile(
 _TAG = "tag:yaml.org,2002:"
 
 
-class _JsYamlLoader(_BoundedSafeLoader):
+class _JsYamlLoader(BoundedSafeLoader):
     """The bounded safe loader with js-yaml's implicit types instead of YAML 1.1's."""
 
 

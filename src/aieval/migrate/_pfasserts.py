@@ -12,8 +12,7 @@ from typing import Any
 from aieval.errors import ConfigError
 from aieval.migrate._nunjucks import js_text, render
 from aieval.migrate._pfconfig import Assertion
-from aieval.scorers import get_scorer
-from aieval.scorers._check_python import PYTHON_FUNCTIONS
+from aieval.scorers import PYTHON_FUNCTIONS, get_scorer
 
 __all__ = [
     "MAPPED_TYPES",

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from aieval._json import DuplicateKeyError, loads_strict
+from aieval._yaml import MAX_BYTES
 from aieval.errors import ConfigError
-from aieval.grading._yaml import MAX_BYTES
 from aieval.migrate._jsyaml import load_promptfoo_yaml
 
 __all__ = ["MAX_BYTES", "MAX_OUTPUTS_BYTES", "ConfigFiles"]

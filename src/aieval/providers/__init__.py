@@ -21,10 +21,13 @@ if TYPE_CHECKING:
         headers_digest,
         is_deterministic,
     )
+    from aieval.providers._credentials import check_env_name, key_from_env
     from aieval.providers._embedding_cache import EmbeddingCache
     from aieval.providers._embeddings import Embeddings, OpenAIEmbeddings
+    from aieval.providers._headers import check_headers, sends_headers
     from aieval.providers._limiter import AdaptiveLimiter
     from aieval.providers._openai import OpenAIProvider
+    from aieval.providers._params import check_finite, check_params
     from aieval.providers._registry import (
         ENTRY_POINT_GROUP,
         ProviderFactory,
@@ -54,10 +57,16 @@ __all__ = [
     "available_providers",
     "build_provider",
     "cache_key",
+    "check_env_name",
+    "check_finite",
+    "check_headers",
+    "check_params",
     "get_provider",
     "headers_digest",
     "is_deterministic",
+    "key_from_env",
     "register_provider",
+    "sends_headers",
 ]
 
 _EXPORTS = {
@@ -71,11 +80,17 @@ _EXPORTS = {
     "cache_key": "aieval.providers._cache",
     "headers_digest": "aieval.providers._cache",
     "is_deterministic": "aieval.providers._cache",
+    "check_env_name": "aieval.providers._credentials",
+    "key_from_env": "aieval.providers._credentials",
     "EmbeddingCache": "aieval.providers._embedding_cache",
     "Embeddings": "aieval.providers._embeddings",
     "OpenAIEmbeddings": "aieval.providers._embeddings",
+    "check_headers": "aieval.providers._headers",
+    "sends_headers": "aieval.providers._headers",
     "AdaptiveLimiter": "aieval.providers._limiter",
     "OpenAIProvider": "aieval.providers._openai",
+    "check_finite": "aieval.providers._params",
+    "check_params": "aieval.providers._params",
     "ENTRY_POINT_GROUP": "aieval.providers._registry",
     "ProviderFactory": "aieval.providers._registry",
     "available_providers": "aieval.providers._registry",

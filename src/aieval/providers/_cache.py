@@ -12,9 +12,7 @@ from typing import Any
 
 from aieval._secrets import redact_text, secret_values, secrets_of, url_without_credentials
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
-from aieval.store import StoreLocation
-from aieval.store._encoding import dumps
-from aieval.store._side import SideTable
+from aieval.store import MEMORY, SideTable, StoreLocation
 
 __all__ = [
     "CachedProvider",
@@ -23,10 +21,6 @@ __all__ = [
     "headers_digest",
     "is_deterministic",
 ]
-
-
-#: The ``path`` of a :class:`ResponseCache` held in memory (SQLite's own name for it).
-MEMORY = ":memory:"
 
 
 def is_deterministic(request: ChatRequest) -> bool:
@@ -184,7 +178,7 @@ class ResponseCache:
             "cost": response.cost,
             "latency_s": response.latency_s,
         }
-        row = (key, provider, response.model, dumps(data), time.time())
+        row = (key, provider, response.model, self._table.to_json(data), time.time())
         self._table.execute(
             "INSERT INTO response_cache (key, provider, model, response, created_at)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET provider = excluded.provider,"

@@ -13,8 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from aieval.store import StoreLocation
-from aieval.store._side import SideTable
+from aieval.store import SideTable, StoreLocation
 
 __all__ = ["EmbeddingCache", "embedding_key"]
 

@@ -16,11 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from aieval.core import Verdict
-from aieval.core._records import split_epoch
+from aieval.core import Verdict, split_epoch
 from aieval.report._tally import ColumnTally, GroupTally, JudgeTally, ReasonTally
-from aieval.store import Store
-from aieval.store._column_reads import SampleColumns, ScoreColumns
+from aieval.store import SampleColumns, ScoreColumns, Store
 
 __all__ = ["BulkNumbers", "bulk_numbers", "judge_tallies"]
 

@@ -28,8 +28,7 @@ from aieval.report._tally import (
     grade_counts,
 )
 from aieval.stats import bootstrap_mean_cis, histogram, quantiles, sample_std, wilson_interval
-from aieval.store import RunRow, Store
-from aieval.store._column_reads import CallTotals
+from aieval.store import CallTotals, RunRow, Store
 
 __all__ = ["MISSING", "RunReport", "build_report"]
 

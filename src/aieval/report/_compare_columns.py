@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from aieval._gc import no_collection
 from aieval.core import ROW_CHECK_PREFIX
 from aieval.grading import RunStanding
 from aieval.report._bulk import judge_tallies
@@ -39,7 +40,6 @@ from aieval.report._policy import DecisionInputs, PromotionPolicy, decide
 from aieval.report._samples import ExampleNumbers
 from aieval.report._tally import JudgeTally
 from aieval.store import RunRow, Store
-from aieval.store._pair_reads import no_collection
 
 __all__ = ["column_parts"]
 

@@ -9,8 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aieval._json import loads_strict
+from aieval._yaml import load_yaml_file
 from aieval.errors import ConfigError
-from aieval.grading._yaml import load_yaml_file
 from aieval.report._samples import SEVERE_KEYWORDS
 
 __all__ = ["SEVERE_GATES", "PromotionPolicy"]

@@ -11,11 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from aieval._numbers import finite
 from aieval._records import SampleRecord
 from aieval._usage_figures import spent
-from aieval.core import CriterionValue, Verdict
-from aieval.core._threshold import ungraded_score
-from aieval.core._verdict import finite
+from aieval.core import CriterionValue, Verdict, ungraded_score
 
 __all__ = [
     "CriterionValue",

@@ -19,11 +19,11 @@ from pydantic import (
 from aieval._keys import pydantic_problems
 from aieval._sync import run_sync
 from aieval._usage_figures import ModelPrice
+from aieval._yaml import load_yaml_file
 from aieval.core import DEFAULT_PASS_THRESHOLD, RunObserver
 from aieval.datasets import load_dataset
 from aieval.datasets._checks import CHECK_FIELDS
 from aieval.errors import ConfigError, DatasetError
-from aieval.grading._yaml import load_yaml_file
 from aieval.runner._evalparts import DatasetConfig, TargetConfig, _Strict, _target_params
 from aieval.runner._execute import execute
 from aieval.runner._imports import import_file

@@ -7,8 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from aieval.errors import ConfigError
-from aieval.providers._headers import check_headers
-from aieval.providers._params import check_params
+from aieval.providers import check_headers, check_params
 from aieval.runner._spec import env_name
 
 __all__ = ["DatasetConfig", "TargetConfig"]

@@ -13,7 +13,6 @@ from aieval._secrets import secret_values, secrets_of, without_secrets
 from aieval.core import SettingChange
 from aieval.datasets import Dataset, DatasetInfo, load_dataset
 from aieval.errors import ConfigError, DatasetError
-from aieval.providers._cache import MEMORY
 from aieval.runner._epochs import EpochTally
 from aieval.runner._evaluator import SampleEvaluator, evaluator_for
 from aieval.runner._inputs import LiveParts, RunParts, resolve_parts, stored_spec
@@ -24,9 +23,8 @@ from aieval.runner._result import Aggregator
 from aieval.runner._resume import config_changes, executed_config, execution_changes
 from aieval.runner._spec import RunSpec
 from aieval.runner._target import CallableTarget, ProviderTarget, RecordedTarget, Target
-from aieval.scorers import Scorer
-from aieval.scorers._judge_call import judge_secrets
-from aieval.store import Store, StoreLocation, default_location
+from aieval.scorers import Scorer, judge_secrets
+from aieval.store import MEMORY, Store, StoreLocation, default_location
 
 __all__ = [
     "Prepared",

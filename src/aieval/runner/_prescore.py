@@ -17,8 +17,7 @@ from itertools import islice
 from aieval._records import ScoreRecord
 from aieval._types import Example
 from aieval.errors import ScorerError
-from aieval.scorers import Scorer
-from aieval.scorers._scorer import to_score
+from aieval.scorers import Scorer, to_score
 
 __all__ = ["Prescorer"]
 

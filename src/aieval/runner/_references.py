@@ -16,8 +16,7 @@ from aieval._keys import unknown_key
 from aieval.core import ROW_CHECK_PREFIX
 from aieval.errors import ConfigError
 from aieval.runner._shipping import brief
-from aieval.scorers import Scorer, get_scorer
-from aieval.scorers._scorer import GRADING_KEYS
+from aieval.scorers import GRADING_KEYS, Scorer, get_scorer
 
 __all__ = [
     "ScorerEntry",

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from aieval.core import Example, RowCheck
 from aieval.errors import ConfigError
 from aieval.runner._references import resolve_entry
-from aieval.scorers import Scorer
-from aieval.scorers._row_options import check_row_check
+from aieval.scorers import Scorer, check_row_check
 
 __all__ = ["RowScorers", "RowScoring"]
 

@@ -12,16 +12,14 @@ from aieval._json import too_deep
 from aieval._records import SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
 from aieval._usage_figures import ModelPrice, call_cost
-from aieval.core import GradeInput, Reason, Verdict
-from aieval.core._counts import drop_unstorable_counts
+from aieval.core import GradeInput, Reason, Verdict, drop_unstorable_counts
 from aieval.errors import ScorerError, StoreError
 from aieval.runner._evaluator import SampleEvaluator
 from aieval.runner._grading import run_grader
 from aieval.runner._prescore import Item, Prescorer
 from aieval.runner._rowchecks import RowScorers, RowScoring
 from aieval.runner._target import Output, ProviderTarget, RecordedTarget, Target, Usage
-from aieval.scorers import Scorer
-from aieval.scorers._expressions import sample_budget
+from aieval.scorers import Scorer, sample_budget
 
 __all__ = ["SampleProcessor", "failed_record", "unstorable_record"]
 

@@ -16,12 +16,10 @@ from typing import Any
 from aieval._calls import call_from_response
 from aieval._records import CallRecord
 from aieval._types import Example
-from aieval.core._target import Output, Target, Usage
-from aieval.datasets._recorded import recorded_usage
+from aieval.core import Output, Target, Usage
+from aieval.datasets import recorded_usage
 from aieval.errors import ConfigError, DatasetError, ProviderError, StoreError
-from aieval.providers import ChatRequest, Provider
-from aieval.providers._headers import check_headers, sends_headers
-from aieval.providers._params import check_params
+from aieval.providers import ChatRequest, Provider, check_headers, check_params, sends_headers
 
 __all__ = [
     "CallableTarget",

@@ -11,8 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from aieval._records import SampleRecord
 from aieval.errors import StoreError, UnstorableSampleError
 from aieval.runner._sample import unstorable_record
-from aieval.store import Store
-from aieval.store._owner import HEARTBEAT_EVERY_S
+from aieval.store import HEARTBEAT_EVERY_S, Store
 
 __all__ = ["SampleWriter", "heartbeat", "stop_heartbeat"]
 

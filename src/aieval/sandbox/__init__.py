@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from aieval.sandbox._limits import REQUIRE_CGROUP_ENV, SandboxLimits, sandbox_env
     from aieval.sandbox._optin import ALLOW_CODE_EXECUTION_ENV, require_code_execution
     from aieval.sandbox._result import ExecutionResult, ExecutionStatus
+    from aieval.sandbox._runnable import bound_names, check_runnable
 
 __all__ = [
     "ALLOW_CODE_EXECUTION_ENV",
@@ -26,6 +27,8 @@ __all__ = [
     "ExecutionStatus",
     "SandboxError",
     "SandboxLimits",
+    "bound_names",
+    "check_runnable",
     "execute",
     "execute_async",
     "extract_archive",
@@ -48,5 +51,7 @@ _EXPORTS = {
     "require_code_execution": "aieval.sandbox._optin",
     "ExecutionResult": "aieval.sandbox._result",
     "ExecutionStatus": "aieval.sandbox._result",
+    "bound_names": "aieval.sandbox._runnable",
+    "check_runnable": "aieval.sandbox._runnable",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -31,13 +31,14 @@ from aieval.scorers._checks_text import (
     starts_with,
     word_count,
 )
+from aieval.scorers._expressions import sample_budget
 from aieval.scorers._judge import (
     DEFAULT_JUDGE_RUBRIC,
     JUDGE_PROMPT_VERSION,
     VERDICT_SCHEMA,
     llm_judge,
 )
-from aieval.scorers._judge_call import neutralize
+from aieval.scorers._judge_call import judge_secrets, neutralize
 from aieval.scorers._multi_judge import multi_judge
 from aieval.scorers._pairwise import (
     INCONSISTENCY_WARNING_RATE,
@@ -48,14 +49,17 @@ from aieval.scorers._pairwise import (
     compare_pairwise_async,
     pairwise_judge,
 )
+from aieval.scorers._row_options import check_row_check
 from aieval.scorers._rubric_judge import RUBRIC_PROMPT_VERSION, rubric_judge
 from aieval.scorers._sacrebleu import bleu, chrf
 from aieval.scorers._scorer import (
     CONTEXT_PARAMETERS,
+    GRADING_KEYS,
     Scorer,
     get_scorer,
     registered_scorers,
     scorer,
+    to_score,
 )
 from aieval.scorers._similar import similar
 from aieval.scorers._text import exact_match, json_valid, rouge_l, token_f1
@@ -64,6 +68,7 @@ from aieval.scorers._verdict import JudgeAnswer, parse_verdict
 __all__ = [
     "CONTEXT_PARAMETERS",
     "DEFAULT_JUDGE_RUBRIC",
+    "GRADING_KEYS",
     "INCONSISTENCY_WARNING_RATE",
     "JUDGE_PROMPT_VERSION",
     "PAIRWISE_PROMPT_VERSION",
@@ -76,6 +81,7 @@ __all__ = [
     "PairwiseReport",
     "Scorer",
     "bleu",
+    "check_row_check",
     "chrf",
     "code",
     "compare_pairwise",
@@ -96,6 +102,7 @@ __all__ = [
     "is_xml",
     "json_schema",
     "json_valid",
+    "judge_secrets",
     "latency",
     "levenshtein",
     "llm_judge",
@@ -110,10 +117,12 @@ __all__ = [
     "retrieval",
     "rouge_l",
     "rubric_judge",
+    "sample_budget",
     "scorer",
     "similar",
     "starts_with",
     "swe",
+    "to_score",
     "token_f1",
     "tools",
     "word_count",

@@ -15,10 +15,15 @@ from aieval._calls import call_from_response, record_call
 from aieval._endpoint import RunEndpoint, current_endpoint
 from aieval._records import CallRecord
 from aieval.errors import ConfigError, ProviderError, ScorerError
-from aieval.providers import ChatRequest, ChatResponse, Provider, ResponseCache
-from aieval.providers._cache import MEMORY
-from aieval.providers._credentials import key_from_env
-from aieval.providers._params import check_finite
+from aieval.providers import (
+    ChatRequest,
+    ChatResponse,
+    Provider,
+    ResponseCache,
+    check_finite,
+    key_from_env,
+)
+from aieval.store import MEMORY
 
 __all__ = [
     "JudgeCache",

@@ -16,11 +16,10 @@ import numpy as np
 from aieval._endpoint import current_endpoint
 from aieval._types import Score
 from aieval.errors import ConfigError, ProviderError, ScorerError
-from aieval.providers._embedding_cache import EmbeddingCache
-from aieval.providers._embeddings import OpenAIEmbeddings
-from aieval.providers._retry import RetryPolicy
+from aieval.providers import EmbeddingCache, OpenAIEmbeddings, RetryPolicy
 from aieval.scorers._answers import text_of
 from aieval.scorers._check import check, outcome, reference_text
+from aieval.store import MEMORY
 
 __all__ = ["DEFAULT_EMBEDDING_BASE_URL", "DEFAULT_EMBEDDING_MODEL", "similar"]
 
@@ -29,7 +28,6 @@ DEFAULT_EMBEDDING_BASE_URL = "https://api.openai.com/v1"
 #: The ``embedding_model`` when the check names none.
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
 
-_MEMORY = ":memory:"
 _clients: dict[tuple[str, str | None, int, str | None], OpenAIEmbeddings] = {}
 
 
@@ -88,7 +86,7 @@ def _client(
     base_url: str, key: str | None, headers: _Headers, retries: int, cache: bool
 ) -> OpenAIEmbeddings:
     run = current_endpoint()
-    path = ((run.store_path if run is not None else None) or _MEMORY) if cache else None
+    path = ((run.store_path if run is not None else None) or MEMORY) if cache else None
     # a client per credential: one endpoint may be asked with two keys in one process
     slot = (base_url, _fingerprint(key, headers), retries, path)
     client = _clients.get(slot)

@@ -1,6 +1,8 @@
 """The run store: every run, sample, score and model call, in an SQLite file or PostgreSQL."""
 
+from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._read_pool import READ_POOL, ReadPool
 from aieval.store._received import (
     ReceivedRequest,
@@ -9,6 +11,7 @@ from aieval.store._received import (
     earlier_trace_file,
 )
 from aieval.store._runs import RUN_ID_SHAPE, is_run_id
+from aieval.store._side import MEMORY, SideTable
 from aieval.store._store import (
     BaselineChoice,
     CalibrationRow,
@@ -30,10 +33,13 @@ from aieval.store._transfer import (
 )
 
 __all__ = [
+    "HEARTBEAT_EVERY_S",
+    "MEMORY",
     "READ_POOL",
     "RUN_ID_SHAPE",
     "BaselineChoice",
     "CalibrationRow",
+    "CallTotals",
     "Checked",
     "ImportOutcome",
     "IndexRow",
@@ -42,6 +48,9 @@ __all__ = [
     "ReceivedTraces",
     "RunHolding",
     "RunRow",
+    "SampleColumns",
+    "ScoreColumns",
+    "SideTable",
     "Store",
     "StoreLocation",
     "StoredCall",

@@ -8,21 +8,19 @@ whose stored input or expected answer differ (compared in SQL when both runs are
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from json import loads
 from typing import Any
 
 import numpy as np
 
-from aieval.core import Verdict
-from aieval.core._records import split_epoch
+from aieval._gc import no_collection
+from aieval.core import Verdict, split_epoch
 from aieval.store._connection import Connection
 from aieval.store._encoding import loads as load_stored
 
-__all__ = ["PairReader", "PairSamples", "PairScores", "TextPair", "no_collection"]
+__all__ = ["PairReader", "PairSamples", "PairScores", "TextPair"]
 
 #: score rows read per query
 _PAGE = 200_000
@@ -201,21 +199,6 @@ class PairReader(Connection):
             (baseline, candidate),
         )
         return [TextPair(row[0], (row[1], row[2]), (row[3], row[4])) for row in rows]
-
-
-@contextlib.contextmanager
-def no_collection() -> Iterator[None]:
-    """No cyclic garbage collection while a bulk read makes its row tuples (or a comparison its
-    arrays and id maps): they hold no cycles, and a collection pass every few hundred thousand
-    new objects rescans every live one (it took most of the time of a read of 100,000
-    samples). The collector's state before is restored after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _floats(values: Any) -> np.ndarray:

@@ -8,8 +8,7 @@ from sys import intern
 from typing import Any
 
 from aieval._records import CallRecord, SampleRecord, ScoreRecord
-from aieval.core import Verdict
-from aieval.core._records import split_epoch
+from aieval.core import Verdict, split_epoch
 from aieval.core._stored import adapt_record, config_threshold
 from aieval.errors import RunNotFoundError
 from aieval.store._connection import Connection

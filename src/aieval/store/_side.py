@@ -18,12 +18,17 @@ from typing import Any, TypeVar
 
 from aieval.errors import StoreError
 from aieval.store._backend import Backend
+from aieval.store._encoding import dumps
 from aieval.store._errors import describe
 from aieval.store._location import StoreLocation, parse_location
 from aieval.store._open import open_backend
 from aieval.store._schema import COLUMNS_ADDED, SCHEMA, SCHEMA_VERSION, table_ddl
 
-__all__ = ["SideTable"]
+__all__ = ["MEMORY", "SideTable"]
+
+#: The location of a side table held in memory only (SQLite's own name for it): a cache of a
+#: run that asked for no store, which writes no file.
+MEMORY = ":memory:"
 
 T = TypeVar("T")
 
@@ -104,6 +109,11 @@ class SideTable:
                 db.executemany(sql, rows)
 
         self._twice(many, "write")
+
+    @staticmethod
+    def to_json(value: Any) -> str:
+        """``value`` as the JSON text a column of the store keeps (any Python text included)."""
+        return dumps(value)
 
     def close(self) -> None:
         """Close the connection (the next use opens it again)."""

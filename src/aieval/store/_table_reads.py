@@ -15,10 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from aieval.core import SampleRecord, ScoreRecord, Verdict
-from aieval.core._records import split_epoch
+from aieval._numbers import finite
+from aieval.core import SampleRecord, ScoreRecord, Verdict, split_epoch
 from aieval.core._stored import LEGACY_UNREADABLE, adapt_record, config_threshold
-from aieval.core._verdict import finite
 from aieval.store._backend import Backend
 from aieval.store._location import StoreLocation
 from aieval.store._read_pool import ReadPool, pooled

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from aieval._numbers import finite
 from aieval.core import Verdict
-from aieval.core._verdict import finite
 from aieval.errors import StoreError
 from aieval.store._encoding import loads
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from aieval.core._counts import count_out_of_range
+from aieval.core import count_out_of_range
 
 __all__ = [
     "Role",

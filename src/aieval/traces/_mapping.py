@@ -18,8 +18,7 @@ from aieval.errors import DatasetError
 from aieval.traces import _attrs as A
 from aieval.traces._complete import problems
 from aieval.traces._spans import STATUS_ERROR, Span
-from aieval.workflows._model import StepResult, WorkflowRun
-from aieval.workflows._model_calls import token_total, unpriced
+from aieval.workflows import StepResult, WorkflowRun, token_total, unpriced
 
 __all__ = ["trace_run"]
 

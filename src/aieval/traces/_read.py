@@ -10,7 +10,7 @@ from aieval.traces._files import Cut, read_path
 from aieval.traces._group import DEFAULT_MAX_BYTES_IN_MEMORY, DEFAULT_MAX_IN_MEMORY, group
 from aieval.traces._mapping import trace_run
 from aieval.traces._spans import Span
-from aieval.workflows._model import WorkflowRun
+from aieval.workflows import WorkflowRun
 
 __all__ = ["TraceReading", "iter_trace_runs", "load_traces", "runs_from_spans"]
 

@@ -35,6 +35,7 @@ from aieval.workflows._model import (
     WorkflowRun,
     load_run,
 )
+from aieval.workflows._model_calls import token_total, unpriced
 from aieval.workflows._recorder import StepHandle, recording, step
 from aieval.workflows._rollup import agent_rollup, step_scores
 from aieval.workflows._runs import load_runs
@@ -70,7 +71,9 @@ __all__ = [
     "run_metrics",
     "step",
     "step_scores",
+    "token_total",
     "tool_calls",
+    "unpriced",
     "unresolved_outputs",
 ]
 

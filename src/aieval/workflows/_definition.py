@@ -19,9 +19,9 @@ from typing import Any
 from aieval._files import readable
 from aieval._json import loads_strict
 from aieval._keys import unknown_key
+from aieval._yaml import load_yaml_file
 from aieval.errors import RubricError, WorkflowError
 from aieval.grading import Rubric, load_rubric
-from aieval.grading._yaml import load_yaml_file
 from aieval.workflows._fields import (
     BUDGET_KEYS,
     EVALUATION_KEYS,

@@ -14,7 +14,7 @@ from typing import Any
 
 from aieval._records import CallRecord
 from aieval._usage_figures import TokenTotal
-from aieval.core._counts import MAX_COUNT, count_out_of_range
+from aieval.core import MAX_COUNT, count_out_of_range
 from aieval.errors import WorkflowError
 
 __all__ = ["MODEL_CALL_KEYS", "call_records", "checked_model_calls", "token_total", "unpriced"]

@@ -13,12 +13,11 @@ from aieval._json import loads_strict
 from aieval._records import SampleRecord, ScoreRecord
 from aieval._tracefiles import is_trace_data
 from aieval._types import Example
-from aieval.core import GradeInput, GraderRequest, Verdict
+from aieval.core import GradeInput, GraderRequest, Output, Target, Usage, Verdict
 from aieval.core._stored import evaluation_verdict
 from aieval.errors import ConfigError, IncompatibleDatasetError, WorkflowError
 from aieval.grading import Profile, normalize
-from aieval.runner._result import Aggregator
-from aieval.runner._target import Output, Target, Usage
+from aieval.runner import Aggregator
 from aieval.workflows._definition import WorkflowDefinition, load_workflow
 from aieval.workflows._efficiency import percentile
 from aieval.workflows._evaluate import evaluate_run, resolve_profile

@@ -19,7 +19,14 @@ import yaml
 from aieval._files import readable
 from aieval.errors import RubricError, UserError
 
-__all__ = ["MAX_ALIASES", "MAX_BYTES", "MAX_EXPANDED_NODES", "load_yaml_file", "load_yaml_text"]
+__all__ = [
+    "MAX_ALIASES",
+    "MAX_BYTES",
+    "MAX_EXPANDED_NODES",
+    "BoundedSafeLoader",
+    "load_yaml_file",
+    "load_yaml_text",
+]
 
 #: Largest YAML file accepted, in bytes.
 MAX_BYTES = 1_000_000
@@ -41,7 +48,7 @@ class _DuplicateKey(yaml.YAMLError):
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class _BoundedSafeLoader(yaml.SafeLoader):
+class BoundedSafeLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` that refuses too many aliases, too large an alias expansion, and a
     key given twice in one mapping."""
 
@@ -150,7 +157,7 @@ def load_yaml_text(text: str, source: str, *, error: type[UserError] = RubricErr
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise error(f"{source}: file is larger than {MAX_BYTES} bytes; split it up")
     try:
-        return yaml.load(text, Loader=_BoundedSafeLoader)  # a SafeLoader subclass: safe
+        return yaml.load(text, Loader=BoundedSafeLoader)  # a SafeLoader subclass: safe
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
