@@ -222,7 +222,6 @@ PRIVATE_IMPORTS = frozenset(
         ("runner._evalfile", "grading._yaml"),
         ("runner._evalparts", "providers._headers"),
         ("runner._evalparts", "providers._params"),
-        ("runner._grading", "core._stored"),
         ("runner._prepare", "providers._cache"),
         ("runner._prepare", "scorers._judge_call"),
         ("runner._prescore", "scorers._scorer"),
@@ -255,7 +254,6 @@ PRIVATE_IMPORTS = frozenset(
         ("traces._read", "workflows._model"),
         ("workflows._definition", "grading._yaml"),
         ("workflows._model_calls", "core._counts"),
-        ("workflows._runner", "core._stored"),
         ("workflows._runner", "runner._result"),
         ("workflows._runner", "runner._target"),
     }

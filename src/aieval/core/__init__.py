@@ -27,7 +27,7 @@ from aieval.core._observer import (
 from aieval.core._plugins import BUILTIN, GROUPS, load_plugin, load_plugins, plugin_names
 from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_record
 from aieval.core._target import Output, Target, Usage
-from aieval.core._threshold import ThresholdGrader
+from aieval.core._threshold import ThresholdGrader, scorer_reasons
 from aieval.core._verdict import CriterionValue, GateOutcome, Reason, Verdict
 
 __all__ = [
@@ -69,5 +69,6 @@ __all__ = [
     "low_coverage",
     "plugin_names",
     "redact_record",
+    "scorer_reasons",
     "without_execution",
 ]

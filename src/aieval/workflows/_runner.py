@@ -14,22 +14,24 @@ from aieval._records import SampleRecord, ScoreRecord
 from aieval._tracefiles import is_trace_data
 from aieval._types import Example
 from aieval.core import GradeInput, GraderRequest, Verdict
-from aieval.core._stored import evaluation_verdict
 from aieval.errors import ConfigError, IncompatibleDatasetError, WorkflowError
 from aieval.grading import Profile, normalize
 from aieval.runner._result import Aggregator
 from aieval.runner._target import Output, Target, Usage
 from aieval.workflows._definition import WorkflowDefinition, load_workflow
 from aieval.workflows._efficiency import percentile
-from aieval.workflows._evaluate import evaluate_run, resolve_profile
+from aieval.workflows._evaluate import WorkflowEvaluation, evaluate_run, resolve_profile
 from aieval.workflows._gates import check_compatible
 from aieval.workflows._model import StepResult, WorkflowRun, load_run
 from aieval.workflows._model_calls import call_records
 from aieval.workflows._recorder import recording
+from aieval.workflows._verdict import workflow_verdict
 
 __all__ = ["EvaluationAggregator", "WorkflowGrader", "WorkflowMode", "compact_run"]
 
 _MAX_LISTED = 5
+#: The ``extra`` key where a sample stores its run's compact steps (its timeline).
+WORKFLOW_RUN = "workflow_run"
 
 
 class WorkflowMode:
@@ -118,8 +120,8 @@ class WorkflowMode:
         value: Any,
         error: str | None,
         scores: Mapping[str, ScoreRecord],
-    ) -> dict[str, Any]:
-        """The evaluation payload of one sample's run (``value``: what the target produced)."""
+    ) -> WorkflowEvaluation:
+        """The evaluation of one sample's run (``value``: what the target produced)."""
         run = (
             value
             if isinstance(value, WorkflowRun)
@@ -127,7 +129,7 @@ class WorkflowMode:
                 example, self._name(), error or "the target produced no workflow run", []
             )
         )
-        evaluation = evaluate_run(
+        return evaluate_run(
             run,
             workflow=self.definition,
             sample=_available(example),
@@ -135,14 +137,6 @@ class WorkflowMode:
             scores=scores,
             enforce_hard_gates=self.enforce_hard_gates,
         )
-        return evaluation.to_dict()
-
-    def sample_extra(
-        self, example: Example, output: Output, scores: Mapping[str, ScoreRecord]
-    ) -> dict[str, Any]:
-        """What a sample stores beside its verdict: ``workflow_run`` (compact steps or None)."""
-        run = output.value
-        return {"workflow_run": compact_run(run) if isinstance(run, WorkflowRun) else None}
 
     def grader(self, request: GraderRequest) -> WorkflowGrader:
         """The grader deciding each sample by its workflow evaluation (its grade and gates)."""
@@ -157,7 +151,8 @@ class WorkflowMode:
 
 class WorkflowGrader:
     """Grades a sample by evaluating its workflow run: the verdict carries the grade, gates,
-    criteria and weighted score, and the whole evaluation as its ``workflow`` detail."""
+    criteria and weighted score (from the typed evaluation), and the whole evaluation as its
+    ``workflow`` detail."""
 
     name = "workflow"
 
@@ -168,7 +163,7 @@ class WorkflowGrader:
         """The verdict on one sample's workflow run."""
         record = sample.record
         evaluation = self.mode.evaluate(sample.example, sample.value, record.error, record.scores)
-        return evaluation_verdict(evaluation, record, bool(evaluation["passed"]), self.name)
+        return workflow_verdict(evaluation, record, self.name)
 
 
 class RecordedRunTarget(Target):
@@ -185,7 +180,11 @@ class RecordedRunTarget(Target):
         elif example.prediction is not None:  # single-turn: the recorded answer is the output
             run = WorkflowRun(example.id, outputs={"output": example.prediction})
         else:
-            return Output(None, error="row has no recorded 'run' and no target was given")
+            return Output(
+                None,
+                error="row has no recorded 'run' and no target was given",
+                extra={WORKFLOW_RUN: None},
+            )
         return Output(
             _text(run),
             run,
@@ -194,6 +193,7 @@ class RecordedRunTarget(Target):
             # the model calls a trace recorded: the sample's tokens and cost are theirs
             calls=call_records(s.metadata for s in run.steps),
             usage=_usage(run),
+            extra={WORKFLOW_RUN: compact_run(run)},
         )
 
 
@@ -219,6 +219,7 @@ class WorkflowTarget(Target):
             latency_s=output.latency_s,
             calls=output.calls,
             usage=_usage(run),
+            extra={WORKFLOW_RUN: compact_run(run)},
         )
 
     async def aclose(self) -> None:
