@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from tests.support.workflows import DEFINITION, SCORES, make_run
 
+from aieval import run
 from aieval.core import SampleRecord, ScoreRecord
 from aieval.core._stored import evaluation_verdict
 from aieval.workflows import evaluate_run
@@ -60,3 +61,13 @@ def _calls(name: str) -> set[str]:
 
 def test_only_the_stored_row_adapter_reads_an_evaluation_dict_into_a_verdict() -> None:
     assert _calls("evaluation_verdict") == {"core/_stored.py"}
+
+
+def test_each_sample_stores_its_runs_steps_from_the_targets_output() -> None:
+    rows = [{"id": "a", "input": INPUTS, "run": make_run()}, {"id": "b", "input": INPUTS}]
+    result = run(name="wf", dataset=rows, scorers=[], workflow=DEFINITION, store=False)
+    stored = {s.id: s.extra for s in result.samples}
+    assert stored["b"] == {"workflow_run": None}
+    steps = stored["a"]["workflow_run"]["steps"]
+    assert [s["name"] for s in steps] == ["parse", "lint", "review"]
+    assert {s.verdict.grader for s in result.samples} == {"workflow"}

@@ -29,6 +29,13 @@ from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_r
 from aieval.core._target import Output, Target, Usage
 from aieval.core._threshold import ThresholdGrader, scorer_reasons
 from aieval.core._verdict import CriterionValue, GateOutcome, Reason, Verdict
+from aieval.core._workflow_detail import (
+    AgentDetail,
+    StepDetail,
+    ToolCallDetail,
+    WeightCoverage,
+    WorkflowDetail,
+)
 
 __all__ = [
     "BUILTIN",
@@ -37,6 +44,7 @@ __all__ = [
     "GRADER_GROUP",
     "GROUPS",
     "ROW_CHECK_PREFIX",
+    "AgentDetail",
     "CallRecord",
     "CriterionValue",
     "Example",
@@ -58,10 +66,14 @@ __all__ = [
     "ScoreRecord",
     "ScorerCoverage",
     "SettingChange",
+    "StepDetail",
     "Target",
     "ThresholdGrader",
+    "ToolCallDetail",
     "Usage",
     "Verdict",
+    "WeightCoverage",
+    "WorkflowDetail",
     "coverage_note",
     "load_grader",
     "load_plugin",

@@ -237,33 +237,33 @@ class EvaluationAggregator(Aggregator):
         self.graded_passed = 0
         self.runtimes: list[float] = []
         self.amplifications: list[float] = []
-        self.slo: dict[str, Any] = {}
+        self.slo: Mapping[str, tuple[float, float]] = {}
         self.missing: dict[str, int] = {}
 
     def add(self, sample: SampleRecord) -> None:
         super().add(sample)
-        ev = sample.verdict.workflow if sample.verdict is not None else None
-        if not isinstance(ev, Mapping):
+        ev = sample.verdict.workflow_detail if sample.verdict is not None else None
+        if ev is None:
             return
         self.evaluated += 1
-        self.graded_passed += bool(ev.get("passed"))
-        self.grades[ev["grade"]] = self.grades.get(ev["grade"], 0) + 1
-        for gate, ok in ev.get("hard_gates", {}).items():
+        self.graded_passed += ev.passed
+        if ev.grade is not None:
+            self.grades[ev.grade] = self.grades.get(ev.grade, 0) + 1
+        for gate, ok in ev.hard_gates.items():
             self.gate_failures[gate] = self.gate_failures.get(gate, 0) + (not ok)
-        for item in ev.get("missing_criteria", []):
-            self.missing[item["name"]] = self.missing.get(item["name"], 0) + 1
-        raw = ev.get("efficiency", {}).get("raw", {})
-        if raw.get("latency_s") is not None:
-            self.runtimes.append(float(raw["latency_s"]))
-        if raw.get("retry_amplification") is not None:
-            self.amplifications.append(float(raw["retry_amplification"]))
-        self.slo = self.slo or ev.get("efficiency", {}).get("slo", {})
+        for name in ev.missing_criteria:
+            self.missing[name] = self.missing.get(name, 0) + 1
+        if ev.latency_s is not None:
+            self.runtimes.append(ev.latency_s)
+        if ev.retry_amplification is not None:
+            self.amplifications.append(ev.retry_amplification)
+        self.slo = self.slo or ev.slo
 
     def summary(self) -> dict[str, Any]:
         out = super().summary()
         n = self.evaluated
         p95 = percentile(self.runtimes, 0.95)
-        latency_slo = self.slo.get("latency_s")
+        latency_slo = self.slo.get("latency_s")  # (good, bad)
         out["evaluation"] = {
             "runs": n,
             "passed": self.graded_passed,
@@ -277,7 +277,7 @@ class EvaluationAggregator(Aggregator):
                 "runtime_p50_s": percentile(self.runtimes, 0.50),
                 "runtime_p95_s": p95,
                 "runtime_p95_norm": normalize(
-                    "lower_is_better", p95, slo_good=latency_slo["good"], slo_bad=latency_slo["bad"]
+                    "lower_is_better", p95, slo_good=latency_slo[0], slo_bad=latency_slo[1]
                 )
                 if p95 is not None and latency_slo
                 else None,
