@@ -201,11 +201,9 @@ def test_the_layer_order_is_the_documented_map() -> None:
 PRIVATE_IMPORTS = frozenset(
     {
         ("runner._evalfile", "datasets._checks"),
-        ("runner._grading", "core._stored"),
         ("runner._spec", "providers._credentials"),
         ("store._sample_reads", "core._stored"),
         ("store._table_reads", "core._stored"),
-        ("workflows._runner", "core._stored"),
     }
 )
 

@@ -17,7 +17,7 @@ import aieval.runner
 from aieval import Store, run
 from aieval._plugins import BUILTIN
 from aieval.errors import ConfigError, StoreError
-from aieval.runner import RunSpec, parse_eval, run_spec
+from aieval.runner import RunSpec, SampleEvaluator, parse_eval, run_spec
 from aieval.scorers import exact_match
 
 RUNNER = Path(aieval.runner.__file__).parent
@@ -73,9 +73,24 @@ def test_a_third_party_evaluator_grades_each_sample(monkeypatch: pytest.MonkeyPa
         profile="loud",
         store=False,
     )
-    graded = {s.id: s.verdict.workflow["passed"] for s in result.samples}
-    assert graded == {r["id"]: r["prediction"] == "YES" for r in ROWS}
-    assert [s.passed for s in result.samples] == list(graded.values())
+    graded = {s.id: (s.verdict.passed, s.verdict.grade) for s in result.samples}
+    shouted = {r["id"]: r["prediction"] == "YES" for r in ROWS}
+    assert graded == {k: (ok, "A" if ok else "F") for k, ok in shouted.items()}
+    assert {s.verdict.grader for s in result.samples} == {"shout"}
+    assert [s.passed for s in result.samples] == list(shouted.values())
+
+
+def test_an_evaluator_grading_through_sample_extra_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # its entries would be dropped without a word: the run refuses it, naming the way now
+    monkeypatch.setitem(BUILTIN["aieval.evaluators"], "old", "tests.support.evaluators:old_factory")
+    with pytest.raises(ConfigError, match=r"evaluator 'old': sample_extra\(\) is no longer"):
+        run(name="old", dataset=ROWS, scorers=[exact_match], evaluator="old", store=False)
+
+
+def test_the_evaluator_protocol_grades_only_through_its_grader() -> None:
+    assert not hasattr(SampleEvaluator, "sample_extra") and hasattr(SampleEvaluator, "grader")
 
 
 def test_an_unknown_evaluator_is_named_with_the_installed_ones() -> None:

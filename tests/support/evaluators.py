@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-from aieval import Example, ScoreRecord
+from aieval import Example
+from aieval.core import GradeInput, GraderRequest, Verdict
 from aieval.runner._evaluator import EvaluatorRequest
 from aieval.runner._result import Aggregator
-from aieval.runner._target import Output, RecordedTarget, Target
+from aieval.runner._target import RecordedTarget, Target
+
+
+class Shouted:
+    """Passes a sample when its output is upper case (grade A, else F)."""
+
+    name = "shout"
+
+    def grade(self, sample: GradeInput) -> Verdict:
+        text = sample.record.prediction
+        shouted = bool(text) and text == text.upper()
+        return Verdict(shouted, grade="A" if shouted else "F", grader=self.name)
 
 
 class ShoutGrader:
@@ -31,11 +43,8 @@ class ShoutGrader:
     def wrap(self, target: Target | None) -> Target:
         return target if target is not None else RecordedTarget()
 
-    def sample_extra(
-        self, example: Example, output: Output, scores: Mapping[str, ScoreRecord]
-    ) -> dict[str, Any]:
-        shouted = bool(output.text) and output.text == output.text.upper()
-        return {"evaluation": {"passed": shouted, "grade": "A" if shouted else "F"}}
+    def grader(self, request: GraderRequest) -> Shouted:
+        return Shouted()
 
     def aggregator(self, scorer_names: list[str]) -> Aggregator:
         return Aggregator(scorer_names)
@@ -44,3 +53,14 @@ class ShoutGrader:
 def factory(request: EvaluatorRequest) -> ShoutGrader:
     """The entry point's target: ``shout = "tests.support.evaluators:factory"``."""
     return ShoutGrader(request)
+
+
+class OldShoutGrader(ShoutGrader):
+    """An evaluator written before graders: it grades through ``sample_extra``."""
+
+    def sample_extra(self, example: Example, output: Any, scores: Any) -> dict[str, Any]:
+        return {"evaluation": {"passed": True}}
+
+
+def old_factory(request: EvaluatorRequest) -> OldShoutGrader:
+    return OldShoutGrader(request)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -21,6 +21,7 @@ from aieval._terminal import printable, printable_lines
 
 if TYPE_CHECKING:
     from aieval import SampleRecord
+    from aieval.core import ToolCallDetail, WeightCoverage
 
 __all__ = [
     "LOG_WIDTH",
@@ -177,16 +178,15 @@ def print_evaluation(summary: Mapping[str, Any], records: Sequence[SampleRecord]
         table.add_column(column, overflow="fold")
     for record in records:
         verdict = record.verdict
-        if verdict is None or verdict.workflow is None:
+        ev = verdict.workflow_detail if verdict is not None else None
+        if verdict is None or ev is None:
             continue
-        ev = verdict.workflow
-        why = ev.get("reasons") or (ev.get("placement") or [])[:1]
         table.add_row(
             printable(record.id),
             printable(verdict.grade),
             yes_no(verdict.passed),
-            _score_cell(verdict.weighted_score, ev.get("score_coverage")),
-            printable("; ".join(why)),
+            _score_cell(verdict.weighted_score, ev.coverage),
+            printable("; ".join(ev.why)),
         )
     out.print(table)
 
@@ -200,35 +200,34 @@ def print_steps(records: Sequence[SampleRecord]) -> None:
     table.add_column("tool calls", overflow="fold")
     shown = False
     for record in records:
-        ev = record.verdict.workflow if record.verdict is not None else None
-        details = ev.get("step_details") if isinstance(ev, Mapping) else None
-        if not isinstance(details, list) or not details:
+        ev = record.verdict.workflow_detail if record.verdict is not None else None
+        steps = ev.steps if ev is not None else ()
+        if not steps:
             continue
         shown = True
-        steps = [d for d in details if isinstance(d, Mapping)]
         for i, d in enumerate(steps):
             table.add_row(
                 printable(record.id) if i == 0 else "",
-                printable(str(d.get("name"))),
-                printable(str(d.get("agent") or "-")),
-                printable(str(d.get("status"))),
-                _seconds(d.get("duration_s")),
-                str(d.get("model_calls", 0)),
-                _in_out(d.get("input_tokens"), d.get("output_tokens"), d.get("tokens")),
-                printable(", ".join(_call_text(c) for c in d.get("tool_calls") or ()) or "-"),
+                printable(d.name),
+                printable(d.agent or "-"),
+                printable(d.status),
+                _seconds(d.duration_s),
+                str(d.model_calls),
+                _in_out(d.input_tokens, d.output_tokens, d.tokens),
+                printable(", ".join(_call_text(c) for c in d.tool_calls) or "-"),
             )
-        calls = sum(len(d.get("tool_calls") or ()) for d in steps)
+        calls = sum(len(d.tool_calls) for d in steps)
         table.add_row(
             "",
             f"all {len(steps)} steps",
             "",
             "",
             "",
-            str(sum(int(d.get("model_calls") or 0) for d in steps)),
+            str(sum(d.model_calls for d in steps)),
             _in_out(
-                _sum(d.get("input_tokens") for d in steps),
-                _sum(d.get("output_tokens") for d in steps),
-                _sum(d.get("tokens") for d in steps),
+                _sum(d.input_tokens for d in steps),
+                _sum(d.output_tokens for d in steps),
+                _sum(d.tokens for d in steps),
             ),
             f"{calls} tool call{'s' if calls != 1 else ''}",
             end_section=True,
@@ -237,45 +236,40 @@ def print_steps(records: Sequence[SampleRecord]) -> None:
         out.print(table)
 
 
-def _call_text(call: Any) -> str:
-    if not isinstance(call, Mapping):
-        return str(call)
-    text = str(call.get("name"))
-    if call.get("executed") is False:
-        return text + " (not executed)"
-    if call.get("status") == "failed":
-        return text + " (failed)"
-    return text
+def _call_text(call: ToolCallDetail) -> str:
+    if call.executed is False:
+        return call.name + " (not executed)"
+    if call.status == "failed":
+        return call.name + " (failed)"
+    return call.name
 
 
-def _sum(values: Any) -> int | None:
+def _sum(values: Iterable[int | None]) -> int | None:
     """The sum of token counts, ``None`` (unknown) when any is unknown."""
     total = 0
     for value in values:
-        if not isinstance(value, int) or isinstance(value, bool):
+        if value is None:
             return None
         total += value
     return total
 
 
-def _in_out(ins: Any, outs: Any, total: Any) -> str:
-    if isinstance(ins, int) and isinstance(outs, int):
+def _in_out(ins: int | None, outs: int | None, total: int | None) -> str:
+    if ins is not None and outs is not None:
         return f"{ins}/{outs}"
-    return f"{total} total" if isinstance(total, int) else "-"
+    return f"{total} total" if total is not None else "-"
 
 
-def _seconds(value: Any) -> str:
-    return (
-        f"{value:.2f}s" if isinstance(value, int | float) and not isinstance(value, bool) else "-"
-    )
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}s"
 
 
-def _score_cell(score: float | None, coverage: Any) -> str:
+def _score_cell(score: float | None, coverage: WeightCoverage | None) -> str:
     """The weighted score, with the share of the weights it covers when that is not all."""
     if score is None:
         return "-"
-    share = coverage.get("share") if isinstance(coverage, Mapping) else None
-    if not isinstance(share, int | float) or isinstance(share, bool) or share >= 1:
+    share = coverage.share if coverage is not None else None
+    if share is None or share >= 1:
         return f"{score:.2f}"
     from aieval.grading import coverage_percent
 

@@ -28,8 +28,15 @@ from aieval.core._observer import (
 from aieval.core._plugins import BUILTIN, GROUPS, load_plugin, load_plugins, plugin_names
 from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_record, split_epoch
 from aieval.core._target import Output, Target, Usage
-from aieval.core._threshold import ThresholdGrader, ungraded_score
+from aieval.core._threshold import ThresholdGrader, scorer_reasons, ungraded_score
 from aieval.core._verdict import CriterionValue, GateOutcome, Reason, Verdict
+from aieval.core._workflow_detail import (
+    AgentDetail,
+    StepDetail,
+    ToolCallDetail,
+    WeightCoverage,
+    WorkflowDetail,
+)
 
 __all__ = [
     "BUILTIN",
@@ -39,6 +46,7 @@ __all__ = [
     "GROUPS",
     "MAX_COUNT",
     "ROW_CHECK_PREFIX",
+    "AgentDetail",
     "CallRecord",
     "CriterionValue",
     "Example",
@@ -60,10 +68,14 @@ __all__ = [
     "ScoreRecord",
     "ScorerCoverage",
     "SettingChange",
+    "StepDetail",
     "Target",
     "ThresholdGrader",
+    "ToolCallDetail",
     "Usage",
     "Verdict",
+    "WeightCoverage",
+    "WorkflowDetail",
     "count_out_of_range",
     "coverage_note",
     "drop_unstorable_counts",
@@ -73,6 +85,7 @@ __all__ = [
     "low_coverage",
     "plugin_names",
     "redact_record",
+    "scorer_reasons",
     "split_epoch",
     "ungraded_score",
     "without_execution",

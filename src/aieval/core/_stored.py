@@ -70,7 +70,9 @@ def config_threshold(config: Any) -> float:
 def evaluation_verdict(
     evaluation: Mapping[str, Any], record: SampleRecord, passed: bool, grader: str = "workflow"
 ) -> Verdict:
-    """The verdict of a workflow evaluation in its stored form (``WorkflowEvaluation.to_dict``).
+    """The verdict of a workflow evaluation in its stored form (``WorkflowEvaluation.to_dict``),
+    for a row stored before verdicts (the workflow grader builds its verdicts from the typed
+    evaluation instead).
 
     The evaluation itself is kept as the verdict's ``workflow``.
     """

@@ -23,6 +23,9 @@ class Output:
     #: usage the target reports itself (a recorded workflow run's steps); the sample takes it
     #: only when no model call of the target was recorded, so nothing is counted twice
     usage: Usage | None = None
+    #: entries the sample stores in its ``extra`` beside its verdict (a workflow run's steps,
+    #: as ``workflow_run``, for its timeline)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True, frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aieval._numbers import finite
+from aieval.core._workflow_detail import WorkflowDetail
 from aieval.errors import StoreError
 
 __all__ = ["CriterionValue", "GateOutcome", "Reason", "Verdict"]
@@ -71,7 +72,8 @@ class Verdict:
         gates: the hard gates checked, in order.
         criteria: graded criteria by name.
         grader: the name of the grader that decided.
-        workflow: the workflow grader's full evaluation (its stored form), else ``None``.
+        workflow: the workflow grader's full evaluation (its stored form), else ``None``;
+            :attr:`workflow_detail` reads it typed.
         weights: the weights other than 1 the weighted score gave scorers (by score name);
             empty when every scorer weighed 1.
     """
@@ -90,6 +92,11 @@ class Verdict:
     def graded(self) -> bool:
         """Whether the grader gave a letter grade (the sample counts in grade distributions)."""
         return self.grade is not None
+
+    @property
+    def workflow_detail(self) -> WorkflowDetail | None:
+        """The :attr:`workflow` detail as a typed view (``None`` without one)."""
+        return WorkflowDetail.of(self.workflow) if isinstance(self.workflow, Mapping) else None
 
     @property
     def gate_map(self) -> dict[str, bool]:

@@ -12,7 +12,7 @@ import numpy as np
 
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally, TokenTotal
-from aieval.core import ROW_CHECK_PREFIX, ScorerCoverage, low_coverage
+from aieval.core import ROW_CHECK_PREFIX, ScorerCoverage, WorkflowDetail, low_coverage
 from aieval.errors import ConfigError
 from aieval.grading import coverage_percent
 from aieval.report._bulk import BulkNumbers, bulk_numbers
@@ -205,7 +205,7 @@ class _RunTally:
         self._usage(sample)
         self._scorers(sample)
         if verdict.graded or verdict.gates or verdict.criteria or verdict.workflow is not None:
-            self._graded(ex, verdict.workflow or {})
+            self._graded(ex, verdict.workflow_detail)
         if not ex.passed:
             self.reasons.collect(sample, verdict)
         for name in self.slice_by:
@@ -268,7 +268,7 @@ class _RunTally:
             if "parse_failures" in score.metadata:
                 self.judges.setdefault(name, JudgeTally()).add(score.metadata, score.malformed)
 
-    def _graded(self, ex: ExampleNumbers, evaluation: Mapping[str, Any]) -> None:
+    def _graded(self, ex: ExampleNumbers, detail: WorkflowDetail | None) -> None:
         self.graded = True
         if ex.grade is not None:
             self.grades[ex.grade] += 1
@@ -282,21 +282,17 @@ class _RunTally:
             if c.floor is not None:
                 column.floor = c.floor
             column.floor_violations += c.floor_passed is False
-        coverage = evaluation.get("score_coverage")
-        if isinstance(coverage, Mapping) and ex.weighted_score is not None:
-            share = coverage.get("share")
-            if isinstance(share, int | float) and not isinstance(share, bool):
-                self.coverage.append(float(share))
-                self.unscored.update(str(n) for n in coverage.get("unscored") or ())
-        for missing in evaluation.get("missing_criteria") or ():
-            if isinstance(missing, Mapping) and missing.get("name") is not None:
-                self.criteria.setdefault(str(missing["name"]), ColumnTally("criterion")).errors += 1
-        workflow = evaluation.get("workflow") or self.workflow
+        coverage = detail.coverage if detail is not None else None
+        if coverage is not None and coverage.share is not None and ex.weighted_score is not None:
+            self.coverage.append(coverage.share)
+            self.unscored.update(coverage.unscored)
+        for name in detail.missing_criteria if detail is not None else ():
+            self.criteria.setdefault(name, ColumnTally("criterion")).errors += 1
+        workflow = (detail.workflow if detail is not None else None) or self.workflow
         if workflow is not None:
             self.workflows.setdefault(str(workflow), GroupTally()).add(ex)
-        for agent, entry in (evaluation.get("agents") or {}).items():
-            if isinstance(entry, Mapping):
-                self.agents.setdefault(str(agent), AgentTally()).add(entry)
+        for agent, entry in (detail.agents if detail is not None else {}).items():
+            self.agents.setdefault(agent, AgentTally()).add(entry)
 
     def report(
         self, row: RunRow, confidence: float, n_resamples: int, seed: int | None

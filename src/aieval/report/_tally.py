@@ -10,7 +10,7 @@ from typing import Any
 
 from aieval._floors import at_most
 from aieval._records import SampleRecord
-from aieval.core import Verdict
+from aieval.core import AgentDetail, Verdict
 from aieval.report._header import pass_rate
 from aieval.report._samples import ExampleNumbers
 
@@ -147,18 +147,17 @@ class AgentTally:
     cost_usd: float | None = None
     scores: dict[str, list[float]] = field(default_factory=dict)
 
-    def add(self, entry: Mapping[str, Any]) -> None:
+    def add(self, entry: AgentDetail) -> None:
         """Count one sample's roll-up of this agent."""
         self.runs += 1
-        self.steps += _count(entry.get("steps"))
-        self.failures += _count(entry.get("failures"))
-        self.retries += _count(entry.get("retries"))
-        self.duration_s = _add(self.duration_s, entry.get("duration_s"))
-        self.tokens = _add(self.tokens, entry.get("tokens"))
-        self.cost_usd = _add(self.cost_usd, entry.get("cost_usd"))
-        for name, value in (entry.get("scores") or {}).items():
-            if _number(value) is not None:
-                self.scores.setdefault(str(name), []).append(float(value))
+        self.steps += entry.steps
+        self.failures += entry.failures
+        self.retries += entry.retries
+        self.duration_s = _add(self.duration_s, entry.duration_s)
+        self.tokens = _add(self.tokens, entry.tokens)
+        self.cost_usd = _add(self.cost_usd, entry.cost_usd)
+        for name, value in entry.scores.items():
+            self.scores.setdefault(name, []).append(value)
 
     def to_dict(self, name: str) -> dict[str, Any]:
         """The agent's entry in ``groups.agents``."""

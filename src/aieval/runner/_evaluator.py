@@ -1,9 +1,9 @@
 """Per-sample evaluators: grading that plugs into the runner by name.
 
-An evaluator sees every sample after its scorers ran and adds to what the sample stores; the
-:class:`~aieval.core.Grader` its ``grader(request)`` returns decides each sample's verdict (an
-evaluator without one may put an ``evaluation`` payload with ``passed`` in ``extra``, read into
-the verdict as before verdicts existed). Workflow grading (a workflow
+An evaluator reads the dataset, wraps the target and sums the run; the
+:class:`~aieval.core.Grader` its ``grader(request)`` returns decides each sample's verdict (the
+one grading plug-in concept: what a sample stores beside its verdict comes from its target's
+:class:`~aieval.core.Output`, ``extra``). Workflow grading (a workflow
 definition and a scoring profile) is one, and grading OpenTelemetry traces as workflow runs
 another; the runner knows them only by their plugin names, so the dependency points one way:
 evaluators import the runner, never the reverse.
@@ -19,18 +19,17 @@ then uses it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from aieval._records import ScoreRecord
 from aieval._tracefiles import is_trace_data
 from aieval._types import Example
-from aieval.core import GROUPS, load_plugin, plugin_names
+from aieval.core import GROUPS, Grader, GraderRequest, load_plugin, plugin_names
 from aieval.errors import ConfigError
 from aieval.runner._result import Aggregator
-from aieval.runner._target import Output, Target
+from aieval.runner._target import Target
 
 __all__ = [
     "GROUP",
@@ -84,10 +83,8 @@ class SampleEvaluator(Protocol):
         """The target to run (``None``: outputs recorded in the rows)."""
         ...
 
-    def sample_extra(
-        self, example: Example, output: Output, scores: Mapping[str, ScoreRecord]
-    ) -> dict[str, Any]:
-        """Entries for the sample's ``extra`` (its verdict comes from the evaluator's grader)."""
+    def grader(self, request: GraderRequest) -> Grader:
+        """The grader deciding each sample's verdict."""
         ...
 
     def aggregator(self, scorer_names: list[str]) -> Aggregator:
@@ -124,8 +121,25 @@ def evaluator_for(
 
 
 def load_evaluator(name: str, request: EvaluatorRequest) -> SampleEvaluator:
-    """Build the evaluator registered as ``name`` in the ``aieval.evaluators`` group."""
-    return _factory(name)(request)
+    """Build the evaluator registered as ``name`` in the ``aieval.evaluators`` group.
+
+    Raises:
+        ConfigError: it has no ``grader(request)``, or still has ``sample_extra``, which runs
+            no longer call (its entries would be lost without a word).
+    """
+    evaluator = _factory(name)(request)
+    if getattr(evaluator, "sample_extra", None) is not None:
+        raise ConfigError(
+            f"evaluator {name!r}: sample_extra() is no longer called: decide each sample in "
+            "the Grader its grader(request) returns, and put what a sample stores beside its "
+            "verdict in its target's Output.extra"
+        )
+    if not callable(getattr(evaluator, "grader", None)):
+        raise ConfigError(
+            f"evaluator {name!r}: has no grader(request); an evaluator decides each sample's "
+            "verdict with the Grader it returns (see aieval.core.Grader)"
+        )
+    return evaluator
 
 
 def _factory(name: str) -> EvaluatorFactory:

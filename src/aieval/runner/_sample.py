@@ -132,8 +132,7 @@ class SampleProcessor:
         if unstorable:  # this sample's error, never a failed commit of its batch
             message = "usage not stored: " + "; ".join(unstorable)
             record.error = message if record.error is None else f"{record.error}; {message}"
-        if self.evaluator is not None:
-            record.extra.update(self.evaluator.sample_extra(example, output, record.scores))
+        record.extra.update(output.extra)
         thresholds, weights = self.thresholds, self.weights
         if example.checks:
             thresholds = {**thresholds, **_own(own.scorers, "threshold")}

@@ -74,6 +74,8 @@ class WorkflowEvaluation:
             (the same without the score).
         step_details: per step, in order: name, agent, status, duration, model calls, tokens
             and tool calls (what ``aieval show`` prints per run or trace).
+        graded: the typed grading behind ``criteria`` and ``floor_violations`` (``None`` when
+            no criterion was scored); not part of the stored payload.
     """
 
     run_id: str
@@ -106,10 +108,12 @@ class WorkflowEvaluation:
     hard_gates_enforced: bool = True
     score_coverage: dict[str, Any] | None = None
     step_details: list[dict[str, Any]] = field(default_factory=list)
+    graded: GradeResult | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data: the evaluation payload stored with the run."""
-        data = dataclasses.asdict(self)
+        data = dataclasses.asdict(dataclasses.replace(self, graded=None))
+        del data["graded"]
         data["gate_failures"] = [_gate_dict(g) for g in self.gate_failures]
         data["gate_results"] = [_gate_dict(g) for g in self.gate_results]
         return data
@@ -424,6 +428,7 @@ def _assemble(
         effective_profile=graded.profile if graded is not None else None,
         score_coverage=coverage,
         step_details=step_details(run),
+        graded=graded,
     )
 
 

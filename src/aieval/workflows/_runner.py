@@ -14,21 +14,23 @@ from aieval._records import SampleRecord, ScoreRecord
 from aieval._tracefiles import is_trace_data
 from aieval._types import Example
 from aieval.core import GradeInput, GraderRequest, Output, Target, Usage, Verdict
-from aieval.core._stored import evaluation_verdict
 from aieval.errors import ConfigError, IncompatibleDatasetError, WorkflowError
 from aieval.grading import Profile, normalize
 from aieval.runner import Aggregator
 from aieval.workflows._definition import WorkflowDefinition, load_workflow
 from aieval.workflows._efficiency import percentile
-from aieval.workflows._evaluate import evaluate_run, resolve_profile
+from aieval.workflows._evaluate import WorkflowEvaluation, evaluate_run, resolve_profile
 from aieval.workflows._gates import check_compatible
 from aieval.workflows._model import StepResult, WorkflowRun, load_run
 from aieval.workflows._model_calls import call_records
 from aieval.workflows._recorder import recording
+from aieval.workflows._verdict import workflow_verdict
 
 __all__ = ["EvaluationAggregator", "WorkflowGrader", "WorkflowMode", "compact_run"]
 
 _MAX_LISTED = 5
+#: The ``extra`` key where a sample stores its run's compact steps (its timeline).
+WORKFLOW_RUN = "workflow_run"
 
 
 class WorkflowMode:
@@ -117,8 +119,8 @@ class WorkflowMode:
         value: Any,
         error: str | None,
         scores: Mapping[str, ScoreRecord],
-    ) -> dict[str, Any]:
-        """The evaluation payload of one sample's run (``value``: what the target produced)."""
+    ) -> WorkflowEvaluation:
+        """The evaluation of one sample's run (``value``: what the target produced)."""
         run = (
             value
             if isinstance(value, WorkflowRun)
@@ -126,7 +128,7 @@ class WorkflowMode:
                 example, self._name(), error or "the target produced no workflow run", []
             )
         )
-        evaluation = evaluate_run(
+        return evaluate_run(
             run,
             workflow=self.definition,
             sample=_available(example),
@@ -134,14 +136,6 @@ class WorkflowMode:
             scores=scores,
             enforce_hard_gates=self.enforce_hard_gates,
         )
-        return evaluation.to_dict()
-
-    def sample_extra(
-        self, example: Example, output: Output, scores: Mapping[str, ScoreRecord]
-    ) -> dict[str, Any]:
-        """What a sample stores beside its verdict: ``workflow_run`` (compact steps or None)."""
-        run = output.value
-        return {"workflow_run": compact_run(run) if isinstance(run, WorkflowRun) else None}
 
     def grader(self, request: GraderRequest) -> WorkflowGrader:
         """The grader deciding each sample by its workflow evaluation (its grade and gates)."""
@@ -156,7 +150,8 @@ class WorkflowMode:
 
 class WorkflowGrader:
     """Grades a sample by evaluating its workflow run: the verdict carries the grade, gates,
-    criteria and weighted score, and the whole evaluation as its ``workflow`` detail."""
+    criteria and weighted score (from the typed evaluation), and the whole evaluation as its
+    ``workflow`` detail."""
 
     name = "workflow"
 
@@ -167,7 +162,7 @@ class WorkflowGrader:
         """The verdict on one sample's workflow run."""
         record = sample.record
         evaluation = self.mode.evaluate(sample.example, sample.value, record.error, record.scores)
-        return evaluation_verdict(evaluation, record, bool(evaluation["passed"]), self.name)
+        return workflow_verdict(evaluation, record, self.name)
 
 
 class RecordedRunTarget(Target):
@@ -184,7 +179,11 @@ class RecordedRunTarget(Target):
         elif example.prediction is not None:  # single-turn: the recorded answer is the output
             run = WorkflowRun(example.id, outputs={"output": example.prediction})
         else:
-            return Output(None, error="row has no recorded 'run' and no target was given")
+            return Output(
+                None,
+                error="row has no recorded 'run' and no target was given",
+                extra={WORKFLOW_RUN: None},
+            )
         return Output(
             _text(run),
             run,
@@ -193,6 +192,7 @@ class RecordedRunTarget(Target):
             # the model calls a trace recorded: the sample's tokens and cost are theirs
             calls=call_records(s.metadata for s in run.steps),
             usage=_usage(run),
+            extra={WORKFLOW_RUN: compact_run(run)},
         )
 
 
@@ -218,6 +218,7 @@ class WorkflowTarget(Target):
             latency_s=output.latency_s,
             calls=output.calls,
             usage=_usage(run),
+            extra={WORKFLOW_RUN: compact_run(run)},
         )
 
     async def aclose(self) -> None:
@@ -235,33 +236,33 @@ class EvaluationAggregator(Aggregator):
         self.graded_passed = 0
         self.runtimes: list[float] = []
         self.amplifications: list[float] = []
-        self.slo: dict[str, Any] = {}
+        self.slo: Mapping[str, tuple[float, float]] = {}
         self.missing: dict[str, int] = {}
 
     def add(self, sample: SampleRecord) -> None:
         super().add(sample)
-        ev = sample.verdict.workflow if sample.verdict is not None else None
-        if not isinstance(ev, Mapping):
+        ev = sample.verdict.workflow_detail if sample.verdict is not None else None
+        if ev is None:
             return
         self.evaluated += 1
-        self.graded_passed += bool(ev.get("passed"))
-        self.grades[ev["grade"]] = self.grades.get(ev["grade"], 0) + 1
-        for gate, ok in ev.get("hard_gates", {}).items():
+        self.graded_passed += ev.passed
+        if ev.grade is not None:
+            self.grades[ev.grade] = self.grades.get(ev.grade, 0) + 1
+        for gate, ok in ev.hard_gates.items():
             self.gate_failures[gate] = self.gate_failures.get(gate, 0) + (not ok)
-        for item in ev.get("missing_criteria", []):
-            self.missing[item["name"]] = self.missing.get(item["name"], 0) + 1
-        raw = ev.get("efficiency", {}).get("raw", {})
-        if raw.get("latency_s") is not None:
-            self.runtimes.append(float(raw["latency_s"]))
-        if raw.get("retry_amplification") is not None:
-            self.amplifications.append(float(raw["retry_amplification"]))
-        self.slo = self.slo or ev.get("efficiency", {}).get("slo", {})
+        for name in ev.missing_criteria:
+            self.missing[name] = self.missing.get(name, 0) + 1
+        if ev.latency_s is not None:
+            self.runtimes.append(ev.latency_s)
+        if ev.retry_amplification is not None:
+            self.amplifications.append(ev.retry_amplification)
+        self.slo = self.slo or ev.slo
 
     def summary(self) -> dict[str, Any]:
         out = super().summary()
         n = self.evaluated
         p95 = percentile(self.runtimes, 0.95)
-        latency_slo = self.slo.get("latency_s")
+        latency_slo = self.slo.get("latency_s")  # (good, bad)
         out["evaluation"] = {
             "runs": n,
             "passed": self.graded_passed,
@@ -275,7 +276,7 @@ class EvaluationAggregator(Aggregator):
                 "runtime_p50_s": percentile(self.runtimes, 0.50),
                 "runtime_p95_s": p95,
                 "runtime_p95_norm": normalize(
-                    "lower_is_better", p95, slo_good=latency_slo["good"], slo_bad=latency_slo["bad"]
+                    "lower_is_better", p95, slo_good=latency_slo[0], slo_bad=latency_slo[1]
                 )
                 if p95 is not None and latency_slo
                 else None,
