@@ -30,11 +30,16 @@ from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._ownership import lent_to
 from aieval.sandbox._result import ExecutionResult, ExecutionStatus
 from aieval.sandbox._runnable import check_runnable
-from aieval.sandbox._seccomp import seccomp_program
 from aieval.sandbox._setup import CHILD as _CHILD
 from aieval.sandbox._setup import LAUNCH as _LAUNCH
 from aieval.sandbox._setup import MIB as _MIB
-from aieval.sandbox._setup import START_GRACE_S, Staging, scratch_mounts
+from aieval.sandbox._setup import (
+    START_GRACE_S,
+    Staging,
+    launch_argv,
+    scratch_mounts,
+    seccomp_memfd,
+)
 from aieval.sandbox._setup import Run as _Run
 from aieval.sandbox._setup import cgroup_account as _cgroup_account
 from aieval.sandbox._warm import run_warm
@@ -253,10 +258,8 @@ def _run_process(
     uid = host_uid()
     stage = Staging(dropped=uid is not None)
 
-    seccomp_fd = os.memfd_create("aieval-seccomp")
+    seccomp_fd = seccomp_memfd()
     try:
-        os.write(seccomp_fd, seccomp_program())
-        os.lseek(seccomp_fd, 0, os.SEEK_SET)
         scratch = scratch_mounts(stage, limits.max_disk_mb)
         argv, account = bwrap_argv(
             inner,
@@ -270,14 +273,7 @@ def _run_process(
         memory = limits.run_memory_mb * _MIB
         with open_cgroup(limits.max_processes + _OWN_PROCESSES, memory) as group:
             account += _cgroup_account(group, limits)
-            settings: dict[str, Any] = {
-                "cgroups": [str(p) for p in group.procs],
-                "max_open_files": limits.max_open_files,
-                "binds": stage.binds,
-                "scratch": scratch,
-                "uid": uid,
-            }
-            launch = [sys.executable, "-I", "-S", _LAUNCH, json.dumps(settings), "--", *argv]
+            launch = launch_argv(argv, group, limits, stage, scratch, uid)
             lent = lent_to(cwd, uid) if uid is not None and cwd is not None else None
             with lent or contextlib.nullcontext():
                 try:
