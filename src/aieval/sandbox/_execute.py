@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval.errors import ConfigError, SandboxError
-from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, host_uid
+from aieval.sandbox._bwrap import CHILD_DIR, host_uid
 from aieval.sandbox._cgroup import open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._ownership import lent_to
@@ -36,8 +36,8 @@ from aieval.sandbox._setup import MIB as _MIB
 from aieval.sandbox._setup import (
     START_GRACE_S,
     Staging,
+    isolated_argv,
     launch_argv,
-    scratch_mounts,
     seccomp_memfd,
 )
 from aieval.sandbox._setup import Run as _Run
@@ -260,16 +260,8 @@ def _run_process(
 
     seccomp_fd = seccomp_memfd()
     try:
-        scratch = scratch_mounts(stage, limits.max_disk_mb)
-        argv, account = bwrap_argv(
-            inner,
-            scratch_mb=limits.max_disk_mb,
-            child_dir=str(Path(_CHILD).parent),
-            writable=str(cwd) if cwd is not None else None,
-            seccomp_fd=seccomp_fd,
-            stage=stage,
-            scratch=scratch,
-        )
+        writable = str(cwd) if cwd is not None else None
+        argv, account, scratch = isolated_argv(inner, limits, stage, seccomp_fd, writable)
         memory = limits.run_memory_mb * _MIB
         with open_cgroup(limits.max_processes + _OWN_PROCESSES, memory) as group:
             account += _cgroup_account(group, limits)

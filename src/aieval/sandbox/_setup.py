@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval.errors import ConfigError
-from aieval.sandbox._bwrap import host_uid, scratch_inodes, scratch_split
+from aieval.sandbox._bwrap import bwrap_argv, host_uid, scratch_inodes, scratch_split
 from aieval.sandbox._cgroup import Cgroup
 from aieval.sandbox._limits import SandboxLimits
 from aieval.sandbox._seccomp import seccomp_program
@@ -246,3 +246,25 @@ def launch_argv(
         "uid": uid,
     }
     return [sys.executable, "-I", "-S", LAUNCH, json.dumps(settings), "--", *argv]
+
+
+def isolated_argv(
+    inner: list[str],
+    limits: SandboxLimits,
+    stage: Staging,
+    seccomp_fd: int,
+    writable: str | None = None,
+) -> tuple[list[str], str, list[tuple[str, int, int]]]:
+    """bubblewrap's command running ``inner`` (the child script's folder mounted, ``writable``
+    the one folder it may write), its one-line account, and the scratch file systems."""
+    scratch = scratch_mounts(stage, limits.max_disk_mb)
+    argv, account = bwrap_argv(
+        inner,
+        scratch_mb=limits.max_disk_mb,
+        child_dir=str(Path(CHILD).parent),
+        writable=writable,
+        seccomp_fd=seccomp_fd,
+        stage=stage,
+        scratch=scratch,
+    )
+    return argv, account, scratch

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval.errors import ConfigError
-from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, bwrap_version, host_uid
+from aieval.sandbox._bwrap import CHILD_DIR, bwrap_version, host_uid
 from aieval.sandbox._cgroup import Cgroup, open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._seccomp import syscall_number
@@ -38,8 +38,8 @@ from aieval.sandbox._setup import (
     Run,
     Staging,
     cgroup_account,
+    isolated_argv,
     launch_argv,
-    scratch_mounts,
     seccomp_memfd,
 )
 
@@ -85,15 +85,7 @@ class _Pool:
 
         seccomp_fd = seccomp_memfd()
         try:
-            scratch = scratch_mounts(stage, limits.max_disk_mb)
-            argv, account = bwrap_argv(
-                inner,
-                scratch_mb=limits.max_disk_mb,
-                child_dir=str(Path(CHILD).parent),
-                seccomp_fd=seccomp_fd,
-                stage=stage,
-                scratch=scratch,
-            )
+            argv, account, scratch = isolated_argv(inner, limits, stage, seccomp_fd)
             memory = limits.run_memory_mb * MIB
             group = self._stack.enter_context(
                 open_cgroup(limits.max_processes + _OWN_PROCESSES, memory)
