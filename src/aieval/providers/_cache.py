@@ -12,6 +12,7 @@ from typing import Any
 
 from aieval._secrets import redact_text, secret_values, secrets_of, url_without_credentials
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
+from aieval.providers._wrapper import Wrapper
 from aieval.store import StoreLocation
 from aieval.store._encoding import dumps
 from aieval.store._side import SideTable
@@ -206,7 +207,7 @@ class ResponseCache:
         self._table.close()
 
 
-class CachedProvider:
+class CachedProvider(Wrapper):
     """Answers deterministic requests from a :class:`ResponseCache`, else asks ``inner``.
 
     Only requests with ``temperature == 0`` or a ``seed`` param are cached; failures are never
@@ -227,11 +228,6 @@ class CachedProvider:
         self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
         self.name = inner.name
         self._identity = provider_identity(inner)  # the provider column: no header digest
-
-    @property
-    def base_url(self) -> str | None:
-        """The wrapped provider's endpoint, if it has one."""
-        return getattr(self.inner, "base_url", None)
 
     def __repr__(self) -> str:
         return f"CachedProvider({self.inner!r}, cache={self.cache!r})"
