@@ -147,8 +147,15 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int])
     return total
 
 
-def load_yaml_text(text: str, source: str, *, error: type[UserError] = RubricError) -> Any:
-    """Parse YAML text with the safe loader; errors name ``source`` and the line.
+def load_yaml_text(
+    text: str,
+    source: str,
+    *,
+    error: type[UserError] = RubricError,
+    loader: type[yaml.SafeLoader] = BoundedSafeLoader,
+) -> Any:
+    """Parse YAML text with the safe loader (``loader``: a subclass of the bounded one); errors
+    name ``source`` and the line.
 
     Raises:
         UserError: ``error`` (a :class:`~aieval.errors.RubricError` by default) for a file too
@@ -157,7 +164,7 @@ def load_yaml_text(text: str, source: str, *, error: type[UserError] = RubricErr
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise error(f"{source}: file is larger than {MAX_BYTES} bytes; split it up")
     try:
-        return yaml.load(text, Loader=BoundedSafeLoader)  # a SafeLoader subclass: safe
+        return yaml.load(text, Loader=loader)  # a SafeLoader subclass: safe
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""

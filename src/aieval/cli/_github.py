@@ -45,6 +45,11 @@ def _check(name: str) -> Any:
     )
 
 
+def _env(name: str, help: str, *decls: str) -> Any:
+    """An option the Action also sets through ``AIEVAL_GITHUB_<name>``."""
+    return typer.Option(*decls, help=help, envvar=f"AIEVAL_GITHUB_{name}")
+
+
 def github_command(
     eval_files: Annotated[
         list[Path],
@@ -55,26 +60,15 @@ def github_command(
     db: DbOption = None,
     baseline: Annotated[
         str | None,
-        typer.Option(
-            help="Baseline run id or name (default: latest run on the baseline branch).",
-            envvar="AIEVAL_GITHUB_BASELINE",
-        ),
+        _env("BASELINE", "Baseline run id or name (default: latest run on the baseline branch)."),
     ] = None,
     baseline_branch: Annotated[
         str | None,
-        typer.Option(
-            help="Branch whose runs are baselines (default: the PR's base branch).",
-            envvar="AIEVAL_GITHUB_BASELINE_BRANCH",
-        ),
+        _env("BASELINE_BRANCH", "Branch whose runs are baselines (default: the PR's base branch)."),
     ] = None,
     baseline_db: BaselineDbOption = None,
     viewer_url: Annotated[
-        str | None,
-        typer.Option(
-            "--viewer-url",
-            help="aieval viewer address, for links.",
-            envvar="AIEVAL_GITHUB_VIEWER_URL",
-        ),
+        str | None, _env("VIEWER_URL", "aieval viewer address, for links.", "--viewer-url")
     ] = None,
     policy_file: Annotated[
         Path | None,
@@ -86,19 +80,10 @@ def github_command(
     on_block: Annotated[CheckResult, _check("block")] = CheckResult.failed,
     on_inconclusive: Annotated[CheckResult, _check("inconclusive")] = (CheckResult.failed),
     comment: Annotated[
-        bool,
-        typer.Option(
-            "--comment/--no-comment",
-            help="Post or update the PR comment.",
-            envvar="AIEVAL_GITHUB_COMMENT",
-        ),
+        bool, _env("COMMENT", "Post or update the PR comment.", "--comment/--no-comment")
     ] = True,
     comment_key: Annotated[
-        str,
-        typer.Option(
-            help="Tells this comment from another workflow's on the same PR.",
-            envvar="AIEVAL_GITHUB_COMMENT_KEY",
-        ),
+        str, _env("COMMENT_KEY", "Tells this comment from another workflow's on the same PR.")
     ] = "aieval",
     bot_login: Annotated[
         str,
@@ -122,7 +107,7 @@ def github_command(
     --on-inconclusive: by default only promote passes), 2 usage error, 5 the GitHub API
     refused the comment (the summary and outputs are written).
     """
-    from aieval.ci import CHECK_WORDS, ActionSettings, GitHubContext, run_action
+    from aieval.ci import ActionSettings, GitHubContext, run_action
     from aieval.errors import GitHubError
     from aieval.report import PromotionPolicy
     from aieval.store import Store
@@ -153,6 +138,16 @@ def github_command(
         raise typer.Exit(EXIT_GITHUB) from None
     if output is not None:
         write_text(result.body, output)
+    _print_result(result)
+    _progress(summary_line(result, time.monotonic() - started))
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def _print_result(result: ActionResult) -> None:
+    """Each comparison's outcome and baseline, the decision, and the comment written."""
+    from aieval.ci import CHECK_WORDS
+
     for item in result.comparisons:
         out.print(
             f"{item.name} ({item.run_id}): {item.outcome}, baseline {item.baseline_id or 'none'}",
@@ -166,9 +161,6 @@ def github_command(
     if result.comment is not None:
         verb = "created" if result.comment.created else "updated"
         out.print(f"{verb} comment {result.comment.url}", highlight=False)
-    _progress(summary_line(result, time.monotonic() - started))
-    if not result.passed:
-        raise typer.Exit(1)
 
 
 def _progress(line: str) -> None:

@@ -43,6 +43,7 @@ from aieval.cli._signals import Termination, sigterm_as_interrupt
 from aieval.errors import StoreError, UnstorableSampleError
 
 if TYPE_CHECKING:
+    from aieval.cli._tracing import Destination
     from aieval.core import RunFinish, RunStart, SampleRecord
     from aieval.runner import RunResult
     from aieval.store import Store
@@ -59,17 +60,69 @@ class Interrupted(Exception):
         self.code = code
 
 
+_Models = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="Model to call (replaces the target's model), or recorded version to "
+        "evaluate; repeat for one run per model.",
+    ),
+]
+
+_MaxErrorRate = Annotated[
+    float | None,
+    typer.Option(
+        "--max-error-rate",
+        callback=share,
+        help="Share of samples that may error before the run exits 3 (default: the eval"
+        " file's settings.max_error_rate, else 0).",
+    ),
+]
+
+_Executor = Annotated[
+    str | None,
+    typer.Option(
+        "--executor",
+        help="Where samples run: local (this process) or ray (Ray workers; needs"
+        f" {RAY_EXTRA_HELP}). Default: the eval file's settings.executor, else local.",
+    ),
+]
+
+_RayAddress = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        help="Ray cluster for --executor ray: host:port, ray://host:10001 or auto"
+        " (default: $RAY_ADDRESS, else a cluster 'ray start' runs here, else a local Ray).",
+    ),
+]
+
+_Epochs = Annotated[
+    int | None,
+    typer.Option(
+        "--epochs",
+        min=1,
+        max=1000,
+        help="Answer and score each example N times: pass@k, pass^k and the judge's share"
+        " of the variance (default: the eval file's settings.epochs, else 1).",
+    ),
+]
+
+_MinPassRate = Annotated[
+    float | None,
+    typer.Option(
+        "--min-pass-rate",
+        callback=share,
+        help="Least pass rate (0..1); below it the run exits 4 (default: the eval file's"
+        " settings.min_pass_rate, else none).",
+    ),
+]
+
+
 def run_command(
     eval_file: Annotated[Path, typer.Argument(help="Eval file: YAML, or Python defining EVAL.")],
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model",
-            "-m",
-            help="Model to call (replaces the target's model), or recorded version to "
-            "evaluate; repeat for one run per model.",
-        ),
-    ] = None,
+    model: _Models = None,
     db: DbOption = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Finish the latest unfinished run of this eval.")
@@ -80,50 +133,11 @@ def run_command(
     limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    max_error_rate: Annotated[
-        float | None,
-        typer.Option(
-            "--max-error-rate",
-            callback=share,
-            help="Share of samples that may error before the run exits 3 (default: the eval"
-            " file's settings.max_error_rate, else 0).",
-        ),
-    ] = None,
-    executor: Annotated[
-        str | None,
-        typer.Option(
-            "--executor",
-            help="Where samples run: local (this process) or ray (Ray workers; needs"
-            f" {RAY_EXTRA_HELP}). Default: the eval file's settings.executor, else local.",
-        ),
-    ] = None,
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            "--ray-address",
-            help="Ray cluster for --executor ray: host:port, ray://host:10001 or auto"
-            " (default: $RAY_ADDRESS, else a cluster 'ray start' runs here, else a local Ray).",
-        ),
-    ] = None,
-    epochs: Annotated[
-        int | None,
-        typer.Option(
-            "--epochs",
-            min=1,
-            max=1000,
-            help="Answer and score each example N times: pass@k, pass^k and the judge's share"
-            " of the variance (default: the eval file's settings.epochs, else 1).",
-        ),
-    ] = None,
-    min_pass_rate: Annotated[
-        float | None,
-        typer.Option(
-            "--min-pass-rate",
-            callback=share,
-            help="Least pass rate (0..1); below it the run exits 4 (default: the eval file's"
-            " settings.min_pass_rate, else none).",
-        ),
-    ] = None,
+    max_error_rate: _MaxErrorRate = None,
+    executor: _Executor = None,
+    ray_address: _RayAddress = None,
+    epochs: _Epochs = None,
+    min_pass_rate: _MinPassRate = None,
 ) -> None:
     """Run an evaluation and print its summary.
 
@@ -141,11 +155,7 @@ def run_command(
     check_executor(executor)
     config = load_eval(eval_file)
     for field in plaintext_keys(config):
-        warning = (
-            f"{eval_file}: {field} holds a key in plain text; prefer api_key_env: MY_KEY, "
-            "the name of an environment variable that holds it (docs/providers.md)"
-        )
-        err.print(labelled("warning:", "yellow", warning), highlight=False)
+        _warn_plaintext_key(eval_file, field)
     check_ray(executor or config.settings.executor, ray_address)  # before the store is opened
     flags = {"concurrency": concurrency, "executor": executor, "ray_address": ray_address}
     note = _ResumeNote(eval_file, config.settings.model_fields_set, flags)
@@ -176,11 +186,7 @@ def run_command(
         _resume_hint("interrupted;", "yellow", eval_file, db)
         raise Interrupted(EXIT_TERMINATED if terminated.received else EXIT_INTERRUPTED) from None
     except StoreError as exc:
-        err.print(
-            labelled("error:", "bold red", f"the run failed: {exc}"),
-            highlight=False,
-            soft_wrap=True,
-        )
+        _error(f"the run failed: {exc}", soft_wrap=True)
         if not isinstance(exc, UnstorableSampleError):  # the store itself is fine otherwise
             since = None if resume_arg else started  # a resumed run was stored before
             _store_failure_hint(store, config.name, eval_file, db, since=since)
@@ -188,59 +194,68 @@ def run_command(
     finally:
         if destination is not None:
             destination.provider.shutdown()
-    if destination is not None and destination.outcome is not None and destination.outcome.failed:
-        lost = destination.outcome
-        err.print(
-            labelled(
-                "telemetry:",
-                "yellow",
-                f"{lost.failed} of {lost.failed + lost.exported} spans were not exported "
-                f"({destination.label}); the run is stored: `aieval export-otel RUN` resends it",
-            ),
-            soft_wrap=True,
-        )
+    if destination is not None:
+        _warn_unexported(destination)
     for result in results:
         _print_summary(result)
     if len(results) > 1:
         _print_comparison(results)
     out.print(printable(f"stored in {store.location}"), style="dim")
+    _exit_for_problems(results)
+
+
+def _warn_plaintext_key(eval_file: Path, field: str) -> None:
+    warning = (
+        f"{eval_file}: {field} holds a key in plain text; prefer api_key_env: MY_KEY, "
+        "the name of an environment variable that holds it (docs/providers.md)"
+    )
+    err.print(labelled("warning:", "yellow", warning), highlight=False)
+
+
+def _warn_unexported(destination: Destination) -> None:
+    lost = destination.outcome
+    if lost is None or not lost.failed:
+        return
+    err.print(
+        labelled(
+            "telemetry:",
+            "yellow",
+            f"{lost.failed} of {lost.failed + lost.exported} spans were not exported "
+            f"({destination.label}); the run is stored: `aieval export-otel RUN` resends it",
+        ),
+        soft_wrap=True,
+    )
+
+
+def _exit_for_problems(results: Sequence[RunResult]) -> None:
+    """Name each run over its error budget, with a scorer that scored no sample, or below a
+    minimum; exit 3 for the first two, else 4 for the last."""
     over = [r for r in results if r.error_budget_exceeded]
-    if over:
-        for result in over:
-            err.print(
-                labelled(
-                    "error:",
-                    "bold red",
-                    f"run {result.id}: {result.error_count} of {result.summary['samples']}"
-                    f" samples errored (max error rate {pct(result.max_error_rate)});"
-                    " see the top errors above, or allow some with --max-error-rate",
-                ),
-                highlight=False,
-            )
+    for result in over:
+        _error(
+            f"run {result.id}: {result.error_count} of {result.summary['samples']}"
+            f" samples errored (max error rate {pct(result.max_error_rate)});"
+            " see the top errors above, or allow some with --max-error-rate"
+        )
     unscored = [r for r in results if r.unscored_scorers]
     for result in unscored:
         names = ", ".join(repr(name) for name in result.unscored_scorers)
-        err.print(
-            labelled(
-                "error:",
-                "bold red",
-                f"run {result.id}: scorer {names} scored no sample of {result.summary['samples']}"
-                " (n/a or failed on every one); see the n/a and errors columns above",
-            ),
-            highlight=False,
+        _error(
+            f"run {result.id}: scorer {names} scored no sample of {result.summary['samples']}"
+            " (n/a or failed on every one); see the n/a and errors columns above"
         )
     below = [r for r in results if r.missed_minimums]
     for result in below:
         missed = "; ".join(str(m) for m in result.missed_minimums)
-        err.print(
-            labelled("error:", "bold red", f"run {result.id} missed its minimums: {missed}"),
-            highlight=False,
-            soft_wrap=True,
-        )
+        _error(f"run {result.id} missed its minimums: {missed}", soft_wrap=True)
     if over or unscored:
         raise typer.Exit(EXIT_ERRORS)
     if below:
         raise typer.Exit(EXIT_BELOW_MINIMUM)
+
+
+def _error(text: str, *, soft_wrap: bool | None = None) -> None:
+    err.print(labelled("error:", "bold red", text), highlight=False, soft_wrap=soft_wrap)
 
 
 class _ResumeNote:

@@ -9,7 +9,7 @@ to it, from the per-scorer counts the summary keeps.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 __all__ = ["ScorerCoverage", "coverage_note", "low_coverage"]
@@ -68,14 +68,7 @@ class ScorerCoverage:
         return " and ".join(parts) + (f" of {self.samples}" if self.scored == 0 else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "scored": self.scored,
-            "samples": self.samples,
-            "not_applicable": self.not_applicable,
-            "errors": self.errors,
-            "text": str(self),
-        }
+        return {**asdict(self), "samples": self.samples, "text": str(self)}
 
 
 def low_coverage(scorers: Mapping[str, Mapping[str, Any]]) -> list[ScorerCoverage]:

@@ -345,16 +345,13 @@ def tests_fail_to_pass_all_green(*, passed: int, total: int, threshold: float = 
 
     No fail-to-pass tests at all fails: nothing shows the issue was fixed.
     """
-    name = "tests_fail_to_pass_all_green"
-    evidence = {"passed": passed, "total": total, "threshold": threshold}
-    if total <= 0:
-        return GateResult(name, False, "no fail-to-pass tests: the fix is unverified", evidence)
-    ratio = passed / total
-    evidence["ratio"] = ratio
-    if at_least(ratio, threshold):
-        return GateResult(name, True, f"fail-to-pass {passed}/{total}", evidence)
-    return GateResult(
-        name, False, f"fail-to-pass {passed}/{total} = {ratio:.3f} < {threshold:g}", evidence
+    return _tests_ratio(
+        "tests_fail_to_pass_all_green",
+        "fail-to-pass",
+        passed,
+        total,
+        threshold,
+        none=(False, "no fail-to-pass tests: the fix is unverified"),
     )
 
 
@@ -365,16 +362,30 @@ def tests_pass_to_pass_threshold_met(
 
     With no pass-to-pass tests there is nothing to regress, so the gate passes (and says so).
     """
-    name = "tests_pass_to_pass_threshold_met"
+    return _tests_ratio(
+        "tests_pass_to_pass_threshold_met",
+        "pass-to-pass",
+        passed,
+        total,
+        threshold,
+        none=(True, "no pass-to-pass tests to regress"),
+    )
+
+
+def _tests_ratio(
+    name: str, kind: str, passed: int, total: int, threshold: float, *, none: tuple[bool, str]
+) -> GateResult:
+    """A SWE test-ratio gate: ``passed / total`` reaches ``threshold``; ``none`` is the
+    verdict and reason when there are no such tests."""
     evidence = {"passed": passed, "total": total, "threshold": threshold}
     if total <= 0:
-        return GateResult(name, True, "no pass-to-pass tests to regress", evidence)
+        return GateResult(name, none[0], none[1], evidence)
     ratio = passed / total
     evidence["ratio"] = ratio
     if at_least(ratio, threshold):
-        return GateResult(name, True, f"pass-to-pass {passed}/{total}", evidence)
+        return GateResult(name, True, f"{kind} {passed}/{total}", evidence)
     return GateResult(
-        name, False, f"pass-to-pass {passed}/{total} = {ratio:.3f} < {threshold:g}", evidence
+        name, False, f"{kind} {passed}/{total} = {ratio:.3f} < {threshold:g}", evidence
     )
 
 

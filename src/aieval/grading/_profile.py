@@ -29,7 +29,7 @@ from aieval.grading._grade import (
     grade,
     known_category,
 )
-from aieval.grading._rubric import Rubric, _format_errors, check_score_names
+from aieval.grading._rubric import Rubric, _format_errors, check_score_names, criterion_score
 
 __all__ = [
     "BUILTIN_PROFILES",
@@ -206,17 +206,7 @@ class Profile(BaseModel):
         )
         checked = set(calibrated)
         return [
-            CriterionScore(
-                name=c.name,
-                raw_score=raw_scores[c.name],
-                formula_id=c.formula_id,
-                weight=c.weight,
-                critical_floor=c.critical_floor,
-                params=self._params(c),
-                category=c.category,
-                kind=c.kind,
-                calibrated=c.name in checked,
-            )
+            criterion_score(c, raw_scores[c.name], self._params(c), c.kind, c.name in checked)
             for c in self.criteria
         ]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -311,19 +311,7 @@ class Rubric(BaseModel):
         check_score_names(
             f"rubric {self.rubric_id!r}", [c.name for c in self.criteria], raw_scores, RubricError
         )
-        return [
-            CriterionScore(
-                name=c.name,
-                raw_score=raw_scores[c.name],
-                formula_id=c.formula_id,
-                weight=c.weight,
-                critical_floor=c.critical_floor,
-                params=c.params,
-                category=c.category,
-                kind="judge",
-            )
-            for c in self.criteria
-        ]
+        return [criterion_score(c, raw_scores[c.name], c.params, "judge") for c in self.criteria]
 
 
 def load_rubric(source: str | Path | Mapping[str, Any]) -> Rubric:
@@ -432,6 +420,36 @@ def validate_rubric_files(paths: Iterable[str | Path]) -> list[tuple[str, str | 
         else:
             results.append((str(path), None))
     return results
+
+
+class _Criterion(Protocol):
+    """What a rubric's or a profile's criterion gives every score of it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def formula_id(self) -> str: ...
+    @property
+    def weight(self) -> float: ...
+    @property
+    def critical_floor(self) -> float | None: ...
+    @property
+    def category(self) -> str | None: ...
+
+
+def criterion_score(
+    c: _Criterion,
+    raw: Any,
+    params: Mapping[str, Any],
+    kind: str | None,
+    calibrated: bool | None = None,
+) -> CriterionScore:
+    """Raw score ``raw`` paired with criterion ``c`` (``params``, ``kind`` and ``calibrated``
+    as its kind of criterion sets them)."""
+    floor, category = c.critical_floor, c.category
+    return CriterionScore(
+        c.name, raw, c.formula_id, c.weight, floor, params, category, kind, calibrated=calibrated
+    )
 
 
 def check_score_names(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -103,17 +103,9 @@ class CalibrationReport:
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "judge": self.judge,
-            "model": self.model,
-            "model_version": self.model_version,
-            "prompt_version": self.prompt_version,
-            "n": self.n,
-            "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
-            "drift": self.drift,
-            "warnings": self.warnings,
-        }
+        """JSON-ready form: every field but ``previous``, in order."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "previous"}
+        return {**data, "metrics": {k: v.to_dict() for k, v in self.metrics.items()}}
 
 
 def calibrate(

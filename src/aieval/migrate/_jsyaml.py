@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from aieval._yaml import MAX_BYTES, BoundedSafeLoader
+from aieval._yaml import BoundedSafeLoader, load_yaml_text
 from aieval.errors import ConfigError
 
 __all__ = ["load_promptfoo_yaml"]
@@ -92,15 +92,9 @@ def load_promptfoo_yaml(text: str, source: str) -> Any:
         ConfigError: naming ``source`` (and the line): too large, invalid, an alias bomb, a
             key given twice.
     """
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-        raise ConfigError(f"{source}: file is larger than {MAX_BYTES} bytes; split it up")
     try:
-        return yaml.load(text, Loader=_JsYamlLoader)  # a SafeLoader subclass: safe
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{source}{where}: invalid YAML: {exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: invalid YAML: {exc}") from None
-    except (RecursionError, ValueError, OverflowError) as exc:
+        return load_yaml_text(text, source, error=ConfigError, loader=_JsYamlLoader)
+    except ConfigError:  # a ValueError too, already naming the source
+        raise
+    except (ValueError, OverflowError) as exc:  # from the js-yaml number constructors
         raise ConfigError(f"{source}: invalid YAML: {exc}") from None

@@ -12,6 +12,7 @@ from typing import Any
 
 from aieval._secrets import redact_text, secret_values, secrets_of, url_without_credentials
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
+from aieval.providers._wrapper import Wrapper
 from aieval.store import MEMORY, SideTable, StoreLocation
 
 __all__ = [
@@ -200,7 +201,7 @@ class ResponseCache:
         self._table.close()
 
 
-class CachedProvider:
+class CachedProvider(Wrapper):
     """Answers deterministic requests from a :class:`ResponseCache`, else asks ``inner``.
 
     Only requests with ``temperature == 0`` or a ``seed`` param are cached; failures are never
@@ -221,11 +222,6 @@ class CachedProvider:
         self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
         self.name = inner.name
         self._identity = provider_identity(inner)  # the provider column: no header digest
-
-    @property
-    def base_url(self) -> str | None:
-        """The wrapped provider's endpoint, if it has one."""
-        return getattr(self.inner, "base_url", None)
 
     def __repr__(self) -> str:
         return f"CachedProvider({self.inner!r}, cache={self.cache!r})"

@@ -29,6 +29,7 @@ from aieval.providers._credentials import check_key_and_headers
 from aieval.providers._embedding_cache import EmbeddingCache, embedding_key
 from aieval.providers._http import error_for_status, error_message, redact
 from aieval.providers._retry import RetryPolicy
+from aieval.providers._session import LoopSession
 
 if TYPE_CHECKING:
     import aiohttp
@@ -102,8 +103,7 @@ class OpenAIEmbeddings:
         self._headers = dict(headers or {})
         self._owns_cache = cache is not None and not isinstance(cache, EmbeddingCache)
         self.cache = EmbeddingCache(cache) if isinstance(cache, str | Path) else cache
-        self._session: aiohttp.ClientSession | None = None
-        self._session_loop: asyncio.AbstractEventLoop | None = None
+        self._session = LoopSession(self._new_session)
 
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"
@@ -165,7 +165,7 @@ class OpenAIEmbeddings:
 
         body = json.dumps({"model": model, "input": texts, "encoding_format": "float"})
         secrets = {v for v in (self._api_key, *self._headers.values()) if v}
-        session = self._get_session()
+        session = self._session.get()
         try:
             async with session.post(self._url, data=body.encode("utf-8", "surrogatepass")) as resp:
                 raw = await resp.read()
@@ -207,27 +207,21 @@ class OpenAIEmbeddings:
             tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
         )
 
-    def _get_session(self) -> aiohttp.ClientSession:
+    def _new_session(self) -> aiohttp.ClientSession:
         import aiohttp
 
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._session_loop is not loop:
-            headers = {"Content-Type": "application/json", "Accept": "application/json"}
-            headers.update(self._headers)
-            if self._api_key:
-                headers["Authorization"] = f"Bearer {self._api_key}"
-            self._session = aiohttp.ClientSession(
-                headers=headers,
-                timeout=aiohttp.ClientTimeout(total=self.timeout),
-                skip_auto_headers=("User-Agent",),
-            )
-            self._session_loop = loop
-        return self._session
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers.update(self._headers)
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return aiohttp.ClientSession(
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=self.timeout),
+            skip_auto_headers=("User-Agent",),
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP session (and the cache, if this client opened it)."""
-        session, self._session, self._session_loop = self._session, None, None
-        if session is not None and not session.closed:
-            await session.close()
+        await self._session.aclose()
         if self._owns_cache and self.cache is not None:
             self.cache.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import time
@@ -30,6 +29,7 @@ from aieval.providers._credentials import (
 from aieval.providers._headers import check_headers
 from aieval.providers._http import error_for_status, error_message, redact
 from aieval.providers._params import check_request
+from aieval.providers._session import LoopSession
 
 if TYPE_CHECKING:
     import aiohttp
@@ -116,8 +116,7 @@ class OpenAIProvider:
         self._configured_headers = dict(headers or {})
         if self._api_key:
             self._headers["Authorization"] = f"Bearer {self._api_key}"
-        self._session: aiohttp.ClientSession | None = None
-        self._session_loop: asyncio.AbstractEventLoop | None = None
+        self._session = LoopSession(self._new_session)
 
     @property
     def cache_settings(self) -> dict[str, Any]:
@@ -162,7 +161,7 @@ class OpenAIProvider:
             raise ProviderRequestError(
                 redact(f"{self.name}: cannot encode the request as JSON: {exc}", secrets)
             ) from None
-        session = self._get_session()
+        session = self._session.get()
         started = time.perf_counter()
         try:
             async with session.post(
@@ -279,28 +278,19 @@ class OpenAIProvider:
     def _bad_body(self, reason: str, secrets: frozenset[str]) -> ProviderResponseError:
         return ProviderResponseError(redact(f"{self.name}: {reason}", secrets))
 
-    def _get_session(self) -> aiohttp.ClientSession:
+    def _new_session(self) -> aiohttp.ClientSession:
         import aiohttp
 
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._session_loop is not loop:
-            # A session belongs to the loop it was made in; a sync run() makes a fresh loop per
-            # call, so a session from an earlier loop is dropped rather than reused.
-            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                headers=self._headers,
-                timeout=aiohttp.ClientTimeout(total=self.timeout),
-                skip_auto_headers=("User-Agent",),
-            )
-            self._session_loop = loop
-        return self._session
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+            headers=self._headers,
+            timeout=aiohttp.ClientTimeout(total=self.timeout),
+            skip_auto_headers=("User-Agent",),
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP session; a later call opens a new one."""
-        session, self._session, self._session_loop = self._session, None, None
-        if session is not None and not session.closed:
-            await session.close()
+        await self._session.aclose()
 
 
 def _encode(body: dict[str, Any]) -> bytes:

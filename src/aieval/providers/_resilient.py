@@ -10,13 +10,14 @@ from aieval.errors import ProviderError, RateLimitError
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
 from aieval.providers._limiter import AdaptiveLimiter
 from aieval.providers._retry import RetryPolicy
+from aieval.providers._wrapper import Wrapper
 
 __all__ = ["ResilientProvider"]
 
 logger = logging.getLogger("aieval.providers")
 
 
-class ResilientProvider:
+class ResilientProvider(Wrapper):
     """Wraps a provider with a :class:`RetryPolicy` and an :class:`AdaptiveLimiter`.
 
     Every attempt holds one limiter slot; the slot is released while waiting to retry, so a
@@ -47,11 +48,6 @@ class ResilientProvider:
             max_cooldown=self.retry.max_retry_after,
         )
         self.name = inner.name
-
-    @property
-    def base_url(self) -> str | None:
-        """The wrapped provider's endpoint, if it has one."""
-        return getattr(self.inner, "base_url", None)
 
     def __repr__(self) -> str:
         return f"ResilientProvider({self.inner!r}, retry={self.retry!r})"

@@ -136,29 +136,22 @@ def _named(value: Any) -> str:
     return text
 
 
-def _short(value: Any) -> str:
-    text = _named(value)
-    if len(text) > MAX_NAME_CHARS:
-        raise ValueError(f"{len(text)} characters; at most {MAX_NAME_CHARS} are taken")
+def _at_most(text: str, limit: int) -> str:
+    if len(text) > limit:
+        raise ValueError(f"{len(text)} characters; at most {limit} are taken")
     return text
+
+
+def _short(value: Any) -> str:
+    return _at_most(_named(value), MAX_NAME_CHARS)
 
 
 def _short_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = _string(value)
-    if len(text) > MAX_NAME_CHARS:
-        raise ValueError(f"{len(text)} characters; at most {MAX_NAME_CHARS} are taken")
-    return text
+    return None if value is None else _at_most(_string(value), MAX_NAME_CHARS)
 
 
 def _error_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = _string(value)
-    if len(text) > MAX_ERROR_CHARS:
-        raise ValueError(f"{len(text)} characters; at most {MAX_ERROR_CHARS} are taken")
-    return text
+    return None if value is None else _at_most(_string(value), MAX_ERROR_CHARS)
 
 
 def _not_ahead(value: float) -> float:

@@ -161,16 +161,21 @@ def _own(scorers: list[Scorer], key: str) -> dict[str, float]:
 
 def failed_record(index: int, example: Example, error: str) -> SampleRecord:
     """The record of a sample whose processing itself failed (its worker died, say)."""
+    return _failed(example.sample_id, index, example, error)
+
+
+def _failed(id: str, index: int, row: Example | SampleRecord, error: str) -> SampleRecord:
+    """A failed sample with ``row``'s input, expected answer, metadata and epoch only."""
     return SampleRecord(
-        id=example.sample_id,
+        id=id,
         index=index,
-        input=example.input,
-        expected=example.expected,
-        metadata=example.metadata,
+        input=row.input,
+        expected=row.expected,
+        metadata=row.metadata,
         error=error,
         passed=False,
         verdict=Verdict(False, (Reason("error", "target", error),), weighted_score=0.0),
-        epoch=example.epoch,
+        epoch=row.epoch,
     )
 
 
@@ -263,15 +268,4 @@ def _total(counts: Iterable[tuple[int | None, bool]]) -> int | None:
 def unstorable_record(record: SampleRecord, why: Exception) -> SampleRecord:
     """What is stored of a sample holding a value the store cannot keep: its id, input and
     expected answer, failed with the reason (its output, scores and calls are dropped)."""
-    error = f"the sample could not be stored: {why}"
-    return SampleRecord(
-        id=record.id,
-        index=record.index,
-        input=record.input,
-        expected=record.expected,
-        metadata=record.metadata,
-        error=error,
-        passed=False,
-        verdict=Verdict(False, (Reason("error", "target", error),), weighted_score=0.0),
-        epoch=record.epoch,
-    )
+    return _failed(record.id, record.index, record, f"the sample could not be stored: {why}")

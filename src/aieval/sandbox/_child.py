@@ -42,6 +42,7 @@ import subprocess
 import symtable
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 _CLONE_NEWUSER = 0x10000000
@@ -772,10 +773,27 @@ class _ForkedWorker(_Worker):
                 self._reader.close()
 
 
-def _forked_worker(req_fd: int, resp_fd: int, limits: dict[str, Any]) -> NoReturn:
-    """The zygote's child: a fresh session with the limits applied, then the worker."""
+def _exit_after(body: Callable[[], object]) -> NoReturn:
+    """Run ``body`` in a forked process, then leave at once (no cleanup of the parent's state):
+    exit code 0 when it returned, 1 with its traceback when it raised; the streams flushed."""
     code = 0
     try:
+        body()
+    except BaseException:
+        code = 1
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+        os._exit(code)
+
+
+def _forked_worker(req_fd: int, resp_fd: int, limits: dict[str, Any]) -> NoReturn:
+    """The zygote's child: a fresh session with the limits applied, then the worker."""
+
+    def body() -> None:
         keep = {0, 1, 2, req_fd, resp_fd}
         for entry in os.listdir("/proc/self/fd"):
             if int(entry) not in keep:
@@ -790,15 +808,8 @@ def _forked_worker(req_fd: int, resp_fd: int, limits: dict[str, Any]) -> NoRetur
         import atexit
 
         atexit._run_exitfuncs()
-    except BaseException:
-        code = 1
-        with contextlib.suppress(BaseException):
-            traceback.print_exc()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(BaseException):
-                stream.flush()
-        os._exit(code)
+
+    _exit_after(body)
 
 
 def zygote_main(ctl_fd: int) -> None:
@@ -1074,21 +1085,14 @@ def _judge_job(
     job: dict[str, Any], key: bytes, result_fd: int, zygote: socket.socket, network: str
 ) -> NoReturn:
     """The forked judge of one job: the tests' side, with that job's key only."""
-    code = 0
-    try:
+
+    def body() -> None:
         os.close(0)
         limits = job["limits"]
         _set_limit(resource.RLIMIT_CPU, int(limits["cpu_seconds"]), slack=1)
         _judge(lambda: _ForkedWorker(limits, zygote), job, key, result_fd, network, scratch=True)
-    except BaseException:
-        code = 1
-        with contextlib.suppress(BaseException):
-            traceback.print_exc()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(BaseException):
-                stream.flush()
-        os._exit(code)
+
+    _exit_after(body)
 
 
 # --- the sandbox's pid 1 ----------------------------------------------------------------------

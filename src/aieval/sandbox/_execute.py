@@ -24,17 +24,22 @@ from pathlib import Path
 from typing import Any
 
 from aieval.errors import ConfigError, SandboxError
-from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, host_uid
+from aieval.sandbox._bwrap import CHILD_DIR, host_uid
 from aieval.sandbox._cgroup import open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
 from aieval.sandbox._ownership import lent_to
 from aieval.sandbox._result import ExecutionResult, ExecutionStatus
 from aieval.sandbox._runnable import check_runnable
-from aieval.sandbox._seccomp import seccomp_program
 from aieval.sandbox._setup import CHILD as _CHILD
 from aieval.sandbox._setup import LAUNCH as _LAUNCH
 from aieval.sandbox._setup import MIB as _MIB
-from aieval.sandbox._setup import START_GRACE_S, Staging, scratch_mounts
+from aieval.sandbox._setup import (
+    START_GRACE_S,
+    Staging,
+    isolated_argv,
+    launch_argv,
+    seccomp_memfd,
+)
 from aieval.sandbox._setup import Run as _Run
 from aieval.sandbox._setup import cgroup_account as _cgroup_account
 from aieval.sandbox._warm import run_warm
@@ -253,31 +258,14 @@ def _run_process(
     uid = host_uid()
     stage = Staging(dropped=uid is not None)
 
-    seccomp_fd = os.memfd_create("aieval-seccomp")
+    seccomp_fd = seccomp_memfd()
     try:
-        os.write(seccomp_fd, seccomp_program())
-        os.lseek(seccomp_fd, 0, os.SEEK_SET)
-        scratch = scratch_mounts(stage, limits.max_disk_mb)
-        argv, account = bwrap_argv(
-            inner,
-            scratch_mb=limits.max_disk_mb,
-            child_dir=str(Path(_CHILD).parent),
-            writable=str(cwd) if cwd is not None else None,
-            seccomp_fd=seccomp_fd,
-            stage=stage,
-            scratch=scratch,
-        )
+        writable = str(cwd) if cwd is not None else None
+        argv, account, scratch = isolated_argv(inner, limits, stage, seccomp_fd, writable)
         memory = limits.run_memory_mb * _MIB
         with open_cgroup(limits.max_processes + _OWN_PROCESSES, memory) as group:
             account += _cgroup_account(group, limits)
-            settings: dict[str, Any] = {
-                "cgroups": [str(p) for p in group.procs],
-                "max_open_files": limits.max_open_files,
-                "binds": stage.binds,
-                "scratch": scratch,
-                "uid": uid,
-            }
-            launch = [sys.executable, "-I", "-S", _LAUNCH, json.dumps(settings), "--", *argv]
+            launch = launch_argv(argv, group, limits, stage, scratch, uid)
             lent = lent_to(cwd, uid) if uid is not None and cwd is not None else None
             with lent or contextlib.nullcontext():
                 try:

@@ -15,11 +15,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aieval.errors import ConfigError
-from aieval.sandbox._bwrap import host_uid, scratch_inodes, scratch_split
+from aieval.sandbox._bwrap import bwrap_argv, host_uid, scratch_inodes, scratch_split
 from aieval.sandbox._cgroup import Cgroup
 from aieval.sandbox._limits import SandboxLimits
+from aieval.sandbox._seccomp import seccomp_program
 
 __all__ = [
     "CHILD",
@@ -212,3 +214,57 @@ def cgroup_account(group: Cgroup, limits: SandboxLimits) -> str:
     if missing:
         text += f"; {' and '.join(missing)} not capped per run (no cgroup may be created here)"
     return text
+
+
+def seccomp_memfd() -> int:
+    """A memory file holding the seccomp filter, at its start, for bubblewrap to read (the
+    caller closes it)."""
+    fd = os.memfd_create("aieval-seccomp")
+    try:
+        os.write(fd, seccomp_program())
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def launch_argv(
+    argv: list[str],
+    group: Cgroup,
+    limits: SandboxLimits,
+    stage: Staging,
+    scratch: list[tuple[str, int, int]],
+    uid: int | None,
+) -> list[str]:
+    """The launcher's command: it joins ``group``, applies the limits, then starts ``argv``."""
+    settings: dict[str, Any] = {
+        "cgroups": [str(p) for p in group.procs],
+        "max_open_files": limits.max_open_files,
+        "binds": stage.binds,
+        "scratch": scratch,
+        "uid": uid,
+    }
+    return [sys.executable, "-I", "-S", LAUNCH, json.dumps(settings), "--", *argv]
+
+
+def isolated_argv(
+    inner: list[str],
+    limits: SandboxLimits,
+    stage: Staging,
+    seccomp_fd: int,
+    writable: str | None = None,
+) -> tuple[list[str], str, list[tuple[str, int, int]]]:
+    """bubblewrap's command running ``inner`` (the child script's folder mounted, ``writable``
+    the one folder it may write), its one-line account, and the scratch file systems."""
+    scratch = scratch_mounts(stage, limits.max_disk_mb)
+    argv, account = bwrap_argv(
+        inner,
+        scratch_mb=limits.max_disk_mb,
+        child_dir=str(Path(CHILD).parent),
+        writable=writable,
+        seccomp_fd=seccomp_fd,
+        stage=stage,
+        scratch=scratch,
+    )
+    return argv, account, scratch

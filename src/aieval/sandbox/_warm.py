@@ -27,19 +27,20 @@ from pathlib import Path
 from typing import Any
 
 from aieval.errors import ConfigError
-from aieval.sandbox._bwrap import CHILD_DIR, bwrap_argv, bwrap_version, host_uid
+from aieval.sandbox._bwrap import CHILD_DIR, bwrap_version, host_uid
 from aieval.sandbox._cgroup import Cgroup, open_cgroup
 from aieval.sandbox._limits import SandboxLimits, sandbox_env
-from aieval.sandbox._seccomp import seccomp_program, syscall_number
+from aieval.sandbox._seccomp import syscall_number
 from aieval.sandbox._setup import (
     CHILD,
-    LAUNCH,
     MIB,
     START_GRACE_S,
     Run,
     Staging,
     cgroup_account,
-    scratch_mounts,
+    isolated_argv,
+    launch_argv,
+    seccomp_memfd,
 )
 
 __all__ = ["WARM_PROGRAMS", "run_warm"]
@@ -82,33 +83,16 @@ class _Pool:
         stage = Staging(dropped=uid is not None)
         self._stack.callback(stage.remove)
 
-        seccomp_fd = os.memfd_create("aieval-seccomp")
+        seccomp_fd = seccomp_memfd()
         try:
-            os.write(seccomp_fd, seccomp_program())
-            os.lseek(seccomp_fd, 0, os.SEEK_SET)
-            scratch = scratch_mounts(stage, limits.max_disk_mb)
-            argv, account = bwrap_argv(
-                inner,
-                scratch_mb=limits.max_disk_mb,
-                child_dir=str(Path(CHILD).parent),
-                seccomp_fd=seccomp_fd,
-                stage=stage,
-                scratch=scratch,
-            )
+            argv, account, scratch = isolated_argv(inner, limits, stage, seccomp_fd)
             memory = limits.run_memory_mb * MIB
             group = self._stack.enter_context(
                 open_cgroup(limits.max_processes + _OWN_PROCESSES, memory)
             )
             self.group: Cgroup = group
             account += cgroup_account(group, limits)
-            settings: dict[str, Any] = {
-                "cgroups": [str(p) for p in group.procs],
-                "max_open_files": limits.max_open_files,
-                "binds": stage.binds,
-                "scratch": scratch,
-                "uid": uid,
-            }
-            launch = [sys.executable, "-I", "-S", LAUNCH, json.dumps(settings), "--", *argv]
+            launch = launch_argv(argv, group, limits, stage, scratch, uid)
             try:
                 # bubblewrap dies with the thread that started it (--die-with-parent), so a
                 # sandbox that outlives this call is started from a thread that lives as long

@@ -7,12 +7,13 @@ import hashlib
 import json
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from aieval._types import Score
 from aieval.errors import ConfigError, ScorerError
 from aieval.providers import Provider
+from aieval.scorers._judge_base import JudgeScorer, RunModel
 from aieval.scorers._judge_call import (
     JudgeCache,
     JudgeClient,
@@ -21,7 +22,7 @@ from aieval.scorers._judge_call import (
     provider_label,
 )
 from aieval.scorers._scorer import Scorer, scorer
-from aieval.scorers._verdict import JudgeAnswer, parse_verdict
+from aieval.scorers._verdict import parse_verdict
 
 __all__ = [
     "DEFAULT_JUDGE_RUBRIC",
@@ -64,7 +65,7 @@ _USER = "Rubric:\n{rubric}\n\n{blocks}\n\nGrade the CANDIDATE_ANSWER against the
 JUDGE_PROMPT_VERSION = prompt_version("pointwise", _SYSTEM, _USER)
 
 
-class _Judge:
+class _Judge(JudgeScorer):
     """The callable behind an ``llm_judge`` scorer."""
 
     def __init__(
@@ -100,20 +101,10 @@ class _Judge:
     def name(self) -> str:
         return self.client.name
 
-    @property
-    def model(self) -> str | None:
-        return self.client.model
-
-    async def __call__(
-        self,
-        prediction: Any,
-        expected: Any,
-        *,
-        prompt: str | None = None,
-        provider: str | None = None,
-        model: str | None = None,
+    async def judge(
+        self, prediction: Any, expected: Any, prompt: str | None, run: RunModel
     ) -> Score:
-        spec, judge_model = self.client.resolve(provider, model)
+        spec, judge_model = self.client.resolve(*run)
         messages = build_messages(self.rubric, prompt, expected, prediction, shots=self.shots)
         replies = await asyncio.gather(
             *(
@@ -148,16 +139,12 @@ class _Judge:
                 "few_shot": len(self.shots),
                 "temperature": self.client.temperature,
                 "samples": self.samples,
-                "verdicts": [_verdict_log(v) for v in verdicts],
+                "verdicts": [asdict(v) for v in verdicts],
                 "parse_failures": len(malformed),
                 "call_failures": failures,
             },
             unreadable=_unreadable(malformed, len(verdicts)),
         )
-
-    async def aclose(self) -> None:
-        """Close the providers this judge opened in the current event loop."""
-        await self.client.aclose()
 
 
 def _unreadable(errors: list[str], verdicts: int) -> str | None:
@@ -168,15 +155,6 @@ def _unreadable(errors: list[str], verdicts: int) -> str | None:
     if verdicts == 1:
         return errors[0]
     return f"{len(errors)} of {verdicts} verdicts were malformed (first: {errors[0]})"
-
-
-def _verdict_log(verdict: JudgeAnswer) -> dict[str, Any]:
-    return {
-        "score": verdict.score,
-        "reason": verdict.reason,
-        "error": verdict.error,
-        "raw": verdict.raw,
-    }
 
 
 @dataclass(slots=True, frozen=True)

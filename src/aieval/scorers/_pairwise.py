@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from aieval._sync import run_sync
@@ -15,6 +15,7 @@ from aieval.errors import ConfigError, ScorerError
 from aieval.grading import normalize
 from aieval.providers import Provider
 from aieval.scorers._answers import require_expected
+from aieval.scorers._judge_base import JudgeScorer, RunModel
 from aieval.scorers._judge_call import (
     JudgeCache,
     JudgeClient,
@@ -165,7 +166,7 @@ def _unreadable(outcome: PairwiseOutcome) -> bool:
     return bool(outcome.orders) and all(o["error"] is not None for o in outcome.orders)
 
 
-class _PairwiseJudge:
+class _PairwiseJudge(JudgeScorer):
     """Compares two outputs in both orders; the callable behind a ``pairwise_judge`` scorer."""
 
     def __init__(self, criteria: str, client: JudgeClient, adjudication_rounds: int) -> None:
@@ -184,18 +185,8 @@ class _PairwiseJudge:
             "prompt_version": PAIRWISE_PROMPT_VERSION,
         }
 
-    @property
-    def model(self) -> str | None:
-        return self.client.model
-
-    async def __call__(
-        self,
-        prediction: Any,
-        expected: Any,
-        *,
-        prompt: str | None = None,
-        provider: str | None = None,
-        model: str | None = None,
+    async def judge(
+        self, prediction: Any, expected: Any, prompt: str | None, run: RunModel
     ) -> Score:
         """Scores the prediction (A) against the expected answer (B): 1 win, 0.5 tie, 0 loss.
 
@@ -205,7 +196,7 @@ class _PairwiseJudge:
         errored and never passes, whatever the pass threshold.
         """
         require_expected(expected, self.client.name)
-        found = await self.compare(prompt, prediction, expected, provider=provider, model=model)
+        found = await self.compare(prompt, prediction, expected, provider=run[0], model=run[1])
         value = {"win": 1.0, "tie": 0.5, "loss": 0.0}[found.outcome]
         reason = next((o["reason"] for o in found.orders if o["reason"]), None)
         if _unreadable(found):
@@ -215,7 +206,7 @@ class _PairwiseJudge:
             value=value,
             raw=found.outcome,
             reason=reason,
-            metadata={**self._log(provider, model), **_outcome_log(found)},
+            metadata={**self._log(*run), **asdict(found)},
             unreadable=_deciding_error(found),
         )
 
@@ -302,20 +293,6 @@ class _PairwiseJudge:
             "raw": reply.text,
             "model_version": reply.model,
         }
-
-    async def aclose(self) -> None:
-        """Close the providers this judge opened in the current event loop."""
-        await self.client.aclose()
-
-
-def _outcome_log(found: PairwiseOutcome) -> dict[str, Any]:
-    return {
-        "outcome": found.outcome,
-        "inconsistent": found.inconsistent,
-        "adjudicated": found.adjudicated,
-        "orders": found.orders,
-        "parse_failures": found.parse_failures,
-    }
 
 
 def _deciding_error(found: PairwiseOutcome) -> str | None:

@@ -13,6 +13,7 @@ from aieval._types import Score
 from aieval.errors import ScorerError
 from aieval.grading import Criterion, Rubric, load_rubric, normalize
 from aieval.providers import Provider
+from aieval.scorers._judge_base import JudgeScorer, RunModel
 from aieval.scorers._judge_call import (
     JudgeCache,
     JudgeClient,
@@ -139,17 +140,13 @@ def _entry_error(c: Criterion, entry: Any) -> str | None:
     return None
 
 
-class _RubricJudge:
+class _RubricJudge(JudgeScorer):
     """The callable behind a ``rubric_judge`` scorer."""
 
     def __init__(self, rubric: Rubric, client: JudgeClient, seed: int | None) -> None:
         self.rubric = rubric
         self.client = client
         self.seed = seed
-
-    @property
-    def model(self) -> str | None:
-        return self.client.model
 
     def order_seed(self, prompt: str | None, prediction: Any) -> int:
         """A fixed seed gives each sample its own reproducible order; no seed draws one."""
@@ -158,16 +155,10 @@ class _RubricJudge:
         key = utf8(f"{self.seed}\x00{prompt}\x00{prediction}")
         return int.from_bytes(hashlib.blake2b(key, digest_size=4).digest(), "big")
 
-    async def __call__(
-        self,
-        prediction: Any,
-        expected: Any,
-        *,
-        prompt: str | None = None,
-        provider: str | None = None,
-        model: str | None = None,
+    async def judge(
+        self, prediction: Any, expected: Any, prompt: str | None, run: RunModel
     ) -> Score:
-        spec, judge_model = self.client.resolve(provider, model)
+        spec, judge_model = self.client.resolve(*run)
         seed = self.order_seed(prompt, prediction)
         order = list(self.rubric.criteria)
         random.Random(seed).shuffle(order)
@@ -216,10 +207,6 @@ class _RubricJudge:
                 else None
             ),
         )
-
-    async def aclose(self) -> None:
-        """Close the providers this judge opened in the current event loop."""
-        await self.client.aclose()
 
 
 def rubric_judge(

@@ -18,6 +18,7 @@ bounded in traces, spans and number at once."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import threading
 import time
@@ -162,7 +163,7 @@ def _busy(what: str) -> SafeJSONResponse:
 def list_traces(request: Request) -> dict[str, Any]:
     """The stored traces: id, spans received, export requests, first and last arrival."""
     store: ReceivedTraces = request.app.state.trace_store
-    return {"traces": [_row(t) for t in store.traces()]}
+    return {"traces": [dataclasses.asdict(t) for t in store.traces()]}
 
 
 @traces_api.post("/evaluations")
@@ -405,16 +406,6 @@ class _Inflater:
         if self._size > self._limit:
             raise _TooLarge(f"export request decompressing to more than {self._limit:,} bytes")
         self._parts.append(data)
-
-
-def _row(trace: Any) -> dict[str, Any]:
-    return {
-        "trace_id": trace.trace_id,
-        "spans": trace.spans,
-        "requests": trace.requests,
-        "first_received": trace.first_received,
-        "last_received": trace.last_received,
-    }
 
 
 def _refuse(status: int, message: str, headers: dict[str, str] | None = None) -> SafeJSONResponse:

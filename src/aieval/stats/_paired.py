@@ -45,13 +45,7 @@ def paired_bootstrap_ci(
         >>> round(ci.estimate, 6), round(ci.low, 6), round(ci.high, 6)
         (0.1, 0.1, 0.1)
     """
-    b = np.asarray(baseline, dtype=float)
-    c = np.asarray(candidate, dtype=float)
-    if b.shape != c.shape or b.ndim != 1 or b.size == 0:
-        raise ConfigError(
-            f"paired_bootstrap_ci: baseline and candidate need the same non-zero length, got "
-            f"{b.size} and {c.size}"
-        )
+    b, c = _paired(baseline, candidate, "paired_bootstrap_ci")
     _check_confidence(confidence, n_resamples)
     estimate = float(statistic(c) - statistic(b))
     if statistic is np.mean:
@@ -60,6 +54,21 @@ def paired_bootstrap_ci(
     else:
         diffs = _resample_pairs(b, c, statistic, n_resamples, seed)
     return _percentile(estimate, diffs, confidence)
+
+
+def _paired(
+    baseline: Sequence[float] | np.ndarray, candidate: Sequence[float] | np.ndarray, who: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Both as float arrays; a :class:`ConfigError` naming ``who`` unless they are flat and of
+    one non-zero length."""
+    b = np.asarray(baseline, dtype=float)
+    c = np.asarray(candidate, dtype=float)
+    if b.shape != c.shape or b.ndim != 1 or b.size == 0:
+        raise ConfigError(
+            f"{who}: baseline and candidate need the same non-zero length, got {b.size} and "
+            f"{c.size}"
+        )
+    return b, c
 
 
 def paired_bootstrap_cis(
@@ -90,13 +99,7 @@ def paired_bootstrap_cis(
     diffs: list[np.ndarray] = []
     estimates: list[float] = []
     for j, (baseline, candidate) in enumerate(pairs):
-        b = np.asarray(baseline, dtype=float)
-        c = np.asarray(candidate, dtype=float)
-        if b.shape != c.shape or b.ndim != 1 or b.size == 0:
-            raise ConfigError(
-                f"paired_bootstrap_cis: pair {j}: baseline and candidate need the same non-zero "
-                f"length, got {b.size} and {c.size}"
-            )
+        b, c = _paired(baseline, candidate, f"paired_bootstrap_cis: pair {j}")
         estimates.append(float(np.mean(c) - np.mean(b)))
         diffs.append(c - b)
     by_length: dict[int, list[int]] = {}

@@ -14,7 +14,7 @@ nested design example > answer > judge verdict; docs/grading.md, "Epochs"):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from aieval.errors import ConfigError
@@ -55,16 +55,7 @@ class VarianceSplit:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready numbers (``judge_share`` included)."""
-        return {
-            "examples": self.examples,
-            "answers": self.answers,
-            "judge_samples": self.judge_samples,
-            "judge_variance": self.judge_variance,
-            "between_epochs": self.between_epochs,
-            "answer_variance": self.answer_variance,
-            "answer_share": self.answer_share,
-            "judge_share": self.judge_share,
-        }
+        return {**asdict(self), "judge_share": self.judge_share}
 
 
 def variance_split(examples: Sequence[Sequence[Sequence[float]]]) -> VarianceSplit:

@@ -189,7 +189,7 @@ class TableReads:
 
 
 def _index_row(row: tuple[Any, ...], scores: list[tuple[Any, ...]]) -> IndexRow:
-    sample_id, idx, input_json, expected_json, prediction, meta, error, passed = row[:8]
+    sample_id = row[0]
     data = _loads(row[9])
     gates = data.get("gates") if isinstance(data, dict) else None
     if (
@@ -206,14 +206,7 @@ def _index_row(row: tuple[Any, ...], scores: list[tuple[Any, ...]]) -> IndexRow:
         verdict = Verdict.from_dict(data, f"sample {sample_id!r}")
         weighted, gate_failed = verdict.weighted_score, any(not g.passed for g in verdict.gates)
     return IndexRow(
-        id=sample_id,
-        index=idx,
-        input=_loads(input_json),
-        expected=_loads(expected_json),
-        prediction=prediction,
-        metadata=_loads(meta) or {},
-        error=error,
-        passed=None if passed is None else bool(passed),
+        **_columns(row),
         scores={s[1]: (s[2], _problem(s)) for s in scores},
         weighted_score=weighted,
         gate_failed=gate_failed,
@@ -307,19 +300,28 @@ def _loads(text: str | None) -> Any:
     return value if end == len(text) else json.loads(text)
 
 
+def _columns(row: tuple[Any, ...]) -> dict[str, Any]:
+    """The sample row's columns from its id to ``passed``, decoded, as the keywords a record
+    and an index row both take."""
+    sample_id, idx, input_json, expected_json, prediction, meta, error, passed = row[:8]
+    return {
+        "id": sample_id,
+        "index": idx,
+        "input": _loads(input_json),
+        "expected": _loads(expected_json),
+        "prediction": prediction,
+        "metadata": _loads(meta) or {},
+        "error": error,
+        "passed": None if passed is None else bool(passed),
+    }
+
+
 def _record(row: tuple[Any, ...], scores: dict[str, ScoreRecord]) -> SampleRecord:
-    sample_id, idx, input_json, expected_json, prediction, meta, error, passed, extra, verdict = row
+    sample_id, extra, verdict = row[0], row[8], row[9]
     extra_data, epoch = split_epoch(_loads(extra) or {})
     return SampleRecord(
-        id=sample_id,
-        index=idx,
-        input=_loads(input_json),
-        expected=_loads(expected_json),
-        prediction=prediction,
-        metadata=_loads(meta) or {},
+        **_columns(row),
         scores=scores,
-        error=error,
-        passed=None if passed is None else bool(passed),
         extra=extra_data,
         epoch=epoch,
         verdict=None

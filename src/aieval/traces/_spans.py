@@ -200,19 +200,17 @@ def spans_from_bytes(data: bytes | str, where: str) -> Iterator[Span]:
     yield from spans
 
 
+def _dropped(attributes: int, events: int) -> dict[str, int]:
+    """The exporter's drop counts by kind, only the non-zero ones."""
+    return {kind: n for kind, n in (("attributes", attributes), ("events", events)) if n}
+
+
 def _typed_span(raw: J.Span, service: str, where: str) -> Span:
     # once per span of every file: the common case (hex ids, integer or numeric-string times,
     # an integer status code) takes no function call beyond the constructor
     dropped = None
     if raw.dropped_attributes_count or raw.dropped_events_count:
-        dropped = {
-            kind: n
-            for kind, n in (
-                ("attributes", raw.dropped_attributes_count),
-                ("events", raw.dropped_events_count),
-            )
-            if n
-        }
+        dropped = _dropped(raw.dropped_attributes_count, raw.dropped_events_count)
     trace_id, span_id, parent = raw.trace_id, raw.span_id, raw.parent_span_id
     if (
         len(trace_id) != 32
@@ -449,16 +447,9 @@ def _proto_spans(request: Any, where: str) -> Iterator[Span]:
                         f"and 8 bytes, got {len(raw.trace_id)}, {len(raw.span_id)} and "
                         f"{len(raw.parent_span_id)}"
                     )
-                dropped = {}
+                dropped = None
                 if raw.dropped_attributes_count or raw.dropped_events_count:
-                    dropped = {
-                        kind: n
-                        for kind, n in (
-                            ("attributes", raw.dropped_attributes_count),
-                            ("events", raw.dropped_events_count),
-                        )
-                        if n
-                    }
+                    dropped = _dropped(raw.dropped_attributes_count, raw.dropped_events_count)
                 yield Span(
                     raw.trace_id.hex(),
                     raw.span_id.hex(),
