@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.report._document import (
     GRADE_ORDER,
     interval,
@@ -32,6 +33,7 @@ __all__ = [
     "PROVENANCE_HEAD",
     "REASON_HEAD",
     "RESOURCE_HEAD",
+    "agent_row",
     "change_count",
     "changes_line",
     "criterion_row",
@@ -39,6 +41,7 @@ __all__ = [
     "gate_row",
     "group_row",
     "metric_row",
+    "resource_row",
 ]
 
 Escape = Callable[[Any], str]
@@ -180,4 +183,37 @@ def example_row(row: Mapping[str, Any], text: Escape, label: str) -> list[str]:
         side(row["candidate"], row["baseline"]),
         "-" if delta is None else f"{delta:+.1f}",
         text("; ".join(row.get("changes") or [])),
+    ]
+
+
+def resource_row(doc: Mapping[str, Any], text: Escape = _plain, *, gap: str = "") -> list[str]:
+    """A report's latency, tokens and cost (``RESOURCE_HEAD``); ``gap`` stands between a
+    number of seconds and its ``s`` (the terminal writes ``1.50s``, the page ``1.50 s``)."""
+    latency = doc.get("latency") or {}
+    return [
+        *(
+            f"{num(latency.get(k))}{gap}s" if latency.get(k) is not None else "-"
+            for k in ("mean", "p50", "p95", "max")
+        ),
+        text(format_tokens(doc.get("tokens") or {})),
+        text(format_cost(doc.get("cost"))),
+        str(doc.get("retries", 0)),
+        text(format_cache(doc.get("cache")) or "-"),
+    ]
+
+
+def agent_row(agent: Mapping[str, Any], text: Escape = _plain, *, gap: str = "") -> list[str]:
+    """An agent role of a workflow run (``AGENT_HEAD``); ``gap`` as in :func:`resource_row`."""
+    a = agent
+    scores = ", ".join(f"{k} {num(v)}" for k, v in (a.get("scores") or {}).items())
+    return [
+        text(a["name"]),
+        str(a["runs"]),
+        str(a["steps"]),
+        str(a["failures"]),
+        str(a["retries"]),
+        f"{num(a['duration_s'], 1)}{gap}s",
+        str(a["tokens"]),
+        f"${num(a['cost_usd'], 4)}",
+        text(scores or "-"),
     ]

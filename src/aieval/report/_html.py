@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from aieval._terminal import printable_data
-from aieval._usage_figures import format_cache, format_cost, format_tokens
+from aieval._usage_figures import format_cost
 from aieval.report import _cells as cells
 from aieval.report._code import (
     ESTIMATOR,
@@ -339,22 +339,8 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
 
 
 def _resources(doc: Mapping[str, Any]) -> str:
-    latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
     return "<h2>Latency, tokens, cost</h2>" + _table(
-        cells.RESOURCE_HEAD,
-        [
-            [
-                *(
-                    f"{num(latency.get(k))} s" if latency.get(k) is not None else "-"
-                    for k in ("mean", "p50", "p95", "max")
-                ),
-                _e(format_tokens(tokens)),
-                _e(format_cost(doc.get("cost"))),
-                str(doc.get("retries", 0)),
-                _e(format_cache(doc.get("cache")) or "-"),
-            ]
-        ],
-        numeric=[0, 1, 2, 3, 6],
+        cells.RESOURCE_HEAD, [cells.resource_row(doc, _e, gap=" ")], numeric=[0, 1, 2, 3, 6]
     )
 
 
@@ -370,23 +356,7 @@ def _groups(groups: Mapping[str, Any]) -> Iterator[str]:
         yield "<h2>Agents</h2>"
         yield _table(
             cells.AGENT_HEAD,
-            [
-                [
-                    _e(a["name"]),
-                    str(a["runs"]),
-                    str(a["steps"]),
-                    str(a["failures"]),
-                    str(a["retries"]),
-                    f"{num(a['duration_s'], 1)} s",
-                    str(a["tokens"]),
-                    f"${num(a['cost_usd'], 4)}",
-                    _e(
-                        ", ".join(f"{k} {num(v)}" for k, v in (a.get("scores") or {}).items())
-                        or "-"
-                    ),
-                ]
-                for a in groups["agents"]
-            ],
+            [cells.agent_row(a, _e, gap=" ") for a in groups["agents"]],
         )
 
 

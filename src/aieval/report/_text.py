@@ -12,7 +12,6 @@ from rich.text import Text
 
 from aieval._tables import fit
 from aieval._terminal import printable_data
-from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.errors import ConfigError
 from aieval.report import _cells as cells
 from aieval.report._code import (
@@ -322,19 +321,8 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Table:
 
 
 def _resources(doc: Mapping[str, Any]) -> Table:
-    latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
     table = _table("latency, tokens, cost", *cells.RESOURCE_HEAD, left=0)
-    _add(
-        table,
-        *(
-            f"{num(latency.get(k))}s" if latency.get(k) is not None else "-"
-            for k in ("mean", "p50", "p95", "max")
-        ),
-        format_tokens(tokens),
-        format_cost(doc.get("cost")),
-        str(doc.get("retries", 0)),
-        format_cache(doc.get("cache")) or "-",
-    )
+    _add(table, *cells.resource_row(doc))
     return table
 
 
@@ -346,19 +334,7 @@ def _groups(groups: Mapping[str, Any]) -> Iterator[RenderableType]:
     if groups.get("agents"):
         table = _table("agents", *cells.AGENT_HEAD)
         for a in groups["agents"]:
-            scores = ", ".join(f"{k} {num(v, 2)}" for k, v in (a.get("scores") or {}).items())
-            _add(
-                table,
-                a["name"],
-                str(a["runs"]),
-                str(a["steps"]),
-                str(a["failures"]),
-                str(a["retries"]),
-                f"{num(a['duration_s'], 1)}s",
-                str(a["tokens"]),
-                f"${num(a['cost_usd'], 4)}",
-                scores or "-",
-            )
+            _add(table, *cells.agent_row(a))
         yield table
 
 
