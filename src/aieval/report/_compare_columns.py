@@ -107,6 +107,19 @@ class _Side:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Pairs:
+    """The examples both runs have: each side's example index per pair (``pb``, ``pc``) and
+    its weighted score (``wb``, ``wc``; nan: none)."""
+
+    base: _Side
+    cand: _Side
+    pb: np.ndarray
+    pc: np.ndarray
+    wb: np.ndarray
+    wc: np.ndarray
+
+
 # no cyclic garbage collection while the arrays and id maps are built (see no_collection)
 @no_collection()
 def column_parts(
@@ -143,24 +156,23 @@ def column_parts(
         warnings.append(added_warning(added))
         _leave_out(cand, wc_all, added)
     wb, wc = base.weighted[pb], wc_all[pc]
-    uneven = _shared_row_checks(base, cand, pb, pc, wb, wc, wc_all, added)
+    pairs = _Pairs(base, cand, pb, pc, wb, wc)
+    uneven = _shared_row_checks(pairs, wc_all, added)
     if uneven:
         warnings.append(uneven_warning(uneven))
     inputs = _inputs(
-        base, cand, pb, pc, wb, wc, only_b,
+        pairs, only_b,
         unpaired=len(only_b) + int(np.count_nonzero(~paired_c)),
         warnings=warnings, changed=changed, changed_expected=changed_expected,
         scorer_changes=scorer_changes(base_row.config, cand_row.config),
     )  # fmt: skip
     decision = decide(inputs, policy)
-    regressions, improvements, counts = _changes(
-        base, cand, pb, pc, wb, wc, policy.example_delta, max_examples
-    )
+    regressions, improvements, counts = _changes(pairs, policy.example_delta, max_examples)
     return ComparedParts(
         paired=len(pair_b),
         only_baseline=[base.keys[e] for e in only_b.tolist()],
         only_candidate=[cand.keys[e] for e in np.flatnonzero(~paired_c).tolist()],
-        metrics=_metrics(base, cand, pb, pc, wb, wc, confidence, n_resamples, seed, policy),
+        metrics=_metrics(pairs, confidence, n_resamples, seed, policy),
         regressions=regressions,
         improvements=improvements,
         regressions_count=counts[0],
@@ -313,18 +325,10 @@ def _leave_out(cand: _Side, weighted: np.ndarray, added: set[str]) -> None:
         weighted[e] = _nan(ex.weighted_score)
 
 
-def _shared_row_checks(
-    base: _Side,
-    cand: _Side,
-    pb: np.ndarray,
-    pc: np.ndarray,
-    wb: np.ndarray,
-    wc: np.ndarray,
-    wc_all: np.ndarray,
-    added: set[str],
-) -> int:
+def _shared_row_checks(pairs: _Pairs, wc_all: np.ndarray, added: set[str]) -> int:
     """``_compare._shared_row_checks`` on the paired scores ``wb``/``wc`` (in place); how many
     pairs it changed."""
+    base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     rows_b = _row_checks(base, pb)
     rows_c = _row_checks(cand, pc)
     if not rows_b and not rows_c:
@@ -399,12 +403,7 @@ def _digest(text: Any) -> bytes:
 
 
 def _inputs(
-    base: _Side,
-    cand: _Side,
-    pb: np.ndarray,
-    pc: np.ndarray,
-    wb: np.ndarray,
-    wc: np.ndarray,
+    pairs: _Pairs,
     only_b: np.ndarray,
     *,
     unpaired: int,
@@ -415,6 +414,7 @@ def _inputs(
 ) -> DecisionInputs:
     """``example_inputs`` on the paired arrays: a plain verdict has no gates, criteria or
     grade, so there are no graded pairs and no grading that differs."""
+    base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     b_known, c_known = ~np.isnan(wb), ~np.isnan(wc)
     c_failed = np.array([int(e) in cand.errors for e in pc.tolist()], dtype=bool)
     lacks = np.zeros(len(pb), dtype=bool)
@@ -456,17 +456,11 @@ def _inputs(
 
 
 def _changes(
-    base: _Side,
-    cand: _Side,
-    pb: np.ndarray,
-    pc: np.ndarray,
-    wb: np.ndarray,
-    wc: np.ndarray,
-    example_delta: float,
-    max_examples: int | None,
+    pairs: _Pairs, example_delta: float, max_examples: int | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[int, int]]:
     """``_compare._changes`` on arrays: the regressions and improvements listed (up to
     ``max_examples``), and how many there are."""
+    base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     flip = cand.passed[pc].astype(np.int64) - base.passed[pb].astype(np.int64)
     known = ~np.isnan(wb) & ~np.isnan(wc)
     delta = np.where(known, wc - wb, np.nan)
@@ -513,17 +507,9 @@ def _listed(side: _Side, e: int, weighted: float) -> ExampleNumbers:
 
 
 def _metrics(
-    base: _Side,
-    cand: _Side,
-    pb: np.ndarray,
-    pc: np.ndarray,
-    wb: np.ndarray,
-    wc: np.ndarray,
-    confidence: float,
-    n_resamples: int,
-    seed: int | None,
-    policy: PromotionPolicy,
+    pairs: _Pairs, confidence: float, n_resamples: int, seed: int | None, policy: PromotionPolicy
 ) -> list[dict[str, Any]]:
+    base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     columns = [
         ("weighted_score", wb, wc),
         ("pass_rate", base.pass_value[pb], cand.pass_value[pc]),

@@ -21,17 +21,13 @@ from aieval._records import SampleRecord
 from aieval._terminal import escape_github as escape
 from aieval._terminal import printable_data, printable_lines
 from aieval.errors import ConfigError, RunNotFoundError
+from aieval.report import _cells as cells
 from aieval.report._compare import Comparison
 from aieval.report._document import (
     METRIC_HEAD,
     as_document,
     baseline_choice,
     coverage_text,
-    interval_method,
-    metric_delta,
-    metric_interval,
-    metric_n,
-    metric_value,
     not_comparable,
     outcome_of,
     paired_counts,
@@ -39,7 +35,6 @@ from aieval.report._document import (
     rule_outcome,
     run_title,
     shown_tie_break,
-    side_pass,
 )
 from aieval.report._epochs import (
     COMPARE_K_HEAD,
@@ -221,9 +216,9 @@ def _lists(
     left = budget
     regressions = list(doc.get("regressions") or [])
     total = int(doc.get("regressions_count", len(regressions)))
-    head = ["example", "baseline", "candidate", "delta", "changes"]
+    head = cells.EXAMPLE_HEAD
     rows = [_example_row(r, links) for r in regressions]
-    sections: list[tuple[str, list[str], list[list[str]], int, bool]] = [
+    sections: list[tuple[str, Sequence[str], list[list[str]], int, bool]] = [
         (f"Top regressions ({min(TOP_REGRESSIONS, total)} of {total})", head,
          rows[:TOP_REGRESSIONS], min(TOP_REGRESSIONS, total), False),
         (f"More regressions ({max(0, total - TOP_REGRESSIONS)})", head,
@@ -240,7 +235,7 @@ def _lists(
     if answers:
         left -= len(answers) + 2
         yield answers
-    metrics = _metric_rows(doc)
+    metrics = [cells.metric_row(m, escape) for m in doc.get("metrics") or []]
     block = _fitted("Metrics (candidate − baseline)", METRIC_HEAD,
                     metrics, len(metrics), left, folded=True)  # fmt: skip
     if block:
@@ -310,37 +305,7 @@ def _fitted(
 
 
 def _example_row(row: Mapping[str, Any], links: _Links) -> list[str]:
-    def side(s: Mapping[str, Any], other: Mapping[str, Any]) -> str:
-        parts = [side_pass(s, other)]
-        if s.get("grade"):
-            parts.append(escape(s["grade"]))
-        if s.get("weighted_score") is not None:
-            parts.append(f"{s['weighted_score']:.1f}")
-        return " ".join(parts)
-
-    delta = row.get("delta")
-    return [
-        links.label(str(row["id"])),
-        side(row["baseline"], row["candidate"]),
-        side(row["candidate"], row["baseline"]),
-        "-" if delta is None else f"{delta:+.1f}",
-        escape("; ".join(row.get("changes") or [])),
-    ]
-
-
-def _metric_rows(doc: Mapping[str, Any]) -> list[list[str]]:
-    return [
-        [
-            escape(m["name"]),
-            metric_value(m["name"], m["baseline"]),
-            metric_value(m["name"], m["candidate"]),
-            metric_delta(m["name"], m.get("delta")),
-            metric_interval(m),
-            escape(interval_method(m)),
-            metric_n(m),
-        ]
-        for m in doc.get("metrics") or []
-    ]
+    return cells.example_row(row, escape, links.label(str(row["id"])))
 
 
 def _answers(
@@ -396,12 +361,7 @@ def _tail(doc: Mapping[str, Any]) -> Iterator[str]:
     tie = shown_tie_break(doc)
     if tie is not None:
         yield f"Tie-break: {escape(tie)}"
-    yield (
-        f"{doc.get('regressions_count', len(doc['regressions']))} regressions · "
-        f"{doc.get('improvements_count', len(doc['improvements']))} improvements · "
-        f"{doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
-        f"{doc['only_candidate_count']} only in candidate"
-    )
+    yield cells.changes_line(doc)
     warnings = doc["decision"].get("warnings") or []
     shown = [f"> ⚠️ {escape(w)}" for w in warnings[:10]]
     if len(warnings) > 10:

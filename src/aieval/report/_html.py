@@ -7,7 +7,8 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from aieval._terminal import printable_data
-from aieval._usage_figures import format_cache, format_cost, format_tokens
+from aieval._usage_figures import format_cost
+from aieval.report import _cells as cells
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -17,17 +18,11 @@ from aieval.report._code import (
     problem_rows,
 )
 from aieval.report._document import (
-    GRADE_ORDER,
     METRIC_HEAD,
     as_document,
     baseline_choice,
     coverage_text,
     interval,
-    interval_method,
-    metric_delta,
-    metric_interval,
-    metric_n,
-    metric_value,
     not_comparable,
     num,
     outcome_of,
@@ -177,18 +172,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     if plots:
         yield "<h2>Grades and gates</h2><div class=plots>" + "".join(plots) + "</div>"
     if doc.get("gates"):
-        yield _table(
-            ["gate", "failures", "rate", "95% CI"],
-            [
-                [
-                    _e(g["name"]),
-                    f"{g['failures']}/{g['n']}",
-                    pct(g["rate"]),
-                    interval(g["low"], g["high"], pct),
-                ]
-                for g in doc["gates"]
-            ],
-        )
+        yield _table(cells.GATE_HEAD, [cells.gate_row(g, _e) for g in doc["gates"]])
     yield from _criteria(doc.get("criteria") or [])
     yield from _reasons(doc.get("failure_reasons") or [])
     yield from _judges(doc.get("judges") or {})
@@ -318,7 +302,7 @@ def _reasons(reasons: Sequence[Mapping[str, Any]]) -> Iterator[str]:
         return
     yield "<h2>Top failure reasons</h2>"
     yield _table(
-        ["kind", "key", "reason", "count", "examples"],
+        cells.REASON_HEAD,
         [
             [
                 _e(r["kind"]),
@@ -338,7 +322,7 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
         return
     yield "<h2>Judges</h2>"
     yield _table(
-        ["judge", "n", "parse failures", "malformed samples", "inconsistent", "warning"],
+        cells.JUDGE_HEAD,
         [
             [
                 _e(name),
@@ -355,22 +339,8 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
 
 
 def _resources(doc: Mapping[str, Any]) -> str:
-    latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
     return "<h2>Latency, tokens, cost</h2>" + _table(
-        ["latency mean", "p50", "p95", "max", "tokens", "cost", "retries", "cache"],
-        [
-            [
-                *(
-                    f"{num(latency.get(k))} s" if latency.get(k) is not None else "-"
-                    for k in ("mean", "p50", "p95", "max")
-                ),
-                _e(format_tokens(tokens)),
-                _e(format_cost(doc.get("cost"))),
-                str(doc.get("retries", 0)),
-                _e(format_cache(doc.get("cache")) or "-"),
-            ]
-        ],
-        numeric=[0, 1, 2, 3, 6],
+        cells.RESOURCE_HEAD, [cells.resource_row(doc, _e, gap=" ")], numeric=[0, 1, 2, 3, 6]
     )
 
 
@@ -381,54 +351,12 @@ def _groups(groups: Mapping[str, Any]) -> Iterator[str]:
         if not rows:
             continue
         yield f"<h2>By {_e(field)}</h2>"
-        yield _table(
-            ["group", "samples", "pass rate", "95% CI", "weighted score", "grades"],
-            [
-                [
-                    _e(r["key"]),
-                    str(r["samples"]),
-                    pct(r["pass_rate"]["estimate"]),
-                    interval(r["pass_rate"]["low"], r["pass_rate"]["high"], pct),
-                    num(r.get("weighted_score_mean")),
-                    " ".join(f"{g}:{r['grades'].get(g, 0)}" for g in GRADE_ORDER)
-                    if r.get("grades")
-                    else "-",
-                ]
-                for r in rows
-            ],
-            numeric=[1, 2, 3, 4],
-        )
+        yield _table(cells.GROUP_HEAD, [cells.group_row(r, _e) for r in rows], numeric=[1, 2, 3, 4])
     if groups.get("agents"):
         yield "<h2>Agents</h2>"
         yield _table(
-            [
-                "agent",
-                "runs",
-                "steps",
-                "failures",
-                "retries",
-                "duration",
-                "tokens",
-                "cost",
-                "scores",
-            ],
-            [
-                [
-                    _e(a["name"]),
-                    str(a["runs"]),
-                    str(a["steps"]),
-                    str(a["failures"]),
-                    str(a["retries"]),
-                    f"{num(a['duration_s'], 1)} s",
-                    str(a["tokens"]),
-                    f"${num(a['cost_usd'], 4)}",
-                    _e(
-                        ", ".join(f"{k} {num(v)}" for k, v in (a.get("scores") or {}).items())
-                        or "-"
-                    ),
-                ]
-                for a in groups["agents"]
-            ],
+            cells.AGENT_HEAD,
+            [cells.agent_row(a, _e, gap=" ") for a in groups["agents"]],
         )
 
 
@@ -484,37 +412,18 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     yield from _provenance(doc)
     yield "<h2>Metric deltas (candidate − baseline)</h2>"
     yield _forest(doc)
-    yield _table(
-        METRIC_HEAD,
-        [
-            [
-                _e(m["name"]),
-                metric_value(m["name"], m["baseline"]),
-                metric_value(m["name"], m["candidate"]),
-                metric_delta(m["name"], m.get("delta")),
-                metric_interval(m),
-                _e(interval_method(m)),
-                _e(metric_n(m)),
-            ]
-            for m in doc["metrics"]
-        ],
-    )
+    yield _table(METRIC_HEAD, [cells.metric_row(m, _e) for m in doc["metrics"]])
     yield from _side_epochs(doc.get("epochs"))
     tie = shown_tie_break(doc)
     if tie is not None:
         yield f"<p>Tie-break: {_e(tie)}</p>"
-    yield (
-        f"<p>{_count(doc, 'regressions')} regressions · {_count(doc, 'improvements')} "
-        "improvements"
-        f" · {doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
-        f"{doc['only_candidate_count']} only in candidate</p>"
-    )
+    yield f"<p>{cells.changes_line(doc)}</p>"
     for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
         rows = doc[key]
         if rows:
-            shown = f"{len(rows)} of {_count(doc, key)}"
+            shown = f"{len(rows)} of {cells.change_count(doc, key)}"
             yield f"<h2>{title} ({shown})</h2>" + _table(
-                ["example", "baseline", "candidate", "delta", "changes"],
+                cells.EXAMPLE_HEAD,
                 [_example_row(r) for r in rows],
                 numeric=[3],
             )
@@ -529,7 +438,7 @@ def _provenance(doc: Mapping[str, Any]) -> Iterator[str]:
     if note:
         yield f'<p class="warn">⚠ not comparable: {_e(note)}</p>'
     yield _table(
-        ["", "baseline", "candidate", ""],
+        cells.PROVENANCE_HEAD,
         [
             [_e(label), _e(b), _e(c), f"<b>{_e(flag)}</b>" if flag else ""]
             for label, b, c, flag in rows
@@ -581,10 +490,6 @@ def _forest(doc: Mapping[str, Any]) -> str:
             )
         )
     return "<div class=plots>" + "".join(figures) + "</div>"
-
-
-def _count(doc: Mapping[str, Any], key: str) -> int:
-    return int(doc.get(f"{key}_count", len(doc[key])))
 
 
 def _example_row(row: Mapping[str, Any]) -> list[str]:

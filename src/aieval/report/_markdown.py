@@ -8,6 +8,7 @@ from typing import Any
 from aieval._terminal import escape_markdown as escape
 from aieval._terminal import printable_data
 from aieval._usage_figures import format_cache, format_cost, format_tokens
+from aieval.report import _cells as cells
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -23,11 +24,6 @@ from aieval.report._document import (
     baseline_choice,
     coverage_text,
     interval,
-    interval_method,
-    metric_delta,
-    metric_interval,
-    metric_n,
-    metric_value,
     not_comparable,
     num,
     outcome_of,
@@ -38,7 +34,6 @@ from aieval.report._document import (
     rule_outcome,
     run_title,
     shown_tie_break,
-    side_pass,
     workflow_label,
 )
 from aieval.report._epochs import (
@@ -146,37 +141,13 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
 def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
     if doc.get("gates"):
         yield _folded(
-            "Gate failure rates",
-            ["gate", "failures", "rate", "95% CI"],
-            [
-                [
-                    escape(g["name"]),
-                    f"{g['failures']}/{g['n']}",
-                    pct(g["rate"]),
-                    interval(g["low"], g["high"], pct),
-                ]
-                for g in doc["gates"]
-            ],
+            "Gate failure rates", cells.GATE_HEAD, [cells.gate_row(g, escape) for g in doc["gates"]]
         )
     if doc.get("criteria"):
         yield _folded(
             "Criteria (normalized 0..1)",
-            ["name", "kind", "n", "mean", "95% CI", "p50", "floor", "below floor", "errors", "n/a"],
-            [
-                [
-                    escape(c["name"]),
-                    c["kind"],
-                    str(c["n"]),
-                    num(c["mean"], 3),
-                    interval(c["low"], c["high"], lambda v: num(v, 3)),
-                    num((c.get("quantiles") or {}).get("p50")),
-                    num(c.get("floor")),
-                    str(c.get("floor_violations", 0)),
-                    str(c.get("errors", 0)),
-                    str(c.get("not_applicable", 0)),
-                ]
-                for c in doc["criteria"]
-            ],
+            cells.CRITERION_HEAD,
+            [cells.criterion_row(c, escape) for c in doc["criteria"]],
             numeric=range(2, 10),
         )
     if doc.get("failure_reasons"):
@@ -198,7 +169,7 @@ def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
     if doc.get("judges"):
         yield _folded(
             "Judges",
-            ["judge", "n", "parse failures", "malformed samples", "inconsistent", "warning"],
+            cells.JUDGE_HEAD,
             [
                 [
                     escape(name),
@@ -302,39 +273,20 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     chosen = baseline_choice(doc)
     if chosen is not None:
         yield f"> {'⚠️ ' if chosen[1] else ''}{escape(chosen[0])}"
-    yield table(
-        METRIC_HEAD,
-        [
-            [
-                escape(m["name"]),
-                metric_value(m["name"], m["baseline"]),
-                metric_value(m["name"], m["candidate"]),
-                metric_delta(m["name"], m.get("delta")),
-                metric_interval(m),
-                escape(interval_method(m)),
-                metric_n(m),
-            ]
-            for m in doc["metrics"]
-        ],
-    )
+    yield table(METRIC_HEAD, [cells.metric_row(m, escape) for m in doc["metrics"]])
     for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
         if doc[key]:
             yield _folded(
                 title,
-                ["example", "baseline", "candidate", "delta", "changes"],
-                [_example_row(r) for r in doc[key]],
+                cells.EXAMPLE_HEAD,
+                [cells.example_row(r, escape, escape(r["id"])) for r in doc[key]],
                 numeric=[3],
-                total=_count(doc, key),
+                total=cells.change_count(doc, key),
             )
     tie = shown_tie_break(doc)
     if tie is not None:
         yield f"Tie-break: {escape(tie)}"
-    yield (
-        f"{_count(doc, 'regressions')} regressions · {_count(doc, 'improvements')} "
-        "improvements · "
-        f"{doc['unchanged']} unchanged · {doc['only_baseline_count']} only in baseline · "
-        f"{doc['only_candidate_count']} only in candidate"
-    )
+    yield cells.changes_line(doc)
     yield from _side_epochs(doc.get("epochs"))
     yield provenance_details(doc)
     yield _warnings(decision.get("warnings") or [])
@@ -362,7 +314,7 @@ def provenance_details(doc: Mapping[str, Any]) -> str:
         return ""
     flagged = sum(1 for *_, flag in rows if flag)
     body = table(
-        ["", "baseline", "candidate", ""],
+        cells.PROVENANCE_HEAD,
         [
             [escape(c) if i < 3 else (f"**{c}**" if c else "") for i, c in enumerate(r)]
             for r in rows
@@ -373,26 +325,3 @@ def provenance_details(doc: Mapping[str, Any]) -> str:
         f"<details><summary>Provenance ({flagged} of {len(rows)} differ)</summary>\n\n"
         f"{body}\n\n</details>"
     )
-
-
-def _count(doc: Mapping[str, Any], key: str) -> int:
-    return int(doc.get(f"{key}_count", len(doc[key])))
-
-
-def _example_row(row: Mapping[str, Any]) -> list[str]:
-    def side(s: Mapping[str, Any], other: Mapping[str, Any]) -> str:
-        parts = [side_pass(s, other)]
-        if s.get("grade"):
-            parts.append(escape(s["grade"]))
-        if s.get("weighted_score") is not None:
-            parts.append(f"{s['weighted_score']:.1f}")
-        return " ".join(parts)
-
-    delta = row.get("delta")
-    return [
-        escape(row["id"]),
-        side(row["baseline"], row["candidate"]),
-        side(row["candidate"], row["baseline"]),
-        "-" if delta is None else f"{delta:+.1f}",
-        escape("; ".join(row.get("changes") or [])),
-    ]

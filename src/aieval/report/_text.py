@@ -12,8 +12,8 @@ from rich.text import Text
 
 from aieval._tables import fit
 from aieval._terminal import printable_data
-from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.errors import ConfigError
+from aieval.report import _cells as cells
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -31,11 +31,6 @@ from aieval.report._document import (
     coverage_text,
     interval,
     interval_kinds,
-    interval_method,
-    metric_delta,
-    metric_interval,
-    metric_n,
-    metric_value,
     not_comparable,
     num,
     outcome_of,
@@ -113,13 +108,13 @@ def render_diff(
     parts: list[RenderableType] = [
         Text(
             f"baseline {doc['baseline']['id']} · candidate {doc['candidate']['id']} · "
-            f"{paired_counts(doc)} · {_count(doc, 'regressions')} regressions · "
-            f"{_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged"
+            f"{paired_counts(doc)} · {cells.change_count(doc, 'regressions')} regressions · "
+            f"{cells.change_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged"
         )
     ]
     groups = [
-        ("regressions", doc["regressions"], _count(doc, "regressions")),
-        ("improvements", doc["improvements"], _count(doc, "improvements")),
+        ("regressions", doc["regressions"], cells.change_count(doc, "regressions")),
+        ("improvements", doc["improvements"], cells.change_count(doc, "improvements")),
     ]
     if unchanged is not None:
         groups.append(("unchanged", list(unchanged), len(unchanged)))
@@ -136,11 +131,6 @@ def render_diff(
             ids = ", ".join(doc[key][:limit])
             parts.append(Text(f"{title} ({doc[f'{key}_count']}): {ids}"))
     return _print(parts, width, console)
-
-
-def _count(doc: Mapping[str, Any], key: str) -> int:
-    """The full count of regressions or improvements (the lists may be cut short)."""
-    return int(doc.get(f"{key}_count", len(doc[key])))
 
 
 def _print(parts: Sequence[RenderableType], width: int | None, console: Console | None) -> str:
@@ -280,53 +270,22 @@ def _grades(grades: Mapping[str, int]) -> Table:
 
 
 def _gates(gates: list[Mapping[str, Any]]) -> Table:
-    table = _table("gate failure rates", "gate", "failures", "rate", "95% CI")
+    table = _table("gate failure rates", *cells.GATE_HEAD)
     for gate in gates:
-        style = "red" if gate["failures"] else None
-        _add(
-            table,
-            gate["name"],
-            f"{gate['failures']}/{gate['n']}",
-            Text(pct(gate["rate"]), style=style or ""),
-            interval(gate["low"], gate["high"], pct),
-        )
+        name, failures, rate, ci = cells.gate_row(gate)
+        _add(table, name, failures, Text(rate, style="red" if gate["failures"] else ""), ci)
     return table
 
 
 def _criteria(criteria: list[Mapping[str, Any]]) -> Table:
-    table = _table(
-        "criteria (normalized 0..1)",
-        "name",
-        "kind",
-        "n",
-        "mean",
-        "95% CI",
-        "p50",
-        "floor",
-        "below floor",
-        "errors",
-        "n/a",
-        left=2,
-    )
+    table = _table("criteria (normalized 0..1)", *cells.CRITERION_HEAD, left=2)
     for c in criteria:
-        _add(
-            table,
-            c["name"],
-            c["kind"],
-            str(c["n"]),
-            num(c["mean"], 3),
-            interval(c["low"], c["high"], lambda v: num(v, 3)),
-            num((c.get("quantiles") or {}).get("p50"), 2),
-            num(c.get("floor"), 2),
-            str(c.get("floor_violations", 0)),
-            str(c.get("errors", 0)),
-            str(c.get("not_applicable", 0)),
-        )
+        _add(table, *cells.criterion_row(c))
     return table
 
 
 def _reasons(reasons: list[Mapping[str, Any]]) -> Table:
-    table = _table("top failure reasons", "kind", "key", "reason", "count", "examples", left=3)
+    table = _table("top failure reasons", *cells.REASON_HEAD, left=3)
     table.columns[4].justify = "left"
     for r in reasons:
         _add(
@@ -341,9 +300,7 @@ def _reasons(reasons: list[Mapping[str, Any]]) -> Table:
 
 
 def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Table:
-    table = _table(
-        "judges", "judge", "n", "parse failures", "malformed samples", "inconsistent", "warning"
-    )
+    table = _table("judges", *cells.JUDGE_HEAD)
     table.columns[-1].justify = "left"
     for name, j in judges.items():
         inconsistent = (
@@ -364,30 +321,8 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Table:
 
 
 def _resources(doc: Mapping[str, Any]) -> Table:
-    latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
-    table = _table(
-        "latency, tokens, cost",
-        "latency mean",
-        "p50",
-        "p95",
-        "max",
-        "tokens",
-        "cost",
-        "retries",
-        "cache",
-        left=0,
-    )
-    _add(
-        table,
-        *(
-            f"{num(latency.get(k))}s" if latency.get(k) is not None else "-"
-            for k in ("mean", "p50", "p95", "max")
-        ),
-        format_tokens(tokens),
-        format_cost(doc.get("cost")),
-        str(doc.get("retries", 0)),
-        format_cache(doc.get("cache")) or "-",
-    )
+    table = _table("latency, tokens, cost", *cells.RESOURCE_HEAD, left=0)
+    _add(table, *cells.resource_row(doc))
     return table
 
 
@@ -397,48 +332,16 @@ def _groups(groups: Mapping[str, Any]) -> Iterator[RenderableType]:
     for field, rows in (groups.get("slices") or {}).items():
         yield _group_table(f"by {field}", rows)
     if groups.get("agents"):
-        table = _table(
-            "agents",
-            "agent",
-            "runs",
-            "steps",
-            "failures",
-            "retries",
-            "duration",
-            "tokens",
-            "cost",
-            "scores",
-        )
+        table = _table("agents", *cells.AGENT_HEAD)
         for a in groups["agents"]:
-            scores = ", ".join(f"{k} {num(v, 2)}" for k, v in (a.get("scores") or {}).items())
-            _add(
-                table,
-                a["name"],
-                str(a["runs"]),
-                str(a["steps"]),
-                str(a["failures"]),
-                str(a["retries"]),
-                f"{num(a['duration_s'], 1)}s",
-                str(a["tokens"]),
-                f"${num(a['cost_usd'], 4)}",
-                scores or "-",
-            )
+            _add(table, *cells.agent_row(a))
         yield table
 
 
 def _group_table(title: str, rows: list[Mapping[str, Any]]) -> Table:
-    table = _table(title, "group", "samples", "pass rate", "95% CI", "weighted score", "grades")
+    table = _table(title, *cells.GROUP_HEAD)
     for row in rows:
-        rate, grades = row["pass_rate"], row.get("grades")
-        _add(
-            table,
-            Text(str(row["key"])),
-            str(row["samples"]),
-            pct(rate["estimate"]),
-            interval(rate["low"], rate["high"], pct),
-            num(row.get("weighted_score_mean")),
-            " ".join(f"{g}:{grades.get(g, 0)}" for g in GRADE_ORDER) if grades else "-",
-        )
+        _add(table, *cells.group_row(row))
     return table
 
 
@@ -482,17 +385,12 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     tie = shown_tie_break(doc)
     if tie is not None:
         yield Text(f"tie-break: {tie}")
-    yield Text(
-        f"{paired_counts(doc)} · {_count(doc, 'regressions')} regressions · "
-        f"{_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged · "
-        f"{doc['only_baseline_count']} only in baseline · "
-        f"{doc['only_candidate_count']} only in candidate"
-    )
+    yield Text(f"{paired_counts(doc)} · {cells.changes_line(doc)}")
     for title, rows in (("regressions", doc["regressions"]), ("improvements", doc["improvements"])):
         if rows:
-            shown = f"{title} ({min(_SHOWN, len(rows))} of {_count(doc, title)})"
+            shown = f"{title} ({min(_SHOWN, len(rows))} of {cells.change_count(doc, title)})"
             yield example_table(shown, rows[:_SHOWN])
-    most = max(_count(doc, "regressions"), _count(doc, "improvements"))
+    most = max(cells.change_count(doc, "regressions"), cells.change_count(doc, "improvements"))
     if most > _SHOWN:
         ids = f"{doc['baseline']['id']} {doc['candidate']['id']}"
         yield Text(f"every changed example: aieval diff {ids} --limit {most}", style="dim")
@@ -520,7 +418,7 @@ def _provenance(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     rows = provenance_rows(doc)
     if not rows:
         return
-    table = _table("provenance", "", "baseline", "candidate", "", left=4)
+    table = _table("provenance", *cells.PROVENANCE_HEAD, left=4)
     for label, base, cand, flag in rows:
         _add(
             table, label, base, cand, Text(flag, style="bold red" if flag == _BREAKS else "yellow")
@@ -534,21 +432,12 @@ _BREAKS = PROVENANCE_FLAGS["breaks"]
 def _metrics(doc: Mapping[str, Any]) -> Table:
     table = _table("metrics (candidate − baseline)", *METRIC_HEAD)
     for m in doc["metrics"]:
-        name = m["name"]
         delta = m.get("delta")
         # a higher gate failure rate is worse, everything else is better when higher
-        worse = delta is not None and (delta > 0 if name.startswith("gate:") else delta < 0)
+        worse = delta is not None and (delta > 0 if m["name"].startswith("gate:") else delta < 0)
         style = "" if not delta else ("red" if worse else "green")
-        _add(
-            table,
-            name,
-            metric_value(name, m["baseline"]),
-            metric_value(name, m["candidate"]),
-            Text(metric_delta(name, delta), style=style),
-            metric_interval(m),
-            Text(interval_method(m, short=True)),
-            metric_n(m),
-        )
+        name, base, cand, shown, ci, method, n = cells.metric_row(m, short=True)
+        _add(table, name, base, cand, Text(shown, style=style), ci, method, n)
     kinds = interval_kinds(doc["metrics"])
     if kinds:
         table.caption = kinds
@@ -558,7 +447,7 @@ def _metrics(doc: Mapping[str, Any]) -> Table:
 
 def example_table(title: str, rows: Sequence[Mapping[str, Any]]) -> Table:
     """Per-example changes: id, baseline and candidate verdicts, score delta, what changed."""
-    table = _table(title, "example", "baseline", "candidate", "delta", "changes", left=1)
+    table = _table(title, *cells.EXAMPLE_HEAD, left=1)
     table.columns[-1].justify = "left"
     for row in rows:
         _add(
