@@ -4,7 +4,7 @@ from aieval._calls import record_call
 from aieval.runner._evalfile import (
     DatasetConfig,
     EvalConfig,
-    SettingsConfig,
+    EvalSettings,
     TargetConfig,
     build_scorers,
     check_eval,
@@ -28,6 +28,7 @@ __all__ = [
     "Aggregator",
     "DatasetConfig",
     "EvalConfig",
+    "EvalSettings",
     "EvaluatorFactory",
     "EvaluatorRequest",
     "ExecutionSpec",
@@ -42,7 +43,6 @@ __all__ = [
     "SampleEvaluator",
     "ScorerStats",
     "ScoringSpec",
-    "SettingsConfig",
     "StorageSpec",
     "TargetConfig",
     "TargetSpec",
@@ -61,3 +61,19 @@ __all__ = [
     "run_spec_async",
     "telemetry_requested",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # an eval file's settings were validated by a model of their own, ``SettingsConfig``; they
+    # are now the run spec's fields: the old name still works, with a warning naming the new one
+    if name == "SettingsConfig":
+        import warnings
+
+        warnings.warn(
+            "aieval.runner.SettingsConfig is now aieval.runner.EvalSettings (its fields are "
+            "RunSpec's)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return EvalSettings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
