@@ -29,18 +29,12 @@ ROWS = [
 
 #: Where each eval-file setting lives in the spec.
 _HOME: dict[str, tuple[type[Any], str]] = {
-    "concurrency": (ExecutionSpec, "concurrency"),
-    "retries": (TargetSpec, "retries"),
-    "cache": (TargetSpec, "cache"),
-    "timeout": (TargetSpec, "timeout"),
-    "pass_threshold": (ScoringSpec, "pass_threshold"),
-    "max_error_rate": (ScoringSpec, "max_error_rate"),
-    "telemetry": (ExecutionSpec, "telemetry"),
-    "executor": (ExecutionSpec, "executor"),
-    "ray_address": (ExecutionSpec, "ray_address"),
-    "prices": (TargetSpec, "prices"),
+    **{
+        key: (ExecutionSpec, key) for key in ("concurrency", "telemetry", "executor", "ray_address")
+    },
+    **{key: (TargetSpec, key) for key in ("retries", "cache", "timeout", "prices")},
+    **{key: (ScoringSpec, key) for key in ("pass_threshold", "max_error_rate", "min_pass_rate")},
     "epochs": (RunSpec, "epochs"),
-    "min_pass_rate": (ScoringSpec, "min_pass_rate"),
     "min": (ScoringSpec, "min_scores"),
 }
 
@@ -130,3 +124,12 @@ def test_flags_override_the_file_through_replace(tmp_path: Path) -> None:
 def test_run_settings_are_validated_by_the_spec(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         run(name="shape", dataset=ROWS, scorers=["exact_match"], store=False, **settings)
+
+
+def test_the_old_settings_class_name_still_works_with_a_warning() -> None:
+    import aieval.runner
+
+    with pytest.warns(DeprecationWarning, match="EvalSettings"):
+        old = aieval.runner.SettingsConfig  # type: ignore[attr-defined]
+    assert old is EvalSettings
+    assert old(concurrency=3).concurrency == 3

@@ -63,17 +63,21 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # an eval file's settings were validated by a model of their own, ``SettingsConfig``; they
-    # are now the run spec's fields: the old name still works, with a warning naming the new one
-    if name == "SettingsConfig":
-        import warnings
+#: Old public names: (the object now, what to say). They still work, with a warning.
+_RENAMED = {
+    # an eval file's settings had a model of their own; they are the run spec's fields now
+    "SettingsConfig": (
+        EvalSettings,
+        "is now aieval.runner.EvalSettings (its fields are RunSpec's)",
+    ),
+}
 
-        warnings.warn(
-            "aieval.runner.SettingsConfig is now aieval.runner.EvalSettings (its fields are "
-            "RunSpec's)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return EvalSettings
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    if name not in _RENAMED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    now, said = _RENAMED[name]
+    warnings.warn(f"aieval.runner.{name} {said}", DeprecationWarning, stacklevel=2)
+    return now

@@ -10,6 +10,7 @@ sample.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -266,18 +267,10 @@ def _spec(given: Described, *, name: str, model: str | None, settings: dict[str,
         data["prices"] = dict(data["prices"])
     if isinstance(data.get("min_scores"), Mapping):
         data["min_scores"] = dict(data["min_scores"])
-    data.update(
-        name=name,
-        dataset="",  # the rows are read (and checked) by the dataset, not copied here
-        provider=given.provider,
-        model=model,
-        target=given.function,
-        scorers=given.scorers,
-        workflow=given.workflow,
-        profile=given.profile,
-        executor=given.executor,
-        ray_address=given.ray_address,
-        store=given.store,
-    )
+    # what may have been an object, as the spec describes it (the rows are read, and checked,
+    # by the dataset: not copied here)
+    described = {part.name: getattr(given, part.name) for part in fields(given)}
+    described.update(dataset="", target=described.pop("function"))
+    data.update(described, name=name, model=model)
     spec = RunSpec.parse(data, source="run()")
     return spec.model_copy(update={"dataset": given.dataset})

@@ -130,15 +130,21 @@ class TargetSpec(_Sub):
     )
     function: str | None = Field(None, description="'module:qualname' of a callable target")
     prompt_template: str | None = Field(None, description="str.format template over row fields")
-    system_prompt: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict, description="request parameters")
-    base_url: str | None = None
+    system_prompt: str | None = Field(None, description="a system message for provider targets")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="request parameters (temperature, max_tokens, top_p...)"
+    )
+    base_url: str | None = Field(None, description="endpoint of an openai-compatible provider")
     api_key_env: str | None = Field(
         None, description="the name of the environment variable holding the target's API key"
     )
-    retries: int = Field(3, ge=0, le=20)
-    timeout: float = Field(60.0, gt=0)
-    cache: bool = True
+    retries: int = Field(3, ge=0, le=20, description="retries per model call on 429/5xx/timeouts")
+    timeout: float = Field(
+        60.0, gt=0, description="seconds per model call (or per callable-target call)"
+    )
+    cache: bool = Field(
+        True, description="reuse deterministic (temperature 0) answers from the response cache"
+    )
     prices: dict[str, ModelPrice] = Field(
         default_factory=dict,
         description="USD per million tokens by model, for calls (target and judges) whose "
@@ -181,7 +187,10 @@ class ScoringSpec(_Sub):
         description="an 'aieval.graders' plugin deciding each sample's verdict; default: the "
         "evaluator's grader, else 'threshold'",
     )
-    enforce_hard_gates: bool = True
+    enforce_hard_gates: bool = Field(
+        True,
+        description="false: workflow gates are evaluated and reported but do not force grade F",
+    )
     min_pass_rate: _ShareOrNone = Field(
         None, ge=0, le=1, description="least pass rate the run must reach (aieval run exits 4)"
     )
@@ -202,12 +211,16 @@ class ScoringSpec(_Sub):
 class ExecutionSpec(_Sub):
     """Where samples run and how many at once; the Ray cluster travels here only."""
 
-    executor: Literal["local", "ray"] = "local"
+    executor: Literal["local", "ray"] = Field(
+        "local", description="where samples run: this process, or Ray workers (extra 'ray')"
+    )
     ray_address: str | None = Field(
         None, description="Ray cluster: unset = $RAY_ADDRESS, else auto, else a local Ray"
     )
-    concurrency: int = Field(16, ge=1, le=10_000)
-    telemetry: bool | None = None
+    concurrency: int = Field(16, ge=1, le=10_000, description="samples in flight at once")
+    telemetry: bool | None = Field(
+        None, description="emit OpenTelemetry spans (extra 'otel'); unset follows $AIEVAL_OTEL"
+    )
 
 
 class StorageSpec(_Sub):
@@ -220,7 +233,7 @@ class StorageSpec(_Sub):
         " memory only",
     )
     resume: str | bool | None = Field(None, description="a run id, or true: the latest unfinished")
-    run_id: str | None = None
+    run_id: str | None = Field(None, description="the id of a new run (default: a fresh one)")
 
     @field_validator("store")
     @classmethod
@@ -264,12 +277,16 @@ class RunSpec(BaseModel):
     dataset: str | list[dict[str, Any]] = Field(
         description="a .jsonl/.json/.csv path, a folder of workflow run logs, or inline rows"
     )
-    limit: int | None = Field(None, ge=0)
+    limit: int | None = Field(None, ge=0, description="evaluate only the first rows")
     epochs: int = Field(
         1, ge=1, le=1000, strict=True, description="times each example is answered and scored"
     )
-    prediction_field: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    prediction_field: str | None = Field(
+        None, description="dotted path of the recorded prediction in each row"
+    )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="free-form run metadata, stored with the run"
+    )
     target: TargetSpec = Field(default_factory=TargetSpec)
     scoring: ScoringSpec = Field(default_factory=ScoringSpec)
     execution: ExecutionSpec = Field(default_factory=ExecutionSpec)
