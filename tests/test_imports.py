@@ -201,7 +201,6 @@ def test_the_layer_order_is_the_documented_map() -> None:
 PRIVATE_IMPORTS = frozenset(
     {
         ("runner._evalfile", "datasets._checks"),
-        ("runner._spec", "providers._credentials"),
         ("store._sample_reads", "core._stored"),
         ("store._table_reads", "core._stored"),
     }

@@ -13,7 +13,7 @@ from tests.support.openai_server import OpenAIServer
 from aieval import Store, run
 from aieval.errors import ConfigError
 from aieval.providers import AnthropicProvider, ChatRequest, OpenAIProvider
-from aieval.runner import RunSpec, parse_eval, run_eval
+from aieval.runner import RunSpec, parse_eval, run_eval, run_spec
 from aieval.scorers import exact_match
 
 KEY = "sk-live-body-0a1b2c3d4e5f6a7b"
@@ -66,7 +66,7 @@ def test_a_run_spec_refuses_params_api_key(openai_server: OpenAIServer, tmp_path
                    provider="openai-compatible", base_url=openai_server.base_url, model="m",
                    params={"api_key": KEY}, store=str(tmp_path / "runs.db"))  # fmt: skip
     with pytest.raises(ConfigError, match=r"params\.api_key"):
-        run(**spec.run_kwargs())
+        run_spec(spec)
     assert openai_server.requests == []
 
 

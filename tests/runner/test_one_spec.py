@@ -60,7 +60,7 @@ def test_flat_keywords_and_sub_specs_are_one_spec() -> None:
     )
     assert flat == nested
     assert RunSpec.model_validate_json(flat.model_dump_json()) == nested
-    assert RunSpec(**flat.flat()) == flat
+    assert flat.replace(concurrency=4, pass_threshold=0.7) == flat
     assert set(json.loads(flat.model_dump_json())) == {
         "name", "dataset", "limit", "epochs", "prediction_field", "metadata",
         "target", "scoring", "execution", "storage",
@@ -79,6 +79,20 @@ def test_replace_routes_keywords_to_their_sub_spec() -> None:
     assert spec.execution.concurrency == 16  # frozen: the original is unchanged
     with pytest.raises(ConfigError, match=r"^concurency: not a run setting"):
         spec.replace(concurency=2)
+
+
+def test_replace_validates_what_it_changes() -> None:
+    """Overrides (command-line flags among them) are validated as the spec is."""
+    spec = RunSpec(name="qa", dataset=ROWS, scorers=["exact_match"])
+    with pytest.raises(ConfigError, match=r"execution\.concurrency: .*greater than or equal to 1"):
+        spec.replace(concurrency=0)
+    with pytest.raises(ConfigError, match=r"scoring\.min_pass_rate: .*between 0 and 1"):
+        spec.replace(min_pass_rate=1.5)
+    with pytest.raises(ConfigError, match=r"execution\.executor"):
+        spec.replace(executor="dask")
+    changed = spec.replace(pass_threshold="0.75", epochs=2)
+    assert (changed.scoring.pass_threshold, changed.epochs) == (0.75, 2)
+    assert changed.dataset is spec.dataset  # inline rows are kept, not copied
 
 
 def test_sub_spec_errors_name_their_path() -> None:
@@ -102,11 +116,8 @@ def test_a_setting_given_flat_and_nested_with_two_values_is_refused() -> None:
     from aieval.runner import ExecutionSpec
 
     # a sub-spec object's defaults are not a second value
-    assert (
-        RunSpec(name="qa", dataset="d", concurrency=2, execution=ExecutionSpec()).flat()[
-            "concurrency"
-        ]
-        == 2
+    assert RunSpec(name="qa", dataset="d", concurrency=2, execution=ExecutionSpec()).execution == (
+        ExecutionSpec(concurrency=2)
     )
 
 
@@ -243,7 +254,7 @@ def test_one_resolution_of_scorer_entries(tmp_path: Path) -> None:
     )
     # an option the scorer does not take is refused before anything runs, from every entry
     with pytest.raises(ConfigError, match=r"scorers\.token_f1\.nme"):
-        config.specs()[0].resolved_scorers()
+        run_spec(config.specs(store=False)[0])
     with pytest.raises(ConfigError, match=r"scorers\.token_f1\.nme"):
         run(name="qa", dataset=data, scorers=[{"token_f1": {"nme": "x"}}], store=False)
 

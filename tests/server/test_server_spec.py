@@ -26,6 +26,7 @@ async def test_a_request_runs_the_spec_of_its_eval_file(
         "dataset": str(data.resolve()),
         "scorers": ["exact_match", {"token_f1": {"name": "f1"}}],
         "settings": {"concurrency": 3, "pass_threshold": 0.6},
+        "grader": "threshold",
     }
     run_id = await finished_run(client, body)
     store = store_of(client)
@@ -41,10 +42,12 @@ async def test_a_request_runs_the_spec_of_its_eval_file(
         scorers=["exact_match", {"token_f1": {"name": "f1"}}],
         concurrency=3,
         pass_threshold=0.6,
+        grader="threshold",
         store=where,
     )
     from_keywords = RunSpec.parse(store.get_run(direct.id).config["spec"])
     assert from_keywords.storage.run_id is None
     assert stored == from_file == from_keywords.replace(run_id=run_id)
     assert stored.execution.concurrency == 3 and stored.scoring.pass_threshold == 0.6
+    assert stored.scoring.grader == "threshold"
     assert row.metrics["scorers"]["exact_match"]["mean"] == 0.5

@@ -42,6 +42,7 @@ async def refused(client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, 
         pytest.param({"enforce_hard_gates": "sometimes"}, "enforce_hard_gates", id="bool"),
         pytest.param({"base_dir": "/"}, "base_dir", id="base-dir"),
         pytest.param({"settings": {"executor": "ray"}}, "settings.executor", id="executor"),
+        pytest.param({"settings": {"min": {"exact_match": 2}}}, "settings.min", id="minimum"),
         pytest.param(
             {"settings": {"executor": "ray", "ray_address": "10.0.0.1:6379"}},
             "settings.executor",
@@ -60,6 +61,12 @@ async def test_invalid_body_names_each_field(
 async def test_unknown_scorer(client: httpx.AsyncClient) -> None:
     data = await refused(client, rows_body(2, scorers=["no_such_scorer"]))
     assert "no_such_scorer" in data["message"] and "exact_match" in data["message"]
+
+
+async def test_unknown_grader(client: httpx.AsyncClient) -> None:
+    data = await refused(client, {**rows_body(2), "grader": "no_such_grader"})
+    assert data["message"].startswith("grader: no grader named 'no_such_grader'")
+    assert "installed: threshold" in data["message"]
 
 
 async def test_unknown_profile(client: httpx.AsyncClient) -> None:

@@ -4,7 +4,7 @@ from aieval._calls import record_call
 from aieval.runner._evalfile import (
     DatasetConfig,
     EvalConfig,
-    SettingsConfig,
+    EvalSettings,
     TargetConfig,
     build_scorers,
     check_eval,
@@ -28,6 +28,7 @@ __all__ = [
     "Aggregator",
     "DatasetConfig",
     "EvalConfig",
+    "EvalSettings",
     "EvaluatorFactory",
     "EvaluatorRequest",
     "ExecutionSpec",
@@ -42,7 +43,6 @@ __all__ = [
     "SampleEvaluator",
     "ScorerStats",
     "ScoringSpec",
-    "SettingsConfig",
     "StorageSpec",
     "TargetConfig",
     "TargetSpec",
@@ -61,3 +61,23 @@ __all__ = [
     "run_spec_async",
     "telemetry_requested",
 ]
+
+
+#: Old public names: (the object now, what to say). They still work, with a warning.
+_RENAMED = {
+    # an eval file's settings had a model of their own; they are the run spec's fields now
+    "SettingsConfig": (
+        EvalSettings,
+        "is now aieval.runner.EvalSettings (its fields are RunSpec's)",
+    ),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _RENAMED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    now, said = _RENAMED[name]
+    warnings.warn(f"aieval.runner.{name} {said}", DeprecationWarning, stacklevel=2)
+    return now

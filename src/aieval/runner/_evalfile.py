@@ -20,7 +20,7 @@ from aieval._keys import pydantic_problems
 from aieval._sync import run_sync
 from aieval._usage_figures import ModelPrice
 from aieval._yaml import load_yaml_file
-from aieval.core import DEFAULT_PASS_THRESHOLD, RunObserver
+from aieval.core import RunObserver
 from aieval.datasets import load_dataset
 from aieval.datasets._checks import CHECK_FIELDS
 from aieval.errors import ConfigError, DatasetError
@@ -33,7 +33,7 @@ from aieval.runner._provenance import EvalFileRef
 from aieval.runner._references import resolve_scorers
 from aieval.runner._result import RunResult
 from aieval.runner._run import check_run
-from aieval.runner._spec import RunSpec, check_share, check_shares, not_a_flag
+from aieval.runner._spec import ExecutionSpec, RunSpec, ScoringSpec, TargetSpec, spec_field
 from aieval.runner._tracing import telemetry_from_env
 from aieval.scorers import Scorer
 from aieval.store import Store
@@ -41,7 +41,7 @@ from aieval.store import Store
 __all__ = [
     "DatasetConfig",
     "EvalConfig",
-    "SettingsConfig",
+    "EvalSettings",
     "TargetConfig",
     "build_scorers",
     "check_eval",
@@ -52,58 +52,38 @@ __all__ = [
 ]
 
 
-class SettingsConfig(_Strict):
-    """Runner settings."""
+class EvalSettings(_Strict):
+    """An eval file's ``settings:``: run settings, each one the :class:`RunSpec` field of the
+    same name (its type, default, bounds and checks: the spec's field is the one place they
+    are written), with ``min`` for ``min_scores``."""
 
-    concurrency: int = Field(16, ge=1, le=10_000)
-    retries: int = Field(3, ge=0, le=20)
-    cache: bool = True
-    timeout: float = Field(60.0, gt=0)
-    pass_threshold: float = Field(DEFAULT_PASS_THRESHOLD, ge=0, le=1)
-    max_error_rate: float = Field(
-        0.0, ge=0, le=1, description="share of samples that may error; above it the run is not ok"
-    )
-    telemetry: bool | None = Field(
-        None, description="emit OpenTelemetry spans (extra 'otel'); unset follows $AIEVAL_OTEL"
-    )
-    executor: Literal["local", "ray"] = Field(
-        "local", description="where samples run: this process, or Ray workers (extra 'ray')"
-    )
-    ray_address: str | None = Field(
-        None, description="Ray cluster for executor ray: host:port, ray://host:10001, auto"
-    )
-    prices: dict[str, ModelPrice] = Field(default_factory=dict, description="USD per Mtok")
-    epochs: int = Field(
-        1, ge=1, le=1000, strict=True, description="times each example is answered and scored"
-    )
-    min_pass_rate: float | None = Field(
-        None, ge=0, le=1, description="least pass rate; below it `aieval run` exits 4"
-    )
-    min: dict[str, float] = Field(
-        default_factory=dict,
-        description="{scorer: least mean score}; below one `aieval run` exits 4",
-    )
-
-    @field_validator("max_error_rate", "pass_threshold", "min_pass_rate", mode="before")
-    @classmethod
-    def _a_share(cls, value: Any) -> Any:
-        return check_share(value)
-
-    @field_validator("min", mode="before")
-    @classmethod
-    def _shares(cls, value: Any) -> Any:
-        return check_shares(value)
-
-    @field_validator("min_pass_rate", mode="before")
-    @classmethod
-    def _not_a_flag(cls, value: Any) -> Any:
-        return not_a_flag(value)
+    concurrency: int = spec_field(ExecutionSpec, "concurrency")
+    retries: int = spec_field(TargetSpec, "retries")
+    cache: bool = spec_field(TargetSpec, "cache")
+    timeout: float = spec_field(TargetSpec, "timeout")
+    pass_threshold: float = spec_field(ScoringSpec, "pass_threshold")
+    max_error_rate: float = spec_field(ScoringSpec, "max_error_rate")
+    telemetry: bool | None = spec_field(ExecutionSpec, "telemetry")
+    executor: Literal["local", "ray"] = spec_field(ExecutionSpec, "executor")
+    ray_address: str | None = spec_field(ExecutionSpec, "ray_address")
+    prices: dict[str, ModelPrice] = spec_field(TargetSpec, "prices")
+    epochs: int = spec_field(RunSpec, "epochs")
+    min_pass_rate: float | None = spec_field(ScoringSpec, "min_pass_rate")
+    min: dict[str, float] = spec_field(ScoringSpec, "min_scores")
 
     @model_validator(mode="after")
-    def _address_needs_ray(self) -> SettingsConfig:
+    def _address_needs_ray(self) -> EvalSettings:
         if self.ray_address is not None and self.executor != "ray":
             raise ValueError("ray_address applies to executor: ray only; add executor: ray")
         return self
+
+    def run_settings(self) -> dict[str, Any]:
+        """The settings the file gives, by ``run()``'s keyword names (the rest: the spec's
+        defaults)."""
+        given = self.model_dump(exclude_unset=True)
+        if "min" in given:
+            given["min_scores"] = given.pop("min")
+        return given
 
 
 class EvalConfig(_Strict):
@@ -118,12 +98,11 @@ class EvalConfig(_Strict):
     models: list[str] | None = Field(
         None, description="several recorded versions (or target models), one run each"
     )
-    workflow: str | dict[str, Any] | None = Field(
-        None, description="workflow definition file (or inline): its runs are graded"
-    )
-    profile: str | None = Field(None, description="scoring profile id, family or file")
+    workflow: str | dict[str, Any] | None = spec_field(ScoringSpec, "workflow")
+    profile: str | None = spec_field(ScoringSpec, "profile")
+    grader: str | None = spec_field(ScoringSpec, "grader")
     # before scorers, whose validator reads them (rows' checks may name imported scorers)
-    imports: list[str] = Field(default_factory=list, description="Python files with @scorer")
+    imports: list[str] = spec_field(ScoringSpec, "imports")
     default_checks: list[str | dict[str, dict[str, Any]]] = Field(
         default_factory=list,
         description="checks applied to every row, beside the row's own (promptfoo's "
@@ -132,11 +111,8 @@ class EvalConfig(_Strict):
     scorers: list[str | dict[str, dict[str, Any]]] = Field(
         default_factory=list, validate_default=True
     )
-    settings: SettingsConfig = Field(default_factory=SettingsConfig)
-    enforce_hard_gates: bool = Field(
-        True,
-        description="false: workflow gates are evaluated and reported but do not force grade F",
-    )
+    settings: EvalSettings = Field(default_factory=EvalSettings)
+    enforce_hard_gates: bool = spec_field(ScoringSpec, "enforce_hard_gates")
     base_dir: str | None = Field(None, exclude=True)
     # the file this configuration was read from (path and digest), recorded with its runs
     _source: EvalFileRef | None = PrivateAttr(None)
@@ -172,23 +148,13 @@ class EvalConfig(_Strict):
         return self
 
     def specs(
-        self,
-        *,
-        store: str | bool | None = True,
-        resume: str | bool | None = None,
-        models: list[str] | None = None,
-        limit: int | None = None,
-        concurrency: int | None = None,
-        run_id: str | None = None,
-        max_error_rate: float | None = None,
-        executor: str | None = None,
-        ray_address: str | None = None,
-        epochs: int | None = None,
-        min_pass_rate: float | None = None,
+        self, *, store: str | bool | None = True, models: list[str] | None = None, **overrides: Any
     ) -> list[RunSpec]:
         """One :class:`RunSpec` per run this configuration makes (one per model).
 
-        The arguments override the file (as ``aieval run`` options do); paths become relative
+        ``overrides`` are ``run()`` keywords applied with :meth:`RunSpec.replace` over the
+        file's settings, as ``aieval run``'s options are (``None``: the file's); choosing an
+        executor other than Ray leaves the file's ``ray_address`` aside. Paths become relative
         to the working directory, and ``imports`` absolute.
 
         Raises:
@@ -196,26 +162,35 @@ class EvalConfig(_Strict):
                 ``path`` and ``rows``, or an invalid value (named).
         """
         dataset, dataset_limit, prediction_field = _dataset(self)
-        settings = self.settings
         targets = _models(self, models)
         if models and prediction_field is not None and self.target is None:
             raise ConfigError(
                 f"--model would only relabel the answers dataset.prediction_field "
                 f"({prediction_field!r}) already picks: remove one"
             )
-        if run_id is not None and len(targets) != 1:
+        given = {key: value for key, value in overrides.items() if value is not None}
+        if "run_id" in given and len(targets) != 1:
             raise ConfigError(f"run_id= needs one run, but this configuration makes {len(targets)}")
+        if given.get("executor", "ray") != "ray":
+            given.setdefault("ray_address", None)
         base = Path(self.base_dir or ".")
-        chosen = executor or settings.executor
-        target: dict[str, Any] = dict(
-            retries=settings.retries,
-            cache=settings.cache,
-            timeout=settings.timeout,
-            prices=settings.prices,
+        common: dict[str, Any] = dict(
+            self.settings.run_settings(),
+            name=self.name,
+            dataset=str(dataset) if isinstance(dataset, Path) else dataset,
+            limit=dataset_limit,
+            prediction_field=prediction_field,
+            scorers=[*self.scorers, *self.default_checks],
+            imports=[os.path.abspath(_resolve(base, item)) for item in self.imports],
+            workflow=_workflow(self),
+            profile=_local(self, self.profile),
+            grader=self.grader,
+            enforce_hard_gates=self.enforce_hard_gates,
+            store=store,
         )
         if self.target is not None:
             t = self.target
-            target.update(
+            common.update(
                 provider=t.provider,
                 base_url=t.base_url,
                 api_key_env=t.api_key_env,
@@ -223,38 +198,10 @@ class EvalConfig(_Strict):
                 system_prompt=t.system,
                 params=_target_params(t),
             )
-        common: dict[str, Any] = dict(
-            name=self.name,
-            dataset=str(dataset) if isinstance(dataset, Path) else dataset,
-            limit=limit if limit is not None else dataset_limit,
-            epochs=epochs or settings.epochs,
-            prediction_field=prediction_field,
-            scoring=dict(
-                scorers=[*self.scorers, *self.default_checks],
-                imports=[os.path.abspath(_resolve(base, item)) for item in self.imports],
-                pass_threshold=settings.pass_threshold,
-                max_error_rate=(
-                    settings.max_error_rate if max_error_rate is None else max_error_rate
-                ),
-                workflow=_workflow(self),
-                profile=_local(self, self.profile),
-                enforce_hard_gates=self.enforce_hard_gates,
-                min_pass_rate=(settings.min_pass_rate if min_pass_rate is None else min_pass_rate),
-                min_scores=settings.min,
-            ),
-            execution=dict(
-                executor=chosen,
-                # choosing the local executor (--executor local) leaves the file's address aside
-                ray_address=ray_address or (settings.ray_address if chosen == "ray" else None),
-                concurrency=concurrency or settings.concurrency,
-                telemetry=settings.telemetry,
-            ),
-            storage=dict(store=store, resume=resume, run_id=run_id),
-        )
         specs = []
         for model in targets:
-            data = {**common, "target": {**target, "model": model}}
-            specs.append(RunSpec.parse(data, source=self.name))
+            spec = RunSpec.parse({**common, "model": model}, source=self.name)
+            specs.append(spec.replace(**given) if given else spec)
         return specs
 
 
@@ -317,6 +264,7 @@ def check_eval(config: EvalConfig) -> None:
             prediction_field=prediction_field,
             workflow=_workflow(config),
             profile=_local(config, config.profile),
+            grader=config.grader,
         )
 
 
@@ -324,43 +272,26 @@ def run_eval(
     config: EvalConfig,
     *,
     store: Store | str | Path | bool | None = True,
-    resume: str | bool | None = None,
     models: list[str] | None = None,
-    limit: int | None = None,
-    concurrency: int | None = None,
     progress: Callable[[str], ProgressCallback | None] | None = None,
     tracer_provider: Any = None,
-    run_id: str | None = None,
-    max_error_rate: float | None = None,
-    executor: str | None = None,
-    ray_address: str | None = None,
     observers: Sequence[RunObserver] = (),
-    epochs: int | None = None,
-    min_pass_rate: float | None = None,
+    **overrides: Any,
 ) -> list[RunResult]:
     """Run an eval configuration: one run per recorded model version (or one for the target).
 
-    Each run is one of :meth:`EvalConfig.specs`. ``tracer_provider`` is used when the settings
-    (or ``$AIEVAL_OTEL``) turn telemetry on. ``run_id`` names the new run; it needs a
-    configuration that makes exactly one run. ``max_error_rate``, ``executor``,
-    ``ray_address``, ``epochs`` and ``min_pass_rate`` override the file's ``settings``.
-    ``observers`` (each a :class:`~aieval.core.RunObserver`) see every run start, each stored
-    sample and its end.
+    Each run is one of :meth:`EvalConfig.specs`, with ``overrides`` (``run()`` keywords such
+    as ``resume``, ``limit``, ``concurrency``, ``run_id``, ``max_error_rate``, ``executor``,
+    ``ray_address``, ``epochs``, ``min_pass_rate``; ``None``: the file's) over the file's
+    settings. ``tracer_provider`` is used when the settings (or ``$AIEVAL_OTEL``) turn
+    telemetry on. ``run_id`` names the new run; it needs a configuration that makes exactly
+    one run. ``observers`` (each a :class:`~aieval.core.RunObserver`) see every run start,
+    each stored sample and its end.
     """
     db = store if isinstance(store, Store) else None
     where = str(store.location) if isinstance(store, Store) else store
     specs = config.specs(
-        store=str(where) if isinstance(where, Path) else where,
-        resume=resume,
-        models=models,
-        limit=limit,
-        concurrency=concurrency,
-        run_id=run_id,
-        max_error_rate=max_error_rate,
-        executor=executor,
-        ray_address=ray_address,
-        epochs=epochs,
-        min_pass_rate=min_pass_rate,
+        store=str(where) if isinstance(where, Path) else where, models=models, **overrides
     )
     results = []
     for spec in specs:

@@ -10,16 +10,18 @@ sample.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from aieval._keys import suggestion
 from aieval._sync import run_sync
-from aieval._usage_figures import ModelPrice
-from aieval.core import DEFAULT_PASS_THRESHOLD, RunObserver
+from aieval.core import RunObserver
 from aieval.errors import ConfigError
 from aieval.providers import Provider
 from aieval.runner._execute import execute
 from aieval.runner._executor import Executor
+from aieval.runner._grading import run_grader
 from aieval.runner._inputs import (
     Described,
     LiveParts,
@@ -29,7 +31,7 @@ from aieval.runner._inputs import (
 )
 from aieval.runner._prepare import check_something_scored, open_data, run_evaluator
 from aieval.runner._result import RunResult
-from aieval.runner._spec import RunSpec
+from aieval.runner._spec import SPEC_KEYWORDS, RunSpec
 from aieval.scorers import Scorer
 from aieval.store import Store
 
@@ -42,7 +44,9 @@ __all__ = [
     "run_spec_async",
 ]
 
-_DEFAULT_CONCURRENCY = 16
+#: Settings refused unless numbers when given to ``run()`` (``"4"`` from Python is a mistake to
+#: name, not a number to convert).
+_NUMBERS = ("concurrency", "max_error_rate")
 
 
 def run(
@@ -87,39 +91,20 @@ async def run_async(
     provider: str | Provider | None = None,
     model: str | None = None,
     target: Callable[..., Any] | None = None,
-    prompt_template: str | None = None,
-    system_prompt: str | None = None,
-    params: dict[str, Any] | None = None,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-    concurrency: int = _DEFAULT_CONCURRENCY,
-    retries: int = 3,
-    timeout: float = 60.0,
-    cache: bool = True,
-    store: Store | str | Path | bool | None = True,
-    resume: str | bool | None = None,
-    limit: int | None = None,
-    prediction_field: str | None = None,
-    pass_threshold: float = DEFAULT_PASS_THRESHOLD,
-    progress: ProgressCallback | None = None,
-    metadata: dict[str, Any] | None = None,
     workflow: Any = None,
     profile: Any = None,
-    evaluator: str | None = None,
-    grader: str | None = None,
-    telemetry: bool | None = None,
-    tracer_provider: Any = None,
-    enforce_hard_gates: bool = True,
-    run_id: str | None = None,
-    max_error_rate: float = 0.0,
+    store: Store | str | Path | bool | None = True,
     executor: str | Executor = "local",
-    ray_address: str | None = None,
-    prices: Mapping[str, ModelPrice | Mapping[str, float]] | None = None,
-    epochs: int = 1,
-    min_pass_rate: float | None = None,
-    min_scores: Mapping[str, float] | None = None,
+    progress: ProgressCallback | None = None,
+    tracer_provider: Any = None,
+    **settings: Any,
 ) -> RunResult:
     """Evaluate ``dataset`` with ``scorers``; every finished sample is committed to the store.
+
+    The keywords here may be live objects; every other keyword is a run setting, validated
+    by :class:`RunSpec` (its fields, by these names: ``concurrency``, ``pass_threshold``,
+    ``params``...; docs/architecture.md "The run spec" lists them all). A setting given
+    ``None`` keeps its default; an unknown name is a :class:`ConfigError` naming it.
 
     Args:
         name: the run name (runs of one name form a history; ``resume=True`` uses it).
@@ -132,93 +117,29 @@ async def run_async(
         model: the model to call; with recorded ``predictions: {model: text}`` it picks the
             version to evaluate.
         target: a sync or async callable taking an :class:`Example`, instead of a provider.
-        prompt_template: ``str.format`` template over the row's fields (``{prompt}``...).
-        system_prompt: a system message for provider targets.
-        params: request parameters (``temperature``, ``max_tokens``, ``top_p``...).
-        base_url: endpoint for ``openai-compatible`` providers.
-        api_key_env: the name of the environment variable holding the provider's API key
-            (read when the run starts; unset or empty is a ``ConfigError`` naming it). The
-            name is stored with the run, never the key. Judges on the same provider and
-            base URL use it too (see docs/judges.md).
-        concurrency: samples in flight at once.
-        retries: retries per model call on 429/5xx/timeouts.
-        timeout: seconds per model call (or per callable-target call).
-        cache: reuse deterministic (temperature 0) model answers from the response cache.
+        workflow: a workflow definition (file, mapping or object) grading each sample's
+            workflow run (docs/workflows.md).
+        profile: the scoring profile for workflow runs (id, family, file or object).
         store: ``True`` (``$AIEVAL_DB`` or ``./aieval.db``), a path, a :class:`Store`, or
-            ``False``/``None`` to keep results in memory only (the run then writes no file: its
-            target's and judges' response caches are in memory too).
-        resume: a run id, or ``True`` for the latest unfinished run named ``name``: its stored
-            samples are kept and only the missing ones run.
-        limit: evaluate only the first ``limit`` rows.
-        prediction_field: dotted path of the recorded prediction in each row.
-        pass_threshold: a sample passes when it has no error and every score is >= this.
+            ``False``/``None`` to keep results in memory only.
+        executor: ``"local"``, ``"ray"`` (docs/distributed.md), or an
+            :class:`~aieval.runner.Executor` such as a configured
+            :class:`~aieval.runner.RayExecutor`.
         progress: called with ``(done, total)`` after every sample.
-        metadata: free-form run metadata, stored with the run config.
-        workflow: a workflow definition (file, mapping or object); each sample's output (the
-            target's :class:`~aieval.workflows.WorkflowRun` or the recorded run) is graded
-            with :func:`~aieval.workflows.evaluate_run` into the sample's ``verdict`` (its
-            ``workflow`` detail), and the grade decides ``passed``. A dataset missing a
-            required input is refused before any sample runs. A folder of run logs is a valid
-            ``dataset``.
-        profile: the scoring profile for workflow runs (overrides the definition's).
-        evaluator: the ``aieval.evaluators`` plugin that grades each sample (default:
-            ``traces`` for trace data, else ``workflow`` when ``workflow``/``profile``/a
-            folder of run logs is given); see
-            docs/workflows.md for writing one.
-        grader: the ``aieval.graders`` plugin deciding each sample's
-            :class:`~aieval.core.Verdict` (default: the evaluator's own grader, else
-            ``threshold``: every score at least ``pass_threshold``).
-        telemetry: emit OpenTelemetry spans (run, sample, model calls) as samples finish;
-            ``None`` follows ``$AIEVAL_OTEL``. Needs the ``otel`` extra.
         tracer_provider: the OpenTelemetry tracer provider to use instead of the global one;
             giving one turns telemetry on unless ``telemetry=False``.
-        enforce_hard_gates: with ``False``, workflow runs' gates are evaluated and reported
-            but a failed gate no longer forces grade F (the payload says
-            ``hard_gates_enforced: false``).
-        run_id: the id to give a new run (default: a fresh one); the server assigns ids
-            before a run starts so clients can follow it at once.
-        max_error_rate: the share of samples that may error (target or scorer) while the run
-            still counts as :attr:`~RunResult.ok`; ``0`` (the default) tolerates none. The
-            run evaluates every sample either way; ``aieval run`` exits 3 when it is exceeded.
-        executor: where samples run: ``"local"`` (this process's event loop, at most
-            ``concurrency`` in flight), ``"ray"`` (batches on Ray workers, extra ``ray``; see
-            docs/distributed.md), or an :class:`~aieval.runner.Executor` such as a configured
-            :class:`~aieval.runner.RayExecutor`. This process stores every sample either way.
-        ray_address: the Ray cluster for ``executor="ray"``: ``"host:port"``,
-            ``"ray://host:10001"``, ``"auto"`` or ``"local"``; unset: ``$RAY_ADDRESS``, else a
-            cluster ``ray start`` runs on this machine, else a local Ray for the run.
-        prices: ``{model: ModelPrice or {"input_per_mtok": ..., "output_per_mtok": ...}}``,
-            USD per million tokens, pricing the calls whose provider reports no cost; a call
-            to an unlisted model has an unknown cost (``None``), never 0.
-        epochs: answer (and score) each example this many times: its samples are stored as
-            ``<id>#1`` ... ``<id>#N`` and the summary adds pass@k, pass^k and, for judges, the
-            share of the variance from the answers and from the judge (``summary["epochs"]``;
-            docs/grading.md). The target's response cache never answers one epoch with
-            another's answer. Needs a target: recorded predictions would repeat unchanged.
-        min_pass_rate: the least pass rate the run must reach; below it (or with nothing
-            passed or scored) :attr:`~RunResult.missed_minimums` lists it and ``aieval run``
-            exits 4.
-        min_scores: ``{scorer name: least mean score}`` (0..1), checked the same way; a scorer
-            with no score at all misses its minimum. An unknown scorer name is a
-            ``ConfigError``.
+        **settings: the run's settings, as :class:`RunSpec` fields.
 
     Raises:
-        ConfigError: an invalid option (named); with Ray, a part of the run its workers cannot
-            rebuild (a scorer or target that has no import path and cannot be pickled, or
-            pickles to more than 100 MiB; a provider object), or the ``ray`` extra missing
-            (with the install command).
+        ConfigError: an invalid or unknown setting (named); with Ray, a part of the run its
+            workers cannot rebuild (a scorer or target that has no import path and cannot be
+            pickled, or pickles to more than 100 MiB; a provider object), or the ``ray``
+            extra missing (with the install command).
         DatasetError: the dataset has no rows (nothing would be evaluated).
         StoreError: a sample could not be stored (a full disk...): the run is stored as
             ``failed`` with this error, its summary counts the stored samples only, and
             ``resume=`` finishes it once the cause is fixed.
     """
-    for key, value in (("concurrency", concurrency), ("max_error_rate", max_error_rate)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"run(): {key} must be a number, got {type(value).__name__}")
-    if concurrency < 1:
-        raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
-    if not 0.0 <= max_error_rate <= 1.0:
-        raise ConfigError(f"max_error_rate must be between 0 and 1, got {max_error_rate}")
     given, live = split_live(
         dataset=dataset,
         scorers=scorers,
@@ -228,54 +149,11 @@ async def run_async(
         workflow=workflow,
         profile=profile,
         executor=executor,
-        ray_address=ray_address,
+        ray_address=settings.pop("ray_address", None),
         progress=progress,
         tracer_provider=tracer_provider,
     )
-    target_spec = dict(
-        provider=given.provider,
-        model=model,
-        function=given.function,
-        prompt_template=prompt_template,
-        system_prompt=system_prompt,
-        params=params or {},
-        base_url=base_url,
-        api_key_env=api_key_env,
-        retries=retries,
-        timeout=timeout,
-        cache=cache,
-        prices=dict(prices or {}),
-    )
-    scoring = dict(
-        scorers=given.scorers,
-        pass_threshold=pass_threshold,
-        max_error_rate=max_error_rate,
-        workflow=given.workflow,
-        profile=given.profile,
-        evaluator=evaluator,
-        grader=grader,
-        enforce_hard_gates=enforce_hard_gates,
-        min_pass_rate=min_pass_rate,
-        min_scores=dict(min_scores or {}),
-    )
-    execution = dict(
-        executor=given.executor,
-        ray_address=given.ray_address,
-        concurrency=concurrency,
-        telemetry=telemetry,
-    )
-    spec = _spec(
-        given,
-        name=name,
-        limit=limit,
-        epochs=epochs,
-        prediction_field=prediction_field,
-        metadata=metadata or {},
-        target=target_spec,
-        scoring=scoring,
-        execution=execution,
-        storage=dict(store=given.store, resume=resume, run_id=run_id),
-    )
+    spec = _spec(given, name=name, model=model, settings=settings)
     return await execute(spec, live)
 
 
@@ -344,36 +222,29 @@ def check_run(
     workflow: Any = None,
     profile: Any = None,
     evaluator: str | None = None,
+    grader: str | None = None,
 ) -> None:
     """Refuse, before anything runs or is stored, what :func:`run_async` would refuse at start.
 
     Resolves the scorers, the workflow and profile, reads the dataset once, checks it against
-    the workflow's required inputs, and checks there is something to evaluate.
+    the workflow's required inputs, checks there is something to evaluate, and loads the
+    grader.
 
     Raises:
-        ConfigError: unknown scorer, nothing to evaluate; :class:`IncompatibleDatasetError`
-            (a ConfigError) lists the missing workflow inputs.
+        ConfigError: unknown scorer or grader, nothing to evaluate;
+            :class:`IncompatibleDatasetError` (a ConfigError) lists the missing workflow inputs.
         DatasetError, WorkflowError, RubricError: unreadable dataset, workflow or profile.
     """
     given, live = split_live(dataset=dataset, scorers=scorers, workflow=workflow, profile=profile)
-    spec = _spec(
-        given,
-        name="check",
-        limit=limit,
-        prediction_field=prediction_field,
-        target=dict(model=model),
-        scoring=dict(
-            scorers=given.scorers,
-            workflow=given.workflow,
-            profile=given.profile,
-            evaluator=evaluator,
-        ),
-    )
+    settings = dict(limit=limit, prediction_field=prediction_field, evaluator=evaluator)
+    spec = _spec(given, name="check", model=model, settings=settings)
     parts = resolve_parts(spec, live)
-    grader = run_evaluator(spec, parts)
-    _, info = open_data(parts.dataset, spec, grader)
-    check_something_scored(parts.scorers, grader, info)
-    if not has_target and grader is None and info.with_prediction == 0 and info.count > 0:
+    evaluator_of_run = run_evaluator(spec, parts)
+    _, info = open_data(parts.dataset, spec, evaluator_of_run)
+    check_something_scored(parts.scorers, evaluator_of_run, info)
+    if grader is not None:
+        run_grader(grader, spec.scoring.pass_threshold, evaluator_of_run)
+    if not has_target and evaluator_of_run is None and info.with_prediction == 0 and info.count > 0:
         hint = f" (no row has predictions[{model!r}])" if model is not None else ""
         raise ConfigError(
             "nothing to evaluate: no target was given and the rows carry no recorded "
@@ -381,8 +252,25 @@ def check_run(
         )
 
 
-def _spec(given: Described, **fields: Any) -> RunSpec:
-    """The spec of ``run()``'s keywords, its sub-specs given as mappings, validated once (an
-    invalid value is a :class:`ConfigError` naming ``sub_spec.field``)."""
-    spec = RunSpec.parse({**fields, "dataset": ""}, source="run()")
-    return spec.replace(dataset=given.dataset)
+def _spec(given: Described, *, name: str, model: str | None, settings: dict[str, Any]) -> RunSpec:
+    """The spec of ``run()``'s keywords, validated once by :class:`RunSpec` (an invalid value
+    is a :class:`ConfigError` naming ``sub_spec.field``; an unknown keyword names itself)."""
+    for key, value in settings.items():
+        if key not in SPEC_KEYWORDS:
+            hint = suggestion(key, SPEC_KEYWORDS)
+            raise ConfigError(f"run(): {key}: not a run setting; {hint}")
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if key in _NUMBERS and value is not None and not number:
+            raise ConfigError(f"run(): {key} must be a number, got {type(value).__name__}")
+    data = {key: value for key, value in settings.items() if value is not None}
+    if isinstance(data.get("prices"), Mapping):
+        data["prices"] = dict(data["prices"])
+    if isinstance(data.get("min_scores"), Mapping):
+        data["min_scores"] = dict(data["min_scores"])
+    # what may have been an object, as the spec describes it (the rows are read, and checked,
+    # by the dataset: not copied here)
+    described = {part.name: getattr(given, part.name) for part in fields(given)}
+    described.update(dataset="", target=described.pop("function"))
+    data.update(described, name=name, model=model)
+    spec = RunSpec.parse(data, source="run()")
+    return spec.model_copy(update={"dataset": given.dataset})

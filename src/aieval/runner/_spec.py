@@ -26,11 +26,12 @@ What a spec cannot carry, and how it refers to it instead:
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from copy import copy
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -41,33 +42,22 @@ from pydantic import (
 from aieval._floors import DEFAULT_PASS_THRESHOLD
 from aieval._usage_figures import ModelPrice
 from aieval.errors import ConfigError
-from aieval.providers._credentials import check_env_name
-from aieval.runner._references import (
-    ScorerEntry,
-    import_reference,
-    reference_of,
-    resolve_scorers,
-    scorer_entry,
-)
-from aieval.scorers import Scorer
+from aieval.providers import check_env_name
+from aieval.runner._references import ScorerEntry
 
 if TYPE_CHECKING:
     from aieval.store import RunRow
 
 __all__ = [
+    "SPEC_KEYWORDS",
     "ExecutionSpec",
     "RunSpec",
     "ScoringSpec",
     "StorageSpec",
     "TargetSpec",
-    "check_share",
-    "check_shares",
     "env_name",
-    "not_a_flag",
+    "spec_field",
 ]
-
-#: ``run_async`` keyword arguments that are live objects, never part of a spec.
-_RUNTIME_ONLY = ("progress", "tracer_provider")
 
 
 def env_name(value: str) -> str:
@@ -112,6 +102,21 @@ def not_a_flag(value: Any) -> Any:
     return value
 
 
+#: A share (0..1); ``true``/``false`` read as 1.0/0.0 as before.
+_Share = Annotated[float, BeforeValidator(check_share)]
+#: A share or unset; ``true``/``false`` refused.
+_ShareOrNone = Annotated[float | None, BeforeValidator(check_share), BeforeValidator(not_a_flag)]
+#: ``{name: share}``, checked value by value.
+_Shares = Annotated[dict[str, float], BeforeValidator(check_shares)]
+
+
+def spec_field(sub: type[BaseModel], name: str) -> Any:
+    """A copy of the spec's field ``name`` of ``sub`` (default, bounds, checks, description),
+    for a model that validates the same setting under another roof (an eval file's
+    ``settings:``), so that each setting has one default in one place."""
+    return copy(sub.model_fields[name])
+
+
 class _Sub(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -125,15 +130,21 @@ class TargetSpec(_Sub):
     )
     function: str | None = Field(None, description="'module:qualname' of a callable target")
     prompt_template: str | None = Field(None, description="str.format template over row fields")
-    system_prompt: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict, description="request parameters")
-    base_url: str | None = None
+    system_prompt: str | None = Field(None, description="a system message for provider targets")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="request parameters (temperature, max_tokens, top_p...)"
+    )
+    base_url: str | None = Field(None, description="endpoint of an openai-compatible provider")
     api_key_env: str | None = Field(
         None, description="the name of the environment variable holding the target's API key"
     )
-    retries: int = Field(3, ge=0, le=20)
-    timeout: float = Field(60.0, gt=0)
-    cache: bool = True
+    retries: int = Field(3, ge=0, le=20, description="retries per model call on 429/5xx/timeouts")
+    timeout: float = Field(
+        60.0, gt=0, description="seconds per model call (or per callable-target call)"
+    )
+    cache: bool = Field(
+        True, description="reuse deterministic (temperature 0) answers from the response cache"
+    )
     prices: dict[str, ModelPrice] = Field(
         default_factory=dict,
         description="USD per million tokens by model, for calls (target and judges) whose "
@@ -157,8 +168,10 @@ class ScoringSpec(_Sub):
     imports: list[str] = Field(
         default_factory=list, description="Python files to import first (their @scorer)"
     )
-    pass_threshold: float = Field(DEFAULT_PASS_THRESHOLD, ge=0, le=1)
-    max_error_rate: float = Field(
+    pass_threshold: _Share = Field(
+        DEFAULT_PASS_THRESHOLD, ge=0, le=1, description="a sample passes when every score is >= it"
+    )
+    max_error_rate: _Share = Field(
         0.0, ge=0, le=1, description="share of samples that may error; above it the run is not ok"
     )
     workflow: str | dict[str, Any] | None = Field(None, description="workflow file or mapping")
@@ -174,29 +187,17 @@ class ScoringSpec(_Sub):
         description="an 'aieval.graders' plugin deciding each sample's verdict; default: the "
         "evaluator's grader, else 'threshold'",
     )
-    enforce_hard_gates: bool = True
-    min_pass_rate: float | None = Field(
+    enforce_hard_gates: bool = Field(
+        True,
+        description="false: workflow gates are evaluated and reported but do not force grade F",
+    )
+    min_pass_rate: _ShareOrNone = Field(
         None, ge=0, le=1, description="least pass rate the run must reach (aieval run exits 4)"
     )
-    min_scores: dict[str, float] = Field(
+    min_scores: _Shares = Field(
         default_factory=dict,
         description="{scorer: least mean score} the run must reach (aieval run exits 4 below)",
     )
-
-    @field_validator("max_error_rate", "pass_threshold", "min_pass_rate", mode="before")
-    @classmethod
-    def _a_share(cls, value: Any) -> Any:
-        return check_share(value)
-
-    @field_validator("min_scores", mode="before")
-    @classmethod
-    def _shares(cls, value: Any) -> Any:
-        return check_shares(value)
-
-    @field_validator("min_pass_rate", mode="before")
-    @classmethod
-    def _not_a_flag(cls, value: Any) -> Any:
-        return not_a_flag(value)
 
     @field_validator("scorers")
     @classmethod
@@ -210,12 +211,16 @@ class ScoringSpec(_Sub):
 class ExecutionSpec(_Sub):
     """Where samples run and how many at once; the Ray cluster travels here only."""
 
-    executor: Literal["local", "ray"] = "local"
+    executor: Literal["local", "ray"] = Field(
+        "local", description="where samples run: this process, or Ray workers (extra 'ray')"
+    )
     ray_address: str | None = Field(
         None, description="Ray cluster: unset = $RAY_ADDRESS, else auto, else a local Ray"
     )
-    concurrency: int = Field(16, ge=1, le=10_000)
-    telemetry: bool | None = None
+    concurrency: int = Field(16, ge=1, le=10_000, description="samples in flight at once")
+    telemetry: bool | None = Field(
+        None, description="emit OpenTelemetry spans (extra 'otel'); unset follows $AIEVAL_OTEL"
+    )
 
 
 class StorageSpec(_Sub):
@@ -228,7 +233,7 @@ class StorageSpec(_Sub):
         " memory only",
     )
     resume: str | bool | None = Field(None, description="a run id, or true: the latest unfinished")
-    run_id: str | None = None
+    run_id: str | None = Field(None, description="the id of a new run (default: a fresh one)")
 
     @field_validator("store")
     @classmethod
@@ -272,12 +277,16 @@ class RunSpec(BaseModel):
     dataset: str | list[dict[str, Any]] = Field(
         description="a .jsonl/.json/.csv path, a folder of workflow run logs, or inline rows"
     )
-    limit: int | None = Field(None, ge=0)
+    limit: int | None = Field(None, ge=0, description="evaluate only the first rows")
     epochs: int = Field(
         1, ge=1, le=1000, strict=True, description="times each example is answered and scored"
     )
-    prediction_field: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    prediction_field: str | None = Field(
+        None, description="dotted path of the recorded prediction in each row"
+    )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="free-form run metadata, stored with the run"
+    )
     target: TargetSpec = Field(default_factory=TargetSpec)
     scoring: ScoringSpec = Field(default_factory=ScoringSpec)
     execution: ExecutionSpec = Field(default_factory=ExecutionSpec)
@@ -311,60 +320,30 @@ class RunSpec(BaseModel):
         return out
 
     def replace(self, **changes: Any) -> RunSpec:
-        """A copy with fields changed, by ``run()``'s keyword names (routed to their sub-spec).
+        """A copy with fields changed, by ``run()``'s keyword names (routed to their sub-spec),
+        validated as the spec is: how command-line flags and other overrides apply.
 
-        Values are not validated again: give values of the field's type.
+        Inline rows given as ``dataset`` are kept as they are (the dataset reads them).
+
+        Raises:
+            ConfigError: an unknown name, or an invalid value (named).
         """
-        top: dict[str, Any] = {}
-        subs: dict[str, dict[str, Any]] = {}
+        data: dict[str, Any] = dict(self)
         for key, value in changes.items():
             if key in _SUB_OF:  # ``target`` too: the callable's path
                 sub, field = _SUB_OF[key]
-                subs.setdefault(sub, {})[field] = value
-            elif key in type(self).model_fields:
-                top[key] = value
+                given = data[sub]
+                data[sub] = {
+                    **(given.model_dump() if isinstance(given, BaseModel) else given),
+                    field: value,
+                }
+            elif key in type(self).model_fields and key not in _SUBS:
+                data[key] = value
             else:
                 raise ConfigError(f"{key}: not a run setting")
-        for sub, fields in subs.items():
-            top[sub] = getattr(self, sub).model_copy(update=fields)
-        return self.model_copy(update=top)
-
-    def flat(self) -> dict[str, Any]:
-        """The spec as ``run()``'s keywords (``target`` is the callable's import path)."""
-        data = self.model_dump(exclude=set(_SUBS))
-        for sub in _SUBS:
-            for field, value in getattr(self, sub).model_dump().items():
-                data["target" if (sub, field) == ("target", "function") else field] = value
-        return data
-
-    @classmethod
-    def from_kwargs(cls, **kwargs: Any) -> RunSpec:
-        """The spec of ``run(**kwargs)``: callables become references, live objects are refused.
-
-        Raises:
-            ConfigError: a field that cannot be serialised (named, with what to do instead),
-                or an invalid value.
-        """
-        data = {k: v for k, v in kwargs.items() if v is not None or k in ("resume", "store")}
-        for key in _RUNTIME_ONLY:
-            if data.pop(key, None) is not None:
-                raise ConfigError(f"{key}: a live object cannot be in a RunSpec; give it to run()")
-        if callable(data.get("target")):
-            data["target"] = reference_of(data["target"], "target")
-        if isinstance(data.get("dataset"), Path):
-            data["dataset"] = str(data["dataset"])
-        if isinstance(data.get("store"), Path):
-            data["store"] = str(data["store"])
-        if "scorers" in data:
-            data["scorers"] = [scorer_entry(s, i) for i, s in enumerate(data["scorers"])]
-        for key in ("provider", "workflow", "profile", "store", "dataset"):
-            value = data.get(key)
-            if value is not None and not isinstance(value, str | bool | dict | list):
-                raise ConfigError(
-                    f"{key}: a {type(value).__name__} object cannot go into a RunSpec; "
-                    "give its name or path, or pass the object to run() directly"
-                )
-        return cls.parse(data)
+        rows = data["dataset"] if isinstance(data["dataset"], list) else None
+        spec = type(self).parse({**data, "dataset": ""} if rows is not None else data)
+        return spec if rows is None else spec.model_copy(update={"dataset": rows})
 
     @classmethod
     def parse(cls, data: dict[str, Any], *, source: str = "<run spec>") -> RunSpec:
@@ -378,31 +357,6 @@ class RunSpec(BaseModel):
                 for err in exc.errors()
             )
             raise ConfigError(f"{source}: {problems}") from None
-
-    def run_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``run_async``, with ``imports`` and references imported again.
-
-        ``executor`` and ``ray_address`` are among them only when the spec chooses Ray (so the
-        run goes where the spec says); :func:`~aieval.runner.run_spec` runs a spec directly.
-        """
-        kwargs = self.flat()
-        del kwargs["imports"]
-        if self.execution.executor != "ray":
-            del kwargs["executor"], kwargs["ray_address"]
-        kwargs["scorers"] = self.resolved_scorers()
-        if self.target.function is not None:
-            kwargs["target"] = import_reference(self.target.function, "target")
-        kwargs["metadata"] = kwargs["metadata"] or None
-        kwargs["params"] = kwargs["params"] or None
-        return kwargs
-
-    def resolved_scorers(self) -> list[Scorer]:
-        """The scorers, after importing ``imports`` (whose ``@scorer`` functions register)."""
-        from aieval.runner._imports import import_file
-
-        for file in self.scoring.imports:
-            import_file(file)
-        return resolve_scorers(self.scoring.scorers)
 
     @classmethod
     def of_run(cls, run: RunRow) -> RunSpec:
@@ -425,3 +379,7 @@ class RunSpec(BaseModel):
             )
         spec = cls.parse(stored, source=f"run {run.id}")
         return spec.replace(resume=run.id, run_id=None)
+
+
+#: The keyword names of a run's settings, as ``run()`` and :meth:`RunSpec.replace` take them.
+SPEC_KEYWORDS = frozenset(_SUB_OF) | (frozenset(RunSpec.model_fields) - set(_SUBS))
