@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.push.helpers import make_run
 
 from aieval.store import Store
@@ -78,9 +79,12 @@ def test_the_log_width_follows_columns(tmp_path: Path) -> None:
     assert max(len(line) for line in done.stdout.splitlines()) <= 60
 
 
-def test_a_narrow_run_list_stays_a_table(tmp_path: Path) -> None:
+def test_a_narrow_run_list_stays_a_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # ten columns (id ... branch, commit, host, when) fit a 120-column page as a table; at the
-    # log's 100 they fold into blocks (the test above)
+    # log's 100 they fold into blocks (the test above). The run is made outside any checkout,
+    # so the branch the tests run from (its name's length) does not widen the row.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     src = tmp_path / "local.db"
     run_id = make_run(src, "qa", 2)
     done = aieval("runs", "--db", str(src), columns="120")
