@@ -37,7 +37,9 @@ def _part(source: Path, run_id: str) -> dict[str, Any]:
 
 def _post(url: str, body: dict[str, Any]) -> httpx.Response:
     headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
-    return httpx.post(f"{url}/api/runs/import", content=json.dumps(body), headers=headers)
+    return httpx.post(
+        f"{url}/api/runs/import", content=json.dumps(body), headers=headers, timeout=60
+    )
 
 
 BEYOND = {

@@ -54,12 +54,17 @@ def _auth(token: str) -> dict[str, str]:
 
 def _post(url: str, token: str, body: dict[str, Any]) -> httpx.Response:
     headers = {**_auth(token), "Content-Type": "application/json"}
-    return httpx.post(f"{url}/api/runs/import", content=json.dumps(body), headers=headers)
+    return httpx.post(
+        f"{url}/api/runs/import", content=json.dumps(body), headers=headers, timeout=60
+    )
 
 
 def _held(url: str, token: str, run_id: str) -> httpx.Response:
     return httpx.get(
-        f"{url}/api/runs/import/holding", params={"run_id": run_id}, headers=_auth(token)
+        f"{url}/api/runs/import/holding",
+        params={"run_id": run_id},
+        headers=_auth(token),
+        timeout=60,
     )
 
 
@@ -160,11 +165,11 @@ def test_an_upload_token_reaches_only_the_upload_endpoints(
     server: LiveServer, tmp_path: Path
 ) -> None:
     for path in ("/api/runs", "/api/runs/x", "/"):
-        answer = httpx.get(f"{server.url}{path}", headers=_auth(A))
+        answer = httpx.get(f"{server.url}{path}", headers=_auth(A), timeout=60)
         assert answer.status_code == 403, path
         assert "upload token 'team-a' may only upload runs" in answer.text
-    assert httpx.get(f"{server.url}/?token={A}").status_code == 401  # no viewer cookie
-    assert httpx.get(f"{server.url}/api/runs", headers=_auth(ADMIN)).status_code == 200
+    assert httpx.get(f"{server.url}/?token={A}", timeout=60).status_code == 401  # no viewer cookie
+    assert httpx.get(f"{server.url}/api/runs", headers=_auth(ADMIN), timeout=60).status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -268,7 +273,7 @@ def test_an_upload_token_pushes_only_run_ids_of_aievals_shape(
         assert team.get_run("search-prod").id == real
         assert team.get_run(real[:-3]).id == real
         assert [r.id for r in team.list_runs()] == [real]
-    page = httpx.get(f"{server.url}/api/runs/search-prod/header", headers=_auth(ADMIN))
+    page = httpx.get(f"{server.url}/api/runs/search-prod/header", headers=_auth(ADMIN), timeout=60)
     assert page.json()["run"]["id"] == real
     # a run given an id of its own (``run(run_id=...)``): the server's own token pushes it
     named = tmp_path / "named.db"

@@ -87,7 +87,7 @@ def test_a_resumed_run_is_updated_through_the_server(
     again = push(src, server.url)
     assert (again.count("updated"), again.samples) == (1, 15)
     same_rows(src, team)
-    report = httpx.get(f"{server.url}/api/runs/{run_id}", headers=_auth()).json()
+    report = httpx.get(f"{server.url}/api/runs/{run_id}", headers=_auth(), timeout=60).json()
     assert report["run"]["status"] == "completed"
 
 

@@ -70,9 +70,9 @@ def test_a_body_of_too_many_arrays_is_refused_before_decoding(
     assert answer.status_code == 413, answer.text
     assert f"{MAX_JSON_ITEMS} at most" in answer.text
     assert (
-        httpx.get(f"{server.url}/api/runs", headers={"Authorization": f"Bearer {ADMIN}"}).json()[
-            "total"
-        ]
+        httpx.get(
+            f"{server.url}/api/runs", headers={"Authorization": f"Bearer {ADMIN}"}, timeout=60
+        ).json()["total"]
         == 0
     )
 

@@ -67,8 +67,10 @@ def test_serve_with_token_from_the_environment(
     stop.append(proc)
     url = f"http://127.0.0.1:{port}"
     wait_until_up(f"{url}/api/runs", proc, {})
-    assert httpx.get(f"{url}/api/runs").status_code == 401
-    authorized = httpx.get(f"{url}/api/runs", headers={"Authorization": f"Bearer {token}"})
+    assert httpx.get(f"{url}/api/runs", timeout=60).status_code == 401
+    authorized = httpx.get(
+        f"{url}/api/runs", headers={"Authorization": f"Bearer {token}"}, timeout=60
+    )
     assert authorized.status_code == 200 and authorized.json()["total"] == 0
     proc.terminate()
     _, err = proc.communicate(timeout=10)
@@ -88,11 +90,12 @@ def test_upload_tokens_from_the_environment_reach_only_uploads(
     stop.append(proc)
     url = f"http://127.0.0.1:{port}"
     wait_until_up(f"{url}/api/runs", proc, {})
-    answer = httpx.get(f"{url}/api/runs", headers={"Authorization": "Bearer tb0123"})
+    answer = httpx.get(f"{url}/api/runs", headers={"Authorization": "Bearer tb0123"}, timeout=60)
     assert answer.status_code == 403 and "upload token 'ci-b'" in answer.text
     held = httpx.get(
         f"{url}/api/runs/import/holding?run_id=20260101-000000-0123abcd",
         headers={"Authorization": "Bearer ta0123"},
+        timeout=60,
     )
     assert held.status_code == 200 and held.json()["run"] is None
 
