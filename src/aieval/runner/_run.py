@@ -192,7 +192,7 @@ async def run_async(
             to an unlisted model has an unknown cost (``None``), never 0.
         epochs: answer (and score) each example this many times: its samples are stored as
             ``<id>#1`` ... ``<id>#N`` and the summary adds pass@k, pass^k and, for judges, the
-            share of the variance from the answers and from the judge (``summary["epochs"]``;
+            share of the variance from the answers and from the judge (``summary.epochs``;
             docs/grading.md). The target's response cache never answers one epoch with
             another's answer. Needs a target: recorded predictions would repeat unchanged.
         min_pass_rate: the least pass rate the run must reach; below it (or with nothing

@@ -17,6 +17,7 @@ from aieval.core import GradeInput, GraderRequest, Verdict
 from aieval.core._stored import evaluation_verdict
 from aieval.errors import ConfigError, IncompatibleDatasetError, WorkflowError
 from aieval.grading import Profile, normalize
+from aieval.runner import EfficiencySummary, EvaluationSummary, RunSummary
 from aieval.runner._result import Aggregator
 from aieval.runner._target import Output, Target, Usage
 from aieval.workflows._definition import WorkflowDefinition, load_workflow
@@ -258,34 +259,33 @@ class EvaluationAggregator(Aggregator):
             self.amplifications.append(float(raw["retry_amplification"]))
         self.slo = self.slo or ev.get("efficiency", {}).get("slo", {})
 
-    def summary(self) -> dict[str, Any]:
-        out = super().summary()
+    def summary(self) -> RunSummary:
         n = self.evaluated
         p95 = percentile(self.runtimes, 0.95)
         latency_slo = self.slo.get("latency_s")
-        out["evaluation"] = {
-            "runs": n,
-            "passed": self.graded_passed,
-            "pass_rate": self.graded_passed / n if n else None,
-            "grades": {g: self.grades.get(g, 0) for g in ("A", "B", "C", "D", "F")},
-            "gate_failure_rates": {g: c / n for g, c in sorted(self.gate_failures.items())}
+        evaluation = EvaluationSummary(
+            runs=n,
+            passed=self.graded_passed,
+            pass_rate=self.graded_passed / n if n else None,
+            grades={g: self.grades.get(g, 0) for g in ("A", "B", "C", "D", "F")},
+            gate_failure_rates={g: c / n for g, c in sorted(self.gate_failures.items())}
             if n
             else {},
-            "missing_criteria": dict(sorted(self.missing.items())),
-            "efficiency": {
-                "runtime_p50_s": percentile(self.runtimes, 0.50),
-                "runtime_p95_s": p95,
-                "runtime_p95_norm": normalize(
+            missing_criteria=dict(sorted(self.missing.items())),
+            efficiency=EfficiencySummary(
+                runtime_p50_s=percentile(self.runtimes, 0.50),
+                runtime_p95_s=p95,
+                runtime_p95_norm=normalize(
                     "lower_is_better", p95, slo_good=latency_slo["good"], slo_bad=latency_slo["bad"]
                 )
                 if p95 is not None and latency_slo
                 else None,
-                "retry_amplification": sum(self.amplifications) / len(self.amplifications)
+                retry_amplification=sum(self.amplifications) / len(self.amplifications)
                 if self.amplifications
                 else None,
-            },
-        }
-        return out
+            ),
+        )
+        return super().summary().replace(evaluation=evaluation)
 
 
 def compact_run(run: WorkflowRun) -> dict[str, Any]:
