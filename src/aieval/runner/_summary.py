@@ -55,6 +55,7 @@ def _num(value: Any) -> float | None:
 
 
 def _numbers(value: Any) -> dict[str, float | None]:
+    """A stored ``{name: number}``; an entry that is no number reads as ``None``."""
     return {str(k): _num(v) for k, v in _map(value).items()}
 
 
@@ -288,15 +289,18 @@ class EvaluationSummary:
     def from_dict(cls, data: Any) -> EvaluationSummary | None:
         if not isinstance(data, Mapping):
             return None
-        rates = {str(k): _num(v) for k, v in _map(data.get("gate_failure_rates")).items()}
         return cls(
             runs=_int(data.get("runs")),
             passed=_int(data.get("passed")),
             pass_rate=_num(data.get("pass_rate")),
-            grades={str(k): _int(v) for k, v in _map(data.get("grades")).items()},
-            gate_failure_rates={k: v for k, v in rates.items() if v is not None},
+            grades={k: int(v) for k, v in _numbers(data.get("grades")).items() if v is not None},
+            gate_failure_rates={
+                k: v for k, v in _numbers(data.get("gate_failure_rates")).items() if v is not None
+            },
             missing_criteria={
-                str(k): _int(v) for k, v in _map(data.get("missing_criteria")).items()
+                k: int(v)
+                for k, v in _numbers(data.get("missing_criteria")).items()
+                if v is not None
             },
             efficiency=EfficiencySummary.from_dict(data.get("efficiency")),
         )
