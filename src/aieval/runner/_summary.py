@@ -8,11 +8,12 @@ included (a field a summary of its day did not hold reads as absent, never as a 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self, TypeVar
 
 from aieval._usage_figures import TokenTotal
 
@@ -34,9 +35,17 @@ __all__ = [
 #: The metric name of ``min_pass_rate`` in a :class:`MissedMinimum`.
 PASS_RATE = "pass_rate"
 
+_T = TypeVar("_T")
+
 
 def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return value
 
 
 def _int(value: Any) -> int:
@@ -48,19 +57,93 @@ def _opt_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return value
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
-def _numbers(value: Any) -> dict[str, float | None]:
-    """A stored ``{name: number}``; an entry that is no number reads as ``None``."""
+def _numbers(value: Any) -> dict[str, float]:
+    """A stored ``{name: number}``; an entry that is no number is left out."""
+    read = {str(k): _num(v) for k, v in _map(value).items()}
+    return {k: v for k, v in read.items() if v is not None}
+
+
+def _counts(value: Any) -> dict[str, int]:
+    return {k: int(v) for k, v in _numbers(value).items()}
+
+
+def _rates(value: Any) -> dict[str, float | None]:
+    """``{k: rate}`` where a rate may be ``None`` (pass@k over no example)."""
     return {str(k): _num(v) for k, v in _map(value).items()}
 
 
+#: How a stored value is read for a field of each declared type (what it lacks reads as
+#: absent: a count 0, a figure ``None``).
+_READERS: dict[str, Callable[[Any], Any]] = {
+    "int": _int,
+    "int | None": _opt_int,
+    "float": lambda v: float(_num(v) or 0.0),
+    "float | None": _num,
+    "str": lambda v: "" if v is None else str(v),
+    "bool": bool,
+}
+
+
+def _read(cls: type[_T], data: Any, **readers: Callable[[Any], Any]) -> _T:
+    """``cls`` from a stored mapping, each field read by its type or by ``readers``."""
+    block = _map(data)
+    return cls(
+        **{
+            f.name: readers.get(f.name, _READERS.get(str(f.type), lambda v: v))(block.get(f.name))
+            for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        }
+    )
+
+
+def _plain(value: Any) -> Any:
+    """A field's JSON value: a part's ``to_dict()``, a tuple as a list, a dict copied."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def _as_dict(part: Any, *, skip_none: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A part's fields in order, as JSON (those in ``skip_none`` left out when ``None``)."""
+    return {
+        f.name: _plain(getattr(part, f.name))
+        for f in dataclasses.fields(part)
+        if not (f.name in skip_none and getattr(part, f.name) is None)
+    }
+
+
+def _optional(reader: Callable[[Any], _T]) -> Callable[[Any], _T | None]:
+    """A reader of a part a summary may lack (``None`` when not a non-empty mapping)."""
+    return lambda v: reader(v) if isinstance(v, Mapping) and v else None
+
+
+class _Part:
+    """A part of the summary: its JSON is its fields in order (those in ``_omitted_when_none``
+    left out when ``None``), read back field by field, by type or by ``_readers``."""
+
+    __slots__ = ()
+    #: readers of the fields whose declared type alone does not say how to read them
+    _readers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
+    _omitted_when_none: ClassVar[tuple[str, ...]] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict(self, skip_none=self._omitted_when_none)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """The part from its stored JSON, of any age: what it lacks reads as absent."""
+        return _read(cls, data, **cls._readers)
+
+
 @dataclass(frozen=True, slots=True)
-class ScorerSummary:
+class ScorerSummary(_Part):
     """One scorer over a run (``mean`` and ``std`` over the samples it scored).
 
     ``errors`` counts failed scores, ``missing`` (the samples a failed target left unscored)
@@ -80,40 +163,15 @@ class ScorerSummary:
     malformed_scored: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "mean": self.mean,
-            "std": self.std,
-            "count": self.count,
-            "errors": self.errors,
-            "missing": self.missing,
-            "not_applicable": self.not_applicable,
-        }
-        if self.judged:
-            out |= {
-                "judged": self.judged,
-                "malformed": self.malformed,
-                "malformed_scored": self.malformed_scored,
-            }
+        out = _as_dict(self)
+        if not self.judged:  # only a judge's entry has the judge's counts
+            for name in ("judged", "malformed", "malformed_scored"):
+                del out[name]
         return out
-
-    @classmethod
-    def from_dict(cls, data: Any) -> ScorerSummary:
-        block = _map(data)
-        return cls(
-            mean=_num(block.get("mean")),
-            std=_num(block.get("std")),
-            count=_int(block.get("count")),
-            errors=_int(block.get("errors")),
-            missing=_int(block.get("missing")),
-            not_applicable=_opt_int(block.get("not_applicable")),
-            judged=_int(block.get("judged")),
-            malformed=_int(block.get("malformed")),
-            malformed_scored=_int(block.get("malformed_scored")),
-        )
 
 
 @dataclass(frozen=True, slots=True)
-class LatencySummary:
+class LatencySummary(_Part):
     """Mean, p50, p95 and max latency in seconds of the target calls (``None`` without any)."""
 
     mean: float | None = None
@@ -121,46 +179,26 @@ class LatencySummary:
     p95: float | None = None
     max: float | None = None
 
-    def to_dict(self) -> dict[str, float | None]:
-        return {"mean": self.mean, "p50": self.p50, "p95": self.p95, "max": self.max}
-
-    @classmethod
-    def from_dict(cls, data: Any) -> LatencySummary:
-        block = _map(data)
-        return cls(*(_num(block.get(k)) for k in ("mean", "p50", "p95", "max")))
-
 
 @dataclass(frozen=True, slots=True)
-class TopError:
+class TopError(_Part):
     """One of a run's most frequent error messages and the samples it hit."""
 
     message: str
     count: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"message": self.message, "count": self.count}
-
 
 @dataclass(frozen=True, slots=True)
-class CacheSummary:
+class CacheSummary(_Part):
     """Model calls that answered, those served from the cache, and their share."""
 
     calls: int = 0
     cached: int = 0
     share: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"calls": self.calls, "cached": self.cached, "share": self.share}
-
-    @classmethod
-    def from_dict(cls, data: Any) -> CacheSummary | None:
-        if not isinstance(data, Mapping):
-            return None
-        return cls(_int(data.get("calls")), _int(data.get("cached")), _num(data.get("share")))
-
 
 @dataclass(frozen=True, slots=True)
-class TokenSummary:
+class TokenSummary(_Part):
     """Tokens of every model call (``overall``), and of the target and the judges apart
     (``None`` in a summary stored before the split)."""
 
@@ -169,27 +207,21 @@ class TokenSummary:
     judges: TokenTotal | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = self.overall.to_dict()
-        if self.target is not None:
-            out["target"] = self.target.to_dict()
-        if self.judges is not None:
-            out["judges"] = self.judges.to_dict()
-        return out
+        parts = _as_dict(self, skip_none=("target", "judges"))
+        del parts["overall"]  # its figures are the block's own: {input, output, total, ...}
+        return self.overall.to_dict() | parts
 
     @classmethod
-    def from_dict(cls, data: Any) -> TokenSummary | None:
-        if not isinstance(data, Mapping):
-            return None
-        target, judges = data.get("target"), data.get("judges")
+    def from_dict(cls, data: Any) -> TokenSummary:
+        block = _map(data)
+        part = _optional(TokenTotal.from_dict)
         return cls(
-            TokenTotal.from_dict(data),
-            None if target is None else TokenTotal.from_dict(target),
-            None if judges is None else TokenTotal.from_dict(judges),
+            TokenTotal.from_dict(block), part(block.get("target")), part(block.get("judges"))
         )
 
 
 @dataclass(frozen=True, slots=True)
-class EpochsSummary:
+class EpochsSummary(_Part):
     """What a run of ``epochs > 1`` adds: the answers per example (``n``), the examples and
     those with every answer stored, mean pass@k and pass^k by k (``"1"``..``"n"``), and each
     judged scorer's variance split (docs/grading.md, "Epochs")."""
@@ -202,32 +234,15 @@ class EpochsSummary:
     #: scorer -> its variance split, as :meth:`aieval.stats.VarianceSplit.to_dict` gives it
     variance: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "examples": self.examples,
-            "complete": self.complete,
-            "pass_at_k": dict(self.pass_at_k),
-            "pass_hat_k": dict(self.pass_hat_k),
-            "variance": {name: dict(split) for name, split in self.variance.items()},
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> EpochsSummary | None:
-        if not isinstance(data, Mapping) or not data:
-            return None
-        return cls(
-            n=_int(data.get("n")),
-            examples=_int(data.get("examples")),
-            complete=_int(data.get("complete")),
-            pass_at_k=_numbers(data.get("pass_at_k")),
-            pass_hat_k=_numbers(data.get("pass_hat_k")),
-            variance={str(k): dict(_map(v)) for k, v in _map(data.get("variance")).items()},
-        )
+    _readers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        "pass_at_k": _rates,
+        "pass_hat_k": _rates,
+        "variance": lambda v: {str(k): dict(_map(s)) for k, s in _map(v).items()},
+    }
 
 
 @dataclass(frozen=True, slots=True)
-class EfficiencySummary:
+class EfficiencySummary(_Part):
     """A graded workflow run's runtime p50/p95 (and p95 normalised by its SLO) and mean retry
     amplification."""
 
@@ -236,32 +251,9 @@ class EfficiencySummary:
     runtime_p95_norm: float | None = None
     retry_amplification: float | None = None
 
-    def to_dict(self) -> dict[str, float | None]:
-        return {
-            "runtime_p50_s": self.runtime_p50_s,
-            "runtime_p95_s": self.runtime_p95_s,
-            "runtime_p95_norm": self.runtime_p95_norm,
-            "retry_amplification": self.retry_amplification,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> EfficiencySummary:
-        block = _map(data)
-        return cls(
-            *(
-                _num(block.get(k))
-                for k in (
-                    "runtime_p50_s",
-                    "runtime_p95_s",
-                    "runtime_p95_norm",
-                    "retry_amplification",
-                )
-            )
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class EvaluationSummary:
+class EvaluationSummary(_Part):
     """What a graded workflow run adds: the runs graded and passed, the grade distribution,
     each hard gate's failure rate, the criteria missing and how many runs missed each, and
     the efficiency figures."""
@@ -274,40 +266,16 @@ class EvaluationSummary:
     missing_criteria: dict[str, int] = field(default_factory=dict)
     efficiency: EfficiencySummary = field(default_factory=EfficiencySummary)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "runs": self.runs,
-            "passed": self.passed,
-            "pass_rate": self.pass_rate,
-            "grades": dict(self.grades),
-            "gate_failure_rates": dict(self.gate_failure_rates),
-            "missing_criteria": dict(self.missing_criteria),
-            "efficiency": self.efficiency.to_dict(),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> EvaluationSummary | None:
-        if not isinstance(data, Mapping):
-            return None
-        return cls(
-            runs=_int(data.get("runs")),
-            passed=_int(data.get("passed")),
-            pass_rate=_num(data.get("pass_rate")),
-            grades={k: int(v) for k, v in _numbers(data.get("grades")).items() if v is not None},
-            gate_failure_rates={
-                k: v for k, v in _numbers(data.get("gate_failure_rates")).items() if v is not None
-            },
-            missing_criteria={
-                k: int(v)
-                for k, v in _numbers(data.get("missing_criteria")).items()
-                if v is not None
-            },
-            efficiency=EfficiencySummary.from_dict(data.get("efficiency")),
-        )
+    _readers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        "grades": _counts,
+        "gate_failure_rates": _numbers,
+        "missing_criteria": _counts,
+        "efficiency": EfficiencySummary.from_dict,
+    }
 
 
 @dataclass(frozen=True, slots=True)
-class MissedMinimum:
+class MissedMinimum(_Part):
     """One minimum a run did not reach.
 
     Attributes:
@@ -326,12 +294,9 @@ class MissedMinimum:
             return f"{what}: none (nothing scored), minimum {self.minimum:g}"
         return f"{what} {self.value:.4g} below its minimum {self.minimum:g}"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "minimum": self.minimum, "value": self.value}
-
 
 @dataclass(frozen=True, slots=True)
-class MinimumCheck:
+class MinimumCheck(_Part):
     """One minimum the run was held to: its metric, the minimum, the run's value, and whether
     the value met it."""
 
@@ -340,17 +305,9 @@ class MinimumCheck:
     value: float | None
     met: bool
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "minimum": self.minimum,
-            "value": self.value,
-            "met": self.met,
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class MinimumsSummary:
+class MinimumsSummary(_Part):
     """The minimums a run was held to (``min_pass_rate``, ``min``) and each one's check."""
 
     min_pass_rate: float | None
@@ -372,30 +329,33 @@ class MinimumsSummary:
             "min_pass_rate": self.min_pass_rate,
             "min": dict(self.min),
             "met": self.met,
-            "checks": [check.to_dict() for check in self.checks],
-            "missed": [missed.to_dict() for missed in self.missed],
+            "checks": _plain(self.checks),
+            "missed": _plain(tuple(self.missed)),
         }
 
-    @classmethod
-    def from_dict(cls, data: Any) -> MinimumsSummary | None:
-        if not isinstance(data, Mapping) or not data:
-            return None
-        checks = tuple(
-            MinimumCheck(
-                str(row.get("metric")),
-                float(_num(row.get("minimum")) or 0.0),
-                _num(row.get("value")),
-                bool(row.get("met")),
-            )
-            for row in data.get("checks") or []
-            if isinstance(row, Mapping)
-        )
-        floors = {str(k): float(v) for k, v in _map(data.get("min")).items() if _num(v) is not None}
-        return cls(_num(data.get("min_pass_rate")), floors, checks)
+    _readers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        "min": _numbers,
+        "checks": lambda v: tuple(
+            MinimumCheck.from_dict(row) for row in _list(v) if isinstance(row, Mapping)
+        ),
+    }
+
+
+def _scorers(value: Any) -> dict[str, ScorerSummary]:
+    return {
+        str(name): ScorerSummary.from_dict(stats)
+        for name, stats in _map(value).items()
+        if isinstance(stats, Mapping)  # an unreadable entry is left out
+    }
+
+
+def _top_errors(value: Any) -> tuple[TopError, ...]:
+    entries = _list(value)
+    return tuple(TopError.from_dict(e) for e in entries if isinstance(e, Mapping))
 
 
 @dataclass(frozen=True, slots=True)
-class RunSummary:
+class RunSummary(_Part):
     """A run's numbers, over its stored samples: counts, pass and error rates, the most
     frequent errors, per-scorer figures, latency, retries, cache, tokens and cost, and, when
     the run has them, its epochs, its workflow evaluation and its minimums.
@@ -430,73 +390,21 @@ class RunSummary:
     evaluation: EvaluationSummary | None = None
     minimums: MinimumsSummary | None = None
 
+    _omitted_when_none = ("epochs", "evaluation", "minimums")
+    _readers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
+        "top_errors": _top_errors,
+        "scorers": _scorers,
+        "latency_s": LatencySummary.from_dict,
+        "cache": _optional(CacheSummary.from_dict),
+        "tokens": _optional(TokenSummary.from_dict),
+        "epochs": _optional(EpochsSummary.from_dict),
+        "evaluation": _optional(EvaluationSummary.from_dict),
+        "minimums": _optional(MinimumsSummary.from_dict),
+    }
+
     def replace(self, **changes: Any) -> RunSummary:
         """A copy with ``changes`` (e.g. ``minimums=...``)."""
-        return replace(self, **changes)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The summary's JSON shape, as stored with the run."""
-        out: dict[str, Any] = {
-            "samples": self.samples,
-            "passed": self.passed,
-            "unscored": self.unscored,
-            "pass_rate": self.pass_rate,
-            "target_errors": self.target_errors,
-            "errored_samples": self.errored_samples,
-            "error_rate": self.error_rate,
-            "top_errors": [entry.to_dict() for entry in self.top_errors],
-            "scorers": {name: stats.to_dict() for name, stats in self.scorers.items()},
-            "latency_s": self.latency_s.to_dict(),
-            "retries": self.retries,
-            "cached": self.cached,
-            "cache": None if self.cache is None else self.cache.to_dict(),
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "tokens": None if self.tokens is None else self.tokens.to_dict(),
-            "cost": self.cost,
-            "unpriced_samples": self.unpriced_samples,
-        }
-        if self.epochs is not None:
-            out["epochs"] = self.epochs.to_dict()
-        if self.evaluation is not None:
-            out["evaluation"] = self.evaluation.to_dict()
-        if self.minimums is not None:
-            out["minimums"] = self.minimums.to_dict()
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Any) -> RunSummary:
-        """A summary from its stored JSON, of any age; what it lacks reads as absent (zero
-        counts, ``None`` figures)."""
-        block = _map(data)
-        top = [e for e in block.get("top_errors") or [] if isinstance(e, Mapping)]
-        return cls(
-            samples=_int(block.get("samples")),
-            passed=_int(block.get("passed")),
-            unscored=_int(block.get("unscored")),
-            pass_rate=_num(block.get("pass_rate")),
-            target_errors=_int(block.get("target_errors")),
-            errored_samples=_int(block.get("errored_samples")),
-            error_rate=_num(block.get("error_rate")),
-            top_errors=tuple(TopError(str(e.get("message")), _int(e.get("count"))) for e in top),
-            scorers={
-                str(name): ScorerSummary.from_dict(stats)
-                for name, stats in _map(block.get("scorers")).items()
-                if isinstance(stats, Mapping)
-            },
-            latency_s=LatencySummary.from_dict(block.get("latency_s")),
-            retries=_int(block.get("retries")),
-            cached=_int(block.get("cached")),
-            cache=CacheSummary.from_dict(block.get("cache")),
-            input_tokens=_opt_int(block.get("input_tokens")),
-            output_tokens=_opt_int(block.get("output_tokens")),
-            tokens=TokenSummary.from_dict(block.get("tokens")),
-            cost=_num(block.get("cost")),
-            unpriced_samples=_int(block.get("unpriced_samples")),
-            epochs=EpochsSummary.from_dict(block.get("epochs")),
-            evaluation=EvaluationSummary.from_dict(block.get("evaluation")),
-            minimums=MinimumsSummary.from_dict(block.get("minimums")),
-        )
+        return dataclasses.replace(self, **changes)
 
     # Reading by key, as when the summary was a dict: kept for users' code, with a warning.
 
