@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from aieval._records import CallRecord, SampleRecord, ScoreRecord
     from aieval._types import Example, Score
     from aieval.datasets import Dataset, load_dataset
-    from aieval.runner import RunResult, run, run_async
+    from aieval.runner import RunResult, RunSummary, run, run_async
     from aieval.scorers import Scorer, scorer
     from aieval.store import Store
 
@@ -22,6 +22,7 @@ __all__ = [
     "Example",
     "ModelPrice",
     "RunResult",
+    "RunSummary",
     "SampleRecord",
     "Score",
     "ScoreRecord",
@@ -43,6 +44,7 @@ _EXPORTS = {
     "Dataset": "aieval.datasets",
     "load_dataset": "aieval.datasets",
     "RunResult": "aieval.runner",
+    "RunSummary": "aieval.runner",
     "run": "aieval.runner",
     "run_async": "aieval.runner",
     "Scorer": "aieval.scorers",

@@ -289,9 +289,9 @@ def test_older_stores_with_malformed_as_none_are_still_detected(
         for sample in samples:
             aggregator.add(sample)
         summary = aggregator.summary()
-        stats = summary["scorers"]["j"]
-        assert stats["malformed"] == stats["judged"] == 8
-        assert summary["errored_samples"] == 8
+        stats = summary.scorers["j"]
+        assert stats.malformed == stats.judged == 8
+        assert summary.errored_samples == 8
         counted = RunResult(run_id, "cmp", "completed", None, None, "", {}, 0.0, summary, 0.0)
         assert counted.errors == 8 and counted.malformed == {"j": (8, 8)}  # each once
         assert build_report(store, run_id).to_dict()["judges"]["j"]["malformed"] == 8

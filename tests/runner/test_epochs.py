@@ -50,12 +50,12 @@ def test_epochs_with_the_cache_on_call_the_target_n_times(
     assert ids == [f"q{i}#{e}" for i in range(5) for e in (1, 2, 3)]
     assert [s.epoch for s in result.samples[:3]] == [1, 2, 3]
     assert {s.example_id for s in result.samples} == {f"q{i}" for i in range(5)}
-    assert result.summary["samples"] == 15 and result.summary["epochs"]["complete"] == 5
+    assert result.summary.samples == 15 and result.summary.epochs.complete == 5
     # the first epoch keeps the key of a run without epochs: such a run reuses it
     plain = run(**common)
     assert len(openai_server.requests) == 15 and all(s.cached for s in plain.samples)
     assert [s.id for s in plain.samples] == [f"q{i}" for i in range(5)]
-    assert "epochs" not in plain.summary and plain.samples[0].epoch is None
+    assert plain.summary.epochs is None and plain.samples[0].epoch is None
 
 
 def test_pass_at_k_and_pass_hat_k_follow_their_definitions(tmp_path: Path) -> None:
@@ -70,7 +70,7 @@ def test_pass_at_k_and_pass_hat_k_follow_their_definitions(tmp_path: Path) -> No
     result = run(
         name="k", dataset=ROWS, scorers=[exact_match], target=target, epochs=epochs, store=False
     )
-    got = result.summary["epochs"]
+    got = result.summary.epochs.to_dict()
     assert got["n"] == epochs and got["examples"] == 5
     n = np.full(5, epochs)
     c = np.array(list(passes.values()))
@@ -173,6 +173,6 @@ def test_an_epochs_run_killed_mid_way_resumes_only_the_missing_pairs(tmp_path: P
         )
     ]
     assert sorted(ids) == sorted(every)
-    assert result.summary["samples"] == N * EPOCHS
-    assert result.summary["epochs"]["complete"] == N
-    assert result.summary["epochs"]["pass_hat_k"][str(EPOCHS)] == 1.0
+    assert result.summary.samples == N * EPOCHS
+    assert result.summary.epochs.complete == N
+    assert result.summary.epochs.pass_hat_k[str(EPOCHS)] == 1.0

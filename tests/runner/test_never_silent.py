@@ -34,7 +34,7 @@ def test_lone_surrogates_are_stored_and_read_back(tmp_path: Path) -> None:
     ]
     db = tmp_path / "runs.db"
     result = run(name="surrogates", dataset=data, scorers=[exact_match, reasoned], store=db)
-    assert result.status == "completed" and result.summary["samples"] == 2
+    assert result.status == "completed" and result.summary.samples == 2
     with Store(db) as store:
         first, second = store.iter_samples(result.id)
         assert first.id == "a\udc80"
@@ -296,7 +296,7 @@ def test_a_failed_commit_fails_the_run_and_resume_finishes_it(tmp_path: Path) ->
         resume=True,
     )
     assert resumed.id == row.id and resumed.status == "completed"
-    assert resumed.summary["samples"] == 200
+    assert resumed.summary.samples == 200
     ids = [r[0] for r in sqlite3.connect(db).execute("SELECT sample_id FROM samples")]
     assert sorted(ids) == sorted(f"s{i}" for i in range(200))
 

@@ -56,7 +56,7 @@ def test_one_lost_connection_mid_run_is_retried_and_the_run_completes(
                  store=store, concurrency=1)  # fmt: skip
     assert cut.is_set() and result.status == "completed"
     assert "lost the connection to the store at postgresql://" in caplog.text
-    assert result.summary["samples"] == 200
+    assert result.summary.samples == 200
     with psycopg.connect(pg_url) as conn:
         counts = conn.execute(
             "SELECT COUNT(*), COUNT(DISTINCT sample_id) FROM samples WHERE run_id = %s",

@@ -74,7 +74,7 @@ def test_kill_then_resume_has_every_sample_once(tmp_path: Path) -> None:
         )
     ]
     assert len(ids) == N and len(set(ids)) == N
-    assert result.summary["samples"] == N
+    assert result.summary.samples == N
     assert result.metrics["exact_match"] == 1.0
     assert store.get_run(killed.id).status == "completed"
 

@@ -58,7 +58,7 @@ def test_scorer_failures_are_recorded_per_sample() -> None:
     assert by_id["r5"].scores["mixed"].value == 0.25
     assert all("ValueError: boom" in s.scores["raising"].error for s in result.samples)
     assert all(s.scores["fine"].value == 1.0 for s in result.samples)
-    assert result.summary["scorers"]["mixed"]["errors"] == 4
+    assert result.summary.scorers["mixed"].errors == 4
     assert result.metrics["mixed"] == pytest.approx((1.0 + 0.25) / 2)
     assert not any(s.passed for s in result.samples)
 
@@ -124,7 +124,7 @@ def test_target_that_raises_is_a_sample_error_not_a_crash() -> None:
     assert first.passed and first.scores["exact_match"].value == 1.0
     assert second.error == "target raised RuntimeError: tool crashed"
     assert second.scores == {} and not second.passed
-    assert result.summary["target_errors"] == 1
+    assert result.summary.target_errors == 1
 
 
 def test_target_timeout() -> None:
@@ -197,9 +197,9 @@ def test_missing_prediction_on_one_row_is_a_sample_error() -> None:
 
 async def test_sync_run_inside_a_running_loop_and_async_api() -> None:
     result = run(name="nb", dataset=ROWS[:3], scorers=[exact_match], store=False)
-    assert result.summary["samples"] == 3
+    assert result.summary.samples == 3
     result = await run_async(name="nb", dataset=ROWS[:3], scorers=[exact_match], store=False)
-    assert result.summary["samples"] == 3
+    assert result.summary.samples == 3
 
 
 def test_progress_callback() -> None:

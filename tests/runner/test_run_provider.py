@@ -39,7 +39,7 @@ def test_answers_are_scored_and_calls_recorded(openai_server: OpenAIServer, tmp_
     assert result.provider == "openai-compatible"
     sample = result.samples[0]
     assert sample.calls[0].purpose == "target" and sample.calls[0].input_tokens
-    assert result.summary["input_tokens"] > 0 and result.latency["p50"] is not None
+    assert result.summary.input_tokens > 0 and result.latency["p50"] is not None
 
 
 def test_second_deterministic_run_is_served_from_the_cache(
@@ -50,7 +50,7 @@ def test_second_deterministic_run_is_served_from_the_cache(
     first = len(openai_server.requests)
     again = go(openai_server, tmp_path, params={"temperature": 0})
     assert len(openai_server.requests) == first  # nothing new reached the server
-    assert all(s.cached for s in again.samples) and again.summary["cached"] == 20
+    assert all(s.cached for s in again.samples) and again.summary.cached == 20
 
 
 def test_429_with_retry_after_then_success(openai_server: OpenAIServer, tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ def test_both_executors_store_the_same_results(ray_cluster: Any, tmp_path: Path)
     )
     local = run(name="local", **options)
     remote = run(name="remote", executor="ray", **options)
-    assert remote.status == "completed" and remote.summary["samples"] == 90
+    assert remote.status == "completed" and remote.summary.samples == 90
     assert stored(db, remote.id) == stored(db, local.id)
     # the means sum in completion order: equal up to the last bit
     assert remote.metrics == pytest.approx(local.metrics, rel=1e-12)
@@ -95,14 +95,14 @@ def test_thresholds_weights_and_row_checks_grade_the_same_on_ray(
     )
     local = run(name="local", **options)
     remote = run(name="remote", executor="ray", **options)
-    assert remote.status == "completed" and remote.summary["samples"] == 24
+    assert remote.status == "completed" and remote.summary.samples == 24
     assert stored(db, remote.id) == stored(db, local.id)
     verdicts = {
         r: {s.id: s.verdict for s in Store(db).iter_samples(r)} for r in (local.id, remote.id)
     }
     assert verdicts[remote.id] == verdicts[local.id]
     assert verdicts[local.id]["s0"].weights == {"token_f1": 3.0, "row:icontains": 2.0}
-    assert remote.summary["scorers"]["row:is_xml"]["count"] == 8
+    assert remote.summary.scorers["row:is_xml"].count == 8
 
 
 def test_one_spec_runs_the_same_on_ray_as_locally(ray_cluster: Any, tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_one_spec_runs_the_same_on_ray_as_locally(ray_cluster: Any, tmp_path: Pa
     )
     local = run_spec(spec)
     remote = run_spec(spec.replace(executor="ray"))
-    assert remote.status == "completed" and remote.summary["samples"] == 60
+    assert remote.status == "completed" and remote.summary.samples == 60
     assert stored(db, remote.id) == stored(db, local.id)
     assert remote.metrics == pytest.approx(local.metrics, rel=1e-12)
     # what each run stored is the spec it was given, but for where it ran
@@ -165,7 +165,7 @@ def test_one_unpicklable_score_costs_only_its_sample(ray_cluster: Any, tmp_path:
     options: dict[str, Any] = dict(dataset=data, scorers=[keeps_a_lock], store=db)
     local = run(name="local", **options)
     remote = run(name="remote", executor="ray", **options)
-    assert local.summary["samples"] == remote.summary["samples"] == 40
+    assert local.summary.samples == remote.summary.samples == 40
     on_ray, here = stored(db, remote.id), stored(db, local.id)
     assert all(error is None for _, _, error, _ in here.values()), "locally all 40 are scored"
     _, passed, error, scores = on_ray.pop("s13")
@@ -202,7 +202,7 @@ def test_a_base_exception_in_a_scorer_costs_only_its_sample(
     scored = [s for s in result.samples if s.id not in ("s4", "s11", "s16")]
     assert len(scored) == 17 and all(s.error is None and s.passed for s in scored)
     assert all(v.value == 1.0 for s in scored for v in s.scores.values())
-    assert result.summary["target_errors"] == 1 and result.error_count == 3
+    assert result.summary.target_errors == 1 and result.error_count == 3
 
 
 def test_a_killed_driver_resumes_with_no_sample_lost_or_twice(
@@ -239,7 +239,7 @@ def test_a_killed_driver_resumes_with_no_sample_lost_or_twice(
         store=db,
         resume=True,
     )
-    assert resumed.status == "completed" and resumed.summary["samples"] == n
+    assert resumed.status == "completed" and resumed.summary.samples == n
     ids = [r[0] for r in sqlite3.connect(db).execute("SELECT sample_id FROM samples")]
     assert sorted(ids) == sorted(f"s{i}" for i in range(n)), "a sample was lost or stored twice"
     assert resumed.metrics == {"held_match": 1.0}
@@ -567,7 +567,7 @@ def test_workflow_grading_runs_on_the_workers(ray_cluster: Any, tmp_path: Path) 
     }
     assert extras["remote"] == extras["local"]
     assert {v.grade for _, _, v in extras["remote"].values()} == {"A", "F"}
-    assert remote.summary["evaluation"] == local.summary["evaluation"]
+    assert remote.summary.evaluation == local.summary.evaluation
 
 
 def test_code_evaluation_runs_its_sandboxes_on_the_workers(

@@ -51,8 +51,8 @@ def test_row_checks_score_their_rows_only(tmp_path: Path) -> None:
     assert by_id["r9"].scores["row:word_count"].value == 0.0  # three words
     assert by_id["r0"].passed is True
     # coverage: three rows carry the checks, none is counted missing on the other 17
-    stats = result.summary["scorers"]
-    assert stats["row:icontains"] == {
+    stats = result.summary.scorers
+    assert stats["row:icontains"].to_dict() == {
         "mean": pytest.approx(1 / 3),
         "std": pytest.approx(0.5773502691896257),
         "count": 3,
@@ -60,7 +60,7 @@ def test_row_checks_score_their_rows_only(tmp_path: Path) -> None:
         "missing": 0,
         "not_applicable": 0,
     }
-    assert stats["exact_match"]["count"] == 20
+    assert stats["exact_match"].count == 20
     assert result.error_count == 0
     # the store keeps them and the report shows n=3, no errors
     with Store(tmp_path / "runs.db") as db:
@@ -261,8 +261,8 @@ def test_a_failed_target_leaves_row_checks_uncounted(tmp_path: Path) -> None:
     rows[1].pop("prediction")
     rows[1]["recorded_error"] = "the model timed out"
     result = run(name="err", dataset=rows, scorers=[exact_match], store=False)
-    stats = result.summary["scorers"]
-    assert stats["exact_match"]["missing"] == 1
+    stats = result.summary.scorers
+    assert stats["exact_match"].missing == 1
     assert "row:icontains" not in stats
     assert result.samples[1].passed is False
 

@@ -41,14 +41,14 @@ def test_a_run_where_one_call_reports_no_usage_has_unknown_token_totals(
         model="m", base_url=openai_server.base_url, store=tmp_path / "aieval.db",
     )  # fmt: skip
     summary = result.summary
-    assert summary["input_tokens"] is None and summary["output_tokens"] is None
-    target = summary["tokens"]["target"]
+    assert summary.input_tokens is None and summary.output_tokens is None
+    target = summary.tokens.to_dict()["target"]
     assert (target["input"], target["output"], target["total"]) == (None, None, None)
     assert target["at_least"] == {"input": 20, "output": 4, "total": 24}
     assert (target["calls"], target["unreported_calls"]) == (3, 1)
-    assert summary["tokens"]["unreported_calls"] == 1
+    assert summary.tokens.to_dict()["unreported_calls"] == 1
     line = "tokens in/out target at least 20/4 (1 of 3 calls unreported)"
-    assert line in format_tokens(summary["tokens"])
+    assert line in format_tokens(summary.tokens.to_dict())
     # `aieval show` prints it so too (from the stored summary)
     env = {**os.environ, "COLUMNS": "400"}
     shown = subprocess.run(
@@ -67,8 +67,8 @@ def test_a_run_where_every_call_reports_keeps_its_plain_totals(
         scorers=["exact_match"], provider="openai-compatible", model="m",
         base_url=openai_server.base_url, store=False,
     )  # fmt: skip
-    assert (result.summary["input_tokens"], result.summary["output_tokens"]) == (30, 6)
-    assert result.summary["tokens"]["target"] == {"input": 30, "output": 6, "total": 36}
+    assert (result.summary.input_tokens, result.summary.output_tokens) == (30, 6)
+    assert result.summary.tokens.to_dict()["target"] == {"input": 30, "output": 6, "total": 36}
 
 
 @pytest.mark.parametrize(
@@ -104,6 +104,6 @@ def test_a_recorded_sample_with_a_call_without_usage_has_unknown_tokens(tmp_path
     # the sample's own figures: unknown, not the 10/2 of the call that reported
     assert (samples["a"].input_tokens, samples["a"].output_tokens) == (None, None)
     assert (samples["b"].input_tokens, samples["b"].output_tokens) == (5, 1)
-    target = result.summary["tokens"]["target"]
+    target = result.summary.tokens.to_dict()["target"]
     assert target["at_least"] == {"input": 15, "output": 3, "total": 18}
     assert (target["calls"], target["unreported_calls"]) == (3, 1)

@@ -42,7 +42,7 @@ def test_a_reply_with_tokens_beyond_the_store_range_fails_its_sample_only(
     assert bad.error is not None and "input_tokens" in bad.error and str(_HUGE) in bad.error
     assert bad.input_tokens is None and bad.calls[0].input_tokens is None
     assert all(s.error is None and s.passed and s.input_tokens == 5 for s in samples.values())
-    assert result.summary["passed"] == 29 and result.summary["target_errors"] == 1
+    assert result.summary.passed == 29 and result.summary.target_errors == 1
 
 
 def test_a_recorded_count_beyond_the_store_range_is_refused_at_load(tmp_path: Path) -> None:

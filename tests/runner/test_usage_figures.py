@@ -106,7 +106,7 @@ def test_unlisted_model_is_null_and_gateway_cost_is_used(
         provider="openai-compatible", model="m", base_url=openai_server.base_url,
         params={"temperature": 0}, store=False,
     )  # fmt: skip
-    assert result.summary["cost"] == 0.25
+    assert result.summary.cost == 0.25
 
 
 def test_cached_rerun_keeps_original_latency_and_reports_cache_share(

@@ -254,7 +254,7 @@ def test_graded_workflow_samples_carry_grade_and_gate_failures(
     assert spans["b"].attributes["aieval.gate_failure_count"] >= 1
     assert spans["a"].attributes["aieval.gate_failure_count"] == 0
     (root,) = capture.named("aieval.run")
-    grades = result.summary["evaluation"]["grades"]
+    grades = result.summary.evaluation.grades
     assert {g: root.attributes[f"aieval.grades.{g}"] for g in grades} == grades
 
 

@@ -52,8 +52,8 @@ def test_a_run_that_scored_nothing_is_not_ok_and_fails_the_policy() -> None:
 def test_not_applicable_is_not_an_error_and_the_run_passes() -> None:
     result = run(name="some", dataset=rows("skip", "x", "skip"), scorers=[order], store=False)
     assert result.ok and result.problems == []
-    stats = result.summary["scorers"]["order"]
-    assert (stats["count"], stats["errors"], stats["not_applicable"]) == (1, 0, 2)
+    stats = result.summary.scorers["order"]
+    assert (stats.count, stats.errors, stats.not_applicable) == (1, 0, 2)
     assert result.not_applicable == {"order": 2} and result.errors == 0
     assert result.unscored == 2 and result.pass_rate == 1 / 3
     assert [s.passed for s in result.samples] == [False, True, False]

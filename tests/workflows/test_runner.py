@@ -55,7 +55,7 @@ def test_callable_that_raises_is_a_failed_run_not_a_crash(tmp_path: Path) -> Non
     assert sample.passed is False and "model unavailable" in (sample.error or "")
     assert ev["grade"] == "F" and ev["hard_gates"]["overall_status_success"] is False
     assert ev["agents"]["reviewer"]["failures"] == 1 and ev["agents"]["parser"]["failures"] == 0
-    assert result.summary["evaluation"]["grades"]["F"] == 2
+    assert result.summary.evaluation.grades["F"] == 2
 
 
 async def test_async_callable_steps_timing_and_retries_are_captured() -> None:
@@ -123,9 +123,9 @@ def test_folder_of_run_logs_is_a_dataset(tmp_path: Path) -> None:
     result = run(name="recorded", dataset=runs, scorers=[], workflow=DEFINITION, store=db)
     verdicts = {s.id: s.passed for s in result.samples}
     assert verdicts == {"failed": False, "good": True}
-    summary = result.summary["evaluation"]
-    assert summary["gate_failure_rates"]["overall_status_success"] == 0.5
-    assert summary["grades"]["A"] == 1 and summary["grades"]["F"] == 1
+    summary = result.summary.evaluation
+    assert summary.gate_failure_rates["overall_status_success"] == 0.5
+    assert summary.grades["A"] == 1 and summary.grades["F"] == 1
     with sqlite3.connect(db) as conn:
         stored = [json.loads(x) for (x,) in conn.execute("SELECT verdict FROM samples")]
         extras = [json.loads(x) for (x,) in conn.execute("SELECT extra FROM samples")]
@@ -145,7 +145,7 @@ def test_eval_file_with_workflow(tmp_path: Path) -> None:
     config = load_eval(tmp_path / "eval.yaml")
     [result] = run_eval(config, store=Store(tmp_path / "db.sqlite"))
     assert result.samples[0].verdict.workflow["profile"] == "B"
-    assert result.summary["evaluation"]["runs"] == 1
+    assert result.summary.evaluation.runs == 1
 
 
 def test_run_folder_version_does_not_depend_on_its_location(tmp_path: Path) -> None:

@@ -223,7 +223,7 @@ def run_action(
         for run in run_eval(config, store=store):
             row = store.get_run(run.id)
             rate = "-" if run.pass_rate is None else f"{100 * run.pass_rate:.1f}%"
-            samples = run.summary.get("samples", "?")
+            samples = run.summary.samples
             say(f"run {row.id} ({_named(row)}): {row.status}, {samples} samples, pass rate {rate}")
             problems = run.problems
             one = _compare(settings, context, store, baseline_store, path, row, problems)

@@ -154,7 +154,7 @@ def _exit_on_errors(run: RunResult) -> None:
     top = run.top_errors[0][0] if run.top_errors else "see the stored samples"
     sys.stderr.write(
         printable(
-            f"error: code evaluation {run.id}: {run.error_count} of {run.summary['samples']} "
+            f"error: code evaluation {run.id}: {run.error_count} of {run.summary.samples} "
             f"samples errored, with no verdict (most frequent: {top}); see docs/sandbox.md"
         )
         + "\n"

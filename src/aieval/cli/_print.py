@@ -22,6 +22,7 @@ from aieval._terminal import printable, printable_lines
 if TYPE_CHECKING:
     from aieval import SampleRecord
     from aieval.core import ToolCallDetail, WeightCoverage
+    from aieval.runner import EvaluationSummary, RunSummary, ScorerSummary
 
 __all__ = [
     "LOG_WIDTH",
@@ -111,7 +112,7 @@ def labelled(label: str, style: str, message: str) -> Text:
 
 
 def scorer_table(
-    scorers: Mapping[str, Any], *, title: str | None = None, numbers_right: bool = False
+    scorers: Mapping[str, ScorerSummary], *, title: str | None = None, numbers_right: bool = False
 ) -> Table:
     """Per-scorer mean, std, scored, errors and n/a of a run summary."""
     table = Table(title=title, title_justify="left")
@@ -121,57 +122,51 @@ def scorer_table(
     for name, stats in scorers.items():
         table.add_row(
             printable(name),
-            num(stats["mean"]),
-            num(stats["std"]),
-            str(stats["count"]),
-            str(stats["errors"]),
-            _not_applicable(stats),
+            num(stats.mean),
+            num(stats.std),
+            str(stats.count),
+            str(stats.errors),
+            # "-": a stored summary from before n/a was counted apart
+            "-" if stats.not_applicable is None else str(stats.not_applicable),
         )
     return table
 
 
-def _not_applicable(stats: Mapping[str, Any]) -> str:
-    """A scorer's n/a count; "-" for a stored summary from before n/a was counted apart."""
-    value = stats.get("not_applicable")
-    return "-" if value is None else str(value)
-
-
-def usage_parts(summary: Mapping[str, Any]) -> list[str]:
+def usage_parts(summary: RunSummary) -> list[str]:
     """Latency, tokens (target, judges, total), cost (``-``: unknown) and cache share."""
     from aieval._usage_figures import format_cache, format_cost, format_tokens  # loads pydantic
 
     parts = []
-    latency = summary.get("latency_s") or {}
-    if latency.get("p50") is not None:
-        parts.append(f"latency p50 {latency['p50']:.2f}s p95 {latency['p95']:.2f}s")
-    old = {"input": summary.get("input_tokens"), "output": summary.get("output_tokens")}
-    tokens = summary.get("tokens") or old
+    latency = summary.latency_s
+    if latency.p50 is not None:
+        parts.append(f"latency p50 {latency.p50:.2f}s p95 {latency.p95 or 0.0:.2f}s")
+    tokens = summary.tokens
     # unknown (a call reported none) is shown as such, never left out as if nothing was used
-    if old["input"] or old["output"] or tokens.get("unreported_calls"):
-        parts.append(format_tokens(tokens))
-    if summary.get("cost") is not None or summary.get("unpriced_samples"):
-        parts.append(f"cost {format_cost(summary.get('cost'))}")
-    cache = format_cache(summary.get("cache"))
+    if summary.input_tokens or summary.output_tokens or (tokens and tokens.overall.unreported):
+        old = {"input": summary.input_tokens, "output": summary.output_tokens}
+        parts.append(format_tokens(old if tokens is None else tokens.to_dict()))
+    if summary.cost is not None or summary.unpriced_samples:
+        parts.append(f"cost {format_cost(summary.cost)}")
+    cache = format_cache(None if summary.cache is None else summary.cache.to_dict())
     if cache:
         parts.append(cache)
     return parts
 
 
-def print_top_errors(summary: Mapping[str, Any]) -> None:
+def print_top_errors(summary: RunSummary) -> None:
     """The most frequent error messages of a run, with how many samples each hit."""
-    top = summary.get("top_errors") or []
-    if top:
+    if summary.top_errors:
         out.print("top errors:", style="red")
-    for entry in top:
-        out.print(Text.assemble((f"  {entry['count']:>5} × ", "red"), printable(entry["message"])))
+    for entry in summary.top_errors:
+        out.print(Text.assemble((f"  {entry.count:>5} × ", "red"), printable(entry.message)))
 
 
-def print_evaluation(summary: Mapping[str, Any], records: Sequence[SampleRecord]) -> None:
+def print_evaluation(evaluation: EvaluationSummary, records: Sequence[SampleRecord]) -> None:
     """Graded workflow runs: grade distribution, gate failure rates, and each run's verdict."""
-    grades = " ".join(f"{g}:{n}" for g, n in summary.get("grades", {}).items())
-    failing = {g: r for g, r in summary.get("gate_failure_rates", {}).items() if r}
+    grades = " ".join(f"{g}:{n}" for g, n in evaluation.grades.items())
+    failing = {g: r for g, r in evaluation.gate_failure_rates.items() if r}
     gates = ", ".join(f"{g} {pct(r)}" for g, r in failing.items()) or "none"
-    out.print(f"grades {grades} · graded pass rate {pct(summary.get('pass_rate'))}")
+    out.print(f"grades {grades} · graded pass rate {pct(evaluation.pass_rate)}")
     out.print(f"gate failures: {printable(gates)}")
     table = Table(title="graded runs", title_justify="left")
     for column in ("run", "grade", "passed", "score", "why"):

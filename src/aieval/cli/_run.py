@@ -45,7 +45,7 @@ from aieval.errors import StoreError, UnstorableSampleError
 if TYPE_CHECKING:
     from aieval.cli._tracing import Destination
     from aieval.core import RunFinish, RunStart, SampleRecord
-    from aieval.runner import RunResult
+    from aieval.runner import EpochsSummary, RunResult
     from aieval.store import Store
 
 __all__ = ["Interrupted", "run_command"]
@@ -233,7 +233,7 @@ def _exit_for_problems(results: Sequence[RunResult]) -> None:
     over = [r for r in results if r.error_budget_exceeded]
     for result in over:
         _error(
-            f"run {result.id}: {result.error_count} of {result.summary['samples']}"
+            f"run {result.id}: {result.error_count} of {result.summary.samples}"
             f" samples errored (max error rate {pct(result.max_error_rate)});"
             " see the top errors above, or allow some with --max-error-rate"
         )
@@ -241,7 +241,7 @@ def _exit_for_problems(results: Sequence[RunResult]) -> None:
     for result in unscored:
         names = ", ".join(repr(name) for name in result.unscored_scorers)
         _error(
-            f"run {result.id}: scorer {names} scored no sample of {result.summary['samples']}"
+            f"run {result.id}: scorer {names} scored no sample of {result.summary.samples}"
             " (n/a or failed on every one); see the n/a and errors columns above"
         )
     below = [r for r in results if r.missed_minimums]
@@ -335,8 +335,8 @@ def _resume_hint(lead: str, style: str, eval_file: Path, db: str | None) -> None
 def _print_summary(result: RunResult) -> None:
     summary = result.summary
     title = printable(f"{result.name}" + (f" · {result.model}" if result.model else ""))
-    if summary["scorers"]:
-        out.print(scorer_table(summary["scorers"], title=title, numbers_right=True))
+    if summary.scorers:
+        out.print(scorer_table(summary.scorers, title=title, numbers_right=True))
     status = status_text(result.status)
     if result.error_budget_exceeded:
         status = Text(f"{result.status} with errors", style="red")
@@ -351,7 +351,7 @@ def _print_summary(result: RunResult) -> None:
     parts: list[str | Text] = [
         Text.assemble("run ", (printable(result.id), "bold")),
         status,
-        f"{summary['samples']} samples",
+        f"{summary.samples} samples",
         f"pass rate {pct(result.pass_rate)}",
     ]
     from aieval.core import coverage_note  # not at import: `--help` loads no core
@@ -359,38 +359,35 @@ def _print_summary(result: RunResult) -> None:
     note = coverage_note(result.low_coverage)
     if note:  # right beside the rate, which counts none of these scorers' samples
         parts[-1] = Text.assemble(parts[-1], (printable(note), "yellow"))
-    if summary.get("unscored"):
-        parts.append(Text(f"{summary['unscored']} unscored samples", style="yellow"))
-    if summary["target_errors"]:
-        parts.append(Text(f"{summary['target_errors']} target errors", style="red"))
+    if summary.unscored:
+        parts.append(Text(f"{summary.unscored} unscored samples", style="yellow"))
+    if summary.target_errors:
+        parts.append(Text(f"{summary.target_errors} target errors", style="red"))
     if result.error_count:
         parts.append(Text(f"{result.error_count} errored samples", style="red"))
     parts.extend(usage_parts(summary))
     parts.append(f"{result.duration_s:.2f}s")
     out.print(Text(" · ").join(Text(p) if isinstance(p, str) else p for p in parts))
-    _print_epochs(summary)
+    _print_epochs(summary.epochs)
     _print_minimums(result)
     _print_malformed(result)
     print_top_errors(summary)
-    if "evaluation" in summary:
-        print_evaluation(summary["evaluation"], result.samples)
+    if summary.evaluation is not None:
+        print_evaluation(summary.evaluation, result.samples)
 
 
-def _print_epochs(summary: dict[str, Any]) -> None:
+def _print_epochs(epochs: EpochsSummary | None) -> None:
     """pass@k and pass^k by k, and each judged scorer's variance split, of a run of epochs."""
-    epochs = summary.get("epochs")
-    if not epochs:
+    if epochs is None:
         return
-    ks = list(epochs["pass_at_k"])
     line = " · ".join(
-        f"k={k}: pass@k {pct(epochs['pass_at_k'][k])} pass^k {pct(epochs['pass_hat_k'][k])}"
-        for k in ks
+        f"k={k}: pass@k {pct(at)} pass^k {pct(epochs.pass_hat_k.get(k))}"
+        for k, at in epochs.pass_at_k.items()
     )
     out.print(
-        f"epochs {epochs['n']} ({epochs['complete']} of {epochs['examples']} examples"
-        f" complete) · {line}"
+        f"epochs {epochs.n} ({epochs.complete} of {epochs.examples} examples complete) · {line}"
     )
-    for name, split in epochs["variance"].items():
+    for name, split in epochs.variance.items():
         share = split["answer_share"]
         shown = (
             f"{pct(share)} from the answers, {pct(1 - share)} from the judge"
@@ -403,15 +400,15 @@ def _print_epochs(summary: dict[str, Any]) -> None:
 
 def _print_minimums(result: RunResult) -> None:
     """Each minimum the run was held to, with its value: met (green) or missed (red)."""
-    stored = result.summary.get("minimums")
-    if not stored:
+    minimums = result.summary.minimums
+    if minimums is None:
         return
     parts = [
         Text(
-            printable(f"{check['metric']} {num(check['value'])} (min {check['minimum']:g})"),
-            style="green" if check["met"] else "red",
+            printable(f"{check.metric} {num(check.value)} (min {check.minimum:g})"),
+            style="green" if check.met else "red",
         )
-        for check in stored.get("checks") or []
+        for check in minimums.checks
     ]
     out.print(Text("minimums: ").append(Text(" · ").join(parts)))
 
@@ -442,13 +439,13 @@ def _print_comparison(results: Sequence[RunResult]) -> None:
         names.extend(n for n in result.metrics if n not in names)
     uneven = False
     for name in names:
-        scored = [(r.summary["scorers"].get(name) or {}).get("count") for r in results]
+        scored = [_scored(r, name) for r in results]
         cells = [num(r.metrics.get(name)) for r in results]
         if len(set(scored)) > 1:  # one column's mean leaves out samples the other's covers
             uneven = True
             cells = [f"{cell} (n={n or 0})" for cell, n in zip(cells, scored, strict=True)]
         table.add_row(printable(name), *cells)
-    samples = [r.summary.get("samples") for r in results]
+    samples = [r.summary.samples for r in results]
     rates = [pct(r.pass_rate) for r in results]
     if len(set(samples)) > 1:
         uneven = True
@@ -461,6 +458,12 @@ def _print_comparison(results: Sequence[RunResult]) -> None:
             "failed has no score), so those means are not over the same samples",
             style="yellow",
         )
+
+
+def _scored(result: RunResult, name: str) -> int | None:
+    """The samples a scorer scored in a run (``None``: the run has no such scorer)."""
+    stats = result.summary.scorers.get(name)
+    return None if stats is None else stats.count
 
 
 class _Progress:

@@ -25,6 +25,7 @@ from aieval.cli._print import (
 
 if TYPE_CHECKING:
     from aieval import SampleRecord
+    from aieval.runner import RunSummary
     from aieval.store import RunRow, Store
 
 __all__ = ["runs_command", "show_command"]
@@ -98,9 +99,9 @@ def show_command(
         }
         out.print_json(json.dumps(payload, default=str), ensure_ascii=True)  # no raw controls
         return
-    _print_run_row(row, store)
-    if "evaluation" in (row.metrics or {}):
-        print_evaluation((row.metrics or {})["evaluation"], records[:samples])
+    summary = _print_run_row(row, store)
+    if summary.evaluation is not None:
+        print_evaluation(summary.evaluation, records[:samples])
         print_steps(records[:samples])
     print_samples(out, records[:samples], len(records), full=full)
 
@@ -123,8 +124,8 @@ def _sample_dict(record: SampleRecord) -> dict[str, Any]:
     }
 
 
-def _print_run_row(row: RunRow, store: Store) -> None:
-    metrics = _with_counts(row, store)
+def _print_run_row(row: RunRow, store: Store) -> RunSummary:
+    summary = _with_counts(row, store)
     out.print(
         Text.assemble(
             "run ",
@@ -136,22 +137,23 @@ def _print_run_row(row: RunRow, store: Store) -> None:
     )
     if row.error:
         out.print(printable_lines(row.error), style="red")
-    scorers: dict[str, Any] = metrics.get("scorers", {})
-    if scorers:
+    if summary.scorers:
         from aieval.core import coverage_note, low_coverage  # not at import: `--help` loads none
 
-        out.print(scorer_table(scorers))
+        counts = {name: stats.to_dict() for name, stats in summary.scorers.items()}
+        out.print(scorer_table(summary.scorers))
         out.print(
             printable(
-                f"pass rate {pct(metrics.get('pass_rate'))} of {metrics.get('samples')} samples"
-                + coverage_note(low_coverage(scorers))
+                f"pass rate {pct(summary.pass_rate)} of {summary.samples} samples"
+                + coverage_note(low_coverage(counts))
             ),
             highlight=False,
         )
-    usage = usage_parts(metrics)
+    usage = usage_parts(summary)
     if usage:
         out.print(printable(" · ".join(usage)), highlight=False)
-    print_top_errors(metrics)
+    print_top_errors(summary)
+    return summary
 
 
 def _pass_rate(metrics: dict[str, Any]) -> str:
@@ -162,18 +164,15 @@ def _pass_rate(metrics: dict[str, Any]) -> str:
     return pct(metrics.get("pass_rate")) + coverage_note(low, brief=True)
 
 
-def _with_counts(row: RunRow, store: Store) -> dict[str, Any]:
+def _with_counts(row: RunRow, store: Store) -> RunSummary:
     """The run's stored summary; one stored before n/a was counted apart gets its per-scorer
     counts again from its samples (the same data: a None value without an error is n/a)."""
-    metrics = dict(row.metrics or {})
-    scorers = metrics.get("scorers")
-    if isinstance(scorers, dict) and any(
-        isinstance(s, dict) and "not_applicable" not in s for s in scorers.values()
-    ):
-        from aieval.runner import Aggregator
+    from aieval.runner import Aggregator, RunSummary
 
-        tally = Aggregator(list(scorers))
+    summary = RunSummary.from_dict(row.metrics)
+    if any(s.not_applicable is None for s in summary.scorers.values()):
+        tally = Aggregator(list(summary.scorers))
         for sample in store.iter_samples(row.id):
             tally.add(sample)
-        metrics["scorers"] = tally.summary()["scorers"]
-    return metrics
+        summary = summary.replace(scorers=tally.summary().scorers)
+    return summary

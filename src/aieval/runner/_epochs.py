@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from aieval._records import SampleRecord, ScoreRecord
+from aieval.runner._summary import EpochsSummary
 from aieval.stats import pass_at_k, pass_hat_k, variance_split
 
 __all__ = ["EpochTally", "judge_verdicts"]
@@ -40,7 +41,7 @@ class EpochTally:
                 by_example = self.verdicts.setdefault(name, {})
                 by_example.setdefault(sample.example_id, []).append(values)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> EpochsSummary:
         """``n``, ``examples``, ``complete``, mean ``pass_at_k``/``pass_hat_k`` by k (over the
         examples with at least k answers) and ``variance`` per judged scorer."""
         pass_at: dict[str, float | None] = {}
@@ -49,17 +50,17 @@ class EpochTally:
             eligible = [(n, c) for n, c in self.counts.values() if n >= k]
             pass_at[str(k)] = _mean(pass_at_k(n, c, k) for n, c in eligible)
             pass_hat[str(k)] = _mean(pass_hat_k(n, c, k) for n, c in eligible)
-        return {
-            "n": self.epochs,
-            "examples": len(self.counts),
-            "complete": sum(n >= self.epochs for n, _ in self.counts.values()),
-            "pass_at_k": pass_at,
-            "pass_hat_k": pass_hat,
-            "variance": {
+        return EpochsSummary(
+            n=self.epochs,
+            examples=len(self.counts),
+            complete=sum(n >= self.epochs for n, _ in self.counts.values()),
+            pass_at_k=pass_at,
+            pass_hat_k=pass_hat,
+            variance={
                 name: variance_split(list(by_example.values())).to_dict()
                 for name, by_example in self.verdicts.items()
             },
-        }
+        )
 
 
 def judge_verdicts(score: ScoreRecord) -> list[float]:

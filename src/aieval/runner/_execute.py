@@ -22,6 +22,7 @@ from aieval.runner._remote import remote_samples
 from aieval.runner._result import RunResult
 from aieval.runner._sample import SampleProcessor
 from aieval.runner._spec import ExecutionSpec, RunSpec
+from aieval.runner._summary import RunSummary
 from aieval.runner._tracing import telemetry_wanted
 from aieval.store import Store
 
@@ -78,11 +79,12 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
         scoring = spec.scoring
         minimums = minimums_summary(summary, scoring.min_pass_rate, scoring.min_scores)
         if minimums is not None:
-            summary["minimums"] = minimums
+            summary = summary.replace(minimums=minimums)
+        stored = summary.to_dict()
         if prep.db is not None:
             error = redact_text(error, prep.secrets) if error else error
-            finish(prep.db, prep.run_id, status, summary, error)
-        observers.finish(status, summary, error)
+            finish(prep.db, prep.run_id, status, stored, error)
+        observers.finish(status, stored, error)
     return _result(prep, status, summary, time.perf_counter() - started, kept)
 
 
@@ -106,11 +108,11 @@ def _executor(execution: ExecutionSpec, given: Executor | None) -> tuple[Executo
 def _result(
     prep: Prepared,
     status: str,
-    summary: dict[str, Any],
+    summary: RunSummary,
     duration_s: float,
     kept: list[Any] | None,
 ) -> RunResult:
-    metrics = {k: v["mean"] for k, v in summary["scorers"].items()}
+    metrics = {name: stats.mean for name, stats in summary.scorers.items()}
     return RunResult(
         id=prep.run_id,
         name=prep.spec.name,
@@ -119,7 +121,7 @@ def _result(
         provider=prep.provider_name,
         dataset_hash=prep.info.version,
         metrics=metrics,
-        pass_rate=summary["pass_rate"],
+        pass_rate=summary.pass_rate,
         summary=summary,
         duration_s=duration_s,
         max_error_rate=prep.spec.scoring.max_error_rate,

@@ -6,14 +6,22 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from aieval._floors import at_most
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally
 from aieval.core import ROW_CHECK_PREFIX, ScorerCoverage, SettingChange, low_coverage
-from aieval.runner._minimums import MissedMinimum, missed_minimums
+from aieval.runner._summary import (
+    CacheSummary,
+    LatencySummary,
+    MissedMinimum,
+    RunSummary,
+    ScorerSummary,
+    TokenSummary,
+    TopError,
+)
 
 if TYPE_CHECKING:
     from aieval.runner._epochs import EpochTally
@@ -67,22 +75,22 @@ class ScorerStats:
         variance = (self.total_sq - self.total * self.total / self.count) / (self.count - 1)
         return math.sqrt(max(variance, 0.0))
 
+    def to_summary(self) -> ScorerSummary:
+        """The scorer's figures as the run summary holds them (``errors`` with ``missing``)."""
+        return ScorerSummary(
+            mean=self.mean,
+            std=self.std,
+            count=self.count,
+            errors=self.errors + self.missing,
+            missing=self.missing,
+            not_applicable=self.not_applicable,
+            judged=self.judged,
+            malformed=self.malformed,
+            malformed_scored=self.malformed_scored,
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "mean": self.mean,
-            "std": self.std,
-            "count": self.count,
-            "errors": self.errors + self.missing,
-            "missing": self.missing,
-            "not_applicable": self.not_applicable,
-        }
-        if self.judged:
-            out |= {
-                "judged": self.judged,
-                "malformed": self.malformed,
-                "malformed_scored": self.malformed_scored,
-            }
-        return out
+        return self.to_summary().to_dict()
 
 
 class Aggregator:
@@ -155,46 +163,49 @@ class Aggregator:
         else:
             self.messages[_OTHER] += 1
 
-    def summary(self) -> dict[str, Any]:
-        tokens = self.tokens.to_dict()
-        out = {
-            "samples": self.count,
-            "passed": self.passed,
-            "unscored": self.unscored,
-            "pass_rate": self.passed / self.count if self.count else None,
-            "target_errors": self.target_errors,
-            "errored_samples": self.errored,
-            "error_rate": self.errored / self.count if self.count else None,
-            "top_errors": [
-                {"message": message, "count": count}
-                for message, count in self.messages.most_common(TOP_ERRORS)
-            ],
-            "scorers": {name: stats.to_dict() for name, stats in self.scorers.items()},
-            "latency_s": _latency(self.latencies),
-            "retries": self.retries,
-            "cached": self.cached,
-            "cache": self.calls.to_dict(),
-            "input_tokens": tokens["input"],
-            "output_tokens": tokens["output"],
-            "tokens": tokens,
-            "cost": self.costs.total,
-            "unpriced_samples": self.costs.unpriced,
-        }
-        if self.epochs is not None:
-            out["epochs"] = self.epochs.summary()
-        return out
+    def summary(self) -> RunSummary:
+        tokens = self.tokens
+        overall = tokens.overall
+        return RunSummary(
+            samples=self.count,
+            passed=self.passed,
+            unscored=self.unscored,
+            pass_rate=self.passed / self.count if self.count else None,
+            target_errors=self.target_errors,
+            errored_samples=self.errored,
+            error_rate=self.errored / self.count if self.count else None,
+            top_errors=tuple(
+                TopError(message, count) for message, count in self.messages.most_common(TOP_ERRORS)
+            ),
+            scorers={name: stats.to_summary() for name, stats in self.scorers.items()},
+            latency_s=_latency(self.latencies),
+            retries=self.retries,
+            cached=self.cached,
+            cache=_cache(self.calls),
+            input_tokens=overall.input if overall.complete else None,
+            output_tokens=overall.output if overall.complete else None,
+            tokens=TokenSummary(overall, replace(tokens.target), replace(tokens.judges)),
+            cost=self.costs.total,
+            unpriced_samples=self.costs.unpriced,
+            epochs=None if self.epochs is None else self.epochs.summary(),
+        )
 
 
-def _latency(values: array[float]) -> dict[str, float | None]:
+def _cache(calls: CacheTally) -> CacheSummary:
+    share = calls.cached / calls.calls if calls.calls else None
+    return CacheSummary(calls.calls, calls.cached, share)
+
+
+def _latency(values: array[float]) -> LatencySummary:
     if not values:
-        return {"mean": None, "p50": None, "p95": None, "max": None}
+        return LatencySummary()
     ordered = sorted(values)
-    return {
-        "mean": sum(ordered) / len(ordered),
-        "p50": _quantile(ordered, 0.50),
-        "p95": _quantile(ordered, 0.95),
-        "max": ordered[-1],
-    }
+    return LatencySummary(
+        mean=sum(ordered) / len(ordered),
+        p50=_quantile(ordered, 0.50),
+        p95=_quantile(ordered, 0.95),
+        max=ordered[-1],
+    )
 
 
 def _quantile(ordered: list[float], q: float) -> float:
@@ -215,10 +226,10 @@ class RunResult:
         metrics: ``{scorer name: mean score}`` over the samples that scored.
         pass_rate: share of samples that passed (no error, at least one score, every score
             >= the threshold); unscored samples (every scorer n/a) count as not passed.
-        summary: counts, per-scorer stats, latency p50/p95, tokens (``tokens``: target,
-            judges, total), cost (``None`` when unknown), the share of model calls served from
-            the cache (``cache``), retries, errored samples and the most frequent error
-            messages; it counts stored samples only.
+        summary: a :class:`RunSummary`: counts, per-scorer stats, latency p50/p95, tokens
+            (``tokens``: target, judges, total), cost (``None`` when unknown), the share of
+            model calls served from the cache (``cache``), retries, errored samples and the
+            most frequent error messages; it counts stored samples only.
         duration_s: wall time of this invocation.
         max_error_rate: the share of errored samples this run tolerates (see
             :attr:`error_budget_exceeded`).
@@ -235,7 +246,7 @@ class RunResult:
     dataset_hash: str
     metrics: dict[str, float | None]
     pass_rate: float | None
-    summary: dict[str, Any]
+    summary: RunSummary
     duration_s: float
     max_error_rate: float = 0.0
     execution_changes: list[SettingChange] = field(default_factory=list)
@@ -254,8 +265,7 @@ class RunResult:
     @property
     def latency(self) -> dict[str, float | None]:
         """Mean, p50, p95 and max latency in seconds of the target calls."""
-        value: dict[str, float | None] = self.summary["latency_s"]
-        return value
+        return self.summary.latency_s.to_dict()
 
     @property
     def errors(self) -> int:
@@ -263,10 +273,9 @@ class RunResult:
         verdict included (each failure once: the scores a failed target left missing are not
         counted again)."""
         scorer_errors = sum(
-            s["errors"] - s.get("missing", 0) + s.get("malformed_scored", 0)
-            for s in self.summary["scorers"].values()
+            s.errors - s.missing + s.malformed_scored for s in self.summary.scorers.values()
         )
-        return int(self.summary["target_errors"]) + int(scorer_errors)
+        return self.summary.target_errors + scorer_errors
 
     @property
     def malformed(self) -> dict[str, tuple[int, int]]:
@@ -277,20 +286,20 @@ class RunResult:
         pass threshold and counts towards ``errors``, ``error_count`` and ``max_error_rate``.
         """
         return {
-            name: (int(stats.get("malformed", 0)), int(stats["judged"]))
-            for name, stats in self.summary["scorers"].items()
-            if stats.get("judged")
+            name: (stats.malformed, stats.judged)
+            for name, stats in self.summary.scorers.items()
+            if stats.judged
         }
 
     @property
     def error_count(self) -> int:
         """Samples with any error: the target failed, or at least one scorer did."""
-        return int(self.summary.get("errored_samples", 0))
+        return self.summary.errored_samples
 
     @property
     def error_rate(self) -> float | None:
         """``error_count`` over the samples of the run (``None`` when it has none)."""
-        samples = int(self.summary.get("samples", 0))
+        samples = self.summary.samples
         return self.error_count / samples if samples else None
 
     @property
@@ -299,7 +308,7 @@ class RunResult:
 
         Each message starts with where it happened: ``target:`` or the scorer's name.
         """
-        return [(e["message"], int(e["count"])) for e in self.summary.get("top_errors", [])]
+        return [(e.message, e.count) for e in self.summary.top_errors]
 
     @property
     def error_budget_exceeded(self) -> bool:
@@ -311,15 +320,12 @@ class RunResult:
     def not_applicable(self) -> dict[str, int]:
         """``{scorer name: samples it found not applicable}`` ("n/a": ``Score(None)`` with no
         error). These are not errors; a scorer absent from a stored summary counts 0."""
-        return {
-            name: int(stats.get("not_applicable", 0))
-            for name, stats in self.summary["scorers"].items()
-        }
+        return {name: stats.not_applicable or 0 for name, stats in self.summary.scorers.items()}
 
     @property
     def unscored(self) -> int:
         """Samples every scorer found not applicable: they are not passed, and not errored."""
-        return int(self.summary.get("unscored", 0))
+        return self.summary.unscored
 
     @property
     def unscored_scorers(self) -> list[str]:
@@ -329,8 +335,8 @@ class RunResult:
         """
         return [
             name
-            for name, stats in self.summary["scorers"].items()
-            if not stats["count"] and stats.get("not_applicable", 0)
+            for name, stats in self.summary.scorers.items()
+            if not stats.count and stats.not_applicable
         ]
 
     @property
@@ -338,7 +344,7 @@ class RunResult:
         """Scorers the pass rate says nothing about: each that scored no sample (n/a or
         failed on every one), and each that scored under half its samples, most of the rest
         n/a. ``aieval run`` and the reports name them next to the pass rate."""
-        return low_coverage(self.summary["scorers"])
+        return low_coverage({name: stats.to_dict() for name, stats in self.summary.scorers.items()})
 
     @property
     def problems(self) -> list[str]:
@@ -348,14 +354,14 @@ class RunResult:
             found.append(f"the run ended {self.status!r}, not 'completed'")
         if self.error_budget_exceeded:
             found.append(
-                f"{self.error_count} of {self.summary['samples']} samples errored"
+                f"{self.error_count} of {self.summary.samples} samples errored"
                 f" (max error rate {self.max_error_rate:.1%})"
             )
         for name in self.unscored_scorers:
-            stats = self.summary["scorers"][name]
+            stats = self.summary.scorers[name]
             found.append(
-                f"scorer {name!r} scored no sample of {self.summary['samples']}"
-                f" (n/a {stats.get('not_applicable', 0)}, errors {stats['errors']})"
+                f"scorer {name!r} scored no sample of {self.summary.samples}"
+                f" (n/a {stats.not_applicable or 0}, errors {stats.errors})"
             )
         return found
 
@@ -364,7 +370,8 @@ class RunResult:
         """The minimums (``min_pass_rate``, ``min_scores``) the run did not reach, each with
         its value and minimum; empty when it reached them all, or had none. Not part of
         :attr:`ok`, which is about the run's health: ``aieval run`` exits 4 for these."""
-        return missed_minimums(self.summary)
+        minimums = self.summary.minimums
+        return [] if minimums is None else minimums.missed
 
     @property
     def ok(self) -> bool:
@@ -383,7 +390,7 @@ class RunResult:
             "dataset_hash": self.dataset_hash,
             "metrics": self.metrics,
             "pass_rate": self.pass_rate,
-            "summary": self.summary,
+            "summary": self.summary.to_dict(),
             "duration_s": self.duration_s,
             "max_error_rate": self.max_error_rate,
             "execution_changes": [c.to_dict() for c in self.execution_changes],

@@ -12,7 +12,7 @@ from sse_starlette import EventSourceResponse
 from aieval._files import confined_to
 from aieval._json import duplicate_key_path
 from aieval.errors import ConfigError, RunNotFoundError
-from aieval.runner import EvalConfig, check_eval
+from aieval.runner import EvalConfig, RunSummary, check_eval
 from aieval.server._diff import text_diff
 from aieval.server._events import run_events
 from aieval.server._paths import confine_config
@@ -126,12 +126,12 @@ def get_run_header(run_id: str, request: Request) -> SafeJSONResponse:
     errors: what a page shows at once while the full report (``/runs/{run_id}``) is built."""
     store: Store = request.app.state.store
     run = _run(request, run_id)
-    summary = run.metrics or {}
-    errors = summary.get("target_errors")
+    # a run still running has no summary yet: its target errors are not known
+    errors = RunSummary.from_dict(run.metrics).target_errors if run.metrics else None
     body = {
         "run": run_header(run),
         "samples": TableReads(store.location).sample_count(run.id),
-        "target_errors": errors if isinstance(errors, int) else None,
+        "target_errors": errors,
     }
     return _reply(request, body)
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from aieval._records import SampleRecord
+from aieval.runner import RunSummary
 from aieval.store import RunRow, Store
 
 __all__ = [
@@ -26,22 +26,12 @@ def run_item(store: Store, run: RunRow) -> dict[str, Any]:
     """One entry of the runs list: header, sample count, pass rate, grade mix, main metrics,
     error counts, and the state to show (``status`` as stored, refined by the errors)."""
     samples, passed = store.pass_counts(run.id)
-    summary = run.metrics or {}
-    evaluation = summary.get("evaluation")
-    grades = evaluation.get("grades") if isinstance(evaluation, Mapping) else None
-    found = summary.get("scorers")
-    scorers: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    target_errors = _int(summary.get("target_errors"))
+    summary = RunSummary.from_dict(run.metrics)
+    evaluation = summary.evaluation
+    target_errors = summary.target_errors
     # a scorer's errors include the samples a failed target left unscored ("missing"): those
     # are target errors already
-    scorer_errors = sum(
-        (
-            _int(s.get("errors")) - _int(s.get("missing"))
-            for s in scorers.values()
-            if isinstance(s, Mapping)
-        ),
-        0,
-    )
+    scorer_errors = sum(s.errors - s.missing for s in summary.scorers.values())
     return {
         "id": run.id,
         "name": run.name,
@@ -52,8 +42,8 @@ def run_item(store: Store, run: RunRow) -> dict[str, Any]:
         "finished_at": run.finished_at,
         "samples": samples,
         "pass_rate": passed / samples if samples else None,
-        "grades": grades,
-        "metrics": {name: s.get("mean") for name, s in scorers.items() if isinstance(s, Mapping)},
+        "grades": None if evaluation is None else evaluation.grades,
+        "metrics": {name: s.mean for name, s in summary.scorers.items()},
         "errors": {"target": target_errors, "scorers": scorer_errors},
         "state": run_state(run.status, samples, target_errors + scorer_errors, target_errors),
     }
@@ -71,10 +61,6 @@ def run_state(status: str, samples: int, errors: int, target_errors: int) -> str
     if samples and target_errors >= samples:
         return "errored"
     return "completed_with_errors" if errors else "completed"
-
-
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
 def weighted_score(record: SampleRecord) -> float | None:

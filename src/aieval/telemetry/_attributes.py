@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aieval._records import CallRecord, SampleRecord
+from aieval.runner import RunSummary
 
 __all__ = [
     "AttributeValue",
@@ -113,29 +114,32 @@ def run_start_attributes(header: RunHeader) -> Attributes:
 
 
 def run_end_attributes(
-    status: str, summary: Mapping[str, Any] | None, error: str | None
+    status: str, stored: Mapping[str, Any] | None, error: str | None
 ) -> Attributes:
-    """The run span's attributes once it ends: status, counts, scorer means, grades, usage."""
+    """The run span's attributes once it ends: status, counts, scorer means, grades, usage
+    (``stored``: the run's summary as stored)."""
     found: dict[str, Any] = {"aieval.run.status": status, "aieval.error": _clip(error)}
-    if summary:
+    if stored:
+        summary = RunSummary.from_dict(stored)
         found.update(
             {
-                "aieval.samples": summary.get("samples"),
-                "aieval.passed_count": summary.get("passed"),
-                "aieval.pass_rate": summary.get("pass_rate"),
-                "aieval.target_errors": summary.get("target_errors"),
-                "aieval.usage.input_tokens": summary.get("input_tokens"),
-                "aieval.usage.output_tokens": summary.get("output_tokens"),
-                "aieval.cost_usd": summary.get("cost"),
+                "aieval.samples": summary.samples,
+                "aieval.passed_count": summary.passed,
+                "aieval.pass_rate": summary.pass_rate,
+                "aieval.target_errors": summary.target_errors,
+                "aieval.usage.input_tokens": summary.input_tokens,
+                "aieval.usage.output_tokens": summary.output_tokens,
+                "aieval.cost_usd": summary.cost,
             }
         )
-        for name, stats in (summary.get("scorers") or {}).items():
-            found[f"aieval.metric.{name}"] = stats.get("mean")
-        evaluation = summary.get("evaluation") or {}
-        for grade, count in (evaluation.get("grades") or {}).items():
-            found[f"aieval.grades.{grade}"] = count
-        for gate, rate in (evaluation.get("gate_failure_rates") or {}).items():
-            found[f"aieval.gate_failure_rate.{gate}"] = rate
+        for name, stats in summary.scorers.items():
+            found[f"aieval.metric.{name}"] = stats.mean
+        evaluation = summary.evaluation
+        if evaluation is not None:
+            for grade, count in evaluation.grades.items():
+                found[f"aieval.grades.{grade}"] = count
+            for gate, rate in evaluation.gate_failure_rates.items():
+                found[f"aieval.gate_failure_rate.{gate}"] = rate
     return _clean(found)
 
 

@@ -200,7 +200,7 @@ def run_eval_file(path: str | Path, **options: Any) -> list[RunResult]:
 
 
 def _summary(result: RunResult) -> str:
-    samples = result.summary.get("samples", 0)
+    samples = result.summary.samples
     rate = "n/a" if result.pass_rate is None else f"{result.pass_rate:.2f}"
     metrics = ", ".join(
         f"{name} {value:.3f}" if value is not None else f"{name} n/a"

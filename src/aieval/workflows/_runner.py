@@ -16,7 +16,7 @@ from aieval._types import Example
 from aieval.core import GradeInput, GraderRequest, Output, Target, Usage, Verdict
 from aieval.errors import ConfigError, IncompatibleDatasetError, WorkflowError
 from aieval.grading import Profile, normalize
-from aieval.runner import Aggregator
+from aieval.runner import Aggregator, EfficiencySummary, EvaluationSummary, RunSummary
 from aieval.workflows._definition import WorkflowDefinition, load_workflow
 from aieval.workflows._efficiency import percentile
 from aieval.workflows._evaluate import WorkflowEvaluation, evaluate_run, resolve_profile
@@ -258,34 +258,33 @@ class EvaluationAggregator(Aggregator):
             self.amplifications.append(ev.retry_amplification)
         self.slo = self.slo or ev.slo
 
-    def summary(self) -> dict[str, Any]:
-        out = super().summary()
+    def summary(self) -> RunSummary:
         n = self.evaluated
         p95 = percentile(self.runtimes, 0.95)
         latency_slo = self.slo.get("latency_s")  # (good, bad)
-        out["evaluation"] = {
-            "runs": n,
-            "passed": self.graded_passed,
-            "pass_rate": self.graded_passed / n if n else None,
-            "grades": {g: self.grades.get(g, 0) for g in ("A", "B", "C", "D", "F")},
-            "gate_failure_rates": {g: c / n for g, c in sorted(self.gate_failures.items())}
+        evaluation = EvaluationSummary(
+            runs=n,
+            passed=self.graded_passed,
+            pass_rate=self.graded_passed / n if n else None,
+            grades={g: self.grades.get(g, 0) for g in ("A", "B", "C", "D", "F")},
+            gate_failure_rates={g: c / n for g, c in sorted(self.gate_failures.items())}
             if n
             else {},
-            "missing_criteria": dict(sorted(self.missing.items())),
-            "efficiency": {
-                "runtime_p50_s": percentile(self.runtimes, 0.50),
-                "runtime_p95_s": p95,
-                "runtime_p95_norm": normalize(
+            missing_criteria=dict(sorted(self.missing.items())),
+            efficiency=EfficiencySummary(
+                runtime_p50_s=percentile(self.runtimes, 0.50),
+                runtime_p95_s=p95,
+                runtime_p95_norm=normalize(
                     "lower_is_better", p95, slo_good=latency_slo[0], slo_bad=latency_slo[1]
                 )
                 if p95 is not None and latency_slo
                 else None,
-                "retry_amplification": sum(self.amplifications) / len(self.amplifications)
+                retry_amplification=sum(self.amplifications) / len(self.amplifications)
                 if self.amplifications
                 else None,
-            },
-        }
-        return out
+            ),
+        )
+        return super().summary().replace(evaluation=evaluation)
 
 
 def compact_run(run: WorkflowRun) -> dict[str, Any]:
