@@ -33,6 +33,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             compileall.compile_dir(folder, quiet=2, workers=1)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests marked ``slow`` first, in their usual order, then the rest.
+
+    pytest-xdist hands out tests in this order: a long test handed out last keeps one worker
+    busy while the other has nothing left to do. First, the short tests fill in around them.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True)
 def _own_default_store(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
+import pytest
 from tests.cli.test_cli import project  # noqa: F401  (the fixture)
 from tests.support.foreground import foreground
 from tests.support.held import held_eval
@@ -36,6 +37,7 @@ def _with_password(url: str) -> str:
     return url.replace("aieval@", f"teammate:{TEAMMATE_PASSWORD}@")
 
 
+@pytest.mark.slow
 def test_run_runs_report_compare_on_postgres(project: Path, pg_url: str) -> None:  # noqa: F811
     url = _with_password(pg_url)
     outputs = []
@@ -85,6 +87,7 @@ def test_other_schemes_are_refused_and_write_nothing(project: Path) -> None:  # 
     assert not list(project.glob("mysql*")) and not (project / "aieval.db").exists()
 
 
+@pytest.mark.slow
 def test_serve_on_postgres(project: Path, pg_url: str) -> None:  # noqa: F811
     url = _with_password(pg_url)
     assert cli("run", "eval.yaml", "--model", "v2", "--db", url, cwd=project).returncode == 0
@@ -121,6 +124,7 @@ def test_serve_on_postgres(project: Path, pg_url: str) -> None:  # noqa: F811
     assert not list(project.glob("postgres*"))
 
 
+@pytest.mark.slow
 def test_an_ambiguous_or_unparsable_url_is_one_line_without_the_password(
     project: Path,  # noqa: F811
     pg_server: PostgresServer,
@@ -142,6 +146,7 @@ def test_an_ambiguous_or_unparsable_url_is_one_line_without_the_password(
     assert not (project / "aieval.db").exists()
 
 
+@pytest.mark.slow
 def test_an_uppercase_scheme_works_and_libpq_tabs_show_as_spaces(
     project: Path,  # noqa: F811
     pg_url: str,
@@ -160,6 +165,7 @@ def test_an_uppercase_scheme_works_and_libpq_tabs_show_as_spaces(
     assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr  # one line
 
 
+@pytest.mark.slow
 def test_the_resume_hint_on_postgres_says_where_the_password_comes_from(
     tmp_path: Path, pg_url: str
 ) -> None:

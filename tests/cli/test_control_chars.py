@@ -49,6 +49,7 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_run_runs_show_and_reports_escape_control_characters(project: Path) -> None:
     done = aieval("run", "qa.yaml", "--db", "s.db", cwd=project)
     assert "Traceback" not in done.stderr, done.stderr
@@ -75,6 +76,7 @@ def test_error_messages_escape_control_characters(tmp_path: Path) -> None:
     no_raw_controls(done.stderr)
 
 
+@pytest.mark.slow
 def test_multi_line_errors_keep_their_line_breaks_and_escape_the_data(tmp_path: Path) -> None:
     bad = tmp_path / "bad\x1b[2J.yaml"  # a hostile file name is data inside the message
     bad.write_text(
@@ -137,6 +139,7 @@ def test_printable_leaves_no_control_character(text: str) -> None:
         assert shown == text
 
 
+@pytest.mark.slow
 def test_show_escapes_lone_surrogates(tmp_path: Path) -> None:
     # JSON's "\udc80" is a lone surrogate once read: no UTF-8 output can take it as it is
     (tmp_path / "rows.jsonl").write_text(

@@ -5,11 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.support.openai_server import OpenAIServer, Reply
 
 from aieval import Store
 
 
+@pytest.mark.slow
 def test_epochs_from_the_file_and_the_command_line(
     openai_server: OpenAIServer, tmp_path: Path
 ) -> None:

@@ -114,6 +114,7 @@ def test_show_full_prints_everything(project: tuple[Path, str, str]) -> None:
     assert "--full shows all" not in done.stdout
 
 
+@pytest.mark.slow
 def test_diff_prints_both_answers_and_reasons(project: tuple[Path, str, str]) -> None:
     root, v1, v2 = project
     done = aieval("diff", v1, v2, cwd=root)

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from aieval._records import SampleRecord
 from aieval.store import Store
 
@@ -34,6 +36,7 @@ def _run(store: Store, branch: str, sha: str, limit: int | None = None) -> str:
     return run_id
 
 
+@pytest.mark.slow
 def test_runs_shows_and_filters_by_branch_commit_and_host(
     store_location: str, tmp_path: Path
 ) -> None:
@@ -54,6 +57,7 @@ def test_runs_shows_and_filters_by_branch_commit_and_host(
     assert none.returncode == 0 and "no runs match" in none.stdout
 
 
+@pytest.mark.slow
 def test_compare_by_name_prints_the_baseline_it_picked_and_why(tmp_path: Path) -> None:
     db = str(tmp_path / "runs.db")
     with Store(db) as store:

@@ -58,6 +58,7 @@ def test_json_keeps_the_data(summary: CodeEvalSummary) -> None:
     assert data["problems"][0]["task_id"] == HOSTILE["task_id"]
 
 
+@pytest.mark.slow
 def test_the_cli_prints_escaped_text_and_writes_escaped_markdown(tmp_path: Path) -> None:
     problems = tmp_path / "evil.jsonl"
     problems.write_text(json.dumps(HOSTILE) + "\n")

@@ -156,6 +156,7 @@ def test_a_target_ahead_of_the_source_is_a_conflict_and_nothing_is_written(
 
 
 @pytest.mark.parametrize("prefix", ["wrong ", ""], ids=["other-predictions", "same-predictions"])
+@pytest.mark.slow
 def test_a_run_resumed_on_both_sides_is_a_conflict_and_nothing_is_written(
     tmp_path: Path, store_location: str, prefix: str
 ) -> None:
@@ -227,6 +228,7 @@ def test_a_failing_write_leaves_nothing_of_the_run(tmp_path: Path) -> None:
     same_rows(src, dst)
 
 
+@pytest.mark.slow
 def test_a_workflow_run_keeps_its_verdicts_and_gates(tmp_path: Path, store_location: str) -> None:
     src, dst = tmp_path / "local.db", store_location
     done = cli("run", str(EXAMPLES / "code_review_eval.yaml"), "--db", str(src))
@@ -248,6 +250,7 @@ def test_a_workflow_run_keeps_its_verdicts_and_gates(tmp_path: Path, store_locat
     assert "0 new, 0 updated, 1 unchanged; 0 samples copied" in again.stdout
 
 
+@pytest.mark.slow
 def test_the_command_explains_bad_targets(tmp_path: Path) -> None:
     src = tmp_path / "local.db"
     make_run(src, "x", 1)
@@ -263,6 +266,7 @@ def test_the_command_explains_bad_targets(tmp_path: Path) -> None:
     assert not (tmp_path / "t.db").exists()  # a refused push creates no target
 
 
+@pytest.mark.slow
 def test_progress_is_reported_as_samples_go(tmp_path: Path, store_location: str) -> None:
     src, dst = tmp_path / "local.db", store_location
     run_id = make_run(src, "many", 1200)

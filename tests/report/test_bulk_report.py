@@ -41,6 +41,7 @@ def _record_path(store: Store, monkeypatch: pytest.MonkeyPatch, run_id: str) -> 
         return _report(store, run_id)
 
 
+@pytest.mark.slow
 def test_plain_runs_report_the_record_paths_numbers(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -58,6 +59,7 @@ def test_graded_runs_are_read_sample_by_sample(store: Store) -> None:
         assert _report(store, run_id)["graded"] is True
 
 
+@pytest.mark.slow
 def test_the_typed_columns_hold_each_stored_verdict(store: Store) -> None:
     for run_id in (*PLAIN, *GRADED):
         for sample in store.iter_samples(run_id, texts=False):
