@@ -8,15 +8,11 @@ before the typed verdict columns, is read sample by sample.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
-from contextlib import closing
-from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.report.golden.fixture import PAIRS, build_store
-from tests.support.postgres import PostgresServer
+from tests.report.golden.fixture import PAIRS
 
 from aieval.report import build_report
 from aieval.store import Store
@@ -25,40 +21,13 @@ PLAIN = [run for kind in ("ungraded", "epochs") for run in PAIRS[kind]]
 GRADED = list(PAIRS["graded"])
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def golden(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """The golden fixture's store, built once per backend: each test works on a copy."""
-    if request.param == "sqlite":
-        path = tmp_path_factory.mktemp("golden") / "golden.db"
-        build_store(path).close()
-        yield str(path)
-        return
-    server: PostgresServer = request.getfixturevalue("pg_server")
-    url = server.create_database()
-    build_store(url).close()
-    yield url
-    server.drop_database(url)
-
-
 @pytest.fixture
-def store(golden: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    """A copy of the golden store of the test's own (some tests change it)."""
-    if golden.startswith("postgresql:"):
-        server: PostgresServer = request.getfixturevalue("pg_server")
-        location = server.create_database(template=golden)
-    else:
-        location = str(tmp_path / "runs.db")
-        with closing(sqlite3.connect(golden)) as source, closing(sqlite3.connect(location)) as copy:
-            source.backup(copy)
-    built = Store(location)
+def store(golden_copy: str) -> Iterator[Store]:
+    built = Store(golden_copy)
     try:
         yield built
     finally:
         built.close()
-        if location.startswith("postgresql:"):
-            server.drop_database(location)
 
 
 def _report(store: Store, run_id: str) -> Any:
