@@ -37,7 +37,10 @@ def _part(source: Path, run_id: str) -> dict[str, Any]:
 
 def _post(url: str, body: dict[str, Any]) -> httpx.Response:
     headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
-    return httpx.post(f"{url}/api/runs/import", content=json.dumps(body), headers=headers)
+    # httpx's 5 s default is a wall clock a busy machine outlasts; what is slow is checked apart
+    return httpx.post(
+        f"{url}/api/runs/import", content=json.dumps(body), headers=headers, timeout=120
+    )
 
 
 BEYOND = {
