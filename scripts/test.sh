@@ -11,8 +11,14 @@ bash scripts/postgres.sh
 set +e
 # Two pytest-xdist workers by default (AIEVAL_TEST_WORKERS=0: one process); not --dist
 # loadfile/loadgroup: with those, schemathesis's lazy tests run one operation only.
+# --maxschedchunk 4: the tests go out a few at a time as workers ask, so the long ones that
+# run first (tests/conftest.py) are shared between the workers, not all sent to the first.
 # --durations=30 lists the slowest tests in the log, to keep CI time in view.
-.venv/bin/python -m pytest -n "${AIEVAL_TEST_WORKERS:-2}" --dist load --durations=30 "$@"
+# pytest keeps each module it rewrites for its asserts (the tests, and every module of a pytest
+# plugin: aieval, hypothesis, schemathesis, ...) as bytecode; with PYTHONDONTWRITEBYTECODE set,
+# as on many CI images, each worker and each pytest a test starts rewrites ~1,000 modules again.
+env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest -n "${AIEVAL_TEST_WORKERS:-2}" --dist load --maxschedchunk 4 \
+  --durations=30 "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

@@ -33,6 +33,23 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             compileall.compile_dir(folder, quiet=2, workers=1)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests on the shared local Ray first, then those marked ``slow``, then the rest,
+    each group in its usual order.
+
+    pytest-xdist hands out tests in this order: a long test handed out last keeps one worker
+    busy while the other has nothing left to do; first, the short tests fill in around them.
+    The Ray tests side by side let each worker stop its Ray (idle, it still uses CPU) when it
+    moves on (``ray_cluster`` in ``tests/runner/conftest.py``).
+    """
+    items.sort(
+        key=lambda item: (
+            "ray_cluster" not in getattr(item, "fixturenames", ()),
+            item.get_closest_marker("slow") is None,
+        )
+    )
+
+
 @pytest.fixture(autouse=True)
 def _own_default_store(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -133,6 +133,7 @@ def _assert_steps(stderr: str, run_id: str, outcome: str, verb: str, url: str) -
     ), stderr
 
 
+@pytest.mark.slow
 def test_the_first_run_creates_the_comment_and_the_second_updates_it(
     tmp_path: Path, github: GitHubServer
 ) -> None:
@@ -176,6 +177,7 @@ def test_the_first_run_creates_the_comment_and_the_second_updates_it(
     assert [r.config["git_branch"] for r in runs] == ["feature", "feature", "main"]
 
 
+@pytest.mark.slow
 def test_a_strangers_comment_with_the_marker_is_never_edited(
     tmp_path: Path, github: GitHubServer
 ) -> None:
@@ -396,6 +398,7 @@ def test_the_whole_comment_stays_within_githubs_limit_with_several_models(
     assert (tmp_path / "summary.md").read_text() == body
 
 
+@pytest.mark.slow
 def test_the_action_step_runs_as_github_runs_it(tmp_path: Path, github: GitHubServer) -> None:
     """The command step of action.yml, its inputs filled in, run by bash: the same comment."""
     action = yaml.safe_load((Path(__file__).resolve().parents[2] / "action.yml").read_text())

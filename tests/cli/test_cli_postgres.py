@@ -9,11 +9,14 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import psycopg
+import pytest
 from tests.cli.test_cli import project  # noqa: F401  (the fixture)
+from tests.support.cli import Done, run_main
 from tests.support.foreground import foreground
 from tests.support.held import held_eval
 from tests.support.postgres import ODD_PASSWORD, TEAMMATE_PASSWORD, PostgresServer, database_of
@@ -32,19 +35,38 @@ def cli(*args: str, cwd: Path, env_db: str | None = None) -> subprocess.Complete
     )
 
 
+@pytest.fixture
+def in_process(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., Done]:
+    """:func:`cli` through ``aieval.cli.main`` in this process (what a command prints)."""
+
+    def invoke(*args: str, cwd: Path, env_db: str | None = None) -> Done:
+        monkeypatch.delenv("AIEVAL_DB", raising=False)
+        env = {"AIEVAL_DB": env_db} if env_db is not None else None
+        return run_main(capsys, monkeypatch, *args, cwd=cwd, env=env)
+
+    return invoke
+
+
 def _with_password(url: str) -> str:
     return url.replace("aieval@", f"teammate:{TEAMMATE_PASSWORD}@")
 
 
-def test_run_runs_report_compare_on_postgres(project: Path, pg_url: str) -> None:  # noqa: F811
+def test_run_runs_report_compare_on_postgres(
+    project: Path,  # noqa: F811
+    pg_url: str,
+    in_process: Callable[..., Done],
+) -> None:
     url = _with_password(pg_url)
-    outputs = []
-    for model in ("v1", "v2"):
-        done = cli("run", "eval.yaml", "--model", model, "--db", url, cwd=project)
+    outputs: list[Done | subprocess.CompletedProcess[str]] = []
+    # the first run in a process of its own, as a teammate's shell starts it; the rest in-process
+    for model, command in (("v1", cli), ("v2", in_process)):
+        done = command("run", "eval.yaml", "--model", model, "--db", url, cwd=project)
         assert done.returncode == 0, done.stderr
         outputs.append(done)
     assert "stored in postgresql://teammate:***@" in outputs[0].stdout
-    listing = cli("runs", "--db", url, cwd=project)
+    listing = in_process("runs", "--db", url, cwd=project)
     assert listing.returncode == 0, listing.stderr
     assert "cli-demo" in listing.stdout
     with Store(pg_url) as store:
@@ -53,13 +75,13 @@ def test_run_runs_report_compare_on_postgres(project: Path, pg_url: str) -> None
         v1 = next(r.id for r in runs if r.model == "v1")
         v2 = next(r.id for r in runs if r.model == "v2")
         assert store.count_samples(v1) == 25
-    report = cli("report", v2, "--db", url, "--format", "json", cwd=project)
+    report = in_process("report", v2, "--db", url, "--format", "json", cwd=project)
     assert report.returncode == 0, report.stderr
     assert json.loads(report.stdout)["samples"] == 25
-    compared = cli("compare", v1, v2, "--db", url, "--format", "json", cwd=project)
+    compared = in_process("compare", v1, v2, "--db", url, "--format", "json", cwd=project)
     assert compared.returncode == 3, compared.stderr  # inconclusive: 25 paired examples
     assert json.loads(compared.stdout)["decision"]["outcome"] == "inconclusive"
-    from_env = cli("runs", cwd=project, env_db=url)
+    from_env = in_process("runs", cwd=project, env_db=url)
     assert from_env.returncode == 0 and "cli-demo" in from_env.stdout
     # nothing shown and nothing stored holds the password; no file is named after the URL
     shown = "".join(p.stdout + p.stderr for p in (*outputs, listing, report, compared, from_env))
@@ -85,6 +107,7 @@ def test_other_schemes_are_refused_and_write_nothing(project: Path) -> None:  # 
     assert not list(project.glob("mysql*")) and not (project / "aieval.db").exists()
 
 
+@pytest.mark.slow
 def test_serve_on_postgres(project: Path, pg_url: str) -> None:  # noqa: F811
     url = _with_password(pg_url)
     assert cli("run", "eval.yaml", "--model", "v2", "--db", url, cwd=project).returncode == 0
@@ -121,6 +144,7 @@ def test_serve_on_postgres(project: Path, pg_url: str) -> None:  # noqa: F811
     assert not list(project.glob("postgres*"))
 
 
+@pytest.mark.slow
 def test_an_ambiguous_or_unparsable_url_is_one_line_without_the_password(
     project: Path,  # noqa: F811
     pg_server: PostgresServer,
@@ -142,6 +166,7 @@ def test_an_ambiguous_or_unparsable_url_is_one_line_without_the_password(
     assert not (project / "aieval.db").exists()
 
 
+@pytest.mark.slow
 def test_an_uppercase_scheme_works_and_libpq_tabs_show_as_spaces(
     project: Path,  # noqa: F811
     pg_url: str,
@@ -160,6 +185,7 @@ def test_an_uppercase_scheme_works_and_libpq_tabs_show_as_spaces(
     assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr  # one line
 
 
+@pytest.mark.slow
 def test_the_resume_hint_on_postgres_says_where_the_password_comes_from(
     tmp_path: Path, pg_url: str
 ) -> None:

@@ -6,12 +6,14 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.support.cli import Done, run_main
 
 from aieval._terminal import printable
 from aieval.report import build_report, render_markdown, render_text
@@ -25,8 +27,22 @@ ANSWER = "yes\x00\x1b[31mred\r\u2066x"
 
 
 def aieval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``aieval ARGS`` in a process of its own: its output as written to a pipe."""
     return subprocess.run([sys.executable, "-m", "aieval", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+Cli = Callable[..., Done]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """``aieval ARGS`` in this process (what a command prints, without a process's start)."""
+
+    def invoke(*args: str, cwd: Path) -> Done:
+        return run_main(capsys, monkeypatch, *args, cwd=cwd)
+
+    return invoke
 
 
 def no_raw_controls(text: str) -> None:
@@ -49,7 +65,7 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_run_runs_show_and_reports_escape_control_characters(project: Path) -> None:
+def test_run_runs_show_and_reports_escape_control_characters(project: Path, cli: Cli) -> None:
     done = aieval("run", "qa.yaml", "--db", "s.db", cwd=project)
     assert "Traceback" not in done.stderr, done.stderr
     no_raw_controls(done.stdout + done.stderr)
@@ -61,28 +77,30 @@ def test_run_runs_show_and_reports_escape_control_characters(project: Path) -> N
         ("report", HOSTILE_NAME, "--format", "md"),
         ("show", HOSTILE_NAME, "--json"),
     ):
-        shown = aieval(*args, "--db", "s.db", cwd=project)
+        shown = cli(*args, "--db", "s.db", cwd=project)
         assert shown.returncode == 0, (args, shown.stderr)
         no_raw_controls(shown.stdout + shown.stderr)
-    table = aieval("show", HOSTILE_NAME, "--db", "s.db", cwd=project).stdout
+    table = cli("show", HOSTILE_NAME, "--db", "s.db", cwd=project).stdout
     compact = re.sub(r"[\s│┃]", "", table)  # cells may fold across lines
     assert "s\\x1b[2J1" in compact and "yes\\x00\\x1b[31mred" in compact
 
 
-def test_error_messages_escape_control_characters(tmp_path: Path) -> None:
-    done = aieval("show", "no\x1b[2Jsuch", "--db", "s.db", cwd=tmp_path)
+def test_error_messages_escape_control_characters(tmp_path: Path, cli: Cli) -> None:
+    done = cli("show", "no\x1b[2Jsuch", "--db", "s.db", cwd=tmp_path)
     assert done.returncode == 2
     no_raw_controls(done.stderr)
 
 
-def test_multi_line_errors_keep_their_line_breaks_and_escape_the_data(tmp_path: Path) -> None:
+def test_multi_line_errors_keep_their_line_breaks_and_escape_the_data(
+    tmp_path: Path, cli: Cli
+) -> None:
     bad = tmp_path / "bad\x1b[2J.yaml"  # a hostile file name is data inside the message
     bad.write_text(
         "rubric_id: r\ncriteria:\n  - name: correctness\n    scale: [1, 5]\n    weight: -1\n"
         "    wieght: 0.3\n    definition: d\n    evidence_required: [x]\n"
         "    anchors: {'1': a, '2': b, '3': c, '4': d, '5': e}\n"
     )
-    done = aieval("rubric", "validate", bad.name, cwd=tmp_path)
+    done = cli("rubric", "validate", bad.name, cwd=tmp_path)
     assert done.returncode == 1
     no_raw_controls(done.stdout)
     lines = done.stdout.splitlines()
@@ -99,7 +117,7 @@ def test_multi_line_errors_keep_their_line_breaks_and_escape_the_data(tmp_path: 
     (tmp_path / "qa.yaml").write_text(
         "name: qa\ndataset: rows.jsonl\nscorers: [exact_match]\nworkflow: wf.yaml\n"
     )
-    failed = aieval("run", "qa.yaml", "--db", "s.db", cwd=tmp_path)
+    failed = cli("run", "qa.yaml", "--db", "s.db", cwd=tmp_path)
     assert failed.returncode == 2
     no_raw_controls(failed.stderr)
     assert "\\x0a" not in failed.stderr
@@ -110,7 +128,7 @@ def test_multi_line_errors_keep_their_line_breaks_and_escape_the_data(tmp_path: 
     store = Store(tmp_path / "s.db")
     run_id = store.create_run(name="broken", model=None, dataset_hash="h")
     store.finish_run(run_id, status="failed", error="2 problems:\n  - a \x1b[2J\n  - b")
-    shown = aieval("show", "broken", "--db", "s.db", cwd=tmp_path)
+    shown = cli("show", "broken", "--db", "s.db", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     no_raw_controls(shown.stdout)
     assert "2 problems:\n  - a \\x1b[2J\n  - b\n" in shown.stdout
@@ -137,16 +155,20 @@ def test_printable_leaves_no_control_character(text: str) -> None:
         assert shown == text
 
 
-def test_show_escapes_lone_surrogates(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_show_escapes_lone_surrogates(tmp_path: Path, cli: Cli) -> None:
     # JSON's "\udc80" is a lone surrogate once read: no UTF-8 output can take it as it is
     (tmp_path / "rows.jsonl").write_text(
         '{"id": "s-1", "prompt": "lone \\udc80 x", "expected": "exp \\ud800 end",'
         ' "prediction": "exp \\ud800 end"}\n'
     )
     (tmp_path / "sur.yaml").write_text("name: sur\ndataset: rows.jsonl\nscorers: [exact_match]\n")
-    assert aieval("run", "sur.yaml", "--db", "s.db", cwd=tmp_path).returncode == 0
+    assert cli("run", "sur.yaml", "--db", "s.db", cwd=tmp_path).returncode == 0
+    # shown by processes of their own: what a pipe takes of text no UTF-8 can hold
+    printed = {}
     for args in (("show", "sur"), ("show", "sur", "--full"), ("report", "sur")):
         shown = aieval(*args, "--db", "s.db", cwd=tmp_path)
         assert shown.returncode == 0 and "Traceback" not in shown.stderr, (args, shown.stderr)
-    shown = aieval("show", "sur", "--db", "s.db", cwd=tmp_path).stdout
-    assert "lone \\udc80 x" in shown and "exp \\ud800 end" in shown
+        printed[args] = shown.stdout
+    shown_text = printed[("show", "sur")]
+    assert "lone \\udc80 x" in shown_text and "exp \\ud800 end" in shown_text

@@ -1,17 +1,20 @@
 """`aieval run` with epochs (settings.epochs, --epochs) against a loopback model server: the
 target is called N times per example with the cache on, and the summary shows pass@k/pass^k."""
 
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+from tests.support.cli import Done, run_main
 from tests.support.openai_server import OpenAIServer, Reply
 
 from aieval import Store
 
 
 def test_epochs_from_the_file_and_the_command_line(
-    openai_server: OpenAIServer, tmp_path: Path
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     openai_server.responder = lambda body: Reply(body["messages"][-1]["content"])
     (tmp_path / "e.yaml").write_text(
@@ -23,12 +26,10 @@ def test_epochs_from_the_file_and_the_command_line(
         "settings: {epochs: 2}\n",
         encoding="utf-8",
     )
-    command = [sys.executable, "-m", "aieval", "run", "e.yaml", "--db", "r.db", "-q"]
 
-    def aieval(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*command, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120
-        )
+    def aieval(*args: str) -> Done:
+        command = ["run", "e.yaml", "--db", "r.db", "-q", *args]
+        return run_main(capsys, monkeypatch, *command, cwd=tmp_path)
 
     done = aieval()
     assert done.returncode == 0, done.stderr

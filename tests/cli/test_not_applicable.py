@@ -66,6 +66,7 @@ def table_row(stdout: str, name: str) -> list[str]:
     raise AssertionError(f"no row for {name!r} in:\n{stdout}")
 
 
+@pytest.mark.slow
 def test_a_scorer_returning_none_on_every_row_exits_3_naming_it(tmp_path: Path, main: Any) -> None:
     project(tmp_path, "never", ["a", "b"])
     done = cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=tmp_path)

@@ -76,6 +76,7 @@ def test_runs_and_show_name_them(stored_run: tuple[Path, subprocess.CompletedPro
     assert f"pass rate 80.0% of 15 samples {NOTE}" in shown.stdout
 
 
+@pytest.mark.slow
 def test_every_report_format_names_them(
     stored_run: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:

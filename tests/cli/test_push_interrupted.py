@@ -22,6 +22,7 @@ def _sigint_as_a_terminal_gives_it() -> None:
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.slow
 def test_an_interrupted_push_says_so(tmp_path: Path, sig: signal.Signals, code: int) -> None:
     make_run(tmp_path / "local.db", "qa", 3)
     held: list[socket.socket] = []

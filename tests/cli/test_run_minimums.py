@@ -41,6 +41,7 @@ def half_right(tmp_path: Path, settings: str = "{}") -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_pass_rate_below_the_minimum_exits_4_with_the_numbers(tmp_path: Path, main: Any) -> None:
     half_right(tmp_path)
     done = cli("run", "e.yaml", "--db", "r.db", "-q", "--min-pass-rate", "0.8", cwd=tmp_path)
@@ -72,6 +73,7 @@ def test_a_scorer_minimum_from_the_eval_file(tmp_path: Path, main: Any) -> None:
                 cwd=tmp_path).returncode == 4  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_run_that_scored_nothing_never_meets_a_minimum(tmp_path: Path) -> None:
     (tmp_path / "boom.py").write_text(
         "from aieval import scorer\n\n@scorer\ndef boom(prediction, expected):\n"

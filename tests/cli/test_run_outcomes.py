@@ -41,6 +41,7 @@ def write_rows(path: Path, n: int, prediction: str = "x", **extra: str) -> None:
             handle.write(json.dumps({**row, **extra}) + "\n")
 
 
+@pytest.mark.slow
 def test_all_errors_exit_3_with_top_errors(tmp_path: Path) -> None:
     write_rows(tmp_path / "rows.jsonl", 6)
     (tmp_path / "boom.py").write_text(
@@ -87,6 +88,7 @@ def start_held(tmp_path: Path, rows: int, stored: int) -> tuple[subprocess.Popen
     return child, gate
 
 
+@pytest.mark.slow
 def test_sigint_prints_the_resume_hint(tmp_path: Path, main: Any) -> None:
     child, gate = start_held(tmp_path, 40, 10)
     try:
@@ -105,6 +107,7 @@ def test_sigint_prints_the_resume_hint(tmp_path: Path, main: Any) -> None:
     assert "interrupted" in runs.stdout
 
 
+@pytest.mark.slow
 def test_a_killed_run_is_listed_as_interrupted_and_resumes(tmp_path: Path, main: Any) -> None:
     child, gate = start_held(tmp_path, 60, 10)
     os.kill(child.pid, signal.SIGKILL)
@@ -123,6 +126,7 @@ def test_a_killed_run_is_listed_as_interrupted_and_resumes(tmp_path: Path, main:
     assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
 
 
+@pytest.mark.slow
 def test_ctrl_c_before_the_run_starts_says_interrupted(tmp_path: Path) -> None:
     # a Python eval file is imported before the run starts: this one waits there for a gate
     marker, gate = tmp_path / "loading", tmp_path / "gate"
@@ -172,6 +176,7 @@ def small_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.mark.slow
 def test_a_full_disk_fails_the_run_and_resume_finishes_it(tmp_path: Path, small_disk: Path) -> None:
     n = 1500
     write_rows(tmp_path / "rows.jsonl", n, prediction="y" * 1000)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from aieval._records import SampleRecord
 from aieval.store import Store
 
@@ -37,6 +39,7 @@ def _listed(store_location: str, cwd: Path) -> dict[str, list[str]]:
     return {cells[0]: cells for cells in rows if cells}
 
 
+@pytest.mark.slow
 def test_runs_counts_stored_samples_of_runs_without_summary(
     store_location: str, tmp_path: Path
 ) -> None:

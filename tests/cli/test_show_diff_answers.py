@@ -13,9 +13,11 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.support.cli import Done, run_main
 
 from aieval import Store
 from aieval.cli._samples import PREVIEW_LINES
@@ -59,6 +61,17 @@ def aieval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Done]:
+    """``aieval ARGS`` in this process, as :func:`aieval` runs it in a process of its own."""
+
+    def invoke(*args: str, cwd: Path) -> Done:
+        env = {"AIEVAL_DB": str(cwd / "runs.db"), "COLUMNS": "160"}
+        return run_main(capsys, monkeypatch, *args, cwd=cwd, env=env)
+
+    return invoke
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     root = tmp_path_factory.mktemp("answers")
@@ -84,9 +97,11 @@ def _preview_left() -> int:
     return len(LONG) - breaks[PREVIEW_LINES - 1]
 
 
-def test_show_prints_answers_expected_and_reasons(project: tuple[Path, str, str]) -> None:
+def test_show_prints_answers_expected_and_reasons(
+    project: tuple[Path, str, str], cli: Callable[..., Done]
+) -> None:
     root, _, v2 = project
-    done = aieval("show", v2, cwd=root)
+    done = cli("show", v2, cwd=root)
     assert done.returncode == 0, done.stderr
     text = done.stdout
     _no_raw_controls(text)
@@ -103,9 +118,11 @@ def test_show_prints_answers_expected_and_reasons(project: tuple[Path, str, str]
     assert f"… [{_preview_left():,} more characters; --full shows all]" in text
 
 
-def test_show_full_prints_everything(project: tuple[Path, str, str]) -> None:
+def test_show_full_prints_everything(
+    project: tuple[Path, str, str], cli: Callable[..., Done]
+) -> None:
     root, _, v2 = project
-    done = aieval("show", v2, "--full", cwd=root)
+    done = cli("show", v2, "--full", cwd=root)
     assert done.returncode == 0, done.stderr
     _no_raw_controls(done.stdout)
     lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
@@ -114,9 +131,11 @@ def test_show_full_prints_everything(project: tuple[Path, str, str]) -> None:
     assert "--full shows all" not in done.stdout
 
 
-def test_diff_prints_both_answers_and_reasons(project: tuple[Path, str, str]) -> None:
+def test_diff_prints_both_answers_and_reasons(
+    project: tuple[Path, str, str], cli: Callable[..., Done]
+) -> None:
     root, v1, v2 = project
-    done = aieval("diff", v1, v2, cwd=root)
+    done = cli("diff", v1, v2, cwd=root)
     assert done.returncode == 0, done.stderr
     text = done.stdout
     _no_raw_controls(text)

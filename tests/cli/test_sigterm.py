@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import psycopg
+import pytest
 from tests.support.held import held_eval
 from tests.support.stored import stored_samples
 
@@ -47,6 +48,7 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+@pytest.mark.slow
 def test_sigterm_marks_the_run_interrupted_and_prints_the_resume_hint(
     tmp_path: Path, store_location: str
 ) -> None:

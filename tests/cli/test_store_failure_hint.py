@@ -35,6 +35,7 @@ def _run(folder: Path, location: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("older", [False, True])
+@pytest.mark.slow
 def test_sqlite_no_resume_hint_when_the_run_was_never_stored(tmp_path: Path, older: bool) -> None:
     _eval(tmp_path)
     with Store(tmp_path / "r.db") as store:
@@ -52,6 +53,7 @@ def test_sqlite_no_resume_hint_when_the_run_was_never_stored(tmp_path: Path, old
     assert "nothing of the run was stored: once the store is writable again" in done.stderr
 
 
+@pytest.mark.slow
 def test_postgres_permission_failure_is_one_line_and_offers_no_resume(
     tmp_path: Path, pg_url: str
 ) -> None:
@@ -95,6 +97,7 @@ def test_a_role_that_may_not_create_tables_is_told_so_in_one_line(pg_url: str) -
     assert "\n" not in message and "CREATE TABLE" not in message
 
 
+@pytest.mark.slow
 def test_postgres_failure_after_the_run_was_stored_offers_resume(
     tmp_path: Path, pg_url: str
 ) -> None:

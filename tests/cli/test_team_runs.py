@@ -4,24 +4,28 @@ says which baseline it picked and why (both backends)."""
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
+from tests.support.cli import Done, run_main
 
 from aieval._records import SampleRecord
 from aieval.store import Store
 
-AIEVAL = [sys.executable, "-m", "aieval"]
 
+@pytest.fixture
+def cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Callable[..., Done]:
+    """``aieval ARGS`` in this process, in ``tmp_path``, on a wide page, no default store."""
+    monkeypatch.delenv("AIEVAL_DB", raising=False)
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "250"}
-    env.pop("AIEVAL_DB", None)
-    return subprocess.run(
-        [*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120
-    )
+    def run(*args: str) -> Done:
+        return run_main(capsys, monkeypatch, *args, cwd=tmp_path, env={"COLUMNS": "250"})
+
+    return run
 
 
 def _run(store: Store, branch: str, sha: str, limit: int | None = None) -> str:
@@ -35,12 +39,12 @@ def _run(store: Store, branch: str, sha: str, limit: int | None = None) -> str:
 
 
 def test_runs_shows_and_filters_by_branch_commit_and_host(
-    store_location: str, tmp_path: Path
+    store_location: str, cli: Callable[..., Done]
 ) -> None:
     with Store(store_location) as store:
         on_main = _run(store, "main", "1a2b3c4d5e6f")
         on_dev = _run(store, "dev", "9f8e7d6c5b4a")
-    done = _cli("runs", "--db", store_location, "--branch", "main", cwd=tmp_path)
+    done = cli("runs", "--db", store_location, "--branch", "main")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     head = next(line for line in lines if "branch" in line)
@@ -48,19 +52,21 @@ def test_runs_shows_and_filters_by_branch_commit_and_host(
     rows = [[c.strip() for c in line.split("│")[1:-1]] for line in lines if on_main in line]
     assert rows and rows[0][6:9] == ["main", "1a2b3c4", socket.gethostname()]
     assert on_dev not in done.stdout
-    by_commit = _cli("runs", "--db", store_location, "--commit", "9f8e", cwd=tmp_path)
+    by_commit = cli("runs", "--db", store_location, "--commit", "9f8e")
     assert on_dev in by_commit.stdout and on_main not in by_commit.stdout
-    none = _cli("runs", "--db", store_location, "--host", "not-this-host", cwd=tmp_path)
+    none = cli("runs", "--db", store_location, "--host", "not-this-host")
     assert none.returncode == 0 and "no runs match" in none.stdout
 
 
-def test_compare_by_name_prints_the_baseline_it_picked_and_why(tmp_path: Path) -> None:
+def test_compare_by_name_prints_the_baseline_it_picked_and_why(
+    tmp_path: Path, cli: Callable[..., Done]
+) -> None:
     db = str(tmp_path / "runs.db")
     with Store(db) as store:
         complete = _run(store, "main", "1a2b3c4d5e6f")
         _run(store, "main", "2b3c4d5e6f70", limit=1)
         candidate = _run(store, "feature", "3c4d5e6f7081")
-    done = _cli("compare", "qa", candidate, "--db", db, "--format", "json", cwd=tmp_path)
+    done = cli("compare", "qa", candidate, "--db", db, "--format", "json")
     assert done.returncode in (0, 3), done.stderr
     data = json.loads(done.stdout)
     assert data["baseline"]["id"] == complete
@@ -70,5 +76,5 @@ def test_compare_by_name_prints_the_baseline_it_picked_and_why(tmp_path: Path) -
     assert f"baseline: run {complete} (main@1a2b3c4, " in done.stderr
     assert "skipped 1 newer run: 1 made with --limit 1" in done.stderr
     for command in ("compare", "diff"):
-        text = _cli(command, "qa", candidate, "--db", db, cwd=tmp_path)
+        text = cli(command, "qa", candidate, "--db", db)
         assert f"baseline: run {complete}" in text.stdout, command

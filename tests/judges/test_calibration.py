@@ -89,6 +89,7 @@ def test_agreement_matches_oracles_and_is_stored_with_drift(
         assert len(store.calibrations("judge")) == 2
 
 
+@pytest.mark.slow
 def test_cli_calibrate_prints_agreement_and_drift(
     openai_server: OpenAIServer,
     tmp_path: Path,

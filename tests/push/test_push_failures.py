@@ -184,6 +184,7 @@ def tls_server(make_app: AppFactory, tmp_path: Path) -> Iterator[tuple[LiveServe
         yield live, ca_file
 
 
+@pytest.mark.slow
 def test_an_untrusted_certificate_fails_at_once_and_ssl_cert_file_fixes_it(
     tls_server: tuple[LiveServer, Path], tmp_path: Path, server_store: str
 ) -> None:

@@ -37,8 +37,9 @@ def _part(source: Path, run_id: str) -> dict[str, Any]:
 
 def _post(url: str, body: dict[str, Any]) -> httpx.Response:
     headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    # httpx's 5 s default is a wall clock a busy machine outlasts; what is slow is checked apart
     return httpx.post(
-        f"{url}/api/runs/import", content=json.dumps(body), headers=headers, timeout=60
+        f"{url}/api/runs/import", content=json.dumps(body), headers=headers, timeout=120
     )
 
 
@@ -96,9 +97,11 @@ def test_tens_of_thousands_of_scorer_names_are_checked_in_one_pass(
     if repeated:
         names[-1] = names[-2]
     body["samples"][0]["scores"] = [{**score, "scorer": n, "value": 1.0} for n in names]
-    started = time.monotonic()
+    # CPU time of this process (the server answers in a thread of it): a busy machine
+    # stretches the wall clock, not the work
+    started = time.process_time()
     answer = _post(server.url, body)
-    elapsed = time.monotonic() - started
+    elapsed = time.process_time() - started
     # a check comparing each name with every other took 7 to 13 s for these 24,000
     assert elapsed < 5, elapsed
     if repeated:

@@ -184,6 +184,7 @@ def test_a_server_without_a_token_refuses_uploads(make_app: AppFactory, tmp_path
         push(src, live.url, token=None)
 
 
+@pytest.mark.slow
 def test_the_command_pushes_with_the_token_from_the_environment(
     server: LiveServer, tmp_path: Path
 ) -> None:
@@ -380,6 +381,7 @@ class _Recorder(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+@pytest.mark.slow
 def test_push_runs_to_a_server_leaves_no_open_session(
     server: LiveServer, tmp_path: Path, server_store: str
 ) -> None:
@@ -407,6 +409,7 @@ def test_push_runs_to_a_server_leaves_no_open_session(
         assert team.count_samples(team.get_run("qa").id) == 12
 
 
+@pytest.mark.slow
 def test_an_unreachable_server_leaves_no_open_session(tmp_path: Path) -> None:
     src = tmp_path / "local.db"
     make_run(src, "qa", 2)

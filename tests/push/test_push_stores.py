@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from tests.push.helpers import (
     EXAMPLES,
-    cli,
     make_interrupted_run,
     make_run,
     record_odd_run,
@@ -26,6 +25,7 @@ from tests.push.helpers import (
     same_rows,
     sample_count,
 )
+from tests.support.cli import Done, run_main
 
 from aieval import Example, run
 from aieval.errors import PushError, RunInProgressError, RunNotFoundError
@@ -33,6 +33,18 @@ from aieval.push import StoreTarget, push_runs
 from aieval.report import build_report
 from aieval.scorers import exact_match
 from aieval.store import RunHolding, Store
+
+Cli = Callable[..., Done]
+
+
+@pytest.fixture
+def aieval(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """``aieval ARGS`` in this process: what the command prints, refuses and stores."""
+
+    def invoke(*args: str) -> Done:
+        return run_main(capsys, monkeypatch, *args)
+
+    return invoke
 
 
 def push(source: Path, target: Path | str, *refs: str) -> tuple[int, int, int, int]:
@@ -157,7 +169,10 @@ def test_a_target_ahead_of_the_source_is_a_conflict_and_nothing_is_written(
 
 @pytest.mark.parametrize("prefix", ["wrong ", ""], ids=["other-predictions", "same-predictions"])
 def test_a_run_resumed_on_both_sides_is_a_conflict_and_nothing_is_written(
-    tmp_path: Path, store_location: str, prefix: str
+    tmp_path: Path,
+    store_location: str,
+    prefix: str,
+    aieval: Cli,
 ) -> None:
     src, dst = tmp_path / "local.db", store_location
     run_id = make_interrupted_run(src, "fork", 10, stop_after=4)
@@ -169,7 +184,7 @@ def test_a_run_resumed_on_both_sides_is_a_conflict_and_nothing_is_written(
         report = build_report(team, run_id).to_dict()
     with pytest.raises(PushError, match=rf"run {run_id} \(fork\): .* 6 sample\(s\) .* differ"):
         push(src, dst)
-    done = cli("push", "--db", str(src), "--to", dst)
+    done = aieval("push", "--db", str(src), "--to", dst)
     assert done.returncode == 1, done.stderr
     assert run_id in done.stderr and "differ" in done.stderr
     with Store(dst) as team:
@@ -227,11 +242,14 @@ def test_a_failing_write_leaves_nothing_of_the_run(tmp_path: Path) -> None:
     same_rows(src, dst)
 
 
-def test_a_workflow_run_keeps_its_verdicts_and_gates(tmp_path: Path, store_location: str) -> None:
+@pytest.mark.slow
+def test_a_workflow_run_keeps_its_verdicts_and_gates(
+    tmp_path: Path, store_location: str, aieval: Cli
+) -> None:
     src, dst = tmp_path / "local.db", store_location
-    done = cli("run", str(EXAMPLES / "code_review_eval.yaml"), "--db", str(src))
+    done = aieval("run", str(EXAMPLES / "code_review_eval.yaml"), "--db", str(src))
     assert done.returncode == 0, done.stderr
-    pushed = cli("push", "--db", str(src), "--to", str(dst))
+    pushed = aieval("push", "--db", str(src), "--to", str(dst))
     assert pushed.returncode == 0, pushed.stderr
     assert "pushed 1 run to" in pushed.stdout and "1 new" in pushed.stdout
     assert "(code-review-workflow): new" in pushed.stderr
@@ -244,26 +262,29 @@ def test_a_workflow_run_keeps_its_verdicts_and_gates(tmp_path: Path, store_locat
         failed = verdicts["cr-004-schema-violation"]
         assert failed is not None and failed.grade == "F"
         assert any(g.name == "schema_contract_valid" and not g.passed for g in failed.gates)
-    again = cli("push", "--db", str(src), "--to", str(dst))
+    again = aieval("push", "--db", str(src), "--to", str(dst))
     assert "0 new, 0 updated, 1 unchanged; 0 samples copied" in again.stdout
 
 
-def test_the_command_explains_bad_targets(tmp_path: Path) -> None:
+def test_the_command_explains_bad_targets(tmp_path: Path, aieval: Cli) -> None:
     src = tmp_path / "local.db"
     make_run(src, "x", 1)
-    same = cli("push", "--db", str(src), "--to", str(src))
+    same = aieval("push", "--db", str(src), "--to", str(src))
     assert same.returncode == 2 and "is the store being pushed" in same.stderr
-    other = cli("push", "--db", str(src), "--to", "mysql://db/x")
+    other = aieval("push", "--db", str(src), "--to", "mysql://db/x")
     assert other.returncode == 2 and "--to: store location scheme 'mysql'" in other.stderr
     assert not (Path.cwd() / "mysql:").exists()
-    none = cli("push", "--db", str(tmp_path / "absent.db"), "--to", str(tmp_path / "t.db"))
+    none = aieval("push", "--db", str(tmp_path / "absent.db"), "--to", str(tmp_path / "t.db"))
     assert none.returncode == 2 and "no store at" in none.stderr
-    missing = cli("push", "--db", str(src))
+    missing = aieval("push", "--db", str(src))
     assert missing.returncode == 2 and "--to" in missing.stderr
     assert not (tmp_path / "t.db").exists()  # a refused push creates no target
 
 
-def test_progress_is_reported_as_samples_go(tmp_path: Path, store_location: str) -> None:
+@pytest.mark.slow
+def test_progress_is_reported_as_samples_go(
+    tmp_path: Path, store_location: str, aieval: Cli
+) -> None:
     src, dst = tmp_path / "local.db", store_location
     run_id = make_run(src, "many", 1200)
     seen: list[tuple[str, int, int]] = []
@@ -272,7 +293,7 @@ def test_progress_is_reported_as_samples_go(tmp_path: Path, store_location: str)
             store, StoreTarget(Store(dst)), progress=lambda r, d, t: seen.append((r.id, d, t))
         )
     assert seen[-1] == (run_id, 1200, 1200)
-    pushed = cli("push", "--db", str(src), "--to", str(tmp_path / "other.db"))  # progress lines
+    pushed = aieval("push", "--db", str(src), "--to", str(tmp_path / "other.db"))  # progress lines
     assert f"{run_id}: 1200/1200 samples sent" in pushed.stderr
 
 

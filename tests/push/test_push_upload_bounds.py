@@ -170,6 +170,7 @@ HEADERS = {
 
 
 @pytest.mark.parametrize(("change", "field"), HEADERS.values(), ids=HEADERS.keys())
+@pytest.mark.slow
 def test_a_header_field_over_its_length_is_a_422_naming_it(
     server: LiveServer,
     local: tuple[dict[str, Any], list[dict[str, Any]]],

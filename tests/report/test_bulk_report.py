@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.report.golden.fixture import PAIRS, build_store
+from tests.report.golden.fixture import PAIRS
 
 from aieval.report import build_report
 from aieval.store import Store
@@ -22,8 +22,8 @@ GRADED = list(PAIRS["graded"])
 
 
 @pytest.fixture
-def store(store_location: str) -> Iterator[Store]:
-    built = build_store(store_location)
+def store(golden_copy: str) -> Iterator[Store]:
+    built = Store(golden_copy)
     try:
         yield built
     finally:
@@ -41,6 +41,7 @@ def _record_path(store: Store, monkeypatch: pytest.MonkeyPatch, run_id: str) -> 
         return _report(store, run_id)
 
 
+@pytest.mark.slow
 def test_plain_runs_report_the_record_paths_numbers(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -58,6 +59,7 @@ def test_graded_runs_are_read_sample_by_sample(store: Store) -> None:
         assert _report(store, run_id)["graded"] is True
 
 
+@pytest.mark.slow
 def test_the_typed_columns_hold_each_stored_verdict(store: Store) -> None:
     for run_id in (*PLAIN, *GRADED):
         for sample in store.iter_samples(run_id, texts=False):

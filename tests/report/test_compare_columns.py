@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.report.golden.fixture import PAIRS, build_store
+from tests.report.golden.fixture import PAIRS
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.core._threshold import threshold_verdict
@@ -26,8 +26,8 @@ PLAIN = [PAIRS["ungraded"], PAIRS["epochs"]]
 
 
 @pytest.fixture
-def golden(store_location: str) -> Iterator[Store]:
-    built = build_store(store_location)
+def golden(golden_copy: str) -> Iterator[Store]:
+    built = Store(golden_copy)
     try:
         yield built
     finally:

@@ -45,6 +45,7 @@ def _cells(line: str) -> int:
     return len(re.findall(r"(?<!\\)\|", line)) - 1
 
 
+@pytest.mark.slow
 def test_ten_thousand_regressions_stay_under_the_limit_cut_between_rows(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     n = 10_000

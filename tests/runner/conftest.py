@@ -1,4 +1,4 @@
-"""Fixtures for runner tests: one real local Ray cluster per test session, started on demand."""
+"""Fixtures for runner tests: one real local Ray cluster, started on demand."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ray_cluster() -> Iterator[Any]:
-    """A local Ray with 2 CPUs, shared by every test that asks for it, shut down at the end."""
+    """A local Ray with 2 CPUs, shared by the tests that ask for it, shut down when the tests
+    leave this folder (they run first, side by side: ``tests/conftest.py``), not at the end of
+    the session: an idle Ray still uses CPU."""
     import ray
 
     ray.init(

@@ -11,6 +11,7 @@ import textwrap
 import time
 from typing import Any
 
+import pytest
 from tests.support.executor_fns import (
     Counted,
     Unloadable,
@@ -37,6 +38,7 @@ async def by_index(executor: Any, fn: Any, items: Any) -> dict[int, Finished[Any
     return results
 
 
+@pytest.mark.slow
 async def test_ray_gives_the_local_executors_scores(ray_cluster: Any) -> None:
     data = rows(300)
     local = await by_index(LocalExecutor(4), rouge, data)
@@ -113,6 +115,7 @@ async def test_a_worker_killed_mid_batch_costs_only_its_sample(ray_cluster: Any)
     assert executor.crashed_batches == 2
 
 
+@pytest.mark.slow
 async def test_a_stuck_sample_times_out_alone(ray_cluster: Any) -> None:
     # the limit is waited out twice (the batch, then the stuck item alone): 4 s, as the items
     # that must not time out only double a number once their worker has started
@@ -124,6 +127,7 @@ async def test_a_stuck_sample_times_out_alone(ray_cluster: Any) -> None:
     assert results[1].attempts == 2, "its batch mate ran again on its own"
 
 
+@pytest.mark.slow
 async def test_the_timeout_counts_from_the_start_on_a_worker_not_from_submission(
     ray_cluster: Any,
 ) -> None:
@@ -142,6 +146,7 @@ async def test_the_timeout_counts_from_the_start_on_a_worker_not_from_submission
     assert spans[-1][1] - submitted > timeout, "it ended later than the limit after submission"
 
 
+@pytest.mark.slow
 async def test_unset_batch_size_grows_only_batches_of_quick_small_items(
     ray_cluster: Any,
 ) -> None:

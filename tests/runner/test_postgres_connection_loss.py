@@ -95,6 +95,7 @@ def _wait_until(condition: Any, what: str, timeout: float = 60.0) -> None:
         time.sleep(0.05)  # polling a condition on another process's progress
 
 
+@pytest.mark.slow
 def test_a_server_stopped_mid_run_fails_the_run_and_resume_completes_it(
     own_pg: PostgresServer, openai_server: OpenAIServer, tmp_path: Path
 ) -> None:

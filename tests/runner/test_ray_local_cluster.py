@@ -60,6 +60,7 @@ def _alive(psutil: Any, proc: Any) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_a_killed_drivers_local_ray_dies_with_it(tmp_path: Path) -> None:
     psutil = find_psutil()
     mark, flag = uuid.uuid4().hex, tmp_path / "running"
@@ -108,6 +109,7 @@ def test_a_killed_drivers_local_ray_dies_with_it(tmp_path: Path) -> None:
                 continue
 
 
+@pytest.mark.slow
 def test_unset_address_starts_a_private_ray_and_shuts_it_down_with_its_watchdog() -> None:
     # one private start for both points (each costs seconds of CPU): an executor given no
     # address starts a local Ray of its own, and at the end shuts it down and its watchdog ends

@@ -205,6 +205,7 @@ def test_a_base_exception_in_a_scorer_costs_only_its_sample(
     assert result.summary.target_errors == 1 and result.error_count == 3
 
 
+@pytest.mark.slow
 def test_a_killed_driver_resumes_with_no_sample_lost_or_twice(
     ray_cluster: Any, tmp_path: Path
 ) -> None:
@@ -295,6 +296,7 @@ print(json.dumps(ids))
 """
 
 
+@pytest.mark.slow
 def test_script_scorers_lambdas_and_closures_score_on_ray_as_locally(
     ray_cluster: Any, tmp_path: Path
 ) -> None:
@@ -436,6 +438,7 @@ def aieval(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Any:
     )
 
 
+@pytest.mark.slow
 def test_the_cli_runs_an_eval_file_on_ray(ray_cluster: Any, project: Path) -> None:
     address = ray_cluster.get_runtime_context().gcs_address
     local = aieval("--quiet", cwd=project)
@@ -457,6 +460,7 @@ def test_the_cli_runs_an_eval_file_on_ray(ray_cluster: Any, project: Path) -> No
 
 
 @pytest.mark.parametrize("joined", [False, True], ids=["own-ray", "joined-cluster"])
+@pytest.mark.slow
 def test_ctrl_c_on_the_cli_prints_the_hint_and_no_stray_errors(
     ray_cluster: Any, tmp_path: Path, joined: bool
 ) -> None:
@@ -519,6 +523,7 @@ def test_without_the_extra_the_cli_prints_the_install_hint(project: Path) -> Non
     assert not (project / "runs.db").exists(), "a refused run stores nothing"
 
 
+@pytest.mark.slow
 def test_model_calls_from_workers_share_the_runs_concurrency(
     ray_cluster: Any, openai_server: OpenAIServer, tmp_path: Path
 ) -> None:
@@ -552,6 +557,7 @@ def test_model_calls_from_workers_share_the_runs_concurrency(
     assert len(calls) == 48 and all(c.purpose == "target" and c.model == "m" for c in calls)
 
 
+@pytest.mark.slow
 def test_workflow_grading_runs_on_the_workers(ray_cluster: Any, tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -98,6 +98,7 @@ SPELLINGS = {
 
 
 @pytest.mark.parametrize("tests", SPELLINGS.values(), ids=SPELLINGS.keys())
+@pytest.mark.slow
 def test_a_named_test_is_restored_however_it_is_spelled(repo: Path, tests: list[str]) -> None:
     assert _rates(repo, EDITED, tests) == (0.0, 1.0)
     assert _rates(repo, FIX, tests) == (1.0, 1.0)  # an honest fix still passes

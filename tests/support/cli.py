@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aieval.cli import main
+from aieval.cli import _print, main
 
 
 @dataclass
@@ -31,9 +31,14 @@ def run_main(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
 ) -> Done:
-    """Run ``aieval ARGS`` in this process, in ``cwd`` with ``env`` added to the environment."""
+    """Run ``aieval ARGS`` in this process, in ``cwd`` with ``env`` added to the environment
+    (its ``COLUMNS`` is the output's width, as in a new process)."""
     for name, value in (env or {}).items():
         monkeypatch.setenv(name, value)
+    if env and "COLUMNS" in env:
+        # the command's consoles read $COLUMNS once, when aieval.cli is imported
+        for made in (_print.out, _print.err):
+            monkeypatch.setattr(made, "width", _print.log_width())
     if cwd is not None:
         monkeypatch.chdir(cwd)
     capsys.readouterr()

@@ -99,13 +99,15 @@ class PostgresServer:
         if done.returncode != 0:
             raise RuntimeError(f"pg_ctl {' '.join(args)} failed: {done.stderr.decode()}")
 
-    def create_database(self) -> str:
-        """A fresh empty database (owned by ``teammate`` too); returns its URL."""
+    def create_database(self, *, template: str | None = None) -> str:
+        """A fresh empty database (owned by ``teammate`` too), or a copy of the database of the
+        URL ``template`` (no session may be connected to it); returns its URL."""
         import psycopg
 
         name = f"t_{uuid.uuid4().hex[:12]}"
+        copy = f" TEMPLATE {template.rsplit('/', 1)[-1]}" if template else ""
         with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name} OWNER teammate")
+            conn.execute(f"CREATE DATABASE {name} OWNER teammate{copy}")
         return self.database_url(name)
 
     def drop_database(self, url: str) -> None:
