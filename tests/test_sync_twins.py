@@ -55,3 +55,16 @@ def test_public_twins_keep_their_names_signatures_and_docs() -> None:
     assert compare_pairwise.__name__ == "compare_pairwise"
     assert "both orders" in (compare_pairwise.__doc__ or "")
     assert not inspect.iscoroutinefunction(compare_pairwise)
+
+
+def test_run_and_run_spec_take_their_async_twins_keywords() -> None:
+    from aieval import run, run_async
+    from aieval.runner import RunSpec, run_spec, run_spec_async
+
+    assert inspect.signature(run) == inspect.signature(run_async)
+    assert inspect.signature(run_spec) == inspect.signature(run_spec_async)
+    rows = [{"prompt": "2+2?", "expected": "4", "prediction": "4"}]
+    result = run(name="twin", dataset=rows, scorers=["exact_match"], store=False)
+    assert result.metrics == {"exact_match": 1.0}
+    spec = RunSpec(name="twin", dataset=rows, scorers=["exact_match"], store=False)
+    assert run_spec(spec).metrics == {"exact_match": 1.0}
