@@ -11,9 +11,16 @@ import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any, get_args
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-__all__ = ["error_path", "known_fields", "pydantic_problems", "suggestion", "unknown_key"]
+__all__ = [
+    "error_path",
+    "field_problems",
+    "known_fields",
+    "pydantic_problems",
+    "suggestion",
+    "unknown_key",
+]
 
 
 def unknown_key(key: object, known: Iterable[str]) -> str:
@@ -79,6 +86,14 @@ def pydantic_problems(errors: Sequence[Any], model: type[BaseModel]) -> list[str
             msg = str(err["msg"]).removeprefix("Value error, ")
         problems.append(f"{error_path(loc, model) or '(top)'}: {msg}")
     return problems
+
+
+def field_problems(exc: ValidationError, top: str = "(top)") -> str:
+    """Every error of ``exc`` as ``dotted.path: message`` (``top`` for the whole value),
+    joined by ``; ``."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or top}: {err['msg']}" for err in exc.errors()
+    )
 
 
 def _is_branch(part: Any) -> bool:

@@ -1,16 +1,19 @@
-"""Run a coroutine to completion from sync code, even inside a running event loop."""
+"""Run a coroutine to completion from sync code, even inside a running event loop; and the
+sync/async twins of a function, written once with one signature."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["run_sync"]
+__all__ = ["blocking_twin", "run_sync", "thread_twin"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def run_sync(coro: Coroutine[Any, Any, T], *, thread_name: str = "aieval") -> T:
@@ -39,3 +42,29 @@ def run_sync(coro: Coroutine[Any, Any, T], *, thread_name: str = "aieval") -> T:
         raise box["error"]
     result: T = box["result"]
     return result
+
+
+def blocking_twin(
+    fn: Callable[P, Coroutine[Any, Any, T]], *, name: str, doc: str, thread_name: str = "aieval"
+) -> Callable[P, T]:
+    """The blocking twin of coroutine function ``fn``: its parameters, run by :func:`run_sync`."""
+
+    @functools.wraps(fn)
+    def twin(*args: P.args, **kwargs: P.kwargs) -> T:
+        return run_sync(fn(*args, **kwargs), thread_name=thread_name)
+
+    twin.__name__ = twin.__qualname__ = name
+    twin.__doc__ = doc
+    return twin
+
+
+def thread_twin(fn: Callable[P, T], *, name: str, doc: str) -> Callable[P, Coroutine[Any, Any, T]]:
+    """The async twin of the blocking ``fn``: its parameters, run in a worker thread."""
+
+    @functools.wraps(fn)
+    async def twin(*args: P.args, **kwargs: P.kwargs) -> T:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    twin.__name__ = twin.__qualname__ = name
+    twin.__doc__ = doc
+    return twin

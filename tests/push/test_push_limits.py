@@ -109,3 +109,30 @@ def test_tens_of_thousands_of_scorer_names_are_checked_in_one_pass(
         assert "scorer 'scorer-23998' given twice" in answer.text
     else:
         assert answer.status_code == 200, answer.text
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("cost", -0.5), ("latency_s", -1.0), ("input_tokens", -1), ("retries", 2**70), ("cached", 2)],
+)
+def test_a_sample_and_each_call_refuse_the_same_bad_usage_figure(field: str, value: Any) -> None:
+    """What a sample and a model call cost is checked alike on both rows, naming the field."""
+    from pydantic import ValidationError
+
+    from aieval.push import SampleIn
+
+    usage = {"latency_s": None, "input_tokens": None, "output_tokens": None, "cost": None,
+             "retries": 0, "cached": 0}  # fmt: skip
+    call = {"purpose": "target", "provider": None, "model": None, "error": None, **usage}
+    sample = {
+        "sample_id": "s1", "idx": 0, "input": None, "expected": None, "prediction": None,
+        "metadata": None, "error": None, "passed": None, "extra": None, "created_at": 1.0,
+        "verdict": None, **usage, "calls": [call],
+    }  # fmt: skip
+    assert SampleIn.model_validate(sample).stored().calls[0].purpose == "target"
+    on_sample = ({**sample, field: value}, (field,))
+    on_call = ({**sample, "calls": [{**call, field: value}]}, ("calls", 0, field))
+    for bad, where in (on_sample, on_call):
+        with pytest.raises(ValidationError) as caught:
+            SampleIn.model_validate(bad)
+        assert [e["loc"] for e in caught.value.errors()] == [where]

@@ -132,3 +132,21 @@ def test_a_role_with_only_data_rights_runs_a_judged_eval(
     assert result.status == "completed" and result.error_count == 0
     assert result.metrics["llm_judge"] == pytest.approx(0.8)
     assert _sql(pg_url, "SELECT COUNT(*) FROM response_cache") == [(3,)]
+
+
+def test_samples_and_calls_have_the_same_usage_columns(tmp_path: Any) -> None:
+    """Both tables hold what a sample or a call cost, in the same columns, types and defaults."""
+    conn = sqlite3.connect(tmp_path / "schema.db")
+    try:
+        conn.executescript(SCHEMA)
+        usage = ("latency_s", "input_tokens", "output_tokens", "cost", "retries", "cached")
+
+        def columns(table: str) -> dict[str, tuple[Any, ...]]:
+            rows = conn.execute(f"PRAGMA table_info({table})").fetchall()
+            return {r[1]: (r[2], r[3], r[4]) for r in rows if r[1] in usage}
+
+        assert columns("samples") == columns("model_calls")
+        assert list(columns("samples")) == list(usage)
+        assert columns("samples")["retries"] == ("INTEGER", 1, "0")
+    finally:
+        conn.close()

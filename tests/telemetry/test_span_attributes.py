@@ -233,3 +233,27 @@ def test_run_attributes_from_header_and_summary() -> None:
         "aieval.run.status": "failed",
         "aieval.error": "boom",
     }
+
+
+def test_run_header_of_a_live_start_and_a_stored_row_carries_the_same_facts(
+    tmp_path: Any,
+) -> None:
+    """A live run's start and its stored row give one header: the replay's span says the same."""
+    from aieval import Store
+    from aieval.core import RunStart
+    from aieval.telemetry._export import header_of
+
+    with Store(tmp_path / "runs.db") as store:
+        run_id = store.create_run(
+            name="nightly", model="m-1", provider="openai", dataset="qa.jsonl", n_examples=3
+        )
+        row = store.get_run(run_id)
+    start = RunStart(
+        id=row.id, name=row.name, started_at=1.0, model="m-1", provider="openai",
+        dataset="qa.jsonl", n_examples=3, store_path="elsewhere", resumed=True,
+    )  # fmt: skip
+    header = header_of(row)
+    assert header == RunHeader.of(start)
+    assert (header.name, header.model, header.provider, header.n_examples) == (
+        "nightly", "m-1", "openai", 3,
+    )  # fmt: skip

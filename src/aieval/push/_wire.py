@@ -224,22 +224,27 @@ class ScoreIn(_Strict):
         return _json_text(value)
 
 
-class CallIn(_Strict):
-    """A model call row."""
+class _UsageIn(_Strict):
+    """What a sample or one of its model calls cost: the same checks on both rows."""
 
-    purpose: _Name
-    provider: _Text
-    model: _Text
     latency_s: _Latency
     input_tokens: _Count
     output_tokens: _Count
     cost: _Cost
     retries: _Natural
     cached: _Flag
+
+
+class CallIn(_UsageIn):
+    """A model call row."""
+
+    purpose: _Name
+    provider: _Text
+    model: _Text
     error: _Text
 
 
-class SampleIn(_Strict):
+class SampleIn(_UsageIn):
     """A sample row with its scores and calls; JSON columns are JSON text."""
 
     sample_id: _Name
@@ -250,12 +255,6 @@ class SampleIn(_Strict):
     metadata: _Text
     error: _Text
     passed: _Flag | None
-    latency_s: _Latency
-    input_tokens: _Count
-    output_tokens: _Count
-    cost: _Cost
-    retries: _Natural
-    cached: _Flag
     extra: _Text
     created_at: _Time
     verdict: _Text

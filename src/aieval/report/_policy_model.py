@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aieval._json import loads_strict
+from aieval._keys import field_problems
 from aieval._yaml import load_yaml_file
 from aieval.errors import ConfigError
 from aieval.report._samples import SEVERE_KEYWORDS
@@ -93,10 +94,7 @@ class PromotionPolicy(BaseModel):
         try:
             return cls.model_validate(dict(data))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
-                for e in exc.errors()
-            )
+            problems = field_problems(exc, top="(top level)")
             raise ConfigError(f"{source}: invalid promotion policy: {problems}") from exc
 
     @classmethod

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval._keys import suggestion
-from aieval._sync import run_sync
+from aieval._sync import blocking_twin
 from aieval.core import RunObserver
 from aieval.errors import ConfigError
 from aieval.providers import Provider
@@ -47,40 +47,6 @@ __all__ = [
 #: Settings refused unless numbers when given to ``run()`` (``"4"`` from Python is a mistake to
 #: name, not a number to convert).
 _NUMBERS = ("concurrency", "max_error_rate")
-
-
-def run(
-    *,
-    name: str,
-    dataset: Any,
-    scorers: Sequence[Scorer | Callable[..., Any] | str | dict[str, Any]],
-    provider: str | Provider | None = None,
-    model: str | None = None,
-    target: Callable[..., Any] | None = None,
-    **options: Any,
-) -> RunResult:
-    """Evaluate ``dataset`` with ``scorers`` and return the run's result (sync wrapper).
-
-    See :func:`run_async` for every option. Inside a running event loop (a notebook), the run
-    executes on a helper thread so this call still blocks until it is done.
-
-    Example:
-        >>> from aieval.scorers import exact_match
-        >>> result = run(name="doc", dataset=[{"prompt": "2+2?", "expected": "4",
-        ...              "prediction": "4"}], scorers=[exact_match], store=False)
-        >>> result.metrics
-        {'exact_match': 1.0}
-    """
-    coro_args: dict[str, Any] = dict(
-        name=name,
-        dataset=dataset,
-        scorers=scorers,
-        provider=provider,
-        model=model,
-        target=target,
-        **options,
-    )
-    return run_sync(run_async(**coro_args), thread_name="aieval-run")
 
 
 async def run_async(
@@ -157,32 +123,24 @@ async def run_async(
     return await execute(spec, live)
 
 
-def run_spec(
-    spec: RunSpec,
-    *,
-    store: Store | None = None,
-    progress: ProgressCallback | None = None,
-    tracer_provider: Any = None,
-    executor: Executor | None = None,
-    observers: Sequence[RunObserver] = (),
-) -> RunResult:
-    """Run a :class:`RunSpec` (sync wrapper of :func:`run_spec_async`).
+run = blocking_twin(
+    run_async,
+    name="run",
+    thread_name="aieval-run",
+    doc="""Evaluate ``dataset`` with ``scorers`` and return the run's result (sync wrapper).
 
-    Example:
-        >>> spec = RunSpec(name="doc", dataset=[{"prompt": "2+2?", "expected": "4",
-        ...                "prediction": "4"}], scorers=["exact_match"], store=False)
-        >>> run_spec(spec).metrics
-        {'exact_match': 1.0}
-    """
-    coro = run_spec_async(
-        spec,
-        store=store,
-        progress=progress,
-        tracer_provider=tracer_provider,
-        executor=executor,
-        observers=observers,
-    )
-    return run_sync(coro, thread_name="aieval-run")
+See :func:`run_async` for every option. Inside a running event loop (a notebook), the run
+executes on a helper thread so this call still blocks until it is done.
+
+Example:
+    >>> from aieval.scorers import exact_match
+    >>> result = run(name="doc", dataset=[{"prompt": "2+2?", "expected": "4",
+    ...              "prediction": "4"}], scorers=[exact_match], store=False)
+    >>> result.metrics
+    {'exact_match': 1.0}
+
+""",
+)
 
 
 async def run_spec_async(
@@ -209,6 +167,22 @@ async def run_spec_async(
         observers=tuple(observers),
     )
     return await execute(spec, live)
+
+
+run_spec = blocking_twin(
+    run_spec_async,
+    name="run_spec",
+    thread_name="aieval-run",
+    doc="""Run a :class:`RunSpec` (sync wrapper of :func:`run_spec_async`).
+
+Example:
+    >>> spec = RunSpec(name="doc", dataset=[{"prompt": "2+2?", "expected": "4",
+    ...                "prediction": "4"}], scorers=["exact_match"], store=False)
+    >>> run_spec(spec).metrics
+    {'exact_match': 1.0}
+
+""",
+)
 
 
 def check_run(

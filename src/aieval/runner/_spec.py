@@ -40,6 +40,7 @@ from pydantic import (
 )
 
 from aieval._floors import DEFAULT_PASS_THRESHOLD
+from aieval._keys import field_problems
 from aieval._usage_figures import ModelPrice
 from aieval.errors import ConfigError
 from aieval.providers import check_env_name
@@ -352,11 +353,7 @@ class RunSpec(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            raise ConfigError(f"{source}: {problems}") from None
+            raise ConfigError(f"{source}: {field_problems(exc)}") from None
 
     @classmethod
     def of_run(cls, run: RunRow) -> RunSpec:

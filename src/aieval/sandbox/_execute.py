@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import hashlib
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aieval._sync import thread_twin
 from aieval.errors import ConfigError, SandboxError
 from aieval.sandbox._bwrap import CHILD_DIR, host_uid
 from aieval.sandbox._cgroup import open_cgroup
@@ -126,25 +126,11 @@ def execute(
     return _verdict(run, nonce, limits, len(snippets))
 
 
-async def execute_async(
-    program: str,
-    tests: str | Sequence[str],
-    *,
-    entry_point: str | None = None,
-    timeout: float = 5.0,
-    memory_mb: int = 512,
-    limits: SandboxLimits | None = None,
-) -> ExecutionResult:
-    """:func:`execute` in a worker thread, for use inside an event loop."""
-    return await asyncio.to_thread(
-        execute,
-        program,
-        tests,
-        entry_point=entry_point,
-        timeout=timeout,
-        memory_mb=memory_mb,
-        limits=limits,
-    )
+execute_async = thread_twin(
+    execute,
+    name="execute_async",
+    doc=":func:`execute` in a worker thread, for use inside an event loop.",
+)
 
 
 @dataclass(slots=True, frozen=True)

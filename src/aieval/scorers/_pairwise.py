@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from aieval._sync import run_sync
+from aieval._sync import blocking_twin
 from aieval._types import Example, Score
 from aieval.errors import ConfigError, ScorerError
 from aieval.grading import normalize
@@ -431,27 +431,20 @@ def _first_error(outcomes: list[PairwiseOutcome]) -> str:
     return next((o["error"] for x in outcomes for o in x.orders if o["error"]), "none")
 
 
-def compare_pairwise(
-    examples: Sequence[Example | dict[str, Any] | str],
-    outputs_a: Sequence[Any],
-    outputs_b: Sequence[Any],
-    *,
-    judge: Scorer,
-    concurrency: int = 8,
-) -> PairwiseReport:
-    """Compare system A's outputs with system B's, each example judged in both orders.
+compare_pairwise = blocking_twin(
+    compare_pairwise_async,
+    name="compare_pairwise",
+    thread_name="aieval-pairwise",
+    doc="""Compare system A's outputs with system B's, each example judged in both orders.
 
-    Returns the win/loss/tie counts for A, ``normalize("pairwise", ...)`` of them, the win
-    rate excluding ties, the ties that are only disagreeing orders or unreadable answers, and a
-    warning when the inconsistency rate or the malformed-verdict rate exceeds 0.10 (spec 13).
+Returns the win/loss/tie counts for A, ``normalize("pairwise", ...)`` of them, the win
+rate excluding ties, the ties that are only disagreeing orders or unreadable answers, and a
+warning when the inconsistency rate or the malformed-verdict rate exceeds 0.10 (spec 13).
 
-    Example::
+Example::
 
-        judge = pairwise_judge("More accurate and complete.", provider="openai", model="gpt-4o")
-        report = compare_pairwise(prompts, new_answers, old_answers, judge=judge)
-        report.wins, report.losses, report.ties, report.normalized, report.warnings
-    """
-    coro = compare_pairwise_async(
-        examples, outputs_a, outputs_b, judge=judge, concurrency=concurrency
-    )
-    return run_sync(coro, thread_name="aieval-pairwise")
+    judge = pairwise_judge("More accurate and complete.", provider="openai", model="gpt-4o")
+    report = compare_pairwise(prompts, new_answers, old_answers, judge=judge)
+    report.wins, report.losses, report.ties, report.normalized, report.warnings
+""",
+)

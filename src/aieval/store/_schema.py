@@ -81,6 +81,16 @@ CALL_COLUMNS = (
     "retries, cached, error"
 )
 
+#: What a sample and each of its model calls cost, the same columns in both tables.
+_USAGE_COLUMNS = """\
+    latency_s     REAL,
+    input_tokens  INTEGER,
+    output_tokens INTEGER,
+    cost          REAL,
+    retries       INTEGER NOT NULL DEFAULT 0,
+    cached        INTEGER NOT NULL DEFAULT 0,
+"""
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
@@ -123,13 +133,7 @@ CREATE TABLE IF NOT EXISTS samples (
     metadata      TEXT,                         -- JSON
     error         TEXT,                         -- target failure, if any
     passed        INTEGER,
-    latency_s     REAL,
-    input_tokens  INTEGER,
-    output_tokens INTEGER,
-    cost          REAL,
-    retries       INTEGER NOT NULL DEFAULT 0,
-    cached        INTEGER NOT NULL DEFAULT 0,
-    extra         TEXT,                         -- JSON: workflow run, ...
+{usage}    extra         TEXT,                         -- JSON: workflow run, ...
     created_at    REAL NOT NULL,
     verdict       TEXT,                         -- JSON: the grader's Verdict (NULL before v3)
     weighted_score REAL,                        -- the verdict's weighted score (NULL: none,
@@ -160,13 +164,7 @@ CREATE TABLE IF NOT EXISTS model_calls (
     purpose       TEXT NOT NULL,                -- target | judge:<scorer name>
     provider      TEXT,
     model         TEXT,
-    latency_s     REAL,
-    input_tokens  INTEGER,
-    output_tokens INTEGER,
-    cost          REAL,
-    retries       INTEGER NOT NULL DEFAULT 0,
-    cached        INTEGER NOT NULL DEFAULT 0,
-    error         TEXT,
+{usage}    error         TEXT,
     FOREIGN KEY (run_id, sample_id) REFERENCES samples (run_id, sample_id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS model_calls_sample ON model_calls (run_id, sample_id);
@@ -211,7 +209,7 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     vector TEXT NOT NULL,
     created_at REAL NOT NULL
 );
-"""
+""".replace("{usage}", _USAGE_COLUMNS)
 
 
 def config_columns(config: Any) -> tuple[str | None, int | None]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from aieval._records import CallRecord, SampleRecord
@@ -49,6 +49,12 @@ class RunHeader:
     dataset_hash: str | None = None
     n_examples: int | None = None
     git_sha: str | None = None
+
+    @classmethod
+    def of(cls, run: Any) -> RunHeader:
+        """The header of a run that has these facts as attributes (a live ``RunStart`` or a
+        stored ``RunRow``): one copy, so a live run and its replay carry the same facts."""
+        return cls(**{f.name: getattr(run, f.name) for f in fields(cls)})
 
 
 @dataclass(slots=True, frozen=True)

@@ -54,13 +54,4 @@ def export_run(
 
 def header_of(row: RunRow) -> RunHeader:
     """The run span's fixed facts from a stored run."""
-    return RunHeader(
-        id=row.id,
-        name=row.name,
-        model=row.model,
-        provider=row.provider,
-        dataset=row.dataset,
-        dataset_hash=row.dataset_hash,
-        n_examples=row.n_examples,
-        git_sha=row.git_sha,
-    )
+    return RunHeader.of(row)
