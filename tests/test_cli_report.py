@@ -1,6 +1,6 @@
 """``aieval report / compare / diff / schema`` on a real store.
 
-Exit codes are checked in real subprocesses; the other behaviour runs ``aieval.cli.main``
+One exit code is checked in a real subprocess; the other behaviour runs ``aieval.cli.main``
 in-process (same code path, without paying interpreter and SciPy start-up for every case).
 """
 
@@ -44,15 +44,22 @@ def process(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
     """``aieval ARGS`` through ``aieval.cli.main`` in this process."""
 
-    def invoke(db: Path, *args: str, cwd: Path | None = None) -> Done:
-        return run_main(capsys, monkeypatch, *args, cwd=cwd, env={"AIEVAL_DB": str(db)})
+    def invoke(
+        db: Path, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> Done:
+        extra = {"AIEVAL_DB": str(db), **(env or {})}
+        return run_main(capsys, monkeypatch, *args, cwd=cwd, env=extra)
 
     return invoke
 
 
-def test_exit_codes_in_real_processes(store: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+def test_exit_codes_in_real_processes(
+    store: tuple[Path, dict[str, str]], tmp_path: Path, cli: Any
+) -> None:
+    """A blocked comparison's exit code in a real process (the one ``aieval compare`` run as
+    a process here); promote and an unknown run in-process, by the same code path."""
     db, ids = store
-    promote = process(db, "compare", ids["v1"], ids["v2"])
+    promote = cli(db, "compare", ids["v1"], ids["v2"], env={"COLUMNS": "160"})
     assert promote.returncode == 0, promote.stderr
     assert promote.stdout.startswith("✔ promote")
     target = tmp_path / "cmp.html"
@@ -60,7 +67,7 @@ def test_exit_codes_in_real_processes(store: tuple[Path, dict[str, str]], tmp_pa
     assert block.returncode == 1, block.stderr
     assert "blocked" in block.stdout and f"wrote {target}" in block.stdout.replace("\n", "")
     assert 'class="verdict block"' in target.read_text(encoding="utf-8")
-    unknown = process(db, "compare", "no-such-run", "qa")
+    unknown = cli(db, "compare", "no-such-run", "qa")
     assert unknown.returncode == 2
     assert "no-such-run" in unknown.stderr and "Traceback" not in unknown.stderr
 

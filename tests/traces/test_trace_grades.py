@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import html
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from tests.support.cli import run_main
 from tests.traces._definition import DEFINITION
 from tests.traces._produce import Produced, produce
 
@@ -102,7 +100,12 @@ def test_a_run_failed_for_other_reasons_gets_no_content_hint(genai: Produced) ->
     assert "message content" not in gate.reason
 
 
-def test_show_prints_steps_tool_calls_and_tokens_per_trace(genai: Produced, tmp_path: Path) -> None:
+def test_show_prints_steps_tool_calls_and_tokens_per_trace(
+    genai: Produced,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     (tmp_path / "wf.yaml").write_text(yaml.safe_dump(_allowing(DEFINITION)))
     (tmp_path / "eval.yaml").write_text(f"name: t\ndataset: {genai.json_file}\nworkflow: wf.yaml\n")
     store = Store(tmp_path / "db.sqlite")
@@ -110,14 +113,8 @@ def test_show_prints_steps_tool_calls_and_tokens_per_trace(genai: Produced, tmp_
         run_eval(load_eval(tmp_path / "eval.yaml"), store=store)
     finally:
         store.close()
-    done = subprocess.run(
-        [sys.executable, "-m", "aieval", "show", "t", "--db", "db.sqlite", "--samples", "10"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "240"},
-    )
+    args = ("show", "t", "--db", "db.sqlite", "--samples", "10")
+    done = run_main(capsys, monkeypatch, *args, cwd=tmp_path, env={"COLUMNS": "240"})
     assert done.returncode == 0, done.stderr
     table = done.stdout[done.stdout.index("steps per run") :]
     rows = {line.split("│")[1].strip(): line for line in table.splitlines() if "│" in line}

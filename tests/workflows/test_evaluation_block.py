@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from tests.support.cli import run_main
 from tests.support.workflows import DEFINITION, make_run
 
 from aieval.errors import ConfigError, WorkflowError
@@ -109,28 +108,18 @@ def test_inline_rubric_keeps_its_own_weights_and_threshold() -> None:
     assert wf.evaluation.overrides == {}
 
 
-def test_cli_run_applies_the_threshold_of_a_workflow_file(tmp_path: Path) -> None:
+def test_cli_run_applies_the_threshold_of_a_workflow_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "wf.yaml").write_text(yaml.safe_dump(definition(pass_threshold=95)))
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "r1.json").write_text(json.dumps(run_78_5()))
     (tmp_path / "eval.yaml").write_text(
         yaml.safe_dump({"name": "wf", "dataset": "runs", "workflow": "wf.yaml"})
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", "s.db", "-q"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_main(capsys, monkeypatch, "run", "eval.yaml", "--db", "s.db", "-q", cwd=tmp_path)
     assert "Traceback" not in done.stderr
-    show = subprocess.run(
-        [sys.executable, "-m", "aieval", "show", "wf", "--db", "s.db", "--json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    show = run_main(capsys, monkeypatch, "show", "wf", "--db", "s.db", "--json", cwd=tmp_path)
     sample = json.loads(show.stdout)["samples"][0]
     assert sample["evaluation"]["weighted_score"] == 78.5
     assert sample["evaluation"]["pass_threshold"] == 95
