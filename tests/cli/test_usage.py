@@ -1,19 +1,33 @@
-"""Usage mistakes print one clear line (plus a --help hint) and exit 2; ``--version`` works."""
+"""Usage mistakes print one clear line (plus a --help hint) and exit 2; ``--version`` works.
+
+The commands run in-process (``run_main``); ``python -m aieval --version`` keeps one real
+process, and the import checks need a new interpreter's ``sys.modules``.
+"""
 
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.support.cli import Done, run_main
 
 import aieval
 
 AIEVAL = [sys.executable, "-m", "aieval"]
 
+Cli = Callable[..., Done]
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """``aieval ARGS`` in this process (what a command prints, without a process's start)."""
+
+    def invoke(*args: str, cwd: Path) -> Done:
+        return run_main(capsys, monkeypatch, *args, cwd=cwd)
+
+    return invoke
 
 
 @pytest.mark.parametrize(
@@ -33,7 +47,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_usage_mistake_is_one_line_and_exit_2(
-    tmp_path: Path, args: tuple[str, ...], message: str
+    tmp_path: Path, cli: Cli, args: tuple[str, ...], message: str
 ) -> None:
     done = cli(*args, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
@@ -45,19 +59,22 @@ def test_usage_mistake_is_one_line_and_exit_2(
 
 
 def test_version_prints_the_package_version(tmp_path: Path) -> None:
-    done = cli("--version", cwd=tmp_path)
+    # the one real process: ``python -m aieval`` itself
+    done = subprocess.run(
+        [*AIEVAL, "--version"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"aieval {aieval.__version__}\n"
 
 
-def test_help_still_lists_the_commands(tmp_path: Path) -> None:
+def test_help_still_lists_the_commands(tmp_path: Path, cli: Cli) -> None:
     done = cli("--help", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "run" in done.stdout and "--version" in done.stdout
 
 
 @pytest.mark.parametrize("command", ["run", "code"])
-def test_help_shows_the_ray_extra_in_full(tmp_path: Path, command: str) -> None:
+def test_help_shows_the_ray_extra_in_full(tmp_path: Path, cli: Cli, command: str) -> None:
     # help text is Rich markup: an unescaped "[ray]" would be read as a tag and vanish
     done = cli(command, "--help", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli import Done, run_main
 
 from aieval._yaml import load_yaml_text
 from aieval.code._evalfile import load_code_eval
@@ -96,7 +97,21 @@ def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+Cli = Callable[..., Done]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """``aieval ARGS`` in this process (what a command prints, without a process's start)."""
+
+    def invoke(args: list[str], cwd: Path) -> Done:
+        return run_main(capsys, monkeypatch, *args, cwd=cwd)
+
+    return invoke
+
+
 def test_cli_run_refuses_settings_given_twice(tmp_path: Path) -> None:
+    # the one real process for ``aieval run`` in this file: the refusal as a user's shell sees it
     (tmp_path / "data.jsonl").write_text('{"id": "a", "input": "q", "expected": "x"}\n')
     (tmp_path / "dup.yaml").write_text(
         "name: dup\ndataset: data.jsonl\nmodel: v1\nscorers: [token_f1]\n"
@@ -110,19 +125,19 @@ def test_cli_run_refuses_settings_given_twice(tmp_path: Path) -> None:
     assert not (tmp_path / "a.db").exists()
 
 
-def test_cli_run_refuses_scorers_given_twice(tmp_path: Path) -> None:
+def test_cli_run_refuses_scorers_given_twice(tmp_path: Path, cli: Cli) -> None:
     (tmp_path / "data.jsonl").write_text('{"id": "a", "input": "q", "expected": "x"}\n')
     (tmp_path / "dup2.yaml").write_text(
         "name: dup\ndataset: data.jsonl\nmodel: v1\nscorers: [token_f1]\nscorers: [exact_match]\n"
     )
-    done = _cli(["run", "dup2.yaml"], tmp_path)
+    done = cli(["run", "dup2.yaml"], tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "duplicate key 'scorers'" in done.stderr and "lines 4 and 5" in done.stderr
 
 
-def test_cli_compare_refuses_a_policy_with_alpha_twice(tmp_path: Path) -> None:
+def test_cli_compare_refuses_a_policy_with_alpha_twice(tmp_path: Path, cli: Cli) -> None:
     (tmp_path / "dupalpha.yaml").write_text("alpha: 0.05\nalpha: 0.5\n")
-    done = _cli(["compare", "a", "b", "--policy", "dupalpha.yaml"], tmp_path)
+    done = cli(["compare", "a", "b", "--policy", "dupalpha.yaml"], tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "dupalpha.yaml" in done.stderr
     assert "duplicate key 'alpha'" in done.stderr and "lines 1 and 2" in done.stderr

@@ -1,6 +1,7 @@
 """One way to give a key, for a target and a judge alike: ``api_key_env`` names the environment
-variable that holds it. Run through ``aieval run`` (a subprocess) and ``run()`` against keyed
-loopback endpoints that answer 401 to any other credential; the key never reaches the store."""
+variable that holds it. Run through ``aieval run`` (in-process, and once in a process of its own:
+the key as a new interpreter's environment gives it) and ``run()`` against keyed loopback
+endpoints that answer 401 to any other credential; the key never reaches the store."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from tests.support.cli import Done, run_main
 from tests.support.openai_server import OpenAIServer, Reply, echo_text
 
 from aieval import run
@@ -102,6 +104,24 @@ def _cli(folder: Path, eval_file: Path, **env: str) -> subprocess.CompletedProce
     return done
 
 
+InProcess = Callable[..., Done]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> InProcess:
+    """``_cli`` in this process: the same command and environment, without a process's start."""
+
+    def invoke(folder: Path, eval_file: Path, **env: str) -> Done:
+        for name in ("OPENAI_API_KEY", "MY_KEY"):
+            monkeypatch.delenv(name, raising=False)
+        done = run_main(capsys, monkeypatch, "run", str(eval_file), "--db",
+                        str(folder / "runs.db"), cwd=folder, env=env)  # fmt: skip
+        done.stderr = " ".join(done.stderr.split())
+        return done
+
+    return invoke
+
+
 def test_the_cli_calls_a_keyed_target_and_judges_by_variable_name(
     tmp_path: Path, target_server: OpenAIServer, judge_server: OpenAIServer
 ) -> None:
@@ -113,6 +133,7 @@ def test_the_cli_calls_a_keyed_target_and_judges_by_variable_name(
         {"rubric": RUBRIC, "model": "j", "name": "inherited"},
     ]  # fmt: skip
     eval_file = _eval_file(tmp_path, target_server, judges)
+    # the one real process for ``aieval run``: the keys as a new interpreter's environment has them
     done = _cli(tmp_path, eval_file, MY_KEY=TARGET_KEY, JUDGE_KEY=JUDGE_KEY)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "plain text" not in done.stderr  # nothing in the file is a key
@@ -130,14 +151,18 @@ def test_the_cli_calls_a_keyed_target_and_judges_by_variable_name(
 
 @pytest.mark.parametrize("unset", ["MY_KEY", "JUDGE_KEY"])
 def test_the_cli_names_an_unset_variable_before_any_call(
-    tmp_path: Path, target_server: OpenAIServer, judge_server: OpenAIServer, unset: str
+    tmp_path: Path,
+    target_server: OpenAIServer,
+    judge_server: OpenAIServer,
+    unset: str,
+    cli: InProcess,
 ) -> None:
     judge = {"rubric": RUBRIC, "base_url": judge_server.base_url, "model": "j",
              "api_key_env": "JUDGE_KEY"}  # fmt: skip
     eval_file = _eval_file(tmp_path, target_server, [judge])
     keys = {"MY_KEY": TARGET_KEY, "JUDGE_KEY": JUDGE_KEY}
     keys.pop(unset)
-    done = _cli(tmp_path, eval_file, **keys)
+    done = cli(tmp_path, eval_file, **keys)
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"api_key_env: {unset} names the environment variable" in done.stderr
     assert f"{unset} is not set" in done.stderr
@@ -145,7 +170,7 @@ def test_the_cli_names_an_unset_variable_before_any_call(
 
 
 def test_the_cli_warns_about_a_key_in_plain_text(
-    tmp_path: Path, target_server: OpenAIServer
+    tmp_path: Path, target_server: OpenAIServer, cli: InProcess
 ) -> None:
     data = {
         "name": "plain",
@@ -156,7 +181,7 @@ def test_the_cli_warns_about_a_key_in_plain_text(
     }  # fmt: skip
     eval_file = tmp_path / "eval.yaml"
     eval_file.write_text(yaml.safe_dump(data), encoding="utf-8")
-    done = _cli(tmp_path, eval_file)
+    done = cli(tmp_path, eval_file)
     # the documented header still works, for the target and the judge on its endpoint
     assert done.returncode == 0, done.stdout + done.stderr
     assert all(_authorized(target_server, TARGET_KEY)) and _judge_requests(target_server) == 3
@@ -237,7 +262,7 @@ def test_a_refused_key_is_a_401_that_says_where_a_key_goes(
 
 
 def test_openai_compatible_uses_openai_api_key_when_nothing_else_is_given(
-    tmp_path: Path, target_server: OpenAIServer
+    tmp_path: Path, target_server: OpenAIServer, cli: InProcess
 ) -> None:
     eval_file = tmp_path / "eval.yaml"
     data = {"name": "env", "dataset": {"rows": ROWS},
@@ -246,7 +271,7 @@ def test_openai_compatible_uses_openai_api_key_when_nothing_else_is_given(
             "scorers": ["exact_match",
                         {"llm_judge": {"rubric": RUBRIC, "model": "j"}}]}  # fmt: skip
     eval_file.write_text(yaml.safe_dump(data), encoding="utf-8")
-    done = _cli(tmp_path, eval_file, OPENAI_API_KEY=TARGET_KEY)
+    done = cli(tmp_path, eval_file, OPENAI_API_KEY=TARGET_KEY)
     assert done.returncode == 0, done.stdout + done.stderr
     assert all(_authorized(target_server, TARGET_KEY)) and _judge_requests(target_server) == 3
     assert TARGET_KEY.encode() not in _store_bytes(tmp_path)

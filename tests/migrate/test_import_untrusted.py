@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.support.cli import run_main
 
 from aieval.datasets import load_dataset
 from aieval.errors import ConfigError
@@ -101,16 +102,19 @@ def test_the_author_may_allow_a_folder_outside(tmp_path: Path, secret: Path) -> 
     assert row["vars"] == {"q": SECRET}
 
 
-def test_the_command_takes_allow_outside(tmp_path: Path, secret: Path) -> None:
+def test_the_command_takes_allow_outside(
+    tmp_path: Path,
+    secret: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     doc = _doc(tests=[{"vars": {"q": "file://../secret.txt"}, "assert": [{"type": "is-json"}]}])
     config = _config(tmp_path / "pf", doc)
-    command = [*AIEVAL, "import", "promptfoo", str(config), "-o", str(tmp_path / "out")]
-    refused = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    command = ["import", "promptfoo", str(config), "-o", str(tmp_path / "out")]
+    refused = run_main(capsys, monkeypatch, *command)
     assert refused.returncode == 2 and "outside the configuration's folder" in refused.stderr
     assert "Traceback" not in refused.stderr and not (tmp_path / "out").exists()
-    allowed = subprocess.run(
-        [*command, "--allow-outside", str(secret)], capture_output=True, text=True, timeout=120
-    )
+    allowed = run_main(capsys, monkeypatch, *command, "--allow-outside", str(secret))
     assert allowed.returncode == 0, allowed.stderr
     assert SECRET in (tmp_path / "out" / "dataset.jsonl").read_text(encoding="utf-8")
 
@@ -309,6 +313,7 @@ def test_the_report_and_the_command_escape_control_and_bidi_characters(tmp_path:
     doc = _doc(providers=["openai:gpt-4o-mini", f"file://{evil}.py"])
     doc["tests"][0]["assert"].append({"type": "javascript", "value": evil})
     config = _config(tmp_path / "pf", doc)
+    # the one real process for ``aieval import`` in this file: the bytes a pipe receives
     done = subprocess.run(
         [*AIEVAL, "import", "promptfoo", str(config), "-o", str(tmp_path / "out")],
         capture_output=True,
@@ -321,14 +326,13 @@ def test_the_report_and_the_command_escape_control_and_bidi_characters(tmp_path:
     assert "evil\\x1b[2J" in done.stdout and "\\u202eexe" in done.stdout
 
 
-def test_an_error_naming_a_hostile_key_is_one_escaped_line(tmp_path: Path) -> None:
+def test_an_error_naming_a_hostile_key_is_one_escaped_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     doc = _doc(tests=[{"vars": {"q": "hi", "k\n\x1b[31mok: fine": [1, 2]}, "assert": []}])
     config = _config(tmp_path / "pf", doc)
-    done = subprocess.run(
-        [*AIEVAL, "import", "promptfoo", str(config), "-o", str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = run_main(
+        capsys, monkeypatch, "import", "promptfoo", str(config), "-o", str(tmp_path / "out")
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "\x1b" not in done.stderr

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.support.cli import run_main
 
 from aieval import run
 from aieval.errors import StoreError
@@ -158,6 +159,7 @@ def test_aieval_compare_opens_its_baseline_store_untrusted(tmp_path: Path) -> No
     db, base_id = _store(tmp_path)
     _tamper(db, "CREATE TRIGGER t AFTER INSERT ON runs BEGIN DELETE FROM runs; END")
     cand = run(name="qa", dataset=ROWS, scorers=["exact_match"], store=tmp_path / "mine.db").id
+    # the one real process for ``aieval compare`` in this file: its exit code as CI sees it
     done = subprocess.run(
         [sys.executable, "-m", "aieval", "compare", base_id, cand, "--db", "mine.db",
          "--baseline-db", "artifact.db"],
@@ -255,15 +257,14 @@ def test_a_store_holding_received_traces_is_read_and_their_values_checked(
     )
 
 
-def test_aieval_compare_reports_a_bad_value_without_a_traceback(tmp_path: Path) -> None:
+def test_aieval_compare_reports_a_bad_value_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     db, base_id = _store(tmp_path)
     _tamper(db, "UPDATE runs SET metrics = x'00ff'")
     cand = run(name="qa", dataset=ROWS, scorers=["exact_match"], store=tmp_path / "mine.db").id
-    done = subprocess.run(
-        [sys.executable, "-m", "aieval", "compare", base_id, cand, "--db", "mine.db",
-         "--baseline-db", "artifact.db"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = run_main(capsys, monkeypatch, "compare", base_id, cand, "--db", "mine.db",
+                    "--baseline-db", "artifact.db", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"artifact.db is not a store aieval wrote: in table 'runs', row id '{base_id}'" in (
         done.stderr
@@ -325,17 +326,19 @@ def test_a_log_sqlite_would_ignore_is_refused_naming_it(
 
 
 @pytest.mark.parametrize("damage", ["cut short", "not a database"])
-def test_a_damaged_baseline_store_is_a_bad_input_never_a_block(tmp_path: Path, damage: str) -> None:
+def test_a_damaged_baseline_store_is_a_bad_input_never_a_block(
+    tmp_path: Path,
+    damage: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # a half-downloaded artifact, or a file of another kind: exit 2 naming it, not 1 (which
     # ``compare`` and ``github`` keep for a blocked candidate)
     db, _ = _store(tmp_path)
     data = db.read_bytes()
     db.write_bytes(data[: len(data) // 2] if damage == "cut short" else b"not sqlite " * 100)
     cand = run(name="qa", dataset=ROWS, scorers=["exact_match"], store=tmp_path / "mine.db").id
-    done = subprocess.run(
-        [sys.executable, "-m", "aieval", "compare", "qa", cand, "--db", "mine.db",
-         "--baseline-db", db.name],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = run_main(capsys, monkeypatch, "compare", "qa", cand, "--db", "mine.db",
+                    "--baseline-db", db.name, cwd=tmp_path)  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
     assert db.name in done.stderr and "Traceback" not in done.stderr
