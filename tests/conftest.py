@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from tests.support.cli import in_process  # noqa: F401 (a fixture for every test)
 from tests.support.openai_server import OpenAIServer
 from tests.support.postgres import PostgresServer, find_binaries, postgres_server
 

@@ -6,14 +6,13 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.support.cli import Done, run_main
+from tests.support.cli import Cli
 
 from aieval._terminal import printable
 from aieval.report import build_report, render_markdown, render_text
@@ -30,19 +29,6 @@ def aieval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``aieval ARGS`` in a process of its own: its output as written to a pipe."""
     return subprocess.run([sys.executable, "-m", "aieval", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
-
-
-Cli = Callable[..., Done]
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """``aieval ARGS`` in this process (what a command prints, without a process's start)."""
-
-    def invoke(*args: str, cwd: Path) -> Done:
-        return run_main(capsys, monkeypatch, *args, cwd=cwd)
-
-    return invoke
 
 
 def no_raw_controls(text: str) -> None:
@@ -65,7 +51,9 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_run_runs_show_and_reports_escape_control_characters(project: Path, cli: Cli) -> None:
+def test_run_runs_show_and_reports_escape_control_characters(
+    project: Path, in_process: Cli
+) -> None:
     done = aieval("run", "qa.yaml", "--db", "s.db", cwd=project)
     assert "Traceback" not in done.stderr, done.stderr
     no_raw_controls(done.stdout + done.stderr)
@@ -77,22 +65,22 @@ def test_run_runs_show_and_reports_escape_control_characters(project: Path, cli:
         ("report", HOSTILE_NAME, "--format", "md"),
         ("show", HOSTILE_NAME, "--json"),
     ):
-        shown = cli(*args, "--db", "s.db", cwd=project)
+        shown = in_process(*args, "--db", "s.db", cwd=project)
         assert shown.returncode == 0, (args, shown.stderr)
         no_raw_controls(shown.stdout + shown.stderr)
-    table = cli("show", HOSTILE_NAME, "--db", "s.db", cwd=project).stdout
+    table = in_process("show", HOSTILE_NAME, "--db", "s.db", cwd=project).stdout
     compact = re.sub(r"[\s│┃]", "", table)  # cells may fold across lines
     assert "s\\x1b[2J1" in compact and "yes\\x00\\x1b[31mred" in compact
 
 
-def test_error_messages_escape_control_characters(tmp_path: Path, cli: Cli) -> None:
-    done = cli("show", "no\x1b[2Jsuch", "--db", "s.db", cwd=tmp_path)
+def test_error_messages_escape_control_characters(tmp_path: Path, in_process: Cli) -> None:
+    done = in_process("show", "no\x1b[2Jsuch", "--db", "s.db", cwd=tmp_path)
     assert done.returncode == 2
     no_raw_controls(done.stderr)
 
 
 def test_multi_line_errors_keep_their_line_breaks_and_escape_the_data(
-    tmp_path: Path, cli: Cli
+    tmp_path: Path, in_process: Cli
 ) -> None:
     bad = tmp_path / "bad\x1b[2J.yaml"  # a hostile file name is data inside the message
     bad.write_text(
@@ -100,7 +88,7 @@ def test_multi_line_errors_keep_their_line_breaks_and_escape_the_data(
         "    wieght: 0.3\n    definition: d\n    evidence_required: [x]\n"
         "    anchors: {'1': a, '2': b, '3': c, '4': d, '5': e}\n"
     )
-    done = cli("rubric", "validate", bad.name, cwd=tmp_path)
+    done = in_process("rubric", "validate", bad.name, cwd=tmp_path)
     assert done.returncode == 1
     no_raw_controls(done.stdout)
     lines = done.stdout.splitlines()
@@ -117,7 +105,7 @@ def test_multi_line_errors_keep_their_line_breaks_and_escape_the_data(
     (tmp_path / "qa.yaml").write_text(
         "name: qa\ndataset: rows.jsonl\nscorers: [exact_match]\nworkflow: wf.yaml\n"
     )
-    failed = cli("run", "qa.yaml", "--db", "s.db", cwd=tmp_path)
+    failed = in_process("run", "qa.yaml", "--db", "s.db", cwd=tmp_path)
     assert failed.returncode == 2
     no_raw_controls(failed.stderr)
     assert "\\x0a" not in failed.stderr
@@ -128,7 +116,7 @@ def test_multi_line_errors_keep_their_line_breaks_and_escape_the_data(
     store = Store(tmp_path / "s.db")
     run_id = store.create_run(name="broken", model=None, dataset_hash="h")
     store.finish_run(run_id, status="failed", error="2 problems:\n  - a \x1b[2J\n  - b")
-    shown = cli("show", "broken", "--db", "s.db", cwd=tmp_path)
+    shown = in_process("show", "broken", "--db", "s.db", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     no_raw_controls(shown.stdout)
     assert "2 problems:\n  - a \\x1b[2J\n  - b\n" in shown.stdout
@@ -156,14 +144,14 @@ def test_printable_leaves_no_control_character(text: str) -> None:
 
 
 @pytest.mark.slow
-def test_show_escapes_lone_surrogates(tmp_path: Path, cli: Cli) -> None:
+def test_show_escapes_lone_surrogates(tmp_path: Path, in_process: Cli) -> None:
     # JSON's "\udc80" is a lone surrogate once read: no UTF-8 output can take it as it is
     (tmp_path / "rows.jsonl").write_text(
         '{"id": "s-1", "prompt": "lone \\udc80 x", "expected": "exp \\ud800 end",'
         ' "prediction": "exp \\ud800 end"}\n'
     )
     (tmp_path / "sur.yaml").write_text("name: sur\ndataset: rows.jsonl\nscorers: [exact_match]\n")
-    assert cli("run", "sur.yaml", "--db", "s.db", cwd=tmp_path).returncode == 0
+    assert in_process("run", "sur.yaml", "--db", "s.db", cwd=tmp_path).returncode == 0
     # shown by processes of their own: what a pipe takes of text no UTF-8 can hold
     printed = {}
     for args in (("show", "sur"), ("show", "sur", "--full"), ("report", "sur")):

@@ -6,10 +6,9 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tests.support.cli import Done, run_main
+from tests.support.cli import Cli
 
 AIEVAL = [sys.executable, "-m", "aieval"]
 
@@ -34,17 +33,6 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
-@pytest.fixture
-def main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
-    """``aieval ARGS`` in this process (an interpreter's start costs seconds on a busy machine),
-    for reading what a run stored."""
-
-    def invoke(*args: str, cwd: Path) -> Done:
-        return run_main(capsys, monkeypatch, *args, cwd=cwd)
-
-    return invoke
-
-
 def project(tmp_path: Path, scorers: str, expected: list[str]) -> Path:
     with (tmp_path / "rows.jsonl").open("w") as handle:
         for i, value in enumerate(expected):
@@ -67,7 +55,9 @@ def table_row(stdout: str, name: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_a_scorer_returning_none_on_every_row_exits_3_naming_it(tmp_path: Path, main: Any) -> None:
+def test_a_scorer_returning_none_on_every_row_exits_3_naming_it(
+    tmp_path: Path, in_process: Cli
+) -> None:
     project(tmp_path, "never", ["a", "b"])
     done = cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     assert done.returncode == 3, done.stdout + done.stderr
@@ -78,12 +68,12 @@ def test_a_scorer_returning_none_on_every_row_exits_3_naming_it(tmp_path: Path, 
     assert "errored samples" not in done.stdout
     run_id = re.search(r"run (\S+) · completed", done.stdout)
     assert run_id, done.stdout
-    report = main("report", run_id.group(1), "--db", "r.db", "--format", "json", cwd=tmp_path)
+    report = in_process("report", run_id.group(1), "--db", "r.db", "--format", "json", cwd=tmp_path)
     warnings = json.loads(report.stdout)["warnings"]
     assert "scorer never scored no sample (2 n/a, 0 errors or missing)" in warnings
 
 
-def test_not_applicable_is_counted_apart_from_errors(tmp_path: Path, main: Any) -> None:
+def test_not_applicable_is_counted_apart_from_errors(tmp_path: Path, in_process: Cli) -> None:
     project(tmp_path, "order", ["skip", "x", "skip", "y"])
     done = cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -92,19 +82,19 @@ def test_not_applicable_is_counted_apart_from_errors(tmp_path: Path, main: Any) 
     assert table_row(done.stdout, "order") == ["order", "1.000", "0.000", "2", "0", "2"]
     run_id = re.search(r"run (\S+) · completed", done.stdout)
     assert run_id, done.stdout
-    shown = main("show", run_id.group(1), "--db", "r.db", cwd=tmp_path)
+    shown = in_process("show", run_id.group(1), "--db", "r.db", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert table_row(shown.stdout, "order")[-3:] == ["2", "0", "2"]
-    report = main("report", run_id.group(1), "--db", "r.db", "--format", "json", cwd=tmp_path)
+    report = in_process("report", run_id.group(1), "--db", "r.db", "--format", "json", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     (row,) = [c for c in json.loads(report.stdout)["criteria"] if c["name"] == "order"]
     assert (row["n"], row["errors"], row["not_applicable"]) == (2, 0, 2)
-    text = main("report", run_id.group(1), "--db", "r.db", cwd=tmp_path)
+    text = in_process("report", run_id.group(1), "--db", "r.db", cwd=tmp_path)
     assert table_row(text.stdout, "order")[-2:] == ["0", "2"]
 
 
 def test_show_derives_n_a_for_a_run_stored_before_it_was_counted_apart(
-    tmp_path: Path, main: Any
+    tmp_path: Path, in_process: Cli
 ) -> None:
     project(tmp_path, "order", ["skip", "x", "skip", "y"])
     done = cli("run", "eval.yaml", "--db", "r.db", "-q", cwd=tmp_path)
@@ -116,6 +106,6 @@ def test_show_derives_n_a_for_a_run_stored_before_it_was_counted_apart(
             stats["errors"] += stats.pop("not_applicable")
             stats["missing"] = stats["errors"]
         db.execute("UPDATE runs SET metrics = ?", (json.dumps(summary),))
-    shown = main("show", "na", "--db", "r.db", cwd=tmp_path)
+    shown = in_process("show", "na", "--db", "r.db", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert table_row(shown.stdout, "order")[-3:] == ["2", "0", "2"]

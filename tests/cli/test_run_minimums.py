@@ -5,10 +5,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tests.support.cli import Done, run_main
+from tests.support.cli import Cli
 
 from aieval import Store
 
@@ -18,16 +17,6 @@ AIEVAL = [sys.executable, "-m", "aieval"]
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``aieval ARGS`` in a fresh interpreter: its exit status as CI sees it."""
     return subprocess.run([*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
-
-
-@pytest.fixture
-def main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
-    """``aieval ARGS`` in this process (an interpreter's start costs seconds on a busy machine)."""
-
-    def invoke(*args: str, cwd: Path) -> Done:
-        return run_main(capsys, monkeypatch, *args, cwd=cwd)
-
-    return invoke
 
 
 def half_right(tmp_path: Path, settings: str = "{}") -> None:
@@ -42,7 +31,9 @@ def half_right(tmp_path: Path, settings: str = "{}") -> None:
 
 
 @pytest.mark.slow
-def test_a_pass_rate_below_the_minimum_exits_4_with_the_numbers(tmp_path: Path, main: Any) -> None:
+def test_a_pass_rate_below_the_minimum_exits_4_with_the_numbers(
+    tmp_path: Path, in_process: Cli
+) -> None:
     half_right(tmp_path)
     done = cli("run", "e.yaml", "--db", "r.db", "-q", "--min-pass-rate", "0.8", cwd=tmp_path)
     assert done.returncode == 4, done.stderr
@@ -52,24 +43,24 @@ def test_a_pass_rate_below_the_minimum_exits_4_with_the_numbers(tmp_path: Path, 
     stored = row.metrics["minimums"]
     assert stored["met"] is False and stored["min_pass_rate"] == 0.8
     assert stored["missed"] == [{"metric": "pass_rate", "minimum": 0.8, "value": 0.5}]
-    shown = main("report", row.id, "--db", "r.db", "--format", "json", cwd=tmp_path)
+    shown = in_process("report", row.id, "--db", "r.db", "--format", "json", cwd=tmp_path)
     report = json.loads(shown.stdout)
     assert report["minimums"]["missed"] == stored["missed"]
-    text = main("report", row.id, "--db", "r.db", cwd=tmp_path).stdout
+    text = in_process("report", row.id, "--db", "r.db", cwd=tmp_path).stdout
     assert "Minimums (MISSED)" in text and "pass rate" in text
-    met = main("run", "e.yaml", "--db", "r.db", "-q", "--min-pass-rate", "0.5", cwd=tmp_path)
+    met = in_process("run", "e.yaml", "--db", "r.db", "-q", "--min-pass-rate", "0.5", cwd=tmp_path)
     assert met.returncode == 0, met.stderr
     assert "minimums: pass_rate 0.500 (min 0.5)" in met.stdout
 
 
-def test_a_scorer_minimum_from_the_eval_file(tmp_path: Path, main: Any) -> None:
+def test_a_scorer_minimum_from_the_eval_file(tmp_path: Path, in_process: Cli) -> None:
     half_right(tmp_path, "{min: {exact_match: 0.75}, min_pass_rate: 0.25}")
-    done = main("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path)
+    done = in_process("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     assert done.returncode == 4, done.stderr
     assert "exact_match mean score 0.5 below its minimum 0.75" in done.stderr
     assert "pass rate" not in done.stderr  # 0.5 meets 0.25
     # the command line's minimum replaces the file's
-    assert main("run", "e.yaml", "--db", "r.db", "-q", "--min-pass-rate", "0.9",
+    assert in_process("run", "e.yaml", "--db", "r.db", "-q", "--min-pass-rate", "0.9",
                 cwd=tmp_path).returncode == 4  # fmt: skip
 
 
@@ -92,22 +83,22 @@ def test_a_run_that_scored_nothing_never_meets_a_minimum(tmp_path: Path) -> None
     assert cli("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path).returncode == 3
 
 
-def test_bad_minimums_are_refused_naming_the_key(tmp_path: Path, main: Any) -> None:
+def test_bad_minimums_are_refused_naming_the_key(tmp_path: Path, in_process: Cli) -> None:
     half_right(tmp_path, "{min: {exact_mach: 0.5}}")
-    done = main("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path)
+    done = in_process("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     assert done.returncode == 2
     assert "min: no scorer named 'exact_mach' in this run (its scorers: exact_match)" in (
         done.stderr
     )
     half_right(tmp_path, "{min: {exact_match: 1.5}}")
-    done = main("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path)
+    done = in_process("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     assert done.returncode == 2
     assert "settings.min" in done.stderr and "exact_match" in done.stderr
     assert "between 0 and 1" in done.stderr
     half_right(tmp_path, "{min_pass_rate: -0.1}")
-    done = main("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path)
+    done = in_process("run", "e.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     assert done.returncode == 2 and "settings.min_pass_rate" in done.stderr
     half_right(tmp_path)
-    done = main("run", "e.yaml", "--db", "r.db", "-q", "--min-pass-rate", "2", cwd=tmp_path)
+    done = in_process("run", "e.yaml", "--db", "r.db", "-q", "--min-pass-rate", "2", cwd=tmp_path)
     assert done.returncode == 2 and "--min-pass-rate" in done.stderr
     assert Store(tmp_path / "r.db").list_runs(name="gate") == []

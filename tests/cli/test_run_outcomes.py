@@ -7,10 +7,9 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tests.support.cli import Done, run_main
+from tests.support.cli import Cli
 from tests.support.foreground import foreground, wait_for_file
 from tests.support.held import held_eval
 from tests.support.stored import stored_samples, wait_for_samples
@@ -21,17 +20,6 @@ AIEVAL = [sys.executable, "-m", "aieval"]
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``aieval ARGS`` in a fresh interpreter: its exit status as CI sees it."""
     return subprocess.run([*AIEVAL, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
-
-
-@pytest.fixture
-def main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
-    """``aieval ARGS`` in this process (an interpreter's start costs seconds on a busy machine),
-    for reads and refusals."""
-
-    def invoke(*args: str, cwd: Path) -> Done:
-        return run_main(capsys, monkeypatch, *args, cwd=cwd)
-
-    return invoke
 
 
 def write_rows(path: Path, n: int, prediction: str = "x", **extra: str) -> None:
@@ -89,7 +77,7 @@ def start_held(tmp_path: Path, rows: int, stored: int) -> tuple[subprocess.Popen
 
 
 @pytest.mark.slow
-def test_sigint_prints_the_resume_hint(tmp_path: Path, main: Any) -> None:
+def test_sigint_prints_the_resume_hint(tmp_path: Path, in_process: Cli) -> None:
     child, gate = start_held(tmp_path, 40, 10)
     try:
         child.send_signal(signal.SIGINT)
@@ -103,19 +91,19 @@ def test_sigint_prints_the_resume_hint(tmp_path: Path, main: Any) -> None:
     assert "interrupted; resume with aieval run s.yaml --resume --db r.db" in err
     assert "Traceback" not in err, err
     assert stored_samples(tmp_path / "r.db") == 10, "the held samples were never scored"
-    runs = main("runs", "--db", "r.db", cwd=tmp_path)
+    runs = in_process("runs", "--db", "r.db", cwd=tmp_path)
     assert "interrupted" in runs.stdout
 
 
 @pytest.mark.slow
-def test_a_killed_run_is_listed_as_interrupted_and_resumes(tmp_path: Path, main: Any) -> None:
+def test_a_killed_run_is_listed_as_interrupted_and_resumes(tmp_path: Path, in_process: Cli) -> None:
     child, gate = start_held(tmp_path, 60, 10)
     os.kill(child.pid, signal.SIGKILL)
     child.communicate(timeout=120)
     gate.touch()
-    runs = main("runs", "--db", "r.db", cwd=tmp_path)
+    runs = in_process("runs", "--db", "r.db", cwd=tmp_path)
     assert "interrupted" in runs.stdout and "running" not in runs.stdout
-    assert "interrupted" in main("show", "s", "--db", "r.db", cwd=tmp_path).stdout
+    assert "interrupted" in in_process("show", "s", "--db", "r.db", cwd=tmp_path).stdout
     resumed = cli("run", "s.yaml", "--db", "r.db", "-q", "--resume", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     db = sqlite3.connect(tmp_path / "r.db")
@@ -208,11 +196,11 @@ def test_a_full_disk_fails_the_run_and_resume_finishes_it(tmp_path: Path, small_
 
 @pytest.mark.parametrize("bad", ["nan", "-0.1", "2", "inf"])
 def test_max_error_rate_outside_0_1_says_what_it_must_be(
-    tmp_path: Path, bad: str, main: Any
+    tmp_path: Path, bad: str, in_process: Cli
 ) -> None:
     write_rows(tmp_path / "rows.jsonl", 2)
     (tmp_path / "e.yaml").write_text("name: r\ndataset: rows.jsonl\nscorers: [exact_match]\n")
-    done = main("run", "e.yaml", "--db", "r.db", "-q", "--max-error-rate", bad, cwd=tmp_path)
+    done = in_process("run", "e.yaml", "--db", "r.db", "-q", "--max-error-rate", bad, cwd=tmp_path)
     assert done.returncode == 2
     said = " ".join((done.stdout + done.stderr).split())
     assert "--max-error-rate" in said and "must be a number between 0 and 1" in said, said
@@ -220,6 +208,6 @@ def test_max_error_rate_outside_0_1_says_what_it_must_be(
         "name: r\ndataset: rows.jsonl\nscorers: [exact_match]\n"
         f"settings: {{max_error_rate: {'.nan' if bad == 'nan' else bad}}}\n"
     )
-    done = main("run", "s.yaml", "--db", "r.db", "-q", cwd=tmp_path)
+    done = in_process("run", "s.yaml", "--db", "r.db", "-q", cwd=tmp_path)
     said = " ".join((done.stdout + done.stderr).split())
     assert done.returncode == 2 and "must be a number between 0 and 1" in said, said

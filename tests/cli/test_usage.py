@@ -7,27 +7,14 @@ process, and the import checks need a new interpreter's ``sys.modules``.
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.support.cli import Done, run_main
+from tests.support.cli import Cli
 
 import aieval
 
 AIEVAL = [sys.executable, "-m", "aieval"]
-
-Cli = Callable[..., Done]
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """``aieval ARGS`` in this process (what a command prints, without a process's start)."""
-
-    def invoke(*args: str, cwd: Path) -> Done:
-        return run_main(capsys, monkeypatch, *args, cwd=cwd)
-
-    return invoke
 
 
 @pytest.mark.parametrize(
@@ -47,9 +34,9 @@ def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> 
     ],
 )
 def test_usage_mistake_is_one_line_and_exit_2(
-    tmp_path: Path, cli: Cli, args: tuple[str, ...], message: str
+    tmp_path: Path, in_process: Cli, args: tuple[str, ...], message: str
 ) -> None:
-    done = cli(*args, cwd=tmp_path)
+    done = in_process(*args, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) <= 2, done.stderr
@@ -67,16 +54,16 @@ def test_version_prints_the_package_version(tmp_path: Path) -> None:
     assert done.stdout == f"aieval {aieval.__version__}\n"
 
 
-def test_help_still_lists_the_commands(tmp_path: Path, cli: Cli) -> None:
-    done = cli("--help", cwd=tmp_path)
+def test_help_still_lists_the_commands(tmp_path: Path, in_process: Cli) -> None:
+    done = in_process("--help", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "run" in done.stdout and "--version" in done.stdout
 
 
 @pytest.mark.parametrize("command", ["run", "code"])
-def test_help_shows_the_ray_extra_in_full(tmp_path: Path, cli: Cli, command: str) -> None:
+def test_help_shows_the_ray_extra_in_full(tmp_path: Path, in_process: Cli, command: str) -> None:
     # help text is Rich markup: an unescaped "[ray]" would be read as a tag and vanish
-    done = cli(command, "--help", cwd=tmp_path)
+    done = in_process(command, "--help", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     compact = re.sub(r"[\s│]", "", done.stdout)  # the help may wrap inside its box
     assert "pipinstall'aieval[ray]'" in compact

@@ -7,6 +7,7 @@ exit on a signal, its environment, what it imports): those run it in a subproces
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,3 +50,18 @@ def run_main(
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     captured = capsys.readouterr()
     return Done(code, captured.out, captured.err)
+
+
+#: ``invoke(*args, cwd=None, env=None)``: ``aieval ARGS`` in this process
+Cli = Callable[..., Done]
+
+
+@pytest.fixture
+def in_process(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """``aieval ARGS`` in this process, as :func:`run_main` (what a command prints, stores or
+    refuses, without an interpreter's start)."""
+
+    def invoke(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Done:
+        return run_main(capsys, monkeypatch, *args, cwd=cwd, env=env)
+
+    return invoke
