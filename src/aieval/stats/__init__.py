@@ -1,6 +1,7 @@
 """Statistics: pass@k estimators, rater agreement, confidence intervals (several columns'
-bootstrap means from one resample stream), paired comparisons, and floor comparisons that
-float rounding cannot flip (``at_least``, ``at_most``)."""
+bootstrap means from one resample stream; Student's t from moments or from sums), paired
+comparisons, and floor comparisons that float rounding cannot flip (``at_least``,
+``at_most``)."""
 
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,12 @@ if TYPE_CHECKING:
         bootstrap_ci,
         bootstrap_mean_cis,
         wilson_interval,
+    )
+    from aieval.stats._closed_form import (
+        paired_t_interval,
+        t_interval,
+        t_interval_from_moments,
+        t_interval_from_sums,
     )
     from aieval.stats._describe import histogram, quantiles, sample_std
     from aieval.stats._noninferiority import (
@@ -43,6 +50,7 @@ __all__ = [
     "noninferiority_test",
     "paired_bootstrap_ci",
     "paired_bootstrap_cis",
+    "paired_t_interval",
     "pass_at_k",
     "pass_at_k_from_outcomes",
     "pass_hat_k",
@@ -50,6 +58,9 @@ __all__ = [
     "resample_means_many",
     "sample_std",
     "spearman",
+    "t_interval",
+    "t_interval_from_moments",
+    "t_interval_from_sums",
     "variance_split",
     "wilson_interval",
 ]
@@ -65,6 +76,10 @@ _EXPORTS = {
     "bootstrap_ci": "aieval.stats._bootstrap",
     "bootstrap_mean_cis": "aieval.stats._bootstrap",
     "wilson_interval": "aieval.stats._bootstrap",
+    "paired_t_interval": "aieval.stats._closed_form",
+    "t_interval": "aieval.stats._closed_form",
+    "t_interval_from_moments": "aieval.stats._closed_form",
+    "t_interval_from_sums": "aieval.stats._closed_form",
     "histogram": "aieval.stats._describe",
     "quantiles": "aieval.stats._describe",
     "sample_std": "aieval.stats._describe",
