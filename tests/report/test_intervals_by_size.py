@@ -13,7 +13,16 @@ from tests.support.reports import decision_rule, store_run
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.errors import ConfigError
-from aieval.report import IntervalPolicy, PromotionPolicy, build_report, compare_runs
+from aieval.report import (
+    IntervalPolicy,
+    PromotionPolicy,
+    build_report,
+    compare_runs,
+    render_github,
+    render_html,
+    render_markdown,
+    render_text,
+)
 from aieval.stats import noninferiority_test, wilson_interval
 from aieval.store import Store
 
@@ -198,3 +207,40 @@ def test_the_closed_form_tango_row_is_the_two_sided_score_interval(store: Store)
     c = np.array([s.scores["exact"].value for s in store.iter_samples(cand)], dtype=float)
     test = noninferiority_test(c - b, margin=0.0, alpha=0.025, method="proportion")
     assert (rows["exact"]["low"], rows["exact"]["high"]) == (test.lower_bound, test.upper_bound)
+
+
+@pytest.mark.parametrize(
+    "render",
+    [lambda d: render_text(d, width=250), render_markdown, render_html],
+    ids=["text", "markdown", "html"],
+)
+def test_every_report_format_names_the_methods(store: Store, render: Any) -> None:
+    run_id, _, _ = _run(store)
+    closed = _flat(render(build_report(store, run_id, bootstrap_max_n=N)))
+    assert "(Wilson score)" in closed  # the pass rate
+    assert "] (Student t)" in closed  # the weighted score
+    assert "intervals: Student t (f1); Wilson score (exact)" in closed  # the criteria table
+    boot = _flat(render(build_report(store, run_id)))
+    assert "] (percentile bootstrap)" in boot
+    assert "intervals: percentile bootstrap" in boot
+
+
+@pytest.mark.parametrize(
+    "render",
+    [lambda d: render_text(d, width=250), render_markdown, render_html, render_github],
+    ids=["text", "markdown", "html", "github"],
+)
+def test_every_comparison_format_names_the_closed_forms(store: Store, render: Any) -> None:
+    base, cand, _, _ = _pair(store)
+    text = _flat(render(compare_runs(store, base, cand, bootstrap_max_n=N)))
+    if render is render_github:
+        assert "paired t-test" in text and "paired t interval" in text
+    elif render in (render_markdown, render_html):
+        assert "one-sided 95% bounds, paired t-test" in text
+        assert "95% CI, paired t interval" in text
+    else:  # the terminal's narrow table: short names
+        assert "t-test" in text and "paired t interval" in text
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.replace("\\", "").replace("&nbsp;", " ").split())
