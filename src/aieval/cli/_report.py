@@ -333,7 +333,7 @@ def _bootstrap_progress(method: str) -> Iterator[None]:
         return
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 
-    from aieval.stats._resample import resample_progress
+    from aieval.stats import resample_progress
 
     bar = Progress(
         TextColumn("bootstrap resamples"),

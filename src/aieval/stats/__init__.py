@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     )
     from aieval.stats._paired import paired_bootstrap_ci, paired_bootstrap_cis
     from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes, pass_hat_k
-    from aieval.stats._resample import resample_means_many
+    from aieval.stats._resample import resample_means_many, resample_progress
     from aieval.stats._variance import VarianceSplit, variance_split
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "pass_hat_k",
     "quantiles",
     "resample_means_many",
+    "resample_progress",
     "sample_std",
     "spearman",
     "t_interval",
@@ -93,6 +94,7 @@ _EXPORTS = {
     "pass_at_k_from_outcomes": "aieval.stats._passk",
     "pass_hat_k": "aieval.stats._passk",
     "resample_means_many": "aieval.stats._resample",
+    "resample_progress": "aieval.stats._resample",
     "VarianceSplit": "aieval.stats._variance",
     "variance_split": "aieval.stats._variance",
 }
