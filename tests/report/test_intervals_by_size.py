@@ -244,3 +244,25 @@ def test_every_comparison_format_names_the_closed_forms(store: Store, render: An
 
 def _flat(text: str) -> str:
     return " ".join(text.replace("\\", "").replace("&nbsp;", " ").split())
+
+
+def test_a_block_from_sums_is_the_block_from_the_array() -> None:
+    from aieval.report._intervals import closed_form_block, closed_form_block_from_sums
+    from aieval.stats import sample_std
+
+    x = np.random.default_rng(9).uniform(0.0, 1.0, size=25_000)
+    from_array = closed_form_block(x.size, float(np.mean(x)), sample_std(x), None, 0.95)
+    d = x - x[0]
+    from_sums = closed_form_block_from_sums(
+        x.size, float(d.sum()), float((d * d).sum()), None, 0.95, shift=float(x[0])
+    )
+    assert from_sums["method"] == from_array["method"] == "Student t"
+    for key in ("mean", "std", "low", "high"):
+        assert from_sums[key] == pytest.approx(from_array[key], rel=1e-12), key
+    ones = (x > 0.5).astype(float)
+    rate = closed_form_block_from_sums(ones.size, ones.sum(), ones.sum(), int(ones.sum()), 0.95)
+    assert rate["method"] == "Wilson score"
+    assert (rate["low"], rate["high"]) == (
+        wilson_interval(int(ones.sum()), ones.size).low,
+        wilson_interval(int(ones.sum()), ones.size).high,
+    )

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aieval._keys import field_problems
 from aieval.errors import ConfigError
-from aieval.stats import t_interval_from_moments, wilson_interval
+from aieval.stats import moments_from_sums, t_interval_from_moments, wilson_interval
 
 __all__ = [
     "BOOTSTRAP",
@@ -29,6 +29,7 @@ __all__ = [
     "IntervalMethod",
     "IntervalPolicy",
     "closed_form_block",
+    "closed_form_block_from_sums",
     "rate_successes",
 ]
 
@@ -120,3 +121,21 @@ def closed_form_block(
         t = t_interval_from_moments(n, mean, sd or 0.0, confidence=confidence)
         low, high, method = t.low, t.high, STUDENT_T
     return {"mean": mean, "std": sd, "low": low, "high": high, "n": n, "method": method}
+
+
+def closed_form_block_from_sums(
+    n: int,
+    total: float,
+    total_sq: float,
+    successes: int | None,
+    confidence: float,
+    *,
+    scale: float = 1.0,
+    shift: float = 0.0,
+) -> dict[str, Any]:
+    """:func:`closed_form_block` of a column given as ``n``, ``SUM(x - shift)`` and
+    ``SUM((x - shift)²)`` (what a database adds up), with the mean and sd those give
+    (:func:`~aieval.stats.moments_from_sums`; ``std`` is ``None`` for one value, as the
+    array path's)."""
+    mean, sd = moments_from_sums(n, total, total_sq, shift=shift)
+    return closed_form_block(n, mean, sd if n > 1 else None, successes, confidence, scale=scale)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         wilson_interval,
     )
     from aieval.stats._closed_form import (
+        moments_from_sums,
         paired_t_interval,
         t_interval,
         t_interval_from_moments,
@@ -47,6 +48,7 @@ __all__ = [
     "histogram",
     "mean_absolute_error",
     "mean_pass_at_k",
+    "moments_from_sums",
     "noninferiority_test",
     "paired_bootstrap_ci",
     "paired_bootstrap_cis",
@@ -77,6 +79,7 @@ _EXPORTS = {
     "bootstrap_ci": "aieval.stats._bootstrap",
     "bootstrap_mean_cis": "aieval.stats._bootstrap",
     "wilson_interval": "aieval.stats._bootstrap",
+    "moments_from_sums": "aieval.stats._closed_form",
     "paired_t_interval": "aieval.stats._closed_form",
     "t_interval": "aieval.stats._closed_form",
     "t_interval_from_moments": "aieval.stats._closed_form",

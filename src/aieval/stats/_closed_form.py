@@ -17,6 +17,7 @@ from aieval.errors import ConfigError
 from aieval.stats._bootstrap import ConfidenceInterval
 
 __all__ = [
+    "moments_from_sums",
     "paired_t_interval",
     "t_interval",
     "t_interval_from_moments",
@@ -69,13 +70,27 @@ def t_interval_from_sums(
         True
     """
     _check(n, confidence)
+    mean, sd = moments_from_sums(n, total, total_sq, shift=shift)
+    return t_interval_from_moments(n, mean, sd, confidence=confidence)
+
+
+def moments_from_sums(
+    n: int, total: float, total_sq: float, *, shift: float = 0.0
+) -> tuple[float, float]:
+    """``(mean, sample sd)`` of ``n`` values from the sum and the sum of squares of the values
+    less ``shift`` (see :func:`t_interval_from_sums` for the digits the subtraction loses); the
+    sd of one value is 0.
+
+    Example:
+        >>> moments_from_sums(4, 10.0, 30.0)
+        (2.5, 1.2909944487358056)
+    """
+    _check(n, 0.5)
     if not (math.isfinite(total) and math.isfinite(total_sq) and math.isfinite(shift)):
         raise ConfigError("t interval: the sums must be finite numbers")
     centred_mean = total / n
     variance = max(total_sq - total * centred_mean, 0.0) / (n - 1) if n > 1 else 0.0
-    return t_interval_from_moments(
-        n, centred_mean + shift, math.sqrt(variance), confidence=confidence
-    )
+    return centred_mean + shift, math.sqrt(variance)
 
 
 def t_interval(
