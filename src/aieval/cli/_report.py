@@ -92,7 +92,7 @@ def report_command(
     bootstrap_max_n: BootstrapMaxNOption = None,
 ) -> None:
     """Report a stored run: pass rate and weighted score with CIs, grades, gates, criteria."""
-    from aieval.report import DEFAULT_BOOTSTRAP_MAX_N, build_report
+    from aieval.report import IntervalPolicy, build_report
 
     method: IntervalMethod = "bootstrap" if interval_method is IntervalChoice.bootstrap else "auto"
     store = existing_store(db)
@@ -102,7 +102,9 @@ def report_command(
             run_ref,
             slice_by=slice_by or (),
             interval_method=method,
-            bootstrap_max_n=DEFAULT_BOOTSTRAP_MAX_N if bootstrap_max_n is None else bootstrap_max_n,
+            bootstrap_max_n=(
+                IntervalPolicy().bootstrap_max_n if bootstrap_max_n is None else bootstrap_max_n
+            ),
         )
     _emit(report, fmt, output)
 
