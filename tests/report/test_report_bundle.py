@@ -29,8 +29,8 @@ RUN_KEYS = {
     "created_at", "started_at", "finished_at", "duration_s", "git_sha", "workflow",
 }  # fmt: skip
 CRITERION_KEYS = {
-    "name", "kind", "n", "errors", "not_applicable", "mean", "std", "low", "high", "quantiles",
-    "histogram", "floor", "floor_violations",
+    "name", "kind", "n", "errors", "not_applicable", "mean", "std", "low", "high", "method",
+    "quantiles", "histogram", "floor", "floor_violations",
 }  # fmt: skip
 
 
@@ -71,6 +71,7 @@ def test_ungraded_report_numbers_match_direct_computation(tmp_path: Path) -> Non
         "high": wilson.high,
         "passed": passed,
         "n": 40,
+        "method": "Wilson score",
     }
     weighted = [100 * np.mean([v for v in s.values.values() if v is not None]) for s in samples]
     ws = data["weighted_score"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import enum
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -28,11 +29,12 @@ from aieval.cli._print import err, out
 from aieval.errors import UserError
 
 if TYPE_CHECKING:
-    from aieval.report import PromotionPolicy
+    from aieval.report import IntervalMethod, PromotionPolicy
     from aieval.store import Store
 
 __all__ = [
     "CompareFormat",
+    "IntervalChoice",
     "compare_command",
     "diff_command",
     "report_command",
@@ -49,6 +51,34 @@ Baseline = Annotated[
 Candidate = Annotated[str, typer.Argument(help="Candidate run id, or name (latest).")]
 
 
+class IntervalChoice(enum.StrEnum):
+    """``--interval-method``: closed forms from ``--bootstrap-max-n`` values on, or always the
+    seeded bootstrap."""
+
+    auto = "auto"
+    bootstrap = "bootstrap"
+
+
+IntervalMethodOption = Annotated[
+    IntervalChoice | None,
+    typer.Option(
+        "--interval-method",
+        help="auto: the seeded bootstrap below --bootstrap-max-n values, closed forms (Student "
+        "t, Wilson, paired t) from it on; bootstrap: the bootstrap at any size (with a "
+        "progress bar on a terminal). Default: the policy's, else auto.",
+    ),
+]
+BootstrapMaxNOption = Annotated[
+    int | None,
+    typer.Option(
+        "--bootstrap-max-n",
+        metavar="N",
+        help="Samples in a report column (paired examples in a comparison) from which auto "
+        "uses closed forms. Default: the policy's, else 20000.",
+    ),
+]
+
+
 def report_command(
     run_ref: RunRef,
     db: DbOption = None,
@@ -58,11 +88,24 @@ def report_command(
         list[str] | None,
         typer.Option("--slice", help="Break results down by this metadata field (repeatable)."),
     ] = None,
+    interval_method: IntervalMethodOption = None,
+    bootstrap_max_n: BootstrapMaxNOption = None,
 ) -> None:
     """Report a stored run: pass rate and weighted score with CIs, grades, gates, criteria."""
-    from aieval.report import build_report
+    from aieval.report import IntervalPolicy, build_report
 
-    report = build_report(existing_store(db), run_ref, slice_by=slice_by or ())
+    method: IntervalMethod = "bootstrap" if interval_method is IntervalChoice.bootstrap else "auto"
+    store = existing_store(db)
+    with _bootstrap_progress(method):
+        report = build_report(
+            store,
+            run_ref,
+            slice_by=slice_by or (),
+            interval_method=method,
+            bootstrap_max_n=(
+                IntervalPolicy().bootstrap_max_n if bootstrap_max_n is None else bootstrap_max_n
+            ),
+        )
     _emit(report, fmt, output)
 
 
@@ -107,6 +150,8 @@ def compare_command(
         str | None,
         typer.Option("--viewer-url", help="aieval viewer address; github format links into it."),
     ] = None,
+    interval_method: IntervalMethodOption = None,
+    bootstrap_max_n: BootstrapMaxNOption = None,
 ) -> None:
     """Compare a candidate run with its baseline and decide whether it may replace it.
 
@@ -120,18 +165,26 @@ def compare_command(
     github = fmt is CompareFormat.github
     if viewer_url is not None and not github:
         raise UserError("--viewer-url applies to --format github only")
-    policy = _policy(policy_file, margin=margin, alpha=alpha, gate_tolerance=gate_tolerance)
+    policy = _policy(
+        policy_file,
+        margin=margin,
+        alpha=alpha,
+        gate_tolerance=gate_tolerance,
+        interval_method=interval_method.value if interval_method is not None else None,
+        bootstrap_max_n=bootstrap_max_n,
+    )
     store = existing_store(db)
     base_store = existing_store(baseline_db, untrusted=True) if baseline_db is not None else None
-    comparison = compare_runs(
-        store,
-        baseline,
-        candidate,
-        policy=policy,
-        baseline_store=base_store,
-        # the github format counts every regression and lists as many as fit
-        max_examples=None if github else 200,
-    )
+    with _bootstrap_progress(policy.interval_method):
+        comparison = compare_runs(
+            store,
+            baseline,
+            candidate,
+            policy=policy,
+            baseline_store=base_store,
+            # the github format counts every regression and lists as many as fit
+            max_examples=None if github else 200,
+        )
     data = comparison.to_dict()
     decision = data["decision"]
     choice = comparison.baseline_choice
@@ -250,7 +303,13 @@ def schema_comparison_command() -> None:
 
 
 def _policy(
-    path: Path | None, *, margin: float | None, alpha: float | None, gate_tolerance: float | None
+    path: Path | None,
+    *,
+    margin: float | None,
+    alpha: float | None,
+    gate_tolerance: float | None,
+    interval_method: str | None = None,
+    bootstrap_max_n: int | None = None,
 ) -> PromotionPolicy:
     """The promotion policy: the file's (or the defaults), then the command-line overrides."""
     from aieval.report import PromotionPolicy
@@ -260,9 +319,38 @@ def _policy(
         "noninferiority_margin": margin,
         "alpha": alpha,
         "gate_failure_tolerance": gate_tolerance,
+        "interval_method": interval_method,
+        "bootstrap_max_n": bootstrap_max_n,
     }
     data = {**base.to_dict(), **{k: v for k, v in overrides.items() if v is not None}}
     return PromotionPolicy.from_mapping(data, source="command-line options")
+
+
+@contextmanager
+def _bootstrap_progress(method: str) -> Iterator[None]:
+    """A progress bar of the bootstrap's resamples on a terminal's stderr when the bootstrap
+    is forced (at a million samples it takes a while); nothing otherwise."""
+    if method != "bootstrap" or not err.is_terminal:
+        yield
+        return
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+
+    from aieval.stats import resample_progress
+
+    bar = Progress(
+        TextColumn("bootstrap resamples"),
+        BarColumn(),
+        TaskProgressColumn(),
+        console=err,
+        transient=True,
+    )
+    task = bar.add_task("bootstrap", total=None)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    with bar, resample_progress(update):
+        yield
 
 
 def _emit(obj: Any, fmt: Format, output: Path | None) -> None:

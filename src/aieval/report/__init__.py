@@ -20,6 +20,7 @@ from aieval.report._compare import Comparison, compare_runs, describe_changes
 from aieval.report._github import COMMENT_LIMIT, ExampleTexts, example_texts, render_github
 from aieval.report._header import run_header
 from aieval.report._html import render_html
+from aieval.report._intervals import IntervalMethod, IntervalPolicy
 from aieval.report._json import comparison_schema, render_json, report_schema
 from aieval.report._markdown import render_markdown
 from aieval.report._policy import PromotionDecision, PromotionPolicy, RuleResult, decide_promotion
@@ -32,6 +33,8 @@ __all__ = [
     "CriterionValue",
     "ExampleNumbers",
     "ExampleTexts",
+    "IntervalMethod",
+    "IntervalPolicy",
     "PromotionDecision",
     "PromotionPolicy",
     "RuleResult",

@@ -18,6 +18,15 @@ from aieval.grading import coverage_percent
 from aieval.report._bulk import BulkNumbers, bulk_numbers
 from aieval.report._epochs import epochs_section, minimums_section
 from aieval.report._header import SCHEMA_VERSION, pass_rate, resolve_run, run_header
+from aieval.report._intervals import (
+    BOOTSTRAP,
+    DEFAULT_BOOTSTRAP_MAX_N,
+    WILSON,
+    IntervalMethod,
+    IntervalPolicy,
+    closed_form_block,
+    rate_successes,
+)
 from aieval.report._samples import ExampleNumbers, numbers_of
 from aieval.report._tally import (
     AgentTally,
@@ -123,6 +132,8 @@ def build_report(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = 0,
+    interval_method: IntervalMethod = "auto",
+    bootstrap_max_n: int = DEFAULT_BOOTSTRAP_MAX_N,
 ) -> RunReport:
     """Build the reporting bundle of a stored run in one pass over its samples.
 
@@ -131,14 +142,20 @@ def build_report(
         run: a run id, unique id prefix, name (its latest run), or a :class:`RunRow`.
         slice_by: metadata fields (dotted paths allowed) to break results down by.
         confidence: coverage of every interval.
-        n_resamples: bootstrap resamples for the weighted-score interval.
+        n_resamples: bootstrap resamples of the weighted score's and each column's interval.
         seed: bootstrap seed, so the same run gives the same report.
+        interval_method: ``auto`` (closed forms for columns of at least ``bootstrap_max_n``
+            values: Student's t for a mean, Wilson for a 0/1 rate) or ``bootstrap`` (the
+            seeded bootstrap at any size).
+        bootstrap_max_n: the column size from which ``auto`` uses closed forms.
 
     Raises:
         RunNotFoundError: no run matches ``run``.
+        ConfigError: a setting is out of range.
     """
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
+    intervals = IntervalPolicy.of(interval_method, bootstrap_max_n)
     row = resolve_run(store, run)
     workflow = row.config.get("workflow")
     tally = _RunTally(
@@ -151,7 +168,7 @@ def build_report(
     else:
         for sample in store.iter_samples(row.id, texts=False):
             tally.add(sample)
-    report = tally.report(row, confidence, n_resamples, seed)
+    report = tally.report(row, confidence, n_resamples, seed, intervals)
     return _with_code_section(report, store, row)
 
 
@@ -295,7 +312,12 @@ class _RunTally:
             self.agents.setdefault(agent, AgentTally()).add(entry)
 
     def report(
-        self, row: RunRow, confidence: float, n_resamples: int, seed: int | None
+        self,
+        row: RunRow,
+        confidence: float,
+        n_resamples: int,
+        seed: int | None,
+        intervals: IntervalPolicy,
     ) -> RunReport:
         graded = self.graded
         # A scorer that feeds a graded criterion of the same name is listed once, as the
@@ -305,8 +327,10 @@ class _RunTally:
         # one bootstrap pass for the weighted score and every column: with one seed, columns
         # of the same length share their resample indices
         blocks = _mean_blocks(
-            [self.weighted, *(c.values for _, c in columns)], confidence, n_resamples, seed
-        )
+            [self.weighted, *(c.values for _, c in columns)],
+            [100.0, *(1.0 for _ in columns)],  # the weighted score is on 0..100
+            confidence, n_resamples, seed, intervals,
+        )  # fmt: skip
         return RunReport(
             run=run_header(row),
             samples=self.samples,
@@ -374,6 +398,7 @@ class _RunTally:
                     "rate": ci.estimate,
                     "low": ci.low,
                     "high": ci.high,
+                    "method": WILSON,
                 }
             )
         return sorted(rows, key=lambda r: (-r["rate"], r["name"]))
@@ -402,6 +427,7 @@ class _RunTally:
                     "std": block["std"] if block else None,
                     "low": block["low"] if block else None,
                     "high": block["high"] if block else None,
+                    "method": block["method"] if block else None,
                     "quantiles": quantiles(column.values),
                     "histogram": histogram(column.values, bins=10, range=(0.0, 1.0)),
                     "floor": column.floor,
@@ -452,28 +478,42 @@ class _RunTally:
 
 
 def _mean_blocks(
-    columns: list[list[float]], confidence: float, n_resamples: int, seed: int | None
+    columns: list[list[float]],
+    scales: list[float],
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    intervals: IntervalPolicy,
 ) -> list[dict[str, Any] | None]:
-    """Mean, std and bootstrap interval of each column (``None`` for an empty one)."""
-    filled = [values for values in columns if values]
+    """Mean, std, interval and its method of each column (``None`` for an empty one): the
+    bootstrap below ``intervals.bootstrap_max_n`` values, closed forms at or above it (a column
+    of 0s and ``scale``s is a rate: Wilson; else Student's t)."""
+    # columns of one length share a bootstrap stream, and the closed-form ones are all at
+    # least bootstrap_max_n long: leaving them out changes no other column's resamples
+    resampled = [v for v in columns if v and not intervals.closed_form(len(v))]
     cis = iter(
-        bootstrap_mean_cis(filled, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        bootstrap_mean_cis(resampled, confidence=confidence, n_resamples=n_resamples, seed=seed)
     )
     blocks: list[dict[str, Any] | None] = []
-    for values in columns:
+    for values, scale in zip(columns, scales, strict=True):
         if not values:
             blocks.append(None)
-            continue
-        ci = next(cis)
-        blocks.append(
-            {
-                "mean": ci.estimate,
-                "std": sample_std(values),
-                "low": ci.low,
-                "high": ci.high,
-                "n": len(values),
-            }
-        )
+        elif intervals.closed_form(len(values)):
+            data = np.asarray(values, dtype=float)
+            mean, sd, ones = float(np.mean(data)), sample_std(data), rate_successes(data, scale)
+            blocks.append(closed_form_block(data.size, mean, sd, ones, confidence, scale=scale))
+        else:
+            ci = next(cis)
+            blocks.append(
+                {
+                    "mean": ci.estimate,
+                    "std": sample_std(values),
+                    "low": ci.low,
+                    "high": ci.high,
+                    "n": len(values),
+                    "method": BOOTSTRAP,
+                }
+            )
     return blocks
 
 

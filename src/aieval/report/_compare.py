@@ -33,6 +33,7 @@ from aieval.report._compare_rows import (
 )
 from aieval.report._epochs import cached_split_warning, judge_noise_hints, side_epochs
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
+from aieval.report._intervals import IntervalMethod
 from aieval.report._policy import PromotionDecision, PromotionPolicy, decide, example_inputs
 from aieval.report._provenance import provenance
 from aieval.report._samples import (
@@ -137,6 +138,8 @@ def compare_runs(
     seed: int | None = 0,
     max_examples: int | None = 200,
     baseline_store: Store | None = None,
+    interval_method: IntervalMethod | None = None,
+    bootstrap_max_n: int | None = None,
 ) -> Comparison:
     """Compare two stored runs example by example and decide whether the candidate promotes.
 
@@ -159,13 +162,18 @@ def compare_runs(
             ``None`` lists all. The counts are always complete.
         baseline_store: the store holding the baseline, when it is not ``store`` (a store
             kept from the main branch's job, say); the candidate is always read from ``store``.
+        interval_method: ``auto`` (closed forms from ``bootstrap_max_n`` paired examples on)
+            or ``bootstrap`` (the seeded bootstrap at any size); ``None`` keeps the policy's.
+            Given, it becomes the policy's, so the decision records the setting it used.
+        bootstrap_max_n: the paired examples from which ``auto`` uses closed forms; ``None``
+            keeps the policy's.
 
     Raises:
         RunNotFoundError: a reference matches no run.
     """
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
-    policy = policy or PromotionPolicy()
+    policy = (policy or PromotionPolicy()).with_intervals(interval_method, bootstrap_max_n)
     base_store = store if baseline_store is None else baseline_store
     cand_row = resolve_run(store, candidate)
     choice, base_row = _baseline(base_store, baseline, cand_row)

@@ -11,13 +11,15 @@ import numpy as np
 
 from aieval.errors import ConfigError
 from aieval.grading import RunStanding, tie_break
+from aieval.report._intervals import rate_successes
 from aieval.report._policy import PromotionDecision, PromotionPolicy
 from aieval.report._policy_stats import score_test
 from aieval.report._samples import ExampleNumbers, ungraded_score
-from aieval.stats import noninferiority_test, paired_bootstrap_cis
+from aieval.stats import noninferiority_test, paired_bootstrap_cis, paired_t_interval
 
 __all__ = [
     "BOOTSTRAP_METHOD",
+    "PAIRED_T_METHOD",
     "ComparedParts",
     "MetricValues",
     "RowInterval",
@@ -81,6 +83,9 @@ MetricValues = tuple[str, np.ndarray | None, np.ndarray | None, dict[str, int]]
 #: of the paired differences.
 BOOTSTRAP_METHOD = "paired percentile bootstrap"
 
+#: The same from ``bootstrap_max_n`` paired examples on: Student's t on the differences.
+PAIRED_T_METHOD = "paired t interval"
+
 
 @dataclass(frozen=True, slots=True)
 class RowInterval:
@@ -119,13 +124,17 @@ def metric_rows(
     values, so the table and the rule never show two intervals of one delta; every other
     interval is the paired percentile bootstrap of its metric alone (metrics over the same
     number of examples draw their resamples from one stream,
-    :func:`~aieval.stats.paired_bootstrap_cis`, which gives the same numbers faster). Each row
-    names its ``method``, ``confidence`` and whether it is ``one_sided``.
+    :func:`~aieval.stats.paired_bootstrap_cis`, which gives the same numbers faster), or, from
+    the policy's ``bootstrap_max_n`` paired examples on (``interval_method: auto``), a closed
+    form (:func:`_closed_interval`). Each row names its ``method``, ``confidence`` and whether
+    it is ``one_sided``.
     """
     decided: dict[int, RowInterval] = {}
     for j, (name, vb, vc, _) in enumerate(metrics):
         if vb is not None and vc is not None:
             found = _decision_interval(name, vb, vc, policy, pass_shares)
+            if found is None and policy.intervals.closed_form(vb.size):
+                found = _closed_interval(vb, vc, confidence)
             if found is not None:
                 decided[j] = found
     scored = [
@@ -174,6 +183,19 @@ def metric_rows(
             }
         )
     return rows
+
+
+def _closed_interval(vb: np.ndarray, vc: np.ndarray, confidence: float) -> RowInterval:
+    """The two-sided closed-form interval of a metric's paired delta: Tango's paired-proportion
+    score interval when both sides are 0/1 (exact in its tails where few pairs differ, which
+    the t interval is not), else the paired t interval."""
+    if rate_successes(vb) is not None and rate_successes(vc) is not None:
+        tail = (1.0 - confidence) / 2.0
+        # the one-sided 1 - tail bounds are the two-sided interval at ``confidence``
+        test = noninferiority_test(vc - vb, margin=0.0, alpha=tail, method="proportion")
+        return RowInterval(test.lower_bound, test.upper_bound, test.method, confidence, False)
+    ci = paired_t_interval(vb, vc, confidence=confidence)
+    return RowInterval(ci.low, ci.high, PAIRED_T_METHOD, confidence, False)
 
 
 def _decision_interval(

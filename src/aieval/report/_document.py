@@ -65,6 +65,46 @@ def interval(low: float | None, high: float | None, fmt: Any = num) -> str:
     return f"[{fmt(low)}, {fmt(high)}]"
 
 
+#: The method of a report's mean intervals, and of its rates', when a report stored before
+#: intervals named their method does not say (they were these).
+MEAN_DEFAULT = "percentile bootstrap"
+RATE_DEFAULT = "Wilson score"
+
+
+def block_interval(block: Mapping[str, Any], fmt: Any = num, default: str = MEAN_DEFAULT) -> str:
+    """A report block's interval with the method that drew it, ``-`` when it has none.
+
+    >>> block_interval({"low": 0.1, "high": 0.3, "method": "Wilson score"}, pct)
+    '[10.0%, 30.0%] (Wilson score)'
+    >>> block_interval({"low": 61.0, "high": 64.5})
+    '[61.00, 64.50] (percentile bootstrap)'
+    """
+    shown = interval(block.get("low"), block.get("high"), fmt)
+    return shown if shown == "-" else f"{shown} ({block.get('method') or default})"
+
+
+def methods_note(rows: Sequence[Mapping[str, Any]], default: str = MEAN_DEFAULT) -> str:
+    """How the intervals of a table's rows were drawn, for its title: one method, or each
+    method with the rows it drew.
+
+    >>> methods_note([{"name": "g", "low": 0, "high": 1, "method": "Wilson score"}])
+    'intervals: Wilson score'
+    >>> methods_note([{"name": "f1", "low": 0, "high": 1, "method": "Student t"},
+    ...               {"name": "exact", "low": 0, "high": 1, "method": "Wilson score"}])
+    'intervals: Student t (f1); Wilson score (exact)'
+    """
+    by_method: dict[str, list[str]] = {}
+    for row in rows:
+        block = row.get("pass_rate", row)  # a group row's interval is its pass rate's
+        if block.get("low") is not None and block.get("high") is not None:
+            method = str(block.get("method") or default)
+            by_method.setdefault(method, []).append(str(row.get("name", row.get("key"))))
+    if len(by_method) <= 1:
+        return "".join(f"intervals: {method}" for method in by_method)
+    parts = [f"{method} ({', '.join(names)})" for method, names in by_method.items()]
+    return "intervals: " + "; ".join(parts)
+
+
 def is_rate_metric(name: str) -> bool:
     """Comparison metrics on a 0..1 scale (everything except the 0..100 weighted score)."""
     return name != "weighted_score"

@@ -255,6 +255,7 @@ def pass_rate_rule(values: PassValues, margin: float, alpha: float) -> RuleResul
         "margin": margin,
         "lost": values.lost,
         "gained": values.gained,
+        "method": test.method,
     }
     head = (
         f"pass rate {rate_c:.1%} vs baseline {rate_b:.1%} ({test.mean_delta:+.1f} points, upper "

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aieval.errors import RunNotFoundError
+from aieval.report._intervals import WILSON
 from aieval.stats import wilson_interval
 from aieval.store import RunRow, Store
 
@@ -49,11 +50,19 @@ def run_header(run: RunRow) -> dict[str, Any]:
 
 
 def pass_rate(passed: int, n: int, confidence: float) -> dict[str, Any]:
-    """``{"estimate", "low", "high", "passed", "n"}`` with a Wilson interval (nulls when n=0)."""
+    """``{"estimate", "low", "high", "passed", "n", "method"}`` with a Wilson interval at any
+    size (nulls when n=0)."""
     if n == 0:
-        return {"estimate": None, "low": None, "high": None, "passed": 0, "n": 0}
+        return {"estimate": None, "low": None, "high": None, "passed": 0, "n": 0, "method": None}
     ci = wilson_interval(passed, n, confidence=confidence)
-    return {"estimate": ci.estimate, "low": ci.low, "high": ci.high, "passed": passed, "n": n}
+    return {
+        "estimate": ci.estimate,
+        "low": ci.low,
+        "high": ci.high,
+        "passed": passed,
+        "n": n,
+        "method": WILSON,
+    }
 
 
 def _workflow(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,10 +19,13 @@ from aieval.report._code import (
 )
 from aieval.report._document import (
     METRIC_HEAD,
+    RATE_DEFAULT,
     as_document,
     baseline_choice,
+    block_interval,
     coverage_text,
     interval,
+    methods_note,
     not_comparable,
     num,
     outcome_of,
@@ -173,6 +176,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
         yield "<h2>Grades and gates</h2><div class=plots>" + "".join(plots) + "</div>"
     if doc.get("gates"):
         yield _table(cells.GATE_HEAD, [cells.gate_row(g, _e) for g in doc["gates"]])
+        yield f'<p class="meta">{_e(methods_note(doc["gates"], RATE_DEFAULT))}</p>'
     yield from _criteria(doc.get("criteria") or [])
     yield from _reasons(doc.get("failure_reasons") or [])
     yield from _judges(doc.get("judges") or {})
@@ -186,7 +190,7 @@ def _report_cards(doc: Mapping[str, Any]) -> str:
         _card(str(doc["samples"]), "samples"),
         _card(
             pct(rate["estimate"]),
-            f"pass rate {interval(rate['low'], rate['high'], pct)}"
+            f"pass rate {block_interval(rate, pct, RATE_DEFAULT)}"
             + (f" ({coverage_text(doc)})" if coverage_text(doc) else ""),
         ),
     ]
@@ -194,7 +198,7 @@ def _report_cards(doc: Mapping[str, Any]) -> str:
         cards.append(
             _card(
                 num(score["mean"]),
-                f"weighted score {interval(score['low'], score['high'])}"
+                f"weighted score {block_interval(score)}"
                 + (f" {score['coverage']['text']}" if score.get("coverage") else ""),
             )
         )
@@ -295,6 +299,7 @@ def _criteria(criteria: Sequence[Mapping[str, Any]]) -> Iterator[str]:
         ],
         numeric=range(2, 13),
     )
+    yield f'<p class="meta">{_e(methods_note(criteria))}</p>'
 
 
 def _reasons(reasons: Sequence[Mapping[str, Any]]) -> Iterator[str]:
@@ -352,6 +357,7 @@ def _groups(groups: Mapping[str, Any]) -> Iterator[str]:
             continue
         yield f"<h2>By {_e(field)}</h2>"
         yield _table(cells.GROUP_HEAD, [cells.group_row(r, _e) for r in rows], numeric=[1, 2, 3, 4])
+        yield f'<p class="meta">{_e(methods_note(rows, RATE_DEFAULT))}</p>'
     if groups.get("agents"):
         yield "<h2>Agents</h2>"
         yield _table(

@@ -20,10 +20,12 @@ from aieval.report._code import (
 from aieval.report._document import (
     GRADE_ORDER,
     METRIC_HEAD,
+    RATE_DEFAULT,
     as_document,
     baseline_choice,
+    block_interval,
     coverage_text,
-    interval,
+    methods_note,
     not_comparable,
     num,
     outcome_of,
@@ -113,13 +115,13 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     rate = doc["pass_rate"]
     facts = [
         f"**{doc['samples']}** samples",
-        f"pass rate **{pct(rate['estimate'])}** {interval(rate['low'], rate['high'], pct)}"
+        f"pass rate **{pct(rate['estimate'])}** {block_interval(rate, pct, RATE_DEFAULT)}"
         + (f" ({escape(coverage_text(doc))})" if coverage_text(doc) else ""),
     ]
     score = doc.get("weighted_score")
     if score:
         facts.append(
-            f"weighted score **{num(score['mean'])}** {interval(score['low'], score['high'])}"
+            f"weighted score **{num(score['mean'])}** {block_interval(score)}"
             + (f" {escape(score['coverage']['text'])}" if score.get("coverage") else "")
         )
     if doc.get("target_errors"):
@@ -141,11 +143,13 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
 def _report_tables(doc: Mapping[str, Any]) -> Iterator[str]:
     if doc.get("gates"):
         yield _folded(
-            "Gate failure rates", cells.GATE_HEAD, [cells.gate_row(g, escape) for g in doc["gates"]]
+            f"Gate failure rates ({methods_note(doc['gates'], RATE_DEFAULT)})",
+            cells.GATE_HEAD,
+            [cells.gate_row(g, escape) for g in doc["gates"]],
         )
     if doc.get("criteria"):
         yield _folded(
-            "Criteria (normalized 0..1)",
+            f"Criteria (normalized 0..1; {escape(methods_note(doc['criteria']))})",
             cells.CRITERION_HEAD,
             [cells.criterion_row(c, escape) for c in doc["criteria"]],
             numeric=range(2, 10),

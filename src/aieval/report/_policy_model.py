@@ -12,6 +12,12 @@ from aieval._json import loads_strict
 from aieval._keys import field_problems
 from aieval._yaml import load_yaml_file
 from aieval.errors import ConfigError
+from aieval.report._intervals import (
+    DEFAULT_BOOTSTRAP_MAX_N,
+    BootstrapMaxN,
+    IntervalMethod,
+    IntervalPolicy,
+)
 from aieval.report._samples import SEVERE_KEYWORDS
 
 __all__ = ["SEVERE_GATES", "PromotionPolicy"]
@@ -48,7 +54,17 @@ class PromotionPolicy(BaseModel):
 
     method: Literal["auto", "t", "bootstrap-t", "proportion"] = "auto"
     """Rule 2: the test. ``auto`` uses the paired-proportion score test when every score is 0 or
-    100 (a 0/1 metric) and the studentized bootstrap otherwise (see ``docs/reports.md``)."""
+    100 (a 0/1 metric), else the studentized bootstrap, or the paired t-test from
+    ``bootstrap_max_n`` examples on when ``interval_method`` is ``auto`` (see
+    ``docs/reports.md``). ``bootstrap-t`` forces the bootstrap at any size."""
+
+    interval_method: IntervalMethod = "auto"
+    """Intervals and tests by size: ``auto`` draws closed forms from ``bootstrap_max_n`` paired
+    examples on (the paired t interval and test; Tango's for 0/1 metrics), ``bootstrap`` the
+    seeded bootstrap at any size. The comparison's metric rows follow it too."""
+
+    bootstrap_max_n: BootstrapMaxN = DEFAULT_BOOTSTRAP_MAX_N
+    """The paired examples from which ``interval_method: auto`` uses closed forms."""
 
     n_resamples: int = Field(default=2000, ge=99)
     """Rule 2: resamples of the studentized bootstrap."""
@@ -113,6 +129,23 @@ class PromotionPolicy(BaseModel):
         if not isinstance(data, Mapping):
             raise ConfigError(f"{file}: a promotion policy must be a mapping of fields")
         return cls.from_mapping(data, source=str(file))
+
+    @property
+    def intervals(self) -> IntervalPolicy:
+        """The policy's interval settings."""
+        return IntervalPolicy(
+            interval_method=self.interval_method, bootstrap_max_n=self.bootstrap_max_n
+        )
+
+    def with_intervals(
+        self, interval_method: str | None = None, bootstrap_max_n: int | None = None
+    ) -> PromotionPolicy:
+        """This policy with the interval settings given (``None`` keeps the policy's)."""
+        intervals = IntervalPolicy.of(
+            self.interval_method if interval_method is None else interval_method,
+            self.bootstrap_max_n if bootstrap_max_n is None else bootstrap_max_n,
+        )
+        return self.model_copy(update=intervals.model_dump())
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""

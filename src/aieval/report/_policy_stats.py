@@ -79,13 +79,15 @@ def score_test(
 ) -> NoninferiorityResult:
     """The policy's non-inferiority test of paired 0..100 scores (method chosen by the policy:
     ``auto`` is the paired-proportion test when every score is 0 or 100, else the studentized
-    bootstrap)."""
+    bootstrap below the policy's ``bootstrap_max_n`` examples and the paired t-test from it on,
+    unless its ``interval_method`` is ``bootstrap``)."""
     method = policy.method
     if method == "auto":
         binary = np.all(np.isin(baseline, (0.0, 100.0))) and np.all(
             np.isin(candidate, (0.0, 100.0))
         )
-        method = "proportion" if binary else "bootstrap-t"
+        closed = policy.intervals.closed_form(baseline.size)
+        method = "proportion" if binary else "t" if closed else "bootstrap-t"
     return noninferiority_test(
         candidate - baseline, margin=policy.noninferiority_margin, alpha=policy.alpha,
         method=method, scale=100.0, n_resamples=policy.n_resamples,

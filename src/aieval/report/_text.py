@@ -26,11 +26,13 @@ from aieval.report._document import (
     GRADE_ORDER,
     METRIC_HEAD,
     PROVENANCE_FLAGS,
+    RATE_DEFAULT,
     as_document,
     baseline_choice,
+    block_interval,
     coverage_text,
-    interval,
     interval_kinds,
+    methods_note,
     not_comparable,
     num,
     outcome_of,
@@ -248,14 +250,15 @@ def _header(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     rate = doc["pass_rate"]
     summary = Text(f"{doc['samples']} samples · pass rate ")
     summary.append(pct(rate["estimate"]), "bold")
-    summary.append(f" {interval(rate['low'], rate['high'], pct)} ({rate['passed']}/{rate['n']})")
+    shown = block_interval(rate, pct, RATE_DEFAULT)
+    summary.append(f" {shown} ({rate['passed']}/{rate['n']})")
     if coverage_text(doc):  # right beside the rate, which counts none of their samples
         summary.append(f" ({coverage_text(doc)})", "yellow")
     score = doc.get("weighted_score")
     if score:
         summary.append(" · weighted score ")
         summary.append(num(score["mean"]), "bold")
-        summary.append(f" {interval(score['low'], score['high'])} ± sd {num(score['std'])}")
+        summary.append(f" {block_interval(score)} ± sd {num(score['std'])}")
         if score.get("coverage"):
             summary.append(f" {score['coverage']['text']}", "yellow")
     if doc.get("target_errors"):
@@ -270,7 +273,7 @@ def _grades(grades: Mapping[str, int]) -> Table:
 
 
 def _gates(gates: list[Mapping[str, Any]]) -> Table:
-    table = _table("gate failure rates", *cells.GATE_HEAD)
+    table = _table(f"gate failure rates ({methods_note(gates, RATE_DEFAULT)})", *cells.GATE_HEAD)
     for gate in gates:
         name, failures, rate, ci = cells.gate_row(gate)
         _add(table, name, failures, Text(rate, style="red" if gate["failures"] else ""), ci)
@@ -278,7 +281,8 @@ def _gates(gates: list[Mapping[str, Any]]) -> Table:
 
 
 def _criteria(criteria: list[Mapping[str, Any]]) -> Table:
-    table = _table("criteria (normalized 0..1)", *cells.CRITERION_HEAD, left=2)
+    title = f"criteria (normalized 0..1; {methods_note(criteria)})"
+    table = _table(title, *cells.CRITERION_HEAD, left=2)
     for c in criteria:
         _add(table, *cells.criterion_row(c))
     return table
@@ -339,7 +343,7 @@ def _groups(groups: Mapping[str, Any]) -> Iterator[RenderableType]:
 
 
 def _group_table(title: str, rows: list[Mapping[str, Any]]) -> Table:
-    table = _table(title, *cells.GROUP_HEAD)
+    table = _table(f"{title} ({methods_note(rows, RATE_DEFAULT)})", *cells.GROUP_HEAD)
     for row in rows:
         _add(table, *cells.group_row(row))
     return table

@@ -1,6 +1,7 @@
 """Statistics: pass@k estimators, rater agreement, confidence intervals (several columns'
-bootstrap means from one resample stream), paired comparisons, and floor comparisons that
-float rounding cannot flip (``at_least``, ``at_most``)."""
+bootstrap means from one resample stream; Student's t from moments or from sums), paired
+comparisons, and floor comparisons that float rounding cannot flip (``at_least``,
+``at_most``)."""
 
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,13 @@ if TYPE_CHECKING:
         bootstrap_mean_cis,
         wilson_interval,
     )
+    from aieval.stats._closed_form import (
+        moments_from_sums,
+        paired_t_interval,
+        t_interval,
+        t_interval_from_moments,
+        t_interval_from_sums,
+    )
     from aieval.stats._describe import histogram, quantiles, sample_std
     from aieval.stats._noninferiority import (
         NoninferiorityMethod,
@@ -23,7 +31,7 @@ if TYPE_CHECKING:
     )
     from aieval.stats._paired import paired_bootstrap_ci, paired_bootstrap_cis
     from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes, pass_hat_k
-    from aieval.stats._resample import resample_means_many
+    from aieval.stats._resample import resample_means_many, resample_progress
     from aieval.stats._variance import VarianceSplit, variance_split
 
 __all__ = [
@@ -40,16 +48,22 @@ __all__ = [
     "histogram",
     "mean_absolute_error",
     "mean_pass_at_k",
+    "moments_from_sums",
     "noninferiority_test",
     "paired_bootstrap_ci",
     "paired_bootstrap_cis",
+    "paired_t_interval",
     "pass_at_k",
     "pass_at_k_from_outcomes",
     "pass_hat_k",
     "quantiles",
     "resample_means_many",
+    "resample_progress",
     "sample_std",
     "spearman",
+    "t_interval",
+    "t_interval_from_moments",
+    "t_interval_from_sums",
     "variance_split",
     "wilson_interval",
 ]
@@ -65,6 +79,11 @@ _EXPORTS = {
     "bootstrap_ci": "aieval.stats._bootstrap",
     "bootstrap_mean_cis": "aieval.stats._bootstrap",
     "wilson_interval": "aieval.stats._bootstrap",
+    "moments_from_sums": "aieval.stats._closed_form",
+    "paired_t_interval": "aieval.stats._closed_form",
+    "t_interval": "aieval.stats._closed_form",
+    "t_interval_from_moments": "aieval.stats._closed_form",
+    "t_interval_from_sums": "aieval.stats._closed_form",
     "histogram": "aieval.stats._describe",
     "quantiles": "aieval.stats._describe",
     "sample_std": "aieval.stats._describe",
@@ -78,6 +97,7 @@ _EXPORTS = {
     "pass_at_k_from_outcomes": "aieval.stats._passk",
     "pass_hat_k": "aieval.stats._passk",
     "resample_means_many": "aieval.stats._resample",
+    "resample_progress": "aieval.stats._resample",
     "VarianceSplit": "aieval.stats._variance",
     "variance_split": "aieval.stats._variance",
 }

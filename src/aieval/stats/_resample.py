@@ -12,15 +12,23 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from itertools import pairwise
 
 import numpy as np
 
 from aieval.errors import ConfigError
 
-__all__ = ["BLOCK_ENTRIES", "resample_means", "resample_means_many", "resample_rows"]
+__all__ = [
+    "BLOCK_ENTRIES",
+    "resample_means",
+    "resample_means_many",
+    "resample_progress",
+    "resample_rows",
+]
 
 #: Bootstrap index matrices are drawn in blocks of about this many entries (8 bytes each), so
 #: memory stays near 32 MB per block whatever the sample size and resample count.
@@ -36,6 +44,25 @@ _THREADED_ENTRIES = 2_000_000
 #: ``kernel(idx, first)``: reduce the resamples ``first .. first + len(idx)``, whose example
 #: indices are the rows of ``idx``, into the caller's output arrays.
 RowKernel = Callable[[np.ndarray, int], None]
+
+
+#: ``progress(done, total)``: resamples drawn so far of one stream, and its resamples in all.
+Progress = Callable[[int, int], None]
+
+# set by a command that shows a progress bar; a context variable, so library callers and
+# other threads are untouched
+_PROGRESS: ContextVar[Progress | None] = ContextVar("aieval_resample_progress", default=None)
+
+
+@contextmanager
+def resample_progress(progress: Progress) -> Iterator[None]:
+    """Within the block, every bootstrap stream reports ``progress(done, total)`` after each
+    block of index rows it draws (what a progress bar shows; no number changes)."""
+    token = _PROGRESS.set(progress)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
 
 
 def resample_rows(
@@ -60,10 +87,13 @@ def resample_rows(
     block = max(1, BLOCK_ENTRIES // n)
     chunk = max(1, _CHUNK_ENTRIES // n)
     threads = _workers() if workers is None else max(0, workers)
+    progress = _PROGRESS.get()
     if threads == 0 or n * n_resamples < _THREADED_ENTRIES:
         for start in range(0, n_resamples, block):
             idx = rng.integers(0, n, size=(min(block, n_resamples - start), n))
             _run(kernel, idx, start, 0, len(idx), chunk)
+            if progress is not None:
+                progress(start + len(idx), n_resamples)
         return
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="aieval-bootstrap") as pool:
         in_flight: deque[list[Future[None]]] = deque()
@@ -76,6 +106,8 @@ def resample_rows(
                 )
                 while len(in_flight) >= max(2, threads):  # blocks held: at most one per core
                     _wait(in_flight.popleft())
+                if progress is not None:
+                    progress(start + len(idx), n_resamples)
             while in_flight:
                 _wait(in_flight.popleft())
         finally:

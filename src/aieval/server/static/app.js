@@ -101,6 +101,26 @@
     return isNum(low) && isNum(high) ? `[${f(low)}, ${f(high)}]` : "";
   }
 
+  // how an interval was drawn (a report stored before intervals named it: the fallback)
+  function methodNote(block, fallback) {
+    return block && isNum(block.low) && isNum(block.high)
+      ? ` (${String(block.method || fallback)})` : "";
+  }
+
+  // "intervals: M" or "intervals: M1 (a, b); M2 (c)" over rows that carry a method
+  function methodsNote(rows, fallback) {
+    const by = new Map();
+    for (const row of rows) {
+      const b = row.pass_rate || row;
+      if (!isNum(b.low) || !isNum(b.high)) continue;
+      const m = String(b.method || fallback);
+      if (!by.has(m)) by.set(m, []);
+      by.get(m).push(String(row.name ?? row.key));
+    }
+    if (by.size <= 1) return [...by.keys()].map((m) => "intervals: " + m).join("");
+    return "intervals: " + [...by].map(([m, names]) => `${m} (${names.join(", ")})`).join("; ");
+  }
+
   function asText(value) {
     if (value === null || value === undefined) return "";
     if (typeof value === "string") return value;
@@ -676,7 +696,8 @@
     if (b.gates && b.gates.length) {
       charts.append(section("Gate failure rates", el("div", { id: "gate-chart" },
         rateChart("Gate failure rates with 95% intervals", b.gates.map((g) => ({
-          label: g.name, rate: g.rate, low: g.low, high: g.high }))))));
+          label: g.name, rate: g.rate, low: g.low, high: g.high })))),
+        el("p", { class: "muted interval-methods" }, methodsNote(b.gates, "Wilson score"))));
     }
     if (charts.childNodes.length) out.push(charts);
     if (b.criteria && b.criteria.length) out.push(criteriaSection(b.criteria));
@@ -707,8 +728,9 @@
     const cards = [
       ["Samples", String(b.samples ?? "—"), b.target_errors ? `${b.target_errors} target errors` : ""],
       ["Pass rate", pct(pr.estimate), `${pr.passed ?? "?"}/${pr.n ?? "?"} ${interval(pr.low, pr.high, (v) => pct(v, 0))}`
-        + lowCoverageNote(b.low_coverage)],
-      ws ? ["Weighted score", fmt(ws.mean, 1), interval(ws.low, ws.high, (v) => fmt(v, 1)) + (ws.coverage ? " " + ws.coverage.text : "")] : null,
+        + methodNote(pr, "Wilson score") + lowCoverageNote(b.low_coverage)],
+      ws ? ["Weighted score", fmt(ws.mean, 1), interval(ws.low, ws.high, (v) => fmt(v, 1))
+        + methodNote(ws, "percentile bootstrap") + (ws.coverage ? " " + ws.coverage.text : "")] : null,
       ["Cost", isNum(b.cost) ? "$" + b.cost.toFixed(4) : "—", ""],
       ["Latency p50", seconds(b.latency && b.latency.p50), "p95 " + seconds(b.latency && b.latency.p95)],
     ].filter(Boolean);
@@ -722,7 +744,8 @@
       histogram(`${c.name}: distribution of normalized values, mean ${fmt(c.mean)}`,
         c.histogram || {}, c.floor),
       el("figcaption", {},
-        el("strong", {}, c.name), ` (${c.kind}) mean ${fmt(c.mean)} ${interval(c.low, c.high)}`,
+        el("strong", {}, c.name), ` (${c.kind}) mean ${fmt(c.mean)} ${interval(c.low, c.high)}`
+          + methodNote(c, "percentile bootstrap"),
         el("br"), `n=${c.n}` + (c.errors ? `, ${c.errors} errors` : "") +
           (c.not_applicable ? `, ${c.not_applicable} n/a` : "") +
           (isNum(c.floor) ? `, floor ${fmt(c.floor)}: ${c.floor_violations} below` : ""))));
@@ -818,7 +841,7 @@
   function groupsSection(groups) {
     const parts = [];
     const groupTable = (caption, rows) => el("div", { class: "table-wrap" }, el("table", {},
-      el("caption", {}, caption),
+      el("caption", {}, `${caption} (${methodsNote(rows, "Wilson score")})`),
       el("thead", {}, el("tr", {}, ["Group", "Samples", "Pass rate", "Mean score", "Grades"]
         .map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, rows.map((g) => el("tr", {}, el("th", { scope: "row" }, String(g.key)),
@@ -1349,6 +1372,14 @@
     return parts.length ? `${m.n} (${parts.join(", ")})` : String(m.n);
   }
 
+  // as the report formats name it: "one-sided 95% bounds, paired t-test", "95% CI, ..."
+  function metricMethod(m) {
+    if (!isNum(m.low) || !isNum(m.high)) return "—";
+    const method = String(m.method || "paired percentile bootstrap");
+    const level = `${Math.round(100 * (isNum(m.confidence) ? m.confidence : 0.95))}%`;
+    return `${m.one_sided ? `one-sided ${level} bounds` : `${level} CI`}, ${method}`;
+  }
+
   function metricsSection(metrics) {
     const betterHigher = (name) => !name.startsWith("gate:");
     const points = metrics.filter((m) => m.name === "weighted_score");
@@ -1364,12 +1395,13 @@
         rowsOf(rates), "pct"));
     }
     const table = el("div", { class: "table-wrap" }, el("table", {},
-      el("thead", {}, el("tr", {}, ["Metric", "Baseline", "Candidate", "Delta", "Interval", "n"]
+      el("thead", {}, el("tr", {}, ["Metric", "Baseline", "Candidate", "Delta", "Interval", "Method", "n"]
         .map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, metrics.map((m) => el("tr", {}, el("th", { scope: "row" }, m.name),
         el("td", { class: "num" }, fmt(m.baseline, 3)), el("td", { class: "num" }, fmt(m.candidate, 3)),
         el("td", { class: "num" }, signed(m.delta, 3)),
         el("td", { class: "num" }, interval(m.low, m.high, (v) => fmt(v, 3))),
+        el("td", { class: "method" }, metricMethod(m)),
         el("td", { class: "num" }, pairedCount(m)))))));
     return section("Metric deltas", plots, table);
   }
