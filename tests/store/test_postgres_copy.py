@@ -65,7 +65,9 @@ def test_any_table_a_batch_writes_gets_copy_and_exact_values(
     exactly."""
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("CREATE TABLE odd (n BIGINT, t TEXT, f DOUBLE PRECISION, i BIGINT, b BYTEA)")
-    texts = [*ODD, '{"j": "\\\\n\\t"}', "back\\slash\ttab\nline\r", None]
+    # COPY's own syntax in a value (tab, newline, backslash, its end-of-data line, NULL's \N)
+    copy_syntax = ["back\\slash\ttab\nline\r", "a\n\\.\nafter", "\\N", "\\."]
+    texts = [*ODD, '{"j": "\\\\n\\t"}', *copy_syntax, None]
     ints = [-(2**63), 2**63 - 1, 0, None]
     blobs = [b"\x00\xff\\x\n\t", b"", None]
     rows = [
