@@ -154,15 +154,23 @@ def export_source(rev: str, into: Path) -> str:
     return str(into / "src")
 
 
-def _line(label: str, now: Measured, before: Measured | None, sqlite: Measured) -> None:
-    cpu = f"writers {now.writer_cpu * 1e6:4.0f} us"
-    if now.server_cpu is not None:
-        cpu += f" + server {now.server_cpu * 1e6:3.0f} us CPU/sample"
-    ratio = (
-        "" if before is None else f"  {now.rate / before.rate:5.2f}x before ({before.rate:6.0f})"
+def _cpu(m: Measured) -> str:
+    """CPU per sample, and the rate two free cores could at most sustain at that cost."""
+    text = f"writers {m.writer_cpu * 1e6:4.0f} us"
+    if m.server_cpu is None:
+        return text + " CPU/sample"
+    total = m.writer_cpu + m.server_cpu
+    return (
+        text + f" + server {m.server_cpu * 1e6:3.0f} us CPU/sample (2 cores: <= {2 / total:6.0f}/s)"
     )
+
+
+def _line(label: str, now: Measured, before: Measured | None, sqlite: Measured) -> None:
     versus = f"{now.rate / sqlite.rate:5.2f}x SQLite"
-    print(f"  {label:26s}{now.rate:7.0f} samples/s  {versus}{ratio}  {cpu}")
+    ratio = "" if before is None else f", {now.rate / before.rate:5.2f}x before"
+    print(f"  {label:24s}{now.rate:7.0f} samples/s  ({versus}{ratio})  {_cpu(now)}")
+    if before is not None:
+        print(f"  {'  before':24s}{before.rate:7.0f} samples/s  {'':26s}{_cpu(before)}")
 
 
 def _load() -> str:
