@@ -114,3 +114,24 @@ def test_a_batch_whose_last_table_fails_stores_nothing(pg_url: str) -> None:
         assert store._db.query("SELECT COUNT(*) FROM scores") == [(0,)]
         store.record_samples(run_id, [sample(i) for i in range(3)])
         assert store.completed_sample_ids(run_id) == {"s0", "s1", "s2"}
+
+
+def test_a_connection_cut_inside_a_copy_keeps_nothing_and_the_retry_stores_it_once(
+    pg_server: PostgresServer, pg_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The connection drops once the samples' COPY went through and the scores' began: the
+    server rolls the open transaction back, and the one retry on a new connection writes the
+    whole batch once."""
+    with TcpProxy(pg_server.host, pg_server.port) as proxy:
+        store = Store(_via(proxy, pg_url))
+        run_id = store.create_run(name="qa")
+        proxy.drop_reply_to(b"COPY scores (")
+        store.record_samples(run_id, [sample(i) for i in range(3)])
+        assert proxy.dropped.is_set() and "connecting again" in caplog.text
+        store.close()
+    with psycopg.connect(pg_url) as conn:
+        counts = conn.execute(
+            "SELECT (SELECT COUNT(*) FROM samples), (SELECT COUNT(DISTINCT sample_id) FROM"
+            " samples), (SELECT COUNT(*) FROM scores), (SELECT COUNT(*) FROM model_calls)"
+        ).fetchone()
+    assert counts == (3, 3, 3 * len(sample(0).scores), 3)
