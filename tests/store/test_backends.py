@@ -201,7 +201,7 @@ def test_a_batch_committed_before_the_connection_dropped_is_not_written_twice(
         store = Store(_via(proxy, pg_url))
         run_id = store.create_run(name="qa")
         store.record_sample(run_id, sample(0))
-        proxy.drop_next_reply()  # the server commits the batch; its answer never arrives
+        proxy.drop_reply_to(b"COMMIT")  # the server commits the batch; its answer never arrives
         store.record_samples(run_id, [sample(1), sample(2)])
         assert proxy.dropped.is_set()
         assert "connecting again" in caplog.text

@@ -2,8 +2,10 @@
 
 ``drop_next_reply()`` arms it: the next bytes the server sends on any connection are thrown
 away and that connection is closed, so the client has sent its request and the server has
-acted on it (a PostgreSQL statement committed) but the client never hears so. ``down`` refuses
-new connections (closed at once) while set, as an unreachable server does.
+acted on it (a PostgreSQL statement committed) but the client never hears so;
+``drop_reply_to(b"COMMIT")`` does the same to the first reply after a client message holding
+those bytes. ``down`` refuses new connections (closed at once) while set, as an unreachable
+server does. ``sent`` holds every byte clients sent, to tell what went over the wire.
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ class TcpProxy:
         #: connections clients opened (refused ones too, while ``down``)
         self.connections = 0
         self.dropped = threading.Event()
+        #: every byte the clients sent, in order
+        self.sent = bytearray()
         self._armed = threading.Event()
+        self._arm_on: bytes | None = None
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port: int = self._listener.getsockname()[1]
         self._closing = False
@@ -36,6 +41,12 @@ class TcpProxy:
         """Drop the next server reply and close its connection (see the module)."""
         self.dropped.clear()
         self._armed.set()
+
+    def drop_reply_to(self, marker: bytes) -> None:
+        """Drop the first server reply after a client message holding ``marker`` (e.g. the
+        reply to ``COMMIT``: the server committed, the client never hears so)."""
+        self.dropped.clear()
+        self._arm_on = marker
 
     def _accept(self) -> None:
         while not self._closing:
@@ -58,7 +69,12 @@ class TcpProxy:
     def _pipe(self, source: socket.socket, sink: socket.socket, replies: bool) -> None:
         with contextlib.suppress(OSError):
             while data := source.recv(65536):
-                if replies and self._armed.is_set():
+                if not replies:
+                    self.sent += data
+                    if self._arm_on is not None and self._arm_on in data:
+                        self._arm_on = None
+                        self._armed.set()
+                elif self._armed.is_set():
                     self._armed.clear()
                     self.dropped.set()
                     break

@@ -94,8 +94,13 @@ def to_pg(value: Any) -> Any:
 
 
 def to_pg_row(values: Iterable[Any]) -> tuple[Any, ...]:
-    """:func:`to_pg` over a row of parameters."""
-    return tuple(to_pg(v) for v in values)
+    """:func:`to_pg` over a row of parameters (a row whose texts are all ASCII without NUL,
+    nearly every row, is returned as it is: the marker is not ASCII)."""
+    row = tuple(values)
+    for value in row:
+        if isinstance(value, str) and (not value.isascii() or "\x00" in value):
+            return tuple(to_pg(v) for v in row)
+    return row
 
 
 def from_pg(value: Any) -> Any:

@@ -10,16 +10,14 @@ texts ``text`` cannot hold (NUL, lone surrogates) are stored escaped
 and a read outside a transaction that finds its connection closed by the server (a restart)
 is asked once more on a new one.
 
-Rows for several tables (a batch of samples with their scores and model calls) are written by
-one statement, each table's rows sent as one JSON array: one round trip and, in autocommit, one
-transaction, however many rows.
+Rows for several tables (a batch of samples with their scores and model calls) are written in
+one transaction, each table's rows streamed by one ``COPY ... FROM STDIN``: a few round trips
+and one commit however many rows, and no per-row statement for the server to run.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -124,24 +122,15 @@ class PostgresBackend(Backend):
     def write_rows(
         self, inserts: Sequence[Insert], then: tuple[str, Sequence[Any]] | None = None
     ) -> None:
-        # one statement: data-modifying CTEs (the foreign keys are checked at its end), its
-        # own transaction in autocommit
-        parts: list[str] = []
-        args: list[Any] = []
-        for insert in inserts:
-            if insert.rows:
-                columns = ", ".join(insert.columns)
-                parts.append(
-                    f"w{len(parts)} AS (INSERT INTO {insert.table} ({columns}) SELECT {columns}"
-                    f" FROM json_populate_recordset(NULL::{insert.table}, %s::json))"
-                )
-                args.append(_json_rows(insert))
-        sql = "SELECT 1" if then is None else _translate(then[0])
-        if then is not None:
-            args.extend(to_pg_row(then[1]))
-        if parts:
-            sql = f"WITH {', '.join(parts)} {sql}"
-        self._live().execute(sql, args)
+        # one transaction: each table's rows streamed by COPY (parsed by the server as text,
+        # no statement per row), then ``then``; a failure anywhere rolls all of it back
+        conn = self._live()
+        with conn.transaction(), conn.cursor() as cursor:
+            for insert in inserts:
+                if insert.rows:
+                    _copy(cursor, insert)
+            if then is not None:
+                cursor.execute(_translate(then[0]), to_pg_row(then[1]))
 
     @property
     def role(self) -> str | None:
@@ -241,20 +230,14 @@ class PostgresBackend(Backend):
         self._conn.close()
 
 
-def _json_rows(insert: Insert) -> str:
-    """The rows of ``insert`` as a JSON array of objects (texts escaped as :func:`to_pg` does;
-    a float PostgreSQL reads back exactly, the non-finite ones as its own spelling)."""
-    columns = insert.columns
-    return json.dumps(
-        [dict(zip(columns, map(_json_value, row), strict=True)) for row in insert.rows],
-        ensure_ascii=False,
-    )
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    return to_pg(value)
+def _copy(cursor: psycopg.Cursor[Any], insert: Insert) -> None:
+    """Stream the rows of ``insert`` into its table with one ``COPY ... FROM STDIN`` (text
+    format: the server parses each value as its column's type, exactly as it parses a
+    parameter; texts escaped as :func:`to_pg` does, floats in shortest round-trip form)."""
+    columns = ", ".join(insert.columns)
+    with cursor.copy(f"COPY {insert.table} ({columns}) FROM STDIN") as copy:
+        for row in insert.rows:
+            copy.write_row(to_pg_row(row))
 
 
 def _decoded(row: tuple[Any, ...]) -> tuple[Any, ...]:
