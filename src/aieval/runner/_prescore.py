@@ -14,12 +14,17 @@ import asyncio
 from collections.abc import Iterator, Sequence
 from itertools import islice
 
+from aieval._json import too_deep
 from aieval._records import ScoreRecord
 from aieval._types import Example
 from aieval.errors import ScorerError
 from aieval.scorers import Scorer, to_score
 
-__all__ = ["Prescorer"]
+__all__ = ["MAX_METADATA_DEPTH", "Prescorer"]
+
+#: The deepest a score's metadata may nest: the store encodes it as JSON, whose encoder gives up
+#: near Python's recursion limit (and would stop the whole run's writer, not just this score).
+MAX_METADATA_DEPTH = 200
 
 #: Samples read ahead and scored together.
 CHUNK = 512
@@ -67,16 +72,32 @@ class Prescorer:
             except BaseException:  # each sample is then scored on its own
                 continue
             for (index, _), result in zip(rows, results, strict=True):
-                if isinstance(result, ScorerError):
+                record: ScoreRecord | None
+                if type(result) is float and 0.0 <= result <= 1.0:
+                    record = ScoreRecord(result)  # what to_score makes of it, in one step
+                elif (record := _record(result, scorer.name)) is None:
                     continue
-                try:
-                    score = to_score(result, scorer.name)
-                except ScorerError:
-                    continue
-                ready.setdefault(index, {})[position] = ScoreRecord(
-                    score.value,
-                    score.raw,
-                    score.reason,
-                    metadata=score.metadata,
-                    unreadable=score.unreadable,
-                )
+                if (scores := ready.get(index)) is None:
+                    ready[index] = {position: record}
+                else:
+                    scores[position] = record
+
+
+def _record(result: object, name: str) -> ScoreRecord | None:
+    """The record of one batch result, or ``None`` for a row scored again on its own (its
+    error, an invalid value, metadata too deep to store: worded there as without batching)."""
+    if isinstance(result, ScorerError):
+        return None
+    try:
+        score = to_score(result, name)
+    except ScorerError:
+        return None
+    if score.metadata and too_deep(score.metadata, MAX_METADATA_DEPTH):
+        return None
+    return ScoreRecord(
+        score.value,
+        score.raw,
+        score.reason,
+        metadata=score.metadata,
+        unreadable=score.unreadable,
+    )

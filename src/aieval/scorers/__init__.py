@@ -13,7 +13,14 @@ inverting them, and :func:`similar` compares embeddings. Write your own with
 importing this package registers their gate checks.
 """
 
-from aieval.scorers import code, rag, retrieval, swe, tools
+from aieval.scorers import (
+    _text_batch,  # noqa: F401  (registers the batch functions)
+    code,
+    rag,
+    retrieval,
+    swe,
+    tools,
+)
 from aieval.scorers._check import Check
 from aieval.scorers._check_python import PYTHON_FUNCTIONS, python
 from aieval.scorers._checks_calls import cost, finish_reason, latency
