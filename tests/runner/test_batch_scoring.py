@@ -206,7 +206,9 @@ def test_the_built_ins_are_scored_by_their_batches(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(Scorer, "score", counted)
     rows = _rows(600)
+    rows[20]["prediction"] = "word " * 5000  # long: scored off the event loop, on its own
     result = run(name="c", dataset=rows, scorers=_BUILT_INS, store=False)
     assert len(result.samples) == 600
-    # only the rows a batch cannot score (r4's dict expected answer) are scored on their own
-    assert sorted(one_by_one) == ["exact_match", "rouge_l", "token_f1"]
+    # only the rows a batch cannot score (r4's dict expected answer) are scored on their own,
+    # and r20 by the scorers that score a long text off the event loop
+    assert sorted(one_by_one) == ["exact_match", "rouge_l", "rouge_l", "token_f1", "token_f1"]

@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Sequence
 from itertools import islice
+from typing import Any
 
 from aieval._json import too_deep
 from aieval._records import ScoreRecord
 from aieval._types import Example
 from aieval.errors import ScorerError
-from aieval.scorers import Scorer, to_score
+from aieval.scorers import OFF_LOOP_CHARS, Scorer, to_score
 
 __all__ = ["MAX_METADATA_DEPTH", "Prescorer"]
 
@@ -58,13 +59,19 @@ class Prescorer:
         return self._ready.pop(index, None) if self._ready else None
 
     def _score(self, chunk: list[Item]) -> None:
-        rows = [(index, example) for index, example in chunk if example.prediction is not None]
-        if not rows:
+        every = [(index, example) for index, example in chunk if example.prediction is not None]
+        if not every:
             return
-        predictions = [example.prediction for _, example in rows]
-        expected = [example.expected for _, example in rows]
+        # a long text is left to the sample itself for a scorer that scores one off the event
+        # loop, charged to the sample's check budget: a row never holds up the whole run
+        short = [item for item in every if not _long(item[1])]
+        inputs = {id(rows): _columns(rows) for rows in (every, short)}
         ready = self._ready
         for position, scorer in self.batched:
+            rows = short if getattr(scorer.fn, "__aieval_off_loop__", False) else every
+            if not rows:
+                continue
+            predictions, expected = inputs[id(rows)]
             try:
                 results = scorer.batch(predictions, expected, errors="return")
             except (KeyboardInterrupt, asyncio.CancelledError):
@@ -81,6 +88,16 @@ class Prescorer:
                     ready[index] = {position: record}
                 else:
                     scores[position] = record
+
+
+def _long(example: Example) -> bool:
+    """Whether the sample's texts would be scored off the event loop (see ``Scorer.score``)."""
+    texts = (example.prediction, example.expected)
+    return sum(len(t) for t in texts if isinstance(t, str)) >= OFF_LOOP_CHARS
+
+
+def _columns(rows: list[Item]) -> tuple[list[Any], list[Any]]:
+    return [example.prediction for _, example in rows], [example.expected for _, example in rows]
 
 
 def _record(result: object, name: str) -> ScoreRecord | None:

@@ -62,6 +62,7 @@ from aieval.scorers._sacrebleu import bleu, chrf
 from aieval.scorers._scorer import (
     CONTEXT_PARAMETERS,
     GRADING_KEYS,
+    OFF_LOOP_CHARS,
     Scorer,
     get_scorer,
     registered_scorers,
@@ -78,6 +79,7 @@ __all__ = [
     "GRADING_KEYS",
     "INCONSISTENCY_WARNING_RATE",
     "JUDGE_PROMPT_VERSION",
+    "OFF_LOOP_CHARS",
     "PAIRWISE_PROMPT_VERSION",
     "PYTHON_FUNCTIONS",
     "RUBRIC_PROMPT_VERSION",

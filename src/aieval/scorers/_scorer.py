@@ -18,6 +18,7 @@ from aieval.scorers._expressions import in_process_budget
 __all__ = [
     "CONTEXT_PARAMETERS",
     "GRADING_KEYS",
+    "OFF_LOOP_CHARS",
     "BatchFunction",
     "Scorer",
     "get_scorer",
