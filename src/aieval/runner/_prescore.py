@@ -1,11 +1,13 @@
 """Scores of recorded samples from their scorers' batch implementations, a chunk at a time.
 
 A run on recorded predictions knows every sample's prediction before it is processed, so
-each scorer with a batch implementation (``rouge_l``) scores a chunk of samples in one call
-as the chunk is read; each sample then takes its scores instead of calling those scorers.
-A row the batch could not score (its :class:`ScorerError`, an invalid value, or a batch
-call that failed as a whole) gets no score here and is scored on its own, as without
-batching, so its error is that sample's error, worded the same.
+each scorer with a batch implementation (``rouge_l``, ``token_f1``, ``exact_match``,
+``json_valid``) scores a chunk of samples in one call as the chunk is read; each sample then
+takes its scores instead of calling those scorers. A row the batch could not score (its
+:class:`ScorerError`, an invalid value, metadata too deep to store, or a batch call that failed
+as a whole) gets no score here and is scored on its own, as without batching, so its error is
+that sample's error, worded the same; so is a row whose texts a scorer scores off the event
+loop (:data:`~aieval.scorers.OFF_LOOP_CHARS`).
 """
 
 from __future__ import annotations
