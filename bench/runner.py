@@ -7,6 +7,7 @@ Usage::
     python bench/runner.py --part latency --samples 2000 --concurrency 100 --delay 0.2
     python bench/runner.py --part memory --rows 1000000
     python bench/runner.py --part telemetry --samples 20000   # needs the otel extra
+    python bench/runner.py --part scale --rows 1000000 --before 5f01ab6
 
 Peers are measured in the same run when installed (the raw ``openai`` SDK for the latency part);
 otherwise their figures from the project's anchors are printed for reference.
@@ -246,6 +247,134 @@ def memory(rows: int) -> dict[str, float]:
         return {"rows": float(count), "seconds": float(seconds), "peak_rss_mb": float(peak_mb)}
 
 
+#: The commit before the runner scored exact_match, token_f1 and json_valid in batches.
+BEFORE = "5f01ab6"
+
+_SCALE_EVAL = """name: scale
+dataset: {data}
+scorers: [exact_match, token_f1, rouge_l, json_valid]
+"""
+
+
+def scale(rows: int, before: str | None) -> dict[str, float]:
+    """``aieval run`` of ``rows`` recorded rows x four built-in scorers into a new SQLite file,
+    end to end in a fresh process (wall, CPU, peak RSS), by this code and by ``before``'s."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        _write_rows(folder / "rows.jsonl", rows)
+        (folder / "scale.yaml").write_text(_SCALE_EVAL.format(data="rows.jsonl"))
+        sources: list[tuple[str, Path | None]] = [("this code", None)]
+        if before:
+            sources.insert(0, (f"before ({before})", _export_source(before, folder / "before")))
+        out: dict[str, float] = {}
+        for label, src in sources:
+            figures = _cli_run(folder, src)
+            out[label] = figures["seconds"]
+            print(
+                f"  {label:22s} {figures['seconds']:7.1f} s wall, {figures['cpu']:7.1f} s CPU, "
+                f"peak RSS {figures['peak_mb']:.0f} MB ({rows / figures['seconds']:,.0f} rows/s)"
+            )
+        if before:
+            old, new = out[sources[0][0]], out["this code"]
+            print(f"  this code is {old / new:.2f}x the speed of the code before (wall)")
+        for peer, ms in ANCHOR_OVERHEAD_MS.items():
+            estimate = ms * rows / 1000  # one exact_match each, no storage: a floor for them
+            print(f"  vs {peer:20s} (anchor {ms} ms/sample, one scorer): >= {estimate:,.0f} s")
+        print(f"  target: 1,000,000 rows x 4 scorers in <= 60 s; load now: {_load()}")
+        return out
+
+
+def _cli_run(folder: Path, src: Path | None) -> dict[str, float]:
+    """Seconds, CPU seconds and peak MB of ``aieval run`` of the folder's eval in a child."""
+    db = folder / "scale.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    code = (
+        "import resource, sys, time\n"
+        "from aieval.cli import main\n"
+        "t = time.perf_counter()\n"
+        "try:\n"
+        "    main(['run', 'scale.yaml', '--db', 'scale.db', '--quiet'])\n"
+        "except SystemExit as exit:\n"
+        "    assert not exit.code, exit.code\n"
+        "usage = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(time.perf_counter() - t, usage.ru_utime + usage.ru_stime,"
+        " usage.ru_maxrss / 1024)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    seconds, cpu, peak = done.stdout.split()[-3:]
+    return {"seconds": float(seconds), "cpu": float(cpu), "peak_mb": float(peak)}
+
+
+def _write_rows(path: Path, rows: int) -> None:
+    """``rows`` support answers of varied length with recorded predictions (a third exact, a
+    third edited, a third other text; every tenth a JSON answer)."""
+    words = [
+        "the",
+        "refund",
+        "window",
+        "is",
+        "thirty",
+        "days",
+        "from",
+        "delivery",
+        "for",
+        "unused",
+        "items",
+        "in",
+        "their",
+        "box",
+    ]
+    with path.open("w") as handle:
+        for i in range(rows):
+            expected = " ".join(words[: 4 + i % 11])
+            kind = i % 3
+            if i % 10 == 0:
+                prediction = json.dumps({"answer": expected, "id": i})
+            elif kind == 0:
+                prediction = expected
+            elif kind == 1:
+                prediction = " ".join(words[(i % 5) : 6 + i % 9]).upper()
+            else:
+                prediction = f"order {i} ships {words[i % len(words)]}"
+            handle.write(
+                json.dumps(
+                    {
+                        "id": i,
+                        "input": f"question {i}",
+                        "expected": expected,
+                        "prediction": prediction,
+                    }
+                )
+                + "\n"
+            )
+
+
+def _export_source(rev: str, into: Path) -> Path:
+    """The ``src`` folder of git revision ``rev``, exported under ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(HERE.parent), "archive", rev, "src"], capture_output=True, check=True
+    )
+    into.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f}"
+
+
 def _timed(fn: object) -> float:
     started = time.perf_counter()
     fn()  # type: ignore[operator]
@@ -261,7 +390,14 @@ def _free_port() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--part", choices=["overhead", "latency", "memory", "telemetry", "all"], default="all"
+        "--part",
+        choices=["overhead", "latency", "memory", "telemetry", "scale", "all"],
+        default="all",
+    )
+    parser.add_argument(
+        "--before",
+        default=BEFORE,
+        help="scale: also time the code of this git revision ('none': skip)",
     )
     parser.add_argument("--samples", type=int, default=None)
     parser.add_argument("--concurrency", type=int, default=100)
@@ -281,6 +417,9 @@ def main() -> None:
     if args.part == "telemetry":
         print("live OpenTelemetry spans (in memory, recorded predictions, exact_match):")
         telemetry(args.samples or 20_000)
+    if args.part == "scale":
+        print(f"scale: aieval run of {args.rows:,} recorded rows x 4 scorers into SQLite:")
+        scale(args.rows, None if args.before == "none" else args.before)
     if args.part in ("memory", "all"):
         print(f"memory: {args.rows} rows of recorded predictions, four built-in scorers:")
         memory(args.rows)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from aieval import run
 from aieval._records import SampleRecord
 from aieval.errors import ScorerError
 from aieval.runner import _prescore
-from aieval.scorers import Scorer, exact_match, rouge_l, scorer
+from aieval.scorers import Scorer, exact_match, json_valid, rouge_l, scorer, token_f1
 
 _WORDS = [
     "the",
@@ -148,3 +152,63 @@ def test_an_invalid_batch_value_is_scored_again_on_its_own() -> None:
     rows = [{"id": f"s{i}", "input": "q", "expected": "y", "prediction": "ok"} for i in range(5)]
     result = run(name="i", dataset=rows, scorers=[shaky], store=False)
     assert [s.scores["shaky"].value for s in result.samples] == [0.25] * 5
+
+
+_BUILT_INS = [exact_match, token_f1, rouge_l, json_valid]
+
+
+def _stored(db: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Every sample and score row of the store's one run, without its id and timestamps."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        samples = conn.execute("SELECT * FROM samples ORDER BY idx").fetchall()
+        columns = [c[0] for c in conn.execute("SELECT * FROM samples LIMIT 0").description]
+        scores = conn.execute(
+            "SELECT sample_id, scorer, value, raw, reason, error, metadata, unreadable"
+            " FROM scores ORDER BY sample_id, scorer"
+        ).fetchall()
+    keep = [i for i, name in enumerate(columns) if name not in ("run_id", "created_at")]
+    return [tuple(row[i] for i in keep) for row in samples], scores
+
+
+def test_stored_rows_are_the_same_with_batching_on_and_off(tmp_path: Path) -> None:
+    rows = _rows(1300, seed=3)
+    rows[8]["expected"] = None  # no expected answer: that sample's error for three scorers
+    rows[9]["expected"] = [["nested"]]
+    rows[10]["prediction"] = '{"a": [1, 2]}'
+    rows[11]["expected"] = "{" * 3000
+    on = run(name="b", dataset=rows, scorers=_BUILT_INS, store=tmp_path / "on.db")
+    off = run(
+        name="b",
+        dataset=rows,
+        scorers=[_unbatched(s) for s in _BUILT_INS],
+        store=tmp_path / "off.db",
+    )
+    assert _stored(tmp_path / "on.db") == _stored(tmp_path / "off.db")
+    assert on.metrics == off.metrics
+    samples, scores = _stored(tmp_path / "on.db")
+    assert len(samples) == 1300 and len(scores) == 1299 * 4  # r6 has no prediction
+    errors = {(s[0], s[1]): s[5] for s in scores if s[5] is not None}
+    assert set(errors) == {
+        (sample, name)
+        for sample in ("r4", "r8", "r9")
+        for name in ("exact_match", "rouge_l", "token_f1")
+    }
+    assert "no expected answer" in errors["r8", "token_f1"]
+
+
+def test_the_built_ins_are_scored_by_their_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    one_by_one: list[str] = []
+    score = Scorer.score
+
+    async def counted(self: Scorer, *args: Any, **kwargs: Any) -> Any:
+        one_by_one.append(self.name)
+        return await score(self, *args, **kwargs)
+
+    monkeypatch.setattr(Scorer, "score", counted)
+    rows = _rows(600)
+    rows[20]["prediction"] = "word " * 5000  # long: scored off the event loop, on its own
+    result = run(name="c", dataset=rows, scorers=_BUILT_INS, store=False)
+    assert len(result.samples) == 600
+    # only the rows a batch cannot score (r4's dict expected answer) are scored on their own,
+    # and r20 by the scorers that score a long text off the event loop
+    assert sorted(one_by_one) == ["exact_match", "rouge_l", "rouge_l", "token_f1", "token_f1"]

@@ -1,11 +1,13 @@
 """Scores of recorded samples from their scorers' batch implementations, a chunk at a time.
 
 A run on recorded predictions knows every sample's prediction before it is processed, so
-each scorer with a batch implementation (``rouge_l``) scores a chunk of samples in one call
-as the chunk is read; each sample then takes its scores instead of calling those scorers.
-A row the batch could not score (its :class:`ScorerError`, an invalid value, or a batch
-call that failed as a whole) gets no score here and is scored on its own, as without
-batching, so its error is that sample's error, worded the same.
+each scorer with a batch implementation (``rouge_l``, ``token_f1``, ``exact_match``,
+``json_valid``) scores a chunk of samples in one call as the chunk is read; each sample then
+takes its scores instead of calling those scorers. A row the batch could not score (its
+:class:`ScorerError`, an invalid value, metadata too deep to store, or a batch call that failed
+as a whole) gets no score here and is scored on its own, as without batching, so its error is
+that sample's error, worded the same; so is a row whose texts a scorer scores off the event
+loop (:data:`~aieval.scorers.OFF_LOOP_CHARS`).
 """
 
 from __future__ import annotations
@@ -13,13 +15,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Sequence
 from itertools import islice
+from typing import Any
 
+from aieval._json import too_deep
 from aieval._records import ScoreRecord
 from aieval._types import Example
 from aieval.errors import ScorerError
-from aieval.scorers import Scorer, to_score
+from aieval.scorers import OFF_LOOP_CHARS, Scorer, to_score
 
-__all__ = ["Prescorer"]
+__all__ = ["MAX_METADATA_DEPTH", "Prescorer"]
+
+#: The deepest a score's metadata may nest: the store encodes it as JSON, whose encoder gives up
+#: near Python's recursion limit (and would stop the whole run's writer, not just this score).
+MAX_METADATA_DEPTH = 200
 
 #: Samples read ahead and scored together.
 CHUNK = 512
@@ -53,13 +61,19 @@ class Prescorer:
         return self._ready.pop(index, None) if self._ready else None
 
     def _score(self, chunk: list[Item]) -> None:
-        rows = [(index, example) for index, example in chunk if example.prediction is not None]
-        if not rows:
+        every = [(index, example) for index, example in chunk if example.prediction is not None]
+        if not every:
             return
-        predictions = [example.prediction for _, example in rows]
-        expected = [example.expected for _, example in rows]
+        # a long text is left to the sample itself for a scorer that scores one off the event
+        # loop, charged to the sample's check budget: a row never holds up the whole run
+        short = [item for item in every if not _long(item[1])]
+        inputs = {id(rows): _columns(rows) for rows in (every, short)}
         ready = self._ready
         for position, scorer in self.batched:
+            rows = short if getattr(scorer.fn, "__aieval_off_loop__", False) else every
+            if not rows:
+                continue
+            predictions, expected = inputs[id(rows)]
             try:
                 results = scorer.batch(predictions, expected, errors="return")
             except (KeyboardInterrupt, asyncio.CancelledError):
@@ -67,16 +81,42 @@ class Prescorer:
             except BaseException:  # each sample is then scored on its own
                 continue
             for (index, _), result in zip(rows, results, strict=True):
-                if isinstance(result, ScorerError):
+                record: ScoreRecord | None
+                if type(result) is float and 0.0 <= result <= 1.0:
+                    record = ScoreRecord(result)  # what to_score makes of it, in one step
+                elif (record := _record(result, scorer.name)) is None:
                     continue
-                try:
-                    score = to_score(result, scorer.name)
-                except ScorerError:
-                    continue
-                ready.setdefault(index, {})[position] = ScoreRecord(
-                    score.value,
-                    score.raw,
-                    score.reason,
-                    metadata=score.metadata,
-                    unreadable=score.unreadable,
-                )
+                if (scores := ready.get(index)) is None:
+                    ready[index] = {position: record}
+                else:
+                    scores[position] = record
+
+
+def _long(example: Example) -> bool:
+    """Whether the sample's texts would be scored off the event loop (see ``Scorer.score``)."""
+    texts = (example.prediction, example.expected)
+    return sum(len(t) for t in texts if isinstance(t, str)) >= OFF_LOOP_CHARS
+
+
+def _columns(rows: list[Item]) -> tuple[list[Any], list[Any]]:
+    return [example.prediction for _, example in rows], [example.expected for _, example in rows]
+
+
+def _record(result: object, name: str) -> ScoreRecord | None:
+    """The record of one batch result, or ``None`` for a row scored again on its own (its
+    error, an invalid value, metadata too deep to store: worded there as without batching)."""
+    if isinstance(result, ScorerError):
+        return None
+    try:
+        score = to_score(result, name)
+    except ScorerError:
+        return None
+    if score.metadata and too_deep(score.metadata, MAX_METADATA_DEPTH):
+        return None
+    return ScoreRecord(
+        score.value,
+        score.raw,
+        score.reason,
+        metadata=score.metadata,
+        unreadable=score.unreadable,
+    )

@@ -16,16 +16,12 @@ from aieval.core import GradeInput, Reason, Verdict, drop_unstorable_counts
 from aieval.errors import ScorerError, StoreError
 from aieval.runner._evaluator import SampleEvaluator
 from aieval.runner._grading import run_grader
-from aieval.runner._prescore import Item, Prescorer
+from aieval.runner._prescore import MAX_METADATA_DEPTH, Item, Prescorer
 from aieval.runner._rowchecks import RowScorers, RowScoring
 from aieval.runner._target import Output, ProviderTarget, RecordedTarget, Target, Usage
 from aieval.scorers import Scorer, sample_budget
 
 __all__ = ["SampleProcessor", "failed_record", "unstorable_record"]
-
-#: The deepest a score's metadata may nest: the store encodes it as JSON, whose encoder gives up
-#: near Python's recursion limit (and would stop the whole run's writer, not just this score).
-MAX_METADATA_DEPTH = 200
 
 
 class SampleProcessor:

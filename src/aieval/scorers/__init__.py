@@ -13,7 +13,14 @@ inverting them, and :func:`similar` compares embeddings. Write your own with
 importing this package registers their gate checks.
 """
 
-from aieval.scorers import code, rag, retrieval, swe, tools
+from aieval.scorers import (
+    _text_batch,  # noqa: F401  (registers the batch functions)
+    code,
+    rag,
+    retrieval,
+    swe,
+    tools,
+)
 from aieval.scorers._check import Check
 from aieval.scorers._check_python import PYTHON_FUNCTIONS, python
 from aieval.scorers._checks_calls import cost, finish_reason, latency
@@ -55,6 +62,7 @@ from aieval.scorers._sacrebleu import bleu, chrf
 from aieval.scorers._scorer import (
     CONTEXT_PARAMETERS,
     GRADING_KEYS,
+    OFF_LOOP_CHARS,
     Scorer,
     get_scorer,
     registered_scorers,
@@ -71,6 +79,7 @@ __all__ = [
     "GRADING_KEYS",
     "INCONSISTENCY_WARNING_RATE",
     "JUDGE_PROMPT_VERSION",
+    "OFF_LOOP_CHARS",
     "PAIRWISE_PROMPT_VERSION",
     "PYTHON_FUNCTIONS",
     "RUBRIC_PROMPT_VERSION",

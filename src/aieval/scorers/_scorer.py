@@ -18,6 +18,7 @@ from aieval.scorers._expressions import in_process_budget
 __all__ = [
     "CONTEXT_PARAMETERS",
     "GRADING_KEYS",
+    "OFF_LOOP_CHARS",
     "BatchFunction",
     "Scorer",
     "get_scorer",
@@ -176,7 +177,8 @@ class Scorer:
     ) -> list[Any]:
         """Score rows pairwise: the same values (or Scores), in order, as one call per row.
 
-        A scorer with a batch implementation (``rouge_l``) runs it in one call; any other sync
+        A scorer with a batch implementation (``rouge_l``, ``token_f1``,
+        ``exact_match``, ``json_valid``) runs it in one call; any other sync
         scorer is called once per row. A row's failure is a :class:`ScorerError`: with
         ``errors="raise"`` the first one is raised (naming its row) once every row was
         scored; with ``errors="return"`` it takes that row's place, so one bad row never

@@ -11,7 +11,7 @@ escape the surrogate as ``\\udc80``, which ``json.loads`` restores.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "row_from_db",
     "to_db",
     "to_db_row",
+    "to_db_rows",
     "to_pg",
     "to_pg_row",
 ]
@@ -48,6 +49,18 @@ def to_db(value: Any) -> Any:
 def to_db_row(values: Iterable[Any]) -> tuple[Any, ...]:
     """:func:`to_db` over a row of parameters."""
     return tuple(to_db(v) for v in values)
+
+
+def to_db_rows(rows: Sequence[Sequence[Any]]) -> Sequence[Sequence[Any]]:
+    """:func:`to_db_row` over many rows; ``rows`` as they are when UTF-8 holds all their text.
+
+    One test of all the batch's text at C speed (the common case) instead of one per value:
+    UTF-8 holds the texts joined exactly when it holds each (a surrogate is refused alone or
+    beside another).
+    """
+    if _encodable("".join([v for row in rows for v in row if isinstance(v, str)])):
+        return rows
+    return [to_db_row(row) for row in rows]
 
 
 def from_db(value: Any) -> Any:

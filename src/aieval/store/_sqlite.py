@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from aieval.store._backend import PAGE, Backend, PageSink
-from aieval.store._encoding import from_db, row_from_db, to_db_row
+from aieval.store._encoding import from_db, row_from_db, to_db_row, to_db_rows
 from aieval.store._location import StoreLocation
 from aieval.store._schema import FILLS, fill_config_columns, table_names, up_to_date
 
@@ -61,7 +61,7 @@ class SqliteBackend(Backend):
         self._db.execute(sql, to_db_row(args))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._db.executemany(sql, [to_db_row(row) for row in rows])
+        self._db.executemany(sql, to_db_rows(rows))
 
     @contextlib.contextmanager
     def transaction(self, *, exclusive: bool = False) -> Iterator[None]:
