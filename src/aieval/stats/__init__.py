@@ -15,7 +15,7 @@ if TYPE_CHECKING:
         bootstrap_mean_cis,
         wilson_interval,
     )
-    from aieval.stats._describe import histogram, quantiles, sample_std
+    from aieval.stats._describe import QUANTILE_POINTS, histogram, quantiles, sample_std
     from aieval.stats._noninferiority import (
         NoninferiorityMethod,
         NoninferiorityResult,
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from aieval.stats._variance import VarianceSplit, variance_split
 
 __all__ = [
+    "QUANTILE_POINTS",
     "ConfidenceInterval",
     "NoninferiorityMethod",
     "NoninferiorityResult",
@@ -65,6 +66,7 @@ _EXPORTS = {
     "bootstrap_ci": "aieval.stats._bootstrap",
     "bootstrap_mean_cis": "aieval.stats._bootstrap",
     "wilson_interval": "aieval.stats._bootstrap",
+    "QUANTILE_POINTS": "aieval.stats._describe",
     "histogram": "aieval.stats._describe",
     "quantiles": "aieval.stats._describe",
     "sample_std": "aieval.stats._describe",

@@ -10,6 +10,15 @@ from aieval.store._received import (
     StoredTrace,
     earlier_trace_file,
 )
+from aieval.store._run_sums import (
+    CriterionSums,
+    GateSums,
+    LatencySums,
+    RunSums,
+    ScorerSums,
+    SliceSums,
+    ValueSums,
+)
 from aieval.store._runs import RUN_ID_SHAPE, is_run_id
 from aieval.store._side import MEMORY, SideTable
 from aieval.store._store import (
@@ -41,16 +50,22 @@ __all__ = [
     "CalibrationRow",
     "CallTotals",
     "Checked",
+    "CriterionSums",
+    "GateSums",
     "ImportOutcome",
     "IndexRow",
+    "LatencySums",
     "ReadPool",
     "ReceivedRequest",
     "ReceivedTraces",
     "RunHolding",
     "RunRow",
+    "RunSums",
     "SampleColumns",
     "ScoreColumns",
+    "ScorerSums",
     "SideTable",
+    "SliceSums",
     "Store",
     "StoreLocation",
     "StoredCall",
@@ -58,6 +73,7 @@ __all__ = [
     "StoredScore",
     "StoredTrace",
     "TableReads",
+    "ValueSums",
     "default_db_path",
     "default_location",
     "earlier_trace_file",
