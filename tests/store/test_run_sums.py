@@ -1,4 +1,5 @@
-"""A run's sums in SQL equal what the record path computes from the same stored samples."""
+"""A run's sums in SQL, and two runs paired in SQL, equal what the record path computes from
+the same stored samples, on both backends."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from tests.report.golden.fixture import PAIRS, build_store
 
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import CriterionValue, GateOutcome, Verdict
+from aieval.report import compare_runs
 from aieval.report._bundle import _slice_key
+from aieval.report._policy_inputs import example_inputs
 from aieval.report._samples import numbers_of
 from aieval.stats import histogram, quantiles
-from aieval.store import RunSums, Store, ValueSums
+from aieval.store import PassTable, RunSums, Store, ValueSums
 from aieval.store._run_sums import numpy_quantiles
 
 #: float sums add in another order in SQL: equal to numpy's within this
@@ -294,3 +297,111 @@ def test_the_promotion_score_column_is_the_report_s(store_location: str) -> None
         )
     for s in samples:
         assert rows[s.id] == numbers_of(s, s.graded_verdict()).promotion_score
+
+
+def _paired_inputs(store: Store, base: str, cand: str) -> tuple[Any, ...]:
+    """The record path's pairs (``report._compare``): each run's examples by id, the baseline's
+    dataset order, and the policy's inputs built from them."""
+    b = {s.id: numbers_of(s, s.graded_verdict()) for s in store.iter_samples(base, texts=False)}
+    c = {s.id: numbers_of(s, s.graded_verdict()) for s in store.iter_samples(cand, texts=False)}
+    paired = [k for k in b if k in c]
+    only_b = [b[k] for k in b if k not in c]
+    inputs = example_inputs([b[k] for k in paired], [c[k] for k in paired], baseline_only=only_b)
+    return b, c, paired, only_b, inputs
+
+
+def _check_pairs(store: Store, base: str, cand: str) -> None:
+    got = store.pair_sums(base, cand, example_delta=5.0, limit=7)
+    assert got is not None
+    b, c, paired, only_b, inputs = _paired_inputs(store, base, cand)
+    assert (got.paired, got.only_baseline, got.only_candidate) == (
+        len(paired),
+        len(only_b),
+        len(c) - len(paired),
+    )
+    flags = [(b[k].passed, c[k].passed) for k in paired]
+    assert got.passes == PassTable(
+        flags.count((True, True)),
+        flags.count((True, False)),
+        flags.count((False, True)),
+        flags.count((False, False)),
+    )
+    k = got.baseline_scored
+    assert k + got.baseline_only[0] == len(inputs.baseline_scores)
+    assert got.unscored == len(inputs.coverage.unscored)
+    assert got.candidate_scored == inputs.coverage.candidate_scored
+    assert k - got.unscored == inputs.scored_paired
+    wb, wc = inputs.baseline_scores[:k], inputs.candidate_scores[:k]
+    p = got.promotion
+    assert p.n == k
+    for have, want in (
+        (p.baseline, wb.sum()),
+        (p.baseline_squares, (wb * wb).sum()),
+        (p.candidate, wc.sum()),
+        (p.candidate_squares, (wc * wc).sum()),
+        (p.delta, (wc - wb).sum()),
+        (p.delta_squares, ((wc - wb) ** 2).sum()),
+        (got.baseline_only[1], inputs.baseline_scores[k:].sum()),
+        (got.baseline_only[2], (inputs.baseline_scores[k:] ** 2).sum()),
+    ):
+        _close(have, float(want))
+    assert got.graded_pairs >= len(inputs.graded_pairs)
+    for name, sums in got.scorers.items():
+        pairs = [
+            (b[e].scores.get(name), c[e].scores.get(name))
+            for e in paired
+            if b[e].scores.get(name) is not None and c[e].scores.get(name) is not None
+        ]
+        x = np.array(pairs, dtype=float).reshape(-1, 2)
+        assert sums.n == len(pairs)
+        _close(sums.delta, float((x[:, 1] - x[:, 0]).sum()))
+        _close(sums.delta_squares, float(((x[:, 1] - x[:, 0]) ** 2).sum()))
+    assert set(got.scorers) == {n for e in paired for n in b[e].scores if n in c[e].scores}
+    compared = compare_runs(store, base, cand, max_examples=7)
+    assert list(got.regressions) == [r["id"] for r in compared.regressions]
+    assert list(got.improvements) == [r["id"] for r in compared.improvements]
+    assert (got.regressions_count, got.improvements_count) == (
+        compared.regressions_count,
+        compared.improvements_count,
+    )
+
+
+@pytest.mark.parametrize("kind", ["ungraded", "graded"])
+def test_pairs_equal_the_record_path_on_sqlite(golden_sqlite: Path, kind: str) -> None:
+    base, cand = PAIRS[kind]
+    with Store(golden_sqlite) as store:
+        _check_pairs(store, base, cand)
+        _check_pairs(store, cand, base)
+
+
+def test_pairs_equal_the_record_path_on_postgres(pg_url: str) -> None:
+    with build_store(pg_url) as store:
+        _check_pairs(store, *PAIRS["graded"])
+        _check_pairs(store, *PAIRS["ungraded"])
+        assert store.pair_sums(*PAIRS["epochs"]) is None  # examples are means over epochs
+
+
+def test_pairs_that_sql_cannot_pair_exactly_are_refused(tmp_path: Path) -> None:
+    def sample(i: int, scorers: tuple[str, ...]) -> SampleRecord:
+        return SampleRecord(
+            id=f"s{i}",
+            index=i,
+            input="q",
+            scores={n: ScoreRecord(1.0) for n in scorers},
+            verdict=Verdict(passed=True, weighted_score=100.0),
+        )
+
+    with Store(tmp_path / "runs.db") as store:
+        runs = {}
+        for name, scorers in (
+            ("a", lambda i: ("em",)),
+            ("b", lambda i: ("em", "f1")),
+            ("r", lambda i: ("em", "row:x") if i % 2 else ("em",)),
+            ("s", lambda i: ("em", "row:x") if i % 3 else ("em",)),
+        ):
+            runs[name] = store.create_run(name=name)
+            store.record_samples(runs[name], [sample(i, scorers(i)) for i in range(6)])
+        assert store.pair_sums(runs["b"], runs["a"]) is not None
+        assert store.pair_sums(runs["a"], runs["b"]) is None  # the candidate adds a scorer
+        assert store.pair_sums(runs["r"], runs["r"]) is not None  # the same rows' checks
+        assert store.pair_sums(runs["r"], runs["s"]) is None  # a pair's rows' checks differ

@@ -3,6 +3,7 @@
 from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._owner import HEARTBEAT_EVERY_S
+from aieval.store._pair_sums import DeltaSums, PairSums, PassTable
 from aieval.store._read_pool import READ_POOL, ReadPool
 from aieval.store._received import (
     ReceivedRequest,
@@ -51,10 +52,13 @@ __all__ = [
     "CallTotals",
     "Checked",
     "CriterionSums",
+    "DeltaSums",
     "GateSums",
     "ImportOutcome",
     "IndexRow",
     "LatencySums",
+    "PairSums",
+    "PassTable",
     "ReadPool",
     "ReceivedRequest",
     "ReceivedTraces",

@@ -14,7 +14,7 @@ from aieval.store._calibrations import CalibrationRow, CalibrationTable
 from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
 from aieval.store._pair_reads import PairReader
-from aieval.store._run_sums import SumsReader
+from aieval.store._pair_sums import PairSumsReader
 from aieval.store._runs import RunRow, RunTable, new_run_id
 from aieval.store._sample_reads import SampleReader
 from aieval.store._sample_writes import SampleWriter
@@ -30,7 +30,7 @@ class Store(
     SampleReader,
     ColumnReader,
     PairReader,
-    SumsReader,
+    PairSumsReader,
     CalibrationTable,
     TransferTable,
 ):
