@@ -3,6 +3,7 @@ the same stored samples, on both backends."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -405,3 +406,58 @@ def test_pairs_that_sql_cannot_pair_exactly_are_refused(tmp_path: Path) -> None:
         assert store.pair_sums(runs["a"], runs["b"]) is None  # the candidate adds a scorer
         assert store.pair_sums(runs["r"], runs["r"]) is not None  # the same rows' checks
         assert store.pair_sums(runs["r"], runs["s"]) is None  # a pair's rows' checks differ
+
+
+def _statements(store: Store, n: int) -> list[tuple[str, tuple[Any, ...]]]:
+    """The statements ``run_sums`` and ``pair_sums`` send for two runs of ``n`` samples."""
+    a, b = store.create_run(name=f"a{n}"), store.create_run(name=f"b{n}")
+    store.record_samples(a, [_graded(i) for i in range(n)])
+    store.record_samples(b, [_graded(i) for i in range(n // 2, n + n // 2)])
+    seen: list[tuple[str, tuple[Any, ...]]] = []
+    query = store._db.query
+
+    def recording(sql: str, args: Any = ()) -> list[tuple[Any, ...]]:
+        seen.append((sql, tuple(args)))
+        return query(sql, args)
+
+    store._db.query = recording  # type: ignore[method-assign]
+    try:
+        assert store.run_sums(a, ("k",)) is not None
+        assert store.pair_sums(a, b, limit=3) is not None
+    finally:
+        store._db.query = query  # type: ignore[method-assign]
+    return seen
+
+
+def _shapes(statements: list[tuple[str, tuple[Any, ...]]]) -> list[str]:
+    """The statements, each list of parameters (the order statistics asked for) as one."""
+    return [re.sub(r"\?(, \?)+", "?", sql) for sql, _ in statements]
+
+
+def test_each_sum_is_one_statement_per_run_read_through_the_run_s_index(tmp_path: Path) -> None:
+    with Store(tmp_path / "runs.db") as store:
+        small = _statements(store, 8)
+        large = _statements(store, 400)
+        # as many statements for 400 samples as for 8: none per sample
+        assert _shapes(small) == _shapes(large)
+        for sql, args in large:
+            assert ";" not in sql
+            plan = [str(row[-1]) for row in store._db.query(f"EXPLAIN QUERY PLAN {sql}", args)]
+            # every table is searched by its run's key, never scanned whole
+            scans = [
+                step
+                for step in plan
+                if step.startswith("SCAN") and step.split()[1] in ("samples", "scores")
+            ]
+            assert not scans, (sql, plan)
+            assert all(
+                "(run_id=?" in step
+                for step in plan
+                if step.startswith("SEARCH")
+                and step.split()[1] in ("samples", "scores", "sample_values", "b", "c", "s")
+            ), (sql, plan)
+
+
+def test_postgres_sums_take_as_many_statements_whatever_the_size(pg_url: str) -> None:
+    with Store(pg_url) as store:
+        assert _shapes(_statements(store, 6)) == _shapes(_statements(store, 300))

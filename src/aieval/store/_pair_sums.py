@@ -242,11 +242,13 @@ class PairSumsReader(SumsReader):
         sql, args = self._paired(baseline, candidate, example_delta)
         # the candidate's value beside each example the baseline scored (0: left unscored)
         cv = "CASE WHEN bk = 0 THEN NULL WHEN un = 1 THEN 0.0 ELSE cps END"
+        # materialized: each pair's look at its scores (``un``) runs once, not per use
         row = self._read_one(
-            "SELECT COUNT(*), SUM(bp * cp), SUM(bp * (1 - cp)), SUM((1 - bp) * cp),"
+            f"WITH p AS MATERIALIZED ({sql}), q AS MATERIALIZED (SELECT *, {cv} AS cv FROM p)"
+            " SELECT COUNT(*), SUM(bp * cp), SUM(bp * (1 - cp)), SUM((1 - bp) * cp),"
             " SUM((1 - bp) * (1 - cp)), SUM(bk), SUM(bk * un), COUNT(cps), SUM(graded),"
-            f" SUM(bv), SUM(bv * bv), SUM({cv}), SUM(({cv}) * ({cv})), SUM(({cv}) - bv),"
-            f" SUM((({cv}) - bv) * (({cv}) - bv)), SUM(worse), SUM(better) FROM ({sql}) p",
+            " SUM(bv), SUM(bv * bv), SUM(cv), SUM(cv * cv), SUM(cv - bv),"
+            " SUM((cv - bv) * (cv - bv)), SUM(worse), SUM(better) FROM q",
             args,
         )
         assert row is not None
