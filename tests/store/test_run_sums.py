@@ -21,7 +21,7 @@ from aieval.report._policy_inputs import example_inputs
 from aieval.report._samples import numbers_of
 from aieval.stats import histogram, quantiles
 from aieval.store import PassTable, RunSums, Store, ValueSums
-from aieval.store._run_sums import numpy_quantiles
+from aieval.store._column_sums import numpy_quantiles
 
 #: float sums add in another order in SQL: equal to numpy's within this
 REL = 1e-12
@@ -461,3 +461,28 @@ def test_each_sum_is_one_statement_per_run_read_through_the_run_s_index(tmp_path
 def test_postgres_sums_take_as_many_statements_whatever_the_size(pg_url: str) -> None:
     with Store(pg_url) as store:
         assert _shapes(_statements(store, 6)) == _shapes(_statements(store, 300))
+
+
+def test_quantiles_of_values_crowded_in_a_bucket_or_far_outside_are_exact(
+    store_location: str,
+) -> None:
+    # many distinct values in one fine bucket, ties, and values below 0 and far above 1
+    values = [0.5 + i * 1e-12 for i in range(150)] + [0.25] * 40 + [-3.0, 7.5, 1e9, 0.0]
+    samples = [
+        SampleRecord(
+            id=f"v{i:03d}",
+            index=i,
+            input="q",
+            scores={"x": ScoreRecord(v)},
+            latency_s=v * 1000 if v >= 0 else None,
+            verdict=Verdict(passed=True, weighted_score=50.0),
+        )
+        for i, v in enumerate(values)
+    ]
+    with Store(store_location) as store:
+        run_id = store.create_run(name="q")
+        store.record_samples(run_id, samples)
+        sums = store.run_sums(run_id)
+        read = list(store.iter_samples(run_id, texts=False))
+    assert sums is not None
+    _check(sums, read, ())

@@ -22,14 +22,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from aieval.errors import StoreError
 from aieval.stats import QUANTILE_POINTS
+from aieval.store._column_sums import BINS, ValueSums, column_sums
 from aieval.store._connection import Connection
 
 __all__ = [
-    "BINS",
     "CriterionSums",
     "GateSums",
     "LatencySums",
@@ -39,61 +37,16 @@ __all__ = [
     "SumsReader",
     "ValueSums",
     "missing_slice",
-    "numpy_quantiles",
 ]
 
-#: the histogram's bins on [0, 1], as ``aieval.stats.histogram(values, bins=10)``
-BINS = 10
-#: numpy's bin edges for them (``np.histogram`` compares against these very floats)
-_EDGES: tuple[float, ...] = tuple(float(e) for e in np.linspace(0.0, 1.0, BINS + 1))
+#: a column without values
+_EMPTY = ValueSums(0, 0.0, 0.0, None, None, 0, (0,) * BINS, None)
 #: the quantile points of a latency row (``report._bundle._latency``)
 _LATENCY_POINTS = (("p50", 0.5), ("p95", 0.95))
 #: a slice group's key when the field is absent or null (``report._bundle.MISSING``)
 missing_slice = "(missing)"
 #: what the slice query gives a sample whose metadata is not readable JSON (never a JSON text)
 _UNREADABLE = "!"
-
-
-@dataclass(frozen=True, slots=True)
-class ValueSums:
-    """The values of one column (a scorer's, a criterion's, the weighted score's).
-
-    ``total`` and ``squares`` (the sum of the values and of their squares) are added in the
-    database's order: they equal numpy's sums of the same values within a relative 1e-12.
-    ``non_binary`` counts the values other than 0 and 1 (none: a 0/1 rate). ``histogram``
-    counts the values in 10 equal bins on [0, 1] exactly as ``aieval.stats.histogram`` does
-    (numpy's edges, the last bin closed; values outside [0, 1] not counted); ``quantiles`` are
-    ``aieval.stats.quantiles`` of the values, to the last digit. Both are empty/``None`` for
-    the weighted score (0..100), which the report shows without them.
-    """
-
-    n: int
-    total: float
-    squares: float
-    minimum: float | None
-    maximum: float | None
-    non_binary: int = 0
-    histogram: tuple[int, ...] = ()
-    quantiles: dict[str, float] | None = None
-
-    @property
-    def mean(self) -> float | None:
-        """The mean (``None`` without values)."""
-        return self.total / self.n if self.n else None
-
-    @property
-    def variance(self) -> float | None:
-        """The sample variance (ddof 1; ``None`` below two values), from the sums: its absolute
-        error is about ``1e-16 * mean**2`` (``sum of squares - n * mean**2`` cancels), far
-        below what a report shows for values on [0, 1] or 0..100."""
-        if self.n < 2:
-            return None
-        return max(0.0, (self.squares - self.total * self.total / self.n) / (self.n - 1))
-
-    @property
-    def binary(self) -> bool:
-        """Whether every value is 0 or 1 (a rate: Wilson's interval applies)."""
-        return self.non_binary == 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,18 +211,22 @@ class SumsReader(Connection):
             minimum=_least(row[9] for row in rows),
             maximum=_most(row[10] for row in rows),
         )
-        points = self._order_points(
-            "SELECT '' AS g, latency_s AS v FROM samples WHERE run_id = ?"
+        latency_sums = self._columns(
+            "SELECT '' AS g, 0 AS c, latency_s AS v FROM samples WHERE run_id = ?"
             " AND latency_s IS NOT NULL",
             (run_id,),
-            {"": latency_n},
             _LATENCY_POINTS,
-        ).get("", {})
+            # seconds: 1/64 s buckets up to four and a half hours (longer ones share the last)
+            scale=64,
+            cap=16384.0,
+            histogram=False,
+        ).get("")
+        points = latency_sums[1].quantiles if latency_sums is not None else None
         latency = LatencySums(
             n=latency_n,
             total=_fsum(row[12] for row in rows),
-            p50=points.get("p50"),
-            p95=points.get("p95"),
+            p50=points["p50"] if points else None,
+            p95=points["p95"] if points else None,
             maximum=_most(row[13] for row in rows),
         )
         grades = {str(row[0]): _int(row[1]) for row in rows if row[0] is not None}
@@ -278,33 +235,23 @@ class SumsReader(Connection):
     # -- the scores ---------------------------------------------------------------------------
 
     def _scorers(self, run_id: str) -> tuple[ScorerSums, ...]:
-        # a score's value counts when it has no error ('' is none), as the report counts it
-        usable = "CASE WHEN value IS NOT NULL AND (error IS NULL OR error = '') THEN value END"
-        rows = self._read(
-            "SELECT scorer, SUM(CASE WHEN value IS NULL AND error IS NULL THEN 1 ELSE 0 END),"
-            " SUM(CASE WHEN value IS NULL AND error IS NOT NULL THEN 1"
-            " WHEN value IS NOT NULL AND error IS NOT NULL AND error <> '' THEN 1 ELSE 0 END),"
-            f" {_value_columns('v', self._literal)}"
-            f" FROM (SELECT scorer, value, error, {usable} AS v FROM scores WHERE run_id = ?) t"
-            " GROUP BY scorer",
+        # a score's code: 0 a value that counts, 1 n/a (no value, no error), 2 failed (no
+        # value, or an error; '' is none), as the report counts them
+        columns = self._columns(
+            "SELECT scorer AS g, CASE WHEN value IS NULL THEN (CASE WHEN error IS NULL THEN 1"
+            " ELSE 2 END) WHEN error IS NULL OR error = '' THEN 0 ELSE 2 END AS c, value AS v"
+            " FROM scores WHERE run_id = ?",
             (run_id,),
-        )
-        counts = {str(row[0]): _int(row[3]) for row in rows}
-        points = self._order_points(
-            f"SELECT scorer AS g, v FROM (SELECT scorer, {usable} AS v FROM scores"
-            " WHERE run_id = ?) u WHERE v IS NOT NULL",
-            (run_id,),
-            counts,
             QUANTILE_POINTS,
         )
         found = {
-            str(row[0]): ScorerSums(
-                name=str(row[0]),
-                values=_value_sums(row[3:], points.get(str(row[0]))),
-                not_applicable=_int(row[1]),
-                errors=_int(row[2]),
+            name: ScorerSums(
+                name=name,
+                values=values,
+                not_applicable=codes.get(1, 0),
+                errors=codes.get(2, 0),
             )
-            for row in rows
+            for name, (codes, values) in columns.items()
         }
         order = self._first_seen(
             "SELECT sc.scorer FROM samples s JOIN scores sc ON sc.run_id = s.run_id"
@@ -320,8 +267,7 @@ class SumsReader(Connection):
     def _values(self, run_id: str) -> tuple[tuple[CriterionSums, ...], tuple[GateSums, ...]]:
         rows = self._read(
             "SELECT kind, name, COUNT(*), SUM(CASE WHEN flag = 0 THEN 1 ELSE 0 END),"
-            " MIN(floor), MAX(floor),"
-            f" {_value_columns('value', self._literal)}"
+            " MIN(floor), MAX(floor), SUM(value)"
             " FROM sample_values WHERE run_id = ? GROUP BY kind, name",
             (run_id,),
         )
@@ -329,12 +275,15 @@ class SumsReader(Connection):
             return (), ()
         criteria = {str(row[1]): row for row in rows if row[0] == "criterion"}
         missing = {str(row[1]): row for row in rows if row[0] == "missing"}
-        points = self._order_points(
-            "SELECT name AS g, value AS v FROM sample_values WHERE run_id = ?"
-            " AND kind = 'criterion' AND value IS NOT NULL",
-            (run_id,),
-            {name: _int(row[6]) for name, row in criteria.items()},
-            QUANTILE_POINTS,
+        values = (
+            self._columns(
+                "SELECT name AS g, 0 AS c, value AS v FROM sample_values WHERE run_id = ?"
+                " AND kind = 'criterion' AND value IS NOT NULL",
+                (run_id,),
+                QUANTILE_POINTS,
+            )
+            if criteria
+            else {}
         )
         gates = {
             str(row[1]): GateSums(str(row[1]), failures=_int(row[3]), n=_int(row[2]))
@@ -357,8 +306,8 @@ class SumsReader(Connection):
             low, high = (row[4], row[5]) if row is not None else (None, None)
             out[name] = CriterionSums(
                 name=name,
-                values=_value_sums(row[6:] if row is not None else None, points.get(name)),
-                errors=int(_float(lost[7])) if lost is not None else 0,
+                values=values[name][1] if name in values else _EMPTY,
+                errors=int(_float(lost[6])) if lost is not None else 0,
                 floor=None if high is None else float(high),
                 floors_agree=low == high,
                 floor_violations=_int(row[3]) if row is not None else 0,
@@ -414,41 +363,16 @@ class SumsReader(Connection):
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _literal(self, literal: float) -> str:
-        """A float literal the backend compares as that very double."""
-        text = repr(literal)
-        return f"CAST({text} AS DOUBLE PRECISION)" if self.location.backend == "postgres" else text
-
-    def _order_points(
+    def _columns(
         self,
-        select: str,
+        source: str,
         args: tuple[Any, ...],
-        counts: dict[str, int],
         points: Sequence[tuple[str, float]],
-    ) -> dict[str, dict[str, float]]:
-        """Numpy's linear-interpolation quantiles at ``points`` of each group's values, from
-        the two order statistics each needs: ``select`` gives ``(group, value)`` rows, and one
-        window query numbers each group's values in order and keeps only the ranks needed."""
-        plans = {g: _plan(n, points) for g, n in counts.items() if n > 0}
-        if not plans:
-            return {}
-        ranks = sorted({r for plan in plans.values() for _, lo, hi, _ in plan for r in (lo, hi)})
-        marks = ", ".join("?" * len(ranks))
-        rows = self._read(
-            "SELECT g, r, v FROM (SELECT g, v, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v) - 1"
-            f" AS r FROM ({select}) s) t WHERE r IN ({marks})",
-            (*args, *ranks),
+        **buckets: Any,
+    ) -> dict[str, tuple[dict[int, int], ValueSums]]:
+        return column_sums(
+            self._read, self.location.backend == "postgres", source, args, points, **buckets
         )
-        found: dict[str, dict[int, float]] = {}
-        for group, rank, value in rows:
-            found.setdefault(str(group), {})[int(rank)] = float(value)
-        out: dict[str, dict[str, float]] = {}
-        for group, plan in plans.items():
-            stats = found.get(group, {})
-            if any(lo not in stats or hi not in stats for _, lo, hi, _ in plan):
-                raise StoreError(f"the order statistics of {group!r} changed while read")
-            out[group] = {name: _lerp(stats[lo], stats[hi], gamma) for name, lo, hi, gamma in plan}
-        return out
 
     def _first_seen(self, select: str, within: str, run_id: str, names: set[str]) -> list[str]:
         """``names`` in the order the record path meets them: the first sample (in dataset order)
@@ -470,77 +394,6 @@ class SumsReader(Connection):
             for (name,) in self._read(f"{select} ORDER BY s.idx, s.sample_id, {within}", (run_id,)):
                 order.setdefault(str(name), None)
         return [name for name in order if name in names]
-
-
-def numpy_quantiles(
-    sorted_values: Sequence[float], points: Sequence[tuple[str, float]]
-) -> dict[str, float]:
-    """``np.quantile`` (linear) of already sorted values at ``points``, the way the sums compute
-    it from two order statistics each (for tests and for callers holding sorted values)."""
-    return {
-        name: _lerp(float(sorted_values[lo]), float(sorted_values[hi]), gamma)
-        for name, lo, hi, gamma in _plan(len(sorted_values), points)
-    }
-
-
-def _plan(n: int, points: Sequence[tuple[str, float]]) -> list[tuple[str, int, int, float]]:
-    """Per point: the two ranks (0-based) numpy interpolates between and the weight, computed
-    with numpy's own float operations (``(n - 1) * q``, its floor, the bounds it clamps)."""
-    q = np.asarray([p for _, p in points], dtype=float)
-    virtual = (n - 1) * q
-    previous = np.floor(virtual)
-    gamma = virtual - previous
-    plan = []
-    for (name, _), v, lo, g in zip(
-        points, virtual.tolist(), previous.tolist(), gamma.tolist(), strict=True
-    ):
-        if v >= n - 1:
-            plan.append((name, n - 1, n - 1, g))
-        elif v < 0:
-            plan.append((name, 0, 0, g))
-        else:
-            plan.append((name, int(lo), int(lo) + 1, g))
-    return plan
-
-
-def _lerp(a: float, b: float, t: float) -> float:
-    """numpy's ``_lerp``: ``a + (b - a) * t``, from ``b`` when ``t >= 0.5`` (its exact ops)."""
-    diff = b - a
-    if t >= 0.5:
-        return float(b - diff * (1 - t))
-    return float(a + diff * t)
-
-
-def _value_columns(v: str, literal: Any) -> str:
-    """The aggregate columns of a :class:`ValueSums` over expression ``v``: n, sum, sum of
-    squares, min, max, values other than 0 and 1, then the histogram's bins."""
-    bins = []
-    for i in range(BINS):
-        upper = (
-            f"{v} <= {literal(_EDGES[i + 1])}"
-            if i == BINS - 1
-            else f"{v} < {literal(_EDGES[i + 1])}"
-        )
-        bins.append(f"SUM(CASE WHEN {v} >= {literal(_EDGES[i])} AND {upper} THEN 1 ELSE 0 END)")
-    return (
-        f"COUNT({v}), SUM({v}), SUM({v} * {v}), MIN({v}), MAX({v}),"
-        f" SUM(CASE WHEN {v} <> 0 AND {v} <> 1 THEN 1 ELSE 0 END), " + ", ".join(bins)
-    )
-
-
-def _value_sums(row: Sequence[Any] | None, quantiles: dict[str, float] | None) -> ValueSums:
-    if row is None or _int(row[0]) == 0:
-        return ValueSums(0, 0.0, 0.0, None, None, 0, (0,) * BINS, None)
-    return ValueSums(
-        n=_int(row[0]),
-        total=_float(row[1]),
-        squares=_float(row[2]),
-        minimum=float(row[3]),
-        maximum=float(row[4]),
-        non_binary=_int(row[5]),
-        histogram=tuple(_int(c) for c in row[6 : 6 + BINS]),
-        quantiles=quantiles,
-    )
 
 
 def _slice_key(text: str | None) -> str:
