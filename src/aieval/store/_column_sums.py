@@ -111,8 +111,9 @@ def column_sums(
     rows = read(
         "SELECT g, c, qb, hb, COUNT(*), SUM(v), SUM(v * v), MIN(v), MAX(v),"
         " SUM(CASE WHEN v <> 0 AND v <> 1 THEN 1 ELSE 0 END)"
-        f" FROM (SELECT g, c, v, CASE WHEN c = 0 THEN {bucket} END AS qb,"
-        f" CASE WHEN c = 0 THEN {bins} END AS hb FROM ({source}) s) t"
+        # the buckets of every row with a value (only code 0's are read): the code is an
+        # expression of the source, not evaluated again for them
+        f" FROM (SELECT g, c, v, {bucket} AS qb, {bins} AS hb FROM ({source}) s) t"
         " GROUP BY g, c, qb, hb",
         args,
     )
