@@ -200,18 +200,30 @@ class PairSumsReader(SumsReader):
     def _pg(self) -> bool:
         return self.location.backend == "postgres"
 
-    def _paired(self, baseline: str, candidate: str, example_delta: float) -> tuple[str, list[Any]]:
+    def _paired(
+        self, baseline: str, candidate: str, example_delta: float, *, scores: bool = False
+    ) -> tuple[str, list[Any]]:
         """The paired examples as a derived table: each side's pass flag (``bp``, ``cp``),
         whether the baseline scored it (``bk``), the candidate's value as the policy counts it
         (``cv``), the weighted scores' change as the listing counts it (``flip``, ``known``,
-        ``d``), and whether it is listed as worse (``worse``) or better (``better``)."""
+        ``d``), and whether it is listed as worse (``worse``) or better (``better``); with
+        ``scores``, whether the candidate left it unscored (``un``; else 0)."""
+        # the baseline's examples with a finite score of a scorer the candidate's same example
+        # has no finite value of (``unscored_pair``), found in one join of the two runs' scores
+        lacking = (
+            " LEFT JOIN (SELECT bs.sample_id FROM scores bs LEFT JOIN scores cs"
+            " ON cs.run_id = ? AND cs.sample_id = bs.sample_id AND cs.scorer = bs.scorer"
+            f" WHERE bs.run_id = ? AND {self._finite('bs.value')}"
+            f" AND NOT COALESCE({self._finite('cs.value')}, FALSE) GROUP BY bs.sample_id) l"
+            " ON l.sample_id = b.sample_id"
+            if scores
+            else ""
+        )
         unscored = (
             "CASE WHEN b.promotion_score IS NULL THEN 0 WHEN c.promotion_score IS NULL THEN 1"
-            " WHEN c.error IS NOT NULL THEN 0 WHEN EXISTS (SELECT 1 FROM scores bs LEFT JOIN"
-            " scores cs ON cs.run_id = c.run_id AND cs.sample_id = bs.sample_id"
-            " AND cs.scorer = bs.scorer WHERE bs.run_id = b.run_id AND bs.sample_id = b.sample_id"
-            f" AND {self._finite('bs.value')} AND NOT COALESCE({self._finite('cs.value')}, FALSE))"
-            " THEN 1 ELSE 0 END"
+            " WHEN c.error IS NOT NULL THEN 0 WHEN l.sample_id IS NOT NULL THEN 1 ELSE 0 END"
+            if scores
+            else "0"
         )
         known = "(b.weighted_score IS NOT NULL AND c.weighted_score IS NOT NULL)"
         delta = "(c.weighted_score - b.weighted_score)"
@@ -233,16 +245,17 @@ class PairSumsReader(SumsReader):
             f" CASE WHEN {worse} THEN 1 ELSE 0 END AS worse,"
             f" CASE WHEN {better} AND NOT {worse} THEN 1 ELSE 0 END AS better"
             " FROM samples b JOIN samples c ON c.run_id = ? AND c.sample_id = b.sample_id"
-            " WHERE b.run_id = ?"
+            f"{lacking} WHERE b.run_id = ?"
         )
-        args = [-example_delta, example_delta, -example_delta, candidate, baseline]
+        joined = [candidate, baseline] if scores else []
+        args = [-example_delta, example_delta, -example_delta, candidate, *joined, baseline]
         return sql, args
 
     def _pairs(self, baseline: str, candidate: str, example_delta: float) -> tuple[Any, ...]:
-        sql, args = self._paired(baseline, candidate, example_delta)
+        sql, args = self._paired(baseline, candidate, example_delta, scores=True)
         # the candidate's value beside each example the baseline scored (0: left unscored)
         cv = "CASE WHEN bk = 0 THEN NULL WHEN un = 1 THEN 0.0 ELSE cps END"
-        # materialized: each pair's look at its scores (``un``) runs once, not per use
+        # materialized: each pair's values are computed once, not per use
         row = self._read_one(
             f"WITH p AS MATERIALIZED ({sql}), q AS MATERIALIZED (SELECT *, {cv} AS cv FROM p)"
             " SELECT COUNT(*), SUM(bp * cp), SUM(bp * (1 - cp)), SUM((1 - bp) * cp),"
