@@ -2,11 +2,12 @@
 
 One grouped statement per part of the run, each a fixed number whatever the run's size (no
 loop over samples in Python): the samples (counts, the weighted score's sums, latency, grades),
-the scores (per scorer), the gates and criteria (``sample_values``), the order statistics the
-quantiles interpolate (one window query per table) and, per metadata field sliced by, its
-groups. Only runs whose every sample has its verdict in the typed columns of schema version 8
-are summed so (:meth:`RunSums.ready`); :meth:`SumsReader.run_sums` returns ``None`` for the
-others, which are read one record at a time.
+the scores (per scorer), the gates and criteria (``sample_values``), each with the order
+statistics its quantiles interpolate (``_column_sums``: fine buckets, and one more statement
+for the crowded ones) and, per metadata field sliced by, its groups. Only runs whose every
+sample has its verdict in the typed columns of schema version 8 are summed so
+(:meth:`SumsReader.sums_ready`); :meth:`SumsReader.run_sums` returns ``None`` for the others,
+which are read one record at a time.
 
 Counts are exact. Float sums add in the database's order, not the record path's: they equal
 numpy's on the same values within a relative 1e-12 (documented in :class:`ValueSums`); minima,
