@@ -6,6 +6,7 @@ Usage::
     python bench/report.py --sizes 10000 --resamples 2000 --loop-resamples 100
     python bench/report.py --part reports --sizes 100000 1000000 --backends sqlite postgres
     python bench/report.py --part columns --sizes 100000 1000000   # a report's 3 bootstraps
+    python bench/report.py --part sums --sizes 100000 1000000 --backends sqlite postgres
 
 For each size, two runs (baseline and candidate) of recorded predictions are stored in a temp
 SQLite file with ``aieval.run`` (and copied to a temporary PostgreSQL server, started from the
@@ -26,6 +27,12 @@ percentile bootstrap (one sample and paired),
 ``scipy.stats.bootstrap(..., method="percentile", vectorized=True)``, and two loop bootstraps
 (pure Python, and a Python loop of numpy resamples). The pure-Python loop is timed on
 ``--loop-resamples`` resamples and scaled to ``--resamples`` (its cost is linear in them).
+
+The sums part generates two plain runs of each size in the database itself (``INSERT ...
+SELECT`` over a row number, both backends) and times, each in a fresh process with its peak
+memory, ``Store.run_sums`` (with a slice) and ``Store.pair_sums``, beside the reads the report
+and comparison of plain runs make today on the same runs (``sample_columns``, and
+``pair_samples`` with ``pair_scores`` of both runs): the old path's query part, as a ratio.
 
 The columns part times the bootstrap of three equal-length columns (a report's weighted score
 and two scorers): one stream of indices per column, as before, against ``resample_means_many``
@@ -412,6 +419,136 @@ def _python_loop(values: list[float], resamples: int) -> tuple[float, float]:
     return means[int(0.025 * (resamples - 1))], means[int(0.975 * (resamples - 1))]
 
 
+#: What ``--part sums`` times, each in a fresh process: the sums in SQL, and the reads the
+#: report and comparison of plain runs make today (the old path's query part) on the same runs.
+SUMS_STEPS = ("run_sums", "pair_sums", "read_columns", "read_pairs")
+
+_SUMS_CHILD = """
+import json, sys, time
+from aieval import Store
+what, location, base, cand = sys.argv[1:5]
+store = Store(location)
+store.get_run(cand)
+started, cpu = time.perf_counter(), time.process_time()
+if what == "run_sums":
+    assert store.run_sums(cand, ("topic",)) is not None
+elif what == "pair_sums":
+    assert store.pair_sums(base, cand, example_delta=5.0, limit=200) is not None
+elif what == "read_columns":
+    store.sample_columns(cand, metadata=True)
+    store.call_totals(cand)
+else:
+    for run in (base, cand):
+        samples = store.pair_samples(run)
+        store.pair_scores(run, {i: p for p, i in enumerate(samples.ids)})
+seconds = time.perf_counter() - started
+cpu = time.process_time() - cpu
+peak = 0.0
+with open("/proc/self/status") as status:
+    for line in status:
+        if line.startswith("VmHWM:"):
+            peak = int(line.split()[1]) / 1024
+print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak}))
+"""
+
+#: A sample's columns as the generator writes them (SAMPLE_COLUMNS and the typed ones).
+_GEN_COLUMNS = (
+    "run_id, sample_id, idx, input, expected, prediction, metadata, error, passed, latency_s,"
+    " input_tokens, output_tokens, cost, retries, cached, extra, created_at, verdict,"
+    " weighted_score, verdict_passed, verdict_plain, grade, epoch, verdict_values,"
+    " promotion_score"
+)
+
+
+def _generated(n: int, skill: int) -> tuple[str, str]:
+    """SELECT lists of ``n`` samples and their two scores (exact 0/1, f1 on [0, 1]) from a
+    row number ``i`` (a hash of it stands for chance: the same runs on both backends)."""
+    h = f"((i * 2654435761 + {skill}) % 1000003)"
+    f1 = f"(CAST({h} AS DOUBLE PRECISION) / 1000003)"
+    exact = f"(CASE WHEN {h} % 100 < {skill} THEN 1 ELSE 0 END)"
+    score = f"((({exact}) + {f1}) * 50.0)"
+    passed = f"(CASE WHEN {score} >= 50 THEN 1 ELSE 0 END)"
+    samples = (
+        f"?, 's' || i, i, '{{\"q\": \"question\"}}', '\"answer\"', 'prediction',"
+        f" '{{\"topic\": \"t' || (i % 7) || '\"}}', NULL, {passed}, 0.05 + {f1} * 2, 20, 5,"
+        f" NULL, 0, 0, NULL, 0.0, '{{\"passed\": ' || CASE WHEN {passed} = 1 THEN 'true'"
+        f" ELSE 'false' END || ', \"weighted_score\": ' || {score} || '}}', {score}, {passed},"
+        f" 1, NULL, NULL, 1, {score}"
+    )
+    scores = f"?, 's' || i, 'exact', {exact}"
+    scores_f1 = f"?, 's' || i, 'f1', {f1}"
+    return samples, scores + "\n" + scores_f1
+
+
+def generate_runs(location: str, n: int) -> dict[str, str]:
+    """Two plain runs of ``n`` samples and two scorers each, written by the database itself
+    (``INSERT ... SELECT`` over a row number): a store of a million samples in seconds."""
+    from aieval import Store
+
+    with Store(location) as store:
+        ids = {name: store.create_run(name=name) for name in ("baseline", "candidate")}
+        for run_id in ids.values():
+            store.finish_run(run_id, status="completed")
+        postgres = store.location.backend == "postgres"
+    for name, skill in (("baseline", 70), ("candidate", 72)):
+        started = time.perf_counter()
+        samples, scores = _generated(n, skill)
+        statements = [
+            (f"INSERT INTO samples ({_GEN_COLUMNS}) SELECT {samples} FROM {{rows}}", ids[name]),
+            *(
+                (f"INSERT INTO scores (run_id, sample_id, scorer, value) SELECT {s} FROM {{rows}}",
+                 ids[name])
+                for s in scores.split("\n")
+            ),
+        ]  # fmt: skip
+        if postgres:
+            import psycopg
+
+            with psycopg.connect(location, autocommit=True) as conn:
+                for sql, run_id in statements:
+                    rows = "generate_series(0, %s) AS g(i)"
+                    sql = sql.replace("%", "%%").replace("?", "%s").replace("{rows}", rows)
+                    conn.execute(sql, (run_id, n - 1))
+                conn.execute("ANALYZE")
+        else:
+            import sqlite3
+
+            with sqlite3.connect(location) as conn:
+                for sql, run_id in statements:
+                    rows = "(WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq"
+                    rows += " WHERE i < ?) SELECT i FROM seq)"
+                    conn.execute(sql.replace("{rows}", rows), (run_id, n - 1))
+                conn.execute("ANALYZE")
+        print(f"  generated the {name} run of {n} samples in {time.perf_counter() - started:.1f} s")
+    return ids
+
+
+def sums(n: int, backends: list[str], servers: contextlib.ExitStack, tmp: Path) -> None:
+    """Time ``run_sums`` and ``pair_sums`` on two generated runs of ``n`` samples, beside the
+    reads the report and the comparison of plain runs make today on the same runs."""
+    for backend in backends:
+        location = str(tmp / f"sums-{n}.db") if backend == "sqlite" else _postgres(servers)
+        ids = generate_runs(location, n)
+        figures = {}
+        for what in SUMS_STEPS:
+            done = subprocess.run(
+                [sys.executable, "-c", _SUMS_CHILD, what, location, ids["baseline"],
+                 ids["candidate"]],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            figures[what] = json.loads(done.stdout.strip().splitlines()[-1])
+            f = figures[what]
+            print(
+                f"  {backend:8s} {what:13s} {f['seconds']:7.2f} s (CPU {f['cpu']:6.2f} s)"
+                f"  peak {f['peak_mb']:6.0f} MB"
+            )
+        for new, old in (("run_sums", "read_columns"), ("pair_sums", "read_pairs")):
+            ratio = figures[old]["seconds"] / figures[new]["seconds"]
+            print(f"  {backend:8s} {new} is {ratio:.1f}x faster than {old} (the old path's read)")
+        if backend == "sqlite":
+            Path(location).unlink()
+
+
 def _line(label: str, seconds: float, ours: float, ci: tuple[float, float] | None) -> None:
     interval = "" if ci is None else f"  CI [{ci[0]:.3f}, {ci[1]:.3f}]"
     print(f"    {label:44s} {seconds:8.3f} s  {seconds / ours:7.1f}x aieval's time{interval}")
@@ -422,7 +559,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--loop-resamples", type=int, default=100)
-    parser.add_argument("--part", choices=["reports", "bootstrap", "columns", "all"], default="all")
+    parser.add_argument(
+        "--part", choices=["reports", "bootstrap", "columns", "sums", "all"], default="all"
+    )
     parser.add_argument("--backends", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"])
     parser.add_argument(
         "--before",
@@ -478,6 +617,9 @@ def main() -> None:
                 bootstraps(n, args.resamples, args.loop_resamples)
             if args.part in ("columns", "all"):
                 columns(n, args.resamples)
+            if args.part in ("sums", "all"):
+                print(f"sums in SQL on generated runs of {n} samples (load {_load()}):")
+                sums(n, args.backends, servers, Path(tmp))
 
 
 def _postgres(servers: contextlib.ExitStack) -> str:

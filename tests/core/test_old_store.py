@@ -109,7 +109,11 @@ def test_the_old_store_is_migrated_to_the_current_schema(store: Store) -> None:
     version = store._read("SELECT value FROM meta WHERE key = 'schema_version'")[0][0]
     columns = {row[1] for row in store._read("PRAGMA table_info(samples)")}
     run_columns = {row[1] for row in store._read("PRAGMA table_info(runs)")}
-    assert int(version) == SCHEMA_VERSION == 7
+    assert int(version) == SCHEMA_VERSION == 8
     assert {"verdict", "weighted_score", "verdict_passed", "verdict_plain"} <= columns
+    # added by 8, NULL in the rows stored before: their runs keep the record path
+    assert {"grade", "epoch", "verdict_values", "promotion_score"} <= columns
+    assert store._read("SELECT COUNT(*) FROM samples WHERE verdict_values IS NOT NULL") == [(0,)]
+    assert store._read("SELECT COUNT(*) FROM sample_values") == [(0,)]
     assert {"ordered_at", "pushed_by"} <= run_columns
     assert store._read("SELECT COUNT(*) FROM received_requests") == [(0,)]  # added by 6

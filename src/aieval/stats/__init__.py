@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         t_interval_from_moments,
         t_interval_from_sums,
     )
-    from aieval.stats._describe import histogram, quantiles, sample_std
+    from aieval.stats._describe import QUANTILE_POINTS, histogram, quantiles, sample_std
     from aieval.stats._noninferiority import (
         NoninferiorityMethod,
         NoninferiorityResult,
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from aieval.stats._variance import VarianceSplit, variance_split
 
 __all__ = [
+    "QUANTILE_POINTS",
     "ConfidenceInterval",
     "NoninferiorityMethod",
     "NoninferiorityResult",
@@ -84,6 +85,7 @@ _EXPORTS = {
     "t_interval": "aieval.stats._closed_form",
     "t_interval_from_moments": "aieval.stats._closed_form",
     "t_interval_from_sums": "aieval.stats._closed_form",
+    "QUANTILE_POINTS": "aieval.stats._describe",
     "histogram": "aieval.stats._describe",
     "quantiles": "aieval.stats._describe",
     "sample_std": "aieval.stats._describe",

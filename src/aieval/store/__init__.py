@@ -3,12 +3,22 @@
 from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._owner import HEARTBEAT_EVERY_S
+from aieval.store._pair_sums import DeltaSums, PairSums, PassTable
 from aieval.store._read_pool import READ_POOL, ReadPool
 from aieval.store._received import (
     ReceivedRequest,
     ReceivedTraces,
     StoredTrace,
     earlier_trace_file,
+)
+from aieval.store._run_sums import (
+    CriterionSums,
+    GateSums,
+    LatencySums,
+    RunSums,
+    ScorerSums,
+    SliceSums,
+    ValueSums,
 )
 from aieval.store._runs import RUN_ID_SHAPE, is_run_id
 from aieval.store._side import MEMORY, SideTable
@@ -41,16 +51,25 @@ __all__ = [
     "CalibrationRow",
     "CallTotals",
     "Checked",
+    "CriterionSums",
+    "DeltaSums",
+    "GateSums",
     "ImportOutcome",
     "IndexRow",
+    "LatencySums",
+    "PairSums",
+    "PassTable",
     "ReadPool",
     "ReceivedRequest",
     "ReceivedTraces",
     "RunHolding",
     "RunRow",
+    "RunSums",
     "SampleColumns",
     "ScoreColumns",
+    "ScorerSums",
     "SideTable",
+    "SliceSums",
     "Store",
     "StoreLocation",
     "StoredCall",
@@ -58,6 +77,7 @@ __all__ = [
     "StoredScore",
     "StoredTrace",
     "TableReads",
+    "ValueSums",
     "default_db_path",
     "default_location",
     "earlier_trace_file",

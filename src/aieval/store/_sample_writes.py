@@ -12,14 +12,20 @@ from aieval.store._backend import Insert
 from aieval.store._connection import Connection
 from aieval.store._encoding import dumps
 from aieval.store._owner import HEARTBEAT_EVERY_S
-from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS, VERDICT_COLUMNS
-from aieval.store._verdict_columns import verdict_columns
+from aieval.store._schema import (
+    CALL_COLUMNS,
+    GRADED_COLUMNS,
+    SAMPLE_COLUMNS,
+    VALUE_COLUMNS,
+    VERDICT_COLUMNS,
+)
+from aieval.store._verdict_columns import graded_columns, value_rows, verdict_columns
 
 __all__ = ["SampleWriter"]
 
 log = logging.getLogger("aieval")
 
-_SAMPLE_COLUMNS = (*SAMPLE_COLUMNS.split(", "), *VERDICT_COLUMNS)
+_SAMPLE_COLUMNS = (*SAMPLE_COLUMNS.split(", "), *VERDICT_COLUMNS, *GRADED_COLUMNS)
 _SCORE_COLUMNS = (
     "run_id", "sample_id", "scorer", "value", "raw", "reason", "error", "metadata", "unreadable"
 )  # fmt: skip
@@ -51,6 +57,7 @@ class SampleWriter(Connection):
         sample_rows = []
         score_rows = []
         call_rows = []
+        value_rows_ = []
         for s in samples:
             sample_rows.append(
                 (
@@ -73,8 +80,10 @@ class SampleWriter(Connection):
                     now,
                     None if s.verdict is None else dumps(s.verdict.to_dict()),
                     *verdict_columns(s.verdict),
+                    *graded_columns(s.verdict, s.epoch),
                 )
             )
+            value_rows_ += [(run_id, s.id, *row) for row in value_rows(s.verdict)]
             for scorer_name, score in s.scores.items():
                 score_rows.append(
                     (
@@ -110,6 +119,7 @@ class SampleWriter(Connection):
             Insert("samples", _SAMPLE_COLUMNS, sample_rows),
             Insert("scores", _SCORE_COLUMNS, score_rows),
             Insert("model_calls", _CALL_COLUMNS, call_rows),
+            Insert("sample_values", VALUE_COLUMNS, value_rows_),
         )
         beat = now - self._beat_at >= HEARTBEAT_EVERY_S
         then = ("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id)) if beat else None

@@ -13,10 +13,12 @@ __all__ = [
     "CALL_COLUMNS",
     "COLUMNS_ADDED",
     "FILLS",
+    "GRADED_COLUMNS",
     "RUN_COLUMNS_ADDED",
     "SAMPLE_COLUMNS",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "VALUE_COLUMNS",
     "VERDICT_COLUMNS",
     "config_columns",
     "fill_config_columns",
@@ -35,8 +37,12 @@ __all__ = [
 #: kept in a file beside the store before (imported by :mod:`aieval.store._received`); 7: each
 #: run's ``git_branch`` and ``dataset_limit`` beside its config (read from the config of runs
 #: stored before, when migrated: see :func:`config_columns`), so runs are found by branch and a
-#: baseline made with ``--limit`` is told apart in SQL.
-SCHEMA_VERSION = 7
+#: baseline made with ``--limit`` is told apart in SQL; 8: each sample's ``grade``, ``epoch``,
+#: ``verdict_values`` (1: its gates, criteria and missing criteria are rows of
+#: ``sample_values``) and ``promotion_score`` (the weighted score a promotion decision uses), so
+#: a run's sums are computed in SQL (``_run_sums``, ``_pair_sums``); rows stored before keep
+#: NULL there, and their run is read one record at a time.
+SCHEMA_VERSION = 8
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {
@@ -57,6 +63,10 @@ COLUMNS_ADDED = {
         "weighted_score": "REAL",
         "verdict_passed": "INTEGER",
         "verdict_plain": "INTEGER",
+        "grade": "TEXT",
+        "epoch": "INTEGER",
+        "verdict_values": "INTEGER",
+        "promotion_score": "REAL",
     },
     "scores": {"unreadable": "TEXT"},
 }
@@ -76,6 +86,10 @@ SAMPLE_COLUMNS = (
 )
 #: The typed columns of a sample's verdict, beside its JSON (see ``_verdict_columns``).
 VERDICT_COLUMNS = ("weighted_score", "verdict_passed", "verdict_plain")
+#: The typed columns of a sample's grade and epoch, beside them (see ``_verdict_columns``).
+GRADED_COLUMNS = ("grade", "epoch", "verdict_values", "promotion_score")
+#: The columns of ``sample_values``: a sample's gates, criteria and missing criteria.
+VALUE_COLUMNS = ("run_id", "sample_id", "ord", "kind", "name", "value", "floor", "flag")
 CALL_COLUMNS = (
     "run_id, sample_id, purpose, provider, model, latency_s, input_tokens, output_tokens, cost, "
     "retries, cached, error"
@@ -140,6 +154,12 @@ CREATE TABLE IF NOT EXISTS samples (
                                                 -- or stored before v4)
     verdict_passed INTEGER,                     -- the verdict's pass flag (NULL before v4)
     verdict_plain INTEGER,                      -- 1: no grade, gates, criteria or workflow
+    grade         TEXT,                         -- the verdict's letter grade, if any
+    epoch         INTEGER,                      -- the repeat (1..N) in a run of epochs
+    verdict_values INTEGER,                     -- 1: its gates and criteria are in
+                                                -- sample_values (NULL before v8)
+    promotion_score REAL,                       -- the weighted score with each criterion's
+                                                -- adjusted value (what promotion compares)
     PRIMARY KEY (run_id, sample_id)
 );
 -- a run's samples in insertion order: its last one found at once (what changed since a look)
@@ -168,6 +188,21 @@ CREATE TABLE IF NOT EXISTS model_calls (
     FOREIGN KEY (run_id, sample_id) REFERENCES samples (run_id, sample_id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS model_calls_sample ON model_calls (run_id, sample_id);
+-- a sample's hard gates (kind 'gate': flag = passed), graded criteria (kind 'criterion': value
+-- = normalized, floor, flag = floor passed) and missing criteria (kind 'missing': value = how
+-- many times the evaluation listed it), as the verdict has them: summed in SQL
+CREATE TABLE IF NOT EXISTS sample_values (
+    run_id    TEXT NOT NULL,
+    sample_id TEXT NOT NULL,
+    ord       INTEGER NOT NULL,                 -- its place among the sample's rows
+    kind      TEXT NOT NULL,                    -- gate | criterion | missing
+    name      TEXT NOT NULL,
+    value     REAL,
+    floor     REAL,
+    flag      INTEGER,
+    PRIMARY KEY (run_id, kind, name, sample_id),
+    FOREIGN KEY (run_id, sample_id) REFERENCES samples (run_id, sample_id) ON DELETE CASCADE
+);
 CREATE TABLE IF NOT EXISTS judge_calibrations (
     id             INTEGER PRIMARY KEY,
     judge          TEXT NOT NULL,               -- the judge's scorer name

@@ -1,7 +1,8 @@
 """The run store: runs, samples, scores and model calls, each sample committed as it ends.
 
 :class:`Store` joins the tables' parts: runs (``_runs``), sample writes and reads
-(``_sample_writes``, ``_sample_reads``, ``_column_reads``, ``_pair_reads``), judge calibrations
+(``_sample_writes``, ``_sample_reads``, ``_column_reads``, ``_pair_reads``), a run's sums in
+SQL (``_run_sums``, ``_pair_sums``), judge calibrations
 (``_calibrations``) and copying runs between stores (``_transfer``), all over one connection
 (``_connection``) to a backend (``_backend``: SQLite or PostgreSQL).
 """
@@ -13,6 +14,7 @@ from aieval.store._calibrations import CalibrationRow, CalibrationTable
 from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
 from aieval.store._pair_reads import PairReader
+from aieval.store._pair_sums import PairSumsReader
 from aieval.store._runs import RunRow, RunTable, new_run_id
 from aieval.store._sample_reads import SampleReader
 from aieval.store._sample_writes import SampleWriter
@@ -28,6 +30,7 @@ class Store(
     SampleReader,
     ColumnReader,
     PairReader,
+    PairSumsReader,
     CalibrationTable,
     TransferTable,
 ):

@@ -25,8 +25,15 @@ from aieval.store._connection import Connection, placeholders
 from aieval.store._encoding import dumps
 from aieval.store._owner import still_running
 from aieval.store._runs import RUN_COLUMNS, RunRow, _run_row
-from aieval.store._schema import CALL_COLUMNS, SAMPLE_COLUMNS, VERDICT_COLUMNS, config_columns
-from aieval.store._verdict_columns import stored_verdict_columns
+from aieval.store._schema import (
+    CALL_COLUMNS,
+    GRADED_COLUMNS,
+    SAMPLE_COLUMNS,
+    VALUE_COLUMNS,
+    VERDICT_COLUMNS,
+    config_columns,
+)
+from aieval.store._verdict_columns import stored_graded_columns
 
 __all__ = [
     "Checked",
@@ -408,11 +415,20 @@ class TransferTable(Connection):
         if not samples:
             return 0
         db = self._db
+        typed = [(s, stored_graded_columns(s.verdict, s.extra)) for s in samples]
+        added = (*VERDICT_COLUMNS, *GRADED_COLUMNS)
         db.executemany(
-            f"INSERT INTO samples ({SAMPLE_COLUMNS}, {', '.join(VERDICT_COLUMNS)})"
-            f" VALUES ({placeholders(18 + len(VERDICT_COLUMNS))})",
-            [(run_id, *_sample_columns(s), *stored_verdict_columns(s.verdict)) for s in samples],
+            f"INSERT INTO samples ({SAMPLE_COLUMNS}, {', '.join(added)})"
+            f" VALUES ({placeholders(18 + len(added))})",
+            [(run_id, *_sample_columns(s), *verdict, *graded) for s, (verdict, graded, _) in typed],
         )
+        values = [(run_id, s.sample_id, *row) for s, (_, _, rows) in typed for row in rows]
+        if values:
+            db.executemany(
+                f"INSERT INTO sample_values ({', '.join(VALUE_COLUMNS)})"
+                f" VALUES ({placeholders(len(VALUE_COLUMNS))})",
+                values,
+            )
         scores = [
             (run_id, s.sample_id, *_fields(sc, _SCORE_COLUMNS)) for s in samples for sc in s.scores
         ]

@@ -1,0 +1,429 @@
+"""A run's sums computed by the database: what a report with closed-form intervals needs.
+
+One grouped statement per part of the run, each a fixed number whatever the run's size (no
+loop over samples in Python): the samples (counts, the weighted score's sums, latency, grades),
+the scores (per scorer), the gates and criteria (``sample_values``), each with the order
+statistics its quantiles interpolate (``_column_sums``: fine buckets, and one more statement
+for the crowded ones) and, per metadata field sliced by, its groups. Only runs whose every
+sample has its verdict in the typed columns of schema version 8 are summed so
+(:meth:`SumsReader.sums_ready`); :meth:`SumsReader.run_sums` returns ``None`` for the others,
+which are read one record at a time.
+
+Counts are exact. Float sums add in the database's order, not the record path's: they equal
+numpy's on the same values within a relative 1e-12 (documented in :class:`ValueSums`); minima,
+maxima, histogram counts and quantiles are exact (the quantiles are numpy's linear
+interpolation between the same two order statistics).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aieval.errors import StoreError
+from aieval.stats import QUANTILE_POINTS
+from aieval.store._column_sums import BINS, ValueSums, column_sums
+from aieval.store._connection import Connection
+
+__all__ = [
+    "CriterionSums",
+    "GateSums",
+    "LatencySums",
+    "RunSums",
+    "ScorerSums",
+    "SliceSums",
+    "SumsReader",
+    "ValueSums",
+    "missing_slice",
+]
+
+#: a column without values
+_EMPTY = ValueSums(0, 0.0, 0.0, None, None, 0, (0,) * BINS, None)
+#: the quantile points of a latency row (``report._bundle._latency``)
+_LATENCY_POINTS = (("p50", 0.5), ("p95", 0.95))
+#: a slice group's key when the field is absent or null (``report._bundle.MISSING``)
+missing_slice = "(missing)"
+#: what the slice query gives a sample whose metadata is not readable JSON (never a JSON text)
+_UNREADABLE = "!"
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerSums:
+    """One scorer's scores: its values, its failures (no value, or an error) and its n/a ones
+    (no value, no error), as the report counts them. ``n + errors + not_applicable`` is the
+    number of samples that have a score of it."""
+
+    name: str
+    values: ValueSums
+    errors: int
+    not_applicable: int
+
+
+@dataclass(frozen=True, slots=True)
+class CriterionSums:
+    """One graded criterion: its normalized values, the samples whose evaluation listed it
+    missing (``errors``, each listing counted) and its floor violations. ``floor`` is its
+    critical floor when every sample that has one agrees (``floors_agree``); else the highest."""
+
+    name: str
+    values: ValueSums
+    errors: int
+    floor: float | None
+    floors_agree: bool
+    floor_violations: int
+
+
+@dataclass(frozen=True, slots=True)
+class GateSums:
+    """One hard gate: the samples that checked it and those where it failed."""
+
+    name: str
+    failures: int
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class LatencySums:
+    """The samples' latency (those that have one): as ``report._bundle._latency`` gives it,
+    the mean within a relative 1e-12, the rest exact."""
+
+    n: int
+    total: float
+    p50: float | None
+    p95: float | None
+    maximum: float | None
+
+    @property
+    def mean(self) -> float | None:
+        """The mean latency (``None`` without any)."""
+        return self.total / self.n if self.n else None
+
+
+@dataclass(frozen=True, slots=True)
+class SliceSums:
+    """One group of a slice: its samples, passes, weighted scores and grades."""
+
+    key: str
+    samples: int
+    passed: int
+    weighted_n: int
+    weighted_total: float
+    grades: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSums:
+    """A run's report numbers as the database summed them (see the module docstring).
+
+    ``scorers``, ``criteria`` and ``gates`` are in the order the record path meets them: by
+    their first sample in dataset order ``(idx, sample_id)``, then as that sample lists them.
+    ``graded`` counts the samples whose verdict is not plain (a grade, gates, criteria or a
+    workflow evaluation); ``epochs`` the samples that carry an epoch. ``slices`` maps each
+    field sliced by to its groups, sorted by key.
+    """
+
+    samples: int
+    passed: int
+    target_errors: int
+    graded: int
+    epochs: int
+    weighted: ValueSums
+    latency: LatencySums
+    grades: dict[str, int]
+    scorers: tuple[ScorerSums, ...]
+    criteria: tuple[CriterionSums, ...]
+    gates: tuple[GateSums, ...]
+    slices: dict[str, tuple[SliceSums, ...]]
+
+
+class SumsReader(Connection):
+    """A run's sums, by the database (see the module docstring)."""
+
+    def sums_ready(self, run_id: str) -> bool:
+        """Whether every stored sample of the run has its verdict in the typed columns of
+        schema version 8 (written since then, or copied by ``import_run``): its sums are then
+        computed in SQL. A run with a sample stored before keeps the record path."""
+        row = self._read_one(
+            "SELECT COUNT(*) FROM samples WHERE run_id = ? AND (verdict_values IS NULL"
+            " OR verdict_passed IS NULL OR verdict_plain IS NULL)",
+            (run_id,),
+        )
+        return row is not None and int(row[0]) == 0
+
+    def run_sums(self, run_id: str, slice_by: Sequence[str] = ()) -> RunSums | None:
+        """The run's sums, or ``None`` when its samples are not all in the typed columns
+        (:meth:`sums_ready`) or a slice field's metadata is not readable JSON in some sample:
+        the caller then reads the run one record at a time.
+
+        Args:
+            run_id: the run (its exact id).
+            slice_by: metadata fields (dotted paths) to group the samples by.
+        """
+        if not self.sums_ready(run_id):
+            return None
+        totals = self._sample_totals(run_id)
+        slices: dict[str, tuple[SliceSums, ...]] = {}
+        for name in slice_by:
+            groups = self._slice(run_id, name)
+            if groups is None:
+                return None
+            slices[name] = groups
+        samples, passed, errors, graded, epochs, weighted, latency, grades = totals
+        return RunSums(
+            samples=samples,
+            passed=passed,
+            target_errors=errors,
+            graded=graded,
+            epochs=epochs,
+            weighted=weighted,
+            latency=latency,
+            grades=grades,
+            scorers=self._scorers(run_id),
+            criteria=(criteria := self._values(run_id))[0],
+            gates=criteria[1],
+            slices=slices,
+        )
+
+    # -- the samples --------------------------------------------------------------------------
+
+    def _sample_totals(
+        self, run_id: str
+    ) -> tuple[int, int, int, int, int, ValueSums, LatencySums, dict[str, int]]:
+        rows = self._read(
+            "SELECT grade, COUNT(*), SUM(verdict_passed),"
+            " SUM(CASE WHEN error IS NULL THEN 0 ELSE 1 END),"
+            " SUM(CASE WHEN verdict_plain = 0 THEN 1 ELSE 0 END), COUNT(epoch),"
+            " COUNT(weighted_score), SUM(weighted_score), SUM(weighted_score * weighted_score),"
+            " MIN(weighted_score), MAX(weighted_score),"
+            " COUNT(latency_s), SUM(latency_s), MAX(latency_s)"
+            " FROM samples WHERE run_id = ? GROUP BY grade",
+            (run_id,),
+        )
+        ints = [sum(_int(row[k]) for row in rows) for k in range(1, 7)]
+        samples, passed, errors, graded, epochs, weighted_n = ints
+        latency_n = sum(_int(row[11]) for row in rows)
+        weighted = ValueSums(
+            n=weighted_n,
+            total=_fsum(row[7] for row in rows),
+            squares=_fsum(row[8] for row in rows),
+            minimum=_least(row[9] for row in rows),
+            maximum=_most(row[10] for row in rows),
+        )
+        latency_sums = self._columns(
+            "SELECT '' AS g, 0 AS c, latency_s AS v FROM samples WHERE run_id = ?"
+            " AND latency_s IS NOT NULL",
+            (run_id,),
+            _LATENCY_POINTS,
+            # seconds: 1/64 s buckets up to four and a half hours (longer ones share the last)
+            scale=64,
+            cap=16384.0,
+            histogram=False,
+        ).get("")
+        points = latency_sums[1].quantiles if latency_sums is not None else None
+        latency = LatencySums(
+            n=latency_n,
+            total=_fsum(row[12] for row in rows),
+            p50=points["p50"] if points else None,
+            p95=points["p95"] if points else None,
+            maximum=_most(row[13] for row in rows),
+        )
+        grades = {str(row[0]): _int(row[1]) for row in rows if row[0] is not None}
+        return samples, passed, errors, graded, epochs, weighted, latency, grades
+
+    # -- the scores ---------------------------------------------------------------------------
+
+    def _scorers(self, run_id: str) -> tuple[ScorerSums, ...]:
+        # a score's code: 0 a value that counts, 1 n/a (no value, no error), 2 failed (no
+        # value, or an error; '' is none), as the report counts them
+        columns = self._columns(
+            "SELECT scorer AS g, CASE WHEN value IS NULL THEN (CASE WHEN error IS NULL THEN 1"
+            " ELSE 2 END) WHEN error IS NULL OR error = '' THEN 0 ELSE 2 END AS c, value AS v"
+            " FROM scores WHERE run_id = ?",
+            (run_id,),
+            QUANTILE_POINTS,
+        )
+        found = {
+            name: ScorerSums(
+                name=name,
+                values=values,
+                not_applicable=codes.get(1, 0),
+                errors=codes.get(2, 0),
+            )
+            for name, (codes, values) in columns.items()
+        }
+        order = self._first_seen(
+            "SELECT sc.scorer FROM samples s JOIN scores sc ON sc.run_id = s.run_id"
+            " AND sc.sample_id = s.sample_id WHERE s.run_id = ?",
+            "sc.rowid",
+            run_id,
+            set(found),
+        )
+        return tuple(found[name] for name in order)
+
+    # -- the gates and criteria ---------------------------------------------------------------
+
+    def _values(self, run_id: str) -> tuple[tuple[CriterionSums, ...], tuple[GateSums, ...]]:
+        rows = self._read(
+            "SELECT kind, name, COUNT(*), SUM(CASE WHEN flag = 0 THEN 1 ELSE 0 END),"
+            " MIN(floor), MAX(floor), SUM(value)"
+            " FROM sample_values WHERE run_id = ? GROUP BY kind, name",
+            (run_id,),
+        )
+        if not rows:
+            return (), ()
+        criteria = {str(row[1]): row for row in rows if row[0] == "criterion"}
+        missing = {str(row[1]): row for row in rows if row[0] == "missing"}
+        values = (
+            self._columns(
+                "SELECT name AS g, 0 AS c, value AS v FROM sample_values WHERE run_id = ?"
+                " AND kind = 'criterion' AND value IS NOT NULL",
+                (run_id,),
+                QUANTILE_POINTS,
+            )
+            if criteria
+            else {}
+        )
+        gates = {
+            str(row[1]): GateSums(str(row[1]), failures=_int(row[3]), n=_int(row[2]))
+            for row in rows
+            if row[0] == "gate"
+        }
+        names = self._first_seen(
+            "SELECT v.kind || ':' || v.name FROM samples s JOIN sample_values v"
+            " ON v.run_id = s.run_id AND v.sample_id = s.sample_id WHERE s.run_id = ?",
+            "v.ord",
+            run_id,
+            {f"{row[0]}:{row[1]}" for row in rows},
+        )
+        order = [name.partition(":") for name in names]
+        out: dict[str, CriterionSums] = {}
+        for kind, _, name in order:
+            if kind not in ("criterion", "missing") or name in out:
+                continue
+            row, lost = criteria.get(name), missing.get(name)
+            low, high = (row[4], row[5]) if row is not None else (None, None)
+            out[name] = CriterionSums(
+                name=name,
+                values=values[name][1] if name in values else _EMPTY,
+                errors=int(_float(lost[6])) if lost is not None else 0,
+                floor=None if high is None else float(high),
+                floors_agree=low == high,
+                floor_violations=_int(row[3]) if row is not None else 0,
+            )
+        ordered_gates = tuple(gates[name] for kind, _, name in order if kind == "gate")
+        return tuple(out.values()), ordered_gates
+
+    # -- slices -------------------------------------------------------------------------------
+
+    def _slice(self, run_id: str, path: str) -> tuple[SliceSums, ...] | None:
+        """The groups of metadata field ``path``, or ``None`` when some sample's metadata is not
+        JSON the database reads as Python does (the record path then decides)."""
+        parts = path.split(".")
+        if any(not p or '"' in p or "\\" in p for p in parts):
+            return None  # a key the JSON path syntax cannot spell: the record path groups it
+        if self.location.backend == "postgres":
+            key = (
+                "CASE WHEN metadata IS NULL THEN NULL ELSE (metadata::json #> ?::text[])::text END"
+            )
+            args: tuple[Any, ...] = (parts, run_id)
+        else:
+            json_path = "$" + "".join(f'."{p}"' for p in parts)
+            key = (
+                "CASE WHEN metadata IS NULL THEN NULL WHEN json_valid(metadata)"
+                f" THEN metadata -> ? ELSE '{_UNREADABLE}' END"
+            )
+            args = (json_path, run_id)
+        try:
+            rows = self._read(
+                "SELECT k, grade, COUNT(*), SUM(verdict_passed), COUNT(weighted_score),"
+                f" SUM(weighted_score) FROM (SELECT {key} AS k, grade, verdict_passed,"
+                " weighted_score FROM samples WHERE run_id = ?) t GROUP BY k, grade",
+                args,
+            )
+        except StoreError:
+            if self.location.backend == "postgres":
+                return None  # PostgreSQL refuses a metadata text that is not JSON
+            raise
+        groups: dict[str, list[Any]] = {}
+        for text, grade, samples, passed, weighted_n, weighted_total in rows:
+            if text == _UNREADABLE:
+                return None
+            group = groups.setdefault(_slice_key(text), [0, 0, 0, [], {}])
+            group[0] += _int(samples)
+            group[1] += _int(passed)
+            group[2] += _int(weighted_n)
+            group[3].append(weighted_total)
+            if grade is not None:
+                group[4][str(grade)] = group[4].get(str(grade), 0) + _int(samples)
+        return tuple(
+            SliceSums(key, g[0], g[1], g[2], _fsum(g[3]), g[4]) for key, g in sorted(groups.items())
+        )
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _columns(
+        self,
+        source: str,
+        args: tuple[Any, ...],
+        points: Sequence[tuple[str, float]],
+        **buckets: Any,
+    ) -> dict[str, tuple[dict[int, int], ValueSums]]:
+        return column_sums(
+            self._read, self.location.backend == "postgres", source, args, points, **buckets
+        )
+
+    def _first_seen(self, select: str, within: str, run_id: str, names: set[str]) -> list[str]:
+        """``names`` in the order the record path meets them: the first sample (in dataset order)
+        that has each, then the order that sample lists them (``within``). Reads the samples in
+        that order only until every name is seen (at once, when the first sample has them)."""
+        if not names:
+            return []
+        order: dict[str, None] = {}
+        first = self._read_one(
+            "SELECT MIN(idx) FROM samples WHERE run_id = ?",
+            (run_id,),
+        )
+        if first is not None and first[0] is not None:
+            for (name,) in self._read(
+                f"{select} AND s.idx = ? ORDER BY s.sample_id, {within}", (run_id, first[0])
+            ):
+                order.setdefault(str(name), None)
+        if not names.issubset(order):
+            for (name,) in self._read(f"{select} ORDER BY s.idx, s.sample_id, {within}", (run_id,)):
+                order.setdefault(str(name), None)
+        return [name for name in order if name in names]
+
+
+def _slice_key(text: str | None) -> str:
+    """The slice key of a field's JSON text, as ``report._bundle._slice_key`` makes it."""
+    if text is None:
+        return missing_slice
+    value = json.loads(text)
+    if value is None:
+        return missing_slice
+    return value if isinstance(value, str) else str(value)
+
+
+def _int(value: Any) -> int:
+    return 0 if value is None else int(value)
+
+
+def _float(value: Any) -> float:
+    return 0.0 if value is None else float(value)
+
+
+def _fsum(values: Iterable[Any]) -> float:
+    return math.fsum(float(v) for v in values if v is not None)
+
+
+def _least(values: Iterable[Any]) -> float | None:
+    found = [float(v) for v in values if v is not None]
+    return min(found) if found else None
+
+
+def _most(values: Iterable[Any]) -> float | None:
+    found = [float(v) for v in values if v is not None]
+    return max(found) if found else None
