@@ -89,9 +89,11 @@ def test_every_report_format_names_them(
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    assert re.search(rf"pass rate 80\.0% \S+ \S+ \(12/15\) {re.escape(NOTE)}", report("text"))
-    assert f"pass rate **80.0%** [54.8%, 93.0%] {NOTE}" in report("markdown")
-    assert f"<span>pass rate [54.8%, 93.0%] {NOTE}</span>" in report("html")
+    assert re.search(
+        rf"pass rate 80\.0% \S+ \S+ \(Wilson score, 12/15\) {re.escape(NOTE)}", report("text")
+    )
+    assert f"pass rate **80.0%** [54.8%, 93.0%] (Wilson score) {NOTE}" in report("markdown")
+    assert f"<span>pass rate [54.8%, 93.0%] (Wilson score) {NOTE}</span>" in report("html")
     low = json.loads(report("json"))["low_coverage"]
     assert [c["text"] for c in low] == [NOTHING, LITTLE]
     assert low[0] == {

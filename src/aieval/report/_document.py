@@ -71,16 +71,24 @@ MEAN_DEFAULT = "percentile bootstrap"
 RATE_DEFAULT = "Wilson score"
 
 
-def block_interval(block: Mapping[str, Any], fmt: Any = num, default: str = MEAN_DEFAULT) -> str:
-    """A report block's interval with the method that drew it, ``-`` when it has none.
+def block_interval(
+    block: Mapping[str, Any], fmt: Any = num, default: str = MEAN_DEFAULT, counts: str = ""
+) -> str:
+    """A report block's interval with the method that drew it (and ``counts``, in the same
+    brackets), ``-`` when it has none.
 
     >>> block_interval({"low": 0.1, "high": 0.3, "method": "Wilson score"}, pct)
     '[10.0%, 30.0%] (Wilson score)'
+    >>> block_interval({"low": 0.1, "high": 0.3, "method": "Wilson score"}, pct, counts="3/15")
+    '[10.0%, 30.0%] (Wilson score, 3/15)'
     >>> block_interval({"low": 61.0, "high": 64.5})
     '[61.00, 64.50] (percentile bootstrap)'
     """
     shown = interval(block.get("low"), block.get("high"), fmt)
-    return shown if shown == "-" else f"{shown} ({block.get('method') or default})"
+    if shown == "-":
+        return f"- ({counts})" if counts else shown
+    method = block.get("method") or default
+    return f"{shown} ({method}, {counts})" if counts else f"{shown} ({method})"
 
 
 def methods_note(rows: Sequence[Mapping[str, Any]], default: str = MEAN_DEFAULT) -> str:

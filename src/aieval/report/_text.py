@@ -250,8 +250,8 @@ def _header(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     rate = doc["pass_rate"]
     summary = Text(f"{doc['samples']} samples · pass rate ")
     summary.append(pct(rate["estimate"]), "bold")
-    shown = block_interval(rate, pct, RATE_DEFAULT)
-    summary.append(f" {shown} ({rate['passed']}/{rate['n']})")
+    shown = block_interval(rate, pct, RATE_DEFAULT, counts=f"{rate['passed']}/{rate['n']}")
+    summary.append(f" {shown}")
     if coverage_text(doc):  # right beside the rate, which counts none of their samples
         summary.append(f" ({coverage_text(doc)})", "yellow")
     score = doc.get("weighted_score")
