@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import re
 import time
@@ -30,7 +31,14 @@ from aieval.errors import StoreError
 from aieval.store._backend import PAGE, Backend, Insert, PageSink
 from aieval.store._encoding import PG_MARKER, from_pg, to_pg, to_pg_row
 from aieval.store._location import StoreLocation
-from aieval.store._schema import FILLS, fill_config_columns, table_names, up_to_date
+from aieval.store._schema import (
+    FILLS,
+    POSTGRES_TABLE_INDEXES,
+    POSTGRES_TEXT_SEARCH,
+    fill_config_columns,
+    table_names,
+    up_to_date,
+)
 
 try:
     import psycopg
@@ -41,6 +49,7 @@ __all__ = ["PostgresBackend", "postgres_schema"]
 
 #: the tables read in insertion order, and so given a ``seq`` column
 ORDERED_TABLES = ("runs", "samples", "scores")
+log = logging.getLogger("aieval")
 # pg_advisory_xact_lock key serialising schema creation and migration ("aieval" in ASCII)
 _SCHEMA_LOCK = 0x61696576616C
 # first key of the two-key advisory locks taken on a run id while a copy of it is written ("aiev")
@@ -186,7 +195,12 @@ class PostgresBackend(Backend):
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             if self._current(schema, version):  # another opener migrated it meanwhile
                 return
+            started = time.monotonic()
             conn.execute(postgres_schema(schema))
+            _text_search(conn)
+            took = time.monotonic() - started
+            if took > 5:  # the indexes of a large store are built once, when it is migrated
+                log.warning("store schema brought to version %s in %.0f s", version, took)
             for table, columns in added.items():
                 have = {
                     row[0]
@@ -241,6 +255,20 @@ class PostgresBackend(Backend):
         self._conn.close()
 
 
+def _text_search(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    """Add ``pg_trgm`` and the search index, or say why not (a role without the right to
+    create the extension): the table's text search then reads each run's texts."""
+    try:
+        with conn.transaction():  # a savepoint: a refusal leaves the schema's transaction whole
+            conn.execute(POSTGRES_TEXT_SEARCH)
+    except psycopg.Error as exc:
+        log.warning(
+            "store: no trigram index for the viewer's text search (%s); a search reads the"
+            " run's texts instead. A superuser can run: CREATE EXTENSION pg_trgm",
+            str(exc).strip().splitlines()[0],
+        )
+
+
 def _json_rows(insert: Insert) -> str:
     """The rows of ``insert`` as a JSON array of objects (texts escaped as :func:`to_pg` does;
     a float PostgreSQL reads back exactly, the non-finite ones as its own spelling)."""
@@ -286,8 +314,12 @@ def postgres_schema(schema: str) -> str:
             f"CREATE TABLE IF NOT EXISTS {table} (\n",
             f"CREATE TABLE IF NOT EXISTS {table} (\n    seq BIGINT GENERATED ALWAYS AS IDENTITY,\n",
         )
-    return out + (
-        "CREATE INDEX IF NOT EXISTS runs_seq ON runs (seq);\n"
-        "CREATE INDEX IF NOT EXISTS samples_seq ON samples (run_id, seq);\n"
-        "CREATE INDEX IF NOT EXISTS scores_seq ON scores (run_id, seq);\n"
+    return (
+        out
+        + (
+            "CREATE INDEX IF NOT EXISTS runs_seq ON runs (seq);\n"
+            "CREATE INDEX IF NOT EXISTS samples_seq ON samples (run_id, seq);\n"
+            "CREATE INDEX IF NOT EXISTS scores_seq ON scores (run_id, seq);\n"
+        )
+        + POSTGRES_TABLE_INDEXES
     )

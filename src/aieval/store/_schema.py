@@ -13,10 +13,14 @@ __all__ = [
     "CALL_COLUMNS",
     "COLUMNS_ADDED",
     "FILLS",
+    "POSTGRES_TABLE_INDEXES",
+    "POSTGRES_TEXT_SEARCH",
     "RUN_COLUMNS_ADDED",
     "SAMPLE_COLUMNS",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "SEARCH_TEXT",
+    "TRIGRAM_INDEX",
     "VERDICT_COLUMNS",
     "config_columns",
     "fill_config_columns",
@@ -35,8 +39,10 @@ __all__ = [
 #: kept in a file beside the store before (imported by :mod:`aieval.store._received`); 7: each
 #: run's ``git_branch`` and ``dataset_limit`` beside its config (read from the config of runs
 #: stored before, when migrated: see :func:`config_columns`), so runs are found by branch and a
-#: baseline made with ``--limit`` is told apart in SQL.
-SCHEMA_VERSION = 7
+#: baseline made with ``--limit`` is told apart in SQL; 9: on PostgreSQL, the indexes the viewer's
+#: sample table is answered by (:data:`POSTGRES_TABLE_INDEXES`, and :data:`POSTGRES_TEXT_SEARCH`
+#: where ``pg_trgm`` may be created), built when an older store is opened.
+SCHEMA_VERSION = 9
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {
@@ -210,6 +216,39 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     created_at REAL NOT NULL
 );
 """.replace("{usage}", _USAGE_COLUMNS)
+
+
+#: What the sample table's search reads of a sample (``samples s``): its input, prediction and
+#: expected, one per line. The trigram index is on this expression, and a search names it to
+#: the letter, so PostgreSQL matches the two.
+SEARCH_TEXT = (
+    "(coalesce(s.input, '') || chr(10) || coalesce(s.prediction, '') || chr(10)"
+    " || coalesce(s.expected, ''))"
+)
+TRIGRAM_INDEX = "samples_text_trgm"
+
+#: PostgreSQL's indexes for the viewer's sample table of a run (one page is one walk of one of
+#: them in the asked order): dataset order; a sort by a scorer's value (and the scorers of a
+#: run, by a skip scan); by the weighted score; by the pass flag (ties in dataset order); and
+#: the samples stored without a verdict (a run holding any is indexed in the server's memory,
+#: which derives their verdicts).
+POSTGRES_TABLE_INDEXES = """
+CREATE INDEX IF NOT EXISTS samples_table_idx ON samples (run_id, idx, sample_id);
+CREATE INDEX IF NOT EXISTS scores_table_value ON scores (run_id, scorer, value, sample_id);
+CREATE INDEX IF NOT EXISTS samples_table_weighted
+    ON samples (run_id, weighted_score, idx, sample_id);
+CREATE INDEX IF NOT EXISTS samples_table_passed ON samples (run_id, passed, idx, sample_id);
+CREATE INDEX IF NOT EXISTS samples_table_no_verdict ON samples (run_id) WHERE verdict IS NULL;
+"""
+
+#: Text search in a run's samples by trigrams: needs the ``pg_trgm`` extension, which a role
+#: without the right to create it may not add (the search then reads the run's texts, and the
+#: table's answer says so).
+POSTGRES_TEXT_SEARCH = (
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm;\n"
+    f"CREATE INDEX IF NOT EXISTS {TRIGRAM_INDEX} ON samples USING gin"
+    f" (({SEARCH_TEXT.replace('s.', '')}) gin_trgm_ops);\n"
+)
 
 
 def config_columns(config: Any) -> tuple[str | None, int | None]:
