@@ -106,12 +106,18 @@ def list_runs(
     store: Store = request.app.state.store
     runs = store.list_runs(name=name or None, limit=limit, offset=offset)
     body = {
-        "runs": [run_item(store, run) for run in runs],
+        "runs": [run_item(store, run, _pass_counts(request, run.id)) for run in runs],
         "total": store.count_runs(name=name or None),
         "limit": limit,
         "offset": offset,
     }
     return _reply(request, body)
+
+
+def _pass_counts(request: Request, run_id: str) -> tuple[int, int] | None:
+    """A run's ``(samples, passed)`` as a PostgreSQL store keeps them, else None (counted)."""
+    queries = request.app.state.table_queries
+    return None if queries is None else queries.pass_counts(run_id)
 
 
 @router.get("/runs/{run_id}")

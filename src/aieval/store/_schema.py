@@ -15,6 +15,7 @@ __all__ = [
     "FILLS",
     "POSTGRES_TABLE_INDEXES",
     "POSTGRES_TEXT_SEARCH",
+    "PROBLEM_SCORES",
     "RUN_COLUMNS_ADDED",
     "SAMPLE_COLUMNS",
     "SCHEMA",
@@ -219,13 +220,20 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 
 
 #: What the sample table's search reads of a sample (``samples s``): its input, prediction and
-#: expected, one per line. The trigram index is on this expression, and a search names it to
+#: expected, one per line (an input or expected that is a JSON string as its text, as the
+#: table shows it). The trigram index is on this expression, and a search names it to
 #: the letter, so PostgreSQL matches the two.
 SEARCH_TEXT = (
-    "(coalesce(s.input, '') || chr(10) || coalesce(s.prediction, '') || chr(10)"
-    " || coalesce(s.expected, ''))"
+    "(coalesce(CASE WHEN s.input LIKE '\"%' THEN s.input::jsonb #>> '{}' ELSE s.input END, '')"
+    " || chr(10) || coalesce(s.prediction, '') || chr(10) || coalesce(CASE WHEN s.expected"
+    " LIKE '\"%' THEN s.expected::jsonb #>> '{}' ELSE s.expected END, ''))"
 )
 TRIGRAM_INDEX = "samples_text_trgm"
+#: The scores that failed or may rest on a malformed judge verdict (a superset: the table's
+#: error filter then tests each exactly), the predicate of a small partial index.
+PROBLEM_SCORES = (
+    "(e.error <> '' OR e.unreadable <> '' OR e.metadata LIKE '%\"unreadable\"%')"
+).replace("e.", "")
 
 #: PostgreSQL's indexes for the viewer's sample table of a run (one page is one walk of one of
 #: them in the asked order): dataset order; a sort by a scorer's value (and the scorers of a
@@ -239,7 +247,9 @@ CREATE INDEX IF NOT EXISTS samples_table_weighted
     ON samples (run_id, weighted_score, idx, sample_id);
 CREATE INDEX IF NOT EXISTS samples_table_passed ON samples (run_id, passed, idx, sample_id);
 CREATE INDEX IF NOT EXISTS samples_table_no_verdict ON samples (run_id) WHERE verdict IS NULL;
-"""
+CREATE INDEX IF NOT EXISTS scores_table_problem ON scores (run_id, sample_id)
+    WHERE {problem};
+""".replace("{problem}", PROBLEM_SCORES)
 
 #: Text search in a run's samples by trigrams: needs the ``pg_trgm`` extension, which a role
 #: without the right to create it may not add (the search then reads the run's texts, and the

@@ -5,10 +5,11 @@ Each page is one query that walks an index in the asked order and stops after th
 (keyset paging: the page token carries the last row's sort key and id, so page 1,000 costs what
 page 1 does). A sort by a value puts the samples with one first, ordered by the value, ties
 in dataset order, then the samples without one in dataset order: two phases, and the token
-says which. The count of matching samples is one more query, kept per run, filter and the run's last insertion
-position, so paging through an answer counts it once. Text search uses the ``pg_trgm`` index
-when the store has it (see :data:`~aieval.store._schema.POSTGRES_TEXT_SEARCH`), else it reads
-the run's texts, and says which (``search``).
+says which. The count of matching samples is one more query, kept per run, filter and the
+run's last insertion position, so paging through an answer counts it once (a cache, not an
+estimate: the count is exact). Text search uses the ``pg_trgm`` index when the store has it
+(see :data:`~aieval.store._schema.POSTGRES_TEXT_SEARCH`), else it reads the run's texts, and
+says which (``search``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from aieval.errors import ConfigError
 from aieval.store._backend import Backend
 from aieval.store._location import StoreLocation
 from aieval.store._read_pool import ReadPool, pooled
-from aieval.store._schema import SEARCH_TEXT, TRIGRAM_INDEX
+from aieval.store._schema import PROBLEM_SCORES, SEARCH_TEXT, TRIGRAM_INDEX
 from aieval.store._table_reads import TableReads
 
 __all__ = ["TableAsk", "TablePage", "TableQueries"]
@@ -35,7 +36,16 @@ T = TypeVar("T")
 Outcome = Literal["all", "failed", "passed", "gate_failed", "error", "no_error"]
 #: counts, scorer names and metadata keys kept (each for one run at one insertion position)
 _KEPT = 512
-_TEXT_SORTS = {"error": "s.error", "input": "s.input", "prediction": "s.prediction"}
+# texts sort by code point (as the server's index does), an input that is a JSON string by
+# its text; no index serves them: a page is a top-N sort of the run's matching samples
+_TEXT_SORTS = {
+    "error": 's.error COLLATE "C"',
+    # a sample without input shows (and sorts as) its prompt's JSON, "null"; without a
+    # prediction, as an empty text
+    "input": "coalesce(CASE WHEN s.input LIKE '\"%' THEN s.input::jsonb #>> '{}'"
+    " ELSE s.input END, 'null') COLLATE \"C\"",
+    "prediction": "coalesce(s.prediction, '') COLLATE \"C\"",
+}
 _COLUMN_SORTS = {"weighted_score": "s.weighted_score", "passed": "s.passed", **_TEXT_SORTS}
 # a score that is NULL or NaN is no value (as the table shows it)
 _VALUED = "k.value IS NOT NULL AND k.value <> 'NaN'"
@@ -43,11 +53,17 @@ _SCORED = (
     "EXISTS (SELECT 1 FROM scores k WHERE k.run_id = s.run_id AND k.sample_id = s.sample_id"
     f" AND k.scorer = ? AND {_VALUED}{{range}})"
 )
-_ERRORED = (
-    "((s.error IS NOT NULL AND s.error <> '') OR EXISTS (SELECT 1 FROM scores e"
-    " WHERE e.run_id = s.run_id AND e.sample_id = s.sample_id AND ((e.error IS NOT NULL"
-    " AND e.error <> '') OR (e.unreadable IS NOT NULL AND e.unreadable <> ''))))"
+# the run's samples with a failed score or one resting on a malformed judge verdict: one
+# lookup of the run in the small partial index ``scores_table_problem`` (its predicate is the
+# first condition, to the letter), then the exact test (an earlier store marked a malformed
+# verdict in the score's metadata)
+_PROBLEMS = (
+    "s.sample_id IN (SELECT e.sample_id FROM scores e WHERE e.run_id = ? AND"
+    f" {PROBLEM_SCORES} AND (e.error <> '' OR e.unreadable <> '' OR (e.unreadable IS NULL"
+    " AND e.metadata LIKE '{%' AND jsonb_typeof(e.metadata::jsonb -> 'unreadable') = 'string'"
+    " AND e.metadata::jsonb ->> 'unreadable' <> '')))"
 )
+_ERRORED = f"(coalesce(s.error, '') <> '' OR {_PROBLEMS})"
 # JSON the store wrote starts with "{"; a text stored escaped (a NUL in it) is not cast
 _GATE_FAILED = "(s.verdict LIKE '{%' AND s.verdict::jsonb @> '{\"gates\": [{\"passed\": false}]}')"
 _OUTCOMES = {
@@ -139,6 +155,24 @@ class TableQueries:
 
         return bool(self._cached(("answers", run_id, position), read))
 
+    def pass_counts(self, run_id: str) -> tuple[int, int]:
+        """``(samples, passed)`` of the run, kept per insertion position (the runs list asks
+        it of every run it shows): an index-only count on ``samples_table_passed``."""
+        position = self.last_position(run_id)
+
+        def read() -> tuple[int, int]:
+            row = self._read(
+                lambda db: db.one(
+                    "SELECT COUNT(*), COUNT(*) FILTER (WHERE passed = 1) FROM samples"
+                    " WHERE run_id = ?",
+                    (run_id,),
+                )
+            )
+            return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+        found: tuple[int, int] = self._cached(("passed", run_id, position), read)
+        return found
+
     def trigram(self) -> bool:
         """Whether the store has the ``pg_trgm`` search index (asked once)."""
         if self._trigram is None:
@@ -180,7 +214,7 @@ class TableQueries:
 
     def count(self, run_id: str, position: int, ask: TableAsk) -> int:
         """How many samples of the run match ``ask`` (kept: counted once per position)."""
-        where, args = _where(ask)
+        where, args = _where(ask, run_id)
         key = ("count", run_id, position, where, tuple(args))
 
         def read() -> int:
@@ -212,7 +246,7 @@ class TableQueries:
                 )
             )  # fmt: skip
             rows += [(phase, *row) for row in found]
-            if len(rows) <= limit and skip:
+            if len(rows) <= limit and skip and phase == 0 and _phases(ask) == 2:
                 # an offset past the valued samples goes on into the unvalued ones
                 skip = max(0, skip - self._valued(run_id, position, ask))
             phase, key, last = phase + 1, None, None
@@ -230,7 +264,7 @@ class TableQueries:
     def _valued(self, run_id: str, position: int, ask: TableAsk) -> int:
         """How many matching samples have a value of the sort key (the first phase)."""
         sql, args = _valued_where(ask)
-        where, more = _where(ask)
+        where, more = _where(ask, run_id)
         key = ("valued", run_id, position, sql, tuple(args), where, tuple(more))
 
         def read() -> int:
@@ -271,12 +305,13 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
-def _where(ask: TableAsk) -> tuple[str, list[Any]]:
+def _where(ask: TableAsk, run_id: str) -> tuple[str, list[Any]]:
     """The filters as `` AND ...`` clauses on ``samples s``, and their arguments."""
     clauses: list[str] = []
     args: list[Any] = []
     if _OUTCOMES[ask.outcome]:
         clauses.append(_OUTCOMES[ask.outcome])
+        args += [run_id] * _OUTCOMES[ask.outcome].count("e.run_id = ?")
     if ask.q:
         # the index's expression, to the letter: the planner matches it to use the index
         clauses.append(f"{SEARCH_TEXT} ILIKE ?")
@@ -324,7 +359,7 @@ def _page_rows(
 ) -> list[tuple[Any, int, str]]:
     """Up to ``limit`` ``(sort value, idx, id)`` of one phase, after ``(key, *last)`` when
     given. Ties go in dataset order (idx, then id) in either direction, as on SQLite."""
-    where, args = _where(ask)
+    where, args = _where(ask, run_id)
     down = ask.order == "desc"
     way = " DESC" if down else ""
     seek_args: list[Any] = []
