@@ -51,14 +51,40 @@ def graded_run(location: str, n: int) -> str:
     return run_id
 
 
+#: a search's wildcards match themselves
+ESCAPED: list[dict[str, Any]] = [{"q": "%"}, {"q": "_"}, {"q": "n\\"}, {"q": "q%s_"}]
+
+
 def test_sql_answers_equal_a_brute_force_pass(api: TestClient, server_store: str) -> None:
     run_id = graded_run(server_store, 240)
     assert TableQueries(Store(server_store).location).answers(run_id)
-    for params in QUERIES:
+    for params in [*QUERIES, *ESCAPED]:
         want = brute(server_store, run_id, params)
         assert listed(api, run_id, params) == (want, len(want)), params
     first = api.get(f"/api/runs/{run_id}/samples", params={"q": "café"}).json()
     assert first["search"] == "trigram"  # the test server's role may create pg_trgm
+
+
+def test_search_without_pg_trgm_reads_the_run_and_says_so(
+    pg_url: str,
+    make_app: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A store whose role may not create the extension: opening it warns and goes on, and a
+    search answers the same rows, marked ``"search": "scan"``."""
+    import aieval.store._postgres as postgres
+
+    refused = "CREATE EXTENSION IF NOT EXISTS aieval_no_such_extension;"
+    monkeypatch.setattr(postgres, "POSTGRES_TEXT_SEARCH", refused)
+    with caplog.at_level("WARNING", logger="aieval"):
+        run_id = graded_run(pg_url, 60)
+    assert "no trigram index" in caplog.text and "CREATE EXTENSION pg_trgm" in caplog.text
+    with TestClient(make_app(), base_url="http://127.0.0.1:8765") as api:
+        for params in ({"q": "straße"}, {"q": "café", "sort": "score:token_f1"}):
+            body = api.get(f"/api/runs/{run_id}/samples", params={**params, "limit": 100}).json()
+            assert body["search"] == "scan"
+            assert [s["id"] for s in body["samples"]] == brute(pg_url, run_id, params)
 
 
 PAGED: list[dict[str, Any]] = [
