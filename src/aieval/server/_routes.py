@@ -135,9 +135,10 @@ def get_run_header(run_id: str, request: Request) -> SafeJSONResponse:
     run = _run(request, run_id)
     # a run still running has no summary yet: its target errors are not known
     errors = RunSummary.from_dict(run.metrics).target_errors if run.metrics else None
+    counts = _pass_counts(request, run.id)
     body = {
         "run": run_header(run),
-        "samples": TableReads(store.location).sample_count(run.id),
+        "samples": TableReads(store.location).sample_count(run.id) if counts is None else counts[0],
         "target_errors": errors,
     }
     return _reply(request, body)
