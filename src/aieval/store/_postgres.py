@@ -197,10 +197,6 @@ class PostgresBackend(Backend):
                 return
             started = time.monotonic()
             conn.execute(postgres_schema(schema))
-            _text_search(conn)
-            took = time.monotonic() - started
-            if took > 5:  # the indexes of a large store are built once, when it is migrated
-                log.warning("store schema brought to version %s in %.0f s", version, took)
             for table, columns in added.items():
                 have = {
                     row[0]
@@ -213,6 +209,12 @@ class PostgresBackend(Backend):
                 for column, kind in columns.items():
                     if column not in have:
                         conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {_types(kind)}")
+            # the sample table's indexes, on the columns just added to an older store too
+            conn.execute(POSTGRES_TABLE_INDEXES)
+            _text_search(conn)
+            took = time.monotonic() - started
+            if took > 5:  # the indexes of a large store are built once, when it is migrated
+                log.warning("store schema brought to version %s in %.0f s", version, took)
             now = time.time()
             for sql in FILLS:
                 conn.execute(sql.replace("?", "%s"), (now,) * sql.count("?"))
@@ -314,12 +316,8 @@ def postgres_schema(schema: str) -> str:
             f"CREATE TABLE IF NOT EXISTS {table} (\n",
             f"CREATE TABLE IF NOT EXISTS {table} (\n    seq BIGINT GENERATED ALWAYS AS IDENTITY,\n",
         )
-    return (
-        out
-        + (
-            "CREATE INDEX IF NOT EXISTS runs_seq ON runs (seq);\n"
-            "CREATE INDEX IF NOT EXISTS samples_seq ON samples (run_id, seq);\n"
-            "CREATE INDEX IF NOT EXISTS scores_seq ON scores (run_id, seq);\n"
-        )
-        + POSTGRES_TABLE_INDEXES
+    return out + (
+        "CREATE INDEX IF NOT EXISTS runs_seq ON runs (seq);\n"
+        "CREATE INDEX IF NOT EXISTS samples_seq ON samples (run_id, seq);\n"
+        "CREATE INDEX IF NOT EXISTS scores_seq ON scores (run_id, seq);\n"
     )

@@ -220,13 +220,15 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 
 
 #: What the sample table's search reads of a sample (``samples s``): its input, prediction and
-#: expected, one per line (an input or expected that is a JSON string as its text, as the
-#: table shows it). The trigram index is on this expression, and a search names it to
-#: the letter, so PostgreSQL matches the two.
+#: expected, one per line (an input or expected that is a JSON string without its quotes; its
+#: escapes stay as stored: an expression that decoded JSON could fail on a stored text, and a
+#: failing index expression would refuse the sample's write). The trigram index is on this
+#: expression, and a search names it to the letter, so PostgreSQL matches the two.
 SEARCH_TEXT = (
-    "(coalesce(CASE WHEN s.input LIKE '\"%' THEN s.input::jsonb #>> '{}' ELSE s.input END, '')"
-    " || chr(10) || coalesce(s.prediction, '') || chr(10) || coalesce(CASE WHEN s.expected"
-    " LIKE '\"%' THEN s.expected::jsonb #>> '{}' ELSE s.expected END, ''))"
+    "(coalesce(CASE WHEN s.input LIKE '\"%\"' THEN substr(s.input, 2, length(s.input) - 2)"
+    " ELSE s.input END, '') || chr(10) || coalesce(s.prediction, '') || chr(10) ||"
+    " coalesce(CASE WHEN s.expected LIKE '\"%\"' THEN substr(s.expected, 2,"
+    " length(s.expected) - 2) ELSE s.expected END, ''))"
 )
 TRIGRAM_INDEX = "samples_text_trgm"
 #: The scores that failed or may rest on a malformed judge verdict (a superset: the table's

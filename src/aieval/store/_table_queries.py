@@ -42,12 +42,15 @@ _TEXT_SORTS = {
     "error": 's.error COLLATE "C"',
     # a sample without input shows (and sorts as) its prompt's JSON, "null"; without a
     # prediction, as an empty text
-    "input": "coalesce(CASE WHEN s.input LIKE '\"%' THEN s.input::jsonb #>> '{}'"
-    " ELSE s.input END, 'null') COLLATE \"C\"",
+    "input": "coalesce(CASE WHEN s.input LIKE '\"%\"' THEN substr(s.input, 2,"
+    " length(s.input) - 2) ELSE s.input END, 'null') COLLATE \"C\"",
     "prediction": "coalesce(s.prediction, '') COLLATE \"C\"",
 }
 _COLUMN_SORTS = {"weighted_score": "s.weighted_score", "passed": "s.passed", **_TEXT_SORTS}
 # a score that is NULL or NaN is no value (as the table shows it)
+# PostgreSQL's jsonb refuses an escaped NUL: a JSON text holding one is not cast (its metadata
+# is not matched by a metadata filter; the page of a sample shows it whole)
+_NO_NUL = "s.metadata NOT LIKE '%\\\\u0000%'"
 _VALUED = "k.value IS NOT NULL AND k.value <> 'NaN'"
 _SCORED = (
     "EXISTS (SELECT 1 FROM scores k WHERE k.run_id = s.run_id AND k.sample_id = s.sample_id"
@@ -60,12 +63,16 @@ _SCORED = (
 _PROBLEMS = (
     "s.sample_id IN (SELECT e.sample_id FROM scores e WHERE e.run_id = ? AND"
     f" {PROBLEM_SCORES} AND (e.error <> '' OR e.unreadable <> '' OR (e.unreadable IS NULL"
-    " AND e.metadata LIKE '{%' AND jsonb_typeof(e.metadata::jsonb -> 'unreadable') = 'string'"
+    " AND e.metadata LIKE '{%' AND e.metadata NOT LIKE '%\\\\u0000%'"
+    " AND jsonb_typeof(e.metadata::jsonb -> 'unreadable') = 'string'"
     " AND e.metadata::jsonb ->> 'unreadable' <> '')))"
 )
 _ERRORED = f"(coalesce(s.error, '') <> '' OR {_PROBLEMS})"
 # JSON the store wrote starts with "{"; a text stored escaped (a NUL in it) is not cast
-_GATE_FAILED = "(s.verdict LIKE '{%' AND s.verdict::jsonb @> '{\"gates\": [{\"passed\": false}]}')"
+_GATE_FAILED = (
+    "(s.verdict LIKE '{%' AND s.verdict NOT LIKE '%\\\\u0000%'"
+    ' AND s.verdict::jsonb @> \'{"gates": [{"passed": false}]}\')'
+)
 _OUTCOMES = {
     "all": "",
     "passed": "s.passed = 1",
@@ -328,10 +335,12 @@ def _where(ask: TableAsk, run_id: str) -> tuple[str, list[Any]]:
     if ask.meta is not None:
         key, eq, value = ask.meta.partition("=")
         if eq:
-            clauses.append("(s.metadata LIKE '{%' AND s.metadata::jsonb ->> ? = ?)")
+            clauses.append(f"(s.metadata LIKE '{{%' AND {_NO_NUL} AND s.metadata::jsonb ->> ? = ?)")
             args += [key, value]
         else:
-            clauses.append("(s.metadata LIKE '{%' AND jsonb_exists(s.metadata::jsonb, ?))")
+            clauses.append(
+                f"(s.metadata LIKE '{{%' AND {_NO_NUL} AND jsonb_exists(s.metadata::jsonb, ?))"
+            )
             args.append(key)
     return "".join(f" AND {c}" for c in clauses), args
 
