@@ -5,6 +5,17 @@ Usage::
 
     python bench/viewer.py                      # 1,000,000 samples
     python bench/viewer.py --samples 100000 --repeat 5
+    python bench/viewer.py --backend postgres --samples 10000000 --runs 100
+
+``--backend postgres`` starts a private PostgreSQL server (initdb and pg_ctl, as the tests
+do), makes ``--runs`` runs of ``--samples / --runs`` samples each IN the database (``INSERT ...
+SELECT generate_series``: texts, metadata, a verdict, two scores per sample), then opens the
+store as an older one (schema 8) so that opening it builds the table's indexes, as an existing
+team store gets them, and times that. The server answers the table in SQL: each request
+(runs list, a run's table in each state and its next page by token, a sample's page) is timed
+on a different run each try (p50 and p95; counts are kept per run, so a first look at each
+run is in the figures), with the whole process's resident memory, then the same Chromium
+actions. The target is p95 <= 300 ms per request and <= 500 MB.
 
 A QA run (exact_match and token_f1 values, a pass flag, metadata, a needle word in every 97th
 input) is written straight to a temp SQLite file with the store's batched writes, then served
@@ -195,8 +206,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--runs", type=int, default=100, help="runs (postgres)")
     args = parser.parse_args()
     n = args.samples
+    if args.backend == "postgres":
+        from bench._viewer_postgres import main as postgres_main
+
+        postgres_main(n, args.runs, max(args.repeat, 20), browser_times, QUERIES)
+        return
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "runs.db"
         started = time.perf_counter()

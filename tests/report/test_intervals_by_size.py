@@ -217,7 +217,7 @@ def test_the_closed_form_tango_row_is_the_two_sided_score_interval(store: Store)
 def test_every_report_format_names_the_methods(store: Store, render: Any) -> None:
     run_id, _, _ = _run(store)
     closed = _flat(render(build_report(store, run_id, bootstrap_max_n=N)))
-    assert "(Wilson score)" in closed  # the pass rate
+    assert "(Wilson score" in closed  # the pass rate (its counts beside the method in text)
     assert "] (Student t)" in closed  # the weighted score
     assert "intervals: Student t (f1); Wilson score (exact)" in closed  # the criteria table
     boot = _flat(render(build_report(store, run_id)))

@@ -33,7 +33,7 @@ from aieval.server._traces import (
 from aieval.server._uploads import Uploads, uploads_api
 from aieval.server._views import sample_item
 from aieval.server._wakeups import Wakeups
-from aieval.store import Store, StoreLocation
+from aieval.store import Store, StoreLocation, TableQueries
 
 __all__ = ["create_app"]
 
@@ -109,6 +109,9 @@ def create_app(
     app.state.manager = manager
     app.state.wakeups = wakeups
     app.state.sample_index = SampleIndex(sample_item)
+    # PostgreSQL answers the sample table itself; an SQLite file is indexed in this process
+    location = reader.location
+    app.state.table_queries = None if location.is_sqlite else TableQueries(location)
     app.state.bundles = BundleCache()
     app.state.uploads = uploads
     secrets = [settings.token, *settings.upload_tokens.values()]

@@ -18,6 +18,7 @@ from aieval.server._events import run_events
 from aieval.server._paths import confine_config
 from aieval.server._reports import comparison, run_header
 from aieval.server._responses import SafeJSONResponse
+from aieval.server._sql_table import sql_page
 from aieval.server._table import TableQuery, table_scorers
 from aieval.server._views import SampleFilter, run_item, sample_detail
 from aieval.store import RunRow, Store, TableReads
@@ -105,12 +106,18 @@ def list_runs(
     store: Store = request.app.state.store
     runs = store.list_runs(name=name or None, limit=limit, offset=offset)
     body = {
-        "runs": [run_item(store, run) for run in runs],
+        "runs": [run_item(store, run, _pass_counts(request, run.id)) for run in runs],
         "total": store.count_runs(name=name or None),
         "limit": limit,
         "offset": offset,
     }
     return _reply(request, body)
+
+
+def _pass_counts(request: Request, run_id: str) -> tuple[int, int] | None:
+    """A run's ``(samples, passed)`` as a PostgreSQL store keeps them, else None (counted)."""
+    queries = request.app.state.table_queries
+    return None if queries is None else queries.pass_counts(run_id)
 
 
 @router.get("/runs/{run_id}")
@@ -128,9 +135,10 @@ def get_run_header(run_id: str, request: Request) -> SafeJSONResponse:
     run = _run(request, run_id)
     # a run still running has no summary yet: its target errors are not known
     errors = RunSummary.from_dict(run.metrics).target_errors if run.metrics else None
+    counts = _pass_counts(request, run.id)
     body = {
         "run": run_header(run),
-        "samples": TableReads(store.location).sample_count(run.id),
+        "samples": TableReads(store.location).sample_count(run.id) if counts is None else counts[0],
         "target_errors": errors,
     }
     return _reply(request, body)
@@ -150,15 +158,30 @@ def list_samples(
     order: Literal["asc", "desc"] = "asc",
     limit: _Limit = 50,
     offset: _Offset = 0,
+    after: Annotated[str | None, Query(max_length=4000)] = None,
 ) -> SafeJSONResponse:
     """One page of the run's samples that match: ``q`` searches input, prediction and
     expected (case-insensitive); ``filter`` keeps passed / failed / gate-failed / errored
     samples; ``scorer`` with ``min``/``max`` keeps a score range; ``meta`` keeps samples with
     a metadata key (``key``) or value (``key=value``); ``sort`` is ``index``, ``id``,
-    ``weighted_score``, ``passed``, ``error``, ``input``, ``prediction`` or ``score:NAME``."""
+    ``weighted_score``, ``passed``, ``error``, ``input``, ``prediction`` or ``score:NAME``.
+    On a PostgreSQL store the answer's ``next`` is the token of the next page: ``after=`` it
+    reads that page by key, where ``offset`` walks to it."""
     state = request.app.state
     store: Store = state.store
     run = _run(request, run_id)
+    queries = state.table_queries
+    if queries is not None and queries.answers(run.id):
+        query = TableQuery(
+            q=q.strip(), outcome=filter, scorer=scorer, min=min, max=max, meta=meta or None,
+            sort=sort, order=order,
+        )  # fmt: skip
+        names = table_scorers(run.config, queries.scorer_names(run.id))
+        body = sql_page(
+            store, queries, state.sample_index.row, run.id, query, names,
+            limit=limit, offset=offset, after=after,
+        )  # fmt: skip
+        return _reply(request, body)
     found = state.sample_index.ready(store, run.id)
     plain = filter == "all" and not q.strip() and scorer is None and not meta
     if found is None and plain and sort == "index" and order == "asc":

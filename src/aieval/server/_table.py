@@ -412,6 +412,11 @@ class SampleIndex:
         self._builds: dict[str, tuple[int, Future[RunTable]]] = {}
         self._known: dict[str, tuple[int, list[str], list[str]]] = {}
 
+    @property
+    def row(self) -> Callable[[SampleRecord], dict[str, Any]]:
+        """How a sample is shown as a table row."""
+        return self._row
+
     def ready(self, store: Store, run_id: str) -> RunTable | None:
         """The run's table if indexed up to the run's last stored sample; else None, with the
         run being indexed in the background."""

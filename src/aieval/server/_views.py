@@ -22,10 +22,11 @@ __all__ = [
 SampleFilter = Literal["all", "failed", "gate_failed", "passed", "error", "no_error"]
 
 
-def run_item(store: Store, run: RunRow) -> dict[str, Any]:
+def run_item(store: Store, run: RunRow, counts: tuple[int, int] | None = None) -> dict[str, Any]:
     """One entry of the runs list: header, sample count, pass rate, grade mix, main metrics,
-    error counts, and the state to show (``status`` as stored, refined by the errors)."""
-    samples, passed = store.pass_counts(run.id)
+    error counts, and the state to show (``status`` as stored, refined by the errors).
+    ``counts`` is ``(samples, passed)`` when the caller has it (else counted here)."""
+    samples, passed = store.pass_counts(run.id) if counts is None else counts
     summary = RunSummary.from_dict(run.metrics)
     evaluation = summary.evaluation
     target_errors = summary.target_errors

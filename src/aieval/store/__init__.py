@@ -30,6 +30,7 @@ from aieval.store._store import (
     default_db_path,
     new_run_id,
 )
+from aieval.store._table_queries import TableAsk, TablePage, TableQueries
 from aieval.store._table_reads import IndexRow, TableReads
 from aieval.store._transfer import (
     Checked,
@@ -76,6 +77,9 @@ __all__ = [
     "StoredSample",
     "StoredScore",
     "StoredTrace",
+    "TableAsk",
+    "TablePage",
+    "TableQueries",
     "TableReads",
     "ValueSums",
     "default_db_path",

@@ -18,6 +18,7 @@ and one commit however many rows, and no per-row statement for the server to run
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -28,7 +29,14 @@ from aieval.errors import StoreError
 from aieval.store._backend import PAGE, Backend, Insert, PageSink
 from aieval.store._encoding import PG_MARKER, from_pg, to_pg, to_pg_row
 from aieval.store._location import StoreLocation
-from aieval.store._schema import FILLS, fill_config_columns, table_names, up_to_date
+from aieval.store._schema import (
+    FILLS,
+    POSTGRES_TABLE_INDEXES,
+    POSTGRES_TEXT_SEARCH,
+    fill_config_columns,
+    table_names,
+    up_to_date,
+)
 
 try:
     import psycopg
@@ -39,6 +47,7 @@ __all__ = ["PostgresBackend", "postgres_schema"]
 
 #: the tables read in insertion order, and so given a ``seq`` column
 ORDERED_TABLES = ("runs", "samples", "scores")
+log = logging.getLogger("aieval")
 # pg_advisory_xact_lock key serialising schema creation and migration ("aieval" in ASCII)
 _SCHEMA_LOCK = 0x61696576616C
 # first key of the two-key advisory locks taken on a run id while a copy of it is written ("aiev")
@@ -175,6 +184,7 @@ class PostgresBackend(Backend):
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             if self._current(schema, version):  # another opener migrated it meanwhile
                 return
+            started = time.monotonic()
             conn.execute(postgres_schema(schema))
             for table, columns in added.items():
                 have = {
@@ -188,6 +198,12 @@ class PostgresBackend(Backend):
                 for column, kind in columns.items():
                     if column not in have:
                         conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {_types(kind)}")
+            # the sample table's indexes, on the columns just added to an older store too
+            conn.execute(POSTGRES_TABLE_INDEXES)
+            _text_search(conn)
+            took = time.monotonic() - started
+            if took > 5:  # the indexes of a large store are built once, when it is migrated
+                log.warning("store schema brought to version %s in %.0f s", version, took)
             now = time.time()
             for sql in FILLS:
                 conn.execute(sql.replace("?", "%s"), (now,) * sql.count("?"))
@@ -238,6 +254,20 @@ def _copy(cursor: psycopg.Cursor[Any], insert: Insert) -> None:
     with cursor.copy(f"COPY {insert.table} ({columns}) FROM STDIN") as copy:
         for row in insert.rows:
             copy.write_row(to_pg_row(row))
+
+
+def _text_search(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    """Add ``pg_trgm`` and the search index, or say why not (a role without the right to
+    create the extension): the table's text search then reads each run's texts."""
+    try:
+        with conn.transaction():  # a savepoint: a refusal leaves the schema's transaction whole
+            conn.execute(POSTGRES_TEXT_SEARCH)
+    except psycopg.Error as exc:
+        log.warning(
+            "store: no trigram index for the viewer's text search (%s); a search reads the"
+            " run's texts instead. A superuser can run: CREATE EXTENSION pg_trgm",
+            str(exc).strip().splitlines()[0],
+        )
 
 
 def _decoded(row: tuple[Any, ...]) -> tuple[Any, ...]:

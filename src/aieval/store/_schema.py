@@ -14,10 +14,15 @@ __all__ = [
     "COLUMNS_ADDED",
     "FILLS",
     "GRADED_COLUMNS",
+    "POSTGRES_TABLE_INDEXES",
+    "POSTGRES_TEXT_SEARCH",
+    "PROBLEM_SCORES",
     "RUN_COLUMNS_ADDED",
     "SAMPLE_COLUMNS",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "SEARCH_TEXT",
+    "TRIGRAM_INDEX",
     "VALUE_COLUMNS",
     "VERDICT_COLUMNS",
     "config_columns",
@@ -41,8 +46,11 @@ __all__ = [
 #: ``verdict_values`` (1: its gates, criteria and missing criteria are rows of
 #: ``sample_values``) and ``promotion_score`` (the weighted score a promotion decision uses), so
 #: a run's sums are computed in SQL (``_run_sums``, ``_pair_sums``); rows stored before keep
-#: NULL there, and their run is read one record at a time.
-SCHEMA_VERSION = 8
+#: NULL there, and their run is read one record at a time; 9: on PostgreSQL, the indexes the
+#: viewer's sample table is answered by (:data:`POSTGRES_TABLE_INDEXES`, and
+#: :data:`POSTGRES_TEXT_SEARCH` where ``pg_trgm`` may be created), built when an older store is
+#: opened.
+SCHEMA_VERSION = 9
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {
@@ -245,6 +253,50 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     created_at REAL NOT NULL
 );
 """.replace("{usage}", _USAGE_COLUMNS)
+
+
+#: What the sample table's search reads of a sample (``samples s``): its input, prediction and
+#: expected, one per line (an input or expected that is a JSON string without its quotes; its
+#: escapes stay as stored: an expression that decoded JSON could fail on a stored text, and a
+#: failing index expression would refuse the sample's write). The trigram index is on this
+#: expression, and a search names it to the letter, so PostgreSQL matches the two.
+SEARCH_TEXT = (
+    "(coalesce(CASE WHEN s.input LIKE '\"%\"' THEN substr(s.input, 2, length(s.input) - 2)"
+    " ELSE s.input END, '') || chr(10) || coalesce(s.prediction, '') || chr(10) ||"
+    " coalesce(CASE WHEN s.expected LIKE '\"%\"' THEN substr(s.expected, 2,"
+    " length(s.expected) - 2) ELSE s.expected END, ''))"
+)
+TRIGRAM_INDEX = "samples_text_trgm"
+#: The scores that failed or may rest on a malformed judge verdict (a superset: the table's
+#: error filter then tests each exactly), the predicate of a small partial index.
+PROBLEM_SCORES = (
+    "(e.error <> '' OR e.unreadable <> '' OR e.metadata LIKE '%\"unreadable\"%')"
+).replace("e.", "")
+
+#: PostgreSQL's indexes for the viewer's sample table of a run (one page is one walk of one of
+#: them in the asked order): dataset order; a sort by a scorer's value (and the scorers of a
+#: run, by a skip scan); by the weighted score; by the pass flag (ties in dataset order); and
+#: the samples stored without a verdict (a run holding any is indexed in the server's memory,
+#: which derives their verdicts).
+POSTGRES_TABLE_INDEXES = """
+CREATE INDEX IF NOT EXISTS samples_table_idx ON samples (run_id, idx, sample_id);
+CREATE INDEX IF NOT EXISTS scores_table_value ON scores (run_id, scorer, value, sample_id);
+CREATE INDEX IF NOT EXISTS samples_table_weighted
+    ON samples (run_id, weighted_score, idx, sample_id);
+CREATE INDEX IF NOT EXISTS samples_table_passed ON samples (run_id, passed, idx, sample_id);
+CREATE INDEX IF NOT EXISTS samples_table_no_verdict ON samples (run_id) WHERE verdict IS NULL;
+CREATE INDEX IF NOT EXISTS scores_table_problem ON scores (run_id, sample_id)
+    WHERE {problem};
+""".replace("{problem}", PROBLEM_SCORES)
+
+#: Text search in a run's samples by trigrams: needs the ``pg_trgm`` extension, which a role
+#: without the right to create it may not add (the search then reads the run's texts, and the
+#: table's answer says so).
+POSTGRES_TEXT_SEARCH = (
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm;\n"
+    f"CREATE INDEX IF NOT EXISTS {TRIGRAM_INDEX} ON samples USING gin"
+    f" (({SEARCH_TEXT.replace('s.', '')}) gin_trgm_ops);\n"
+)
 
 
 def config_columns(config: Any) -> tuple[str | None, int | None]:

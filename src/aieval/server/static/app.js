@@ -882,7 +882,10 @@
   // whole run, so a run of 100,000 samples costs the page no more than a run of fifty.
   function sampleTable(container, runId) {
     const state = { filter: "all", q: "", scorer: "", min: "", max: "", meta: "",
-      sort: "index", order: "asc", offset: 0 };
+      sort: "index", order: "asc", offset: 0, after: null };
+    // a PostgreSQL store pages by key: each page's token, to go back; the next page's token
+    const tokens = [];
+    let nextToken = null;
     let scorers = [];
     let live = false;
     const liveRows = new Map();
@@ -890,9 +893,20 @@
     const tbody = el("tbody", { id: "sample-rows" });
     const status = el("p", { class: "muted", id: "sample-count", "aria-live": "polite" });
     const prev = el("button", { type: "button", id: "sample-prev", hidden: true,
-      onclick: () => { state.offset = Math.max(0, state.offset - PAGE_SIZE); load(); } }, "← Previous");
+      onclick: () => {
+        state.offset = Math.max(0, state.offset - PAGE_SIZE);
+        state.after = tokens.length ? tokens.pop() : null;
+        load();
+      } }, "← Previous");
     const next = el("button", { type: "button", id: "sample-next", hidden: true,
-      onclick: () => { state.offset += PAGE_SIZE; load(); } }, "Next →");
+      onclick: () => {
+        if (nextToken) {
+          tokens.push(state.after);
+          state.after = nextToken;
+        }
+        state.offset += PAGE_SIZE;
+        load();
+      } }, "Next →");
     const buttons = FILTERS.map(([key, label]) => el("button", {
       type: "button", "data-filter": key, "aria-pressed": String(key === state.filter),
       onclick: () => {
@@ -1024,6 +1038,8 @@
 
     function restart() {
       state.offset = 0;
+      state.after = null;
+      tokens.length = 0;
       load();
     }
 
@@ -1082,8 +1098,9 @@
         filter: state.filter, q: state.q, scorer: state.scorer || null,
         min: state.scorer ? state.min : null, max: state.scorer ? state.max : null,
         meta: state.meta, sort: state.sort, order: state.order, limit: PAGE_SIZE,
-        offset: state.offset }));
+        offset: state.offset, after: state.after }));
       if (ticket !== loads) return;
+      nextToken = data.next || null;
       indexed = data.indexed !== false;
       runTotal = data.run_total;
       tbody.removeAttribute("aria-busy");
