@@ -179,13 +179,16 @@ def _scorer_row(scorer: Any, samples: int, confidence: float) -> dict[str, Any]:
 
 def _reasons(verdicts: list[FailedVerdict]) -> ReasonTally:
     """The reasons tally of the failed samples, as the record path counts them sample by
-    sample: each distinct verdict text decoded once, its reasons counted once per sample that
+    sample: each distinct list of reasons decoded once, its reasons counted once per sample that
     has it; a reason's first 5 samples merged from its texts' first samples, in order."""
     counts: dict[tuple[str, str, str], int] = {}
     firsts: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
     for verdict in verdicts:
         where = f"sample {verdict.first[0][1]!r}" if verdict.first else "a failed sample"
-        decoded = Verdict.from_dict(loads(verdict.text), where)
+        data = loads(verdict.text)
+        if not verdict.whole:  # the verdict's reasons alone, read as the whole one reads them
+            data = {"passed": False, "reasons": data}
+        decoded = Verdict.from_dict(data, where)
         for reason in decoded.reasons:
             key = (reason.kind, reason.key, reason_text(reason.text))
             counts[key] = counts.get(key, 0) + verdict.count

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aieval.errors import StoreError
 from aieval.store._connection import Connection
 
 __all__ = ["FailedVerdict", "ReportSums", "ReportSumsReader"]
@@ -32,13 +33,15 @@ class ReportSums:
 
 @dataclass(frozen=True, slots=True)
 class FailedVerdict:
-    """One distinct verdict text of the samples that did not pass: how many have it and the
-    first of them in dataset order, each as ``(position, sample_id)`` (position: its rank
-    among the run's failed samples in dataset order)."""
+    """One distinct list of reasons of the samples that did not pass: its JSON text (the
+    verdict's ``reasons``; the whole verdict's when ``whole``), how many samples have it and
+    the first of them in dataset order, each as ``(position, sample_id)`` (position: its rank
+    among the run's failed samples)."""
 
     text: str
     count: int
     first: tuple[tuple[int, str], ...]
+    whole: bool = False
 
 
 class ReportSumsReader(Connection):
@@ -63,28 +66,39 @@ class ReportSumsReader(Connection):
         )
 
     def failed_verdicts(self, run_id: str) -> list[FailedVerdict]:
-        """The distinct verdict texts of the run's failed samples (``verdict_passed = 0``),
-        each with its count and its first 5 samples: grouped in SQL, so a million failed
-        samples that share a few texts read back a few rows."""
-        counts = self._read(
-            "SELECT verdict, COUNT(*) FROM samples WHERE run_id = ? AND verdict_passed = 0"
-            " AND verdict IS NOT NULL GROUP BY verdict",
-            (run_id,),
+        """The distinct reasons of the run's failed samples (``verdict_passed = 0``), each with
+        its count and its first 5 samples: grouped in SQL by the verdict's ``reasons`` (a plain
+        verdict's text differs by its weighted score; its reasons mostly do not), so a million
+        failed samples read back a row per distinct list. A verdict the database cannot read
+        as JSON is grouped by its whole text (the caller decodes it and says which sample)."""
+        if self.location.backend == "postgres":
+            reasons = "(verdict::json -> 'reasons')::text"
+        else:
+            reasons = "json_extract(verdict, '$.reasons')"
+        try:
+            return self._failed_groups(run_id, f"COALESCE({reasons}, '[]')", whole=False)
+        except StoreError:
+            return self._failed_groups(run_id, "verdict", whole=True)
+
+    def _failed_groups(self, run_id: str, key: str, *, whole: bool) -> list[FailedVerdict]:
+        failed = (
+            f"SELECT {key} AS r, sample_id, idx FROM samples WHERE run_id = ?"
+            " AND verdict_passed = 0 AND verdict IS NOT NULL"
         )
+        counts = self._read(f"SELECT r, COUNT(*) FROM ({failed}) f GROUP BY r", (run_id,))
         firsts = self._read(
-            "SELECT verdict, pos, sample_id FROM (SELECT verdict, sample_id, pos,"
-            " ROW_NUMBER() OVER (PARTITION BY verdict ORDER BY pos) AS k FROM"
-            " (SELECT verdict, sample_id, ROW_NUMBER() OVER (ORDER BY idx, sample_id) AS pos"
-            " FROM samples WHERE run_id = ? AND verdict_passed = 0 AND verdict IS NOT NULL) t)"
-            " u WHERE k <= ? ORDER BY pos",
+            "SELECT r, pos, sample_id FROM (SELECT r, sample_id, pos,"
+            " ROW_NUMBER() OVER (PARTITION BY r ORDER BY pos) AS k FROM"
+            " (SELECT r, sample_id, ROW_NUMBER() OVER (ORDER BY idx, sample_id) AS pos"
+            f" FROM ({failed}) f) t) u WHERE k <= ? ORDER BY pos",
             (run_id, _IDS_PER_VERDICT),
         )
         text = self._db.text
         ids: dict[str, list[tuple[int, str]]] = {}
-        for verdict, pos, sample_id in firsts:
-            ids.setdefault(str(text(verdict)), []).append((int(pos), str(text(sample_id))))
+        for group, pos, sample_id in firsts:
+            ids.setdefault(str(text(group)), []).append((int(pos), str(text(sample_id))))
         out = []
-        for verdict, count in counts:
-            key = str(text(verdict))
-            out.append(FailedVerdict(key, int(count), tuple(ids.get(key, ()))))
+        for group, count in counts:
+            found = str(text(group))
+            out.append(FailedVerdict(found, int(count), tuple(ids.get(found, ())), whole))
         return out
