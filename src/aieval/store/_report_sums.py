@@ -85,20 +85,20 @@ class ReportSumsReader(Connection):
             f"SELECT {key} AS r, sample_id, idx FROM samples WHERE run_id = ?"
             " AND verdict_passed = 0 AND verdict IS NOT NULL"
         )
-        counts = self._read(f"SELECT r, COUNT(*) FROM ({failed}) f GROUP BY r", (run_id,))
-        firsts = self._read(
-            "SELECT r, pos, sample_id FROM (SELECT r, sample_id, pos,"
-            " ROW_NUMBER() OVER (PARTITION BY r ORDER BY pos) AS k FROM"
+        # one pass: each group's count and its first samples, numbered in dataset order
+        rows = self._read(
+            "SELECT r, pos, sample_id, n FROM (SELECT r, sample_id, pos,"
+            " ROW_NUMBER() OVER (PARTITION BY r ORDER BY pos) AS k,"
+            " COUNT(*) OVER (PARTITION BY r) AS n FROM"
             " (SELECT r, sample_id, ROW_NUMBER() OVER (ORDER BY idx, sample_id) AS pos"
             f" FROM ({failed}) f) t) u WHERE k <= ? ORDER BY pos",
             (run_id, _IDS_PER_VERDICT),
         )
         text = self._db.text
-        ids: dict[str, list[tuple[int, str]]] = {}
-        for group, pos, sample_id in firsts:
-            ids.setdefault(str(text(group)), []).append((int(pos), str(text(sample_id))))
-        out = []
-        for group, count in counts:
-            found = str(text(group))
-            out.append(FailedVerdict(found, int(count), tuple(ids.get(found, ())), whole))
-        return out
+        groups: dict[str, tuple[int, list[tuple[int, str]]]] = {}
+        for group, pos, sample_id, count in rows:
+            found = groups.setdefault(str(text(group)), (int(count), []))
+            found[1].append((int(pos), str(text(sample_id))))
+        return [
+            FailedVerdict(key, count, tuple(first), whole) for key, (count, first) in groups.items()
+        ]
