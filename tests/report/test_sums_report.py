@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from tests.report.golden.fixture import PAIRS
 
+import aieval.report._bundle as bundle
 from aieval.report import build_report
 from aieval.store import Store
 
@@ -51,6 +52,7 @@ def _sums_path(store: Store, monkeypatch: pytest.MonkeyPatch, run_id: str) -> An
 def _record_path(store: Store, monkeypatch: pytest.MonkeyPatch, run_id: str) -> Any:
     with monkeypatch.context() as patch:
         patch.setattr(Store, "plain_run", lambda self, run: False)
+        patch.setattr(bundle, "sums_report", lambda *args: None)
         return _report(store, run_id, bootstrap_max_n=30)
 
 

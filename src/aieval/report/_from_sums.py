@@ -53,7 +53,7 @@ def sums_report(
     if intervals.interval_method != "auto":
         return None
     extras = store.report_sums(row.id)
-    if extras.samples < intervals.bootstrap_max_n or not store.plain_run(row.id):
+    if extras.samples < intervals.bootstrap_max_n or extras.not_plain:
         return None
     sums = store.run_sums(row.id, slice_by)
     if sums is None or sums.graded or sums.criteria or sums.gates:

@@ -21,10 +21,12 @@ class ReportSums:
 
     ``cost_total`` is the samples' known cost summed in the database's order (within a
     relative 1e-12 of the per-sample sum); ``weighted_zeros`` and ``weighted_hundreds`` count
-    the weighted scores equal to 0 and 100 exactly.
+    the weighted scores equal to 0 and 100 exactly; ``not_plain`` the samples whose verdict is
+    not a plain one in the typed columns (none: ``plain_run``).
     """
 
     samples: int
+    not_plain: int
     cost_n: int
     cost_total: float
     weighted_zeros: int
@@ -48,21 +50,24 @@ class ReportSumsReader(Connection):
     """The reads of :mod:`aieval.store._report_sums`."""
 
     def report_sums(self, run_id: str) -> ReportSums:
-        """The run's sample count, cost sums and weighted 0s and 100s, in one statement."""
+        """The run's sample count, cost sums, weighted 0s and 100s and the samples that are
+        not plain verdicts, in one statement."""
         row = self._read_one(
-            "SELECT COUNT(*), COUNT(cost), SUM(cost),"
+            "SELECT COUNT(*), SUM(CASE WHEN verdict_plain = 1 AND verdict_passed IS NOT NULL"
+            " THEN 0 ELSE 1 END), COUNT(cost), SUM(cost),"
             " SUM(CASE WHEN weighted_score = 0 THEN 1 ELSE 0 END),"
             " SUM(CASE WHEN weighted_score = 100 THEN 1 ELSE 0 END)"
             " FROM samples WHERE run_id = ?",
             (run_id,),
         )
-        values = row if row is not None else (0, 0, None, None, None)
+        values = row if row is not None else (0, 0, 0, None, None, None)
         return ReportSums(
             samples=int(values[0] or 0),
-            cost_n=int(values[1] or 0),
-            cost_total=float(values[2] or 0.0),
-            weighted_zeros=int(values[3] or 0),
-            weighted_hundreds=int(values[4] or 0),
+            not_plain=int(values[1] or 0),
+            cost_n=int(values[2] or 0),
+            cost_total=float(values[3] or 0.0),
+            weighted_zeros=int(values[4] or 0),
+            weighted_hundreds=int(values[5] or 0),
         )
 
     def failed_verdicts(self, run_id: str) -> list[FailedVerdict]:
