@@ -32,7 +32,9 @@ The sums part generates two plain runs of each size in the database itself (``IN
 SELECT`` over a row number, both backends) and times, each in a fresh process with its peak
 memory, ``Store.run_sums`` (with a slice) and ``Store.pair_sums``, beside the reads the report
 and comparison of plain runs make today on the same runs (``sample_columns``, and
-``pair_samples`` with ``pair_scores`` of both runs): the old path's query part, as a ratio.
+``pair_samples`` with ``pair_scores`` of both runs): the old path's query part, as a ratio;
+and ``build_report`` end to end (closed-form intervals) from the sums, against the column path
+it replaces (``report_columns``).
 
 The columns part times the bootstrap of three equal-length columns (a report's weighted score
 and two scorers): one stream of indices per column, as before, against ``resample_means_many``
@@ -140,6 +142,13 @@ if what == "read":
         samples = store.iter_samples(cand)
     for _ in samples:
         pass
+elif what in ("report_sums", "report_columns"):
+    # build_report end to end, closed-form intervals both ways: from the sums, or (the old
+    # path) from the columns read back
+    if what == "report_columns":
+        bundle.sums_report = lambda *args: None
+    data = bundle.build_report(store, cand, slice_by=["topic"]).to_dict()
+    assert data["weighted_score"]["method"] != "percentile bootstrap"
 elif what == "read_columns":
     columns = store.sample_columns(cand, metadata=True)
     if hasattr(store, "judged_scores"):  # the scores are read with the samples
@@ -421,11 +430,19 @@ def _python_loop(values: list[float], resamples: int) -> tuple[float, float]:
 
 #: What ``--part sums`` times, each in a fresh process: the sums in SQL, and the reads the
 #: report and comparison of plain runs make today (the old path's query part) on the same runs.
-SUMS_STEPS = ("run_sums", "pair_sums", "read_columns", "read_pairs")
+SUMS_STEPS = (
+    "run_sums",
+    "pair_sums",
+    "read_columns",
+    "read_pairs",
+    "report_sums",
+    "report_columns",
+)
 
 _SUMS_CHILD = """
 import json, sys, time
 from aieval import Store
+import aieval.report._bundle as bundle
 what, location, base, cand = sys.argv[1:5]
 store = Store(location)
 store.get_run(cand)
@@ -434,6 +451,13 @@ if what == "run_sums":
     assert store.run_sums(cand, ("topic",)) is not None
 elif what == "pair_sums":
     assert store.pair_sums(base, cand, example_delta=5.0, limit=200) is not None
+elif what in ("report_sums", "report_columns"):
+    # build_report end to end, closed-form intervals both ways: from the sums, or (the old
+    # path) from the columns read back
+    if what == "report_columns":
+        bundle.sums_report = lambda *args: None
+    data = bundle.build_report(store, cand, slice_by=["topic"]).to_dict()
+    assert data["weighted_score"]["method"] != "percentile bootstrap"
 elif what == "read_columns":
     store.sample_columns(cand, metadata=True)
     store.call_totals(cand)
@@ -542,7 +566,11 @@ def sums(n: int, backends: list[str], servers: contextlib.ExitStack, tmp: Path) 
                 f"  {backend:8s} {what:13s} {f['seconds']:7.2f} s (CPU {f['cpu']:6.2f} s)"
                 f"  peak {f['peak_mb']:6.0f} MB"
             )
-        for new, old in (("run_sums", "read_columns"), ("pair_sums", "read_pairs")):
+        for new, old in (
+            ("run_sums", "read_columns"),
+            ("pair_sums", "read_pairs"),
+            ("report_sums", "report_columns"),
+        ):
             ratio = figures[old]["seconds"] / figures[new]["seconds"]
             print(f"  {backend:8s} {new} is {ratio:.1f}x faster than {old} (the old path's read)")
         if backend == "sqlite":

@@ -20,7 +20,7 @@ from aieval.core import Verdict, split_epoch
 from aieval.report._tally import ColumnTally, GroupTally, JudgeTally, ReasonTally
 from aieval.store import SampleColumns, ScoreColumns, Store
 
-__all__ = ["BulkNumbers", "bulk_numbers", "judge_tallies"]
+__all__ = ["BulkNumbers", "bulk_numbers", "epoch_flags", "judge_tallies"]
 
 #: distinct failed verdict texts whose reasons are kept while reading (then forgotten)
 _VERDICTS_KEPT = 10_000
@@ -66,7 +66,7 @@ def bulk_numbers(
         judges=judge_tallies(store.judged_scores(run_id)),
         reasons=_reasons(store, run_id),
         slices=_slices(cols, slice_by, slice_key),
-        epochs=_epochs(store, run_id),
+        epochs=epoch_flags(store, run_id),
     )
 
 
@@ -149,7 +149,8 @@ def _slices(
     return slices
 
 
-def _epochs(store: Store, run_id: str) -> dict[str, list[bool]]:
+def epoch_flags(store: Store, run_id: str) -> dict[str, list[bool]]:
+    """Example id -> the pass flag of each of its answers, in a run of epochs."""
     epochs: dict[str, list[bool]] = {}
 
     def count(page: list[tuple[str, bool, str]]) -> None:

@@ -17,6 +17,7 @@ from aieval.errors import ConfigError
 from aieval.grading import coverage_percent
 from aieval.report._bulk import BulkNumbers, bulk_numbers
 from aieval.report._epochs import epochs_section, minimums_section
+from aieval.report._from_sums import sums_report
 from aieval.report._header import SCHEMA_VERSION, pass_rate, resolve_run, run_header
 from aieval.report._intervals import (
     BOOTSTRAP,
@@ -157,6 +158,10 @@ def build_report(
         raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
     intervals = IntervalPolicy.of(interval_method, bootstrap_max_n)
     row = resolve_run(store, run)
+    summed = sums_report(store, row, tuple(slice_by), confidence, intervals, JUDGE_WARNING_RATE)
+    if summed is not None:
+        # every interval closed form: the database's sums, no value read back
+        return _with_code_section(RunReport(**summed.fields), store, row)
     workflow = row.config.get("workflow")
     tally = _RunTally(
         tuple(slice_by), workflow.get("id") if isinstance(workflow, Mapping) else None

@@ -14,7 +14,15 @@ from aieval.core import AgentDetail, Verdict
 from aieval.report._header import pass_rate
 from aieval.report._samples import ExampleNumbers
 
-__all__ = ["AgentTally", "ColumnTally", "GroupTally", "JudgeTally", "ReasonTally"]
+__all__ = [
+    "AgentTally",
+    "ColumnTally",
+    "GroupTally",
+    "JudgeTally",
+    "ReasonTally",
+    "grade_counts",
+    "reason_text",
+]
 
 GRADES = ("A", "B", "C", "D", "F")
 _MAX_IDS = 5
@@ -182,10 +190,7 @@ class ReasonTally:
 
     def add(self, kind: str, key: str, reason: str, sample_id: str) -> None:
         """Count one reason of one failed sample."""
-        text = " ".join(reason.split())
-        if len(text) > _MAX_REASON:
-            text = text[: _MAX_REASON - 1] + "…"
-        entry = self.counts.setdefault((kind, key, text), [0, []])
+        entry = self.counts.setdefault((kind, key, reason_text(reason)), [0, []])
         entry[0] += 1
         if len(entry[1]) < _MAX_IDS and sample_id not in entry[1]:
             entry[1].append(sample_id)
@@ -202,6 +207,12 @@ class ReasonTally:
             {"kind": k, "key": key, "reason": r, "count": c, "sample_ids": list(ids)}
             for (k, key, r), (c, ids) in ranked[:limit]
         ]
+
+
+def reason_text(reason: str) -> str:
+    """A reason as the report lists it: whitespace collapsed, at most 300 characters."""
+    text = " ".join(reason.split())
+    return text[: _MAX_REASON - 1] + "…" if len(text) > _MAX_REASON else text
 
 
 def grade_counts(counter: Mapping[str, int]) -> dict[str, int]:

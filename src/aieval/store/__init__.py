@@ -11,6 +11,7 @@ from aieval.store._received import (
     StoredTrace,
     earlier_trace_file,
 )
+from aieval.store._report_sums import FailedVerdict, ReportSums
 from aieval.store._run_sums import (
     CriterionSums,
     GateSums,
@@ -54,6 +55,7 @@ __all__ = [
     "Checked",
     "CriterionSums",
     "DeltaSums",
+    "FailedVerdict",
     "GateSums",
     "ImportOutcome",
     "IndexRow",
@@ -63,6 +65,7 @@ __all__ = [
     "ReadPool",
     "ReceivedRequest",
     "ReceivedTraces",
+    "ReportSums",
     "RunHolding",
     "RunRow",
     "RunSums",

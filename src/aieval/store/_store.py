@@ -15,6 +15,7 @@ from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
 from aieval.store._pair_reads import PairReader
 from aieval.store._pair_sums import PairSumsReader
+from aieval.store._report_sums import ReportSumsReader
 from aieval.store._runs import RunRow, RunTable, new_run_id
 from aieval.store._sample_reads import SampleReader
 from aieval.store._sample_writes import SampleWriter
@@ -31,6 +32,7 @@ class Store(
     ColumnReader,
     PairReader,
     PairSumsReader,
+    ReportSumsReader,
     CalibrationTable,
     TransferTable,
 ):

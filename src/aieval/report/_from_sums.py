@@ -1,0 +1,261 @@
+"""A report's numbers from the sums the database computed (:meth:`Store.run_sums`).
+
+Taken when every interval of the report is closed form (``interval_method: auto`` and each
+non-empty column at least ``bootstrap_max_n`` values) and every sample is a plain verdict in
+the typed columns: then no value list is read back. Decoded are only the distinct failed
+verdict texts (grouped in SQL), the judges' score metadata and, in a run of epochs, each
+sample's epoch. Graded and workflow runs keep the record path: their weight coverage,
+workflow groups and per-agent figures are in each sample's verdict detail.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from json import loads
+from typing import Any
+
+from aieval.core import ROW_CHECK_PREFIX, Verdict, low_coverage
+from aieval.report._bulk import epoch_flags, judge_tallies
+from aieval.report._epochs import epochs_section, minimums_section
+from aieval.report._header import pass_rate, run_header
+from aieval.report._intervals import IntervalPolicy, closed_form_block_from_sums
+from aieval.report._tally import GroupTally, JudgeTally, ReasonTally, reason_text
+from aieval.stats import histogram
+from aieval.store import CallTotals, FailedVerdict, ReportSums, RunRow, RunSums, Store, ValueSums
+
+__all__ = ["SumsReport", "sums_report"]
+
+#: the histogram edges every report column shows (``aieval.stats.histogram`` on [0, 1])
+_EDGES = histogram([], bins=10, range=(0.0, 1.0))["edges"]
+_MAX_IDS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class SumsReport:
+    """The fields of a :class:`~aieval.report.RunReport` the sums give (the rest the caller
+    adds: the code section)."""
+
+    fields: dict[str, Any]
+
+
+def sums_report(
+    store: Store,
+    row: RunRow,
+    slice_by: tuple[str, ...],
+    confidence: float,
+    intervals: IntervalPolicy,
+    judge_warning_rate: float,
+) -> SumsReport | None:
+    """The report's fields from the database's sums, or ``None`` when this run takes another
+    path (see the module docstring)."""
+    if intervals.interval_method != "auto":
+        return None
+    extras = store.report_sums(row.id)
+    if extras.samples < intervals.bootstrap_max_n or extras.not_plain:
+        return None
+    sums = store.run_sums(row.id, slice_by)
+    if sums is None or sums.graded or sums.criteria or sums.gates:
+        return None
+    columns = [sums.weighted, *(s.values for s in sums.scorers)]
+    if any(0 < c.n < intervals.bootstrap_max_n for c in columns):
+        return None  # a column drawn by the bootstrap needs its values
+    judges = judge_tallies(store.judged_scores(row.id))
+    totals = store.call_totals(row.id)
+    return SumsReport(
+        {
+            "run": run_header(row),
+            "samples": sums.samples,
+            "target_errors": sums.target_errors,
+            "graded": False,
+            "pass_rate": pass_rate(sums.passed, sums.samples, confidence),
+            "weighted_score": _weighted_block(sums.weighted, extras, confidence),
+            "grades": None,
+            "gates": [],
+            "criteria": [_scorer_row(s, sums.samples, confidence) for s in sums.scorers],
+            "failure_reasons": _reasons(store.failed_verdicts(row.id)).top(),
+            "judges": {k: j.to_dict(judge_warning_rate) for k, j in sorted(judges.items())},
+            "latency": {
+                "mean": sums.latency.mean,
+                "p50": sums.latency.p50,
+                "p95": sums.latency.p95,
+                "max": sums.latency.maximum,
+            },
+            "tokens": _tokens(totals),
+            "cost": extras.cost_total if extras.cost_n and not totals.unpriced else None,
+            "retries": totals.retries,
+            "cached": totals.cached_samples,
+            "cache": {
+                "calls": totals.answered_calls,
+                "cached": totals.cached_calls,
+                "share": (
+                    totals.cached_calls / totals.answered_calls if totals.answered_calls else None
+                ),
+            },
+            "groups": {
+                "workflow": [],
+                "slices": {
+                    name: [
+                        _group(g).to_dict(g.key, False, confidence)
+                        for g in sorted(groups, key=lambda g: (-g.samples, g.key))
+                    ]
+                    for name, groups in sums.slices.items()
+                },
+                "agents": [],
+            },
+            "warnings": _warnings(row, sums, judges, judge_warning_rate),
+            "epochs": epochs_section(
+                row.metrics or {}, epoch_flags(store, row.id) if sums.epochs else {}
+            ),
+            "minimums": minimums_section(row.metrics or {}),
+            "low_coverage": [
+                c.to_dict()
+                for c in low_coverage(
+                    {
+                        s.name: {
+                            "count": s.values.n,
+                            "errors": s.errors,
+                            "not_applicable": s.not_applicable,
+                        }
+                        for s in sums.scorers
+                    }
+                )
+            ],
+        }
+    )
+
+
+def _weighted_block(
+    values: ValueSums, extras: ReportSums, confidence: float
+) -> dict[str, Any] | None:
+    if not values.n:
+        return None
+    rate = extras.weighted_zeros + extras.weighted_hundreds == values.n
+    return closed_form_block_from_sums(
+        values.n,
+        values.total,
+        values.squares,
+        extras.weighted_hundreds if rate else None,
+        confidence,
+        scale=100.0,
+    )
+
+
+def _scorer_row(scorer: Any, samples: int, confidence: float) -> dict[str, Any]:
+    values: ValueSums = scorer.values
+    block = (
+        closed_form_block_from_sums(
+            values.n,
+            values.total,
+            values.squares,
+            round(values.total) if values.binary else None,
+            confidence,
+        )
+        if values.n
+        else None
+    )
+    errors = scorer.errors
+    if not scorer.name.startswith(ROW_CHECK_PREFIX):
+        # as the record path counts it: a sample without a score of this scorer is an error
+        errors = max(samples - values.n - scorer.not_applicable, errors)
+    return {
+        "name": scorer.name,
+        "kind": "scorer",
+        "n": values.n,
+        "errors": errors,
+        "not_applicable": scorer.not_applicable,
+        "mean": block["mean"] if block else None,
+        "std": block["std"] if block else None,
+        "low": block["low"] if block else None,
+        "high": block["high"] if block else None,
+        "method": block["method"] if block else None,
+        "quantiles": values.quantiles,
+        "histogram": {"edges": list(_EDGES), "counts": list(values.histogram or (0,) * 10)},
+        "floor": None,
+        "floor_violations": 0,
+    }
+
+
+def _reasons(verdicts: list[FailedVerdict]) -> ReasonTally:
+    """The reasons tally of the failed samples, as the record path counts them sample by
+    sample: each distinct list of reasons decoded once, its reasons counted once per sample that
+    has it; a reason's first 5 samples merged from its texts' first samples, in order."""
+    counts: dict[tuple[str, str, str], int] = {}
+    firsts: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
+    for verdict in verdicts:
+        where = f"sample {verdict.first[0][1]!r}" if verdict.first else "a failed sample"
+        data = loads(verdict.text)
+        if not verdict.whole:  # the verdict's reasons alone, read as the whole one reads them
+            data = {"passed": False, "reasons": data}
+        decoded = Verdict.from_dict(data, where)
+        for reason in decoded.reasons:
+            key = (reason.kind, reason.key, reason_text(reason.text))
+            counts[key] = counts.get(key, 0) + verdict.count
+            firsts.setdefault(key, []).extend(verdict.first)
+    tally = ReasonTally()
+    for key, count in counts.items():
+        ids: list[str] = []
+        for _, sample_id in sorted(firsts[key]):
+            if len(ids) < _MAX_IDS and sample_id not in ids:
+                ids.append(sample_id)
+        tally.counts[key] = [count, ids]
+    return tally
+
+
+def _tokens(totals: CallTotals) -> dict[str, Any]:
+    from aieval._usage_figures import TokenTally, TokenTotal
+
+    tokens = TokenTally()
+    tokens.target = TokenTotal(
+        totals.target_input_tokens,
+        totals.target_output_tokens,
+        totals.target_calls,
+        totals.target_unreported,
+    )
+    tokens.judges = TokenTotal(
+        totals.judge_input_tokens,
+        totals.judge_output_tokens,
+        totals.judge_calls,
+        totals.judge_unreported,
+    )
+    return tokens.to_dict()
+
+
+def _group(group: Any) -> GroupTally:
+    return GroupTally(
+        samples=group.samples,
+        passed=group.passed,
+        weighted_sum=group.weighted_total if group.weighted_n else 0.0,
+        weighted_n=group.weighted_n,
+        grades=Counter(group.grades),
+    )
+
+
+def _warnings(
+    row: RunRow, sums: RunSums, judges: Mapping[str, JudgeTally], threshold: float
+) -> list[str]:
+    """The record path's warnings (``_RunTally._warnings``), from the sums."""
+    warnings = []
+    if row.status != "completed":
+        warnings.append(f"run {row.id} is {row.status}: the report covers stored samples only")
+    if sums.samples == 0:
+        warnings.append(f"run {row.id} has no stored samples")
+    elif row.n_examples is not None and sums.samples < row.n_examples:
+        warnings.append(f"{sums.samples} of {row.n_examples} examples have a stored sample")
+    unscored = sums.samples - sums.weighted.n
+    if unscored:
+        warnings.append(f"{unscored} samples have no weighted score (nothing was scored)")
+    if sums.target_errors:
+        warnings.append(f"{sums.target_errors} samples failed in the target (scored 0)")
+    for scorer in sums.scorers:
+        if scorer.not_applicable and not scorer.values.n:
+            warnings.append(
+                f"scorer {scorer.name} scored no sample ({scorer.not_applicable} n/a,"
+                f" {sums.samples - scorer.not_applicable} errors or missing)"
+            )
+    for name, judge in sorted(judges.items()):
+        note = judge.to_dict(threshold)["warning"]
+        if note:
+            warnings.append(f"judge {name}: {note}")
+    return warnings
