@@ -122,36 +122,36 @@ class PairSumsReader(SumsReader):
                 that flips does.
             limit: list at most this many of each (``None``: all).
         """
-        if not (self.sums_ready(baseline) and self.sums_ready(candidate)):
+        facts = self._run_facts(baseline), self._run_facts(candidate)
+        if facts[0] is None or facts[1] is None:
             return None
         names_b, names_c = self._scorer_names(baseline), self._scorer_names(candidate)
-        if names_b is None or names_c is None or not names_c <= names_b:
+        if not names_c <= names_b:
             return None
         rows = any(n.startswith(ROW_CHECK_PREFIX) for n in names_b | names_c)
         if rows and (self._uneven(baseline, candidate) or self._uneven(candidate, baseline)):
             return None
         main = self._pairs(baseline, candidate, example_delta)
-        only_b = self._read_one(
-            "SELECT COUNT(*), COUNT(b.promotion_score), SUM(b.promotion_score),"
-            " SUM(b.promotion_score * b.promotion_score) FROM samples b WHERE b.run_id = ?"
-            " AND NOT EXISTS (SELECT 1 FROM samples c WHERE c.run_id = ?"
-            " AND c.sample_id = b.sample_id)",
-            (baseline, candidate),
+        paired = _int(main[0])
+        # the unpaired examples counted from the runs' sizes; the baseline's own summed only
+        # when there are some (two runs of one dataset have none: no third pass)
+        only_b = (
+            self._read_one(
+                "SELECT COUNT(*), COUNT(b.promotion_score), SUM(b.promotion_score),"
+                " SUM(b.promotion_score * b.promotion_score) FROM samples b WHERE b.run_id = ?"
+                " AND NOT EXISTS (SELECT 1 FROM samples c WHERE c.run_id = ?"
+                " AND c.sample_id = b.sample_id)",
+                (baseline, candidate),
+            )
+            if facts[0] > paired
+            else (0, 0, None, None)
         )
-        only_c = self._read_one(
-            "SELECT COUNT(*) FROM samples c WHERE c.run_id = ? AND NOT EXISTS"
-            " (SELECT 1 FROM samples b WHERE b.run_id = ? AND b.sample_id = c.sample_id)",
-            (candidate, baseline),
-        )
-        assert only_b is not None and only_c is not None
-        regressions, improvements = (
-            self._changes(baseline, candidate, example_delta, limit, worse)
-            for worse in (True, False)
-        )
+        assert only_b is not None
+        regressions, improvements = self._changes(baseline, candidate, example_delta, limit)
         return PairSums(
-            paired=_int(main[0]),
-            only_baseline=_int(only_b[0]),
-            only_candidate=_int(only_c[0]),
+            paired=paired,
+            only_baseline=facts[0] - paired,
+            only_candidate=facts[1] - paired,
             passes=PassTable(*(_int(v) for v in main[1:5])),
             baseline_scored=_int(main[5]),
             unscored=_int(main[6]),
@@ -166,11 +166,21 @@ class PairSumsReader(SumsReader):
             improvements_count=_int(main[16]),
         )
 
-    def _scorer_names(self, run_id: str) -> set[str] | None:
-        """The run's scorers; ``None`` in a run of epochs (paired by example, not sample)."""
-        row = self._read_one("SELECT COUNT(epoch) FROM samples WHERE run_id = ?", (run_id,))
-        if row is None or _int(row[0]):
+    def _run_facts(self, run_id: str) -> int | None:
+        """The run's number of samples; ``None`` when a sample is not in the typed columns
+        (:meth:`sums_ready`) or the run has epochs (paired by example, not sample)."""
+        row = self._read_one(
+            "SELECT COUNT(*), SUM(CASE WHEN verdict_values IS NULL OR verdict_passed IS NULL"
+            " OR verdict_plain IS NULL THEN 1 ELSE 0 END), COUNT(epoch)"
+            " FROM samples WHERE run_id = ?",
+            (run_id,),
+        )
+        if row is None or _int(row[1]) or _int(row[2]):
             return None
+        return _int(row[0])
+
+    def _scorer_names(self, run_id: str) -> set[str]:
+        """The run's scorers."""
         return {
             str(r[0])
             for r in self._read(
@@ -268,19 +278,26 @@ class PairSumsReader(SumsReader):
         return row
 
     def _changes(
-        self, baseline: str, candidate: str, example_delta: float, limit: int | None, worse: bool
-    ) -> tuple[str, ...]:
+        self, baseline: str, candidate: str, example_delta: float, limit: int | None
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The regressions and the improvements to list, from one pass over the pairs."""
         sql, args = self._paired(baseline, candidate, example_delta)
         # as the comparison orders them: the flips first, then the grade steps, then the
-        # largest change, then the baseline's dataset order
-        order = "flip, steps, k, idx, id" if worse else "flip DESC, steps DESC, k DESC, idx, id"
-        cap = "" if limit is None else f" LIMIT {int(limit)}"
+        # largest change, then the baseline's dataset order; the improvements by the same
+        # keys negated (exact: a sign is flipped), so both are numbered in one window
+        s = "(CASE WHEN worse = 1 THEN 1 ELSE -1 END)"
+        order = f"{s} * flip, {s} * steps, {s} * k, idx, id"
+        cap = "" if limit is None else f" WHERE n <= {int(limit)}"
         rows = self._read(
-            f"SELECT id FROM ({sql}) p WHERE {'worse' if worse else 'better'} = 1"
-            f" ORDER BY {order}{cap}",
+            f"SELECT id, worse FROM (SELECT id, worse, idx, ROW_NUMBER() OVER (PARTITION BY"
+            f" worse ORDER BY {order}) AS n FROM ({sql}) p WHERE worse = 1 OR better = 1) q"
+            f"{cap} ORDER BY worse, n",
             args,
         )
-        return tuple(str(r[0]) for r in rows)
+        return (
+            tuple(str(r[0]) for r in rows if _int(r[1]) == 1),
+            tuple(str(r[0]) for r in rows if _int(r[1]) == 0),
+        )
 
     def _scorer_pairs(self, baseline: str, candidate: str) -> dict[str, DeltaSums]:
         rows = self._read(
