@@ -131,7 +131,7 @@ class PairSumsReader(SumsReader):
         rows = any(n.startswith(ROW_CHECK_PREFIX) for n in names_b | names_c)
         if rows and (self._uneven(baseline, candidate) or self._uneven(candidate, baseline)):
             return None
-        main = self._pairs(baseline, candidate, example_delta)
+        main, scorers = self._pairs(baseline, candidate, example_delta)
         paired = _int(main[0])
         # the unpaired examples counted from the runs' sizes; the baseline's own summed only
         # when there are some (two runs of one dataset have none: no third pass)
@@ -159,7 +159,7 @@ class PairSumsReader(SumsReader):
             graded_pairs=_int(main[8]),
             promotion=_delta_sums(main[5], main[9:15]),
             baseline_only=(_int(only_b[1]), _float(only_b[2]), _float(only_b[3])),
-            scorers=self._scorer_pairs(baseline, candidate),
+            scorers=scorers,
             regressions=regressions,
             improvements=improvements,
             regressions_count=_int(main[15]),
@@ -219,16 +219,8 @@ class PairSumsReader(SumsReader):
         ``d``), and whether it is listed as worse (``worse``) or better (``better``); with
         ``scores``, whether the candidate left it unscored (``un``; else 0)."""
         # the baseline's examples with a finite score of a scorer the candidate's same example
-        # has no finite value of (``unscored_pair``), found in one join of the two runs' scores
-        lacking = (
-            " LEFT JOIN (SELECT bs.sample_id FROM scores bs LEFT JOIN scores cs"
-            " ON cs.run_id = ? AND cs.sample_id = bs.sample_id AND cs.scorer = bs.scorer"
-            f" WHERE bs.run_id = ? AND {self._finite('bs.value')}"
-            f" AND NOT COALESCE({self._finite('cs.value')}, FALSE) GROUP BY bs.sample_id) l"
-            " ON l.sample_id = b.sample_id"
-            if scores
-            else ""
-        )
+        # has no finite value of (``unscored_pair``): table ``l`` of :meth:`_pairs`
+        lacking = " LEFT JOIN l ON l.sample_id = b.sample_id" if scores else ""
         unscored = (
             "CASE WHEN b.promotion_score IS NULL THEN 0 WHEN c.promotion_score IS NULL THEN 1"
             " WHEN c.error IS NOT NULL THEN 0 WHEN l.sample_id IS NOT NULL THEN 1 ELSE 0 END"
@@ -257,25 +249,44 @@ class PairSumsReader(SumsReader):
             " FROM samples b JOIN samples c ON c.run_id = ? AND c.sample_id = b.sample_id"
             f"{lacking} WHERE b.run_id = ?"
         )
-        joined = [candidate, baseline] if scores else []
-        args = [-example_delta, example_delta, -example_delta, candidate, *joined, baseline]
+        args = [-example_delta, example_delta, -example_delta, candidate, baseline]
         return sql, args
 
-    def _pairs(self, baseline: str, candidate: str, example_delta: float) -> tuple[Any, ...]:
+    def _pairs(
+        self, baseline: str, candidate: str, example_delta: float
+    ) -> tuple[tuple[Any, ...], dict[str, DeltaSums]]:
+        """The pairs' sums and, per scorer, its finite pairs' sums: one statement, the two
+        runs' scores joined once (``j``) for both the unscored pairs and the scorers' sums."""
         sql, args = self._paired(baseline, candidate, example_delta, scores=True)
+        bf, cf = self._finite("j.bv"), self._finite("j.cv")
         # the candidate's value beside each example the baseline scored (0: left unscored)
         cv = "CASE WHEN bk = 0 THEN NULL WHEN un = 1 THEN 0.0 ELSE cps END"
-        # materialized: each pair's values are computed once, not per use
-        row = self._read_one(
-            f"WITH p AS MATERIALIZED ({sql}), q AS MATERIALIZED (SELECT *, {cv} AS cv FROM p)"
-            " SELECT COUNT(*), SUM(bp * cp), SUM(bp * (1 - cp)), SUM((1 - bp) * cp),"
-            " SUM((1 - bp) * (1 - cp)), SUM(bk), SUM(bk * un), COUNT(cps), SUM(graded),"
-            " SUM(bv), SUM(bv * bv), SUM(cv), SUM(cv * cv), SUM(cv - bv),"
-            " SUM((cv - bv) * (cv - bv)), SUM(worse), SUM(better) FROM q",
-            args,
+        # materialized: each pair's values are computed once, not per use; the scorers' rows
+        # follow the pairs' one (its name NULL), padded to its width
+        pad = ", NULL" * 10
+        rows = self._read(
+            "WITH j AS MATERIALIZED (SELECT bs.sample_id AS id, bs.scorer AS scorer,"
+            " bs.value AS bv, cs.value AS cv FROM scores bs LEFT JOIN scores cs"
+            " ON cs.run_id = ? AND cs.sample_id = bs.sample_id AND cs.scorer = bs.scorer"
+            " WHERE bs.run_id = ?),"
+            f" l AS (SELECT id AS sample_id FROM j WHERE {bf} AND NOT COALESCE({cf}, FALSE)"
+            " GROUP BY id),"
+            f" p AS MATERIALIZED ({sql}), q AS MATERIALIZED (SELECT *, {cv} AS cv FROM p)"
+            " SELECT NULL AS name, COUNT(*), SUM(bp * cp), SUM(bp * (1 - cp)),"
+            " SUM((1 - bp) * cp), SUM((1 - bp) * (1 - cp)), SUM(bk), SUM(bk * un), COUNT(cps),"
+            " SUM(graded), SUM(bv), SUM(bv * bv), SUM(cv), SUM(cv * cv), SUM(cv - bv),"
+            " SUM((cv - bv) * (cv - bv)), SUM(worse), SUM(better) FROM q"
+            " UNION ALL SELECT j.scorer, COUNT(*), SUM(j.bv), SUM(j.bv * j.bv), SUM(j.cv),"
+            " SUM(j.cv * j.cv), SUM(j.cv - j.bv), SUM((j.cv - j.bv) * (j.cv - j.bv))"
+            f"{pad} FROM j WHERE {bf} AND {cf} GROUP BY j.scorer",
+            [candidate, baseline, *args],
         )
-        assert row is not None
-        return row
+        main = next(row[1:] for row in rows if row[0] is None)
+        scorers = {
+            str(r[0]): _delta_sums(r[1], r[2:8])
+            for r in sorted((r for r in rows if r[0] is not None), key=lambda r: str(r[0]))
+        }
+        return main, scorers
 
     def _changes(
         self, baseline: str, candidate: str, example_delta: float, limit: int | None
@@ -298,18 +309,6 @@ class PairSumsReader(SumsReader):
             tuple(str(r[0]) for r in rows if _int(r[1]) == 1),
             tuple(str(r[0]) for r in rows if _int(r[1]) == 0),
         )
-
-    def _scorer_pairs(self, baseline: str, candidate: str) -> dict[str, DeltaSums]:
-        rows = self._read(
-            "SELECT bs.scorer, COUNT(*), SUM(bs.value), SUM(bs.value * bs.value), SUM(cs.value),"
-            " SUM(cs.value * cs.value), SUM(cs.value - bs.value),"
-            " SUM((cs.value - bs.value) * (cs.value - bs.value))"
-            " FROM scores bs JOIN scores cs ON cs.run_id = ? AND cs.sample_id = bs.sample_id"
-            f" AND cs.scorer = bs.scorer WHERE bs.run_id = ? AND {self._finite('bs.value')}"
-            f" AND {self._finite('cs.value')} GROUP BY bs.scorer ORDER BY bs.scorer",
-            (candidate, baseline),
-        )
-        return {str(r[0]): _delta_sums(r[1], r[2:8]) for r in rows}
 
 
 def _rank(grade: str) -> str:
