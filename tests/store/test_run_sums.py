@@ -486,3 +486,45 @@ def test_quantiles_of_values_crowded_in_a_bucket_or_far_outside_are_exact(
         read = list(store.iter_samples(run_id, texts=False))
     assert sums is not None
     _check(sums, read, ())
+
+
+def test_plain_runs_are_summed_and_paired_in_few_passes(store_location: str) -> None:
+    # two plain runs of the same examples with 0/1 scores: no grade, no unpaired example and no
+    # crowded bucket, so nothing beyond the fixed passes is asked
+    def plain(i: int, run: int) -> SampleRecord:
+        return SampleRecord(
+            id=f"e{i}",
+            index=i,
+            input="q",
+            scores={"em": ScoreRecord(float((i + run) % 2))},
+            latency_s=0.5,
+            metadata={"k": i % 3},
+            verdict=Verdict(passed=bool((i + run) % 2), weighted_score=100.0 * ((i + run) % 2)),
+        )
+
+    with Store(store_location) as store:
+        a, b = store.create_run(name="a"), store.create_run(name="b")
+        store.record_samples(a, [plain(i, 0) for i in range(40)])
+        store.record_samples(b, [plain(i, 1) for i in range(40)])
+        seen: list[str] = []
+        query = store._db.query
+
+        def recording(sql: str, args: Any = ()) -> list[tuple[Any, ...]]:
+            seen.append(sql)
+            return query(sql, args)
+
+        store._db.query = recording  # type: ignore[method-assign]
+        try:
+            sums = store.run_sums(a, ("k",))
+            run_statements = len(seen)
+            pair = store.pair_sums(a, b, limit=5)
+        finally:
+            store._db.query = query  # type: ignore[method-assign]
+    assert sums is not None and sums.samples == 40 and sums.grades == {}
+    assert pair is not None and (pair.only_baseline, pair.only_candidate) == (0, 0)
+    assert len(pair.regressions) == len(pair.improvements) == 5
+    # the samples' totals, latency's buckets, the scores' buckets, the scorers' order, the
+    # gates and criteria, the slice
+    assert run_statements == 6, seen[:run_statements]
+    # per run its size and readiness, its scorers; the pairs with the scorers' pairs, the listing
+    assert len(seen) - run_statements == 6, seen[run_statements:]

@@ -193,14 +193,18 @@ def _order_statistics(
     if not wanted:
         return found
     bucket = _bucket("v", postgres, scale, cap)
+    # a bucket's values lie between its min and max: that range is tested before the bucket's
+    # expression, so only the wanted buckets' rows are bucketed and sorted
+    within = " OR ".join("(g = ? AND v >= ? AND v <= ?)" for _ in wanted)
     where = " OR ".join("(g = ? AND qb = ?)" for _ in wanted)
+    bounds = [x for (name, b) in wanted for x in (name, *groups[name].buckets[b][1:])]
     offsets = sorted({o for held in wanted.values() for o in held})
     marks = ", ".join("?" * len(offsets))
     rows = read(
         "SELECT g, qb, r, v FROM (SELECT g, qb, v, ROW_NUMBER() OVER (PARTITION BY g, qb"
         f" ORDER BY v) - 1 AS r FROM (SELECT g, v, {bucket} AS qb FROM ({source}) s"
-        f" WHERE c = 0) t WHERE {where}) u WHERE r IN ({marks})",
-        [*args, *(x for key in wanted for x in key), *offsets],
+        f" WHERE c = 0 AND ({within})) t WHERE {where}) u WHERE r IN ({marks})",
+        [*args, *bounds, *(x for key in wanted for x in key), *offsets],
     )
     for g, qb, r, v in rows:
         rank = wanted.get((str(g), int(qb)), {}).get(int(r))
@@ -229,8 +233,19 @@ def _bin(v: str, postgres: bool) -> str:
     """The histogram bin of ``v`` as ``np.histogram`` finds it: the edges it is at or above
     (the last bin closed); NULL outside [0, 1]."""
     edge = (lambda e: f"CAST({e!r} AS DOUBLE PRECISION)") if postgres else repr
-    above = " + ".join(f"CASE WHEN {v} >= {edge(e)} THEN 1 ELSE 0 END" for e in _EDGES[1:-1])
-    return f"CASE WHEN {v} >= 0 AND {v} <= 1 THEN {above} END"
+
+    def search(low: int, high: int) -> str:
+        # the bin among low..high by halving (four comparisons a value, not nine): the edges
+        # are increasing, so this is the count of inner edges at or below the value
+        if low == high:
+            return str(low)
+        middle = (low + high + 1) // 2
+        return (
+            f"CASE WHEN {v} >= {edge(_EDGES[middle])} THEN {search(middle, high)}"
+            f" ELSE {search(low, middle - 1)} END"
+        )
+
+    return f"CASE WHEN {v} >= 0 AND {v} <= 1 THEN {search(0, BINS - 1)} END"
 
 
 def numpy_quantiles(

@@ -122,36 +122,36 @@ class PairSumsReader(SumsReader):
                 that flips does.
             limit: list at most this many of each (``None``: all).
         """
-        if not (self.sums_ready(baseline) and self.sums_ready(candidate)):
+        facts = self._run_facts(baseline), self._run_facts(candidate)
+        if facts[0] is None or facts[1] is None:
             return None
         names_b, names_c = self._scorer_names(baseline), self._scorer_names(candidate)
-        if names_b is None or names_c is None or not names_c <= names_b:
+        if not names_c <= names_b:
             return None
         rows = any(n.startswith(ROW_CHECK_PREFIX) for n in names_b | names_c)
         if rows and (self._uneven(baseline, candidate) or self._uneven(candidate, baseline)):
             return None
-        main = self._pairs(baseline, candidate, example_delta)
-        only_b = self._read_one(
-            "SELECT COUNT(*), COUNT(b.promotion_score), SUM(b.promotion_score),"
-            " SUM(b.promotion_score * b.promotion_score) FROM samples b WHERE b.run_id = ?"
-            " AND NOT EXISTS (SELECT 1 FROM samples c WHERE c.run_id = ?"
-            " AND c.sample_id = b.sample_id)",
-            (baseline, candidate),
+        main, scorers = self._pairs(baseline, candidate, example_delta)
+        paired = _int(main[0])
+        # the unpaired examples counted from the runs' sizes; the baseline's own summed only
+        # when there are some (two runs of one dataset have none: no third pass)
+        only_b = (
+            self._read_one(
+                "SELECT COUNT(*), COUNT(b.promotion_score), SUM(b.promotion_score),"
+                " SUM(b.promotion_score * b.promotion_score) FROM samples b WHERE b.run_id = ?"
+                " AND NOT EXISTS (SELECT 1 FROM samples c WHERE c.run_id = ?"
+                " AND c.sample_id = b.sample_id)",
+                (baseline, candidate),
+            )
+            if facts[0] > paired
+            else (0, 0, None, None)
         )
-        only_c = self._read_one(
-            "SELECT COUNT(*) FROM samples c WHERE c.run_id = ? AND NOT EXISTS"
-            " (SELECT 1 FROM samples b WHERE b.run_id = ? AND b.sample_id = c.sample_id)",
-            (candidate, baseline),
-        )
-        assert only_b is not None and only_c is not None
-        regressions, improvements = (
-            self._changes(baseline, candidate, example_delta, limit, worse)
-            for worse in (True, False)
-        )
+        assert only_b is not None
+        regressions, improvements = self._changes(baseline, candidate, example_delta, limit)
         return PairSums(
-            paired=_int(main[0]),
-            only_baseline=_int(only_b[0]),
-            only_candidate=_int(only_c[0]),
+            paired=paired,
+            only_baseline=facts[0] - paired,
+            only_candidate=facts[1] - paired,
             passes=PassTable(*(_int(v) for v in main[1:5])),
             baseline_scored=_int(main[5]),
             unscored=_int(main[6]),
@@ -159,18 +159,28 @@ class PairSumsReader(SumsReader):
             graded_pairs=_int(main[8]),
             promotion=_delta_sums(main[5], main[9:15]),
             baseline_only=(_int(only_b[1]), _float(only_b[2]), _float(only_b[3])),
-            scorers=self._scorer_pairs(baseline, candidate),
+            scorers=scorers,
             regressions=regressions,
             improvements=improvements,
             regressions_count=_int(main[15]),
             improvements_count=_int(main[16]),
         )
 
-    def _scorer_names(self, run_id: str) -> set[str] | None:
-        """The run's scorers; ``None`` in a run of epochs (paired by example, not sample)."""
-        row = self._read_one("SELECT COUNT(epoch) FROM samples WHERE run_id = ?", (run_id,))
-        if row is None or _int(row[0]):
+    def _run_facts(self, run_id: str) -> int | None:
+        """The run's number of samples; ``None`` when a sample is not in the typed columns
+        (:meth:`sums_ready`) or the run has epochs (paired by example, not sample)."""
+        row = self._read_one(
+            "SELECT COUNT(*), SUM(CASE WHEN verdict_values IS NULL OR verdict_passed IS NULL"
+            " OR verdict_plain IS NULL THEN 1 ELSE 0 END), COUNT(epoch)"
+            " FROM samples WHERE run_id = ?",
+            (run_id,),
+        )
+        if row is None or _int(row[1]) or _int(row[2]):
             return None
+        return _int(row[0])
+
+    def _scorer_names(self, run_id: str) -> set[str]:
+        """The run's scorers."""
         return {
             str(r[0])
             for r in self._read(
@@ -209,16 +219,8 @@ class PairSumsReader(SumsReader):
         ``d``), and whether it is listed as worse (``worse``) or better (``better``); with
         ``scores``, whether the candidate left it unscored (``un``; else 0)."""
         # the baseline's examples with a finite score of a scorer the candidate's same example
-        # has no finite value of (``unscored_pair``), found in one join of the two runs' scores
-        lacking = (
-            " LEFT JOIN (SELECT bs.sample_id FROM scores bs LEFT JOIN scores cs"
-            " ON cs.run_id = ? AND cs.sample_id = bs.sample_id AND cs.scorer = bs.scorer"
-            f" WHERE bs.run_id = ? AND {self._finite('bs.value')}"
-            f" AND NOT COALESCE({self._finite('cs.value')}, FALSE) GROUP BY bs.sample_id) l"
-            " ON l.sample_id = b.sample_id"
-            if scores
-            else ""
-        )
+        # has no finite value of (``unscored_pair``): table ``l`` of :meth:`_pairs`
+        lacking = " LEFT JOIN l ON l.sample_id = b.sample_id" if scores else ""
         unscored = (
             "CASE WHEN b.promotion_score IS NULL THEN 0 WHEN c.promotion_score IS NULL THEN 1"
             " WHEN c.error IS NOT NULL THEN 0 WHEN l.sample_id IS NOT NULL THEN 1 ELSE 0 END"
@@ -247,52 +249,66 @@ class PairSumsReader(SumsReader):
             " FROM samples b JOIN samples c ON c.run_id = ? AND c.sample_id = b.sample_id"
             f"{lacking} WHERE b.run_id = ?"
         )
-        joined = [candidate, baseline] if scores else []
-        args = [-example_delta, example_delta, -example_delta, candidate, *joined, baseline]
+        args = [-example_delta, example_delta, -example_delta, candidate, baseline]
         return sql, args
 
-    def _pairs(self, baseline: str, candidate: str, example_delta: float) -> tuple[Any, ...]:
+    def _pairs(
+        self, baseline: str, candidate: str, example_delta: float
+    ) -> tuple[tuple[Any, ...], dict[str, DeltaSums]]:
+        """The pairs' sums and, per scorer, its finite pairs' sums: one statement, the two
+        runs' scores joined once (``j``) for both the unscored pairs and the scorers' sums."""
         sql, args = self._paired(baseline, candidate, example_delta, scores=True)
+        bf, cf = self._finite("j.bv"), self._finite("j.cv")
         # the candidate's value beside each example the baseline scored (0: left unscored)
         cv = "CASE WHEN bk = 0 THEN NULL WHEN un = 1 THEN 0.0 ELSE cps END"
-        # materialized: each pair's values are computed once, not per use
-        row = self._read_one(
-            f"WITH p AS MATERIALIZED ({sql}), q AS MATERIALIZED (SELECT *, {cv} AS cv FROM p)"
-            " SELECT COUNT(*), SUM(bp * cp), SUM(bp * (1 - cp)), SUM((1 - bp) * cp),"
-            " SUM((1 - bp) * (1 - cp)), SUM(bk), SUM(bk * un), COUNT(cps), SUM(graded),"
-            " SUM(bv), SUM(bv * bv), SUM(cv), SUM(cv * cv), SUM(cv - bv),"
-            " SUM((cv - bv) * (cv - bv)), SUM(worse), SUM(better) FROM q",
-            args,
+        # materialized: each pair's values are computed once, not per use; the scorers' rows
+        # follow the pairs' one (its name NULL), padded to its width
+        pad = ", NULL" * 10
+        rows = self._read(
+            "WITH j AS MATERIALIZED (SELECT bs.sample_id AS id, bs.scorer AS scorer,"
+            " bs.value AS bv, cs.value AS cv FROM scores bs LEFT JOIN scores cs"
+            " ON cs.run_id = ? AND cs.sample_id = bs.sample_id AND cs.scorer = bs.scorer"
+            " WHERE bs.run_id = ?),"
+            f" l AS (SELECT id AS sample_id FROM j WHERE {bf} AND NOT COALESCE({cf}, FALSE)"
+            " GROUP BY id),"
+            f" p AS MATERIALIZED ({sql}), q AS MATERIALIZED (SELECT *, {cv} AS cv FROM p)"
+            " SELECT NULL AS name, COUNT(*), SUM(bp * cp), SUM(bp * (1 - cp)),"
+            " SUM((1 - bp) * cp), SUM((1 - bp) * (1 - cp)), SUM(bk), SUM(bk * un), COUNT(cps),"
+            " SUM(graded), SUM(bv), SUM(bv * bv), SUM(cv), SUM(cv * cv), SUM(cv - bv),"
+            " SUM((cv - bv) * (cv - bv)), SUM(worse), SUM(better) FROM q"
+            " UNION ALL SELECT j.scorer, COUNT(*), SUM(j.bv), SUM(j.bv * j.bv), SUM(j.cv),"
+            " SUM(j.cv * j.cv), SUM(j.cv - j.bv), SUM((j.cv - j.bv) * (j.cv - j.bv))"
+            f"{pad} FROM j WHERE {bf} AND {cf} GROUP BY j.scorer",
+            [candidate, baseline, *args],
         )
-        assert row is not None
-        return row
+        main = next(row[1:] for row in rows if row[0] is None)
+        scorers = {
+            str(r[0]): _delta_sums(r[1], r[2:8])
+            for r in sorted((r for r in rows if r[0] is not None), key=lambda r: str(r[0]))
+        }
+        return main, scorers
 
     def _changes(
-        self, baseline: str, candidate: str, example_delta: float, limit: int | None, worse: bool
-    ) -> tuple[str, ...]:
+        self, baseline: str, candidate: str, example_delta: float, limit: int | None
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The regressions and the improvements to list, from one pass over the pairs."""
         sql, args = self._paired(baseline, candidate, example_delta)
         # as the comparison orders them: the flips first, then the grade steps, then the
-        # largest change, then the baseline's dataset order
-        order = "flip, steps, k, idx, id" if worse else "flip DESC, steps DESC, k DESC, idx, id"
-        cap = "" if limit is None else f" LIMIT {int(limit)}"
+        # largest change, then the baseline's dataset order; the improvements by the same
+        # keys negated (exact: a sign is flipped), so both are numbered in one window
+        s = "(CASE WHEN worse = 1 THEN 1 ELSE -1 END)"
+        order = f"{s} * flip, {s} * steps, {s} * k, idx, id"
+        cap = "" if limit is None else f" WHERE n <= {int(limit)}"
         rows = self._read(
-            f"SELECT id FROM ({sql}) p WHERE {'worse' if worse else 'better'} = 1"
-            f" ORDER BY {order}{cap}",
+            f"SELECT id, worse FROM (SELECT id, worse, idx, ROW_NUMBER() OVER (PARTITION BY"
+            f" worse ORDER BY {order}) AS n FROM ({sql}) p WHERE worse = 1 OR better = 1) q"
+            f"{cap} ORDER BY worse, n",
             args,
         )
-        return tuple(str(r[0]) for r in rows)
-
-    def _scorer_pairs(self, baseline: str, candidate: str) -> dict[str, DeltaSums]:
-        rows = self._read(
-            "SELECT bs.scorer, COUNT(*), SUM(bs.value), SUM(bs.value * bs.value), SUM(cs.value),"
-            " SUM(cs.value * cs.value), SUM(cs.value - bs.value),"
-            " SUM((cs.value - bs.value) * (cs.value - bs.value))"
-            " FROM scores bs JOIN scores cs ON cs.run_id = ? AND cs.sample_id = bs.sample_id"
-            f" AND cs.scorer = bs.scorer WHERE bs.run_id = ? AND {self._finite('bs.value')}"
-            f" AND {self._finite('cs.value')} GROUP BY bs.scorer ORDER BY bs.scorer",
-            (candidate, baseline),
+        return (
+            tuple(str(r[0]) for r in rows if _int(r[1]) == 1),
+            tuple(str(r[0]) for r in rows if _int(r[1]) == 0),
         )
-        return {str(r[0]): _delta_sums(r[1], r[2:8]) for r in rows}
 
 
 def _rank(grade: str) -> str:

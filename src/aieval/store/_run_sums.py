@@ -162,16 +162,16 @@ class SumsReader(Connection):
             run_id: the run (its exact id).
             slice_by: metadata fields (dotted paths) to group the samples by.
         """
-        if not self.sums_ready(run_id):
-            return None
         totals = self._sample_totals(run_id)
+        if totals is None:
+            return None
         slices: dict[str, tuple[SliceSums, ...]] = {}
         for name in slice_by:
             groups = self._slice(run_id, name)
             if groups is None:
                 return None
             slices[name] = groups
-        samples, passed, errors, graded, epochs, weighted, latency, grades = totals
+        samples, passed, errors, graded, epochs, weighted, latency, grades, first = totals
         return RunSums(
             samples=samples,
             passed=passed,
@@ -181,8 +181,8 @@ class SumsReader(Connection):
             weighted=weighted,
             latency=latency,
             grades=grades,
-            scorers=self._scorers(run_id),
-            criteria=(criteria := self._values(run_id))[0],
+            scorers=self._scorers(run_id, first),
+            criteria=(criteria := self._values(run_id, first))[0],
             gates=criteria[1],
             slices=slices,
         )
@@ -191,26 +191,44 @@ class SumsReader(Connection):
 
     def _sample_totals(
         self, run_id: str
-    ) -> tuple[int, int, int, int, int, ValueSums, LatencySums, dict[str, int]]:
-        rows = self._read(
-            "SELECT grade, COUNT(*), SUM(verdict_passed),"
+    ) -> tuple[int, int, int, int, int, ValueSums, LatencySums, dict[str, int], Any] | None:
+        """The samples' counts and sums in one pass (``None`` when a sample is not in the typed
+        columns: :meth:`sums_ready` in the same statement), and the run's first ``idx``."""
+        row = self._read_one(
+            "SELECT COUNT(*), SUM(verdict_passed),"
             " SUM(CASE WHEN error IS NULL THEN 0 ELSE 1 END),"
             " SUM(CASE WHEN verdict_plain = 0 THEN 1 ELSE 0 END), COUNT(epoch),"
             " COUNT(weighted_score), SUM(weighted_score), SUM(weighted_score * weighted_score),"
             " MIN(weighted_score), MAX(weighted_score),"
-            " COUNT(latency_s), SUM(latency_s), MAX(latency_s)"
-            " FROM samples WHERE run_id = ? GROUP BY grade",
+            " COUNT(latency_s), SUM(latency_s), MAX(latency_s), COUNT(grade),"
+            " SUM(CASE WHEN verdict_values IS NULL OR verdict_passed IS NULL"
+            " OR verdict_plain IS NULL THEN 1 ELSE 0 END), MIN(idx)"
+            " FROM samples WHERE run_id = ?",
             (run_id,),
         )
-        ints = [sum(_int(row[k]) for row in rows) for k in range(1, 7)]
-        samples, passed, errors, graded, epochs, weighted_n = ints
-        latency_n = sum(_int(row[11]) for row in rows)
+        assert row is not None  # an aggregate without GROUP BY has its one row
+        if _int(row[14]):
+            return None
+        samples, passed, errors, graded, epochs, weighted_n = (_int(row[k]) for k in range(6))
         weighted = ValueSums(
             n=weighted_n,
-            total=_fsum(row[7] for row in rows),
-            squares=_fsum(row[8] for row in rows),
-            minimum=_least(row[9] for row in rows),
-            maximum=_most(row[10] for row in rows),
+            total=_float(row[6]),
+            squares=_float(row[7]),
+            minimum=_least([row[8]]),
+            maximum=_most([row[9]]),
+        )
+        # grouped by grade only when some sample has one (a plain run has none: no sort)
+        grades = (
+            {
+                str(grade): _int(count)
+                for grade, count in self._read(
+                    "SELECT grade, COUNT(*) FROM samples WHERE run_id = ? AND grade IS NOT NULL"
+                    " GROUP BY grade",
+                    (run_id,),
+                )
+            }
+            if _int(row[13])
+            else {}
         )
         latency_sums = self._columns(
             "SELECT '' AS g, 0 AS c, latency_s AS v FROM samples WHERE run_id = ?"
@@ -224,18 +242,17 @@ class SumsReader(Connection):
         ).get("")
         points = latency_sums[1].quantiles if latency_sums is not None else None
         latency = LatencySums(
-            n=latency_n,
-            total=_fsum(row[12] for row in rows),
+            n=_int(row[10]),
+            total=_float(row[11]),
             p50=points["p50"] if points else None,
             p95=points["p95"] if points else None,
-            maximum=_most(row[13] for row in rows),
+            maximum=_most([row[12]]),
         )
-        grades = {str(row[0]): _int(row[1]) for row in rows if row[0] is not None}
-        return samples, passed, errors, graded, epochs, weighted, latency, grades
+        return samples, passed, errors, graded, epochs, weighted, latency, grades, row[15]
 
     # -- the scores ---------------------------------------------------------------------------
 
-    def _scorers(self, run_id: str) -> tuple[ScorerSums, ...]:
+    def _scorers(self, run_id: str, first: Any) -> tuple[ScorerSums, ...]:
         # a score's code: 0 a value that counts, 1 n/a (no value, no error), 2 failed (no
         # value, or an error; '' is none), as the report counts them
         columns = self._columns(
@@ -259,13 +276,16 @@ class SumsReader(Connection):
             " AND sc.sample_id = s.sample_id WHERE s.run_id = ?",
             "sc.rowid",
             run_id,
+            first,
             set(found),
         )
         return tuple(found[name] for name in order)
 
     # -- the gates and criteria ---------------------------------------------------------------
 
-    def _values(self, run_id: str) -> tuple[tuple[CriterionSums, ...], tuple[GateSums, ...]]:
+    def _values(
+        self, run_id: str, first: Any
+    ) -> tuple[tuple[CriterionSums, ...], tuple[GateSums, ...]]:
         rows = self._read(
             "SELECT kind, name, COUNT(*), SUM(CASE WHEN flag = 0 THEN 1 ELSE 0 END),"
             " MIN(floor), MAX(floor), SUM(value)"
@@ -296,6 +316,7 @@ class SumsReader(Connection):
             " ON v.run_id = s.run_id AND v.sample_id = s.sample_id WHERE s.run_id = ?",
             "v.ord",
             run_id,
+            first,
             {f"{row[0]}:{row[1]}" for row in rows},
         )
         order = [name.partition(":") for name in names]
@@ -375,20 +396,19 @@ class SumsReader(Connection):
             self._read, self.location.backend == "postgres", source, args, points, **buckets
         )
 
-    def _first_seen(self, select: str, within: str, run_id: str, names: set[str]) -> list[str]:
-        """``names`` in the order the record path meets them: the first sample (in dataset order)
-        that has each, then the order that sample lists them (``within``). Reads the samples in
-        that order only until every name is seen (at once, when the first sample has them)."""
+    def _first_seen(
+        self, select: str, within: str, run_id: str, first: Any, names: set[str]
+    ) -> list[str]:
+        """``names`` in the order the record path meets them: the first sample (in dataset order,
+        ``first`` its ``idx``) that has each, then the order that sample lists them
+        (``within``). Reads the samples in that order only until every name is seen (at once,
+        when the first sample has them)."""
         if not names:
             return []
         order: dict[str, None] = {}
-        first = self._read_one(
-            "SELECT MIN(idx) FROM samples WHERE run_id = ?",
-            (run_id,),
-        )
-        if first is not None and first[0] is not None:
+        if first is not None:
             for (name,) in self._read(
-                f"{select} AND s.idx = ? ORDER BY s.sample_id, {within}", (run_id, first[0])
+                f"{select} AND s.idx = ? ORDER BY s.sample_id, {within}", (run_id, first)
             ):
                 order.setdefault(str(name), None)
         if not names.issubset(order):
