@@ -312,6 +312,19 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
+def _spellings(needle: str) -> list[str]:
+    """The needle as the store may hold it: as typed (a plain text, or inside a JSON input
+    whose quotes were stripped), JSON-escaped (a quote or newline in a JSON input), and
+    JSON-escaped in ASCII (a text with a NUL or a lone surrogate is stored as the marker and its
+    ASCII JSON literal: ``é`` is ``\\u00e9`` there)."""
+    forms = [needle]
+    for ascii_only in (False, True):
+        form = json.dumps(needle, ensure_ascii=ascii_only)[1:-1]
+        if form not in forms:
+            forms.append(form)
+    return forms
+
+
 def _where(ask: TableAsk, run_id: str) -> tuple[str, list[Any]]:
     """The filters as `` AND ...`` clauses on ``samples s``, and their arguments."""
     clauses: list[str] = []
@@ -320,9 +333,11 @@ def _where(ask: TableAsk, run_id: str) -> tuple[str, list[Any]]:
         clauses.append(_OUTCOMES[ask.outcome])
         args += [run_id] * _OUTCOMES[ask.outcome].count("e.run_id = ?")
     if ask.q:
-        # the index's expression, to the letter: the planner matches it to use the index
-        clauses.append(f"{SEARCH_TEXT} ILIKE ?")
-        args.append(_like(ask.q))
+        # the index's expression, to the letter: the planner matches it to use the index; once
+        # per spelling the needle may be stored in (see _spellings)
+        forms = _spellings(ask.q)
+        clauses.append("(" + " OR ".join(f"{SEARCH_TEXT} ILIKE ?" for _ in forms) + ")")
+        args += [_like(form) for form in forms]
     if ask.scorer is not None:
         bounds = ""
         if ask.min is not None:
