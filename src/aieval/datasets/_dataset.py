@@ -207,8 +207,15 @@ def load_dataset(
     return Dataset(source, spec=spec, name=name, limit=limit, label=label)
 
 
+#: The version's canonical JSON of a row, built once (``json.dumps`` with these options
+#: would build an encoder per row; the text is the same).
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
+
+
 def _row_digest(row: Any) -> int:
-    text = json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    text = _CANONICAL.encode(row)
     return int.from_bytes(
         hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "big"
     )

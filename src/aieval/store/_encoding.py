@@ -78,12 +78,18 @@ def row_from_db(_cursor: Any, row: tuple[Any, ...]) -> tuple[Any, ...]:
     return row
 
 
+#: ``json.dumps(value, ensure_ascii=..., default=str)`` builds an encoder per call; these two
+#: are built once (the same text: an encoder keeps no state between calls).
+_UNESCAPED = json.JSONEncoder(ensure_ascii=False, default=str)
+_ESCAPED = json.JSONEncoder(ensure_ascii=True, default=str)
+
+
 def dumps(value: Any) -> str:
     """JSON text that SQLite can store: unescaped UTF-8 when possible, else ASCII escapes."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    text = _UNESCAPED.encode(value)
     if _encodable(text):
         return text
-    return json.dumps(value, ensure_ascii=True, default=str)
+    return _ESCAPED.encode(value)
 
 
 def loads(text: str | None) -> Any:
