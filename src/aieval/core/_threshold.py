@@ -110,7 +110,7 @@ def _plain_verdict(
         ):
             return None
         values.append(value)
-        if not at_least(value, threshold):
+        if value < threshold and not at_least(value, threshold):
             text = f"{name} below the pass threshold {threshold:g}"
             reasons.append(Reason("threshold", name, text))
     return Verdict(

@@ -3,10 +3,16 @@ the threshold grader's plain verdicts (nearly every sample of a large run)."""
 
 from __future__ import annotations
 
+import math
+from json.encoder import encode_basestring
+from typing import Any
+
 from aieval.core import Verdict
 from aieval.store._encoding import dumps, encodable, unescaped
 
 __all__ = ["verdict_text"]
+
+_INF = math.inf
 
 
 def verdict_text(verdict: Verdict) -> str:
@@ -22,15 +28,26 @@ def verdict_text(verdict: Verdict) -> str:
         or verdict.weights
     ):
         return dumps(verdict.to_dict())
-    encode = unescaped
     reasons = ", ".join(
-        f'{{"kind": {encode(r.kind)}, "key": {encode(r.key)}, "text": {encode(r.text)}}}'
+        f'{{"kind": {_text(r.kind)}, "key": {_text(r.key)}, "text": {_text(r.text)}}}'
         for r in verdict.reasons
     )
     text = (
         f'{{"passed": {"true" if verdict.passed else "false"}, "reasons": [{reasons}], '
-        f'"weighted_score": {encode(verdict.weighted_score)}, "grade": null, "gates": [], '
-        f'"criteria": {{}}, "grader": {encode(verdict.grader)}, "workflow": null}}'
+        f'"weighted_score": {_number(verdict.weighted_score)}, "grade": null, "gates": [], '
+        f'"criteria": {{}}, "grader": {_text(verdict.grader)}, "workflow": null}}'
     )
     # text UTF-8 cannot hold: the whole verdict in ASCII escapes, as dumps writes it
     return text if encodable(text) else dumps(verdict.to_dict())
+
+
+def _text(value: Any) -> str:
+    # what the encoder itself does with a string, without its per-call checks
+    return encode_basestring(value) if type(value) is str else unescaped(value)
+
+
+def _number(value: Any) -> str:
+    # the encoder writes a finite float as its repr
+    if type(value) is float and -_INF < value < _INF:
+        return float.__repr__(value)
+    return unescaped(value)
