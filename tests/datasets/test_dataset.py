@@ -184,3 +184,20 @@ def test_hugging_face_dataset_rows() -> None:
         .scan()
         .version
     )
+
+
+def test_the_version_hash_is_pinned_for_every_kind_of_value() -> None:
+    """The version of these rows as every earlier release computed it: a stored run's dataset
+    version compares with a new run's only while the hash stays the same."""
+    rows = [
+        {
+            "id": 1,
+            "input": "é ✓ q",
+            "expected": ["a", {"b": None}],
+            "prediction": "x",
+            "metadata": {"z": 1.5, "a": True},
+        },
+        {"id": "two", "messages": [{"role": "user", "content": "\udc80"}], "expected": None},
+        {"input": "q3", "n": 10**30, "f": 1e-300},
+    ]
+    assert load_dataset(rows).scan().version == "67962d7c43aa853738ae54be3dc38fa5"

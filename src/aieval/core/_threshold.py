@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from aieval._floors import at_least
@@ -11,6 +12,8 @@ from aieval.core._records import SampleRecord
 from aieval.core._verdict import Reason, Verdict
 
 __all__ = ["ThresholdGrader", "factory", "scorer_reasons", "threshold_reasons", "ungraded_score"]
+
+_INF = math.inf
 
 
 class ThresholdGrader:
@@ -53,6 +56,10 @@ def threshold_verdict(
     stored sample keeps the flag it was stored with). ``thresholds`` and ``weights`` are the
     scorers' own (by score name), beside ``threshold``, the run's, and weight 1."""
     own = thresholds or {}
+    if passed is None and record.error is None and not own:
+        plain = _plain_verdict(record, threshold, weights)
+        if plain is not None:
+            return plain
     if passed is None:
         # a malformed judge verdict keeps its 0.0 (or tie) but never passes; a sample every
         # scorer found not applicable (unscored) has no score to pass with
@@ -77,6 +84,41 @@ def threshold_verdict(
         weighted_score=ungraded_score(record.error, scores, used),
         grader="threshold",
         weights=used,
+    )
+
+
+def _plain_verdict(
+    record: SampleRecord, threshold: float, weights: Mapping[str, float] | None
+) -> Verdict | None:
+    """:func:`threshold_verdict` of a sample with no error whose scores are all finite floats
+    without error, malformed verdict or judge reason, under one threshold and weights of 1,
+    in one pass (nearly every sample of a large run); ``None`` for any other sample, which
+    the general rule decides. The verdict is the same as the general rule's."""
+    scores = record.scores
+    if not scores or (weights and any(w != 1.0 for w in weights.values())):
+        return None
+    values: list[float] = []
+    reasons: list[Reason] = []
+    for name, s in scores.items():
+        value = s.value
+        if (
+            type(value) is not float
+            or not -_INF < value < _INF
+            or s.error is not None
+            or s.unreadable
+            or ("parse_failures" in s.metadata and s.reason)
+        ):
+            return None
+        values.append(value)
+        if value < threshold and not at_least(value, threshold):
+            text = f"{name} below the pass threshold {threshold:g}"
+            reasons.append(Reason("threshold", name, text))
+    return Verdict(
+        passed=not reasons,
+        reasons=tuple(reasons),
+        weighted_score=100.0 * sum(values) / len(values),
+        grader="threshold",
+        weights={},
     )
 
 

@@ -18,7 +18,7 @@ from aieval._types import Example
 from aieval.datasets._checks import CHECK_FIELDS
 from aieval.datasets._depth import MAX_ROW_DEPTH, decode_error
 from aieval.datasets._inspect_rows import inspect_example, inspect_log_rows, looks_like_inspect_log
-from aieval.datasets._rows import RowSpec, row_to_example
+from aieval.datasets._rows import RowSpec, row_facts, row_to_example
 from aieval.errors import DatasetError
 
 __all__ = ["Dataset", "DatasetInfo", "load_dataset"]
@@ -117,15 +117,15 @@ class Dataset:
         for index, (line, row) in enumerate(self._raw()):
             if self.limit is not None and index >= self.limit:
                 break
-            example = row_to_example(row, index, self.spec, self.source, line)
-            key = hash(example.id)
+            example_id, recorded, checked = row_facts(row, index, self.spec, self.source, line)
+            key = hash(example_id)
             if key in seen:
-                self._confirm_duplicate(example.id, line)
+                self._confirm_duplicate(example_id, line)
             seen.add(key)
             total = (total + _row_digest(self._example(row))) % _MOD
             count += 1
-            with_prediction += example.prediction is not None or example.recorded_error is not None
-            with_checks += bool(example.checks)
+            with_prediction += recorded
+            with_checks += checked
             fields.update(row)
         self._info = DatasetInfo(
             count, f"{total:032x}", with_prediction, frozenset(fields), with_checks
@@ -207,8 +207,15 @@ def load_dataset(
     return Dataset(source, spec=spec, name=name, limit=limit, label=label)
 
 
+#: The version's canonical JSON of a row, built once (``json.dumps`` with these options
+#: would build an encoder per row; the text is the same).
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
+
+
 def _row_digest(row: Any) -> int:
-    text = json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    text = _CANONICAL.encode(row)
     return int.from_bytes(
         hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "big"
     )

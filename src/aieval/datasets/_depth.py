@@ -18,6 +18,9 @@ __all__ = ["MAX_ROW_DEPTH", "check_row_depth", "decode_error"]
 #: The most levels of objects and arrays in one row, the row itself being the first.
 MAX_ROW_DEPTH = 100
 
+#: Values that nest nothing (a row of only these is one level deep).
+_FLAT = frozenset({str, int, float, bool, type(None)})
+
 _TOO_DEEP = (
     f"the row nests deeper than {MAX_ROW_DEPTH} levels of objects and arrays, the most a dataset "
     "row may; flatten it, or keep a deep value as a JSON text in a string field"
@@ -27,6 +30,8 @@ _TOO_DEEP = (
 def check_row_depth(row: Any, source: str, line: int) -> None:
     """Refuse ``row`` with a :class:`DatasetError` naming ``source`` and ``line`` when it nests
     deeper than :data:`MAX_ROW_DEPTH`."""
+    if type(row) is dict and all(type(value) in _FLAT for value in row.values()):
+        return  # one level: the common row, told without a walk
     if too_deep(row, MAX_ROW_DEPTH):
         raise DatasetError(_TOO_DEEP, source=source, line=line)
 

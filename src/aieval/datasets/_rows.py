@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from aieval._types import Example
+from aieval.core import RowCheck
 from aieval.datasets._checks import row_checks
 from aieval.datasets._depth import check_row_depth
 from aieval.datasets._recorded import recorded_usage
 from aieval.errors import DatasetError
 
-__all__ = ["RowSpec", "row_to_example"]
+__all__ = ["RowSpec", "row_facts", "row_to_example"]
 
 _INPUT_FIELDS = ("prompt", "input", "messages")
 
@@ -33,8 +34,38 @@ class RowSpec:
     require_input: bool = True
 
 
+#: What validating a row finds: id, input, metadata, prediction, recorded error and checks.
+_Read = tuple[str, Any, Mapping[str, Any], str | None, str | None, tuple[RowCheck, ...]]
+
+
 def row_to_example(row: Any, index: int, spec: RowSpec, source: str, line: int) -> Example:
     """Validate ``row`` and build its Example; errors name the source and line."""
+    example_id, value, metadata, prediction, recorded_error, checks = _read(
+        row, index, spec, source, line
+    )
+    return Example(
+        id=example_id,
+        input=value,
+        expected=row.get("expected"),
+        metadata=dict(metadata),
+        prediction=prediction,
+        fields=dict(row),
+        recorded_error=recorded_error,
+        checks=checks,
+    )
+
+
+def row_facts(
+    row: Any, index: int, spec: RowSpec, source: str, line: int
+) -> tuple[str, bool, bool]:
+    """Validate ``row`` as :func:`row_to_example` does (the same errors), without building its
+    Example: its id, whether it records a prediction (or an error in its place), whether it
+    carries checks."""
+    example_id, _, _, prediction, recorded_error, checks = _read(row, index, spec, source, line)
+    return example_id, prediction is not None or recorded_error is not None, bool(checks)
+
+
+def _read(row: Any, index: int, spec: RowSpec, source: str, line: int) -> _Read:
     if not isinstance(row, Mapping):
         raise DatasetError(
             f"expected an object with a 'prompt' field, got {type(row).__name__}",
@@ -71,16 +102,8 @@ def row_to_example(row: Any, index: int, spec: RowSpec, source: str, line: int) 
     prediction = _prediction(row, spec, source, line)
     recorded_error = _recorded_error(row, prediction, source, line)
     recorded_usage(row, source, line)  # refuse malformed recorded calls before the run starts
-    return Example(
-        id=example_id,
-        input=value,
-        expected=row.get("expected"),
-        metadata=dict(metadata),
-        prediction=prediction,
-        fields=dict(row),
-        recorded_error=recorded_error,
-        checks=row_checks(row, source, line),
-    )
+    checks = row_checks(row, source, line)
+    return example_id, value, metadata, prediction, recorded_error, checks
 
 
 def _first_present(row: Mapping[str, Any]) -> Any:

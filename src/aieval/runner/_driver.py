@@ -40,6 +40,7 @@ async def drive(
     observers: Observers | None = None,
     redact_values: bool = False,
     feed: Callable[[Iterator[tuple[int, Example]]], Iterator[tuple[int, Example]]] | None = None,
+    hold: int = 1,
 ) -> list[SampleRecord] | None:
     """Run every sample not stored yet through ``executor.map(work, ...)`` and store it.
 
@@ -47,6 +48,7 @@ async def drive(
     with that :class:`StoreError`. ``redact_values``: the records come from elsewhere (Ray
     workers) and are redacted here too, with this process's secrets. ``feed``: what the
     pending samples pass through on their way to the executor (batch scoring ahead).
+    ``hold``: how many samples may share a commit on SQLite (see :class:`SampleWriter`).
 
     Returns:
         Every sample sorted by index when the run has no store, else ``None``.
@@ -66,7 +68,7 @@ async def drive(
         if progress is not None:
             progress(done, total)
 
-    writer = SampleWriter(prep.db, prep.run_id, stored)
+    writer = SampleWriter(prep.db, prep.run_id, stored, hold=hold)
     if not redact_values:  # work in this process (Ray's is shipped to its workers as it is)
         work = _stopping_on_store_errors(work, writer)
     items = _pending(prep.data, prep.done_ids, prep.spec.epochs)

@@ -23,7 +23,9 @@ from aieval.runner._result import RunResult
 from aieval.runner._sample import SampleProcessor
 from aieval.runner._spec import ExecutionSpec, RunSpec
 from aieval.runner._summary import RunSummary
+from aieval.runner._target import RecordedTarget
 from aieval.runner._tracing import telemetry_wanted
+from aieval.runner._writer import HOLD_FROM, RECORDED_HOLD
 from aieval.store import Store
 
 __all__ = ["execute"]
@@ -65,6 +67,7 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
             observers=observers,
             redact_values=remote,
             feed=None if remote else processor.feed,
+            hold=_hold(prep, remote),
         )
     except (asyncio.CancelledError, KeyboardInterrupt):
         status, error = "interrupted", "interrupted before every sample finished"
@@ -134,3 +137,10 @@ def _result(
 def _endpoint_of(spec: RunSpec, live: LiveParts, db: Store | None) -> RunEndpoint:
     """What judges without their own endpoint inherit from this run."""
     return run_endpoint(spec, str(db.location) if db else None, named=live.provider is None)
+
+
+def _hold(prep: Prepared, remote: bool) -> int:
+    """How many samples may share a commit: :data:`RECORDED_HOLD` for a large run of recorded
+    predictions in this process (thousands finish a second), else 1 (each event-loop step)."""
+    large = prep.info.count * prep.spec.epochs >= HOLD_FROM
+    return RECORDED_HOLD if large and not remote and isinstance(prep.target, RecordedTarget) else 1

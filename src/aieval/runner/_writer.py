@@ -13,9 +13,22 @@ from aieval.errors import StoreError, UnstorableSampleError
 from aieval.runner._sample import unstorable_record
 from aieval.store import HEARTBEAT_EVERY_S, Store
 
-__all__ = ["SampleWriter", "heartbeat", "stop_heartbeat"]
+__all__ = ["HOLD_FROM", "HOLD_S", "RECORDED_HOLD", "SampleWriter", "heartbeat", "stop_heartbeat"]
 
 log = logging.getLogger("aieval")
+
+#: The longest a held sample waits for its commit (see ``SampleWriter``'s ``hold``).
+HOLD_S = 0.5
+
+#: How many samples of a run of recorded predictions on SQLite share a commit: thousands
+#: finish a second, so a commit per event-loop step (up to 32) costs a fifth of the run; a
+#: killed run loses at most this many (or :data:`HOLD_S` seconds' worth), which a resumed run
+#: runs again.
+RECORDED_HOLD = 512
+
+#: The fewest samples a run of recorded predictions has for its commits to be held: below it
+#: a run commits each event-loop step, as any other run (a commit's cost matters only at scale).
+HOLD_FROM = 5_000
 
 #: What a commit stored, and the store's failure that stopped it (if any).
 _Committed = tuple[list[SampleRecord], StoreError | None]
@@ -34,15 +47,25 @@ class SampleWriter:
     reporting samples that were never stored. A batch holding a sample the store cannot keep
     (an integer beyond 64 bits: :class:`UnstorableSampleError`) is no store failure: it is
     committed one sample at a time, that sample stored as its error.
+
+    ``hold`` > 1 (SQLite only: a run of recorded predictions) holds finished samples until
+    that many wait or the first has waited :data:`HOLD_S` seconds, then commits them as one
+    transaction.
     """
 
     def __init__(
-        self, db: Store | None, run_id: str, on_stored: Callable[[SampleRecord], None]
+        self,
+        db: Store | None,
+        run_id: str,
+        on_stored: Callable[[SampleRecord], None],
+        *,
+        hold: int = 1,
     ) -> None:
         self.db = db
         self.run_id = run_id
         self.on_stored = on_stored
         self.pending: list[SampleRecord] = []
+        self._timer: asyncio.TimerHandle | None = None
         self.error: StoreError | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._committing: asyncio.Future[_Committed] | None = None
@@ -50,6 +73,8 @@ class SampleWriter:
         location = getattr(db, "location", None)
         # a PostgreSQL store (a location with no file) commits on a thread
         self._threaded = location is not None and getattr(location, "path", True) is None
+        # SQLite, asked to hold samples: commit every ``hold`` samples or HOLD_S seconds
+        self._hold = 1 if self._threaded else max(1, hold)
 
     def stop_on_failure(self, tasks: list[asyncio.Task[None]]) -> None:
         """Cancel these tasks when a commit fails."""
@@ -61,6 +86,13 @@ class SampleWriter:
         if self.db is None:
             self.on_stored(record)
             return
+        if self._hold > 1:
+            self.pending.append(record)
+            if len(self.pending) >= self._hold:
+                self.flush()
+            elif self._timer is None:
+                self._timer = asyncio.get_running_loop().call_later(HOLD_S, self.flush)
+            return
         if not self.pending and self._committing is None:
             asyncio.get_running_loop().call_soon(self.flush)
         self.pending.append(record)
@@ -70,6 +102,9 @@ class SampleWriter:
         millisecond), on a thread of its own on PostgreSQL, so the run goes on while the
         server commits (and flushes its log); samples finishing meanwhile make up the next
         batch, one commit in flight at a time."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.db is None or not self.pending or self.error is not None:
             return
         if self._committing is not None:
@@ -135,6 +170,9 @@ class SampleWriter:
 
     async def drain(self) -> None:
         """Wait for the commit in flight, then commit what is pending (the run's end)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         while self._committing is not None:
             await asyncio.wait([self._committing])
             await asyncio.sleep(0)  # let the commit's callback run (it may start another)

@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "PG_MARKER",
     "dumps",
+    "encodable",
     "from_db",
     "from_pg",
     "loads",
@@ -26,10 +27,12 @@ __all__ = [
     "to_db_rows",
     "to_pg",
     "to_pg_row",
+    "unescaped",
 ]
 
 
-def _encodable(text: str) -> bool:
+def encodable(text: str) -> bool:
+    """Whether UTF-8 holds ``text`` (no lone surrogate)."""
     if text.isascii():
         return True
     try:
@@ -41,7 +44,7 @@ def _encodable(text: str) -> bool:
 
 def to_db(value: Any) -> Any:
     """A parameter for SQLite: a string UTF-8 cannot hold becomes its surrogatepass bytes."""
-    if isinstance(value, str) and not _encodable(value):
+    if isinstance(value, str) and not encodable(value):
         return value.encode("utf-8", "surrogatepass")
     return value
 
@@ -58,7 +61,7 @@ def to_db_rows(rows: Sequence[Sequence[Any]]) -> Sequence[Sequence[Any]]:
     UTF-8 holds the texts joined exactly when it holds each (a surrogate is refused alone or
     beside another).
     """
-    if _encodable("".join([v for row in rows for v in row if isinstance(v, str)])):
+    if encodable("".join([v for row in rows for v in row if isinstance(v, str)])):
         return rows
     return [to_db_row(row) for row in rows]
 
@@ -78,12 +81,24 @@ def row_from_db(_cursor: Any, row: tuple[Any, ...]) -> tuple[Any, ...]:
     return row
 
 
+#: ``json.dumps(value, ensure_ascii=..., default=str)`` builds an encoder per call; these two
+#: are built once (the same text: an encoder keeps no state between calls).
+_UNESCAPED = json.JSONEncoder(ensure_ascii=False, default=str)
+_ESCAPED = json.JSONEncoder(ensure_ascii=True, default=str)
+
+
+def unescaped(value: Any) -> str:
+    """``value``'s JSON text with non-ASCII text as it is (what :func:`dumps` writes when UTF-8
+    holds it)."""
+    return _UNESCAPED.encode(value)
+
+
 def dumps(value: Any) -> str:
     """JSON text that SQLite can store: unescaped UTF-8 when possible, else ASCII escapes."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    if _encodable(text):
+    text = _UNESCAPED.encode(value)
+    if encodable(text):
         return text
-    return json.dumps(value, ensure_ascii=True, default=str)
+    return _ESCAPED.encode(value)
 
 
 def loads(text: str | None) -> Any:
@@ -100,7 +115,7 @@ PG_MARKER = "\ue000\x01esc:"
 def to_pg(value: Any) -> Any:
     """A parameter for PostgreSQL: a string ``text`` cannot hold is stored marked and escaped."""
     if isinstance(value, str) and (
-        "\x00" in value or value.startswith(PG_MARKER) or not _encodable(value)
+        "\x00" in value or value.startswith(PG_MARKER) or not encodable(value)
     ):
         return PG_MARKER + json.dumps(value, ensure_ascii=True)
     return value

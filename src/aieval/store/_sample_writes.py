@@ -20,6 +20,7 @@ from aieval.store._schema import (
     VERDICT_COLUMNS,
 )
 from aieval.store._verdict_columns import graded_columns, value_rows, verdict_columns
+from aieval.store._verdict_text import verdict_text
 
 __all__ = ["SampleWriter"]
 
@@ -78,7 +79,7 @@ class SampleWriter(Connection):
                     int(s.cached),
                     _extra(s),
                     now,
-                    None if s.verdict is None else dumps(s.verdict.to_dict()),
+                    None if s.verdict is None else verdict_text(s.verdict),
                     *verdict_columns(s.verdict),
                     *graded_columns(s.verdict, s.epoch),
                 )
