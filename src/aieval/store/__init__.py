@@ -3,6 +3,7 @@
 from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._owner import HEARTBEAT_EVERY_S
+from aieval.store._pair_details import BinaryTable, ListedSample, PairDetails, ScorerDetails
 from aieval.store._pair_sums import DeltaSums, PairSums, PassTable
 from aieval.store._read_pool import READ_POOL, ReadPool
 from aieval.store._received import (
@@ -48,6 +49,7 @@ __all__ = [
     "READ_POOL",
     "RUN_ID_SHAPE",
     "BaselineChoice",
+    "BinaryTable",
     "CalibrationRow",
     "CallTotals",
     "Checked",
@@ -57,6 +59,8 @@ __all__ = [
     "ImportOutcome",
     "IndexRow",
     "LatencySums",
+    "ListedSample",
+    "PairDetails",
     "PairSums",
     "PassTable",
     "ReadPool",
@@ -67,6 +71,7 @@ __all__ = [
     "RunSums",
     "SampleColumns",
     "ScoreColumns",
+    "ScorerDetails",
     "ScorerSums",
     "SideTable",
     "SliceSums",
