@@ -132,6 +132,9 @@ for module in list(sys.modules.values()):
                 setattr(module, name, _timed(getattr(module, name)))
 store = Store(location)
 store.get_run(cand)
+import aieval.report._compare as compare_module
+if what == "compare_columns":  # the path before the sums: columns read and paired in Python
+    compare_module.sums_parts = lambda *args, **kwargs: None
 started, cpu = time.perf_counter(), time.process_time()
 if what == "read":
     try:
@@ -421,7 +424,9 @@ def _python_loop(values: list[float], resamples: int) -> tuple[float, float]:
 
 #: What ``--part sums`` times, each in a fresh process: the sums in SQL, and the reads the
 #: report and comparison of plain runs make today (the old path's query part) on the same runs.
-SUMS_STEPS = ("run_sums", "pair_sums", "read_columns", "read_pairs")
+SUMS_STEPS = (
+    "run_sums", "pair_sums", "read_columns", "read_pairs", "compare", "compare_columns",
+)  # fmt: skip
 
 _SUMS_CHILD = """
 import json, sys, time
@@ -429,11 +434,18 @@ from aieval import Store
 what, location, base, cand = sys.argv[1:5]
 store = Store(location)
 store.get_run(cand)
+import aieval.report._compare as compare_module
+if what == "compare_columns":  # the path before the sums: columns read and paired in Python
+    compare_module.sums_parts = lambda *args, **kwargs: None
 started, cpu = time.perf_counter(), time.process_time()
 if what == "run_sums":
     assert store.run_sums(cand, ("topic",)) is not None
 elif what == "pair_sums":
     assert store.pair_sums(base, cand, example_delta=5.0, limit=200) is not None
+elif what.startswith("compare"):
+    done = compare_module.compare_runs(store, base, cand)
+    methods = {m["method"] for m in done.metrics}
+    assert "paired t interval" in methods, methods
 elif what == "read_columns":
     store.sample_columns(cand, metadata=True)
     store.call_totals(cand)
@@ -534,15 +546,21 @@ def sums(n: int, backends: list[str], servers: contextlib.ExitStack, tmp: Path) 
             done = subprocess.run(
                 [sys.executable, "-c", _SUMS_CHILD, what, location, ids["baseline"],
                  ids["candidate"]],
-                capture_output=True, text=True, check=True,
+                capture_output=True, text=True, check=False,
             )  # fmt: skip
+            if done.returncode:
+                raise SystemExit(f"{what} failed:\n{done.stderr}")
             figures[what] = json.loads(done.stdout.strip().splitlines()[-1])
             f = figures[what]
             print(
                 f"  {backend:8s} {what:13s} {f['seconds']:7.2f} s (CPU {f['cpu']:6.2f} s)"
                 f"  peak {f['peak_mb']:6.0f} MB"
             )
-        for new, old in (("run_sums", "read_columns"), ("pair_sums", "read_pairs")):
+        pairs = (
+            ("run_sums", "read_columns"), ("pair_sums", "read_pairs"),
+            ("compare", "compare_columns"),
+        )  # fmt: skip
+        for new, old in pairs:
             ratio = figures[old]["seconds"] / figures[new]["seconds"]
             print(f"  {backend:8s} {new} is {ratio:.1f}x faster than {old} (the old path's read)")
         if backend == "sqlite":

@@ -70,7 +70,8 @@ def sums_parts(
     )
     if sums is None or not closed(sums.paired):
         return None
-    details = store.pair_details(base_row.id, cand_row.id)
+    counts = (sums.only_baseline, sums.baseline_only[0], sums.only_candidate, sums.unscored)
+    details = store.pair_details(base_row.id, cand_row.id, counts=counts)
     weighted = DeltaSums(*details.weighted)
     sized = [weighted.n, *(s.n for s in sums.scorers.values())]
     if any(n and not closed(n) for n in sized):

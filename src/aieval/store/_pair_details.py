@@ -69,12 +69,20 @@ class PairDetails:
 class PairDetailsReader(Connection):
     """Two runs of this store paired in SQL (see the module docstring)."""
 
-    def pair_details(self, baseline: str, candidate: str) -> PairDetails:
+    def pair_details(
+        self, baseline: str, candidate: str, *, counts: tuple[int, int, int, int] | None = None
+    ) -> PairDetails:
         """The details of ``baseline`` and ``candidate`` (run ids of this store, plain runs
-        without epochs: one sample per example)."""
-        only_b = self._details_ids(baseline, candidate, scored=False)
-        only_c = self._details_ids(candidate, baseline, scored=False)
-        missing = self._details_ids(baseline, candidate, scored=True)
+        without epochs: one sample per example).
+
+        ``counts``, when the caller knows them (``pair_sums``): the examples only the baseline
+        has, those of them it scored, those only the candidate has, and the paired ones the
+        candidate left unscored; a list known to be empty is not looked for.
+        """
+        only_b_n, missing_n, only_c_n, unscored_n = counts or (1, 1, 1, 1)
+        only_b = self._details_ids(baseline, candidate, scored=False) if only_b_n else []
+        only_c = self._details_ids(candidate, baseline, scored=False) if only_c_n else []
+        missing = self._details_ids(baseline, candidate, scored=True) if missing_n else []
         w = self._read_one(
             "SELECT COUNT(*), SUM(b.weighted_score), SUM(b.weighted_score * b.weighted_score),"
             " SUM(c.weighted_score), SUM(c.weighted_score * c.weighted_score),"
@@ -87,7 +95,7 @@ class PairDetailsReader(Connection):
             (candidate, baseline),
         )
         assert w is not None
-        unscored, promotion = self._details_promotion(baseline, candidate)
+        unscored, promotion = self._details_promotion(baseline, candidate, bool(unscored_n))
         return PairDetails(
             only_baseline=only_b,
             only_candidate=only_c,
@@ -151,9 +159,12 @@ class PairDetailsReader(Connection):
         )
         return [str(r[0]) for r in rows]
 
-    def _details_promotion(self, baseline: str, candidate: str) -> tuple[list[str], BinaryTable]:
+    def _details_promotion(
+        self, baseline: str, candidate: str, any_unscored: bool
+    ) -> tuple[list[str], BinaryTable]:
         """The paired examples the candidate left unscored (baseline order), and the 0/100
-        table of the decision's arrays."""
+        table of the decision's arrays (without ``any_unscored``, none of its scores is left
+        unscored but for a missing one: the per-scorer test is skipped)."""
         finite_b, finite_c = (
             _finite("bs.value", self._details_pg),
             _finite("cs.value", self._details_pg),
@@ -165,13 +176,18 @@ class PairDetailsReader(Connection):
         )
         un = (
             "CASE WHEN c.promotion_score IS NULL THEN 1 WHEN c.error IS NOT NULL THEN 0"
-            f" WHEN {lacks} THEN 1 ELSE 0 END"
+            f" WHEN {lacks if any_unscored else 'FALSE'} THEN 1 ELSE 0 END"
         )
-        rows = self._read(
-            f"SELECT b.sample_id FROM samples b JOIN samples c ON c.run_id = ?"
-            " AND c.sample_id = b.sample_id WHERE b.run_id = ? AND b.promotion_score IS NOT NULL"
-            f" AND {un} = 1 ORDER BY b.idx, b.sample_id",
-            (candidate, baseline),
+        rows = (
+            []
+            if not any_unscored
+            else self._read(
+                f"SELECT b.sample_id FROM samples b JOIN samples c ON c.run_id = ?"
+                " AND c.sample_id = b.sample_id WHERE b.run_id = ?"
+                " AND b.promotion_score IS NOT NULL"
+                f" AND {un} = 1 ORDER BY b.idx, b.sample_id",
+                (candidate, baseline),
+            )
         )
         unscored = [str(r[0]) for r in rows]
         cv = f"CASE WHEN {un} = 1 THEN 0.0 ELSE c.promotion_score END"
