@@ -134,6 +134,9 @@ for module in list(sys.modules.values()):
                 setattr(module, name, _timed(getattr(module, name)))
 store = Store(location)
 store.get_run(cand)
+import aieval.report._compare as compare_module
+if what == "compare_columns":  # the path before the sums: columns read and paired in Python
+    compare_module.sums_parts = lambda *args, **kwargs: None
 started, cpu = time.perf_counter(), time.process_time()
 if what == "read":
     try:
@@ -437,6 +440,8 @@ SUMS_STEPS = (
     "read_pairs",
     "report_sums",
     "report_columns",
+    "compare",
+    "compare_columns",
 )
 
 _SUMS_CHILD = """
@@ -446,6 +451,12 @@ import aieval.report._bundle as bundle
 what, location, base, cand = sys.argv[1:5]
 store = Store(location)
 store.get_run(cand)
+import aieval.report._compare as compare_module
+if what == "compare_columns":  # the path before the sums: columns read and paired in Python
+    compare_module.sums_parts = lambda *args, **kwargs: None
+if what == "compare":  # the sums path at any size (by default from SUMS_FROM_PAIRS pairs on)
+    import aieval.report._compare_sums as compare_sums
+    compare_sums.SUMS_FROM_PAIRS = 0
 started, cpu = time.perf_counter(), time.process_time()
 if what == "run_sums":
     assert store.run_sums(cand, ("topic",)) is not None
@@ -458,6 +469,10 @@ elif what in ("report_sums", "report_columns"):
         bundle.sums_report = lambda *args: None
     data = bundle.build_report(store, cand, slice_by=["topic"]).to_dict()
     assert data["weighted_score"]["method"] != "percentile bootstrap"
+elif what.startswith("compare"):
+    done = compare_module.compare_runs(store, base, cand)
+    methods = {m["method"] for m in done.metrics}
+    assert "paired t interval" in methods, methods
 elif what == "read_columns":
     store.sample_columns(cand, metadata=True)
     store.call_totals(cand)
@@ -558,8 +573,10 @@ def sums(n: int, backends: list[str], servers: contextlib.ExitStack, tmp: Path) 
             done = subprocess.run(
                 [sys.executable, "-c", _SUMS_CHILD, what, location, ids["baseline"],
                  ids["candidate"]],
-                capture_output=True, text=True, check=True,
+                capture_output=True, text=True, check=False,
             )  # fmt: skip
+            if done.returncode:
+                raise SystemExit(f"{what} failed:\n{done.stderr}")
             figures[what] = json.loads(done.stdout.strip().splitlines()[-1])
             f = figures[what]
             print(
@@ -570,6 +587,7 @@ def sums(n: int, backends: list[str], servers: contextlib.ExitStack, tmp: Path) 
             ("run_sums", "read_columns"),
             ("pair_sums", "read_pairs"),
             ("report_sums", "report_columns"),
+            ("compare", "compare_columns"),
         ):
             ratio = figures[old]["seconds"] / figures[new]["seconds"]
             print(f"  {backend:8s} {new} is {ratio:.1f}x faster than {old} (the old path's read)")

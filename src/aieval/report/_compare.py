@@ -31,6 +31,7 @@ from aieval.report._compare_rows import (
     uneven_warning,
     without_scorers,
 )
+from aieval.report._compare_sums import sums_parts
 from aieval.report._epochs import cached_split_warning, judge_noise_hints, side_epochs
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._intervals import IntervalMethod
@@ -143,8 +144,11 @@ def compare_runs(
 ) -> Comparison:
     """Compare two stored runs example by example and decide whether the candidate promotes.
 
-    Two runs whose every sample has a plain verdict (``Store.plain_run``) are read and compared
-    as columns; any other pair sample by sample. Both give the same numbers.
+    Two plain runs of one store whose intervals are closed form (``interval_method: auto``,
+    ``bootstrap_max_n`` paired examples or more) are compared from sums in the database
+    (``Store.pair_sums``), reading only the examples listed as changed; other runs whose every
+    sample has a plain verdict (``Store.plain_run``) are read and compared as columns; any
+    other pair sample by sample. All give the same numbers (the sums within float rounding).
 
     Args:
         store: the run store.
@@ -181,7 +185,16 @@ def compare_runs(
         raise ConfigError(
             f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
         )
-    if base_store.plain_run(base_row.id) and store.plain_run(cand_row.id):
+    parts = (
+        sums_parts(
+            store, base_row, cand_row, policy, confidence=confidence, max_examples=max_examples
+        )
+        if base_store is store
+        else None
+    )
+    if parts is not None:
+        pass
+    elif base_store.plain_run(base_row.id) and store.plain_run(cand_row.id):
         parts = column_parts(
             base_store, base_row, store, cand_row, policy,
             confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,

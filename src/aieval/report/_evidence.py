@@ -16,6 +16,7 @@ from aieval.report._samples import ExampleNumbers
 
 __all__ = [
     "Coverage",
+    "PassCounts",
     "PassValues",
     "RuleResult",
     "comparable_rule",
@@ -98,6 +99,18 @@ class PassValues:
     lost: int
     gained: int
     shares: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PassCounts:
+    """The paired examples' pass flags as a table (``PassValues`` without the values, for
+    runs without epochs): ``n`` pairs, ``lost`` passed by the baseline only, ``gained`` by the
+    candidate only, ``both`` by both."""
+
+    n: int
+    both: int
+    lost: int
+    gained: int
 
 
 def coverage(
@@ -232,21 +245,31 @@ def comparable_rule(
     return RuleResult(rule, False, "; ".join(problems), details, inconclusive=True)
 
 
-def pass_rate_rule(values: PassValues, margin: float, alpha: float) -> RuleResult:
+def pass_rate_rule(values: PassValues | PassCounts, margin: float, alpha: float) -> RuleResult:
     """The pass rate is not shown to be worse than the baseline's by more than ``margin``
-    percentage points (paired-proportion score test on the pass flags; a paired t-test on the
-    per-example pass shares when a side ran epochs, whose examples pass in part)."""
-    from aieval.stats import NoninferiorityMethod, noninferiority_test
+    percentage points (paired-proportion score test on the pass flags, or on their table; a
+    paired t-test on the per-example pass shares when a side ran epochs, whose examples pass in
+    part)."""
+    from aieval.stats import NoninferiorityMethod, noninferiority_from_counts, noninferiority_test
 
     rule = "pass_rate_not_worse"
-    baseline, candidate = values.baseline, values.candidate
-    if not baseline:
-        return RuleResult(rule, True, "no paired examples: nothing to check")
-    d = [100.0 * (c - b) for b, c in zip(baseline, candidate, strict=True)]
-    method: NoninferiorityMethod = "t" if values.shares else "proportion"
-    test = noninferiority_test(d, margin=margin, alpha=alpha, method=method, scale=100.0)
-    rate_b = sum(baseline) / len(baseline)
-    rate_c = sum(candidate) / len(candidate)
+    if isinstance(values, PassCounts):
+        if not values.n:
+            return RuleResult(rule, True, "no paired examples: nothing to check")
+        test = noninferiority_from_counts(
+            values.gained, values.lost, values.n, margin=margin, alpha=alpha, scale=100.0
+        )
+        rate_b = (values.both + values.lost) / values.n
+        rate_c = (values.both + values.gained) / values.n
+    else:
+        baseline, candidate = values.baseline, values.candidate
+        if not baseline:
+            return RuleResult(rule, True, "no paired examples: nothing to check")
+        d = [100.0 * (c - b) for b, c in zip(baseline, candidate, strict=True)]
+        method: NoninferiorityMethod = "t" if values.shares else "proportion"
+        test = noninferiority_test(d, margin=margin, alpha=alpha, method=method, scale=100.0)
+        rate_b = sum(baseline) / len(baseline)
+        rate_c = sum(candidate) / len(candidate)
     details = {
         "baseline": rate_b,
         "candidate": rate_c,

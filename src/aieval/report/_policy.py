@@ -155,7 +155,7 @@ RULES: tuple[Rule, ...] = (
     ),
     lambda i, p: paired_rule(i.scored_paired, p.min_paired),
     lambda i, p: gate_rule(*_sides(i), p),
-    lambda i, p: score_rule(i.baseline_scores, i.candidate_scores, p),
+    lambda i, p: score_rule(i, p),
     lambda i, p: pass_rate_rule(i.pass_values, p.noninferiority_margin, p.alpha),
     lambda i, p: floor_rule(*_sides(i), p),
     lambda i, p: severe_rule(*_sides(i), p),

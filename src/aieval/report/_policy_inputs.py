@@ -12,13 +12,40 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aieval.report._evidence import Coverage, PassValues, coverage, unscored_pair
+from aieval.report._evidence import Coverage, PassCounts, PassValues, coverage, unscored_pair
 from aieval.report._samples import ExampleNumbers
 
-__all__ = ["DecisionInputs", "JudgeShares", "example_inputs"]
+__all__ = ["DecisionInputs", "JudgeShares", "PassCounts", "ScoreSums", "example_inputs"]
 
 #: ``{judge: (malformed verdicts, verdicts)}``.
 JudgeShares = Mapping[str, tuple[int, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreSums:
+    """The weighted-score evidence as sums, in place of the per-example arrays (what a database
+    adds up when the test is in closed form; ``docs/architecture.md``, "Sums in the database").
+
+    Attributes:
+        n: the examples the arrays would hold (every example the baseline scored).
+        delta: the sum of ``candidate - baseline`` over them (0 for the candidate where it is
+            missing or left one unscored).
+        delta_squares: the sum of its squares.
+        wins: when every score is 0 or 100, the examples the candidate alone has at 100;
+            ``None`` otherwise.
+        losses: the same for the baseline alone.
+    """
+
+    n: int
+    delta: float
+    delta_squares: float
+    wins: int | None = None
+    losses: int | None = None
+
+    @property
+    def binary(self) -> bool:
+        """Whether every score is 0 or 100 (the paired-proportion test applies)."""
+        return self.wins is not None and self.losses is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +68,10 @@ class DecisionInputs:
             first (``weighted_score_noninferior``).
         candidate_scores: the candidate's score of the same examples, 0 where it is missing or
             did not score one.
-        pass_values: the paired examples' pass values (``pass_rate_not_worse``).
+        pass_values: the paired examples' pass values (``pass_rate_not_worse``), or their
+            table (:class:`PassCounts`).
+        score_sums: the two arrays' sums in their place (closed-form tests only); the rule
+            reads these when given.
         judges: the candidate judges' malformed and total verdicts (``judge_verdicts_readable``).
         baseline_judges: the same for the baseline's judges.
         unpaired: examples present in only one run (a warning).
@@ -52,7 +82,7 @@ class DecisionInputs:
     scored_paired: int
     baseline_scores: np.ndarray
     candidate_scores: np.ndarray
-    pass_values: PassValues
+    pass_values: PassValues | PassCounts
     changed_inputs: Sequence[str] = ()
     changed_expected: Sequence[str] = ()
     scorer_changes: Sequence[str] = ()
@@ -62,6 +92,7 @@ class DecisionInputs:
     baseline_judges: JudgeShares = field(default_factory=dict)
     unpaired: int = 0
     warnings: Sequence[str] = ()
+    score_sums: ScoreSums | None = None
 
 
 def example_inputs(

@@ -2,31 +2,50 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import numpy as np
 
+from aieval.errors import ConfigError
 from aieval.report._evidence import RuleResult
+from aieval.report._policy_inputs import DecisionInputs, ScoreSums
 from aieval.report._policy_model import PromotionPolicy
-from aieval.stats import NoninferiorityResult, noninferiority_test
+from aieval.stats import (
+    NoninferiorityResult,
+    noninferiority_from_counts,
+    noninferiority_from_moments,
+    noninferiority_test,
+)
 
-__all__ = ["score_rule", "score_test"]
+__all__ = ["score_rule", "score_sums_test", "score_test"]
 
 
-def score_rule(base: np.ndarray, cand: np.ndarray, policy: PromotionPolicy) -> RuleResult:
+def score_rule(inputs: DecisionInputs, policy: PromotionPolicy) -> RuleResult:
     """Rule 2: the weighted score (with ``adjusted_norm`` where recorded) is non-inferior: the
     one-sided ``1 - alpha`` lower bound of ``mean(cand - base)`` is above ``-margin``.
 
-    ``base`` holds every example the baseline scored, paired ones first; ``cand`` the
-    candidate's score of each, 0 where the candidate is missing or did not score it
-    (``DecisionInputs``). The rule fails when the upper bound is below ``-margin`` (worse than
-    the margin, shown) and is inconclusive in between.
+    Reads the inputs' ``baseline_scores``, every example the baseline scored, paired ones
+    first, and ``candidate_scores``, the candidate's score of each, 0 where the candidate is
+    missing or did not score it; or, when the inputs carry them, their sums (``score_sums``).
+    The rule fails when the upper bound is below ``-margin`` (worse than the margin, shown)
+    and is inconclusive in between.
     """
+    if inputs.score_sums is not None:
+        sums = inputs.score_sums
+        return _rule(sums.n, lambda: score_sums_test(sums, policy), policy)
+    base, cand = inputs.baseline_scores, inputs.candidate_scores
+    return _rule(base.size, lambda: score_test(base, cand, policy), policy)
+
+
+def _rule(n: int, run: Callable[[], NoninferiorityResult], policy: PromotionPolicy) -> RuleResult:
     rule = "weighted_score_noninferior"
-    if not base.size:
+    if not n:
         return RuleResult(
             rule, False, "no example has a weighted score in the baseline: nothing to test",
             inconclusive=True,
         )  # fmt: skip
-    test = score_test(base, cand, policy)
+    test = run()
     verdict = (
         "improved" if test.improved
         else "non-inferior" if test.non_inferior
@@ -93,3 +112,24 @@ def score_test(
         method=method, scale=100.0, n_resamples=policy.n_resamples,
         seed=policy.seed if seed is None else seed,
     )  # fmt: skip
+
+
+def score_sums_test(sums: ScoreSums, policy: PromotionPolicy) -> NoninferiorityResult:
+    """:func:`score_test` from the arrays' sums, where its method is a closed form: the
+    paired-proportion test when every score is 0 or 100, else the paired t-test (``auto`` from
+    ``bootstrap_max_n`` examples on, or ``method: t``). A method that needs the values (the
+    studentized bootstrap) is a :class:`ConfigError`: the caller reads them instead."""
+    method = policy.method
+    if method == "auto":
+        closed = policy.intervals.closed_form(sums.n)
+        method = "proportion" if sums.binary else "t" if closed else "bootstrap-t"
+    margin, alpha = policy.noninferiority_margin, policy.alpha
+    if method == "proportion" and sums.wins is not None and sums.losses is not None:
+        return noninferiority_from_counts(
+            sums.wins, sums.losses, sums.n, margin=margin, alpha=alpha, scale=100.0
+        )
+    if method == "t":
+        mean = sums.delta / sums.n
+        var = max(sums.delta_squares - sums.delta * mean, 0.0) / (sums.n - 1) if sums.n > 1 else 0.0
+        return noninferiority_from_moments(sums.n, mean, math.sqrt(var), margin=margin, alpha=alpha)
+    raise ConfigError(f"the {method} test of weighted scores needs the scores, not their sums")

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from aieval.stats._noninferiority import (
         NoninferiorityMethod,
         NoninferiorityResult,
+        noninferiority_from_counts,
+        noninferiority_from_moments,
         noninferiority_test,
     )
     from aieval.stats._paired import paired_bootstrap_ci, paired_bootstrap_cis
@@ -50,6 +52,8 @@ __all__ = [
     "mean_absolute_error",
     "mean_pass_at_k",
     "moments_from_sums",
+    "noninferiority_from_counts",
+    "noninferiority_from_moments",
     "noninferiority_test",
     "paired_bootstrap_ci",
     "paired_bootstrap_cis",
@@ -91,6 +95,8 @@ _EXPORTS = {
     "sample_std": "aieval.stats._describe",
     "NoninferiorityMethod": "aieval.stats._noninferiority",
     "NoninferiorityResult": "aieval.stats._noninferiority",
+    "noninferiority_from_counts": "aieval.stats._noninferiority",
+    "noninferiority_from_moments": "aieval.stats._noninferiority",
     "noninferiority_test": "aieval.stats._noninferiority",
     "paired_bootstrap_ci": "aieval.stats._paired",
     "paired_bootstrap_cis": "aieval.stats._paired",

@@ -25,7 +25,13 @@ import numpy as np
 from aieval.errors import ConfigError
 from aieval.stats._resample import resample_rows
 
-__all__ = ["NoninferiorityMethod", "NoninferiorityResult", "noninferiority_test"]
+__all__ = [
+    "NoninferiorityMethod",
+    "NoninferiorityResult",
+    "noninferiority_from_counts",
+    "noninferiority_from_moments",
+    "noninferiority_test",
+]
 
 NoninferiorityMethod = Literal["t", "bootstrap-t", "proportion"]
 
@@ -155,6 +161,76 @@ def noninferiority_test(
     )  # fmt: skip
 
 
+def noninferiority_from_moments(
+    n: int, mean: float, sd: float, *, margin: float, alpha: float = 0.05
+) -> NoninferiorityResult:
+    """The paired t-test of :func:`noninferiority_test` (``method="t"``) from the differences'
+    count, mean and sample sd (``ddof=1``): what sums in a database give, without the values.
+
+    Example:
+        >>> a = noninferiority_from_moments(5, 0.0, 0.7905694150420949, margin=2.0)
+        >>> b = noninferiority_test([0.0, 1.0, -1.0, 0.5, -0.5], margin=2.0)
+        >>> abs(a.p_value - b.p_value) < 1e-12, a.method
+        (True, 'paired t-test')
+    """
+    _check_moments(n, mean, sd, margin, alpha)
+    if sd <= 1e-12 * max(1.0, abs(mean)):
+        ok = mean > -margin
+        return NoninferiorityResult(
+            mean, mean, 0.0 if ok else 1.0, None, ok, mean > 0.0, n, margin, alpha,
+            "no variance", mean, mean < -margin and n > 1, max(0.0, -mean), sd,
+        )  # fmt: skip
+    from scipy.special import stdtr, stdtrit
+
+    se = sd / math.sqrt(n)
+    stat = (mean + margin) / se
+    q = float(stdtrit(n - 1, 1.0 - alpha))
+    p, lower, upper = float(stdtr(n - 1, -stat)), mean - q * se, mean + q * se
+    return NoninferiorityResult(
+        mean, lower, p, stat, lower > -margin, lower > 0.0, n, margin, alpha,
+        _METHOD_NAMES["t"], upper, upper < -margin, max(0.0, -lower), sd,
+        *_n_normal(mean, sd, margin, alpha),
+    )  # fmt: skip
+
+
+def noninferiority_from_counts(
+    wins: int, losses: int, n: int, *, margin: float, alpha: float = 0.05, scale: float = 1.0
+) -> NoninferiorityResult:
+    """Tango's paired-proportion test of :func:`noninferiority_test` (``method="proportion"``)
+    from ``n`` paired 0/1 outcomes of which the candidate alone passed ``wins`` and the baseline
+    alone ``losses`` (McNemar's table, as a database counts it); ``margin`` in ``scale`` units.
+
+    Example:
+        >>> a = noninferiority_from_counts(1, 1, 4, margin=0.5)
+        >>> b = noninferiority_test([1.0, -1.0, 0.0, 0.0], margin=0.5, method="proportion")
+        >>> abs(a.lower_bound - b.lower_bound) < 1e-12
+        True
+    """
+    if min(wins, losses) < 0 or wins + losses > n or n < 1:
+        raise ConfigError(
+            f"noninferiority_from_counts: needs 0 <= wins + losses <= n, n >= 1; got {wins}, "
+            f"{losses}, {n}"
+        )
+    _check_moments(n, 0.0, 0.0, margin, alpha)
+    if not scale > 0.0 or not math.isfinite(scale):
+        raise ConfigError(f"noninferiority_test: scale must be > 0, got {scale!r}")
+    mean = (wins - losses) / n
+    # the sample variance of n values of +1, -1 and 0 with this mean
+    sd = math.sqrt(max(wins + losses - n * mean * mean, 0.0) / (n - 1)) if n > 1 else 0.0
+    return _tango(float(wins), float(losses), n, mean, sd, margin / scale, alpha, scale)
+
+
+def _check_moments(n: int, mean: float, sd: float, margin: float, alpha: float) -> None:
+    if n < 1 or not math.isfinite(mean) or not (math.isfinite(sd) and sd >= 0.0):
+        raise ConfigError(
+            f"noninferiority_test: needs n >= 1, a finite mean and sd >= 0; got {n}, {mean}, {sd}"
+        )
+    if not margin >= 0.0 or not math.isfinite(margin):
+        raise ConfigError(f"noninferiority_test: margin must be a number >= 0, got {margin!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ConfigError(f"noninferiority_test: alpha must be in (0, 1), got {alpha!r}")
+
+
 def _check(
     differences: Sequence[float] | np.ndarray,
     margin: float,
@@ -245,15 +321,30 @@ def _proportion(d: np.ndarray, margin: float, alpha: float, scale: float) -> Non
     """Tango's score test on paired 0/1 outcomes, in proportion units, reported x ``scale``."""
     n = d.size
     wins, losses = float(np.count_nonzero(d > 0)), float(np.count_nonzero(d < 0))
+    sd = float(np.std(d, ddof=1)) if n > 1 else 0.0
+    return _tango(wins, losses, n, float(d.mean()), sd, margin, alpha, scale)
+
+
+def _tango(
+    wins: float,
+    losses: float,
+    n: int,
+    mean: float,
+    sd: float,
+    margin: float,
+    alpha: float,
+    scale: float,
+) -> NoninferiorityResult:
+    """Tango's test of ``n`` outcomes with these wins and losses, their mean and sd given."""
     z = NormalDist().inv_cdf(1.0 - alpha)
     stat = tango_z(wins, losses, n, -margin)
     lower = _root(lambda x: tango_z(wins, losses, n, x) - z, -1.0, (wins - losses) / n)
     upper = _root(lambda x: tango_z(wins, losses, n, x) + z, (wins - losses) / n, 1.0)
     p = 1.0 - NormalDist().cdf(stat) if math.isfinite(stat) else float(stat < 0)
     return NoninferiorityResult(
-        float(d.mean()) * scale, lower * scale, p, stat, stat > z, lower > 0.0, n,
+        mean * scale, lower * scale, p, stat, stat > z, lower > 0.0, n,
         margin * scale, alpha, _METHOD_NAMES["proportion"], upper * scale, upper < -margin,
-        max(0.0, -lower) * scale, float(np.std(d, ddof=1)) * scale if n > 1 else 0.0,
+        max(0.0, -lower) * scale, sd * scale,
         *(
             (_n_proportion(wins / n, losses / n, margin, alpha),
              _n_proportion((wins + losses) / (2 * n), (wins + losses) / (2 * n), margin, alpha))

@@ -3,6 +3,7 @@
 from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._owner import HEARTBEAT_EVERY_S
+from aieval.store._pair_details import BinaryTable, ListedSample, PairDetails, ScorerDetails
 from aieval.store._pair_sums import DeltaSums, PairSums, PassTable
 from aieval.store._read_pool import READ_POOL, ReadPool
 from aieval.store._received import (
@@ -50,6 +51,7 @@ __all__ = [
     "READ_POOL",
     "RUN_ID_SHAPE",
     "BaselineChoice",
+    "BinaryTable",
     "CalibrationRow",
     "CallTotals",
     "Checked",
@@ -60,6 +62,8 @@ __all__ = [
     "ImportOutcome",
     "IndexRow",
     "LatencySums",
+    "ListedSample",
+    "PairDetails",
     "PairSums",
     "PassTable",
     "ReadPool",
@@ -71,6 +75,7 @@ __all__ = [
     "RunSums",
     "SampleColumns",
     "ScoreColumns",
+    "ScorerDetails",
     "ScorerSums",
     "SideTable",
     "SliceSums",

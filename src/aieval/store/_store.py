@@ -13,6 +13,7 @@ from aieval.store._baseline import BaselineChoice, BaselineFinder
 from aieval.store._calibrations import CalibrationRow, CalibrationTable
 from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
+from aieval.store._pair_details import PairDetailsReader
 from aieval.store._pair_reads import PairReader
 from aieval.store._pair_sums import PairSumsReader
 from aieval.store._report_sums import ReportSumsReader
@@ -33,6 +34,7 @@ class Store(
     PairReader,
     PairSumsReader,
     ReportSumsReader,
+    PairDetailsReader,
     CalibrationTable,
     TransferTable,
 ):
