@@ -12,7 +12,7 @@ import numpy as np
 
 from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally, TokenTotal
-from aieval.core import ROW_CHECK_PREFIX, ScorerCoverage, WorkflowDetail, low_coverage
+from aieval.core import ScorerCoverage, WorkflowDetail, low_coverage
 from aieval.errors import ConfigError
 from aieval.grading import coverage_percent
 from aieval.report._bulk import BulkNumbers, bulk_numbers
@@ -35,6 +35,7 @@ from aieval.report._tally import (
     GroupTally,
     JudgeTally,
     ReasonTally,
+    column_row,
     grade_counts,
 )
 from aieval.stats import bootstrap_mean_cis, histogram, quantiles, sample_std, wilson_interval
@@ -413,33 +414,22 @@ class _RunTally:
         columns: list[tuple[str, ColumnTally]],
         blocks: list[dict[str, Any] | None],
     ) -> list[dict[str, Any]]:
-        rows = []
-        for (name, column), block in zip(columns, blocks, strict=True):
-            errors = column.errors
-            if column.kind == "scorer" and not name.startswith(ROW_CHECK_PREFIX):
-                # every scorer scores every sample: one with no score at all (its target
-                # failed) is a missing score, so n + errors + n/a is the number of samples;
-                # a row's own check counts on the rows that carry it only
-                errors = max(self.samples - len(column.values) - column.not_applicable, errors)
-            rows.append(
-                {
-                    "name": name,
-                    "kind": column.kind,
-                    "n": len(column.values),
-                    "errors": errors,
-                    "not_applicable": column.not_applicable,
-                    "mean": block["mean"] if block else None,
-                    "std": block["std"] if block else None,
-                    "low": block["low"] if block else None,
-                    "high": block["high"] if block else None,
-                    "method": block["method"] if block else None,
-                    "quantiles": quantiles(column.values),
-                    "histogram": histogram(column.values, bins=10, range=(0.0, 1.0)),
-                    "floor": column.floor,
-                    "floor_violations": column.floor_violations,
-                }
+        return [
+            column_row(
+                name,
+                column.kind,
+                samples=self.samples,
+                n=len(column.values),
+                errors=column.errors,
+                not_applicable=column.not_applicable,
+                block=block,
+                quantiles=quantiles(column.values),
+                histogram=histogram(column.values, bins=10, range=(0.0, 1.0)),
+                floor=column.floor,
+                floor_violations=column.floor_violations,
             )
-        return rows
+            for (name, column), block in zip(columns, blocks, strict=True)
+        ]
 
     def _groups(self, graded: bool, confidence: float) -> dict[str, Any]:
         return {

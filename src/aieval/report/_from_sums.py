@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from json import loads
 from typing import Any
 
-from aieval.core import ROW_CHECK_PREFIX, Verdict, low_coverage
+from aieval.core import Verdict, low_coverage
 from aieval.report._bulk import epoch_flags, judge_tallies
 from aieval.report._epochs import epochs_section, minimums_section
 from aieval.report._header import pass_rate, run_header
 from aieval.report._intervals import IntervalPolicy, closed_form_block_from_sums
-from aieval.report._tally import GroupTally, JudgeTally, ReasonTally, reason_text
+from aieval.report._tally import GroupTally, JudgeTally, ReasonTally, column_row, reason_text
 from aieval.stats import histogram
 from aieval.store import CallTotals, FailedVerdict, ReportSums, RunRow, RunSums, Store, ValueSums
 
@@ -155,26 +155,17 @@ def _scorer_row(scorer: Any, samples: int, confidence: float) -> dict[str, Any]:
         if values.n
         else None
     )
-    errors = scorer.errors
-    if not scorer.name.startswith(ROW_CHECK_PREFIX):
-        # as the record path counts it: a sample without a score of this scorer is an error
-        errors = max(samples - values.n - scorer.not_applicable, errors)
-    return {
-        "name": scorer.name,
-        "kind": "scorer",
-        "n": values.n,
-        "errors": errors,
-        "not_applicable": scorer.not_applicable,
-        "mean": block["mean"] if block else None,
-        "std": block["std"] if block else None,
-        "low": block["low"] if block else None,
-        "high": block["high"] if block else None,
-        "method": block["method"] if block else None,
-        "quantiles": values.quantiles,
-        "histogram": {"edges": list(_EDGES), "counts": list(values.histogram or (0,) * 10)},
-        "floor": None,
-        "floor_violations": 0,
-    }
+    return column_row(
+        scorer.name,
+        "scorer",
+        samples=samples,
+        n=values.n,
+        errors=scorer.errors,
+        not_applicable=scorer.not_applicable,
+        block=block,
+        quantiles=values.quantiles,
+        histogram={"edges": list(_EDGES), "counts": list(values.histogram or (0,) * 10)},
+    )
 
 
 def _reasons(verdicts: list[FailedVerdict]) -> ReasonTally:

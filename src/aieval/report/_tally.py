@@ -10,7 +10,7 @@ from typing import Any
 
 from aieval._floors import at_most
 from aieval._records import SampleRecord
-from aieval.core import AgentDetail, Verdict
+from aieval.core import ROW_CHECK_PREFIX, AgentDetail, Verdict
 from aieval.report._header import pass_rate
 from aieval.report._samples import ExampleNumbers
 
@@ -20,6 +20,7 @@ __all__ = [
     "GroupTally",
     "JudgeTally",
     "ReasonTally",
+    "column_row",
     "grade_counts",
     "reason_text",
 ]
@@ -246,3 +247,43 @@ def _add(total: float | None, value: Any) -> float | None:
     if number is None:
         return total
     return number if total is None else total + number
+
+
+def column_row(
+    name: str,
+    kind: str,
+    *,
+    samples: int,
+    n: int,
+    errors: int,
+    not_applicable: int,
+    block: Mapping[str, Any] | None,
+    quantiles: Any,
+    histogram: Any,
+    floor: float | None = None,
+    floor_violations: int = 0,
+) -> dict[str, Any]:
+    """A report's row of one criterion or scorer, from its counts and interval ``block``.
+
+    Every scorer scores every sample: one with no score at all (its target failed) is a
+    missing score, counted with its errors, so ``n + errors + n/a`` is the number of samples;
+    a row's own check counts on the rows that carry it only.
+    """
+    if kind == "scorer" and not name.startswith(ROW_CHECK_PREFIX):
+        errors = max(samples - n - not_applicable, errors)
+    return {
+        "name": name,
+        "kind": kind,
+        "n": n,
+        "errors": errors,
+        "not_applicable": not_applicable,
+        "mean": block["mean"] if block else None,
+        "std": block["std"] if block else None,
+        "low": block["low"] if block else None,
+        "high": block["high"] if block else None,
+        "method": block["method"] if block else None,
+        "quantiles": quantiles,
+        "histogram": histogram,
+        "floor": floor,
+        "floor_violations": floor_violations,
+    }

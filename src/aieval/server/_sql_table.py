@@ -10,7 +10,7 @@ from typing import Any
 from aieval._records import SampleRecord
 from aieval.errors import StoreError
 from aieval.server._table import _KEYS_FROM, _KEYS_MOST, TableQuery
-from aieval.store import Store, TableAsk, TableQueries, TableReads
+from aieval.store import Store, TableQueries, TableReads
 
 __all__ = ["sql_page"]
 
@@ -30,11 +30,7 @@ def sql_page(
     """The ``/samples`` answer of one page: the browser's shape, plus ``next`` (the token of
     the page after it, or None) and ``search`` (how a text search ran)."""
     query.check(names)
-    ask = TableAsk(
-        q=query.q, outcome=query.outcome, scorer=query.scorer, min=query.min, max=query.max,
-        meta=query.meta, sort=query.sort, order=query.order,
-    )  # fmt: skip
-    found = queries.page(run_id, ask, limit=limit, offset=offset, after=after)
+    found = queries.page(run_id, query, limit=limit, offset=offset, after=after)
     reads = TableReads(store.location, queries.pool)
     records = reads.records(run_id, ids=found.ids)
     if len(records) != len(found.ids):

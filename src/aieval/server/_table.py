@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from aieval._records import SampleRecord
 from aieval.errors import ConfigError, StoreError
-from aieval.store import IndexRow, Store, TableReads
+from aieval.store import IndexRow, Store, TableAsk, TableReads
 
 __all__ = ["RunTable", "SampleIndex", "TableQuery", "preview", "table_scorers"]
 
@@ -68,17 +68,9 @@ def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TableQuery:
-    """What the table asks for: a text search, filters, one sort key, one page."""
-
-    q: str = ""
-    outcome: Outcome = "all"
-    scorer: str | None = None
-    min: float | None = None
-    max: float | None = None
-    meta: str | None = None
-    sort: str = "index"
-    order: Literal["asc", "desc"] = "asc"
+class TableQuery(TableAsk):
+    """What the table asks for: a text search, filters, one sort key, one page (the fields of
+    the store's :class:`~aieval.store.TableAsk`, which a PostgreSQL store answers in SQL)."""
 
     def check(self, names: Sequence[str]) -> None:
         """Raise :class:`ConfigError` naming the field if the sort or scorer is unknown."""
