@@ -138,25 +138,41 @@ def noninferiority_test(
     sd = float(d.std(ddof=1)) if n > 1 else 0.0
     if method == "proportion":
         return _proportion(d / scale, margin / scale, alpha, scale)
-    if sd <= 1e-12 * max(1.0, abs(mean)):
+    if method == "t" or _no_spread(mean, sd):
+        return _t_test(n, mean, sd, margin, alpha)
+    stat = (mean + margin) / (sd / math.sqrt(n))
+    lower, upper, p = _bootstrap_t(d, stat, alpha, n_resamples, seed)
+    return NoninferiorityResult(
+        mean, lower, p, stat, lower > -margin, lower > 0.0, n, margin, alpha,
+        _METHOD_NAMES[method], upper, upper < -margin, max(0.0, -lower), sd,
+        *_n_normal(mean, sd, margin, alpha),
+    )  # fmt: skip
+
+
+def _no_spread(mean: float, sd: float) -> bool:
+    """The differences have no spread to test with: decided by the mean alone."""
+    return sd <= 1e-12 * max(1.0, abs(mean))
+
+
+def _t_test(n: int, mean: float, sd: float, margin: float, alpha: float) -> NoninferiorityResult:
+    """The one-sided paired t-test from the differences' count, mean and sd (``ddof=1``); by
+    the mean alone when they have no spread."""
+    if _no_spread(mean, sd):
         ok = mean > -margin
         return NoninferiorityResult(
             mean, mean, 0.0 if ok else 1.0, None, ok, mean > 0.0, n, margin, alpha,
             "no variance", mean, mean < -margin and n > 1, max(0.0, -mean), sd,
         )  # fmt: skip
+    # scipy.special's Student t functions import much faster than scipy.stats.
+    from scipy.special import stdtr, stdtrit
+
     se = sd / math.sqrt(n)
     stat = (mean + margin) / se
-    if method == "t":
-        # scipy.special's Student t functions import much faster than scipy.stats.
-        from scipy.special import stdtr, stdtrit
-
-        q = float(stdtrit(n - 1, 1.0 - alpha))
-        p, lower, upper = float(stdtr(n - 1, -stat)), mean - q * se, mean + q * se
-    else:
-        lower, upper, p = _bootstrap_t(d, stat, alpha, n_resamples, seed)
+    q = float(stdtrit(n - 1, 1.0 - alpha))
+    p, lower, upper = float(stdtr(n - 1, -stat)), mean - q * se, mean + q * se
     return NoninferiorityResult(
         mean, lower, p, stat, lower > -margin, lower > 0.0, n, margin, alpha,
-        _METHOD_NAMES[method], upper, upper < -margin, max(0.0, -lower), sd,
+        _METHOD_NAMES["t"], upper, upper < -margin, max(0.0, -lower), sd,
         *_n_normal(mean, sd, margin, alpha),
     )  # fmt: skip
 
@@ -174,23 +190,7 @@ def noninferiority_from_moments(
         (True, 'paired t-test')
     """
     _check_moments(n, mean, sd, margin, alpha)
-    if sd <= 1e-12 * max(1.0, abs(mean)):
-        ok = mean > -margin
-        return NoninferiorityResult(
-            mean, mean, 0.0 if ok else 1.0, None, ok, mean > 0.0, n, margin, alpha,
-            "no variance", mean, mean < -margin and n > 1, max(0.0, -mean), sd,
-        )  # fmt: skip
-    from scipy.special import stdtr, stdtrit
-
-    se = sd / math.sqrt(n)
-    stat = (mean + margin) / se
-    q = float(stdtrit(n - 1, 1.0 - alpha))
-    p, lower, upper = float(stdtr(n - 1, -stat)), mean - q * se, mean + q * se
-    return NoninferiorityResult(
-        mean, lower, p, stat, lower > -margin, lower > 0.0, n, margin, alpha,
-        _METHOD_NAMES["t"], upper, upper < -margin, max(0.0, -lower), sd,
-        *_n_normal(mean, sd, margin, alpha),
-    )  # fmt: skip
+    return _t_test(n, mean, sd, margin, alpha)
 
 
 def noninferiority_from_counts(
