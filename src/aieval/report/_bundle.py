@@ -37,6 +37,7 @@ from aieval.report._tally import (
     ReasonTally,
     column_row,
     grade_counts,
+    run_warnings,
 )
 from aieval.stats import bootstrap_mean_cis, histogram, quantiles, sample_std, wilson_interval
 from aieval.store import CallTotals, RunRow, Store
@@ -447,29 +448,15 @@ class _RunTally:
         }
 
     def _warnings(self, row: RunRow) -> list[str]:
-        warnings = []
-        if row.status != "completed":
-            warnings.append(f"run {row.id} is {row.status}: the report covers stored samples only")
-        if self.samples == 0:
-            warnings.append(f"run {row.id} has no stored samples")
-        elif row.n_examples is not None and self.samples < row.n_examples:
-            warnings.append(f"{self.samples} of {row.n_examples} examples have a stored sample")
-        unscored = self.samples - len(self.weighted)
-        if unscored:
-            warnings.append(f"{unscored} samples have no weighted score (nothing was scored)")
-        if self.target_errors:
-            warnings.append(f"{self.target_errors} samples failed in the target (scored 0)")
-        for name, column in self.scorers.items():
-            if column.not_applicable and not column.values:  # not ok: aieval run exits 3
-                warnings.append(
-                    f"scorer {name} scored no sample ({column.not_applicable} n/a,"
-                    f" {self.samples - column.not_applicable} errors or missing)"
-                )
-        for name, judge in sorted(self.judges.items()):
-            note = judge.to_dict(JUDGE_WARNING_RATE)["warning"]
-            if note:
-                warnings.append(f"judge {name}: {note}")
-        return warnings
+        return run_warnings(
+            row,
+            samples=self.samples,
+            weighted_n=len(self.weighted),
+            target_errors=self.target_errors,
+            scorers=[(k, len(c.values), c.not_applicable) for k, c in self.scorers.items()],
+            judges=self.judges,
+            judge_rate=JUDGE_WARNING_RATE,
+        )
 
 
 def _mean_blocks(

@@ -21,7 +21,14 @@ from aieval.report._bulk import epoch_flags, judge_tallies
 from aieval.report._epochs import epochs_section, minimums_section
 from aieval.report._header import pass_rate, run_header
 from aieval.report._intervals import IntervalPolicy, closed_form_block_from_sums
-from aieval.report._tally import GroupTally, JudgeTally, ReasonTally, column_row, reason_text
+from aieval.report._tally import (
+    GroupTally,
+    JudgeTally,
+    ReasonTally,
+    column_row,
+    reason_text,
+    run_warnings,
+)
 from aieval.stats import histogram
 from aieval.store import CallTotals, FailedVerdict, ReportSums, RunRow, RunSums, Store, ValueSums
 
@@ -227,26 +234,12 @@ def _warnings(
     row: RunRow, sums: RunSums, judges: Mapping[str, JudgeTally], threshold: float
 ) -> list[str]:
     """The record path's warnings (``_RunTally._warnings``), from the sums."""
-    warnings = []
-    if row.status != "completed":
-        warnings.append(f"run {row.id} is {row.status}: the report covers stored samples only")
-    if sums.samples == 0:
-        warnings.append(f"run {row.id} has no stored samples")
-    elif row.n_examples is not None and sums.samples < row.n_examples:
-        warnings.append(f"{sums.samples} of {row.n_examples} examples have a stored sample")
-    unscored = sums.samples - sums.weighted.n
-    if unscored:
-        warnings.append(f"{unscored} samples have no weighted score (nothing was scored)")
-    if sums.target_errors:
-        warnings.append(f"{sums.target_errors} samples failed in the target (scored 0)")
-    for scorer in sums.scorers:
-        if scorer.not_applicable and not scorer.values.n:
-            warnings.append(
-                f"scorer {scorer.name} scored no sample ({scorer.not_applicable} n/a,"
-                f" {sums.samples - scorer.not_applicable} errors or missing)"
-            )
-    for name, judge in sorted(judges.items()):
-        note = judge.to_dict(threshold)["warning"]
-        if note:
-            warnings.append(f"judge {name}: {note}")
-    return warnings
+    return run_warnings(
+        row,
+        samples=sums.samples,
+        weighted_n=sums.weighted.n,
+        target_errors=sums.target_errors,
+        scorers=[(s.name, s.values.n, s.not_applicable) for s in sums.scorers],
+        judges=judges,
+        judge_rate=threshold,
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +13,7 @@ from aieval._records import SampleRecord
 from aieval.core import ROW_CHECK_PREFIX, AgentDetail, Verdict
 from aieval.report._header import pass_rate
 from aieval.report._samples import ExampleNumbers
+from aieval.store import RunRow
 
 __all__ = [
     "AgentTally",
@@ -23,6 +24,7 @@ __all__ = [
     "column_row",
     "grade_counts",
     "reason_text",
+    "run_warnings",
 ]
 
 GRADES = ("A", "B", "C", "D", "F")
@@ -287,3 +289,42 @@ def column_row(
         "floor": floor,
         "floor_violations": floor_violations,
     }
+
+
+def run_warnings(
+    row: RunRow,
+    *,
+    samples: int,
+    weighted_n: int,
+    target_errors: int,
+    scorers: Iterable[tuple[str, int, int]],
+    judges: Mapping[str, JudgeTally],
+    judge_rate: float,
+) -> list[str]:
+    """A report's warnings: the run unfinished or short of samples, samples without a weighted
+    score or failed in the target, ``scorers`` (``(name, values, n/a)``) that scored no sample,
+    judges over ``judge_rate`` of malformed or inconsistent verdicts."""
+    warnings = []
+    if row.status != "completed":
+        warnings.append(f"run {row.id} is {row.status}: the report covers stored samples only")
+    if samples == 0:
+        warnings.append(f"run {row.id} has no stored samples")
+    elif row.n_examples is not None and samples < row.n_examples:
+        warnings.append(f"{samples} of {row.n_examples} examples have a stored sample")
+    if samples - weighted_n:
+        warnings.append(
+            f"{samples - weighted_n} samples have no weighted score (nothing was scored)"
+        )
+    if target_errors:
+        warnings.append(f"{target_errors} samples failed in the target (scored 0)")
+    for name, values, not_applicable in scorers:
+        if not_applicable and not values:  # not ok: aieval run exits 3
+            warnings.append(
+                f"scorer {name} scored no sample ({not_applicable} n/a,"
+                f" {samples - not_applicable} errors or missing)"
+            )
+    for name, judge in sorted(judges.items()):
+        note = judge.to_dict(judge_rate)["warning"]
+        if note:
+            warnings.append(f"judge {name}: {note}")
+    return warnings
