@@ -52,6 +52,9 @@ def test_every_field_is_read(tmp_path: Path) -> None:
     assert tool is not None
     assert tool.result_for({"order_id": 7}) == '{"ok": true}'
     assert tool.result_for({"order_id": 8}) == "no such order"
+    # a recorded result answers the same JSON only: 7.0 or true is not 7
+    assert tool.result_for({"order_id": 7.0}) == "no such order"
+    assert tool.result_for({"order_id": True}) == "no such order"
     assert scenario.expected_state == {"refunded": [7]}
     assert scenario.checks.turn == ("polite",) and scenario.checks.conversation == ("resolved",)
 

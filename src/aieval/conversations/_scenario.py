@@ -80,10 +80,11 @@ class ToolFixture:
         """The recorded result for these (parsed) arguments: an exact match first, then the
         result for any arguments; ``None`` when the row records neither."""
         fallback = None
+        wanted = _canonical(arguments)
         for entry in self.results:
             if entry.arguments is None:
                 fallback = entry.result if fallback is None else fallback
-            elif entry.arguments == arguments:
+            elif _canonical(entry.arguments) == wanted:
                 return entry.result
         return fallback
 
@@ -346,6 +347,11 @@ def _json_value(r: _Row, value: Any, name: str) -> Any:
     except (TypeError, ValueError) as exc:
         raise r.fail(name, f"not a plain JSON value: {exc}") from None
     return value
+
+
+def _canonical(value: Any) -> str:
+    """JSON text that tells ``1``, ``1.0`` and ``true`` apart (Python's ``==`` does not)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def _shown(value: Any) -> str:
