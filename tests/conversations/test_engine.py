@@ -8,7 +8,13 @@ from typing import Any
 from tests.conversations._fake import LOOKUP, Fake, scenario_row
 from tests.support.openai_server import Status
 
-from aieval.conversations import TargetReply, Tool, load_scenarios, run_conversation
+from aieval.conversations import (
+    TargetReply,
+    Tool,
+    load_scenarios,
+    run_conversation,
+    run_conversations,
+)
 from aieval.core import Conversation, ToolCall, Turn
 
 
@@ -176,8 +182,6 @@ async def test_a_failing_target_fails_that_conversation_only(fake: Fake) -> None
     scenarios = load_scenarios(
         [scenario_row(1, user_turns=["hi"]), scenario_row(2, user_turns=["hi"])]
     )
-    from aieval.conversations import run_conversations
-
     first, second = await run_conversations(scenarios.scenarios, fake.target())
     assert first.outcome.stop_reason == "failed"
     assert first.outcome.failure_type == "ProviderHTTPError"
@@ -205,3 +209,16 @@ async def test_a_conversation_round_trips_through_json(fake: Fake) -> None:
     assert back == conversation
     assert back.to_json() == text
     assert json.loads(text)["turns"][1]["tool_calls"][0]["arguments"] == '{"order_id": 4}'
+
+
+async def test_a_goal_check_that_raises_fails_that_conversation_only() -> None:
+    def broken(scenario: object, turns: tuple[Turn, ...]) -> bool:
+        raise KeyError("state")
+
+    scenario = _scenario(stop={"goal_check": "shipped"}, user_turns=["hi"])
+    conversation = await run_conversation(
+        scenario, lambda turns: "hello", goal_checks={"shipped": broken}
+    )
+    assert conversation.outcome.stop_reason == "failed"
+    assert conversation.outcome.failure_type == "KeyError"
+    assert "the goal check failed" in (conversation.outcome.failure or "")

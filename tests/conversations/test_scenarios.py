@@ -135,6 +135,19 @@ def test_a_bad_yaml_row_is_named_by_its_position(tmp_path: Path) -> None:
         load_scenarios(path)
 
 
+def test_values_json_cannot_carry_are_refused_in_rows_given_in_python() -> None:
+    row = scenario_row(1, tools=[{"name": "t", "parameters": {"enum": {1, 2}}}])
+    with pytest.raises(DatasetError, match=r"row 1: field 'tools\[0\].parameters': not a plain"):
+        load_scenarios([row])
+
+
+def test_check_names_are_refused_when_the_eval_registered_none() -> None:
+    with pytest.raises(
+        DatasetError, match=r"row 1: field 'checks.turn\[0\]': 'polite' is not a check"
+    ):
+        load_scenarios([scenario_row(1, checks={"turn": ["polite"]})])
+
+
 def test_duplicate_ids_and_unknown_files_are_refused(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"line 2: duplicate scenario id 'order-1'"):
         load_scenarios(_jsonl(tmp_path, [scenario_row(1), scenario_row(1)]))

@@ -237,9 +237,12 @@ class _Session:
     async def check_goal(self) -> None:
         if self.goal_check is None:
             return
-        reached = self.goal_check(self.scenario, tuple(self.turns))
-        if inspect.isawaitable(reached):
-            reached = await reached
+        try:
+            reached = self.goal_check(self.scenario, tuple(self.turns))
+            if inspect.isawaitable(reached):
+                reached = await reached
+        except Exception as exc:  # the author's check: this conversation fails, not the run
+            raise _Failure(f"the goal check failed: {type(exc).__name__}: {exc}", exc) from exc
         if reached:
             raise _Stop("goal_reached")
 

@@ -183,8 +183,8 @@ class _Row:
         return found
 
     def known(self, entry: str, name: str, known: Collection[str] | None, kind: str) -> None:
-        if known is not None and entry not in known:
-            listed = ", ".join(sorted(known)) or "none"
+        if entry not in (known or ()):
+            listed = ", ".join(sorted(known or ())) or "none"
             raise self.fail(
                 name,
                 f"{entry!r} is not a {kind} the eval registered (registered: {listed}); a row "
@@ -204,7 +204,7 @@ def scenario_from_row(
     """Validate one row into a :class:`Scenario`.
 
     ``checks`` and ``goal_checks`` are the names the author registered; a row naming another is
-    refused (``None``: names are not checked here). ``where`` prefixes messages (``"row 3: "``
+    refused (``None``: none registered). ``where`` prefixes messages (``"row 3: "``
     for a YAML list) when ``line`` does not say it.
     """
     r = _Row(source, where, line)
@@ -302,7 +302,8 @@ def _tools(r: _Row, value: Any) -> tuple[ToolFixture, ...]:
         for i, call in enumerate(r.items(spec.get("calls", []), f"{name}.calls")):
             where = f"{name}.calls[{i}]"
             recorded = r.mapping(call, where, _CALL_FIELDS)
-            arguments = r.mapping(recorded.get("arguments", {}), f"{where}.arguments", None)
+            given = _json_value(r, recorded.get("arguments", {}), f"{where}.arguments")
+            arguments = r.mapping(given, f"{where}.arguments", None)
             results.append(
                 ToolResult(dict(arguments), _result(r, recorded.get("result"), f"{where}.result"))
             )
@@ -310,17 +311,18 @@ def _tools(r: _Row, value: Any) -> tuple[ToolFixture, ...]:
             ToolFixture(
                 name=tool_name,
                 description=r.text(spec.get("description", ""), f"{name}.description", empty=True),
-                parameters=dict(
-                    r.mapping(
-                        spec.get("parameters", {"type": "object", "properties": {}}),
-                        f"{name}.parameters",
-                        None,
-                    )
-                ),
+                parameters=_parameters(r, spec.get("parameters"), f"{name}.parameters"),
                 results=tuple(results),
             )
         )
     return tuple(tools)
+
+
+def _parameters(r: _Row, value: Any, name: str) -> dict[str, Any]:
+    """A tool's JSON Schema (an empty object schema when not given)."""
+    if value is None:
+        return {"type": "object", "properties": {}}
+    return dict(r.mapping(_json_value(r, value, name), name, None))
 
 
 def _result(r: _Row, value: Any, name: str) -> str:
