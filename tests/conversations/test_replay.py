@@ -61,6 +61,18 @@ async def test_20_replays_give_byte_identical_transcripts_and_all_mode_connects_
     assert [c.transcript() for c in replayed] == [r.transcript() for r in records]
     assert [c.outcome for c in replayed] == [r.outcome for r in records]
     assert {t.source for c in replayed for t in c.turns} == {"replayed"}
+    # the replay spends nothing; strict spends only the target's tokens
+    assert _tokens(replayed) == 0
+    assert 0 < _tokens(strict) < _tokens(records)
+
+
+def _tokens(conversations: Sequence[Conversation]) -> int:
+    return sum(
+        (t.usage.input_tokens or 0) + (t.usage.output_tokens or 0)
+        for c in conversations
+        for t in c.turns
+        if t.usage is not None
+    )
 
 
 async def test_the_socket_guard_refuses_a_live_call(
