@@ -32,11 +32,11 @@ async def test_the_simulated_user_ends_it_by_saying_it_is_done(fake: Fake) -> No
     assert roles == [
         ("user", "simulated"),
         ("assistant", "live"),
-        ("tool", "live"),
+        ("tool", "scripted"),
         ("assistant", "live"),
         ("user", "simulated"),
         ("assistant", "live"),
-        ("tool", "live"),
+        ("tool", "scripted"),
         ("assistant", "live"),
         ("user", "simulated"),
     ]
@@ -172,6 +172,8 @@ async def test_author_tools_run_and_unknown_tools_are_errors_the_target_sees() -
         "the arguments are not JSON"
     )
     assert seen == [{"a": 2, "b": 3}]
+    # a function's result is live; none of these came from the row's recorded results
+    assert {t.source for t in conversation.turns if t.role == "tool"} == {"live"}
     assert [t.content for t in conversation.turns if t.role == "tool"][
         2
     ] == "error: no tool named 'rm_rf'"

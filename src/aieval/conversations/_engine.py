@@ -212,15 +212,22 @@ class _Session:
             for index, call in enumerate(reply.tool_calls)
         ]
         turn = Turn(
-            "assistant", reply.content, "live", tuple(calls), None, reply.usage, reply.latency_s
+            "assistant",
+            reply.content,
+            "live",
+            tuple(call for call, _ in calls),
+            None,
+            reply.usage,
+            reply.latency_s,
         )
         self.turns.append(turn)
-        source: TurnSource = "replayed" if self.replaying else "live"
-        for call in calls:
+        for call, source in calls:
             self.turns.append(Turn("tool", call.result or "", source, tool_call_id=call.id))
         return turn
 
-    async def tool_result(self, call: ToolCall, index: int, position: int) -> ToolCall:
+    async def tool_result(
+        self, call: ToolCall, index: int, position: int
+    ) -> tuple[ToolCall, TurnSource]:
         if not self.replaying:
             return await self.toolbox.run(call)
         recorded = self.recorded(position)
@@ -229,7 +236,7 @@ class _Session:
             call.name,
             call.arguments,
         ):
-            return replace(call, result=held[index].result, error=held[index].error)
+            return replace(call, result=held[index].result, error=held[index].error), "replayed"
         raise self.miss(
             f"the record holds no result of tool call {call.name}({call.arguments}) here", position
         )

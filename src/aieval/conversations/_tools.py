@@ -8,6 +8,7 @@ answered with an error the target sees (and the record keeps): never with a gues
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -16,7 +17,7 @@ from typing import Any
 
 from aieval.conversations._scenario import Scenario
 from aieval.conversations._target import ToolSpec
-from aieval.core import ToolCall
+from aieval.core import ToolCall, TurnSource
 from aieval.errors import ConfigError
 
 __all__ = ["Tool", "ToolBox"]
@@ -63,17 +64,23 @@ class ToolBox:
         ]
         return tuple(specs)
 
-    async def run(self, call: ToolCall) -> ToolCall:
-        """``call`` with its result (or its error) filled in."""
+    async def run(self, call: ToolCall) -> tuple[ToolCall, TurnSource]:
+        """``call`` with its result (or its error) filled in, and where the result came from:
+        ``scripted`` (the row's recorded result) or ``live`` (a function ran, or nothing
+        answered)."""
+        if (fixture := self.scenario.tool(call.name)) is not None:
+            with contextlib.suppress(ValueError):
+                recorded = fixture.result_for(json.loads(call.arguments or "{}"))
+                if recorded is not None:
+                    return replace(call, result=recorded), "scripted"
+        return await self._call(call), "live"
+
+    async def _call(self, call: ToolCall) -> ToolCall:
         try:
             arguments = json.loads(call.arguments) if call.arguments.strip() else {}
         except ValueError as exc:
             return _failed(call, f"the arguments are not JSON: {exc}")
         fixture = self.scenario.tool(call.name)
-        if fixture is not None:
-            recorded = fixture.result_for(arguments)
-            if recorded is not None:
-                return replace(call, result=recorded)
         tool = self.functions.get(call.name)
         if tool is None:
             if fixture is None:
