@@ -111,10 +111,10 @@ async def test_every_replay_miss_fails_closed_with_scenario_and_turn(
     user_calls = _user_calls(fake)
 
     cases = [
-        (cut, "strict", 6),  # the user turn after the record's end
+        (cut, "strict", 7),  # the target answers turn 6 live; its tool result is missing
         (cut, "all", 6),
         (replace(cut, turns=record.turns[:2]), "all", 3),  # the tool result is missing
-        (wrong_tool, "strict", 2),  # the target asked what the record did not answer
+        (wrong_tool, "strict", 3),  # the target asked what the record did not answer
         (swapped, "strict", 1),  # an assistant turn where the user speaks
     ]
     for broken, mode, turn in cases:
@@ -236,3 +236,30 @@ async def test_after_a_branch_the_simulated_user_goes_on_live(fake: Fake) -> Non
     assert _user_calls(fake) > before
     assert branched.turns[8].source == "simulated"
     assert branched.outcome.stop_reason == "user_done"
+
+
+async def test_a_record_cut_anywhere_fails_closed_at_the_first_missing_turn(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenarios = _scenarios(20)
+    records = await _recorded(fake, scenarios)
+    users = _user_calls(fake)
+    failed = ConversationOutcome("failed", False, "interrupted")
+    cases = 0
+    for scenario, record in zip(scenarios, records, strict=True):
+        for cut in range(len(record.turns)):
+            short = replace(record, turns=record.turns[:cut], outcome=failed)
+            with no_connections(monkeypatch) as attempts:
+                replayed = await run_conversation(scenario, replay=Replay(short, "all"))
+            assert attempts == []
+            _miss(replayed, scenario.id, cut + 1)
+            if scenario.id in ("order-1", "order-2"):  # strict calls the target: a few suffice
+                strict = await run_conversation(scenario, fake.target(), replay=Replay(short))
+                # the unchanged target answers as recorded; the first user or tool turn the
+                # record lacks is the miss
+                roles = [t.role for t in record.turns]
+                first = next(i for i in range(cut, len(roles)) if roles[i] != "assistant")
+                _miss(strict, scenario.id, first + 1)
+            cases += 1
+    assert cases > 150
+    assert _user_calls(fake) == users

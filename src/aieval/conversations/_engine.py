@@ -228,17 +228,25 @@ class _Session:
     async def tool_result(
         self, call: ToolCall, index: int, position: int
     ) -> tuple[ToolCall, TurnSource]:
+        """The call's result: run now, or (replaying) the record's, which must hold the same
+        call (name and arguments) at this place and the tool turn answering it."""
         if not self.replaying:
             return await self.toolbox.run(call)
         recorded = self.recorded(position)
         held = recorded.tool_calls if recorded is not None and recorded.role == "assistant" else ()
-        if index < len(held) and (held[index].name, held[index].arguments) == (
-            call.name,
-            call.arguments,
+        answer = self.recorded(position + 1 + index)
+        if (
+            index < len(held)
+            and (held[index].name, held[index].arguments) == (call.name, call.arguments)
+            and answer is not None
+            and answer.role == "tool"
+            and answer.tool_call_id == held[index].id
         ):
             return replace(call, result=held[index].result, error=held[index].error), "replayed"
+        # the miss is the tool turn this call's result would fill
         raise self.miss(
-            f"the record holds no result of tool call {call.name}({call.arguments}) here", position
+            f"the record holds no result of tool call {call.name}({call.arguments}) here",
+            position + 1 + index,
         )
 
     async def check_goal(self) -> None:
