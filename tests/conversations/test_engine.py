@@ -224,3 +224,20 @@ async def test_a_goal_check_that_raises_fails_that_conversation_only() -> None:
     assert conversation.outcome.stop_reason == "failed"
     assert conversation.outcome.failure_type == "KeyError"
     assert "the goal check failed" in (conversation.outcome.failure or "")
+
+
+async def test_an_async_python_target_and_async_goal_check() -> None:
+    seen: list[int] = []
+
+    async def target(turns: tuple[Turn, ...]) -> str:
+        seen.append(len(turns))
+        return f"reply to {turns[-1].content}"
+
+    async def answered(scenario: object, turns: tuple[Turn, ...]) -> bool:
+        return turns[-1].content == "reply to second"
+
+    scenario = _scenario(stop={"goal_check": "shipped"}, user_turns=["first", "second", "third"])
+    conversation = await run_conversation(scenario, target, goal_checks={"shipped": answered})
+    assert conversation.outcome.stop_reason == "goal_reached"
+    assert seen == [1, 3]  # the conversation so far, each time
+    assert conversation.turns[-1].latency_s is not None
