@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, NoReturn
 
 from aieval.conversations._scenario import Scenario
 from aieval.conversations._target import ConversationTarget, TargetFunction, as_target
@@ -89,7 +89,8 @@ class _Session:
         turns = self.record.turns
         return turns[position] if position < len(turns) else None
 
-    async def run(self) -> StopReason:
+    async def run(self) -> NoReturn:
+        """Play until a stop rule or a failure ends it (by raising)."""
         if self.replaying:
             self.check_opening()
         if self.turns and self.turns[-1].role == "user":
