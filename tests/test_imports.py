@@ -53,7 +53,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("datasets",),
     ("judges",),
     ("runner",),
-    ("workflows",),
+    ("workflows", "conversations"),
     ("traces",),
     ("code", "migrate"),
     ("report",),

@@ -14,7 +14,9 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   ├── RubricError            invalid rubric or profile file (names file, criterion, field)
     │   ├── WorkflowError          invalid workflow definition or run log (names file, field)
     │   ├── RunNotFoundError       no stored run with that id or name
-    │   └── RunInProgressError     resuming a run a live process is still running
+    │   ├── RunInProgressError     resuming a run a live process is still running
+    │   └── ConversationError      an invalid conversation record (names scenario, turn, field)
+    │       └── ReplayMissError    a replayed turn the record lacks (names scenario and turn)
     ├── ScorerError                a scorer raised or returned something outside 0..1
     ├── FormulaError               a normalization formula got a value it cannot normalize
     ├── ProviderError              a model call failed
@@ -39,6 +41,7 @@ from __future__ import annotations
 __all__ = [
     "AievalError",
     "ConfigError",
+    "ConversationError",
     "DatasetError",
     "FormulaError",
     "GitHubError",
@@ -54,6 +57,7 @@ __all__ = [
     "ProviderTimeoutError",
     "PushError",
     "RateLimitError",
+    "ReplayMissError",
     "RubricError",
     "RunInProgressError",
     "RunNotFoundError",
@@ -275,3 +279,26 @@ class GitHubError(AievalError):
 class SandboxError(AievalError):
     """The code sandbox failed before the code it was given ran (bubblewrap, the interpreter
     or the command could not start); the message names the cause."""
+
+
+class ConversationError(UserError):
+    """An invalid conversation record: the message names the scenario, the turn and the field."""
+
+
+class ReplayMissError(ConversationError):
+    """A replay needed a turn the recorded conversation does not hold (or holds otherwise).
+
+    The conversation fails closed: nothing is asked live in its place.
+
+    Attributes:
+        scenario_id: the scenario being replayed.
+        turn: the 1-based position of the missing turn in the conversation.
+    """
+
+    def __init__(self, scenario_id: str, turn: int, reason: str) -> None:
+        super().__init__(
+            f"scenario {scenario_id!r}, turn {turn}: {reason}; the replay stops here (nothing "
+            "is asked live in its place): record the conversation again, or replay in branch mode"
+        )
+        self.scenario_id = scenario_id
+        self.turn = turn

@@ -51,6 +51,8 @@ class Reply:
     """A successful completion with ``text`` after ``delay`` seconds.
 
     ``usage`` is ``(prompt_tokens, completion_tokens)``; by default whitespace token counts.
+    ``tool_calls`` are ``(id, name, arguments JSON text)``: sent as the message's tool calls
+    (with ``content`` null when ``text`` is empty).
     """
 
     text: str
@@ -58,6 +60,7 @@ class Reply:
     usage: tuple[int, int] | None = None
     finish_reason: str = "stop"
     model: str | None = None
+    tool_calls: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,19 @@ def letter_vector(text: str) -> list[float]:
     for char in text.casefold():
         vector[ord(char) - 97 if "a" <= char <= "z" else 26] += 1.0
     return vector
+
+
+def _openai_message(reply: Reply) -> dict[str, Any]:
+    if not reply.tool_calls:
+        return {"role": "assistant", "content": reply.text}
+    return {
+        "role": "assistant",
+        "content": reply.text or None,
+        "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in reply.tool_calls
+        ],
+    }
 
 
 def _count_tokens(body: Any) -> int:
@@ -374,7 +390,7 @@ class OpenAIServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": behaviour.text},
+                    "message": _openai_message(behaviour),
                     "finish_reason": behaviour.finish_reason,
                     "logprobs": None,
                 }

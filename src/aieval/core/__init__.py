@@ -4,6 +4,15 @@ This package imports nothing of aieval but :mod:`aieval.errors` and leaf helpers
 other package may import it.
 """
 
+from aieval.core._conversation import (
+    Conversation,
+    ConversationOutcome,
+    Role,
+    StopReason,
+    ToolCall,
+    Turn,
+    TurnSource,
+)
 from aieval.core._counts import MAX_COUNT, count_out_of_range, drop_unstorable_counts
 from aieval.core._coverage import ScorerCoverage, coverage_note, low_coverage
 from aieval.core._example import ROW_CHECK_PREFIX, Example, RowCheck, Score
@@ -48,6 +57,8 @@ __all__ = [
     "ROW_CHECK_PREFIX",
     "AgentDetail",
     "CallRecord",
+    "Conversation",
+    "ConversationOutcome",
     "CriterionValue",
     "Example",
     "GateOutcome",
@@ -59,6 +70,7 @@ __all__ = [
     "ObserverOptions",
     "Output",
     "Reason",
+    "Role",
     "RowCheck",
     "RunFinish",
     "RunObserver",
@@ -69,9 +81,13 @@ __all__ = [
     "ScorerCoverage",
     "SettingChange",
     "StepDetail",
+    "StopReason",
     "Target",
     "ThresholdGrader",
+    "ToolCall",
     "ToolCallDetail",
+    "Turn",
+    "TurnSource",
     "Usage",
     "Verdict",
     "WeightCoverage",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from aieval.core import ToolCall
+
 __all__ = ["ChatRequest", "ChatResponse", "Provider"]
 
 
@@ -50,6 +52,8 @@ class ChatResponse:
         cached: whether the answer came from the response cache.
         finish_reason: the provider's finish reason (``stop``, ``length``, ...).
         cost: the cost in USD when the provider reports it (``usage.cost``), else None.
+        tool_calls: the tool calls the model asked for (``tools`` sent in ``params``), with
+            their arguments verbatim; ``text`` is ``""`` when the model sent only calls.
     """
 
     text: str
@@ -61,6 +65,7 @@ class ChatResponse:
     cached: bool = False
     finish_reason: str | None = None
     cost: float | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @runtime_checkable

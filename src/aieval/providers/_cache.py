@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval._secrets import redact_text, secret_values, secrets_of, url_without_credentials
+from aieval.core import ToolCall
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
 from aieval.providers._wrapper import Wrapper
 from aieval.store import MEMORY, SideTable, StoreLocation
@@ -166,11 +167,12 @@ class ResponseCache:
             latency_s=float(data.get("latency_s") or 0.0),
             retries=0,
             cached=True,
+            tool_calls=tuple(ToolCall(**call) for call in data.get("tool_calls") or ()),
         )
 
     def put(self, key: str, provider: str, response: ChatResponse) -> None:
         """Store a successful response under ``key``."""
-        data = {
+        data: dict[str, Any] = {
             "text": response.text,
             "model": response.model,
             "input_tokens": response.input_tokens,
@@ -179,6 +181,10 @@ class ResponseCache:
             "cost": response.cost,
             "latency_s": response.latency_s,
         }
+        if response.tool_calls:  # only then: entries without calls stay as they were
+            data["tool_calls"] = [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in response.tool_calls
+            ]
         row = (key, provider, response.model, self._table.to_json(data), time.time())
         self._table.execute(
             "INSERT INTO response_cache (key, provider, model, response, created_at)"
@@ -240,7 +246,14 @@ class CachedProvider(Wrapper):
         secrets = secrets_of(self.inner) | secret_values(
             {"params": request.params, "headers": request.headers}
         )
-        stored = dataclasses.replace(response, text=redact_text(response.text, secrets))
+        stored = dataclasses.replace(
+            response,
+            text=redact_text(response.text, secrets),
+            tool_calls=tuple(
+                dataclasses.replace(c, arguments=redact_text(c.arguments, secrets))
+                for c in response.tool_calls
+            ),
+        )
         self.cache.put(key, self._identity, stored)
         return response
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from aieval._secrets import secret_values, shorten, url_credentials, url_without_credentials
+from aieval.core import ToolCall
 from aieval.errors import (
     ConfigError,
     ProviderConnectionError,
@@ -259,6 +260,11 @@ class OpenAIProvider:
         except (KeyError, IndexError, TypeError) as exc:
             reason = _missing_content_reason(data, raw, secrets)
             raise self._bad_body(reason, secrets) from exc
+        calls = _tool_calls(choice["message"].get("tool_calls"))
+        if calls is None:
+            raise self._bad_body(f"malformed tool_calls: {_preview(raw, secrets)}", secrets)
+        if content is None and calls:  # a message of tool calls only
+            content = ""
         if not isinstance(content, str):
             raise self._bad_body(_missing_content_reason(data, raw, secrets), secrets)
         usage = data.get("usage")
@@ -273,6 +279,7 @@ class OpenAIProvider:
             latency_s=latency,
             finish_reason=finish if isinstance(finish, str) else None,
             cost=_cost_or_none(usage.get("cost")),
+            tool_calls=calls,
         )
 
     def _bad_body(self, reason: str, secrets: frozenset[str]) -> ProviderResponseError:
@@ -324,6 +331,24 @@ def _missing_content_reason(data: Any, raw: bytes, secrets: frozenset[str]) -> s
 def _preview(raw: bytes, secrets: frozenset[str]) -> str:
     # redact the whole body before cutting it: a cut key is no longer found by value
     return repr(shorten(raw.decode("utf-8", "replace"), 203, secrets))
+
+
+def _tool_calls(value: Any) -> tuple[ToolCall, ...] | None:
+    """A message's ``tool_calls`` (absent or null: none); ``None`` when malformed."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        return None
+    calls = []
+    for entry in value:
+        function = entry.get("function") if isinstance(entry, dict) else None
+        if not isinstance(function, dict):
+            return None
+        call_id, name, arguments = entry.get("id"), function.get("name"), function.get("arguments")
+        if not (isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, str)):
+            return None
+        calls.append(ToolCall(call_id, name, arguments))
+    return tuple(calls)
 
 
 def _int_or_none(value: Any) -> int | None:

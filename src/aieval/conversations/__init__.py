@@ -1,0 +1,69 @@
+"""Conversations: multi-turn scenarios against a target, with scripted and simulated users,
+tools, stop rules, and replay of recorded conversations.
+
+A scenario is a dataset row (:func:`load_scenarios`); :func:`run_conversation` plays it
+against a :class:`ChatTarget` (an OpenAI-compatible endpoint through a provider) or a Python
+function, and returns an :class:`aieval.core.Conversation`; a :class:`Replay` of a recorded
+conversation plays it again (``strict``, ``all`` or ``branch``). See docs/conversations.md.
+"""
+
+from aieval.conversations._engine import (
+    DEFAULT_MAX_TOOL_ROUNDS,
+    GoalCheck,
+    Replay,
+    ReplayMode,
+    run_conversation,
+    run_conversations,
+)
+from aieval.conversations._scenario import (
+    MAX_TURNS_LIMIT,
+    Scenario,
+    ScenarioChecks,
+    ScenarioMessage,
+    StopRules,
+    ToolFixture,
+    ToolResult,
+    scenario_from_row,
+)
+from aieval.conversations._scenarios import ScenarioSet, load_scenarios
+from aieval.conversations._target import (
+    CallableTarget,
+    ChatTarget,
+    ConversationTarget,
+    TargetReply,
+    ToolSpec,
+    chat_messages,
+)
+from aieval.conversations._tools import Tool, ToolBox
+from aieval.conversations._user import DONE_MARKER, PERSONA_PROMPT, SimulatedUser, UserReply
+
+__all__ = [
+    "DEFAULT_MAX_TOOL_ROUNDS",
+    "DONE_MARKER",
+    "MAX_TURNS_LIMIT",
+    "PERSONA_PROMPT",
+    "CallableTarget",
+    "ChatTarget",
+    "ConversationTarget",
+    "GoalCheck",
+    "Replay",
+    "ReplayMode",
+    "Scenario",
+    "ScenarioChecks",
+    "ScenarioMessage",
+    "ScenarioSet",
+    "SimulatedUser",
+    "StopRules",
+    "TargetReply",
+    "Tool",
+    "ToolBox",
+    "ToolFixture",
+    "ToolResult",
+    "ToolSpec",
+    "UserReply",
+    "chat_messages",
+    "load_scenarios",
+    "run_conversation",
+    "run_conversations",
+    "scenario_from_row",
+]

@@ -1,0 +1,265 @@
+"""Replaying recorded conversations: strict, all (no connection at all) and branch; every miss
+fails closed, naming scenario and turn."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import replace
+
+import pytest
+from tests.conversations._fake import Fake, no_connections, scenario_row
+
+from aieval.conversations import (
+    ChatTarget,
+    Replay,
+    Scenario,
+    TargetReply,
+    Tool,
+    ToolSpec,
+    load_scenarios,
+    run_conversation,
+    run_conversations,
+)
+from aieval.core import Conversation, ConversationOutcome, ToolCall, Turn
+
+
+def _scenarios(count: int, **changes: object) -> list[Scenario]:
+    return list(load_scenarios([scenario_row(n, **changes) for n in range(count)]))
+
+
+async def _recorded(fake: Fake, scenarios: Sequence[Scenario]) -> list[Conversation]:
+    """Live conversations, through their JSON (as a store keeps them)."""
+    live = await run_conversations(scenarios, fake.target(), user=fake.user())
+    assert {c.outcome.stop_reason for c in live} == {"user_done"}
+    return [Conversation.from_json(c.to_json()) for c in live]
+
+
+def _user_calls(fake: Fake) -> int:
+    return sum(r.body["model"] == "user-model" for r in fake.server.requests)
+
+
+async def test_20_replays_give_byte_identical_transcripts_and_all_mode_connects_nowhere(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenarios = _scenarios(20)
+    records = await _recorded(fake, scenarios)
+    users = _user_calls(fake)
+
+    strict = await run_conversations(scenarios, fake.target(), records=records, mode="strict")
+    assert [c.transcript() for c in strict] == [r.transcript() for r in records]
+    assert [c.outcome for c in strict] == [r.outcome for r in records]
+    assert _user_calls(fake) == users  # the simulated user was not asked again
+    sources = {(t.role, t.source) for c in strict for t in c.turns}
+    assert sources == {("user", "replayed"), ("assistant", "live"), ("tool", "replayed")}
+
+    asked = len(fake.server.requests)
+    with no_connections(monkeypatch) as attempts:
+        replayed = await run_conversations(scenarios, fake.target(), records=records, mode="all")
+    assert attempts == []
+    assert len(fake.server.requests) == asked
+    assert [c.transcript() for c in replayed] == [r.transcript() for r in records]
+    assert [c.outcome for c in replayed] == [r.outcome for r in records]
+    assert {t.source for c in replayed for t in c.turns} == {"replayed"}
+    # the replay spends nothing; strict spends only the target's tokens
+    assert _tokens(replayed) == 0
+    assert 0 < _tokens(strict) < _tokens(records)
+
+
+def _tokens(conversations: Sequence[Conversation]) -> int:
+    return sum(
+        (t.usage.input_tokens or 0) + (t.usage.output_tokens or 0)
+        for c in conversations
+        for t in c.turns
+        if t.usage is not None
+    )
+
+
+async def test_the_socket_guard_refuses_a_live_call(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenarios = _scenarios(1)
+    records = await _recorded(fake, scenarios)
+    with no_connections(monkeypatch) as attempts:
+        (strict,) = await run_conversations(scenarios, fake.target(), records=records)
+    assert attempts != []
+    assert strict.outcome.failure_type == "ProviderConnectionError"
+
+
+def _miss(conversation: Conversation, scenario_id: str, turn: int) -> None:
+    assert conversation.outcome.stop_reason == "failed"
+    assert conversation.outcome.failure_type == "ReplayMissError"
+    assert f"scenario {scenario_id!r}, turn {turn}:" in (conversation.outcome.failure or "")
+
+
+async def test_every_replay_miss_fails_closed_with_scenario_and_turn(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenarios = _scenarios(3)
+    records = await _recorded(fake, scenarios)
+    record = records[2]  # order 2: asks, insists twice, is done (13 turns)
+    scenario = scenarios[2]
+    cut = replace(record, turns=record.turns[:5], outcome=ConversationOutcome("max_turns", False))
+    other_args = replace(
+        record.turns[1],
+        tool_calls=(replace(record.turns[1].tool_calls[0], arguments='{"order_id": 9}'),),
+    )
+    wrong_tool = replace(record, turns=(record.turns[0], other_args, *record.turns[2:]))
+    swapped = replace(record, turns=(record.turns[1], *record.turns[1:]))
+    tool_calls: list[object] = []
+    lookup = Tool("lookup_order", lambda **kw: tool_calls.append(kw) or "live result")
+    user_calls = _user_calls(fake)
+
+    cases = [
+        (cut, "strict", 7),  # the target answers turn 6 live; its tool result is missing
+        (cut, "all", 6),
+        (replace(cut, turns=record.turns[:2]), "all", 3),  # the tool result is missing
+        (wrong_tool, "strict", 3),  # the target asked what the record did not answer
+        (swapped, "strict", 1),  # an assistant turn where the user speaks
+    ]
+    for broken, mode, turn in cases:
+        replay = Replay(broken, mode)  # type: ignore[arg-type]
+        with no_connections(monkeypatch) if mode == "all" else _nothing():
+            conversation = await run_conversation(
+                scenario, fake.target(), user=fake.user(), tools=[lookup], replay=replay
+            )
+        _miss(conversation, scenario.id, turn)
+
+    opening = load_scenarios(
+        [scenario_row(2, initial_messages=[{"role": "assistant", "content": "Welcome"}])]
+    ).scenarios[0]
+    _miss(await run_conversation(opening, fake.target(), replay=Replay(record)), "order-2", 1)
+    (missing,) = await run_conversations(
+        _scenarios(5)[4:], fake.target(), user=fake.user(), records=records
+    )
+    _miss(missing, "order-4", 1)
+    assert tool_calls == []
+    assert _user_calls(fake) == user_calls
+
+
+class _Nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _nothing() -> _Nothing:
+    return _Nothing()
+
+
+def _answers(changes: dict[int, str]):  # type: ignore[no-untyped-def]
+    """A target answering the last user turn; its k-th answer (0-based) changed as given (a
+    change "tool" asks for ``lookup_order`` instead)."""
+
+    def target(turns: tuple[Turn, ...], tools: tuple[ToolSpec, ...]) -> TargetReply | str:
+        k = sum(t.role == "assistant" and t.source != "scripted" for t in turns)
+        last = turns[-1]
+        if last.role == "tool":
+            return f"the tool said {last.content}"
+        change = changes.get(k)
+        if change == "tool":
+            return TargetReply("", (ToolCall(f"c{k}", "lookup_order", '{"order_id": 1}'),))
+        return f"{change or 'answer'} {k}: {last.content}"
+
+    return target
+
+
+def _said(turns: Sequence[Turn]) -> list[tuple[str, str, tuple[ToolCall, ...]]]:
+    return [(t.role, t.content, t.tool_calls) for t in turns]
+
+
+async def test_branch_replay_records_the_first_changed_turn() -> None:
+    rows = [
+        scenario_row(n, user_turns=[f"question {i} of {n}" for i in range(5)], max_turns=5)
+        for n in range(50)
+    ]
+    scenarios = list(load_scenarios(rows))
+    for seed, scenario in enumerate(scenarios):
+        record = await run_conversation(scenario, _answers({}))
+        rng = random.Random(seed)
+        first = rng.randrange(5)
+        changes = {first: "tool" if seed % 2 else "changed"}
+        changes[rng.randrange(first, 6)] = "later change"  # a second change, after the first
+        changes[first] = "tool" if seed % 2 else "changed"
+        branched = await run_conversation(
+            scenario, _answers(changes), replay=Replay(record, "branch")
+        )
+        position = 2 * first + 1  # user, assistant, user, assistant...
+        assert branched.branched_at == position + 1, seed
+        assert _said(branched.turns[:position]) == _said(record.turns[:position])
+        assert _said(branched.turns[position:]) != _said(record.turns[position:])
+        assert branched.turns[position].source == "live"
+        assert (
+            branched.turns[position].tool_calls
+            if seed % 2
+            else "changed" in branched.turns[position].content
+        )
+        after = [t for t in branched.turns[position + 1 :] if t.role != "assistant"]
+        assert {t.source for t in after} <= {"scripted", "live"}
+        assert branched.outcome.stop_reason in ("max_turns", "script_end")
+
+    unchanged = await run_conversation(
+        scenarios[0],
+        _answers({}),
+        replay=Replay(await run_conversation(scenarios[0], _answers({})), "branch"),
+    )
+    assert unchanged.branched_at is None
+
+
+async def test_after_a_branch_the_simulated_user_goes_on_live(fake: Fake) -> None:
+    scenarios = _scenarios(3)
+    record = (await _recorded(fake, scenarios))[2]
+    inner = fake.target()
+
+    class Changed(ChatTarget):
+        async def respond(self, turns, tools):  # type: ignore[no-untyped-def]
+            reply = await inner.respond(turns, tools)
+            answered = sum(t.role == "assistant" and not t.tool_calls for t in turns)
+            return (
+                replace(reply, content="Sorry, I cannot tell.")
+                if answered == 1 and not reply.tool_calls
+                else reply
+            )
+
+    before = _user_calls(fake)
+    branched = await run_conversation(
+        scenarios[2],
+        Changed(inner.provider, "target-model"),
+        user=fake.user(),
+        replay=Replay(record, "branch"),
+    )
+    # turn 8 is the second answer (user, call, tool, answer, user, call, tool, answer)
+    assert branched.branched_at == 8
+    assert branched.turns[7].content == "Sorry, I cannot tell."
+    assert _user_calls(fake) > before
+    assert branched.turns[8].source == "simulated"
+    assert branched.outcome.stop_reason == "user_done"
+
+
+async def test_a_record_cut_anywhere_fails_closed_at_the_first_missing_turn(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenarios = _scenarios(20)
+    records = await _recorded(fake, scenarios)
+    users = _user_calls(fake)
+    failed = ConversationOutcome("failed", False, "interrupted")
+    cases = 0
+    for scenario, record in zip(scenarios, records, strict=True):
+        for cut in range(len(record.turns)):
+            short = replace(record, turns=record.turns[:cut], outcome=failed)
+            with no_connections(monkeypatch) as attempts:
+                replayed = await run_conversation(scenario, replay=Replay(short, "all"))
+            assert attempts == []
+            _miss(replayed, scenario.id, cut + 1)
+            if scenario.id in ("order-1", "order-2"):  # strict calls the target: a few suffice
+                strict = await run_conversation(scenario, fake.target(), replay=Replay(short))
+                # the unchanged target answers as recorded; the first user or tool turn the
+                # record lacks is the miss
+                roles = [t.role for t in record.turns]
+                first = next(i for i in range(cut, len(roles)) if roles[i] != "assistant")
+                _miss(strict, scenario.id, first + 1)
+            cases += 1
+    assert cases > 150
+    assert _user_calls(fake) == users
