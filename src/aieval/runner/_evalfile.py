@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -198,10 +199,11 @@ class EvalConfig(_Strict):
                 system_prompt=t.system,
                 params=_target_params(t),
             )
+        where = f"{self.source.path if self.source is not None else self.name}: options over its"
         specs = []
         for model in targets:
             spec = RunSpec.parse({**common, "model": model}, source=self.name)
-            specs.append(spec.replace(**given) if given else spec)
+            specs.append(spec.replace(f"{where} settings", **given) if given else spec)
         return specs
 
 
@@ -251,6 +253,11 @@ def build_scorers(config: EvalConfig) -> list[Scorer]:
 def check_eval(config: EvalConfig) -> None:
     """Refuse a configuration before it runs: scorers, dataset, workflow, profile, and the
     dataset's compatibility with the workflow (see :func:`~aieval.runner.check_run`)."""
+    with naming_the_file(config):
+        _check_eval(config)
+
+
+def _check_eval(config: EvalConfig) -> None:
     scorers = build_scorers(config)
     check_minimum_names(config.settings.min, [s.name for s in scorers])
     dataset, limit, prediction_field = _dataset(config)
@@ -290,20 +297,35 @@ def run_eval(
     """
     db = store if isinstance(store, Store) else None
     where = str(store.location) if isinstance(store, Store) else store
-    specs = config.specs(
-        store=str(where) if isinstance(where, Path) else where, models=models, **overrides
-    )
     results = []
-    for spec in specs:
-        live = LiveParts(
-            store=db,
-            progress=progress(spec.target.model or config.name) if progress else None,
-            tracer_provider=tracer_provider,
-            observers=tuple(observers),
-            eval_file=config.source,
+    with naming_the_file(config):
+        specs = config.specs(
+            store=str(where) if isinstance(where, Path) else where, models=models, **overrides
         )
-        results.append(run_sync(execute(spec, live), thread_name="aieval-run"))
+        for spec in specs:
+            live = LiveParts(
+                store=db,
+                progress=progress(spec.target.model or config.name) if progress else None,
+                tracer_provider=tracer_provider,
+                observers=tuple(observers),
+                eval_file=config.source,
+            )
+            results.append(run_sync(execute(spec, live), thread_name="aieval-run"))
     return results
+
+
+@contextmanager
+def naming_the_file(config: EvalConfig) -> Iterator[None]:
+    """A :class:`ConfigError` raised inside names the eval file first (``eval.yaml: unknown
+    scorer ...``), unless it already does: which file to fix is half of what to fix."""
+    try:
+        yield
+    except ConfigError as exc:
+        path = config.source.path if config.source is not None else None
+        message = exc.args[0] if exc.args else None
+        if path and isinstance(message, str) and not message.startswith(f"{path}:"):
+            exc.args = (f"{path}: {message}", *exc.args[1:])
+        raise
 
 
 def telemetry_requested(config: EvalConfig) -> bool:

@@ -246,5 +246,5 @@ def _spec(given: Described, *, name: str, model: str | None, settings: dict[str,
     described = {part.name: getattr(given, part.name) for part in fields(given)}
     described.update(dataset="", target=described.pop("function"))
     data.update(described, name=name, model=model)
-    spec = RunSpec.parse(data, source="run()")
+    spec = RunSpec.parse(data, source="run()", flat=True)
     return spec.model_copy(update={"dataset": given.dataset})

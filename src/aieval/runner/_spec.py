@@ -320,9 +320,10 @@ class RunSpec(BaseModel):
             out[sub] = {**given, **fields}
         return out
 
-    def replace(self, **changes: Any) -> RunSpec:
+    def replace(self, source: str = "<run spec>", /, **changes: Any) -> RunSpec:
         """A copy with fields changed, by ``run()``'s keyword names (routed to their sub-spec),
-        validated as the spec is: how command-line flags and other overrides apply.
+        validated as the spec is: how command-line flags and other overrides apply. An
+        invalid value's error starts with ``source`` (what gave the changes).
 
         Inline rows given as ``dataset`` are kept as they are (the dataset reads them).
 
@@ -343,17 +344,23 @@ class RunSpec(BaseModel):
             else:
                 raise ConfigError(f"{key}: not a run setting")
         rows = data["dataset"] if isinstance(data["dataset"], list) else None
-        spec = type(self).parse({**data, "dataset": ""} if rows is not None else data)
+        spec = type(self).parse(
+            {**data, "dataset": ""} if rows is not None else data, source=source, flat=True
+        )
         return spec if rows is None else spec.model_copy(update={"dataset": rows})
 
     @classmethod
-    def parse(cls, data: dict[str, Any], *, source: str = "<run spec>") -> RunSpec:
+    def parse(
+        cls, data: dict[str, Any], *, source: str = "<run spec>", flat: bool = False
+    ) -> RunSpec:
         """Validate a mapping (nested, or flat as ``run()``'s keywords); a :class:`ConfigError`
-        names the source and every bad field."""
+        names the source and every bad field: by its keyword (``concurrency``) when ``flat``,
+        as the caller spelled it, else by its place in the spec (``execution.concurrency``)."""
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(f"{source}: {field_problems(exc)}") from None
+            problems = _flat_problems(exc) if flat else field_problems(exc)
+            raise ConfigError(f"{source}: {problems}") from None
 
     @classmethod
     def of_run(cls, run: RunRow) -> RunSpec:
@@ -376,6 +383,19 @@ class RunSpec(BaseModel):
             )
         spec = cls.parse(stored, source=f"run {run.id}")
         return spec.replace(resume=run.id, run_id=None)
+
+
+def _flat_problems(exc: ValidationError) -> str:
+    """``exc``'s errors named by ``run()``'s keywords: a sub-spec's field by its own name."""
+    problems = []
+    for err in exc.errors():
+        loc = [str(p) for p in err["loc"]]
+        if len(loc) >= 2 and _SUB_OF.get(loc[1]) == (loc[0], loc[1]):
+            loc = loc[1:]
+        elif loc[:2] == ["target", "function"]:
+            loc = ["target", *loc[2:]]
+        problems.append(f"{'.'.join(loc) or '(top)'}: {err['msg']}")
+    return "; ".join(problems)
 
 
 #: The keyword names of a run's settings, as ``run()`` and :meth:`RunSpec.replace` take them.
