@@ -128,6 +128,13 @@ class PostgresBackend(Backend):
         with self._live().cursor() as cursor:
             cursor.executemany(_translate(sql), [to_pg_row(row) for row in rows])
 
+    def insert_rows(self, insert: Insert) -> None:
+        # COPY, which a pipeline cannot carry: inside a transaction that is not one (an
+        # exclusive one, as an imported run's), or in a transaction of its own
+        if insert.rows:
+            with self._live().cursor() as cursor:
+                _copy(cursor, insert)
+
     def write_rows(
         self, inserts: Sequence[Insert], then: tuple[str, Sequence[Any]] | None = None
     ) -> None:
