@@ -42,7 +42,7 @@ def test_an_older_postgres_store_loses_that_index_when_migrated(pg_url: str) -> 
 
 
 def test_every_per_sample_table_keeps_its_foreign_key_to_the_sample(pg_url: str) -> None:
-    """Kept on purpose (docs/store.md "Durability and integrity of writes"): the check costs
+    """Kept on purpose (docs/team.md, "Durability" and "Integrity"): the check costs
     the server about 5 us per written sample, and without it a score or call whose sample is
     gone would be counted by the readers that sum a run's scores by run id."""
     Store(pg_url).close()
