@@ -107,12 +107,7 @@ class Backend(ABC):
         committed transaction: all of it is stored or none of it."""
         with self.transaction():
             for insert in inserts:
-                if insert.rows:
-                    self.executemany(
-                        f"INSERT INTO {insert.table} ({', '.join(insert.columns)})"
-                        f" VALUES ({', '.join('?' * len(insert.columns))})",
-                        insert.rows,
-                    )
+                self.insert_rows(insert)
             if then is not None:
                 self.execute(*then)
 
