@@ -8,7 +8,8 @@ samples finish per event-loop step (a slow target finishes few per step, a fast 
 Throughput is every writer's samples over the wall time from the first start to the last end;
 each writer first runs a small warm-up run, outside the timing.
 
-``--before REV`` (default: the commit before batches went by ``COPY``) times that revision's
+``--before REV`` (default: the code before this round of write work: ``samples_run`` still
+indexed on PostgreSQL, an imported run written by ``executemany``) times that revision's
 code side by side in the same run, and prints the ratio. Where the bench starts its own server,
 it also prints the CPU spent per sample by the writers (every thread of each process) and by the
 server (its sessions, read from the postmaster's reaped children), so a figure below the target
@@ -20,6 +21,10 @@ Usage::
     python bench/store_writes.py --samples 5000 --writers 8 --batch 1 --batch 16
     python bench/store_writes.py --pg postgresql://me@127.0.0.1:5432/bench
     python bench/store_writes.py --before none         # the current code only
+    python bench/store_writes.py --batch 1 --import-samples 0   # no import timing
+
+The last lines time an import (``Store.import_run``, what ``aieval push`` and ``copy`` write) of
+one run of ``--import-samples`` samples into the same PostgreSQL, now and before.
 
 Without ``--pg`` a PostgreSQL server is started in a temporary folder with Debian's server
 binaries and its default durability (``fsync`` and ``synchronous_commit`` on); SQLite runs in
@@ -43,8 +48,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-#: The commit before sample batches went to PostgreSQL by COPY (one JSON statement per batch).
-BEFORE_REV = "5f01ab6"
+#: The code before the last round of write work (see ``--before``); ``5f01ab6`` is the commit
+#: before sample batches went to PostgreSQL by COPY (one JSON statement per batch).
+BEFORE_REV = "2f62654"
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,52 @@ def _writer(
     if result.status != "completed" or result.summary["samples"] != samples:
         raise SystemExit(f"{name}: {result.status}, {result.summary['samples']} samples stored")
     out.put((began, ended, cpu))
+
+
+def _importer(src: str | None, location: str, samples: int, folder: str, go: Any, out: Any) -> None:
+    """Import (as ``aieval push`` and ``copy`` do) a run of ``samples`` stored in SQLite."""
+    if src is not None:
+        sys.path.insert(0, src)
+    from aieval import Store, run
+    from aieval.scorers import exact_match
+
+    rows = [
+        {"id": f"s{i}", "prompt": f"q{i} " + "x" * 200, "expected": "yes", "prediction": "yes"}
+        for i in range(samples)
+    ]
+    local = str(Path(folder) / f"{uuid.uuid4().hex}.db")
+    result = run(name="import", dataset=rows, scorers=[exact_match], store=local)
+    with Store(local) as source:
+        header, stored = source.get_run(result.id), list(source.stored_samples(result.id))
+    team = Store(location)
+    out.put(None)
+    go.wait()
+    began, cpu = time.perf_counter(), time.process_time()
+    team.import_run(header, stored)
+    ended, cpu = time.perf_counter(), time.process_time() - cpu
+    team.close()
+    out.put((began, ended, cpu))
+
+
+def measure_import(
+    location: str, samples: int, folder: Path, src: str | None, postmaster: int | None
+) -> Measured:
+    """One run of ``samples`` imported into the store (its own process, as ``measure``)."""
+    ctx = multiprocessing.get_context("spawn")
+    go, out = ctx.Event(), ctx.Queue()
+    proc = ctx.Process(target=_importer, args=(src, location, samples, str(folder), go, out))
+    proc.start()
+    out.get()  # the source run is made and the store opened: the import alone is timed
+    server_before = _server_cpu(postmaster)
+    go.set()
+    began, ended, cpu = out.get()
+    proc.join()
+    if proc.exitcode != 0:
+        raise SystemExit(f"the import failed (exit code {proc.exitcode})")
+    server = _server_cpu(postmaster) - server_before
+    return Measured(
+        samples / (ended - began), cpu / samples, server / samples if postmaster else None
+    )
 
 
 def _server_cpu(postmaster: int | None) -> float:
@@ -190,6 +242,12 @@ def main() -> None:
         default=BEFORE_REV,
         help="git revision to time side by side with the current code ('none': do not)",
     )
+    parser.add_argument(
+        "--import-samples",
+        type=int,
+        default=20000,
+        help="samples of the run imported (push, copy) into PostgreSQL; 0: none",
+    )
     args = parser.parse_args()
     batches = args.batch or [1, 16]
     with ExitStack() as stack:
@@ -219,6 +277,17 @@ def main() -> None:
                     old = measure(url, writers, args.samples, batch, before, postmaster)
                 now = measure(url, writers, args.samples, batch, None, postmaster)
                 _line(f"PostgreSQL, {writers} writer{'s' * (writers > 1)}", now, old, sqlite)
+            print(f"  ({_load()})")
+        if args.import_samples:
+            print(f"import of a {args.import_samples}-sample run ({_load()}):")
+            now = measure_import(url, args.import_samples, tmp, None, postmaster)
+            old = None
+            if before is not None:
+                old = measure_import(url, args.import_samples, tmp, before, postmaster)
+            ratio = "" if old is None else f"  ({now.rate / old.rate:5.2f}x before)"
+            print(f"  {'now':24s}{now.rate:7.0f} samples/s{ratio}  {_cpu(now)}")
+            if old is not None:
+                print(f"  {'before':24s}{old.rate:7.0f} samples/s  {_cpu(old)}")
             print(f"  ({_load()})")
 
 

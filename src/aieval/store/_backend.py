@@ -91,6 +91,15 @@ class Backend(ABC):
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement over many rows, in one batch."""
 
+    def insert_rows(self, insert: Insert) -> None:
+        """Insert every row of ``insert``, inside the transaction the caller holds."""
+        if insert.rows:
+            self.executemany(
+                f"INSERT INTO {insert.table} ({', '.join(insert.columns)})"
+                f" VALUES ({', '.join('?' * len(insert.columns))})",
+                insert.rows,
+            )
+
     def write_rows(
         self, inserts: Sequence[Insert], then: tuple[str, Sequence[Any]] | None = None
     ) -> None:
@@ -98,12 +107,7 @@ class Backend(ABC):
         committed transaction: all of it is stored or none of it."""
         with self.transaction():
             for insert in inserts:
-                if insert.rows:
-                    self.executemany(
-                        f"INSERT INTO {insert.table} ({', '.join(insert.columns)})"
-                        f" VALUES ({', '.join('?' * len(insert.columns))})",
-                        insert.rows,
-                    )
+                self.insert_rows(insert)
             if then is not None:
                 self.execute(*then)
 

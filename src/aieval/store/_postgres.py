@@ -52,6 +52,8 @@ log = logging.getLogger("aieval")
 _SCHEMA_LOCK = 0x61696576616C
 # first key of the two-key advisory locks taken on a run id while a copy of it is written ("aiev")
 _RUN_LOCK = 0x61696576
+#: SQLite's index of a run's samples in insertion order (its rowid): not made on PostgreSQL
+_SAMPLES_RUN = "CREATE INDEX IF NOT EXISTS samples_run ON samples (run_id);\n"
 
 
 class PostgresBackend(Backend):
@@ -127,6 +129,13 @@ class PostgresBackend(Backend):
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._live().cursor() as cursor:
             cursor.executemany(_translate(sql), [to_pg_row(row) for row in rows])
+
+    def insert_rows(self, insert: Insert) -> None:
+        # COPY, which a pipeline cannot carry: inside a transaction that is not one (an
+        # exclusive one, as an imported run's), or in a transaction of its own
+        if insert.rows:
+            with self._live().cursor() as cursor:
+                _copy(cursor, insert)
 
     def write_rows(
         self, inserts: Sequence[Insert], then: tuple[str, Sequence[Any]] | None = None
@@ -292,8 +301,11 @@ def _types(sql: str) -> str:
 
 def postgres_schema(schema: str) -> str:
     """The store's SQLite schema in PostgreSQL's types, with an insertion-order ``seq`` column
-    (and its index) in the tables read in insertion order."""
-    out = _types(schema)
+    (and its index) in the tables read in insertion order, and without ``samples_run``: there
+    ``samples_seq`` finds a run's samples in insertion order, and the primary key's prefix
+    finds them by run, so that index would only cost each written sample an index entry
+    (dropped from a store made before, when it is migrated)."""
+    out = _types(schema).replace(_SAMPLES_RUN, "")
     for table in ORDERED_TABLES:
         out = out.replace(
             f"CREATE TABLE IF NOT EXISTS {table} (\n",
@@ -303,4 +315,5 @@ def postgres_schema(schema: str) -> str:
         "CREATE INDEX IF NOT EXISTS runs_seq ON runs (seq);\n"
         "CREATE INDEX IF NOT EXISTS samples_seq ON samples (run_id, seq);\n"
         "CREATE INDEX IF NOT EXISTS scores_seq ON scores (run_id, seq);\n"
+        "DROP INDEX IF EXISTS samples_run;\n"
     )

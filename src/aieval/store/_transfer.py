@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from aieval.core import without_execution
 from aieval.errors import ConfigError, PushError, StoreError
+from aieval.store._backend import Insert
 from aieval.store._connection import Connection, placeholders
 from aieval.store._encoding import dumps
 from aieval.store._owner import still_running
@@ -417,32 +418,25 @@ class TransferTable(Connection):
         db = self._db
         typed = [(s, stored_graded_columns(s.verdict, s.extra)) for s in samples]
         added = (*VERDICT_COLUMNS, *GRADED_COLUMNS)
-        db.executemany(
-            f"INSERT INTO samples ({SAMPLE_COLUMNS}, {', '.join(added)})"
-            f" VALUES ({placeholders(18 + len(added))})",
-            [(run_id, *_sample_columns(s), *verdict, *graded) for s, (verdict, graded, _) in typed],
+        # each table's rows in one statement: a COPY on PostgreSQL (its transaction is an
+        # exclusive one, never a pipeline), one executemany on SQLite
+        db.insert_rows(
+            Insert(
+                "samples",
+                (*SAMPLE_COLUMNS.split(", "), *added),
+                [(run_id, *_sample_columns(s), *v, *g) for s, (v, g, _) in typed],
+            )
         )
         values = [(run_id, s.sample_id, *row) for s, (_, _, rows) in typed for row in rows]
-        if values:
-            db.executemany(
-                f"INSERT INTO sample_values ({', '.join(VALUE_COLUMNS)})"
-                f" VALUES ({placeholders(len(VALUE_COLUMNS))})",
-                values,
-            )
+        db.insert_rows(Insert("sample_values", VALUE_COLUMNS, values))
         scores = [
             (run_id, s.sample_id, *_fields(sc, _SCORE_COLUMNS)) for s in samples for sc in s.scores
         ]
-        if scores:
-            db.executemany(
-                f"INSERT INTO scores (run_id, sample_id, {_SCORE_COLUMNS})"
-                f" VALUES ({placeholders(9)})",
-                scores,
-            )
+        db.insert_rows(
+            Insert("scores", ("run_id", "sample_id", *_SCORE_COLUMNS.split(", ")), scores)
+        )
         calls = [(run_id, s.sample_id, *_fields(c, _CALL_FIELDS)) for s in samples for c in s.calls]
-        if calls:
-            db.executemany(
-                f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({placeholders(12)})", calls
-            )
+        db.insert_rows(Insert("model_calls", tuple(CALL_COLUMNS.split(", ")), calls))
         return len(samples)
 
 
