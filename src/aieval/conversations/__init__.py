@@ -25,6 +25,7 @@ from aieval.conversations._fidelity import (
     SimulatorFidelity,
     check_fidelity,
 )
+from aieval.conversations._fidelity_judge import FIDELITY_JUDGE_PROMPT, judge_fidelity
 from aieval.conversations._scenario import (
     MAX_TURNS_LIMIT,
     Scenario,
@@ -51,6 +52,7 @@ __all__ = [
     "CONVERSATION_KEY",
     "DEFAULT_MAX_TOOL_ROUNDS",
     "DONE_MARKER",
+    "FIDELITY_JUDGE_PROMPT",
     "FIDELITY_KEY",
     "GOAL_LEAK_NGRAM",
     "MAX_TURNS_LIMIT",
@@ -79,6 +81,7 @@ __all__ = [
     "UserReply",
     "chat_messages",
     "check_fidelity",
+    "judge_fidelity",
     "load_scenarios",
     "run_conversation",
     "run_conversations",

@@ -164,6 +164,13 @@ class SimulatorFidelity:
         """One line naming each flag and its turn (empty when valid)."""
         return "; ".join(f"{f.kind} at turn {f.turn}: {f.evidence}" for f in self.flags)
 
+    def merged(self, other: SimulatorFidelity) -> SimulatorFidelity:
+        """The flags of both (the offline checks' and a judge's), the earliest of each kind."""
+        first: dict[str, FidelityFlag] = {}
+        for flag in sorted((*self.flags, *other.flags), key=lambda f: f.turn):
+            first.setdefault(flag.kind, flag)
+        return SimulatorFidelity(tuple(first.values()))
+
     def to_dict(self) -> dict[str, Any]:
         return {"valid": self.valid, "flags": [flag.to_dict() for flag in self.flags]}
 
@@ -209,6 +216,11 @@ def check_fidelity(
         if flag is not None
     ]
     return SimulatorFidelity(tuple(flags))
+
+
+def simulated_turn_numbers(conversation: Conversation, scenario: Scenario) -> list[int]:
+    """The numbers of the user turns the simulated user said (not the scripted ones)."""
+    return [number for number, _ in _simulated_turns(conversation, scenario)]
 
 
 def _simulated_turns(conversation: Conversation, scenario: Scenario) -> Iterator[tuple[int, Turn]]:
