@@ -105,7 +105,7 @@ async def test_sample_detail_has_every_field(client: httpx.AsyncClient) -> None:
     assert set(detail) == {
         "id", "index", "input", "prompt", "expected", "prediction", "metadata", "scores", "error",
         "passed", "latency_s", "input_tokens", "output_tokens", "cost", "retries", "calls",
-        "verdict", "workflow_run",
+        "verdict", "workflow_run", "conversation",
     }  # fmt: skip
     assert detail["prompt"] == row["prompt"] and detail["prediction"] == row["prediction"]
     assert detail["expected"] == row["expected"]
@@ -113,6 +113,7 @@ async def test_sample_detail_has_every_field(client: httpx.AsyncClient) -> None:
     assert set(score) == {"value", "raw", "reason", "error", "malformed", "unreadable", "metadata"}
     assert score["malformed"] is None  # not a judge: never flagged
     assert detail["verdict"]["workflow"] is None and detail["workflow_run"] is None
+    assert detail["conversation"] is None
     assert detail["verdict"]["grader"] == "threshold"
     assert detail["verdict"]["passed"] is detail["passed"]
 

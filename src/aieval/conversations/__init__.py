@@ -4,7 +4,8 @@ tools, stop rules, and replay of recorded conversations.
 A scenario is a dataset row (:func:`load_scenarios`); :func:`run_conversation` plays it
 against a :class:`ChatTarget` (an OpenAI-compatible endpoint through a provider) or a Python
 function, and returns an :class:`aieval.core.Conversation`; a :class:`Replay` of a recorded
-conversation plays it again (``strict``, ``all`` or ``branch``). See docs/conversations.md.
+conversation plays it again (``strict``, ``all`` or ``branch``); :func:`check_fidelity`
+flags a simulated user that did not play its part. See docs/conversations.md.
 """
 
 from aieval.conversations._engine import (
@@ -15,6 +16,16 @@ from aieval.conversations._engine import (
     run_conversation,
     run_conversations,
 )
+from aieval.conversations._fidelity import (
+    CONVERSATION_KEY,
+    FIDELITY_KEY,
+    GOAL_LEAK_NGRAM,
+    FidelityFlag,
+    FidelityKind,
+    SimulatorFidelity,
+    check_fidelity,
+)
+from aieval.conversations._fidelity_judge import FIDELITY_JUDGE_PROMPT, judge_fidelity
 from aieval.conversations._scenario import (
     MAX_TURNS_LIMIT,
     Scenario,
@@ -38,13 +49,19 @@ from aieval.conversations._tools import Tool, ToolBox
 from aieval.conversations._user import DONE_MARKER, PERSONA_PROMPT, SimulatedUser, UserReply
 
 __all__ = [
+    "CONVERSATION_KEY",
     "DEFAULT_MAX_TOOL_ROUNDS",
     "DONE_MARKER",
+    "FIDELITY_JUDGE_PROMPT",
+    "FIDELITY_KEY",
+    "GOAL_LEAK_NGRAM",
     "MAX_TURNS_LIMIT",
     "PERSONA_PROMPT",
     "CallableTarget",
     "ChatTarget",
     "ConversationTarget",
+    "FidelityFlag",
+    "FidelityKind",
     "GoalCheck",
     "Replay",
     "ReplayMode",
@@ -53,6 +70,7 @@ __all__ = [
     "ScenarioMessage",
     "ScenarioSet",
     "SimulatedUser",
+    "SimulatorFidelity",
     "StopRules",
     "TargetReply",
     "Tool",
@@ -62,6 +80,8 @@ __all__ = [
     "ToolSpec",
     "UserReply",
     "chat_messages",
+    "check_fidelity",
+    "judge_fidelity",
     "load_scenarios",
     "run_conversation",
     "run_conversations",

@@ -16,6 +16,7 @@ from aieval.core import ScorerCoverage, WorkflowDetail, low_coverage
 from aieval.errors import ConfigError
 from aieval.grading import coverage_percent
 from aieval.report._bulk import BulkNumbers, bulk_numbers
+from aieval.report._conversations import conversations_section
 from aieval.report._epochs import epochs_section, minimums_section
 from aieval.report._from_sums import sums_report
 from aieval.report._header import SCHEMA_VERSION, pass_rate, resolve_run, run_header
@@ -90,6 +91,9 @@ class RunReport:
     #: The scorers the pass rate says nothing about (see :func:`aieval.core.low_coverage`):
     #: each that scored no sample, or under half its samples with most of the rest n/a.
     low_coverage: list[dict[str, Any]] = field(default_factory=list)
+    #: For runs of conversations: how they ended, stop reasons, turns, failures and invalid
+    #: ones by scenario and turn (see ``report/_conversations.py``); else None.
+    conversations: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data, ``kind: "report"``; a ``code`` section only for code evaluations."""
@@ -124,6 +128,8 @@ class RunReport:
             data["minimums"] = self.minimums
         if self.low_coverage:
             data["low_coverage"] = self.low_coverage
+        if self.conversations is not None:
+            data["conversations"] = self.conversations
         return data
 
 
@@ -163,7 +169,7 @@ def build_report(
     summed = sums_report(store, row, tuple(slice_by), confidence, intervals, JUDGE_WARNING_RATE)
     if summed is not None:
         # every interval closed form: the database's sums, no value read back
-        return _with_code_section(RunReport(**summed.fields), store, row)
+        return _with_sections(RunReport(**summed.fields), store, row)
     workflow = row.config.get("workflow")
     tally = _RunTally(
         tuple(slice_by), workflow.get("id") if isinstance(workflow, Mapping) else None
@@ -176,7 +182,16 @@ def build_report(
         for sample in store.iter_samples(row.id, texts=False):
             tally.add(sample)
     report = tally.report(row, confidence, n_resamples, seed, intervals)
-    return _with_code_section(report, store, row)
+    return _with_sections(report, store, row)
+
+
+def _with_sections(report: RunReport, store: Store, row: RunRow) -> RunReport:
+    """Attach the sections of a kind of run: code evaluations, conversations."""
+    report = _with_code_section(report, store, row)
+    conversations = conversations_section(store, row)
+    if conversations is None:
+        return report
+    return dataclasses.replace(report, conversations=conversations)
 
 
 def _with_code_section(report: RunReport, store: Store, row: RunRow) -> RunReport:

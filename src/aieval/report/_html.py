@@ -17,6 +17,15 @@ from aieval.report._code import (
     pass_at_k_rows,
     problem_rows,
 )
+from aieval.report._conversations import (
+    ISSUE_HEAD,
+    STOP_HEAD,
+    conversations_totals,
+    issue_rows,
+    issues_title,
+    stop_rows,
+    turns_line,
+)
 from aieval.report._document import (
     METRIC_HEAD,
     RATE_DEFAULT,
@@ -163,6 +172,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     yield from _minimums(doc.get("minimums"))
     yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
+    yield from _conversations(doc.get("conversations"))
     plots = []
     if doc.get("grades"):
         plots.append(_figure(grade_plot(doc["grades"]), "Samples per grade."))
@@ -255,6 +265,25 @@ def _code(code: Mapping[str, Any] | None) -> Iterator[str]:
         [[f"<code>{_e(row[0])}</code>", *(_e(c) for c in row[1:])] for row in problem_rows(code)],
         numeric=range(1, 7),
     )
+
+
+def _conversations(section: Mapping[str, Any] | None) -> Iterator[str]:
+    """A run of conversations: how they ended, stop reasons, turns, failed and invalid ones."""
+    if not section:
+        return
+    yield (
+        f"<h2>Conversations</h2><p>{_e(conversations_totals(section))}</p>"
+        f'<p class="meta">{_e(turns_line(section))}</p>'
+    )
+    yield _table(STOP_HEAD, [[_e(c) for c in row] for row in stop_rows(section)], numeric=[1])
+    rows = issue_rows(section)
+    if rows:
+        yield f"<h3>{_e(issues_title(section))}</h3>"
+        yield _table(
+            ISSUE_HEAD,
+            [[f"<code>{_e(row[0])}</code>", *(_e(c) for c in row[1:])] for row in rows],
+            numeric=range(1, 3),
+        )
 
 
 def _criteria(criteria: Sequence[Mapping[str, Any]]) -> Iterator[str]:

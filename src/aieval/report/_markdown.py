@@ -17,6 +17,15 @@ from aieval.report._code import (
     pass_at_k_rows,
     problem_rows,
 )
+from aieval.report._conversations import (
+    ISSUE_HEAD,
+    STOP_HEAD,
+    conversations_totals,
+    issue_rows,
+    issues_title,
+    stop_rows,
+    turns_line,
+)
 from aieval.report._document import (
     GRADE_ORDER,
     METRIC_HEAD,
@@ -136,6 +145,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     yield from _minimums(doc.get("minimums"))
     yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
+    yield from _conversations(doc.get("conversations"))
     yield from _report_tables(doc)
     yield _warnings(doc.get("warnings") or [])
 
@@ -238,6 +248,17 @@ def _code(code: Mapping[str, Any] | None) -> Iterator[str]:
     rows = [[escape(cell) for cell in row] for row in problem_rows(code)]
     yield _folded("Problems", PROBLEM_HEAD, rows, numeric=range(1, 7))
     yield _warnings(code.get("warnings") or [])
+
+
+def _conversations(section: Mapping[str, Any] | None) -> Iterator[str]:
+    """A run of conversations: how they ended, stop reasons, turns, failed and invalid ones."""
+    if not section:
+        return
+    yield f"**Conversations** · {escape(conversations_totals(section))} · {turns_line(section)}"
+    yield table(STOP_HEAD, stop_rows(section), numeric=range(1, 2))
+    rows = [[escape(cell) for cell in row] for row in issue_rows(section)]
+    if rows:
+        yield _folded(issues_title(section), ISSUE_HEAD, rows, numeric=range(1, 3))
 
 
 def _resources(doc: Mapping[str, Any]) -> str:

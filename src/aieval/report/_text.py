@@ -22,6 +22,15 @@ from aieval.report._code import (
     pass_at_k_rows,
     problem_rows,
 )
+from aieval.report._conversations import (
+    ISSUE_HEAD,
+    STOP_HEAD,
+    conversations_totals,
+    issue_rows,
+    issues_title,
+    stop_rows,
+    turns_line,
+)
 from aieval.report._document import (
     GRADE_ORDER,
     METRIC_HEAD,
@@ -180,6 +189,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield from _minimums(doc.get("minimums"))
     yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
+    yield from _conversations(doc.get("conversations"))
     yield from _groups(doc.get("groups") or {})
     yield from _warnings(doc.get("warnings") or [])
 
@@ -239,6 +249,24 @@ def _code(code: Mapping[str, Any] | None) -> Iterator[RenderableType]:
         _add(problems, *row)
     yield problems
     yield from _warnings(code.get("warnings") or [])
+
+
+def _conversations(section: Mapping[str, Any] | None) -> Iterator[RenderableType]:
+    """A run of conversations: how they ended, stop reasons, turns, failed and invalid ones."""
+    if not section:
+        return
+    yield Text.assemble(("Conversations", "bold"), " · ", conversations_totals(section))
+    yield Text(turns_line(section))
+    stops = _table("Stop reasons", *STOP_HEAD)
+    for row in stop_rows(section):
+        _add(stops, *row)
+    yield stops
+    rows = issue_rows(section)
+    if rows:
+        issues = _table(issues_title(section), *ISSUE_HEAD, left=len(ISSUE_HEAD))
+        for row in rows:
+            _add(issues, *row)
+        yield issues
 
 
 def _header(doc: Mapping[str, Any]) -> Iterator[RenderableType]:

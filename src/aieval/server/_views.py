@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from aieval._records import SampleRecord
 from aieval.runner import RunSummary
+from aieval.server._conversation_view import conversation_view
 from aieval.store import RunRow, Store
 
 __all__ = [
@@ -107,7 +108,8 @@ def sample_completed(record: SampleRecord) -> dict[str, Any]:
 
 
 def sample_detail(record: SampleRecord) -> dict[str, Any]:
-    """Everything about one sample: input, output, scores with reasons, calls, workflow."""
+    """Everything about one sample: input, output, scores with reasons, calls, workflow,
+    conversation."""
     return {
         "id": record.id,
         "index": record.index,
@@ -130,4 +132,5 @@ def sample_detail(record: SampleRecord) -> dict[str, Any]:
         "calls": [dataclasses.asdict(call) for call in record.calls],
         "verdict": record.graded_verdict().to_dict(),
         "workflow_run": record.extra.get("workflow_run"),
+        "conversation": conversation_view(record.extra),
     }

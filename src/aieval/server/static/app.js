@@ -1199,9 +1199,62 @@
     if (ev) main.append(...gradingSections(ev));
     if (s.scores && Object.keys(s.scores).length) main.append(scoresSection(s.scores));
     if (s.workflow_run) main.append(timelineSection(s.workflow_run));
+    if (s.conversation) main.append(conversationSection(s.conversation));
     if (s.metadata && Object.keys(s.metadata).length) {
       main.append(section("Metadata", textBlock(s.metadata, "metadata")));
     }
+  }
+
+  // a conversation's transcript: every turn with its role and source, tool calls with their
+  // arguments and results, the stop reason, a failure, the branch turn, the simulator's flags;
+  // all of it is data from the run, written as text
+  function conversationSection(c) {
+    if (c.error) return section("Conversation", errorBox({ message: c.error }));
+    const outcome = c.outcome || {};
+    const fidelity = c.fidelity;
+    const flags = (fidelity && fidelity.flags) || [];
+    const facts = el("dl", { class: "facts", id: "conversation-facts" }, [
+      ["Scenario", c.scenario_id],
+      ["Epoch", c.epoch],
+      ["Turns", (c.turns || []).length],
+      ["Stop reason", outcome.stop_reason],
+      ["Completed", badge(outcome.completed, ["yes", "no"])],
+      ["Branched at", c.branched_at === null || c.branched_at === undefined
+        ? "—" : "turn " + c.branched_at],
+      ["Simulated user", !fidelity ? "not checked"
+        : el("span", { class: "badge " + (flags.length ? "bad" : "ok") },
+          flags.length ? "invalid" : "valid")],
+    ].map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v))));
+    const failure = outcome.failure ? errorBox({ message:
+      `Failed (${outcome.failure_type || "error"}): ${outcome.failure}` }) : null;
+    const flagged = flags.length ? el("div", { class: "error-box", id: "fidelity-flags" },
+      el("strong", {}, "Invalid: the simulated user failed fidelity (not the target's fault)"),
+      el("ul", {}, flags.map((f) => el("li", {}, `${f.kind} at turn ${f.turn}: ${f.evidence}`))))
+      : null;
+    const turns = (c.turns || []).map((t, i) => turnItem(t, i + 1, c.branched_at));
+    return section("Conversation", facts, failure, flagged,
+      el("ol", { class: "transcript", id: "transcript" }, turns));
+  }
+
+  function turnItem(t, number, branchedAt) {
+    const branch = number === branchedAt;
+    const head = el("div", { class: "turn-head" },
+      el("span", { class: "turn-number" }, "#" + number), " ",
+      el("strong", { class: "turn-role" }, t.role), " ",
+      el("span", { class: "badge source source-" + t.source }, t.source),
+      branch ? el("span", { class: "badge warn branch" }, "branch: first changed answer") : null,
+      t.tool_call_id ? el("span", { class: "muted" }, " result of call " + t.tool_call_id) : null,
+      isNum(t.latency_s) ? el("span", { class: "muted" }, " · " + seconds(t.latency_s)) : null);
+    const calls = (t.tool_calls || []).map((call) => el("li", { class: "tool-call" },
+      el("code", {}, `${call.name}(${call.arguments})`),
+      call.error ? el("p", { class: "tool-error" }, "error: " + call.error)
+        : call.result !== null && call.result !== undefined
+          ? el("pre", { class: "text-block tool-result" }, call.result) : null));
+    return el("li", { class: `turn turn-${t.role}${branch ? " branched" : ""}`,
+      "data-turn": number, "data-source": t.source },
+      head,
+      t.content ? el("pre", { class: "text-block turn-content" }, t.content) : null,
+      calls.length ? el("ul", { class: "tool-calls" }, calls) : null);
   }
 
   function textBlock(value, name) {
