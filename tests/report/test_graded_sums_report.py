@@ -285,3 +285,36 @@ def test_conformance_workflow_runs_from_sums_equal_the_record_path(
             assert summed["graded"] and summed["gates"] and summed["groups"]["agents"]
     finally:
         store.close()
+
+
+def test_figures_the_rows_cannot_hold_keep_the_record_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A share that is not finite, or a count beyond 31 bits, writes no figure of the sample
+    (its run keeps the record path); the write itself goes through on both kinds."""
+    store = Store(tmp_path / "runs.db")
+    try:
+        _workflow_run(store)
+        odd = [
+            {"score_coverage": {"share": math.inf, "unscored": ["tone"]}},
+            {"agents": {"planner": {"steps": 2**40}}},
+        ]
+        for k, detail in enumerate(odd):
+            run_id = f"odd{k}"
+            store.create_run(name=run_id, n_examples=N, run_id=run_id)
+            samples = []
+            for i in range(N):
+                sample = SampleRecord(id=f"s{i:03d}", index=i, input=f"q{i}")
+                verdict = _workflow_verdict(i)
+                if i == 3:
+                    verdict = Verdict(passed=False, weighted_score=10.0, grade="D", workflow=detail)
+                sample.verdict = verdict
+                samples.append(sample)
+            store.record_samples(run_id, samples)
+            store.finish_run(run_id, status="completed", metrics={"samples": N})
+            assert store.graded_sums(run_id) is None
+            report = _record_path(store, monkeypatch, run_id)
+            assert report["samples"] == N and report["graded"]
+        assert store.graded_sums("wf") is not None
+    finally:
+        store.close()

@@ -166,7 +166,8 @@ def _counted_graded(verdict: Verdict) -> bool:
 def _figures_exact(verdict: Verdict) -> bool:
     """Whether the graded figures fit the typed rows exactly: every number finite (a NaN or
     an infinity keeps the run on the record path, which reads it as the detail has it) and
-    every count within 64 bits."""
+    every count within 31 bits (so that their sums over a run stay within the 64 bits the
+    database adds in: SQLite's ``SUM`` refuses an overflow)."""
     detail = verdict.workflow_detail if _counted_graded(verdict) else None
     if detail is None:
         return True
@@ -178,7 +179,7 @@ def _figures_exact(verdict: Verdict) -> bool:
     ]
     counts = [c for a in detail.agents.values() for c in (a.steps, a.failures, a.retries)]
     return all(x is None or math.isfinite(x) for x in numbers) and all(
-        -(2**63) <= c < 2**63 for c in counts
+        -(2**31) <= c < 2**31 for c in counts
     )
 
 
