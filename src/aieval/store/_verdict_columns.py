@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any
 
 from aieval._numbers import finite
-from aieval.core import Verdict, split_epoch
+from aieval.core import Verdict, WorkflowDetail, split_epoch
 from aieval.errors import StoreError
 from aieval.store._encoding import loads
 
@@ -64,7 +64,8 @@ def graded_columns(verdict: Verdict | None, epoch: int | None) -> GradedColumns:
     without a verdict: such a sample keeps its run on the record path."""
     if verdict is None:
         return None, epoch, None, None
-    level = FIGURES_VALUES if _figures_exact(verdict) else 1
+    exact = not _counted_graded(verdict) or _figures_exact(verdict.workflow_detail)
+    level = FIGURES_VALUES if exact else 1
     return verdict.grade, epoch, level, finite(promotion_score(verdict))
 
 
@@ -101,12 +102,14 @@ def value_rows(verdict: Verdict | None) -> list[ValueRow]:
     if detail is not None and detail.missing_criteria:
         missing = Counter(detail.missing_criteria)
         rows += [("missing", name, float(k), None, None) for name, k in missing.items()]
-    if _figures_exact(verdict):
-        rows += graded_figures(verdict)
+    if _counted_graded(verdict) and _figures_exact(detail):
+        rows += graded_figures(verdict, detail)
     return [(i, *row) for i, row in enumerate(rows)]
 
 
-def graded_figures(verdict: Verdict) -> list[tuple[str, str, float | None, None, int | None]]:
+def graded_figures(
+    verdict: Verdict, detail: WorkflowDetail | None
+) -> list[tuple[str, str, float | None, None, int | None]]:
     """The rows of what a report reads from a graded verdict's detail beyond its gates and
     criteria (``report._bundle._RunTally._graded``), none for a verdict it does not count as
     graded:
@@ -120,10 +123,12 @@ def graded_figures(verdict: Verdict) -> list[tuple[str, str, float | None, None,
       (``flag``; written when not 0), ``agent_duration``, ``agent_tokens``, ``agent_cost``
       (``value``; written when known) and ``agent_score`` (name ``[role, score]`` in JSON,
       ``value`` the step score's mean).
+
+    ``detail`` is the verdict's :attr:`~aieval.core.Verdict.workflow_detail` (read once by the
+    caller).
     """
     if not _counted_graded(verdict):
         return []
-    detail = verdict.workflow_detail
     rows: list[tuple[str, str, float | None, None, int | None]] = [
         ("workflow", detail.workflow or "" if detail is not None else "", None, None, None),
     ]
@@ -163,12 +168,11 @@ def _counted_graded(verdict: Verdict) -> bool:
     return bool(verdict.graded or verdict.gates or verdict.criteria or verdict.workflow is not None)
 
 
-def _figures_exact(verdict: Verdict) -> bool:
+def _figures_exact(detail: WorkflowDetail | None) -> bool:
     """Whether the graded figures fit the typed rows exactly: every number finite (a NaN or
     an infinity keeps the run on the record path, which reads it as the detail has it) and
     every count within 31 bits (so that their sums over a run stay within the 64 bits the
     database adds in: SQLite's ``SUM`` refuses an overflow)."""
-    detail = verdict.workflow_detail if _counted_graded(verdict) else None
     if detail is None:
         return True
     share = detail.coverage.share if detail.coverage is not None else None
