@@ -182,26 +182,31 @@ def _load() -> str:
     return " ".join(Path("/proc/loadavg").read_text(encoding="utf-8").split()[:3])
 
 
-def _server_cpu(location: str) -> float | None:
-    """The CPU seconds the PostgreSQL server's processes have used so far (``None`` on SQLite)."""
-    if not location.startswith("postgresql:"):
+def _server_cpu(postmaster: int | None) -> float | None:
+    """CPU seconds this bench's PostgreSQL server has used so far: the postmaster, its live
+    children and those it reaped (a step's session ends with it); ``None`` on SQLite."""
+    if postmaster is None:
         return None
-    total = 0.0
     tick = os.sysconf("SC_CLK_TCK")
-    for pid in os.listdir("/proc"):
+    try:
+        children = Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split()
+    except OSError:
+        children = []
+    total = 0.0
+    for pid in [postmaster, *(int(c) for c in children)]:
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"postgres" not in f.read().split(b"\0")[0]:
-                    continue
-            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-        except (OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
             continue
+        total += sum(int(f) for f in fields[11:13]) / tick
+        if pid == postmaster:
+            total += sum(int(f) for f in fields[13:15]) / tick
     return total
 
 
-def run(n: int, backend: str, location: str, before: Path | None) -> dict[str, dict[str, float]]:
+def run(
+    n: int, backend: str, location: str, before: Path | None, postmaster: int | None = None
+) -> dict[str, dict[str, float]]:
     ids = generate_runs(location, n)
     figures: dict[str, dict[str, float]] = {}
     for what in STEPS:
@@ -210,7 +215,7 @@ def run(n: int, backend: str, location: str, before: Path | None) -> dict[str, d
             if before is None:
                 continue
             env["PYTHONPATH"] = str(before)
-        server = _server_cpu(location)
+        server = _server_cpu(postmaster)
         done = subprocess.run(
             [sys.executable, "-c", _CHILD, what.removesuffix("_before"), location,
              ids["baseline"], ids["candidate"]],
@@ -219,7 +224,7 @@ def run(n: int, backend: str, location: str, before: Path | None) -> dict[str, d
         if done.returncode:
             raise SystemExit(f"{what} failed:\n{done.stderr}")
         f = json.loads(done.stdout.strip().splitlines()[-1])
-        after = _server_cpu(location)
+        after = _server_cpu(postmaster)
         if server is not None and after is not None:
             f["server_cpu"] = after - server
         figures[what] = f
@@ -258,10 +263,12 @@ def main() -> None:
         for n in args.sizes:
             print(f"graded runs of {n} samples:")
             for backend in args.backends:
-                location = str(Path(tmp) / f"graded-{n}.db")
+                location, postmaster = str(Path(tmp) / f"graded-{n}.db"), None
                 if backend == "postgres":
                     location = _postgres(servers)
-                run(n, backend, location, before)
+                    folder = _postgres.server.folder  # type: ignore[attr-defined]
+                    postmaster = int((folder / "data" / "postmaster.pid").read_text().split()[0])
+                run(n, backend, location, before, postmaster)
                 if backend == "sqlite":
                     Path(location).unlink()
 

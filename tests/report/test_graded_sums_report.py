@@ -318,3 +318,42 @@ def test_figures_the_rows_cannot_hold_keep_the_record_path(
         assert store.graded_sums("wf") is not None
     finally:
         store.close()
+
+
+def test_the_benchmarks_generated_runs_are_what_the_writer_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench/graded_report.py writes its runs in SQL: each sample's typed columns and rows are
+    those the writer derives from its verdict text, and its report from sums is the record
+    path's."""
+    import importlib.util
+
+    from aieval.store._verdict_columns import stored_graded_columns
+
+    path = Path(__file__).parents[2] / "bench" / "graded_report.py"
+    spec = importlib.util.spec_from_file_location("graded_report_bench", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    location = str(tmp_path / "bench.db")
+    ids = bench.generate_runs(location, 200)
+    store = Store(location)
+    try:
+        run_id = ids["candidate"]
+        for sample_id, text, plain, level, grade in store._read(
+            "SELECT sample_id, verdict, verdict_plain, verdict_values, grade FROM samples"
+            " WHERE run_id = ? AND idx < 24",
+            (run_id,),
+        ):
+            typed, graded, rows = stored_graded_columns(text, None)
+            stored = store._read(
+                "SELECT kind, name, value, floor, flag FROM sample_values WHERE run_id = ?"
+                " AND sample_id = ?",
+                (run_id, sample_id),
+            )
+            assert sorted(stored) == sorted(r[1:] for r in rows), sample_id
+            assert (plain, level, grade) == (typed[2], graded[2], graded[0])
+        summed = _sums_path(store, monkeypatch, run_id, least=50)
+        assert _close(summed, _record_path(store, monkeypatch, run_id, least=50)) == []
+    finally:
+        store.close()
