@@ -64,7 +64,7 @@ def graded_columns(verdict: Verdict | None, epoch: int | None) -> GradedColumns:
     without a verdict: such a sample keeps its run on the record path."""
     if verdict is None:
         return None, epoch, None, None
-    exact = not _counted_graded(verdict) or _figures_exact(verdict.workflow_detail)
+    exact = not _counted_graded(verdict) or _figures_exact(_detail(verdict))
     level = FIGURES_VALUES if exact else 1
     return verdict.grade, epoch, level, finite(promotion_score(verdict))
 
@@ -98,7 +98,7 @@ def value_rows(verdict: Verdict | None) -> list[ValueRow]:
     for name, c in verdict.criteria.items():
         flag = None if c.floor_passed is None else int(c.floor_passed)
         rows.append(("criterion", name, float(c.normalized), finite(c.floor), flag))
-    detail = verdict.workflow_detail
+    detail = _detail(verdict)
     if detail is not None and detail.missing_criteria:
         missing = Counter(detail.missing_criteria)
         rows += [("missing", name, float(k), None, None) for name, k in missing.items()]
@@ -161,6 +161,24 @@ def graded_figures(
             for name, v in agent.scores.items()
         ]
     return rows
+
+
+#: The last verdict whose detail was read, and its detail: the writer asks for a sample's
+#: columns and then its rows, and reading a workflow's detail (its steps, agents, coverage) is
+#: most of what a graded sample costs to write. Held by identity, so a verdict alive here is
+#: never mistaken for another; replaced whole, so concurrent writers read a consistent pair.
+_last_detail: tuple[Verdict | None, WorkflowDetail | None] = (None, None)
+
+
+def _detail(verdict: Verdict) -> WorkflowDetail | None:
+    """``verdict.workflow_detail``, read once for the columns and rows of one sample."""
+    global _last_detail
+    seen, detail = _last_detail
+    if seen is verdict:
+        return detail
+    detail = verdict.workflow_detail
+    _last_detail = (verdict, detail)
+    return detail
 
 
 def _counted_graded(verdict: Verdict) -> bool:
