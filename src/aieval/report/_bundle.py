@@ -14,16 +14,15 @@ from aieval._records import SampleRecord
 from aieval._usage_figures import CacheTally, CostTally, TokenTally, TokenTotal
 from aieval.core import ScorerCoverage, WorkflowDetail, low_coverage
 from aieval.errors import ConfigError
-from aieval.grading import coverage_percent
 from aieval.report._bulk import BulkNumbers, bulk_numbers
 from aieval.report._conversations import conversations_section
 from aieval.report._epochs import epochs_section, minimums_section
 from aieval.report._from_sums import sums_report
+from aieval.report._graded_figures import coverage_block, gate_rows
 from aieval.report._header import SCHEMA_VERSION, pass_rate, resolve_run, run_header
 from aieval.report._intervals import (
     BOOTSTRAP,
     DEFAULT_BOOTSTRAP_MAX_N,
-    WILSON,
     IntervalMethod,
     IntervalPolicy,
     closed_form_block,
@@ -40,7 +39,7 @@ from aieval.report._tally import (
     grade_counts,
     run_warnings,
 )
-from aieval.stats import bootstrap_mean_cis, histogram, quantiles, sample_std, wilson_interval
+from aieval.stats import bootstrap_mean_cis, histogram, quantiles, sample_std
 from aieval.store import CallTotals, RunRow, Store
 
 __all__ = ["MISSING", "RunReport", "build_report"]
@@ -381,21 +380,11 @@ class _RunTally:
     def _with_coverage(self, block: dict[str, Any] | None) -> dict[str, Any] | None:
         """The weighted score's block, with ``coverage`` when some graded sample's score stands
         on part of its profile's weights (criteria without a score are left out of it)."""
-        if block is None or not self.coverage or min(self.coverage) >= 1.0:
+        if not self.coverage:
             return block
-        mean = sum(self.coverage) / len(self.coverage)
         n = len(self.coverage)
-        names = ", ".join(f"{name} ({count} of {n})" for name, count in self.unscored.items())
-        text = f"over {coverage_percent(mean)} of the weights on average; unscored: {names}"
-        return {
-            **block,
-            "coverage": {
-                "mean_share": mean,
-                "min_share": min(self.coverage),
-                "unscored": dict(self.unscored),
-                "text": text,
-            },
-        }
+        mean = sum(self.coverage) / n
+        return coverage_block(block, n, mean, min(self.coverage), self.unscored)
 
     def _low_coverage(self, scorers: Mapping[str, ColumnTally]) -> list[ScorerCoverage]:
         counts = {
@@ -409,21 +398,7 @@ class _RunTally:
         return low_coverage(counts)
 
     def _gate_rows(self, confidence: float) -> list[dict[str, Any]]:
-        rows = []
-        for name, (failures, n) in self.gates.items():
-            ci = wilson_interval(failures, n, confidence=confidence)
-            rows.append(
-                {
-                    "name": name,
-                    "failures": failures,
-                    "n": n,
-                    "rate": ci.estimate,
-                    "low": ci.low,
-                    "high": ci.high,
-                    "method": WILSON,
-                }
-            )
-        return sorted(rows, key=lambda r: (-r["rate"], r["name"]))
+        return gate_rows(((name, f, n) for name, (f, n) in self.gates.items()), confidence)
 
     def _criterion_rows(
         self,

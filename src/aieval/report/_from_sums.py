@@ -4,8 +4,10 @@ Taken when every interval of the report is closed form (``interval_method: auto`
 non-empty column at least ``bootstrap_max_n`` values) and every sample is a plain verdict in
 the typed columns: then no value list is read back. Decoded are only the distinct failed
 verdict texts (grouped in SQL), the judges' score metadata and, in a run of epochs, each
-sample's epoch. Graded and workflow runs keep the record path: their weight coverage,
-workflow groups and per-agent figures are in each sample's verdict detail.
+sample's epoch. A graded or workflow run is summed so too when its graded figures (weight
+coverage, workflow groups, agents) are in typed rows (:meth:`Store.graded_sums`); one with a
+sample stored before them, or whose criteria's floors differ between samples, keeps the
+record path.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from aieval.core import Verdict, low_coverage
 from aieval.report._bulk import epoch_flags, judge_tallies
 from aieval.report._epochs import epochs_section, minimums_section
+from aieval.report._graded_figures import agent_rows, coverage_block, gate_rows, workflow_groups
 from aieval.report._header import pass_rate, run_header
 from aieval.report._intervals import IntervalPolicy, closed_form_block_from_sums
 from aieval.report._tally import (
@@ -26,11 +29,22 @@ from aieval.report._tally import (
     JudgeTally,
     ReasonTally,
     column_row,
+    grade_counts,
     reason_text,
     run_warnings,
 )
 from aieval.stats import histogram
-from aieval.store import CallTotals, FailedVerdict, ReportSums, RunRow, RunSums, Store, ValueSums
+from aieval.store import (
+    CallTotals,
+    CriterionSums,
+    FailedVerdict,
+    GradedSums,
+    ReportSums,
+    RunRow,
+    RunSums,
+    Store,
+    ValueSums,
+)
 
 __all__ = ["SumsReport", "sums_report"]
 
@@ -60,12 +74,19 @@ def sums_report(
     if intervals.interval_method != "auto":
         return None
     extras = store.report_sums(row.id)
-    if extras.samples < intervals.bootstrap_max_n or extras.not_plain:
+    if extras.samples < intervals.bootstrap_max_n:
         return None
+    figures = store.graded_sums(row.id) if extras.not_plain else None
+    if extras.not_plain and figures is None:
+        return None  # a graded sample stored before its figures were typed
     sums = store.run_sums(row.id, slice_by)
-    if sums is None or sums.graded or sums.criteria or sums.gates:
+    if sums is None or not _graded_summable(sums, figures):
         return None
-    columns = [sums.weighted, *(s.values for s in sums.scorers)]
+    graded = figures is not None and figures.graded > 0
+    # a scorer that feeds a graded criterion of the same name is listed once, as the criterion
+    named = {c.name for c in sums.criteria}
+    scorers = [s for s in sums.scorers if s.name not in named]
+    columns = [sums.weighted, *(c.values for c in sums.criteria), *(s.values for s in scorers)]
     if any(0 < c.n < intervals.bootstrap_max_n for c in columns):
         return None  # a column drawn by the bootstrap needs its values
     judges = judge_tallies(store.judged_scores(row.id))
@@ -75,12 +96,15 @@ def sums_report(
             "run": run_header(row),
             "samples": sums.samples,
             "target_errors": sums.target_errors,
-            "graded": False,
+            "graded": graded,
             "pass_rate": pass_rate(sums.passed, sums.samples, confidence),
-            "weighted_score": _weighted_block(sums.weighted, extras, confidence),
-            "grades": None,
-            "gates": [],
-            "criteria": [_scorer_row(s, sums.samples, confidence) for s in sums.scorers],
+            "weighted_score": _weighted_block(sums.weighted, extras, confidence, figures),
+            "grades": grade_counts(figures.grades) if figures is not None and graded else None,
+            "gates": gate_rows(((g.name, g.failures, g.n) for g in sums.gates), confidence),
+            "criteria": [
+                *(criterion_row(c, sums.samples, confidence) for c in sums.criteria),
+                *(_scorer_row(s, sums.samples, confidence) for s in scorers),
+            ],
             "failure_reasons": _reasons(store.failed_verdicts(row.id)).top(),
             "judges": {k: j.to_dict(judge_warning_rate) for k, j in sorted(judges.items())},
             "latency": {
@@ -101,15 +125,19 @@ def sums_report(
                 ),
             },
             "groups": {
-                "workflow": [],
+                "workflow": (
+                    workflow_groups(figures, _run_workflow(row), confidence)
+                    if figures is not None and graded
+                    else []
+                ),
                 "slices": {
                     name: [
-                        _group(g).to_dict(g.key, False, confidence)
+                        _group(g).to_dict(g.key, graded, confidence)
                         for g in sorted(groups, key=lambda g: (-g.samples, g.key))
                     ]
                     for name, groups in sums.slices.items()
                 },
-                "agents": [],
+                "agents": agent_rows(figures.agents) if figures is not None else [],
             },
             "warnings": _warnings(row, sums, judges, judge_warning_rate),
             "epochs": epochs_section(
@@ -125,7 +153,7 @@ def sums_report(
                             "errors": s.errors,
                             "not_applicable": s.not_applicable,
                         }
-                        for s in sums.scorers
+                        for s in scorers
                     }
                 )
             ],
@@ -133,19 +161,73 @@ def sums_report(
     )
 
 
+def _graded_summable(sums: RunSums, figures: GradedSums | None) -> bool:
+    """Whether the sums give the run's report exactly as the record path does: a run with gates
+    or criteria has its graded figures, and every criterion's floor is the same in each sample
+    that has one (the record path shows the last sample's)."""
+    if figures is None:
+        return not (sums.graded or sums.criteria or sums.gates)
+    return all(c.floors_agree for c in sums.criteria)
+
+
+def _run_workflow(row: RunRow) -> Any:
+    """The run's workflow id (its config's ``workflow.id``), the group of graded samples whose
+    evaluation names none."""
+    workflow = row.config.get("workflow")
+    return workflow.get("id") if isinstance(workflow, Mapping) else None
+
+
 def _weighted_block(
-    values: ValueSums, extras: ReportSums, confidence: float
+    values: ValueSums, extras: ReportSums, confidence: float, figures: GradedSums | None
 ) -> dict[str, Any] | None:
     if not values.n:
         return None
     rate = extras.weighted_zeros + extras.weighted_hundreds == values.n
-    return closed_form_block_from_sums(
+    block = closed_form_block_from_sums(
         values.n,
         values.total,
         values.squares,
         extras.weighted_hundreds if rate else None,
         confidence,
         scale=100.0,
+    )
+    coverage = figures.coverage if figures is not None else None
+    if coverage is None or not coverage.n or coverage.minimum is None:
+        return block
+    return coverage_block(
+        block, coverage.n, coverage.total / coverage.n, coverage.minimum, dict(coverage.unscored)
+    )
+
+
+def criterion_row(criterion: CriterionSums, samples: int, confidence: float) -> dict[str, Any]:
+    """A graded criterion's row from its sums (``_RunTally._criterion_rows``)."""
+    values = criterion.values
+    return column_row(
+        criterion.name,
+        "criterion",
+        samples=samples,
+        n=values.n,
+        errors=criterion.errors,
+        not_applicable=0,
+        block=_block(values, confidence),
+        quantiles=values.quantiles,
+        histogram={"edges": list(_EDGES), "counts": list(values.histogram or (0,) * 10)},
+        floor=criterion.floor,
+        floor_violations=criterion.floor_violations,
+    )
+
+
+def _block(values: ValueSums, confidence: float) -> dict[str, Any] | None:
+    return (
+        closed_form_block_from_sums(
+            values.n,
+            values.total,
+            values.squares,
+            round(values.total) if values.binary else None,
+            confidence,
+        )
+        if values.n
+        else None
     )
 
 

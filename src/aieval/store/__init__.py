@@ -1,6 +1,7 @@
 """The run store: every run, sample, score and model call, in an SQLite file or PostgreSQL."""
 
 from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
+from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._pair_details import BinaryTable, ListedSample, PairDetails, ScorerDetails
@@ -50,15 +51,18 @@ __all__ = [
     "MEMORY",
     "READ_POOL",
     "RUN_ID_SHAPE",
+    "AgentSums",
     "BaselineChoice",
     "BinaryTable",
     "CalibrationRow",
     "CallTotals",
     "Checked",
+    "CoverageSums",
     "CriterionSums",
     "DeltaSums",
     "FailedVerdict",
     "GateSums",
+    "GradedSums",
     "ImportOutcome",
     "IndexRow",
     "LatencySums",
@@ -90,6 +94,7 @@ __all__ = [
     "TableQueries",
     "TableReads",
     "ValueSums",
+    "WorkflowSums",
     "default_db_path",
     "default_location",
     "earlier_trace_file",

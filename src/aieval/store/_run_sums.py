@@ -289,7 +289,8 @@ class SumsReader(Connection):
         rows = self._read(
             "SELECT kind, name, COUNT(*), SUM(CASE WHEN flag = 0 THEN 1 ELSE 0 END),"
             " MIN(floor), MAX(floor), SUM(value)"
-            " FROM sample_values WHERE run_id = ? GROUP BY kind, name",
+            " FROM sample_values WHERE run_id = ? AND kind IN ('gate', 'criterion', 'missing')"
+            " GROUP BY kind, name",
             (run_id,),
         )
         if not rows:
@@ -313,7 +314,8 @@ class SumsReader(Connection):
         }
         names = self._first_seen(
             "SELECT v.kind || ':' || v.name FROM samples s JOIN sample_values v"
-            " ON v.run_id = s.run_id AND v.sample_id = s.sample_id WHERE s.run_id = ?",
+            " ON v.run_id = s.run_id AND v.sample_id = s.sample_id"
+            " AND v.kind IN ('gate', 'criterion', 'missing') WHERE s.run_id = ?",
             "v.ord",
             run_id,
             first,

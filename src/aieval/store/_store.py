@@ -13,6 +13,7 @@ from aieval.store._baseline import BaselineChoice, BaselineFinder
 from aieval.store._calibrations import CalibrationRow, CalibrationTable
 from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
+from aieval.store._graded_sums import GradedSumsReader
 from aieval.store._pair_details import PairDetailsReader
 from aieval.store._pair_reads import PairReader
 from aieval.store._pair_sums import PairSumsReader
@@ -34,6 +35,7 @@ class Store(
     PairReader,
     PairSumsReader,
     ReportSumsReader,
+    GradedSumsReader,
     PairDetailsReader,
     CalibrationTable,
     TransferTable,
