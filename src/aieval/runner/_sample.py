@@ -12,7 +12,7 @@ from aieval._json import too_deep
 from aieval._records import SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
 from aieval._usage_figures import ModelPrice, call_cost
-from aieval.core import GradeInput, Reason, Verdict, drop_unstorable_counts
+from aieval.core import GradeInput, Reason, ThresholdGrader, Verdict, drop_unstorable_counts
 from aieval.errors import ScorerError, StoreError
 from aieval.runner._evaluator import SampleEvaluator
 from aieval.runner._grading import run_grader
@@ -124,6 +124,51 @@ class SampleProcessor:
             )
             for key, message in own.errors.items():
                 record.scores[key] = ScoreRecord(None, error=message)
+        self._grade(example, output, record, own)
+
+    def recorded(self, item: Item) -> SampleRecord | None:
+        """The finished record of a recorded sample whose every score its scorers' batches
+        gave (no checks of its own), made here and now without the event loop: the same
+        record as :meth:`__call__` makes. ``None``: the sample takes :meth:`__call__`."""
+        index, example = item
+        prescorer = self.prescorer
+        if prescorer is None or example.checks or type(self.target) is not RecordedTarget:
+            return None
+        ready = prescorer.peek(index)
+        output = self.target.output(example)
+        if output.error is None and (ready is None or len(ready) != len(self.scorers)):
+            return None  # a score to make on its own: the sample's own path
+        prescorer.take(index)
+        calls = collect_calls(self.prices)  # what a grader may read of the sample's calls
+        calls[:0] = output.calls
+        note_latency(output.latency_s if output.error is None else None)
+        record = SampleRecord(
+            id=example.sample_id,
+            index=index,
+            input=example.input,
+            expected=example.expected,
+            prediction=output.text,
+            metadata=example.metadata,
+            error=output.error,
+            latency_s=output.latency_s,
+            calls=calls,
+            epoch=example.epoch,
+        )
+        if output.error is None:
+            assert ready is not None
+            record.scores = {s.name: ready[position] for position, s in enumerate(self.scorers)}
+        if type(self.grader) is ThresholdGrader:
+            self._grade(example, output, record, RowScoring())
+        else:  # a grader of its own may run bounded checks: the sample's budget, as in __call__
+            with sample_budget():
+                self._grade(example, output, record, RowScoring())
+        redact_record(record, self.secrets)
+        return record
+
+    def _grade(
+        self, example: Example, output: Output, record: SampleRecord, own: RowScoring
+    ) -> None:
+        """Price and grade ``record``, scored already."""
         unstorable = _fill_usage(record, output.usage, self.prices)
         if unstorable:  # this sample's error, never a failed commit of its batch
             message = "usage not stored: " + "; ".join(unstorable)
