@@ -169,11 +169,15 @@ class SampleProcessor:
         self, example: Example, output: Output, record: SampleRecord, own: RowScoring
     ) -> None:
         """Price and grade ``record``, scored already."""
-        unstorable = _fill_usage(record, output.usage, self.prices)
-        if unstorable:  # this sample's error, never a failed commit of its batch
-            message = "usage not stored: " + "; ".join(unstorable)
-            record.error = message if record.error is None else f"{record.error}; {message}"
-        record.extra.update(output.extra)
+        # no call and no usage of its own (a recorded row without usage): nothing to sum,
+        # price or clear, and the record's counts keep their defaults
+        if record.calls or output.usage is not None:
+            unstorable = _fill_usage(record, output.usage, self.prices)
+            if unstorable:  # this sample's error, never a failed commit of its batch
+                message = "usage not stored: " + "; ".join(unstorable)
+                record.error = message if record.error is None else f"{record.error}; {message}"
+        if output.extra:
+            record.extra.update(output.extra)
         thresholds, weights = self.thresholds, self.weights
         if example.checks:
             thresholds = {**thresholds, **_own(own.scorers, "threshold")}
