@@ -123,3 +123,26 @@ def test_a_scorer_without_a_batch_sends_every_sample_the_per_sample_way(
     result = run(name="p", dataset=_rows(40), scorers=[plain, token_f1], store=False)
     # but those without a prediction, whose error needs no score
     assert len(seen) == 38 and len(result.samples) == 40
+
+
+def test_a_target_failure_is_recorded_as_on_the_per_sample_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aieval.runner._target import RecordedTarget
+
+    output = RecordedTarget.output
+
+    def failing(self: RecordedTarget, example: Any) -> Any:
+        if example.id == "r5":
+            raise ValueError("the recorded row changed under the run")
+        return output(self, example)
+
+    monkeypatch.setattr(RecordedTarget, "output", failing)
+    rows = _rows(700)
+    run(name="f", dataset=rows, scorers=_BUILT_INS, store=tmp_path / "inline.db")
+    monkeypatch.setattr(_execute, "_inline", lambda *args: None)
+    run(name="f", dataset=rows, scorers=_BUILT_INS, store=tmp_path / "each.db")
+    stored = _stored(tmp_path / "inline.db")
+    assert stored == _stored(tmp_path / "each.db")
+    by_id = {row[0]: row for row in stored["samples"]}
+    assert by_id["r5"][6] == "ValueError: the recorded row changed under the run"

@@ -135,7 +135,10 @@ class SampleProcessor:
         if prescorer is None or example.checks or type(self.target) is not RecordedTarget:
             return None
         ready = prescorer.peek(index)
-        output = self.target.output(example)
+        try:
+            output = self.target.output(example)
+        except Exception:
+            return None  # the per-sample path records the target's failure, as ever
         if output.error is None and (ready is None or len(ready) != len(self.scorers)):
             return None  # a score to make on its own: the sample's own path
         prescorer.take(index)
