@@ -161,7 +161,7 @@ class SampleProcessor:
             assert ready is not None
             record.scores = {s.name: ready[position] for position, s in enumerate(self.scorers)}
         if type(self.grader) is ThresholdGrader:
-            self._grade(example, output, record, RowScoring())
+            self._grade(example, output, record, RowScoring(), self.grader)
         else:  # a grader of its own may run bounded checks: the sample's budget, as in __call__
             with sample_budget():
                 self._grade(example, output, record, RowScoring())
@@ -169,9 +169,15 @@ class SampleProcessor:
         return record
 
     def _grade(
-        self, example: Example, output: Output, record: SampleRecord, own: RowScoring
+        self,
+        example: Example,
+        output: Output,
+        record: SampleRecord,
+        own: RowScoring,
+        threshold: ThresholdGrader | None = None,
     ) -> None:
-        """Price and grade ``record``, scored already."""
+        """Price and grade ``record``, scored already (``threshold``: the run's grader, the
+        threshold grader itself, asked without its :class:`GradeInput`)."""
         # no call and no usage of its own (a recorded row without usage): nothing to sum,
         # price or clear, and the record's counts keep their defaults
         if record.calls or output.usage is not None:
@@ -185,9 +191,12 @@ class SampleProcessor:
         if example.checks:
             thresholds = {**thresholds, **_own(own.scorers, "threshold")}
             weights = {**weights, **_own(own.scorers, "weight")}
-        record.verdict = self.grader.grade(
-            GradeInput(record, example, output.value, thresholds=thresholds, weights=weights)
-        )
+        if threshold is not None and not example.checks:
+            record.verdict = threshold.decide(record, thresholds, weights)
+        else:
+            record.verdict = self.grader.grade(
+                GradeInput(record, example, output.value, thresholds=thresholds, weights=weights)
+            )
         record.passed = record.verdict.passed
 
     async def aclose(self) -> None:
