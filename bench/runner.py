@@ -267,16 +267,21 @@ def scale(rows: int, before: str | None) -> dict[str, float]:
         if before:
             sources.insert(0, (f"before ({before})", _export_source(before, folder / "before")))
         out: dict[str, float] = {}
+        cpu: dict[str, float] = {}
+        print(f"  {_load()} at the start")
         for label, src in sources:
             figures = _cli_run(folder, src)
-            out[label] = figures["seconds"]
+            out[label], cpu[label] = figures["seconds"], figures["cpu"]
             print(
-                f"  {label:22s} {figures['seconds']:7.1f} s wall, {figures['cpu']:7.1f} s CPU, "
-                f"peak RSS {figures['peak_mb']:.0f} MB ({rows / figures['seconds']:,.0f} rows/s)"
+                f"  {label:22s} {figures['seconds']:7.1f} s wall, {figures['cpu']:7.1f} s CPU "
+                f"({figures['cpu'] / rows * 1e6:.0f} us/row), peak RSS "
+                f"{figures['peak_mb']:.0f} MB ({rows / figures['seconds']:,.0f} rows/s)"
             )
         if before:
             old, new = out[sources[0][0]], out["this code"]
             print(f"  this code is {old / new:.2f}x the speed of the code before (wall)")
+            ratio = cpu["this code"] / cpu[sources[0][0]]
+            print(f"  this code takes {ratio:.2f}x the CPU of the code before")
         for peer, ms in ANCHOR_OVERHEAD_MS.items():
             estimate = ms * rows / 1000  # one exact_match each, no storage: a floor for them
             print(f"  vs {peer:20s} (anchor {ms} ms/sample, one scorer): >= {estimate:,.0f} s")

@@ -54,7 +54,13 @@ def loads_strict(text: str | bytes) -> Any:
     ...
     aieval._json.DuplicateKeyError: duplicate key 'a' in one JSON object
     """
+    if isinstance(text, str):
+        return _STRICT.decode(text)  # json.loads would build a decoder per call
     return json.loads(text, object_pairs_hook=unique_keys)
+
+
+#: The decoder :func:`loads_strict` uses for text, built once (it keeps no state between calls).
+_STRICT = json.JSONDecoder(object_pairs_hook=unique_keys)
 
 
 def load_strict(handle: TextIO) -> Any:

@@ -35,7 +35,7 @@ class RowCheck:
     where: str = "checks"
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, frozen=True, init=False)
 class Example:
     """One dataset row.
 
@@ -66,6 +66,30 @@ class Example:
 
     epoch: int | None = None
 
+    def __init__(
+        self,
+        id: str,
+        input: Any,
+        expected: Any = None,
+        metadata: dict[str, Any] | None = None,
+        prediction: str | None = None,
+        fields: dict[str, Any] | None = None,
+        recorded_error: str | None = None,
+        checks: tuple[RowCheck, ...] = (),
+        epoch: int | None = None,
+    ) -> None:
+        # the dataclass's own __init__ sets a frozen field through object.__setattr__, twice
+        # the cost of its slot's setter: a run builds an Example per row
+        _SET_ID(self, id)
+        _SET_INPUT(self, input)
+        _SET_EXPECTED(self, expected)
+        _SET_METADATA(self, {} if metadata is None else metadata)
+        _SET_PREDICTION(self, prediction)
+        _SET_FIELDS(self, {} if fields is None else fields)
+        _SET_RECORDED_ERROR(self, recorded_error)
+        _SET_CHECKS(self, checks)
+        _SET_EPOCH(self, epoch)
+
     @property
     def sample_id(self) -> str:
         """The id its sample is stored under: ``id``, or ``<id>#<epoch>`` for a repeat.
@@ -95,6 +119,18 @@ class Example:
         if isinstance(self.input, list):
             return list(self.input)
         return [{"role": "user", "content": self.prompt}]
+
+
+#: The slots' setters (a frozen dataclass refuses ``setattr``; its ``__init__`` uses these).
+_SET_ID = Example.__dict__["id"].__set__
+_SET_INPUT = Example.__dict__["input"].__set__
+_SET_EXPECTED = Example.__dict__["expected"].__set__
+_SET_METADATA = Example.__dict__["metadata"].__set__
+_SET_PREDICTION = Example.__dict__["prediction"].__set__
+_SET_FIELDS = Example.__dict__["fields"].__set__
+_SET_RECORDED_ERROR = Example.__dict__["recorded_error"].__set__
+_SET_CHECKS = Example.__dict__["checks"].__set__
+_SET_EPOCH = Example.__dict__["epoch"].__set__
 
 
 @dataclass(slots=True, frozen=True)

@@ -31,11 +31,17 @@ class ThresholdGrader:
 
     def grade(self, sample: GradeInput) -> Verdict:
         """The verdict on one sample (see the class docstring)."""
+        return self.decide(sample.record, sample.thresholds, sample.weights)
+
+    def decide(
+        self,
+        record: SampleRecord,
+        thresholds: Mapping[str, float] | None = None,
+        weights: Mapping[str, float] | None = None,
+    ) -> Verdict:
+        """:meth:`grade` of the sample ``record`` (what the grader reads of its input)."""
         return threshold_verdict(
-            sample.record,
-            self.pass_threshold,
-            thresholds=sample.thresholds,
-            weights=sample.weights,
+            record, self.pass_threshold, thresholds=thresholds, weights=weights
         )
 
 
@@ -111,8 +117,7 @@ def _plain_verdict(
             return None
         values.append(value)
         if value < threshold and not at_least(value, threshold):
-            text = f"{name} below the pass threshold {threshold:g}"
-            reasons.append(Reason("threshold", name, text))
+            reasons.append(_below(name, threshold))
     return Verdict(
         passed=not reasons,
         reasons=tuple(reasons),
@@ -120,6 +125,23 @@ def _plain_verdict(
         grader="threshold",
         weights={},
     )
+
+
+#: The threshold reasons made so far, by score name and threshold: a reason is immutable, and
+#: a large run gives the same few thousands of times. Bounded: a row's own check names are data.
+_BELOW: dict[tuple[str, float], Reason] = {}
+_BELOW_MAX = 1024
+
+
+def _below(name: str, threshold: float) -> Reason:
+    """``Reason("threshold", name, "<name> below the pass threshold <threshold>")``."""
+    reason = _BELOW.get((name, threshold))
+    if reason is None:
+        reason = Reason("threshold", name, f"{name} below the pass threshold {threshold:g}")
+        # 0.0 and -0.0 are one key but two texts ("0", "-0"): such a reason is not kept
+        if len(_BELOW) < _BELOW_MAX and threshold != 0.0:
+            _BELOW[name, threshold] = reason
+    return reason
 
 
 def scorer_reasons(record: SampleRecord) -> tuple[Reason, ...]:

@@ -60,7 +60,7 @@ class CriterionValue:
     kind: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Verdict:
     """What a :class:`~aieval.core.Grader` decided about one sample.
 
@@ -87,6 +87,30 @@ class Verdict:
     grader: str = "threshold"
     workflow: Mapping[str, Any] | None = field(default=None, hash=False)
     weights: Mapping[str, float] = field(default_factory=dict, hash=False)
+
+    def __init__(
+        self,
+        passed: bool,
+        reasons: tuple[Reason, ...] = (),
+        weighted_score: float | None = None,
+        grade: str | None = None,
+        gates: tuple[GateOutcome, ...] = (),
+        criteria: Mapping[str, CriterionValue] | None = None,
+        grader: str = "threshold",
+        workflow: Mapping[str, Any] | None = None,
+        weights: Mapping[str, float] | None = None,
+    ) -> None:
+        # the dataclass's own __init__ sets a frozen field through object.__setattr__, twice
+        # the cost of its slot's setter: a run grades every sample
+        _SET_PASSED(self, passed)
+        _SET_REASONS(self, reasons)
+        _SET_WEIGHTED_SCORE(self, weighted_score)
+        _SET_GRADE(self, grade)
+        _SET_GATES(self, gates)
+        _SET_CRITERIA(self, {} if criteria is None else criteria)
+        _SET_GRADER(self, grader)
+        _SET_WORKFLOW(self, workflow)
+        _SET_WEIGHTS(self, {} if weights is None else weights)
 
     @property
     def graded(self) -> bool:
@@ -162,6 +186,18 @@ class Verdict:
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise StoreError(f"{source}: malformed stored verdict ({exc!r})") from exc
+
+
+#: The slots' setters (a frozen dataclass refuses ``setattr``; its ``__init__`` uses these).
+_SET_PASSED = Verdict.__dict__["passed"].__set__
+_SET_REASONS = Verdict.__dict__["reasons"].__set__
+_SET_WEIGHTED_SCORE = Verdict.__dict__["weighted_score"].__set__
+_SET_GRADE = Verdict.__dict__["grade"].__set__
+_SET_GATES = Verdict.__dict__["gates"].__set__
+_SET_CRITERIA = Verdict.__dict__["criteria"].__set__
+_SET_GRADER = Verdict.__dict__["grader"].__set__
+_SET_WORKFLOW = Verdict.__dict__["workflow"].__set__
+_SET_WEIGHTS = Verdict.__dict__["weights"].__set__
 
 
 def _weights_of(data: Any) -> dict[str, float]:

@@ -37,6 +37,8 @@ def recorded_usage(
     Raises:
         DatasetError: a malformed ``recorded_calls`` or ``recorded_latency_s`` (names the field).
     """
+    if "recorded_latency_s" not in row and "recorded_calls" not in row:
+        return [], None  # the common row, told at once
     latency = _seconds(row.get("recorded_latency_s"), "recorded_latency_s", source, line)
     calls = row.get("recorded_calls")
     if calls is None:

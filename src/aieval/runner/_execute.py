@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 from aieval._endpoint import RunEndpoint, enter_endpoint, leave_endpoint
+from aieval._records import SampleRecord
 from aieval._secrets import redact_text
+from aieval._types import Example
 from aieval.core import ObserverOptions
 from aieval.errors import ConfigError
 from aieval.runner._driver import drive, finish
@@ -68,6 +71,7 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
             redact_values=remote,
             feed=None if remote else processor.feed,
             hold=_hold(prep, remote),
+            inline=_inline(processor, executor, remote),
         )
     except (asyncio.CancelledError, KeyboardInterrupt):
         status, error = "interrupted", "interrupted before every sample finished"
@@ -132,6 +136,17 @@ def _result(
         _store=prep.db,
         _samples=kept,
     )
+
+
+def _inline(
+    processor: SampleProcessor, executor: Executor, remote: bool
+) -> Callable[[tuple[int, Example]], SampleRecord | None] | None:
+    """The processor's maker of recorded samples' records, for a run of recorded predictions
+    batch-scored in this process by the runner's own executor (one the caller gave keeps
+    every sample)."""
+    if remote or processor.prescorer is None or type(executor) is not LocalExecutor:
+        return None
+    return processor.recorded
 
 
 def _endpoint_of(spec: RunSpec, live: LiveParts, db: Store | None) -> RunEndpoint:

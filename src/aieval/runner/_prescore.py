@@ -56,6 +56,10 @@ class Prescorer:
             self._score(chunk)
             yield from chunk
 
+    def peek(self, index: int) -> dict[int, ScoreRecord] | None:
+        """The sample's batch scores by scorer position (``None``: none), kept here."""
+        return self._ready.get(index) if self._ready else None
+
     def take(self, index: int) -> dict[int, ScoreRecord] | None:
         """The sample's batch scores by scorer position (``None``: none), forgotten here."""
         return self._ready.pop(index, None) if self._ready else None

@@ -122,9 +122,16 @@ class Aggregator:
         self.target_errors += sample.error is not None
         self.retries += sample.retries
         self.cached += sample.cached
-        self.tokens.add(sample)
-        self.costs.add(sample)
-        self.calls.add(sample)
+        if (
+            sample.calls
+            or sample.cost is not None
+            or sample.input_tokens is not None
+            or sample.output_tokens is not None
+        ):
+            self.tokens.add(sample)
+            self.costs.add(sample)
+            self.calls.add(sample)
+        # else no call, token or cost to count (a recorded row without usage): nothing added
         # a cached answer counts with its original call's latency (kept in the cache)
         if sample.latency_s is not None:
             self.latencies.append(sample.latency_s)

@@ -12,7 +12,7 @@ from aieval._json import too_deep
 from aieval._records import SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
 from aieval._usage_figures import ModelPrice, call_cost
-from aieval.core import GradeInput, Reason, Verdict, drop_unstorable_counts
+from aieval.core import GradeInput, Reason, ThresholdGrader, Verdict, drop_unstorable_counts
 from aieval.errors import ScorerError, StoreError
 from aieval.runner._evaluator import SampleEvaluator
 from aieval.runner._grading import run_grader
@@ -124,18 +124,79 @@ class SampleProcessor:
             )
             for key, message in own.errors.items():
                 record.scores[key] = ScoreRecord(None, error=message)
-        unstorable = _fill_usage(record, output.usage, self.prices)
-        if unstorable:  # this sample's error, never a failed commit of its batch
-            message = "usage not stored: " + "; ".join(unstorable)
-            record.error = message if record.error is None else f"{record.error}; {message}"
-        record.extra.update(output.extra)
+        self._grade(example, output, record, own)
+
+    def recorded(self, item: Item) -> SampleRecord | None:
+        """The finished record of a recorded sample whose every score its scorers' batches
+        gave (no checks of its own), made here and now without the event loop: the same
+        record as :meth:`__call__` makes. ``None``: the sample takes :meth:`__call__`."""
+        index, example = item
+        prescorer = self.prescorer
+        if prescorer is None or example.checks or type(self.target) is not RecordedTarget:
+            return None
+        ready = prescorer.peek(index)
+        try:
+            output = self.target.output(example)
+        except Exception:
+            return None  # the per-sample path records the target's failure, as ever
+        if output.error is None and (ready is None or len(ready) != len(self.scorers)):
+            return None  # a score to make on its own: the sample's own path
+        prescorer.take(index)
+        calls = collect_calls(self.prices)  # what a grader may read of the sample's calls
+        calls[:0] = output.calls
+        note_latency(output.latency_s if output.error is None else None)
+        record = SampleRecord(
+            id=example.sample_id,
+            index=index,
+            input=example.input,
+            expected=example.expected,
+            prediction=output.text,
+            metadata=example.metadata,
+            error=output.error,
+            latency_s=output.latency_s,
+            calls=calls,
+            epoch=example.epoch,
+        )
+        if output.error is None:
+            assert ready is not None
+            record.scores = {s.name: ready[position] for position, s in enumerate(self.scorers)}
+        if type(self.grader) is ThresholdGrader:
+            self._grade(example, output, record, RowScoring(), self.grader)
+        else:  # a grader of its own may run bounded checks: the sample's budget, as in __call__
+            with sample_budget():
+                self._grade(example, output, record, RowScoring())
+        redact_record(record, self.secrets)
+        return record
+
+    def _grade(
+        self,
+        example: Example,
+        output: Output,
+        record: SampleRecord,
+        own: RowScoring,
+        threshold: ThresholdGrader | None = None,
+    ) -> None:
+        """Price and grade ``record``, scored already (``threshold``: the run's grader, the
+        threshold grader itself, asked without its :class:`GradeInput`)."""
+        # no call and no usage of its own (a recorded row without usage): nothing to sum,
+        # price or clear, and the record's counts keep their defaults
+        if record.calls or output.usage is not None:
+            unstorable = _fill_usage(record, output.usage, self.prices)
+            if unstorable:  # this sample's error, never a failed commit of its batch
+                message = "usage not stored: " + "; ".join(unstorable)
+                record.error = message if record.error is None else f"{record.error}; {message}"
+        if output.extra:
+            record.extra.update(output.extra)
         thresholds, weights = self.thresholds, self.weights
         if example.checks:
             thresholds = {**thresholds, **_own(own.scorers, "threshold")}
             weights = {**weights, **_own(own.scorers, "weight")}
-        record.verdict = self.grader.grade(
-            GradeInput(record, example, output.value, thresholds=thresholds, weights=weights)
-        )
+        if threshold is not None and not example.checks:
+            record.verdict = threshold.decide(record, thresholds, weights)
+        else:
+            record.verdict = self.grader.grade(
+                GradeInput(record, example, output.value, thresholds=thresholds, weights=weights)
+            )
         record.passed = record.verdict.passed
 
     async def aclose(self) -> None:

@@ -35,6 +35,10 @@ class RecordedTarget(Target):
     """Outputs recorded in the data: no model is called."""
 
     async def produce(self, example: Example) -> Output:
+        return self.output(example)
+
+    def output(self, example: Example) -> Output:
+        """The recorded output of ``example`` (what :meth:`produce` returns, without a call)."""
         # the row's recorded_calls and recorded_latency_s (an imported log's usage and timing)
         calls, latency = recorded_usage(example.fields)
         if example.prediction is None:

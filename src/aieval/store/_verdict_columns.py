@@ -90,8 +90,8 @@ def value_rows(verdict: Verdict | None) -> list[ValueRow]:
     """The ``sample_values`` rows of ``verdict``: each gate as the report counts it (the last
     outcome of a gate named twice, as :attr:`Verdict.gate_map`), each criterion, and each
     missing criterion with how many times the workflow evaluation lists it."""
-    if verdict is None:
-        return []
+    if verdict is None or not (verdict.gates or verdict.criteria or verdict.workflow):
+        return []  # a plain verdict (nearly every sample of a large run): no row
     rows: list[tuple[str, str, float | None, float | None, int | None]] = [
         ("gate", name, None, None, int(ok)) for name, ok in verdict.gate_map.items()
     ]
