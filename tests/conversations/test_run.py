@@ -142,7 +142,7 @@ def test_a_turn_1_regression_is_blocked_by_a_min_gate_a_last_turn_judge_would_pa
     assert sample.scores["polite@mean"].value == 0.5
     assert sample.scores["polite@min"].reason == "turn 2 scored 0"
     assert [m.metric for m in result.missed_minimums] == ["polite@min"]
-    assert not result.ok and not sample.passed
+    assert not sample.passed  # and aieval run exits 4 on the missed minimum
 
 
 def test_conversation_checks_and_the_built_in_goal_and_final_state(tmp_path: Path) -> None:
@@ -152,7 +152,7 @@ def test_conversation_checks_and_the_built_in_goal_and_final_state(tmp_path: Pat
             user_turns=["where is my order?"],
             stop={"goal_check": "shipped"},
             expected_state="your order has shipped",
-            checks={"conversation": ["answered", "final_state"]},
+            checks={"conversation": ["answered"]},
         ),
         scenario_row(2, user_turns=["hello"], expected_state="cancelled"),
     ]
@@ -162,6 +162,7 @@ def test_conversation_checks_and_the_built_in_goal_and_final_state(tmp_path: Pat
         conversation={
             "conversation_checks": f"{AUTHORED}:CONVERSATION_CHECKS",
             "goal_checks": f"{AUTHORED}:GOAL_CHECKS",
+            "builtin_checks": ["goal_reached", "final_state"],
         },
     )
     (result,) = run_eval(load_eval(path), store=tmp_path / "r.db", target=f"{AUTHORED}:kind")

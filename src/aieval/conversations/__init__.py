@@ -15,6 +15,8 @@ from aieval.conversations._engine import (
     run_conversation,
     run_conversations,
 )
+from aieval.conversations._estimate import Estimate, estimate_calls
+from aieval.conversations._evaluator import estimate_run
 from aieval.conversations._scenario import (
     MAX_TURNS_LIMIT,
     Scenario,
@@ -26,6 +28,7 @@ from aieval.conversations._scenario import (
     scenario_from_row,
 )
 from aieval.conversations._scenarios import ScenarioSet, load_scenarios
+from aieval.conversations._show import transcript_lines
 from aieval.conversations._target import (
     CallableTarget,
     ChatTarget,
@@ -45,6 +48,7 @@ __all__ = [
     "CallableTarget",
     "ChatTarget",
     "ConversationTarget",
+    "Estimate",
     "GoalCheck",
     "Replay",
     "ReplayMode",
@@ -62,8 +66,11 @@ __all__ = [
     "ToolSpec",
     "UserReply",
     "chat_messages",
+    "estimate_calls",
+    "estimate_run",
     "load_scenarios",
     "run_conversation",
     "run_conversations",
     "scenario_from_row",
+    "transcript_lines",
 ]

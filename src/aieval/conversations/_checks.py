@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,17 +50,20 @@ def check_scorers(
     turn_checks: Mapping[str, Callable[..., Any]],
     conversation_checks: Mapping[str, Callable[..., Any]],
     state: Callable[..., Any] | None,
+    builtins: Sequence[str] = (),
 ) -> list[Scorer]:
     """One scorer per score: ``NAME@min`` and ``NAME@mean`` per turn check, ``NAME`` per
-    conversation check, and the built-ins ``goal_reached`` and ``final_state``."""
+    conversation check, and the ``builtins`` asked for (``goal_reached``, ``final_state``)."""
     scorers: list[Scorer] = []
     for name, fn in turn_checks.items():
         for aggregate, score_name in zip(AGGREGATES, turn_score_names(name), strict=True):
             scorers.append(Scorer(_TurnScore(name, fn, aggregate), name=score_name))
     for name, fn in conversation_checks.items():
         scorers.append(Scorer(_WholeScore(name, fn), name=name))
-    scorers.append(Scorer(_goal_reached, name="goal_reached"))
-    scorers.append(Scorer(_FinalState(state), name="final_state"))
+    if "goal_reached" in builtins:
+        scorers.append(Scorer(_goal_reached, name="goal_reached"))
+    if "final_state" in builtins:
+        scorers.append(Scorer(_FinalState(state), name="final_state"))
     return scorers
 
 

@@ -18,11 +18,11 @@ from typing import Any
 from aieval._types import Example
 from aieval.conversations._checks import Played, check_scorers, final_answer
 from aieval.conversations._engine import Replay, ReplayMode, run_conversation
+from aieval.conversations._estimate import Estimate, estimate_calls
 from aieval.conversations._records import CONVERSATION_KEY, stored_conversations
 from aieval.conversations._scenario import Scenario
 from aieval.conversations._scenarios import ScenarioSet, _file_rows, load_scenarios
 from aieval.conversations._settings import (
-    BUILTIN_CHECKS,
     ConversationSettings,
     Hooks,
     import_hooks,
@@ -45,7 +45,7 @@ from aieval.errors import ConfigError, DatasetError, ReplayMissError
 from aieval.runner import Aggregator, EvaluatorRequest
 from aieval.scorers import Scorer
 
-__all__ = ["ConversationEvaluator", "ConversationRunTarget", "factory"]
+__all__ = ["ConversationEvaluator", "ConversationRunTarget", "estimate_run", "factory"]
 
 _MODES = ("strict", "all", "branch")
 #: sources of turns that cost a call in this run (replayed and scripted turns cost none)
@@ -86,7 +86,10 @@ class ConversationEvaluator:
     def scorers(self) -> list[Scorer]:
         """The checks per turn and per conversation, as the run's scorers."""
         return check_scorers(
-            self.hooks.turn_checks or {}, self.hooks.conversation_checks or {}, self.hooks.state
+            self.hooks.turn_checks or {},
+            self.hooks.conversation_checks or {},
+            self.hooks.state,
+            self.settings.builtin_checks,
         )
 
     def rows(self, dataset: Any) -> Dataset:
@@ -97,7 +100,7 @@ class ConversationEvaluator:
                 "or a list of scenario rows"
             )
         turn = set(self.hooks.turn_checks or {})
-        whole = set(self.hooks.conversation_checks or {}) | set(BUILTIN_CHECKS)
+        whole = set(self.hooks.conversation_checks or {})
         goals = set(self.hooks.goal_checks or {})
         scenarios = load_scenarios(dataset, checks=turn | whole, goal_checks=goals)
         label = scenarios.source
@@ -296,3 +299,40 @@ def _kinds(scenario: Scenario, turn: set[str], whole: set[str], source: str) -> 
 def factory(request: EvaluatorRequest) -> ConversationEvaluator:
     """Play each scenario of the run's scenario file as one sample."""
     return ConversationEvaluator(request)
+
+
+def estimate_run(config: Any, *, store: Any, **overrides: Any) -> list[Estimate]:
+    """The estimate of each run an eval configuration (an :class:`~aieval.runner.EvalConfig`
+    of the conversation evaluator) would make with ``overrides`` (``run()`` keywords), read
+    from its scenarios and, replaying, the stored record; nothing is called."""
+    estimates = []
+    for spec in config.specs(store=False, **overrides):
+        scoring = spec.scoring
+        if scoring.conversation is None and scoring.replay is None:
+            raise ConfigError(
+                "--estimate: this eval is not a conversation run (give conversation: or a replay)"
+            )
+        evaluator = ConversationEvaluator(
+            EvaluatorRequest(
+                conversation=scoring.conversation,
+                replay=scoring.replay,
+                replay_mode=scoring.replay_mode,
+                store=store,
+                limit=spec.limit,
+            )
+        )
+        data = evaluator.rows(spec.dataset)
+        ids = [example.id for example in data]
+        records = None
+        if evaluator.replay is not None:
+            records = stored_conversations(store, evaluator.replay)
+        estimates.append(
+            estimate_calls(
+                [evaluator.scenario(i) for i in ids],
+                spec.epochs,
+                has_user=evaluator.settings.user is not None,
+                records=records,
+                mode=evaluator.mode if records is not None else None,
+            )
+        )
+    return estimates

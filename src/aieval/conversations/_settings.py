@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -60,6 +60,11 @@ class ConversationSettings(_Strict):
         None, description="'module:name' of fn(conversation, scenario): the final state"
     )
     max_tool_rounds: int = Field(DEFAULT_MAX_TOOL_ROUNDS, ge=0, le=100)
+    builtin_checks: list[Literal["goal_reached", "final_state"]] = Field(
+        default_factory=list,
+        description="built-in conversation scores to add: goal_reached (scenarios with a "
+        "goal check), final_state (scenarios with an expected_state)",
+    )
 
 
 @dataclass(frozen=True, slots=True)
