@@ -53,12 +53,12 @@ def chat_eval(folder: Path, server: OpenAIServer, rows: list[dict[str, Any]], **
 
 
 def test_each_scenario_is_a_sample_with_its_record(
-    openai_server: OpenAIServer, tmp_path: Path
+    openai_server: OpenAIServer, tmp_path: Path, store_location: str
 ) -> None:
     rows = [scenario_row(n) for n in range(1, 4)]
     path = chat_eval(tmp_path, openai_server, rows)
-    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db")
-    with Store(tmp_path / "r.db") as db:
+    (result,) = run_eval(load_eval(path), store=store_location)
+    with Store(store_location) as db:
         run = db.get_run(result.id)
         samples = {s.id: s for s in db.iter_samples(run.id)}
     assert run.dataset_hash == load_scenarios(tmp_path / "scenarios.yaml").version
@@ -187,3 +187,25 @@ def test_the_server_refuses_conversation_settings_from_a_request(tmp_path: Path)
     path = write_eval(tmp_path, [scenario_row(1)], conversation={"tools": "os:system"})
     with pytest.raises(ConfigError, match="this server does not run conversation evaluations"):
         confine_config(load_eval(path), [tmp_path], allow_imports=True)
+
+
+def test_epochs_are_played_live_and_replayed_by_epoch(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    path = chat_eval(tmp_path, openai_server, [scenario_row(1)], settings={"epochs": 2})
+    (live,) = run_eval(load_eval(path), store=tmp_path / "r.db")
+    sent = len(openai_server.requests)
+    (again,) = run_eval(load_eval(path), store=tmp_path / "r.db", replay=live.id)
+    with Store(tmp_path / "r.db") as db:
+        first = {s.id: s for s in db.iter_samples(live.id)}
+        second = {s.id: s for s in db.iter_samples(again.id)}
+    assert sorted(first) == sorted(second) == ["order-1#1", "order-1#2"]
+    for key in first:
+        played = Conversation.from_dict(first[key].extra["conversation"])
+        replayed = Conversation.from_dict(second[key].extra["conversation"])
+        assert played.epoch == replayed.epoch == int(key[-1])
+        assert replayed.transcript() == played.transcript()
+        assert {t.source for t in replayed.turns if t.role == "user"} == {"replayed"}
+    # strict: the target answered again (2 answers per epoch), the simulated user never
+    later = openai_server.requests[sent:]
+    assert later and all("role-playing" not in json.dumps(r.body) for r in later)
