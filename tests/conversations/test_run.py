@@ -209,3 +209,10 @@ def test_epochs_are_played_live_and_replayed_by_epoch(
     # strict: the target answered again (2 answers per epoch), the simulated user never
     later = openai_server.requests[sent:]
     assert later and all("role-playing" not in json.dumps(r.body) for r in later)
+
+
+def test_a_check_named_as_the_other_kind_is_refused(tmp_path: Path) -> None:
+    rows = [scenario_row(1, checks={"conversation": ["polite"]})]
+    path = write_eval(tmp_path, rows, conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"})
+    with pytest.raises(DatasetError, match=r"checks\.conversation names 'polite', a turn check"):
+        run_eval(load_eval(path), store=tmp_path / "r.db", target=f"{AUTHORED}:kind")

@@ -153,7 +153,10 @@ class ConversationEvaluator:
 
     def scenario(self, scenario_id: str) -> Scenario:
         if self.scenarios is None:
-            raise ConfigError("conversation: the scenarios were not read")
+            raise ConfigError(
+                "conversation: the scenarios were not read in this process (conversation runs "
+                "use the local executor)"
+            )
         return self.scenarios.by_id(scenario_id)
 
 
