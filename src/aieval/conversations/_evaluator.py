@@ -228,16 +228,20 @@ def _output(scenario: Scenario, conversation: Conversation) -> Output:
 
 
 def _usage(turns: list[Any]) -> Usage:
-    """Tokens and cost of the calls this run made (replayed turns cost nothing)."""
-    inputs = [t.usage.input_tokens for t in turns]
-    outputs = [t.usage.output_tokens for t in turns]
-    costs = [t.usage.cost for t in turns]
+    """Tokens and cost of the calls this run made (replayed and scripted turns cost nothing);
+    a count or cost one call did not report leaves the sum unknown (``None``), never 0."""
+    if not turns:
+        return Usage(0, 0, 0.0, 0)
     return Usage(
-        sum(i for i in inputs if i is not None) if turns else 0,
-        sum(o for o in outputs if o is not None) if turns else 0,
-        sum(c for c in costs if c is not None) if costs and None not in costs else None,
+        _sum([t.usage.input_tokens for t in turns]),
+        _sum([t.usage.output_tokens for t in turns]),
+        _sum([t.usage.cost for t in turns]),
         sum(t.usage.retries for t in turns),
     )
+
+
+def _sum(values: list[Any]) -> Any:
+    return None if None in values else sum(values)
 
 
 def _assistant(target: Target | None) -> ConversationTarget | Any:
