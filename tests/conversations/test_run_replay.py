@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from tests.conversations._fake import no_connections, responder, scenario_row
 from tests.support.cli import Done, run_main
-from tests.support.openai_server import OpenAIServer
+from tests.support.openai_server import OpenAIServer, Reply
 
 from aieval import Store
 from aieval.core import Conversation
@@ -159,3 +160,42 @@ def test_estimate_live_and_show_prints_the_transcript(
     assert "[1] user (simulated): Hello, where is my order 1?" in shown.stdout
     assert '-> lookup_order({"order_id": 1}) = {"status": "shipped-1"}' in shown.stdout
     assert "ended: user_done" in shown.stdout
+
+
+def test_branch_replay_goes_live_from_the_first_changed_answer_and_show_json_keeps_it(
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    write(tmp_path, openai_server, 2)
+    assert (
+        aieval(capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "-q").returncode
+        == 0
+    )
+    (live_id,) = stored(tmp_path)
+
+    def changed(body: Any) -> Any:
+        reply = responder(body)
+        if body["model"] == "target-model" and reply.text.startswith("Your order is"):
+            return Reply(reply.text.replace("Your order is", "Order status:"))
+        return reply
+
+    openai_server.responder = changed
+    done = aieval(
+        capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "-q",
+        "--replay", live_id, "--replay-mode", "branch",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    branch_id = next(reversed(stored(tmp_path)))
+    shown = aieval(capsys, monkeypatch, tmp_path, "show", branch_id, "--db", "r.db", "--json")
+    samples = {s["id"]: s for s in json.loads(shown.stdout)["samples"]}
+    record = Conversation.from_dict(samples["order-1"]["conversation"])
+    assert record.branched_at == 4  # user, tool request, tool result, then the changed answer
+    assert (
+        record.turns[3].content == "Order status: shipped-1." and record.turns[3].source == "live"
+    )
+    assert (
+        "ended: user_done; branched at turn 4"
+        in aieval(capsys, monkeypatch, tmp_path, "show", branch_id, "--db", "r.db").stdout
+    )

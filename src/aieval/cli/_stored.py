@@ -127,6 +127,13 @@ def _print_conversations(records: list[SampleRecord]) -> None:
 
 
 def _sample_dict(record: SampleRecord) -> dict[str, Any]:
+    found = _plain_sample_dict(record)
+    if "conversation" in record.extra:  # a conversation sample: its whole record
+        found["conversation"] = record.extra["conversation"]
+    return found
+
+
+def _plain_sample_dict(record: SampleRecord) -> dict[str, Any]:
     return {
         "id": record.id,
         "input": record.input,
