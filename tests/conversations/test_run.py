@@ -62,6 +62,8 @@ def test_each_scenario_is_a_sample_with_its_record(
         run = db.get_run(result.id)
         samples = {s.id: s for s in db.iter_samples(run.id)}
     assert run.dataset_hash == load_scenarios(tmp_path / "scenarios.yaml").version
+    assert run.config["conversation"]["scenarios"] == run.dataset_hash
+    assert "workflow" not in run.config  # reports do not read it as a workflow run
     assert sorted(samples) == ["order-1", "order-2", "order-3"]
     for n in range(1, 4):
         sample = samples[f"order-{n}"]

@@ -55,6 +55,9 @@ _SPENT = frozenset({"live", "simulated"})
 class ConversationEvaluator:
     """Plays scenarios as samples (see the module docstring)."""
 
+    #: the run config's key for :meth:`describe` (not ``workflow``: this is no workflow run)
+    config_key = "conversation"
+
     def __init__(self, request: EvaluatorRequest) -> None:
         self.settings: ConversationSettings = parse_settings(request.conversation)
         self.hooks: Hooks = import_hooks(self.settings)

@@ -332,7 +332,9 @@ def run_config(
     if spec.metadata:
         config["metadata"] = spec.metadata
     if evaluator is not None:
-        config["workflow"] = evaluator.describe()
+        # where its description is stored: "workflow" (what reports read as a workflow run's)
+        # unless the evaluator names its own key (the conversation evaluator: "conversation")
+        config[getattr(evaluator, "config_key", "workflow")] = evaluator.describe()
     config["max_error_rate"] = spec.scoring.max_error_rate
     config.update(run_provenance(live.eval_file))
     stored, missing = stored_spec(spec, live.unspecified, target_secrets(target), data.source)
