@@ -138,6 +138,29 @@ def run_command(
     ray_address: _RayAddress = None,
     epochs: _Epochs = None,
     min_pass_rate: _MinPassRate = None,
+    replay: Annotated[
+        str | None,
+        typer.Option(
+            "--replay",
+            help="Replay the conversations of this stored run (by scenario id and epoch).",
+        ),
+    ] = None,
+    replay_mode: Annotated[
+        str | None,
+        typer.Option(
+            "--replay-mode",
+            help="strict: replay user turns and tool results, call the target (default); "
+            "all: replay every turn, call nothing; branch: live from the first changed answer.",
+        ),
+    ] = None,
+    estimate: Annotated[
+        bool,
+        typer.Option(
+            "--estimate",
+            help="Print the expected calls and tokens of a conversation run, then exit "
+            "without calling anything.",
+        ),
+    ] = False,
 ) -> None:
     """Run an evaluation and print its summary.
 
@@ -160,6 +183,15 @@ def run_command(
     flags = {"concurrency": concurrency, "executor": executor, "ray_address": ray_address}
     note = _ResumeNote(eval_file, config.settings.model_fields_set, flags)
     store = Store(store_location(db))
+    if estimate:
+        from aieval.conversations import estimate_run
+
+        for found in estimate_run(
+            config, store=store, limit=limit, epochs=epochs, replay=replay, replay_mode=replay_mode
+        ):
+            for line in found.lines():
+                out.print(line, markup=False, highlight=False)
+        return
     resume_arg: str | bool | None = resume_id or (True if resume else None)
     destination = live_destination() if telemetry_requested(config) else None
     terminated = Termination()
@@ -180,6 +212,8 @@ def run_command(
                 ray_address=ray_address,
                 epochs=epochs,
                 min_pass_rate=min_pass_rate,
+                replay=replay,
+                replay_mode=replay_mode,
                 observers=[note] if resume_arg else (),
             )
     except KeyboardInterrupt:

@@ -104,9 +104,36 @@ def show_command(
         print_evaluation(summary.evaluation, records[:samples])
         print_steps(records[:samples])
     print_samples(out, records[:samples], len(records), full=full)
+    _print_conversations(records[:samples])
+
+
+def _print_conversations(records: list[SampleRecord]) -> None:
+    """Each shown conversation sample as its transcript (role, source, tool calls)."""
+    from aieval._terminal import printable
+    from aieval.conversations import transcript_lines
+    from aieval.errors import ConversationError
+
+    for record in records:
+        data = record.extra.get("conversation")
+        if data is None:
+            continue
+        try:
+            lines = transcript_lines(data)
+        except ConversationError as exc:
+            lines = [f"conversation of sample {record.id}: unreadable record: {exc}"]
+        out.print("")
+        for line in lines:  # the turns are data: no markup, no control characters
+            out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
 
 
 def _sample_dict(record: SampleRecord) -> dict[str, Any]:
+    found = _plain_sample_dict(record)
+    if "conversation" in record.extra:  # a conversation sample: its whole record
+        found["conversation"] = record.extra["conversation"]
+    return found
+
+
+def _plain_sample_dict(record: SampleRecord) -> dict[str, Any]:
     return {
         "id": record.id,
         "input": record.input,

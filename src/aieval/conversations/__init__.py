@@ -16,6 +16,8 @@ from aieval.conversations._engine import (
     run_conversation,
     run_conversations,
 )
+from aieval.conversations._estimate import Estimate, estimate_calls
+from aieval.conversations._evaluator import estimate_run
 from aieval.conversations._fidelity import (
     CONVERSATION_KEY,
     FIDELITY_KEY,
@@ -37,6 +39,7 @@ from aieval.conversations._scenario import (
     scenario_from_row,
 )
 from aieval.conversations._scenarios import ScenarioSet, load_scenarios
+from aieval.conversations._show import transcript_lines
 from aieval.conversations._target import (
     CallableTarget,
     ChatTarget,
@@ -60,6 +63,7 @@ __all__ = [
     "CallableTarget",
     "ChatTarget",
     "ConversationTarget",
+    "Estimate",
     "FidelityFlag",
     "FidelityKind",
     "GoalCheck",
@@ -81,9 +85,12 @@ __all__ = [
     "UserReply",
     "chat_messages",
     "check_fidelity",
+    "estimate_calls",
+    "estimate_run",
     "judge_fidelity",
     "load_scenarios",
     "run_conversation",
     "run_conversations",
     "scenario_from_row",
+    "transcript_lines",
 ]

@@ -34,6 +34,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     "aieval.evaluators": {
         "workflow": "aieval.workflows._evaluator:factory",
         "traces": "aieval.traces._evaluator:factory",
+        "conversation": "aieval.conversations._evaluator:factory",
     },
     "aieval.scorers": {"code_passes": "aieval.code._scorer:code_passes"},
     "aieval.observers": {"otel": "aieval.telemetry._observer:observer"},

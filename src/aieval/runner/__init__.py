@@ -19,6 +19,7 @@ from aieval.runner._inputs import EXECUTORS
 from aieval.runner._minimums import MissedMinimum
 from aieval.runner._plaintext import plaintext_keys
 from aieval.runner._ray import RayExecutor, import_ray
+from aieval.runner._references import import_reference
 from aieval.runner._result import Aggregator, RunResult, ScorerStats
 from aieval.runner._run import ProgressCallback, check_run, run, run_async, run_spec, run_spec_async
 from aieval.runner._spec import ExecutionSpec, RunSpec, ScoringSpec, StorageSpec, TargetSpec
@@ -74,6 +75,7 @@ __all__ = [
     "check_eval",
     "check_run",
     "import_ray",
+    "import_reference",
     "load_eval",
     "parse_eval",
     "plaintext_keys",

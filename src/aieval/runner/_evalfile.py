@@ -26,10 +26,12 @@ from aieval.datasets import load_dataset
 from aieval.datasets._checks import CHECK_FIELDS
 from aieval.errors import ConfigError, DatasetError
 from aieval.runner._evalparts import DatasetConfig, TargetConfig, _Strict, _target_params
+from aieval.runner._evaluator import evaluator_scorers
 from aieval.runner._execute import execute
 from aieval.runner._imports import import_file
-from aieval.runner._inputs import LiveParts, ProgressCallback
+from aieval.runner._inputs import LiveParts, ProgressCallback, resolve_parts
 from aieval.runner._minimums import check_minimum_names
+from aieval.runner._prepare import open_data, run_evaluator
 from aieval.runner._provenance import EvalFileRef
 from aieval.runner._references import resolve_scorers
 from aieval.runner._result import RunResult
@@ -43,6 +45,7 @@ __all__ = [
     "DatasetConfig",
     "EvalConfig",
     "EvalSettings",
+    "ReplayConfig",
     "TargetConfig",
     "build_scorers",
     "check_eval",
@@ -87,6 +90,13 @@ class EvalSettings(_Strict):
         return given
 
 
+class ReplayConfig(_Strict):
+    """An eval file's ``replay:``: the stored run whose conversations are replayed."""
+
+    run: str = Field(min_length=1)
+    mode: Literal["strict", "all", "branch"] = "strict"
+
+
 class EvalConfig(_Strict):
     """An evaluation: dataset, target (or recorded predictions), scorers and settings."""
 
@@ -102,6 +112,11 @@ class EvalConfig(_Strict):
     workflow: str | dict[str, Any] | None = spec_field(ScoringSpec, "workflow")
     profile: str | None = spec_field(ScoringSpec, "profile")
     grader: str | None = spec_field(ScoringSpec, "grader")
+    # before scorers, whose validator reads them (a conversation run scores with its checks)
+    conversation: dict[str, Any] | None = spec_field(ScoringSpec, "conversation")
+    replay: ReplayConfig | None = Field(
+        None, description="replay a stored run's conversations: {run: RUN, mode: strict}"
+    )
     # before scorers, whose validator reads them (rows' checks may name imported scorers)
     imports: list[str] = spec_field(ScoringSpec, "imports")
     default_checks: list[str | dict[str, dict[str, Any]]] = Field(
@@ -189,6 +204,10 @@ class EvalConfig(_Strict):
             enforce_hard_gates=self.enforce_hard_gates,
             store=store,
         )
+        if self.conversation is not None:
+            common["conversation"] = self.conversation
+        if self.replay is not None:
+            common.update(replay=self.replay.run, replay_mode=self.replay.mode)
         if self.target is not None:
             t = self.target
             common.update(
@@ -258,6 +277,11 @@ def check_eval(config: EvalConfig) -> None:
 
 
 def _check_eval(config: EvalConfig) -> None:
+    if config.conversation is not None or config.replay is not None:
+        # the conversation evaluator reads its scenario file itself: checked by prepare()
+        for spec in config.specs(store=False):
+            _check_conversation(spec)
+        return
     scorers = build_scorers(config)
     check_minimum_names(config.settings.min, [s.name for s in scorers])
     dataset, limit, prediction_field = _dataset(config)
@@ -273,6 +297,15 @@ def _check_eval(config: EvalConfig) -> None:
             profile=_local(config, config.profile),
             grader=config.grader,
         )
+
+
+def _check_conversation(spec: RunSpec) -> None:
+    """What :func:`prepare` refuses of a conversation run, before anything runs."""
+    parts = resolve_parts(spec, LiveParts())
+    evaluator = run_evaluator(spec, parts)
+    names = [s.name for s in [*parts.scorers, *evaluator_scorers(evaluator)]]
+    check_minimum_names(spec.scoring.min_scores, names)
+    open_data(parts.dataset, spec, evaluator)
 
 
 def run_eval(
@@ -339,6 +372,8 @@ def _something_scored(data: dict[str, Any], base_dir: Path | None) -> None:
     workflow or profile, or the rows' own checks (a dataset file is read to look for them)."""
     if data.get("default_checks") or data.get("workflow") or data.get("profile") is not None:
         return
+    if data.get("conversation") is not None or data.get("replay") is not None:
+        return  # the conversation evaluator scores each scenario with its checks
     dataset = data.get("dataset")
     why = ""
     if isinstance(dataset, DatasetConfig) and dataset.rows is not None:

@@ -20,7 +20,7 @@ then uses it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,6 +30,7 @@ from aieval.core import GROUPS, Grader, GraderRequest, load_plugin, plugin_names
 from aieval.errors import ConfigError
 from aieval.runner._result import Aggregator
 from aieval.runner._target import Target
+from aieval.scorers import Scorer
 
 __all__ = [
     "GROUP",
@@ -38,6 +39,7 @@ __all__ = [
     "SampleEvaluator",
     "evaluator_for",
     "evaluator_name",
+    "evaluator_scorers",
     "load_evaluator",
 ]
 
@@ -47,6 +49,8 @@ GROUP = GROUPS["evaluators"]
 WORKFLOW = "workflow"
 #: The evaluator trace data (an OTLP file or a folder of them) selects.
 TRACES = "traces"
+#: The evaluator a run's ``conversation`` settings (or a replay) select.
+CONVERSATION = "conversation"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +61,22 @@ class EvaluatorRequest:
         workflow: the run's ``workflow=`` (a file, a mapping or an object), if any.
         profile: the run's ``profile=``, if any.
         enforce_hard_gates: whether failed gates force the lowest grade.
+        conversation: the run's ``conversation`` settings (the ``conversation`` evaluator's).
+        replay: the stored run whose records a conversation run replays, if any.
+        replay_mode: how it replays (``strict``, ``all``, ``branch``; ``None``: strict).
+        store: the run's store (a :class:`~aieval.store.Store`, a location, ``True``...),
+            where a replayed run is read.
+        limit: the run's ``limit`` (an evaluator that reads the dataset itself applies it).
     """
 
     workflow: Any = None
     profile: Any = None
     enforce_hard_gates: bool = True
+    conversation: Any = None
+    replay: str | None = None
+    replay_mode: str | None = None
+    store: Any = None
+    limit: int | None = None
 
 
 class SampleEvaluator(Protocol):
@@ -95,11 +110,21 @@ class SampleEvaluator(Protocol):
 EvaluatorFactory = Callable[[EvaluatorRequest], SampleEvaluator]
 
 
-def evaluator_name(evaluator: str | None, workflow: Any, profile: Any, dataset: Any) -> str | None:
-    """The evaluator a run uses: the one named, else ``traces`` for trace data, else
-    ``workflow`` for workflow runs (a workflow, a profile or a folder of run logs)."""
+def evaluator_name(
+    evaluator: str | None,
+    workflow: Any,
+    profile: Any,
+    dataset: Any,
+    conversation: Any = None,
+    replay: str | None = None,
+) -> str | None:
+    """The evaluator a run uses: the one named, else ``conversation`` for conversation settings
+    or a replay, else ``traces`` for trace data, else ``workflow`` for workflow runs (a
+    workflow, a profile or a folder of run logs)."""
     if evaluator is not None:
         return evaluator
+    if conversation is not None or replay is not None:
+        return CONVERSATION
     if is_trace_data(dataset):
         return TRACES
     folder = isinstance(dataset, str | Path) and Path(dataset).is_dir()
@@ -112,12 +137,27 @@ def evaluator_for(
     profile: Any,
     dataset: Any,
     enforce_hard_gates: bool = True,
+    request: EvaluatorRequest | None = None,
 ) -> SampleEvaluator | None:
-    """The run's evaluator, built by its plugin, or ``None`` when the run has none."""
-    name = evaluator_name(evaluator, workflow, profile, dataset)
+    """The run's evaluator, built by its plugin, or ``None`` when the run has none.
+
+    ``request``: what else the run gives the factory (conversation settings, replay, store).
+    """
+    more = request or EvaluatorRequest()
+    name = evaluator_name(evaluator, workflow, profile, dataset, more.conversation, more.replay)
     if name is None:
         return None
-    return load_evaluator(name, EvaluatorRequest(workflow, profile, enforce_hard_gates))
+    return load_evaluator(
+        name,
+        replace(more, workflow=workflow, profile=profile, enforce_hard_gates=enforce_hard_gates),
+    )
+
+
+def evaluator_scorers(evaluator: SampleEvaluator | None) -> list[Scorer]:
+    """The scorers an evaluator adds to the run's (its optional ``scorers()``), e.g. the
+    conversation evaluator's checks per turn and per conversation."""
+    found = getattr(evaluator, "scorers", None)
+    return list(found()) if callable(found) else []
 
 
 def load_evaluator(name: str, request: EvaluatorRequest) -> SampleEvaluator:

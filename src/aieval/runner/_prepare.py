@@ -14,7 +14,12 @@ from aieval.core import SettingChange
 from aieval.datasets import Dataset, DatasetInfo, load_dataset
 from aieval.errors import ConfigError, DatasetError
 from aieval.runner._epochs import EpochTally
-from aieval.runner._evaluator import SampleEvaluator, evaluator_for
+from aieval.runner._evaluator import (
+    EvaluatorRequest,
+    SampleEvaluator,
+    evaluator_for,
+    evaluator_scorers,
+)
 from aieval.runner._inputs import LiveParts, RunParts, resolve_parts, stored_spec
 from aieval.runner._minimums import check_minimum_names
 from aieval.runner._provenance import run_provenance
@@ -80,15 +85,21 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
     opened.
     """
     parts = resolve_parts(spec, live)
-    scorers = parts.scorers
     evaluator = run_evaluator(spec, parts)
+    scorers = [*parts.scorers, *evaluator_scorers(evaluator)]
     check_minimum_names(spec.scoring.min_scores, [s.name for s in scorers])
     if spec.epochs > 1:
         check_repeatable(spec, parts)
     data, info = open_data(parts.dataset, spec, evaluator)
     check_something_scored(scorers, evaluator, info)
     db = open_store(parts.store)
-    if evaluator is not None and parts.target is None and parts.provider is None:
+    callable_named = spec.target.function is not None
+    if (
+        evaluator is not None
+        and parts.target is None
+        and parts.provider is None
+        and not callable_named
+    ):
         target = evaluator.wrap(None)
     else:
         target = build_target(spec, parts, data, info.with_prediction, db)
@@ -145,8 +156,20 @@ def start(prep: Prepared) -> None:
 def run_evaluator(spec: RunSpec, parts: RunParts) -> SampleEvaluator | None:
     """The run's per-sample evaluator (workflow grading...), or ``None``."""
     scoring = spec.scoring
+    request = EvaluatorRequest(
+        conversation=scoring.conversation,
+        replay=scoring.replay,
+        replay_mode=scoring.replay_mode,
+        store=parts.store,
+        limit=spec.limit,
+    )
     return evaluator_for(
-        scoring.evaluator, parts.workflow, parts.profile, parts.dataset, scoring.enforce_hard_gates
+        scoring.evaluator,
+        parts.workflow,
+        parts.profile,
+        parts.dataset,
+        scoring.enforce_hard_gates,
+        request,
     )
 
 
@@ -309,7 +332,9 @@ def run_config(
     if spec.metadata:
         config["metadata"] = spec.metadata
     if evaluator is not None:
-        config["workflow"] = evaluator.describe()
+        # where its description is stored: "workflow" (what reports read as a workflow run's)
+        # unless the evaluator names its own key (the conversation evaluator: "conversation")
+        config[getattr(evaluator, "config_key", "workflow")] = evaluator.describe()
     config["max_error_rate"] = spec.scoring.max_error_rate
     config.update(run_provenance(live.eval_file))
     stored, missing = stored_spec(spec, live.unspecified, target_secrets(target), data.source)

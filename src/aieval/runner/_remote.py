@@ -35,7 +35,7 @@ from aieval._types import Example
 from aieval.core import GROUPS, plugin_names
 from aieval.errors import ConfigError
 from aieval.runner._endpoints import run_endpoint
-from aieval.runner._evaluator import evaluator_name
+from aieval.runner._evaluator import evaluator_name, evaluator_scorers
 from aieval.runner._imports import is_imported_file
 from aieval.runner._inputs import LiveParts, resolve_parts
 from aieval.runner._prepare import Prepared, make_target, run_evaluator, target_secrets
@@ -148,7 +148,7 @@ def build_processor(
         target = evaluator.wrap(target)
     assert target is not None
     processor = _WorkerProcessor(
-        parts.scorers,
+        [*parts.scorers, *evaluator_scorers(evaluator)],
         target,
         model=spec.target.model,
         pass_threshold=spec.scoring.pass_threshold,
@@ -195,7 +195,14 @@ def remote_samples(prep: Prepared, live: LiveParts) -> RemoteSamples:
         imports=[os.path.abspath(f) for f in imports],
         workflow=_absolute(scoring.workflow),
         profile=_absolute(scoring.profile),
-        evaluator=evaluator_name(scoring.evaluator, parts.workflow, parts.profile, parts.dataset),
+        evaluator=evaluator_name(
+            scoring.evaluator,
+            parts.workflow,
+            parts.profile,
+            parts.dataset,
+            scoring.conversation,
+            scoring.replay,
+        ),
     )
     where = prep.db.location if prep.db is not None else default_location()
     # a file by its absolute path; a database by its redacted URL (workers connect with

@@ -192,6 +192,17 @@ class ScoringSpec(_Sub):
         True,
         description="false: workflow gates are evaluated and reported but do not force grade F",
     )
+    conversation: dict[str, Any] | None = Field(
+        None,
+        description="the 'conversation' evaluator's settings (simulated user, tools, goal "
+        "checks, checks): the dataset is a scenario file; see docs/conversations.md",
+    )
+    replay: str | None = Field(
+        None, description="a stored run whose conversations are replayed (by scenario and epoch)"
+    )
+    replay_mode: Literal["strict", "all", "branch"] | None = Field(
+        None, description="how a replay plays: strict (default), all, branch"
+    )
     min_pass_rate: _ShareOrNone = Field(
         None, ge=0, le=1, description="least pass rate the run must reach (aieval run exits 4)"
     )

@@ -31,6 +31,12 @@ def confine_config(config: EvalConfig, roots: Sequence[Path], *, allow_imports: 
     Files named *inside* the files (folder members, a workflow's schema and rubric) are
     checked when they are read, under :func:`aieval._files.confined_to`.
     """
+    if config.conversation is not None or config.replay is not None:
+        # its settings import the author's Python (tools, checks) and name a provider
+        raise ConfigError(
+            "conversation: this server does not run conversation evaluations (their settings "
+            "import Python and call providers); run them with aieval run"
+        )
     if config.imports and not allow_imports:
         raise ConfigError(
             "imports: this server does not import Python files (it would run their code); "

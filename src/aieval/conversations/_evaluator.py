@@ -1,0 +1,348 @@
+"""The ``conversation`` evaluator plug-in: ``aieval run`` plays each scenario as one sample.
+
+The dataset is a scenario file (the rows :func:`load_scenarios` reads; the run's dataset
+version is the scenario set's). The run's target is the assistant under test: a provider's
+model (the eval file's ``target:``) is called as a :class:`ChatTarget`, a Python callable as
+``fn(turns)``. Each sample's prediction is the final assistant answer; its ``extra`` keeps the
+whole record (``extra["conversation"]``, :meth:`Conversation.to_dict`) on either store backend.
+A conversation that failed (the target, the simulated user, a replay miss) is the sample's
+error, never a score of 0. With a replay, each scenario takes its record from the stored run by
+scenario id and epoch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from aieval._types import Example
+from aieval.conversations._checks import Played, check_scorers, final_answer
+from aieval.conversations._engine import Replay, ReplayMode, run_conversation
+from aieval.conversations._estimate import Estimate, estimate_calls
+from aieval.conversations._records import CONVERSATION_KEY, stored_conversations
+from aieval.conversations._scenario import Scenario
+from aieval.conversations._scenarios import ScenarioSet, _file_rows, load_scenarios
+from aieval.conversations._settings import (
+    ConversationSettings,
+    Hooks,
+    import_hooks,
+    parse_settings,
+    simulated_user,
+)
+from aieval.conversations._target import ChatTarget, ConversationTarget
+from aieval.core import (
+    Conversation,
+    ConversationOutcome,
+    Grader,
+    GraderRequest,
+    Output,
+    Target,
+    ThresholdGrader,
+    Usage,
+)
+from aieval.datasets import Dataset
+from aieval.errors import ConfigError, DatasetError, ReplayMissError
+from aieval.runner import Aggregator, EvaluatorRequest
+from aieval.scorers import Scorer
+
+__all__ = ["ConversationEvaluator", "ConversationRunTarget", "estimate_run", "factory"]
+
+_MODES = ("strict", "all", "branch")
+#: sources of turns that cost a call in this run (replayed and scripted turns cost none)
+_SPENT = frozenset({"live", "simulated"})
+
+
+class ConversationEvaluator:
+    """Plays scenarios as samples (see the module docstring)."""
+
+    #: the run config's key for :meth:`describe` (not ``workflow``: this is no workflow run)
+    config_key = "conversation"
+
+    def __init__(self, request: EvaluatorRequest) -> None:
+        self.settings: ConversationSettings = parse_settings(request.conversation)
+        self.hooks: Hooks = import_hooks(self.settings)
+        mode = request.replay_mode or "strict"
+        if mode not in _MODES:
+            raise ConfigError(f"replay_mode: {mode!r}; expected one of {', '.join(_MODES)}")
+        if request.replay_mode is not None and request.replay is None:
+            raise ConfigError("replay_mode: give the run to replay (replay: RUN, or --replay)")
+        self.replay: str | None = request.replay
+        self.mode: ReplayMode = mode  # type: ignore[assignment]
+        self.store = request.store
+        self.limit = request.limit
+        self.scenarios: ScenarioSet | None = None
+        self.records: dict[tuple[str, int], Conversation] | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """What the run's config records: the scenario set and how it was played."""
+        user = self.settings.user
+        return {
+            "kind": "conversation",
+            "scenarios": self.scenarios.version if self.scenarios is not None else None,
+            "replay": self.replay,
+            "replay_mode": self.mode if self.replay is not None else None,
+            "user": None
+            if user is None
+            else {"provider": user.provider, "model": user.model, "seed": user.seed},
+        }
+
+    def scorers(self) -> list[Scorer]:
+        """The checks per turn and per conversation, as the run's scorers."""
+        return check_scorers(
+            self.hooks.turn_checks or {},
+            self.hooks.conversation_checks or {},
+            self.hooks.state,
+            self.settings.builtin_checks,
+        )
+
+    def rows(self, dataset: Any) -> Dataset:
+        """The scenario file as the run's rows: one per scenario, its version the set's."""
+        if not isinstance(dataset, str | list | tuple) and not hasattr(dataset, "__fspath__"):
+            raise ConfigError(
+                "dataset: the conversation evaluator reads a scenario file (.jsonl, .yaml) "
+                "or a list of scenario rows"
+            )
+        turn = set(self.hooks.turn_checks or {})
+        whole = set(self.hooks.conversation_checks or {})
+        goals = set(self.hooks.goal_checks or {})
+        scenarios = load_scenarios(dataset, checks=turn | whole, goal_checks=goals)
+        label = scenarios.source
+        raw = (
+            [row for _, row, _ in _file_rows_of(dataset, label)]
+            if not isinstance(dataset, list | tuple)
+            else list(dataset)
+        )
+        for scenario in scenarios:
+            _kinds(scenario, turn, whole, label)
+        self.scenarios = scenarios
+        rows = [
+            {
+                "id": s.id,
+                "input": {"goal": s.goal, "persona": s.persona},
+                "scenario": row,
+            }
+            for s, row in zip(scenarios, raw, strict=True)
+        ]
+        # the version hashes each scenario row as written: the scenario set's version
+        return Dataset(rows, label=label, limit=self.limit, example_key=_scenario_row)
+
+    def check(self, examples: Iterable[Example]) -> None:
+        """Nothing beyond the scenarios' own validation (done in :meth:`rows`)."""
+
+    def wrap(self, target: Target | None) -> Target:
+        """The target that plays each scenario against the run's assistant."""
+        inner = _assistant(target)
+        if self.replay is not None and self.records is None:
+            self.records = stored_conversations(self.store, self.replay)
+        if inner is None and (self.replay is None or self.mode != "all"):
+            raise ConfigError(
+                "conversation: give the assistant under test as the target (target: in the "
+                "eval file); only a replay in mode 'all' runs without one"
+            )
+        user = self.settings.user
+        return ConversationRunTarget(
+            self,
+            inner,
+            None if user is None else simulated_user(user, 16),
+            target,
+        )
+
+    def grader(self, request: GraderRequest) -> Grader:
+        """The threshold grader over the checks' scores."""
+        return ThresholdGrader(request.pass_threshold)
+
+    def aggregator(self, scorer_names: list[str]) -> Aggregator:
+        return Aggregator(scorer_names)
+
+    def scenario(self, scenario_id: str) -> Scenario:
+        if self.scenarios is None:
+            raise ConfigError(
+                "conversation: the scenarios were not read in this process (conversation runs "
+                "use the local executor)"
+            )
+        return self.scenarios.by_id(scenario_id)
+
+
+class ConversationRunTarget(Target):
+    """Plays one scenario per example and returns the conversation as its output."""
+
+    def __init__(
+        self,
+        evaluator: ConversationEvaluator,
+        assistant: Any,
+        user: Any,
+        wrapped: Target | None,
+    ) -> None:
+        self.evaluator = evaluator
+        self.assistant = assistant
+        self.user = user
+        self.inner = wrapped
+        self.name = wrapped.name if wrapped is not None else "replay"
+
+    async def produce(self, example: Example) -> Output:
+        ev = self.evaluator
+        scenario = ev.scenario(example.id)
+        epoch = example.epoch or 0
+        replay = None
+        if ev.records is not None:
+            record = ev.records.get((scenario.id, epoch))
+            if record is None:
+                miss = ReplayMissError(
+                    scenario.id, 1, f"run {ev.replay} holds no conversation of epoch {epoch}"
+                )
+                outcome = ConversationOutcome("failed", False, str(miss), type(miss).__name__)
+                return _output(scenario, Conversation(scenario.id, epoch, (), outcome))
+            replay = Replay(record, ev.mode)
+        conversation = await run_conversation(
+            scenario,
+            self.assistant,
+            user=self.user,
+            tools=ev.hooks.tools,
+            goal_checks=ev.hooks.goal_checks,
+            replay=replay,
+            epoch=epoch,
+            max_tool_rounds=ev.settings.max_tool_rounds,
+        )
+        return _output(scenario, conversation)
+
+    async def aclose(self) -> None:
+        if self.inner is not None:
+            await self.inner.aclose()
+        provider = getattr(self.user, "provider", None)
+        closer = getattr(provider, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+def _output(scenario: Scenario, conversation: Conversation) -> Output:
+    outcome = conversation.outcome
+    spent = [t for t in conversation.turns if t.source in _SPENT and t.usage is not None]
+    latencies = [t.latency_s for t in conversation.turns if t.latency_s is not None]
+    return Output(
+        final_answer(conversation),
+        Played(scenario, conversation),
+        error=None
+        if outcome.stop_reason != "failed"
+        else f"{outcome.failure_type}: {outcome.failure}",
+        latency_s=sum(latencies) if latencies else None,
+        usage=_usage(spent),
+        extra={CONVERSATION_KEY: conversation.to_dict()},
+    )
+
+
+def _usage(turns: list[Any]) -> Usage:
+    """Tokens and cost of the calls this run made (replayed and scripted turns cost nothing);
+    a count or cost one call did not report leaves the sum unknown (``None``), never 0."""
+    if not turns:
+        return Usage(0, 0, 0.0, 0)
+    return Usage(
+        _sum([t.usage.input_tokens for t in turns]),
+        _sum([t.usage.output_tokens for t in turns]),
+        _sum([t.usage.cost for t in turns]),
+        sum(t.usage.retries for t in turns),
+    )
+
+
+def _sum(values: list[Any]) -> Any:
+    return None if None in values else sum(values)
+
+
+def _assistant(target: Target | None) -> ConversationTarget | Any:
+    """The run's target as a conversation target: a provider's model as a chat endpoint, a
+    Python callable as ``fn(turns)``."""
+    if target is None:
+        return None
+    # the runner's provider target (its provider, model, system, parameters) or callable
+    provider = getattr(target, "provider", None)
+    if provider is not None and isinstance(getattr(target, "model", None), str):
+        params = dict(getattr(target, "params", {}))
+        if getattr(target, "max_tokens", None) is not None:
+            params["max_tokens"] = target.max_tokens  # type: ignore[attr-defined]
+        if getattr(target, "template", None) is not None:
+            raise ConfigError(
+                "target.prompt: a conversation sends the turns themselves; remove the template"
+            )
+        return ChatTarget(
+            provider,
+            target.model,  # type: ignore[attr-defined]
+            system=getattr(target, "system", None),
+            temperature=getattr(target, "temperature", None),
+            params=params,
+        )
+    fn = getattr(target, "fn", None)
+    if callable(fn):
+        return fn
+    raise ConfigError(
+        f"conversation: the target must be a provider's model or a Python callable, got "
+        f"{type(target).__name__}"
+    )
+
+
+def _scenario_row(row: Mapping[str, Any]) -> Any:
+    return row["scenario"]
+
+
+def _file_rows_of(dataset: Any, label: str) -> list[tuple[int, Any, str]]:
+    from aieval._files import readable
+
+    return _file_rows(readable(dataset, "scenario file"), label)
+
+
+def _kinds(scenario: Scenario, turn: set[str], whole: set[str], source: str) -> None:
+    """A turn check named as a conversation check (or the reverse) is refused, naming both."""
+    for name in scenario.checks.turn:
+        if name not in turn:
+            raise DatasetError(
+                f"scenario {scenario.id!r}: checks.turn names {name!r}, a conversation check; "
+                f"turn checks: {', '.join(sorted(turn)) or 'none'}",
+                source=source,
+            )
+    for name in scenario.checks.conversation:
+        if name not in whole:
+            raise DatasetError(
+                f"scenario {scenario.id!r}: checks.conversation names {name!r}, a turn check; "
+                f"conversation checks: {', '.join(sorted(whole))}",
+                source=source,
+            )
+
+
+def factory(request: EvaluatorRequest) -> ConversationEvaluator:
+    """Play each scenario of the run's scenario file as one sample."""
+    return ConversationEvaluator(request)
+
+
+def estimate_run(config: Any, *, store: Any, **overrides: Any) -> list[Estimate]:
+    """The estimate of each run an eval configuration (an :class:`~aieval.runner.EvalConfig`
+    of the conversation evaluator) would make with ``overrides`` (``run()`` keywords), read
+    from its scenarios and, replaying, the stored record; nothing is called."""
+    estimates = []
+    for spec in config.specs(store=False, **overrides):
+        scoring = spec.scoring
+        if scoring.conversation is None and scoring.replay is None:
+            raise ConfigError(
+                "--estimate: this eval is not a conversation run (give conversation: or a replay)"
+            )
+        evaluator = ConversationEvaluator(
+            EvaluatorRequest(
+                conversation=scoring.conversation,
+                replay=scoring.replay,
+                replay_mode=scoring.replay_mode,
+                store=store,
+                limit=spec.limit,
+            )
+        )
+        data = evaluator.rows(spec.dataset)
+        ids = [example.id for example in data]
+        records = None
+        if evaluator.replay is not None:
+            records = stored_conversations(store, evaluator.replay)
+        estimates.append(
+            estimate_calls(
+                [evaluator.scenario(i) for i in ids],
+                spec.epochs,
+                has_user=evaluator.settings.user is not None,
+                records=records,
+                mode=evaluator.mode if records is not None else None,
+            )
+        )
+    return estimates

@@ -1,0 +1,48 @@
+"""Recorded conversations read back from a stored run, by scenario id and epoch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aieval.core import Conversation
+from aieval.errors import ConfigError, ConversationError
+from aieval.store import Store
+
+__all__ = ["CONVERSATION_KEY", "stored_conversations"]
+
+#: The ``extra`` key a conversation sample stores its record under.
+CONVERSATION_KEY = "conversation"
+
+
+def stored_conversations(store: Any, run: str) -> dict[tuple[str, int], Conversation]:
+    """The conversations stored by run ``run`` (an id, or a reference the store resolves),
+    keyed by ``(scenario id, epoch)``.
+
+    Raises:
+        ConfigError: no store, no such run, or a run that stored no conversation.
+    """
+    if store is None or store is False:
+        raise ConfigError(f"replay {run!r}: a replay reads a stored run; this run has no store")
+    owned = not isinstance(store, Store)
+    db = Store() if store is True else store if isinstance(store, Store) else Store(store)
+    try:
+        found = db.get_run(run)
+        records: dict[tuple[str, int], Conversation] = {}
+        for sample in db.iter_samples(found.id, texts=False):
+            data = sample.extra.get(CONVERSATION_KEY)
+            if data is None:
+                continue
+            try:
+                record = Conversation.from_dict(data)
+            except ConversationError as exc:
+                raise ConfigError(f"replay {run!r}: sample {sample.id!r}: {exc}") from None
+            records[(record.scenario_id, record.epoch)] = record
+    finally:
+        if owned:
+            db.close()
+    if not records:
+        raise ConfigError(
+            f"replay {run!r}: run {found.id} stored no conversation; replay a run of the "
+            "conversation evaluator"
+        )
+    return records

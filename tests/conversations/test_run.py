@@ -1,0 +1,220 @@
+"""`aieval run` plays scenarios: one sample per scenario, its record stored in the sample's
+extra on both store backends, the scenario set's version as the run's dataset hash, scores per
+turn and per conversation, and a failed conversation as the sample's error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from tests.conversations._fake import responder, scenario_row
+from tests.support.openai_server import OpenAIServer
+
+from aieval import Store
+from aieval.conversations import load_scenarios
+from aieval.core import Conversation
+from aieval.errors import ConfigError, DatasetError
+from aieval.runner import load_eval, run_eval
+
+AUTHORED = "tests.conversations._authored"
+
+
+def write_eval(
+    folder: Path,
+    rows: list[dict[str, Any]],
+    *,
+    target: dict[str, Any] | None = None,
+    conversation: dict[str, Any] | None = None,
+    **more: Any,
+) -> Path:
+    (folder / "scenarios.yaml").write_text(yaml.safe_dump(rows), encoding="utf-8")
+    data: dict[str, Any] = {
+        "name": "support",
+        "dataset": "scenarios.yaml",
+        "conversation": conversation if conversation is not None else {},
+        **more,
+    }
+    if target is not None:
+        data["target"] = target
+    path = folder / "eval.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def chat_eval(folder: Path, server: OpenAIServer, rows: list[dict[str, Any]], **more: Any) -> Path:
+    server.responder = responder
+    user = {"provider": "openai-compatible", "model": "user-model", "base_url": server.base_url}
+    target = {"provider": "openai-compatible", "model": "target-model", "base_url": server.base_url}
+    conversation = {"user": user, **more.pop("conversation", {})}
+    return write_eval(folder, rows, target=target, conversation=conversation, **more)
+
+
+def test_each_scenario_is_a_sample_with_its_record(
+    openai_server: OpenAIServer, tmp_path: Path, store_location: str
+) -> None:
+    rows = [scenario_row(n) for n in range(1, 4)]
+    path = chat_eval(tmp_path, openai_server, rows)
+    (result,) = run_eval(load_eval(path), store=store_location)
+    with Store(store_location) as db:
+        run = db.get_run(result.id)
+        samples = {s.id: s for s in db.iter_samples(run.id)}
+    assert run.dataset_hash == load_scenarios(tmp_path / "scenarios.yaml").version
+    assert run.config["conversation"]["scenarios"] == run.dataset_hash
+    assert "workflow" not in run.config  # reports do not read it as a workflow run
+    assert sorted(samples) == ["order-1", "order-2", "order-3"]
+    for n in range(1, 4):
+        sample = samples[f"order-{n}"]
+        record = Conversation.from_dict(sample.extra["conversation"])
+        assert record.scenario_id == f"order-{n}" and record.outcome.completed
+        assert sample.prediction == f"Your order is shipped-{n}."
+        assert sample.error is None
+        assert sample.input_tokens is not None and sample.input_tokens > 0
+        tool_turns = [t for t in record.turns if t.role == "tool"]
+        assert tool_turns and tool_turns[0].content == json.dumps({"status": f"shipped-{n}"})
+
+
+def test_a_failed_conversation_is_the_samples_error_not_a_zero(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    rows = [scenario_row(1), scenario_row(2)]
+    path = chat_eval(
+        tmp_path,
+        openai_server,
+        rows,
+        conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"},
+        settings={"max_error_rate": 1.0},
+    )
+    openai_server.responder = None
+    from tests.support.openai_server import Status
+
+    def fail_order_2(body: Any) -> Any:
+        text = json.dumps(body["messages"])
+        return Status(400) if "order 2" in text and not body.get("seed", 0) else responder(body)
+
+    openai_server.responder = fail_order_2
+    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db")
+    with Store(tmp_path / "r.db") as db:
+        samples = {s.id: s for s in db.iter_samples(result.id)}
+    failed = samples["order-2"]
+    assert failed.error is not None and "400" in failed.error
+    assert failed.scores == {}  # not scored: an error, never a 0
+    assert Conversation.from_dict(failed.extra["conversation"]).outcome.stop_reason == "failed"
+    assert samples["order-1"].error is None
+
+
+def test_a_row_naming_a_check_the_author_did_not_register_is_refused(
+    tmp_path: Path,
+) -> None:
+    rows = [scenario_row(1, checks={"turn": ["os.system"]})]
+    path = write_eval(tmp_path, rows, conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"})
+    with pytest.raises(DatasetError, match=r"checks.turn\[0\]'.*'os.system' is not a check"):
+        run_eval(load_eval(path), store=tmp_path / "r.db", target=f"{AUTHORED}:kind")
+
+
+def test_no_target_without_a_replay_all_is_refused(tmp_path: Path) -> None:
+    path = write_eval(tmp_path, [scenario_row(1)])
+    with pytest.raises(ConfigError, match="give the assistant under test as the target"):
+        run_eval(load_eval(path), store=tmp_path / "r.db")
+
+
+def test_a_turn_1_regression_is_blocked_by_a_min_gate_a_last_turn_judge_would_pass(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        scenario_row(1, user_turns=["where is my order?", "and now?"], checks={"turn": ["polite"]})
+    ]
+    path = write_eval(
+        tmp_path,
+        rows,
+        conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"},
+        settings={"min": {"polite@min": 1.0}},
+    )
+    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db", target=f"{AUTHORED}:rude_first")
+    with Store(tmp_path / "r.db") as db:
+        (sample,) = db.iter_samples(result.id)
+    record = Conversation.from_dict(sample.extra["conversation"])
+    answers = [t.content for t in record.turns if t.role == "assistant"]
+    assert answers == ["that is a stupid question", "your order has shipped"]
+    # a judge of the last turn alone would pass it
+    assert sample.prediction == "your order has shipped"
+    assert sample.scores["polite@min"].value == 0.0
+    assert sample.scores["polite@mean"].value == 0.5
+    assert sample.scores["polite@min"].reason == "turn 2 scored 0"
+    assert [m.metric for m in result.missed_minimums] == ["polite@min"]
+    assert not sample.passed  # and aieval run exits 4 on the missed minimum
+
+
+def test_conversation_checks_and_the_built_in_goal_and_final_state(tmp_path: Path) -> None:
+    rows = [
+        scenario_row(
+            1,
+            user_turns=["where is my order?"],
+            stop={"goal_check": "shipped"},
+            expected_state="your order has shipped",
+            checks={"conversation": ["answered"]},
+        ),
+        scenario_row(2, user_turns=["hello"], expected_state="cancelled"),
+    ]
+    path = write_eval(
+        tmp_path,
+        rows,
+        conversation={
+            "conversation_checks": f"{AUTHORED}:CONVERSATION_CHECKS",
+            "goal_checks": f"{AUTHORED}:GOAL_CHECKS",
+            "builtin_checks": ["goal_reached", "final_state"],
+        },
+    )
+    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db", target=f"{AUTHORED}:kind")
+    with Store(tmp_path / "r.db") as db:
+        samples = {s.id: s for s in db.iter_samples(result.id)}
+    one, two = samples["order-1"].scores, samples["order-2"].scores
+    assert (one["answered"].value, one["goal_reached"].value, one["final_state"].value) == (
+        1.0,
+        1.0,
+        1.0,
+    )
+    assert two["answered"].value is None  # not a check this scenario names
+    assert two["goal_reached"].value is None  # no goal check
+    assert two["final_state"].value == 0.0
+    assert "-cancelled" in (two["final_state"].reason or "")
+    assert "+your order has shipped" in (two["final_state"].reason or "")
+
+
+def test_the_server_refuses_conversation_settings_from_a_request(tmp_path: Path) -> None:
+    from aieval.server._paths import confine_config
+
+    path = write_eval(tmp_path, [scenario_row(1)], conversation={"tools": "os:system"})
+    with pytest.raises(ConfigError, match="this server does not run conversation evaluations"):
+        confine_config(load_eval(path), [tmp_path], allow_imports=True)
+
+
+def test_epochs_are_played_live_and_replayed_by_epoch(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    path = chat_eval(tmp_path, openai_server, [scenario_row(1)], settings={"epochs": 2})
+    (live,) = run_eval(load_eval(path), store=tmp_path / "r.db")
+    sent = len(openai_server.requests)
+    (again,) = run_eval(load_eval(path), store=tmp_path / "r.db", replay=live.id)
+    with Store(tmp_path / "r.db") as db:
+        first = {s.id: s for s in db.iter_samples(live.id)}
+        second = {s.id: s for s in db.iter_samples(again.id)}
+    assert sorted(first) == sorted(second) == ["order-1#1", "order-1#2"]
+    for key in first:
+        played = Conversation.from_dict(first[key].extra["conversation"])
+        replayed = Conversation.from_dict(second[key].extra["conversation"])
+        assert played.epoch == replayed.epoch == int(key[-1])
+        assert replayed.transcript() == played.transcript()
+        assert {t.source for t in replayed.turns if t.role == "user"} == {"replayed"}
+    # strict: the target answered again (2 answers per epoch), the simulated user never
+    later = openai_server.requests[sent:]
+    assert later and all("role-playing" not in json.dumps(r.body) for r in later)
+
+
+def test_a_check_named_as_the_other_kind_is_refused(tmp_path: Path) -> None:
+    rows = [scenario_row(1, checks={"conversation": ["polite"]})]
+    path = write_eval(tmp_path, rows, conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"})
+    with pytest.raises(DatasetError, match=r"checks\.conversation names 'polite', a turn check"):
+        run_eval(load_eval(path), store=tmp_path / "r.db", target=f"{AUTHORED}:kind")
