@@ -218,3 +218,45 @@ def test_a_check_named_as_the_other_kind_is_refused(tmp_path: Path) -> None:
     path = write_eval(tmp_path, rows, conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"})
     with pytest.raises(DatasetError, match=r"checks\.conversation names 'polite', a turn check"):
         run_eval(load_eval(path), store=tmp_path / "r.db", target=f"{AUTHORED}:kind")
+
+
+GOAL = "track order 1 and have the refund for the broken blue bicycle sent to my card"
+
+
+def _leaking_user(body: Any) -> Any:
+    """The fake model, except that the simulated user says its goal word for word."""
+    from tests.support.openai_server import Reply
+
+    messages = body["messages"]
+    first = messages[0]
+    if first["role"] == "system" and "role-playing a user" in first["content"]:
+        said = sum(1 for m in messages if m["role"] == "assistant")
+        return Reply(f"Hi. My goal: {GOAL}." if said == 0 else "Thanks, that is all. [DONE]")
+    return responder(body)
+
+
+def test_a_simulator_that_fails_fidelity_makes_its_conversation_invalid_not_a_failure(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """A simulated user that reveals its goal verbatim: the sample keeps its fidelity flags,
+    its checks are not applicable (no score for or against the target), and it is no error;
+    a clean conversation beside it is scored as usual."""
+    rows = [
+        scenario_row(1, goal=GOAL, checks={"turn": ["polite"]}),
+        scenario_row(2, user_turns=["where is my order 2?"], checks={"turn": ["polite"]}),
+    ]
+    path = chat_eval(
+        tmp_path, openai_server, rows, conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"}
+    )
+    openai_server.responder = _leaking_user
+    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db")
+    with Store(tmp_path / "r.db") as db:
+        samples = {s.id: s for s in db.iter_samples(result.id)}
+    leaked, clean = samples["order-1"], samples["order-2"]
+    assert leaked.error is None
+    assert leaked.extra["fidelity"]["valid"] is False
+    assert [f["kind"] for f in leaked.extra["fidelity"]["flags"]] == ["goal_leak"]
+    score = leaked.scores["polite@min"]
+    assert score.value is None and (score.reason or "").startswith("invalid conversation")
+    assert clean.extra["fidelity"] == {"valid": True, "flags": []}
+    assert clean.scores["polite@min"].value == 1.0

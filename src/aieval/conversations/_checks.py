@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aieval.conversations._fidelity import SimulatorFidelity
 from aieval.conversations._scenario import Scenario
 from aieval.core import Conversation, Score
 from aieval.scorers import Scorer
@@ -27,10 +28,12 @@ AGGREGATES = ("min", "mean")
 
 @dataclass(frozen=True, slots=True)
 class Played:
-    """What the conversation target produces for a sample: the scenario and its record."""
+    """What the conversation target produces for a sample: the scenario, its record and the
+    simulated user's fidelity (``None`` when no simulated user spoke)."""
 
     scenario: Scenario
     conversation: Conversation
+    fidelity: SimulatorFidelity | None = None
 
 
 def final_answer(conversation: Conversation) -> str | None:
@@ -77,6 +80,8 @@ class _TurnScore:
 
     async def __call__(self, prediction: Any, *, output: Any = None) -> Score:
         played = _played(output)
+        if (invalid := _invalid(played)) is not None:
+            return invalid
         if self.name not in played.scenario.checks.turn:
             return _not_named(played.scenario, self.name)
         turns = played.conversation.turns
@@ -105,6 +110,8 @@ class _WholeScore:
 
     async def __call__(self, prediction: Any, *, output: Any = None) -> Score:
         played = _played(output)
+        if (invalid := _invalid(played)) is not None:
+            return invalid
         if self.name not in played.scenario.checks.conversation:
             return _not_named(played.scenario, self.name)
         result = await _called(self.fn, played.conversation, played.scenario)
@@ -116,6 +123,8 @@ class _WholeScore:
 def _goal_reached(prediction: Any, *, output: Any = None) -> Score:
     """1 when the scenario's goal check ended the conversation; ``None`` without one."""
     played = _played(output)
+    if (invalid := _invalid(played)) is not None:
+        return invalid
     if played.scenario.stop.goal_check is None:
         return Score(None, reason="the scenario has no goal check")
     reached = played.conversation.outcome.stop_reason == "goal_reached"
@@ -136,6 +145,8 @@ class _FinalState:
 
     async def __call__(self, prediction: Any, *, output: Any = None) -> Score:
         played = _played(output)
+        if (invalid := _invalid(played)) is not None:
+            return invalid
         expected = played.scenario.expected_state
         if expected is None:
             return Score(None, reason="the scenario has no expected_state")
@@ -152,6 +163,14 @@ def _played(output: Any) -> Played:
     if not isinstance(output, Played):
         raise TypeError("a conversation check scores conversation samples only")
     return output
+
+
+def _invalid(played: Played) -> Score | None:
+    """Not applicable when the simulated user failed fidelity: such a conversation measures the
+    simulator, not the target, so none of its checks counts for or against the target."""
+    if played.fidelity is None or played.fidelity.valid:
+        return None
+    return Score(None, reason=f"invalid conversation (simulator): {played.fidelity.reason()}")
 
 
 def _not_named(scenario: Scenario, name: str) -> Score:

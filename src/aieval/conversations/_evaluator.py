@@ -19,6 +19,12 @@ from aieval._types import Example
 from aieval.conversations._checks import Played, check_scorers, final_answer
 from aieval.conversations._engine import Replay, ReplayMode, run_conversation
 from aieval.conversations._estimate import Estimate, estimate_calls
+from aieval.conversations._fidelity import (
+    FIDELITY_KEY,
+    SimulatorFidelity,
+    check_fidelity,
+    simulated_turn_numbers,
+)
 from aieval.conversations._records import CONVERSATION_KEY, stored_conversations
 from aieval.conversations._scenario import Scenario
 from aieval.conversations._scenarios import ScenarioSet, _file_rows, load_scenarios
@@ -214,19 +220,36 @@ class ConversationRunTarget(Target):
             await closer()
 
 
+def _fidelity(scenario: Scenario, conversation: Conversation) -> SimulatorFidelity | None:
+    """The simulated user's fidelity, when one spoke in a conversation that did not fail: the
+    task counts as done when the goal check ended it, and as not done when the scenario has a
+    goal check that did not."""
+    if conversation.outcome.stop_reason == "failed":
+        return None
+    if not simulated_turn_numbers(conversation, scenario):
+        return None
+    reached = conversation.outcome.stop_reason == "goal_reached"
+    goal_met = True if reached else (False if scenario.stop.goal_check is not None else None)
+    return check_fidelity(conversation, scenario, goal_met=goal_met)
+
+
 def _output(scenario: Scenario, conversation: Conversation) -> Output:
     outcome = conversation.outcome
     spent = [t for t in conversation.turns if t.source in _SPENT and t.usage is not None]
     latencies = [t.latency_s for t in conversation.turns if t.latency_s is not None]
+    fidelity = _fidelity(scenario, conversation)
+    extra: dict[str, Any] = {CONVERSATION_KEY: conversation.to_dict()}
+    if fidelity is not None:
+        extra[FIDELITY_KEY] = fidelity.to_dict()
     return Output(
         final_answer(conversation),
-        Played(scenario, conversation),
+        Played(scenario, conversation, fidelity),
         error=None
         if outcome.stop_reason != "failed"
         else f"{outcome.failure_type}: {outcome.failure}",
         latency_s=sum(latencies) if latencies else None,
         usage=_usage(spent),
-        extra={CONVERSATION_KEY: conversation.to_dict()},
+        extra=extra,
     )
 
 
