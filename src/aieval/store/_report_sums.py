@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aieval.errors import StoreError
-from aieval.store._connection import Connection
+from aieval.store._rollups import RollupReader
 
 __all__ = ["FailedVerdict", "ReportSums", "ReportSumsReader"]
 
@@ -22,7 +22,8 @@ class ReportSums:
     ``cost_total`` is the samples' known cost summed in the database's order (within a
     relative 1e-12 of the per-sample sum); ``weighted_zeros`` and ``weighted_hundreds`` count
     the weighted scores equal to 0 and 100 exactly; ``not_plain`` the samples whose verdict is
-    not a plain one in the typed columns (none: ``plain_run``).
+    not a plain one in the typed columns (none: ``plain_run``); ``judged`` the scores whose
+    metadata may hold a judge's counts, when the run's rollups know it (none: no judge read).
     """
 
     samples: int
@@ -31,6 +32,8 @@ class ReportSums:
     cost_total: float
     weighted_zeros: int
     weighted_hundreds: int
+    #: the scores whose metadata may hold a judge's counts (``None``: not counted)
+    judged: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +49,24 @@ class FailedVerdict:
     whole: bool = False
 
 
-class ReportSumsReader(Connection):
+class ReportSumsReader(RollupReader):
     """The reads of :mod:`aieval.store._report_sums`."""
 
     def report_sums(self, run_id: str) -> ReportSums:
         """The run's sample count, cost sums, weighted 0s and 100s and the samples that are
-        not plain verdicts, in one statement."""
+        not plain verdicts: from the run's rollups (:mod:`aieval.store._rollups`), else in one
+        statement."""
+        kept = self.ensure_rollups(run_id)
+        if kept is not None:
+            return ReportSums(
+                samples=kept.samples,
+                not_plain=kept.not_plain,
+                cost_n=kept.cost_n,
+                cost_total=kept.cost_total,
+                weighted_zeros=kept.weighted_zeros,
+                weighted_hundreds=kept.weighted_hundreds,
+                judged=kept.judged,
+            )
         row = self._read_one(
             "SELECT COUNT(*), SUM(CASE WHEN verdict_plain = 1 AND verdict_passed IS NOT NULL"
             " THEN 0 ELSE 1 END), COUNT(cost), SUM(cost),"

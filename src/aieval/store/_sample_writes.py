@@ -8,10 +8,11 @@ from collections.abc import Sequence
 
 from aieval._records import SampleRecord
 from aieval.errors import StoreError, UnstorableSampleError
-from aieval.store._backend import Insert
+from aieval.store._backend import Execute, Insert
 from aieval.store._connection import Connection
 from aieval.store._encoding import dumps
 from aieval.store._owner import HEARTBEAT_EVERY_S
+from aieval.store._rollups import add_batch, batch_statements
 from aieval.store._schema import (
     CALL_COLUMNS,
     GRADED_COLUMNS,
@@ -125,10 +126,22 @@ class SampleWriter(Connection):
         beat = now - self._beat_at >= HEARTBEAT_EVERY_S
         then = ("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id)) if beat else None
         db = self._db
+        # the batch's deltas to the run's rollups, in its transaction (none: a kill leaves both)
+        statements = batch_statements(
+            run_id,
+            [s.id for s in samples],
+            self.location.backend == "postgres",
+            db.member_of,
+            db.max_members,
+        )
+
+        def rollups(execute: Execute) -> None:
+            add_batch(execute, db.errors, run_id, statements)
+
         with self._lock:
             try:
                 try:
-                    db.write_rows(inserts, then)
+                    db.write_rows(inserts, then, rollups)
                 except Exception as exc:
                     if not db.lost(exc):
                         raise
@@ -145,7 +158,7 @@ class SampleWriter(Connection):
                     if not db.query(
                         "SELECT 1 FROM samples WHERE run_id = ? AND sample_id = ?", (run_id, first)
                     ):
-                        db.write_rows(inserts, then)
+                        db.write_rows(inserts, then, rollups)
             except Exception as exc:
                 if db.bad_value(exc):  # the samples' fault, not the store's
                     raise UnstorableSampleError(
