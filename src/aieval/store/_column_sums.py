@@ -138,10 +138,13 @@ def sums_of_groups(
     *,
     scale: int = 1024,
     cap: float = 4.0,
+    seek: str | None = None,
 ) -> dict[str, tuple[dict[int, int], ValueSums]]:
     """:func:`column_sums` from the rows of :func:`grouped_sql` (read now, or added up in a
     run's rollups: a bucket or bin the rollups keep as a number where SQL gave NULL is read
-    back the same), with the order statistics ``source`` is asked for."""
+    back the same), with the order statistics ``source`` is asked for; or, given ``seek``
+    (a query of one group's code-0 value at an offset within a value range, in order, on
+    ``args`` then group, low, high and offset: answered by an index), by one seek each."""
     groups: dict[str, _Group] = {}
     for g, c, qb, hb, count, total, squares, low, high, other in rows:
         group = groups.setdefault(str(g), _Group({}, 0, [], [], None, None, 0, [0] * BINS, {}))
@@ -161,7 +164,7 @@ def sums_of_groups(
         held = group.buckets.setdefault(int(qb), [0, low, high])
         held[0] += k
         held[1], held[2] = min(held[1], low), max(held[2], high)
-    found = _order_statistics(read, postgres, source, args, groups, points, scale, cap)
+    found = _order_statistics(read, postgres, source, args, groups, points, scale, cap, seek)
     out: dict[str, tuple[dict[int, int], ValueSums]] = {}
     for name, group in groups.items():
         stats = found.get(name, {})
@@ -195,6 +198,7 @@ def _order_statistics(
     points: Sequence[tuple[str, float]],
     scale: int,
     cap: float,
+    seek: str | None = None,
 ) -> dict[str, dict[int, float]]:
     """The order statistics (0-based ranks) the quantiles of each group need."""
     found: dict[str, dict[int, float]] = {}
@@ -216,6 +220,15 @@ def _order_statistics(
                 rank = next(it, None)
             before += count
     if not wanted:
+        return found
+    if seek is not None:
+        for (name, b), held in wanted.items():
+            low, high = groups[name].buckets[b][1:]
+            for offset, rank in held.items():
+                value = read(seek, [*args, name, low, high, offset])
+                if not value:
+                    raise StoreError(f"the values of {name!r} changed while they were read")
+                found.setdefault(name, {})[rank] = float(value[0][0])
         return found
     bucket = _bucket("v", postgres, scale, cap)
     # a bucket's values lie between its min and max: that range is tested before the bucket's

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aieval.errors import StoreError
-from aieval.store._rollups import RollupReader
+from aieval.store._rollups import RollupReader, reasons_key
 
 __all__ = ["FailedVerdict", "ReportSums", "ReportSumsReader"]
 
@@ -40,8 +40,9 @@ class ReportSums:
 class FailedVerdict:
     """One distinct list of reasons of the samples that did not pass: its JSON text (the
     verdict's ``reasons``; the whole verdict's when ``whole``), how many samples have it and
-    the first of them in dataset order, each as ``(position, sample_id)`` (position: its rank
-    among the run's failed samples)."""
+    the first of them in dataset order, each as ``(position, sample_id)`` (position: its order
+    among the run's failed samples: their rank, or their rank among those a run's rollups
+    keep)."""
 
     text: str
     count: int
@@ -91,14 +92,42 @@ class ReportSumsReader(RollupReader):
         verdict's text differs by its weighted score; its reasons mostly do not), so a million
         failed samples read back a row per distinct list. A verdict the database cannot read
         as JSON is grouped by its whole text (the caller decodes it and says which sample)."""
-        if self.location.backend == "postgres":
-            reasons = "(verdict::json -> 'reasons')::text"
-        else:
-            reasons = "json_extract(verdict, '$.reasons')"
+        if self.run_totals(run_id) is not None:  # kept by the rollups (valid: read together)
+            kept = self._kept_failed_groups(run_id)
+            if kept is not None:
+                return kept
         try:
-            return self._failed_groups(run_id, f"COALESCE({reasons}, '[]')", whole=False)
+            return self._failed_groups(
+                run_id, reasons_key(self.location.backend == "postgres"), whole=False
+            )
         except StoreError:
             return self._failed_groups(run_id, "verdict", whole=True)
+
+    def _kept_failed_groups(self, run_id: str) -> list[FailedVerdict] | None:
+        """The failed groups from the run's rollups: counts by reasons text and each one's
+        first samples, numbered by their order among those kept (the run's dataset order).
+        ``None`` when they disagree (the rollups changed while read: the caller scans)."""
+        counts = {
+            str(self._db.text(g)): int(n) for g, n in self._read(
+                "SELECT g, n FROM run_rollups WHERE run_id = ? AND part = 'reasons'", (run_id,)
+            )
+        }  # fmt: skip
+        firsts = self._read(
+            "SELECT reasons, idx, sample_id FROM run_reason_firsts WHERE run_id = ?"
+            " ORDER BY idx, sample_id",
+            (run_id,),
+        )
+        groups: dict[str, list[tuple[int, str]]] = {}
+        for position, (text, _, sample_id) in enumerate(firsts, start=1):
+            groups.setdefault(str(self._db.text(text)), []).append(
+                (position, str(self._db.text(sample_id)))
+            )
+        if set(groups) != set(counts):
+            return None
+        return [
+            FailedVerdict(text, counts[text], tuple(first[:_IDS_PER_VERDICT]))
+            for text, first in groups.items()
+        ]
 
     def _failed_groups(self, run_id: str, key: str, *, whole: bool) -> list[FailedVerdict]:
         failed = (

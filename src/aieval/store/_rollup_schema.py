@@ -123,4 +123,12 @@ ROLLUP_SCHEMA = (
     "    other INTEGER NOT NULL,\n"
     "    PRIMARY KEY (run_id, part, g, c, qb, hb)\n"
     ");\n"
+    "-- each failed reasons list's first samples in dataset order (a few; see FIRSTS_KEPT)\n"
+    "CREATE TABLE IF NOT EXISTS run_reason_firsts (\n"
+    "    run_id    TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,\n"
+    "    reasons   TEXT NOT NULL,\n"
+    "    idx       INTEGER NOT NULL,\n"
+    "    sample_id TEXT NOT NULL,\n"
+    "    PRIMARY KEY (run_id, reasons, idx, sample_id)\n"
+    ");\n"
 )

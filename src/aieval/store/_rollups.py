@@ -32,12 +32,14 @@ from aieval.store._untrusted import UntrustedSqliteBackend
 
 __all__ = [
     "LATENCY_BUCKETS",
+    "SCORE_SEEK",
     "RollupReader",
     "RunTotals",
     "add_batch",
     "batch_statements",
     "delta_statements",
     "latency_source",
+    "reasons_key",
     "scores_source",
 ]
 
@@ -45,6 +47,8 @@ log = logging.getLogger("aieval")
 
 Statement = tuple[str, tuple[Any, ...]]
 
+#: the tables of a run's rollups (``run_totals`` last: its row makes the others valid)
+_TABLES = ("run_rollups", "run_reason_firsts", "run_totals")
 #: latency's buckets: 1/64 s up to four and a half hours (longer ones share the last), no bins
 LATENCY_BUCKETS: dict[str, Any] = {"scale": 64, "cap": 16384.0, "histogram": False}
 
@@ -58,6 +62,14 @@ def scores_source(within: str = "") -> str:
         " ELSE 2 END) WHEN error IS NULL OR error = '' THEN 0 ELSE 2 END AS c, value AS v"
         f" FROM scores WHERE run_id = ?{within}"
     )
+
+
+#: a scorer's code-0 value at an offset within a value range, in order (``sums_of_groups``'
+#: ``seek``): PostgreSQL answers it from ``scores_table_value``
+SCORE_SEEK = (
+    "SELECT value FROM scores WHERE run_id = ? AND scorer = ? AND value >= ? AND value <= ?"
+    " AND (error IS NULL OR error = '') ORDER BY value LIMIT 1 OFFSET ?"
+)
 
 
 def latency_source(within: str = "") -> str:
@@ -167,6 +179,55 @@ def _part(part: str, postgres: bool, source: str, buckets: dict[str, Any]) -> st
     )
 
 
+#: the first samples kept per failed reasons list (a report lists 5 per reason)
+FIRSTS_KEPT = 5
+
+
+def reasons_key(postgres: bool) -> str:
+    """A failed sample's reasons as the database groups them: the JSON text of its verdict's
+    ``reasons`` (``'[]'`` without)."""
+    if postgres:
+        return "COALESCE((verdict::json -> 'reasons')::text, '[]')"
+    return "COALESCE(json_extract(verdict, '$.reasons'), '[]')"
+
+
+def _reason_statements(
+    run_id: str, postgres: bool, within: str, extra: tuple[Any, ...]
+) -> list[Statement]:
+    """The failed samples' counts by reasons, and each reasons' first samples (those of the
+    rows ``within`` picks that rank among the first :data:`FIRSTS_KEPT`, then the kept ones
+    beyond them dropped, for the reasons these rows have)."""
+    failed = (
+        f"SELECT {reasons_key(postgres)} AS r, idx, sample_id FROM samples WHERE run_id = ?"
+        f"{within} AND verdict_passed = 0 AND verdict IS NOT NULL"
+    )
+    exists = "EXISTS (SELECT 1 FROM run_totals WHERE run_id = ?)"
+    counts = (
+        "INSERT INTO run_rollups (run_id, part, g, c, qb, hb, n, total, squares, low, high,"
+        f" other) SELECT ?, 'reasons', r, 0, 0, 0, COUNT(*), 0, 0, NULL, NULL, 0 FROM ({failed}) f"
+        f" WHERE {exists} GROUP BY r"
+        " ON CONFLICT (run_id, part, g, c, qb, hb) DO UPDATE SET n = run_rollups.n + excluded.n"
+    )
+    firsts = (
+        "INSERT INTO run_reason_firsts (run_id, reasons, idx, sample_id) SELECT ?, r, idx,"
+        " sample_id FROM (SELECT r, idx, sample_id, ROW_NUMBER() OVER (PARTITION BY r ORDER BY"
+        f" idx, sample_id) AS k FROM ({failed}) f) t WHERE k <= {FIRSTS_KEPT} AND {exists}"
+    )
+    prune = (
+        "DELETE FROM run_reason_firsts WHERE run_id = ?"
+        f" AND reasons IN (SELECT r FROM ({failed}) f) AND (SELECT COUNT(*) FROM"
+        " run_reason_firsts o WHERE o.run_id = run_reason_firsts.run_id AND o.reasons ="
+        " run_reason_firsts.reasons AND (o.idx < run_reason_firsts.idx OR (o.idx ="
+        " run_reason_firsts.idx AND o.sample_id < run_reason_firsts.sample_id)))"
+        f" >= {FIRSTS_KEPT}"
+    )
+    return [
+        (counts, (run_id, run_id, *extra, run_id)),
+        (firsts, (run_id, run_id, *extra, run_id)),
+        (prune, (run_id, run_id, *extra)),
+    ]
+
+
 def delta_statements(
     run_id: str, postgres: bool, within: str = "", args: Sequence[Any] = ()
 ) -> list[Statement]:
@@ -196,6 +257,7 @@ def delta_statements(
             _part("latency", postgres, latency_source(within), LATENCY_BUCKETS),
             (run_id, run_id, *extra, run_id),
         ),
+        *_reason_statements(run_id, postgres, within, extra),
     ]
 
 
@@ -226,8 +288,8 @@ def add_batch(
     except errors as exc:
         log.debug("rollups of run %s dropped: %s", run_id, exc)
         execute("ROLLBACK TO SAVEPOINT aieval_rollups", ())
-        execute("DELETE FROM run_rollups WHERE run_id = ?", (run_id,))
-        execute("DELETE FROM run_totals WHERE run_id = ?", (run_id,))
+        for table in _TABLES:
+            execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
     execute("RELEASE SAVEPOINT aieval_rollups", ())
 
 
@@ -288,8 +350,8 @@ class RollupReader(Connection):
         with self._lock, db.transaction(exclusive=True):
             if postgres:
                 db.query("SELECT 1 FROM runs WHERE id = ? FOR UPDATE", (run_id,))
-            db.execute("DELETE FROM run_rollups WHERE run_id = ?", (run_id,))
-            db.execute("DELETE FROM run_totals WHERE run_id = ?", (run_id,))
+            for table in _TABLES:
+                db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             if not db.query("SELECT 1 FROM runs WHERE id = ?", (run_id,)):
                 return  # no such run (deleted meanwhile): nothing to keep
             db.execute("INSERT INTO run_totals (run_id) VALUES (?)", (run_id,))

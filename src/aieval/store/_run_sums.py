@@ -28,6 +28,7 @@ from aieval.stats import QUANTILE_POINTS
 from aieval.store._column_sums import BINS, ValueSums, column_sums, sums_of_groups
 from aieval.store._rollups import (
     LATENCY_BUCKETS,
+    SCORE_SEEK,
     RollupReader,
     RunTotals,
     latency_source,
@@ -279,6 +280,8 @@ class SumsReader(RollupReader):
                 (run_id,),
                 self.rollup_rows(run_id, "scores"),
                 QUANTILE_POINTS,
+                # PostgreSQL's viewer index on (run_id, scorer, value) finds each one at once
+                seek=SCORE_SEEK if self.location.backend == "postgres" else None,
             )
         )
         found = {
