@@ -107,7 +107,9 @@ ROLLUP_SCHEMA = (
     "    run_id TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,\n"
     + "".join(_column(name, how) for name, _, how in TOTALS)
     + "".join(_column(name, "sum") for name, _ in CALL_TOTALS)
-    + "    judged INTEGER NOT NULL DEFAULT 0\n);\n"
+    + "    judged INTEGER NOT NULL DEFAULT 0,\n"
+    + "    first_sample TEXT                           -- the first sample by (idx, sample_id)\n"
+    + ");\n"
     "CREATE TABLE IF NOT EXISTS run_rollups (\n"
     "    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,\n"
     "    part  TEXT NOT NULL,                        -- scores | latency\n"

@@ -123,6 +123,8 @@ class RunTotals:
     answered_calls: int
     cached_calls: int
     judged: int
+    #: the run's first sample in dataset order (``None`` without samples)
+    first_sample: str | None = None
 
     def call_totals(self) -> CallTotals:
         """The run's :class:`~aieval.store.CallTotals`, as ``ColumnReader.call_totals`` sums
@@ -239,16 +241,25 @@ def delta_statements(
     calls = ", ".join(f"{expr} AS {name}" for name, expr in CALL_TOTALS)
     combined = [_combine(n, how) for n, _, how in TOTALS]
     combined += [f"{n} = run_totals.{n} + COALESCE(m.{n}, 0)" for n, _ in CALL_TOTALS]
+    # the first sample's id, with ``first_idx`` (every SET reads the row as it was)
+    combined.append(
+        "first_sample = CASE WHEN d.first_idx IS NOT NULL AND (run_totals.first_idx IS NULL"
+        " OR d.first_idx < run_totals.first_idx OR (d.first_idx = run_totals.first_idx"
+        " AND d.first_sample < run_totals.first_sample)) THEN d.first_sample"
+        " ELSE run_totals.first_sample END"
+    )
     totals = (
         f"UPDATE run_totals SET {', '.join(combined)}, judged = run_totals.judged + d.judged"
         f" FROM (SELECT {columns},"
-        f" (SELECT COUNT(*) FROM scores WHERE run_id = ?{within} AND {JUDGED}) AS judged"
+        f" (SELECT COUNT(*) FROM scores WHERE run_id = ?{within} AND {JUDGED}) AS judged,"
+        f" (SELECT sample_id FROM samples WHERE run_id = ?{within} ORDER BY idx, sample_id"
+        " LIMIT 1) AS first_sample"
         f" FROM samples s WHERE run_id = ?{within}) d,"
         f" (SELECT {calls} FROM model_calls WHERE run_id = ?{within}) m"
         " WHERE run_totals.run_id = ?"
     )
     return [
-        (totals, (run_id, *extra, run_id, *extra, run_id, *extra, run_id)),
+        (totals, (run_id, *extra, run_id, *extra, run_id, *extra, run_id, *extra, run_id)),
         (
             _part("scores", postgres, scores_source(within), {}),
             (run_id, run_id, *extra, run_id),
@@ -320,7 +331,8 @@ class RollupReader(Connection):
         """The run's ``run_totals`` row, or ``None`` when its rollups are not valid."""
         names = [name for name, _, _ in TOTALS] + [name for name, _ in CALL_TOTALS]
         row = self._read_one(
-            f"SELECT {', '.join(names)}, judged FROM run_totals WHERE run_id = ?", (run_id,)
+            f"SELECT {', '.join(names)}, judged, first_sample FROM run_totals WHERE run_id = ?",
+            (run_id,),
         )
         if row is None:
             return None
@@ -331,7 +343,12 @@ class RollupReader(Connection):
                 values[name] = 0 if how == "sum" else None
             else:
                 values[name] = float(value) if name in FLOATS else int(value)
-        return RunTotals(**values, judged=int(row[-1]))
+        first = row[-1]
+        return RunTotals(
+            **values,
+            judged=int(row[-2]),
+            first_sample=None if first is None else str(self._db.text(first)),
+        )
 
     def rollup_rows(self, run_id: str, part: str) -> list[tuple[Any, ...]]:
         """The rows of ``part`` as :func:`grouped_sql` gives them."""

@@ -300,6 +300,7 @@ class SumsReader(RollupReader):
             run_id,
             first,
             set(found),
+            None if kept is None else kept.first_sample,
         )
         return tuple(found[name] for name in order)
 
@@ -419,7 +420,13 @@ class SumsReader(RollupReader):
         )
 
     def _first_seen(
-        self, select: str, within: str, run_id: str, first: Any, names: set[str]
+        self,
+        select: str,
+        within: str,
+        run_id: str,
+        first: Any,
+        names: set[str],
+        first_sample: str | None = None,
     ) -> list[str]:
         """``names`` in the order the record path meets them: the first sample (in dataset order,
         ``first`` its ``idx``) that has each, then the order that sample lists them
@@ -428,7 +435,12 @@ class SumsReader(RollupReader):
         if not names:
             return []
         order: dict[str, None] = {}
-        if first is not None:
+        if first_sample is not None:  # the rollups know the first sample: one key lookup
+            for (name,) in self._read(
+                f"{select} AND s.sample_id = ? ORDER BY {within}", (run_id, first_sample)
+            ):
+                order.setdefault(str(name), None)
+        elif first is not None:
             for (name,) in self._read(
                 f"{select} AND s.idx = ? ORDER BY s.sample_id, {within}", (run_id, first)
             ):
