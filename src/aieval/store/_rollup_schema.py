@@ -46,12 +46,13 @@ TOTALS: tuple[tuple[str, str, str], ...] = (
     ("weighted_zeros", "SUM(CASE WHEN weighted_score = 0 THEN 1 ELSE 0 END)", "sum"),
     ("weighted_hundreds", "SUM(CASE WHEN weighted_score = 100 THEN 1 ELSE 0 END)", "sum"),
     # the usage the samples' targets reported themselves, as ``ColumnReader.call_totals``
-    ("own_input", f"SUM({OWN_USAGE} * COALESCE(s.input_tokens, 0))", "sum"),
-    ("own_output", f"SUM({OWN_USAGE} * COALESCE(s.output_tokens, 0))", "sum"),
-    ("own_calls", f"SUM({OWN_USAGE})", "sum"),
+    # (``s.own`` is :data:`OWN_USAGE`, computed once a sample: see ``delta_statements``)
+    ("own_input", "SUM(s.own * COALESCE(s.input_tokens, 0))", "sum"),
+    ("own_output", "SUM(s.own * COALESCE(s.output_tokens, 0))", "sum"),
+    ("own_calls", "SUM(s.own)", "sum"),
     (
         "own_unreported",
-        f"SUM(CASE WHEN {OWN_USAGE} = 1 AND (s.input_tokens IS NULL OR s.output_tokens IS NULL)"
+        "SUM(CASE WHEN s.own = 1 AND (s.input_tokens IS NULL OR s.output_tokens IS NULL)"
         " THEN 1 ELSE 0 END)",
         "sum",
     ),

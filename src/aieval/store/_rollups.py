@@ -27,11 +27,12 @@ from aieval.store._backend import Execute
 from aieval.store._column_reads import CallTotals
 from aieval.store._column_sums import grouped_sql
 from aieval.store._connection import Connection
-from aieval.store._rollup_schema import CALL_TOTALS, FLOATS, JUDGED, TOTALS
+from aieval.store._rollup_schema import CALL_TOTALS, FLOATS, JUDGED, OWN_USAGE, TOTALS
 from aieval.store._untrusted import UntrustedSqliteBackend
 
 __all__ = [
     "LATENCY_BUCKETS",
+    "SCORE_BUCKETS",
     "SCORE_SEEK",
     "RollupReader",
     "RunTotals",
@@ -49,6 +50,10 @@ Statement = tuple[str, tuple[Any, ...]]
 
 #: the tables of a run's rollups (``run_totals`` last: its row makes the others valid)
 _TABLES = ("run_rollups", "run_reason_firsts", "run_totals")
+#: the scores' buckets in the rollups: 1/64 wide (a batch upserts a row per bucket a value
+#: falls in, so the 1/1024 of a scan would cost twice the write; a rank in a bucket of more
+#: than one distinct value is read from the run's values, by the index on PostgreSQL)
+SCORE_BUCKETS: dict[str, Any] = {"scale": 64}
 #: latency's buckets: 1/64 s up to four and a half hours (longer ones share the last), no bins
 LATENCY_BUCKETS: dict[str, Any] = {"scale": 64, "cap": 16384.0, "histogram": False}
 
@@ -254,14 +259,14 @@ def delta_statements(
         f" (SELECT COUNT(*) FROM scores WHERE run_id = ?{within} AND {JUDGED}) AS judged,"
         f" (SELECT sample_id FROM samples WHERE run_id = ?{within} ORDER BY idx, sample_id"
         " LIMIT 1) AS first_sample"
-        f" FROM samples s WHERE run_id = ?{within}) d,"
+        f" FROM (SELECT s.*, {OWN_USAGE} AS own FROM samples s WHERE s.run_id = ?{within}) s) d,"
         f" (SELECT {calls} FROM model_calls WHERE run_id = ?{within}) m"
         " WHERE run_totals.run_id = ?"
     )
     return [
         (totals, (run_id, *extra, run_id, *extra, run_id, *extra, run_id, *extra, run_id)),
         (
-            _part("scores", postgres, scores_source(within), {}),
+            _part("scores", postgres, scores_source(within), SCORE_BUCKETS),
             (run_id, run_id, *extra, run_id),
         ),
         (

@@ -28,6 +28,7 @@ from aieval.stats import QUANTILE_POINTS
 from aieval.store._column_sums import BINS, ValueSums, column_sums, sums_of_groups
 from aieval.store._rollups import (
     LATENCY_BUCKETS,
+    SCORE_BUCKETS,
     SCORE_SEEK,
     RollupReader,
     RunTotals,
@@ -280,6 +281,7 @@ class SumsReader(RollupReader):
                 (run_id,),
                 self.rollup_rows(run_id, "scores"),
                 QUANTILE_POINTS,
+                scale=SCORE_BUCKETS["scale"],
                 # PostgreSQL's viewer index on (run_id, scorer, value) finds each one at once
                 seek=SCORE_SEEK if self.location.backend == "postgres" else None,
             )
