@@ -591,14 +591,20 @@ def generate_runs(location: str, n: int) -> dict[str, str]:
     return ids
 
 
-def sums(n: int, backends: list[str], servers: contextlib.ExitStack, tmp: Path) -> None:
+def sums(
+    n: int,
+    backends: list[str],
+    servers: contextlib.ExitStack,
+    tmp: Path,
+    steps: tuple[str, ...] = SUMS_STEPS,
+) -> None:
     """Time ``run_sums`` and ``pair_sums`` on two generated runs of ``n`` samples, beside the
     reads the report and the comparison of plain runs make today on the same runs."""
     for backend in backends:
         location = str(tmp / f"sums-{n}.db") if backend == "sqlite" else _postgres(servers)
         ids = generate_runs(location, n)
         figures = {}
-        for what in SUMS_STEPS:
+        for what in steps:
             done = subprocess.run(
                 [sys.executable, "-c", _SUMS_CHILD, what, location, ids["baseline"],
                  ids["candidate"]],
@@ -620,6 +626,8 @@ def sums(n: int, backends: list[str], servers: contextlib.ExitStack, tmp: Path) 
             ("report_sums", "report_columns"),
             ("compare", "compare_columns"),
         ):
+            if new not in figures or old not in figures:
+                continue
             ratio = figures[old]["seconds"] / figures[new]["seconds"]
             cpu = figures[old]["cpu"] / max(figures[new]["cpu"], 1e-9)
             print(
@@ -650,6 +658,10 @@ def main() -> None:
         help="git revision to time side by side with the current code ('none': do not)",
     )
     parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
+    parser.add_argument(
+        "--sums-steps", nargs="+", choices=SUMS_STEPS, default=list(SUMS_STEPS),
+        help="the steps of --part sums to time (default: all)",
+    )  # fmt: skip
     parser.add_argument(
         "--store-dir",
         type=Path,
@@ -700,7 +712,7 @@ def main() -> None:
                 columns(n, args.resamples)
             if args.part in ("sums", "all"):
                 print(f"sums in SQL on generated runs of {n} samples (load {_load()}):")
-                sums(n, args.backends, servers, Path(tmp))
+                sums(n, args.backends, servers, Path(tmp), tuple(args.sums_steps))
 
 
 def _postgres(servers: contextlib.ExitStack) -> str:

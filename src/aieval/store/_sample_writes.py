@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from aieval._records import SampleRecord
 from aieval.errors import StoreError, UnstorableSampleError
@@ -126,17 +126,7 @@ class SampleWriter(Connection):
         beat = now - self._beat_at >= HEARTBEAT_EVERY_S
         then = ("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id)) if beat else None
         db = self._db
-        # the batch's deltas to the run's rollups, in its transaction (none: a kill leaves both)
-        statements = batch_statements(
-            run_id,
-            [s.id for s in samples],
-            self.location.backend == "postgres",
-            db.member_of,
-            db.max_members,
-        )
-
-        def rollups(execute: Execute) -> None:
-            add_batch(execute, db.errors, run_id, statements)
+        rollups = self._rollups_hook(run_id, samples)
 
         with self._lock:
             try:
@@ -171,6 +161,23 @@ class SampleWriter(Connection):
                 ) from exc
             if beat:
                 self._beat_at = now
+
+    def _rollups_hook(self, run_id: str, samples: list[SampleRecord]) -> Callable[[Execute], None]:
+        """The batch's deltas to the run's rollups, run in its transaction (a kill or a failure
+        leaves neither the batch nor its deltas)."""
+        db = self._db
+        statements = batch_statements(
+            run_id,
+            [s.id for s in samples],
+            self.location.backend == "postgres",
+            db.member_of,
+            db.max_members,
+        )
+
+        def rollups(execute: Execute) -> None:
+            add_batch(execute, db.errors, run_id, statements)
+
+        return rollups
 
     def completed_sample_ids(self, run_id: str) -> set[str]:
         """Ids of the samples already stored for ``run_id``."""
