@@ -145,7 +145,7 @@ if what == "read":
         samples = store.iter_samples(cand)
     for _ in samples:
         pass
-elif what in ("report_sums", "report_columns"):
+elif what in ("report_sums", "report_columns", "report_heal"):
     # build_report end to end, closed-form intervals both ways: from the sums, or (the old
     # path) from the columns read back
     if what == "report_columns":
@@ -434,12 +434,15 @@ def _python_loop(values: list[float], resamples: int) -> tuple[float, float]:
 #: What ``--part sums`` times, each in a fresh process: the sums in SQL, and the reads the
 #: report and comparison of plain runs make today (the old path's query part) on the same runs.
 SUMS_STEPS = (
+    "report_heal",
+    "report_sums",
+    "report_columns",
+    "write_rollups",
+    "write_plain",
     "run_sums",
     "pair_sums",
     "read_columns",
     "read_pairs",
-    "report_sums",
-    "report_columns",
     "compare",
     "compare_columns",
 )
@@ -457,12 +460,35 @@ if what == "compare_columns":  # the path before the sums: columns read and pair
 if what == "compare":  # the sums path at any size (by default from SUMS_FROM_PAIRS pairs on)
     import aieval.report._compare_sums as compare_sums
     compare_sums.SUMS_FROM_PAIRS = 0
+if what == "report_heal":  # the first report of a run without rollups: scanned, then kept
+    store._write("DELETE FROM run_totals WHERE run_id = ?", (cand,))
+if what == "write_plain":  # the writer without the rollups' statements (the path before)
+    import aieval.store._sample_writes as writes
+    writes.batch_statements = lambda *args: []
+if what.startswith("write_"):
+    from aieval._records import SampleRecord, ScoreRecord
+    from aieval.core import Verdict
+    written = store.create_run(name=what)
+    batches = [
+        [
+            SampleRecord(id=f"w{i}", index=i, input={"q": i}, expected="a", prediction="a",
+                         scores={"exact": ScoreRecord(value=float(i % 2)),
+                                 "f1": ScoreRecord(value=(i % 997) / 997)},
+                         passed=i % 2 == 0, latency_s=0.01 * (i % 89),
+                         verdict=Verdict(passed=i % 2 == 0, weighted_score=50.0 * (i % 3)))
+            for i in range(start, start + 512)
+        ]
+        for start in range(0, 20480, 512)
+    ]
 started, cpu = time.perf_counter(), time.process_time()
-if what == "run_sums":
+if what.startswith("write_"):  # 20,480 samples in batches of 512, as the runner commits them
+    for batch in batches:
+        store.record_samples(written, batch)
+elif what == "run_sums":
     assert store.run_sums(cand, ("topic",)) is not None
 elif what == "pair_sums":
     assert store.pair_sums(base, cand, example_delta=5.0, limit=200) is not None
-elif what in ("report_sums", "report_columns"):
+elif what in ("report_sums", "report_columns", "report_heal"):
     # build_report end to end, closed-form intervals both ways: from the sums, or (the old
     # path) from the columns read back
     if what == "report_columns":
@@ -548,6 +574,8 @@ def generate_runs(location: str, n: int) -> dict[str, str]:
                     rows = "generate_series(0, %s) AS g(i)"
                     sql = sql.replace("%", "%%").replace("?", "%s").replace("{rows}", rows)
                     conn.execute(sql, (run_id, n - 1))
+                # written by SQL, not by the writer: no rollups (the first report keeps them)
+                conn.execute("DELETE FROM run_totals")
                 conn.execute("ANALYZE")
         else:
             import sqlite3
@@ -557,19 +585,26 @@ def generate_runs(location: str, n: int) -> dict[str, str]:
                     rows = "(WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq"
                     rows += " WHERE i < ?) SELECT i FROM seq)"
                     conn.execute(sql.replace("{rows}", rows), (run_id, n - 1))
+                conn.execute("DELETE FROM run_totals")
                 conn.execute("ANALYZE")
         print(f"  generated the {name} run of {n} samples in {time.perf_counter() - started:.1f} s")
     return ids
 
 
-def sums(n: int, backends: list[str], servers: contextlib.ExitStack, tmp: Path) -> None:
+def sums(
+    n: int,
+    backends: list[str],
+    servers: contextlib.ExitStack,
+    tmp: Path,
+    steps: tuple[str, ...] = SUMS_STEPS,
+) -> None:
     """Time ``run_sums`` and ``pair_sums`` on two generated runs of ``n`` samples, beside the
     reads the report and the comparison of plain runs make today on the same runs."""
     for backend in backends:
         location = str(tmp / f"sums-{n}.db") if backend == "sqlite" else _postgres(servers)
         ids = generate_runs(location, n)
         figures = {}
-        for what in SUMS_STEPS:
+        for what in steps:
             done = subprocess.run(
                 [sys.executable, "-c", _SUMS_CHILD, what, location, ids["baseline"],
                  ids["candidate"]],
@@ -584,13 +619,21 @@ def sums(n: int, backends: list[str], servers: contextlib.ExitStack, tmp: Path) 
                 f"  peak {f['peak_mb']:6.0f} MB"
             )
         for new, old in (
+            ("report_heal", "report_columns"),
+            ("write_rollups", "write_plain"),
             ("run_sums", "read_columns"),
             ("pair_sums", "read_pairs"),
             ("report_sums", "report_columns"),
             ("compare", "compare_columns"),
         ):
+            if new not in figures or old not in figures:
+                continue
             ratio = figures[old]["seconds"] / figures[new]["seconds"]
-            print(f"  {backend:8s} {new} is {ratio:.1f}x faster than {old} (the old path's read)")
+            cpu = figures[old]["cpu"] / max(figures[new]["cpu"], 1e-9)
+            print(
+                f"  {backend:8s} {new}: {old} / {new} = {ratio:.2f}x the wall time,"
+                f" {cpu:.2f}x the CPU (load {_load()})"
+            )
         if backend == "sqlite":
             Path(location).unlink()
 
@@ -615,6 +658,10 @@ def main() -> None:
         help="git revision to time side by side with the current code ('none': do not)",
     )
     parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
+    parser.add_argument(
+        "--sums-steps", nargs="+", choices=SUMS_STEPS, default=list(SUMS_STEPS),
+        help="the steps of --part sums to time (default: all)",
+    )  # fmt: skip
     parser.add_argument(
         "--store-dir",
         type=Path,
@@ -665,7 +712,7 @@ def main() -> None:
                 columns(n, args.resamples)
             if args.part in ("sums", "all"):
                 print(f"sums in SQL on generated runs of {n} samples (load {_load()}):")
-                sums(n, args.backends, servers, Path(tmp))
+                sums(n, args.backends, servers, Path(tmp), tuple(args.sums_steps))
 
 
 def _postgres(servers: contextlib.ExitStack) -> str:

@@ -89,8 +89,10 @@ def sums_report(
     columns = [sums.weighted, *(c.values for c in sums.criteria), *(s.values for s in scorers)]
     if any(0 < c.n < intervals.bootstrap_max_n for c in columns):
         return None  # a column drawn by the bootstrap needs its values
-    judges = judge_tallies(store.judged_scores(row.id))
-    totals = store.call_totals(row.id)
+    # the judges' score metadata is read only when the rollups found some (or do not know)
+    judges = judge_tallies(store.judged_scores(row.id) if extras.judged != 0 else [])
+    kept = store.run_totals(row.id)  # the run's rollups (kept by report_sums above)
+    totals = kept.call_totals() if kept is not None else store.call_totals(row.id)
     return SumsReport(
         {
             "run": run_header(row),

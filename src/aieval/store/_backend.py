@@ -26,6 +26,8 @@ __all__ = ["PAGE", "Backend", "Insert", "PageSink"]
 PAGE = 65536
 #: What takes a page of rows (texts as the driver returns them).
 PageSink = Callable[[list[tuple[Any, ...]]], None]
+#: run one statement in the current transaction (what :meth:`Backend.write_rows` gives ``after``)
+Execute = Callable[[str, Sequence[Any]], None]
 
 
 @dataclass(frozen=True)
@@ -101,15 +103,21 @@ class Backend(ABC):
             )
 
     def write_rows(
-        self, inserts: Sequence[Insert], then: tuple[str, Sequence[Any]] | None = None
+        self,
+        inserts: Sequence[Insert],
+        then: tuple[str, Sequence[Any]] | None = None,
+        after: Callable[[Execute], None] | None = None,
     ) -> None:
-        """Insert every row of ``inserts`` (in order) and run the statement ``then``, all in one
-        committed transaction: all of it is stored or none of it."""
+        """Insert every row of ``inserts`` (in order) and run the statement ``then``, then
+        ``after`` (a run's rollups) given this transaction's ``execute``, all in one committed
+        transaction: all of it is stored or none of it."""
         with self.transaction():
             for insert in inserts:
                 self.insert_rows(insert)
             if then is not None:
                 self.execute(*then)
+            if after is not None:
+                after(self.execute)
 
     @property
     def role(self) -> str | None:

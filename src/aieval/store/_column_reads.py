@@ -22,6 +22,7 @@ import numpy as np
 from aieval.errors import StoreError
 from aieval.store._backend import PageSink
 from aieval.store._connection import Connection
+from aieval.store._rollup_schema import OWN_USAGE
 
 __all__ = ["CallTotals", "ColumnReader", "SampleColumns", "ScoreColumns"]
 
@@ -34,13 +35,9 @@ _SCORERS_PER_QUERY = 24
 #: the samples' numbers read first: target error, passed, weighted score, latency, cost
 _NUMBERS = 5
 
-#: 1 when a sample (``s``) counts the usage its target reported itself as one call: it has
-#: tokens and no target call (the calls' own counts are the target's otherwise)
-_OWN_USAGE = (
-    "CASE WHEN (s.input_tokens IS NOT NULL OR s.output_tokens IS NOT NULL) AND NOT EXISTS"
-    " (SELECT 1 FROM model_calls c WHERE c.run_id = s.run_id AND c.sample_id = s.sample_id"
-    " AND c.purpose = 'target') THEN 1 ELSE 0 END"
-)
+#: 1 when a sample (``s``) counts the usage its target reported itself as one call (one
+#: expression with the run's rollups)
+_OWN_USAGE = OWN_USAGE
 
 #: a scorer's code for a sample: no score, a value, n/a (no value, no error), an error
 _MISSING, _VALUE, _NOT_APPLICABLE, _ERROR = -1, 0, 1, 2

@@ -22,7 +22,7 @@ import numpy as np
 
 from aieval.errors import StoreError
 
-__all__ = ["BINS", "ValueSums", "column_sums", "numpy_quantiles"]
+__all__ = ["BINS", "ValueSums", "column_sums", "grouped_sql", "numpy_quantiles", "sums_of_groups"]
 
 #: the histogram's bins on [0, 1], as ``aieval.stats.histogram(values, bins=10)``
 BINS = 10
@@ -106,17 +106,45 @@ def column_sums(
     below 0, one at and above ``cap``), fine enough that a bucket holds few distinct values.
     Without ``histogram`` the bins are left empty (latency's, in seconds).
     """
+    rows = read(grouped_sql(postgres, source, scale=scale, cap=cap, histogram=histogram), args)
+    return sums_of_groups(read, postgres, source, args, rows, points, scale=scale, cap=cap)
+
+
+def grouped_sql(
+    postgres: bool, source: str, *, scale: int = 1024, cap: float = 4.0, histogram: bool = True
+) -> str:
+    """The grouped statement of :func:`column_sums` over ``source``: rows ``g, c, qb, hb, n,
+    sum, sum of squares, min, max, non-binary count`` (also what a run's rollups add up, by
+    batch: one expression for the buckets and bins, so writer and reader cannot drift)."""
     bucket = _bucket("v", postgres, scale, cap)
-    bins = _bin("v", postgres) if histogram else "NULL"
-    rows = read(
-        "SELECT g, c, qb, hb, COUNT(*), SUM(v), SUM(v * v), MIN(v), MAX(v),"
-        " SUM(CASE WHEN v <> 0 AND v <> 1 THEN 1 ELSE 0 END)"
+    bins = _bin("v", postgres) if histogram else "CAST(NULL AS INTEGER)"
+    return (
+        "SELECT g, c, qb, hb, COUNT(*) AS n, SUM(v) AS s, SUM(v * v) AS q, MIN(v) AS lo,"
+        " MAX(v) AS hi, SUM(CASE WHEN v <> 0 AND v <> 1 THEN 1 ELSE 0 END) AS o"
         # the buckets of every row with a value (only code 0's are read): the code is an
         # expression of the source, not evaluated again for them
         f" FROM (SELECT g, c, v, {bucket} AS qb, {bins} AS hb FROM ({source}) s) t"
-        " GROUP BY g, c, qb, hb",
-        args,
+        " GROUP BY g, c, qb, hb"
     )
+
+
+def sums_of_groups(
+    read: Read,
+    postgres: bool,
+    source: str,
+    args: Sequence[Any],
+    rows: Sequence[Sequence[Any]],
+    points: Sequence[tuple[str, float]],
+    *,
+    scale: int = 1024,
+    cap: float = 4.0,
+    seek: str | None = None,
+) -> dict[str, tuple[dict[int, int], ValueSums]]:
+    """:func:`column_sums` from the rows of :func:`grouped_sql` (read now, or added up in a
+    run's rollups: a bucket or bin the rollups keep as a number where SQL gave NULL is read
+    back the same), with the order statistics ``source`` is asked for; or, given ``seek``
+    (a query of one group's code-0 value at an offset within a value range, in order, on
+    ``args`` then group, low, high and offset: answered by an index), by one seek each."""
     groups: dict[str, _Group] = {}
     for g, c, qb, hb, count, total, squares, low, high, other in rows:
         group = groups.setdefault(str(g), _Group({}, 0, [], [], None, None, 0, [0] * BINS, {}))
@@ -136,7 +164,7 @@ def column_sums(
         held = group.buckets.setdefault(int(qb), [0, low, high])
         held[0] += k
         held[1], held[2] = min(held[1], low), max(held[2], high)
-    found = _order_statistics(read, postgres, source, args, groups, points, scale, cap)
+    found = _order_statistics(read, postgres, source, args, groups, points, scale, cap, seek)
     out: dict[str, tuple[dict[int, int], ValueSums]] = {}
     for name, group in groups.items():
         stats = found.get(name, {})
@@ -170,6 +198,7 @@ def _order_statistics(
     points: Sequence[tuple[str, float]],
     scale: int,
     cap: float,
+    seek: str | None = None,
 ) -> dict[str, dict[int, float]]:
     """The order statistics (0-based ranks) the quantiles of each group need."""
     found: dict[str, dict[int, float]] = {}
@@ -191,6 +220,15 @@ def _order_statistics(
                 rank = next(it, None)
             before += count
     if not wanted:
+        return found
+    if seek is not None:
+        for (name, b), held in wanted.items():
+            low, high = groups[name].buckets[b][1:]
+            for offset, rank in held.items():
+                value = read(seek, [*args, name, low, high, offset])
+                if not value:
+                    raise StoreError(f"the values of {name!r} changed while they were read")
+                found.setdefault(name, {})[rank] = float(value[0][0])
         return found
     bucket = _bucket("v", postgres, scale, cap)
     # a bucket's values lie between its min and max: that range is tested before the bucket's

@@ -21,12 +21,12 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
 from aieval.errors import StoreError
-from aieval.store._backend import PAGE, Backend, Insert, PageSink
+from aieval.store._backend import PAGE, Backend, Execute, Insert, PageSink
 from aieval.store._encoding import PG_MARKER, from_pg, to_pg, to_pg_row
 from aieval.store._location import StoreLocation
 from aieval.store._schema import (
@@ -138,7 +138,10 @@ class PostgresBackend(Backend):
                 _copy(cursor, insert)
 
     def write_rows(
-        self, inserts: Sequence[Insert], then: tuple[str, Sequence[Any]] | None = None
+        self,
+        inserts: Sequence[Insert],
+        then: tuple[str, Sequence[Any]] | None = None,
+        after: Callable[[Execute], None] | None = None,
     ) -> None:
         # one transaction: each table's rows streamed by COPY (parsed by the server as text,
         # no statement per row), then ``then``; a failure anywhere rolls all of it back
@@ -149,6 +152,12 @@ class PostgresBackend(Backend):
                     _copy(cursor, insert)
             if then is not None:
                 cursor.execute(_translate(then[0]), to_pg_row(then[1]))
+            if after is not None:  # a run's rollups (aieval.store._rollups)
+
+                def execute(sql: str, args: Sequence[Any]) -> None:
+                    cursor.execute(_translate(sql), to_pg_row(args))
+
+                after(execute)
 
     @property
     def role(self) -> str | None:

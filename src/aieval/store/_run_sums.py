@@ -25,8 +25,16 @@ from typing import Any
 
 from aieval.errors import StoreError
 from aieval.stats import QUANTILE_POINTS
-from aieval.store._column_sums import BINS, ValueSums, column_sums
-from aieval.store._connection import Connection
+from aieval.store._column_sums import BINS, ValueSums, column_sums, sums_of_groups
+from aieval.store._rollups import (
+    LATENCY_BUCKETS,
+    SCORE_BUCKETS,
+    SCORE_SEEK,
+    RollupReader,
+    RunTotals,
+    latency_source,
+    scores_source,
+)
 
 __all__ = [
     "CriterionSums",
@@ -139,7 +147,7 @@ class RunSums:
     slices: dict[str, tuple[SliceSums, ...]]
 
 
-class SumsReader(Connection):
+class SumsReader(RollupReader):
     """A run's sums, by the database (see the module docstring)."""
 
     def sums_ready(self, run_id: str) -> bool:
@@ -162,7 +170,8 @@ class SumsReader(Connection):
             run_id: the run (its exact id).
             slice_by: metadata fields (dotted paths) to group the samples by.
         """
-        totals = self._sample_totals(run_id)
+        kept = self.ensure_rollups(run_id)
+        totals = self._sample_totals(run_id, kept)
         if totals is None:
             return None
         slices: dict[str, tuple[SliceSums, ...]] = {}
@@ -181,7 +190,7 @@ class SumsReader(Connection):
             weighted=weighted,
             latency=latency,
             grades=grades,
-            scorers=self._scorers(run_id, first),
+            scorers=self._scorers(run_id, first, kept),
             criteria=(criteria := self._values(run_id, first))[0],
             gates=criteria[1],
             slices=slices,
@@ -190,23 +199,12 @@ class SumsReader(Connection):
     # -- the samples --------------------------------------------------------------------------
 
     def _sample_totals(
-        self, run_id: str
+        self, run_id: str, kept: RunTotals | None
     ) -> tuple[int, int, int, int, int, ValueSums, LatencySums, dict[str, int], Any] | None:
-        """The samples' counts and sums in one pass (``None`` when a sample is not in the typed
-        columns: :meth:`sums_ready` in the same statement), and the run's first ``idx``."""
-        row = self._read_one(
-            "SELECT COUNT(*), SUM(verdict_passed),"
-            " SUM(CASE WHEN error IS NULL THEN 0 ELSE 1 END),"
-            " SUM(CASE WHEN verdict_plain = 0 THEN 1 ELSE 0 END), COUNT(epoch),"
-            " COUNT(weighted_score), SUM(weighted_score), SUM(weighted_score * weighted_score),"
-            " MIN(weighted_score), MAX(weighted_score),"
-            " COUNT(latency_s), SUM(latency_s), MAX(latency_s), COUNT(grade),"
-            " SUM(CASE WHEN verdict_values IS NULL OR verdict_passed IS NULL"
-            " OR verdict_plain IS NULL THEN 1 ELSE 0 END), MIN(idx)"
-            " FROM samples WHERE run_id = ?",
-            (run_id,),
-        )
-        assert row is not None  # an aggregate without GROUP BY has its one row
+        """The samples' counts and sums (``None`` when a sample is not in the typed columns:
+        :meth:`sums_ready`), and the run's first ``idx``: from the run's rollups ``kept``, or
+        (without them) in one pass."""
+        row = self._totals_row(run_id) if kept is None else _totals_of(kept)
         if _int(row[14]):
             return None
         samples, passed, errors, graded, epochs, weighted_n = (_int(row[k]) for k in range(6))
@@ -230,16 +228,18 @@ class SumsReader(Connection):
             if _int(row[13])
             else {}
         )
-        latency_sums = self._columns(
-            "SELECT '' AS g, 0 AS c, latency_s AS v FROM samples WHERE run_id = ?"
-            " AND latency_s IS NOT NULL",
-            (run_id,),
-            _LATENCY_POINTS,
-            # seconds: 1/64 s buckets up to four and a half hours (longer ones share the last)
-            scale=64,
-            cap=16384.0,
-            histogram=False,
-        ).get("")
+        postgres = self.location.backend == "postgres"
+        columns = (
+            column_sums(self._read, postgres, latency_source(), (run_id,), _LATENCY_POINTS,
+                        **LATENCY_BUCKETS)
+            if kept is None
+            else sums_of_groups(
+                self._read, postgres, latency_source(), (run_id,),
+                self.rollup_rows(run_id, "latency"), _LATENCY_POINTS,
+                scale=LATENCY_BUCKETS["scale"], cap=LATENCY_BUCKETS["cap"],
+            )
+        )  # fmt: skip
+        latency_sums = columns.get("")
         points = latency_sums[1].quantiles if latency_sums is not None else None
         latency = LatencySums(
             n=_int(row[10]),
@@ -250,17 +250,41 @@ class SumsReader(Connection):
         )
         return samples, passed, errors, graded, epochs, weighted, latency, grades, row[15]
 
+    def _totals_row(self, run_id: str) -> tuple[Any, ...]:
+        """The run's totals in one pass over its samples (a run without rollups)."""
+        row = self._read_one(
+            "SELECT COUNT(*), SUM(verdict_passed),"
+            " SUM(CASE WHEN error IS NULL THEN 0 ELSE 1 END),"
+            " SUM(CASE WHEN verdict_plain = 0 THEN 1 ELSE 0 END), COUNT(epoch),"
+            " COUNT(weighted_score), SUM(weighted_score), SUM(weighted_score * weighted_score),"
+            " MIN(weighted_score), MAX(weighted_score),"
+            " COUNT(latency_s), SUM(latency_s), MAX(latency_s), COUNT(grade),"
+            " SUM(CASE WHEN verdict_values IS NULL OR verdict_passed IS NULL"
+            " OR verdict_plain IS NULL THEN 1 ELSE 0 END), MIN(idx)"
+            " FROM samples WHERE run_id = ?",
+            (run_id,),
+        )
+        assert row is not None  # an aggregate without GROUP BY has its one row
+        return row
+
     # -- the scores ---------------------------------------------------------------------------
 
-    def _scorers(self, run_id: str, first: Any) -> tuple[ScorerSums, ...]:
-        # a score's code: 0 a value that counts, 1 n/a (no value, no error), 2 failed (no
-        # value, or an error; '' is none), as the report counts them
-        columns = self._columns(
-            "SELECT scorer AS g, CASE WHEN value IS NULL THEN (CASE WHEN error IS NULL THEN 1"
-            " ELSE 2 END) WHEN error IS NULL OR error = '' THEN 0 ELSE 2 END AS c, value AS v"
-            " FROM scores WHERE run_id = ?",
-            (run_id,),
-            QUANTILE_POINTS,
+    def _scorers(self, run_id: str, first: Any, kept: RunTotals | None) -> tuple[ScorerSums, ...]:
+        # a score's code: see ``scores_source``; the groups from the rollups when kept
+        columns = (
+            self._columns(scores_source(), (run_id,), QUANTILE_POINTS)
+            if kept is None
+            else sums_of_groups(
+                self._read,
+                self.location.backend == "postgres",
+                scores_source(),
+                (run_id,),
+                self.rollup_rows(run_id, "scores"),
+                QUANTILE_POINTS,
+                scale=SCORE_BUCKETS["scale"],
+                # PostgreSQL's viewer index on (run_id, scorer, value) finds each one at once
+                seek=SCORE_SEEK if self.location.backend == "postgres" else None,
+            )
         )
         found = {
             name: ScorerSums(
@@ -278,6 +302,7 @@ class SumsReader(Connection):
             run_id,
             first,
             set(found),
+            None if kept is None else kept.first_sample,
         )
         return tuple(found[name] for name in order)
 
@@ -399,7 +424,13 @@ class SumsReader(Connection):
         )
 
     def _first_seen(
-        self, select: str, within: str, run_id: str, first: Any, names: set[str]
+        self,
+        select: str,
+        within: str,
+        run_id: str,
+        first: Any,
+        names: set[str],
+        first_sample: str | None = None,
     ) -> list[str]:
         """``names`` in the order the record path meets them: the first sample (in dataset order,
         ``first`` its ``idx``) that has each, then the order that sample lists them
@@ -408,7 +439,12 @@ class SumsReader(Connection):
         if not names:
             return []
         order: dict[str, None] = {}
-        if first is not None:
+        if first_sample is not None:  # the rollups know the first sample: one key lookup
+            for (name,) in self._read(
+                f"{select} AND s.sample_id = ? ORDER BY {within}", (run_id, first_sample)
+            ):
+                order.setdefault(str(name), None)
+        elif first is not None:
             for (name,) in self._read(
                 f"{select} AND s.idx = ? ORDER BY s.sample_id, {within}", (run_id, first)
             ):
@@ -417,6 +453,16 @@ class SumsReader(Connection):
             for (name,) in self._read(f"{select} ORDER BY s.idx, s.sample_id, {within}", (run_id,)):
                 order.setdefault(str(name), None)
         return [name for name in order if name in names]
+
+
+def _totals_of(kept: RunTotals) -> tuple[Any, ...]:
+    """The rollups' totals in the order of :meth:`SumsReader._totals_row`."""
+    return (
+        kept.samples, kept.passed, kept.target_errors, kept.graded, kept.epochs,
+        kept.weighted_n, kept.weighted_total, kept.weighted_squares, kept.weighted_min,
+        kept.weighted_max, kept.latency_n, kept.latency_total, kept.latency_max, kept.grade_n,
+        kept.untyped, kept.first_idx,
+    )  # fmt: skip
 
 
 def _slice_key(text: str | None) -> str:

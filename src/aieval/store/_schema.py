@@ -8,6 +8,7 @@ from typing import Any
 
 from aieval.errors import StoreError
 from aieval.store._encoding import loads
+from aieval.store._rollup_schema import ROLLUP_SCHEMA
 
 __all__ = [
     "CALL_COLUMNS",
@@ -49,8 +50,10 @@ __all__ = [
 #: NULL there, and their run is read one record at a time; 9: on PostgreSQL, the indexes the
 #: viewer's sample table is answered by (:data:`POSTGRES_TABLE_INDEXES`, and
 #: :data:`POSTGRES_TEXT_SEARCH` where ``pg_trgm`` may be created), built when an older store is
-#: opened.
-SCHEMA_VERSION = 9
+#: opened; 10: a run's rollups (``run_totals``, ``run_rollups``: :mod:`aieval.store._rollups`),
+#: kept as its samples are written; a run stored before has none, and is summed by a scan the
+#: first time it is reported (which stores them).
+SCHEMA_VERSION = 10
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {
@@ -211,7 +214,7 @@ CREATE TABLE IF NOT EXISTS sample_values (
     PRIMARY KEY (run_id, kind, name, sample_id),
     FOREIGN KEY (run_id, sample_id) REFERENCES samples (run_id, sample_id) ON DELETE CASCADE
 );
-CREATE TABLE IF NOT EXISTS judge_calibrations (
+{rollups}CREATE TABLE IF NOT EXISTS judge_calibrations (
     id             INTEGER PRIMARY KEY,
     judge          TEXT NOT NULL,               -- the judge's scorer name
     model          TEXT,                        -- judge model (as configured)
@@ -252,7 +255,7 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     vector TEXT NOT NULL,
     created_at REAL NOT NULL
 );
-""".replace("{usage}", _USAGE_COLUMNS)
+""".replace("{usage}", _USAGE_COLUMNS).replace("{rollups}", ROLLUP_SCHEMA)
 
 
 #: What the sample table's search reads of a sample (``samples s``): its input, prediction and

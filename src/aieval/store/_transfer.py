@@ -25,6 +25,7 @@ from aieval.store._backend import Insert
 from aieval.store._connection import Connection, placeholders
 from aieval.store._encoding import dumps
 from aieval.store._owner import still_running
+from aieval.store._rollups import add_batch, batch_statements
 from aieval.store._runs import RUN_COLUMNS, RunRow, _run_row
 from aieval.store._schema import (
     CALL_COLUMNS,
@@ -321,6 +322,8 @@ class TransferTable(Connection):
                                 *config_columns(run.config),
                             ),
                         )
+                        # a run new here: its rollups kept valid as its samples are added
+                        db.execute("INSERT INTO run_totals (run_id) VALUES (?)", (run.id,))
                     added = 0
                     batch: list[StoredSample] = []
                     for sample in samples:
@@ -437,6 +440,15 @@ class TransferTable(Connection):
         )
         calls = [(run_id, s.sample_id, *_fields(c, _CALL_FIELDS)) for s in samples for c in s.calls]
         db.insert_rows(Insert("model_calls", tuple(CALL_COLUMNS.split(", ")), calls))
+        # added to a run whose rollups are valid: kept so, in this transaction
+        statements = batch_statements(
+            run_id,
+            [s.sample_id for s in samples],
+            self.location.backend == "postgres",
+            db.member_of,
+            db.max_members,
+        )
+        add_batch(db.execute, db.errors, run_id, statements)
         return len(samples)
 
 

@@ -1,0 +1,381 @@
+"""A run's rollups: the partial sums its report reads, kept as its samples are written.
+
+Two tables (schema version 10). ``run_totals`` holds one row per run: the samples' counts and
+sums (those of :meth:`SumsReader._sample_totals` and :meth:`ReportSumsReader.report_sums`) and
+the count of judged scores. ``run_rollups`` holds, per part (``scores``, ``latency``), the rows
+of :func:`~aieval.store._column_sums.grouped_sql`: per group, code, fine bucket and histogram
+bin, the count, sum, sum of squares, min, max and non-binary count.
+
+A run's row in ``run_totals`` is what makes its rollups valid. Each batch a writer stores adds
+its deltas in the same transaction (:func:`delta_statements`): computed by the database from
+the rows the batch just wrote, with the very statements the read side used to scan the run, so
+bucket and bin edges cannot drift between writer and reader, and a batch rolled back (a kill,
+a lost connection) leaves no delta behind. A run created by :meth:`RunTable.create_run` starts
+with an empty row; a run without one (stored before version 10, imported) is summed by a scan
+the first time it is read, and that scan is stored as its rollups (:meth:`RollupReader.
+ensure_rollups`), in one transaction that holds the run's writers off.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aieval.store._backend import Execute
+from aieval.store._column_reads import CallTotals
+from aieval.store._column_sums import grouped_sql
+from aieval.store._connection import Connection
+from aieval.store._rollup_schema import CALL_TOTALS, FLOATS, JUDGED, OWN_USAGE, TOTALS
+from aieval.store._untrusted import UntrustedSqliteBackend
+
+__all__ = [
+    "LATENCY_BUCKETS",
+    "SCORE_BUCKETS",
+    "SCORE_SEEK",
+    "RollupReader",
+    "RunTotals",
+    "add_batch",
+    "batch_statements",
+    "delta_statements",
+    "latency_source",
+    "reasons_key",
+    "scores_source",
+]
+
+log = logging.getLogger("aieval")
+
+Statement = tuple[str, tuple[Any, ...]]
+
+#: the tables of a run's rollups (``run_totals`` last: its row makes the others valid)
+_TABLES = ("run_rollups", "run_reason_firsts", "run_totals")
+#: the scores' buckets in the rollups: 1/64 wide (a batch upserts a row per bucket a value
+#: falls in, so the 1/1024 of a scan would cost twice the write; a rank in a bucket of more
+#: than one distinct value is read from the run's values, by the index on PostgreSQL)
+SCORE_BUCKETS: dict[str, Any] = {"scale": 64}
+#: latency's buckets: 1/64 s up to four and a half hours (longer ones share the last), no bins
+LATENCY_BUCKETS: dict[str, Any] = {"scale": 64, "cap": 16384.0, "histogram": False}
+
+
+def scores_source(within: str = "") -> str:
+    """The scores as rows ``g, c, v``: a score's code is 0 for a value that counts, 1 n/a (no
+    value, no error), 2 failed (no value, or an error; '' is none), as the report counts them.
+    ``within`` narrows the run's rows (a batch's samples)."""
+    return (
+        "SELECT scorer AS g, CASE WHEN value IS NULL THEN (CASE WHEN error IS NULL THEN 1"
+        " ELSE 2 END) WHEN error IS NULL OR error = '' THEN 0 ELSE 2 END AS c, value AS v"
+        f" FROM scores WHERE run_id = ?{within}"
+    )
+
+
+#: a scorer's code-0 value at an offset within a value range, in order (``sums_of_groups``'
+#: ``seek``): PostgreSQL answers it from ``scores_table_value``
+SCORE_SEEK = (
+    "SELECT value FROM scores WHERE run_id = ? AND scorer = ? AND value >= ? AND value <= ?"
+    " AND (error IS NULL OR error = '') ORDER BY value LIMIT 1 OFFSET ?"
+)
+
+
+def latency_source(within: str = "") -> str:
+    """The samples' latencies as rows ``g, c, v`` (one group, code 0)."""
+    return (
+        "SELECT '' AS g, 0 AS c, latency_s AS v FROM samples WHERE run_id = ?"
+        f"{within} AND latency_s IS NOT NULL"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RunTotals:
+    """A run's row of ``run_totals`` (see the module docstring), as read back."""
+
+    samples: int
+    passed: int
+    target_errors: int
+    graded: int
+    epochs: int
+    weighted_n: int
+    weighted_total: float
+    weighted_squares: float
+    weighted_min: float | None
+    weighted_max: float | None
+    latency_n: int
+    latency_total: float
+    latency_max: float | None
+    grade_n: int
+    untyped: int
+    first_idx: int | None
+    not_plain: int
+    cost_n: int
+    cost_total: float
+    weighted_zeros: int
+    weighted_hundreds: int
+    own_input: int
+    own_output: int
+    own_calls: int
+    own_unreported: int
+    retries: int
+    cached_samples: int
+    unpriced: int
+    target_input: int
+    target_output: int
+    target_calls: int
+    target_unreported: int
+    judge_input: int
+    judge_output: int
+    judge_calls: int
+    judge_unreported: int
+    answered_calls: int
+    cached_calls: int
+    judged: int
+    #: the run's first sample in dataset order (``None`` without samples)
+    first_sample: str | None = None
+
+    def call_totals(self) -> CallTotals:
+        """The run's :class:`~aieval.store.CallTotals`, as ``ColumnReader.call_totals`` sums
+        them."""
+        return CallTotals(
+            target_input_tokens=self.own_input + self.target_input,
+            target_output_tokens=self.own_output + self.target_output,
+            target_calls=self.own_calls + self.target_calls,
+            target_unreported=self.own_unreported + self.target_unreported,
+            judge_input_tokens=self.judge_input,
+            judge_output_tokens=self.judge_output,
+            judge_calls=self.judge_calls,
+            judge_unreported=self.judge_unreported,
+            answered_calls=self.answered_calls,
+            cached_calls=self.cached_calls,
+            retries=self.retries,
+            cached_samples=self.cached_samples,
+            unpriced=self.unpriced,
+        )
+
+
+def _combine(name: str, how: str) -> str:
+    old, new = f"run_totals.{name}", f"d.{name}"
+    if how == "sum":
+        return f"{name} = {old} + COALESCE({new}, 0)"
+    better = "<=" if how == "min" else ">="
+    return (
+        f"{name} = CASE WHEN {new} IS NULL OR ({old} IS NOT NULL AND {old} {better} {new})"
+        f" THEN {old} ELSE {new} END"
+    )
+
+
+def _keep(how: str, col: str) -> str:
+    """The least (``<=``) or greatest (``>=``) of a rollup's ``col`` and a batch's, NULL-safe."""
+    old, new = f"run_rollups.{col}", f"excluded.{col}"
+    return (
+        f"CASE WHEN {new} IS NULL OR ({old} IS NOT NULL AND {old} {how} {new})"
+        f" THEN {old} ELSE {new} END"
+    )
+
+
+def _part(part: str, postgres: bool, source: str, buckets: dict[str, Any]) -> str:
+    grouped = grouped_sql(postgres, source, **buckets)
+    return (
+        "INSERT INTO run_rollups (run_id, part, g, c, qb, hb, n, total, squares, low, high,"
+        f" other) SELECT ?, '{part}', g, c, COALESCE(qb, -9), COALESCE(hb, -1), n, COALESCE(s, 0),"
+        f" COALESCE(q, 0), lo, hi, COALESCE(o, 0) FROM ({grouped}) r"
+        " WHERE EXISTS (SELECT 1 FROM run_totals WHERE run_id = ?)"
+        " ON CONFLICT (run_id, part, g, c, qb, hb) DO UPDATE SET n = run_rollups.n + excluded.n,"
+        " total = COALESCE(run_rollups.total, 0) + COALESCE(excluded.total, 0),"
+        " squares = COALESCE(run_rollups.squares, 0) + COALESCE(excluded.squares, 0),"
+        f" low = {_keep('<=', 'low')}, high = {_keep('>=', 'high')},"
+        " other = run_rollups.other + excluded.other"
+    )
+
+
+#: the first samples kept per failed reasons list (a report lists 5 per reason)
+FIRSTS_KEPT = 5
+
+
+def reasons_key(postgres: bool) -> str:
+    """A failed sample's reasons as the database groups them: the JSON text of its verdict's
+    ``reasons`` (``'[]'`` without)."""
+    if postgres:
+        return "COALESCE((verdict::json -> 'reasons')::text, '[]')"
+    return "COALESCE(json_extract(verdict, '$.reasons'), '[]')"
+
+
+def _reason_statements(
+    run_id: str, postgres: bool, within: str, extra: tuple[Any, ...]
+) -> list[Statement]:
+    """The failed samples' counts by reasons, and each reasons' first samples (those of the
+    rows ``within`` picks that rank among the first :data:`FIRSTS_KEPT`, then the kept ones
+    beyond them dropped, for the reasons these rows have)."""
+    failed = (
+        f"SELECT {reasons_key(postgres)} AS r, idx, sample_id FROM samples WHERE run_id = ?"
+        f"{within} AND verdict_passed = 0 AND verdict IS NOT NULL"
+    )
+    exists = "EXISTS (SELECT 1 FROM run_totals WHERE run_id = ?)"
+    counts = (
+        "INSERT INTO run_rollups (run_id, part, g, c, qb, hb, n, total, squares, low, high,"
+        f" other) SELECT ?, 'reasons', r, 0, 0, 0, COUNT(*), 0, 0, NULL, NULL, 0 FROM ({failed}) f"
+        f" WHERE {exists} GROUP BY r"
+        " ON CONFLICT (run_id, part, g, c, qb, hb) DO UPDATE SET n = run_rollups.n + excluded.n"
+    )
+    firsts = (
+        "INSERT INTO run_reason_firsts (run_id, reasons, idx, sample_id) SELECT ?, r, idx,"
+        " sample_id FROM (SELECT r, idx, sample_id, ROW_NUMBER() OVER (PARTITION BY r ORDER BY"
+        f" idx, sample_id) AS k FROM ({failed}) f) t WHERE k <= {FIRSTS_KEPT} AND {exists}"
+    )
+    prune = (
+        "DELETE FROM run_reason_firsts WHERE run_id = ?"
+        f" AND reasons IN (SELECT r FROM ({failed}) f) AND (SELECT COUNT(*) FROM"
+        " run_reason_firsts o WHERE o.run_id = run_reason_firsts.run_id AND o.reasons ="
+        " run_reason_firsts.reasons AND (o.idx < run_reason_firsts.idx OR (o.idx ="
+        " run_reason_firsts.idx AND o.sample_id < run_reason_firsts.sample_id)))"
+        f" >= {FIRSTS_KEPT}"
+    )
+    return [
+        (counts, (run_id, run_id, *extra, run_id)),
+        (firsts, (run_id, run_id, *extra, run_id)),
+        (prune, (run_id, run_id, *extra)),
+    ]
+
+
+def delta_statements(
+    run_id: str, postgres: bool, within: str = "", args: Sequence[Any] = ()
+) -> list[Statement]:
+    """The statements that add to a run's rollups the rows ``within`` picks (SQL after
+    ``run_id = ?``, with ``args``: a batch's samples; all of the run's when empty). They change
+    nothing for a run whose rollups are not valid (no row in ``run_totals``)."""
+    extra = tuple(args)
+    columns = ", ".join(f"{expr} AS {name}" for name, expr, _ in TOTALS)
+    calls = ", ".join(f"{expr} AS {name}" for name, expr in CALL_TOTALS)
+    combined = [_combine(n, how) for n, _, how in TOTALS]
+    combined += [f"{n} = run_totals.{n} + COALESCE(m.{n}, 0)" for n, _ in CALL_TOTALS]
+    # the first sample's id, with ``first_idx`` (every SET reads the row as it was)
+    combined.append(
+        "first_sample = CASE WHEN d.first_idx IS NOT NULL AND (run_totals.first_idx IS NULL"
+        " OR d.first_idx < run_totals.first_idx OR (d.first_idx = run_totals.first_idx"
+        " AND d.first_sample < run_totals.first_sample)) THEN d.first_sample"
+        " ELSE run_totals.first_sample END"
+    )
+    totals = (
+        f"UPDATE run_totals SET {', '.join(combined)}, judged = run_totals.judged + d.judged"
+        f" FROM (SELECT {columns},"
+        f" (SELECT COUNT(*) FROM scores WHERE run_id = ?{within} AND {JUDGED}) AS judged,"
+        f" (SELECT sample_id FROM samples WHERE run_id = ?{within} ORDER BY idx, sample_id"
+        " LIMIT 1) AS first_sample"
+        f" FROM (SELECT s.*, {OWN_USAGE} AS own FROM samples s WHERE s.run_id = ?{within}) s) d,"
+        f" (SELECT {calls} FROM model_calls WHERE run_id = ?{within}) m"
+        " WHERE run_totals.run_id = ?"
+    )
+    return [
+        (totals, (run_id, *extra, run_id, *extra, run_id, *extra, run_id, *extra, run_id)),
+        (
+            _part("scores", postgres, scores_source(within), SCORE_BUCKETS),
+            (run_id, run_id, *extra, run_id),
+        ),
+        (
+            _part("latency", postgres, latency_source(within), LATENCY_BUCKETS),
+            (run_id, run_id, *extra, run_id),
+        ),
+        *_reason_statements(run_id, postgres, within, extra),
+    ]
+
+
+def batch_statements(
+    run_id: str, sample_ids: Sequence[str], postgres: bool, member_of: Any, step: int
+) -> list[Statement]:
+    """:func:`delta_statements` of a batch's samples, ``step`` ids a statement at most."""
+    out: list[Statement] = []
+    for start in range(0, len(sample_ids), step):
+        where, args = member_of("sample_id", list(sample_ids[start : start + step]))
+        out += delta_statements(run_id, postgres, f" AND {where}", args)
+    return out
+
+
+def add_batch(
+    execute: Execute,
+    errors: tuple[type[BaseException], ...],
+    run_id: str,
+    statements: Sequence[Statement],
+) -> None:
+    """Run a batch's rollup ``statements`` in the writer's transaction, in a savepoint: a
+    statement the database refuses (PostgreSQL's float overflow or underflow in a sum of
+    squares) drops the run's rollups instead of the batch (the next report scans the run)."""
+    execute("SAVEPOINT aieval_rollups", ())
+    try:
+        for sql, args in statements:
+            execute(sql, args)
+    except errors as exc:
+        log.debug("rollups of run %s dropped: %s", run_id, exc)
+        execute("ROLLBACK TO SAVEPOINT aieval_rollups", ())
+        for table in _TABLES:
+            execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+    execute("RELEASE SAVEPOINT aieval_rollups", ())
+
+
+class RollupReader(Connection):
+    """A run's rollups, read back (and rebuilt by a scan when the run has none)."""
+
+    def _rollups_usable(self) -> bool:
+        # a file someone else made is never trusted for figures it merely claims (nor written)
+        return not isinstance(self._db, UntrustedSqliteBackend)
+
+    def ensure_rollups(self, run_id: str) -> RunTotals | None:
+        """The run's totals, its rollups rebuilt by a scan first when they are not valid;
+        ``None`` when they cannot be (a read-only store, a file not trusted): the caller
+        scans."""
+        if not self._rollups_usable():
+            return None
+        found = self.run_totals(run_id)
+        if found is not None:
+            return found
+        try:
+            self.rebuild_rollups(run_id)
+        except Exception as exc:  # a store we may not write: scanned each time
+            log.debug("cannot store the rollups of run %s: %s", run_id, self._why(exc))
+            return None
+        return self.run_totals(run_id)
+
+    def run_totals(self, run_id: str) -> RunTotals | None:
+        """The run's ``run_totals`` row, or ``None`` when its rollups are not valid."""
+        names = [name for name, _, _ in TOTALS] + [name for name, _ in CALL_TOTALS]
+        row = self._read_one(
+            f"SELECT {', '.join(names)}, judged, first_sample FROM run_totals WHERE run_id = ?",
+            (run_id,),
+        )
+        if row is None:
+            return None
+        values: dict[str, Any] = {}
+        hows = [how for _, _, how in TOTALS] + ["sum"] * len(CALL_TOTALS)
+        for name, how, value in zip(names, hows, row, strict=False):
+            if value is None:
+                values[name] = 0 if how == "sum" else None
+            else:
+                values[name] = float(value) if name in FLOATS else int(value)
+        first = row[-1]
+        return RunTotals(
+            **values,
+            judged=int(row[-2]),
+            first_sample=None if first is None else str(self._db.text(first)),
+        )
+
+    def rollup_rows(self, run_id: str, part: str) -> list[tuple[Any, ...]]:
+        """The rows of ``part`` as :func:`grouped_sql` gives them."""
+        return self._read(
+            "SELECT g, c, qb, hb, n, total, squares, low, high, other FROM run_rollups"
+            " WHERE run_id = ? AND part = ?",
+            (run_id, part),
+        )
+
+    def rebuild_rollups(self, run_id: str) -> None:
+        """Sum the run by a scan and store it as its rollups, in one transaction that holds
+        off the run's writers (SQLite: the write lock; PostgreSQL: the run's row, which each
+        batch's samples lock by their foreign key)."""
+        db = self._db
+        postgres = self.location.backend == "postgres"
+        with self._lock, db.transaction(exclusive=True):
+            if postgres:
+                db.query("SELECT 1 FROM runs WHERE id = ? FOR UPDATE", (run_id,))
+            for table in _TABLES:
+                db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            if not db.query("SELECT 1 FROM runs WHERE id = ?", (run_id,)):
+                return  # no such run (deleted meanwhile): nothing to keep
+            db.execute("INSERT INTO run_totals (run_id) VALUES (?)", (run_id,))
+            for sql, args in delta_statements(run_id, postgres):
+                db.execute(sql, args)

@@ -1,0 +1,288 @@
+"""A run's rollups (``run_totals``, ``run_rollups``) equal a fresh scan of its samples after
+every path that writes them, on both backends; a run without them is scanned and healed."""
+
+from __future__ import annotations
+
+import math
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aieval._records import CallRecord, SampleRecord, ScoreRecord
+from aieval.core import Reason, Verdict
+from aieval.errors import UnstorableSampleError
+from aieval.store import Store
+from aieval.store._rollups import RollupReader, reasons_key
+
+
+def _sample(i: int, *, big: bool = False) -> SampleRecord:
+    """A varied sample: values on [0, 1] and off, errors, n/a, judge metadata, no latency."""
+    scores = {
+        "exact": ScoreRecord(value=float(i % 2)),
+        "f1": ScoreRecord(value=(i * 37 % 101) / 100.0 if i % 5 else None,
+                          error="boom" if i % 10 == 0 else None),
+        "judge": ScoreRecord(value=(i % 7) / 3.0 + (i % 2) * 1e-5,  # two values a bucket
+                             metadata={"parse_failures": i % 3, "votes": 1} if i % 4 else None),
+    }  # fmt: skip
+    passed = i % 3 != 0
+    calls = [
+        CallRecord(
+            "target",
+            input_tokens=i,
+            output_tokens=None if i % 9 == 0 else 3,
+            cached=i % 4 == 1,
+            error="refused" if i % 13 == 0 else None,
+        ),
+        CallRecord("judge:judge", input_tokens=5, output_tokens=2, retries=1),
+    ][: i % 3]  # none, the target's, or both (a sample without a target call: its own usage)
+    return SampleRecord(
+        id=f"s{i:04d}",
+        index=i,
+        input={"q": i},
+        expected="a",
+        prediction="a" if passed else "b",
+        scores=scores,
+        passed=passed,
+        latency_s=None if i % 6 == 0 else 0.01 * (i % 50),
+        cost=None if i % 4 == 0 else 0.001 * i,
+        error="timeout" if i % 11 == 0 else None,
+        input_tokens=2**70 if big else (None if i % 5 == 1 else 10),
+        output_tokens=None if i % 7 == 0 else 4,
+        retries=i % 2,
+        cached=i % 5 == 0,
+        calls=calls,
+        metadata={"topic": f"t{i % 3}"},
+        verdict=Verdict(
+            passed=passed,
+            weighted_score=(100.0 if passed else 0.0) if i % 8 else 42.5,
+            # a few distinct lists of reasons, and one per sample for some (a number in it)
+            reasons=()
+            if passed
+            else (Reason("threshold", "f1", f"below {i % 4 if i % 5 else i}"),) * (1 + i % 2),
+        ),
+    )
+
+
+def _postgres(store: Store) -> bool:
+    return store.location.backend == "postgres"
+
+
+def _kept(store: Store, run_id: str) -> tuple[Any, list[tuple[Any, ...]]]:
+    totals = store.run_totals(run_id)
+    rows = store._read(
+        "SELECT part, g, c, qb, hb, n, total, squares, low, high, other FROM run_rollups"
+        " WHERE run_id = ? ORDER BY part, g, c, qb, hb",
+        (run_id,),
+    )
+    return totals, rows
+
+
+def _assert_equal_to_scan(store: Store, run_id: str) -> None:
+    """The run's rollups as kept equal those a rebuild by scan stores."""
+    totals, rows = _kept(store, run_id)
+    assert totals is not None, "the run's rollups are not valid"
+    kept_failed = store.failed_verdicts(run_id)
+    scanned_failed = store._failed_groups(run_id, reasons_key(_postgres(store)), whole=False)
+    assert [(f.text, f.count, [i for _, i in f.first]) for f in kept_failed] == [
+        (f.text, f.count, [i for _, i in f.first]) for f in scanned_failed
+    ]
+    store.rebuild_rollups(run_id)
+    fresh_totals, fresh_rows = _kept(store, run_id)
+    for name in totals.__dataclass_fields__:
+        a, b = getattr(totals, name), getattr(fresh_totals, name)
+        if isinstance(a, float) and isinstance(b, float):
+            assert math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12), name
+        else:
+            assert a == b, name
+    assert [r[:6] for r in rows] == [r[:6] for r in fresh_rows]
+    assert totals.call_totals() == store.call_totals(run_id)  # as the scan sums them
+    for row, fresh in zip(rows, fresh_rows, strict=True):
+        for a, b in zip(row[6:8], fresh[6:8], strict=True):
+            assert math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12), (row, fresh)
+        assert row[8:] == fresh[8:]
+
+
+def test_batches_written_keep_the_rollups_equal_to_a_scan(store_location: str) -> None:
+    with Store(store_location) as store:
+        run_id = store.create_run(name="r")
+        assert store.run_totals(run_id) is not None  # a new run's empty rollups are valid
+        samples = [_sample(i) for i in range(120)]
+        for start in range(0, 120, 25):  # uneven batches, one of a single sample
+            store.record_samples(run_id, samples[start : start + 25])
+        store.record_sample(run_id, _sample(500))
+        totals = store.run_totals(run_id)
+        assert totals is not None and totals.samples == 121 and totals.judged > 0
+        _assert_equal_to_scan(store, run_id)
+        # resumed: more batches on the same run
+        store.finish_run(run_id, status="interrupted")
+        store.mark_running(run_id)
+        store.record_samples(run_id, [_sample(i) for i in range(200, 260)])
+        _assert_equal_to_scan(store, run_id)
+
+
+def test_a_refused_batch_leaves_no_delta(store_location: str) -> None:
+    with Store(store_location) as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_sample(i) for i in range(10)])
+        before = _kept(store, run_id)
+        with pytest.raises(UnstorableSampleError):
+            store.record_samples(run_id, [_sample(20), _sample(21, big=True)])
+        assert _kept(store, run_id) == before
+        _assert_equal_to_scan(store, run_id)
+
+
+def test_imported_and_pushed_samples_keep_the_rollups(store_location: str, tmp_path: Path) -> None:
+    with Store(tmp_path / "source.db") as source:
+        run_id = source.create_run(name="r")
+        source.record_samples(run_id, [_sample(i) for i in range(40)])
+        source.finish_run(run_id, status="interrupted")
+        with Store(store_location) as target:
+            target.import_run(source.get_run(run_id), source.stored_samples(run_id))
+            _assert_equal_to_scan(target, run_id)
+            # the run grows at the source and is pushed again: only the new samples are added
+            source.mark_running(run_id)
+            source.record_samples(run_id, [_sample(i) for i in range(40, 70)])
+            source.finish_run(run_id, status="completed")
+            target.import_run(source.get_run(run_id), source.stored_samples(run_id))
+            totals = target.run_totals(run_id)
+            assert totals is not None and totals.samples == 70
+            _assert_equal_to_scan(target, run_id)
+
+
+def test_a_run_without_rollups_is_scanned_and_healed(store_location: str) -> None:
+    with Store(store_location) as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_sample(i) for i in range(50)])
+        want = store.run_sums(run_id, ("topic",))
+        # as a run stored before schema version 10: no rollups
+        store._write("DELETE FROM run_totals WHERE run_id = ?", (run_id,))
+        store._write("DELETE FROM run_rollups WHERE run_id = ?", (run_id,))
+        assert store.run_totals(run_id) is None
+        # samples added meanwhile to a run without rollups do not bring back stale ones
+        store.record_samples(run_id, [_sample(i) for i in range(50, 60)])
+        assert store.run_totals(run_id) is None
+        got = store.run_sums(run_id, ("topic",))
+        assert got is not None and want is not None and got.samples == 60
+        healed = store.run_totals(run_id)
+        assert healed is not None and healed.samples == 60
+        _assert_equal_to_scan(store, run_id)
+        # and the run's sums from the rollups equal those of the scan, field by field (the
+        # quantiles to the last digit, each found by a seek on PostgreSQL)
+        kept = store.run_sums(run_id, ("topic",))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(RollupReader, "ensure_rollups", lambda self, run_id: None)
+            scanned = store.run_sums(run_id, ("topic",))
+        assert kept is not None and scanned is not None
+        assert _same_sums(kept, scanned)
+        assert [s.values.quantiles for s in kept.scorers] == [
+            s.values.quantiles for s in scanned.scorers
+        ]
+        assert store.report_sums(run_id).samples == 60
+
+
+def _same_sums(a: Any, b: Any) -> bool:
+    """Equal but for float sums added in another order (within 1e-12)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+    if hasattr(a, "__dataclass_fields__"):
+        return all(_same_sums(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(_same_sums(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_sums(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def test_an_older_store_is_migrated_and_its_runs_heal(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    with Store(path) as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_sample(i) for i in range(30)])
+    with sqlite3.connect(path) as db:  # as schema version 9 left it
+        db.execute("DROP TABLE run_rollups")
+        db.execute("DROP TABLE run_totals")
+        db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    with Store(path) as store:
+        assert store.run_totals(run_id) is None
+        sums = store.run_sums(run_id)
+        assert sums is not None and sums.samples == 30
+        _assert_equal_to_scan(store, run_id)
+
+
+def test_an_untrusted_store_is_summed_by_scan(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    with Store(path) as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_sample(i) for i in range(20)])
+    with sqlite3.connect(path) as db:  # a forged figure in the file someone else made
+        db.execute("UPDATE run_totals SET samples = 999, passed = 999")
+    with Store(path, untrusted=True) as store:
+        sums = store.run_sums(run_id)
+        assert sums is not None and sums.samples == 20
+        assert store.report_sums(run_id).samples == 20
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from tests.store.test_rollups import _sample
+    from aieval.store import Store
+    store = Store(sys.argv[1])
+    run_id = store.create_run(name="killed")
+    print(run_id, flush=True)
+    i = 0
+    while True:
+        store.record_samples(run_id, [_sample(k) for k in range(i, i + 40)])
+        i += 40
+        if i == 400:
+            print("written", flush=True)
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_writer_killed_mid_run_leaves_rollups_of_the_committed_samples(
+    store_location: str,
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    env = {"PYTHONPATH": f"{root / 'src'}:{root}", "PATH": "/usr/bin:/bin"}
+    with subprocess.Popen(
+        [sys.executable, "-c", _WRITER, store_location],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=root,
+        env=env,
+    ) as writer:
+        assert writer.stdout is not None
+        run_id = writer.stdout.readline().strip()
+        assert writer.stdout.readline().strip() == "written"  # 10 batches committed, more going
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+    with Store(store_location) as store:
+        totals = store.run_totals(run_id)
+        assert totals is not None and totals.samples >= 400
+        assert totals.samples == store.count_samples(run_id)
+        _assert_equal_to_scan(store, run_id)
+
+
+def test_a_batch_the_rollups_cannot_sum_is_stored_and_its_run_scanned(
+    store_location: str,
+) -> None:
+    with Store(store_location) as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_sample(i) for i in range(5)])
+        tiny = _sample(9)
+        tiny.scores["f1"] = ScoreRecord(value=1e-200)  # its square underflows in PostgreSQL
+        store.record_samples(run_id, [tiny])
+        assert store.count_samples(run_id) == 6  # the batch is stored whatever the rollups do
+        totals = store.run_totals(run_id)
+        if store.location.backend == "postgres":
+            assert totals is None  # dropped, not left stale: the next report scans
+        else:
+            _assert_equal_to_scan(store, run_id)
