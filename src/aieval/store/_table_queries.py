@@ -306,7 +306,12 @@ class TableQueries:
         index for a rare word, walks the run for a common one): exact below the cap, and then
         kept as the exact count."""
         where, args = _where(ask, run_id)
-        sql = f"SELECT COUNT(*) FROM (SELECT 1 FROM samples s WHERE s.run_id = ?{where} LIMIT ?) t"
+        # in the run's order: the planner then weighs the walk that stops at the cap against
+        # the index's matches sorted (unordered, it reads all of a common word's matches)
+        sql = (
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM samples s WHERE s.run_id = ?{where}"
+            " ORDER BY s.idx, s.sample_id LIMIT ?) t"
+        )
 
         def read() -> int:
             row = self._read(lambda db: db.one(sql, (run_id, *args, COUNT_CAP)))
