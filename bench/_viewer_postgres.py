@@ -176,7 +176,7 @@ def _forget_counts(queries: Any) -> None:
             del queries._kept[key]
 
 
-_COUNTS = ("count", "prefix", "capped", "valued")
+_COUNTS = ("count", "prefix", "valued")
 
 
 def _server_times(

@@ -57,7 +57,6 @@ def test_a_fast_first_look_bounds_the_count_and_the_exact_one_follows(
     api: TestClient, server_store: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(table_queries, "COUNT_PREFIX", PREFIX)
-    monkeypatch.setattr(table_queries, "COUNT_CAP", 20)  # the search "a" matches more
     run_id = graded_run(server_store, 240)
     for params in UNINDEXED:
         want = brute(server_store, run_id, params)
@@ -102,37 +101,6 @@ def test_a_fast_count_reads_the_first_samples_only(
     assert fast["count"]["value"] == max(in_prefix, 2)
     filtered = [sql for sql in asked if "FROM samples s" in sql and "e.run_id" in sql]
     assert filtered and all("LIMIT" in sql for sql in filtered), filtered
-
-
-def test_a_search_under_the_cap_is_counted_exactly_from_the_index(
-    api: TestClient, server_store: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A word the trigram index finds few times is counted exactly on the first look (and
-    kept: the exact count is not asked again); a common one up to the cap."""
-    monkeypatch.setattr(table_queries, "COUNT_PREFIX", PREFIX)
-    monkeypatch.setattr(table_queries, "COUNT_CAP", 50)
-    run_id = graded_run(server_store, 240)
-    rare, common = {"q": "answer 3"}, {"q": "a", "filter": "failed"}
-    few, many = brute(server_store, run_id, rare), brute(server_store, run_id, common)
-    assert 10 < len(few) < 50 < len(many)
-    fast = _get(api, run_id, {**rare, "count": "fast", "limit": 5})
-    assert fast["count"] == {"value": len(few), "exact": True, "kind": "exact"}
-    assert fast["search"] == "trigram"
-    asked: list[str] = []
-    query = PostgresBackend.query
-
-    def recorded(self: PostgresBackend, sql: str, args: Any = ()) -> list[tuple[Any, ...]]:
-        asked.append(sql)
-        return query(self, sql, args)
-
-    monkeypatch.setattr(PostgresBackend, "query", recorded)
-    exact = _get(api, run_id, {**rare, "count": "exact", "limit": 1})
-    assert exact["total"] == len(few)
-    assert not [sql for sql in asked if "COUNT(*)" in sql.upper()]  # kept from the first look
-    monkeypatch.setattr(PostgresBackend, "query", query)
-    capped = _get(api, run_id, {**common, "count": "fast", "limit": 5})
-    assert capped["count"] == {"value": 50, "exact": False, "kind": "at_least"}
-    assert capped["total"] is None
 
 
 def test_the_last_page_by_offset_counts_itself(

@@ -9,8 +9,7 @@ says which. The count of matching samples is one more query, kept per run, filte
 run's last insertion position, so paging through an answer counts it once (a cache, not an
 estimate: the count is exact). A page may be asked without its exact count (``exact=False``, as
 the viewer's first look asks): a count an index answers (the run, passed, failed) is still
-exact, a search the trigram index serves is counted up to :data:`COUNT_CAP` matches (exact
-below it), another is the matches among the run's first :data:`COUNT_PREFIX` samples: a lower
+exact, another is the matches among the run's first :data:`COUNT_PREFIX` samples, a lower
 bound said to be one (:class:`TableCount`), so no page load reads a whole run; the exact count
 is then a request of its own. Text search uses the ``pg_trgm`` index when the store has it
 (see :data:`~aieval.store._schema.POSTGRES_TEXT_SEARCH`), else it reads the run's texts, and
@@ -35,7 +34,7 @@ from aieval.store._read_pool import ReadPool, pooled
 from aieval.store._schema import PROBLEM_SCORES, SEARCH_TEXT, TRIGRAM_INDEX
 from aieval.store._table_reads import TableReads
 
-__all__ = ["COUNT_CAP", "COUNT_PREFIX", "TableAsk", "TableCount", "TablePage", "TableQueries"]
+__all__ = ["COUNT_PREFIX", "TableAsk", "TableCount", "TablePage", "TableQueries"]
 
 T = TypeVar("T")
 Outcome = Literal["all", "failed", "passed", "gate_failed", "error", "no_error"]
@@ -43,9 +42,6 @@ CountKind = Literal["exact", "at_least"]
 #: the samples (in dataset order) a page asked without its exact count looks at to bound it:
 #: about as many rows as a rare filter's first page reads anyway
 COUNT_PREFIX = 10_000
-#: a search the trigram index serves is counted up to this many matches instead: a rare word
-#: is then counted exactly from the index, a common one by a short walk of the run
-COUNT_CAP = 1_000
 # the outcomes an index counts without reading the samples (``samples_table_passed``)
 _INDEXED_OUTCOMES = ("all", "passed", "failed")
 #: counts, scorer names and metadata keys kept (each for one run at one insertion position)
@@ -114,9 +110,8 @@ class TableAsk:
 @dataclass(frozen=True, slots=True)
 class TableCount:
     """How many samples match: exactly ``value`` (``kind="exact"``), or at least ``value``
-    (``"at_least"``: a search's matches up to :data:`COUNT_CAP`, or those among the run's
-    first :data:`COUNT_PREFIX` samples, or the rows the page itself found). Never a guess
-    shown as exact."""
+    (``"at_least"``: counted among the run's first :data:`COUNT_PREFIX` samples, and the
+    rows the page itself found). Never a guess shown as exact."""
 
     value: int
     kind: CountKind
@@ -274,19 +269,18 @@ class TableQueries:
         self, run_id: str, position: int, ask: TableAsk, run_total: int, *, seen: int = 0
     ) -> TableCount:
         """How many samples of the run match ``ask``, without reading the whole run: exact when
-        kept, when an index counts it or the run is short; a search on the trigram index up to
-        :data:`COUNT_CAP`; else at least the matches among the run's first
-        :data:`COUNT_PREFIX` samples in dataset order (``seen``: matches the caller found
-        itself, also a lower bound)."""
+        kept, when an index counts it or the run is short; else at least the matches among the
+        run's first :data:`COUNT_PREFIX` samples in dataset order (``seen``: matches the caller
+        found itself, also a lower bound)."""
         where, args = _where(ask, run_id)
         kept = self._peek(_count_key(run_id, position, where, args))
         if kept is not None:
             return TableCount(int(kept), "exact")
-        indexed = ask.meta is None and ask.scorer is None and ask.outcome in _INDEXED_OUTCOMES
-        if run_total <= COUNT_PREFIX or (indexed and not ask.q):
+        if run_total <= COUNT_PREFIX or (
+            not ask.q and ask.meta is None and ask.scorer is None
+            and ask.outcome in _INDEXED_OUTCOMES
+        ):  # fmt: skip
             return TableCount(self.count(run_id, position, ask), "exact")
-        if indexed and self.trigram():
-            return self._capped_count(run_id, position, ask, seen)
         # an index walk of the run's first samples, the filters on top (in a WHERE, where
         # the planner probes the scores by index: in a select list, it may hash them all)
         sql = (
@@ -299,28 +293,6 @@ class TableQueries:
             return 0 if row is None else int(row[0])
 
         found = int(self._cached(("prefix", run_id, position, where, tuple(args)), read))
-        return TableCount(max(found, seen), "at_least")
-
-    def _capped_count(self, run_id: str, position: int, ask: TableAsk, seen: int) -> TableCount:
-        """A search's matches counted up to :data:`COUNT_CAP` (the planner reads the trigram
-        index for a rare word, walks the run for a common one): exact below the cap, and then
-        kept as the exact count."""
-        where, args = _where(ask, run_id)
-        # in the run's order: the planner then weighs the walk that stops at the cap against
-        # the index's matches sorted (unordered, it reads all of a common word's matches)
-        sql = (
-            f"SELECT COUNT(*) FROM (SELECT 1 FROM samples s WHERE s.run_id = ?{where}"
-            " ORDER BY s.idx, s.sample_id LIMIT ?) t"
-        )
-
-        def read() -> int:
-            row = self._read(lambda db: db.one(sql, (run_id, *args, COUNT_CAP)))
-            return 0 if row is None else int(row[0])
-
-        found = int(self._cached(("capped", run_id, position, where, tuple(args)), read))
-        if found < COUNT_CAP:
-            self._cached(_count_key(run_id, position, where, args), lambda: found)
-            return TableCount(found, "exact")
         return TableCount(max(found, seen), "at_least")
 
     def page(
