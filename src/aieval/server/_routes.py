@@ -18,7 +18,7 @@ from aieval.server._events import run_events
 from aieval.server._paths import confine_config
 from aieval.server._reports import comparison, run_header
 from aieval.server._responses import SafeJSONResponse
-from aieval.server._sql_table import sql_page
+from aieval.server._sql_table import count_field, sql_page
 from aieval.server._table import TableQuery, table_scorers
 from aieval.server._views import SampleFilter, run_item, sample_detail
 from aieval.store import RunRow, Store, TableReads
@@ -159,6 +159,7 @@ def list_samples(
     limit: _Limit = 50,
     offset: _Offset = 0,
     after: Annotated[str | None, Query(max_length=4000)] = None,
+    count: Literal["exact", "fast"] = "exact",
 ) -> SafeJSONResponse:
     """One page of the run's samples that match: ``q`` searches input, prediction and
     expected (case-insensitive); ``filter`` keeps passed / failed / gate-failed / errored
@@ -166,7 +167,9 @@ def list_samples(
     a metadata key (``key``) or value (``key=value``); ``sort`` is ``index``, ``id``,
     ``weighted_score``, ``passed``, ``error``, ``input``, ``prediction`` or ``score:NAME``.
     On a PostgreSQL store the answer's ``next`` is the token of the next page: ``after=`` it
-    reads that page by key, where ``offset`` walks to it."""
+    reads that page by key, where ``offset`` walks to it. ``count=fast`` answers without
+    reading the whole run to count: ``count`` may then say ``"kind": "at_least"`` (and
+    ``total`` is None) where the default counts exactly."""
     state = request.app.state
     store: Store = state.store
     run = _run(request, run_id)
@@ -179,7 +182,7 @@ def list_samples(
         names = table_scorers(run.config, queries.scorer_names(run.id))
         body = sql_page(
             store, queries, state.sample_index.row, run.id, query, names,
-            limit=limit, offset=offset, after=after,
+            limit=limit, offset=offset, after=after, exact=count == "exact",
         )  # fmt: skip
         return _reply(request, body)
     found = state.sample_index.ready(store, run.id)
@@ -188,6 +191,7 @@ def list_samples(
         # the run is being indexed: the pages in dataset order come straight from the store
         page = state.sample_index.page(store, run.id, limit, offset)
         page["scorers"] = table_scorers(run.config, page["scorers"])
+        page["count"] = count_field(page["total"])
         return _reply(request, page)
     table = found or state.sample_index.table(store, run.id)
     names = table_scorers(run.config, table.scorer_names)
@@ -199,6 +203,7 @@ def list_samples(
     body = {
         "samples": state.sample_index.items(store, run.id, table, kept[offset : offset + limit]),
         "total": len(kept),
+        "count": count_field(len(kept)),
         "run_total": table.count,
         "scorers": names,
         "metadata_keys": table.metadata_keys,

@@ -33,7 +33,7 @@ from aieval.store._store import (
     default_db_path,
     new_run_id,
 )
-from aieval.store._table_queries import TableAsk, TablePage, TableQueries
+from aieval.store._table_queries import TableAsk, TableCount, TablePage, TableQueries
 from aieval.store._table_reads import IndexRow, TableReads
 from aieval.store._transfer import (
     Checked,
@@ -90,6 +90,7 @@ __all__ = [
     "StoredScore",
     "StoredTrace",
     "TableAsk",
+    "TableCount",
     "TablePage",
     "TableQueries",
     "TableReads",

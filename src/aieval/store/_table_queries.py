@@ -7,7 +7,11 @@ page 1 does). A sort by a value puts the samples with one first, ordered by the 
 in dataset order, then the samples without one in dataset order: two phases, and the token
 says which. The count of matching samples is one more query, kept per run, filter and the
 run's last insertion position, so paging through an answer counts it once (a cache, not an
-estimate: the count is exact). Text search uses the ``pg_trgm`` index when the store has it
+estimate: the count is exact). A page may be asked without its exact count (``exact=False``, as
+the viewer's first look asks): a count an index answers (the run, passed, failed) is still
+exact, another is the matches among the run's first :data:`COUNT_PREFIX` samples, a lower
+bound said to be one (:class:`TableCount`), so no page load reads a whole run; the exact count
+is then a request of its own. Text search uses the ``pg_trgm`` index when the store has it
 (see :data:`~aieval.store._schema.POSTGRES_TEXT_SEARCH`), else it reads the run's texts, and
 says which (``search``).
 """
@@ -30,10 +34,16 @@ from aieval.store._read_pool import ReadPool, pooled
 from aieval.store._schema import PROBLEM_SCORES, SEARCH_TEXT, TRIGRAM_INDEX
 from aieval.store._table_reads import TableReads
 
-__all__ = ["TableAsk", "TablePage", "TableQueries"]
+__all__ = ["COUNT_PREFIX", "TableAsk", "TableCount", "TablePage", "TableQueries"]
 
 T = TypeVar("T")
 Outcome = Literal["all", "failed", "passed", "gate_failed", "error", "no_error"]
+CountKind = Literal["exact", "at_least"]
+#: the samples (in dataset order) a page asked without its exact count looks at to bound it:
+#: about as many rows as a rare filter's first page reads anyway
+COUNT_PREFIX = 10_000
+# the outcomes an index counts without reading the samples (``samples_table_passed``)
+_INDEXED_OUTCOMES = ("all", "passed", "failed")
 #: counts, scorer names and metadata keys kept (each for one run at one insertion position)
 _KEPT = 512
 # texts sort by code point (as the server's index does), an input that is a JSON string by
@@ -97,14 +107,30 @@ class TableAsk:
     order: Literal["asc", "desc"] = "asc"
 
 
+@dataclass(frozen=True, slots=True)
+class TableCount:
+    """How many samples match: exactly ``value`` (``kind="exact"``), or at least ``value``
+    (``"at_least"``: counted among the run's first :data:`COUNT_PREFIX` samples, and the
+    rows the page itself found). Never a guess shown as exact."""
+
+    value: int
+    kind: CountKind
+
+    @property
+    def exact(self) -> bool:
+        return self.kind == "exact"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TablePage:
-    """One page: the ids in order, how many samples match and the run holds, the token of the
-    next page (None: this is the last), and how a text search ran (``trigram``: the index;
-    ``scan``: the run's texts read, the store lacking ``pg_trgm``; None: no search)."""
+    """One page: the ids in order, how many samples match (``count``; ``total`` is its value
+    when exact, else None) and the run holds, the token of the next page (None: this is the
+    last), and how a text search ran (``trigram``: the index; ``scan``: the run's texts read,
+    the store lacking ``pg_trgm``; None: no search)."""
 
     ids: list[str]
-    total: int
+    count: TableCount
+    total: int | None
     run_total: int
     next: str | None
     search: Literal["trigram", "scan"] | None
@@ -136,6 +162,11 @@ class TableQueries:
             while len(self._kept) > _KEPT:
                 self._kept.popitem(last=False)
         return value
+
+    def _peek(self, key: tuple[Any, ...]) -> Any:
+        """What is kept under ``key``, or None (nothing asked)."""
+        with self._lock:
+            return self._kept.get(key)
 
     def last_position(self, run_id: str) -> int:
         """The run's last insertion position (``samples_seq``): what the kept answers are
@@ -222,7 +253,7 @@ class TableQueries:
     def count(self, run_id: str, position: int, ask: TableAsk) -> int:
         """How many samples of the run match ``ask`` (kept: counted once per position)."""
         where, args = _where(ask, run_id)
-        key = ("count", run_id, position, where, tuple(args))
+        key = _count_key(run_id, position, where, args)
 
         def read() -> int:
             row = self._read(
@@ -234,11 +265,50 @@ class TableQueries:
 
         return int(self._cached(key, read))
 
+    def bounded_count(
+        self, run_id: str, position: int, ask: TableAsk, run_total: int, *, seen: int = 0
+    ) -> TableCount:
+        """How many samples of the run match ``ask``, without reading the whole run: exact when
+        kept, when an index counts it or the run is short; else at least the matches among the
+        run's first :data:`COUNT_PREFIX` samples in dataset order (``seen``: matches the caller
+        found itself, also a lower bound)."""
+        where, args = _where(ask, run_id)
+        kept = self._peek(_count_key(run_id, position, where, args))
+        if kept is not None:
+            return TableCount(int(kept), "exact")
+        if run_total <= COUNT_PREFIX or (
+            not ask.q and ask.meta is None and ask.scorer is None
+            and ask.outcome in _INDEXED_OUTCOMES
+        ):  # fmt: skip
+            return TableCount(self.count(run_id, position, ask), "exact")
+        # an index walk of the run's first samples, the filters on top (in a WHERE, where
+        # the planner probes the scores by index: in a select list, it may hash them all)
+        sql = (
+            "SELECT COUNT(*) FROM (SELECT * FROM samples s WHERE s.run_id = ?"
+            f" ORDER BY s.idx, s.sample_id LIMIT ?) s WHERE s.run_id = ?{where}"
+        )
+
+        def read() -> int:
+            row = self._read(lambda db: db.one(sql, (run_id, COUNT_PREFIX, run_id, *args)))
+            return 0 if row is None else int(row[0])
+
+        found = int(self._cached(("prefix", run_id, position, where, tuple(args)), read))
+        return TableCount(max(found, seen), "at_least")
+
     def page(
-        self, run_id: str, ask: TableAsk, *, limit: int, offset: int = 0, after: str | None = None
+        self,
+        run_id: str,
+        ask: TableAsk,
+        *,
+        limit: int,
+        offset: int = 0,
+        after: str | None = None,
+        exact: bool = True,
     ) -> TablePage:
         """One page of the samples matching ``ask``: after the token ``after`` (keyset), else
-        from ``offset`` (which PostgreSQL walks to: for the first pages, or a jump)."""
+        from ``offset`` (which PostgreSQL walks to: for the first pages, or a jump). Its count
+        is exact unless ``exact`` is False (see :meth:`bounded_count`): the last page asked by
+        offset knows it from its own rows."""
         position = self.last_position(run_id)
         phase, key, last = _token(after, ask) if after else (0, None, None)
         # (phase, sort value, idx, id), one more than the page
@@ -260,10 +330,21 @@ class TableQueries:
         token = None
         if len(rows) > limit:  # the extra row says there is a next page
             token = _encode(ask, *rows[limit - 1])
+        run_total = self.count(run_id, position, TableAsk())
+        if exact:
+            count = TableCount(self.count(run_id, position, ask), "exact")
+        elif token is None and not after and (rows or not offset):
+            # the last page, asked by offset: every match is before or on it
+            count = TableCount(offset + len(rows), "exact")
+        else:
+            # the rows found are matches; an offset too when rows were found past it
+            seen = len(rows) + (offset if rows and not after else 0)
+            count = self.bounded_count(run_id, position, ask, run_total, seen=seen)
         return TablePage(
             ids=[row[3] for row in rows[:limit]],
-            total=self.count(run_id, position, ask),
-            run_total=self.count(run_id, position, TableAsk()),
+            count=count,
+            total=count.value if count.exact else None,
+            run_total=run_total,
             next=token,
             search=None if not ask.q else ("trigram" if self.trigram() else "scan"),
         )
@@ -284,6 +365,10 @@ class TableQueries:
             return 0 if row is None else int(row[0])
 
         return int(self._cached(key, read))
+
+
+def _count_key(run_id: str, position: int, where: str, args: list[Any]) -> tuple[Any, ...]:
+    return ("count", run_id, position, where, tuple(args))
 
 
 _KEY_TYPES: dict[str, type | tuple[type, ...]] = {

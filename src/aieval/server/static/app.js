@@ -1094,11 +1094,14 @@
         prev.hidden = true;
         next.hidden = true;
       }
-      const data = await api(`/api/runs/${encodeURIComponent(runId)}/samples` + query({
+      const asked = {
         filter: state.filter, q: state.q, scorer: state.scorer || null,
         min: state.scorer ? state.min : null, max: state.scorer ? state.max : null,
-        meta: state.meta, sort: state.sort, order: state.order, limit: PAGE_SIZE,
-        offset: state.offset, after: state.after }));
+        meta: state.meta, sort: state.sort, order: state.order };
+      // count=fast: a count that would read the whole run comes as a lower bound, and the
+      // exact one is asked after the rows are shown
+      const data = await api(`/api/runs/${encodeURIComponent(runId)}/samples` + query({
+        ...asked, limit: PAGE_SIZE, offset: state.offset, after: state.after, count: "fast" }));
       if (ticket !== loads) return;
       nextToken = data.next || null;
       indexed = data.indexed !== false;
@@ -1120,15 +1123,35 @@
         tbody.append(node);
       }
       live = false;
-      const first = data.total ? state.offset + 1 : 0;
+      const count = data.count || { value: data.total, exact: true };
+      const first = data.samples.length ? state.offset + 1 : 0;
       const last = state.offset + data.samples.length;
-      counted = data.total === data.run_total
-        ? `${first}–${last} of ${data.total} samples`
-        : `${first}–${last} of ${data.total} matching samples (of ${data.run_total})`;
-      showCount();
+      const shown = (c) => {
+        // a lower bound reads "3334+" until the exact count replaces it: never shown as exact
+        counted = c.exact && c.value === data.run_total
+          ? `${first}–${last} of ${c.value} samples`
+          : `${first}–${last} of ${c.value}${c.exact ? "" : "+"} matching samples (of ${data.run_total})`;
+        showCount();
+      };
+      shown(count);
+      status.removeAttribute("aria-busy");
       if (!indexed) watchIndex();
       prev.hidden = state.offset === 0;
-      next.hidden = last >= data.total;
+      // a PostgreSQL page says whether there is a next one (its token); pages need no total
+      next.hidden = "next" in data ? !data.next : last >= count.value;
+      if (!count.exact) {
+        status.setAttribute("aria-busy", "true");
+        try {
+          const exact = await api(`/api/runs/${encodeURIComponent(runId)}/samples` + query({
+            ...asked, limit: 1, count: "exact" }));
+          if (ticket !== loads) return;
+          shown(exact.count);
+        } catch (_) {
+          // the bound stays, marked as one; the next load asks again
+        } finally {
+          if (ticket === loads) status.removeAttribute("aria-busy");
+        }
+      }
     }
 
     function matches(s, failures) {
