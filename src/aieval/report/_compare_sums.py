@@ -51,10 +51,11 @@ from aieval.store import (
 __all__ = ["SUMS_FROM_PAIRS", "sums_parts"]
 
 #: Paired examples (in each run) from which a closed-form comparison is summed in the
-#: database. Below it the column path is faster (about 1.7x less CPU at 2 x 100k, see
-#: docs/benchmarks.md "Comparisons from sums") and its arrays fit the 300 MB budget; from it on
-#: the arrays would not (836 MB at 2 x 1M), while the sums path stays under 100 MB.
-SUMS_FROM_PAIRS = 250_000
+#: database: every one (the closed forms themselves start at ``bootstrap_max_n``). Measured,
+#: the sums cost no more CPU than the column path at 2 x 20k on SQLite and less from there on
+#: (docs/benchmarks.md "Comparisons from sums, one pass per join"), hold no per-example array,
+#: and on PostgreSQL leave the work to the server.
+SUMS_FROM_PAIRS = 0
 
 
 def sums_parts(
