@@ -3,8 +3,15 @@
 from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._owner import HEARTBEAT_EVERY_S
-from aieval.store._pair_details import BinaryTable, ListedSample, PairDetails, ScorerDetails
-from aieval.store._pair_sums import DeltaSums, PairStanding, PairSums, PassTable
+from aieval.store._pair_details import ListedSample, PairDetails
+from aieval.store._pair_sums import (
+    BinaryTable,
+    DeltaSums,
+    PairStanding,
+    PairSums,
+    PassTable,
+    ScorerDetails,
+)
 from aieval.store._read_pool import READ_POOL, ReadPool
 from aieval.store._received import (
     ReceivedRequest,

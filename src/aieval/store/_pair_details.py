@@ -7,40 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from aieval.store._connection import Connection
+from aieval.store._pair_sums import BinaryTable, PairSums, ScorerDetails
 
-if TYPE_CHECKING:
-    from aieval.store._pair_sums import PairSums
-
-__all__ = ["BinaryTable", "ListedSample", "PairDetails", "PairDetailsReader", "ScorerDetails"]
+__all__ = ["ListedSample", "PairDetails", "PairDetailsReader"]
 
 _MAX = 1.7976931348623157e308
-
-
-@dataclass(frozen=True, slots=True)
-class BinaryTable:
-    """Paired values ``b``, ``c``: whether each is a 0/``one`` value (``binary``), and the
-    pairs where only the candidate's (``wins``) or only the baseline's (``losses``) is ``one``."""
-
-    binary: bool
-    wins: int
-    losses: int
-
-
-@dataclass(frozen=True, slots=True)
-class ScorerDetails:
-    """One scorer over the paired examples: the pairs only the baseline (``candidate_missing``)
-    or only the candidate (``baseline_missing``) has a finite value of, its 0/1 table over the
-    pairs both have, and where the record path first meets it (``first``: the first pair's dataset
-    position, the side, then its first score row in insertion order: the order samples list
-    their scorers, exact when the run's samples were written in dataset order)."""
-
-    candidate_missing: int
-    baseline_missing: int
-    table: BinaryTable
-    first: tuple[int, int, int]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from aieval.core import ROW_CHECK_PREFIX
-from aieval.store._pair_details import BinaryTable, ScorerDetails
 from aieval.store._run_sums import SumsReader
 
-__all__ = ["DeltaSums", "PairStanding", "PairSums", "PairSumsReader", "PassTable"]
+__all__ = [
+    "BinaryTable",
+    "DeltaSums",
+    "PairStanding",
+    "PairSums",
+    "PairSumsReader",
+    "PassTable",
+    "ScorerDetails",
+]
 
 #: the largest finite double: a value is finite when its magnitude is at most this (NULL, NaN
 #: and the infinities are not), as ``aieval._numbers.finite`` reads it
@@ -56,6 +63,30 @@ class DeltaSums:
     def mean_delta(self) -> float | None:
         """The mean difference (``None`` without pairs)."""
         return self.delta / self.n if self.n else None
+
+
+@dataclass(frozen=True, slots=True)
+class BinaryTable:
+    """Paired values ``b``, ``c``: whether each is a 0/``one`` value (``binary``), and the
+    pairs where only the candidate's (``wins``) or only the baseline's (``losses``) is ``one``."""
+
+    binary: bool
+    wins: int
+    losses: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerDetails:
+    """One scorer over the paired examples: the pairs only the baseline (``candidate_missing``)
+    or only the candidate (``baseline_missing``) has a finite value of, its 0/1 table over the
+    pairs both have, and where the record path first meets it (``first``: the first pair's dataset
+    position, the side, then its first score row in insertion order: the order samples list
+    their scorers, exact when the run's samples were written in dataset order)."""
+
+    candidate_missing: int
+    baseline_missing: int
+    table: BinaryTable
+    first: tuple[int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
