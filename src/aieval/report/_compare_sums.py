@@ -8,8 +8,8 @@ per-example values: the decision reads moments and the pass table (:class:`Score
 :meth:`Store.pair_details` compute them in SQL; only the listed regressions and improvements are
 read sample by sample. Runs with gates, criteria or grades (graded and workflow runs), runs of
 epochs, runs in two stores and whatever ``pair_sums`` declines keep the column or record path
-(:func:`sums_parts` returns ``None``); so do comparisons below the limit, whose bootstrap needs
-the values.
+(:func:`sums_parts` returns ``None``); so do comparisons below ``bootstrap_max_n`` pairs, whose
+bootstrap needs the values.
 """
 
 from __future__ import annotations

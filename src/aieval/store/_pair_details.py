@@ -1,7 +1,8 @@
 """What a comparison from sums reads beside :meth:`Store.pair_sums`: the ids of the unpaired
-and unscored examples, the weighted scores' sums over the pairs both scored, each scorer's
-missing counts and 0/1 table, the tie-break's numbers and the listed examples' numbers; all
-computed in SQL over two runs of this store (``report/_compare_sums.py`` uses them)."""
+and unscored examples (looked for only when the sums count some), the figures the sums carry
+(the weighted scores' sums and 0/100 tables, each scorer's missing counts and 0/1 table), the
+tie-break's latency order statistics and the listed examples' numbers; all computed in SQL over
+two runs of this store (``report/_compare_sums.py`` uses them)."""
 
 from __future__ import annotations
 

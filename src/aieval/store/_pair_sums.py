@@ -8,6 +8,12 @@ promotion scores and of their differences (and squares) as the policy's arrays h
 same per scorer, and the ids of the regressions and improvements to list (only those are then
 decoded). :meth:`PairSumsReader.pair_sums` returns ``None`` when the pairing cannot be exact in
 SQL (see there); the caller then pairs the runs as before.
+
+Three statements in the common case, each one pass over its join: the scorers' (both runs'
+scores of each paired example, and the candidate's scorers), the samples' (the baseline's
+samples beside the candidate's, with both runs' sizes, so the pairs and the unpaired counts are
+of one state of the runs), the listing's. A derived table whose columns several sums read is
+fenced on SQLite (:attr:`PairSumsReader._fence`) so each column is computed once per row.
 """
 
 from __future__ import annotations
