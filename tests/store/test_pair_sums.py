@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import Verdict
 from aieval.store import Store
@@ -137,3 +139,19 @@ def test_a_candidate_score_the_baseline_lacks_a_row_of_is_compared_as_before(
             done = compare_runs(store, a, b, bootstrap_max_n=3, n_resamples=99)
             both.append(json.dumps(done.to_dict(), sort_keys=True))
         assert both[0] == both[1]
+
+
+def test_latency_order_statistics_from_either_end_are_the_sorted_ones(store_location: str) -> None:
+    with Store(store_location) as store:
+        a, b = store.create_run(name="a"), store.create_run(name="b")
+        store.record_samples(a, [_sample(i, {"em": 1.0}) for i in range(23)])
+        store.record_samples(b, [_sample(i, {"em": 1.0}) for i in range(2, 20)])
+        # the examples both have: a's 2..19 (a has others), all of b's
+        want = sorted(0.1 * (i % 7) for i in range(2, 20))
+        for run, other, paired in ((a, b, False), (b, a, True)):
+            for offset in range(len(want)):
+                for count in (1, 2, 3):
+                    got = store.pair_latencies(
+                        run, other, offset, count, total=len(want), all_paired=paired
+                    )
+                    assert got == pytest.approx(want[offset : offset + count], abs=1e-12)

@@ -86,10 +86,9 @@ class PairDetailsReader(Connection):
         them, not every latency, in order."""
         paired = "" if all_paired else f" {_paired_to('s', '?')}"
         args = (run_id,) if all_paired else (other, run_id)
-        order = "ASC"
+        order, count = "ASC", max(min(count, total - offset), 0)
         if offset > total // 2:
-            order, offset = "DESC", max(total - offset - count, 0)
-            count = min(count, total - offset)
+            order, offset = "DESC", total - offset - count
         rows = self._read(
             f"SELECT s.latency_s FROM samples s{paired} WHERE s.run_id = ?"
             f" AND s.latency_s IS NOT NULL ORDER BY s.latency_s {order} LIMIT {int(count)}"
