@@ -527,5 +527,6 @@ def test_plain_runs_are_summed_and_paired_in_few_passes(store_location: str) -> 
     # the samples' totals, latency's buckets, the scores' buckets, the scorers' order, the
     # gates and criteria, the slice
     assert run_statements == 6, seen[:run_statements]
-    # per run its size and readiness, its scorers; the pairs with the scorers' pairs, the listing
-    assert len(seen) - run_statements == 6, seen[run_statements:]
+    # the scorers' pairs with the candidate's scorers; the pairs with both runs' sizes and
+    # readiness; the listing
+    assert len(seen) - run_statements == 3, seen[run_statements:]

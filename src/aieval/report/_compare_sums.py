@@ -8,8 +8,8 @@ per-example values: the decision reads moments and the pass table (:class:`Score
 :meth:`Store.pair_details` compute them in SQL; only the listed regressions and improvements are
 read sample by sample. Runs with gates, criteria or grades (graded and workflow runs), runs of
 epochs, runs in two stores and whatever ``pair_sums`` declines keep the column or record path
-(:func:`sums_parts` returns ``None``); so do comparisons below the limit, whose bootstrap needs
-the values.
+(:func:`sums_parts` returns ``None``); so do comparisons below ``bootstrap_max_n`` pairs, whose
+bootstrap needs the values.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from aieval.store import (
     DeltaSums,
     ListedSample,
     PairDetails,
+    PairStanding,
     PairSums,
     RunRow,
     Store,
@@ -50,10 +51,11 @@ from aieval.store import (
 __all__ = ["SUMS_FROM_PAIRS", "sums_parts"]
 
 #: Paired examples (in each run) from which a closed-form comparison is summed in the
-#: database. Below it the column path is faster (about 1.7x less CPU at 2 x 100k, see
-#: docs/benchmarks.md "Comparisons from sums") and its arrays fit the 300 MB budget; from it on
-#: the arrays would not (836 MB at 2 x 1M), while the sums path stays under 100 MB.
-SUMS_FROM_PAIRS = 250_000
+#: database: every one (the closed forms themselves start at ``bootstrap_max_n``). Measured,
+#: the sums cost no more CPU than the column path at 2 x 20k on SQLite and less from there on
+#: (docs/benchmarks.md "Comparisons from sums, one pass per join"), hold no per-example array,
+#: and on PostgreSQL leave the work to the server.
+SUMS_FROM_PAIRS = 0
 
 
 def sums_parts(
@@ -79,15 +81,14 @@ def sums_parts(
     )
     if sums is None or not closed(sums.paired) or sums.paired < SUMS_FROM_PAIRS:
         return None
-    counts = (sums.only_baseline, sums.baseline_only[0], sums.only_candidate, sums.unscored)
-    details = store.pair_details(base_row.id, cand_row.id, counts=counts)
-    weighted = DeltaSums(*details.weighted)
+    weighted = sums.weighted
     sized = [weighted.n, *(s.n for s in sums.scorers.values())]
     if any(n and not closed(n) for n in sized):
         return None  # a metric over fewer pairs draws its bootstrap from the values
-    score = _score_sums(sums, details)
+    score = _score_sums(sums)
     if not score.binary and not closed(score.n):
         return None
+    details = store.pair_details(base_row.id, cand_row.id, sums)
     base_judges = judge_tallies(store.judged_scores(base_row.id))
     judges = judge_tallies(store.judged_scores(cand_row.id))
     warnings = comparison_warnings(
@@ -128,7 +129,8 @@ def sums_parts(
         regressions_count=sums.regressions_count,
         improvements_count=sums.improvements_count,
         tie_break=tie_break_row(
-            _standing(store, base_row.id, cand_row.id), _standing(store, cand_row.id, base_row.id)
+            _standing(store, base_row.id, cand_row.id, sums.standing[0], sums.only_baseline),
+            _standing(store, cand_row.id, base_row.id, sums.standing[1], sums.only_candidate),
         ),
         decision=decide(inputs, policy),
     )
@@ -137,11 +139,11 @@ def sums_parts(
 _EMPTY = np.empty(0)
 
 
-def _score_sums(sums: PairSums, details: PairDetails) -> ScoreSums:
+def _score_sums(sums: PairSums) -> ScoreSums:
     """The decision's arrays as sums: the paired examples the baseline scored, then those only
     it has (the candidate's 0 there)."""
     p, (n_only, s_only, q_only) = sums.promotion, sums.baseline_only
-    table = details.promotion_table
+    table = sums.promotion_table
     return ScoreSums(
         p.n + n_only,
         p.delta - s_only,
@@ -293,23 +295,27 @@ def _numbers(sample_id: str, sample: ListedSample) -> ExampleNumbers:
     )
 
 
-def _standing(store: Store, run_id: str, other: str) -> RunStanding | None:
+def _standing(
+    store: Store, run_id: str, other: str, standing: PairStanding, unpaired: int
+) -> RunStanding | None:
     """``_compare._standing`` of a plain run's paired examples, from sums and two order
-    statistics of its latencies (``numpy.quantile``'s linear interpolation)."""
-    scored, total, latencies, cost, costed, unpriced = store.pair_standing(run_id, other)
-    if not scored:
+    statistics of its latencies (``numpy.quantile``'s linear interpolation); ``unpaired``: its
+    examples ``other`` lacks."""
+    if not standing.scored:
         return None
     p95 = None
-    if latencies:
-        h = (int(latencies) - 1) * 0.95
+    if standing.latencies:
+        h = (standing.latencies - 1) * 0.95
         low = math.floor(h)
-        values = store.pair_latencies(run_id, other, low, 2)
+        values = store.pair_latencies(
+            run_id, other, low, 2, total=standing.latencies, all_paired=not unpaired
+        )
         p95 = values[0] if len(values) < 2 else values[0] + (h - low) * (values[1] - values[0])
     return RunStanding(
-        weighted_score=float(total) / int(scored),
+        weighted_score=standing.total / standing.scored,
         gate_failures=0,
         correctness=None,
         safety=None,
         p95_latency=p95,
-        cost=float(cost) if costed and not unpriced else None,
+        cost=standing.cost if standing.costed and not standing.unpriced else None,
     )

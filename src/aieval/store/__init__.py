@@ -4,8 +4,15 @@ from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._owner import HEARTBEAT_EVERY_S
-from aieval.store._pair_details import BinaryTable, ListedSample, PairDetails, ScorerDetails
-from aieval.store._pair_sums import DeltaSums, PairSums, PassTable
+from aieval.store._pair_details import ListedSample, PairDetails
+from aieval.store._pair_sums import (
+    BinaryTable,
+    DeltaSums,
+    PairStanding,
+    PairSums,
+    PassTable,
+    ScorerDetails,
+)
 from aieval.store._read_pool import READ_POOL, ReadPool
 from aieval.store._received import (
     ReceivedRequest,
@@ -68,6 +75,7 @@ __all__ = [
     "LatencySums",
     "ListedSample",
     "PairDetails",
+    "PairStanding",
     "PairSums",
     "PassTable",
     "ReadPool",

@@ -1,43 +1,20 @@
 """What a comparison from sums reads beside :meth:`Store.pair_sums`: the ids of the unpaired
-and unscored examples, the weighted scores' sums over the pairs both scored, each scorer's
-missing counts and 0/1 table, the tie-break's numbers and the listed examples' numbers; all
-computed in SQL over two runs of this store (``report/_compare_sums.py`` uses them)."""
+and unscored examples (looked for only when the sums count some), the figures the sums carry
+(the weighted scores' sums and 0/100 tables, each scorer's missing counts and 0/1 table), the
+tie-break's latency order statistics and the listed examples' numbers; all computed in SQL over
+two runs of this store (``report/_compare_sums.py`` uses them)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from aieval.store._connection import Connection
+from aieval.store._pair_sums import BinaryTable, PairSums, ScorerDetails
 
-__all__ = ["BinaryTable", "ListedSample", "PairDetails", "PairDetailsReader", "ScorerDetails"]
+__all__ = ["ListedSample", "PairDetails", "PairDetailsReader"]
 
 _MAX = 1.7976931348623157e308
-
-
-@dataclass(frozen=True, slots=True)
-class BinaryTable:
-    """Paired values ``b``, ``c``: whether each is a 0/``one`` value (``binary``), and the
-    pairs where only the candidate's (``wins``) or only the baseline's (``losses``) is ``one``."""
-
-    binary: bool
-    wins: int
-    losses: int
-
-
-@dataclass(frozen=True, slots=True)
-class ScorerDetails:
-    """One scorer over the paired examples: the pairs only the baseline (``candidate_missing``)
-    or only the candidate (``baseline_missing``) has a finite value of, its 0/1 table over the
-    pairs both have, and where the record path first meets it (``first``: the first pair's dataset
-    position, the side, then its first score row in insertion order: the order samples list
-    their scorers, exact when the run's samples were written in dataset order)."""
-
-    candidate_missing: int
-    baseline_missing: int
-    table: BinaryTable
-    first: tuple[int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,70 +46,57 @@ class PairDetails:
 class PairDetailsReader(Connection):
     """Two runs of this store paired in SQL (see the module docstring)."""
 
-    def pair_details(
-        self, baseline: str, candidate: str, *, counts: tuple[int, int, int, int] | None = None
-    ) -> PairDetails:
+    def pair_details(self, baseline: str, candidate: str, sums: PairSums) -> PairDetails:
         """The details of ``baseline`` and ``candidate`` (run ids of this store, plain runs
-        without epochs: one sample per example).
-
-        ``counts``, when the caller knows them (``pair_sums``): the examples only the baseline
-        has, those of them it scored, those only the candidate has, and the paired ones the
-        candidate left unscored; a list known to be empty is not looked for.
-        """
-        only_b_n, missing_n, only_c_n, unscored_n = counts or (1, 1, 1, 1)
-        only_b = self._details_ids(baseline, candidate, scored=False) if only_b_n else []
-        only_c = self._details_ids(candidate, baseline, scored=False) if only_c_n else []
-        missing = self._details_ids(baseline, candidate, scored=True) if missing_n else []
-        w = self._read_one(
-            "SELECT COUNT(*), SUM(b.weighted_score), SUM(b.weighted_score * b.weighted_score),"
-            " SUM(c.weighted_score), SUM(c.weighted_score * c.weighted_score),"
-            " SUM(c.weighted_score - b.weighted_score), SUM((c.weighted_score - b.weighted_score)"
-            " * (c.weighted_score - b.weighted_score)),"
-            f" {_table('b.weighted_score', 'c.weighted_score', 100.0)}"
-            " FROM samples b JOIN samples c ON c.run_id = ? AND c.sample_id = b.sample_id"
-            " WHERE b.run_id = ? AND b.weighted_score IS NOT NULL"
-            " AND c.weighted_score IS NOT NULL",
-            (candidate, baseline),
+        without epochs: one sample per example) beside their ``sums``
+        (:meth:`~aieval.store._pair_sums.PairSumsReader.pair_sums`): the figures come from
+        them, and a list they count as empty is not looked for."""
+        only_b = self._details_ids(baseline, candidate, scored=False) if sums.only_baseline else []
+        only_c = self._details_ids(candidate, baseline, scored=False) if sums.only_candidate else []
+        missing = (
+            self._details_ids(baseline, candidate, scored=True) if sums.baseline_only[0] else []
         )
-        assert w is not None
-        unscored, promotion = self._details_promotion(baseline, candidate, bool(unscored_n))
+        w = sums.weighted
         return PairDetails(
             only_baseline=only_b,
             only_candidate=only_c,
             missing=missing,
-            unscored=unscored,
-            weighted=(_int(w[0]), *(_float(v) for v in w[1:7])),  # type: ignore[arg-type]
-            weighted_table=_binary(w[7:10]),
-            promotion_table=promotion,
-            scorers=self._details_scorers(baseline, candidate),
+            unscored=self._details_unscored(baseline, candidate) if sums.unscored else [],
+            weighted=(
+                w.n,
+                w.baseline,
+                w.baseline_squares,
+                w.candidate,
+                w.candidate_squares,
+                w.delta,
+                w.delta_squares,
+            ),
+            weighted_table=sums.weighted_table,
+            promotion_table=sums.promotion_table,
+            scorers=sums.scorer_details,
         )
 
-    def pair_standing(self, run_id: str, other: str) -> tuple[Any, ...]:
-        """Over the examples of ``run_id`` that ``other`` has too: the count and sum of its
-        weighted scores, the count of its latencies, the sum of its costs, whether any is
-        unpriced."""
-        row = self._read_one(
-            "SELECT COUNT(s.weighted_score), SUM(s.weighted_score), COUNT(s.latency_s),"
-            " SUM(s.cost), COUNT(s.cost), MAX(CASE WHEN s.cost IS NULL AND"
-            " (s.input_tokens IS NOT NULL OR s.output_tokens IS NOT NULL OR EXISTS (SELECT 1"
-            " FROM model_calls m WHERE m.run_id = s.run_id AND m.sample_id = s.sample_id"
-            " AND m.error IS NULL)) THEN 1 ELSE 0 END)"
-            f" FROM samples s {_paired_to('s', '?')} WHERE s.run_id = ?",
-            (other, run_id),
-        )
-        assert row is not None
-        return row
-
-    def pair_latencies(self, run_id: str, other: str, offset: int, count: int) -> list[float]:
+    def pair_latencies(
+        self, run_id: str, other: str, offset: int, count: int, *, total: int, all_paired: bool
+    ) -> list[float]:
         """The ``count`` latencies of ``run_id``'s examples ``other`` has too from ``offset``,
-        in increasing order (the order statistics a quantile interpolates)."""
+        in increasing order (the order statistics a quantile interpolates), of ``total``
+        (``all_paired``: ``other`` has every example of ``run_id``, so none is looked up).
+        Past the middle they are counted from the top, so the database keeps only those above
+        them, not every latency, in order."""
+        paired = "" if all_paired else f" {_paired_to('s', '?')}"
+        args = (run_id,) if all_paired else (other, run_id)
+        order, count = "ASC", max(min(count, total - offset), 0)
+        if offset > total // 2:
+            order, offset = "DESC", total - offset - count
         rows = self._read(
-            f"SELECT s.latency_s FROM samples s {_paired_to('s', '?')} WHERE s.run_id = ?"
-            f" AND s.latency_s IS NOT NULL ORDER BY s.latency_s LIMIT {int(count)}"
+            f"SELECT s.latency_s FROM samples s{paired} WHERE s.run_id = ?"
+            f" AND s.latency_s IS NOT NULL ORDER BY s.latency_s {order} LIMIT {int(count)}"
             f" OFFSET {int(offset)}",
-            (other, run_id),
+            args,
         )
-        return [float(r[0]) for r in rows]
+        values = [float(r[0]) for r in rows]
+        return values if order == "ASC" else values[::-1]
 
     def listed_samples(self, run_id: str, ids: Sequence[str]) -> dict[str, ListedSample]:
         """The numbers of these samples of ``run_id`` (the listed changes: a few)."""
@@ -159,12 +123,10 @@ class PairDetailsReader(Connection):
         )
         return [str(r[0]) for r in rows]
 
-    def _details_promotion(
-        self, baseline: str, candidate: str, any_unscored: bool
-    ) -> tuple[list[str], BinaryTable]:
-        """The paired examples the candidate left unscored (baseline order), and the 0/100
-        table of the decision's arrays (without ``any_unscored``, none of its scores is left
-        unscored but for a missing one: the per-scorer test is skipped)."""
+    def _details_unscored(self, baseline: str, candidate: str) -> list[str]:
+        """The paired examples the baseline scored and the candidate left unscored (no
+        promotion score, or a scorer the baseline has a finite value of without one), in the
+        baseline's order."""
         finite_b, finite_c = (
             _finite("bs.value", self._details_pg),
             _finite("cs.value", self._details_pg),
@@ -174,75 +136,14 @@ class PairDetailsReader(Connection):
             " AND cs.sample_id = bs.sample_id AND cs.scorer = bs.scorer WHERE bs.run_id = b.run_id"
             f" AND bs.sample_id = b.sample_id AND {finite_b} AND NOT COALESCE({finite_c}, FALSE))"
         )
-        un = (
-            "CASE WHEN c.promotion_score IS NULL THEN 1 WHEN c.error IS NOT NULL THEN 0"
-            f" WHEN {lacks if any_unscored else 'FALSE'} THEN 1 ELSE 0 END"
-        )
-        rows = (
-            []
-            if not any_unscored
-            else self._read(
-                f"SELECT b.sample_id FROM samples b JOIN samples c ON c.run_id = ?"
-                " AND c.sample_id = b.sample_id WHERE b.run_id = ?"
-                " AND b.promotion_score IS NOT NULL"
-                f" AND {un} = 1 ORDER BY b.idx, b.sample_id",
-                (candidate, baseline),
-            )
-        )
-        unscored = [str(r[0]) for r in rows]
-        cv = f"CASE WHEN {un} = 1 THEN 0.0 ELSE c.promotion_score END"
-        row = self._read_one(
-            f"SELECT {_table('b.promotion_score', cv, 100.0)} FROM samples b LEFT JOIN samples c"
-            " ON c.run_id = ? AND c.sample_id = b.sample_id WHERE b.run_id = ?"
-            " AND b.promotion_score IS NOT NULL",
+        rows = self._read(
+            "SELECT b.sample_id FROM samples b JOIN samples c ON c.run_id = ?"
+            " AND c.sample_id = b.sample_id WHERE b.run_id = ? AND b.promotion_score IS NOT NULL"
+            " AND CASE WHEN c.promotion_score IS NULL THEN 1 WHEN c.error IS NOT NULL THEN 0"
+            f" WHEN {lacks} THEN 1 ELSE 0 END = 1 ORDER BY b.idx, b.sample_id",
             (candidate, baseline),
         )
-        assert row is not None
-        # an example the candidate lacks counts 0 for it: COALESCE in _table's terms
-        return unscored, _binary(row)
-
-    def _details_scorers(self, baseline: str, candidate: str) -> dict[str, ScorerDetails]:
-        fb, fc = _finite("bs.value", self._details_pg), _finite("cs.value", self._details_pg)
-        both = f"({fb} AND {fc})"
-        rows = self._read(
-            f"SELECT bs.scorer, SUM(CASE WHEN {fb} AND NOT COALESCE({fc}, FALSE) THEN 1 ELSE 0"
-            f" END), SUM(CASE WHEN {both} AND NOT (bs.value IN (0, 1) AND cs.value IN (0, 1))"
-            f" THEN 1 ELSE 0 END), SUM(CASE WHEN {both} AND cs.value = 1 AND bs.value = 0"
-            f" THEN 1 ELSE 0 END), SUM(CASE WHEN {both} AND bs.value = 1 AND cs.value = 0"
-            " THEN 1 ELSE 0 END), MIN(b.idx), MIN(bs.rowid)"
-            " FROM scores bs JOIN samples b ON b.run_id = bs.run_id AND b.sample_id = bs.sample_id"
-            " JOIN samples c ON c.run_id = ? AND c.sample_id = bs.sample_id"
-            " LEFT JOIN scores cs ON cs.run_id = c.run_id AND cs.sample_id = bs.sample_id"
-            " AND cs.scorer = bs.scorer WHERE bs.run_id = ? GROUP BY bs.scorer",
-            (candidate, baseline),
-        )
-        found = {
-            str(r[0]): ScorerDetails(
-                _int(r[1]),
-                0,
-                BinaryTable(not _int(r[2]), _int(r[3]), _int(r[4])),
-                (_int(r[5]), 0, _int(r[6])),
-            )
-            for r in rows
-        }
-        rows = self._read(
-            f"SELECT cs.scorer, SUM(CASE WHEN {fc} AND NOT COALESCE({fb}, FALSE) THEN 1 ELSE 0"
-            " END), MIN(b.idx), MIN(cs.rowid)"
-            " FROM scores cs JOIN samples b ON b.run_id = ? AND b.sample_id = cs.sample_id"
-            " LEFT JOIN scores bs ON bs.run_id = b.run_id AND bs.sample_id = cs.sample_id"
-            " AND bs.scorer = cs.scorer WHERE cs.run_id = ? GROUP BY cs.scorer",
-            (baseline, candidate),
-        )
-        for r in rows:
-            name, missing, first = str(r[0]), _int(r[1]), (_int(r[2]), 1, _int(r[3]))
-            old = found.get(name)
-            if old is None:
-                found[name] = ScorerDetails(0, missing, BinaryTable(True, 0, 0), first)
-            else:
-                found[name] = ScorerDetails(
-                    old.candidate_missing, missing, old.table, min(old.first, first)
-                )
-        return found
+        return [str(r[0]) for r in rows]
 
     @property
     def _details_pg(self) -> bool:
@@ -253,29 +154,6 @@ def _paired_to(alias: str, other: str) -> str:
     return f"JOIN samples o ON o.run_id = {other} AND o.sample_id = {alias}.sample_id"
 
 
-def _table(b: str, c: str, one: float) -> str:
-    """Three sums: values not 0 or ``one`` on either side (``c`` NULL counts 0), the pairs
-    where only ``c`` is ``one``, those where only ``b`` is."""
-    cz = f"COALESCE({c}, 0.0)"
-    return (
-        f"SUM(CASE WHEN {b} IN (0, {one!r}) AND {cz} IN (0, {one!r}) THEN 0 ELSE 1 END),"
-        f" SUM(CASE WHEN {cz} = {one!r} AND {b} = 0 THEN 1 ELSE 0 END),"
-        f" SUM(CASE WHEN {b} = {one!r} AND {cz} = 0 THEN 1 ELSE 0 END)"
-    )
-
-
-def _binary(row: Sequence[Any]) -> BinaryTable:
-    return BinaryTable(not _int(row[0]), _int(row[1]), _int(row[2]))
-
-
 def _finite(column: str, pg: bool) -> str:
     bound = f"CAST({_MAX!r} AS DOUBLE PRECISION)" if pg else repr(_MAX)
     return f"({column} >= -{bound} AND {column} <= {bound})"
-
-
-def _int(value: Any) -> int:
-    return 0 if value is None else int(value)
-
-
-def _float(value: Any) -> float:
-    return 0.0 if value is None else float(value)
