@@ -164,6 +164,8 @@ def generate_runs(location: str, n: int) -> dict[str, str]:
                     rows = "generate_series(0, %s) AS g(i)"
                     sql = sql.replace("%", "%%").replace("?", "%s").replace("{rows}", rows)
                     conn.execute(sql, (ids[name], n - 1))
+                # written by SQL, not by the writer: no rollups (the first report keeps them)
+                conn.execute("DELETE FROM run_totals")
                 conn.execute("ANALYZE")
         else:
             import sqlite3
@@ -173,6 +175,7 @@ def generate_runs(location: str, n: int) -> dict[str, str]:
                     rows = "(WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq"
                     rows += " WHERE i < ?) SELECT i FROM seq)"
                     conn.execute(sql.replace("{rows}", rows), (ids[name], n - 1))
+                conn.execute("DELETE FROM run_totals")
                 conn.execute("ANALYZE")
         print(f"  generated the {name} run of {n} samples in {time.perf_counter() - started:.1f} s")
     return ids

@@ -286,3 +286,23 @@ def test_a_batch_the_rollups_cannot_sum_is_stored_and_its_run_scanned(
             assert totals is None  # dropped, not left stale: the next report scans
         else:
             _assert_equal_to_scan(store, run_id)
+
+
+def test_a_sample_written_around_the_writer_is_never_read_stale(store_location: str) -> None:
+    """A sample inserted by hand (or by another program on a shared store) does not pass
+    through the rollups: the count tells, and the run is summed again."""
+    with Store(store_location) as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_sample(i) for i in range(30)])
+        before = store.run_sums(run_id)
+        assert before is not None and before.samples == 30
+        store._write(
+            "INSERT INTO samples (run_id, sample_id, idx, input, passed, created_at, verdict,"
+            " verdict_passed, verdict_plain, verdict_values) SELECT run_id, 'by-hand', 999,"
+            " input, 0, created_at, verdict, 0, 1, 0 FROM samples WHERE run_id = ? AND idx = 0",
+            (run_id,),
+        )
+        after = store.run_sums(run_id)
+        assert after is not None and after.samples == 31
+        assert after.passed == before.passed
+        _assert_equal_to_scan(store, run_id)

@@ -323,14 +323,20 @@ class RollupReader(Connection):
         if not self._rollups_usable():
             return None
         found = self.run_totals(run_id)
-        if found is not None:
+        if found is not None and found.samples == self._stored_samples(run_id):
             return found
+        # none, or a sample written around the writer (by hand, by an older aieval on a shared
+        # store): the rollups are rebuilt from the samples, never read stale
         try:
             self.rebuild_rollups(run_id)
         except Exception as exc:  # a store we may not write: scanned each time
             log.debug("cannot store the rollups of run %s: %s", run_id, self._why(exc))
             return None
         return self.run_totals(run_id)
+
+    def _stored_samples(self, run_id: str) -> int:
+        row = self._read_one("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
+        return int(row[0]) if row is not None else 0
 
     def run_totals(self, run_id: str) -> RunTotals | None:
         """The run's ``run_totals`` row, or ``None`` when its rollups are not valid."""
