@@ -9,7 +9,7 @@ from typing import Any
 
 from aieval._calls import collect_calls, note_latency
 from aieval._json import too_deep
-from aieval._records import SampleRecord, ScoreRecord, redact_record
+from aieval._records import CallRecord, SampleRecord, ScoreRecord, redact_record
 from aieval._types import Example
 from aieval._usage_figures import ModelPrice, call_cost
 from aieval.core import GradeInput, Reason, ThresholdGrader, Verdict, drop_unstorable_counts
@@ -77,20 +77,7 @@ class SampleProcessor:
             raise  # a store failure (the response cache's) is the run's, not the target's
         except BaseException as exc:
             output = Output(None, error=f"{type(exc).__name__}: {exc}")
-        calls[:0] = output.calls
-        note_latency(output.latency_s if output.error is None else None)
-        record = SampleRecord(
-            id=example.sample_id,
-            index=index,
-            input=example.input,
-            expected=example.expected,
-            prediction=output.text,
-            metadata=example.metadata,
-            error=output.error,
-            latency_s=output.latency_s,
-            calls=calls,
-            epoch=example.epoch,
-        )
+        record = _answered(example, index, output, calls)
         own = RowScoring()
         if example.checks:
             # a row's pattern, schema or expression is checked in a worker (each under the
@@ -143,20 +130,7 @@ class SampleProcessor:
             return None  # a score to make on its own: the sample's own path
         prescorer.take(index)
         calls = collect_calls(self.prices)  # what a grader may read of the sample's calls
-        calls[:0] = output.calls
-        note_latency(output.latency_s if output.error is None else None)
-        record = SampleRecord(
-            id=example.sample_id,
-            index=index,
-            input=example.input,
-            expected=example.expected,
-            prediction=output.text,
-            metadata=example.metadata,
-            error=output.error,
-            latency_s=output.latency_s,
-            calls=calls,
-            epoch=example.epoch,
-        )
+        record = _answered(example, index, output, calls)
         if output.error is None:
             assert ready is not None
             record.scores = {s.name: ready[position] for position, s in enumerate(self.scorers)}
@@ -326,3 +300,24 @@ def unstorable_record(record: SampleRecord, why: Exception) -> SampleRecord:
     """What is stored of a sample holding a value the store cannot keep: its id, input and
     expected answer, failed with the reason (its output, scores and calls are dropped)."""
     return _failed(record.id, record.index, record, f"the sample could not be stored: {why}")
+
+
+def _answered(
+    example: Example, index: int, output: Output, calls: list[CallRecord]
+) -> SampleRecord:
+    """The sample's record as its target answered, before scoring: the target's own calls
+    first in ``calls`` (those collected while it answered), its latency noted for the run."""
+    calls[:0] = output.calls
+    note_latency(output.latency_s if output.error is None else None)
+    return SampleRecord(
+        id=example.sample_id,
+        index=index,
+        input=example.input,
+        expected=example.expected,
+        prediction=output.text,
+        metadata=example.metadata,
+        error=output.error,
+        latency_s=output.latency_s,
+        calls=calls,
+        epoch=example.epoch,
+    )
