@@ -323,10 +323,8 @@ class RollupReader(Connection):
         if not self._rollups_usable():
             return None
         found = self.run_totals(run_id)
-        if found is not None and found.samples == self._stored_samples(run_id):
+        if found is not None:
             return found
-        # none, or a sample written around the writer (by hand, by an older aieval on a shared
-        # store): the rollups are rebuilt from the samples, never read stale
         try:
             self.rebuild_rollups(run_id)
         except Exception as exc:  # a store we may not write: scanned each time
@@ -334,18 +332,20 @@ class RollupReader(Connection):
             return None
         return self.run_totals(run_id)
 
-    def _stored_samples(self, run_id: str) -> int:
-        row = self._read_one("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
-        return int(row[0]) if row is not None else 0
-
     def run_totals(self, run_id: str) -> RunTotals | None:
-        """The run's ``run_totals`` row, or ``None`` when its rollups are not valid."""
+        """The run's ``run_totals`` row, or ``None`` when its rollups are not valid: none kept,
+        or a sample count other than the run's (a sample written around the writer, by hand or
+        by an older aieval on a shared store: the rollups are then rebuilt, never read stale)."""
         names = [name for name, _, _ in TOTALS] + [name for name, _ in CALL_TOTALS]
         row = self._read_one(
-            f"SELECT {', '.join(names)}, judged, first_sample FROM run_totals WHERE run_id = ?",
+            f"SELECT {', '.join(names)}, judged, first_sample, (SELECT COUNT(*) FROM samples s"
+            " WHERE s.run_id = t.run_id) FROM run_totals t WHERE t.run_id = ?",
             (run_id,),
         )
         if row is None:
+            return None
+        counted, row = row[-1], row[:-1]
+        if int(counted) != int(row[0] or 0):
             return None
         values: dict[str, Any] = {}
         hows = [how for _, _, how in TOTALS] + ["sum"] * len(CALL_TOTALS)
