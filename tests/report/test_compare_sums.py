@@ -5,32 +5,17 @@ otherwise, on each backend."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from tests.report.golden.fixture import PAIRS
 from tests.report.test_compare_columns import _rows, _run
+from tests.support.close import differences
 
 import aieval.report._compare as compare_module
 from aieval.report import compare_runs
 from aieval.store import Store
-
-
-def _close(a: Any, b: Any, path: str = "") -> None:
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and sorted(a) == sorted(b), (path, sorted(a), sorted(b))
-        for key in a:
-            _close(a[key], b[key], f"{path}.{key}")
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), (path, a, b)
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and isinstance(b, float):
-        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), (path, a, b)
-    else:
-        assert a == b, (path, a, b)
 
 
 def _both_ways(
@@ -77,7 +62,7 @@ def test_the_golden_plain_runs_compare_alike(golden_copy: str, monkeypatch: Any)
     with Store(golden_copy) as golden:
         for max_examples in (3, None):
             fast, slow = _both_ways(golden, monkeypatch, base, cand, max_examples=max_examples)
-            _close(fast, slow)
+            assert differences(fast, slow) == []
         assert fast["only_baseline_count"] and fast["only_candidate_count"]
         assert fast["regressions_count"] and fast["improvements_count"]
         assert {m["method"] for m in fast["metrics"]} >= {"paired t interval"}
@@ -94,7 +79,7 @@ def test_runs_with_unpaired_and_unscored_examples_compare_alike(
     _run(store, "base", rows_b)
     _run(store, "cand", rows_c)
     fast, slow = _both_ways(store, monkeypatch, "base", "cand", max_examples=5)
-    _close(fast, slow)
+    assert differences(fast, slow) == []
     rules = {r["rule"]: r for r in fast["decision"]["rules"]}
     assert rules["candidate_coverage"]["details"]["unscored"] == 4
     assert fast["only_baseline_count"] == 5 and fast["only_candidate_count"] == 10
@@ -108,7 +93,7 @@ def test_pass_fail_scores_take_the_paired_proportion_test_alike(
     _run(store, "base", rows)
     _run(store, "cand", better)
     fast, slow = _both_ways(store, monkeypatch, "base", "cand")
-    _close(fast, slow)
+    assert differences(fast, slow) == []
     methods = {m["name"]: m["method"] for m in fast["metrics"]}
     assert methods["weighted_score"] == "paired-proportion score test"
 

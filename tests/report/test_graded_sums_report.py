@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from tests.report.golden.fixture import PAIRS
+from tests.support.close import differences
 
 import aieval.report._bundle as bundle
 from aieval._records import SampleRecord, ScoreRecord
@@ -62,32 +63,12 @@ def _record_path(
         return _report(store, run_id, least)
 
 
-def _close(a: Any, b: Any, where: str = "") -> list[str]:
-    """Where ``a`` and ``b`` differ: floats beyond a relative 1e-9, anything else at all."""
-    if isinstance(a, float) and isinstance(b, float | int) and not isinstance(b, bool):
-        ok = math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-        return [] if ok else [f"{where}: {a!r} != {b!r}"]
-    if isinstance(a, dict) and isinstance(b, dict):
-        if a.keys() != b.keys():
-            return [f"{where}: keys {sorted(a)} != {sorted(b)}"]
-        return [d for k in a for d in _close(a[k], b[k], f"{where}.{k}")]
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return [f"{where}: {len(a)} items != {len(b)}"]
-        return [
-            d
-            for i, (x, y) in enumerate(zip(a, b, strict=True))
-            for d in _close(x, y, f"{where}[{i}]")
-        ]
-    return [] if a == b and type(a) is type(b) else [f"{where}: {a!r} != {b!r}"]
-
-
 def test_golden_graded_runs_from_sums_equal_the_record_path(
     golden: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for run_id in PAIRS["graded"]:
         summed = _sums_path(golden, monkeypatch, run_id)
-        assert _close(summed, _record_path(golden, monkeypatch, run_id)) == [], run_id
+        assert differences(summed, _record_path(golden, monkeypatch, run_id)) == [], run_id
         assert summed["graded"] and summed["gates"] and summed["groups"]["workflow"]
         assert summed["groups"]["agents"] and summed["grades"]["A"]
         assert summed["weighted_score"]["method"] != "percentile bootstrap"
@@ -174,7 +155,7 @@ def test_workflow_figures_from_sums_equal_the_record_path(
     workflow_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     summed = _sums_path(workflow_store, monkeypatch, "wf")
-    assert _close(summed, _record_path(workflow_store, monkeypatch, "wf")) == []
+    assert differences(summed, _record_path(workflow_store, monkeypatch, "wf")) == []
     coverage = summed["weighted_score"]["coverage"]
     assert list(coverage["unscored"]) == ["citations", "tone"]  # the order first met
     groups = {g["key"]: g["samples"] for g in summed["groups"]["workflow"]}
@@ -201,7 +182,7 @@ def test_a_copied_workflow_run_is_summed_too(
         row = workflow_store.get_run("wf")
         copy.import_run(row, workflow_store.stored_samples("wf"))
         summed = _sums_path(copy, monkeypatch, "wf")
-        assert _close(summed, _record_path(workflow_store, monkeypatch, "wf")) == []
+        assert differences(summed, _record_path(workflow_store, monkeypatch, "wf")) == []
     finally:
         copy.close()
 
@@ -281,7 +262,7 @@ def test_conformance_workflow_runs_from_sums_equal_the_record_path(
             # half the logs have a weighted score: 20 values, each a closed-form column
             summed = _sums_path(store, monkeypatch, run_id, least=10)
             record = _record_path(store, monkeypatch, run_id, least=10)
-            assert _close(summed, record) == [], definition
+            assert differences(summed, record) == [], definition
             assert summed["graded"] and summed["gates"] and summed["groups"]["agents"]
     finally:
         store.close()
@@ -354,6 +335,6 @@ def test_the_benchmarks_generated_runs_are_what_the_writer_stores(
             assert sorted(stored) == sorted(r[1:] for r in rows), sample_id
             assert (plain, level, grade) == (typed[2], graded[2], graded[0])
         summed = _sums_path(store, monkeypatch, run_id, least=50)
-        assert _close(summed, _record_path(store, monkeypatch, run_id, least=50)) == []
+        assert differences(summed, _record_path(store, monkeypatch, run_id, least=50)) == []
     finally:
         store.close()

@@ -3,11 +3,11 @@ the per-example arrays wherever the method is a closed form."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pytest
+from tests.support.close import differences
 
 from aieval.report._evidence import Coverage, PassCounts, PassValues
 from aieval.report._policy import DecisionInputs, PromotionPolicy, decide
@@ -17,22 +17,6 @@ from aieval.stats import (
     noninferiority_from_moments,
     noninferiority_test,
 )
-
-
-def _close(a: Any, b: Any, path: str = "") -> None:
-    """Equal, floats within 1e-9 relative (1e-12 absolute near 0), the rest exactly."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and a.keys() == b.keys(), path
-        for key in a:
-            _close(a[key], b[key], f"{path}.{key}")
-    elif isinstance(a, list | tuple):
-        assert isinstance(b, list | tuple) and len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and not isinstance(b, bool):
-        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), (path, a, b)
-    else:
-        assert a == b, path
 
 
 def _inputs(b: np.ndarray, c: np.ndarray, pb: np.ndarray, pc: np.ndarray, sums: bool) -> Any:
@@ -71,7 +55,7 @@ def test_decision_from_sums_equals_the_arrays(binary: bool, shift: float) -> Non
     policy = PromotionPolicy(bootstrap_max_n=100)
     arrays = decide(_inputs(b, c, pb, pc, sums=False), policy).to_dict()
     sums = decide(_inputs(b, c, pb, pc, sums=True), policy).to_dict()
-    _close(sums, arrays)
+    assert differences(sums, arrays) == []
 
 
 def test_sums_refuse_the_bootstrap() -> None:
@@ -88,10 +72,10 @@ def test_moments_and_counts_equal_the_arrays() -> None:
     d = rng.normal(0.5, 2.0, 500)
     a = noninferiority_test(d, margin=1.0, method="t").to_dict()
     m = noninferiority_from_moments(500, float(d.mean()), float(d.std(ddof=1)), margin=1.0)
-    _close(m.to_dict(), a)
+    assert differences(m.to_dict(), a) == []
     o = rng.choice([-1.0, 0.0, 1.0], 300, p=[0.1, 0.75, 0.15])
     p = noninferiority_test(100 * o, margin=5.0, method="proportion", scale=100.0).to_dict()
     q = noninferiority_from_counts(
         int(np.sum(o > 0)), int(np.sum(o < 0)), 300, margin=5.0, scale=100.0
     )
-    _close(q.to_dict(), p)
+    assert differences(q.to_dict(), p) == []

@@ -9,12 +9,12 @@ the sums path (``sample_columns`` and ``iter_samples`` refused while it runs).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from tests.report.golden.fixture import PAIRS
+from tests.support.close import differences
 
 import aieval.report._bundle as bundle
 from aieval.report import build_report
@@ -56,32 +56,12 @@ def _record_path(store: Store, monkeypatch: pytest.MonkeyPatch, run_id: str) -> 
         return _report(store, run_id, bootstrap_max_n=30)
 
 
-def _close(a: Any, b: Any, where: str = "") -> list[str]:
-    """Where ``a`` and ``b`` differ: floats beyond a relative 1e-9, anything else at all."""
-    if isinstance(a, float) and isinstance(b, float | int) and not isinstance(b, bool):
-        ok = math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-        return [] if ok else [f"{where}: {a!r} != {b!r}"]
-    if isinstance(a, dict) and isinstance(b, dict):
-        if a.keys() != b.keys():
-            return [f"{where}: keys {sorted(a)} != {sorted(b)}"]
-        return [d for k in a for d in _close(a[k], b[k], f"{where}.{k}")]
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return [f"{where}: {len(a)} items != {len(b)}"]
-        return [
-            d
-            for i, (x, y) in enumerate(zip(a, b, strict=True))
-            for d in _close(x, y, f"{where}[{i}]")
-        ]
-    return [] if a == b and type(a) is type(b) else [f"{where}: {a!r} != {b!r}"]
-
-
 def test_plain_runs_from_sums_equal_the_record_path(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for run_id in PLAIN:
         summed = _sums_path(store, monkeypatch, run_id)
-        assert _close(summed, _record_path(store, monkeypatch, run_id)) == [], run_id
+        assert differences(summed, _record_path(store, monkeypatch, run_id)) == [], run_id
         # the closed forms were drawn, and the parts the fixture holds came out
         assert summed["weighted_score"]["method"] != "percentile bootstrap"
         assert summed["failure_reasons"] and summed["groups"]["slices"]["topic"]
