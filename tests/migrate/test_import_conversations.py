@@ -206,6 +206,123 @@ def test_a_plain_promptfoo_config_is_not_taken_for_conversations(tmp_path: Path)
     assert not is_conversation_config(config)
 
 
+def test_jsonl_and_a_test_runs_conversational_test_cases_import(tmp_path: Path) -> None:
+    """``save_as("jsonl")`` writes a golden a line; a test run's file holds
+    ``conversationalTestCases`` with camelCase names and results; a test case may have no
+    scenario (its expected outcome is then the goal)."""
+    items = _items("goldens_multi_turn.json")[:2]
+    lines = tmp_path / "goldens.jsonl"
+    lines.write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
+    from_lines = import_deepeval(lines, tmp_path / "a")
+    assert [s.goal for s in load_scenarios(from_lines.scenarios)] == [i["scenario"] for i in items]
+    case = {
+        "name": "refund",
+        "success": False,
+        "metricsData": [{"name": "Role Adherence", "score": 0.2}],
+        "expectedOutcome": "The kettle is refunded",
+        "userDescription": "an angry customer",
+        "chatbotRole": "a support agent",
+        "turns": [
+            {"role": "user", "content": "Refund my kettle", "retrievalContext": ["policy"]},
+            {
+                "role": "assistant",
+                "content": "Done",
+                "toolsCalled": [
+                    {"name": "refund", "inputParameters": {"order": 7}, "output": "refunded"}
+                ],
+            },
+        ],
+    }
+    run = tmp_path / "latest_test_run.json"
+    run.write_text(json.dumps({"testCases": [], "conversationalTestCases": [case]}), "utf-8")
+    result = import_deepeval(run, tmp_path / "b")
+    (scenario,) = load_scenarios(result.scenarios)
+    assert scenario.id == "refund" and scenario.goal == "The kettle is refunded"
+    assert scenario.persona == "an angry customer" and scenario.user_turns == ("Refund my kettle",)
+    assert scenario.metadata["chatbot_role"] == "a support agent"
+    assert scenario.tools[0].result_for({"order": 7}) == "refunded"
+    left = {t.field: t.note for t in result.untranslated}
+    assert "earlier DeepEval run" in left["metrics_data"] and "turns[].retrieval_context" in left
+    assert result.recorded is not None
+    (record,) = [Conversation.from_json(x) for x in result.recorded.read_text("utf-8").splitlines()]
+    assert [(t.role, t.content) for t in record.turns] == [
+        ("user", "Refund my kettle"),
+        ("assistant", ""),
+        ("tool", "refunded"),
+        ("assistant", "Done"),
+    ]
+    assert record.turns[1].tool_calls[0].arguments == '{"order": 7}'
+    (replayed,) = asyncio.run(run_conversations([scenario], None, records=[record], mode="all"))
+    assert replayed.transcript() == record.transcript()
+
+
+def test_simulated_user_settings_and_a_plain_conversation_prompt(tmp_path: Path) -> None:
+    """``instructions`` in the provider's config is a template over the test's variables;
+    ``initialMessages`` open the scenario (a system message is named, not kept); ``stateful``
+    is named; tests without ``conversationId`` under a prompt reading ``_conversation`` are
+    one conversation, the prompt's text (its loop taken out) each test's user turn."""
+    folder = tmp_path / "pf"
+    folder.mkdir()
+    simulated = folder / "simulated.yaml"
+    simulated.write_text(
+        yaml.safe_dump(
+            {
+                "prompts": ["You are a travel agent."],
+                "providers": [{"id": "openai:chat:gpt-4o", "config": {"temperature": 0}}],
+                "defaultTest": {
+                    "provider": {
+                        "id": "promptfoo:simulated-user",
+                        "config": {
+                            "instructions": "You want to fly to {{city}}.",
+                            "maxTurns": 2,
+                            "stateful": True,
+                            "initialMessages": [
+                                {"role": "system", "content": "be terse"},
+                                {"role": "user", "content": "I pay with {{card}}"},
+                                {"role": "assistant", "content": "Noted."},
+                            ],
+                        },
+                    }
+                },
+                "tests": [{"vars": {"city": "Oslo", "card": "visa"}}],
+            }
+        ),
+        encoding="utf-8",
+    )
+    result = import_promptfoo_conversations(simulated, tmp_path / "a")
+    (scenario,) = load_scenarios(result.scenarios)
+    assert scenario.goal == "You want to fly to Oslo." and scenario.max_turns == 2
+    assert [(m.role, m.content) for m in scenario.initial_messages] == [
+        ("user", "I pay with visa"),
+        ("assistant", "Noted."),
+    ]
+    left = {t.field for t in result.untranslated}
+    assert {"stateful", "role"} <= left
+    doc = yaml.safe_load(result.eval_file.read_text(encoding="utf-8"))
+    assert doc["target"] == {
+        "provider": "openai",
+        "model": "gpt-4o",
+        "params": {"temperature": 0},
+        "system_prompt": "You are a travel agent.",
+    }
+    plain = folder / "plain.yaml"
+    loop = "{% for c in _conversation %}{{ c.input }} {{ c.output }}{% endfor %}"
+    plain.write_text(
+        yaml.safe_dump(
+            {
+                "prompts": [loop + "Q: {{q}}"],
+                "providers": ["openai:gpt-4o-mini"],
+                "tests": [{"vars": {"q": "one"}}, {"vars": {"q": "two"}}],
+            }
+        ),
+        encoding="utf-8",
+    )
+    assert is_conversation_config(plain)
+    result = import_promptfoo_conversations(plain, tmp_path / "b")
+    (scenario,) = load_scenarios(result.scenarios)
+    assert scenario.id == "conversation" and scenario.user_turns == ("Q: one", "Q: two")
+
+
 HOSTILE_DEEPEVAL: list[dict[str, Any]] = [
     {
         "scenario": "Refund a broken kettle",

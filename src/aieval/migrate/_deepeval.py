@@ -52,12 +52,40 @@ _TO_METADATA = {
     "tags": "metadata.tags",
     "name": "metadata.name",
 }
+#: a test run's results: what DeepEval measured then, not what the scenario is
+_RESULTS = "a result of an earlier DeepEval run; aieval scores each run itself"
 _NOT_TRANSLATED = {
     "mcp_servers": "MCP servers are the target's own setup; give the target its tools",
     "flaky": "aieval runs each scenario alike; use epochs for repeated runs",
     "multimodal": "scenarios hold text turns",
     "voice": "scenarios hold text turns",
     "id": "DeepEval's platform id; the scenario's id is its name, else its position",
+    "images_mapping": "scenarios hold text turns",
+    "metrics_data": _RESULTS,
+    "success": _RESULTS,
+    "run_duration": _RESULTS,
+    "evaluation_cost": _RESULTS,
+    "order": "the scenarios keep the file's order",
+}
+#: a test run's file (``.deepeval/.latest_test_run.json``) names the same fields in camelCase
+_ALIASES = {
+    "expectedOutcome": "expected_outcome",
+    "userDescription": "user_description",
+    "chatbotRole": "chatbot_role",
+    "additionalMetadata": "additional_metadata",
+    "customColumnKeyValues": "custom_column_key_values",
+    "mcpServers": "mcp_servers",
+    "toolsCalled": "tools_called",
+    "retrievalContext": "retrieval_context",
+    "userId": "user_id",
+    "mcpToolsCalled": "mcp_tools_called",
+    "mcpResourcesCalled": "mcp_resources_called",
+    "mcpPromptsCalled": "mcp_prompts_called",
+    "latencyMs": "latency_ms",
+    "imagesMapping": "images_mapping",
+    "metricsData": "metrics_data",
+    "runDuration": "run_duration",
+    "evaluationCost": "evaluation_cost",
 }
 _TURN_FIELDS = {"role", "content", "tools_called"}
 _TURN_NOT_TRANSLATED = {
@@ -103,11 +131,8 @@ def import_deepeval(
                 if found[1] is not None:
                     records.append(found[1].to_json() + "\n")
         if not rows:
-            raise ConfigError(
-                f"{source}: no conversation to import (a conversational golden has a "
-                "'scenario'; see import-report lines above)"
-                + "".join(f"; {n}: {why}" for (n, why) in report.left)
-            )
+            reasons = "; ".join(f"{t.where}: {t.note}" for t in report.lines()[1])
+            raise ConfigError(f"{source}: no conversation to import: {reasons or 'no item'}")
         translated, untranslated = report.lines()
         to_set = ["target: the assistant under test (a provider's model, or a Python function)"]
         if len(records) < len(rows):
@@ -146,16 +171,13 @@ def _read(source: Path) -> list[Any]:
         raise ConfigError(f"{source}: not UTF-8 text: {exc.reason}") from None
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from None
-    try:
-        if source.suffix == ".jsonl":
-            data: Any = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise ConfigError(f"{source}: not JSON: {exc}") from None
+    if source.suffix == ".jsonl":
+        return [_json_text(line, f"{source}, line {n}") for n, line in _lines(text)]
+    data = _json_text(text, str(source))
     if isinstance(data, Mapping):
-        # the platform's shape: {"conversationalGoldens": [...]} (or "goldens")
-        for key in ("conversationalGoldens", "conversational_goldens", "goldens", "testCases"):
+        # a test run's file, or the platform's shape ({"conversationalGoldens": [...]})
+        keys = ("conversationalTestCases", "conversationalGoldens", "goldens", "testCases")
+        for key in keys:
             if isinstance(data.get(key), list):
                 return list(data[key])
         raise ConfigError(
@@ -167,6 +189,25 @@ def _read(source: Path) -> list[Any]:
     return data
 
 
+def _lines(text: str) -> list[tuple[int, str]]:
+    return [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def _json_text(text: str, label: str) -> Any:
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ConfigError(f"{label}: not JSON: {exc}") from None
+
+
+def _snake(item: Mapping[str, Any]) -> dict[str, Any]:
+    """``item`` with a test run's camelCase names as the dataset's (the first one wins)."""
+    found: dict[str, Any] = {}
+    for key, value in item.items():
+        found.setdefault(_ALIASES.get(str(key), str(key)), value)
+    return found
+
+
 def _item(
     item: Any, index: int, source: Path, report: Lines, taken: set[str]
 ) -> tuple[dict[str, Any], Conversation | None] | None:
@@ -174,26 +215,33 @@ def _item(
     if not isinstance(item, Mapping):
         report.not_mapped(where, "(item)", f"not an object but {type(item).__name__}")
         return None
+    item = _snake(item)
     scenario = item.get("scenario")
-    if not isinstance(scenario, str) or not scenario.strip():
+    outcome = item.get("expected_outcome")
+    if not _text(scenario) and _text(outcome) and item.get("turns"):
+        # a ConversationalTestCase need not say its scenario: its expected outcome is the
+        # nearest thing to a goal the simulated user could pursue
+        report.mapped(where, "expected_outcome", "goal", "the test case has no scenario")
+        scenario = outcome
+    elif not _text(scenario):
         why = (
             "a single-turn golden (input, expected_output), not a conversation"
             if "input" in item
-            else "no 'scenario' (a conversation's goal): not translated"
+            else "no 'scenario' (a conversation's goal) and no turns with an expected_outcome"
         )
         report.not_mapped(where, "(item)", why)
         return None
+    else:
+        report.mapped(where, "scenario", "goal")
     name = item.get("name")
     wanted = slug(name, f"conversation-{index}") if isinstance(name, str) else ""
     row: dict[str, Any] = {"id": unique_id(wanted or f"conversation-{index}", taken)}
     row["goal"] = scenario
-    report.mapped(where, "scenario", "goal")
     persona = _persona(item, where, report)
     if persona:
         row["persona"] = persona
     metadata: dict[str, Any] = {"deepeval_item": index}
-    outcome = item.get("expected_outcome")
-    if isinstance(outcome, str) and outcome.strip():
+    if _text(outcome):
         metadata["expected_outcome"] = outcome
         report.mapped(
             where,
@@ -238,6 +286,10 @@ def _item(
     record = _scripted(row, turns, where, report)
     row["metadata"] = metadata
     return row, record
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
 
 
 def _persona(item: Mapping[str, Any], where: str, report: Lines) -> str:
@@ -285,6 +337,7 @@ def _turns(value: Any, label: str, where: str, report: Lines) -> list[_Turn]:
         here = f"{label}.turns[{n}]"
         if not isinstance(turn, Mapping):
             raise ConfigError(f"{here}: a turn is an object with role and content")
+        turn = _snake(turn)
         role, content = turn.get("role"), turn.get("content")
         if role not in ("user", "assistant"):
             raise ConfigError(f"{here}.role: expected 'user' or 'assistant', got {role!r}")
