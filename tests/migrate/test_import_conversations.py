@@ -284,13 +284,29 @@ def test_simulated_user_settings_and_a_plain_conversation_prompt(tmp_path: Path)
                         },
                     }
                 },
-                "tests": [{"vars": {"city": "Oslo", "card": "visa"}}],
+                "tests": [
+                    {"vars": {"city": "Oslo", "card": "visa"}},
+                    {
+                        "vars": {"city": "Rome", "card": "amex"},
+                        "options": {"transform": "output.trim()"},
+                        "threshold": 0.5,
+                    },
+                    {"provider": "openai:gpt-4o", "vars": {"q": "one prompt, one answer"}},
+                ],
             }
         ),
         encoding="utf-8",
     )
     result = import_promptfoo_conversations(simulated, tmp_path / "a")
-    (scenario,) = load_scenarios(result.scenarios)
+    scenario, rome = load_scenarios(result.scenarios)
+    assert rome.goal == "You want to fly to Rome."
+    named = {
+        (place, t.field)
+        for t in result.untranslated
+        for place in t.where.split(": ", 1)[1].split("; ")
+    }
+    assert {("tests[1]", "options.transform"), ("tests[1]", "threshold")} <= named
+    assert ("tests[2]", "(test)") in named  # an ordinary test is named, never dropped silently
     assert scenario.goal == "You want to fly to Oslo." and scenario.max_turns == 2
     assert [(m.role, m.content) for m in scenario.initial_messages] == [
         ("user", "I pay with visa"),

@@ -209,21 +209,54 @@ def _merged(default: TestCase, test: TestCase) -> dict[str, Any]:
     return {**default.vars, **test.vars}
 
 
+def _kind(config: PromptfooConfig, test: TestCase) -> str | None:
+    """``simulated`` (the simulated user plays it), ``shared`` (a turn of a conversation the
+    tests share) or ``None`` (one prompt, one answer: not a conversation)."""
+    own = test.extra.get("provider") is not None
+    if _user_provider(test) is not None or (not own and _user_provider(config.default) is not None):
+        return "simulated"
+    uses = bool(config.prompts) and "_conversation" in config.prompts[0].text
+    return "shared" if _conversation_id(test) is not None or uses else None
+
+
+def _rest(test: TestCase, state: _State, *, provider: bool) -> None:
+    """Name what a conversation test sets that is not translated."""
+    for key in test.options:
+        state.not_mapped(
+            test.where, f"options.{key}", "test options are not translated for conversations"
+        )
+    if test.threshold is not None:
+        state.not_mapped(test.where, "threshold", "the assertions are not translated")
+    for key in test.extra:
+        if key not in {"provider", "metadata"}:
+            state.not_mapped(test.where, key, "not translated for conversations")
+    if provider and test.extra.get("provider") is not None:
+        state.not_mapped(
+            test.where,
+            "provider",
+            f"{_provider_id(test)!r}: a test's own provider is not carried over (the target "
+            "is the eval file's)",
+        )
+
+
 def _simulated(config: PromptfooConfig, state: _State) -> list[dict[str, Any]]:
     rows = []
+    _rest(config.default, state, provider=False)
     for test in config.tests:
-        settings = _user_provider(test)
-        if settings is None and test.extra.get("provider") is None:
-            settings = _user_provider(config.default)
-        if settings is None:
-            if _provider_id(test) is not None and _conversation_id(test) is None:
-                state.not_mapped(
-                    test.where,
-                    "provider",
-                    f"{_provider_id(test)!r} is not promptfoo's simulated user; a test's "
-                    "provider is not carried over",
-                )
+        kind = _kind(config, test)
+        if kind is None:
+            state.not_mapped(
+                test.where,
+                "(test)",
+                "one prompt and one answer, not a conversation: import the configuration "
+                "without its conversation tests to translate it",
+            )
+        if kind != "simulated":
             continue
+        settings = _user_provider(test)
+        if settings is None:
+            settings = _user_provider(config.default) or {}
+        _rest(test, state, provider=False)
         try:
             rows.append(_simulated_row(config, test, settings, state))
         except ConfigError as exc:
@@ -276,6 +309,8 @@ def _simulated_row(
     metadata: dict[str, Any] = {"promptfoo_test": test.number}
     if test.description:
         metadata["description"] = test.description
+    if test.extra.get("metadata"):
+        metadata["promptfoo_metadata"] = _plain(test.extra["metadata"], where)
     rest = {k: v for k, v in values.items() if k not in {"instructions", "initialMessages"}}
     if rest:
         metadata["vars"] = _plain(rest, where)
@@ -326,17 +361,11 @@ def _asserts(
 def _shared(config: PromptfooConfig, state: _State) -> tuple[list[dict[str, Any]], str | None]:
     """One scenario per conversation the tests share, their user messages its scripted
     turns."""
-    uses = bool(config.prompts) and "_conversation" in config.prompts[0].text
     groups: dict[str, list[TestCase]] = {}
     for test in config.tests:
-        if _user_provider(test) is not None or (
-            _user_provider(config.default) is not None and test.extra.get("provider") is None
-        ):
-            continue
-        key = _conversation_id(test)
-        if key is None and not uses:
-            continue
-        groups.setdefault(key or "conversation", []).append(test)
+        if _kind(config, test) == "shared":
+            _rest(test, state, provider=True)
+            groups.setdefault(_conversation_id(test) or "conversation", []).append(test)
     rows = []
     systems: set[str] = set()
     for key, tests in groups.items():
