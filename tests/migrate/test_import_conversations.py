@@ -399,6 +399,21 @@ def test_a_malformed_turn_is_refused_naming_file_item_and_field(
     assert not (tmp_path / "out").exists()
 
 
+def test_a_key_given_twice_is_refused_and_a_persona_that_is_no_object_named(
+    tmp_path: Path,
+) -> None:
+    """JSON keeps the last of two keys silently; DeepEval would too: the import refuses."""
+    twice = tmp_path / "twice.json"
+    twice.write_text('[{"scenario": "refund", "scenario": "steal"}]', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"twice\.json: not JSON: duplicate key 'scenario'"):
+        import_deepeval(twice, tmp_path / "out")
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps([{"scenario": "refund", "persona": "os:system"}]), "utf-8")
+    result = import_deepeval(odd, tmp_path / "out")
+    assert ("odd.json: [1]", "persona") in {(t.where, t.field) for t in result.untranslated}
+    assert "os:system" not in result.scenarios.read_text(encoding="utf-8")
+
+
 def test_a_file_without_conversations_is_refused_with_why(tmp_path: Path) -> None:
     source = tmp_path / "single.json"
     source.write_text(json.dumps([{"input": "hi", "expected_output": "hello"}]), encoding="utf-8")

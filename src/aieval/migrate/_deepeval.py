@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aieval._json import loads_strict
 from aieval._terminal import printable
 from aieval.core import Conversation, ConversationOutcome, ToolCall, Turn
 from aieval.errors import ConfigError
@@ -195,9 +196,9 @@ def _lines(text: str) -> list[tuple[int, str]]:
 
 def _json_text(text: str, label: str) -> Any:
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise ConfigError(f"{label}: not JSON: {exc}") from None
+        return loads_strict(text)
+    except (ValueError, RecursionError) as exc:  # DuplicateKeyError is a ValueError
+        raise ConfigError(f"{label}: not JSON: {exc or 'nested too deep'}") from None
 
 
 def _snake(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -295,6 +296,8 @@ def _text(value: Any) -> bool:
 def _persona(item: Mapping[str, Any], where: str, report: Lines) -> str:
     described = item.get("user_description")
     persona = item.get("persona")
+    if persona is not None and not isinstance(persona, Mapping):
+        report.not_mapped(where, "persona", "expected DeepEval's Persona object (characteristics)")
     if isinstance(persona, Mapping):
         parts = [str(persona[k]) for k in _PERSONA_TEXT if isinstance(persona.get(k), str)]
         for key in persona:
@@ -327,8 +330,8 @@ def _turns(value: Any, label: str, where: str, report: Lines) -> list[_Turn]:
         return []
     if isinstance(value, str):  # older files hold the list as JSON text
         try:
-            value = json.loads(value)
-        except (json.JSONDecodeError, RecursionError) as exc:
+            value = loads_strict(value)
+        except (ValueError, RecursionError) as exc:
             raise ConfigError(f"{label}.turns: not a JSON list of turns: {exc}") from None
     if not isinstance(value, list):
         raise ConfigError(f"{label}.turns: expected a list of turns")
