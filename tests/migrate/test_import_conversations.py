@@ -161,6 +161,9 @@ def test_the_real_simulated_user_example_becomes_scenarios_with_no_target_chosen
     assert "target" not in doc and doc["conversation"] == {}
     text = result.text()
     assert "providers[0]: `file://provider.py`" in text
+    # promptfoo sends the prompt as the system message: with no target to carry it, it is named
+    assert "prompts[0]: `prompt (the system message)`" in text
+    assert "system_prompt" in result.to_set[0]
     assert any(line.startswith("conversation.user") for line in result.to_set)
     assert not result.complete
 
@@ -188,6 +191,7 @@ def test_the_real_conversation_id_example_becomes_one_scenario_per_thread(
         "model": "gpt-4.1-mini",
         "system_prompt": "You are a helpful assistant",
     }
+    assert "`prompt (the system message)` -> target.system_prompt" in result.text()
     assert result.complete, result.text()
 
 

@@ -126,8 +126,21 @@ def import_promptfoo_conversations(
                 + "; ".join(f"{t.where}: {t.field}: {t.note}" for t in state.lines()[1])
                 + ")"
             )
-        target = _target(read, state, system or said_system, allow_endpoints)
+        system = system or said_system
+        target = _target(read, state, system, allow_endpoints)
         to_set = [] if target is not None else ["target: the assistant under test"]
+        if system is not None:
+            where = read.prompts[0].where
+            if target is not None:
+                state.mapped(where, "prompt (the system message)", "target.system_prompt")
+            else:
+                state.not_mapped(
+                    where,
+                    "prompt (the system message)",
+                    "no target was mapped to carry it: set it as target.system_prompt "
+                    "with the target",
+                )
+                to_set[0] += ", its system_prompt the configuration's prompt"
         if any(not row.get("user_turns") or row.get("_simulated") for row in rows):
             to_set.append(
                 "conversation.user: the simulated user, on a provider you choose (promptfoo's "
@@ -175,7 +188,6 @@ def _system(config: PromptfooConfig, state: _State) -> str | None:
             "set target.system_prompt yourself",
         )
         return None
-    state.mapped(prompt.where, "prompt", "target.system_prompt")
     return prompt.text
 
 
@@ -400,7 +412,6 @@ def _shared(config: PromptfooConfig, state: _State) -> tuple[list[dict[str, Any]
             )
         rows.append(row)
     if len(systems) == 1 and rows:
-        state.mapped(config.prompts[0].where, "system message", "target.system_prompt")
         return rows, systems.pop()
     if len(systems) > 1:
         state.not_mapped(
