@@ -1,15 +1,18 @@
-"""``aieval import promptfoo``: translate another tool's evaluation into aieval files."""
+"""``aieval import promptfoo|deepeval``: translate another tool's evaluation into aieval files."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from aieval._terminal import printable
 from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._print import err, labelled, out
+
+if TYPE_CHECKING:
+    from aieval.migrate import ConversationImport
 
 __all__ = ["import_app"]
 
@@ -64,8 +67,23 @@ def promptfoo_command(
     and what did not (also written to import-report.md). The configuration is data: it reads
     files only inside its own folder (and --allow-outside), chooses no endpoint or key
     (unless --allow-endpoints), and the import writes only into --out."""
-    from aieval.migrate import import_promptfoo
+    from aieval.migrate import (
+        import_promptfoo,
+        import_promptfoo_conversations,
+        is_conversation_config,
+    )
 
+    if model_outputs is None and is_conversation_config(config, allow_outside or ()):
+        # simulated-user tests and tests sharing a conversation become scenarios
+        conversations = import_promptfoo_conversations(
+            config,
+            out_dir,
+            overwrite=overwrite,
+            allow_outside=allow_outside or (),
+            allow_endpoints=allow_endpoints,
+        )
+        _conversations_done(conversations)
+        return
     result = import_promptfoo(
         config,
         out_dir,
@@ -90,6 +108,51 @@ def promptfoo_command(
             "yellow",
             f"{len(result.unmapped)} part(s) not mapped, {len(result.not_equivalent)} "
             f"check(s) not equivalent (see above); {stubs}then: {commands}",
+        ),
+        soft_wrap=True,
+    )
+
+
+@import_app.command("deepeval", cls=HelpCommand)
+def deepeval_command(
+    dataset: Annotated[
+        Path,
+        typer.Argument(
+            help="A DeepEval conversational dataset: EvaluationDataset.save_as json or jsonl "
+            "(ConversationalGolden or ConversationalTestCase fields)."
+        ),
+    ],
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory to write the scenarios and eval file.")
+    ],
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace the files of an earlier import.")
+    ] = False,
+) -> None:
+    """Translate DeepEval conversations into scenarios: scenario -> goal, user_description
+    (or persona) -> persona, the user turns -> scripted user turns, the assistant's tool calls
+    -> recorded tool results, expected_outcome and the rest -> the scenario's metadata; a
+    finished conversation is also written as a record (recorded.jsonl). Prints what was
+    translated and each field that was not, with why (also in import-report.md). The file is
+    data: it chooses no code, endpoint, key or file; the import writes only into --out."""
+    from aieval.migrate import import_deepeval
+
+    _conversations_done(import_deepeval(dataset, out_dir, overwrite=overwrite))
+
+
+def _conversations_done(result: ConversationImport) -> None:
+    out.print(result.text(), highlight=False, soft_wrap=True)
+    command = f"aieval run {printable(str(result.eval_file))}"
+    if result.complete:
+        err.print(labelled("imported:", "green", f"run it with: {command}"), soft_wrap=True)
+        return
+    err.print(
+        labelled(
+            "imported, incomplete:",
+            "yellow",
+            f"{len(result.untranslated)} field(s) not translated, {len(result.to_set)} "
+            f"setting(s) to make in {printable(str(result.eval_file))} (see above); then: "
+            f"{command}",
         ),
         soft_wrap=True,
     )

@@ -106,9 +106,10 @@ class PromptfooConfig:
     ignored: tuple[str, ...] = ()
 
 
-def read_config(path: Path, files: ConfigFiles) -> PromptfooConfig:
+def read_config(path: Path, files: ConfigFiles, *, chat: bool = False) -> PromptfooConfig:
     """Read ``path`` (``promptfooconfig.yaml``); :class:`ConfigError` names what is refused.
-    ``files`` says which folders its ``file://`` references may read."""
+    ``files`` says which folders its ``file://`` references may read; ``chat`` keeps a JSON
+    chat-message prompt file as its text (the conversation import reads it)."""
     data = _load(path, files)
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: a promptfoo configuration is a mapping (prompts, tests...)")
@@ -117,7 +118,7 @@ def read_config(path: Path, files: ConfigFiles) -> PromptfooConfig:
             raise ConfigError(f"{path}: {key}: {why}")
     data = resolve_refs(data, str(path))
     base = path.parent
-    prompts = tuple(_prompts(data.get("prompts"), base, path, files))
+    prompts = tuple(_prompts(data.get("prompts"), base, path, files, chat))
     providers_key = "providers" if "providers" in data else "targets"
     providers = tuple(_providers(data.get(providers_key), f"{path}: {providers_key}"))
     default = _test(data.get("defaultTest") or {}, 0, f"{path}: defaultTest", base, files)
@@ -172,7 +173,9 @@ def _text_file(base: Path, ref: str, where: str, files: ConfigFiles) -> Path:
     return files.resolve(base, ref, where)
 
 
-def _prompts(value: Any, base: Path, path: Path, files: ConfigFiles) -> list[PromptText]:
+def _prompts(
+    value: Any, base: Path, path: Path, files: ConfigFiles, chat: bool = False
+) -> list[PromptText]:
     where = f"{path}: prompts"
     if value is None:
         return []
@@ -196,6 +199,9 @@ def _prompts(value: Any, base: Path, path: Path, files: ConfigFiles) -> list[Pro
         file = _text_file(base, ref, here, files)
         if file.suffix in {".js", ".cjs", ".mjs", ".ts", ".py"}:
             raise ConfigError(f"{here}: {item}: a prompt function runs code; it is not translated")
+        if chat and file.suffix == ".json":
+            found.append(PromptText(label or file.name, files.text(file, here), here))
+            continue
         if file.suffix in {".json", ".jsonl", ".yaml", ".yml"}:
             raise ConfigError(
                 f"{here}: {item}: chat-message prompts are not translated yet; give the user "
