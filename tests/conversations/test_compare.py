@@ -203,3 +203,31 @@ def test_invalid_conversations_are_counted_apart_and_never_decide_the_verdict(
     assert section["paired"] == 3 and section["regressed_total"] == 0
     assert "left out of the verdict" in render_text(comparison, width=250)
     jsonschema.validate(comparison.to_dict(), comparison_schema())
+
+
+def test_a_run_of_one_answer_pairs_with_each_epoch_of_the_other(tmp_path: Path) -> None:
+    store = str(tmp_path / "r.db")
+    path = write_eval(
+        tmp_path,
+        scripted(2),
+        conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"},
+    )
+    (base,) = run_eval(load_eval(path), store=store, target=f"{AUTHORED}:kind")
+    path = write_eval(
+        tmp_path,
+        scripted(2),
+        conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"},
+        settings={"epochs": 2},
+    )
+    (cand,) = run_eval(load_eval(path), store=store, target=f"{AUTHORED}:rude_first")
+    with Store(store) as db:
+        section = compare_runs(db, base.id, cand.id).conversations
+    assert section is not None and section["regressed_total"] == 2
+    assert [(r["scenario_id"], r["epoch"], r["turn"]) for r in section["regressed"]] == [
+        ("order-1", 1, 2),
+        ("order-2", 1, 2),
+    ]
+    assert [(r["k"], r["baseline"], r["candidate"]) for r in section["pass_hat_k"]] == [
+        (1, 1.0, 0.0),
+        (2, None, 0.0),
+    ]

@@ -158,11 +158,9 @@ def compared_section(sides: ConversationSides) -> dict[str, Any]:
     paired = [s for s in cand.by_scenario if s in base.by_scenario]
     regressed: list[tuple[_Sample, _Sample]] = []
     for scenario in paired:
-        b_epochs, c_epochs = base.by_scenario[scenario], cand.by_scenario[scenario]
-        for epoch in sorted(c_epochs):
-            b = b_epochs.get(epoch)
-            if b is not None and did_worse(b.checks, c_epochs[epoch].checks):
-                regressed.append((b, c_epochs[epoch]))
+        for b, c in _epoch_pairs(base.by_scenario[scenario], cand.by_scenario[scenario]):
+            if did_worse(b.checks, c.checks):
+                regressed.append((b, c))
                 break  # one per scenario: its first epoch that did worse
     listed = [_regression(base, cand, b, c) for b, c in regressed[:MAX_LISTED]]
     invalid = [("baseline", s) for s in base.invalid] + [("candidate", s) for s in cand.invalid]
@@ -179,6 +177,16 @@ def compared_section(sides: ConversationSides) -> dict[str, Any]:
         "unpaired_invalid": sorted(sides.unpaired),
         "pass_hat_k": _pass_hat_k(base, cand, paired),
     }
+
+
+def _epoch_pairs(
+    base: dict[int, _Sample], cand: dict[int, _Sample]
+) -> list[tuple[_Sample, _Sample]]:
+    """A scenario's answers paired by epoch; a side with one answer (a run without epochs, or
+    one valid epoch left) pairs it with each answer of the other."""
+    if len(base) == 1 or len(cand) == 1:
+        return [(base[b], cand[c]) for c in sorted(cand) for b in sorted(base)]
+    return [(base[e], cand[e]) for e in sorted(cand) if e in base]
 
 
 def _regression(base: _Side, cand: _Side, b: _Sample, c: _Sample) -> dict[str, Any]:
