@@ -49,6 +49,13 @@ from aieval.conversations._target import (
     chat_messages,
 )
 from aieval.conversations._tools import Tool, ToolBox
+from aieval.conversations._turn_diff import (
+    CheckValues,
+    TurnRegression,
+    check_values,
+    did_worse,
+    first_regressed_turn,
+)
 from aieval.conversations._user import DONE_MARKER, PERSONA_PROMPT, SimulatedUser, UserReply
 
 __all__ = [
@@ -62,6 +69,7 @@ __all__ = [
     "PERSONA_PROMPT",
     "CallableTarget",
     "ChatTarget",
+    "CheckValues",
     "ConversationTarget",
     "Estimate",
     "FidelityFlag",
@@ -82,11 +90,15 @@ __all__ = [
     "ToolFixture",
     "ToolResult",
     "ToolSpec",
+    "TurnRegression",
     "UserReply",
     "chat_messages",
     "check_fidelity",
+    "check_values",
+    "did_worse",
     "estimate_calls",
     "estimate_run",
+    "first_regressed_turn",
     "judge_fidelity",
     "load_scenarios",
     "run_conversation",

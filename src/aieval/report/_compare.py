@@ -20,6 +20,11 @@ from aieval.report._comparable import (
     tally_judges,
 )
 from aieval.report._compare_columns import column_parts
+from aieval.report._compare_conversations import (
+    ConversationSides,
+    compared_section,
+    conversation_sides,
+)
 from aieval.report._compare_rows import (
     ComparedParts,
     MetricValues,
@@ -84,6 +89,7 @@ class Comparison:
     provenance: dict[str, Any] = field(default_factory=dict)
     baseline_choice: BaselineChoice | None = None
     epochs: dict[str, Any] | None = None
+    conversations: dict[str, Any] | None = None
 
     @property
     def promote(self) -> bool:
@@ -125,6 +131,7 @@ class Comparison:
                 else {}
             ),
             **({"epochs": self.epochs} if self.epochs is not None else {}),
+            **({"conversations": self.conversations} if self.conversations is not None else {}),
         }
 
 
@@ -185,25 +192,11 @@ def compare_runs(
         raise ConfigError(
             f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
         )
-    parts = (
-        sums_parts(
-            store, base_row, cand_row, policy, confidence=confidence, max_examples=max_examples
-        )
-        if base_store is store
-        else None
-    )
-    if parts is not None:
-        pass
-    elif base_store.plain_run(base_row.id) and store.plain_run(cand_row.id):
-        parts = column_parts(
-            base_store, base_row, store, cand_row, policy,
-            confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
-        )  # fmt: skip
-    else:
-        parts = _record_parts(
-            base_store, base_row, store, cand_row, policy,
-            confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
-        )  # fmt: skip
+    sides = conversation_sides(base_store, base_row, store, cand_row)
+    parts = _parts(
+        base_store, base_row, store, cand_row, policy, sides,
+        confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
+    )  # fmt: skip
     decision = parts.decision
     epochs = _epochs(base_row, cand_row)
     if epochs is not None:
@@ -242,7 +235,38 @@ def compare_runs(
         ),
         baseline_choice=choice,
         epochs=epochs,
+        conversations=compared_section(sides) if sides is not None else None,
     )
+
+
+def _parts(
+    base_store: Store,
+    base_row: RunRow,
+    store: Store,
+    cand_row: RunRow,
+    policy: PromotionPolicy,
+    sides: ConversationSides | None,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    max_examples: int | None,
+) -> ComparedParts:
+    """The comparison's figures from sums, columns or records (see :func:`compare_runs`)."""
+    kwargs: dict[str, Any] = {"confidence": confidence, "max_examples": max_examples}
+    if sides is not None and any(sides.skipped):
+        # invalid conversations never decide the verdict: read sample by sample without them
+        return _record_parts(
+            base_store, base_row, store, cand_row, policy, n_resamples=n_resamples, seed=seed,
+            skip=sides.skipped, unpaired=sides.unpaired, **kwargs,
+        )  # fmt: skip
+    parts = sums_parts(store, base_row, cand_row, policy, **kwargs) if base_store is store else None
+    if parts is not None:
+        return parts
+    kwargs.update(n_resamples=n_resamples, seed=seed)
+    if base_store.plain_run(base_row.id) and store.plain_run(cand_row.id):
+        return column_parts(base_store, base_row, store, cand_row, policy, **kwargs)
+    return _record_parts(base_store, base_row, store, cand_row, policy, **kwargs)
 
 
 def _baseline(
@@ -276,15 +300,20 @@ def _record_parts(
     n_resamples: int,
     seed: int | None,
     max_examples: int | None,
+    skip: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
+    unpaired: frozenset[str] = frozenset(),
 ) -> ComparedParts:
     """The comparison read sample by sample (every kind of run; the reference of
-    :func:`column_parts`)."""
+    :func:`column_parts`), without the samples in ``skip`` (baseline's, candidate's ids) and
+    the examples in ``unpaired`` (on neither side)."""
     # a run of epochs has N samples per example: each side pairs by example, its numbers the
     # mean over its epochs (merge_epochs), so the paired test sees one value per example
     base_epochs: dict[str, list[ExampleNumbers]] = {}
     keys: dict[str, tuple[bytes, bytes]] = {}  # per example: digests of its input and answer key
     base_judges: dict[str, JudgeTally] = {}
     for sample in base_store.iter_samples(base_row.id, predictions=False):
+        if sample.id in skip[0] or sample.example_id in unpaired:
+            continue
         base_epochs.setdefault(sample.example_id, []).append(example_numbers(sample))
         keys[sample.example_id] = (digest(sample.input), digest(sample.expected))
         tally_judges(sample, base_judges)
@@ -294,6 +323,8 @@ def _record_parts(
     changed_expected: list[str] = []
     for sample in store.iter_samples(cand_row.id, predictions=False):
         example_id = sample.example_id
+        if sample.id in skip[1] or example_id in unpaired:
+            continue
         first = example_id not in cand_epochs
         cand_epochs.setdefault(example_id, []).append(example_numbers(sample))
         if first and example_id in keys:

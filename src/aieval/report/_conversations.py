@@ -29,6 +29,7 @@ __all__ = [
     "conversation_summary",
     "conversations_section",
     "conversations_totals",
+    "is_conversation_run",
     "issue_rows",
     "issues_title",
     "stop_rows",
@@ -157,12 +158,19 @@ def conversations_section(store: Store, row: RunRow) -> dict[str, Any] | None:
     A run of conversations has a ``conversation`` key in its config, or a first stored sample
     holding one: a run without conversations reads one sample more, not all of them.
     """
-    if CONVERSATION_KEY not in row.config:
-        first = store.samples_since(row.id, 0, limit=1)
-        if not first or CONVERSATION_KEY not in first[0].extra:
-            return None
+    if not is_conversation_run(store, row):
+        return None
     summary = conversation_summary(store.iter_samples(row.id, texts=False))
     return None if summary is None else summary.to_dict()
+
+
+def is_conversation_run(store: Store, row: RunRow) -> bool:
+    """Whether ``row``'s samples hold conversations: its config has a ``conversation`` key, or
+    its first stored sample holds one (one sample read, not all)."""
+    if CONVERSATION_KEY in row.config:
+        return True
+    first = store.samples_since(row.id, 0, limit=1)
+    return bool(first) and CONVERSATION_KEY in first[0].extra
 
 
 def conversations_totals(section: Mapping[str, Any]) -> str:

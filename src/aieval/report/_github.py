@@ -22,6 +22,7 @@ from aieval._terminal import escape_github as escape
 from aieval._terminal import printable_data, printable_lines
 from aieval.errors import ConfigError, RunNotFoundError
 from aieval.report import _cells as cells
+from aieval.report import _compare_conversations as conv
 from aieval.report._compare import Comparison
 from aieval.report._document import (
     METRIC_HEAD,
@@ -235,6 +236,10 @@ def _lists(
     if answers:
         left -= len(answers) + 2
         yield answers
+    turns = _conversation_turns(doc.get("conversations"), left)
+    if turns:
+        left -= len(turns) + 2
+        yield turns
     metrics = [cells.metric_row(m, escape) for m in doc.get("metrics") or []]
     block = _fitted("Metrics (candidate − baseline)", METRIC_HEAD,
                     metrics, len(metrics), left, folded=True)  # fmt: skip
@@ -267,6 +272,29 @@ def _lists(
         yield provenance
     elif provenance:
         yield "_Provenance: left out to keep the comment under GitHub's size limit._"
+
+
+#: scenarios listed with their first regressed turn in a comment (then "and M more")
+CONVERSATIONS_LISTED = 10
+
+
+def _conversation_turns(section: Mapping[str, Any] | None, budget: int) -> str:
+    """Two runs of conversations: the summary (invalid ones left out of the verdict) and the
+    first regressed turn of the first scenarios, then how many more."""
+    if not section:
+        return ""
+    line = f"**Conversations** · {escape(conv.summary_line(section))}"
+    rows = [[escape(c) for c in row] for row in conv.regressed_rows(section)]
+    shown = rows[:CONVERSATIONS_LISTED]
+    block = line
+    if shown:
+        title = f"First regressed turn ({len(shown)} of {section.get('regressed_total', 0)})"
+        block += "\n\n" + _fitted(title, conv.REGRESSED_HEAD, shown, len(shown),
+                                   budget - len(line) - 40, folded=False)  # fmt: skip
+    more = int(section.get("regressed_total", 0)) - len(shown)
+    if more > 0:
+        block += f"\n\n_and {more} more_"
+    return block if len(block) <= budget else ""
 
 
 def _fitted(

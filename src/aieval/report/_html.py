@@ -9,6 +9,7 @@ from typing import Any
 from aieval._terminal import printable_data
 from aieval._usage_figures import format_cost
 from aieval.report import _cells as cells
+from aieval.report import _compare_conversations as conv
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -417,6 +418,25 @@ def _side_epochs(epochs: Mapping[str, Any] | None) -> Iterator[str]:
         )  # fmt: skip
 
 
+def _compared_conversations(section: Mapping[str, Any] | None) -> Iterator[str]:
+    """Two runs of conversations: invalid ones left out, pass^k, the first regressed turns."""
+    if not section:
+        return
+    yield f"<h2>Conversations</h2><p>{_e(conv.summary_line(section))}</p>"
+    for title, head, rows in (
+        (conv.regressed_title(section), conv.REGRESSED_HEAD, conv.regressed_rows(section)),
+        ("Invalid conversations (left out of the verdict)", conv.INVALID_HEAD,
+         conv.invalid_rows(section)),
+        ("pass^k over the paired scenarios", conv.PASS_HAT_HEAD, conv.pass_hat_rows(section)),
+    ):  # fmt: skip
+        if rows:
+            yield f"<h3>{_e(title)}</h3>"
+            yield _table(head, [[_e(c) for c in row] for row in rows], numeric=())
+    more = conv.more_line(section)
+    if more:
+        yield f'<p class="meta">{_e(more)}</p>'
+
+
 def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     decision = doc["decision"]
     yield f"<h1>{_e(doc['candidate'].get('name') or '-')}: candidate vs baseline</h1>"
@@ -449,6 +469,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     yield _forest(doc)
     yield _table(METRIC_HEAD, [cells.metric_row(m, _e) for m in doc["metrics"]])
     yield from _side_epochs(doc.get("epochs"))
+    yield from _compared_conversations(doc.get("conversations"))
     tie = shown_tie_break(doc)
     if tie is not None:
         yield f"<p>Tie-break: {_e(tie)}</p>"

@@ -9,6 +9,7 @@ from aieval._terminal import escape_markdown as escape
 from aieval._terminal import printable_data
 from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.report import _cells as cells
+from aieval.report import _compare_conversations as conv
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -313,8 +314,30 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         yield f"Tie-break: {escape(tie)}"
     yield cells.changes_line(doc)
     yield from _side_epochs(doc.get("epochs"))
+    yield from _compared_conversations(doc.get("conversations"))
     yield provenance_details(doc)
     yield _warnings(decision.get("warnings") or [])
+
+
+def _compared_conversations(section: Mapping[str, Any] | None) -> Iterator[str]:
+    """Two runs of conversations: invalid ones left out, pass^k, the first regressed turns."""
+    if not section:
+        return
+    yield f"**Conversations** · {escape(conv.summary_line(section))}"
+    for title, head, rows, total in (
+        ("First regressed turn", conv.REGRESSED_HEAD, conv.regressed_rows(section),
+         section.get("regressed_total")),
+        ("Invalid conversations (left out of the verdict)", conv.INVALID_HEAD,
+         conv.invalid_rows(section), None),
+        ("pass^k over the paired scenarios", conv.PASS_HAT_HEAD, conv.pass_hat_rows(section),
+         None),
+    ):  # fmt: skip
+        if rows:
+            cells_ = [[escape(c) for c in row] for row in rows]
+            yield _folded(title, head, cells_, numeric=(), total=total)
+    more = conv.more_line(section)
+    if more:
+        yield f"_{more}_"
 
 
 def _side_epochs(epochs: Mapping[str, Any] | None) -> Iterator[str]:

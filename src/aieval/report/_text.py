@@ -14,6 +14,7 @@ from aieval._tables import fit
 from aieval._terminal import printable_data
 from aieval.errors import ConfigError
 from aieval.report import _cells as cells
+from aieval.report import _compare_conversations as conv
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -413,6 +414,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield rules
     yield _metrics(doc)
     yield from _side_epochs(doc.get("epochs"))
+    yield from _compared_conversations(doc.get("conversations"))
     yield from _provenance(doc)
     tie = shown_tie_break(doc)
     if tie is not None:
@@ -444,6 +446,27 @@ def _side_epochs(epochs: Mapping[str, Any] | None) -> Iterator[RenderableType]:
         for row in rows:
             _add(variance, *row)
         yield variance
+
+
+def _compared_conversations(section: Mapping[str, Any] | None) -> Iterator[RenderableType]:
+    """Two runs of conversations: invalid ones left out, pass^k, the first regressed turns."""
+    if not section:
+        return
+    yield Text.assemble(("Conversations", "bold"), " · ", conv.summary_line(section))
+    for title, head, rows in (
+        (conv.regressed_title(section), conv.REGRESSED_HEAD, conv.regressed_rows(section)),
+        ("Invalid conversations (left out of the verdict)", conv.INVALID_HEAD,
+         conv.invalid_rows(section)),
+        ("pass^k over the paired scenarios", conv.PASS_HAT_HEAD, conv.pass_hat_rows(section)),
+    ):  # fmt: skip
+        if rows:
+            table = _table(title, *head, left=len(head))
+            for row in rows:
+                _add(table, *row)
+            yield table
+    more = conv.more_line(section)
+    if more:
+        yield Text(more, style="dim")
 
 
 def _provenance(doc: Mapping[str, Any]) -> Iterator[RenderableType]:

@@ -11,8 +11,10 @@ from sse_starlette import EventSourceResponse
 
 from aieval._files import confined_to
 from aieval._json import duplicate_key_path
+from aieval.core import SampleRecord
 from aieval.errors import ConfigError, RunNotFoundError
 from aieval.runner import EvalConfig, RunSummary, check_eval
+from aieval.server._compare_conversation import regressed_turn_view
 from aieval.server._diff import text_diff
 from aieval.server._events import run_events
 from aieval.server._paths import confine_config
@@ -267,18 +269,22 @@ def compare_sample(
     sample_id = _path_id(sample_id)
     store: Store = request.app.state.store
     sides: dict[str, Any] = {}
+    records: dict[str, SampleRecord | None] = {}
     for side, ref in (("baseline", baseline), ("candidate", candidate)):
         run = _run(request, ref)
         try:
-            sides[side] = sample_detail(store.get_sample(run.id, sample_id))
+            found = records[side] = store.get_sample(run.id, sample_id)
+            sides[side] = sample_detail(found)
         except RunNotFoundError:
-            sides[side] = None
+            records[side] = sides[side] = None
         sides[side + "_run"] = {"id": run.id, "name": run.name, "model": run.model}
     if sides["baseline"] is None and sides["candidate"] is None:
         raise RunNotFoundError(f"no sample {sample_id!r} in either run")
     before = (sides["baseline"] or {}).get("prediction")
     after = (sides["candidate"] or {}).get("prediction")
     sides["diff"] = text_diff(before, after)
+    # two conversations: the first turn where the candidate did worse
+    sides["regressed_turn"] = regressed_turn_view(records["baseline"], records["candidate"])
     sides["id"] = sample_id
     return _reply(request, sides)
 

@@ -1259,13 +1259,15 @@
       el("ol", { class: "transcript", id: "transcript" }, turns));
   }
 
-  function turnItem(t, number, branchedAt) {
+  function turnItem(t, number, branchedAt, regressedAt) {
     const branch = number === branchedAt;
+    const regressed = number === regressedAt;
     const head = el("div", { class: "turn-head" },
       el("span", { class: "turn-number" }, "#" + number), " ",
       el("strong", { class: "turn-role" }, t.role), " ",
       el("span", { class: "badge source source-" + t.source }, t.source),
       branch ? el("span", { class: "badge warn branch" }, "branch: first changed answer") : null,
+      regressed ? el("span", { class: "badge bad regressed" }, "first regressed turn") : null,
       t.tool_call_id ? el("span", { class: "muted" }, " result of call " + t.tool_call_id) : null,
       isNum(t.latency_s) ? el("span", { class: "muted" }, " · " + seconds(t.latency_s)) : null);
     const calls = (t.tool_calls || []).map((call) => el("li", { class: "tool-call" },
@@ -1273,7 +1275,8 @@
       call.error ? el("p", { class: "tool-error" }, "error: " + call.error)
         : call.result !== null && call.result !== undefined
           ? el("pre", { class: "text-block tool-result" }, call.result) : null));
-    return el("li", { class: `turn turn-${t.role}${branch ? " branched" : ""}`,
+    return el("li", { class: `turn turn-${t.role}${branch ? " branched" : ""}` +
+      (regressed ? " regressed" : ""),
       "data-turn": number, "data-source": t.source },
       head,
       t.content ? el("pre", { class: "text-block turn-content" }, t.content) : null,
@@ -1557,7 +1560,33 @@
       el("div", { class: "grid-2", id: "pair" },
         column("Baseline", p.baseline_run, p.baseline, "baseline"),
         column("Candidate", p.candidate_run, p.candidate, "candidate")),
-      section("Prediction diff", diffBlock(p.diff)));
+      section("Prediction diff", diffBlock(p.diff)),
+      pairTranscripts(p));
+  }
+
+  // two conversations side by side, the first turn where the candidate did worse marked on
+  // both; every text is data from the runs, written as text
+  function pairTranscripts(p) {
+    const b = p.baseline && p.baseline.conversation, c = p.candidate && p.candidate.conversation;
+    if (!b && !c) return null;
+    const found = p.regressed_turn || {};
+    const at = found.turn ? found.turn.turn : null;
+    const line = found.turn
+      ? el("p", { class: "error-box", id: "regressed-turn", role: "status" },
+        el("strong", {}, `First regressed turn: #${at} (exchange ${found.turn.exchange})`),
+        ` · ${found.turn.check}: baseline ${fmt(found.turn.baseline, 3)} → candidate ` +
+        fmt(found.turn.candidate, 3))
+      : el("p", { class: "muted", id: "regressed-turn" },
+        found.note || "No turn where the candidate did worse.");
+    const side = (title, conv, name) => el("div", { class: "card pair-side", id: "transcript-" + name },
+      el("h3", {}, title),
+      !conv ? el("p", { class: "muted" }, "No conversation.")
+        : conv.error ? errorBox({ message: conv.error })
+          : el("ol", { class: "transcript" },
+            (conv.turns || []).map((t, i) => turnItem(t, i + 1, conv.branched_at, at))));
+    return section("Conversations side by side", line,
+      el("div", { class: "grid-2", id: "pair-transcripts" },
+        side("Baseline", b, "baseline"), side("Candidate", c, "candidate")));
   }
 
   function pairScores(scores) {
