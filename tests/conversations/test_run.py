@@ -260,3 +260,19 @@ def test_a_simulator_that_fails_fidelity_makes_its_conversation_invalid_not_a_fa
     assert score.value is None and (score.reason or "").startswith("invalid conversation")
     assert clean.extra["fidelity"] == {"valid": True, "flags": []}
     assert clean.scores["polite@min"].value == 1.0
+
+
+def test_the_assistant_given_twice_or_a_user_without_its_model_is_refused(tmp_path: Path) -> None:
+    twice = {"target": f"{AUTHORED}:kind"}
+    path = write_eval(tmp_path, [scenario_row(1)], conversation=twice)
+    with pytest.raises(ConfigError, match="give the assistant under test once"):
+        run_eval(load_eval(path), store=tmp_path / "r.db", target=f"{AUTHORED}:kind")
+    for user, said in [
+        ({"model": "m"}, "provider: \\(with model:\\) or python:, once"),
+        ({"provider": "ollama", "python": f"{AUTHORED}:kind"}, "or python:, once"),
+        ({"provider": "ollama"}, "provider 'ollama' needs model:"),
+        ({"python": f"{AUTHORED}:kind"}, "has no generate\\(request\\) method"),
+    ]:
+        path = write_eval(tmp_path, [scenario_row(1)], conversation={**twice, "user": user})
+        with pytest.raises(ConfigError, match=said):
+            run_eval(load_eval(path), store=tmp_path / "r.db")

@@ -13,6 +13,7 @@ scenario id and epoch.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from aieval._types import Example
@@ -31,6 +32,7 @@ from aieval.conversations._scenarios import ScenarioSet, _file_rows, load_scenar
 from aieval.conversations._settings import (
     ConversationSettings,
     Hooks,
+    UserSettings,
     import_hooks,
     parse_settings,
     simulated_user,
@@ -87,9 +89,7 @@ class ConversationEvaluator:
             "scenarios": self.scenarios.version if self.scenarios is not None else None,
             "replay": self.replay,
             "replay_mode": self.mode if self.replay is not None else None,
-            "user": None
-            if user is None
-            else {"provider": user.provider, "model": user.model, "seed": user.seed},
+            "user": None if user is None else _described(user),
         }
 
     def scorers(self) -> list[Scorer]:
@@ -138,12 +138,20 @@ class ConversationEvaluator:
     def wrap(self, target: Target | None) -> Target:
         """The target that plays each scenario against the run's assistant."""
         inner = _assistant(target)
+        if self.hooks.target is not None:
+            if inner is not None:
+                raise ConfigError(
+                    "conversation.target: the eval already has a target (target:, or target= "
+                    "in Python); give the assistant under test once"
+                )
+            inner = self.hooks.target
         if self.replay is not None and self.records is None:
             self.records = stored_conversations(self.store, self.replay)
         if inner is None and (self.replay is None or self.mode != "all"):
             raise ConfigError(
                 "conversation: give the assistant under test as the target (target: in the "
-                "eval file); only a replay in mode 'all' runs without one"
+                "eval file, or a Python function as conversation.target); only a replay in mode "
+                "'all' runs without one"
             )
         user = self.settings.user
         return ConversationRunTarget(
@@ -183,7 +191,8 @@ class ConversationRunTarget(Target):
         self.assistant = assistant
         self.user = user
         self.inner = wrapped
-        self.name = wrapped.name if wrapped is not None else "replay"
+        fn_name = getattr(assistant, "__name__", None) if assistant is not None else None
+        self.name = wrapped.name if wrapped is not None else (fn_name or "replay")
 
     async def produce(self, example: Example) -> Output:
         ev = self.evaluator
@@ -218,6 +227,18 @@ class ConversationRunTarget(Target):
         closer = getattr(provider, "aclose", None)
         if closer is not None:
             await closer()
+
+
+def _described(user: UserSettings) -> dict[str, Any]:
+    """The simulated user as the run's config records it (a Python one by its reference)."""
+    described: dict[str, Any] = {"provider": user.provider, "model": user.model, "seed": user.seed}
+    if user.python is not None:
+        # a file by its name only: the run's config says the same from any checkout
+        module, _, name = user.python.rpartition(":")
+        described["python"] = (
+            f"{Path(module).name}:{name}" if module.endswith(".py") else user.python
+        )
+    return described
 
 
 def _fidelity(scenario: Scenario, conversation: Conversation) -> SimulatorFidelity | None:

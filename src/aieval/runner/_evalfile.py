@@ -205,7 +205,7 @@ class EvalConfig(_Strict):
             store=store,
         )
         if self.conversation is not None:
-            common["conversation"] = self.conversation
+            common["conversation"] = _python_files(self.conversation, base)
         if self.replay is not None:
             common.update(replay=self.replay.run, replay_mode=self.replay.mode)
         if self.target is not None:
@@ -433,6 +433,31 @@ def _local(config: EvalConfig, value: str | None) -> str | None:
     if value is None or not value.endswith((".yaml", ".yml", ".json")):
         return value
     return str(_resolve(Path(config.base_dir or "."), value))
+
+
+#: the ``conversation:`` keys (and ``user:``'s) that name the author's Python
+_REFERENCES = ("target", "tools", "goal_checks", "turn_checks", "conversation_checks", "state")
+
+
+def _python_files(conversation: dict[str, Any], base: Path) -> dict[str, Any]:
+    """``conversation:`` with each ``file.py:name`` reference's file relative to the eval
+    file's folder (as ``imports:`` are); ``module:name`` references stay as written."""
+    found = dict(conversation)
+    for key in _REFERENCES:
+        found[key] = _python_file(found.get(key), base)
+    user = found.get("user")
+    if isinstance(user, dict) and "python" in user:
+        found["user"] = {**user, "python": _python_file(user["python"], base)}
+    return {key: value for key, value in found.items() if key in conversation}
+
+
+def _python_file(ref: Any, base: Path) -> Any:
+    if not isinstance(ref, str):
+        return ref
+    path, sep, name = ref.rpartition(":")
+    if not sep or not path.endswith(".py"):
+        return ref
+    return f"{os.path.abspath(_resolve(base, path))}:{name}"
 
 
 def _resolve(base: Path, path: str) -> Path:
