@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 from tests.conversations._fake import responder, scenario_row
-from tests.support.openai_server import OpenAIServer
+from tests.conversations._sdk import assistant, serve, through_the_sdk
+from tests.support.openai_server import OpenAIServer, Reply
 
 from aieval import Store
 from aieval.conversations import load_scenarios
@@ -20,6 +21,7 @@ from aieval.errors import ConfigError, DatasetError
 from aieval.runner import load_eval, run_eval
 
 AUTHORED = "tests.conversations._authored"
+SDK = "tests.conversations._sdk"
 
 
 def write_eval(
@@ -121,18 +123,28 @@ def test_no_target_without_a_replay_all_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_turn_1_regression_is_blocked_by_a_min_gate_a_last_turn_judge_would_pass(
-    tmp_path: Path,
+    openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The assistant calls the scripted model through the real openai client."""
+
+    def rude_first(body: Any) -> Reply:
+        said = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        return Reply("that is a stupid question" if said == 0 else "your order has shipped")
+
+    openai_server.responder = rude_first
+    serve(monkeypatch, openai_server.base_url)
     rows = [
         scenario_row(1, user_turns=["where is my order?", "and now?"], checks={"turn": ["polite"]})
     ]
     path = write_eval(
         tmp_path,
         rows,
-        conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"},
+        conversation={"target": f"{SDK}:assistant", "turn_checks": f"{AUTHORED}:TURN_CHECKS"},
         settings={"min": {"polite@min": 1.0}},
     )
-    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db", target=f"{AUTHORED}:rude_first")
+    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db")
+    assert len(openai_server.requests) == 2 and through_the_sdk(openai_server.requests)
+    assert assistant.client.made == {}  # the run closed the assistant's client at its end
     with Store(tmp_path / "r.db") as db:
         (sample,) = db.iter_samples(result.id)
     record = Conversation.from_dict(sample.extra["conversation"])

@@ -223,6 +223,11 @@ class ConversationRunTarget(Target):
     async def aclose(self) -> None:
         if self.inner is not None:
             await self.inner.aclose()
+        else:
+            # the author's Python assistant (conversation.target) may hold a client to close
+            closer = getattr(self.assistant, "aclose", None)
+            if callable(closer):
+                await closer()
         provider = getattr(self.user, "provider", None)
         closer = getattr(provider, "aclose", None)
         if closer is not None:
