@@ -206,3 +206,29 @@ def test_branch_replay_goes_live_from_the_first_changed_answer_and_show_json_kee
         "ended: user_done; branched at turn 4"
         in aieval(capsys, monkeypatch, tmp_path, "show", branch_id, "--db", "r.db").stdout
     )
+
+
+def test_replay_options_on_an_eval_that_plays_no_conversations_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A usage error (exit 2) naming the file and what to do; no run is stored."""
+    (tmp_path / "qa.jsonl").write_text('{"input": "q", "expected": "a", "prediction": "a"}\n')
+    (tmp_path / "eval.yaml").write_text(
+        "name: qa\ndataset: qa.jsonl\nscorers: [exact_match]\n", encoding="utf-8"
+    )
+    cases = {
+        ("--replay", "RUN"): "eval.yaml: --replay applies to conversation evals, and this one "
+        "has no `conversation:` key (its rows are not scenarios)",
+        ("--replay-mode", "all"): "eval.yaml: --replay-mode applies to a replay: give the run "
+        "to replay (--replay RUN",
+        ("--estimate",): "eval.yaml: --estimate applies to conversation evals, and this one has "
+        "no `conversation:` key",
+        ("--replay", "RUN", "--estimate"): "eval.yaml: --replay applies to conversation evals",
+    }
+    for options, said in cases.items():
+        done = aieval(capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", *options)
+        assert done.returncode == 2, options
+        assert said in " ".join(done.stderr.split()), done.stderr
+        assert "Traceback" not in done.stderr
+    with Store(tmp_path / "r.db") as db:
+        assert db.list_runs() == []

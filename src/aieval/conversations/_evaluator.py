@@ -368,8 +368,10 @@ def estimate_run(config: Any, *, store: Any, **overrides: Any) -> list[Estimate]
     for spec in config.specs(store=False, **overrides):
         scoring = spec.scoring
         if scoring.conversation is None and scoring.replay is None:
+            file = config.source.path if config.source is not None else config.name
             raise ConfigError(
-                "--estimate: this eval is not a conversation run (give conversation: or a replay)"
+                f"{file}: --estimate applies to conversation evals, and this one has no "
+                "`conversation:` key"
             )
         evaluator = ConversationEvaluator(
             EvaluatorRequest(

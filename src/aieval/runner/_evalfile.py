@@ -185,6 +185,7 @@ class EvalConfig(_Strict):
                 f"({prediction_field!r}) already picks: remove one"
             )
         given = {key: value for key, value in overrides.items() if value is not None}
+        _check_replay(self, given)
         if "run_id" in given and len(targets) != 1:
             raise ConfigError(f"run_id= needs one run, but this configuration makes {len(targets)}")
         if given.get("executor", "ray") != "ray":
@@ -433,6 +434,23 @@ def _local(config: EvalConfig, value: str | None) -> str | None:
     if value is None or not value.endswith((".yaml", ".yml", ".json")):
         return value
     return str(_resolve(Path(config.base_dir or "."), value))
+
+
+def _check_replay(config: EvalConfig, given: dict[str, Any]) -> None:
+    """A replay over an eval that plays no conversations is refused, never read as one whose
+    rows would be scenarios (nor a replay mode ignored without a replay)."""
+    file = config.source.path if config.source is not None else config.name
+    if "replay" in given and config.conversation is None and config.replay is None:
+        raise ConfigError(
+            f"{file}: --replay applies to conversation evals, and this one has no "
+            "`conversation:` key (its rows are not scenarios): add `conversation:` to play them "
+            "as scenarios, or run without --replay"
+        )
+    if "replay_mode" in given and "replay" not in given and config.replay is None:
+        raise ConfigError(
+            f"{file}: --replay-mode applies to a replay: give the run to replay (--replay RUN, "
+            "or replay: in the eval file)"
+        )
 
 
 #: the ``conversation:`` keys (and ``user:``'s) that name the author's Python
