@@ -5,20 +5,23 @@ turn and per conversation, and a failed conversation as the sample's error."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from tests.conversations._authored import kind
 from tests.conversations._fake import responder, scenario_row
 from tests.conversations._sdk import assistant, serve, through_the_sdk
+from tests.support.cli import run_main
 from tests.support.openai_server import OpenAIServer, Reply
 
 from aieval import Store
 from aieval.conversations import load_scenarios
 from aieval.core import Conversation
 from aieval.errors import ConfigError, DatasetError
-from aieval.runner import load_eval, run_eval
+from aieval.runner import RayExecutor, load_eval, run, run_eval
 
 AUTHORED = "tests.conversations._authored"
 SDK = "tests.conversations._sdk"
@@ -288,3 +291,41 @@ def test_the_assistant_given_twice_or_a_user_without_its_model_is_refused(tmp_pa
         path = write_eval(tmp_path, [scenario_row(1)], conversation={**twice, "user": user})
         with pytest.raises(ConfigError, match=said):
             run_eval(load_eval(path), store=tmp_path / "r.db")
+
+
+class _NoCluster(RayExecutor):
+    """The Ray executor, failing the test should any sample reach it (no cluster is started)."""
+
+    async def map(self, fn: Any, items: Any) -> AsyncIterator[Any]:
+        raise AssertionError("no sample of a conversation run may reach Ray workers")
+        yield  # an async generator, as the executor's map
+
+
+RAY_REFUSED = "executor: ray: a conversation run plays its scenarios in this process"
+
+
+def test_a_conversation_run_on_ray_is_refused_before_anything_is_stored(tmp_path: Path) -> None:
+    (tmp_path / "scenarios.yaml").write_text(yaml.safe_dump([scenario_row(1)]), encoding="utf-8")
+    with pytest.raises(ConfigError, match=RAY_REFUSED + r".*run it with the local executor"):
+        run(
+            name="support",
+            dataset=str(tmp_path / "scenarios.yaml"),
+            scorers=[],
+            target=kind,
+            conversation={},
+            executor=_NoCluster(),
+            store=tmp_path / "r.db",
+        )
+    with Store(tmp_path / "r.db") as db:
+        assert db.list_runs() == []
+
+
+def test_aieval_run_executor_ray_on_a_conversation_eval_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_eval(tmp_path, [scenario_row(1)], conversation={"target": f"{AUTHORED}:kind"})
+    done = run_main(capsys, monkeypatch, "run", str(path), "--db", "r.db", "--executor", "ray")
+    assert done.returncode == 2
+    assert f"eval.yaml: {RAY_REFUSED}" in " ".join(done.stderr.split())
+    with Store(tmp_path / "r.db") as db:
+        assert db.list_runs() == []

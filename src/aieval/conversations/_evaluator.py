@@ -65,6 +65,13 @@ class ConversationEvaluator:
 
     #: the run config's key for :meth:`describe` (not ``workflow``: this is no workflow run)
     config_key = "conversation"
+    #: why a run cannot go to Ray workers: the runner refuses it before anything is stored
+    local_only = (
+        "a conversation run plays its scenarios in this process (the scenario file, the "
+        "author's Python and a replayed run's records are read here, not on workers): run it "
+        "with the local executor (--executor local, or settings.executor: local); "
+        "settings.concurrency sets how many conversations play at once"
+    )
 
     def __init__(self, request: EvaluatorRequest) -> None:
         self.settings: ConversationSettings = parse_settings(request.conversation)
