@@ -174,6 +174,7 @@ def _said(turns: Sequence[Turn]) -> list[tuple[str, str, tuple[ToolCall, ...]]]:
     return [(t.role, t.content, t.tool_calls) for t in turns]
 
 
+@pytest.mark.slow
 async def test_branch_replay_records_the_first_changed_turn(
     openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -291,6 +291,9 @@ def test_the_assistant_given_twice_or_a_user_without_its_model_is_refused(tmp_pa
         path = write_eval(tmp_path, [scenario_row(1)], conversation={**twice, "user": user})
         with pytest.raises(ConfigError, match=said):
             run_eval(load_eval(path), store=tmp_path / "r.db")
+    path = write_eval(tmp_path, [scenario_row(1)], conversation={"target": "missing.py:fn"})
+    with pytest.raises(ConfigError, match=r"conversation.target: .*missing.py: Python file not"):
+        run_eval(load_eval(path), store=tmp_path / "r.db")
 
 
 class _NoCluster(RayExecutor):

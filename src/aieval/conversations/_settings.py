@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -199,6 +200,8 @@ def _imported(ref: str | None, field: str) -> Any:
         return import_reference(ref, field)
     if not sep or not name:
         raise ConfigError(f"{field}: {ref!r} is not a reference 'file.py:name'")
+    if not Path(module).is_file():
+        raise ConfigError(f"{field}: {module}: Python file not found")
     found: Any = import_file(module)
     try:
         for part in name.split("."):
