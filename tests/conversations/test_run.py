@@ -332,3 +332,16 @@ def test_aieval_run_executor_ray_on_a_conversation_eval_is_a_usage_error(
     assert f"eval.yaml: {RAY_REFUSED}" in " ".join(done.stderr.split())
     with Store(tmp_path / "r.db") as db:
         assert db.list_runs() == []
+
+
+def test_a_python_assistant_named_by_the_eval_file_plays_every_epoch(tmp_path: Path) -> None:
+    conversation = {"target": f"{AUTHORED}:kind"}
+    path = write_eval(tmp_path, [scenario_row(1, user_turns=["hi"])], conversation=conversation)
+    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db", epochs=2)
+    with Store(tmp_path / "r.db") as db:
+        samples = sorted(db.iter_samples(result.id), key=lambda s: s.epoch or 0)
+    assert [(s.id, s.epoch, s.prediction) for s in samples] == [
+        ("order-1#1", 1, "your order has shipped"),
+        ("order-1#2", 2, "your order has shipped"),
+    ]
+    assert result.name == "support" and result.status == "completed"

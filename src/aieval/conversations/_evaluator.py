@@ -88,6 +88,12 @@ class ConversationEvaluator:
         self.scenarios: ScenarioSet | None = None
         self.records: dict[tuple[str, int], Conversation] | None = None
 
+    @property
+    def own_target(self) -> bool:
+        """Whether the assistant under test is the author's Python (``conversation.target``):
+        it answers again in every epoch, as a run's target does."""
+        return self.hooks.target is not None
+
     def describe(self) -> dict[str, Any]:
         """What the run's config records: the scenario set and how it was played."""
         user = self.settings.user
