@@ -71,3 +71,4 @@ def test_the_eval_file_runs_offline_and_show_prints_the_transcripts(
         (run,) = db.list_runs(name="support-conversations")
         user = run.config["conversation"]["user"]
     assert user["python"] == "support.py:ScriptedUserModel"  # no machine path in the record
+    assert run.config["target"]["name"] == "support_bot"

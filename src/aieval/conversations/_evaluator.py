@@ -204,8 +204,12 @@ class ConversationRunTarget(Target):
         self.assistant = assistant
         self.user = user
         self.inner = wrapped
-        fn_name = getattr(assistant, "__name__", None) if assistant is not None else None
-        self.name = wrapped.name if wrapped is not None else (fn_name or "replay")
+        if wrapped is not None:
+            self.name = wrapped.name
+        elif assistant is not None:  # the author's Python: a function, or a callable object
+            self.name = getattr(assistant, "__name__", None) or type(assistant).__name__
+        else:
+            self.name = "replay"
 
     async def produce(self, example: Example) -> Output:
         ev = self.evaluator
