@@ -27,5 +27,11 @@ CONVERSATION_CHECKS: dict[str, Any] = {"answered": answered}
 GOAL_CHECKS: dict[str, Any] = {"shipped": shipped}
 
 
+def rude_first(turns: tuple[Turn, ...]) -> str:
+    """A target whose first answer is rude and whose later answers are right."""
+    said = sum(1 for t in turns if t.role == "assistant")
+    return "that is a stupid question" if said == 0 else "your order has shipped"
+
+
 def kind(turns: tuple[Turn, ...]) -> str:
     return "your order has shipped"
