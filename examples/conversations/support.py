@@ -1,5 +1,6 @@
 """The example's parts the eval's author writes: the assistant under test (a Python target),
-the refund tool, the goal check, and a scripted stand-in for the simulated user's model.
+the refund tool, the goal check, the checks per turn and per conversation, the final state, and
+a scripted stand-in for the simulated user's model.
 
 Everything here is the author's code; the scenario rows (scenarios.yaml) only name the tools and
 checks registered below.
@@ -12,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from aieval.conversations import Scenario, TargetReply, Tool, ToolSpec
-from aieval.core import ToolCall, Turn
+from aieval.core import Conversation, ToolCall, Turn
 from aieval.providers import ChatRequest, ChatResponse
 
 REFUNDS: list[int] = []
@@ -40,7 +41,32 @@ def refund_issued(scenario: Scenario, turns: tuple[Turn, ...]) -> bool:
 
 
 GOAL_CHECKS = {"refund_issued": refund_issued}
-CHECKS = {"polite", "told_status"}  # registered names (scoring them is not wired yet)
+
+
+def polite(turn: Turn, history: tuple[Turn, ...], scenario: Scenario) -> bool:
+    """A turn check: no answer is rude."""
+    return not re.search(r"\b(stupid|whatever|obviously)\b", turn.content, re.IGNORECASE)
+
+
+def told_status(conversation: Conversation, scenario: Scenario) -> bool:
+    """A conversation check: the customer was told what happened to the order."""
+    return any(
+        t.role == "assistant" and re.match(r"(Your order is|Done: order)", t.content)
+        for t in conversation.turns
+    )
+
+
+def final_state(conversation: Conversation, scenario: Scenario) -> dict[str, str] | None:
+    """The state the conversation ended in, compared with a row's ``expected_state``."""
+    for turn in reversed(conversation.turns):
+        if turn.role == "assistant" and (told := re.match(r"Your order is (\w+)", turn.content)):
+            return {"told_status": told[1]}
+    return None
+
+
+TURN_CHECKS = {"polite": polite}
+CONVERSATION_CHECKS = {"told_status": told_status}
+CHECKS = {*TURN_CHECKS, *CONVERSATION_CHECKS}  # the names a row may ask for
 
 
 def support_bot(turns: Sequence[Turn], tools: Sequence[ToolSpec]) -> TargetReply | str:
@@ -80,7 +106,8 @@ class ScriptedUserModel:
     """A provider standing in for the simulated user's model, so the example runs offline.
 
     With a real model, give ``SimulatedUser`` any configured provider instead, e.g.
-    ``build_provider("ollama")`` for a local one.
+    ``build_provider("ollama")`` for a local one (in eval.yaml: ``user: {provider: ollama,
+    model: llama3.1}``).
     """
 
     name = "scripted-user"

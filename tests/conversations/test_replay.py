@@ -4,19 +4,20 @@ fails closed, naming scenario and turn."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from tests.conversations._fake import Fake, no_connections, scenario_row
+from tests.conversations._sdk import SDKAssistant, serve, through_the_sdk
+from tests.support.openai_server import OpenAIServer, Reply
 
 from aieval.conversations import (
     ChatTarget,
     Replay,
     Scenario,
-    TargetReply,
     Tool,
-    ToolSpec,
     load_scenarios,
     run_conversation,
     run_conversations,
@@ -149,43 +150,55 @@ def _nothing() -> _Nothing:
     return _Nothing()
 
 
-def _answers(changes: dict[int, str]):  # type: ignore[no-untyped-def]
-    """A target answering the last user turn; its k-th answer (0-based) changed as given (a
-    change "tool" asks for ``lookup_order`` instead)."""
+def _answers(changes: dict[int, dict[int, str]]) -> Callable[[Any], Reply]:
+    """The scripted model as a target answering the last user turn; in scenario ``n``
+    (its questions say "of n") its k-th answer (0-based) changed as ``changes[n]`` says when it
+    is asked (a change "tool" asks for ``lookup_order``)."""
 
-    def target(turns: tuple[Turn, ...], tools: tuple[ToolSpec, ...]) -> TargetReply | str:
-        k = sum(t.role == "assistant" and t.source != "scripted" for t in turns)
-        last = turns[-1]
-        if last.role == "tool":
-            return f"the tool said {last.content}"
-        change = changes.get(k)
+    def respond(body: Any) -> Reply:
+        messages = body["messages"]
+        k = sum(m["role"] == "assistant" for m in messages)
+        n = int(messages[0]["content"].rpartition(" of ")[2])
+        last = messages[-1]
+        if last["role"] == "tool":
+            return Reply(f"the tool said {last['content']}")
+        change = changes.get(n, {}).get(k)
         if change == "tool":
-            return TargetReply("", (ToolCall(f"c{k}", "lookup_order", '{"order_id": 1}'),))
-        return f"{change or 'answer'} {k}: {last.content}"
+            return Reply("", tool_calls=((f"c{k}", "lookup_order", '{"order_id": 1}'),))
+        return Reply(f"{change or 'answer'} {k}: {last['content']}")
 
-    return target
+    return respond
 
 
 def _said(turns: Sequence[Turn]) -> list[tuple[str, str, tuple[ToolCall, ...]]]:
     return [(t.role, t.content, t.tool_calls) for t in turns]
 
 
-async def test_branch_replay_records_the_first_changed_turn() -> None:
+@pytest.mark.slow
+async def test_branch_replay_records_the_first_changed_turn(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """50 seeded changes of the target, which calls the scripted model through the real openai
+    client: the branch turn is the first changed one each time."""
+    serve(monkeypatch, openai_server.base_url)
+    target = SDKAssistant()
+    changes: dict[int, dict[int, str]] = {}
+    openai_server.responder = _answers(changes)
     rows = [
         scenario_row(n, user_turns=[f"question {i} of {n}" for i in range(5)], max_turns=5)
         for n in range(50)
     ]
     scenarios = list(load_scenarios(rows))
-    for seed, scenario in enumerate(scenarios):
-        record = await run_conversation(scenario, _answers({}))
+    records = await run_conversations(scenarios, target)
+    firsts = []
+    for seed in range(len(scenarios)):
         rng = random.Random(seed)
         first = rng.randrange(5)
-        changes = {first: "tool" if seed % 2 else "changed"}
-        changes[rng.randrange(first, 6)] = "later change"  # a second change, after the first
-        changes[first] = "tool" if seed % 2 else "changed"
-        branched = await run_conversation(
-            scenario, _answers(changes), replay=Replay(record, "branch")
-        )
+        changes[seed] = {rng.randrange(first, 6): "later change"}  # a change after the first
+        changes[seed][first] = "tool" if seed % 2 else "changed"
+        firsts.append(first)
+    branches = await run_conversations(scenarios, target, records=records, mode="branch")
+    for seed, (record, branched, first) in enumerate(zip(records, branches, firsts, strict=True)):
         position = 2 * first + 1  # user, assistant, user, assistant...
         assert branched.branched_at == position + 1, seed
         assert _said(branched.turns[:position]) == _said(record.turns[:position])
@@ -200,12 +213,11 @@ async def test_branch_replay_records_the_first_changed_turn() -> None:
         assert {t.source for t in after} <= {"scripted", "live"}
         assert branched.outcome.stop_reason in ("max_turns", "script_end")
 
-    unchanged = await run_conversation(
-        scenarios[0],
-        _answers({}),
-        replay=Replay(await run_conversation(scenarios[0], _answers({})), "branch"),
-    )
+    changes.clear()
+    unchanged = await run_conversation(scenarios[0], target, replay=Replay(records[0], "branch"))
     assert unchanged.branched_at is None
+    assert through_the_sdk(openai_server.requests)
+    await target.aclose()
 
 
 async def test_after_a_branch_the_simulated_user_goes_on_live(fake: Fake) -> None:

@@ -5,21 +5,26 @@ turn and per conversation, and a failed conversation as the sample's error."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from tests.conversations._authored import kind
 from tests.conversations._fake import responder, scenario_row
-from tests.support.openai_server import OpenAIServer
+from tests.conversations._sdk import assistant, serve, through_the_sdk
+from tests.support.cli import run_main
+from tests.support.openai_server import OpenAIServer, Reply
 
 from aieval import Store
 from aieval.conversations import load_scenarios
 from aieval.core import Conversation
 from aieval.errors import ConfigError, DatasetError
-from aieval.runner import load_eval, run_eval
+from aieval.runner import RayExecutor, load_eval, run, run_eval
 
 AUTHORED = "tests.conversations._authored"
+SDK = "tests.conversations._sdk"
 
 
 def write_eval(
@@ -121,18 +126,28 @@ def test_no_target_without_a_replay_all_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_turn_1_regression_is_blocked_by_a_min_gate_a_last_turn_judge_would_pass(
-    tmp_path: Path,
+    openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The assistant calls the scripted model through the real openai client."""
+
+    def rude_first(body: Any) -> Reply:
+        said = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        return Reply("that is a stupid question" if said == 0 else "your order has shipped")
+
+    openai_server.responder = rude_first
+    serve(monkeypatch, openai_server.base_url)
     rows = [
         scenario_row(1, user_turns=["where is my order?", "and now?"], checks={"turn": ["polite"]})
     ]
     path = write_eval(
         tmp_path,
         rows,
-        conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"},
+        conversation={"target": f"{SDK}:assistant", "turn_checks": f"{AUTHORED}:TURN_CHECKS"},
         settings={"min": {"polite@min": 1.0}},
     )
-    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db", target=f"{AUTHORED}:rude_first")
+    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db")
+    assert len(openai_server.requests) == 2 and through_the_sdk(openai_server.requests)
+    assert assistant.client.made == {}  # the run closed the assistant's client at its end
     with Store(tmp_path / "r.db") as db:
         (sample,) = db.iter_samples(result.id)
     record = Conversation.from_dict(sample.extra["conversation"])
@@ -260,3 +275,73 @@ def test_a_simulator_that_fails_fidelity_makes_its_conversation_invalid_not_a_fa
     assert score.value is None and (score.reason or "").startswith("invalid conversation")
     assert clean.extra["fidelity"] == {"valid": True, "flags": []}
     assert clean.scores["polite@min"].value == 1.0
+
+
+def test_the_assistant_given_twice_or_a_user_without_its_model_is_refused(tmp_path: Path) -> None:
+    twice = {"target": f"{AUTHORED}:kind"}
+    path = write_eval(tmp_path, [scenario_row(1)], conversation=twice)
+    with pytest.raises(ConfigError, match="give the assistant under test once"):
+        run_eval(load_eval(path), store=tmp_path / "r.db", target=f"{AUTHORED}:kind")
+    for user, said in [
+        ({"model": "m"}, "provider: \\(with model:\\) or python:, once"),
+        ({"provider": "ollama", "python": f"{AUTHORED}:kind"}, "or python:, once"),
+        ({"provider": "ollama"}, "provider 'ollama' needs model:"),
+        ({"python": f"{AUTHORED}:kind"}, "has no generate\\(request\\) method"),
+    ]:
+        path = write_eval(tmp_path, [scenario_row(1)], conversation={**twice, "user": user})
+        with pytest.raises(ConfigError, match=said):
+            run_eval(load_eval(path), store=tmp_path / "r.db")
+    path = write_eval(tmp_path, [scenario_row(1)], conversation={"target": "missing.py:fn"})
+    with pytest.raises(ConfigError, match=r"conversation.target: .*missing.py: Python file not"):
+        run_eval(load_eval(path), store=tmp_path / "r.db")
+
+
+class _NoCluster(RayExecutor):
+    """The Ray executor, failing the test should any sample reach it (no cluster is started)."""
+
+    async def map(self, fn: Any, items: Any) -> AsyncIterator[Any]:
+        raise AssertionError("no sample of a conversation run may reach Ray workers")
+        yield  # an async generator, as the executor's map
+
+
+RAY_REFUSED = "executor: ray: a conversation run plays its scenarios in this process"
+
+
+def test_a_conversation_run_on_ray_is_refused_before_anything_is_stored(tmp_path: Path) -> None:
+    (tmp_path / "scenarios.yaml").write_text(yaml.safe_dump([scenario_row(1)]), encoding="utf-8")
+    with pytest.raises(ConfigError, match=RAY_REFUSED + r".*run it with the local executor"):
+        run(
+            name="support",
+            dataset=str(tmp_path / "scenarios.yaml"),
+            scorers=[],
+            target=kind,
+            conversation={},
+            executor=_NoCluster(),
+            store=tmp_path / "r.db",
+        )
+    with Store(tmp_path / "r.db") as db:
+        assert db.list_runs() == []
+
+
+def test_aieval_run_executor_ray_on_a_conversation_eval_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_eval(tmp_path, [scenario_row(1)], conversation={"target": f"{AUTHORED}:kind"})
+    done = run_main(capsys, monkeypatch, "run", str(path), "--db", "r.db", "--executor", "ray")
+    assert done.returncode == 2
+    assert f"eval.yaml: {RAY_REFUSED}" in " ".join(done.stderr.split())
+    with Store(tmp_path / "r.db") as db:
+        assert db.list_runs() == []
+
+
+def test_a_python_assistant_named_by_the_eval_file_plays_every_epoch(tmp_path: Path) -> None:
+    conversation = {"target": f"{AUTHORED}:kind"}
+    path = write_eval(tmp_path, [scenario_row(1, user_turns=["hi"])], conversation=conversation)
+    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db", epochs=2)
+    with Store(tmp_path / "r.db") as db:
+        samples = sorted(db.iter_samples(result.id), key=lambda s: s.epoch or 0)
+    assert [(s.id, s.epoch, s.prediction) for s in samples] == [
+        ("order-1#1", 1, "your order has shipped"),
+        ("order-1#2", 2, "your order has shipped"),
+    ]
+    assert result.name == "support" and result.status == "completed"

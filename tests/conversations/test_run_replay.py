@@ -1,5 +1,6 @@
 """`aieval run --replay RUN`: conversations replayed from a stored run by scenario id and
-epoch; `--estimate` before spending; `aieval show` prints the transcript."""
+epoch; `--estimate` before spending; `aieval show` prints the transcript. The assistant and the
+simulated user call the scripted loopback model through the real openai client."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 from tests.conversations._fake import no_connections, responder, scenario_row
+from tests.conversations._sdk import serve, through_the_sdk
 from tests.support.cli import Done, run_main
 from tests.support.openai_server import OpenAIServer, Reply
 
@@ -17,27 +19,25 @@ from aieval import Store
 from aieval.core import Conversation
 
 AUTHORED = "tests.conversations._authored"
+SDK = "tests.conversations._sdk"
 
 
-def write(folder: Path, server: OpenAIServer, count: int, **more: object) -> None:
+def write(
+    folder: Path, server: OpenAIServer, monkeypatch: pytest.MonkeyPatch, count: int, **more: object
+) -> None:
+    """An eval of ``count`` scenarios whose assistant and simulated user call the scripted
+    model through the real openai client (tests/conversations/_sdk.py)."""
     server.responder = responder
+    serve(monkeypatch, server.base_url)
     rows = [scenario_row(n, checks={"turn": ["polite"]}) for n in range(1, count + 1)]
     lines = "".join(json.dumps(row) + "\n" for row in rows)
     (folder / "scenarios.jsonl").write_text(lines, encoding="utf-8")
     data = {
         "name": "support",
         "dataset": "scenarios.jsonl",
-        "target": {
-            "provider": "openai-compatible",
-            "model": "target-model",
-            "base_url": server.base_url,
-        },
         "conversation": {
-            "user": {
-                "provider": "openai-compatible",
-                "model": "user-model",
-                "base_url": server.base_url,
-            },
+            "target": f"{SDK}:assistant",
+            "user": {"python": f"{SDK}:SDKUser", "model": "user-model"},
             "turn_checks": f"{AUTHORED}:TURN_CHECKS",
         },
         "settings": {"cache": False},
@@ -78,9 +78,11 @@ def test_200_scenarios_replayed_all_are_identical_with_no_connection(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    write(tmp_path, openai_server, 200)
+    write(tmp_path, openai_server, monkeypatch, 200)
     live = aieval(capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "-q")
     assert live.returncode == 0, live.stderr
+    assert through_the_sdk(openai_server.requests)
+    asked = len(openai_server.requests)
     (live_id,) = stored(tmp_path)
     with no_connections(monkeypatch) as attempts:
         done = aieval(
@@ -88,7 +90,7 @@ def test_200_scenarios_replayed_all_are_identical_with_no_connection(
             "--replay", live_id, "--replay-mode", "all",
         )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert attempts == []
+    assert attempts == [] and len(openai_server.requests) == asked
     runs = stored(tmp_path)
     first, second = (runs[k] for k in runs)
     assert len(first) == len(second) == 200
@@ -106,13 +108,13 @@ def test_a_replay_miss_fails_that_sample_closed_naming_scenario_and_turn(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    write(tmp_path, openai_server, 2, replay=None)
+    write(tmp_path, openai_server, monkeypatch, 2, replay=None)
     assert (
         aieval(capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "-q").returncode
         == 0
     )
     (live_id,) = stored(tmp_path)
-    write(tmp_path, openai_server, 3, replay={"run": live_id, "mode": "strict"})
+    write(tmp_path, openai_server, monkeypatch, 3, replay={"run": live_id, "mode": "strict"})
     estimate = aieval(
         capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "--estimate"
     )
@@ -132,6 +134,9 @@ def test_a_replay_miss_fails_that_sample_closed_naming_scenario_and_turn(
     assert "scenario 'order-3', turn 1" in str(errors["order-3"])
     user_calls = [r for r in openai_server.requests[requests:] if "role-playing" in str(r.body)]
     assert user_calls == []  # strict: only the target is called
+    missed = [r for r in openai_server.requests[requests:] if "order 3" in json.dumps(r.body)]
+    assert missed == []  # the miss asked nothing live in its place
+    assert through_the_sdk(openai_server.requests)
 
 
 def test_estimate_live_and_show_prints_the_transcript(
@@ -140,7 +145,7 @@ def test_estimate_live_and_show_prints_the_transcript(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    write(tmp_path, openai_server, 2)
+    write(tmp_path, openai_server, monkeypatch, 2)
     estimate = aieval(
         capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "--estimate"
     )
@@ -168,7 +173,7 @@ def test_branch_replay_goes_live_from_the_first_changed_answer_and_show_json_kee
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    write(tmp_path, openai_server, 2)
+    write(tmp_path, openai_server, monkeypatch, 2)
     assert (
         aieval(capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "-q").returncode
         == 0
@@ -182,12 +187,14 @@ def test_branch_replay_goes_live_from_the_first_changed_answer_and_show_json_kee
         return reply
 
     openai_server.responder = changed
+    asked = len(openai_server.requests)
     done = aieval(
         capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "-q",
         "--replay", live_id, "--replay-mode", "branch",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     branch_id = next(reversed(stored(tmp_path)))
+    assert through_the_sdk(openai_server.requests[asked:])
     shown = aieval(capsys, monkeypatch, tmp_path, "show", branch_id, "--db", "r.db", "--json")
     samples = {s["id"]: s for s in json.loads(shown.stdout)["samples"]}
     record = Conversation.from_dict(samples["order-1"]["conversation"])
@@ -199,3 +206,29 @@ def test_branch_replay_goes_live_from_the_first_changed_answer_and_show_json_kee
         "ended: user_done; branched at turn 4"
         in aieval(capsys, monkeypatch, tmp_path, "show", branch_id, "--db", "r.db").stdout
     )
+
+
+def test_replay_options_on_an_eval_that_plays_no_conversations_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A usage error (exit 2) naming the file and what to do; no run is stored."""
+    (tmp_path / "qa.jsonl").write_text('{"input": "q", "expected": "a", "prediction": "a"}\n')
+    (tmp_path / "eval.yaml").write_text(
+        "name: qa\ndataset: qa.jsonl\nscorers: [exact_match]\n", encoding="utf-8"
+    )
+    cases = {
+        ("--replay", "RUN"): "eval.yaml: --replay applies to conversation evals, and this one "
+        "has no `conversation:` key (its rows are not scenarios)",
+        ("--replay-mode", "all"): "eval.yaml: --replay-mode applies to a replay: give the run "
+        "to replay (--replay RUN",
+        ("--estimate",): "eval.yaml: --estimate applies to conversation evals, and this one has "
+        "no `conversation:` key",
+        ("--replay", "RUN", "--estimate"): "eval.yaml: --replay applies to conversation evals",
+    }
+    for options, said in cases.items():
+        done = aieval(capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", *options)
+        assert done.returncode == 2, options
+        assert said in " ".join(done.stderr.split()), done.stderr
+        assert "Traceback" not in done.stderr
+    with Store(tmp_path / "r.db") as db:
+        assert db.list_runs() == []

@@ -13,6 +13,7 @@ scenario id and epoch.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from aieval._types import Example
@@ -31,6 +32,7 @@ from aieval.conversations._scenarios import ScenarioSet, _file_rows, load_scenar
 from aieval.conversations._settings import (
     ConversationSettings,
     Hooks,
+    UserSettings,
     import_hooks,
     parse_settings,
     simulated_user,
@@ -63,6 +65,13 @@ class ConversationEvaluator:
 
     #: the run config's key for :meth:`describe` (not ``workflow``: this is no workflow run)
     config_key = "conversation"
+    #: why a run cannot go to Ray workers: the runner refuses it before anything is stored
+    local_only = (
+        "a conversation run plays its scenarios in this process (the scenario file, the "
+        "author's Python and a replayed run's records are read here, not on workers): run it "
+        "with the local executor (--executor local, or settings.executor: local); "
+        "settings.concurrency sets how many conversations play at once"
+    )
 
     def __init__(self, request: EvaluatorRequest) -> None:
         self.settings: ConversationSettings = parse_settings(request.conversation)
@@ -79,6 +88,12 @@ class ConversationEvaluator:
         self.scenarios: ScenarioSet | None = None
         self.records: dict[tuple[str, int], Conversation] | None = None
 
+    @property
+    def own_target(self) -> bool:
+        """Whether the assistant under test is the author's Python (``conversation.target``):
+        it answers again in every epoch, as a run's target does."""
+        return self.hooks.target is not None
+
     def describe(self) -> dict[str, Any]:
         """What the run's config records: the scenario set and how it was played."""
         user = self.settings.user
@@ -87,9 +102,7 @@ class ConversationEvaluator:
             "scenarios": self.scenarios.version if self.scenarios is not None else None,
             "replay": self.replay,
             "replay_mode": self.mode if self.replay is not None else None,
-            "user": None
-            if user is None
-            else {"provider": user.provider, "model": user.model, "seed": user.seed},
+            "user": None if user is None else _described(user),
         }
 
     def scorers(self) -> list[Scorer]:
@@ -138,12 +151,20 @@ class ConversationEvaluator:
     def wrap(self, target: Target | None) -> Target:
         """The target that plays each scenario against the run's assistant."""
         inner = _assistant(target)
+        if self.hooks.target is not None:
+            if inner is not None:
+                raise ConfigError(
+                    "conversation.target: the eval already has a target (target:, or target= "
+                    "in Python); give the assistant under test once"
+                )
+            inner = self.hooks.target
         if self.replay is not None and self.records is None:
             self.records = stored_conversations(self.store, self.replay)
         if inner is None and (self.replay is None or self.mode != "all"):
             raise ConfigError(
                 "conversation: give the assistant under test as the target (target: in the "
-                "eval file); only a replay in mode 'all' runs without one"
+                "eval file, or a Python function as conversation.target); only a replay in mode "
+                "'all' runs without one"
             )
         user = self.settings.user
         return ConversationRunTarget(
@@ -183,7 +204,12 @@ class ConversationRunTarget(Target):
         self.assistant = assistant
         self.user = user
         self.inner = wrapped
-        self.name = wrapped.name if wrapped is not None else "replay"
+        if wrapped is not None:
+            self.name = wrapped.name
+        elif assistant is not None:  # the author's Python: a function, or a callable object
+            self.name = getattr(assistant, "__name__", None) or type(assistant).__name__
+        else:
+            self.name = "replay"
 
     async def produce(self, example: Example) -> Output:
         ev = self.evaluator
@@ -214,10 +240,27 @@ class ConversationRunTarget(Target):
     async def aclose(self) -> None:
         if self.inner is not None:
             await self.inner.aclose()
+        else:
+            # the author's Python assistant (conversation.target) may hold a client to close
+            closer = getattr(self.assistant, "aclose", None)
+            if callable(closer):
+                await closer()
         provider = getattr(self.user, "provider", None)
         closer = getattr(provider, "aclose", None)
         if closer is not None:
             await closer()
+
+
+def _described(user: UserSettings) -> dict[str, Any]:
+    """The simulated user as the run's config records it (a Python one by its reference)."""
+    described: dict[str, Any] = {"provider": user.provider, "model": user.model, "seed": user.seed}
+    if user.python is not None:
+        # a file by its name only: the run's config says the same from any checkout
+        module, _, name = user.python.rpartition(":")
+        described["python"] = (
+            f"{Path(module).name}:{name}" if module.endswith(".py") else user.python
+        )
+    return described
 
 
 def _fidelity(scenario: Scenario, conversation: Conversation) -> SimulatorFidelity | None:
@@ -342,8 +385,10 @@ def estimate_run(config: Any, *, store: Any, **overrides: Any) -> list[Estimate]
     for spec in config.specs(store=False, **overrides):
         scoring = spec.scoring
         if scoring.conversation is None and scoring.replay is None:
+            file = config.source.path if config.source is not None else config.name
             raise ConfigError(
-                "--estimate: this eval is not a conversation run (give conversation: or a replay)"
+                f"{file}: --estimate applies to conversation evals, and this one has no "
+                "`conversation:` key"
             )
         evaluator = ConversationEvaluator(
             EvaluatorRequest(

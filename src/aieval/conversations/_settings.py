@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from aieval._keys import pydantic_problems
 from aieval.conversations._engine import DEFAULT_MAX_TOOL_ROUNDS, GoalCheck
 from aieval.conversations._tools import Tool
 from aieval.conversations._user import PERSONA_PROMPT, SimulatedUser
 from aieval.errors import ConfigError
-from aieval.runner import import_reference
+from aieval.runner import import_file, import_reference
 
 __all__ = ["ConversationSettings", "Hooks", "UserSettings", "parse_settings"]
 
@@ -35,10 +36,17 @@ class _Strict(BaseModel):
 
 
 class UserSettings(_Strict):
-    """The simulated user: a provider the author names (never a hosted default)."""
+    """The simulated user: a provider the author names (never a hosted default), or the
+    author's own Python stand-in for its model (``python:``)."""
 
-    provider: str = Field(description="provider name or preset: openai, vllm, ...")
-    model: str
+    provider: str | None = Field(None, description="provider name or preset: openai, vllm, ...")
+    python: str | None = Field(
+        None,
+        description="'module:name' or 'file.py:name' of the author's provider (an object, or a "
+        "class made with no arguments, with async generate(ChatRequest) -> ChatResponse): "
+        "a scripted or in-process model, instead of provider:",
+    )
+    model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
     temperature: float = Field(0.0, ge=0.0, le=2.0)
@@ -47,10 +55,23 @@ class UserSettings(_Strict):
     timeout: float = Field(60.0, gt=0)
     retries: int = Field(3, ge=0, le=20)
 
+    @model_validator(mode="after")
+    def _one_model(self) -> UserSettings:
+        if (self.provider is None) == (self.python is None):
+            raise ValueError("give the simulated user's provider: (with model:) or python:, once")
+        if self.provider is not None and self.model is None:
+            raise ValueError(f"provider {self.provider!r} needs model:")
+        return self
+
 
 class ConversationSettings(_Strict):
     """An eval file's ``conversation:`` mapping (every key optional)."""
 
+    target: str | None = Field(
+        None,
+        description="'module:name' or 'file.py:name' of the assistant under test, a Python "
+        "function of the turns (instead of the eval's target:)",
+    )
     user: UserSettings | None = None
     tools: str | None = Field(None, description="'module:name' of a list of Tool")
     goal_checks: str | None = Field(None, description="'module:name' of {name: function}")
@@ -76,6 +97,7 @@ class Hooks:
     turn_checks: Mapping[str, TurnCheck] | None = None
     conversation_checks: Mapping[str, ConversationCheck] | None = None
     state: Callable[..., Any] | None = None
+    target: Callable[..., Any] | None = None
 
 
 def parse_settings(data: Any) -> ConversationSettings:
@@ -112,19 +134,33 @@ def import_hooks(settings: ConversationSettings) -> Hooks:
     state = _imported(settings.state, "conversation.state")
     if state is not None and not callable(state):
         raise ConfigError("conversation.state: expected a function (conversation, scenario)")
+    target = _imported(settings.target, "conversation.target")
+    if target is not None and not callable(target):
+        raise ConfigError("conversation.target: expected a function fn(turns) or fn(turns, tools)")
     return Hooks(
         tuple(tools or ()),
         _functions(settings.goal_checks, "conversation.goal_checks"),
         turn,
         whole,
         state,
+        target,
     )
 
 
 def simulated_user(settings: UserSettings, concurrency: int) -> SimulatedUser:
-    """The simulated user on the provider the settings name (no response cache)."""
+    """The simulated user on the provider the settings name (no response cache), or on the
+    author's Python provider."""
     from aieval.providers import build_provider
 
+    if settings.python is not None:
+        return SimulatedUser(
+            _python_provider(settings.python),
+            settings.model or settings.python,
+            temperature=settings.temperature,
+            seed=settings.seed,
+            prompt=settings.prompt or PERSONA_PROMPT,
+        )
+    assert settings.provider is not None and settings.model is not None  # validated
     provider = build_provider(
         settings.provider,
         base_url=settings.base_url,
@@ -143,8 +179,36 @@ def simulated_user(settings: UserSettings, concurrency: int) -> SimulatedUser:
     )
 
 
+def _python_provider(ref: str) -> Any:
+    found = _imported(ref, "conversation.user.python")
+    made = found() if isinstance(found, type) else found
+    if not callable(getattr(made, "generate", None)):
+        raise ConfigError(
+            f"conversation.user.python: {ref!r} has no generate(request) method; expected a "
+            "provider (an object or class with async generate(ChatRequest) -> ChatResponse)"
+        )
+    return made
+
+
 def _imported(ref: str | None, field: str) -> Any:
-    return None if ref is None else import_reference(ref, field)
+    """Import ``module:name``, or ``file.py:name`` (a Python file the author named, imported as
+    the eval's ``imports:`` are; an eval file's relative path is its folder's)."""
+    if ref is None:
+        return None
+    module, sep, name = ref.rpartition(":")
+    if not module.endswith(".py"):
+        return import_reference(ref, field)
+    if not sep or not name:
+        raise ConfigError(f"{field}: {ref!r} is not a reference 'file.py:name'")
+    if not Path(module).is_file():
+        raise ConfigError(f"{field}: {module}: Python file not found")
+    found: Any = import_file(module)
+    try:
+        for part in name.split("."):
+            found = getattr(found, part)
+    except AttributeError:
+        raise ConfigError(f"{field}: {module} defines no {name!r}") from None
+    return found
 
 
 def _functions(ref: str | None, field: str) -> Mapping[str, Callable[..., Any]] | None:

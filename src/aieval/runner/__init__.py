@@ -15,6 +15,7 @@ from aieval.runner._evalfile import (
 )
 from aieval.runner._evaluator import EvaluatorFactory, EvaluatorRequest, SampleEvaluator
 from aieval.runner._executor import Executor, Finished, LocalExecutor
+from aieval.runner._imports import import_file
 from aieval.runner._inputs import EXECUTORS
 from aieval.runner._minimums import MissedMinimum
 from aieval.runner._plaintext import plaintext_keys
@@ -74,6 +75,7 @@ __all__ = [
     "build_scorers",
     "check_eval",
     "check_run",
+    "import_file",
     "import_ray",
     "import_reference",
     "load_eval",

@@ -185,6 +185,7 @@ class EvalConfig(_Strict):
                 f"({prediction_field!r}) already picks: remove one"
             )
         given = {key: value for key, value in overrides.items() if value is not None}
+        _check_replay(self, given)
         if "run_id" in given and len(targets) != 1:
             raise ConfigError(f"run_id= needs one run, but this configuration makes {len(targets)}")
         if given.get("executor", "ray") != "ray":
@@ -205,7 +206,7 @@ class EvalConfig(_Strict):
             store=store,
         )
         if self.conversation is not None:
-            common["conversation"] = self.conversation
+            common["conversation"] = _python_files(self.conversation, base)
         if self.replay is not None:
             common.update(replay=self.replay.run, replay_mode=self.replay.mode)
         if self.target is not None:
@@ -433,6 +434,48 @@ def _local(config: EvalConfig, value: str | None) -> str | None:
     if value is None or not value.endswith((".yaml", ".yml", ".json")):
         return value
     return str(_resolve(Path(config.base_dir or "."), value))
+
+
+def _check_replay(config: EvalConfig, given: dict[str, Any]) -> None:
+    """A replay over an eval that plays no conversations is refused, never read as one whose
+    rows would be scenarios (nor a replay mode ignored without a replay)."""
+    file = config.source.path if config.source is not None else config.name
+    if "replay" in given and config.conversation is None and config.replay is None:
+        raise ConfigError(
+            f"{file}: --replay applies to conversation evals, and this one has no "
+            "`conversation:` key (its rows are not scenarios): add `conversation:` to play them "
+            "as scenarios, or run without --replay"
+        )
+    if "replay_mode" in given and "replay" not in given and config.replay is None:
+        raise ConfigError(
+            f"{file}: --replay-mode applies to a replay: give the run to replay (--replay RUN, "
+            "or replay: in the eval file)"
+        )
+
+
+#: the ``conversation:`` keys (and ``user:``'s) that name the author's Python
+_REFERENCES = ("target", "tools", "goal_checks", "turn_checks", "conversation_checks", "state")
+
+
+def _python_files(conversation: dict[str, Any], base: Path) -> dict[str, Any]:
+    """``conversation:`` with each ``file.py:name`` reference's file relative to the eval
+    file's folder (as ``imports:`` are); ``module:name`` references stay as written."""
+    found = dict(conversation)
+    for key in _REFERENCES:
+        found[key] = _python_file(found.get(key), base)
+    user = found.get("user")
+    if isinstance(user, dict) and "python" in user:
+        found["user"] = {**user, "python": _python_file(user["python"], base)}
+    return {key: value for key, value in found.items() if key in conversation}
+
+
+def _python_file(ref: Any, base: Path) -> Any:
+    if not isinstance(ref, str):
+        return ref
+    path, sep, name = ref.rpartition(":")
+    if not sep or not path.endswith(".py"):
+        return ref
+    return f"{os.path.abspath(_resolve(base, path))}:{name}"
 
 
 def _resolve(base: Path, path: str) -> Path:

@@ -89,7 +89,7 @@ def prepare(spec: RunSpec, live: LiveParts) -> Prepared:
     scorers = [*parts.scorers, *evaluator_scorers(evaluator)]
     check_minimum_names(spec.scoring.min_scores, [s.name for s in scorers])
     if spec.epochs > 1:
-        check_repeatable(spec, parts)
+        check_repeatable(spec, parts, evaluator)
     data, info = open_data(parts.dataset, spec, evaluator)
     check_something_scored(scorers, evaluator, info)
     db = open_store(parts.store)
@@ -132,10 +132,14 @@ def check_something_scored(
     )
 
 
-def check_repeatable(spec: RunSpec, parts: RunParts) -> None:
+def check_repeatable(
+    spec: RunSpec, parts: RunParts, evaluator: SampleEvaluator | None = None
+) -> None:
     """Refuse ``epochs > 1`` where nothing answers again: recorded predictions (or run logs)
-    would repeat unchanged, each epoch a copy of the first."""
+    would repeat unchanged, each epoch a copy of the first. An evaluator with a target of its
+    own (``own_target``: a conversation run's Python assistant) answers again."""
     answers = parts.target is not None or spec.target.function is not None
+    answers = answers or bool(getattr(evaluator, "own_target", False))
     if not answers and parts.provider is None:
         raise ConfigError(
             "epochs: repeats need a target that answers again (a provider's model or a "

@@ -165,11 +165,17 @@ def remote_samples(prep: Prepared, live: LiveParts) -> RemoteSamples:
     """The function that runs this run's samples on Ray workers, or a refusal naming the field.
 
     Raises:
-        ConfigError: a part of the run the workers can neither import nor receive by value
+        ConfigError: an evaluator that runs its samples in this process only (its
+            ``local_only`` says why: the conversation evaluator), or a part of the run the
+            workers can neither import nor receive by value
             (it cannot be pickled, or pickles to more than :data:`MAX_BY_VALUE_BYTES`), or
             an object given in place of a name (a provider, a workflow, a profile).
     """
     spec = prep.spec
+    # an evaluator that plays its samples in this process only says why (``local_only``)
+    local_only = getattr(prep.evaluator, "local_only", None)
+    if local_only:
+        raise ConfigError(f"executor: ray: {local_only}")
     by_value: dict[str, Any] = {}
     for field, why in live.unspecified.items():
         if field == "target" and prep.parts.target is not None:
