@@ -1,19 +1,23 @@
-"""A run's rollups: the partial sums its report reads, kept as its samples are written.
+"""A run's rollups: the partial sums its report reads, built once when the run ends.
 
-Two tables (schema version 10). ``run_totals`` holds one row per run: the samples' counts and
-sums (those of :meth:`SumsReader._sample_totals` and :meth:`ReportSumsReader.report_sums`) and
-the count of judged scores. ``run_rollups`` holds, per part (``scores``, ``latency``), the rows
-of :func:`~aieval.store._column_sums.grouped_sql`: per group, code, fine bucket and histogram
-bin, the count, sum, sum of squares, min, max and non-binary count.
+``run_totals`` holds one row per run: the samples' counts and sums (those of
+:meth:`SumsReader._sample_totals` and :meth:`ReportSumsReader.report_sums`) and the count of
+judged scores. ``run_rollups`` holds, per part (``scores``, ``latency``), the rows of
+:func:`~aieval.store._column_sums.grouped_sql`: per group, code, fine bucket and histogram bin,
+the count, sum, sum of squares, min, max and non-binary count. ``run_order_stats`` keeps the
+order statistics the report's quantiles interpolate, and ``run_slices`` the slices a report
+asked for (schema version 11: both kept the first time they are computed).
 
-A run's row in ``run_totals`` is what makes its rollups valid. Each batch a writer stores adds
-its deltas in the same transaction (:func:`delta_statements`): computed by the database from
-the rows the batch just wrote, with the very statements the read side used to scan the run, so
-bucket and bin edges cannot drift between writer and reader, and a batch rolled back (a kill,
-a lost connection) leaves no delta behind. A run created by :meth:`RunTable.create_run` starts
-with an empty row; a run without one (stored before version 10, imported) is summed by a scan
-the first time it is read, and that scan is stored as its rollups (:meth:`RollupReader.
-ensure_rollups`), in one transaction that holds the run's writers off.
+A run's row in ``run_totals`` is what makes its rollups valid, and only while the run's sample
+count equals the one it holds (:meth:`RollupReader.run_totals`). They are built by one scan of
+the run when it ends (``Store.finish_run``: :meth:`RollupReader.rebuild_rollups`, with the
+statements of :func:`delta_statements`), not by each batch: a writer pays nothing for them
+(docs/architecture.md, "Sums in the database", says why). A run without valid rollups (still
+running, killed, stored before version 10) is summed by a scan when read; one that is not
+running has that scan stored as its rollups, in one transaction that holds its writers off. An
+import adding samples to a run here adds their deltas in its own transaction
+(:func:`batch_statements`), with the very statements the scan uses, so bucket and bin edges
+cannot drift.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from typing import Any
 
 from aieval.store._backend import Execute
 from aieval.store._column_reads import CallTotals
-from aieval.store._column_sums import grouped_sql
+from aieval.store._column_sums import OrderStats, grouped_sql
 from aieval.store._connection import Connection
+from aieval.store._owner import owner_gone
 from aieval.store._rollup_schema import CALL_TOTALS, FLOATS, JUDGED, OWN_USAGE, TOTALS
 from aieval.store._untrusted import UntrustedSqliteBackend
 
@@ -49,7 +54,7 @@ log = logging.getLogger("aieval")
 Statement = tuple[str, tuple[Any, ...]]
 
 #: the tables of a run's rollups (``run_totals`` last: its row makes the others valid)
-_TABLES = ("run_rollups", "run_reason_firsts", "run_totals")
+_TABLES = ("run_rollups", "run_reason_firsts", "run_order_stats", "run_slices", "run_totals")
 #: the scores' buckets in the rollups: 1/64 wide (a batch upserts a row per bucket a value
 #: falls in, so the 1/1024 of a scan would cost twice the write; a rank in a bucket of more
 #: than one distinct value is read from the run's values, by the index on PostgreSQL)
@@ -323,14 +328,85 @@ class RollupReader(Connection):
         if not self._rollups_usable():
             return None
         found = self.run_totals(run_id)
-        if found is not None:
-            return found
+        if found is not None or self._still_written(run_id):
+            return found  # a run its writer still adds to is scanned, not kept
         try:
             self.rebuild_rollups(run_id)
         except Exception as exc:  # a store we may not write: scanned each time
             log.debug("cannot store the rollups of run %s: %s", run_id, self._why(exc))
             return None
         return self.run_totals(run_id)
+
+    def _still_written(self, run_id: str) -> bool:
+        """Whether the run is running and its owner alive (its rollups are built at its end)."""
+        row = self._read_one(
+            "SELECT status, pid, host, heartbeat_at, COALESCE(started_at, created_at)"
+            " FROM runs WHERE id = ?",
+            (run_id,),
+        )
+        if row is None or row[0] != "running":
+            return False
+        return not owner_gone(row[1], row[2], row[3], started_at=row[4])
+
+    def kept_order_stats(self, run_id: str) -> dict[str, OrderStats]:
+        """The order statistics kept for the run, by part: ``group -> (n, {rank: value})``."""
+        out: dict[str, OrderStats] = {}
+        text = self._db.text
+        for part, g, n, rank, value in self._read(
+            "SELECT part, g, n, rank, value FROM run_order_stats WHERE run_id = ?", (run_id,)
+        ):
+            held = out.setdefault(str(text(part)), {})
+            held.setdefault(str(text(g)), (int(n), {}))[1][int(rank)] = float(value)
+        return out
+
+    def keep_order_stats(self, run_id: str, part: str, found: OrderStats) -> None:
+        """Keep ``found`` as ``part``'s order statistics (in place of those kept), when the
+        run's rollups are valid; a store that cannot be written is left as it is."""
+        rows = [
+            (run_id, part, g, n, rank, value, run_id)
+            for g, (n, ranks) in found.items()
+            for rank, value in ranks.items()
+        ]
+        self._keep(
+            [("DELETE FROM run_order_stats WHERE run_id = ? AND part = ?", (run_id, part))],
+            "INSERT INTO run_order_stats (run_id, part, g, n, rank, value) SELECT ?, ?, ?, ?,"
+            " ?, ? WHERE EXISTS (SELECT 1 FROM run_totals WHERE run_id = ?)",
+            rows,
+        )
+
+    def kept_slice(self, run_id: str, field: str, samples: int) -> list[tuple[Any, ...]] | None:
+        """The rows of the slice by ``field`` kept for the run at ``samples`` samples (``None``:
+        not kept), as the slice's statement gave them."""
+        rows = self._read(
+            "SELECT k, grade, samples, passed, weighted_n, weighted_total FROM run_slices"
+            " WHERE run_id = ? AND field = ? AND samples_at = ?",
+            (run_id, field, samples),
+        )
+        return rows or None
+
+    def keep_slice(
+        self, run_id: str, field: str, samples: int, rows: Sequence[Sequence[Any]]
+    ) -> None:
+        """Keep the slice's ``rows`` for the run at ``samples`` samples (see :meth:`kept_slice`)."""
+        self._keep(
+            [("DELETE FROM run_slices WHERE run_id = ? AND field = ?", (run_id, field))],
+            "INSERT INTO run_slices (run_id, field, samples_at, k, grade, samples, passed,"
+            " weighted_n, weighted_total) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?"
+            " WHERE EXISTS (SELECT 1 FROM run_totals WHERE run_id = ?)",
+            [(run_id, field, samples, *row, run_id) for row in rows],
+        )
+
+    def _keep(self, first: list[Statement], insert: str, rows: list[tuple[Any, ...]]) -> None:
+        if not self._rollups_usable():
+            return
+        try:
+            with self._lock, self._db.transaction():
+                for sql, args in first:
+                    self._db.execute(sql, args)
+                if rows:
+                    self._db.executemany(insert, rows)
+        except Exception as exc:  # a store we may not write: computed again next time
+            log.debug("cannot keep rollups: %s", self._why(exc))
 
     def run_totals(self, run_id: str) -> RunTotals | None:
         """The run's ``run_totals`` row, or ``None`` when its rollups are not valid: none kept,
