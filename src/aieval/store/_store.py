@@ -67,9 +67,11 @@ class Store(
         error: str | None = None,
     ) -> None:
         """Record how a run ended (``completed``, ``failed`` or ``interrupted``), then build
-        its rollups (what its reports read: see :mod:`aieval.store._rollups`)."""
+        its rollups (what its reports read: see :mod:`aieval.store._rollups`); an interrupted
+        run's are left to its first report (a stopped run ends at once)."""
         super().finish_run(run_id, status=status, metrics=metrics, error=error)
-        self.keep_rollups(run_id)
+        if status != "interrupted":
+            self.keep_rollups(run_id)
 
     def __enter__(self) -> Store:
         return self
