@@ -381,3 +381,49 @@ def test_a_report_reads_the_kept_order_statistics_and_slice(
         assert {s.name: s for s in fresh.scorers}["judge"].values.quantiles == (
             judge.values.quantiles
         )
+
+
+def test_the_end_s_scan_holds_no_writer_off_and_a_sample_written_meanwhile_is_counted(
+    tmp_path: Path,
+) -> None:
+    """SQLite: the run's end reads its scan in a snapshot, so another writer of the file is
+    not held off by it; a sample that writer adds to the run meanwhile makes that scan unkept
+    (summed again), never stored short of it."""
+    path = tmp_path / "runs.db"
+    with Store(path) as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_sample(i) for i in range(30)])
+        query = store._db.query
+        wrote: list[bool] = []
+
+        def query_then_write(sql: str, args: Any = ()) -> list[tuple[Any, ...]]:
+            rows = query(sql, args)
+            if "GROUP BY g, c, qb, hb" in sql and not wrote:  # mid-scan: another writer
+                other = sqlite3.connect(path, timeout=0.05)
+                try:
+                    with other:
+                        other.execute(
+                            "INSERT INTO samples (run_id, sample_id, idx, input, passed,"
+                            " created_at, verdict, verdict_passed, verdict_plain,"
+                            " verdict_values) SELECT run_id, 'meanwhile', 999, input, 0,"
+                            " created_at, verdict, 0, 1, 0 FROM samples WHERE run_id = ?"
+                            " AND idx = 0",
+                            (run_id,),
+                        )
+                    wrote.append(True)
+                except sqlite3.OperationalError:  # "database is locked"
+                    wrote.append(False)
+                finally:
+                    other.close()
+            return rows
+
+        store._db.query = query_then_write  # type: ignore[method-assign]
+        try:
+            store.finish_run(run_id, status="completed")
+        finally:
+            store._db.query = query  # type: ignore[method-assign]
+        assert wrote == [True]
+        # the first scan missed a sample and was not kept; the ones kept count it
+        totals = store.run_totals(run_id)
+        assert totals is not None and totals.samples == 31
+        _assert_equal_to_scan(store, run_id)

@@ -176,12 +176,22 @@ def _keep(how: str, col: str) -> str:
     )
 
 
-def _part(part: str, postgres: bool, source: str, buckets: dict[str, Any]) -> str:
+#: ``run_rollups``' columns, in the order the rows of a part are selected
+_ROLLUP_COLUMNS = "run_id, part, g, c, qb, hb, n, total, squares, low, high, other"
+
+
+def _part_rows(part: str, postgres: bool, source: str, buckets: dict[str, Any]) -> str:
+    """The rows of ``run_rollups`` for ``part`` over ``source`` (on run id, then its args)."""
     grouped = grouped_sql(postgres, source, **buckets)
     return (
-        "INSERT INTO run_rollups (run_id, part, g, c, qb, hb, n, total, squares, low, high,"
-        f" other) SELECT ?, '{part}', g, c, COALESCE(qb, -9), COALESCE(hb, -1), n, COALESCE(s, 0),"
+        f"SELECT ?, '{part}', g, c, COALESCE(qb, -9), COALESCE(hb, -1), n, COALESCE(s, 0),"
         f" COALESCE(q, 0), lo, hi, COALESCE(o, 0) FROM ({grouped}) r"
+    )
+
+
+def _part(part: str, postgres: bool, source: str, buckets: dict[str, Any]) -> str:
+    return (
+        f"INSERT INTO run_rollups ({_ROLLUP_COLUMNS}) {_part_rows(part, postgres, source, buckets)}"
         " WHERE EXISTS (SELECT 1 FROM run_totals WHERE run_id = ?)"
         " ON CONFLICT (run_id, part, g, c, qb, hb) DO UPDATE SET n = run_rollups.n + excluded.n,"
         " total = COALESCE(run_rollups.total, 0) + COALESCE(excluded.total, 0),"
@@ -203,27 +213,46 @@ def reasons_key(postgres: bool) -> str:
     return "COALESCE(json_extract(verdict, '$.reasons'), '[]')"
 
 
+def _failed(postgres: bool, within: str) -> str:
+    """The failed samples as rows ``r`` (their reasons' text), ``idx``, ``sample_id``."""
+    return (
+        f"SELECT {reasons_key(postgres)} AS r, idx, sample_id FROM samples WHERE run_id = ?"
+        f"{within} AND verdict_passed = 0 AND verdict IS NOT NULL"
+    )
+
+
+def _reason_counts(failed: str, where: str = "") -> str:
+    """The ``run_rollups`` rows (part ``reasons``) of the ``failed`` samples."""
+    return (
+        f"SELECT ?, 'reasons', r, 0, 0, 0, COUNT(*), 0, 0, NULL, NULL, 0 FROM ({failed}) f"
+        f"{where} GROUP BY r"
+    )
+
+
+def _reason_firsts(failed: str) -> str:
+    """The ``run_reason_firsts`` rows of the ``failed`` samples (a ``WHERE`` to extend)."""
+    return (
+        "SELECT ?, r, idx, sample_id FROM (SELECT r, idx, sample_id, ROW_NUMBER() OVER"
+        f" (PARTITION BY r ORDER BY idx, sample_id) AS k FROM ({failed}) f) t"
+        f" WHERE k <= {FIRSTS_KEPT}"
+    )
+
+
 def _reason_statements(
     run_id: str, postgres: bool, within: str, extra: tuple[Any, ...]
 ) -> list[Statement]:
     """The failed samples' counts by reasons, and each reasons' first samples (those of the
     rows ``within`` picks that rank among the first :data:`FIRSTS_KEPT`, then the kept ones
     beyond them dropped, for the reasons these rows have)."""
-    failed = (
-        f"SELECT {reasons_key(postgres)} AS r, idx, sample_id FROM samples WHERE run_id = ?"
-        f"{within} AND verdict_passed = 0 AND verdict IS NOT NULL"
-    )
+    failed = _failed(postgres, within)
     exists = "EXISTS (SELECT 1 FROM run_totals WHERE run_id = ?)"
     counts = (
-        "INSERT INTO run_rollups (run_id, part, g, c, qb, hb, n, total, squares, low, high,"
-        f" other) SELECT ?, 'reasons', r, 0, 0, 0, COUNT(*), 0, 0, NULL, NULL, 0 FROM ({failed}) f"
-        f" WHERE {exists} GROUP BY r"
+        f"INSERT INTO run_rollups ({_ROLLUP_COLUMNS}) {_reason_counts(failed, f' WHERE {exists}')}"
         " ON CONFLICT (run_id, part, g, c, qb, hb) DO UPDATE SET n = run_rollups.n + excluded.n"
     )
     firsts = (
-        "INSERT INTO run_reason_firsts (run_id, reasons, idx, sample_id) SELECT ?, r, idx,"
-        " sample_id FROM (SELECT r, idx, sample_id, ROW_NUMBER() OVER (PARTITION BY r ORDER BY"
-        f" idx, sample_id) AS k FROM ({failed}) f) t WHERE k <= {FIRSTS_KEPT} AND {exists}"
+        "INSERT INTO run_reason_firsts (run_id, reasons, idx, sample_id)"
+        f" {_reason_firsts(failed)} AND {exists}"
     )
     prune = (
         "DELETE FROM run_reason_firsts WHERE run_id = ?"
@@ -233,11 +262,27 @@ def _reason_statements(
         " run_reason_firsts.idx AND o.sample_id < run_reason_firsts.sample_id)))"
         f" >= {FIRSTS_KEPT}"
     )
-    return [
+    out = [
         (counts, (run_id, run_id, *extra, run_id)),
         (firsts, (run_id, run_id, *extra, run_id)),
-        (prune, (run_id, run_id, *extra)),
     ]
+    # a scan of the whole run keeps the first ones only already: nothing beyond them to drop
+    return [*out, (prune, (run_id, run_id, *extra))] if within else out
+
+
+def _totals_from(within: str) -> str:
+    """``run_totals``' values of the rows ``within`` picks, as ``d`` (the samples' and
+    scores') and ``m`` (the model calls'); on the run id and ``within``'s args, four times."""
+    columns = ", ".join(f"{expr} AS {name}" for name, expr, _ in TOTALS)
+    calls = ", ".join(f"{expr} AS {name}" for name, expr in CALL_TOTALS)
+    return (
+        f"(SELECT {columns},"
+        f" (SELECT COUNT(*) FROM scores WHERE run_id = ?{within} AND {JUDGED}) AS judged,"
+        f" (SELECT sample_id FROM samples WHERE run_id = ?{within} ORDER BY idx, sample_id"
+        " LIMIT 1) AS first_sample"
+        f" FROM (SELECT s.*, {OWN_USAGE} AS own FROM samples s WHERE s.run_id = ?{within}) s) d,"
+        f" (SELECT {calls} FROM model_calls WHERE run_id = ?{within}) m"
+    )
 
 
 def delta_statements(
@@ -247,8 +292,6 @@ def delta_statements(
     ``run_id = ?``, with ``args``: a batch's samples; all of the run's when empty). They change
     nothing for a run whose rollups are not valid (no row in ``run_totals``)."""
     extra = tuple(args)
-    columns = ", ".join(f"{expr} AS {name}" for name, expr, _ in TOTALS)
-    calls = ", ".join(f"{expr} AS {name}" for name, expr in CALL_TOTALS)
     combined = [_combine(n, how) for n, _, how in TOTALS]
     combined += [f"{n} = run_totals.{n} + COALESCE(m.{n}, 0)" for n, _ in CALL_TOTALS]
     # the first sample's id, with ``first_idx`` (every SET reads the row as it was)
@@ -260,13 +303,7 @@ def delta_statements(
     )
     totals = (
         f"UPDATE run_totals SET {', '.join(combined)}, judged = run_totals.judged + d.judged"
-        f" FROM (SELECT {columns},"
-        f" (SELECT COUNT(*) FROM scores WHERE run_id = ?{within} AND {JUDGED}) AS judged,"
-        f" (SELECT sample_id FROM samples WHERE run_id = ?{within} ORDER BY idx, sample_id"
-        " LIMIT 1) AS first_sample"
-        f" FROM (SELECT s.*, {OWN_USAGE} AS own FROM samples s WHERE s.run_id = ?{within}) s) d,"
-        f" (SELECT {calls} FROM model_calls WHERE run_id = ?{within}) m"
-        " WHERE run_totals.run_id = ?"
+        f" FROM {_totals_from(within)} WHERE run_totals.run_id = ?"
     )
     return [
         (totals, (run_id, *extra, run_id, *extra, run_id, *extra, run_id, *extra, run_id)),
@@ -446,11 +483,18 @@ class RollupReader(Connection):
         )
 
     def rebuild_rollups(self, run_id: str) -> None:
-        """Sum the run by a scan and store it as its rollups, in one transaction that holds
-        off the run's writers (SQLite: the write lock; PostgreSQL: the run's row, which each
-        batch's samples lock by their foreign key)."""
+        """Sum the run by a scan and store it as its rollups. PostgreSQL: in one transaction
+        that holds off the run's writers (its row, which each batch's samples lock by their
+        foreign key; other runs' writers go on). SQLite: the scan is read in a snapshot, which
+        holds off no writer, then stored in a short write transaction if the run still has
+        the samples it counted (else left to the next read)."""
         db = self._db
         postgres = self.location.backend == "postgres"
+        if not postgres:
+            scanned = self._scan_rows(run_id)
+            if scanned is not None:
+                self._store_rows(run_id, *scanned)
+            return
         with self._lock, db.transaction(exclusive=True):
             if postgres:
                 db.query("SELECT 1 FROM runs WHERE id = ? FOR UPDATE", (run_id,))
@@ -461,3 +505,68 @@ class RollupReader(Connection):
             db.execute("INSERT INTO run_totals (run_id) VALUES (?)", (run_id,))
             for sql, args in delta_statements(run_id, postgres):
                 db.execute(sql, args)
+
+    def _scan_rows(
+        self, run_id: str
+    ) -> tuple[int, tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]]] | None:
+        """SQLite: the run's sample count, ``run_totals``' values, ``run_rollups``' rows and
+        ``run_reason_firsts``' rows, by the statements of :func:`delta_statements`, in one
+        read transaction (a snapshot: writers go on). ``None`` for no such run."""
+        db = self._db
+        names = [n for n, _, _ in TOTALS] + ["judged", "first_sample"] + [n for n, _ in CALL_TOTALS]
+        with self._lock, db.transaction():
+            found = db.query(
+                "SELECT (SELECT COUNT(*) FROM samples WHERE run_id = ?) FROM runs WHERE id = ?",
+                (run_id, run_id),
+            )
+            if not found:
+                return None
+            row = db.query(f"SELECT {', '.join(names)} FROM {_totals_from('')}", (run_id,) * 4)[0]
+            rows = [
+                *db.query(
+                    _part_rows("scores", False, scores_source(), SCORE_BUCKETS), (run_id,) * 2
+                ),
+                *db.query(
+                    _part_rows("latency", False, latency_source(), LATENCY_BUCKETS), (run_id,) * 2
+                ),
+                *db.query(_reason_counts(_failed(False, "")), (run_id,) * 2),
+            ]
+            firsts = db.query(_reason_firsts(_failed(False, "")), (run_id,) * 2)
+        sums = {n for n, _, how in TOTALS if how == "sum"} | {n for n, _ in CALL_TOTALS}
+        totals = tuple(0 if v is None and n in sums else v for n, v in zip(names, row, strict=True))
+        return int(found[0][0]), totals, rows, firsts
+
+    def _store_rows(
+        self,
+        run_id: str,
+        counted: int,
+        totals: tuple[Any, ...],
+        rows: list[tuple[Any, ...]],
+        firsts: list[tuple[Any, ...]],
+    ) -> None:
+        """SQLite: store what :meth:`_scan_rows` read as the run's rollups, in place of any,
+        unless the run's sample count changed meanwhile (then none: the next read scans)."""
+        db = self._db
+        names = [n for n, _, _ in TOTALS] + ["judged", "first_sample"] + [n for n, _ in CALL_TOTALS]
+        with self._lock, db.transaction(exclusive=True):
+            for table in _TABLES:
+                db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            now = db.query("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
+            if int(now[0][0]) != counted or int(totals[0] or 0) != counted:
+                return  # samples written meanwhile: the snapshot is not the run's any more
+            db.execute(
+                f"INSERT INTO run_totals (run_id, {', '.join(names)})"
+                f" VALUES ({', '.join('?' * (len(names) + 1))})",
+                (run_id, *totals),
+            )
+            if rows:
+                db.executemany(
+                    f"INSERT INTO run_rollups ({_ROLLUP_COLUMNS}) VALUES ({', '.join('?' * 12)})",
+                    rows,
+                )
+            if firsts:
+                db.executemany(
+                    "INSERT INTO run_reason_firsts (run_id, reasons, idx, sample_id)"
+                    " VALUES (?, ?, ?, ?)",
+                    firsts,
+                )
