@@ -34,7 +34,12 @@ memory, ``Store.run_sums`` (with a slice) and ``Store.pair_sums``, beside the re
 and comparison of plain runs make today on the same runs (``sample_columns``, and
 ``pair_samples`` with ``pair_scores`` of both runs): the old path's query part, as a ratio;
 and ``build_report`` end to end (closed-form intervals) from the sums, against the column path
-it replaces (``report_columns``).
+it replaces (``report_columns``): ``report_heal`` the first report of a run without rollups
+(scanned, then kept), ``report_first_slice`` a report of a run whose rollups were built when it
+ended but not yet sliced by ``topic``, ``report_sums`` the next one (the slice kept).
+``write_rollups`` / ``write_plain`` write 20,480 samples in batches of 512 and end the run,
+with and without its rollups (built at the run's end since schema 11; ``bench/rollup_cost.py``
+sets that against the deltas each batch added before).
 
 The columns part times the bootstrap of three equal-length columns (a report's weighted score
 and two scorers): one stream of indices per column, as before, against ``resample_means_many``
@@ -145,7 +150,7 @@ if what == "read":
         samples = store.iter_samples(cand)
     for _ in samples:
         pass
-elif what in ("report_sums", "report_columns", "report_heal"):
+elif what in ("report_sums", "report_columns", "report_heal", "report_first_slice"):
     # build_report end to end, closed-form intervals both ways: from the sums, or (the old
     # path) from the columns read back
     if what == "report_columns":
@@ -436,6 +441,7 @@ def _python_loop(values: list[float], resamples: int) -> tuple[float, float]:
 #: report and comparison of plain runs make today (the old path's query part) on the same runs.
 SUMS_STEPS = (
     "report_heal",
+    "report_first_slice",
     "report_sums",
     "report_columns",
     "write_rollups",
@@ -463,9 +469,13 @@ if what == "compare":  # the sums path at any size (by default from SUMS_FROM_PA
     compare_sums.SUMS_FROM_PAIRS = 0
 if what == "report_heal":  # the first report of a run without rollups: scanned, then kept
     store._write("DELETE FROM run_totals WHERE run_id = ?", (cand,))
-if what == "write_plain":  # the writer without the rollups' statements (the path before)
+if what == "report_first_slice":  # rollups built at the run's end, the slice not kept yet
+    store._write("DELETE FROM run_slices WHERE run_id = ?", (cand,))
+if what == "write_plain":  # the writer without rollups (per batch before, at the end now)
     import aieval.store._sample_writes as writes
     writes.batch_statements = lambda *args: []
+    if hasattr(Store, "keep_rollups"):
+        Store.keep_rollups = lambda self, run_id: None
 if what.startswith("write_"):
     from aieval._records import SampleRecord, ScoreRecord
     from aieval.core import Verdict
@@ -506,11 +516,12 @@ started, cpu = time.perf_counter(), time.process_time()
 if what.startswith("write_"):  # 20,480 samples in batches of 512, as the runner commits them
     for batch in batches:
         store.record_samples(written, batch)
+    store.finish_run(written, status="completed")  # its rollups built here, or by the batches
 elif what == "run_sums":
     assert store.run_sums(cand, ("topic",)) is not None
 elif what == "pair_sums":
     assert store.pair_sums(base, cand, example_delta=5.0, limit=200) is not None
-elif what in ("report_sums", "report_columns", "report_heal"):
+elif what in ("report_sums", "report_columns", "report_heal", "report_first_slice"):
     # build_report end to end, closed-form intervals both ways: from the sums, or (the old
     # path) from the columns read back
     if what == "report_columns":

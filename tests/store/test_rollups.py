@@ -1,5 +1,7 @@
-"""A run's rollups (``run_totals``, ``run_rollups``) equal a fresh scan of its samples after
-every path that writes them, on both backends; a run without them is scanned and healed."""
+"""A run's rollups (``run_totals``, ``run_rollups``, ``run_order_stats``, ``run_slices``) are
+built when it ends and equal a fresh scan of its samples after every path that writes them, on
+both backends; a running run is scanned and keeps none; a run without them is scanned and
+healed once it is not running."""
 
 from __future__ import annotations
 
@@ -108,32 +110,52 @@ def _assert_equal_to_scan(store: Store, run_id: str) -> None:
         assert row[8:] == fresh[8:]
 
 
-def test_batches_written_keep_the_rollups_equal_to_a_scan(store_location: str) -> None:
+def test_rollups_are_built_when_a_run_ends_not_by_its_batches(store_location: str) -> None:
     with Store(store_location) as store:
         run_id = store.create_run(name="r")
-        assert store.run_totals(run_id) is not None  # a new run's empty rollups are valid
         samples = [_sample(i) for i in range(120)]
         for start in range(0, 120, 25):  # uneven batches, one of a single sample
             store.record_samples(run_id, samples[start : start + 25])
         store.record_sample(run_id, _sample(500))
+        # the writer pays nothing for them: a running run has none, and a report of it scans
+        # without keeping any (its next batch would make them stale)
+        assert store.run_totals(run_id) is None
+        live = store.run_sums(run_id, ("topic",))
+        assert live is not None and live.samples == 121
+        assert store.run_totals(run_id) is None
+        assert _rows(store, "run_order_stats", run_id) == 0
+        store.finish_run(run_id, status="completed")
         totals = store.run_totals(run_id)
         assert totals is not None and totals.samples == 121 and totals.judged > 0
+        assert _rows(store, "run_order_stats", run_id) > 0  # the quantiles' ranks, kept at once
+        kept = store.run_sums(run_id, ("topic",))
+        assert kept is not None and _same_sums(kept, live)
         _assert_equal_to_scan(store, run_id)
-        # resumed: more batches on the same run
-        store.finish_run(run_id, status="interrupted")
+        # resumed: more batches on the same run, read by scan until it ends again
         store.mark_running(run_id)
         store.record_samples(run_id, [_sample(i) for i in range(200, 260)])
+        assert store.run_totals(run_id) is None
+        store.finish_run(run_id, status="completed")
+        totals = store.run_totals(run_id)
+        assert totals is not None and totals.samples == 181
         _assert_equal_to_scan(store, run_id)
 
 
-def test_a_refused_batch_leaves_no_delta(store_location: str) -> None:
+def _rows(store: Store, table: str, run_id: str) -> int:
+    row = store._read_one(f"SELECT COUNT(*) FROM {table} WHERE run_id = ?", (run_id,))
+    assert row is not None
+    return int(row[0])
+
+
+def test_a_refused_batch_leaves_nothing_in_the_rollups(store_location: str) -> None:
     with Store(store_location) as store:
         run_id = store.create_run(name="r")
         store.record_samples(run_id, [_sample(i) for i in range(10)])
-        before = _kept(store, run_id)
         with pytest.raises(UnstorableSampleError):
             store.record_samples(run_id, [_sample(20), _sample(21, big=True)])
-        assert _kept(store, run_id) == before
+        store.finish_run(run_id, status="failed")
+        totals = store.run_totals(run_id)
+        assert totals is not None and totals.samples == 10
         _assert_equal_to_scan(store, run_id)
 
 
@@ -159,7 +181,10 @@ def test_a_run_without_rollups_is_scanned_and_healed(store_location: str) -> Non
     with Store(store_location) as store:
         run_id = store.create_run(name="r")
         store.record_samples(run_id, [_sample(i) for i in range(50)])
+        store.finish_run(run_id, status="interrupted")
+        assert store.run_totals(run_id) is None  # a stopped run ends at once: built on read
         want = store.run_sums(run_id, ("topic",))
+        assert store.run_totals(run_id) is not None
         # as a run stored before schema version 10: no rollups
         store._write("DELETE FROM run_totals WHERE run_id = ?", (run_id,))
         store._write("DELETE FROM run_rollups WHERE run_id = ?", (run_id,))
@@ -204,9 +229,10 @@ def test_an_older_store_is_migrated_and_its_runs_heal(tmp_path: Path) -> None:
     with Store(path) as store:
         run_id = store.create_run(name="r")
         store.record_samples(run_id, [_sample(i) for i in range(30)])
+        store.finish_run(run_id, status="completed")
     with sqlite3.connect(path) as db:  # as schema version 9 left it
-        db.execute("DROP TABLE run_rollups")
-        db.execute("DROP TABLE run_totals")
+        for table in ("run_rollups", "run_totals", "run_order_stats", "run_slices"):
+            db.execute(f"DROP TABLE {table}")
         db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
     with Store(path) as store:
         assert store.run_totals(run_id) is None
@@ -220,11 +246,17 @@ def test_an_untrusted_store_is_summed_by_scan(tmp_path: Path) -> None:
     with Store(path) as store:
         run_id = store.create_run(name="r")
         store.record_samples(run_id, [_sample(i) for i in range(20)])
-    with sqlite3.connect(path) as db:  # a forged figure in the file someone else made
-        db.execute("UPDATE run_totals SET samples = 999, passed = 999")
+        store.finish_run(run_id, status="completed")
+        want = store.run_sums(run_id, ("topic",))
+    with sqlite3.connect(path) as db:  # forged figures in the file someone else made
+        db.execute("UPDATE run_totals SET samples = 20, passed = 999")
+        db.execute("UPDATE run_order_stats SET value = 7.5")
+        db.execute("INSERT INTO run_slices VALUES (?, 'topic', 20, '\"x\"', NULL, 20, 20, 0, 0)",
+                   (run_id,))  # fmt: skip
     with Store(path, untrusted=True) as store:
-        sums = store.run_sums(run_id)
+        sums = store.run_sums(run_id, ("topic",))
         assert sums is not None and sums.samples == 20
+        assert want is not None and _same_sums(sums, want)
         assert store.report_sums(run_id).samples == 20
 
 
@@ -247,7 +279,7 @@ _WRITER = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_a_writer_killed_mid_run_leaves_rollups_of_the_committed_samples(
+def test_a_writer_killed_mid_run_has_its_rollups_built_on_read(
     store_location: str,
 ) -> None:
     root = Path(__file__).resolve().parents[2]
@@ -265,13 +297,15 @@ def test_a_writer_killed_mid_run_leaves_rollups_of_the_committed_samples(
         writer.send_signal(signal.SIGKILL)
         writer.wait()
     with Store(store_location) as store:
+        assert store.run_totals(run_id) is None  # it never ended: none were built
+        sums = store.run_sums(run_id)  # its owner gone: scanned, and the scan kept
+        assert sums is not None and sums.samples == store.count_samples(run_id) >= 400
         totals = store.run_totals(run_id)
-        assert totals is not None and totals.samples >= 400
-        assert totals.samples == store.count_samples(run_id)
+        assert totals is not None and totals.samples == sums.samples
         _assert_equal_to_scan(store, run_id)
 
 
-def test_a_batch_the_rollups_cannot_sum_is_stored_and_its_run_scanned(
+def test_a_run_the_rollups_cannot_sum_ends_and_is_scanned(
     store_location: str,
 ) -> None:
     with Store(store_location) as store:
@@ -280,7 +314,9 @@ def test_a_batch_the_rollups_cannot_sum_is_stored_and_its_run_scanned(
         tiny = _sample(9)
         tiny.scores["f1"] = ScoreRecord(value=1e-200)  # its square underflows in PostgreSQL
         store.record_samples(run_id, [tiny])
-        assert store.count_samples(run_id) == 6  # the batch is stored whatever the rollups do
+        store.finish_run(run_id, status="completed")  # the rollups' failure is not the run's
+        assert store.get_run(run_id).status == "completed"
+        assert store.count_samples(run_id) == 6
         totals = store.run_totals(run_id)
         if store.location.backend == "postgres":
             assert totals is None  # dropped, not left stale: the next report scans
@@ -294,7 +330,8 @@ def test_a_sample_written_around_the_writer_is_never_read_stale(store_location: 
     with Store(store_location) as store:
         run_id = store.create_run(name="r")
         store.record_samples(run_id, [_sample(i) for i in range(30)])
-        before = store.run_sums(run_id)
+        store.finish_run(run_id, status="completed")
+        before = store.run_sums(run_id, ("topic",))
         assert before is not None and before.samples == 30
         store._write(
             "INSERT INTO samples (run_id, sample_id, idx, input, passed, created_at, verdict,"
@@ -302,7 +339,91 @@ def test_a_sample_written_around_the_writer_is_never_read_stale(store_location: 
             " input, 0, created_at, verdict, 0, 1, 0 FROM samples WHERE run_id = ? AND idx = 0",
             (run_id,),
         )
-        after = store.run_sums(run_id)
+        after = store.run_sums(run_id, ("topic",))  # the kept slice is not read either
         assert after is not None and after.samples == 31
         assert after.passed == before.passed
+        assert sum(g.samples for g in after.slices["topic"]) == 31
+        _assert_equal_to_scan(store, run_id)
+
+
+def test_a_report_reads_the_kept_order_statistics_and_slice(
+    store_location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quantiles' order statistics (kept when the run ends) and a slice (kept by the first
+    report sliced by it) are read back, not found again by a scan of the run's values."""
+    with Store(store_location) as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_sample(i) for i in range(120)])
+        store.finish_run(run_id, status="completed")
+        first = store.run_sums(run_id, ("topic",))
+        assert first is not None and _rows(store, "run_slices", run_id) > 0
+        with monkeypatch.context() as patch:
+            from aieval.store import _column_sums, _run_sums
+
+            def no_scan(*args: Any, **kwargs: Any) -> Any:
+                raise AssertionError("scanned again")
+
+            patch.setattr(_run_sums.SumsReader, "_slice_rows", no_scan)
+            found = _column_sums._order_statistics
+            # every order statistic from the kept ones: a query for one would fail
+            patch.setattr(_column_sums, "_order_statistics", lambda *a: found(no_scan, *a[1:]))
+            again = store.run_sums(run_id, ("topic",))
+        assert again is not None and _same_sums(again, first)
+        # kept by their count of values: a score added by hand changes it, and they are found
+        # again (the sample count's guard rebuilds the rest)
+        judge = {s.name: s for s in first.scorers}["judge"]
+        store._write(
+            "UPDATE run_order_stats SET value = -1 WHERE run_id = ? AND g = 'judge'", (run_id,)
+        )
+        store._write("UPDATE run_order_stats SET n = n + 1 WHERE run_id = ?", (run_id,))
+        fresh = store.run_sums(run_id, ("topic",))
+        assert fresh is not None
+        assert {s.name: s for s in fresh.scorers}["judge"].values.quantiles == (
+            judge.values.quantiles
+        )
+
+
+def test_the_end_s_scan_holds_no_writer_off_and_a_sample_written_meanwhile_is_counted(
+    tmp_path: Path,
+) -> None:
+    """SQLite: the run's end reads its scan in a snapshot, so another writer of the file is
+    not held off by it; a sample that writer adds to the run meanwhile makes that scan unkept
+    (summed again), never stored short of it."""
+    path = tmp_path / "runs.db"
+    with Store(path) as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_sample(i) for i in range(30)])
+        query = store._db.query
+        wrote: list[bool] = []
+
+        def query_then_write(sql: str, args: Any = ()) -> list[tuple[Any, ...]]:
+            rows = query(sql, args)
+            if "GROUP BY g, c, qb, hb" in sql and not wrote:  # mid-scan: another writer
+                other = sqlite3.connect(path, timeout=0.05)
+                try:
+                    with other:
+                        other.execute(
+                            "INSERT INTO samples (run_id, sample_id, idx, input, passed,"
+                            " created_at, verdict, verdict_passed, verdict_plain,"
+                            " verdict_values) SELECT run_id, 'meanwhile', 999, input, 0,"
+                            " created_at, verdict, 0, 1, 0 FROM samples WHERE run_id = ?"
+                            " AND idx = 0",
+                            (run_id,),
+                        )
+                    wrote.append(True)
+                except sqlite3.OperationalError:  # "database is locked"
+                    wrote.append(False)
+                finally:
+                    other.close()
+            return rows
+
+        store._db.query = query_then_write  # type: ignore[method-assign]
+        try:
+            store.finish_run(run_id, status="completed")
+        finally:
+            store._db.query = query  # type: ignore[method-assign]
+        assert wrote == [True]
+        # the first scan missed a sample and was not kept; the ones kept count it
+        totals = store.run_totals(run_id)
+        assert totals is not None and totals.samples == 31
         _assert_equal_to_scan(store, run_id)

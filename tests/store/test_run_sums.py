@@ -507,6 +507,9 @@ def test_plain_runs_are_summed_and_paired_in_few_passes(store_location: str) -> 
         a, b = store.create_run(name="a"), store.create_run(name="b")
         store.record_samples(a, [plain(i, 0) for i in range(40)])
         store.record_samples(b, [plain(i, 1) for i in range(40)])
+        for run_id in (a, b):  # ended: their rollups built
+            store.finish_run(run_id, status="completed")
+        store.run_sums(a, ("k",))  # the first report sliced by "k" keeps the slice
         seen: list[str] = []
         query = store._db.query
 
@@ -524,9 +527,9 @@ def test_plain_runs_are_summed_and_paired_in_few_passes(store_location: str) -> 
     assert sums is not None and sums.samples == 40 and sums.grades == {}
     assert pair is not None and (pair.only_baseline, pair.only_candidate) == (0, 0)
     assert len(pair.regressions) == len(pair.improvements) == 5
-    # the samples' totals, latency's buckets, the scores' buckets, the scorers' order, the
-    # gates and criteria, the slice
-    assert run_statements == 6, seen[:run_statements]
+    # the samples' totals, the kept order statistics, latency's buckets, the scores' buckets,
+    # the scorers' order, the gates and criteria, the kept slice
+    assert run_statements == 7, seen[:run_statements]
     # the scorers' pairs with the candidate's scorers; the pairs with both runs' sizes and
     # readiness; the listing
     assert len(seen) - run_statements == 3, seen[run_statements:]

@@ -22,7 +22,15 @@ import numpy as np
 
 from aieval.errors import StoreError
 
-__all__ = ["BINS", "ValueSums", "column_sums", "grouped_sql", "numpy_quantiles", "sums_of_groups"]
+__all__ = [
+    "BINS",
+    "OrderStats",
+    "ValueSums",
+    "column_sums",
+    "grouped_sql",
+    "numpy_quantiles",
+    "sums_of_groups",
+]
 
 #: the histogram's bins on [0, 1], as ``aieval.stats.histogram(values, bins=10)``
 BINS = 10
@@ -30,6 +38,8 @@ BINS = 10
 _EDGES: tuple[float, ...] = tuple(float(e) for e in np.linspace(0.0, 1.0, BINS + 1))
 
 Read = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
+#: per group: its count of values, and the values at some of their ranks (0-based, in order)
+OrderStats = dict[str, tuple[int, dict[int, float]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,12 +149,17 @@ def sums_of_groups(
     scale: int = 1024,
     cap: float = 4.0,
     seek: str | None = None,
+    order: OrderStats | None = None,
 ) -> dict[str, tuple[dict[int, int], ValueSums]]:
     """:func:`column_sums` from the rows of :func:`grouped_sql` (read now, or added up in a
     run's rollups: a bucket or bin the rollups keep as a number where SQL gave NULL is read
     back the same), with the order statistics ``source`` is asked for; or, given ``seek``
     (a query of one group's code-0 value at an offset within a value range, in order, on
-    ``args`` then group, low, high and offset: answered by an index), by one seek each."""
+    ``args`` then group, low, high and offset: answered by an index), by one seek each.
+
+    ``order`` holds order statistics known already (a run's rollups keep them): those of a
+    group whose count of values is the same are not asked again. It is then updated with
+    every group's, so the caller may keep them."""
     groups: dict[str, _Group] = {}
     for g, c, qb, hb, count, total, squares, low, high, other in rows:
         group = groups.setdefault(str(g), _Group({}, 0, [], [], None, None, 0, [0] * BINS, {}))
@@ -164,7 +179,11 @@ def sums_of_groups(
         held = group.buckets.setdefault(int(qb), [0, low, high])
         held[0] += k
         held[1], held[2] = min(held[1], low), max(held[2], high)
-    found = _order_statistics(read, postgres, source, args, groups, points, scale, cap, seek)
+    known = order if order is not None else {}
+    found = _order_statistics(read, postgres, source, args, groups, points, scale, cap, seek, known)
+    if order is not None:
+        order.clear()
+        order.update((name, (groups[name].n, ranks)) for name, ranks in found.items())
     out: dict[str, tuple[dict[int, int], ValueSums]] = {}
     for name, group in groups.items():
         stats = found.get(name, {})
@@ -199,14 +218,20 @@ def _order_statistics(
     scale: int,
     cap: float,
     seek: str | None = None,
+    known: OrderStats | None = None,
 ) -> dict[str, dict[int, float]]:
-    """The order statistics (0-based ranks) the quantiles of each group need."""
+    """The order statistics (0-based ranks) the quantiles of each group need (those ``known``
+    for the group's count of values taken as they are)."""
     found: dict[str, dict[int, float]] = {}
     wanted: dict[tuple[str, int], dict[int, int]] = {}  # (group, bucket) -> offset: rank
     for name, group in groups.items():
         if not group.n:
             continue
         ranks = sorted({r for _, lo, hi, _ in _plan(group.n, points) for r in (lo, hi)})
+        known_n, known_ranks = (known or {}).get(name, (-1, {}))
+        if known_n == group.n and all(r in known_ranks for r in ranks):
+            found[name] = {r: known_ranks[r] for r in ranks}
+            continue
         before = 0
         it = iter(ranks)
         rank = next(it, None)

@@ -1,5 +1,5 @@
-"""The tables of a run's rollups (:mod:`aieval.store._rollups`), schema version 10: the
-columns of ``run_totals`` with the expressions that fill them, and the DDL of both tables."""
+"""The tables of a run's rollups (:mod:`aieval.store._rollups`), schema version 11: the
+columns of ``run_totals`` with the expressions that fill them, and the DDL of the tables."""
 
 from __future__ import annotations
 
@@ -126,6 +126,30 @@ ROLLUP_SCHEMA = (
     "    other INTEGER NOT NULL,\n"
     "    PRIMARY KEY (run_id, part, g, c, qb, hb)\n"
     ");\n"
+    "-- the order statistics a report's quantiles read (schema 11): valid for ``n`` values\n"
+    "CREATE TABLE IF NOT EXISTS run_order_stats (\n"
+    "    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,\n"
+    "    part  TEXT NOT NULL,                        -- scores | latency\n"
+    "    g     TEXT NOT NULL,                        -- the scorer ('' for latency)\n"
+    "    n     INTEGER NOT NULL,                     -- the group's values they rank among\n"
+    "    rank  INTEGER NOT NULL,                     -- 0-based, in value order\n"
+    "    value REAL NOT NULL,\n"
+    "    PRIMARY KEY (run_id, part, g, rank)\n"
+    ");\n"
+    "-- a slice by a metadata field, as its statement grouped it (schema 11): valid while the\n"
+    "-- run has ``samples_at`` samples\n"
+    "CREATE TABLE IF NOT EXISTS run_slices (\n"
+    "    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,\n"
+    "    field TEXT NOT NULL,                        -- the dotted path sliced by\n"
+    "    samples_at INTEGER NOT NULL,\n"
+    "    k     TEXT,                                 -- the field's JSON text (NULL: absent)\n"
+    "    grade TEXT,\n"
+    "    samples INTEGER NOT NULL,\n"
+    "    passed INTEGER,\n"
+    "    weighted_n INTEGER NOT NULL,\n"
+    "    weighted_total REAL\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS run_slices_field ON run_slices (run_id, field);\n"
     "-- each failed reasons list's first samples in dataset order (a few; see FIRSTS_KEPT)\n"
     "CREATE TABLE IF NOT EXISTS run_reason_firsts (\n"
     "    run_id    TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,\n"

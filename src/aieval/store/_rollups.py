@@ -1,19 +1,23 @@
-"""A run's rollups: the partial sums its report reads, kept as its samples are written.
+"""A run's rollups: the partial sums its report reads, built once when the run ends.
 
-Two tables (schema version 10). ``run_totals`` holds one row per run: the samples' counts and
-sums (those of :meth:`SumsReader._sample_totals` and :meth:`ReportSumsReader.report_sums`) and
-the count of judged scores. ``run_rollups`` holds, per part (``scores``, ``latency``), the rows
-of :func:`~aieval.store._column_sums.grouped_sql`: per group, code, fine bucket and histogram
-bin, the count, sum, sum of squares, min, max and non-binary count.
+``run_totals`` holds one row per run: the samples' counts and sums (those of
+:meth:`SumsReader._sample_totals` and :meth:`ReportSumsReader.report_sums`) and the count of
+judged scores. ``run_rollups`` holds, per part (``scores``, ``latency``), the rows of
+:func:`~aieval.store._column_sums.grouped_sql`: per group, code, fine bucket and histogram bin,
+the count, sum, sum of squares, min, max and non-binary count. ``run_order_stats`` keeps the
+order statistics the report's quantiles interpolate, and ``run_slices`` the slices a report
+asked for (schema version 11: both kept the first time they are computed).
 
-A run's row in ``run_totals`` is what makes its rollups valid. Each batch a writer stores adds
-its deltas in the same transaction (:func:`delta_statements`): computed by the database from
-the rows the batch just wrote, with the very statements the read side used to scan the run, so
-bucket and bin edges cannot drift between writer and reader, and a batch rolled back (a kill,
-a lost connection) leaves no delta behind. A run created by :meth:`RunTable.create_run` starts
-with an empty row; a run without one (stored before version 10, imported) is summed by a scan
-the first time it is read, and that scan is stored as its rollups (:meth:`RollupReader.
-ensure_rollups`), in one transaction that holds the run's writers off.
+A run's row in ``run_totals`` is what makes its rollups valid, and only while the run's sample
+count equals the one it holds (:meth:`RollupReader.run_totals`). They are built by one scan of
+the run when it ends (``Store.finish_run``: :meth:`RollupReader.rebuild_rollups`, with the
+statements of :func:`delta_statements`), not by each batch: a writer pays nothing for them
+(docs/architecture.md, "Sums in the database", says why). A run without valid rollups (still
+running, killed, stored before version 10) is summed by a scan when read; one that is not
+running has that scan stored as its rollups, in one transaction that holds its writers off. An
+import adding samples to a run here adds their deltas in its own transaction
+(:func:`batch_statements`), with the very statements the scan uses, so bucket and bin edges
+cannot drift.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from typing import Any
 
 from aieval.store._backend import Execute
 from aieval.store._column_reads import CallTotals
-from aieval.store._column_sums import grouped_sql
+from aieval.store._column_sums import OrderStats, grouped_sql
 from aieval.store._connection import Connection
+from aieval.store._owner import owner_gone
 from aieval.store._rollup_schema import CALL_TOTALS, FLOATS, JUDGED, OWN_USAGE, TOTALS
 from aieval.store._untrusted import UntrustedSqliteBackend
 
@@ -49,7 +54,7 @@ log = logging.getLogger("aieval")
 Statement = tuple[str, tuple[Any, ...]]
 
 #: the tables of a run's rollups (``run_totals`` last: its row makes the others valid)
-_TABLES = ("run_rollups", "run_reason_firsts", "run_totals")
+_TABLES = ("run_rollups", "run_reason_firsts", "run_order_stats", "run_slices", "run_totals")
 #: the scores' buckets in the rollups: 1/64 wide (a batch upserts a row per bucket a value
 #: falls in, so the 1/1024 of a scan would cost twice the write; a rank in a bucket of more
 #: than one distinct value is read from the run's values, by the index on PostgreSQL)
@@ -171,12 +176,22 @@ def _keep(how: str, col: str) -> str:
     )
 
 
-def _part(part: str, postgres: bool, source: str, buckets: dict[str, Any]) -> str:
+#: ``run_rollups``' columns, in the order the rows of a part are selected
+_ROLLUP_COLUMNS = "run_id, part, g, c, qb, hb, n, total, squares, low, high, other"
+
+
+def _part_rows(part: str, postgres: bool, source: str, buckets: dict[str, Any]) -> str:
+    """The rows of ``run_rollups`` for ``part`` over ``source`` (on run id, then its args)."""
     grouped = grouped_sql(postgres, source, **buckets)
     return (
-        "INSERT INTO run_rollups (run_id, part, g, c, qb, hb, n, total, squares, low, high,"
-        f" other) SELECT ?, '{part}', g, c, COALESCE(qb, -9), COALESCE(hb, -1), n, COALESCE(s, 0),"
+        f"SELECT ?, '{part}', g, c, COALESCE(qb, -9), COALESCE(hb, -1), n, COALESCE(s, 0),"
         f" COALESCE(q, 0), lo, hi, COALESCE(o, 0) FROM ({grouped}) r"
+    )
+
+
+def _part(part: str, postgres: bool, source: str, buckets: dict[str, Any]) -> str:
+    return (
+        f"INSERT INTO run_rollups ({_ROLLUP_COLUMNS}) {_part_rows(part, postgres, source, buckets)}"
         " WHERE EXISTS (SELECT 1 FROM run_totals WHERE run_id = ?)"
         " ON CONFLICT (run_id, part, g, c, qb, hb) DO UPDATE SET n = run_rollups.n + excluded.n,"
         " total = COALESCE(run_rollups.total, 0) + COALESCE(excluded.total, 0),"
@@ -198,27 +213,46 @@ def reasons_key(postgres: bool) -> str:
     return "COALESCE(json_extract(verdict, '$.reasons'), '[]')"
 
 
+def _failed(postgres: bool, within: str) -> str:
+    """The failed samples as rows ``r`` (their reasons' text), ``idx``, ``sample_id``."""
+    return (
+        f"SELECT {reasons_key(postgres)} AS r, idx, sample_id FROM samples WHERE run_id = ?"
+        f"{within} AND verdict_passed = 0 AND verdict IS NOT NULL"
+    )
+
+
+def _reason_counts(failed: str, where: str = "") -> str:
+    """The ``run_rollups`` rows (part ``reasons``) of the ``failed`` samples."""
+    return (
+        f"SELECT ?, 'reasons', r, 0, 0, 0, COUNT(*), 0, 0, NULL, NULL, 0 FROM ({failed}) f"
+        f"{where} GROUP BY r"
+    )
+
+
+def _reason_firsts(failed: str) -> str:
+    """The ``run_reason_firsts`` rows of the ``failed`` samples (a ``WHERE`` to extend)."""
+    return (
+        "SELECT ?, r, idx, sample_id FROM (SELECT r, idx, sample_id, ROW_NUMBER() OVER"
+        f" (PARTITION BY r ORDER BY idx, sample_id) AS k FROM ({failed}) f) t"
+        f" WHERE k <= {FIRSTS_KEPT}"
+    )
+
+
 def _reason_statements(
     run_id: str, postgres: bool, within: str, extra: tuple[Any, ...]
 ) -> list[Statement]:
     """The failed samples' counts by reasons, and each reasons' first samples (those of the
     rows ``within`` picks that rank among the first :data:`FIRSTS_KEPT`, then the kept ones
     beyond them dropped, for the reasons these rows have)."""
-    failed = (
-        f"SELECT {reasons_key(postgres)} AS r, idx, sample_id FROM samples WHERE run_id = ?"
-        f"{within} AND verdict_passed = 0 AND verdict IS NOT NULL"
-    )
+    failed = _failed(postgres, within)
     exists = "EXISTS (SELECT 1 FROM run_totals WHERE run_id = ?)"
     counts = (
-        "INSERT INTO run_rollups (run_id, part, g, c, qb, hb, n, total, squares, low, high,"
-        f" other) SELECT ?, 'reasons', r, 0, 0, 0, COUNT(*), 0, 0, NULL, NULL, 0 FROM ({failed}) f"
-        f" WHERE {exists} GROUP BY r"
+        f"INSERT INTO run_rollups ({_ROLLUP_COLUMNS}) {_reason_counts(failed, f' WHERE {exists}')}"
         " ON CONFLICT (run_id, part, g, c, qb, hb) DO UPDATE SET n = run_rollups.n + excluded.n"
     )
     firsts = (
-        "INSERT INTO run_reason_firsts (run_id, reasons, idx, sample_id) SELECT ?, r, idx,"
-        " sample_id FROM (SELECT r, idx, sample_id, ROW_NUMBER() OVER (PARTITION BY r ORDER BY"
-        f" idx, sample_id) AS k FROM ({failed}) f) t WHERE k <= {FIRSTS_KEPT} AND {exists}"
+        "INSERT INTO run_reason_firsts (run_id, reasons, idx, sample_id)"
+        f" {_reason_firsts(failed)} AND {exists}"
     )
     prune = (
         "DELETE FROM run_reason_firsts WHERE run_id = ?"
@@ -228,11 +262,27 @@ def _reason_statements(
         " run_reason_firsts.idx AND o.sample_id < run_reason_firsts.sample_id)))"
         f" >= {FIRSTS_KEPT}"
     )
-    return [
+    out = [
         (counts, (run_id, run_id, *extra, run_id)),
         (firsts, (run_id, run_id, *extra, run_id)),
-        (prune, (run_id, run_id, *extra)),
     ]
+    # a scan of the whole run keeps the first ones only already: nothing beyond them to drop
+    return [*out, (prune, (run_id, run_id, *extra))] if within else out
+
+
+def _totals_from(within: str) -> str:
+    """``run_totals``' values of the rows ``within`` picks, as ``d`` (the samples' and
+    scores') and ``m`` (the model calls'); on the run id and ``within``'s args, four times."""
+    columns = ", ".join(f"{expr} AS {name}" for name, expr, _ in TOTALS)
+    calls = ", ".join(f"{expr} AS {name}" for name, expr in CALL_TOTALS)
+    return (
+        f"(SELECT {columns},"
+        f" (SELECT COUNT(*) FROM scores WHERE run_id = ?{within} AND {JUDGED}) AS judged,"
+        f" (SELECT sample_id FROM samples WHERE run_id = ?{within} ORDER BY idx, sample_id"
+        " LIMIT 1) AS first_sample"
+        f" FROM (SELECT s.*, {OWN_USAGE} AS own FROM samples s WHERE s.run_id = ?{within}) s) d,"
+        f" (SELECT {calls} FROM model_calls WHERE run_id = ?{within}) m"
+    )
 
 
 def delta_statements(
@@ -242,8 +292,6 @@ def delta_statements(
     ``run_id = ?``, with ``args``: a batch's samples; all of the run's when empty). They change
     nothing for a run whose rollups are not valid (no row in ``run_totals``)."""
     extra = tuple(args)
-    columns = ", ".join(f"{expr} AS {name}" for name, expr, _ in TOTALS)
-    calls = ", ".join(f"{expr} AS {name}" for name, expr in CALL_TOTALS)
     combined = [_combine(n, how) for n, _, how in TOTALS]
     combined += [f"{n} = run_totals.{n} + COALESCE(m.{n}, 0)" for n, _ in CALL_TOTALS]
     # the first sample's id, with ``first_idx`` (every SET reads the row as it was)
@@ -255,13 +303,7 @@ def delta_statements(
     )
     totals = (
         f"UPDATE run_totals SET {', '.join(combined)}, judged = run_totals.judged + d.judged"
-        f" FROM (SELECT {columns},"
-        f" (SELECT COUNT(*) FROM scores WHERE run_id = ?{within} AND {JUDGED}) AS judged,"
-        f" (SELECT sample_id FROM samples WHERE run_id = ?{within} ORDER BY idx, sample_id"
-        " LIMIT 1) AS first_sample"
-        f" FROM (SELECT s.*, {OWN_USAGE} AS own FROM samples s WHERE s.run_id = ?{within}) s) d,"
-        f" (SELECT {calls} FROM model_calls WHERE run_id = ?{within}) m"
-        " WHERE run_totals.run_id = ?"
+        f" FROM {_totals_from(within)} WHERE run_totals.run_id = ?"
     )
     return [
         (totals, (run_id, *extra, run_id, *extra, run_id, *extra, run_id, *extra, run_id)),
@@ -323,14 +365,85 @@ class RollupReader(Connection):
         if not self._rollups_usable():
             return None
         found = self.run_totals(run_id)
-        if found is not None:
-            return found
+        if found is not None or self._still_written(run_id):
+            return found  # a run its writer still adds to is scanned, not kept
         try:
             self.rebuild_rollups(run_id)
         except Exception as exc:  # a store we may not write: scanned each time
             log.debug("cannot store the rollups of run %s: %s", run_id, self._why(exc))
             return None
         return self.run_totals(run_id)
+
+    def _still_written(self, run_id: str) -> bool:
+        """Whether the run is running and its owner alive (its rollups are built at its end)."""
+        row = self._read_one(
+            "SELECT status, pid, host, heartbeat_at, COALESCE(started_at, created_at)"
+            " FROM runs WHERE id = ?",
+            (run_id,),
+        )
+        if row is None or row[0] != "running":
+            return False
+        return not owner_gone(row[1], row[2], row[3], started_at=row[4])
+
+    def kept_order_stats(self, run_id: str) -> dict[str, OrderStats]:
+        """The order statistics kept for the run, by part: ``group -> (n, {rank: value})``."""
+        out: dict[str, OrderStats] = {}
+        text = self._db.text
+        for part, g, n, rank, value in self._read(
+            "SELECT part, g, n, rank, value FROM run_order_stats WHERE run_id = ?", (run_id,)
+        ):
+            held = out.setdefault(str(text(part)), {})
+            held.setdefault(str(text(g)), (int(n), {}))[1][int(rank)] = float(value)
+        return out
+
+    def keep_order_stats(self, run_id: str, part: str, found: OrderStats) -> None:
+        """Keep ``found`` as ``part``'s order statistics (in place of those kept), when the
+        run's rollups are valid; a store that cannot be written is left as it is."""
+        rows = [
+            (run_id, part, g, n, rank, value, run_id)
+            for g, (n, ranks) in found.items()
+            for rank, value in ranks.items()
+        ]
+        self._keep(
+            [("DELETE FROM run_order_stats WHERE run_id = ? AND part = ?", (run_id, part))],
+            "INSERT INTO run_order_stats (run_id, part, g, n, rank, value) SELECT ?, ?, ?, ?,"
+            " ?, ? WHERE EXISTS (SELECT 1 FROM run_totals WHERE run_id = ?)",
+            rows,
+        )
+
+    def kept_slice(self, run_id: str, field: str, samples: int) -> list[tuple[Any, ...]] | None:
+        """The rows of the slice by ``field`` kept for the run at ``samples`` samples (``None``:
+        not kept), as the slice's statement gave them."""
+        rows = self._read(
+            "SELECT k, grade, samples, passed, weighted_n, weighted_total FROM run_slices"
+            " WHERE run_id = ? AND field = ? AND samples_at = ?",
+            (run_id, field, samples),
+        )
+        return rows or None
+
+    def keep_slice(
+        self, run_id: str, field: str, samples: int, rows: Sequence[Sequence[Any]]
+    ) -> None:
+        """Keep the slice's ``rows`` for the run at ``samples`` samples (see :meth:`kept_slice`)."""
+        self._keep(
+            [("DELETE FROM run_slices WHERE run_id = ? AND field = ?", (run_id, field))],
+            "INSERT INTO run_slices (run_id, field, samples_at, k, grade, samples, passed,"
+            " weighted_n, weighted_total) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?"
+            " WHERE EXISTS (SELECT 1 FROM run_totals WHERE run_id = ?)",
+            [(run_id, field, samples, *row, run_id) for row in rows],
+        )
+
+    def _keep(self, first: list[Statement], insert: str, rows: list[tuple[Any, ...]]) -> None:
+        if not self._rollups_usable():
+            return
+        try:
+            with self._lock, self._db.transaction():
+                for sql, args in first:
+                    self._db.execute(sql, args)
+                if rows:
+                    self._db.executemany(insert, rows)
+        except Exception as exc:  # a store we may not write: computed again next time
+            log.debug("cannot keep rollups: %s", self._why(exc))
 
     def run_totals(self, run_id: str) -> RunTotals | None:
         """The run's ``run_totals`` row, or ``None`` when its rollups are not valid: none kept,
@@ -370,11 +483,18 @@ class RollupReader(Connection):
         )
 
     def rebuild_rollups(self, run_id: str) -> None:
-        """Sum the run by a scan and store it as its rollups, in one transaction that holds
-        off the run's writers (SQLite: the write lock; PostgreSQL: the run's row, which each
-        batch's samples lock by their foreign key)."""
+        """Sum the run by a scan and store it as its rollups. PostgreSQL: in one transaction
+        that holds off the run's writers (its row, which each batch's samples lock by their
+        foreign key; other runs' writers go on). SQLite: the scan is read in a snapshot, which
+        holds off no writer, then stored in a short write transaction if the run still has
+        the samples it counted (else left to the next read)."""
         db = self._db
         postgres = self.location.backend == "postgres"
+        if not postgres:
+            scanned = self._scan_rows(run_id)
+            if scanned is not None:
+                self._store_rows(run_id, *scanned)
+            return
         with self._lock, db.transaction(exclusive=True):
             if postgres:
                 db.query("SELECT 1 FROM runs WHERE id = ? FOR UPDATE", (run_id,))
@@ -385,3 +505,68 @@ class RollupReader(Connection):
             db.execute("INSERT INTO run_totals (run_id) VALUES (?)", (run_id,))
             for sql, args in delta_statements(run_id, postgres):
                 db.execute(sql, args)
+
+    def _scan_rows(
+        self, run_id: str
+    ) -> tuple[int, tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]]] | None:
+        """SQLite: the run's sample count, ``run_totals``' values, ``run_rollups``' rows and
+        ``run_reason_firsts``' rows, by the statements of :func:`delta_statements`, in one
+        read transaction (a snapshot: writers go on). ``None`` for no such run."""
+        db = self._db
+        names = [n for n, _, _ in TOTALS] + ["judged", "first_sample"] + [n for n, _ in CALL_TOTALS]
+        with self._lock, db.transaction():
+            found = db.query(
+                "SELECT (SELECT COUNT(*) FROM samples WHERE run_id = ?) FROM runs WHERE id = ?",
+                (run_id, run_id),
+            )
+            if not found:
+                return None
+            row = db.query(f"SELECT {', '.join(names)} FROM {_totals_from('')}", (run_id,) * 4)[0]
+            rows = [
+                *db.query(
+                    _part_rows("scores", False, scores_source(), SCORE_BUCKETS), (run_id,) * 2
+                ),
+                *db.query(
+                    _part_rows("latency", False, latency_source(), LATENCY_BUCKETS), (run_id,) * 2
+                ),
+                *db.query(_reason_counts(_failed(False, "")), (run_id,) * 2),
+            ]
+            firsts = db.query(_reason_firsts(_failed(False, "")), (run_id,) * 2)
+        sums = {n for n, _, how in TOTALS if how == "sum"} | {n for n, _ in CALL_TOTALS}
+        totals = tuple(0 if v is None and n in sums else v for n, v in zip(names, row, strict=True))
+        return int(found[0][0]), totals, rows, firsts
+
+    def _store_rows(
+        self,
+        run_id: str,
+        counted: int,
+        totals: tuple[Any, ...],
+        rows: list[tuple[Any, ...]],
+        firsts: list[tuple[Any, ...]],
+    ) -> None:
+        """SQLite: store what :meth:`_scan_rows` read as the run's rollups, in place of any,
+        unless the run's sample count changed meanwhile (then none: the next read scans)."""
+        db = self._db
+        names = [n for n, _, _ in TOTALS] + ["judged", "first_sample"] + [n for n, _ in CALL_TOTALS]
+        with self._lock, db.transaction(exclusive=True):
+            for table in _TABLES:
+                db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            now = db.query("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
+            if int(now[0][0]) != counted or int(totals[0] or 0) != counted:
+                return  # samples written meanwhile: the snapshot is not the run's any more
+            db.execute(
+                f"INSERT INTO run_totals (run_id, {', '.join(names)})"
+                f" VALUES ({', '.join('?' * (len(names) + 1))})",
+                (run_id, *totals),
+            )
+            if rows:
+                db.executemany(
+                    f"INSERT INTO run_rollups ({_ROLLUP_COLUMNS}) VALUES ({', '.join('?' * 12)})",
+                    rows,
+                )
+            if firsts:
+                db.executemany(
+                    "INSERT INTO run_reason_firsts (run_id, reasons, idx, sample_id)"
+                    " VALUES (?, ?, ?, ?)",
+                    firsts,
+                )

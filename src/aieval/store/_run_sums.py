@@ -18,6 +18,7 @@ interpolation between the same two order statistics).
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,13 @@ from typing import Any
 
 from aieval.errors import StoreError
 from aieval.stats import QUANTILE_POINTS
-from aieval.store._column_sums import BINS, ValueSums, column_sums, sums_of_groups
+from aieval.store._column_sums import (
+    BINS,
+    OrderStats,
+    ValueSums,
+    column_sums,
+    sums_of_groups,
+)
 from aieval.store._rollups import (
     LATENCY_BUCKETS,
     SCORE_BUCKETS,
@@ -47,6 +54,8 @@ __all__ = [
     "ValueSums",
     "missing_slice",
 ]
+
+log = logging.getLogger("aieval")
 
 #: a column without values
 _EMPTY = ValueSums(0, 0.0, 0.0, None, None, 0, (0,) * BINS, None)
@@ -161,6 +170,18 @@ class SumsReader(RollupReader):
         )
         return row is not None and int(row[0]) == 0
 
+    def keep_rollups(self, run_id: str) -> None:
+        """Build the rollups of a run that ended (one scan), with the order statistics its
+        report's quantiles read. Never fails: a store that cannot take them (read-only, full)
+        is left as it is, and the run's next report scans it."""
+        if not self._rollups_usable():
+            return
+        try:
+            self.rebuild_rollups(run_id)
+            self.run_sums(run_id)  # finds the order statistics, and keeps them
+        except Exception as exc:
+            log.warning("the rollups of run %s are left to its next report: %s", run_id, exc)
+
     def run_sums(self, run_id: str, slice_by: Sequence[str] = ()) -> RunSums | None:
         """The run's sums, or ``None`` when its samples are not all in the typed columns
         (:meth:`sums_ready`) or a slice field's metadata is not readable JSON in some sample:
@@ -171,12 +192,13 @@ class SumsReader(RollupReader):
             slice_by: metadata fields (dotted paths) to group the samples by.
         """
         kept = self.ensure_rollups(run_id)
-        totals = self._sample_totals(run_id, kept)
+        orders = {} if kept is None else self.kept_order_stats(run_id)
+        totals = self._sample_totals(run_id, kept, orders)
         if totals is None:
             return None
         slices: dict[str, tuple[SliceSums, ...]] = {}
         for name in slice_by:
-            groups = self._slice(run_id, name)
+            groups = self._slice(run_id, name, kept)
             if groups is None:
                 return None
             slices[name] = groups
@@ -190,7 +212,7 @@ class SumsReader(RollupReader):
             weighted=weighted,
             latency=latency,
             grades=grades,
-            scorers=self._scorers(run_id, first, kept),
+            scorers=self._scorers(run_id, first, kept, orders),
             criteria=(criteria := self._values(run_id, first))[0],
             gates=criteria[1],
             slices=slices,
@@ -199,7 +221,7 @@ class SumsReader(RollupReader):
     # -- the samples --------------------------------------------------------------------------
 
     def _sample_totals(
-        self, run_id: str, kept: RunTotals | None
+        self, run_id: str, kept: RunTotals | None, orders: dict[str, OrderStats]
     ) -> tuple[int, int, int, int, int, ValueSums, LatencySums, dict[str, int], Any] | None:
         """The samples' counts and sums (``None`` when a sample is not in the typed columns:
         :meth:`sums_ready`), and the run's first ``idx``: from the run's rollups ``kept``, or
@@ -233,9 +255,8 @@ class SumsReader(RollupReader):
             column_sums(self._read, postgres, latency_source(), (run_id,), _LATENCY_POINTS,
                         **LATENCY_BUCKETS)
             if kept is None
-            else sums_of_groups(
-                self._read, postgres, latency_source(), (run_id,),
-                self.rollup_rows(run_id, "latency"), _LATENCY_POINTS,
+            else self._kept_groups(
+                run_id, "latency", latency_source(), _LATENCY_POINTS, orders.get("latency", {}),
                 scale=LATENCY_BUCKETS["scale"], cap=LATENCY_BUCKETS["cap"],
             )
         )  # fmt: skip
@@ -269,18 +290,19 @@ class SumsReader(RollupReader):
 
     # -- the scores ---------------------------------------------------------------------------
 
-    def _scorers(self, run_id: str, first: Any, kept: RunTotals | None) -> tuple[ScorerSums, ...]:
+    def _scorers(
+        self, run_id: str, first: Any, kept: RunTotals | None, orders: dict[str, OrderStats]
+    ) -> tuple[ScorerSums, ...]:
         # a score's code: see ``scores_source``; the groups from the rollups when kept
         columns = (
             self._columns(scores_source(), (run_id,), QUANTILE_POINTS)
             if kept is None
-            else sums_of_groups(
-                self._read,
-                self.location.backend == "postgres",
+            else self._kept_groups(
+                run_id,
+                "scores",
                 scores_source(),
-                (run_id,),
-                self.rollup_rows(run_id, "scores"),
                 QUANTILE_POINTS,
+                orders.get("scores", {}),
                 scale=SCORE_BUCKETS["scale"],
                 # PostgreSQL's viewer index on (run_id, scorer, value) finds each one at once
                 seek=SCORE_SEEK if self.location.backend == "postgres" else None,
@@ -366,9 +388,38 @@ class SumsReader(RollupReader):
 
     # -- slices -------------------------------------------------------------------------------
 
-    def _slice(self, run_id: str, path: str) -> tuple[SliceSums, ...] | None:
+    def _slice(
+        self, run_id: str, path: str, kept: RunTotals | None = None
+    ) -> tuple[SliceSums, ...] | None:
         """The groups of metadata field ``path``, or ``None`` when some sample's metadata is not
-        JSON the database reads as Python does (the record path then decides)."""
+        JSON the database reads as Python does (the record path then decides). With the run's
+        rollups ``kept``, read from them when they hold this slice, else kept there once
+        grouped (only the first report sliced by a field reads every sample's metadata)."""
+        rows = None if kept is None else self.kept_slice(run_id, path, kept.samples)
+        if rows is None:
+            rows = self._slice_rows(run_id, path)
+            if rows is None:
+                return None
+            if kept is not None and all(row[0] != _UNREADABLE for row in rows):
+                self.keep_slice(run_id, path, kept.samples, rows)
+        groups: dict[str, list[Any]] = {}
+        for text, grade, samples, passed, weighted_n, weighted_total in rows:
+            if text == _UNREADABLE:
+                return None
+            group = groups.setdefault(_slice_key(text), [0, 0, 0, [], {}])
+            group[0] += _int(samples)
+            group[1] += _int(passed)
+            group[2] += _int(weighted_n)
+            group[3].append(weighted_total)
+            if grade is not None:
+                group[4][str(grade)] = group[4].get(str(grade), 0) + _int(samples)
+        return tuple(
+            SliceSums(key, g[0], g[1], g[2], _fsum(g[3]), g[4]) for key, g in sorted(groups.items())
+        )
+
+    def _slice_rows(self, run_id: str, path: str) -> list[tuple[Any, ...]] | None:
+        """The slice's statement's rows ``key text, grade, samples, passed, weighted n, weighted
+        total`` (``None``: a field the database cannot read as Python does)."""
         parts = path.split(".")
         if any(not p or '"' in p or "\\" in p for p in parts):
             return None  # a key the JSON path syntax cannot spell: the record path groups it
@@ -395,22 +446,35 @@ class SumsReader(RollupReader):
             if self.location.backend == "postgres":
                 return None  # PostgreSQL refuses a metadata text that is not JSON
             raise
-        groups: dict[str, list[Any]] = {}
-        for text, grade, samples, passed, weighted_n, weighted_total in rows:
-            if text == _UNREADABLE:
-                return None
-            group = groups.setdefault(_slice_key(text), [0, 0, 0, [], {}])
-            group[0] += _int(samples)
-            group[1] += _int(passed)
-            group[2] += _int(weighted_n)
-            group[3].append(weighted_total)
-            if grade is not None:
-                group[4][str(grade)] = group[4].get(str(grade), 0) + _int(samples)
-        return tuple(
-            SliceSums(key, g[0], g[1], g[2], _fsum(g[3]), g[4]) for key, g in sorted(groups.items())
-        )
+        return rows
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _kept_groups(
+        self,
+        run_id: str,
+        part: str,
+        source: str,
+        points: Sequence[tuple[str, float]],
+        kept: OrderStats,
+        **buckets: Any,
+    ) -> dict[str, tuple[dict[int, int], ValueSums]]:
+        """``part``'s groups from the run's rollups, with the order statistics ``kept`` for
+        them (those not kept yet are found, then kept: the next report reads them at once)."""
+        order = {name: (n, dict(ranks)) for name, (n, ranks) in kept.items()}
+        out = sums_of_groups(
+            self._read,
+            self.location.backend == "postgres",
+            source,
+            (run_id,),
+            self.rollup_rows(run_id, part),
+            points,
+            order=order,
+            **buckets,
+        )
+        if order != kept:
+            self.keep_order_stats(run_id, part, order)
+        return out
 
     def _columns(
         self,

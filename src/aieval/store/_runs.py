@@ -114,8 +114,6 @@ class RunTable(Connection):
                 *config_columns(config),
             ),
         )
-        # a new run's rollups are valid (empty): each batch written adds to them
-        self._write("INSERT INTO run_totals (run_id) VALUES (?)", (run_id,))
         self._beat_at = now
         return run_id
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from aieval._records import SampleRecord
 from aieval.errors import StoreError, UnstorableSampleError
-from aieval.store._backend import Execute, Insert
+from aieval.store._backend import Insert
 from aieval.store._connection import Connection
 from aieval.store._encoding import dumps
 from aieval.store._owner import HEARTBEAT_EVERY_S
-from aieval.store._rollups import add_batch, batch_statements
 from aieval.store._schema import (
     CALL_COLUMNS,
     GRADED_COLUMNS,
@@ -126,12 +125,11 @@ class SampleWriter(Connection):
         beat = now - self._beat_at >= HEARTBEAT_EVERY_S
         then = ("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id)) if beat else None
         db = self._db
-        rollups = self._rollups_hook(run_id, samples)
 
         with self._lock:
             try:
                 try:
-                    db.write_rows(inserts, then, rollups)
+                    db.write_rows(inserts, then)
                 except Exception as exc:
                     if not db.lost(exc):
                         raise
@@ -148,7 +146,7 @@ class SampleWriter(Connection):
                     if not db.query(
                         "SELECT 1 FROM samples WHERE run_id = ? AND sample_id = ?", (run_id, first)
                     ):
-                        db.write_rows(inserts, then, rollups)
+                        db.write_rows(inserts, then)
             except Exception as exc:
                 if db.bad_value(exc):  # the samples' fault, not the store's
                     raise UnstorableSampleError(
@@ -161,23 +159,6 @@ class SampleWriter(Connection):
                 ) from exc
             if beat:
                 self._beat_at = now
-
-    def _rollups_hook(self, run_id: str, samples: list[SampleRecord]) -> Callable[[Execute], None]:
-        """The batch's deltas to the run's rollups, run in its transaction (a kill or a failure
-        leaves neither the batch nor its deltas)."""
-        db = self._db
-        statements = batch_statements(
-            run_id,
-            [s.id for s in samples],
-            self.location.backend == "postgres",
-            db.member_of,
-            db.max_members,
-        )
-
-        def rollups(execute: Execute) -> None:
-            add_batch(execute, db.errors, run_id, statements)
-
-        return rollups
 
     def completed_sample_ids(self, run_id: str) -> set[str]:
         """Ids of the samples already stored for ``run_id``."""

@@ -52,8 +52,10 @@ __all__ = [
 #: :data:`POSTGRES_TEXT_SEARCH` where ``pg_trgm`` may be created), built when an older store is
 #: opened; 10: a run's rollups (``run_totals``, ``run_rollups``: :mod:`aieval.store._rollups`),
 #: kept as its samples are written; a run stored before has none, and is summed by a scan the
-#: first time it is reported (which stores them).
-SCHEMA_VERSION = 10
+#: first time it is reported (which stores them); 11: rollups built once when a run ends
+#: (``finish_run``), not per batch, with the order statistics its quantiles read
+#: (``run_order_stats``) and the slices a report asked for (``run_slices``), kept on first use.
+SCHEMA_VERSION = 11
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {

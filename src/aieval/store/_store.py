@@ -9,6 +9,9 @@ SQL (``_run_sums``, ``_pair_sums``), judge calibrations
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from aieval.store._baseline import BaselineChoice, BaselineFinder
 from aieval.store._calibrations import CalibrationRow, CalibrationTable
 from aieval.store._column_reads import ColumnReader
@@ -54,6 +57,21 @@ class Store(
         >>> store.get_run(run_id).status
         'running'
     """
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: str,
+        metrics: Mapping[str, Any] | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Record how a run ended (``completed``, ``failed`` or ``interrupted``), then build
+        its rollups (what its reports read: see :mod:`aieval.store._rollups`); an interrupted
+        run's are left to its first report (a stopped run ends at once)."""
+        super().finish_run(run_id, status=status, metrics=metrics, error=error)
+        if status != "interrupted":
+            self.keep_rollups(run_id)
 
     def __enter__(self) -> Store:
         return self
