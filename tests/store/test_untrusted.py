@@ -4,6 +4,7 @@ columns), every query stopped after a time limit."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import sqlite3
 import subprocess
@@ -28,10 +29,13 @@ def _store(tmp_path: Path, *, checkpoint: bool = True) -> tuple[Path, str]:
     """A store as `aieval run` leaves it (``checkpoint``: everything in the file itself, as
     when the writer has ended; else part of it still in the write-ahead log)."""
     db = tmp_path / "artifact.db"
-    made = run(name="qa", dataset=ROWS, scorers=["exact_match"], store=db)
+    run_id = run(name="qa", dataset=ROWS, scorers=["exact_match"], store=db).id
+    # the result keeps its store open for ``samples()``; collect it now, so that the store's
+    # connection (and the log files it removes as it closes) is gone before a test looks
+    gc.collect()
     if checkpoint:
         _tamper(db, "PRAGMA wal_checkpoint(TRUNCATE)")
-    return db, made.id
+    return db, run_id
 
 
 def _tamper(db: Path, *statements: str) -> None:
