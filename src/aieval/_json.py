@@ -36,10 +36,7 @@ class DuplicateKeyError(ValueError):
 
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``object_pairs_hook`` that refuses a repeated key with :class:`DuplicateKeyError`."""
-    out = dict(pairs)  # at C speed; fewer keys than pairs means a repeated one, found below
-    if len(out) == len(pairs):
-        return out
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
             raise DuplicateKeyError(key)

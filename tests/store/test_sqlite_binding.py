@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from aieval._json import DuplicateKeyError, loads_strict
 from aieval.store._encoding import to_db_rows
 from aieval.store._location import parse_location
 from aieval.store._sqlite import SqliteBackend
@@ -57,13 +56,3 @@ def test_a_failed_batch_outside_a_transaction_leaves_no_row_and_no_transaction(
     backend.executemany("INSERT INTO t (a, b) VALUES (?, ?)", [("a", 1)])
     assert backend.query("SELECT a FROM t") == [("a",)]
     backend.close()
-
-
-def test_duplicate_keys_are_refused_naming_the_first_repeated_one() -> None:
-    assert loads_strict('{"a": 1, "b": {"c": 2, "d": [{"e": 3}]}}') == {
-        "a": 1,
-        "b": {"c": 2, "d": [{"e": 3}]},
-    }
-    with pytest.raises(DuplicateKeyError) as info:
-        loads_strict('{"x": 1, "b": 2, "a": 3, "b": 4, "a": 5}')
-    assert info.value.key == "b"
