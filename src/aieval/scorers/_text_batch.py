@@ -95,7 +95,16 @@ def _token_f1_batch(
     return rows(one, pair, "token_f1", predictions, expected)
 
 
+#: The characters a JSON text may start with after its leading whitespace (``json.loads``
+#: also reads ``NaN``, ``Infinity`` and ``-Infinity``): any other text fails at its first
+#: character, told here without the cost of raising and catching the decoder's error.
+_JSON_FIRST = frozenset('{["-0123456789tfnNI')
+
+
 def _parses(prediction: str, _answer: Any = None) -> float:
+    start = prediction.lstrip(" \t\n\r")  # the whitespace json.loads skips, no other
+    if not start or start[0] not in _JSON_FIRST:
+        return 0.0
     try:
         json.loads(prediction)
     except (ValueError, RecursionError):

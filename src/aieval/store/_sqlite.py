@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from aieval.store._backend import PAGE, Backend, PageSink
-from aieval.store._encoding import from_db, row_from_db, to_db_row, to_db_rows
+from aieval.store._encoding import from_db, row_from_db, to_db_row
 from aieval.store._location import StoreLocation
 from aieval.store._schema import FILLS, fill_config_columns, table_names, up_to_date
 
@@ -42,13 +42,16 @@ class SqliteBackend(Backend):
         self._db.row_factory = row_from_db
 
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._db.execute(sql, to_db_row(args)).fetchall()
+        return self._run(sql, args).fetchall()
 
     def pages(self, sql: str, args: Sequence[Any], consume: PageSink, size: int = PAGE) -> None:
         cursor = self._db.cursor()
         cursor.row_factory = None  # plain tuples: texts are decoded by the reader, if read
         try:
-            cursor.execute(sql, to_db_row(args))
+            try:
+                cursor.execute(sql, args)
+            except UnicodeEncodeError:  # refused while binding, before the statement ran
+                cursor.execute(sql, to_db_row(args))
             while page := cursor.fetchmany(size):
                 consume(page)
         finally:
@@ -58,10 +61,42 @@ class SqliteBackend(Backend):
         return from_db(value)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
-        self._db.execute(sql, to_db_row(args))
+        self._run(sql, args)
+
+    def _run(self, sql: str, args: Sequence[Any]) -> sqlite3.Cursor:
+        """``sql`` run with ``args``; a string UTF-8 cannot hold is bound as its bytes.
+
+        sqlite3 refuses such a string while binding, before the statement runs, so the values
+        are tried as they are first (nearly always right) instead of each one being tested.
+        """
+        try:
+            return self._db.execute(sql, args)
+        except UnicodeEncodeError:
+            return self._db.execute(sql, to_db_row(args))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._db.executemany(sql, to_db_rows(rows))
+        """``sql`` over ``rows``, all or none of them; a string UTF-8 cannot hold is bound as
+        its bytes.
+
+        The rows are tried as they are (testing each value costs more than the insert's own
+        binding). sqlite3 refuses such a string while binding its row, after the rows before
+        it were inserted: a savepoint takes those back, and the batch goes again converted.
+        """
+        db = self._db
+        db.execute("SAVEPOINT batch_rows")
+        try:
+            try:
+                db.executemany(sql, rows)
+            except UnicodeEncodeError:
+                db.execute("ROLLBACK TO batch_rows")
+                db.executemany(sql, [to_db_row(row) for row in rows])
+        except BaseException:
+            # SQLite may have ended the transaction itself (a full disk does)
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK TO batch_rows")
+                db.execute("RELEASE batch_rows")
+            raise
+        db.execute("RELEASE batch_rows")
 
     @contextlib.contextmanager
     def transaction(self, *, exclusive: bool = False) -> Iterator[None]:
