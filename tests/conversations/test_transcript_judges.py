@@ -238,3 +238,29 @@ async def test_an_invalid_conversation_is_not_judged(openai_server: OpenAIServer
     )
     assert score.value is None and score.reason.startswith("invalid conversation")
     assert requests == []
+
+
+def test_the_judges_key_reaches_only_the_judge_and_is_never_stored(
+    openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-judge-secret-4417"
+    monkeypatch.setenv("JUDGE_KEY", secret)
+    judge_settings = {
+        "provider": "openai-compatible",
+        "model": "judge-model",
+        "base_url": openai_server.base_url,
+        "api_key_env": "JUDGE_KEY",
+        "role": ROLE,
+    }
+    path = write(tmp_path, openai_server, judge=judge_settings)
+    openai_server.responder = lambda body: Reply(
+        json.dumps({"score": 10, "reason": f"fine (key {secret})", "turns": []})
+    )
+    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db")
+    assert {r.headers.get("Authorization") for r in openai_server.requests} == {f"Bearer {secret}"}
+    with Store(tmp_path / "r.db") as db:
+        samples = list(db.iter_samples(result.id))
+    reasons = [s.scores["role_adherence"].reason or "" for s in samples]
+    assert len(reasons) == 3 and all(r.startswith("fine (key ") for r in reasons)
+    stored = b"".join(f.read_bytes() for f in tmp_path.glob("r.db*"))
+    assert secret.encode() not in stored
