@@ -41,9 +41,10 @@ _LINE = re.compile(r"^\[(\d+)\] (user|assistant|tool): (.*)$")
 
 def judge(body: Any) -> Reply:
     """Scores knowledge retention (a later assistant turn asking for the name the user gave)
-    and role adherence (an assistant turn writing poems); answers prose on order 3."""
+    and role adherence (an assistant turn writing poems); answers knowledge retention on
+    order 3 in prose."""
     text = body["messages"][1]["content"]
-    if "order 3" in text:
+    if "order 3" in text and "keep what the user told it" in text:
         return Reply("The assistant did well, I would say 9 out of 10.")
     turns = [m.groups() for line in text.splitlines() if (m := _LINE.match(line))]
     failed: list[int] = []

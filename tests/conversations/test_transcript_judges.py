@@ -93,6 +93,8 @@ def test_a_malformed_verdict_is_that_samples_typed_error_only(
         garbled.error or ""
     )
     assert samples["order-3"].error is None  # the conversation itself is kept
+    assert samples["order-3"].passed is False  # a score that could not be read never passes
+    assert samples["order-3"].scores["role_adherence"].value == 1.0  # its other judge scored
     assert samples["order-1"].scores["knowledge_retention"].value == 1.0
     assert len(samples) == 3
 
