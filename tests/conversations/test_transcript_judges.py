@@ -65,7 +65,7 @@ def test_a_fact_forgotten_at_turn_4_fails_knowledge_retention_naming_turn_4(
     assert (kept["knowledge_retention"].value, kept["role_adherence"].value) == (1.0, 1.0)
     assert forgot["knowledge_retention"].value == pytest.approx(0.2)
     assert forgot["knowledge_retention"].reason == ("turn 4: asks again for the name the user gave")
-    assert forgot["knowledge_retention"].metadata["turns"] == [4]
+    assert forgot["knowledge_retention"].metadata["failed_turns"] == [4]
     assert forgot["role_adherence"].value == 1.0
     # the judge read the whole transcript, every turn numbered, on the author's model
     bodies = [r.body for r in openai_server.requests]

@@ -153,7 +153,7 @@ class _TranscriptJudge:
             raw=median,
             reason=_reason(chosen),
             metadata={
-                "turns": list(chosen.turns),
+                "failed_turns": list(chosen.turns),
                 "judge_model": model,
                 "prompt_version": f"transcript-{TRANSCRIPT_JUDGE_PROMPT_VERSION}",
                 "samples": self.samples,
