@@ -5,9 +5,11 @@ A scenario is a dataset row (:func:`load_scenarios`); :func:`run_conversation` p
 against a :class:`ChatTarget` (an OpenAI-compatible endpoint through a provider) or a Python
 function, and returns an :class:`aieval.core.Conversation`; a :class:`Replay` of a recorded
 conversation plays it again (``strict``, ``all`` or ``branch``); :func:`check_fidelity`
-flags a simulated user that did not play its part. See docs/conversations.md.
+flags a simulated user that did not play its part; :func:`transcript_judge` judges the whole
+transcript (role adherence, knowledge retention, user frustration). See docs/conversations.md.
 """
 
+from aieval.conversations._checks import Played
 from aieval.conversations._engine import (
     DEFAULT_MAX_TOOL_ROUNDS,
     GoalCheck,
@@ -49,6 +51,13 @@ from aieval.conversations._target import (
     chat_messages,
 )
 from aieval.conversations._tools import Tool, ToolBox
+from aieval.conversations._transcript_judges import (
+    TRANSCRIPT_JUDGE_PROMPT_VERSION,
+    TRANSCRIPT_JUDGES,
+    TRANSCRIPT_RUBRICS,
+    TranscriptJudgeName,
+    transcript_judge,
+)
 from aieval.conversations._turn_diff import (
     CheckValues,
     TurnRegression,
@@ -67,6 +76,9 @@ __all__ = [
     "GOAL_LEAK_NGRAM",
     "MAX_TURNS_LIMIT",
     "PERSONA_PROMPT",
+    "TRANSCRIPT_JUDGES",
+    "TRANSCRIPT_JUDGE_PROMPT_VERSION",
+    "TRANSCRIPT_RUBRICS",
     "CallableTarget",
     "ChatTarget",
     "CheckValues",
@@ -75,6 +87,7 @@ __all__ = [
     "FidelityFlag",
     "FidelityKind",
     "GoalCheck",
+    "Played",
     "Replay",
     "ReplayMode",
     "Scenario",
@@ -90,6 +103,7 @@ __all__ = [
     "ToolFixture",
     "ToolResult",
     "ToolSpec",
+    "TranscriptJudgeName",
     "TurnRegression",
     "UserReply",
     "chat_messages",
@@ -104,5 +118,6 @@ __all__ = [
     "run_conversation",
     "run_conversations",
     "scenario_from_row",
+    "transcript_judge",
     "transcript_lines",
 ]

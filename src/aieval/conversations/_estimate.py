@@ -29,6 +29,8 @@ class Estimate:
         user_calls_max: the simulated user's calls, at most.
         tokens: tokens the record says the target's calls take (``None``: no record to say).
         mode: ``live``, or the replay mode.
+        judge_calls_max: the transcript judges' calls, at most (one per judge and sample for
+            each conversation that is played to its end and valid).
     """
 
     conversations: int
@@ -37,6 +39,7 @@ class Estimate:
     user_calls_max: int
     tokens: int | None
     mode: str
+    judge_calls_max: int = 0
 
     def lines(self) -> list[str]:
         """The estimate as the command line prints it."""
@@ -51,7 +54,7 @@ class Estimate:
             f"target calls: {calls}",
             f"simulated user calls: at most {self.user_calls_max}",
             f"tokens: {tokens}",
-        ]
+        ] + ([f"judge calls: at most {self.judge_calls_max}"] if self.judge_calls_max else [])
 
 
 def estimate_calls(
@@ -61,10 +64,12 @@ def estimate_calls(
     has_user: bool,
     records: Mapping[tuple[str, int], Conversation] | None = None,
     mode: str | None = None,
+    judge_calls: int = 0,
 ) -> Estimate:
     """The estimate of playing ``scenarios`` ``epochs`` times (replaying ``records`` in
-    ``mode`` when given). A scenario without a record fails closed and costs nothing."""
-    count = low = high = user = 0
+    ``mode`` when given), each played conversation judged with ``judge_calls`` calls. A
+    scenario without a record fails closed and costs nothing."""
+    count = low = high = user = judged = 0
     tokens = 0
     keys = [(s, e) for s in scenarios for e in (range(1, epochs + 1) if epochs > 1 else (0,))]
     for scenario, epoch in keys:
@@ -75,10 +80,12 @@ def estimate_calls(
             low += 1
             high += live_turns
             user += live_user
+            judged += judge_calls
             continue
         record = records.get((scenario.id, epoch))
         if record is None or mode == "all":
             continue
+        judged += judge_calls
         answers = [t for t in record.turns if t.role == "assistant" and t.source != "replayed"]
         low += len(answers)
         tokens += sum(
@@ -95,4 +102,5 @@ def estimate_calls(
         user,
         tokens if records is not None else None,
         "live" if records is None else f"replay {mode}",
+        judged,
     )

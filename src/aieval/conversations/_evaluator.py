@@ -38,6 +38,7 @@ from aieval.conversations._settings import (
     simulated_user,
 )
 from aieval.conversations._target import ChatTarget, ConversationTarget
+from aieval.conversations._transcript_judges import TRANSCRIPT_JUDGES, judges_of
 from aieval.core import (
     Conversation,
     ConversationOutcome,
@@ -83,6 +84,15 @@ class ConversationEvaluator:
             raise ConfigError("replay_mode: give the run to replay (replay: RUN, or --replay)")
         self.replay: str | None = request.replay
         self.mode: ReplayMode = mode  # type: ignore[assignment]
+        judges = [c for c in self.settings.builtin_checks if c in TRANSCRIPT_JUDGES]
+        if self.replay is not None and mode == "all" and judges:
+            # replay 'all' makes no call at all; a judge is a live call, so it is refused here,
+            # before anything is played or stored, rather than called behind the contract
+            raise ConfigError(
+                f"conversation.builtin_checks: {', '.join(judges)} call a judge model, and a "
+                "replay in mode 'all' makes no call: replay in mode 'strict' or 'branch', or "
+                "leave the judges out of this run"
+            )
         self.store = request.store
         self.limit = request.limit
         self.scenarios: ScenarioSet | None = None
@@ -112,7 +122,13 @@ class ConversationEvaluator:
             self.hooks.conversation_checks or {},
             self.hooks.state,
             self.settings.builtin_checks,
-        )
+        ) + judges_of(self.settings.builtin_checks, self.settings.judge)
+
+    def judge_calls(self) -> int:
+        """The judge calls each judged conversation costs (judges times samples)."""
+        judge = self.settings.judge
+        asked = [c for c in self.settings.builtin_checks if c in TRANSCRIPT_JUDGES]
+        return 0 if judge is None else len(asked) * judge.samples
 
     def rows(self, dataset: Any) -> Dataset:
         """The scenario file as the run's rows: one per scenario, its version the set's."""
@@ -411,6 +427,7 @@ def estimate_run(config: Any, *, store: Any, **overrides: Any) -> list[Estimate]
                 has_user=evaluator.settings.user is not None,
                 records=records,
                 mode=evaluator.mode if records is not None else None,
+                judge_calls=evaluator.judge_calls(),
             )
         )
     return estimates

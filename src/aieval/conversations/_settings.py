@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -21,14 +21,26 @@ from aieval.conversations._user import PERSONA_PROMPT, SimulatedUser
 from aieval.errors import ConfigError
 from aieval.runner import import_file, import_reference
 
-__all__ = ["ConversationSettings", "Hooks", "UserSettings", "parse_settings"]
+__all__ = ["ConversationSettings", "Hooks", "JudgeSettings", "UserSettings", "parse_settings"]
 
 #: what a turn check is given: the assistant turn, the turns before it, the scenario
 TurnCheck = Callable[..., Any]
 #: what a conversation check is given: the conversation, the scenario
 ConversationCheck = Callable[..., Any]
 #: the names of the built-in conversation checks
-BUILTIN_CHECKS = ("goal_reached", "final_state")
+BUILTIN_CHECKS = (
+    "goal_reached",
+    "final_state",
+    "role_adherence",
+    "knowledge_retention",
+    "user_frustration",
+)
+#: a built-in check's name, as ``builtin_checks`` lists it
+BuiltinCheck = Literal[
+    "goal_reached", "final_state", "role_adherence", "knowledge_retention", "user_frustration"
+]
+#: the built-in checks that are judges over the transcript (each needs ``judge:``)
+JudgeCheck = Literal["role_adherence", "knowledge_retention", "user_frustration"]
 
 
 class _Strict(BaseModel):
@@ -64,6 +76,24 @@ class UserSettings(_Strict):
         return self
 
 
+class JudgeSettings(_Strict):
+    """The transcript judges' model: a provider and model the author names (never a default)."""
+
+    provider: str = Field(description="provider name or preset: openai, vllm, ...")
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    samples: int = Field(1, ge=1, le=20, description="verdicts per conversation; the median")
+    max_tokens: int = Field(512, ge=16, le=8192)
+    role: str | None = Field(
+        None, description="the assistant's role, which role_adherence judges against"
+    )
+    rubrics: dict[JudgeCheck, str] = Field(
+        default_factory=dict, description="a judge's rubric instead of its built-in one"
+    )
+
+
 class ConversationSettings(_Strict):
     """An eval file's ``conversation:`` mapping (every key optional)."""
 
@@ -81,11 +111,26 @@ class ConversationSettings(_Strict):
         None, description="'module:name' of fn(conversation, scenario): the final state"
     )
     max_tool_rounds: int = Field(DEFAULT_MAX_TOOL_ROUNDS, ge=0, le=100)
-    builtin_checks: list[Literal["goal_reached", "final_state"]] = Field(
+    builtin_checks: list[BuiltinCheck] = Field(
         default_factory=list,
         description="built-in conversation scores to add: goal_reached (scenarios with a "
-        "goal check), final_state (scenarios with an expected_state)",
+        "goal check), final_state (scenarios with an expected_state), and the judges over the "
+        "transcript role_adherence, knowledge_retention, user_frustration (with judge:)",
     )
+    judge: JudgeSettings | None = Field(
+        None, description="the model of the judges over the transcript"
+    )
+
+    @model_validator(mode="after")
+    def _judged(self) -> ConversationSettings:
+        asked = [c for c in self.builtin_checks if c in get_args(JudgeCheck)]
+        if asked and self.judge is None:
+            raise ValueError(
+                f"builtin_checks {', '.join(asked)} are judges: give judge: (provider:, model:)"
+            )
+        if "role_adherence" in asked and not (self.judge and (self.judge.role or "").strip()):
+            raise ValueError("builtin_checks role_adherence needs judge.role: the assistant's role")
+        return self
 
 
 @dataclass(frozen=True, slots=True)

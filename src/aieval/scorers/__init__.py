@@ -45,7 +45,7 @@ from aieval.scorers._judge import (
     VERDICT_SCHEMA,
     llm_judge,
 )
-from aieval.scorers._judge_call import judge_secrets, neutralize
+from aieval.scorers._judge_call import JudgeClient, delimit, judge_secrets, neutralize
 from aieval.scorers._multi_judge import multi_judge
 from aieval.scorers._pairwise import (
     INCONSISTENCY_WARNING_RATE,
@@ -86,6 +86,7 @@ __all__ = [
     "VERDICT_SCHEMA",
     "Check",
     "JudgeAnswer",
+    "JudgeClient",
     "PairwiseOutcome",
     "PairwiseReport",
     "Scorer",
@@ -99,6 +100,7 @@ __all__ = [
     "contains_all",
     "contains_any",
     "cost",
+    "delimit",
     "equals",
     "exact_match",
     "finish_reason",
