@@ -56,7 +56,7 @@ class ModuleLoadScheduling(LoadScheduling):
         super()._send_tests(node, num)
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # no hook without xdist (-p no:xdist)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScheduling | None:
     """``--dist load`` hands out each module's tests to one worker, together; any other
     ``--dist`` is xdist's own."""
