@@ -10,7 +10,8 @@ bash scripts/postgres.sh
 .venv/bin/mypy
 set +e
 # Two pytest-xdist workers by default (AIEVAL_TEST_WORKERS=0: one process); not --dist
-# loadfile/loadgroup: with those, schemathesis's lazy tests run one operation only.
+# loadfile/loadgroup: with those, schemathesis's lazy tests run one operation only. --dist load
+# keeps each module's tests on one worker, together (tests/support/schedule.py).
 # --maxschedchunk 4: the tests go out a few at a time as workers ask, so the long ones that
 # run first (tests/conftest.py) are shared between the workers, not all sent to the first.
 # --durations=30 lists the slowest tests in the log, to keep CI time in view.

@@ -13,6 +13,10 @@ from hypothesis import settings
 from tests.support.cli import in_process  # noqa: F401 (a fixture for every test)
 from tests.support.openai_server import OpenAIServer
 from tests.support.postgres import PostgresServer, find_binaries, postgres_server
+from tests.support.schedule import (
+    order_items,
+    pytest_xdist_make_scheduler,  # noqa: F401 (a hook)
+)
 
 import aieval
 
@@ -35,19 +39,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the tests on the shared local Ray first, then those marked ``slow``, then the rest,
-    each group in its usual order.
+    """Run the modules with a test on the shared local Ray first, then those with a test marked
+    ``slow``, then the rest, each module's tests together and in their usual order.
 
     pytest-xdist hands out tests in this order: a long test handed out last keeps one worker
     busy while the other has nothing left to do; first, the short tests fill in around them.
     The Ray tests side by side let each worker stop its Ray (idle, it still uses CPU) when it
     moves on (``ray_cluster`` in ``tests/runner/conftest.py``).
     """
-    items.sort(
-        key=lambda item: (
-            "ray_cluster" not in getattr(item, "fixturenames", ()),
-            item.get_closest_marker("slow") is None,
-        )
+    order_items(
+        items,
+        first=(
+            lambda item: "ray_cluster" in getattr(item, "fixturenames", ()),
+            lambda item: item.get_closest_marker("slow") is not None,
+        ),
     )
 
 

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:
-    """A local Ray with 2 CPUs, shared by the tests that ask for it, shut down when the tests
-    leave this folder (they run first, side by side: ``tests/conftest.py``), not at the end of
-    the session: an idle Ray still uses CPU."""
+    """A local Ray with 2 CPUs, shared by a module's tests that ask for it, shut down when they
+    are done (they run first, each module on one worker: ``tests/conftest.py``), not at the end
+    of the session: an idle Ray still uses CPU. (Not ``scope="package"``: this folder is no
+    package, so pytest would keep it for the whole session.)"""
     import ray
 
     ray.init(
