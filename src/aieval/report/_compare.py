@@ -19,7 +19,7 @@ from aieval.report._comparable import (
     scorer_changes,
     tally_judges,
 )
-from aieval.report._compare_columns import column_parts
+from aieval.report._compare_columns import column_parts, kept_parts
 from aieval.report._compare_rows import (
     ComparedParts,
     MetricValues,
@@ -185,13 +185,14 @@ def compare_runs(
         raise ConfigError(
             f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
         )
-    parts = (
-        sums_parts(
+    parts = kept_parts(
+        base_store, base_row, store, cand_row, policy,
+        confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
+    )  # fmt: skip
+    if parts is None and base_store is store:
+        parts = sums_parts(
             store, base_row, cand_row, policy, confidence=confidence, max_examples=max_examples
         )
-        if base_store is store
-        else None
-    )
     if parts is not None:
         pass
     elif base_store.plain_run(base_row.id) and store.plain_run(cand_row.id):

@@ -14,6 +14,7 @@ record path does, so a text that differs only in spelling (key order, say) is no
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,7 +40,7 @@ from aieval.report._evidence import Coverage, PassValues
 from aieval.report._policy import DecisionInputs, PromotionPolicy, decide
 from aieval.report._samples import ExampleNumbers
 from aieval.report._tally import JudgeTally
-from aieval.store import RunRow, Store
+from aieval.store import KeptColumns, PairSamples, PairScores, RunRow, Store
 
 __all__ = ["column_parts"]
 
@@ -55,8 +56,8 @@ class _Side:
 
     store: Store
     run_id: str
-    keys: list[str]
-    sample_ids: list[str]
+    keys: Sequence[str]
+    sample_ids: Sequence[str]
     first_sample: np.ndarray
     last_sample: np.ndarray
     single: np.ndarray
@@ -137,16 +138,78 @@ def column_parts(
     """The comparison of two runs whose every sample has a plain verdict, from columns."""
     base = _read_side(base_store, base_row.id)
     cand = _read_side(store, cand_row.id)
+    pb, pc = _pair(base, cand)
+    changed, changed_expected = _changed_texts(base, cand, base_store is store, pb, pc)
+    return _parts(
+        base, cand, pb, pc, changed, changed_expected, base_row, cand_row, policy,
+        confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
+    )  # fmt: skip
+
+
+@no_collection()
+def kept_parts(
+    base_store: Store,
+    base_row: RunRow,
+    store: Store,
+    cand_row: RunRow,
+    policy: PromotionPolicy,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    max_examples: int | None,
+) -> ComparedParts | None:
+    """:func:`column_parts` from the columns both runs kept as they were written
+    (``Store.kept_columns``); ``None`` when either has none that cover it. Two runs of one
+    dataset pair by position (their ids' digests equal, in order), others by id."""
+    kept_b = base_store.kept_columns(base_row.id)
+    if kept_b is None:
+        return None
+    kept_c = store.kept_columns(cand_row.id)
+    if kept_c is None:
+        return None
+    base = _kept_side(base_store, base_row.id, kept_b)
+    cand = _kept_side(store, cand_row.id, kept_c)
+    if np.array_equal(kept_b.id_hash, kept_c.id_hash):
+        pb = pc = np.arange(len(kept_b.id_hash), dtype=np.int64)
+    else:
+        pb, pc = _pair(base, cand)
+    changed, changed_expected = _kept_changed_texts(base, cand, kept_b, kept_c, pb, pc)
+    return _parts(
+        base, cand, pb, pc, changed, changed_expected, base_row, cand_row, policy,
+        confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
+    )  # fmt: skip
+
+
+def _pair(base: _Side, cand: _Side) -> tuple[np.ndarray, np.ndarray]:
+    """Each side's example index of the examples both have (by id), in the baseline's order."""
     index = {key: e for e, key in enumerate(cand.keys)}
     pair_b = [e for e, key in enumerate(base.keys) if key in index]
     pair_c = [index[base.keys[e]] for e in pair_b]
+    return np.array(pair_b, dtype=np.int64), np.array(pair_c, dtype=np.int64)
+
+
+def _parts(
+    base: _Side,
+    cand: _Side,
+    pb: np.ndarray,
+    pc: np.ndarray,
+    changed: list[str],
+    changed_expected: list[str],
+    base_row: RunRow,
+    cand_row: RunRow,
+    policy: PromotionPolicy,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    max_examples: int | None,
+) -> ComparedParts:
     paired_c = np.zeros(len(cand.keys), dtype=bool)
-    paired_c[pair_c] = True
+    paired_c[pc] = True
     paired_b = np.zeros(len(base.keys), dtype=bool)
-    paired_b[pair_b] = True
-    pb, pc = np.array(pair_b, dtype=np.int64), np.array(pair_c, dtype=np.int64)
+    paired_b[pb] = True
     only_b = np.flatnonzero(~paired_b)
-    changed, changed_expected = _changed_texts(base, cand, base_store is store, pb, pc)
     warnings = comparison_warnings(
         base_row, cand_row, {"baseline": base.judges, "candidate": cand.judges}, policy
     )
@@ -169,7 +232,7 @@ def column_parts(
     decision = decide(inputs, policy)
     regressions, improvements, counts = _changes(pairs, policy.example_delta, max_examples)
     return ComparedParts(
-        paired=len(pair_b),
+        paired=len(pb),
         only_baseline=[base.keys[e] for e in only_b.tolist()],
         only_candidate=[cand.keys[e] for e in np.flatnonzero(~paired_c).tolist()],
         metrics=_metrics(pairs, confidence, n_resamples, seed, policy),
@@ -187,9 +250,37 @@ def column_parts(
 
 def _read_side(store: Store, run_id: str) -> _Side:
     samples = store.pair_samples(run_id)
-    n = len(samples.ids)
     positions = {sample_id: p for p, sample_id in enumerate(samples.ids)}
     scores = store.pair_scores(run_id, positions)
+    return _side(store, run_id, samples, scores, store.judged_scores(run_id))
+
+
+def _kept_side(store: Store, run_id: str, kept: KeptColumns) -> _Side:
+    """A run's side from its kept columns: the judges' scores are scanned only when some
+    score's metadata may name them."""
+    samples = PairSamples(
+        ids=kept.ids,
+        passed=kept.passed,
+        weighted_score=kept.weighted,
+        latency_s=kept.latency,
+        cost=kept.cost,
+        errors=kept.errors,
+        epochs={},
+        unpriced=kept.unpriced,
+    )
+    scores = PairScores(kept.names, kept.code, kept.position, kept.value)
+    return _side(store, run_id, samples, scores, store.judged_scores(run_id) if kept.judged else [])
+
+
+def _side(
+    store: Store,
+    run_id: str,
+    samples: PairSamples,
+    scores: PairScores,
+    judged: list[tuple[str, str, str | None]],
+) -> _Side:
+    n = len(samples.ids)
+    keys: Sequence[str]
     if samples.epochs:
         found: dict[str, int] = {}
         example = np.array(
@@ -265,7 +356,7 @@ def _read_side(store: Store, run_id: str) -> _Side:
         present=present,
         values=values,
         first_row=first_row,
-        judges=judge_tallies(store.judged_scores(run_id)),
+        judges=judge_tallies(judged),
         epochs=bool(samples.epochs),
     )
 
@@ -390,6 +481,36 @@ def _changed_texts(
             changed.append(cand.keys[e])
         if base_expected[b] != cand_expected[c] and _differ(base_expected[b], cand_expected[c]):
             changed_expected.append(cand.keys[e])
+    return changed, changed_expected
+
+
+def _kept_changed_texts(
+    base: _Side,
+    cand: _Side,
+    kept_b: KeptColumns,
+    kept_c: KeptColumns,
+    pb: np.ndarray,
+    pc: np.ndarray,
+) -> tuple[list[str], list[str]]:
+    """:func:`_changed_texts` from the texts' digests: only the pairs whose stored texts
+    differ are read back (in the candidate's order), and decoded as the record path does."""
+    differ_in = kept_b.input_hash[pb] != kept_c.input_hash[pc]
+    differ_ex = kept_b.expected_hash[pb] != kept_c.expected_hash[pc]
+    found = np.flatnonzero(differ_in | differ_ex)
+    if not found.size:
+        return [], []
+    found = found[np.argsort(pc[found], kind="stable")]
+    ids = [cand.keys[int(pc[p])] for p in found.tolist()]
+    texts_b = base.store.sample_text_pairs(base.run_id, ids)
+    texts_c = cand.store.sample_text_pairs(cand.run_id, ids)
+    changed: list[str] = []
+    changed_expected: list[str] = []
+    for sample_id in ids:
+        (in_b, ex_b), (in_c, ex_c) = texts_b[sample_id], texts_c[sample_id]
+        if in_b != in_c and _differ(in_b, in_c):
+            changed.append(sample_id)
+        if ex_b != ex_c and _differ(ex_b, ex_c):
+            changed_expected.append(sample_id)
     return changed, changed_expected
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from aieval._records import SampleRecord
 from aieval.errors import StoreError, UnstorableSampleError
 from aieval.store._backend import Execute, Insert
 from aieval.store._connection import Connection
 from aieval.store._encoding import dumps
+from aieval.store._kept_columns import KEPT_INSERT, kept_row
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._rollups import add_batch, batch_statements
 from aieval.store._schema import (
@@ -127,6 +129,14 @@ class SampleWriter(Connection):
         then = ("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id)) if beat else None
         db = self._db
         rollups = self._rollups_hook(run_id, samples)
+        kept = kept_row(
+            run_id,
+            samples,
+            [(row[3], row[4], row[15]) for row in sample_rows],
+            [row[7] for row in score_rows],
+        )
+        if kept is not None:
+            rollups = _and_then(rollups, (KEPT_INSERT, kept))
 
         with self._lock:
             try:
@@ -202,6 +212,18 @@ class SampleWriter(Connection):
             ):
                 counts[run_id] = int(n)
         return counts
+
+
+def _and_then(
+    hook: Callable[[Execute], None], statement: tuple[str, Any]
+) -> Callable[[Execute], None]:
+    """``hook``, then ``statement``, in the batch's transaction."""
+
+    def both(execute: Execute) -> None:
+        hook(execute)
+        execute(*statement)
+
+    return both
 
 
 def _extra(sample: SampleRecord) -> str | None:

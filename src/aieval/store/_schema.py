@@ -52,8 +52,10 @@ __all__ = [
 #: :data:`POSTGRES_TEXT_SEARCH` where ``pg_trgm`` may be created), built when an older store is
 #: opened; 10: a run's rollups (``run_totals``, ``run_rollups``: :mod:`aieval.store._rollups`),
 #: kept as its samples are written; a run stored before has none, and is summed by a scan the
-#: first time it is reported (which stores them).
-SCHEMA_VERSION = 10
+#: first time it is reported (which stores them); 11: a run's columns kept as its batches are
+#: written (``run_columns``: :mod:`aieval.store._kept_columns`), so two runs are compared from
+#: arrays; a run stored before has none and is compared from its rows.
+SCHEMA_VERSION = 11
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {
@@ -240,6 +242,15 @@ CREATE TABLE IF NOT EXISTS received_traces (
     request_id INTEGER NOT NULL REFERENCES received_requests (id) ON DELETE CASCADE,
     spans      INTEGER NOT NULL,
     PRIMARY KEY (trace_id, request_id)
+);
+-- a run's columns kept as its batches are written (see aieval.store._kept_columns)
+CREATE TABLE IF NOT EXISTS run_columns (
+    run_id    TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    first_id  TEXT NOT NULL,                    -- the batch's first sample
+    n         INTEGER NOT NULL,                 -- its samples
+    head      TEXT NOT NULL,                    -- JSON: format, scorer names, errors, rows
+    body      BLOB NOT NULL,                    -- little-endian arrays
+    PRIMARY KEY (run_id, first_id)
 );
 -- the caches beside the runs: created with the store, so a role with only data rights uses them
 CREATE TABLE IF NOT EXISTS response_cache (

@@ -1,0 +1,352 @@
+"""A run's columns kept as it is written, so a comparison reads arrays instead of rows.
+
+Each batch the writer commits adds, in its own transaction, one row of ``run_columns``: its
+samples' figures a comparison of plain runs needs (dataset position, a digest of the id, of the
+stored input and of the expected answer, pass flag, weighted score, latency, cost, whether it is
+unpriced, the target's error) and its score rows (sample, scorer, value), packed as
+little-endian arrays. A batch with anything the packed form does not hold (a verdict that is not
+plain, an epoch, an ``extra`` naming one) adds no row, so its run's kept rows fall short of its
+samples and the run is read back as before.
+
+Read back (:meth:`KeptColumnsReader.kept_columns`), the rows are used only when their samples
+add up to the run's sample count, read in the same statement: a sample written around the
+writer (by hand, by an import) makes them unused, never stale. A store opened untrusted never
+reads them. Digests are 64-bit BLAKE2b: two different ids or texts at the same position agree
+by chance with odds of 2**-63.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from hashlib import blake2b
+from typing import Any
+
+import numpy as np
+
+from aieval._records import SampleRecord
+from aieval.core import ScoreRecord
+from aieval.store._connection import Connection
+from aieval.store._untrusted import UntrustedSqliteBackend
+from aieval.store._verdict_columns import verdict_columns
+
+__all__ = ["KEPT_INSERT", "KeptColumns", "KeptColumnsReader", "KeptIds", "kept_row"]
+
+log = logging.getLogger("aieval")
+
+#: the packed form's version (in each row's head): rows of another version are not read
+_FORMAT = 1
+#: the per-sample arrays, in the body's order: (name, dtype)
+_SAMPLE_ARRAYS = (
+    ("idx", "<i8"),
+    ("id_hash", "<u8"),
+    ("input_hash", "<u8"),
+    ("expected_hash", "<u8"),
+    ("weighted", "<f8"),
+    ("latency", "<f8"),
+    ("cost", "<f8"),
+    ("flags", "u1"),
+    ("id_len", "<u4"),
+)
+#: the per-score-row arrays, after the samples' ids
+_SCORE_ARRAYS = (("position", "<u4"), ("code", "<u4"), ("value", "<f8"))
+_PASSED, _UNPRICED = 1, 2
+
+KEPT_INSERT = "INSERT INTO run_columns (run_id, first_id, n, head, body) VALUES (?, ?, ?, ?, ?)"
+
+
+def _digest(text: str | None) -> int:
+    """A text's 64-bit digest, odd; 0 for NULL (so NULL never equals a text)."""
+    if text is None:
+        return 0
+    return (
+        int.from_bytes(
+            blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little"
+        )
+        | 1
+    )
+
+
+def _finite(value: float | None) -> float:
+    """NaN for ``None`` and for a value that is not finite, as the column reads keep them."""
+    if value is None:
+        return np.nan
+    number = float(value)
+    return number if np.isfinite(number) else np.nan
+
+
+def _unpriced(sample: SampleRecord) -> bool:
+    """The column reads' rule: no cost, yet tokens or an answered model call."""
+    return sample.cost is None and (
+        sample.input_tokens is not None
+        or sample.output_tokens is not None
+        or any(call.error is None for call in sample.calls)
+    )
+
+
+def kept_row(
+    run_id: str,
+    samples: Sequence[SampleRecord],
+    texts: Sequence[tuple[str | None, str | None, str | None]],
+    metadata: Sequence[str | None],
+) -> tuple[str, str, int, str, bytes] | None:
+    """The ``run_columns`` row of a batch, ``None`` when the packed form cannot hold it.
+
+    ``texts``: each sample's input, expected and ``extra`` as stored; ``metadata``: each score
+    row's stored metadata, in the order the samples list their scores. Never raises: a value
+    the arrays cannot hold (a position beyond 64 bits, say) only leaves the run to its rows."""
+    try:
+        return _packed(run_id, samples, texts, metadata)
+    except (ValueError, TypeError, OverflowError) as exc:
+        log.debug("no kept columns for a batch of run %s: %s", run_id, exc)
+        return None
+
+
+def _packed(
+    run_id: str,
+    samples: Sequence[SampleRecord],
+    texts: Sequence[tuple[str | None, str | None, str | None]],
+    metadata: Sequence[str | None],
+) -> tuple[str, str, int, str, bytes] | None:
+    n = len(samples)
+    if not n:
+        return None
+    arrays: dict[str, list[Any]] = {name: [] for name, _ in _SAMPLE_ARRAYS}
+    ids: list[bytes] = []
+    names: dict[str, int] = {}
+    errors: dict[str, str] = {}
+    judged = 0
+    positions: list[int] = []
+    codes: list[int] = []
+    values: list[float] = []
+    row = 0
+    for p, (s, (text_in, text_expected, extra)) in enumerate(zip(samples, texts, strict=True)):
+        weighted, passed, plain = verdict_columns(s.verdict)
+        if plain != 1 or passed is None or s.epoch is not None:
+            return None
+        if extra is not None and "epoch" in extra.lower():
+            return None
+        raw_id = s.id.encode("utf-8", "surrogatepass")
+        ids.append(raw_id)
+        arrays["idx"].append(s.index)
+        arrays["id_hash"].append(_digest(s.id))
+        arrays["input_hash"].append(_digest(text_in))
+        arrays["expected_hash"].append(_digest(text_expected))
+        arrays["weighted"].append(_finite(weighted))
+        arrays["latency"].append(np.nan if s.latency_s is None else float(s.latency_s))
+        arrays["cost"].append(np.nan if s.cost is None else float(s.cost))
+        arrays["flags"].append((_PASSED if passed else 0) | (_UNPRICED if _unpriced(s) else 0))
+        arrays["id_len"].append(len(raw_id))
+        if s.error is not None:
+            errors[str(p)] = s.error
+        score: ScoreRecord
+        for name, score in s.scores.items():
+            positions.append(p)
+            codes.append(names.setdefault(name, len(names)))
+            values.append(_finite(score.value))
+            # a superset of the judges' scan (SQLite's LIKE ignores case): 0 skips the scan
+            text = metadata[row]
+            row += 1
+            if text is not None and "parse_failures" in text.lower():
+                judged += 1
+    parts = [np.array(arrays[name], dtype=dtype).tobytes() for name, dtype in _SAMPLE_ARRAYS]
+    parts.append(b"".join(ids))
+    for (_, dtype), column in zip(_SCORE_ARRAYS, (positions, codes, values), strict=True):
+        parts.append(np.array(column, dtype=dtype).tobytes())
+    head = json.dumps(
+        {
+            "v": _FORMAT,
+            "names": list(names),
+            "errors": errors,
+            "judged": judged,
+            "rows": len(codes),
+        },
+        ensure_ascii=True,
+    )
+    return run_id, samples[0].id, n, head, b"".join(parts)
+
+
+class KeptIds(Sequence[str]):
+    """A run's sample ids in dataset order, decoded one at a time as they are asked for."""
+
+    def __init__(self, blob: bytes, starts: np.ndarray, lengths: np.ndarray) -> None:
+        self._blob, self._starts, self._lengths = blob, starts, lengths
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        start = int(self._starts[i])
+        return self._blob[start : start + int(self._lengths[i])].decode("utf-8", "surrogatepass")
+
+
+@dataclass(frozen=True, slots=True)
+class KeptColumns:
+    """A run's kept columns in dataset order ``(idx)``: per sample its id (decoded on demand),
+    the digests of its id, input and expected texts, its figures (``NaN``: none) and target
+    error (by position); per score row, sorted by sample then as written, its scorer (a code
+    into ``names``, in order of first appearance), sample position and value."""
+
+    ids: KeptIds
+    idx: np.ndarray
+    id_hash: np.ndarray
+    input_hash: np.ndarray
+    expected_hash: np.ndarray
+    passed: np.ndarray
+    weighted: np.ndarray
+    latency: np.ndarray
+    cost: np.ndarray
+    unpriced: np.ndarray
+    errors: dict[int, str]
+    judged: int
+    names: list[str]
+    code: np.ndarray
+    position: np.ndarray
+    value: np.ndarray
+
+
+class KeptColumnsReader(Connection):
+    """A run's kept columns, read back (see the module docstring)."""
+
+    def kept_columns(self, run_id: str) -> KeptColumns | None:
+        """The run's kept columns; ``None`` when they do not cover every stored sample (a run
+        written before them, imported, killed between two batches' rows and samples written
+        around the writer), when a batch held what they cannot, or the store is not trusted."""
+        if isinstance(self._db, UntrustedSqliteBackend):
+            return None
+        rows: list[tuple[Any, ...]] = []
+        # in pages: the bodies as the driver returns them (bytes), not read as texts
+        self._read_pages(
+            "SELECT k.n, k.head, k.body, c.total FROM"
+            " (SELECT COUNT(*) AS total FROM samples WHERE run_id = ?) c"
+            " LEFT JOIN run_columns k ON k.run_id = ?",
+            (run_id, run_id),
+            rows.extend,
+        )
+        total = int(rows[0][3]) if rows else 0
+        batches = [row for row in rows if row[0] is not None]
+        if total == 0 or sum(int(row[0]) for row in batches) != total:
+            return None
+        try:
+            return _unpack(
+                [(int(n), str(self._db.text(head)), bytes(body)) for n, head, body, _ in batches]
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            log.debug("kept columns of run %s not used: %s", run_id, exc)
+            return None
+
+    def sample_text_pairs(
+        self, run_id: str, sample_ids: Sequence[str]
+    ) -> dict[str, tuple[str | None, str | None]]:
+        """The stored input and expected texts of the run's samples ``sample_ids``."""
+        out: dict[str, tuple[str | None, str | None]] = {}
+        page = self._db.max_members
+        for start in range(0, len(sample_ids), page):
+            member, values = self._db.member_of("sample_id", list(sample_ids[start : start + page]))
+            for sample_id, text_in, text_expected in self._read(
+                f"SELECT sample_id, input, expected FROM samples WHERE run_id = ? AND {member}",
+                (run_id, *values),
+            ):
+                out[sample_id] = (text_in, text_expected)
+        return out
+
+
+def _unpack(batches: list[tuple[int, str, bytes]]) -> KeptColumns:
+    """The batches' rows as one run's columns, sorted into dataset order."""
+    columns: dict[str, list[np.ndarray]] = {name: [] for name, _ in _SAMPLE_ARRAYS}
+    id_blobs: list[bytes] = []
+    names: dict[str, int] = {}
+    errors: dict[int, str] = {}
+    judged = 0
+    score_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    offset = 0
+    for n, head_text, body in batches:
+        head = json.loads(head_text)
+        if head["v"] != _FORMAT:
+            raise ValueError(f"format {head['v']!r}")
+        at = 0
+        batch: dict[str, np.ndarray] = {}
+        for name, dtype in _SAMPLE_ARRAYS:
+            size = np.dtype(dtype).itemsize * n
+            batch[name] = np.frombuffer(body, dtype=dtype, count=n, offset=at)
+            at += size
+        id_bytes = int(batch["id_len"].sum())
+        id_blobs.append(body[at : at + id_bytes])
+        at += id_bytes
+        rows = int(head["rows"])
+        score: list[np.ndarray] = []
+        for _, dtype in _SCORE_ARRAYS:
+            score.append(np.frombuffer(body, dtype=dtype, count=rows, offset=at))
+            at += np.dtype(dtype).itemsize * rows
+        if at != len(body):
+            raise ValueError(f"a body of {len(body)} bytes, {at} expected")
+        local = [str(name) for name in head["names"]]
+        remap = np.array(
+            [names.setdefault(name, len(names)) for name in local] or [0], dtype=np.int64
+        )
+        position, code, value = score
+        if rows and (int(position.max()) >= n or int(code.max()) >= len(local)):
+            raise ValueError("a score row outside its batch")
+        score_parts.append((position.astype(np.int64) + offset, remap[code], value))
+        for key, text in head["errors"].items():
+            errors[int(key) + offset] = str(text)
+        judged += int(head["judged"])
+        for name, _ in _SAMPLE_ARRAYS:
+            columns[name].append(batch[name])
+        offset += n
+    flat = {name: np.concatenate(parts) for name, parts in columns.items()}
+    blob = b"".join(id_blobs)
+    starts = np.concatenate(([0], np.cumsum(flat["id_len"], dtype=np.int64)[:-1]))
+    idx = flat["idx"]
+    order: np.ndarray | None = None
+    if len(idx) > 1 and not bool(np.all(idx[1:] > idx[:-1])):
+        order = np.argsort(idx, kind="stable")
+        if bool(np.any(idx[order][1:] == idx[order][:-1])):
+            # two samples at one position: the stored order also goes by sample id, which
+            # the database's collation decides
+            raise ValueError("two samples share a dataset position")
+    rank = np.empty(offset, dtype=np.int64)
+    if order is not None:
+        rank[order] = np.arange(offset)
+        flat = {name: column[order] for name, column in flat.items()}
+        starts = starts[order]
+        errors = {int(rank[p]): text for p, text in errors.items()}
+    position = np.concatenate([part[0] for part in score_parts])
+    code = np.concatenate([part[1] for part in score_parts])
+    value = np.concatenate([part[2] for part in score_parts])
+    if order is not None:
+        position = rank[position]
+        sort = np.argsort(position, kind="stable")
+        position, code, value = position[sort], code[sort], value[sort]
+    # scorer names in order of first appearance over the sorted rows
+    all_names = list(names)
+    if len(code):
+        _, first = np.unique(code, return_index=True)
+        seen = code[np.sort(first)]
+    else:
+        seen = np.empty(0, dtype=np.int64)
+    remap_all = np.zeros(max(len(all_names), 1), dtype=np.int64)
+    remap_all[seen] = np.arange(len(seen))
+    flags = flat["flags"]
+    return KeptColumns(
+        ids=KeptIds(blob, starts, flat["id_len"]),
+        idx=flat["idx"],
+        id_hash=flat["id_hash"],
+        input_hash=flat["input_hash"],
+        expected_hash=flat["expected_hash"],
+        passed=(flags & _PASSED) != 0,
+        weighted=flat["weighted"],
+        latency=flat["latency"],
+        cost=flat["cost"],
+        unpriced=(flags & _UNPRICED) != 0,
+        errors=errors,
+        judged=judged,
+        names=[all_names[c] for c in seen.tolist()],
+        code=remap_all[code],
+        position=position,
+        value=value,
+    )
