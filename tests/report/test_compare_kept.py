@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from tests.report.golden.fixture import PAIRS
 from tests.report.test_compare_columns import _rows
@@ -235,3 +236,34 @@ def test_values_at_the_edges_compare_alike(store: Store, monkeypatch: pytest.Mon
         store.record_samples(run_id, samples)
     fast, slow = _both_ways(store, monkeypatch, "base", "cand")
     assert fast == slow
+
+
+def test_a_run_stored_without_kept_columns_keeps_them_by_a_scan(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(store, "base", _odd_rows(50, 0.0), seed=11, batch=6)
+    _write(store, "cand", _odd_rows(50, 0.2), seed=12, batch=6)
+    written = store.kept_columns("base")
+    store._write("DELETE FROM run_columns WHERE run_id = ?", ("base",))
+    assert store.kept_columns("base") is None
+    assert store.keep_columns("base")
+    scanned = store.kept_columns("base")
+    assert written is not None and scanned is not None
+    for name in ("idx", "id_hash", "input_hash", "expected_hash", "passed", "weighted",
+                 "latency", "cost", "unpriced", "code", "position", "value"):  # fmt: skip
+        assert np.array_equal(getattr(written, name), getattr(scanned, name), equal_nan=True)
+    assert (written.names, written.errors, written.judged) == (
+        scanned.names, scanned.errors, scanned.judged,
+    )  # fmt: skip
+    assert list(written.ids) == list(scanned.ids)
+    fast, slow = _both_ways(store, monkeypatch, "base", "cand", max_examples=5)
+    assert fast == slow
+
+
+def test_a_run_of_epochs_keeps_no_columns_by_a_scan(store: Store) -> None:
+    rows = _rows(10)
+    rows[2]["extra"] = {"epoch": 1}
+    _write(store, "base", rows, seed=13, batch=10)
+    assert store.kept_columns("base") is None
+    assert not store.keep_columns("base")
+    assert store.kept_columns("base") is None

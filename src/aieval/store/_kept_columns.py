@@ -28,6 +28,7 @@ import numpy as np
 
 from aieval._records import SampleRecord
 from aieval.core import ScoreRecord
+from aieval.store._backend import Backend
 from aieval.store._connection import Connection
 from aieval.store._untrusted import UntrustedSqliteBackend
 from aieval.store._verdict_columns import verdict_columns
@@ -110,62 +111,101 @@ def _packed(
     texts: Sequence[tuple[str | None, str | None, str | None]],
     metadata: Sequence[str | None],
 ) -> tuple[str, str, int, str, bytes] | None:
-    n = len(samples)
-    if not n:
-        return None
-    arrays: dict[str, list[Any]] = {name: [] for name, _ in _SAMPLE_ARRAYS}
-    ids: list[bytes] = []
-    names: dict[str, int] = {}
-    errors: dict[str, str] = {}
-    judged = 0
-    positions: list[int] = []
-    codes: list[int] = []
-    values: list[float] = []
+    batch = _Batch()
     row = 0
-    for p, (s, (text_in, text_expected, extra)) in enumerate(zip(samples, texts, strict=True)):
+    for s, (text_in, text_expected, extra) in zip(samples, texts, strict=True):
         weighted, passed, plain = verdict_columns(s.verdict)
         if plain != 1 or passed is None or s.epoch is not None:
             return None
         if extra is not None and "epoch" in extra.lower():
             return None
-        raw_id = s.id.encode("utf-8", "surrogatepass")
-        ids.append(raw_id)
-        arrays["idx"].append(s.index)
-        arrays["id_hash"].append(_digest(s.id))
+        batch.sample(
+            s.id, s.index, text_in, text_expected, weighted, bool(passed), s.latency_s, s.cost,
+            _unpriced(s), s.error,
+        )  # fmt: skip
+        score: ScoreRecord
+        for name, score in s.scores.items():
+            batch.score(name, score.value, metadata[row])
+            row += 1
+    return batch.row(run_id)
+
+
+class _Batch:
+    """One ``run_columns`` row, built a sample and a score at a time."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, list[Any]] = {name: [] for name, _ in _SAMPLE_ARRAYS}
+        self.ids: list[bytes] = []
+        self.first_id: str | None = None
+        self.names: dict[str, int] = {}
+        self.errors: dict[str, str] = {}
+        self.judged = 0
+        self.positions: list[int] = []
+        self.codes: list[int] = []
+        self.values: list[float] = []
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def sample(
+        self,
+        sample_id: str,
+        idx: int,
+        text_in: str | None,
+        text_expected: str | None,
+        weighted: float | None,
+        passed: bool,
+        latency: float | None,
+        cost: float | None,
+        unpriced: bool,
+        error: str | None,
+    ) -> None:
+        """Add a sample (its scores follow, with :meth:`score`)."""
+        if self.first_id is None:
+            self.first_id = sample_id
+        raw_id = sample_id.encode("utf-8", "surrogatepass")
+        if error is not None:
+            self.errors[str(len(self.ids))] = error
+        self.ids.append(raw_id)
+        arrays = self.arrays
+        arrays["idx"].append(idx)
+        arrays["id_hash"].append(_digest(sample_id))
         arrays["input_hash"].append(_digest(text_in))
         arrays["expected_hash"].append(_digest(text_expected))
         arrays["weighted"].append(_finite(weighted))
-        arrays["latency"].append(np.nan if s.latency_s is None else float(s.latency_s))
-        arrays["cost"].append(np.nan if s.cost is None else float(s.cost))
-        arrays["flags"].append((_PASSED if passed else 0) | (_UNPRICED if _unpriced(s) else 0))
+        arrays["latency"].append(np.nan if latency is None else float(latency))
+        arrays["cost"].append(np.nan if cost is None else float(cost))
+        arrays["flags"].append((_PASSED if passed else 0) | (_UNPRICED if unpriced else 0))
         arrays["id_len"].append(len(raw_id))
-        if s.error is not None:
-            errors[str(p)] = s.error
-        score: ScoreRecord
-        for name, score in s.scores.items():
-            positions.append(p)
-            codes.append(names.setdefault(name, len(names)))
-            values.append(_finite(score.value))
-            # a superset of the judges' scan (SQLite's LIKE ignores case): 0 skips the scan
-            text = metadata[row]
-            row += 1
-            if text is not None and "parse_failures" in text.lower():
-                judged += 1
-    parts = [np.array(arrays[name], dtype=dtype).tobytes() for name, dtype in _SAMPLE_ARRAYS]
-    parts.append(b"".join(ids))
-    for (_, dtype), column in zip(_SCORE_ARRAYS, (positions, codes, values), strict=True):
-        parts.append(np.array(column, dtype=dtype).tobytes())
-    head = json.dumps(
-        {
+
+    def score(self, name: str, value: float | None, metadata: str | None) -> None:
+        """Add a score of the last sample added."""
+        self.positions.append(len(self.ids) - 1)
+        self.codes.append(self.names.setdefault(name, len(self.names)))
+        self.values.append(_finite(value))
+        # a superset of the judges' scan (SQLite's LIKE ignores case): 0 skips the scan
+        if metadata is not None and "parse_failures" in metadata.lower():
+            self.judged += 1
+
+    def row(self, run_id: str) -> tuple[str, str, int, str, bytes] | None:
+        """The row (``None`` when no sample was added)."""
+        if self.first_id is None:
+            return None
+        parts = [
+            np.array(self.arrays[name], dtype=dtype).tobytes() for name, dtype in _SAMPLE_ARRAYS
+        ]
+        parts.append(b"".join(self.ids))
+        columns = (self.positions, self.codes, self.values)
+        for (_, dtype), column in zip(_SCORE_ARRAYS, columns, strict=True):
+            parts.append(np.array(column, dtype=dtype).tobytes())
+        head = {
             "v": _FORMAT,
-            "names": list(names),
-            "errors": errors,
-            "judged": judged,
-            "rows": len(codes),
-        },
-        ensure_ascii=True,
-    )
-    return run_id, samples[0].id, n, head, b"".join(parts)
+            "names": list(self.names),
+            "errors": self.errors,
+            "judged": self.judged,
+            "rows": len(self.codes),
+        }
+        return run_id, self.first_id, len(self.ids), json.dumps(head), b"".join(parts)
 
 
 class KeptIds(Sequence[str]):
@@ -239,6 +279,23 @@ class KeptColumnsReader(Connection):
             log.debug("kept columns of run %s not used: %s", run_id, exc)
             return None
 
+    def keep_columns(self, run_id: str) -> bool:
+        """Keep the columns of a run stored without them (before version 11, imported, or
+        written in SQL) by a scan, in one transaction that holds the run's writers off; whether
+        they were kept (not for a run the packed form cannot hold: a verdict that is not plain,
+        epochs). A comparison never scans by itself: it reads such a run's rows."""
+        if isinstance(self._db, UntrustedSqliteBackend):
+            return False
+        db = self._db
+        with self._lock, db.transaction(exclusive=True):
+            if self.location.backend == "postgres":
+                db.query("SELECT 1 FROM runs WHERE id = ? FOR UPDATE", (run_id,))
+            rows = _scan(db, run_id)
+            db.execute("DELETE FROM run_columns WHERE run_id = ?", (run_id,))
+            for row in rows or []:
+                db.execute(KEPT_INSERT, row)
+        return rows is not None
+
     def sample_text_pairs(
         self, run_id: str, sample_ids: Sequence[str]
     ) -> dict[str, tuple[str | None, str | None]]:
@@ -253,6 +310,70 @@ class KeptColumnsReader(Connection):
             ):
                 out[sample_id] = (text_in, text_expected)
         return out
+
+
+#: samples per row of a run's columns kept by a scan
+_SCAN_BATCH = 10_000
+
+
+def _scan(db: Backend, run_id: str) -> list[tuple[str, str, int, str, bytes]] | None:
+    """The rows of a run's kept columns, from its stored samples and scores (``None``: the
+    packed form cannot hold the run)."""
+    scores: dict[str, list[tuple[str, float | None, str | None]]] = {}
+
+    def add_scores(page: list[tuple[Any, ...]]) -> None:
+        for sample_id, scorer, value, metadata in page:
+            scores.setdefault(db.text(sample_id), []).append(
+                (db.text(scorer), value, db.text(metadata))
+            )
+
+    db.pages(
+        "SELECT sample_id, scorer, value, metadata FROM scores WHERE run_id = ? ORDER BY rowid",
+        (run_id,),
+        add_scores,
+    )
+    rows: list[tuple[str, str, int, str, bytes]] = []
+    batch = _Batch()
+    held = True
+
+    def add_samples(page: list[tuple[Any, ...]]) -> None:
+        nonlocal batch, held
+        if not held:
+            return
+        for sample_id, idx, text_in, text_ex, weighted, passed, plain, epoch, extra, latency, \
+                cost, unpriced, error in page:  # fmt: skip
+            if plain != 1 or passed is None or epoch is not None or extra:
+                held = False
+                return
+            sample_id = db.text(sample_id)
+            batch.sample(
+                sample_id, int(idx), db.text(text_in), db.text(text_ex), weighted, bool(passed),
+                latency, cost, bool(unpriced), db.text(error),
+            )  # fmt: skip
+            for scorer, value, metadata in scores.pop(sample_id, ()):
+                batch.score(scorer, value, metadata)
+            if len(batch) == _SCAN_BATCH:
+                rows.append(batch.row(run_id))  # type: ignore[arg-type]
+                batch = _Batch()
+
+    db.pages(
+        "SELECT s.sample_id, s.idx, s.input, s.expected, s.weighted_score, s.verdict_passed,"
+        " s.verdict_plain, s.epoch, CASE WHEN s.extra LIKE '%epoch%' THEN 1 ELSE 0 END,"
+        " s.latency_s, s.cost,"
+        " CASE WHEN s.cost IS NULL AND (s.input_tokens IS NOT NULL"
+        " OR s.output_tokens IS NOT NULL OR EXISTS (SELECT 1 FROM model_calls c"
+        " WHERE c.run_id = s.run_id AND c.sample_id = s.sample_id AND c.error IS NULL))"
+        " THEN 1 ELSE 0 END, s.error"
+        " FROM samples s WHERE s.run_id = ? ORDER BY s.idx, s.sample_id",
+        (run_id,),
+        add_samples,
+    )
+    if not held:
+        return None
+    last = batch.row(run_id)
+    if last is not None:
+        rows.append(last)
+    return rows
 
 
 def _unpack(batches: list[tuple[int, str, bytes]]) -> KeptColumns:
