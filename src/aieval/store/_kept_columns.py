@@ -258,23 +258,35 @@ class KeptColumnsReader(Connection):
         around the writer), when a batch held what they cannot, or the store is not trusted."""
         if isinstance(self._db, UntrustedSqliteBackend):
             return None
-        rows: list[tuple[Any, ...]] = []
-        # in pages: the bodies as the driver returns them (bytes), not read as texts
+        found: list[_Unpacker | None] = []
+
+        def add(page: list[tuple[Any, ...]]) -> None:
+            for n, head, body, total in page:
+                if not found:
+                    found.append(_Unpacker(int(total)) if total else None)
+                unpacker = found[0]
+                if unpacker is None or n is None:
+                    continue
+                try:
+                    unpacker.add(int(n), str(self._db.text(head)), bytes(body))
+                except (ValueError, KeyError, TypeError) as exc:
+                    log.debug("kept columns of run %s not used: %s", run_id, exc)
+                    found[0] = None
+
+        # in pages: the bodies as the driver returns them (bytes), not read as texts; the
+        # sample count in the same statement, so both are of one state of the run
         self._read_pages(
             "SELECT k.n, k.head, k.body, c.total FROM"
             " (SELECT COUNT(*) AS total FROM samples WHERE run_id = ?) c"
             " LEFT JOIN run_columns k ON k.run_id = ?",
             (run_id, run_id),
-            rows.extend,
+            add,
+            64,
         )
-        total = int(rows[0][3]) if rows else 0
-        batches = [row for row in rows if row[0] is not None]
-        if total == 0 or sum(int(row[0]) for row in batches) != total:
+        if not found or found[0] is None or found[0].offset != found[0].total:
             return None
         try:
-            return _unpack(
-                [(int(n), str(self._db.text(head)), bytes(body)) for n, head, body, _ in batches]
-            )
+            return found[0].done()
         except (ValueError, KeyError, TypeError) as exc:
             log.debug("kept columns of run %s not used: %s", run_id, exc)
             return None
@@ -376,27 +388,35 @@ def _scan(db: Backend, run_id: str) -> list[tuple[str, str, int, str, bytes]] | 
     return rows
 
 
-def _unpack(batches: list[tuple[int, str, bytes]]) -> KeptColumns:
-    """The batches' rows as one run's columns, sorted into dataset order."""
-    columns: dict[str, list[np.ndarray]] = {name: [] for name, _ in _SAMPLE_ARRAYS}
-    id_blobs: list[bytes] = []
-    names: dict[str, int] = {}
-    errors: dict[int, str] = {}
-    judged = 0
-    score_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    offset = 0
-    for n, head_text, body in batches:
+class _Unpacker:
+    """A run's kept rows unpacked as they are read, into arrays of the run's size: each body
+    is released once copied (the memory is about one copy of the run's columns)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.flat = {name: np.empty(total, dtype=dtype) for name, dtype in _SAMPLE_ARRAYS}
+        self.id_blobs: list[bytes] = []
+        self.names: dict[str, int] = {}
+        self.errors: dict[int, str] = {}
+        self.judged = 0
+        self.scores: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.offset = 0
+
+    def add(self, n: int, head_text: str, body: bytes) -> None:
         head = json.loads(head_text)
         if head["v"] != _FORMAT:
             raise ValueError(f"format {head['v']!r}")
+        offset = self.offset
+        if n < 1 or offset + n > self.total:
+            raise ValueError("more samples kept than stored")
         at = 0
-        batch: dict[str, np.ndarray] = {}
         for name, dtype in _SAMPLE_ARRAYS:
-            size = np.dtype(dtype).itemsize * n
-            batch[name] = np.frombuffer(body, dtype=dtype, count=n, offset=at)
-            at += size
-        id_bytes = int(batch["id_len"].sum())
-        id_blobs.append(body[at : at + id_bytes])
+            self.flat[name][offset : offset + n] = np.frombuffer(
+                body, dtype=dtype, count=n, offset=at
+            )
+            at += np.dtype(dtype).itemsize * n
+        id_bytes = int(self.flat["id_len"][offset : offset + n].sum())
+        self.id_blobs.append(body[at : at + id_bytes])
         at += id_bytes
         rows = int(head["rows"])
         score: list[np.ndarray] = []
@@ -406,68 +426,73 @@ def _unpack(batches: list[tuple[int, str, bytes]]) -> KeptColumns:
         if at != len(body):
             raise ValueError(f"a body of {len(body)} bytes, {at} expected")
         local = [str(name) for name in head["names"]]
+        names = self.names
         remap = np.array(
             [names.setdefault(name, len(names)) for name in local] or [0], dtype=np.int64
         )
         position, code, value = score
         if rows and (int(position.max()) >= n or int(code.max()) >= len(local)):
             raise ValueError("a score row outside its batch")
-        score_parts.append((position.astype(np.int64) + offset, remap[code], value))
+        self.scores.append((position.astype(np.int64) + offset, remap[code], value.copy()))
         for key, text in head["errors"].items():
-            errors[int(key) + offset] = str(text)
-        judged += int(head["judged"])
-        for name, _ in _SAMPLE_ARRAYS:
-            columns[name].append(batch[name])
-        offset += n
-    flat = {name: np.concatenate(parts) for name, parts in columns.items()}
-    blob = b"".join(id_blobs)
-    starts = np.concatenate(([0], np.cumsum(flat["id_len"], dtype=np.int64)[:-1]))
-    idx = flat["idx"]
-    order: np.ndarray | None = None
-    if len(idx) > 1 and not bool(np.all(idx[1:] > idx[:-1])):
-        order = np.argsort(idx, kind="stable")
-        if bool(np.any(idx[order][1:] == idx[order][:-1])):
-            # two samples at one position: the stored order also goes by sample id, which
-            # the database's collation decides
-            raise ValueError("two samples share a dataset position")
-    rank = np.empty(offset, dtype=np.int64)
-    if order is not None:
-        rank[order] = np.arange(offset)
-        flat = {name: column[order] for name, column in flat.items()}
-        starts = starts[order]
-        errors = {int(rank[p]): text for p, text in errors.items()}
-    position = np.concatenate([part[0] for part in score_parts])
-    code = np.concatenate([part[1] for part in score_parts])
-    value = np.concatenate([part[2] for part in score_parts])
-    if order is not None:
-        position = rank[position]
-        sort = np.argsort(position, kind="stable")
-        position, code, value = position[sort], code[sort], value[sort]
-    # scorer names in order of first appearance over the sorted rows
-    all_names = list(names)
-    if len(code):
-        _, first = np.unique(code, return_index=True)
-        seen = code[np.sort(first)]
-    else:
-        seen = np.empty(0, dtype=np.int64)
-    remap_all = np.zeros(max(len(all_names), 1), dtype=np.int64)
-    remap_all[seen] = np.arange(len(seen))
-    flags = flat["flags"]
-    return KeptColumns(
-        ids=KeptIds(blob, starts, flat["id_len"]),
-        idx=flat["idx"],
-        id_hash=flat["id_hash"],
-        input_hash=flat["input_hash"],
-        expected_hash=flat["expected_hash"],
-        passed=(flags & _PASSED) != 0,
-        weighted=flat["weighted"],
-        latency=flat["latency"],
-        cost=flat["cost"],
-        unpriced=(flags & _UNPRICED) != 0,
-        errors=errors,
-        judged=judged,
-        names=[all_names[c] for c in seen.tolist()],
-        code=remap_all[code],
-        position=position,
-        value=value,
-    )
+            self.errors[int(key) + offset] = str(text)
+        self.judged += int(head["judged"])
+        self.offset += n
+
+    def done(self) -> KeptColumns:
+        """The run's columns, sorted into dataset order."""
+        if self.offset != self.total:
+            raise ValueError("fewer samples kept than stored")
+        flat, errors = self.flat, self.errors
+        blob = b"".join(self.id_blobs)
+        self.id_blobs = []
+        starts = np.concatenate(([0], np.cumsum(flat["id_len"], dtype=np.int64)[:-1]))
+        idx = flat["idx"]
+        order: np.ndarray | None = None
+        if len(idx) > 1 and not bool(np.all(idx[1:] > idx[:-1])):
+            order = np.argsort(idx, kind="stable")
+            if bool(np.any(idx[order][1:] == idx[order][:-1])):
+                # two samples at one position: the stored order also goes by sample id, which
+                # the database's collation decides
+                raise ValueError("two samples share a dataset position")
+        position = np.concatenate([part[0] for part in self.scores])
+        code = np.concatenate([part[1] for part in self.scores])
+        value = np.concatenate([part[2] for part in self.scores])
+        self.scores = []
+        if order is not None:
+            rank = np.empty(self.total, dtype=np.int64)
+            rank[order] = np.arange(self.total)
+            flat = {name: column[order] for name, column in flat.items()}
+            starts = starts[order]
+            errors = {int(rank[p]): text for p, text in errors.items()}
+            position = rank[position]
+            sort = np.argsort(position, kind="stable")
+            position, code, value = position[sort], code[sort], value[sort]
+        # scorer names in order of first appearance over the sorted rows
+        all_names = list(self.names)
+        if len(code):
+            _, first = np.unique(code, return_index=True)
+            seen = code[np.sort(first)]
+        else:
+            seen = np.empty(0, dtype=np.int64)
+        remap_all = np.zeros(max(len(all_names), 1), dtype=np.int64)
+        remap_all[seen] = np.arange(len(seen))
+        flags = flat["flags"]
+        return KeptColumns(
+            ids=KeptIds(blob, starts, flat["id_len"]),
+            idx=flat["idx"],
+            id_hash=flat["id_hash"],
+            input_hash=flat["input_hash"],
+            expected_hash=flat["expected_hash"],
+            passed=(flags & _PASSED) != 0,
+            weighted=flat["weighted"],
+            latency=flat["latency"],
+            cost=flat["cost"],
+            unpriced=(flags & _UNPRICED) != 0,
+            errors=errors,
+            judged=self.judged,
+            names=[all_names[c] for c in seen.tolist()],
+            code=remap_all[code],
+            position=position,
+            value=value,
+        )
