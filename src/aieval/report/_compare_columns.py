@@ -162,23 +162,37 @@ def kept_parts(
     """:func:`column_parts` from the columns both runs kept as they were written
     (``Store.kept_columns``); ``None`` when either has none that cover it. Two runs of one
     dataset pair by position (their ids' digests equal, in order), others by id."""
-    kept_b = base_store.kept_columns(base_row.id)
-    if kept_b is None:
-        return None
-    kept_c = store.kept_columns(cand_row.id)
-    if kept_c is None:
-        return None
-    base = _kept_side(base_store, base_row.id, kept_b)
-    cand = _kept_side(store, cand_row.id, kept_c)
-    if np.array_equal(kept_b.id_hash, kept_c.id_hash):
-        pb = pc = np.arange(len(kept_b.id_hash), dtype=np.int64)
+    sides: list[tuple[_Side, _Digests]] = []
+    for side_store, row in ((base_store, base_row), (store, cand_row)):
+        kept = side_store.kept_columns(row.id)
+        if kept is None:
+            return None
+        sides.append(
+            (
+                _kept_side(side_store, row.id, kept),
+                _Digests(kept.id_hash, kept.input_hash, kept.expected_hash),
+            )
+        )
+        del kept  # only the side and the digests are kept: memory of one run's copy at a time
+    (base, digests_b), (cand, digests_c) = sides
+    if np.array_equal(digests_b.ids, digests_c.ids):
+        pb = pc = np.arange(len(digests_b.ids), dtype=np.int64)
     else:
         pb, pc = _pair(base, cand)
-    changed, changed_expected = _kept_changed_texts(base, cand, kept_b, kept_c, pb, pc)
+    changed, changed_expected = _kept_changed_texts(base, cand, digests_b, digests_c, pb, pc)
     return _parts(
         base, cand, pb, pc, changed, changed_expected, base_row, cand_row, policy,
         confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
     )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Digests:
+    """A run's digests of its samples' ids, inputs and expected answers, in dataset order."""
+
+    ids: np.ndarray
+    inputs: np.ndarray
+    expected: np.ndarray
 
 
 def _pair(base: _Side, cand: _Side) -> tuple[np.ndarray, np.ndarray]:
@@ -309,6 +323,8 @@ def _side(
     width = int(counts.max()) if m else 1
 
     def merged(x: np.ndarray) -> np.ndarray:
+        if not samples.epochs:  # each sample its own example, in order: no copy
+            return x
         out = x[first_sample] if m else np.empty(0)
         if width > 1:
             out = np.where(single, out, _epoch_means(x, example, rank, m, width))
@@ -331,8 +347,11 @@ def _side(
         where = scores.position[mask]
         ex = example[where]
         present[c, ex] = True
-        seen, first = np.unique(ex, return_index=True)
-        first_row[c, seen] = rows[mask][first]
+        if width > 1:
+            seen, first = np.unique(ex, return_index=True)
+            first_row[c, seen] = rows[mask][first]
+        else:  # one sample per example, one row per sample and scorer: each row is the first
+            first_row[c, ex] = rows[mask]
         column = np.full(n, np.nan)
         column[where] = scores.value[mask]
         values[c] = merged(column)
@@ -487,15 +506,15 @@ def _changed_texts(
 def _kept_changed_texts(
     base: _Side,
     cand: _Side,
-    kept_b: KeptColumns,
-    kept_c: KeptColumns,
+    digests_b: _Digests,
+    digests_c: _Digests,
     pb: np.ndarray,
     pc: np.ndarray,
 ) -> tuple[list[str], list[str]]:
     """:func:`_changed_texts` from the texts' digests: only the pairs whose stored texts
     differ are read back (in the candidate's order), and decoded as the record path does."""
-    differ_in = kept_b.input_hash[pb] != kept_c.input_hash[pc]
-    differ_ex = kept_b.expected_hash[pb] != kept_c.expected_hash[pc]
+    differ_in = digests_b.inputs[pb] != digests_c.inputs[pc]
+    differ_ex = digests_b.expected[pb] != digests_c.expected[pc]
     found = np.flatnonzero(differ_in | differ_ex)
     if not found.size:
         return [], []
@@ -537,7 +556,9 @@ def _inputs(
     grade, so there are no graded pairs and no grading that differs."""
     base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     b_known, c_known = ~np.isnan(wb), ~np.isnan(wc)
-    c_failed = np.array([int(e) in cand.errors for e in pc.tolist()], dtype=bool)
+    failed = np.zeros(len(cand.keys), dtype=bool)
+    failed[list(cand.errors)] = True
+    c_failed = failed[pc]
     lacks = np.zeros(len(pb), dtype=bool)
     for k, name in enumerate(base.names):
         b_val = ~np.isnan(base.values[k, pb])

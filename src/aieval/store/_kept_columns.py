@@ -55,7 +55,9 @@ _SAMPLE_ARRAYS = (
 _SCORE_ARRAYS = (("position", "<u4"), ("code", "<u4"), ("value", "<f8"))
 _PASSED, _UNPRICED = 1, 2
 
-KEPT_INSERT = "INSERT INTO run_columns (run_id, first_id, n, head, body) VALUES (?, ?, ?, ?, ?)"
+KEPT_INSERT = (
+    "INSERT INTO run_columns (run_id, first_idx, first_id, n, head, body) VALUES (?, ?, ?, ?, ?, ?)"
+)
 
 
 def _digest(text: str | None) -> int:
@@ -92,7 +94,7 @@ def kept_row(
     samples: Sequence[SampleRecord],
     texts: Sequence[tuple[str | None, str | None, str | None]],
     metadata: Sequence[str | None],
-) -> tuple[str, str, int, str, bytes] | None:
+) -> tuple[str, int, str, int, str, bytes] | None:
     """The ``run_columns`` row of a batch, ``None`` when the packed form cannot hold it.
 
     ``texts``: each sample's input, expected and ``extra`` as stored; ``metadata``: each score
@@ -110,7 +112,7 @@ def _packed(
     samples: Sequence[SampleRecord],
     texts: Sequence[tuple[str | None, str | None, str | None]],
     metadata: Sequence[str | None],
-) -> tuple[str, str, int, str, bytes] | None:
+) -> tuple[str, int, str, int, str, bytes] | None:
     batch = _Batch()
     row = 0
     for s, (text_in, text_expected, extra) in zip(samples, texts, strict=True):
@@ -187,7 +189,7 @@ class _Batch:
         if metadata is not None and "parse_failures" in metadata.lower():
             self.judged += 1
 
-    def row(self, run_id: str) -> tuple[str, str, int, str, bytes] | None:
+    def row(self, run_id: str) -> tuple[str, int, str, int, str, bytes] | None:
         """The row (``None`` when no sample was added)."""
         if self.first_id is None:
             return None
@@ -205,7 +207,8 @@ class _Batch:
             "judged": self.judged,
             "rows": len(self.codes),
         }
-        return run_id, self.first_id, len(self.ids), json.dumps(head), b"".join(parts)
+        first_idx = min(self.arrays["idx"])
+        return run_id, first_idx, self.first_id, len(self.ids), json.dumps(head), b"".join(parts)
 
 
 class KeptIds(Sequence[str]):
@@ -276,12 +279,11 @@ class KeptColumnsReader(Connection):
         # in pages: the bodies as the driver returns them (bytes), not read as texts; the
         # sample count in the same statement, so both are of one state of the run
         self._read_pages(
-            "SELECT k.n, k.head, k.body, c.total FROM"
-            " (SELECT COUNT(*) AS total FROM samples WHERE run_id = ?) c"
-            " LEFT JOIN run_columns k ON k.run_id = ?",
+            "SELECT k.n, k.head, k.body, (SELECT COUNT(*) FROM samples WHERE run_id = ?)"
+            " FROM run_columns k WHERE k.run_id = ? ORDER BY k.first_idx, k.first_id",
             (run_id, run_id),
             add,
-            64,
+            8,
         )
         if not found or found[0] is None or found[0].offset != found[0].total:
             return None
@@ -328,7 +330,7 @@ class KeptColumnsReader(Connection):
 _SCAN_BATCH = 10_000
 
 
-def _scan(db: Backend, run_id: str) -> list[tuple[str, str, int, str, bytes]] | None:
+def _scan(db: Backend, run_id: str) -> list[tuple[str, int, str, int, str, bytes]] | None:
     """The rows of a run's kept columns, from its stored samples and scores (``None``: the
     packed form cannot hold the run)."""
     scores: dict[str, list[tuple[str, float | None, str | None]]] = {}
@@ -344,7 +346,7 @@ def _scan(db: Backend, run_id: str) -> list[tuple[str, str, int, str, bytes]] | 
         (run_id,),
         add_scores,
     )
-    rows: list[tuple[str, str, int, str, bytes]] = []
+    rows: list[tuple[str, int, str, int, str, bytes]] = []
     batch = _Batch()
     held = True
 
@@ -433,7 +435,14 @@ class _Unpacker:
         position, code, value = score
         if rows and (int(position.max()) >= n or int(code.max()) >= len(local)):
             raise ValueError("a score row outside its batch")
-        self.scores.append((position.astype(np.int64) + offset, remap[code], value.copy()))
+        # 32-bit positions and codes: a run's arrays index fewer than 2**31 samples
+        self.scores.append(
+            (
+                (position + offset).astype(np.int32),
+                remap[code].astype(np.int32),
+                value.copy(),
+            )
+        )
         for key, text in head["errors"].items():
             self.errors[int(key) + offset] = str(text)
         self.judged += int(head["judged"])
@@ -460,23 +469,28 @@ class _Unpacker:
         value = np.concatenate([part[2] for part in self.scores])
         self.scores = []
         if order is not None:
-            rank = np.empty(self.total, dtype=np.int64)
-            rank[order] = np.arange(self.total)
-            flat = {name: column[order] for name, column in flat.items()}
+            rank = np.empty(self.total, dtype=np.int32)
+            rank[order] = np.arange(self.total, dtype=np.int32)
+            for name in list(flat):  # one array copied at a time
+                flat[name] = flat[name][order]
             starts = starts[order]
             errors = {int(rank[p]): text for p, text in errors.items()}
             position = rank[position]
             sort = np.argsort(position, kind="stable")
-            position, code, value = position[sort], code[sort], value[sort]
-        # scorer names in order of first appearance over the sorted rows
+            position = position[sort]
+            code = code[sort]
+            value = value[sort]
+        # scorer names in order of first appearance over the sorted rows (a few scorers: one
+        # pass each, no sort of the rows)
         all_names = list(self.names)
-        if len(code):
-            _, first = np.unique(code, return_index=True)
-            seen = code[np.sort(first)]
+        firsts = [int(np.argmax(code == c)) for c in range(len(all_names))]
+        seen = np.array(sorted(range(len(all_names)), key=firsts.__getitem__), dtype=np.int32)
+        if np.array_equal(seen, np.arange(len(seen))):
+            remapped = code
         else:
-            seen = np.empty(0, dtype=np.int64)
-        remap_all = np.zeros(max(len(all_names), 1), dtype=np.int64)
-        remap_all[seen] = np.arange(len(seen))
+            remap_all = np.zeros(max(len(all_names), 1), dtype=np.int32)
+            remap_all[seen] = np.arange(len(seen), dtype=np.int32)
+            remapped = remap_all[code]
         flags = flat["flags"]
         return KeptColumns(
             ids=KeptIds(blob, starts, flat["id_len"]),
@@ -492,7 +506,7 @@ class _Unpacker:
             errors=errors,
             judged=self.judged,
             names=[all_names[c] for c in seen.tolist()],
-            code=remap_all[code],
+            code=remapped,
             position=position,
             value=value,
         )

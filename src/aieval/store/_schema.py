@@ -246,11 +246,12 @@ CREATE TABLE IF NOT EXISTS received_traces (
 -- a run's columns kept as its batches are written (see aieval.store._kept_columns)
 CREATE TABLE IF NOT EXISTS run_columns (
     run_id    TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    first_id  TEXT NOT NULL,                    -- the batch's first sample
+    first_idx INTEGER NOT NULL,                 -- the batch's least dataset position
+    first_id  TEXT NOT NULL,                    -- its first sample
     n         INTEGER NOT NULL,                 -- its samples
     head      TEXT NOT NULL,                    -- JSON: format, scorer names, errors, rows
     body      BLOB NOT NULL,                    -- little-endian arrays
-    PRIMARY KEY (run_id, first_id)
+    PRIMARY KEY (run_id, first_idx, first_id)   -- read in dataset order of batches
 );
 -- the caches beside the runs: created with the store, so a role with only data rights uses them
 CREATE TABLE IF NOT EXISTS response_cache (
