@@ -267,3 +267,15 @@ def test_a_run_of_epochs_keeps_no_columns_by_a_scan(store: Store) -> None:
     assert store.kept_columns("base") is None
     assert not store.keep_columns("base")
     assert store.kept_columns("base") is None
+
+
+def test_an_imported_run_keeps_no_columns(
+    store: Store, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _write(store, "base", _rows(20), seed=14, batch=5)
+    _write(store, "cand", _rows(20, 0.2), seed=15, batch=5)
+    with Store(str(tmp_path / "copy.db")) as other:
+        for run_id in ("base", "cand"):
+            other.import_run(store.get_run(run_id), store.stored_samples(run_id))
+            assert other.kept_columns(run_id) is None
+        assert _compare(other, "base", "cand") == _from_rows(store, monkeypatch, "base", "cand")
