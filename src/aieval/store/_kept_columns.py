@@ -27,11 +27,9 @@ from typing import Any
 import numpy as np
 
 from aieval._records import SampleRecord
-from aieval.core import ScoreRecord
 from aieval.store._backend import Backend
 from aieval.store._connection import Connection
 from aieval.store._untrusted import UntrustedSqliteBackend
-from aieval.store._verdict_columns import verdict_columns
 
 __all__ = ["KEPT_INSERT", "KeptColumns", "KeptColumnsReader", "KeptIds", "kept_row"]
 
@@ -72,12 +70,9 @@ def _digest(text: str | None) -> int:
     )
 
 
-def _finite(value: float | None) -> float:
-    """NaN for ``None`` and for a value that is not finite, as the column reads keep them."""
-    if value is None:
-        return np.nan
-    number = float(value)
-    return number if np.isfinite(number) else np.nan
+def _nan_unless_finite(values: np.ndarray) -> None:
+    """NaN in place of each value that is not finite, as the column reads keep them."""
+    values[~np.isfinite(values)] = np.nan
 
 
 def _unpriced(sample: SampleRecord) -> bool:
@@ -92,17 +87,19 @@ def _unpriced(sample: SampleRecord) -> bool:
 def kept_row(
     run_id: str,
     samples: Sequence[SampleRecord],
-    texts: Sequence[tuple[str | None, str | None, str | None]],
-    metadata: Sequence[str | None],
+    rows: Sequence[Sequence[Any]],
+    columns: Sequence[str],
+    metadata: Sequence[Any],
 ) -> tuple[str, int, str, int, str, bytes] | None:
     """The ``run_columns`` row of a batch, ``None`` when the packed form cannot hold it.
 
-    ``texts``: each sample's input, expected and ``extra`` as stored; ``metadata``: each score
-    row's stored metadata, in the order the samples list their scores. Never raises: a value
-    the arrays cannot hold (a position beyond 64 bits, say) only leaves the run to its rows."""
+    ``rows``: each sample's row as the writer binds it, of ``columns`` (the stored texts and
+    typed verdict columns are read from it); ``metadata``: each score row's stored metadata, in
+    the order the samples list their scores. Never raises: a value the arrays cannot hold only
+    leaves the run to its rows."""
     try:
-        return _packed(run_id, samples, texts, metadata)
-    except (ValueError, TypeError, OverflowError) as exc:
+        return _packed(run_id, samples, rows, columns, metadata)
+    except (ValueError, TypeError, OverflowError, KeyError) as exc:
         log.debug("no kept columns for a batch of run %s: %s", run_id, exc)
         return None
 
@@ -110,26 +107,57 @@ def kept_row(
 def _packed(
     run_id: str,
     samples: Sequence[SampleRecord],
-    texts: Sequence[tuple[str | None, str | None, str | None]],
-    metadata: Sequence[str | None],
+    rows: Sequence[Sequence[Any]],
+    columns: Sequence[str],
+    metadata: Sequence[Any],
 ) -> tuple[str, int, str, int, str, bytes] | None:
-    batch = _Batch()
-    row = 0
-    for s, (text_in, text_expected, extra) in zip(samples, texts, strict=True):
-        weighted, passed, plain = verdict_columns(s.verdict)
-        if plain != 1 or passed is None or s.epoch is not None:
+    at = {name: columns.index(name) for name in _ROW_COLUMNS}
+    i_in, i_ex, i_extra = at["input"], at["expected"], at["extra"]
+    i_w, i_p, i_plain, i_epoch = (
+        at["weighted_score"], at["verdict_passed"], at["verdict_plain"], at["epoch"]
+    )  # fmt: skip
+    for row in rows:
+        if row[i_plain] != 1 or row[i_p] is None or row[i_epoch] is not None:
             return None
+        extra = row[i_extra]
         if extra is not None and "epoch" in extra.lower():
             return None
-        batch.sample(
-            s.id, s.index, text_in, text_expected, weighted, bool(passed), s.latency_s, s.cost,
-            _unpriced(s), s.error,
-        )  # fmt: skip
-        score: ScoreRecord
+    batch = _Batch()
+    ids = [s.id for s in samples]
+    batch.first_id = ids[0] if ids else None
+    batch.ids = [i.encode("utf-8", "surrogatepass") for i in ids]
+    arrays = batch.arrays
+    arrays["idx"] = [s.index for s in samples]
+    arrays["id_hash"] = [_digest(i) for i in ids]
+    arrays["input_hash"] = [_digest(row[i_in]) for row in rows]
+    arrays["expected_hash"] = [_digest(row[i_ex]) for row in rows]
+    arrays["weighted"] = [row[i_w] for row in rows]
+    arrays["latency"] = [s.latency_s for s in samples]
+    arrays["cost"] = [s.cost for s in samples]
+    arrays["flags"] = [
+        (_PASSED if row[i_p] else 0) | (_UNPRICED if _unpriced(s) else 0)
+        for s, row in zip(samples, rows, strict=True)
+    ]
+    arrays["id_len"] = [len(i) for i in batch.ids]
+    batch.errors = {str(p): s.error for p, s in enumerate(samples) if s.error is not None}
+    names, positions, codes, values = batch.names, batch.positions, batch.codes, batch.values
+    for p, s in enumerate(samples):
         for name, score in s.scores.items():
-            batch.score(name, score.value, metadata[row])
-            row += 1
+            positions.append(p)
+            codes.append(names.setdefault(name, len(names)))
+            values.append(score.value)
+    if len(metadata) != len(values):
+        raise ValueError("a metadata text per score row")
+    if any(metadata):
+        # a superset of the judges' scan (SQLite's LIKE ignores case): 0 skips the scan
+        batch.judged = sum(1 for t in metadata if t and "parse_failures" in t.lower())
     return batch.row(run_id)
+
+
+#: the sample row's columns :func:`kept_row` reads
+_ROW_COLUMNS = (
+    "input", "expected", "extra", "weighted_score", "verdict_passed", "verdict_plain", "epoch"
+)  # fmt: skip
 
 
 class _Batch:
@@ -144,7 +172,7 @@ class _Batch:
         self.judged = 0
         self.positions: list[int] = []
         self.codes: list[int] = []
-        self.values: list[float] = []
+        self.values: list[float | None] = []
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -174,9 +202,9 @@ class _Batch:
         arrays["id_hash"].append(_digest(sample_id))
         arrays["input_hash"].append(_digest(text_in))
         arrays["expected_hash"].append(_digest(text_expected))
-        arrays["weighted"].append(_finite(weighted))
-        arrays["latency"].append(np.nan if latency is None else float(latency))
-        arrays["cost"].append(np.nan if cost is None else float(cost))
+        arrays["weighted"].append(weighted)
+        arrays["latency"].append(latency)
+        arrays["cost"].append(cost)
         arrays["flags"].append((_PASSED if passed else 0) | (_UNPRICED if unpriced else 0))
         arrays["id_len"].append(len(raw_id))
 
@@ -184,7 +212,7 @@ class _Batch:
         """Add a score of the last sample added."""
         self.positions.append(len(self.ids) - 1)
         self.codes.append(self.names.setdefault(name, len(self.names)))
-        self.values.append(_finite(value))
+        self.values.append(value)
         # a superset of the judges' scan (SQLite's LIKE ignores case): 0 skips the scan
         if metadata is not None and "parse_failures" in metadata.lower():
             self.judged += 1
@@ -193,13 +221,17 @@ class _Batch:
         """The row (``None`` when no sample was added)."""
         if self.first_id is None:
             return None
-        parts = [
-            np.array(self.arrays[name], dtype=dtype).tobytes() for name, dtype in _SAMPLE_ARRAYS
-        ]
+        # None is NaN in a float array; weighted scores and values not finite are NaN too,
+        # as the column reads keep them (latency and cost are kept as stored)
+        packed = {name: np.array(self.arrays[name], dtype=dtype) for name, dtype in _SAMPLE_ARRAYS}
+        _nan_unless_finite(packed["weighted"])
+        parts = [packed[name].tobytes() for name, _ in _SAMPLE_ARRAYS]
         parts.append(b"".join(self.ids))
-        columns = (self.positions, self.codes, self.values)
-        for (_, dtype), column in zip(_SCORE_ARRAYS, columns, strict=True):
-            parts.append(np.array(column, dtype=dtype).tobytes())
+        values = np.array(self.values, dtype="<f8")
+        _nan_unless_finite(values)
+        parts.append(np.array(self.positions, dtype="<u4").tobytes())
+        parts.append(np.array(self.codes, dtype="<u4").tobytes())
+        parts.append(values.tobytes())
         head = {
             "v": _FORMAT,
             "names": list(self.names),

@@ -33,6 +33,7 @@ _SAMPLE_COLUMNS = (*SAMPLE_COLUMNS.split(", "), *VERDICT_COLUMNS, *GRADED_COLUMN
 _SCORE_COLUMNS = (
     "run_id", "sample_id", "scorer", "value", "raw", "reason", "error", "metadata", "unreadable"
 )  # fmt: skip
+_SCORE_METADATA = _SCORE_COLUMNS.index("metadata")
 _CALL_COLUMNS = tuple(CALL_COLUMNS.split(", "))
 
 
@@ -129,12 +130,8 @@ class SampleWriter(Connection):
         then = ("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id)) if beat else None
         db = self._db
         rollups = self._rollups_hook(run_id, samples)
-        kept = kept_row(
-            run_id,
-            samples,
-            [(row[3], row[4], row[15]) for row in sample_rows],
-            [row[7] for row in score_rows],
-        )
+        metadata = [row[_SCORE_METADATA] for row in score_rows]
+        kept = kept_row(run_id, samples, sample_rows, _SAMPLE_COLUMNS, metadata)
         if kept is not None:
             rollups = _and_then(rollups, (KEPT_INSERT, kept))
 
