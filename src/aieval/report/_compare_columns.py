@@ -340,8 +340,10 @@ def _side(
     k = len(scores.names)
     present = np.zeros((k, m), dtype=bool)
     values = np.full((k, m), np.nan)
-    first_row = np.full((k, m), len(scores.code), dtype=np.int64)
-    rows = np.arange(len(scores.code), dtype=np.int64)
+    # 32-bit row numbers where they fit: only their order within an example is read
+    kind = np.int32 if len(scores.code) < 2**31 else np.int64
+    first_row = np.full((k, m), len(scores.code), dtype=kind)
+    rows = np.arange(len(scores.code), dtype=kind)
     for c in range(k):
         mask = scores.code == c
         where = scores.position[mask]
