@@ -129,11 +129,7 @@ class SampleWriter(Connection):
         beat = now - self._beat_at >= HEARTBEAT_EVERY_S
         then = ("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id)) if beat else None
         db = self._db
-        rollups = self._rollups_hook(run_id, samples)
-        metadata = [row[_SCORE_METADATA] for row in score_rows]
-        kept = kept_row(run_id, samples, sample_rows, _SAMPLE_COLUMNS, metadata)
-        if kept is not None:
-            rollups = _and_then(rollups, (KEPT_INSERT, kept))
+        rollups = self._batch_hook(run_id, samples, sample_rows, score_rows)
 
         with self._lock:
             try:
@@ -168,6 +164,18 @@ class SampleWriter(Connection):
                 ) from exc
             if beat:
                 self._beat_at = now
+
+    def _batch_hook(
+        self,
+        run_id: str,
+        samples: list[SampleRecord],
+        sample_rows: list[tuple[Any, ...]],
+        score_rows: list[tuple[Any, ...]],
+    ) -> Callable[[Execute], None]:
+        """What runs after the batch's rows in its transaction: the rollups' deltas, then the
+        row of the run's kept columns."""
+        hook = self._rollups_hook(run_id, samples)
+        return _keeping(hook, run_id, samples, sample_rows, score_rows)
 
     def _rollups_hook(self, run_id: str, samples: list[SampleRecord]) -> Callable[[Execute], None]:
         """The batch's deltas to the run's rollups, run in its transaction (a kill or a failure
@@ -211,14 +219,23 @@ class SampleWriter(Connection):
         return counts
 
 
-def _and_then(
-    hook: Callable[[Execute], None], statement: tuple[str, Any]
+def _keeping(
+    hook: Callable[[Execute], None],
+    run_id: str,
+    samples: list[SampleRecord],
+    sample_rows: list[tuple[Any, ...]],
+    score_rows: list[tuple[Any, ...]],
 ) -> Callable[[Execute], None]:
-    """``hook``, then ``statement``, in the batch's transaction."""
+    """``hook``, then the batch's row of its run's kept columns (when it has one), in the
+    batch's transaction."""
+    metadata = [row[_SCORE_METADATA] for row in score_rows]
+    kept = kept_row(run_id, samples, sample_rows, _SAMPLE_COLUMNS, metadata)
+    if kept is None:
+        return hook
 
     def both(execute: Execute) -> None:
         hook(execute)
-        execute(*statement)
+        execute(KEPT_INSERT, kept)
 
     return both
 
