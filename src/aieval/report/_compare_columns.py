@@ -656,7 +656,7 @@ def _metrics(
     base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     columns = [
         ("weighted_score", wb, wc),
-        ("pass_rate", base.pass_value[pb], cand.pass_value[pc]),
+        ("pass_rate", _at(base.pass_value, pb), _at(cand.pass_value, pc)),
     ]
     for name in _scorer_order(base, cand, pb, pc):
         columns.append((name, _values(base, name, pb), _values(cand, name, pc)))
@@ -668,7 +668,11 @@ def _metrics(
             "candidate_missing": int(np.count_nonzero(has_b & ~has_c)),
             "baseline_missing": int(np.count_nonzero(~has_b & has_c)),
         }
-        if both.any():
+        if (
+            both.size and both.all()
+        ):  # the same values without a copy (a million pairs: 16 MB a metric)
+            metrics.append((name, vb, vc, missing))
+        elif both.any():
             metrics.append((name, vb[both], vc[both], missing))
         else:
             metrics.append((name, None, None, missing))
@@ -678,7 +682,18 @@ def _metrics(
 
 def _values(side: _Side, name: str, examples: np.ndarray) -> np.ndarray:
     k = side.row(name)
-    return np.full(len(examples), np.nan) if k is None else side.values[k, examples]
+    if k is None:
+        return np.full(len(examples), np.nan)
+    return _at(side.values[k], examples)
+
+
+def _at(values: np.ndarray, examples: np.ndarray) -> np.ndarray:
+    """``values[examples]``; ``values`` itself (not a copy) when ``examples`` is every example
+    in order, as in two runs of one dataset (read only)."""
+    if len(examples) == len(values) and np.array_equal(examples, np.arange(len(values))):
+        return values
+    out: np.ndarray = values[examples]
+    return out
 
 
 def _scorer_order(base: _Side, cand: _Side, pb: np.ndarray, pc: np.ndarray) -> list[str]:
