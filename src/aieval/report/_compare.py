@@ -144,7 +144,9 @@ def compare_runs(
 ) -> Comparison:
     """Compare two stored runs example by example and decide whether the candidate promotes.
 
-    Two plain runs of one store whose intervals are closed form (``interval_method: auto``,
+    Two runs of plain verdicts that kept their columns as they were written (``run_columns``,
+    any interval method, one store or two) are compared from those arrays. Otherwise two plain
+    runs of one store whose intervals are closed form (``interval_method: auto``,
     ``bootstrap_max_n`` paired examples or more) are compared from sums in the database
     (``Store.pair_sums``), reading only the examples listed as changed; other runs whose every
     sample has a plain verdict (``Store.plain_run``) are read and compared as columns; any
