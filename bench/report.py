@@ -140,8 +140,17 @@ for module in list(sys.modules.values()):
 store = Store(location)
 store.get_run(cand)
 import aieval.report._compare as compare_module
-if what == "compare_columns":  # the path before the sums: columns read and paired in Python
+if what in ("compare", "compare_columns"):  # not from the columns the runs kept
+    compare_module.kept_parts = lambda *args, **kwargs: None
+if what in ("compare_columns", "compare_kept"):  # not from the sums in the database
     compare_module.sums_parts = lambda *args, **kwargs: None
+if what == "compare_kept":  # from the columns the runs kept (checked to be taken)
+    kept_parts = compare_module.kept_parts
+    def taken(*args, **kwargs):
+        parts = kept_parts(*args, **kwargs)
+        assert parts is not None, "the runs kept no columns"
+        return parts
+    compare_module.kept_parts = taken
 started, cpu = time.perf_counter(), time.process_time()
 if what == "read":
     try:
@@ -452,6 +461,7 @@ SUMS_STEPS = (
     "read_pairs",
     "compare",
     "compare_columns",
+    "compare_kept",
 )
 
 _SUMS_CHILD = """
@@ -462,8 +472,17 @@ what, location, base, cand = sys.argv[1:5]
 store = Store(location)
 store.get_run(cand)
 import aieval.report._compare as compare_module
-if what == "compare_columns":  # the path before the sums: columns read and paired in Python
+if what in ("compare", "compare_columns"):  # not from the columns the runs kept
+    compare_module.kept_parts = lambda *args, **kwargs: None
+if what in ("compare_columns", "compare_kept"):  # not from the sums in the database
     compare_module.sums_parts = lambda *args, **kwargs: None
+if what == "compare_kept":  # from the columns the runs kept (checked to be taken)
+    kept_parts = compare_module.kept_parts
+    def taken(*args, **kwargs):
+        parts = kept_parts(*args, **kwargs)
+        assert parts is not None, "the runs kept no columns"
+        return parts
+    compare_module.kept_parts = taken
 if what == "compare":  # the sums path at any size (by default from SUMS_FROM_PAIRS pairs on)
     import aieval.report._compare_sums as compare_sums
     compare_sums.SUMS_FROM_PAIRS = 0
@@ -625,6 +644,21 @@ def generate_runs(location: str, n: int) -> dict[str, str]:
     return ids
 
 
+def _keep_columns(location: str, ids: dict[str, str]) -> None:
+    """Keep the generated runs' columns (written in SQL, not by the writer) by a scan."""
+    from aieval import Store
+
+    with Store(location) as store:
+        for name, run_id in ids.items():
+            if store.kept_columns(run_id) is None:
+                started, cpu = time.perf_counter(), time.process_time()
+                assert store.keep_columns(run_id)
+                wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+                print(
+                    f"  kept the {name} run's columns by a scan in {wall:.1f} s (CPU {cpu:.1f} s)"
+                )
+
+
 def sums(
     n: int,
     backends: list[str],
@@ -654,6 +688,8 @@ def sums(
             ids = generate_runs(location, n)
             pid = (_postgres.server.folder / "data" / "postmaster.pid").read_text().split()[0]  # type: ignore[attr-defined]
             env["BENCH_POSTMASTER"] = pid
+        if "compare_kept" in steps:
+            _keep_columns(location, ids)
         figures = {}
         trees = [("", None)] + ([("before ", before)] if before is not None else [])
         for label, tree in trees:
@@ -682,6 +718,8 @@ def sums(
             ("pair_sums", "read_pairs"),
             ("report_sums", "report_columns"),
             ("compare", "compare_columns"),
+            ("compare_kept", "compare"),
+            ("compare_kept", "compare_columns"),
             ("compare", "before compare"),
             ("pair_sums", "before pair_sums"),
         ):

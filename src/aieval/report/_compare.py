@@ -19,7 +19,7 @@ from aieval.report._comparable import (
     scorer_changes,
     tally_judges,
 )
-from aieval.report._compare_columns import column_parts
+from aieval.report._compare_columns import column_parts, kept_parts
 from aieval.report._compare_conversations import (
     ConversationSides,
     compared_section,
@@ -151,7 +151,9 @@ def compare_runs(
 ) -> Comparison:
     """Compare two stored runs example by example and decide whether the candidate promotes.
 
-    Two plain runs of one store whose intervals are closed form (``interval_method: auto``,
+    Two runs of plain verdicts that kept their columns as they were written (``run_columns``,
+    any interval method, one store or two) are compared from those arrays. Otherwise two plain
+    runs of one store whose intervals are closed form (``interval_method: auto``,
     ``bootstrap_max_n`` paired examples or more) are compared from sums in the database
     (``Store.pair_sums``), reading only the examples listed as changed; other runs whose every
     sample has a plain verdict (``Store.plain_run``) are read and compared as columns; any
@@ -260,7 +262,12 @@ def _parts(
             base_store, base_row, store, cand_row, policy, n_resamples=n_resamples, seed=seed,
             skip=sides.skipped, unpaired=sides.unpaired, **kwargs,
         )  # fmt: skip
-    parts = sums_parts(store, base_row, cand_row, policy, **kwargs) if base_store is store else None
+    parts = kept_parts(
+        base_store, base_row, store, cand_row, policy, n_resamples=n_resamples, seed=seed,
+        **kwargs,
+    )  # fmt: skip
+    if parts is None and base_store is store:
+        parts = sums_parts(store, base_row, cand_row, policy, **kwargs)
     if parts is not None:
         return parts
     kwargs.update(n_resamples=n_resamples, seed=seed)

@@ -14,6 +14,7 @@ record path does, so a text that differs only in spelling (key order, say) is no
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,7 +40,7 @@ from aieval.report._evidence import Coverage, PassValues
 from aieval.report._policy import DecisionInputs, PromotionPolicy, decide
 from aieval.report._samples import ExampleNumbers
 from aieval.report._tally import JudgeTally
-from aieval.store import RunRow, Store
+from aieval.store import KeptColumns, PairSamples, PairScores, RunRow, Store
 
 __all__ = ["column_parts"]
 
@@ -55,8 +56,8 @@ class _Side:
 
     store: Store
     run_id: str
-    keys: list[str]
-    sample_ids: list[str]
+    keys: Sequence[str]
+    sample_ids: Sequence[str]
     first_sample: np.ndarray
     last_sample: np.ndarray
     single: np.ndarray
@@ -137,16 +138,93 @@ def column_parts(
     """The comparison of two runs whose every sample has a plain verdict, from columns."""
     base = _read_side(base_store, base_row.id)
     cand = _read_side(store, cand_row.id)
+    pb, pc = _pair(base, cand)
+    changed, changed_expected = _changed_texts(base, cand, base_store is store, pb, pc)
+    return _parts(
+        base, cand, pb, pc, changed, changed_expected, base_row, cand_row, policy,
+        confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
+    )  # fmt: skip
+
+
+@no_collection()
+def kept_parts(
+    base_store: Store,
+    base_row: RunRow,
+    store: Store,
+    cand_row: RunRow,
+    policy: PromotionPolicy,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    max_examples: int | None,
+) -> ComparedParts | None:
+    """:func:`column_parts` from the columns both runs kept as they were written
+    (``Store.kept_columns``); ``None`` when either has none that cover it. Two runs of one
+    dataset pair by position (their ids' digests equal, in order), others by id."""
+    sides: list[tuple[_Side, _Digests]] = []
+    for side_store, row in ((base_store, base_row), (store, cand_row)):
+        kept = side_store.kept_columns(row.id)
+        if kept is None:
+            return None
+        sides.append(
+            (
+                _kept_side(side_store, row.id, kept),
+                _Digests(kept.id_hash, kept.input_hash, kept.expected_hash),
+            )
+        )
+        del kept  # only the side and the digests are kept: memory of one run's copy at a time
+    (base, digests_b), (cand, digests_c) = sides
+    if np.array_equal(digests_b.ids, digests_c.ids):
+        pb = pc = np.arange(len(digests_b.ids), dtype=np.int64)
+    else:
+        pb, pc = _pair(base, cand)
+    changed, changed_expected = _kept_changed_texts(base, cand, digests_b, digests_c, pb, pc)
+    del sides, digests_b, digests_c  # not needed by the rest: 48 MB at a million pairs
+    return _parts(
+        base, cand, pb, pc, changed, changed_expected, base_row, cand_row, policy,
+        confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Digests:
+    """A run's digests of its samples' ids, inputs and expected answers, in dataset order."""
+
+    ids: np.ndarray
+    inputs: np.ndarray
+    expected: np.ndarray
+
+
+def _pair(base: _Side, cand: _Side) -> tuple[np.ndarray, np.ndarray]:
+    """Each side's example index of the examples both have (by id), in the baseline's order."""
     index = {key: e for e, key in enumerate(cand.keys)}
     pair_b = [e for e, key in enumerate(base.keys) if key in index]
     pair_c = [index[base.keys[e]] for e in pair_b]
+    return np.array(pair_b, dtype=np.int64), np.array(pair_c, dtype=np.int64)
+
+
+def _parts(
+    base: _Side,
+    cand: _Side,
+    pb: np.ndarray,
+    pc: np.ndarray,
+    changed: list[str],
+    changed_expected: list[str],
+    base_row: RunRow,
+    cand_row: RunRow,
+    policy: PromotionPolicy,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    max_examples: int | None,
+) -> ComparedParts:
     paired_c = np.zeros(len(cand.keys), dtype=bool)
-    paired_c[pair_c] = True
+    paired_c[pc] = True
     paired_b = np.zeros(len(base.keys), dtype=bool)
-    paired_b[pair_b] = True
-    pb, pc = np.array(pair_b, dtype=np.int64), np.array(pair_c, dtype=np.int64)
+    paired_b[pb] = True
     only_b = np.flatnonzero(~paired_b)
-    changed, changed_expected = _changed_texts(base, cand, base_store is store, pb, pc)
     warnings = comparison_warnings(
         base_row, cand_row, {"baseline": base.judges, "candidate": cand.judges}, policy
     )
@@ -169,7 +247,7 @@ def column_parts(
     decision = decide(inputs, policy)
     regressions, improvements, counts = _changes(pairs, policy.example_delta, max_examples)
     return ComparedParts(
-        paired=len(pair_b),
+        paired=len(pb),
         only_baseline=[base.keys[e] for e in only_b.tolist()],
         only_candidate=[cand.keys[e] for e in np.flatnonzero(~paired_c).tolist()],
         metrics=_metrics(pairs, confidence, n_resamples, seed, policy),
@@ -187,9 +265,37 @@ def column_parts(
 
 def _read_side(store: Store, run_id: str) -> _Side:
     samples = store.pair_samples(run_id)
-    n = len(samples.ids)
     positions = {sample_id: p for p, sample_id in enumerate(samples.ids)}
     scores = store.pair_scores(run_id, positions)
+    return _side(store, run_id, samples, scores, store.judged_scores(run_id))
+
+
+def _kept_side(store: Store, run_id: str, kept: KeptColumns) -> _Side:
+    """A run's side from its kept columns: the judges' scores are scanned only when some
+    score's metadata may name them."""
+    samples = PairSamples(
+        ids=kept.ids,
+        passed=kept.passed,
+        weighted_score=kept.weighted,
+        latency_s=kept.latency,
+        cost=kept.cost,
+        errors=kept.errors,
+        epochs={},
+        unpriced=kept.unpriced,
+    )
+    scores = PairScores(kept.names, kept.code, kept.position, kept.value)
+    return _side(store, run_id, samples, scores, store.judged_scores(run_id) if kept.judged else [])
+
+
+def _side(
+    store: Store,
+    run_id: str,
+    samples: PairSamples,
+    scores: PairScores,
+    judged: list[tuple[str, str, str | None]],
+) -> _Side:
+    n = len(samples.ids)
+    keys: Sequence[str]
     if samples.epochs:
         found: dict[str, int] = {}
         example = np.array(
@@ -218,6 +324,8 @@ def _read_side(store: Store, run_id: str) -> _Side:
     width = int(counts.max()) if m else 1
 
     def merged(x: np.ndarray) -> np.ndarray:
+        if not samples.epochs:  # each sample its own example, in order: no copy
+            return x
         out = x[first_sample] if m else np.empty(0)
         if width > 1:
             out = np.where(single, out, _epoch_means(x, example, rank, m, width))
@@ -233,15 +341,20 @@ def _read_side(store: Store, run_id: str) -> _Side:
     k = len(scores.names)
     present = np.zeros((k, m), dtype=bool)
     values = np.full((k, m), np.nan)
-    first_row = np.full((k, m), len(scores.code), dtype=np.int64)
-    rows = np.arange(len(scores.code), dtype=np.int64)
+    # 32-bit row numbers where they fit: only their order within an example is read
+    kind = np.int32 if len(scores.code) < 2**31 else np.int64
+    first_row = np.full((k, m), len(scores.code), dtype=kind)
+    rows = np.arange(len(scores.code), dtype=kind)
     for c in range(k):
         mask = scores.code == c
         where = scores.position[mask]
         ex = example[where]
         present[c, ex] = True
-        seen, first = np.unique(ex, return_index=True)
-        first_row[c, seen] = rows[mask][first]
+        if width > 1:
+            seen, first = np.unique(ex, return_index=True)
+            first_row[c, seen] = rows[mask][first]
+        else:  # one sample per example, one row per sample and scorer: each row is the first
+            first_row[c, ex] = rows[mask]
         column = np.full(n, np.nan)
         column[where] = scores.value[mask]
         values[c] = merged(column)
@@ -265,7 +378,7 @@ def _read_side(store: Store, run_id: str) -> _Side:
         present=present,
         values=values,
         first_row=first_row,
-        judges=judge_tallies(store.judged_scores(run_id)),
+        judges=judge_tallies(judged),
         epochs=bool(samples.epochs),
     )
 
@@ -393,6 +506,36 @@ def _changed_texts(
     return changed, changed_expected
 
 
+def _kept_changed_texts(
+    base: _Side,
+    cand: _Side,
+    digests_b: _Digests,
+    digests_c: _Digests,
+    pb: np.ndarray,
+    pc: np.ndarray,
+) -> tuple[list[str], list[str]]:
+    """:func:`_changed_texts` from the texts' digests: only the pairs whose stored texts
+    differ are read back (in the candidate's order), and decoded as the record path does."""
+    differ_in = digests_b.inputs[pb] != digests_c.inputs[pc]
+    differ_ex = digests_b.expected[pb] != digests_c.expected[pc]
+    found = np.flatnonzero(differ_in | differ_ex)
+    if not found.size:
+        return [], []
+    found = found[np.argsort(pc[found], kind="stable")]
+    ids = [cand.keys[int(pc[p])] for p in found.tolist()]
+    texts_b = base.store.sample_text_pairs(base.run_id, ids)
+    texts_c = cand.store.sample_text_pairs(cand.run_id, ids)
+    changed: list[str] = []
+    changed_expected: list[str] = []
+    for sample_id in ids:
+        (in_b, ex_b), (in_c, ex_c) = texts_b[sample_id], texts_c[sample_id]
+        if in_b != in_c and _differ(in_b, in_c):
+            changed.append(sample_id)
+        if ex_b != ex_c and _differ(ex_b, ex_c):
+            changed_expected.append(sample_id)
+    return changed, changed_expected
+
+
 def _differ(old: Any, new: Any) -> bool:
     """Whether two stored JSON texts hold values of different digests."""
     return bool(_digest(old) != _digest(new))
@@ -416,7 +559,9 @@ def _inputs(
     grade, so there are no graded pairs and no grading that differs."""
     base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     b_known, c_known = ~np.isnan(wb), ~np.isnan(wc)
-    c_failed = np.array([int(e) in cand.errors for e in pc.tolist()], dtype=bool)
+    failed = np.zeros(len(cand.keys), dtype=bool)
+    failed[list(cand.errors)] = True
+    c_failed = failed[pc]
     lacks = np.zeros(len(pb), dtype=bool)
     for k, name in enumerate(base.names):
         b_val = ~np.isnan(base.values[k, pb])
@@ -512,7 +657,7 @@ def _metrics(
     base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     columns = [
         ("weighted_score", wb, wc),
-        ("pass_rate", base.pass_value[pb], cand.pass_value[pc]),
+        ("pass_rate", _at(base.pass_value, pb), _at(cand.pass_value, pc)),
     ]
     for name in _scorer_order(base, cand, pb, pc):
         columns.append((name, _values(base, name, pb), _values(cand, name, pc)))
@@ -524,7 +669,11 @@ def _metrics(
             "candidate_missing": int(np.count_nonzero(has_b & ~has_c)),
             "baseline_missing": int(np.count_nonzero(~has_b & has_c)),
         }
-        if both.any():
+        if (
+            both.size and both.all()
+        ):  # the same values without a copy (a million pairs: 16 MB a metric)
+            metrics.append((name, vb, vc, missing))
+        elif both.any():
             metrics.append((name, vb[both], vc[both], missing))
         else:
             metrics.append((name, None, None, missing))
@@ -534,7 +683,18 @@ def _metrics(
 
 def _values(side: _Side, name: str, examples: np.ndarray) -> np.ndarray:
     k = side.row(name)
-    return np.full(len(examples), np.nan) if k is None else side.values[k, examples]
+    if k is None:
+        return np.full(len(examples), np.nan)
+    return _at(side.values[k], examples)
+
+
+def _at(values: np.ndarray, examples: np.ndarray) -> np.ndarray:
+    """``values[examples]``; ``values`` itself (not a copy) when ``examples`` is every example
+    in order, as in two runs of one dataset (read only)."""
+    if len(examples) == len(values) and np.array_equal(examples, np.arange(len(values))):
+        return values
+    out: np.ndarray = values[examples]
+    return out
 
 
 def _scorer_order(base: _Side, cand: _Side, pb: np.ndarray, pc: np.ndarray) -> list[str]:

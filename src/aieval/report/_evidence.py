@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from aieval._floors import at_most
 from aieval.report._samples import ExampleNumbers
 
@@ -265,7 +267,8 @@ def pass_rate_rule(values: PassValues | PassCounts, margin: float, alpha: float)
         baseline, candidate = values.baseline, values.candidate
         if not baseline:
             return RuleResult(rule, True, "no paired examples: nothing to check")
-        d = [100.0 * (c - b) for b, c in zip(baseline, candidate, strict=True)]
+        # elementwise, the same float operations as a loop over the pairs
+        d = 100.0 * (np.asarray(candidate, dtype=float) - np.asarray(baseline, dtype=float))
         method: NoninferiorityMethod = "t" if values.shares else "proportion"
         test = noninferiority_test(d, margin=margin, alpha=alpha, method=method, scale=100.0)
         rate_b = sum(baseline) / len(baseline)

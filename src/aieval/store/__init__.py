@@ -2,9 +2,11 @@
 
 from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
+from aieval.store._kept_columns import KeptColumns
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._pair_details import ListedSample, PairDetails
+from aieval.store._pair_reads import PairSamples, PairScores
 from aieval.store._pair_sums import (
     BinaryTable,
     DeltaSums,
@@ -72,9 +74,12 @@ __all__ = [
     "GradedSums",
     "ImportOutcome",
     "IndexRow",
+    "KeptColumns",
     "LatencySums",
     "ListedSample",
     "PairDetails",
+    "PairSamples",
+    "PairScores",
     "PairStanding",
     "PairSums",
     "PassTable",

@@ -36,7 +36,7 @@ class PairSamples:
     epoch of each sample of a run of epochs (by position).
     """
 
-    ids: list[str]
+    ids: Sequence[str]
     passed: np.ndarray
     weighted_score: np.ndarray
     latency_s: np.ndarray

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from aieval._records import SampleRecord
 from aieval.errors import StoreError, UnstorableSampleError
-from aieval.store._backend import Insert
+from aieval.store._backend import Execute, Insert
 from aieval.store._connection import Connection
 from aieval.store._encoding import dumps
+from aieval.store._kept_columns import KEPT_INSERT, kept_row
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._schema import (
     CALL_COLUMNS,
@@ -30,6 +32,7 @@ _SAMPLE_COLUMNS = (*SAMPLE_COLUMNS.split(", "), *VERDICT_COLUMNS, *GRADED_COLUMN
 _SCORE_COLUMNS = (
     "run_id", "sample_id", "scorer", "value", "raw", "reason", "error", "metadata", "unreadable"
 )  # fmt: skip
+_SCORE_METADATA = _SCORE_COLUMNS.index("metadata")
 _CALL_COLUMNS = tuple(CALL_COLUMNS.split(", "))
 
 
@@ -125,11 +128,12 @@ class SampleWriter(Connection):
         beat = now - self._beat_at >= HEARTBEAT_EVERY_S
         then = ("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id)) if beat else None
         db = self._db
+        kept = _kept(run_id, samples, sample_rows, score_rows)
 
         with self._lock:
             try:
                 try:
-                    db.write_rows(inserts, then)
+                    db.write_rows(inserts, then, kept)
                 except Exception as exc:
                     if not db.lost(exc):
                         raise
@@ -146,7 +150,7 @@ class SampleWriter(Connection):
                     if not db.query(
                         "SELECT 1 FROM samples WHERE run_id = ? AND sample_id = ?", (run_id, first)
                     ):
-                        db.write_rows(inserts, then)
+                        db.write_rows(inserts, then, kept)
             except Exception as exc:
                 if db.bad_value(exc):  # the samples' fault, not the store's
                     raise UnstorableSampleError(
@@ -183,6 +187,25 @@ class SampleWriter(Connection):
             ):
                 counts[run_id] = int(n)
         return counts
+
+
+def _kept(
+    run_id: str,
+    samples: list[SampleRecord],
+    sample_rows: list[tuple[Any, ...]],
+    score_rows: list[tuple[Any, ...]],
+) -> Callable[[Execute], None] | None:
+    """The batch's row of its run's kept columns, inserted in the batch's transaction (``None``
+    when the batch keeps none)."""
+    metadata = [row[_SCORE_METADATA] for row in score_rows]
+    kept = kept_row(run_id, samples, sample_rows, _SAMPLE_COLUMNS, metadata)
+    if kept is None:
+        return None
+
+    def insert(execute: Execute) -> None:
+        execute(KEPT_INSERT, kept)
+
+    return insert
 
 
 def _extra(sample: SampleRecord) -> str | None:

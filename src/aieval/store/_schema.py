@@ -54,7 +54,10 @@ __all__ = [
 #: kept as its samples are written; a run stored before has none, and is summed by a scan the
 #: first time it is reported (which stores them); 11: rollups built once when a run ends
 #: (``finish_run``), not per batch, with the order statistics its quantiles read
-#: (``run_order_stats``) and the slices a report asked for (``run_slices``), kept on first use.
+#: (``run_order_stats``) and the slices a report asked for (``run_slices``), kept on first
+#: use; and a run's columns kept as its batches are written (``run_columns``:
+#: :mod:`aieval.store._kept_columns`), so two runs are compared from arrays (a run stored
+#: before has none and is compared from its rows).
 SCHEMA_VERSION = 11
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
@@ -242,6 +245,16 @@ CREATE TABLE IF NOT EXISTS received_traces (
     request_id INTEGER NOT NULL REFERENCES received_requests (id) ON DELETE CASCADE,
     spans      INTEGER NOT NULL,
     PRIMARY KEY (trace_id, request_id)
+);
+-- a run's columns kept as its batches are written (see aieval.store._kept_columns)
+CREATE TABLE IF NOT EXISTS run_columns (
+    run_id    TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    first_idx INTEGER NOT NULL,                 -- the batch's least dataset position
+    first_id  TEXT NOT NULL,                    -- its first sample
+    n         INTEGER NOT NULL,                 -- its samples
+    head      TEXT NOT NULL,                    -- JSON: format, scorer names, errors, rows
+    body      BLOB NOT NULL,                    -- little-endian arrays
+    PRIMARY KEY (run_id, first_idx, first_id)   -- read in dataset order of batches
 );
 -- the caches beside the runs: created with the store, so a role with only data rights uses them
 CREATE TABLE IF NOT EXISTS response_cache (

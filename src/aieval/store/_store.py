@@ -17,6 +17,7 @@ from aieval.store._calibrations import CalibrationRow, CalibrationTable
 from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
 from aieval.store._graded_sums import GradedSumsReader
+from aieval.store._kept_columns import KeptColumnsReader
 from aieval.store._pair_details import PairDetailsReader
 from aieval.store._pair_reads import PairReader
 from aieval.store._pair_sums import PairSumsReader
@@ -36,6 +37,7 @@ class Store(
     SampleReader,
     ColumnReader,
     PairReader,
+    KeptColumnsReader,
     PairSumsReader,
     ReportSumsReader,
     GradedSumsReader,
