@@ -119,6 +119,11 @@ class Backend(ABC):
             if after is not None:
                 after(self.execute)
 
+    def refresh_statistics(self, tables: Sequence[str]) -> None:
+        """Let the query planner see ``tables`` as they are now, where its statistics of them
+        are far off (PostgreSQL); SQLite plans without them."""
+        return None
+
     @property
     def role(self) -> str | None:
         """The database user this connection acts as (named in permission errors), if any."""

@@ -159,6 +159,21 @@ class PostgresBackend(Backend):
 
                 after(execute)
 
+    def refresh_statistics(self, tables: Sequence[str]) -> None:
+        # Statistics gathered while a run was being written (autovacuum's analyze) can say a
+        # table holds a few rows when it now holds thousands; the planner then nests loops
+        # over it and a comparison's join takes minutes instead of a second. Tables changed by
+        # more than a fifth since their last analyze are analyzed again (a sample of rows: cheap
+        # at any size; a table this role does not own is skipped by the server with a warning).
+        stale = self.query(
+            "SELECT c.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid"
+            " WHERE s.relid = ANY(?::regclass[])"
+            " AND s.n_mod_since_analyze > 50 + 0.2 * GREATEST(c.reltuples, 0)",
+            ([f'"{table}"' for table in tables],),
+        )
+        for (table,) in stale:
+            self.execute(f'ANALYZE "{table}"')
+
     @property
     def role(self) -> str | None:
         try:

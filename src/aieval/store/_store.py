@@ -9,6 +9,7 @@ SQL (``_run_sums``, ``_pair_sums``), judge calibrations
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,8 @@ from aieval.store._sample_writes import SampleWriter
 from aieval.store._transfer import TransferTable
 
 __all__ = ["BaselineChoice", "CalibrationRow", "RunRow", "Store", "default_db_path", "new_run_id"]
+
+log = logging.getLogger("aieval")
 
 
 class Store(
@@ -72,8 +75,18 @@ class Store(
         its rollups (what its reports read: see :mod:`aieval.store._rollups`); an interrupted
         run's are left to its first report (a stopped run ends at once)."""
         super().finish_run(run_id, status=status, metrics=metrics, error=error)
+        self._refresh_statistics()
         if status != "interrupted":
             self.keep_rollups(run_id)
+
+    def _refresh_statistics(self) -> None:
+        """The planner's statistics of the tables a run's reads join, brought up to date where
+        the run's writes left them far off; never fails the run's end."""
+        try:
+            with self._lock:
+                self._db.refresh_statistics(("samples", "scores", "sample_values"))
+        except Exception as exc:
+            log.warning("the store's statistics were left to the server's own analyze: %s", exc)
 
     def __enter__(self) -> Store:
         return self
