@@ -14,14 +14,18 @@ import yaml
 from tests.conversations._fake import LOOKUP
 from tests.support.cli import run_main
 
+from aieval import Store
 from aieval.conversations import (
     Replay,
     TargetReply,
     estimate_calls,
+    estimate_run,
     load_scenarios,
     run_conversation,
 )
 from aieval.core import Conversation, ToolCall, Turn, Usage
+from aieval.errors import ConfigError
+from aieval.runner import load_eval
 
 
 class Counting:
@@ -135,3 +139,16 @@ def test_estimate_of_a_run_without_a_target_is_refused_as_the_run_is(
         said.append(" ".join(done.stderr.split()))
     assert said[0] == said[1]
     assert "give the assistant under test as the target" in said[1]
+
+
+def test_estimate_of_a_run_with_two_assistants_is_refused_as_the_run_is(tmp_path: Path) -> None:
+    row = {"id": "s-1", "goal": "g", "persona": "p", "user_turns": ["hi"], "max_turns": 1}
+    (tmp_path / "scenarios.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    twice = {"target": "tests.conversations._authored:kind"}
+    eval_file = {"name": "support", "dataset": "scenarios.jsonl", "conversation": twice}
+    (tmp_path / "eval.yaml").write_text(yaml.safe_dump(eval_file), encoding="utf-8")
+    config = load_eval(tmp_path / "eval.yaml")
+    with Store(tmp_path / "r.db") as store:
+        with pytest.raises(ConfigError, match="give the assistant under test once"):
+            estimate_run(config, store=store, target="tests.conversations._authored:kind")
+        assert store.list_runs() == []

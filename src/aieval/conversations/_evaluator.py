@@ -167,12 +167,8 @@ class ConversationEvaluator:
     def wrap(self, target: Target | None) -> Target:
         """The target that plays each scenario against the run's assistant."""
         inner = _assistant(target)
+        self.check_once(inner is not None)
         if self.hooks.target is not None:
-            if inner is not None:
-                raise ConfigError(
-                    "conversation.target: the eval already has a target (target:, or target= "
-                    "in Python); give the assistant under test once"
-                )
             inner = self.hooks.target
         if self.replay is not None and self.records is None:
             self.records = stored_conversations(self.store, self.replay)
@@ -184,6 +180,15 @@ class ConversationEvaluator:
             None if user is None else simulated_user(user, 16),
             target,
         )
+
+    def check_once(self, given: bool) -> None:
+        """Refuse the assistant under test given twice (``given``: the run has a target, and
+        ``conversation.target`` names one too)."""
+        if given and self.hooks.target is not None:
+            raise ConfigError(
+                "conversation.target: the eval already has a target (target:, or target= "
+                "in Python); give the assistant under test once"
+            )
 
     def check_target(self, given: bool) -> None:
         """Refuse a run (or its estimate) with no assistant under test (``given``: the run
@@ -434,12 +439,14 @@ def _estimates(config: Any, store: Any, overrides: dict[str, Any]) -> list[Estim
         )
         data = evaluator.rows(spec.dataset)
         ids = [example.id for example in data]
+        # the run's own refusals, in its order, so that no figures are printed for a run
+        # that would not start
+        given = spec.target.provider is not None or spec.target.function is not None
+        evaluator.check_once(given)
         records = None
         if evaluator.replay is not None:
             records = stored_conversations(store, evaluator.replay)
-        # the run's own refusal, in its order, so that no figures are printed for a run
-        # that would not start
-        evaluator.check_target(spec.target.provider is not None or spec.target.function is not None)
+        evaluator.check_target(given)
         estimates.append(
             estimate_calls(
                 [evaluator.scenario(i) for i in ids],
