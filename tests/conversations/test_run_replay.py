@@ -150,7 +150,8 @@ def test_estimate_live_and_show_prints_the_transcript(
         capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "--estimate"
     )
     assert estimate.returncode == 0, estimate.stderr
-    assert "target calls: 2 to 12" in estimate.stdout
+    # 2 scenarios x 6 user turns x (1 answer + up to 8 tool rounds)
+    assert "target calls: 2 to 108 (the most counts up to 8 tool rounds" in estimate.stdout
     assert "simulated user calls: at most 12" in estimate.stdout
     assert "tokens: unknown before a run (no record)" in estimate.stdout
     assert openai_server.requests == []

@@ -1,11 +1,16 @@
 """What a conversation run will spend, before it spends it: calls and tokens.
 
-Live, each user turn costs one call of the target (plus one per tool round) and, past the
+Live, each target move (one per user turn, and one first when the opening ends with a user
+message) costs one call of the target, plus one per tool round when the scenario can call
+tools (at most ``max_tool_rounds`` rounds a move: the most counts them all), and, past the
 scripted turns, one call of the simulated user: the bounds come from each scenario's
 ``max_turns``, and tokens are unknown until something was recorded. Replaying, the record
-says it: ``strict`` calls the target once per recorded assistant turn (its recorded tokens are
-the estimate), ``all`` calls nothing, ``branch`` costs at least what ``strict`` does and at most
-a live run from the first changed answer.
+says it: ``strict`` calls the target once for each assistant turn the record holds past the
+scenario's opening, whatever the record's own source (a record that was itself replayed is
+called again; a scripted opening never is), and its recorded tokens are the estimate (those
+answers whose usage the record does not hold are counted apart); ``all`` calls nothing;
+``branch`` costs at least what ``strict`` does and at most a live run from the first
+changed answer.
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ class Estimate:
         mode: ``live``, or the replay mode.
         judge_calls_max: the transcript judges' calls, at most (one per judge and sample for
             each conversation that is played to its end and valid).
+        tool_rounds: the tool rounds per target move ``target_calls_max`` counts (the run's
+            ``max_tool_rounds``; 0 when no scenario can call a tool).
+        tokens_unrecorded: the replayed answers whose tokens the record does not hold (a
+            record that was itself replayed): ``tokens`` is then a lower bound.
     """
 
     conversations: int
@@ -40,6 +49,8 @@ class Estimate:
     tokens: int | None
     mode: str
     judge_calls_max: int = 0
+    tool_rounds: int = 0
+    tokens_unrecorded: int = 0
 
     def lines(self) -> list[str]:
         """The estimate as the command line prints it."""
@@ -48,7 +59,20 @@ class Estimate:
             if self.target_calls == self.target_calls_max
             else f"{self.target_calls} to {self.target_calls_max}"
         )
-        tokens = "unknown before a run (no record)" if self.tokens is None else f"{self.tokens}"
+        if self.tool_rounds:
+            calls += (
+                f" (the most counts up to {self.tool_rounds} tool rounds per answer, "
+                "max_tool_rounds)"
+            )
+        if self.tokens is None:
+            tokens = "unknown before a run (no record)"
+        elif self.tokens_unrecorded:
+            tokens = (
+                f"at least {self.tokens} ({self.tokens_unrecorded} recorded answers carry no "
+                "token counts: the record was itself replayed)"
+            )
+        else:
+            tokens = f"{self.tokens}"
         return [
             f"{self.conversations} conversations ({self.mode})",
             f"target calls: {calls}",
@@ -65,20 +89,30 @@ def estimate_calls(
     records: Mapping[tuple[str, int], Conversation] | None = None,
     mode: str | None = None,
     judge_calls: int = 0,
+    max_tool_rounds: int = 0,
+    shared_tools: bool = False,
 ) -> Estimate:
     """The estimate of playing ``scenarios`` ``epochs`` times (replaying ``records`` in
-    ``mode`` when given), each played conversation judged with ``judge_calls`` calls. A
-    scenario without a record fails closed and costs nothing."""
-    count = low = high = user = judged = 0
+    ``mode`` when given), each played conversation judged with ``judge_calls`` calls; a
+    scenario that declares tools (or every scenario, ``shared_tools``: the eval's Python
+    tools) may take ``max_tool_rounds`` tool rounds per target move. A scenario without a
+    record fails closed and costs nothing."""
+    count = low = high = user = judged = unrecorded = 0
     tokens = 0
+    rounds_counted = 0
     keys = [(s, e) for s in scenarios for e in (range(1, epochs + 1) if epochs > 1 else (0,))]
     for scenario, epoch in keys:
         count += 1
-        live_turns = scenario.max_turns
-        live_user = 0 if not has_user else max(0, live_turns - len(scenario.user_turns))
+        rounds = max_tool_rounds if shared_tools or scenario.tools else 0
+        rounds_counted = max(rounds_counted, rounds)
+        opening = scenario.initial_messages
+        # the target answers an opening that ends with the user before the first user turn
+        moves = scenario.max_turns + (1 if opening and opening[-1].role == "user" else 0)
+        live_high = moves * (rounds + 1)
+        live_user = 0 if not has_user else max(0, scenario.max_turns - len(scenario.user_turns))
         if records is None:
             low += 1
-            high += live_turns
+            high += live_high
             user += live_user
             judged += judge_calls
             continue
@@ -86,15 +120,19 @@ def estimate_calls(
         if record is None or mode == "all":
             continue
         judged += judge_calls
-        answers = [t for t in record.turns if t.role == "assistant" and t.source != "replayed"]
+        # every assistant turn past the opening is a call of the target now, whichever way
+        # the record itself came by it (live, or replayed from an earlier record)
+        answers = [t for t in record.turns[len(opening) :] if t.role == "assistant"]
         low += len(answers)
         tokens += sum(
             (t.usage.input_tokens or 0) + (t.usage.output_tokens or 0)
             for t in answers
             if t.usage is not None
         )
-        high += len(answers) if mode == "strict" else max(len(answers), live_turns)
+        unrecorded += sum(1 for t in answers if t.usage is None)
+        high += len(answers) if mode == "strict" else max(len(answers), live_high)
         user += live_user if mode == "branch" else 0
+    counted_rounds = rounds_counted if records is None or mode == "branch" else 0
     return Estimate(
         count,
         low,
@@ -103,4 +141,6 @@ def estimate_calls(
         tokens if records is not None else None,
         "live" if records is None else f"replay {mode}",
         judged,
+        counted_rounds,
+        unrecorded,
     )

@@ -167,21 +167,12 @@ class ConversationEvaluator:
     def wrap(self, target: Target | None) -> Target:
         """The target that plays each scenario against the run's assistant."""
         inner = _assistant(target)
+        self.check_once(inner is not None)
         if self.hooks.target is not None:
-            if inner is not None:
-                raise ConfigError(
-                    "conversation.target: the eval already has a target (target:, or target= "
-                    "in Python); give the assistant under test once"
-                )
             inner = self.hooks.target
         if self.replay is not None and self.records is None:
             self.records = stored_conversations(self.store, self.replay)
-        if inner is None and (self.replay is None or self.mode != "all"):
-            raise ConfigError(
-                "conversation: give the assistant under test as the target (target: in the "
-                "eval file, or a Python function as conversation.target); only a replay in mode "
-                "'all' runs without one"
-            )
+        self.check_target(inner is not None)
         user = self.settings.user
         return ConversationRunTarget(
             self,
@@ -189,6 +180,25 @@ class ConversationEvaluator:
             None if user is None else simulated_user(user, 16),
             target,
         )
+
+    def check_once(self, given: bool) -> None:
+        """Refuse the assistant under test given twice (``given``: the run has a target, and
+        ``conversation.target`` names one too)."""
+        if given and self.hooks.target is not None:
+            raise ConfigError(
+                "conversation.target: the eval already has a target (target:, or target= "
+                "in Python); give the assistant under test once"
+            )
+
+    def check_target(self, given: bool) -> None:
+        """Refuse a run (or its estimate) with no assistant under test (``given``: the run
+        has a target), unless it replays in mode 'all'."""
+        if not given and self.hooks.target is None and (self.replay is None or self.mode != "all"):
+            raise ConfigError(
+                "conversation: give the assistant under test as the target (target: in the "
+                "eval file, or a Python function as conversation.target); only a replay in mode "
+                "'all' runs without one"
+            )
 
     def grader(self, request: GraderRequest) -> Grader:
         """The threshold grader over the checks' scores."""
@@ -396,7 +406,19 @@ def factory(request: EvaluatorRequest) -> ConversationEvaluator:
 def estimate_run(config: Any, *, store: Any, **overrides: Any) -> list[Estimate]:
     """The estimate of each run an eval configuration (an :class:`~aieval.runner.EvalConfig`
     of the conversation evaluator) would make with ``overrides`` (``run()`` keywords), read
-    from its scenarios and, replaying, the stored record; nothing is called."""
+    from its scenarios and, replaying, the stored record; nothing is called. It refuses what
+    the run would refuse, with the run's message (naming the eval file first)."""
+    path = config.source.path if config.source is not None else None
+    try:
+        return _estimates(config, store, overrides)
+    except ConfigError as exc:
+        message = exc.args[0] if exc.args else None
+        if path and isinstance(message, str) and not message.startswith(f"{path}:"):
+            exc.args = (f"{path}: {message}", *exc.args[1:])
+        raise
+
+
+def _estimates(config: Any, store: Any, overrides: dict[str, Any]) -> list[Estimate]:
     estimates = []
     for spec in config.specs(store=False, **overrides):
         scoring = spec.scoring
@@ -417,9 +439,14 @@ def estimate_run(config: Any, *, store: Any, **overrides: Any) -> list[Estimate]
         )
         data = evaluator.rows(spec.dataset)
         ids = [example.id for example in data]
+        # the run's own refusals, in its order, so that no figures are printed for a run
+        # that would not start
+        given = spec.target.provider is not None or spec.target.function is not None
+        evaluator.check_once(given)
         records = None
         if evaluator.replay is not None:
             records = stored_conversations(store, evaluator.replay)
+        evaluator.check_target(given)
         estimates.append(
             estimate_calls(
                 [evaluator.scenario(i) for i in ids],
@@ -428,6 +455,8 @@ def estimate_run(config: Any, *, store: Any, **overrides: Any) -> list[Estimate]
                 records=records,
                 mode=evaluator.mode if records is not None else None,
                 judge_calls=evaluator.judge_calls(),
+                max_tool_rounds=evaluator.settings.max_tool_rounds,
+                shared_tools=bool(evaluator.hooks.tools),
             )
         )
     return estimates

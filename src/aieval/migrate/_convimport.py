@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from aieval._secrets import is_secret_key
 from aieval._terminal import printable
 from aieval.conversations import scenario_from_row
 from aieval.errors import ConfigError, DatasetError
@@ -29,6 +30,7 @@ __all__ = [
     "Lines",
     "Translated",
     "eval_text",
+    "secret_name",
     "slug",
     "unique_id",
     "write_import",
@@ -120,12 +122,34 @@ class Lines:
         self._add(self.done.setdefault((name, became, note), []), where)
 
     def not_mapped(self, where: str, name: str, why: str) -> None:
-        """``name`` at ``where`` was not translated, because ``why``."""
-        self._add(self.left.setdefault((name, why), []), where)
+        """``name`` at ``where`` was not translated, because ``why`` (an error's message that
+        names the file, or the file and ``where`` again, is said without them: the line's
+        place names them once)."""
+        place = self._local(where)
+        why = self._local(why)
+        why = why.removeprefix(f"{place}: ") if place else why
+        self._add(self.left.setdefault((name, why), []), place)
+
+    def secrets(self, where: str, name: str, became: str, value: Any) -> None:
+        """One line for each key of ``value`` (``name``, copied as data into ``became``) whose
+        name looks like a credential's: the import copies data as it is, and says where a
+        secret may have gone."""
+        for path in _secret_paths(value):
+            self.mapped(
+                where,
+                f"{name}{path}",
+                f"{became}{path}",
+                f"copied as data: looks like a secret; if it is one, remove it from {SCENARIOS} "
+                "(a scenario set is shared and stored) and revoke it",
+            )
+
+    def _local(self, text: str) -> str:
+        for prefix in self._prefixes:
+            text = text.removeprefix(prefix)
+        return text
 
     def _add(self, wheres: list[str], where: str) -> None:
-        for prefix in self._prefixes:
-            where = where.removeprefix(prefix)
+        where = self._local(where)
         if where not in wheres[-1:]:  # one place once (a field in several turns)
             wheres.append(where)
 
@@ -140,6 +164,27 @@ class Lines:
     def _places(self, wheres: list[str]) -> str:
         more = f" and {len(wheres) - 3} more" if len(wheres) > 3 else ""
         return f"{self.source.name}: {'; '.join(wheres[:3])}{more}"
+
+
+def secret_name(key: str) -> bool:
+    """Whether a key names a credential, in any case style (``api_key``, ``apiKey``)."""
+    return is_secret_key(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key))
+
+
+def _secret_paths(value: Any, path: str = "") -> list[str]:
+    """The paths (``.api_key``, ``.auth[0].token``) of the keys in JSON-like ``value`` that
+    name a credential, camelCase included (``apiKey``)."""
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            here = f"{path}.{key}"
+            if secret_name(str(key)):
+                found.append(here)
+            found += _secret_paths(item, here)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _secret_paths(item, f"{path}[{index}]")
+    return found
 
 
 def slug(text: str, fallback: str) -> str:

@@ -265,6 +265,7 @@ def _item(
         if key in _TO_METADATA and value is not None:
             metadata[key] = _plain(value, f"{source}: {where}.{key}")
             report.mapped(where, str(key), _TO_METADATA[key])
+            report.secrets(where, str(key), _TO_METADATA[key], value)
         elif key in _NOT_TRANSLATED and value not in (None, False, [], {}):
             report.not_mapped(where, str(key), _NOT_TRANSLATED[key])
         elif key not in {

@@ -16,6 +16,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +28,21 @@ from aieval.migrate._convimport import (
     ConversationImport,
     Lines,
     eval_text,
+    secret_name,
     slug,
     unique_id,
     write_import,
 )
 from aieval.migrate._nunjucks import render
-from aieval.migrate._pfconfig import PromptfooConfig, TestCase, read_config
+from aieval.migrate._pfconfig import PromptfooConfig, ProviderRef, TestCase, read_config
 from aieval.migrate._pffiles import ConfigFiles
-from aieval.migrate._pfproviders import MappedProvider, map_provider
+from aieval.migrate._pfproviders import (
+    _ENDPOINT,
+    _PARAMS,
+    MappedProvider,
+    UnmappedProvider,
+    map_provider,
+)
 
 __all__ = ["import_promptfoo_conversations", "is_conversation_config"]
 
@@ -198,7 +206,7 @@ def _target(
     for ref in config.providers:
         found = map_provider(ref, allow_endpoints=allow_endpoints)
         if not isinstance(found, MappedProvider):
-            state.not_mapped(ref.where, ref.id, found.reason)
+            _dropped(ref, found.reason, allow_endpoints, state)
         elif chosen is not None:
             state.not_mapped(ref.where, ref.id, "one target per eval file: copy eval.yaml for it")
         else:
@@ -215,6 +223,53 @@ def _target(
     if system is not None:
         target["system_prompt"] = system
     return target
+
+
+def _dropped(ref: ProviderRef, reason: str, allow_endpoints: bool, state: _State) -> None:
+    """Report a provider no target came from: that it was not carried over and why, then each
+    of its keys with what became of it, and what ``--allow-endpoints`` would keep."""
+    keys = [f"config.{key}" for key in ref.config] + [str(key) for key in ref.extra]
+    alone = map_provider(replace(ref, config={}, extra={}))
+    if isinstance(alone, UnmappedProvider) or not keys:
+        why = reason  # the id itself names nothing aieval can call
+    elif isinstance(map_provider(ref, allow_endpoints=True), MappedProvider):
+        why = (
+            "it sets where requests go and with which key, which an import does not choose: "
+            "check them (below) and pass --allow-endpoints to carry it over with them"
+        )
+    else:
+        blocking = [f"config.{k}" for k in ref.config if k not in _PARAMS and k not in _ENDPOINT]
+        why = (
+            f"{', '.join(blocking + [str(k) for k in ref.extra])} cannot be carried over "
+            "(each below), so --allow-endpoints would not carry it over either"
+        )
+    state.not_mapped(ref.where, ref.id, f"not carried over (set target: yourself): {why}")
+    for key in ref.config:
+        state.not_mapped(ref.where, f"config.{key}", _key_fate(key, ref.config[key]))
+    for key in ref.extra:
+        state.not_mapped(
+            ref.where, str(key), "not translated: the provider, and this key, are left out"
+        )
+
+
+def _key_fate(key: str, value: Any) -> str:
+    """What became of one key of a provider that was not carried over."""
+    if key in _ENDPOINT:
+        what = "where requests go" if key == "apiBaseUrl" else "which environment variable's key"
+        return (
+            f"{what} ({value!r}): --allow-endpoints would keep it, once the provider is "
+            "carried over; otherwise set it in the eval file yourself"
+        )
+    if key in _PARAMS:
+        return f"a request parameter ({_PARAMS[key]}): carried over only with the provider"
+    if secret_name(key):
+        return (
+            "a key written in the file: never carried over, even with --allow-endpoints; name "
+            "its environment variable as target.api_key_env"
+        )
+    if key.startswith("transform") or key.endswith(("Function", "function")):
+        return "code promptfoo runs: never run by an import, even with --allow-endpoints"
+    return "not translated, even with --allow-endpoints"
 
 
 def _merged(default: TestCase, test: TestCase) -> dict[str, Any]:
@@ -323,9 +378,11 @@ def _simulated_row(
         metadata["description"] = test.description
     if test.extra.get("metadata"):
         metadata["promptfoo_metadata"] = _plain(test.extra["metadata"], where)
+        state.secrets(where, "metadata", "metadata.promptfoo_metadata", test.extra["metadata"])
     rest = {k: v for k, v in values.items() if k not in {"instructions", "initialMessages"}}
     if rest:
         metadata["vars"] = _plain(rest, where)
+        state.secrets(where, "vars", "metadata.vars", rest)
     _asserts(test, config.default, metadata, state)
     row["metadata"] = metadata
     return row
