@@ -275,3 +275,30 @@ async def test_a_record_cut_anywhere_fails_closed_at_the_first_missing_turn(
             cases += 1
     assert cases > 150
     assert _user_calls(fake) == users
+
+
+async def test_a_changed_scripted_turn_or_opening_fails_closed_naming_both_texts(
+    fake: Fake,
+) -> None:
+    """A replay of a record whose scenario's script (or initial message) changed since is a
+    miss in every mode, never the old turn played under the new scenario."""
+    script = ["Where is my order 0?", "And on Monday?"]
+    (old,) = _scenarios(1, user_turns=script)
+    (record,) = await _recorded(fake, [old])
+    assert record.turns[4].content == "And on Monday?"
+    (changed,) = _scenarios(1, user_turns=[script[0], "And on Tuesday?"])
+    (opened,) = _scenarios(
+        1, user_turns=script, initial_messages=[{"role": "user", "content": "Hi"}]
+    )
+    asked = len(fake.server.requests)
+    for mode in ("strict", "all", "branch"):
+        replayed = await run_conversation(changed, fake.target(), replay=Replay(record, mode))
+        _miss(replayed, "order-0", 5)
+        said = replayed.outcome.failure or ""
+        assert "'And on Tuesday?'" in said and "'And on Monday?'" in said, said
+        assert [t.content for t in replayed.turns if t.role == "user"] == [script[0]]
+        opening = await run_conversation(opened, fake.target(), replay=Replay(record, mode))
+        _miss(opening, "order-0", 1)
+        assert "'Hi'" in (opening.outcome.failure or "")
+    user_calls = [r for r in fake.server.requests[asked:] if r.body["model"] == "user-model"]
+    assert user_calls == []

@@ -106,8 +106,11 @@ class _Session:
         for position, turn in enumerate(self.turns):
             recorded = self.recorded(position)
             if recorded is None or (recorded.role, recorded.content) != (turn.role, turn.content):
+                held = "nothing" if recorded is None else f"{recorded.role} {recorded.content!r}"
                 raise self.miss(
-                    "the record does not start with the scenario's initial messages", position
+                    f"the scenario's initial message is {turn.role} {turn.content!r}, the "
+                    f"record holds {held}: the record no longer matches the scenario",
+                    position,
                 )
 
     def nothing_more(self) -> bool:
@@ -131,6 +134,7 @@ class _Session:
         position = len(self.turns)
         recorded = self.recorded(position)
         ended = self.record.outcome.stop_reason
+        self.check_scripted(recorded)
         if recorded is None:
             if ended in ("script_end", "user_done"):
                 return None, ended
@@ -141,6 +145,27 @@ class _Session:
         return Turn(
             "user", recorded.content, "replayed"
         ), "user_done" if last and ended == "user_done" else None
+
+    def check_scripted(self, recorded: Turn | None) -> None:
+        """A scripted turn of the scenario must be the record's user turn at its place: a
+        changed script is a changed scenario, never played from the old record."""
+        script = self.scenario.user_turns
+        if self.user_turns >= len(script):
+            return
+        said = script[self.user_turns]
+        if recorded is not None and recorded.role == "user" and recorded.content == said:
+            return
+        held = (
+            "nothing"
+            if recorded is None
+            else f"{recorded.content!r}"
+            if recorded.role == "user"
+            else f"a {recorded.role} turn"
+        )
+        raise self.miss(
+            f"the scenario's scripted user turn is {said!r}, the record holds {held}: the "
+            "record no longer matches the scenario"
+        )
 
     async def live_user(self) -> tuple[Turn | None, StopReason | None]:
         script = self.scenario.user_turns
