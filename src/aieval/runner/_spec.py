@@ -38,7 +38,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from aieval._floors import DEFAULT_PASS_THRESHOLD
 from aieval._keys import field_problems
@@ -331,20 +330,6 @@ class RunSpec(BaseModel):
                 )
             out[sub] = {**given, **fields}
         return out
-
-    @model_validator(mode="after")
-    def _epochs_are_live(self) -> RunSpec:
-        """Epochs of pass^k are always played live: a replay holds one conversation per
-        scenario, so replaying several epochs would fail every sample after the run began."""
-        if self.scoring.replay is not None and self.epochs > 1:
-            raise PydanticCustomError(
-                "replay_epochs",
-                "epochs={epochs} with replay {replay}: epochs are always played live (pass^k "
-                "needs fresh conversations); run without --replay (and replay:) to play "
-                "epochs, or with epochs 1 to replay",
-                {"epochs": self.epochs, "replay": self.scoring.replay},
-            )
-        return self
 
     def replace(self, source: str = "<run spec>", /, **changes: Any) -> RunSpec:
         """A copy with fields changed, by ``run()``'s keyword names (routed to their sub-spec),
