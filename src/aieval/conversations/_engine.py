@@ -136,8 +136,10 @@ class _Session:
         ended = self.record.outcome.stop_reason
         self.check_scripted(recorded)
         if recorded is None:
-            if ended in ("script_end", "user_done"):
+            if ended == "script_end":
                 return None, ended
+            # a record that ended by user_done ends with the user's closing turn (replayed
+            # above as the last): one without it was cut, and its end is not the user's
             raise self.miss(f"the record holds no user turn here (it ended by {ended})")
         if recorded.role != "user":
             raise self.miss(f"the record holds a {recorded.role} turn here, not a user turn")
@@ -181,7 +183,8 @@ class _Session:
             "user", reply.content, "simulated", usage=reply.usage, latency_s=reply.latency_s
         )
         if reply.done and self.scenario.stop.user_done:
-            return (turn if reply.content else None), "user_done"
+            # kept even when empty (only the done marker): the record ends with the user's turn
+            return turn, "user_done"
         return turn, None
 
     async def target_move(self) -> None:
@@ -222,6 +225,16 @@ class _Session:
     async def live_answer(self) -> Turn:
         assert self.target is not None
         position = len(self.turns)
+        if self.replaying:
+            # a replay that runs past the record (or off its roles) is a miss, never a live
+            # call nor a branch: the record lacks the turn, the answer did not change
+            recorded = self.recorded(position)
+            if recorded is None or recorded.role != "assistant":
+                held = "nothing" if recorded is None else f"a {recorded.role} turn"
+                raise self.miss(
+                    f"the record holds {held} here, not the target's answer (it ends at turn "
+                    f"{len(self.record.turns)}, by {self.record.outcome.stop_reason})"
+                )
         try:
             reply = await self.target.respond(tuple(self.turns), self.toolbox.specs())
         except Exception as exc:
