@@ -339,3 +339,22 @@ async def test_a_user_done_with_only_the_marker_keeps_its_turn_and_replays(fake:
         replayed = await run_conversation(scenario, fake.target(), replay=Replay(record, mode))
         assert replayed.transcript() == record.transcript()
         assert replayed.outcome == record.outcome
+
+
+async def test_a_miss_on_a_tool_result_keeps_the_answer_that_asked_for_it(fake: Fake) -> None:
+    """The stored record holds the turns played up to the miss: the target's tool-call turn
+    (turn 2) is kept, and the message names the tool turn after it (turn 3)."""
+    (scenario,) = _scenarios(3)[2:]
+    (record,) = await _recorded(fake, [scenario])
+    asked = record.turns[1]
+    other = replace(asked, tool_calls=(replace(asked.tool_calls[0], arguments='{"order_id": 9}'),))
+    changed = replace(record, turns=(record.turns[0], other, *record.turns[2:]))
+    replayed = await run_conversation(scenario, fake.target(), replay=Replay(changed))
+    _miss(replayed, "order-2", 3)
+    assert len(replayed.turns) == 2
+    kept = replayed.turns[1]
+    assert (kept.role, kept.source) == ("assistant", "live")
+    assert [(c.name, c.arguments, c.result) for c in kept.tool_calls] == [
+        ("lookup_order", '{"order_id": 2}', None)
+    ]
+    assert Conversation.from_json(replayed.to_json()) == replayed

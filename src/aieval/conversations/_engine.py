@@ -246,23 +246,33 @@ class _Session:
         ):
             self.replaying = False
             self.branched_at = position + 1
-        calls = [
-            await self.tool_result(call, index, position)
-            for index, call in enumerate(reply.tool_calls)
-        ]
-        turn = Turn(
-            "assistant",
-            reply.content,
-            "live",
-            tuple(call for call, _ in calls),
-            None,
-            reply.usage,
-            reply.latency_s,
-        )
-        self.turns.append(turn)
-        for call, source in calls:
-            self.turns.append(Turn("tool", call.result or "", source, tool_call_id=call.id))
-        return turn
+        calls: list[tuple[ToolCall, TurnSource]] = []
+
+        def played() -> Turn:
+            # the answer as asked (a call the replay could not answer keeps no result), then
+            # the tool turns answered so far: a miss keeps the record up to the turn it names
+            answered = tuple(call for call, _ in calls)
+            turn = Turn(
+                "assistant",
+                reply.content,
+                "live",
+                answered + tuple(reply.tool_calls[len(answered) :]),
+                None,
+                reply.usage,
+                reply.latency_s,
+            )
+            self.turns.append(turn)
+            for call, source in calls:
+                self.turns.append(Turn("tool", call.result or "", source, tool_call_id=call.id))
+            return turn
+
+        try:
+            for index, call in enumerate(reply.tool_calls):
+                calls.append(await self.tool_result(call, index, position))
+        except ReplayMissError:
+            played()
+            raise
+        return played()
 
     async def tool_result(
         self, call: ToolCall, index: int, position: int
