@@ -358,3 +358,26 @@ async def test_a_miss_on_a_tool_result_keeps_the_answer_that_asked_for_it(fake: 
         ("lookup_order", '{"order_id": 2}', None)
     ]
     assert Conversation.from_json(replayed.to_json()) == replayed
+
+
+async def test_miss_messages_name_the_tool_call_and_advise_no_mode_already_in_use(
+    fake: Fake,
+) -> None:
+    (scenario,) = _scenarios(3)[2:]
+    (record,) = await _recorded(fake, [scenario])
+    call = record.turns[1].tool_calls[0]
+    unanswered = replace(record, turns=record.turns[:2])
+    (replayed,) = await run_conversations([scenario], records=[unanswered], mode="all")
+    _miss(replayed, "order-2", 3)
+    said = replayed.outcome.failure or ""
+    assert 'tool call lookup_order({"order_id": 2}) here' in said, said
+    assert call.id not in said
+    assert said.endswith("record the conversation again, or replay in branch mode")
+    branch = await run_conversation(scenario, fake.target(), replay=Replay(unanswered, "branch"))
+    _miss(branch, "order-2", 3)
+    assert (branch.outcome.failure or "").endswith("record the conversation again")
+    (missing,) = await run_conversations(
+        _scenarios(5)[4:], fake.target(), records=[record], mode="branch"
+    )
+    _miss(missing, "order-4", 1)
+    assert "branch mode" not in (missing.outcome.failure or "")

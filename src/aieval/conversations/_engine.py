@@ -83,7 +83,7 @@ class _Session:
 
     def miss(self, reason: str, position: int | None = None) -> ReplayMissError:
         turn = (len(self.turns) if position is None else position) + 1
-        return ReplayMissError(self.scenario.id, turn, reason)
+        return ReplayMissError(self.scenario.id, turn, reason, mode=self.mode)
 
     def recorded(self, position: int) -> Turn | None:
         turns = self.record.turns
@@ -218,7 +218,7 @@ class _Session:
         for call in recorded.tool_calls:
             result = self.recorded(len(self.turns))
             if result is None or result.role != "tool" or result.tool_call_id != call.id:
-                raise self.miss(f"the record holds no result of tool call {call.id!r} here")
+                raise self.miss(f"the record holds no result of tool call {_named(call)} here")
             self.turns.append(replace(result, source="replayed", usage=None, latency_s=None))
         return turn
 
@@ -294,7 +294,7 @@ class _Session:
             return replace(call, result=held[index].result, error=held[index].error), "replayed"
         # the miss is the tool turn this call's result would fill
         raise self.miss(
-            f"the record holds no result of tool call {call.name}({call.arguments}) here",
+            f"the record holds no result of tool call {_named(call)} here",
             position + 1 + index,
         )
 
@@ -317,6 +317,11 @@ class _Failure(Exception):
     def __init__(self, message: str, cause: BaseException | None) -> None:
         super().__init__(message)
         self.cause = cause
+
+
+def _named(call: ToolCall) -> str:
+    """A tool call as the author reads it: ``issue_refund({"order_id": 2001})``."""
+    return f"{call.name}({call.arguments})"
 
 
 def _same(content: str, calls: Sequence[ToolCall], recorded: Turn | None) -> bool:
@@ -435,7 +440,9 @@ async def run_conversations(
         if records is not None:
             record = by_key.get((scenario.id, epoch))
             if record is None:
-                miss = ReplayMissError(scenario.id, 1, f"no recorded conversation of epoch {epoch}")
+                miss = ReplayMissError(
+                    scenario.id, 1, f"no recorded conversation of epoch {epoch}", mode=mode
+                )
                 outcome = ConversationOutcome("failed", False, str(miss), type(miss).__name__)
                 results.append(Conversation(scenario.id, epoch, (), outcome))
                 continue

@@ -238,7 +238,10 @@ class ConversationRunTarget(Target):
             record = ev.records.get((scenario.id, epoch))
             if record is None:
                 miss = ReplayMissError(
-                    scenario.id, 1, f"run {ev.replay} holds no conversation of epoch {epoch}"
+                    scenario.id,
+                    1,
+                    f"run {ev.replay} holds no conversation of epoch {epoch}",
+                    mode=ev.mode,
                 )
                 outcome = ConversationOutcome("failed", False, str(miss), type(miss).__name__)
                 return _output(scenario, Conversation(scenario.id, epoch, (), outcome))
