@@ -295,10 +295,14 @@ class ReplayMissError(ConversationError):
         turn: the 1-based position of the missing turn in the conversation.
     """
 
-    def __init__(self, scenario_id: str, turn: int, reason: str) -> None:
+    def __init__(
+        self, scenario_id: str, turn: int, reason: str, *, mode: str | None = None
+    ) -> None:
+        # branch mode is advised unless it is the mode that missed
+        advice = "" if mode == "branch" else ", or replay in branch mode"
         super().__init__(
             f"scenario {scenario_id!r}, turn {turn}: {reason}; the replay stops here (nothing "
-            "is asked live in its place): record the conversation again, or replay in branch mode"
+            f"is asked live in its place): record the conversation again{advice}"
         )
         self.scenario_id = scenario_id
         self.turn = turn

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from tests.conversations._fake import Fake, no_connections, scenario_row
+from tests.conversations._fake import Fake, no_connections, responder, scenario_row
 from tests.conversations._sdk import SDKAssistant, serve, through_the_sdk
 from tests.support.openai_server import OpenAIServer, Reply
 
@@ -112,7 +112,9 @@ async def test_every_replay_miss_fails_closed_with_scenario_and_turn(
     user_calls = _user_calls(fake)
 
     cases = [
-        (cut, "strict", 7),  # the target answers turn 6 live; its tool result is missing
+        (cut, "strict", 6),  # the record ends at turn 5: the target is not asked past it
+        # the target answers turn 6 live (the record holds it); its tool result is missing
+        (replace(cut, turns=record.turns[:6]), "strict", 7),
         (cut, "all", 6),
         (replace(cut, turns=record.turns[:2]), "all", 3),  # the tool result is missing
         (wrong_tool, "strict", 3),  # the target asked what the record did not answer
@@ -267,11 +269,115 @@ async def test_a_record_cut_anywhere_fails_closed_at_the_first_missing_turn(
             _miss(replayed, scenario.id, cut + 1)
             if scenario.id in ("order-1", "order-2"):  # strict calls the target: a few suffice
                 strict = await run_conversation(scenario, fake.target(), replay=Replay(short))
-                # the unchanged target answers as recorded; the first user or tool turn the
-                # record lacks is the miss
-                roles = [t.role for t in record.turns]
-                first = next(i for i in range(cut, len(roles)) if roles[i] != "assistant")
-                _miss(strict, scenario.id, first + 1)
+                # the first turn the record lacks is the miss: the target is not asked past it
+                _miss(strict, scenario.id, cut + 1)
             cases += 1
     assert cases > 150
     assert _user_calls(fake) == users
+
+
+async def test_a_changed_scripted_turn_or_opening_fails_closed_naming_both_texts(
+    fake: Fake,
+) -> None:
+    """A replay of a record whose scenario's script (or initial message) changed since is a
+    miss in every mode, never the old turn played under the new scenario."""
+    script = ["Where is my order 0?", "And on Monday?"]
+    (old,) = _scenarios(1, user_turns=script)
+    (record,) = await _recorded(fake, [old])
+    assert record.turns[4].content == "And on Monday?"
+    (changed,) = _scenarios(1, user_turns=[script[0], "And on Tuesday?"])
+    (opened,) = _scenarios(
+        1, user_turns=script, initial_messages=[{"role": "user", "content": "Hi"}]
+    )
+    asked = len(fake.server.requests)
+    for mode in ("strict", "all", "branch"):
+        replayed = await run_conversation(changed, fake.target(), replay=Replay(record, mode))
+        _miss(replayed, "order-0", 5)
+        said = replayed.outcome.failure or ""
+        assert "'And on Tuesday?'" in said and "'And on Monday?'" in said, said
+        assert [t.content for t in replayed.turns if t.role == "user"] == [script[0]]
+        opening = await run_conversation(opened, fake.target(), replay=Replay(record, mode))
+        _miss(opening, "order-0", 1)
+        assert "'Hi'" in (opening.outcome.failure or "")
+    user_calls = [r for r in fake.server.requests[asked:] if r.body["model"] == "user-model"]
+    assert user_calls == []
+
+
+async def test_a_record_cut_at_its_end_is_a_miss_in_strict_and_branch_never_a_branch(
+    fake: Fake,
+) -> None:
+    """A record whose last user turn was removed (its outcome still `user_done`) ends short:
+    strict fails where the record lacks the turn; branch calls that a miss, not a changed
+    answer, and asks the simulated user nothing."""
+    (scenario,) = _scenarios(2)[1:]
+    (record,) = await _recorded(fake, [scenario])
+    assert record.turns[-1].role == "user" and record.outcome.stop_reason == "user_done"
+    users = _user_calls(fake)
+    for length in (len(record.turns) - 1, 3):  # the closing turn cut; cut before an answer
+        short = replace(record, turns=record.turns[:length])
+        for mode in ("strict", "branch"):
+            replayed = await run_conversation(scenario, fake.target(), replay=Replay(short, mode))
+            _miss(replayed, "order-1", length + 1)
+            assert replayed.branched_at is None
+            assert len(replayed.turns) == length
+    assert _user_calls(fake) == users
+
+
+async def test_a_user_done_with_only_the_marker_keeps_its_turn_and_replays(fake: Fake) -> None:
+    """The simulated user's closing turn is kept even when it said only the done marker, so a
+    record that ended by `user_done` always ends with the user's turn."""
+
+    def terse(body: Any) -> Reply:
+        reply = responder(body)
+        return Reply("[DONE]") if reply.text.endswith("[DONE]") else reply
+
+    fake.server.responder = terse
+    (scenario,) = _scenarios(1)
+    (record,) = await _recorded(fake, [scenario])
+    assert (record.turns[-1].role, record.turns[-1].content) == ("user", "")
+    for mode in ("strict", "branch", "all"):
+        replayed = await run_conversation(scenario, fake.target(), replay=Replay(record, mode))
+        assert replayed.transcript() == record.transcript()
+        assert replayed.outcome == record.outcome
+
+
+async def test_a_miss_on_a_tool_result_keeps_the_answer_that_asked_for_it(fake: Fake) -> None:
+    """The stored record holds the turns played up to the miss: the target's tool-call turn
+    (turn 2) is kept, and the message names the tool turn after it (turn 3)."""
+    (scenario,) = _scenarios(3)[2:]
+    (record,) = await _recorded(fake, [scenario])
+    asked = record.turns[1]
+    other = replace(asked, tool_calls=(replace(asked.tool_calls[0], arguments='{"order_id": 9}'),))
+    changed = replace(record, turns=(record.turns[0], other, *record.turns[2:]))
+    replayed = await run_conversation(scenario, fake.target(), replay=Replay(changed))
+    _miss(replayed, "order-2", 3)
+    assert len(replayed.turns) == 2
+    kept = replayed.turns[1]
+    assert (kept.role, kept.source) == ("assistant", "live")
+    assert [(c.name, c.arguments, c.result) for c in kept.tool_calls] == [
+        ("lookup_order", '{"order_id": 2}', None)
+    ]
+    assert Conversation.from_json(replayed.to_json()) == replayed
+
+
+async def test_miss_messages_name_the_tool_call_and_advise_no_mode_already_in_use(
+    fake: Fake,
+) -> None:
+    (scenario,) = _scenarios(3)[2:]
+    (record,) = await _recorded(fake, [scenario])
+    call = record.turns[1].tool_calls[0]
+    unanswered = replace(record, turns=record.turns[:2])
+    (replayed,) = await run_conversations([scenario], records=[unanswered], mode="all")
+    _miss(replayed, "order-2", 3)
+    said = replayed.outcome.failure or ""
+    assert 'tool call lookup_order({"order_id": 2}) here' in said, said
+    assert call.id not in said
+    assert said.endswith("record the conversation again, or replay in branch mode")
+    branch = await run_conversation(scenario, fake.target(), replay=Replay(unanswered, "branch"))
+    _miss(branch, "order-2", 3)
+    assert (branch.outcome.failure or "").endswith("record the conversation again")
+    (missing,) = await run_conversations(
+        _scenarios(5)[4:], fake.target(), records=[record], mode="branch"
+    )
+    _miss(missing, "order-4", 1)
+    assert "branch mode" not in (missing.outcome.failure or "")

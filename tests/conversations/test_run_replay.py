@@ -233,3 +233,45 @@ def test_replay_options_on_an_eval_that_plays_no_conversations_are_refused(
         assert "Traceback" not in done.stderr
     with Store(tmp_path / "r.db") as db:
         assert db.list_runs() == []
+
+
+def test_a_replay_of_epochs_its_run_did_not_record_is_refused_before_a_run_is_stored(
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Epochs are played live: `--replay R --epochs 2` of a run played without epochs (and its
+    reverse) is a usage error before anything is stored or called, never a run whose every
+    sample misses; `--estimate` says the same."""
+    write(tmp_path, openai_server, monkeypatch, 1)
+    assert (
+        aieval(capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "-q").returncode
+        == 0
+    )
+    (live_id,) = stored(tmp_path)
+    asked = len(openai_server.requests)
+    for more in ((), ("--estimate",)):
+        done = aieval(
+            capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "-q",
+            "--replay", live_id, "--epochs", "2", *more,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        said = " ".join(done.stderr.split())
+        assert "the replayed run was played without epochs: epochs are played live" in said
+        assert "run without --replay to play 2 epochs, or replay with --epochs 1" in said, said
+        assert "Traceback" not in done.stderr
+    assert list(stored(tmp_path)) == [live_id]
+    assert len(openai_server.requests) == asked
+    done = aieval(
+        capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "-q", "--epochs", "2"
+    )
+    assert done.returncode == 0, done.stderr
+    epochs_id = next(reversed(stored(tmp_path)))
+    done = aieval(
+        capsys, monkeypatch, tmp_path, "run", "eval.yaml", "--db", "r.db", "-q",
+        "--replay", epochs_id,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "played with epochs 1, 2" in " ".join(done.stderr.split())
+    assert len(stored(tmp_path)) == 2

@@ -83,7 +83,7 @@ class _Session:
 
     def miss(self, reason: str, position: int | None = None) -> ReplayMissError:
         turn = (len(self.turns) if position is None else position) + 1
-        return ReplayMissError(self.scenario.id, turn, reason)
+        return ReplayMissError(self.scenario.id, turn, reason, mode=self.mode)
 
     def recorded(self, position: int) -> Turn | None:
         turns = self.record.turns
@@ -106,8 +106,11 @@ class _Session:
         for position, turn in enumerate(self.turns):
             recorded = self.recorded(position)
             if recorded is None or (recorded.role, recorded.content) != (turn.role, turn.content):
+                held = "nothing" if recorded is None else f"{recorded.role} {recorded.content!r}"
                 raise self.miss(
-                    "the record does not start with the scenario's initial messages", position
+                    f"the scenario's initial message is {turn.role} {turn.content!r}, the "
+                    f"record holds {held}: the record no longer matches the scenario",
+                    position,
                 )
 
     def nothing_more(self) -> bool:
@@ -131,9 +134,12 @@ class _Session:
         position = len(self.turns)
         recorded = self.recorded(position)
         ended = self.record.outcome.stop_reason
+        self.check_scripted(recorded)
         if recorded is None:
-            if ended in ("script_end", "user_done"):
+            if ended == "script_end":
                 return None, ended
+            # a record that ended by user_done ends with the user's closing turn (replayed
+            # above as the last): one without it was cut, and its end is not the user's
             raise self.miss(f"the record holds no user turn here (it ended by {ended})")
         if recorded.role != "user":
             raise self.miss(f"the record holds a {recorded.role} turn here, not a user turn")
@@ -141,6 +147,27 @@ class _Session:
         return Turn(
             "user", recorded.content, "replayed"
         ), "user_done" if last and ended == "user_done" else None
+
+    def check_scripted(self, recorded: Turn | None) -> None:
+        """A scripted turn of the scenario must be the record's user turn at its place: a
+        changed script is a changed scenario, never played from the old record."""
+        script = self.scenario.user_turns
+        if self.user_turns >= len(script):
+            return
+        said = script[self.user_turns]
+        if recorded is not None and recorded.role == "user" and recorded.content == said:
+            return
+        held = (
+            "nothing"
+            if recorded is None
+            else f"{recorded.content!r}"
+            if recorded.role == "user"
+            else f"a {recorded.role} turn"
+        )
+        raise self.miss(
+            f"the scenario's scripted user turn is {said!r}, the record holds {held}: the "
+            "record no longer matches the scenario"
+        )
 
     async def live_user(self) -> tuple[Turn | None, StopReason | None]:
         script = self.scenario.user_turns
@@ -156,7 +183,8 @@ class _Session:
             "user", reply.content, "simulated", usage=reply.usage, latency_s=reply.latency_s
         )
         if reply.done and self.scenario.stop.user_done:
-            return (turn if reply.content else None), "user_done"
+            # kept even when empty (only the done marker): the record ends with the user's turn
+            return turn, "user_done"
         return turn, None
 
     async def target_move(self) -> None:
@@ -190,13 +218,23 @@ class _Session:
         for call in recorded.tool_calls:
             result = self.recorded(len(self.turns))
             if result is None or result.role != "tool" or result.tool_call_id != call.id:
-                raise self.miss(f"the record holds no result of tool call {call.id!r} here")
+                raise self.miss(f"the record holds no result of tool call {_named(call)} here")
             self.turns.append(replace(result, source="replayed", usage=None, latency_s=None))
         return turn
 
     async def live_answer(self) -> Turn:
         assert self.target is not None
         position = len(self.turns)
+        if self.replaying:
+            # a replay that runs past the record (or off its roles) is a miss, never a live
+            # call nor a branch: the record lacks the turn, the answer did not change
+            recorded = self.recorded(position)
+            if recorded is None or recorded.role != "assistant":
+                held = "nothing" if recorded is None else f"a {recorded.role} turn"
+                raise self.miss(
+                    f"the record holds {held} here, not the target's answer (it ends at turn "
+                    f"{len(self.record.turns)}, by {self.record.outcome.stop_reason})"
+                )
         try:
             reply = await self.target.respond(tuple(self.turns), self.toolbox.specs())
         except Exception as exc:
@@ -208,23 +246,33 @@ class _Session:
         ):
             self.replaying = False
             self.branched_at = position + 1
-        calls = [
-            await self.tool_result(call, index, position)
-            for index, call in enumerate(reply.tool_calls)
-        ]
-        turn = Turn(
-            "assistant",
-            reply.content,
-            "live",
-            tuple(call for call, _ in calls),
-            None,
-            reply.usage,
-            reply.latency_s,
-        )
-        self.turns.append(turn)
-        for call, source in calls:
-            self.turns.append(Turn("tool", call.result or "", source, tool_call_id=call.id))
-        return turn
+        calls: list[tuple[ToolCall, TurnSource]] = []
+
+        def played() -> Turn:
+            # the answer as asked (a call the replay could not answer keeps no result), then
+            # the tool turns answered so far: a miss keeps the record up to the turn it names
+            answered = tuple(call for call, _ in calls)
+            turn = Turn(
+                "assistant",
+                reply.content,
+                "live",
+                answered + tuple(reply.tool_calls[len(answered) :]),
+                None,
+                reply.usage,
+                reply.latency_s,
+            )
+            self.turns.append(turn)
+            for call, source in calls:
+                self.turns.append(Turn("tool", call.result or "", source, tool_call_id=call.id))
+            return turn
+
+        try:
+            for index, call in enumerate(reply.tool_calls):
+                calls.append(await self.tool_result(call, index, position))
+        except ReplayMissError:
+            played()
+            raise
+        return played()
 
     async def tool_result(
         self, call: ToolCall, index: int, position: int
@@ -246,7 +294,7 @@ class _Session:
             return replace(call, result=held[index].result, error=held[index].error), "replayed"
         # the miss is the tool turn this call's result would fill
         raise self.miss(
-            f"the record holds no result of tool call {call.name}({call.arguments}) here",
+            f"the record holds no result of tool call {_named(call)} here",
             position + 1 + index,
         )
 
@@ -269,6 +317,11 @@ class _Failure(Exception):
     def __init__(self, message: str, cause: BaseException | None) -> None:
         super().__init__(message)
         self.cause = cause
+
+
+def _named(call: ToolCall) -> str:
+    """A tool call as the author reads it: ``issue_refund({"order_id": 2001})``."""
+    return f"{call.name}({call.arguments})"
 
 
 def _same(content: str, calls: Sequence[ToolCall], recorded: Turn | None) -> bool:
@@ -387,7 +440,9 @@ async def run_conversations(
         if records is not None:
             record = by_key.get((scenario.id, epoch))
             if record is None:
-                miss = ReplayMissError(scenario.id, 1, f"no recorded conversation of epoch {epoch}")
+                miss = ReplayMissError(
+                    scenario.id, 1, f"no recorded conversation of epoch {epoch}", mode=mode
+                )
                 outcome = ConversationOutcome("failed", False, str(miss), type(miss).__name__)
                 results.append(Conversation(scenario.id, epoch, (), outcome))
                 continue

@@ -95,6 +95,7 @@ class ConversationEvaluator:
             )
         self.store = request.store
         self.limit = request.limit
+        self.epochs = request.epochs
         self.scenarios: ScenarioSet | None = None
         self.records: dict[tuple[str, int], Conversation] | None = None
 
@@ -172,6 +173,7 @@ class ConversationEvaluator:
             inner = self.hooks.target
         if self.replay is not None and self.records is None:
             self.records = stored_conversations(self.store, self.replay)
+            _check_epochs(self.replay, self.records, self.epochs)
         self.check_target(inner is not None)
         user = self.settings.user
         return ConversationRunTarget(
@@ -246,7 +248,10 @@ class ConversationRunTarget(Target):
             record = ev.records.get((scenario.id, epoch))
             if record is None:
                 miss = ReplayMissError(
-                    scenario.id, 1, f"run {ev.replay} holds no conversation of epoch {epoch}"
+                    scenario.id,
+                    1,
+                    f"run {ev.replay} holds no conversation of epoch {epoch}",
+                    mode=ev.mode,
                 )
                 outcome = ConversationOutcome("failed", False, str(miss), type(miss).__name__)
                 return _output(scenario, Conversation(scenario.id, epoch, (), outcome))
@@ -370,6 +375,25 @@ def _assistant(target: Target | None) -> ConversationTarget | Any:
     )
 
 
+def _check_epochs(run: str, records: Mapping[tuple[str, int], Conversation], epochs: int) -> None:
+    """Epochs are played live; a replay plays the epochs its run recorded (by number), so
+    asking for others is refused before the run starts, not failed in every sample."""
+    asked = {0} if epochs == 1 else set(range(1, epochs + 1))
+    held = {epoch for _, epoch in records}
+    if asked <= held:
+        return
+    recorded = (
+        "without epochs" if held == {0} else f"with epochs {', '.join(map(str, sorted(held)))}"
+    )
+    given = max(held) if held and held != {0} else 1
+    asking = f"{epochs} epochs" if epochs > 1 else "no epochs"
+    raise ConfigError(
+        f"replay {run!r}: this run asks for {asking} and the replayed run was played "
+        f"{recorded}: epochs are played live, and a replay plays only the epochs its run "
+        f"recorded; run without --replay to play {asking}, or replay with --epochs {given}"
+    )
+
+
 def _scenario_row(row: Mapping[str, Any]) -> Any:
     return row["scenario"]
 
@@ -435,6 +459,7 @@ def _estimates(config: Any, store: Any, overrides: dict[str, Any]) -> list[Estim
                 replay_mode=scoring.replay_mode,
                 store=store,
                 limit=spec.limit,
+                epochs=spec.epochs,
             )
         )
         data = evaluator.rows(spec.dataset)
@@ -446,6 +471,7 @@ def _estimates(config: Any, store: Any, overrides: dict[str, Any]) -> list[Estim
         records = None
         if evaluator.replay is not None:
             records = stored_conversations(store, evaluator.replay)
+            _check_epochs(evaluator.replay, records, spec.epochs)
         evaluator.check_target(given)
         estimates.append(
             estimate_calls(

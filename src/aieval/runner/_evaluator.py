@@ -67,6 +67,7 @@ class EvaluatorRequest:
         store: the run's store (a :class:`~aieval.store.Store`, a location, ``True``...),
             where a replayed run is read.
         limit: the run's ``limit`` (an evaluator that reads the dataset itself applies it).
+        epochs: the run's ``epochs`` (a replay holds the epochs its run recorded).
     """
 
     workflow: Any = None
@@ -77,6 +78,7 @@ class EvaluatorRequest:
     replay_mode: str | None = None
     store: Any = None
     limit: int | None = None
+    epochs: int = 1
 
 
 class SampleEvaluator(Protocol):

@@ -166,6 +166,7 @@ def run_evaluator(spec: RunSpec, parts: RunParts) -> SampleEvaluator | None:
         replay_mode=scoring.replay_mode,
         store=parts.store,
         limit=spec.limit,
+        epochs=spec.epochs,
     )
     return evaluator_for(
         scoring.evaluator,
