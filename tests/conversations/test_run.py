@@ -371,6 +371,7 @@ def test_invalid_conversations_are_counted_apart_from_the_runs_pass_rate(
     from aieval.cli._samples import _verdict
     from aieval.report import _bundle as bundle
     from aieval.report import build_report
+    from aieval.report._document import coverage_text
 
     rows = [scenario_row(n, checks={"turn": ["polite"]}) for n in (1, 2, 3)]
     path = chat_eval(
@@ -402,3 +403,37 @@ def test_invalid_conversations_are_counted_apart_from_the_runs_pass_rate(
     assert summed["conversations"]["invalid"] == 2
     assert summed["failure_reasons"] == []  # an invalid conversation is no failure
     assert differences(summed, recorded) == []
+    # beside the rate, first (the checks' low coverage follows: n/a on the invalid ones)
+    note = "2 invalid (simulated user), left out of the pass rate; "
+    assert coverage_text(summed).startswith(note)
+    assert result.summary.unscored == 0  # their checks were n/a: invalid, not unscored
+
+
+def test_aieval_run_and_show_say_invalid_not_fail(
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tester's run: `aieval run` prints the pass rate over the valid conversation and the
+    2 invalid ones apart; `aieval show` lists them as "invalid", and `--failed` leaves them out."""
+    rows = [scenario_row(n, checks={"turn": ["polite"]}) for n in (1, 2, 3)]
+    path = chat_eval(
+        tmp_path, openai_server, rows, conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"}
+    )
+    openai_server.responder = _ai_user
+    env = {"COLUMNS": "250"}
+    done = run_main(capsys, monkeypatch, "run", str(path), "--db", "r.db", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "pass rate 100.0%" in done.stdout
+    assert "2 invalid (simulated user), left out of the pass rate" in done.stdout
+    with Store(tmp_path / "r.db") as db:
+        (run,) = db.list_runs()
+    shown = run_main(capsys, monkeypatch, "show", run.id, "--db", "r.db", cwd=tmp_path, env=env)
+    assert "pass rate 100.0% of 3 samples (2 invalid (simulated user)" in shown.stdout
+    assert shown.stdout.count("· invalid") == 2 and shown.stdout.count("· pass") == 1
+    assert "· fail" not in shown.stdout
+    only = run_main(
+        capsys, monkeypatch, "show", run.id, "--failed", "--db", "r.db", cwd=tmp_path, env=env
+    )
+    assert "sample order-" not in only.stdout

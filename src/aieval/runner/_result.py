@@ -120,8 +120,9 @@ class Aggregator:
         if self.epochs is not None:
             self.epochs.add(sample)
         self.passed += bool(sample.passed)
-        self.unscored += sample.unscored
-        self.invalid += sample.verdict is not None and sample.verdict.invalid
+        invalid = sample.verdict is not None and sample.verdict.invalid
+        self.invalid += invalid
+        self.unscored += sample.unscored and not invalid  # its checks were n/a: counted apart
         self.target_errors += sample.error is not None
         self.retries += sample.retries
         self.cached += sample.cached
