@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from tests.conversations._authored import kind
@@ -370,7 +371,7 @@ def test_invalid_conversations_are_counted_apart_from_the_runs_pass_rate(
 
     from aieval.cli._samples import _verdict
     from aieval.report import _bundle as bundle
-    from aieval.report import build_report
+    from aieval.report import build_report, report_schema
     from aieval.report._document import coverage_text
 
     rows = [scenario_row(n, checks={"turn": ["polite"]}) for n in (1, 2, 3)]
@@ -403,6 +404,7 @@ def test_invalid_conversations_are_counted_apart_from_the_runs_pass_rate(
     assert summed["conversations"]["invalid"] == 2
     assert summed["failure_reasons"] == []  # an invalid conversation is no failure
     assert differences(summed, recorded) == []
+    jsonschema.Draft202012Validator(report_schema()).validate(summed)
     # beside the rate, first (the checks' low coverage follows: n/a on the invalid ones)
     note = "2 invalid (simulated user), left out of the pass rate; "
     assert coverage_text(summed).startswith(note)
