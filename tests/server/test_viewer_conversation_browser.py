@@ -170,3 +170,12 @@ def test_an_invalid_conversation_is_shown_invalid_not_failed(page: Any, served: 
     page.goto(f"{served.url}/#/runs/{served.run_id}/samples/conv")
     page.wait_for_selector("#transcript")
     assert page.locator("dl.facts dt:text-is('Result') + dd").inner_text() == "failed"
+
+
+def test_the_run_page_says_how_many_were_left_out_of_the_pass_rate(
+    page: Any, served: Served
+) -> None:
+    page.goto(f"{served.url}/#/runs/{served.run_id}")
+    page.wait_for_selector("#kpis")
+    rate = page.locator("#kpis .kpi").filter(has_text="Pass rate").inner_text()
+    assert "0/2" in rate and "1 invalid (simulated user), left out of the pass rate" in rate

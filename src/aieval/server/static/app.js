@@ -737,7 +737,9 @@
     const cards = [
       ["Samples", String(b.samples ?? "—"), b.target_errors ? `${b.target_errors} target errors` : ""],
       ["Pass rate", pct(pr.estimate), `${pr.passed ?? "?"}/${pr.n ?? "?"} ${interval(pr.low, pr.high, (v) => pct(v, 0))}`
-        + methodNote(pr, "Wilson score") + lowCoverageNote(b.low_coverage)],
+        + methodNote(pr, "Wilson score")
+        + (pr.invalid ? ` (${pr.invalid} invalid (simulated user), left out of the pass rate)` : "")
+        + lowCoverageNote(b.low_coverage)],
       ws ? ["Weighted score", fmt(ws.mean, 1), interval(ws.low, ws.high, (v) => fmt(v, 1))
         + methodNote(ws, "percentile bootstrap") + (ws.coverage ? " " + ws.coverage.text : "")] : null,
       ["Cost", isNum(b.cost) ? "$" + b.cost.toFixed(4) : "—", ""],
