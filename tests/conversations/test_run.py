@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from tests.conversations._authored import kind
@@ -345,3 +346,96 @@ def test_a_python_assistant_named_by_the_eval_file_plays_every_epoch(tmp_path: P
         ("order-1#2", 2, "your order has shipped"),
     ]
     assert result.name == "support" and result.status == "completed"
+
+
+def _ai_user(body: Any) -> Any:
+    """The fake model, except that the simulated user of orders 1 and 2 breaks persona last."""
+    from tests.support.openai_server import Reply
+
+    messages = body["messages"]
+    first = messages[0]
+    if first["role"] == "system" and "role-playing a user" in first["content"]:
+        said = sum(1 for m in messages if m["role"] == "assistant")
+        if said and ("track order 1" in first["content"] or "track order 2" in first["content"]):
+            return Reply("As an AI language model, I have no order to track. [DONE]")
+    return responder(body)
+
+
+def test_invalid_conversations_are_counted_apart_from_the_runs_pass_rate(
+    openai_server: OpenAIServer, tmp_path: Path, store_location: str
+) -> None:
+    """A run of 3 whose simulated user broke persona in 2: those 2 neither pass nor fail
+    (stored without a pass flag, shown "invalid"), the pass rate is 1/1 over the valid one, in
+    the run's summary and in its report by either path, which says they were left out."""
+    from tests.support.close import differences
+
+    from aieval.cli._samples import _verdict
+    from aieval.report import _bundle as bundle
+    from aieval.report import build_report, report_schema
+    from aieval.report._document import coverage_text
+
+    rows = [scenario_row(n, checks={"turn": ["polite"]}) for n in (1, 2, 3)]
+    path = chat_eval(
+        tmp_path, openai_server, rows, conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"}
+    )
+    openai_server.responder = _ai_user
+    (result,) = run_eval(load_eval(path), store=store_location)
+    assert (result.summary.samples, result.summary.passed, result.summary.invalid) == (3, 1, 2)
+    assert result.pass_rate == 1.0 and result.summary.to_dict()["invalid"] == 2
+    with Store(store_location) as db:
+        samples = {s.id: s for s in db.iter_samples(result.id)}
+        stored = db.get_run(result.id).metrics or {}
+        assert (stored["pass_rate"], stored["invalid"]) == (1.0, 2)
+        summed = build_report(db, result.id, bootstrap_max_n=1).to_dict()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Store, "plain_run", lambda self, run: False)
+            patch.setattr(bundle, "sums_report", lambda *args: None)
+            recorded = build_report(db, result.id, bootstrap_max_n=1).to_dict()
+    for sid in ("order-1", "order-2"):
+        invalid = samples[sid]
+        assert invalid.extra["fidelity"]["flags"][0]["kind"] == "persona_break"
+        assert invalid.passed is None and invalid.error is None
+        assert invalid.graded_verdict().invalid
+        assert invalid.graded_verdict().reasons[0].key == "simulated user"
+        assert _verdict(invalid).plain == "invalid"
+    assert samples["order-3"].passed is True and _verdict(samples["order-3"]).plain == "pass"
+    rate = summed["pass_rate"]
+    assert (rate["estimate"], rate["passed"], rate["n"], rate["invalid"]) == (1.0, 1, 1, 2)
+    assert summed["conversations"]["invalid"] == 2
+    assert summed["failure_reasons"] == []  # an invalid conversation is no failure
+    assert differences(summed, recorded) == []
+    jsonschema.Draft202012Validator(report_schema()).validate(summed)
+    # beside the rate, first (the checks' low coverage follows: n/a on the invalid ones)
+    note = "2 invalid (simulated user), left out of the pass rate; "
+    assert coverage_text(summed).startswith(note)
+    assert result.summary.unscored == 0  # their checks were n/a: invalid, not unscored
+
+
+def test_aieval_run_and_show_say_invalid_not_fail(
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tester's run: `aieval run` prints the pass rate over the valid conversation and the
+    2 invalid ones apart; `aieval show` lists them as "invalid", and `--failed` leaves them out."""
+    rows = [scenario_row(n, checks={"turn": ["polite"]}) for n in (1, 2, 3)]
+    path = chat_eval(
+        tmp_path, openai_server, rows, conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"}
+    )
+    openai_server.responder = _ai_user
+    env = {"COLUMNS": "250"}
+    done = run_main(capsys, monkeypatch, "run", str(path), "--db", "r.db", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "pass rate 100.0%" in done.stdout
+    assert "2 invalid (simulated user), left out of the pass rate" in done.stdout
+    with Store(tmp_path / "r.db") as db:
+        (run,) = db.list_runs()
+    shown = run_main(capsys, monkeypatch, "show", run.id, "--db", "r.db", cwd=tmp_path, env=env)
+    assert "pass rate 100.0% of 3 samples (2 invalid (simulated user)" in shown.stdout
+    assert shown.stdout.count("· invalid") == 2 and shown.stdout.count("· pass") == 1
+    assert "· fail" not in shown.stdout
+    only = run_main(
+        capsys, monkeypatch, "show", run.id, "--failed", "--db", "r.db", cwd=tmp_path, env=env
+    )
+    assert "sample order-" not in only.stdout

@@ -27,7 +27,15 @@ from tests.support.server import LiveServer  # noqa: E402
 import aieval.server as server_api  # noqa: E402
 from aieval._records import SampleRecord, ScoreRecord  # noqa: E402
 from aieval.conversations import FidelityFlag, SimulatorFidelity  # noqa: E402
-from aieval.core import Conversation, ConversationOutcome, ToolCall, Turn  # noqa: E402
+from aieval.core import (  # noqa: E402
+    INVALID,
+    Conversation,
+    ConversationOutcome,
+    Reason,
+    ToolCall,
+    Turn,
+    Verdict,
+)
 from aieval.store import Store  # noqa: E402
 
 HOSTILE = "<img src=x onerror=\"document.title='pwned'\"><script>window.hacked=1</script>"
@@ -70,6 +78,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         SampleRecord(id="broken", index=1, input="x", prediction="", passed=False,
                      extra={"conversation": {"scenario_id": "b", "epoch": 0, "turns": [
                          {"role": "robot", "content": "", "source": "live"}]}}),
+        # a conversation whose simulated user failed fidelity: neither passed nor failed
+        SampleRecord(id="invalid", index=2, input="track", prediction="It shipped today.",
+                     passed=None, extra=record, verdict=Verdict(
+                         False, (Reason(INVALID, "simulated user", "persona_break at turn 5"),))),
     ]  # fmt: skip
     with Store(db) as store:
         run_id = store_run(store, samples)
@@ -148,3 +160,22 @@ def test_a_malformed_record_shows_its_error(page: Any, served: Served) -> None:
     alert = page.locator("#s-conversation + [role=alert], section [role=alert]").first
     assert "turn 1.role: 'robot'" in alert.inner_text()
     assert page.locator("#transcript").count() == 0
+
+
+def test_an_invalid_conversation_is_shown_invalid_not_failed(page: Any, served: Served) -> None:
+    page.goto(f"{served.url}/#/runs/{served.run_id}/samples/invalid")
+    page.wait_for_selector("#transcript")
+    result = page.locator("dl.facts dt:text-is('Result') + dd").inner_text()
+    assert result == "invalid"
+    page.goto(f"{served.url}/#/runs/{served.run_id}/samples/conv")
+    page.wait_for_selector("#transcript")
+    assert page.locator("dl.facts dt:text-is('Result') + dd").inner_text() == "failed"
+
+
+def test_the_run_page_says_how_many_were_left_out_of_the_pass_rate(
+    page: Any, served: Served
+) -> None:
+    page.goto(f"{served.url}/#/runs/{served.run_id}")
+    page.wait_for_selector("#kpis")
+    rate = page.locator("#kpis .kpi").filter(has_text="Pass rate").inner_text()
+    assert "0/2" in rate and "1 invalid (simulated user), left out of the pass rate" in rate

@@ -395,6 +395,9 @@ def _print_summary(result: RunResult) -> None:
         parts[-1] = Text.assemble(parts[-1], (printable(note), "yellow"))
     if summary.unscored:
         parts.append(Text(f"{summary.unscored} unscored samples", style="yellow"))
+    if summary.invalid:  # neither passed nor failed: a simulated user that failed fidelity
+        left_out = f"{summary.invalid} invalid (simulated user), left out of the pass rate"
+        parts.append(Text(left_out, style="yellow"))
     if summary.target_errors:
         parts.append(Text(f"{summary.target_errors} target errors", style="red"))
     if result.error_count:

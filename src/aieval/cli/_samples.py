@@ -120,6 +120,8 @@ def _title(sample_id: str, record: SampleRecord) -> Text:
 
 
 def _verdict(record: SampleRecord) -> Text:
+    if record.verdict is not None and record.verdict.invalid:
+        return Text("invalid", style="yellow")  # neither pass nor fail: counted apart
     return Text("pass", style="green") if record.passed else Text("fail", style="red")
 
 

@@ -91,7 +91,7 @@ def show_command(
 
     store = existing_store(db)
     row = store.get_run(run_ref)
-    records = [s for s in store.iter_samples(row.id) if not failed or not s.passed]
+    records = [s for s in store.iter_samples(row.id) if not failed or _failed(s)]
     if as_json:
         payload = {
             "run": {k: getattr(row, k) for k in row.__dataclass_fields__},
@@ -151,6 +151,11 @@ def _plain_sample_dict(record: SampleRecord) -> dict[str, Any]:
     }
 
 
+def _failed(record: SampleRecord) -> bool:
+    """Whether a sample did not pass (an invalid one neither passed nor failed)."""
+    return not record.passed and not (record.verdict is not None and record.verdict.invalid)
+
+
 def _print_run_row(row: RunRow, store: Store) -> RunSummary:
     summary = _with_counts(row, store)
     out.print(
@@ -172,6 +177,11 @@ def _print_run_row(row: RunRow, store: Store) -> RunSummary:
         out.print(
             printable(
                 f"pass rate {pct(summary.pass_rate)} of {summary.samples} samples"
+                + (
+                    f" ({summary.invalid} invalid (simulated user), left out of the pass rate)"
+                    if summary.invalid
+                    else ""
+                )
                 + coverage_note(low_coverage(counts))
             ),
             highlight=False,

@@ -26,6 +26,7 @@ from aieval.conversations._fidelity import (
     check_fidelity,
     simulated_turn_numbers,
 )
+from aieval.conversations._grader import ConversationGrader
 from aieval.conversations._records import CONVERSATION_KEY, stored_conversations
 from aieval.conversations._scenario import Scenario
 from aieval.conversations._scenarios import ScenarioSet, _file_rows, load_scenarios
@@ -46,7 +47,6 @@ from aieval.core import (
     GraderRequest,
     Output,
     Target,
-    ThresholdGrader,
     Usage,
 )
 from aieval.datasets import Dataset
@@ -203,8 +203,9 @@ class ConversationEvaluator:
             )
 
     def grader(self, request: GraderRequest) -> Grader:
-        """The threshold grader over the checks' scores."""
-        return ThresholdGrader(request.pass_threshold)
+        """The threshold grader over the checks' scores; a conversation whose simulated user
+        failed fidelity is invalid (see :class:`ConversationGrader`)."""
+        return ConversationGrader(request.pass_threshold)
 
     def aggregator(self, scorer_names: list[str]) -> Aggregator:
         return Aggregator(scorer_names)

@@ -38,7 +38,7 @@ from aieval.core._plugins import BUILTIN, GROUPS, load_plugin, load_plugins, plu
 from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_record, split_epoch
 from aieval.core._target import Output, Target, Usage
 from aieval.core._threshold import ThresholdGrader, scorer_reasons, ungraded_score
-from aieval.core._verdict import CriterionValue, GateOutcome, Reason, Verdict
+from aieval.core._verdict import INVALID, CriterionValue, GateOutcome, Reason, Verdict
 from aieval.core._workflow_detail import (
     AgentDetail,
     StepDetail,
@@ -53,6 +53,7 @@ __all__ = [
     "EXECUTION_SETTINGS",
     "GRADER_GROUP",
     "GROUPS",
+    "INVALID",
     "MAX_COUNT",
     "ROW_CHECK_PREFIX",
     "AgentDetail",

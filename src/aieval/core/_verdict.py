@@ -10,7 +10,10 @@ from aieval._numbers import finite
 from aieval.core._workflow_detail import WorkflowDetail
 from aieval.errors import StoreError
 
-__all__ = ["CriterionValue", "GateOutcome", "Reason", "Verdict"]
+__all__ = ["INVALID", "CriterionValue", "GateOutcome", "Reason", "Verdict"]
+
+#: The reason kind of an invalid sample: neither passed nor failed, left out of the pass rate.
+INVALID = "invalid"
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,8 +22,10 @@ class Reason:
 
     Attributes:
         kind: ``error`` (the target or a scorer failed), ``malformed`` (a judge's verdict could
-            not be read), ``judge`` (a judge's own explanation), ``gate``, ``floor`` or
-            ``threshold``.
+            not be read), ``judge`` (a judge's own explanation), ``gate``, ``floor``,
+            ``threshold`` or ``invalid`` (:data:`INVALID`: the sample measures something else
+            than the target, e.g. a simulated user that failed fidelity; see
+            :attr:`Verdict.invalid`).
         key: what failed: ``target``, a scorer, gate or criterion name, or ``weighted_score``.
         text: a short explanation.
     """
@@ -111,6 +116,12 @@ class Verdict:
         _SET_GRADER(self, grader)
         _SET_WORKFLOW(self, workflow)
         _SET_WEIGHTS(self, {} if weights is None else weights)
+
+    @property
+    def invalid(self) -> bool:
+        """Whether the sample is invalid (a reason of kind :data:`INVALID`): it neither passed
+        nor failed, and runs and reports count it apart, out of the pass rate."""
+        return any(r.kind == INVALID for r in self.reasons)
 
     @property
     def graded(self) -> bool:

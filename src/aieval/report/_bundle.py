@@ -203,11 +203,18 @@ def _with_code_section(report: RunReport, store: Store, row: RunRow) -> RunRepor
     return dataclasses.replace(report, code=code_report(store, row.id).to_dict())
 
 
+def _left_out(rate: dict[str, Any], invalid: int) -> dict[str, Any]:
+    """The pass rate block with its count of invalid samples left out (when any)."""
+    return {**rate, "invalid": invalid} if invalid else rate
+
+
 class _RunTally:
     def __init__(self, slice_by: tuple[str, ...], workflow: Any) -> None:
         self.slice_by = slice_by
         self.workflow = workflow
         self.samples = self.passed = self.target_errors = 0
+        #: invalid samples (see :attr:`Verdict.invalid`): out of the pass rate
+        self.invalid = 0
         self.retries = self.cached = 0
         self.graded = False
         self.weighted: list[float] = []
@@ -234,6 +241,7 @@ class _RunTally:
         verdict = sample.graded_verdict()
         ex = numbers_of(sample, verdict)
         self.samples += 1
+        self.invalid += verdict.invalid
         if sample.epoch is not None:
             self.epochs.setdefault(sample.example_id, []).append(ex.passed)
         self.passed += ex.passed
@@ -244,7 +252,7 @@ class _RunTally:
         self._scorers(sample)
         if verdict.graded or verdict.gates or verdict.criteria or verdict.workflow is not None:
             self._graded(ex, verdict.workflow_detail)
-        if not ex.passed:
+        if not ex.passed and not verdict.invalid:  # invalid is no failure: counted apart
             self.reasons.collect(sample, verdict)
         for name in self.slice_by:
             key = _slice_key(sample.metadata, name)
@@ -357,7 +365,9 @@ class _RunTally:
             samples=self.samples,
             target_errors=self.target_errors,
             graded=graded,
-            pass_rate=pass_rate(self.passed, self.samples, confidence),
+            pass_rate=_left_out(
+                pass_rate(self.passed, self.samples - self.invalid, confidence), self.invalid
+            ),
             weighted_score=self._with_coverage(blocks[0]),
             grades=grade_counts(self.grades) if graded else None,
             gates=self._gate_rows(confidence),

@@ -295,8 +295,14 @@ def coverage_text(doc: Mapping[str, Any]) -> str:
 
     >>> coverage_text({"low_coverage": [{"text": "cost scored nothing: n/a on all 15 samples"}]})
     'cost scored nothing: n/a on all 15 samples'
+    >>> coverage_text({"pass_rate": {"invalid": 2}})
+    '2 invalid (simulated user), left out of the pass rate'
     """
-    return "; ".join(str(c["text"]) for c in doc.get("low_coverage") or [])
+    notes = [str(c["text"]) for c in doc.get("low_coverage") or []]
+    invalid = (doc.get("pass_rate") or {}).get("invalid")
+    if invalid:
+        notes.insert(0, f"{invalid} invalid (simulated user), left out of the pass rate")
+    return "; ".join(notes)
 
 
 def paired_counts(doc: Mapping[str, Any]) -> str:

@@ -101,6 +101,8 @@ class Aggregator:
         self.count = 0
         self.passed = 0
         self.unscored = 0
+        #: invalid samples (see :attr:`Verdict.invalid`): out of the pass rate
+        self.invalid = 0
         self.target_errors = 0
         self.retries = 0
         self.cached = 0
@@ -118,7 +120,9 @@ class Aggregator:
         if self.epochs is not None:
             self.epochs.add(sample)
         self.passed += bool(sample.passed)
-        self.unscored += sample.unscored
+        invalid = sample.verdict is not None and sample.verdict.invalid
+        self.invalid += invalid
+        self.unscored += sample.unscored and not invalid  # its checks were n/a: counted apart
         self.target_errors += sample.error is not None
         self.retries += sample.retries
         self.cached += sample.cached
@@ -177,7 +181,8 @@ class Aggregator:
             samples=self.count,
             passed=self.passed,
             unscored=self.unscored,
-            pass_rate=self.passed / self.count if self.count else None,
+            invalid=self.invalid or None,
+            pass_rate=self.passed / valid if (valid := self.count - self.invalid) else None,
             target_errors=self.target_errors,
             errored_samples=self.errored,
             error_rate=self.errored / self.count if self.count else None,
@@ -232,7 +237,9 @@ class RunResult:
         status: ``completed``, ``failed`` or ``interrupted``.
         metrics: ``{scorer name: mean score}`` over the samples that scored.
         pass_rate: share of samples that passed (no error, at least one score, every score
-            >= the threshold); unscored samples (every scorer n/a) count as not passed.
+            >= the threshold); unscored samples (every scorer n/a) count as not passed;
+            invalid ones (``summary.invalid``: a simulated user that failed fidelity) are left
+            out of it.
         summary: a :class:`RunSummary`: counts, per-scorer stats, latency p50/p95, tokens
             (``tokens``: target, judges, total), cost (``None`` when unknown), the share of
             model calls served from the cache (``cache``), retries, errored samples and the

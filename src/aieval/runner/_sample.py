@@ -171,7 +171,9 @@ class SampleProcessor:
             record.verdict = self.grader.grade(
                 GradeInput(record, example, output.value, thresholds=thresholds, weights=weights)
             )
-        record.passed = record.verdict.passed
+        # an invalid sample (say, a simulated user that failed fidelity) neither passed nor
+        # failed: its pass flag stays unset and the run counts it apart
+        record.passed = None if record.verdict.invalid else record.verdict.passed
 
     async def aclose(self) -> None:
         """Release the target's and the scorers' resources (never raises)."""

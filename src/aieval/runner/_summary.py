@@ -369,6 +369,9 @@ class RunSummary(_Part):
     samples: int = 0
     passed: int = 0
     unscored: int = 0
+    #: the invalid samples (see :attr:`aieval.core.Verdict.invalid`), left out of the pass
+    #: rate; ``None`` when there are none
+    invalid: int | None = None
     pass_rate: float | None = None
     target_errors: int = 0
     errored_samples: int = 0
@@ -390,7 +393,7 @@ class RunSummary(_Part):
     evaluation: EvaluationSummary | None = None
     minimums: MinimumsSummary | None = None
 
-    _omitted_when_none = ("epochs", "evaluation", "minimums")
+    _omitted_when_none = ("invalid", "epochs", "evaluation", "minimums")
     _readers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
         "top_errors": _top_errors,
         "scorers": _scorers,

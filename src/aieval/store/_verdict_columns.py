@@ -53,7 +53,10 @@ def verdict_columns(verdict: Verdict | None) -> tuple[float | None, int | None, 
         or verdict.workflow is not None
         or verdict.grade is not None
     )
-    return finite(verdict.weighted_score), int(verdict.passed), int(plain)
+    # an invalid sample has no pass flag to sum: its run's reports take the record path,
+    # which counts it apart
+    passed = None if verdict.invalid else int(verdict.passed)
+    return finite(verdict.weighted_score), passed, int(plain)
 
 
 def graded_columns(verdict: Verdict | None, epoch: int | None) -> GradedColumns:

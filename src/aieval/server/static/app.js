@@ -160,6 +160,15 @@
       passed ? labels[0] : labels[1]);
   }
 
+  // an invalid sample (a simulated user that failed fidelity) neither passed nor failed
+  function resultBadge(s) {
+    const reasons = (s && s.verdict && s.verdict.reasons) || [];
+    if (reasons.some((r) => r.kind === "invalid")) {
+      return el("span", { class: "badge warn" }, "invalid");
+    }
+    return badge(s.passed);
+  }
+
   function gradeBadge(grade) {
     return grade ? el("span", { class: "grade grade-" + grade }, grade) : "—";
   }
@@ -728,7 +737,9 @@
     const cards = [
       ["Samples", String(b.samples ?? "—"), b.target_errors ? `${b.target_errors} target errors` : ""],
       ["Pass rate", pct(pr.estimate), `${pr.passed ?? "?"}/${pr.n ?? "?"} ${interval(pr.low, pr.high, (v) => pct(v, 0))}`
-        + methodNote(pr, "Wilson score") + lowCoverageNote(b.low_coverage)],
+        + methodNote(pr, "Wilson score")
+        + (pr.invalid ? ` (${pr.invalid} invalid (simulated user), left out of the pass rate)` : "")
+        + lowCoverageNote(b.low_coverage)],
       ws ? ["Weighted score", fmt(ws.mean, 1), interval(ws.low, ws.high, (v) => fmt(v, 1))
         + methodNote(ws, "percentile bootstrap") + (ws.coverage ? " " + ws.coverage.text : "")] : null,
       ["Cost", isNum(b.cost) ? "$" + b.cost.toFixed(4) : "—", ""],
@@ -1202,7 +1213,7 @@
         s.id),
       el("h1", {}, "Sample ", s.id),
       el("dl", { class: "facts" }, [
-        ["Result", badge(s.passed)],
+        ["Result", resultBadge(s)],
         ["Grade", gradeBadge(verdict.grade)],
         ["Weighted score", fmt(verdict.weighted_score, 1) + coverageNote(ev)],
         ["Index", s.index],
@@ -1546,7 +1557,7 @@
     const column = (title, run, s, side) => el("div", { class: "card pair-side", id: "pair-" + side },
       el("h2", {}, title, " ", link(runHref(run.id), [run.name, run.model].filter(Boolean).join(" · "))),
       s ? [
-        el("p", {}, badge(s.passed), " ", gradeBadge(s.verdict && s.verdict.grade)),
+        el("p", {}, resultBadge(s), " ", gradeBadge(s.verdict && s.verdict.grade)),
         s.error ? errorBox({ message: "Target error: " + s.error }) : null,
         textBlock(readable(s.prediction), side + "-prediction"),
         pairScores(s.scores || {}),
