@@ -189,6 +189,39 @@ def test_a_sample_written_around_the_writer_is_never_read_stale(
     assert fast["only_candidate"] == ["late"]
 
 
+def test_samples_removed_around_the_writer_and_written_again_are_stored_and_read_true(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Samples deleted by hand (as if their batch were lost) and written again by a resume:
+    the batch's kept row is replaced, never a write refused, never a stale figure read."""
+    _write(store, "base", _rows(24), seed=5, batch=1)
+    _write(store, "cand", _rows(24, 0.2), seed=6, batch=1)
+    again = [_sample(row, i) for i, row in enumerate(_rows(24, 0.5))][-3:]
+    for sample in again:
+        store._db.execute(
+            "DELETE FROM scores WHERE run_id = 'cand' AND sample_id = ?", (sample.id,)
+        )
+        store._db.execute(
+            "DELETE FROM samples WHERE run_id = 'cand' AND sample_id = ?", (sample.id,)
+        )
+    for sample in again:  # one a batch: the same batches' keys as before, now other values
+        store.record_samples("cand", [sample])
+    assert store.kept_columns("cand") is not None
+    fast, slow = _both_ways(store, monkeypatch, "base", "cand")
+    assert fast == slow
+    # written again in one batch instead: the rows no longer add up, and the run's rows are read
+    for sample in again:
+        store._db.execute(
+            "DELETE FROM scores WHERE run_id = 'cand' AND sample_id = ?", (sample.id,)
+        )
+        store._db.execute(
+            "DELETE FROM samples WHERE run_id = 'cand' AND sample_id = ?", (sample.id,)
+        )
+    store.record_samples("cand", again)
+    assert store.kept_columns("cand") is None
+    assert _compare(store, "base", "cand") == _from_rows(store, monkeypatch, "base", "cand")
+
+
 def test_a_batch_the_columns_cannot_hold_leaves_its_run_to_the_rows(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

