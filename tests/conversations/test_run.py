@@ -387,6 +387,7 @@ def test_invalid_conversations_are_counted_apart_from_the_runs_pass_rate(
         stored = db.get_run(result.id).metrics or {}
         assert (stored["pass_rate"], stored["invalid"]) == (1.0, 2)
         summed = build_report(db, result.id, bootstrap_max_n=1).to_dict()
+        sliced = build_report(db, result.id, bootstrap_max_n=1, slice_by=["topic"]).to_dict()
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(Store, "plain_run", lambda self, run: False)
             patch.setattr(bundle, "sums_report", lambda *args: None)
@@ -404,6 +405,11 @@ def test_invalid_conversations_are_counted_apart_from_the_runs_pass_rate(
     assert summed["conversations"]["invalid"] == 2
     assert summed["failure_reasons"] == []  # an invalid conversation is no failure
     assert differences(summed, recorded) == []
+    (group,) = sliced["groups"]["slices"]["topic"]  # a slice's rate leaves them out too
+    assert group["samples"] == 3
+    assert (group["pass_rate"]["passed"], group["pass_rate"]["n"]) == (1, 1)
+    assert group["pass_rate"]["invalid"] == 2
+    jsonschema.Draft202012Validator(report_schema()).validate(sliced)
     jsonschema.Draft202012Validator(report_schema()).validate(summed)
     # beside the rate, first (the checks' low coverage follows: n/a on the invalid ones)
     note = "2 invalid (simulated user), left out of the pass rate; "

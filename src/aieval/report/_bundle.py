@@ -256,7 +256,7 @@ class _RunTally:
             self.reasons.collect(sample, verdict)
         for name in self.slice_by:
             key = _slice_key(sample.metadata, name)
-            self.slices[name].setdefault(key, GroupTally()).add(ex)
+            self.slices[name].setdefault(key, GroupTally()).add(ex, verdict.invalid)
 
     def add_bulk(self, numbers: BulkNumbers) -> None:
         """Count a whole run of plain verdicts at once (the ``add`` of each sample, summed)."""

@@ -54,10 +54,13 @@ class GroupTally:
     weighted_sum: float = 0.0
     weighted_n: int = 0
     grades: Counter[str] = field(default_factory=Counter)
+    #: invalid samples (a conversation whose simulated user failed fidelity): out of the rate
+    invalid: int = 0
 
-    def add(self, ex: ExampleNumbers) -> None:
-        """Count one example."""
+    def add(self, ex: ExampleNumbers, invalid: bool = False) -> None:
+        """Count one example (``invalid``: counted apart, out of the group's pass rate)."""
         self.samples += 1
+        self.invalid += invalid
         self.passed += ex.passed
         if ex.weighted_score is not None:
             self.weighted_sum += ex.weighted_score
@@ -70,12 +73,17 @@ class GroupTally:
         return {
             "key": key,
             "samples": self.samples,
-            "pass_rate": pass_rate(self.passed, self.samples, confidence),
+            "pass_rate": self._rate(confidence),
             "weighted_score_mean": (
                 self.weighted_sum / self.weighted_n if self.weighted_n else None
             ),
             "grades": grade_counts(self.grades) if graded else None,
         }
+
+    def _rate(self, confidence: float) -> dict[str, Any]:
+        """The group's pass rate over its valid samples, with the invalid ones' count (if any)."""
+        rate = pass_rate(self.passed, self.samples - self.invalid, confidence)
+        return {**rate, "invalid": self.invalid} if self.invalid else rate
 
 
 @dataclass(slots=True)
