@@ -36,6 +36,7 @@ from aieval.core._observer import (
 )
 from aieval.core._plugins import BUILTIN, GROUPS, load_plugin, load_plugins, plugin_names
 from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_record, split_epoch
+from aieval.core._review import JudgeKey, ReviewLabel
 from aieval.core._target import Output, Target, Usage
 from aieval.core._threshold import ThresholdGrader, scorer_reasons, ungraded_score
 from aieval.core._verdict import INVALID, CriterionValue, GateOutcome, Reason, Verdict
@@ -67,10 +68,12 @@ __all__ = [
     "Grader",
     "GraderFactory",
     "GraderRequest",
+    "JudgeKey",
     "ObserverFactory",
     "ObserverOptions",
     "Output",
     "Reason",
+    "ReviewLabel",
     "Role",
     "RowCheck",
     "RunFinish",
