@@ -224,16 +224,27 @@ def tool_calls(run: WorkflowRun) -> list[Any]:
 
 
 def agent_path(run: WorkflowRun) -> list[str]:
-    """The agents that held control, in order, repeats collapsed."""
+    """The agents that held control, in order, repeats collapsed.
+
+    A step whose metadata marks it as the run's orchestrating agent (``agent_scope: "run"``) or
+    as an agent another one used as a tool (``delegated_by``) held no handoff: it is left out.
+    """
     path: list[str] = []
     for step in run.steps:
         if (
             step.agent_role
             and step.status != "skipped"
+            and not _off_path(step.metadata)
             and (not path or path[-1] != step.agent_role)
         ):
             path.append(step.agent_role)
     return path
+
+
+def _off_path(metadata: Mapping[str, Any] | None) -> bool:
+    if not isinstance(metadata, Mapping):
+        return False
+    return metadata.get("agent_scope") == "run" or bool(metadata.get("delegated_by"))
 
 
 def _recorded_gates(run: WorkflowRun) -> dict[str, GateResult | bool]:
