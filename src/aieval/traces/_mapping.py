@@ -382,7 +382,7 @@ def _scope_agents(
     for span_id, (parent, through_tool) in above.items():
         if parent is not None and (parent is not run or through_tool):
             steps[span_id].scope = "delegated"
-            steps[span_id].delegated_by = parent.name
+            steps[span_id].delegated_by = parent.agent or parent.name
 
 
 def _agent_above(

@@ -112,7 +112,17 @@ def test_an_agent_used_as_a_tool_inside_a_handoff_agent_is_a_delegation() -> Non
     assert policy.metadata["delegated_by"] == "billing"
     [call] = _step(run, "billing").metadata["tool_calls"]
     assert (call["name"], call["executed"]) == ("check_refund_policy", True)
-    assert _graded(run, GRAPH, "triage").hard_gates["handoff_graph_respected"]
+    graph = {**GRAPH, "billing": ["writer", "policy_agent"]}
+    ev = _graded(run, graph, "triage")
+    assert ev.hard_gates["handoff_graph_respected"] and ev.passed, ev.reasons
+
+
+def test_a_delegation_the_graph_does_not_allow_fails_by_name() -> None:
+    """Nesting an agent never takes it past the graph: a delegation is an edge of it too."""
+    run, _ = _read("openai_v2_delegation")
+    ev = _graded(run, GRAPH, "triage")
+    assert not ev.hard_gates["handoff_graph_respected"]
+    assert "delegation 'billing' -> 'policy_agent'" in " ".join(ev.reasons)
 
 
 @pytest.mark.parametrize("name", DELEGATIONS)
@@ -123,5 +133,7 @@ def test_an_agents_sdk_agent_as_tool_is_a_delegation(name: str) -> None:
     assert _step(run, "policy_agent").metadata["delegated_by"] == "orchestrator"
     # the run's answer is the orchestrator's, not the last answer of the agent it asked
     assert run.outputs == {"output": "A double charge is refunded in full; yours is on its way."}
-    ev = _graded(run, {"orchestrator": []}, "orchestrator")
-    assert ev.hard_gates["handoff_graph_respected"], ev.reasons
+    ev = _graded(run, {"orchestrator": ["policy_agent"]}, "orchestrator")
+    assert ev.hard_gates["handoff_graph_respected"] and ev.passed, ev.reasons
+    refused = _graded(run, {"orchestrator": []}, "orchestrator")
+    assert not refused.hard_gates["handoff_graph_respected"]
