@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from aieval import run
 from aieval.traces import TraceReading, iter_trace_runs
 from aieval.workflows import WorkflowRun, agent_path, evaluate_run, load_workflow
 
@@ -137,3 +138,27 @@ def test_an_agents_sdk_agent_as_tool_is_a_delegation(name: str) -> None:
     assert ev.hard_gates["handoff_graph_respected"] and ev.passed, ev.reasons
     refused = _graded(run, {"orchestrator": []}, "orchestrator")
     assert not refused.hard_gates["handoff_graph_respected"]
+
+
+def test_a_run_over_the_held_out_trace_file_passes_the_handoff_gate() -> None:
+    """The whole path a user takes: ``aieval.run`` with the trace file as its dataset."""
+    definition = {
+        "name": "support_traces",
+        "version": "1",
+        "steps": [{"name": name, "agent": name} for name in GRAPH],
+        "evaluation": {
+            "scoring_profile": "D",
+            "gates": {"handoff_graph_respected": {"allowed": GRAPH, "start": "triage"}},
+        },
+    }
+    result = run(
+        name="held_out",
+        dataset=HERE / "openai_v2_handoffs.jsonl",
+        scorers=[],
+        workflow=definition,
+        store=None,
+    )
+    [sample] = result.samples
+    assert sample.verdict is not None
+    gates = {g.name: (g.passed, g.reason) for g in sample.verdict.gates}
+    assert gates["handoff_graph_respected"] == (True, "every handoff is allowed")
