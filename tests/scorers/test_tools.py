@@ -149,6 +149,19 @@ def test_handoffs() -> None:
     assert handoff_accuracy(["triage", "billing"], ["triage", "billing", "refunds"]) == 2 / 3
 
 
+def test_a_delegation_must_be_an_edge_of_the_handoff_graph() -> None:
+    allowed = {"triage": {"billing"}, "billing": {"checker"}}
+    ok = handoff_graph_respected(
+        ["triage", "billing"], allowed, delegations=[("billing", "checker")]
+    )
+    bad = handoff_graph_respected(["triage", "billing"], allowed, delegations=[("triage", "admin")])
+    assert ok.passed and not bad.passed
+    assert "delegation 'triage' -> 'admin'" in bad.reason
+    assert bad.evidence["violations"] == [
+        {"step": None, "from": "triage", "to": "admin", "delegation": True}
+    ]
+
+
 async def test_scorers_read_predictions() -> None:
     prediction = json.dumps(message(("get_weather", '{"city": "Oslo", "unit": "F"}')))
     gold = [{"name": "get_weather", "arguments": {"city": "Oslo", "unit": "C"}}]

@@ -228,27 +228,42 @@ def _pairs(arguments: Mapping[str, Any], prefix: str = "") -> list[tuple[str, st
 
 
 def handoff_graph_respected(
-    path: Sequence[str], allowed: Mapping[str, Collection[str]], *, start: str | None = None
+    path: Sequence[str],
+    allowed: Mapping[str, Collection[str]],
+    *,
+    start: str | None = None,
+    delegations: Sequence[Sequence[str]] = (),
 ) -> GateResult:
     """Gate: every consecutive handoff in ``path`` (agent names, in order) is allowed.
 
     Args:
         path: the agents that held control, in order, e.g. ``["triage", "billing"]``.
-        allowed: agent -> agents it may hand off to.
+        allowed: agent -> agents it may hand off to (or call as a tool).
         start: the agent that must start, if any.
+        delegations: ``(caller, agent)`` pairs, an agent that another one used as a tool; each
+            must be an edge of ``allowed`` too, so nesting an agent never takes it past the
+            graph.
     """
-    violations = [
+    violations: list[dict[str, Any]] = [
         {"step": i, "from": a, "to": b}
         for i, (a, b) in enumerate(pairwise(path), start=1)
         if b not in allowed.get(a, ())
     ]
     if start is not None and path and path[0] != start:
         violations.insert(0, {"step": 0, "from": None, "to": path[0]})
+    violations += [
+        {"step": None, "from": a, "to": b, "delegation": True}
+        for a, b in delegations
+        if b not in allowed.get(a, ())
+    ]
     if violations:
         first = violations[0]
         reason = (
             f"run starts with {first['to']!r}, expected {start!r}"
             if first["from"] is None
+            else f"delegation {first['from']!r} -> {first['to']!r} (an agent used as a tool) "
+            "is not allowed"
+            if first.get("delegation")
             else f"handoff {first['from']!r} -> {first['to']!r} (step {first['step']}) "
             "is not allowed"
         )

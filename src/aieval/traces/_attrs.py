@@ -14,6 +14,7 @@ __all__ = [
     "agent_name",
     "cost",
     "error_type",
+    "handoff_target",
     "input_value",
     "model",
     "names_agent",
@@ -28,8 +29,12 @@ Role = Literal["agent", "tool", "llm", "chain", "other"]
 
 _GENAI_ROLES: dict[str, Role] = {
     "invoke_agent": "agent",
+    # a workflow groups agent invocations (semantic conventions 1.37+): a container, not a step
+    "invoke_workflow": "chain",
     "create_agent": "other",
     "execute_tool": "tool",
+    # the OpenTelemetry bridge of the OpenAI Agents SDK names its handoff spans so
+    "agent_handoff": "tool",
     "chat": "llm",
     "text_completion": "llm",
     "generate_content": "llm",
@@ -60,6 +65,24 @@ _AGENT_NAMES = ("gen_ai.agent.name", "agent.name", "graph.node.name", "graph.nod
 def names_agent(attrs: Mapping[str, Any]) -> bool:
     """Whether a span names its agent in an attribute."""
     return any(isinstance(attrs.get(k), str) and attrs[k] for k in _AGENT_NAMES)
+
+
+#: OpenInference names the Agents SDK's handoff spans so (a TOOL span, not a tool call).
+_HANDOFF = "handoff to "
+
+
+def handoff_target(attrs: Mapping[str, Any], span_name: str) -> str | None:
+    """The agent a handoff span passes control to (``""`` when it does not say); ``None``: the
+    span is no handoff.
+
+    Two shapes: the OpenTelemetry bridge's ``agent_handoff`` span (``gen_ai.handoff.to_agent``)
+    and OpenInference's ``handoff to X`` TOOL span."""
+    if attrs.get("gen_ai.operation.name") == "agent_handoff":
+        target = attrs.get("gen_ai.handoff.to_agent")
+        return target if isinstance(target, str) else ""
+    if span_name.startswith(_HANDOFF):
+        return span_name.removeprefix(_HANDOFF).strip()
+    return None
 
 
 def agent_name(attrs: Mapping[str, Any], span_name: str) -> str:

@@ -5,6 +5,13 @@ of their nearest enclosing agent step, with the calls a model asked for but that
 added as ``executed: false``; model-call spans give the step its model, tokens, cost and
 errors. Spans outside every agent go to one step named after the root. Spans of no known
 GenAI shape are counted by name in ``metadata.trace.unmapped``, never dropped unseen.
+
+Which agents held control (the handoff path) follows the nesting of agent spans, as the OpenAI
+Agents SDK and the GenAI conventions record it: a handoff ends one agent span and starts the next
+beside it, so the handoff path is the order of sibling agents. An agent span nested in another is
+a delegation (an agent used as a tool; ``metadata.delegated_by``), except that the outermost
+agent span, alone at the top and holding agent spans directly (not through a tool span), is the
+run itself (an orchestrator; ``metadata.agent_scope: "run"``): the agents it holds are the path.
 """
 
 from __future__ import annotations
@@ -23,8 +30,6 @@ from aieval.workflows import StepResult, WorkflowRun, token_total, unpriced
 __all__ = ["trace_run"]
 
 _NS = 1e9
-#: OpenInference names the Agents SDK's handoff spans so (a TOOL span, not a tool call).
-_HANDOFF = "handoff to "
 
 
 @dataclass(slots=True)
@@ -36,6 +41,10 @@ class _Step:
     requested: list[dict[str, Any]] = field(default_factory=list)
     llm: list[Span] = field(default_factory=list)
     handoffs: list[str] = field(default_factory=list)
+    #: "run": the orchestrating agent that holds the path; "delegated": used as a tool
+    scope: str | None = None
+    #: the step that delegated to this one (scope "delegated")
+    delegated_by: str | None = None
 
 
 def trace_run(
@@ -69,6 +78,7 @@ def trace_run(
             names[agent] += 1
             label = agent if names[agent] == 1 else f"{agent}#{names[agent]}"
             steps[span.span_id] = _Step(span, label, agent)
+    _scope_agents(steps, by_id, roles)
     unmapped: Counter[str] = Counter()
     loose: _Step | None = None
     enclosing: dict[str, _Step | None] = {}
@@ -81,8 +91,10 @@ def trace_run(
                     top = root or span
                     loose = _Step(top, top.name or "trace", None)
                 owner = loose
-            if role == "tool" and span.name.startswith(_HANDOFF):
-                owner.handoffs.append(span.name.removeprefix(_HANDOFF).strip())
+            target = A.handoff_target(span.attributes, span.name) if role == "tool" else None
+            if target is not None:
+                if target:
+                    owner.handoffs.append(target)
             elif role == "tool":
                 owner.calls.append(_executed(span))
             else:
@@ -122,8 +134,9 @@ def _run(
 ) -> WorkflowRun:
     failed = root is not None and _error(root) is not None
     output = A.output_text(root.attributes) if root is not None else None
-    if output is None:
-        agents = [s for s in steps if s.agent is not None]
+    if output is None:  # the last agent that held control answers, not one it delegated to
+        agents = [s for s in steps if s.agent is not None and s.scope is None]
+        agents = agents or [s for s in steps if s.agent is not None]
         last = agents[-1] if agents else (steps[-1] if steps else None)
         output = _step_output(last) if last is not None else None
     inputs = A.input_value(root.attributes) if root is not None else None
@@ -269,6 +282,10 @@ def _step_result(step: _Step) -> StepResult:
         metadata["tool_calls"] = calls
     if step.handoffs:
         metadata["handoffs"] = list(step.handoffs)
+    if step.scope == "run":
+        metadata["agent_scope"] = "run"
+    elif step.delegated_by is not None:
+        metadata["delegated_by"] = step.delegated_by
     models = [m for m in (A.model(s.attributes) for s in step.llm) if m]
     own_model = A.model(span.attributes) if step.agent else None
     output = _step_output(step)
@@ -344,6 +361,58 @@ def _answered_handoff(call: dict[str, Any], handoffs: list[str]) -> bool:
     """A model's ``transfer_to_<agent>`` call that a handoff span carried out."""
     name = str(call.get("name", ""))
     return name.startswith("transfer_to_") and name.removeprefix("transfer_to_") in handoffs
+
+
+def _scope_agents(
+    steps: dict[str, _Step], by_id: dict[str, Span], roles: dict[str, A.Role | None]
+) -> None:
+    """Mark the orchestrating run agent (``scope`` "run") and the delegated agents (``scope``
+    "delegated", ``delegated_by``); the others are the agents of the handoff path."""
+    memo: dict[str, tuple[_Step | None, bool]] = {}
+    above = {
+        span_id: _agent_above(step.span, by_id, steps, roles, memo)
+        for span_id, step in steps.items()
+    }
+    tops = [steps[i] for i, (parent, _) in above.items() if parent is None]
+    run = tops[0] if len(tops) == 1 else None
+    if run is not None and not any(p is run and not tool for p, tool in above.values()):
+        run = None  # a lone agent, or one that only calls agents as tools
+    if run is not None:
+        run.scope = "run"
+    for span_id, (parent, through_tool) in above.items():
+        if parent is not None and (parent is not run or through_tool):
+            steps[span_id].scope = "delegated"
+            steps[span_id].delegated_by = parent.agent or parent.name
+
+
+def _agent_above(
+    span: Span,
+    by_id: dict[str, Span],
+    steps: dict[str, _Step],
+    roles: dict[str, A.Role | None],
+    memo: dict[str, tuple[_Step | None, bool]],
+) -> tuple[_Step | None, bool]:
+    """The nearest agent step above ``span``, and whether a tool span lies between them;
+    ``memo`` holds the answer for each span walked, so each parent link is followed once."""
+    path: list[str] = []
+    on_path: set[str] = set()
+    parent = by_id.get(span.parent_id) if span.parent_id else None
+    found: _Step | None = None
+    through_tool = False
+    while parent is not None and parent.span_id not in on_path:
+        if parent.span_id in steps:
+            found = steps[parent.span_id]
+            break
+        if parent.span_id in memo:
+            found, through_tool = memo[parent.span_id]
+            break
+        path.append(parent.span_id)
+        on_path.add(parent.span_id)
+        parent = by_id.get(parent.parent_id) if parent.parent_id else None
+    for span_id in reversed(path):
+        through_tool = through_tool or roles[span_id] == "tool"
+        memo[span_id] = (found, through_tool)
+    return found, through_tool
 
 
 def _unname_containers(

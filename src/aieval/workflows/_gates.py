@@ -20,7 +20,14 @@ from aieval.workflows._model import WorkflowRun
 from aieval.workflows._reading import UNRESOLVED_KEYS, output_names
 from aieval.workflows._tracegate import trace_complete
 
-__all__ = ["agent_path", "check_compatible", "run_gates", "tool_calls", "unresolved_outputs"]
+__all__ = [
+    "agent_delegations",
+    "agent_path",
+    "check_compatible",
+    "run_gates",
+    "tool_calls",
+    "unresolved_outputs",
+]
 
 _STEP_REF = re.compile(r"steps\.([A-Za-z0-9_\-]+)")
 
@@ -205,6 +212,9 @@ def _with_run_facts(inputs: Mapping[str, Any], run: WorkflowRun) -> dict[str, An
     filled.setdefault("calls", tool_calls(run))
     if "allowed" in filled:
         filled.setdefault("path", agent_path(run))
+        delegations = agent_delegations(run)
+        if delegations:  # only then: a gate registered without the argument keeps working
+            filled.setdefault("delegations", delegations)
     return {k: v for k, v in filled.items() if k != "calls" or _wants_calls(inputs)}
 
 
@@ -224,16 +234,38 @@ def tool_calls(run: WorkflowRun) -> list[Any]:
 
 
 def agent_path(run: WorkflowRun) -> list[str]:
-    """The agents that held control, in order, repeats collapsed."""
+    """The agents that held control, in order, repeats collapsed.
+
+    A step whose metadata marks it as the run's orchestrating agent (``agent_scope: "run"``) or
+    as an agent another one used as a tool (``delegated_by``) held no handoff: it is left out.
+    """
     path: list[str] = []
     for step in run.steps:
         if (
             step.agent_role
             and step.status != "skipped"
+            and not _off_path(step.metadata)
             and (not path or path[-1] != step.agent_role)
         ):
             path.append(step.agent_role)
     return path
+
+
+def agent_delegations(run: WorkflowRun) -> list[tuple[str, str]]:
+    """``(caller, agent)`` for each step an agent ran as another's tool (``delegated_by``)."""
+    found: list[tuple[str, str]] = []
+    for step in run.steps:
+        caller = step.metadata.get("delegated_by") if isinstance(step.metadata, Mapping) else None
+        agent = step.agent_role
+        if isinstance(caller, str) and caller and agent and (caller, agent) not in found:
+            found.append((caller, agent))
+    return found
+
+
+def _off_path(metadata: Mapping[str, Any] | None) -> bool:
+    if not isinstance(metadata, Mapping):
+        return False
+    return metadata.get("agent_scope") == "run" or bool(metadata.get("delegated_by"))
 
 
 def _recorded_gates(run: WorkflowRun) -> dict[str, GateResult | bool]:
