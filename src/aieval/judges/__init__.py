@@ -5,6 +5,15 @@ against human labels and the anti-verbosity padding test.
 """
 
 from aieval.judges._calibration import CalibrationReport, HumanLabel, calibrate, load_labels
+from aieval.judges._selection import (
+    DEFAULT_MIX,
+    SELECTIONS,
+    Judged,
+    Pick,
+    parse_mix,
+    select_items,
+    verdict_values,
+)
 from aieval.judges._verbosity import PaddingReport, padding_test
 from aieval.scorers import (
     INCONSISTENCY_WARNING_RATE,
@@ -23,15 +32,19 @@ from aieval.scorers import (
 )
 
 __all__ = [
+    "DEFAULT_MIX",
     "INCONSISTENCY_WARNING_RATE",
     "JUDGE_PROMPT_VERSION",
     "PAIRWISE_PROMPT_VERSION",
     "RUBRIC_PROMPT_VERSION",
+    "SELECTIONS",
     "CalibrationReport",
     "HumanLabel",
+    "Judged",
     "PaddingReport",
     "PairwiseOutcome",
     "PairwiseReport",
+    "Pick",
     "calibrate",
     "compare_pairwise",
     "compare_pairwise_async",
@@ -41,5 +54,8 @@ __all__ = [
     "neutralize",
     "padding_test",
     "pairwise_judge",
+    "parse_mix",
     "rubric_judge",
+    "select_items",
+    "verdict_values",
 ]
