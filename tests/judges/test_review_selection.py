@@ -9,8 +9,7 @@ import pytest
 
 from aieval import SampleRecord, ScoreRecord, Store
 from aieval.errors import ConfigError, ReviewError
-from aieval.judges import Judged, parse_mix, select_items, verdict_values
-from aieval.judges._review_build import QueueRequest, build_queue
+from aieval.judges import Judged, QueueRequest, build_queue, parse_mix, select_items, verdict_values
 
 
 def _items(n: int) -> list[Judged]:

@@ -5,6 +5,7 @@ against human labels and the anti-verbosity padding test.
 """
 
 from aieval.judges._calibration import CalibrationReport, HumanLabel, calibrate, load_labels
+from aieval.judges._review_build import QueueRequest, build_queue, judge_of_runs
 from aieval.judges._selection import (
     DEFAULT_MIX,
     SELECTIONS,
@@ -45,9 +46,12 @@ __all__ = [
     "PairwiseOutcome",
     "PairwiseReport",
     "Pick",
+    "QueueRequest",
+    "build_queue",
     "calibrate",
     "compare_pairwise",
     "compare_pairwise_async",
+    "judge_of_runs",
     "llm_judge",
     "load_labels",
     "multi_judge",
