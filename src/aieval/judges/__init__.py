@@ -6,6 +6,12 @@ against human labels and the anti-verbosity padding test.
 
 from aieval.judges._calibration import CalibrationReport, HumanLabel, calibrate, load_labels
 from aieval.judges._review_build import QueueRequest, build_queue, judge_of_runs
+from aieval.judges._review_io import (
+    LABEL_FIELDS,
+    MAX_NOTE,
+    read_review_labels,
+    write_review_labels,
+)
 from aieval.judges._selection import (
     DEFAULT_MIX,
     SELECTIONS,
@@ -36,6 +42,8 @@ __all__ = [
     "DEFAULT_MIX",
     "INCONSISTENCY_WARNING_RATE",
     "JUDGE_PROMPT_VERSION",
+    "LABEL_FIELDS",
+    "MAX_NOTE",
     "PAIRWISE_PROMPT_VERSION",
     "RUBRIC_PROMPT_VERSION",
     "SELECTIONS",
@@ -59,7 +67,9 @@ __all__ = [
     "padding_test",
     "pairwise_judge",
     "parse_mix",
+    "read_review_labels",
     "rubric_judge",
     "select_items",
     "verdict_values",
+    "write_review_labels",
 ]

@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 
 from aieval.core import ReviewLabel
 from aieval.errors import ConfigError
-from aieval.judges import QueueRequest, build_queue, parse_mix
+from aieval.judges import MAX_NOTE, QueueRequest, build_queue, parse_mix
 from aieval.server._responses import SafeJSONResponse
 from aieval.server._security import REVIEWER
 from aieval.stats import cohen_kappa
@@ -25,8 +25,6 @@ from aieval.store import ReviewItem, ReviewQueue, Store
 
 __all__ = ["MAX_NOTE", "review_api"]
 
-#: The longest note a label keeps (characters); a longer one is refused, not cut.
-MAX_NOTE = 4000
 #: Labels an agreement figure reads at most (the newest), so an answer stays small.
 _AGREEMENT_LABELS = 5000
 
