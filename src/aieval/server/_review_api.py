@@ -52,6 +52,13 @@ class QueueCreate(BaseModel):
     name: str | None = Field(None, min_length=1, max_length=200)
 
 
+class NextAsk(BaseModel):
+    """Items the reviewer skipped (their places), not to be served again now."""
+
+    model_config = ConfigDict(extra="forbid")
+    skip: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1000)
+
+
 class LabelSave(BaseModel):
     """One reviewer's label: pass/fail or a score on 0..1, and a note."""
 
@@ -145,18 +152,22 @@ def _blind_item(store: Store, queue: ReviewQueue, item: ReviewItem) -> dict[str,
 
 
 @review_api.post("/queues/{queue_id}/next")
-def next_item(queue_id: _QueueId, request: Request) -> SafeJSONResponse:
+def next_item(
+    queue_id: _QueueId, request: Request, body: NextAsk | None = None
+) -> SafeJSONResponse:
     """Reserve the calling reviewer's next item (or give back the one it holds), blind;
     ``item`` is null when nothing is left for this reviewer."""
     reviewer = _reviewer(request)
     store = _store(request)
     queue = store.review_queue(queue_id)
-    item = store.reserve_review_item(queue.id, reviewer)
-    body = {
-        "item": None if item is None else _blind_item(store, queue, item),
-        "queue": _queue_body(store.review_queue(queue.id), reviewer),
-    }
-    return SafeJSONResponse(body)
+    skip = body.skip if body is not None else []
+    item = store.reserve_review_item(queue.id, reviewer, skip=skip)
+    return SafeJSONResponse(
+        {
+            "item": None if item is None else _blind_item(store, queue, item),
+            "queue": _queue_body(store.review_queue(queue.id), reviewer),
+        }
+    )
 
 
 @review_api.post("/queues/{queue_id}/items/{ord}/label")

@@ -209,12 +209,20 @@ class ReviewTable(Connection):
         return ReviewItem(row[0], int(row[1]), row[2], row[3], row[4])
 
     def reserve_review_item(
-        self, queue_id: str, reviewer: str, *, hold_s: float = HOLD_S, now: float | None = None
+        self,
+        queue_id: str,
+        reviewer: str,
+        *,
+        hold_s: float = HOLD_S,
+        now: float | None = None,
+        skip: Sequence[int] = (),
     ) -> ReviewItem | None:
         """Reserve the next item of ``queue_id`` for ``reviewer`` (for ``hold_s`` seconds), or
         the one it already holds (held again from now); ``None`` when nothing is left for it:
-        every item is labelled by it or held by enough others."""
+        every item is labelled by it or held by enough others. Items at the places ``skip``
+        (the reviewer skipped them) are not served."""
         queue = self.review_queue(queue_id)
+        skipped = set(skip)
         now = time.time() if now is None else now
         until = now + hold_s
         held = self._take(
@@ -233,8 +241,9 @@ class ReviewTable(Connection):
                 " AND (SELECT count(*) FROM review_slots r WHERE r.queue_id = i.queue_id"
                 " AND r.ord = i.ord AND (r.done = 1 OR r.expires_at > ?)) < ?"
                 " ORDER BY i.ord LIMIT ?",
-                (queue.id, reviewer, now, queue.reviewers, _CANDIDATES),
+                (queue.id, reviewer, now, queue.reviewers, _CANDIDATES + len(skipped)),
             )
+            candidates = [row for row in candidates if int(row[0]) not in skipped]
             if not candidates:
                 return None
             for (ord,) in candidates:
