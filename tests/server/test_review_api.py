@@ -128,3 +128,36 @@ def test_review_tokens_need_the_servers_own_token(make_app: AppFactory, tmp_path
         make_app(review_tokens={"ann": ANN})
     with pytest.raises(ConfigError, match="must differ"):
         make_app(token=OWN, review_tokens={"ann": OWN})
+
+
+async def test_a_skipped_item_is_given_back_and_not_served_again_at_once(
+    api: httpx.AsyncClient,
+) -> None:
+    made = await api.post(
+        "/api/review/queues",
+        json={"runs": ["judged"], "scorer": "helpful", "size": 3, "reviewers": 1},
+        headers=_as(ANN),
+    )
+    queue_id = made.json()["id"]
+    first = (await api.post(f"/api/review/queues/{queue_id}/next", headers=_as(ANN))).json()
+    ord = first["item"]["ord"]
+    # held: bob is served another item
+    theirs = (await api.post(f"/api/review/queues/{queue_id}/next", headers=_as(BOB))).json()
+    assert theirs["item"]["ord"] != ord
+    released = await api.post(
+        f"/api/review/queues/{queue_id}/items/{ord}/release", headers=_as(ANN)
+    )
+    assert released.json() == {"released": True}
+    after = await api.post(
+        f"/api/review/queues/{queue_id}/next", json={"skip": [ord]}, headers=_as(ANN)
+    )
+    assert after.json()["item"]["ord"] not in (ord, theirs["item"]["ord"])
+
+
+def test_the_serve_command_reads_review_tokens_by_name() -> None:
+    from aieval.cli._serve import _upload_tokens
+    from aieval.errors import ConfigError
+
+    assert _upload_tokens(["ann=s1", "bob=s2"], "--review-token") == {"ann": "s1", "bob": "s2"}
+    with pytest.raises(ConfigError, match="--review-token: give NAME=TOKEN"):
+        _upload_tokens(["ann"], "--review-token")
