@@ -151,3 +151,18 @@ def test_reviewers_at_once_never_double_label_nor_exceed_an_items_count(
     assert set(per_item.values()) == {reviewers} and len(per_item) == n
     assert max(pairs.values()) == 1
     assert queue.complete == n
+
+
+def test_a_sample_the_reviewer_labelled_for_this_judge_elsewhere_is_not_served(
+    store_location: str,
+) -> None:
+    with Store(store_location) as store:
+        queue_id = _queue(store, 2, reviewers=1)
+        item = store.review_item(queue_id, 0)
+        imported = ReviewLabel(JUDGE.digest, item.run_id, item.sample_id, "ann", passed=True)
+        assert store.add_review_labels([imported]) == 1
+        served = store.reserve_review_item(queue_id, "ann")
+        assert served is not None and served.ord == 1
+        _label(store, queue_id, 1, "ann")
+        assert store.reserve_review_item(queue_id, "ann") is None
+        assert store.reserve_review_item(queue_id, "bob") == item  # another reviewer still may

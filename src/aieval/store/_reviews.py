@@ -233,15 +233,26 @@ class ReviewTable(Connection):
         if held is not None:
             return self.review_item(queue.id, held)
         while True:
-            # items this reviewer has not touched, with a slot free or expired
+            # items this reviewer has not touched (nor labelled for this judge elsewhere: in
+            # another queue, or imported), with a slot free or expired
             candidates = self._read(
                 "SELECT i.ord FROM review_items i WHERE i.queue_id = ?"
                 " AND NOT EXISTS (SELECT 1 FROM review_slots r WHERE r.queue_id = i.queue_id"
                 " AND r.ord = i.ord AND r.reviewer = ?)"
+                " AND NOT EXISTS (SELECT 1 FROM review_labels l WHERE l.judge = ?"
+                " AND l.run_id = i.run_id AND l.sample_id = i.sample_id AND l.reviewer = ?)"
                 " AND (SELECT count(*) FROM review_slots r WHERE r.queue_id = i.queue_id"
                 " AND r.ord = i.ord AND (r.done = 1 OR r.expires_at > ?)) < ?"
                 " ORDER BY i.ord LIMIT ?",
-                (queue.id, reviewer, now, queue.reviewers, _CANDIDATES + len(skipped)),
+                (
+                    queue.id,
+                    reviewer,
+                    queue.judge.digest,
+                    reviewer,
+                    now,
+                    queue.reviewers,
+                    _CANDIDATES + len(skipped),
+                ),
             )
             candidates = [row for row in candidates if int(row[0]) not in skipped]
             if not candidates:
