@@ -15,8 +15,9 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   ├── WorkflowError          invalid workflow definition or run log (names file, field)
     │   ├── RunNotFoundError       no stored run with that id or name
     │   ├── RunInProgressError     resuming a run a live process is still running
-    │   └── ConversationError      an invalid conversation record (names scenario, turn, field)
-    │       └── ReplayMissError    a replayed turn the record lacks (names scenario and turn)
+    │   ├── ConversationError      an invalid conversation record (names scenario, turn, field)
+    │   │   └── ReplayMissError    a replayed turn the record lacks (names scenario and turn)
+    │   └── ReviewError            a review queue refused a request (names queue, item, reviewer)
     ├── ScorerError                a scorer raised or returned something outside 0..1
     ├── FormulaError               a normalization formula got a value it cannot normalize
     ├── ProviderError              a model call failed
@@ -58,6 +59,7 @@ __all__ = [
     "PushError",
     "RateLimitError",
     "ReplayMissError",
+    "ReviewError",
     "RubricError",
     "RunInProgressError",
     "RunNotFoundError",
@@ -306,3 +308,9 @@ class ReplayMissError(ConversationError):
         )
         self.scenario_id = scenario_id
         self.turn = turn
+
+
+class ReviewError(UserError):
+    """A review queue refused a request: an unknown queue, an item the reviewer no longer
+    holds, a second label by the same reviewer, a label file naming unknown samples. The
+    message names the queue, item or line and the reviewer."""

@@ -102,5 +102,5 @@ def test_every_command_is_registered_in_order() -> None:
     commands: dict[str, object] = getattr(group, "commands", {})
     expected = ["run", "export-otel", "runs", "show", "calibrate", "report", "compare", "diff"]
     expected += ["github"]
-    expected += ["serve", "push", "code", "code-report", "rubric", "schema", "import"]
+    expected += ["serve", "push", "code", "code-report", "rubric", "review", "schema", "import"]
     assert list(commands) == expected

@@ -21,6 +21,7 @@ from aieval.cli._judges import calibrate_command, rubric_app
 from aieval.cli._print import err, labelled
 from aieval.cli._push import push_command
 from aieval.cli._report import compare_command, diff_command, report_command, schema_app
+from aieval.cli._review import review_app
 from aieval.cli._run import Interrupted, run_command
 from aieval.cli._serve import serve_command
 from aieval.cli._stored import runs_command, show_command
@@ -60,6 +61,7 @@ app.command("runs", cls=HelpCommand)(runs_command)
 app.command("show", cls=HelpCommand)(show_command)
 app.add_typer(rubric_app, name="rubric")
 app.command("calibrate", cls=HelpCommand)(calibrate_command)
+app.add_typer(review_app, name="review")
 app.add_typer(schema_app, name="schema")
 app.command("report", cls=HelpCommand)(report_command)
 app.command("compare", cls=HelpCommand)(compare_command)

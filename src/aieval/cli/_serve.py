@@ -35,6 +35,15 @@ def serve_command(
             "runs it created (repeatable; the variable holds them apart by spaces).",
         ),
     ] = None,
+    review_token: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--review-token",
+            envvar="AIEVAL_REVIEW_TOKENS",
+            help="NAME=TOKEN: a reviewer's token, which may only label review queues, as NAME "
+            "(repeatable; the variable holds them apart by spaces).",
+        ),
+    ] = None,
     unsafe_no_auth: Annotated[
         bool,
         typer.Option("--unsafe-no-auth", help="Allow a non-loopback bind without a token."),
@@ -73,6 +82,7 @@ def serve_command(
         port=port,
         token=token or None,
         upload_tokens=_upload_tokens(upload_token or ()),
+        review_tokens=_upload_tokens(review_token or (), "--review-token"),
         unsafe_no_auth=unsafe_no_auth,
         allowed_hosts=tuple(allowed_host or ()),
         dataset_roots=roots,
@@ -96,14 +106,14 @@ def serve_command(
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
-def _upload_tokens(given: Sequence[str]) -> dict[str, str]:
+def _upload_tokens(given: Sequence[str], option: str = "--upload-token") -> dict[str, str]:
     """``NAME=TOKEN`` items by name (the token itself is never shown in an error)."""
     tokens: dict[str, str] = {}
     for item in given:
         name, sep, secret = item.partition("=")
         if not sep:
-            raise ConfigError("--upload-token: give NAME=TOKEN (a name, '=', then the token)")
+            raise ConfigError(f"{option}: give NAME=TOKEN (a name, '=', then the token)")
         if name in tokens:
-            raise ConfigError(f"--upload-token: the name {name!r} is given twice")
+            raise ConfigError(f"{option}: the name {name!r} is given twice")
         tokens[name] = secret
     return tokens

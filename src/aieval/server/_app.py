@@ -17,6 +17,7 @@ from aieval.server._manager import RunManager
 from aieval.server._redact import Redactor, redact_logs
 from aieval.server._reports import BundleCache
 from aieval.server._responses import SafeJSONResponse
+from aieval.server._review_api import review_api
 from aieval.server._routes import router
 from aieval.server._security import SecurityMiddleware
 from aieval.server._settings import ServerSettings
@@ -114,11 +115,12 @@ def create_app(
     app.state.table_queries = None if location.is_sqlite else TableQueries(location)
     app.state.bundles = BundleCache()
     app.state.uploads = uploads
-    secrets = [settings.token, *settings.upload_tokens.values()]
+    secrets = [settings.token, *settings.upload_tokens.values(), *settings.review_tokens.values()]
     app.state.redactor = Redactor(secrets, roots=settings.dataset_roots)
     redact_logs(app.state.redactor)
     install_error_handlers(app)
     app.include_router(uploads_api)
+    app.include_router(review_api)
     app.include_router(router)
     app.state.trace_store = received
     app.state.trace_gradings = threading.BoundedSemaphore(MAX_CONCURRENT_GRADINGS)
@@ -132,6 +134,7 @@ def create_app(
         allowed_hosts=settings.host_allowlist(),
         token=settings.token,
         upload_tokens=settings.upload_tokens,
+        review_tokens=settings.review_tokens,
     )
     return app
 

@@ -6,7 +6,9 @@ server's own origin (CSRF); and when a token is set, the request must present it
 ``Authorization: Bearer T`` or in the viewer's cookie. ``GET /?token=T`` trades the token for
 that cookie (HttpOnly, SameSite=Strict), since a browser's EventSource cannot send headers.
 An upload token (by name) reaches only the upload endpoints; its name goes with the request
-(``scope[UPLOADER]``) to say whose runs it may write.
+(``scope[UPLOADER]``) to say whose runs it may write. A review token (by reviewer name)
+reaches only the viewer's page and files and the review endpoints, which no other token
+reaches; its name goes with the request (``scope[REVIEWER]``) and labels as that reviewer.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["NOT_ACCEPTED", "TOKEN_COOKIE", "UPLOADER", "SecurityMiddleware"]
+__all__ = ["NOT_ACCEPTED", "REVIEWER", "TOKEN_COOKIE", "UPLOADER", "SecurityMiddleware"]
 
 TOKEN_COOKIE = "aieval_token"
 #: The 401 message for a token that was sent but is not this server's.
@@ -32,6 +34,18 @@ _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 UPLOADER = "aieval.uploader"
 #: What an upload token may reach.
 _UPLOAD_ROUTES = frozenset({("POST", "/api/runs/import"), ("GET", "/api/runs/import/holding")})
+#: The request scope's key for the reviewer name of the review token it came with.
+REVIEWER = "aieval.reviewer"
+#: Where the review endpoints are: only a review token reaches them.
+REVIEW_PREFIX = "/api/review/"
+#: The viewer's review page.
+REVIEW_PAGE = b"/static/review.html"
+
+
+def _review_page(path: str) -> bool:
+    """What a review token may reach besides the review endpoints: the viewer's page and its
+    static files (the review page is one of them)."""
+    return path == "/" or path.startswith("/static/")
 
 
 #: Sent with every response: the viewer loads nothing but its own files, never runs inline
@@ -59,11 +73,13 @@ class SecurityMiddleware:
         allowed_hosts: frozenset[str],
         token: str | None,
         upload_tokens: Mapping[str, str] | None = None,
+        review_tokens: Mapping[str, str] | None = None,
     ) -> None:
         self.app = app
         self.allowed_hosts = allowed_hosts
         self.token = token
         self.upload_tokens = dict(upload_tokens or {})
+        self.review_tokens = dict(review_tokens or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -93,6 +109,15 @@ class SecurityMiddleware:
                 "send state-changing requests from the server's own origin",
             )
             return
+        reviewing = scope["path"].startswith(REVIEW_PREFIX)
+        if self.token is None and reviewing:
+            await _deny(
+                send,
+                403,
+                "the review queue needs review tokens",
+                "start the server with --token and a --review-token NAME=TOKEN per reviewer",
+            )
+            return
         if self.token is not None:
             if _query_token(scope) is not None and scope["path"] == "/":
                 await self._trade_for_cookie(scope, send)
@@ -107,8 +132,28 @@ class SecurityMiddleware:
                     extra_headers={"www-authenticate": "Bearer"},
                 )
                 return
-            uploader = None if self._matches(given) else self._uploader(given)
-            if uploader is not None:
+            own = self._matches(given)
+            uploader = None if own else self._named(self.upload_tokens, given)
+            reviewer = None if own or uploader else self._named(self.review_tokens, given)
+            if reviewer is not None:
+                if not (reviewing or _review_page(scope["path"])):
+                    await _deny(
+                        send,
+                        403,
+                        f"review token {reviewer!r} may only review",
+                        "open the viewer's review page; read runs with the server's own token",
+                    )
+                    return
+                scope[REVIEWER] = reviewer
+            elif reviewing:
+                await _deny(
+                    send,
+                    403,
+                    "this token has no review right",
+                    "label with a review token of your own (--review-token NAME=TOKEN)",
+                )
+                return
+            elif uploader is not None:
                 if (scope["method"], scope["path"]) not in _UPLOAD_ROUTES:
                     await _deny(
                         send,
@@ -118,7 +163,7 @@ class SecurityMiddleware:
                     )
                     return
                 scope[UPLOADER] = uploader
-            elif not self._matches(given):
+            elif not own:
                 # same status as no token, and nothing about the right one
                 await _deny(
                     send,
@@ -134,19 +179,22 @@ class SecurityMiddleware:
         assert self.token is not None
         return hmac.compare_digest(given.encode(), self.token.encode())
 
-    def _uploader(self, given: str) -> str | None:
-        """The name of the upload token ``given`` is, or ``None``."""
+    def _named(self, tokens: Mapping[str, str], given: str) -> str | None:
+        """The name of the token of ``tokens`` that ``given`` is, or ``None``."""
         found = None
-        for name, secret in self.upload_tokens.items():  # each compared: no early exit
+        for name, secret in tokens.items():  # each compared: no early exit
             if hmac.compare_digest(given.encode(), secret.encode()):
                 found = name
         return found
 
     async def _trade_for_cookie(self, scope: Scope, send: Send) -> None:
         given = _query_token(scope) or ""
-        if not self._matches(given):
+        reviewer = not self._matches(given) and self._named(self.review_tokens, given)
+        if not (self._matches(given) or reviewer):
             await _deny(send, 401, NOT_ACCEPTED, "check the token the server printed")
             return
+        # a reviewer's browser goes to the review page (the rest of the viewer is not theirs)
+        page = REVIEW_PAGE if reviewer else b"/"
         cookie = f"{TOKEN_COOKIE}={given}; HttpOnly; SameSite=Strict; Path=/"
         # the redirect drops the token from the address bar and the browser history
         await send(
@@ -154,7 +202,7 @@ class SecurityMiddleware:
                 "type": "http.response.start",
                 "status": 303,
                 "headers": [
-                    (b"location", b"/"),
+                    (b"location", page),
                     (b"set-cookie", cookie.encode()),
                     (b"content-length", b"0"),
                 ],

@@ -44,6 +44,9 @@ class ServerSettings:
         upload_tokens: more bearer tokens, by name, that may only upload runs (``aieval push``):
             each may add samples only to the runs it created, which record its name. Needs
             ``token``.
+        review_tokens: bearer tokens, by reviewer name, with the ``review`` right: each reaches
+            only the viewer's page and the review queue's endpoints, and labels as its name.
+            The review endpoints answer 403 to every other token. Needs ``token``.
         unsafe_no_auth: allow a non-loopback bind without a token (anyone who can reach the
             port can start evaluations and read every result).
         allowed_hosts: extra ``Host`` header values to accept (a LAN name, a proxy's name).
@@ -57,6 +60,7 @@ class ServerSettings:
     port: int = 8765
     token: str | None = None
     upload_tokens: Mapping[str, str] = field(default_factory=dict)
+    review_tokens: Mapping[str, str] = field(default_factory=dict)
     unsafe_no_auth: bool = False
     allowed_hosts: tuple[str, ...] = ()
     dataset_roots: tuple[Path, ...] = field(default_factory=lambda: (Path.cwd(),))
@@ -82,21 +86,25 @@ class ServerSettings:
             )
 
     def _check_upload_tokens(self) -> None:
-        if self.upload_tokens and self.token is None:
-            raise ConfigError(
-                "upload tokens need the server's own token: start it with --token or AIEVAL_TOKEN"
-            )
-        for name, secret in self.upload_tokens.items():
-            if not _TOKEN_NAME.fullmatch(name):
+        for kind, tokens in (("upload", self.upload_tokens), ("review", self.review_tokens)):
+            if tokens and self.token is None:
                 raise ConfigError(
-                    f"upload token name {name!r}: use 1 to 64 letters, digits, '-' or '_', "
-                    "starting with a letter or digit"
+                    f"{kind} tokens need the server's own token: start it with --token or"
+                    " AIEVAL_TOKEN"
                 )
-            if not secret:
-                raise ConfigError(f"upload token {name!r} must not be empty")
-        secrets = [self.token, *self.upload_tokens.values()]
+            for name, secret in tokens.items():
+                if not _TOKEN_NAME.fullmatch(name):
+                    raise ConfigError(
+                        f"{kind} token name {name!r}: use 1 to 64 letters, digits, '-' or '_', "
+                        "starting with a letter or digit"
+                    )
+                if not secret:
+                    raise ConfigError(f"{kind} token {name!r} must not be empty")
+        secrets = [self.token, *self.upload_tokens.values(), *self.review_tokens.values()]
         if len(set(secrets)) != len(secrets):
-            raise ConfigError("every upload token must differ from the others and from --token")
+            raise ConfigError(
+                "every upload and review token must differ from the others and from --token"
+            )
 
     def host_allowlist(self) -> frozenset[str]:
         """Every ``Host`` header name accepted (lower case, without port or brackets)."""

@@ -23,6 +23,7 @@ from aieval.store._received import (
     earlier_trace_file,
 )
 from aieval.store._report_sums import FailedVerdict, ReportSums
+from aieval.store._reviews import HOLD_S, NewReviewQueue, ReviewItem, ReviewQueue
 from aieval.store._run_sums import (
     CriterionSums,
     GateSums,
@@ -57,6 +58,7 @@ from aieval.store._transfer import (
 
 __all__ = [
     "HEARTBEAT_EVERY_S",
+    "HOLD_S",
     "MEMORY",
     "READ_POOL",
     "RUN_ID_SHAPE",
@@ -77,6 +79,7 @@ __all__ = [
     "KeptColumns",
     "LatencySums",
     "ListedSample",
+    "NewReviewQueue",
     "PairDetails",
     "PairSamples",
     "PairScores",
@@ -87,6 +90,8 @@ __all__ = [
     "ReceivedRequest",
     "ReceivedTraces",
     "ReportSums",
+    "ReviewItem",
+    "ReviewQueue",
     "RunHolding",
     "RunRow",
     "RunSums",

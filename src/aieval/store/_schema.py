@@ -57,8 +57,10 @@ __all__ = [
 #: (``run_order_stats``) and the slices a report asked for (``run_slices``), kept on first
 #: use; and a run's columns kept as its batches are written (``run_columns``:
 #: :mod:`aieval.store._kept_columns`), so two runs are compared from arrays (a run stored
-#: before has none and is compared from its rows).
-SCHEMA_VERSION = 11
+#: before has none and is compared from its rows); 12: the review queue of a judge
+#: (``review_queues``, ``review_items``, ``review_slots``) and reviewers' labels
+#: (``review_labels``: :mod:`aieval.store._reviews`), new tables an older store gains empty.
+SCHEMA_VERSION = 12
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {
@@ -264,6 +266,55 @@ CREATE TABLE IF NOT EXISTS response_cache (
     response TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+-- a review queue: the items of some runs chosen for human labels of one judge
+CREATE TABLE IF NOT EXISTS review_queues (
+    id         TEXT PRIMARY KEY,
+    name       TEXT NOT NULL,
+    judge      TEXT NOT NULL,                   -- the JudgeKey's digest
+    scorer     TEXT NOT NULL,                   -- ... its scorer name
+    identity   TEXT NOT NULL,                   -- JSON: ... and its identity, [[key, value]]
+    runs       TEXT NOT NULL,                   -- JSON: the run ids it was built from
+    selection  TEXT NOT NULL,                   -- JSON: how its items were chosen
+    reviewers  INTEGER NOT NULL,                -- labels wanted per item
+    created_by TEXT,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS review_items (
+    queue_id   TEXT NOT NULL REFERENCES review_queues (id) ON DELETE CASCADE,
+    ord        INTEGER NOT NULL,                -- its place in the queue (served in this order)
+    run_id     TEXT NOT NULL,
+    sample_id  TEXT NOT NULL,
+    stratum    TEXT NOT NULL,                   -- why it was chosen (stratified | uncertain ...)
+    PRIMARY KEY (queue_id, ord),
+    UNIQUE (queue_id, run_id, sample_id)
+);
+-- an item's places for reviewers (1..reviewers): held by a reservation until expires_at, or
+-- for good once its reviewer saved a label (done = 1); the keys make taking one atomic
+CREATE TABLE IF NOT EXISTS review_slots (
+    queue_id   TEXT NOT NULL,
+    ord        INTEGER NOT NULL,
+    slot       INTEGER NOT NULL,
+    reviewer   TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    done       INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (queue_id, ord, slot),
+    UNIQUE (queue_id, ord, reviewer),
+    FOREIGN KEY (queue_id, ord) REFERENCES review_items (queue_id, ord) ON DELETE CASCADE
+);
+-- reviewers' labels of a judge's samples: one per reviewer per sample and judge
+CREATE TABLE IF NOT EXISTS review_labels (
+    judge       TEXT NOT NULL,                  -- the JudgeKey's digest
+    run_id      TEXT NOT NULL,
+    sample_id   TEXT NOT NULL,
+    reviewer    TEXT NOT NULL,
+    passed      INTEGER,                        -- 1 | 0 | NULL (a score instead)
+    score       REAL,                           -- 0..1 | NULL
+    note        TEXT NOT NULL,
+    labelled_at REAL NOT NULL,
+    queue_id    TEXT,                           -- the queue it was saved in (NULL: imported)
+    PRIMARY KEY (judge, run_id, sample_id, reviewer)
+);
+CREATE INDEX IF NOT EXISTS review_labels_time ON review_labels (judge, labelled_at);
 CREATE TABLE IF NOT EXISTS embedding_cache (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,

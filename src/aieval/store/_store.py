@@ -2,9 +2,9 @@
 
 :class:`Store` joins the tables' parts: runs (``_runs``), sample writes and reads
 (``_sample_writes``, ``_sample_reads``, ``_column_reads``, ``_pair_reads``), a run's sums in
-SQL (``_run_sums``, ``_pair_sums``), judge calibrations
-(``_calibrations``) and copying runs between stores (``_transfer``), all over one connection
-(``_connection``) to a backend (``_backend``: SQLite or PostgreSQL).
+SQL (``_run_sums``, ``_pair_sums``), judge calibrations (``_calibrations``), review queues
+and labels (``_reviews``) and copying runs between stores (``_transfer``), all over one
+connection (``_connection``) to a backend (``_backend``: SQLite or PostgreSQL).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from aieval.store._pair_details import PairDetailsReader
 from aieval.store._pair_reads import PairReader
 from aieval.store._pair_sums import PairSumsReader
 from aieval.store._report_sums import ReportSumsReader
+from aieval.store._reviews import ReviewTable
 from aieval.store._runs import RunRow, RunTable, new_run_id
 from aieval.store._sample_reads import SampleReader
 from aieval.store._sample_writes import SampleWriter
@@ -46,6 +47,7 @@ class Store(
     GradedSumsReader,
     PairDetailsReader,
     CalibrationTable,
+    ReviewTable,
     TransferTable,
 ):
     """A run store: an SQLite file (WAL mode, safe for several readers and one writer), or a

@@ -1,0 +1,252 @@
+"""The review queue's API: queues with progress, a reviewer's next item (blind), labels.
+
+Only a review token reaches these endpoints (:mod:`aieval.server._security`); the token's
+name is the reviewer. An item is served blind: its input, prompt, expected and answer, never
+the judge's score, reason, verdicts or the sample's pass flag, until this reviewer saved a
+label for it; the save's answer reveals them, with the queue's agreement so far.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from aieval.core import ReviewLabel
+from aieval.errors import ConfigError
+from aieval.judges import MAX_NOTE, QueueRequest, build_queue, parse_mix
+from aieval.server._responses import SafeJSONResponse
+from aieval.server._security import REVIEWER
+from aieval.stats import cohen_kappa
+from aieval.store import ReviewItem, ReviewQueue, Store
+
+__all__ = ["MAX_NOTE", "review_api"]
+
+#: Labels an agreement figure reads at most (the newest), so an answer stays small.
+_AGREEMENT_LABELS = 5000
+
+review_api = APIRouter(prefix="/api/review", tags=["review"])
+_Ord = Annotated[int, Path(ge=0, le=10**9)]
+_QueueId = Annotated[str, Path(min_length=1, max_length=200)]
+
+
+class QueueCreate(BaseModel):
+    """A new queue: the runs and the judge's scorer, its size, reviewers per item, selection."""
+
+    model_config = ConfigDict(extra="forbid")
+    runs: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        min_length=1, max_length=100
+    )
+    scorer: str = Field(min_length=1, max_length=200)
+    size: int = Field(50, ge=1, le=10000)
+    reviewers: int = Field(2, ge=1, le=20)
+    selection: str = Field(
+        "stratified=40,uncertain=40,random=20",
+        max_length=200,
+        description="ways and shares: stratified, uncertain, random",
+    )
+    seed: int = Field(0, ge=0, le=2**31)
+    name: str | None = Field(None, min_length=1, max_length=200)
+
+
+class NextAsk(BaseModel):
+    """Items the reviewer skipped (their places), not to be served again now."""
+
+    model_config = ConfigDict(extra="forbid")
+    skip: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1000)
+
+
+class LabelSave(BaseModel):
+    """One reviewer's label: pass/fail or a score on 0..1, and a note."""
+
+    model_config = ConfigDict(extra="forbid")
+    passed: bool | None = None
+    score: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
+    note: str = Field("", max_length=MAX_NOTE)
+
+
+def _reviewer(request: Request) -> str:
+    name = request.scope.get(REVIEWER)
+    if not isinstance(name, str):  # the middleware lets only review tokens through
+        raise HTTPException(403, "this token has no review right")
+    return name
+
+
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.store
+    return store
+
+
+def _queue_body(queue: ReviewQueue, reviewer: str) -> dict[str, Any]:
+    return {
+        "id": queue.id,
+        "name": queue.name,
+        "judge": {"digest": queue.judge.digest, "label": queue.judge.label()},
+        "runs": list(queue.runs),
+        "selection": queue.selection,
+        "reviewers": queue.reviewers,
+        "created_by": queue.created_by,
+        "created_at": queue.created_at,
+        "items": queue.items,
+        "complete": queue.complete,
+        "labels": queue.labels,
+        "wanted": queue.items * queue.reviewers,
+        "yours": queue.by_reviewer.get(reviewer, 0),
+        "by_reviewer": queue.by_reviewer,
+    }
+
+
+@review_api.get("/queues")
+def list_queues(request: Request) -> SafeJSONResponse:
+    """Every review queue with its progress (and the calling reviewer's own count)."""
+    reviewer = _reviewer(request)
+    queues = _store(request).review_queues()
+    return SafeJSONResponse({"queues": [_queue_body(q, reviewer) for q in queues]})
+
+
+@review_api.post("/queues", status_code=201)
+def create_queue(body: QueueCreate, request: Request) -> SafeJSONResponse:
+    """Build a queue from stored runs and a scorer (the judge read from the runs' stored
+    options; runs of different judges are refused, naming them)."""
+    reviewer = _reviewer(request)
+    store = _store(request)
+    queue_id = build_queue(
+        store,
+        QueueRequest(
+            runs=tuple(body.runs),
+            scorer=body.scorer,
+            size=body.size,
+            reviewers=body.reviewers,
+            mix=parse_mix(body.selection),
+            seed=body.seed,
+            name=body.name,
+            created_by=reviewer,
+        ),
+    )
+    return SafeJSONResponse(_queue_body(store.review_queue(queue_id), reviewer), status_code=201)
+
+
+@review_api.get("/queues/{queue_id}")
+def get_queue(queue_id: _QueueId, request: Request) -> SafeJSONResponse:
+    """One queue's progress."""
+    reviewer = _reviewer(request)
+    return SafeJSONResponse(_queue_body(_store(request).review_queue(queue_id), reviewer))
+
+
+def _blind_item(store: Store, queue: ReviewQueue, item: ReviewItem) -> dict[str, Any]:
+    """What a reviewer sees before labelling: the sample's texts, nothing of the judge."""
+    sample = store.get_sample(item.run_id, item.sample_id)
+    return {
+        "queue": queue.id,
+        "ord": item.ord,
+        "run_id": item.run_id,
+        "sample_id": item.sample_id,
+        "input": sample.input,
+        "prompt": sample.prompt,
+        "expected": sample.expected,
+        "prediction": sample.prediction,
+    }
+
+
+@review_api.post("/queues/{queue_id}/next")
+def next_item(
+    queue_id: _QueueId, request: Request, body: NextAsk | None = None
+) -> SafeJSONResponse:
+    """Reserve the calling reviewer's next item (or give back the one it holds), blind;
+    ``item`` is null when nothing is left for this reviewer."""
+    reviewer = _reviewer(request)
+    store = _store(request)
+    queue = store.review_queue(queue_id)
+    skip = body.skip if body is not None else []
+    item = store.reserve_review_item(queue.id, reviewer, skip=skip)
+    return SafeJSONResponse(
+        {
+            "item": None if item is None else _blind_item(store, queue, item),
+            "queue": _queue_body(store.review_queue(queue.id), reviewer),
+        }
+    )
+
+
+@review_api.post("/queues/{queue_id}/items/{ord}/label")
+def save_label(
+    queue_id: _QueueId, ord: _Ord, body: LabelSave, request: Request
+) -> SafeJSONResponse:
+    """Save the calling reviewer's label of an item it holds; the answer reveals the judge's
+    score, reason and verdicts, and the queue's agreement so far."""
+    reviewer = _reviewer(request)
+    if (body.passed is None) == (body.score is None):
+        raise ConfigError("a label gives either passed (true or false) or a score from 0 to 1")
+    store = _store(request)
+    queue = store.review_queue(queue_id)
+    item = store.review_item(queue.id, ord)
+    label = ReviewLabel(
+        judge=queue.judge.digest,
+        run_id=item.run_id,
+        sample_id=item.sample_id,
+        reviewer=reviewer,
+        passed=body.passed,
+        score=body.score,
+        note=body.note,
+        labelled_at=time.time(),
+    )
+    store.save_review_label(queue.id, ord, label)
+    return SafeJSONResponse(
+        {
+            "saved": True,
+            "judge": _revealed(store, queue, item),
+            "agreement": _agreement(store, queue),
+            "queue": _queue_body(store.review_queue(queue.id), reviewer),
+        }
+    )
+
+
+@review_api.post("/queues/{queue_id}/items/{ord}/release")
+def release_item(queue_id: _QueueId, ord: _Ord, request: Request) -> SafeJSONResponse:
+    """Give back the calling reviewer's reservation of an item (skip it for now)."""
+    reviewer = _reviewer(request)
+    store = _store(request)
+    queue = store.review_queue(queue_id)
+    return SafeJSONResponse({"released": store.release_review_item(queue.id, ord, reviewer)})
+
+
+def _threshold(queue: ReviewQueue) -> float:
+    value = queue.selection.get("threshold")
+    return float(value) if isinstance(value, int | float) else 0.5
+
+
+def _revealed(store: Store, queue: ReviewQueue, item: ReviewItem) -> dict[str, Any]:
+    """The judge's side of an item, shown once the reviewer saved a label."""
+    score = store.get_sample(item.run_id, item.sample_id).scores.get(queue.judge.scorer)
+    if score is None:
+        return {"score": None, "passed": None, "reason": None, "verdicts": []}
+    verdicts = (score.metadata or {}).get("verdicts")
+    return {
+        "score": score.value,
+        "passed": None if score.value is None else score.value >= _threshold(queue),
+        "reason": score.reason,
+        "verdicts": verdicts if isinstance(verdicts, list) else [],
+        "stratum": item.stratum,
+    }
+
+
+def _agreement(store: Store, queue: ReviewQueue) -> dict[str, Any]:
+    """The queue's labels against the judge's pass/fail: how many, how many agree, kappa."""
+    labels = store.review_labels(queue=queue.id)[-_AGREEMENT_LABELS:]
+    threshold = _threshold(queue)
+    human, judge = [], []
+    for label in labels:
+        score = store.get_sample(label.run_id, label.sample_id).scores.get(queue.judge.scorer)
+        if score is None or score.value is None:
+            continue
+        human.append(label.positive(threshold))
+        judge.append(score.value >= threshold)
+    agree = sum(a == b for a, b in zip(human, judge, strict=True))
+    kappa = cohen_kappa(human, judge, zero_division=float("nan")) if human else None
+    return {
+        "labels": len(human),
+        "agree": agree,
+        "kappa": None if kappa is None or kappa != kappa else round(kappa, 4),
+    }

@@ -1,0 +1,119 @@
+"""The review page (Chromium): two reviewers with their own tokens label a queue by keyboard,
+blind until each save; the judge's verdict and the agreement appear after it; a token without
+the review right is refused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+from tests.server.test_review_api import judged_run  # noqa: E402
+from tests.server.test_viewer_browser import (  # noqa: E402
+    VIEWPORT,
+    browser,  # noqa: F401  (the shared Chromium fixture)
+)
+from tests.support.server import LiveServer  # noqa: E402
+
+import aieval.server as server_api  # noqa: E402
+from aieval import Store  # noqa: E402
+from aieval.judges import QueueRequest, build_queue  # noqa: E402
+
+pytestmark = pytest.mark.slow
+TOKENS = {"ann": "ann-review-secret", "bob": "bob-review-secret"}
+OWN = "own-secret-token"
+ITEMS = 10
+
+
+@pytest.fixture(scope="module")
+def review_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
+    """The server's address, the queue's id and the store's location."""
+    root: Path = tmp_path_factory.mktemp("review-viewer")
+    db = str(root / "runs.db")
+    with Store(db) as store:
+        judged_run(store, n=ITEMS)
+        queue_id = build_queue(store, QueueRequest(("judged",), "helpful", size=ITEMS))
+    settings = server_api.ServerSettings(dataset_roots=(root,), token=OWN, review_tokens=TOKENS)
+    app = server_api.create_app(db, settings)
+    try:
+        with LiveServer(app) as live:
+            yield live.url, queue_id, db
+    finally:
+        app.state.manager.shutdown()
+
+
+def _page(chromium: Any, url: str, token: str) -> tuple[Any, Any, list[str], list[str]]:
+    """A page signed in with ``token``; what the review API answered, and page errors."""
+    context = chromium.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    answers: list[str] = []
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    def keep(response: Any) -> None:
+        if "/api/review/" in response.url:
+            answers.append(f"{response.url} {response.text()}")
+
+    page.on("response", keep)
+    page.goto(f"{url}/?token={token}")
+    return context, page, answers, errors
+
+
+def _label_all(page: Any, answers: list[str]) -> int:
+    """Label every item served, by keyboard, checking each is blind until saved."""
+    labelled = 0
+    while True:
+        page.locator("#review-item, #review-done").first.wait_for()
+        if page.locator("#review-done").count():
+            return labelled
+        ord = page.locator("#review-item").get_attribute("data-ord")
+        assert "JUDGE-REASON" not in page.content()  # nothing of the judge in the DOM
+        assert not any("JUDGE-REASON" in a for a in answers)  # ... nor in any answer yet
+        page.keyboard.press("f" if labelled % 3 == 0 else "p")
+        page.keyboard.press("n")
+        page.keyboard.type("seen")
+        page.keyboard.press("Escape")
+        page.keyboard.press("s")
+        page.locator("#review-reveal:not([hidden]) #judge-reason").wait_for()
+        assert "JUDGE-REASON-" in page.locator("#judge-reason").inner_text()
+        assert "labels agree with the judge" in page.locator("#review-agreement").inner_text()
+        answers.clear()  # the next item's answers must be blind again
+        labelled += 1
+        page.keyboard.press("Enter")
+        page.locator(f"#review-done, #review-item:not([data-ord='{ord}'])").first.wait_for()
+
+
+def test_two_reviewers_label_by_keyboard_blind_and_a_third_token_is_refused(
+    request: pytest.FixtureRequest, review_server: tuple[str, str, str]
+) -> None:
+    url, queue_id, db = review_server
+    chromium = request.getfixturevalue("browser")
+    done = {}
+    for name, token in TOKENS.items():
+        context, page, answers, errors = _page(chromium, url, token)
+        try:
+            page.goto(f"{url}/static/review.html?queue={queue_id}")
+            done[name] = _label_all(page, answers)
+            assert f"{ITEMS} labelled by you" in page.locator("#review-progress").inner_text()
+            assert errors == []
+        finally:
+            context.close()
+    assert done == {"ann": ITEMS, "bob": ITEMS}
+    with Store(db) as store:
+        labels = store.review_labels(queue=queue_id)
+        assert store.review_queue(queue_id).complete == ITEMS
+    assert len(labels) == 2 * ITEMS and {label.note for label in labels} == {"seen"}
+    assert len({(label.sample_id, label.reviewer) for label in labels}) == 2 * ITEMS
+    # the server's own token has no review right: the page says so
+    context, page, _, _ = _page(chromium, url, OWN)
+    try:
+        page.goto(f"{url}/static/review.html?queue={queue_id}")
+        refused = page.locator("#review-error")
+        refused.wait_for()
+        assert "no review right" in refused.inner_text()
+    finally:
+        context.close()
