@@ -1,10 +1,28 @@
 """LLM-as-judge (spec 8): pointwise, rubric, pairwise and multi-judge scorers, calibration.
 
 The judges are scorers and also live in :mod:`aieval.scorers`; this package adds calibration
-against human labels and the anti-verbosity padding test.
+against human labels, agreement with reviewers on pass/fail (kappa, TPR, TNR with intervals),
+certification, the corrected pass rate, and the anti-verbosity padding test.
 """
 
+from aieval.judges._agreement import (
+    Agreement,
+    SampleKey,
+    agreement,
+    judge_verdicts,
+    read_review_labels,
+)
 from aieval.judges._calibration import CalibrationReport, HumanLabel, calibrate, load_labels
+from aieval.judges._certification import (
+    DEFAULT_KAPPA_FLOOR,
+    DEFAULT_MIN_LABELS,
+    Certificate,
+    Certification,
+    CertificationStatus,
+    certify,
+    labels_to_settle,
+)
+from aieval.judges._correction import corrected_pass_rate
 from aieval.judges._verbosity import PaddingReport, padding_test
 from aieval.scorers import (
     INCONSISTENCY_WARNING_RATE,
@@ -23,23 +41,36 @@ from aieval.scorers import (
 )
 
 __all__ = [
+    "DEFAULT_KAPPA_FLOOR",
+    "DEFAULT_MIN_LABELS",
     "INCONSISTENCY_WARNING_RATE",
     "JUDGE_PROMPT_VERSION",
     "PAIRWISE_PROMPT_VERSION",
     "RUBRIC_PROMPT_VERSION",
+    "Agreement",
     "CalibrationReport",
+    "Certificate",
+    "Certification",
+    "CertificationStatus",
     "HumanLabel",
     "PaddingReport",
     "PairwiseOutcome",
     "PairwiseReport",
+    "SampleKey",
+    "agreement",
     "calibrate",
+    "certify",
     "compare_pairwise",
     "compare_pairwise_async",
+    "corrected_pass_rate",
+    "judge_verdicts",
+    "labels_to_settle",
     "llm_judge",
     "load_labels",
     "multi_judge",
     "neutralize",
     "padding_test",
     "pairwise_judge",
+    "read_review_labels",
     "rubric_judge",
 ]
