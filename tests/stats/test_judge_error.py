@@ -49,7 +49,7 @@ def test_kappa_standard_error_matches_the_spread_of_kappa_over_samples() -> None
     counts = np.round(cells * 200).astype(int)
     human = [False] * (counts[0] + counts[1]) + [True] * (counts[2] + counts[3])
     judge = [False] * counts[0] + [True] * counts[1] + [False] * counts[2] + [True] * counts[3]
-    ci = kappa_interval(human, judge)
+    ci = kappa_interval(human, judge, method="analytic")
     se = (ci.high - ci.low) / (2 * 1.959964)
     assert se == pytest.approx(spread, rel=0.07)
 
@@ -125,3 +125,18 @@ def test_the_interval_reflects_the_labels_uncertainty() -> None:
     # A perfect judge on its labels still leaves an interval wider than the run's alone.
     perfect = rogan_gladen(700, 1000, true_pos=50, positives=50, true_neg=50, negatives=50)
     assert perfect.high - perfect.low > perfect.raw_interval.high - perfect.raw_interval.low
+
+
+def test_the_bootstrap_interval_is_seeded_and_near_the_analytic_one_on_many_items() -> None:
+    rng = np.random.default_rng(3)
+    a = (rng.random(400) < 0.5).tolist()
+    b = [x if rng.random() < 0.85 else not x for x in a]
+    boot = kappa_interval(a, b)
+    assert boot == kappa_interval(a, b)  # seeded: a report is reproducible
+    assert boot != kappa_interval(a, b, seed=1)
+    analytic = kappa_interval(a, b, method="analytic")
+    assert boot.estimate == analytic.estimate
+    assert boot.low == pytest.approx(analytic.low, abs=0.02)
+    assert boot.high == pytest.approx(analytic.high, abs=0.02)
+    with pytest.raises(ConfigError, match="bootstrap or analytic"):
+        kappa_interval(a, b, method="exact")  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Literal
 
 import numpy as np
 
@@ -28,17 +29,28 @@ def _z(confidence: float) -> float:
 
 
 def kappa_interval(
-    a: Sequence[bool], b: Sequence[bool], *, confidence: float = 0.95
+    a: Sequence[bool],
+    b: Sequence[bool],
+    *,
+    confidence: float = 0.95,
+    method: Literal["bootstrap", "analytic"] = "bootstrap",
+    n_resamples: int = 2000,
+    seed: int = 0,
 ) -> ConfidenceInterval:
-    """Cohen's kappa of two raters' pass/fail with its large-sample (Wald) interval.
+    """Cohen's kappa of two raters' pass/fail with its interval.
 
-    The standard error is the non-null one of Fleiss, Cohen and Everitt (1969); the interval is
-    ``kappa ± z·se`` clipped to [-1, 1]. The simulation in ``bench/judge_correction.py`` chose it
-    over a percentile bootstrap by measured coverage (see docs/certify.md). When both raters
-    always give one same label, kappa is undefined: the estimate is 0 and the interval [-1, 1].
+    ``bootstrap`` (the default) is the percentile interval over items resampled with
+    replacement (drawn as the 2x2 table's counts, which is the same thing), seeded.
+    ``analytic`` is ``kappa ± z·se`` with the non-null standard error of Fleiss, Cohen and
+    Everitt (1969), clipped to [-1, 1]. The simulation in ``bench/judge_correction.py`` chose
+    the bootstrap: on 100 labels the analytic interval covered the true kappa in as few as 92%
+    of runs, the bootstrap in at least 93% (docs/certify.md). A resample, or the data, where
+    both raters give one same label has kappa 0 (undefined); for the data the interval is then
+    [-1, 1].
 
     Example:
-        >>> ci = kappa_interval([True, True, False, False] * 25, [True, False, False, False] * 25)
+        >>> a, b = [True, True, False, False] * 25, [True, False, False, False] * 25
+        >>> ci = kappa_interval(a, b, method="analytic")
         >>> round(ci.estimate, 3), round(ci.low, 3), round(ci.high, 3)
         (0.5, 0.353, 0.647)
     """
@@ -46,24 +58,43 @@ def kappa_interval(
         raise ConfigError(
             f"kappa_interval: the two raters have {len(a)} and {len(b)} labels; pair them"
         )
-    table = np.zeros((2, 2))
+    table = np.zeros(4)
     for x, y in zip(a, b, strict=True):
-        table[int(bool(x)), int(bool(y))] += 1
-    n = float(table.sum())
-    p = table / n
+        table[2 * int(bool(x)) + int(bool(y))] += 1
+    n = int(table.sum())
+    kappa = float(_kappas(table[None, :])[0])
+    p = table.reshape(2, 2) / n
     rows, cols = p.sum(axis=1), p.sum(axis=0)
-    agree = float(np.trace(p))
     chance = float(rows @ cols)
     if chance >= 1.0:
         return ConfidenceInterval(0.0, -1.0, 1.0, confidence)
-    kappa = (agree - chance) / (1.0 - chance)
+    z = _z(confidence)
+    if method == "bootstrap":
+        rng = np.random.default_rng(seed)
+        resampled = _kappas(rng.multinomial(n, table / n, n_resamples).astype(float))
+        tail = (1.0 - confidence) / 2.0
+        low, high = np.quantile(resampled, [tail, 1.0 - tail])
+        return ConfidenceInterval(kappa, float(low), float(high), confidence)
+    if method != "analytic":
+        raise ConfigError(f"kappa_interval: method must be bootstrap or analytic, not {method!r}")
     diag = sum(p[i, i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
     off = (1.0 - kappa) ** 2 * sum(
         p[i, j] * (cols[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j
     )
     var = (diag + off - (kappa - chance * (1.0 - kappa)) ** 2) / (n * (1.0 - chance) ** 2)
-    half = _z(confidence) * math.sqrt(max(var, 0.0))
+    half = z * math.sqrt(max(var, 0.0))
     return ConfidenceInterval(kappa, max(-1.0, kappa - half), min(1.0, kappa + half), confidence)
+
+
+def _kappas(cells: np.ndarray) -> np.ndarray:
+    """Kappa of each row of 2x2 counts ``[n00, n01, n10, n11]``; 0 where it is undefined."""
+    p = cells / cells.sum(axis=1, keepdims=True)
+    agree = p[:, 0] + p[:, 3]
+    first, second = p[:, 2] + p[:, 3], p[:, 1] + p[:, 3]
+    chance = first * second + (1.0 - first) * (1.0 - second)
+    safe = np.where(chance < 1.0, 1.0 - chance, 1.0)
+    out: np.ndarray = np.where(chance < 1.0, (agree - chance) / safe, 0.0)
+    return out
 
 
 def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
