@@ -23,6 +23,7 @@ from aieval.judges._certification import (
     labels_to_settle,
 )
 from aieval.judges._correction import corrected_pass_rate
+from aieval.judges._summary import JudgeRun, JudgeSummary, RunRate, run_judges, summarize_judges
 from aieval.judges._verbosity import PaddingReport, padding_test
 from aieval.scorers import (
     INCONSISTENCY_WARNING_RATE,
@@ -53,9 +54,12 @@ __all__ = [
     "Certification",
     "CertificationStatus",
     "HumanLabel",
+    "JudgeRun",
+    "JudgeSummary",
     "PaddingReport",
     "PairwiseOutcome",
     "PairwiseReport",
+    "RunRate",
     "SampleKey",
     "agreement",
     "calibrate",
@@ -73,4 +77,6 @@ __all__ = [
     "pairwise_judge",
     "read_review_labels",
     "rubric_judge",
+    "run_judges",
+    "summarize_judges",
 ]
