@@ -71,3 +71,47 @@ def test_judges_prints_agreement_status_and_corrected_rate(
         assert part in text.stdout
     other = run_main(capsys, monkeypatch, *args, "--scorer", "nope")
     assert other.returncode == 2 and "have no judge named 'nope'" in other.stderr
+
+
+def test_judges_stores_a_certificate_and_reports_drift_from_newer_labels(
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    openai_server.responder = scripted
+    db = tmp_path / "runs.db"
+    judge = llm_judge("Be right.", provider=provider_for(openai_server), model="judge-v1")
+    rows = [{"id": f"s{i}", "prompt": "q", "prediction": f"grade {g}"} for i, g in enumerate(JUDGE)]
+    run_id = run(name="cal", dataset=rows, scorers=[judge], store=db).id
+    with Store(db) as store:
+        [(key, threshold)] = run_judges(store.get_run(run_id).config)
+    agreeing = [
+        {"judge": key.digest, "run_id": run_id, "sample_id": f"s{i}", "reviewer": "ana",
+         "passed": g / 10 >= threshold, "labelled_at": 1000.0}
+        for i, g in enumerate(JUDGE)
+    ]  # fmt: skip
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(x) + "\n" for x in agreeing), encoding="utf-8")
+    args = ["judges", "cal", "--labels", str(labels), "--db", str(db), "--min-labels", "30"]
+    first = run_main(capsys, monkeypatch, *args, "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)[0]["certification"]["status"] == "certified"
+    with Store(db) as store:
+        [cert] = store.certificates(key.digest)
+    assert cert.n == 40 and cert.bound >= 0.6 and cert.label == "llm_judge@judge-v1"
+
+    # Two later reviewers overrule the first on half the items: the bound falls below 0.6.
+    newer = [
+        {**row, "reviewer": who, "passed": not row["passed"], "labelled_at": cert.certified_at + 1}
+        for row in agreeing[::2]
+        for who in ("bo", "cy")
+    ]
+    labels.write_text("".join(json.dumps(x) + "\n" for x in agreeing + newer), encoding="utf-8")
+    again = run_main(capsys, monkeypatch, *args, "--json")
+    assert again.returncode == 0, again.stderr
+    status = json.loads(again.stdout)[0]["certification"]
+    assert status["status"] == "drifting" and status["newer"] == len(newer)
+    assert status["certificate"]["certified_at"] == cert.certified_at
+    with Store(db) as store:
+        assert len(store.certificates(key.digest)) == 1  # no new certificate while drifting

@@ -91,21 +91,36 @@ def judges_command(
     intervals, base rate, status (certified, uncertified, drifting), raw and corrected pass rate."""
     import time
 
-    from aieval.judges import JudgeRun, read_review_labels, summarize_judges
+    from aieval.judges import Certificate, JudgeRun, read_review_labels, summarize_judges
 
     store = existing_store(db)
     runs = []
     for ref in run_refs:
         row = store.get_run(ref)
         runs.append(JudgeRun(row.id, row.config, list(store.iter_samples(row.id))))
+    held: dict[str, Certificate] = {}
+    for cert in store.certificates(limit=10_000):  # newest first: the first per judge holds
+        held.setdefault(
+            cert.judge,
+            Certificate(cert.judge, cert.n, cert.kappa, cert.bound, cert.floor, cert.certified_at),
+        )
     summaries = summarize_judges(
         runs,
         read_review_labels(labels),
         scorer=scorer_name,
         floor=floor,
         min_labels=min_labels,
+        certificates=held,
         now=time.time(),
     )
+    for summary in summaries:
+        new = summary.certification
+        if new is not None and new.certificate is not None and summary.key.digest not in held:
+            c = new.certificate
+            store.record_certificate(
+                judge=c.judge, label=summary.key.label(), n=c.n, kappa=c.kappa, bound=c.bound,
+                floor=c.floor, certified_at=c.certified_at,
+            )  # fmt: skip
     if as_json:
         data = [s.to_dict() for s in summaries]
         out.print_json(json.dumps(data, default=str), ensure_ascii=True)

@@ -57,8 +57,9 @@ __all__ = [
 #: (``run_order_stats``) and the slices a report asked for (``run_slices``), kept on first
 #: use; and a run's columns kept as its batches are written (``run_columns``:
 #: :mod:`aieval.store._kept_columns`), so two runs are compared from arrays (a run stored
-#: before has none and is compared from its rows).
-SCHEMA_VERSION = 11
+#: before has none and is compared from its rows); 12: judge certificates
+#: (``judge_certificates``: :mod:`aieval.store._certificates`).
+SCHEMA_VERSION = 12
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {
@@ -232,6 +233,18 @@ CREATE TABLE IF NOT EXISTS sample_values (
     created_at     REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS judge_calibrations_judge ON judge_calibrations (judge, created_at);
+-- a judge certified against its reviewers' labels (see aieval.judges.certify)
+CREATE TABLE IF NOT EXISTS judge_certificates (
+    id           INTEGER PRIMARY KEY,
+    judge        TEXT NOT NULL,                 -- the judge's digest (JudgeKey.digest)
+    label        TEXT NOT NULL,                 -- its display name, scorer@model
+    n            INTEGER NOT NULL,              -- labelled items it was certified on
+    kappa        REAL NOT NULL,                 -- judge-human kappa
+    bound        REAL NOT NULL,                 -- its 95% lower bound
+    floor        REAL NOT NULL,                 -- the judge_kappa_floor it met
+    certified_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS judge_certificates_judge ON judge_certificates (judge, certified_at);
 -- the OTLP export requests a server received, each body as it arrived (protobuf or JSON)
 CREATE TABLE IF NOT EXISTS received_requests (
     id        INTEGER PRIMARY KEY,
