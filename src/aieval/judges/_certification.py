@@ -62,7 +62,7 @@ class Certification:
         certificate: a new certificate when ``status`` is certified and none was given, else
             the one given.
         newer: labels saved after the given certificate.
-        reason: one sentence for people.
+        reason: one sentence for people: the figures and why (the status is not repeated).
     """
 
     status: CertificationStatus
@@ -164,7 +164,7 @@ def certify(
     if certificate is not None and newer and kappa.low < floor:
         return Certification(
             CertificationStatus.DRIFTING, result, floor, min_labels, None, certificate, newer,
-            f"drifting: with {newer} label(s) newer than its certificate, {figures}; "
+            f"with {newer} label(s) newer than its certificate, {figures}; "
             f"the bound fell below the floor {floor}",
         )  # fmt: skip
     if meets or (certificate is not None and kappa.low >= floor):
@@ -173,7 +173,7 @@ def certify(
         )
         return Certification(
             CertificationStatus.CERTIFIED, result, floor, min_labels, None, held, newer,
-            f"certified: {figures}, at least the floor {floor}",
+            f"{figures}, at least the floor {floor}",
         )  # fmt: skip
     needed = labels_to_settle(kappa.estimate, kappa.low, result.items, floor, min_labels)
     if needed is None:
@@ -185,5 +185,5 @@ def certify(
         why = f"{figures}; about {needed} more labelled item(s) at this agreement would settle it"
     return Certification(
         CertificationStatus.UNCERTIFIED, result, floor, min_labels, needed, certificate, newer,
-        f"uncertified: {why}",
+        why,
     )  # fmt: skip
