@@ -168,7 +168,9 @@ def agreement(
         ConfigError: no labelled item has a judge verdict and a human reference.
     """
     rows = latest_labels(labels, judge)
-    name = judge if judge is not None else (rows[0].judge if rows else "")
+    if not rows:
+        raise ConfigError(f"judge {judge or '(any)'}: no labels; label samples of its runs")
+    name = judge if judge is not None else rows[0].judge
     by_item: dict[SampleKey, list[bool]] = defaultdict(list)
     unmatched = 0
     for lab in rows:
