@@ -12,6 +12,8 @@ population (their human pass/fail and the judge's verdict). Per run it computes
   delta method, and a percentile bootstrap over both samples (run and labels resampled);
 - judge-human kappa: ``aieval.stats.kappa_interval``'s analytic interval and its percentile
   bootstrap over the labelled items (the default);
+- human-human kappa (two reviewers on each of ``--labels`` items, each flipping the truth with a
+  known probability): the percentile bootstrap over items that ``aieval.judges.agreement`` uses;
 
 and prints each interval's coverage of the truth (the true pass rate; the population kappa),
 with the runs refused (too few labels on a side, or a judge no better than chance). The
@@ -108,6 +110,33 @@ def simulate(
     )  # fmt: skip
 
 
+def human_human(
+    theta: float, error: float, runs: int, items: int, boots: int, seed: int
+) -> tuple[float, float]:
+    """Coverage of the human-human kappa's percentile bootstrap over items (the method
+    ``aieval.judges.agreement`` uses), two reviewers per item who each flip the truth with
+    probability ``error``; returns (population kappa, coverage)."""
+    rng = np.random.default_rng(seed)
+    rate = theta * (1 - error) + (1 - theta) * error
+    agree = (1 - error) ** 2 + error**2
+    chance = rate**2 + (1 - rate) ** 2
+    truth = (agree - chance) / (1 - chance)
+    both_pass = theta * (1 - error) ** 2 + (1 - theta) * error**2
+    both_fail = theta * error**2 + (1 - theta) * (1 - error) ** 2
+    cells = rng.multinomial(items, [both_pass, 1 - both_pass - both_fail, both_fail], runs)
+    covered = 0
+    for r in range(runs):
+        draws = rng.multinomial(items, cells[r] / items, boots)
+        same = (draws[:, 0] + draws[:, 2]) / items
+        share = (2 * draws[:, 0] + draws[:, 1]) / (2 * items)
+        pe = share**2 + (1 - share) ** 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            kappas = np.where(pe < 1, (same - pe) / (1 - pe), 0.0)
+        low, high = np.quantile(kappas, [0.025, 0.975])
+        covered += low <= truth <= high
+    return truth, covered / runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
@@ -140,6 +169,15 @@ def main() -> None:
                 f"| {row.kappa_wald:.1%} | {row.kappa_boot:.1%} |"
             )
     print(f"lowest coverage of the corrected interval: {worst:.1%} (target >= 93%)")
+    print()
+    print(f"human-human kappa, two reviewers on each of {args.labels} items:")
+    print("| reviewer error | true rate | kappa | bootstrap coverage |")
+    print("|---|---|---|---|")
+    for i, error in enumerate((0.05, 0.15)):
+        for j, theta in enumerate(PREVALENCE):
+            seed = args.seed * 1000 + 500 + i * 10 + j
+            truth, cover = human_human(theta, error, args.runs, args.labels, args.bootstrap, seed)
+            print(f"| {error} | {theta} | {truth:.3f} | {cover:.1%} |")
     print(
         f"wall {time.perf_counter() - start:.1f} s, CPU {time.process_time() - cpu:.1f} s, "
         f"load {os.getloadavg()[0]:.2f}"
