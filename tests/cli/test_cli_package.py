@@ -100,7 +100,8 @@ def test_help_loads_no_heavy_module(command: list[str]) -> None:
 def test_every_command_is_registered_in_order() -> None:
     group = typer.main.get_command(aieval.cli.app)
     commands: dict[str, object] = getattr(group, "commands", {})
-    expected = ["run", "export-otel", "runs", "show", "calibrate", "report", "compare", "diff"]
+    expected = ["run", "export-otel", "runs", "show", "calibrate", "judges", "report", "compare"]
+    expected += ["diff"]
     expected += ["github"]
     expected += ["serve", "push", "code", "code-report", "rubric", "review", "schema", "import"]
     assert list(commands) == expected

@@ -17,7 +17,7 @@ from aieval.cli._export import export_otel_command
 from aieval.cli._github import github_command
 from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._import import import_app
-from aieval.cli._judges import calibrate_command, rubric_app
+from aieval.cli._judges import calibrate_command, judges_command, rubric_app
 from aieval.cli._print import err, labelled
 from aieval.cli._push import push_command
 from aieval.cli._report import compare_command, diff_command, report_command, schema_app
@@ -62,6 +62,7 @@ app.command("show", cls=HelpCommand)(show_command)
 app.add_typer(rubric_app, name="rubric")
 app.command("calibrate", cls=HelpCommand)(calibrate_command)
 app.add_typer(review_app, name="review")
+app.command("judges", cls=HelpCommand)(judges_command)
 app.add_typer(schema_app, name="schema")
 app.command("report", cls=HelpCommand)(report_command)
 app.command("compare", cls=HelpCommand)(compare_command)

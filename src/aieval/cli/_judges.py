@@ -1,11 +1,11 @@
-"""``aieval calibrate`` and ``aieval rubric validate``: a judge against human labels, and rubric
-files checked."""
+"""``aieval calibrate``, ``aieval judges`` and ``aieval rubric validate``: a judge against human
+labels (agreement, certification, corrected pass rate), and rubric files checked."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -16,7 +16,7 @@ from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._options import DbOption, RunRef, existing_store
 from aieval.cli._print import labelled, num, out, when
 
-__all__ = ["calibrate_command", "rubric_app"]
+__all__ = ["calibrate_command", "judges_command", "rubric_app"]
 
 
 def calibrate_command(
@@ -63,6 +63,119 @@ def calibrate_command(
         )
     for warning in report.warnings:
         out.print(labelled("warning:", "yellow", warning), highlight=False)
+
+
+def judges_command(
+    run_refs: Annotated[list[str], typer.Argument(help="Runs graded by the judge(s).")],
+    labels: Annotated[
+        Path,
+        typer.Option(
+            "--labels",
+            help="Review labels, JSONL: judge, run_id, sample_id, reviewer, passed|score.",
+        ),
+    ],
+    scorer_name: Annotated[
+        str | None, typer.Option("--scorer", help="Only the judge with this scorer name.")
+    ] = None,
+    floor: Annotated[
+        float,
+        typer.Option("--kappa-floor", help="Certify at a kappa lower bound of at least this."),
+    ] = 0.6,
+    min_labels: Annotated[
+        int, typer.Option("--min-labels", help="Certify only on at least this many labelled items.")
+    ] = 100,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Each judge against its reviewers: kappa (judge-human, human-human), TPR, TNR with 95%
+    intervals, base rate, status (certified, uncertified, drifting), raw and corrected pass rate."""
+    import time
+
+    from aieval.judges import Certificate, JudgeRun, read_review_labels, summarize_judges
+
+    store = existing_store(db)
+    runs = []
+    for ref in run_refs:
+        row = store.get_run(ref)
+        runs.append(JudgeRun(row.id, row.config, list(store.iter_samples(row.id))))
+    held: dict[str, Certificate] = {}
+    for cert in store.certificates(limit=10_000):  # newest first: the first per judge holds
+        held.setdefault(
+            cert.judge,
+            Certificate(cert.judge, cert.n, cert.kappa, cert.bound, cert.floor, cert.certified_at),
+        )
+    summaries = summarize_judges(
+        runs,
+        read_review_labels(labels),
+        scorer=scorer_name,
+        floor=floor,
+        min_labels=min_labels,
+        certificates=held,
+        now=time.time(),
+    )
+    for summary in summaries:
+        new = summary.certification
+        if new is not None and new.certificate is not None and summary.key.digest not in held:
+            c = new.certificate
+            store.record_certificate(
+                judge=c.judge, label=summary.key.label(), n=c.n, kappa=c.kappa, bound=c.bound,
+                floor=c.floor, certified_at=c.certified_at,
+            )  # fmt: skip
+    if as_json:
+        data = [s.to_dict() for s in summaries]
+        out.print_json(json.dumps(data, default=str), ensure_ascii=True)
+        return
+    for summary in summaries:
+        _print_judge(summary)
+
+
+def _interval(ci: Any) -> str:
+    return "-" if ci is None else f"{ci.estimate:.3f} ({ci.low:.3f} – {ci.high:.3f})"
+
+
+def _print_judge(summary: Any) -> None:
+    key, cert = summary.key, summary.certification
+    out.print(
+        Text.assemble(
+            (printable(key.label()), "bold"),
+            f"  judge {key.digest} · passes at {summary.threshold}",
+        )
+    )
+    if cert is None:
+        out.print(labelled("no figures:", "yellow", summary.problem or "-"), highlight=False)
+        return
+    agree = cert.agreement
+    style = {"certified": "green", "uncertified": "yellow", "drifting": "red"}[str(cert.status)]
+    out.print(labelled(f"{cert.status}:", style, cert.reason), highlight=False)
+    table = Table(title_justify="left")
+    for column in ("figure", "estimate (95% CI)", "n"):
+        table.add_column(column, justify="left" if column == "figure" else "right")
+    table.add_row("kappa judge-human", _interval(agree.judge_human), str(agree.items))
+    table.add_row("kappa human-human", _interval(agree.human_human), str(agree.human_human_items))
+    table.add_row("TPR (judge pass | human pass)", _interval(agree.tpr), str(agree.positives))
+    table.add_row("TNR (judge fail | human fail)", _interval(agree.tnr), str(agree.negatives))
+    table.add_row("base rate (human pass)", num(agree.base_rate), str(agree.items))
+    out.print(table)
+    out.print(
+        f"{agree.labels} label(s) by {agree.reviewers} reviewer(s); {agree.ties} tied item(s) "
+        f"left out; {agree.unmatched} label(s) on samples the judge did not grade"
+    )
+    for run in summary.runs:
+        if run.rate is None:
+            out.print(
+                f"run {printable(run.run_id)}: raw pass rate {num(run.raw)} (n={run.judged}); "
+                f"not corrected: {printable(run.refused or '-')}",
+                highlight=False,
+            )
+            continue
+        rate = run.rate
+        clipped = " (clipped to 0..1)" if rate.clipped else ""
+        out.print(
+            f"run {printable(run.run_id)}: raw pass rate {rate.raw:.3f} "
+            f"({rate.raw_interval.low:.3f} – {rate.raw_interval.high:.3f}), corrected "
+            f"{rate.corrected:.3f} ({rate.low:.3f} – {rate.high:.3f}){clipped}, n={rate.n}",
+            highlight=False,
+        )
 
 
 rubric_app = typer.Typer(cls=HelpGroup, help="Work with rubric files.", no_args_is_help=False)

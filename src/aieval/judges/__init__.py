@@ -1,10 +1,27 @@
 """LLM-as-judge (spec 8): pointwise, rubric, pairwise and multi-judge scorers, calibration.
 
 The judges are scorers and also live in :mod:`aieval.scorers`; this package adds calibration
-against human labels and the anti-verbosity padding test.
+against human labels, agreement with reviewers on pass/fail (kappa, TPR, TNR with intervals),
+certification, the corrected pass rate, and the anti-verbosity padding test.
 """
 
+from aieval.judges._agreement import (
+    Agreement,
+    SampleKey,
+    agreement,
+    judge_verdicts,
+)
 from aieval.judges._calibration import CalibrationReport, HumanLabel, calibrate, load_labels
+from aieval.judges._certification import (
+    DEFAULT_KAPPA_FLOOR,
+    DEFAULT_MIN_LABELS,
+    Certificate,
+    Certification,
+    CertificationStatus,
+    certify,
+    labels_to_settle,
+)
+from aieval.judges._correction import corrected_pass_rate
 from aieval.judges._review_build import QueueRequest, build_queue, judge_of_runs
 from aieval.judges._review_io import (
     LABEL_FIELDS,
@@ -21,6 +38,7 @@ from aieval.judges._selection import (
     select_items,
     verdict_values,
 )
+from aieval.judges._summary import JudgeRun, JudgeSummary, RunRate, run_judges, summarize_judges
 from aieval.judges._verbosity import PaddingReport, padding_test
 from aieval.scorers import (
     INCONSISTENCY_WARNING_RATE,
@@ -39,6 +57,8 @@ from aieval.scorers import (
 )
 
 __all__ = [
+    "DEFAULT_KAPPA_FLOOR",
+    "DEFAULT_MIN_LABELS",
     "DEFAULT_MIX",
     "INCONSISTENCY_WARNING_RATE",
     "JUDGE_PROMPT_VERSION",
@@ -47,19 +67,32 @@ __all__ = [
     "PAIRWISE_PROMPT_VERSION",
     "RUBRIC_PROMPT_VERSION",
     "SELECTIONS",
+    "Agreement",
     "CalibrationReport",
+    "Certificate",
+    "Certification",
+    "CertificationStatus",
     "HumanLabel",
+    "JudgeRun",
+    "JudgeSummary",
     "Judged",
     "PaddingReport",
     "PairwiseOutcome",
     "PairwiseReport",
     "Pick",
     "QueueRequest",
+    "RunRate",
+    "SampleKey",
+    "agreement",
     "build_queue",
     "calibrate",
+    "certify",
     "compare_pairwise",
     "compare_pairwise_async",
+    "corrected_pass_rate",
     "judge_of_runs",
+    "judge_verdicts",
+    "labels_to_settle",
     "llm_judge",
     "load_labels",
     "multi_judge",
@@ -69,7 +102,9 @@ __all__ = [
     "parse_mix",
     "read_review_labels",
     "rubric_judge",
+    "run_judges",
     "select_items",
+    "summarize_judges",
     "verdict_values",
     "write_review_labels",
 ]

@@ -1,4 +1,5 @@
-"""Statistics: pass@k estimators, rater agreement, confidence intervals (several columns'
+"""Statistics: pass@k estimators, rater agreement (a judge against humans: kappa intervals, the
+Rogan-Gladen corrected pass rate), confidence intervals (several columns'
 bootstrap means from one resample stream; Student's t from moments or from sums), paired
 comparisons, and floor comparisons that float rounding cannot flip (``at_least``,
 ``at_most``)."""
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
         t_interval_from_sums,
     )
     from aieval.stats._describe import QUANTILE_POINTS, histogram, quantiles, sample_std
+    from aieval.stats._judge_error import CorrectedRate, fleiss_kappa, kappa_interval, rogan_gladen
     from aieval.stats._noninferiority import (
         NoninferiorityMethod,
         NoninferiorityResult,
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "QUANTILE_POINTS",
     "ConfidenceInterval",
+    "CorrectedRate",
     "NoninferiorityMethod",
     "NoninferiorityResult",
     "VarianceSplit",
@@ -48,7 +51,9 @@ __all__ = [
     "bootstrap_mean_cis",
     "cohen_kappa",
     "exact_agreement",
+    "fleiss_kappa",
     "histogram",
+    "kappa_interval",
     "mean_absolute_error",
     "mean_pass_at_k",
     "moments_from_sums",
@@ -64,6 +69,7 @@ __all__ = [
     "quantiles",
     "resample_means_many",
     "resample_progress",
+    "rogan_gladen",
     "sample_std",
     "spearman",
     "t_interval",
@@ -93,6 +99,10 @@ _EXPORTS = {
     "histogram": "aieval.stats._describe",
     "quantiles": "aieval.stats._describe",
     "sample_std": "aieval.stats._describe",
+    "CorrectedRate": "aieval.stats._judge_error",
+    "fleiss_kappa": "aieval.stats._judge_error",
+    "kappa_interval": "aieval.stats._judge_error",
+    "rogan_gladen": "aieval.stats._judge_error",
     "NoninferiorityMethod": "aieval.stats._noninferiority",
     "NoninferiorityResult": "aieval.stats._noninferiority",
     "noninferiority_from_counts": "aieval.stats._noninferiority",

@@ -1,5 +1,6 @@
 """The run store: every run, sample, score and model call, in an SQLite file or PostgreSQL."""
 
+from aieval.store._certificates import CertificateRow
 from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
 from aieval.store._kept_columns import KeptColumns
@@ -67,6 +68,7 @@ __all__ = [
     "BinaryTable",
     "CalibrationRow",
     "CallTotals",
+    "CertificateRow",
     "Checked",
     "CoverageSums",
     "CriterionSums",

@@ -58,8 +58,10 @@ __all__ = [
 #: use; and a run's columns kept as its batches are written (``run_columns``:
 #: :mod:`aieval.store._kept_columns`), so two runs are compared from arrays (a run stored
 #: before has none and is compared from its rows); 12: the review queue of a judge
-#: (``review_queues``, ``review_items``, ``review_slots``) and reviewers' labels
-#: (``review_labels``: :mod:`aieval.store._reviews`), new tables an older store gains empty.
+#: (``review_queues``, ``review_items``, ``review_slots``), reviewers' labels
+#: (``review_labels``: :mod:`aieval.store._reviews`) and judge certificates
+#: (``judge_certificates``: :mod:`aieval.store._certificates`), new tables an older store gains
+#: empty.
 SCHEMA_VERSION = 12
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
@@ -234,6 +236,18 @@ CREATE TABLE IF NOT EXISTS sample_values (
     created_at     REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS judge_calibrations_judge ON judge_calibrations (judge, created_at);
+-- a judge certified against its reviewers' labels (see aieval.judges.certify)
+CREATE TABLE IF NOT EXISTS judge_certificates (
+    id           INTEGER PRIMARY KEY,
+    judge        TEXT NOT NULL,                 -- the judge's digest (JudgeKey.digest)
+    label        TEXT NOT NULL,                 -- its display name, scorer@model
+    n            INTEGER NOT NULL,              -- labelled items it was certified on
+    kappa        REAL NOT NULL,                 -- judge-human kappa
+    bound        REAL NOT NULL,                 -- its 95% lower bound
+    floor        REAL NOT NULL,                 -- the judge_kappa_floor it met
+    certified_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS judge_certificates_judge ON judge_certificates (judge, certified_at);
 -- the OTLP export requests a server received, each body as it arrived (protobuf or JSON)
 CREATE TABLE IF NOT EXISTS received_requests (
     id        INTEGER PRIMARY KEY,

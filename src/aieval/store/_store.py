@@ -15,6 +15,7 @@ from typing import Any
 
 from aieval.store._baseline import BaselineChoice, BaselineFinder
 from aieval.store._calibrations import CalibrationRow, CalibrationTable
+from aieval.store._certificates import CertificateTable
 from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
 from aieval.store._graded_sums import GradedSumsReader
@@ -48,6 +49,7 @@ class Store(
     PairDetailsReader,
     CalibrationTable,
     ReviewTable,
+    CertificateTable,
     TransferTable,
 ):
     """A run store: an SQLite file (WAL mode, safe for several readers and one writer), or a

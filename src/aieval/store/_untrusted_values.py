@@ -47,6 +47,7 @@ _KEYS = {
     "scores": ("run_id", "sample_id", "scorer"),
     "model_calls": ("run_id", "sample_id", "id"),
     "judge_calibrations": ("id",),
+    "judge_certificates": ("id",),
     "response_cache": ("key",),
     "embedding_cache": ("key",),
     "received_requests": ("id",),
