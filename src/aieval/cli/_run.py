@@ -421,8 +421,12 @@ def _print_epochs(epochs: EpochsSummary | None) -> None:
         f"k={k}: pass@k {pct(at)} pass^k {pct(epochs.pass_hat_k.get(k))}"
         for k, at in epochs.pass_at_k.items()
     )
+    from aieval.report._epochs import invalid_answers_note
+
+    left_out = invalid_answers_note(epochs.invalid, epochs.invalid_examples)
     out.print(
         f"epochs {epochs.n} ({epochs.complete} of {epochs.examples} examples complete) · {line}"
+        + left_out
     )
     for name, split in epochs.variance.items():
         share = split["answer_share"]

@@ -231,8 +231,8 @@ class _RunTally:
         self.workflows: dict[str, GroupTally] = {}
         self.slices: dict[str, dict[str, GroupTally]] = {f: {} for f in slice_by}
         self.agents: dict[str, AgentTally] = {}
-        #: example id -> pass flag of each of its answers, in a run of epochs
-        self.epochs: dict[str, list[bool]] = {}
+        #: example id -> pass flag of each of its answers (``None``: invalid), in a run of epochs
+        self.epochs: dict[str, list[bool | None]] = {}
         #: per graded sample with a weighted score, the share of the weights it covers
         self.coverage: list[float] = []
         self.unscored: Counter[str] = Counter()
@@ -243,7 +243,8 @@ class _RunTally:
         self.samples += 1
         self.invalid += verdict.invalid
         if sample.epoch is not None:
-            self.epochs.setdefault(sample.example_id, []).append(ex.passed)
+            flag = None if verdict.invalid else ex.passed
+            self.epochs.setdefault(sample.example_id, []).append(flag)
         self.passed += ex.passed
         self.target_errors += sample.error is not None
         if ex.weighted_score is not None:

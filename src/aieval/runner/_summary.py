@@ -223,8 +223,10 @@ class TokenSummary(_Part):
 @dataclass(frozen=True, slots=True)
 class EpochsSummary(_Part):
     """What a run of ``epochs > 1`` adds: the answers per example (``n``), the examples and
-    those with every answer stored, mean pass@k and pass^k by k (``"1"``..``"n"``), and each
-    judged scorer's variance split (docs/grading.md, "Epochs")."""
+    those with every answer stored, mean pass@k and pass^k by k (``"1"``..``"n"``, over each
+    example's valid answers), and each judged scorer's variance split (docs/grading.md,
+    "Epochs"); with invalid answers (conversations whose simulated user failed fidelity), how
+    many (``invalid``) and the examples left with none valid (``invalid_examples``)."""
 
     n: int
     examples: int
@@ -233,7 +235,10 @@ class EpochsSummary(_Part):
     pass_hat_k: dict[str, float | None] = field(default_factory=dict)
     #: scorer -> its variance split, as :meth:`aieval.stats.VarianceSplit.to_dict` gives it
     variance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    invalid: int | None = None
+    invalid_examples: int | None = None
 
+    _omitted_when_none = ("invalid", "invalid_examples")
     _readers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
         "pass_at_k": _rates,
         "pass_hat_k": _rates,
