@@ -411,9 +411,14 @@ def test_invalid_conversations_are_counted_apart_from_the_runs_pass_rate(
     assert group["pass_rate"]["invalid"] == 2
     jsonschema.Draft202012Validator(report_schema()).validate(sliced)
     jsonschema.Draft202012Validator(report_schema()).validate(summed)
-    # beside the rate, first (the checks' low coverage follows: n/a on the invalid ones)
-    note = "2 invalid (simulated user), left out of the pass rate; "
-    assert coverage_text(summed).startswith(note)
+    # beside the rate, alone: the check's n/a on the invalid ones is no low coverage
+    assert coverage_text(summed) == "2 invalid (simulated user), left out of the pass rate"
+    assert result.low_coverage == [] and "low_coverage" not in summed
+    polite = result.summary.scorers["polite@min"]
+    assert (polite.count, polite.not_applicable, polite.invalid, polite.errors) == (1, 0, 2, 0)
+    assert polite.to_dict()["invalid"] == 2 and stored["scorers"]["polite@min"]["invalid"] == 2
+    (row,) = [c for c in summed["criteria"] if c["name"] == "polite@min"]
+    assert (row["n"], row["not_applicable"], row["invalid"], row["errors"]) == (1, 0, 2, 0)
     assert result.summary.unscored == 0  # their checks were n/a: invalid, not unscored
 
 

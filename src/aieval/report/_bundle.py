@@ -250,7 +250,7 @@ class _RunTally:
         if ex.weighted_score is not None:
             self.weighted.append(ex.weighted_score)
         self._usage(sample)
-        self._scorers(sample)
+        self._scorers(sample, verdict.invalid)
         if verdict.graded or verdict.gates or verdict.criteria or verdict.workflow is not None:
             self._graded(ex, verdict.workflow_detail)
         if not ex.passed and not verdict.invalid:  # invalid is no failure: counted apart
@@ -303,10 +303,12 @@ class _RunTally:
         self.retries += sample.retries
         self.cached += sample.cached
 
-    def _scorers(self, sample: SampleRecord) -> None:
+    def _scorers(self, sample: SampleRecord, invalid: bool) -> None:
         for name, score in sample.scores.items():
             column = self.scorers.setdefault(name, ColumnTally("scorer"))
-            if score.not_applicable:
+            if score.not_applicable and invalid:  # no word on the scorer: counted apart
+                column.invalid += 1
+            elif score.not_applicable:
                 column.not_applicable += 1
             elif score.value is None or score.error:
                 column.errors += 1
@@ -429,6 +431,7 @@ class _RunTally:
                 histogram=histogram(column.values, bins=10, range=(0.0, 1.0)),
                 floor=column.floor,
                 floor_violations=column.floor_violations,
+                invalid=column.invalid,
             )
             for (name, column), block in zip(columns, blocks, strict=True)
         ]
@@ -457,6 +460,7 @@ class _RunTally:
             scorers=[(k, len(c.values), c.not_applicable) for k, c in self.scorers.items()],
             judges=self.judges,
             judge_rate=JUDGE_WARNING_RATE,
+            invalid=self.invalid,
         )
 
 

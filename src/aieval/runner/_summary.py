@@ -149,7 +149,9 @@ class ScorerSummary(_Part):
     ``errors`` counts failed scores, ``missing`` (the samples a failed target left unscored)
     included; ``not_applicable`` the samples it found n/a (``None`` in a summary stored before
     n/a was counted apart). A judge also has ``judged`` (samples it answered), ``malformed``
-    and ``malformed_scored`` (see :class:`~aieval.runner.ScorerStats`).
+    and ``malformed_scored`` (see :class:`~aieval.runner.ScorerStats`); a run with invalid
+    conversations, ``invalid``: the samples it was n/a on because they were invalid (not in
+    ``not_applicable``).
     """
 
     mean: float | None
@@ -161,12 +163,15 @@ class ScorerSummary(_Part):
     judged: int = 0
     malformed: int = 0
     malformed_scored: int = 0
+    invalid: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out = _as_dict(self)
         if not self.judged:  # only a judge's entry has the judge's counts
             for name in ("judged", "malformed", "malformed_scored"):
                 del out[name]
+        if not self.invalid:  # only a run with invalid conversations has the count
+            del out["invalid"]
         return out
 
 
