@@ -39,6 +39,8 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AievalError",
     "ConfigError",
@@ -74,7 +76,23 @@ __all__ = [
 
 
 class AievalError(Exception):
-    """Base class of every error aieval raises on purpose."""
+    """Base class of every error aieval raises on purpose.
+
+    Every one survives pickling (a worker process or Ray sends it back) with its message and
+    attributes: it is rebuilt from them, never by calling ``__init__`` again, whose arguments
+    (``ReplayMissError``'s scenario and turn, keyword-only ones) differ from the message.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuilt, (type(self), self.args, dict(self.__dict__))
+
+
+def _rebuilt(cls: type[AievalError], args: tuple[Any, ...], state: dict[str, Any]) -> AievalError:
+    """An unpickled error: its class, message (``args``) and attributes, as they were."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class UserError(AievalError):

@@ -411,9 +411,14 @@ def test_invalid_conversations_are_counted_apart_from_the_runs_pass_rate(
     assert group["pass_rate"]["invalid"] == 2
     jsonschema.Draft202012Validator(report_schema()).validate(sliced)
     jsonschema.Draft202012Validator(report_schema()).validate(summed)
-    # beside the rate, first (the checks' low coverage follows: n/a on the invalid ones)
-    note = "2 invalid (simulated user), left out of the pass rate; "
-    assert coverage_text(summed).startswith(note)
+    # beside the rate, alone: the check's n/a on the invalid ones is no low coverage
+    assert coverage_text(summed) == "2 invalid (simulated user), left out of the pass rate"
+    assert result.low_coverage == [] and "low_coverage" not in summed
+    polite = result.summary.scorers["polite@min"]
+    assert (polite.count, polite.not_applicable, polite.invalid, polite.errors) == (1, 0, 2, 0)
+    assert polite.to_dict()["invalid"] == 2 and stored["scorers"]["polite@min"]["invalid"] == 2
+    (row,) = [c for c in summed["criteria"] if c["name"] == "polite@min"]
+    assert (row["n"], row["not_applicable"], row["invalid"], row["errors"]) == (1, 0, 2, 0)
     assert result.summary.unscored == 0  # their checks were n/a: invalid, not unscored
 
 
@@ -445,3 +450,80 @@ def test_aieval_run_and_show_say_invalid_not_fail(
         capsys, monkeypatch, "show", run.id, "--failed", "--db", "r.db", cwd=tmp_path, env=env
     )
     assert "sample order-" not in only.stdout
+
+
+def _once_ai_user() -> Any:
+    """The fake model, except that the simulated user of order 2 breaks persona in every
+    conversation and that of order 1 in its first only (so in one epoch of two)."""
+    from tests.support.openai_server import Reply
+
+    broke: set[str] = set()
+
+    def reply(body: Any) -> Any:
+        messages = body["messages"]
+        first = messages[0]
+        if first["role"] == "system" and "role-playing a user" in first["content"]:
+            said = sum(1 for m in messages if m["role"] == "assistant")
+            once = "track order 1" in first["content"] and "1" not in broke
+            if said and ("track order 2" in first["content"] or once):
+                broke.add("1" if "track order 1" in first["content"] else "2")
+                return Reply("As an AI language model, I have no order to track. [DONE]")
+        return responder(body)
+
+    return reply
+
+
+def test_pass_hat_k_over_epochs_is_over_the_valid_answers_and_counts_the_invalid_apart(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """Two epochs of three scenarios: order 1 invalid in one epoch, order 2 in both, order 3
+    valid and passed in both. pass^k is over each scenario's valid answers (order 1 has one,
+    order 2 none and is left out), so the run's pass^1 and pass^2 are 100%, not 50% and 33%
+    as when an invalid answer counted as not passed; the summary, the report's JSON and every
+    format say how many answers were left out."""
+    from aieval.report import build_report, render_html, render_markdown, render_text, report_schema
+
+    rows = [scenario_row(n, checks={"turn": ["polite"]}) for n in (1, 2, 3)]
+    path = chat_eval(
+        tmp_path,
+        openai_server,
+        rows,
+        conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"},
+        settings={"epochs": 2},
+    )
+    openai_server.responder = _once_ai_user()
+    (result,) = run_eval(load_eval(path), store=tmp_path / "r.db")
+    assert (result.summary.samples, result.summary.passed, result.summary.invalid) == (6, 3, 3)
+    epochs = result.summary.epochs
+    assert epochs is not None
+    assert (epochs.pass_hat_k, epochs.pass_at_k) == ({"1": 1.0, "2": 1.0}, {"1": 1.0, "2": 1.0})
+    assert (epochs.examples, epochs.complete, epochs.invalid, epochs.invalid_examples) == (
+        3,
+        3,
+        3,
+        1,
+    )
+    with Store(tmp_path / "r.db") as db:
+        report = build_report(db, result.id, bootstrap_max_n=1)
+    doc = report.to_dict()
+    section = doc["epochs"]
+    assert (section["pass_hat_k"], section["invalid"], section["invalid_examples"]) == (
+        {"1": 1.0, "2": 1.0},
+        3,
+        1,
+    )
+    by_id = {ex["id"]: ex for ex in section["examples"]}
+    assert (by_id["order-1"]["n"], by_id["order-1"]["passed"], by_id["order-1"]["invalid"]) == (
+        1,
+        1,
+        1,
+    )
+    assert by_id["order-1"]["pass_hat_k"] == {"1": 1.0}
+    assert (by_id["order-2"]["n"], by_id["order-2"]["invalid"]) == (0, 2)
+    assert by_id["order-2"]["pass_hat_k"] == {}
+    assert "invalid" not in by_id["order-3"] and by_id["order-3"]["pass_hat_k"]["2"] == 1.0
+    jsonschema.Draft202012Validator(report_schema()).validate(doc)
+    note = "3 invalid answers (simulated user) left out of pass@k and pass^k, 1 example with"
+    for text in (render_text(doc, width=250), render_markdown(doc), render_html(doc)):
+        assert note in " ".join(text.split())
+        assert "1/1 (1 invalid)" in text and "0/0 (2 invalid)" in text

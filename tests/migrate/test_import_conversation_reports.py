@@ -105,3 +105,23 @@ def test_a_copied_key_that_looks_like_a_secret_gets_a_line(tmp_path: Path) -> No
     assert "copied as data: looks like a secret" in result.text()
     row = json.loads(result.scenarios.read_text(encoding="utf-8"))
     assert row["metadata"]["additional_metadata"]["api_key"] == "sk-1"  # data, kept as it was
+
+
+def test_a_test_that_fails_to_translate_is_listed_under_translated_nowhere(
+    tmp_path: Path,
+) -> None:
+    """The second test's instructions translate, then its opening message does not: the test
+    is not written, so the report lists none of it as translated, only why it was left out."""
+    good = {"vars": {"instructions": "You want a refund."}}
+    bad = {
+        "vars": {"instructions": "You want a new card."},
+        "provider": {**SIMULATED, "config": {"initialMessages": [{"role": "user"}]}},
+    }
+    doc = {"prompts": ["You are a bank."], "providers": ["openai:gpt-4o"], "tests": [good, bad]}
+    doc["defaultTest"] = {"provider": SIMULATED}
+    result = _promptfoo(tmp_path, doc)
+    assert result.count == 1
+    translated = {(t.field, t.became): t.where for t in result.translated}
+    assert translated[("instructions", "goal")] == "pf.yaml: tests[0]"
+    assert all("tests[1]" not in where for where in translated.values()), translated
+    assert "a message is {role, content}" in _notes(result)["(test)"]

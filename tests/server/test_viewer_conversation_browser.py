@@ -170,6 +170,16 @@ def test_an_invalid_conversation_is_shown_invalid_not_failed(page: Any, served: 
     page.goto(f"{served.url}/#/runs/{served.run_id}/samples/conv")
     page.wait_for_selector("#transcript")
     assert page.locator("dl.facts dt:text-is('Result') + dd").inner_text() == "failed"
+    # the run's sample table: the row says invalid (not n/a), and a filter lists only those
+    page.goto(f"{served.url}/#/runs/{served.run_id}")
+    row = page.locator("#run-samples tr[data-sample='invalid']")
+    row.wait_for()
+    assert row.locator(".badge.warn").inner_text() == "invalid"
+    page.click("button[data-filter=invalid]")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#run-samples tbody tr[data-sample]')]"
+        ".map(r => r.dataset.sample).join() === 'invalid'"
+    )
 
 
 def test_the_run_page_says_how_many_were_left_out_of_the_pass_rate(

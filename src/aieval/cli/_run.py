@@ -142,7 +142,8 @@ def run_command(
         str | None,
         typer.Option(
             "--replay",
-            help="Replay the conversations of this stored run (by scenario id and epoch).",
+            help="Replay the conversations of this stored run, or of a records file (a path"
+            " ending in .jsonl, e.g. an import's recorded.jsonl), by scenario id and epoch.",
         ),
     ] = None,
     replay_mode: Annotated[
@@ -421,8 +422,12 @@ def _print_epochs(epochs: EpochsSummary | None) -> None:
         f"k={k}: pass@k {pct(at)} pass^k {pct(epochs.pass_hat_k.get(k))}"
         for k, at in epochs.pass_at_k.items()
     )
+    from aieval.report import invalid_answers_note
+
+    left_out = invalid_answers_note(epochs.invalid, epochs.invalid_examples)
     out.print(
         f"epochs {epochs.n} ({epochs.complete} of {epochs.examples} examples complete) · {line}"
+        + left_out
     )
     for name, split in epochs.variance.items():
         share = split["answer_share"]

@@ -4,7 +4,8 @@ tools, stop rules, and replay of recorded conversations.
 A scenario is a dataset row (:func:`load_scenarios`); :func:`run_conversation` plays it
 against a :class:`ChatTarget` (an OpenAI-compatible endpoint through a provider) or a Python
 function, and returns an :class:`aieval.core.Conversation`; a :class:`Replay` of a recorded
-conversation plays it again (``strict``, ``all`` or ``branch``); :func:`check_fidelity`
+conversation (stored, or read by :func:`records_from_file`) plays it again (``strict``,
+``all`` or ``branch``); :func:`check_fidelity`
 flags a simulated user that did not play its part; :func:`transcript_judge` judges the whole
 transcript (role adherence, knowledge retention, user frustration). See docs/conversations.md.
 """
@@ -30,6 +31,7 @@ from aieval.conversations._fidelity import (
     check_fidelity,
 )
 from aieval.conversations._fidelity_judge import FIDELITY_JUDGE_PROMPT, judge_fidelity
+from aieval.conversations._records_file import records_from_file
 from aieval.conversations._scenario import (
     MAX_TURNS_LIMIT,
     Scenario,
@@ -115,6 +117,7 @@ __all__ = [
     "first_regressed_turn",
     "judge_fidelity",
     "load_scenarios",
+    "records_from_file",
     "run_conversation",
     "run_conversations",
     "scenario_from_row",

@@ -27,7 +27,7 @@ from aieval.conversations._fidelity import (
     simulated_turn_numbers,
 )
 from aieval.conversations._grader import ConversationGrader
-from aieval.conversations._records import CONVERSATION_KEY, stored_conversations
+from aieval.conversations._records import CONVERSATION_KEY, replay_records, replay_source
 from aieval.conversations._scenario import Scenario
 from aieval.conversations._scenarios import ScenarioSet, _file_rows, load_scenarios
 from aieval.conversations._settings import (
@@ -172,7 +172,7 @@ class ConversationEvaluator:
         if self.hooks.target is not None:
             inner = self.hooks.target
         if self.replay is not None and self.records is None:
-            self.records = stored_conversations(self.store, self.replay)
+            self.records = replay_records(self.store, self.replay)
             _check_epochs(self.replay, self.records, self.epochs)
         self.check_target(inner is not None)
         user = self.settings.user
@@ -251,7 +251,7 @@ class ConversationRunTarget(Target):
                 miss = ReplayMissError(
                     scenario.id,
                     1,
-                    f"run {ev.replay} holds no conversation of epoch {epoch}",
+                    f"{replay_source(ev.replay or '')} holds no conversation of epoch {epoch}",
                     mode=ev.mode,
                 )
                 outcome = ConversationOutcome("failed", False, str(miss), type(miss).__name__)
@@ -471,7 +471,7 @@ def _estimates(config: Any, store: Any, overrides: dict[str, Any]) -> list[Estim
         evaluator.check_once(given)
         records = None
         if evaluator.replay is not None:
-            records = stored_conversations(store, evaluator.replay)
+            records = replay_records(store, evaluator.replay)
             _check_epochs(evaluator.replay, records, spec.epochs)
         evaluator.check_target(given)
         estimates.append(

@@ -1,17 +1,32 @@
-"""Recorded conversations read back from a stored run, by scenario id and epoch."""
+"""Recorded conversations read back from a stored run or a records file, by scenario id and
+epoch."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from aieval.conversations._records_file import is_records_file, records_from_file
 from aieval.core import Conversation
 from aieval.errors import ConfigError, ConversationError
 from aieval.store import Store
 
-__all__ = ["CONVERSATION_KEY", "stored_conversations"]
+__all__ = ["CONVERSATION_KEY", "replay_records", "replay_source", "stored_conversations"]
 
 #: The ``extra`` key a conversation sample stores its record under.
 CONVERSATION_KEY = "conversation"
+
+
+def replay_records(store: Any, replay: str) -> dict[tuple[str, int], Conversation]:
+    """The conversations a replay plays, keyed by ``(scenario id, epoch)``: from the records
+    file ``replay`` names (``*.jsonl``), else from the stored run it names."""
+    if is_records_file(replay):
+        return records_from_file(replay)
+    return stored_conversations(store, replay)
+
+
+def replay_source(replay: str) -> str:
+    """What a replay reads, for messages: ``records file 'x.jsonl'`` or ``run abc``."""
+    return f"records file {replay!r}" if is_records_file(replay) else f"run {replay}"
 
 
 def stored_conversations(store: Any, run: str) -> dict[tuple[str, int], Conversation]:

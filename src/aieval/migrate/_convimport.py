@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,18 @@ class Lines:
     def mapped(self, where: str, name: str, became: str, note: str = "") -> None:
         """``name`` at ``where`` became ``became`` (``note``: what the author should know)."""
         self._add(self.done.setdefault((name, became, note), []), where)
+
+    @contextmanager
+    def attempt(self) -> Iterator[None]:
+        """One test's translation, which may still fail: on a :class:`ConfigError` the lines
+        it said were translated are taken back (nothing of it was written; what it said was
+        not translated stays), and the error goes on to the caller, who reports it."""
+        kept = {key: list(wheres) for key, wheres in self.done.items()}
+        try:
+            yield
+        except ConfigError:
+            self.done = kept
+            raise
 
     def not_mapped(self, where: str, name: str, why: str) -> None:
         """``name`` at ``where`` was not translated, because ``why`` (an error's message that

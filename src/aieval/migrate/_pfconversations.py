@@ -325,7 +325,8 @@ def _simulated(config: PromptfooConfig, state: _State) -> list[dict[str, Any]]:
             settings = _user_provider(config.default) or {}
         _rest(test, state, provider=False)
         try:
-            rows.append(_simulated_row(config, test, settings, state))
+            with state.attempt():
+                rows.append(_simulated_row(config, test, settings, state))
         except ConfigError as exc:
             state.not_mapped(test.where, "(test)", str(exc))
     return rows
@@ -439,7 +440,8 @@ def _shared(config: PromptfooConfig, state: _State) -> tuple[list[dict[str, Any]
     systems: set[str] = set()
     for key, tests in groups.items():
         try:
-            turns = [_said(config, t, systems, state) for t in tests]
+            with state.attempt():
+                turns = [_said(config, t, systems, state) for t in tests]
         except ConfigError as exc:
             state.not_mapped(f"conversation {key}", "(tests)", str(exc))
             continue

@@ -17,6 +17,7 @@ Example:
 
 from aieval.report._bundle import RunReport, build_report
 from aieval.report._compare import Comparison, compare_runs, describe_changes
+from aieval.report._epochs import invalid_answers_note
 from aieval.report._github import COMMENT_LIMIT, ExampleTexts, example_texts, render_github
 from aieval.report._header import run_header
 from aieval.report._html import render_html
@@ -46,6 +47,7 @@ __all__ = [
     "describe_changes",
     "example_numbers",
     "example_texts",
+    "invalid_answers_note",
     "render_diff",
     "render_github",
     "render_html",

@@ -41,7 +41,7 @@ class BulkNumbers:
     judges: dict[str, JudgeTally]
     reasons: ReasonTally
     slices: dict[str, dict[str, GroupTally]]
-    epochs: dict[str, list[bool]]
+    epochs: dict[str, list[bool | None]]
 
 
 def bulk_numbers(
@@ -149,9 +149,9 @@ def _slices(
     return slices
 
 
-def epoch_flags(store: Store, run_id: str) -> dict[str, list[bool]]:
+def epoch_flags(store: Store, run_id: str) -> dict[str, list[bool | None]]:
     """Example id -> the pass flag of each of its answers, in a run of epochs."""
-    epochs: dict[str, list[bool]] = {}
+    epochs: dict[str, list[bool | None]] = {}
 
     def count(page: list[tuple[str, bool, str]]) -> None:
         for sample_id, passed, text in page:

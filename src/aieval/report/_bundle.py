@@ -231,8 +231,8 @@ class _RunTally:
         self.workflows: dict[str, GroupTally] = {}
         self.slices: dict[str, dict[str, GroupTally]] = {f: {} for f in slice_by}
         self.agents: dict[str, AgentTally] = {}
-        #: example id -> pass flag of each of its answers, in a run of epochs
-        self.epochs: dict[str, list[bool]] = {}
+        #: example id -> pass flag of each of its answers (``None``: invalid), in a run of epochs
+        self.epochs: dict[str, list[bool | None]] = {}
         #: per graded sample with a weighted score, the share of the weights it covers
         self.coverage: list[float] = []
         self.unscored: Counter[str] = Counter()
@@ -243,13 +243,14 @@ class _RunTally:
         self.samples += 1
         self.invalid += verdict.invalid
         if sample.epoch is not None:
-            self.epochs.setdefault(sample.example_id, []).append(ex.passed)
+            flag = None if verdict.invalid else ex.passed
+            self.epochs.setdefault(sample.example_id, []).append(flag)
         self.passed += ex.passed
         self.target_errors += sample.error is not None
         if ex.weighted_score is not None:
             self.weighted.append(ex.weighted_score)
         self._usage(sample)
-        self._scorers(sample)
+        self._scorers(sample, verdict.invalid)
         if verdict.graded or verdict.gates or verdict.criteria or verdict.workflow is not None:
             self._graded(ex, verdict.workflow_detail)
         if not ex.passed and not verdict.invalid:  # invalid is no failure: counted apart
@@ -302,10 +303,12 @@ class _RunTally:
         self.retries += sample.retries
         self.cached += sample.cached
 
-    def _scorers(self, sample: SampleRecord) -> None:
+    def _scorers(self, sample: SampleRecord, invalid: bool) -> None:
         for name, score in sample.scores.items():
             column = self.scorers.setdefault(name, ColumnTally("scorer"))
-            if score.not_applicable:
+            if score.not_applicable and invalid:  # no word on the scorer: counted apart
+                column.invalid += 1
+            elif score.not_applicable:
                 column.not_applicable += 1
             elif score.value is None or score.error:
                 column.errors += 1
@@ -428,6 +431,7 @@ class _RunTally:
                 histogram=histogram(column.values, bins=10, range=(0.0, 1.0)),
                 floor=column.floor,
                 floor_violations=column.floor_violations,
+                invalid=column.invalid,
             )
             for (name, column), block in zip(columns, blocks, strict=True)
         ]
@@ -456,6 +460,7 @@ class _RunTally:
             scorers=[(k, len(c.values), c.not_applicable) for k, c in self.scorers.items()],
             judges=self.judges,
             judge_rate=JUDGE_WARNING_RATE,
+            invalid=self.invalid,
         )
 
 

@@ -2,8 +2,10 @@
 
 A run of ``epochs > 1`` answered each example several times: its report gives pass@k and pass^k
 per example (from the pass flags of its answers) beside the run's means and the variance split
-its summary stored. A run held to minimums (``min_pass_rate``, ``min``) shows each with its
-value and whether it was met.
+its summary stored. An invalid answer (a conversation whose simulated user failed fidelity)
+neither passes nor fails: each example's figures are over its valid answers, and the invalid
+ones are counted apart (an example with none valid has no figure). A run held to minimums
+(``min_pass_rate``, ``min``) shows each with its value and whether it was met.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "epochs_title",
     "example_head",
     "example_rows",
+    "invalid_answers_note",
     "judge_noise_hints",
     "k_rows",
     "minimum_rows",
@@ -45,41 +48,52 @@ COMPARE_VARIANCE_HEAD = ["run", *VARIANCE_HEAD]
 ESTIMATORS = (
     "per example (n answers, c passed): pass@k = 1 − C(n−c, k) / C(n, k), the chance that at "
     "least one of k answers passes; pass^k = C(c, k) / C(n, k), the chance that all k pass; "
-    "averaged over the examples with at least k answers."
+    "averaged over the examples with at least k answers; an invalid answer (its simulated user "
+    "failed fidelity) is not one of the n."
 )
 
 
 def epochs_section(
-    metrics: Mapping[str, Any], flags: Mapping[str, list[bool]]
+    metrics: Mapping[str, Any], flags: Mapping[str, list[bool | None]]
 ) -> dict[str, Any] | None:
     """The run's pass@k/pass^k means and variance split (as stored) and, per example (in
-    dataset order), ``n`` answers, ``passed`` and pass@k/pass^k for k = 1..n; ``None`` for a
-    run without epochs."""
+    dataset order), ``n`` valid answers, ``passed``, ``invalid`` (when some were) and
+    pass@k/pass^k for k = 1..n; ``None`` for a run without epochs. With invalid answers, the
+    section counts them (``invalid``) and the examples left with none valid
+    (``invalid_examples``)."""
     stored = metrics.get("epochs")
     if not flags and not stored:
         return None
     stored = stored or {}
     n = int(stored.get("n") or max((len(f) for f in flags.values()), default=1))
     examples = []
-    for example_id, passes in flags.items():
-        count, passed = len(passes), sum(passes)
+    invalid = invalid_examples = 0
+    for example_id, answers in flags.items():
+        valid = [flag for flag in answers if flag is not None]
+        count, passed, left_out = len(valid), sum(valid), len(answers) - len(valid)
         ks = range(1, min(count, n) + 1)
-        examples.append(
-            {
-                "id": example_id,
-                "n": count,
-                "passed": passed,
-                "pass_at_k": {str(k): pass_at_k(count, passed, k) for k in ks},
-                "pass_hat_k": {str(k): pass_hat_k(count, passed, k) for k in ks},
-            }
-        )
-    return {
+        example: dict[str, Any] = {
+            "id": example_id,
+            "n": count,
+            "passed": passed,
+            "pass_at_k": {str(k): pass_at_k(count, passed, k) for k in ks},
+            "pass_hat_k": {str(k): pass_hat_k(count, passed, k) for k in ks},
+        }
+        if left_out:
+            example["invalid"] = left_out
+            invalid += left_out
+            invalid_examples += not count
+        examples.append(example)
+    section = {
         "n": n,
         "pass_at_k": stored.get("pass_at_k") or {},
         "pass_hat_k": stored.get("pass_hat_k") or {},
         "variance": stored.get("variance") or {},
         "examples": examples,
     }
+    if invalid:
+        section.update(invalid=invalid, invalid_examples=invalid_examples)
+    return section
 
 
 def minimums_section(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -89,8 +103,22 @@ def minimums_section(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def epochs_title(epochs: Mapping[str, Any]) -> str:
-    """``Epochs: 3 answers per example, 40 examples``."""
-    return f"Epochs: {epochs['n']} answers per example, {len(epochs['examples'])} examples"
+    """``Epochs: 3 answers per example, 40 examples``, then what invalid answers were left
+    out (``· 4 invalid answers (simulated user) left out, 1 example with none valid``)."""
+    title = f"Epochs: {epochs['n']} answers per example, {len(epochs['examples'])} examples"
+    return title + invalid_answers_note(epochs.get("invalid"), epochs.get("invalid_examples"))
+
+
+def invalid_answers_note(invalid: int | None, examples: int | None) -> str:
+    """`` · 4 invalid answers (simulated user) left out of pass@k and pass^k, 1 example with
+    none valid``; ``""`` without invalid answers."""
+    if not invalid:
+        return ""
+    answers = "answer" if invalid == 1 else "answers"
+    note = f" · {invalid} invalid {answers} (simulated user) left out of pass@k and pass^k"
+    if examples:
+        note += f", {examples} example{'' if examples == 1 else 's'} with none valid"
+    return note
 
 
 def k_rows(epochs: Mapping[str, Any]) -> list[list[str]]:
@@ -122,13 +150,17 @@ def example_head(epochs: Mapping[str, Any]) -> list[str]:
 
 def example_rows(epochs: Mapping[str, Any]) -> list[list[str]]:
     """Per example, least reliable first (lowest pass^n, then pass@n): passed of n, pass@n,
-    pass^n at the run's n (at the example's own n when it has fewer answers)."""
+    pass^n at the run's n (at the example's own n when it has fewer valid answers, the
+    invalid ones named); an example with no valid answer last, without figures."""
     rows = []
     for ex in epochs["examples"]:
         k = str(min(ex["n"], epochs["n"]))
         at, hat = ex["pass_at_k"].get(k), ex["pass_hat_k"].get(k)
-        cells = [ex["id"], f"{ex['passed']}/{ex['n']}", pct(at), pct(hat)]
-        rows.append(((hat or 0.0, at or 0.0), cells))
+        passed = f"{ex['passed']}/{ex['n']}"
+        if ex.get("invalid"):
+            passed += f" ({ex['invalid']} invalid)"
+        cells = [ex["id"], passed, pct(at), pct(hat)]
+        rows.append(((not ex["n"], hat or 0.0, at or 0.0), cells))
     rows.sort(key=lambda item: item[0])
     return [row for _, row in rows]
 

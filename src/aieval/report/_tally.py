@@ -35,12 +35,14 @@ _MAX_REASON = 300
 @dataclass(slots=True)
 class ColumnTally:
     """Normalized values of one criterion or scorer, with its errors, its n/a samples (a
-    scorer's ``Score(None)`` without an error) and floor violations."""
+    scorer's ``Score(None)`` without an error), the invalid samples it was n/a on (counted
+    apart: an invalid conversation says nothing about the scorer) and floor violations."""
 
     kind: str
     values: list[float] = field(default_factory=list)
     errors: int = 0
     not_applicable: int = 0
+    invalid: int = 0
     floor: float | None = None
     floor_violations: int = 0
 
@@ -272,21 +274,24 @@ def column_row(
     histogram: Any,
     floor: float | None = None,
     floor_violations: int = 0,
+    invalid: int = 0,
 ) -> dict[str, Any]:
     """A report's row of one criterion or scorer, from its counts and interval ``block``.
 
     Every scorer scores every sample: one with no score at all (its target failed) is a
-    missing score, counted with its errors, so ``n + errors + n/a`` is the number of samples;
-    a row's own check counts on the rows that carry it only.
+    missing score, counted with its errors, so ``n + errors + n/a (+ invalid)`` is the number
+    of samples; a row's own check counts on the rows that carry it only. ``invalid`` (the
+    samples of invalid conversations, n/a for that reason) is in the row only when some are.
     """
     if kind == "scorer" and not name.startswith(ROW_CHECK_PREFIX):
-        errors = max(samples - n - not_applicable, errors)
+        errors = max(samples - n - not_applicable - invalid, errors)
     return {
         "name": name,
         "kind": kind,
         "n": n,
         "errors": errors,
         "not_applicable": not_applicable,
+        **({"invalid": invalid} if invalid else {}),
         "mean": block["mean"] if block else None,
         "std": block["std"] if block else None,
         "low": block["low"] if block else None,
@@ -308,10 +313,12 @@ def run_warnings(
     scorers: Iterable[tuple[str, int, int]],
     judges: Mapping[str, JudgeTally],
     judge_rate: float,
+    invalid: int = 0,
 ) -> list[str]:
     """A report's warnings: the run unfinished or short of samples, samples without a weighted
     score or failed in the target, ``scorers`` (``(name, values, n/a)``) that scored no sample,
-    judges over ``judge_rate`` of malformed or inconsistent verdicts."""
+    judges over ``judge_rate`` of malformed or inconsistent verdicts. The ``invalid`` samples
+    (invalid conversations) are no scorer's n/a nor error."""
     warnings = []
     if row.status != "completed":
         warnings.append(f"run {row.id} is {row.status}: the report covers stored samples only")
@@ -329,7 +336,7 @@ def run_warnings(
         if not_applicable and not values:  # not ok: aieval run exits 3
             warnings.append(
                 f"scorer {name} scored no sample ({not_applicable} n/a,"
-                f" {samples - not_applicable} errors or missing)"
+                f" {samples - invalid - not_applicable} errors or missing)"
             )
     for name, judge in sorted(judges.items()):
         note = judge.to_dict(judge_rate)["warning"]

@@ -91,7 +91,8 @@ class EvalSettings(_Strict):
 
 
 class ReplayConfig(_Strict):
-    """An eval file's ``replay:``: the stored run whose conversations are replayed."""
+    """An eval file's ``replay:``: the stored run whose conversations are replayed, or a
+    records file (``*.jsonl``, relative to the eval file)."""
 
     run: str = Field(min_length=1)
     mode: Literal["strict", "all", "branch"] = "strict"
@@ -115,7 +116,9 @@ class EvalConfig(_Strict):
     # before scorers, whose validator reads them (a conversation run scores with its checks)
     conversation: dict[str, Any] | None = spec_field(ScoringSpec, "conversation")
     replay: ReplayConfig | None = Field(
-        None, description="replay a stored run's conversations: {run: RUN, mode: strict}"
+        None,
+        description="replay a stored run's conversations, or a records file's (RUN ending in "
+        ".jsonl): {run: RUN, mode: strict}",
     )
     # before scorers, whose validator reads them (rows' checks may name imported scorers)
     imports: list[str] = spec_field(ScoringSpec, "imports")
@@ -208,7 +211,7 @@ class EvalConfig(_Strict):
         if self.conversation is not None:
             common["conversation"] = _python_files(self.conversation, base)
         if self.replay is not None:
-            common.update(replay=self.replay.run, replay_mode=self.replay.mode)
+            common.update(replay=_replayed(base, self.replay.run), replay_mode=self.replay.mode)
         if self.target is not None:
             t = self.target
             common.update(
@@ -476,6 +479,15 @@ def _python_file(ref: Any, base: Path) -> Any:
     if not sep or not path.endswith(".py"):
         return ref
     return f"{os.path.abspath(_resolve(base, path))}:{name}"
+
+
+def _replayed(base: Path, run: str) -> str:
+    """A ``replay.run`` as the run reads it: a records file (``*.jsonl``, the suffix
+    ``aieval.conversations`` reads as one) by its path from the eval file's folder; a stored
+    run's id or reference as written."""
+    if not run.lower().endswith(".jsonl"):
+        return run
+    return os.path.abspath(_resolve(base, run))
 
 
 def _resolve(base: Path, path: str) -> Path:

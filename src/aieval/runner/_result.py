@@ -50,7 +50,9 @@ class ScorerStats:
     also counts as errored in the run's error budget. A store written before malformed scores
     kept their value holds them as errors (value None); they are counted in ``malformed`` all
     the same, and ``malformed_scored`` counts only those that kept their value (not in
-    ``errors``).
+    ``errors``). ``invalid`` counts the samples of invalid conversations (their simulated
+    user failed fidelity): the scorer's n/a there says nothing about the scorer, so they are
+    counted apart, out of ``not_applicable`` and its coverage.
     """
 
     name: str
@@ -63,6 +65,7 @@ class ScorerStats:
     judged: int = 0
     malformed: int = 0
     malformed_scored: int = 0
+    invalid: int = 0
 
     @property
     def mean(self) -> float | None:
@@ -87,6 +90,7 @@ class ScorerStats:
             judged=self.judged,
             malformed=self.malformed,
             malformed_scored=self.malformed_scored,
+            invalid=self.invalid,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -158,6 +162,8 @@ class Aggregator:
                 stats.count += 1
                 stats.total += score.value
                 stats.total_sq += score.value * score.value
+            elif invalid:  # n/a because the conversation was invalid: no word on the scorer
+                stats.invalid += 1
             else:
                 stats.not_applicable += 1
         for name, stats in self.scorers.items():

@@ -198,7 +198,9 @@ class ScoringSpec(_Sub):
         "checks, checks): the dataset is a scenario file; see docs/conversations.md",
     )
     replay: str | None = Field(
-        None, description="a stored run whose conversations are replayed (by scenario and epoch)"
+        None,
+        description="a stored run whose conversations are replayed (by scenario and epoch), or "
+        "a records file (a path ending in .jsonl)",
     )
     replay_mode: Literal["strict", "all", "branch"] | None = Field(
         None, description="how a replay plays: strict (default), all, branch"

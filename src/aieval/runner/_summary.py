@@ -149,7 +149,9 @@ class ScorerSummary(_Part):
     ``errors`` counts failed scores, ``missing`` (the samples a failed target left unscored)
     included; ``not_applicable`` the samples it found n/a (``None`` in a summary stored before
     n/a was counted apart). A judge also has ``judged`` (samples it answered), ``malformed``
-    and ``malformed_scored`` (see :class:`~aieval.runner.ScorerStats`).
+    and ``malformed_scored`` (see :class:`~aieval.runner.ScorerStats`); a run with invalid
+    conversations, ``invalid``: the samples it was n/a on because they were invalid (not in
+    ``not_applicable``).
     """
 
     mean: float | None
@@ -161,12 +163,15 @@ class ScorerSummary(_Part):
     judged: int = 0
     malformed: int = 0
     malformed_scored: int = 0
+    invalid: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out = _as_dict(self)
         if not self.judged:  # only a judge's entry has the judge's counts
             for name in ("judged", "malformed", "malformed_scored"):
                 del out[name]
+        if not self.invalid:  # only a run with invalid conversations has the count
+            del out["invalid"]
         return out
 
 
@@ -223,8 +228,10 @@ class TokenSummary(_Part):
 @dataclass(frozen=True, slots=True)
 class EpochsSummary(_Part):
     """What a run of ``epochs > 1`` adds: the answers per example (``n``), the examples and
-    those with every answer stored, mean pass@k and pass^k by k (``"1"``..``"n"``), and each
-    judged scorer's variance split (docs/grading.md, "Epochs")."""
+    those with every answer stored, mean pass@k and pass^k by k (``"1"``..``"n"``, over each
+    example's valid answers), and each judged scorer's variance split (docs/grading.md,
+    "Epochs"); with invalid answers (conversations whose simulated user failed fidelity), how
+    many (``invalid``) and the examples left with none valid (``invalid_examples``)."""
 
     n: int
     examples: int
@@ -233,7 +240,10 @@ class EpochsSummary(_Part):
     pass_hat_k: dict[str, float | None] = field(default_factory=dict)
     #: scorer -> its variance split, as :meth:`aieval.stats.VarianceSplit.to_dict` gives it
     variance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    invalid: int | None = None
+    invalid_examples: int | None = None
 
+    _omitted_when_none = ("invalid", "invalid_examples")
     _readers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {
         "pass_at_k": _rates,
         "pass_hat_k": _rates,

@@ -87,12 +87,13 @@ async def _follow(
         position = (last_id + 1) // 2
     total = run.n_examples
     seen, passed = await asyncio.to_thread(store.pass_counts, run.id, position)
+    invalid = await asyncio.to_thread(store.invalid_count, run.id, position)
     if seen < position:  # past the stored samples: the client saw the final event
         if run.status != "running":
             return
         position = seen
     elif last_id is not None and last_id % 2 == 1:  # saw a sample's event, not its progress
-        yield _progress(position, total, passed)
+        yield _progress(position, total, passed, invalid)
     while True:
         changed.clear()
         # status before samples: a finished run has stored every sample before finishing
@@ -101,8 +102,9 @@ async def _follow(
         for record in new:
             position += 1
             passed += record.passed is True
+            invalid += record.verdict is not None and record.verdict.invalid
             yield Event(2 * position - 1, "sample_completed", sample_completed(record))
-            yield _progress(position, total, passed)
+            yield _progress(position, total, passed, invalid)
         if len(new) == _BATCH:
             continue
         if current.status != "running":
@@ -118,8 +120,17 @@ def _started(run: RunRow) -> dict[str, Any]:
     return {**run_header(run), "status": "running", "finished_at": None, "duration_s": None}
 
 
-def _progress(done: int, total: int | None, passed: int) -> Event:
-    data = {"done": done, "total": total, "passed": passed, "failed": done - passed}
+def _progress(done: int, total: int | None, passed: int, invalid: int) -> Event:
+    """The counters so far: an invalid sample (its simulated user failed fidelity) neither
+    passed nor failed, and is counted apart (``invalid``, present when some are)."""
+    data: dict[str, Any] = {
+        "done": done,
+        "total": total,
+        "passed": passed,
+        "failed": done - passed - invalid,
+    }
+    if invalid:  # only a run with invalid conversations has the counter
+        data["invalid"] = invalid
     return Event(2 * done, "progress", data)
 
 

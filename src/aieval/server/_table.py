@@ -40,7 +40,9 @@ _KEPT = 8
 #: the metadata keys listed are those of the first samples in dataset order
 _KEYS_FROM, _KEYS_MOST = 5000, 50
 
-Outcome = Literal["all", "failed", "passed", "gate_failed", "error", "no_error"]
+#: The pass code of an invalid sample (a conversation whose simulated user failed fidelity).
+_INVALID = -2
+Outcome = Literal["all", "failed", "passed", "invalid", "gate_failed", "error", "no_error"]
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
@@ -129,7 +131,7 @@ class _Columns:
         self.position = 0  # the store's insertion position of the last sample read
         self.ids: list[str] = []
         self.index: list[int] = []
-        self.passed: list[int] = []  # 1, 0, -1: passed, failed, unknown
+        self.passed: list[int] = []  # 1, 0, -1, -2: passed, failed, unknown, invalid
         self.weighted: list[float] = []
         self.errored: list[bool] = []
         self.gated: list[bool] = []
@@ -144,7 +146,9 @@ class _Columns:
         n = len(self.ids)
         self.ids.append(row.id)
         self.index.append(row.index)
-        self.passed.append(-1 if row.passed is None else int(row.passed))
+        self.passed.append(
+            _INVALID if row.invalid else -1 if row.passed is None else int(row.passed)
+        )
         weighted = row.weighted_score
         self.weighted.append(np.nan if weighted is None else float(weighted))
         # a malformed judge verdict counts as an error, as in the run's error count
@@ -305,8 +309,10 @@ class RunTable:
     def _outcome(self, outcome: Outcome) -> Mask:
         if outcome == "passed":
             return np.equal(self.passed, 1)
-        if outcome == "failed":
-            return np.not_equal(self.passed, 1)
+        if outcome == "failed":  # an invalid sample neither passed nor failed
+            return np.not_equal(self.passed, 1) & np.not_equal(self.passed, _INVALID)
+        if outcome == "invalid":
+            return np.equal(self.passed, _INVALID)
         if outcome == "gate_failed":
             return self.gated.copy()
         # a malformed judge verdict counts as an error, as in the run's error count

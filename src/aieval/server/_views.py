@@ -20,7 +20,7 @@ __all__ = [
     "weighted_score",
 ]
 
-SampleFilter = Literal["all", "failed", "gate_failed", "passed", "error", "no_error"]
+SampleFilter = Literal["all", "failed", "gate_failed", "passed", "invalid", "error", "no_error"]
 
 
 def run_item(store: Store, run: RunRow, counts: tuple[int, int] | None = None) -> dict[str, Any]:
@@ -28,6 +28,9 @@ def run_item(store: Store, run: RunRow, counts: tuple[int, int] | None = None) -
     error counts, and the state to show (``status`` as stored, refined by the errors).
     ``counts`` is ``(samples, passed)`` when the caller has it (else counted here)."""
     samples, passed = store.pass_counts(run.id) if counts is None else counts
+    # invalid samples (a simulated user that failed fidelity) are out of the pass rate
+    invalid = store.invalid_count(run.id)
+    valid = samples - invalid
     summary = RunSummary.from_dict(run.metrics)
     evaluation = summary.evaluation
     target_errors = summary.target_errors
@@ -43,7 +46,8 @@ def run_item(store: Store, run: RunRow, counts: tuple[int, int] | None = None) -
         "created_at": run.created_at,
         "finished_at": run.finished_at,
         "samples": samples,
-        "pass_rate": passed / samples if samples else None,
+        "pass_rate": passed / valid if valid else None,
+        **({"invalid": invalid} if invalid else {}),  # only a run with invalid samples
         "grades": None if evaluation is None else evaluation.grades,
         "metrics": {name: s.mean for name, s in summary.scorers.items()},
         "errors": {"target": target_errors, "scorers": scorer_errors},
@@ -81,6 +85,8 @@ def sample_item(record: SampleRecord) -> dict[str, Any]:
         "id": record.id,
         "index": record.index,
         "passed": record.passed,
+        # neither passed nor failed: its simulated user failed fidelity
+        "invalid": verdict.invalid,
         "grade": verdict.grade,
         "weighted_score": weighted_score(record),
         "error": record.error,

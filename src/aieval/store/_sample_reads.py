@@ -129,6 +129,18 @@ class SampleReader(Connection):
         )
         return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
+    def invalid_count(self, run_id: str, first: int | None = None) -> int:
+        """Invalid samples (a conversation whose simulated user failed fidelity: a verdict
+        without a pass flag) among the first ``first`` stored samples (all when ``None``)."""
+        row = self._read_one(
+            "SELECT COUNT(*) FROM (SELECT passed, verdict_passed, verdict_plain FROM samples"
+            " WHERE run_id = ?"
+            " ORDER BY rowid LIMIT ?) AS firsts"
+            " WHERE passed IS NULL AND verdict_passed IS NULL AND verdict_plain IS NOT NULL",
+            (run_id, self._db.no_limit if first is None else first),
+        )
+        return 0 if row is None else int(row[0])
+
     def get_sample(self, run_id: str, sample_id: str) -> SampleRecord:
         """One stored sample; :class:`RunNotFoundError` when absent."""
         row = self._read_one(

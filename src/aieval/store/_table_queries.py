@@ -37,13 +37,13 @@ from aieval.store._table_reads import TableReads
 __all__ = ["COUNT_PREFIX", "TableAsk", "TableCount", "TablePage", "TableQueries"]
 
 T = TypeVar("T")
-Outcome = Literal["all", "failed", "passed", "gate_failed", "error", "no_error"]
+Outcome = Literal["all", "failed", "passed", "invalid", "gate_failed", "error", "no_error"]
 CountKind = Literal["exact", "at_least"]
 #: the samples (in dataset order) a page asked without its exact count looks at to bound it:
 #: about as many rows as a rare filter's first page reads anyway
 COUNT_PREFIX = 10_000
 # the outcomes an index counts without reading the samples (``samples_table_passed``)
-_INDEXED_OUTCOMES = ("all", "passed", "failed")
+_INDEXED_OUTCOMES = ("all", "passed", "failed", "invalid")
 #: counts, scorer names and metadata keys kept (each for one run at one insertion position)
 _KEPT = 512
 # texts sort by code point (as the server's index does), an input that is a JSON string by
@@ -83,10 +83,15 @@ _GATE_FAILED = (
     "(s.verdict LIKE '{%' AND s.verdict NOT LIKE '%\\\\u0000%'"
     ' AND s.verdict::jsonb @> \'{"gates": [{"passed": false}]}\')'
 )
+#: An invalid sample (a conversation whose simulated user failed fidelity): its verdict is
+#: stored, its pass flag not (``_verdict_columns.verdict_columns``).
+_INVALID = "(s.passed IS NULL AND s.verdict_passed IS NULL AND s.verdict_plain IS NOT NULL)"
 _OUTCOMES = {
     "all": "",
     "passed": "s.passed = 1",
-    "failed": "s.passed IS DISTINCT FROM 1",
+    # an invalid sample (a verdict stored without its pass flag) neither passed nor failed
+    "failed": f"(s.passed IS DISTINCT FROM 1 AND NOT {_INVALID})",
+    "invalid": _INVALID,
     "gate_failed": _GATE_FAILED,
     "error": _ERRORED,
     "no_error": f"NOT {_ERRORED}",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from aieval._numbers import finite
-from aieval.core import SampleRecord, ScoreRecord, Verdict, split_epoch
+from aieval.core import INVALID, SampleRecord, ScoreRecord, Verdict, split_epoch
 from aieval.core._stored import LEGACY_UNREADABLE, adapt_record, config_threshold
 from aieval.store._backend import Backend
 from aieval.store._location import StoreLocation
@@ -49,6 +49,8 @@ class IndexRow:
     scores: dict[str, tuple[float | None, bool]]
     weighted_score: float | None
     gate_failed: bool
+    #: neither passed nor failed: a conversation whose simulated user failed fidelity
+    invalid: bool = False
 
 
 class TableReads:
@@ -202,14 +204,20 @@ def _index_row(row: tuple[Any, ...], scores: list[tuple[Any, ...]]) -> IndexRow:
             finite(data.get("weighted_score")),
             any(not bool(g["passed"]) for g in gates or ()),
         )
+        reasons = data.get("reasons")
+        invalid = isinstance(reasons, list) and any(
+            isinstance(r, dict) and r.get("kind") == INVALID for r in reasons
+        )
     else:  # not the usual shape: read as the sample's page reads it (or fail as it does)
         verdict = Verdict.from_dict(data, f"sample {sample_id!r}")
         weighted, gate_failed = verdict.weighted_score, any(not g.passed for g in verdict.gates)
+        invalid = verdict.invalid
     return IndexRow(
         **_columns(row),
         scores={s[1]: (s[2], _problem(s)) for s in scores},
         weighted_score=weighted,
         gate_failed=gate_failed,
+        invalid=invalid,
     )
 
 
@@ -242,6 +250,7 @@ def _derived_row(row: tuple[Any, ...], scores: list[tuple[Any, ...]], threshold:
         scores={n: (s.value, bool(s.error or s.malformed)) for n, s in record.scores.items()},
         weighted_score=verdict.weighted_score,
         gate_failed=any(not g.passed for g in verdict.gates),
+        invalid=verdict.invalid,
     )
 
 

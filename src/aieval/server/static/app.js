@@ -166,6 +166,7 @@
     if (reasons.some((r) => r.kind === "invalid")) {
       return el("span", { class: "badge warn" }, "invalid");
     }
+    if (s && s.invalid) return el("span", { class: "badge warn" }, "invalid");
     return badge(s.passed);
   }
 
@@ -620,7 +621,7 @@
       "aria-valuenow": 0 }, fill);
     const counters = el("p", { class: "counters", id: "run-counters" });
     const node = section("Progress", bar, counters);
-    const state = { done: 0, total, passed: 0, failed: 0 };
+    const state = { done: 0, total, passed: 0, failed: 0, invalid: 0 };
     const update = (next) => {
       Object.assign(state, next);
       bar.setAttribute("aria-valuemax", String(state.total || 0));
@@ -630,7 +631,10 @@
       counters.replaceChildren(
         el("span", { "data-counter": "done" }, `${state.done} / ${state.total || "?"} done`),
         el("span", { class: "ok-text", "data-counter": "passed" }, `${state.passed} passed`),
-        el("span", { class: "bad-text", "data-counter": "failed" }, `${state.failed} failed`));
+        el("span", { class: "bad-text", "data-counter": "failed" }, `${state.failed} failed`),
+        // an invalid sample (its simulated user failed fidelity) neither passed nor failed
+        state.invalid ? el("span", { "data-counter": "invalid" },
+          `${state.invalid} invalid (simulated user)`) : null);
     };
     update({});
     return { node, update, state };
@@ -885,7 +889,7 @@
   // ---------------------------------------------------------------- sample table
 
   const FILTERS = [["all", "All"], ["failed", "Failed"], ["passed", "Passed"],
-    ["gate_failed", "Gate failed"], ["error", "Errors"]];
+    ["invalid", "Invalid"], ["gate_failed", "Gate failed"], ["error", "Errors"]];
   const SEARCH_DELAY_MS = 250;
   const INDEX_POLL_MS = 2000;
 
@@ -1014,7 +1018,7 @@
         el("td", { class: "clip", "data-field": "prediction" }, s.prediction || ""),
         el("td", { class: "clip", "data-field": "expected" }, s.expected || ""),
         scorers.map((n) => scoreCell(s, n)),
-        el("td", {}, badge(s.passed), s.grade ? " " : null, s.grade ? gradeBadge(s.grade) : null),
+        el("td", {}, resultBadge(s), s.grade ? " " : null, s.grade ? gradeBadge(s.grade) : null),
         el("td", { class: "num" }, fmt(s.weighted_score, 1)),
         el("td", { class: "wrap" }, (s.gate_failures || []).join(", ")),
         el("td", { class: "clip" }, s.error || ""),
@@ -1168,6 +1172,7 @@
     function matches(s, failures) {
       if (state.filter === "failed") return s.passed === false;
       if (state.filter === "passed") return s.passed === true;
+      if (state.filter === "invalid") return Boolean(s.invalid);
       if (state.filter === "gate_failed") return failures.length > 0;
       if (state.filter === "error") return Boolean(s.error);
       return !state.q && !state.meta && !state.scorer;
