@@ -15,6 +15,7 @@ from aieval.store._pair_sums import (
     PassTable,
     ScorerDetails,
 )
+from aieval.store._plain_samples import PlainSamples
 from aieval.store._read_pool import READ_POOL, ReadPool
 from aieval.store._received import (
     ReceivedRequest,
@@ -83,6 +84,7 @@ __all__ = [
     "PairStanding",
     "PairSums",
     "PassTable",
+    "PlainSamples",
     "ReadPool",
     "ReceivedRequest",
     "ReceivedTraces",
