@@ -8,11 +8,16 @@ import contextlib
 import json
 import logging
 import math
+import signal
 import sqlite3
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.stored import stored_samples, wait_for_samples
 
 from aieval import Store, run
 from aieval.report import build_report, render_json
@@ -176,3 +181,65 @@ def test_a_run_whose_scorer_has_its_own_threshold_takes_the_per_sample_path(
         result = run(name="t", dataset=rows, scorers=[strict, token_f1], store=tmp_path / "t.db")
     assert sizes == [] and result.summary.passed == 600
     assert "a scorer has its own threshold or weight" in caplog.text
+
+
+# A run of 1,100 recorded rows stored as columns whose second chunk's batch holds until a
+# release file exists: the first chunk (r0..r511) is committed whole, then nothing more.
+CHILD = textwrap.dedent(
+    """
+    import os, sys, time
+    from aieval import run
+    from aieval.runner import _execute
+    from aieval.scorers import Scorer, exact_match
+
+    _execute.HOLD_FROM = 1000  # held commits (and columns) from 1,000 samples
+    release = sys.argv[2]
+
+    def held_batch(predictions, expected):
+        if "p600" in predictions:
+            while not os.path.exists(release):
+                time.sleep(0.02)
+        return [1.0 for _ in predictions]
+
+    held = Scorer(lambda prediction, expected: 1.0, name="held", batch_fn=held_batch)
+    rows = [{"id": f"r{i}", "input": f"q{i}", "expected": f"p{i}", "prediction": f"p{i}"}
+            for i in range(1100)]
+    result = run(name="k", dataset=rows, scorers=[exact_match, held], store=sys.argv[1],
+                 resume=len(sys.argv) > 3)
+    print(result.status, result.summary.samples)
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_killed_run_keeps_whole_chunks_and_a_resume_completes_it(tmp_path: Path) -> None:
+    db, release = tmp_path / "k.db", tmp_path / "release"
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    child = subprocess.Popen([sys.executable, str(script), str(db), str(release)])
+    try:
+        assert wait_for_samples(db, 512, child) == 512
+        child.send_signal(signal.SIGKILL)
+        assert child.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        (kept,) = conn.execute("SELECT COUNT(*) FROM run_columns").fetchone()
+        (scores,) = conn.execute("SELECT COUNT(*) FROM scores").fetchone()
+    assert (stored_samples(db), scores, kept) == (512, 1024, 1)  # the chunk, whole
+    release.touch()
+    done = subprocess.run(
+        [sys.executable, str(script), str(db), str(release), "resume"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["completed", "1100"]
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        ids = [r[0] for r in conn.execute("SELECT sample_id FROM samples")]
+        (passed,) = conn.execute("SELECT SUM(passed) FROM samples").fetchone()
+    assert sorted(ids) == sorted(f"r{i}" for i in range(1100))  # each once
+    assert passed == 1100
