@@ -21,7 +21,7 @@ from tests.support.stored import stored_samples, wait_for_samples
 
 from aieval import Store, run
 from aieval.report import build_report, render_json
-from aieval.runner import _execute
+from aieval.runner import _execute, _writer
 from aieval.scorers import Scorer, exact_match, json_valid, rouge_l, token_f1
 
 _BUILT_INS = [exact_match, token_f1, rouge_l, json_valid]
@@ -102,6 +102,8 @@ def _three_ways(
     """The same run as columns (where it can), recorded samples one by one in their chunk,
     and through the executor sample by sample."""
     monkeypatch.setattr(_execute, "HOLD_FROM", 0)
+    # commits by count only: batches by time would cut the kept columns' rows elsewhere
+    monkeypatch.setattr(_writer, "HOLD_S", 600.0)
     dbs = tmp_path / "columns.db", tmp_path / "inline.db", tmp_path / "each.db"
     run(name="c", dataset=rows, scorers=scorers, store=dbs[0])
     with monkeypatch.context() as patch:
@@ -189,7 +191,7 @@ CHILD = textwrap.dedent(
     """
     import os, sys, time
     from aieval import run
-    from aieval.runner import _execute
+    from aieval.runner import _execute, _writer
     from aieval.scorers import Scorer, exact_match
 
     _execute.HOLD_FROM = 1000  # held commits (and columns) from 1,000 samples

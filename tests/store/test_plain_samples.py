@@ -34,7 +34,10 @@ def _batch(names: list[str]) -> PlainSamples:
     return PlainSamples(
         ids=[f"s{i}" for i in range(n)],
         indexes=list(range(n)),
-        inputs=[f"q{i}" if i % 3 else {"messages": [{"content": f"é {i}"}]} for i in range(n)],
+        inputs=[
+            "lone \udc80 é" if i == 7 else f"q{i}" if i % 3 else {"messages": [{"content": "é"}]}
+            for i in range(n)
+        ],
         expected=[None if i == 5 else f"a{i}" for i in range(n)],
         predictions=[f"p{i}" for i in range(n)],
         metadata=[{"team": "t", "i": i} if i % 4 == 0 else {} for i in range(n)],

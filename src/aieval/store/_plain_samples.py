@@ -13,12 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 from aieval._numbers import finite
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import Reason, Verdict
-from aieval.store._encoding import dumps
+from aieval.store._encoding import dumps, encodable
 from aieval.store._verdict_columns import FIGURES_VALUES
 from aieval.store._verdict_text import plain_verdict_parts, verdict_text
 
@@ -84,6 +85,16 @@ class PlainRows:
     now: float
 
 
+def _json(value: Any) -> str:
+    """:func:`dumps` of ``value``, a text (the common input and expected answer) written by
+    the encoder's own function for a string, without the encoder's call."""
+    if type(value) is str:
+        text = encode_basestring(value)
+        if text.isascii() or encodable(text):
+            return text
+    return dumps(value)
+
+
 def plain_rows(run_id: str, batch: PlainSamples) -> PlainRows:
     """The rows of ``batch`` (see the module docstring), stamped with the time now."""
     now = time.time()
@@ -113,7 +124,7 @@ def plain_rows(run_id: str, batch: PlainSamples) -> PlainRows:
         score = finite(weighted)
         samples.append(
             (
-                run_id, sample_id, index, dumps(given), dumps(expected), prediction,
+                run_id, sample_id, index, _json(given), _json(expected), prediction,
                 dumps(metadata) if metadata else None, None, int(passed), None,
                 None, None, None, 0, 0, None, now, text,
                 score, int(passed), 1,  # the verdict's columns: score, pass flag, plain
