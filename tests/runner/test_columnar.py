@@ -153,7 +153,7 @@ def _halving(predictions: list[Any], expected: list[Any]) -> list[Any]:
 def test_a_batch_score_out_of_range_sends_its_chunk_the_per_sample_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    halving = Scorer(lambda p, e: 0.5, name="halving", batch_fn=_halving)
+    halving = Scorer(lambda p, e: _halving([p], [e])[0], name="halving", batch_fn=_halving)
     rows = [
         {"id": f"r{i}", "input": f"q{i}", "expected": "yes", "prediction": "yes"}
         for i in range(1100)
@@ -168,6 +168,8 @@ def test_a_batch_score_out_of_range_sends_its_chunk_the_per_sample_way(
     assert stored == _stored(each)
     (nan_row,) = [row for row in stored["samples"] if row[0] == "r600"]
     assert nan_row[6] is None and nan_row[7] == 0  # stored, failed, as the sample path does
+    (score,) = [row for row in stored["scores"] if row[:2] == ("r600", "halving")]
+    assert score[2] is None and score[5]  # no value, the score's own error
 
 
 def test_a_run_whose_scorer_has_its_own_threshold_takes_the_per_sample_path(
