@@ -28,9 +28,6 @@ __all__ = ["ChunkGrader", "columnar_refusal"]
 
 log = logging.getLogger("aieval")
 
-#: Row fields that give a recorded sample calls or a latency of its own (not plain).
-_USAGE_FIELDS = ("recorded_latency_s", "recorded_calls")
-
 
 def columnar_refusal(processor: SampleProcessor) -> str | None:
     """Why the processor's recorded samples cannot be finished as columns (``None``: they can,
@@ -154,6 +151,6 @@ def _not_plain(chunk: list[Item]) -> str | None:
         if example.epoch is not None:
             return "the run has epochs"
         fields = example.fields
-        if any(name in fields for name in _USAGE_FIELDS):
+        if "recorded_latency_s" in fields or "recorded_calls" in fields:
             return f"sample {example.sample_id} has recorded calls or latency"
     return None

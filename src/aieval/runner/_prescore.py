@@ -146,8 +146,9 @@ class Prescorer:
 
 def _long(example: Example) -> bool:
     """Whether the sample's texts would be scored off the event loop (see ``Scorer.score``)."""
-    texts = (example.prediction, example.expected)
-    return sum(len(t) for t in texts if isinstance(t, str)) >= OFF_LOOP_CHARS
+    prediction, expected = example.prediction, example.expected
+    size = len(prediction) if isinstance(prediction, str) else 0
+    return size + (len(expected) if isinstance(expected, str) else 0) >= OFF_LOOP_CHARS
 
 
 def _columns(rows: list[Item]) -> tuple[list[Any], list[Any]]:
