@@ -23,7 +23,7 @@ from aieval.runner._executor import Executor, Finished, describe_error
 from aieval.runner._inputs import ProgressCallback
 from aieval.runner._observers import Observers
 from aieval.runner._prepare import Prepared
-from aieval.runner._prescore import CHUNK
+from aieval.runner._prescore import CHUNK, Item
 from aieval.runner._sample import failed_record
 from aieval.runner._writer import SampleWriter, heartbeat, stop_heartbeat
 from aieval.store import PlainSamples, Store
@@ -31,8 +31,6 @@ from aieval.store import PlainSamples, Store
 __all__ = ["drive", "finish"]
 
 log = logging.getLogger("aieval")
-
-Item = tuple[int, Example]
 
 #: Samples :func:`_consume_inline` takes at a time: the scorers' batch (see ``Prescorer``).
 INLINE_CHUNK = CHUNK
@@ -93,7 +91,13 @@ async def drive(
             progress(done, total)
 
     writer = SampleWriter(prep.db, prep.run_id, stored, hold=hold)
-    if kept is not None or observers or hold < INLINE_CHUNK or writer.threaded:
+    if (
+        kept is not None
+        or observers
+        or hold < INLINE_CHUNK
+        or writer.threaded
+        or not hasattr(prep.db, "record_plain")  # a stand-in store: records only
+    ):
         columnar = None  # each sample is wanted on its own, or committed sooner than a chunk
     if not redact_values:  # work in this process (Ray's is shipped to its workers as it is)
         work = _stopping_on_store_errors(work, writer)

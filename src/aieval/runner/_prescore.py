@@ -90,8 +90,9 @@ class Prescorer:
             return None
         if any(a[0] != b[0] for a, b in zip(columns.rows, chunk, strict=True)):
             return None
-        if any(rows is not columns.rows for rows, _ in columns.results.values()):
-            return None  # a scorer left long texts to the samples themselves
+        for rows, results in columns.results.values():
+            if rows is not columns.rows or len(results) != len(rows):
+                return None  # a scorer left long texts to the samples themselves
         return {position: results for position, (_, results) in columns.results.items()}
 
     def drop_columns(self) -> None:
