@@ -247,3 +247,24 @@ def test_a_killed_run_keeps_whole_chunks_and_a_resume_completes_it(tmp_path: Pat
         (passed,) = conn.execute("SELECT SUM(passed) FROM samples").fetchone()
     assert sorted(ids) == sorted(f"r{i}" for i in range(1100))  # each once
     assert passed == 1100
+
+
+def test_progress_counts_each_sample_of_a_chunk_once_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_execute, "HOLD_FROM", 0)
+    sizes = _chunks(monkeypatch)
+    seen: list[tuple[int, int]] = []
+    db = tmp_path / "p.db"
+
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total))
+        if done in (512, 1024):  # each chunk's samples count once committed
+            assert stored_samples(db) == done
+
+    rows = [
+        {"id": f"r{i}", "input": "q", "expected": "yes", "prediction": "yes"} for i in range(1100)
+    ]
+    run(name="p", dataset=rows, scorers=[exact_match], store=db, progress=progress)
+    assert sizes == [512, 512, 76]
+    assert seen == [(done, 1100) for done in range(1, 1101)]
