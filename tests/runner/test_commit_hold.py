@@ -99,6 +99,13 @@ def test_recorded_rows_share_commits_of_up_to_the_hold(
         record(self, run_id, samples)
 
     monkeypatch.setattr(Store, "record_samples", counted)
+    record_plain = Store.record_plain
+
+    def counted_plain(self: Store, run_id: str, batch: Any) -> None:
+        batches.append(len(batch))  # a chunk of plain samples, committed as columns
+        record_plain(self, run_id, batch)
+
+    monkeypatch.setattr(Store, "record_plain", counted_plain)
     monkeypatch.setattr(_execute, "HOLD_FROM", 1000)
     monkeypatch.setattr(_writer, "HOLD_S", 600.0)  # only the count (and the run's end) commits
     result = run(name="h", dataset=_rows(1300), scorers=[exact_match], store=tmp_path / "h.db")

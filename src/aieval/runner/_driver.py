@@ -23,10 +23,10 @@ from aieval.runner._executor import Executor, Finished, describe_error
 from aieval.runner._inputs import ProgressCallback
 from aieval.runner._observers import Observers
 from aieval.runner._prepare import Prepared
-from aieval.runner._prescore import CHUNK
+from aieval.runner._prescore import CHUNK, Item
 from aieval.runner._sample import failed_record
 from aieval.runner._writer import SampleWriter, heartbeat, stop_heartbeat
-from aieval.store import Store
+from aieval.store import PlainSamples, Store
 
 __all__ = ["drive", "finish"]
 
@@ -47,6 +47,7 @@ async def drive(
     feed: Callable[[Iterator[tuple[int, Example]]], Iterator[tuple[int, Example]]] | None = None,
     hold: int = 1,
     inline: Callable[[tuple[int, Example]], SampleRecord | None] | None = None,
+    columnar: Callable[[list[tuple[int, Example]]], PlainSamples | None] | None = None,
 ) -> list[SampleRecord] | None:
     """Run every sample not stored yet through ``executor.map(work, ...)`` and store it.
 
@@ -57,7 +58,9 @@ async def drive(
     ``hold``: how many samples may share a commit on SQLite (see :class:`SampleWriter`).
     ``inline``: makes a sample's record here and now when it can (a recorded sample scored by
     its scorers' batches: see :func:`_consume_inline`), else ``None`` and the sample takes
-    the executor.
+    the executor. ``columnar``: with ``inline``, makes a whole chunk's samples as columns
+    when every one is plain (see :mod:`aieval.runner._columnar`), else ``None``; used only
+    for a run stored in SQLite with samples held, no observers and nothing kept.
 
     Returns:
         Every sample sorted by index when the run has no store, else ``None``.
@@ -77,14 +80,33 @@ async def drive(
         if progress is not None:
             progress(done, total)
 
+    def stored_plain(batch: PlainSamples) -> None:
+        nonlocal done
+        aggregator.add_plain(batch)
+        if progress is None:
+            done += len(batch)
+            return
+        for _ in range(len(batch)):
+            done += 1
+            progress(done, total)
+
     writer = SampleWriter(prep.db, prep.run_id, stored, hold=hold)
+    if (
+        kept is not None
+        or observers
+        or hold < INLINE_CHUNK
+        or writer.threaded
+        or not hasattr(prep.db, "record_plain")  # a stand-in store: records only
+    ):
+        columnar = None  # each sample is wanted on its own, or committed sooner than a chunk
     if not redact_values:  # work in this process (Ray's is shipped to its workers as it is)
         work = _stopping_on_store_errors(work, writer)
     items = _pending(prep.data, prep.done_ids, prep.spec.epochs)
     if feed is not None:
         items = feed(items)
     if inline is not None:
-        job = _consume_inline(executor, work, items, writer, prep.secrets, inline)
+        plain = None if columnar is None else (columnar, stored_plain)
+        job = _consume_inline(executor, work, items, writer, prep.secrets, inline, plain)
     else:
         job = _consume(executor, work, items, writer, prep.secrets, redact_values)
     consume = asyncio.ensure_future(job)
@@ -166,15 +188,26 @@ async def _consume_inline(
     writer: SampleWriter,
     secrets: frozenset[str],
     inline: Callable[[tuple[int, Example]], SampleRecord | None],
+    plain: tuple[Callable[[list[Item]], PlainSamples | None], Callable[[PlainSamples], None]]
+    | None = None,
 ) -> None:
     """:func:`_consume` for recorded samples, a chunk at a time: each sample ``inline`` can
     finish is made and handed to the writer without a task, a coroutine or a trip through the
     executor's stream (a million rows cost seconds of that alone); each run of samples it
     cannot goes through the executor as in :func:`_consume`, in its place, so samples are
     stored and counted in the order the per-sample path gives them. A failure making a sample
-    is that sample's error, as the executor would record it."""
+    is that sample's error, as the executor would record it. ``plain``: makes a chunk of
+    plain samples as columns, and counts them once stored (see :func:`drive`)."""
     made, step = 0, _step(executor)
     while chunk := list(islice(items, INLINE_CHUNK)):
+        batch = None if plain is None else plain[0](chunk)
+        if batch is not None:
+            assert plain is not None
+            writer.add_plain(batch, plain[1])
+            if writer.error is not None:
+                return  # the run is stopping; samples not stored run again on resume
+            await asyncio.sleep(0)  # the heartbeat and a cancellation get their turn
+            continue
         others: list[tuple[int, Example]] = []
         for item in chunk:
             try:

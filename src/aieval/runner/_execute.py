@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +14,7 @@ from aieval._secrets import redact_text
 from aieval._types import Example
 from aieval.core import ObserverOptions
 from aieval.errors import ConfigError
+from aieval.runner._columnar import ChunkGrader, columnar_refusal
 from aieval.runner._driver import drive, finish
 from aieval.runner._endpoints import run_endpoint
 from aieval.runner._executor import Executor, LocalExecutor
@@ -22,16 +24,18 @@ from aieval.runner._observers import load_observers, run_start
 from aieval.runner._prepare import Prepared, prepare, start
 from aieval.runner._ray import RayExecutor, import_ray
 from aieval.runner._remote import remote_samples
-from aieval.runner._result import RunResult
+from aieval.runner._result import Aggregator, RunResult
 from aieval.runner._sample import SampleProcessor
 from aieval.runner._spec import ExecutionSpec, RunSpec
 from aieval.runner._summary import RunSummary
 from aieval.runner._target import RecordedTarget
 from aieval.runner._tracing import telemetry_wanted
 from aieval.runner._writer import HOLD_FROM, RECORDED_HOLD
-from aieval.store import Store
+from aieval.store import PlainSamples, Store
 
 __all__ = ["execute"]
+
+log = logging.getLogger("aieval")
 
 
 async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
@@ -72,6 +76,7 @@ async def execute(spec: RunSpec, live: LiveParts) -> RunResult:
             feed=None if remote else processor.feed,
             hold=_hold(prep, remote),
             inline=_inline(processor, executor, remote),
+            columnar=_columnar(processor, prep, executor, remote),
         )
     except (asyncio.CancelledError, KeyboardInterrupt):
         status, error = "interrupted", "interrupted before every sample finished"
@@ -147,6 +152,23 @@ def _inline(
     if remote or processor.prescorer is None or type(executor) is not LocalExecutor:
         return None
     return processor.recorded
+
+
+def _columnar(
+    processor: SampleProcessor, prep: Prepared, executor: Executor, remote: bool
+) -> Callable[[list[tuple[int, Example]]], PlainSamples | None] | None:
+    """The maker of a chunk's plain samples as columns, for a run whose recorded samples
+    :func:`_inline` finishes and nothing of which needs each sample on its own (see
+    :mod:`aieval.runner._columnar`); ``None``, with the reason in the debug log, otherwise."""
+    if _inline(processor, executor, remote) is None:
+        return None
+    why = columnar_refusal(processor)
+    if why is None and (type(prep.aggregator) is not Aggregator or prep.spec.epochs > 1):
+        why = "the run tallies more than the plain summary (epochs, a workflow evaluation)"
+    if why is not None:
+        log.debug("recorded samples take the per-sample path: %s", why)
+        return None
+    return ChunkGrader(processor)
 
 
 def _endpoint_of(spec: RunSpec, live: LiveParts, db: Store | None) -> RunEndpoint:

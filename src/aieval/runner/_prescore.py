@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
@@ -35,6 +36,15 @@ CHUNK = 512
 Item = tuple[int, Example]
 
 
+@dataclass(slots=True)
+class Columns:
+    """A chunk's batch results: the rows scored (those with a prediction) and, by scorer
+    position, the rows that scorer scored with its result for each."""
+
+    rows: list[Item]
+    results: dict[int, tuple[list[Item], list[Any]]]
+
+
 class Prescorer:
     """Batch scores of the run's scorers (by their position) for samples read ahead."""
 
@@ -45,7 +55,10 @@ class Prescorer:
             if s.batch_fn is not None and not s.is_async and not s.context
         ]
         self.chunk = chunk
+        self.names = {position: s.name for position, s in self.batched}
         self._ready: dict[int, dict[int, ScoreRecord]] = {}
+        #: the last chunk's batch results, not yet made records (see :meth:`claim`)
+        self._columns: Columns | None = None
 
     def feed(self, items: Iterator[Item]) -> Iterator[Item]:
         """``items`` unchanged, each chunk batch-scored as it is read."""
@@ -58,11 +71,33 @@ class Prescorer:
 
     def peek(self, index: int) -> dict[int, ScoreRecord] | None:
         """The sample's batch scores by scorer position (``None``: none), kept here."""
+        if self._columns is not None:
+            self._records()
         return self._ready.get(index) if self._ready else None
 
     def take(self, index: int) -> dict[int, ScoreRecord] | None:
         """The sample's batch scores by scorer position (``None``: none), forgotten here."""
+        if self._columns is not None:
+            self._records()
         return self._ready.pop(index, None) if self._ready else None
+
+    def columns_of(self, chunk: list[Item]) -> dict[int, list[Any]] | None:
+        """The batch results of ``chunk`` by scorer position, each a list in the chunk's order,
+        when ``chunk`` is the chunk last scored and every sample of it has a prediction
+        scored by each scorer that gave results (``None`` otherwise)."""
+        columns = self._columns
+        if columns is None or len(columns.rows) != len(chunk):
+            return None
+        if any(a[0] != b[0] for a, b in zip(columns.rows, chunk, strict=True)):
+            return None
+        for rows, results in columns.results.values():
+            if rows is not columns.rows or len(results) != len(rows):
+                return None  # a scorer left long texts to the samples themselves
+        return {position: results for position, (_, results) in columns.results.items()}
+
+    def drop_columns(self) -> None:
+        """Forget the last chunk's batch results (its samples were stored from them)."""
+        self._columns = None
 
     def _score(self, chunk: list[Item]) -> None:
         every = [(index, example) for index, example in chunk if example.prediction is not None]
@@ -71,8 +106,12 @@ class Prescorer:
         # a long text is left to the sample itself for a scorer that scores one off the event
         # loop, charged to the sample's check budget: a row never holds up the whole run
         short = [item for item in every if not _long(item[1])]
+        if len(short) == len(every):
+            short = every  # one list: a scorer given it scored the whole chunk
         inputs = {id(rows): _columns(rows) for rows in (every, short)}
-        ready = self._ready
+        if self._columns is not None:
+            self._records()
+        columns = self._columns = Columns(every, {})
         for position, scorer in self.batched:
             rows = short if getattr(scorer.fn, "__aieval_off_loop__", False) else every
             if not rows:
@@ -84,11 +123,21 @@ class Prescorer:
                 raise
             except BaseException:  # each sample is then scored on its own
                 continue
+            columns.results[position] = (rows, results)
+
+    def _records(self) -> None:
+        """The last chunk's batch results as each sample's records (see :meth:`peek`)."""
+        columns, self._columns = self._columns, None
+        if columns is None:
+            return
+        ready = self._ready
+        for position, (rows, results) in columns.results.items():
+            name = self.names[position]
             for (index, _), result in zip(rows, results, strict=True):
                 record: ScoreRecord | None
                 if type(result) is float and 0.0 <= result <= 1.0:
                     record = ScoreRecord(result)  # what to_score makes of it, in one step
-                elif (record := _record(result, scorer.name)) is None:
+                elif (record := _record(result, name)) is None:
                     continue
                 if (scores := ready.get(index)) is None:
                     ready[index] = {position: record}
@@ -98,8 +147,9 @@ class Prescorer:
 
 def _long(example: Example) -> bool:
     """Whether the sample's texts would be scored off the event loop (see ``Scorer.score``)."""
-    texts = (example.prediction, example.expected)
-    return sum(len(t) for t in texts if isinstance(t, str)) >= OFF_LOOP_CHARS
+    prediction, expected = example.prediction, example.expected
+    size = len(prediction) if isinstance(prediction, str) else 0
+    return size + (len(expected) if isinstance(expected, str) else 0) >= OFF_LOOP_CHARS
 
 
 def _columns(rows: list[Item]) -> tuple[list[Any], list[Any]]:

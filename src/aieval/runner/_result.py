@@ -25,7 +25,7 @@ from aieval.runner._summary import (
 
 if TYPE_CHECKING:
     from aieval.runner._epochs import EpochTally
-    from aieval.store import Store
+    from aieval.store import PlainSamples, Store
 
 __all__ = ["Aggregator", "RunResult", "ScorerStats"]
 
@@ -170,6 +170,27 @@ class Aggregator:
             # a failed target: nothing was scored (a row's own check counts on its rows only)
             if name not in sample.scores and not name.startswith(ROW_CHECK_PREFIX):
                 stats.missing += 1
+
+    def add_plain(self, batch: PlainSamples) -> None:
+        """:meth:`add` of each of a batch of plain samples, from its columns (the same sums,
+        added in the same order)."""
+        n = len(batch)
+        assert self.epochs is None, "a run of epochs has no plain samples"
+        self.count += n
+        self.passed += sum(1 for reasons in batch.reasons if not reasons)
+        for name, values in zip(batch.scorers, batch.values, strict=True):
+            stats = self.scorers.get(name)
+            if stats is None:
+                stats = self.scorers[name] = ScorerStats(name)
+            total, total_sq = stats.total, stats.total_sq
+            for value in values:  # one at a time, as add does: the same float sums
+                total += value
+                total_sq += value * value
+            stats.total, stats.total_sq = total, total_sq
+            stats.count += n
+        for name, stats in self.scorers.items():
+            if name not in batch.scorers and not name.startswith(ROW_CHECK_PREFIX):
+                stats.missing += n
 
     def _count_error(self, message: str) -> None:
         flat = " ".join(message.split())

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from aieval._records import SampleRecord
 from aieval.errors import StoreError, UnstorableSampleError
 from aieval.runner._sample import unstorable_record
-from aieval.store import HEARTBEAT_EVERY_S, Store
+from aieval.store import HEARTBEAT_EVERY_S, PlainSamples, Store
 
 __all__ = ["HOLD_FROM", "HOLD_S", "RECORDED_HOLD", "SampleWriter", "heartbeat", "stop_heartbeat"]
 
@@ -76,6 +76,11 @@ class SampleWriter:
         # SQLite, asked to hold samples: commit every ``hold`` samples or HOLD_S seconds
         self._hold = 1 if self._threaded else max(1, hold)
 
+    @property
+    def threaded(self) -> bool:
+        """Whether commits run on a thread (PostgreSQL)."""
+        return self._threaded
+
     def stop_on_failure(self, tasks: list[asyncio.Task[None]]) -> None:
         """Cancel these tasks when a commit fails."""
         self._tasks = tasks
@@ -96,6 +101,29 @@ class SampleWriter:
         if not self.pending and self._committing is None:
             asyncio.get_running_loop().call_soon(self.flush)
         self.pending.append(record)
+
+    def add_plain(self, batch: PlainSamples, on_stored: Callable[[PlainSamples], None]) -> None:
+        """Commit a batch of plain samples given as columns (SQLite, samples held: see
+        :class:`~aieval.store.PlainSamples`) in a transaction of its own, after the samples
+        pending before it, and count them (``on_stored``) once committed."""
+        if self.error is not None:
+            return  # the run is stopping; these samples are not stored and run again on resume
+        assert self.db is not None and not self._threaded
+        self.flush()  # the samples before it first: stored in the order they were given
+        if self.error is not None:
+            return
+        try:
+            self.db.record_plain(self.run_id, batch)
+        except UnstorableSampleError:
+            self._stored(*self._commit_each(batch.records()))
+            return
+        except StoreError as exc:
+            self.fail(exc)
+            return
+        except Exception as exc:  # a Store subclass or stand-in that raises its own errors
+            self.fail(StoreError(f"cannot store samples of run {self.run_id}: {exc!r}"))
+            return
+        on_stored(batch)
 
     def flush(self) -> None:
         """Commit the pending samples: here and now on SQLite (a commit costs well under a

@@ -16,6 +16,7 @@ from aieval.store._pair_sums import (
     PassTable,
     ScorerDetails,
 )
+from aieval.store._plain_samples import PlainSamples
 from aieval.store._read_pool import READ_POOL, ReadPool
 from aieval.store._received import (
     ReceivedRequest,
@@ -88,6 +89,7 @@ __all__ = [
     "PairStanding",
     "PairSums",
     "PassTable",
+    "PlainSamples",
     "ReadPool",
     "ReceivedRequest",
     "ReceivedTraces",

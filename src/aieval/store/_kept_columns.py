@@ -31,7 +31,9 @@ from aieval.store._backend import Backend
 from aieval.store._connection import Connection
 from aieval.store._untrusted import UntrustedSqliteBackend
 
-__all__ = ["KEPT_INSERT", "KeptColumns", "KeptColumnsReader", "KeptIds", "kept_row"]
+__all__ = [
+    "KEPT_INSERT", "KeptColumns", "KeptColumnsReader", "KeptIds", "kept_plain_row", "kept_row"
+]  # fmt: skip
 
 log = logging.getLogger("aieval")
 
@@ -547,3 +549,48 @@ class _Unpacker:
             position=position,
             value=value,
         )
+
+
+def kept_plain_row(
+    run_id: str,
+    rows: Sequence[Sequence[Any]],
+    columns: Sequence[str],
+    scorers: Sequence[str],
+    values: Sequence[Sequence[float]],
+) -> tuple[str, int, str, int, str, bytes] | None:
+    """:func:`kept_row` of a batch of plain samples given as columns: ``rows`` each sample's
+    row as the writer binds it (of ``columns``), ``values`` each scorer's values by sample
+    (``scorers`` distinct), every score without metadata; the samples have no cost, usage,
+    call or error. The same row as :func:`kept_row` of those samples as records, its arrays
+    filled a column at a time. Never raises."""
+    try:
+        at = {name: columns.index(name) for name in ("sample_id", "idx", "latency_s")}
+        at.update((name, columns.index(name)) for name in _ROW_COLUMNS)
+        batch = _Batch()
+        ids = [row[at["sample_id"]] for row in rows]
+        batch.first_id = ids[0] if ids else None
+        batch.ids = [i.encode("utf-8", "surrogatepass") for i in ids]
+        arrays = batch.arrays
+        arrays["idx"] = [row[at["idx"]] for row in rows]
+        arrays["id_hash"] = [_digest(i) for i in ids]
+        arrays["input_hash"] = [_digest(row[at["input"]]) for row in rows]
+        arrays["expected_hash"] = [_digest(row[at["expected"]]) for row in rows]
+        arrays["weighted"] = [row[at["weighted_score"]] for row in rows]
+        arrays["latency"] = [row[at["latency_s"]] for row in rows]
+        arrays["cost"] = [None] * len(rows)
+        i_p = at["verdict_passed"]
+        arrays["flags"] = [_PASSED if row[i_p] else 0 for row in rows]
+        arrays["id_len"] = [len(i) for i in batch.ids]
+        width = len(scorers)
+        batch.names = {name: code for code, name in enumerate(scorers)}
+        if len(batch.names) != width:
+            raise ValueError("two scorers share a name")
+        batch.positions = [p for p in range(len(rows)) for _ in range(width)]
+        batch.codes = list(range(width)) * len(rows)
+        batch.values = [v for row in zip(*values, strict=True) for v in row]
+        if len(batch.values) != len(rows) * width:
+            raise ValueError("a value per sample and scorer")
+        return batch.row(run_id)
+    except (ValueError, TypeError, OverflowError, KeyError) as exc:
+        log.debug("no kept columns for a batch of run %s: %s", run_id, exc)
+        return None

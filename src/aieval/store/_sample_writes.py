@@ -12,8 +12,9 @@ from aieval.errors import StoreError, UnstorableSampleError
 from aieval.store._backend import Execute, Insert
 from aieval.store._connection import Connection
 from aieval.store._encoding import dumps
-from aieval.store._kept_columns import KEPT_INSERT, kept_row
+from aieval.store._kept_columns import KEPT_INSERT, kept_plain_row, kept_row
 from aieval.store._owner import HEARTBEAT_EVERY_S
+from aieval.store._plain_samples import PlainSamples, plain_rows
 from aieval.store._schema import (
     CALL_COLUMNS,
     GRADED_COLUMNS,
@@ -125,10 +126,35 @@ class SampleWriter(Connection):
             Insert("model_calls", _CALL_COLUMNS, call_rows),
             Insert("sample_values", VALUE_COLUMNS, value_rows_),
         )
+        kept = _kept(run_id, samples, sample_rows, score_rows)
+        self._write_batch(run_id, inserts, kept, samples[0].id, now)
+
+    def record_plain(self, run_id: str, batch: PlainSamples) -> None:
+        """:meth:`record_samples` of a batch of plain samples given as columns: the same rows,
+        built without a record per sample and per score."""
+        if not len(batch):
+            return
+        rows = plain_rows(run_id, batch)
+        inserts = (
+            Insert("samples", _SAMPLE_COLUMNS, rows.samples),
+            Insert("scores", _SCORE_COLUMNS, rows.scores),
+        )
+        kept = kept_plain_row(run_id, rows.samples, _SAMPLE_COLUMNS, batch.scorers, batch.values)
+        writes = None if kept is None else _inserting(kept)
+        self._write_batch(run_id, inserts, writes, batch.ids[0], rows.now)
+
+    def _write_batch(
+        self,
+        run_id: str,
+        inserts: tuple[Insert, ...],
+        kept: Callable[[Execute], None] | None,
+        first: str,
+        now: float,
+    ) -> None:
+        """Write a batch's rows in one committed transaction (see :meth:`record_samples`)."""
         beat = now - self._beat_at >= HEARTBEAT_EVERY_S
         then = ("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (now, run_id)) if beat else None
         db = self._db
-        kept = _kept(run_id, samples, sample_rows, score_rows)
 
         with self._lock:
             try:
@@ -146,7 +172,6 @@ class SampleWriter(Connection):
                         run_id,
                         self._why(exc),
                     )
-                    first = samples[0].id
                     if not db.query(
                         "SELECT 1 FROM samples WHERE run_id = ? AND sample_id = ?", (run_id, first)
                     ):
@@ -199,8 +224,11 @@ def _kept(
     when the batch keeps none)."""
     metadata = [row[_SCORE_METADATA] for row in score_rows]
     kept = kept_row(run_id, samples, sample_rows, _SAMPLE_COLUMNS, metadata)
-    if kept is None:
-        return None
+    return None if kept is None else _inserting(kept)
+
+
+def _inserting(kept: tuple[Any, ...]) -> Callable[[Execute], None]:
+    """What inserts the batch's ``run_columns`` row ``kept`` in the batch's transaction."""
 
     def insert(execute: Execute) -> None:
         execute(KEPT_INSERT, kept)

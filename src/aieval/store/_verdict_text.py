@@ -7,10 +7,10 @@ import math
 from json.encoder import encode_basestring
 from typing import Any
 
-from aieval.core import Verdict
+from aieval.core import Reason, Verdict
 from aieval.store._encoding import dumps, encodable, unescaped
 
-__all__ = ["verdict_text"]
+__all__ = ["plain_verdict_parts", "verdict_text"]
 
 _INF = math.inf
 
@@ -51,3 +51,17 @@ def _number(value: Any) -> str:
     if type(value) is float and -_INF < value < _INF:
         return float.__repr__(value)
     return unescaped(value)
+
+
+def plain_verdict_parts(passed: bool, reasons: tuple[Reason, ...]) -> tuple[str, str] | None:
+    """The text :func:`verdict_text` writes for a plain threshold verdict with ``passed`` and
+    ``reasons``, as the part before its weighted score and the part after (the score is written
+    between them as its ``repr``, a finite float); ``None`` when the text would hold what UTF-8
+    cannot (such a verdict goes through :func:`verdict_text` whole)."""
+    listed = ", ".join(
+        f'{{"kind": {_text(r.kind)}, "key": {_text(r.key)}, "text": {_text(r.text)}}}'
+        for r in reasons
+    )
+    head = f'{{"passed": {"true" if passed else "false"}, "reasons": [{listed}], "weighted_score": '
+    tail = ', "grade": null, "gates": [], "criteria": {}, "grader": "threshold", "workflow": null}'
+    return (head, tail) if encodable(head) else None
