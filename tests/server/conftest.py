@@ -1,4 +1,5 @@
-"""Fixtures for server tests: an app over a temporary store, in-process and live clients."""
+"""Fixtures for server tests: an app over a temporary store, in-process and live clients, and
+the viewer tests' Chromium (``browser``) with a watched ``page``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from tests.support.browser import Chromium, PageWatch, require_chromium, watched_page
 from tests.support.server import EXAMPLES, LiveServer
 
 from aieval.server import ServerSettings, create_app
@@ -63,3 +65,38 @@ def live(make_app: AppFactory) -> Iterator[LiveServer]:
     """A default app served by a real uvicorn on 127.0.0.1."""
     with LiveServer(make_app()) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def _chromium() -> Iterator[Chromium]:
+    """This worker's Playwright driver and Chromium, started when a module first asks."""
+    chromium = Chromium()
+    try:
+        yield chromium
+    finally:
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def browser(_chromium: Chromium) -> Iterator[Any]:
+    """Chromium for this module's tests (the worker's own, shared with its other browser
+    modules; Playwright's loop is marked running only while this module runs)."""
+    require_chromium()
+    try:
+        yield _chromium.lend()
+    finally:
+        _chromium.put_away()
+
+
+@pytest.fixture
+def page_watch() -> PageWatch:
+    """What fails a test on its ``page`` besides its assertions (a module may override this)."""
+    return PageWatch()
+
+
+@pytest.fixture
+def page(browser: Any, page_watch: PageWatch) -> Iterator[Any]:
+    """A 1280x800 page whose requests may only reach 127.0.0.1; the errors ``page_watch``
+    names fail the test."""
+    with watched_page(browser, page_watch) as tab:
+        yield tab
