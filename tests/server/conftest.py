@@ -11,7 +11,12 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from tests.support.browser import Chromium, PageWatch, require_chromium, watched_page
+from tests.support.browser import (  # noqa: F401 (the viewer tests' fixtures)
+    _chromium,
+    browser,
+    page,
+    page_watch,
+)
 from tests.support.server import EXAMPLES, LiveServer
 
 from aieval.server import ServerSettings, create_app
@@ -65,38 +70,3 @@ def live(make_app: AppFactory) -> Iterator[LiveServer]:
     """A default app served by a real uvicorn on 127.0.0.1."""
     with LiveServer(make_app()) as server:
         yield server
-
-
-@pytest.fixture(scope="session")
-def _chromium() -> Iterator[Chromium]:
-    """This worker's Playwright driver and Chromium, started when a module first asks."""
-    chromium = Chromium()
-    try:
-        yield chromium
-    finally:
-        chromium.close()
-
-
-@pytest.fixture(scope="module")
-def browser(_chromium: Chromium) -> Iterator[Any]:
-    """Chromium for this module's tests (the worker's own, shared with its other browser
-    modules; Playwright's loop is marked running only while this module runs)."""
-    require_chromium()
-    try:
-        yield _chromium.lend()
-    finally:
-        _chromium.put_away()
-
-
-@pytest.fixture
-def page_watch() -> PageWatch:
-    """What fails a test on its ``page`` besides its assertions (a module may override this)."""
-    return PageWatch()
-
-
-@pytest.fixture
-def page(browser: Any, page_watch: PageWatch) -> Iterator[Any]:
-    """A 1280x800 page whose requests may only reach 127.0.0.1; the errors ``page_watch``
-    names fail the test."""
-    with watched_page(browser, page_watch) as tab:
-        yield tab

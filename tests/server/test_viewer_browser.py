@@ -21,6 +21,7 @@ from tests.support.browser import (
     ARTIFACTS,
     VIEWPORT,
     PageWatch,
+    browser,  # noqa: F401 (modules written before tests/support/browser.py import it from here)
     require_chromium,
 )
 
@@ -418,7 +419,8 @@ def test_server_sends_no_inline_script_and_a_self_only_policy(viewer: Viewer) ->
 
 
 def test_token_link_opens_the_viewer_and_keeps_the_token_from_scripts(
-    browser: Any, tmp_path: Path
+    browser: Any,  # noqa: F811 (the fixture)
+    tmp_path: Path,
 ) -> None:
     settings = server_api.ServerSettings(token="s3cret-token", dataset_roots=(tmp_path,))
     app = server_api.create_app(tmp_path / "runs.db", settings)

@@ -6,7 +6,7 @@ or an ``asyncio.run`` of another module on the same worker fails ("Cannot run th
 while another loop is running"). Starting the driver and Chromium costs about two seconds a
 module, so :class:`Chromium` starts them once, when the worker's first browser module asks, and
 marks Playwright's loop as running only while a module using the browser runs (``lend``), not
-between those modules (``put_away``). The fixtures are in ``tests/server/conftest.py``.
+between those modules (``put_away``). ``tests/server/conftest.py`` imports the fixtures below.
 
 A browser test module starts with :func:`require_chromium` (skipped, with the reason, when
 Playwright or Chromium is missing) and takes the ``page`` fixture, or opens its own pages with
@@ -32,6 +32,9 @@ __all__ = [
     "VIEWPORT",
     "Chromium",
     "PageWatch",
+    "browser",
+    "page",
+    "page_watch",
     "require_chromium",
     "watched_page",
 ]
@@ -149,3 +152,41 @@ def watched_page(browser: Any, watch: PageWatch = PageWatch()) -> Iterator[Any]:
         context.close()
     assert outside == [], f"the viewer tried to reach outside 127.0.0.1: {outside}"
     assert errors == [], f"errors in the page: {errors}"
+
+
+# The fixtures (``tests/server/conftest.py`` imports them; so may another folder's conftest).
+
+
+@pytest.fixture(scope="session")
+def _chromium() -> Iterator[Chromium]:
+    """This worker's Playwright driver and Chromium, started when a module first asks."""
+    chromium = Chromium()
+    try:
+        yield chromium
+    finally:
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def browser(_chromium: Chromium) -> Iterator[Any]:
+    """Chromium for this module's tests (the worker's own, shared with its other browser
+    modules; Playwright's loop is marked running only while this module runs)."""
+    require_chromium()
+    try:
+        yield _chromium.lend()
+    finally:
+        _chromium.put_away()
+
+
+@pytest.fixture
+def page_watch() -> PageWatch:
+    """What fails a test on its ``page`` besides its assertions (a module may override this)."""
+    return PageWatch()
+
+
+@pytest.fixture
+def page(browser: Any, page_watch: PageWatch) -> Iterator[Any]:
+    """A 1280x800 page whose requests may only reach 127.0.0.1; the errors ``page_watch``
+    names fail the test."""
+    with watched_page(browser, page_watch) as tab:
+        yield tab
