@@ -9,8 +9,10 @@ bash scripts/postgres.sh
 .venv/bin/ruff check src tests bench examples
 .venv/bin/mypy
 set +e
-# Two pytest-xdist workers by default (AIEVAL_TEST_WORKERS=0: one process); not --dist
-# loadfile/loadgroup: with those, schemathesis's lazy tests run one operation only. --dist load
+# Three pytest-xdist workers by default, also on two cores: a worker often waits (on a server,
+# a subprocess, a browser, a Ray, PostgreSQL) and the third uses that time
+# (AIEVAL_TEST_WORKERS=0: one process). Not --dist loadfile/loadgroup: with those,
+# schemathesis's lazy tests run one operation only. --dist load
 # keeps each module's tests on one worker, together (tests/support/schedule.py).
 # --maxschedchunk 4: the tests go out a few at a time as workers ask, so the long ones that
 # run first (tests/conftest.py) are shared between the workers, not all sent to the first.
@@ -18,7 +20,7 @@ set +e
 # pytest keeps each module it rewrites for its asserts (the tests, and every module of a pytest
 # plugin: aieval, hypothesis, schemathesis, ...) as bytecode; with PYTHONDONTWRITEBYTECODE set,
 # as on many CI images, each worker and each pytest a test starts rewrites ~1,000 modules again.
-env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest -n "${AIEVAL_TEST_WORKERS:-2}" --dist load --maxschedchunk 4 \
+env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m pytest -n "${AIEVAL_TEST_WORKERS:-3}" --dist load --maxschedchunk 4 \
   --durations=30 "$@"
 rc=$?
 set -e

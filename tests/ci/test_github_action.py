@@ -9,11 +9,12 @@ import re
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+from tests.support.cli import Cli, Done
 from tests.support.github_server import GitHubServer
 
 from aieval.ci import marker
@@ -78,15 +79,41 @@ def _env(folder: Path, github: GitHubServer, **extra: str) -> dict[str, str]:
     return env
 
 
-def _baseline(folder: Path, github: GitHubServer, db: str = "runs.db") -> None:
+def _run_baseline(folder: Path, github: GitHubServer, db: str = "runs.db", n: int = 80) -> None:
     """The base branch's run, as a workflow on push to main makes it."""
-    _write_eval(folder, wrong_every=None)
+    _write_eval(folder, wrong_every=None, n=n)
     env = _env(folder, github, GITHUB_HEAD_REF="", GITHUB_REF_TYPE="branch", GITHUB_REF_NAME="main")
     done = subprocess.run(
         [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", db, "-q"],
         cwd=folder, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+#: ``baseline(folder, n=80)``: the eval file of ``n`` rows in ``folder``, and beside it
+#: ``runs.db``, a copy of the store its base branch's run was stored in
+Baseline = Callable[..., None]
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> Baseline:
+    """The base branch's run is the same for most tests: it is run once for each size (a
+    subprocess, as ``_run_baseline``) and each test gets a copy of its store."""
+    made: dict[int, Path] = {}
+
+    def copy(folder: Path, n: int = 80) -> None:
+        if n not in made:
+            source = tmp_path_factory.mktemp(f"baseline-{n}")
+            with GitHubServer() as github:
+                _run_baseline(source, github, n=n)
+            made[n] = source / "runs.db"
+        _write_eval(folder, wrong_every=None, n=n)
+        with sqlite3.connect(made[n]) as stored, sqlite3.connect(folder / "runs.db") as copied:
+            stored.backup(copied)
+        stored.close()
+        copied.close()
+
+    return copy
 
 
 def _action(
@@ -96,6 +123,19 @@ def _action(
         [sys.executable, "-m", "aieval", "github", "eval.yaml", "--db", db, *args],
         cwd=folder, env=_env(folder, github), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
+
+
+def _action_here(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, folder: Path, github: GitHubServer, *args: str
+) -> Done:
+    """``_action`` in this process (``tests.support.cli``), for what the command decides: the
+    tests above see its process end with the statuses it decides."""
+    for name in list(os.environ):
+        if name.startswith(("GITHUB_", "AIEVAL_")):
+            monkeypatch.delenv(name)
+    env = {k: v for k, v in _env(folder, github).items() if k.startswith(("GITHUB_", "AIEVAL_"))}
+    done: Done = cli("github", "eval.yaml", "--db", "runs.db", *args, cwd=folder, env=env)
+    return done
 
 
 def _outputs(folder: Path) -> dict[str, str]:
@@ -135,9 +175,9 @@ def _assert_steps(stderr: str, run_id: str, outcome: str, verb: str, url: str) -
 
 @pytest.mark.slow
 def test_the_first_run_creates_the_comment_and_the_second_updates_it(
-    tmp_path: Path, github: GitHubServer
+    tmp_path: Path, github: GitHubServer, baseline: Baseline
 ) -> None:
-    _baseline(tmp_path, github)
+    baseline(tmp_path)
     _write_eval(tmp_path, wrong_every=4)  # a quarter of the answers now wrong: blocked
 
     first = _action(tmp_path, github)
@@ -179,14 +219,14 @@ def test_the_first_run_creates_the_comment_and_the_second_updates_it(
 
 @pytest.mark.slow
 def test_a_strangers_comment_with_the_marker_is_never_edited(
-    tmp_path: Path, github: GitHubServer
+    tmp_path: Path, github: GitHubServer, baseline: Baseline
 ) -> None:
     """Anyone may start a comment with the marker: updating it would make them the verdict's
     author. The action writes its own (as github-actions[bot], GITHUB_TOKEN's author) and
     updates only that one on the next run."""
     forged = MARKER + "\n## ✅ aieval: promote (the check passes)"
     github.seed(PR, [forged], login="mallory")
-    _baseline(tmp_path, github)
+    baseline(tmp_path)
     _write_eval(tmp_path, wrong_every=4)
 
     assert _action(tmp_path, github).returncode == 1
@@ -203,25 +243,25 @@ def test_a_strangers_comment_with_the_marker_is_never_edited(
 
 
 def test_a_personal_token_updates_only_its_users_comment(
-    tmp_path: Path, github: GitHubServer
+    tmp_path: Path, github: GitHubServer, baseline: Baseline
 ) -> None:
     """With a token that may read GET /user, that user is the author: a comment with the marker
     by github-actions[bot] (another workflow's token) is not this one's."""
     github.user_login = "ci-user"
     github.seed(PR, [MARKER + "\nold"], login="github-actions[bot]")
-    _baseline(tmp_path, github)
+    baseline(tmp_path)
     assert _action(tmp_path, github).returncode in (0, 1)
     bot, mine = github.marked(PR, MARKER)
     assert bot["body"] == MARKER + "\nold" and mine["user"]["login"] == "ci-user"
 
 
 def test_a_configured_bot_login_is_the_author_of_an_app_token(
-    tmp_path: Path, github: GitHubServer
+    tmp_path: Path, github: GitHubServer, baseline: Baseline
 ) -> None:
     github.bot_login = "evals-app[bot]"
     github.seed(PR, [MARKER + "\nfrom the app"], login="evals-app[bot]")
     github.seed(PR, [MARKER + "\nfrom actions"], login="github-actions[bot]")
-    _baseline(tmp_path, github)
+    baseline(tmp_path)
     done = _action(tmp_path, github, "--bot-login", "evals-app[bot]")
     assert done.returncode in (0, 1), done.stderr
     app, actions = github.marked(PR, MARKER)
@@ -246,23 +286,18 @@ def test_a_configured_bot_login_is_the_author_of_an_app_token(
 def test_the_exit_status_follows_the_decision_and_the_mapping(
     tmp_path: Path,
     github: GitHubServer,
+    baseline: Baseline,
+    in_process: Cli,
+    monkeypatch: pytest.MonkeyPatch,
     wrong_every: int | None,
     rows: int,
     args: tuple[str, ...],
     code: int,
     decision: str,
 ) -> None:
-    _write_eval(tmp_path, wrong_every=None, n=rows)
-    env = _env(
-        tmp_path, github, GITHUB_HEAD_REF="", GITHUB_REF_TYPE="branch", GITHUB_REF_NAME="main"
-    )
-    base = subprocess.run(
-        [sys.executable, "-m", "aieval", "run", "eval.yaml", "--db", "runs.db", "-q"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert base.returncode == 0, base.stderr
+    baseline(tmp_path, rows)
     _write_eval(tmp_path, wrong_every=wrong_every, n=rows)
-    done = _action(tmp_path, github, "--no-comment", *args)
+    done = _action_here(in_process, monkeypatch, tmp_path, github, "--no-comment", *args)
     assert done.returncode == code, done.stdout + done.stderr
     outputs = _outputs(tmp_path)
     assert outputs["decision"] == decision
@@ -271,9 +306,9 @@ def test_the_exit_status_follows_the_decision_and_the_mapping(
 
 
 def test_a_refused_comment_fails_loudly_after_the_summary(
-    tmp_path: Path, github: GitHubServer
+    tmp_path: Path, github: GitHubServer, baseline: Baseline
 ) -> None:
-    _baseline(tmp_path, github)
+    baseline(tmp_path)
     github.refuse_writes = 403
     done = _action(tmp_path, github)
     assert done.returncode == 5  # its own code: not a missed minimum (4)
@@ -293,8 +328,10 @@ def test_no_baseline_on_the_branch_is_inconclusive_and_says_so(
     assert _outputs(tmp_path)["baselines"] == "-"
 
 
-def test_a_baseline_in_another_store_is_compared(tmp_path: Path, github: GitHubServer) -> None:
-    _baseline(tmp_path, github)
+def test_a_baseline_in_another_store_is_compared(
+    tmp_path: Path, github: GitHubServer, baseline: Baseline
+) -> None:
+    baseline(tmp_path)
     (tmp_path / "runs.db").rename(tmp_path / "artifact.db")
     _write_eval(tmp_path, wrong_every=None)
     done = _action(tmp_path, github, "--baseline-db", "artifact.db", "--no-comment")
@@ -304,11 +341,11 @@ def test_a_baseline_in_another_store_is_compared(tmp_path: Path, github: GitHubS
 
 
 def test_a_baseline_artifact_with_an_endless_view_is_refused_at_once(
-    tmp_path: Path, github: GitHubServer
+    tmp_path: Path, github: GitHubServer, baseline: Baseline
 ) -> None:
     """A downloaded store whose ``scores`` is a view over an endless recursive query: refused
     on opening, naming the file, before any query runs (it used to hang the job)."""
-    _baseline(tmp_path, github)
+    baseline(tmp_path)
     (tmp_path / "runs.db").rename(tmp_path / "artifact.db")
     with sqlite3.connect(tmp_path / "artifact.db") as raw:
         raw.execute("DROP TABLE scores")
@@ -331,11 +368,11 @@ def test_a_baseline_artifact_with_an_endless_view_is_refused_at_once(
 
 
 def test_a_baseline_artifact_with_a_value_aieval_never_writes_is_refused_naming_it(
-    tmp_path: Path, github: GitHubServer
+    tmp_path: Path, github: GitHubServer, baseline: Baseline
 ) -> None:
     """A downloaded store whose run's ``metrics`` are bytes that are not text: an error naming
     the file, the run and the column, without a traceback (it used to end in one)."""
-    _baseline(tmp_path, github)
+    baseline(tmp_path)
     (tmp_path / "runs.db").rename(tmp_path / "artifact.db")
     with sqlite3.connect(tmp_path / "artifact.db") as raw:
         raw.execute("UPDATE runs SET metrics = x'00ff'")
@@ -399,13 +436,15 @@ def test_the_whole_comment_stays_within_githubs_limit_with_several_models(
 
 
 @pytest.mark.slow
-def test_the_action_step_runs_as_github_runs_it(tmp_path: Path, github: GitHubServer) -> None:
+def test_the_action_step_runs_as_github_runs_it(
+    tmp_path: Path, github: GitHubServer, baseline: Baseline
+) -> None:
     """The command step of action.yml, its inputs filled in, run by bash: the same comment."""
     action = yaml.safe_load((Path(__file__).resolve().parents[2] / "action.yml").read_text())
     (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "aieval"]
     inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
     inputs.update({"eval-files": "eval.yaml", "store": "runs.db", "github-token": github.token})
-    _baseline(tmp_path, github)
+    baseline(tmp_path)
     env = _env(tmp_path, github)
     for name, value in step["env"].items():
         found = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", value)
@@ -425,7 +464,7 @@ def test_the_store_may_be_a_team_database(
     tmp_path: Path, github: GitHubServer, store_location: str
 ) -> None:
     """The same job on an SQLite file and on a PostgreSQL database (``--db`` as given)."""
-    _baseline(tmp_path, github, db=store_location)
+    _run_baseline(tmp_path, github, db=store_location)
     _write_eval(tmp_path, wrong_every=4)
     done = _action(tmp_path, github, db=store_location)
     assert done.returncode == 1, done.stdout + done.stderr

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import Cli
 
 from aieval import Store
 from aieval.core import low_coverage
@@ -18,6 +19,10 @@ AIEVAL = [sys.executable, "-m", "aieval"]
 NOTHING = "cost scored nothing: n/a on all 15 samples"
 LITTLE = "latency scored 3 of 15 samples (20%; n/a on 12)"
 NOTE = f"({NOTHING}; {LITTLE})"
+
+
+#: the console of the commands run in-process: what they print is tested, not their process
+WIDE = {"COLUMNS": "400"}
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -64,14 +69,16 @@ def test_the_run_line_names_them_beside_the_pass_rate(
     assert f"15 samples · pass rate 80.0% {NOTE} · " in line
 
 
-def test_runs_and_show_name_them(stored_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_runs_and_show_name_them(
+    stored_run: tuple[Path, subprocess.CompletedProcess[str]], in_process: Cli
+) -> None:
     here, _ = stored_run
-    listed = cli("runs", "--db", "r.db", cwd=here)
+    listed = in_process("runs", "--db", "r.db", cwd=here, env=WIDE)
     assert listed.returncode == 0, listed.stderr
     assert "80.0% (cost scored nothing; latency scored 20%)" in listed.stdout
     first = re.search(r"run (\S+) · ", stored_run[1].stdout)
     assert first, stored_run[1].stdout
-    shown = cli("show", first.group(1), "--db", "r.db", "--samples", "0", cwd=here)
+    shown = in_process("show", first.group(1), "--db", "r.db", "--samples", "0", cwd=here, env=WIDE)
     assert shown.returncode == 0, shown.stderr
     assert f"pass rate 80.0% of 15 samples {NOTE}" in shown.stdout
 
@@ -79,13 +86,16 @@ def test_runs_and_show_name_them(stored_run: tuple[Path, subprocess.CompletedPro
 @pytest.mark.slow
 def test_every_report_format_names_them(
     stored_run: tuple[Path, subprocess.CompletedProcess[str]],
+    in_process: Cli,
 ) -> None:
     here, done = stored_run
     first = re.search(r"run (\S+) · ", done.stdout)
     assert first, done.stdout
 
     def report(form: str) -> str:
-        done = cli("report", first.group(1), "--db", "r.db", "--format", form, cwd=here)
+        done = in_process(
+            "report", first.group(1), "--db", "r.db", "--format", form, cwd=here, env=WIDE
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
@@ -108,12 +118,15 @@ def test_every_report_format_names_them(
 
 def test_the_github_comment_names_them_for_each_side(
     stored_run: tuple[Path, subprocess.CompletedProcess[str]],
+    in_process: Cli,
 ) -> None:
     here, done = stored_run
     first = re.search(r"run (\S+) · ", done.stdout)
     assert first, done.stdout
     latest = Store(here / "r.db").list_runs(name="cov")[0].id
-    compared = cli("compare", first.group(1), latest, "--db", "r.db", "-f", "github", cwd=here)
+    compared = in_process(
+        "compare", first.group(1), latest, "--db", "r.db", "-f", "github", cwd=here, env=WIDE
+    )
     assert compared.returncode in (0, 1), compared.stderr  # 1: not promoted
     assert f"> ⚠️ **The candidate's pass rate leaves out:** {NOTHING}\n" in compared.stdout
     assert (

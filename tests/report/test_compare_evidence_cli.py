@@ -1,5 +1,6 @@
-"""Missing evidence never promotes: each coverage case through ``aieval compare`` in a real
-process, with its exit code (1 block, 3 inconclusive) and its own reason line."""
+"""Missing evidence never promotes: each coverage case through ``aieval compare`` (in-process),
+with its exit code (1 block, 3 inconclusive) and its own reason line; a usage error in a real
+process."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli import Cli
 
 from aieval import run, scorer
 from aieval.store import Store
@@ -60,16 +62,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
     return db, ids
 
 
-def compare(db: Path, baseline: str, candidate: str) -> tuple[int, dict[str, Any]]:
-    """``aieval compare --format json`` in a fresh interpreter: exit code and document."""
-    done = subprocess.run(
-        [sys.executable, "-m", "aieval", "compare", baseline, candidate, "--format", "json"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "AIEVAL_DB": str(db)},
-        timeout=120,
-        check=False,
-    )
+def compare(cli: Cli, db: Path, baseline: str, candidate: str) -> tuple[int, dict[str, Any]]:
+    """``aieval compare --format json`` (in-process: what it decides is tested, not its
+    process): exit code and document."""
+    done = cli("compare", baseline, candidate, "--format", "json", env={"AIEVAL_DB": str(db)})
     return done.returncode, json.loads(done.stdout)
 
 
@@ -101,9 +97,10 @@ def test_missing_evidence_never_promotes(
     outcome: str,
     rule: str,
     words: str,
+    in_process: Cli,
 ) -> None:
     db, ids = runs
-    exit_code, doc = compare(db, ids[base], ids[cand])
+    exit_code, doc = compare(in_process, db, ids[base], ids[cand])
     assert (exit_code, doc["decision"]["outcome"]) == (code, outcome)
     assert doc["decision"]["promote"] is False
     found = _rule(doc, rule)
@@ -129,6 +126,7 @@ def test_within_tolerance_the_gaps_count_at_zero_points(runs: tuple[Path, dict[s
 
 
 def test_a_run_compared_with_itself_is_a_usage_error(runs: tuple[Path, dict[str, str]]) -> None:
+    """In a real process: the exit status and stderr as a shell sees them."""
     db, ids = runs
     done = subprocess.run(
         [sys.executable, "-m", "aieval", "compare", ids["baseline"], ids["baseline"]],

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import Cli
 
 from aieval import Store
 from aieval.code import evaluate_code
@@ -100,16 +99,14 @@ def test_a_run_without_code_section_draws_none(tmp_path: Path) -> None:
     assert "pass@" not in render_text(doc)
 
 
-def test_the_cli_report_draws_it(stored: tuple[Path, str]) -> None:
+def test_the_cli_report_draws_it(stored: tuple[Path, str], in_process: Cli) -> None:
     db, _ = stored
-    argv = [sys.executable, "-m", "aieval", "report", "ce1", "--db", str(db)]
-    md = subprocess.run([*argv, "-f", "md"], capture_output=True, text=True, timeout=120)
+    argv = ["report", "ce1", "--db", str(db)]
+    md = in_process(*argv, "-f", "md")
     assert md.returncode == 0, md.stderr
     assert "| pass@4 |" in md.stdout and "| p0 | 3/4 |" in md.stdout
-    page = subprocess.run([*argv, "-f", "html"], capture_output=True, text=True, timeout=120)
+    page = in_process(*argv, "-f", "html")
     assert page.returncode == 0, page.stderr
     assert "pass@4" in page.stdout
-    data = json.loads(
-        subprocess.run([*argv, "-f", "json"], capture_output=True, text=True, timeout=120).stdout
-    )
+    data = json.loads(in_process(*argv, "-f", "json").stdout)
     assert data["code"]["pass_at_k"]["4"]["value"] == 1.0

@@ -1,4 +1,5 @@
-"""Fixtures for server tests: an app over a temporary store, in-process and live clients."""
+"""Fixtures for server tests: an app over a temporary store, in-process and live clients, and
+the viewer tests' Chromium (``browser``) with a watched ``page``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,12 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from tests.support.browser import (  # noqa: F401 (the viewer tests' fixtures)
+    _chromium,
+    browser,
+    page,
+    page_watch,
+)
 from tests.support.server import EXAMPLES, LiveServer
 
 from aieval.server import ServerSettings, create_app

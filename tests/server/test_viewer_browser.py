@@ -15,35 +15,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
+from tests.support.browser import (
+    ARTIFACTS,
+    VIEWPORT,
+    PageWatch,
+    browser,  # noqa: F401 (modules written before tests/support/browser.py import it from here)
+    require_chromium,
+)
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
 import httpx  # noqa: E402
 from tests.support.server import EXAMPLES, LiveServer  # noqa: E402
 
 import aieval.server as server_api  # noqa: E402
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip(
-        "Chromium is not installed at /usr/bin/chromium (run scripts/browser.sh)",
-        allow_module_level=True,
-    )
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-VIEWPORT = {"width": 1280, "height": 800}
 # Untrusted text in a recorded run: markup that must show up as text, never as elements, and an
 # image on an outside address that must never be fetched.
 HOSTILE = (
@@ -182,42 +170,11 @@ def held_run(viewer: Viewer) -> Iterator[tuple[str, Path]]:
         viewer.wait_done(run_id)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
-def page(browser: Any, viewer: Viewer) -> Iterator[Any]:
-    """A 1280x800 page whose requests may only reach 127.0.0.1; errors fail the test."""
-    context = browser.new_context(viewport=VIEWPORT)
-    outside: list[str] = []
-    errors: list[str] = []
-
-    def gate(route: Any) -> None:
-        if urlsplit(route.request.url).hostname == "127.0.0.1":
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", gate)
-    tab = context.new_page()
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-
-    def console(msg: Any) -> None:
-        # the browser logs every 404 response; the tests assert on the pages' own messages
-        if msg.type == "error" and "status of 404" not in msg.text:
-            errors.append(msg.text)
-
-    tab.on("console", console)
-    yield tab
-    context.close()
-    assert outside == [], f"the viewer tried to reach outside 127.0.0.1: {outside}"
-    assert errors == [], f"errors in the page: {errors}"
+def page_watch(viewer: Viewer) -> PageWatch:
+    """The browser logs every 404 response; the tests assert on the pages' own messages.
+    (Asks for the viewer: its server is up before the page opens.)"""
+    return PageWatch(console_allows=("status of 404",))
 
 
 def _open(page: Any, viewer: Viewer, hash_route: str) -> None:
@@ -462,7 +419,8 @@ def test_server_sends_no_inline_script_and_a_self_only_policy(viewer: Viewer) ->
 
 
 def test_token_link_opens_the_viewer_and_keeps_the_token_from_scripts(
-    browser: Any, tmp_path: Path
+    browser: Any,  # noqa: F811 (the fixture)
+    tmp_path: Path,
 ) -> None:
     settings = server_api.ServerSettings(token="s3cret-token", dataset_roots=(tmp_path,))
     app = server_api.create_app(tmp_path / "runs.db", settings)

@@ -6,15 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.browser import ARTIFACTS, PageWatch, require_chromium, watched_page
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
 import httpx  # noqa: E402
-from tests.server.test_viewer_browser import (  # noqa: E402
-    ARTIFACTS,
-    VIEWPORT,
-    browser,  # noqa: F401  (the shared Chromium fixture)
-)
 from tests.support.server import LiveServer  # noqa: E402
 
 import aieval.server as server_api  # noqa: E402
@@ -66,11 +62,7 @@ def test_run_page_shows_pass_at_k_and_each_problem(
     request: pytest.FixtureRequest, code_run: tuple[str, str]
 ) -> None:
     url, run_id = code_run
-    context = request.getfixturevalue("browser").new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
+    with watched_page(request.getfixturevalue("browser"), PageWatch(console=False)) as page:
         page.goto(f"{url}/#/runs/{run_id}")
         page.wait_for_selector("#code-problems tbody tr")
         add = page.locator('#code-problems tr[data-problem="demo/add"]').inner_text()
@@ -86,6 +78,3 @@ def test_run_page_shows_pass_at_k_and_each_problem(
         page.wait_for_selector("main[aria-busy=false]")
         assert page.url.endswith("/samples/demo%2Fadd%230")  # the first execution of demo/add
         assert page.locator("h1").inner_text() == "Sample demo/add#0"
-    finally:
-        context.close()
-    assert errors == [], errors

@@ -12,15 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.browser import ARTIFACTS, PageWatch, require_chromium
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
 import httpx  # noqa: E402
-from tests.server.test_viewer_browser import (  # noqa: E402
-    ARTIFACTS,
-    VIEWPORT,
-    browser,  # noqa: F401  (the shared Chromium fixture)
-)
 from tests.support.server import LiveServer  # noqa: E402
 from tests.support.viewer_data import NEEDLE, store_qa_run  # noqa: E402
 
@@ -71,15 +67,9 @@ def cold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cold]:
 
 
 @pytest.fixture
-def page(request: pytest.FixtureRequest) -> Iterator[Any]:
-    chromium = request.getfixturevalue("browser")
-    context = chromium.new_context(viewport=VIEWPORT)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield tab
-    context.close()
-    assert errors == [], errors
+def page_watch() -> PageWatch:
+    """Uncaught script errors fail a test here; console messages do not."""
+    return PageWatch(console=False)
 
 
 def _count_text(page: Any) -> str:

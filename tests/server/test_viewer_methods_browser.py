@@ -8,13 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.browser import PageWatch, require_chromium, watched_page
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
-from tests.server.test_viewer_browser import (  # noqa: E402
-    VIEWPORT,
-    browser,  # noqa: F401  (the shared Chromium fixture)
-)
 from tests.support.server import LiveServer  # noqa: E402
 
 import aieval.server as server_api  # noqa: E402
@@ -54,19 +51,12 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
 
 
 def _text(request: pytest.FixtureRequest, address: str, selector: str, has_text: str) -> str:
-    context = request.getfixturevalue("browser").new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
+    with watched_page(request.getfixturevalue("browser"), PageWatch(console=False)) as page:
         page.goto(address)
         found = page.locator(selector, has_text=has_text).first
         found.wait_for(timeout=120_000)  # reports build in the background
         text: str = found.inner_text()
-        assert not errors, errors
-        return " ".join(text.split())
-    finally:
-        context.close()
+    return " ".join(text.split())
 
 
 def test_the_run_page_names_each_intervals_method(

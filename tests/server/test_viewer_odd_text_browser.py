@@ -7,16 +7,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
+from tests.support.browser import require_chromium
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
-from tests.server.test_viewer_browser import (  # noqa: E402
-    VIEWPORT,
-    browser,  # noqa: F401  (the shared Chromium fixture)
-)
 from tests.support.server import LiveServer  # noqa: E402
 
 import aieval.server as server_api  # noqa: E402
@@ -61,27 +57,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             yield Served(live.url, baseline, candidate)
     finally:
         app.state.manager.shutdown()
-
-
-@pytest.fixture
-def page(request: pytest.FixtureRequest, served: Served) -> Iterator[Any]:
-    """A page that may only reach 127.0.0.1; script errors fail the test."""
-    context = request.getfixturevalue("browser").new_context(viewport=VIEWPORT)
-    errors: list[str] = []
-    context.route(
-        "**/*",
-        lambda route: (
-            route.continue_()
-            if urlsplit(route.request.url).hostname == "127.0.0.1"
-            else route.abort()
-        ),
-    )
-    tab = context.new_page()
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    yield tab
-    context.close()
-    assert errors == [], errors
 
 
 def _units(text: str) -> list[int]:

@@ -3,19 +3,15 @@ server gave, Previous goes back to the page before, each page the rows the API l
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.browser import PageWatch, require_chromium
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
 import httpx  # noqa: E402
-from tests.server.test_viewer_browser import (  # noqa: E402
-    VIEWPORT,
-    browser,  # noqa: F401  (the shared Chromium fixture)
-)
 from tests.support.server import LiveServer  # noqa: E402
 from tests.support.viewer_data import store_qa_samples  # noqa: E402
 
@@ -26,15 +22,9 @@ _ROWS = "#run-samples tbody tr[data-sample]"
 
 
 @pytest.fixture
-def page(request: pytest.FixtureRequest) -> Iterator[Any]:
-    chromium = request.getfixturevalue("browser")
-    context = chromium.new_context(viewport=VIEWPORT)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield tab
-    context.close()
-    assert errors == [], errors
+def page_watch() -> PageWatch:
+    """Uncaught script errors fail a test here; console messages do not."""
+    return PageWatch(console=False)
 
 
 def _shown(page: Any, first: int) -> list[str]:

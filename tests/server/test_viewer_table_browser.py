@@ -12,15 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from tests.support.browser import ARTIFACTS, VIEWPORT, PageWatch, require_chromium
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
 import httpx  # noqa: E402
-from tests.server.test_viewer_browser import (  # noqa: E402
-    ARTIFACTS,
-    VIEWPORT,
-    browser,  # noqa: F401  (the shared Chromium fixture)
-)
 from tests.support.openai_server import OpenAIServer, Reply  # noqa: E402
 from tests.support.server import LiveServer  # noqa: E402
 from tests.support.viewer_data import HOSTILE_PREDICTION, NEEDLE, store_qa_run  # noqa: E402
@@ -104,15 +100,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
 
 
 @pytest.fixture
-def page(request: pytest.FixtureRequest) -> Iterator[Any]:
-    chromium = request.getfixturevalue("browser")  # shared with the other viewer tests
-    context = chromium.new_context(viewport=VIEWPORT)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield tab
-    context.close()
-    assert errors == [], errors
+def page_watch() -> PageWatch:
+    """Uncaught script errors fail a test here; console messages do not."""
+    return PageWatch(console=False)
 
 
 def _open_run(page: Any, runs: Runs, which: str = "candidate") -> float:

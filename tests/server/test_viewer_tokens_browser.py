@@ -7,13 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.browser import PageWatch, require_chromium, watched_page
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+require_chromium()
 
-from tests.server.test_viewer_browser import (  # noqa: E402
-    VIEWPORT,
-    browser,  # noqa: F401  (the shared Chromium fixture)
-)
 from tests.support.server import LiveServer  # noqa: E402
 
 import aieval.server as server_api  # noqa: E402
@@ -58,19 +55,12 @@ def token_run(
 
 def _facts(request: pytest.FixtureRequest, url: str, run_id: str) -> str:
     """The run page's latency, tokens and cost facts."""
-    context = request.getfixturevalue("browser").new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
+    with watched_page(request.getfixturevalue("browser"), PageWatch(console=False)) as page:
         page.goto(f"{url}/#/runs/{run_id}")
         facts = page.locator("dl.facts", has_text="Tokens in/out")
         facts.wait_for(timeout=120_000)  # the report builds in the background
         text: str = facts.inner_text()
-        assert not errors, errors
-        return text
-    finally:
-        context.close()
+    return text
 
 
 def test_run_page_labels_tokens_like_the_cli(
