@@ -5,6 +5,7 @@ the review right is refused."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,7 @@ import pytest
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 from tests.server.test_review_api import judged_run  # noqa: E402
-from tests.server.test_viewer_browser import (  # noqa: E402
-    VIEWPORT,
-    browser,  # noqa: F401  (the shared Chromium fixture)
-)
+from tests.support.browser import PageWatch, watched_page  # noqa: E402
 from tests.support.server import LiveServer  # noqa: E402
 
 import aieval.server as server_api  # noqa: E402
@@ -46,21 +44,19 @@ def review_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
         app.state.manager.shutdown()
 
 
-def _page(chromium: Any, url: str, token: str) -> tuple[Any, Any, list[str], list[str]]:
-    """A page signed in with ``token``; what the review API answered, and page errors."""
-    context = chromium.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    answers: list[str] = []
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+@contextmanager
+def _page(browser: Any, url: str, token: str, watch: PageWatch | None = None) -> Iterator[Any]:
+    """A watched page signed in with ``token``, and what the review API answered it."""
+    with watched_page(browser, watch or PageWatch()) as page:
+        answers: list[str] = []
 
-    def keep(response: Any) -> None:
-        if "/api/review/" in response.url:
-            answers.append(f"{response.url} {response.text()}")
+        def keep(response: Any) -> None:
+            if "/api/review/" in response.url:
+                answers.append(f"{response.url} {response.text()}")
 
-    page.on("response", keep)
-    page.goto(f"{url}/?token={token}")
-    return context, page, answers, errors
+        page.on("response", keep)
+        page.goto(f"{url}/?token={token}")
+        yield page, answers
 
 
 def _label_all(page: Any, answers: list[str]) -> int:
@@ -88,20 +84,15 @@ def _label_all(page: Any, answers: list[str]) -> int:
 
 
 def test_two_reviewers_label_by_keyboard_blind_and_a_third_token_is_refused(
-    request: pytest.FixtureRequest, review_server: tuple[str, str, str]
+    browser: Any, review_server: tuple[str, str, str]
 ) -> None:
     url, queue_id, db = review_server
-    chromium = request.getfixturevalue("browser")
     done = {}
     for name, token in TOKENS.items():
-        context, page, answers, errors = _page(chromium, url, token)
-        try:
+        with _page(browser, url, token) as (page, answers):
             page.goto(f"{url}/static/review.html?queue={queue_id}")
             done[name] = _label_all(page, answers)
             assert f"{ITEMS} labelled by you" in page.locator("#review-progress").inner_text()
-            assert errors == []
-        finally:
-            context.close()
     assert done == {"ann": ITEMS, "bob": ITEMS}
     with Store(db) as store:
         labels = store.review_labels(queue=queue_id)
@@ -109,11 +100,9 @@ def test_two_reviewers_label_by_keyboard_blind_and_a_third_token_is_refused(
     assert len(labels) == 2 * ITEMS and {label.note for label in labels} == {"seen"}
     assert len({(label.sample_id, label.reviewer) for label in labels}) == 2 * ITEMS
     # the server's own token has no review right: the page says so
-    context, page, _, _ = _page(chromium, url, OWN)
-    try:
+    # (the browser logs the refused request as a console error: that one is expected)
+    with _page(browser, url, OWN, PageWatch(console_allows=("403",))) as (page, _):
         page.goto(f"{url}/static/review.html?queue={queue_id}")
         refused = page.locator("#review-error")
         refused.wait_for()
         assert "no review right" in refused.inner_text()
-    finally:
-        context.close()
