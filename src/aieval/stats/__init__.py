@@ -1,7 +1,7 @@
 """Statistics: pass@k estimators, rater agreement, confidence intervals (several columns'
 bootstrap means from one resample stream; Student's t from moments or from sums), paired
-comparisons, and floor comparisons that float rounding cannot flip (``at_least``,
-``at_most``)."""
+comparisons, judge-human agreement weighted back from a stratified sample of labels, and
+floor comparisons that float rounding cannot flip (``at_least``, ``at_most``)."""
 
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from aieval.stats._paired import paired_bootstrap_ci, paired_bootstrap_cis
     from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes, pass_hat_k
     from aieval.stats._resample import resample_means_many, resample_progress
+    from aieval.stats._survey import WeightedAgreement, stratum_sizes, weighted_agreement
     from aieval.stats._variance import VarianceSplit, variance_split
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "NoninferiorityMethod",
     "NoninferiorityResult",
     "VarianceSplit",
+    "WeightedAgreement",
     "at_least",
     "at_most",
     "bootstrap_ci",
@@ -66,10 +68,12 @@ __all__ = [
     "resample_progress",
     "sample_std",
     "spearman",
+    "stratum_sizes",
     "t_interval",
     "t_interval_from_moments",
     "t_interval_from_sums",
     "variance_split",
+    "weighted_agreement",
     "wilson_interval",
 ]
 
@@ -106,6 +110,9 @@ _EXPORTS = {
     "pass_hat_k": "aieval.stats._passk",
     "resample_means_many": "aieval.stats._resample",
     "resample_progress": "aieval.stats._resample",
+    "WeightedAgreement": "aieval.stats._survey",
+    "stratum_sizes": "aieval.stats._survey",
+    "weighted_agreement": "aieval.stats._survey",
     "VarianceSplit": "aieval.stats._variance",
     "variance_split": "aieval.stats._variance",
 }
