@@ -4,6 +4,7 @@ population's figures when every item is labelled, and intervals that cover at no
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -56,20 +57,27 @@ def test_an_oversampled_stratum_is_weighted_back_and_the_interval_covers() -> No
     scores, human = _population(3000, 3)
     judge = [s >= 0.5 for s in scores]
     truth = cohen_kappa(judge, human)
+    tpr = sum(j and h for j, h in zip(judge, human, strict=True)) / sum(human)
+    tnr = sum(not j and not h for j, h in zip(judge, human, strict=True)) / (3000 - sum(human))
     bands = ["near" if 0.3 <= s < 0.7 else ("low" if s < 0.5 else "high") for s in scores]
     members = {b: [i for i, x in enumerate(bands) if x == b] for b in ("near", "low", "high")}
     sizes = {b: float(len(m)) for b, m in members.items()}
     want = {"near": 120, "low": 40, "high": 40}  # the judge's unsure band, three times its share
     rng = random.Random(4)
-    covered, plain, reps = 0, [], 300
+    covered, hits, plain, reps = 0, Counter[str](), [], 300
     for _ in range(reps):
         picked = [(b, i) for b, m in members.items() for i in rng.sample(m, want[b])]
         j = [judge[i] for _, i in picked]
         h = [human[i] for _, i in picked]
         found = weighted_agreement(j, h, [b for b, _ in picked], sizes)
         covered += found.kappa.low <= truth <= found.kappa.high
+        assert found.tpr is not None and found.tnr is not None
+        hits["tpr"] += found.tpr.low <= tpr <= found.tpr.high
+        hits["tnr"] += found.tnr.low <= tnr <= found.tnr.high
         plain.append(cohen_kappa(j, h))
     assert covered / reps >= 0.93
+    # TPR's and TNR's intervals too (300 queues: 0.90 is three standard errors below 0.95)
+    assert hits["tpr"] / reps >= 0.90 and hits["tnr"] / reps >= 0.90
     # the unweighted kappa of the same labels is the unsure band's, far below the run's
     assert sum(plain) / reps < truth - 0.1
 
