@@ -126,8 +126,10 @@ def select_items(
     ``bins`` judge-score strata, allocated by the shares of ``mix``, in a seeded serving order
     (a queue stopped early is still a random sample within each stratum).
 
-    Every stratum with items gets at least one pick (two when ``size`` allows), so every
-    judged sample has a chance to be drawn and the weights are unbiased.
+    Every stratum with items gets at least one pick when ``size`` is at least the number of
+    such strata (two when it is twice that), so every judged sample can be drawn and the
+    weights are unbiased. A smaller queue may leave a stratum out: its weights then stand for
+    the strata it drew.
     """
     if size < 1:
         raise ConfigError(f"a review queue needs a size of at least 1, not {size}")
