@@ -19,7 +19,8 @@ score, design weights), estimated by ``aieval.stats.weighted_agreement`` (strati
 delta-method interval). For each selection the table gives the fewest labels (grid of 25)
 whose mean 95% interval width over ``--reps`` queues is at most ``--width``, then, at that
 count, the coverage of the true kappa over ``--coverage-reps`` queues, the weighted interval's
-and (for comparison) the unweighted kappa's of the same labels.
+and (for comparison) the unweighted kappa's of the same labels, and the coverage of the true
+TPR and TNR by their weighted intervals.
 """
 
 from __future__ import annotations
@@ -109,20 +110,30 @@ def labels_needed(
 
 
 def coverage(
-    selection: Selection, size: int, target: float, reps: int, seed: int
-) -> tuple[float, float, float]:
-    """How often the weighted interval covers ``target``, its mean estimate, and how often an
-    interval of the same width around the unweighted kappa would."""
-    covered = plain_covered = 0
+    selection: Selection, size: int, target: tuple[float, float, float], reps: int, seed: int
+) -> tuple[float, float, float, float, float]:
+    """How often the weighted interval covers the true kappa, its mean estimate, how often an
+    interval of the same width around the unweighted kappa would, and how often the TPR's and
+    the TNR's intervals cover theirs."""
+    kappa, tpr, tnr = target
+    covered = plain_covered = tpr_covered = tnr_covered = 0
     estimates = []
     for rep in range(reps):
         found, plain = selection.draw(size, 10**6 + seed * 10**4 + rep)
         low, high = found.kappa.low, found.kappa.high
-        covered += low <= target <= high
+        covered += low <= kappa <= high
+        tpr_covered += found.tpr is not None and found.tpr.low <= tpr <= found.tpr.high
+        tnr_covered += found.tnr is not None and found.tnr.low <= tnr <= found.tnr.high
         half = (high - low) / 2
-        plain_covered += plain - half <= target <= plain + half
+        plain_covered += plain - half <= kappa <= plain + half
         estimates.append(found.kappa.estimate)
-    return covered / reps, statistics.fmean(estimates), plain_covered / reps
+    return (
+        covered / reps,
+        statistics.fmean(estimates),
+        plain_covered / reps,
+        tpr_covered / reps,
+        tnr_covered / reps,
+    )
 
 
 def main() -> None:
@@ -141,16 +152,19 @@ def main() -> None:
     judge = [item.score >= 0.5 for item in items]
     human = [truth[item.sample_id] for item in items]
     target = cohen_kappa(judge, human)
+    tpr = sum(j and h for j, h in zip(judge, human, strict=True)) / sum(human)
+    tnr = sum(not (j or h) for j, h in zip(judge, human, strict=True)) / (len(human) - sum(human))
     print(
         f"model {args.model}, {args.items} items, human pass rate"
-        f" {sum(human) / len(human):.2f}, judge-human kappa on all of them {target:.3f};"
+        f" {sum(human) / len(human):.2f}, judge-human kappa on all of them {target:.3f}"
+        f" (TPR {tpr:.3f}, TNR {tnr:.3f});"
         f" target mean 95% interval width {args.width}"
     )
     print(
         "| selection | labels needed | labels vs random | mean kappa | coverage"
-        " | unweighted coverage |"
+        " | unweighted coverage | TPR / TNR coverage |"
     )
-    print("|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     base = None
     for name, mix in MIXES.items():
         selection = Selection(items, truth, mix)
@@ -158,11 +172,14 @@ def main() -> None:
         base = base or needed
         ratio = f"{needed / base:.0%}" if needed and base else "-"
         if needed is None:
-            print(f"| {name} | > {args.cap} | - | - | - | - |", flush=True)
+            print(f"| {name} | > {args.cap} | - | - | - | - | - |", flush=True)
             continue
-        covered, mean, plain = coverage(selection, needed, target, args.coverage_reps, args.seed)
+        covered, mean, plain, tpr_covered, tnr_covered = coverage(
+            selection, needed, (target, tpr, tnr), args.coverage_reps, args.seed
+        )
         print(
-            f"| {name} | {needed} | {ratio} | {mean:.3f} | {covered:.1%} | {plain:.1%} |",
+            f"| {name} | {needed} | {ratio} | {mean:.3f} | {covered:.1%} | {plain:.1%}"
+            f" | {tpr_covered:.1%} / {tnr_covered:.1%} |",
             flush=True,
         )
     print(f"wall {time.perf_counter() - started:.1f} s, CPU {time.process_time() - cpu:.1f} s")
