@@ -126,3 +126,14 @@ def test_weights_are_stored_on_both_backends_and_older_items_read_as_equal(
         assert [i.weight for i in store.review_items(queue_id)] == [2.5, None]
         with pytest.raises(ReviewError, match="no review queue 'nope'"):
             store.review_weights("nope")
+
+
+def test_a_judge_on_another_scale_is_binned_over_its_own_range() -> None:
+    items = [Judged("r", f"s{i}", 1 + i / 10) for i in range(41)]  # scores 1..5
+    items.append(Judged("r", "neg", -2.0))
+    picks = select_items(items, 20, threshold=3.0, seed=1)
+    assert sum(p.weight for p in picks) == pytest.approx(42)
+    strata = {p.sample_id: p.stratum for p in picks}
+    # the lowest score is in the lowest bin, never wrapped to the top one
+    assert strata["neg"] == "-2.00--0.33"
+    assert "3.00-3.67" in strata.values() and "4.33-5.00" in strata.values()

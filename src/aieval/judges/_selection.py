@@ -157,22 +157,26 @@ def _strata(
     judged: Sequence[tuple[Judged, float]], threshold: float, bins: int
 ) -> list[tuple[str, list[tuple[Judged, float]]]]:
     """The judged items in ``bins`` equal-width bins of their effective score: ``bins // 2``
-    below the threshold, the rest above it; the effective score moves toward the threshold by
-    the spread of the judge's samples (never across it)."""
+    below the threshold, the rest above it, over 0..1 or the scores' wider range (a judge
+    may score on another scale); the effective score moves toward the threshold by the spread
+    of the judge's samples (never across it)."""
+    lo = min([0.0, threshold, *(item.score for item, _ in judged)])
+    hi = max([1.0, threshold, *(item.score for item, _ in judged)])
     below, above = bins // 2, bins - bins // 2
-    edges = [threshold * i / below for i in range(below)]
-    edges += [threshold + (1 - threshold) * i / above for i in range(above)]
-    labels = [f"{low:.2f}-{high:.2f}" for low, high in zip(edges, [*edges[1:], 1.0], strict=True)]
+    low_width, high_width = (threshold - lo) / below, (hi - threshold) / above
+    edges = [lo + low_width * i for i in range(below)]
+    edges += [threshold + high_width * i for i in range(above)]
+    labels = [f"{a:.2f}-{b:.2f}" for a, b in zip(edges, [*edges[1:], hi], strict=True)]
     members: list[list[tuple[Judged, float]]] = [[] for _ in range(bins)]
     for item, spread in judged:
         if item.score >= threshold:
-            effective = max(threshold, item.score - spread)
-            width = (1 - threshold) / above
-            index = below + min(int((effective - threshold) / width), above - 1) if width else below
+            step = (
+                (max(threshold, item.score - spread) - threshold) / high_width if high_width else 0
+            )
+            index = below + min(int(step), above - 1)
         else:
-            effective = min(threshold, item.score + spread)
-            width = threshold / below
-            index = min(int(effective / width), below - 1) if width else below - 1
+            step = (min(threshold, item.score + spread) - lo) / low_width if low_width else 0
+            index = max(0, min(int(step), below - 1))
         members[index].append((item, spread))
     return list(zip(labels, members, strict=True))
 
@@ -229,4 +233,5 @@ def _expected_spread(members: Sequence[tuple[Judged, float]]) -> float:
         return 0.0
     mean = math.fsum(item.score for item, _ in members) / len(members)
     spread = math.fsum(spread for _, spread in members) / len(members)
+    mean = min(max(mean, 0.0), 1.0)  # a judge on another scale: its spread alone, or the floor
     return max(math.sqrt(mean * (1 - mean)), spread, SPREAD_FLOOR)
