@@ -1,18 +1,26 @@
-"""How many human labels each review selection needs for a judge-human kappa interval of 0.10.
+"""How many human labels each review selection needs for a judge-human kappa interval of 0.10,
+and how often that interval covers the judge's true kappa on the whole run.
 
-Usage: ``python bench/review_selection.py [--items 5000] [--reps 8] [--cap 1500] [--seed 0]``
+Usage: ``python bench/review_selection.py [--model logistic|calibrated] [--items 5000]
+[--reps 8] [--coverage-reps 200] [--cap 1500] [--seed 0]``
 
-Simulates a judged run: each item's true label is a pass with probability ``--prevalence``; the
-judge's score is a noisy logistic of it (three samples per item, their median the score), its
-verdict the score at or above 0.5; a human labels the truth. For each selection (random only;
-stratified + uncertain half and half; the default mix 40/40/20) and each label count, the
-labelled items' judge-human Cohen's kappa (``aieval.stats.cohen_kappa``) gets a 95% interval
-(large-sample standard error, Cohen 1960), averaged over ``--reps`` seeded queues; the table
-gives the fewest labels whose mean width is at most ``--width`` and the saving against random.
+Two population models (``--model``):
 
-The kappa measured on a selected (not uniform) slice is the judge's agreement on that slice:
-stratified and uncertain selections aim the labels where the judge's errors are, and the
-random slice of the default mix keeps an unbiased estimate beside them.
+- ``logistic``: each item's true label is a pass with probability ``--prevalence``; the
+  judge's score is a noisy logistic of it (three samples per item, their median the score).
+- ``calibrated``: the judge's score is drawn from a U-shaped Beta(0.4, 0.4) (most items
+  clear-cut) and the human passes an item with probability equal to that score, so the
+  judge's errors concentrate near the threshold, where its score says it is unsure.
+
+The judge's verdict is its score at or above 0.5. The target is the same for every selection:
+the judge-human kappa over all items. ``random`` is a simple random sample with the plain
+kappa; the other selections are ``aieval.judges.select_items`` queues (stratified by judge
+score, design weights), estimated by ``aieval.stats.weighted_agreement`` (stratified cells,
+delta-method interval). For each selection the table gives the fewest labels (grid of 25)
+whose mean 95% interval width over ``--reps`` queues is at most ``--width``, then, at that
+count, the coverage of the true kappa over ``--coverage-reps`` queues, the weighted interval's
+and (for comparison) the unweighted kappa's of the same labels, and the coverage of the true
+TPR and TNR by their weighted intervals.
 """
 
 from __future__ import annotations
@@ -25,99 +33,155 @@ import time
 from collections.abc import Mapping, Sequence
 
 from aieval.judges import Judged, select_items
-from aieval.stats import cohen_kappa
+from aieval.stats import WeightedAgreement, cohen_kappa, stratum_sizes, weighted_agreement
 
-MIXES: dict[str, Mapping[str, float]] = {
-    "random": {"random": 1.0},
-    "stratified+uncertain": {"stratified": 0.5, "uncertain": 0.5},
+MIXES: dict[str, Mapping[str, float] | None] = {
+    "random (simple random sample)": None,
+    "stratified (Neyman)": {"stratified": 1.0},
+    "stratified+uncertain 50/50": {"stratified": 0.5, "uncertain": 0.5},
     "default 40/40/20": {"stratified": 0.4, "uncertain": 0.4, "random": 0.2},
 }
 
 
-def population(n: int, prevalence: float, seed: int) -> tuple[list[Judged], dict[str, bool]]:
-    """``n`` judged items and their true labels."""
+def population(
+    n: int, prevalence: float, seed: int, model: str
+) -> tuple[list[Judged], dict[str, bool]]:
+    """``n`` judged items and their true (human) labels."""
     rng = random.Random(seed)
     items, truth = [], {}
     for i in range(n):
+        sid = f"s{i}"
+        if model == "calibrated":
+            score = rng.betavariate(0.4, 0.4)
+            items.append(Judged("run", sid, score))
+            truth[sid] = rng.random() < score
+            continue
         passed = rng.random() < prevalence
         base = 1.6 if passed else -1.6
         samples = tuple(1 / (1 + math.exp(-(base + rng.gauss(0, 1.6)))) for _ in range(3))
-        sid = f"s{i}"
         items.append(Judged("run", sid, statistics.median(samples), samples))
         truth[sid] = passed
     return items, truth
 
 
-def kappa_width(picked: Sequence[Judged], truth: Mapping[str, bool]) -> float:
-    """The width of the 95% interval of the judge-human kappa on ``picked``."""
-    judge = [item.score >= 0.5 for item in picked]
-    human = [truth[item.sample_id] for item in picked]
-    n = len(picked)
-    po = sum(a == b for a, b in zip(judge, human, strict=True)) / n
-    pj, ph = sum(judge) / n, sum(human) / n
-    pe = pj * ph + (1 - pj) * (1 - ph)
-    kappa = cohen_kappa(judge, human, zero_division=0.0)
-    if pe >= 1 or not math.isfinite(kappa):
-        return math.inf
-    se = math.sqrt(po * (1 - po) / n) / (1 - pe)
-    return 2 * 1.959964 * se
+class Selection:
+    """One way of choosing labels and estimating kappa from them."""
+
+    def __init__(
+        self, items: Sequence[Judged], truth: Mapping[str, bool], mix: Mapping[str, float] | None
+    ) -> None:
+        self.items, self.truth, self.mix = items, truth, mix
+        # the spread of each item's samples is fixed: compute it once for the whole bench
+        self.by_id = {item.sample_id: item for item in items}
+
+    def draw(self, size: int, seed: int) -> tuple[WeightedAgreement, float]:
+        """The weighted agreement of one queue of ``size`` and its labels' unweighted kappa."""
+        if self.mix is None:
+            chosen = random.Random(seed).sample(list(self.items), size)
+            judge = [item.score >= 0.5 for item in chosen]
+            human = [self.truth[item.sample_id] for item in chosen]
+            found = weighted_agreement(judge, human, None, {"": float(len(self.items))})
+            return found, found.kappa.estimate
+        picks = select_items(self.items, size, mix=self.mix, seed=seed)
+        judge = [self.by_id[p.sample_id].score >= 0.5 for p in picks]
+        human = [self.truth[p.sample_id] for p in picks]
+        sizes = stratum_sizes((p.stratum, p.weight) for p in picks)
+        found = weighted_agreement(judge, human, [p.stratum for p in picks], sizes)
+        return found, cohen_kappa(judge, human, zero_division=0.0)
 
 
 def labels_needed(
-    items: Sequence[Judged],
-    truth: Mapping[str, bool],
-    mix: Mapping[str, float],
-    width: float,
-    reps: int,
-    seed: int,
-    cap: int,
+    selection: Selection, width: float, reps: int, seed: int, cap: int
 ) -> tuple[int | None, dict[int, float]]:
-    """The fewest labels (on a grid of 25, up to ``cap``) whose mean interval width is at most
+    """The fewest labels (grid of 25, up to ``cap``) whose mean interval width is at most
     ``width``; ``None`` when ``cap`` labels do not reach it."""
     widths: dict[int, float] = {}
-    by_id = {item.sample_id: item for item in items}
     size = 25
-    while size <= min(len(items), cap):
+    while size <= min(len(selection.items), cap):
         runs = []
         for rep in range(reps):
-            picks = select_items(items, size, mix=mix, seed=seed * 1000 + rep)
-            runs.append(kappa_width([by_id[p.sample_id] for p in picks], truth))
+            found, _ = selection.draw(size, seed * 1000 + rep)
+            runs.append(found.kappa.high - found.kappa.low)
         widths[size] = statistics.fmean(runs)
         if widths[size] <= width:
             return size, widths
-        size += 25 if size < 500 else 100
+        size += 25
     return None, widths
+
+
+def coverage(
+    selection: Selection, size: int, target: tuple[float, float, float], reps: int, seed: int
+) -> tuple[float, float, float, float, float]:
+    """How often the weighted interval covers the true kappa, its mean estimate, how often an
+    interval of the same width around the unweighted kappa would, and how often the TPR's and
+    the TNR's intervals cover theirs."""
+    kappa, tpr, tnr = target
+    covered = plain_covered = tpr_covered = tnr_covered = 0
+    estimates = []
+    for rep in range(reps):
+        found, plain = selection.draw(size, 10**6 + seed * 10**4 + rep)
+        low, high = found.kappa.low, found.kappa.high
+        covered += low <= kappa <= high
+        tpr_covered += found.tpr is not None and found.tpr.low <= tpr <= found.tpr.high
+        tnr_covered += found.tnr is not None and found.tnr.low <= tnr <= found.tnr.high
+        half = (high - low) / 2
+        plain_covered += plain - half <= kappa <= plain + half
+        estimates.append(found.kappa.estimate)
+    return (
+        covered / reps,
+        statistics.fmean(estimates),
+        plain_covered / reps,
+        tpr_covered / reps,
+        tnr_covered / reps,
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=("logistic", "calibrated"), default="logistic")
     parser.add_argument("--items", type=int, default=5000)
     parser.add_argument("--cap", type=int, default=1500)
     parser.add_argument("--prevalence", type=float, default=0.4)
     parser.add_argument("--width", type=float, default=0.10)
     parser.add_argument("--reps", type=int, default=8)
+    parser.add_argument("--coverage-reps", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     started, cpu = time.perf_counter(), time.process_time()
-    items, truth = population(args.items, args.prevalence, args.seed)
+    items, truth = population(args.items, args.prevalence, args.seed, args.model)
     judge = [item.score >= 0.5 for item in items]
     human = [truth[item.sample_id] for item in items]
+    target = cohen_kappa(judge, human)
+    tpr = sum(j and h for j, h in zip(judge, human, strict=True)) / sum(human)
+    tnr = sum(not (j or h) for j, h in zip(judge, human, strict=True)) / (len(human) - sum(human))
     print(
-        f"{args.items} items, prevalence {args.prevalence}, judge-human kappa on all of them"
-        f" {cohen_kappa(judge, human):.3f}; target mean 95% interval width {args.width}"
+        f"model {args.model}, {args.items} items, human pass rate"
+        f" {sum(human) / len(human):.2f}, judge-human kappa on all of them {target:.3f}"
+        f" (TPR {tpr:.3f}, TNR {tnr:.3f});"
+        f" target mean 95% interval width {args.width}"
     )
-    print("| selection | labels needed | mean width at 200 / 400 labels | labels vs random |")
-    print("|---|---:|---:|---:|")
+    print(
+        "| selection | labels needed | labels vs random | mean kappa | coverage"
+        " | unweighted coverage | TPR / TNR coverage |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     base = None
     for name, mix in MIXES.items():
-        needed, widths = labels_needed(
-            items, truth, mix, args.width, args.reps, args.seed, args.cap
-        )
+        selection = Selection(items, truth, mix)
+        needed, _ = labels_needed(selection, args.width, args.reps, args.seed, args.cap)
         base = base or needed
-        at = " / ".join(f"{widths[n]:.3f}" if n in widths else "-" for n in (200, 400))
-        shown = f"{needed}" if needed else f"> {args.cap}"
         ratio = f"{needed / base:.0%}" if needed and base else "-"
-        print(f"| {name} | {shown} | {at} | {ratio} |", flush=True)
+        if needed is None:
+            print(f"| {name} | > {args.cap} | - | - | - | - | - |", flush=True)
+            continue
+        covered, mean, plain, tpr_covered, tnr_covered = coverage(
+            selection, needed, (target, tpr, tnr), args.coverage_reps, args.seed
+        )
+        print(
+            f"| {name} | {needed} | {ratio} | {mean:.3f} | {covered:.1%} | {plain:.1%}"
+            f" | {tpr_covered:.1%} / {tnr_covered:.1%} |",
+            flush=True,
+        )
     print(f"wall {time.perf_counter() - started:.1f} s, CPU {time.process_time() - cpu:.1f} s")
 
 

@@ -103,14 +103,23 @@ def build_queue(store: Store, request: QueueRequest) -> str:
         )
     mix = dict(request.mix or DEFAULT_MIX)
     picks = select_items(judged, request.size, threshold=threshold, mix=mix, seed=request.seed)
-    selection = {"mix": mix, "size": request.size, "seed": request.seed, "threshold": threshold}
+    sizes: dict[str, float] = {}
+    for pick in picks:
+        sizes[pick.stratum] = sizes.get(pick.stratum, 0.0) + pick.weight
+    selection = {
+        "mix": mix,
+        "size": request.size,
+        "seed": request.seed,
+        "threshold": threshold,
+        "strata": {name: round(n) for name, n in sorted(sizes.items())},
+    }
     name = request.name or f"{judge.label()} ({len(picks)} items)"
     return store.create_review_queue(
         NewReviewQueue(
             name=name,
             judge=judge,
             runs=run_ids,
-            items=tuple((p.run_id, p.sample_id, p.stratum) for p in picks),
+            items=tuple((p.run_id, p.sample_id, p.stratum, p.weight) for p in picks),
             selection=selection,
             reviewers=request.reviewers,
             created_by=request.created_by,

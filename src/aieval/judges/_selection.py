@@ -1,18 +1,21 @@
 """Which judged samples a review queue asks people to label (pure, seeded).
 
-Three ways, mixed by shares: ``stratified`` spreads the labels over the judge's score range
-(equal-width bins, the same count from each while a bin has items), ``uncertain`` takes the items
-the judge is least sure of (nearest the threshold, its samples' disagreement counted as
-nearness), and
-``random`` is a uniform control slice over everything (what agreement is checked against).
-Each pick keeps why it was chosen. The same inputs and seed give the same picks.
+The queue is a stratified sample, so agreement measured on it can be weighted back to the
+whole run. The strata are bins of the judge's score, half below the pass threshold and half
+above it, so each stratum has one judge verdict; a judge sampled several times whose samples
+disagree is placed nearer the threshold (their standard deviation is taken off the distance).
+Three ways share the labels, mixed by shares: ``stratified`` allocates by Neyman (a stratum's
+count proportional to its size times the spread of the human label expected there, from the
+judge's own mean score), ``uncertain`` gives its share to the two strata next to the threshold,
+and ``random`` allocates in proportion to size (a uniform control). Within a stratum the items
+are a simple random sample, so each pick carries its design weight: the stratum's size over the
+items drawn from it. The same inputs and seed give the same picks.
 """
 
 from __future__ import annotations
 
 import math
 import random
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +35,8 @@ __all__ = [
 SELECTIONS = ("stratified", "uncertain", "random")
 #: The default mix: most labels where they teach most, a fifth as an unbiased control.
 DEFAULT_MIX: Mapping[str, float] = {"stratified": 0.4, "uncertain": 0.4, "random": 0.2}
+#: The least spread a stratum is given in the Neyman allocation, so none is left unsampled.
+SPREAD_FLOOR = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,17 +50,23 @@ class Judged:
 
     @property
     def spread(self) -> float:
-        """How much the judge's samples disagree (their standard deviation; 0 for one)."""
-        return statistics.pstdev(self.verdicts) if len(self.verdicts) > 1 else 0.0
+        """How much the judge's samples disagree (their population standard deviation; 0 for
+        one). In floats: ``statistics.pstdev`` is exact but far slower on a large run."""
+        if len(self.verdicts) < 2:
+            return 0.0
+        mean = math.fsum(self.verdicts) / len(self.verdicts)
+        return math.sqrt(math.fsum((v - mean) ** 2 for v in self.verdicts) / len(self.verdicts))
 
 
 @dataclass(frozen=True, slots=True)
 class Pick:
-    """A chosen item and why (``stratified:<bin>``, ``uncertain`` or ``random``)."""
+    """A chosen item, its stratum (the judge-score bin, e.g. ``0.50-0.67``) and its design
+    weight: how many judged samples it stands for (the stratum's size over its picks)."""
 
     run_id: str
     sample_id: str
     stratum: str
+    weight: float = 1.0
 
 
 def verdict_values(metadata: Mapping[str, Any] | None) -> tuple[float, ...]:
@@ -102,17 +113,6 @@ def parse_mix(text: str) -> dict[str, float]:
     return mix
 
 
-def _counts(size: int, mix: Mapping[str, float]) -> dict[str, int]:
-    """``size`` split by the shares of ``mix`` (largest remainders)."""
-    total = sum(mix.values())
-    exact = {name: size * share / total for name, share in mix.items()}
-    counts = {name: int(value) for name, value in exact.items()}
-    left = size - sum(counts.values())
-    for name in sorted(exact, key=lambda n: (counts[n] - exact[n], SELECTIONS.index(n)))[:left]:
-        counts[name] += 1
-    return counts
-
-
 def select_items(
     judged: Sequence[Judged],
     size: int,
@@ -120,57 +120,118 @@ def select_items(
     threshold: float = 0.5,
     mix: Mapping[str, float] = DEFAULT_MIX,
     seed: int = 0,
-    bins: int = 5,
+    bins: int = 6,
 ) -> list[Pick]:
-    """Pick ``size`` items of ``judged`` (all of them when fewer), mixed by ``mix``, in a
-    seeded serving order that interleaves the ways (a queue stopped early keeps the mix)."""
+    """Pick ``size`` items of ``judged`` (all of them when fewer) as a stratified sample over
+    ``bins`` judge-score strata, allocated by the shares of ``mix``, in a seeded serving order
+    (a queue stopped early is still a random sample within each stratum).
+
+    Every stratum with items gets at least one pick when ``size`` is at least the number of
+    such strata (two when it is twice that), so every judged sample can be drawn and the
+    weights are unbiased. A smaller queue may leave a stratum out: its weights then stand for
+    the strata it drew.
+    """
     if size < 1:
         raise ConfigError(f"a review queue needs a size of at least 1, not {size}")
+    if bins < 2:
+        raise ConfigError(f"a review queue needs at least 2 score bins, not {bins}")
     for name in mix:
         if name not in SELECTIONS:
             raise ConfigError(f"unknown selection {name!r}; use {', '.join(SELECTIONS)}")
     rng = random.Random(seed)
-    left = list(judged)
-    counts = _counts(min(size, len(left)), mix)
+    strata = _strata([(item, item.spread) for item in judged], threshold, bins)
+    counts = _allocate(strata, min(size, len(judged)), mix, bins // 2)
     picks: list[Pick] = []
-    # the control slice first, uniform over every item; then the others from what is left
-    for name in ("random", "stratified", "uncertain"):
-        want = counts.get(name, 0)
-        if not want or not left:
-            continue
-        if name == "random":
-            chosen = [(item, "random") for item in rng.sample(left, min(want, len(left)))]
-        elif name == "stratified":
-            chosen = _stratified(left, want, bins, rng)
-        else:
-            chosen = _uncertain(left, want, threshold)
-        taken = {id(item) for item, _ in chosen}
-        left = [item for item in left if id(item) not in taken]
-        picks.extend(Pick(item.run_id, item.sample_id, why) for item, why in chosen)
+    for (label, members), n in zip(strata, counts, strict=True):
+        if n:
+            weight = len(members) / n
+            picks.extend(
+                Pick(item.run_id, item.sample_id, label, weight)
+                for item, _ in rng.sample(members, n)
+            )
     rng.shuffle(picks)
     return picks
 
 
-def _stratified(
-    items: Sequence[Judged], want: int, bins: int, rng: random.Random
-) -> list[tuple[Judged, str]]:
-    """``want`` items spread evenly over ``bins`` equal-width bins of the judge's score."""
-    strata: list[list[Judged]] = [[] for _ in range(bins)]
-    for item in items:
-        strata[min(int(item.score * bins), bins - 1)].append(item)
-    for stratum in strata:
-        rng.shuffle(stratum)
-    chosen: list[tuple[Judged, str]] = []
-    while len(chosen) < want and any(strata):
-        for b, stratum in enumerate(strata):
-            if stratum and len(chosen) < want:
-                low = b / bins
-                chosen.append((stratum.pop(), f"stratified:{low:.1f}-{low + 1 / bins:.1f}"))
-    return chosen
+def _strata(
+    judged: Sequence[tuple[Judged, float]], threshold: float, bins: int
+) -> list[tuple[str, list[tuple[Judged, float]]]]:
+    """The judged items in ``bins`` equal-width bins of their effective score: ``bins // 2``
+    below the threshold, the rest above it, over 0..1 or the scores' wider range (a judge
+    may score on another scale); the effective score moves toward the threshold by the spread
+    of the judge's samples (never across it)."""
+    lo = min([0.0, threshold, *(item.score for item, _ in judged)])
+    hi = max([1.0, threshold, *(item.score for item, _ in judged)])
+    below, above = bins // 2, bins - bins // 2
+    low_width, high_width = (threshold - lo) / below, (hi - threshold) / above
+    edges = [lo + low_width * i for i in range(below)]
+    edges += [threshold + high_width * i for i in range(above)]
+    labels = [f"{a:.2f}-{b:.2f}" for a, b in zip(edges, [*edges[1:], hi], strict=True)]
+    members: list[list[tuple[Judged, float]]] = [[] for _ in range(bins)]
+    for item, spread in judged:
+        if item.score >= threshold:
+            step = (
+                (max(threshold, item.score - spread) - threshold) / high_width if high_width else 0
+            )
+            index = below + min(int(step), above - 1)
+        else:
+            step = (min(threshold, item.score + spread) - lo) / low_width if low_width else 0
+            index = max(0, min(int(step), below - 1))
+        members[index].append((item, spread))
+    return list(zip(labels, members, strict=True))
 
 
-def _uncertain(items: Sequence[Judged], want: int, threshold: float) -> list[tuple[Judged, str]]:
-    """The ``want`` items the judge is least sure of: nearest the threshold, each item's
-    distance shortened by how much its samples disagree (ties in input order)."""
-    ranked = sorted(items, key=lambda item: abs(item.score - threshold) - item.spread)
-    return [(item, "uncertain") for item in ranked[:want]]
+def _allocate(
+    strata: Sequence[tuple[str, Sequence[tuple[Judged, float]]]],
+    size: int,
+    mix: Mapping[str, float],
+    near: int,
+) -> list[int]:
+    """How many items each stratum gives: the shares' targets (random: by size; stratified:
+    Neyman, size times expected spread; uncertain: Neyman over the strata next to the
+    threshold, or the nearest strata with items), rounded one item at a time to the stratum
+    furthest below its target, at least one per stratum (two when ``size`` allows), never more
+    than a stratum holds."""
+    sizes = [len(members) for _, members in strata]
+    spreads = [_expected_spread(members) for _, members in strata]
+    total_share = sum(mix.values())
+    target = [0.0] * len(strata)
+
+    def spread_over(indices: Sequence[int], share: float, neyman: bool) -> None:
+        mass = [sizes[i] * (spreads[i] if neyman else 1.0) for i in indices]
+        if sum(mass) <= 0:
+            return
+        for i, m in zip(indices, mass, strict=True):
+            target[i] += size * share / total_share * m / sum(mass)
+
+    everything = range(len(strata))
+    spread_over(everything, mix.get("random", 0.0), neyman=False)
+    spread_over(everything, mix.get("stratified", 0.0), neyman=True)
+    filled = [i for i in everything if sizes[i]]
+    nearest = min((_gap(i, near) for i in filled), default=0)
+    closest = [i for i in filled if _gap(i, near) == nearest]
+    spread_over(closest, mix.get("uncertain", 0.0), neyman=True)
+
+    least = 2 if size >= 2 * len(filled) else 1 if size >= len(filled) else 0
+    counts = [min(least, n) for n in sizes]
+    while sum(counts) < size:
+        room = [i for i in everything if counts[i] < sizes[i]]
+        counts[max(room, key=lambda i: (target[i] - counts[i], -i))] += 1
+    return counts
+
+
+def _gap(index: int, near: int) -> int:
+    """How many strata lie between stratum ``index`` and the threshold."""
+    return near - 1 - index if index < near else index - near
+
+
+def _expected_spread(members: Sequence[tuple[Judged, float]]) -> float:
+    """The standard deviation of a human pass label expected in a stratum, taking the judge's
+    mean score there as the pass probability (and its samples' disagreement as a lower bound),
+    floored at :data:`SPREAD_FLOOR`."""
+    if not members:
+        return 0.0
+    mean = math.fsum(item.score for item, _ in members) / len(members)
+    spread = math.fsum(spread for _, spread in members) / len(members)
+    mean = min(max(mean, 0.0), 1.0)  # a judge on another scale: its spread alone, or the floor
+    return max(math.sqrt(mean * (1 - mean)), spread, SPREAD_FLOOR)

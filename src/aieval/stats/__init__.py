@@ -1,8 +1,8 @@
 """Statistics: pass@k estimators, rater agreement (a judge against humans: kappa intervals, the
 Rogan-Gladen corrected pass rate), confidence intervals (several columns'
 bootstrap means from one resample stream; Student's t from moments or from sums), paired
-comparisons, and floor comparisons that float rounding cannot flip (``at_least``,
-``at_most``)."""
+comparisons, judge-human agreement weighted back from a stratified sample of labels, and
+floor comparisons that float rounding cannot flip (``at_least``, ``at_most``)."""
 
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from aieval.stats._paired import paired_bootstrap_ci, paired_bootstrap_cis
     from aieval.stats._passk import mean_pass_at_k, pass_at_k, pass_at_k_from_outcomes, pass_hat_k
     from aieval.stats._resample import resample_means_many, resample_progress
+    from aieval.stats._survey import WeightedAgreement, stratum_sizes, weighted_agreement
     from aieval.stats._variance import VarianceSplit, variance_split
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "NoninferiorityMethod",
     "NoninferiorityResult",
     "VarianceSplit",
+    "WeightedAgreement",
     "at_least",
     "at_most",
     "bootstrap_ci",
@@ -72,10 +74,12 @@ __all__ = [
     "rogan_gladen",
     "sample_std",
     "spearman",
+    "stratum_sizes",
     "t_interval",
     "t_interval_from_moments",
     "t_interval_from_sums",
     "variance_split",
+    "weighted_agreement",
     "wilson_interval",
 ]
 
@@ -116,6 +120,9 @@ _EXPORTS = {
     "pass_hat_k": "aieval.stats._passk",
     "resample_means_many": "aieval.stats._resample",
     "resample_progress": "aieval.stats._resample",
+    "WeightedAgreement": "aieval.stats._survey",
+    "stratum_sizes": "aieval.stats._survey",
+    "weighted_agreement": "aieval.stats._survey",
     "VarianceSplit": "aieval.stats._variance",
     "variance_split": "aieval.stats._variance",
 }

@@ -25,7 +25,7 @@ from aieval.store._received import (
     earlier_trace_file,
 )
 from aieval.store._report_sums import FailedVerdict, ReportSums
-from aieval.store._reviews import HOLD_S, NewReviewQueue, ReviewItem, ReviewQueue
+from aieval.store._reviews import HOLD_S, NewReviewQueue, ReviewItem, ReviewQueue, ReviewWeight
 from aieval.store._run_sums import (
     CriterionSums,
     GateSums,
@@ -96,6 +96,7 @@ __all__ = [
     "ReportSums",
     "ReviewItem",
     "ReviewQueue",
+    "ReviewWeight",
     "RunHolding",
     "RunRow",
     "RunSums",

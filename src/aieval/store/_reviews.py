@@ -29,6 +29,7 @@ __all__ = [
     "ReviewItem",
     "ReviewQueue",
     "ReviewTable",
+    "ReviewWeight",
 ]
 
 #: How long a reservation holds an item for its reviewer (seconds) before another may take it.
@@ -39,13 +40,25 @@ _CANDIDATES = 50
 
 @dataclass(frozen=True, slots=True)
 class ReviewItem:
-    """One item of a queue: a run's sample, its place and why it was chosen."""
+    """One item of a queue: a run's sample, its place, its stratum and its design weight
+    (``None``: a queue stored before weights, whose items count equally)."""
 
     queue_id: str
     ord: int
     run_id: str
     sample_id: str
     stratum: str
+    weight: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewWeight:
+    """How a queue drew one sample: its stratum and design weight (how many judged samples it
+    stands for; ``None``: equal weights). Agreement figures from a queue's labels weight each
+    label by it (:func:`aieval.stats.weighted_agreement`)."""
+
+    stratum: str
+    weight: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +68,9 @@ class NewReviewQueue:
     name: str
     judge: JudgeKey
     runs: tuple[str, ...]
-    #: ``(run_id, sample_id, stratum)`` in serving order
-    items: tuple[tuple[str, str, str], ...]
+    #: ``(run_id, sample_id, stratum)`` or ``(run_id, sample_id, stratum, weight)`` in serving
+    #: order
+    items: tuple[tuple[str, str, str] | tuple[str, str, str, float], ...]
     selection: Mapping[str, Any] = field(default_factory=dict)
     reviewers: int = 2
     created_by: str | None = None
@@ -109,7 +123,10 @@ class ReviewTable(Connection):
             queue.created_by,
             time.time(),
         )
-        rows = [(queue_id, i, *item) for i, item in enumerate(queue.items)]
+        rows = [
+            (queue_id, i, *item[:3], item[3] if len(item) > 3 else None)
+            for i, item in enumerate(queue.items)
+        ]
         with self._lock:
             try:
                 with self._db.transaction(exclusive=True):
@@ -120,8 +137,9 @@ class ReviewTable(Connection):
                         head,
                     )
                     self._db.executemany(
-                        "INSERT INTO review_items (queue_id, ord, run_id, sample_id, stratum)"
-                        " VALUES (?, ?, ?, ?, ?)",
+                        "INSERT INTO review_items"
+                        " (queue_id, ord, run_id, sample_id, stratum, weight)"
+                        " VALUES (?, ?, ?, ?, ?, ?)",
                         rows,
                     )
             except self._db.errors as exc:
@@ -187,11 +205,24 @@ class ReviewTable(Connection):
     def review_items(self, queue_id: str) -> list[ReviewItem]:
         """A queue's items in serving order."""
         rows = self._read(
-            "SELECT queue_id, ord, run_id, sample_id, stratum FROM review_items"
+            "SELECT queue_id, ord, run_id, sample_id, stratum, weight FROM review_items"
             " WHERE queue_id = ? ORDER BY ord",
             (queue_id,),
         )
-        return [ReviewItem(r[0], int(r[1]), r[2], r[3], r[4]) for r in rows]
+        return [_item(r) for r in rows]
+
+    def review_weights(self, queue: str) -> dict[tuple[str, str], ReviewWeight]:
+        """How the queue ``queue`` (id or name) drew each of its items, by ``(run_id,
+        sample_id)``: every item, labelled or not, so the strata's sizes can be summed
+        (:func:`aieval.stats.stratum_sizes`).
+
+        Raises:
+            ReviewError: no such queue.
+        """
+        return {
+            (item.run_id, item.sample_id): ReviewWeight(item.stratum, item.weight)
+            for item in self.review_items(self.review_queue(queue).id)
+        }
 
     def review_item(self, queue_id: str, ord: int) -> ReviewItem:
         """One item of a queue.
@@ -200,13 +231,13 @@ class ReviewTable(Connection):
             ReviewError: the queue has no such item.
         """
         row = self._read_one(
-            "SELECT queue_id, ord, run_id, sample_id, stratum FROM review_items"
+            "SELECT queue_id, ord, run_id, sample_id, stratum, weight FROM review_items"
             " WHERE queue_id = ? AND ord = ?",
             (queue_id, ord),
         )
         if row is None:
             raise ReviewError(f"review queue {queue_id!r} has no item {ord}")
-        return ReviewItem(row[0], int(row[1]), row[2], row[3], row[4])
+        return _item(row)
 
     def reserve_review_item(
         self,
@@ -443,3 +474,9 @@ def _label_row(label: ReviewLabel, queue_id: str | None) -> tuple[Any, ...]:
         label.labelled_at or time.time(),
         queue_id,
     )
+
+
+def _item(row: Sequence[Any]) -> ReviewItem:
+    """A ``review_items`` row as an item (``weight`` NULL: equal weights)."""
+    weight = None if row[5] is None else float(row[5])
+    return ReviewItem(row[0], int(row[1]), row[2], row[3], row[4], weight)

@@ -298,7 +298,8 @@ CREATE TABLE IF NOT EXISTS review_items (
     ord        INTEGER NOT NULL,                -- its place in the queue (served in this order)
     run_id     TEXT NOT NULL,
     sample_id  TEXT NOT NULL,
-    stratum    TEXT NOT NULL,                   -- why it was chosen (stratified | uncertain ...)
+    stratum    TEXT NOT NULL,                   -- its stratum: the judge-score bin it came from
+    weight     REAL,                            -- design weight: stratum size / picks (NULL: equal)
     PRIMARY KEY (queue_id, ord),
     UNIQUE (queue_id, run_id, sample_id)
 );
