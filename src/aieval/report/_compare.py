@@ -40,7 +40,14 @@ from aieval.report._compare_sums import sums_parts
 from aieval.report._epochs import cached_split_warning, judge_noise_hints, side_epochs
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._intervals import IntervalMethod
-from aieval.report._policy import PromotionDecision, PromotionPolicy, decide, example_inputs
+from aieval.report._policy import (
+    PromotionDecision,
+    PromotionPolicy,
+    decide,
+    example_inputs,
+    with_rule,
+)
+from aieval.report._policy_judges import certified_judges_rule, refuse_correction
 from aieval.report._provenance import provenance
 from aieval.report._samples import (
     ExampleNumbers,
@@ -187,6 +194,7 @@ def compare_runs(
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
     policy = (policy or PromotionPolicy()).with_intervals(interval_method, bootstrap_max_n)
+    refuse_correction(policy)
     base_store = store if baseline_store is None else baseline_store
     cand_row = resolve_run(store, candidate)
     choice, base_row = _baseline(base_store, baseline, cand_row)
@@ -199,7 +207,9 @@ def compare_runs(
         base_store, base_row, store, cand_row, policy, sides,
         confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
     )  # fmt: skip
-    decision = parts.decision
+    # the judges' rule reads run configs and labels, not the paired figures: one place for
+    # every comparison path
+    decision = with_rule(parts.decision, certified_judges_rule(store, (base_row, cand_row), policy))
     epochs = _epochs(base_row, cand_row)
     if epochs is not None:
         if decision.outcome == "inconclusive":

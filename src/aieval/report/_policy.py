@@ -22,6 +22,7 @@ from aieval.report._evidence import (
     pass_rate_rule,
 )
 from aieval.report._policy_inputs import DecisionInputs, example_inputs
+from aieval.report._policy_judges import refuse_correction
 from aieval.report._policy_model import PromotionPolicy
 from aieval.report._policy_rules import floor_rule, gate_rule, severe_rule
 from aieval.report._policy_stats import score_rule, score_test
@@ -38,6 +39,7 @@ __all__ = [
     "decide_promotion",
     "example_inputs",
     "score_test",
+    "with_rule",
 ]
 
 Outcome = Literal["promote", "block", "inconclusive"]
@@ -166,11 +168,23 @@ RULES: tuple[Rule, ...] = (
 def decide(inputs: DecisionInputs, policy: PromotionPolicy) -> PromotionDecision:
     """The decision of ``policy`` on one comparison: every rule of :data:`RULES` applied to
     ``inputs``, with their warnings and a note of the unpaired examples."""
+    refuse_correction(policy)
     rules = [rule(inputs, policy) for rule in RULES]
     notes = list(inputs.warnings)
     if inputs.unpaired:
         notes.append(f"{inputs.unpaired} examples are in only one run; see the coverage rule")
     return PromotionDecision(*_verdict(rules), rules, notes, policy, _outcome(rules))
+
+
+def with_rule(decision: PromotionDecision, rule: RuleResult | None) -> PromotionDecision:
+    """``decision`` with one more rule read outside the comparison's inputs (the certified
+    judges' rule), its outcome and summary decided again; ``None`` leaves it as it is."""
+    if rule is None:
+        return decision
+    rules = [*decision.rules, rule]
+    return PromotionDecision(
+        *_verdict(rules), rules, decision.warnings, decision.policy, _outcome(rules)
+    )
 
 
 def _sides(inputs: DecisionInputs) -> tuple[list[ExampleNumbers], list[ExampleNumbers]]:
