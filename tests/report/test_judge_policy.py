@@ -1,11 +1,12 @@
 """The promotion policy's judge settings: a comparison that requires certified judges is
 inconclusive while a judge lacks agreeing labels, and decides normally once they are imported;
-every comparison path and every format agrees; ``judge_correction`` is refused."""
+every comparison path and every format agrees; ``judge_correction`` decides a judge's pass
+rate on corrected rates."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from aieval.report import (
     render_markdown,
     render_text,
 )
+from aieval.report._policy_correction import corrected_difference
 from aieval.store import Store
 
 N = 120
@@ -41,7 +43,7 @@ def _judge_passes(i: int) -> bool:
     return i % 2 == 0
 
 
-def _write(store: Store, run_id: str) -> None:
+def _write(store: Store, run_id: str, passes: Callable[[int], bool] = _judge_passes) -> None:
     store.create_run(name="app", config=CONFIG, run_id=run_id)
     samples = []
     for i in range(N):
@@ -50,7 +52,7 @@ def _write(store: Store, run_id: str) -> None:
             index=i,
             input={"q": i},
             expected="yes",
-            scores={"faith": ScoreRecord(1.0 if _judge_passes(i) else 0.0)},
+            scores={"faith": ScoreRecord(1.0 if passes(i) else 0.0)},
         )
         sample.verdict = threshold_verdict(sample, 0.5)
         sample.passed = sample.verdict.passed
@@ -139,7 +141,7 @@ def test_every_comparison_path_gives_the_same_decision(
 ) -> None:
     store.add_review_labels(_labels("base", range(60), DISAGREE, at=10.0))
     # closed forms from 30 paired examples on, so the sums' path takes these runs
-    policy = POLICY.with_intervals("auto", 30)
+    policy = POLICY.model_copy(update={"judge_correction": True}).with_intervals("auto", 30)
     taken: list[bool] = []
     real = compare_module.kept_parts
 
@@ -167,6 +169,10 @@ def test_every_comparison_path_gives_the_same_decision(
     for other in (sums, columns, records):
         assert other["decision"] == fast["decision"]
     assert fast["decision"]["outcome"] == "inconclusive"
+    assert [r["rule"] for r in fast["decision"]["rules"][-2:]] == [
+        "certified_judges",
+        "judge_corrected_pass_rate",
+    ]
 
 
 def test_a_drifting_judge_holds_the_comparison_back(store: Store) -> None:
@@ -217,9 +223,47 @@ def test_runs_without_a_judge_pass_the_rule(store_location: str) -> None:
     assert rule["outcome"] == "pass" and "nothing to certify" in rule["reason"]
 
 
-def test_judge_correction_is_refused_rather_than_deciding_on_raw_rates(store: Store) -> None:
-    with pytest.raises(ConfigError, match="judge_correction is not available yet"):
-        compare_runs(store, "base", "cand", policy=PromotionPolicy(judge_correction=True))
+CORRECTING = PromotionPolicy(judge_correction=True, noninferiority_margin=5.0)
+
+
+def _corrected(data: dict[str, Any]) -> dict[str, Any]:
+    return next(r for r in data["decision"]["rules"] if r["rule"] == "judge_corrected_pass_rate")
+
+
+def test_corrected_rates_are_shown_and_equal_runs_pass(store: Store) -> None:
+    assert "judge_corrected_pass_rate" not in str(_compare(store, PLAIN)["decision"]["rules"])
+    held = _corrected(_compare(store, CORRECTING))
+    assert held["outcome"] == "inconclusive" and "faith@m1: no review labels" in held["reason"]
+    store.add_review_labels(_labels("base", range(N), DISAGREE, at=10.0))
+    data = _compare(store, CORRECTING)
+    rule = _corrected(data)
+    judge = rule["details"]["judges"][0]
+    assert rule["outcome"] == "pass" and judge["difference"] == 0.0
+    for side in ("baseline", "candidate"):
+        assert judge[side]["raw"] == 0.5
+        assert judge[side]["low"] < judge[side]["corrected"] < judge[side]["high"]
+    assert "faith@m1: corrected pass rate" in rule["reason"] and "raw 50.0%" in rule["reason"]
+
+
+def test_a_drop_the_judge_understates_blocks_on_corrected_rates(store_location: str) -> None:
+    with Store(store_location) as store:
+        _write(store, "base")
+        # the candidate's judge passes 12 fewer of the 120 samples: 10 points
+        _write(store, "cand", lambda i: _judge_passes(i) and i % 10 != 0)
+        store.add_review_labels(_labels("base", range(N), DISAGREE, at=10.0))
+        data = _compare(store, CORRECTING)
+    rule = _corrected(data)
+    judge = rule["details"]["judges"][0]
+    # the 11 disagreements: 5 human-fail items the judge passed, 6 human-pass it failed
+    tpr, tnr = 55 / 61, 54 / 59
+    expected, _ = corrected_difference(
+        [-1] * 12 + [0] * 108, true_pos=55, positives=61, true_neg=54, negatives=59
+    )
+    assert judge["difference"] == pytest.approx(-0.1 / (tpr + tnr - 1))
+    assert judge["difference"] == pytest.approx(expected)
+    assert judge["high"] < -0.05 and rule["outcome"] == "fail"
+    assert data["decision"]["outcome"] == "block"
+    assert "judge_corrected_pass_rate" in data["decision"]["summary"]
 
 
 def test_the_policy_json_shows_the_judge_settings_only_when_set() -> None:

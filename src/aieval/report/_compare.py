@@ -45,9 +45,10 @@ from aieval.report._policy import (
     PromotionPolicy,
     decide,
     example_inputs,
-    with_rule,
+    with_rules,
 )
-from aieval.report._policy_judges import certified_judges_rule, refuse_correction
+from aieval.report._policy_correction import corrected_rule
+from aieval.report._policy_judges import certified_judges_rule
 from aieval.report._provenance import provenance
 from aieval.report._samples import (
     ExampleNumbers,
@@ -194,7 +195,6 @@ def compare_runs(
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
     policy = (policy or PromotionPolicy()).with_intervals(interval_method, bootstrap_max_n)
-    refuse_correction(policy)
     base_store = store if baseline_store is None else baseline_store
     cand_row = resolve_run(store, candidate)
     choice, base_row = _baseline(base_store, baseline, cand_row)
@@ -207,9 +207,14 @@ def compare_runs(
         base_store, base_row, store, cand_row, policy, sides,
         confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
     )  # fmt: skip
-    # the judges' rule reads run configs and labels, not the paired figures: one place for
-    # every comparison path
-    decision = with_rule(parts.decision, certified_judges_rule(store, (base_row, cand_row), policy))
+    # the judges' rules read run configs, labels and the judges' verdicts, not the paired
+    # figures: one place for every comparison path
+    rows = (base_row, cand_row)
+    decision = with_rules(
+        parts.decision,
+        certified_judges_rule(store, rows, policy),
+        corrected_rule((base_store, store), rows, policy),
+    )
     epochs = _epochs(base_row, cand_row)
     if epochs is not None:
         if decision.outcome == "inconclusive":

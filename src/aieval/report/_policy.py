@@ -22,7 +22,6 @@ from aieval.report._evidence import (
     pass_rate_rule,
 )
 from aieval.report._policy_inputs import DecisionInputs, example_inputs
-from aieval.report._policy_judges import refuse_correction
 from aieval.report._policy_model import PromotionPolicy
 from aieval.report._policy_rules import floor_rule, gate_rule, severe_rule
 from aieval.report._policy_stats import score_rule, score_test
@@ -39,7 +38,7 @@ __all__ = [
     "decide_promotion",
     "example_inputs",
     "score_test",
-    "with_rule",
+    "with_rules",
 ]
 
 Outcome = Literal["promote", "block", "inconclusive"]
@@ -168,7 +167,6 @@ RULES: tuple[Rule, ...] = (
 def decide(inputs: DecisionInputs, policy: PromotionPolicy) -> PromotionDecision:
     """The decision of ``policy`` on one comparison: every rule of :data:`RULES` applied to
     ``inputs``, with their warnings and a note of the unpaired examples."""
-    refuse_correction(policy)
     rules = [rule(inputs, policy) for rule in RULES]
     notes = list(inputs.warnings)
     if inputs.unpaired:
@@ -176,12 +174,13 @@ def decide(inputs: DecisionInputs, policy: PromotionPolicy) -> PromotionDecision
     return PromotionDecision(*_verdict(rules), rules, notes, policy, _outcome(rules))
 
 
-def with_rule(decision: PromotionDecision, rule: RuleResult | None) -> PromotionDecision:
-    """``decision`` with one more rule read outside the comparison's inputs (the certified
-    judges' rule), its outcome and summary decided again; ``None`` leaves it as it is."""
-    if rule is None:
+def with_rules(decision: PromotionDecision, *added: RuleResult | None) -> PromotionDecision:
+    """``decision`` with more rules read outside the comparison's inputs (the judges' rules),
+    its outcome and summary decided again; a ``None`` rule is left out."""
+    more = [rule for rule in added if rule is not None]
+    if not more:
         return decision
-    rules = [*decision.rules, rule]
+    rules = [*decision.rules, *more]
     return PromotionDecision(
         *_verdict(rules), rules, decision.warnings, decision.policy, _outcome(rules)
     )

@@ -20,7 +20,7 @@ from aieval.report._evidence import RuleResult
 from aieval.report._policy_model import PromotionPolicy
 from aieval.store import RunRow, Store
 
-__all__ = ["RULE", "certified_judges_rule", "refuse_correction"]
+__all__ = ["RULE", "certified_judges_rule", "labelled_verdicts"]
 
 RULE = "certified_judges"
 
@@ -69,22 +69,6 @@ class _Judged:
         }
 
 
-def refuse_correction(policy: PromotionPolicy) -> None:
-    """Refuse ``judge_correction``: a decision on corrected rates is not implemented, and
-    deciding on raw rates while the policy asks for corrected ones would be silently wrong.
-
-    Raises:
-        ConfigError: ``judge_correction`` is set.
-    """
-    if policy.judge_correction:
-        raise ConfigError(
-            "promotion policy: judge_correction is not available yet: a comparison cannot "
-            "decide on corrected pass rates, and will not decide on raw ones in their place; "
-            "remove judge_correction (or set it to false), and read each run's corrected pass "
-            "rate with `aieval judges RUN ... --labels FILE`"
-        )
-
-
 def certified_judges_rule(
     store: Store, rows: tuple[RunRow, RunRow], policy: PromotionPolicy
 ) -> RuleResult | None:
@@ -122,7 +106,7 @@ def _judge(store: Store, key: JudgeKey, policy: PromotionPolicy) -> _Judged:
         if (c := next(iter(newest), None)) is not None
         else None
     )
-    verdicts, threshold = _verdicts(store, key, labels)
+    verdicts, threshold = labelled_verdicts(store, key, labels)
     try:
         cert = certify(
             labels,
@@ -139,7 +123,7 @@ def _judge(store: Store, key: JudgeKey, policy: PromotionPolicy) -> _Judged:
     return _Judged(key, cert, len(labels))
 
 
-def _verdicts(
+def labelled_verdicts(
     store: Store, key: JudgeKey, labels: list[ReviewLabel]
 ) -> tuple[dict[tuple[str, str], bool], float]:
     """The judge's pass/fail on each labelled sample of a run it graded (same key), and the

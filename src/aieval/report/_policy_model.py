@@ -116,9 +116,9 @@ class PromotionPolicy(BaseModel):
     """Rule 10: the labelled items a judge must have to be certified."""
 
     judge_correction: bool = False
-    """Decide a judge scorer's pass rate on the Rogan-Gladen corrected rates. Not available
-    yet: a comparison with it set is refused (``docs/certify.md``) rather than deciding on raw
-    rates."""
+    """Rule 11: each judge scorer both runs graded is compared on its Rogan-Gladen corrected
+    pass rates (from the review labels in the store), within ``noninferiority_margin`` at
+    ``alpha`` (``docs/certify.md``)."""
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, source: str = "policy") -> PromotionPolicy:
