@@ -17,8 +17,10 @@ from aieval.core import JudgeKey, ReviewLabel
 from aieval.core._threshold import threshold_verdict
 from aieval.errors import ConfigError
 from aieval.report import (
+    ExampleNumbers,
     PromotionPolicy,
     compare_runs,
+    decide_promotion,
     render_github,
     render_html,
     render_markdown,
@@ -288,3 +290,11 @@ def test_the_policy_file_reads_the_judge_settings(tmp_path: Any) -> None:
     path.write_text("judge_kappa_floor: 1.5\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="judge_kappa_floor"):
         PromotionPolicy.from_file(path)
+
+
+def test_the_pure_decision_refuses_judge_settings_it_cannot_check() -> None:
+    numbers = [ExampleNumbers(id=str(i), passed=True, weighted_score=80.0) for i in range(60)]
+    assert decide_promotion(numbers, numbers, PLAIN).outcome == "promote"
+    for policy in (POLICY, PromotionPolicy(judge_correction=True)):
+        with pytest.raises(ConfigError, match="compare_runs"):
+            decide_promotion(numbers, numbers, policy)

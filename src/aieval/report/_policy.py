@@ -4,6 +4,8 @@
 :class:`DecisionInputs` either comparison path builds (sample by sample in ``_compare``, from
 columns in ``_compare_columns``) and returns the :class:`PromotionDecision`. The settings are in
 ``_policy_model``, each rule's test in ``_evidence``, ``_policy_rules`` and ``_policy_stats``.
+The judge rules a policy may ask for (``_policy_judges``, ``_policy_correction``) read labels
+from the store, not these inputs: ``compare_runs`` adds them with :func:`with_rules`.
 """
 
 from __future__ import annotations
@@ -131,18 +133,30 @@ def decide_promotion(
         'promote'
         >>> decide_promotion(b[:5], c[:5]).outcome
         'inconclusive'
+
+    Raises:
+        ConfigError: the lists differ in length, or the policy has a judge setting (its rules
+            need a store: :func:`compare_runs`).
     """
     if len(baseline) != len(candidate):
         raise ConfigError(
             f"decide_promotion: {len(baseline)} baseline and {len(candidate)} candidate examples;"
             " pass the paired examples only, in the same order"
         )
+    policy = policy or PromotionPolicy()
+    if policy.require_certified_judges or policy.judge_correction:
+        # their rules read labels and runs from a store; leaving them out would promote
+        # without the check the policy asks for
+        raise ConfigError(
+            "decide_promotion: require_certified_judges and judge_correction read the judges' "
+            "review labels from a store; compare stored runs with compare_runs instead"
+        )
     inputs = example_inputs(
         baseline, candidate, unpaired=unpaired, warnings=warnings, baseline_only=baseline_only,
         judges=judges, changed_inputs=changed_inputs, baseline_judges=baseline_judges,
         changed_expected=changed_expected, scorer_changes=scorer_changes,
     )  # fmt: skip
-    return decide(inputs, policy or PromotionPolicy())
+    return decide(inputs, policy)
 
 
 Rule = Callable[[DecisionInputs, PromotionPolicy], RuleResult]
