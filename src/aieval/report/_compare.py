@@ -40,7 +40,15 @@ from aieval.report._compare_sums import sums_parts
 from aieval.report._epochs import cached_split_warning, judge_noise_hints, side_epochs
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._intervals import IntervalMethod
-from aieval.report._policy import PromotionDecision, PromotionPolicy, decide, example_inputs
+from aieval.report._policy import (
+    PromotionDecision,
+    PromotionPolicy,
+    decide,
+    example_inputs,
+    with_rules,
+)
+from aieval.report._policy_correction import corrected_rule
+from aieval.report._policy_judges import certified_judges_rule
 from aieval.report._provenance import provenance
 from aieval.report._samples import (
     ExampleNumbers,
@@ -199,7 +207,14 @@ def compare_runs(
         base_store, base_row, store, cand_row, policy, sides,
         confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
     )  # fmt: skip
-    decision = parts.decision
+    # the judges' rules read run configs, labels and the judges' verdicts, not the paired
+    # figures: one place for every comparison path
+    rows = (base_row, cand_row)
+    decision = with_rules(
+        parts.decision,
+        certified_judges_rule(store, rows, policy),
+        corrected_rule((base_store, store), rows, policy),
+    )
     epochs = _epochs(base_row, cand_row)
     if epochs is not None:
         if decision.outcome == "inconclusive":

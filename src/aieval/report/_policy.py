@@ -4,6 +4,8 @@
 :class:`DecisionInputs` either comparison path builds (sample by sample in ``_compare``, from
 columns in ``_compare_columns``) and returns the :class:`PromotionDecision`. The settings are in
 ``_policy_model``, each rule's test in ``_evidence``, ``_policy_rules`` and ``_policy_stats``.
+The judge rules a policy may ask for (``_policy_judges``, ``_policy_correction``) read labels
+from the store, not these inputs: ``compare_runs`` adds them with :func:`with_rules`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "decide_promotion",
     "example_inputs",
     "score_test",
+    "with_rules",
 ]
 
 Outcome = Literal["promote", "block", "inconclusive"]
@@ -130,18 +133,30 @@ def decide_promotion(
         'promote'
         >>> decide_promotion(b[:5], c[:5]).outcome
         'inconclusive'
+
+    Raises:
+        ConfigError: the lists differ in length, or the policy has a judge setting (its rules
+            need a store: :func:`compare_runs`).
     """
     if len(baseline) != len(candidate):
         raise ConfigError(
             f"decide_promotion: {len(baseline)} baseline and {len(candidate)} candidate examples;"
             " pass the paired examples only, in the same order"
         )
+    policy = policy or PromotionPolicy()
+    if policy.require_certified_judges or policy.judge_correction:
+        # their rules read labels and runs from a store; leaving them out would promote
+        # without the check the policy asks for
+        raise ConfigError(
+            "decide_promotion: require_certified_judges and judge_correction read the judges' "
+            "review labels from a store; compare stored runs with compare_runs instead"
+        )
     inputs = example_inputs(
         baseline, candidate, unpaired=unpaired, warnings=warnings, baseline_only=baseline_only,
         judges=judges, changed_inputs=changed_inputs, baseline_judges=baseline_judges,
         changed_expected=changed_expected, scorer_changes=scorer_changes,
     )  # fmt: skip
-    return decide(inputs, policy or PromotionPolicy())
+    return decide(inputs, policy)
 
 
 Rule = Callable[[DecisionInputs, PromotionPolicy], RuleResult]
@@ -171,6 +186,18 @@ def decide(inputs: DecisionInputs, policy: PromotionPolicy) -> PromotionDecision
     if inputs.unpaired:
         notes.append(f"{inputs.unpaired} examples are in only one run; see the coverage rule")
     return PromotionDecision(*_verdict(rules), rules, notes, policy, _outcome(rules))
+
+
+def with_rules(decision: PromotionDecision, *added: RuleResult | None) -> PromotionDecision:
+    """``decision`` with more rules read outside the comparison's inputs (the judges' rules),
+    its outcome and summary decided again; a ``None`` rule is left out."""
+    more = [rule for rule in added if rule is not None]
+    if not more:
+        return decision
+    rules = [*decision.rules, *more]
+    return PromotionDecision(
+        *_verdict(rules), rules, decision.warnings, decision.policy, _outcome(rules)
+    )
 
 
 def _sides(inputs: DecisionInputs) -> tuple[list[ExampleNumbers], list[ExampleNumbers]]:

@@ -104,6 +104,22 @@ class PromotionPolicy(BaseModel):
     """A candidate judge with a larger share of malformed verdicts than this blocks: its
     scores are mostly the parse-failure fallback, not evidence."""
 
+    require_certified_judges: bool = False
+    """Rule 10: every judge scorer of either run must be certified against its reviewers'
+    labels in the store (``docs/certify.md``); an uncertified or drifting judge, or one with no
+    labels, makes the comparison inconclusive."""
+
+    judge_kappa_floor: float = Field(default=0.6, gt=-1.0, lt=1.0)
+    """Rule 10: the judge-human kappa's 95% lower bound a judge must reach to be certified."""
+
+    judge_min_labels: int = Field(default=100, ge=0)
+    """Rule 10: the labelled items a judge must have to be certified."""
+
+    judge_correction: bool = False
+    """Rule 11: each judge scorer both runs graded is compared on its Rogan-Gladen corrected
+    pass rates (from the review labels in the store), within ``noninferiority_margin`` at
+    ``alpha`` (``docs/certify.md``)."""
+
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, source: str = "policy") -> PromotionPolicy:
         """Validate a mapping (from YAML or JSON), naming ``source`` and the field on error."""
@@ -152,4 +168,17 @@ class PromotionPolicy(BaseModel):
         data = self.model_dump()
         data["severe_gates"] = list(self.severe_gates)
         data["severe_keywords"] = list(self.severe_keywords)
+        # the judge settings appear only when set, so a policy without them reads as before
+        for name, default in _JUDGE_DEFAULTS.items():
+            if data[name] == default:
+                del data[name]
         return data
+
+
+#: The judge settings at their defaults (left out of :meth:`PromotionPolicy.to_dict`).
+_JUDGE_DEFAULTS: dict[str, object] = {
+    "require_certified_judges": False,
+    "judge_kappa_floor": 0.6,
+    "judge_min_labels": 100,
+    "judge_correction": False,
+}
