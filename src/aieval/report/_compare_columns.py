@@ -51,15 +51,18 @@ class _Side:
 
     ``present[k, e]``/``values[k, e]``: whether example ``e`` has a score of ``names[k]`` and its
     value (the mean over its epochs); ``first_row[k, e]`` orders an example's scorers as its
-    samples list them. ``single[e]``: the example has one sample, whose numbers it keeps.
+    samples list them. ``single[e]``: the example has one sample, whose numbers it keeps. A run
+    without epochs (each sample its own example) holds no per-example copies: its first and
+    last samples are a ``range``, ``single`` is one value broadcast, its figures are its
+    samples' own arrays.
     """
 
     store: Store
     run_id: str
     keys: Sequence[str]
     sample_ids: Sequence[str]
-    first_sample: np.ndarray
-    last_sample: np.ndarray
+    first_sample: np.ndarray | range
+    last_sample: np.ndarray | range
     single: np.ndarray
     passed: np.ndarray
     pass_value: np.ndarray
@@ -229,22 +232,26 @@ def _parts(
         base_row, cand_row, {"baseline": base.judges, "candidate": cand.judges}, policy
     )
     added = set(cand.names) - set(base.names)
-    wc_all = cand.weighted.copy()
+    wc_all = cand.weighted
     if added:
         warnings.append(added_warning(added))
+        wc_all = wc_all.copy()
         _leave_out(cand, wc_all, added)
-    wb, wc = base.weighted[pb], wc_all[pc]
-    pairs = _Pairs(base, cand, pb, pc, wb, wc)
-    uneven = _shared_row_checks(pairs, wc_all, added)
+    # the sides' own arrays where every example pairs in order (read only: copied if changed)
+    pairs = _Pairs(base, cand, pb, pc, _at(base.weighted, pb), _at(wc_all, pc))
+    pairs, uneven = _shared_row_checks(pairs, wc_all, added)
     if uneven:
         warnings.append(uneven_warning(uneven))
-    inputs = _inputs(
-        pairs, only_b,
-        unpaired=len(only_b) + int(np.count_nonzero(~paired_c)),
-        warnings=warnings, changed=changed, changed_expected=changed_expected,
-        scorer_changes=scorer_changes(base_row.config, cand_row.config),
+    # the inputs are released once decided (their score arrays: 16 MB at a million pairs)
+    decision = decide(
+        _inputs(
+            pairs, only_b,
+            unpaired=len(only_b) + int(np.count_nonzero(~paired_c)),
+            warnings=warnings, changed=changed, changed_expected=changed_expected,
+            scorer_changes=scorer_changes(base_row.config, cand_row.config),
+        ),
+        policy,
     )  # fmt: skip
-    decision = decide(inputs, policy)
     regressions, improvements, counts = _changes(pairs, policy.example_delta, max_examples)
     return ComparedParts(
         paired=len(pb),
@@ -256,8 +263,8 @@ def _parts(
         regressions_count=counts[0],
         improvements_count=counts[1],
         tie_break=tie_break_row(
-            _standing(wb, base.latency[pb], base.cost[pb], base.unpriced[pb]),
-            _standing(wc, cand.latency[pc], cand.cost[pc], cand.unpriced[pc]),
+            _standing(pairs.wb, _at(base.latency, pb), _at(base.cost, pb), _at(base.unpriced, pb)),
+            _standing(pairs.wc, _at(cand.latency, pc), _at(cand.cost, pc), _at(cand.unpriced, pc)),
         ),
         decision=decision,
     )
@@ -294,24 +301,21 @@ def _side(
     scores: PairScores,
     judged: list[tuple[str, str, str | None]],
 ) -> _Side:
+    if not samples.epochs:
+        return _plain_side(store, run_id, samples, scores, judged)
     n = len(samples.ids)
-    keys: Sequence[str]
-    if samples.epochs:
-        found: dict[str, int] = {}
-        example = np.array(
-            [
-                found.setdefault(
-                    sid.removesuffix(f"#{samples.epochs[p]}") if p in samples.epochs else sid,
-                    len(found),
-                )
-                for p, sid in enumerate(samples.ids)
-            ],
-            dtype=np.int64,
-        )
-        keys = list(found)
-    else:
-        example = np.arange(n, dtype=np.int64)
-        keys = samples.ids
+    found: dict[str, int] = {}
+    example = np.array(
+        [
+            found.setdefault(
+                sid.removesuffix(f"#{samples.epochs[p]}") if p in samples.epochs else sid,
+                len(found),
+            )
+            for p, sid in enumerate(samples.ids)
+        ],
+        dtype=np.int64,
+    )
+    keys = list(found)
     m = len(keys)
     order = np.argsort(example, kind="stable")
     counts = np.bincount(example, minlength=m)
@@ -324,8 +328,6 @@ def _side(
     width = int(counts.max()) if m else 1
 
     def merged(x: np.ndarray) -> np.ndarray:
-        if not samples.epochs:  # each sample its own example, in order: no copy
-            return x
         out = x[first_sample] if m else np.empty(0)
         if width > 1:
             out = np.where(single, out, _epoch_means(x, example, rank, m, width))
@@ -379,7 +381,53 @@ def _side(
         values=values,
         first_row=first_row,
         judges=judge_tallies(judged),
-        epochs=bool(samples.epochs),
+        epochs=True,
+    )
+
+
+def _plain_side(
+    store: Store,
+    run_id: str,
+    samples: PairSamples,
+    scores: PairScores,
+    judged: list[tuple[str, str, str | None]],
+) -> _Side:
+    """:func:`_side` of a run without epochs: each sample is its own example, in order, so
+    the samples' arrays are the examples' (no copy) and each score row is its example's."""
+    n = len(samples.ids)
+    k = len(scores.names)
+    present = np.zeros((k, n), dtype=bool)
+    values = np.full((k, n), np.nan)
+    # 32-bit row numbers where they fit: only their order within an example is read
+    kind = np.int32 if len(scores.code) < 2**31 else np.int64
+    first_row = np.full((k, n), len(scores.code), dtype=kind)
+    for c in range(k):
+        rows = np.flatnonzero(scores.code == c)
+        where = scores.position[rows]
+        present[c, where] = True
+        first_row[c, where] = rows
+        values[c, where] = scores.value[rows]
+    return _Side(
+        store=store,
+        run_id=run_id,
+        keys=samples.ids,
+        sample_ids=samples.ids,
+        first_sample=range(n),
+        last_sample=range(n),
+        single=np.broadcast_to(np.True_, (n,)),
+        passed=samples.passed,
+        pass_value=samples.passed.astype(float),
+        weighted=samples.weighted_score,
+        latency=samples.latency_s,
+        cost=samples.cost,
+        unpriced=samples.unpriced.astype(bool, copy=False),
+        errors=dict(samples.errors),
+        names=scores.names,
+        present=present,
+        values=values,
+        first_row=first_row,
+        judges=judge_tallies(judged),
+        epochs=False,
     )
 
 
@@ -438,14 +486,14 @@ def _leave_out(cand: _Side, weighted: np.ndarray, added: set[str]) -> None:
         weighted[e] = _nan(ex.weighted_score)
 
 
-def _shared_row_checks(pairs: _Pairs, wc_all: np.ndarray, added: set[str]) -> int:
-    """``_compare._shared_row_checks`` on the paired scores ``wb``/``wc`` (in place); how many
-    pairs it changed."""
+def _shared_row_checks(pairs: _Pairs, wc_all: np.ndarray, added: set[str]) -> tuple[_Pairs, int]:
+    """``_compare._shared_row_checks`` on the paired scores ``wb``/``wc``: the pairs with the
+    scores it changed (copies), and how many pairs it changed."""
     base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     rows_b = _row_checks(base, pb)
     rows_c = _row_checks(cand, pc)
     if not rows_b and not rows_c:
-        return 0
+        return pairs, 0
     uneven = [
         p
         for p in sorted(set(rows_b) | set(rows_c))
@@ -453,8 +501,11 @@ def _shared_row_checks(pairs: _Pairs, wc_all: np.ndarray, added: set[str]) -> in
         and not base.errors.get(int(pb[p]))
         and not cand.errors.get(int(pc[p]))
     ]
+    if not uneven:
+        return pairs, 0
     weights_b = _weights(base, [int(pb[p]) for p in uneven])
     weights_c = _weights(cand, [int(pc[p]) for p in uneven])
+    wb, wc = wb.copy(), wc.copy()  # they may be the sides' own arrays
     for p in uneven:
         eb, ec = int(pb[p]), int(pc[p])
         b_rows, c_rows = rows_b.get(p, frozenset()), rows_c.get(p, frozenset())
@@ -462,7 +513,7 @@ def _shared_row_checks(pairs: _Pairs, wc_all: np.ndarray, added: set[str]) -> in
         c = replace(cand.numbers(ec, weights_c.get(ec)), weighted_score=_opt(wc_all[ec]))
         c = without_scorers(c, set(c_rows - b_rows) | added)
         wb[p], wc[p] = _nan(b.weighted_score), _nan(c.weighted_score)
-    return len(uneven)
+    return replace(pairs, wb=wb, wc=wc), len(uneven)
 
 
 def _row_checks(side: _Side, examples: np.ndarray) -> dict[int, frozenset[str]]:
@@ -561,16 +612,16 @@ def _inputs(
     b_known, c_known = ~np.isnan(wb), ~np.isnan(wc)
     failed = np.zeros(len(cand.keys), dtype=bool)
     failed[list(cand.errors)] = True
-    c_failed = failed[pc]
+    c_failed = _at(failed, pc)
     lacks = np.zeros(len(pb), dtype=bool)
     for k, name in enumerate(base.names):
-        b_val = ~np.isnan(base.values[k, pb])
+        b_val = ~np.isnan(_at(base.values[k], pb))
         kc = cand.row(name)
-        c_val = np.zeros(len(pc), dtype=bool) if kc is None else ~np.isnan(cand.values[kc, pc])
+        c_val = np.zeros(len(pc), dtype=bool) if kc is None else ~np.isnan(_at(cand.values[kc], pc))
         lacks |= b_val & ~c_val
     unscored = b_known & (~c_known | (~c_failed & lacks))
     only_scored = ~np.isnan(base.weighted[only_b])
-    passed_b, passed_c = base.passed[pb], cand.passed[pc]
+    passed_b, passed_c = _at(base.passed, pb), _at(cand.passed, pc)
     return DecisionInputs(
         coverage=Coverage(
             scored=int(np.count_nonzero(b_known)) + int(np.count_nonzero(only_scored)),
@@ -584,8 +635,8 @@ def _inputs(
             (np.where(unscored, 0.0, wc)[b_known], np.zeros(int(np.count_nonzero(only_scored))))
         ),
         pass_values=PassValues(
-            base.pass_value[pb].tolist(),
-            cand.pass_value[pc].tolist(),
+            _at(base.pass_value, pb),
+            _at(cand.pass_value, pc),
             lost=int(np.count_nonzero(passed_b & ~passed_c)),
             gained=int(np.count_nonzero(passed_c & ~passed_b)),
             shares=bool((~base.single[pb]).any() or (~cand.single[pc]).any()),
@@ -606,7 +657,8 @@ def _changes(
     """``_compare._changes`` on arrays: the regressions and improvements listed (up to
     ``max_examples``), and how many there are."""
     base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
-    flip = cand.passed[pc].astype(np.int64) - base.passed[pb].astype(np.int64)
+    # -1, 0 or 1: 8 bits (a million pairs: 1 MB a copy)
+    flip = _at(cand.passed, pc).astype(np.int8) - _at(base.passed, pb).astype(np.int8)
     known = ~np.isnan(wb) & ~np.isnan(wc)
     delta = np.where(known, wc - wb, np.nan)
     key = np.where(known, delta, 0.0)
@@ -691,7 +743,11 @@ def _values(side: _Side, name: str, examples: np.ndarray) -> np.ndarray:
 def _at(values: np.ndarray, examples: np.ndarray) -> np.ndarray:
     """``values[examples]``; ``values`` itself (not a copy) when ``examples`` is every example
     in order, as in two runs of one dataset (read only)."""
-    if len(examples) == len(values) and np.array_equal(examples, np.arange(len(values))):
+    n = len(values)
+    if len(examples) == n and (
+        # n indices below n, strictly increasing from 0: each in order (a bool array's test)
+        not n or (examples[0] == 0 and bool(np.all(examples[1:] > examples[:-1])))
+    ):
         return values
     out: np.ndarray = values[examples]
     return out
