@@ -65,7 +65,7 @@ class _Side:
     last_sample: np.ndarray | range
     single: np.ndarray
     passed: np.ndarray
-    pass_value: np.ndarray
+    shares: np.ndarray | None
     weighted: np.ndarray
     latency: np.ndarray
     cost: np.ndarray
@@ -81,6 +81,11 @@ class _Side:
     def ident(self, e: int) -> str:
         """The id of example ``e``'s numbers: its sample's id when it has one sample."""
         return self.sample_ids[int(self.first_sample[e])] if self.single[e] else self.keys[e]
+
+    def pass_value(self) -> np.ndarray:
+        """Each example's pass value: the share of its epochs that passed (``shares``), or
+        its pass flag as a number (made on demand: a million examples, 8 MB)."""
+        return self.passed.astype(float) if self.shares is None else self.shares
 
     def row(self, name: str) -> int | None:
         """The index of scorer ``name`` in :attr:`names`, ``None`` when the run has none."""
@@ -107,7 +112,7 @@ class _Side:
             cost=_opt(self.cost[e]),
             unpriced=bool(self.unpriced[e]),
             weights=(weights or {}) if self.single[e] else {},
-            pass_share=None if self.single[e] else float(self.pass_value[e]),
+            pass_share=None if self.single[e] else float(self.pass_value()[e]),
         )
 
 
@@ -173,7 +178,7 @@ def kept_parts(
         sides.append(
             (
                 _kept_side(side_store, row.id, kept),
-                _Digests(kept.id_hash, kept.input_hash, kept.expected_hash),
+                _Digests(kept.id_hash, _texts_digest(kept.input_hash, kept.expected_hash)),
             )
         )
         del kept  # only the side and the digests are kept: memory of one run's copy at a time
@@ -183,7 +188,7 @@ def kept_parts(
     else:
         pb, pc = _pair(base, cand)
     changed, changed_expected = _kept_changed_texts(base, cand, digests_b, digests_c, pb, pc)
-    del sides, digests_b, digests_c  # not needed by the rest: 48 MB at a million pairs
+    del sides, digests_b, digests_c  # not needed by the rest: 32 MB at a million pairs
     return _parts(
         base, cand, pb, pc, changed, changed_expected, base_row, cand_row, policy,
         confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
@@ -192,11 +197,24 @@ def kept_parts(
 
 @dataclass(frozen=True, slots=True)
 class _Digests:
-    """A run's digests of its samples' ids, inputs and expected answers, in dataset order."""
+    """A run's digests of its samples' ids, and of their input and expected answer together
+    (:func:`_texts_digest`), in dataset order."""
 
     ids: np.ndarray
-    inputs: np.ndarray
-    expected: np.ndarray
+    texts: np.ndarray
+
+
+#: odd, so that multiplying by it (modulo 2**64) maps two digests to two digests
+_SPREAD = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _texts_digest(inputs: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """One 64-bit digest of each sample's input and expected answer (half the memory
+    of two): it differs where exactly one of them does, and where both do but by a chance of
+    2**-63. Only a pair whose digests differ has its texts read, each compared on its own."""
+    out: np.ndarray = expected * _SPREAD  # wraps modulo 2**64
+    out ^= inputs
+    return out
 
 
 def _pair(base: _Side, cand: _Side) -> tuple[np.ndarray, np.ndarray]:
@@ -278,20 +296,32 @@ def _read_side(store: Store, run_id: str) -> _Side:
 
 
 def _kept_side(store: Store, run_id: str, kept: KeptColumns) -> _Side:
-    """A run's side from its kept columns: the judges' scores are scanned only when some
-    score's metadata may name them."""
-    samples = PairSamples(
-        ids=kept.ids,
+    """A run's side from its kept columns (a run without epochs: :func:`_plain_side` of its
+    arrays, no copy); the judges' scores are scanned only when some score's metadata may name
+    them."""
+    n = len(kept.ids)
+    return _Side(
+        store=store,
+        run_id=run_id,
+        keys=kept.ids,
+        sample_ids=kept.ids,
+        first_sample=range(n),
+        last_sample=range(n),
+        single=np.broadcast_to(np.True_, (n,)),
         passed=kept.passed,
-        weighted_score=kept.weighted,
-        latency_s=kept.latency,
+        shares=None,
+        weighted=kept.weighted,
+        latency=kept.latency,
         cost=kept.cost,
-        errors=kept.errors,
-        epochs={},
         unpriced=kept.unpriced,
+        errors=kept.errors,
+        names=kept.names,
+        present=kept.present,
+        values=kept.values,
+        first_row=kept.rank,
+        judges=judge_tallies(store.judged_scores(run_id) if kept.judged else []),
+        epochs=False,
     )
-    scores = PairScores(kept.names, kept.code, kept.position, kept.value)
-    return _side(store, run_id, samples, scores, store.judged_scores(run_id) if kept.judged else [])
 
 
 def _side(
@@ -369,7 +399,7 @@ def _side(
         last_sample=last_sample,
         single=single,
         passed=passed,
-        pass_value=pass_value,
+        shares=pass_value,
         weighted=merged(samples.weighted_score),
         latency=merged(samples.latency_s),
         cost=merged(samples.cost),
@@ -416,7 +446,7 @@ def _plain_side(
         last_sample=range(n),
         single=np.broadcast_to(np.True_, (n,)),
         passed=samples.passed,
-        pass_value=samples.passed.astype(float),
+        shares=None,
         weighted=samples.weighted_score,
         latency=samples.latency_s,
         cost=samples.cost,
@@ -565,11 +595,10 @@ def _kept_changed_texts(
     pb: np.ndarray,
     pc: np.ndarray,
 ) -> tuple[list[str], list[str]]:
-    """:func:`_changed_texts` from the texts' digests: only the pairs whose stored texts
-    differ are read back (in the candidate's order), and decoded as the record path does."""
-    differ_in = digests_b.inputs[pb] != digests_c.inputs[pc]
-    differ_ex = digests_b.expected[pb] != digests_c.expected[pc]
-    found = np.flatnonzero(differ_in | differ_ex)
+    """:func:`_changed_texts` from the texts' digests: only the pairs whose stored input or
+    expected answer differ are read back (in the candidate's order), and decoded as the record
+    path does."""
+    found = np.flatnonzero(_at(digests_b.texts, pb) != _at(digests_c.texts, pc))
     if not found.size:
         return [], []
     found = found[np.argsort(pc[found], kind="stable")]
@@ -635,8 +664,8 @@ def _inputs(
             (np.where(unscored, 0.0, wc)[b_known], np.zeros(int(np.count_nonzero(only_scored))))
         ),
         pass_values=PassValues(
-            _at(base.pass_value, pb),
-            _at(cand.pass_value, pc),
+            _at(base.pass_value(), pb),
+            _at(cand.pass_value(), pc),
             lost=int(np.count_nonzero(passed_b & ~passed_c)),
             gained=int(np.count_nonzero(passed_c & ~passed_b)),
             shares=bool((~base.single[pb]).any() or (~cand.single[pc]).any()),
@@ -699,7 +728,7 @@ def _listed(side: _Side, e: int, weighted: float) -> ExampleNumbers:
         passed=bool(side.passed[e]),
         weighted_score=_opt(weighted),
         error=side.errors.get(e),
-        pass_share=None if side.single[e] else float(side.pass_value[e]),
+        pass_share=None if side.single[e] else float(side.pass_value()[e]),
     )
 
 
@@ -709,7 +738,7 @@ def _metrics(
     base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     columns = [
         ("weighted_score", wb, wc),
-        ("pass_rate", _at(base.pass_value, pb), _at(cand.pass_value, pc)),
+        ("pass_rate", _at(base.pass_value(), pb), _at(cand.pass_value(), pc)),
     ]
     for name in _scorer_order(base, cand, pb, pc):
         columns.append((name, _values(base, name, pb), _values(cand, name, pc)))

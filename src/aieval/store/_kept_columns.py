@@ -268,8 +268,10 @@ class KeptIds(Sequence[str]):
 class KeptColumns:
     """A run's kept columns in dataset order ``(idx)``: per sample its id (decoded on demand),
     the digests of its id, input and expected texts, its figures (``NaN``: none) and target
-    error (by position); per score row, sorted by sample then as written, its scorer (a code
-    into ``names``, in order of first appearance), sample position and value."""
+    error (by position); per scorer (``names``, in order of first appearance over the samples
+    and each sample's scores as written) and sample: whether it has a score (``present``,
+    scorer by sample), its value (``values``, ``NaN``: none) and its place among the sample's
+    scores as written (``rank``, 0 first; read only where ``present``)."""
 
     ids: KeptIds
     idx: np.ndarray
@@ -284,9 +286,9 @@ class KeptColumns:
     errors: dict[int, str]
     judged: int
     names: list[str]
-    code: np.ndarray
-    position: np.ndarray
-    value: np.ndarray
+    present: np.ndarray
+    values: np.ndarray
+    rank: np.ndarray
 
 
 class KeptColumnsReader(Connection):
@@ -429,7 +431,8 @@ def _scan(db: Backend, run_id: str) -> list[tuple[str, int, str, int, str, bytes
 
 class _Unpacker:
     """A run's kept rows unpacked as they are read, into arrays of the run's size: each body
-    is released once copied (the memory is about one copy of the run's columns)."""
+    is released once copied, and its score rows are placed into their scorer's columns at
+    once (the memory is about one copy of the run's columns, never a list of its rows)."""
 
     def __init__(self, total: int) -> None:
         self.total = total
@@ -438,7 +441,10 @@ class _Unpacker:
         self.names: dict[str, int] = {}
         self.errors: dict[int, str] = {}
         self.judged = 0
-        self.scores: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # scorer by sample (in the order read), a row added for each new scorer
+        self.present: np.ndarray = np.zeros((0, total), dtype=bool)
+        self.values: np.ndarray = np.full((0, total), np.nan)
+        self.rank: np.ndarray = np.zeros((0, total), dtype=np.uint8)
         self.offset = 0
 
     def add(self, n: int, head_text: str, body: bytes) -> None:
@@ -472,14 +478,18 @@ class _Unpacker:
         position, code, value = score
         if rows and (int(position.max()) >= n or int(code.max()) >= len(local)):
             raise ValueError("a score row outside its batch")
-        # 32-bit positions and codes: a run's arrays index fewer than 2**31 samples
-        self.scores.append(
-            (
-                (position + offset).astype(np.int32),
-                remap[code].astype(np.int32),
-                value.copy(),
-            )
-        )
+        if len(names) > len(self.present):  # a scorer first seen in this batch
+            grow = len(names) - len(self.present)
+            self.present = np.vstack((self.present, np.zeros((grow, self.total), dtype=bool)))
+            self.values = np.vstack((self.values, np.full((grow, self.total), np.nan)))
+            self.rank = np.vstack((self.rank, np.zeros((grow, self.total), dtype=np.uint8)))
+        if rows:
+            where = position.astype(np.int64) + offset
+            scorer = remap[code]
+            rank = _ranks(position)
+            self.present[scorer, where] = True
+            self.values[scorer, where] = value
+            self.rank[scorer, where] = rank
         for key, text in head["errors"].items():
             self.errors[int(key) + offset] = str(text)
         self.judged += int(head["judged"])
@@ -492,42 +502,31 @@ class _Unpacker:
         flat, errors = self.flat, self.errors
         blob = b"".join(self.id_blobs)
         self.id_blobs = []
-        starts = np.concatenate(([0], np.cumsum(flat["id_len"], dtype=np.int64)[:-1]))
+        # each id's first byte in the blob: 32-bit while the blob is under 2 GB
+        starts = np.zeros(self.total, dtype=np.int32 if len(blob) < 2**31 else np.int64)
+        np.cumsum(flat["id_len"][:-1], dtype=starts.dtype, out=starts[1:])
         idx = flat["idx"]
-        order: np.ndarray | None = None
+        present, values, rank = self.present, self.values, self.rank
         if len(idx) > 1 and not bool(np.all(idx[1:] > idx[:-1])):
             order = np.argsort(idx, kind="stable")
             if bool(np.any(idx[order][1:] == idx[order][:-1])):
                 # two samples at one position: the stored order also goes by sample id, which
                 # the database's collation decides
                 raise ValueError("two samples share a dataset position")
-        position = np.concatenate([part[0] for part in self.scores])
-        code = np.concatenate([part[1] for part in self.scores])
-        value = np.concatenate([part[2] for part in self.scores])
-        self.scores = []
-        if order is not None:
-            rank = np.empty(self.total, dtype=np.int32)
-            rank[order] = np.arange(self.total, dtype=np.int32)
+            new_place = np.empty(self.total, dtype=np.int64)
+            new_place[order] = np.arange(self.total, dtype=np.int64)
             for name in list(flat):  # one array copied at a time
                 flat[name] = flat[name][order]
             starts = starts[order]
-            errors = {int(rank[p]): text for p, text in errors.items()}
-            position = rank[position]
-            sort = np.argsort(position, kind="stable")
-            position = position[sort]
-            code = code[sort]
-            value = value[sort]
-        # scorer names in order of first appearance over the sorted rows (a few scorers: one
-        # pass each, no sort of the rows)
+            errors = {int(new_place[p]): text for p, text in errors.items()}
+            present, values, rank = present[:, order], values[:, order], rank[:, order]
+        # scorer names in order of first appearance over the samples, each sample's scores
+        # as written (a few scorers: one pass each)
         all_names = list(self.names)
-        firsts = [int(np.argmax(code == c)) for c in range(len(all_names))]
-        seen = np.array(sorted(range(len(all_names)), key=firsts.__getitem__), dtype=np.int32)
-        if np.array_equal(seen, np.arange(len(seen))):
-            remapped = code
-        else:
-            remap_all = np.zeros(max(len(all_names), 1), dtype=np.int32)
-            remap_all[seen] = np.arange(len(seen), dtype=np.int32)
-            remapped = remap_all[code]
+        firsts = [(p, int(rank[c, p])) for c, p in enumerate(np.argmax(present, axis=1).tolist())]
+        seen = sorted(range(len(all_names)), key=firsts.__getitem__)
+        if seen != list(range(len(seen))):
+            present, values, rank = present[seen], values[seen], rank[seen]
         flags = flat["flags"]
         return KeptColumns(
             ids=KeptIds(blob, starts, flat["id_len"]),
@@ -542,8 +541,22 @@ class _Unpacker:
             unpriced=(flags & _UNPRICED) != 0,
             errors=errors,
             judged=self.judged,
-            names=[all_names[c] for c in seen.tolist()],
-            code=remapped,
-            position=position,
-            value=value,
+            names=[all_names[c] for c in seen],
+            present=present,
+            values=values,
+            rank=rank,
         )
+
+
+def _ranks(position: np.ndarray) -> np.ndarray:
+    """Each score row's place among its sample's rows, as written (0 first); at most 255 (a
+    sample with more scores than that is read from its rows)."""
+    order = np.argsort(position, kind="stable")
+    ordered = position[order]
+    first = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    sizes = np.diff(np.concatenate((first, [len(ordered)])))
+    if int(sizes.max()) > 256:
+        raise ValueError("more than 256 scores of one sample")
+    rank = np.empty(len(position), dtype=np.int64)
+    rank[order] = np.arange(len(position)) - np.repeat(first, sizes)
+    return rank
