@@ -40,7 +40,7 @@ from aieval.report._evidence import Coverage, PassValues
 from aieval.report._policy import DecisionInputs, PromotionPolicy, decide
 from aieval.report._samples import ExampleNumbers
 from aieval.report._tally import JudgeTally
-from aieval.store import KeptColumns, PairSamples, PairScores, RunRow, Store
+from aieval.store import KeptColumns, KeptIds, PairSamples, PairScores, RunRow, Store
 
 __all__ = ["column_parts"]
 
@@ -87,6 +87,11 @@ class _Side:
         its pass flag as a number (made on demand: a million examples, 8 MB)."""
         return self.passed.astype(float) if self.shares is None else self.shares
 
+    def release_figures(self) -> None:
+        """Drop the latency and cost arrays (once the tie-break is drawn): :meth:`numbers`
+        reads them, so it fails loudly after this, never with other examples' figures."""
+        self.latency = self.cost = _RELEASED
+
     def row(self, name: str) -> int | None:
         """The index of scorer ``name`` in :attr:`names`, ``None`` when the run has none."""
         try:
@@ -114,6 +119,11 @@ class _Side:
             weights=(weights or {}) if self.single[e] else {},
             pass_share=None if self.single[e] else float(self.pass_value()[e]),
         )
+
+
+#: a side's latency and cost once released (:meth:`_Side.release_figures`)
+_RELEASED = np.empty(0)
+_RELEASED.flags.writeable = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +179,7 @@ def kept_parts(
 ) -> ComparedParts | None:
     """:func:`column_parts` from the columns both runs kept as they were written
     (``Store.kept_columns``); ``None`` when either has none that cover it. Two runs of one
-    dataset pair by position (their ids' digests equal, in order), others by id."""
+    dataset pair by position (their ids equal, in order), others by id."""
     sides: list[tuple[_Side, _Digests]] = []
     for side_store, row in ((base_store, base_row), (store, cand_row)):
         kept = side_store.kept_columns(row.id)
@@ -178,12 +188,12 @@ def kept_parts(
         sides.append(
             (
                 _kept_side(side_store, row.id, kept),
-                _Digests(kept.id_hash, _texts_digest(kept.input_hash, kept.expected_hash)),
+                _Digests(kept.ids, kept.texts_hash),
             )
         )
         del kept  # only the side and the digests are kept: memory of one run's copy at a time
     (base, digests_b), (cand, digests_c) = sides
-    if np.array_equal(digests_b.ids, digests_c.ids):
+    if digests_b.ids.same(digests_c.ids):
         pb = pc = np.arange(len(digests_b.ids), dtype=np.int64)
     else:
         pb, pc = _pair(base, cand)
@@ -197,24 +207,11 @@ def kept_parts(
 
 @dataclass(frozen=True, slots=True)
 class _Digests:
-    """A run's digests of its samples' ids, and of their input and expected answer together
-    (:func:`_texts_digest`), in dataset order."""
+    """A run's sample ids, and the digests of their input and expected answer together
+    (``KeptColumns.texts_hash``), in dataset order."""
 
-    ids: np.ndarray
+    ids: KeptIds
     texts: np.ndarray
-
-
-#: odd, so that multiplying by it (modulo 2**64) maps two digests to two digests
-_SPREAD = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _texts_digest(inputs: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    """One 64-bit digest of each sample's input and expected answer (half the memory
-    of two): it differs where exactly one of them does, and where both do but by a chance of
-    2**-63. Only a pair whose digests differ has its texts read, each compared on its own."""
-    out: np.ndarray = expected * _SPREAD  # wraps modulo 2**64
-    out ^= inputs
-    return out
 
 
 def _pair(base: _Side, cand: _Side) -> tuple[np.ndarray, np.ndarray]:
@@ -260,6 +257,14 @@ def _parts(
     pairs, uneven = _shared_row_checks(pairs, wc_all, added)
     if uneven:
         warnings.append(uneven_warning(uneven))
+    del wc_all
+    tie_break = tie_break_row(
+        _standing(pairs.wb, _at(base.latency, pb), _at(base.cost, pb), _at(base.unpriced, pb)),
+        _standing(pairs.wc, _at(cand.latency, pc), _at(cand.cost, pc), _at(cand.unpriced, pc)),
+    )
+    # the rest reads neither side's latency or cost: released (a million examples, 32 MB)
+    base.release_figures()
+    cand.release_figures()
     # the inputs are released once decided (their score arrays: 16 MB at a million pairs)
     decision = decide(
         _inputs(
@@ -280,10 +285,7 @@ def _parts(
         improvements=improvements,
         regressions_count=counts[0],
         improvements_count=counts[1],
-        tie_break=tie_break_row(
-            _standing(pairs.wb, _at(base.latency, pb), _at(base.cost, pb), _at(base.unpriced, pb)),
-            _standing(pairs.wc, _at(cand.latency, pc), _at(cand.cost, pc), _at(cand.unpriced, pc)),
-        ),
+        tie_break=tie_break,
         decision=decision,
     )
 
@@ -651,6 +653,18 @@ def _inputs(
     unscored = b_known & (~c_known | (~c_failed & lacks))
     only_scored = ~np.isnan(base.weighted[only_b])
     passed_b, passed_c = _at(base.passed, pb), _at(cand.passed, pc)
+    if bool(b_known.all()) and not only_scored.any() and not unscored.any():
+        scores = (wb, wc)  # every pair scored on both sides: the arrays as they are (read only)
+    else:
+        scores = (
+            np.concatenate((wb[b_known], base.weighted[only_b][only_scored])),
+            np.concatenate(
+                (
+                    np.where(unscored, 0.0, wc)[b_known],
+                    np.zeros(int(np.count_nonzero(only_scored))),
+                )
+            ),
+        )
     return DecisionInputs(
         coverage=Coverage(
             scored=int(np.count_nonzero(b_known)) + int(np.count_nonzero(only_scored)),
@@ -659,10 +673,8 @@ def _inputs(
             candidate_scored=int(np.count_nonzero(c_known)),
         ),
         scored_paired=int(np.count_nonzero(b_known & ~unscored)),
-        baseline_scores=np.concatenate((wb[b_known], base.weighted[only_b][only_scored])),
-        candidate_scores=np.concatenate(
-            (np.where(unscored, 0.0, wc)[b_known], np.zeros(int(np.count_nonzero(only_scored))))
-        ),
+        baseline_scores=scores[0],
+        candidate_scores=scores[1],
         pass_values=PassValues(
             _at(base.pass_value(), pb),
             _at(cand.pass_value(), pc),

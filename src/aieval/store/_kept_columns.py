@@ -52,6 +52,12 @@ _SAMPLE_ARRAYS = (
 #: the per-score-row arrays, after the samples' ids
 _SCORE_ARRAYS = (("position", "<u4"), ("code", "<u4"), ("value", "<f8"))
 _PASSED, _UNPRICED = 1, 2
+#: the per-sample digests of the texts (input, expected), read back as one
+_TEXT_DIGESTS = ("input_hash", "expected_hash")
+#: the per-sample arrays the reader does not keep as they are
+_UNREAD = ("id_hash", *_TEXT_DIGESTS)
+#: odd, so that multiplying by it (modulo 2**64) maps two digests to two digests
+_SPREAD = np.uint64(0x9E3779B97F4A7C15)
 
 #: A batch's row; one there already under its key is of samples removed around the writer
 #: (by hand, before a resume writes them again): it is replaced, and the sum of the rows' counts
@@ -73,6 +79,15 @@ def _digest(text: str | None) -> int:
         )
         | 1
     )
+
+
+def _texts_digest(inputs: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """One 64-bit digest of each sample's input and expected texts from their two: two
+    samples' differ where exactly one of their texts does, and where both do but by a chance
+    of 2**-63 (a comparison then reads the texts of the pairs that differ, each on its own)."""
+    out: np.ndarray = expected * _SPREAD  # wraps modulo 2**64
+    out ^= inputs
+    return out
 
 
 def _nan_unless_finite(values: np.ndarray) -> None:
@@ -249,35 +264,44 @@ class _Batch:
 
 
 class KeptIds(Sequence[str]):
-    """A run's sample ids in dataset order, decoded one at a time as they are asked for."""
+    """A run's sample ids in dataset order, decoded one at a time as they are asked for: one
+    blob of their UTF-8 bytes in that order, and where each starts (one more: the end)."""
 
-    def __init__(self, blob: bytes, starts: np.ndarray, lengths: np.ndarray) -> None:
-        self._blob, self._starts, self._lengths = blob, starts, lengths
+    def __init__(self, blob: bytes, starts: np.ndarray) -> None:
+        self._blob, self._starts = blob, starts
 
     def __len__(self) -> int:
-        return len(self._starts)
+        return len(self._starts) - 1
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
-        start = int(self._starts[i])
-        return self._blob[start : start + int(self._lengths[i])].decode("utf-8", "surrogatepass")
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("sample position out of range")
+        start, end = int(self._starts[i]), int(self._starts[i + 1])
+        return self._blob[start:end].decode("utf-8", "surrogatepass")
+
+    def same(self, other: KeptIds) -> bool:
+        """Whether ``other`` holds the same ids in the same order (compared as bytes)."""
+        return np.array_equal(self._starts, other._starts) and self._blob == other._blob
 
 
 @dataclass(frozen=True, slots=True)
 class KeptColumns:
     """A run's kept columns in dataset order ``(idx)``: per sample its id (decoded on demand),
-    the digests of its id, input and expected texts, its figures (``NaN``: none) and target
-    error (by position); per scorer (``names``, in order of first appearance over the samples
-    and each sample's scores as written) and sample: whether it has a score (``present``,
-    scorer by sample), its value (``values``, ``NaN``: none) and its place among the sample's
-    scores as written (``rank``, 0 first; read only where ``present``)."""
+    one digest of its input and expected texts (:func:`_texts_digest`), its figures
+    (``NaN``: none) and target error (by position); per scorer (``names``, in order of first
+    appearance over the samples and each sample's scores as written) and sample: whether it
+    has a score (``present``, scorer by sample), its value (``values``, ``NaN``: none) and its
+    place among the sample's scores as written (``rank``, 0 first; read only where
+    ``present``)."""
 
     ids: KeptIds
     idx: np.ndarray
-    id_hash: np.ndarray
-    input_hash: np.ndarray
-    expected_hash: np.ndarray
+    texts_hash: np.ndarray
     passed: np.ndarray
     weighted: np.ndarray
     latency: np.ndarray
@@ -436,7 +460,14 @@ class _Unpacker:
 
     def __init__(self, total: int) -> None:
         self.total = total
-        self.flat = {name: np.empty(total, dtype=dtype) for name, dtype in _SAMPLE_ARRAYS}
+        # the texts' two digests are read into one (half the memory); the ids' digests are
+        # not read (the ids are compared as bytes)
+        self.flat = {
+            name: np.empty(total, dtype=dtype)
+            for name, dtype in _SAMPLE_ARRAYS
+            if name not in _UNREAD
+        }
+        self.flat["texts_hash"] = np.empty(total, dtype="<u8")
         self.id_blobs: list[bytes] = []
         self.names: dict[str, int] = {}
         self.errors: dict[int, str] = {}
@@ -455,11 +486,15 @@ class _Unpacker:
         if n < 1 or offset + n > self.total:
             raise ValueError("more samples kept than stored")
         at = 0
+        texts: dict[str, np.ndarray] = {}
         for name, dtype in _SAMPLE_ARRAYS:
-            self.flat[name][offset : offset + n] = np.frombuffer(
-                body, dtype=dtype, count=n, offset=at
-            )
+            part = np.frombuffer(body, dtype=dtype, count=n, offset=at)
+            if name in _TEXT_DIGESTS:
+                texts[name] = part
+            elif name not in _UNREAD:
+                self.flat[name][offset : offset + n] = part
             at += np.dtype(dtype).itemsize * n
+        self.flat["texts_hash"][offset : offset + n] = _texts_digest(*texts.values())
         id_bytes = int(self.flat["id_len"][offset : offset + n].sum())
         self.id_blobs.append(body[at : at + id_bytes])
         at += id_bytes
@@ -502,9 +537,11 @@ class _Unpacker:
         flat, errors = self.flat, self.errors
         blob = b"".join(self.id_blobs)
         self.id_blobs = []
-        # each id's first byte in the blob: 32-bit while the blob is under 2 GB
-        starts = np.zeros(self.total, dtype=np.int32 if len(blob) < 2**31 else np.int64)
-        np.cumsum(flat["id_len"][:-1], dtype=starts.dtype, out=starts[1:])
+        # where each id starts in the blob, and its end: 32-bit while the blob is under 2 GB
+        kind = np.int32 if len(blob) < 2**31 else np.int64
+        lengths = flat.pop("id_len")
+        starts = np.zeros(self.total + 1, dtype=kind)
+        np.cumsum(lengths, dtype=kind, out=starts[1:])
         idx = flat["idx"]
         present, values, rank = self.present, self.values, self.rank
         if len(idx) > 1 and not bool(np.all(idx[1:] > idx[:-1])):
@@ -517,7 +554,14 @@ class _Unpacker:
             new_place[order] = np.arange(self.total, dtype=np.int64)
             for name in list(flat):  # one array copied at a time
                 flat[name] = flat[name][order]
-            starts = starts[order]
+            # the ids' bytes in dataset order too, so two runs' compare as bytes
+            blob = b"".join(
+                blob[start:end]
+                for start, end in zip(
+                    starts[order].tolist(), starts[order + 1].tolist(), strict=True
+                )
+            )
+            np.cumsum(lengths[order], dtype=kind, out=starts[1:])
             errors = {int(new_place[p]): text for p, text in errors.items()}
             present, values, rank = present[:, order], values[:, order], rank[:, order]
         # scorer names in order of first appearance over the samples, each sample's scores
@@ -529,11 +573,9 @@ class _Unpacker:
             present, values, rank = present[seen], values[seen], rank[seen]
         flags = flat["flags"]
         return KeptColumns(
-            ids=KeptIds(blob, starts, flat["id_len"]),
+            ids=KeptIds(blob, starts),
             idx=flat["idx"],
-            id_hash=flat["id_hash"],
-            input_hash=flat["input_hash"],
-            expected_hash=flat["expected_hash"],
+            texts_hash=flat["texts_hash"],
             passed=(flags & _PASSED) != 0,
             weighted=flat["weighted"],
             latency=flat["latency"],
