@@ -267,7 +267,7 @@ class KeptIds(Sequence[str]):
     """A run's sample ids in dataset order, decoded one at a time as they are asked for: one
     blob of their UTF-8 bytes in that order, and where each starts (one more: the end)."""
 
-    def __init__(self, blob: bytes, starts: np.ndarray) -> None:
+    def __init__(self, blob: bytes | bytearray, starts: np.ndarray) -> None:
         self._blob, self._starts = blob, starts
 
     def __len__(self) -> int:
@@ -339,14 +339,15 @@ class KeptColumnsReader(Connection):
                     log.debug("kept columns of run %s not used: %s", run_id, exc)
                     found[0] = None
 
-        # in pages: the bodies as the driver returns them (bytes), not read as texts; the
-        # sample count in the same statement, so both are of one state of the run
+        # in pages of 4 rows (a row kept by a scan holds 10,000 samples, about 1 MB): the
+        # bodies as the driver returns them (bytes), not read as texts; the sample count in
+        # the same statement, so both are of one state of the run
         self._read_pages(
             "SELECT k.n, k.head, k.body, (SELECT COUNT(*) FROM samples WHERE run_id = ?)"
             " FROM run_columns k WHERE k.run_id = ? ORDER BY k.first_idx, k.first_id",
             (run_id, run_id),
             add,
-            8,
+            4,
         )
         if not found or found[0] is None or found[0].offset != found[0].total:
             return None
@@ -468,7 +469,8 @@ class _Unpacker:
             if name not in _UNREAD
         }
         self.flat["texts_hash"] = np.empty(total, dtype="<u8")
-        self.id_blobs: list[bytes] = []
+        # the ids' bytes, added to as read (a join of parts would hold them twice)
+        self.id_blob = bytearray()
         self.names: dict[str, int] = {}
         self.errors: dict[int, str] = {}
         self.judged = 0
@@ -496,7 +498,7 @@ class _Unpacker:
             at += np.dtype(dtype).itemsize * n
         self.flat["texts_hash"][offset : offset + n] = _texts_digest(*texts.values())
         id_bytes = int(self.flat["id_len"][offset : offset + n].sum())
-        self.id_blobs.append(body[at : at + id_bytes])
+        self.id_blob += memoryview(body)[at : at + id_bytes]
         at += id_bytes
         rows = int(head["rows"])
         score: list[np.ndarray] = []
@@ -535,8 +537,7 @@ class _Unpacker:
         if self.offset != self.total:
             raise ValueError("fewer samples kept than stored")
         flat, errors = self.flat, self.errors
-        blob = b"".join(self.id_blobs)
-        self.id_blobs = []
+        blob: bytes | bytearray = self.id_blob
         # where each id starts in the blob, and its end: 32-bit while the blob is under 2 GB
         kind = np.int32 if len(blob) < 2**31 else np.int64
         lengths = flat.pop("id_len")
