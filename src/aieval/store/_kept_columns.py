@@ -516,10 +516,7 @@ class _Unpacker:
         if rows and (int(position.max()) >= n or int(code.max()) >= len(local)):
             raise ValueError("a score row outside its batch")
         if len(names) > len(self.present):  # a scorer first seen in this batch
-            grow = len(names) - len(self.present)
-            self.present = np.vstack((self.present, np.zeros((grow, self.total), dtype=bool)))
-            self.values = np.vstack((self.values, np.full((grow, self.total), np.nan)))
-            self.rank = np.vstack((self.rank, np.zeros((grow, self.total), dtype=np.uint8)))
+            self._grow(len(names) - len(self.present))
         if rows:
             where = position.astype(np.int64) + offset
             scorer = remap[code]
@@ -531,6 +528,18 @@ class _Unpacker:
             self.errors[int(key) + offset] = str(text)
         self.judged += int(head["judged"])
         self.offset += n
+
+    def _grow(self, more: int) -> None:
+        """Rows for ``more`` scorers (the first ones made at their size, not stacked)."""
+        shape = (more, self.total)
+        if not len(self.present):
+            self.present = np.zeros(shape, dtype=bool)
+            self.values = np.full(shape, np.nan)
+            self.rank = np.zeros(shape, dtype=np.uint8)
+            return
+        self.present = np.vstack((self.present, np.zeros(shape, dtype=bool)))
+        self.values = np.vstack((self.values, np.full(shape, np.nan)))
+        self.rank = np.vstack((self.rank, np.zeros(shape, dtype=np.uint8)))
 
     def done(self) -> KeptColumns:
         """The run's columns, sorted into dataset order."""
