@@ -462,9 +462,9 @@ class _Unpacker:
     def __init__(self, total: int) -> None:
         self.total = total
         # the texts' two digests are read into one (half the memory); the ids' digests are
-        # not read (the ids are compared as bytes)
+        # not read (the ids are compared as bytes); positions in 32 bits until one needs 64
         self.flat = {
-            name: np.empty(total, dtype=dtype)
+            name: np.empty(total, dtype=np.int32 if name == "idx" else dtype)
             for name, dtype in _SAMPLE_ARRAYS
             if name not in _UNREAD
         }
@@ -493,6 +493,10 @@ class _Unpacker:
             part = np.frombuffer(body, dtype=dtype, count=n, offset=at)
             if name in _TEXT_DIGESTS:
                 texts[name] = part
+            elif name == "idx" and self.flat["idx"].dtype != part.dtype:
+                if int(part.min()) < -(2**31) or int(part.max()) >= 2**31:
+                    self.flat["idx"] = self.flat["idx"].astype(part.dtype)
+                self.flat["idx"][offset : offset + n] = part
             elif name not in _UNREAD:
                 self.flat[name][offset : offset + n] = part
             at += np.dtype(dtype).itemsize * n
