@@ -194,7 +194,8 @@ def kept_parts(
         del kept  # only the side and the digests are kept: memory of one run's copy at a time
     (base, digests_b), (cand, digests_c) = sides
     if digests_b.ids.same(digests_c.ids):
-        pb = pc = np.arange(len(digests_b.ids), dtype=np.int64)
+        n = len(digests_b.ids)  # 32-bit indices where they fit: half the memory
+        pb = pc = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     else:
         pb, pc = _pair(base, cand)
     changed, changed_expected = _kept_changed_texts(base, cand, digests_b, digests_c, pb, pc)

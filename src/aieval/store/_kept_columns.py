@@ -54,8 +54,9 @@ _SCORE_ARRAYS = (("position", "<u4"), ("code", "<u4"), ("value", "<f8"))
 _PASSED, _UNPRICED = 1, 2
 #: the per-sample digests of the texts (input, expected), read back as one
 _TEXT_DIGESTS = ("input_hash", "expected_hash")
-#: the per-sample arrays the reader does not keep as they are
-_UNREAD = ("id_hash", *_TEXT_DIGESTS)
+#: the per-sample arrays the reader does not keep as they are (the ids' lengths are kept as
+#: where each id starts)
+_UNREAD = ("id_hash", "id_len", *_TEXT_DIGESTS)
 #: odd, so that multiplying by it (modulo 2**64) maps two digests to two digests
 _SPREAD = np.uint64(0x9E3779B97F4A7C15)
 
@@ -469,8 +470,10 @@ class _Unpacker:
             if name not in _UNREAD
         }
         self.flat["texts_hash"] = np.empty(total, dtype="<u8")
-        # the ids' bytes, added to as read (a join of parts would hold them twice)
+        # the ids' bytes, added to as read (a join of parts would hold them twice), and where
+        # each starts (one more: the end), 32-bit while they are under 2 GB
         self.id_blob = bytearray()
+        self.starts: np.ndarray = np.zeros(total + 1, dtype=np.int32)
         self.names: dict[str, int] = {}
         self.errors: dict[int, str] = {}
         self.judged = 0
@@ -493,6 +496,8 @@ class _Unpacker:
             part = np.frombuffer(body, dtype=dtype, count=n, offset=at)
             if name in _TEXT_DIGESTS:
                 texts[name] = part
+            elif name == "id_len":
+                self._add_starts(offset, part)
             elif name == "idx" and self.flat["idx"].dtype != part.dtype:
                 if int(part.min()) < -(2**31) or int(part.max()) >= 2**31:
                     self.flat["idx"] = self.flat["idx"].astype(part.dtype)
@@ -501,7 +506,7 @@ class _Unpacker:
                 self.flat[name][offset : offset + n] = part
             at += np.dtype(dtype).itemsize * n
         self.flat["texts_hash"][offset : offset + n] = _texts_digest(*texts.values())
-        id_bytes = int(self.flat["id_len"][offset : offset + n].sum())
+        id_bytes = int(self.starts[offset + n]) - int(self.starts[offset])
         self.id_blob += memoryview(body)[at : at + id_bytes]
         at += id_bytes
         rows = int(head["rows"])
@@ -533,6 +538,13 @@ class _Unpacker:
         self.judged += int(head["judged"])
         self.offset += n
 
+    def _add_starts(self, offset: int, lengths: np.ndarray) -> None:
+        """Where the ids of a row's samples (their byte ``lengths``) start, after the rest."""
+        ends = np.cumsum(lengths, dtype=np.int64) + int(self.starts[offset])
+        if self.starts.dtype != np.int64 and int(ends[-1]) >= 2**31:
+            self.starts = self.starts.astype(np.int64)
+        self.starts[offset + 1 : offset + 1 + len(lengths)] = ends
+
     def _grow(self, more: int) -> None:
         """Rows for ``more`` scorers (the first ones made at their size, not stacked)."""
         shape = (more, self.total)
@@ -551,11 +563,7 @@ class _Unpacker:
             raise ValueError("fewer samples kept than stored")
         flat, errors = self.flat, self.errors
         blob: bytes | bytearray = self.id_blob
-        # where each id starts in the blob, and its end: 32-bit while the blob is under 2 GB
-        kind = np.int32 if len(blob) < 2**31 else np.int64
-        lengths = flat.pop("id_len")
-        starts = np.zeros(self.total + 1, dtype=kind)
-        np.cumsum(lengths, dtype=kind, out=starts[1:])
+        starts = self.starts
         idx = flat["idx"]
         present, values, rank = self.present, self.values, self.rank
         if len(idx) > 1 and not bool(np.all(idx[1:] > idx[:-1])):
@@ -575,7 +583,8 @@ class _Unpacker:
                     starts[order].tolist(), starts[order + 1].tolist(), strict=True
                 )
             )
-            np.cumsum(lengths[order], dtype=kind, out=starts[1:])
+            lengths = np.diff(starts)[order]
+            np.cumsum(lengths, dtype=starts.dtype, out=starts[1:])
             errors = {int(new_place[p]): text for p, text in errors.items()}
             present, values, rank = present[:, order], values[:, order], rank[:, order]
         # scorer names in order of first appearance over the samples, each sample's scores
