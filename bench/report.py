@@ -530,6 +530,10 @@ def server_cpu():
         elif fields[1] == server:
             total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
+traced = bool(os.environ.get("BENCH_TRACEMALLOC"))
+if traced:  # Python's own view of the step's peak (slower: its time is not reported)
+    import tracemalloc
+    tracemalloc.start()
 server_started = server_cpu()
 started, cpu = time.perf_counter(), time.process_time()
 if what.startswith("write_"):  # 20,480 samples in batches of 512, as the runner commits them
@@ -561,12 +565,14 @@ else:
 seconds = time.perf_counter() - started
 cpu = time.process_time() - cpu
 server_seconds = server_cpu() - server_started
+traced_mb = tracemalloc.get_traced_memory()[1] / 2**20 if traced else None
 peak = 0.0
 with open("/proc/self/status") as status:
     for line in status:
         if line.startswith("VmHWM:"):
             peak = int(line.split()[1]) / 1024
-print(json.dumps({"seconds": seconds, "cpu": cpu, "server_cpu": server_seconds, "peak_mb": peak}))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "server_cpu": server_seconds, "peak_mb": peak,
+                  "traced_mb": traced_mb}))
 """
 
 #: A sample's columns as the generator writes them (SAMPLE_COLUMNS and the typed ones).
@@ -668,10 +674,12 @@ def sums(
     steps: tuple[str, ...] = SUMS_STEPS,
     before: Path | None = None,
     store_dir: Path | None = None,
+    traced: bool = False,
 ) -> None:
     """Time ``run_sums`` and ``pair_sums`` on two generated runs of ``n`` samples, beside the
     reads the report and the comparison of plain runs make today on the same runs; with
-    ``before`` (a source tree), the comparison's steps also by that code, side by side."""
+    ``before`` (a source tree), the comparison's steps also by that code, side by side; with
+    ``traced``, each step once more under ``tracemalloc`` for its peak as Python traced it."""
     for backend in backends:
         env = dict(os.environ)
         if backend == "sqlite":
@@ -711,6 +719,19 @@ def sums(
                     f"  {backend:8s} {label + what:20s} {f['seconds']:7.2f} s"
                     f" (CPU {f['cpu']:6.2f} s{server})  peak {f['peak_mb']:6.0f} MB  load {_load()}"
                 )
+                if traced:
+                    done = subprocess.run(
+                        [sys.executable, "-c", _SUMS_CHILD, what, location, ids["baseline"],
+                         ids["candidate"]],
+                        capture_output=True, text=True, check=False,
+                        env={**env, "BENCH_TRACEMALLOC": "1"},
+                    )  # fmt: skip
+                    if not done.returncode:
+                        t = json.loads(done.stdout.strip().splitlines()[-1])
+                        print(
+                            f"  {backend:8s} {label + what:20s} tracemalloc: the step's peak"
+                            f" {t['traced_mb']:6.0f} MiB above the process before it"
+                        )
         for new, old in (
             ("report_heal", "report_columns"),
             ("write_rollups", "write_plain"),
@@ -756,6 +777,10 @@ def main() -> None:
     parser.add_argument(
         "--sums-steps", nargs="+", choices=SUMS_STEPS, default=list(SUMS_STEPS),
         help="the steps of --part sums to time (default: all)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--sums-traced", action="store_true",
+        help="--part sums: run each step once more under tracemalloc, for its traced peak",
     )  # fmt: skip
     parser.add_argument(
         "--store-dir",
@@ -814,7 +839,7 @@ def main() -> None:
                 )
                 sums(
                     n, args.backends, servers, Path(tmp), steps=tuple(args.sums_steps),
-                    before=before, store_dir=args.store_dir,
+                    before=before, store_dir=args.store_dir, traced=args.sums_traced,
                 )  # fmt: skip
 
 

@@ -282,8 +282,8 @@ def test_a_run_stored_without_kept_columns_keeps_them_by_a_scan(
     assert store.keep_columns("base")
     scanned = store.kept_columns("base")
     assert written is not None and scanned is not None
-    for name in ("idx", "id_hash", "input_hash", "expected_hash", "passed", "weighted",
-                 "latency", "cost", "unpriced", "code", "position", "value"):  # fmt: skip
+    for name in ("idx", "texts_hash", "passed", "weighted",
+                 "latency", "cost", "unpriced", "present", "values", "rank"):  # fmt: skip
         assert np.array_equal(getattr(written, name), getattr(scanned, name), equal_nan=True)
     assert (written.names, written.errors, written.judged) == (
         scanned.names, scanned.errors, scanned.judged,

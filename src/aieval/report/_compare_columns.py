@@ -40,7 +40,7 @@ from aieval.report._evidence import Coverage, PassValues
 from aieval.report._policy import DecisionInputs, PromotionPolicy, decide
 from aieval.report._samples import ExampleNumbers
 from aieval.report._tally import JudgeTally
-from aieval.store import KeptColumns, PairSamples, PairScores, RunRow, Store
+from aieval.store import KeptColumns, KeptIds, PairSamples, PairScores, RunRow, Store
 
 __all__ = ["column_parts"]
 
@@ -51,18 +51,21 @@ class _Side:
 
     ``present[k, e]``/``values[k, e]``: whether example ``e`` has a score of ``names[k]`` and its
     value (the mean over its epochs); ``first_row[k, e]`` orders an example's scorers as its
-    samples list them. ``single[e]``: the example has one sample, whose numbers it keeps.
+    samples list them. ``single[e]``: the example has one sample, whose numbers it keeps. A run
+    without epochs (each sample its own example) holds no per-example copies: its first and
+    last samples are a ``range``, ``single`` is one value broadcast, its figures are its
+    samples' own arrays.
     """
 
     store: Store
     run_id: str
     keys: Sequence[str]
     sample_ids: Sequence[str]
-    first_sample: np.ndarray
-    last_sample: np.ndarray
+    first_sample: np.ndarray | range
+    last_sample: np.ndarray | range
     single: np.ndarray
     passed: np.ndarray
-    pass_value: np.ndarray
+    shares: np.ndarray | None
     weighted: np.ndarray
     latency: np.ndarray
     cost: np.ndarray
@@ -78,6 +81,16 @@ class _Side:
     def ident(self, e: int) -> str:
         """The id of example ``e``'s numbers: its sample's id when it has one sample."""
         return self.sample_ids[int(self.first_sample[e])] if self.single[e] else self.keys[e]
+
+    def pass_value(self) -> np.ndarray:
+        """Each example's pass value: the share of its epochs that passed (``shares``), or
+        its pass flag as a number (made on demand: a million examples, 8 MB)."""
+        return self.passed.astype(float) if self.shares is None else self.shares
+
+    def release_figures(self) -> None:
+        """Drop the latency and cost arrays (once the tie-break is drawn): :meth:`numbers`
+        reads them, so it fails loudly after this, never with other examples' figures."""
+        self.latency = self.cost = _RELEASED
 
     def row(self, name: str) -> int | None:
         """The index of scorer ``name`` in :attr:`names`, ``None`` when the run has none."""
@@ -104,8 +117,13 @@ class _Side:
             cost=_opt(self.cost[e]),
             unpriced=bool(self.unpriced[e]),
             weights=(weights or {}) if self.single[e] else {},
-            pass_share=None if self.single[e] else float(self.pass_value[e]),
+            pass_share=None if self.single[e] else float(self.pass_value()[e]),
         )
+
+
+#: a side's latency and cost once released (:meth:`_Side.release_figures`)
+_RELEASED = np.empty(0)
+_RELEASED.flags.writeable = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +179,7 @@ def kept_parts(
 ) -> ComparedParts | None:
     """:func:`column_parts` from the columns both runs kept as they were written
     (``Store.kept_columns``); ``None`` when either has none that cover it. Two runs of one
-    dataset pair by position (their ids' digests equal, in order), others by id."""
+    dataset pair by position (their ids equal, in order), others by id."""
     sides: list[tuple[_Side, _Digests]] = []
     for side_store, row in ((base_store, base_row), (store, cand_row)):
         kept = side_store.kept_columns(row.id)
@@ -170,17 +188,18 @@ def kept_parts(
         sides.append(
             (
                 _kept_side(side_store, row.id, kept),
-                _Digests(kept.id_hash, kept.input_hash, kept.expected_hash),
+                _Digests(kept.ids, kept.texts_hash),
             )
         )
         del kept  # only the side and the digests are kept: memory of one run's copy at a time
     (base, digests_b), (cand, digests_c) = sides
-    if np.array_equal(digests_b.ids, digests_c.ids):
-        pb = pc = np.arange(len(digests_b.ids), dtype=np.int64)
+    if digests_b.ids.same(digests_c.ids):
+        n = len(digests_b.ids)  # 32-bit indices where they fit: half the memory
+        pb = pc = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     else:
         pb, pc = _pair(base, cand)
     changed, changed_expected = _kept_changed_texts(base, cand, digests_b, digests_c, pb, pc)
-    del sides, digests_b, digests_c  # not needed by the rest: 48 MB at a million pairs
+    del sides, digests_b, digests_c  # not needed by the rest: 32 MB at a million pairs
     return _parts(
         base, cand, pb, pc, changed, changed_expected, base_row, cand_row, policy,
         confidence=confidence, n_resamples=n_resamples, seed=seed, max_examples=max_examples,
@@ -189,11 +208,11 @@ def kept_parts(
 
 @dataclass(frozen=True, slots=True)
 class _Digests:
-    """A run's digests of its samples' ids, inputs and expected answers, in dataset order."""
+    """A run's sample ids, and the digests of their input and expected answer together
+    (``KeptColumns.texts_hash``), in dataset order."""
 
-    ids: np.ndarray
-    inputs: np.ndarray
-    expected: np.ndarray
+    ids: KeptIds
+    texts: np.ndarray
 
 
 def _pair(base: _Side, cand: _Side) -> tuple[np.ndarray, np.ndarray]:
@@ -229,22 +248,34 @@ def _parts(
         base_row, cand_row, {"baseline": base.judges, "candidate": cand.judges}, policy
     )
     added = set(cand.names) - set(base.names)
-    wc_all = cand.weighted.copy()
+    wc_all = cand.weighted
     if added:
         warnings.append(added_warning(added))
+        wc_all = wc_all.copy()
         _leave_out(cand, wc_all, added)
-    wb, wc = base.weighted[pb], wc_all[pc]
-    pairs = _Pairs(base, cand, pb, pc, wb, wc)
-    uneven = _shared_row_checks(pairs, wc_all, added)
+    # the sides' own arrays where every example pairs in order (read only: copied if changed)
+    pairs = _Pairs(base, cand, pb, pc, _at(base.weighted, pb), _at(wc_all, pc))
+    pairs, uneven = _shared_row_checks(pairs, wc_all, added)
     if uneven:
         warnings.append(uneven_warning(uneven))
-    inputs = _inputs(
-        pairs, only_b,
-        unpaired=len(only_b) + int(np.count_nonzero(~paired_c)),
-        warnings=warnings, changed=changed, changed_expected=changed_expected,
-        scorer_changes=scorer_changes(base_row.config, cand_row.config),
+    del wc_all
+    tie_break = tie_break_row(
+        _standing(pairs.wb, _at(base.latency, pb), _at(base.cost, pb), _at(base.unpriced, pb)),
+        _standing(pairs.wc, _at(cand.latency, pc), _at(cand.cost, pc), _at(cand.unpriced, pc)),
+    )
+    # the rest reads neither side's latency or cost: released (a million examples, 32 MB)
+    base.release_figures()
+    cand.release_figures()
+    # the inputs are released once decided (their score arrays: 16 MB at a million pairs)
+    decision = decide(
+        _inputs(
+            pairs, only_b,
+            unpaired=len(only_b) + int(np.count_nonzero(~paired_c)),
+            warnings=warnings, changed=changed, changed_expected=changed_expected,
+            scorer_changes=scorer_changes(base_row.config, cand_row.config),
+        ),
+        policy,
     )  # fmt: skip
-    decision = decide(inputs, policy)
     regressions, improvements, counts = _changes(pairs, policy.example_delta, max_examples)
     return ComparedParts(
         paired=len(pb),
@@ -255,10 +286,7 @@ def _parts(
         improvements=improvements,
         regressions_count=counts[0],
         improvements_count=counts[1],
-        tie_break=tie_break_row(
-            _standing(wb, base.latency[pb], base.cost[pb], base.unpriced[pb]),
-            _standing(wc, cand.latency[pc], cand.cost[pc], cand.unpriced[pc]),
-        ),
+        tie_break=tie_break,
         decision=decision,
     )
 
@@ -271,20 +299,32 @@ def _read_side(store: Store, run_id: str) -> _Side:
 
 
 def _kept_side(store: Store, run_id: str, kept: KeptColumns) -> _Side:
-    """A run's side from its kept columns: the judges' scores are scanned only when some
-    score's metadata may name them."""
-    samples = PairSamples(
-        ids=kept.ids,
+    """A run's side from its kept columns (a run without epochs: :func:`_plain_side` of its
+    arrays, no copy); the judges' scores are scanned only when some score's metadata may name
+    them."""
+    n = len(kept.ids)
+    return _Side(
+        store=store,
+        run_id=run_id,
+        keys=kept.ids,
+        sample_ids=kept.ids,
+        first_sample=range(n),
+        last_sample=range(n),
+        single=np.broadcast_to(np.True_, (n,)),
         passed=kept.passed,
-        weighted_score=kept.weighted,
-        latency_s=kept.latency,
+        shares=None,
+        weighted=kept.weighted,
+        latency=kept.latency,
         cost=kept.cost,
-        errors=kept.errors,
-        epochs={},
         unpriced=kept.unpriced,
+        errors=kept.errors,
+        names=kept.names,
+        present=kept.present,
+        values=kept.values,
+        first_row=kept.rank,
+        judges=judge_tallies(store.judged_scores(run_id) if kept.judged else []),
+        epochs=False,
     )
-    scores = PairScores(kept.names, kept.code, kept.position, kept.value)
-    return _side(store, run_id, samples, scores, store.judged_scores(run_id) if kept.judged else [])
 
 
 def _side(
@@ -294,24 +334,21 @@ def _side(
     scores: PairScores,
     judged: list[tuple[str, str, str | None]],
 ) -> _Side:
+    if not samples.epochs:
+        return _plain_side(store, run_id, samples, scores, judged)
     n = len(samples.ids)
-    keys: Sequence[str]
-    if samples.epochs:
-        found: dict[str, int] = {}
-        example = np.array(
-            [
-                found.setdefault(
-                    sid.removesuffix(f"#{samples.epochs[p]}") if p in samples.epochs else sid,
-                    len(found),
-                )
-                for p, sid in enumerate(samples.ids)
-            ],
-            dtype=np.int64,
-        )
-        keys = list(found)
-    else:
-        example = np.arange(n, dtype=np.int64)
-        keys = samples.ids
+    found: dict[str, int] = {}
+    example = np.array(
+        [
+            found.setdefault(
+                sid.removesuffix(f"#{samples.epochs[p]}") if p in samples.epochs else sid,
+                len(found),
+            )
+            for p, sid in enumerate(samples.ids)
+        ],
+        dtype=np.int64,
+    )
+    keys = list(found)
     m = len(keys)
     order = np.argsort(example, kind="stable")
     counts = np.bincount(example, minlength=m)
@@ -324,8 +361,6 @@ def _side(
     width = int(counts.max()) if m else 1
 
     def merged(x: np.ndarray) -> np.ndarray:
-        if not samples.epochs:  # each sample its own example, in order: no copy
-            return x
         out = x[first_sample] if m else np.empty(0)
         if width > 1:
             out = np.where(single, out, _epoch_means(x, example, rank, m, width))
@@ -367,7 +402,7 @@ def _side(
         last_sample=last_sample,
         single=single,
         passed=passed,
-        pass_value=pass_value,
+        shares=pass_value,
         weighted=merged(samples.weighted_score),
         latency=merged(samples.latency_s),
         cost=merged(samples.cost),
@@ -379,7 +414,53 @@ def _side(
         values=values,
         first_row=first_row,
         judges=judge_tallies(judged),
-        epochs=bool(samples.epochs),
+        epochs=True,
+    )
+
+
+def _plain_side(
+    store: Store,
+    run_id: str,
+    samples: PairSamples,
+    scores: PairScores,
+    judged: list[tuple[str, str, str | None]],
+) -> _Side:
+    """:func:`_side` of a run without epochs: each sample is its own example, in order, so
+    the samples' arrays are the examples' (no copy) and each score row is its example's."""
+    n = len(samples.ids)
+    k = len(scores.names)
+    present = np.zeros((k, n), dtype=bool)
+    values = np.full((k, n), np.nan)
+    # 32-bit row numbers where they fit: only their order within an example is read
+    kind = np.int32 if len(scores.code) < 2**31 else np.int64
+    first_row = np.full((k, n), len(scores.code), dtype=kind)
+    for c in range(k):
+        rows = np.flatnonzero(scores.code == c)
+        where = scores.position[rows]
+        present[c, where] = True
+        first_row[c, where] = rows
+        values[c, where] = scores.value[rows]
+    return _Side(
+        store=store,
+        run_id=run_id,
+        keys=samples.ids,
+        sample_ids=samples.ids,
+        first_sample=range(n),
+        last_sample=range(n),
+        single=np.broadcast_to(np.True_, (n,)),
+        passed=samples.passed,
+        shares=None,
+        weighted=samples.weighted_score,
+        latency=samples.latency_s,
+        cost=samples.cost,
+        unpriced=samples.unpriced.astype(bool, copy=False),
+        errors=dict(samples.errors),
+        names=scores.names,
+        present=present,
+        values=values,
+        first_row=first_row,
+        judges=judge_tallies(judged),
+        epochs=False,
     )
 
 
@@ -438,14 +519,14 @@ def _leave_out(cand: _Side, weighted: np.ndarray, added: set[str]) -> None:
         weighted[e] = _nan(ex.weighted_score)
 
 
-def _shared_row_checks(pairs: _Pairs, wc_all: np.ndarray, added: set[str]) -> int:
-    """``_compare._shared_row_checks`` on the paired scores ``wb``/``wc`` (in place); how many
-    pairs it changed."""
+def _shared_row_checks(pairs: _Pairs, wc_all: np.ndarray, added: set[str]) -> tuple[_Pairs, int]:
+    """``_compare._shared_row_checks`` on the paired scores ``wb``/``wc``: the pairs with the
+    scores it changed (copies), and how many pairs it changed."""
     base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     rows_b = _row_checks(base, pb)
     rows_c = _row_checks(cand, pc)
     if not rows_b and not rows_c:
-        return 0
+        return pairs, 0
     uneven = [
         p
         for p in sorted(set(rows_b) | set(rows_c))
@@ -453,8 +534,11 @@ def _shared_row_checks(pairs: _Pairs, wc_all: np.ndarray, added: set[str]) -> in
         and not base.errors.get(int(pb[p]))
         and not cand.errors.get(int(pc[p]))
     ]
+    if not uneven:
+        return pairs, 0
     weights_b = _weights(base, [int(pb[p]) for p in uneven])
     weights_c = _weights(cand, [int(pc[p]) for p in uneven])
+    wb, wc = wb.copy(), wc.copy()  # they may be the sides' own arrays
     for p in uneven:
         eb, ec = int(pb[p]), int(pc[p])
         b_rows, c_rows = rows_b.get(p, frozenset()), rows_c.get(p, frozenset())
@@ -462,7 +546,7 @@ def _shared_row_checks(pairs: _Pairs, wc_all: np.ndarray, added: set[str]) -> in
         c = replace(cand.numbers(ec, weights_c.get(ec)), weighted_score=_opt(wc_all[ec]))
         c = without_scorers(c, set(c_rows - b_rows) | added)
         wb[p], wc[p] = _nan(b.weighted_score), _nan(c.weighted_score)
-    return len(uneven)
+    return replace(pairs, wb=wb, wc=wc), len(uneven)
 
 
 def _row_checks(side: _Side, examples: np.ndarray) -> dict[int, frozenset[str]]:
@@ -514,11 +598,10 @@ def _kept_changed_texts(
     pb: np.ndarray,
     pc: np.ndarray,
 ) -> tuple[list[str], list[str]]:
-    """:func:`_changed_texts` from the texts' digests: only the pairs whose stored texts
-    differ are read back (in the candidate's order), and decoded as the record path does."""
-    differ_in = digests_b.inputs[pb] != digests_c.inputs[pc]
-    differ_ex = digests_b.expected[pb] != digests_c.expected[pc]
-    found = np.flatnonzero(differ_in | differ_ex)
+    """:func:`_changed_texts` from the texts' digests: only the pairs whose stored input or
+    expected answer differ are read back (in the candidate's order), and decoded as the record
+    path does."""
+    found = np.flatnonzero(_at(digests_b.texts, pb) != _at(digests_c.texts, pc))
     if not found.size:
         return [], []
     found = found[np.argsort(pc[found], kind="stable")]
@@ -561,16 +644,28 @@ def _inputs(
     b_known, c_known = ~np.isnan(wb), ~np.isnan(wc)
     failed = np.zeros(len(cand.keys), dtype=bool)
     failed[list(cand.errors)] = True
-    c_failed = failed[pc]
+    c_failed = _at(failed, pc)
     lacks = np.zeros(len(pb), dtype=bool)
     for k, name in enumerate(base.names):
-        b_val = ~np.isnan(base.values[k, pb])
+        b_val = ~np.isnan(_at(base.values[k], pb))
         kc = cand.row(name)
-        c_val = np.zeros(len(pc), dtype=bool) if kc is None else ~np.isnan(cand.values[kc, pc])
+        c_val = np.zeros(len(pc), dtype=bool) if kc is None else ~np.isnan(_at(cand.values[kc], pc))
         lacks |= b_val & ~c_val
     unscored = b_known & (~c_known | (~c_failed & lacks))
     only_scored = ~np.isnan(base.weighted[only_b])
-    passed_b, passed_c = base.passed[pb], cand.passed[pc]
+    passed_b, passed_c = _at(base.passed, pb), _at(cand.passed, pc)
+    if bool(b_known.all()) and not only_scored.any() and not unscored.any():
+        scores = (wb, wc)  # every pair scored on both sides: the arrays as they are (read only)
+    else:
+        scores = (
+            np.concatenate((wb[b_known], base.weighted[only_b][only_scored])),
+            np.concatenate(
+                (
+                    np.where(unscored, 0.0, wc)[b_known],
+                    np.zeros(int(np.count_nonzero(only_scored))),
+                )
+            ),
+        )
     return DecisionInputs(
         coverage=Coverage(
             scored=int(np.count_nonzero(b_known)) + int(np.count_nonzero(only_scored)),
@@ -579,13 +674,11 @@ def _inputs(
             candidate_scored=int(np.count_nonzero(c_known)),
         ),
         scored_paired=int(np.count_nonzero(b_known & ~unscored)),
-        baseline_scores=np.concatenate((wb[b_known], base.weighted[only_b][only_scored])),
-        candidate_scores=np.concatenate(
-            (np.where(unscored, 0.0, wc)[b_known], np.zeros(int(np.count_nonzero(only_scored))))
-        ),
+        baseline_scores=scores[0],
+        candidate_scores=scores[1],
         pass_values=PassValues(
-            base.pass_value[pb].tolist(),
-            cand.pass_value[pc].tolist(),
+            _at(base.pass_value(), pb),
+            _at(cand.pass_value(), pc),
             lost=int(np.count_nonzero(passed_b & ~passed_c)),
             gained=int(np.count_nonzero(passed_c & ~passed_b)),
             shares=bool((~base.single[pb]).any() or (~cand.single[pc]).any()),
@@ -606,7 +699,8 @@ def _changes(
     """``_compare._changes`` on arrays: the regressions and improvements listed (up to
     ``max_examples``), and how many there are."""
     base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
-    flip = cand.passed[pc].astype(np.int64) - base.passed[pb].astype(np.int64)
+    # -1, 0 or 1: 8 bits (a million pairs: 1 MB a copy)
+    flip = _at(cand.passed, pc).astype(np.int8) - _at(base.passed, pb).astype(np.int8)
     known = ~np.isnan(wb) & ~np.isnan(wc)
     delta = np.where(known, wc - wb, np.nan)
     key = np.where(known, delta, 0.0)
@@ -647,7 +741,7 @@ def _listed(side: _Side, e: int, weighted: float) -> ExampleNumbers:
         passed=bool(side.passed[e]),
         weighted_score=_opt(weighted),
         error=side.errors.get(e),
-        pass_share=None if side.single[e] else float(side.pass_value[e]),
+        pass_share=None if side.single[e] else float(side.pass_value()[e]),
     )
 
 
@@ -657,7 +751,7 @@ def _metrics(
     base, cand, pb, pc, wb, wc = pairs.base, pairs.cand, pairs.pb, pairs.pc, pairs.wb, pairs.wc
     columns = [
         ("weighted_score", wb, wc),
-        ("pass_rate", _at(base.pass_value, pb), _at(cand.pass_value, pc)),
+        ("pass_rate", _at(base.pass_value(), pb), _at(cand.pass_value(), pc)),
     ]
     for name in _scorer_order(base, cand, pb, pc):
         columns.append((name, _values(base, name, pb), _values(cand, name, pc)))
@@ -691,7 +785,11 @@ def _values(side: _Side, name: str, examples: np.ndarray) -> np.ndarray:
 def _at(values: np.ndarray, examples: np.ndarray) -> np.ndarray:
     """``values[examples]``; ``values`` itself (not a copy) when ``examples`` is every example
     in order, as in two runs of one dataset (read only)."""
-    if len(examples) == len(values) and np.array_equal(examples, np.arange(len(values))):
+    n = len(values)
+    if len(examples) == n and (
+        # n indices below n, strictly increasing from 0: each in order (a bool array's test)
+        not n or (examples[0] == 0 and bool(np.all(examples[1:] > examples[:-1])))
+    ):
         return values
     out: np.ndarray = values[examples]
     return out
@@ -715,20 +813,31 @@ def _scorer_order(base: _Side, cand: _Side, pb: np.ndarray, pc: np.ndarray) -> l
 def _standing(
     weighted: np.ndarray, latency: np.ndarray, cost: np.ndarray, unpriced: np.ndarray
 ) -> RunStanding | None:
-    """``_compare._standing`` of examples without gates or criteria."""
-    scores = weighted[~np.isnan(weighted)]
+    """``_compare._standing`` of examples without gates or criteria (one figure's known
+    values at a time: a million examples, 8 MB each)."""
+    scores = _known(weighted)
     if not scores.size:
         return None
-    latencies = latency[~np.isnan(latency)]
-    costs = cost[~np.isnan(cost)].tolist()
+    mean = float(np.mean(scores))
+    del scores
+    latencies = _known(latency)
+    p95 = float(np.quantile(latencies, 0.95)) if latencies.size else None
+    del latencies
+    costs = _known(cost).tolist()
     return RunStanding(
-        weighted_score=float(np.mean(scores)),
+        weighted_score=mean,
         gate_failures=0,
         correctness=None,
         safety=None,
-        p95_latency=float(np.quantile(latencies, 0.95)) if latencies.size else None,
+        p95_latency=p95,
         cost=float(sum(costs)) if costs and not unpriced.any() else None,
     )
+
+
+def _known(values: np.ndarray) -> np.ndarray:
+    """``values`` without its ``NaN``; ``values`` itself (read only) when it has none."""
+    known = ~np.isnan(values)
+    return values if bool(known.all()) else values[known]
 
 
 def _opt(value: Any) -> float | None:

@@ -88,7 +88,8 @@ class PassValues:
     """The paired examples' pass values (``ExampleNumbers.pass_value``), in pair order.
 
     Attributes:
-        baseline: the baseline's, one per paired example.
+        baseline: the baseline's, one per paired example (a list, or an array: the column
+            paths hand theirs over without a copy).
         candidate: the candidate's, in the same order.
         lost: paired examples the baseline passed and the candidate did not.
         gained: paired examples the candidate passed and the baseline did not.
@@ -96,8 +97,8 @@ class PassValues:
             paired-proportion test).
     """
 
-    baseline: Sequence[float]
-    candidate: Sequence[float]
+    baseline: Sequence[float] | np.ndarray
+    candidate: Sequence[float] | np.ndarray
     lost: int
     gained: int
     shares: bool
@@ -265,14 +266,15 @@ def pass_rate_rule(values: PassValues | PassCounts, margin: float, alpha: float)
         rate_c = (values.both + values.gained) / values.n
     else:
         baseline, candidate = values.baseline, values.candidate
-        if not baseline:
+        if not len(baseline):
             return RuleResult(rule, True, "no paired examples: nothing to check")
         # elementwise, the same float operations as a loop over the pairs
         d = 100.0 * (np.asarray(candidate, dtype=float) - np.asarray(baseline, dtype=float))
         method: NoninferiorityMethod = "t" if values.shares else "proportion"
         test = noninferiority_test(d, margin=margin, alpha=alpha, method=method, scale=100.0)
-        rate_b = sum(baseline) / len(baseline)
-        rate_c = sum(candidate) / len(candidate)
+        # summed one value after the other (an array's own sum adds pairwise)
+        rate_b = float(sum(baseline)) / len(baseline)
+        rate_c = float(sum(candidate)) / len(candidate)
     details = {
         "baseline": rate_b,
         "candidate": rate_c,

@@ -3,7 +3,7 @@
 from aieval.store._certificates import CertificateRow
 from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
-from aieval.store._kept_columns import KeptColumns
+from aieval.store._kept_columns import KeptColumns, KeptIds
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._pair_details import ListedSample, PairDetails
@@ -80,6 +80,7 @@ __all__ = [
     "ImportOutcome",
     "IndexRow",
     "KeptColumns",
+    "KeptIds",
     "LatencySums",
     "ListedSample",
     "NewReviewQueue",

@@ -54,6 +54,13 @@ _SAMPLE_ARRAYS = (
 #: the per-score-row arrays, after the samples' ids
 _SCORE_ARRAYS = (("position", "<u4"), ("code", "<u4"), ("value", "<f8"))
 _PASSED, _UNPRICED = 1, 2
+#: the per-sample digests of the texts (input, expected), read back as one
+_TEXT_DIGESTS = ("input_hash", "expected_hash")
+#: the per-sample arrays the reader does not keep as they are (the ids' lengths are kept as
+#: where each id starts)
+_UNREAD = ("id_hash", "id_len", *_TEXT_DIGESTS)
+#: odd, so that multiplying by it (modulo 2**64) maps two digests to two digests
+_SPREAD = np.uint64(0x9E3779B97F4A7C15)
 
 #: A batch's row; one there already under its key is of samples removed around the writer
 #: (by hand, before a resume writes them again): it is replaced, and the sum of the rows' counts
@@ -75,6 +82,15 @@ def _digest(text: str | None) -> int:
         )
         | 1
     )
+
+
+def _texts_digest(inputs: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """One 64-bit digest of each sample's input and expected texts from their two: two
+    samples' differ where exactly one of their texts does, and where both do but by a chance
+    of 2**-63 (a comparison then reads the texts of the pairs that differ, each on its own)."""
+    out: np.ndarray = expected * _SPREAD  # wraps modulo 2**64
+    out ^= inputs
+    return out
 
 
 def _nan_unless_finite(values: np.ndarray) -> None:
@@ -251,33 +267,44 @@ class _Batch:
 
 
 class KeptIds(Sequence[str]):
-    """A run's sample ids in dataset order, decoded one at a time as they are asked for."""
+    """A run's sample ids in dataset order, decoded one at a time as they are asked for: one
+    blob of their UTF-8 bytes in that order, and where each starts (one more: the end)."""
 
-    def __init__(self, blob: bytes, starts: np.ndarray, lengths: np.ndarray) -> None:
-        self._blob, self._starts, self._lengths = blob, starts, lengths
+    def __init__(self, blob: bytes | bytearray, starts: np.ndarray) -> None:
+        self._blob, self._starts = blob, starts
 
     def __len__(self) -> int:
-        return len(self._starts)
+        return len(self._starts) - 1
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
-        start = int(self._starts[i])
-        return self._blob[start : start + int(self._lengths[i])].decode("utf-8", "surrogatepass")
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("sample position out of range")
+        start, end = int(self._starts[i]), int(self._starts[i + 1])
+        return self._blob[start:end].decode("utf-8", "surrogatepass")
+
+    def same(self, other: KeptIds) -> bool:
+        """Whether ``other`` holds the same ids in the same order (compared as bytes)."""
+        return np.array_equal(self._starts, other._starts) and self._blob == other._blob
 
 
 @dataclass(frozen=True, slots=True)
 class KeptColumns:
     """A run's kept columns in dataset order ``(idx)``: per sample its id (decoded on demand),
-    the digests of its id, input and expected texts, its figures (``NaN``: none) and target
-    error (by position); per score row, sorted by sample then as written, its scorer (a code
-    into ``names``, in order of first appearance), sample position and value."""
+    one digest of its input and expected texts (:func:`_texts_digest`), its figures
+    (``NaN``: none) and target error (by position); per scorer (``names``, in order of first
+    appearance over the samples and each sample's scores as written) and sample: whether it
+    has a score (``present``, scorer by sample), its value (``values``, ``NaN``: none) and its
+    place among the sample's scores as written (``rank``, 0 first; read only where
+    ``present``)."""
 
     ids: KeptIds
     idx: np.ndarray
-    id_hash: np.ndarray
-    input_hash: np.ndarray
-    expected_hash: np.ndarray
+    texts_hash: np.ndarray
     passed: np.ndarray
     weighted: np.ndarray
     latency: np.ndarray
@@ -286,9 +313,9 @@ class KeptColumns:
     errors: dict[int, str]
     judged: int
     names: list[str]
-    code: np.ndarray
-    position: np.ndarray
-    value: np.ndarray
+    present: np.ndarray
+    values: np.ndarray
+    rank: np.ndarray
 
 
 class KeptColumnsReader(Connection):
@@ -315,14 +342,15 @@ class KeptColumnsReader(Connection):
                     log.debug("kept columns of run %s not used: %s", run_id, exc)
                     found[0] = None
 
-        # in pages: the bodies as the driver returns them (bytes), not read as texts; the
-        # sample count in the same statement, so both are of one state of the run
+        # in pages of 4 rows (a row kept by a scan holds 10,000 samples, about 1 MB): the
+        # bodies as the driver returns them (bytes), not read as texts; the sample count in
+        # the same statement, so both are of one state of the run
         self._read_pages(
             "SELECT k.n, k.head, k.body, (SELECT COUNT(*) FROM samples WHERE run_id = ?)"
             " FROM run_columns k WHERE k.run_id = ? ORDER BY k.first_idx, k.first_id",
             (run_id, run_id),
             add,
-            8,
+            4,
         )
         if not found or found[0] is None or found[0].offset != found[0].total:
             return None
@@ -431,16 +459,30 @@ def _scan(db: Backend, run_id: str) -> list[tuple[str, int, str, int, str, bytes
 
 class _Unpacker:
     """A run's kept rows unpacked as they are read, into arrays of the run's size: each body
-    is released once copied (the memory is about one copy of the run's columns)."""
+    is released once copied, and its score rows are placed into their scorer's columns at
+    once (the memory is about one copy of the run's columns, never a list of its rows)."""
 
     def __init__(self, total: int) -> None:
         self.total = total
-        self.flat = {name: np.empty(total, dtype=dtype) for name, dtype in _SAMPLE_ARRAYS}
-        self.id_blobs: list[bytes] = []
+        # the texts' two digests are read into one (half the memory); the ids' digests are
+        # not read (the ids are compared as bytes); positions in 32 bits until one needs 64
+        self.flat = {
+            name: np.empty(total, dtype=np.int32 if name == "idx" else dtype)
+            for name, dtype in _SAMPLE_ARRAYS
+            if name not in _UNREAD
+        }
+        self.flat["texts_hash"] = np.empty(total, dtype="<u8")
+        # the ids' bytes, added to as read (a join of parts would hold them twice), and where
+        # each starts (one more: the end), 32-bit while they are under 2 GB
+        self.id_blob = bytearray()
+        self.starts: np.ndarray = np.zeros(total + 1, dtype=np.int32)
         self.names: dict[str, int] = {}
         self.errors: dict[int, str] = {}
         self.judged = 0
-        self.scores: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # scorer by sample (in the order read), a row added for each new scorer
+        self.present: np.ndarray = np.zeros((0, total), dtype=bool)
+        self.values: np.ndarray = np.full((0, total), np.nan)
+        self.rank: np.ndarray = np.zeros((0, total), dtype=np.uint8)
         self.offset = 0
 
     def add(self, n: int, head_text: str, body: bytes) -> None:
@@ -451,13 +493,23 @@ class _Unpacker:
         if n < 1 or offset + n > self.total:
             raise ValueError("more samples kept than stored")
         at = 0
+        texts: dict[str, np.ndarray] = {}
         for name, dtype in _SAMPLE_ARRAYS:
-            self.flat[name][offset : offset + n] = np.frombuffer(
-                body, dtype=dtype, count=n, offset=at
-            )
+            part = np.frombuffer(body, dtype=dtype, count=n, offset=at)
+            if name in _TEXT_DIGESTS:
+                texts[name] = part
+            elif name == "id_len":
+                self._add_starts(offset, part)
+            elif name == "idx" and self.flat["idx"].dtype != part.dtype:
+                if int(part.min()) < -(2**31) or int(part.max()) >= 2**31:
+                    self.flat["idx"] = self.flat["idx"].astype(part.dtype)
+                self.flat["idx"][offset : offset + n] = part
+            elif name not in _UNREAD:
+                self.flat[name][offset : offset + n] = part
             at += np.dtype(dtype).itemsize * n
-        id_bytes = int(self.flat["id_len"][offset : offset + n].sum())
-        self.id_blobs.append(body[at : at + id_bytes])
+        self.flat["texts_hash"][offset : offset + n] = _texts_digest(*texts.values())
+        id_bytes = int(self.starts[offset + n]) - int(self.starts[offset])
+        self.id_blob += memoryview(body)[at : at + id_bytes]
         at += id_bytes
         rows = int(head["rows"])
         score: list[np.ndarray] = []
@@ -474,69 +526,81 @@ class _Unpacker:
         position, code, value = score
         if rows and (int(position.max()) >= n or int(code.max()) >= len(local)):
             raise ValueError("a score row outside its batch")
-        # 32-bit positions and codes: a run's arrays index fewer than 2**31 samples
-        self.scores.append(
-            (
-                (position + offset).astype(np.int32),
-                remap[code].astype(np.int32),
-                value.copy(),
-            )
-        )
+        if len(names) > len(self.present):  # a scorer first seen in this batch
+            self._grow(len(names) - len(self.present))
+        if rows:
+            where = position.astype(np.int64) + offset
+            scorer = remap[code]
+            rank = _ranks(position)
+            self.present[scorer, where] = True
+            self.values[scorer, where] = value
+            self.rank[scorer, where] = rank
         for key, text in head["errors"].items():
             self.errors[int(key) + offset] = str(text)
         self.judged += int(head["judged"])
         self.offset += n
+
+    def _add_starts(self, offset: int, lengths: np.ndarray) -> None:
+        """Where the ids of a row's samples (their byte ``lengths``) start, after the rest."""
+        ends = np.cumsum(lengths, dtype=np.int64) + int(self.starts[offset])
+        if self.starts.dtype != np.int64 and int(ends[-1]) >= 2**31:
+            self.starts = self.starts.astype(np.int64)
+        self.starts[offset + 1 : offset + 1 + len(lengths)] = ends
+
+    def _grow(self, more: int) -> None:
+        """Rows for ``more`` scorers (the first ones made at their size, not stacked)."""
+        shape = (more, self.total)
+        if not len(self.present):
+            self.present = np.zeros(shape, dtype=bool)
+            self.values = np.full(shape, np.nan)
+            self.rank = np.zeros(shape, dtype=np.uint8)
+            return
+        self.present = np.vstack((self.present, np.zeros(shape, dtype=bool)))
+        self.values = np.vstack((self.values, np.full(shape, np.nan)))
+        self.rank = np.vstack((self.rank, np.zeros(shape, dtype=np.uint8)))
 
     def done(self) -> KeptColumns:
         """The run's columns, sorted into dataset order."""
         if self.offset != self.total:
             raise ValueError("fewer samples kept than stored")
         flat, errors = self.flat, self.errors
-        blob = b"".join(self.id_blobs)
-        self.id_blobs = []
-        starts = np.concatenate(([0], np.cumsum(flat["id_len"], dtype=np.int64)[:-1]))
+        blob: bytes | bytearray = self.id_blob
+        starts = self.starts
         idx = flat["idx"]
-        order: np.ndarray | None = None
+        present, values, rank = self.present, self.values, self.rank
         if len(idx) > 1 and not bool(np.all(idx[1:] > idx[:-1])):
             order = np.argsort(idx, kind="stable")
             if bool(np.any(idx[order][1:] == idx[order][:-1])):
                 # two samples at one position: the stored order also goes by sample id, which
                 # the database's collation decides
                 raise ValueError("two samples share a dataset position")
-        position = np.concatenate([part[0] for part in self.scores])
-        code = np.concatenate([part[1] for part in self.scores])
-        value = np.concatenate([part[2] for part in self.scores])
-        self.scores = []
-        if order is not None:
-            rank = np.empty(self.total, dtype=np.int32)
-            rank[order] = np.arange(self.total, dtype=np.int32)
+            new_place = np.empty(self.total, dtype=np.int64)
+            new_place[order] = np.arange(self.total, dtype=np.int64)
             for name in list(flat):  # one array copied at a time
                 flat[name] = flat[name][order]
-            starts = starts[order]
-            errors = {int(rank[p]): text for p, text in errors.items()}
-            position = rank[position]
-            sort = np.argsort(position, kind="stable")
-            position = position[sort]
-            code = code[sort]
-            value = value[sort]
-        # scorer names in order of first appearance over the sorted rows (a few scorers: one
-        # pass each, no sort of the rows)
+            # the ids' bytes in dataset order too, so two runs' compare as bytes
+            blob = b"".join(
+                blob[start:end]
+                for start, end in zip(
+                    starts[order].tolist(), starts[order + 1].tolist(), strict=True
+                )
+            )
+            lengths = np.diff(starts)[order]
+            np.cumsum(lengths, dtype=starts.dtype, out=starts[1:])
+            errors = {int(new_place[p]): text for p, text in errors.items()}
+            present, values, rank = present[:, order], values[:, order], rank[:, order]
+        # scorer names in order of first appearance over the samples, each sample's scores
+        # as written (a few scorers: one pass each)
         all_names = list(self.names)
-        firsts = [int(np.argmax(code == c)) for c in range(len(all_names))]
-        seen = np.array(sorted(range(len(all_names)), key=firsts.__getitem__), dtype=np.int32)
-        if np.array_equal(seen, np.arange(len(seen))):
-            remapped = code
-        else:
-            remap_all = np.zeros(max(len(all_names), 1), dtype=np.int32)
-            remap_all[seen] = np.arange(len(seen), dtype=np.int32)
-            remapped = remap_all[code]
+        firsts = [(p, int(rank[c, p])) for c, p in enumerate(np.argmax(present, axis=1).tolist())]
+        seen = sorted(range(len(all_names)), key=firsts.__getitem__)
+        if seen != list(range(len(seen))):
+            present, values, rank = present[seen], values[seen], rank[seen]
         flags = flat["flags"]
         return KeptColumns(
-            ids=KeptIds(blob, starts, flat["id_len"]),
+            ids=KeptIds(blob, starts),
             idx=flat["idx"],
-            id_hash=flat["id_hash"],
-            input_hash=flat["input_hash"],
-            expected_hash=flat["expected_hash"],
+            texts_hash=flat["texts_hash"],
             passed=(flags & _PASSED) != 0,
             weighted=flat["weighted"],
             latency=flat["latency"],
@@ -544,10 +608,10 @@ class _Unpacker:
             unpriced=(flags & _UNPRICED) != 0,
             errors=errors,
             judged=self.judged,
-            names=[all_names[c] for c in seen.tolist()],
-            code=remapped,
-            position=position,
-            value=value,
+            names=[all_names[c] for c in seen],
+            present=present,
+            values=values,
+            rank=rank,
         )
 
 
@@ -594,3 +658,17 @@ def kept_plain_row(
     except (ValueError, TypeError, OverflowError, KeyError) as exc:
         log.debug("no kept columns for a batch of run %s: %s", run_id, exc)
         return None
+
+
+def _ranks(position: np.ndarray) -> np.ndarray:
+    """Each score row's place among its sample's rows, as written (0 first); at most 255 (a
+    sample with more scores than that is read from its rows)."""
+    order = np.argsort(position, kind="stable")
+    ordered = position[order]
+    first = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    sizes = np.diff(np.concatenate((first, [len(ordered)])))
+    if int(sizes.max()) > 256:
+        raise ValueError("more than 256 scores of one sample")
+    rank = np.empty(len(position), dtype=np.int64)
+    rank[order] = np.arange(len(position)) - np.repeat(first, sizes)
+    return rank
