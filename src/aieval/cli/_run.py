@@ -276,7 +276,7 @@ def _exit_for_problems(results: Sequence[RunResult]) -> None:
     for result in unscored:
         names = ", ".join(repr(name) for name in result.unscored_scorers)
         _error(
-            f"run {result.id}: scorer {names} scored no sample of {result.summary.samples}"
+            f"run {result.id}: scorer {names} scored no sample of {result.scored_samples}"
             " (n/a or failed on every one); see the n/a and errors columns above"
         )
     below = [r for r in results if r.missed_minimums]
