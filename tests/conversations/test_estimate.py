@@ -4,6 +4,7 @@ is refused by the estimate too."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -97,8 +98,33 @@ async def test_a_record_that_was_itself_replayed_is_called_again_and_its_tokens_
     assert estimate.target_calls == estimate.target_calls_max == 7
     assert estimate.tokens_unrecorded == 7
     assert (
-        "tokens: at least 0 (7 recorded answers carry no token counts: the record was itself "
-        "replayed)" in estimate.lines()
+        "tokens: at least 0 (7 recorded answers carry no token counts: 7 from a record that was "
+        "itself replayed)" in estimate.lines()
+    )
+
+
+async def test_a_live_record_without_usage_says_why_not_that_it_was_replayed() -> None:
+    """A live record whose target reported no usage (a Python target), or a records file's
+    import without it, is not called "itself replayed": the estimate says which it is."""
+    found = scenario(user_turns=[f"question {n}" for n in range(3)], max_turns=3)
+    live = await played(found, Counting())
+    bare = dataclasses.replace(
+        live, turns=tuple(dataclasses.replace(t, usage=None) for t in live.turns)
+    )
+    assert {t.source for t in bare.turns if t.role == "assistant"} == {"live"}
+    records = {("s-1", 0): bare}
+    stored = estimate_calls([found], 1, has_user=False, records=records, mode="strict")
+    assert stored.tokens_unrecorded == 3
+    assert stored.lines()[3] == (
+        "tokens: at least 0 (3 recorded answers carry no token counts: 3 whose target "
+        "reported no usage (a Python target, or a provider that sends none))"
+    )
+    imported = estimate_calls(
+        [found], 1, has_user=False, records=records, mode="branch", from_file=True
+    )
+    assert imported.lines()[3] == (
+        "tokens: at least 0 (3 recorded answers carry no token counts: 3 that the records "
+        "file holds without usage (an import without it))"
     )
 
 

@@ -8,7 +8,9 @@ scripted turns, one call of the simulated user: the bounds come from each scenar
 says it: ``strict`` calls the target once for each assistant turn the record holds past the
 scenario's opening, whatever the record's own source (a record that was itself replayed is
 called again; a scripted opening never is), and its recorded tokens are the estimate (those
-answers whose usage the record does not hold are counted apart); ``all`` calls nothing;
+answers whose usage the record does not hold are counted apart, each with why: the record
+was itself replayed, its target reported no usage, or the records file holds none); ``all``
+calls nothing;
 ``branch`` costs at least what ``strict`` does and at most a live run from the first
 changed answer.
 """
@@ -22,6 +24,15 @@ from aieval.conversations._scenario import Scenario
 from aieval.core import Conversation
 
 __all__ = ["Estimate", "estimate_calls"]
+
+#: Why a recorded answer carries no token counts, by what the estimate knows of it: its turn
+#: was replayed, or live from a stored run whose target reported no usage (a Python target, a
+#: provider that sends none), or live in a records file that holds none (an import).
+_WHY = {
+    "replayed": "from a record that was itself replayed",
+    "live": "whose target reported no usage (a Python target, or a provider that sends none)",
+    "file": "that the records file holds without usage (an import without it)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +49,10 @@ class Estimate:
             each conversation that is played to its end and valid).
         tool_rounds: the tool rounds per target move ``target_calls_max`` counts (the run's
             ``max_tool_rounds``; 0 when no scenario can call a tool).
-        tokens_unrecorded: the replayed answers whose tokens the record does not hold (a
-            record that was itself replayed): ``tokens`` is then a lower bound.
+        tokens_unrecorded: the replayed answers whose tokens the record does not hold:
+            ``tokens`` is then a lower bound.
+        unrecorded_why: those answers by why, ``(count, why)``, in the order of
+            ``_WHY``.
     """
 
     conversations: int
@@ -51,6 +64,7 @@ class Estimate:
     judge_calls_max: int = 0
     tool_rounds: int = 0
     tokens_unrecorded: int = 0
+    unrecorded_why: tuple[tuple[int, str], ...] = ()
 
     def lines(self) -> list[str]:
         """The estimate as the command line prints it."""
@@ -67,9 +81,10 @@ class Estimate:
         if self.tokens is None:
             tokens = "unknown before a run (no record)"
         elif self.tokens_unrecorded:
+            why = "; ".join(f"{n} {text}" for n, text in self.unrecorded_why)
             tokens = (
                 f"at least {self.tokens} ({self.tokens_unrecorded} recorded answers carry no "
-                "token counts: the record was itself replayed)"
+                f"token counts: {why})"
             )
         else:
             tokens = f"{self.tokens}"
@@ -91,13 +106,16 @@ def estimate_calls(
     judge_calls: int = 0,
     max_tool_rounds: int = 0,
     shared_tools: bool = False,
+    from_file: bool = False,
 ) -> Estimate:
     """The estimate of playing ``scenarios`` ``epochs`` times (replaying ``records`` in
     ``mode`` when given), each played conversation judged with ``judge_calls`` calls; a
     scenario that declares tools (or every scenario, ``shared_tools``: the eval's Python
     tools) may take ``max_tool_rounds`` tool rounds per target move. A scenario without a
-    record fails closed and costs nothing."""
-    count = low = high = user = judged = unrecorded = 0
+    record fails closed and costs nothing. ``from_file``: the records came from a records file
+    (an import, say), not a stored run; it only says why an answer carries no tokens."""
+    count = low = high = user = judged = 0
+    why: dict[str, int] = dict.fromkeys(_WHY.values(), 0)
     tokens = 0
     rounds_counted = 0
     keys = [(s, e) for s in scenarios for e in (range(1, epochs + 1) if epochs > 1 else (0,))]
@@ -129,7 +147,10 @@ def estimate_calls(
             for t in answers
             if t.usage is not None
         )
-        unrecorded += sum(1 for t in answers if t.usage is None)
+        for turn in answers:
+            if turn.usage is None:
+                key = "replayed" if turn.source == "replayed" else "file" if from_file else "live"
+                why[_WHY[key]] += 1
         high += len(answers) if mode == "strict" else max(len(answers), live_high)
         user += live_user if mode == "branch" else 0
     counted_rounds = rounds_counted if records is None or mode == "branch" else 0
@@ -142,5 +163,6 @@ def estimate_calls(
         "live" if records is None else f"replay {mode}",
         judged,
         counted_rounds,
-        unrecorded,
+        sum(why.values()),
+        tuple((n, text) for text, n in why.items() if n),
     )
