@@ -141,6 +141,30 @@ BAD_LINES = {
     "a tool call's code": (_with_call_key, "turns[0].tool_calls[0].function"),
     "a number not finite": (lambda: _with_turn_key("latency_s", float("nan")), "latency_s"),
     "a wrong field": (lambda: json.dumps(_record(epoch=-1)), "epoch"),
+    "negative tokens": (
+        lambda: _with_turn_key("usage", {"input_tokens": -5, "output_tokens": 1}),
+        "turn 1.usage.input_tokens: -5 is out of range",
+    ),
+    "absurd tokens": (
+        lambda: _with_turn_key("usage", {"input_tokens": 1, "output_tokens": 10**30}),
+        f"turn 1.usage.output_tokens: {10**30} is out of range (0 to {2**63 - 1})",
+    ),
+    "fractional tokens": (
+        lambda: _with_turn_key("usage", {"input_tokens": 1.5}),
+        "turn 1.usage.input_tokens: expected a whole number",
+    ),
+    "negative retries": (
+        lambda: _with_turn_key("usage", {"retries": -1}),
+        "turn 1.usage.retries: -1 is out of range",
+    ),
+    "a negative cost": (
+        lambda: _with_turn_key("usage", {"cost": -0.5}),
+        "turn 1.usage.cost: -0.5 is negative",
+    ),
+    "a negative latency": (
+        lambda: _with_turn_key("latency_s", -2.0),
+        "turn 1.latency_s: -2.0 is negative",
+    ),
     "too deep": ('{"a": ' * 100_000 + "1" + "}" * 100_000, "nested too deep"),
 }
 
