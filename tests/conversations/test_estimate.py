@@ -178,3 +178,18 @@ def test_estimate_of_a_run_with_two_assistants_is_refused_as_the_run_is(tmp_path
         with pytest.raises(ConfigError, match="give the assistant under test once"):
             estimate_run(config, store=store, target="tests.conversations._authored:kind")
         assert store.list_runs() == []
+
+
+async def test_the_live_least_counts_the_scripted_turns_unless_a_goal_check_can_end_early() -> None:
+    """Four scripted turns are all answered (4 calls, the least 4, not 1); with a goal check
+    that can end the conversation after one answer, the least stays 1."""
+    found = scenario(user_turns=[f"question {n}" for n in range(4)], max_turns=6)
+    target = Counting()
+    live = await played(found, target)
+    assert live.outcome.completed and target.calls == 4
+    estimate = estimate_calls([found], 1, has_user=False)
+    assert estimate.target_calls == 4 <= estimate.target_calls_max == 6
+    row = {"id": "s-1", "goal": "g", "persona": "p", "user_turns": ["a", "b", "c", "d"]}
+    rows = [{**row, "stop": {"goal_check": "done"}}]
+    goal = load_scenarios(rows, goal_checks={"done"}).scenarios[0]
+    assert estimate_calls([goal], 1, has_user=False).target_calls == 1

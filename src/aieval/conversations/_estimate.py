@@ -1,17 +1,17 @@
 """What a conversation run will spend, before it spends it: calls and tokens.
 
 Live, each target move (one per user turn, and one first when the opening ends with a user
-message) costs one call of the target, plus one per tool round when the scenario can call
-tools (at most ``max_tool_rounds`` rounds a move: the most counts them all), and, past the
-scripted turns, one call of the simulated user: the bounds come from each scenario's
-``max_turns``, and tokens are unknown until something was recorded. Replaying, the record
-says it: ``strict`` calls the target once for each assistant turn the record holds past the
-scenario's opening, whatever the record's own source (a record that was itself replayed is
+message) costs one call of the target (the least counts the scripted user turns, which are all
+answered unless a goal check ends the conversation first), plus one per tool round when the
+scenario can call tools (at most ``max_tool_rounds`` rounds a move: the most counts them all),
+and, past the scripted turns, one call of the simulated user: the bounds come from each
+scenario's ``max_turns``, and tokens are unknown until something was recorded. Replaying, the
+record says it: ``strict`` calls the target once for each assistant turn the record holds past
+the scenario's opening, whatever the record's own source (a record that was itself replayed is
 called again; a scripted opening never is), and its recorded tokens are the estimate (those
-answers whose usage the record does not hold are counted apart, each with why: the record
-was itself replayed, its target reported no usage, or the records file holds none); ``all``
-calls nothing;
-``branch`` costs at least what ``strict`` does and at most a live run from the first
+answers whose usage the record does not hold are counted apart, each with why: the record was
+itself replayed, its target reported no usage, or the records file holds none); ``all`` calls
+nothing; ``branch`` costs at least what ``strict`` does and at most a live run from the first
 changed answer.
 """
 
@@ -129,7 +129,11 @@ def estimate_calls(
         live_high = moves * (rounds + 1)
         live_user = 0 if not has_user else max(0, scenario.max_turns - len(scenario.user_turns))
         if records is None:
-            low += 1
+            # without a goal check to end it early, every scripted user turn is answered
+            scripted = (
+                min(len(scenario.user_turns), scenario.max_turns) + moves - scenario.max_turns
+            )
+            low += 1 if scenario.stop.goal_check is not None else max(1, scripted)
             high += live_high
             user += live_user
             judged += judge_calls
