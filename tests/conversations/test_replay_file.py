@@ -55,6 +55,8 @@ def test_aieval_run_replays_an_imported_records_file_and_a_missing_scenario_fail
         )
     assert attempts == []
     assert "Traceback" not in done.stderr and "15 samples" in done.stdout, done
+    # the import names no check: no rate that would read as "all passed"
+    assert "no checks: nothing scored" in done.stdout and "pass rate" not in done.stdout
     with Store(tmp_path / "r.db") as db:
         (run,) = db.list_runs()
         samples = {s.example_id: s for s in db.iter_samples(run.id)}

@@ -387,7 +387,8 @@ def _print_summary(result: RunResult) -> None:
         Text.assemble("run ", (printable(result.id), "bold")),
         status,
         f"{summary.samples} samples",
-        f"pass rate {pct(result.pass_rate)}",
+        # a rate of a run that checked nothing would read as "all passed"
+        f"pass rate {pct(result.pass_rate)}" if summary.scorers else "no checks: nothing scored",
     ]
     from aieval.core import coverage_note  # not at import: `--help` loads no core
 

@@ -169,6 +169,8 @@ def _print_run_row(row: RunRow, store: Store) -> RunSummary:
     )
     if row.error:
         out.print(printable_lines(row.error), style="red")
+    if summary.samples and not summary.scorers:  # a rate would read as "all passed"
+        out.print("no checks: nothing scored", highlight=False)
     if summary.scorers:
         from aieval.core import coverage_note, low_coverage  # not at import: `--help` loads none
 
