@@ -223,3 +223,23 @@ def test_a_bad_records_file_stops_aieval_run_before_anything_is_stored(
     assert "bad.jsonl, line 2: turns[0].url: not a field" in done.stderr
     with Store(tmp_path / "r.db") as db:
         assert db.list_runs() == []
+
+
+def test_estimate_warns_of_a_scenario_the_imported_records_lack(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real DeepEval multi-turn goldens: one is imported as a scenario without a record
+    (it holds no answer to replay); `--estimate` says beforehand that it will fail closed, as
+    the replay then does."""
+    import_deepeval(DEEPEVAL / "goldens_multi_turn.json", tmp_path / "out")
+    flags = ["--replay", "out/recorded.jsonl", "--replay-mode", "all", "--db", "r.db"]
+    estimate = run_main(
+        capsys, monkeypatch, "run", "out/eval.yaml", *flags, "--estimate", cwd=tmp_path
+    )
+    assert estimate.returncode == 0, estimate.stderr
+    assert (
+        "warning: 1 conversation without a record ('conversation-5'): each fails closed "
+        "(ReplayMissError), nothing is called in its place"
+    ) in estimate.stdout
+    done = run_main(capsys, monkeypatch, "run", "out/eval.yaml", *flags, cwd=tmp_path)
+    assert "scenario 'conversation-5'" in done.stdout and "ReplayMissError" in done.stdout

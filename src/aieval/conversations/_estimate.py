@@ -25,6 +25,9 @@ from aieval.core import Conversation
 
 __all__ = ["Estimate", "estimate_calls"]
 
+#: How many conversations without a record the estimate names (the count holds them all).
+_NAMED = 5
+
 #: Why a recorded answer carries no token counts, by what the estimate knows of it: its turn
 #: was replayed, or live from a stored run whose target reported no usage (a Python target, a
 #: provider that sends none), or live in a records file that holds none (an import).
@@ -53,6 +56,8 @@ class Estimate:
             ``tokens`` is then a lower bound.
         unrecorded_why: those answers by why, ``(count, why)``, in the order of
             ``_WHY``.
+        missing: the conversations (``scenario`` or ``scenario#epoch``) the records lack:
+            each fails closed when replayed, and the estimate says so beforehand.
     """
 
     conversations: int
@@ -65,6 +70,7 @@ class Estimate:
     tool_rounds: int = 0
     tokens_unrecorded: int = 0
     unrecorded_why: tuple[tuple[int, str], ...] = ()
+    missing: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
         """The estimate as the command line prints it."""
@@ -88,12 +94,25 @@ class Estimate:
             )
         else:
             tokens = f"{self.tokens}"
-        return [
-            f"{self.conversations} conversations ({self.mode})",
-            f"target calls: {calls}",
-            f"simulated user calls: at most {self.user_calls_max}",
-            f"tokens: {tokens}",
-        ] + ([f"judge calls: at most {self.judge_calls_max}"] if self.judge_calls_max else [])
+        return (
+            [
+                f"{self.conversations} conversations ({self.mode})",
+                f"target calls: {calls}",
+                f"simulated user calls: at most {self.user_calls_max}",
+                f"tokens: {tokens}",
+            ]
+            + ([f"judge calls: at most {self.judge_calls_max}"] if self.judge_calls_max else [])
+            + ([self._missing_line()] if self.missing else [])
+        )
+
+    def _missing_line(self) -> str:
+        shown = ", ".join(repr(m) for m in self.missing[:_NAMED])
+        more = f" and {len(self.missing) - _NAMED} more" if len(self.missing) > _NAMED else ""
+        return (
+            f"warning: {len(self.missing)} conversation{'' if len(self.missing) == 1 else 's'}"
+            f" without a record ({shown}{more}): each fails closed (ReplayMissError), nothing"
+            " is called in its place"
+        )
 
 
 def estimate_calls(
@@ -116,6 +135,7 @@ def estimate_calls(
     (an import, say), not a stored run; it only says why an answer carries no tokens."""
     count = low = high = user = judged = 0
     why: dict[str, int] = dict.fromkeys(_WHY.values(), 0)
+    missing: list[str] = []
     tokens = 0
     rounds_counted = 0
     keys = [(s, e) for s in scenarios for e in (range(1, epochs + 1) if epochs > 1 else (0,))]
@@ -139,7 +159,10 @@ def estimate_calls(
             judged += judge_calls
             continue
         record = records.get((scenario.id, epoch))
-        if record is None or mode == "all":
+        if record is None:
+            missing.append(f"{scenario.id}#{epoch}" if epoch else scenario.id)
+            continue
+        if mode == "all":
             continue
         judged += judge_calls
         # every assistant turn past the opening is a call of the target now, whichever way
@@ -169,4 +192,5 @@ def estimate_calls(
         counted_rounds,
         sum(why.values()),
         tuple((n, text) for text, n in why.items() if n),
+        tuple(missing),
     )
