@@ -231,3 +231,48 @@ def test_a_run_of_one_answer_pairs_with_each_epoch_of_the_other(tmp_path: Path) 
         (1, 1.0, 0.0),
         (2, None, 0.0),
     ]
+
+
+def rude_to_order_1(turns: tuple[Turn, ...]) -> str:
+    """Rude in its first answer to order 1 only; right everywhere else."""
+    said = sum(1 for t in turns if t.role == "assistant")
+    return RUDE if said == 0 and "order 1?" in turns[0].content else "your order has shipped"
+
+
+def test_a_min_setting_is_no_rule_of_compare_and_few_scenarios_are_inconclusive(
+    tmp_path: Path,
+) -> None:
+    """What the docs say blocks: `settings.min` is the run's minimum (the candidate's run
+    misses it), never a rule of `compare`; of 3 scenarios, one turn-1 regression is not shown
+    worse and `paired_examples` (60) leaves it inconclusive, while all 3 regressed block on
+    the pass rate and the weighted score."""
+    rows = [
+        scenario_row(
+            n, user_turns=[f"where is order {n}?", "and now?"], checks={"turn": ["polite"]}
+        )
+        for n in (1, 2, 3)
+    ]
+    path = write_eval(
+        tmp_path,
+        rows,
+        conversation={"turn_checks": f"{AUTHORED}:TURN_CHECKS"},
+        settings={"min": {"polite@min": 1.0}},
+    )
+    store = tmp_path / "r.db"
+    runs = [
+        run_eval(load_eval(path), store=store, target=f"{where}")[0]
+        for where in (f"{AUTHORED}:kind", f"{HERE}:rude_to_order_1", f"{HERE}:rude_markup_first")
+    ]
+    base, one, every = runs
+    assert [m.metric for m in one.missed_minimums] == ["polite@min"]  # aieval run exits 4
+    with Store(store) as db:
+        some = compare_runs(db, base.id, one.id)
+        all_worse = compare_runs(db, base.id, every.id)
+    assert some.outcome == "inconclusive"
+    unsure = {r.rule for r in some.decision.rules if r.inconclusive}
+    assert unsure == {"paired_examples", "weighted_score_noninferior"}
+    assert not [r.rule for r in some.decision.rules if not r.passed and not r.inconclusive]
+    assert not [r for r in some.decision.rules if "min" in r.rule and "paired" not in r.rule]
+    assert all_worse.outcome == "block"
+    failed = {r.rule for r in all_worse.decision.rules if not r.passed and not r.inconclusive}
+    assert failed == {"pass_rate_not_worse", "weighted_score_noninferior"}

@@ -4,6 +4,7 @@ is refused by the estimate too."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -97,8 +98,33 @@ async def test_a_record_that_was_itself_replayed_is_called_again_and_its_tokens_
     assert estimate.target_calls == estimate.target_calls_max == 7
     assert estimate.tokens_unrecorded == 7
     assert (
-        "tokens: at least 0 (7 recorded answers carry no token counts: the record was itself "
-        "replayed)" in estimate.lines()
+        "tokens: at least 0 (7 recorded answers carry no token counts: 7 from a record that was "
+        "itself replayed)" in estimate.lines()
+    )
+
+
+async def test_a_live_record_without_usage_says_why_not_that_it_was_replayed() -> None:
+    """A live record whose target reported no usage (a Python target), or a records file's
+    import without it, is not called "itself replayed": the estimate says which it is."""
+    found = scenario(user_turns=[f"question {n}" for n in range(3)], max_turns=3)
+    live = await played(found, Counting())
+    bare = dataclasses.replace(
+        live, turns=tuple(dataclasses.replace(t, usage=None) for t in live.turns)
+    )
+    assert {t.source for t in bare.turns if t.role == "assistant"} == {"live"}
+    records = {("s-1", 0): bare}
+    stored = estimate_calls([found], 1, has_user=False, records=records, mode="strict")
+    assert stored.tokens_unrecorded == 3
+    assert stored.lines()[3] == (
+        "tokens: at least 0 (3 recorded answers carry no token counts: 3 whose target "
+        "reported no usage (a Python target, or a provider that sends none))"
+    )
+    imported = estimate_calls(
+        [found], 1, has_user=False, records=records, mode="branch", from_file=True
+    )
+    assert imported.lines()[3] == (
+        "tokens: at least 0 (3 recorded answers carry no token counts: 3 that the records "
+        "file holds without usage (an import without it))"
     )
 
 
@@ -152,3 +178,18 @@ def test_estimate_of_a_run_with_two_assistants_is_refused_as_the_run_is(tmp_path
         with pytest.raises(ConfigError, match="give the assistant under test once"):
             estimate_run(config, store=store, target="tests.conversations._authored:kind")
         assert store.list_runs() == []
+
+
+async def test_the_live_least_counts_the_scripted_turns_unless_a_goal_check_can_end_early() -> None:
+    """Four scripted turns are all answered (4 calls, the least 4, not 1); with a goal check
+    that can end the conversation after one answer, the least stays 1."""
+    found = scenario(user_turns=[f"question {n}" for n in range(4)], max_turns=6)
+    target = Counting()
+    live = await played(found, target)
+    assert live.outcome.completed and target.calls == 4
+    estimate = estimate_calls([found], 1, has_user=False)
+    assert estimate.target_calls == 4 <= estimate.target_calls_max == 6
+    row = {"id": "s-1", "goal": "g", "persona": "p", "user_turns": ["a", "b", "c", "d"]}
+    rows = [{**row, "stop": {"goal_check": "done"}}]
+    goal = load_scenarios(rows, goal_checks={"done"}).scenarios[0]
+    assert estimate_calls([goal], 1, has_user=False).target_calls == 1

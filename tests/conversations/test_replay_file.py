@@ -55,6 +55,8 @@ def test_aieval_run_replays_an_imported_records_file_and_a_missing_scenario_fail
         )
     assert attempts == []
     assert "Traceback" not in done.stderr and "15 samples" in done.stdout, done
+    # the import names no check: no rate that would read as "all passed"
+    assert "no checks: nothing scored" in done.stdout and "pass rate" not in done.stdout
     with Store(tmp_path / "r.db") as db:
         (run,) = db.list_runs()
         samples = {s.example_id: s for s in db.iter_samples(run.id)}
@@ -141,6 +143,30 @@ BAD_LINES = {
     "a tool call's code": (_with_call_key, "turns[0].tool_calls[0].function"),
     "a number not finite": (lambda: _with_turn_key("latency_s", float("nan")), "latency_s"),
     "a wrong field": (lambda: json.dumps(_record(epoch=-1)), "epoch"),
+    "negative tokens": (
+        lambda: _with_turn_key("usage", {"input_tokens": -5, "output_tokens": 1}),
+        "turn 1.usage.input_tokens: -5 is out of range",
+    ),
+    "absurd tokens": (
+        lambda: _with_turn_key("usage", {"input_tokens": 1, "output_tokens": 10**30}),
+        f"turn 1.usage.output_tokens: {10**30} is out of range (0 to {2**63 - 1})",
+    ),
+    "fractional tokens": (
+        lambda: _with_turn_key("usage", {"input_tokens": 1.5}),
+        "turn 1.usage.input_tokens: expected a whole number",
+    ),
+    "negative retries": (
+        lambda: _with_turn_key("usage", {"retries": -1}),
+        "turn 1.usage.retries: -1 is out of range",
+    ),
+    "a negative cost": (
+        lambda: _with_turn_key("usage", {"cost": -0.5}),
+        "turn 1.usage.cost: -0.5 is negative",
+    ),
+    "a negative latency": (
+        lambda: _with_turn_key("latency_s", -2.0),
+        "turn 1.latency_s: -2.0 is negative",
+    ),
     "too deep": ('{"a": ' * 100_000 + "1" + "}" * 100_000, "nested too deep"),
 }
 
@@ -197,3 +223,23 @@ def test_a_bad_records_file_stops_aieval_run_before_anything_is_stored(
     assert "bad.jsonl, line 2: turns[0].url: not a field" in done.stderr
     with Store(tmp_path / "r.db") as db:
         assert db.list_runs() == []
+
+
+def test_estimate_warns_of_a_scenario_the_imported_records_lack(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real DeepEval multi-turn goldens: one is imported as a scenario without a record
+    (it holds no answer to replay); `--estimate` says beforehand that it will fail closed, as
+    the replay then does."""
+    import_deepeval(DEEPEVAL / "goldens_multi_turn.json", tmp_path / "out")
+    flags = ["--replay", "out/recorded.jsonl", "--replay-mode", "all", "--db", "r.db"]
+    estimate = run_main(
+        capsys, monkeypatch, "run", "out/eval.yaml", *flags, "--estimate", cwd=tmp_path
+    )
+    assert estimate.returncode == 0, estimate.stderr
+    assert (
+        "warning: 1 conversation without a record ('conversation-5'): each fails closed "
+        "(ReplayMissError), nothing is called in its place"
+    ) in estimate.stdout
+    done = run_main(capsys, monkeypatch, "run", "out/eval.yaml", *flags, cwd=tmp_path)
+    assert "scenario 'conversation-5'" in done.stdout and "ReplayMissError" in done.stdout

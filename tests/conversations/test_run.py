@@ -443,13 +443,40 @@ def test_aieval_run_and_show_say_invalid_not_fail(
     with Store(tmp_path / "r.db") as db:
         (run,) = db.list_runs()
     shown = run_main(capsys, monkeypatch, "show", run.id, "--db", "r.db", cwd=tmp_path, env=env)
-    assert "pass rate 100.0% of 3 samples (2 invalid (simulated user)" in shown.stdout
+    assert "pass rate 100.0% of 1 sample (2 invalid (simulated user) left out)" in shown.stdout
     assert shown.stdout.count("· invalid") == 2 and shown.stdout.count("· pass") == 1
     assert "· fail" not in shown.stdout
     only = run_main(
         capsys, monkeypatch, "show", run.id, "--failed", "--db", "r.db", cwd=tmp_path, env=env
     )
     assert "sample order-" not in only.stdout
+
+
+def test_a_check_that_scored_no_valid_sample_is_counted_over_the_valid_ones(
+    openai_server: OpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tester's run: the only scenario with an ``expected_state`` is invalid, so
+    ``final_state`` scored none of the valid ones; `aieval run` exits 3 naming the 1 valid
+    sample it was checked against (not all 3), and the 2 invalid ones left out."""
+    rows = [
+        scenario_row(1, expected_state="shipped", checks={"turn": ["polite"]}),
+        scenario_row(2, checks={"turn": ["polite"]}),
+        scenario_row(3, checks={"turn": ["polite"]}),
+    ]
+    conversation = {"turn_checks": f"{AUTHORED}:TURN_CHECKS", "builtin_checks": ["final_state"]}
+    path = chat_eval(tmp_path, openai_server, rows, conversation=conversation)
+    openai_server.responder = _ai_user
+    env = {"COLUMNS": "250"}
+    done = run_main(capsys, monkeypatch, "run", str(path), "--db", "r.db", cwd=tmp_path, env=env)
+    assert done.returncode == 3, done.stdout
+    said = " ".join(done.stderr.split())
+    assert (
+        "scorer 'final_state' scored no sample of 1 valid (2 invalid (simulated user) left out)"
+        in said
+    ), said
 
 
 def _once_ai_user() -> Any:

@@ -122,6 +122,7 @@ def test_estimate_counts_the_judge_calls_and_calls_nothing(
     assert done.returncode == 0, done.stderr
     assert "3 conversations (live)" in done.stdout
     assert "judge calls: at most 18" in done.stdout  # 3 conversations x 2 judges x 3 samples
+    assert "target calls: 6 to 30" in done.stdout  # the least: each scripted turn answered
     assert openai_server.requests == []
 
 

@@ -276,7 +276,7 @@ def _exit_for_problems(results: Sequence[RunResult]) -> None:
     for result in unscored:
         names = ", ".join(repr(name) for name in result.unscored_scorers)
         _error(
-            f"run {result.id}: scorer {names} scored no sample of {result.summary.samples}"
+            f"run {result.id}: scorer {names} scored no sample of {result.scored_samples}"
             " (n/a or failed on every one); see the n/a and errors columns above"
         )
     below = [r for r in results if r.missed_minimums]
@@ -387,7 +387,8 @@ def _print_summary(result: RunResult) -> None:
         Text.assemble("run ", (printable(result.id), "bold")),
         status,
         f"{summary.samples} samples",
-        f"pass rate {pct(result.pass_rate)}",
+        # a rate of a run that checked nothing would read as "all passed"
+        f"pass rate {pct(result.pass_rate)}" if summary.scorers else "no checks: nothing scored",
     ]
     from aieval.core import coverage_note  # not at import: `--help` loads no core
 

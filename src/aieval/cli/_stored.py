@@ -169,16 +169,19 @@ def _print_run_row(row: RunRow, store: Store) -> RunSummary:
     )
     if row.error:
         out.print(printable_lines(row.error), style="red")
+    if summary.samples and not summary.scorers:  # a rate would read as "all passed"
+        out.print("no checks: nothing scored", highlight=False)
     if summary.scorers:
         from aieval.core import coverage_note, low_coverage  # not at import: `--help` loads none
 
         counts = {name: stats.to_dict() for name, stats in summary.scorers.items()}
+        rated = _counted(summary.samples - (summary.invalid or 0))  # the invalid: left out
         out.print(scorer_table(summary.scorers))
         out.print(
             printable(
-                f"pass rate {pct(summary.pass_rate)} of {summary.samples} samples"
+                f"pass rate {pct(summary.pass_rate)} of {rated}"
                 + (
-                    f" ({summary.invalid} invalid (simulated user), left out of the pass rate)"
+                    f" ({summary.invalid} invalid (simulated user) left out)"
                     if summary.invalid
                     else ""
                 )
@@ -191,6 +194,11 @@ def _print_run_row(row: RunRow, store: Store) -> RunSummary:
         out.print(printable(" · ".join(usage)), highlight=False)
     print_top_errors(summary)
     return summary
+
+
+def _counted(samples: int) -> str:
+    """``1 sample``, ``3 samples``: those the pass rate is over."""
+    return f"{samples} sample{'' if samples == 1 else 's'}"
 
 
 def _pass_rate(metrics: dict[str, Any]) -> str:

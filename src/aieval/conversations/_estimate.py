@@ -1,15 +1,17 @@
 """What a conversation run will spend, before it spends it: calls and tokens.
 
 Live, each target move (one per user turn, and one first when the opening ends with a user
-message) costs one call of the target, plus one per tool round when the scenario can call
-tools (at most ``max_tool_rounds`` rounds a move: the most counts them all), and, past the
-scripted turns, one call of the simulated user: the bounds come from each scenario's
-``max_turns``, and tokens are unknown until something was recorded. Replaying, the record
-says it: ``strict`` calls the target once for each assistant turn the record holds past the
-scenario's opening, whatever the record's own source (a record that was itself replayed is
+message) costs one call of the target (the least counts the scripted user turns, which are all
+answered unless a goal check ends the conversation first), plus one per tool round when the
+scenario can call tools (at most ``max_tool_rounds`` rounds a move: the most counts them all),
+and, past the scripted turns, one call of the simulated user: the bounds come from each
+scenario's ``max_turns``, and tokens are unknown until something was recorded. Replaying, the
+record says it: ``strict`` calls the target once for each assistant turn the record holds past
+the scenario's opening, whatever the record's own source (a record that was itself replayed is
 called again; a scripted opening never is), and its recorded tokens are the estimate (those
-answers whose usage the record does not hold are counted apart); ``all`` calls nothing;
-``branch`` costs at least what ``strict`` does and at most a live run from the first
+answers whose usage the record does not hold are counted apart, each with why: the record was
+itself replayed, its target reported no usage, or the records file holds none); ``all`` calls
+nothing; ``branch`` costs at least what ``strict`` does and at most a live run from the first
 changed answer.
 """
 
@@ -22,6 +24,18 @@ from aieval.conversations._scenario import Scenario
 from aieval.core import Conversation
 
 __all__ = ["Estimate", "estimate_calls"]
+
+#: How many conversations without a record the estimate names (the count holds them all).
+_NAMED = 5
+
+#: Why a recorded answer carries no token counts, by what the estimate knows of it: its turn
+#: was replayed, or live from a stored run whose target reported no usage (a Python target, a
+#: provider that sends none), or live in a records file that holds none (an import).
+_WHY = {
+    "replayed": "from a record that was itself replayed",
+    "live": "whose target reported no usage (a Python target, or a provider that sends none)",
+    "file": "that the records file holds without usage (an import without it)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +52,12 @@ class Estimate:
             each conversation that is played to its end and valid).
         tool_rounds: the tool rounds per target move ``target_calls_max`` counts (the run's
             ``max_tool_rounds``; 0 when no scenario can call a tool).
-        tokens_unrecorded: the replayed answers whose tokens the record does not hold (a
-            record that was itself replayed): ``tokens`` is then a lower bound.
+        tokens_unrecorded: the replayed answers whose tokens the record does not hold:
+            ``tokens`` is then a lower bound.
+        unrecorded_why: those answers by why, ``(count, why)``, in the order of
+            ``_WHY``.
+        missing: the conversations (``scenario`` or ``scenario#epoch``) the records lack:
+            each fails closed when replayed, and the estimate says so beforehand.
     """
 
     conversations: int
@@ -51,6 +69,8 @@ class Estimate:
     judge_calls_max: int = 0
     tool_rounds: int = 0
     tokens_unrecorded: int = 0
+    unrecorded_why: tuple[tuple[int, str], ...] = ()
+    missing: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
         """The estimate as the command line prints it."""
@@ -67,18 +87,32 @@ class Estimate:
         if self.tokens is None:
             tokens = "unknown before a run (no record)"
         elif self.tokens_unrecorded:
+            why = "; ".join(f"{n} {text}" for n, text in self.unrecorded_why)
             tokens = (
                 f"at least {self.tokens} ({self.tokens_unrecorded} recorded answers carry no "
-                "token counts: the record was itself replayed)"
+                f"token counts: {why})"
             )
         else:
             tokens = f"{self.tokens}"
-        return [
-            f"{self.conversations} conversations ({self.mode})",
-            f"target calls: {calls}",
-            f"simulated user calls: at most {self.user_calls_max}",
-            f"tokens: {tokens}",
-        ] + ([f"judge calls: at most {self.judge_calls_max}"] if self.judge_calls_max else [])
+        return (
+            [
+                f"{self.conversations} conversations ({self.mode})",
+                f"target calls: {calls}",
+                f"simulated user calls: at most {self.user_calls_max}",
+                f"tokens: {tokens}",
+            ]
+            + ([f"judge calls: at most {self.judge_calls_max}"] if self.judge_calls_max else [])
+            + ([self._missing_line()] if self.missing else [])
+        )
+
+    def _missing_line(self) -> str:
+        shown = ", ".join(repr(m) for m in self.missing[:_NAMED])
+        more = f" and {len(self.missing) - _NAMED} more" if len(self.missing) > _NAMED else ""
+        return (
+            f"warning: {len(self.missing)} conversation{'' if len(self.missing) == 1 else 's'}"
+            f" without a record ({shown}{more}): each fails closed (ReplayMissError), nothing"
+            " is called in its place"
+        )
 
 
 def estimate_calls(
@@ -91,13 +125,17 @@ def estimate_calls(
     judge_calls: int = 0,
     max_tool_rounds: int = 0,
     shared_tools: bool = False,
+    from_file: bool = False,
 ) -> Estimate:
     """The estimate of playing ``scenarios`` ``epochs`` times (replaying ``records`` in
     ``mode`` when given), each played conversation judged with ``judge_calls`` calls; a
     scenario that declares tools (or every scenario, ``shared_tools``: the eval's Python
     tools) may take ``max_tool_rounds`` tool rounds per target move. A scenario without a
-    record fails closed and costs nothing."""
-    count = low = high = user = judged = unrecorded = 0
+    record fails closed and costs nothing. ``from_file``: the records came from a records file
+    (an import, say), not a stored run; it only says why an answer carries no tokens."""
+    count = low = high = user = judged = 0
+    why: dict[str, int] = dict.fromkeys(_WHY.values(), 0)
+    missing: list[str] = []
     tokens = 0
     rounds_counted = 0
     keys = [(s, e) for s in scenarios for e in (range(1, epochs + 1) if epochs > 1 else (0,))]
@@ -111,13 +149,20 @@ def estimate_calls(
         live_high = moves * (rounds + 1)
         live_user = 0 if not has_user else max(0, scenario.max_turns - len(scenario.user_turns))
         if records is None:
-            low += 1
+            # without a goal check to end it early, every scripted user turn is answered
+            scripted = (
+                min(len(scenario.user_turns), scenario.max_turns) + moves - scenario.max_turns
+            )
+            low += 1 if scenario.stop.goal_check is not None else max(1, scripted)
             high += live_high
             user += live_user
             judged += judge_calls
             continue
         record = records.get((scenario.id, epoch))
-        if record is None or mode == "all":
+        if record is None:
+            missing.append(f"{scenario.id}#{epoch}" if epoch else scenario.id)
+            continue
+        if mode == "all":
             continue
         judged += judge_calls
         # every assistant turn past the opening is a call of the target now, whichever way
@@ -129,7 +174,10 @@ def estimate_calls(
             for t in answers
             if t.usage is not None
         )
-        unrecorded += sum(1 for t in answers if t.usage is None)
+        for turn in answers:
+            if turn.usage is None:
+                key = "replayed" if turn.source == "replayed" else "file" if from_file else "live"
+                why[_WHY[key]] += 1
         high += len(answers) if mode == "strict" else max(len(answers), live_high)
         user += live_user if mode == "branch" else 0
     counted_rounds = rounds_counted if records is None or mode == "branch" else 0
@@ -142,5 +190,7 @@ def estimate_calls(
         "live" if records is None else f"replay {mode}",
         judged,
         counted_rounds,
-        unrecorded,
+        sum(why.values()),
+        tuple((n, text) for text, n in why.items() if n),
+        tuple(missing),
     )

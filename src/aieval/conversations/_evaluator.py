@@ -28,6 +28,7 @@ from aieval.conversations._fidelity import (
 )
 from aieval.conversations._grader import ConversationGrader
 from aieval.conversations._records import CONVERSATION_KEY, replay_records, replay_source
+from aieval.conversations._records_file import is_records_file
 from aieval.conversations._scenario import Scenario
 from aieval.conversations._scenarios import ScenarioSet, _file_rows, load_scenarios
 from aieval.conversations._settings import (
@@ -484,6 +485,7 @@ def _estimates(config: Any, store: Any, overrides: dict[str, Any]) -> list[Estim
                 judge_calls=evaluator.judge_calls(),
                 max_tool_rounds=evaluator.settings.max_tool_rounds,
                 shared_tools=bool(evaluator.hooks.tools),
+                from_file=evaluator.replay is not None and is_records_file(evaluator.replay),
             )
         )
     return estimates

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from aieval._json import loads_strict
-from aieval.core import Conversation
+from aieval.core import MAX_COUNT, Conversation, count_out_of_range
 from aieval.errors import ConfigError, ConversationError
 
 __all__ = ["MAX_RECORDS_BYTES", "is_records_file", "records_from_file"]
@@ -39,7 +39,8 @@ def records_from_file(path: str | Path) -> dict[tuple[str, int], Conversation]:
     Raises:
         ConfigError: a missing or oversized file, or a line that is not one valid record (not
             UTF-8, not JSON, a key given twice, a number that is not finite, a field the
-            record does not have or of the wrong kind), a scenario and epoch recorded twice,
+            record does not have or of the wrong kind, a token count, retries, cost or latency
+            out of range), a scenario and epoch recorded twice,
             or no record at all; the message names the file and the line.
     """
     file = Path(path)
@@ -91,7 +92,34 @@ def _record(raw: bytes, where: str) -> Conversation:
             f"{where}: {extra}: not a field of a recorded conversation (a record holds turns, "
             "tool results and its outcome, nothing else); remove it"
         )
+    wrong = _out_of_range(record)
+    if wrong:
+        raise ConfigError(f"{where}: {wrong}; correct or remove it")
     return record
+
+
+def _out_of_range(record: Conversation) -> str | None:
+    """The first usage figure of the record that cannot be true: a token count or retries
+    negative or above what a store keeps (:data:`~aieval.core.MAX_COUNT`), a cost or latency
+    negative; ``None`` if none. An estimate adds the counts up, a run stores them."""
+    for number, turn in enumerate(record.turns, 1):
+        at = f"scenario {record.scenario_id!r}, turn {number}"
+        if turn.latency_s is not None and turn.latency_s < 0:
+            return f"{at}.latency_s: {turn.latency_s} is negative"
+        usage = turn.usage
+        if usage is None:
+            continue
+        counts = {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "retries": usage.retries,
+        }
+        for name, value in counts.items():
+            if value is not None and count_out_of_range(value):
+                return f"{at}.usage.{name}: {value} is out of range (0 to {MAX_COUNT})"
+        if usage.cost is not None and usage.cost < 0:
+            return f"{at}.usage.cost: {usage.cost} is negative"
+    return None
 
 
 def _unknown(given: Any, known: Any, at: str) -> str | None:

@@ -381,6 +381,16 @@ class RunResult:
         ]
 
     @property
+    def scored_samples(self) -> str:
+        """The samples a scorer is checked against: ``6``, or ``3 valid (3 invalid (simulated
+        user) left out)`` when some conversations were invalid, which no scorer scores."""
+        invalid = self.summary.invalid or 0
+        if not invalid:
+            return f"{self.summary.samples}"
+        valid = self.summary.samples - invalid
+        return f"{valid} valid ({invalid} invalid (simulated user) left out)"
+
+    @property
     def low_coverage(self) -> list[ScorerCoverage]:
         """Scorers the pass rate says nothing about: each that scored no sample (n/a or
         failed on every one), and each that scored under half its samples, most of the rest
@@ -401,7 +411,7 @@ class RunResult:
         for name in self.unscored_scorers:
             stats = self.summary.scorers[name]
             found.append(
-                f"scorer {name!r} scored no sample of {self.summary.samples}"
+                f"scorer {name!r} scored no sample of {self.scored_samples}"
                 f" (n/a {stats.not_applicable or 0}, errors {stats.errors})"
             )
         return found
