@@ -162,7 +162,12 @@ def _print_judge(summary: Any) -> None:
     table = Table(title_justify="left")
     for column in ("figure", "estimate (95% CI)", "n"):
         table.add_column(column, justify="left" if column == "figure" else "right")
-    table.add_row("kappa judge-human", _interval(agree.judge_human), str(agree.items))
+    kappa = (
+        _interval(agree.judge_human)
+        if agree.judge_human_undefined is None
+        else f"n/a ({agree.judge_human_undefined})"
+    )
+    table.add_row("kappa judge-human", kappa, str(agree.items))
     table.add_row("kappa human-human", _interval(agree.human_human), str(agree.human_human_items))
     table.add_row("TPR (judge pass | human pass)", _interval(agree.tpr), str(agree.positives))
     table.add_row("TNR (judge fail | human fail)", _interval(agree.tnr), str(agree.negatives))
