@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -178,7 +179,9 @@ async def test_only_the_servers_own_token_makes_queues_and_errors_hide_the_store
         assert store_name not in answer.text and str(Path(server_store).parent) not in answer.text
 
 
-async def test_an_unknown_label_field_lists_the_labels_own_fields(api: httpx.AsyncClient) -> None:
+async def test_an_unknown_label_field_lists_the_labels_own_fields(
+    api: httpx.AsyncClient, server_store: str
+) -> None:
     made = await api.post(
         "/api/review/queues", json={"runs": ["judged"], "scorer": "helpful"}, headers=_as(OWN)
     )
@@ -190,6 +193,14 @@ async def test_an_unknown_label_field_lists_the_labels_own_fields(api: httpx.Asy
     message = answer.json()["message"]
     assert "reviewer: unknown field; the fields are passed, score, note" in message, message
     assert "dataset" not in message and "base_dir" not in message
+    # a reviewer cannot date a label: the server's time is stored
+    backdated = await api.post(url, json={"passed": True, "labelled_at": 1}, headers=_as(ANN))
+    assert backdated.status_code == 422 and "labelled_at: unknown field" in backdated.text
+    before = time.time()
+    assert (await api.post(url, json={"passed": True}, headers=_as(ANN))).status_code == 200
+    with Store(server_store) as store:
+        [label] = store.review_labels(queue=queue_id)
+    assert before <= label.labelled_at <= time.time()
 
 
 def test_the_serve_command_reads_review_tokens_by_name() -> None:
