@@ -11,7 +11,7 @@ from tests.support.cli import Cli
 
 from aieval import Store
 from aieval.core import ReviewLabel
-from aieval.judges import agreement, certify, run_judges
+from aieval.judges import Certificate, agreement, certify, run_judges
 
 J = "j"
 
@@ -48,6 +48,11 @@ def test_kappa_without_human_fail_labels_is_undefined_and_never_certifies() -> N
     decided = certify(_labels(human), _verdicts(judged), judge=J, floor=-0.5, min_labels=0)
     assert decided.status == "uncertified" and decided.certificate is None
     assert "kappa n/a" in decided.reason and "no human-fail labels" in decided.reason
+    # a certified judge whose newer labels leave no human-fail: drifting, not certified
+    cert = Certificate(J, 150, 0.9, 0.8, 0.6, certified_at=10.0)
+    newer = [ReviewLabel(J, "r", f"s{i}", "ana", passed=True, labelled_at=20.0) for i in range(150)]
+    drift = certify(newer, _verdicts(judged), judge=J, certificate=cert, min_labels=0)
+    assert drift.status == "drifting" and "can no longer be measured" in drift.reason
     # a judge that passes everything: no judge-fail
     mixed = [i % 4 != 0 for i in range(150)]
     agree_all = agreement(_labels(mixed), _verdicts([True] * 150), judge=J)

@@ -177,7 +177,11 @@ def certify(
         return Certification(
             CertificationStatus.DRIFTING, result, floor, min_labels, None, certificate, newer,
             f"with {newer} label(s) newer than its certificate, {figures}; "
-            f"the bound fell below the floor {floor}",
+            + (
+                f"the bound fell below the floor {floor}"
+                if undefined is None
+                else "agreement can no longer be measured, so the certificate does not hold"
+            ),
         )  # fmt: skip
     if meets or (certificate is not None and undefined is None and kappa.low >= floor):
         held = certificate or Certificate(
