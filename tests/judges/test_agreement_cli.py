@@ -88,7 +88,7 @@ def test_judges_stores_a_certificate_and_reports_drift_from_newer_labels(
         [(key, threshold)] = run_judges(store.get_run(run_id).config)
     agreeing = [
         {"judge": key.digest, "run_id": run_id, "sample_id": f"s{i}", "reviewer": "ana",
-         "passed": g / 10 >= threshold, "labelled_at": 1000.0}
+         "passed": g / 10 >= threshold, "labelled_at": 1_700_000_000.0}
         for i, g in enumerate(JUDGE)
     ]  # fmt: skip
     labels = tmp_path / "labels.jsonl"

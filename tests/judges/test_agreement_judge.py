@@ -114,8 +114,8 @@ def test_review_labels_read_from_jsonl_and_errors_name_line_and_field(tmp_path: 
          "note": "vague", "labelled_at": 1700000000},
     ]  # fmt: skip
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n", encoding="utf-8")
-    got = read_review_labels(path)
-    assert got[0] == ReviewLabel(J, "r", "s1", "ana", passed=True)
+    got = read_review_labels(path, now=1.8e9)
+    assert got[0] == ReviewLabel(J, "r", "s1", "ana", passed=True, labelled_at=1.8e9)
     assert got[1] == ReviewLabel(J, "r", "s2", "bo", score=0.25, note="vague", labelled_at=1.7e9)
     path.write_text(json.dumps({**rows[0], "passed": "yes"}) + "\n", encoding="utf-8")
     with pytest.raises(ReviewError, match=r"labels\.jsonl line 1: field 'passed'"):

@@ -31,7 +31,7 @@ def test_a_queue_is_made_labelled_exported_and_imported_again(
             store.save_review_label(
                 queue.id, item.ord,
                 ReviewLabel(queue.judge.digest, run_id, item.sample_id, reviewer, passed=True,
-                            note='a "quoted" note\n', labelled_at=100.0),
+                            note='a "quoted" note\n', labelled_at=1_700_000_000.0),
             )  # fmt: skip
     status = in_process("review", "status", "--db", db, env={"COLUMNS": "200"})
     assert status.returncode == 0 and "week1" in status.stdout and "ann 1, bob 1" in status.stdout
@@ -65,7 +65,9 @@ def test_a_bad_line_is_refused_with_its_number(tmp_path: Path, in_process: Cli) 
     cases = {
         "not json": "line 2: not JSON",
         json.dumps(dict(good, passed="yes")): "line 2: field 'passed' must be true",
-        json.dumps(dict(good, score=2)): "line 2: the label of sample 's' by 'ann' has score 2",
+        json.dumps(
+            dict(good, passed=None, score=2)
+        ): "line 2: the label of sample 's' by 'ann' has score 2",
         json.dumps(dict(good, note="x" * 4001)): "line 2: field 'note' must be a text",
         json.dumps(dict(good, url="http://x")): "line 2: unknown field(s) 'url'",
         json.dumps(dict(good, reviewer="")): "line 2: field 'reviewer' must be a text",
@@ -78,4 +80,7 @@ def test_a_bad_line_is_refused_with_its_number(tmp_path: Path, in_process: Cli) 
         assert done.returncode != 0 and message in done.stderr, (line, done.stderr)
         assert "Traceback" not in done.stderr
     path.write_text(json.dumps(good) + "\n\n")
-    assert read_review_labels(path) == [ReviewLabel("j", "r", "s", "ann", passed=True)]
+    # a line without a time takes the read's time
+    assert read_review_labels(path, now=1e9) == [
+        ReviewLabel("j", "r", "s", "ann", passed=True, labelled_at=1e9)
+    ]

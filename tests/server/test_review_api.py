@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -68,11 +69,11 @@ async def test_an_item_is_blind_until_its_reviewer_saves_a_label(api: httpx.Asyn
     made = await api.post(
         "/api/review/queues",
         json={"runs": ["judged"], "scorer": "helpful", "size": 4, "reviewers": 2},
-        headers=_as(ANN),
+        headers=_as(OWN),
     )
     assert made.status_code == 201, made.text
     queue = made.json()
-    assert (queue["items"], queue["wanted"], queue["created_by"]) == (4, 8, "ann")
+    assert (queue["items"], queue["wanted"], queue["created_by"]) == (4, 8, "server owner")
     served = await api.post(f"/api/review/queues/{queue['id']}/next", headers=_as(ANN))
     item = served.json()["item"]
     assert item["prediction"].startswith("<b>answer</b>")
@@ -98,7 +99,7 @@ async def test_a_label_is_bounded_and_either_pass_fail_or_a_score(
     api: httpx.AsyncClient,
 ) -> None:
     made = await api.post(
-        "/api/review/queues", json={"runs": ["judged"], "scorer": "helpful"}, headers=_as(BOB)
+        "/api/review/queues", json={"runs": ["judged"], "scorer": "helpful"}, headers=_as(OWN)
     )
     queue_id = made.json()["id"]
     item = (await api.post(f"/api/review/queues/{queue_id}/next", headers=_as(BOB))).json()
@@ -116,7 +117,7 @@ async def test_a_label_is_bounded_and_either_pass_fail_or_a_score(
     wrong = await api.post(
         "/api/review/queues",
         json={"runs": ["judged"], "scorer": "nope"},
-        headers=_as(BOB),
+        headers=_as(OWN),
     )
     assert wrong.status_code == 422 and "has no scorer 'nope'" in wrong.json()["message"]
 
@@ -136,7 +137,7 @@ async def test_a_skipped_item_is_given_back_and_not_served_again_at_once(
     made = await api.post(
         "/api/review/queues",
         json={"runs": ["judged"], "scorer": "helpful", "size": 3, "reviewers": 1},
-        headers=_as(ANN),
+        headers=_as(OWN),
     )
     queue_id = made.json()["id"]
     first = (await api.post(f"/api/review/queues/{queue_id}/next", headers=_as(ANN))).json()
@@ -152,6 +153,54 @@ async def test_a_skipped_item_is_given_back_and_not_served_again_at_once(
         f"/api/review/queues/{queue_id}/next", json={"skip": [ord]}, headers=_as(ANN)
     )
     assert after.json()["item"]["ord"] not in (ord, theirs["item"]["ord"])
+
+
+async def test_only_the_servers_own_token_makes_queues_and_errors_hide_the_store(
+    api: httpx.AsyncClient, server_store: str
+) -> None:
+    body = {"runs": ["judged"], "scorer": "helpful", "size": 2}
+    for token in (ANN, BOB):
+        refused = await api.post("/api/review/queues", json=body, headers=_as(token))
+        assert refused.status_code == 403 and "may not make queues" in refused.text
+    assert (await api.get("/api/review/queues", headers=_as(ANN))).json() == {"queues": []}
+    # the own token makes it (and reaches no other review endpoint)
+    made = await api.post("/api/review/queues", json=body, headers=_as(OWN))
+    assert made.status_code == 201, made.text
+    queue_id = made.json()["id"]
+    assert (await api.get(f"/api/review/queues/{queue_id}", headers=_as(OWN))).status_code == 403
+    store_name = Path(server_store).name
+    unknown = await api.post(
+        "/api/review/queues", json={**body, "runs": ["nope"]}, headers=_as(OWN)
+    )
+    assert unknown.status_code == 404 and "'nope'" in unknown.text
+    missing = await api.get("/api/review/queues/nope", headers=_as(ANN))
+    assert missing.status_code in (404, 422) and "nope" in missing.text
+    for answer in (unknown, missing):
+        assert store_name not in answer.text and str(Path(server_store).parent) not in answer.text
+
+
+async def test_an_unknown_label_field_lists_the_labels_own_fields(
+    api: httpx.AsyncClient, server_store: str
+) -> None:
+    made = await api.post(
+        "/api/review/queues", json={"runs": ["judged"], "scorer": "helpful"}, headers=_as(OWN)
+    )
+    queue_id = made.json()["id"]
+    item = (await api.post(f"/api/review/queues/{queue_id}/next", headers=_as(ANN))).json()
+    url = f"/api/review/queues/{queue_id}/items/{item['item']['ord']}/label"
+    answer = await api.post(url, json={"passed": True, "reviewer": "mallory"}, headers=_as(ANN))
+    assert answer.status_code == 422
+    message = answer.json()["message"]
+    assert "reviewer: unknown field; the fields are passed, score, note" in message, message
+    assert "dataset" not in message and "base_dir" not in message
+    # a reviewer cannot date a label: the server's time is stored
+    backdated = await api.post(url, json={"passed": True, "labelled_at": 1}, headers=_as(ANN))
+    assert backdated.status_code == 422 and "labelled_at: unknown field" in backdated.text
+    before = time.time()
+    assert (await api.post(url, json={"passed": True}, headers=_as(ANN))).status_code == 200
+    with Store(server_store) as store:
+        [label] = store.review_labels(queue=queue_id)
+    assert before <= label.labelled_at <= time.time()
 
 
 def test_the_serve_command_reads_review_tokens_by_name() -> None:

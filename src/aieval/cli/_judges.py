@@ -68,12 +68,13 @@ def calibrate_command(
 def judges_command(
     run_refs: Annotated[list[str], typer.Argument(help="Runs graded by the judge(s).")],
     labels: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--labels",
-            help="Review labels, JSONL: judge, run_id, sample_id, reviewer, passed|score.",
+            help="Review labels, JSONL: judge, run_id, sample_id, reviewer, passed|score."
+            " Default: the labels saved in the store (review queues, `aieval review import`).",
         ),
-    ],
+    ] = None,
     scorer_name: Annotated[
         str | None, typer.Option("--scorer", help="Only the judge with this scorer name.")
     ] = None,
@@ -91,7 +92,13 @@ def judges_command(
     intervals, base rate, status (certified, uncertified, drifting), raw and corrected pass rate."""
     import time
 
-    from aieval.judges import Certificate, JudgeRun, read_review_labels, summarize_judges
+    from aieval.judges import (
+        Certificate,
+        JudgeRun,
+        read_review_labels,
+        run_judges,
+        summarize_judges,
+    )
 
     store = existing_store(db)
     runs = []
@@ -104,9 +111,14 @@ def judges_command(
             cert.judge,
             Certificate(cert.judge, cert.n, cert.kappa, cert.bound, cert.floor, cert.certified_at),
         )
+    if labels is None:  # the store's own labels of these runs' judges
+        digests = {key.digest for r in runs for key, _ in run_judges(r.config)}
+        given = [lab for digest in sorted(digests) for lab in store.review_labels(judge=digest)]
+    else:
+        given = read_review_labels(labels)
     summaries = summarize_judges(
         runs,
-        read_review_labels(labels),
+        given,
         scorer=scorer_name,
         floor=floor,
         min_labels=min_labels,
@@ -150,7 +162,12 @@ def _print_judge(summary: Any) -> None:
     table = Table(title_justify="left")
     for column in ("figure", "estimate (95% CI)", "n"):
         table.add_column(column, justify="left" if column == "figure" else "right")
-    table.add_row("kappa judge-human", _interval(agree.judge_human), str(agree.items))
+    kappa = (
+        _interval(agree.judge_human)
+        if agree.judge_human_undefined is None
+        else f"n/a ({agree.judge_human_undefined})"
+    )
+    table.add_row("kappa judge-human", kappa, str(agree.items))
     table.add_row("kappa human-human", _interval(agree.human_human), str(agree.human_human_items))
     table.add_row("TPR (judge pass | human pass)", _interval(agree.tpr), str(agree.positives))
     table.add_row("TNR (judge fail | human fail)", _interval(agree.tnr), str(agree.negatives))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import getpass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -13,6 +14,10 @@ from aieval._terminal import printable
 from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._options import DbOption, existing_store
 from aieval.cli._print import out, when
+
+if TYPE_CHECKING:
+    from aieval.core import ReviewLabel
+    from aieval.store import Store
 
 __all__ = ["review_app"]
 
@@ -144,8 +149,42 @@ def import_command(
                 f"{labels_file}: {len(missing)} label(s) name samples this store does not hold:"
                 f" {shown}{more}. Import the runs first (aieval push) or use their store (--db)"
             )
+        unknown = _unknown_judges(store, labels)
+        if unknown:
+            shown = ", ".join(f"{judge} (run {run})" for judge, run in unknown[:5])
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            raise ReviewError(
+                f"{labels_file}: label(s) name a judge their run has no scorer for: {shown}"
+                f"{more}. A label's judge is the digest `aieval review export` writes; "
+                "check the file is for these runs"
+            )
         added = store.add_review_labels(labels)
     out.print(
         printable(f"{added} new labels stored, {len(labels) - added} already there"),
         highlight=False,
     )
+
+
+def _unknown_judges(store: Store, labels: list[ReviewLabel]) -> list[tuple[str, str]]:
+    """``(judge, run_id)`` of labels whose judge digest neither a queue nor a scorer of the
+    label's run has (a label for no judge here would sit unread, or count for the wrong one)."""
+    from aieval.core import JudgeKey
+
+    known = {queue.judge.digest for queue in store.review_queues()}
+    by_run: dict[str, set[str]] = {}
+    unknown: dict[tuple[str, str], None] = {}
+    for label in labels:
+        if label.judge in known:
+            continue
+        if label.run_id not in by_run:
+            config = store.get_run(label.run_id).config
+            digests = set()
+            for entry in config.get("scorers") or []:
+                if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
+                    options = entry.get("options") or {}
+                    if isinstance(options, Mapping):
+                        digests.add(JudgeKey.of(entry["name"], options).digest)
+            by_run[label.run_id] = digests
+        if label.judge not in by_run[label.run_id]:
+            unknown[(label.judge, label.run_id)] = None
+    return list(unknown)

@@ -24,8 +24,11 @@ from aieval.judges._certification import (
 from aieval.judges._correction import corrected_pass_rate
 from aieval.judges._review_build import QueueRequest, build_queue, judge_of_runs
 from aieval.judges._review_io import (
+    CLOCK_SKEW,
+    EARLIEST,
     LABEL_FIELDS,
     MAX_NOTE,
+    MAX_REVIEWER,
     read_review_labels,
     write_review_labels,
 )
@@ -57,13 +60,16 @@ from aieval.scorers import (
 )
 
 __all__ = [
+    "CLOCK_SKEW",
     "DEFAULT_KAPPA_FLOOR",
     "DEFAULT_MIN_LABELS",
     "DEFAULT_MIX",
+    "EARLIEST",
     "INCONSISTENCY_WARNING_RATE",
     "JUDGE_PROMPT_VERSION",
     "LABEL_FIELDS",
     "MAX_NOTE",
+    "MAX_REVIEWER",
     "PAIRWISE_PROMPT_VERSION",
     "RUBRIC_PROMPT_VERSION",
     "SELECTIONS",

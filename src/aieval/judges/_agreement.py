@@ -6,9 +6,11 @@ the judge's verdicts are its pass/fail per sample, keyed by ``(run_id, sample_id
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 from aieval.core import ReviewLabel, SampleRecord
@@ -44,7 +46,11 @@ class Agreement:
         ties: labelled items left out because their reviewers split evenly.
         unmatched: labels on samples the judge did not grade (or left unscored).
         base_rate: share of ``items`` the humans passed.
-        judge_human: Cohen's kappa of the judge against the reference (analytic interval).
+        judge_human: Cohen's kappa of the judge against the reference, with its interval (the
+            seeded bootstrap; where a cell of the 2x2 table is empty or the bootstrap has no
+            width, widened to the analytic interval of the table with ``z²/8`` added to each
+            cell, so perfect agreement on few items is not read as certainty). When kappa is
+            undefined (``judge_human_undefined`` says why) it is 0 with the interval -1 to 1.
         human_human: Fleiss' kappa over the items with two or more reviewers (seeded
             bootstrap interval over items), the ceiling a judge can be held to; ``None`` with
             fewer than two such items.
@@ -53,6 +59,9 @@ class Agreement:
             among human-fail items (specificity), Wilson intervals; ``None`` without such items.
         true_pos / positives / true_neg / negatives: the counts behind them.
         judge_rate: the judge's pass share on ``items``.
+        judge_human_undefined: why the judge-human kappa is undefined (no human-fail or
+            human-pass labels, or a judge that passed or failed every item), else ``None``;
+            no decision rests on an undefined kappa.
     """
 
     judge: str
@@ -73,6 +82,7 @@ class Agreement:
     true_neg: int
     negatives: int
     judge_rate: float
+    judge_human_undefined: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -89,7 +99,8 @@ class Agreement:
             "ties": self.ties,
             "unmatched": self.unmatched,
             "base_rate": self.base_rate,
-            "judge_human_kappa": ci(self.judge_human),
+            "judge_human_kappa": None if self.judge_human_undefined else ci(self.judge_human),
+            "judge_human_undefined": self.judge_human_undefined,
             "human_human_kappa": ci(self.human_human),
             "human_human_items": self.human_human_items,
             "tpr": ci(self.tpr),
@@ -197,6 +208,7 @@ def agreement(
     true_neg = sum(not h and not j for h, j in zip(human, judged, strict=True))
     positives = sum(human)
     negatives = len(human) - positives
+    judge_human, undefined = _judge_human(human, judged)
     multi = [
         (sum(v), len(v) - sum(v)) for v in by_item.values() if len(v) >= 2
     ]  # pass and fail counts per item
@@ -209,7 +221,7 @@ def agreement(
         ties=ties,
         unmatched=unmatched,
         base_rate=positives / len(human),
-        judge_human=kappa_interval(human, judged),
+        judge_human=judge_human,
         human_human=_human_human(multi, seed),
         human_human_items=len(multi),
         tpr=wilson_interval(true_pos, positives) if positives else None,
@@ -219,7 +231,61 @@ def agreement(
         true_neg=true_neg,
         negatives=negatives,
         judge_rate=sum(judged) / len(judged),
+        judge_human_undefined=undefined,
     )
+
+
+def _judge_human(
+    human: Sequence[bool], judged: Sequence[bool], confidence: float = 0.95
+) -> tuple[ConfidenceInterval, str | None]:
+    """The judge-human kappa and its interval, or why it is undefined."""
+    n, positives, passes = len(human), sum(human), sum(judged)
+    why = (
+        "no human-fail labels"
+        if positives == n
+        else "no human-pass labels"
+        if positives == 0
+        else "the judge passed every labelled item (no judge-fail)"
+        if passes == n
+        else "the judge failed every labelled item (no judge-pass)"
+        if passes == 0
+        else None
+    )
+    if why is not None:
+        # kappa is 0/0 here: an interval of -1 to 1 says nothing, and no floor is met by it
+        return ConfidenceInterval(0.0, -1.0, 1.0, confidence), why
+    boot = kappa_interval(human, judged, confidence=confidence)
+    cells = [0.0] * 4
+    for h, j in zip(human, judged, strict=True):
+        cells[2 * int(h) + int(j)] += 1
+    if min(cells) > 0 and boot.high > boot.low:
+        return boot, None
+    # An empty cell (perfect agreement on one side, or on both) makes every resample agree as
+    # well: the percentile interval shrinks to a point. The Agresti-Coull-like table (z²/8 in
+    # each cell, z²/2 in all) gives an analytic bound that stays below 1.
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    low, high = _analytic([c + z * z / 8.0 for c in cells], z)
+    return ConfidenceInterval(
+        boot.estimate, min(boot.low, low), max(boot.high, min(high, 1.0)), confidence
+    ), None
+
+
+def _analytic(cells: Sequence[float], z: float) -> tuple[float, float]:
+    """``kappa ± z·se`` of 2x2 counts ``[n00, n01, n10, n11]`` (Fleiss, Cohen and Everitt
+    1969), clipped to [-1, 1]."""
+    n = sum(cells)
+    p = [[cells[0] / n, cells[1] / n], [cells[2] / n, cells[3] / n]]
+    rows = [p[0][0] + p[0][1], p[1][0] + p[1][1]]
+    cols = [p[0][0] + p[1][0], p[0][1] + p[1][1]]
+    chance = rows[0] * cols[0] + rows[1] * cols[1]
+    kappa = (p[0][0] + p[1][1] - chance) / (1.0 - chance)
+    diag = sum(p[i][i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
+    off = (1.0 - kappa) ** 2 * (
+        p[0][1] * (cols[0] + rows[1]) ** 2 + p[1][0] * (cols[1] + rows[0]) ** 2
+    )
+    var = (diag + off - (kappa - chance * (1.0 - kappa)) ** 2) / (n * (1.0 - chance) ** 2)
+    half = z * math.sqrt(max(var, 0.0))
+    return max(-1.0, kappa - half), min(1.0, kappa + half)
 
 
 def _human_human(counts: Sequence[tuple[int, int]], seed: int) -> ConfidenceInterval | None:

@@ -159,15 +159,31 @@ def certify(
         if certificate is None
         else sum(lab.labelled_at > certificate.certified_at for lab in rows)
     )
-    meets = kappa.low >= floor and result.items >= min_labels
-    figures = f"kappa {kappa.estimate:.3f} (lower bound {kappa.low:.3f}) on {result.items} item(s)"
+    undefined = result.judge_human_undefined
+    # An undefined kappa (one class missing on a side) is no evidence either way: never certify.
+    meets = undefined is None and kappa.low >= floor and result.items >= min_labels
+    figures = (
+        f"kappa {kappa.estimate:.3f} (lower bound {kappa.low:.3f}) on {result.items} item(s)"
+        if undefined is None
+        else f"kappa n/a on {result.items} item(s): {undefined}"
+    )
+    if undefined is not None and not (certificate is not None and newer):
+        return Certification(
+            CertificationStatus.UNCERTIFIED, result, floor, min_labels, None, certificate, newer,
+            f"{figures}; agreement needs passes and fails on both sides, so it is not measured "
+            "and nothing is certified on it; label samples of both kinds",
+        )  # fmt: skip
     if certificate is not None and newer and kappa.low < floor:
         return Certification(
             CertificationStatus.DRIFTING, result, floor, min_labels, None, certificate, newer,
             f"with {newer} label(s) newer than its certificate, {figures}; "
-            f"the bound fell below the floor {floor}",
+            + (
+                f"the bound fell below the floor {floor}"
+                if undefined is None
+                else "agreement can no longer be measured, so the certificate does not hold"
+            ),
         )  # fmt: skip
-    if meets or (certificate is not None and kappa.low >= floor):
+    if meets or (certificate is not None and undefined is None and kappa.low >= floor):
         held = certificate or Certificate(
             result.judge, result.items, kappa.estimate, kappa.low, floor, now
         )

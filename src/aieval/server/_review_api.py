@@ -1,34 +1,101 @@
 """The review queue's API: queues with progress, a reviewer's next item (blind), labels.
 
 Only a review token reaches these endpoints (:mod:`aieval.server._security`); the token's
-name is the reviewer. An item is served blind: its input, prompt, expected and answer, never
-the judge's score, reason, verdicts or the sample's pass flag, until this reviewer saved a
-label for it; the save's answer reveals them, with the queue's agreement so far.
+name is the reviewer. The one exception is making a queue: that chooses which runs reviewers
+read, so it takes the server's own token (a review token gets 403). An item is served blind:
+its input, prompt, expected and answer, never the judge's score, reason, verdicts or the
+sample's pass flag, until this reviewer saved a label for it; the save's answer reveals them,
+with the queue's agreement so far. Errors here never name the store's file or URL, and an
+unknown field is named with the request's own fields.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any, get_args
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from aieval.core import ReviewLabel
-from aieval.errors import ConfigError
+from aieval.errors import ConfigError, RunNotFoundError, UserError
 from aieval.judges import MAX_NOTE, QueueRequest, build_queue, parse_mix
+from aieval.server._errors import error_body
 from aieval.server._responses import SafeJSONResponse
 from aieval.server._security import REVIEWER
 from aieval.stats import cohen_kappa
-from aieval.store import ReviewItem, ReviewQueue, Store
+from aieval.store import ReviewItem, ReviewQueue, Store, StoreLocation
 
 __all__ = ["MAX_NOTE", "review_api"]
 
 #: Labels an agreement figure reads at most (the newest), so an answer stays small.
 _AGREEMENT_LABELS = 5000
 
-review_api = APIRouter(prefix="/api/review", tags=["review"])
+
+def _hide_store(text: str, location: StoreLocation) -> str:
+    """``text`` without the store's file or URL: a reviewer has no business knowing where the
+    server keeps its runs."""
+    text = location.scrub(text)
+    names = [location.redacted]
+    if location.path is not None:
+        names += [str(location.path), str(location.path.resolve()), location.path.name]
+    for name in sorted({n for n in names if n}, key=len, reverse=True):
+        text = text.replace(name, "the store")
+    return text
+
+
+def _body_fields(route: APIRoute) -> tuple[str, ...]:
+    """The fields of the route's body model (none for a route without one)."""
+    for param in route.dependant.body_params:
+        annotation = param.field_info.annotation
+        for kind in (annotation, *get_args(annotation)):
+            if isinstance(kind, type) and issubclass(kind, BaseModel):
+                return tuple(kind.model_fields)
+    return ()
+
+
+class _ReviewRoute(APIRoute):
+    """A review endpoint: its user errors answered without the store's name, and an unknown
+    body field named with this request's own fields (not the evaluation body's keys)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        fields = _body_fields(self)
+
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestValidationError as exc:
+                reasons = [_reason(err, fields) for err in exc.errors()]
+                message = f"invalid request: {len(reasons)} problem(s): " + "; ".join(reasons)
+                return _answer(request, 422, error_body(message, reasons, missing_inputs=[]))
+            except (RunNotFoundError, UserError) as exc:
+                said = _hide_store(str(exc), _store(request).location)
+                status = 404 if isinstance(exc, RunNotFoundError) else 422
+                return _answer(request, status, error_body(said, [said], missing_inputs=[]))
+
+        return guarded
+
+
+def _reason(err: Any, fields: tuple[str, ...]) -> str:
+    loc = [str(part) for part in err.get("loc", ())]
+    if loc and loc[0] == "body":
+        loc = loc[1:]
+    msg = str(err.get("msg", "invalid"))
+    if err.get("type") == "extra_forbidden":
+        msg = f"unknown field; the fields are {', '.join(fields) or '(none)'}"
+    return f"{'.'.join(loc) or '(body)'}: {msg}"
+
+
+def _answer(request: Request, status: int, body: dict[str, Any]) -> SafeJSONResponse:
+    return SafeJSONResponse(request.app.state.redactor.redact(body), status_code=status)
+
+
+review_api = APIRouter(prefix="/api/review", tags=["review"], route_class=_ReviewRoute)
 _Ord = Annotated[int, Path(ge=0, le=10**9)]
 _QueueId = Annotated[str, Path(min_length=1, max_length=200)]
 
@@ -66,6 +133,10 @@ class LabelSave(BaseModel):
     passed: bool | None = None
     score: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
     note: str = Field("", max_length=MAX_NOTE)
+
+
+#: Who made a queue over the API with the server's own token.
+OWNER = "server owner"
 
 
 def _reviewer(request: Request) -> str:
@@ -110,8 +181,18 @@ def list_queues(request: Request) -> SafeJSONResponse:
 @review_api.post("/queues", status_code=201)
 def create_queue(body: QueueCreate, request: Request) -> SafeJSONResponse:
     """Build a queue from stored runs and a scorer (the judge read from the runs' stored
-    options; runs of different judges are refused, naming them)."""
-    reviewer = _reviewer(request)
+    options; runs of different judges are refused, naming them).
+
+    Only the server's own token may: a queue chooses what reviewers read, and reviewers label,
+    they do not choose (the security middleware lets the own token reach this one endpoint).
+    """
+    if isinstance(request.scope.get(REVIEWER), str):
+        raise HTTPException(
+            403,
+            "a review token may not make queues; the server's owner makes them "
+            "(aieval review create, or this endpoint with the server's own token)",
+        )
+    reviewer = OWNER
     store = _store(request)
     queue_id = build_queue(
         store,

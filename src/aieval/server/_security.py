@@ -9,6 +9,8 @@ An upload token (by name) reaches only the upload endpoints; its name goes with 
 (``scope[UPLOADER]``) to say whose runs it may write. A review token (by reviewer name)
 reaches only the viewer's page and files and the review endpoints, which no other token
 reaches; its name goes with the request (``scope[REVIEWER]``) and labels as that reviewer.
+Making a review queue (``POST /api/review/queues``) is the owner's: the server's own token
+reaches that one review endpoint, and the endpoint refuses review tokens.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ _UPLOAD_ROUTES = frozenset({("POST", "/api/runs/import"), ("GET", "/api/runs/imp
 REVIEWER = "aieval.reviewer"
 #: Where the review endpoints are: only a review token reaches them.
 REVIEW_PREFIX = "/api/review/"
+#: Making a review queue: the one review endpoint for the server's own token (not reviewers).
+_MAKE_QUEUE = ("POST", "/api/review/queues")
 #: The viewer's review page.
 REVIEW_PAGE = b"/static/review.html"
 
@@ -145,7 +149,7 @@ class SecurityMiddleware:
                     )
                     return
                 scope[REVIEWER] = reviewer
-            elif reviewing:
+            elif reviewing and not (own and (scope["method"], scope["path"]) == _MAKE_QUEUE):
                 await _deny(
                     send,
                     403,
