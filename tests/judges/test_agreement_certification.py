@@ -98,3 +98,9 @@ def test_policy_values_out_of_range_are_refused() -> None:
         certify(labels, verdicts, floor=1.5)
     with pytest.raises(ConfigError, match="judge_min_labels"):
         certify(labels, verdicts, min_labels=-1)
+
+
+def test_an_estimate_a_hair_above_the_floor_names_no_absurd_label_count() -> None:
+    # 60 items at kappa 0.6000001 against the floor 0.6 would need ~1e14 more items: no count.
+    assert labels_to_settle(0.6000001, 0.4, 60, 0.6, 100) is None
+    assert labels_to_settle(0.7, 0.5, 60, 0.6, 100) == 180

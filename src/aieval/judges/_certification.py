@@ -98,6 +98,10 @@ class Certification:
         }
 
 
+#: More labelled items than this is no estimate one can act on (see :func:`labels_to_settle`).
+MAX_TO_SETTLE = 1_000_000
+
+
 def labels_to_settle(
     kappa: float, low: float, n: int, floor: float, min_labels: int, confidence: float = 0.95
 ) -> int | None:
@@ -107,7 +111,9 @@ def labels_to_settle(
     ``1/sqrt(n)`` (the analytic standard error's rate): the standard error now is
     ``(kappa - low) / z``, and ``N = n * (z * se / (kappa - floor))**2`` items put the bound at
     the floor. The answer is at least ``min_labels - n``. ``None`` when ``kappa <= floor``:
-    at this agreement no number of labels certifies the judge.
+    at this agreement no number of labels certifies the judge; also ``None`` when the answer
+    would exceed :data:`MAX_TO_SETTLE` (an estimate just above the floor: no review could
+    supply that many, and the figure would only mislead).
 
     Example:
         >>> labels_to_settle(0.7, 0.5, 60, 0.6, 100)
@@ -119,8 +125,10 @@ def labels_to_settle(
         return max(0, min_labels - n)
     z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
     se = (kappa - low) / z
-    total = math.ceil(n * (z * se / (kappa - floor)) ** 2)
-    return max(total, min_labels) - n
+    total = n * (z * se / (kappa - floor)) ** 2
+    if not math.isfinite(total) or total > MAX_TO_SETTLE:
+        return None
+    return max(math.ceil(total), min_labels) - n
 
 
 def certify(
@@ -192,10 +200,15 @@ def certify(
             f"{figures}, at least the floor {floor}",
         )  # fmt: skip
     needed = labels_to_settle(kappa.estimate, kappa.low, result.items, floor, min_labels)
-    if needed is None:
+    if needed is None and kappa.estimate <= floor:
         why = (
             f"{figures}: the estimate itself is not above the floor {floor}, so more labels "
             "at this agreement will not certify it"
+        )
+    elif needed is None:
+        why = (
+            f"{figures}: the estimate is so close to the floor {floor} that more than"
+            f" {MAX_TO_SETTLE:,} labelled items at this agreement would be needed"
         )
     else:
         why = f"{figures}; about {needed} more labelled item(s) at this agreement would settle it"
