@@ -248,7 +248,8 @@ def agreement(
     tpr = wilson_interval(true_pos, positives) if positives else None
     tnr = wilson_interval(true_neg, negatives) if negatives else None
     base_rate = positives / len(human)
-    weighted, unweighted = False, "no review design given"  # type: tuple[bool, str | None]
+    weighted = False
+    unweighted: str | None = "no review design given"
     if design is not None:
         strata, why = _design_strata(keys, design)
         if strata is None:
