@@ -84,6 +84,10 @@ def test_labels_outside_the_design_fall_back_to_unweighted_and_say_why() -> None
     cert = certify(labels, verdicts, design=[ReviewDesign("q", (RUN,), part)], min_labels=1)
     assert "(unweighted: 10 labelled item(s) are in no review queue" in cert.reason
     assert cert.reason.startswith("kappa ")
+    none = agreement(labels, verdicts, design=[])
+    assert not none.weighted and none.unweighted == (
+        "the judge has no review queue, so its labels have no design weight"
+    )
 
 
 def test_queues_over_one_run_do_not_combine_and_queues_over_disjoint_runs_do() -> None:

@@ -304,6 +304,8 @@ def _design_strata(
     labelled item take part; every labelled item must be in one of them, and every stratum of
     them must hold a labelled item (else its share of the runs is unmeasured).
     """
+    if not design:
+        return None, "the judge has no review queue, so its labels have no design weight"
     where: dict[SampleKey, ReviewDesign] = {}
     for queue in design:
         for key in queue.weights:
