@@ -95,6 +95,7 @@ def judges_command(
     from aieval.judges import (
         Certificate,
         JudgeRun,
+        ReviewDesign,
         read_review_labels,
         run_judges,
         summarize_judges,
@@ -111,8 +112,13 @@ def judges_command(
             cert.judge,
             Certificate(cert.judge, cert.n, cert.kappa, cert.bound, cert.floor, cert.certified_at),
         )
+    digests = {key.digest for r in runs for key, _ in run_judges(r.config)}
+    # the review queues' designs weight the labels, whether they come from the store or a file
+    designs = {
+        digest: [ReviewDesign(q.id, q.runs, weights) for q, weights in store.judge_designs(digest)]
+        for digest in sorted(digests)
+    }
     if labels is None:  # the store's own labels of these runs' judges
-        digests = {key.digest for r in runs for key, _ in run_judges(r.config)}
         given = [lab for digest in sorted(digests) for lab in store.review_labels(judge=digest)]
     else:
         given = read_review_labels(labels)
@@ -124,6 +130,7 @@ def judges_command(
         min_labels=min_labels,
         certificates=held,
         now=time.time(),
+        designs=designs,
     )
     for summary in summaries:
         new = summary.certification
@@ -167,12 +174,18 @@ def _print_judge(summary: Any) -> None:
         if agree.judge_human_undefined is None
         else f"n/a ({agree.judge_human_undefined})"
     )
-    table.add_row("kappa judge-human", kappa, str(agree.items))
+    table.add_row(f"{agree.kappa_name} judge-human", kappa, str(agree.items))
     table.add_row("kappa human-human", _interval(agree.human_human), str(agree.human_human_items))
     table.add_row("TPR (judge pass | human pass)", _interval(agree.tpr), str(agree.positives))
     table.add_row("TNR (judge fail | human fail)", _interval(agree.tnr), str(agree.negatives))
     table.add_row("base rate (human pass)", num(agree.base_rate), str(agree.items))
     out.print(table)
+    out.print(
+        "weighted by the review queues' design (human-human kappa and the counts are not)"
+        if agree.weighted
+        else f"unweighted: {printable(agree.unweighted or '-')}",
+        highlight=False,
+    )
     out.print(
         f"{agree.labels} label(s) by {agree.reviewers} reviewer(s); {agree.ties} tied item(s) "
         f"left out; {agree.unmatched} label(s) on samples the judge did not grade"

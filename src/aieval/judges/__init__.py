@@ -7,6 +7,7 @@ certification, the corrected pass rate, and the anti-verbosity padding test.
 
 from aieval.judges._agreement import (
     Agreement,
+    ReviewDesign,
     SampleKey,
     agreement,
     judge_verdicts,
@@ -87,6 +88,7 @@ __all__ = [
     "PairwiseReport",
     "Pick",
     "QueueRequest",
+    "ReviewDesign",
     "RunRate",
     "SampleKey",
     "agreement",

@@ -20,13 +20,27 @@ from aieval.stats import (
     bootstrap_ci,
     fleiss_kappa,
     kappa_interval,
+    stratum_sizes,
+    weighted_agreement,
     wilson_interval,
 )
+from aieval.store import ReviewWeight
 
-__all__ = ["Agreement", "SampleKey", "agreement", "judge_verdicts"]
+__all__ = ["Agreement", "ReviewDesign", "SampleKey", "agreement", "judge_verdicts"]
 
 #: ``(run_id, sample_id)``: one judged sample.
 SampleKey = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewDesign:
+    """How one review queue drew its items: the queue, the runs it drew from, and every item's
+    stratum and design weight, labelled or not (``Store.review_weights``), so each stratum's
+    size is the sum of its weights."""
+
+    queue: str
+    runs: tuple[str, ...]
+    weights: Mapping[SampleKey, ReviewWeight]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +76,11 @@ class Agreement:
         judge_human_undefined: why the judge-human kappa is undefined (no human-fail or
             human-pass labels, or a judge that passed or failed every item), else ``None``;
             no decision rests on an undefined kappa.
+        weighted: ``judge_human``, ``tpr``, ``tnr`` and ``base_rate`` are design-weighted to
+            the runs the review queue(s) drew from (:func:`aieval.stats.weighted_agreement`),
+            not the labelled items' own figures. The counts and ``human_human`` never are.
+        unweighted: why the figures are the labelled items' own although a design was given
+            (or that none was), else ``None``.
     """
 
     judge: str
@@ -83,6 +102,13 @@ class Agreement:
     negatives: int
     judge_rate: float
     judge_human_undefined: str | None = None
+    weighted: bool = False
+    unweighted: str | None = "no review design given"
+
+    @property
+    def kappa_name(self) -> str:
+        """``weighted kappa`` or ``kappa``, for sentences."""
+        return "weighted kappa" if self.weighted else "kappa"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -110,6 +136,8 @@ class Agreement:
             "true_neg": self.true_neg,
             "negatives": self.negatives,
             "judge_rate": self.judge_rate,
+            "weighted": self.weighted,
+            "unweighted": self.unweighted,
         }
 
 
@@ -162,6 +190,7 @@ def agreement(
     judge: str | None = None,
     threshold: float = 0.5,
     seed: int = 0,
+    design: Sequence[ReviewDesign] | None = None,
 ) -> Agreement:
     """Judge-human and human-human agreement of one judge, TPR and TNR, each with its interval.
 
@@ -172,6 +201,8 @@ def agreement(
         judge: the judge's digest; may be left out when every label is for one judge.
         threshold: a score label is pass at or above it.
         seed: the human-human bootstrap's seed, so a report is reproducible.
+        design: the review queues of this judge; when they combine (:func:`_design_strata`),
+            judge-human kappa, TPR, TNR and the base rate are weighted by it.
 
     Raises:
         ConfigError: no labelled item has a judge verdict and a human reference.
@@ -190,6 +221,7 @@ def agreement(
             unmatched += 1
     human: list[bool] = []
     judged: list[bool] = []
+    keys: list[SampleKey] = []
     ties = 0
     for key, votes in by_item.items():
         passes = sum(votes)
@@ -198,6 +230,7 @@ def agreement(
             continue
         human.append(2 * passes > len(votes))
         judged.append(verdicts[key])
+        keys.append(key)
     if not human:
         raise ConfigError(
             f"judge {name}: no labelled sample has both a judge verdict and a human majority "
@@ -212,6 +245,29 @@ def agreement(
     multi = [
         (sum(v), len(v) - sum(v)) for v in by_item.values() if len(v) >= 2
     ]  # pass and fail counts per item
+    tpr = wilson_interval(true_pos, positives) if positives else None
+    tnr = wilson_interval(true_neg, negatives) if negatives else None
+    base_rate = positives / len(human)
+    weighted = False
+    unweighted: str | None = "no review design given"
+    if design is not None:
+        strata, why = _design_strata(keys, design)
+        if strata is None:
+            unweighted = why
+        elif len(strata[2]) == 1:
+            # every item stands for as many samples: the labelled items' own figures are the
+            # design-weighted ones (a self-weighting sample), and they stay exactly as they were
+            weighted, unweighted = True, None
+        elif undefined is None:
+            try:
+                figures = weighted_agreement(judged, human, strata[0], strata[1])
+            except ConfigError as exc:
+                unweighted = str(exc)
+            else:
+                judge_human, tpr, tnr = figures.kappa, figures.tpr, figures.tnr
+                base_rate, weighted, unweighted = figures.base_rate, True, None
+        else:
+            unweighted = f"kappa is undefined ({undefined})"
     return Agreement(
         judge=name,
         threshold=threshold,
@@ -220,19 +276,76 @@ def agreement(
         items=len(human),
         ties=ties,
         unmatched=unmatched,
-        base_rate=positives / len(human),
+        base_rate=base_rate,
         judge_human=judge_human,
         human_human=_human_human(multi, seed),
         human_human_items=len(multi),
-        tpr=wilson_interval(true_pos, positives) if positives else None,
-        tnr=wilson_interval(true_neg, negatives) if negatives else None,
+        tpr=tpr,
+        tnr=tnr,
         true_pos=true_pos,
         positives=positives,
         true_neg=true_neg,
         negatives=negatives,
         judge_rate=sum(judged) / len(judged),
         judge_human_undefined=undefined,
+        weighted=weighted,
+        unweighted=unweighted,
     )
+
+
+def _design_strata(
+    keys: Sequence[SampleKey], design: Sequence[ReviewDesign]
+) -> tuple[tuple[list[str], dict[str, float], set[float]] | None, str]:
+    """Each labelled item's stratum, every stratum's size and the distinct design weights of
+    the queues used, or why the queues give none.
+
+    Queues combine when they drew from disjoint runs: each covers its own runs, so their
+    strata (kept apart, named by queue) partition the union of the runs. Only queues holding a
+    labelled item take part; every labelled item must be in one of them, and every stratum of
+    them must hold a labelled item (else its share of the runs is unmeasured).
+    """
+    if not design:
+        return None, "the judge has no review queue, so its labels have no design weight"
+    where: dict[SampleKey, ReviewDesign] = {}
+    for queue in design:
+        for key in queue.weights:
+            if key in where:
+                return None, (
+                    f"queues {where[key].queue} and {queue.queue} both drew sample {key[1]!r} "
+                    f"of run {key[0]}; overlapping designs do not combine"
+                )
+            where[key] = queue
+    outside = [key for key in keys if key not in where]
+    if outside:
+        run_id, sample_id = outside[0]
+        return None, (
+            f"{len(outside)} labelled item(s) are in no review queue of this judge (e.g. "
+            f"sample {sample_id!r} of run {run_id}), so they have no design weight"
+        )
+    used = {where[key].queue: where[key] for key in keys}
+    owner: dict[str, str] = {}
+    for queue in used.values():
+        for run_id in queue.runs:
+            if owner.setdefault(run_id, queue.queue) != queue.queue:
+                return None, (
+                    f"queues {owner[run_id]} and {queue.queue} both drew from run {run_id}; "
+                    "queues of one judge combine only over disjoint runs"
+                )
+    sizes: dict[str, float] = {}
+    for queue in used.values():
+        own = stratum_sizes((w.stratum, w.weight) for w in queue.weights.values())
+        sizes.update({f"{queue.queue}/{name}": size for name, size in own.items()})
+    strata = [f"{where[key].queue}/{where[key].weights[key].stratum}" for key in keys]
+    empty = sorted(set(sizes) - set(strata))
+    if empty:
+        return None, (
+            f"stratum {empty[0]} holds no labelled item with a human majority yet, so its "
+            "share of the run is unmeasured; label at least one item in each stratum"
+        )
+    drawn = {
+        1.0 if w.weight is None else w.weight for q in used.values() for w in q.weights.values()
+    }
+    return (strata, sizes, drawn), ""
 
 
 def _judge_human(

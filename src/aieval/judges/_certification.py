@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
 from aieval.core import ReviewLabel
 from aieval.errors import ConfigError
-from aieval.judges._agreement import Agreement, SampleKey, agreement, latest_labels
+from aieval.judges._agreement import (
+    Agreement,
+    ReviewDesign,
+    SampleKey,
+    agreement,
+    latest_labels,
+)
 
 __all__ = [
     "DEFAULT_KAPPA_FLOOR",
@@ -141,6 +147,7 @@ def certify(
     certificate: Certificate | None = None,
     threshold: float = 0.5,
     now: float = 0.0,
+    design: Sequence[ReviewDesign] | None = None,
 ) -> Certification:
     """Decide a judge's status from its labels (pure: nothing is read or stored).
 
@@ -150,7 +157,10 @@ def certify(
       bound is below ``floor``;
     - **uncertified**: otherwise, with ``labels_needed``.
 
-    ``now`` is the time a new certificate carries (seconds since the epoch).
+    ``now`` is the time a new certificate carries (seconds since the epoch). With ``design``
+    (the judge's review queues) the bound is the design-weighted one when the queues combine
+    (see :func:`~aieval.judges.agreement`); the reason says which it is and, when a design
+    was given but not used, why.
 
     Raises:
         ConfigError: a floor outside (-1, 1) or a negative ``min_labels``; no usable label.
@@ -160,7 +170,7 @@ def certify(
     if min_labels < 0:
         raise ConfigError(f"judge_min_labels must be 0 or more, got {min_labels!r}")
     rows = latest_labels(labels, judge)
-    result = agreement(rows, verdicts, judge=judge, threshold=threshold)
+    result = agreement(rows, verdicts, judge=judge, threshold=threshold, design=design)
     kappa = result.judge_human
     newer = (
         0
@@ -171,10 +181,13 @@ def certify(
     # An undefined kappa (one class missing on a side) is no evidence either way: never certify.
     meets = undefined is None and kappa.low >= floor and result.items >= min_labels
     figures = (
-        f"kappa {kappa.estimate:.3f} (lower bound {kappa.low:.3f}) on {result.items} item(s)"
+        f"{result.kappa_name} {kappa.estimate:.3f} (lower bound {kappa.low:.3f}) on "
+        f"{result.items} item(s)"
         if undefined is None
         else f"kappa n/a on {result.items} item(s): {undefined}"
     )
+    if design is not None and not result.weighted and undefined is None:
+        figures += f" (unweighted: {result.unweighted})"
     if undefined is not None and not (certificate is not None and newer):
         return Certification(
             CertificationStatus.UNCERTIFIED, result, floor, min_labels, None, certificate, newer,

@@ -9,7 +9,7 @@ from typing import Any
 
 from aieval.core import JudgeKey, ReviewLabel, SampleRecord
 from aieval.errors import ConfigError
-from aieval.judges._agreement import SampleKey, judge_verdicts
+from aieval.judges._agreement import ReviewDesign, SampleKey, judge_verdicts
 from aieval.judges._certification import (
     DEFAULT_KAPPA_FLOOR,
     DEFAULT_MIN_LABELS,
@@ -110,11 +110,14 @@ def summarize_judges(
     min_labels: int = DEFAULT_MIN_LABELS,
     certificates: Mapping[str, Certificate] | None = None,
     now: float = 0.0,
+    designs: Mapping[str, Sequence[ReviewDesign]] | None = None,
 ) -> list[JudgeSummary]:
     """Every judge of ``runs`` (or only ``scorer``): agreement on the labels saved for it,
     certification, and each run's raw and corrected pass rate.
 
     Labels pool across runs graded by the same judge (same :class:`~aieval.core.JudgeKey`).
+    ``designs`` holds each judge's review queues by digest; a judge without an entry is
+    figured unweighted.
 
     Raises:
         ConfigError: the runs have no judge (or none named ``scorer``).
@@ -158,6 +161,7 @@ def summarize_judges(
                     certificate=(certificates or {}).get(digest),
                     threshold=threshold,
                     now=now,
+                    design=None if designs is None else designs.get(digest),
                 )
             except ConfigError as exc:
                 problem = str(exc)

@@ -15,12 +15,19 @@ from typing import Any
 
 from aieval.core import JudgeKey, ReviewLabel
 from aieval.errors import ConfigError, RunNotFoundError
-from aieval.judges import Certificate, Certification, CertificationStatus, certify, run_judges
+from aieval.judges import (
+    Certificate,
+    Certification,
+    CertificationStatus,
+    ReviewDesign,
+    certify,
+    run_judges,
+)
 from aieval.report._evidence import RuleResult
 from aieval.report._policy_model import PromotionPolicy
 from aieval.store import RunRow, Store
 
-__all__ = ["RULE", "certified_judges_rule", "labelled_verdicts"]
+__all__ = ["RULE", "certified_judges_rule", "judge_design", "labelled_verdicts"]
 
 RULE = "certified_judges"
 
@@ -65,6 +72,8 @@ class _Judged:
             "kappa": None if kappa is None else kappa.estimate,
             "kappa_low": None if kappa is None else kappa.low,
             "labels_needed": None if cert is None else cert.labels_needed,
+            "weighted": cert is not None and cert.agreement.weighted,
+            "unweighted": None if cert is None else cert.agreement.unweighted,
             "problem": self.problem,
         }
 
@@ -117,10 +126,20 @@ def _judge(store: Store, key: JudgeKey, policy: PromotionPolicy) -> _Judged:
             certificate=held,
             threshold=threshold,
             now=time.time(),
+            design=judge_design(store, key.digest),
         )
     except ConfigError as exc:
         return _Judged(key, None, len(labels), str(exc))
     return _Judged(key, cert, len(labels))
+
+
+def judge_design(store: Store, digest: str) -> list[ReviewDesign]:
+    """The review queues of the judge ``digest`` in ``store``, as the design its labels are
+    weighted by."""
+    return [
+        ReviewDesign(queue.id, queue.runs, weights)
+        for queue, weights in store.judge_designs(digest)
+    ]
 
 
 def labelled_verdicts(

@@ -224,6 +224,14 @@ class ReviewTable(Connection):
             for item in self.review_items(self.review_queue(queue).id)
         }
 
+    def judge_designs(
+        self, judge: str
+    ) -> list[tuple[ReviewQueue, dict[tuple[str, str], ReviewWeight]]]:
+        """Every queue of the judge with digest ``judge`` (newest first), each with how it drew
+        its items (:meth:`review_weights`): the design its labels are weighted by."""
+        queues = [q for q in self.review_queues() if q.judge.digest == judge]
+        return [(q, self.review_weights(q.id)) for q in queues]
+
     def review_item(self, queue_id: str, ord: int) -> ReviewItem:
         """One item of a queue.
 
