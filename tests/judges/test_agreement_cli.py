@@ -12,6 +12,7 @@ from tests.support.cli import run_main
 from tests.support.openai_server import OpenAIServer, Reply
 
 from aieval import Store, run
+from aieval.core import JudgeKey
 from aieval.judges import run_judges
 from aieval.scorers import llm_judge
 
@@ -26,19 +27,25 @@ def scripted(body: Any) -> Reply:
     return Reply(json.dumps({"score": int(found.group(1)) if found else 0, "reason": "r"}))
 
 
+def _judged_run(openai_server: OpenAIServer, db: Path) -> tuple[str, JudgeKey, float]:
+    """A run ``cal`` of the scripted judge over JUDGE's grades: its id, judge key, threshold."""
+    openai_server.responder = scripted
+    judge = llm_judge("Be right.", provider=provider_for(openai_server), model="judge-v1")
+    rows = [{"id": f"s{i}", "prompt": "q", "prediction": f"grade {g}"} for i, g in enumerate(JUDGE)]
+    run_id = run(name="cal", dataset=rows, scorers=[judge], store=db).id
+    with Store(db) as store:
+        [(key, threshold)] = run_judges(store.get_run(run_id).config)
+    return run_id, key, threshold
+
+
 def test_judges_prints_agreement_status_and_corrected_rate(
     openai_server: OpenAIServer,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    openai_server.responder = scripted
     db = tmp_path / "runs.db"
-    judge = llm_judge("Be right.", provider=provider_for(openai_server), model="judge-v1")
-    rows = [{"id": f"s{i}", "prompt": "q", "prediction": f"grade {g}"} for i, g in enumerate(JUDGE)]
-    run_id = run(name="cal", dataset=rows, scorers=[judge], store=db).id
-    with Store(db) as store:
-        [(key, threshold)] = run_judges(store.get_run(run_id).config)
+    run_id, key, threshold = _judged_run(openai_server, db)
     labels = tmp_path / "labels.jsonl"
     lines = [
         {"judge": key.digest, "run_id": run_id, "sample_id": f"s{i}", "reviewer": "ana",
@@ -79,13 +86,8 @@ def test_judges_stores_a_certificate_and_reports_drift_from_newer_labels(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    openai_server.responder = scripted
     db = tmp_path / "runs.db"
-    judge = llm_judge("Be right.", provider=provider_for(openai_server), model="judge-v1")
-    rows = [{"id": f"s{i}", "prompt": "q", "prediction": f"grade {g}"} for i, g in enumerate(JUDGE)]
-    run_id = run(name="cal", dataset=rows, scorers=[judge], store=db).id
-    with Store(db) as store:
-        [(key, threshold)] = run_judges(store.get_run(run_id).config)
+    run_id, key, threshold = _judged_run(openai_server, db)
     agreeing = [
         {"judge": key.digest, "run_id": run_id, "sample_id": f"s{i}", "reviewer": "ana",
          "passed": g / 10 >= threshold, "labelled_at": 1_700_000_000.0}
