@@ -39,6 +39,7 @@ from aieval.core._records import CallRecord, SampleRecord, ScoreRecord, redact_r
 from aieval.core._review import JudgeKey, ReviewLabel
 from aieval.core._target import Output, Target, Usage
 from aieval.core._threshold import ThresholdGrader, scorer_reasons, ungraded_score
+from aieval.core._trajectory import TRAJECTORY_KEY, ToolMatch, ToolUse, Trajectory
 from aieval.core._verdict import INVALID, CriterionValue, GateOutcome, Reason, Verdict
 from aieval.core._workflow_detail import (
     AgentDetail,
@@ -57,6 +58,7 @@ __all__ = [
     "INVALID",
     "MAX_COUNT",
     "ROW_CHECK_PREFIX",
+    "TRAJECTORY_KEY",
     "AgentDetail",
     "CallRecord",
     "Conversation",
@@ -90,6 +92,9 @@ __all__ = [
     "ThresholdGrader",
     "ToolCall",
     "ToolCallDetail",
+    "ToolMatch",
+    "ToolUse",
+    "Trajectory",
     "Turn",
     "TurnSource",
     "Usage",
