@@ -79,7 +79,7 @@ from aieval.report._judge_cells import (
     judge_notes,
 )
 
-__all__ = ["render_diff", "render_text"]
+__all__ = ["render_diff", "render_judges", "render_text"]
 
 # Examples listed per table in a terminal comparison; `aieval diff` lists the rest.
 _SHOWN = 10
@@ -99,6 +99,14 @@ def render_text(obj: Any, *, width: int | None = None, console: Console | None =
     doc = printable_data(as_document(obj))  # data never drives the terminal
     parts = list(_comparison(doc) if doc["kind"] == "comparison" else _report(doc))
     return _print(parts, width, console)
+
+
+def render_judges(
+    section: Mapping[str, Any], *, width: int | None = None, console: Console | None = None
+) -> str:
+    """Render only the Judges section (a report's ``judge_figures``), as ``aieval run`` prints
+    it after a run's summary."""
+    return _print(list(_judge_figures(printable_data(section))), width, console)
 
 
 def render_diff(
