@@ -27,7 +27,7 @@ from aieval.report import (
     render_text,
     report_schema,
 )
-from aieval.store import Store
+from aieval.store import NewReviewQueue, Store
 
 N = 80
 OPTIONS = {"judge_model": "m1", "prompt_version": "v1", "rubric_sha256": "cd" * 8}
@@ -231,3 +231,32 @@ def test_a_judges_name_is_escaped_in_every_format(tmp_path: Path) -> None:
     assert "<img src=x>" not in render_markdown(report)
     github = render_github(comparison)
     assert "Judges: agreement" in github and "<img src=x>" not in github
+
+
+def test_a_review_queue_weights_the_figures_and_a_label_outside_it_says_why_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "runs.db"
+    with Store(db) as store:
+        _write(store, "r")
+        # 20 items stand for themselves, 40 for 1.5 samples each: the queue's design
+        items = [("r", f"ex{i}", "near", 1.0) for i in range(20)]
+        items += [("r", f"ex{i}", "far", 1.5) for i in range(20, 60)]
+        store.create_review_queue(NewReviewQueue("q", KEY, ("r",), tuple(items)))
+        store.add_review_labels(_labels("r"))
+        weighted = build_report(store, "r", n_resamples=100)
+    [judge] = weighted.to_dict()["judge_figures"]["judges"]
+    assert judge["certification"]["agreement"]["weighted"] is True
+    assert [json.loads(json.dumps(judge))] == _cli_judges(capsys, monkeypatch, db, "r")
+    text = " ".join(render_text(weighted, width=250).split())
+    assert "weighted by the review queues' design" in text
+    kappa = judge["certification"]["agreement"]["judge_human_kappa"]
+    assert f"{kappa['estimate']:.3f} ({kappa['low']:.3f}–{kappa['high']:.3f}) weighted" in text
+    with Store(db) as store:
+        store.add_review_labels([ReviewLabel(KEY.digest, "r", "ex70", "ana", passed=True)])
+        unweighted = build_report(store, "r", n_resamples=100)
+    [judge] = unweighted.to_dict()["judge_figures"]["judges"]
+    assert judge["certification"]["agreement"]["weighted"] is False
+    why = "1 labelled item(s) are in no review queue of this judge"
+    for rendered in (render_text(unweighted, width=400), render_markdown(unweighted)):
+        assert why in rendered and "weighted by the review queues' design" not in rendered

@@ -50,13 +50,14 @@ def judge_figure_rows(section: Mapping[str, Any]) -> list[list[str]]:
         agree = cert["agreement"]
         undefined = agree.get("judge_human_undefined")
         kappa = f"n/a ({undefined})" if undefined else _ci(agree.get("judge_human_kappa"))
-        weighted = " (weighted)" if agree.get("weighted") else ""
+        if agree.get("weighted"):  # the notes say what is weighted and why not when it is not
+            kappa = f"{kappa} weighted"
         rows.append(
             [
                 str(judge["judge"]),
                 str(cert["status"]),
                 f"{agree['items']} ({agree['labels']} labels)",
-                f"{agree['base_rate']:.3f}{weighted}",
+                f"{agree['base_rate']:.3f}",
                 kappa,
                 _human_human(agree),
                 _ci(agree.get("tpr")),
