@@ -233,6 +233,7 @@ def run_command(
         _warn_unexported(destination)
     for result in results:
         _print_summary(result)
+        _print_judges(store, result)
     if len(results) > 1:
         _print_comparison(results)
     out.print(printable(f"stored in {store.location}"), style="dim")
@@ -413,6 +414,15 @@ def _print_summary(result: RunResult) -> None:
     print_top_errors(summary)
     if summary.evaluation is not None:
         print_evaluation(summary.evaluation, result.samples)
+
+
+def _print_judges(store: Store, result: RunResult) -> None:
+    """The run's judges against the store's review labels, as its report shows them."""
+    from aieval.report import render_judges, run_judge_figures
+
+    figures = run_judge_figures(store, store.get_run(result.id))
+    if figures is not None:
+        render_judges(figures.to_dict(), console=out)
 
 
 def _print_epochs(epochs: EpochsSummary | None) -> None:

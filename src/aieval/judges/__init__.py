@@ -42,7 +42,15 @@ from aieval.judges._selection import (
     select_items,
     verdict_values,
 )
-from aieval.judges._summary import JudgeRun, JudgeSummary, RunRate, run_judges, summarize_judges
+from aieval.judges._stored import judge_design, labelled_verdicts, stored_summaries
+from aieval.judges._summary import (
+    JudgeRun,
+    JudgeSummary,
+    RunRate,
+    run_judges,
+    run_rate,
+    summarize_judges,
+)
 from aieval.judges._verbosity import PaddingReport, padding_test
 from aieval.scorers import (
     INCONSISTENCY_WARNING_RATE,
@@ -98,8 +106,10 @@ __all__ = [
     "compare_pairwise",
     "compare_pairwise_async",
     "corrected_pass_rate",
+    "judge_design",
     "judge_of_runs",
     "judge_verdicts",
+    "labelled_verdicts",
     "labels_to_settle",
     "llm_judge",
     "load_labels",
@@ -111,7 +121,9 @@ __all__ = [
     "read_review_labels",
     "rubric_judge",
     "run_judges",
+    "run_rate",
     "select_items",
+    "stored_summaries",
     "summarize_judges",
     "verdict_values",
     "write_review_labels",

@@ -23,10 +23,11 @@ from aieval.report._header import run_header
 from aieval.report._html import render_html
 from aieval.report._intervals import IntervalMethod, IntervalPolicy
 from aieval.report._json import comparison_schema, render_json, report_schema
+from aieval.report._judge_figures import JudgeFigures, run_judge_figures
 from aieval.report._markdown import render_markdown
 from aieval.report._policy import PromotionDecision, PromotionPolicy, RuleResult, decide_promotion
 from aieval.report._samples import CriterionValue, ExampleNumbers, example_numbers
-from aieval.report._text import render_diff, render_text
+from aieval.report._text import render_diff, render_judges, render_text
 
 __all__ = [
     "COMMENT_LIMIT",
@@ -36,6 +37,7 @@ __all__ = [
     "ExampleTexts",
     "IntervalMethod",
     "IntervalPolicy",
+    "JudgeFigures",
     "PromotionDecision",
     "PromotionPolicy",
     "RuleResult",
@@ -52,8 +54,10 @@ __all__ = [
     "render_github",
     "render_html",
     "render_json",
+    "render_judges",
     "render_markdown",
     "render_text",
     "report_schema",
     "run_header",
+    "run_judge_figures",
 ]

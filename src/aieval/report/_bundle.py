@@ -28,6 +28,7 @@ from aieval.report._intervals import (
     closed_form_block,
     rate_successes,
 )
+from aieval.report._judge_figures import run_judge_figures
 from aieval.report._samples import ExampleNumbers, numbers_of
 from aieval.report._tally import (
     AgentTally,
@@ -93,6 +94,10 @@ class RunReport:
     #: For runs of conversations: how they ended, stop reasons, turns, failures and invalid
     #: ones by scenario and turn (see ``report/_conversations.py``); else None.
     conversations: dict[str, Any] | None = None
+    #: For runs with a judge scorer: per judge its agreement with reviewers, certification and
+    #: raw vs corrected pass rate, from the store's review labels (``report/_judge_figures.py``);
+    #: else None.
+    judge_figures: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data, ``kind: "report"``; a ``code`` section only for code evaluations."""
@@ -129,6 +134,8 @@ class RunReport:
             data["low_coverage"] = self.low_coverage
         if self.conversations is not None:
             data["conversations"] = self.conversations
+        if self.judge_figures is not None:
+            data["judge_figures"] = self.judge_figures
         return data
 
 
@@ -185,12 +192,15 @@ def build_report(
 
 
 def _with_sections(report: RunReport, store: Store, row: RunRow) -> RunReport:
-    """Attach the sections of a kind of run: code evaluations, conversations."""
+    """Attach the sections of a kind of run: code evaluations, conversations, judges."""
     report = _with_code_section(report, store, row)
     conversations = conversations_section(store, row)
-    if conversations is None:
+    if conversations is not None:
+        report = dataclasses.replace(report, conversations=conversations)
+    figures = run_judge_figures(store, row)
+    if figures is None:
         return report
-    return dataclasses.replace(report, conversations=conversations)
+    return dataclasses.replace(report, judge_figures=figures.to_dict())
 
 
 def _with_code_section(report: RunReport, store: Store, row: RunRow) -> RunReport:

@@ -40,6 +40,7 @@ from aieval.report._compare_sums import sums_parts
 from aieval.report._epochs import cached_split_warning, judge_noise_hints, side_epochs
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._intervals import IntervalMethod
+from aieval.report._judge_figures import compared_judge_figures
 from aieval.report._policy import (
     PromotionDecision,
     PromotionPolicy,
@@ -98,6 +99,9 @@ class Comparison:
     baseline_choice: BaselineChoice | None = None
     epochs: dict[str, Any] | None = None
     conversations: dict[str, Any] | None = None
+    #: When either run has a judge scorer: per judge its agreement with the candidate store's
+    #: reviewers, certification and each run's raw vs corrected pass rate; else None.
+    judge_figures: dict[str, Any] | None = None
 
     @property
     def promote(self) -> bool:
@@ -140,6 +144,7 @@ class Comparison:
             ),
             **({"epochs": self.epochs} if self.epochs is not None else {}),
             **({"conversations": self.conversations} if self.conversations is not None else {}),
+            **({"judge_figures": self.judge_figures} if self.judge_figures is not None else {}),
         }
 
 
@@ -215,6 +220,10 @@ def compare_runs(
         certified_judges_rule(store, rows, policy),
         corrected_rule((base_store, store), rows, policy),
     )
+    figures = compared_judge_figures(
+        (base_store, store), rows, floor=policy.judge_kappa_floor,
+        min_labels=policy.judge_min_labels,
+    )  # fmt: skip
     epochs = _epochs(base_row, cand_row)
     if epochs is not None:
         if decision.outcome == "inconclusive":
@@ -253,6 +262,7 @@ def compare_runs(
         baseline_choice=choice,
         epochs=epochs,
         conversations=compared_section(sides) if sides is not None else None,
+        judge_figures=None if figures is None else figures.to_dict(),
     )
 
 

@@ -43,6 +43,13 @@ from aieval.report._epochs import (
     side_k_rows,
     side_variance_rows,
 )
+from aieval.report._judge_cells import (
+    JUDGE_FIGURES_HEAD,
+    JUDGE_FIGURES_TITLE,
+    judge_figure_rows,
+    judge_notes,
+)
+from aieval.report._markdown import table
 from aieval.store import Store
 
 __all__ = ["COMMENT_LIMIT", "ExampleTexts", "example_texts", "render_github"]
@@ -175,6 +182,25 @@ def _first_screen(doc: Mapping[str, Any], links: _Links) -> Iterator[str]:
         shown = coverage_text(doc[side])
         if shown:  # the rule reasons above quote this side's pass rate
             yield f"> ⚠️ **The {side}'s pass rate leaves out:** {escape(shown)}"
+    yield _judge_figures(doc.get("judge_figures"))
+
+
+def _judge_figures(section: Mapping[str, Any] | None) -> str:
+    """The judges' agreement, status and corrected rates, folded under one line of statuses."""
+    if not section:
+        return ""
+    statuses = ", ".join(
+        f"{j['judge']} {(j.get('certification') or {}).get('status', 'without labels')}"
+        for j in section.get("judges") or []
+    )
+    rows = judge_figure_rows(section)
+    body = [table(JUDGE_FIGURES_HEAD, [[escape(c) for c in r] for r in rows], numeric=())]
+    notes = "\n".join(f"- {escape(line)}" for line in judge_notes(section))
+    return (
+        f"<details><summary>{escape(JUDGE_FIGURES_TITLE)}: {escape(statuses)}</summary>\n\n"
+        + "\n\n".join([*(body if rows else []), notes])
+        + "\n\n</details>"
+    )
 
 
 def _evidence(decision: Mapping[str, Any]) -> Iterator[str]:

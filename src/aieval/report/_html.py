@@ -65,6 +65,12 @@ from aieval.report._epochs import (
     variance_rows,
 )
 from aieval.report._epochs import ESTIMATORS as EPOCH_ESTIMATORS
+from aieval.report._judge_cells import (
+    JUDGE_FIGURES_HEAD,
+    JUDGE_FIGURES_TITLE,
+    judge_figure_rows,
+    judge_notes,
+)
 from aieval.report._svg import forest_plot, gate_plot, grade_plot, histogram_grid
 
 __all__ = ["render_html"]
@@ -191,6 +197,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     yield from _criteria(doc.get("criteria") or [])
     yield from _reasons(doc.get("failure_reasons") or [])
     yield from _judges(doc.get("judges") or {})
+    yield from _judge_figures(doc.get("judge_figures"))
     yield _resources(doc)
     yield from _groups(doc.get("groups") or {})
 
@@ -373,6 +380,17 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
     )
 
 
+def _judge_figures(section: Mapping[str, Any] | None) -> Iterator[str]:
+    """Per judge: agreement with its reviewers, status, raw vs corrected pass rate."""
+    if not section:
+        return
+    yield f"<h2>{_e(JUDGE_FIGURES_TITLE)}</h2>"
+    rows = judge_figure_rows(section)
+    if rows:
+        yield _table(JUDGE_FIGURES_HEAD, [[_e(c) for c in row] for row in rows], numeric=(2, 3))
+    yield "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in judge_notes(section)) + "</ul>"
+
+
 def _resources(doc: Mapping[str, Any]) -> str:
     return "<h2>Latency, tokens, cost</h2>" + _table(
         cells.RESOURCE_HEAD, [cells.resource_row(doc, _e, gap=" ")], numeric=[0, 1, 2, 3, 6]
@@ -464,6 +482,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
         numeric=(),
     )
     yield _warnings(decision.get("warnings") or [])
+    yield from _judge_figures(doc.get("judge_figures"))
     yield from _provenance(doc)
     yield "<h2>Metric deltas (candidate − baseline)</h2>"
     yield _forest(doc)

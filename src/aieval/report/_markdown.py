@@ -64,6 +64,12 @@ from aieval.report._epochs import (
     side_variance_rows,
     variance_rows,
 )
+from aieval.report._judge_cells import (
+    JUDGE_FIGURES_HEAD,
+    JUDGE_FIGURES_TITLE,
+    judge_figure_rows,
+    judge_notes,
+)
 
 __all__ = ["render_markdown"]
 
@@ -147,6 +153,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
     yield from _conversations(doc.get("conversations"))
+    yield from _judge_figures(doc.get("judge_figures"))
     yield from _report_tables(doc)
     yield _warnings(doc.get("warnings") or [])
 
@@ -262,6 +269,17 @@ def _conversations(section: Mapping[str, Any] | None) -> Iterator[str]:
         yield _folded(issues_title(section), ISSUE_HEAD, rows, numeric=range(1, 3))
 
 
+def _judge_figures(section: Mapping[str, Any] | None) -> Iterator[str]:
+    """Per judge: agreement with its reviewers, status, raw vs corrected pass rate."""
+    if not section:
+        return
+    yield f"**{JUDGE_FIGURES_TITLE}**"
+    rows = judge_figure_rows(section)
+    if rows:
+        yield table(JUDGE_FIGURES_HEAD, [[escape(c) for c in row] for row in rows], numeric=())
+    yield "\n".join(f"- {escape(line)}" for line in judge_notes(section))
+
+
 def _resources(doc: Mapping[str, Any]) -> str:
     latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
     counted = tokens.get("total") or tokens.get("unreported_calls")  # known, or unknown
@@ -299,6 +317,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     chosen = baseline_choice(doc)
     if chosen is not None:
         yield f"> {'⚠️ ' if chosen[1] else ''}{escape(chosen[0])}"
+    yield from _judge_figures(doc.get("judge_figures"))
     yield table(METRIC_HEAD, [cells.metric_row(m, escape) for m in doc["metrics"]])
     for title, key in (("Regressions", "regressions"), ("Improvements", "improvements")):
         if doc[key]:

@@ -72,8 +72,14 @@ from aieval.report._epochs import (
     side_variance_rows,
     variance_rows,
 )
+from aieval.report._judge_cells import (
+    JUDGE_FIGURES_HEAD,
+    JUDGE_FIGURES_TITLE,
+    judge_figure_rows,
+    judge_notes,
+)
 
-__all__ = ["render_diff", "render_text"]
+__all__ = ["render_diff", "render_judges", "render_text"]
 
 # Examples listed per table in a terminal comparison; `aieval diff` lists the rest.
 _SHOWN = 10
@@ -93,6 +99,14 @@ def render_text(obj: Any, *, width: int | None = None, console: Console | None =
     doc = printable_data(as_document(obj))  # data never drives the terminal
     parts = list(_comparison(doc) if doc["kind"] == "comparison" else _report(doc))
     return _print(parts, width, console)
+
+
+def render_judges(
+    section: Mapping[str, Any], *, width: int | None = None, console: Console | None = None
+) -> str:
+    """Render only the Judges section (a report's ``judge_figures``), as ``aieval run`` prints
+    it after a run's summary."""
+    return _print(list(_judge_figures(printable_data(section))), width, console)
 
 
 def render_diff(
@@ -186,6 +200,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
         yield _reasons(doc["failure_reasons"])
     if doc.get("judges"):
         yield _judges(doc["judges"])
+    yield from _judge_figures(doc.get("judge_figures"))
     yield _resources(doc)
     yield from _minimums(doc.get("minimums"))
     yield from _epochs(doc.get("epochs"))
@@ -353,6 +368,22 @@ def _judges(judges: Mapping[str, Mapping[str, Any]]) -> Table:
     return table
 
 
+def _judge_figures(section: Mapping[str, Any] | None) -> Iterator[RenderableType]:
+    """Per judge: agreement with its reviewers, status, raw vs corrected pass rate."""
+    if not section:
+        return
+    rows = judge_figure_rows(section)
+    if rows:
+        table = _table(JUDGE_FIGURES_TITLE, *JUDGE_FIGURES_HEAD, left=2)
+        for row in rows:
+            _add(table, *row)
+        yield table
+    else:
+        yield Text(JUDGE_FIGURES_TITLE, style="bold")
+    for line in judge_notes(section):
+        yield Text(line)
+
+
 def _resources(doc: Mapping[str, Any]) -> Table:
     table = _table("latency, tokens, cost", *cells.RESOURCE_HEAD, left=0)
     _add(table, *cells.resource_row(doc))
@@ -412,6 +443,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
             Text(rule["reason"]),
         )
     yield rules
+    yield from _judge_figures(doc.get("judge_figures"))
     yield _metrics(doc)
     yield from _side_epochs(doc.get("epochs"))
     yield from _compared_conversations(doc.get("conversations"))
