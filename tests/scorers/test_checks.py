@@ -161,6 +161,12 @@ def test_is_sql_statements_and_dialects() -> None:
     assert is_sql("42").value == 0.0
     assert is_sql("SELECT a FROM t LIMIT 1", dialect="postgres").value == 1.0
     assert is_sql("").reason == "output has no SQL statement"
+    # sqlglot's own parser fails on some malformed text: a score with the reason, no error
+    crashed = is_sql("{=", dialect="sqlite")
+    assert (crashed.value, crashed.reason) == (
+        0.0,
+        "output is not SQL: sqlglot's parser failed on it (AttributeError)",
+    )
 
 
 def test_python_sees_output_expected_and_row() -> None:

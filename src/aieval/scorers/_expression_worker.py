@@ -279,6 +279,10 @@ def _sql(text: str, dialect: str | None) -> dict[str, Any]:
         parsed = sqlglot.parse(text, read=read, error_level=sqlglot.ErrorLevel.RAISE)
     except sqlglot.errors.SqlglotError as exc:
         return {"error": str(exc).splitlines()[0]}
+    except (AttributeError, TypeError, IndexError, KeyError) as exc:
+        # sqlglot's parser itself fails on some malformed text (e.g. '{=' in sqlite): what it
+        # cannot parse is not SQL it parses; the reason names the failure
+        return {"error": f"sqlglot's parser failed on it ({type(exc).__name__})"}
     found = [item for item in parsed if item is not None]
     for item in found:
         if not isinstance(item, statements):
