@@ -71,6 +71,7 @@ from aieval.scorers._scorer import (
 )
 from aieval.scorers._similar import similar
 from aieval.scorers._text import exact_match, json_valid, rouge_l, token_f1
+from aieval.scorers._trajectory import match_trajectory, trajectory_match
 from aieval.scorers._verdict import JudgeAnswer, parse_verdict
 
 __all__ = [
@@ -117,6 +118,7 @@ __all__ = [
     "latency",
     "levenshtein",
     "llm_judge",
+    "match_trajectory",
     "multi_judge",
     "neutralize",
     "pairwise_judge",
@@ -136,6 +138,7 @@ __all__ = [
     "to_score",
     "token_f1",
     "tools",
+    "trajectory_match",
     "word_count",
 ]
 
