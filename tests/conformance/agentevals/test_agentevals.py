@@ -93,3 +93,18 @@ def test_every_divergence_says_why() -> None:
     listed = [(c["id"], k, why) for c in CASES for k, why in c.get("divergences", {}).items()]
     assert listed  # the two on purpose: parallel calls' order, and message count
     assert all(isinstance(why, str) and len(why) > 40 for _, _, why in listed)
+
+
+def test_first_fit_in_agentevals_misses_a_pairing_the_best_one_finds() -> None:
+    # not one of agentevals' cases: why aieval's pairing is a maximum matching (docs/tools.md)
+    def message(*arguments: dict[str, Any]) -> list[dict[str, Any]]:
+        calls = [{"function": {"name": "weather", "arguments": json.dumps(a)}} for a in arguments]
+        return [{"role": "assistant", "content": "", "tool_calls": calls}]
+
+    case = {
+        "outputs": message({"city": "SF", "unit": "C"}, {"city": "SF"}),
+        "reference_outputs": message({"city": "SF"}, {"city": "SF", "unit": "C"}),
+    }
+    for mode in ("unordered", "superset"):
+        assert _theirs(case, mode, "superset") is False
+        assert _ours(case, mode, "superset") is True
