@@ -309,4 +309,5 @@ def test_more_calls_than_one_sample_may_pair_is_that_samples_error() -> None:
         trajectory_match("strict")(_calls("a"), many)
     with pytest.raises(ScorerError, match=r"251 calls made"):
         trajectory_match("strict")(_calls(*many), ["a"])
-    assert trajectory_match("unordered")(_calls(*many[:-1]), many[:-1]).value == 1.0
+    distinct = [f"t{i}" for i in range(MAX_TRAJECTORY_CALLS)]
+    assert trajectory_match("unordered")(_calls(*distinct), distinct).value == 1.0

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from aieval import run
 from aieval.conversations import Played, scenario_from_row
@@ -19,6 +20,7 @@ from aieval.core import (
     Turn,
 )
 from aieval.errors import DatasetError
+from aieval.runner import load_eval, run_eval
 from aieval.scorers import trajectory_match
 from aieval.store import Store
 from aieval.traces import TraceReading, iter_trace_runs
@@ -91,13 +93,25 @@ def test_a_row_naming_an_unknown_normalizer_is_refused_when_read(tmp_path: Path)
         run(name="bad", dataset=rows, scorers=[], store=tmp_path / "runs.db")
 
 
-def test_a_real_trace_gives_its_tool_calls_in_order() -> None:
+def test_a_run_over_a_real_trace_scores_its_tool_calls() -> None:
+    scorer = trajectory_match(
+        "superset", arguments="ignore", expected_calls=["get_order", "refund"]
+    )
+    result = run(
+        name="traced",
+        dataset=TRACES / "openai_v2_handoffs.jsonl",
+        scorers=[scorer],
+        store=None,
+    )
+    [sample] = result.samples
+    score = sample.scores["trajectory_match"]
+    assert score.value == 0.5  # get_order made, refund never
+    assert score.reason == "superset: matched get_order; missing refund"
     [trace] = list(iter_trace_runs(TRACES / "openai_v2_handoffs.jsonl", TraceReading()))
-    scorer = trajectory_match("superset", arguments="ignore")
-    score = scorer.fn(None, ["get_order"], **scorer.options, output=trace)
-    assert score.value == 1.0
-    trajectory = Trajectory.from_dict(score.metadata[TRAJECTORY_KEY])
-    assert "get_order" in [c.name for c in trajectory.called]
+    direct = scorer.fn(None, None, **scorer.options, output=trace)
+    assert Trajectory.from_dict(direct.metadata[TRAJECTORY_KEY]).called == (
+        Trajectory.from_dict(score.metadata[TRAJECTORY_KEY]).called
+    )
 
 
 def test_a_traced_tool_failure_is_the_calls_error() -> None:
@@ -155,3 +169,36 @@ def test_a_scenarios_bad_expected_calls_are_refused_naming_row_and_field() -> No
             source="scenarios.jsonl",
             line=4,
         )
+
+
+def test_a_conversation_run_scores_the_transcripts_calls(tmp_path: Path) -> None:
+    lookup = {
+        "name": "lookup_order",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "integer"}}},
+        "calls": [{"arguments": {"order_id": 1}, "result": "shipped"}],
+    }
+    rows = [
+        {"id": "track", "goal": "track order 1", "user_turns": ["where is order 1?"],
+         "max_turns": 1, "tools": [lookup],
+         "expected_tool_calls": [{"name": "lookup_order", "arguments": {"order_id": 1}},
+                                 "send_survey"]},
+    ]  # fmt: skip
+    (tmp_path / "scenarios.yaml").write_text(yaml.safe_dump(rows), encoding="utf-8")
+    (tmp_path / "eval.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "tools",
+                "dataset": "scenarios.yaml",
+                "conversation": {"target": "tests.scorers._trajectory_agent:agent"},
+                "scorers": [{"trajectory_match": {"mode": "in_order"}}],
+            }
+        ),
+        encoding="utf-8",
+    )
+    (result,) = run_eval(load_eval(tmp_path / "eval.yaml"), store=tmp_path / "runs.db")
+    [sample] = result.samples
+    score = sample.scores["trajectory_match"]
+    assert score.value == 0.5
+    assert score.reason == "in_order: matched lookup_order; missing send_survey"
+    trajectory = Trajectory.from_dict(score.metadata[TRAJECTORY_KEY])
+    assert trajectory.called[0].arguments == {"order_id": 1}
