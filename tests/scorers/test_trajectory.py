@@ -311,3 +311,12 @@ def test_more_calls_than_one_sample_may_pair_is_that_samples_error() -> None:
         trajectory_match("strict")(_calls(*many), ["a"])
     distinct = [f"t{i}" for i in range(MAX_TRAJECTORY_CALLS)]
     assert trajectory_match("unordered")(_calls(*distinct), distinct).value == 1.0
+
+
+def test_an_unreadable_expectation_or_output_is_an_error_that_says_what_to_give() -> None:
+    with pytest.raises(ScorerError, match=r"row expected\[0\]\.arguments: arguments are not valid"):
+        trajectory_match("strict")(_calls("a"), [{"name": "a", "arguments": "{bad"}])
+    with pytest.raises(ScorerError, match=r"the output must be the assistant message"):
+        trajectory_match("strict")("Your order has shipped.", ["lookup_order"])
+    with pytest.raises(ConfigError, match=r"expected_calls\[0\]: a tool call needs a name"):
+        check_row_check("trajectory_match", {"expected_calls": [{"arguments": {}}]})

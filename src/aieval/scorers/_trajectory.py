@@ -214,6 +214,8 @@ def check_row_trajectory(options: Mapping[Any, Any]) -> None:
                 "normalizers and argument modes (text, lists, {number: TOLERANCE}), never a "
                 "function; give functions in the eval's own Python code"
             )
+    if options.get("expected_calls") is not None:
+        expected_uses(options["expected_calls"], "trajectory_match.expected_calls")
     _rules(
         options.get("mode", "strict"),
         options.get("arguments", "exact"),

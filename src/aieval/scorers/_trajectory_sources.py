@@ -66,7 +66,11 @@ def expected_uses(value: Any, where: str) -> tuple[ToolUse, ...]:
     if isinstance(value, list | tuple):
         value = [{"name": v, "arguments": _ANY} if isinstance(v, str) else v for v in value]
         value = [_with_any(v) for v in value]
-    return parse_uses(value, where)
+    uses = parse_uses(value, where)
+    for i, use in enumerate(uses):
+        if use.argument_error is not None:  # the expectation's own fault: never a silent miss
+            raise ConfigError(f"{where}[{i}].arguments: {use.argument_error}")
+    return uses
 
 
 #: stands for "any arguments" in an expected call (not stored: a ToolUse keeps ``None``)
@@ -135,9 +139,15 @@ def called_uses(prediction: Any, output: Any) -> tuple[ToolUse, ...]:
     steps = getattr(output, "steps", None)
     if isinstance(steps, list | tuple) and not isinstance(output, Mapping):
         return parse_uses(_trace_calls(steps), "trace tool calls")
-    if isinstance(output, Mapping | list | tuple):
-        return parse_uses(output, "output tool calls")
-    return parse_uses(prediction if prediction is not None else [], "output tool calls")
+    try:
+        if isinstance(output, Mapping | list | tuple):
+            return parse_uses(output, "output tool calls")
+        return parse_uses(prediction if prediction is not None else [], "output tool calls")
+    except ConfigError as exc:
+        raise ConfigError(
+            f"{exc}; the output must be the assistant message with tool_calls (or a list of "
+            "calls or messages) as JSON, or the sample a trace or a conversation"
+        ) from None
 
 
 def _conversation_use(call: Any) -> ToolUse:
