@@ -10,7 +10,8 @@ inverting them, and :func:`similar` compares embeddings. Write your own with
 :func:`scorer`. Objective metrics live in the submodules :mod:`~aieval.scorers.retrieval`,
 :mod:`~aieval.scorers.tools`, :mod:`~aieval.scorers.rag`, :mod:`~aieval.scorers.swe` and
 :mod:`~aieval.scorers.code` (``passes_tests``, which runs generated code in the sandbox);
-importing this package registers their gate checks.
+importing this package registers their gate checks. :func:`trajectory_match` pairs a sample's
+tool calls with the expected ones, with partial credit (``docs/tools.md``).
 """
 
 from aieval.scorers import (
