@@ -320,3 +320,13 @@ def test_an_unreadable_expectation_or_output_is_an_error_that_says_what_to_give(
         trajectory_match("strict")("Your order has shipped.", ["lookup_order"])
     with pytest.raises(ConfigError, match=r"expected_calls\[0\]: a tool call needs a name"):
         check_row_check("trajectory_match", {"expected_calls": [{"arguments": {}}]})
+
+
+def test_a_logged_bare_tool_name_matches_by_name_only() -> None:
+    # a run log may list a call by its name alone: its arguments are unknown, never {}
+    logged = ["search", {"name": "book", "arguments": {"id": 1}}]
+    assert (
+        _score("strict", logged, _calls(("search", {"q": "x"}), ("book", {"id": 1}))).value == 0.5
+    )
+    assert _score("strict", logged, ["search", "book"]).value == 1.0
+    assert _score("strict", logged, _calls("search", "book"), arguments="ignore").value == 1.0

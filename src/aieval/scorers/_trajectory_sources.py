@@ -89,6 +89,8 @@ def _with_any(item: Any) -> Any:
 def _use(item: Any, where: str) -> ToolUse:
     if isinstance(item, ToolUse):
         return item
+    if isinstance(item, str) and item:  # a run log's bare tool name: the arguments are unknown
+        return ToolUse(item, None, None, "arguments not recorded")
     if not isinstance(item, Mapping):
         raise ConfigError(f"{where}: expected a tool call object, got {type(item).__name__}")
     function = item.get("function", item)
