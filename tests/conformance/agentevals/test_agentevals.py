@@ -108,3 +108,15 @@ def test_first_fit_in_agentevals_misses_a_pairing_the_best_one_finds() -> None:
     for mode in ("unordered", "superset"):
         assert _theirs(case, mode, "superset") is False
         assert _ours(case, mode, "superset") is True
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_in_order_is_between_strict_and_superset(case: dict[str, Any]) -> None:
+    # agentevals has no subsequence mode: in_order holding means agentevals' superset holds,
+    # and aieval's strict holding means in_order holds
+    for arguments in ARGUMENT_MODES:
+        in_order = _ours(case, "in_order", arguments)
+        if in_order:
+            assert _theirs(case, "superset", arguments), arguments
+        if _ours(case, "strict", arguments):
+            assert in_order, arguments
