@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from aieval._types import Example, Score
     from aieval.datasets import Dataset, load_dataset
     from aieval.runner import RunResult, RunSummary, run, run_async
-    from aieval.scorers import Scorer, scorer
+    from aieval.scorers import Scorer, scorer, trajectory_match
     from aieval.store import Store
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "run",
     "run_async",
     "scorer",
+    "trajectory_match",
 ]
 
 _EXPORTS = {
@@ -49,6 +50,7 @@ _EXPORTS = {
     "run_async": "aieval.runner",
     "Scorer": "aieval.scorers",
     "scorer": "aieval.scorers",
+    "trajectory_match": "aieval.scorers",
     "Store": "aieval.store",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -13,7 +13,9 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aieval.errors import DatasetError
+from aieval.core import ToolUse
+from aieval.errors import ConfigError, DatasetError
+from aieval.scorers.tools import expected_tool_uses
 
 __all__ = [
     "MAX_TURNS_LIMIT",
@@ -41,6 +43,7 @@ _FIELDS = frozenset(
         "stop",
         "tools",
         "expected_state",
+        "expected_tool_calls",
         "checks",
         "metadata",
     }
@@ -121,6 +124,8 @@ class Scenario:
         stop: the stop rules besides the turn limit.
         tools: the tools the row declares, with their recorded results.
         expected_state: the final state the conversation should reach (for checks).
+        expected_tool_calls: the tool calls the conversation should make (for
+            ``trajectory_match``), ``None`` when the row gives none.
         checks: check names per turn and per conversation.
         metadata: free-form data, kept as given.
     """
@@ -134,6 +139,7 @@ class Scenario:
     stop: StopRules = StopRules()
     tools: tuple[ToolFixture, ...] = ()
     expected_state: Any = None
+    expected_tool_calls: tuple[ToolUse, ...] | None = None
     checks: ScenarioChecks = ScenarioChecks()
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
@@ -249,6 +255,7 @@ def scenario_from_row(
         stop=_stop(r, row.get("stop", {}), goal_checks),
         tools=_tools(r, row.get("tools", [])),
         expected_state=_json_value(r, row.get("expected_state"), "expected_state"),
+        expected_tool_calls=_expected_calls(r, row.get("expected_tool_calls")),
         checks=_checks(r, row.get("checks", {}), checks),
         metadata=dict(r.mapping(_json_value(r, metadata, "metadata"), "metadata", None)),
     )
@@ -340,6 +347,18 @@ def _checks(r: _Row, value: Any, known: Collection[str] | None) -> ScenarioCheck
         turn=r.names(checks.get("turn", []), "checks.turn", known, "check"),
         conversation=r.names(checks.get("conversation", []), "checks.conversation", known, "check"),
     )
+
+
+def _expected_calls(r: _Row, value: Any) -> tuple[ToolUse, ...] | None:
+    """The row's expected tool calls, read as ``trajectory_match`` reads them."""
+    if value is None:
+        return None
+    try:
+        return expected_tool_uses(
+            _json_value(r, value, "expected_tool_calls"), "expected_tool_calls"
+        )
+    except ConfigError as exc:
+        raise r.fail("expected_tool_calls", str(exc)) from None
 
 
 def _json_value(r: _Row, value: Any, name: str) -> Any:

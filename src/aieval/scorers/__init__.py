@@ -10,7 +10,8 @@ inverting them, and :func:`similar` compares embeddings. Write your own with
 :func:`scorer`. Objective metrics live in the submodules :mod:`~aieval.scorers.retrieval`,
 :mod:`~aieval.scorers.tools`, :mod:`~aieval.scorers.rag`, :mod:`~aieval.scorers.swe` and
 :mod:`~aieval.scorers.code` (``passes_tests``, which runs generated code in the sandbox);
-importing this package registers their gate checks.
+importing this package registers their gate checks. :func:`trajectory_match` pairs a sample's
+tool calls with the expected ones, with partial credit (``docs/tools.md``).
 """
 
 from aieval.scorers import (
@@ -71,6 +72,7 @@ from aieval.scorers._scorer import (
 )
 from aieval.scorers._similar import similar
 from aieval.scorers._text import exact_match, json_valid, rouge_l, token_f1
+from aieval.scorers._trajectory import match_trajectory, trajectory_match
 from aieval.scorers._verdict import JudgeAnswer, parse_verdict
 
 __all__ = [
@@ -117,6 +119,7 @@ __all__ = [
     "latency",
     "levenshtein",
     "llm_judge",
+    "match_trajectory",
     "multi_judge",
     "neutralize",
     "pairwise_judge",
@@ -136,6 +139,7 @@ __all__ = [
     "to_score",
     "token_f1",
     "tools",
+    "trajectory_match",
     "word_count",
 ]
 

@@ -22,6 +22,7 @@ from aieval.errors import ConfigError
 from aieval.scorers._judge import llm_judge
 from aieval.scorers._sacrebleu import check_word_order
 from aieval.scorers._scorer import get_scorer
+from aieval.scorers._trajectory import ROW_TRAJECTORY_OPTIONS, check_row_trajectory
 
 __all__ = ["MAX_ROW_VALUES", "ROW_COMMON", "ROW_OPTIONS", "ROW_VALUES", "check_row_check"]
 
@@ -69,6 +70,8 @@ ROW_OPTIONS: Mapping[str, frozenset[str]] = {
     # model calls: on the endpoint, with the key, the eval author configured
     "similar": frozenset({"value", "threshold", "embedding_model", "negate"}),
     "llm_judge": frozenset({"rubric"}),
+    # tool use: built-in modes and normalizers only (checked by check_row_trajectory)
+    "trajectory_match": ROW_TRAJECTORY_OPTIONS,
 }
 
 #: sqlglot's built-in dialects (``None``: its generic one). Any other name is looked up among
@@ -135,6 +138,8 @@ def check_row_check(check: str, options: Mapping[Any, Any], *, unknown: bool = T
         )
     if check == "chrf" and "word_order" in options:
         check_word_order(options["word_order"])  # its cost grows with it: refused at load
+    if check == "trajectory_match":
+        check_row_trajectory(options)  # its values are names, never a function
     taken = _parameters(check)
     for key in options:
         if key in allowed:

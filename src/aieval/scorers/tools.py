@@ -5,6 +5,10 @@ Tool calls are read in the OpenAI chat format: an assistant message (or its JSON
 plain list of such calls, or of ``{"name", "arguments"}`` dicts. ``arguments`` may be a JSON
 string (as the API returns it) or an already-parsed dict.
 
+Trajectories (calls made against calls expected, with partial credit) are
+:func:`aieval.scorers.trajectory_match`; :func:`tool_uses` and :func:`expected_tool_uses` read
+a sample's calls and a row's expected calls as :class:`aieval.core.ToolUse`.
+
 Example:
     >>> call = {"function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
     >>> calls = parse_tool_calls({"tool_calls": [call]})
@@ -25,11 +29,14 @@ from aieval.errors import ConfigError
 from aieval.grading import GateResult, register_gate
 from aieval.scorers._answers import require_expected
 from aieval.scorers._scorer import Scorer
+from aieval.scorers._trajectory_sources import called_uses as tool_uses
+from aieval.scorers._trajectory_sources import expected_uses as expected_tool_uses
 
 __all__ = [
     "ToolCall",
     "argument_exact_match",
     "argument_f1",
+    "expected_tool_uses",
     "handoff_accuracy",
     "handoff_graph_respected",
     "no_forbidden_tool_invoked",
@@ -37,6 +44,7 @@ __all__ = [
     "tool_call_schema_valid",
     "tool_call_scorer",
     "tool_selection_accuracy",
+    "tool_uses",
 ]
 
 

@@ -1,0 +1,168 @@
+"""Where a sample's tool calls come from: a recorded output, a trace's run, a conversation.
+
+Thin adapters to :class:`aieval.core.ToolUse`, one matcher for all (:mod:`._trajectory_match`):
+
+- a **recorded output**: an assistant message (or its JSON) with OpenAI ``tool_calls``, a list
+  of such calls, or of ``{"name", "arguments"}`` objects, or a list of chat messages (every
+  message's calls, in order); a call's own ``error`` field (text) is the tool's failure;
+- a **trace** (a workflow run's steps): every step's ``metadata.tool_calls`` (the failed
+  span's error is the call's ``error``), in step order;
+- a **conversation**: every assistant turn's calls, in order, with ``ToolCall.error``.
+
+The runner hands workflows and conversations to scorers as ``output`` (objects of upper
+layers): they are read by their shape (``steps``; ``conversation`` and ``scenario``), never
+imported here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from aieval.core import Conversation, ToolUse
+from aieval.errors import ConfigError
+
+__all__ = ["called_uses", "expected_uses", "parse_uses"]
+
+
+def parse_uses(value: Any, where: str) -> tuple[ToolUse, ...]:
+    """Calls in any recorded form (see the module); ``ConfigError`` naming ``where`` when the
+    value holds no readable list of calls. Unreadable arguments are kept as
+    ``argument_error``, never raised."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else []
+        except ValueError as exc:
+            raise ConfigError(f"{where}: the text is not JSON ({exc})") from None
+    if isinstance(value, Mapping):
+        value = value.get("tool_calls") or []
+    if not isinstance(value, Iterable) or isinstance(value, str | bytes):
+        raise ConfigError(f"{where}: expected a list of tool calls, got {type(value).__name__}")
+    items = list(value)
+    if any(isinstance(item, Mapping) and "role" in item for item in items):
+        return _from_messages(items, where)
+    return tuple(_use(item, f"{where}[{i}]") for i, item in enumerate(items))
+
+
+def _from_messages(messages: list[Any], where: str) -> tuple[ToolUse, ...]:
+    """The calls of a list of chat messages: each assistant message's ``tool_calls``, in order."""
+    uses: list[ToolUse] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise ConfigError(f"{where}[{i}]: expected a chat message object")
+        calls = message.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise ConfigError(f"{where}[{i}].tool_calls: expected a list")
+        uses += [_use(call, f"{where}[{i}].tool_calls[{j}]") for j, call in enumerate(calls)]
+    return tuple(uses)
+
+
+def expected_uses(value: Any, where: str) -> tuple[ToolUse, ...]:
+    """The expected calls: as :func:`parse_uses`, a bare name standing for a call of that tool
+    whose arguments are not compared; a call without ``arguments`` is not compared either."""
+    if isinstance(value, Mapping) and "tool_calls" not in value:
+        value = [value]
+    if isinstance(value, list | tuple):
+        value = [{"name": v, "arguments": _ANY} if isinstance(v, str) else v for v in value]
+        value = [_with_any(v) for v in value]
+    uses = parse_uses(value, where)
+    for i, use in enumerate(uses):
+        if use.argument_error is not None:  # the expectation's own fault: never a silent miss
+            raise ConfigError(f"{where}[{i}].arguments: {use.argument_error}")
+    return uses
+
+
+#: stands for "any arguments" in an expected call (not stored: a ToolUse keeps ``None``)
+_ANY = object()
+
+
+def _with_any(item: Any) -> Any:
+    if not isinstance(item, Mapping):
+        return item
+    holder = item.get("function", item)
+    if isinstance(holder, Mapping) and "arguments" not in holder and "args" not in holder:
+        return {**item, "arguments": _ANY} if holder is item else item
+    return item
+
+
+def _use(item: Any, where: str) -> ToolUse:
+    if isinstance(item, ToolUse):
+        return item
+    if isinstance(item, str) and item:  # a run log's bare tool name: the arguments are unknown
+        return ToolUse(item, None, None, "arguments not recorded")
+    if not isinstance(item, Mapping):
+        raise ConfigError(f"{where}: expected a tool call object, got {type(item).__name__}")
+    function = item.get("function", item)
+    if not isinstance(function, Mapping):
+        raise ConfigError(f"{where}.function: expected an object")
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{where}: a tool call needs a name")
+    raw = function.get("arguments", function.get("args", {}))
+    error = item.get("error")
+    error = error if isinstance(error, str) and error else None
+    if raw is _ANY:
+        return ToolUse(name, None, error)
+    arguments, problem = _arguments(raw)
+    return ToolUse(name, arguments, error, problem)
+
+
+def _arguments(raw: Any) -> tuple[Any, str | None]:
+    if isinstance(raw, Mapping):
+        return dict(raw), None
+    if raw is None:
+        return {}, None
+    if not isinstance(raw, str):
+        return None, f"arguments are a {type(raw).__name__}, not JSON text"
+    try:
+        parsed = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        return None, f"arguments are not valid JSON ({exc})"
+    if not isinstance(parsed, dict):
+        return None, "arguments are JSON but not an object"
+    return parsed, None
+
+
+def called_uses(prediction: Any, output: Any) -> tuple[ToolUse, ...]:
+    """The calls a sample made: from a conversation or a trace in ``output``, else from the
+    recorded ``output`` (a message or list) or the ``prediction`` text."""
+    conversation = output if isinstance(output, Conversation) else None
+    held = getattr(output, "conversation", None)
+    if conversation is None and isinstance(held, Conversation):
+        conversation = held
+    if conversation is not None:
+        return tuple(
+            _conversation_use(call)
+            for turn in conversation.turns
+            if turn.role == "assistant"
+            for call in turn.tool_calls
+        )
+    steps = getattr(output, "steps", None)
+    if isinstance(steps, list | tuple) and not isinstance(output, Mapping):
+        return parse_uses(_trace_calls(steps), "trace tool calls")
+    try:
+        if isinstance(output, Mapping | list | tuple):
+            return parse_uses(output, "output tool calls")
+        return parse_uses(prediction if prediction is not None else [], "output tool calls")
+    except ConfigError as exc:
+        raise ConfigError(
+            f"{exc}; the output must be the assistant message with tool_calls (or a list of "
+            "calls or messages) as JSON, or the sample a trace or a conversation"
+        ) from None
+
+
+def _conversation_use(call: Any) -> ToolUse:
+    arguments, problem = _arguments(call.arguments)
+    return ToolUse(call.name, arguments, call.error, problem)
+
+
+def _trace_calls(steps: Iterable[Any]) -> list[Any]:
+    """Every step's recorded calls (``metadata.tool_calls`` or its outputs'), in order."""
+    calls: list[Any] = []
+    for step in steps:
+        for holder in (getattr(step, "metadata", None), getattr(step, "outputs", None)):
+            found = holder.get("tool_calls") if isinstance(holder, Mapping) else None
+            if isinstance(found, list):
+                calls.extend(found)
+    return calls

@@ -1,0 +1,204 @@
+"""trajectory_match on recorded runs, traces and conversations: one matcher, three sources."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from aieval import run
+from aieval.conversations import Played, scenario_from_row
+from aieval.core import (
+    TRAJECTORY_KEY,
+    Conversation,
+    ConversationOutcome,
+    ToolCall,
+    Trajectory,
+    Turn,
+)
+from aieval.errors import DatasetError
+from aieval.runner import load_eval, run_eval
+from aieval.scorers import trajectory_match
+from aieval.store import Store
+from aieval.traces import TraceReading, iter_trace_runs
+from aieval.workflows import StepResult, WorkflowRun
+
+TRACES = Path(__file__).parents[1] / "conformance" / "agent_traces"
+
+
+def _message(*calls: tuple[str, dict[str, Any]]) -> str:
+    return json.dumps(
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": str(i), "type": "function",
+                 "function": {"name": name, "arguments": json.dumps(args)}}
+                for i, (name, args) in enumerate(calls)
+            ],
+        }
+    )  # fmt: skip
+
+
+def test_a_recorded_run_scores_stores_and_reads_back_the_trajectory(tmp_path: Path) -> None:
+    rows = [
+        {
+            "id": "three-of-four",
+            "prompt": "plan my trip",
+            "prediction": _message(("search", {"q": "Oslo"}), ("weather", {"city": "oslo"})),
+            "expected_tool_calls": [
+                {"name": "search", "arguments": {"q": "Oslo"}},
+                {"name": "weather", "arguments": {"city": "Oslo"}},
+                {"name": "book", "arguments": {"hotel": 1}},
+            ],
+            "checks": [{"trajectory_match": {"mode": "superset", "normalize": ["case"],
+                                             "threshold": 0.6, "name": "lenient"}}],
+        },
+        {
+            "id": "exact",
+            "prompt": "weather",
+            "prediction": _message(("weather", {"city": "Oslo"})),
+            "expected_tool_calls": [{"name": "weather", "arguments": {"city": "Oslo"}}],
+        },
+    ]  # fmt: skip
+    result = run(
+        name="trajectories",
+        dataset=rows,
+        scorers=[trajectory_match("in_order")],
+        store=tmp_path / "runs.db",
+    )
+    by_id = {s.id: s for s in result.samples}
+    strict = by_id["three-of-four"].scores["trajectory_match"]
+    assert strict.value == pytest.approx(1 / 3)  # search matched; weather's city differs in case
+    assert strict.reason == "in_order: matched search; wrong arguments for weather; missing book"
+    lenient = by_id["three-of-four"].scores["row:lenient"]
+    assert lenient.value == pytest.approx(2 / 3)  # passes its own threshold of 0.6
+    assert by_id["exact"].scores["trajectory_match"].value == 1.0
+    assert by_id["exact"].passed and not by_id["three-of-four"].passed
+    stored = Store(tmp_path / "runs.db").get_sample(result.id, "three-of-four")
+    trajectory = Trajectory.from_dict(stored.scores["trajectory_match"].metadata[TRAJECTORY_KEY])
+    assert [c.name for c in trajectory.called] == ["search", "weather"]
+    assert trajectory.recall == pytest.approx(1 / 3)
+
+
+def test_a_row_naming_an_unknown_normalizer_is_refused_when_read(tmp_path: Path) -> None:
+    rows = [
+        {"id": "r", "prompt": "x", "prediction": "[]", "expected_tool_calls": [],
+         "checks": [{"trajectory_match": {"normalize": ["builtins:eval"]}}]},
+    ]  # fmt: skip
+    with pytest.raises(DatasetError, match=r"trajectory_match.normalize: unknown normalizer"):
+        run(name="bad", dataset=rows, scorers=[], store=tmp_path / "runs.db")
+
+
+def test_a_run_over_a_real_trace_scores_its_tool_calls() -> None:
+    scorer = trajectory_match(
+        "superset", arguments="ignore", expected_calls=["get_order", "refund"]
+    )
+    result = run(
+        name="traced",
+        dataset=TRACES / "openai_v2_handoffs.jsonl",
+        scorers=[scorer],
+        store=None,
+    )
+    [sample] = result.samples
+    score = sample.scores["trajectory_match"]
+    assert score.value == 0.5  # get_order made, refund never
+    assert score.reason == "superset: matched get_order; missing refund"
+    [trace] = list(iter_trace_runs(TRACES / "openai_v2_handoffs.jsonl", TraceReading()))
+    direct = scorer.fn(None, None, **scorer.options, output=trace)
+    assert Trajectory.from_dict(direct.metadata[TRAJECTORY_KEY]).called == (
+        Trajectory.from_dict(score.metadata[TRAJECTORY_KEY]).called
+    )
+
+
+def test_a_traced_tool_failure_is_the_calls_error() -> None:
+    steps = [
+        StepResult("plan", metadata={"tool_calls": [{"name": "search", "arguments": {"q": "x"}}]}),
+        StepResult(
+            "act",
+            metadata={"tool_calls": [{"name": "book", "arguments": {}, "executed": True,
+                                      "status": "failed", "error": "503 from booking"}]},
+        ),
+    ]  # fmt: skip
+    scorer = trajectory_match("strict", arguments="ignore")
+    score = scorer.fn(
+        None, ["search", "book"], **scorer.options, output=WorkflowRun("r", steps=steps)
+    )
+    trajectory = Trajectory.from_dict(score.metadata[TRAJECTORY_KEY])
+    assert score.value == 1.0  # it still passed: it recovered from the tool error
+    assert [c.error for c in trajectory.called] == [None, "503 from booking"]
+
+
+def test_a_conversation_is_matched_with_its_scenarios_expected_calls() -> None:
+    scenario = scenario_from_row(
+        {"id": "refund", "goal": "get a refund",
+         "expected_tool_calls": ["lookup_order", {"name": "refund", "arguments": {"order": "A1"}}]},
+        source="scenarios.jsonl",
+    )  # fmt: skip
+    turns = (
+        Turn("user", "refund A1 please", "scripted"),
+        Turn("assistant", "", "live",
+             tool_calls=(ToolCall("c1", "lookup_order", '{"order": "A1"}', "shipped"),)),
+        Turn("tool", "shipped", "scripted", tool_call_id="c1"),
+        Turn("assistant", "", "live",
+             tool_calls=(ToolCall("c2", "refund", '{"order": "A1"}', None, "no tool named refund"),
+                         ToolCall("c3", "delete_order", "{bad", None))),
+        Turn("assistant", "Done.", "live"),
+    )  # fmt: skip
+    conversation = Conversation("refund", 0, turns, ConversationOutcome("user_done", True))  # type: ignore[arg-type]
+    scorer = trajectory_match("subset", forbidden=["delete_order"])
+    score = scorer.fn(None, None, **scorer.options, output=Played(scenario, conversation))
+    assert score.value == 0.0  # a forbidden tool was called
+    assert score.reason == (
+        "subset: matched lookup_order, refund; extra delete_order (forbidden) "
+        "(a forbidden tool was called: delete_order)"
+    )
+    trajectory = Trajectory.from_dict(score.metadata[TRAJECTORY_KEY])
+    assert trajectory.called[1].error == "no tool named refund"
+    assert trajectory.called[2].argument_error is not None
+    assert trajectory.precision == pytest.approx(2 / 3)
+
+
+def test_a_scenarios_bad_expected_calls_are_refused_naming_row_and_field() -> None:
+    with pytest.raises(DatasetError, match=r"line 4: field 'expected_tool_calls'"):
+        scenario_from_row(
+            {"id": "x", "goal": "g", "expected_tool_calls": [{"arguments": {}}]},
+            source="scenarios.jsonl",
+            line=4,
+        )
+
+
+def test_a_conversation_run_scores_the_transcripts_calls(tmp_path: Path) -> None:
+    lookup = {
+        "name": "lookup_order",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "integer"}}},
+        "calls": [{"arguments": {"order_id": 1}, "result": "shipped"}],
+    }
+    rows = [
+        {"id": "track", "goal": "track order 1", "user_turns": ["where is order 1?"],
+         "max_turns": 1, "tools": [lookup],
+         "expected_tool_calls": [{"name": "lookup_order", "arguments": {"order_id": 1}},
+                                 "send_survey"]},
+    ]  # fmt: skip
+    (tmp_path / "scenarios.yaml").write_text(yaml.safe_dump(rows), encoding="utf-8")
+    (tmp_path / "eval.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "tools",
+                "dataset": "scenarios.yaml",
+                "conversation": {"target": "tests.scorers._trajectory_agent:agent"},
+                "scorers": [{"trajectory_match": {"mode": "in_order"}}],
+            }
+        ),
+        encoding="utf-8",
+    )
+    (result,) = run_eval(load_eval(tmp_path / "eval.yaml"), store=tmp_path / "runs.db")
+    [sample] = result.samples
+    score = sample.scores["trajectory_match"]
+    assert score.value == 0.5
+    assert score.reason == "in_order: matched lookup_order; missing send_survey"
+    trajectory = Trajectory.from_dict(score.metadata[TRAJECTORY_KEY])
+    assert trajectory.called[0].arguments == {"order_id": 1}
