@@ -42,7 +42,7 @@ def build(version: str) -> MCPServer:
     def add(a: int, b: int) -> int:
         return a + b
 
-    @app.tool(description="Wait for a very long time before answering (a hung backend).")
+    @app.tool(description="Wait a very long while before answering (a hung backend).")
     async def hang() -> str:
         await anyio.sleep(3600)
         return "late"

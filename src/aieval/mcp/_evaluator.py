@@ -116,6 +116,8 @@ class McpRunTarget(ConversationRunTarget):
                 self.tools = tuple(
                     _adapted(connection, tool, self.mcp.injection) for tool in listed
                 )
+                # the conversation engine offers the evaluator's tools to every sample
+                self.mcp.hooks = replace(self.mcp.hooks, tools=self.tools)
             return self.connection, self.tools
 
     async def produce(self, example: Example) -> Output:

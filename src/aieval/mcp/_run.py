@@ -21,7 +21,7 @@ from aieval.errors import ConfigError
 from aieval.mcp._evaluator import MCP_KEY
 from aieval.mcp._inject import ErrorInjection
 from aieval.mcp._server import McpServer
-from aieval.mcp._tasks import TOOL_USE, McpTask, load_tasks
+from aieval.mcp._tasks import TOOL_USE, McpTask, load_tasks, task_of
 from aieval.report import PromotionPolicy, compare_runs
 from aieval.runner import run_async
 from aieval.stats import ConfidenceInterval, bootstrap_ci, pass_at_k, pass_hat_k
@@ -168,7 +168,10 @@ async def run_tasks_async(
     if len(set(labels)) != len(labels):
         raise ConfigError("models: a model is given twice")
     played = _tasks(tasks)
-    rows = [t.scenario_row() for t in played]
+    # each repeat is a row of its own (``ID@N``): two runs then pair by task and repeat, which
+    # is how the verdict between two server versions is paired (a run of epochs would pair by
+    # task only, its repeats averaged)
+    rows = [t.scenario_row(answer) for t in played for answer in range(1, k + 1)]
     settings: dict[str, Any] = {"mcp": {"server": server.to_config()}}
     if inject is not None:
         settings["mcp"]["inject"] = inject.to_config()
@@ -176,7 +179,9 @@ async def run_tasks_async(
         settings["max_tool_rounds"] = max_tool_rounds
     figures = []
     for spec in specs:
-        params = {} if seed is None else {"seed": seed}
+        params: dict[str, Any] = {} if seed is None else {"seed": seed}
+        if temperature is not None:
+            params["temperature"] = temperature
         result = await run_async(
             name=f"{name} [{spec.label}]",
             dataset=rows,
@@ -186,11 +191,11 @@ async def run_tasks_async(
             store=store,
             evaluator="mcp",
             conversation=settings,
-            epochs=k,
+            # each of the k answers is asked anew: a cached answer would repeat the first
+            cache=False,
             concurrency=concurrency,
             base_url=spec.base_url,
             api_key_env=spec.api_key_env,
-            temperature=temperature,
             system_prompt=system,
             params=params,
         )
@@ -223,7 +228,7 @@ def figures_of(model: str, run_id: str, samples: Sequence[SampleRecord], k: int)
     for sample in samples:
         if sample.verdict is not None and sample.verdict.invalid:
             continue
-        tally = counts.setdefault(sample.example_id, [0, 0])
+        tally = counts.setdefault(task_of(sample.example_id)[0], [0, 0])
         tally[0] += 1
         tally[1] += bool(sample.passed)
         errors += sample.error is not None

@@ -17,7 +17,7 @@ from typing import Any
 
 from aieval.errors import DatasetError
 
-__all__ = ["ExpectedCall", "McpTask", "load_tasks"]
+__all__ = ["REPEAT", "ExpectedCall", "McpTask", "load_tasks", "task_of"]
 
 _FIELDS = frozenset({"id", "prompt", "expect_tools", "answer_contains", "answer_matches"})
 _CALL_FIELDS = frozenset({"name", "arguments"})
@@ -25,6 +25,8 @@ _CALL_FIELDS = frozenset({"name", "arguments"})
 MAX_PATTERN = 500
 #: the scores a task's checks give (the run's scorers)
 TOOL_USE, ANSWER = "tool_use", "answer"
+#: between a task's id and its repeat's number in a sample's id (``weather@3``)
+REPEAT = "@"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +59,14 @@ class McpTask:
     answer_contains: tuple[str, ...] = ()
     answer_matches: str | None = None
 
-    def scenario_row(self) -> dict[str, Any]:
-        """The task as a conversation scenario row."""
+    def scenario_row(self, answer: int | None = None) -> dict[str, Any]:
+        """The task as a conversation scenario row; ``answer`` (from 1) makes it the row of
+        that repeat, ``ID@N``, so that two runs pair repeat by repeat."""
         checks = [TOOL_USE]
         if self.answer_contains or self.answer_matches is not None:
             checks.append(ANSWER)
         return {
-            "id": self.id,
+            "id": self.id if answer is None else f"{self.id}{REPEAT}{answer}",
             "goal": self.prompt,
             "user_turns": [self.prompt],
             "max_turns": 1,
@@ -181,3 +184,11 @@ def _call(data: Any, where: str, label: str) -> ExpectedCall:
     if arguments is not None and not isinstance(arguments, Mapping):
         raise DatasetError(f"{where}: arguments: expected a mapping", source=label)
     return ExpectedCall(name, None if arguments is None else dict(arguments))
+
+
+def task_of(sample_id: str) -> tuple[str, int | None]:
+    """A sample id's task and repeat (``weather@3`` -> ``("weather", 3)``)."""
+    task, sep, number = sample_id.rpartition(REPEAT)
+    if sep and number.isdigit():
+        return task, int(number)
+    return sample_id, None
