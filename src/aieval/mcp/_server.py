@@ -182,6 +182,8 @@ class McpConnection:
         self._ready = asyncio.Event()
         self._closing = asyncio.Event()
         self._failure: BaseException | None = None
+        #: a call lost the server (not a timeout): the session is not used again
+        self._lost = False
 
     async def __aenter__(self) -> McpConnection:
         await self.open()
@@ -245,7 +247,12 @@ class McpConnection:
     @property
     def alive(self) -> bool:
         """Whether the session is open (the server has not exited)."""
-        return self._client is not None and self._task is not None and not self._task.done()
+        return (
+            not self._lost
+            and self._client is not None
+            and self._task is not None
+            and not self._task.done()
+        )
 
     def _live(self) -> Any:
         if self._client is None or self._task is None or self._task.done():
@@ -295,6 +302,7 @@ class McpConnection:
         except McpError:
             raise
         except Exception as exc:
+            self._lost = True
             if self._task is not None and self._task.done():
                 raise McpError(
                     f"mcp server {self.server.label!r} exited during {what}: {_cause(exc)}"
