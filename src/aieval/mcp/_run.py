@@ -22,6 +22,7 @@ from aieval.mcp._evaluator import MCP_KEY
 from aieval.mcp._inject import ErrorInjection
 from aieval.mcp._server import McpServer
 from aieval.mcp._tasks import TOOL_USE, McpTask, load_tasks, task_of
+from aieval.providers import Provider
 from aieval.report import PromotionPolicy, compare_runs
 from aieval.runner import run_async
 from aieval.stats import ConfidenceInterval, bootstrap_ci, pass_at_k, pass_hat_k
@@ -41,10 +42,11 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ModelSpec:
-    """A client model: a provider (name or preset) and its model, with an endpoint and the
+    """A client model: a provider (a name or preset, or a :class:`~aieval.providers.Provider`
+    object: the author's own, a scripted one) and its model, with an endpoint and the
     environment variable of its key when the provider needs them."""
 
-    provider: str
+    provider: str | Provider
     model: str
     base_url: str | None = None
     api_key_env: str | None = None
@@ -59,7 +61,11 @@ class ModelSpec:
 
     @property
     def label(self) -> str:
-        return f"{self.provider}:{self.model}"
+        """``provider:model`` (a provider object by its ``name``)."""
+        provider = self.provider
+        if not isinstance(provider, str):
+            provider = str(getattr(provider, "name", None) or type(provider).__name__)
+        return f"{provider}:{self.model}"
 
 
 @dataclass(frozen=True, slots=True)
