@@ -3,6 +3,7 @@ between two versions of the server (a real fixture server, a scripted model on l
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,3 +94,36 @@ def test_the_same_server_again_does_not_block(
     verdict = compare_servers(store, good, again)
     assert verdict.outcome != "block"
     assert "block" not in verdict.models.values()
+
+
+def test_aieval_mcp_run_stores_a_run_and_compare_to_blocks_the_broken_version(
+    in_process: Cli, good_http: str, broken_http: str, model_url: str, tmp_path: Path
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(t) + "\n" for t in TASKS), encoding="utf-8")
+    db = str(tmp_path / "cli.db")
+    common = ["--model", "openai-compatible:model-a", "--base-url", model_url, "-k", str(K)]
+    common += ["--db", db, "--concurrency", "1"]
+    first = in_process("mcp", "run", str(tasks), "--url", good_http, "--name", "v1", *common)
+    assert first.returncode == 0, first.stderr
+    assert "openai-compatible:model-a" in first.stdout
+    second = in_process(
+        "mcp",
+        "run",
+        str(tasks),
+        "--url",
+        broken_http,
+        "--name",
+        "v2",
+        "--compare-to",
+        "v1",
+        "--json",
+        *common,
+    )
+    assert second.returncode == 1, second.stderr
+    body = json.loads(second.stdout)
+    assert body["verdict"]["outcome"] == "block"
+    assert body["models"][0]["samples"] == 3 * K
+    refused = in_process("mcp", "run", str(tasks), "--url", good_http, "--db", db)
+    assert refused.returncode == 2
+    assert "--model PROVIDER:MODEL" in refused.stderr
