@@ -8,7 +8,7 @@ import pytest
 
 from aieval.conversations import scenario_from_row
 from aieval.core import Conversation, ConversationOutcome, ToolCall, Turn
-from aieval.errors import DatasetError
+from aieval.errors import ConfigError, DatasetError
 from aieval.mcp import ExpectedCall, inject_errors, load_tasks
 from aieval.mcp._checks import answer_check, tool_use_check
 from aieval.mcp._tasks import task_of
@@ -92,3 +92,28 @@ def test_the_injection_hits_the_same_calls_for_the_same_seed() -> None:
     with pytest.raises(ValueError, match="fail or corrupt"):
         inject_errors(mode="drop")  # type: ignore[arg-type]
     assert task_of("weather@3") == ("weather", 3)
+
+
+def test_the_team_server_never_starts_an_mcp_server_from_a_request(tmp_path: Path) -> None:
+    from aieval.runner import load_eval
+    from aieval.server._paths import confine_config
+
+    (tmp_path / "tasks.yaml").write_text("- {id: a, goal: b}\n", encoding="utf-8")
+    (tmp_path / "eval.yaml").write_text(
+        "name: posted\ndataset: tasks.yaml\n"
+        "conversation: {mcp: {server: {command: [sh, -c, 'touch pwned']}}}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match="does not run conversation evaluations"):
+        confine_config(load_eval(tmp_path / "eval.yaml"), [tmp_path], allow_imports=True)
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_the_mcp_evaluator_needs_the_authors_server() -> None:
+    from aieval.mcp._evaluator import factory
+    from aieval.runner import EvaluatorRequest
+
+    with pytest.raises(ConfigError, match=r"mcp\.server"):
+        factory(EvaluatorRequest(conversation={}))
+    with pytest.raises(ConfigError, match="not a field"):
+        factory(EvaluatorRequest(conversation={"mcp": {"server": {"command": ["x"], "shell": 1}}}))
