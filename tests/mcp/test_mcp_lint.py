@@ -64,6 +64,7 @@ def test_an_empty_listing_is_a_warning() -> None:
     assert codes([]) == {("warning", None, "no-tools")}
 
 
+@pytest.mark.slow  # starts the fixture server twice over stdio
 def test_the_cli_lints_a_real_server_over_stdio_and_exits_1_on_an_error(in_process: Cli) -> None:
     done = in_process("mcp", "lint", "--json", "--", *command("sloppy"))
     assert done.returncode == 1, done.stderr
@@ -77,6 +78,7 @@ def test_the_cli_lints_a_real_server_over_stdio_and_exits_1_on_an_error(in_proce
     assert "6 tools, 0 errors" in clean.stdout
 
 
+@pytest.mark.slow  # starts the fixture server over HTTP
 def test_the_cli_lints_over_streamable_http(in_process: Cli, broken_http: str) -> None:
     done = in_process("mcp", "lint", "--url", broken_http)
     assert done.returncode == 0, done.stderr
