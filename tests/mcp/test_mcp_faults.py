@@ -88,3 +88,14 @@ def test_a_hung_or_dead_server_fails_that_sample_only(model_url: str, db: Store)
     assert big.error is None and big.passed  # an answer over the cap is the tool's error
     assert "over the limit of 1000" in (calls(big).called[0].error or "")
     assert runs.models[0].errors == 2
+
+
+def test_a_server_that_never_starts_fails_every_sample_typed_not_the_run(
+    model_url: str, db: Store
+) -> None:
+    server = McpServer.stdio("/nonexistent/mcp-server", connect_timeout=20)
+    runs = run_tasks(server, TASKS, model(model_url), k=2, store=db)
+    by_id = samples(db, runs)
+    assert len(by_id) == 6 and runs.models[0].errors == 6
+    assert all((s.error or "").startswith("McpError: ") for s in by_id.values())
+    assert all("mcp-server" in (s.error or "") for s in by_id.values())

@@ -7,7 +7,8 @@ size cap), and the checks are the tasks' own (``tool_use``, ``answer``). The run
 eval author's call put there; the scenario rows (tasks) never name a server.
 
 A server that hangs past its timeout, exits, or cannot be reached fails the sample it happened
-in with an :class:`~aieval.errors.McpError` (the record kept); the next sample connects again.
+in with an :class:`~aieval.errors.McpError` (the record kept); the next sample connects again,
+and when that fails, the remaining samples fail at once with its cause.
 """
 
 from __future__ import annotations
@@ -97,20 +98,27 @@ class McpRunTarget(ConversationRunTarget):
         self.mcp = evaluator
         self.connection: McpConnection | None = None
         self.tools: tuple[Tool, ...] = ()
+        #: why the server could not be started or listed, once that happened
+        self.refused: McpError | None = None
         self._lock = asyncio.Lock()
 
     async def _connected(self) -> tuple[McpConnection, tuple[Tool, ...]]:
         async with self._lock:
+            if self.refused is not None:
+                # the server could not be reached after the last loss: the other samples fail
+                # at once with that cause instead of each waiting out connect_timeout again
+                raise McpError(f"{self.refused} (not tried again in this run)")
             if self.connection is not None and not self.connection.alive:
                 await self.connection.aclose()
                 self.connection = None
             if self.connection is None:
                 connection = McpConnection(self.mcp.server)
-                await connection.open()
                 try:
+                    await connection.open()
                     listed = await connection.list_tools()
-                except McpError:
+                except McpError as exc:
                     await connection.aclose()
+                    self.refused = exc
                     raise
                 self.connection = connection
                 self.tools = tuple(
