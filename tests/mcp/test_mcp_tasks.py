@@ -117,3 +117,14 @@ def test_the_mcp_evaluator_needs_the_authors_server() -> None:
         factory(EvaluatorRequest(conversation={}))
     with pytest.raises(ConfigError, match="not a field"):
         factory(EvaluatorRequest(conversation={"mcp": {"server": {"command": ["x"], "shell": 1}}}))
+
+
+def test_a_listing_with_a_name_twice_is_refused_not_picked_from() -> None:
+    from aieval.errors import McpError
+    from aieval.mcp import McpTool
+    from aieval.mcp._evaluator import offered
+
+    one = McpTool("get", "Get a record by its key.", {"type": "object"})
+    assert offered((one,), "srv") == (one,)
+    with pytest.raises(McpError, match="lists tool 'get' more than once"):
+        offered((one, one), "srv")

@@ -2,7 +2,9 @@
 
 ``tool_use`` writes the sample's :class:`~aieval.core.Trajectory` into its score's metadata
 (:data:`~aieval.core.TRAJECTORY_KEY`), every call with its error (the tool's own, or an
-injected one), so per-tool figures read MCP runs as any other.
+injected one), so per-tool figures read MCP runs as any other. Its pairing is the ``subset``
+mode with ``subset`` arguments of the trajectory contract (:mod:`aieval.core`); a trajectory
+scorer in :mod:`aieval.scorers` that pairs in these modes can take its place here.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ class McpRunTarget(ConversationRunTarget):
                 connection = McpConnection(self.mcp.server)
                 try:
                     await connection.open()
-                    listed = await connection.list_tools()
+                    listed = offered(await connection.list_tools(), self.mcp.server.label)
                 except McpError as exc:
                     await connection.aclose()
                     self.refused = exc
@@ -169,6 +169,19 @@ class McpRunTarget(ConversationRunTarget):
             await self.connection.aclose()
             self.connection = None
         await super().aclose()
+
+
+def offered(tools: tuple[McpTool, ...], server: str) -> tuple[McpTool, ...]:
+    """The listing as the model is offered it; a name listed twice is refused (the model could
+    not say which it calls, and aieval will not pick one for it)."""
+    names = [tool.name for tool in tools]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise McpError(
+            f"mcp server {server!r} lists tool {twice[0]!r} more than once: a model cannot tell "
+            "them apart (aieval mcp lint names every such problem)"
+        )
+    return tools
 
 
 def _outcome(exc: McpError) -> ConversationOutcome:
