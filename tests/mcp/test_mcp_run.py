@@ -67,6 +67,7 @@ def test_each_model_is_one_stored_run_with_pass_at_k_and_pass_hat_k(
     flaky = figures["openai-compatible:model-c"]
     assert flaky.pass_at_k.estimate == 1.0  # type: ignore[union-attr]
     assert flaky.pass_hat_k.estimate == 0.0  # type: ignore[union-attr]  every task missed once
+    assert steady.tools == {"add": (5, 0), "get_time": (5, 0), "get_weather": (5, 0)}
     samples = list(store.iter_samples(steady.run_id))
     assert len(samples) == 15
     trajectory = Trajectory.from_dict(samples[0].scores["tool_use"].metadata[TRAJECTORY_KEY])
@@ -106,7 +107,7 @@ def test_aieval_mcp_run_stores_a_run_and_compare_to_blocks_the_broken_version(
     common += ["--db", db, "--concurrency", "1"]
     first = in_process("mcp", "run", str(tasks), "--url", good_http, "--name", "v1", *common)
     assert first.returncode == 0, first.stderr
-    assert "openai-compatible:model-a" in first.stdout
+    assert "openai-compatible:model-a tool calls: add 5 (0 failed)" in first.stdout
     second = in_process(
         "mcp",
         "run",

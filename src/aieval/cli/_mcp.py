@@ -203,6 +203,9 @@ def _print(result: Any, verdict: Any) -> None:
         )
     out.print(table)
     out.print(f"k = {result.models[0].k if result.models else '-'}; intervals: 95% over tasks")
+    for m in result.models:
+        calls = ", ".join(f"{name} {c} ({e} failed)" for name, (c, e) in m.tools.items())
+        out.print(printable(f"{m.model} tool calls: {calls or 'none'}"), highlight=False)
     if verdict is not None:
         for model, outcome in verdict.models.items():
             out.print(printable(f"{model}: {outcome}: {verdict.reasons[model]}"), highlight=False)

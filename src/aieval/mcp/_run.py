@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aieval._sync import blocking_twin
-from aieval.core import TRAJECTORY_KEY, SampleRecord, Trajectory
+from aieval.core import TRAJECTORY_KEY, SampleRecord, ToolUse, Trajectory
 from aieval.errors import ConfigError
 from aieval.mcp._evaluator import MCP_KEY
 from aieval.mcp._inject import ErrorInjection
@@ -84,6 +84,8 @@ class ModelFigures:
         with_tool_errors: answers with at least one tool call that failed (the tool's own
             error or an injected one); ``recovered``: those of them that still passed.
         injected: injected errors over the run.
+        tools: per tool the server offers that was called, ``(calls, failed calls)`` over the
+            run's answers (the full per-tool figures are in the run's reports).
     """
 
     model: str
@@ -97,6 +99,7 @@ class ModelFigures:
     with_tool_errors: int
     recovered: int
     injected: int
+    tools: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def recovery_rate(self) -> float | None:
@@ -117,6 +120,7 @@ class ModelFigures:
             "recovered": self.recovered,
             "recovery_rate": self.recovery_rate,
             "injected": self.injected,
+            "tools": {name: {"calls": c, "errors": e} for name, (c, e) in self.tools.items()},
         }
 
 
@@ -230,6 +234,7 @@ def _tasks(tasks: Any) -> tuple[McpTask, ...]:
 def figures_of(model: str, run_id: str, samples: Sequence[SampleRecord], k: int) -> ModelFigures:
     """A model's figures from its run's stored samples (see :class:`ModelFigures`)."""
     counts: dict[str, list[int]] = {}
+    tools: dict[str, list[int]] = {}
     errors = with_errors = recovered = injected = 0
     for sample in samples:
         if sample.verdict is not None and sample.verdict.invalid:
@@ -239,7 +244,12 @@ def figures_of(model: str, run_id: str, samples: Sequence[SampleRecord], k: int)
         tally[1] += bool(sample.passed)
         errors += sample.error is not None
         injected += len((sample.extra.get(MCP_KEY) or {}).get("injected") or ())
-        if _tool_error(sample):
+        called = _calls(sample)
+        for call in called:
+            tally = tools.setdefault(call.name, [0, 0])
+            tally[0] += 1
+            tally[1] += call.error is not None
+        if any(call.error is not None for call in called):
             with_errors += 1
             recovered += bool(sample.passed)
     eligible = [(n, c) for n, c in counts.values() if n >= k]
@@ -255,16 +265,15 @@ def figures_of(model: str, run_id: str, samples: Sequence[SampleRecord], k: int)
         with_tool_errors=with_errors,
         recovered=recovered,
         injected=injected,
+        tools={name: (c, e) for name, (c, e) in sorted(tools.items())},
     )
 
 
-def _tool_error(sample: SampleRecord) -> bool:
+def _calls(sample: SampleRecord) -> tuple[ToolUse, ...]:
+    """The answer's tool calls, from its stored trajectory (none when it failed unscored)."""
     score = sample.scores.get(TOOL_USE)
     stored = None if score is None else (score.metadata or {}).get(TRAJECTORY_KEY)
-    if stored is None:
-        return False
-    trajectory = Trajectory.from_dict(stored)
-    return any(call.error is not None for call in trajectory.called)
+    return () if stored is None else Trajectory.from_dict(stored).called
 
 
 def _interval(values: list[float]) -> ConfidenceInterval | None:
