@@ -57,6 +57,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("traces",),
     ("code", "migrate"),
     ("report",),
+    ("mcp",),
     ("telemetry",),
     ("push",),
     ("server",),

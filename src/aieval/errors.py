@@ -34,7 +34,8 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   └── UnstorableSampleError  a sample holds a value the store cannot keep (not a failure)
     ├── PushError                  a run could not be copied to another store or server (names it)
     ├── GitHubError                the GitHub API refused or failed a request (names the call)
-    └── SandboxError               the code sandbox itself failed (not the code it runs)
+    ├── SandboxError               the code sandbox itself failed (not the code it runs)
+    └── McpError                   an MCP server under test did not start, answer or list
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ __all__ = [
     "FormulaError",
     "GitHubError",
     "IncompatibleDatasetError",
+    "McpError",
     "ProviderAuthError",
     "ProviderConnectionError",
     "ProviderError",
@@ -326,6 +328,12 @@ class ReplayMissError(ConversationError):
         )
         self.scenario_id = scenario_id
         self.turn = turn
+
+
+class McpError(AievalError):
+    """An MCP server under test could not be started, reached or listed, or a call to it
+    hung (past its timeout) or lost the server: the message names the server and the cause.
+    During a run it fails the sample it happened in, never the run."""
 
 
 class ReviewError(UserError):

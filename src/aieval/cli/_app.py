@@ -18,6 +18,7 @@ from aieval.cli._github import github_command
 from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._import import import_app
 from aieval.cli._judges import calibrate_command, judges_command, rubric_app
+from aieval.cli._mcp import mcp_app
 from aieval.cli._print import err, labelled
 from aieval.cli._push import push_command
 from aieval.cli._report import compare_command, diff_command, report_command, schema_app
@@ -73,6 +74,7 @@ app.command("push", cls=HelpCommand)(push_command)
 app.command("code", cls=HelpCommand)(code_command)
 app.command("code-report", cls=HelpCommand)(code_report_command)
 app.add_typer(import_app, name="import")
+app.add_typer(mcp_app, name="mcp")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -20,7 +20,11 @@ from aieval.conversations._engine import (
     run_conversations,
 )
 from aieval.conversations._estimate import Estimate, estimate_calls
-from aieval.conversations._evaluator import estimate_run
+from aieval.conversations._evaluator import (
+    ConversationEvaluator,
+    ConversationRunTarget,
+    estimate_run,
+)
 from aieval.conversations._fidelity import (
     CONVERSATION_KEY,
     FIDELITY_KEY,
@@ -84,6 +88,8 @@ __all__ = [
     "CallableTarget",
     "ChatTarget",
     "CheckValues",
+    "ConversationEvaluator",
+    "ConversationRunTarget",
     "ConversationTarget",
     "Estimate",
     "FidelityFlag",

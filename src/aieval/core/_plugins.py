@@ -35,6 +35,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "workflow": "aieval.workflows._evaluator:factory",
         "traces": "aieval.traces._evaluator:factory",
         "conversation": "aieval.conversations._evaluator:factory",
+        "mcp": "aieval.mcp._evaluator:factory",
     },
     "aieval.scorers": {"code_passes": "aieval.code._scorer:code_passes"},
     "aieval.observers": {"otel": "aieval.telemetry._observer:observer"},
