@@ -39,6 +39,8 @@ from aieval.report._tally import (
     grade_counts,
     run_warnings,
 )
+from aieval.report._tool_figures import ToolFigures
+from aieval.report._tool_section import run_tools
 from aieval.stats import bootstrap_mean_cis, histogram, quantiles, sample_std
 from aieval.store import CallTotals, RunRow, Store
 
@@ -93,6 +95,9 @@ class RunReport:
     #: For runs of conversations: how they ended, stop reasons, turns, failures and invalid
     #: ones by scenario and turn (see ``report/_conversations.py``); else None.
     conversations: dict[str, Any] | None = None
+    #: For runs whose scorers stored tool trajectories: per scorer, the per-tool figures
+    #: (see ``report/_tool_figures.py``); empty otherwise, and then no ``tools`` key.
+    tools: tuple[ToolFigures, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data, ``kind: "report"``; a ``code`` section only for code evaluations."""
@@ -129,6 +134,8 @@ class RunReport:
             data["low_coverage"] = self.low_coverage
         if self.conversations is not None:
             data["conversations"] = self.conversations
+        if self.tools:
+            data["tools"] = [figures.to_dict() for figures in self.tools]
         return data
 
 
@@ -168,7 +175,7 @@ def build_report(
     summed = sums_report(store, row, tuple(slice_by), confidence, intervals, JUDGE_WARNING_RATE)
     if summed is not None:
         # every interval closed form: the database's sums, no value read back
-        return _with_sections(RunReport(**summed.fields), store, row)
+        return _with_sections(RunReport(**summed.fields), store, row, confidence)
     workflow = row.config.get("workflow")
     tally = _RunTally(
         tuple(slice_by), workflow.get("id") if isinstance(workflow, Mapping) else None
@@ -181,16 +188,19 @@ def build_report(
         for sample in store.iter_samples(row.id, texts=False):
             tally.add(sample)
     report = tally.report(row, confidence, n_resamples, seed, intervals)
-    return _with_sections(report, store, row)
+    return _with_sections(report, store, row, confidence)
 
 
-def _with_sections(report: RunReport, store: Store, row: RunRow) -> RunReport:
-    """Attach the sections of a kind of run: code evaluations, conversations."""
+def _with_sections(report: RunReport, store: Store, row: RunRow, confidence: float) -> RunReport:
+    """Attach the sections of a kind of run: code evaluations, conversations, tools."""
     report = _with_code_section(report, store, row)
     conversations = conversations_section(store, row)
-    if conversations is None:
-        return report
-    return dataclasses.replace(report, conversations=conversations)
+    if conversations is not None:
+        report = dataclasses.replace(report, conversations=conversations)
+    tools = run_tools(store, row, confidence)
+    if tools:
+        report = dataclasses.replace(report, tools=tuple(tools))
+    return report
 
 
 def _with_code_section(report: RunReport, store: Store, row: RunRow) -> RunReport:

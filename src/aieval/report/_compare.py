@@ -56,6 +56,7 @@ from aieval.report._samples import (
     merge_epochs,
 )
 from aieval.report._tally import JudgeTally
+from aieval.report._tool_section import ComparedTools, compare_tools, run_tools
 from aieval.store import BaselineChoice, RunRow, Store
 
 __all__ = ["Comparison", "compare_runs", "describe_changes"]
@@ -98,6 +99,9 @@ class Comparison:
     baseline_choice: BaselineChoice | None = None
     epochs: dict[str, Any] | None = None
     conversations: dict[str, Any] | None = None
+    #: For runs whose scorers stored tool trajectories: both runs' per-tool figures and the
+    #: change in precision and recall per tool (see ``report/_tool_section.py``); else None.
+    tools: ComparedTools | None = None
 
     @property
     def promote(self) -> bool:
@@ -140,6 +144,7 @@ class Comparison:
             ),
             **({"epochs": self.epochs} if self.epochs is not None else {}),
             **({"conversations": self.conversations} if self.conversations is not None else {}),
+            **({"tools": self.tools.to_dict()} if self.tools is not None else {}),
         }
 
 
@@ -253,6 +258,9 @@ def compare_runs(
         baseline_choice=choice,
         epochs=epochs,
         conversations=compared_section(sides) if sides is not None else None,
+        tools=compare_tools(
+            run_tools(base_store, base_row, confidence), run_tools(store, cand_row, confidence)
+        ),
     )
 
 

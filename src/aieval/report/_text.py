@@ -72,6 +72,7 @@ from aieval.report._epochs import (
     side_variance_rows,
     variance_rows,
 )
+from aieval.report._tool_cells import ToolTable, compared_tables, run_tables
 
 __all__ = ["render_diff", "render_text"]
 
@@ -191,6 +192,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
     yield from _conversations(doc.get("conversations"))
+    yield from _tools(doc.get("tools"))
     yield from _groups(doc.get("groups") or {})
     yield from _warnings(doc.get("warnings") or [])
 
@@ -268,6 +270,35 @@ def _conversations(section: Mapping[str, Any] | None) -> Iterator[RenderableType
         for row in rows:
             _add(issues, *row)
         yield issues
+
+
+def _tools(section: Any) -> Iterator[RenderableType]:
+    """Per-tool figures of each trajectory scorer: totals, per tool, the confusion matrix."""
+    if not section:
+        return
+    for line, tables in run_tables(section):
+        yield Text.assemble(("Tools", "bold"), " · ", line)
+        yield from _tool_tables(tables)
+
+
+def _compared_tools(section: Any) -> Iterator[RenderableType]:
+    """Two runs' per-tool figures: each run's totals, then per tool the change."""
+    if not section:
+        return
+    lines, tables = compared_tables(section)
+    for line in lines:
+        yield Text.assemble(("Tools", "bold"), " · ", line)
+    yield from _tool_tables(tables)
+
+
+def _tool_tables(tables: Sequence[ToolTable]) -> Iterator[RenderableType]:
+    for spec in tables:
+        table = _table(spec.title, *spec.head, left=spec.left)
+        for row in spec.rows:
+            _add(table, *row)
+        yield table
+        if spec.note:
+            yield Text(spec.note, style="dim")
 
 
 def _header(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
@@ -415,6 +446,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield _metrics(doc)
     yield from _side_epochs(doc.get("epochs"))
     yield from _compared_conversations(doc.get("conversations"))
+    yield from _compared_tools(doc.get("tools"))
     yield from _provenance(doc)
     tie = shown_tie_break(doc)
     if tie is not None:
