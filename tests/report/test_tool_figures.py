@@ -161,6 +161,16 @@ def test_a_sample_with_failed_calls_of_two_folded_tools_counts_once_in_other() -
     assert (figures.other.recovery.successes, figures.other.recovery.n) == (1, 1)
 
 
+def test_calls_without_a_stored_pairing_are_extra_and_missing_in_the_matrix() -> None:
+    tally = ToolTally("tools")
+    unpaired = Trajectory((U("search"), U("search")), (U("book"),))
+    tally.add("s0", {TRAJECTORY_KEY: unpaired.to_dict()}, True)
+    figures = tally.figures(0.95)
+    assert figures.confusion.labels == ("search", "book", "(none)")
+    assert figures.confusion.counts == ((0, 0, 0), (0, 0, 1), (2, 0, 0))
+    assert (figures.calls, figures.expected, figures.matched) == (2, 1, 0)
+
+
 @pytest.mark.parametrize(
     ("metadata", "why"),
     [

@@ -33,11 +33,12 @@ from aieval.report._header import pass_rate
 __all__ = [
     "MAX_TOOLS",
     "Confusion",
+    "Rate",
     "ToolFigures",
     "ToolRow",
+    "ToolTallies",
     "ToolTally",
     "Unreadable",
-    "tool_sections",
 ]
 
 #: tools shown one by one (the most called first); the rest are summed in one "other" row
@@ -358,6 +359,10 @@ class ToolTally:
                 self._tool(expected).matched += 1
             elif expected == called and match.called is not None:
                 bad_arguments.add(match.called)  # same tool, arguments differ
+        if not t.matches:
+            # no pairing stored (nothing expected, say): every call extra, every one missing
+            self.pairs.update((None, call.name) for call in t.called)
+            self.pairs.update((call.name, None) for call in t.expected)
         for i in bad_arguments:
             self._tool(t.called[i].name).argument_errors += 1
         failed = frozenset(call.name for call in t.called if call.error is not None)
@@ -431,26 +436,32 @@ def _trajectory(metadata: Any) -> Trajectory:
     return Trajectory.from_dict(metadata[TRAJECTORY_KEY])
 
 
-def tool_sections(
-    scores: Iterable[tuple[str, str, Any, bool]], confidence: float, max_tools: int = MAX_TOOLS
-) -> list[ToolFigures]:
-    """Each scorer's figures from ``(sample_id, scorer, metadata, passed)`` of the scores that
-    hold a trajectory, by scorer name; empty when none does."""
-    tallies: dict[str, ToolTally] = {}
-    for sample_id, scorer, metadata, passed in scores:
-        if metadata is None:
-            continue
-        if isinstance(metadata, str):
-            # text that is no JSON stays text: counted unreadable below, with why
-            with contextlib.suppress(ValueError):
-                metadata = json.loads(metadata)
-        if isinstance(metadata, Mapping) and TRAJECTORY_KEY not in metadata:
-            continue  # the key's name in other text (a judge's reason), no trajectory
-        tally = tallies.get(scorer)
-        if tally is None:
-            tally = tallies[scorer] = ToolTally(scorer)
-        tally.add(sample_id, metadata, passed)
-    return [tallies[name].figures(confidence, max_tools) for name in sorted(tallies)]
+@dataclass(slots=True)
+class ToolTallies:
+    """One :class:`ToolTally` per scorer, filled a page of scores at a time."""
+
+    tallies: dict[str, ToolTally] = field(default_factory=dict)
+
+    def add_page(self, page: Iterable[tuple[str, str, Any, bool]]) -> None:
+        """Count ``(sample_id, scorer, metadata, passed)`` of scores that may hold a
+        trajectory (metadata without the key at its top level is none: skipped)."""
+        for sample_id, scorer, metadata, passed in page:
+            if metadata is None:
+                continue
+            if isinstance(metadata, str):
+                # text that is no JSON stays text: counted unreadable, with why
+                with contextlib.suppress(ValueError):
+                    metadata = json.loads(metadata)
+            if isinstance(metadata, Mapping) and TRAJECTORY_KEY not in metadata:
+                continue  # the key's name in other text (a judge's reason), no trajectory
+            tally = self.tallies.get(scorer)
+            if tally is None:
+                tally = self.tallies[scorer] = ToolTally(scorer)
+            tally.add(sample_id, metadata, passed)
+
+    def figures(self, confidence: float, max_tools: int = MAX_TOOLS) -> list[ToolFigures]:
+        """Each scorer's figures, by scorer name; empty when no score held a trajectory."""
+        return [self.tallies[n].figures(confidence, max_tools) for n in sorted(self.tallies)]
 
 
 def _mapping(data: Any, where: str) -> Mapping[str, Any]:

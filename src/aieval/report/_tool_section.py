@@ -13,12 +13,12 @@ paired estimate: the two runs' calls are not paired).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from aieval.errors import ConfigError
-from aieval.report._tool_figures import MAX_TOOLS, Rate, ToolFigures, ToolRow, tool_sections
+from aieval.report._tool_figures import MAX_TOOLS, Rate, ToolFigures, ToolRow, ToolTallies
 from aieval.store import RunRow, Store
 
 __all__ = [
@@ -34,9 +34,9 @@ def run_tools(
     store: Store, row: RunRow, confidence: float, max_tools: int = MAX_TOOLS
 ) -> list[ToolFigures]:
     """Each trajectory scorer's per-tool figures over the stored run (empty: none stored)."""
-    rows: list[tuple[str, str, Any, bool]] = []
-    store.trajectory_scores(row.id, rows.extend)
-    return tool_sections(rows, confidence, max_tools) if rows else []
+    tallies = ToolTallies()
+    store.trajectory_scores(row.id, tallies.add_page)
+    return tallies.figures(confidence, max_tools)
 
 
 def read_tools(section: Any, where: str = "tools") -> list[ToolFigures]:
@@ -91,7 +91,7 @@ class ToolChange:
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> ToolChange:
-        if not isinstance(data, dict):
+        if not isinstance(data, Mapping):
             raise ConfigError(f"{where}: expected an object")
         name = data.get("name")
         if name is not None and not isinstance(name, str):
@@ -120,7 +120,7 @@ class ComparedTools:
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "tools") -> ComparedTools:
-        if not isinstance(data, dict):
+        if not isinstance(data, Mapping):
             raise ConfigError(f"{where}: expected an object")
         changes = data.get("changes")
         if not isinstance(changes, list):
