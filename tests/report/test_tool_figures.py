@@ -18,6 +18,7 @@ from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import TRAJECTORY_KEY, ToolMatch, ToolUse, Trajectory
 from aieval.report import build_report
 from aieval.report._tool_figures import ToolFigures, ToolTally
+from aieval.report._tool_section import PROBE_SAMPLES
 from aieval.stats import wilson_interval
 from aieval.store import Store
 
@@ -201,3 +202,42 @@ def test_a_run_without_trajectories_has_no_tools_key(tmp_path: Path) -> None:
         report = build_report(store, store_run(store, samples), n_resamples=50)
     assert report.tools == ()
     assert "tools" not in report.to_dict()
+
+
+def _padded_run(store: Store, late: list[SampleRecord]) -> str:
+    """More plain samples than the look at a run's first samples covers, then ``late``."""
+    early = [trajectory_sample(i, {}, True, scorer="exact") for i in range(PROBE_SAMPLES + 2)]
+    for record in early:
+        record.scores["tools"] = ScoreRecord(None, error="the tool server was down")
+    return store_run(store, [*early, *late])
+
+
+def test_trajectories_after_the_first_samples_are_read(tmp_path: Path) -> None:
+    # the trajectory scorer failed on every sample looked at first: the scores are all read
+    late = trajectory_sample(99, {TRAJECTORY_KEY: SAMPLES[0][0].to_dict()}, True)
+    late.scores["exact"] = ScoreRecord(1.0)
+    with Store(str(tmp_path / "runs.db")) as store:
+        (figures,) = build_report(store, _padded_run(store, [late]), n_resamples=50).tools
+    assert (figures.samples, figures.calls) == (1, 2)
+
+
+def test_a_scorer_first_seen_late_is_read(tmp_path: Path) -> None:
+    # a dataset row's own check scores only the rows that carry it, maybe none of the first
+    late = trajectory_sample(99, {TRAJECTORY_KEY: SAMPLES[0][0].to_dict()}, True, "row:tools")
+    with Store(str(tmp_path / "runs.db")) as store:
+        plain = [trajectory_sample(i, {}, True, scorer="exact") for i in range(PROBE_SAMPLES + 2)]
+        (figures,) = build_report(store, store_run(store, [*plain, late]), n_resamples=50).tools
+    assert figures.scorer == "row:tools" and figures.samples == 1
+
+
+def test_a_run_without_trajectories_reads_none_of_its_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*_: object) -> None:
+        raise AssertionError("every score read for a run without trajectories")
+
+    with Store(str(tmp_path / "runs.db")) as store:
+        plain = [trajectory_sample(i, {}, i % 3 > 0, scorer="exact") for i in range(80)]
+        run_id = store_run(store, plain)
+        monkeypatch.setattr(store, "trajectory_scores", refuse)
+        assert "tools" not in build_report(store, run_id, n_resamples=50).to_dict()

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aieval.core import TRAJECTORY_KEY
 from aieval.errors import ConfigError
 from aieval.report._tool_figures import MAX_TOOLS, Rate, ToolFigures, ToolRow, ToolTallies
 from aieval.store import RunRow, Store
@@ -30,13 +31,45 @@ __all__ = [
 ]
 
 
+#: samples looked at to tell a run without trajectories without reading all of its scores
+PROBE_SAMPLES = 64
+
+
 def run_tools(
     store: Store, row: RunRow, confidence: float, max_tools: int = MAX_TOOLS
 ) -> list[ToolFigures]:
     """Each trajectory scorer's per-tool figures over the stored run (empty: none stored)."""
+    if _surely_without(store, row):
+        return []
     tallies = ToolTallies()
     store.trajectory_scores(row.id, tallies.add_page)
     return tallies.figures(confidence, max_tools)
+
+
+def _surely_without(store: Store, row: RunRow) -> bool:
+    """Whether a look at the run's first samples shows it holds no trajectory, so its scores
+    need not all be read (a report from the database's sums reads none of them).
+
+    Conclusive only when every scorer of the run (from its rollups) scored one of those
+    samples with a value and no error, and none of those scores holds a trajectory: a scorer
+    that stores trajectories stores one with every value it gives. Anything else (no rollups,
+    a scorer not seen, an error or an n/a among them) reads every score whose metadata names
+    a trajectory.
+    """
+    scorers = {str(r[0]) for r in store.rollup_rows(row.id, "scores")}
+    first = store.first_scores(row.id, PROBE_SAMPLES)
+    if not scorers or not first or not scorers <= {scorer for scorer, *_ in first}:
+        return False
+    return all(
+        value is not None and error is None and not _names_trajectory(metadata)
+        for _, value, metadata, error in first
+    )
+
+
+def _names_trajectory(metadata: Any) -> bool:
+    if isinstance(metadata, str):
+        return f'"{TRAJECTORY_KEY}"' in metadata
+    return metadata is not None
 
 
 def read_tools(section: Any, where: str = "tools") -> list[ToolFigures]:

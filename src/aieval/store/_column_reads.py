@@ -212,6 +212,18 @@ class ColumnReader(Connection):
             decoded,
         )
 
+    def first_scores(self, run_id: str, samples: int) -> list[tuple[str, Any, Any, str | None]]:
+        """The ``(scorer, value, metadata, error)`` of every score of the run's first
+        ``samples`` samples in insertion order (a look at a few rows, not a scan)."""
+        return [
+            (str(scorer), value, self._db.text(metadata), error)
+            for scorer, value, metadata, error in self._read(
+                "SELECT scorer, value, metadata, error FROM scores WHERE run_id = ? AND sample_id"
+                " IN (SELECT sample_id FROM samples WHERE run_id = ? ORDER BY rowid LIMIT ?)",
+                (run_id, run_id, samples),
+            )
+        ]
+
     def failed_samples(
         self, run_id: str, consume: Callable[[list[tuple[str, str | None]]], None]
     ) -> None:
