@@ -115,6 +115,8 @@ def test_comparison_shows_both_runs_and_the_change_per_tool(
     assert "| search | 2 → 3 | 50.0% (1/2) | 33.3% (1/3) | -16.7 pt |" in markdown
     html = render_html(comparison)
     assert "<h3>Per tool, baseline vs candidate</h3>" in html and "<script>alert" not in html
+    assert "<details><summary>baseline · scorer tools · 3 samples with a trajectory" in html
+    assert html.count("<h3>Confusion: expected (rows) × called (columns)</h3>") == 2
     comment = render_github(comparison)
     assert "**Tools** · baseline · 3 samples with a trajectory" in comment
     assert "<summary>Per tool, baseline vs candidate</summary>" in comment

@@ -306,6 +306,12 @@ def _compared_tools(section: Any) -> Iterator[str]:
     lines, tables = compared_tables(section)
     yield "<h2>Tools</h2>" + "".join(f"<p>{_e(line)}</p>" for line in lines)
     yield from _tool_tables(tables)
+    # each run's own tables (per tool, confusion matrix), folded
+    for side in ("baseline", "candidate"):
+        for line, own in run_tables(section.get(side)):
+            yield f"<details><summary>{_e(side)} · {_e(line)}</summary>"
+            yield from _tool_tables(own)
+            yield "</details>"
 
 
 def _tool_tables(tables: Sequence[ToolTable]) -> Iterator[str]:
