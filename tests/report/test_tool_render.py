@@ -16,6 +16,7 @@ from tests.support.reports import store_run
 
 from aieval.core import TRAJECTORY_KEY, ToolMatch, ToolUse, Trajectory
 from aieval.report import (
+    COMMENT_LIMIT,
     Comparison,
     RunReport,
     build_report,
@@ -135,3 +136,21 @@ def test_a_run_without_trajectories_shows_no_tools_anywhere(tmp_path: Path) -> N
         shown = render_text(doc) + render_markdown(doc) + render_html(doc)
         assert "Tools" not in shown and "Per tool" not in shown
     assert "Tools" not in render_github(comparison)
+
+
+def test_many_tools_are_bounded_in_every_format(tmp_path: Path) -> None:
+    names = [f"tool_{i:02d}_" + "x" * 300 for i in range(25)]
+    many = Trajectory(tuple(ToolUse(n) for n in names for _ in range(2)))
+    sample = trajectory_sample(0, {TRAJECTORY_KEY: many.to_dict()}, True)
+    with Store(str(tmp_path / "runs.db")) as store:
+        base, cand = store_run(store, [sample]), store_run(store, [sample])
+        report = build_report(store, cand, n_resamples=50)
+        comparison = compare_runs(store, base, cand, n_resamples=50)
+    (figures,) = report.tools
+    assert (len(figures.tools), figures.other_tools, figures.calls) == (20, 5, 50)
+    text = render_text(report, width=400)
+    assert "(other: 5 tools)" in text and "5 less-called tools are summed" in text
+    assert "(other: 5 / 5 tools)" in render_markdown(comparison)
+    comment = render_github(comparison)
+    assert len(comment) <= COMMENT_LIMIT
+    assert "Per tool, baseline vs candidate (10 of 21 tools)" in comment
