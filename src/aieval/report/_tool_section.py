@@ -3,7 +3,8 @@
 A run's section is a list: one :class:`ToolFigures` per scorer that stored trajectories. It is
 absent from a run without them, so those reports are byte for byte what they were. The read is
 one query for the scores whose metadata names a trajectory, whichever path built the rest of
-the report (sums, columns or records).
+the report (sums, columns or records), skipped when a look at the run's first samples settles
+that it holds none (see :func:`run_tools`).
 
 A comparison's section puts each run's figures side by side: per scorer both runs have, and
 per tool, calls and precision and recall of each run with the change (candidate minus
