@@ -17,7 +17,8 @@ from tests.support.reports import store_run
 from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import TRAJECTORY_KEY, ToolMatch, ToolUse, Trajectory
 from aieval.report import build_report
-from aieval.report._tool_figures import ToolFigures, ToolTally
+from aieval.report._tool_figures import ToolTally
+from aieval.report._tool_results import ToolFigures
 from aieval.report._tool_section import PROBE_SAMPLES
 from aieval.stats import wilson_interval
 from aieval.store import Store

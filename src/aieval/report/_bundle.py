@@ -39,7 +39,7 @@ from aieval.report._tally import (
     grade_counts,
     run_warnings,
 )
-from aieval.report._tool_figures import ToolFigures
+from aieval.report._tool_results import ToolFigures
 from aieval.report._tool_section import run_tools
 from aieval.stats import bootstrap_mean_cis, histogram, quantiles, sample_std
 from aieval.store import CallTotals, RunRow, Store

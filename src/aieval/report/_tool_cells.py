@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aieval.report._document import interval, pct, signed
-from aieval.report._tool_figures import Rate, ToolFigures, ToolRow
+from aieval.report._tool_results import Rate, ToolFigures, ToolRow
 from aieval.report._tool_section import ComparedTools, ToolChange, read_tools
 
 __all__ = [

@@ -20,7 +20,8 @@ from typing import Any
 
 from aieval.core import TRAJECTORY_KEY
 from aieval.errors import ConfigError
-from aieval.report._tool_figures import MAX_TOOLS, Rate, ToolFigures, ToolRow, ToolTallies
+from aieval.report._tool_figures import MAX_TOOLS, ToolTallies
+from aieval.report._tool_results import Rate, ToolFigures, ToolRow
 from aieval.store import RunRow, Store
 
 __all__ = [
