@@ -67,6 +67,9 @@ def test_json_is_valid_and_renders_as_the_report_does(runs: tuple[RunReport, Com
     # stored JSON renders the same way as the fresh report
     assert render_markdown(stored) == render_markdown(report)
     assert render_html(stored) == render_html(report)
+    compared = json.loads(render_json(comparison))
+    assert render_markdown(compared) == render_markdown(comparison)
+    assert render_github(compared) == render_github(comparison)
 
 
 def test_text_shows_totals_per_tool_and_the_confusion_matrix(
