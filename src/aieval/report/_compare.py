@@ -98,10 +98,10 @@ class Comparison:
     provenance: dict[str, Any] = field(default_factory=dict)
     baseline_choice: BaselineChoice | None = None
     epochs: dict[str, Any] | None = None
-    conversations: dict[str, Any] | None = None
     #: For runs whose scorers stored tool trajectories: both runs' per-tool figures and the
     #: change in precision and recall per tool (see ``report/_tool_section.py``); else None.
     tools: ComparedTools | None = None
+    conversations: dict[str, Any] | None = None
 
     @property
     def promote(self) -> bool:
@@ -142,9 +142,9 @@ class Comparison:
                 if self.baseline_choice is not None
                 else {}
             ),
+            **({"tools": self.tools.to_dict()} if self.tools is not None else {}),
             **({"epochs": self.epochs} if self.epochs is not None else {}),
             **({"conversations": self.conversations} if self.conversations is not None else {}),
-            **({"tools": self.tools.to_dict()} if self.tools is not None else {}),
         }
 
 
@@ -256,11 +256,11 @@ def compare_runs(
             base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
         ),
         baseline_choice=choice,
-        epochs=epochs,
-        conversations=compared_section(sides) if sides is not None else None,
         tools=compare_tools(
             run_tools(base_store, base_row, confidence), run_tools(store, cand_row, confidence)
         ),
+        epochs=epochs,
+        conversations=compared_section(sides) if sides is not None else None,
     )
 
 

@@ -23,6 +23,7 @@ from aieval._terminal import printable_data, printable_lines
 from aieval.errors import ConfigError, RunNotFoundError
 from aieval.report import _cells as cells
 from aieval.report import _compare_conversations as conv
+from aieval.report import _tool_cells as tool_cells
 from aieval.report._compare import Comparison
 from aieval.report._document import (
     METRIC_HEAD,
@@ -43,7 +44,6 @@ from aieval.report._epochs import (
     side_k_rows,
     side_variance_rows,
 )
-from aieval.report._tool_cells import compared_tables
 from aieval.store import Store
 
 __all__ = ["COMMENT_LIMIT", "ExampleTexts", "example_texts", "render_github"]
@@ -288,7 +288,7 @@ def _tool_changes(section: Any, budget: int) -> str:
     their change, folded; left out when the comment has no room."""
     if not section:
         return ""
-    lines, tables = compared_tables(section, limit=TOOLS_LISTED, compact=True)
+    lines, tables = tool_cells.compared_tables(section, limit=TOOLS_LISTED, compact=True)
     block = "\n\n".join(f"**Tools** · {escape(line)}" for line in lines)
     for spec in tables:
         rows = [[escape(c) for c in row] for row in spec.rows]

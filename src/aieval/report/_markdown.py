@@ -10,6 +10,7 @@ from aieval._terminal import printable_data
 from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.report import _cells as cells
 from aieval.report import _compare_conversations as conv
+from aieval.report import _tool_cells as tool_cells
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -64,7 +65,6 @@ from aieval.report._epochs import (
     side_variance_rows,
     variance_rows,
 )
-from aieval.report._tool_cells import ToolTable, compared_tables, run_tables
 
 __all__ = ["render_markdown"]
 
@@ -147,8 +147,8 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     yield from _minimums(doc.get("minimums"))
     yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
-    yield from _conversations(doc.get("conversations"))
     yield from _tools(doc.get("tools"))
+    yield from _conversations(doc.get("conversations"))
     yield from _report_tables(doc)
     yield _warnings(doc.get("warnings") or [])
 
@@ -264,34 +264,6 @@ def _conversations(section: Mapping[str, Any] | None) -> Iterator[str]:
         yield _folded(issues_title(section), ISSUE_HEAD, rows, numeric=range(1, 3))
 
 
-def _tools(section: Any) -> Iterator[str]:
-    """Per-tool figures of each trajectory scorer: totals, per tool, the confusion matrix."""
-    if not section:
-        return
-    for line, tables in run_tables(section):
-        yield f"**Tools** · {escape(line)}"
-        yield from tool_tables(tables)
-
-
-def _compared_tools(section: Any) -> Iterator[str]:
-    """Two runs' per-tool figures: each run's totals, then per tool the change."""
-    if not section:
-        return
-    lines, tables = compared_tables(section)
-    yield "\n\n".join(f"**Tools** · {escape(line)}" for line in lines)
-    yield from tool_tables(tables)
-
-
-def tool_tables(tables: Sequence[ToolTable]) -> Iterator[str]:
-    """Each table folded when long, names escaped (they come from models and datasets)."""
-    for spec in tables:
-        head = [escape(h) for h in spec.head]
-        rows = [[escape(c) for c in row] for row in spec.rows]
-        yield _folded(escape(spec.title), head, rows, numeric=range(spec.left, len(head)))
-        if spec.note:
-            yield f"_{escape(spec.note)}_"
-
-
 def _resources(doc: Mapping[str, Any]) -> str:
     latency, tokens = doc.get("latency") or {}, doc.get("tokens") or {}
     counted = tokens.get("total") or tokens.get("unreported_calls")  # known, or unknown
@@ -404,3 +376,31 @@ def provenance_details(doc: Mapping[str, Any]) -> str:
         f"<details><summary>Provenance ({flagged} of {len(rows)} differ)</summary>\n\n"
         f"{body}\n\n</details>"
     )
+
+
+def _tools(section: Any) -> Iterator[str]:
+    """Per-tool figures of each trajectory scorer: totals, per tool, the confusion matrix."""
+    if not section:
+        return
+    for line, tables in tool_cells.run_tables(section):
+        yield f"**Tools** · {escape(line)}"
+        yield from tool_tables(tables)
+
+
+def _compared_tools(section: Any) -> Iterator[str]:
+    """Two runs' per-tool figures: each run's totals, then per tool the change."""
+    if not section:
+        return
+    lines, tables = tool_cells.compared_tables(section)
+    yield "\n\n".join(f"**Tools** · {escape(line)}" for line in lines)
+    yield from tool_tables(tables)
+
+
+def tool_tables(tables: Sequence[tool_cells.ToolTable]) -> Iterator[str]:
+    """Each table folded when long, names escaped (they come from models and datasets)."""
+    for spec in tables:
+        head = [escape(h) for h in spec.head]
+        rows = [[escape(c) for c in row] for row in spec.rows]
+        yield _folded(escape(spec.title), head, rows, numeric=range(spec.left, len(head)))
+        if spec.note:
+            yield f"_{escape(spec.note)}_"

@@ -15,6 +15,7 @@ from aieval._terminal import printable_data
 from aieval.errors import ConfigError
 from aieval.report import _cells as cells
 from aieval.report import _compare_conversations as conv
+from aieval.report import _tool_cells as tool_cells
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -72,7 +73,6 @@ from aieval.report._epochs import (
     side_variance_rows,
     variance_rows,
 )
-from aieval.report._tool_cells import ToolTable, compared_tables, run_tables
 
 __all__ = ["render_diff", "render_text"]
 
@@ -276,7 +276,7 @@ def _tools(section: Any) -> Iterator[RenderableType]:
     """Per-tool figures of each trajectory scorer: totals, per tool, the confusion matrix."""
     if not section:
         return
-    for line, tables in run_tables(section):
+    for line, tables in tool_cells.run_tables(section):
         yield Text.assemble(("Tools", "bold"), " · ", line)
         yield from _tool_tables(tables)
 
@@ -285,13 +285,13 @@ def _compared_tools(section: Any) -> Iterator[RenderableType]:
     """Two runs' per-tool figures: each run's totals, then per tool the change."""
     if not section:
         return
-    lines, tables = compared_tables(section)
+    lines, tables = tool_cells.compared_tables(section)
     for line in lines:
         yield Text.assemble(("Tools", "bold"), " · ", line)
     yield from _tool_tables(tables)
 
 
-def _tool_tables(tables: Sequence[ToolTable]) -> Iterator[RenderableType]:
+def _tool_tables(tables: Sequence[tool_cells.ToolTable]) -> Iterator[RenderableType]:
     for spec in tables:
         table = _table(spec.title, *spec.head, left=spec.left)
         for row in spec.rows:
