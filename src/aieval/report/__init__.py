@@ -28,9 +28,12 @@ from aieval.report._markdown import render_markdown
 from aieval.report._policy import PromotionDecision, PromotionPolicy, RuleResult, decide_promotion
 from aieval.report._samples import CriterionValue, ExampleNumbers, example_numbers
 from aieval.report._text import render_diff, render_judges, render_text
+from aieval.report._tool_results import ToolFigures, ToolRow
+from aieval.report._tool_section import ComparedTools, ToolChange
 
 __all__ = [
     "COMMENT_LIMIT",
+    "ComparedTools",
     "Comparison",
     "CriterionValue",
     "ExampleNumbers",
@@ -42,6 +45,9 @@ __all__ = [
     "PromotionPolicy",
     "RuleResult",
     "RunReport",
+    "ToolChange",
+    "ToolFigures",
+    "ToolRow",
     "build_report",
     "compare_runs",
     "comparison_schema",

@@ -40,6 +40,8 @@ from aieval.report._tally import (
     grade_counts,
     run_warnings,
 )
+from aieval.report._tool_results import ToolFigures
+from aieval.report._tool_section import run_tools
 from aieval.stats import bootstrap_mean_cis, histogram, quantiles, sample_std
 from aieval.store import CallTotals, RunRow, Store
 
@@ -91,6 +93,9 @@ class RunReport:
     #: The scorers the pass rate says nothing about (see :func:`aieval.core.low_coverage`):
     #: each that scored no sample, or under half its samples with most of the rest n/a.
     low_coverage: list[dict[str, Any]] = field(default_factory=list)
+    #: For runs whose scorers stored tool trajectories: per scorer, the per-tool figures
+    #: (see ``report/_tool_figures.py``); empty otherwise, and then no ``tools`` key.
+    tools: tuple[ToolFigures, ...] = ()
     #: For runs of conversations: how they ended, stop reasons, turns, failures and invalid
     #: ones by scenario and turn (see ``report/_conversations.py``); else None.
     conversations: dict[str, Any] | None = None
@@ -132,6 +137,8 @@ class RunReport:
             data["minimums"] = self.minimums
         if self.low_coverage:
             data["low_coverage"] = self.low_coverage
+        if self.tools:
+            data["tools"] = [figures.to_dict() for figures in self.tools]
         if self.conversations is not None:
             data["conversations"] = self.conversations
         if self.judge_figures is not None:
@@ -175,7 +182,8 @@ def build_report(
     summed = sums_report(store, row, tuple(slice_by), confidence, intervals, JUDGE_WARNING_RATE)
     if summed is not None:
         # every interval closed form: the database's sums, no value read back
-        return _with_sections(RunReport(**summed.fields), store, row)
+        report = _with_sections(RunReport(**summed.fields), store, row)
+        return _with_tools(report, store, row, confidence)
     workflow = row.config.get("workflow")
     tally = _RunTally(
         tuple(slice_by), workflow.get("id") if isinstance(workflow, Mapping) else None
@@ -188,7 +196,7 @@ def build_report(
         for sample in store.iter_samples(row.id, texts=False):
             tally.add(sample)
     report = tally.report(row, confidence, n_resamples, seed, intervals)
-    return _with_sections(report, store, row)
+    return _with_tools(_with_sections(report, store, row), store, row, confidence)
 
 
 def _with_sections(report: RunReport, store: Store, row: RunRow) -> RunReport:
@@ -211,6 +219,12 @@ def _with_code_section(report: RunReport, store: Store, row: RunRow) -> RunRepor
     from aieval.code import code_report
 
     return dataclasses.replace(report, code=code_report(store, row.id).to_dict())
+
+
+def _with_tools(report: RunReport, store: Store, row: RunRow, confidence: float) -> RunReport:
+    """Attach the per-tool figures when the run's scorers stored tool trajectories."""
+    tools = run_tools(store, row, confidence)
+    return dataclasses.replace(report, tools=tuple(tools)) if tools else report
 
 
 def _left_out(rate: dict[str, Any], invalid: int) -> dict[str, Any]:

@@ -57,6 +57,7 @@ from aieval.report._samples import (
     merge_epochs,
 )
 from aieval.report._tally import JudgeTally
+from aieval.report._tool_section import ComparedTools, compare_tools, run_tools
 from aieval.store import BaselineChoice, RunRow, Store
 
 __all__ = ["Comparison", "compare_runs", "describe_changes"]
@@ -98,6 +99,9 @@ class Comparison:
     provenance: dict[str, Any] = field(default_factory=dict)
     baseline_choice: BaselineChoice | None = None
     epochs: dict[str, Any] | None = None
+    #: For runs whose scorers stored tool trajectories: both runs' per-tool figures and the
+    #: change in precision and recall per tool (see ``report/_tool_section.py``); else None.
+    tools: ComparedTools | None = None
     conversations: dict[str, Any] | None = None
     #: When either run has a judge scorer: per judge its agreement with the candidate store's
     #: reviewers, certification and each run's raw vs corrected pass rate; else None.
@@ -142,6 +146,7 @@ class Comparison:
                 if self.baseline_choice is not None
                 else {}
             ),
+            **({"tools": self.tools.to_dict()} if self.tools is not None else {}),
             **({"epochs": self.epochs} if self.epochs is not None else {}),
             **({"conversations": self.conversations} if self.conversations is not None else {}),
             **({"judge_figures": self.judge_figures} if self.judge_figures is not None else {}),
@@ -260,6 +265,9 @@ def compare_runs(
             base_row, cand_row, next(r for r in decision.rules if r.rule == "comparable_runs")
         ),
         baseline_choice=choice,
+        tools=compare_tools(
+            run_tools(base_store, base_row, confidence), run_tools(store, cand_row, confidence)
+        ),
         epochs=epochs,
         conversations=compared_section(sides) if sides is not None else None,
         judge_figures=None if figures is None else figures.to_dict(),

@@ -23,6 +23,7 @@ from aieval._terminal import printable_data, printable_lines
 from aieval.errors import ConfigError, RunNotFoundError
 from aieval.report import _cells as cells
 from aieval.report import _compare_conversations as conv
+from aieval.report import _tool_cells as tool_cells
 from aieval.report._compare import Comparison
 from aieval.report._document import (
     METRIC_HEAD,
@@ -266,6 +267,10 @@ def _lists(
     if turns:
         left -= len(turns) + 2
         yield turns
+    tools = _tool_changes(doc.get("tools"), left)
+    if tools:
+        left -= len(tools) + 2
+        yield tools
     metrics = [cells.metric_row(m, escape) for m in doc.get("metrics") or []]
     block = _fitted("Metrics (candidate − baseline)", METRIC_HEAD,
                     metrics, len(metrics), left, folded=True)  # fmt: skip
@@ -298,6 +303,24 @@ def _lists(
         yield provenance
     elif provenance:
         yield "_Provenance: left out to keep the comment under GitHub's size limit._"
+
+
+#: tools listed per scorer in a comment, the most called first (then "N of M tools")
+TOOLS_LISTED = 10
+
+
+def _tool_changes(section: Any, budget: int) -> str:
+    """Two runs' per-tool figures, compact: precision and recall per tool of both runs and
+    their change, folded; left out when the comment has no room."""
+    if not section:
+        return ""
+    lines, tables = tool_cells.compared_tables(section, limit=TOOLS_LISTED, compact=True)
+    block = "\n\n".join(f"**Tools** · {escape(line)}" for line in lines)
+    for spec in tables:
+        rows = [[escape(c) for c in row] for row in spec.rows]
+        block += "\n\n" + _fitted(escape(spec.title), [escape(h) for h in spec.head], rows,
+                                   len(rows), budget - len(block) - 40, folded=True)  # fmt: skip
+    return block if len(block) <= budget else ""
 
 
 #: scenarios listed with their first regressed turn in a comment (then "and M more")

@@ -72,6 +72,7 @@ from aieval.report._judge_cells import (
     judge_notes,
 )
 from aieval.report._svg import forest_plot, gate_plot, grade_plot, histogram_grid
+from aieval.report._tool_cells import ToolTable, compared_tables, run_tables
 
 __all__ = ["render_html"]
 
@@ -180,6 +181,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
     yield from _conversations(doc.get("conversations"))
+    yield from _tools(doc.get("tools"))
     plots = []
     if doc.get("grades"):
         plots.append(_figure(grade_plot(doc["grades"]), "Samples per grade."))
@@ -292,6 +294,44 @@ def _conversations(section: Mapping[str, Any] | None) -> Iterator[str]:
             [[f"<code>{_e(row[0])}</code>", *(_e(c) for c in row[1:])] for row in rows],
             numeric=range(1, 3),
         )
+
+
+def _tools(section: Any) -> Iterator[str]:
+    """Per-tool figures of each trajectory scorer: totals, per tool, the confusion matrix."""
+    if not section:
+        return
+    yield "<h2>Tools</h2>"
+    for line, tables in run_tables(section):
+        yield f"<p>{_e(line)}</p>"
+        yield from _tool_tables(tables)
+
+
+def _compared_tools(section: Any) -> Iterator[str]:
+    """Two runs' per-tool figures: each run's totals, then per tool the change."""
+    if not section:
+        return
+    lines, tables = compared_tables(section)
+    yield "<h2>Tools</h2>" + "".join(f"<p>{_e(line)}</p>" for line in lines)
+    yield from _tool_tables(tables)
+    # each run's own tables (per tool, confusion matrix), folded
+    for side in ("baseline", "candidate"):
+        for line, own in run_tables(section.get(side)):
+            yield f"<details><summary>{_e(side)} · {_e(line)}</summary>"
+            yield from _tool_tables(own)
+            yield "</details>"
+
+
+def _tool_tables(tables: Sequence[ToolTable]) -> Iterator[str]:
+    # every cell escaped: tool names come from models and datasets
+    for spec in tables:
+        yield f"<h3>{_e(spec.title)}</h3>"
+        yield _table(
+            spec.head,
+            [[_e(c) for c in row] for row in spec.rows],
+            numeric=range(spec.left, len(spec.head)),
+        )
+        if spec.note:
+            yield f'<p class="meta">{_e(spec.note)}</p>'
 
 
 def _criteria(criteria: Sequence[Mapping[str, Any]]) -> Iterator[str]:
@@ -489,6 +529,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     yield _table(METRIC_HEAD, [cells.metric_row(m, _e) for m in doc["metrics"]])
     yield from _side_epochs(doc.get("epochs"))
     yield from _compared_conversations(doc.get("conversations"))
+    yield from _compared_tools(doc.get("tools"))
     tie = shown_tie_break(doc)
     if tie is not None:
         yield f"<p>Tie-break: {_e(tie)}</p>"

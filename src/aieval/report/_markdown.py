@@ -10,6 +10,7 @@ from aieval._terminal import printable_data
 from aieval._usage_figures import format_cache, format_cost, format_tokens
 from aieval.report import _cells as cells
 from aieval.report import _compare_conversations as conv
+from aieval.report import _tool_cells as tool_cells
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -152,6 +153,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[str]:
     yield from _minimums(doc.get("minimums"))
     yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
+    yield from _tools(doc.get("tools"))
     yield from _conversations(doc.get("conversations"))
     yield from _judge_figures(doc.get("judge_figures"))
     yield from _report_tables(doc)
@@ -334,6 +336,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[str]:
     yield cells.changes_line(doc)
     yield from _side_epochs(doc.get("epochs"))
     yield from _compared_conversations(doc.get("conversations"))
+    yield from _compared_tools(doc.get("tools"))
     yield provenance_details(doc)
     yield _warnings(decision.get("warnings") or [])
 
@@ -392,3 +395,31 @@ def provenance_details(doc: Mapping[str, Any]) -> str:
         f"<details><summary>Provenance ({flagged} of {len(rows)} differ)</summary>\n\n"
         f"{body}\n\n</details>"
     )
+
+
+def _tools(section: Any) -> Iterator[str]:
+    """Per-tool figures of each trajectory scorer: totals, per tool, the confusion matrix."""
+    if not section:
+        return
+    for line, tables in tool_cells.run_tables(section):
+        yield f"**Tools** · {escape(line)}"
+        yield from tool_tables(tables)
+
+
+def _compared_tools(section: Any) -> Iterator[str]:
+    """Two runs' per-tool figures: each run's totals, then per tool the change."""
+    if not section:
+        return
+    lines, tables = tool_cells.compared_tables(section)
+    yield "\n\n".join(f"**Tools** · {escape(line)}" for line in lines)
+    yield from tool_tables(tables)
+
+
+def tool_tables(tables: Sequence[tool_cells.ToolTable]) -> Iterator[str]:
+    """Each table folded when long, names escaped (they come from models and datasets)."""
+    for spec in tables:
+        head = [escape(h) for h in spec.head]
+        rows = [[escape(c) for c in row] for row in spec.rows]
+        yield _folded(escape(spec.title), head, rows, numeric=range(spec.left, len(head)))
+        if spec.note:
+            yield f"_{escape(spec.note)}_"

@@ -15,6 +15,7 @@ from aieval._terminal import printable_data
 from aieval.errors import ConfigError
 from aieval.report import _cells as cells
 from aieval.report import _compare_conversations as conv
+from aieval.report import _tool_cells as tool_cells
 from aieval.report._code import (
     ESTIMATOR,
     PASS_AT_K_HEAD,
@@ -206,6 +207,7 @@ def _report(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield from _epochs(doc.get("epochs"))
     yield from _code(doc.get("code"))
     yield from _conversations(doc.get("conversations"))
+    yield from _tools(doc.get("tools"))
     yield from _groups(doc.get("groups") or {})
     yield from _warnings(doc.get("warnings") or [])
 
@@ -283,6 +285,35 @@ def _conversations(section: Mapping[str, Any] | None) -> Iterator[RenderableType
         for row in rows:
             _add(issues, *row)
         yield issues
+
+
+def _tools(section: Any) -> Iterator[RenderableType]:
+    """Per-tool figures of each trajectory scorer: totals, per tool, the confusion matrix."""
+    if not section:
+        return
+    for line, tables in tool_cells.run_tables(section):
+        yield Text.assemble(("Tools", "bold"), " · ", line)
+        yield from _tool_tables(tables)
+
+
+def _compared_tools(section: Any) -> Iterator[RenderableType]:
+    """Two runs' per-tool figures: each run's totals, then per tool the change."""
+    if not section:
+        return
+    lines, tables = tool_cells.compared_tables(section)
+    for line in lines:
+        yield Text.assemble(("Tools", "bold"), " · ", line)
+    yield from _tool_tables(tables)
+
+
+def _tool_tables(tables: Sequence[tool_cells.ToolTable]) -> Iterator[RenderableType]:
+    for spec in tables:
+        table = _table(spec.title, *spec.head, left=spec.left)
+        for row in spec.rows:
+            _add(table, *row)
+        yield table
+        if spec.note:
+            yield Text(spec.note, style="dim")
 
 
 def _header(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
@@ -447,6 +478,7 @@ def _comparison(doc: Mapping[str, Any]) -> Iterator[RenderableType]:
     yield _metrics(doc)
     yield from _side_epochs(doc.get("epochs"))
     yield from _compared_conversations(doc.get("conversations"))
+    yield from _compared_tools(doc.get("tools"))
     yield from _provenance(doc)
     tie = shown_tie_break(doc)
     if tie is not None:

@@ -193,6 +193,37 @@ class ColumnReader(Connection):
             )
         ]
 
+    def trajectory_scores(
+        self, run_id: str, consume: Callable[[list[tuple[str, str, str, bool]]], None]
+    ) -> None:
+        """Give ``consume`` the ``(sample_id, scorer, metadata, passed)`` of each score of the
+        run whose metadata may hold a tool trajectory (``aieval.core.TRAJECTORY_KEY``), in
+        dataset order, a page at a time; ``passed`` is the sample's verdict."""
+
+        def decoded(page: list[tuple[Any, ...]]) -> None:
+            consume([(sid, scorer, meta, bool(ok)) for sid, scorer, meta, ok in page])
+
+        self._text_pages(
+            "SELECT c.sample_id, c.scorer, c.metadata, COALESCE(s.verdict_passed, s.passed, 0)"
+            " FROM scores c JOIN samples s ON s.run_id = c.run_id AND s.sample_id = c.sample_id"
+            " WHERE c.run_id = ? AND c.metadata LIKE '%\"trajectory\"%'"
+            " ORDER BY s.idx, s.sample_id, c.scorer",
+            run_id,
+            decoded,
+        )
+
+    def first_scores(self, run_id: str, samples: int) -> list[tuple[str, Any, Any, str | None]]:
+        """The ``(scorer, value, metadata, error)`` of every score of the run's first
+        ``samples`` samples in insertion order (a look at a few rows, not a scan)."""
+        return [
+            (str(scorer), value, self._db.text(metadata), error)
+            for scorer, value, metadata, error in self._read(
+                "SELECT scorer, value, metadata, error FROM scores WHERE run_id = ? AND sample_id"
+                " IN (SELECT sample_id FROM samples WHERE run_id = ? ORDER BY rowid LIMIT ?)",
+                (run_id, run_id, samples),
+            )
+        ]
+
     def failed_samples(
         self, run_id: str, consume: Callable[[list[tuple[str, str | None]]], None]
     ) -> None:
