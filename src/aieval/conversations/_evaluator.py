@@ -19,6 +19,7 @@ from typing import Any
 from aieval._types import Example
 from aieval.conversations._checks import Played, check_scorers, final_answer
 from aieval.conversations._engine import Replay, ReplayMode, run_conversation
+from aieval.conversations._environment import FinalState, made, snapshot
 from aieval.conversations._estimate import Estimate, estimate_calls
 from aieval.conversations._fidelity import (
     FIDELITY_KEY,
@@ -54,6 +55,7 @@ from aieval.datasets import Dataset
 from aieval.errors import ConfigError, DatasetError, ReplayMissError
 from aieval.runner import Aggregator, EvaluatorRequest
 from aieval.scorers import Scorer
+from aieval.scorers.state import FINAL_STATE_KEY
 
 __all__ = ["ConversationEvaluator", "ConversationRunTarget", "estimate_run", "factory"]
 
@@ -258,6 +260,8 @@ class ConversationRunTarget(Target):
                 outcome = ConversationOutcome("failed", False, str(miss), type(miss).__name__)
                 return _output(scenario, Conversation(scenario.id, epoch, (), outcome))
             replay = Replay(record, ev.mode)
+        factory = ev.hooks.environment
+        environment = None if factory is None else made(factory, scenario)
         conversation = await run_conversation(
             scenario,
             self.assistant,
@@ -267,8 +271,12 @@ class ConversationRunTarget(Target):
             replay=replay,
             epoch=epoch,
             max_tool_rounds=ev.settings.max_tool_rounds,
+            environment=environment,
         )
-        return _output(scenario, conversation)
+        state = None
+        if environment is not None:
+            state = snapshot(environment) if replay is None else FinalState(error=_REPLAYED)
+        return _output(scenario, conversation, state)
 
     async def aclose(self) -> None:
         if self.inner is not None:
@@ -309,7 +317,16 @@ def _fidelity(scenario: Scenario, conversation: Conversation) -> SimulatorFideli
     return check_fidelity(conversation, scenario, goal_met=goal_met)
 
 
-def _output(scenario: Scenario, conversation: Conversation) -> Output:
+#: why a replayed conversation has no environment state: its tool results came from the record
+_REPLAYED = (
+    "a replayed conversation's tools were not run (their results came from the record), so "
+    "the environment did not change: its final state is not known; play the scenario live"
+)
+
+
+def _output(
+    scenario: Scenario, conversation: Conversation, state: FinalState | None = None
+) -> Output:
     outcome = conversation.outcome
     spent = [t for t in conversation.turns if t.source in _SPENT and t.usage is not None]
     latencies = [t.latency_s for t in conversation.turns if t.latency_s is not None]
@@ -317,9 +334,17 @@ def _output(scenario: Scenario, conversation: Conversation) -> Output:
     extra: dict[str, Any] = {CONVERSATION_KEY: conversation.to_dict()}
     if fidelity is not None:
         extra[FIDELITY_KEY] = fidelity.to_dict()
+    if state is not None and state.error is None:
+        extra[FINAL_STATE_KEY] = state.value  # stored with the sample: reports and show see it
     return Output(
         final_answer(conversation),
-        Played(scenario, conversation, fidelity),
+        Played(
+            scenario,
+            conversation,
+            fidelity,
+            final_state=None if state is None else state.value,
+            final_state_error=None if state is None else state.error,
+        ),
         error=None
         if outcome.stop_reason != "failed"
         else f"{outcome.failure_type}: {outcome.failure}",

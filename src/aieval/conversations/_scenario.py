@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aieval.errors import DatasetError
+from aieval.scorers.state import StateMatch
 
 __all__ = [
     "MAX_TURNS_LIMIT",
@@ -41,6 +42,7 @@ _FIELDS = frozenset(
         "stop",
         "tools",
         "expected_state",
+        "state_match",
         "checks",
         "metadata",
     }
@@ -121,6 +123,8 @@ class Scenario:
         stop: the stop rules besides the turn limit.
         tools: the tools the row declares, with their recorded results.
         expected_state: the final state the conversation should reach (for checks).
+        state_match: how loosely the final state must match it (ignored paths, a numeric
+            tolerance, unordered lists).
         checks: check names per turn and per conversation.
         metadata: free-form data, kept as given.
     """
@@ -134,6 +138,7 @@ class Scenario:
     stop: StopRules = StopRules()
     tools: tuple[ToolFixture, ...] = ()
     expected_state: Any = None
+    state_match: StateMatch = field(default_factory=StateMatch)
     checks: ScenarioChecks = ScenarioChecks()
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
@@ -249,9 +254,18 @@ def scenario_from_row(
         stop=_stop(r, row.get("stop", {}), goal_checks),
         tools=_tools(r, row.get("tools", [])),
         expected_state=_json_value(r, row.get("expected_state"), "expected_state"),
+        state_match=_state_match(r, row.get("state_match")),
         checks=_checks(r, row.get("checks", {}), checks),
         metadata=dict(r.mapping(_json_value(r, metadata, "metadata"), "metadata", None)),
     )
+
+
+def _state_match(r: _Row, value: Any) -> StateMatch:
+    try:
+        return StateMatch.parse(value, "state_match")
+    except ValueError as exc:
+        name, _, message = str(exc).partition(": ")
+        raise r.fail(name, message) from None
 
 
 def _scenario_id(r: _Row, value: Any) -> str:

@@ -56,6 +56,8 @@ def run_gates(
             inputs[name] = computed[name]
         elif given is not None and name in given:
             inputs[name] = given[name]
+        elif name == FINAL_STATE_GATE and (state := _state_inputs(run, definition, sample)):
+            inputs[name] = state
         elif definition is not None and name in definition.evaluation.gate_inputs:
             inputs[name] = _with_run_facts(definition.evaluation.gate_inputs[name], run)
         elif name in _recorded_gates(run):
@@ -65,6 +67,31 @@ def run_gates(
     if traced is not None and "trace_complete" not in gate_names:
         results.append(traced)
     return results
+
+
+#: the gate on the state the run left (``aieval.scorers.state.final_state_matches``)
+FINAL_STATE_GATE = "final_state_matches"
+
+
+def _state_inputs(
+    run: WorkflowRun, definition: WorkflowDefinition | None, sample: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """``final_state_matches``'s inputs: the run's ``final_state`` output, the row's
+    ``expected_state`` and ``state_match``, and the definition's options (``ignore``,
+    ``tolerance``, ``unordered``); ``None`` when neither the row nor the definition gives an
+    expected state (the gate then takes a recorded verdict, or fails as not evaluated)."""
+    options = (
+        dict(definition.evaluation.gate_inputs.get(FINAL_STATE_GATE, {})) if definition else {}
+    )
+    row = sample or {}
+    if row.get("expected_state") is None and options.get("expected") is None:
+        return None
+    inputs: dict[str, Any] = {**options, "actual": (run.outputs or {}).get("final_state")}
+    if row.get("expected_state") is not None:
+        inputs["expected"] = row["expected_state"]
+    if row.get("state_match") is not None:
+        inputs["state_match"] = row["state_match"]
+    return inputs
 
 
 def unresolved_outputs(run: WorkflowRun, definition: WorkflowDefinition | None) -> list[str]:
