@@ -23,9 +23,11 @@ from aieval.workflows._tracegate import trace_complete
 __all__ = [
     "agent_delegations",
     "agent_path",
+    "calls_by_agent",
     "check_compatible",
     "run_gates",
     "tool_calls",
+    "trajectory_calls",
     "unresolved_outputs",
 ]
 
@@ -250,14 +252,52 @@ def _wants_calls(inputs: Mapping[str, Any]) -> bool:
 
 
 def tool_calls(run: WorkflowRun) -> list[Any]:
-    """Every tool call recorded on the run's steps (``metadata.tool_calls`` or outputs')."""
+    """Every tool call recorded on the run's steps (``metadata.tool_calls`` or outputs'),
+    delegated agents' included: what the safety gates (forbidden tools, argument schemas)
+    check, so nesting a call inside an agent used as a tool never hides it."""
     calls: list[Any] = []
     for step in run.steps:
-        for holder in (step.metadata, step.outputs):
-            found = holder.get("tool_calls") if isinstance(holder, Mapping) else None
-            if isinstance(found, list):
-                calls.extend(found)
+        calls.extend(_step_calls(step))
     return calls
+
+
+def trajectory_calls(run: WorkflowRun) -> list[Any]:
+    """The run's trajectory: the tool calls of the agents that held control (the handoff
+    path), of the run's orchestrating agent and of steps that are no agent, in step order.
+
+    An agent another one used as a tool (``delegated_by``) is one call of its caller (the
+    caller's own tool call that ran it, as the trace records it); the calls it made inside
+    are its own (:func:`calls_by_agent`), not the run's.
+    """
+    calls: list[Any] = []
+    for step in run.steps:
+        if not _delegated(step.metadata):
+            calls.extend(_step_calls(step))
+    return calls
+
+
+def calls_by_agent(run: WorkflowRun) -> dict[str, list[Any]]:
+    """Each agent's own tool calls, by agent (a step without an agent by its step name),
+    delegated agents apart from their callers."""
+    found: dict[str, list[Any]] = {}
+    for step in run.steps:
+        calls = _step_calls(step)
+        if calls:
+            found.setdefault(step.agent_role or step.name, []).extend(calls)
+    return found
+
+
+def _step_calls(step: Any) -> list[Any]:
+    calls: list[Any] = []
+    for holder in (step.metadata, step.outputs):
+        found = holder.get("tool_calls") if isinstance(holder, Mapping) else None
+        if isinstance(found, list):
+            calls.extend(found)
+    return calls
+
+
+def _delegated(metadata: Mapping[str, Any] | None) -> bool:
+    return isinstance(metadata, Mapping) and bool(metadata.get("delegated_by"))
 
 
 def agent_path(run: WorkflowRun) -> list[str]:
