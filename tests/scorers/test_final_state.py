@@ -190,3 +190,5 @@ def test_the_gate_is_registered_and_holds_the_state_against_the_expected_one() -
     assert failed.evidence["state_diff"]["total"] == 2
     assert passed.passed
     assert not missing.passed and "recorded no final state" in missing.reason
+    too_big = final_state_matches(actual={"a": "x" * MAX_STATE_BYTES}, expected={})
+    assert not too_big.passed and "over the 1,000,000-byte cap" in too_big.reason

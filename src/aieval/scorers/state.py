@@ -527,7 +527,10 @@ def final_state_matches(
     match = StateMatch(tuple(ignore), tolerance, tuple(unordered)).merged(
         StateMatch.parse(state_match, "state_match")
     )
-    state = state_snapshot(actual)
+    try:
+        state = state_snapshot(actual, "the run's final state")
+    except ScorerError as exc:  # this run's gate fails; the other runs are graded as usual
+        return GateResult(name, False, str(exc))
     verdict = None if check is None else check(state)
     score = compare_state(
         state, expected, match=match, verdict=verdict, has_expected=expected is not None
