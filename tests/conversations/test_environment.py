@@ -117,14 +117,21 @@ def test_a_tool_that_takes_the_environment_needs_one_at_load(tmp_path: Path) -> 
         run_eval(load_eval(_eval(tmp_path, "refunder", [_row(1)], state=f"{STATE}:Shop")))
 
 
-def test_a_replayed_conversation_says_its_state_is_not_known(tmp_path: Path) -> None:
+def test_a_replay_keeps_the_recorded_state_unless_it_branched(tmp_path: Path) -> None:
     path = _eval(tmp_path, "refunder", [_row(1)])
-    first = _samples(path, tmp_path / "r.db")
-    assert first["refund-1"].scores["final_state"].value == 1.0
-    replayed = _samples(path, tmp_path / "r.db", replay="shop", replay_mode="all")
-    score = replayed["refund-1"].scores["final_state"]
+    first = _samples(path, tmp_path / "r.db")["refund-1"]
+    assert first.scores["final_state"].value == 1.0
+    # every turn and tool result is the record's: the state is the one the record left
+    replayed = _samples(path, tmp_path / "r.db", replay="shop", replay_mode="all")["refund-1"]
+    assert replayed.scores["final_state"].value == 1.0
+    assert replayed.extra["final_state"] == first.extra["final_state"]
+    # a branch ran tools on an environment that never saw the replayed calls: unknown
+    changed = _eval(tmp_path, "wrong_order", [_row(1)])
+    branched = _samples(changed, tmp_path / "r.db", replay="shop", replay_mode="branch")
+    score = branched["refund-1"].scores["final_state"]
     assert score.value is None
     assert "the environment did not change" in (score.error or "")
+    assert "final_state" not in branched["refund-1"].extra
 
 
 async def test_run_conversation_takes_an_environment_from_python() -> None:

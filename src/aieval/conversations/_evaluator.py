@@ -28,7 +28,12 @@ from aieval.conversations._fidelity import (
     simulated_turn_numbers,
 )
 from aieval.conversations._grader import ConversationGrader
-from aieval.conversations._records import CONVERSATION_KEY, replay_records, replay_source
+from aieval.conversations._records import (
+    CONVERSATION_KEY,
+    replay_records,
+    replay_source,
+    replayed_states,
+)
 from aieval.conversations._records_file import is_records_file
 from aieval.conversations._scenario import Scenario
 from aieval.conversations._scenarios import ScenarioSet, _file_rows, load_scenarios
@@ -101,6 +106,8 @@ class ConversationEvaluator:
         self.epochs = request.epochs
         self.scenarios: ScenarioSet | None = None
         self.records: dict[tuple[str, int], Conversation] | None = None
+        #: the replayed run's environment snapshots (with an environment only)
+        self.states: dict[tuple[str, int], Any] = {}
 
     @property
     def own_target(self) -> bool:
@@ -177,6 +184,8 @@ class ConversationEvaluator:
         if self.replay is not None and self.records is None:
             self.records = replay_records(self.store, self.replay)
             _check_epochs(self.replay, self.records, self.epochs)
+            if self.hooks.environment is not None:
+                self.states = replayed_states(self.store, self.replay)
         self.check_target(inner is not None)
         user = self.settings.user
         return ConversationRunTarget(
@@ -275,7 +284,7 @@ class ConversationRunTarget(Target):
         )
         state = None
         if environment is not None:
-            state = snapshot(environment) if replay is None else FinalState(error=_REPLAYED)
+            state = snapshot(environment) if replay is None else _replayed_state(ev, conversation)
         return _output(scenario, conversation, state)
 
     async def aclose(self) -> None:
@@ -322,6 +331,19 @@ _REPLAYED = (
     "a replayed conversation's tools were not run (their results came from the record), so "
     "the environment did not change: its final state is not known; play the scenario live"
 )
+
+
+def _replayed_state(ev: ConversationEvaluator, conversation: Conversation) -> FinalState:
+    """A replay's final state: the replayed run's snapshot when every turn and tool result
+    was the record's (no branch, no failure), else not known (tools that ran after a branch
+    ran on an environment that never saw the replayed calls)."""
+    key = (conversation.scenario_id, conversation.epoch)
+    whole = conversation.branched_at is None and conversation.outcome.stop_reason != "failed"
+    if whole and key in ev.states:
+        return FinalState(ev.states[key])
+    if whole:
+        return FinalState(error=f"{_REPLAYED} (the replayed record stores no final state)")
+    return FinalState(error=_REPLAYED)
 
 
 def _output(
