@@ -64,6 +64,25 @@ def test_a_big_diff_is_capped_and_counts_what_it_left_out() -> None:
     assert diff.describe().endswith(f"... and {200 - MAX_DIFF_ENTRIES} more")
 
 
+def test_an_unordered_list_pairs_identical_items_first_and_bounds_the_rest() -> None:
+    from aieval.errors import ScorerError
+    from aieval.scorers.state import MAX_PAIRINGS
+
+    big = list(range(5_000))
+    unordered = StateMatch(unordered=("/a",))
+    # identical items pair by their JSON: 5,000 x 5,000 never compared one by one
+    assert diff_state({"a": big}, {"a": big[::-1]}, unordered).matches
+    shifted = {"a": [x + 0.5 for x in big]}
+    with pytest.raises(ScorerError, match=f"at most {MAX_PAIRINGS:,} comparisons"):
+        diff_state({"a": big}, shifted, StateMatch(unordered=("/a",), tolerance=1))
+    # a few that differ are still paired under the options, the others named
+    near = diff_state({"a": [1, 2, 3]}, {"a": [3, 1.01, 9]}, StateMatch(("",), 0.05, ("/a",)))
+    assert near.matches  # the whole state ignored: nothing compared
+    loose = diff_state({"a": [1, 2, 3]}, {"a": [3, 1.01, 9]}, StateMatch((), 0.05, ("/a",)))
+    assert loose.to_dict()["removed"] == [{"path": "/a/1", "expected": 2}]
+    assert loose.to_dict()["added"] == [{"path": "/a/2", "actual": 9}]
+
+
 def test_a_snapshot_must_be_json_within_the_cap() -> None:
     from aieval.errors import ScorerError
 

@@ -30,6 +30,7 @@ from aieval.scorers._scorer import scorer
 __all__ = [
     "FINAL_STATE_KEY",
     "MAX_DIFF_ENTRIES",
+    "MAX_PAIRINGS",
     "MAX_STATE_BYTES",
     "CarriesFinalState",
     "StateChange",
@@ -48,6 +49,9 @@ FINAL_STATE_KEY = "final_state"
 MAX_STATE_BYTES = 1_000_000
 #: the most differences kept in a diff (its metadata and reason); the total is always counted
 MAX_DIFF_ENTRIES = 50
+#: the most item comparisons pairing one unordered list may take (its items that are not
+#: identical, expected x actual): a bigger one is refused, never cut short
+MAX_PAIRINGS = 100_000
 #: the longest value text a reason line shows
 _SHOWN_CHARS = 200
 _MATCH_FIELDS = frozenset({"ignore", "tolerance", "unordered"})
@@ -212,7 +216,10 @@ def diff_state(expected: Any, actual: Any, match: StateMatch | None = None) -> S
     """
     found: list[StateChange] = []
     counter = [0]
-    _walk(expected, actual, "", match or StateMatch(), found, counter)
+    try:
+        _walk(expected, actual, "", match or StateMatch(), found, counter)
+    except RecursionError:
+        raise ScorerError("the state is nested too deeply to compare") from None
     return StateDiff(tuple(found), counter[0])
 
 
@@ -266,20 +273,39 @@ def _unordered(
     found: list[StateChange],
     counter: list[int],
 ) -> None:
-    """Pair each expected item with an equal actual one (under the options, greedily in
-    order); the unpaired are removed (by their expected index) or added (by their actual)."""
-    left = list(range(len(actual)))
+    """Pair each expected item with an equal actual one: identical items first (by their
+    JSON), then the rest under the options, greedily in order; the unpaired are removed (by
+    their expected index) or added (by their actual).
+
+    Raises:
+        ScorerError: more unpaired items than :data:`MAX_PAIRINGS` comparisons allow.
+    """
+    spare: dict[str, list[int]] = {}
+    for j, item in enumerate(actual):
+        spare.setdefault(_json(item), []).append(j)
     missing: list[int] = []
     for i, item in enumerate(expected):
-        hit = next(
-            (j for j in left if diff_state(item, actual[j], _inner(match, path)).matches),
-            None,
-        )
-        if hit is None:
+        same = spare.get(_json(item))
+        if same:
+            same.pop(0)
+        else:
             missing.append(i)
+    left = sorted(j for js in spare.values() for j in js)
+    if len(missing) * len(left) > MAX_PAIRINGS:
+        raise ScorerError(
+            f"the unordered list at {path or '(whole state)'}: {len(missing)} expected and "
+            f"{len(left)} actual items differ, too many to pair under the matching options "
+            f"(at most {MAX_PAIRINGS:,} comparisons): compare a smaller part of the state"
+        )
+    inner = _inner(match, path)
+    unpaired: list[int] = []
+    for i in missing:
+        hit = next((j for j in left if diff_state(expected[i], actual[j], inner).matches), None)
+        if hit is None:
+            unpaired.append(i)
         else:
             left.remove(hit)
-    for i in missing:
+    for i in unpaired:
         _add(found, counter, StateChange("removed", f"{path}/{i}", expected=expected[i]))
     for j in left:
         _add(found, counter, StateChange("added", f"{path}/{j}", actual=actual[j]))
@@ -356,7 +382,7 @@ def state_snapshot(value: Any, where: str = "the final state") -> Any:
     """
     try:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise ScorerError(
             f"{where} is not a JSON document ({exc}): return dicts, lists, strings, finite "
             "numbers, booleans and None from the snapshot"
@@ -529,12 +555,12 @@ def final_state_matches(
     )
     try:
         state = state_snapshot(actual, "the run's final state")
+        verdict = None if check is None else check(state)
+        score = compare_state(
+            state, expected, match=match, verdict=verdict, has_expected=expected is not None
+        )
     except ScorerError as exc:  # this run's gate fails; the other runs are graded as usual
         return GateResult(name, False, str(exc))
-    verdict = None if check is None else check(state)
-    score = compare_state(
-        state, expected, match=match, verdict=verdict, has_expected=expected is not None
-    )
     return GateResult(name, score.value == 1.0, score.reason or "", dict(score.metadata or {}))
 
 
