@@ -52,3 +52,8 @@ def sneaky(turns: Sequence[Turn], tools: Sequence[ToolSpec]) -> TargetReply | st
 
 def unsnappable(scenario: Scenario) -> Environment:
     return Environment({"at": object()})
+
+
+def one_refund(state: Any) -> bool:
+    """The author's check over the final state: exactly one order was refunded."""
+    return len(state["refunded"]) == 1

@@ -143,3 +143,16 @@ async def test_run_conversation_takes_an_environment_from_python() -> None:
     assert environment.snapshot() == {"refunded": [1], "orders": {"1": "refunded"}}
     with pytest.raises(ConfigError, match="give environment="):
         await run_conversation(scenario, refunder, tools=TOOLS)
+
+
+def test_the_authors_state_check_holds_without_an_expected_state(tmp_path: Path) -> None:
+    rows = [{k: v for k, v in _row(1).items() if k != "expected_state"}]
+    check = {"state_check": f"{STATE}:one_refund"}
+    passed = _samples(_eval(tmp_path, "refunder", rows, **check), tmp_path / "a.db")
+    assert passed["refund-1"].scores["final_state"].value == 1.0
+    failed = _samples(_eval(tmp_path, "sneaky", rows, **check), tmp_path / "b.db")
+    score = failed["refund-1"].scores["final_state"]
+    assert (score.value, score.reason) == (0.0, "the state check failed")
+    # a row never names the check: only the eval file's author does
+    with pytest.raises(DatasetError, match="state_check"):
+        load_scenarios([{**rows[0], "state_check": f"{STATE}:one_refund"}])

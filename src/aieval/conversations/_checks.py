@@ -57,9 +57,12 @@ def check_scorers(
     conversation_checks: Mapping[str, Callable[..., Any]],
     state: Callable[..., Any] | None,
     builtins: Sequence[str] = (),
+    *,
+    state_check: Callable[..., Any] | None = None,
 ) -> list[Scorer]:
     """One scorer per score: ``NAME@min`` and ``NAME@mean`` per turn check, ``NAME`` per
-    conversation check, and the ``builtins`` asked for (``goal_reached``, ``final_state``)."""
+    conversation check, and the ``builtins`` asked for (``goal_reached``, ``final_state``,
+    with the author's ``state_check`` over the final state)."""
     scorers: list[Scorer] = []
     for name, fn in turn_checks.items():
         for aggregate, score_name in zip(AGGREGATES, turn_score_names(name), strict=True):
@@ -69,7 +72,7 @@ def check_scorers(
     if "goal_reached" in builtins:
         scorers.append(Scorer(_goal_reached, name="goal_reached"))
     if "final_state" in builtins:
-        scorers.append(Scorer(_FinalState(state), name="final_state"))
+        scorers.append(Scorer(_FinalState(state, state_check), name="final_state"))
     return scorers
 
 
@@ -142,17 +145,20 @@ class _FinalState:
     ``state_match``), else 0 with the diff (reason and ``state_diff`` metadata).
 
     The final state is the environment's snapshot, else the author's
-    ``state(conversation, scenario)``, else the final assistant answer."""
+    ``state(conversation, scenario)``, else the final assistant answer. The author's
+    ``check(state)``, when given, must hold too (and then no ``expected_state`` is needed)."""
 
-    def __init__(self, state: Callable[..., Any] | None) -> None:
-        self.state = state
+    def __init__(
+        self, state: Callable[..., Any] | None, check: Callable[..., Any] | None = None
+    ) -> None:
+        self.state, self.check = state, check
 
     async def __call__(self, prediction: Any, *, output: Any = None) -> Score:
         played = _played(output)
         if (invalid := _invalid(played)) is not None:
             return invalid
         expected = played.scenario.expected_state
-        if expected is None:
+        if expected is None and self.check is None:
             return Score(None, reason="the scenario has no expected_state")
         if played.final_state_error is not None:
             raise ScorerError(f"the final state was not recorded: {played.final_state_error}")
@@ -162,7 +168,14 @@ class _FinalState:
             actual = await _called(self.state, played.conversation, played.scenario)
         else:
             actual = final_answer(played.conversation)
-        return compare_state(actual, expected, match=played.scenario.state_match)
+        verdict = None if self.check is None else await _called(self.check, actual)
+        return compare_state(
+            actual,
+            expected,
+            match=played.scenario.state_match,
+            verdict=verdict,
+            has_expected=expected is not None,
+        )
 
 
 def _played(output: Any) -> Played:

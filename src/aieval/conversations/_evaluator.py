@@ -133,6 +133,7 @@ class ConversationEvaluator:
             self.hooks.conversation_checks or {},
             self.hooks.state,
             self.settings.builtin_checks,
+            state_check=self.hooks.state_check,
         ) + judges_of(self.settings.builtin_checks, self.settings.judge)
 
     def judge_calls(self) -> int:

@@ -117,6 +117,11 @@ class ConversationSettings(_Strict):
         "works): the state the tools share, one per conversation; its snapshot is the final "
         "state",
     )
+    state_check: str | None = Field(
+        None,
+        description="'module:name' of fn(state) -> bool | 0..1 | Score: the author's check "
+        "over the final state, which final_state requires beside expected_state",
+    )
     max_tool_rounds: int = Field(DEFAULT_MAX_TOOL_ROUNDS, ge=0, le=100)
     builtin_checks: list[BuiltinCheck] = Field(
         default_factory=list,
@@ -151,6 +156,7 @@ class Hooks:
     state: Callable[..., Any] | None = None
     target: Callable[..., Any] | None = None
     environment: EnvironmentFactory | None = None
+    state_check: Callable[..., Any] | None = None
 
 
 def parse_settings(data: Any) -> ConversationSettings:
@@ -200,6 +206,9 @@ def import_hooks(settings: ConversationSettings) -> Hooks:
             f"conversation.tools: {', '.join(map(repr, needing))} take the conversation's "
             "environment: give conversation.environment (fn(scenario) -> Environment)"
         )
+    state_check = _imported(settings.state_check, "conversation.state_check")
+    if state_check is not None and not callable(state_check):
+        raise ConfigError("conversation.state_check: expected a function fn(state)")
     target = _imported(settings.target, "conversation.target")
     if target is not None and not callable(target):
         raise ConfigError("conversation.target: expected a function fn(turns) or fn(turns, tools)")
@@ -211,6 +220,7 @@ def import_hooks(settings: ConversationSettings) -> Hooks:
         state,
         target,
         environment,
+        state_check,
     )
 
 
