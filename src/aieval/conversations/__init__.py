@@ -19,6 +19,7 @@ from aieval.conversations._engine import (
     run_conversation,
     run_conversations,
 )
+from aieval.conversations._environment import Environment, FinalState
 from aieval.conversations._estimate import Estimate, estimate_calls
 from aieval.conversations._evaluator import (
     ConversationEvaluator,
@@ -91,9 +92,11 @@ __all__ = [
     "ConversationEvaluator",
     "ConversationRunTarget",
     "ConversationTarget",
+    "Environment",
     "Estimate",
     "FidelityFlag",
     "FidelityKind",
+    "FinalState",
     "GoalCheck",
     "Played",
     "Replay",

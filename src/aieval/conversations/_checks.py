@@ -8,9 +8,7 @@ a 0); a conversation that failed is the sample's error and is not scored at all.
 
 from __future__ import annotations
 
-import difflib
 import inspect
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +16,9 @@ from typing import Any
 from aieval.conversations._fidelity import SimulatorFidelity
 from aieval.conversations._scenario import Scenario
 from aieval.core import Conversation, Score
+from aieval.errors import ScorerError
 from aieval.scorers import Scorer
+from aieval.scorers.state import compare_state
 
 __all__ = ["Played", "check_scorers", "final_answer", "turn_score_names"]
 
@@ -28,12 +28,15 @@ AGGREGATES = ("min", "mean")
 
 @dataclass(frozen=True, slots=True)
 class Played:
-    """What the conversation target produces for a sample: the scenario, its record and the
-    simulated user's fidelity (``None`` when no simulated user spoke)."""
+    """What the conversation target produces for a sample: the scenario, its record, the
+    simulated user's fidelity (``None`` when no simulated user spoke) and the environment's
+    final state (``None`` without an environment; ``final_state_error`` says why it has none)."""
 
     scenario: Scenario
     conversation: Conversation
     fidelity: SimulatorFidelity | None = None
+    final_state: Any = None
+    final_state_error: str | None = None
 
 
 def final_answer(conversation: Conversation) -> str | None:
@@ -54,9 +57,12 @@ def check_scorers(
     conversation_checks: Mapping[str, Callable[..., Any]],
     state: Callable[..., Any] | None,
     builtins: Sequence[str] = (),
+    *,
+    state_check: Callable[..., Any] | None = None,
 ) -> list[Scorer]:
     """One scorer per score: ``NAME@min`` and ``NAME@mean`` per turn check, ``NAME`` per
-    conversation check, and the ``builtins`` asked for (``goal_reached``, ``final_state``)."""
+    conversation check, and the ``builtins`` asked for (``goal_reached``, ``final_state``,
+    with the author's ``state_check`` over the final state)."""
     scorers: list[Scorer] = []
     for name, fn in turn_checks.items():
         for aggregate, score_name in zip(AGGREGATES, turn_score_names(name), strict=True):
@@ -66,7 +72,7 @@ def check_scorers(
     if "goal_reached" in builtins:
         scorers.append(Scorer(_goal_reached, name="goal_reached"))
     if "final_state" in builtins:
-        scorers.append(Scorer(_FinalState(state), name="final_state"))
+        scorers.append(Scorer(_FinalState(state, state_check), name="final_state"))
     return scorers
 
 
@@ -135,28 +141,41 @@ def _goal_reached(prediction: Any, *, output: Any = None) -> Score:
 
 
 class _FinalState:
-    """1 when the final state equals the scenario's ``expected_state``, else 0 with a diff.
+    """1 when the final state matches the scenario's ``expected_state`` (under its
+    ``state_match``), else 0 with the diff (reason and ``state_diff`` metadata).
 
-    The final state is the author's ``state(conversation, scenario)``, else the final
-    assistant answer."""
+    The final state is the environment's snapshot, else the author's
+    ``state(conversation, scenario)``, else the final assistant answer. The author's
+    ``check(state)``, when given, must hold too (and then no ``expected_state`` is needed)."""
 
-    def __init__(self, state: Callable[..., Any] | None) -> None:
-        self.state = state
+    def __init__(
+        self, state: Callable[..., Any] | None, check: Callable[..., Any] | None = None
+    ) -> None:
+        self.state, self.check = state, check
 
     async def __call__(self, prediction: Any, *, output: Any = None) -> Score:
         played = _played(output)
         if (invalid := _invalid(played)) is not None:
             return invalid
         expected = played.scenario.expected_state
-        if expected is None:
+        if expected is None and self.check is None:
             return Score(None, reason="the scenario has no expected_state")
-        if self.state is not None:
+        if played.final_state_error is not None:
+            raise ScorerError(f"the final state was not recorded: {played.final_state_error}")
+        if played.final_state is not None:
+            actual = played.final_state
+        elif self.state is not None:
             actual = await _called(self.state, played.conversation, played.scenario)
         else:
             actual = final_answer(played.conversation)
-        if actual == expected:
-            return Score(1.0, reason="the final state is the expected one")
-        return Score(0.0, reason=_diff(expected, actual))
+        verdict = None if self.check is None else await _called(self.check, actual)
+        return compare_state(
+            actual,
+            expected,
+            match=played.scenario.state_match,
+            verdict=verdict,
+            has_expected=expected is not None,
+        )
 
 
 def _played(output: Any) -> Played:
@@ -190,17 +209,3 @@ def _value(result: Any, name: str) -> float:
     if isinstance(result, int | float) and 0.0 <= result <= 1.0:
         return float(result)
     raise ValueError(f"check {name!r} returned {result!r}; return a bool or a number in 0..1")
-
-
-def _diff(expected: Any, actual: Any) -> str:
-    left = _lines(expected)
-    right = _lines(actual)
-    lines = difflib.unified_diff(left, right, "expected_state", "final state", lineterm="", n=1)
-    return "the final state differs:\n" + "\n".join(lines)
-
-
-def _lines(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return value.splitlines() or [""]
-    text = json.dumps(value, indent=1, sort_keys=True, default=str)
-    return text.splitlines() or [""]

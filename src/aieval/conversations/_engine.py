@@ -12,9 +12,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, NoReturn
 
+from aieval.conversations._environment import Environment
 from aieval.conversations._scenario import Scenario
 from aieval.conversations._target import ConversationTarget, TargetFunction, as_target
-from aieval.conversations._tools import Tool, ToolBox
+from aieval.conversations._tools import Tool, ToolBox, takes_environment
 from aieval.conversations._user import SimulatedUser
 from aieval.core import Conversation, ConversationOutcome, StopReason, ToolCall, Turn, TurnSource
 from aieval.errors import ConfigError, ReplayMissError
@@ -344,6 +345,7 @@ async def run_conversation(
     replay: Replay | None = None,
     epoch: int = 0,
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
+    environment: Environment | None = None,
 ) -> Conversation:
     """Run one scenario's conversation (or replay its record) and return it.
 
@@ -358,11 +360,16 @@ async def run_conversation(
             mode, the target).
         epoch: which repetition this is.
         max_tool_rounds: how many times in a row the target may ask for tools.
+        environment: the state this conversation's tools share (a fresh one per
+            conversation); tools with an ``environment`` parameter are given it. Its
+            :meth:`~Environment.snapshot` afterwards is the conversation's final state.
 
     A failure (the target, the simulated user, a replay miss) does not raise: the conversation
     ends with ``outcome.stop_reason == "failed"`` and the failure's message and type.
     """
-    session = _session(scenario, target, user, tools, goal_checks, replay, max_tool_rounds)
+    session = _session(
+        scenario, target, user, tools, goal_checks, replay, max_tool_rounds, environment
+    )
     outcome: ConversationOutcome
     try:
         await session.run()
@@ -385,6 +392,7 @@ def _session(
     goal_checks: Mapping[str, GoalCheck] | None,
     replay: Replay | None,
     max_tool_rounds: int,
+    environment: Environment | None = None,
 ) -> _Session:
     """Check what the author gave (a :class:`ConfigError` names what is missing)."""
     if replay is not None and replay.record.scenario_id != scenario.id:
@@ -405,11 +413,18 @@ def _session(
             )
     if max_tool_rounds < 0:
         raise ConfigError(f"max_tool_rounds must be >= 0, got {max_tool_rounds}")
+    if environment is None:
+        needing = [t.name for t in tools if takes_environment(t.function)]
+        if needing:
+            raise ConfigError(
+                f"tools {', '.join(map(repr, needing))} take the conversation's environment: "
+                "give environment= (conversation.environment in an eval file)"
+            )
     return _Session(
         scenario,
         None if target is None else as_target(target),
         user,
-        ToolBox(scenario, tools),
+        ToolBox(scenario, tools, environment),
         goal_check,
         replay,
         max_tool_rounds,

@@ -19,6 +19,7 @@ from typing import Any
 from aieval._types import Example
 from aieval.conversations._checks import Played, check_scorers, final_answer
 from aieval.conversations._engine import Replay, ReplayMode, run_conversation
+from aieval.conversations._environment import FinalState, made, snapshot
 from aieval.conversations._estimate import Estimate, estimate_calls
 from aieval.conversations._fidelity import (
     FIDELITY_KEY,
@@ -27,7 +28,12 @@ from aieval.conversations._fidelity import (
     simulated_turn_numbers,
 )
 from aieval.conversations._grader import ConversationGrader
-from aieval.conversations._records import CONVERSATION_KEY, replay_records, replay_source
+from aieval.conversations._records import (
+    CONVERSATION_KEY,
+    replay_records,
+    replay_source,
+    replayed_states,
+)
 from aieval.conversations._records_file import is_records_file
 from aieval.conversations._scenario import Scenario
 from aieval.conversations._scenarios import ScenarioSet, _file_rows, load_scenarios
@@ -54,6 +60,7 @@ from aieval.datasets import Dataset
 from aieval.errors import ConfigError, DatasetError, ReplayMissError
 from aieval.runner import Aggregator, EvaluatorRequest
 from aieval.scorers import Scorer
+from aieval.scorers.state import FINAL_STATE_KEY
 
 __all__ = ["ConversationEvaluator", "ConversationRunTarget", "estimate_run", "factory"]
 
@@ -99,6 +106,8 @@ class ConversationEvaluator:
         self.epochs = request.epochs
         self.scenarios: ScenarioSet | None = None
         self.records: dict[tuple[str, int], Conversation] | None = None
+        #: the replayed run's environment snapshots (with an environment only)
+        self.states: dict[tuple[str, int], Any] = {}
 
     @property
     def own_target(self) -> bool:
@@ -124,6 +133,7 @@ class ConversationEvaluator:
             self.hooks.conversation_checks or {},
             self.hooks.state,
             self.settings.builtin_checks,
+            state_check=self.hooks.state_check,
         ) + judges_of(self.settings.builtin_checks, self.settings.judge)
 
     def judge_calls(self) -> int:
@@ -175,6 +185,8 @@ class ConversationEvaluator:
         if self.replay is not None and self.records is None:
             self.records = replay_records(self.store, self.replay)
             _check_epochs(self.replay, self.records, self.epochs)
+            if self.hooks.environment is not None:
+                self.states = replayed_states(self.store, self.replay)
         self.check_target(inner is not None)
         user = self.settings.user
         return ConversationRunTarget(
@@ -258,6 +270,8 @@ class ConversationRunTarget(Target):
                 outcome = ConversationOutcome("failed", False, str(miss), type(miss).__name__)
                 return _output(scenario, Conversation(scenario.id, epoch, (), outcome))
             replay = Replay(record, ev.mode)
+        factory = ev.hooks.environment
+        environment = None if factory is None else made(factory, scenario)
         conversation = await run_conversation(
             scenario,
             self.assistant,
@@ -267,8 +281,12 @@ class ConversationRunTarget(Target):
             replay=replay,
             epoch=epoch,
             max_tool_rounds=ev.settings.max_tool_rounds,
+            environment=environment,
         )
-        return _output(scenario, conversation)
+        state = None
+        if environment is not None:
+            state = snapshot(environment) if replay is None else _replayed_state(ev, conversation)
+        return _output(scenario, conversation, state)
 
     async def aclose(self) -> None:
         if self.inner is not None:
@@ -309,7 +327,29 @@ def _fidelity(scenario: Scenario, conversation: Conversation) -> SimulatorFideli
     return check_fidelity(conversation, scenario, goal_met=goal_met)
 
 
-def _output(scenario: Scenario, conversation: Conversation) -> Output:
+#: why a replayed conversation has no environment state: its tool results came from the record
+_REPLAYED = (
+    "a replayed conversation's tools were not run (their results came from the record), so "
+    "the environment did not change: its final state is not known; play the scenario live"
+)
+
+
+def _replayed_state(ev: ConversationEvaluator, conversation: Conversation) -> FinalState:
+    """A replay's final state: the replayed run's snapshot when every turn and tool result
+    was the record's (no branch, no failure), else not known (tools that ran after a branch
+    ran on an environment that never saw the replayed calls)."""
+    key = (conversation.scenario_id, conversation.epoch)
+    whole = conversation.branched_at is None and conversation.outcome.stop_reason != "failed"
+    if whole and key in ev.states:
+        return FinalState(ev.states[key])
+    if whole:
+        return FinalState(error=f"{_REPLAYED} (the replayed record stores no final state)")
+    return FinalState(error=_REPLAYED)
+
+
+def _output(
+    scenario: Scenario, conversation: Conversation, state: FinalState | None = None
+) -> Output:
     outcome = conversation.outcome
     spent = [t for t in conversation.turns if t.source in _SPENT and t.usage is not None]
     latencies = [t.latency_s for t in conversation.turns if t.latency_s is not None]
@@ -317,9 +357,17 @@ def _output(scenario: Scenario, conversation: Conversation) -> Output:
     extra: dict[str, Any] = {CONVERSATION_KEY: conversation.to_dict()}
     if fidelity is not None:
         extra[FIDELITY_KEY] = fidelity.to_dict()
+    if state is not None and state.error is None:
+        extra[FINAL_STATE_KEY] = state.value  # stored with the sample: reports and show see it
     return Output(
         final_answer(conversation),
-        Played(scenario, conversation, fidelity),
+        Played(
+            scenario,
+            conversation,
+            fidelity,
+            final_state=None if state is None else state.value,
+            final_state_error=None if state is None else state.error,
+        ),
         error=None
         if outcome.stop_reason != "failed"
         else f"{outcome.failure_type}: {outcome.failure}",

@@ -8,9 +8,16 @@ from typing import Any
 from aieval.conversations._records_file import is_records_file, records_from_file
 from aieval.core import Conversation
 from aieval.errors import ConfigError, ConversationError
+from aieval.scorers.state import FINAL_STATE_KEY
 from aieval.store import Store
 
-__all__ = ["CONVERSATION_KEY", "replay_records", "replay_source", "stored_conversations"]
+__all__ = [
+    "CONVERSATION_KEY",
+    "replay_records",
+    "replay_source",
+    "replayed_states",
+    "stored_conversations",
+]
 
 #: The ``extra`` key a conversation sample stores its record under.
 CONVERSATION_KEY = "conversation"
@@ -22,6 +29,26 @@ def replay_records(store: Any, replay: str) -> dict[tuple[str, int], Conversatio
     if is_records_file(replay):
         return records_from_file(replay)
     return stored_conversations(store, replay)
+
+
+def replayed_states(store: Any, replay: str) -> dict[tuple[str, int], Any]:
+    """The environment snapshots a replayed run stored (``extra["final_state"]``), keyed as
+    :func:`replay_records`; a records file holds none."""
+    if is_records_file(replay) or store is None or store is False:
+        return {}
+    owned = not isinstance(store, Store)
+    db = Store() if store is True else store if isinstance(store, Store) else Store(store)
+    states: dict[tuple[str, int], Any] = {}
+    try:
+        for sample in db.iter_samples(db.get_run(replay).id, texts=False):
+            data = sample.extra.get(CONVERSATION_KEY)
+            if isinstance(data, dict) and FINAL_STATE_KEY in sample.extra:
+                key = (str(data.get("scenario_id")), int(data.get("epoch") or 0))
+                states[key] = sample.extra[FINAL_STATE_KEY]
+    finally:
+        if owned:
+            db.close()
+    return states
 
 
 def replay_source(replay: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from aieval.core import ToolUse
 from aieval.errors import ConfigError, DatasetError
+from aieval.scorers.state import StateMatch
 from aieval.scorers.tools import expected_tool_uses
 
 __all__ = [
@@ -44,6 +45,7 @@ _FIELDS = frozenset(
         "tools",
         "expected_state",
         "expected_tool_calls",
+        "state_match",
         "checks",
         "metadata",
     }
@@ -126,6 +128,8 @@ class Scenario:
         expected_state: the final state the conversation should reach (for checks).
         expected_tool_calls: the tool calls the conversation should make (for
             ``trajectory_match``), ``None`` when the row gives none.
+        state_match: how loosely the final state must match it (ignored paths, a numeric
+            tolerance, unordered lists).
         checks: check names per turn and per conversation.
         metadata: free-form data, kept as given.
     """
@@ -140,6 +144,7 @@ class Scenario:
     tools: tuple[ToolFixture, ...] = ()
     expected_state: Any = None
     expected_tool_calls: tuple[ToolUse, ...] | None = None
+    state_match: StateMatch = field(default_factory=StateMatch)
     checks: ScenarioChecks = ScenarioChecks()
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
@@ -256,9 +261,18 @@ def scenario_from_row(
         tools=_tools(r, row.get("tools", [])),
         expected_state=_json_value(r, row.get("expected_state"), "expected_state"),
         expected_tool_calls=_expected_calls(r, row.get("expected_tool_calls")),
+        state_match=_state_match(r, row.get("state_match")),
         checks=_checks(r, row.get("checks", {}), checks),
         metadata=dict(r.mapping(_json_value(r, metadata, "metadata"), "metadata", None)),
     )
+
+
+def _state_match(r: _Row, value: Any) -> StateMatch:
+    try:
+        return StateMatch.parse(value, "state_match")
+    except ValueError as exc:
+        name, _, message = str(exc).partition(": ")
+        raise r.fail(name, message) from None
 
 
 def _scenario_id(r: _Row, value: Any) -> str:

@@ -1,8 +1,8 @@
 """The ``conversation`` evaluator's settings, as an eval file writes them.
 
 Everything here comes from the eval's author (the eval file, the command line, a Python call):
-the simulated user's provider, and the Python tools, goal checks, checks and state function
-by import reference. A scenario row only names checks and goal checks from these.
+the simulated user's provider, and the Python tools, goal checks, checks, state function and
+environment by import reference. A scenario row only names checks and goal checks from these.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from aieval._keys import pydantic_problems
 from aieval.conversations._engine import DEFAULT_MAX_TOOL_ROUNDS, GoalCheck
-from aieval.conversations._tools import Tool
+from aieval.conversations._environment import EnvironmentFactory
+from aieval.conversations._tools import Tool, takes_environment
 from aieval.conversations._user import PERSONA_PROMPT, SimulatedUser
 from aieval.errors import ConfigError
 from aieval.runner import import_file, import_reference
@@ -110,6 +111,17 @@ class ConversationSettings(_Strict):
     state: str | None = Field(
         None, description="'module:name' of fn(conversation, scenario): the final state"
     )
+    environment: str | None = Field(
+        None,
+        description="'module:name' of fn(scenario) -> Environment (an Environment class "
+        "works): the state the tools share, one per conversation; its snapshot is the final "
+        "state",
+    )
+    state_check: str | None = Field(
+        None,
+        description="'module:name' of fn(state) -> bool | 0..1 | Score: the author's check "
+        "over the final state, which final_state requires beside expected_state",
+    )
     max_tool_rounds: int = Field(DEFAULT_MAX_TOOL_ROUNDS, ge=0, le=100)
     builtin_checks: list[BuiltinCheck] = Field(
         default_factory=list,
@@ -143,6 +155,8 @@ class Hooks:
     conversation_checks: Mapping[str, ConversationCheck] | None = None
     state: Callable[..., Any] | None = None
     target: Callable[..., Any] | None = None
+    environment: EnvironmentFactory | None = None
+    state_check: Callable[..., Any] | None = None
 
 
 def parse_settings(data: Any) -> ConversationSettings:
@@ -179,6 +193,22 @@ def import_hooks(settings: ConversationSettings) -> Hooks:
     state = _imported(settings.state, "conversation.state")
     if state is not None and not callable(state):
         raise ConfigError("conversation.state: expected a function (conversation, scenario)")
+    environment = _imported(settings.environment, "conversation.environment")
+    if environment is not None and not callable(environment):
+        raise ConfigError("conversation.environment: expected fn(scenario) -> Environment")
+    if environment is not None and state is not None:
+        raise ConfigError(
+            "conversation: give the final state once, environment: (its snapshot) or state:"
+        )
+    needing = [t.name for t in tools or () if takes_environment(t.function)]
+    if needing and environment is None:
+        raise ConfigError(
+            f"conversation.tools: {', '.join(map(repr, needing))} take the conversation's "
+            "environment: give conversation.environment (fn(scenario) -> Environment)"
+        )
+    state_check = _imported(settings.state_check, "conversation.state_check")
+    if state_check is not None and not callable(state_check):
+        raise ConfigError("conversation.state_check: expected a function fn(state)")
     target = _imported(settings.target, "conversation.target")
     if target is not None and not callable(target):
         raise ConfigError("conversation.target: expected a function fn(turns) or fn(turns, tools)")
@@ -189,6 +219,8 @@ def import_hooks(settings: ConversationSettings) -> Hooks:
         whole,
         state,
         target,
+        environment,
+        state_check,
     )
 
 

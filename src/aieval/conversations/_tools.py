@@ -2,8 +2,11 @@
 
 A row may declare tools and record their results; only the eval author's code (``tools=`` of
 :func:`~aieval.conversations.run_conversation`) gives Python functions, and a row can never name
-one. A call of a tool nobody provides, or one without a recorded result for its arguments, is
-answered with an error the target sees (and the record keeps): never with a guess.
+one. A function with a parameter named ``environment`` is given the conversation's
+:class:`~aieval.conversations.Environment` (the state the tools share); the target's arguments
+never set it. A call of a tool nobody provides, or one without a recorded result for its
+arguments, is answered with an error the target sees (and the record keeps): never with a
+guess.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from aieval.conversations._environment import ENVIRONMENT_PARAMETER, Environment
 from aieval.conversations._scenario import Scenario
 from aieval.conversations._target import ToolSpec
 from aieval.core import ToolCall, TurnSource
 from aieval.errors import ConfigError
 
-__all__ = ["Tool", "ToolBox"]
+__all__ = ["Tool", "ToolBox", "takes_environment"]
 
 #: an author's tool function: called with the call's arguments as keywords; its result is sent
 #: back as text (a value that is not a str as its JSON)
@@ -44,8 +48,14 @@ class ToolBox:
     of that name, else the call fails (its error is the tool turn's content).
     """
 
-    def __init__(self, scenario: Scenario, tools: Sequence[Tool] = ()) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        tools: Sequence[Tool] = (),
+        environment: Environment | None = None,
+    ) -> None:
         self.scenario = scenario
+        self.environment = environment
         self.functions: dict[str, Tool] = {}
         for tool in tools:
             if not isinstance(tool, Tool):
@@ -88,6 +98,12 @@ class ToolBox:
             return _failed(call, f"tool {call.name!r} has no recorded result for these arguments")
         if not isinstance(arguments, dict):
             return _failed(call, "the arguments are not a JSON object")
+        if takes_environment(tool.function):
+            if ENVIRONMENT_PARAMETER in arguments:  # the target's data never sets the state
+                return _failed(call, f"{ENVIRONMENT_PARAMETER!r} is not an argument of this tool")
+            if self.environment is None:
+                return _failed(call, "it needs the conversation's environment, and none was given")
+            arguments = {**arguments, ENVIRONMENT_PARAMETER: self.environment}
         try:
             value = tool.function(**arguments)
             if inspect.isawaitable(value):
@@ -95,6 +111,14 @@ class ToolBox:
         except Exception as exc:  # the tool failed: the target is told, the record keeps it
             return _failed(call, f"{type(exc).__name__}: {exc}")
         return replace(call, result=value if isinstance(value, str) else _json_text(value))
+
+
+def takes_environment(function: ToolFunction) -> bool:
+    """Whether an author's tool function is given the conversation's environment."""
+    try:
+        return ENVIRONMENT_PARAMETER in inspect.signature(function).parameters
+    except (TypeError, ValueError):  # a builtin without a signature takes no environment
+        return False
 
 
 def _failed(call: ToolCall, error: str) -> ToolCall:

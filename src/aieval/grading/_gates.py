@@ -455,6 +455,7 @@ for _name, _desc in (
     ("tool_call_schema_valid", "every tool call's arguments match the tool's JSON Schema"),
     ("no_forbidden_tool_invoked", "no tool outside the allowed set was called"),
     ("handoff_graph_respected", "agent handoffs follow the declared handoff graph"),
+    ("final_state_matches", "the state the episode left matches the expected final state"),
     ("patch_applies", "the generated patch applies cleanly to the repository"),
 ):
     _declare(_name, _desc)

@@ -8,10 +8,11 @@ judges :func:`llm_judge`, :func:`rubric_judge`, :func:`pairwise_judge` and
 ``python``...; see ``docs/checks.md``) score 1.0 or 0.0 with a reason, ``negate=True``
 inverting them, and :func:`similar` compares embeddings. Write your own with
 :func:`scorer`. Objective metrics live in the submodules :mod:`~aieval.scorers.retrieval`,
-:mod:`~aieval.scorers.tools`, :mod:`~aieval.scorers.rag`, :mod:`~aieval.scorers.swe` and
-:mod:`~aieval.scorers.code` (``passes_tests``, which runs generated code in the sandbox);
-importing this package registers their gate checks. :func:`trajectory_match` pairs a sample's
-tool calls with the expected ones, with partial credit (``docs/tools.md``).
+:mod:`~aieval.scorers.tools`, :mod:`~aieval.scorers.state` (final state),
+:mod:`~aieval.scorers.rag`, :mod:`~aieval.scorers.swe` and :mod:`~aieval.scorers.code`
+(``passes_tests``, which runs generated code in the sandbox); importing this package registers
+their gate checks. :func:`trajectory_match` pairs a sample's tool calls with the expected ones,
+with partial credit (``docs/tools.md``).
 """
 
 from aieval.scorers import (
@@ -19,6 +20,7 @@ from aieval.scorers import (
     code,
     rag,
     retrieval,
+    state,
     swe,
     tools,
 )
@@ -135,6 +137,7 @@ __all__ = [
     "scorer",
     "similar",
     "starts_with",
+    "state",
     "swe",
     "to_score",
     "token_f1",

@@ -23,9 +23,11 @@ from aieval.workflows._efficiency import efficiency, percentile, run_metrics
 from aieval.workflows._evaluate import DEFAULT_PROFILE, WorkflowEvaluation, evaluate_run
 from aieval.workflows._gates import (
     agent_path,
+    calls_by_agent,
     check_compatible,
     run_gates,
     tool_calls,
+    trajectory_calls,
     unresolved_outputs,
 )
 from aieval.workflows._model import (
@@ -59,6 +61,7 @@ __all__ = [
     "WorkflowRun",
     "agent_path",
     "agent_rollup",
+    "calls_by_agent",
     "check_compatible",
     "efficiency",
     "evaluate_run",
@@ -73,6 +76,7 @@ __all__ = [
     "step_scores",
     "token_total",
     "tool_calls",
+    "trajectory_calls",
     "unpriced",
     "unresolved_outputs",
 ]

@@ -23,9 +23,11 @@ from aieval.workflows._tracegate import trace_complete
 __all__ = [
     "agent_delegations",
     "agent_path",
+    "calls_by_agent",
     "check_compatible",
     "run_gates",
     "tool_calls",
+    "trajectory_calls",
     "unresolved_outputs",
 ]
 
@@ -56,6 +58,8 @@ def run_gates(
             inputs[name] = computed[name]
         elif given is not None and name in given:
             inputs[name] = given[name]
+        elif name == FINAL_STATE_GATE and (state := _state_inputs(run, definition, sample)):
+            inputs[name] = state
         elif definition is not None and name in definition.evaluation.gate_inputs:
             inputs[name] = _with_run_facts(definition.evaluation.gate_inputs[name], run)
         elif name in _recorded_gates(run):
@@ -65,6 +69,31 @@ def run_gates(
     if traced is not None and "trace_complete" not in gate_names:
         results.append(traced)
     return results
+
+
+#: the gate on the state the run left (``aieval.scorers.state.final_state_matches``)
+FINAL_STATE_GATE = "final_state_matches"
+
+
+def _state_inputs(
+    run: WorkflowRun, definition: WorkflowDefinition | None, sample: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """``final_state_matches``'s inputs: the run's ``final_state`` output, the row's
+    ``expected_state`` and ``state_match``, and the definition's options (``ignore``,
+    ``tolerance``, ``unordered``); ``None`` when neither the row nor the definition gives an
+    expected state (the gate then takes a recorded verdict, or fails as not evaluated)."""
+    options = (
+        dict(definition.evaluation.gate_inputs.get(FINAL_STATE_GATE, {})) if definition else {}
+    )
+    row = sample or {}
+    if row.get("expected_state") is None and options.get("expected") is None:
+        return None
+    inputs: dict[str, Any] = {**options, "actual": (run.outputs or {}).get("final_state")}
+    if row.get("expected_state") is not None:
+        inputs["expected"] = row["expected_state"]
+    if row.get("state_match") is not None:
+        inputs["state_match"] = row["state_match"]
+    return inputs
 
 
 def unresolved_outputs(run: WorkflowRun, definition: WorkflowDefinition | None) -> list[str]:
@@ -223,14 +252,52 @@ def _wants_calls(inputs: Mapping[str, Any]) -> bool:
 
 
 def tool_calls(run: WorkflowRun) -> list[Any]:
-    """Every tool call recorded on the run's steps (``metadata.tool_calls`` or outputs')."""
+    """Every tool call recorded on the run's steps (``metadata.tool_calls`` or outputs'),
+    delegated agents' included: what the safety gates (forbidden tools, argument schemas)
+    check, so nesting a call inside an agent used as a tool never hides it."""
     calls: list[Any] = []
     for step in run.steps:
-        for holder in (step.metadata, step.outputs):
-            found = holder.get("tool_calls") if isinstance(holder, Mapping) else None
-            if isinstance(found, list):
-                calls.extend(found)
+        calls.extend(_step_calls(step))
     return calls
+
+
+def trajectory_calls(run: WorkflowRun) -> list[Any]:
+    """The run's trajectory: the tool calls of the agents that held control (the handoff
+    path), of the run's orchestrating agent and of steps that are no agent, in step order.
+
+    An agent another one used as a tool (``delegated_by``) is one call of its caller (the
+    caller's own tool call that ran it, as the trace records it); the calls it made inside
+    are its own (:func:`calls_by_agent`), not the run's.
+    """
+    calls: list[Any] = []
+    for step in run.steps:
+        if not _delegated(step.metadata):
+            calls.extend(_step_calls(step))
+    return calls
+
+
+def calls_by_agent(run: WorkflowRun) -> dict[str, list[Any]]:
+    """Each agent's own tool calls, by agent (a step without an agent by its step name),
+    delegated agents apart from their callers."""
+    found: dict[str, list[Any]] = {}
+    for step in run.steps:
+        calls = _step_calls(step)
+        if calls:
+            found.setdefault(step.agent_role or step.name, []).extend(calls)
+    return found
+
+
+def _step_calls(step: Any) -> list[Any]:
+    calls: list[Any] = []
+    for holder in (step.metadata, step.outputs):
+        found = holder.get("tool_calls") if isinstance(holder, Mapping) else None
+        if isinstance(found, list):
+            calls.extend(found)
+    return calls
+
+
+def _delegated(metadata: Mapping[str, Any] | None) -> bool:
+    return isinstance(metadata, Mapping) and bool(metadata.get("delegated_by"))
 
 
 def agent_path(run: WorkflowRun) -> list[str]:
