@@ -22,7 +22,7 @@ from aieval.judges._certification import (
     certify,
     labels_to_settle,
 )
-from aieval.judges._correction import corrected_pass_rate
+from aieval.judges._correction import corrected_pass_rate, judge_error_rates
 from aieval.judges._review_build import QueueRequest, build_queue, judge_of_runs
 from aieval.judges._review_io import (
     CLOCK_SKEW,
@@ -98,6 +98,7 @@ __all__ = [
     "compare_pairwise",
     "compare_pairwise_async",
     "corrected_pass_rate",
+    "judge_error_rates",
     "judge_of_runs",
     "judge_verdicts",
     "labels_to_settle",

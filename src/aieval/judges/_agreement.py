@@ -81,6 +81,9 @@ class Agreement:
             not the labelled items' own figures. The counts and ``human_human`` never are.
         unweighted: why the figures are the labelled items' own although a design was given
             (or that none was), else ``None``.
+        rates_cov: when weighted by a stratified design, the delta-method ``(var_tpr,
+            var_tnr, cov)`` of the weighted TPR and TNR (the corrected pass rate needs them);
+            ``None`` otherwise (the counts give them).
     """
 
     judge: str
@@ -104,6 +107,7 @@ class Agreement:
     judge_human_undefined: str | None = None
     weighted: bool = False
     unweighted: str | None = "no review design given"
+    rates_cov: tuple[float, float, float] | None = None
 
     @property
     def kappa_name(self) -> str:
@@ -250,6 +254,7 @@ def agreement(
     base_rate = positives / len(human)
     weighted = False
     unweighted: str | None = "no review design given"
+    rates_cov: tuple[float, float, float] | None = None
     if design is not None:
         strata, why = _design_strata(keys, design)
         if strata is None:
@@ -266,6 +271,7 @@ def agreement(
             else:
                 judge_human, tpr, tnr = figures.kappa, figures.tpr, figures.tnr
                 base_rate, weighted, unweighted = figures.base_rate, True, None
+                rates_cov = figures.rates_cov
         else:
             unweighted = f"kappa is undefined ({undefined})"
     return Agreement(
@@ -290,6 +296,7 @@ def agreement(
         judge_human_undefined=undefined,
         weighted=weighted,
         unweighted=unweighted,
+        rates_cov=rates_cov,
     )
 
 

@@ -16,6 +16,8 @@ from aieval.stats._bootstrap import ConfidenceInterval
 
 __all__ = [
     "CorrectedRate",
+    "ErrorRates",
+    "correct_pass_rate",
     "fleiss_kappa",
     "kappa_interval",
     "rogan_gladen",
@@ -136,6 +138,9 @@ class CorrectedRate:
         tpr / tnr: the judge's sensitivity and specificity on the labelled items.
         n: samples the judge graded; positives / negatives: human-pass and human-fail labels.
         confidence: the interval's coverage.
+        weighted: ``tpr`` and ``tnr`` (and the interval) are design-weighted by the review
+            queues the labels came from (see :class:`ErrorRates`).
+        unweighted: why they are the labelled items' own counts instead, else ``None``.
     """
 
     raw: float
@@ -150,6 +155,8 @@ class CorrectedRate:
     positives: int
     negatives: int
     confidence: float = 0.95
+    weighted: bool = False
+    unweighted: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready numbers."""
@@ -165,7 +172,71 @@ class CorrectedRate:
             "n": self.n,
             "positives": self.positives,
             "negatives": self.negatives,
+            "weighted": self.weighted,
+            "unweighted": self.unweighted,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorRates:
+    """A judge's sensitivity (TPR, q1) and specificity (TNR, q0) as a correction uses them.
+
+    From counts (:meth:`from_counts`), the interval takes the adjusted rates ``(k+1)/(m+2)``
+    and their binomial variances. From a stratified review queue, ``tpr`` and ``tnr`` are the
+    design-weighted estimates and ``covariance`` holds their delta-method variances and
+    covariance ``(var_tpr, var_tnr, cov)`` (:attr:`WeightedAgreement.rates_cov`): both rates
+    come from the same strata, so they are not independent.
+
+    Attributes:
+        tpr / tnr: the point estimates.
+        true_pos / positives / true_neg / negatives: the labelled items behind them (the
+            fewest-labels rule reads these, weighted or not).
+        covariance: ``(var_tpr, var_tnr, cov)`` when weighted, else ``None``.
+        weighted: the rates are design-weighted (also when the design is self-weighting and
+            the counts are the weighted figures).
+        unweighted: why they are not, else ``None``.
+    """
+
+    tpr: float
+    tnr: float
+    true_pos: int
+    positives: int
+    true_neg: int
+    negatives: int
+    covariance: tuple[float, float, float] | None = None
+    weighted: bool = False
+    unweighted: str | None = None
+
+    @classmethod
+    def from_counts(
+        cls,
+        true_pos: int,
+        positives: int,
+        true_neg: int,
+        negatives: int,
+        *,
+        weighted: bool = False,
+        unweighted: str | None = None,
+    ) -> ErrorRates:
+        """Rates from the labelled items' counts (no design, or a self-weighting one)."""
+        tpr = true_pos / positives if positives else 0.0
+        tnr = true_neg / negatives if negatives else 0.0
+        return cls(tpr, tnr, true_pos, positives, true_neg, negatives, None, weighted, unweighted)
+
+    @property
+    def youden(self) -> float:
+        """``TPR + TNR - 1``: 0 for a judge no better than chance."""
+        return self.tpr + self.tnr - 1.0
+
+    def youden_variance(self) -> float:
+        """The variance of ``TPR + TNR - 1``: the adjusted binomial variances from counts, or
+        ``var_tpr + var_tnr + 2 cov`` when weighted."""
+        if self.covariance is not None:
+            var1, var0, cov = self.covariance
+            return var1 + var0 + 2.0 * cov
+        m1, m0 = self.positives, self.negatives
+        q1, q0 = (self.true_pos + 1) / (m1 + 2), (self.true_neg + 1) / (m0 + 2)
+        return q1 * (1 - q1) / (m1 + 2) + q0 * (1 - q0) / (m0 + 2)
 
 
 # Fewer labels on either side and the judge's error rates are guesses, not estimates.
@@ -209,15 +280,42 @@ def rogan_gladen(
     ):
         if m < 0 or not 0 <= k <= m:
             raise ConfigError(f"rogan_gladen: {name} must be between 0 and {m}, got {k}")
-    if n == 0:
+    rates = ErrorRates.from_counts(true_pos, positives, true_neg, negatives)
+    return correct_pass_rate(
+        judged_pass, n, rates, confidence=confidence, min_per_class=min_per_class
+    )
+
+
+def correct_pass_rate(
+    judged_pass: int,
+    n: int,
+    rates: ErrorRates,
+    *,
+    confidence: float = 0.95,
+    min_per_class: int = MIN_LABELS_PER_CLASS,
+) -> CorrectedRate:
+    """The Rogan-Gladen corrected pass rate of ``judged_pass`` of ``n`` under ``rates``.
+
+    From counts, the interval is :func:`rogan_gladen`'s adjusted delta method. Weighted, it is
+    the delta method with the weighted rates' variances and covariance:
+    ``Var = [p(1-p)/n + (1-θ)² var0 + θ² var1 - 2θ(1-θ) cov] / J²`` (``p`` adjusted as from
+    counts, ``J = TPR + TNR - 1``).
+
+    Raises:
+        ConfigError: as :func:`rogan_gladen`.
+    """
+    if n <= 0:
         raise ConfigError("rogan_gladen: the judge graded no sample")
-    if positives < min_per_class or negatives < min_per_class:
+    if not 0 <= judged_pass <= n:
+        raise ConfigError(f"rogan_gladen: judged_pass must be between 0 and {n}, got {judged_pass}")
+    if rates.positives < min_per_class or rates.negatives < min_per_class:
         raise ConfigError(
-            f"cannot correct the pass rate: {positives} human-pass and {negatives} human-fail "
-            f"label(s); each side needs at least {min_per_class}. Label more samples"
+            f"cannot correct the pass rate: {rates.positives} human-pass and "
+            f"{rates.negatives} human-fail label(s); each side needs at least {min_per_class}. "
+            "Label more samples"
         )
     z = _z(confidence)
-    p, tpr, tnr = judged_pass / n, true_pos / positives, true_neg / negatives
+    p, tpr, tnr = judged_pass / n, rates.tpr, rates.tnr
     youden = tpr + tnr - 1.0
     if youden <= 0.0:
         raise ConfigError(
@@ -226,7 +324,11 @@ def rogan_gladen(
             "(no better than chance); fix the judge before trusting its pass rate"
         )
     theta = (p + tnr - 1.0) / youden
-    low, high = _adjusted_delta(judged_pass, n, true_pos, positives, true_neg, negatives, z)
+    if rates.covariance is None:
+        counts = (rates.true_pos, rates.positives, rates.true_neg, rates.negatives)
+        low, high = _adjusted_delta(judged_pass, n, *counts, z)
+    else:
+        low, high = _weighted_delta(judged_pass, n, rates, z)
     from aieval.stats._bootstrap import wilson_interval
 
     return CorrectedRate(
@@ -239,10 +341,30 @@ def rogan_gladen(
         tpr=tpr,
         tnr=tnr,
         n=n,
-        positives=positives,
-        negatives=negatives,
+        positives=rates.positives,
+        negatives=rates.negatives,
         confidence=confidence,
+        weighted=rates.weighted,
+        unweighted=rates.unweighted,
     )
+
+
+def _weighted_delta(k: int, n: int, rates: ErrorRates, z: float) -> tuple[float, float]:
+    """The delta-method interval with design-weighted TPR and TNR (``rates.covariance``)."""
+    assert rates.covariance is not None
+    var1, var0, cov = rates.covariance
+    nn = n + z * z
+    p = (k + z * z / 2.0) / nn
+    youden = rates.youden
+    theta = (p + rates.tnr - 1.0) / youden
+    var = (
+        p * (1 - p) / nn
+        + (1 - theta) ** 2 * var0
+        + theta**2 * var1
+        - 2.0 * theta * (1 - theta) * cov
+    ) / youden**2
+    half = z * math.sqrt(max(var, 0.0))
+    return max(0.0, theta - half), min(1.0, theta + half)
 
 
 def _adjusted_delta(
