@@ -50,6 +50,13 @@ def kappa_interval(
     both raters give one same label has kappa 0 (undefined); for the data the interval is then
     [-1, 1].
 
+    At the boundary, where a cell of the 2x2 table is empty (no disagreement of one kind, or
+    none at all) or the interval has no width, every resample (and the plain standard error)
+    agrees with the data and the interval would shrink to a point. It is then widened to the
+    analytic interval of the table with ``z²/8`` added to each cell (``z²/2`` in all, as
+    Agresti-Coull adds to a proportion): perfect agreement on 112 items with 17 negatives has
+    a lower bound of 0.905, not 1.
+
     Example:
         >>> a, b = [True, True, False, False] * 25, [True, False, False, False] * 25
         >>> ci = kappa_interval(a, b, method="analytic")
@@ -75,17 +82,49 @@ def kappa_interval(
         rng = np.random.default_rng(seed)
         resampled = _kappas(rng.multinomial(n, table / n, n_resamples).astype(float))
         tail = (1.0 - confidence) / 2.0
-        low, high = np.quantile(resampled, [tail, 1.0 - tail])
-        return ConfidenceInterval(kappa, float(low), float(high), confidence)
-    if method != "analytic":
+        quantiles = np.quantile(resampled, [tail, 1.0 - tail])
+        low, high = float(quantiles[0]), float(quantiles[1])
+    elif method == "analytic":
+        diag = sum(p[i, i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
+        off = (1.0 - kappa) ** 2 * sum(
+            p[i, j] * (cols[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j
+        )
+        var = (diag + off - (kappa - chance * (1.0 - kappa)) ** 2) / (n * (1.0 - chance) ** 2)
+        half = z * math.sqrt(max(var, 0.0))
+        low, high = max(-1.0, kappa - half), min(1.0, kappa + half)
+    else:
         raise ConfigError(f"kappa_interval: method must be bootstrap or analytic, not {method!r}")
-    diag = sum(p[i, i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
-    off = (1.0 - kappa) ** 2 * sum(
-        p[i, j] * (cols[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j
+    cells = [float(c) for c in table]
+    if min(cells) > 0 and high > low:
+        return ConfidenceInterval(kappa, low, high, confidence)
+    # At the boundary every resample agrees as the data does: widen to the adjusted table's
+    # analytic interval, so perfect agreement on few items is not read as certainty.
+    wide_low, wide_high = _adjusted_kappa_bounds(cells, z)
+    return ConfidenceInterval(kappa, min(low, wide_low), max(high, wide_high), confidence)
+
+
+def _adjusted_kappa_bounds(cells: Sequence[float], z: float) -> tuple[float, float]:
+    """The analytic kappa interval of 2x2 counts ``[n00, n01, n10, n11]`` with ``z²/8`` added
+    to each cell: the width kept at the boundary (an empty cell)."""
+    return _analytic([c + z * z / 8.0 for c in cells], z)
+
+
+def _analytic(cells: Sequence[float], z: float) -> tuple[float, float]:
+    """``kappa ± z·se`` of 2x2 counts ``[n00, n01, n10, n11]`` (Fleiss, Cohen and Everitt
+    1969), clipped to [-1, 1]."""
+    n = sum(cells)
+    p = [[cells[0] / n, cells[1] / n], [cells[2] / n, cells[3] / n]]
+    rows = [p[0][0] + p[0][1], p[1][0] + p[1][1]]
+    cols = [p[0][0] + p[1][0], p[0][1] + p[1][1]]
+    chance = rows[0] * cols[0] + rows[1] * cols[1]
+    kappa = (p[0][0] + p[1][1] - chance) / (1.0 - chance)
+    diag = sum(p[i][i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
+    off = (1.0 - kappa) ** 2 * (
+        p[0][1] * (cols[0] + rows[1]) ** 2 + p[1][0] * (cols[1] + rows[0]) ** 2
     )
     var = (diag + off - (kappa - chance * (1.0 - kappa)) ** 2) / (n * (1.0 - chance) ** 2)
     half = z * math.sqrt(max(var, 0.0))
-    return ConfidenceInterval(kappa, max(-1.0, kappa - half), min(1.0, kappa + half), confidence)
+    return max(-1.0, kappa - half), min(1.0, kappa + half)
 
 
 def _kappas(cells: np.ndarray) -> np.ndarray:
