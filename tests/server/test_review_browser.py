@@ -4,6 +4,7 @@ the review right is refused."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,7 +77,12 @@ def _label_all(page: Any, answers: list[str]) -> int:
         page.keyboard.press("s")
         page.locator("#review-reveal:not([hidden]) #judge-reason").wait_for()
         assert "JUDGE-REASON-" in page.locator("#judge-reason").inner_text()
-        assert "labels agree with the judge" in page.locator("#review-agreement").inner_text()
+        assert "items agree with the judge" in page.locator("#review-agreement").inner_text()
+        figures = page.locator("#review-figures").inner_text()
+        if labelled == ITEMS - 1:  # the queue's live figures, each with its interval
+            interval = r"-?\d\.\d\d \(-?\d\.\d\d–-?\d\.\d\d\)"
+            assert re.search(f"kappa {interval} · TPR {interval} · TNR {interval}", figures)
+            assert re.search(r"base rate \d\.\d\d · \d+ items, \d+ labels · ", figures)
         answers.clear()  # the next item's answers must be blind again
         labelled += 1
         page.keyboard.press("Enter")

@@ -90,48 +90,14 @@ def judges_command(
 ) -> None:
     """Each judge against its reviewers: kappa (judge-human, human-human), TPR, TNR with 95%
     intervals, base rate, status (certified, uncertified, drifting), raw and corrected pass rate."""
-    import time
-
-    from aieval.judges import (
-        Certificate,
-        JudgeRun,
-        ReviewDesign,
-        read_review_labels,
-        run_judges,
-        summarize_judges,
-    )
+    from aieval.judges import read_review_labels, stored_judges
 
     store = existing_store(db)
-    runs = []
-    for ref in run_refs:
-        row = store.get_run(ref)
-        runs.append(JudgeRun(row.id, row.config, list(store.iter_samples(row.id))))
-    held: dict[str, Certificate] = {}
-    for cert in store.certificates(limit=10_000):  # newest first: the first per judge holds
-        held.setdefault(
-            cert.judge,
-            Certificate(cert.judge, cert.n, cert.kappa, cert.bound, cert.floor, cert.certified_at),
-        )
-    digests = {key.digest for r in runs for key, _ in run_judges(r.config)}
-    # the review queues' designs weight the labels, whether they come from the store or a file
-    designs = {
-        digest: [ReviewDesign(q.id, q.runs, weights) for q, weights in store.judge_designs(digest)]
-        for digest in sorted(digests)
-    }
-    if labels is None:  # the store's own labels of these runs' judges
-        given = [lab for digest in sorted(digests) for lab in store.review_labels(judge=digest)]
-    else:
-        given = read_review_labels(labels)
-    summaries = summarize_judges(
-        runs,
-        given,
-        scorer=scorer_name,
-        floor=floor,
-        min_labels=min_labels,
-        certificates=held,
-        now=time.time(),
-        designs=designs,
+    given = None if labels is None else read_review_labels(labels)
+    found = stored_judges(
+        store, run_refs, labels=given, scorer=scorer_name, floor=floor, min_labels=min_labels
     )
+    summaries, held = found.summaries, found.held
     for summary in summaries:
         new = summary.certification
         if new is not None and new.certificate is not None and summary.key.digest not in held:

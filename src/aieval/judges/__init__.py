@@ -42,6 +42,7 @@ from aieval.judges._selection import (
     select_items,
     verdict_values,
 )
+from aieval.judges._stored import StoredJudges, judge_design, queue_agreement, stored_judges
 from aieval.judges._summary import JudgeRun, JudgeSummary, RunRate, run_judges, summarize_judges
 from aieval.judges._verbosity import PaddingReport, padding_test
 from aieval.scorers import (
@@ -91,6 +92,7 @@ __all__ = [
     "ReviewDesign",
     "RunRate",
     "SampleKey",
+    "StoredJudges",
     "agreement",
     "build_queue",
     "calibrate",
@@ -98,6 +100,7 @@ __all__ = [
     "compare_pairwise",
     "compare_pairwise_async",
     "corrected_pass_rate",
+    "judge_design",
     "judge_error_rates",
     "judge_of_runs",
     "judge_verdicts",
@@ -109,10 +112,12 @@ __all__ = [
     "padding_test",
     "pairwise_judge",
     "parse_mix",
+    "queue_agreement",
     "read_review_labels",
     "rubric_judge",
     "run_judges",
     "select_items",
+    "stored_judges",
     "summarize_judges",
     "verdict_values",
     "write_review_labels",

@@ -19,8 +19,8 @@ from aieval.judges import (
     Certificate,
     Certification,
     CertificationStatus,
-    ReviewDesign,
     certify,
+    judge_design,
     run_judges,
 )
 from aieval.report._evidence import RuleResult
@@ -131,15 +131,6 @@ def _judge(store: Store, key: JudgeKey, policy: PromotionPolicy) -> _Judged:
     except ConfigError as exc:
         return _Judged(key, None, len(labels), str(exc))
     return _Judged(key, cert, len(labels))
-
-
-def judge_design(store: Store, digest: str) -> list[ReviewDesign]:
-    """The review queues of the judge ``digest`` in ``store``, as the design its labels are
-    weighted by."""
-    return [
-        ReviewDesign(queue.id, queue.runs, weights)
-        for queue, weights in store.judge_designs(digest)
-    ]
 
 
 def labelled_verdicts(
