@@ -112,3 +112,14 @@ def test_two_reviewers_label_by_keyboard_blind_and_a_third_token_is_refused(
         refused = page.locator("#review-error")
         refused.wait_for()
         assert "no review right" in refused.inner_text()
+        # the run page, with the server's own token: a Judges panel with the judge's figures,
+        # the same the review API and aieval judges give (one reviewer's two labels an item)
+        with Store(db) as store:
+            [run_id] = store.review_queue(queue_id).runs
+        page.goto(f"{url}/#/runs/{run_id}")
+        panel = page.locator("#run-judges")
+        panel.wait_for()
+        text = panel.inner_text()
+        assert "helpful@m" in text and "kappa judge-human" in text and "TPR" in text
+        assert "pass rate, corrected" in text and "kappa human-human" in text
+        assert re.search(r"base rate \(human pass\)\s+\d\.\d{3}", text)

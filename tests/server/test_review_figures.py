@@ -96,3 +96,34 @@ async def test_the_queue_shows_weighted_figures_with_intervals_as_judges_does(
         assert live[key] == expected[key], key
     assert live["kappa"] == pytest.approx(expected["judge_human_kappa"]["estimate"], abs=1e-4)
     assert 0 < live["agree"] < live["items"]
+
+
+async def test_the_run_pages_judges_endpoint_gives_the_figures_and_nothing_without_a_judge(
+    api: httpx.AsyncClient, server_store: str
+) -> None:
+    with Store(server_store) as store:
+        plain = store.create_run(name="plain", config={"scorers": [{"name": "exact"}]})
+        store.finish_run(plain, status="completed")
+    assert (await api.get(f"/api/runs/{plain}/judges", headers=_as(OWN))).json() == {
+        "run_id": plain, "judges": [],
+    }  # fmt: skip
+    # a review token reaches only the review endpoints
+    assert (await api.get("/api/runs/judged/judges", headers=_as(ANN))).status_code == 403
+    assert (await api.get("/api/runs/nope/judges", headers=_as(OWN))).status_code == 404
+    [unlabelled] = (await api.get("/api/runs/judged/judges", headers=_as(OWN))).json()["judges"]
+    assert unlabelled["certification"] is None and "no labels" in unlabelled["problem"]
+    made = await api.post(
+        "/api/review/queues",
+        json={"runs": ["judged"], "scorer": "helpful", "size": 24, "reviewers": 1},
+        headers=_as(OWN),
+    )
+    url = f"/api/review/queues/{made.json()['id']}"
+    while (item := (await api.post(f"{url}/next", headers=_as(ANN))).json()["item"]) is not None:
+        label = {"passed": _human(int(item["sample_id"][1:]))}
+        await api.post(f"{url}/items/{item['ord']}/label", json=label, headers=_as(ANN))
+    [judge] = (await api.get("/api/runs/judged/judges", headers=_as(OWN))).json()["judges"]
+    with Store(server_store) as store:
+        [summary] = stored_judges(store, ["judged"]).summaries
+    assert judge == summary.to_dict()
+    assert judge["certification"]["agreement"]["weighted"] is True
+    assert judge["runs"][0]["judged"] == N

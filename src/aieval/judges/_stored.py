@@ -54,7 +54,7 @@ def stored_judges(
     runs = []
     for ref in run_ids:
         row = store.get_run(ref)
-        runs.append(JudgeRun(row.id, row.config, list(store.iter_samples(row.id))))
+        runs.append(JudgeRun(row.id, row.config, list(store.iter_samples(row.id, texts=False))))
     held: dict[str, Certificate] = {}
     for cert in store.certificates(limit=10_000):  # newest first: the first per judge holds
         held.setdefault(
