@@ -58,10 +58,14 @@ def kappa_interval(
     a lower bound of 0.905, not 1.
 
     Example:
-        >>> a, b = [True, True, False, False] * 25, [True, False, False, False] * 25
+        >>> a = [True] * 40 + [False] * 60
+        >>> b = [True] * 28 + [False] * 12 + [True] * 12 + [False] * 48
         >>> ci = kappa_interval(a, b, method="analytic")
         >>> round(ci.estimate, 3), round(ci.low, 3), round(ci.high, 3)
-        (0.5, 0.353, 0.647)
+        (0.5, 0.327, 0.673)
+        >>> a, b = [True, True, False, False] * 25, [True, False, False, False] * 25
+        >>> round(kappa_interval(a, b, method="analytic").low, 3)  # an empty cell: widened
+        0.343
     """
     if len(a) != len(b) or not a:
         raise ConfigError(
@@ -79,11 +83,7 @@ def kappa_interval(
         return ConfidenceInterval(0.0, -1.0, 1.0, confidence)
     z = _z(confidence)
     if method == "bootstrap":
-        rng = np.random.default_rng(seed)
-        resampled = _kappas(rng.multinomial(n, table / n, n_resamples).astype(float))
-        tail = (1.0 - confidence) / 2.0
-        quantiles = np.quantile(resampled, [tail, 1.0 - tail])
-        low, high = float(quantiles[0]), float(quantiles[1])
+        low, high = percentile_bootstrap(table, confidence, n_resamples, seed)
     elif method == "analytic":
         diag = sum(p[i, i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
         off = (1.0 - kappa) ** 2 * sum(
@@ -101,6 +101,19 @@ def kappa_interval(
     # analytic interval, so perfect agreement on few items is not read as certainty.
     wide_low, wide_high = _adjusted_kappa_bounds(cells, z)
     return ConfidenceInterval(kappa, min(low, wide_low), max(high, wide_high), confidence)
+
+
+def percentile_bootstrap(
+    table: np.ndarray, confidence: float, n_resamples: int, seed: int
+) -> tuple[float, float]:
+    """The plain percentile bootstrap of kappa over 2x2 counts ``[n00, n01, n10, n11]`` (items
+    resampled as the table's counts), never widened: kept apart for the simulations."""
+    n = int(table.sum())
+    rng = np.random.default_rng(seed)
+    resampled = _kappas(rng.multinomial(n, table / n, n_resamples).astype(float))
+    tail = (1.0 - confidence) / 2.0
+    quantiles = np.quantile(resampled, [tail, 1.0 - tail])
+    return float(quantiles[0]), float(quantiles[1])
 
 
 def _adjusted_kappa_bounds(cells: Sequence[float], z: float) -> tuple[float, float]:
