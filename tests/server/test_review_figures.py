@@ -11,7 +11,7 @@ import pytest
 from tests.server.conftest import AppFactory
 
 from aieval import SampleRecord, ScoreRecord, Store
-from aieval.judges import stored_judges
+from aieval.judges import JudgeRun, stored_summaries
 
 OWN, ANN = "own-secret-0", "ann-secret-1"
 N = 60
@@ -87,7 +87,9 @@ async def test_the_queue_shows_weighted_figures_with_intervals_as_judges_does(
     assert 0 < live["base_rate"] < 1
     # the same figures as aieval judges on the run (one queue holds every label)
     with Store(server_store) as store:
-        [summary] = stored_judges(store, ["judged"]).summaries
+        row = store.get_run("judged")
+        run = JudgeRun(row.id, row.config, list(store.iter_samples(row.id)))
+        [summary] = stored_summaries(store, [run])
         weights = {w.weight for w in store.review_weights(queue_id).values()}
     assert len(weights) > 1  # a stratified draw: the weighting is not trivial
     assert summary.certification is not None
@@ -123,7 +125,9 @@ async def test_the_run_pages_judges_endpoint_gives_the_figures_and_nothing_witho
         await api.post(f"{url}/items/{item['ord']}/label", json=label, headers=_as(ANN))
     [judge] = (await api.get("/api/runs/judged/judges", headers=_as(OWN))).json()["judges"]
     with Store(server_store) as store:
-        [summary] = stored_judges(store, ["judged"]).summaries
+        row = store.get_run("judged")
+        run = JudgeRun(row.id, row.config, list(store.iter_samples(row.id)))
+        [summary] = stored_summaries(store, [run])
     assert judge == summary.to_dict()
     assert judge["certification"]["agreement"]["weighted"] is True
     assert judge["runs"][0]["judged"] == N

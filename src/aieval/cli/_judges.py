@@ -90,14 +90,23 @@ def judges_command(
 ) -> None:
     """Each judge against its reviewers: kappa (judge-human, human-human), TPR, TNR with 95%
     intervals, base rate, status (certified, uncertified, drifting), raw and corrected pass rate."""
-    from aieval.judges import read_review_labels, stored_judges
+    from aieval.judges import JudgeRun, read_review_labels, stored_summaries
 
     store = existing_store(db)
-    given = None if labels is None else read_review_labels(labels)
-    found = stored_judges(
-        store, run_refs, labels=given, scorer=scorer_name, floor=floor, min_labels=min_labels
+    runs = []
+    for ref in run_refs:
+        row = store.get_run(ref)
+        runs.append(JudgeRun(row.id, row.config, list(store.iter_samples(row.id))))
+    # the store's certificates and review designs; its labels unless a file gives them
+    summaries = stored_summaries(
+        store,
+        runs,
+        labels=None if labels is None else read_review_labels(labels),
+        scorer=scorer_name,
+        floor=floor,
+        min_labels=min_labels,
     )
-    summaries, held = found.summaries, found.held
+    held = {c.judge for s in summaries for c in store.certificates(s.key.digest, limit=1)}
     for summary in summaries:
         new = summary.certification
         if new is not None and new.certificate is not None and summary.key.digest not in held:

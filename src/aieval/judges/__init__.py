@@ -23,6 +23,7 @@ from aieval.judges._certification import (
     labels_to_settle,
 )
 from aieval.judges._correction import corrected_pass_rate, judge_error_rates
+from aieval.judges._live import queue_agreement
 from aieval.judges._review_build import QueueRequest, build_queue, judge_of_runs
 from aieval.judges._review_io import (
     CLOCK_SKEW,
@@ -42,8 +43,15 @@ from aieval.judges._selection import (
     select_items,
     verdict_values,
 )
-from aieval.judges._stored import StoredJudges, judge_design, queue_agreement, stored_judges
-from aieval.judges._summary import JudgeRun, JudgeSummary, RunRate, run_judges, summarize_judges
+from aieval.judges._stored import judge_design, labelled_verdicts, stored_summaries
+from aieval.judges._summary import (
+    JudgeRun,
+    JudgeSummary,
+    RunRate,
+    run_judges,
+    run_rate,
+    summarize_judges,
+)
 from aieval.judges._verbosity import PaddingReport, padding_test
 from aieval.scorers import (
     INCONSISTENCY_WARNING_RATE,
@@ -92,7 +100,6 @@ __all__ = [
     "ReviewDesign",
     "RunRate",
     "SampleKey",
-    "StoredJudges",
     "agreement",
     "build_queue",
     "calibrate",
@@ -104,6 +111,7 @@ __all__ = [
     "judge_error_rates",
     "judge_of_runs",
     "judge_verdicts",
+    "labelled_verdicts",
     "labels_to_settle",
     "llm_judge",
     "load_labels",
@@ -116,8 +124,9 @@ __all__ = [
     "read_review_labels",
     "rubric_judge",
     "run_judges",
+    "run_rate",
     "select_items",
-    "stored_judges",
+    "stored_summaries",
     "summarize_judges",
     "verdict_values",
     "write_review_labels",

@@ -1,82 +1,73 @@
-"""A judge's figures read from a store: what ``aieval judges`` prints, what the viewer's run page
-and the review server's live per-queue figures show. One reading, so the three agree.
-
-The labels are the store's, their design weights the judge's review queues'
-(``Store.judge_designs``); nothing here is read from a request.
-"""
+"""The judges' figures on what a store holds: its review labels, certificates and review
+designs, and the judge's verdicts on labelled samples; what ``aieval judges``, reports and
+comparisons read."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
-from aieval.core import ReviewLabel
-from aieval.errors import ConfigError
-from aieval.judges._agreement import Agreement, ReviewDesign, SampleKey, agreement
+from aieval.core import JudgeKey, ReviewLabel
+from aieval.errors import RunNotFoundError
+from aieval.judges._agreement import ReviewDesign, SampleKey
 from aieval.judges._certification import DEFAULT_KAPPA_FLOOR, DEFAULT_MIN_LABELS, Certificate
 from aieval.judges._summary import JudgeRun, JudgeSummary, run_judges, summarize_judges
-from aieval.store import ReviewQueue, Store
+from aieval.store import Store
 
-__all__ = ["StoredJudges", "judge_design", "queue_agreement", "stored_judges"]
-
-#: Labels a live per-queue figure reads at most (the newest), so an answer stays quick.
-QUEUE_LABELS = 5000
+__all__ = ["judge_design", "labelled_verdicts", "stored_summaries"]
 
 
-@dataclass(frozen=True, slots=True)
-class StoredJudges:
-    """The judges of some stored runs, summarized, and the certificates the store held."""
-
-    summaries: list[JudgeSummary]
-    held: dict[str, Certificate]
-
-
-def stored_judges(
+def stored_summaries(
     store: Store,
-    run_ids: Sequence[str],
+    runs: Sequence[JudgeRun],
     *,
-    labels: Iterable[ReviewLabel] | None = None,
+    labels: Sequence[ReviewLabel] | None = None,
     scorer: str | None = None,
     floor: float = DEFAULT_KAPPA_FLOOR,
     min_labels: int = DEFAULT_MIN_LABELS,
-) -> StoredJudges:
-    """Every judge of the stored runs ``run_ids`` against its labels (the store's, or
-    ``labels``), weighted by its review queues' designs, certified against its newest stored
-    certificate, with each run's raw and corrected pass rate (:func:`summarize_judges`).
+    now: float | None = None,
+    pool: bool = False,
+) -> list[JudgeSummary]:
+    """:func:`aieval.judges.summarize_judges` on what ``store`` holds for the judges of
+    ``runs``: their newest certificates, review queues' designs and (unless ``labels`` are
+    given) review labels. Nothing is written.
 
-    Reads only: recording a new certificate is the caller's choice (``aieval judges`` does).
+    With ``pool`` the judge's labels on samples of other stored runs it graded (same key) count
+    too, as the comparison's ``certified_judges`` rule counts them; those runs get no rate.
 
     Raises:
-        RunNotFoundError: a run is not in the store.
         ConfigError: the runs have no judge (or none named ``scorer``).
     """
-    runs = []
-    for ref in run_ids:
-        row = store.get_run(ref)
-        runs.append(JudgeRun(row.id, row.config, list(store.iter_samples(row.id, texts=False))))
+    keys = {key.digest: key for run in runs for key, _ in run_judges(run.config)}
+    digests = sorted(keys)
     held: dict[str, Certificate] = {}
-    for cert in store.certificates(limit=10_000):  # newest first: the first per judge holds
-        held.setdefault(
-            cert.judge,
-            Certificate(cert.judge, cert.n, cert.kappa, cert.bound, cert.floor, cert.certified_at),
-        )
-    digests = sorted({key.digest for r in runs for key, _ in run_judges(r.config)})
-    # the review queues' designs weight the labels, whether they come from the store or a file
+    for digest in digests:
+        for c in store.certificates(digest, limit=1):  # the newest holds
+            held[digest] = Certificate(c.judge, c.n, c.kappa, c.bound, c.floor, c.certified_at)
     designs = {digest: judge_design(store, digest) for digest in digests}
-    if labels is None:  # the store's own labels of these runs' judges
-        labels = [lab for digest in digests for lab in store.review_labels(judge=digest)]
-    summaries = summarize_judges(
+    given = (
+        [lab for digest in digests for lab in store.review_labels(judge=digest)]
+        if labels is None
+        else list(labels)
+    )
+    pooled: dict[str, Mapping[SampleKey, bool]] = {}
+    if pool:
+        named = {run.run_id for run in runs}
+        for digest, key in keys.items():
+            elsewhere = [lab for lab in given if lab.judge == digest and lab.run_id not in named]
+            if elsewhere:
+                pooled[digest] = labelled_verdicts(store, key, elsewhere)[0]
+    return summarize_judges(
         runs,
-        labels,
+        given,
         scorer=scorer,
         floor=floor,
         min_labels=min_labels,
         certificates=held,
-        now=time.time(),
+        now=time.time() if now is None else now,
         designs=designs,
+        pooled=pooled,
     )
-    return StoredJudges(summaries, held)
 
 
 def judge_design(store: Store, digest: str) -> list[ReviewDesign]:
@@ -88,26 +79,38 @@ def judge_design(store: Store, digest: str) -> list[ReviewDesign]:
     ]
 
 
-def queue_agreement(store: Store, queue: ReviewQueue, threshold: float) -> Agreement:
-    """The judge against the labels saved in ``queue`` (the newest :data:`QUEUE_LABELS`),
-    weighted by that queue's own design: the live figures of the review page.
-
-    Raises:
-        ConfigError: no label of the queue has a judge verdict and a human majority yet.
-    """
-    labels = store.review_labels(queue=queue.id)[-QUEUE_LABELS:]
-    if not labels:
-        raise ConfigError("no label saved in this queue yet")
-    verdicts: dict[SampleKey, bool] = {}
+def labelled_verdicts(
+    store: Store, key: JudgeKey, labels: list[ReviewLabel]
+) -> tuple[dict[tuple[str, str], bool], float]:
+    """The judge's pass/fail on each labelled sample of a run it graded (same key), and the
+    threshold its score passes at. A label on a run or sample not in the store, or on a run
+    another judge graded, has no verdict (``certify`` counts it as unmatched)."""
+    thresholds: dict[str, float | None] = {}
+    verdicts: dict[tuple[str, str], bool] = {}
     for label in labels:
-        key = (label.run_id, label.sample_id)
-        if key in verdicts:
+        run_id = label.run_id
+        if run_id not in thresholds:
+            thresholds[run_id] = _threshold(store, run_id, key)
+        threshold = thresholds[run_id]
+        if threshold is None or (run_id, label.sample_id) in verdicts:
             continue
-        score = store.get_sample(*key).scores.get(queue.judge.scorer)
+        try:
+            sample = store.get_sample(run_id, label.sample_id)
+        except RunNotFoundError:
+            continue
+        score = sample.scores.get(key.scorer)
         if score is None or score.value is None:
             continue
-        verdicts[key] = score.unreadable is None and score.value >= threshold
-    design = ReviewDesign(queue.id, queue.runs, store.review_weights(queue.id))
-    return agreement(
-        labels, verdicts, judge=queue.judge.digest, threshold=threshold, design=[design]
-    )
+        verdicts[(run_id, label.sample_id)] = score.unreadable is None and score.value >= threshold
+    known = [t for t in thresholds.values() if t is not None]
+    return verdicts, known[0] if known else 0.5
+
+
+def _threshold(store: Store, run_id: str, key: JudgeKey) -> float | None:
+    """Where the judge's score passes in run ``run_id``; ``None`` when the run is not in the
+    store or was not graded by this judge."""
+    try:
+        row = store.get_run(run_id)
+    except RunNotFoundError:
+        return None
+    return next((t for k, t in run_judges(row.config) if k.digest == key.digest), None)

@@ -20,7 +20,7 @@ from aieval.judges._certification import (
 from aieval.judges._correction import corrected_pass_rate
 from aieval.stats import CorrectedRate
 
-__all__ = ["JudgeRun", "JudgeSummary", "RunRate", "run_judges", "summarize_judges"]
+__all__ = ["JudgeRun", "JudgeSummary", "RunRate", "run_judges", "run_rate", "summarize_judges"]
 
 # What a judge's stored identity holds and a plain scorer's options do not.
 _JUDGE_OPTIONS = ("prompt_version", "judge_model")
@@ -111,13 +111,16 @@ def summarize_judges(
     certificates: Mapping[str, Certificate] | None = None,
     now: float = 0.0,
     designs: Mapping[str, Sequence[ReviewDesign]] | None = None,
+    pooled: Mapping[str, Mapping[SampleKey, bool]] | None = None,
 ) -> list[JudgeSummary]:
     """Every judge of ``runs`` (or only ``scorer``): agreement on the labels saved for it,
     certification, and each run's raw and corrected pass rate.
 
     Labels pool across runs graded by the same judge (same :class:`~aieval.core.JudgeKey`).
     ``designs`` holds each judge's review queues by digest; a judge without an entry is
-    figured unweighted.
+    figured unweighted. ``pooled`` holds, by digest, the judge's verdicts on labelled samples of
+    runs not in ``runs`` (the same judge in other runs): they count for agreement and
+    certification, and get no rate line.
 
     Raises:
         ConfigError: the runs have no judge (or none named ``scorer``).
@@ -136,7 +139,7 @@ def summarize_judges(
         )
     out = []
     for digest, (key, threshold) in judges.items():
-        verdicts: dict[SampleKey, bool] = {}
+        verdicts: dict[SampleKey, bool] = dict((pooled or {}).get(digest, {}))
         per_run: list[tuple[str, dict[SampleKey, bool]]] = []
         for run in runs:
             if any(k.digest == digest for k, _ in run_judges(run.config)):
@@ -165,12 +168,16 @@ def summarize_judges(
                 )
             except ConfigError as exc:
                 problem = str(exc)
-        rates = tuple(_rate(run_id, mine, cert) for run_id, mine in per_run)
+        rates = tuple(run_rate(run_id, mine, cert) for run_id, mine in per_run)
         out.append(JudgeSummary(key, threshold, cert, rates, problem))
     return out
 
 
-def _rate(run_id: str, verdicts: dict[SampleKey, bool], cert: Certification | None) -> RunRate:
+def run_rate(
+    run_id: str, verdicts: Mapping[SampleKey, bool], cert: Certification | None
+) -> RunRate:
+    """A run's raw pass rate under the judge beside the corrected one, or why it is not
+    corrected (no figures, no verdict, or :func:`corrected_pass_rate` refused)."""
     passed = sum(verdicts.values())
     if cert is None:
         return RunRate(run_id, len(verdicts), passed, None, "no agreement figures")

@@ -30,12 +30,13 @@ from aieval.judges import (
     SampleKey,
     agreement,
     corrected_pass_rate,
+    judge_design,
     judge_error_rates,
     judge_verdicts,
+    labelled_verdicts,
     run_judges,
 )
 from aieval.report._evidence import RuleResult
-from aieval.report._policy_judges import judge_design, labelled_verdicts
 from aieval.report._policy_model import PromotionPolicy
 from aieval.stats import ErrorRates
 from aieval.store import RunRow, Store

@@ -13,14 +13,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from aieval.core import JudgeKey, ReviewLabel
-from aieval.errors import ConfigError, RunNotFoundError
+from aieval.core import JudgeKey
+from aieval.errors import ConfigError
 from aieval.judges import (
     Certificate,
     Certification,
     CertificationStatus,
     certify,
     judge_design,
+    labelled_verdicts,
     run_judges,
 )
 from aieval.report._evidence import RuleResult
@@ -131,40 +132,3 @@ def _judge(store: Store, key: JudgeKey, policy: PromotionPolicy) -> _Judged:
     except ConfigError as exc:
         return _Judged(key, None, len(labels), str(exc))
     return _Judged(key, cert, len(labels))
-
-
-def labelled_verdicts(
-    store: Store, key: JudgeKey, labels: list[ReviewLabel]
-) -> tuple[dict[tuple[str, str], bool], float]:
-    """The judge's pass/fail on each labelled sample of a run it graded (same key), and the
-    threshold its score passes at. A label on a run or sample not in the store, or on a run
-    another judge graded, has no verdict (``certify`` counts it as unmatched)."""
-    thresholds: dict[str, float | None] = {}
-    verdicts: dict[tuple[str, str], bool] = {}
-    for label in labels:
-        run_id = label.run_id
-        if run_id not in thresholds:
-            thresholds[run_id] = _threshold(store, run_id, key)
-        threshold = thresholds[run_id]
-        if threshold is None or (run_id, label.sample_id) in verdicts:
-            continue
-        try:
-            sample = store.get_sample(run_id, label.sample_id)
-        except RunNotFoundError:
-            continue
-        score = sample.scores.get(key.scorer)
-        if score is None or score.value is None:
-            continue
-        verdicts[(run_id, label.sample_id)] = score.unreadable is None and score.value >= threshold
-    known = [t for t in thresholds.values() if t is not None]
-    return verdicts, known[0] if known else 0.5
-
-
-def _threshold(store: Store, run_id: str, key: JudgeKey) -> float | None:
-    """Where the judge's score passes in run ``run_id``; ``None`` when the run is not in the
-    store or was not graded by this judge."""
-    try:
-        row = store.get_run(run_id)
-    except RunNotFoundError:
-        return None
-    return next((t for k, t in run_judges(row.config) if k.digest == key.digest), None)
