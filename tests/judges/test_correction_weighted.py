@@ -16,6 +16,7 @@ from aieval.judges import (
     agreement,
     corrected_pass_rate,
     judge_error_rates,
+    parse_mix,
     select_items,
 )
 from aieval.report._policy_correction import corrected_difference
@@ -23,12 +24,14 @@ from aieval.stats import ErrorRates, correct_pass_rate, rogan_gladen
 from aieval.store import ReviewWeight
 
 RUN = "r"
+# most labels near the threshold, where the judge errs (named, not the default, which may move)
+MIX = parse_mix("stratified=40,uncertain=40,random=20")
 
 
 def _queue(seed: int) -> tuple[float, dict[SampleKey, bool], list[ReviewLabel], ReviewDesign]:
     """A run of 6,000 samples whose judge is sure and right far from its threshold and lenient
     near it (humans pass 5% of the items there, the judge half), and a 600-item queue drawn
-    with the default mix (most items near the threshold). Returns the true pass rate, the
+    with a mix that puts most items near the threshold. Returns the true pass rate, the
     judge's verdicts, the labels and the design."""
     rng = random.Random(seed)
     scores = [rng.random() for _ in range(6000)]

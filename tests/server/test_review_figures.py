@@ -14,6 +14,8 @@ from aieval import SampleRecord, ScoreRecord, Store
 from aieval.judges import JudgeRun, stored_summaries
 
 OWN, ANN = "own-secret-0", "ann-secret-1"
+MIX = "stratified=40,uncertain=40,random=20"
+QUEUE = {"runs": ["judged"], "scorer": "helpful", "size": 24, "reviewers": 1}
 N = 60
 
 
@@ -55,7 +57,7 @@ async def test_the_queue_shows_weighted_figures_with_intervals_as_judges_does(
 ) -> None:
     made = await api.post(
         "/api/review/queues",
-        json={"runs": ["judged"], "scorer": "helpful", "size": 24, "reviewers": 1},
+        json={**QUEUE, "selection": MIX},
         headers=_as(OWN),
     )
     queue_id = made.json()["id"]
@@ -116,7 +118,7 @@ async def test_the_run_pages_judges_endpoint_gives_the_figures_and_nothing_witho
     assert unlabelled["certification"] is None and "no labels" in unlabelled["problem"]
     made = await api.post(
         "/api/review/queues",
-        json={"runs": ["judged"], "scorer": "helpful", "size": 24, "reviewers": 1},
+        json={**QUEUE, "selection": MIX},
         headers=_as(OWN),
     )
     url = f"/api/review/queues/{made.json()['id']}"
