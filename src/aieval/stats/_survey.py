@@ -132,25 +132,6 @@ def weighted_agreement(
     )
 
 
-def _ratio_gradient(p: npt.NDArray[np.float64], hit: int, miss: int) -> npt.NDArray[np.float64]:
-    """The gradient of ``p[hit] / (p[hit] + p[miss])`` in the cells."""
-    total = p[hit] + p[miss]
-    gradient = np.zeros(4)
-    gradient[hit] = p[miss] / total**2
-    gradient[miss] = -p[hit] / total**2
-    return gradient
-
-
-def _rates_cov(
-    p: npt.NDArray[np.float64], cov: npt.NDArray[np.float64]
-) -> tuple[float, float, float] | None:
-    """Var(TPR), Var(TNR) and Cov(TPR, TNR) by the delta method; ``None`` if one is undefined."""
-    if p[0] + p[2] <= 0 or p[3] + p[1] <= 0:
-        return None
-    g1, g0 = _ratio_gradient(p, 0, 2), _ratio_gradient(p, 3, 1)
-    return float(g1 @ cov @ g1), float(g0 @ cov @ g0), float(g1 @ cov @ g0)
-
-
 def _within(counts: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """The covariance of one label's cell indicators in a stratum with cell ``counts``.
 
@@ -215,3 +196,22 @@ def _interval(
     return ConfidenceInterval(
         estimate, max(low, estimate - z * se), min(high, estimate + z * se), confidence
     )
+
+
+def _ratio_gradient(p: npt.NDArray[np.float64], hit: int, miss: int) -> npt.NDArray[np.float64]:
+    """The gradient of ``p[hit] / (p[hit] + p[miss])`` in the cells."""
+    total = p[hit] + p[miss]
+    gradient = np.zeros(4)
+    gradient[hit] = p[miss] / total**2
+    gradient[miss] = -p[hit] / total**2
+    return gradient
+
+
+def _rates_cov(
+    p: npt.NDArray[np.float64], cov: npt.NDArray[np.float64]
+) -> tuple[float, float, float] | None:
+    """Var(TPR), Var(TNR) and Cov(TPR, TNR) by the delta method; ``None`` if one is undefined."""
+    if p[0] + p[2] <= 0 or p[3] + p[1] <= 0:
+        return None
+    g1, g0 = _ratio_gradient(p, 0, 2), _ratio_gradient(p, 3, 1)
+    return float(g1 @ cov @ g1), float(g0 @ cov @ g0), float(g1 @ cov @ g0)
