@@ -1,5 +1,7 @@
 """A run's pass rate under a judge, corrected with the TPR and TNR its reviewers measured."""
 
+from dataclasses import replace
+
 import pytest
 
 from aieval.core import ReviewLabel
@@ -25,7 +27,9 @@ def test_the_corrected_rate_uses_the_reviewers_tpr_and_tnr() -> None:
     agree = agreement(labels, cal)
     run = {("run", f"s{i}"): i < 84 for i in range(100)}
     rate = corrected_pass_rate(run, agree)
-    assert rate == rogan_gladen(84, 100, true_pos=45, positives=50, true_neg=30, negatives=50)
+    plain = rogan_gladen(84, 100, true_pos=45, positives=50, true_neg=30, negatives=50)
+    assert replace(rate, unweighted=None) == plain
+    assert not rate.weighted and rate.unweighted == "no review design given"
     assert rate.corrected == pytest.approx((0.84 + 0.6 - 1) / (0.9 + 0.6 - 1))
 
 

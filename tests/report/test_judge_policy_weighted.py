@@ -8,7 +8,15 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from tests.report.test_judge_policy import KEY, _compare, _labels, _rule, _write
+from tests.report.test_judge_policy import (
+    CORRECTING,
+    KEY,
+    _compare,
+    _corrected,
+    _labels,
+    _rule,
+    _write,
+)
 from tests.support.cli import run_main
 
 from aieval.store import NewReviewQueue, Store
@@ -62,3 +70,29 @@ def test_judges_shows_whether_its_figures_are_weighted(
     assert text.returncode == 0, text.stderr
     assert "weighted kappa judge-human" in text.stdout
     assert "weighted by the review queues' design" in text.stdout
+    assert "with weighted TPR/TNR, n=120" in text.stdout
+
+
+def test_the_corrected_rule_takes_the_weighted_tpr_and_tnr_as_judges_does(
+    store: Store, store_location: str, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    rule = _corrected(_compare(store, CORRECTING))
+    [judge] = rule["details"]["judges"]
+    assert judge["weighted"] is True and judge["unweighted"] is None
+    assert "weighted TPR/TNR" in rule["reason"]
+    done = run_main(capsys, monkeypatch, "judges", "base", "--db", store_location, "--json")
+    [payload] = json.loads(done.stdout)
+    agree = payload["certification"]["agreement"]
+    [run] = payload["runs"]
+    # one function gives both: the rule's rates are the command's, and the weighted ones
+    for key in ("tpr", "tnr", "corrected", "low", "high", "weighted"):
+        assert judge["baseline"][key] == run["corrected"][key]
+    assert judge["baseline"]["tpr"] == agree["tpr"]["estimate"]
+    assert judge["baseline"]["tpr"] != pytest.approx(agree["true_pos"] / agree["positives"])
+    # a label outside every queue: the counts, and the reason in the rule's sentence
+    store.add_review_labels(_labels("base", range(50, 51), set(), at=11.0))
+    rule = _corrected(_compare(store, CORRECTING))
+    [judge] = rule["details"]["judges"]
+    assert judge["weighted"] is False and judge["baseline"]["weighted"] is False
+    assert "(unweighted: 1 labelled item(s) are in no review queue" in rule["reason"]

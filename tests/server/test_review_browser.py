@@ -4,6 +4,7 @@ the review right is refused."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,7 +77,12 @@ def _label_all(page: Any, answers: list[str]) -> int:
         page.keyboard.press("s")
         page.locator("#review-reveal:not([hidden]) #judge-reason").wait_for()
         assert "JUDGE-REASON-" in page.locator("#judge-reason").inner_text()
-        assert "labels agree with the judge" in page.locator("#review-agreement").inner_text()
+        assert "items agree with the judge" in page.locator("#review-agreement").inner_text()
+        figures = page.locator("#review-figures").inner_text()
+        if labelled == ITEMS - 1:  # the queue's live figures, each with its interval
+            interval = r"-?\d\.\d\d \(-?\d\.\d\d–-?\d\.\d\d\)"
+            assert re.search(f"kappa {interval} · TPR {interval} · TNR {interval}", figures)
+            assert re.search(r"base rate \d\.\d\d · \d+ items, \d+ labels · ", figures)
         answers.clear()  # the next item's answers must be blind again
         labelled += 1
         page.keyboard.press("Enter")
@@ -106,3 +112,14 @@ def test_two_reviewers_label_by_keyboard_blind_and_a_third_token_is_refused(
         refused = page.locator("#review-error")
         refused.wait_for()
         assert "no review right" in refused.inner_text()
+        # the run page, with the server's own token: a Judges panel with the judge's figures,
+        # the same the review API and aieval judges give (one reviewer's two labels an item)
+        with Store(db) as store:
+            [run_id] = store.review_queue(queue_id).runs
+        page.goto(f"{url}/#/runs/{run_id}")
+        panel = page.locator("#run-judges")
+        panel.wait_for()
+        text = panel.inner_text()
+        assert "helpful@m" in text and "kappa judge-human" in text and "TPR" in text
+        assert "pass rate, corrected" in text and "kappa human-human" in text
+        assert re.search(r"base rate \(human pass\)\s+\d\.\d{3}", text)

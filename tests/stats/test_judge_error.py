@@ -140,3 +140,20 @@ def test_the_bootstrap_interval_is_seeded_and_near_the_analytic_one_on_many_item
     assert boot.high == pytest.approx(analytic.high, abs=0.02)
     with pytest.raises(ConfigError, match="bootstrap or analytic"):
         kappa_interval(a, b, method="exact")  # type: ignore[arg-type]
+
+
+def test_kappa_interval_keeps_a_width_at_the_boundary_in_stats_itself() -> None:
+    # perfect agreement on 112 items, 17 negatives: the bound the judge path gives, 0.905
+    human = [False] * 17 + [True] * 95
+    for method in ("bootstrap", "analytic"):
+        ci = kappa_interval(human, human, method=method)  # type: ignore[arg-type]
+        assert ci.estimate == 1.0 and ci.high == 1.0
+        assert ci.low == pytest.approx(0.905, abs=0.001)
+    # one empty cell (no false pass): every resample has it empty too, yet the bound stays below
+    judge = [False] * 12 + [True] * 100
+    ci = kappa_interval(human, judge)
+    assert ci.low < ci.estimate < ci.high and ci.high - ci.low > 0.15
+    # away from the boundary nothing changes: the plain percentile interval, seeded
+    mixed = [True, True, False, False, True] * 30
+    other = [True, False, False, True, True] * 30
+    assert kappa_interval(mixed, other).low > -0.2

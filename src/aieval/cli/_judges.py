@@ -175,10 +175,13 @@ def _print_judge(summary: Any) -> None:
             continue
         rate = run.rate
         clipped = " (clipped to 0..1)" if rate.clipped else ""
+        # the unweighted reason is printed once above, under the agreement figures
+        source = " with weighted TPR/TNR" if rate.weighted else ""
         out.print(
             f"run {printable(run.run_id)}: raw pass rate {rate.raw:.3f} "
             f"({rate.raw_interval.low:.3f} – {rate.raw_interval.high:.3f}), corrected "
-            f"{rate.corrected:.3f} ({rate.low:.3f} – {rate.high:.3f}){clipped}, n={rate.n}",
+            f"{rate.corrected:.3f} ({rate.low:.3f} – {rate.high:.3f}){clipped}{source}, "
+            f"n={rate.n}",
             highlight=False,
         )
 

@@ -22,7 +22,8 @@ from aieval.judges._certification import (
     certify,
     labels_to_settle,
 )
-from aieval.judges._correction import corrected_pass_rate
+from aieval.judges._correction import corrected_pass_rate, judge_error_rates
+from aieval.judges._live import queue_agreement
 from aieval.judges._review_build import QueueRequest, build_queue, judge_of_runs
 from aieval.judges._review_io import (
     CLOCK_SKEW,
@@ -107,6 +108,7 @@ __all__ = [
     "compare_pairwise_async",
     "corrected_pass_rate",
     "judge_design",
+    "judge_error_rates",
     "judge_of_runs",
     "judge_verdicts",
     "labelled_verdicts",
@@ -118,6 +120,7 @@ __all__ = [
     "padding_test",
     "pairwise_judge",
     "parse_mix",
+    "queue_agreement",
     "read_review_labels",
     "rubric_judge",
     "run_judges",

@@ -6,11 +6,9 @@ the judge's verdicts are its pass/fail per sample, keyed by ``(run_id, sample_id
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any
 
 from aieval.core import ReviewLabel, SampleRecord
@@ -81,6 +79,9 @@ class Agreement:
             not the labelled items' own figures. The counts and ``human_human`` never are.
         unweighted: why the figures are the labelled items' own although a design was given
             (or that none was), else ``None``.
+        rates_cov: when weighted by a stratified design, the delta-method ``(var_tpr,
+            var_tnr, cov)`` of the weighted TPR and TNR (the corrected pass rate needs them);
+            ``None`` otherwise (the counts give them).
     """
 
     judge: str
@@ -104,6 +105,7 @@ class Agreement:
     judge_human_undefined: str | None = None
     weighted: bool = False
     unweighted: str | None = "no review design given"
+    rates_cov: tuple[float, float, float] | None = None
 
     @property
     def kappa_name(self) -> str:
@@ -250,6 +252,7 @@ def agreement(
     base_rate = positives / len(human)
     weighted = False
     unweighted: str | None = "no review design given"
+    rates_cov: tuple[float, float, float] | None = None
     if design is not None:
         strata, why = _design_strata(keys, design)
         if strata is None:
@@ -266,6 +269,7 @@ def agreement(
             else:
                 judge_human, tpr, tnr = figures.kappa, figures.tpr, figures.tnr
                 base_rate, weighted, unweighted = figures.base_rate, True, None
+                rates_cov = figures.rates_cov
         else:
             unweighted = f"kappa is undefined ({undefined})"
     return Agreement(
@@ -290,6 +294,7 @@ def agreement(
         judge_human_undefined=undefined,
         weighted=weighted,
         unweighted=unweighted,
+        rates_cov=rates_cov,
     )
 
 
@@ -367,38 +372,9 @@ def _judge_human(
     if why is not None:
         # kappa is 0/0 here: an interval of -1 to 1 says nothing, and no floor is met by it
         return ConfidenceInterval(0.0, -1.0, 1.0, confidence), why
-    boot = kappa_interval(human, judged, confidence=confidence)
-    cells = [0.0] * 4
-    for h, j in zip(human, judged, strict=True):
-        cells[2 * int(h) + int(j)] += 1
-    if min(cells) > 0 and boot.high > boot.low:
-        return boot, None
-    # An empty cell (perfect agreement on one side, or on both) makes every resample agree as
-    # well: the percentile interval shrinks to a point. The Agresti-Coull-like table (z²/8 in
-    # each cell, z²/2 in all) gives an analytic bound that stays below 1.
-    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
-    low, high = _analytic([c + z * z / 8.0 for c in cells], z)
-    return ConfidenceInterval(
-        boot.estimate, min(boot.low, low), max(boot.high, min(high, 1.0)), confidence
-    ), None
-
-
-def _analytic(cells: Sequence[float], z: float) -> tuple[float, float]:
-    """``kappa ± z·se`` of 2x2 counts ``[n00, n01, n10, n11]`` (Fleiss, Cohen and Everitt
-    1969), clipped to [-1, 1]."""
-    n = sum(cells)
-    p = [[cells[0] / n, cells[1] / n], [cells[2] / n, cells[3] / n]]
-    rows = [p[0][0] + p[0][1], p[1][0] + p[1][1]]
-    cols = [p[0][0] + p[1][0], p[0][1] + p[1][1]]
-    chance = rows[0] * cols[0] + rows[1] * cols[1]
-    kappa = (p[0][0] + p[1][1] - chance) / (1.0 - chance)
-    diag = sum(p[i][i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
-    off = (1.0 - kappa) ** 2 * (
-        p[0][1] * (cols[0] + rows[1]) ** 2 + p[1][0] * (cols[1] + rows[0]) ** 2
-    )
-    var = (diag + off - (kappa - chance * (1.0 - kappa)) ** 2) / (n * (1.0 - chance) ** 2)
-    half = z * math.sqrt(max(var, 0.0))
-    return max(-1.0, kappa - half), min(1.0, kappa + half)
+    # kappa_interval widens itself at the boundary (an empty cell), so perfect agreement on
+    # few items is not read as certainty
+    return kappa_interval(human, judged, confidence=confidence), None
 
 
 def _human_human(counts: Sequence[tuple[int, int]], seed: int) -> ConfidenceInterval | None:

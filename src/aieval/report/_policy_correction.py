@@ -10,8 +10,11 @@ cancels from the difference. Its variance by the delta method, on the paired sam
 
 where ``d`` is the candidate's verdict minus the baseline's per paired sample (0/1), ``dbar``
 its mean, and ``q1``, ``q0`` the adjusted TPR and TNR (one added to each side, as in
-``aieval.stats.rogan_gladen``). The one-sided bound at the policy's ``alpha`` is held against
-``noninferiority_margin`` percentage points, as the raw pass-rate rule does.
+``aieval.stats.rogan_gladen``). When the judge's labels are design-weighted by its review
+queues, TPR and TNR are the weighted ones (``aieval.judges.judge_error_rates``, as
+``aieval judges`` uses) and ``Var(J) = var(TPR) + var(TNR) + 2 cov`` from the stratified cells.
+The one-sided bound at the policy's ``alpha`` is held against ``noninferiority_margin``
+percentage points, as the raw pass-rate rule does.
 """
 
 from __future__ import annotations
@@ -23,10 +26,19 @@ from typing import Any
 
 from aieval.core import JudgeKey
 from aieval.errors import ConfigError
-from aieval.judges import SampleKey, agreement, corrected_pass_rate, judge_verdicts, run_judges
+from aieval.judges import (
+    SampleKey,
+    agreement,
+    corrected_pass_rate,
+    judge_design,
+    judge_error_rates,
+    judge_verdicts,
+    labelled_verdicts,
+    run_judges,
+)
 from aieval.report._evidence import RuleResult
-from aieval.report._policy_judges import labelled_verdicts
 from aieval.report._policy_model import PromotionPolicy
+from aieval.stats import ErrorRates
 from aieval.store import RunRow, Store
 
 __all__ = ["RULE", "corrected_difference", "corrected_rule"]
@@ -35,11 +47,19 @@ RULE = "judge_corrected_pass_rate"
 
 
 def corrected_difference(
-    deltas: list[int], *, true_pos: int, positives: int, true_neg: int, negatives: int
+    deltas: list[int],
+    *,
+    true_pos: int = 0,
+    positives: int = 0,
+    true_neg: int = 0,
+    negatives: int = 0,
+    rates: ErrorRates | None = None,
 ) -> tuple[float, float]:
     """The corrected pass rates' difference (candidate - baseline) and its standard error.
 
-    ``deltas`` holds ``candidate - baseline`` (each -1, 0 or 1) per paired sample.
+    ``deltas`` holds ``candidate - baseline`` (each -1, 0 or 1) per paired sample. The judge's
+    TPR and TNR are ``rates`` (weighted or not, see ``aieval.judges.judge_error_rates``), else
+    the counts given.
 
     Example:
         >>> diff, se = corrected_difference([0] * 90 + [-1] * 10, true_pos=45, positives=50,
@@ -48,10 +68,9 @@ def corrected_difference(
         (-0.167, 0.055)
     """
     n = len(deltas)
-    tpr, tnr = true_pos / positives, true_neg / negatives
-    youden = tpr + tnr - 1.0
-    q1, q0 = (true_pos + 1) / (positives + 2), (true_neg + 1) / (negatives + 2)
-    var_youden = q1 * (1 - q1) / (positives + 2) + q0 * (1 - q0) / (negatives + 2)
+    if rates is None:
+        rates = ErrorRates.from_counts(true_pos, positives, true_neg, negatives)
+    youden, var_youden = rates.youden, rates.youden_variance()
     mean = sum(deltas) / n
     var_d = sum((d - mean) ** 2 for d in deltas) / (n - 1) if n > 1 else 0.0
     var = var_d / (n * youden**2) + mean**2 * var_youden / youden**4
@@ -118,7 +137,10 @@ def _judge(
         for store, row in zip(stores, rows, strict=True)
     ]  # fmt: skip
     try:
-        figures = agreement(labels, verdicts, judge=key.digest, threshold=threshold)
+        figures = agreement(
+            labels, verdicts, judge=key.digest, threshold=threshold,
+            design=judge_design(stores[1], key.digest),
+        )  # fmt: skip
         rates = [corrected_pass_rate(side, figures) for side in sides]
     except ConfigError as exc:
         return _held(key, f"no corrected rate: {exc}")
@@ -127,10 +149,8 @@ def _judge(
     if not paired:
         return _held(key, "no sample was judged in both runs")
     deltas = [int(by_id[1][s]) - int(by_id[0][s]) for s in paired]
-    diff, se = corrected_difference(
-        deltas, true_pos=figures.true_pos, positives=figures.positives,
-        true_neg=figures.true_neg, negatives=figures.negatives,
-    )  # fmt: skip
+    error = judge_error_rates(figures)
+    diff, se = corrected_difference(deltas, rates=error)
     z = NormalDist().inv_cdf(1.0 - policy.alpha)
     low, high = diff - z * se, diff + z * se
     margin = policy.noninferiority_margin / 100.0
@@ -143,6 +163,7 @@ def _judge(
         f"{rates[0].raw:.1%}; corrected difference {diff * 100:+.1f} points on {len(paired)} "
         f"paired samples (raw {raw:+.1f}), one-sided {1 - policy.alpha:.0%} bounds "
         f"[{low * 100:+.1f}, {high * 100:+.1f}] vs margin -{policy.noninferiority_margin:g}"
+        + _weighting(error)
     )
     return {
         "judge": key.label(),
@@ -156,7 +177,16 @@ def _judge(
         "high": high,
         "baseline": _rate(rates[0]),
         "candidate": _rate(rates[1]),
+        "weighted": error.weighted,
+        "unweighted": error.unweighted,
     }
+
+
+def _weighting(rates: ErrorRates) -> str:
+    """How the reason says where TPR and TNR came from."""
+    if rates.weighted:
+        return "; weighted TPR/TNR"
+    return f" (unweighted: {rates.unweighted})" if rates.unweighted else ""
 
 
 def _rate(rate: Any) -> Mapping[str, Any]:

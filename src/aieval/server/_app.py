@@ -13,6 +13,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from aieval.server._errors import install_error_handlers
+from aieval.server._judges_api import judges_api
 from aieval.server._manager import RunManager
 from aieval.server._redact import Redactor, redact_logs
 from aieval.server._reports import BundleCache
@@ -121,6 +122,7 @@ def create_app(
     install_error_handlers(app)
     app.include_router(uploads_api)
     app.include_router(review_api)
+    app.include_router(judges_api)
     app.include_router(router)
     app.state.trace_store = received
     app.state.trace_gradings = threading.BoundedSemaphore(MAX_CONCURRENT_GRADINGS)

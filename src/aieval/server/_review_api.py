@@ -7,6 +7,11 @@ its input, prompt, expected and answer, never the judge's score, reason, verdict
 sample's pass flag, until this reviewer saved a label for it; the save's answer reveals them,
 with the queue's agreement so far. Errors here never name the store's file or URL, and an
 unknown field is named with the request's own fields.
+
+The live agreement (a queue's ``agreement``, after a save and in ``GET /queues/{id}``) is the
+judge against the queue's saved labels, weighted by the queue's design, with 95% intervals
+(:func:`aieval.judges.queue_agreement`, the figures ``aieval judges`` prints); it holds only
+labels already saved, so it tells a reviewer nothing of an item before its save.
 """
 
 from __future__ import annotations
@@ -23,17 +28,13 @@ from starlette.exceptions import HTTPException
 
 from aieval.core import ReviewLabel
 from aieval.errors import ConfigError, RunNotFoundError, UserError
-from aieval.judges import MAX_NOTE, QueueRequest, build_queue, parse_mix
+from aieval.judges import MAX_NOTE, QueueRequest, build_queue, parse_mix, queue_agreement
 from aieval.server._errors import error_body
 from aieval.server._responses import SafeJSONResponse
 from aieval.server._security import REVIEWER
-from aieval.stats import cohen_kappa
 from aieval.store import ReviewItem, ReviewQueue, Store, StoreLocation
 
 __all__ = ["MAX_NOTE", "review_api"]
-
-#: Labels an agreement figure reads at most (the newest), so an answer stays small.
-_AGREEMENT_LABELS = 5000
 
 
 def _hide_store(text: str, location: StoreLocation) -> str:
@@ -212,9 +213,11 @@ def create_queue(body: QueueCreate, request: Request) -> SafeJSONResponse:
 
 @review_api.get("/queues/{queue_id}")
 def get_queue(queue_id: _QueueId, request: Request) -> SafeJSONResponse:
-    """One queue's progress."""
+    """One queue's progress and its live agreement (labels saved so far)."""
     reviewer = _reviewer(request)
-    return SafeJSONResponse(_queue_body(_store(request).review_queue(queue_id), reviewer))
+    store = _store(request)
+    queue = store.review_queue(queue_id)
+    return SafeJSONResponse({**_queue_body(queue, reviewer), "agreement": _agreement(store, queue)})
 
 
 def _blind_item(store: Store, queue: ReviewQueue, item: ReviewItem) -> dict[str, Any]:
@@ -314,20 +317,17 @@ def _revealed(store: Store, queue: ReviewQueue, item: ReviewItem) -> dict[str, A
 
 
 def _agreement(store: Store, queue: ReviewQueue) -> dict[str, Any]:
-    """The queue's labels against the judge's pass/fail: how many, how many agree, kappa."""
-    labels = store.review_labels(queue=queue.id)[-_AGREEMENT_LABELS:]
-    threshold = _threshold(queue)
-    human, judge = [], []
-    for label in labels:
-        score = store.get_sample(label.run_id, label.sample_id).scores.get(queue.judge.scorer)
-        if score is None or score.value is None:
-            continue
-        human.append(label.positive(threshold))
-        judge.append(score.value >= threshold)
-    agree = sum(a == b for a, b in zip(human, judge, strict=True))
-    kappa = cohen_kappa(human, judge, zero_division=float("nan")) if human else None
+    """The queue's labels against the judge, design-weighted with 95% intervals (or why not):
+    :meth:`aieval.judges.Agreement.to_dict`, with ``agree`` (labelled items where the judge
+    agrees with the human majority) and ``kappa`` (the judge-human estimate) for the page."""
+    try:
+        figures = queue_agreement(store, queue, _threshold(queue))
+    except ConfigError as exc:
+        return {"labels": 0, "items": 0, "agree": 0, "kappa": None, "problem": str(exc)}
+    kappa = None if figures.judge_human_undefined else round(figures.judge_human.estimate, 4)
     return {
-        "labels": len(human),
-        "agree": agree,
-        "kappa": None if kappa is None or kappa != kappa else round(kappa, 4),
+        **figures.to_dict(),
+        "agree": figures.true_pos + figures.true_neg,
+        "kappa": kappa,
+        "problem": None,
     }

@@ -25,7 +25,14 @@ if TYPE_CHECKING:
         t_interval_from_sums,
     )
     from aieval.stats._describe import QUANTILE_POINTS, histogram, quantiles, sample_std
-    from aieval.stats._judge_error import CorrectedRate, fleiss_kappa, kappa_interval, rogan_gladen
+    from aieval.stats._judge_error import (
+        CorrectedRate,
+        ErrorRates,
+        correct_pass_rate,
+        fleiss_kappa,
+        kappa_interval,
+        rogan_gladen,
+    )
     from aieval.stats._noninferiority import (
         NoninferiorityMethod,
         NoninferiorityResult,
@@ -43,6 +50,7 @@ __all__ = [
     "QUANTILE_POINTS",
     "ConfidenceInterval",
     "CorrectedRate",
+    "ErrorRates",
     "NoninferiorityMethod",
     "NoninferiorityResult",
     "VarianceSplit",
@@ -52,6 +60,7 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_mean_cis",
     "cohen_kappa",
+    "correct_pass_rate",
     "exact_agreement",
     "fleiss_kappa",
     "histogram",
@@ -104,6 +113,8 @@ _EXPORTS = {
     "quantiles": "aieval.stats._describe",
     "sample_std": "aieval.stats._describe",
     "CorrectedRate": "aieval.stats._judge_error",
+    "ErrorRates": "aieval.stats._judge_error",
+    "correct_pass_rate": "aieval.stats._judge_error",
     "fleiss_kappa": "aieval.stats._judge_error",
     "kappa_interval": "aieval.stats._judge_error",
     "rogan_gladen": "aieval.stats._judge_error",

@@ -16,6 +16,8 @@ from aieval.stats._bootstrap import ConfidenceInterval
 
 __all__ = [
     "CorrectedRate",
+    "ErrorRates",
+    "correct_pass_rate",
     "fleiss_kappa",
     "kappa_interval",
     "rogan_gladen",
@@ -48,11 +50,22 @@ def kappa_interval(
     both raters give one same label has kappa 0 (undefined); for the data the interval is then
     [-1, 1].
 
+    At the boundary, where a cell of the 2x2 table is empty (no disagreement of one kind, or
+    none at all) or the interval has no width, every resample (and the plain standard error)
+    agrees with the data and the interval would shrink to a point. It is then widened to the
+    analytic interval of the table with ``z²/8`` added to each cell (``z²/2`` in all, as
+    Agresti-Coull adds to a proportion): perfect agreement on 112 items with 17 negatives has
+    a lower bound of 0.905, not 1.
+
     Example:
-        >>> a, b = [True, True, False, False] * 25, [True, False, False, False] * 25
+        >>> a = [True] * 40 + [False] * 60
+        >>> b = [True] * 28 + [False] * 12 + [True] * 12 + [False] * 48
         >>> ci = kappa_interval(a, b, method="analytic")
         >>> round(ci.estimate, 3), round(ci.low, 3), round(ci.high, 3)
-        (0.5, 0.353, 0.647)
+        (0.5, 0.327, 0.673)
+        >>> a, b = [True, True, False, False] * 25, [True, False, False, False] * 25
+        >>> round(kappa_interval(a, b, method="analytic").low, 3)  # an empty cell: widened
+        0.343
     """
     if len(a) != len(b) or not a:
         raise ConfigError(
@@ -70,20 +83,61 @@ def kappa_interval(
         return ConfidenceInterval(0.0, -1.0, 1.0, confidence)
     z = _z(confidence)
     if method == "bootstrap":
-        rng = np.random.default_rng(seed)
-        resampled = _kappas(rng.multinomial(n, table / n, n_resamples).astype(float))
-        tail = (1.0 - confidence) / 2.0
-        low, high = np.quantile(resampled, [tail, 1.0 - tail])
-        return ConfidenceInterval(kappa, float(low), float(high), confidence)
-    if method != "analytic":
+        low, high = percentile_bootstrap(table, confidence, n_resamples, seed)
+    elif method == "analytic":
+        diag = sum(p[i, i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
+        off = (1.0 - kappa) ** 2 * sum(
+            p[i, j] * (cols[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j
+        )
+        var = (diag + off - (kappa - chance * (1.0 - kappa)) ** 2) / (n * (1.0 - chance) ** 2)
+        half = z * math.sqrt(max(var, 0.0))
+        low, high = max(-1.0, kappa - half), min(1.0, kappa + half)
+    else:
         raise ConfigError(f"kappa_interval: method must be bootstrap or analytic, not {method!r}")
-    diag = sum(p[i, i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
-    off = (1.0 - kappa) ** 2 * sum(
-        p[i, j] * (cols[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j
+    cells = [float(c) for c in table]
+    if min(cells) > 0 and high > low:
+        return ConfidenceInterval(kappa, low, high, confidence)
+    # At the boundary every resample agrees as the data does: widen to the adjusted table's
+    # analytic interval, so perfect agreement on few items is not read as certainty.
+    wide_low, wide_high = _adjusted_kappa_bounds(cells, z)
+    return ConfidenceInterval(kappa, min(low, wide_low), max(high, wide_high), confidence)
+
+
+def percentile_bootstrap(
+    table: np.ndarray, confidence: float, n_resamples: int, seed: int
+) -> tuple[float, float]:
+    """The plain percentile bootstrap of kappa over 2x2 counts ``[n00, n01, n10, n11]`` (items
+    resampled as the table's counts), never widened: kept apart for the simulations."""
+    n = int(table.sum())
+    rng = np.random.default_rng(seed)
+    resampled = _kappas(rng.multinomial(n, table / n, n_resamples).astype(float))
+    tail = (1.0 - confidence) / 2.0
+    quantiles = np.quantile(resampled, [tail, 1.0 - tail])
+    return float(quantiles[0]), float(quantiles[1])
+
+
+def _adjusted_kappa_bounds(cells: Sequence[float], z: float) -> tuple[float, float]:
+    """The analytic kappa interval of 2x2 counts ``[n00, n01, n10, n11]`` with ``z²/8`` added
+    to each cell: the width kept at the boundary (an empty cell)."""
+    return _analytic([c + z * z / 8.0 for c in cells], z)
+
+
+def _analytic(cells: Sequence[float], z: float) -> tuple[float, float]:
+    """``kappa ± z·se`` of 2x2 counts ``[n00, n01, n10, n11]`` (Fleiss, Cohen and Everitt
+    1969), clipped to [-1, 1]."""
+    n = sum(cells)
+    p = [[cells[0] / n, cells[1] / n], [cells[2] / n, cells[3] / n]]
+    rows = [p[0][0] + p[0][1], p[1][0] + p[1][1]]
+    cols = [p[0][0] + p[1][0], p[0][1] + p[1][1]]
+    chance = rows[0] * cols[0] + rows[1] * cols[1]
+    kappa = (p[0][0] + p[1][1] - chance) / (1.0 - chance)
+    diag = sum(p[i][i] * (1.0 - (rows[i] + cols[i]) * (1.0 - kappa)) ** 2 for i in range(2))
+    off = (1.0 - kappa) ** 2 * (
+        p[0][1] * (cols[0] + rows[1]) ** 2 + p[1][0] * (cols[1] + rows[0]) ** 2
     )
     var = (diag + off - (kappa - chance * (1.0 - kappa)) ** 2) / (n * (1.0 - chance) ** 2)
     half = z * math.sqrt(max(var, 0.0))
-    return ConfidenceInterval(kappa, max(-1.0, kappa - half), min(1.0, kappa + half), confidence)
+    return max(-1.0, kappa - half), min(1.0, kappa + half)
 
 
 def _kappas(cells: np.ndarray) -> np.ndarray:
@@ -136,6 +190,9 @@ class CorrectedRate:
         tpr / tnr: the judge's sensitivity and specificity on the labelled items.
         n: samples the judge graded; positives / negatives: human-pass and human-fail labels.
         confidence: the interval's coverage.
+        weighted: ``tpr`` and ``tnr`` (and the interval) are design-weighted by the review
+            queues the labels came from (see :class:`ErrorRates`).
+        unweighted: why they are the labelled items' own counts instead, else ``None``.
     """
 
     raw: float
@@ -150,6 +207,8 @@ class CorrectedRate:
     positives: int
     negatives: int
     confidence: float = 0.95
+    weighted: bool = False
+    unweighted: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready numbers."""
@@ -165,7 +224,71 @@ class CorrectedRate:
             "n": self.n,
             "positives": self.positives,
             "negatives": self.negatives,
+            "weighted": self.weighted,
+            "unweighted": self.unweighted,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorRates:
+    """A judge's sensitivity (TPR, q1) and specificity (TNR, q0) as a correction uses them.
+
+    From counts (:meth:`from_counts`), the interval takes the adjusted rates ``(k+1)/(m+2)``
+    and their binomial variances. From a stratified review queue, ``tpr`` and ``tnr`` are the
+    design-weighted estimates and ``covariance`` holds their delta-method variances and
+    covariance ``(var_tpr, var_tnr, cov)`` (:attr:`WeightedAgreement.rates_cov`): both rates
+    come from the same strata, so they are not independent.
+
+    Attributes:
+        tpr / tnr: the point estimates.
+        true_pos / positives / true_neg / negatives: the labelled items behind them (the
+            fewest-labels rule reads these, weighted or not).
+        covariance: ``(var_tpr, var_tnr, cov)`` when weighted, else ``None``.
+        weighted: the rates are design-weighted (also when the design is self-weighting and
+            the counts are the weighted figures).
+        unweighted: why they are not, else ``None``.
+    """
+
+    tpr: float
+    tnr: float
+    true_pos: int
+    positives: int
+    true_neg: int
+    negatives: int
+    covariance: tuple[float, float, float] | None = None
+    weighted: bool = False
+    unweighted: str | None = None
+
+    @classmethod
+    def from_counts(
+        cls,
+        true_pos: int,
+        positives: int,
+        true_neg: int,
+        negatives: int,
+        *,
+        weighted: bool = False,
+        unweighted: str | None = None,
+    ) -> ErrorRates:
+        """Rates from the labelled items' counts (no design, or a self-weighting one)."""
+        tpr = true_pos / positives if positives else 0.0
+        tnr = true_neg / negatives if negatives else 0.0
+        return cls(tpr, tnr, true_pos, positives, true_neg, negatives, None, weighted, unweighted)
+
+    @property
+    def youden(self) -> float:
+        """``TPR + TNR - 1``: 0 for a judge no better than chance."""
+        return self.tpr + self.tnr - 1.0
+
+    def youden_variance(self) -> float:
+        """The variance of ``TPR + TNR - 1``: the adjusted binomial variances from counts, or
+        ``var_tpr + var_tnr + 2 cov`` when weighted."""
+        if self.covariance is not None:
+            var1, var0, cov = self.covariance
+            return var1 + var0 + 2.0 * cov
+        m1, m0 = self.positives, self.negatives
+        q1, q0 = (self.true_pos + 1) / (m1 + 2), (self.true_neg + 1) / (m0 + 2)
+        return q1 * (1 - q1) / (m1 + 2) + q0 * (1 - q0) / (m0 + 2)
 
 
 # Fewer labels on either side and the judge's error rates are guesses, not estimates.
@@ -209,15 +332,42 @@ def rogan_gladen(
     ):
         if m < 0 or not 0 <= k <= m:
             raise ConfigError(f"rogan_gladen: {name} must be between 0 and {m}, got {k}")
-    if n == 0:
+    rates = ErrorRates.from_counts(true_pos, positives, true_neg, negatives)
+    return correct_pass_rate(
+        judged_pass, n, rates, confidence=confidence, min_per_class=min_per_class
+    )
+
+
+def correct_pass_rate(
+    judged_pass: int,
+    n: int,
+    rates: ErrorRates,
+    *,
+    confidence: float = 0.95,
+    min_per_class: int = MIN_LABELS_PER_CLASS,
+) -> CorrectedRate:
+    """The Rogan-Gladen corrected pass rate of ``judged_pass`` of ``n`` under ``rates``.
+
+    From counts, the interval is :func:`rogan_gladen`'s adjusted delta method. Weighted, it is
+    the delta method with the weighted rates' variances and covariance:
+    ``Var = [p(1-p)/n + (1-θ)² var0 + θ² var1 - 2θ(1-θ) cov] / J²`` (``p`` adjusted as from
+    counts, ``J = TPR + TNR - 1``).
+
+    Raises:
+        ConfigError: as :func:`rogan_gladen`.
+    """
+    if n <= 0:
         raise ConfigError("rogan_gladen: the judge graded no sample")
-    if positives < min_per_class or negatives < min_per_class:
+    if not 0 <= judged_pass <= n:
+        raise ConfigError(f"rogan_gladen: judged_pass must be between 0 and {n}, got {judged_pass}")
+    if rates.positives < min_per_class or rates.negatives < min_per_class:
         raise ConfigError(
-            f"cannot correct the pass rate: {positives} human-pass and {negatives} human-fail "
-            f"label(s); each side needs at least {min_per_class}. Label more samples"
+            f"cannot correct the pass rate: {rates.positives} human-pass and "
+            f"{rates.negatives} human-fail label(s); each side needs at least {min_per_class}. "
+            "Label more samples"
         )
     z = _z(confidence)
-    p, tpr, tnr = judged_pass / n, true_pos / positives, true_neg / negatives
+    p, tpr, tnr = judged_pass / n, rates.tpr, rates.tnr
     youden = tpr + tnr - 1.0
     if youden <= 0.0:
         raise ConfigError(
@@ -226,7 +376,11 @@ def rogan_gladen(
             "(no better than chance); fix the judge before trusting its pass rate"
         )
     theta = (p + tnr - 1.0) / youden
-    low, high = _adjusted_delta(judged_pass, n, true_pos, positives, true_neg, negatives, z)
+    if rates.covariance is None:
+        counts = (rates.true_pos, rates.positives, rates.true_neg, rates.negatives)
+        low, high = _adjusted_delta(judged_pass, n, *counts, z)
+    else:
+        low, high = _weighted_delta(judged_pass, n, rates, z)
     from aieval.stats._bootstrap import wilson_interval
 
     return CorrectedRate(
@@ -239,10 +393,30 @@ def rogan_gladen(
         tpr=tpr,
         tnr=tnr,
         n=n,
-        positives=positives,
-        negatives=negatives,
+        positives=rates.positives,
+        negatives=rates.negatives,
         confidence=confidence,
+        weighted=rates.weighted,
+        unweighted=rates.unweighted,
     )
+
+
+def _weighted_delta(k: int, n: int, rates: ErrorRates, z: float) -> tuple[float, float]:
+    """The delta-method interval with design-weighted TPR and TNR (``rates.covariance``)."""
+    assert rates.covariance is not None
+    var1, var0, cov = rates.covariance
+    nn = n + z * z
+    p = (k + z * z / 2.0) / nn
+    youden = rates.youden
+    theta = (p + rates.tnr - 1.0) / youden
+    var = (
+        p * (1 - p) / nn
+        + (1 - theta) ** 2 * var0
+        + theta**2 * var1
+        - 2.0 * theta * (1 - theta) * cov
+    ) / youden**2
+    half = z * math.sqrt(max(var, 0.0))
+    return max(0.0, theta - half), min(1.0, theta + half)
 
 
 def _adjusted_delta(

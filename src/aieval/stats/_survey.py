@@ -39,6 +39,9 @@ class WeightedAgreement:
         base_rate: the weighted human pass rate.
         labels: how many labels it rests on.
         strata: how many strata they fall in.
+        rates_cov: the delta-method variances of TPR and TNR and their covariance
+            ``(var_tpr, var_tnr, cov)`` (``None`` when either is undefined); the corrected pass
+            rate needs all three, since both rates come from the same stratified cells.
     """
 
     kappa: ConfidenceInterval
@@ -47,6 +50,7 @@ class WeightedAgreement:
     base_rate: float
     labels: int
     strata: int
+    rates_cov: tuple[float, float, float] | None = None
 
 
 def stratum_sizes(weights: Iterable[tuple[str, float | None]]) -> dict[str, float]:
@@ -124,6 +128,7 @@ def weighted_agreement(
         base_rate=float(p[0] + p[2]),
         labels=n,
         strata=len(groups),
+        rates_cov=_rates_cov(p, cov),
     )
 
 
@@ -173,9 +178,7 @@ def _rate(
     total = p[hit] + p[miss]
     if total <= 0:
         return None
-    gradient = np.zeros(4)
-    gradient[hit] = p[miss] / total**2
-    gradient[miss] = -p[hit] / total**2
+    gradient = _ratio_gradient(p, hit, miss)
     return _interval(float(p[hit] / total), gradient, cov, z, confidence, (0.0, 1.0))
 
 
@@ -193,3 +196,22 @@ def _interval(
     return ConfidenceInterval(
         estimate, max(low, estimate - z * se), min(high, estimate + z * se), confidence
     )
+
+
+def _ratio_gradient(p: npt.NDArray[np.float64], hit: int, miss: int) -> npt.NDArray[np.float64]:
+    """The gradient of ``p[hit] / (p[hit] + p[miss])`` in the cells."""
+    total = p[hit] + p[miss]
+    gradient = np.zeros(4)
+    gradient[hit] = p[miss] / total**2
+    gradient[miss] = -p[hit] / total**2
+    return gradient
+
+
+def _rates_cov(
+    p: npt.NDArray[np.float64], cov: npt.NDArray[np.float64]
+) -> tuple[float, float, float] | None:
+    """Var(TPR), Var(TNR) and Cov(TPR, TNR) by the delta method; ``None`` if one is undefined."""
+    if p[0] + p[2] <= 0 or p[3] + p[1] <= 0:
+        return None
+    g1, g0 = _ratio_gradient(p, 0, 2), _ratio_gradient(p, 3, 1)
+    return float(g1 @ cov @ g1), float(g0 @ cov @ g0), float(g1 @ cov @ g0)

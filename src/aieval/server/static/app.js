@@ -531,6 +531,7 @@
           finished = true;
           renderRunHeader(header, final);
           showReport(summary, details, final);
+          showJudges(details, path);
           table.quiet(false);
           table.reload();
         },
@@ -554,7 +555,53 @@
       }
       renderRunHeader(header, bundle);
       showReport(summary, details, bundle);
+      showJudges(details, path);
     }
+  }
+
+  // The run's judges against their reviewers' labels (GET .../judges, what `aieval judges`
+  // prints): nothing at all for a run without a judge.
+  function showJudges(details, path) {
+    api(path + "/judges").then((data) => {
+      if (!data.judges.length || !details.isConnected) return;
+      details.prepend(judgesPanel(data.judges));
+    }, () => undefined);
+  }
+
+  function judgesPanel(judges) {
+    const ci = (value) => value === null || value === undefined ? "—"
+      : `${value.estimate.toFixed(3)} (${value.low.toFixed(3)} – ${value.high.toFixed(3)})`;
+    const blocks = judges.map((judge) => {
+      const cert = judge.certification;
+      const head = el("h3", {}, `${judge.judge} · ${judge.digest}`);
+      if (!cert) return el("div", { class: "judge" }, head, el("p", { class: "muted" }, judge.problem || "no figures"));
+      const agree = cert.agreement;
+      const kappa = agree.judge_human_kappa === null
+        ? `n/a (${agree.judge_human_undefined})` : ci(agree.judge_human_kappa);
+      const rows = [
+        [agree.weighted ? "weighted kappa judge-human" : "kappa judge-human", kappa, agree.items],
+        ["kappa human-human", ci(agree.human_human_kappa), agree.human_human_items],
+        ["TPR (judge pass | human pass)", ci(agree.tpr), agree.positives],
+        ["TNR (judge fail | human fail)", ci(agree.tnr), agree.negatives],
+        ["base rate (human pass)", agree.base_rate.toFixed(3), agree.items],
+      ];
+      for (const run of judge.runs) {
+        const rate = run.corrected;
+        rows.push(["pass rate, raw", run.raw.toFixed(3), run.judged]);
+        rows.push(["pass rate, corrected", rate ? `${rate.corrected.toFixed(3)} (${rate.low.toFixed(3)} – ${rate.high.toFixed(3)})` : `— (${run.refused})`, run.judged]);
+      }
+      const table = el("table", { class: "judge-figures" },
+        el("thead", {}, el("tr", {}, ...["figure", "estimate (95% CI)", "n"].map((t) => el("th", {}, t)))),
+        el("tbody", {}, ...rows.map((row) => el("tr", {}, ...row.map((v) => el("td", {}, String(v)))))));
+      const how = agree.weighted ? "weighted by the review queues' design"
+        : `unweighted: ${agree.unweighted}`;
+      return el("div", { class: "judge" }, head,
+        el("p", { class: "judge-status" }, `${cert.status}: ${cert.reason}`), table,
+        el("p", { class: "muted" }, `${how} · ${agree.labels} label(s) by ${agree.reviewers} reviewer(s)`));
+    });
+    const panel = section("Judges", ...blocks);
+    panel.id = "run-judges";
+    return panel;
   }
 
   function reportState(text, busy = false) {

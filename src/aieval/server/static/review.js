@@ -148,6 +148,21 @@
     }
   }
 
+  // The queue's live figures: design-weighted when the queue's design covers the labels, else
+  // the labelled items' own with the reason; every figure with its 95% interval.
+  function figuresText(agreement) {
+    if (agreement.problem) return agreement.problem;
+    const ci = (value) => value === null
+      ? "—" : `${value.estimate.toFixed(2)} (${value.low.toFixed(2)}–${value.high.toFixed(2)})`;
+    const kappa = agreement.judge_human_kappa === null
+      ? `n/a (${agreement.judge_human_undefined})` : ci(agreement.judge_human_kappa);
+    const name = agreement.weighted ? "weighted kappa" : "kappa";
+    const how = agreement.weighted ? "weighted by the queue's design" : `unweighted: ${agreement.unweighted}`;
+    return `${name} ${kappa} · TPR ${ci(agreement.tpr)} · TNR ${ci(agreement.tnr)} · ` +
+      `base rate ${agreement.base_rate.toFixed(2)} · ${agreement.items} items, ` +
+      `${agreement.labels} labels · ${how}`;
+  }
+
   function reveal(data) {
     const judge = data.judge;
     const agreement = data.agreement;
@@ -159,7 +174,8 @@
       el("p", { id: "judge-score", text: `${verdict} · score ${shown(judge.score)}` }),
       el("pre", { id: "judge-reason", class: "review-text", text: shown(judge.reason) }),
       el("p", { id: "review-agreement",
-        text: `Agreement so far: ${agreement.agree} of ${agreement.labels} labels agree with the judge · kappa ${kappa}` }),
+        text: `Agreement so far: ${agreement.agree} of ${agreement.items} labelled items agree with the judge · kappa ${kappa}` }),
+      el("p", { id: "review-figures", class: "muted", text: figuresText(agreement) }),
       el("p", { class: "muted", text: "Enter or space: next item" }));
     box.hidden = false;
     document.getElementById("review-progress").textContent = progressText(data.queue);
