@@ -55,14 +55,14 @@ def test_an_items_chance_of_being_picked_is_one_over_its_weight() -> None:
 
 
 def test_disagreement_between_the_judges_samples_counts_as_uncertainty() -> None:
-    sure = [Judged("r", f"s{i}", 0.9, (0.9, 0.9, 0.9)) for i in range(5)]
+    sure = [Judged("r", f"s{i}", 0.9, (0.9, 0.9, 0.9)) for i in range(11)]
     torn = Judged("r", "torn", 0.9, (0.1, 0.9, 1.0))
     # its samples' standard error (0.40 / sqrt 3) moves it to 0.67: a stratum of its own,
     # nearer the threshold, drawn at a higher rate than the sure ones
-    picks = {p.sample_id: p for p in select_items([*sure, torn], 2, mix={"uncertain": 1})}
+    picks = {p.sample_id: p for p in select_items([*sure, torn], 6, mix={"uncertain": 1})}
     assert (picks["torn"].stratum, picks["torn"].weight) == ("0.67-0.67", 1.0)
     assert {(p.stratum, p.weight) for p in picks.values() if p.sample_id != "torn"} == {
-        ("0.90-0.90", 5.0)
+        ("0.90-0.90", 11 / 5)
     }
     assert verdict_values({"verdicts": [{"normalized": 0.2}, {"normalized": "x"}, 3]}) == (0.2,)
 
@@ -111,6 +111,14 @@ def test_strata_never_split_equal_scores_and_their_names_are_distinct() -> None:
     close = _judge({0.5001: 10, 0.5002: 10, 0.5003: 10})
     names = {p.stratum for p in select_items(close, 30, bins=6)}
     assert names == {"0.5001-0.5001", "0.5002-0.5002", "0.5003-0.5003"}
+
+
+def test_a_small_queue_gets_fewer_strata_each_with_two_labels() -> None:
+    items = _items(200)
+    picks = select_items(items, 12, seed=2)  # 20 bins asked: 6 strata of about 33 items
+    by_stratum = Counter(p.stratum for p in picks)
+    assert len(by_stratum) == 6 and set(by_stratum.values()) == {2}
+    assert sum(p.weight for p in picks) == pytest.approx(200)
 
 
 def test_a_bad_selection_is_refused_naming_it() -> None:

@@ -135,9 +135,10 @@ def select_items(
     up to ``bins`` judge-score strata, allocated by the shares of ``mix``, in a seeded serving
     order (a queue stopped early is still a random sample within each stratum).
 
-    Every stratum gets at least one pick when ``size`` is at least the number of strata (two
-    when it is twice that), so every judged sample can be drawn and the weights are unbiased.
-    A smaller queue may leave a stratum out: its weights then stand for the strata it drew.
+    A queue of fewer than twice ``bins`` items gets ``size // 2`` strata (at least two), so
+    every stratum gives at least two picks (one when a stratum holds one item): every judged
+    sample can be drawn and the weights are unbiased. A queue of one to three items may leave
+    a stratum out: its weights then stand for the strata it drew.
     """
     if size < 1:
         raise ConfigError(f"a review queue needs a size of at least 1, not {size}")
@@ -147,8 +148,10 @@ def select_items(
         if name not in SELECTIONS:
             raise ConfigError(f"unknown selection {name!r}; use {', '.join(SELECTIONS)}")
     rng = random.Random(seed)
-    strata = _strata(judged, threshold, bins)
-    counts = _allocate(strata, min(size, len(judged)), mix)
+    size = min(size, len(judged))
+    # fewer, wider strata for a small queue, so that each can still give two labels
+    strata = _strata(judged, threshold, max(2, min(bins, size // 2)))
+    counts = _allocate(strata, size, mix)
     picks: list[Pick] = []
     for stratum, n in zip(strata, counts, strict=True):
         if n:
@@ -216,14 +219,21 @@ def _quantile_groups(
     scored: list[tuple[float, Judged]], count: int
 ) -> list[list[tuple[float, Judged]]]:
     """``scored`` in score order, cut into up to ``count`` runs of near-equal length; a cut
-    never falls between equal scores."""
+    never falls between equal scores (it moves to the nearer end of their run)."""
     ordered = sorted(scored, key=lambda pair: (pair[0], pair[1].score))
     groups: list[list[tuple[float, Judged]]] = []
     start = 0
     for k in range(1, count + 1):
         end = round(len(ordered) * k / count)
-        while 0 < end < len(ordered) and _key(ordered[end]) == _key(ordered[end - 1]):
-            end += 1
+        if 0 < end < len(ordered) and _key(ordered[end]) == _key(ordered[end - 1]):
+            # inside a run of equal scores: cut at its nearer end (its far end if the near
+            # one would leave this bin empty)
+            low = high = end
+            while low > start and _key(ordered[low - 1]) == _key(ordered[end]):
+                low -= 1
+            while high < len(ordered) and _key(ordered[high]) == _key(ordered[end]):
+                high += 1
+            end = low if low > start and end - low <= high - end else high
         if end > start:
             groups.append(ordered[start:end])
             start = end
