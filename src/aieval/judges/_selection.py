@@ -95,7 +95,7 @@ def verdict_values(metadata: Mapping[str, Any] | None) -> tuple[float, ...]:
 
 
 def parse_mix(text: str) -> dict[str, float]:
-    """``stratified``, or ``stratified=40,uncertain=40,random=20`` (shares, any scale).
+    """``stratified``, or ``stratified=20,uncertain=80`` (shares, any scale).
 
     Raises:
         ConfigError: an unknown selection or a share that is not a non-negative number.
