@@ -179,8 +179,8 @@ def _strata(judged: Sequence[Judged], threshold: float, bins: int) -> list[_Stra
     """The judged items in up to ``bins`` bins of near-equal count (quantiles of their effective
     score), ``bins // 2`` below the threshold and the rest above it; equal scores share a bin.
 
-    The effective score moves toward the threshold by the spread of the judge's samples (never
-    across it). A bin's expected human pass rate is its mean effective score placed on 0..1:
+    The effective score moves toward the threshold by the standard error of the judge's
+    samples (their spread over the square root of their number; never across it). A bin's expected human pass rate is its mean effective score placed on 0..1:
     the threshold at 0.5 and the ends of the judge's range (0..1, or its scores' wider range)
     at 0 and 1.
     """
