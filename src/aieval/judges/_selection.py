@@ -180,9 +180,9 @@ def _strata(judged: Sequence[Judged], threshold: float, bins: int) -> list[_Stra
     score), ``bins // 2`` below the threshold and the rest above it; equal scores share a bin.
 
     The effective score moves toward the threshold by the standard error of the judge's
-    samples (their spread over the square root of their number; never across it). A bin's expected human pass rate is its mean effective score placed on 0..1:
-    the threshold at 0.5 and the ends of the judge's range (0..1, or its scores' wider range)
-    at 0 and 1.
+    samples (their spread over the square root of their number; never across it). A bin's
+    expected human pass rate is its mean effective score placed on 0..1: the threshold at 0.5
+    and the ends of the judge's range (0..1, or its scores' wider range) at 0 and 1.
     """
     lo = min([0.0, threshold, *(item.score for item in judged)])
     hi = max([1.0, threshold, *(item.score for item in judged)])
