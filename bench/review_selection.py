@@ -2,7 +2,7 @@
 and how often that interval covers the judge's true kappa on the whole run.
 
 Usage: ``python bench/review_selection.py [--model logistic|calibrated] [--items 5000]
-[--reps 8] [--coverage-reps 200] [--cap 1500] [--seed 0]``
+[--reps 40] [--coverage-reps 500] [--cap 1500] [--seed 0]``
 
 Two population models (``--model``):
 
@@ -16,11 +16,13 @@ The judge's verdict is its score at or above 0.5. The target is the same for eve
 the judge-human kappa over all items. ``random`` is a simple random sample with the plain
 kappa; the other selections are ``aieval.judges.select_items`` queues (stratified by judge
 score, design weights), estimated by ``aieval.stats.weighted_agreement`` (stratified cells,
-delta-method interval). For each selection the table gives the fewest labels (grid of 25)
-whose mean 95% interval width over ``--reps`` queues is at most ``--width``, then, at that
-count, the coverage of the true kappa over ``--coverage-reps`` queues, the weighted interval's
-and (for comparison) the unweighted kappa's of the same labels, and the coverage of the true
-TPR and TNR by their weighted intervals.
+delta-method interval). For each selection the table gives the fewest labels (to 5, found by
+bisection) whose mean 95% interval width over ``--reps`` seeded queues is at most ``--width``,
+then, at that count, the coverage of the true kappa over ``--coverage-reps`` other queues, the
+weighted interval's and (for comparison) the unweighted kappa's of the same labels, and the
+coverage of the true TPR and TNR by their weighted intervals. Last, the floor any allocation
+over the same strata meets: the variance of kappa with each stratum's true human pass rate
+known in advance (Neyman's allocation on it), against a simple random sample's.
 """
 
 from __future__ import annotations
@@ -32,14 +34,19 @@ import statistics
 import time
 from collections.abc import Mapping, Sequence
 
-from aieval.judges import Judged, select_items
+from aieval.judges import DEFAULT_MIX, Judged, select_items
 from aieval.stats import WeightedAgreement, cohen_kappa, stratum_sizes, weighted_agreement
 
 MIXES: dict[str, Mapping[str, float] | None] = {
     "random (simple random sample)": None,
-    "stratified (Neyman)": {"stratified": 1.0},
-    "stratified+uncertain 50/50": {"stratified": 0.5, "uncertain": 0.5},
-    "default 40/40/20": {"stratified": 0.4, "uncertain": 0.4, "random": 0.2},
+    "stratified (Neyman on the label)": {"stratified": 1.0},
+    "uncertain (Neyman on kappa)": {"uncertain": 1.0},
+    "default: stratified 20 + uncertain 80": DEFAULT_MIX,
+    "stratified 40 + uncertain 40 + random 20": {
+        "stratified": 0.4,
+        "uncertain": 0.4,
+        "random": 0.2,
+    },
 }
 
 
@@ -90,23 +97,25 @@ class Selection:
         return found, cohen_kappa(judge, human, zero_division=0.0)
 
 
-def labels_needed(
-    selection: Selection, width: float, reps: int, seed: int, cap: int
-) -> tuple[int | None, dict[int, float]]:
-    """The fewest labels (grid of 25, up to ``cap``) whose mean interval width is at most
-    ``width``; ``None`` when ``cap`` labels do not reach it."""
-    widths: dict[int, float] = {}
-    size = 25
-    while size <= min(len(selection.items), cap):
+def labels_needed(selection: Selection, width: float, reps: int, seed: int, cap: int) -> int | None:
+    """The fewest labels (to 5, up to ``cap``) whose mean interval width over ``reps`` queues
+    (the same seeds at every count) is at most ``width``, by bisection; ``None`` when ``cap``
+    labels do not reach it."""
+
+    def narrow_enough(size: int) -> bool:
         runs = []
         for rep in range(reps):
             found, _ = selection.draw(size, seed * 1000 + rep)
             runs.append(found.kappa.high - found.kappa.low)
-        widths[size] = statistics.fmean(runs)
-        if widths[size] <= width:
-            return size, widths
-        size += 25
-    return None, widths
+        return statistics.fmean(runs) <= width
+
+    low, high = 0, min(len(selection.items), cap) // 5  # in steps of 5 labels
+    if not narrow_enough(high * 5):
+        return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if narrow_enough(middle * 5) else (middle, high)
+    return high * 5
 
 
 def coverage(
@@ -136,6 +145,35 @@ def coverage(
     )
 
 
+def floor_ratio(items: Sequence[Judged], truth: Mapping[str, bool]) -> float:
+    """The variance of kappa under Neyman's allocation with every stratum's true human pass
+    rate known, over a simple random sample's (both per label, before the finite population
+    correction): the least share of random's labels any allocation over these strata needs."""
+    judge = [item.score >= 0.5 for item in items]
+    human = [truth[item.sample_id] for item in items]
+    n = len(items)
+    cells = [
+        (j and h, j and not h, not j and h, not (j or h)) for j, h in zip(judge, human, strict=True)
+    ]
+    p = [sum(cell[k] for cell in cells) / n for k in range(4)]
+    agree, passed, labelled = p[0] + p[3], p[0] + p[1], p[0] + p[2]
+    chance = passed * labelled + (1 - passed) * (1 - labelled)
+    dj, dh = 2 * labelled - 1, 2 * passed - 1
+    slope = [
+        ((k in (0, 3)) * (1 - chance) - (dj * (k < 2) + dh * (k in (0, 2))) * (1 - agree))
+        / (1 - chance) ** 2
+        for k in range(4)
+    ]
+    influence = [sum(g * c for g, c in zip(slope, cell, strict=True)) for cell in cells]
+    random_variance = statistics.pvariance(influence)
+    members: dict[str, list[float]] = {}
+    for pick in select_items(items, n):  # every item, each with its stratum
+        index = int(pick.sample_id[1:])
+        members.setdefault(pick.stratum, []).append(influence[index])
+    spread = sum(len(m) / n * statistics.pstdev(m) for m in members.values())
+    return spread**2 / random_variance
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=("logistic", "calibrated"), default="logistic")
@@ -143,8 +181,8 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=1500)
     parser.add_argument("--prevalence", type=float, default=0.4)
     parser.add_argument("--width", type=float, default=0.10)
-    parser.add_argument("--reps", type=int, default=8)
-    parser.add_argument("--coverage-reps", type=int, default=200)
+    parser.add_argument("--reps", type=int, default=40)
+    parser.add_argument("--coverage-reps", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     started, cpu = time.perf_counter(), time.process_time()
@@ -168,7 +206,7 @@ def main() -> None:
     base = None
     for name, mix in MIXES.items():
         selection = Selection(items, truth, mix)
-        needed, _ = labels_needed(selection, args.width, args.reps, args.seed, args.cap)
+        needed = labels_needed(selection, args.width, args.reps, args.seed, args.cap)
         base = base or needed
         ratio = f"{needed / base:.0%}" if needed and base else "-"
         if needed is None:
@@ -182,6 +220,10 @@ def main() -> None:
             f" | {tpr_covered:.1%} / {tnr_covered:.1%} |",
             flush=True,
         )
+    print(
+        f"floor: Neyman's allocation with the true pass rates over these strata needs"
+        f" {floor_ratio(items, truth):.0%} of random's labels (variance per label)"
+    )
     print(f"wall {time.perf_counter() - started:.1f} s, CPU {time.process_time() - cpu:.1f} s")
 
 

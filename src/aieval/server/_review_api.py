@@ -112,7 +112,7 @@ class QueueCreate(BaseModel):
     size: int = Field(50, ge=1, le=10000)
     reviewers: int = Field(2, ge=1, le=20)
     selection: str = Field(
-        "stratified=40,uncertain=40,random=20",
+        "stratified=20,uncertain=80",
         max_length=200,
         description="ways and shares: stratified, uncertain, random",
     )

@@ -25,6 +25,8 @@ from aieval.stats._bootstrap import ConfidenceInterval
 __all__ = ["WeightedAgreement", "stratum_sizes", "weighted_agreement"]
 
 #: The cells, in order: (judge, human) = (pass, pass), (pass, fail), (fail, pass), (fail, fail).
+#: The labels added to each human verdict per judge verdict in the variance (Jeffreys).
+_JEFFREYS = 0.5
 _CELLS = ((True, True), (True, False), (False, True), (False, False))
 
 
@@ -74,8 +76,9 @@ def weighted_agreement(
     label in stratum ``strata[i]`` of population size ``sizes[stratum]``.
 
     Without ``strata`` the labels are one simple random sample; without ``sizes`` each stratum
-    counts by its labels (no finite population correction). Within a stratum the variance of
-    the cells is smoothed by half a label per human verdict (:func:`_within`).
+    counts by its labels (no finite population correction). The variance of the cells within
+    the strata is smoothed by half a label per human verdict for each judge verdict: for kappa
+    shared among the strata by their labels, for TPR and TNR in every stratum (:func:`_within`).
 
     Raises:
         ConfigError: lengths differ, no labels, a stratum has no size or a size below its
@@ -115,16 +118,24 @@ def weighted_agreement(
         for name, members in groups.items()
     }
     p = sum(share[name] * cells[members].mean(axis=0) for name, members in groups.items())
-    cov = np.zeros((4, 4))
+    # kappa's variance shares half a label per verdict among the strata; the rates' keep half
+    # a label in every stratum (:func:`_within`)
+    totals = cells.sum(axis=0)
+    per_verdict = np.array([totals[0] + totals[1], totals[2] + totals[3]])
+    shared, each = np.zeros((4, 4)), np.zeros((4, 4))
     for name, members in groups.items():
         m = len(members)
         fpc = 1 - m / sizes[name] if sizes is not None else 1.0
-        cov += share[name] ** 2 * fpc * _within(cells[members].sum(axis=0)) / m
+        counts = cells[members].sum(axis=0)
+        held = np.array([counts[0] + counts[1], counts[2] + counts[3]])
+        factor = share[name] ** 2 * fpc / m
+        shared += factor * _within(counts, _JEFFREYS * held / np.maximum(per_verdict, 1.0))
+        each += factor * _within(counts, np.full(2, _JEFFREYS))
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     return WeightedAgreement(
-        kappa=_interval(*_kappa(p), cov, z, confidence, (-1.0, 1.0)),
-        tpr=_rate(p, cov, z, confidence, hit=0, miss=2),
-        tnr=_rate(p, cov, z, confidence, hit=3, miss=1),
+        kappa=_interval(*_kappa(p), shared, z, confidence, (-1.0, 1.0)),
+        tpr=_rate(p, each, z, confidence, hit=0, miss=2),
+        tnr=_rate(p, each, z, confidence, hit=3, miss=1),
         base_rate=float(p[0] + p[2]),
         labels=n,
         strata=len(groups),
@@ -132,19 +143,27 @@ def weighted_agreement(
     )
 
 
-def _within(counts: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def _within(
+    counts: npt.NDArray[np.float64], pseudo: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
     """The covariance of one label's cell indicators in a stratum with cell ``counts``.
 
-    Half a label is added to both human verdicts of each judge verdict the stratum holds
-    (Jeffreys), so a few labels that all agree do not claim a variance of zero: a stratum
-    where the judge is sure is sampled thinly, and its few labels would otherwise make the
-    interval far too narrow. With many labels this is the sample covariance.
+    ``pseudo[k]`` labels are added to both human verdicts of judge verdict ``k`` (pass, fail)
+    the stratum holds, so a few labels that all agree do not claim a variance of zero.
+
+    For kappa that is half a label per judge verdict (Jeffreys) shared among the strata by
+    their labels of that verdict: a queue puts few labels where the judge is sure, and a full
+    half label in each of those strata would give each the spread of a coin toss, weighted by
+    its many items (a queue of 20 strata then needs far more labels than a simple random
+    sample for the same width). For TPR and TNR, ratios that rest on the few labels of one
+    human verdict, each stratum keeps its half label. With one stratum both are the plain
+    Jeffreys smoothing; with many labels, the sample covariance.
     """
     m = float(counts.sum())
     smoothed = counts.copy()
-    for row in ((0, 1), (2, 3)):
+    for k, row in enumerate(((0, 1), (2, 3))):
         if counts[list(row)].sum() > 0:
-            smoothed[list(row)] += 0.5
+            smoothed[list(row)] += pseudo[k]
     q = smoothed / smoothed.sum()
     multinomial = np.diag(q) - np.outer(q, q)
     return multinomial * (m / (m - 1) if m > 1 else 1.0)
