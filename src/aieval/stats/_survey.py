@@ -139,7 +139,7 @@ def weighted_agreement(
         base_rate=float(p[0] + p[2]),
         labels=n,
         strata=len(groups),
-        rates_cov=_rates_cov(p, cov),
+        rates_cov=_rates_cov(p, each),
     )
 
 
