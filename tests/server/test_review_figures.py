@@ -15,8 +15,9 @@ from aieval.judges import JudgeRun, stored_summaries
 
 OWN, ANN = "own-secret-0", "ann-secret-1"
 MIX = "stratified=40,uncertain=40,random=20"
-QUEUE = {"runs": ["judged"], "scorer": "helpful", "size": 24, "reviewers": 1}
-N = 60
+QUEUE = {"runs": ["judged"], "scorer": "helpful", "size": 60, "reviewers": 1}
+# enough items and labels that the strata draw unequally (a small queue draws two per stratum)
+N = 200
 
 
 def _human(i: int) -> bool:
@@ -82,7 +83,7 @@ async def test_the_queue_shows_weighted_figures_with_intervals_as_judges_does(
     live = (await api.get(url, headers=_as(ANN))).json()["agreement"]
     assert live == saved  # the page after a save and the endpoint give one answer
     assert live["weighted"] is True and live["unweighted"] is None and live["problem"] is None
-    assert live["items"] == live["labels"] == 24
+    assert live["items"] == live["labels"] == QUEUE["size"]
     for figure in ("judge_human_kappa", "tpr", "tnr"):
         ci = live[figure]
         assert ci["low"] <= ci["estimate"] <= ci["high"] and ci["high"] > ci["low"]
