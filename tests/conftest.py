@@ -11,6 +11,12 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 from tests.support.cli import in_process  # noqa: F401 (a fixture for every test)
+from tests.support.cputime import (  # noqa: F401 (hooks: --cpu-durations)
+    pytest_addoption,
+    pytest_configure,
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+)
 from tests.support.openai_server import OpenAIServer
 from tests.support.postgres import PostgresServer, find_binaries, postgres_server
 from tests.support.schedule import (
