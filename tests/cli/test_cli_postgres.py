@@ -97,10 +97,13 @@ def test_run_runs_report_compare_on_postgres(
     assert not list(project.glob("postgres*")) and not (project / "aieval.db").exists()
 
 
-def test_other_schemes_are_refused_and_write_nothing(project: Path) -> None:  # noqa: F811
+def test_other_schemes_are_refused_and_write_nothing(
+    project: Path,  # noqa: F811
+    in_process: Callable[..., Done],
+) -> None:
     for args in (["run", "eval.yaml", "--db", "mysql://u@127.0.0.1/db"], ["runs"]):
         env_db = "mysql://u@127.0.0.1/db" if args == ["runs"] else None
-        done = cli(*args, cwd=project, env_db=env_db)
+        done = in_process(*args, cwd=project, env_db=env_db)
         assert done.returncode != 0
         assert "store location scheme 'mysql' is not supported" in done.stderr
         assert "Traceback" not in done.stderr
@@ -108,9 +111,14 @@ def test_other_schemes_are_refused_and_write_nothing(project: Path) -> None:  # 
 
 
 @pytest.mark.slow
-def test_serve_on_postgres(project: Path, pg_url: str) -> None:  # noqa: F811
+def test_serve_on_postgres(
+    project: Path,  # noqa: F811
+    pg_url: str,
+    in_process: Callable[..., Done],
+) -> None:
     url = _with_password(pg_url)
-    assert cli("run", "eval.yaml", "--model", "v2", "--db", url, cwd=project).returncode == 0
+    # the run in-process; the server in a process of its own, as `aieval serve` runs
+    assert in_process("run", "eval.yaml", "--model", "v2", "--db", url, cwd=project).returncode == 0
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -148,6 +156,7 @@ def test_serve_on_postgres(project: Path, pg_url: str) -> None:  # noqa: F811
 def test_an_ambiguous_or_unparsable_url_is_one_line_without_the_password(
     project: Path,  # noqa: F811
     pg_server: PostgresServer,
+    in_process: Callable[..., Done],
 ) -> None:
     where = f"{pg_server.host}:{pg_server.port}/{database_of(pg_server, 'odd', ODD_PASSWORD)}"
     urls = {
@@ -157,7 +166,7 @@ def test_an_ambiguous_or_unparsable_url_is_one_line_without_the_password(
         "postgresql://aieval:Winter26@[::1/aieval": "is not a valid URL",
     }
     for url, problem in urls.items():
-        done = cli("runs", "--db", url, cwd=project)
+        done = in_process("runs", "--db", url, cwd=project)
         assert done.returncode == 2, done.stderr
         (line,) = done.stderr.strip().splitlines()  # one line, no traceback
         assert line.startswith("error: store location 'postgresql://") and problem in line
@@ -170,16 +179,17 @@ def test_an_ambiguous_or_unparsable_url_is_one_line_without_the_password(
 def test_an_uppercase_scheme_works_and_libpq_tabs_show_as_spaces(
     project: Path,  # noqa: F811
     pg_url: str,
+    in_process: Callable[..., Done],
 ) -> None:
     upper = "PostgreSQL" + pg_url[len("postgresql") :]
-    done = cli("run", "eval.yaml", "--model", "v1", "--db", upper, "-q", cwd=project)
+    done = in_process("run", "eval.yaml", "--model", "v1", "--db", upper, "-q", cwd=project)
     assert done.returncode == 0, done.stderr
-    listing = cli("runs", "--db", upper, cwd=project)
+    listing = in_process("runs", "--db", upper, cwd=project)
     assert listing.returncode == 0 and "cli-demo" in listing.stdout, listing.stderr
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens there once closed
-    refused = cli("runs", "--db", f"postgresql://aieval@127.0.0.1:{port}/x", cwd=project)
+    refused = in_process("runs", "--db", f"postgresql://aieval@127.0.0.1:{port}/x", cwd=project)
     assert refused.returncode != 0 and "Is the server running" in refused.stderr
     assert "\\x09" not in refused.stderr and "\t" not in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr  # one line
