@@ -461,10 +461,31 @@ def test_the_action_step_runs_as_github_runs_it(
 
 
 def test_the_store_may_be_a_team_database(
-    tmp_path: Path, github: GitHubServer, store_location: str
+    tmp_path: Path,
+    github: GitHubServer,
+    store_location: str,
+    in_process: Cli,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The same job on an SQLite file and on a PostgreSQL database (``--db`` as given)."""
-    _run_baseline(tmp_path, github, db=store_location)
+    # the base branch's run in this process (as _run_baseline's, with its environment); the
+    # action in a process of its own, as the job runs it
+    _write_eval(tmp_path, wrong_every=None)
+    main_branch = {"GITHUB_HEAD_REF": "", "GITHUB_REF_TYPE": "branch", "GITHUB_REF_NAME": "main"}
+    for name in list(os.environ):
+        if name.startswith(("GITHUB_", "AIEVAL_")):
+            monkeypatch.delenv(name)
+    env = _env(tmp_path, github, **main_branch)
+    ran = in_process(
+        "run",
+        "eval.yaml",
+        "--db",
+        store_location,
+        "-q",
+        cwd=tmp_path,
+        env={k: v for k, v in env.items() if k.startswith(("GITHUB_", "AIEVAL_"))},
+    )
+    assert ran.returncode == 0, ran.stderr
     _write_eval(tmp_path, wrong_every=4)
     done = _action(tmp_path, github, db=store_location)
     assert done.returncode == 1, done.stdout + done.stderr
