@@ -202,3 +202,30 @@ def test_a_conversation_run_scores_the_transcripts_calls(tmp_path: Path) -> None
     assert score.reason == "in_order: matched lookup_order; missing send_survey"
     trajectory = Trajectory.from_dict(score.metadata[TRAJECTORY_KEY])
     assert trajectory.called[0].arguments == {"order_id": 1}
+
+
+def test_a_delegated_agents_calls_are_out_of_the_trajectory_but_a_forbidden_one_counts(
+    tmp_path: Path,
+) -> None:
+    # the real openai-v2 delegation trace, with delete_account called inside policy_agent
+    # (the agent billing used as a tool): docs/workflows.md "Handoffs and delegation"
+    from tests.workflows.test_delegated_calls import _with_a_call_inside_the_delegated_agent
+
+    [trace] = list(
+        iter_trace_runs(_with_a_call_inside_the_delegated_agent(tmp_path), TraceReading())
+    )
+    plain = trajectory_match("strict", arguments="ignore", expected_calls=["check_refund_policy"])
+    score = plain.fn(None, None, **plain.options, output=trace)
+    assert (score.value, score.reason) == (1.0, "strict: matched check_refund_policy")
+    guarded = trajectory_match(
+        "strict",
+        arguments="ignore",
+        expected_calls=["check_refund_policy"],
+        forbidden=["delete_account"],
+    )
+    score = guarded.fn(None, None, **guarded.options, output=trace)
+    assert score.value == 0.0
+    assert score.reason == (
+        "strict: matched check_refund_policy (a forbidden tool was called by an agent used as "
+        "a tool: delete_account)"
+    )

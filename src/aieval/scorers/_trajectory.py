@@ -23,7 +23,7 @@ from aieval.errors import ConfigError, ScorerError
 from aieval.scorers._scorer import Scorer, scorer
 from aieval.scorers._trajectory_args import ARGUMENT_MODES, ArgumentRule, arguments_rule
 from aieval.scorers._trajectory_match import MODES, credit, describe, pair
-from aieval.scorers._trajectory_sources import called_uses, expected_uses
+from aieval.scorers._trajectory_sources import called_uses, delegated_names, expected_uses
 
 __all__ = [
     "EXPECTED_FIELD",
@@ -166,6 +166,10 @@ def _score(
         reason += (
             f" (a forbidden tool was called: {', '.join(sorted(set(trajectory.forbidden_hits)))})"
         )
+    nested = sorted({name for name in delegated_names(output) if name in set(forbidden)})
+    if nested:
+        value = 0.0
+        reason += f" (a forbidden tool was called by an agent used as a tool: {', '.join(nested)})"
     return Score(
         value,
         raw=trajectory.f1,

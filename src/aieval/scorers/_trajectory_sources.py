@@ -152,16 +152,37 @@ def called_uses(prediction: Any, output: Any) -> tuple[ToolUse, ...]:
         ) from None
 
 
+def delegated_names(output: Any) -> list[str]:
+    """The names of the tools that agents used as a tool called inside a trace (none for
+    anything else): out of the trajectory, yet a forbidden one among them still counts."""
+    steps = getattr(output, "steps", None)
+    if not isinstance(steps, list | tuple) or isinstance(output, Mapping):
+        return []
+    try:
+        return [use.name for use in parse_uses(_trace_calls(steps, delegated=True), "calls")]
+    except ConfigError:
+        return []
+
+
 def _conversation_use(call: Any) -> ToolUse:
     arguments, problem = _arguments(call.arguments)
     return ToolUse(call.name, arguments, call.error, problem)
 
 
-def _trace_calls(steps: Iterable[Any]) -> list[Any]:
-    """Every step's recorded calls (``metadata.tool_calls`` or its outputs'), in order."""
+def _trace_calls(steps: Iterable[Any], *, delegated: bool = False) -> list[Any]:
+    """The recorded calls (``metadata.tool_calls`` or the outputs') of the steps of the run's
+    trajectory, in order: with ``delegated``, those of the agents used as a tool instead.
+
+    As ``aieval.workflows.trajectory_calls``: an agent another one used as a tool
+    (``delegated_by``) is one call of its caller; the calls it made inside are its own.
+    """
     calls: list[Any] = []
     for step in steps:
-        for holder in (getattr(step, "metadata", None), getattr(step, "outputs", None)):
+        metadata = getattr(step, "metadata", None)
+        inside = isinstance(metadata, Mapping) and bool(metadata.get("delegated_by"))
+        if inside != delegated:
+            continue
+        for holder in (metadata, getattr(step, "outputs", None)):
             found = holder.get("tool_calls") if isinstance(holder, Mapping) else None
             if isinstance(found, list):
                 calls.extend(found)
