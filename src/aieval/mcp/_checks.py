@@ -2,9 +2,8 @@
 
 ``tool_use`` writes the sample's :class:`~aieval.core.Trajectory` into its score's metadata
 (:data:`~aieval.core.TRAJECTORY_KEY`), every call with its error (the tool's own, or an
-injected one), so per-tool figures read MCP runs as any other. Its pairing is the ``subset``
-mode with ``subset`` arguments of the trajectory contract (:mod:`aieval.core`); a trajectory
-scorer in :mod:`aieval.scorers` that pairs in these modes can take its place here.
+injected one), so per-tool figures read MCP runs as any other. Its pairing is the trajectory
+scorer's (:func:`aieval.scorers.match_trajectory`): ``in_order`` mode, ``superset`` arguments.
 """
 
 from __future__ import annotations
@@ -15,7 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from aieval.conversations import Scenario
-from aieval.core import TRAJECTORY_KEY, Conversation, Score, ToolMatch, ToolUse, Trajectory
+from aieval.core import TRAJECTORY_KEY, Conversation, Score, ToolUse, Trajectory
+from aieval.scorers import match_trajectory
+from aieval.scorers.tools import tool_uses
 
 __all__ = ["answer_check", "tool_use_check", "trajectory_of"]
 
@@ -29,41 +30,12 @@ def _spec(scenario: Scenario) -> Mapping[str, Any]:
 
 
 def trajectory_of(conversation: Conversation, expected: list[ToolUse]) -> Trajectory:
-    """The calls made (in order, with their errors) paired with the expected ones: each
-    expected call with the first later call of that tool whose arguments include its own."""
-    called = []
-    for turn in conversation.turns:
-        for call in turn.tool_calls:
-            try:
-                arguments, argument_error = json.loads(call.arguments or "{}"), None
-            except ValueError as exc:
-                arguments, argument_error = None, f"not JSON: {exc}"
-            called.append(ToolUse(call.name, arguments, call.error, argument_error))
-    matches: list[ToolMatch] = []
-    used: set[int] = set()
-    start = 0
-    for e, want in enumerate(expected):
-        found = None
-        for c in range(start, len(called)):
-            if called[c].name == want.name and _includes(called[c].arguments, want.arguments):
-                found = c
-                break
-        if found is None:
-            matches.append(ToolMatch(e, None))
-        else:
-            used.add(found)
-            start = found + 1
-            matches.append(ToolMatch(e, found, True if want.arguments is not None else None))
-    matches += [ToolMatch(None, c) for c in range(len(called)) if c not in used]
-    return Trajectory(tuple(called), tuple(expected), tuple(matches), (), "subset", "subset")
-
-
-def _includes(arguments: Any, expected: Any) -> bool:
-    if expected is None:
-        return True
-    if not isinstance(arguments, dict) or not isinstance(expected, dict):
-        return bool(arguments == expected)
-    return all(k in arguments and arguments[k] == v for k, v in expected.items())
+    """The calls made (in order, with their errors) paired with the expected ones by the
+    trajectory scorer's matcher: ``in_order`` (the expected calls a subsequence of those made),
+    ``superset`` arguments (a call's arguments include the expected ones)."""
+    return match_trajectory(
+        tool_uses(None, conversation), expected, mode="in_order", arguments="superset"
+    )
 
 
 def tool_use_check(conversation: Conversation, scenario: Scenario) -> Score:
@@ -76,9 +48,8 @@ def tool_use_check(conversation: Conversation, scenario: Scenario) -> Score:
     metadata = {TRAJECTORY_KEY: trajectory.to_dict()}
     if not expected:
         return Score(None, reason="the task expects no tool use", metadata=metadata)
-    missing = [
-        m.expected for m in trajectory.matches if m.called is None and m.expected is not None
-    ]
+    matched = {m.expected for m in trajectory.matches if trajectory.is_match(m)}
+    missing = [e for e in range(len(expected)) if e not in matched]
     if missing:
         want = expected[missing[0]]
         made = ", ".join(c.name for c in trajectory.called) or "none"
