@@ -158,6 +158,10 @@ def test_a_run_of_the_judge_pools_its_labels_on_other_runs_and_gets_its_own_rate
     assert judge["certification"] == both["certification"]
     assert [r["run_id"] for r in judge["runs"]] == ["cand"]
     assert judge["runs"][0] == both["runs"][0]
+    # `aieval judges cand` pools the judge's labels on base too: the report's figures exactly
+    [alone] = _cli_judges(capsys, monkeypatch, db, "cand")
+    assert alone["certification"] == judge["certification"]
+    assert alone["runs"] == judge["runs"]
 
 
 def test_a_judge_without_labels_gets_one_line_saying_how_to_start(db: Path) -> None:

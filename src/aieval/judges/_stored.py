@@ -26,14 +26,15 @@ def stored_summaries(
     floor: float = DEFAULT_KAPPA_FLOOR,
     min_labels: int = DEFAULT_MIN_LABELS,
     now: float | None = None,
-    pool: bool = False,
+    pool: bool = True,
 ) -> list[JudgeSummary]:
     """:func:`aieval.judges.summarize_judges` on what ``store`` holds for the judges of
     ``runs``: their newest certificates, review queues' designs and (unless ``labels`` are
     given) review labels. Nothing is written.
 
-    With ``pool`` the judge's labels on samples of other stored runs it graded (same key) count
-    too, as the comparison's ``certified_judges`` rule counts them; those runs get no rate.
+    The judge's labels on samples of other stored runs it graded (same key) count too (its
+    agreement is the judge's, not one run's), as the comparison's ``certified_judges`` rule and
+    the reports count them; those runs get no rate. ``pool=False`` keeps to ``runs``' labels.
 
     Raises:
         ConfigError: the runs have no judge (or none named ``scorer``).
