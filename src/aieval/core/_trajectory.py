@@ -5,6 +5,10 @@ its score's metadata under :data:`TRAJECTORY_KEY`; per-tool figures in reports a
 comparisons read it back with :meth:`Trajectory.from_dict`. Recorded runs, traces and
 conversations all give the same shape.
 
+A scorer that stores trajectories stores one with every score it gives a value (a report
+looks at a run's first samples to learn whether any scorer stores them, and reads no
+metadata when none does).
+
 Pairing: every index of ``called`` and of ``expected`` appears in exactly one
 :class:`ToolMatch`. A pair with both indices set and the same tool name is a match (its
 arguments compared, or not when the argument mode ignores them); a pair whose names differ is
