@@ -46,6 +46,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "no_forbidden_tool_invoked": "aieval.scorers.tools:no_forbidden_tool_invoked",
         "handoff_graph_respected": "aieval.scorers.tools:handoff_graph_respected",
         "patch_applies": "aieval.scorers.swe:patch_applies",
+        "final_state_matches": "aieval.scorers.state:final_state_matches",
     },
 }
 
