@@ -112,6 +112,18 @@ def test_a_pattern_that_never_ends_errs_its_sample_and_the_run_finishes(
     assert db.get_run(runs.models[0].run_id).status == "completed"
 
 
+def test_a_listing_over_the_size_cap_is_never_sent_and_fails_each_sample(
+    model_url: str, db: Store
+) -> None:
+    runs = run_tasks(stdio("bloated"), TASKS[:1], model(model_url), k=2, store=db)
+    errors = [s.error or "" for s in samples(db, runs).values()]
+    assert len(errors) == 2 and runs.models[0].errors == 2
+    for error in errors:
+        assert error.startswith("McpError: "), error
+        assert "tool 'lookup' has a description of 2,200,029 characters" in error
+        assert "over the limit of 20,000" in error
+
+
 def test_a_server_that_never_starts_fails_every_sample_typed_not_the_run(
     model_url: str, db: Store
 ) -> None:
