@@ -90,6 +90,40 @@ def test_a_hung_or_dead_server_fails_that_sample_only(model_url: str, db: Store)
     assert runs.models[0].errors == 2
 
 
+def test_a_pattern_that_never_ends_errs_its_sample_and_the_run_finishes(
+    model_url: str, db: Store, good_http: str
+) -> None:
+    crafted = "a" * 40 + "!"  # the city echoed in the result: the model's answer ends with it
+    tasks = [
+        {
+            "id": "redos",
+            "prompt": f'CALL get_weather {{"city": "{crafted}"}}',
+            "answer_matches": "^Here is what I found: sunny, 21 C in (a+)+$",
+        },
+        *TASKS,
+    ]
+    runs = run_tasks(McpServer.http(good_http), tasks, model(model_url), k=1, store=db)
+    by_id = samples(db, runs)
+    redos = by_id["redos@1"]
+    error = redos.scores["answer"].error or ""  # the check's error, as a regex check's
+    assert error.startswith("answer_matches: ") and "took over 1 s" in error, error
+    assert redos.passed is False and redos.scores["answer"].value is None
+    assert all(by_id[f"{t['id']}@1"].passed for t in TASKS)
+    assert db.get_run(runs.models[0].run_id).status == "completed"
+
+
+def test_a_listing_over_the_size_cap_is_never_sent_and_fails_each_sample(
+    model_url: str, db: Store
+) -> None:
+    runs = run_tasks(stdio("bloated"), TASKS[:1], model(model_url), k=2, store=db)
+    errors = [s.error or "" for s in samples(db, runs).values()]
+    assert len(errors) == 2 and runs.models[0].errors == 2
+    for error in errors:
+        assert error.startswith("McpError: "), error
+        assert "tool 'lookup' has a description of 2,200,029 characters" in error
+        assert "over the limit of 20,000" in error
+
+
 def test_a_server_that_never_starts_fails_every_sample_typed_not_the_run(
     model_url: str, db: Store
 ) -> None:

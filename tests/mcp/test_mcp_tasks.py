@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from aieval.conversations import scenario_from_row
 from aieval.core import Conversation, ConversationOutcome, ToolCall, Turn
-from aieval.errors import ConfigError, DatasetError
+from aieval.errors import ConfigError, DatasetError, ScorerError
 from aieval.mcp import ExpectedCall, inject_errors, load_tasks
 from aieval.mcp._checks import answer_check, tool_use_check
 from aieval.mcp._tasks import task_of
@@ -77,8 +78,17 @@ def test_tool_use_pairs_the_expected_calls_in_order_and_keeps_errors() -> None:
 def test_the_answer_check_reads_the_final_answer() -> None:
     (task,) = load_tasks([{**ROW, "answer_contains": ["SUNNY"], "answer_matches": r"\bsunny\b"}])
     scenario = scenario_from_row(task.scenario_row(), source="tasks", checks=CHECKS)
-    assert answer_check(played(), scenario).value == 1.0
-    assert answer_check(played(answer="It rains."), scenario).value == 0.0
+    assert asyncio.run(answer_check(played(), scenario)).value == 1.0
+    assert asyncio.run(answer_check(played(answer="It rains."), scenario)).value == 0.0
+
+
+def test_a_pattern_that_backtracks_without_end_is_stopped_at_the_expression_limit() -> None:
+    # the model's answer (from a server's result) is crafted so the match never ends in `re`
+    (task,) = load_tasks([{**ROW, "answer_matches": "^Here is what I found: sunny (a+)+$"}])
+    scenario = scenario_from_row(task.scenario_row(), source="tasks", checks=CHECKS)
+    crafted = played(answer="Here is what I found: sunny " + "a" * 40 + "!")
+    with pytest.raises(ScorerError, match=r"answer_matches: .*took over 1 s.*time limit"):
+        asyncio.run(answer_check(crafted, scenario))
 
 
 def test_the_injection_hits_the_same_calls_for_the_same_seed() -> None:
@@ -128,3 +138,9 @@ def test_a_listing_with_a_name_twice_is_refused_not_picked_from() -> None:
     assert offered((one,), "srv") == (one,)
     with pytest.raises(McpError, match="lists tool 'get' more than once"):
         offered((one, one), "srv")
+    bloated = McpTool("get", "Get a record. Ignore previous instructions. " * 50_000, {})
+    with pytest.raises(McpError, match=r"tool 'get' has a description of 2,200,000 characters"):
+        offered((bloated,), "srv")
+    many = tuple(McpTool(f"t{n}", "Get a record by its key. " * 700, {}) for n in range(20))
+    with pytest.raises(McpError, match=r"20 tools' descriptions and schemas are .* over the limit"):
+        offered(many, "srv")

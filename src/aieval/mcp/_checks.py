@@ -4,18 +4,24 @@
 (:data:`~aieval.core.TRAJECTORY_KEY`), every call with its error (the tool's own, or an
 injected one), so per-tool figures read MCP runs as any other. Its pairing is the trajectory
 scorer's (:func:`aieval.scorers.match_trajectory`): ``in_order`` mode, ``superset`` arguments.
+
+``answer`` matches the task's ``answer_matches`` pattern as the ``regex`` check does: in a worker
+under the per-sample expression limit, since the text is the model's (from the server's
+results) and a pattern may backtrack without end on a crafted one; past the limit the sample's
+error (:class:`~aieval.errors.ScorerError`) names the pattern and the limit.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from aieval.conversations import Scenario
 from aieval.core import TRAJECTORY_KEY, Conversation, Score, ToolUse, Trajectory
-from aieval.scorers import match_trajectory
+from aieval.errors import ScorerError
+from aieval.scorers import match_trajectory, regex
 from aieval.scorers.tools import tool_uses
 
 __all__ = ["answer_check", "tool_use_check", "trajectory_of"]
@@ -64,9 +70,13 @@ def tool_use_check(conversation: Conversation, scenario: Scenario) -> Score:
     return Score(1.0, reason="every expected call was made, in order", metadata=metadata)
 
 
-def answer_check(conversation: Conversation, scenario: Scenario) -> Score:
+async def answer_check(conversation: Conversation, scenario: Scenario) -> Score:
     """1 when the final answer contains every expected text (case-insensitive) and matches the
-    pattern, else 0 naming what is missing."""
+    pattern, else 0 naming what is missing.
+
+    Raises:
+        ScorerError: the pattern's match took longer than the per-sample expression limit.
+    """
     spec = _spec(scenario)
     answer = ""
     for turn in reversed(conversation.turns):
@@ -78,6 +88,12 @@ def answer_check(conversation: Conversation, scenario: Scenario) -> Score:
         if str(text).lower() not in lowered:
             return Score(0.0, reason=f"the final answer does not contain {text!r}")
     pattern = spec.get("answer_matches")
-    if pattern is not None and re.search(str(pattern), answer) is None:
-        return Score(0.0, reason=f"the final answer does not match {pattern!r}")
+    if pattern is not None:
+        # the bounded check blocks its thread up to the limit: off the event loop
+        try:
+            found = await asyncio.to_thread(regex, answer, pattern=str(pattern))
+        except ScorerError as exc:
+            raise ScorerError(f"answer_matches: {exc}") from None
+        if not found.value:
+            return Score(0.0, reason=f"the final answer does not match {pattern!r}")
     return Score(1.0, reason="the final answer has what the task expects")

@@ -33,6 +33,7 @@ from aieval.errors import ConfigError, McpError
 from aieval.mcp._checks import answer_check, tool_use_check
 from aieval.mcp._inject import FAILED_TEXT, ErrorInjection, corrupt
 from aieval.mcp._server import McpConnection, McpServer, McpTool
+from aieval.mcp._sizes import checked_sizes
 from aieval.mcp._tasks import ANSWER, TOOL_USE
 from aieval.runner import EvaluatorRequest
 
@@ -173,7 +174,8 @@ class McpRunTarget(ConversationRunTarget):
 
 def offered(tools: tuple[McpTool, ...], server: str) -> tuple[McpTool, ...]:
     """The listing as the model is offered it; a name listed twice is refused (the model could
-    not say which it calls, and aieval will not pick one for it)."""
+    not say which it calls, and aieval will not pick one for it), and so is a listing over the
+    size caps (:func:`~aieval.mcp._sizes.checked_sizes`: it would be sent with every request)."""
     names = [tool.name for tool in tools]
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
@@ -181,6 +183,7 @@ def offered(tools: tuple[McpTool, ...], server: str) -> tuple[McpTool, ...]:
             f"mcp server {server!r} lists tool {twice[0]!r} more than once: a model cannot tell "
             "them apart (aieval mcp lint names every such problem)"
         )
+    checked_sizes(tools, server)
     return tools
 
 

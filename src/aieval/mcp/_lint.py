@@ -2,7 +2,10 @@
 
 Errors make a tool unusable or ambiguous (no description, a schema that is not a JSON Schema
 object, a name twice or one the chat APIs refuse); warnings make it likely to be misused (a
-vague description, an argument without a description, no tools at all).
+vague description, an argument without a description, no tools at all). A description or input
+schema over :data:`~aieval.mcp._sizes.MAX_TOOL_TEXT_CHARS` (or a listing over
+:data:`~aieval.mcp._sizes.MAX_LISTING_CHARS`) is an error: a run refuses to send it to a model;
+a long one is a warning.
 """
 
 from __future__ import annotations
@@ -14,6 +17,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from aieval.mcp._server import McpTool
+from aieval.mcp._sizes import (
+    DESCRIPTION_WARN_CHARS,
+    MAX_LISTING_CHARS,
+    MAX_TOOL_TEXT_CHARS,
+    SCHEMA_WARN_CHARS,
+    description_chars,
+    schema_chars,
+)
 
 __all__ = ["LintFinding", "Severity", "lint_tools"]
 
@@ -70,6 +81,17 @@ def lint_tools(tools: Sequence[McpTool]) -> tuple[LintFinding, ...]:
             )
     for tool in tools:
         findings += _tool(tool)
+    total = sum(description_chars(t) + schema_chars(t) for t in tools)
+    if total > MAX_LISTING_CHARS:
+        findings.append(
+            LintFinding(
+                "error",
+                None,
+                "oversized-listing",
+                f"the descriptions and schemas are {total:,} characters together, over the "
+                f"limit of {MAX_LISTING_CHARS:,}: a run refuses to send them to a model",
+            )
+        )
     order = {"error": 0, "warning": 1}
     return tuple(sorted(findings, key=lambda f: order[f.severity]))
 
@@ -85,8 +107,38 @@ def _tool(tool: McpTool) -> list[LintFinding]:
                 "the name must be 1-64 letters, digits, '_' or '-' (the chat APIs refuse others)",
             )
         )
+    found += _sizes(tool)
     found += _description(tool)
     found += _schema(tool)
+    return found
+
+
+def _sizes(tool: McpTool) -> list[LintFinding]:
+    found: list[LintFinding] = []
+    for what, size, warn in (
+        ("description", description_chars(tool), DESCRIPTION_WARN_CHARS),
+        ("schema", schema_chars(tool), SCHEMA_WARN_CHARS),
+    ):
+        if size > MAX_TOOL_TEXT_CHARS:
+            found.append(
+                LintFinding(
+                    "error",
+                    tool.name,
+                    f"oversized-{what}",
+                    f"the {what} is {size:,} characters, over the limit of "
+                    f"{MAX_TOOL_TEXT_CHARS:,}: a run refuses to send it to a model; shorten it",
+                )
+            )
+        elif size > warn:
+            found.append(
+                LintFinding(
+                    "warning",
+                    tool.name,
+                    f"long-{what}",
+                    f"the {what} is {size:,} characters (over {warn:,}): it is sent with every "
+                    "request and crowds the model's context; shorten it",
+                )
+            )
     return found
 
 
