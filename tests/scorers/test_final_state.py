@@ -83,6 +83,27 @@ def test_an_unordered_list_pairs_identical_items_first_and_bounds_the_rest() -> 
     assert loose.to_dict()["added"] == [{"path": "/a/2", "actual": 9}]
 
 
+def test_exact_matching_pairs_an_unordered_list_without_comparing_its_items() -> None:
+    unordered = StateMatch(unordered=("/a",))
+    # nothing equal: 400 x 400 items that can never pair, no comparisons, a 0 with the diff
+    diff = diff_state({"a": [0] * 400}, {"a": [1] * 400}, unordered)
+    assert (diff.total, diff.to_dict()["truncated"]) == (800, True)
+    assert diff.changes[0].to_dict() == {"path": "/a/0", "expected": 0}
+    # equal as the exact walk has it: 1 and 1.0, mappings whatever their key order
+    same = diff_state(
+        {"a": [1, {"k": [1, 2], "j": "x"}, True]},
+        {"a": [True, {"j": "x", "k": [1.0, 2]}, 1.0]},
+        unordered,
+    )
+    assert same.matches
+    # but never a bool for a number, a text for a number, nor a reordered inner list
+    assert diff_state({"a": [1, "1"]}, {"a": [True, 1.5]}, unordered).total == 4
+    assert diff_state({"a": [[1, 2]]}, {"a": [[2, 1]]}, unordered).total == 2
+    assert diff_state(
+        {"a": [[1, 2]]}, {"a": [[2, 1]]}, StateMatch(unordered=("/a", "/a/*"))
+    ).matches
+
+
 def test_a_snapshot_must_be_json_within_the_cap() -> None:
     from aieval.errors import ScorerError
 

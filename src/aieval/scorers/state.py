@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -49,8 +49,9 @@ FINAL_STATE_KEY = "final_state"
 MAX_STATE_BYTES = 1_000_000
 #: the most differences kept in a diff (its metadata and reason); the total is always counted
 MAX_DIFF_ENTRIES = 50
-#: the most item comparisons pairing one unordered list may take (its items that are not
-#: identical, expected x actual): a bigger one is refused, never cut short
+#: the most item comparisons pairing one unordered list may take when the options loosen its
+#: items (tolerance, ignore or unordered inside them; its unequal items, expected x actual): a
+#: bigger one is refused, never cut short. Exact matching pairs equal items and compares none
 MAX_PAIRINGS = 100_000
 #: the longest value text a reason line shows
 _SHOWN_CHARS = 200
@@ -273,42 +274,80 @@ def _unordered(
     found: list[StateChange],
     counter: list[int],
 ) -> None:
-    """Pair each expected item with an equal actual one: identical items first (by their
-    JSON), then the rest under the options, greedily in order; the unpaired are removed (by
-    their expected index) or added (by their actual).
+    """Pair each expected item with an equal actual one: equal items first (by their
+    :func:`_identity`, linear), then, when the options loosen the items, the rest under them,
+    greedily in order; the unpaired are removed (by their expected index) or added (by their
+    actual).
 
     Raises:
-        ScorerError: more unpaired items than :data:`MAX_PAIRINGS` comparisons allow.
+        ScorerError: the options loosen the items and more unpaired items are left than
+            :data:`MAX_PAIRINGS` comparisons allow.
     """
-    spare: dict[str, list[int]] = {}
-    for j, item in enumerate(actual):
-        spare.setdefault(_json(item), []).append(j)
-    missing: list[int] = []
-    for i, item in enumerate(expected):
-        same = spare.get(_json(item))
-        if same:
-            same.pop(0)
-        else:
-            missing.append(i)
-    left = sorted(j for js in spare.values() for j in js)
-    if len(missing) * len(left) > MAX_PAIRINGS:
-        raise ScorerError(
-            f"the unordered list at {path or '(whole state)'}: {len(missing)} expected and "
-            f"{len(left)} actual items differ, too many to pair under the matching options "
-            f"(at most {MAX_PAIRINGS:,} comparisons): compare a smaller part of the state"
-        )
     inner = _inner(match, path)
-    unpaired: list[int] = []
-    for i in missing:
-        hit = next((j for j in left if diff_state(expected[i], actual[j], inner).matches), None)
-        if hit is None:
-            unpaired.append(i)
-        else:
-            left.remove(hit)
+    try:
+        missing, left = _pair_equal(expected, actual)
+    except TypeError:  # an unhashable value (only from Python): every item compared
+        missing, left, exact = list(range(len(expected))), list(range(len(actual))), False
+    else:
+        exact = not (inner.ignore or inner.unordered or inner.tolerance)
+    unpaired: list[int] = missing
+    if not exact and missing and left:
+        # exact matching is equality of identities, so what is left can never pair: only
+        # options that loosen the items need one comparison per (expected, actual) pair
+        if len(missing) * len(left) > MAX_PAIRINGS:
+            raise ScorerError(
+                f"the unordered list at {path or '(whole state)'}: {len(missing)} expected and "
+                f"{len(left)} actual items differ, too many to pair under the matching options "
+                f"(at most {MAX_PAIRINGS:,} comparisons): compare a smaller part of the state"
+            )
+        unpaired = []
+        for i in missing:
+            hit = next((j for j in left if diff_state(expected[i], actual[j], inner).matches), None)
+            if hit is None:
+                unpaired.append(i)
+            else:
+                left.remove(hit)
     for i in unpaired:
         _add(found, counter, StateChange("removed", f"{path}/{i}", expected=expected[i]))
     for j in left:
         _add(found, counter, StateChange("added", f"{path}/{j}", actual=actual[j]))
+
+
+def _pair_equal(expected: Sequence[Any], actual: Sequence[Any]) -> tuple[list[int], list[int]]:
+    """The indexes of the expected and of the actual items left once equal ones are paired.
+
+    Raises:
+        TypeError: an item holds a value that cannot be hashed.
+    """
+    spare: dict[Any, deque[int]] = {}
+    for j, item in enumerate(actual):
+        spare.setdefault(_identity(item), deque()).append(j)
+    missing: list[int] = []
+    for i, item in enumerate(expected):
+        same = spare.get(_identity(item))
+        if same:
+            same.popleft()
+        else:
+            missing.append(i)
+    return missing, sorted(j for js in spare.values() for j in js)
+
+
+def _identity(value: Any) -> Any:
+    """A hashable form of ``value``, equal for two values exactly when they match with no
+    options (as :func:`_walk` compares them: any mapping, a list or tuple, a number by value
+    whatever its type (``1`` and ``1.0``), a bool or other scalar only with its own type).
+
+    Raises:
+        TypeError: a value that cannot be hashed.
+    """
+    if isinstance(value, Mapping):
+        return ("map", frozenset((key, _identity(item)) for key, item in value.items()))
+    if _is_list(value):
+        return ("list", tuple(_identity(item) for item in value))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return ("number", value)
+    hash(value)
+    return (type(value), value)
 
 
 def _inner(match: StateMatch, path: str) -> StateMatch:
@@ -356,7 +395,12 @@ def _same_scalar(expected: Any, actual: Any, tolerance: float) -> bool:
         and not isinstance(expected, bool)
         and not isinstance(actual, bool)
     ):
-        return bool(abs(expected - actual) <= tolerance)
+        if not tolerance:  # exact, as the unordered lists' identities (no float rounding)
+            return bool(expected == actual)
+        try:
+            return bool(abs(expected - actual) <= tolerance)
+        except OverflowError:  # an int too big for a float: past any finite tolerance
+            return False
     return bool(type(expected) is type(actual) and expected == actual)
 
 
