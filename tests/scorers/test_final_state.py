@@ -104,6 +104,12 @@ def test_exact_matching_pairs_an_unordered_list_without_comparing_its_items() ->
     ).matches
 
 
+def test_a_diff_shows_its_values_as_json() -> None:
+    reason = diff_state({"a": "1", "b": "x"}, {"a": 1, "b": None}).describe()
+    assert '~ /a:\n    -"1"\n    +1' in reason
+    assert '~ /b:\n    -"x"\n    +null' in reason
+
+
 def test_a_snapshot_must_be_json_within_the_cap() -> None:
     from aieval.errors import ScorerError
 
@@ -164,7 +170,7 @@ def test_recorded_rows_carry_their_final_state_and_a_failing_one_shows_the_diff(
     assert scores["field"].value == 1.0
     failed = scores["in-prediction"]
     assert failed.value == 0.0
-    assert "~ /orders/0/status:\n    -refunded\n    +open" in (failed.reason or "")
+    assert '~ /orders/0/status:\n    -"refunded"\n    +"open"' in (failed.reason or "")
     assert failed.metadata["state_diff"]["changed"] == [
         {"path": "/orders/0/status", "expected": "refunded", "actual": "open"}
     ]

@@ -409,7 +409,8 @@ def _escape(key: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    text = value if isinstance(value, str) else _json(value)
+    """``value`` as JSON (text ``"1"`` is not the number ``1``), cut to :data:`_SHOWN_CHARS`."""
+    text = _json(value)
     return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
 
 
