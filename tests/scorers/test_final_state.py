@@ -57,6 +57,19 @@ def test_options_ignore_paths_tolerate_numbers_and_pair_unordered_lists() -> Non
     assert diff_state({"x": 1}, {"x": "1"}).total == 1
 
 
+def test_wildcard_paths_reach_inside_an_unordered_list_under_a_wildcard() -> None:
+    expected = {"orders": [{"items": [{"sku": "a", "at": 1}, {"sku": "b", "at": 2}]}]}
+    actual = {"orders": [{"items": [{"sku": "b", "at": 7}, {"sku": "a", "at": 8}]}]}
+    loose = StateMatch(ignore=("/orders/*/items/*/at",), unordered=("/orders/*/items",))
+    assert diff_state(expected, actual, loose).matches
+    # the same paths written with the list's own index apply as well; other lists' do not
+    assert diff_state(
+        expected, actual, StateMatch(("/orders/0/items/*/at",), 0, loose.unordered)
+    ).matches
+    other = StateMatch(("/orders/1/items/*/at",), 0, loose.unordered)
+    assert diff_state(expected, actual, other).total == 4
+
+
 def test_a_big_diff_is_capped_and_counts_what_it_left_out() -> None:
     diff = diff_state({str(i): i for i in range(200)}, {str(i): -i for i in range(1, 200)})
     shown = diff.to_dict()

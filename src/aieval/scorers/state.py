@@ -351,14 +351,23 @@ def _identity(value: Any) -> Any:
 
 
 def _inner(match: StateMatch, path: str) -> StateMatch:
-    """The options as seen from inside one item (``*`` segments only: an index names no item
-    of an unordered list)."""
-    prefix = f"{path}/*"
+    """The options as seen from inside one item of the unordered list at ``path``: the
+    pointers through ``path`` (``*`` matching any one segment, as in :func:`_covered`) whose
+    next segment is ``*`` (an index names no item of an unordered list), past it."""
+    parts = path.split("/")[1:] if path else []
+    depth = len(parts)
 
     def inside(pointers: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(
-            p[len(prefix) :] for p in pointers if p == prefix or p.startswith(prefix + "/")
-        )
+        found: list[str] = []
+        for pointer in pointers:
+            want = pointer.split("/")[1:] if pointer else []
+            if (
+                len(want) > depth
+                and want[depth] == "*"
+                and all(w in ("*", p) for w, p in zip(want[:depth], parts, strict=True))
+            ):
+                found.append("".join(f"/{w}" for w in want[depth + 1 :]))
+        return tuple(dict.fromkeys(found))
 
     return StateMatch(inside(match.ignore), match.tolerance, inside(match.unordered))
 
