@@ -102,6 +102,9 @@ def test_exact_matching_pairs_an_unordered_list_without_comparing_its_items() ->
     diff = diff_state({"a": [0] * 400}, {"a": [1] * 400}, unordered)
     assert (diff.total, diff.to_dict()["truncated"]) == (800, True)
     assert diff.changes[0].to_dict() == {"path": "/a/0", "expected": 0}
+    # the head counts every difference, not only the 50 kept
+    head = "the final state differs at 800 paths (400 added, 400 removed):"
+    assert diff.describe().startswith(head + "\n- /a/0: 0 (missing)")
     # equal as the exact walk has it: 1 and 1.0, mappings whatever their key order
     same = diff_state(
         {"a": [1, {"k": [1, 2], "j": "x"}, True]},

@@ -19,7 +19,7 @@ import json
 import math
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from aieval._types import Score
@@ -179,6 +179,8 @@ class StateDiff:
 
     changes: tuple[StateChange, ...] = ()
     total: int = 0
+    #: how many of each kind (``changed``, ``added``, ``removed``), the ones not kept included
+    counts: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def matches(self) -> bool:
@@ -198,8 +200,8 @@ class StateDiff:
         """The reason's text: a count, then one line per kept change."""
         if self.matches:
             return "the final state is the expected one"
-        counts = Counter(c.kind for c in self.changes)
-        parts = [f"{counts[k]} {k}" for k in ("changed", "added", "removed") if counts[k]]
+        counts = self.counts or Counter(c.kind for c in self.changes)
+        parts = [f"{counts[k]} {k}" for k in ("changed", "added", "removed") if counts.get(k)]
         head = f"the final state differs at {self.total} path{'s' if self.total != 1 else ''}"
         lines = [f"{head} ({', '.join(parts)}):", *(c.line() for c in self.changes)]
         if self.total > len(self.changes):
@@ -216,12 +218,12 @@ def diff_state(expected: Any, actual: Any, match: StateMatch | None = None) -> S
         True
     """
     found: list[StateChange] = []
-    counter = [0]
+    counter: Counter[str] = Counter()
     try:
         _walk(expected, actual, "", match or StateMatch(), found, counter)
     except RecursionError:
         raise ScorerError("the state is nested too deeply to compare") from None
-    return StateDiff(tuple(found), counter[0])
+    return StateDiff(tuple(found), counter.total(), dict(counter))
 
 
 def _walk(
@@ -230,7 +232,7 @@ def _walk(
     path: str,
     match: StateMatch,
     found: list[StateChange],
-    counter: list[int],
+    counter: Counter[str],
 ) -> None:
     if _covered(path, match.ignore):
         return
@@ -272,7 +274,7 @@ def _unordered(
     path: str,
     match: StateMatch,
     found: list[StateChange],
-    counter: list[int],
+    counter: Counter[str],
 ) -> None:
     """Pair each expected item with an equal actual one: equal items first (by their
     :func:`_identity`, linear), then, when the options loosen the items, the rest under them,
@@ -372,8 +374,8 @@ def _inner(match: StateMatch, path: str) -> StateMatch:
     return StateMatch(inside(match.ignore), match.tolerance, inside(match.unordered))
 
 
-def _add(found: list[StateChange], counter: list[int], change: StateChange) -> None:
-    counter[0] += 1
+def _add(found: list[StateChange], counter: Counter[str], change: StateChange) -> None:
+    counter[change.kind] += 1
     if len(found) < MAX_DIFF_ENTRIES:
         found.append(change)
 
