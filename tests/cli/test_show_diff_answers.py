@@ -162,3 +162,30 @@ def test_diff_prints_both_answers_and_reasons(
     _no_raw_controls(full.stdout)
     assert "--full shows all" not in full.stdout
     assert all(f"line {i:02d} of a long answer" in full.stdout for i in range(40))
+
+
+def test_show_full_prints_a_long_scorer_error_whole_in_the_top_errors(
+    tmp_path: Path, cli: Callable[..., Done]
+) -> None:
+    from aieval import run, scorer
+    from aieval.errors import ScorerError
+
+    said = "the check could not run: " + " ".join(f"part{i:03d}" for i in range(80)) + " END"
+
+    @scorer
+    def fails(prediction: str) -> float:
+        raise ScorerError(said + ("" if prediction == "x" else f" for {prediction}"))
+
+    def top_errors(*rows: str, full: bool) -> str:
+        dataset = [{"id": p, "input": "q", "prediction": p} for p in rows]
+        result = run(name="long", dataset=dataset, scorers=[fails], store=tmp_path / "runs.db")
+        done = cli("show", result.id, *(["--full"] if full else []), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return " ".join(done.stdout.split("top errors:")[1].split("samples (")[0].split())
+
+    assert "END" not in top_errors("x", full=False)  # the summary's line is cut short
+    assert top_errors("x", full=True) == f"1 × fails: {said}"
+    # two messages the summary counted as one: their count is never put on one of them
+    both = top_errors("y", "z", full=True)
+    assert both.startswith("2 × fails: the check") and "END" not in both
+    assert both.endswith("… (2 messages begin so: see the samples)")

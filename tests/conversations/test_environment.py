@@ -82,7 +82,7 @@ def test_a_wrong_final_state_fails_with_the_diff_and_aieval_show_prints_it(
     done = run_main(capsys, monkeypatch, "show", "shop", "--db", "r.db", cwd=tmp_path)
     shown = done.stdout
     assert "final_state  0.000  the final state differs at 3 paths (3 changed):" in shown
-    assert "~ /orders/1:" in shown and "-refunded" in shown and "+open" in shown
+    assert "~ /orders/1:" in shown and '-"refunded"' in shown and '+"open"' in shown
 
 
 def test_the_target_cannot_set_the_environment_through_its_arguments(tmp_path: Path) -> None:

@@ -195,8 +195,8 @@ def test_conversation_checks_and_the_built_in_goal_and_final_state(tmp_path: Pat
     assert two["answered"].value is None  # not a check this scenario names
     assert two["goal_reached"].value is None  # no goal check
     assert two["final_state"].value == 0.0
-    assert "-cancelled" in (two["final_state"].reason or "")
-    assert "+your order has shipped" in (two["final_state"].reason or "")
+    assert '-"cancelled"' in (two["final_state"].reason or "")
+    assert '+"your order has shipped"' in (two["final_state"].reason or "")
 
 
 def test_the_server_refuses_conversation_settings_from_a_request(tmp_path: Path) -> None:

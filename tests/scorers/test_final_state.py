@@ -57,6 +57,19 @@ def test_options_ignore_paths_tolerate_numbers_and_pair_unordered_lists() -> Non
     assert diff_state({"x": 1}, {"x": "1"}).total == 1
 
 
+def test_wildcard_paths_reach_inside_an_unordered_list_under_a_wildcard() -> None:
+    expected = {"orders": [{"items": [{"sku": "a", "at": 1}, {"sku": "b", "at": 2}]}]}
+    actual = {"orders": [{"items": [{"sku": "b", "at": 7}, {"sku": "a", "at": 8}]}]}
+    loose = StateMatch(ignore=("/orders/*/items/*/at",), unordered=("/orders/*/items",))
+    assert diff_state(expected, actual, loose).matches
+    # the same paths written with the list's own index apply as well; other lists' do not
+    assert diff_state(
+        expected, actual, StateMatch(("/orders/0/items/*/at",), 0, loose.unordered)
+    ).matches
+    other = StateMatch(("/orders/1/items/*/at",), 0, loose.unordered)
+    assert diff_state(expected, actual, other).total == 4
+
+
 def test_a_big_diff_is_capped_and_counts_what_it_left_out() -> None:
     diff = diff_state({str(i): i for i in range(200)}, {str(i): -i for i in range(1, 200)})
     shown = diff.to_dict()
@@ -81,6 +94,36 @@ def test_an_unordered_list_pairs_identical_items_first_and_bounds_the_rest() -> 
     loose = diff_state({"a": [1, 2, 3]}, {"a": [3, 1.01, 9]}, StateMatch((), 0.05, ("/a",)))
     assert loose.to_dict()["removed"] == [{"path": "/a/1", "expected": 2}]
     assert loose.to_dict()["added"] == [{"path": "/a/2", "actual": 9}]
+
+
+def test_exact_matching_pairs_an_unordered_list_without_comparing_its_items() -> None:
+    unordered = StateMatch(unordered=("/a",))
+    # nothing equal: 400 x 400 items that can never pair, no comparisons, a 0 with the diff
+    diff = diff_state({"a": [0] * 400}, {"a": [1] * 400}, unordered)
+    assert (diff.total, diff.to_dict()["truncated"]) == (800, True)
+    assert diff.changes[0].to_dict() == {"path": "/a/0", "expected": 0}
+    # the head counts every difference, not only the 50 kept
+    head = "the final state differs at 800 paths (400 added, 400 removed):"
+    assert diff.describe().startswith(head + "\n- /a/0: 0 (missing)")
+    # equal as the exact walk has it: 1 and 1.0, mappings whatever their key order
+    same = diff_state(
+        {"a": [1, {"k": [1, 2], "j": "x"}, True]},
+        {"a": [True, {"j": "x", "k": [1.0, 2]}, 1.0]},
+        unordered,
+    )
+    assert same.matches
+    # but never a bool for a number, a text for a number, nor a reordered inner list
+    assert diff_state({"a": [1, "1"]}, {"a": [True, 1.5]}, unordered).total == 4
+    assert diff_state({"a": [[1, 2]]}, {"a": [[2, 1]]}, unordered).total == 2
+    assert diff_state(
+        {"a": [[1, 2]]}, {"a": [[2, 1]]}, StateMatch(unordered=("/a", "/a/*"))
+    ).matches
+
+
+def test_a_diff_shows_its_values_as_json() -> None:
+    reason = diff_state({"a": "1", "b": "x"}, {"a": 1, "b": None}).describe()
+    assert '~ /a:\n    -"1"\n    +1' in reason
+    assert '~ /b:\n    -"x"\n    +null' in reason
 
 
 def test_a_snapshot_must_be_json_within_the_cap() -> None:
@@ -143,7 +186,7 @@ def test_recorded_rows_carry_their_final_state_and_a_failing_one_shows_the_diff(
     assert scores["field"].value == 1.0
     failed = scores["in-prediction"]
     assert failed.value == 0.0
-    assert "~ /orders/0/status:\n    -refunded\n    +open" in (failed.reason or "")
+    assert '~ /orders/0/status:\n    -"refunded"\n    +"open"' in (failed.reason or "")
     assert failed.metadata["state_diff"]["changed"] == [
         {"path": "/orders/0/status", "expected": "refunded", "actual": "open"}
     ]

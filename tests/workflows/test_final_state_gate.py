@@ -29,7 +29,7 @@ def test_the_gate_holds_the_runs_final_state_against_the_rows_expected_state() -
     failed = _evaluate(STATE, {"expected_state": expected})
     assert failed.hard_gates["final_state_matches"] is False
     (gate,) = [g for g in failed.gate_failures if g.name == "final_state_matches"]
-    assert "~ /tickets/0/updated:\n    -2026-01-01\n    +2026-01-02" in gate.reason
+    assert '~ /tickets/0/updated:\n    -"2026-01-01"\n    +"2026-01-02"' in gate.reason
     assert gate.evidence["state_diff"]["changed"][0]["path"] == "/tickets/0/updated"
     assert failed.grade == "F"
     # the row may loosen its own expectation (data), as the definition may

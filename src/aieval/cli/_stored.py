@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -29,6 +31,9 @@ if TYPE_CHECKING:
     from aieval.store import RunRow, Store
 
 __all__ = ["runs_command", "show_command"]
+
+#: how a run's summary ends an error message it cut short
+_CUT = "…"
 
 
 def runs_command(
@@ -91,7 +96,8 @@ def show_command(
 
     store = existing_store(db)
     row = store.get_run(run_ref)
-    records = [s for s in store.iter_samples(row.id) if not failed or _failed(s)]
+    stored = list(store.iter_samples(row.id))
+    records = [s for s in stored if not failed or _failed(s)]
     if as_json:
         payload = {
             "run": {k: getattr(row, k) for k in row.__dataclass_fields__},
@@ -99,7 +105,7 @@ def show_command(
         }
         out.print_json(json.dumps(payload, default=str), ensure_ascii=True)  # no raw controls
         return
-    summary = _print_run_row(row, store)
+    summary = _print_run_row(row, store, uncut=stored if full else None)
     if summary.evaluation is not None:
         print_evaluation(summary.evaluation, records[:samples])
         print_steps(records[:samples])
@@ -156,7 +162,10 @@ def _failed(record: SampleRecord) -> bool:
     return not record.passed and not (record.verdict is not None and record.verdict.invalid)
 
 
-def _print_run_row(row: RunRow, store: Store) -> RunSummary:
+def _print_run_row(
+    row: RunRow, store: Store, *, uncut: Sequence[SampleRecord] | None = None
+) -> RunSummary:
+    """The run's heading, figures and top errors (with ``uncut``, those errors in full)."""
     summary = _with_counts(row, store)
     out.print(
         Text.assemble(
@@ -192,8 +201,35 @@ def _print_run_row(row: RunRow, store: Store) -> RunSummary:
     usage = usage_parts(summary)
     if usage:
         out.print(printable(" · ".join(usage)), highlight=False)
-    print_top_errors(summary)
+    print_top_errors(summary if uncut is None else _uncut_errors(summary, uncut))
     return summary
+
+
+def _uncut_errors(summary: RunSummary, records: Sequence[SampleRecord]) -> RunSummary:
+    """``summary`` with each top error it keeps cut short (to one line of a few hundred
+    characters) in full, from the samples that have it; a cut text that begins more than one
+    message stays cut, saying so, since its count is theirs together."""
+    cut = [e.message[:-1] for e in summary.top_errors if e.message.endswith(_CUT)]
+    if not cut:
+        return summary
+    whole: dict[str, set[str]] = {prefix: set() for prefix in cut}
+    for record in records:
+        for source, message in record.errors.items():
+            flat = " ".join(f"{source}: {message}".split())
+            for prefix in cut:
+                if flat.startswith(prefix) and len(flat) > len(prefix):
+                    whole[prefix].add(flat)
+    entries = []
+    for entry in summary.top_errors:
+        found = whole.get(entry.message[:-1], set()) if entry.message.endswith(_CUT) else set()
+        if len(found) == 1:
+            entry = replace(entry, message=found.pop())
+        elif found:
+            entry = replace(
+                entry, message=f"{entry.message} ({len(found)} messages begin so: see the samples)"
+            )
+        entries.append(entry)
+    return replace(summary, top_errors=tuple(entries))
 
 
 def _counted(samples: int) -> str:

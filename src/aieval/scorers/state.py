@@ -17,9 +17,9 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from aieval._types import Score
@@ -49,8 +49,9 @@ FINAL_STATE_KEY = "final_state"
 MAX_STATE_BYTES = 1_000_000
 #: the most differences kept in a diff (its metadata and reason); the total is always counted
 MAX_DIFF_ENTRIES = 50
-#: the most item comparisons pairing one unordered list may take (its items that are not
-#: identical, expected x actual): a bigger one is refused, never cut short
+#: the most item comparisons pairing one unordered list may take when the options loosen its
+#: items (tolerance, ignore or unordered inside them; its unequal items, expected x actual): a
+#: bigger one is refused, never cut short. Exact matching pairs equal items and compares none
 MAX_PAIRINGS = 100_000
 #: the longest value text a reason line shows
 _SHOWN_CHARS = 200
@@ -178,6 +179,8 @@ class StateDiff:
 
     changes: tuple[StateChange, ...] = ()
     total: int = 0
+    #: how many of each kind (``changed``, ``added``, ``removed``), the ones not kept included
+    counts: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def matches(self) -> bool:
@@ -197,8 +200,8 @@ class StateDiff:
         """The reason's text: a count, then one line per kept change."""
         if self.matches:
             return "the final state is the expected one"
-        counts = Counter(c.kind for c in self.changes)
-        parts = [f"{counts[k]} {k}" for k in ("changed", "added", "removed") if counts[k]]
+        counts = self.counts or Counter(c.kind for c in self.changes)
+        parts = [f"{counts[k]} {k}" for k in ("changed", "added", "removed") if counts.get(k)]
         head = f"the final state differs at {self.total} path{'s' if self.total != 1 else ''}"
         lines = [f"{head} ({', '.join(parts)}):", *(c.line() for c in self.changes)]
         if self.total > len(self.changes):
@@ -215,12 +218,12 @@ def diff_state(expected: Any, actual: Any, match: StateMatch | None = None) -> S
         True
     """
     found: list[StateChange] = []
-    counter = [0]
+    counter: Counter[str] = Counter()
     try:
         _walk(expected, actual, "", match or StateMatch(), found, counter)
     except RecursionError:
         raise ScorerError("the state is nested too deeply to compare") from None
-    return StateDiff(tuple(found), counter[0])
+    return StateDiff(tuple(found), counter.total(), dict(counter))
 
 
 def _walk(
@@ -229,7 +232,7 @@ def _walk(
     path: str,
     match: StateMatch,
     found: list[StateChange],
-    counter: list[int],
+    counter: Counter[str],
 ) -> None:
     if _covered(path, match.ignore):
         return
@@ -271,61 +274,108 @@ def _unordered(
     path: str,
     match: StateMatch,
     found: list[StateChange],
-    counter: list[int],
+    counter: Counter[str],
 ) -> None:
-    """Pair each expected item with an equal actual one: identical items first (by their
-    JSON), then the rest under the options, greedily in order; the unpaired are removed (by
-    their expected index) or added (by their actual).
+    """Pair each expected item with an equal actual one: equal items first (by their
+    :func:`_identity`, linear), then, when the options loosen the items, the rest under them,
+    greedily in order; the unpaired are removed (by their expected index) or added (by their
+    actual).
 
     Raises:
-        ScorerError: more unpaired items than :data:`MAX_PAIRINGS` comparisons allow.
+        ScorerError: the options loosen the items and more unpaired items are left than
+            :data:`MAX_PAIRINGS` comparisons allow.
     """
-    spare: dict[str, list[int]] = {}
-    for j, item in enumerate(actual):
-        spare.setdefault(_json(item), []).append(j)
-    missing: list[int] = []
-    for i, item in enumerate(expected):
-        same = spare.get(_json(item))
-        if same:
-            same.pop(0)
-        else:
-            missing.append(i)
-    left = sorted(j for js in spare.values() for j in js)
-    if len(missing) * len(left) > MAX_PAIRINGS:
-        raise ScorerError(
-            f"the unordered list at {path or '(whole state)'}: {len(missing)} expected and "
-            f"{len(left)} actual items differ, too many to pair under the matching options "
-            f"(at most {MAX_PAIRINGS:,} comparisons): compare a smaller part of the state"
-        )
     inner = _inner(match, path)
-    unpaired: list[int] = []
-    for i in missing:
-        hit = next((j for j in left if diff_state(expected[i], actual[j], inner).matches), None)
-        if hit is None:
-            unpaired.append(i)
-        else:
-            left.remove(hit)
+    try:
+        missing, left = _pair_equal(expected, actual)
+    except TypeError:  # an unhashable value (only from Python): every item compared
+        missing, left, exact = list(range(len(expected))), list(range(len(actual))), False
+    else:
+        exact = not (inner.ignore or inner.unordered or inner.tolerance)
+    unpaired: list[int] = missing
+    if not exact and missing and left:
+        # exact matching is equality of identities, so what is left can never pair: only
+        # options that loosen the items need one comparison per (expected, actual) pair
+        if len(missing) * len(left) > MAX_PAIRINGS:
+            raise ScorerError(
+                f"the unordered list at {path or '(whole state)'}: {len(missing)} expected and "
+                f"{len(left)} actual items differ, too many to pair under the matching options "
+                f"(at most {MAX_PAIRINGS:,} comparisons): compare a smaller part of the state"
+            )
+        unpaired = []
+        for i in missing:
+            hit = next((j for j in left if diff_state(expected[i], actual[j], inner).matches), None)
+            if hit is None:
+                unpaired.append(i)
+            else:
+                left.remove(hit)
     for i in unpaired:
         _add(found, counter, StateChange("removed", f"{path}/{i}", expected=expected[i]))
     for j in left:
         _add(found, counter, StateChange("added", f"{path}/{j}", actual=actual[j]))
 
 
+def _pair_equal(expected: Sequence[Any], actual: Sequence[Any]) -> tuple[list[int], list[int]]:
+    """The indexes of the expected and of the actual items left once equal ones are paired.
+
+    Raises:
+        TypeError: an item holds a value that cannot be hashed.
+    """
+    spare: dict[Any, deque[int]] = {}
+    for j, item in enumerate(actual):
+        spare.setdefault(_identity(item), deque()).append(j)
+    missing: list[int] = []
+    for i, item in enumerate(expected):
+        same = spare.get(_identity(item))
+        if same:
+            same.popleft()
+        else:
+            missing.append(i)
+    return missing, sorted(j for js in spare.values() for j in js)
+
+
+def _identity(value: Any) -> Any:
+    """A hashable form of ``value``, equal for two values exactly when they match with no
+    options (as :func:`_walk` compares them: any mapping, a list or tuple, a number by value
+    whatever its type (``1`` and ``1.0``), a bool or other scalar only with its own type).
+
+    Raises:
+        TypeError: a value that cannot be hashed.
+    """
+    if isinstance(value, Mapping):
+        return ("map", frozenset((key, _identity(item)) for key, item in value.items()))
+    if _is_list(value):
+        return ("list", tuple(_identity(item) for item in value))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return ("number", value)
+    hash(value)
+    return (type(value), value)
+
+
 def _inner(match: StateMatch, path: str) -> StateMatch:
-    """The options as seen from inside one item (``*`` segments only: an index names no item
-    of an unordered list)."""
-    prefix = f"{path}/*"
+    """The options as seen from inside one item of the unordered list at ``path``: the
+    pointers through ``path`` (``*`` matching any one segment, as in :func:`_covered`) whose
+    next segment is ``*`` (an index names no item of an unordered list), past it."""
+    parts = path.split("/")[1:] if path else []
+    depth = len(parts)
 
     def inside(pointers: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(
-            p[len(prefix) :] for p in pointers if p == prefix or p.startswith(prefix + "/")
-        )
+        found: list[str] = []
+        for pointer in pointers:
+            want = pointer.split("/")[1:] if pointer else []
+            if (
+                len(want) > depth
+                and want[depth] == "*"
+                and all(w in ("*", p) for w, p in zip(want[:depth], parts, strict=True))
+            ):
+                found.append("".join(f"/{w}" for w in want[depth + 1 :]))
+        return tuple(dict.fromkeys(found))
 
     return StateMatch(inside(match.ignore), match.tolerance, inside(match.unordered))
 
 
-def _add(found: list[StateChange], counter: list[int], change: StateChange) -> None:
-    counter[0] += 1
+def _add(found: list[StateChange], counter: Counter[str], change: StateChange) -> None:
+    counter[change.kind] += 1
     if len(found) < MAX_DIFF_ENTRIES:
         found.append(change)
 
@@ -356,7 +406,12 @@ def _same_scalar(expected: Any, actual: Any, tolerance: float) -> bool:
         and not isinstance(expected, bool)
         and not isinstance(actual, bool)
     ):
-        return bool(abs(expected - actual) <= tolerance)
+        if not tolerance:  # exact, as the unordered lists' identities (no float rounding)
+            return bool(expected == actual)
+        try:
+            return bool(abs(expected - actual) <= tolerance)
+        except OverflowError:  # an int too big for a float: past any finite tolerance
+            return False
     return bool(type(expected) is type(actual) and expected == actual)
 
 
@@ -365,7 +420,8 @@ def _escape(key: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    text = value if isinstance(value, str) else _json(value)
+    """``value`` as JSON (text ``"1"`` is not the number ``1``), cut to :data:`_SHOWN_CHARS`."""
+    text = _json(value)
     return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
 
 
