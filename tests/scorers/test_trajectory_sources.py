@@ -19,7 +19,7 @@ from aieval.core import (
     Trajectory,
     Turn,
 )
-from aieval.errors import DatasetError
+from aieval.errors import ConfigError, DatasetError
 from aieval.runner import load_eval, run_eval
 from aieval.scorers import trajectory_match
 from aieval.store import Store
@@ -229,3 +229,39 @@ def test_a_delegated_agents_calls_are_out_of_the_trajectory_but_a_forbidden_one_
         "strict: matched check_refund_policy (a forbidden tool was called by an agent used as "
         "a tool: delete_account)"
     )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"mode": "sideways"}, r"trajectory_match\.mode: unknown mode 'sideways'"),
+        ({"arguments": "fuzzy"}, r"trajectory_match\.arguments: unknown argument mode 'fuzzy'"),
+        ({"normalize": ["os.system"]}, r"trajectory_match\.normalize: unknown normalizer"),
+        ({"expected_calls": [{"arguments": {}}]}, r"expected_calls\[0\]: a tool call needs"),
+    ],
+)
+def test_an_eval_files_bad_options_are_refused_at_load_naming_file_and_option(
+    tmp_path: Path, options: dict[str, Any], message: str
+) -> None:
+    (tmp_path / "rows.jsonl").write_text('{"id": "a", "input": "x", "prediction": "[]"}\n')
+    spec = {"name": "e", "dataset": "rows.jsonl", "scorers": [{"trajectory_match": options}]}
+    (tmp_path / "eval.yaml").write_text(yaml.safe_dump(spec))
+    with pytest.raises(ConfigError, match=message) as refused:
+        run_eval(load_eval(tmp_path / "eval.yaml"), store=tmp_path / "runs.db")
+    assert "eval.yaml: trajectory_match." in str(refused.value)  # the file, scorer and option
+    assert not (tmp_path / "runs.db").exists() or not Store(tmp_path / "runs.db").list_runs()
+
+
+def test_a_samples_error_names_the_scorer_once(tmp_path: Path) -> None:
+    rows = [{"id": "a", "input": "x", "prediction": "[]", "expected_tool_calls": 42}]
+    result = run(
+        name="once",
+        dataset=rows,
+        scorers=[trajectory_match("strict")],
+        store=tmp_path / "runs.db",
+        max_error_rate=1.0,
+    )
+    error = result.samples[0].scores["trajectory_match"].error
+    assert error is not None and "expected a list of tool calls" in error
+    assert "trajectory_match: trajectory_match" not in f"trajectory_match: {error}"
+    assert not error.startswith("trajectory_match")
