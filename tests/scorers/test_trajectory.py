@@ -316,10 +316,25 @@ def test_more_calls_than_one_sample_may_pair_is_that_samples_error() -> None:
 def test_an_unreadable_expectation_or_output_is_an_error_that_says_what_to_give() -> None:
     with pytest.raises(ScorerError, match=r"row expected\[0\]\.arguments: arguments are not valid"):
         trajectory_match("strict")(_calls("a"), [{"name": "a", "arguments": "{bad"}])
-    with pytest.raises(ScorerError, match=r"the output must be the assistant message"):
-        trajectory_match("strict")("Your order has shipped.", ["lookup_order"])
+    for malformed, why in [
+        ('{"tool_calls": [', "the text is not JSON"),
+        ("42", "expected a list of tool calls, got int"),
+        ('[{"nme": "search"}]', r"output tool calls\[0\]: a tool call needs a name"),
+    ]:
+        with pytest.raises(ScorerError, match=why):
+            trajectory_match("strict")(malformed, ["lookup_order"])
     with pytest.raises(ConfigError, match=r"expected_calls\[0\]: a tool call needs a name"):
         check_row_check("trajectory_match", {"expected_calls": [{"arguments": {}}]})
+
+
+def test_an_answer_in_prose_made_no_calls_and_is_scored_not_an_error() -> None:
+    prose = _score("strict", "Your order has shipped.", ["lookup_order"])
+    assert prose.value == 0.0
+    assert prose.reason == (
+        "strict: missing lookup_order (the answer is plain text: it holds no tool calls)"
+    )
+    assert _score("strict", "not json at all", []).value == 1.0  # none expected, none made
+    assert _score("subset", "I could not help.", ["search"]).value == 1.0
 
 
 def test_a_logged_bare_tool_name_matches_by_name_only() -> None:

@@ -23,7 +23,12 @@ from aieval.errors import ConfigError, ScorerError
 from aieval.scorers._scorer import Scorer, scorer
 from aieval.scorers._trajectory_args import ARGUMENT_MODES, ArgumentRule, arguments_rule
 from aieval.scorers._trajectory_match import MODES, credit, describe, pair
-from aieval.scorers._trajectory_sources import called_uses, delegated_names, expected_uses
+from aieval.scorers._trajectory_sources import (
+    answered_in_prose,
+    called_uses,
+    delegated_names,
+    expected_uses,
+)
 
 __all__ = [
     "EXPECTED_FIELD",
@@ -160,6 +165,8 @@ def _score(
         raise ScorerError(str(exc)) from exc
     value = credit(trajectory)
     reason = describe(trajectory)
+    if answered_in_prose(prediction, output):
+        reason += " (the answer is plain text: it holds no tool calls)"
     if trajectory.forbidden_hits:
         value = 0.0
         reason += (
