@@ -84,9 +84,8 @@ def test_reason_shows_the_pairing_with_forbidden_calls_scoring_zero() -> None:
     score = _score("in_order", made, expected, forbidden=["delete_user"])
     assert score.value == 0.0
     assert score.reason == (
-        "in_order: matched search, weather; missing book; extra delete_user (forbidden) "
-        "(a forbidden tool was called: delete_user)"
-    )
+        "in_order: matched search, weather; missing book; extra delete_user (forbidden)"
+    )  # the forbidden call is named once
     assert Trajectory.from_dict(score.metadata[TRAJECTORY_KEY]).forbidden_hits == ("delete_user",)
 
 
@@ -119,6 +118,21 @@ def test_ordered_pairing_is_the_longest_alignment_and_substitutions_are_paired()
     assert swapped.reason == "strict: matched a, c; called x instead of b"
     trajectory = Trajectory.from_dict(swapped.metadata[TRAJECTORY_KEY])
     assert [(m.expected, m.called) for m in trajectory.matches] == [(0, 0), (1, 1), (2, 2)]
+
+
+def test_reordered_calls_under_an_ordered_mode_are_out_of_order() -> None:
+    made = _calls("book", "search", "pay")
+    expected = _calls("search", "book", "pay")
+    for mode in ("strict", "in_order"):
+        assert _score(mode, made, expected).reason == (
+            f"{mode}: matched book, pay; out of order search"
+        )
+    assert _score("unordered", made, expected).reason == "unordered: matched search, book, pay"
+    # one "a" made before b though expected after, the other paired with c at its step
+    twice = _score("strict", _calls("b", "a", "a"), _calls("a", "b", "c"))
+    assert twice.reason == "strict: matched b; called a instead of c; out of order a"
+    extra = _score("strict", _calls("b", "a", "a"), _calls("b", "a", "c"))
+    assert extra.reason == "strict: matched b, a; called a instead of c"
 
 
 def test_same_tool_with_other_arguments_is_paired_but_not_a_match() -> None:
@@ -224,7 +238,8 @@ def test_a_raising_normalizer_is_that_samples_scorer_error() -> None:
         ({"mode": "fuzzy"}, "trajectory_match.mode: unknown mode 'fuzzy'"),
         ({"arguments": "loose"}, "trajectory_match.arguments: unknown argument mode 'loose'"),
         ({"normalize": ["os.system"]}, "trajectory_match.normalize: unknown normalizer"),
-        ({"normalize": [{"number": -1}]}, "number tolerance must be a number >= 0"),
+        ({"normalize": [{"number": -1}]}, "number tolerance must be a finite number >= 0"),
+        ({"normalize": [{"number": float("inf")}]}, "a finite number >= 0, got inf"),
         ({"per_tool": {"a": 3}}, "trajectory_match.per_tool.a: expected an argument mode"),
         ({"forbidden": "delete"}, "trajectory_match.forbidden: expected a list"),
     ],

@@ -167,11 +167,8 @@ def _score(
     reason = describe(trajectory)
     if answered_in_prose(prediction, output):
         reason += " (the answer is plain text: it holds no tool calls)"
-    if trajectory.forbidden_hits:
+    if trajectory.forbidden_hits:  # the reason marks each such call "(forbidden)"
         value = 0.0
-        reason += (
-            f" (a forbidden tool was called: {', '.join(sorted(set(trajectory.forbidden_hits)))})"
-        )
     nested = sorted({name for name in delegated_names(output) if name in set(forbidden)})
     if nested:
         value = 0.0
