@@ -86,6 +86,20 @@ def test_text_shows_totals_per_tool_and_the_confusion_matrix(
     assert HOSTILE in text  # the terminal shows the name as it is, never as markup
 
 
+def test_a_narrow_terminals_confusion_blocks_are_rows_of_expected_tools(
+    runs: tuple[RunReport, Comparison],
+) -> None:
+    text = render_text(runs[0], width=80)
+    confusion = text[text.index("Confusion: expected (rows)") :]
+    assert "expected \\ called" not in confusion  # a block is one row: never read as a column
+    lines = [line.strip() for line in confusion.splitlines()]
+    start = lines.index(next(line for line in lines if line.startswith("expected:")))
+    assert lines[start].split() == ["expected:", "search"]
+    assert lines[start + 1].startswith("called search:")  # the diagonal: the same tool
+    wide = render_text(runs[0], width=400)
+    assert "called book" in wide  # one head for both layouts
+
+
 def test_markdown_and_html_escape_tool_names(runs: tuple[RunReport, Comparison]) -> None:
     report = runs[0]
     markdown = render_markdown(report)

@@ -84,9 +84,8 @@ def test_reason_shows_the_pairing_with_forbidden_calls_scoring_zero() -> None:
     score = _score("in_order", made, expected, forbidden=["delete_user"])
     assert score.value == 0.0
     assert score.reason == (
-        "in_order: matched search, weather; missing book; extra delete_user (forbidden) "
-        "(a forbidden tool was called: delete_user)"
-    )
+        "in_order: matched search, weather; missing book; extra delete_user (forbidden)"
+    )  # the forbidden call is named once
     assert Trajectory.from_dict(score.metadata[TRAJECTORY_KEY]).forbidden_hits == ("delete_user",)
 
 
@@ -119,6 +118,21 @@ def test_ordered_pairing_is_the_longest_alignment_and_substitutions_are_paired()
     assert swapped.reason == "strict: matched a, c; called x instead of b"
     trajectory = Trajectory.from_dict(swapped.metadata[TRAJECTORY_KEY])
     assert [(m.expected, m.called) for m in trajectory.matches] == [(0, 0), (1, 1), (2, 2)]
+
+
+def test_reordered_calls_under_an_ordered_mode_are_out_of_order() -> None:
+    made = _calls("book", "search", "pay")
+    expected = _calls("search", "book", "pay")
+    for mode in ("strict", "in_order"):
+        assert _score(mode, made, expected).reason == (
+            f"{mode}: matched book, pay; out of order search"
+        )
+    assert _score("unordered", made, expected).reason == "unordered: matched search, book, pay"
+    # one "a" made before b though expected after, the other paired with c at its step
+    twice = _score("strict", _calls("b", "a", "a"), _calls("a", "b", "c"))
+    assert twice.reason == "strict: matched b; called a instead of c; out of order a"
+    extra = _score("strict", _calls("b", "a", "a"), _calls("b", "a", "c"))
+    assert extra.reason == "strict: matched b, a; called a instead of c"
 
 
 def test_same_tool_with_other_arguments_is_paired_but_not_a_match() -> None:
@@ -224,7 +238,8 @@ def test_a_raising_normalizer_is_that_samples_scorer_error() -> None:
         ({"mode": "fuzzy"}, "trajectory_match.mode: unknown mode 'fuzzy'"),
         ({"arguments": "loose"}, "trajectory_match.arguments: unknown argument mode 'loose'"),
         ({"normalize": ["os.system"]}, "trajectory_match.normalize: unknown normalizer"),
-        ({"normalize": [{"number": -1}]}, "number tolerance must be a number >= 0"),
+        ({"normalize": [{"number": -1}]}, "number tolerance must be a finite number >= 0"),
+        ({"normalize": [{"number": float("inf")}]}, "a finite number >= 0, got inf"),
         ({"per_tool": {"a": 3}}, "trajectory_match.per_tool.a: expected an argument mode"),
         ({"forbidden": "delete"}, "trajectory_match.forbidden: expected a list"),
     ],
@@ -316,10 +331,25 @@ def test_more_calls_than_one_sample_may_pair_is_that_samples_error() -> None:
 def test_an_unreadable_expectation_or_output_is_an_error_that_says_what_to_give() -> None:
     with pytest.raises(ScorerError, match=r"row expected\[0\]\.arguments: arguments are not valid"):
         trajectory_match("strict")(_calls("a"), [{"name": "a", "arguments": "{bad"}])
-    with pytest.raises(ScorerError, match=r"the output must be the assistant message"):
-        trajectory_match("strict")("Your order has shipped.", ["lookup_order"])
+    for malformed, why in [
+        ('{"tool_calls": [', "the text is not JSON"),
+        ("42", "expected a list of tool calls, got int"),
+        ('[{"nme": "search"}]', r"output tool calls\[0\]: a tool call needs a name"),
+    ]:
+        with pytest.raises(ScorerError, match=why):
+            trajectory_match("strict")(malformed, ["lookup_order"])
     with pytest.raises(ConfigError, match=r"expected_calls\[0\]: a tool call needs a name"):
         check_row_check("trajectory_match", {"expected_calls": [{"arguments": {}}]})
+
+
+def test_an_answer_in_prose_made_no_calls_and_is_scored_not_an_error() -> None:
+    prose = _score("strict", "Your order has shipped.", ["lookup_order"])
+    assert prose.value == 0.0
+    assert prose.reason == (
+        "strict: missing lookup_order (the answer is plain text: it holds no tool calls)"
+    )
+    assert _score("strict", "not json at all", []).value == 1.0  # none expected, none made
+    assert _score("subset", "I could not help.", ["search"]).value == 1.0
 
 
 def test_a_logged_bare_tool_name_matches_by_name_only() -> None:

@@ -308,7 +308,7 @@ def _compared_tools(section: Any) -> Iterator[RenderableType]:
 
 def _tool_tables(tables: Sequence[tool_cells.ToolTable]) -> Iterator[RenderableType]:
     for spec in tables:
-        table = _table(spec.title, *spec.head, left=spec.left)
+        table = _table(spec.title, *(spec.block_head or spec.head), left=spec.left)
         for row in spec.rows:
             _add(table, *row)
         yield table

@@ -44,6 +44,9 @@ class ToolTable:
     note: str = ""
     #: how many leading columns are text (the rest are figures)
     left: int = 1
+    #: the head for a layout that may print one block per row, each cell under its column's
+    #: name (the terminal's): names that read true there too (empty: ``head``)
+    block_head: tuple[str, ...] = ()
 
 
 def rate_cell(rate: Rate) -> str:
@@ -126,6 +129,8 @@ def _figure_tables(f: ToolFigures) -> list[ToolTable]:
             ),
             "diagonal: same tool; off the diagonal: substitutions; (none) row: extra calls, "
             "(none) column: expected calls never made",
+            # a block per row reads "expected: search / called search: 4 / called book: 0"
+            block_head=("expected", *(f"called {label}" for label in f.confusion.labels)),
         ),
     ]
     if f.unreadable:

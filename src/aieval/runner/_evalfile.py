@@ -392,7 +392,11 @@ def _something_scored(data: dict[str, Any], base_dir: Path | None) -> None:
             for item in imports if isinstance(imports, list) else []:
                 import_file(_resolve(base_dir or Path("."), str(item)))
             info = load_dataset(_resolve(base_dir or Path("."), path or "")).scan()
-        except (DatasetError, ConfigError) as exc:
+        except DatasetError as exc:
+            if exc.line is not None:
+                raise  # a row's own fault (a bad check): the one cause to report
+            why = f"; the dataset could not be read to look for rows' checks: {exc}"
+        except ConfigError as exc:
             why = f"; the dataset could not be read to look for rows' checks: {exc}"
         else:
             if info.count and info.with_checks == info.count:

@@ -23,7 +23,12 @@ from aieval.errors import ConfigError, ScorerError
 from aieval.scorers._scorer import Scorer, scorer
 from aieval.scorers._trajectory_args import ARGUMENT_MODES, ArgumentRule, arguments_rule
 from aieval.scorers._trajectory_match import MODES, credit, describe, pair
-from aieval.scorers._trajectory_sources import called_uses, delegated_names, expected_uses
+from aieval.scorers._trajectory_sources import (
+    answered_in_prose,
+    called_uses,
+    delegated_names,
+    expected_uses,
+)
 
 __all__ = [
     "EXPECTED_FIELD",
@@ -79,8 +84,7 @@ def match_trajectory(
             return (rule.compare(got.arguments, want.arguments, error=got.argument_error),)
         except Exception as exc:  # the author's normalizer or matcher raised
             raise ScorerError(
-                f"trajectory_match: comparing the arguments of {want.name!r} raised "
-                f"{type(exc).__name__}: {exc}"
+                f"comparing the arguments of {want.name!r} raised {type(exc).__name__}: {exc}"
             ) from exc
 
     return Trajectory(
@@ -144,7 +148,7 @@ def _score(
         for what, calls in (("calls made", called), ("expected calls", wanted)):
             if len(calls) > MAX_TRAJECTORY_CALLS:
                 raise ScorerError(
-                    f"trajectory_match: {len(calls):,} {what}, more than the "
+                    f"{len(calls):,} {what}, more than the "
                     f"{MAX_TRAJECTORY_CALLS} one sample may pair; split the task, or score "
                     "its tool calls with tool_call_scorer"
                 )
@@ -157,15 +161,14 @@ def _score(
             normalize=normalize,
             forbidden=forbidden,
         )
-    except ConfigError as exc:
-        raise ScorerError(f"trajectory_match: {exc}") from exc
+    except ConfigError as exc:  # the runner names the scorer: the message says it once
+        raise ScorerError(str(exc)) from exc
     value = credit(trajectory)
     reason = describe(trajectory)
-    if trajectory.forbidden_hits:
+    if answered_in_prose(prediction, output):
+        reason += " (the answer is plain text: it holds no tool calls)"
+    if trajectory.forbidden_hits:  # the reason marks each such call "(forbidden)"
         value = 0.0
-        reason += (
-            f" (a forbidden tool was called: {', '.join(sorted(set(trajectory.forbidden_hits)))})"
-        )
     nested = sorted({name for name in delegated_names(output) if name in set(forbidden)})
     if nested:
         value = 0.0
@@ -183,8 +186,38 @@ def _score(
     )
 
 
+class _TrajectoryScorer(Scorer):
+    """``trajectory_match`` with its options checked when bound (an eval file's entry, a
+    row's check, ``with_options``): a bad mode is refused at load, never on every sample."""
+
+    def with_options(self, *, name: str | None = None, **options: Any) -> _TrajectoryScorer:
+        bound = super().with_options(name=name, **options)
+        _check_options(bound.options)
+        return _TrajectoryScorer(
+            bound.fn,
+            name=bound.name,
+            options=bound.options,
+            batch_fn=bound.batch_fn,
+            threshold=bound.threshold,
+            weight=bound.weight,
+        )
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """Refuse invalid options (:class:`ConfigError` naming ``trajectory_match.OPTION``)."""
+    if options.get("expected_calls") is not None:
+        expected_uses(options["expected_calls"], "trajectory_match.expected_calls")
+    _rules(
+        options.get("mode", "strict"),
+        options.get("arguments", "exact"),
+        options.get("per_tool"),
+        options.get("normalize", ()),
+        options.get("forbidden", ()),
+    )
+
+
 #: the registered scorer; its own pass threshold is 1.0 (the mode must hold)
-_trajectory_match = Scorer(_score, name="trajectory_match", threshold=1.0)
+_trajectory_match = _TrajectoryScorer(_score, name="trajectory_match", threshold=1.0)
 scorer(_trajectory_match)
 # quadratic in the calls (bounded by MAX_TRAJECTORY_CALLS): a long output is scored off the
 # event loop, charged to the sample's check budget
@@ -218,15 +251,7 @@ def check_row_trajectory(options: Mapping[Any, Any]) -> None:
                 "normalizers and argument modes (text, lists, {number: TOLERANCE}), never a "
                 "function; give functions in the eval's own Python code"
             )
-    if options.get("expected_calls") is not None:
-        expected_uses(options["expected_calls"], "trajectory_match.expected_calls")
-    _rules(
-        options.get("mode", "strict"),
-        options.get("arguments", "exact"),
-        options.get("per_tool"),
-        options.get("normalize", ()),
-        options.get("forbidden", ()),
-    )
+    _check_options(options)
 
 
 def _plain(value: Any) -> bool:
@@ -279,14 +304,13 @@ def trajectory_match(
         >>> s(made, ["search", "weather", "hotel", "book"]).value
         0.75
     """
-    _rules(mode, arguments, per_tool, normalize, forbidden)
     options: dict[str, Any] = {"mode": mode, "arguments": arguments}
     if per_tool:
         options["per_tool"] = dict(per_tool)
     if normalize:
         options["normalize"] = list(normalize)
     if forbidden:
-        options["forbidden"] = list(forbidden)
+        options["forbidden"] = forbidden if isinstance(forbidden, str) else list(forbidden)
     if expected_calls is not None:
         options["expected_calls"] = expected_calls
     if threshold is not None:

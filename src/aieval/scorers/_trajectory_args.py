@@ -183,5 +183,5 @@ def arguments_rule(
 
 def _tolerance(value: Any, where: str) -> float:
     if not _is_number(value) or not math.isfinite(float(value)) or value < 0:
-        raise ConfigError(f"{where}: number tolerance must be a number >= 0, got {value!r}")
+        raise ConfigError(f"{where}: number tolerance must be a finite number >= 0, got {value!r}")
     return float(value)

@@ -172,7 +172,8 @@ def mode_holds(trajectory: Trajectory) -> bool:
 
 def describe(trajectory: Trajectory) -> str:
     """The pairing in words: ``matched search, weather; missing book; extra delete_user
-    (forbidden)``."""
+    (forbidden)``; under an ordered mode, an expected call made elsewhere in the order is
+    ``out of order`` (not missing and extra)."""
     called, expected = trajectory.called, trajectory.expected
     banned = set(trajectory.forbidden)
     matched: list[str] = []
@@ -193,12 +194,20 @@ def describe(trajectory: Trajectory) -> str:
             missing.append(expected[m.expected].name)
         elif m.called is not None:
             extra.append(_shown(called[m.called].name, banned))
+    late: list[str] = []
+    if trajectory.mode in ("strict", "in_order"):  # a call made, but not where expected
+        for name in list(missing):
+            if _shown(name, banned) in extra:
+                missing.remove(name)
+                extra.remove(_shown(name, banned))
+                late.append(_shown(name, banned))
     parts = [
         f"{label} {', '.join(names)}"
         for label, names in (
             ("matched", matched),
             ("wrong arguments for", wrong_args),
             ("called", swapped),
+            ("out of order", late),
             ("missing", missing),
             ("extra", extra),
         )

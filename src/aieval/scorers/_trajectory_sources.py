@@ -23,7 +23,7 @@ from typing import Any
 from aieval.core import Conversation, ToolUse
 from aieval.errors import ConfigError
 
-__all__ = ["called_uses", "expected_uses", "parse_uses"]
+__all__ = ["answered_in_prose", "called_uses", "expected_uses", "parse_uses"]
 
 
 def parse_uses(value: Any, where: str) -> tuple[ToolUse, ...]:
@@ -141,6 +141,8 @@ def called_uses(prediction: Any, output: Any) -> tuple[ToolUse, ...]:
     steps = getattr(output, "steps", None)
     if isinstance(steps, list | tuple) and not isinstance(output, Mapping):
         return parse_uses(_trace_calls(steps), "trace tool calls")
+    if answered_in_prose(prediction, output):
+        return ()
     try:
         if isinstance(output, Mapping | list | tuple):
             return parse_uses(output, "output tool calls")
@@ -150,6 +152,23 @@ def called_uses(prediction: Any, output: Any) -> tuple[ToolUse, ...]:
             f"{exc}; the output must be the assistant message with tool_calls (or a list of "
             "calls or messages) as JSON, or the sample a trace or a conversation"
         ) from None
+
+
+def answered_in_prose(prediction: Any, output: Any) -> bool:
+    """Whether the sample's answer is plain text (an agent that answered in prose made no
+    calls): a recorded text that is not JSON and does not start as JSON does (``{``, ``[``;
+    such text is malformed tool calls, an error)."""
+    if isinstance(output, Mapping | list | tuple | Conversation) or hasattr(output, "steps"):
+        return False
+    if isinstance(getattr(output, "conversation", None), Conversation):
+        return False
+    if not isinstance(prediction, str) or prediction.lstrip()[:1] in ("", "{", "["):
+        return False
+    try:
+        json.loads(prediction)
+    except ValueError:
+        return True
+    return False
 
 
 def delegated_names(output: Any) -> list[str]:
