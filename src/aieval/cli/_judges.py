@@ -161,9 +161,16 @@ def _print_judge(summary: Any) -> None:
         else f"unweighted: {printable(agree.unweighted or '-')}",
         highlight=False,
     )
+    # labels pool across the stored runs the judge graded: say how many lie on runs not named
+    pooled = (
+        f", {summary.pooled_labels} of them on other stored runs the judge graded"
+        if summary.pooled_labels
+        else ""
+    )
     out.print(
-        f"{agree.labels} label(s) by {agree.reviewers} reviewer(s); {agree.ties} tied item(s) "
-        f"left out; {agree.unmatched} label(s) on samples the judge did not grade"
+        f"{agree.labels} label(s) by {agree.reviewers} reviewer(s){pooled}; {agree.ties} tied "
+        f"item(s) left out; {agree.unmatched} label(s) on samples no stored run of the judge "
+        "graded (or left unscored)"
     )
     for run in summary.runs:
         if run.rate is None:
