@@ -175,7 +175,7 @@ def _print_judge(summary: Any) -> None:
     for run in summary.runs:
         if run.rate is None:
             out.print(
-                f"run {printable(run.run_id)}: raw pass rate {num(run.raw)} (n={run.judged}); "
+                f"run {printable(run.run_id)}: raw pass rate {run.raw:.1%} (n={run.judged}); "
                 f"not corrected: {printable(run.refused or '-')}",
                 highlight=False,
             )
@@ -184,10 +184,11 @@ def _print_judge(summary: Any) -> None:
         clipped = " (clipped to 0..1)" if rate.clipped else ""
         # the unweighted reason is printed once above, under the agreement figures
         source = " with weighted TPR/TNR" if rate.weighted else ""
+        # pass rates as percentages to one decimal, as reports and the promotion rules give them
         out.print(
-            f"run {printable(run.run_id)}: raw pass rate {rate.raw:.3f} "
-            f"({rate.raw_interval.low:.3f} – {rate.raw_interval.high:.3f}), corrected "
-            f"{rate.corrected:.3f} ({rate.low:.3f} – {rate.high:.3f}){clipped}{source}, "
+            f"run {printable(run.run_id)}: raw pass rate {rate.raw:.1%} "
+            f"({rate.raw_interval.low:.1%} – {rate.raw_interval.high:.1%}), corrected "
+            f"{rate.corrected:.1%} ({rate.low:.1%} – {rate.high:.1%}){clipped}{source}, "
             f"n={rate.n}",
             highlight=False,
         )
