@@ -104,3 +104,17 @@ def test_an_estimate_a_hair_above_the_floor_names_no_absurd_label_count() -> Non
     # 60 items at kappa 0.6000001 against the floor 0.6 would need ~1e14 more items: no count.
     assert labels_to_settle(0.6000001, 0.4, 60, 0.6, 100) is None
     assert labels_to_settle(0.7, 0.5, 60, 0.6, 100) == 180
+
+
+def test_a_kappa_just_above_the_floor_says_labels_will_not_settle_it_soon() -> None:
+    # 213 items at kappa 0.601 (bound 0.52): some 270,000 more items: no count, a statement
+    assert labels_to_settle(0.601, 0.52, 213, 0.6, 100) is None
+    # more than fifty times the items held (and min_labels) is past the bound too
+    assert labels_to_settle(0.61, 0.5, 100, 0.6, 100) is None  # 12,000 more
+    assert labels_to_settle(0.65, 0.5, 100, 0.6, 100) == 800
+    assert labels_to_settle(0.7, 0.5, 100, 0.6, 100) == 300
+    labels, verdicts = labelled(tp=40, fn=12, tn=40, fp=12)
+    result = certify(labels, verdicts, floor=0.535)  # kappa 0.538: a hair above
+    assert result.status is CertificationStatus.UNCERTIFIED and result.labels_needed is None
+    assert "too close to the floor 0.535 for more labels to settle it soon" in result.reason
+    assert result.to_dict()["labels_needed"] is None

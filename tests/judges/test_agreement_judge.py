@@ -84,7 +84,7 @@ def test_human_human_kappa_of_two_reviewers_with_an_interval() -> None:
 
 
 def test_no_usable_label_is_a_typed_error_saying_what_is_missing() -> None:
-    with pytest.raises(ConfigError, match="1 on samples the judge did not grade, 0 tied"):
+    with pytest.raises(ConfigError, match="1 on samples no run of the judge graded, 0 tied"):
         agreement([lab("x", "ana", True)], {("run1", "s"): True})
     with pytest.raises(ConfigError, match="judge other: no labels"):
         agreement([lab("x", "ana", True)], {("run1", "x"): True}, judge="other")

@@ -17,6 +17,7 @@ from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import JudgeKey, ReviewLabel
 from aieval.core._threshold import threshold_verdict
 from aieval.report import (
+    PromotionPolicy,
     build_report,
     compare_runs,
     comparison_schema,
@@ -121,8 +122,8 @@ def _shown(judge: dict[str, Any]) -> list[str]:
         ci(agree["human_human_kappa"]),
         ci(agree["tpr"]),
         ci(agree["tnr"]),
-        f"raw pass rate {rate['raw']:.3f}",
-        f"corrected {rate['corrected']:.3f} ({rate['low']:.3f}–{rate['high']:.3f})",
+        f"raw pass rate {rate['raw']:.1%}",
+        f"corrected {rate['corrected']:.1%} ({rate['low']:.1%}–{rate['high']:.1%})",
     ]
 
 
@@ -193,10 +194,15 @@ def test_a_comparison_shows_the_judges_once_with_both_runs_rates_in_every_format
     db: Path,
 ) -> None:
     with Store(db) as store:
-        comparison = compare_runs(store, "base", "cand", n_resamples=100)
+        policy = PromotionPolicy(judge_correction=True)
+        comparison = compare_runs(store, "base", "cand", n_resamples=100, policy=policy)
     data = json.loads(json.dumps(comparison.to_dict()))
     jsonschema.Draft202012Validator(comparison_schema()).validate(data)
     [judge] = data["judge_figures"]["judges"]
+    # one raw pass rate reads the same in the rule's reason and in the Judges section
+    raws = [r["raw"] for r in judge["runs"]]
+    rule = next(r for r in data["decision"]["rules"] if r["rule"] == "judge_corrected_pass_rate")
+    assert f"raw {raws[1]:.1%} vs {raws[0]:.1%}" in rule["reason"]
     [alone] = _report(db, "base")["judge_figures"]["judges"]
     assert judge["certification"] == alone["certification"]
     assert [r["run_id"] for r in judge["runs"]] == ["base", "cand"]
@@ -208,8 +214,9 @@ def test_a_comparison_shows_the_judges_once_with_both_runs_rates_in_every_format
         render_github(comparison).replace("\u200b", ""),  # no @-mention in a comment
     ):
         assert "kappa judge-human" in rendered and "faith@m1" in rendered
-        for rate in (base_rate, cand_rate):
-            assert f"corrected {rate['corrected']:.3f} ({rate['low']:.3f}–" in rendered
+        for rate, raw in zip((base_rate, cand_rate), raws, strict=True):
+            assert f"corrected {rate['corrected']:.1%} ({rate['low']:.1%}–" in rendered
+            assert f"raw pass rate {raw:.1%}" in rendered
 
 
 def test_a_baseline_store_from_elsewhere_lends_no_labels(tmp_path: Path) -> None:

@@ -157,7 +157,8 @@ def test_a_sample_the_reviewer_labelled_for_this_judge_elsewhere_is_not_served(
     store_location: str,
 ) -> None:
     with Store(store_location) as store:
-        queue_id = _queue(store, 2, reviewers=1)
+        # two reviewers per item: ann's imported label fills one slot, bob may take the other
+        queue_id = _queue(store, 2, reviewers=2)
         item = store.review_item(queue_id, 0)
         imported = ReviewLabel(JUDGE.digest, item.run_id, item.sample_id, "ann", passed=True)
         assert store.add_review_labels([imported]) == 1

@@ -161,14 +161,21 @@ def _print_judge(summary: Any) -> None:
         else f"unweighted: {printable(agree.unweighted or '-')}",
         highlight=False,
     )
+    # labels pool across the stored runs the judge graded: say how many lie on runs not named
+    pooled = (
+        f", {summary.pooled_labels} of them on other stored runs the judge graded"
+        if summary.pooled_labels
+        else ""
+    )
     out.print(
-        f"{agree.labels} label(s) by {agree.reviewers} reviewer(s); {agree.ties} tied item(s) "
-        f"left out; {agree.unmatched} label(s) on samples the judge did not grade"
+        f"{agree.labels} label(s) by {agree.reviewers} reviewer(s){pooled}; {agree.ties} tied "
+        f"item(s) left out; {agree.unmatched} label(s) on samples no stored run of the judge "
+        "graded (or left unscored)"
     )
     for run in summary.runs:
         if run.rate is None:
             out.print(
-                f"run {printable(run.run_id)}: raw pass rate {num(run.raw)} (n={run.judged}); "
+                f"run {printable(run.run_id)}: raw pass rate {run.raw:.1%} (n={run.judged}); "
                 f"not corrected: {printable(run.refused or '-')}",
                 highlight=False,
             )
@@ -177,10 +184,11 @@ def _print_judge(summary: Any) -> None:
         clipped = " (clipped to 0..1)" if rate.clipped else ""
         # the unweighted reason is printed once above, under the agreement figures
         source = " with weighted TPR/TNR" if rate.weighted else ""
+        # pass rates as percentages to one decimal, as reports and the promotion rules give them
         out.print(
-            f"run {printable(run.run_id)}: raw pass rate {rate.raw:.3f} "
-            f"({rate.raw_interval.low:.3f} – {rate.raw_interval.high:.3f}), corrected "
-            f"{rate.corrected:.3f} ({rate.low:.3f} – {rate.high:.3f}){clipped}{source}, "
+            f"run {printable(run.run_id)}: raw pass rate {rate.raw:.1%} "
+            f"({rate.raw_interval.low:.1%} – {rate.raw_interval.high:.1%}), corrected "
+            f"{rate.corrected:.1%} ({rate.low:.1%} – {rate.high:.1%}){clipped}{source}, "
             f"n={rate.n}",
             highlight=False,
         )

@@ -56,7 +56,8 @@ class Agreement:
         reviewers: distinct reviewers among them.
         items: labelled items with a human reference (the n of every judge-human figure).
         ties: labelled items left out because their reviewers split evenly.
-        unmatched: labels on samples the judge did not grade (or left unscored).
+        unmatched: labels on samples without a verdict of the judge in ``verdicts`` (no run
+            of it given graded them, or it left them unscored).
         base_rate: share of ``items`` the humans passed.
         judge_human: Cohen's kappa of the judge against the reference, with its interval (the
             seeded bootstrap; where a cell of the 2x2 table is empty or the bootstrap has no
@@ -236,7 +237,7 @@ def agreement(
     if not human:
         raise ConfigError(
             f"judge {name}: no labelled sample has both a judge verdict and a human majority "
-            f"({len(rows)} label(s), {unmatched} on samples the judge did not grade, {ties} "
+            f"({len(rows)} label(s), {unmatched} on samples no run of the judge graded, {ties} "
             "tied item(s)); label samples of the judge's runs"
         )
     true_pos = sum(h and j for h, j in zip(human, judged, strict=True))

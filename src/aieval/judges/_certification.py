@@ -63,8 +63,9 @@ class Certification:
         floor / min_labels: the policy it was decided on.
         labels_needed: more labelled items that would settle an uncertified judge at its
             current agreement (see :func:`labels_to_settle`); ``None`` when certified, when the
-            estimate itself is at or below the floor (more labels would not certify it), or
-            for a drifting judge.
+            estimate itself is at or below the floor (more labels would not certify it), when
+            the kappa is too close to the floor for more labels to settle it soon (``reason``
+            says so), or for a drifting judge.
         certificate: a new certificate when ``status`` is certified and none was given, else
             the one given.
         newer: labels saved after the given certificate.
@@ -105,7 +106,11 @@ class Certification:
 
 
 #: More labelled items than this is no estimate one can act on (see :func:`labels_to_settle`).
-MAX_TO_SETTLE = 1_000_000
+MAX_TO_SETTLE = 100_000
+
+#: Nor is more than this many times the labelled items held (and the ``min_labels`` asked for):
+#: the kappa then sits so close to the floor that the figure would only mislead.
+MAX_TO_SETTLE_RATIO = 50
 
 
 def labels_to_settle(
@@ -118,8 +123,9 @@ def labels_to_settle(
     ``(kappa - low) / z``, and ``N = n * (z * se / (kappa - floor))**2`` items put the bound at
     the floor. The answer is at least ``min_labels - n``. ``None`` when ``kappa <= floor``:
     at this agreement no number of labels certifies the judge; also ``None`` when the answer
-    would exceed :data:`MAX_TO_SETTLE` (an estimate just above the floor: no review could
-    supply that many, and the figure would only mislead).
+    would exceed :data:`MAX_TO_SETTLE`, or :data:`MAX_TO_SETTLE_RATIO` times both ``n`` and
+    ``min_labels`` (an estimate just above the floor: no review could supply that many soon,
+    and the figure would only mislead).
 
     Example:
         >>> labels_to_settle(0.7, 0.5, 60, 0.6, 100)
@@ -132,7 +138,8 @@ def labels_to_settle(
     z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
     se = (kappa - low) / z
     total = n * (z * se / (kappa - floor)) ** 2
-    if not math.isfinite(total) or total > MAX_TO_SETTLE:
+    bound = min(MAX_TO_SETTLE, MAX_TO_SETTLE_RATIO * max(n, min_labels))
+    if not math.isfinite(total) or total - n > bound:
         return None
     return max(math.ceil(total), min_labels) - n
 
@@ -220,8 +227,10 @@ def certify(
         )
     elif needed is None:
         why = (
-            f"{figures}: the estimate is so close to the floor {floor} that more than"
-            f" {MAX_TO_SETTLE:,} labelled items at this agreement would be needed"
+            f"{figures}: the kappa is too close to the floor {floor} for more labels to settle"
+            " it soon (at this agreement it would take more than"
+            f" {min(MAX_TO_SETTLE, MAX_TO_SETTLE_RATIO * max(result.items, min_labels)):,} more"
+            " labelled items); fix the judge or its rubric rather than label on"
         )
     else:
         why = f"{figures}; about {needed} more labelled item(s) at this agreement would settle it"

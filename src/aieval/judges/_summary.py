@@ -9,7 +9,7 @@ from typing import Any
 
 from aieval.core import JudgeKey, ReviewLabel, SampleRecord
 from aieval.errors import ConfigError
-from aieval.judges._agreement import ReviewDesign, SampleKey, judge_verdicts
+from aieval.judges._agreement import ReviewDesign, SampleKey, judge_verdicts, latest_labels
 from aieval.judges._certification import (
     DEFAULT_KAPPA_FLOOR,
     DEFAULT_MIN_LABELS,
@@ -56,6 +56,8 @@ class JudgeSummary:
     """One judge: its key and threshold, the decision, and every run's rates.
 
     ``certification`` is ``None`` when no label could be used; ``problem`` then says why.
+    ``pooled_labels`` counts the labels used that lie on other runs the judge graded (not in
+    the runs asked about): they count for agreement and certification as the rest.
     """
 
     key: JudgeKey
@@ -63,6 +65,7 @@ class JudgeSummary:
     certification: Certification | None
     runs: tuple[RunRate, ...]
     problem: str | None = None
+    pooled_labels: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -72,6 +75,7 @@ class JudgeSummary:
             "scorer": self.key.scorer,
             "threshold": self.threshold,
             "problem": self.problem,
+            "pooled_labels": self.pooled_labels,
             "certification": None if self.certification is None else self.certification.to_dict(),
             "runs": [
                 {
@@ -149,6 +153,12 @@ def summarize_judges(
                 per_run.append((run.run_id, mine))
                 verdicts.update(mine)
         own = [lab for lab in rows if lab.judge == digest]
+        named = {run_id for run_id, _ in per_run}
+        pooled_labels = sum(
+            1
+            for lab in latest_labels(own, digest)
+            if lab.run_id not in named and (lab.run_id, lab.sample_id) in verdicts
+        )
         cert: Certification | None = None
         problem = None
         if not own:
@@ -169,7 +179,7 @@ def summarize_judges(
             except ConfigError as exc:
                 problem = str(exc)
         rates = tuple(run_rate(run_id, mine, cert) for run_id, mine in per_run)
-        out.append(JudgeSummary(key, threshold, cert, rates, problem))
+        out.append(JudgeSummary(key, threshold, cert, rates, problem, pooled_labels))
     return out
 
 

@@ -92,16 +92,18 @@ def judge_notes(section: Mapping[str, Any]) -> list[str]:
 
 
 def _rate_line(run: Mapping[str, Any]) -> str:
+    # pass rates as percentages to one decimal, as the promotion rules' reasons give them, so
+    # one rate reads the same in the rule and in this section
     rate = run.get("corrected")
     if not rate:
         return (
-            f"run {run['run_id']}: raw pass rate {run['raw']:.3f} (n={run['judged']}); "
+            f"run {run['run_id']}: raw pass rate {run['raw']:.1%} (n={run['judged']}); "
             f"not corrected: {run.get('refused') or '-'}"
         )
     raw = rate["raw_interval"]
     clipped = " (clipped to 0..1)" if rate.get("clipped") else ""
     return (
-        f"run {run['run_id']}: raw pass rate {rate['raw']:.3f} ({raw['low']:.3f}–"
-        f"{raw['high']:.3f}), corrected {rate['corrected']:.3f} ({rate['low']:.3f}–"
-        f"{rate['high']:.3f}){clipped}, n={rate['n']}"
+        f"run {run['run_id']}: raw pass rate {rate['raw']:.1%} ({raw['low']:.1%}–"
+        f"{raw['high']:.1%}), corrected {rate['corrected']:.1%} ({rate['low']:.1%}–"
+        f"{rate['high']:.1%}){clipped}, n={rate['n']}"
     )

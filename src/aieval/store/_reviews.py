@@ -175,15 +175,17 @@ class ReviewTable(Connection):
         (items,) = self._read_one(
             "SELECT count(*) FROM review_items WHERE queue_id = ?", (queue_id,)
         ) or (0,)
+        # a label on an item (same judge, run and sample) counts for the queue whichever door
+        # it came by: saved here, in another queue of the judge, or imported
         by = self._read(
-            "SELECT reviewer, count(*) FROM review_slots WHERE queue_id = ? AND done = 1"
-            " GROUP BY reviewer ORDER BY reviewer",
-            (queue_id,),
+            f"SELECT l.reviewer, count(*) FROM {_ITEM_LABELS} GROUP BY l.reviewer"
+            " ORDER BY l.reviewer",
+            (row[2], queue_id),
         )
         (complete,) = self._read_one(
-            "SELECT count(*) FROM (SELECT ord FROM review_slots WHERE queue_id = ? AND done = 1"
-            " GROUP BY ord HAVING count(*) >= ?) AS c",
-            (queue_id, row[7]),
+            f"SELECT count(*) FROM (SELECT i.ord FROM {_ITEM_LABELS} GROUP BY i.ord"
+            " HAVING count(*) >= ?) AS c",
+            (row[2], queue_id, row[7]),
         ) or (0,)
         judge = JudgeKey(scorer=row[3], identity=tuple((k, v) for k, v in loads(row[4])))
         by_reviewer = {str(name): int(n) for name, n in by}
@@ -275,20 +277,23 @@ class ReviewTable(Connection):
             # items this reviewer has not touched (nor labelled for this judge elsewhere: in
             # another queue, or imported), with a slot free or expired
             candidates = self._read(
-                "SELECT i.ord FROM review_items i WHERE i.queue_id = ?"
+                f"SELECT i.ord, ({_OUTSIDE}) FROM review_items i WHERE i.queue_id = ?"
                 " AND NOT EXISTS (SELECT 1 FROM review_slots r WHERE r.queue_id = i.queue_id"
                 " AND r.ord = i.ord AND r.reviewer = ?)"
                 " AND NOT EXISTS (SELECT 1 FROM review_labels l WHERE l.judge = ?"
                 " AND l.run_id = i.run_id AND l.sample_id = i.sample_id AND l.reviewer = ?)"
                 " AND (SELECT count(*) FROM review_slots r WHERE r.queue_id = i.queue_id"
-                " AND r.ord = i.ord AND (r.done = 1 OR r.expires_at > ?)) < ?"
+                " AND r.ord = i.ord AND (r.done = 1 OR r.expires_at > ?))"
+                f" + ({_OUTSIDE}) < ?"
                 " ORDER BY i.ord LIMIT ?",
                 (
+                    queue.judge.digest,
                     queue.id,
                     reviewer,
                     queue.judge.digest,
                     reviewer,
                     now,
+                    queue.judge.digest,
                     queue.reviewers,
                     _CANDIDATES + len(skipped),
                 ),
@@ -296,8 +301,10 @@ class ReviewTable(Connection):
             candidates = [row for row in candidates if int(row[0]) not in skipped]
             if not candidates:
                 return None
-            for (ord,) in candidates:
-                if self._take_slot(queue.id, int(ord), queue.reviewers, reviewer, now, until):
+            for ord, outside in candidates:
+                # labels that came by another door fill slots of the item: fewer are left
+                slots = queue.reviewers - int(outside)
+                if self._take_slot(queue.id, int(ord), slots, reviewer, now, until):
                     return self.review_item(queue.id, int(ord))
             # every candidate was taken meanwhile by others: look again
 
@@ -411,14 +418,23 @@ class ReviewTable(Connection):
         queue: str | None = None,
         reviewer: str | None = None,
     ) -> list[ReviewLabel]:
-        """Stored labels (of the judge with digest ``judge``, saved at or after ``since``, in
-        ``queue``, by ``reviewer``), oldest first."""
+        """Stored labels (of the judge with digest ``judge``, saved at or after ``since``, on
+        the items of ``queue`` (saved there, in another queue of its judge, or imported), by
+        ``reviewer``), oldest first."""
         where: list[str] = []
         args: list[Any] = []
-        for column, value in (("judge", judge), ("queue_id", queue), ("reviewer", reviewer)):
+        for column, value in (("judge", judge), ("reviewer", reviewer)):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
+        if queue is not None:
+            # the labels on the queue's items, whichever door they came by
+            where.append(
+                "EXISTS (SELECT 1 FROM review_items i JOIN review_queues q ON q.id = i.queue_id"
+                " WHERE i.queue_id = ? AND q.judge = review_labels.judge"
+                " AND i.run_id = review_labels.run_id AND i.sample_id = review_labels.sample_id)"
+            )
+            args.append(queue)
         if since is not None:
             where.append("labelled_at >= ?")
             args.append(since)
@@ -462,6 +478,21 @@ class ReviewTable(Connection):
                 missing.append((run_id, sample_id))
         return missing
 
+
+#: The labels on a queue's items (args: the judge's digest, the queue's id), whichever door
+#: they came by, as ``i`` (the item) joined with ``l`` (the label).
+_ITEM_LABELS = (
+    "review_items i JOIN review_labels l ON l.judge = ? AND l.run_id = i.run_id"
+    " AND l.sample_id = i.sample_id WHERE i.queue_id = ?"
+)
+
+#: How many labels of the item ``i`` came by another door than the item's own slots (arg: the
+#: judge's digest): they fill slots as a label saved here does.
+_OUTSIDE = (
+    "SELECT count(*) FROM review_labels o WHERE o.judge = ? AND o.run_id = i.run_id"
+    " AND o.sample_id = i.sample_id AND NOT EXISTS (SELECT 1 FROM review_slots d"
+    " WHERE d.queue_id = i.queue_id AND d.ord = i.ord AND d.reviewer = o.reviewer AND d.done = 1)"
+)
 
 _INSERT_LABEL = (
     "INSERT INTO review_labels (judge, run_id, sample_id, reviewer, passed, score, note,"
