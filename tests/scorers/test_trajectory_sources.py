@@ -338,3 +338,13 @@ def test_expected_calls_given_as_messages_have_batches_a_flat_list_none() -> Non
     assert [e.batch for e in Trajectory.from_dict(flat.metadata[TRAJECTORY_KEY]).expected] == [
         None, None
     ]  # fmt: skip
+
+
+def test_a_recorded_call_cannot_set_its_own_batch() -> None:
+    # only the message structure says which calls were issued together: a "batch" key in a
+    # recorded call is data, so a flat list reordered still fails strict
+    made = [{"name": "b", "arguments": {}, "batch": 0}, {"name": "a", "arguments": {}, "batch": 0}]
+    score = trajectory_match("strict").fn(None, ["a", "b"], mode="strict", output=made)
+    stored = Trajectory.from_dict(score.metadata[TRAJECTORY_KEY])
+    assert [c.batch for c in stored.called] == [None, None]
+    assert score.value == pytest.approx(0.5)
