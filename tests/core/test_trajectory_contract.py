@@ -46,3 +46,16 @@ def test_matches_must_cover_every_call_once() -> None:
 
 def test_nothing_expected_nothing_called_is_full_credit() -> None:
     assert Trajectory(called=()).f1 == 1.0
+
+
+def test_batch_is_written_only_when_known_and_read_strictly() -> None:
+    plain = ToolUse("search", {"q": "oslo"})
+    assert "batch" not in plain.to_dict()  # stored trajectories without it read back the same
+    assert ToolUse.from_dict(plain.to_dict(), "t") == plain
+    parallel = ToolUse("search", {"q": "oslo"}, batch=2)
+    assert parallel.to_dict()["batch"] == 2
+    assert ToolUse.from_dict(parallel.to_dict(), "t") == parallel
+    assert ToolUse.from_dict({**plain.to_dict(), "batch": None}, "t") == plain
+    for bad in (-1, 1.0, True, "2"):
+        with pytest.raises(ConfigError, match=r"t\.batch: expected a message index or null"):
+            ToolUse.from_dict({**plain.to_dict(), "batch": bad}, "t")

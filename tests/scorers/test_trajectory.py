@@ -360,3 +360,73 @@ def test_a_logged_bare_tool_name_matches_by_name_only() -> None:
     )
     assert _score("strict", logged, ["search", "book"]).value == 1.0
     assert _score("strict", logged, _calls("search", "book"), arguments="ignore").value == 1.0
+
+
+# --- parallel calls: one batch has no order, batches do ----------------------------------
+
+
+def _assistant(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"function": {"name": n, "arguments": json.dumps(a)}} for n, a in calls],
+    }
+
+
+SF, LONDON, PARIS = ({"city": c} for c in ("SF", "London", "Paris"))
+
+
+@pytest.mark.parametrize("mode", ["strict", "in_order"])
+def test_a_reordered_parallel_batch_matches_in_full(mode: str) -> None:
+    made = [
+        _assistant(("weather", LONDON), ("weather", SF), ("search", PARIS)),
+        {"role": "tool", "content": "..."},
+        _assistant(("book", PARIS)),
+    ]
+    wanted = [
+        _assistant(("search", PARIS), ("weather", SF), ("weather", LONDON)),
+        _assistant(("book", PARIS)),
+    ]
+    score = _score(mode, made, wanted)
+    assert score.value == 1.0
+    assert score.metadata["f1"] == 1.0
+    assert score.reason == f"{mode}: matched search, weather, weather, book"
+    trajectory = Trajectory.from_dict(score.metadata[TRAJECTORY_KEY])
+    # stored in the order made; each pair names the call it matched
+    assert [c.arguments for c in trajectory.called] == [LONDON, SF, PARIS, PARIS]
+    assert [(m.expected, m.called) for m in trajectory.matches] == [(0, 2), (1, 1), (2, 0), (3, 3)]
+
+
+def test_calls_reordered_across_batches_are_still_out_of_order() -> None:
+    made = [_assistant(("book", PARIS)), _assistant(("search", PARIS))]
+    wanted = [_assistant(("search", PARIS)), _assistant(("book", PARIS))]
+    score = _score("strict", made, wanted)
+    assert score.value == pytest.approx(0.5)  # one of two aligned: F1 = 2 * 1 / 4
+    assert score.reason == "strict: matched book; out of order search"
+    assert _score("in_order", made, wanted).value == pytest.approx(0.5)
+    assert _score("unordered", made, wanted).value == 1.0
+
+
+def test_a_flat_list_of_calls_keeps_its_order() -> None:
+    score = _score("strict", _calls("b", "a"), ["a", "b"])  # no batches: a sequence
+    assert score.value == pytest.approx(0.5)
+    assert "out of order" in (score.reason or "")
+
+
+def test_a_batch_follows_the_expected_order_as_far_as_it_can() -> None:
+    # the batch holds a call expected nowhere and one with other arguments: the matches
+    # still line up, the substitution and the extra are said as such
+    made = [
+        ToolUse("weather", SF, batch=0),
+        ToolUse("delete", {}, batch=0),
+        ToolUse("search", PARIS, batch=0),
+        ToolUse("book", LONDON, batch=1),
+    ]
+    wanted = [ToolUse("search", PARIS), ToolUse("weather", SF), ToolUse("book", PARIS)]
+    trajectory = match_trajectory(made, wanted, mode="strict")
+    assert trajectory.matched == 2
+    assert [(m.expected, m.called, m.arguments_match) for m in trajectory.matches] == [
+        (0, 2, True), (1, 0, True), (None, 1, None), (2, 3, False)
+    ]  # fmt: skip
+    again = match_trajectory(list(reversed(made[:3])) + made[3:], wanted, mode="strict")
+    assert again.matched == 2  # the same verdict whatever order the batch was recorded in

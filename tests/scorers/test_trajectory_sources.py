@@ -276,3 +276,75 @@ def test_a_samples_error_names_the_scorer_once(tmp_path: Path) -> None:
     assert error is not None and "expected a list of tool calls" in error
     assert "trajectory_match: trajectory_match" not in f"trajectory_match: {error}"
     assert not error.startswith("trajectory_match")
+
+
+# --- parallel calls: each source says which calls were issued together --------------------
+
+
+def test_each_source_gives_the_batch_its_calls_were_issued_in() -> None:
+    messages = [
+        {"role": "user", "content": "weather in SF and London?"},
+        json.loads(_message(("weather", {"city": "SF"}), ("weather", {"city": "London"}))),
+        {"role": "tool", "content": "sunny"},
+        json.loads(_message(("book", {}))),
+    ]
+    made = trajectory_match("strict", arguments="ignore").fn(
+        None, ["weather", "weather", "book"], mode="strict", arguments="ignore", output=messages
+    )
+    assert [c.batch for c in Trajectory.from_dict(made.metadata[TRAJECTORY_KEY]).called] == [
+        1, 1, 3
+    ]  # fmt: skip
+    steps = [
+        StepResult("plan", metadata={"tool_calls": [{"name": "search"}, {"name": "weather"}]}),
+        StepResult("think"),
+        StepResult("act", metadata={"tool_calls": [{"name": "book"}]}),
+    ]
+    traced = trajectory_match("strict").fn(
+        None, ["search"], mode="strict", output=WorkflowRun("r", steps=steps)
+    )
+    assert [c.batch for c in Trajectory.from_dict(traced.metadata[TRAJECTORY_KEY]).called] == [
+        0, 0, 2
+    ]  # fmt: skip
+    turns = (
+        Turn("user", "refund A1 and A2", "scripted"),
+        Turn("assistant", "", "live",
+             tool_calls=(ToolCall("c1", "refund", '{"order": "A2"}', "ok"),
+                         ToolCall("c2", "refund", '{"order": "A1"}', "ok"))),
+        Turn("tool", "ok", "scripted", tool_call_id="c1"),
+        Turn("assistant", "", "live", tool_calls=(ToolCall("c3", "notify", "{}", "ok"),)),
+    )  # fmt: skip
+    conversation = Conversation("r", 0, turns, ConversationOutcome("user_done", True))  # type: ignore[arg-type]
+    talked = trajectory_match("strict").fn(
+        None,
+        [{"name": "refund", "arguments": {"order": "A1"}},
+         {"name": "refund", "arguments": {"order": "A2"}}, {"name": "notify"}],
+        mode="strict",
+        output=conversation,
+    )  # fmt: skip
+    stored = Trajectory.from_dict(talked.metadata[TRAJECTORY_KEY])
+    assert [c.batch for c in stored.called] == [1, 1, 3]
+    assert talked.value == 1.0  # the two refunds of one turn, in either order
+    flat = trajectory_match("strict").fn(None, ["a"], mode="strict", output=[{"name": "a"}])
+    assert Trajectory.from_dict(flat.metadata[TRAJECTORY_KEY]).called[0].batch is None
+
+
+def test_expected_calls_given_as_messages_have_batches_a_flat_list_none() -> None:
+    scorer = trajectory_match("strict", arguments="ignore")
+    as_messages = [json.loads(_message(("a", {}), ("b", {}))), json.loads(_message(("c", {})))]
+    score = scorer.fn(None, as_messages, **scorer.options, output=["a", "b", "c"])
+    stored = Trajectory.from_dict(score.metadata[TRAJECTORY_KEY])
+    assert [e.batch for e in stored.expected] == [0, 0, 1]
+    flat = scorer.fn(None, ["a", "b"], **scorer.options, output=["a", "b"])
+    assert [e.batch for e in Trajectory.from_dict(flat.metadata[TRAJECTORY_KEY]).expected] == [
+        None, None
+    ]  # fmt: skip
+
+
+def test_a_recorded_call_cannot_set_its_own_batch() -> None:
+    # only the message structure says which calls were issued together: a "batch" key in a
+    # recorded call is data, so a flat list reordered still fails strict
+    made = [{"name": "b", "arguments": {}, "batch": 0}, {"name": "a", "arguments": {}, "batch": 0}]
+    score = trajectory_match("strict").fn(None, ["a", "b"], mode="strict", output=made)
+    stored = Trajectory.from_dict(score.metadata[TRAJECTORY_KEY])
+    assert [c.batch for c in stored.called] == [None, None]
+    assert score.value == pytest.approx(0.5)

@@ -15,6 +15,10 @@ arguments compared, or not when the argument mode ignores them); a pair whose na
 a substitution (the confusion matrix's off-diagonal cell); ``expected=None`` is an extra
 call, ``called=None`` an expected call never made.
 
+Parallel calls: calls with the same :attr:`ToolUse.batch` were issued together (one assistant
+message, turn or step) and have no order among them; the ordered modes do not hold their
+order against them.
+
 Tool-error recovery: a call whose ``error`` is set ran and failed (the tool's own error or an
 injected one). A sample recovered from its tool errors when it still passed; reports count
 recovery per sample and per tool over samples with at least one such error.
@@ -47,32 +51,43 @@ class ToolUse:
             record does not say).
         argument_error: why the arguments are unusable (not JSON, not valid for the tool's
             schema), ``None`` when they are fine.
+        batch: the index of the assistant message, turn or step that made the call: calls
+            with the same batch were issued together (parallel calls, no order among them);
+            ``None`` when the record does not say.
     """
 
     name: str
     arguments: Any = None
     error: str | None = None
     argument_error: str | None = None
+    batch: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "arguments": self.arguments,
             "error": self.error,
             "argument_error": self.argument_error,
         }
+        if self.batch is not None:  # written only when known: older records read the same
+            out["batch"] = self.batch
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> ToolUse:
-        fields = _fields(data, where, ("name", "arguments", "error", "argument_error"))
+        fields = _fields(data, where, ("name", "arguments", "error", "argument_error", "batch"))
         name = fields.get("name")
         if not isinstance(name, str) or not name:
             raise ConfigError(f"{where}.name: expected a tool name, got {name!r}")
+        batch = fields.get("batch")
+        if batch is not None and (type(batch) is not int or batch < 0):
+            raise ConfigError(f"{where}.batch: expected a message index or null, got {batch!r}")
         return cls(
             name=name,
             arguments=fields.get("arguments"),
             error=_text(fields.get("error"), f"{where}.error"),
             argument_error=_text(fields.get("argument_error"), f"{where}.argument_error"),
+            batch=batch,
         )
 
 

@@ -279,9 +279,10 @@ def trajectory_match(
     """A scorer matching the sample's tool calls with the expected ones, with partial credit.
 
     Args:
-        mode: ``strict`` (same calls, same order), ``in_order`` (the expected calls in order
-            among those made), ``unordered`` (same calls, any order), ``subset`` (every call
-            made is expected), ``superset`` (every expected call is made).
+        mode: ``strict`` (same calls, same order; the parallel calls of one message in any
+            order), ``in_order`` (the expected calls in order among those made),
+            ``unordered`` (same calls, any order), ``subset`` (every call made is expected),
+            ``superset`` (every expected call is made).
         arguments: ``exact``, ``ignore``, ``subset`` (the call's arguments are among the
             expected ones) or ``superset`` (the expected arguments are among the call's).
         per_tool: tool name -> an argument mode, a list of normalizers, or (from Python) a

@@ -8,6 +8,11 @@ the most matches (same tool, arguments agreeing), then the most pairs of the sam
 arguments differ; in ordered modes an expected call and a made call left between the same two
 aligned pairs are paired as a substitution (the wrong tool at that step).
 
+Parallel calls have no order: in ordered modes the calls made in one batch (one assistant
+message, turn or step: :attr:`aieval.core.ToolUse.batch`) are first put in the expected order
+as far as possible, so a reordered batch matches in full; calls of different batches keep
+their order.
+
 Each mode holds exactly when its partial credit is 1.0:
 
 - ``strict``: the same calls in the same order; credit F1.
@@ -52,8 +57,51 @@ def pair(
             if found is not None:
                 table[e, c] = found[0]
     if mode in _ORDERED:
-        return _aligned(len(called), len(expected), table)
+        # parallel calls have no order: each batch made follows the expected order (the
+        # expected calls are read in the order written)
+        order = _batch_order(called, len(expected), table)
+        at = {c: i for i, c in enumerate(order)}
+        moved = {(e, at[c]): same for (e, c), same in table.items()}
+        return tuple(
+            ToolMatch(m.expected, None if m.called is None else order[m.called], m.arguments_match)
+            for m in _aligned(len(called), len(expected), moved)
+        )
     return _matched(len(called), len(expected), table)
+
+
+def _batch_order(
+    called: Sequence[ToolUse], n_expected: int, table: dict[tuple[int, int], bool | None]
+) -> list[int]:
+    """The called indices in the order the alignment reads them: the calls of one batch
+    (consecutive calls with the same ``batch``: issued together, no order among them) follow
+    the expected order as far as possible; batches, and calls without one, keep their order.
+
+    Each call takes the first expected call not yet taken that it matches (then the first of
+    the same tool), batch by batch in order; a batch is sorted by those positions, stably,
+    calls that took none last. Deterministic."""
+    runs: list[list[int]] = []
+    for c, use in enumerate(called):
+        if runs and use.batch is not None and called[runs[-1][0]].batch == use.batch:
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    taken: set[int] = set()
+    order: list[int] = []
+    for run in runs:
+        place: dict[int, int] = {}
+        for agreeing in (True, False):  # matches first, then same-tool pairs
+            for c in run:
+                for e in range(n_expected) if c not in place else ():
+                    if (
+                        e not in taken
+                        and (e, c) in table
+                        and not (agreeing and table[e, c] is False)
+                    ):
+                        place[c] = e
+                        taken.add(e)
+                        break
+        order += sorted(run, key=lambda c: place.get(c, n_expected))
+    return order
 
 
 def _aligned(

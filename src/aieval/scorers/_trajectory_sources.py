@@ -4,10 +4,15 @@ Thin adapters to :class:`aieval.core.ToolUse`, one matcher for all (:mod:`._traj
 
 - a **recorded output**: an assistant message (or its JSON) with OpenAI ``tool_calls``, a list
   of such calls, or of ``{"name", "arguments"}`` objects, or a list of chat messages (every
-  message's calls, in order); a call's own ``error`` field (text) is the tool's failure;
+  message's calls, in order, each call's ``batch`` its message's index); a call's own
+  ``error`` field (text) is the tool's failure;
 - a **trace** (a workflow run's steps): every step's ``metadata.tool_calls`` (the failed
-  span's error is the call's ``error``), in step order;
-- a **conversation**: every assistant turn's calls, in order, with ``ToolCall.error``.
+  span's error is the call's ``error``), in step order, ``batch`` the step's index;
+- a **conversation**: every assistant turn's calls, in order, with ``ToolCall.error``,
+  ``batch`` the turn's index.
+
+Calls of one batch were issued together (parallel calls); a flat list of calls has no
+batches.
 
 The runner hands workflows and conversations to scorers as ``output`` (objects of upper
 layers): they are read by their shape (``steps``; ``conversation`` and ``scenario``), never
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from aieval.core import Conversation, ToolUse
@@ -46,7 +52,8 @@ def parse_uses(value: Any, where: str) -> tuple[ToolUse, ...]:
 
 
 def _from_messages(messages: list[Any], where: str) -> tuple[ToolUse, ...]:
-    """The calls of a list of chat messages: each assistant message's ``tool_calls``, in order."""
+    """The calls of a list of chat messages: each assistant message's ``tool_calls``, in order,
+    each call's ``batch`` its message's index (one message's calls are parallel)."""
     uses: list[ToolUse] = []
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
@@ -54,7 +61,10 @@ def _from_messages(messages: list[Any], where: str) -> tuple[ToolUse, ...]:
         calls = message.get("tool_calls") or []
         if not isinstance(calls, list):
             raise ConfigError(f"{where}[{i}].tool_calls: expected a list")
-        uses += [_use(call, f"{where}[{i}].tool_calls[{j}]") for j, call in enumerate(calls)]
+        uses += [
+            replace(_use(call, f"{where}[{i}].tool_calls[{j}]"), batch=i)
+            for j, call in enumerate(calls)
+        ]
     return tuple(uses)
 
 
@@ -133,14 +143,17 @@ def called_uses(prediction: Any, output: Any) -> tuple[ToolUse, ...]:
         conversation = held
     if conversation is not None:
         return tuple(
-            _conversation_use(call)
-            for turn in conversation.turns
+            _conversation_use(call, batch)
+            for batch, turn in enumerate(conversation.turns)
             if turn.role == "assistant"
             for call in turn.tool_calls
         )
     steps = getattr(output, "steps", None)
     if isinstance(steps, list | tuple) and not isinstance(output, Mapping):
-        return parse_uses(_trace_calls(steps), "trace tool calls")
+        return tuple(
+            replace(_use(call, f"trace tool calls[{i}]"), batch=step)
+            for i, (step, call) in enumerate(_trace_calls(steps))
+        )
     if answered_in_prose(prediction, output):
         return ()
     try:
@@ -178,25 +191,27 @@ def delegated_names(output: Any) -> list[str]:
     if not isinstance(steps, list | tuple) or isinstance(output, Mapping):
         return []
     try:
-        return [use.name for use in parse_uses(_trace_calls(steps, delegated=True), "calls")]
+        calls = [call for _, call in _trace_calls(steps, delegated=True)]
+        return [use.name for use in parse_uses(calls, "calls")]
     except ConfigError:
         return []
 
 
-def _conversation_use(call: Any) -> ToolUse:
+def _conversation_use(call: Any, batch: int) -> ToolUse:
     arguments, problem = _arguments(call.arguments)
-    return ToolUse(call.name, arguments, call.error, problem)
+    return ToolUse(call.name, arguments, call.error, problem, batch)
 
 
-def _trace_calls(steps: Iterable[Any], *, delegated: bool = False) -> list[Any]:
+def _trace_calls(steps: Iterable[Any], *, delegated: bool = False) -> list[tuple[int, Any]]:
     """The recorded calls (``metadata.tool_calls`` or the outputs') of the steps of the run's
-    trajectory, in order: with ``delegated``, those of the agents used as a tool instead.
+    trajectory, in order, each with its step's index (one step's calls are parallel): with
+    ``delegated``, those of the agents used as a tool instead.
 
     As ``aieval.workflows.trajectory_calls``: an agent another one used as a tool
     (``delegated_by``) is one call of its caller; the calls it made inside are its own.
     """
-    calls: list[Any] = []
-    for step in steps:
+    calls: list[tuple[int, Any]] = []
+    for index, step in enumerate(steps):
         metadata = getattr(step, "metadata", None)
         inside = isinstance(metadata, Mapping) and bool(metadata.get("delegated_by"))
         if inside != delegated:
@@ -204,5 +219,5 @@ def _trace_calls(steps: Iterable[Any], *, delegated: bool = False) -> list[Any]:
         for holder in (metadata, getattr(step, "outputs", None)):
             found = holder.get("tool_calls") if isinstance(holder, Mapping) else None
             if isinstance(found, list):
-                calls.extend(found)
+                calls += [(index, call) for call in found]
     return calls
