@@ -22,7 +22,7 @@ def _fresh(code: str) -> subprocess.CompletedProcess[str]:
 
 def test_every_declared_gate_without_a_check_is_a_gates_plugin_that_registers_it() -> None:
     plugins = BUILTIN[_gates.GATES_GROUP]
-    assert len(plugins) == 5
+    assert len(plugins) == 6
     assert set(plugins) <= set(_gates._REGISTRY)
     for name, reference in plugins.items():
         loaded = load_plugin(_gates.GATES_GROUP, name)
