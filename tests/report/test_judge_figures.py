@@ -12,10 +12,9 @@ from typing import Any
 import jsonschema
 import pytest
 from tests.support.cli import run_main
+from tests.support.judged import write_judged_run
 
-from aieval._records import SampleRecord, ScoreRecord
 from aieval.core import JudgeKey, ReviewLabel
-from aieval.core._threshold import threshold_verdict
 from aieval.report import (
     PromotionPolicy,
     build_report,
@@ -43,21 +42,7 @@ def _judge_passes(i: int) -> bool:
 
 
 def _write(store: Store, run_id: str, config: dict[str, Any] = CONFIG) -> None:
-    store.create_run(name="app", config=config, run_id=run_id)
-    samples = []
-    for i in range(N):
-        sample = SampleRecord(
-            id=f"ex{i}",
-            index=i,
-            input={"q": i},
-            expected="yes",
-            scores={"faith": ScoreRecord(1.0 if _judge_passes(i) else 0.0)},
-        )
-        sample.verdict = threshold_verdict(sample, 0.5)
-        sample.passed = sample.verdict.passed
-        samples.append(sample)
-    store.record_samples(run_id, samples)
-    store.finish_run(run_id, status="completed", metrics={"samples": N})
+    write_judged_run(store, run_id, config, N, _judge_passes)
 
 
 def _labels(run_id: str) -> list[ReviewLabel]:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from tests.support.judged import write_judged_run
 
 import aieval.report._compare as compare_module
 from aieval._records import SampleRecord, ScoreRecord
@@ -46,21 +47,7 @@ def _judge_passes(i: int) -> bool:
 
 
 def _write(store: Store, run_id: str, passes: Callable[[int], bool] = _judge_passes) -> None:
-    store.create_run(name="app", config=CONFIG, run_id=run_id)
-    samples = []
-    for i in range(N):
-        sample = SampleRecord(
-            id=f"ex{i}",
-            index=i,
-            input={"q": i},
-            expected="yes",
-            scores={"faith": ScoreRecord(1.0 if passes(i) else 0.0)},
-        )
-        sample.verdict = threshold_verdict(sample, 0.5)
-        sample.passed = sample.verdict.passed
-        samples.append(sample)
-    store.record_samples(run_id, samples)
-    store.finish_run(run_id, status="completed", metrics={"samples": N})
+    write_judged_run(store, run_id, CONFIG, N, passes)
 
 
 def _labels(run_id: str, indices: range, disagree: set[int], at: float) -> list[ReviewLabel]:
