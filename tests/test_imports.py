@@ -57,6 +57,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("traces",),
     ("code", "migrate"),
     ("report",),
+    ("online",),
     ("mcp",),
     ("telemetry",),
     ("push",),

@@ -61,8 +61,10 @@ __all__ = [
 #: (``review_queues``, ``review_items``, ``review_slots``), reviewers' labels
 #: (``review_labels``: :mod:`aieval.store._reviews`) and judge certificates
 #: (``judge_certificates``: :mod:`aieval.store._certificates`), new tables an older store gains
-#: empty.
-SCHEMA_VERSION = 12
+#: empty; 13: online scoring (``online_rules``, ``online_traces``, ``online_work``,
+#: ``online_spend``, ``online_windows``, ``online_alerts``, ``online_backfills``: docs/online.md),
+#: new tables an older store gains empty.
+SCHEMA_VERSION = 13
 
 #: Columns added to ``runs`` after version 1, added in place to older stores when opened.
 RUN_COLUMNS_ADDED = {
@@ -330,6 +332,88 @@ CREATE TABLE IF NOT EXISTS review_labels (
     PRIMARY KEY (judge, run_id, sample_id, reviewer)
 );
 CREATE INDEX IF NOT EXISTS review_labels_time ON review_labels (judge, labelled_at);
+-- online scoring (docs/online.md). A rule: set by the server's command line (source 'file')
+-- or through its API with the server's own token (source 'api'); never by a trace or an upload
+CREATE TABLE IF NOT EXISTS online_rules (
+    name       TEXT PRIMARY KEY,
+    spec       TEXT NOT NULL,                   -- JSON: the rule (aieval.online.OnlineRule)
+    source     TEXT NOT NULL,                   -- 'file' | 'api'
+    paused     INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+-- a received trace once settled: every active rule's filter and sampling decided once, in the
+-- transaction that inserts this row and the trace's work items (whoever inserts it examined it)
+CREATE TABLE IF NOT EXISTS online_traces (
+    trace_id    TEXT PRIMARY KEY,
+    examined_at REAL NOT NULL
+);
+-- one matched trace of a rule: pending, claimed (until claimed_until, by claimed_by), then
+-- scored (its sample in run_id) or skipped with one typed reason
+CREATE TABLE IF NOT EXISTS online_work (
+    rule          TEXT NOT NULL,
+    trace_id      TEXT NOT NULL,
+    window_start  REAL NOT NULL,                -- the rule's window its last span arrived in
+    state         TEXT NOT NULL,                -- pending | claimed | scored | skipped
+    reason        TEXT,                         -- skipped: sampled_out | budget_exhausted |
+                                                -- incomplete | error
+    message       TEXT,                         -- error: the message; other skips: the detail
+    claimed_by    TEXT,
+    claimed_until REAL,
+    not_before    REAL NOT NULL DEFAULT 0,      -- pending: not claimed before (a trace waiting
+                                                -- for its spans)
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    matched_at    REAL NOT NULL,
+    finished_at   REAL,
+    run_id        TEXT,                         -- scored: the window run holding its sample
+    PRIMARY KEY (rule, trace_id)
+);
+CREATE INDEX IF NOT EXISTS online_work_queue ON online_work (state, not_before);
+CREATE INDEX IF NOT EXISTS online_work_window ON online_work (rule, window_start, state);
+-- a rule's spend per period ('hour' | 'day' starting at period_start, UTC): a call is
+-- reserved (calls, in_flight) before it starts, its tokens and cost added when it ends
+CREATE TABLE IF NOT EXISTS online_spend (
+    rule         TEXT NOT NULL,
+    period       TEXT NOT NULL,
+    period_start REAL NOT NULL,
+    calls        INTEGER NOT NULL DEFAULT 0,
+    tokens       INTEGER NOT NULL DEFAULT 0,
+    cost         REAL NOT NULL DEFAULT 0,
+    in_flight    INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (rule, period, period_start)
+);
+-- a rule's window and the stored run holding its samples (created once, by whichever server
+-- scores its first trace); closed once the window ended and its work is done
+CREATE TABLE IF NOT EXISTS online_windows (
+    rule         TEXT NOT NULL,
+    window_start REAL NOT NULL,
+    window_end   REAL NOT NULL,
+    run_id       TEXT NOT NULL,
+    closed       INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (rule, window_start)
+);
+-- an alert incident of a rule (one row per incident key), delivered to its webhook once
+CREATE TABLE IF NOT EXISTS online_alerts (
+    rule         TEXT NOT NULL,
+    incident     TEXT NOT NULL,
+    kind         TEXT NOT NULL,                 -- 'floor' | 'baseline'
+    opened_at    REAL NOT NULL,
+    payload      TEXT NOT NULL,                 -- JSON: what the webhook is sent
+    delivered_at REAL,
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    last_error   TEXT,
+    PRIMARY KEY (rule, incident)
+);
+-- a backfill of a rule over stored traces received in [since, until): resumable by its cursor
+CREATE TABLE IF NOT EXISTS online_backfills (
+    rule         TEXT NOT NULL,
+    since        REAL NOT NULL,
+    until        REAL NOT NULL,
+    cursor       TEXT NOT NULL DEFAULT '',      -- the last trace id enqueued
+    requested_at REAL NOT NULL,
+    done_at      REAL,
+    PRIMARY KEY (rule, since, until)
+);
 CREATE TABLE IF NOT EXISTS embedding_cache (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
