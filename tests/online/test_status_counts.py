@@ -199,3 +199,18 @@ def test_an_unreadable_spec_shows_no_limits_and_a_deleted_rules_work_stays(
     assert (gone.source, gone.counts.scored) == (None, 1)
     assert odd.budget.unlimited and odd.window == "hour"
     assert [s.calls_limit for s in odd.spend] == [None, None]
+
+
+def test_windows_older_than_the_history_are_counted_not_listed(tmp_path: object) -> None:
+    with Store(f"{tmp_path}/runs.db") as store:
+        add_rule(store, "r")
+        old = T0 - 8 * 86400
+        add_window_run(store, "r", old, "hour", passed=1, failed=0)
+        add_work(store, "r", "a", window_start=old, state="scored", finished_at=old)
+        add_work(store, "r", "b", window_start=T0, state="scored", finished_at=T0)
+        status = online_status(store, NOW)
+        everything = online_status(store, NOW, history_s=10 * 86400)
+    (rule,) = status.rules
+    assert [w.start for w in rule.windows] == [T0]
+    assert rule.counts.matched == 2
+    assert [w.start for w in everything.rules[0].windows] == [old, T0]

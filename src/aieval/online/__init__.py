@@ -23,6 +23,7 @@ from aieval.online._model import (
     window_start,
 )
 from aieval.online._status import (
+    HISTORY_S,
     STALL_AFTER_S,
     ErrorCount,
     OnlineStatus,
@@ -34,6 +35,7 @@ from aieval.online._status import (
 )
 
 __all__ = [
+    "HISTORY_S",
     "SKIP_REASONS",
     "STALL_AFTER_S",
     "WINDOWS",

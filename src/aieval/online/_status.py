@@ -29,6 +29,7 @@ from aieval.stats import wilson_interval
 from aieval.store import OnlineCountsRow, OnlineSpendRow, OnlineWindowRow, Store
 
 __all__ = [
+    "HISTORY_S",
     "STALL_AFTER_S",
     "ErrorCount",
     "OnlineStatus",
@@ -41,6 +42,8 @@ __all__ = [
 
 #: A claimable item waiting longer than this (seconds) means nobody is processing the rule.
 STALL_AFTER_S = 300.0
+#: How far back (seconds) a rule's windows are listed: a week.
+HISTORY_S = 7 * 86400.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,14 +165,19 @@ class OnlineStatus:
 
 
 def online_status(
-    store: Store, now: float, *, stall_after_s: float = STALL_AFTER_S
+    store: Store,
+    now: float,
+    *,
+    stall_after_s: float = STALL_AFTER_S,
+    history_s: float = HISTORY_S,
 ) -> OnlineStatus:
     """The status of every online rule stored in ``store`` (and of any rule whose work remains
-    after it was deleted) at time ``now`` (epoch seconds)."""
+    after it was deleted) at time ``now`` (epoch seconds), listing the windows that started in
+    the last ``history_s`` seconds (the rule's counts, lag and stalled flag cover every one)."""
     rules = {row.name: row for row in store.online_rule_rows()}
     counts = store.online_rule_counts(now)
     windows: dict[str, list[OnlineWindowRow]] = {}
-    for window in store.online_window_rows(now):
+    for window in store.online_window_rows(now, window_start(now - history_s, "hour")):
         windows.setdefault(window.rule, []).append(window)
     errors: dict[str, list[ErrorCount]] = {}
     for error in store.online_top_errors():

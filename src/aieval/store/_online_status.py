@@ -98,9 +98,10 @@ class OnlineErrorRow:
     count: int
 
 
-def _counts_sql(group: Sequence[str]) -> str:
-    """The counting query over ``online_work`` grouped by ``group`` (none: in all). Its one
-    parameter is the time asked (claims expired before it; pending items ready by it)."""
+def _counts_sql(group: Sequence[str], where: str = "") -> str:
+    """The counting query over ``online_work`` grouped by ``group`` (none: in all), of the
+    rows meeting ``where``. Its first two parameters are the time asked (claims expired
+    before it; pending items ready by it)."""
     reasons = "".join(
         f", sum(CASE WHEN state = 'skipped' AND reason = '{r}' THEN 1 ELSE 0 END)" for r in _REASONS
     )
@@ -118,7 +119,7 @@ def _counts_sql(group: Sequence[str]) -> str:
         " min(CASE WHEN state = 'pending' THEN matched_at END),"
         f" min(CASE WHEN state = 'pending' AND not_before <= ? THEN {ready} END),"
         " max(finished_at)"
-        f" FROM online_work{by}"
+        f" FROM online_work{where}{by}"
     )
 
 
@@ -158,12 +159,14 @@ class OnlineStatusTable(Connection):
         rows = self._read(_counts_sql(("rule",)), (now, now))
         return {str(r[0]): _counts(r[1:]) for r in rows}
 
-    def online_window_rows(self, now: float) -> list[OnlineWindowRow]:
-        """Each rule's windows (those with matched traces, and those with a stored run), by
-        rule and window start: the work counts, the window run and its pass counts."""
+    def online_window_rows(self, now: float, since: float = 0.0) -> list[OnlineWindowRow]:
+        """Each rule's windows starting at ``since`` or later (those with matched traces, and
+        those with a stored run), by rule and window start: the work counts, the window run
+        and its pass counts."""
+        by_window = _counts_sql(("rule", "window_start"), " WHERE window_start >= ?")
         counted = {
             (str(r[0]), float(r[1])): _counts(r[2:])
-            for r in self._read(_counts_sql(("rule", "window_start")), (now, now))
+            for r in self._read(by_window, (now, now, since))
         }
         runs = self._read(
             "SELECT w.rule, w.window_start, w.window_end, w.run_id, w.closed, r.name,"
@@ -171,8 +174,9 @@ class OnlineStatusTable(Connection):
             " sum(CASE WHEN s.passed IS NOT NULL THEN 1 ELSE 0 END),"
             " sum(CASE WHEN s.passed = 1 THEN 1 ELSE 0 END)"
             " FROM online_windows w LEFT JOIN runs r ON r.id = w.run_id"
-            " LEFT JOIN samples s ON s.run_id = w.run_id"
-            " GROUP BY w.rule, w.window_start, w.window_end, w.run_id, w.closed, r.name"
+            " LEFT JOIN samples s ON s.run_id = w.run_id WHERE w.window_start >= ?"
+            " GROUP BY w.rule, w.window_start, w.window_end, w.run_id, w.closed, r.name",
+            (since,),
         )
         stored = {(str(r[0]), float(r[1])): r for r in runs}
         windows = []
