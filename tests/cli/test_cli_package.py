@@ -104,5 +104,5 @@ def test_every_command_is_registered_in_order() -> None:
     expected += ["diff"]
     expected += ["github"]
     expected += ["serve", "push", "code", "code-report", "rubric", "review", "schema", "import"]
-    expected += ["mcp"]
+    expected += ["mcp", "online"]
     assert list(commands) == expected

@@ -19,6 +19,7 @@ from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._import import import_app
 from aieval.cli._judges import calibrate_command, judges_command, rubric_app
 from aieval.cli._mcp import mcp_app
+from aieval.cli._online_status import online_status_app
 from aieval.cli._print import err, labelled
 from aieval.cli._push import push_command
 from aieval.cli._report import compare_command, diff_command, report_command, schema_app
@@ -75,6 +76,7 @@ app.command("code", cls=HelpCommand)(code_command)
 app.command("code-report", cls=HelpCommand)(code_report_command)
 app.add_typer(import_app, name="import")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(online_status_app, name="online")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -5,6 +5,13 @@ from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
 from aieval.store._kept_columns import KeptColumns, KeptIds
 from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._online_status import (
+    OnlineCountsRow,
+    OnlineErrorRow,
+    OnlineRuleRow,
+    OnlineSpendRow,
+    OnlineWindowRow,
+)
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._pair_details import ListedSample, PairDetails
 from aieval.store._pair_reads import PairSamples, PairScores
@@ -84,6 +91,11 @@ __all__ = [
     "LatencySums",
     "ListedSample",
     "NewReviewQueue",
+    "OnlineCountsRow",
+    "OnlineErrorRow",
+    "OnlineRuleRow",
+    "OnlineSpendRow",
+    "OnlineWindowRow",
     "PairDetails",
     "PairSamples",
     "PairScores",

@@ -262,6 +262,8 @@
         await pairPage(main, parts[2], params);
       } else if (parts[0] === "compare") {
         await comparePage(main, params);
+      } else if (parts[0] === "online" && parts.length === 1) {
+        await onlinePage(main);
       } else {
         main.append(el("h1", {}, "Not found"), el("p", {}, link("#/", "Back to runs")));
       }
@@ -408,6 +410,99 @@
     });
     const label = GRADES.map((g) => `${g} ${grades[g] || 0}`).join(", ");
     return chart("Grades: " + label, width, height, ...parts);
+  }
+
+  // ---------------------------------------------------------------- online rules
+
+  const SKIP_REASONS = [["sampled_out", "Sampled out"], ["budget_exhausted", "Over budget"],
+    ["incomplete", "Incomplete"], ["error", "Error"]];
+
+  // what became of a group of matched traces: one cell per figure, named for tests and tools
+  function workCells(counts) {
+    const claimed = counts.expired_claims
+      ? `${counts.claimed} (${counts.expired_claims} expired)` : String(counts.claimed);
+    return [
+      el("td", { class: "num", "data-field": "matched" }, String(counts.matched)),
+      el("td", { class: "num", "data-field": "scored" }, String(counts.scored)),
+      SKIP_REASONS.map(([key]) => el("td", { class: "num", "data-field": key },
+        String(counts.skipped[key] || 0))),
+      el("td", { class: "num", "data-field": "pending" }, String(counts.pending)),
+      el("td", { class: "num", "data-field": "claimed" }, claimed),
+    ];
+  }
+
+  function spendText(used, limit, digits) {
+    const shown = digits === undefined ? String(used) : fmt(used, digits);
+    return limit === null || limit === undefined ? shown : `${shown} of ${limit}`;
+  }
+
+  function onlineRule(rule) {
+    const badges = [
+      el("span", { class: "badge" }, rule.source ? "from " + rule.source : "deleted rule"),
+      rule.paused ? el("span", { class: "badge warn" }, "paused") : null,
+      rule.stalled ? el("span", { class: "badge bad" }, "stalled") : null,
+    ];
+    const section = el("section", { class: "online-rule", "data-rule": rule.name },
+      el("h2", {}, rule.name, " ", badges));
+    if (rule.stalled) {
+      section.append(el("div", { class: "error-box", role: "alert", "data-field": "stalled" },
+        el("strong", {}, "Not being processed: "), rule.stalled_reason));
+    }
+    if (!rule.counts.adds_up) {
+      section.append(el("div", { class: "error-box", role: "alert" },
+        "The counts do not add up: the store holds a work item in a state no version writes."));
+    }
+    section.append(el("p", {},
+      `${rule.window === "day" ? "Daily" : "Hourly"} windows · lag `,
+      el("span", { "data-field": "lag" }, isNum(rule.lag_s) ? seconds(rule.lag_s) : "none"),
+      " · last finished ", when(rule.last_finished_at)));
+    const windows = rule.windows.map((w) => el("tr", { "data-window": w.name },
+      el("th", { scope: "row" }, w.run_id ? link(runHref(w.run_id), w.name) : w.name,
+        w.closed ? el("span", { class: "muted" }, " (closed)") : null),
+      workCells(w.counts),
+      el("td", { class: "num", "data-field": "pass_rate" }, isNum(w.pass_rate)
+        ? `${pct(w.pass_rate)} ${interval(w.pass_low, w.pass_high, pct)} of ${w.judged}` : "—")));
+    windows.push(el("tr", { class: "total", "data-window": "all" },
+      el("th", { scope: "row" }, "All windows"), workCells(rule.counts), el("td", {}, "")));
+    section.append(el("div", { class: "table-wrap" }, el("table", { class: "online-windows" },
+      el("caption", {}, "Matched = scored + skipped + pending + claimed, per window"),
+      el("thead", {}, el("tr", {}, ["Window", "Matched", "Scored",
+        ...SKIP_REASONS.map(([, label]) => "Skipped: " + label), "Pending", "Claimed",
+        "Pass rate (95%)"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, windows))));
+    const spend = rule.spend.map((p) => el("tr", { "data-period": p.period },
+      el("th", { scope: "row" }, "This " + p.period),
+      el("td", { class: "num" }, spendText(p.calls, p.calls_limit)),
+      el("td", { class: "num" }, spendText(p.tokens, p.tokens_limit)),
+      el("td", { class: "num" }, spendText(p.cost, p.cost_limit, 4)),
+      el("td", { class: "num" }, String(p.in_flight)),
+      el("td", {}, p.exhausted ? el("span", { class: "bad" }, "budget reached") : "")));
+    section.append(el("div", { class: "table-wrap" }, el("table", { class: "online-spend" },
+      el("caption", {}, "Spend against the budget"),
+      el("thead", {}, el("tr", {}, ["Period", "Calls", "Tokens", "Cost", "In flight", ""]
+        .map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, spend))));
+    if (rule.errors.length) {
+      section.append(el("h3", {}, "Most common scoring errors"),
+        el("ul", { class: "online-errors" }, rule.errors.map((e) =>
+          el("li", {}, el("span", { class: "num" }, `${e.count} × `), e.message))));
+    }
+    return section;
+  }
+
+  async function onlinePage(main) {
+    main.append(el("h1", {}, "Online rules"));
+    const data = await api("/api/online/status");
+    if (!data.rules.length) {
+      main.append(el("p", { class: "empty" },
+        "No online rules. Give them to the server with `aieval serve --online rules.yaml`."));
+      return;
+    }
+    const c = data.counts;
+    main.append(el("p", { "data-field": "totals" }, `${c.matched} matched traces: ` +
+      `${c.scored} scored, ${c.skipped_total} skipped, ${c.pending} pending, ` +
+      `${c.claimed} being scored.`));
+    for (const rule of data.rules) main.append(onlineRule(rule));
   }
 
   // ---------------------------------------------------------------- runs list

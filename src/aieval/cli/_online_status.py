@@ -1,0 +1,159 @@
+"""``aieval online status``: per online rule, what became of its matched traces by window
+(matched = scored + skipped by reason + pending + claimed), the spend against the budget, the
+lag, and a loud line for a rule whose traces are not being processed.
+
+The ``online`` group's other commands (rules) live in ``cli/_online.py``; this module gives
+the group its ``status`` command (:data:`online_status_app` until the two are joined).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from aieval._terminal import printable
+from aieval.cli._exits import EXIT_FAILED
+from aieval.cli._help import HelpCommand, HelpGroup
+from aieval.cli._options import existing_store
+from aieval.cli._print import out, when
+
+if TYPE_CHECKING:
+    from aieval.online import OnlineStatus, RuleStatus, SkipReason, SpendStatus, WorkCounts
+
+__all__ = ["online_status_app", "online_status_command"]
+
+online_status_app = typer.Typer(
+    cls=HelpGroup,
+    help="Online scoring: rules scoring a sample of the traces the server receives.",
+    no_args_is_help=True,
+)
+
+_REASON_COLUMNS: tuple[tuple[SkipReason, str], ...] = (
+    ("sampled_out", "sampled out"),
+    ("budget_exhausted", "budget"),
+    ("incomplete", "incomplete"),
+    ("error", "error"),
+)
+
+
+def online_status_command(
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            "--store",
+            help="Store: an SQLite file, sqlite:///path or postgresql://user@host/db"
+            " (default: $AIEVAL_DB or ./aieval.db).",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the status as one JSON object.")
+    ] = False,
+) -> None:
+    """Per rule and window: matched = scored + skipped by reason, spend against the budget,
+    lag; a stalled rule says so. Exits 1 when a rule is stalled or its counts do not add up."""
+    from aieval.online import online_status
+
+    with existing_store(db) as store:
+        status = online_status(store, time.time())
+    if as_json:
+        typer.echo(json.dumps(status.to_dict(), indent=2))
+    else:
+        _print(status)
+    if not status.adds_up or any(rule.stalled for rule in status.rules):
+        raise typer.Exit(EXIT_FAILED)
+
+
+online_status_app.command("status", cls=HelpCommand)(online_status_command)
+
+
+def _print(status: OnlineStatus) -> None:
+    if not status.rules:
+        out.print("no online rules; give them to `aieval serve --online rules.yaml`")
+        return
+    for rule in status.rules:
+        _print_rule(rule)
+    if not status.adds_up:
+        out.print(
+            Text(
+                "the counts do not add up (matched != scored + skipped + pending + claimed):"
+                " the store holds a work item in a state no version writes",
+                style="bold red",
+            )
+        )
+
+
+def _print_rule(rule: RuleStatus) -> None:
+    source = rule.source or "deleted"
+    state = "paused" if rule.paused else "active"
+    lag = "-" if rule.lag_s is None else _seconds(rule.lag_s)
+    last = "never" if rule.last_finished_at is None else when(rule.last_finished_at)
+    title = printable(
+        f"rule {rule.name} · {source} · {state} · {rule.window} windows · lag {lag}"
+        f" · last finished {last}"
+    )
+    table = Table(title=title, title_justify="left")
+    table.add_column("window")
+    for column in ("matched", "scored", *(label for _, label in _REASON_COLUMNS)):
+        table.add_column(column, justify="right")
+    for column in ("pending", "claimed", "pass rate (95%)"):
+        table.add_column(column, justify="right")
+    for window in rule.windows:
+        rate = "-"
+        if window.pass_rate is not None and window.pass_low is not None:
+            rate = (
+                f"{window.pass_rate:.0%} [{window.pass_low:.0%}, {window.pass_high or 0:.0%}]"
+                f" of {window.judged}"
+            )
+        table.add_row(printable(window.name), *_count_cells(window.counts), rate)
+    table.add_row(Text("all", style="bold"), *_count_cells(rule.counts), "")
+    out.print(table)
+    out.print("  " + " · ".join(_spend_text(s) for s in rule.spend), highlight=False)
+    for error in rule.errors:
+        out.print(printable(f"  error x{error.count}: {error.message}"), highlight=False)
+    if rule.stalled:
+        out.print(
+            Text.assemble(
+                ("  STALLED: ", "bold red"), printable(f"rule {rule.name}: {rule.stalled_reason}")
+            )
+        )
+
+
+def _count_cells(counts: WorkCounts) -> list[str]:
+    claimed = str(counts.claimed)
+    if counts.expired_claims:
+        claimed += f" ({counts.expired_claims} expired)"
+    return [
+        str(counts.matched),
+        str(counts.scored),
+        *(str(counts.skipped[reason]) for reason, _ in _REASON_COLUMNS),
+        str(counts.pending),
+        claimed,
+    ]
+
+
+def _spend_text(spend: SpendStatus) -> str:
+    def part(used: float, limit: float | None, unit: str, money: bool = False) -> str:
+        shown = f"{used:.4g}" if money else f"{used:g}"
+        return f"{shown} {unit}" + ("" if limit is None else f" of {limit:g}")
+
+    text = (
+        f"this {spend.period}: {part(spend.calls, spend.calls_limit, 'calls')},"
+        f" {part(spend.tokens, spend.tokens_limit, 'tokens')},"
+        f" cost {part(spend.cost, spend.cost_limit, '', money=True).strip()}"
+    )
+    return text + (" (budget reached)" if spend.exhausted else "")
+
+
+def _seconds(value: float) -> str:
+    """A lag: seconds under two minutes, else minutes, else hours."""
+    if value < 120:
+        return f"{value:.0f}s"
+    if value < 7200:
+        return f"{value / 60:.0f}m"
+    return f"{value / 3600:.1f}h"

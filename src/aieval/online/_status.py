@@ -1,0 +1,354 @@
+"""What ``aieval online status``, ``GET /api/online/status`` and the viewer's Online page show:
+per rule and window, what became of the matched traces, the spend against the budget, the lag,
+and whether the rule's traces are being processed at all.
+
+Every matched trace has one work item, in exactly one state (pending, claimed, scored or
+skipped with one reason), so ``matched == scored + skipped + pending + claimed`` holds by
+construction; each figure carries the check (``adds_up``) so that a store that breaks it (a
+state no version writes) is shown, never hidden. The figures are counted by the store in SQL
+(:mod:`aieval.store._online_status`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from aieval.online._model import (
+    SKIP_REASONS,
+    WINDOWS,
+    Budget,
+    SkipReason,
+    WindowKind,
+    window_run_name,
+    window_start,
+)
+from aieval.stats import wilson_interval
+from aieval.store import OnlineCountsRow, OnlineSpendRow, OnlineWindowRow, Store
+
+__all__ = [
+    "HISTORY_S",
+    "STALL_AFTER_S",
+    "ErrorCount",
+    "OnlineStatus",
+    "RuleStatus",
+    "SpendStatus",
+    "WindowStatus",
+    "WorkCounts",
+    "online_status",
+]
+
+#: A claimable item waiting longer than this (seconds) means nobody is processing the rule.
+STALL_AFTER_S = 300.0
+#: How far back (seconds) a rule's windows are listed: a week.
+HISTORY_S = 7 * 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkCounts:
+    """What became of a group of matched traces.
+
+    Attributes:
+        matched: traces the rule's filter matched (one work item each).
+        scored: scored, their samples in the window's run.
+        skipped: skipped, by reason (every reason present, 0 when none).
+        pending: waiting to be claimed (or for their spans).
+        claimed: being scored by a server now (``expired_claims`` of them past their lease:
+            the server holding them stopped; any server takes them over).
+        adds_up: ``matched == scored + skipped + pending + claimed`` (true by construction).
+    """
+
+    matched: int
+    scored: int
+    skipped: dict[SkipReason, int]
+    skipped_total: int
+    pending: int
+    claimed: int
+    expired_claims: int
+    adds_up: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WindowStatus:
+    """One window of a rule: its counts, and its run once a trace in it was scored.
+
+    ``pass_rate`` is over the run's samples with a pass flag (``judged``), with a 95% Wilson
+    interval (``None`` before any)."""
+
+    start: float
+    end: float
+    name: str
+    run_id: str | None
+    closed: bool
+    counts: WorkCounts
+    samples: int
+    judged: int
+    passed: int
+    pass_rate: float | None
+    pass_low: float | None
+    pass_high: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class SpendStatus:
+    """A rule's spend in the current hour or day against its limits (``None``: no limit);
+    ``exhausted``: a limit is reached, so no model call of the rule starts this period."""
+
+    period: WindowKind
+    period_start: float
+    calls: int
+    tokens: int
+    cost: float
+    in_flight: int
+    calls_limit: int | None
+    tokens_limit: int | None
+    cost_limit: float | None
+    exhausted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorCount:
+    """A scoring error message and how many of the rule's traces ended with it."""
+
+    message: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class RuleStatus:
+    """One rule's status.
+
+    Attributes:
+        source: ``file`` (``aieval serve --online``), ``api``, or ``None`` for a rule no
+            longer stored whose work remains.
+        lag_s: the age of its oldest pending item (``None``: none pending).
+        last_finished_at: when an item of it last ended (scored or skipped).
+        stalled: its matched traces are not being processed; ``stalled_reason`` says why.
+    """
+
+    name: str
+    source: str | None
+    paused: bool
+    window: WindowKind
+    budget: Budget
+    spend: tuple[SpendStatus, ...]
+    counts: WorkCounts
+    lag_s: float | None
+    last_finished_at: float | None
+    errors: tuple[ErrorCount, ...]
+    windows: tuple[WindowStatus, ...]
+    stalled: bool
+    stalled_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class OnlineStatus:
+    """Every rule's status at ``now`` and the counts over all of them."""
+
+    now: float
+    stall_after_s: float
+    counts: WorkCounts
+    rules: tuple[RuleStatus, ...]
+
+    @property
+    def adds_up(self) -> bool:
+        """Whether every rule's and window's counts add up."""
+        return self.counts.adds_up and all(
+            r.counts.adds_up and all(w.counts.adds_up for w in r.windows) for r in self.rules
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The status as plain JSON types."""
+        return asdict(self)
+
+
+def online_status(
+    store: Store,
+    now: float,
+    *,
+    stall_after_s: float = STALL_AFTER_S,
+    history_s: float = HISTORY_S,
+) -> OnlineStatus:
+    """The status of every online rule stored in ``store`` (and of any rule whose work remains
+    after it was deleted) at time ``now`` (epoch seconds), listing the windows that started in
+    the last ``history_s`` seconds (the rule's counts, lag and stalled flag cover every one)."""
+    rules = {row.name: row for row in store.online_rule_rows()}
+    counts = store.online_rule_counts(now)
+    windows: dict[str, list[OnlineWindowRow]] = {}
+    for window in store.online_window_rows(now, window_start(now - history_s, "hour")):
+        windows.setdefault(window.rule, []).append(window)
+    errors: dict[str, list[ErrorCount]] = {}
+    for error in store.online_top_errors():
+        errors.setdefault(error.rule, []).append(ErrorCount(error.message, error.count))
+    spend: dict[str, list[OnlineSpendRow]] = {}
+    for row in store.online_spend_rows(window_start(now, "hour"), window_start(now, "day")):
+        spend.setdefault(row.rule, []).append(row)
+    statuses = []
+    for name in sorted(set(rules) | set(counts) | set(windows)):
+        stored = rules.get(name)
+        budget, kind = _rule_limits(stored.spec) if stored is not None else (Budget(), "hour")
+        paused = stored.paused if stored is not None else False
+        work = counts.get(name, OnlineCountsRow())
+        stalled_reason = _stalled(work, paused, now, stall_after_s)
+        statuses.append(
+            RuleStatus(
+                name=name,
+                source=stored.source if stored is not None else None,
+                paused=paused,
+                window=kind,
+                budget=budget,
+                spend=_spend(budget, spend.get(name, []), now),
+                counts=_work(work),
+                lag_s=None if work.oldest_pending_at is None else now - work.oldest_pending_at,
+                last_finished_at=work.last_finished_at,
+                errors=tuple(errors.get(name, ())),
+                windows=tuple(_window(w, kind) for w in windows.get(name, ())),
+                stalled=stalled_reason is not None,
+                stalled_reason=stalled_reason,
+            )
+        )
+    return OnlineStatus(
+        now=now,
+        stall_after_s=stall_after_s,
+        counts=_work(store.online_counts(now)),
+        rules=tuple(statuses),
+    )
+
+
+def _rule_limits(spec: str) -> tuple[Budget, WindowKind]:
+    """A stored rule's budget and window kind, read from its spec (the rule as JSON).
+
+    A minimal reader of the two parts status needs: the seam for the rules' own decoder
+    (``aieval.online._rules.rule_from_json``), which replaces it once both are merged. A
+    spec it cannot read shows as no limits and hourly windows, never as a failure of status.
+    """
+    try:
+        data = json.loads(spec)
+    except ValueError:
+        return Budget(), "hour"
+    if not isinstance(data, dict):
+        return Budget(), "hour"
+    kind: WindowKind = "day" if data.get("window") == "day" else "hour"
+    raw = data.get("budget")
+    if not isinstance(raw, dict):
+        return Budget(), kind
+    limits: dict[str, Any] = {}
+    for key in Budget.__dataclass_fields__:
+        value = raw.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        limits[key] = value if key.startswith("cost") else int(value)
+    return Budget(**limits), kind
+
+
+def _work(row: OnlineCountsRow) -> WorkCounts:
+    skipped = {r: row.by_reason.get(r, 0) for r in SKIP_REASONS}
+    return WorkCounts(
+        matched=row.matched,
+        scored=row.scored,
+        skipped=skipped,
+        skipped_total=row.skipped,
+        pending=row.pending,
+        claimed=row.claimed,
+        expired_claims=row.expired_claims,
+        adds_up=(
+            row.matched == row.scored + row.skipped + row.pending + row.claimed
+            and row.skipped == sum(skipped.values())
+        ),
+    )
+
+
+def _window(row: OnlineWindowRow, kind: WindowKind) -> WindowStatus:
+    if row.window_end is not None:
+        kind = "day" if row.window_end - row.window_start >= WINDOWS["day"] else "hour"
+    rate = low = high = None
+    if row.judged:
+        interval = wilson_interval(row.passed, row.judged)
+        rate, low, high = row.passed / row.judged, interval.low, interval.high
+    return WindowStatus(
+        start=row.window_start,
+        end=row.window_end if row.window_end is not None else row.window_start + WINDOWS[kind],
+        name=row.run_name or window_run_name(row.rule, row.window_start, kind),
+        run_id=row.run_id,
+        closed=row.closed,
+        counts=_work(row.counts),
+        samples=row.samples,
+        judged=row.judged,
+        passed=row.passed,
+        pass_rate=rate,
+        pass_low=low,
+        pass_high=high,
+    )
+
+
+def _spend(budget: Budget, rows: list[OnlineSpendRow], now: float) -> tuple[SpendStatus, ...]:
+    """The spend of the current hour and day (zero when nothing was spent) against the limits."""
+    found = {row.period: row for row in rows}
+    periods: list[SpendStatus] = []
+    kinds: tuple[WindowKind, ...] = ("hour", "day")
+    for kind in kinds:
+        row = found.get(kind)
+        calls_limit, tokens_limit, cost_limit = budget.limits(kind)
+        calls, tokens, cost = (row.calls, row.tokens, row.cost) if row else (0, 0, 0.0)
+        exhausted = (
+            (calls_limit is not None and calls >= calls_limit)
+            or (tokens_limit is not None and tokens >= tokens_limit)
+            or (cost_limit is not None and cost >= cost_limit)
+        )
+        periods.append(
+            SpendStatus(
+                period=kind,
+                period_start=row.period_start if row else window_start(now, kind),
+                calls=calls,
+                tokens=tokens,
+                cost=cost,
+                in_flight=row.in_flight if row else 0,
+                calls_limit=calls_limit,
+                tokens_limit=tokens_limit,
+                cost_limit=cost_limit,
+                exhausted=exhausted,
+            )
+        )
+    return tuple(periods)
+
+
+def _stalled(row: OnlineCountsRow, paused: bool, now: float, after_s: float) -> str | None:
+    """Why the rule's matched traces are not being processed, in words (``None``: they are)."""
+    reasons = []
+    if row.expired_claims:
+        reasons.append(
+            f"{row.expired_claims} claimed item(s) are past their lease: the server scoring"
+            " them stopped (any running server takes them over)"
+        )
+    if row.ready_since is not None and now - row.ready_since > after_s:
+        waited = _duration(now - row.ready_since)
+        if paused:
+            reasons.append(
+                f"the rule is paused: {row.pending} pending item(s) wait, the oldest for"
+                f" {waited}; resume it to score them"
+            )
+        else:
+            finished = (
+                "no item of it has ever finished"
+                if row.last_finished_at is None
+                else f"the last item finished {_duration(now - row.last_finished_at)} ago"
+            )
+            reasons.append(
+                f"no server is claiming its items: {row.pending} pending item(s), the oldest"
+                f" claimable for {waited} (more than {_duration(after_s)}); {finished}"
+            )
+    return "; ".join(reasons) or None
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` in words: ``45s``, ``12m``, ``3h 5m``, ``2d 4h``."""
+    s = max(0, math.floor(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h {s % 3600 // 60}m"
+    return f"{s // 86400}d {s % 86400 // 3600}h"
