@@ -5,6 +5,7 @@ from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
 from aieval.store._kept_columns import KeptColumns, KeptIds
 from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._online_spend import Reservation, SpendLimits, SpendRow
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._pair_details import ListedSample, PairDetails
 from aieval.store._pair_reads import PairSamples, PairScores
@@ -95,6 +96,7 @@ __all__ = [
     "ReceivedRequest",
     "ReceivedTraces",
     "ReportSums",
+    "Reservation",
     "ReviewItem",
     "ReviewQueue",
     "ReviewWeight",
@@ -107,6 +109,8 @@ __all__ = [
     "ScorerSums",
     "SideTable",
     "SliceSums",
+    "SpendLimits",
+    "SpendRow",
     "Store",
     "StoreLocation",
     "StoredCall",
