@@ -3,6 +3,7 @@ the traces a server receives, within a hard budget, each matched trace ending sc
 one typed skip reason; results kept per window as runs, alerts on a sustained drop
 (docs/online.md)."""
 
+from aieval.online._budget import BudgetGate, budget_for, spending
 from aieval.online._model import (
     SKIP_REASONS,
     WINDOWS,
@@ -30,14 +31,17 @@ __all__ = [
     "AlertPolicy",
     "AttributeMatch",
     "Budget",
+    "BudgetGate",
     "OnlineRule",
     "RuleScoring",
     "SkipReason",
     "TraceFilter",
     "WindowKind",
     "WorkState",
+    "budget_for",
     "sample_point",
     "sampled",
+    "spending",
     "window_end",
     "window_run_name",
     "window_start",

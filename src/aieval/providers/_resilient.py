@@ -8,11 +8,12 @@ import time
 
 from aieval.errors import ProviderError, RateLimitError
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
+from aieval.providers._gate import gated
 from aieval.providers._limiter import AdaptiveLimiter
 from aieval.providers._retry import RetryPolicy
 from aieval.providers._wrapper import Wrapper
 
-__all__ = ["ResilientProvider"]
+__all__ = ["ResilientProvider", "chat_usage"]
 
 logger = logging.getLogger("aieval.providers")
 
@@ -26,6 +27,9 @@ class ResilientProvider(Wrapper):
     its ``retries`` attribute. A response that needed retries reports as ``latency_s`` the
     time from its first attempt to its answer (back-off waits and hung attempts included), so
     a request that hung until its timeout shows as slow, not as its last quick attempt.
+
+    Under a call gate (:mod:`aieval.providers._gate`) each attempt is reserved before it is
+    sent; a refusal (:class:`~aieval.errors.BudgetExhausted`) is final, never retried.
 
     Args:
         inner: the provider making the actual calls.
@@ -61,7 +65,8 @@ class ResilientProvider(Wrapper):
                 if started is None:
                     started = time.perf_counter()
                 try:
-                    response = await self.inner.generate(request)
+                    # each attempt is a call sent: the call gate (if any) reserves it first
+                    response = await gated(lambda: self.inner.generate(request), chat_usage)
                 except ProviderError as error:
                     if isinstance(error, RateLimitError):
                         slot.rate_limited(error.retry_after, first_attempt=retries == 0)
@@ -90,3 +95,11 @@ class ResilientProvider(Wrapper):
     async def aclose(self) -> None:
         """Close the wrapped provider."""
         await self.inner.aclose()
+
+
+def chat_usage(response: ChatResponse) -> tuple[int | None, float | None]:
+    """``(tokens, cost)`` of one answered call, for the call gate: the reported tokens (input
+    plus output; ``None`` when neither was reported) and the reported cost (``usage.cost``;
+    ``None`` when the provider reports none)."""
+    counts = [n for n in (response.input_tokens, response.output_tokens) if n is not None]
+    return (sum(counts) if counts else None), response.cost
