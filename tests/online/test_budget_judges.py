@@ -225,3 +225,16 @@ def test_two_processes_sharing_a_store_share_the_budget(
     # 16 calls wanted, 5 allowed between them: each process fell short, so each was refused
     assert len(openai_server.requests) == 5 == sum(calls for calls, _ in done)
     assert all(refused >= 1 for _, refused in done)
+
+
+def test_a_cost_limit_whose_provider_reports_no_cost_is_warned_of(
+    openai_server: OpenAIServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    openai_server.responder = _verdict  # usage without a cost
+    store = Store(tmp_path / "runs.db")
+    rule = OnlineRule("priced", budget=Budget(cost_per_hour=0.01))
+    with caplog.at_level("WARNING", "aieval.online"), budget_for(store, "w")(rule):
+        run(name="online", dataset=ROWS[:3], scorers=[_judge(openai_server)], store=False)
+    warned = [r for r in caplog.records if "reports no cost" in r.getMessage()]
+    assert len(warned) == 1 and "'priced'" in warned[0].getMessage()
+    assert {(r.calls, r.cost) for r in store.online_spend("priced")} == {(3, 0.0)}

@@ -11,6 +11,7 @@ so a scorer that caught the error cannot hide it: the engine skips such a trace 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +23,8 @@ from aieval.providers import using_gate
 from aieval.store import Reservation, Store
 
 __all__ = ["BudgetGate", "budget_for", "spending"]
+
+log = logging.getLogger("aieval.online")
 
 
 class BudgetGate:
@@ -47,6 +50,7 @@ class BudgetGate:
         self.tokens = 0
         self.cost = 0.0
         self._lock = threading.Lock()
+        self._warned = False
 
     def __repr__(self) -> str:
         return f"BudgetGate(rule={self.rule.name!r}, worker={self.worker_id!r})"
@@ -76,6 +80,21 @@ class BudgetGate:
         self._count(0, tokens or 0, cost or 0.0)
         if isinstance(ticket, Reservation):
             self.store.settle_online_call(ticket, tokens, cost)
+            self._unmeasured(tokens, cost)
+
+    def _unmeasured(self, tokens: int | None, cost: float | None) -> None:
+        """Warn once per gate of a cost limit the provider's answers cannot feed: a call that
+        answered (its tokens reported) without a cost adds nothing to it, so for such calls
+        only the calls and tokens limits hold."""
+        budget = self.rule.budget
+        limited = budget.cost_per_hour is not None or budget.cost_per_day is not None
+        if limited and tokens is not None and cost is None and not self._warned:
+            self._warned = True
+            log.warning(
+                "online rule %r: its judge's provider reports no cost (usage.cost), so the "
+                "rule's cost limit counts nothing for its calls; limit its calls or tokens",
+                self.rule.name,
+            )
 
     def _count(self, calls: int, tokens: int, cost: float) -> None:
         with self._lock:
