@@ -21,7 +21,14 @@ from tests.support.openai_server import Hang, OpenAIServer, Reply
 from aieval import Store, run
 from aieval.errors import BudgetExhausted, ProviderError
 from aieval.online import Budget, BudgetGate, OnlineRule, budget_for, spending
-from aieval.providers import ChatRequest, OpenAIEmbeddings, ResponseCache, build_provider
+from aieval.providers import (
+    CachedProvider,
+    ChatRequest,
+    OpenAIEmbeddings,
+    OpenAIProvider,
+    ResponseCache,
+    build_provider,
+)
 from aieval.scorers import llm_judge
 
 VERDICT = '{"score": 8, "reason": "close enough"}'
@@ -238,3 +245,19 @@ def test_a_cost_limit_whose_provider_reports_no_cost_is_warned_of(
     warned = [r for r in caplog.records if "reports no cost" in r.getMessage()]
     assert len(warned) == 1 and "'priced'" in warned[0].getMessage()
     assert {(r.calls, r.cost) for r in store.online_spend("priced")} == {(3, 0.0)}
+
+
+def test_a_judge_given_a_cached_bare_provider_still_passes_the_gate(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    # build_provider keeps a ready CachedProvider as it is: with no retry layer inside, its
+    # misses (and its non-deterministic calls) must pass the gate themselves
+    openai_server.responder = _verdict
+    bare = CachedProvider(OpenAIProvider(openai_server.base_url), tmp_path / "cache.db")
+    judge = llm_judge("Reward correct answers.", provider=bare, model="judge-m", samples=2,
+                      temperature=0.7)  # fmt: skip
+    store = Store(tmp_path / "runs.db")
+    rule = OnlineRule("bare", budget=Budget(calls_per_hour=3))
+    with budget_for(store, "w")(rule) as gate:
+        run(name="online", dataset=ROWS[:3], scorers=[judge], store=False)
+    assert len(openai_server.requests) == 3 == gate.calls and gate.refused >= 1

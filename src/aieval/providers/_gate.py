@@ -21,9 +21,12 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["CallGate", "current_gate", "gated", "using_gate"]
+if TYPE_CHECKING:
+    from aieval.providers._base import ChatRequest, ChatResponse, Provider
+
+__all__ = ["CallGate", "chat_usage", "current_gate", "gated", "sent", "using_gate"]
 
 T = TypeVar("T")
 
@@ -88,6 +91,22 @@ async def gated(
             await asyncio.shield(asyncio.to_thread(gate.settle, ticket, tokens, cost))
     finally:
         turn.release()
+
+
+def chat_usage(response: ChatResponse) -> tuple[int | None, float | None]:
+    """``(tokens, cost)`` of one answered chat call: the reported tokens (input plus output;
+    ``None`` when neither was reported) and the reported cost (``usage.cost``; ``None`` when
+    the provider reports none)."""
+    counts = [n for n in (response.input_tokens, response.output_tokens) if n is not None]
+    return (sum(counts) if counts else None), response.cost
+
+
+async def sent(inner: Provider, request: ChatRequest) -> ChatResponse:
+    """``inner.generate(request)`` under the current gate, unless ``inner`` passes its calls
+    through the gate itself (``gates_calls``: a :class:`ResilientProvider`, per attempt)."""
+    if getattr(inner, "gates_calls", False):
+        return await inner.generate(request)
+    return await gated(lambda: inner.generate(request), chat_usage)
 
 
 async def _reserved(gate: CallGate) -> object:

@@ -8,12 +8,12 @@ import time
 
 from aieval.errors import ProviderError, RateLimitError
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
-from aieval.providers._gate import gated
+from aieval.providers._gate import chat_usage, gated
 from aieval.providers._limiter import AdaptiveLimiter
 from aieval.providers._retry import RetryPolicy
 from aieval.providers._wrapper import Wrapper
 
-__all__ = ["ResilientProvider", "chat_usage"]
+__all__ = ["ResilientProvider"]
 
 logger = logging.getLogger("aieval.providers")
 
@@ -36,6 +36,9 @@ class ResilientProvider(Wrapper):
         retry: when and how long to wait between attempts.
         max_concurrency: upper bound on calls in flight (the limiter adapts below it).
     """
+
+    #: it passes each attempt through the call gate itself (a wrapper around it does not)
+    gates_calls = True
 
     def __init__(
         self,
@@ -95,11 +98,3 @@ class ResilientProvider(Wrapper):
     async def aclose(self) -> None:
         """Close the wrapped provider."""
         await self.inner.aclose()
-
-
-def chat_usage(response: ChatResponse) -> tuple[int | None, float | None]:
-    """``(tokens, cost)`` of one answered call, for the call gate: the reported tokens (input
-    plus output; ``None`` when neither was reported) and the reported cost (``usage.cost``;
-    ``None`` when the provider reports none)."""
-    counts = [n for n in (response.input_tokens, response.output_tokens) if n is not None]
-    return (sum(counts) if counts else None), response.cost
