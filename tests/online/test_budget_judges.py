@@ -20,7 +20,7 @@ from tests.support.openai_server import Hang, OpenAIServer, Reply
 
 from aieval import Store, run
 from aieval.errors import BudgetExhausted, ProviderError
-from aieval.online import Budget, BudgetGate, OnlineRule, budget_for, spending
+from aieval.online import Budget, BudgetGate, OnlineRule, budget_for, hit_budget, spending
 from aieval.providers import (
     CachedProvider,
     ChatRequest,
@@ -29,7 +29,7 @@ from aieval.providers import (
     ResponseCache,
     build_provider,
 )
-from aieval.scorers import llm_judge
+from aieval.scorers import llm_judge, scorer
 
 VERDICT = '{"score": 8, "reason": "close enough"}'
 ROWS = [{"id": f"t{i}", "prompt": f"question {i}", "prediction": f"answer {i}"} for i in range(6)]
@@ -43,10 +43,6 @@ def _judge(server: OpenAIServer, **options: Any) -> Any:
     options.setdefault("cache", False)
     return llm_judge("Reward correct answers.", base_url=server.base_url, model="judge-m",
                      **options)  # fmt: skip
-
-
-def _refused(sample: Any) -> bool:
-    return any((c.error or "").startswith("BudgetExhausted") for c in sample.calls)
 
 
 def test_a_judge_sampling_n_times_sends_exactly_the_calls_the_budget_allows(
@@ -64,11 +60,11 @@ def test_a_judge_sampling_n_times_sends_exactly_the_calls_the_budget_allows(
     assert openai_server.max_in_flight == 1  # one call in flight per gate
     # the refusal is counted on the gate, and on every sample it touched
     assert gate.refused >= 1
-    hit = [s for s in result.samples if _refused(s)]
-    whole = [s for s in result.samples if not _refused(s)]
+    hit = [s for s in result.samples if hit_budget(s)]
+    whole = [s for s in result.samples if not hit_budget(s)]
     assert len(hit) >= 4 and len(whole) <= 2
     assert all(len(s.calls) == 3 and not any(c.error for c in s.calls) for s in whole)
-    message = next(c.error for s in hit for c in s.calls if c.error)
+    message = next(c.error for s in hit for c in s.calls if c.purpose == "budget")
     assert "calls_per_hour limit (7 of 7)" in str(message) and "'quality'" in str(message)
 
 
@@ -147,6 +143,30 @@ def test_a_refusal_is_counted_even_when_the_caller_swallows_it(
     assert gate.refused == 1 and openai_server.requests == []
 
 
+def test_a_sample_whose_scorer_swallowed_the_refusal_is_still_marked(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    provider = build_provider("openai-compatible", base_url=openai_server.base_url, cache=False)
+
+    @scorer(name="forgiving")
+    async def forgiving(prediction: str, expected: str) -> float:
+        try:
+            await provider.generate(
+                ChatRequest(model="m", messages=[{"role": "user", "content": prediction}])
+            )
+        except ProviderError:
+            return 1.0  # counts a failed call as a pass: the refusal must not pass as a score
+        return 0.5
+
+    store = Store(tmp_path / "runs.db")
+    rule = OnlineRule("forgiving", budget=Budget(calls_per_hour=1))
+    with budget_for(store, "w")(rule) as gate:
+        result = run(name="online", dataset=ROWS[:3], scorers=[forgiving], store=False,
+                     concurrency=1)  # fmt: skip
+    assert [hit_budget(s) for s in result.samples] == [False, True, True]
+    assert gate.refused == 2 and len(openai_server.requests) == 1
+
+
 def test_a_cancelled_call_is_settled_not_left_in_flight(
     openai_server: OpenAIServer, tmp_path: Path
 ) -> None:
@@ -189,7 +209,7 @@ _SCORER = textwrap.dedent(
     import json, sys
     from aieval import Store, run
     from aieval.online import Budget, OnlineRule, budget_for
-    from aieval.scorers import llm_judge
+    from aieval.scorers import llm_judge, scorer
     store_path, base_url, worker = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = [{"id": f"{worker}-{i}", "prompt": f"q {i}", "prediction": "a"} for i in range(8)]
     judge = llm_judge("Reward correct answers.", base_url=base_url, model="judge-m",

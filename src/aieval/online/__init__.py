@@ -3,7 +3,7 @@ the traces a server receives, within a hard budget, each matched trace ending sc
 one typed skip reason; results kept per window as runs, alerts on a sustained drop
 (docs/online.md)."""
 
-from aieval.online._budget import BudgetGate, budget_for, spending
+from aieval.online._budget import BUDGET_PURPOSE, BudgetGate, budget_for, hit_budget, spending
 from aieval.online._model import (
     SKIP_REASONS,
     WINDOWS,
@@ -25,6 +25,7 @@ from aieval.online._model import (
 )
 
 __all__ = [
+    "BUDGET_PURPOSE",
     "SKIP_REASONS",
     "WINDOWS",
     "WORK_STATES",
@@ -39,6 +40,7 @@ __all__ = [
     "WindowKind",
     "WorkState",
     "budget_for",
+    "hit_budget",
     "sample_point",
     "sampled",
     "spending",

@@ -17,12 +17,17 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
+from aieval._calls import record_call
+from aieval.core import CallRecord, SampleRecord
 from aieval.errors import BudgetExhausted
 from aieval.online._model import Budget, OnlineRule, window_start
 from aieval.providers import using_gate
 from aieval.store import Reservation, Store
 
-__all__ = ["BudgetGate", "budget_for", "spending"]
+__all__ = ["BUDGET_PURPOSE", "BudgetGate", "budget_for", "hit_budget", "spending"]
+
+#: the purpose of the call record a refusal leaves on the sample being scored
+BUDGET_PURPOSE = "budget"
 
 log = logging.getLogger("aieval.online")
 
@@ -105,10 +110,13 @@ class BudgetGate:
     def _refuse(self, why: str) -> None:
         with self._lock:
             self.refused += 1
-        raise BudgetExhausted(
+        error = BudgetExhausted(
             f"{why}: the call was not sent (raise the rule's budget, or backfill the trace "
             "once the budget allows)"
         )
+        # on the sample being scored, whatever the scorer does with the error
+        record_call(CallRecord(BUDGET_PURPOSE, error=f"BudgetExhausted: {error}"))
+        raise error
 
     def _why(self, budget: Budget, now: float) -> str:
         """Which limit of the rule is reached, read back from the ledger."""
@@ -127,6 +135,12 @@ class BudgetGate:
                         f"limit ({spent:g} of {limit:g})"
                     )
         return f"the rule {self.rule.name!r} reached a limit of its budget"
+
+
+def hit_budget(sample: SampleRecord) -> bool:
+    """Whether a call made for ``sample`` was refused by its rule's budget (the sample is then
+    not kept: the trace is skipped as ``budget_exhausted``)."""
+    return any(call.purpose == BUDGET_PURPOSE for call in sample.calls)
 
 
 @contextmanager
