@@ -281,3 +281,27 @@ def test_a_judge_given_a_cached_bare_provider_still_passes_the_gate(
     with budget_for(store, "w")(rule) as gate:
         run(name="online", dataset=ROWS[:3], scorers=[judge], store=False)
     assert len(openai_server.requests) == 3 == gate.calls and gate.refused >= 1
+
+
+def test_a_workers_gates_share_one_call_in_flight(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    openai_server.responder = _verdict
+    # answers are held until two calls are in flight (or for 1 s): two would be, unshared
+    openai_server.hold_until_in_flight(2, timeout=1.0)
+    budget = budget_for(Store(tmp_path / "runs.db"), "worker-1")
+    rules = [OnlineRule(name, budget=Budget(calls_per_hour=10)) for name in ("a", "b")]
+    gates: list[BudgetGate] = []
+
+    def score(rule: OnlineRule) -> None:
+        with budget(rule) as gate:
+            run(name=rule.name, dataset=ROWS[:2], scorers=[_judge(openai_server)], store=False)
+        gates.append(gate)
+
+    threads = [threading.Thread(target=score, args=(rule,)) for rule in rules]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(g.calls for g in gates) == [2, 2] and len(openai_server.requests) == 4
+    assert openai_server.max_in_flight == 1

@@ -44,9 +44,18 @@ class BudgetGate:
         calls / tokens / cost: what this gate's calls spent (reserved; reported when ended).
     """
 
-    def __init__(self, store: Store, rule: OnlineRule, worker_id: str, *,
-                 clock: Callable[[], float] = time.time) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store: Store,
+        rule: OnlineRule,
+        worker_id: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        flight: object = None,
+    ) -> None:
         self.store = store
+        #: gates sharing it share one call in flight (a worker's gates: see budget_for)
+        self.flight = flight
         self.rule = rule
         self.worker_id = worker_id
         self.clock = clock
@@ -154,9 +163,19 @@ def budget_for(
     store: Store, worker_id: str
 ) -> Callable[[OnlineRule], AbstractContextManager[BudgetGate]]:
     """The engine's ``budget(rule)``: a fresh gate of ``rule`` on this worker, set for the
-    block (its :attr:`BudgetGate.refused` tells whether the block hit the budget)."""
+    block (its :attr:`BudgetGate.refused` tells whether the block hit the budget). The gates
+    it gives share one call in flight, whatever rule they hold and however many blocks run
+    at once."""
+    flight = _Flight(worker_id)
 
     def budget(rule: OnlineRule) -> AbstractContextManager[BudgetGate]:
-        return spending(BudgetGate(store, rule, worker_id))
+        return spending(BudgetGate(store, rule, worker_id, flight=flight))
 
     return budget
+
+
+class _Flight:
+    """A worker's one call in flight, shared by its gates (weakly referenced by the gate)."""
+
+    def __init__(self, worker_id: str) -> None:
+        self.worker_id = worker_id

@@ -9,7 +9,8 @@ response reported (nothing on a failure). A refused reservation raises
 the gate: it spends nothing.
 
 A gate has at most ONE call in flight, across event loops and threads: a judge sampling N times
-sends its calls one after another under it.
+sends its calls one after another under it. Gates with the same ``flight`` attribute (any
+object that can be weakly referenced; a worker's) share that one call in flight.
 """
 
 from __future__ import annotations
@@ -169,13 +170,15 @@ def _grant(turn: _Turn, future: asyncio.Future[None]) -> None:
     future.set_result(None)
 
 
-_turns: weakref.WeakKeyDictionary[CallGate, _Turn] = weakref.WeakKeyDictionary()
+_turns: weakref.WeakKeyDictionary[object, _Turn] = weakref.WeakKeyDictionary()
 _turns_lock = threading.Lock()
 
 
 def _turn(gate: CallGate) -> _Turn:
+    """The one call in flight of ``gate`` (of its ``flight``, when it names one)."""
+    key = getattr(gate, "flight", None) or gate
     with _turns_lock:
-        turn = _turns.get(gate)
+        turn = _turns.get(key)
         if turn is None:
-            turn = _turns[gate] = _Turn()
+            turn = _turns[key] = _Turn()
         return turn
