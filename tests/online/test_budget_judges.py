@@ -26,6 +26,7 @@ from aieval.providers import (
     ChatRequest,
     OpenAIEmbeddings,
     OpenAIProvider,
+    ResilientProvider,
     ResponseCache,
     build_provider,
 )
@@ -305,3 +306,26 @@ def test_a_workers_gates_share_one_call_in_flight(
         thread.join(timeout=60)
     assert sorted(g.calls for g in gates) == [2, 2] and len(openai_server.requests) == 4
     assert openai_server.max_in_flight == 1
+
+
+def test_a_hand_built_stack_of_wrappers_reserves_its_call_once(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    # retries around a cache around a bare provider: both wrappers would gate the one call
+    openai_server.responder = _verdict
+    store = Store(tmp_path / "runs.db")
+    gate = BudgetGate(store, OnlineRule("stack", budget=Budget(calls_per_hour=5)), "w")
+    bare = OpenAIProvider(openai_server.base_url)
+    stack = ResilientProvider(CachedProvider(bare, tmp_path / "cache.db"))
+
+    async def ask() -> None:
+        try:
+            message = [{"role": "user", "content": "q"}]
+            await asyncio.wait_for(stack.generate(ChatRequest(model="m", messages=message)), 30)
+        finally:
+            await stack.aclose()
+
+    with spending(gate):
+        asyncio.run(ask())
+    assert gate.calls == 1 and len(openai_server.requests) == 1
+    assert [r.calls for r in store.online_spend("stack")] == [1, 1]

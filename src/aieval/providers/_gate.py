@@ -32,6 +32,9 @@ __all__ = ["CallGate", "chat_usage", "current_gate", "gated", "sent", "using_gat
 T = TypeVar("T")
 
 _gate: ContextVar[CallGate | None] = ContextVar("aieval_call_gate", default=None)
+# set while a gated call runs: a provider inside it (a hand-built wrapper around a wrapper)
+# sends that same call, already reserved, so it passes straight through
+_passing: ContextVar[bool] = ContextVar("aieval_call_gate_passing", default=False)
 
 
 @runtime_checkable
@@ -75,7 +78,7 @@ async def gated(
     """``await call()`` under the current gate (directly when none is set): wait for the
     gate's turn, reserve, call, then settle with ``usage(result)`` (``(tokens, cost)``)."""
     gate = _gate.get()
-    if gate is None:
+    if gate is None or _passing.get():
         return await call()
     turn = _turn(gate)
     await turn.acquire()
@@ -83,11 +86,13 @@ async def gated(
         ticket = await _reserved(gate)
         tokens: int | None = None
         cost: float | None = None
+        passing = _passing.set(True)
         try:
             result = await call()
             tokens, cost = usage(result)
             return result
         finally:
+            _passing.reset(passing)
             # shielded: the spend is recorded even when the call was cancelled
             await asyncio.shield(asyncio.to_thread(gate.settle, ticket, tokens, cost))
     finally:
