@@ -29,6 +29,7 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   ├── ProviderConnectionError connection refused or reset (retryable)
     │   ├── ProviderHTTPError      any other 4xx (not retried)
     │   ├── ProviderRequestError   a request that cannot be encoded as given (not sent)
+    │   ├── BudgetExhausted        an online rule's spend limit refused the call (not sent)
     │   └── ProviderResponseError  a body that is not a valid completion
     ├── StoreError                 the SQLite store cannot be read or written
     │   └── UnstorableSampleError  a sample holds a value the store cannot keep (not a failure)
@@ -44,6 +45,7 @@ from typing import Any
 
 __all__ = [
     "AievalError",
+    "BudgetExhausted",
     "ConfigError",
     "ConversationError",
     "DatasetError",
@@ -251,6 +253,13 @@ class ProviderRequestError(ProviderError):
 
 class ProviderResponseError(ProviderError):
     """The provider's body is not a valid completion."""
+
+
+class BudgetExhausted(ProviderError):
+    """The call gate refused a model call: the online rule's spend limit for this hour or day
+    is reached, so the call was never sent (not retried: the limit holds until the period
+    ends). A :class:`ProviderError`, so whatever handles a failed call handles it; the gate
+    also counts it, so a scorer that swallows it cannot hide it (docs/online.md, "Budgets")."""
 
 
 class StoreError(AievalError):

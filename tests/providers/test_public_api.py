@@ -28,6 +28,7 @@ def test_exports_are_pinned() -> None:
         "AdaptiveLimiter",
         "AnthropicProvider",
         "CachedProvider",
+        "CallGate",
         "ChatRequest",
         "ChatResponse",
         "EmbeddingCache",
@@ -46,12 +47,14 @@ def test_exports_are_pinned() -> None:
         "check_finite",
         "check_headers",
         "check_params",
+        "current_gate",
         "get_provider",
         "headers_digest",
         "is_deterministic",
         "key_from_env",
         "register_provider",
         "sends_headers",
+        "using_gate",
     }
     for name in providers.__all__:
         assert hasattr(providers, name), name

@@ -3,6 +3,7 @@ the traces a server receives, within a hard budget, each matched trace ending sc
 one typed skip reason; results kept per window as runs, alerts on a sustained drop
 (docs/online.md)."""
 
+from aieval.online._budget import BUDGET_PURPOSE, BudgetGate, budget_for, hit_budget, spending
 from aieval.online._model import (
     SKIP_REASONS,
     WINDOWS,
@@ -35,6 +36,7 @@ from aieval.online._status import (
 )
 
 __all__ = [
+    "BUDGET_PURPOSE",
     "HISTORY_S",
     "SKIP_REASONS",
     "STALL_AFTER_S",
@@ -43,6 +45,7 @@ __all__ = [
     "AlertPolicy",
     "AttributeMatch",
     "Budget",
+    "BudgetGate",
     "ErrorCount",
     "OnlineRule",
     "OnlineStatus",
@@ -55,9 +58,12 @@ __all__ = [
     "WindowStatus",
     "WorkCounts",
     "WorkState",
+    "budget_for",
+    "hit_budget",
     "online_status",
     "sample_point",
     "sampled",
+    "spending",
     "window_end",
     "window_run_name",
     "window_start",

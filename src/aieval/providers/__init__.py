@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from aieval.providers._credentials import check_env_name, key_from_env
     from aieval.providers._embedding_cache import EmbeddingCache
     from aieval.providers._embeddings import Embeddings, OpenAIEmbeddings
+    from aieval.providers._gate import CallGate, current_gate, using_gate
     from aieval.providers._headers import check_headers, sends_headers
     from aieval.providers._limiter import AdaptiveLimiter
     from aieval.providers._openai import OpenAIProvider
@@ -43,6 +44,7 @@ __all__ = [
     "AdaptiveLimiter",
     "AnthropicProvider",
     "CachedProvider",
+    "CallGate",
     "ChatRequest",
     "ChatResponse",
     "EmbeddingCache",
@@ -61,12 +63,14 @@ __all__ = [
     "check_finite",
     "check_headers",
     "check_params",
+    "current_gate",
     "get_provider",
     "headers_digest",
     "is_deterministic",
     "key_from_env",
     "register_provider",
     "sends_headers",
+    "using_gate",
 ]
 
 _EXPORTS = {
@@ -76,6 +80,9 @@ _EXPORTS = {
     "Provider": "aieval.providers._base",
     "build_provider": "aieval.providers._build",
     "CachedProvider": "aieval.providers._cache",
+    "CallGate": "aieval.providers._gate",
+    "current_gate": "aieval.providers._gate",
+    "using_gate": "aieval.providers._gate",
     "ResponseCache": "aieval.providers._cache",
     "cache_key": "aieval.providers._cache",
     "headers_digest": "aieval.providers._cache",

@@ -13,6 +13,7 @@ from typing import Any
 from aieval._secrets import redact_text, secret_values, secrets_of, url_without_credentials
 from aieval.core import ToolCall
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
+from aieval.providers._gate import sent
 from aieval.providers._wrapper import Wrapper
 from aieval.store import MEMORY, SideTable, StoreLocation
 
@@ -235,13 +236,14 @@ class CachedProvider(Wrapper):
     async def generate(self, request: ChatRequest) -> ChatResponse:
         """Return the cached answer, or call ``inner`` and cache a deterministic success."""
         if not is_deterministic(request):
-            return await self.inner.generate(request)
+            return await sent(self.inner, request)
         # read per call: a provider's settings are attributes, and may change after wrapping
         key = cache_key(_key_identity(self.inner), request)
         hit = self.cache.get(key)
         if hit is not None:
             return hit
-        response = await self.inner.generate(request)
+        # a miss is sent: through the call gate, unless the inner provider passes it there
+        response = await sent(self.inner, request)
         # a model that repeats its request must not carry a credential into the cache file
         secrets = secrets_of(self.inner) | secret_values(
             {"params": request.params, "headers": request.headers}

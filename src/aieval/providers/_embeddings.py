@@ -27,6 +27,7 @@ from aieval.errors import (
 )
 from aieval.providers._credentials import check_key_and_headers
 from aieval.providers._embedding_cache import EmbeddingCache, embedding_key
+from aieval.providers._gate import gated
 from aieval.providers._http import error_for_status, error_message, redact
 from aieval.providers._retry import RetryPolicy
 from aieval.providers._session import LoopSession
@@ -138,7 +139,10 @@ class OpenAIEmbeddings:
         started = time.perf_counter()
         while True:
             try:
-                answer = await self._request(model, texts)
+                # each request sent is a call: the call gate (if any) reserves it first
+                answer = await gated(
+                    lambda: self._request(model, texts), lambda a: (a.input_tokens, None)
+                )
             except ProviderError as error:
                 if not self.retry.should_retry(error, retries):
                     error.retries = retries

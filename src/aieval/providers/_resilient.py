@@ -8,6 +8,7 @@ import time
 
 from aieval.errors import ProviderError, RateLimitError
 from aieval.providers._base import ChatRequest, ChatResponse, Provider
+from aieval.providers._gate import chat_usage, gated
 from aieval.providers._limiter import AdaptiveLimiter
 from aieval.providers._retry import RetryPolicy
 from aieval.providers._wrapper import Wrapper
@@ -27,11 +28,17 @@ class ResilientProvider(Wrapper):
     time from its first attempt to its answer (back-off waits and hung attempts included), so
     a request that hung until its timeout shows as slow, not as its last quick attempt.
 
+    Under a call gate (:mod:`aieval.providers._gate`) each attempt is reserved before it is
+    sent; a refusal (:class:`~aieval.errors.BudgetExhausted`) is final, never retried.
+
     Args:
         inner: the provider making the actual calls.
         retry: when and how long to wait between attempts.
         max_concurrency: upper bound on calls in flight (the limiter adapts below it).
     """
+
+    #: it passes each attempt through the call gate itself (a wrapper around it does not)
+    gates_calls = True
 
     def __init__(
         self,
@@ -61,7 +68,8 @@ class ResilientProvider(Wrapper):
                 if started is None:
                     started = time.perf_counter()
                 try:
-                    response = await self.inner.generate(request)
+                    # each attempt is a call sent: the call gate (if any) reserves it first
+                    response = await gated(lambda: self.inner.generate(request), chat_usage)
                 except ProviderError as error:
                     if isinstance(error, RateLimitError):
                         slot.rate_limited(error.retry_after, first_attempt=retries == 0)

@@ -5,6 +5,7 @@ from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
 from aieval.store._kept_columns import KeptColumns, KeptIds
 from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._online_spend import Reservation, SpendLimits, SpendRow
 from aieval.store._online_status import (
     OnlineCountsRow,
     OnlineErrorRow,
@@ -107,6 +108,7 @@ __all__ = [
     "ReceivedRequest",
     "ReceivedTraces",
     "ReportSums",
+    "Reservation",
     "ReviewItem",
     "ReviewQueue",
     "ReviewWeight",
@@ -119,6 +121,8 @@ __all__ = [
     "ScorerSums",
     "SideTable",
     "SliceSums",
+    "SpendLimits",
+    "SpendRow",
     "Store",
     "StoreLocation",
     "StoredCall",

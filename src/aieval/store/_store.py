@@ -20,6 +20,7 @@ from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
 from aieval.store._graded_sums import GradedSumsReader
 from aieval.store._kept_columns import KeptColumnsReader
+from aieval.store._online_spend import OnlineSpendTable
 from aieval.store._online_status import OnlineStatusTable
 from aieval.store._pair_details import PairDetailsReader
 from aieval.store._pair_reads import PairReader
@@ -53,6 +54,7 @@ class Store(
     CertificateTable,
     TransferTable,
     OnlineStatusTable,
+    OnlineSpendTable,
 ):
     """A run store: an SQLite file (WAL mode, safe for several readers and one writer), or a
     PostgreSQL database named by a ``postgresql://`` URL (many writers; extra ``postgres``).
