@@ -3,6 +3,8 @@ the traces a server receives, within a hard budget, each matched trace ending sc
 one typed skip reason; results kept per window as runs, alerts on a sustained drop
 (docs/online.md)."""
 
+from aieval.online._alerts import MAX_ATTEMPTS, AlertSender, alert_payload, check_alerts
+from aieval.online._incidents import Figure, Incident, IncidentKind, incidents, one_sided_p
 from aieval.online._model import (
     SKIP_REASONS,
     WINDOWS,
@@ -22,23 +24,37 @@ from aieval.online._model import (
     window_run_name,
     window_start,
 )
+from aieval.online._windows import CONFIDENCE, MeanScore, WindowSummary, window_summaries
 
 __all__ = [
+    "CONFIDENCE",
+    "MAX_ATTEMPTS",
     "SKIP_REASONS",
     "WINDOWS",
     "WORK_STATES",
     "AlertPolicy",
+    "AlertSender",
     "AttributeMatch",
     "Budget",
+    "Figure",
+    "Incident",
+    "IncidentKind",
+    "MeanScore",
     "OnlineRule",
     "RuleScoring",
     "SkipReason",
     "TraceFilter",
     "WindowKind",
+    "WindowSummary",
     "WorkState",
+    "alert_payload",
+    "check_alerts",
+    "incidents",
+    "one_sided_p",
     "sample_point",
     "sampled",
     "window_end",
     "window_run_name",
     "window_start",
+    "window_summaries",
 ]

@@ -5,6 +5,7 @@ from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
 from aieval.store._kept_columns import KeptColumns, KeptIds
 from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._online_alerts import StoredAlert, WindowRow
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._pair_details import ListedSample, PairDetails
 from aieval.store._pair_reads import PairSamples, PairScores
@@ -109,6 +110,7 @@ __all__ = [
     "SliceSums",
     "Store",
     "StoreLocation",
+    "StoredAlert",
     "StoredCall",
     "StoredSample",
     "StoredScore",
@@ -119,6 +121,7 @@ __all__ = [
     "TableQueries",
     "TableReads",
     "ValueSums",
+    "WindowRow",
     "WorkflowSums",
     "default_db_path",
     "default_location",
