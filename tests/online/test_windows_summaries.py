@@ -4,39 +4,14 @@ computed from the samples themselves (scipy's Wilson and t intervals as the orac
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 from scipy import stats
+from tests.online.windows_support import HOUR, T0, add_window
 
-from aieval import Store, run
-from aieval.online import OnlineRule, window_run_name, window_start
+from aieval import Store
+from aieval.online import OnlineRule, window_run_name
 from aieval.online._windows import window_summaries
-
-HOUR = 3600.0
-T0 = window_start(1_780_000_000.0, "hour")
-
-
-def add_window(
-    store: Store, rule: str, start: float, right: list[bool], *, closed: bool = True
-) -> str:
-    """A window of ``rule`` whose run holds one sample per ``right`` (passing when True)."""
-    rows: list[dict[str, Any]] = [
-        {"id": f"t{i}", "prompt": "q", "expected": "yes", "prediction": "yes" if ok else "no"}
-        for i, ok in enumerate(right)
-    ]
-    result = run(
-        name=window_run_name(rule, start, "hour"),
-        dataset=rows,
-        scorers=["exact_match", "token_f1"],
-        store=store,
-    )
-    store._write(
-        "INSERT INTO online_windows (rule, window_start, window_end, run_id, closed)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (rule, start, start + HOUR, result.id, int(closed)),
-    )
-    return result.id
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
