@@ -70,8 +70,10 @@ def test_a_window_worse_than_the_baseline_is_one_incident() -> None:
     assert [(i.key, i.baseline and i.baseline.run_id) for i in previous] == [
         (f"baseline/pass_rate/{windows[2].label}", "run1")
     ]
+    # worse in two windows in a row: one incident; back to normal, then worse again: another
+    windows += [window(4, 91, 100), window(5, 61, 100)]
     named = incidents(windows, AlertPolicy(baseline=windows[0].label, alpha=0.001))
-    assert [i.windows[0].run_id for i in named] == ["run2", "run3"]
+    assert [i.windows[0].run_id for i in named] == ["run2", "run5"]
     assert all(i.p_value is not None and i.p_value < 0.001 for i in named)
 
 

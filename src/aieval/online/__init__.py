@@ -24,6 +24,7 @@ from aieval.online._model import (
     window_run_name,
     window_start,
 )
+from aieval.online._review import send_to_review, unsure
 from aieval.online._windows import CONFIDENCE, MeanScore, WindowSummary, window_summaries
 
 __all__ = [
@@ -53,6 +54,8 @@ __all__ = [
     "one_sided_p",
     "sample_point",
     "sampled",
+    "send_to_review",
+    "unsure",
     "window_end",
     "window_run_name",
     "window_start",

@@ -6,7 +6,9 @@
   upper bound is at or above the floor.
 - **baseline**: a closed window is worse than the baseline window (the previous counted window,
   or the one named) at level ``alpha``: a one-sided pooled two-proportion z test for the pass
-  rate, Welch's one-sided t test for a mean. Keyed by the window.
+  rate, Welch's one-sided t test for a mean. Keyed by the window; the counted windows right
+  after it that are worse too belong to the same incident (a drop that goes on alerts once, and
+  a baseline window that happened to be lucky does not alert every hour after it).
 
 A window counts when it is closed and holds at least ``min_samples`` values of the metric. A
 window that does not count (too few samples, an hour without traffic) neither extends nor breaks
@@ -145,23 +147,27 @@ def _baseline(
             reference = (named, f) if f.n >= policy.min_samples else None
         if reference is None:
             return []
+    going = False  # the window before was worse too
     for i, (summary, fig) in enumerate(counted):
         base = counted[i - 1] if policy.baseline == "previous" and i > 0 else reference
         if base is None or base[0].start >= summary.start:
             continue
         p = one_sided_p(base[1], fig)
-        if p < policy.alpha:
-            found.append(
-                Incident(
-                    rule=summary.rule,
-                    key=f"baseline/{metric}/{summary.label}",
-                    kind="baseline",
-                    metric=metric,
-                    windows=(summary,),
-                    baseline=base[0],
-                    p_value=p,
-                )
+        if p >= policy.alpha or going:  # a drop that goes on is the same incident
+            going = p < policy.alpha
+            continue
+        going = True
+        found.append(
+            Incident(
+                rule=summary.rule,
+                key=f"baseline/{metric}/{summary.label}",
+                kind="baseline",
+                metric=metric,
+                windows=(summary,),
+                baseline=base[0],
+                p_value=p,
             )
+        )
     return found
 
 
