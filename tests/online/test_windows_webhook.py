@@ -102,9 +102,8 @@ def test_one_alert_per_incident_across_checks_and_restarts(
     again.close()
 
 
-def test_two_senders_on_one_store_deliver_once(receiver: Receiver, tmp_path: Any) -> None:
-    location = str(tmp_path / "runs.db")
-    first, second = Store(location), Store(location)
+def test_two_senders_on_one_store_deliver_once(receiver: Receiver, store_location: str) -> None:
+    first, second = Store(store_location), Store(store_location)
     bad_windows(first)
     rule = rule_for(receiver)
     receiver.hold.clear()  # the first sender's POST waits, its lease held
@@ -165,4 +164,21 @@ def test_a_redirect_is_not_followed(receiver: Receiver, tmp_path: Any) -> None:
     (stored,) = store.online_alerts("qa")
     assert stored.delivered_at is None and stored.attempts == 1
     assert stored.last_error is not None and "not followed" in stored.last_error
+    store.close()
+
+
+def test_a_streak_longer_than_the_lookback_keeps_its_key(receiver: Receiver, tmp_path: Any) -> None:
+    store = Store(tmp_path / "runs.db")
+    bad_windows(store)  # hours 0-2
+    rule = rule_for(receiver)
+    (opened,) = check_alerts(store, rule, T0 + 4 * HOUR, quick(store))
+    # two quiet days (no window, or too few samples to count: the streak is not broken), then
+    # more bad hours: the check reads back past its 48 windows to the streak's start, so it is
+    # the same incident
+    add_window(store, "qa", T0 + 10 * HOUR, [True, False])
+    for hour in (50, 51):
+        add_window(store, "qa", T0 + hour * HOUR, [False] * 6)
+    assert check_alerts(store, rule, T0 + 53 * HOUR, quick(store)) == []
+    assert [a.incident for a in store.online_alerts("qa")] == [opened.key]
+    assert len(receiver.posts) == 1
     store.close()

@@ -195,6 +195,19 @@ def _named_baseline(store: Store, rule: OnlineRule) -> WindowSummary | None:
     return found[0] if found else None
 
 
+def _from_start(summaries: list[WindowSummary], incident: Incident, least: int) -> bool:
+    """Whether a floor streak reaches back to the first window read: no window before it
+    counts (a window that does not count does not break a streak)."""
+    if incident.kind != "floor":
+        return False
+    first = incident.windows[0].start
+    return not any(
+        s.closed and (f := figure(s, incident.metric)) is not None and f.n >= least
+        for s in summaries
+        if s.start < first
+    )
+
+
 def check_alerts(
     store: Store, rule: OnlineRule, now: float | None = None, sender: AlertSender | None = None
 ) -> list[Incident]:
@@ -214,8 +227,7 @@ def check_alerts(
         found = incidents(summaries, rule.alert, named)
         # a floor streak reaching the lookback's start may have begun earlier: its key is its
         # first window, so read further back until the streak's start is seen
-        first = summaries[0].start if summaries else None
-        reaches = any(i.kind == "floor" and i.windows[0].start == first for i in found)
+        reaches = any(_from_start(summaries, i, rule.alert.min_samples) for i in found)
         if not reaches or not store.online_windows(rule.name, until=since):
             break
         span *= 2
