@@ -109,7 +109,7 @@ class AlertPolicy:
     floor: float | None = None
     consecutive: int = 3
     baseline: str | None = None
-    alpha: float = 0.01
+    alpha: float = 0.001
     webhook: str | None = None
     min_samples: int = 20
 

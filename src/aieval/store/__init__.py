@@ -5,6 +5,7 @@ from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
 from aieval.store._kept_columns import KeptColumns, KeptIds
 from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._online_alerts import StoredAlert, WindowRow
 from aieval.store._online_spend import Reservation, SpendLimits, SpendRow
 from aieval.store._online_status import (
     OnlineCountsRow,
@@ -125,6 +126,7 @@ __all__ = [
     "SpendRow",
     "Store",
     "StoreLocation",
+    "StoredAlert",
     "StoredCall",
     "StoredSample",
     "StoredScore",
@@ -135,6 +137,7 @@ __all__ = [
     "TableQueries",
     "TableReads",
     "ValueSums",
+    "WindowRow",
     "WorkflowSums",
     "default_db_path",
     "default_location",

@@ -402,6 +402,7 @@ CREATE TABLE IF NOT EXISTS online_alerts (
     delivered_at REAL,
     attempts     INTEGER NOT NULL DEFAULT 0,
     last_error   TEXT,
+    lease_until  REAL,                          -- a sender delivering it holds it until then
     PRIMARY KEY (rule, incident)
 );
 -- a backfill of a rule over stored traces received in [since, until): resumable by its cursor

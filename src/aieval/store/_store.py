@@ -20,6 +20,8 @@ from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
 from aieval.store._graded_sums import GradedSumsReader
 from aieval.store._kept_columns import KeptColumnsReader
+from aieval.store._online_alerts import OnlineAlertTable
+from aieval.store._online_review import OnlineReviewTable
 from aieval.store._online_spend import OnlineSpendTable
 from aieval.store._online_status import OnlineStatusTable
 from aieval.store._pair_details import PairDetailsReader
@@ -55,6 +57,8 @@ class Store(
     TransferTable,
     OnlineStatusTable,
     OnlineSpendTable,
+    OnlineAlertTable,
+    OnlineReviewTable,
 ):
     """A run store: an SQLite file (WAL mode, safe for several readers and one writer), or a
     PostgreSQL database named by a ``postgresql://`` URL (many writers; extra ``postgres``).

@@ -1,0 +1,236 @@
+"""Alert incidents stored once and delivered once to a rule's webhook.
+
+:class:`AlertSender` stores each incident in ``online_alerts`` (``ON CONFLICT DO NOTHING``: a
+second server, or a restart, does not open it again), then POSTs its payload to the rule's
+webhook with an ``Idempotency-Key`` header, under a lease so two senders never deliver one
+incident at once. Connection errors and 5xx answers are retried with a growing pause, a bounded
+number of times; an incident still undelivered is tried again on a later cycle (also after a
+restart), up to :data:`MAX_ATTEMPTS` POSTs in all. A redirect is never followed (it is recorded
+as the error), and every request has a time limit.
+
+The payload holds the rule's name, the incident's key and kind, the metric, and per window its
+span, its run's name and id and its figures: never a key, a header of the rule, or anything of
+a trace beyond those figures.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from aieval.online._incidents import Incident, figure, incidents
+from aieval.online._model import WINDOWS, OnlineRule
+from aieval.online._windows import WindowSummary, window_summaries
+from aieval.store import Store, StoredAlert
+
+__all__ = ["MAX_ATTEMPTS", "AlertSender", "alert_payload", "check_alerts"]
+
+#: POSTs of one incident in all, over every cycle, before it is left undelivered for good (its
+#: ``last_error`` says why).
+MAX_ATTEMPTS = 30
+#: Windows read back first when looking for incidents (more when a streak reaches further).
+_LOOKBACK = 48
+
+
+class AlertSender:
+    """Stores incidents in ``store`` and delivers them to their rule's webhook.
+
+    Args:
+        timeout_s: each POST's time limit (connecting and reading the answer).
+        attempts: POSTs per incident per cycle (connection errors and 5xx are retried).
+        backoff_s: the pause after the first failed POST, doubled after each further one.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        timeout_s: float = 10.0,
+        attempts: int = 4,
+        backoff_s: float = 1.0,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.store = store
+        self.timeout_s = timeout_s
+        self.attempts = max(1, attempts)
+        self.backoff_s = backoff_s
+        self.clock = clock
+        self.sleep = sleep
+
+    @property
+    def lease_s(self) -> float:
+        """How long one cycle's delivery of an incident may take at most (its lease)."""
+        pauses = self.backoff_s * float(2 ** (self.attempts - 1) - 1)
+        return self.attempts * (self.timeout_s * 2 + 1) + pauses + 30.0
+
+    def open(self, rule: OnlineRule, found: list[Incident]) -> list[Incident]:
+        """Store each incident not stored yet; answer those this call opened."""
+        now = self.clock()
+        return [
+            incident
+            for incident in found
+            if self.store.open_alert(
+                rule.name, incident.key, incident.kind, alert_payload(rule, incident, now), now
+            )
+        ]
+
+    def deliver(self, rule: OnlineRule) -> int:
+        """Deliver ``rule``'s undelivered incidents to its webhook (none without one); answer
+        how many were delivered now."""
+        webhook = None if rule.alert is None else rule.alert.webhook
+        if webhook is None:
+            return 0
+        delivered = 0
+        for alert in self.store.online_alerts(rule.name, undelivered=True):
+            if alert.attempts >= MAX_ATTEMPTS:
+                continue
+            now = self.clock()
+            if not self.store.lease_alert(rule.name, alert.incident, now, now + self.lease_s):
+                continue  # another sender holds it, or it was delivered meanwhile
+            delivered += self._deliver(webhook, alert)
+        return delivered
+
+    def _deliver(self, webhook: str, alert: StoredAlert) -> bool:
+        error = ""
+        for attempt in range(min(self.attempts, MAX_ATTEMPTS - alert.attempts)):
+            if attempt:
+                self.store.note_alert_attempt(alert.rule, alert.incident, error)
+                self.sleep(self.backoff_s * 2 ** (attempt - 1))
+            status, error = self._post(webhook, alert)
+            if 200 <= status < 300:
+                self.store.finish_alert(
+                    alert.rule, alert.incident, delivered_at=self.clock(), error=None
+                )
+                return True
+            if status and status < 500:
+                break  # refused or redirected: the same POST again would be answered the same
+        self.store.finish_alert(alert.rule, alert.incident, delivered_at=None, error=error)
+        return False
+
+    def _post(self, webhook: str, alert: StoredAlert) -> tuple[int, str]:
+        """POST the alert once: ``(status, error)``; status 0 when no answer came."""
+        url = urlsplit(webhook)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            return 400, f"webhook {webhook!r} is not an http(s) URL"
+        kind = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+        path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+        body = json.dumps(alert.payload, sort_keys=True).encode()
+        headers = {
+            "Content-Type": "application/json",
+            "Idempotency-Key": f"{alert.rule}/{alert.incident}",
+            "User-Agent": "aieval-online-alerts",
+        }
+        conn = kind(url.hostname, url.port, timeout=self.timeout_s)
+        try:
+            conn.request("POST", path, body=body, headers=headers)
+            answer = conn.getresponse()
+            answer.read(65536)
+            status = answer.status
+            where = answer.getheader("Location")
+        except (OSError, http.client.HTTPException) as exc:
+            return 0, f"POST {webhook}: {type(exc).__name__}: {exc}"
+        finally:
+            conn.close()
+        if 300 <= status < 400:
+            return status, f"POST {webhook}: answered {status} (redirect to {where!r} not followed)"
+        return status, "" if status < 300 else f"POST {webhook}: answered {status}"
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _window(summary: WindowSummary, metric: str) -> dict[str, Any]:
+    fig = figure(summary, metric)
+    return {
+        "start": _iso(summary.start),
+        "end": _iso(summary.end),
+        "run": summary.run_name,
+        "run_id": summary.run_id,
+        "scored": summary.scored,
+        "passed": summary.passed,
+        "n": None if fig is None else fig.n,
+        "estimate": None if fig is None else fig.interval.estimate,
+        "low": None if fig is None else fig.interval.low,
+        "high": None if fig is None else fig.interval.high,
+    }
+
+
+def alert_payload(rule: OnlineRule, incident: Incident, opened_at: float) -> dict[str, Any]:
+    """What the webhook is sent: ids and figures only."""
+    policy = rule.alert
+    return {
+        "rule": rule.name,
+        "incident": incident.key,
+        "kind": incident.kind,
+        "metric": incident.metric,
+        "opened_at": _iso(opened_at),
+        "floor": None if policy is None else policy.floor,
+        "consecutive": None if policy is None else policy.consecutive,
+        "alpha": None if policy is None else policy.alpha,
+        "p_value": incident.p_value,
+        "windows": [_window(s, incident.metric) for s in incident.windows],
+        "baseline": None
+        if incident.baseline is None
+        else _window(incident.baseline, incident.metric),
+    }
+
+
+def _named_baseline(store: Store, rule: OnlineRule) -> WindowSummary | None:
+    label = None if rule.alert is None else rule.alert.baseline
+    if label is None or label == "previous":
+        return None
+    shape = "%Y-%m-%d" if rule.window == "day" else "%Y-%m-%dT%H"
+    try:
+        start = datetime.strptime(label, shape).replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None
+    found = window_summaries(store, rule, since=start, until=start + 1)
+    return found[0] if found else None
+
+
+def _from_start(summaries: list[WindowSummary], incident: Incident, least: int) -> bool:
+    """Whether a floor streak reaches back to the first window read: no window before it
+    counts (a window that does not count does not break a streak)."""
+    if incident.kind != "floor":
+        return False
+    first = incident.windows[0].start
+    return not any(
+        s.closed and (f := figure(s, incident.metric)) is not None and f.n >= least
+        for s in summaries
+        if s.start < first
+    )
+
+
+def check_alerts(
+    store: Store, rule: OnlineRule, now: float | None = None, sender: AlertSender | None = None
+) -> list[Incident]:
+    """Look for ``rule``'s incidents in its recent windows, store the new ones and deliver
+    every undelivered one; answer the incidents opened now. A plain function: the online
+    service calls it each cycle, on any number of servers."""
+    if rule.alert is None:
+        return []
+    at = time.time() if now is None else now
+    sender = sender or AlertSender(store)
+    named = _named_baseline(store, rule)
+    size = WINDOWS[rule.window]
+    span = max(_LOOKBACK, 4 * rule.alert.consecutive)
+    while True:
+        since = at - span * size
+        summaries = window_summaries(store, rule, since=since)
+        found = incidents(summaries, rule.alert, named)
+        # a floor streak reaching the lookback's start may have begun earlier: its key is its
+        # first window, so read further back until the streak's start is seen
+        reaches = any(_from_start(summaries, i, rule.alert.min_samples) for i in found)
+        if not reaches or not store.online_windows(rule.name, until=since):
+            break
+        span *= 2
+    opened = sender.open(rule, found)
+    sender.deliver(rule)
+    return opened

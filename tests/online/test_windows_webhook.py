@@ -1,0 +1,184 @@
+"""Alerts delivered to a real webhook receiver on 127.0.0.1: one POST per incident across
+repeated checks, restarts and two senders on one store; retried after 5xx; redirects never
+followed; the payload holds ids and figures only."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from tests.online.windows_support import HOUR, T0, add_window
+
+from aieval import Store
+from aieval.online import AlertPolicy, AlertSender, OnlineRule, check_alerts
+
+
+@dataclass
+class Receiver:
+    """What the webhook saw; ``statuses`` answers the next POSTs (then 200); ``hold`` keeps a
+    POST unanswered until set."""
+
+    url: str = ""
+    posts: list[tuple[str, dict[str, str], dict[str, Any]]] = field(default_factory=list)
+    statuses: list[int] = field(default_factory=list)
+    hold: threading.Event = field(default_factory=threading.Event)
+    arrived: threading.Event = field(default_factory=threading.Event)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    seen = Receiver()
+    seen.hold.set()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.posts.append((self.path, dict(self.headers), body))
+            seen.arrived.set()
+            assert seen.hold.wait(30)
+            status = seen.statuses.pop(0) if seen.statuses else 200
+            self.send_response(status)
+            if 300 <= status < 400:
+                self.send_header("Location", seen.url + "/moved")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    seen.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield seen
+    seen.hold.set()
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def rule_for(receiver: Receiver, **policy: Any) -> OnlineRule:
+    options: dict[str, Any] = {"floor": 0.8, "consecutive": 2, "min_samples": 5}
+    alert = AlertPolicy(webhook=receiver.url + "/hook", **{**options, **policy})
+    return OnlineRule(name="qa", alert=alert)
+
+
+def bad_windows(store: Store, n: int = 3) -> list[str]:
+    return [add_window(store, "qa", T0 + i * HOUR, [False] * 6) for i in range(n)]
+
+
+def quick(store: Store, **options: Any) -> AlertSender:
+    return AlertSender(store, timeout_s=10, backoff_s=0.0, **options)
+
+
+def test_one_alert_per_incident_across_checks_and_restarts(
+    receiver: Receiver, store_location: str
+) -> None:
+    store = Store(store_location)
+    runs = bad_windows(store)
+    rule = rule_for(receiver)
+    now = T0 + 4 * HOUR
+    opened = check_alerts(store, rule, now, quick(store))
+    assert [i.key for i in opened] == [f"floor/pass_rate/{opened[0].windows[0].label}"]
+    assert check_alerts(store, rule, now, quick(store)) == []
+    again = Store(store_location)  # a restart: a new connection, the same store
+    assert check_alerts(again, rule, now + HOUR, quick(again)) == []
+    assert len(receiver.posts) == 1
+    path, headers, body = receiver.posts[0]
+    assert path == "/hook"
+    assert headers["Idempotency-Key"] == f"qa/{opened[0].key}"
+    assert body["rule"] == "qa" and body["kind"] == "floor" and body["incident"] == opened[0].key
+    assert [w["run_id"] for w in body["windows"]] == runs
+    assert [w["run"] for w in body["windows"]] == [store.get_run(r).name for r in runs]
+    assert body["windows"][0]["estimate"] == 0.0 and body["windows"][0]["scored"] == 6
+    (stored,) = again.online_alerts("qa")
+    assert stored.delivered_at is not None and stored.attempts == 1 and stored.last_error is None
+    store.close()
+    again.close()
+
+
+def test_two_senders_on_one_store_deliver_once(receiver: Receiver, store_location: str) -> None:
+    first, second = Store(store_location), Store(store_location)
+    bad_windows(first)
+    rule = rule_for(receiver)
+    receiver.hold.clear()  # the first sender's POST waits, its lease held
+    outcome: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: outcome.append(check_alerts(first, rule, T0 + 4 * HOUR, quick(first)))
+    )
+    worker.start()
+    assert receiver.arrived.wait(30)
+    # the second server finds the incident stored and its delivery under way: no second POST
+    assert check_alerts(second, rule, T0 + 4 * HOUR, quick(second)) == []
+    receiver.hold.set()
+    worker.join(30)
+    assert len(outcome[0]) == 1 and len(receiver.posts) == 1
+    assert second.online_alerts("qa")[0].delivered_at is not None
+    first.close()
+    second.close()
+
+
+def test_a_receiver_failing_twice_gets_it_on_the_third_post(
+    receiver: Receiver, tmp_path: Any
+) -> None:
+    store = Store(tmp_path / "runs.db")
+    bad_windows(store)
+    receiver.statuses = [503, 502]
+    pauses: list[float] = []
+    sender = AlertSender(store, backoff_s=0.5, sleep=pauses.append)
+    check_alerts(store, rule_for(receiver), T0 + 4 * HOUR, sender)
+    assert len(receiver.posts) == 3
+    assert len({h["Idempotency-Key"] for _, h, _ in receiver.posts}) == 1
+    assert pauses == [0.5, 1.0]
+    (stored,) = store.online_alerts("qa")
+    assert stored.attempts == 3 and stored.delivered_at is not None and stored.last_error is None
+    store.close()
+
+
+def test_an_undelivered_alert_is_tried_again_next_cycle(receiver: Receiver, tmp_path: Any) -> None:
+    store = Store(tmp_path / "runs.db")
+    bad_windows(store)
+    receiver.statuses = [500, 500]
+    rule = rule_for(receiver)
+    check_alerts(store, rule, T0 + 4 * HOUR, quick(store, attempts=2))
+    (stored,) = store.online_alerts("qa")
+    assert stored.delivered_at is None and stored.attempts == 2
+    assert stored.last_error is not None and "500" in stored.last_error
+    check_alerts(store, rule, T0 + 4 * HOUR, quick(store, attempts=2))
+    (stored,) = store.online_alerts("qa")
+    assert stored.delivered_at is not None and stored.attempts == 3 and len(receiver.posts) == 3
+    store.close()
+
+
+def test_a_redirect_is_not_followed(receiver: Receiver, tmp_path: Any) -> None:
+    store = Store(tmp_path / "runs.db")
+    bad_windows(store)
+    receiver.statuses = [307]
+    check_alerts(store, rule_for(receiver), T0 + 4 * HOUR, quick(store))
+    assert [path for path, _, _ in receiver.posts] == ["/hook"]
+    (stored,) = store.online_alerts("qa")
+    assert stored.delivered_at is None and stored.attempts == 1
+    assert stored.last_error is not None and "not followed" in stored.last_error
+    store.close()
+
+
+def test_a_streak_longer_than_the_lookback_keeps_its_key(receiver: Receiver, tmp_path: Any) -> None:
+    store = Store(tmp_path / "runs.db")
+    bad_windows(store)  # hours 0-2
+    rule = rule_for(receiver)
+    (opened,) = check_alerts(store, rule, T0 + 4 * HOUR, quick(store))
+    # two quiet days (no window, or too few samples to count: the streak is not broken), then
+    # more bad hours: the check reads back past its 48 windows to the streak's start, so it is
+    # the same incident
+    add_window(store, "qa", T0 + 10 * HOUR, [True, False])
+    for hour in (50, 51):
+        add_window(store, "qa", T0 + hour * HOUR, [False] * 6)
+    assert check_alerts(store, rule, T0 + 53 * HOUR, quick(store)) == []
+    assert [a.incident for a in store.online_alerts("qa")] == [opened.key]
+    assert len(receiver.posts) == 1
+    store.close()
