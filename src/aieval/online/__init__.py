@@ -3,6 +3,7 @@ the traces a server receives, within a hard budget, each matched trace ending sc
 one typed skip reason; results kept per window as runs, alerts on a sustained drop
 (docs/online.md)."""
 
+from aieval.online._filter import trace_matches
 from aieval.online._model import (
     SKIP_REASONS,
     WINDOWS,
@@ -22,6 +23,14 @@ from aieval.online._model import (
     window_run_name,
     window_start,
 )
+from aieval.online._rules import (
+    RuleOrigin,
+    load_rules,
+    parse_rule,
+    parse_rules,
+    rule_from_json,
+    rule_to_json,
+)
 
 __all__ = [
     "SKIP_REASONS",
@@ -31,13 +40,20 @@ __all__ = [
     "AttributeMatch",
     "Budget",
     "OnlineRule",
+    "RuleOrigin",
     "RuleScoring",
     "SkipReason",
     "TraceFilter",
     "WindowKind",
     "WorkState",
+    "load_rules",
+    "parse_rule",
+    "parse_rules",
+    "rule_from_json",
+    "rule_to_json",
     "sample_point",
     "sampled",
+    "trace_matches",
     "window_end",
     "window_run_name",
     "window_start",
