@@ -23,6 +23,7 @@ from aieval.online._model import (
     window_run_name,
     window_start,
 )
+from aieval.online._rule_store import active_rules, install_file_rules, rule_of, stored_rules
 from aieval.online._rules import (
     RuleOrigin,
     load_rules,
@@ -46,13 +47,17 @@ __all__ = [
     "TraceFilter",
     "WindowKind",
     "WorkState",
+    "active_rules",
+    "install_file_rules",
     "load_rules",
     "parse_rule",
     "parse_rules",
     "rule_from_json",
+    "rule_of",
     "rule_to_json",
     "sample_point",
     "sampled",
+    "stored_rules",
     "trace_matches",
     "window_end",
     "window_run_name",

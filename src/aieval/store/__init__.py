@@ -5,6 +5,7 @@ from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
 from aieval.store._kept_columns import KeptColumns, KeptIds
 from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._online_rules import RulesChange, RuleSource, StoredRule
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._pair_details import ListedSample, PairDetails
 from aieval.store._pair_reads import PairSamples, PairScores
@@ -98,6 +99,8 @@ __all__ = [
     "ReviewItem",
     "ReviewQueue",
     "ReviewWeight",
+    "RuleSource",
+    "RulesChange",
     "RunHolding",
     "RunRow",
     "RunSums",
@@ -110,6 +113,7 @@ __all__ = [
     "Store",
     "StoreLocation",
     "StoredCall",
+    "StoredRule",
     "StoredSample",
     "StoredScore",
     "StoredTrace",
