@@ -19,6 +19,7 @@ from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._import import import_app
 from aieval.cli._judges import calibrate_command, judges_command, rubric_app
 from aieval.cli._mcp import mcp_app
+from aieval.cli._online import online_app
 from aieval.cli._print import err, labelled
 from aieval.cli._push import push_command
 from aieval.cli._report import compare_command, diff_command, report_command, schema_app
@@ -70,6 +71,7 @@ app.command("compare", cls=HelpCommand)(compare_command)
 app.command("diff", cls=HelpCommand)(diff_command)
 app.command("github", cls=HelpCommand)(github_command)
 app.command("serve", cls=HelpCommand)(serve_command)
+app.add_typer(online_app, name="online")
 app.command("push", cls=HelpCommand)(push_command)
 app.command("code", cls=HelpCommand)(code_command)
 app.command("code-report", cls=HelpCommand)(code_report_command)
