@@ -4,13 +4,14 @@ imports Python nor reads files outside the dataset roots."""
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from aieval.errors import ConfigError
-from aieval.online import AlertPolicy, AttributeMatch, Budget, OnlineRule
+from aieval.online import AlertPolicy, AttributeMatch, Budget, OnlineRule, RuleScoring
 from aieval.online._rules import (
     RuleOrigin,
     load_rules,
@@ -142,6 +143,18 @@ SCORED = {"scorers": ["exact_match"]}
             {"name": "r", "scoring": {"workflow": "missing.yaml"}},
             "missing.yaml: workflow definition not found",
         ),
+        (
+            {"name": "r", "scoring": SCORED, "filter": {"attributes": [{"key": "k"}] * 101}},
+            "filter.attributes: List should have at most 100 items",
+        ),
+        (
+            {
+                "name": "r",
+                "scoring": SCORED,
+                "filter": {"attributes": [{"key": "k", "equals": "x" * 5000}]},
+            },
+            "filter.attributes[0].equals: a value of 5,000 characters",
+        ),
     ],
 )
 def test_a_bad_rule_is_refused_naming_file_rule_and_field(
@@ -198,6 +211,12 @@ def test_an_api_rule_reads_files_only_inside_the_dataset_roots(tmp_path: Path) -
             parse_rule({"name": "r", "scoring": {"workflow": path}}, origin)
     with pytest.raises(ConfigError, match=r"scoring\.profile: .*not a file this server may"):
         parse_rule({"name": "r", "scoring": {"profile": str(outside / "p.yaml")}}, origin)
+
+
+def test_a_value_that_is_not_json_is_refused_never_a_crash() -> None:
+    odd = OnlineRule(name="r", scoring=RuleScoring(scorers=({"x": {"when": date(2026, 1, 2)}},)))
+    with pytest.raises(ConfigError, match="rule 'r': scoring: holds a value that is not JSON"):
+        rule_to_json(odd)
 
 
 def test_a_stored_spec_is_validated_again(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ from aieval._files import confined_to, resolve_inside
 from aieval._keys import pydantic_problems
 from aieval._yaml import load_yaml_file
 from aieval.errors import ConfigError, IncompatibleDatasetError
-from aieval.online._filter import compile_regex
+from aieval.online._filter import MAX_REGEX_VALUE_CHARS, compile_regex
 from aieval.online._model import (
     AlertPolicy,
     AttributeMatch,
@@ -39,7 +40,9 @@ from aieval.online._model import (
 )
 
 __all__ = [
+    "MAX_CONDITIONS",
     "MAX_RULE_NAME",
+    "MAX_TEXT",
     "RuleOrigin",
     "check_rule_name",
     "load_rules",
@@ -51,6 +54,10 @@ __all__ = [
 
 #: The longest rule name (it becomes part of run names).
 MAX_RULE_NAME = 100
+#: The longest service name, span name, attribute key or review queue name a rule may give.
+MAX_TEXT = 1000
+#: The most attribute conditions in one filter.
+MAX_CONDITIONS = 100
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _BASELINE = re.compile(r"previous|\d{4}-\d{2}-\d{2}(T\d{2})?")
 _FILE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -81,11 +88,22 @@ class _Strict(BaseModel):
 
 
 class _AttributeModel(_Strict):
-    key: str = Field(min_length=1)
+    key: str = Field(min_length=1, max_length=MAX_TEXT)
     # smart union: a YAML true stays a bool and 1 an int, never the string "True" or "1"
     equals: str | int | float | bool | None = None
     regex: str | None = Field(None, description="a full match (bounded: docs/online.md)")
     exists: bool | None = None
+
+    @field_validator("equals")
+    @classmethod
+    def _bounded(cls, value: str | float | bool | None) -> str | float | bool | None:
+        if isinstance(value, str) and len(value) > MAX_REGEX_VALUE_CHARS:
+            raise ValueError(
+                f"a value of {len(value):,} characters; at most {MAX_REGEX_VALUE_CHARS:,}"
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("a number must be finite")
+        return value
 
     @field_validator("regex")
     @classmethod
@@ -106,9 +124,9 @@ class _AttributeModel(_Strict):
 
 
 class _FilterModel(_Strict):
-    service_name: str | None = Field(None, min_length=1)
-    span_name: str | None = Field(None, min_length=1)
-    attributes: list[_AttributeModel] = Field(default_factory=list)
+    service_name: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
+    span_name: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
+    attributes: list[_AttributeModel] = Field(default_factory=list, max_length=MAX_CONDITIONS)
 
 
 class _ScoringModel(_Strict):
@@ -138,7 +156,7 @@ class _AlertModel(_Strict):
     consecutive: int = Field(3, ge=1, le=1000)
     baseline: str | None = None
     alpha: float = Field(0.01, gt=0, lt=1)
-    webhook: str | None = None
+    webhook: str | None = Field(None, max_length=2048)
     min_samples: int = Field(20, ge=1)
 
     @field_validator("webhook")
@@ -182,7 +200,7 @@ class _RuleModel(_Strict):
     settle_s: float = Field(30.0, ge=0, le=86400, allow_inf_nan=False)
     incomplete_after_s: float = Field(600.0, gt=0, le=7 * 86400, allow_inf_nan=False)
     alert: _AlertModel | None = None
-    review: str | None = Field(None, min_length=1)
+    review: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
     paused: bool = False
 
     @field_validator("name")
@@ -274,7 +292,14 @@ def rule_to_json(rule: OnlineRule) -> str:
         {k: v for k, v in a.items() if v is not None or k == "key"}
         for a in data["filter"]["attributes"]
     ]
-    return json.dumps(data, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    try:
+        return json.dumps(data, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        # a YAML date or a NaN in a scorer's options: a spec is JSON, read back the same
+        raise ConfigError(
+            f"rule {rule.name!r}: scoring: holds a value that is not JSON ({exc}); quote dates "
+            "and give finite numbers"
+        ) from None
 
 
 def rule_from_json(text: str) -> OnlineRule:
@@ -297,7 +322,12 @@ def _parse(data: Any, origin: RuleOrigin, index: str | None) -> OnlineRule:
     model = _validated(data, origin.where, index)
     with _naming(f"{origin.where}: {who}"):
         scoring = _checked_scoring(model.scoring, origin)
-    return dataclasses.replace(_built(model), scoring=scoring)
+    rule = dataclasses.replace(_built(model), scoring=scoring)
+    try:
+        rule_to_json(rule)
+    except ConfigError as exc:
+        raise ConfigError(f"{origin.where}: {who}: {str(exc).split(': ', 1)[1]}") from None
+    return rule
 
 
 def _who(index: str | None, name: Any) -> str:
