@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from aieval.errors import ConfigError, FilterError, FilterTimeout
-from aieval.online import AttributeMatch, TraceFilter
+from aieval.online import AttributeMatch, OnlineRule, TraceFilter, rule_matches
 from aieval.online._filter import MAX_REGEX_VALUE_CHARS, trace_matches
 from aieval.online._rules import RuleOrigin, parse_rule
 from aieval.traces import Span
@@ -79,6 +79,14 @@ def test_a_catastrophic_regex_on_a_long_value_stops_in_time_naming_rule_and_key(
 def test_a_value_over_the_cap_is_an_error_never_a_silent_miss() -> None:
     with pytest.raises(FilterError, match="over the 4,096"):
         trace_matches(_where(key="q", regex="a*"), [_span(q="a" * 5000)], rule="r")
+
+
+def test_a_span_that_matches_plainly_wins_over_one_that_cannot_be_judged() -> None:
+    rule = OnlineRule(name="r", filter=_where(key="q", regex="a+"))
+    hostile, plain = _span(q="a" * 5000), _span(q="aaa")
+    assert rule_matches(rule, [hostile, plain])
+    with pytest.raises(FilterError, match="rule 'r': attribute 'q'"):
+        rule_matches(rule, [hostile, _span(q="b")])
 
 
 def test_an_invalid_or_huge_regex_is_refused_when_the_rule_is_read(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ the traces a server receives, within a hard budget, each matched trace ending sc
 one typed skip reason; results kept per window as runs, alerts on a sustained drop
 (docs/online.md)."""
 
-from aieval.online._filter import trace_matches
+from aieval.online._filter import rule_matches, trace_matches
 from aieval.online._model import (
     SKIP_REASONS,
     WINDOWS,
@@ -53,6 +53,7 @@ __all__ = [
     "parse_rule",
     "parse_rules",
     "rule_from_json",
+    "rule_matches",
     "rule_of",
     "rule_to_json",
     "sample_point",

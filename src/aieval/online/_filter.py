@@ -15,7 +15,7 @@ from typing import Any
 import regex
 
 from aieval.errors import FilterError, FilterTimeout
-from aieval.online._model import AttributeMatch, TraceFilter
+from aieval.online._model import AttributeMatch, OnlineRule, TraceFilter
 from aieval.traces import Span
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "MAX_REGEX_VALUE_CHARS",
     "REGEX_TIMEOUT_S",
     "compile_regex",
+    "rule_matches",
     "trace_matches",
 ]
 
@@ -59,11 +60,28 @@ def trace_matches(flt: TraceFilter, spans: Iterable[Span], *, rule: str = "") ->
     value does not match); ``exists`` tells whether the key is present.
 
     Raises:
-        FilterError: a string value over :data:`MAX_REGEX_VALUE_CHARS` characters given to a
-            regex; :class:`FilterTimeout` when a regex runs past :data:`REGEX_TIMEOUT_S`. Both
-            name ``rule`` and the attribute.
+        FilterError: no span matches and one could not be judged: a string value over
+            :data:`MAX_REGEX_VALUE_CHARS` characters given to a regex, or
+            :class:`FilterTimeout`, a regex run past :data:`REGEX_TIMEOUT_S`. Both name
+            ``rule`` and the attribute.
     """
-    return any(_span_matches(flt, span, rule) for span in spans)
+    undecided: FilterError | None = None
+    for span in spans:
+        try:
+            if _span_matches(flt, span, rule):
+                return True
+        except FilterError as exc:
+            # another span may still match plainly: a match found is a match
+            undecided = undecided or exc
+    if undecided is not None:
+        raise undecided
+    return False
+
+
+def rule_matches(rule: OnlineRule, spans: Iterable[Span]) -> bool:
+    """Whether a trace's ``spans`` match ``rule``'s filter (see :func:`trace_matches`; its
+    errors name the rule)."""
+    return trace_matches(rule.filter, spans, rule=rule.name)
 
 
 def _span_matches(flt: TraceFilter, span: Span, rule: str) -> bool:
