@@ -9,11 +9,13 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 import uvicorn
+from fastapi import FastAPI
 from tests.support.cli import Cli
 
 from aieval.online import OnlineRule, RuleScoring
@@ -38,15 +40,18 @@ def _rules(tmp_path: Path, first: str = "first", rate: float = 0.5) -> Path:
 
 
 @pytest.fixture
-def no_serving(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+def no_serving(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[FastAPI]]:
     """``uvicorn.run`` returns at once: the command does everything up to serving."""
-    served: list[object] = []
+    served: list[FastAPI] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **_: served.append(app))
-    return served
+    yield served
+    for app in served:
+        app.state.manager.shutdown()
+        app.state.store.close()
 
 
 def test_serve_online_stores_the_rules_and_says_what_changed(
-    in_process: Cli, tmp_path: Path, no_serving: list[object]
+    in_process: Cli, tmp_path: Path, no_serving: list[FastAPI]
 ) -> None:
     db = str(tmp_path / "runs.db")
     first = in_process("serve", "--db", db, "--online", str(_rules(tmp_path)), cwd=tmp_path)
@@ -65,7 +70,7 @@ def test_serve_online_stores_the_rules_and_says_what_changed(
 
 
 def test_a_name_taken_by_an_api_rule_stops_the_start_naming_both(
-    in_process: Cli, tmp_path: Path, no_serving: list[object]
+    in_process: Cli, tmp_path: Path, no_serving: list[FastAPI]
 ) -> None:
     db = tmp_path / "runs.db"
     with Store(db) as store:
@@ -82,7 +87,7 @@ def test_a_name_taken_by_an_api_rule_stops_the_start_naming_both(
 
 
 def test_a_bad_rules_file_stops_the_start_with_its_error(
-    in_process: Cli, tmp_path: Path, no_serving: list[object]
+    in_process: Cli, tmp_path: Path, no_serving: list[FastAPI]
 ) -> None:
     path = tmp_path / "rules.yaml"
     path.write_text("rules:\n  - name: r\n    scoring: {scorers: [nope]}\n")
