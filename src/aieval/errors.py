@@ -17,7 +17,9 @@ file, row or field and says what to do, and the CLI prints it without a tracebac
     │   ├── RunInProgressError     resuming a run a live process is still running
     │   ├── ConversationError      an invalid conversation record (names scenario, turn, field)
     │   │   └── ReplayMissError    a replayed turn the record lacks (names scenario and turn)
-    │   └── ReviewError            a review queue refused a request (names queue, item, reviewer)
+    │   ├── ReviewError            a review queue refused a request (names queue, item, reviewer)
+    │   └── FilterError            an online rule's filter could not judge a trace (names rule, key)
+    │       └── FilterTimeout      its regex ran past the time limit on an attribute value
     ├── ScorerError                a scorer raised or returned something outside 0..1
     ├── FormulaError               a normalization formula got a value it cannot normalize
     ├── ProviderError              a model call failed
@@ -49,6 +51,8 @@ __all__ = [
     "ConfigError",
     "ConversationError",
     "DatasetError",
+    "FilterError",
+    "FilterTimeout",
     "FormulaError",
     "GitHubError",
     "IncompatibleDatasetError",
@@ -349,3 +353,23 @@ class ReviewError(UserError):
     """A review queue refused a request: an unknown queue, an item the reviewer no longer
     holds, a second label by the same reviewer, a label file naming unknown samples. The
     message names the queue, item or line and the reviewer."""
+
+
+class FilterError(UserError):
+    """An online rule's filter could not decide whether a trace matches (a value too long for
+    its regex, or a regex past its time limit): the message names the rule and the attribute,
+    and the trace is recorded as that rule's ``error``, never as a match or a miss.
+
+    Attributes:
+        rule: the rule's name.
+        key: the attribute the condition reads.
+    """
+
+    def __init__(self, message: str, *, rule: str = "", key: str = ""):
+        super().__init__(message)
+        self.rule = rule
+        self.key = key
+
+
+class FilterTimeout(FilterError):
+    """An online rule's regex ran past its time limit on a trace's attribute value."""

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+import aieval.cli._online_status  # noqa: F401  (adds ``status`` to the ``online`` group)
 from aieval.cli import _usage
 from aieval.cli._code import code_command, code_report_command
 from aieval.cli._exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
@@ -19,7 +20,7 @@ from aieval.cli._help import HelpCommand, HelpGroup
 from aieval.cli._import import import_app
 from aieval.cli._judges import calibrate_command, judges_command, rubric_app
 from aieval.cli._mcp import mcp_app
-from aieval.cli._online_status import online_status_app
+from aieval.cli._online import online_app
 from aieval.cli._print import err, labelled
 from aieval.cli._push import push_command
 from aieval.cli._report import compare_command, diff_command, report_command, schema_app
@@ -71,12 +72,12 @@ app.command("compare", cls=HelpCommand)(compare_command)
 app.command("diff", cls=HelpCommand)(diff_command)
 app.command("github", cls=HelpCommand)(github_command)
 app.command("serve", cls=HelpCommand)(serve_command)
+app.add_typer(online_app, name="online")
 app.command("push", cls=HelpCommand)(push_command)
 app.command("code", cls=HelpCommand)(code_command)
 app.command("code-report", cls=HelpCommand)(code_report_command)
 app.add_typer(import_app, name="import")
 app.add_typer(mcp_app, name="mcp")
-app.add_typer(online_status_app, name="online")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -2,8 +2,7 @@
 (matched = scored + skipped by reason + pending + claimed), the spend against the budget, the
 lag, and a loud line for a rule whose traces are not being processed.
 
-The ``online`` group's other commands (rules) live in ``cli/_online.py``; this module gives
-the group its ``status`` command (:data:`online_status_app` until the two are joined).
+The ``online`` group (``cli/_online.py``) gets its ``status`` command here.
 """
 
 from __future__ import annotations
@@ -18,20 +17,15 @@ from rich.text import Text
 
 from aieval._terminal import printable
 from aieval.cli._exits import EXIT_FAILED
-from aieval.cli._help import HelpCommand, HelpGroup
+from aieval.cli._help import HelpCommand
+from aieval.cli._online import online_app
 from aieval.cli._options import existing_store
 from aieval.cli._print import out, when
 
 if TYPE_CHECKING:
     from aieval.online import OnlineStatus, RuleStatus, SkipReason, SpendStatus, WorkCounts
 
-__all__ = ["online_status_app", "online_status_command"]
-
-online_status_app = typer.Typer(
-    cls=HelpGroup,
-    help="Online scoring: rules scoring a sample of the traces the server receives.",
-    no_args_is_help=True,
-)
+__all__ = ["online_status_command"]
 
 _REASON_COLUMNS: tuple[tuple[SkipReason, str], ...] = (
     ("sampled_out", "sampled out"),
@@ -69,7 +63,7 @@ def online_status_command(
         raise typer.Exit(EXIT_FAILED)
 
 
-online_status_app.command("status", cls=HelpCommand)(online_status_command)
+online_app.command("status", cls=HelpCommand)(online_status_command)
 
 
 def _print(status: OnlineStatus) -> None:

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.console import Console
 from rich.text import Text
 
 from aieval.cli import _print
 from aieval.cli._options import DbOption, store_location
 from aieval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from aieval.online import OnlineRule
+    from aieval.store import Store
 
 __all__ = ["serve_command"]
 
@@ -65,11 +70,20 @@ def serve_command(
         bool,
         typer.Option("--allow-imports", help="Let evaluations import Python scorer files."),
     ] = False,
+    online: Annotated[
+        Path | None,
+        typer.Option(
+            "--online",
+            help="Rules file (YAML): score a sample of the received traces continuously; its "
+            "rules replace the store's earlier rules-file rules (docs/online.md).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the API and web viewer: start evaluations and follow them live."""
     try:
         import uvicorn
 
+        from aieval.online import load_rules
         from aieval.server import ServerSettings, create_app
     except ImportError as exc:
         raise ConfigError(_INSTALL_HINT) from exc
@@ -89,8 +103,16 @@ def serve_command(
         max_concurrent_runs=max_concurrent_runs,
         allow_imports=allow_imports,
     )
-    app = create_app(store_location(db), settings)
     console = _print.console(stderr=True)  # no markup: an IPv6 "[fe80::1]" is not a tag
+    location = store_location(db)
+    rules = load_rules(online) if online is not None else None  # a bad file: nothing started
+    app = create_app(location, settings)
+    if rules is not None and online is not None:
+        try:
+            _install_rules(app.state.store, rules, online, console)
+        except BaseException:
+            app.state.manager.shutdown()
+            raise
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
     console.print(Text.assemble("aieval server on ", (url, "bold")), highlight=False)
@@ -104,6 +126,24 @@ def serve_command(
             highlight=False,
         )
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def _install_rules(store: Store, rules: Sequence[OnlineRule], file: Path, console: Console) -> None:
+    """Store the rules file's rules (the API's are kept) and say what changed."""
+    from aieval.online import install_file_rules
+
+    change = install_file_rules(store, rules, where=str(file))
+    said = [
+        f"{what} {', '.join(names)}"
+        for what, names in (
+            ("added", change.added),
+            ("changed", change.changed),
+            ("removed", change.removed),
+            ("unchanged", change.kept),
+        )
+        if names
+    ]
+    console.print(Text(f"online rules from {file}: {'; '.join(said) or 'none'}"), highlight=False)
 
 
 def _upload_tokens(given: Sequence[str], option: str = "--upload-token") -> dict[str, str]:

@@ -3,9 +3,30 @@ the traces a server receives, within a hard budget, each matched trace ending sc
 one typed skip reason; results kept per window as runs, alerts on a sustained drop
 (docs/online.md)."""
 
-from aieval.online._budget import BUDGET_PURPOSE, BudgetGate, budget_for, hit_budget, spending
-from aieval.online._alerts import MAX_ATTEMPTS, AlertSender, alert_payload, check_alerts
-from aieval.online._incidents import Figure, Incident, IncidentKind, incidents, one_sided_p
+from aieval.online._alerts import (
+    MAX_ATTEMPTS,
+    AlertSender,
+    alert_payload,
+    check_alerts,
+)
+from aieval.online._budget import (
+    BUDGET_PURPOSE,
+    BudgetGate,
+    budget_for,
+    hit_budget,
+    spending,
+)
+from aieval.online._filter import (
+    rule_matches,
+    trace_matches,
+)
+from aieval.online._incidents import (
+    Figure,
+    Incident,
+    IncidentKind,
+    incidents,
+    one_sided_p,
+)
 from aieval.online._model import (
     SKIP_REASONS,
     WINDOWS,
@@ -25,6 +46,24 @@ from aieval.online._model import (
     window_run_name,
     window_start,
 )
+from aieval.online._review import (
+    send_to_review,
+    unsure,
+)
+from aieval.online._rule_store import (
+    active_rules,
+    install_file_rules,
+    rule_of,
+    stored_rules,
+)
+from aieval.online._rules import (
+    RuleOrigin,
+    load_rules,
+    parse_rule,
+    parse_rules,
+    rule_from_json,
+    rule_to_json,
+)
 from aieval.online._status import (
     HISTORY_S,
     STALL_AFTER_S,
@@ -36,15 +75,17 @@ from aieval.online._status import (
     WorkCounts,
     online_status,
 )
+from aieval.online._windows import (
+    CONFIDENCE,
+    MeanScore,
+    WindowSummary,
+    window_summaries,
+)
 
 __all__ = [
     "BUDGET_PURPOSE",
-    "HISTORY_S",
-from aieval.online._review import send_to_review, unsure
-from aieval.online._windows import CONFIDENCE, MeanScore, WindowSummary, window_summaries
-
-__all__ = [
     "CONFIDENCE",
+    "HISTORY_S",
     "MAX_ATTEMPTS",
     "SKIP_REASONS",
     "STALL_AFTER_S",
@@ -62,6 +103,7 @@ __all__ = [
     "MeanScore",
     "OnlineRule",
     "OnlineStatus",
+    "RuleOrigin",
     "RuleScoring",
     "RuleStatus",
     "SkipReason",
@@ -69,23 +111,31 @@ __all__ = [
     "TraceFilter",
     "WindowKind",
     "WindowStatus",
+    "WindowSummary",
     "WorkCounts",
     "WorkState",
-    "budget_for",
-    "hit_budget",
-    "online_status",
-    "sample_point",
-    "sampled",
-    "spending",
-    "WindowSummary",
-    "WorkState",
+    "active_rules",
     "alert_payload",
+    "budget_for",
     "check_alerts",
+    "hit_budget",
     "incidents",
+    "install_file_rules",
+    "load_rules",
     "one_sided_p",
+    "online_status",
+    "parse_rule",
+    "parse_rules",
+    "rule_from_json",
+    "rule_matches",
+    "rule_of",
+    "rule_to_json",
     "sample_point",
     "sampled",
     "send_to_review",
+    "spending",
+    "stored_rules",
+    "trace_matches",
     "unsure",
     "window_end",
     "window_run_name",

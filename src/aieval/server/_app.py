@@ -15,6 +15,7 @@ from fastapi.staticfiles import StaticFiles
 from aieval.server._errors import install_error_handlers
 from aieval.server._judges_api import judges_api
 from aieval.server._manager import RunManager
+from aieval.server._online_api import online_api
 from aieval.server._online_status import online_status_api
 from aieval.server._redact import Redactor, redact_logs
 from aieval.server._reports import BundleCache
@@ -125,6 +126,7 @@ def create_app(
     app.include_router(review_api)
     app.include_router(judges_api)
     app.include_router(online_status_api)
+    app.include_router(online_api)
     app.include_router(router)
     app.state.trace_store = received
     app.state.trace_gradings = threading.BoundedSemaphore(MAX_CONCURRENT_GRADINGS)

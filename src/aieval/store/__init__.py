@@ -6,6 +6,7 @@ from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, Workf
 from aieval.store._kept_columns import KeptColumns, KeptIds
 from aieval.store._location import StoreLocation, default_location, parse_location
 from aieval.store._online_alerts import StoredAlert, WindowRow
+from aieval.store._online_rules import RulesChange, RuleSource, StoredRule
 from aieval.store._online_spend import Reservation, SpendLimits, SpendRow
 from aieval.store._online_status import (
     OnlineCountsRow,
@@ -113,6 +114,8 @@ __all__ = [
     "ReviewItem",
     "ReviewQueue",
     "ReviewWeight",
+    "RuleSource",
+    "RulesChange",
     "RunHolding",
     "RunRow",
     "RunSums",
@@ -128,6 +131,7 @@ __all__ = [
     "StoreLocation",
     "StoredAlert",
     "StoredCall",
+    "StoredRule",
     "StoredSample",
     "StoredScore",
     "StoredTrace",

@@ -22,6 +22,7 @@ from aieval.store._graded_sums import GradedSumsReader
 from aieval.store._kept_columns import KeptColumnsReader
 from aieval.store._online_alerts import OnlineAlertTable
 from aieval.store._online_review import OnlineReviewTable
+from aieval.store._online_rules import OnlineRulesTable
 from aieval.store._online_spend import OnlineSpendTable
 from aieval.store._online_status import OnlineStatusTable
 from aieval.store._pair_details import PairDetailsReader
@@ -59,6 +60,7 @@ class Store(
     OnlineSpendTable,
     OnlineAlertTable,
     OnlineReviewTable,
+    OnlineRulesTable,
 ):
     """A run store: an SQLite file (WAL mode, safe for several readers and one writer), or a
     PostgreSQL database named by a ``postgresql://`` URL (many writers; extra ``postgres``).

@@ -1,0 +1,131 @@
+"""A rule's ``scoring`` checked by the eval file's own code, with what its origin may name:
+a rules file may import Python and name files anywhere (from its folder); an API rule may not
+import Python, and its workflow or profile files must lie inside the server's dataset roots."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+from aieval._files import confined_to, resolve_inside
+from aieval.errors import ConfigError, IncompatibleDatasetError
+from aieval.online._model import RuleScoring
+from aieval.online._rule_schema import ScoringModel
+
+__all__ = ["RuleOrigin", "checked_scoring"]
+
+_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RuleOrigin:
+    """Where a rule comes from, which decides what it may name.
+
+    Attributes:
+        source: ``"file"`` (the server's command line: imports allowed, files anywhere,
+            relative to ``base_dir``) or ``"api"`` (no imports; files only inside ``roots``).
+        where: how errors name it (the rules file's path, or ``"request body"``).
+        base_dir: a file rule's folder (its relative paths start there).
+        roots: the server's dataset roots (an API rule's files must lie inside).
+    """
+
+    source: Literal["file", "api"]
+    where: str
+    base_dir: Path | None = None
+    roots: tuple[Path, ...] = ()
+
+
+def checked_scoring(scoring: ScoringModel, origin: RuleOrigin) -> RuleScoring:
+    """``scoring`` with its paths made absolute (a file rule: from its folder; an API rule:
+    confined to the dataset roots), checked by the eval file's code."""
+    from aieval.runner import check_run, import_file, parse_eval
+
+    if origin.source == "api":
+        _refuse_python(scoring)
+    workflow, profile, imports = scoring.workflow, scoring.profile, list(scoring.imports)
+    if origin.source == "api":
+        roots = list(origin.roots)
+        if isinstance(workflow, str):
+            workflow = str(_confined(workflow, roots, "scoring.workflow"))
+        if profile is not None and profile.endswith(_FILE_SUFFIXES):
+            profile = str(_confined(profile, roots, "scoring.profile"))
+    else:
+        base = origin.base_dir or Path(".")
+        imports = [str((base / item).resolve()) for item in imports]
+        if isinstance(workflow, str):
+            workflow = str((base / workflow).resolve())
+        if profile is not None and profile.endswith(_FILE_SUFFIXES):
+            profile = str((base / profile).resolve())
+    # the eval file's own checks: entries of one key each, and something scored
+    parse_eval(
+        {
+            "name": "online-rule",
+            "dataset": {"rows": [{"input": {}}]},
+            "scorers": scoring.scorers,
+            "default_checks": scoring.default_checks,
+            "workflow": workflow,
+            "profile": profile,
+            "grader": scoring.grader,
+            "enforce_hard_gates": scoring.enforce_hard_gates,
+        },
+        source="scoring",
+    )
+    for item in imports:
+        import_file(Path(item))
+    traces = workflow is not None or profile is not None
+    with confined_to(origin.roots) if origin.source == "api" else _unconfined():
+        try:
+            check_run(
+                dataset=[{"id": "probe", "input": {}, "prediction": ""}],
+                scorers=[*scoring.scorers, *scoring.default_checks],
+                has_target=False,
+                workflow=workflow,
+                profile=profile,
+                evaluator="traces" if traces else None,
+                grader=scoring.grader,
+            )
+        except IncompatibleDatasetError:
+            pass  # the probe row has no inputs; a trace's run brings its own
+        except ConfigError as exc:
+            raise ConfigError(f"scoring: {exc}") from None
+    return RuleScoring(
+        scorers=tuple(scoring.scorers),
+        default_checks=tuple(scoring.default_checks),
+        workflow=workflow,
+        profile=profile,
+        grader=scoring.grader,
+        imports=tuple(imports),
+        pass_threshold=scoring.pass_threshold,
+        enforce_hard_gates=scoring.enforce_hard_gates,
+    )
+
+
+@contextmanager
+def _unconfined() -> Iterator[None]:
+    yield
+
+
+def _refuse_python(scoring: ScoringModel) -> None:
+    """An API rule runs no code of its own: no imports, no ``module:name`` scorers."""
+    if scoring.imports:
+        raise ConfigError(
+            "scoring.imports: a rule sent to the API may not import Python files (it would run "
+            "their code with the server's keys); give it in the server's rules file "
+            "(aieval serve --online FILE)"
+        )
+    for field in ("scorers", "default_checks"):
+        for i, entry in enumerate(getattr(scoring, field)):
+            named = entry if isinstance(entry, str) else next(iter(entry), "")
+            if ":" in named or named.endswith(".py"):
+                raise ConfigError(
+                    f"scoring.{field}[{i}]: {named[:100]!r} names Python to import; a rule sent "
+                    "to the API may use registered scorers only (give it in the server's rules "
+                    "file to use your own)"
+                )
+
+
+def _confined(value: str, roots: Sequence[Path], field: str) -> Path:
+    return resolve_inside(value, [root.resolve() for root in roots], field)

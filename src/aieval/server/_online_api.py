@@ -1,0 +1,176 @@
+"""``/api/online/rules``: list, add or replace, pause, resume and delete online scoring rules,
+and ask for a backfill.
+
+A rule runs judges with the server's keys, so only the server's own token may write here:
+upload and review tokens are refused by the security middleware (403), and a server started
+without a token refuses every write (403 naming ``--token``), even on loopback. Reads need a
+token as every route does. A rule sent here may not import Python, and the workflow or
+profile files it names must lie inside the server's dataset roots (docs/online.md, "Rules");
+a rule of the server's rules file is changed by editing the file, never here (409)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, HTTPException, Path, Request
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+from aieval.online import RuleOrigin, parse_rule, rule_to_json
+from aieval.server._responses import SafeJSONResponse
+from aieval.server._security import REVIEWER, UPLOADER
+from aieval.store import Store, StoredRule
+
+__all__ = ["BackfillRequest", "online_api"]
+
+online_api = APIRouter(prefix="/api/online")
+
+_RuleName = Annotated[str, Path(min_length=1, max_length=100)]
+
+
+class BackfillRequest(BaseModel):
+    """Score the rule's matched traces received in [since, until) (epoch seconds or ISO 8601
+    times), and put back its ``budget_exhausted`` and ``error`` items of that range."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    since: AwareDatetime | float = Field(description="start (epoch seconds, or ISO 8601 with zone)")
+    until: AwareDatetime | float | None = Field(None, description="end, excluded (default: now)")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> BackfillRequest:
+        since, until = self.range()
+        if not (math.isfinite(since) and math.isfinite(until)):
+            raise ValueError("since and until must be finite times")
+        if since >= until:
+            raise ValueError(f"since ({since:g}) must come before until ({until:g})")
+        return self
+
+    def range(self) -> tuple[float, float]:
+        """``(since, until)`` in epoch seconds."""
+        return _epoch(self.since), time.time() if self.until is None else _epoch(self.until)
+
+
+def _epoch(value: datetime | float) -> float:
+    return value.timestamp() if isinstance(value, datetime) else float(value)
+
+
+def _owner(request: Request) -> None:
+    """Refuse a write by anyone but the server's owner."""
+    if request.app.state.settings.token is None:
+        raise HTTPException(
+            403,
+            "online rules run judges with this server's keys: a server without a token takes "
+            "no rule changes over its API; start it with --token (or give the rules in "
+            "aieval serve --online FILE)",
+        )
+    for key, kind in ((UPLOADER, "an upload token"), (REVIEWER, "a review token")):
+        if isinstance(request.scope.get(key), str):  # the middleware refuses them first
+            raise HTTPException(403, f"{kind} may not change online rules")
+
+
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.store
+    return store
+
+
+def _rule_body(row: StoredRule) -> dict[str, Any]:
+    spec = json.loads(row.spec)
+    spec["paused"] = row.paused
+    return {
+        "name": row.name,
+        "source": row.source,
+        "paused": row.paused,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+        "rule": spec,
+    }
+
+
+def _found(store: Store, name: str) -> StoredRule:
+    row = store.online_rule(name)
+    if row is None:
+        raise HTTPException(
+            404, f"no online rule named {name!r} (GET /api/online/rules lists them)"
+        )
+    return row
+
+
+@online_api.get("/rules")
+def list_rules(request: Request) -> SafeJSONResponse:
+    """Every online rule, by name: its source (``file`` or ``api``), state and spec."""
+    return SafeJSONResponse({"rules": [_rule_body(r) for r in _store(request).online_rules()]})
+
+
+@online_api.post("/rules", status_code=201)
+def save_rule(
+    request: Request, body: Annotated[dict[str, Any], Body(description="one rule")]
+) -> SafeJSONResponse:
+    """Add a rule, or replace the API's rule of that name (422 naming the field of a bad
+    rule; 409 for the name of a rules-file rule)."""
+    _owner(request)
+    roots = tuple(request.app.state.settings.dataset_roots)
+    rule = parse_rule(body, RuleOrigin("api", "request body", roots=roots))
+    store = _store(request)
+    existed = store.online_rule(rule.name) is not None
+    if not store.save_online_rule(rule.name, rule_to_json(rule), source="api", paused=rule.paused):
+        raise HTTPException(
+            409,
+            f"rule {rule.name!r} comes from the server's rules file: edit that file and restart "
+            "the server (aieval serve --online FILE) to change it",
+        )
+    row = _found(store, rule.name)
+    return SafeJSONResponse({**_rule_body(row), "replaced": existed}, status_code=201)
+
+
+@online_api.post("/rules/{name}/pause")
+def pause_rule(name: _RuleName, request: Request) -> SafeJSONResponse:
+    """Pause a rule: it matches no new trace and its pending work waits."""
+    return _set_paused(request, name, True)
+
+
+@online_api.post("/rules/{name}/resume")
+def resume_rule(name: _RuleName, request: Request) -> SafeJSONResponse:
+    """Resume a paused rule."""
+    return _set_paused(request, name, False)
+
+
+def _set_paused(request: Request, name: str, paused: bool) -> SafeJSONResponse:
+    _owner(request)
+    store = _store(request)
+    if not store.pause_online_rule(name, paused):
+        _found(store, name)
+    return SafeJSONResponse(_rule_body(_found(store, name)))
+
+
+@online_api.delete("/rules/{name}")
+def delete_rule(name: _RuleName, request: Request) -> SafeJSONResponse:
+    """Delete an API rule (its windows' runs stay); a rules-file rule is refused (409)."""
+    _owner(request)
+    store = _store(request)
+    row = _found(store, name)
+    if row.source == "file":
+        raise HTTPException(
+            409,
+            f"rule {name!r} comes from the server's rules file: remove it from that file and "
+            "restart the server to delete it (or pause it here)",
+        )
+    store.delete_online_rule(name)
+    return SafeJSONResponse({"deleted": name})
+
+
+@online_api.post("/rules/{name}/backfill", status_code=202)
+def backfill_rule(name: _RuleName, body: BackfillRequest, request: Request) -> SafeJSONResponse:
+    """Ask for a backfill of the rule over [since, until); the server's online workers do it
+    (202). The same range asked twice is done once."""
+    _owner(request)
+    store = _store(request)
+    _found(store, name)
+    since, until = body.range()
+    new = store.request_online_backfill(name, since, until)
+    return SafeJSONResponse(
+        {"rule": name, "since": since, "until": until, "requested": new}, status_code=202
+    )

@@ -1,0 +1,136 @@
+"""``aieval serve --online FILE`` and ``aieval online rules``: a bad file stops the start with
+its error (no traceback), a good one replaces the store's rules-file rules and says what
+changed, a name taken by an API rule is refused naming both."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from tests.support.cli import Cli
+
+from aieval.online import OnlineRule, RuleScoring
+from aieval.online._rules import rule_to_json
+from aieval.store import Store
+
+RULES = """\
+rules:
+  - name: {first}
+    filter: {{service_name: shop}}
+    scoring: {{scorers: [exact_match]}}
+  - name: second
+    sampling_rate: {rate}
+    scoring: {{profile: agent}}
+"""
+
+
+def _rules(tmp_path: Path, first: str = "first", rate: float = 0.5) -> Path:
+    path = tmp_path / "rules.yaml"
+    path.write_text(RULES.format(first=first, rate=rate))
+    return path
+
+
+@pytest.fixture
+def no_serving(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[FastAPI]]:
+    """``uvicorn.run`` returns at once: the command does everything up to serving."""
+    served: list[FastAPI] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **_: served.append(app))
+    yield served
+    for app in served:
+        app.state.manager.shutdown()
+        app.state.store.close()
+
+
+def test_serve_online_stores_the_rules_and_says_what_changed(
+    in_process: Cli, tmp_path: Path, no_serving: list[FastAPI]
+) -> None:
+    db = str(tmp_path / "runs.db")
+    first = in_process("serve", "--db", db, "--online", str(_rules(tmp_path)), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "added first, second" in first.stderr
+    listed = in_process("online", "rules", "--db", db, env={"COLUMNS": "200"})
+    assert listed.returncode == 0
+    for said in ("first", "second", "service=shop", "every trace", "0.5", "file", "active"):
+        assert said in listed.stdout, listed.stdout
+    path = _rules(tmp_path, first="renamed", rate=0.25)
+    again = in_process("serve", "--db", db, "--online", str(path), cwd=tmp_path)
+    assert "added renamed; changed second; removed first" in again.stderr
+    as_json = in_process("online", "rules", "--db", db, "--json")
+    assert '"renamed"' in as_json.stdout and '"first"' not in as_json.stdout
+    assert len(no_serving) == 2
+
+
+def test_a_name_taken_by_an_api_rule_stops_the_start_naming_both(
+    in_process: Cli, tmp_path: Path, no_serving: list[FastAPI]
+) -> None:
+    db = tmp_path / "runs.db"
+    with Store(db) as store:
+        api_rule = OnlineRule(name="first", scoring=RuleScoring(scorers=("exact_match",)))
+        store.save_online_rule("first", rule_to_json(api_rule), source="api")
+    path = _rules(tmp_path)
+    done = in_process("serve", "--db", str(db), "--online", str(path), cwd=tmp_path)
+    assert done.returncode != 0 and not no_serving
+    assert f"{path}: rule 'first' has the name of the rule 'first' added through the API" in (
+        " ".join(done.stderr.split())
+    )
+    with Store(db) as store:
+        assert [(r.name, r.source) for r in store.online_rules()] == [("first", "api")]
+
+
+def test_a_bad_rules_file_stops_the_start_with_its_error(
+    in_process: Cli, tmp_path: Path, no_serving: list[FastAPI]
+) -> None:
+    path = tmp_path / "rules.yaml"
+    path.write_text("rules:\n  - name: r\n    scoring: {scorers: [nope]}\n")
+    done = in_process("serve", "--db", str(tmp_path / "runs.db"), "--online", str(path))
+    assert done.returncode == 2 and not no_serving
+    shown = " ".join(done.stderr.split())
+    assert "rules[0] (rule 'r'): scoring: unknown scorer 'nope'" in shown
+    assert "Traceback" not in done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.mark.slow
+def test_a_real_server_serves_its_rules_file(tmp_path: Path) -> None:
+    port = _free_port()
+    command = [sys.executable, "-m", "aieval", "serve", "--db", str(tmp_path / "runs.db")]
+    command += ["--port", str(port), "--token", "t", "--online", str(_rules(tmp_path))]
+    proc = subprocess.Popen(
+        command, cwd=tmp_path, env=dict(os.environ), stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120  # generous: a busy machine starts it slowly
+        while True:
+            assert proc.poll() is None, proc.communicate()
+            try:
+                answer = httpx.get(
+                    f"http://127.0.0.1:{port}/api/online/rules",
+                    headers={"Authorization": "Bearer t"},
+                    timeout=2.0,
+                )
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "serve did not start"
+                time.sleep(0.1)
+        assert [(r["name"], r["source"]) for r in answer.json()["rules"]] == [
+            ("first", "file"),
+            ("second", "file"),
+        ]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)

@@ -1,0 +1,226 @@
+"""Rules files and API bodies read into OnlineRules: every field validated, errors naming the
+file, the rule and the field; scoring checked by the eval file's own code; an API rule never
+imports Python nor reads files outside the dataset roots."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aieval.errors import ConfigError
+from aieval.online import AlertPolicy, AttributeMatch, Budget, OnlineRule, RuleScoring
+from aieval.online._rules import (
+    RuleOrigin,
+    load_rules,
+    parse_rule,
+    parse_rules,
+    rule_from_json,
+    rule_to_json,
+)
+
+RULES = """\
+rules:
+  - name: checkout-quality
+    filter:
+      service_name: shop
+      span_name: llm.call
+      attributes:
+        - {key: tier, equals: gold}
+        - {key: retries, equals: 2}
+        - {key: cached, equals: false}
+        - {key: route, regex: "/api/v[0-9]+/.*"}
+        - {key: debug, exists: false}
+    sampling_rate: 0.25
+    scoring:
+      scorers: [exact_match, {contains: {value: ok}}]
+      default_checks: [json_valid]
+      pass_threshold: 0.7
+    budget: {calls_per_hour: 100, cost_per_day: 2.5}
+    window: day
+    settle_s: 10
+    incomplete_after_s: 300
+    alert: {floor: 0.8, consecutive: 2, webhook: "https://hooks.example/x"}
+    review: triage
+  - name: all-traces
+    scoring: {profile: agent}
+    paused: true
+"""
+
+
+def _file(tmp_path: Path, text: str = RULES) -> Path:
+    path = tmp_path / "rules.yaml"
+    path.write_text(text)
+    return path
+
+
+def _api(tmp_path: Path) -> RuleOrigin:
+    return RuleOrigin("api", "request body", roots=(tmp_path,))
+
+
+def test_a_rules_file_reads_every_field_and_round_trips_through_json(tmp_path: Path) -> None:
+    first, second = load_rules(_file(tmp_path))
+    assert first.filter.attributes == (
+        AttributeMatch("tier", equals="gold"),
+        AttributeMatch("retries", equals=2),
+        AttributeMatch("cached", equals=False),
+        AttributeMatch("route", regex="/api/v[0-9]+/.*"),
+        AttributeMatch("debug", exists=False),
+    )
+    assert type(first.filter.attributes[1].equals) is int
+    assert first.sampling_rate == 0.25 and first.window == "day" and first.review == "triage"
+    assert first.budget == Budget(calls_per_hour=100, cost_per_day=2.5)
+    assert first.alert == AlertPolicy(floor=0.8, consecutive=2, webhook="https://hooks.example/x")
+    assert first.scoring.scorers == ("exact_match", {"contains": {"value": "ok"}})
+    assert (
+        second == OnlineRule(name="all-traces", scoring=second.scoring, paused=True)
+        and second.scoring.profile == "agent"
+    )
+    for rule in (first, second):
+        assert rule_from_json(rule_to_json(rule)) == rule
+
+
+def _error(data: Any, tmp_path: Path, origin: RuleOrigin | None = None) -> str:
+    with pytest.raises(ConfigError) as caught:
+        parse_rules(data, origin or RuleOrigin("file", "rules.yaml", base_dir=tmp_path))
+    return str(caught.value)
+
+
+SCORED = {"scorers": ["exact_match"]}
+
+
+@pytest.mark.parametrize(
+    ("rule", "said"),
+    [
+        (
+            {"name": "a/b", "scoring": SCORED},
+            "rules[0] (rule 'a/b'): name: 'a/b': a rule name may not hold '/'",
+        ),
+        ({"name": "a\nb", "scoring": SCORED}, "control characters"),
+        ({"name": "x" * 101, "scoring": SCORED}, "name: a rule name has 1 to 100"),
+        ({"name": "r", "scoring": SCORED, "bogus": 1}, "(rule 'r'): bogus: unknown key"),
+        (
+            {"name": "r", "scoring": SCORED, "sampling_rate": 0},
+            "sampling_rate: Input should be greater than 0",
+        ),
+        (
+            {"name": "r", "scoring": SCORED, "sampling_rate": 1.5},
+            "sampling_rate: Input should be less than or equal to 1",
+        ),
+        ({"name": "r", "scoring": SCORED, "budget": {"calls_per_day": -1}}, "budget.calls_per_day"),
+        ({"name": "r", "scoring": SCORED, "budget": {"calls": 5}}, "budget.calls: unknown key"),
+        ({"name": "r", "scoring": SCORED, "window": "week"}, "window: "),
+        (
+            {"name": "r", "scoring": SCORED, "filter": {"attributes": [{"key": "k"}]}},
+            "filter.attributes[0]: attribute 'k': give exactly one of equals, regex, exists",
+        ),
+        (
+            {"name": "r", "scoring": SCORED, "alert": {"floor": 0.5, "webhook": "file:///x"}},
+            "alert.webhook: 'file:///x' is not an http",
+        ),
+        ({"name": "r", "scoring": SCORED, "alert": {"consecutive": 2}}, "alert: give a floor"),
+        (
+            {"name": "r", "scoring": SCORED, "alert": {"metric": "mean", "floor": 0.5}},
+            "alert: metric: mean needs the scorer",
+        ),
+        (
+            {"name": "r", "scoring": SCORED, "settle_s": 60, "incomplete_after_s": 30},
+            "incomplete_after_s (30) is shorter than settle_s (60)",
+        ),
+        ({"name": "r", "scoring": {}}, "(rule 'r'): scoring: scorers: give at least one scorer"),
+        (
+            {"name": "r", "scoring": {"scorers": ["nope"]}},
+            "(rule 'r'): scoring: unknown scorer 'nope'",
+        ),
+        (
+            {"name": "r", "scoring": {"scorers": [{"a": {}, "b": {}}]}},
+            "scorers[0] must be a name or a one-key mapping",
+        ),
+        ({"name": "r", "scoring": {"profile": "agent", "grader": "nope"}}, "scoring: grader"),
+        (
+            {"name": "r", "scoring": {"workflow": "missing.yaml"}},
+            "missing.yaml: workflow definition not found",
+        ),
+        (
+            {"name": "r", "scoring": SCORED, "filter": {"attributes": [{"key": "k"}] * 101}},
+            "filter.attributes: List should have at most 100 items",
+        ),
+        (
+            {
+                "name": "r",
+                "scoring": SCORED,
+                "filter": {"attributes": [{"key": "k", "equals": "x" * 5000}]},
+            },
+            "filter.attributes[0].equals: a value of 5,000 characters",
+        ),
+    ],
+)
+def test_a_bad_rule_is_refused_naming_file_rule_and_field(
+    rule: dict[str, Any], said: str, tmp_path: Path
+) -> None:
+    message = _error({"rules": [rule]}, tmp_path)
+    assert message.startswith("rules.yaml: ")
+    assert said in message, message
+
+
+def test_a_rules_file_needs_rules_and_unique_names(tmp_path: Path) -> None:
+    assert "rules: Field required" in _error({"rule": []}, tmp_path)
+    twice = {"rules": [{"name": "q", "scoring": SCORED}, {"name": "q", "scoring": SCORED}]}
+    assert "rules[1] (rule 'q'): name: the name of rules[0] too" in _error(twice, tmp_path)
+    with pytest.raises(ConfigError, match="rules file not found"):
+        load_rules(tmp_path / "absent.yaml")
+
+
+def test_a_file_rule_reads_its_files_from_the_rules_file_folder(tmp_path: Path) -> None:
+    (tmp_path / "checks.py").write_text(
+        "from aieval.scorers import scorer\n\n"
+        "@scorer(name='rules_test_always')\n"
+        "def always(prediction, expected=None):\n    return 1.0\n"
+    )
+    rules = (
+        "rules:\n  - name: own\n    scoring: {imports: [checks.py], scorers: [rules_test_always]}\n"
+    )
+    (rule,) = load_rules(_file(tmp_path, rules))
+    assert rule.scoring.imports == (str((tmp_path / "checks.py").resolve()),)
+
+
+def test_an_api_rule_imports_no_python(tmp_path: Path) -> None:
+    (tmp_path / "checks.py").write_text("raise SystemExit('imported')\n")
+    for scoring, said in [
+        ({"imports": ["checks.py"], "scorers": ["exact_match"]}, "scoring.imports: .*may not"),
+        ({"scorers": ["os.path:join"]}, r"scoring.scorers\[0\]: 'os.path:join' names Python"),
+        (
+            {"scorers": ["exact_match"], "default_checks": [{"x.py:f": {}}]},
+            r"scoring.default_checks\[0\]: 'x.py:f' names Python",
+        ),
+    ]:
+        with pytest.raises(ConfigError, match=f"request body: rule 'r': {said}"):
+            parse_rule({"name": "r", "scoring": scoring}, _api(tmp_path))
+
+
+def test_an_api_rule_reads_files_only_inside_the_dataset_roots(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "wf.yaml").write_text("name: wf\n")
+    origin = RuleOrigin("api", "request body", roots=(root,))
+    for path in (str(outside / "wf.yaml"), "../outside/wf.yaml"):
+        with pytest.raises(ConfigError, match=r"scoring\.workflow: "):
+            parse_rule({"name": "r", "scoring": {"workflow": path}}, origin)
+    with pytest.raises(ConfigError, match=r"scoring\.profile: .*not a file this server may"):
+        parse_rule({"name": "r", "scoring": {"profile": str(outside / "p.yaml")}}, origin)
+
+
+def test_a_value_that_is_not_json_is_refused_never_a_crash() -> None:
+    odd = OnlineRule(name="r", scoring=RuleScoring(scorers=({"x": {"when": date(2026, 1, 2)}},)))
+    with pytest.raises(ConfigError, match="rule 'r': scoring: holds a value that is not JSON"):
+        rule_to_json(odd)
+
+
+def test_a_stored_spec_is_validated_again(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="stored rule: rule 'r': sampling_rate"):
+        rule_from_json('{"name": "r", "scoring": {}, "sampling_rate": 3}')
+    with pytest.raises(ConfigError, match="stored rule: not JSON"):
+        rule_from_json("{")
