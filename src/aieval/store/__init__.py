@@ -5,6 +5,14 @@ from aieval.store._column_reads import CallTotals, SampleColumns, ScoreColumns
 from aieval.store._graded_sums import AgentSums, CoverageSums, GradedSums, WorkflowSums
 from aieval.store._kept_columns import KeptColumns, KeptIds
 from aieval.store._location import StoreLocation, default_location, parse_location
+from aieval.store._online_work import (
+    OnlineBackfill,
+    OnlineWindow,
+    OnlineWork,
+    SettledTrace,
+    WorkItem,
+    window_run_id,
+)
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._pair_details import ListedSample, PairDetails
 from aieval.store._pair_reads import PairSamples, PairScores
@@ -84,6 +92,9 @@ __all__ = [
     "LatencySums",
     "ListedSample",
     "NewReviewQueue",
+    "OnlineBackfill",
+    "OnlineWindow",
+    "OnlineWork",
     "PairDetails",
     "PairSamples",
     "PairScores",
@@ -105,6 +116,7 @@ __all__ = [
     "ScoreColumns",
     "ScorerDetails",
     "ScorerSums",
+    "SettledTrace",
     "SideTable",
     "SliceSums",
     "Store",
@@ -119,6 +131,7 @@ __all__ = [
     "TableQueries",
     "TableReads",
     "ValueSums",
+    "WorkItem",
     "WorkflowSums",
     "default_db_path",
     "default_location",
@@ -128,4 +141,5 @@ __all__ = [
     "new_run_id",
     "not_yours_message",
     "parse_location",
+    "window_run_id",
 ]

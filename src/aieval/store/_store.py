@@ -20,6 +20,7 @@ from aieval.store._column_reads import ColumnReader
 from aieval.store._connection import default_db_path
 from aieval.store._graded_sums import GradedSumsReader
 from aieval.store._kept_columns import KeptColumnsReader
+from aieval.store._online_work import OnlineWorkTable
 from aieval.store._pair_details import PairDetailsReader
 from aieval.store._pair_reads import PairReader
 from aieval.store._pair_sums import PairSumsReader
@@ -51,6 +52,7 @@ class Store(
     ReviewTable,
     CertificateTable,
     TransferTable,
+    OnlineWorkTable,
 ):
     """A run store: an SQLite file (WAL mode, safe for several readers and one writer), or a
     PostgreSQL database named by a ``postgresql://`` URL (many writers; extra ``postgres``).
