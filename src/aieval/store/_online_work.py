@@ -366,6 +366,13 @@ class OnlineWorkTable(Connection):
         )
         return {str(t): float(at) for t, at in rows}
 
+    def online_sample_stored(self, run_id: str, sample_id: str) -> bool:
+        """Whether the run ``run_id`` holds the sample ``sample_id``."""
+        found = self._read_one(
+            "SELECT 1 FROM samples WHERE run_id = ? AND sample_id = ?", (run_id, sample_id)
+        )
+        return found is not None
+
     def online_window_run(
         self,
         rule: str,
