@@ -22,6 +22,8 @@ from aieval.online._model import (
     window_run_name,
     window_start,
 )
+from aieval.online._service import OnlineService
+from aieval.online._worker import OnlineWorker
 
 __all__ = [
     "SKIP_REASONS",
@@ -31,6 +33,8 @@ __all__ = [
     "AttributeMatch",
     "Budget",
     "OnlineRule",
+    "OnlineService",
+    "OnlineWorker",
     "RuleScoring",
     "SkipReason",
     "TraceFilter",
