@@ -5,6 +5,7 @@ traces waited for then skipped, budget refusals skipped and backfilled, windows 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import Counter
 from collections.abc import Iterator
 
@@ -152,3 +153,20 @@ def test_no_rule_no_examination(store_location: str) -> None:
     put_rule(store, scored_rule(settle_s=0), paused=True)
     assert OnlineWorker(store_location, "w").examine(T0 + 1000) == 0
     assert store.online_work() == []
+
+
+def test_an_open_window_run_reads_as_running_while_a_worker_is_alive(
+    store_location: str,
+) -> None:
+    store = Store(store_location)
+    rule = scored_rule(settle_s=0)
+    put_rule(store, rule)
+    add_trace(store, trace_ids(1)[0], T0 + 1)
+    worker = OnlineWorker(store_location, "w")
+    worker.examine(T0 + 2)
+    worker.work_once(T0 + 3)
+    run_id = window_run_id(rule.name, T0)
+    store._write("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (time.time() - 1000, run_id))
+    assert store.get_run(run_id).status == "interrupted"  # silent for longer than allowed
+    OnlineWorker(store_location, "w2").work_once(T0 + 4)
+    assert store.get_run(run_id).status == "running"

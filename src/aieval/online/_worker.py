@@ -62,6 +62,9 @@ LEASE_S = 300.0
 #: Seconds an incomplete trace waits before it is looked at again (at most: never past its
 #: rule's ``incomplete_after_s``).
 RECHECK_S = 30.0
+#: Seconds between two heartbeats of the open windows' runs (well within the store's
+#: ``STALE_AFTER_S``, after which a running run whose owner is silent reads as interrupted).
+BEAT_S = 30.0
 #: What a budget gives the scoring of one trace: a context manager around it.
 BudgetSeam = Callable[[OnlineRule], AbstractContextManager[None]]
 
@@ -119,8 +122,8 @@ def _span_meets(where: TraceFilter, span: Span) -> bool:
             return False
         if match.equals is not None and (not present or attributes[match.key] != match.equals):
             return False
-        if match.regex is not None:  # the stand-in holds no regex: the rules' matcher does
-            return False
+        if match.regex is not None:  # never read as "no match": the trace's row says why
+            raise ValueError(f"attribute {match.key!r}: a regex filter needs the rules' matcher")
     return True
 
 
@@ -153,6 +156,7 @@ class OnlineWorker:
         self.budget = budget or _no_budget
         self.batch = batch
         self.lease_s = lease_s
+        self._beat_at = -BEAT_S
 
     def close(self) -> None:
         """Close the worker's store connection."""
@@ -367,13 +371,18 @@ class OnlineWorker:
 
     def close_windows(self, now: float | None = None) -> int:
         """Finish the runs of the windows that ended by ``now`` with no work pending or
-        claimed (their summaries built); how many this worker closed."""
+        claimed (their summaries built); how many this worker closed. The windows still open
+        are kept ``running`` (a heartbeat: their runs are being written, not interrupted)."""
         at = time.time() if now is None else now
         closed = 0
         for window in self.store.windows_to_close(at):
             if self.store.close_online_window(window.rule, window.window_start):
                 self.store.finish_run(window.run_id, status="completed")
                 closed += 1
+        if time.monotonic() - self._beat_at >= BEAT_S:
+            for window in self.store.open_online_windows():
+                self.store.heartbeat(window.run_id)
+            self._beat_at = time.monotonic()
         return closed
 
 

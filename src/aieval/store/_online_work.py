@@ -433,6 +433,14 @@ class OnlineWorkTable(Connection):
         )
         return [OnlineWindow(str(r), float(s), float(e), str(i), bool(c)) for r, s, e, i, c in rows]
 
+    def open_online_windows(self) -> list[OnlineWindow]:
+        """The windows not closed yet, oldest first."""
+        rows = self._read(
+            "SELECT rule, window_start, window_end, run_id, closed FROM online_windows"
+            " WHERE closed = 0 ORDER BY window_start, rule"
+        )
+        return [OnlineWindow(str(r), float(s), float(e), str(i), bool(c)) for r, s, e, i, c in rows]
+
     def close_online_window(self, rule: str, window_start: float) -> bool:
         """Mark the window closed; whether this call closed it (one closer of many)."""
         row = self._atomic(
