@@ -142,7 +142,9 @@ def test_a_window_run_is_finished_once_its_window_ended_and_its_work_is_done(
     run = store.get_run(window_run_id(rule.name, T0))
     assert run.status == "running"
     assert worker.close_windows(T0 + 3600) == 1
-    assert store.get_run(run.id).status == "completed"
+    finished = store.get_run(run.id)
+    assert finished.status == "completed"
+    assert finished.metrics["samples"] == 1  # its summary, as a run's
     assert worker.close_windows(T0 + 7200) == 0
 
 

@@ -364,6 +364,9 @@ class OnlineWorker:
                 raise
         self.store.finish_online(self.worker_id, work, "scored", run_id=window.run_id, now=now)
 
+    def _summary(self, run_id: str) -> dict[str, Any]:
+        return _summary_of(self.store.iter_samples(run_id))
+
     def _skip(self, work: OnlineWork, reason: str, message: str, now: float) -> None:
         self.store.finish_online(
             self.worker_id, work, "skipped", reason=reason, message=message, now=now
@@ -377,13 +380,26 @@ class OnlineWorker:
         closed = 0
         for window in self.store.windows_to_close(at):
             if self.store.close_online_window(window.rule, window.window_start):
-                self.store.finish_run(window.run_id, status="completed")
+                self.store.finish_run(
+                    window.run_id, status="completed", metrics=self._summary(window.run_id)
+                )
                 closed += 1
         if time.monotonic() - self._beat_at >= BEAT_S:
             for window in self.store.open_online_windows():
                 self.store.heartbeat(window.run_id)
             self._beat_at = time.monotonic()
         return closed
+
+
+def _summary_of(samples: Iterable[SampleRecord]) -> dict[str, Any]:
+    """A run's summary over ``samples``, as the runner stores it when a run ends."""
+    from aieval.runner import Aggregator
+
+    kept = list(samples)
+    aggregator = Aggregator(sorted({name for s in kept for name in s.scores}))
+    for sample in kept:
+        aggregator.add(sample)
+    return aggregator.summary().to_dict()
 
 
 def _incomplete(trace_run: WorkflowRun) -> str | None:
