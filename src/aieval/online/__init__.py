@@ -64,6 +64,9 @@ from aieval.online._rules import (
     rule_from_json,
     rule_to_json,
 )
+from aieval.online._service import (
+    OnlineService,
+)
 from aieval.online._status import (
     HISTORY_S,
     STALL_AFTER_S,
@@ -80,6 +83,9 @@ from aieval.online._windows import (
     MeanScore,
     WindowSummary,
     window_summaries,
+)
+from aieval.online._worker import (
+    OnlineWorker,
 )
 
 __all__ = [
@@ -102,7 +108,9 @@ __all__ = [
     "IncidentKind",
     "MeanScore",
     "OnlineRule",
+    "OnlineService",
     "OnlineStatus",
+    "OnlineWorker",
     "RuleOrigin",
     "RuleScoring",
     "RuleStatus",

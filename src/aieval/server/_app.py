@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from aieval.online import OnlineService
 from aieval.server._errors import install_error_handlers
 from aieval.server._judges_api import judges_api
 from aieval.server._manager import RunManager
@@ -90,10 +91,14 @@ def create_app(
     )
 
     uploads = Uploads()
+    # online scoring of the received traces: idle until the store holds an active rule
+    online = OnlineService(reader.location, roots=settings.dataset_roots)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        online.start()
         yield
+        online.stop()
         manager.shutdown()
         uploads.close()
 
@@ -118,6 +123,7 @@ def create_app(
     app.state.table_queries = None if location.is_sqlite else TableQueries(location)
     app.state.bundles = BundleCache()
     app.state.uploads = uploads
+    app.state.online = online
     secrets = [settings.token, *settings.upload_tokens.values(), *settings.review_tokens.values()]
     app.state.redactor = Redactor(secrets, roots=settings.dataset_roots)
     redact_logs(app.state.redactor)

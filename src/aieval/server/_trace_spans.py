@@ -1,5 +1,6 @@
-"""The spans of the export requests ``POST /v1/traces`` received, decoded from the bodies the
-run store keeps as they arrived (:class:`~aieval.store.ReceivedTraces`)."""
+"""The spans of the export requests ``POST /v1/traces`` received (see
+:mod:`aieval.traces._stored`, where online scoring reads them too), imported only when traces
+arrive: the traces extra is needed only then."""
 
 from __future__ import annotations
 
@@ -15,22 +16,10 @@ __all__ = ["decode", "stored_spans"]
 
 
 def decode(body: bytes, fmt: str) -> list[Span]:
-    """The spans of one export request body (``fmt``: ``protobuf`` or ``json``).
+    """The spans of one export request body: see :func:`aieval.traces.decode`."""
+    from aieval.traces import decode as decode_body
 
-    Raises:
-        WorkflowError, ValueError, DecodeError: a body that is not an export request.
-    """
-    from aieval.traces import spans_from_bytes, spans_from_proto
-
-    if fmt == "json":
-        return list(spans_from_bytes(body, "request body"))
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
-
-    request = ExportTraceServiceRequest()
-    request.ParseFromString(body)
-    return list(spans_from_proto(request))
+    return decode_body(body, fmt)
 
 
 def stored_spans(
@@ -38,20 +27,7 @@ def stored_spans(
     trace_ids: Iterable[str] | None = None,
     unreadable: list[str] | None = None,
 ) -> Iterator[Span]:
-    """The stored spans of ``trace_ids`` (all traces when ``None``), in arrival order, one
-    request's body in memory at a time. A stored request that no longer decodes is skipped,
-    and named in ``unreadable`` when given."""
-    wanted = None if trace_ids is None else set(trace_ids)
-    for request_id in store.request_ids(wanted):
-        request = store.request(request_id)
-        if request is None:
-            continue  # deleted since it was listed
-        try:
-            spans = decode(request.body, request.format)
-        except Exception as exc:
-            if unreadable is not None:
-                unreadable.append(f"export request {request_id}: {exc}")
-            continue
-        for span in spans:
-            if wanted is None or span.trace_id in wanted:
-                yield span
+    """The stored spans of ``trace_ids``: see :func:`aieval.traces.stored_spans`."""
+    from aieval.traces import stored_spans as spans_of
+
+    return spans_of(store, trace_ids, unreadable)

@@ -15,6 +15,14 @@ from aieval.store._online_status import (
     OnlineSpendRow,
     OnlineWindowRow,
 )
+from aieval.store._online_work import (
+    OnlineBackfill,
+    OnlineWindow,
+    OnlineWork,
+    SettledTrace,
+    WorkItem,
+    window_run_id,
+)
 from aieval.store._owner import HEARTBEAT_EVERY_S
 from aieval.store._pair_details import ListedSample, PairDetails
 from aieval.store._pair_reads import PairSamples, PairScores
@@ -94,11 +102,14 @@ __all__ = [
     "LatencySums",
     "ListedSample",
     "NewReviewQueue",
+    "OnlineBackfill",
     "OnlineCountsRow",
     "OnlineErrorRow",
     "OnlineRuleRow",
     "OnlineSpendRow",
+    "OnlineWindow",
     "OnlineWindowRow",
+    "OnlineWork",
     "PairDetails",
     "PairSamples",
     "PairScores",
@@ -123,6 +134,7 @@ __all__ = [
     "ScoreColumns",
     "ScorerDetails",
     "ScorerSums",
+    "SettledTrace",
     "SideTable",
     "SliceSums",
     "SpendLimits",
@@ -142,6 +154,7 @@ __all__ = [
     "TableReads",
     "ValueSums",
     "WindowRow",
+    "WorkItem",
     "WorkflowSums",
     "default_db_path",
     "default_location",
@@ -151,4 +164,5 @@ __all__ = [
     "new_run_id",
     "not_yours_message",
     "parse_location",
+    "window_run_id",
 ]

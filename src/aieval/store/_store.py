@@ -25,6 +25,7 @@ from aieval.store._online_review import OnlineReviewTable
 from aieval.store._online_rules import OnlineRulesTable
 from aieval.store._online_spend import OnlineSpendTable
 from aieval.store._online_status import OnlineStatusTable
+from aieval.store._online_work import OnlineWorkTable
 from aieval.store._pair_details import PairDetailsReader
 from aieval.store._pair_reads import PairReader
 from aieval.store._pair_sums import PairSumsReader
@@ -61,6 +62,7 @@ class Store(
     OnlineAlertTable,
     OnlineReviewTable,
     OnlineRulesTable,
+    OnlineWorkTable,
 ):
     """A run store: an SQLite file (WAL mode, safe for several readers and one writer), or a
     PostgreSQL database named by a ``postgresql://`` URL (many writers; extra ``postgres``).

@@ -25,6 +25,7 @@ from aieval.traces._intake import check_request, count_items
 from aieval.traces._mapping import trace_run
 from aieval.traces._read import TraceReading, iter_trace_runs, load_traces, runs_from_spans
 from aieval.traces._spans import Span, spans_from_bytes, spans_from_json, spans_from_proto
+from aieval.traces._stored import decode, stored_spans
 
 __all__ = [
     "DEFAULT_MAX_BYTES_IN_MEMORY",
@@ -35,11 +36,13 @@ __all__ = [
     "TraceReading",
     "check_request",
     "count_items",
+    "decode",
     "iter_trace_runs",
     "load_traces",
     "runs_from_spans",
     "spans_from_bytes",
     "spans_from_json",
     "spans_from_proto",
+    "stored_spans",
     "trace_run",
 ]

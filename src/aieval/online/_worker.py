@@ -1,0 +1,436 @@
+"""The online scoring engine: examine settled traces, claim matched ones, score them into their
+rule's window runs, and backfill a rule over stored traces (docs/online.md).
+
+Every step is a short transaction of the store's work queue (:mod:`aieval.store._online_work`):
+a trace is examined once (by whichever server records it first), a matched trace's row is
+claimed by one worker under a lease and finished only while that claim is held, and a scored
+trace's sample is keyed by its trace id in the window run, so a killed worker's trace is
+scored again by another once its lease runs out, and stored once."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import importlib
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+from aieval.errors import AievalError, StoreError
+from aieval.online._model import (
+    AlertPolicy,
+    AttributeMatch,
+    Budget,
+    OnlineRule,
+    RuleScoring,
+    TraceFilter,
+    sampled,
+    window_end,
+    window_run_name,
+    window_start,
+)
+from aieval.store import (
+    OnlineWork,
+    ReceivedTraces,
+    SettledTrace,
+    Store,
+    StoreLocation,
+    WorkItem,
+)
+
+if TYPE_CHECKING:  # the traces extra is needed only when traces arrive
+    from aieval.core import SampleRecord
+    from aieval.traces import Span
+    from aieval.workflows import WorkflowRun
+
+__all__ = ["BudgetExhausted", "BudgetSeam", "OnlineWorker", "rule_from_spec"]
+
+log = logging.getLogger("aieval")
+
+#: Traces examined, or work rows claimed, per step.
+BATCH = 50
+#: Seconds a claim holds its rows; a worker killed mid-batch loses them to others after it.
+LEASE_S = 300.0
+#: Seconds an incomplete trace waits before it is looked at again (at most: never past its
+#: rule's ``incomplete_after_s``).
+RECHECK_S = 30.0
+#: Seconds between two heartbeats of the open windows' runs (well within the store's
+#: ``STALE_AFTER_S``, after which a running run whose owner is silent reads as interrupted).
+BEAT_S = 30.0
+#: What a budget gives the scoring of one trace: a context manager around it.
+BudgetSeam = Callable[[OnlineRule], AbstractContextManager[None]]
+
+
+class BudgetExhausted(AievalError):
+    """The budget refused a model call of a trace's scoring (a placeholder until the call
+    gate's own class lands in :mod:`aieval.errors`: a budget raises this one meanwhile)."""
+
+
+def _no_budget(rule: OnlineRule) -> AbstractContextManager[None]:
+    return contextlib.nullcontext()
+
+
+def rule_from_spec(spec: Mapping[str, Any]) -> OnlineRule:
+    """An :class:`OnlineRule` from its stored JSON (``dataclasses.asdict`` of one).
+
+    Raises:
+        TypeError, ValueError: a spec that is not one.
+    """
+    data = dict(spec)
+    given = dict(data.get("filter") or {})
+    given["attributes"] = tuple(AttributeMatch(**a) for a in given.get("attributes") or ())
+    data["filter"] = TraceFilter(**given)
+    scoring = dict(data.get("scoring") or {})
+    for key in ("scorers", "default_checks", "imports"):
+        scoring[key] = tuple(scoring.get(key) or ())
+    data["scoring"] = RuleScoring(**scoring)
+    data["budget"] = Budget(**(data.get("budget") or {}))
+    alert = data.get("alert")
+    data["alert"] = None if alert is None else AlertPolicy(**alert)
+    return OnlineRule(**data)
+
+
+def _matches(where: TraceFilter, spans: Sequence[Span]) -> bool:
+    """Whether one of ``spans`` meets every condition of ``where`` (a stand-in for the rules'
+    own matcher, :mod:`aieval.online._filter`, when it is absent)."""
+    try:  # by name: the rules' module may be absent from a build of the engine alone
+        filters = importlib.import_module("aieval.online._filter")
+    except ImportError:
+        pass
+    else:
+        return bool(filters.trace_matches(where, spans))
+    return any(_span_meets(where, span) for span in spans)
+
+
+def _span_meets(where: TraceFilter, span: Span) -> bool:
+    if where.service_name is not None and span.service != where.service_name:
+        return False
+    if where.span_name is not None and span.name != where.span_name:
+        return False
+    attributes = span.attributes
+    for match in where.attributes:
+        present = match.key in attributes
+        if match.exists is not None and present != match.exists:
+            return False
+        if match.equals is not None and (not present or attributes[match.key] != match.equals):
+            return False
+        if match.regex is not None:  # never read as "no match": the trace's row says why
+            raise ValueError(f"attribute {match.key!r}: a regex filter needs the rules' matcher")
+    return True
+
+
+def _sample_index(trace_id: str) -> int:
+    """A trace's place in its window run: the same on every server, within 63 bits."""
+    return int.from_bytes(hashlib.blake2b(trace_id.encode(), digest_size=7).digest(), "big")
+
+
+class OnlineWorker:
+    """One worker of online scoring on the store at ``store_location`` (its id ``worker_id``:
+    unique among the servers sharing the store; default: host, process and a random part).
+
+    ``budget`` gives the scoring of each trace a context manager: the call gate of the rule's
+    budget; it raises :class:`BudgetExhausted` (on leaving) when it refused a call, and the
+    trace is then skipped as ``budget_exhausted`` with no sample stored.
+    """
+
+    def __init__(
+        self,
+        store_location: str | os.PathLike[str] | StoreLocation,
+        worker_id: str | None = None,
+        *,
+        budget: BudgetSeam | None = None,
+        batch: int = BATCH,
+        lease_s: float = LEASE_S,
+    ) -> None:
+        self.store = Store(store_location)
+        self.traces = ReceivedTraces(self.store.location)
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.budget = budget or _no_budget
+        self.batch = batch
+        self.lease_s = lease_s
+        self._beat_at = -BEAT_S
+
+    def close(self) -> None:
+        """Close the worker's store connection."""
+        self.store.close()
+
+    # -- rules -------------------------------------------------------------------------------
+
+    def rules(self) -> list[OnlineRule]:
+        """The stored rules (paused ones too); a spec that no longer reads is logged, named,
+        and left aside (its traces wait)."""
+        found = []
+        for name, spec, paused in self.store.online_rule_specs():
+            try:
+                rule = rule_from_spec(json.loads(spec))
+            except (TypeError, ValueError) as exc:
+                log.error("online rule %r: its stored spec does not read: %s", name, exc)
+                continue
+            found.append(dataclasses.replace(rule, paused=True) if paused else rule)
+        return found
+
+    def active_rules(self) -> list[OnlineRule]:
+        """The stored rules that are not paused."""
+        return [rule for rule in self.rules() if not rule.paused]
+
+    # -- examination -------------------------------------------------------------------------
+
+    def examine(self, now: float | None = None, rules: Sequence[OnlineRule] | None = None) -> int:
+        """Examine the received traces settled by ``now`` (every active rule's longest
+        ``settle_s`` after their last request) once each: a work row per matching rule,
+        pending or ``sampled_out``. Answers how many traces this worker examined; none while
+        no rule is active (traces wait for one, or for a backfill)."""
+        at = time.time() if now is None else now
+        active = list(self.active_rules() if rules is None else rules)
+        if not active:
+            return 0
+        settle = max(rule.settle_s for rule in active)
+        examined = 0
+        while True:
+            settled = self.store.settled_traces(at - settle, self.batch)
+            if not settled:
+                return examined
+            spans = self._spans(t.trace_id for t in settled)
+            for trace in settled:
+                items = self._items(active, trace, spans.get(trace.trace_id, []))
+                examined += self.store.examine_trace(trace.trace_id, items, at)
+
+    def _spans(self, trace_ids: Iterable[str]) -> dict[str, list[Span]]:
+        from aieval.traces import stored_spans
+
+        found: dict[str, list[Span]] = defaultdict(list)
+        for span in stored_spans(self.traces, list(trace_ids)):
+            found[span.trace_id].append(span)
+        return found
+
+    def _items(
+        self, rules: Sequence[OnlineRule], trace: SettledTrace, spans: Sequence[Span]
+    ) -> list[WorkItem]:
+        """The work rows of ``trace`` for every rule whose filter it matches."""
+        items = []
+        for rule in rules:
+            start = window_start(trace.last_received, rule.window)
+            try:
+                if not _matches(rule.filter, spans):
+                    continue
+            except Exception as exc:  # a hostile value stopped the filter: said, not skipped
+                items.append(
+                    WorkItem(rule.name, trace.trace_id, start, "skipped", "error", str(exc))
+                )
+                continue
+            if sampled(trace.trace_id, rule.sampling_rate):
+                items.append(WorkItem(rule.name, trace.trace_id, start))
+            else:
+                items.append(WorkItem(rule.name, trace.trace_id, start, "skipped", "sampled_out"))
+        return items
+
+    # -- backfill ----------------------------------------------------------------------------
+
+    def backfill(self, rule: str, since: float, until: float, now: float | None = None) -> int:
+        """Enqueue ``rule``'s matches among the traces received in ``[since, until)`` (those
+        it has already are left as they are), resuming a backfill of the same range where it
+        stopped; then put its ``budget_exhausted`` and ``error`` skips of that range back to
+        pending. Answers how many work rows it added or put back.
+
+        Raises:
+            ConfigError: no stored rule ``rule``.
+        """
+        from aieval.errors import ConfigError
+
+        at = time.time() if now is None else now
+        found = {r.name: r for r in self.rules()}
+        if rule not in found:
+            raise ConfigError(
+                f"backfill: no online rule {rule!r} (aieval online status lists them)"
+            )
+        chosen = found[rule]
+        state = self.store.online_backfill(rule, since, until, now=at)
+        added = 0
+        cursor = state.cursor
+        while state.done_at is None:
+            traces = self.store.received_between(since, until, cursor, self.batch)
+            if not traces:
+                break
+            spans = self._spans(t.trace_id for t in traces)
+            items = [
+                item
+                for trace in traces
+                for item in self._items([chosen], trace, spans.get(trace.trace_id, []))
+            ]
+            added += self.store.enqueue_online(items, at)
+            cursor = traces[-1].trace_id
+            self.store.advance_backfill(state, cursor, now=at)
+        if state.done_at is None:
+            added += self.store.requeue_online(
+                rule,
+                window_start(since, chosen.window),
+                until,
+                ("budget_exhausted", "error"),
+                at,
+            )
+            self.store.advance_backfill(state, cursor, done=True, now=at)
+        return added
+
+    # -- work --------------------------------------------------------------------------------
+
+    def work_once(self, now: float | None = None) -> int:
+        """Claim one batch of due work of the active rules and finish each row (scored,
+        skipped, or put back to wait for its spans); then close the windows that ended with
+        nothing left to do. Answers how many rows it claimed."""
+        at = time.time() if now is None else now
+        rules = {rule.name: rule for rule in self.active_rules()}
+        claimed = (
+            self.store.claim_online(self.worker_id, self.batch, self.lease_s, at, list(rules))
+            if rules
+            else []
+        )
+        by_rule: dict[str, list[OnlineWork]] = defaultdict(list)
+        for work in claimed:
+            by_rule[work.rule].append(work)
+        for name, works in by_rule.items():
+            self._work(rules[name], works, at)
+        self.close_windows(at)
+        return len(claimed)
+
+    def _work(self, rule: OnlineRule, works: Sequence[OnlineWork], now: float) -> None:
+        from aieval.traces import runs_from_spans
+
+        trace_ids = [w.trace_id for w in works]
+        last = self.store.last_received(trace_ids)
+        spans = self._spans(trace_ids)
+        for work in works:
+            try:
+                runs = runs_from_spans(spans.get(work.trace_id, []))
+            except Exception as exc:  # one trace's spans never stop the others
+                self._skip(work, "error", f"its spans cannot be read: {exc}", now)
+                continue
+            if not runs:
+                self._skip(work, "error", "no stored spans (deleted since it arrived?)", now)
+                continue
+            missing = _incomplete(runs[0])
+            if missing is not None:
+                self._incomplete(rule, work, missing, last.get(work.trace_id, now), now)
+                continue
+            self._score(rule, work, runs[0], now)
+
+    def _incomplete(
+        self, rule: OnlineRule, work: OnlineWork, missing: str, last: float, now: float
+    ) -> None:
+        """Wait for the rest of an incomplete trace, or skip it once its rule's
+        ``incomplete_after_s`` passed since its last span arrived."""
+        give_up = last + rule.incomplete_after_s
+        if now >= give_up:
+            self._skip(work, "incomplete", missing, now)
+        else:
+            self.store.release_online(self.worker_id, work, min(now + RECHECK_S, give_up))
+
+    def _score(
+        self, rule: OnlineRule, work: OnlineWork, trace_run: WorkflowRun, now: float
+    ) -> None:
+        end = window_end(work.window_start, rule.window)
+        name = window_run_name(rule.name, work.window_start, rule.window)
+        window = self.store.online_window_run(rule.name, work.window_start, end, create=name)
+        assert window is not None  # created when absent
+        if self.store.online_sample_stored(window.run_id, work.trace_id):
+            # scored by a worker that died (or lost its lease) before finishing the row
+            self.store.finish_online(self.worker_id, work, "scored", run_id=window.run_id, now=now)
+            return
+        try:
+            with self.budget(rule):
+                sample = _score_one(rule, trace_run, name)
+        except BudgetExhausted as exc:
+            self._skip(work, "budget_exhausted", str(exc), now)
+            return
+        except Exception as exc:  # this trace's error, never the batch's
+            self._skip(work, "error", f"{type(exc).__name__}: {exc}", now)
+            return
+        if sample.error:
+            self._skip(work, "error", sample.error, now)
+            return
+        sample = dataclasses.replace(sample, id=work.trace_id, index=_sample_index(work.trace_id))
+        try:
+            self.store.record_samples(window.run_id, [sample])
+        except StoreError:
+            # another worker that took the row over when this one's lease ran out stored it
+            if not self.store.online_sample_stored(window.run_id, work.trace_id):
+                raise
+        self.store.finish_online(self.worker_id, work, "scored", run_id=window.run_id, now=now)
+
+    def _summary(self, run_id: str) -> dict[str, Any]:
+        return _summary_of(self.store.iter_samples(run_id))
+
+    def _skip(self, work: OnlineWork, reason: str, message: str, now: float) -> None:
+        self.store.finish_online(
+            self.worker_id, work, "skipped", reason=reason, message=message, now=now
+        )
+
+    def close_windows(self, now: float | None = None) -> int:
+        """Finish the runs of the windows that ended by ``now`` with no work pending or
+        claimed (their summaries built); how many this worker closed. The windows still open
+        are kept ``running`` (a heartbeat: their runs are being written, not interrupted)."""
+        at = time.time() if now is None else now
+        closed = 0
+        for window in self.store.windows_to_close(at):
+            if self.store.close_online_window(window.rule, window.window_start):
+                self.store.finish_run(
+                    window.run_id, status="completed", metrics=self._summary(window.run_id)
+                )
+                closed += 1
+        if time.monotonic() - self._beat_at >= BEAT_S:
+            for window in self.store.open_online_windows():
+                self.store.heartbeat(window.run_id)
+            self._beat_at = time.monotonic()
+        return closed
+
+
+def _summary_of(samples: Iterable[SampleRecord]) -> dict[str, Any]:
+    """A run's summary over ``samples``, as the runner stores it when a run ends."""
+    from aieval.runner import Aggregator
+
+    kept = list(samples)
+    aggregator = Aggregator(sorted({name for s in kept for name in s.scores}))
+    for sample in kept:
+        aggregator.add(sample)
+    return aggregator.summary().to_dict()
+
+
+def _incomplete(trace_run: WorkflowRun) -> str | None:
+    """What a trace's run lacks, as the ``trace_complete`` gate reads it (``None``: nothing)."""
+    trace = trace_run.metadata.get("trace")
+    if not isinstance(trace, Mapping):
+        return None
+    missing = trace.get("missing")
+    if not isinstance(missing, list):
+        return "metadata.trace.missing is not a list: cannot tell"
+    return "; ".join(map(str, missing)) if missing else None
+
+
+def _score_one(rule: OnlineRule, trace_run: WorkflowRun, name: str) -> SampleRecord:
+    """Score one trace's run as :func:`aieval.runner.run` scores a row of traces, in memory."""
+    from aieval.runner import run
+
+    scoring = rule.scoring
+    row = {"id": trace_run.workflow_id, "input": trace_run.inputs or {}, "run": trace_run.to_dict()}
+    result = run(
+        name=name,
+        dataset=[row],
+        scorers=[*scoring.scorers, *scoring.default_checks],
+        evaluator="traces",  # each row a trace's run: graded as the trace evaluator grades
+        workflow=scoring.workflow,
+        profile=scoring.profile,
+        grader=scoring.grader,
+        imports=list(scoring.imports),
+        pass_threshold=scoring.pass_threshold,
+        enforce_hard_gates=scoring.enforce_hard_gates,
+        store=False,
+    )
+    [sample] = result.samples
+    return sample
