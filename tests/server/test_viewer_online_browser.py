@@ -62,7 +62,9 @@ def test_the_online_page_shows_each_rules_windows_and_skips(page: Any, tmp_path:
         add_spend(store, "support", "hour", start, calls=12)
         # billing: claimable for an hour, nobody claims it
         add_work(store, "billing", "b", window_start=start, state="pending", matched_at=now - 3600)
-    app = server_api.create_app(str(db), server_api.ServerSettings(dataset_roots=(tmp_path,)))
+    # the seeded rows are the state shown: nothing scores them
+    settings = server_api.ServerSettings(dataset_roots=(tmp_path,), online_scoring=False)
+    app = server_api.create_app(str(db), settings)
     try:
         with LiveServer(app) as live:
             page.goto(f"{live.url}/#/online")

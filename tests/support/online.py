@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 
 from tests.traces._definition import DEFINITION
 
 from aieval import Store
-from aieval.online._model import OnlineRule, RuleScoring
+from aieval.online import OnlineRule, RuleScoring, rule_to_json
 from aieval.store import ReceivedTraces
 
 __all__ = ["T0", "add_trace", "put_rule", "scored_rule", "trace_body", "trace_ids"]
@@ -57,11 +56,11 @@ def scored_rule(name: str = "support", **given: object) -> OnlineRule:
 
 
 def put_rule(store: Store, rule: OnlineRule, *, paused: bool = False) -> None:
-    """Write ``rule`` to the store's rules, as ``aieval serve --online`` does."""
+    """Write ``rule`` to the store's rules (its spec as ``aieval serve --online`` stores it)."""
     now = time.time()
     store._write(
         "INSERT INTO online_rules (name, spec, source, paused, created_at, updated_at)"
         " VALUES (?, ?, 'file', ?, ?, ?) ON CONFLICT (name) DO UPDATE SET spec = excluded.spec,"
         " paused = excluded.paused, updated_at = excluded.updated_at",
-        (rule.name, json.dumps(dataclasses.asdict(rule)), int(paused), now, now),
+        (rule.name, rule_to_json(rule), int(paused), now, now),
     )

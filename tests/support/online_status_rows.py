@@ -7,7 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aieval.online import WindowKind, window_end, window_run_name
+from aieval.online import (
+    OnlineRule,
+    RuleScoring,
+    WindowKind,
+    rule_to_json,
+    window_end,
+    window_run_name,
+)
 from aieval.store import Store
 
 __all__ = ["add_rule", "add_spend", "add_window_run", "add_work"]
@@ -22,11 +29,15 @@ def add_rule(
     paused: bool = False,
     at: float = 0.0,
 ) -> None:
-    """Store the rule ``name`` (its spec: the rule as JSON, ``{"name": name}`` by default)."""
+    """Store the rule ``name``: its spec is a stored rule scoring ``exact_match`` with the
+    fields of ``spec`` (e.g. ``window``, ``budget``) over it, as :func:`rule_to_json` writes
+    one."""
+    base = json.loads(rule_to_json(OnlineRule(name, scoring=RuleScoring(("exact_match",)))))
+    base.update(spec or {})
     store._write(
         "INSERT INTO online_rules (name, spec, source, paused, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?)",
-        (name, json.dumps(spec or {"name": name}), source, int(paused), at, at),
+        (name, json.dumps(base), source, int(paused), at, at),
     )
 
 

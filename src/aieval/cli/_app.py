@@ -72,12 +72,12 @@ app.command("compare", cls=HelpCommand)(compare_command)
 app.command("diff", cls=HelpCommand)(diff_command)
 app.command("github", cls=HelpCommand)(github_command)
 app.command("serve", cls=HelpCommand)(serve_command)
-app.add_typer(online_app, name="online")
 app.command("push", cls=HelpCommand)(push_command)
 app.command("code", cls=HelpCommand)(code_command)
 app.command("code-report", cls=HelpCommand)(code_report_command)
 app.add_typer(import_app, name="import")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(online_app, name="online")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

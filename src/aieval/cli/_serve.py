@@ -78,6 +78,14 @@ def serve_command(
             "rules replace the store's earlier rules-file rules (docs/online.md).",
         ),
     ] = None,
+    online_scoring: Annotated[
+        bool,
+        typer.Option(
+            "--online-scoring/--no-online-scoring",
+            help="Score the store's online rules in this server (--no-online-scoring: another "
+            "server sharing the store scores them; this one serves the API and viewer).",
+        ),
+    ] = True,
 ) -> None:
     """Serve the API and web viewer: start evaluations and follow them live."""
     try:
@@ -102,6 +110,7 @@ def serve_command(
         dataset_roots=roots,
         max_concurrent_runs=max_concurrent_runs,
         allow_imports=allow_imports,
+        online_scoring=online_scoring,
     )
     console = _print.console(stderr=True)  # no markup: an IPv6 "[fe80::1]" is not a tag
     location = store_location(db)

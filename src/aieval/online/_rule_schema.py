@@ -118,6 +118,11 @@ class ScoringModel(_Strict):
     enforce_hard_gates: bool = True
 
 
+#: The contract's defaults (one place: the dataclasses of :mod:`aieval.online._model`).
+_ALERT = AlertPolicy()
+_RULE = OnlineRule("defaults")
+
+
 class BudgetModel(_Strict):
     calls_per_hour: int | None = Field(None, ge=0)
     calls_per_day: int | None = Field(None, ge=0)
@@ -131,11 +136,11 @@ class AlertModel(_Strict):
     metric: Literal["pass_rate", "mean"] = "pass_rate"
     scorer: str | None = Field(None, min_length=1)
     floor: float | None = Field(None, allow_inf_nan=False)
-    consecutive: int = Field(3, ge=1, le=1000)
+    consecutive: int = Field(_ALERT.consecutive, ge=1, le=1000)
     baseline: str | None = None
-    alpha: float = Field(0.01, gt=0, lt=1)
+    alpha: float = Field(_ALERT.alpha, gt=0, lt=1)
     webhook: str | None = Field(None, max_length=2048)
-    min_samples: int = Field(20, ge=1)
+    min_samples: int = Field(_ALERT.min_samples, ge=1)
 
     @field_validator("webhook")
     @classmethod
@@ -171,12 +176,14 @@ class AlertModel(_Strict):
 class RuleModel(_Strict):
     name: str
     filter: FilterModel = Field(default_factory=FilterModel)
-    sampling_rate: float = Field(1.0, gt=0, le=1)
+    sampling_rate: float = Field(_RULE.sampling_rate, gt=0, le=1)
     scoring: ScoringModel
     budget: BudgetModel = Field(default_factory=BudgetModel)
     window: Literal["hour", "day"] = "hour"
-    settle_s: float = Field(30.0, ge=0, le=86400, allow_inf_nan=False)
-    incomplete_after_s: float = Field(600.0, gt=0, le=7 * 86400, allow_inf_nan=False)
+    settle_s: float = Field(_RULE.settle_s, ge=0, le=86400, allow_inf_nan=False)
+    incomplete_after_s: float = Field(
+        _RULE.incomplete_after_s, gt=0, le=7 * 86400, allow_inf_nan=False
+    )
     alert: AlertModel | None = None
     review: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
     paused: bool = False

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aieval._files import confined_to
+from aieval.errors import ConfigError
+from aieval.online._alerts import check_alerts
 from aieval.online._model import OnlineRule
 from aieval.online._worker import BudgetSeam, OnlineWorker
 from aieval.store import StoreLocation
@@ -117,6 +119,26 @@ class OnlineService:
 
     def _work(self, worker: OnlineWorker, rules: Sequence[OnlineRule]) -> None:
         worker.examine(rules=rules)
+        self._backfill(worker)
         for _ in range(_ROUNDS):
             if self._stop.is_set() or not worker.work_once():
                 break
+        for rule in rules:
+            if rule.alert is None:
+                continue
+            try:
+                check_alerts(worker.store, rule)
+            except Exception:  # one rule's alerts never stop the others, nor the scoring
+                log.exception("online rule %r: its alerts could not be checked", rule.name)
+
+    def _backfill(self, worker: OnlineWorker) -> None:
+        """Do the backfills asked for (``POST /api/online/rules/{name}/backfill``); one whose
+        rule is gone is closed, said in the log."""
+        for asked in worker.store.pending_backfills():
+            if self._stop.is_set():
+                return
+            try:
+                worker.backfill(asked.rule, asked.since, asked.until)
+            except ConfigError as exc:
+                log.error("online backfill of %r: %s; closed", asked.rule, exc)
+                worker.store.advance_backfill(asked, asked.cursor, done=True)

@@ -11,11 +11,11 @@ state no version writes) is shown, never hidden. The figures are counted by the 
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from aieval.errors import ConfigError
 from aieval.online._model import (
     SKIP_REASONS,
     WINDOWS,
@@ -25,6 +25,7 @@ from aieval.online._model import (
     window_run_name,
     window_start,
 )
+from aieval.online._rules import rule_from_json
 from aieval.stats import wilson_interval
 from aieval.store import OnlineCountsRow, OnlineSpendRow, OnlineWindowRow, Store
 
@@ -218,29 +219,14 @@ def online_status(
 
 
 def _rule_limits(spec: str) -> tuple[Budget, WindowKind]:
-    """A stored rule's budget and window kind, read from its spec (the rule as JSON).
-
-    A minimal reader of the two parts status needs: the seam for the rules' own decoder
-    (``aieval.online._rules.rule_from_json``), which replaces it once both are merged. A
-    spec it cannot read shows as no limits and hourly windows, never as a failure of status.
-    """
+    """A stored rule's budget and window kind, read from its spec (:func:`rule_from_json`). A
+    spec that no longer reads shows as no limits and hourly windows, never as a failure of
+    status (the worker logs it, naming the rule)."""
     try:
-        data = json.loads(spec)
-    except ValueError:
+        rule = rule_from_json(spec)
+    except ConfigError:
         return Budget(), "hour"
-    if not isinstance(data, dict):
-        return Budget(), "hour"
-    kind: WindowKind = "day" if data.get("window") == "day" else "hour"
-    raw = data.get("budget")
-    if not isinstance(raw, dict):
-        return Budget(), kind
-    limits: dict[str, Any] = {}
-    for key in Budget.__dataclass_fields__:
-        value = raw.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        limits[key] = value if key.startswith("cost") else int(value)
-    return Budget(**limits), kind
+    return rule.budget, rule.window
 
 
 def _work(row: OnlineCountsRow) -> WorkCounts:

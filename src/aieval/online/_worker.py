@@ -9,11 +9,8 @@ scored again by another once its lease runs out, and stored once."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
-import importlib
-import json
 import logging
 import os
 import socket
@@ -24,19 +21,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from aieval.errors import AievalError, StoreError
+from aieval.errors import AievalError, BudgetExhausted, ConfigError, StoreError
+from aieval.online._budget import BUDGET_PURPOSE, budget_for, hit_budget
+from aieval.online._filter import trace_matches
 from aieval.online._model import (
-    AlertPolicy,
-    AttributeMatch,
-    Budget,
     OnlineRule,
-    RuleScoring,
-    TraceFilter,
     sampled,
     window_end,
     window_run_name,
     window_start,
 )
+from aieval.online._review import send_to_review
+from aieval.online._rules import rule_from_json
 from aieval.store import (
     OnlineWork,
     ReceivedTraces,
@@ -51,7 +47,7 @@ if TYPE_CHECKING:  # the traces extra is needed only when traces arrive
     from aieval.traces import Span
     from aieval.workflows import WorkflowRun
 
-__all__ = ["BudgetExhausted", "BudgetSeam", "OnlineWorker", "rule_from_spec"]
+__all__ = ["BudgetSeam", "OnlineWorker"]
 
 log = logging.getLogger("aieval")
 
@@ -66,65 +62,7 @@ RECHECK_S = 30.0
 #: ``STALE_AFTER_S``, after which a running run whose owner is silent reads as interrupted).
 BEAT_S = 30.0
 #: What a budget gives the scoring of one trace: a context manager around it.
-BudgetSeam = Callable[[OnlineRule], AbstractContextManager[None]]
-
-
-class BudgetExhausted(AievalError):
-    """The budget refused a model call of a trace's scoring (a placeholder until the call
-    gate's own class lands in :mod:`aieval.errors`: a budget raises this one meanwhile)."""
-
-
-def _no_budget(rule: OnlineRule) -> AbstractContextManager[None]:
-    return contextlib.nullcontext()
-
-
-def rule_from_spec(spec: Mapping[str, Any]) -> OnlineRule:
-    """An :class:`OnlineRule` from its stored JSON (``dataclasses.asdict`` of one).
-
-    Raises:
-        TypeError, ValueError: a spec that is not one.
-    """
-    data = dict(spec)
-    given = dict(data.get("filter") or {})
-    given["attributes"] = tuple(AttributeMatch(**a) for a in given.get("attributes") or ())
-    data["filter"] = TraceFilter(**given)
-    scoring = dict(data.get("scoring") or {})
-    for key in ("scorers", "default_checks", "imports"):
-        scoring[key] = tuple(scoring.get(key) or ())
-    data["scoring"] = RuleScoring(**scoring)
-    data["budget"] = Budget(**(data.get("budget") or {}))
-    alert = data.get("alert")
-    data["alert"] = None if alert is None else AlertPolicy(**alert)
-    return OnlineRule(**data)
-
-
-def _matches(where: TraceFilter, spans: Sequence[Span]) -> bool:
-    """Whether one of ``spans`` meets every condition of ``where`` (a stand-in for the rules'
-    own matcher, :mod:`aieval.online._filter`, when it is absent)."""
-    try:  # by name: the rules' module may be absent from a build of the engine alone
-        filters = importlib.import_module("aieval.online._filter")
-    except ImportError:
-        pass
-    else:
-        return bool(filters.trace_matches(where, spans))
-    return any(_span_meets(where, span) for span in spans)
-
-
-def _span_meets(where: TraceFilter, span: Span) -> bool:
-    if where.service_name is not None and span.service != where.service_name:
-        return False
-    if where.span_name is not None and span.name != where.span_name:
-        return False
-    attributes = span.attributes
-    for match in where.attributes:
-        present = match.key in attributes
-        if match.exists is not None and present != match.exists:
-            return False
-        if match.equals is not None and (not present or attributes[match.key] != match.equals):
-            return False
-        if match.regex is not None:  # never read as "no match": the trace's row says why
-            raise ValueError(f"attribute {match.key!r}: a regex filter needs the rules' matcher")
-    return True
+BudgetSeam = Callable[[OnlineRule], AbstractContextManager[object]]
 
 
 def _sample_index(trace_id: str) -> int:
@@ -153,7 +91,7 @@ class OnlineWorker:
         self.store = Store(store_location)
         self.traces = ReceivedTraces(self.store.location)
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self.budget = budget or _no_budget
+        self.budget = budget or budget_for(self.store, self.worker_id)
         self.batch = batch
         self.lease_s = lease_s
         self._beat_at = -BEAT_S
@@ -170,8 +108,8 @@ class OnlineWorker:
         found = []
         for name, spec, paused in self.store.online_rule_specs():
             try:
-                rule = rule_from_spec(json.loads(spec))
-            except (TypeError, ValueError) as exc:
+                rule = rule_from_json(spec)
+            except ConfigError as exc:
                 log.error("online rule %r: its stored spec does not read: %s", name, exc)
                 continue
             found.append(dataclasses.replace(rule, paused=True) if paused else rule)
@@ -219,7 +157,7 @@ class OnlineWorker:
         for rule in rules:
             start = window_start(trace.last_received, rule.window)
             try:
-                if not _matches(rule.filter, spans):
+                if not trace_matches(rule.filter, spans):
                     continue
             except Exception as exc:  # a hostile value stopped the filter: said, not skipped
                 items.append(
@@ -243,8 +181,6 @@ class OnlineWorker:
         Raises:
             ConfigError: no stored rule ``rule``.
         """
-        from aieval.errors import ConfigError
-
         at = time.time() if now is None else now
         found = {r.name: r for r in self.rules()}
         if rule not in found:
@@ -344,13 +280,18 @@ class OnlineWorker:
             self.store.finish_online(self.worker_id, work, "scored", run_id=window.run_id, now=now)
             return
         try:
-            with self.budget(rule):
+            with self.budget(rule) as gate:
                 sample = _score_one(rule, trace_run, name)
         except BudgetExhausted as exc:
             self._skip(work, "budget_exhausted", str(exc), now)
             return
         except Exception as exc:  # this trace's error, never the batch's
             self._skip(work, "error", f"{type(exc).__name__}: {exc}", now)
+            return
+        if getattr(gate, "refused", 0) or hit_budget(sample):
+            # a refused call: no partial sample is kept, whatever the scorer made of the error
+            refusal = next((c.error for c in sample.calls if c.purpose == BUDGET_PURPOSE), None)
+            self._skip(work, "budget_exhausted", refusal or "the rule's budget is reached", now)
             return
         if sample.error:
             self._skip(work, "error", sample.error, now)
@@ -362,7 +303,19 @@ class OnlineWorker:
             # another worker that took the row over when this one's lease ran out stored it
             if not self.store.online_sample_stored(window.run_id, work.trace_id):
                 raise
-        self.store.finish_online(self.worker_id, work, "scored", run_id=window.run_id, now=now)
+        if self.store.finish_online(self.worker_id, work, "scored", run_id=window.run_id, now=now):
+            self._review(rule, window.run_id, work.trace_id)
+
+    def _review(self, rule: OnlineRule, run_id: str, trace_id: str) -> None:
+        """Send the trace's sample to the rule's review queue when it failed or its judge was
+        unsure (``review:``); a queue that cannot take it is said in the log, the trace stays
+        scored."""
+        if rule.review is None:
+            return
+        try:
+            send_to_review(self.store, rule, run_id, [trace_id])
+        except AievalError as exc:
+            log.error("online rule %r: trace %s not sent to review: %s", rule.name, trace_id, exc)
 
     def _summary(self, run_id: str) -> dict[str, Any]:
         return _summary_of(self.store.iter_samples(run_id))

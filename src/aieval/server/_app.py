@@ -96,7 +96,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        online.start()
+        if settings.online_scoring:
+            online.start()
         yield
         online.stop()
         manager.shutdown()

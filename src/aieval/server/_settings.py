@@ -54,6 +54,8 @@ class ServerSettings:
         max_concurrent_runs: evaluations running at once; more wait in a queue.
         allow_imports: let eval bodies import Python scorer files (runs their code).
         keepalive_s: seconds between keep-alive comments on event streams.
+        online_scoring: score the store's online rules in this server (``False``: it serves
+            the API and the viewer only; another server sharing the store scores them).
     """
 
     host: str = "127.0.0.1"
@@ -67,6 +69,7 @@ class ServerSettings:
     max_concurrent_runs: int = 4
     allow_imports: bool = False
     keepalive_s: float = 15.0
+    online_scoring: bool = True
 
     def check(self) -> None:
         """Refuse settings that would expose the server without authentication."""

@@ -166,13 +166,18 @@ class OnlineRulesTable(Connection):
         self, rule: str, since: float, until: float, *, requested_at: float | None = None
     ) -> bool:
         """Ask for a backfill of ``rule`` over traces received in [``since``, ``until``);
-        ``False`` when the same backfill was asked for already (it is not asked twice)."""
+        ``False`` when the same backfill is still being done (it is not asked twice). The same
+        range asked again once done is done again: its traces already matched keep their rows
+        (nothing is scored twice), and its ``budget_exhausted`` and ``error`` skips are put
+        back to pending."""
         with self._lock:
             try:
                 with self._db.transaction(exclusive=True):
                     row = self._db.one(
                         "INSERT INTO online_backfills (rule, since, until, requested_at)"
-                        " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING rule",
+                        " VALUES (?, ?, ?, ?) ON CONFLICT (rule, since, until) DO UPDATE SET"
+                        " cursor = '', done_at = NULL, requested_at = excluded.requested_at"
+                        " WHERE online_backfills.done_at IS NOT NULL RETURNING rule",
                         (rule, since, until, time.time() if requested_at is None else requested_at),
                     )
             except self._db.errors as exc:

@@ -484,6 +484,14 @@ class OnlineWorkTable(Connection):
             idempotent=True,
         )
 
+    def pending_backfills(self) -> list[OnlineBackfill]:
+        """The backfills asked for and not done yet, oldest request first."""
+        rows = self._read(
+            "SELECT rule, since, until, cursor, done_at FROM online_backfills"
+            " WHERE done_at IS NULL ORDER BY requested_at, rule"
+        )
+        return [OnlineBackfill(str(r), float(a), float(b), str(c), d) for r, a, b, c, d in rows]
+
     def online_rule_specs(self) -> list[tuple[str, str, bool]]:
         """Every stored rule: ``(name, spec JSON, paused)``, by name."""
         rows = self._read("SELECT name, spec, paused FROM online_rules ORDER BY name")
