@@ -16,6 +16,7 @@ from tests.support.cputime import (  # noqa: F401 (hooks: --cpu-durations)
     pytest_configure,
     pytest_runtest_makereport,
     pytest_runtest_setup,
+    pytest_runtest_teardown,
 )
 from tests.support.openai_server import OpenAIServer
 from tests.support.postgres import PostgresServer, find_binaries, postgres_server

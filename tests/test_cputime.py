@@ -14,13 +14,22 @@ ROOT = Path(__file__).parents[1]
 
 _TESTS = """
 import subprocess, sys
+import pytest
 
-def test_spins_in_a_child():
-    # CPU used in a process the test waited for counts as the test's
+def spin():
     subprocess.run([sys.executable, "-c", "import time\\nend = time.process_time() + 0.4\\n"
                     "while time.process_time() < end: pass"], check=True)
 
-def test_idle():
+@pytest.fixture(scope="session")
+def shared():
+    yield
+    spin()  # torn down after the last test, as a worker's Chromium is
+
+def test_spins_in_a_child():
+    # CPU used in a process the test waited for counts as the test's
+    spin()
+
+def test_idle(shared):
     pass
 """
 
@@ -60,5 +69,12 @@ def test_the_tests_are_ranked_by_cpu_with_their_children_across_xdist(tmp_path: 
     assert [name for _, name in listed] == ["test_spin.py::test_spins_in_a_child",
                                             "test_spin.py::test_idle"], done.stdout  # fmt: skip
     spun, idle = (float(seconds) for seconds, _ in listed)
-    assert spun >= 0.4 > idle, done.stdout
+    assert spun >= 0.4 > idle, done.stdout  # the session's tear-down is not the last test's
+    session = re.search(
+        r"^\s*([\d.]+)s cpu  \(a worker's session fixtures torn down after "
+        r"test_spin.py::test_idle\)$",
+        done.stdout,
+        re.MULTILINE,
+    )
+    assert session is not None and float(session[1]) >= 0.4, done.stdout
     assert "most CPU (" in done.stdout

@@ -8,6 +8,7 @@ and for a type checker, so it obeys the same order).
 from __future__ import annotations
 
 import ast
+import functools
 import graphlib
 import itertools
 import re
@@ -121,7 +122,11 @@ def _unit(module: str) -> str:
     return parts[0]
 
 
-GRAPH = {module: sorted(set(_imports(module))) for module in MODULES}
+@functools.cache
+def _graph() -> dict[str, list[tuple[str, int]]]:
+    """Each module's ``(imported module, line)`` edges, parsed once, when a test first asks
+    (not at collection: each xdist worker collects this file, few run its tests)."""
+    return {module: sorted(set(_imports(module))) for module in MODULES}
 
 
 def test_every_module_has_a_layer() -> None:
@@ -130,7 +135,7 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_the_modules_import_each_other_without_cycles() -> None:
-    graph = {module: {target for target, _ in edges} for module, edges in GRAPH.items()}
+    graph = {module: {target for target, _ in edges} for module, edges in _graph().items()}
     assert sum(map(len, graph.values())) > 500  # the check sees the imports
     try:
         graphlib.TopologicalSorter(graph).prepare()
@@ -139,7 +144,7 @@ def test_the_modules_import_each_other_without_cycles() -> None:
         steps = [
             f"{MODULES[a].relative_to(SRC.parent)}:{line} imports {b}"
             for a, b in itertools.pairwise(cycle)
-            for target, line in GRAPH[a]
+            for target, line in _graph()[a]
             if target == b
         ]
         pytest.fail("import cycle:\n" + "\n".join(steps))
@@ -148,7 +153,7 @@ def test_the_modules_import_each_other_without_cycles() -> None:
 def _unit_graph() -> dict[str, dict[str, tuple[str, int]]]:
     """The package-level graph: unit -> {unit it imports: (one importing module, its line)}."""
     units: dict[str, dict[str, tuple[str, int]]] = {}
-    for module, edges in GRAPH.items():
+    for module, edges in _graph().items():
         imported = units.setdefault(_unit(module), {})
         for target, line in edges:
             if _unit(target) != _unit(module):
@@ -181,7 +186,7 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
     upward = [
         f"{MODULES[module].relative_to(SRC.parent)}:{line}: {_unit(module)} imports {target} "
         f"({_unit(target)} is a layer above)"
-        for module, edges in GRAPH.items()
+        for module, edges in _graph().items()
         for target, line in edges
         if RANK.get(_unit(target), -1) > RANK.get(_unit(module), -1)
     ]
@@ -213,7 +218,7 @@ def _private_imports(*, own_package: bool = False) -> set[tuple[str, str]]:
     """Every ``(module, private module of another package)`` import, at any depth (with
     ``own_package``, of a private module of the importer's own package instead)."""
     found = set()
-    for module, edges in GRAPH.items():
+    for module, edges in _graph().items():
         own = module.split(".")[1] if MODULES[module].parent != SRC else None
         for target, _ in edges:
             parts = target.split(".")

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sklearn.metrics import cohen_kappa_score
 from tests.judges.helpers import provider_for, user_text
 from tests.support.cli import run_main
 from tests.support.openai_server import OpenAIServer, Reply
+from tests.support.oracles import cohen_kappa_score
 
 from aieval import Store, run
 from aieval.core import JudgeKey

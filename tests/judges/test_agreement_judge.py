@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sklearn.metrics import cohen_kappa_score, confusion_matrix
+from tests.support.oracles import cohen_kappa_score, confusion_matrix
 
 from aieval.core import ReviewLabel, SampleRecord, ScoreRecord
 from aieval.errors import ConfigError, ReviewError

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from sklearn.metrics import cohen_kappa_score
+from tests.support.oracles import cohen_kappa_score
 
 from aieval.core import ReviewLabel
 from aieval.judges import Judged, ReviewDesign, agreement, certify, select_items

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rouge_score import rouge_scorer
+from tests.support.oracles import RougeScorer
 
 from aieval import Score, Store, run
 from aieval.errors import ScorerError
@@ -45,7 +45,7 @@ def test_rouge_l_over_references_equals_rouge_score_multi(tokenizer: str) -> Non
     references = ["a dog ran", "the cat lay on the mat", "the cat"]
     found = rouge_l(prediction, references, tokenizer=tokenizer)
     assert isinstance(found, Score)
-    oracle = rouge_scorer.RougeScorer(["rougeL"])
+    oracle = RougeScorer(["rougeL"])
     want = oracle.score_multi(references, prediction)["rougeL"].fmeasure
     assert found.value == pytest.approx(want) and found.metadata["best_answer"] == 1
 

@@ -7,7 +7,7 @@ import pickle
 import random
 
 import pytest
-from rouge_score import rouge_scorer
+from tests.support.oracles import RougeScorer
 
 from aieval import Score
 from aieval.errors import ConfigError, ScorerError
@@ -19,7 +19,7 @@ class _WhitespaceTokenizer:
         return text.split()
 
 
-_ROUGE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False, tokenizer=_WhitespaceTokenizer())
+_ROUGE = RougeScorer(["rougeL"], use_stemmer=False, tokenizer=_WhitespaceTokenizer())
 
 _WORDS = "the The order order. refund Refund! a is #A-1042 $4.99 30 days don't"
 _OTHER_SCRIPTS = "заказ возврат 订单 退款 café naïve 😀 , -- é e\u0301 \U0001f600x"

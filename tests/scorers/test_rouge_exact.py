@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from rouge_score import rouge_scorer
+from tests.support.oracles import RougeScorer
 
 from aieval.scorers import _lcs, rouge_l
 
@@ -17,7 +17,7 @@ class _WhitespaceTokenizer:
         return text.split()
 
 
-_ROUGE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False, tokenizer=_WhitespaceTokenizer())
+_ROUGE = RougeScorer(["rougeL"], use_stemmer=False, tokenizer=_WhitespaceTokenizer())
 
 # Tokens around the 8- and 16-byte words, longer ones that differ only late, NUL and control
 # bytes, multi-byte UTF-8, a lone surrogate, emoji, and non-ASCII whitespace between them.

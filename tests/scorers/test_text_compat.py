@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 import sacrebleu
-from rouge_score import rouge_scorer
+from tests.support.oracles import RougeScorer
 
 from aieval.errors import ConfigError
 from aieval.scorers import bleu, chrf, exact_match, rouge_l, token_f1
@@ -192,7 +192,7 @@ def _rouge_pairs(seed: int, size: int) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("stem", [False, True], ids=["no-stemmer", "stemmer"])
 def test_rouge_score_mode_equals_rouge_score_bit_for_bit(stem: bool) -> None:
-    oracle = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=stem)
+    oracle = RougeScorer(["rougeL"], use_stemmer=stem)
     for pred, ref in _rouge_pairs(seed=5 + stem, size=300):
         want = oracle.score(ref, pred)["rougeL"].fmeasure
         assert rouge_l(pred, ref, tokenizer="rouge_score", use_stemmer=stem) == want

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 from rapidfuzz.distance import LCSseq
-from rouge_score import rouge_scorer
+from tests.support.oracles import RougeScorer
 
 from aieval.scorers import _lcs, _token_hashes, rouge_l, token_f1
 
@@ -17,7 +17,7 @@ class _WhitespaceTokenizer:
         return text.split()
 
 
-_ROUGE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False, tokenizer=_WhitespaceTokenizer())
+_ROUGE = RougeScorer(["rougeL"], use_stemmer=False, tokenizer=_WhitespaceTokenizer())
 _WORDS = [
     "a",
     "b",

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
-from sklearn.metrics import cohen_kappa_score
+from tests.support.oracles import cohen_kappa_score
 
 from aieval.errors import ConfigError
 from aieval.stats import (

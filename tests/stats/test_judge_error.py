@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.metrics import cohen_kappa_score
+from tests.support.oracles import cohen_kappa_score
 
 from aieval.errors import ConfigError
 from aieval.stats import fleiss_kappa, kappa_interval, rogan_gladen, wilson_interval

@@ -7,7 +7,7 @@ import random
 from collections import Counter
 
 import pytest
-from sklearn.metrics import cohen_kappa_score
+from tests.support.oracles import cohen_kappa_score
 
 from aieval.errors import ConfigError
 from aieval.stats import cohen_kappa, stratum_sizes, weighted_agreement

@@ -4,7 +4,9 @@ On a busy machine wall times say little (a test waits for the CPU others use); C
 a test costs CI's two cores. A test's figure is this process's CPU plus that of the processes it
 started and waited for, over its set-up, call and tear-down; a server a fixture started counts
 where the fixture stops it, and a process nobody waited for (Ray's workers, a PostgreSQL
-backend) not at all. Each xdist worker's figures travel to the controller in its reports.
+backend) not at all. A process's last test tears down the session's fixtures too (a worker's
+Chromium, with all the CPU its pages used): that tear-down is listed on a line of its own, not
+as the test's. Each xdist worker's figures travel to the controller in its reports.
 """
 
 from __future__ import annotations
@@ -21,11 +23,15 @@ __all__ = [
     "pytest_configure",
     "pytest_runtest_makereport",
     "pytest_runtest_setup",
+    "pytest_runtest_teardown",
 ]
 
 #: The report property holding a phase's CPU seconds.
 _PROPERTY = "cpu_seconds"
+#: The report property holding the CPU seconds of the last test's tear-down, the session's.
+_SESSION_PROPERTY = "cpu_seconds_session_teardown"
 _STARTED = pytest.StashKey[float]()
+_LAST = pytest.StashKey[bool]()
 
 
 def cpu_seconds() -> float:
@@ -60,8 +66,19 @@ def pytest_runtest_makereport(
     now = cpu_seconds()
     started = item.stash.get(_STARTED, None)
     if started is not None:
-        outcome.get_result().user_properties.append((_PROPERTY, now - started))
+        last = call.when == "teardown" and item.stash.get(_LAST, False)
+        name = _SESSION_PROPERTY if last else _PROPERTY
+        outcome.get_result().user_properties.append((name, now - started))
     item.stash[_STARTED] = now
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, None, None]:
+    # no next test: this tear-down is also that of every session- and module-scoped fixture
+    item.stash[_LAST] = nextitem is None
+    yield
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -79,8 +96,11 @@ class _Totals:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
-            if name == _PROPERTY:
-                self.by_test[report.nodeid] = self.by_test.get(report.nodeid, 0.0) + value
+            if name in (_PROPERTY, _SESSION_PROPERTY):
+                key = report.nodeid
+                if name == _SESSION_PROPERTY:
+                    key = f"(a worker's session fixtures torn down after {report.nodeid})"
+                self.by_test[key] = self.by_test.get(key, 0.0) + value
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         count = terminalreporter.config.getoption("cpu_durations")
