@@ -2,7 +2,8 @@
 against a loopback model server with ``calls_per_hour: N``: the model server sees exactly N
 calls, one at a time; the traces past the budget are ``budget_exhausted`` in ``aieval online
 status --json``; with the budget raised (the rules file changed, the server restarted), a
-backfill asked over the API scores them, each once."""
+backfill asked over the API scores them, each once. A token limit is overshot by at most the
+one call in flight."""
 
 from __future__ import annotations
 
@@ -90,3 +91,27 @@ def test_a_budget_of_n_calls_is_never_exceeded_and_a_backfill_scores_the_rest_on
     samples = [s.id for run_id in runs for s in store.iter_samples(run_id)]
     assert sorted(samples) == sorted(ids)
     assert _cli_status(in_process, server.db)["budget_exhausted"] == 0
+
+
+def test_a_token_budget_overshoots_by_at_most_the_one_call_in_flight(
+    in_process: Cli,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    openai_server: OpenAIServer,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    openai_server.responder = _verdict  # 50 tokens a call
+    rules = RULES.replace("calls_per_hour: {calls}", "tokens_per_hour: 120")
+    with served(in_process, monkeypatch, tmp_path, rules.format(url=openai_server.base_url)) as (
+        server
+    ):
+        export_traces(server.url, 8)
+        server.cycle()
+        final = status_adds_up(status(server.url))["judged"]
+        (rule,) = status(server.url)["rules"]
+    # a call starts only while the tokens spent are below the limit: 0, 50, 100, then none
+    assert len(openai_server.requests) == 3 and openai_server.max_in_flight == 1
+    hour = next(s for s in rule["spend"] if s["period"] == "hour")
+    assert hour["tokens"] == 150  # over the limit by the last call's 50 tokens at most
+    assert hour["exhausted"] is True
+    assert final == {"scored": 3, "budget_exhausted": 5}

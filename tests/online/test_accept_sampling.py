@@ -33,6 +33,7 @@ rules:
 """
 
 
+@pytest.mark.slow
 def test_two_rates_on_the_same_traffic_score_nested_sets(
     in_process: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
