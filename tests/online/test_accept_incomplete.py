@@ -33,7 +33,8 @@ def test_a_trace_whose_root_never_arrives_is_incomplete_not_a_failure(
         store = Store(server.db)
         first = {w.trace_id: w.state for w in store.online_work("whole")}
         assert {first[t] for t in whole} == {"scored"}
-        assert {first[t] for t in partial} == {"pending"}  # waiting for its spans
+        # never scored: waiting for its spans (or already incomplete on a slow machine)
+        assert {first[t] for t in partial} <= {"pending", "skipped"}
         deadline = time.monotonic() + 120
         while True:  # polled: the items become due once incomplete_after_s has passed
             server.cycle()
