@@ -86,10 +86,10 @@ def test_three_failing_windows_are_one_incident_posted_once(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     openai_server.responder = _failing
     hours = [window_start(time.time(), "hour") - k * 3600 for k in (4, 3, 2)]
-    store = Store(tmp_path / "runs.db")
     ids = trace_ids(18)
-    for i, trace_id in enumerate(ids):
-        add_trace(store, trace_id, hours[i // 6] + 60 + i)
+    with Store(tmp_path / "runs.db") as store:
+        for i, trace_id in enumerate(ids):
+            add_trace(store, trace_id, hours[i // 6] + 60 + i)
     rules = RULES.format(url=openai_server.base_url, hook=hook.url)
     with served(in_process, monkeypatch, tmp_path, rules) as server:
         server.cycle()
