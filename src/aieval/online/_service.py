@@ -15,10 +15,10 @@ from aieval._files import confined_to
 from aieval.errors import ConfigError
 from aieval.online._alerts import check_alerts
 from aieval.online._model import OnlineRule
-from aieval.online._worker import BudgetSeam, OnlineWorker
+from aieval.online._worker import LEASE_S, BudgetSeam, OnlineWorker
 from aieval.store import StoreLocation
 
-__all__ = ["POLL_S", "OnlineService"]
+__all__ = ["LEASE_ENV", "POLL_S", "OnlineService", "lease_from_env"]
 
 log = logging.getLogger("aieval")
 
@@ -26,13 +26,39 @@ log = logging.getLogger("aieval")
 POLL_S = 5.0
 #: Batches of work one cycle claims at most before looking for new traces again.
 _ROUNDS = 20
+#: The environment variable setting a server's claim lease in seconds (default ``LEASE_S``).
+LEASE_ENV = "AIEVAL_ONLINE_LEASE_S"
+
+
+def lease_from_env() -> float:
+    """The claim lease ``AIEVAL_ONLINE_LEASE_S`` sets (``LEASE_S`` when unset).
+
+    Raises:
+        ConfigError: the value is not a number of seconds above 0 (at most a day).
+    """
+    given = os.environ.get(LEASE_ENV, "").strip()
+    if not given:
+        return LEASE_S
+    try:
+        lease = float(given)
+    except ValueError:
+        lease = -1.0
+    if not 0 < lease <= 86_400:  # also refuses nan and inf
+        raise ConfigError(
+            f"{LEASE_ENV}={given!r}: give the seconds a claim holds its traces, above 0 and"
+            f" at most 86400 (default {LEASE_S:g})"
+        )
+    return lease
 
 
 class OnlineService:
     """Run an :class:`OnlineWorker` on the store at ``location`` in a thread: :meth:`start`,
     :meth:`wake` (a cycle now), :meth:`stop` (joins the thread). A failing cycle is logged and
     the next one runs: one bad trace or a store that is briefly away never stops the service.
-    Files a rule names (a workflow, a profile) are read only inside ``roots`` when given."""
+    Files a rule names (a workflow, a profile) are read only inside ``roots`` when given.
+    ``lease_s`` is how long a claim holds its rows (default: ``AIEVAL_ONLINE_LEASE_S``, else
+    ``LEASE_S``); keep it well above the time a batch takes to score, or another server takes
+    over rows still being scored and their judges are called again."""
 
     def __init__(
         self,
@@ -42,8 +68,10 @@ class OnlineService:
         poll_s: float = POLL_S,
         budget: BudgetSeam | None = None,
         roots: Sequence[Path] | None = None,
+        lease_s: float | None = None,
     ) -> None:
         self.location = location
+        self.lease_s = lease_from_env() if lease_s is None else lease_s
         self.worker_id = worker_id
         self.poll_s = poll_s
         self.budget = budget
@@ -94,7 +122,9 @@ class OnlineService:
                     self._started += 1
                 try:
                     if worker is None:
-                        worker = OnlineWorker(self.location, self.worker_id, budget=self.budget)
+                        worker = OnlineWorker(
+                            self.location, self.worker_id, budget=self.budget, lease_s=self.lease_s
+                        )
                     self._cycle(worker)
                 except Exception:
                     log.exception("online scoring: a cycle failed; the next one runs as usual")

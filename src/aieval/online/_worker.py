@@ -103,8 +103,9 @@ class OnlineWorker:
     # -- rules -------------------------------------------------------------------------------
 
     def rules(self) -> list[OnlineRule]:
-        """The stored rules (paused ones too); a spec that no longer reads is logged, named,
-        and left aside (its traces wait)."""
+        """The stored rules (paused ones too, as the row's ``paused`` says: a rules file's
+        ``paused: true`` stays in its spec after a resume over the API); a spec that no longer
+        reads is logged, named, and left aside (its traces wait)."""
         found = []
         for name, spec, paused in self.store.online_rule_specs():
             try:
@@ -112,7 +113,7 @@ class OnlineWorker:
             except ConfigError as exc:
                 log.error("online rule %r: its stored spec does not read: %s", name, exc)
                 continue
-            found.append(dataclasses.replace(rule, paused=True) if paused else rule)
+            found.append(dataclasses.replace(rule, paused=bool(paused)))
         return found
 
     def active_rules(self) -> list[OnlineRule]:
