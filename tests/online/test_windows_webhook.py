@@ -8,6 +8,7 @@ import json
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,9 +17,17 @@ from urllib.parse import unquote
 
 import pytest
 from tests.online.windows_support import HOUR, T0, add_window
+from tests.support.online import add_trace, put_rule, scored_rule, trace_ids
 
 from aieval import Store
-from aieval.online import AlertPolicy, AlertSender, OnlineRule, check_alerts
+from aieval.online import (
+    AlertPolicy,
+    AlertSender,
+    OnlineRule,
+    OnlineService,
+    check_alerts,
+    window_start,
+)
 from aieval.online._alerts import idempotency_key
 
 
@@ -263,4 +272,32 @@ def test_a_trickling_receiver_is_cut_at_the_posts_deadline(trickler: str, tmp_pa
     (stored,) = store.online_alerts("qa")
     assert stored.delivered_at is None and stored.attempts == 1
     assert stored.last_error is not None and "deadline" in stored.last_error
+    store.close()
+
+
+def test_scoring_goes_on_while_a_webhook_hangs(receiver: Receiver, store_location: str) -> None:
+    store = Store(store_location)
+    hour = window_start(time.time(), "hour")
+    for back in (3, 2):  # two closed bad windows of the rule before this hour: an incident
+        add_window(store, "support", hour - back * HOUR, [False] * 6)
+    alert = AlertPolicy(webhook=receiver.url + "/hook", floor=0.8, consecutive=2, min_samples=5)
+    put_rule(store, scored_rule(settle_s=0, alert=alert))
+    receiver.hold.clear()  # the webhook takes the POST and never answers (until the end)
+    service = OnlineService(store_location, worker_id="s", poll_s=600)
+    service.start()
+    try:
+        assert service.cycle_now(timeout=20)
+        assert receiver.arrived.wait(20)
+        for trace_id in trace_ids(3):
+            add_trace(store, trace_id, time.time() - 1)
+        # the POST is still held: the next cycle scores the traces all the same
+        assert service.cycle_now(timeout=20)
+        assert Counter(w.state for w in store.online_work("support")) == {"scored": 3}
+        assert len(receiver.posts) == 1 and store.online_alerts("support")[0].delivered_at is None
+    finally:
+        receiver.hold.set()
+        service.stop()
+    assert service.alerts._thread is not None and not service.alerts._thread.is_alive()
+    (stored,) = store.online_alerts("support")
+    assert stored.delivered_at is not None and stored.attempts == 1
     store.close()

@@ -252,11 +252,17 @@ def _from_start(summaries: list[WindowSummary], incident: Incident, least: int) 
 
 
 def check_alerts(
-    store: Store, rule: OnlineRule, now: float | None = None, sender: AlertSender | None = None
+    store: Store,
+    rule: OnlineRule,
+    now: float | None = None,
+    sender: AlertSender | None = None,
+    *,
+    deliver: bool = True,
 ) -> list[Incident]:
-    """Look for ``rule``'s incidents in its recent windows, store the new ones and deliver
-    every undelivered one; answer the incidents opened now. A plain function: the online
-    service calls it each cycle, on any number of servers."""
+    """Look for ``rule``'s incidents in its recent windows, store the new ones and (unless not
+    ``deliver``) deliver every undelivered one; answer the incidents opened now. A plain
+    function: the online service calls it each cycle, on any number of servers, without
+    delivering (its own thread delivers)."""
     if rule.alert is None:
         return []
     at = time.time() if now is None else now
@@ -275,5 +281,6 @@ def check_alerts(
             break
         span *= 2
     opened = sender.open(rule, found)
-    sender.deliver(rule)
+    if deliver:
+        sender.deliver(rule)
     return opened
