@@ -5,17 +5,30 @@ followed; the payload holds ids and figures only."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import time
+from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from tests.online.windows_support import HOUR, T0, add_window
+from tests.support.online import add_trace, put_rule, scored_rule, trace_ids
 
 from aieval import Store
-from aieval.online import AlertPolicy, AlertSender, OnlineRule, check_alerts
+from aieval.online import (
+    AlertPolicy,
+    AlertSender,
+    OnlineRule,
+    OnlineService,
+    check_alerts,
+    window_start,
+)
+from aieval.online._alerts import idempotency_key
 
 
 @dataclass
@@ -181,4 +194,110 @@ def test_a_streak_longer_than_the_lookback_keeps_its_key(receiver: Receiver, tmp
     assert check_alerts(store, rule, T0 + 53 * HOUR, quick(store)) == []
     assert [a.incident for a in store.online_alerts("qa")] == [opened.key]
     assert len(receiver.posts) == 1
+    store.close()
+
+
+def test_a_rule_name_beyond_latin_1_is_delivered_percent_encoded(
+    receiver: Receiver, tmp_path: Any
+) -> None:
+    store = Store(tmp_path / "runs.db")
+    for i in range(3):
+        add_window(store, "质量", T0 + i * HOUR, [False] * 6)
+    rule = OnlineRule(name="质量", alert=rule_for(receiver).alert)
+    (opened,) = check_alerts(store, rule, T0 + 4 * HOUR, quick(store))
+    ((_, headers, body),) = receiver.posts
+    assert headers["Idempotency-Key"] == idempotency_key("质量", opened.key)
+    assert unquote(headers["Idempotency-Key"]) == f"质量/{opened.key}" and body["rule"] == "质量"
+    (stored,) = store.online_alerts("质量")
+    assert stored.delivered_at is not None and stored.last_error is None
+    store.close()
+
+
+def test_any_failure_of_a_post_is_counted_with_its_error(tmp_path: Any) -> None:
+    store = Store(tmp_path / "runs.db")
+    bad_windows(store)
+    # a port out of range: urlsplit raises ValueError, neither OSError nor HTTPException
+    alert = AlertPolicy(webhook="http://127.0.0.1:99999/hook", floor=0.8, consecutive=2)
+    rule = OnlineRule(name="qa", alert=AlertPolicy(**{**vars_of(alert), "min_samples": 5}))
+    check_alerts(store, rule, T0 + 4 * HOUR, quick(store, attempts=2))
+    (stored,) = store.online_alerts("qa")
+    assert stored.delivered_at is None and stored.attempts == 2
+    assert stored.last_error is not None and "ValueError" in stored.last_error
+    store.close()
+
+
+def vars_of(policy: AlertPolicy) -> dict[str, Any]:
+    return {f.name: getattr(policy, f.name) for f in fields(policy)}
+
+
+@pytest.fixture
+def trickler() -> Iterator[str]:
+    """A webhook that answers a header line every 0.2 s, for up to a minute."""
+    done = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            for i in range(300):
+                if done.wait(0.2):
+                    return
+                try:
+                    conn.sendall(f"X-Slow-{i}: 1\r\n".encode())
+                except OSError:
+                    return
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+    done.set()
+    listener.close()
+    thread.join(10)
+
+
+def test_a_trickling_receiver_is_cut_at_the_posts_deadline(trickler: str, tmp_path: Any) -> None:
+    store = Store(tmp_path / "runs.db")
+    bad_windows(store)
+    rule = OnlineRule(
+        name="qa", alert=AlertPolicy(webhook=trickler, floor=0.8, consecutive=2, min_samples=5)
+    )
+    sender = AlertSender(store, timeout_s=1.0, attempts=1)
+    assert sender.lease_s > sender.timeout_s + 10  # the deadline ends well inside the lease
+    began = time.monotonic()
+    check_alerts(store, rule, T0 + 4 * HOUR, sender)
+    # each header line came within the 1 s socket timeout: only a total deadline ends it
+    assert time.monotonic() - began < 5
+    (stored,) = store.online_alerts("qa")
+    assert stored.delivered_at is None and stored.attempts == 1
+    assert stored.last_error is not None and "deadline" in stored.last_error
+    store.close()
+
+
+def test_scoring_goes_on_while_a_webhook_hangs(receiver: Receiver, store_location: str) -> None:
+    store = Store(store_location)
+    hour = window_start(time.time(), "hour")
+    for back in (3, 2):  # two closed bad windows of the rule before this hour: an incident
+        add_window(store, "support", hour - back * HOUR, [False] * 6)
+    alert = AlertPolicy(webhook=receiver.url + "/hook", floor=0.8, consecutive=2, min_samples=5)
+    put_rule(store, scored_rule(settle_s=0, alert=alert))
+    receiver.hold.clear()  # the webhook takes the POST and never answers (until the end)
+    service = OnlineService(store_location, worker_id="s", poll_s=600)
+    service.start()
+    try:
+        assert service.cycle_now(timeout=20)
+        assert receiver.arrived.wait(20)
+        for trace_id in trace_ids(3):
+            add_trace(store, trace_id, time.time() - 1)
+        # the POST is still held: the next cycle scores the traces all the same
+        assert service.cycle_now(timeout=20)
+        assert Counter(w.state for w in store.online_work("support")) == {"scored": 3}
+        assert len(receiver.posts) == 1 and store.online_alerts("support")[0].delivered_at is None
+    finally:
+        receiver.hold.set()
+        service.stop()
+    assert service.alerts._thread is not None and not service.alerts._thread.is_alive()
+    (stored,) = store.online_alerts("support")
+    assert stored.delivered_at is not None and stored.attempts == 1
     store.close()

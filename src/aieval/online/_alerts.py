@@ -6,7 +6,7 @@ webhook with an ``Idempotency-Key`` header, under a lease so two senders never d
 incident at once. Connection errors and 5xx answers are retried with a growing pause, a bounded
 number of times; an incident still undelivered is tried again on a later cycle (also after a
 restart), up to :data:`MAX_ATTEMPTS` POSTs in all. A redirect is never followed (it is recorded
-as the error), and every request has a time limit.
+as the error), and every POST has one deadline for connecting, sending and reading together.
 
 The payload holds the rule's name, the incident's key and kind, the metric, and per window its
 span, its run's name and id and its figures: never a key, a header of the rule, or anything of
@@ -15,20 +15,23 @@ a trace beyond those figures.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import socket
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from aieval.online._incidents import Incident, figure, incidents
 from aieval.online._model import WINDOWS, OnlineRule
 from aieval.online._windows import WindowSummary, window_summaries
 from aieval.store import Store, StoredAlert
 
-__all__ = ["MAX_ATTEMPTS", "AlertSender", "alert_payload", "check_alerts"]
+__all__ = ["MAX_ATTEMPTS", "AlertSender", "alert_payload", "check_alerts", "idempotency_key"]
 
 #: POSTs of one incident in all, over every cycle, before it is left undelivered for good (its
 #: ``last_error`` says why).
@@ -41,7 +44,8 @@ class AlertSender:
     """Stores incidents in ``store`` and delivers them to their rule's webhook.
 
     Args:
-        timeout_s: each POST's time limit (connecting and reading the answer).
+        timeout_s: each POST's deadline, connecting, sending and reading the answer together
+            (not per read: a receiver trickling bytes is cut at it).
         attempts: POSTs per incident per cycle (connection errors and 5xx are retried).
         backoff_s: the pause after the first failed POST, doubled after each further one.
     """
@@ -114,7 +118,15 @@ class AlertSender:
         return False
 
     def _post(self, webhook: str, alert: StoredAlert) -> tuple[int, str]:
-        """POST the alert once: ``(status, error)``; status 0 when no answer came."""
+        """POST the alert once: ``(status, error)``; status 0 when no answer came. Any failure
+        (a refused connection, a header that cannot be sent, the deadline) is an answer here,
+        counted as an attempt with its error: never an exception out of the delivery."""
+        try:
+            return self._post_within(webhook, alert)
+        except Exception as exc:  # one delivery's failure is recorded, never raised
+            return 0, f"POST {webhook}: {type(exc).__name__}: {exc}"
+
+    def _post_within(self, webhook: str, alert: StoredAlert) -> tuple[int, str]:
         url = urlsplit(webhook)
         if url.scheme not in ("http", "https") or not url.hostname:
             return 400, f"webhook {webhook!r} is not an http(s) URL"
@@ -123,23 +135,54 @@ class AlertSender:
         body = json.dumps(alert.payload, sort_keys=True).encode()
         headers = {
             "Content-Type": "application/json",
-            "Idempotency-Key": f"{alert.rule}/{alert.incident}",
+            "Idempotency-Key": idempotency_key(alert.rule, alert.incident),
             "User-Agent": "aieval-online-alerts",
         }
+        # one deadline for the whole POST: a socket timeout bounds each read, not their sum,
+        # so a receiver trickling a byte at a time is cut by a timer shutting the socket down
+        cut = threading.Event()
         conn = kind(url.hostname, url.port, timeout=self.timeout_s)
+        timer = threading.Timer(self.timeout_s, _shut, (conn, cut))
+        timer.daemon = True
+        timer.start()
         try:
+            conn.connect()
+            if cut.is_set():  # the deadline passed while connecting (no socket to shut yet)
+                raise TimeoutError("connecting took the whole deadline")
             conn.request("POST", path, body=body, headers=headers)
             answer = conn.getresponse()
             answer.read(65536)
             status = answer.status
             where = answer.getheader("Location")
         except (OSError, http.client.HTTPException) as exc:
+            if cut.is_set():
+                limit = f"no answer within {self.timeout_s:g} s (the whole POST's deadline)"
+                return 0, f"POST {webhook}: {limit}"
             return 0, f"POST {webhook}: {type(exc).__name__}: {exc}"
         finally:
+            timer.cancel()
             conn.close()
+        if cut.is_set():  # a read cut short may look like a whole answer: it is not one
+            return 0, f"POST {webhook}: no answer within {self.timeout_s:g} s (the deadline)"
         if 300 <= status < 400:
             return status, f"POST {webhook}: answered {status} (redirect to {where!r} not followed)"
         return status, "" if status < 300 else f"POST {webhook}: answered {status}"
+
+
+def idempotency_key(rule: str, incident: str) -> str:
+    """The ``Idempotency-Key`` header of an incident: ``<rule>/<incident key>``, percent-encoded
+    as UTF-8 (RFC 3986) so any rule name can be sent; an ASCII name without ``%``, spaces or
+    reserved characters reads as it is."""
+    return quote(f"{rule}/{incident}", safe="/:")
+
+
+def _shut(conn: http.client.HTTPConnection, cut: threading.Event) -> None:
+    """End a POST at its deadline: shutting the socket down wakes a blocked read at once."""
+    cut.set()
+    sock = conn.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _iso(at: float) -> str:
@@ -209,11 +252,17 @@ def _from_start(summaries: list[WindowSummary], incident: Incident, least: int) 
 
 
 def check_alerts(
-    store: Store, rule: OnlineRule, now: float | None = None, sender: AlertSender | None = None
+    store: Store,
+    rule: OnlineRule,
+    now: float | None = None,
+    sender: AlertSender | None = None,
+    *,
+    deliver: bool = True,
 ) -> list[Incident]:
-    """Look for ``rule``'s incidents in its recent windows, store the new ones and deliver
-    every undelivered one; answer the incidents opened now. A plain function: the online
-    service calls it each cycle, on any number of servers."""
+    """Look for ``rule``'s incidents in its recent windows, store the new ones and (unless not
+    ``deliver``) deliver every undelivered one; answer the incidents opened now. A plain
+    function: the online service calls it each cycle, on any number of servers, without
+    delivering (its own thread delivers)."""
     if rule.alert is None:
         return []
     at = time.time() if now is None else now
@@ -232,5 +281,6 @@ def check_alerts(
             break
         span *= 2
     opened = sender.open(rule, found)
-    sender.deliver(rule)
+    if deliver:
+        sender.deliver(rule)
     return opened

@@ -14,6 +14,7 @@ from pathlib import Path
 from aieval._files import confined_to
 from aieval.errors import ConfigError
 from aieval.online._alerts import check_alerts
+from aieval.online._delivery import AlertDelivery
 from aieval.online._model import OnlineRule
 from aieval.online._worker import LEASE_S, BudgetSeam, OnlineWorker
 from aieval.store import StoreLocation
@@ -82,10 +83,13 @@ class OnlineService:
         self._stop = threading.Event()
         self._done = threading.Condition()
         self._thread: threading.Thread | None = None
+        # alerts are POSTed on a thread of their own: a slow webhook never holds up scoring
+        self.alerts = AlertDelivery(location, poll_s=poll_s)
 
     def start(self) -> None:
-        """Start the service's thread (once)."""
+        """Start the service's thread (once), and its alert delivery's."""
         if self._thread is None:
+            self.alerts.start()
             self._thread = threading.Thread(target=self._loop, name="aieval-online", daemon=True)
             self._thread.start()
 
@@ -110,6 +114,7 @@ class OnlineService:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        self.alerts.stop(timeout)
         with self._done:
             self._done.notify_all()
 
@@ -157,9 +162,10 @@ class OnlineService:
             if rule.alert is None:
                 continue
             try:
-                check_alerts(worker.store, rule)
+                check_alerts(worker.store, rule, deliver=False)
             except Exception:  # one rule's alerts never stop the others, nor the scoring
                 log.exception("online rule %r: its alerts could not be checked", rule.name)
+        self.alerts.wake(rules)
 
     def _backfill(self, worker: OnlineWorker) -> None:
         """Do the backfills asked for (``POST /api/online/rules/{name}/backfill``); one whose

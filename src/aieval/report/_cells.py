@@ -99,6 +99,8 @@ def change_count(doc: Mapping[str, Any], key: str) -> int:
 
 def changes_line(doc: Mapping[str, Any]) -> str:
     """A comparison's counts of changed, unchanged and unpaired examples, on one line."""
+    if doc.get("method"):  # independent samples: no example is compared with itself
+        return f"examples not paired ({doc['method']}): no per-example changes"
     return (
         f"{change_count(doc, 'regressions')} regressions · "
         f"{change_count(doc, 'improvements')} improvements · {doc['unchanged']} unchanged · "

@@ -1,5 +1,5 @@
 """``compare_runs``: a candidate against its baseline, example by example, with a promotion
-decision."""
+decision (two windows of online scoring: as independent samples, without one)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ from aieval.report._compare_rows import (
     without_scorers,
 )
 from aieval.report._compare_sums import sums_parts
+from aieval.report._compare_windows import INDEPENDENT_WINDOWS, is_window_run, window_parts
 from aieval.report._epochs import cached_split_warning, judge_noise_hints, side_epochs
+from aieval.report._evidence import RuleResult
 from aieval.report._header import SCHEMA_VERSION, resolve_run, run_header
 from aieval.report._intervals import IntervalMethod
 from aieval.report._judge_figures import compared_judge_figures
@@ -106,6 +108,9 @@ class Comparison:
     #: When either run has a judge scorer: per judge its agreement with the candidate store's
     #: reviewers, certification and each run's raw vs corrected pass rate; else None.
     judge_figures: dict[str, Any] | None = None
+    #: How the runs were compared when not paired by example id: two windows of online
+    #: scoring are independent samples (``report/_compare_windows.py``); else None (paired).
+    method: str | None = None
 
     @property
     def promote(self) -> bool:
@@ -150,6 +155,7 @@ class Comparison:
             **({"epochs": self.epochs} if self.epochs is not None else {}),
             **({"conversations": self.conversations} if self.conversations is not None else {}),
             **({"judge_figures": self.judge_figures} if self.judge_figures is not None else {}),
+            **({"method": self.method} if self.method is not None else {}),
         }
 
 
@@ -212,6 +218,8 @@ def compare_runs(
         raise ConfigError(
             f"the baseline and the candidate are the same run ({cand_row.id}): compare two runs"
         )
+    if windows := _windows(base_store, store, (base_row, cand_row), policy, choice, confidence):
+        return windows
     sides = conversation_sides(base_store, base_row, store, cand_row)
     parts = _parts(
         base_store, base_row, store, cand_row, policy, sides,
@@ -231,16 +239,7 @@ def compare_runs(
     )  # fmt: skip
     epochs = _epochs(base_row, cand_row)
     if epochs is not None:
-        if decision.outcome == "inconclusive":
-            decision.warnings.extend(judge_noise_hints(epochs))
-        for side, side_store, row in (
-            ("baseline", base_store, base_row),
-            ("candidate", store, cand_row),
-        ):
-            if (epochs[side] or {}).get("variance"):
-                cached = side_store.cached_judge_calls(row.id)
-                if cached:
-                    decision.warnings.append(cached_split_warning(side, cached))
+        _epoch_warnings(decision, epochs, (base_store, store), rows)
     return Comparison(
         baseline=_side_header(base_row),
         candidate=_side_header(cand_row),
@@ -271,6 +270,61 @@ def compare_runs(
         epochs=epochs,
         conversations=compared_section(sides) if sides is not None else None,
         judge_figures=None if figures is None else figures.to_dict(),
+    )
+
+
+def _epoch_warnings(
+    decision: PromotionDecision,
+    epochs: dict[str, Any],
+    stores: tuple[Store, Store],
+    rows: tuple[RunRow, RunRow],
+) -> None:
+    """Add to ``decision`` the hints of judge noise (when inconclusive) and the warnings of
+    variance splits read from cached judge calls, for runs of epochs."""
+    if decision.outcome == "inconclusive":
+        decision.warnings.extend(judge_noise_hints(epochs))
+    for side, side_store, row in zip(("baseline", "candidate"), stores, rows, strict=True):
+        if (epochs[side] or {}).get("variance"):
+            cached = side_store.cached_judge_calls(row.id)
+            if cached:
+                decision.warnings.append(cached_split_warning(side, cached))
+
+
+def _windows(
+    base_store: Store,
+    store: Store,
+    rows: tuple[RunRow, RunRow],
+    policy: PromotionPolicy,
+    choice: BaselineChoice | None,
+    confidence: float,
+) -> Comparison | None:
+    """Two windows of online scoring holding different traces, compared as independent
+    samples (no pairing, no promotion decision); ``None`` for any other pair of runs."""
+    base_row, cand_row = rows
+    if not (is_window_run(base_row) and is_window_run(cand_row)):
+        return None
+    parts = window_parts(base_store, base_row, store, cand_row, policy, confidence=confidence)
+    if parts is None:
+        return None
+    same = RuleResult("comparable_runs", True, "windows of online scoring")
+    return Comparison(
+        baseline=_side_header(base_row),
+        candidate=_side_header(cand_row),
+        paired=parts.paired,
+        only_baseline=parts.only_baseline[:_MAX_IDS],
+        only_candidate=parts.only_candidate[:_MAX_IDS],
+        only_baseline_count=len(parts.only_baseline),
+        only_candidate_count=len(parts.only_candidate),
+        metrics=parts.metrics,
+        regressions=[],
+        improvements=[],
+        unchanged=0,
+        tie_break=parts.tie_break,
+        decision=parts.decision,
+        warnings=parts.decision.warnings,
+        provenance=provenance(base_row, cand_row, same),
+        baseline_choice=choice,
+        method=INDEPENDENT_WINDOWS,
     )
 
 

@@ -314,6 +314,12 @@ def paired_counts(doc: Mapping[str, Any]) -> str:
     >>> paired_counts({"paired": 300, "scored_paired": 300})
     '300 examples paired by id, all scored in both'
     """
+    if doc.get("method"):  # not paired: two windows of online scoring, say
+        sides = (
+            doc["paired"] + doc["only_baseline_count"],
+            doc["paired"] + doc["only_candidate_count"],
+        )
+        return f"{doc['method']}: {sides[0]} baseline and {sides[1]} candidate examples"
     text = f"{doc['paired']} examples paired by id"
     if "scored_paired" in doc:
         scored = doc["scored_paired"]

@@ -1,7 +1,8 @@
 """Statistics: pass@k estimators, rater agreement (a judge against humans: kappa intervals, the
 Rogan-Gladen corrected pass rate), confidence intervals (several columns'
 bootstrap means from one resample stream; Student's t from moments or from sums), paired
-comparisons, judge-human agreement weighted back from a stratified sample of labels, and
+comparisons and those of two independent samples (Newcombe, Welch), judge-human agreement
+weighted back from a stratified sample of labels, and
 floor comparisons that float rounding cannot flip (``at_least``, ``at_most``)."""
 
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         t_interval_from_sums,
     )
     from aieval.stats._describe import QUANTILE_POINTS, histogram, quantiles, sample_std
+    from aieval.stats._independent import newcombe_interval, welch_interval
     from aieval.stats._judge_error import (
         CorrectedRate,
         ErrorRates,
@@ -68,6 +70,7 @@ __all__ = [
     "mean_absolute_error",
     "mean_pass_at_k",
     "moments_from_sums",
+    "newcombe_interval",
     "noninferiority_from_counts",
     "noninferiority_from_moments",
     "noninferiority_test",
@@ -89,6 +92,7 @@ __all__ = [
     "t_interval_from_sums",
     "variance_split",
     "weighted_agreement",
+    "welch_interval",
     "wilson_interval",
 ]
 
@@ -112,6 +116,8 @@ _EXPORTS = {
     "histogram": "aieval.stats._describe",
     "quantiles": "aieval.stats._describe",
     "sample_std": "aieval.stats._describe",
+    "newcombe_interval": "aieval.stats._independent",
+    "welch_interval": "aieval.stats._independent",
     "CorrectedRate": "aieval.stats._judge_error",
     "ErrorRates": "aieval.stats._judge_error",
     "correct_pass_rate": "aieval.stats._judge_error",
