@@ -109,7 +109,7 @@ def test_the_old_store_is_migrated_to_the_current_schema(store: Store) -> None:
     version = store._read("SELECT value FROM meta WHERE key = 'schema_version'")[0][0]
     columns = {row[1] for row in store._read("PRAGMA table_info(samples)")}
     run_columns = {row[1] for row in store._read("PRAGMA table_info(runs)")}
-    assert int(version) == SCHEMA_VERSION == 12
+    assert int(version) == SCHEMA_VERSION == 13
     assert store._read("SELECT COUNT(*) FROM judge_certificates") == [(0,)]  # added by 12
     assert {"verdict", "weighted_score", "verdict_passed", "verdict_plain"} <= columns
     # added by 8, NULL in the rows stored before: their runs keep the record path

@@ -51,4 +51,4 @@ def test_a_version_11_store_gains_the_certificates_table(store_location: str) ->
             judge="c" * 16, label="j", n=100, kappa=0.7, bound=0.61, floor=0.6, certified_at=1.0
         )
     rows = _sql(store_location, "SELECT value FROM meta WHERE key = 'schema_version'")
-    assert str(rows[0][0]) == str(SCHEMA_VERSION) == "12"
+    assert str(rows[0][0]) == str(SCHEMA_VERSION) == "13"
