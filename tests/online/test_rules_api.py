@@ -94,6 +94,23 @@ async def test_a_rules_file_rule_is_changed_only_in_its_file(live: LiveServer) -
         ({"filter": {"attributes": [{"key": "k", "regex": "("}]}}, "filter.attributes[0].regex"),
         ({"alert": {"floor": 0.5, "webhook": "gopher://x"}}, "alert.webhook: "),
         ({"extra": 1}, "extra: unknown key"),
+        (
+            {
+                "scoring": {
+                    "scorers": [
+                        {
+                            "llm_judge": {
+                                "rubric": "r",
+                                "base_url": "http://127.0.0.1:9/v1",
+                                "model": "x",
+                                "api_key_env": "HOME",
+                            }
+                        }
+                    ]
+                }
+            },
+            "scoring.scorers[0].llm_judge.api_key_env: a rule sent to the API may not name",
+        ),
     ],
 )
 async def test_a_bad_rule_is_a_422_naming_the_field(

@@ -224,3 +224,53 @@ def test_a_stored_spec_is_validated_again(tmp_path: Path) -> None:
         rule_from_json('{"name": "r", "scoring": {}, "sampling_rate": 3}')
     with pytest.raises(ConfigError, match="stored rule: not JSON"):
         rule_from_json("{")
+
+
+@pytest.mark.parametrize(
+    ("scoring", "field"),
+    [
+        (
+            {"scorers": [{"llm_judge": {"rubric": "r", "api_key_env": "HOME"}}]},
+            "scoring.scorers[0].llm_judge.api_key_env",
+        ),
+        (
+            {"scorers": [{"llm_judge": {"rubric": "r", "api_key": "sk-1"}}]},
+            "scoring.scorers[0].llm_judge.api_key",
+        ),
+        (
+            {"scorers": [{"llm_judge": {"rubric": "r", "headers": {"X-Key": "k"}}}]},
+            "scoring.scorers[0].llm_judge.headers",
+        ),
+        (
+            {"scorers": [{"similar": {"value": "v", "api_key_env": "AIEVAL_TOKEN"}}]},
+            "scoring.scorers[0].similar.api_key_env",
+        ),
+        (
+            {
+                "scorers": ["json_valid"],
+                "default_checks": [{"llm_judge": {"judges": [{"x": {"token_env": "PGPASSWORD"}}]}}],
+            },
+            "scoring.default_checks[0].llm_judge.judges[0].x.token_env",
+        ),
+        (
+            {"profile": "agent", "workflow": {"name": "w", "grader": {"api_key_env": "HOME"}}},
+            "scoring.workflow.grader.api_key_env",
+        ),
+    ],
+)
+def test_an_api_rule_names_no_key_variable_or_header(
+    scoring: dict[str, Any], field: str, tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_rule({"name": "r", "scoring": scoring}, _api(tmp_path))
+    message = str(error.value)
+    assert message.startswith(f"request body: rule 'r': {field}: ")
+    assert "may not name a key, an environment variable or headers" in message
+
+
+def test_a_rules_file_may_name_the_judge_s_key_variable(tmp_path: Path) -> None:
+    judge = {"llm_judge": {"rubric": "r", "base_url": "http://127.0.0.1:9/v1", "model": "m"}}
+    judge["llm_judge"]["api_key_env"] = "HOME"
+    origin = RuleOrigin("file", "rules.yaml", base_dir=tmp_path)
+    (rule,) = parse_rules({"rules": [{"name": "r", "scoring": {"scorers": [judge]}}]}, origin)
+    assert rule.scoring.scorers == (judge,)

@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from aieval._files import confined_to, resolve_inside
 from aieval.errors import ConfigError, IncompatibleDatasetError
@@ -45,6 +45,7 @@ def checked_scoring(scoring: ScoringModel, origin: RuleOrigin) -> RuleScoring:
 
     if origin.source == "api":
         _refuse_python(scoring)
+        _refuse_credentials(scoring)
     workflow, profile, imports = scoring.workflow, scoring.profile, list(scoring.imports)
     if origin.source == "api":
         roots = list(origin.roots)
@@ -125,6 +126,42 @@ def _refuse_python(scoring: ScoringModel) -> None:
                     "to the API may use registered scorers only (give it in the server's rules "
                     "file to use your own)"
                 )
+
+
+#: Options naming a key, the variable holding one, or headers (a credential's usual place).
+_CREDENTIAL_OPTIONS = frozenset({"api_key", "api_key_env", "headers"})
+
+
+def _refuse_credentials(scoring: ScoringModel) -> None:
+    """An API rule names no key, no environment variable and no header, at any depth of its
+    scorers, checks and workflow: the server must never send the value of a variable of its
+    environment (its token, a password) to an endpoint a request chose, as for
+    ``POST /api/evaluations``. A judge's key comes from the server's environment
+    (``AIEVAL_JUDGE_*``, the provider's own variable) or from the rules file."""
+    parts: list[tuple[str, Any]] = [
+        *((f"scoring.scorers[{i}]", e) for i, e in enumerate(scoring.scorers)),
+        *((f"scoring.default_checks[{i}]", e) for i, e in enumerate(scoring.default_checks)),
+    ]
+    if isinstance(scoring.workflow, dict):
+        parts.append(("scoring.workflow", scoring.workflow))
+    # iterative walk: the body's depth is bounded by the JSON reader, not by this stack
+    while parts:
+        path, value = parts.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                where = f"{path}.{key}"
+                if isinstance(key, str) and (key in _CREDENTIAL_OPTIONS or key.endswith("_env")):
+                    raise ConfigError(
+                        f"{where}: a rule sent to the API may not name a key, an environment "
+                        "variable or headers (the server would send its own secrets where the "
+                        "request says); let the judge use the server's configured key "
+                        "(AIEVAL_JUDGE_PROVIDER, AIEVAL_JUDGE_BASE_URL and the provider's own "
+                        "variable), or give the rule in the server's rules file "
+                        "(aieval serve --online FILE)"
+                    )
+                parts.append((where, item))
+        elif isinstance(value, list):
+            parts.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
 
 
 def _confined(value: str, roots: Sequence[Path], field: str) -> Path:
