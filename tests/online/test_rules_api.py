@@ -20,7 +20,7 @@ RULE: dict[str, Any] = {
     "name": "quality",
     "filter": {"service_name": "shop", "attributes": [{"key": "tier", "equals": "gold"}]},
     "sampling_rate": 0.5,
-    "scoring": {"scorers": ["exact_match"]},
+    "scoring": {"scorers": ["json_valid"]},
     "budget": {"calls_per_hour": 10},
 }
 
@@ -30,7 +30,7 @@ def _serve(tmp_path: Path, token: str | None) -> LiveServer:
     root.mkdir(exist_ok=True)
     store = Store(tmp_path / "runs.db")
     install_file_rules(
-        store, [OnlineRule(name="from-file", scoring=RuleScoring(scorers=("exact_match",)))]
+        store, [OnlineRule(name="from-file", scoring=RuleScoring(scorers=("json_valid",)))]
     )
     settings = ServerSettings(
         token=token,
@@ -89,7 +89,7 @@ async def test_a_rules_file_rule_is_changed_only_in_its_file(live: LiveServer) -
         ({"sampling_rate": 0}, "sampling_rate: "),
         ({"scoring": {"scorers": ["nope"]}}, "scoring: unknown scorer 'nope'"),
         ({"scoring": {"scorers": ["os:system"]}}, "scoring.scorers[0]: 'os:system' names Python"),
-        ({"scoring": {"scorers": ["exact_match"], "imports": ["x.py"]}}, "scoring.imports: "),
+        ({"scoring": {"scorers": ["json_valid"], "imports": ["x.py"]}}, "scoring.imports: "),
         ({"scoring": {"workflow": "/etc/hostname"}}, "scoring.workflow: '/etc/hostname' is not"),
         ({"filter": {"attributes": [{"key": "k", "regex": "("}]}}, "filter.attributes[0].regex"),
         ({"alert": {"floor": 0.5, "webhook": "gopher://x"}}, "alert.webhook: "),

@@ -26,7 +26,7 @@ RULES = """\
 rules:
   - name: {first}
     filter: {{service_name: shop}}
-    scoring: {{scorers: [exact_match]}}
+    scoring: {{scorers: [json_valid]}}
   - name: second
     sampling_rate: {rate}
     scoring: {{profile: agent}}
@@ -74,7 +74,7 @@ def test_a_name_taken_by_an_api_rule_stops_the_start_naming_both(
 ) -> None:
     db = tmp_path / "runs.db"
     with Store(db) as store:
-        api_rule = OnlineRule(name="first", scoring=RuleScoring(scorers=("exact_match",)))
+        api_rule = OnlineRule(name="first", scoring=RuleScoring(scorers=("json_valid",)))
         store.save_online_rule("first", rule_to_json(api_rule), source="api")
     path = _rules(tmp_path)
     done = in_process("serve", "--db", str(db), "--online", str(path), cwd=tmp_path)

@@ -96,7 +96,7 @@ def test_a_span_that_matches_plainly_wins_over_one_that_cannot_be_judged() -> No
 
 def test_an_invalid_or_huge_regex_is_refused_when_the_rule_is_read(tmp_path: Path) -> None:
     origin = RuleOrigin("file", "rules.yaml", base_dir=tmp_path)
-    rule: dict[str, Any] = {"name": "r", "scoring": {"scorers": ["exact_match"]}}
+    rule: dict[str, Any] = {"name": "r", "scoring": {"scorers": ["json_valid"]}}
     for pattern, said in [("(a", "invalid regex"), ("a" * 1001, "at most 1000")]:
         bad = {**rule, "filter": {"attributes": [{"key": "k", "regex": pattern}]}}
         with pytest.raises(ConfigError, match=rf"rule 'r': filter.attributes\[0\].regex: .*{said}"):

@@ -35,8 +35,8 @@ rules:
         - {key: debug, exists: false}
     sampling_rate: 0.25
     scoring:
-      scorers: [exact_match, {contains: {value: ok}}]
-      default_checks: [json_valid]
+      scorers: [json_valid, {contains: {value: ok}}]
+      default_checks: [{starts_with: {value: "{"}}]
       pass_threshold: 0.7
     budget: {calls_per_hour: 100, cost_per_day: 2.5}
     window: day
@@ -73,7 +73,7 @@ def test_a_rules_file_reads_every_field_and_round_trips_through_json(tmp_path: P
     assert first.sampling_rate == 0.25 and first.window == "day" and first.review == "triage"
     assert first.budget == Budget(calls_per_hour=100, cost_per_day=2.5)
     assert first.alert == AlertPolicy(floor=0.8, consecutive=2, webhook="https://hooks.example/x")
-    assert first.scoring.scorers == ("exact_match", {"contains": {"value": "ok"}})
+    assert first.scoring.scorers == ("json_valid", {"contains": {"value": "ok"}})
     assert (
         second == OnlineRule(name="all-traces", scoring=second.scoring, paused=True)
         and second.scoring.profile == "agent"
@@ -88,7 +88,7 @@ def _error(data: Any, tmp_path: Path, origin: RuleOrigin | None = None) -> str:
     return str(caught.value)
 
 
-SCORED = {"scorers": ["exact_match"]}
+SCORED = {"scorers": ["json_valid"]}
 
 
 @pytest.mark.parametrize(
@@ -189,10 +189,10 @@ def test_a_file_rule_reads_its_files_from_the_rules_file_folder(tmp_path: Path) 
 def test_an_api_rule_imports_no_python(tmp_path: Path) -> None:
     (tmp_path / "checks.py").write_text("raise SystemExit('imported')\n")
     for scoring, said in [
-        ({"imports": ["checks.py"], "scorers": ["exact_match"]}, "scoring.imports: .*may not"),
+        ({"imports": ["checks.py"], "scorers": ["json_valid"]}, "scoring.imports: .*may not"),
         ({"scorers": ["os.path:join"]}, r"scoring.scorers\[0\]: 'os.path:join' names Python"),
         (
-            {"scorers": ["exact_match"], "default_checks": [{"x.py:f": {}}]},
+            {"scorers": ["json_valid"], "default_checks": [{"x.py:f": {}}]},
             r"scoring.default_checks\[0\]: 'x.py:f' names Python",
         ),
     ]:
@@ -274,3 +274,30 @@ def test_a_rules_file_may_name_the_judge_s_key_variable(tmp_path: Path) -> None:
     origin = RuleOrigin("file", "rules.yaml", base_dir=tmp_path)
     (rule,) = parse_rules({"rules": [{"name": "r", "scoring": {"scorers": [judge]}}]}, origin)
     assert rule.scoring.scorers == (judge,)
+
+
+@pytest.mark.parametrize(
+    ("scoring", "said"),
+    [
+        ({"scorers": ["exact_match"]}, r"scoring\.scorers\[0\]: 'exact_match' compares"),
+        ({"scorers": [{"rouge_l": {}}]}, r"scoring\.scorers\[0\]: 'rouge_l' compares"),
+        (
+            {"scorers": ["json_valid"], "default_checks": ["token_f1"]},
+            r"scoring\.default_checks\[0\]: 'token_f1' compares",
+        ),
+        (
+            {"scorers": [{"contains": {"case_sensitive": True}}]},
+            r"scoring\.scorers\[0\]: 'contains' without 'value' compares",
+        ),
+    ],
+)
+def test_a_scorer_needing_an_expected_answer_is_refused_when_the_rule_is_read(
+    scoring: dict[str, Any], said: str, tmp_path: Path
+) -> None:
+    for origin in (_api(tmp_path), RuleOrigin("file", "rules.yaml", base_dir=tmp_path)):
+        with pytest.raises(ConfigError, match=f"rule 'r': {said}.*a trace has none"):
+            parse_rule({"name": "r", "scoring": scoring}, origin)
+    # the same checks with a value of their own need no reference
+    parse_rule(
+        {"name": "r", "scoring": {"scorers": [{"contains": {"value": "x"}}]}}, _api(tmp_path)
+    )

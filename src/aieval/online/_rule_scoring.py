@@ -46,6 +46,7 @@ def checked_scoring(scoring: ScoringModel, origin: RuleOrigin) -> RuleScoring:
     if origin.source == "api":
         _refuse_python(scoring)
         _refuse_credentials(scoring)
+    _refuse_references(scoring)
     workflow, profile, imports = scoring.workflow, scoring.profile, list(scoring.imports)
     if origin.source == "api":
         roots = list(origin.roots)
@@ -162,6 +163,44 @@ def _refuse_credentials(scoring: ScoringModel) -> None:
                 parts.append((where, item))
         elif isinstance(value, list):
             parts.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
+
+
+#: Built-in scorers that compare the output with the row's expected answer, always.
+_REFERENCE_SCORERS = frozenset({"exact_match", "rouge_l", "token_f1", "bleu", "chrf"})
+#: Built-in checks that compare with the expected answer unless given the option named.
+_REFERENCE_UNLESS = {
+    "contains": "value",
+    "icontains": "value",
+    "starts_with": "value",
+    "equals": "value",
+    "levenshtein": "value",
+    "similar": "value",
+    "contains_any": "values",
+    "contains_all": "values",
+    "icontains_any": "values",
+    "icontains_all": "values",
+}
+
+
+def _refuse_references(scoring: ScoringModel) -> None:
+    """A trace carries no expected answer: a scorer comparing with one would make every trace
+    a scorer error, so it is refused when the rule is read, naming the entry."""
+    for field in ("scorers", "default_checks"):
+        for i, entry in enumerate(getattr(scoring, field)):
+            name, options = (entry, {}) if isinstance(entry, str) else next(iter(entry.items()))
+            option = _REFERENCE_UNLESS.get(name)
+            if name in _REFERENCE_SCORERS:
+                why = f"{name!r} compares the output with the row's expected answer"
+            elif option is not None and not (isinstance(options, dict) and option in options):
+                why = f"{name!r} without {option!r} compares with the row's expected answer"
+            else:
+                continue
+            hint = f"give it {option!r}, or " if option is not None else ""
+            raise ConfigError(
+                f"scoring.{field}[{i}]: {why}, and a trace has none (every trace would be a "
+                f"scorer error); {hint}use a scorer that needs no reference (json_valid, a "
+                "check with a value, a judge, a workflow)"
+            )
 
 
 def _confined(value: str, roots: Sequence[Path], field: str) -> Path:
