@@ -35,7 +35,7 @@ rules:
         - {key: debug, exists: false}
     sampling_rate: 0.25
     scoring:
-      scorers: [json_valid, {contains: {value: ok}}]
+      scorers: [json_valid, {contains: {value: ok}}, {llm_judge: {rubric: "Correct?"}}]
       default_checks: [{starts_with: {value: "{"}}]
       pass_threshold: 0.7
     budget: {calls_per_hour: 100, cost_per_day: 2.5}
@@ -73,7 +73,11 @@ def test_a_rules_file_reads_every_field_and_round_trips_through_json(tmp_path: P
     assert first.sampling_rate == 0.25 and first.window == "day" and first.review == "triage"
     assert first.budget == Budget(calls_per_hour=100, cost_per_day=2.5)
     assert first.alert == AlertPolicy(floor=0.8, consecutive=2, webhook="https://hooks.example/x")
-    assert first.scoring.scorers == ("json_valid", {"contains": {"value": "ok"}})
+    assert first.scoring.scorers == (
+        "json_valid",
+        {"contains": {"value": "ok"}},
+        {"llm_judge": {"rubric": "Correct?"}},
+    )
     assert (
         second == OnlineRule(name="all-traces", scoring=second.scoring, paused=True)
         and second.scoring.profile == "agent"
@@ -96,9 +100,9 @@ SCORED = {"scorers": ["json_valid"]}
     [
         (
             {"name": "a/b", "scoring": SCORED},
-            "rules[0] (rule 'a/b'): name: 'a/b': a rule name may not hold '/'",
+            "rules[0] (rule 'a/b'): name: 'a/b': a rule name holds only the letters",
         ),
-        ({"name": "a\nb", "scoring": SCORED}, "control characters"),
+        ({"name": "a\nb", "scoring": SCORED}, "'a\\nb': a rule name holds only"),
         ({"name": "x" * 101, "scoring": SCORED}, "name: a rule name has 1 to 100"),
         ({"name": "r", "scoring": SCORED, "bogus": 1}, "(rule 'r'): bogus: unknown key"),
         (
@@ -301,3 +305,30 @@ def test_a_scorer_needing_an_expected_answer_is_refused_when_the_rule_is_read(
     parse_rule(
         {"name": "r", "scoring": {"scorers": [{"contains": {"value": "x"}}]}}, _api(tmp_path)
     )
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"name": "质量"}, "name: '质量': a rule name holds only the letters A-Z"),
+        ({"name": "a b"}, "name: 'a b': a rule name holds only"),
+        ({"name": "-x"}, "name: '-x': a rule name holds only"),
+        ({"name": "x" * 101}, "name: a rule name has 1 to 100 characters, not 101"),
+        (
+            {"review": "../../x\n<b>"},
+            "review: '../../x\\n<b>': a review queue name holds only",
+        ),
+        ({"review": "q" * 101}, "review: a review queue name has 1 to 100 characters"),
+        ({"review": "triage"}, "review: the queue 'triage' checks a judge, and the rule's"),
+    ],
+)
+def test_rule_and_queue_names_are_plain_ascii_and_review_needs_a_judge(
+    change: dict[str, Any], said: str, tmp_path: Path
+) -> None:
+    for origin in (_api(tmp_path), RuleOrigin("file", "rules.yaml", base_dir=tmp_path)):
+        with pytest.raises(ConfigError) as error:
+            parse_rule({"name": "r", "scoring": SCORED, **change}, origin)
+        assert said in str(error.value), str(error.value)
+    judged = {"scorers": [{"llm_judge": {"rubric": "Correct?"}}]}
+    rule = parse_rule({"name": "A-1.b_c", "scoring": judged, "review": "q.1"}, _api(tmp_path))
+    assert (rule.name, rule.review) == ("A-1.b_c", "q.1")

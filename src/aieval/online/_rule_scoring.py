@@ -15,7 +15,7 @@ from aieval.errors import ConfigError, IncompatibleDatasetError
 from aieval.online._model import RuleScoring
 from aieval.online._rule_schema import ScoringModel
 
-__all__ = ["RuleOrigin", "checked_scoring"]
+__all__ = ["RuleOrigin", "checked_scoring", "may_judge"]
 
 _FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -103,6 +103,19 @@ def checked_scoring(scoring: ScoringModel, origin: RuleOrigin) -> RuleScoring:
         pass_threshold=scoring.pass_threshold,
         enforce_hard_gates=scoring.enforce_hard_gates,
     )
+
+
+#: The built-in judges (their scores carry the verdicts a review queue checks).
+_JUDGES = frozenset({"llm_judge", "rubric_judge", "multi_judge"})
+
+
+def may_judge(scoring: RuleScoring) -> bool:
+    """Whether ``scoring`` holds a judge: a built-in one, or a scorer of its own imports
+    (a rules file's: what it is is known only when it scores)."""
+    entries = [*scoring.scorers, *scoring.default_checks]
+    names = [e if isinstance(e, str) else next(iter(e), "") for e in entries]
+    own = bool(scoring.imports) or any(":" in n or n.endswith(".py") for n in names)
+    return own or any(n in _JUDGES for n in names)
 
 
 @contextmanager
