@@ -175,3 +175,27 @@ async def test_a_backfill_is_recorded_once(live: LiveServer, tmp_path: Path) -> 
     with Store(tmp_path / "runs.db") as store:
         rows = store._read("SELECT rule, since, until, cursor FROM online_backfills")
     assert rows == [("from-file", 1767225600.0, 1767229200.0, "")]
+
+
+async def test_a_backfill_body_is_a_past_range_of_times(live: LiveServer) -> None:
+    path = "/api/online/rules/from-file/backfill"
+    async with live.client(headers=_as(OWN)) as c:
+        flag = await c.post(path, json={"since": True})
+        future = await c.post(path, json={"since": 0, "until": 1e12})
+        backwards = await c.post(path, json={"since": 1767229200, "until": 1767225600})
+        answers = [await c.post(path, json={"since": 1767225600}) for _ in range(2)]
+        if answers[0].json()["until"] != answers[1].json()["until"]:  # a minute turned between
+            answers = [answers[1], await c.post(path, json={"since": 1767225600})]
+    assert flag.status_code == 422 and "not true/false" in flag.text
+    assert future.status_code == 422
+    assert "until (1e+12) lies in the future; at most 20" in future.json()["message"]
+    assert backwards.status_code == 422
+    assert (
+        "since (2026-01-01T01:00:00+00:00) must come before until (2026-01-01T00:00:00+00:00)"
+        in backwards.json()["message"]
+    )
+    # an omitted until is now rounded up to the minute: asked again, the same backfill
+    first, again = (a.json() for a in answers)
+    assert first["until"] % 60 == 0 and first["until"] == again["until"]
+    assert again["requested"] is False
+    assert first["range"].startswith("[2026-01-01T00:00:00+00:00, ")
