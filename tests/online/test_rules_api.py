@@ -20,7 +20,7 @@ RULE: dict[str, Any] = {
     "name": "quality",
     "filter": {"service_name": "shop", "attributes": [{"key": "tier", "equals": "gold"}]},
     "sampling_rate": 0.5,
-    "scoring": {"scorers": ["exact_match"]},
+    "scoring": {"scorers": ["json_valid"]},
     "budget": {"calls_per_hour": 10},
 }
 
@@ -30,7 +30,7 @@ def _serve(tmp_path: Path, token: str | None) -> LiveServer:
     root.mkdir(exist_ok=True)
     store = Store(tmp_path / "runs.db")
     install_file_rules(
-        store, [OnlineRule(name="from-file", scoring=RuleScoring(scorers=("exact_match",)))]
+        store, [OnlineRule(name="from-file", scoring=RuleScoring(scorers=("json_valid",)))]
     )
     settings = ServerSettings(
         token=token,
@@ -89,11 +89,28 @@ async def test_a_rules_file_rule_is_changed_only_in_its_file(live: LiveServer) -
         ({"sampling_rate": 0}, "sampling_rate: "),
         ({"scoring": {"scorers": ["nope"]}}, "scoring: unknown scorer 'nope'"),
         ({"scoring": {"scorers": ["os:system"]}}, "scoring.scorers[0]: 'os:system' names Python"),
-        ({"scoring": {"scorers": ["exact_match"], "imports": ["x.py"]}}, "scoring.imports: "),
+        ({"scoring": {"scorers": ["json_valid"], "imports": ["x.py"]}}, "scoring.imports: "),
         ({"scoring": {"workflow": "/etc/hostname"}}, "scoring.workflow: '/etc/hostname' is not"),
         ({"filter": {"attributes": [{"key": "k", "regex": "("}]}}, "filter.attributes[0].regex"),
         ({"alert": {"floor": 0.5, "webhook": "gopher://x"}}, "alert.webhook: "),
         ({"extra": 1}, "extra: unknown key"),
+        (
+            {
+                "scoring": {
+                    "scorers": [
+                        {
+                            "llm_judge": {
+                                "rubric": "r",
+                                "base_url": "http://127.0.0.1:9/v1",
+                                "model": "x",
+                                "api_key_env": "HOME",
+                            }
+                        }
+                    ]
+                }
+            },
+            "scoring.scorers[0].llm_judge.api_key_env: a rule sent to the API may not name",
+        ),
     ],
 )
 async def test_a_bad_rule_is_a_422_naming_the_field(
@@ -158,3 +175,27 @@ async def test_a_backfill_is_recorded_once(live: LiveServer, tmp_path: Path) -> 
     with Store(tmp_path / "runs.db") as store:
         rows = store._read("SELECT rule, since, until, cursor FROM online_backfills")
     assert rows == [("from-file", 1767225600.0, 1767229200.0, "")]
+
+
+async def test_a_backfill_body_is_a_past_range_of_times(live: LiveServer) -> None:
+    path = "/api/online/rules/from-file/backfill"
+    async with live.client(headers=_as(OWN)) as c:
+        flag = await c.post(path, json={"since": True})
+        future = await c.post(path, json={"since": 0, "until": 1e12})
+        backwards = await c.post(path, json={"since": 1767229200, "until": 1767225600})
+        answers = [await c.post(path, json={"since": 1767225600}) for _ in range(2)]
+        if answers[0].json()["until"] != answers[1].json()["until"]:  # a minute turned between
+            answers = [answers[1], await c.post(path, json={"since": 1767225600})]
+    assert flag.status_code == 422 and "not true/false" in flag.text
+    assert future.status_code == 422
+    assert "until (1e+12) lies in the future; at most 20" in future.json()["message"]
+    assert backwards.status_code == 422
+    assert (
+        "since (2026-01-01T01:00:00+00:00) must come before until (2026-01-01T00:00:00+00:00)"
+        in backwards.json()["message"]
+    )
+    # an omitted until is now rounded up to the minute: asked again, the same backfill
+    first, again = (a.json() for a in answers)
+    assert first["until"] % 60 == 0 and first["until"] == again["until"]
+    assert again["requested"] is False
+    assert first["range"].startswith("[2026-01-01T00:00:00+00:00, ")

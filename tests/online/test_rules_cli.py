@@ -26,7 +26,7 @@ RULES = """\
 rules:
   - name: {first}
     filter: {{service_name: shop}}
-    scoring: {{scorers: [exact_match]}}
+    scoring: {{scorers: [json_valid]}}
   - name: second
     sampling_rate: {rate}
     scoring: {{profile: agent}}
@@ -74,7 +74,7 @@ def test_a_name_taken_by_an_api_rule_stops_the_start_naming_both(
 ) -> None:
     db = tmp_path / "runs.db"
     with Store(db) as store:
-        api_rule = OnlineRule(name="first", scoring=RuleScoring(scorers=("exact_match",)))
+        api_rule = OnlineRule(name="first", scoring=RuleScoring(scorers=("json_valid",)))
         store.save_online_rule("first", rule_to_json(api_rule), source="api")
     path = _rules(tmp_path)
     done = in_process("serve", "--db", str(db), "--online", str(path), cwd=tmp_path)
@@ -134,3 +134,33 @@ def test_a_real_server_serves_its_rules_file(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+def test_another_rules_file_or_host_does_not_silently_replace_the_file_rules(
+    in_process: Cli, tmp_path: Path, no_serving: list[FastAPI]
+) -> None:
+    db = str(tmp_path / "runs.db")
+    (tmp_path / "s1").mkdir()
+    (tmp_path / "s2").mkdir()
+    mine = _rules(tmp_path / "s1")
+    other = _rules(tmp_path / "s2", first="other")
+    assert in_process("serve", "--db", db, "--online", str(mine)).returncode == 0
+    # the same file on the same host: a restart
+    again = in_process("serve", "--db", db, "--online", str(mine))
+    assert again.returncode == 0 and "unchanged first, second" in again.stderr
+    refused = in_process("serve", "--db", db, "--online", str(other))
+    shown = " ".join(refused.stderr.split())
+    assert refused.returncode == 2 and len(no_serving) == 2
+    assert f"were installed from {mine.resolve()} on host {socket.gethostname()}" in shown
+    assert "--online-replace" in shown and "Traceback" not in refused.stderr
+    with Store(db) as store:
+        assert [r.name for r in store.online_rules()] == ["first", "second"]
+        # the same file, recorded as installed on another machine
+        store.replace_file_rules({}, installer=(str(mine.resolve()), "elsewhere"), take_over=True)
+        store.save_online_rule("kept", rule_to_json(OnlineRule("kept")), source="file")
+    elsewhere = in_process("serve", "--db", db, "--online", str(mine))
+    assert elsewhere.returncode == 2 and "on host elsewhere" in elsewhere.stderr
+    taken = in_process("serve", "--db", db, "--online", str(other), "--online-replace")
+    assert taken.returncode == 0 and "added other, second; removed kept" in taken.stderr
+    with Store(db) as store:
+        assert store.online_rules_installer() == (str(other.resolve()), socket.gethostname())

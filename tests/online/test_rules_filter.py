@@ -3,16 +3,21 @@ a hostile regex or value bounded, and a trace it cannot judge a typed error."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.online import T0, put_rule
 
+from aieval import Store
 from aieval.errors import ConfigError, FilterError, FilterTimeout
-from aieval.online import AttributeMatch, OnlineRule, TraceFilter, rule_matches
+from aieval.online import AttributeMatch, OnlineRule, RuleScoring, TraceFilter, rule_matches
 from aieval.online._filter import MAX_REGEX_VALUE_CHARS, trace_matches
 from aieval.online._rules import RuleOrigin, parse_rule
+from aieval.online._worker import OnlineWorker
+from aieval.store import ReceivedTraces
 from aieval.traces import Span
 
 
@@ -91,8 +96,29 @@ def test_a_span_that_matches_plainly_wins_over_one_that_cannot_be_judged() -> No
 
 def test_an_invalid_or_huge_regex_is_refused_when_the_rule_is_read(tmp_path: Path) -> None:
     origin = RuleOrigin("file", "rules.yaml", base_dir=tmp_path)
-    rule: dict[str, Any] = {"name": "r", "scoring": {"scorers": ["exact_match"]}}
+    rule: dict[str, Any] = {"name": "r", "scoring": {"scorers": ["json_valid"]}}
     for pattern, said in [("(a", "invalid regex"), ("a" * 1001, "at most 1000")]:
         bad = {**rule, "filter": {"attributes": [{"key": "k", "regex": pattern}]}}
         with pytest.raises(ConfigError, match=rf"rule 'r': filter.attributes\[0\].regex: .*{said}"):
             parse_rule(bad, origin)
+
+
+def test_a_filter_error_at_examination_names_the_rule(tmp_path: Path) -> None:
+    store = Store(tmp_path / "runs.db")
+    rule = OnlineRule(
+        "notes",
+        filter=_where(key="note", regex="a.*"),
+        scoring=RuleScoring(scorers=("json_valid",)),
+        settle_s=0,
+    )
+    put_rule(store, rule)
+    trace_id = "c" * 32
+    span = {"traceId": trace_id, "spanId": "1" * 16, "name": "app", "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2", "attributes": [{"key": "note", "value": {
+                "stringValue": "a" * (MAX_REGEX_VALUE_CHARS + 1)}}]}  # fmt: skip
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode()
+    ReceivedTraces(store.location).add(body, "json", {trace_id: 1}, T0 + 1)
+    assert OnlineWorker(store.location, "w").examine(T0 + 2) == 1
+    [work] = store.online_work("notes")
+    assert (work.state, work.reason) == ("skipped", "error")
+    assert (work.message or "").startswith("rule 'notes': attribute 'note' holds 4,097 characters")

@@ -35,8 +35,8 @@ rules:
         - {key: debug, exists: false}
     sampling_rate: 0.25
     scoring:
-      scorers: [exact_match, {contains: {value: ok}}]
-      default_checks: [json_valid]
+      scorers: [json_valid, {contains: {value: ok}}, {llm_judge: {rubric: "Correct?"}}]
+      default_checks: [{starts_with: {value: "{"}}]
       pass_threshold: 0.7
     budget: {calls_per_hour: 100, cost_per_day: 2.5}
     window: day
@@ -73,7 +73,11 @@ def test_a_rules_file_reads_every_field_and_round_trips_through_json(tmp_path: P
     assert first.sampling_rate == 0.25 and first.window == "day" and first.review == "triage"
     assert first.budget == Budget(calls_per_hour=100, cost_per_day=2.5)
     assert first.alert == AlertPolicy(floor=0.8, consecutive=2, webhook="https://hooks.example/x")
-    assert first.scoring.scorers == ("exact_match", {"contains": {"value": "ok"}})
+    assert first.scoring.scorers == (
+        "json_valid",
+        {"contains": {"value": "ok"}},
+        {"llm_judge": {"rubric": "Correct?"}},
+    )
     assert (
         second == OnlineRule(name="all-traces", scoring=second.scoring, paused=True)
         and second.scoring.profile == "agent"
@@ -88,7 +92,7 @@ def _error(data: Any, tmp_path: Path, origin: RuleOrigin | None = None) -> str:
     return str(caught.value)
 
 
-SCORED = {"scorers": ["exact_match"]}
+SCORED = {"scorers": ["json_valid"]}
 
 
 @pytest.mark.parametrize(
@@ -96,9 +100,9 @@ SCORED = {"scorers": ["exact_match"]}
     [
         (
             {"name": "a/b", "scoring": SCORED},
-            "rules[0] (rule 'a/b'): name: 'a/b': a rule name may not hold '/'",
+            "rules[0] (rule 'a/b'): name: 'a/b': a rule name holds only the letters",
         ),
-        ({"name": "a\nb", "scoring": SCORED}, "control characters"),
+        ({"name": "a\nb", "scoring": SCORED}, "'a\\nb': a rule name holds only"),
         ({"name": "x" * 101, "scoring": SCORED}, "name: a rule name has 1 to 100"),
         ({"name": "r", "scoring": SCORED, "bogus": 1}, "(rule 'r'): bogus: unknown key"),
         (
@@ -189,10 +193,10 @@ def test_a_file_rule_reads_its_files_from_the_rules_file_folder(tmp_path: Path) 
 def test_an_api_rule_imports_no_python(tmp_path: Path) -> None:
     (tmp_path / "checks.py").write_text("raise SystemExit('imported')\n")
     for scoring, said in [
-        ({"imports": ["checks.py"], "scorers": ["exact_match"]}, "scoring.imports: .*may not"),
+        ({"imports": ["checks.py"], "scorers": ["json_valid"]}, "scoring.imports: .*may not"),
         ({"scorers": ["os.path:join"]}, r"scoring.scorers\[0\]: 'os.path:join' names Python"),
         (
-            {"scorers": ["exact_match"], "default_checks": [{"x.py:f": {}}]},
+            {"scorers": ["json_valid"], "default_checks": [{"x.py:f": {}}]},
             r"scoring.default_checks\[0\]: 'x.py:f' names Python",
         ),
     ]:
@@ -224,3 +228,107 @@ def test_a_stored_spec_is_validated_again(tmp_path: Path) -> None:
         rule_from_json('{"name": "r", "scoring": {}, "sampling_rate": 3}')
     with pytest.raises(ConfigError, match="stored rule: not JSON"):
         rule_from_json("{")
+
+
+@pytest.mark.parametrize(
+    ("scoring", "field"),
+    [
+        (
+            {"scorers": [{"llm_judge": {"rubric": "r", "api_key_env": "HOME"}}]},
+            "scoring.scorers[0].llm_judge.api_key_env",
+        ),
+        (
+            {"scorers": [{"llm_judge": {"rubric": "r", "api_key": "sk-1"}}]},
+            "scoring.scorers[0].llm_judge.api_key",
+        ),
+        (
+            {"scorers": [{"llm_judge": {"rubric": "r", "headers": {"X-Key": "k"}}}]},
+            "scoring.scorers[0].llm_judge.headers",
+        ),
+        (
+            {"scorers": [{"similar": {"value": "v", "api_key_env": "AIEVAL_TOKEN"}}]},
+            "scoring.scorers[0].similar.api_key_env",
+        ),
+        (
+            {
+                "scorers": ["json_valid"],
+                "default_checks": [{"llm_judge": {"judges": [{"x": {"token_env": "PGPASSWORD"}}]}}],
+            },
+            "scoring.default_checks[0].llm_judge.judges[0].x.token_env",
+        ),
+        (
+            {"profile": "agent", "workflow": {"name": "w", "grader": {"api_key_env": "HOME"}}},
+            "scoring.workflow.grader.api_key_env",
+        ),
+    ],
+)
+def test_an_api_rule_names_no_key_variable_or_header(
+    scoring: dict[str, Any], field: str, tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_rule({"name": "r", "scoring": scoring}, _api(tmp_path))
+    message = str(error.value)
+    assert message.startswith(f"request body: rule 'r': {field}: ")
+    assert "may not name a key, an environment variable or headers" in message
+
+
+def test_a_rules_file_may_name_the_judge_s_key_variable(tmp_path: Path) -> None:
+    judge = {"llm_judge": {"rubric": "r", "base_url": "http://127.0.0.1:9/v1", "model": "m"}}
+    judge["llm_judge"]["api_key_env"] = "HOME"
+    origin = RuleOrigin("file", "rules.yaml", base_dir=tmp_path)
+    (rule,) = parse_rules({"rules": [{"name": "r", "scoring": {"scorers": [judge]}}]}, origin)
+    assert rule.scoring.scorers == (judge,)
+
+
+@pytest.mark.parametrize(
+    ("scoring", "said"),
+    [
+        ({"scorers": ["exact_match"]}, r"scoring\.scorers\[0\]: 'exact_match' compares"),
+        ({"scorers": [{"rouge_l": {}}]}, r"scoring\.scorers\[0\]: 'rouge_l' compares"),
+        (
+            {"scorers": ["json_valid"], "default_checks": ["token_f1"]},
+            r"scoring\.default_checks\[0\]: 'token_f1' compares",
+        ),
+        (
+            {"scorers": [{"contains": {"case_sensitive": True}}]},
+            r"scoring\.scorers\[0\]: 'contains' without 'value' compares",
+        ),
+    ],
+)
+def test_a_scorer_needing_an_expected_answer_is_refused_when_the_rule_is_read(
+    scoring: dict[str, Any], said: str, tmp_path: Path
+) -> None:
+    for origin in (_api(tmp_path), RuleOrigin("file", "rules.yaml", base_dir=tmp_path)):
+        with pytest.raises(ConfigError, match=f"rule 'r': {said}.*a trace has none"):
+            parse_rule({"name": "r", "scoring": scoring}, origin)
+    # the same checks with a value of their own need no reference
+    parse_rule(
+        {"name": "r", "scoring": {"scorers": [{"contains": {"value": "x"}}]}}, _api(tmp_path)
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"name": "质量"}, "name: '质量': a rule name holds only the letters A-Z"),
+        ({"name": "a b"}, "name: 'a b': a rule name holds only"),
+        ({"name": "-x"}, "name: '-x': a rule name holds only"),
+        ({"name": "x" * 101}, "name: a rule name has 1 to 100 characters, not 101"),
+        (
+            {"review": "../../x\n<b>"},
+            "review: '../../x\\n<b>': a review queue name holds only",
+        ),
+        ({"review": "q" * 101}, "review: a review queue name has 1 to 100 characters"),
+        ({"review": "triage"}, "review: the queue 'triage' checks a judge, and the rule's"),
+    ],
+)
+def test_rule_and_queue_names_are_plain_ascii_and_review_needs_a_judge(
+    change: dict[str, Any], said: str, tmp_path: Path
+) -> None:
+    for origin in (_api(tmp_path), RuleOrigin("file", "rules.yaml", base_dir=tmp_path)):
+        with pytest.raises(ConfigError) as error:
+            parse_rule({"name": "r", "scoring": SCORED, **change}, origin)
+        assert said in str(error.value), str(error.value)
+    judged = {"scorers": [{"llm_judge": {"rubric": "Correct?"}}]}
+    rule = parse_rule({"name": "A-1.b_c", "scoring": judged, "review": "q.1"}, _api(tmp_path))
+    assert (rule.name, rule.review) == ("A-1.b_c", "q.1")

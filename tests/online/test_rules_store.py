@@ -14,7 +14,7 @@ from aieval.store import RulesChange, Store
 
 
 def _rule(name: str, **changes: object) -> OnlineRule:
-    rule = OnlineRule(name=name, scoring=RuleScoring(scorers=("exact_match",)))
+    rule = OnlineRule(name=name, scoring=RuleScoring(scorers=("json_valid",)))
     return dataclasses.replace(rule, **changes)  # type: ignore[arg-type]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -78,6 +79,14 @@ def serve_command(
             "rules replace the store's earlier rules-file rules (docs/online.md).",
         ),
     ] = None,
+    online_replace: Annotated[
+        bool,
+        typer.Option(
+            "--online-replace",
+            help="Take over the store's rules-file rules that another rules file or host "
+            "installed (without it, such a start is refused, naming them).",
+        ),
+    ] = False,
     online_scoring: Annotated[
         bool,
         typer.Option(
@@ -118,7 +127,7 @@ def serve_command(
     app = create_app(location, settings)
     if rules is not None and online is not None:
         try:
-            _install_rules(app.state.store, rules, online, console)
+            _install_rules(app.state.store, rules, online, console, take_over=online_replace)
         except BaseException:
             app.state.manager.shutdown()
             raise
@@ -137,11 +146,17 @@ def serve_command(
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
-def _install_rules(store: Store, rules: Sequence[OnlineRule], file: Path, console: Console) -> None:
-    """Store the rules file's rules (the API's are kept) and say what changed."""
+def _install_rules(
+    store: Store, rules: Sequence[OnlineRule], file: Path, console: Console, *, take_over: bool
+) -> None:
+    """Store the rules file's rules (the API's are kept) and say what changed; the file rules
+    another file or host installed are replaced only with ``take_over`` (--online-replace)."""
     from aieval.online import install_file_rules
 
-    change = install_file_rules(store, rules, where=str(file))
+    installer = (str(file.resolve()), socket.gethostname())
+    change = install_file_rules(
+        store, rules, where=str(file), installer=installer, take_over=take_over
+    )
     said = [
         f"{what} {', '.join(names)}"
         for what, names in (

@@ -31,33 +31,34 @@ __all__ = [
     "check_rule_name",
 ]
 
-#: The longest rule name (it becomes part of run names).
+#: The longest rule or review queue name (it becomes part of run names).
 MAX_RULE_NAME = 100
-#: The longest service name, span name, attribute key or review queue name a rule may give.
+#: The longest service name, span name or attribute key a rule may give.
 MAX_TEXT = 1000
 #: The most attribute conditions in one filter.
 MAX_CONDITIONS = 100
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _BASELINE = re.compile(r"previous|\d{4}-\d{2}-\d{2}(T\d{2})?")
 
 
-def check_rule_name(name: str) -> str:
-    """``name`` if it is a safe rule name: 1 to :data:`MAX_RULE_NAME` characters, no ``/``
-    or ``\\``, no control characters, no blank ends, not ``.`` or ``..`` (it is part of the
-    run names ``online/<name>/<window>``).
+def check_rule_name(name: str, what: str = "a rule name") -> str:
+    """``name`` if it is a safe name (a rule's, or a review queue's): 1 to
+    :data:`MAX_RULE_NAME` characters of ``A-Z a-z 0-9 . _ -``, the first a letter or digit
+    (it is part of run names ``online/<name>/<window>``, an alert's ``Idempotency-Key`` header,
+    a review queue's name: plain ASCII travels everywhere unchanged).
 
     Raises:
         ValueError: the reason it is not.
     """
     if not name or len(name) > MAX_RULE_NAME:
-        raise ValueError(f"a rule name has 1 to {MAX_RULE_NAME} characters, not {len(name)}")
-    if "/" in name or "\\" in name or _CONTROL.search(name):
+        raise ValueError(f"{what} has 1 to {MAX_RULE_NAME} characters, not {len(name)}")
+    if not _SAFE_NAME.fullmatch(name):
         raise ValueError(
-            f"{name!r}: a rule name may not hold '/', '\\' or control characters (it is part "
-            "of the run names online/<name>/<window>)"
+            f"{name[:MAX_RULE_NAME]!r}: {what} holds only the letters A-Z and a-z, digits, "
+            "'.', '_' and '-', and starts with a letter or digit (it is part of run names, "
+            "headers and queue names)"
         )
-    if name != name.strip() or name in (".", ".."):
-        raise ValueError(f"{name!r}: a rule name may not start or end with spaces, nor be . or ..")
     return name
 
 
@@ -185,13 +186,18 @@ class RuleModel(_Strict):
         _RULE.incomplete_after_s, gt=0, le=7 * 86400, allow_inf_nan=False
     )
     alert: AlertModel | None = None
-    review: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
+    review: str | None = None
     paused: bool = False
 
     @field_validator("name")
     @classmethod
     def _safe_name(cls, value: str) -> str:
         return check_rule_name(value)
+
+    @field_validator("review")
+    @classmethod
+    def _safe_queue(cls, value: str | None) -> str | None:
+        return None if value is None else check_rule_name(value, "a review queue name")
 
     @model_validator(mode="after")
     def _waits(self) -> RuleModel:

@@ -8,14 +8,14 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from aieval._files import confined_to, resolve_inside
 from aieval.errors import ConfigError, IncompatibleDatasetError
 from aieval.online._model import RuleScoring
 from aieval.online._rule_schema import ScoringModel
 
-__all__ = ["RuleOrigin", "checked_scoring"]
+__all__ = ["RuleOrigin", "checked_scoring", "may_judge"]
 
 _FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -45,6 +45,8 @@ def checked_scoring(scoring: ScoringModel, origin: RuleOrigin) -> RuleScoring:
 
     if origin.source == "api":
         _refuse_python(scoring)
+        _refuse_credentials(scoring)
+    _refuse_references(scoring)
     workflow, profile, imports = scoring.workflow, scoring.profile, list(scoring.imports)
     if origin.source == "api":
         roots = list(origin.roots)
@@ -103,6 +105,19 @@ def checked_scoring(scoring: ScoringModel, origin: RuleOrigin) -> RuleScoring:
     )
 
 
+#: The built-in judges (their scores carry the verdicts a review queue checks).
+_JUDGES = frozenset({"llm_judge", "rubric_judge", "multi_judge"})
+
+
+def may_judge(scoring: RuleScoring) -> bool:
+    """Whether ``scoring`` holds a judge: a built-in one, or a scorer of its own imports
+    (a rules file's: what it is is known only when it scores)."""
+    entries = [*scoring.scorers, *scoring.default_checks]
+    names = [e if isinstance(e, str) else next(iter(e), "") for e in entries]
+    own = bool(scoring.imports) or any(":" in n or n.endswith(".py") for n in names)
+    return own or any(n in _JUDGES for n in names)
+
+
 @contextmanager
 def _unconfined() -> Iterator[None]:
     yield
@@ -125,6 +140,80 @@ def _refuse_python(scoring: ScoringModel) -> None:
                     "to the API may use registered scorers only (give it in the server's rules "
                     "file to use your own)"
                 )
+
+
+#: Options naming a key, the variable holding one, or headers (a credential's usual place).
+_CREDENTIAL_OPTIONS = frozenset({"api_key", "api_key_env", "headers"})
+
+
+def _refuse_credentials(scoring: ScoringModel) -> None:
+    """An API rule names no key, no environment variable and no header, at any depth of its
+    scorers, checks and workflow: the server must never send the value of a variable of its
+    environment (its token, a password) to an endpoint a request chose, as for
+    ``POST /api/evaluations``. A judge's key comes from the server's environment
+    (``AIEVAL_JUDGE_*``, the provider's own variable) or from the rules file."""
+    parts: list[tuple[str, Any]] = [
+        *((f"scoring.scorers[{i}]", e) for i, e in enumerate(scoring.scorers)),
+        *((f"scoring.default_checks[{i}]", e) for i, e in enumerate(scoring.default_checks)),
+    ]
+    if isinstance(scoring.workflow, dict):
+        parts.append(("scoring.workflow", scoring.workflow))
+    # iterative walk: the body's depth is bounded by the JSON reader, not by this stack
+    while parts:
+        path, value = parts.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                where = f"{path}.{key}"
+                if isinstance(key, str) and (key in _CREDENTIAL_OPTIONS or key.endswith("_env")):
+                    raise ConfigError(
+                        f"{where}: a rule sent to the API may not name a key, an environment "
+                        "variable or headers (the server would send its own secrets where the "
+                        "request says); let the judge use the server's configured key "
+                        "(AIEVAL_JUDGE_PROVIDER, AIEVAL_JUDGE_BASE_URL and the provider's own "
+                        "variable), or give the rule in the server's rules file "
+                        "(aieval serve --online FILE)"
+                    )
+                parts.append((where, item))
+        elif isinstance(value, list):
+            parts.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
+
+
+#: Built-in scorers that compare the output with the row's expected answer, always.
+_REFERENCE_SCORERS = frozenset({"exact_match", "rouge_l", "token_f1", "bleu", "chrf"})
+#: Built-in checks that compare with the expected answer unless given the option named.
+_REFERENCE_UNLESS = {
+    "contains": "value",
+    "icontains": "value",
+    "starts_with": "value",
+    "equals": "value",
+    "levenshtein": "value",
+    "similar": "value",
+    "contains_any": "values",
+    "contains_all": "values",
+    "icontains_any": "values",
+    "icontains_all": "values",
+}
+
+
+def _refuse_references(scoring: ScoringModel) -> None:
+    """A trace carries no expected answer: a scorer comparing with one would make every trace
+    a scorer error, so it is refused when the rule is read, naming the entry."""
+    for field in ("scorers", "default_checks"):
+        for i, entry in enumerate(getattr(scoring, field)):
+            name, options = (entry, {}) if isinstance(entry, str) else next(iter(entry.items()))
+            option = _REFERENCE_UNLESS.get(name)
+            if name in _REFERENCE_SCORERS:
+                why = f"{name!r} compares the output with the row's expected answer"
+            elif option is not None and not (isinstance(options, dict) and option in options):
+                why = f"{name!r} without {option!r} compares with the row's expected answer"
+            else:
+                continue
+            hint = f"give it {option!r}, or " if option is not None else ""
+            raise ConfigError(
+                f"scoring.{field}[{i}]: {why}, and a trace has none (every trace would be a "
+                f"scorer error); {hint}use a scorer that needs no reference (json_valid, a "
+                "check with a value, a judge, a workflow)"
+            )
 
 
 def _confined(value: str, roots: Sequence[Path], field: str) -> Path:

@@ -33,16 +33,26 @@ def active_rules(store: Store) -> list[OnlineRule]:
 
 
 def install_file_rules(
-    store: Store, rules: Sequence[OnlineRule], *, where: str = "the rules file"
+    store: Store,
+    rules: Sequence[OnlineRule],
+    *,
+    where: str = "the rules file",
+    installer: tuple[str, str] | None = None,
+    take_over: bool = False,
 ) -> RulesChange:
     """Make the store's ``'file'`` rules exactly ``rules`` (the API's are kept), and log
-    what was added, changed and removed.
+    what was added, changed and removed. ``installer``: ``(rules file, host)``, recorded;
+    file rules another file or host installed are replaced only with ``take_over``.
 
     Raises:
-        ConfigError: a rule has the name of a rule added through the API (nothing changed).
+        ConfigError: a rule has the name of a rule added through the API, or the file rules
+            came from another file or host without ``take_over`` (nothing changed).
     """
     change = store.replace_file_rules(
-        {rule.name: (rule_to_json(rule), rule.paused) for rule in rules}, where=where
+        {rule.name: (rule_to_json(rule), rule.paused) for rule in rules},
+        where=where,
+        installer=installer,
+        take_over=take_over,
     )
     for what, names in (
         ("added", change.added),

@@ -35,7 +35,7 @@ from aieval.online._rule_schema import (
     built_rule,
     check_rule_name,
 )
-from aieval.online._rule_scoring import RuleOrigin, checked_scoring
+from aieval.online._rule_scoring import RuleOrigin, checked_scoring, may_judge
 
 __all__ = [
     "MAX_CONDITIONS",
@@ -143,6 +143,12 @@ def _parse(data: Any, origin: RuleOrigin, index: str | None) -> OnlineRule:
     model = _validated(data, origin.where, index)
     with _naming(f"{origin.where}: {who}"):
         scoring = checked_scoring(model.scoring, origin)
+    if model.review is not None and not may_judge(scoring):
+        raise ConfigError(
+            f"{origin.where}: {who}: review: the queue {model.review!r} checks a judge, and "
+            "the rule's scoring has none; add a judge (llm_judge, rubric_judge) to its "
+            "scorers, or remove review"
+        )
     rule = dataclasses.replace(built_rule(model), scoring=scoring)
     try:
         _spec(rule)

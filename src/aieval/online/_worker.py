@@ -158,7 +158,7 @@ class OnlineWorker:
         for rule in rules:
             start = window_start(trace.last_received, rule.window)
             try:
-                if not trace_matches(rule.filter, spans):
+                if not trace_matches(rule.filter, spans, rule=rule.name):
                     continue
             except Exception as exc:  # a hostile value stopped the filter: said, not skipped
                 items.append(

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import math
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException, Path, Request
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from aieval.online import RuleOrigin, parse_rule, rule_to_json
 from aieval.server._responses import SafeJSONResponse
@@ -31,6 +31,13 @@ online_api = APIRouter(prefix="/api/online")
 _RuleName = Annotated[str, Path(min_length=1, max_length=100)]
 
 
+#: How far past the server's clock a backfill's ``until`` may lie (another machine's clock).
+UNTIL_SKEW_S = 300.0
+#: An omitted ``until`` is now rounded up to this step, so a request sent again within it
+#: names the same range (and is one backfill).
+UNTIL_STEP_S = 60.0
+
+
 class BackfillRequest(BaseModel):
     """Score the rule's matched traces received in [since, until) (epoch seconds or ISO 8601
     times), and put back its ``budget_exhausted`` and ``error`` items of that range."""
@@ -38,24 +45,51 @@ class BackfillRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     since: AwareDatetime | float = Field(description="start (epoch seconds, or ISO 8601 with zone)")
-    until: AwareDatetime | float | None = Field(None, description="end, excluded (default: now)")
+    until: AwareDatetime | float | None = Field(
+        None, description="end, excluded (default: now, rounded up to the minute)"
+    )
+
+    @field_validator("since", "until", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: object) -> object:
+        # JSON true is not a time (pydantic would read it as 1.0)
+        if isinstance(value, bool):
+            raise ValueError("a time is epoch seconds or ISO 8601 with a zone, not true/false")
+        return value
 
     @model_validator(mode="after")
     def _ordered(self) -> BackfillRequest:
         since, until = self.range()
-        if not (math.isfinite(since) and math.isfinite(until)):
-            raise ValueError("since and until must be finite times")
+        latest = time.time() + UNTIL_SKEW_S
+        if not (math.isfinite(since) and math.isfinite(until)) or since < 0:
+            raise ValueError("since and until must be finite times after 1970-01-01")
+        if until > latest:
+            raise ValueError(
+                f"until ({_iso(until)}) lies in the future; at most {_iso(latest)} (now and "
+                f"{UNTIL_SKEW_S:.0f} s): no trace has been received after now"
+            )
         if since >= until:
-            raise ValueError(f"since ({since:g}) must come before until ({until:g})")
+            raise ValueError(f"since ({_iso(since)}) must come before until ({_iso(until)})")
         return self
 
     def range(self) -> tuple[float, float]:
-        """``(since, until)`` in epoch seconds."""
-        return _epoch(self.since), time.time() if self.until is None else _epoch(self.until)
+        """``(since, until)`` in epoch seconds; an omitted ``until`` is now rounded up to the
+        minute."""
+        if self.until is None:
+            return _epoch(self.since), math.ceil(time.time() / UNTIL_STEP_S) * UNTIL_STEP_S
+        return _epoch(self.since), _epoch(self.until)
 
 
 def _epoch(value: datetime | float) -> float:
     return value.timestamp() if isinstance(value, datetime) else float(value)
+
+
+def _iso(epoch: float) -> str:
+    """``epoch`` as ISO 8601 UTC to the second (its number when no date can show it)."""
+    try:
+        return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return f"{epoch:g}"
 
 
 def _owner(request: Request) -> None:
@@ -165,12 +199,18 @@ def delete_rule(name: _RuleName, request: Request) -> SafeJSONResponse:
 @online_api.post("/rules/{name}/backfill", status_code=202)
 def backfill_rule(name: _RuleName, body: BackfillRequest, request: Request) -> SafeJSONResponse:
     """Ask for a backfill of the rule over [since, until); the server's online workers do it
-    (202). The same range asked twice is done once."""
+    (202). The same range asked twice is done once (an omitted ``until`` is now rounded up
+    to the minute: asked again within it, the same range); the answer says the range."""
     _owner(request)
     store = _store(request)
     _found(store, name)
     since, until = body.range()
     new = store.request_online_backfill(name, since, until)
-    return SafeJSONResponse(
-        {"rule": name, "since": since, "until": until, "requested": new}, status_code=202
-    )
+    answer = {
+        "rule": name,
+        "since": since,
+        "until": until,
+        "range": f"[{_iso(since)}, {_iso(until)})",
+        "requested": new,
+    }
+    return SafeJSONResponse(answer, status_code=202)

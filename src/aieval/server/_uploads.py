@@ -290,6 +290,8 @@ async def _upload(request: Request, uploads: Uploads, uploader: str | None) -> S
     body, compact = parsed
     if uploader is not None and body.run is not None and not is_run_id(body.run.id):
         return _refuse(422, _not_an_id("run.id"))
+    if body.run is not None and body.run.name.startswith(WINDOW_RUN_PREFIX):
+        return _refuse(422, _reserved_name(body.run.name))
     # each token's uploads apart: another token cannot add parts to it nor read its answer
     key = body.upload if uploader is None else f"{uploader}-{body.upload}"
     if body.part is not None:
@@ -388,6 +390,19 @@ def _uploads_allowed(request: Request) -> str | None:
         )
     uploader = request.scope.get(UPLOADER)
     return uploader if isinstance(uploader, str) else None
+
+
+#: The names of online scoring's window runs (``online/<rule>/<window>``), which only this
+#: server's own scoring writes: an upload of that name could stand in for a window, and be
+#: chosen by ``aieval compare`` as its baseline.
+WINDOW_RUN_PREFIX = "online/"
+
+
+def _reserved_name(name: str) -> str:
+    return (
+        f"run.name: {name[:200]!r}: names starting with {WINDOW_RUN_PREFIX!r} are kept for "
+        "this server's online scoring windows; push the run under another name"
+    )
 
 
 def _not_an_id(field: str) -> str:

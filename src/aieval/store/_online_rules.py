@@ -4,6 +4,7 @@ it is paused (the ``paused`` column decides, whatever the spec says)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,6 +42,8 @@ class RulesChange:
 
 
 _COLUMNS = "name, spec, source, paused, created_at, updated_at"
+#: The ``meta`` key recording which rules file, on which host, installed the file rules.
+_INSTALLED_BY = "online_rules_file"
 
 
 def _row(r: tuple[object, ...]) -> StoredRule:
@@ -115,15 +118,22 @@ class OnlineRulesTable(Connection):
         return row is not None
 
     def replace_file_rules(
-        self, specs: Mapping[str, tuple[str, bool]], *, where: str = "the rules file"
+        self,
+        specs: Mapping[str, tuple[str, bool]],
+        *,
+        where: str = "the rules file",
+        installer: tuple[str, str] | None = None,
+        take_over: bool = False,
     ) -> RulesChange:
         """Make the ``'file'`` rules exactly ``specs`` (name -> (spec, paused)), in one
         transaction; the ``'api'`` rules are never touched. A file rule's ``paused`` is the
-        file's at each start.
+        file's at each start. ``installer``: ``(rules file, host)`` installing them, recorded;
+        the file rules another file or host installed are replaced only with ``take_over``.
 
         Raises:
-            ConfigError: a rule of ``specs`` has the name of a rule added through the API
-                (nothing is changed).
+            ConfigError: a rule of ``specs`` has the name of a rule added through the API, or
+                the stored file rules came from another rules file or host and ``take_over``
+                is not set (nothing is changed).
         """
         now = time.time()
         with self._lock:
@@ -143,6 +153,8 @@ class OnlineRulesTable(Connection):
                             "it); rename the file's rule, or delete the API's rule first"
                         )
                     old = {n: (s, p) for n, (s, src, p) in stored.items() if src == "file"}
+                    if installer is not None:
+                        self._check_installer(installer, where, bool(old), take_over)
                     added = sorted(set(specs) - set(old))
                     removed = sorted(set(old) - set(specs))
                     changed = sorted(n for n in specs if n in old and old[n] != specs[n])
@@ -161,6 +173,31 @@ class OnlineRulesTable(Connection):
                 raise self._failed(exc) from exc
         kept = sorted(n for n in specs if n in old and n not in changed)
         return RulesChange(tuple(added), tuple(changed), tuple(removed), tuple(kept))
+
+    def _check_installer(
+        self, installer: tuple[str, str], where: str, held: bool, take_over: bool
+    ) -> None:
+        """Refuse (unless ``take_over``) to replace file rules another rules file or host
+        installed, then record ``installer``; inside the caller's transaction."""
+        row = self._db.one("SELECT value FROM meta WHERE key = ?", (_INSTALLED_BY,))
+        before = _installer(str(row[0])) if row is not None else None
+        if held and before is not None and before != installer and not take_over:
+            raise ConfigError(
+                f"{where}: the store's rules-file rules were installed from {before[0]} on "
+                f"host {before[1]}; starting with another rules file would remove or replace "
+                "them, and that server would stop scoring them without a word. Start with "
+                "that file, or add --online-replace to take them over"
+            )
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (_INSTALLED_BY, json.dumps({"file": installer[0], "host": installer[1]})),
+        )
+
+    def online_rules_installer(self) -> tuple[str, str] | None:
+        """``(rules file, host)`` that installed the stored file rules, or ``None``."""
+        row = self._read_one("SELECT value FROM meta WHERE key = ?", (_INSTALLED_BY,))
+        return None if row is None else _installer(str(row[0]))
 
     def request_online_backfill(
         self, rule: str, since: float, until: float, *, requested_at: float | None = None
@@ -183,3 +220,14 @@ class OnlineRulesTable(Connection):
             except self._db.errors as exc:
                 raise self._failed(exc) from exc
         return row is not None
+
+
+def _installer(value: str) -> tuple[str, str] | None:
+    """The recorded ``(file, host)`` (``None`` for a value of another shape)."""
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and isinstance(data.get("file"), str):
+        return str(data["file"]), str(data.get("host", ""))
+    return None
