@@ -398,7 +398,7 @@ def test_the_end_s_scan_holds_no_writer_off_and_a_sample_written_meanwhile_is_co
 
         def query_then_write(sql: str, args: Any = ()) -> list[tuple[Any, ...]]:
             rows = query(sql, args)
-            if "GROUP BY g, c, qb, hb" in sql and not wrote:  # mid-scan: another writer
+            if " AS qb, " in sql and not wrote:  # mid-scan: another writer
                 other = sqlite3.connect(path, timeout=0.05)
                 try:
                     with other:
@@ -427,3 +427,73 @@ def test_the_end_s_scan_holds_no_writer_off_and_a_sample_written_meanwhile_is_co
         totals = store.run_totals(run_id)
         assert totals is not None and totals.samples == 31
         _assert_equal_to_scan(store, run_id)
+
+
+def _failing(i: int, reasons: tuple[Reason, ...], index: int | None = None) -> SampleRecord:
+    return SampleRecord(
+        id=f"f{i:05d}",
+        index=i if index is None else index,
+        input=i,
+        expected="a",
+        prediction="b",
+        scores={"f1": ScoreRecord(value=0.25)},
+        passed=False,
+        verdict=Verdict(passed=False, reasons=reasons, weighted_score=25.0),
+    )
+
+
+def _firsts(store: Store, run_id: str) -> list[tuple[Any, ...]]:
+    return sorted(
+        store._read(
+            "SELECT reasons, idx, sample_id FROM run_reason_firsts WHERE run_id = ?", (run_id,)
+        )
+    )
+
+
+def test_the_end_s_scan_reads_each_failed_sample_s_reasons_once(tmp_path: Path) -> None:
+    """The first samples of each failed reasons are read from the first failed samples only,
+    not from all of them again: one reading of a verdict's reasons per failed sample, and a
+    few."""
+    reasons = [(Reason("threshold", "f1", f"below {k}"),) for k in range(3)]
+    with Store(tmp_path / "runs.db") as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_failing(i, reasons[i % 3]) for i in range(600)])
+        calls: list[int] = []
+        plain = sqlite3.connect(":memory:")
+
+        def json_extract(text: str, path: str) -> Any:
+            calls.append(1)
+            return plain.execute("SELECT json_extract(?, ?)", (text, path)).fetchone()[0]
+
+        store._db._db.create_function("json_extract", 2, json_extract)  # type: ignore[attr-defined]
+        store.finish_run(run_id, status="completed")
+        plain.close()
+        assert 600 <= len(calls) < 800  # it read every failed sample's twice before
+        assert [(f.count, [i for _, i in f.first]) for f in store.failed_verdicts(run_id)] == [
+            (200, [f"f{i:05d}" for i in range(k, 15, 3)]) for k in range(3)
+        ]
+
+
+def test_the_first_samples_of_a_reasons_found_late_in_the_run_are_kept(tmp_path: Path) -> None:
+    """A reasons first failed far into the run (and samples sharing an index) is found by
+    reading further: the kept first samples are those of the window over all failed ones."""
+    common = (Reason("threshold", "f1", "below"),)
+    late = (Reason("threshold", "f1", "late"),)
+    samples = [_failing(i, common) for i in range(700)]
+    samples += [_failing(5000 + i, late) for i in range(3)]
+    samples.append(_failing(6000, common, index=2))
+    with Store(tmp_path / "runs.db") as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, samples)
+        store.finish_run(run_id, status="completed")
+        window = sorted(
+            store._read(
+                "SELECT r, idx, sample_id FROM (SELECT r, idx, sample_id, ROW_NUMBER() OVER"
+                " (PARTITION BY r ORDER BY idx, sample_id) AS k FROM (SELECT"
+                f" {reasons_key(False)} AS r, idx, sample_id FROM samples WHERE run_id = ?"
+                " AND verdict_passed = 0 AND verdict IS NOT NULL) f) t WHERE k <= 5",
+                (run_id,),
+            )
+        )
+        assert _firsts(store, run_id) == window
+        assert len(window) == 8 and ("f06000" in {w[2] for w in window})

@@ -533,3 +533,40 @@ def test_plain_runs_are_summed_and_paired_in_few_passes(store_location: str) -> 
     # the scorers' pairs with the candidate's scorers; the pairs with both runs' sizes and
     # readiness; the listing
     assert len(seen) - run_statements == 3, seen[run_statements:]
+
+
+@pytest.mark.parametrize(("scale", "cap", "histogram"), [(1024, 4.0, True), (64, 16384.0, False)])
+def test_sqlite_groups_by_one_key_as_by_code_bucket_and_bin(
+    scale: int, cap: float, histogram: bool
+) -> None:
+    """SQLite groups the rows by one integer standing for code, bucket and bin: the same
+    groups, in the same order, with the same sums as grouping by the three (odd codes, no
+    value, values below 0, on the bins' edges, at and beyond the cap)."""
+    from aieval.store._column_sums import _bin, _bucket, grouped_sql
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (g TEXT, c INTEGER, v REAL)")
+    values = [None, -0.5, -1e-300, 0.0, 0.05, 0.1, 0.3, 0.7, 0.9999, 1.0, 1.5, cap, cap * 9, 1e300]
+    db.executemany(
+        "INSERT INTO t VALUES (?, ?, ?)",
+        [
+            (g, c, v if v is None else v * (1 + k * 1e-9))
+            for k in range(3)
+            for g in ("a", "b", "")
+            for c in (-3, 0, 1, 2, 7)
+            for v in values
+        ],
+    )
+    source = "SELECT g, c, v FROM t"
+    bins = _bin("v", False) if histogram else "CAST(NULL AS INTEGER)"
+    by_three = (
+        "SELECT g, c, qb, hb, COUNT(*), SUM(v), SUM(v * v), MIN(v), MAX(v),"
+        " SUM(CASE WHEN v <> 0 AND v <> 1 THEN 1 ELSE 0 END) FROM (SELECT g, c, v,"
+        f" {_bucket('v', False, scale, cap)} AS qb, {bins} AS hb FROM ({source}) s) t"
+        " GROUP BY g, c, qb, hb"
+    )
+    keyed = grouped_sql(False, source, scale=scale, cap=cap, histogram=histogram)
+    assert "GROUP BY g, k" in keyed
+    expected = db.execute(by_three).fetchall()
+    assert len(expected) > 60
+    assert db.execute(keyed).fetchall() == expected

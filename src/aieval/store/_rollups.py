@@ -205,12 +205,12 @@ def _part(part: str, postgres: bool, source: str, buckets: dict[str, Any]) -> st
 FIRSTS_KEPT = 5
 
 
-def reasons_key(postgres: bool) -> str:
+def reasons_key(postgres: bool, verdict: str = "verdict") -> str:
     """A failed sample's reasons as the database groups them: the JSON text of its verdict's
     ``reasons`` (``'[]'`` without)."""
     if postgres:
-        return "COALESCE((verdict::json -> 'reasons')::text, '[]')"
-    return "COALESCE(json_extract(verdict, '$.reasons'), '[]')"
+        return f"COALESCE(({verdict}::json -> 'reasons')::text, '[]')"
+    return f"COALESCE(json_extract({verdict}, '$.reasons'), '[]')"
 
 
 def _failed(postgres: bool, within: str) -> str:
@@ -531,10 +531,35 @@ class RollupReader(Connection):
                 ),
                 *db.query(_reason_counts(_failed(False, "")), (run_id,) * 2),
             ]
-            firsts = db.query(_reason_firsts(_failed(False, "")), (run_id,) * 2)
+            counts = {str(r[2]): int(r[6]) for r in rows if r[1] == "reasons"}
+            firsts = self._first_failed(run_id, counts)
         sums = {n for n, _, how in TOTALS if how == "sum"} | {n for n, _ in CALL_TOTALS}
         totals = tuple(0 if v is None and n in sums else v for n, v in zip(names, row, strict=True))
         return int(found[0][0]), totals, rows, firsts
+
+    def _first_failed(self, run_id: str, counts: dict[str, int]) -> list[tuple[Any, ...]]:
+        """SQLite: ``run_reason_firsts``' rows of the run, given its failed samples' ``counts``
+        by reasons: the first failed samples in (idx, sample_id) order, the fewest needed to
+        hold each reasons' first :data:`FIRSTS_KEPT` (read four times more each round), their
+        reasons read from those samples only (not from every failed sample again)."""
+        need = {r: min(n, FIRSTS_KEPT) for r, n in counts.items()}
+        limit = max(64, 8 * FIRSTS_KEPT * len(need))
+        while True:
+            rows = self._db.query(
+                f"SELECT {reasons_key(False, 's.verdict')}, o.idx,"
+                " o.sample_id FROM (SELECT rowid AS k, idx, sample_id FROM samples WHERE"
+                " run_id = ? AND verdict_passed = 0 AND verdict IS NOT NULL ORDER BY idx,"
+                " sample_id LIMIT ?) o JOIN samples s ON s.rowid = o.k ORDER BY o.idx, o.sample_id",
+                (run_id, limit),
+            )
+            kept: dict[str, list[tuple[Any, ...]]] = {}
+            for r, idx, sample_id in rows:
+                held = kept.setdefault(str(r), [])
+                if len(held) < FIRSTS_KEPT:
+                    held.append((run_id, r, idx, sample_id))
+            if len(rows) < limit or all(len(kept.get(r, ())) >= n for r, n in need.items()):
+                return [row for held in kept.values() for row in held]
+            limit *= 4
 
     def _store_rows(
         self,
