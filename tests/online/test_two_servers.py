@@ -37,10 +37,12 @@ from aieval.online._service import LEASE_ENV, OnlineService, lease_from_env
 TOKEN = "two-servers-token-0123456789"
 RULE = "twoservers"
 #: Traces sent (half to each server), the rule's calls per hour, and the judge call of the
-#: doomed server during which it is killed.
-TRACES = 5000
-BUDGET = 3000
-KILL_AT = 300
+#: doomed server during which it is killed. CI sends 500 (about 21 s of CPU); the issue's
+#: 5,000 (about 180 s) run with ``AIEVAL_TEST_TWO_SERVERS_TRACES=5000`` (docs/online.md gives
+#: both runs' figures).
+TRACES = int(os.environ.get("AIEVAL_TEST_TWO_SERVERS_TRACES", "500"))
+BUDGET = TRACES * 3 // 5
+KILL_AT = max(50, TRACES * 3 // 50)
 RATE = 0.9
 #: Seconds a claim holds its rows in this test (the servers' ``AIEVAL_ONLINE_LEASE_S``): short,
 #: so the test waits little for the killed server's claims, and far above a batch's scoring time

@@ -206,6 +206,9 @@ def backfill_rule(name: _RuleName, body: BackfillRequest, request: Request) -> S
     _found(store, name)
     since, until = body.range()
     new = store.request_online_backfill(name, since, until)
+    online = getattr(request.app.state, "online", None)
+    if new and online is not None:
+        online.wake()  # begin now, not at the next poll
     answer = {
         "rule": name,
         "since": since,
