@@ -12,6 +12,8 @@ source tree), so the built-ins never depend on how aieval was installed.
 
 from __future__ import annotations
 
+import os
+import sys
 from importlib import metadata
 from typing import Any
 
@@ -60,10 +62,40 @@ def _entries(group: str) -> dict[str, metadata.EntryPoint]:
     """
     builtin = BUILTIN.get(group, {})
     found = {name: metadata.EntryPoint(name, value, group) for name, value in builtin.items()}
-    for ep in metadata.entry_points(group=group):
+    for ep in _installed(group):
         if ep.name in builtin and (_distribution(ep) == "aieval" or ep.value == builtin[ep.name]):
             continue
         found[ep.name] = ep
+    return found
+
+
+#: The installed entry points read last, by group, with the import path's stamp they were
+#: read under and the function that read them (a test may stand another in).
+_READ: dict[str, tuple[object, tuple[tuple[str, int], ...], tuple[metadata.EntryPoint, ...]]] = {}
+
+
+def _path_stamp() -> tuple[tuple[str, int], ...]:
+    """``sys.path`` with each folder's modification time: a package installed or removed (its
+    ``.dist-info`` folder added or deleted) or a folder put on the path changes it."""
+    stamp = []
+    for entry in sys.path:
+        try:
+            stamp.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except (OSError, ValueError):
+            stamp.append((entry, -1))
+    return tuple(stamp)
+
+
+def _installed(group: str) -> tuple[metadata.EntryPoint, ...]:
+    """The group's installed entry points, read again only when the import path's stamp
+    changed: reading every installed package's metadata takes milliseconds, and a server
+    scoring traces one at a time looks plug-ins up for each."""
+    reader, stamp = metadata.entry_points, _path_stamp()
+    read = _READ.get(group)
+    if read is not None and read[0] is reader and read[1] == stamp:
+        return read[2]
+    found = tuple(reader(group=group))
+    _READ[group] = (reader, stamp, found)
     return found
 
 
