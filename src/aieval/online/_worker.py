@@ -296,6 +296,11 @@ class OnlineWorker:
         if sample.error:
             self._skip(work, "error", sample.error, now)
             return
+        failed = _score_errors(sample)
+        if failed is not None:
+            # a judge outage or a broken scorer is not a quality drop: no sample is counted
+            self._skip(work, "error", failed, now)
+            return
         sample = dataclasses.replace(sample, id=work.trace_id, index=_sample_index(work.trace_id))
         try:
             self.store.record_samples(window.run_id, [sample])
@@ -353,6 +358,17 @@ def _summary_of(samples: Iterable[SampleRecord]) -> dict[str, Any]:
     for sample in kept:
         aggregator.add(sample)
     return aggregator.summary().to_dict()
+
+
+def _score_errors(sample: SampleRecord) -> str | None:
+    """The scorers that could not score ``sample`` (raised, every judge call failed, or a
+    judge's verdict did not read), each named with its error; ``None`` when all scored."""
+    failed = [
+        f"scorer {name!r}: {score.error or score.unreadable}"
+        for name, score in sample.scores.items()
+        if score.error or score.unreadable
+    ]
+    return "; ".join(failed) if failed else None
 
 
 def _incomplete(trace_run: WorkflowRun) -> str | None:

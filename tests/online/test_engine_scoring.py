@@ -1,0 +1,50 @@
+"""What the engine counts as scored on a real store (both backends): a scorer that could not
+score (a judge whose endpoint answers 500) skips the trace as ``error`` naming the scorer, with
+no sample stored, and a backfill puts it back."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tests.support.online import T0, add_trace, put_rule, trace_ids
+from tests.support.openai_server import OpenAIServer, Reply, Status
+
+from aieval import Store
+from aieval.online import OnlineRule, RuleScoring
+from aieval.online._worker import OnlineWorker
+from aieval.store import window_run_id
+
+
+def _judge_rule(server: OpenAIServer) -> OnlineRule:
+    options = {"rubric": "Reward correct answers.", "provider": "openai-compatible",
+               "base_url": server.base_url, "model": "judge-m", "name": "quality"}  # fmt: skip
+    judge = {"llm_judge": options}
+    return OnlineRule("judged", scoring=RuleScoring(scorers=(judge,)), settle_s=0)
+
+
+def test_a_judge_outage_is_an_error_not_a_failed_sample(
+    store_location: str, openai_server: OpenAIServer
+) -> None:
+    store = Store(store_location)
+    rule = _judge_rule(openai_server)
+    put_rule(store, rule)
+    [trace_id] = trace_ids(1)
+    add_trace(store, trace_id, T0 + 1)
+    openai_server.responder = lambda _body: Status(500, {"error": {"message": "down"}})
+    worker = OnlineWorker(store_location, "w")
+    worker.examine(T0 + 2)
+    assert worker.work_once(T0 + 3) == 1
+    [work] = store.online_work(rule.name)
+    assert (work.state, work.reason) == ("skipped", "error")
+    assert "scorer 'quality'" in (work.message or "") and "500" in (work.message or "")
+    run_id = window_run_id(rule.name, T0)
+    assert list(store.iter_samples(run_id)) == []  # no failed sample for the pass rate
+    # the judge is back: a backfill puts the trace back and it is scored
+    openai_server.responder = lambda _body: Reply('{"score": 9, "reason": "fine"}')
+    assert worker.backfill(rule.name, T0, T0 + 3600, now=T0 + 4) == 1
+    worker.work_once(T0 + 5)
+    assert Counter(w.state for w in store.online_work(rule.name)) == {"scored": 1}
+    [sample] = store.iter_samples(run_id)
+    assert sample.id == trace_id and sample.scores["quality"].value == 0.9
+    store.close()
+    worker.close()
