@@ -122,24 +122,32 @@ class OnlineWorker:
     # -- examination -------------------------------------------------------------------------
 
     def examine(self, now: float | None = None, rules: Sequence[OnlineRule] | None = None) -> int:
-        """Examine the received traces settled by ``now`` (every active rule's longest
-        ``settle_s`` after their last request) once each: a work row per matching rule,
-        pending or ``sampled_out``. Answers how many traces this worker examined; none while
-        no rule is active (traces wait for one, or for a backfill)."""
+        """Take in the traces received since the last cycle, then examine those due by ``now``:
+        each against every active rule it has settled for (that rule's ``settle_s`` after its
+        last request, or its ``incomplete_after_s`` after its first when spans keep coming),
+        adding a work row per matching rule, pending or ``sampled_out`` (a rule that matched
+        keeps its row). A trace is examined again when more of its spans arrive, and when the
+        next rule settles for it. Answers how many traces this worker examined; none while no
+        rule is active (traces wait for one, or for a backfill)."""
         at = time.time() if now is None else now
         active = list(self.active_rules() if rules is None else rules)
         if not active:
             return 0
-        settle = max(rule.settle_s for rule in active)
+        self.store.take_in_received(self.batch)
         examined = 0
         while True:
-            settled = self.store.settled_traces(at - settle, self.batch)
-            if not settled:
+            due = self.store.traces_to_examine(at, self.lease_s, self.batch)
+            if not due:
                 return examined
-            spans = self._spans(t.trace_id for t in settled)
-            for trace in settled:
-                items = self._items(active, trace, spans.get(trace.trace_id, []))
-                examined += self.store.examine_trace(trace.trace_id, items, at)
+            settled = {t.trace_id: _settled(active, t, at) for t in due}
+            spans = self._spans(t for t in settled if settled[t])
+            for trace in due:
+                ready = settled[trace.trace_id]
+                items = self._items(ready, trace, spans.get(trace.trace_id, [])) if ready else []
+                done = {rule.name for rule in ready}
+                later = [_due_at(rule, trace) for rule in active if rule.name not in done]
+                self.store.record_examination(trace, items, min(later, default=None), at)
+                examined += bool(ready)
 
     def _spans(self, trace_ids: Iterable[str]) -> dict[str, list[Span]]:
         from aieval.traces import stored_spans
@@ -369,6 +377,17 @@ def _score_errors(sample: SampleRecord) -> str | None:
         if score.error or score.unreadable
     ]
     return "; ".join(failed) if failed else None
+
+
+def _due_at(rule: OnlineRule, trace: SettledTrace) -> float:
+    """When ``trace`` is settled for ``rule``: ``settle_s`` after its last request, or, for a
+    trace whose spans keep coming, ``incomplete_after_s`` after its first (then counted)."""
+    return min(trace.last_received + rule.settle_s, trace.first_received + rule.incomplete_after_s)
+
+
+def _settled(rules: Sequence[OnlineRule], trace: SettledTrace, now: float) -> list[OnlineRule]:
+    """The ``rules`` ``trace`` has settled for by ``now``."""
+    return [rule for rule in rules if _due_at(rule, trace) <= now]
 
 
 def _incomplete(trace_run: WorkflowRun) -> str | None:
