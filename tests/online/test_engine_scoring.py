@@ -4,6 +4,7 @@ no sample stored, and a backfill puts it back."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 from tests.support.online import T0, add_trace, put_rule, trace_ids
@@ -12,7 +13,7 @@ from tests.support.openai_server import OpenAIServer, Reply, Status
 from aieval import Store
 from aieval.online import OnlineRule, RuleScoring
 from aieval.online._worker import OnlineWorker
-from aieval.store import window_run_id
+from aieval.store import ReceivedTraces, window_run_id
 
 
 def _judge_rule(server: OpenAIServer) -> OnlineRule:
@@ -48,3 +49,34 @@ def test_a_judge_outage_is_an_error_not_a_failed_sample(
     assert sample.id == trace_id and sample.scores["quality"].value == 0.9
     store.close()
     worker.close()
+
+
+def _answer(store: Store, trace_id: str, output: str) -> None:
+    """One whole trace whose root span's output is ``output``."""
+    root = {"traceId": trace_id, "spanId": "1" * 16, "name": "app",
+            "startTimeUnixNano": "1000", "endTimeUnixNano": "2000", "attributes": [
+                {"key": "input.value", "value": {"stringValue": "give me JSON"}},
+                {"key": "output.value", "value": {"stringValue": output}}]}  # fmt: skip
+    body = {"resourceSpans": [{"scopeSpans": [{"spans": [root]}]}]}
+    ReceivedTraces(store.location).add(json.dumps(body).encode(), "json", {trace_id: 1}, T0 + 1)
+
+
+def test_checks_without_a_workflow_score_the_traces_output_text(store_location: str) -> None:
+    store = Store(store_location)
+    rule = OnlineRule("json", scoring=RuleScoring(default_checks=("json_valid",)), settle_s=0)
+    put_rule(store, rule)
+    [prose, data] = trace_ids(2)
+    _answer(store, prose, "not json")
+    _answer(store, data, '{"a":1}')
+    worker = OnlineWorker(store_location, "w")
+    worker.examine(T0 + 2)
+    worker.work_once(T0 + 3)
+    assert Counter(w.state for w in store.online_work(rule.name)) == {"scored": 2}
+    samples = {s.id: s for s in store.iter_samples(window_run_id(rule.name, T0))}
+    assert samples[prose].scores["json_valid"].value == 0.0
+    assert samples[data].scores["json_valid"].value == 1.0
+    assert (samples[prose].passed, samples[data].passed) == (False, True)
+    assert samples[prose].prediction == "not json" and samples[prose].input == "give me JSON"
+    assert "missing_criteria" not in json.dumps(samples[prose].metadata)  # no workflow grader
+    worker.close()
+    store.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import logging
 import os
 import socket
@@ -402,16 +403,26 @@ def _incomplete(trace_run: WorkflowRun) -> str | None:
 
 
 def _score_one(rule: OnlineRule, trace_run: WorkflowRun, name: str) -> SampleRecord:
-    """Score one trace's run as :func:`aieval.runner.run` scores a row of traces, in memory."""
+    """Score one trace's run as :func:`aieval.runner.run` scores a row, in memory: with a
+    workflow or profile, the trace's run graded as the trace evaluator grades it; without,
+    the trace's final output text as a recorded prediction (its input as the row's input, no
+    expected), graded by the threshold grader (or the rule's ``grader``)."""
     from aieval.runner import run
 
     scoring = rule.scoring
-    row = {"id": trace_run.workflow_id, "input": trace_run.inputs or {}, "run": trace_run.to_dict()}
+    graded = scoring.workflow is not None or scoring.profile is not None
+    row: dict[str, Any] = {"id": trace_run.workflow_id, "input": trace_run.inputs or {}}
+    if graded:
+        row["run"] = trace_run.to_dict()
+    else:
+        row["input"] = _text((trace_run.inputs or {}).get("input"))
+        row["prediction"] = _text((trace_run.outputs or {}).get("output"))
     result = run(
         name=name,
         dataset=[row],
         scorers=[*scoring.scorers, *scoring.default_checks],
-        evaluator="traces",  # each row a trace's run: graded as the trace evaluator grades
+        # each row a trace's run: graded as the trace evaluator grades it
+        evaluator="traces" if graded else None,
         workflow=scoring.workflow,
         profile=scoring.profile,
         grader=scoring.grader,
@@ -422,3 +433,11 @@ def _score_one(rule: OnlineRule, trace_run: WorkflowRun, name: str) -> SampleRec
     )
     [sample] = result.samples
     return sample
+
+
+def _text(value: object) -> str:
+    """A trace's input or output as text: a string as it is, a decoded JSON value (an
+    ``output.value`` holding JSON) as JSON again, none as the empty string."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
