@@ -80,3 +80,24 @@ def test_checks_without_a_workflow_score_the_traces_output_text(store_location: 
     assert "missing_criteria" not in json.dumps(samples[prose].metadata)  # no workflow grader
     worker.close()
     store.close()
+
+
+def test_a_rule_without_a_budget_still_records_its_spend(
+    store_location: str, openai_server: OpenAIServer
+) -> None:
+    store = Store(store_location)
+    rule = _judge_rule(openai_server)
+    assert rule.budget.unlimited
+    put_rule(store, rule)
+    for trace_id in trace_ids(2):
+        add_trace(store, trace_id, T0 + 1)
+    openai_server.responder = lambda _body: Reply('{"score": 9, "reason": "r"}', usage=(40, 10))
+    worker = OnlineWorker(store_location, "w")
+    worker.examine(T0 + 2)
+    worker.work_once(T0 + 3)
+    assert Counter(w.state for w in store.online_work(rule.name)) == {"scored": 2}
+    spend = {row.period: row for row in store.online_spend(rule.name)}
+    assert set(spend) == {"hour", "day"}
+    assert all((r.calls, r.tokens, r.in_flight) == (2, 100, 0) for r in spend.values())
+    worker.close()
+    store.close()
