@@ -11,7 +11,7 @@ from collections import Counter
 from tests.support.online import T0, add_trace, put_rule, scored_rule, trace_ids
 
 from aieval import Store
-from aieval.online import TraceFilter
+from aieval.online import TraceFilter, online_status
 from aieval.online._worker import OnlineWorker
 from aieval.store import ReceivedTraces
 from aieval.store._online_work import TAKE_IN_BOUND, TAKE_IN_TRACES
@@ -64,6 +64,9 @@ def test_each_rule_waits_only_for_its_own_settle_delay(store_location: str) -> N
     worker.examine(T0 + 3)
     assert _rows(store) == {("quick", "pending"): 1}
     assert worker.examine(T0 + 100) == 0  # nothing due before the slow rule settles
+    assert online_status(store, T0 + 100).unexamined == 0
+    waiting = online_status(store, T0 + 1 + 86400 + 10)  # settled, its cycle not run yet
+    assert (waiting.unexamined, waiting.unexamined_lag_s) == (1, 10)
     worker.examine(T0 + 1 + 86400)
     assert _rows(store) == {("quick", "pending"): 1, ("slow", "pending"): 1}
     worker.close()

@@ -261,10 +261,15 @@ class OnlineWorkTable(Connection):
 
         return self._atomic(write)
 
-    def unexamined_traces(self, now: float) -> int:
-        """How many taken-in traces are due for examination by ``now`` and not examined."""
-        row = self._read_one("SELECT COUNT(*) FROM online_traces WHERE recheck_at <= ?", (now,))
-        return int(row[0]) if row else 0
+    def unexamined_traces(self, now: float) -> tuple[int, float | None]:
+        """How many taken-in traces were due for examination by ``now`` and are not examined
+        yet, and since when the longest has waited (``None``: none); read by index."""
+        row = self._read_one(
+            "SELECT COUNT(*), MIN(recheck_at) FROM online_traces WHERE recheck_at <= ?", (now,)
+        )
+        if row is None or not row[0]:
+            return 0, None
+        return int(row[0]), float(row[1])
 
     def enqueue_online(self, items: Sequence[WorkItem], now: float | None = None) -> int:
         """Insert the work ``items`` (a backfill's), each unless its rule has the trace already
