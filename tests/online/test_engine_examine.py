@@ -116,3 +116,21 @@ def test_a_cycle_reads_by_index_not_every_stored_trace(store_location: str) -> N
         scans = [line for line in plan.splitlines() if line.startswith("SCAN")]
         assert all(line.startswith("SCAN next_rows") for line in scans), plan  # SQLite
     store.close()
+
+
+def test_an_incomplete_trace_whose_spans_keep_coming_ends_incomplete(
+    store_location: str,
+) -> None:
+    store = Store(store_location)
+    put_rule(store, scored_rule(settle_s=5, incomplete_after_s=20))
+    [trace_id] = trace_ids(1)
+    worker = OnlineWorker(store_location, "w")
+    for n in range(25):  # a child span every 2 s, for 50 s; its root never comes
+        _send(store, trace_id, CHILD, T0 + 2 * n)
+        worker.examine(T0 + 2 * n + 1)
+        worker.work_once(T0 + 2 * n + 1)
+    [work] = store.online_work()
+    assert (work.state, work.reason) == ("skipped", "incomplete")  # 40 s after its first
+    assert work.finished_at is not None and work.finished_at <= T0 + 42
+    worker.close()
+    store.close()

@@ -249,7 +249,7 @@ class OnlineWorker:
         from aieval.traces import runs_from_spans
 
         trace_ids = [w.trace_id for w in works]
-        last = self.store.last_received(trace_ids)
+        times = self.store.received_times(trace_ids)
         spans = self._spans(trace_ids)
         for work in works:
             try:
@@ -262,16 +262,25 @@ class OnlineWorker:
                 continue
             missing = _incomplete(runs[0])
             if missing is not None:
-                self._incomplete(rule, work, missing, last.get(work.trace_id, now), now)
+                first, last = times.get(work.trace_id, (now, now))
+                self._incomplete(rule, work, missing, first, last, now)
                 continue
             self._score(rule, work, runs[0], now)
 
     def _incomplete(
-        self, rule: OnlineRule, work: OnlineWork, missing: str, last: float, now: float
+        self,
+        rule: OnlineRule,
+        work: OnlineWork,
+        missing: str,
+        first: float,
+        last: float,
+        now: float,
     ) -> None:
         """Wait for the rest of an incomplete trace, or skip it once its rule's
-        ``incomplete_after_s`` passed since its last span arrived."""
-        give_up = last + rule.incomplete_after_s
+        ``incomplete_after_s`` passed since its last span arrived (for a trace whose spans
+        keep coming, twice that since its first: it ends, never waits for ever)."""
+        wait = rule.incomplete_after_s
+        give_up = min(last + wait, first + 2 * wait)
         if now >= give_up:
             self._skip(work, "incomplete", missing, now)
         else:

@@ -423,6 +423,18 @@ class OnlineWorkTable(Connection):
         )
         return [SettledTrace(str(t), float(a), float(b)) for t, a, b in rows]
 
+    def received_times(self, trace_ids: Sequence[str]) -> dict[str, tuple[float, float]]:
+        """When the first and the last request holding each of ``trace_ids`` arrived."""
+        if not trace_ids:
+            return {}
+        rows = self._read(
+            "SELECT t.trace_id, MIN(r.received), MAX(r.received) FROM received_traces t"
+            " JOIN received_requests r ON r.id = t.request_id"
+            f" WHERE t.trace_id IN ({placeholders(len(trace_ids))}) GROUP BY t.trace_id",
+            list(trace_ids),
+        )
+        return {str(t): (float(a), float(b)) for t, a, b in rows}
+
     def last_received(self, trace_ids: Sequence[str]) -> dict[str, float]:
         """When the last request holding each of ``trace_ids`` arrived (absent: none)."""
         if not trace_ids:
