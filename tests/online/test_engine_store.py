@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from aieval import Store
-from aieval.store import WorkItem, window_run_id
+from aieval.store import SettledTrace, WorkItem, window_run_id
 
 T0 = 1_800_000_000.0
 
@@ -19,15 +19,18 @@ def _items(n: int, rule: str = "r", start: int = 0) -> list[WorkItem]:
     return [WorkItem(rule, f"{i:032x}", T0) for i in range(start, start + n)]
 
 
-def test_a_trace_is_examined_once_and_its_items_with_it(store_location: str) -> None:
+def test_an_examination_keeps_the_rows_a_trace_has(store_location: str) -> None:
     store = Store(store_location)
+    trace = SettledTrace("t1", T0, T0, 1)
     items = [WorkItem("a", "t1", T0), WorkItem("b", "t1", T0, "skipped", "sampled_out")]
-    assert store.examine_trace("t1", items, T0) is True
-    assert store.examine_trace("t1", [WorkItem("c", "t1", T0)], T0 + 1) is False
+    assert store.record_examination(trace, items, None, T0) == 2
+    again = [WorkItem("a", "t1", T0, "skipped", "sampled_out"), WorkItem("c", "t1", T0)]
+    assert store.record_examination(trace, again, None, T0 + 1) == 1
     rows = store.online_work()
     assert [(w.rule, w.state, w.reason) for w in rows] == [
         ("a", "pending", None),
         ("b", "skipped", "sampled_out"),
+        ("c", "pending", None),
     ]
     assert rows[1].finished_at == T0 and rows[0].finished_at is None
 

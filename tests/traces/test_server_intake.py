@@ -635,3 +635,20 @@ def test_token_counts_beyond_64_bits_or_summing_past_them_never_break_a_grading(
     for trace in traces:
         alone = grade(client, trace_ids=[trace])
         assert alone.status_code == 200 and set(alone.json()["verdicts"]) == {trace}, alone.text
+
+
+def test_all_zero_trace_and_span_ids_are_refused_naming_the_span(client: httpx.Client) -> None:
+    """OTLP calls the all-zero trace id and span id invalid: refused, in JSON and protobuf."""
+    zero_trace = request(span(TRACE_A, "1" * 16, "app"), span("0" * 32, "2" * 16, "app"))
+    answer = client.post("/v1/traces", content=zero_trace, headers=JSON)
+    assert answer.status_code == 400, answer.text
+    assert "spans[1].traceId: the all-zero id is invalid" in answer.json()["message"]
+    zero_span = request(span(TRACE_A, "0" * 16, "app"))
+    answer = client.post("/v1/traces", content=zero_span, headers=JSON)
+    assert answer.status_code == 400 and "spans[0].spanId" in answer.json()["message"]
+    message = ExportTraceServiceRequest()
+    sent = message.resource_spans.add().scope_spans.add().spans.add()
+    sent.trace_id, sent.span_id, sent.name = bytes(16), b"\x01" * 8, "x"
+    answer = client.post("/v1/traces", content=message.SerializeToString(), headers=PROTO)
+    assert answer.status_code == 400 and "traceId: the all-zero id" in answer.json()["message"]
+    assert listed(client) == set()  # nothing of a refused request is kept

@@ -70,7 +70,8 @@ class BudgetGate:
         return f"BudgetGate(rule={self.rule.name!r}, worker={self.worker_id!r})"
 
     def reserve(self) -> Reservation | None:
-        """Reserve one call in the ledger (``None``: the rule has no limit, nothing to count).
+        """Reserve one call in the ledger; a rule without a budget has its calls counted all
+        the same (the status shows what it spends), never refused.
 
         Raises:
             BudgetExhausted: a limit of the rule's hour or day is reached (or this gate refused
@@ -79,9 +80,6 @@ class BudgetGate:
         budget = self.rule.budget
         if self.refused:
             self._refuse(f"the rule {self.rule.name!r} already ran out of budget for this trace")
-        if budget.unlimited:
-            self._count(1, 0, 0.0)
-            return None
         now = self.clock()
         reservation = self.store.reserve_online_call(self.rule.name, budget, now)
         if reservation is None:

@@ -152,6 +152,11 @@ class OnlineStatus:
     stall_after_s: float
     counts: WorkCounts
     rules: tuple[RuleStatus, ...]
+    #: received traces due for examination (settled for a rule, or with spans arrived since
+    #: they were examined) and not examined yet: not counted by any rule until they are
+    unexamined: int = 0
+    #: how long the longest of them has waited (``None``: none)
+    unexamined_lag_s: float | None = None
 
     @property
     def adds_up(self) -> bool:
@@ -210,11 +215,14 @@ def online_status(
                 stalled_reason=stalled_reason,
             )
         )
+    unexamined, due_since = store.unexamined_traces(now)
     return OnlineStatus(
         now=now,
         stall_after_s=stall_after_s,
         counts=_work(store.online_counts(now)),
         rules=tuple(statuses),
+        unexamined=unexamined,
+        unexamined_lag_s=None if due_since is None else now - due_since,
     )
 
 

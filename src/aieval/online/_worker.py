@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import logging
 import os
 import socket
@@ -123,24 +124,32 @@ class OnlineWorker:
     # -- examination -------------------------------------------------------------------------
 
     def examine(self, now: float | None = None, rules: Sequence[OnlineRule] | None = None) -> int:
-        """Examine the received traces settled by ``now`` (every active rule's longest
-        ``settle_s`` after their last request) once each: a work row per matching rule,
-        pending or ``sampled_out``. Answers how many traces this worker examined; none while
-        no rule is active (traces wait for one, or for a backfill)."""
+        """Take in the traces received since the last cycle, then examine those due by ``now``:
+        each against every active rule it has settled for (that rule's ``settle_s`` after its
+        last request, or its ``incomplete_after_s`` after its first when spans keep coming),
+        adding a work row per matching rule, pending or ``sampled_out`` (a rule that matched
+        keeps its row). A trace is examined again when more of its spans arrive, and when the
+        next rule settles for it. Answers how many traces this worker examined; none while no
+        rule is active (traces wait for one, or for a backfill)."""
         at = time.time() if now is None else now
         active = list(self.active_rules() if rules is None else rules)
         if not active:
             return 0
-        settle = max(rule.settle_s for rule in active)
+        self.store.take_in_received(self.batch)
         examined = 0
         while True:
-            settled = self.store.settled_traces(at - settle, self.batch)
-            if not settled:
+            due = self.store.traces_to_examine(at, self.lease_s, self.batch)
+            if not due:
                 return examined
-            spans = self._spans(t.trace_id for t in settled)
-            for trace in settled:
-                items = self._items(active, trace, spans.get(trace.trace_id, []))
-                examined += self.store.examine_trace(trace.trace_id, items, at)
+            settled = {t.trace_id: _settled(active, t, at) for t in due}
+            spans = self._spans(t for t in settled if settled[t])
+            for trace in due:
+                ready = settled[trace.trace_id]
+                items = self._items(ready, trace, spans.get(trace.trace_id, [])) if ready else []
+                done = {rule.name for rule in ready}
+                later = [_due_at(rule, trace) for rule in active if rule.name not in done]
+                self.store.record_examination(trace, items, min(later, default=None), at)
+                examined += bool(ready)
 
     def _spans(self, trace_ids: Iterable[str]) -> dict[str, list[Span]]:
         from aieval.traces import stored_spans
@@ -241,7 +250,7 @@ class OnlineWorker:
         from aieval.traces import runs_from_spans
 
         trace_ids = [w.trace_id for w in works]
-        last = self.store.last_received(trace_ids)
+        times = self.store.received_times(trace_ids)
         spans = self._spans(trace_ids)
         for work in works:
             try:
@@ -254,16 +263,25 @@ class OnlineWorker:
                 continue
             missing = _incomplete(runs[0])
             if missing is not None:
-                self._incomplete(rule, work, missing, last.get(work.trace_id, now), now)
+                first, last = times.get(work.trace_id, (now, now))
+                self._incomplete(rule, work, missing, first, last, now)
                 continue
             self._score(rule, work, runs[0], now)
 
     def _incomplete(
-        self, rule: OnlineRule, work: OnlineWork, missing: str, last: float, now: float
+        self,
+        rule: OnlineRule,
+        work: OnlineWork,
+        missing: str,
+        first: float,
+        last: float,
+        now: float,
     ) -> None:
         """Wait for the rest of an incomplete trace, or skip it once its rule's
-        ``incomplete_after_s`` passed since its last span arrived."""
-        give_up = last + rule.incomplete_after_s
+        ``incomplete_after_s`` passed since its last span arrived (for a trace whose spans
+        keep coming, twice that since its first: it ends, never waits for ever)."""
+        wait = rule.incomplete_after_s
+        give_up = min(last + wait, first + 2 * wait)
         if now >= give_up:
             self._skip(work, "incomplete", missing, now)
         else:
@@ -296,6 +314,11 @@ class OnlineWorker:
             return
         if sample.error:
             self._skip(work, "error", sample.error, now)
+            return
+        failed = _score_errors(sample)
+        if failed is not None:
+            # a judge outage or a broken scorer is not a quality drop: no sample is counted
+            self._skip(work, "error", failed, now)
             return
         sample = dataclasses.replace(sample, id=work.trace_id, index=_sample_index(work.trace_id))
         try:
@@ -356,6 +379,28 @@ def _summary_of(samples: Iterable[SampleRecord]) -> dict[str, Any]:
     return aggregator.summary().to_dict()
 
 
+def _score_errors(sample: SampleRecord) -> str | None:
+    """The scorers that could not score ``sample`` (raised, every judge call failed, or a
+    judge's verdict did not read), each named with its error; ``None`` when all scored."""
+    failed = [
+        f"scorer {name!r}: {score.error or score.unreadable}"
+        for name, score in sample.scores.items()
+        if score.error or score.unreadable
+    ]
+    return "; ".join(failed) if failed else None
+
+
+def _due_at(rule: OnlineRule, trace: SettledTrace) -> float:
+    """When ``trace`` is settled for ``rule``: ``settle_s`` after its last request, or, for a
+    trace whose spans keep coming, ``incomplete_after_s`` after its first (then counted)."""
+    return min(trace.last_received + rule.settle_s, trace.first_received + rule.incomplete_after_s)
+
+
+def _settled(rules: Sequence[OnlineRule], trace: SettledTrace, now: float) -> list[OnlineRule]:
+    """The ``rules`` ``trace`` has settled for by ``now``."""
+    return [rule for rule in rules if _due_at(rule, trace) <= now]
+
+
 def _incomplete(trace_run: WorkflowRun) -> str | None:
     """What a trace's run lacks, as the ``trace_complete`` gate reads it (``None``: nothing)."""
     trace = trace_run.metadata.get("trace")
@@ -368,16 +413,26 @@ def _incomplete(trace_run: WorkflowRun) -> str | None:
 
 
 def _score_one(rule: OnlineRule, trace_run: WorkflowRun, name: str) -> SampleRecord:
-    """Score one trace's run as :func:`aieval.runner.run` scores a row of traces, in memory."""
+    """Score one trace's run as :func:`aieval.runner.run` scores a row, in memory: with a
+    workflow or profile, the trace's run graded as the trace evaluator grades it; without,
+    the trace's final output text as a recorded prediction (its input as the row's input, no
+    expected), graded by the threshold grader (or the rule's ``grader``)."""
     from aieval.runner import run
 
     scoring = rule.scoring
-    row = {"id": trace_run.workflow_id, "input": trace_run.inputs or {}, "run": trace_run.to_dict()}
+    graded = scoring.workflow is not None or scoring.profile is not None
+    row: dict[str, Any] = {"id": trace_run.workflow_id, "input": trace_run.inputs or {}}
+    if graded:
+        row["run"] = trace_run.to_dict()
+    else:
+        row["input"] = _text((trace_run.inputs or {}).get("input"))
+        row["prediction"] = _text((trace_run.outputs or {}).get("output"))
     result = run(
         name=name,
         dataset=[row],
         scorers=[*scoring.scorers, *scoring.default_checks],
-        evaluator="traces",  # each row a trace's run: graded as the trace evaluator grades
+        # each row a trace's run: graded as the trace evaluator grades it
+        evaluator="traces" if graded else None,
         workflow=scoring.workflow,
         profile=scoring.profile,
         grader=scoring.grader,
@@ -388,3 +443,11 @@ def _score_one(rule: OnlineRule, trace_run: WorkflowRun, name: str) -> SampleRec
     )
     [sample] = result.samples
     return sample
+
+
+def _text(value: object) -> str:
+    """A trace's input or output as text: a string as it is, a decoded JSON value (an
+    ``output.value`` holding JSON) as JSON again, none as the empty string."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

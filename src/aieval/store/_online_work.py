@@ -15,6 +15,7 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from aieval.errors import StoreError
@@ -38,6 +39,21 @@ _WORK_COLUMNS = (
 )
 #: The states a work row ends in.
 _FINAL = ("scored", "skipped")
+#: Request ids read again on PostgreSQL at each take-in (see ``take_in_received``).
+ID_OVERLAP = 1000
+#: The last request id of the next ``limit`` trace rows after a request id (index-driven).
+TAKE_IN_BOUND = (
+    "SELECT MAX(request_id) FROM (SELECT request_id FROM received_traces WHERE request_id > ?"
+    " ORDER BY request_id LIMIT ?) AS next_rows"
+)
+#: The traces of the requests in ``(after, upto]``, each with all its requests counted:
+#: first and last arrival, newest request id, how many.
+TAKE_IN_TRACES = (
+    "SELECT t.trace_id, MIN(r.received), MAX(r.received), MAX(r.id), COUNT(*)"
+    " FROM received_traces t JOIN received_requests r ON r.id = t.request_id"
+    " WHERE t.trace_id IN (SELECT n.trace_id FROM received_traces n"
+    " WHERE n.request_id > ? AND n.request_id <= ?) GROUP BY t.trace_id ORDER BY t.trace_id"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +121,13 @@ class OnlineWindow:
 
 @dataclass(frozen=True, slots=True)
 class SettledTrace:
-    """A received trace: its id and when its first and last export requests arrived."""
+    """A received trace: its id, when its first and last export requests arrived, and how
+    many of its requests were taken in (0 when not counted)."""
 
     trace_id: str
     first_received: float
     last_received: float
+    requests: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,24 +188,88 @@ class OnlineWorkTable(Connection):
             added += row is not None
         return added
 
-    def examine_trace(self, trace_id: str, items: Sequence[WorkItem], now: float) -> bool:
-        """Record ``trace_id`` as examined with its work ``items`` (every active rule's match),
-        in one transaction; ``False`` (nothing written) when it was examined already: whoever
-        records it first examined it."""
+    def take_in_received(self, limit: int) -> int:
+        """Take the traces of the received requests not taken in yet into ``online_traces``
+        (new ones, and those with requests arrived since: to be examined again from their
+        last arrival on), ``limit`` trace rows per transaction; how many traces changed.
 
-        def write() -> bool:
-            won = self._db.one(
-                "INSERT INTO online_traces (trace_id, examined_at) VALUES (?, ?)"
-                " ON CONFLICT DO NOTHING RETURNING trace_id",
-                (trace_id, now),
+        Found by the requests' ids after the newest taken in (both read by an index: a cycle
+        never reads every stored trace). On PostgreSQL, ids are drawn before their request
+        commits, so the last :data:`ID_OVERLAP` ids are read again: a request committed late
+        is still taken in (a trace counts its requests, so one seen again changes nothing)."""
+        top = self._read_one("SELECT MAX(last_request) FROM online_traces")
+        after = int(top[0] or 0) if top else 0
+        if self._db.for_update:
+            after = max(0, after - ID_OVERLAP)
+        changed = 0
+        while True:
+            bound = self._read_one(TAKE_IN_BOUND, (after, limit))
+            if bound is None or bound[0] is None:
+                return changed
+            upto = int(bound[0])
+            changed += self._atomic(partial(self._take_in, after, upto))
+            after = upto
+
+    def _take_in(self, after: int, upto: int) -> int:
+        """Take in the traces of requests ``after < id <= upto`` (in the open transaction)."""
+        rows = self._db.query(TAKE_IN_TRACES, (after, upto))
+        changed = 0
+        for trace_id, first, last, request, requests in rows:
+            row = self._db.one(
+                "INSERT INTO online_traces (trace_id, examined_at, first_received,"
+                " last_received, last_request, requests, recheck_at)"
+                " VALUES (?, 0, ?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET"
+                " first_received = excluded.first_received,"
+                " last_received = excluded.last_received, last_request = excluded.last_request,"
+                " requests = excluded.requests, recheck_at = excluded.recheck_at"
+                " WHERE online_traces.requests < excluded.requests RETURNING trace_id",
+                (trace_id, first, last, request, requests, last),
             )
-            if won is None:
-                return False
-            # a backfill may have enqueued the trace for a rule already: kept as it is
-            self._insert_items(items, now)
-            return True
+            changed += row is not None
+        return changed
+
+    def traces_to_examine(self, now: float, lease_s: float, limit: int) -> list[SettledTrace]:
+        """Take up to ``limit`` traces due for examination by ``now`` (their ``recheck_at``
+        passed), holding them for ``lease_s`` (another server passes them over meanwhile; a
+        server killed mid-examination loses nothing), the longest due first."""
+        skip = " FOR UPDATE SKIP LOCKED" if self._db.for_update else ""
+        sql = (
+            "UPDATE online_traces SET recheck_at = ? WHERE trace_id IN (SELECT trace_id FROM"
+            f" online_traces WHERE recheck_at <= ? ORDER BY recheck_at LIMIT ?{skip})"
+            " RETURNING trace_id, first_received, last_received, requests"
+        )
+        rows = self._atomic(lambda: self._db.query(sql, (now + lease_s, now, limit)))
+        found = [SettledTrace(str(t), float(a), float(b), int(n)) for t, a, b, n in rows]
+        return sorted(found, key=lambda t: (t.last_received, t.trace_id))
+
+    def record_examination(
+        self, trace: SettledTrace, items: Sequence[WorkItem], recheck_at: float | None, now: float
+    ) -> int:
+        """Record ``trace``'s examination in one transaction: its work ``items`` (each unless
+        its rule has the trace already: a rule that matched keeps its row), and when it is to
+        be examined next (``None``: not before more of its spans arrive). When more of its
+        requests arrived meanwhile, it stays due (examined again). How many rows were new."""
+
+        def write() -> int:
+            added = self._insert_items(items, now)
+            self._db.one(
+                "UPDATE online_traces SET examined_at = ?, recheck_at = ? WHERE trace_id = ?"
+                " AND requests = ? RETURNING trace_id",
+                (now, recheck_at, trace.trace_id, trace.requests),
+            )
+            return added
 
         return self._atomic(write)
+
+    def unexamined_traces(self, now: float) -> tuple[int, float | None]:
+        """How many taken-in traces were due for examination by ``now`` and are not examined
+        yet, and since when the longest has waited (``None``: none); read by index."""
+        row = self._read_one(
+            "SELECT COUNT(*), MIN(recheck_at) FROM online_traces WHERE recheck_at <= ?", (now,)
+        )
+        if row is None or not row[0]:
+            return 0, None
+        return int(row[0]), float(row[1])
 
     def enqueue_online(self, items: Sequence[WorkItem], now: float | None = None) -> int:
         """Insert the work ``items`` (a backfill's), each unless its rule has the trace already
@@ -327,19 +409,6 @@ class OnlineWorkTable(Connection):
         )
         return [OnlineWork.of(row) for row in rows]
 
-    def settled_traces(self, settled_before: float, limit: int) -> list[SettledTrace]:
-        """Up to ``limit`` received traces not examined yet whose last request arrived before
-        ``settled_before``, the earliest received first."""
-        rows = self._read(
-            "SELECT t.trace_id, MIN(r.received), MAX(r.received) FROM received_traces t"
-            " JOIN received_requests r ON r.id = t.request_id"
-            " WHERE NOT EXISTS (SELECT 1 FROM online_traces o WHERE o.trace_id = t.trace_id)"
-            " GROUP BY t.trace_id HAVING MAX(r.received) < ?"
-            " ORDER BY MIN(r.received), t.trace_id LIMIT ?",
-            (settled_before, limit),
-        )
-        return [SettledTrace(str(t), float(a), float(b)) for t, a, b in rows]
-
     def received_between(
         self, since: float, until: float, after: str, limit: int
     ) -> list[SettledTrace]:
@@ -353,6 +422,18 @@ class OnlineWorkTable(Connection):
             (after, since, until, limit),
         )
         return [SettledTrace(str(t), float(a), float(b)) for t, a, b in rows]
+
+    def received_times(self, trace_ids: Sequence[str]) -> dict[str, tuple[float, float]]:
+        """When the first and the last request holding each of ``trace_ids`` arrived."""
+        if not trace_ids:
+            return {}
+        rows = self._read(
+            "SELECT t.trace_id, MIN(r.received), MAX(r.received) FROM received_traces t"
+            " JOIN received_requests r ON r.id = t.request_id"
+            f" WHERE t.trace_id IN ({placeholders(len(trace_ids))}) GROUP BY t.trace_id",
+            list(trace_ids),
+        )
+        return {str(t): (float(a), float(b)) for t, a, b in rows}
 
     def last_received(self, trace_ids: Sequence[str]) -> dict[str, float]:
         """When the last request holding each of ``trace_ids`` arrived (absent: none)."""

@@ -342,12 +342,21 @@ CREATE TABLE IF NOT EXISTS online_rules (
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL
 );
--- a received trace once settled: every active rule's filter and sampling decided once, in the
--- transaction that inserts this row and the trace's work items (whoever inserts it examined it)
+-- a received trace as online scoring took it in (from the received requests, in id order):
+-- it is examined for each rule once settled for that rule, and again when spans arrive later
+-- (recheck_at: when next; NULL: examined for every rule since its last request)
 CREATE TABLE IF NOT EXISTS online_traces (
-    trace_id    TEXT PRIMARY KEY,
-    examined_at REAL NOT NULL
+    trace_id       TEXT PRIMARY KEY,
+    examined_at    REAL NOT NULL,               -- when last examined (0: not yet)
+    first_received REAL NOT NULL DEFAULT 0,     -- its first and last export requests' arrival
+    last_received  REAL NOT NULL DEFAULT 0,
+    last_request   INTEGER NOT NULL DEFAULT 0,  -- its newest received request taken in
+    requests       INTEGER NOT NULL DEFAULT 0,  -- its received requests taken in
+    recheck_at     REAL
 );
+CREATE INDEX IF NOT EXISTS online_traces_recheck ON online_traces (recheck_at);
+CREATE INDEX IF NOT EXISTS online_traces_request ON online_traces (last_request);
+CREATE INDEX IF NOT EXISTS received_traces_request ON received_traces (request_id);
 -- one matched trace of a rule: pending, claimed (until claimed_until, by claimed_by), then
 -- scored (its sample in run_id) or skipped with one typed reason
 CREATE TABLE IF NOT EXISTS online_work (

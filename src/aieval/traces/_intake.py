@@ -11,7 +11,9 @@ Two steps, both before anything is stored:
   answers the spans per trace id; a field of the wrong shape is a :class:`WorkflowError`
   naming its path (``resourceSpans[0].scopeSpans[1].spans[3].attributes: expected an array,
   got an object``). Ids must be lowercase or uppercase hex of their size (trace 16 bytes, span
-  8), in JSON as in protobuf, so nothing stored ever holds an id that is not one.
+  8), in JSON as in protobuf, and not all zeros (OTLP calls that id invalid: the request is
+  refused naming the span, as an id of the wrong size is), so nothing stored ever holds an id
+  that is not one.
 """
 
 from __future__ import annotations
@@ -175,8 +177,8 @@ def _at(message: str) -> str:
 
 
 def _span_fields(span: _Span, where: str) -> str:
-    trace_id = _hex_id(span.trace_id, 16, f"{where}.traceId")
-    _hex_id(span.span_id, 8, f"{where}.spanId")
+    trace_id = _nonzero(_hex_id(span.trace_id, 16, f"{where}.traceId"), f"{where}.traceId")
+    _nonzero(_hex_id(span.span_id, 8, f"{where}.spanId"), f"{where}.spanId")
     if span.parent_span_id:
         _hex_id(span.parent_span_id, 8, f"{where}.parentSpanId")
     for name, raw in (
@@ -276,7 +278,9 @@ def _check_proto(body: bytes) -> dict[str, int]:
             for i, span in enumerate(scope_spans.spans):
                 where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{i}]"
                 _bytes_id(span.trace_id, 16, f"{where}.traceId")
+                _nonzero(span.trace_id.hex(), f"{where}.traceId")
                 _bytes_id(span.span_id, 8, f"{where}.spanId")
+                _nonzero(span.span_id.hex(), f"{where}.spanId")
                 if span.parent_span_id:
                     _bytes_id(span.parent_span_id, 8, f"{where}.parentSpanId")
                 if span.status.code not in (0, 1, 2):
@@ -286,6 +290,17 @@ def _check_proto(body: bytes) -> dict[str, int]:
                 trace_id = span.trace_id.hex()
                 counts[trace_id] = counts.get(trace_id, 0) + 1
     return counts
+
+
+def _nonzero(hex_id: str, where: str) -> str:
+    """``hex_id`` unless it is all zeros, which OTLP calls invalid (an id of no trace or span:
+    every such span would share one trace)."""
+    if not hex_id.strip("0"):
+        raise WorkflowError(
+            f"{where}: the all-zero id is invalid (OTLP): give each trace and "
+            "span a random non-zero id"
+        )
+    return hex_id
 
 
 def _bytes_id(value: bytes, size: int, where: str) -> None:
