@@ -66,6 +66,25 @@ def test_status_prints_each_rules_windows_spend_and_lag(
     assert "this hour: 7 calls of 20, 1200 tokens, cost 0.03" in text
     assert "error x1: judge said nothing" in text
     assert "STALLED" not in text
+    assert "not yet examined" not in text
+
+
+def test_traces_waiting_to_be_examined_are_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "runs.db"
+    _seed(db, stalled=False)
+    with Store(db) as store:
+        due = time.time() - 90
+        for trace in ("a" * 32, "b" * 32):
+            store._write(
+                "INSERT INTO online_traces (trace_id, examined_at, recheck_at) VALUES (?, 0, ?)",
+                (trace, due),
+            )
+    done = run_main(
+        capsys, monkeypatch, "online", "status", "--store", str(db), env={"COLUMNS": "200"}
+    )
+    assert "2 received traces not yet examined against the rules, due for 9" in done.stdout
 
 
 def test_a_stalled_rule_is_a_loud_line_and_exit_1(

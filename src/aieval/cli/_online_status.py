@@ -72,6 +72,18 @@ def _print(status: OnlineStatus) -> None:
         return
     for rule in status.rules:
         _print_rule(rule)
+    if status.unexamined:
+        lag = (
+            ""
+            if status.unexamined_lag_s is None
+            else f", due for {_seconds(status.unexamined_lag_s)}"
+        )
+        out.print(
+            Text(
+                f"{status.unexamined:,} received traces not yet examined against the rules"
+                f"{lag} (they settle first; a large count that grows: no server is examining)"
+            )
+        )
     if not status.adds_up:
         out.print(
             Text(
