@@ -37,6 +37,7 @@ def _serve(tmp_path: Path, token: str | None) -> LiveServer:
         upload_tokens={"ci": UPLOAD} if token else {},
         review_tokens={"ann": REVIEW} if token else {},
         dataset_roots=(root,),
+        online_scoring=False,  # the API is under test: a backfill asked stays as recorded
     )
     return LiveServer(create_app(store, settings))
 

@@ -65,3 +65,11 @@ def test_api_saves_never_replace_a_file_rule_and_pause_resume_delete(store_locat
         assert store.online_rule("x") is None
         assert store.request_online_backfill("f", 10.0, 20.0)
         assert not store.request_online_backfill("f", 10.0, 20.0)  # asked once
+        (asked,) = store.pending_backfills()
+        store.advance_backfill(asked, "", done=True)
+        assert store.pending_backfills() == []
+        # done, the same range asked again is done again (its budget skips put back)
+        assert store.request_online_backfill("f", 10.0, 20.0)
+        assert [(b.rule, b.since, b.until, b.done_at) for b in store.pending_backfills()] == [
+            ("f", 10.0, 20.0, None)
+        ]
