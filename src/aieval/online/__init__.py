@@ -4,10 +4,13 @@ one typed skip reason; results kept per window as runs, alerts on a sustained dr
 (docs/online.md)."""
 
 from aieval.online._alerts import (
-    MAX_ATTEMPTS,
+    FIRST_PAUSE_S,
+    MAX_PAUSE_S,
+    RETRY_FOR_S,
     AlertSender,
     alert_payload,
     check_alerts,
+    retry_pause,
 )
 from aieval.online._budget import (
     BUDGET_PURPOSE,
@@ -91,8 +94,10 @@ from aieval.online._worker import (
 __all__ = [
     "BUDGET_PURPOSE",
     "CONFIDENCE",
+    "FIRST_PAUSE_S",
     "HISTORY_S",
-    "MAX_ATTEMPTS",
+    "MAX_PAUSE_S",
+    "RETRY_FOR_S",
     "SKIP_REASONS",
     "STALL_AFTER_S",
     "WINDOWS",
@@ -134,6 +139,7 @@ __all__ = [
     "online_status",
     "parse_rule",
     "parse_rules",
+    "retry_pause",
     "rule_from_json",
     "rule_matches",
     "rule_of",
