@@ -71,8 +71,10 @@ from aieval.online._service import (
     OnlineService,
 )
 from aieval.online._status import (
+    FAILING_AFTER,
     HISTORY_S,
     STALL_AFTER_S,
+    AlertStatus,
     ErrorCount,
     OnlineStatus,
     RuleStatus,
@@ -94,6 +96,7 @@ from aieval.online._worker import (
 __all__ = [
     "BUDGET_PURPOSE",
     "CONFIDENCE",
+    "FAILING_AFTER",
     "FIRST_PAUSE_S",
     "HISTORY_S",
     "MAX_PAUSE_S",
@@ -104,6 +107,7 @@ __all__ = [
     "WORK_STATES",
     "AlertPolicy",
     "AlertSender",
+    "AlertStatus",
     "AttributeMatch",
     "Budget",
     "BudgetGate",

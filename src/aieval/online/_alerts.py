@@ -175,12 +175,12 @@ class AlertSender:
         try:
             return self._post_within(webhook, alert)
         except Exception as exc:  # one delivery's failure is recorded, never raised
-            return 0, f"POST {webhook}: {type(exc).__name__}: {exc}"
+            return 0, f"POST {_where(webhook)}: {type(exc).__name__}: {exc}"
 
     def _post_within(self, webhook: str, alert: StoredAlert) -> tuple[int, str]:
         url = urlsplit(webhook)
         if url.scheme not in ("http", "https") or not url.hostname:
-            return 400, f"webhook {webhook!r} is not an http(s) URL"
+            return 400, f"webhook {_where(webhook)!r} is not an http(s) URL"
         kind = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
         path = (url.path or "/") + (f"?{url.query}" if url.query else "")
         body = json.dumps(alert.payload, sort_keys=True).encode()
@@ -208,16 +208,35 @@ class AlertSender:
         except (OSError, http.client.HTTPException) as exc:
             if cut.is_set():
                 limit = f"no answer within {self.timeout_s:g} s (the whole POST's deadline)"
-                return 0, f"POST {webhook}: {limit}"
-            return 0, f"POST {webhook}: {type(exc).__name__}: {exc}"
+                return 0, f"POST {_where(webhook)}: {limit}"
+            return 0, f"POST {_where(webhook)}: {type(exc).__name__}: {exc}"
         finally:
             timer.cancel()
             conn.close()
         if cut.is_set():  # a read cut short may look like a whole answer: it is not one
-            return 0, f"POST {webhook}: no answer within {self.timeout_s:g} s (the deadline)"
+            return (
+                0,
+                f"POST {_where(webhook)}: no answer within {self.timeout_s:g} s (the deadline)",
+            )
         if 300 <= status < 400:
-            return status, f"POST {webhook}: answered {status} (redirect to {where!r} not followed)"
-        return status, "" if status < 300 else f"POST {webhook}: answered {status}"
+            moved = "nowhere" if not where else _where(where)
+            return (
+                status,
+                f"POST {_where(webhook)}: answered {status} (redirect to {moved} not followed)",
+            )
+        return status, "" if status < 300 else f"POST {_where(webhook)}: answered {status}"
+
+
+def _where(webhook: str) -> str:
+    """A webhook as errors, logs and the status name it: its scheme, host and port only (the
+    path and query of a chat webhook are its secret)."""
+    try:
+        url = urlsplit(webhook)
+        host = url.hostname or ""
+        port = f":{url.port}" if url.port else ""
+    except ValueError:  # a port out of range: still never the path
+        return "the rule's webhook (not a valid URL)"
+    return f"{url.scheme}://{host}{port}/…" if url.scheme else "the rule's webhook"
 
 
 def _span(seconds: float) -> str:
