@@ -145,3 +145,19 @@ def test_a_hanging_webhook_never_delays_another_rules_alert(
         delivery.stop()
     assert store.online_alerts("a-slow")[0].delivered_at is not None
     store.close()
+
+
+def test_a_pass_leases_at_most_its_share_of_a_rules_backlog(up: Hook, tmp_path: Any) -> None:
+    store = Store(tmp_path / "runs.db")
+    for i in range(6):
+        store.open_alert("qa", f"floor/pass_rate/{i}", "floor", {"rule": "qa"}, T0 + i)
+    sender = AlertSender(store, clock=lambda: T0 + 60)
+    leased = sender.due(rule("qa", up), limit=4)
+    assert [a.incident for a in leased] == [f"floor/pass_rate/{i}" for i in range(4)]
+    assert [a.attempts for a in store.online_alerts("qa")] == [1, 1, 1, 1, 0, 0]
+    # the rest are left for the next pass, free for any sender
+    assert [a.incident for a in sender.due(rule("qa", up))] == [
+        "floor/pass_rate/4",
+        "floor/pass_rate/5",
+    ]
+    store.close()

@@ -108,13 +108,17 @@ class AlertSender:
             )
         ]
 
-    def due(self, rule: OnlineRule) -> list[StoredAlert]:
-        """Lease ``rule``'s incidents due for a POST now (none without a webhook), each
-        counting one attempt; answer them as leased."""
+    def due(self, rule: OnlineRule, limit: int | None = None) -> list[StoredAlert]:
+        """Lease ``rule``'s incidents due for a POST now (none without a webhook; at most
+        ``limit``), each counting one attempt; answer them as leased."""
         if rule.alert is None or rule.alert.webhook is None:
             return []
-        leased = []
+        leased: list[StoredAlert] = []
         for alert in self.store.online_alerts(rule.name, undelivered=True):
+            if limit is not None and len(leased) >= limit:
+                break
+            if alert.abandoned_at is not None:
+                continue
             now = self.clock()
             if self.store.lease_alert(rule.name, alert.incident, now, now + self.lease_s):
                 leased.append(replace(alert, attempts=alert.attempts + 1))

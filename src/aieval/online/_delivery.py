@@ -2,11 +2,12 @@
 wakes it; it POSTs them to the rules' webhooks. A slow or dead webhook so delays only its own
 alerts, never the scoring of any rule.
 
-Each pass leases every due incident (of every rule) and makes ONE POST of each, up to
-:data:`PARALLEL` at once, recording each outcome as soon as it comes: one incident's dead
-webhook holds one slot for at most its POST's deadline and never delays another's delivery
-beyond that (the retry schedule of :func:`~aieval.online.retry_pause` spaces its attempts, no
-pause is taken in line). The store is used by this thread only; the POSTs touch none."""
+Each pass leases the due incidents (up to :data:`PARALLEL` of each rule and :data:`PER_PASS`
+in all, the rules taken in turn) and makes ONE POST of each, up to :data:`PARALLEL` at once,
+recording each outcome as soon as it comes: one incident's dead webhook holds one slot for at
+most its POST's deadline and never delays another's delivery beyond that (the retry schedule
+of :func:`~aieval.online.retry_pause` spaces its attempts, no pause is taken in line). The
+store is used by this thread only; the POSTs touch none."""
 
 from __future__ import annotations
 
@@ -20,12 +21,15 @@ from aieval.online._alerts import AlertSender
 from aieval.online._model import OnlineRule
 from aieval.store import Store, StoredAlert, StoreLocation
 
-__all__ = ["PARALLEL", "AlertDelivery"]
+__all__ = ["PARALLEL", "PER_PASS", "AlertDelivery"]
 
 log = logging.getLogger("aieval")
 
 #: POSTs in flight at once in one delivery pass.
 PARALLEL = 4
+#: Incidents leased in one pass: 4 rounds of :data:`PARALLEL` POSTs, each within its deadline,
+#: end inside the lease of the last one waiting (the rest are due on the next pass).
+PER_PASS = 4 * PARALLEL
 
 
 class AlertDelivery:
@@ -88,14 +92,17 @@ class AlertDelivery:
         sender = AlertSender(store)
         with ThreadPoolExecutor(PARALLEL, thread_name_prefix="aieval-alert-post") as pool:
             posts: dict[Future[tuple[int, str]], StoredAlert] = {}
-            for rule in rules:
-                if self._stop.is_set():
+            # each rule at most PARALLEL per pass, starting one rule further on each pass, so
+            # no rule's backlog keeps another's incidents waiting
+            turn = self.rounds % len(rules) if rules else 0
+            for rule in (*rules[turn:], *rules[:turn]):
+                if self._stop.is_set() or len(posts) >= PER_PASS:
                     break
                 webhook = None if rule.alert is None else rule.alert.webhook
                 if webhook is None:
                     continue
                 try:
-                    due = sender.due(rule)
+                    due = sender.due(rule, min(PARALLEL, PER_PASS - len(posts)))
                 except Exception:  # one rule's store trouble never stops the others'
                     log.exception("online rule %r: its alerts could not be read", rule.name)
                     continue
