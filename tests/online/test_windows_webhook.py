@@ -1,5 +1,5 @@
 """Alerts delivered to a real webhook receiver on 127.0.0.1: one POST per incident across
-repeated checks, restarts and two senders on one store; retried after 5xx; redirects never
+repeated checks, restarts and two senders on one store; retried on its schedule; redirects never
 followed; the payload holds ids and figures only."""
 
 from __future__ import annotations
@@ -142,27 +142,37 @@ def test_a_receiver_failing_twice_gets_it_on_the_third_post(
     store = Store(tmp_path / "runs.db")
     bad_windows(store)
     receiver.statuses = [503, 502]
-    pauses: list[float] = []
-    sender = AlertSender(store, backoff_s=0.5, sleep=pauses.append)
-    check_alerts(store, rule_for(receiver), T0 + 4 * HOUR, sender)
+    clock = [T0 + 4 * HOUR]
+    sender = AlertSender(store, backoff_s=0.5, clock=lambda: clock[0])
+    rule = rule_for(receiver)
+    check_alerts(store, rule, T0 + 4 * HOUR, sender)
+    assert len(receiver.posts) == 1  # one POST per pass: no pause in line
+    assert store.online_alerts("qa")[0].next_attempt_at == clock[0] + 0.5
+    sender.deliver(rule)  # not due yet
+    assert len(receiver.posts) == 1
+    clock[0] += 0.5
+    sender.deliver(rule)
+    assert store.online_alerts("qa")[0].next_attempt_at == clock[0] + 1.0
+    clock[0] += 1.0
+    sender.deliver(rule)
     assert len(receiver.posts) == 3
     assert len({h["Idempotency-Key"] for _, h, _ in receiver.posts}) == 1
-    assert pauses == [0.5, 1.0]
     (stored,) = store.online_alerts("qa")
     assert stored.attempts == 3 and stored.delivered_at is not None and stored.last_error is None
     store.close()
 
 
-def test_an_undelivered_alert_is_tried_again_next_cycle(receiver: Receiver, tmp_path: Any) -> None:
+def test_an_undelivered_alert_is_tried_again_next_pass(receiver: Receiver, tmp_path: Any) -> None:
     store = Store(tmp_path / "runs.db")
     bad_windows(store)
     receiver.statuses = [500, 500]
     rule = rule_for(receiver)
-    check_alerts(store, rule, T0 + 4 * HOUR, quick(store, attempts=2))
+    check_alerts(store, rule, T0 + 4 * HOUR, quick(store))
     (stored,) = store.online_alerts("qa")
-    assert stored.delivered_at is None and stored.attempts == 2
+    assert stored.delivered_at is None and stored.attempts == 1
     assert stored.last_error is not None and "500" in stored.last_error
-    check_alerts(store, rule, T0 + 4 * HOUR, quick(store, attempts=2))
+    check_alerts(store, rule, T0 + 4 * HOUR, quick(store))
+    check_alerts(store, rule, T0 + 4 * HOUR, quick(store))
     (stored,) = store.online_alerts("qa")
     assert stored.delivered_at is not None and stored.attempts == 3 and len(receiver.posts) == 3
     store.close()
@@ -219,9 +229,9 @@ def test_any_failure_of_a_post_is_counted_with_its_error(tmp_path: Any) -> None:
     # a port out of range: urlsplit raises ValueError, neither OSError nor HTTPException
     alert = AlertPolicy(webhook="http://127.0.0.1:99999/hook", floor=0.8, consecutive=2)
     rule = OnlineRule(name="qa", alert=AlertPolicy(**{**vars_of(alert), "min_samples": 5}))
-    check_alerts(store, rule, T0 + 4 * HOUR, quick(store, attempts=2))
+    check_alerts(store, rule, T0 + 4 * HOUR, quick(store))
     (stored,) = store.online_alerts("qa")
-    assert stored.delivered_at is None and stored.attempts == 2
+    assert stored.delivered_at is None and stored.attempts == 1
     assert stored.last_error is not None and "ValueError" in stored.last_error
     store.close()
 
@@ -263,7 +273,7 @@ def test_a_trickling_receiver_is_cut_at_the_posts_deadline(trickler: str, tmp_pa
     rule = OnlineRule(
         name="qa", alert=AlertPolicy(webhook=trickler, floor=0.8, consecutive=2, min_samples=5)
     )
-    sender = AlertSender(store, timeout_s=1.0, attempts=1)
+    sender = AlertSender(store, timeout_s=1.0)
     assert sender.lease_s > sender.timeout_s + 10  # the deadline ends well inside the lease
     began = time.monotonic()
     check_alerts(store, rule, T0 + 4 * HOUR, sender)

@@ -62,6 +62,16 @@ def test_the_online_page_shows_each_rules_windows_and_skips(page: Any, tmp_path:
         add_spend(store, "support", "hour", start, calls=12)
         # billing: claimable for an hour, nobody claims it
         add_work(store, "billing", "b", window_start=start, state="pending", matched_at=now - 3600)
+        # billing: an incident whose webhook never answered, given up (its error is text)
+        store.open_alert("billing", "floor/pass_rate/x", "floor", {}, now - 90000)
+        store.lease_alert("billing", "floor/pass_rate/x", now, now + 60)
+        store.finish_alert(
+            "billing",
+            "floor/pass_rate/x",
+            delivered_at=None,
+            error="POST http://hooks.test/…: <b>refused</b>",
+            abandoned_at=now,
+        )
     # the seeded rows are the state shown: nothing scores them
     settings = server_api.ServerSettings(dataset_roots=(tmp_path,), online_scoring=False)
     app = server_api.create_app(str(db), settings)
@@ -97,6 +107,15 @@ def test_the_online_page_shows_each_rules_windows_and_skips(page: Any, tmp_path:
                 "no server is claiming its items"
                 in billing.locator("[data-field=stalled]").inner_text()
             )
+            assert "Alerts not delivered" in billing.locator("[data-field=alerts]").inner_text()
+            incident = billing.locator('tr[data-incident="floor/pass_rate/x"]')
+            assert incident.get_attribute("data-state") == "abandoned"
+            assert incident.locator("[data-field=state]").inner_text() == "abandoned"
+            assert incident.locator("[data-field=attempts]").inner_text() == "1"
+            assert incident.locator("[data-field=last_error]").inner_text() == (
+                "POST http://hooks.test/…: <b>refused</b>"
+            )
+            assert support.locator("[data-field=alerts]").count() == 0
             # the window is a stored run: its link opens the run page
             page.click(f'section[data-rule="support"] tr[data-window="{name}"] th a')
             page.wait_for_url(f"**/#/runs/{run_id}")

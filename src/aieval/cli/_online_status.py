@@ -23,7 +23,14 @@ from aieval.cli._options import existing_store
 from aieval.cli._print import out, when
 
 if TYPE_CHECKING:
-    from aieval.online import OnlineStatus, RuleStatus, SkipReason, SpendStatus, WorkCounts
+    from aieval.online import (
+        AlertStatus,
+        OnlineStatus,
+        RuleStatus,
+        SkipReason,
+        SpendStatus,
+        WorkCounts,
+    )
 
 __all__ = ["online_status_command"]
 
@@ -50,7 +57,9 @@ def online_status_command(
     ] = False,
 ) -> None:
     """Per rule and window: matched = scored + skipped by reason, spend against the budget,
-    lag; a stalled rule says so. Exits 1 when a rule is stalled or its counts do not add up."""
+    lag, alert incidents not delivered; a stalled rule says so. Exits 1 when a rule is stalled,
+    its counts do not add up, or an alert's delivery failed past its first attempts or was given
+    up."""
     from aieval.online import online_status
 
     with existing_store(db) as store:
@@ -59,7 +68,9 @@ def online_status_command(
         typer.echo(json.dumps(status.to_dict(), indent=2))
     else:
         _print(status)
-    if not status.adds_up or any(rule.stalled for rule in status.rules):
+    if not status.adds_up or any(
+        rule.stalled or any(a.alarming for a in rule.alerts) for rule in status.rules
+    ):
         raise typer.Exit(EXIT_FAILED)
 
 
@@ -128,6 +139,26 @@ def _print_rule(rule: RuleStatus) -> None:
                 ("  STALLED: ", "bold red"), printable(f"rule {rule.name}: {rule.stalled_reason}")
             )
         )
+    for alert in rule.alerts:
+        _print_alert(rule.name, alert)
+
+
+def _print_alert(rule: str, alert: AlertStatus) -> None:
+    """A delivered incident on one plain line; an undelivered one loud, with its last error."""
+    head = f"alert {alert.incident} of rule {rule} (opened {when(alert.opened_at)})"
+    if alert.delivered_at is not None:
+        out.print(printable(f"  {head}: delivered {when(alert.delivered_at)}"), highlight=False)
+        return
+    if alert.state == "abandoned":
+        label, what = "ALERT ABANDONED: ", f"given up after {alert.attempts} attempts"
+    else:
+        nxt = "now" if alert.next_attempt_at is None else when(alert.next_attempt_at)
+        label = "ALERT NOT DELIVERED: " if alert.alarming else "alert not delivered yet: "
+        what = f"{alert.attempts} attempts, retried {nxt}"
+    style = "bold red" if alert.alarming else "yellow"
+    error = alert.last_error or "no attempt yet"
+    line = printable(f"{head}: {what}; last error: {error}")
+    out.print(Text.assemble(("  " + label, style), line))
 
 
 def _count_cells(counts: WorkCounts) -> list[str]:

@@ -4,10 +4,13 @@ one typed skip reason; results kept per window as runs, alerts on a sustained dr
 (docs/online.md)."""
 
 from aieval.online._alerts import (
-    MAX_ATTEMPTS,
+    FIRST_PAUSE_S,
+    MAX_PAUSE_S,
+    RETRY_FOR_S,
     AlertSender,
     alert_payload,
     check_alerts,
+    retry_pause,
 )
 from aieval.online._budget import (
     BUDGET_PURPOSE,
@@ -68,8 +71,10 @@ from aieval.online._service import (
     OnlineService,
 )
 from aieval.online._status import (
+    FAILING_AFTER,
     HISTORY_S,
     STALL_AFTER_S,
+    AlertStatus,
     ErrorCount,
     OnlineStatus,
     RuleStatus,
@@ -91,14 +96,18 @@ from aieval.online._worker import (
 __all__ = [
     "BUDGET_PURPOSE",
     "CONFIDENCE",
+    "FAILING_AFTER",
+    "FIRST_PAUSE_S",
     "HISTORY_S",
-    "MAX_ATTEMPTS",
+    "MAX_PAUSE_S",
+    "RETRY_FOR_S",
     "SKIP_REASONS",
     "STALL_AFTER_S",
     "WINDOWS",
     "WORK_STATES",
     "AlertPolicy",
     "AlertSender",
+    "AlertStatus",
     "AttributeMatch",
     "Budget",
     "BudgetGate",
@@ -134,6 +143,7 @@ __all__ = [
     "online_status",
     "parse_rule",
     "parse_rules",
+    "retry_pause",
     "rule_from_json",
     "rule_matches",
     "rule_of",

@@ -3,10 +3,14 @@
 :class:`AlertSender` stores each incident in ``online_alerts`` (``ON CONFLICT DO NOTHING``: a
 second server, or a restart, does not open it again), then POSTs its payload to the rule's
 webhook with an ``Idempotency-Key`` header, under a lease so two senders never deliver one
-incident at once. Connection errors and 5xx answers are retried with a growing pause, a bounded
-number of times; an incident still undelivered is tried again on a later cycle (also after a
-restart), up to :data:`MAX_ATTEMPTS` POSTs in all. A redirect is never followed (it is recorded
-as the error), and every POST has one deadline for connecting, sending and reading together.
+incident at once. Each delivery pass makes at most ONE POST per due incident (never a pause in
+line): a failed one (no answer, a redirect, any non-2xx answer) sets when the incident is due
+again, :func:`retry_pause` later: 5 s after the first failure, doubled after each further one,
+at most an hour apart, for :data:`RETRY_FOR_S` (24 hours) from the incident's opening; the
+attempt that fails past that marks it abandoned (kept, listed by ``aieval online status``,
+never dropped). Each failure is logged once at WARNING, naming the rule, the incident and the
+error. A redirect is never followed (it is recorded as the error), and every POST has one
+deadline for connecting, sending and reading together.
 
 The payload holds the rule's name, the incident's key and kind, the metric, and per window its
 span, its run's name and id and its figures: never a key, a header of the rule, or anything of
@@ -18,10 +22,12 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import logging
 import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -31,23 +37,44 @@ from aieval.online._model import WINDOWS, OnlineRule
 from aieval.online._windows import WindowSummary, window_summaries
 from aieval.store import Store, StoredAlert
 
-__all__ = ["MAX_ATTEMPTS", "AlertSender", "alert_payload", "check_alerts", "idempotency_key"]
+__all__ = [
+    "FIRST_PAUSE_S",
+    "MAX_PAUSE_S",
+    "RETRY_FOR_S",
+    "AlertSender",
+    "alert_payload",
+    "check_alerts",
+    "idempotency_key",
+    "retry_pause",
+]
 
-#: POSTs of one incident in all, over every cycle, before it is left undelivered for good (its
-#: ``last_error`` says why).
-MAX_ATTEMPTS = 30
+log = logging.getLogger("aieval")
+
+#: The pause after an incident's first failed POST (doubled after each further failure).
+FIRST_PAUSE_S = 5.0
+#: The longest pause between two POSTs of one incident.
+MAX_PAUSE_S = 3600.0
+#: How long after its opening an incident is still retried; the failure past it abandons it.
+RETRY_FOR_S = 86400.0
 #: Windows read back first when looking for incidents (more when a streak reaches further).
 _LOOKBACK = 48
 
 
+def retry_pause(attempts: int, first_s: float = FIRST_PAUSE_S) -> float:
+    """The pause before the next POST of an incident whose ``attempts`` POSTs all failed:
+    ``first_s`` doubled after each failure past the first, at most :data:`MAX_PAUSE_S`."""
+    return min(MAX_PAUSE_S, first_s * 2.0 ** min(max(attempts - 1, 0), 30))
+
+
 class AlertSender:
-    """Stores incidents in ``store`` and delivers them to their rule's webhook.
+    """Stores incidents in ``store`` and delivers them to their rule's webhook, one POST per due
+    incident per call (the retry schedule, not a pause in line, spaces the attempts).
 
     Args:
         timeout_s: each POST's deadline, connecting, sending and reading the answer together
             (not per read: a receiver trickling bytes is cut at it).
-        attempts: POSTs per incident per cycle (connection errors and 5xx are retried).
-        backoff_s: the pause after the first failed POST, doubled after each further one.
+        backoff_s: the pause after the first failed POST (see :func:`retry_pause`).
+        retry_for_s: how long after its opening an incident is retried before it is abandoned.
     """
 
     def __init__(
@@ -55,23 +82,20 @@ class AlertSender:
         store: Store,
         *,
         timeout_s: float = 10.0,
-        attempts: int = 4,
-        backoff_s: float = 1.0,
+        backoff_s: float = FIRST_PAUSE_S,
+        retry_for_s: float = RETRY_FOR_S,
         clock: Callable[[], float] = time.time,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.store = store
         self.timeout_s = timeout_s
-        self.attempts = max(1, attempts)
         self.backoff_s = backoff_s
+        self.retry_for_s = retry_for_s
         self.clock = clock
-        self.sleep = sleep
 
     @property
     def lease_s(self) -> float:
-        """How long one cycle's delivery of an incident may take at most (its lease)."""
-        pauses = self.backoff_s * float(2 ** (self.attempts - 1) - 1)
-        return self.attempts * (self.timeout_s * 2 + 1) + pauses + 30.0
+        """How long one POST of an incident may take at most (its lease)."""
+        return self.timeout_s * 2 + 30.0
 
     def open(self, rule: OnlineRule, found: list[Incident]) -> list[Incident]:
         """Store each incident not stored yet; answer those this call opened."""
@@ -84,38 +108,69 @@ class AlertSender:
             )
         ]
 
+    def due(self, rule: OnlineRule, limit: int | None = None) -> list[StoredAlert]:
+        """Lease ``rule``'s incidents due for a POST now (none without a webhook; at most
+        ``limit``), each counting one attempt; answer them as leased."""
+        if rule.alert is None or rule.alert.webhook is None:
+            return []
+        leased: list[StoredAlert] = []
+        for alert in self.store.online_alerts(rule.name, undelivered=True):
+            if limit is not None and len(leased) >= limit:
+                break
+            if alert.abandoned_at is not None:
+                continue
+            now = self.clock()
+            if self.store.lease_alert(rule.name, alert.incident, now, now + self.lease_s):
+                leased.append(replace(alert, attempts=alert.attempts + 1))
+        return leased
+
+    def attempt(self, webhook: str, alert: StoredAlert) -> tuple[int, str]:
+        """POST a leased incident once: ``(status, error)`` (see :meth:`record`). Touches no
+        store, so attempts may run on other threads."""
+        return self._post(webhook, alert)
+
+    def record(self, alert: StoredAlert, status: int, error: str) -> bool:
+        """Record a leased incident's attempt: delivered on a 2xx answer (``True``), else due
+        again after :func:`retry_pause`, or abandoned once the schedule has ended."""
+        now = self.clock()
+        if 200 <= status < 300:
+            self.store.finish_alert(alert.rule, alert.incident, delivered_at=now, error=None)
+            return True
+        pause = retry_pause(alert.attempts, self.backoff_s)
+        if now + pause > alert.opened_at + self.retry_for_s:
+            self.store.finish_alert(
+                alert.rule, alert.incident, delivered_at=None, error=error, abandoned_at=now
+            )
+            log.warning(
+                "online rule %r: alert %s not delivered (attempt %d), given up after %s of"
+                " retries: %s",
+                alert.rule,
+                alert.incident,
+                alert.attempts,
+                _span(now - alert.opened_at),
+                error,
+            )
+            return False
+        self.store.finish_alert(
+            alert.rule, alert.incident, delivered_at=None, error=error, next_attempt_at=now + pause
+        )
+        log.warning(
+            "online rule %r: alert %s not delivered (attempt %d), next attempt in %s: %s",
+            alert.rule,
+            alert.incident,
+            alert.attempts,
+            _span(pause),
+            error,
+        )
+        return False
+
     def deliver(self, rule: OnlineRule) -> int:
-        """Deliver ``rule``'s undelivered incidents to its webhook (none without one); answer
-        how many were delivered now."""
+        """Make one POST of each of ``rule``'s due incidents to its webhook (none without one),
+        in turn; answer how many were delivered now."""
         webhook = None if rule.alert is None else rule.alert.webhook
         if webhook is None:
             return 0
-        delivered = 0
-        for alert in self.store.online_alerts(rule.name, undelivered=True):
-            if alert.attempts >= MAX_ATTEMPTS:
-                continue
-            now = self.clock()
-            if not self.store.lease_alert(rule.name, alert.incident, now, now + self.lease_s):
-                continue  # another sender holds it, or it was delivered meanwhile
-            delivered += self._deliver(webhook, alert)
-        return delivered
-
-    def _deliver(self, webhook: str, alert: StoredAlert) -> bool:
-        error = ""
-        for attempt in range(min(self.attempts, MAX_ATTEMPTS - alert.attempts)):
-            if attempt:
-                self.store.note_alert_attempt(alert.rule, alert.incident, error)
-                self.sleep(self.backoff_s * 2 ** (attempt - 1))
-            status, error = self._post(webhook, alert)
-            if 200 <= status < 300:
-                self.store.finish_alert(
-                    alert.rule, alert.incident, delivered_at=self.clock(), error=None
-                )
-                return True
-            if status and status < 500:
-                break  # refused or redirected: the same POST again would be answered the same
-        self.store.finish_alert(alert.rule, alert.incident, delivered_at=None, error=error)
-        return False
+        return sum(self.record(alert, *self.attempt(webhook, alert)) for alert in self.due(rule))
 
     def _post(self, webhook: str, alert: StoredAlert) -> tuple[int, str]:
         """POST the alert once: ``(status, error)``; status 0 when no answer came. Any failure
@@ -124,12 +179,12 @@ class AlertSender:
         try:
             return self._post_within(webhook, alert)
         except Exception as exc:  # one delivery's failure is recorded, never raised
-            return 0, f"POST {webhook}: {type(exc).__name__}: {exc}"
+            return 0, f"POST {_where(webhook)}: {type(exc).__name__}: {exc}"
 
     def _post_within(self, webhook: str, alert: StoredAlert) -> tuple[int, str]:
         url = urlsplit(webhook)
         if url.scheme not in ("http", "https") or not url.hostname:
-            return 400, f"webhook {webhook!r} is not an http(s) URL"
+            return 400, f"webhook {_where(webhook)!r} is not an http(s) URL"
         kind = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
         path = (url.path or "/") + (f"?{url.query}" if url.query else "")
         body = json.dumps(alert.payload, sort_keys=True).encode()
@@ -157,16 +212,44 @@ class AlertSender:
         except (OSError, http.client.HTTPException) as exc:
             if cut.is_set():
                 limit = f"no answer within {self.timeout_s:g} s (the whole POST's deadline)"
-                return 0, f"POST {webhook}: {limit}"
-            return 0, f"POST {webhook}: {type(exc).__name__}: {exc}"
+                return 0, f"POST {_where(webhook)}: {limit}"
+            return 0, f"POST {_where(webhook)}: {type(exc).__name__}: {exc}"
         finally:
             timer.cancel()
             conn.close()
         if cut.is_set():  # a read cut short may look like a whole answer: it is not one
-            return 0, f"POST {webhook}: no answer within {self.timeout_s:g} s (the deadline)"
+            return (
+                0,
+                f"POST {_where(webhook)}: no answer within {self.timeout_s:g} s (the deadline)",
+            )
         if 300 <= status < 400:
-            return status, f"POST {webhook}: answered {status} (redirect to {where!r} not followed)"
-        return status, "" if status < 300 else f"POST {webhook}: answered {status}"
+            moved = "nowhere" if not where else _where(where)
+            return (
+                status,
+                f"POST {_where(webhook)}: answered {status} (redirect to {moved} not followed)",
+            )
+        return status, "" if status < 300 else f"POST {_where(webhook)}: answered {status}"
+
+
+def _where(webhook: str) -> str:
+    """A webhook as errors, logs and the status name it: its scheme, host and port only (the
+    path and query of a chat webhook are its secret)."""
+    try:
+        url = urlsplit(webhook)
+        host = url.hostname or ""
+        port = f":{url.port}" if url.port else ""
+    except ValueError:  # a port out of range: still never the path
+        return "the rule's webhook (not a valid URL)"
+    return f"{url.scheme}://{host}{port}/…" if url.scheme else "the rule's webhook"
+
+
+def _span(seconds: float) -> str:
+    """A duration as a person reads it: ``40 s``, ``5 min``, ``3.0 h``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def idempotency_key(rule: str, incident: str) -> str:

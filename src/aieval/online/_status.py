@@ -1,6 +1,7 @@
 """What ``aieval online status``, ``GET /api/online/status`` and the viewer's Online page show:
 per rule and window, what became of the matched traces, the spend against the budget, the lag,
-and whether the rule's traces are being processed at all.
+whether the rule's traces are being processed at all, and how the delivery of its alert
+incidents went (an undelivered or abandoned incident is listed with its last error).
 
 Every matched trace has one work item, in exactly one state (pending, claimed, scored or
 skipped with one reason), so ``matched == scored + skipped + pending + claimed`` holds by
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from aieval.errors import ConfigError
 from aieval.online._model import (
@@ -27,11 +28,13 @@ from aieval.online._model import (
 )
 from aieval.online._rules import rule_from_json
 from aieval.stats import wilson_interval
-from aieval.store import OnlineCountsRow, OnlineSpendRow, OnlineWindowRow, Store
+from aieval.store import OnlineCountsRow, OnlineSpendRow, OnlineWindowRow, Store, StoredAlert
 
 __all__ = [
+    "FAILING_AFTER",
     "HISTORY_S",
     "STALL_AFTER_S",
+    "AlertStatus",
     "ErrorCount",
     "OnlineStatus",
     "RuleStatus",
@@ -45,6 +48,43 @@ __all__ = [
 STALL_AFTER_S = 300.0
 #: How far back (seconds) a rule's windows are listed: a week.
 HISTORY_S = 7 * 86400.0
+#: Failed POSTs after which an undelivered incident is ``failing`` (``aieval online status``
+#: exits 1): its first attempts (about 15 s of retries) did not reach the webhook.
+FAILING_AFTER = 3
+
+AlertState = Literal["delivered", "retrying", "failing", "abandoned"]
+
+
+@dataclass(frozen=True, slots=True)
+class AlertStatus:
+    """One alert incident of a rule and how its delivery went.
+
+    Attributes:
+        state: ``delivered``; ``retrying`` (undelivered, fewer than :data:`FAILING_AFTER`
+            failed POSTs); ``failing`` (undelivered, still retried on its schedule);
+            ``abandoned`` (undelivered, retried for the whole schedule and given up).
+        next_attempt_at: when it is tried again (``None``: delivered, abandoned, or due).
+    """
+
+    incident: str
+    kind: str
+    opened_at: float
+    state: AlertState
+    delivered_at: float | None
+    attempts: int
+    last_error: str | None
+    next_attempt_at: float | None
+    abandoned_at: float | None
+
+    @property
+    def undelivered(self) -> bool:
+        """Whether its webhook has not received it (yet, or ever)."""
+        return self.state != "delivered"
+
+    @property
+    def alarming(self) -> bool:
+        """Whether delivery failed past its first attempts, or was given up."""
+        return self.state in ("failing", "abandoned")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +182,8 @@ class RuleStatus:
     windows: tuple[WindowStatus, ...]
     stalled: bool
     stalled_reason: str | None
+    #: its undelivered incidents (any age) and those delivered that opened within the history
+    alerts: tuple[AlertStatus, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,11 +230,15 @@ def online_status(
     errors: dict[str, list[ErrorCount]] = {}
     for error in store.online_top_errors():
         errors.setdefault(error.rule, []).append(ErrorCount(error.message, error.count))
+    alerts: dict[str, list[AlertStatus]] = {}
+    for stored_alert in store.online_alerts():
+        if stored_alert.delivered_at is None or stored_alert.opened_at >= now - history_s:
+            alerts.setdefault(stored_alert.rule, []).append(_alert(stored_alert))
     spend: dict[str, list[OnlineSpendRow]] = {}
     for row in store.online_spend_rows(window_start(now, "hour"), window_start(now, "day")):
         spend.setdefault(row.rule, []).append(row)
     statuses = []
-    for name in sorted(set(rules) | set(counts) | set(windows)):
+    for name in sorted(set(rules) | set(counts) | set(windows) | set(alerts)):
         stored = rules.get(name)
         budget, kind = _rule_limits(stored.spec) if stored is not None else (Budget(), "hour")
         paused = stored.paused if stored is not None else False
@@ -213,6 +259,7 @@ def online_status(
                 windows=tuple(_window(w, kind) for w in windows.get(name, ())),
                 stalled=stalled_reason is not None,
                 stalled_reason=stalled_reason,
+                alerts=tuple(alerts.get(name, ())),
             )
         )
     unexamined, due_since = store.unexamined_traces(now)
@@ -223,6 +270,25 @@ def online_status(
         rules=tuple(statuses),
         unexamined=unexamined,
         unexamined_lag_s=None if due_since is None else now - due_since,
+    )
+
+
+def _alert(stored: StoredAlert) -> AlertStatus:
+    state: AlertState = "delivered"
+    if stored.abandoned_at is not None:
+        state = "abandoned"
+    elif stored.delivered_at is None:
+        state = "failing" if stored.attempts >= FAILING_AFTER else "retrying"
+    return AlertStatus(
+        incident=stored.incident,
+        kind=stored.kind,
+        opened_at=stored.opened_at,
+        state=state,
+        delivered_at=stored.delivered_at,
+        attempts=stored.attempts,
+        last_error=stored.last_error,
+        next_attempt_at=stored.next_attempt_at,
+        abandoned_at=stored.abandoned_at,
     )
 
 

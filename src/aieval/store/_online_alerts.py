@@ -5,7 +5,9 @@ An incident's row is inserted ``ON CONFLICT DO NOTHING``: a second server, or th
 a restart, finds it there and does not open it again. Delivering one takes a lease first (a
 conditional update that only one sender wins, on both backends), so two senders never POST the
 same incident at once; a sender killed mid-delivery loses nothing: its lease expires and the
-incident is delivered on a later cycle.
+incident is delivered on a later cycle. A failed POST sets when the incident may be tried next
+(``next_attempt_at``); one retried for the whole schedule is marked ``abandoned_at``, never
+dropped: it stays listed, undelivered, with its last error.
 """
 
 from __future__ import annotations
@@ -42,9 +44,14 @@ class StoredAlert:
     delivered_at: float | None
     attempts: int
     last_error: str | None
+    #: after a failed POST, not tried again before this time
+    next_attempt_at: float | None = None
+    #: when delivery was given up (the retry schedule ended); ``None`` while it goes on
+    abandoned_at: float | None = None
 
 
 _ALERT_COLUMNS = "rule, incident, kind, opened_at, payload, delivered_at, attempts, last_error"
+_READ_COLUMNS = f"{_ALERT_COLUMNS}, next_attempt_at, abandoned_at"
 
 
 class OnlineAlertTable(Connection):
@@ -94,7 +101,7 @@ class OnlineAlertTable(Connection):
         if undelivered:
             where.append("delivered_at IS NULL")
         rows = self._read(
-            f"SELECT {_ALERT_COLUMNS} FROM online_alerts WHERE {' AND '.join(where)}"
+            f"SELECT {_READ_COLUMNS} FROM online_alerts WHERE {' AND '.join(where)}"
             " ORDER BY opened_at, rule, incident",
             args,
         )
@@ -102,32 +109,34 @@ class OnlineAlertTable(Connection):
 
     def lease_alert(self, rule: str, incident: str, now: float, until: float) -> bool:
         """Take the right to deliver an undelivered incident until ``until`` (counting one
-        attempt); ``False`` when it is delivered or another sender holds an unexpired lease."""
+        attempt); ``False`` when it is delivered or abandoned, not due yet (its
+        ``next_attempt_at`` is after ``now``), or another sender holds an unexpired lease."""
         sql = (
             "UPDATE online_alerts SET attempts = attempts + 1, lease_until = ?"
-            " WHERE rule = ? AND incident = ? AND delivered_at IS NULL"
+            " WHERE rule = ? AND incident = ? AND delivered_at IS NULL AND abandoned_at IS NULL"
+            " AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
             " AND (lease_until IS NULL OR lease_until <= ?) RETURNING incident"
         )
-        return self._one_write(sql, (until, rule, incident, now)) is not None
+        return self._one_write(sql, (until, rule, incident, now, now)) is not None
 
     def finish_alert(
-        self, rule: str, incident: str, *, delivered_at: float | None, error: str | None
+        self,
+        rule: str,
+        incident: str,
+        *,
+        delivered_at: float | None,
+        error: str | None,
+        next_attempt_at: float | None = None,
+        abandoned_at: float | None = None,
     ) -> None:
         """Record an attempt's outcome and give its lease up: delivered at ``delivered_at``, or
-        not (``None``) with ``error``."""
+        not (``None``) with ``error``, to be tried again at ``next_attempt_at`` or given up at
+        ``abandoned_at``."""
         self._write(
-            "UPDATE online_alerts SET delivered_at = ?, last_error = ?, lease_until = NULL"
+            "UPDATE online_alerts SET delivered_at = ?, last_error = ?, lease_until = NULL,"
+            " next_attempt_at = ?, abandoned_at = ?"
             " WHERE rule = ? AND incident = ? AND delivered_at IS NULL",
-            (delivered_at, error, rule, incident),
-        )
-
-    def note_alert_attempt(self, rule: str, incident: str, error: str) -> None:
-        """Record a failed attempt of a delivery still under way (one more attempt, its error),
-        keeping the lease."""
-        self._write(
-            "UPDATE online_alerts SET attempts = attempts + 1, last_error = ?"
-            " WHERE rule = ? AND incident = ? AND delivered_at IS NULL",
-            (error, rule, incident),
+            (delivered_at, error, next_attempt_at, abandoned_at, rule, incident),
         )
 
     def _one_write(self, sql: str, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -141,7 +150,7 @@ class OnlineAlertTable(Connection):
 
 
 def _alert(row: tuple[Any, ...]) -> StoredAlert:
-    rule, incident, kind, opened, payload, delivered, attempts, error = row
+    rule, incident, kind, opened, payload, delivered, attempts, error, due, abandoned = row
     return StoredAlert(
         rule=str(rule),
         incident=str(incident),
@@ -151,4 +160,6 @@ def _alert(row: tuple[Any, ...]) -> StoredAlert:
         delivered_at=None if delivered is None else float(delivered),
         attempts=int(attempts),
         last_error=None if error is None else str(error),
+        next_attempt_at=None if due is None else float(due),
+        abandoned_at=None if abandoned is None else float(abandoned),
     )

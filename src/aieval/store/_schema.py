@@ -91,6 +91,7 @@ COLUMNS_ADDED = {
         "promotion_score": "REAL",
     },
     "scores": {"unreadable": "TEXT"},
+    "online_alerts": {"next_attempt_at": "REAL", "abandoned_at": "REAL"},
 }
 
 #: Run once the added columns are in place, when a store is migrated; each ``?`` is the time of
@@ -412,6 +413,8 @@ CREATE TABLE IF NOT EXISTS online_alerts (
     attempts     INTEGER NOT NULL DEFAULT 0,
     last_error   TEXT,
     lease_until  REAL,                          -- a sender delivering it holds it until then
+    next_attempt_at REAL,                       -- after a failed POST: not tried again before
+    abandoned_at REAL,                          -- retried for the whole schedule: given up then
     PRIMARY KEY (rule, incident)
 );
 -- a backfill of a rule over stored traces received in [since, until): resumable by its cursor

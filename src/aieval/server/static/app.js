@@ -482,12 +482,39 @@
       el("thead", {}, el("tr", {}, ["Period", "Calls", "Tokens", "Cost", "In flight", ""]
         .map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, spend))));
+    if (rule.alerts && rule.alerts.length) section.append(onlineAlerts(rule.alerts));
     if (rule.errors.length) {
       section.append(el("h3", {}, "Most common scoring errors"),
         el("ul", { class: "online-errors" }, rule.errors.map((e) =>
           el("li", {}, el("span", { class: "num" }, `${e.count} × `), e.message))));
     }
     return section;
+  }
+
+  // the rule's alert incidents: an undelivered one says so loudly, with its last error
+  function onlineAlerts(alerts) {
+    const label = { delivered: "delivered", retrying: "not delivered yet",
+      failing: "not delivered", abandoned: "abandoned" };
+    const rows = alerts.map((a) => el("tr", { "data-incident": a.incident, "data-state": a.state },
+      el("th", { scope: "row" }, a.incident),
+      el("td", {}, when(a.opened_at)),
+      el("td", { "data-field": "state" }, a.state === "failing" || a.state === "abandoned"
+        ? el("span", { class: "bad" }, label[a.state]) : label[a.state] || a.state),
+      el("td", { class: "num", "data-field": "attempts" }, String(a.attempts)),
+      el("td", { "data-field": "next" }, a.delivered_at !== null ? when(a.delivered_at)
+        : a.abandoned_at !== null ? "given up" : isNum(a.next_attempt_at)
+          ? when(a.next_attempt_at) : "now"),
+      el("td", { "data-field": "last_error" }, a.last_error || "")));
+    const bad = alerts.filter((a) => a.state === "failing" || a.state === "abandoned");
+    return el("div", {},
+      bad.length ? el("div", { class: "error-box", role: "alert", "data-field": "alerts" },
+        el("strong", {}, "Alerts not delivered: "),
+        `${bad.length} incident(s) did not reach the webhook; see the last error below.`) : null,
+      el("div", { class: "table-wrap" }, el("table", { class: "online-alerts" },
+        el("caption", {}, "Alert incidents and their delivery"),
+        el("thead", {}, el("tr", {}, ["Incident", "Opened", "Delivery", "Attempts",
+          "Delivered / next attempt", "Last error"].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, rows))));
   }
 
   async function onlinePage(main) {
