@@ -48,7 +48,7 @@ RATE = 0.9
 #: so the test waits little for the killed server's claims, and far above a batch's scoring time
 #: on a busy machine, so a live server's rows are never taken over (each trace judged once but
 #: the one whose call was in flight at the kill).
-LEASE = 60
+LEASE = 30
 VERDICT = '{"score": 8, "reason": "ok"}'
 _TAG = re.compile(r"tag-(\d{5})x")
 
