@@ -18,7 +18,7 @@ T0 = 1_790_002_800.0
 NOW = T0 + 50 * 60
 
 
-def _received(db: Path) -> None:
+def _received(db: Path | str) -> None:
     with Store(db) as store:
         add_rule(store, "support", {"name": "support"})
         add_rule(store, "quiet", {"name": "quiet"}, paused=True)
@@ -26,10 +26,11 @@ def _received(db: Path) -> None:
             add_trace(store, trace_id, T0 + i)
 
 
-def test_traces_no_server_took_in_are_counted_and_stall_active_rules(tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
-    _received(db)
-    with Store(db) as store:
+def test_traces_no_server_took_in_are_counted_and_stall_active_rules(
+    store_location: str,
+) -> None:
+    _received(store_location)
+    with Store(store_location) as store:
         status = online_status(store, NOW)
     assert (status.unexamined, status.unexamined_lag_s) == (7, 50 * 60)
     rules = {rule.name: rule for rule in status.rules}
