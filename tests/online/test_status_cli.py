@@ -84,7 +84,9 @@ def test_traces_waiting_to_be_examined_are_said(
     done = run_main(
         capsys, monkeypatch, "online", "status", "--store", str(db), env={"COLUMNS": "200"}
     )
-    assert "2 received traces not yet examined against the rules, due for 9" in done.stdout
+    assert (
+        "2 received traces not yet examined against the rules, the oldest waiting 9" in done.stdout
+    )
 
 
 def test_a_stalled_rule_is_a_loud_line_and_exit_1(

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -25,6 +26,8 @@ from aieval.report import (
     render_markdown,
     render_text,
 )
+from aieval.report._compare_windows import _metrics
+from aieval.report._samples import ExampleNumbers
 from aieval.stats import newcombe_interval, welch_interval
 from aieval.store import window_run_id
 
@@ -122,3 +125,66 @@ def test_the_intervals_are_newcombes_and_welchs() -> None:
     expected = stats.ttest_ind(b, a, equal_var=False).confidence_interval()
     assert (found.low, found.high) == pytest.approx((expected.low, expected.high))
     assert welch_interval([1.0], b) is None
+
+
+def _windows_metrics(
+    base: list[float], cand: list[float], figure: str = "weighted_score"
+) -> dict[str, Any]:
+    def numbers(values: list[float], side: str) -> list[ExampleNumbers]:
+        if figure == "weighted_score":
+            return [ExampleNumbers(f"{side}{i}", weighted_score=v) for i, v in enumerate(values)]
+        return [ExampleNumbers(f"{side}{i}", scores={figure: v}) for i, v in enumerate(values)]
+
+    rows = {m["name"]: m for m in _metrics(numbers(base, "b"), numbers(cand, "c"), 0.95)}
+    return rows[figure]
+
+
+def test_a_weighted_score_interval_is_in_points() -> None:
+    # all zero: a proportion of 0/100 points, its interval in points (not a rate's)
+    row = _windows_metrics([0.0] * 10, [0.0] * 12)
+    ci = newcombe_interval(0, 10, 0, 12)
+    assert (row["low"], row["high"]) == pytest.approx((100 * ci.low, 100 * ci.high))
+    row = _windows_metrics([0.0, 100.0, 100.0], [100.0, 0.0, 0.0, 0.0])
+    ci = newcombe_interval(2, 3, 1, 4)
+    assert (row["low"], row["high"]) == pytest.approx((100 * ci.low, 100 * ci.high))
+    assert row["method"].startswith("Newcombe")
+    # 0 and 1 points out of 100 are small scores, not a proportion
+    row = _windows_metrics([0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0])
+    assert row["method"].startswith("Welch")
+    found = welch_interval([0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0])
+    assert found is not None and (row["low"], row["high"]) == (found.low, found.high)
+
+
+@pytest.mark.parametrize(
+    ("figure", "scale", "base", "cand"),
+    [
+        ("weighted_score", 100.0, [0.0, 0.0], [100.0, 50.0]),
+        ("exact", 1.0, [0.0, 0.5], [1.0, 0.5]),
+    ],
+)
+def test_an_interval_never_passes_the_possible_range(
+    figure: str, scale: float, base: list[float], cand: list[float]
+) -> None:
+    found = welch_interval(base, cand)
+    assert found is not None and found.low < -scale and found.high > scale  # t's, unbounded
+    row = _windows_metrics(base, cand, figure)
+    assert (row["low"], row["high"]) == (-scale, scale)
+    assert row["method"] == "Welch t interval (independent samples, clipped to the possible range)"
+
+
+def test_a_window_still_open_is_said_partial_in_every_format(store_location: str) -> None:
+    store = Store(store_location)
+    base, cand = scored_windows(store, store_location)
+    assert store.get_run(cand).status == "running"  # the current hour: not closed yet
+    comparison = compare_runs(store, base, cand)
+    warning = "is still open (its run is running): its figures are partial"
+    assert any(warning in w for w in comparison.decision.warnings)
+    for text in (
+        render_text(comparison, width=300),
+        render_markdown(comparison),
+        render_html(comparison),
+        render_github(comparison),
+        render_json(comparison),
+    ):
+        assert warning in text
+    store.close()

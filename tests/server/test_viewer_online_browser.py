@@ -12,6 +12,7 @@ from tests.support.browser import require_chromium
 
 require_chromium()
 
+from tests.support.online import add_trace, trace_ids  # noqa: E402
 from tests.support.online_status_rows import (  # noqa: E402
     add_rule,
     add_spend,
@@ -72,6 +73,7 @@ def test_the_online_page_shows_each_rules_windows_and_skips(page: Any, tmp_path:
             error="POST http://hooks.test/…: <b>refused</b>",
             abandoned_at=now,
         )
+        add_trace(store, trace_ids(1)[0], now - 90)  # received, not examined by anyone yet
     # the seeded rows are the state shown: nothing scores them
     settings = server_api.ServerSettings(dataset_roots=(tmp_path,), online_scoring=False)
     app = server_api.create_app(str(db), settings)
@@ -81,6 +83,13 @@ def test_the_online_page_shows_each_rules_windows_and_skips(page: Any, tmp_path:
             page.wait_for_selector('section[data-rule="support"]')
             assert page.locator("[data-field=totals]").inner_text() == (
                 "10 matched traces: 4 scored, 4 skipped, 2 pending, 0 being scored."
+            )
+            assert (
+                page.locator("[data-field=unexamined]")
+                .inner_text()
+                .startswith(
+                    "1 received traces not yet examined against the rules, the oldest waiting 9"
+                )
             )
             name = window_run_name("support", earlier, "hour")
             assert _cells(page, "support", name) == {

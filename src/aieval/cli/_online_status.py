@@ -87,12 +87,12 @@ def _print(status: OnlineStatus) -> None:
         lag = (
             ""
             if status.unexamined_lag_s is None
-            else f", due for {_seconds(status.unexamined_lag_s)}"
+            else f", the oldest waiting {_seconds(status.unexamined_lag_s)}"
         )
         out.print(
             Text(
                 f"{status.unexamined:,} received traces not yet examined against the rules"
-                f"{lag} (they settle first; a large count that grows: no server is examining)"
+                f"{lag} (a count that grows: no server is examining)"
             )
         )
     if not status.adds_up:

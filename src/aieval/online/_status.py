@@ -237,6 +237,8 @@ def online_status(
     spend: dict[str, list[OnlineSpendRow]] = {}
     for row in store.online_spend_rows(window_start(now, "hour"), window_start(now, "day")):
         spend.setdefault(row.rule, []).append(row)
+    unexamined, due_since = store.unexamined_traces(now)
+    unexamined_lag = None if due_since is None else now - due_since
     statuses = []
     for name in sorted(set(rules) | set(counts) | set(windows) | set(alerts)):
         stored = rules.get(name)
@@ -244,6 +246,8 @@ def online_status(
         paused = stored.paused if stored is not None else False
         work = counts.get(name, OnlineCountsRow())
         stalled_reason = _stalled(work, paused, now, stall_after_s)
+        if stored is not None and not paused:
+            stalled_reason = _unexamined_stall(stalled_reason, unexamined_lag, stall_after_s)
         statuses.append(
             RuleStatus(
                 name=name,
@@ -262,14 +266,13 @@ def online_status(
                 alerts=tuple(alerts.get(name, ())),
             )
         )
-    unexamined, due_since = store.unexamined_traces(now)
     return OnlineStatus(
         now=now,
         stall_after_s=stall_after_s,
         counts=_work(store.online_counts(now)),
         rules=tuple(statuses),
         unexamined=unexamined,
-        unexamined_lag_s=None if due_since is None else now - due_since,
+        unexamined_lag_s=unexamined_lag,
     )
 
 
@@ -400,6 +403,15 @@ def _stalled(row: OnlineCountsRow, paused: bool, now: float, after_s: float) -> 
                 f" claimable for {waited} (more than {_duration(after_s)}); {finished}"
             )
     return "; ".join(reasons) or None
+
+
+def _unexamined_stall(reason: str | None, lag_s: float | None, after_s: float) -> str | None:
+    """An active rule's stall ``reason`` with, when received traces have waited more than
+    ``after_s`` to be examined, that said too: no rule can match a trace no server examines."""
+    if lag_s is None or lag_s <= after_s:
+        return reason
+    waited = f"traces received {_duration(lag_s)} ago are not being examined: no server is scoring"
+    return waited if reason is None else f"{reason}; {waited}"
 
 
 def _duration(seconds: float) -> str:

@@ -6,8 +6,13 @@ example id would count every trace of one as missing from the other. When both r
 windows and fewer than half of the smaller one's examples are in both, they are compared as
 independent samples: the pass rate's difference with Newcombe's hybrid score interval (from
 Wilson intervals), the weighted score's and each scorer's mean difference with Welch's t
-interval, and no coverage rule. A window is watched, not promoted: the decision is
-``inconclusive`` with the rule ``independent_windows`` saying so (exit 3).
+interval, and no coverage rule. Each figure keeps its scale (the weighted score 0..100, a rate
+or scorer value 0..1): a figure whose every value is one end of its scale or the other is a
+proportion (Newcombe, in the figure's unit); a Welch interval is clipped to the difference's
+possible range (minus to plus the scale), which it can pass on few, lopsided values. A window
+still open (its run ``running``) is compared with a warning that its figures are partial. A
+window is watched, not promoted: the decision is ``inconclusive`` with the rule
+``independent_windows`` saying so (exit 3).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ WINDOWS_SUMMARY = "no promotion decision: windows are compared, not promoted"
 _NAME = re.compile(r"online/[^/]+/\d{4}-\d{2}-\d{2}(T\d{2})?")
 
 Values = Callable[[ExampleNumbers], float | None]
+#: The weighted score's scale (points out of 100); a pass rate and a scorer value are 0..1.
+WEIGHTED_SCALE = 100.0
 
 
 def is_window_run(row: RunRow) -> bool:
@@ -70,7 +77,7 @@ def window_parts(
         promote=False,
         summary=WINDOWS_SUMMARY,
         rules=[rule],
-        warnings=[],
+        warnings=_open_warnings(base_row, cand_row),
         policy=policy,
         outcome="inconclusive",
     )
@@ -98,22 +105,33 @@ def _examples(store: Store, row: RunRow) -> dict[str, ExampleNumbers]:
 def _metrics(
     base: Sequence[ExampleNumbers], cand: Sequence[ExampleNumbers], confidence: float
 ) -> list[dict[str, Any]]:
-    getters: list[tuple[str, Values]] = [
-        ("weighted_score", lambda ex: ex.weighted_score),
-        ("pass_rate", lambda ex: ex.pass_value),
+    getters: list[tuple[str, Values, float]] = [
+        ("weighted_score", lambda ex: ex.weighted_score, WEIGHTED_SCALE),
+        ("pass_rate", lambda ex: ex.pass_value, 1.0),
     ]
     names = dict.fromkeys(n for ex in (*base, *cand) for n in ex.scores)
-    getters += [(name, _scorer(name)) for name in names]
-    return [_row(name, get, base, cand, confidence) for name, get in getters]
+    getters += [(name, _scorer(name), 1.0) for name in names]
+    return [_row(name, get, scale, base, cand, confidence) for name, get, scale in getters]
 
 
 def _scorer(name: str) -> Values:
     return lambda ex: ex.scores.get(name)
 
 
+def _open_warnings(base: RunRow, cand: RunRow) -> list[str]:
+    """A warning for each window still open: its figures are of the traces scored so far."""
+    return [
+        f"the {side} window {row.name} is still open (its run is running): its figures are"
+        " partial, of the traces scored so far"
+        for side, row in (("baseline", base), ("candidate", cand))
+        if row.status == "running"
+    ]
+
+
 def _row(
     name: str,
     get: Values,
+    scale: float,
     base: Sequence[ExampleNumbers],
     cand: Sequence[ExampleNumbers],
     confidence: float,
@@ -128,17 +146,26 @@ def _row(
         return row
     mean_b, mean_c = sum(vb) / len(vb), sum(vc) / len(vc)
     row.update(baseline=mean_b, candidate=mean_c, delta=mean_c - mean_b, n=len(vb) + len(vc))
-    if _zero_one(vb) and _zero_one(vc):
-        ci = newcombe_interval(int(sum(vb)), len(vb), int(sum(vc)), len(vc), confidence=confidence)
+    if _two_ends(vb, scale) and _two_ends(vc, scale):
+        hits_b, hits_c = round(sum(vb) / scale), round(sum(vc) / scale)
+        ci = newcombe_interval(hits_b, len(vb), hits_c, len(vc), confidence=confidence)
+        low, high = ci.low * scale, ci.high * scale
         method = "Newcombe hybrid score interval (independent samples)"
     else:
         found = welch_interval(vb, vc, confidence=confidence)
         if found is None:
             return row
-        ci, method = found, "Welch t interval (independent samples)"
-    row.update(low=ci.low, high=ci.high, method=method, confidence=confidence, one_sided=False)
+        # t's interval is symmetric and unbounded: on few, lopsided values it passes the
+        # range a difference of two means on [0, scale] can take, so it is clipped to it
+        low, high = max(found.low, -scale), min(found.high, scale)
+        clipped = (low, high) != (found.low, found.high)
+        method = "Welch t interval (independent samples" + (
+            ", clipped to the possible range)" if clipped else ")"
+        )
+    row.update(low=low, high=high, method=method, confidence=confidence, one_sided=False)
     return row
 
 
-def _zero_one(values: Sequence[float]) -> bool:
-    return all(v in (0.0, 1.0) for v in values)
+def _two_ends(values: Sequence[float], scale: float) -> bool:
+    """Whether every value is 0 or ``scale``: a proportion in the figure's unit."""
+    return all(v in (0.0, scale) for v in values)

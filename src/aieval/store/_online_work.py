@@ -262,14 +262,27 @@ class OnlineWorkTable(Connection):
         return self._atomic(write)
 
     def unexamined_traces(self, now: float) -> tuple[int, float | None]:
-        """How many taken-in traces were due for examination by ``now`` and are not examined
-        yet, and since when the longest has waited (``None``: none); read by index."""
+        """How many received traces wait for examination by ``now``, and since when the longest
+        has waited (``None``: none): taken-in traces due and not examined yet (since they were
+        due), and the traces of requests no cycle has taken in yet (since they arrived: none
+        are when no server is scoring). Both read by index, never by a scan of every trace."""
         row = self._read_one(
             "SELECT COUNT(*), MIN(recheck_at) FROM online_traces WHERE recheck_at <= ?", (now,)
         )
-        if row is None or not row[0]:
-            return 0, None
-        return int(row[0]), float(row[1])
+        due, since = (int(row[0]), row[1]) if row is not None and row[0] else (0, None)
+        top = self._read_one("SELECT MAX(last_request) FROM online_traces")
+        after = int(top[0] or 0) if top else 0
+        new = self._read_one(
+            "SELECT COUNT(DISTINCT t.trace_id), MIN(r.received) FROM received_traces t"
+            " JOIN received_requests r ON r.id = t.request_id WHERE t.request_id > ?"
+            " AND NOT EXISTS (SELECT 1 FROM online_traces o WHERE o.trace_id = t.trace_id"
+            " AND o.recheck_at <= ?)",
+            (after, now),
+        )
+        if new is not None and new[0]:
+            due += int(new[0])
+            since = new[1] if since is None else min(float(since), float(new[1]))
+        return due, None if since is None else float(since)
 
     def enqueue_online(self, items: Sequence[WorkItem], now: float | None = None) -> int:
         """Insert the work ``items`` (a backfill's), each unless its rule has the trace already

@@ -529,6 +529,12 @@
     main.append(el("p", { "data-field": "totals" }, `${c.matched} matched traces: ` +
       `${c.scored} scored, ${c.skipped_total} skipped, ${c.pending} pending, ` +
       `${c.claimed} being scored.`));
+    if (data.unexamined) {
+      main.append(el("p", { "data-field": "unexamined" },
+        `${data.unexamined} received traces not yet examined against the rules` +
+        (isNum(data.unexamined_lag_s) ? `, the oldest waiting ${seconds(data.unexamined_lag_s)}`
+          : "") + " (a count that grows: no server is examining)."));
+    }
     for (const rule of data.rules) main.append(onlineRule(rule));
   }
 
