@@ -164,3 +164,43 @@ def test_another_rules_file_or_host_does_not_silently_replace_the_file_rules(
     assert taken.returncode == 0 and "added other, second; removed kept" in taken.stderr
     with Store(db) as store:
         assert store.online_rules_installer() == (str(other.resolve()), socket.gethostname())
+
+
+def test_servers_on_several_hosts_start_with_the_same_rules_from_any_file(
+    in_process: Cli, tmp_path: Path, no_serving: list[FastAPI]
+) -> None:
+    db = str(tmp_path / "runs.db")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = _rules(tmp_path / "a")
+    copy = _rules(tmp_path / "b")  # the same rules, another file (another host's checkout)
+    assert in_process("serve", "--db", db, "--online", str(first)).returncode == 0
+    with Store(db) as store:  # as if a server on another host had started last
+        store.replace_file_rules(
+            {r.name: (r.spec, r.paused) for r in store.online_rules()},
+            installer=(str(first.resolve()), "server-b"),
+        )
+    same = in_process("serve", "--db", db, "--online", str(copy))
+    assert same.returncode == 0, same.stderr
+    assert "unchanged first, second" in same.stderr
+    with Store(db) as store:  # the last installer is recorded, for the message
+        assert store.online_rules_installer() == (str(copy.resolve()), socket.gethostname())
+        store.replace_file_rules(
+            {r.name: (r.spec, r.paused) for r in store.online_rules()},
+            installer=(str(first.resolve()), "server-b"),
+        )
+    changed = in_process("serve", "--db", db, "--online", str(_rules(tmp_path / "b", rate=0.25)))
+    shown = " ".join(changed.stderr.split())
+    assert changed.returncode == 2 and len(no_serving) == 2
+    assert f"installed from {first.resolve()} on host server-b" in shown
+    assert "would change second" in shown and "--online-replace" in shown
+
+
+def test_online_replace_without_online_is_an_error_naming_both(
+    in_process: Cli, tmp_path: Path, no_serving: list[FastAPI]
+) -> None:
+    done = in_process("serve", "--db", str(tmp_path / "runs.db"), "--online-replace")
+    shown = " ".join(done.stderr.split())
+    assert done.returncode == 2 and not no_serving
+    assert "--online-replace" in shown and "--online FILE" in shown
+    assert "Traceback" not in done.stderr

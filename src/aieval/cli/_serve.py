@@ -83,8 +83,9 @@ def serve_command(
         bool,
         typer.Option(
             "--online-replace",
-            help="Take over the store's rules-file rules that another rules file or host "
-            "installed (without it, such a start is refused, naming them).",
+            help="Replace the store's rules-file rules that another rules file or host "
+            "installed with different content (without it, such a start is refused, naming "
+            "what would change; the same rules start as usual).",
         ),
     ] = False,
     online_scoring: Annotated[
@@ -97,6 +98,11 @@ def serve_command(
     ] = True,
 ) -> None:
     """Serve the API and web viewer: start evaluations and follow them live."""
+    if online_replace and online is None:
+        raise ConfigError(
+            "--online-replace replaces the store's rules-file rules with the rules of --online "
+            "FILE; give --online FILE with it, or drop --online-replace"
+        )
     try:
         import uvicorn
 
