@@ -4,6 +4,7 @@ changed, a name taken by an API rule is refused naming both."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -204,3 +205,29 @@ def test_online_replace_without_online_is_an_error_naming_both(
     assert done.returncode == 2 and not no_serving
     assert "--online-replace" in shown and "--online FILE" in shown
     assert "Traceback" not in done.stderr
+
+
+def test_a_stored_rule_that_no_longer_reads_is_listed_and_stalled_with_its_error(
+    in_process: Cli, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "runs.db")
+    with Store(db) as store:
+        store.save_online_rule("good", rule_to_json(OnlineRule("good")), source="api")
+        # a rule stored before the name rule: its name no longer reads
+        spec = rule_to_json(OnlineRule("good")).replace('"good"', '"\u8d28\u91cf"')
+        store.save_online_rule("\u8d28\u91cf", spec, source="api")
+    listed = in_process("online", "rules", "--db", db, env={"COLUMNS": "300"})
+    shown = " ".join(listed.stdout.split())
+    assert listed.returncode == 0, listed.stderr
+    assert "good" in shown and "active" in shown
+    assert "unreadable" in shown and "cannot be read: stored rule" in shown
+    as_json = in_process("online", "rules", "--db", db, "--json")
+    items = {item["name"]: item for item in json.loads(as_json.stdout)["rules"]}
+    assert "error" not in items["good"] and "stored rule" in items["\u8d28\u91cf"]["error"]
+    status = in_process("online", "status", "--db", db, "--json")
+    assert status.returncode == 1
+    rules = {r["name"]: r for r in json.loads(status.stdout)["rules"]}
+    assert rules["\u8d28\u91cf"]["stalled"] is True
+    assert "the rule cannot be read (stored rule" in rules["\u8d28\u91cf"]["stalled_reason"]
+    assert "fix or delete it" in rules["\u8d28\u91cf"]["stalled_reason"]
+    assert rules["good"]["stalled"] is False
