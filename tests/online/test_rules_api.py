@@ -189,14 +189,35 @@ async def test_a_backfill_body_is_a_past_range_of_times(live: LiveServer) -> Non
             answers = [answers[1], await c.post(path, json={"since": 1767225600})]
     assert flag.status_code == 422 and "not true/false" in flag.text
     assert future.status_code == 422
-    assert "until (1e+12) lies in the future; at most 20" in future.json()["message"]
+    assert (
+        "until (+33658-09-27T01:46:40.000+00:00) lies in the future; at most 20"
+        in (future.json()["message"])
+    )
     assert backwards.status_code == 422
     assert (
-        "since (2026-01-01T01:00:00+00:00) must come before until (2026-01-01T00:00:00+00:00)"
-        in backwards.json()["message"]
+        "since (2026-01-01T01:00:00.000+00:00) must come before until "
+        "(2026-01-01T00:00:00.000+00:00)" in backwards.json()["message"]
     )
     # an omitted until is now rounded up to the minute: asked again, the same backfill
     first, again = (a.json() for a in answers)
     assert first["until"] % 60 == 0 and first["until"] == again["until"]
     assert again["requested"] is False
-    assert first["range"].startswith("[2026-01-01T00:00:00+00:00, ")
+    assert first["range"].startswith("[2026-01-01T00:00:00.000+00:00, ")
+
+
+async def test_backfill_ranges_are_kept_and_shown_to_the_millisecond(
+    live: LiveServer, tmp_path: Path
+) -> None:
+    path = "/api/online/rules/from-file/backfill"
+    async with live.client(headers=_as(OWN)) as c:
+        whole = await c.post(path, json={"since": 1767225600, "until": 1767229200})
+        part = await c.post(path, json={"since": 1767225600.123, "until": 1767229200})
+        # past the millisecond: the same range as shown, so the same backfill
+        finer = await c.post(path, json={"since": 1767225600.1234, "until": 1767229200})
+    assert whole.json()["range"] == "[2026-01-01T00:00:00.000+00:00, 2026-01-01T01:00:00.000+00:00)"
+    assert part.json()["range"] == "[2026-01-01T00:00:00.123+00:00, 2026-01-01T01:00:00.000+00:00)"
+    assert part.json()["requested"] is True and part.json()["since"] == 1767225600.123
+    assert finer.json()["requested"] is False and finer.json()["range"] == part.json()["range"]
+    with Store(tmp_path / "runs.db") as store:
+        rows = store._read("SELECT since FROM online_backfills ORDER BY since")
+    assert rows == [(1767225600.0,), (1767225600.123,)]

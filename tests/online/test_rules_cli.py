@@ -4,6 +4,7 @@ changed, a name taken by an API rule is refused naming both."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -164,3 +165,69 @@ def test_another_rules_file_or_host_does_not_silently_replace_the_file_rules(
     assert taken.returncode == 0 and "added other, second; removed kept" in taken.stderr
     with Store(db) as store:
         assert store.online_rules_installer() == (str(other.resolve()), socket.gethostname())
+
+
+def test_servers_on_several_hosts_start_with_the_same_rules_from_any_file(
+    in_process: Cli, tmp_path: Path, no_serving: list[FastAPI]
+) -> None:
+    db = str(tmp_path / "runs.db")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = _rules(tmp_path / "a")
+    copy = _rules(tmp_path / "b")  # the same rules, another file (another host's checkout)
+    assert in_process("serve", "--db", db, "--online", str(first)).returncode == 0
+    with Store(db) as store:  # as if a server on another host had started last
+        store.replace_file_rules(
+            {r.name: (r.spec, r.paused) for r in store.online_rules()},
+            installer=(str(first.resolve()), "server-b"),
+        )
+    same = in_process("serve", "--db", db, "--online", str(copy))
+    assert same.returncode == 0, same.stderr
+    assert "unchanged first, second" in same.stderr
+    with Store(db) as store:  # the last installer is recorded, for the message
+        assert store.online_rules_installer() == (str(copy.resolve()), socket.gethostname())
+        store.replace_file_rules(
+            {r.name: (r.spec, r.paused) for r in store.online_rules()},
+            installer=(str(first.resolve()), "server-b"),
+        )
+    changed = in_process("serve", "--db", db, "--online", str(_rules(tmp_path / "b", rate=0.25)))
+    shown = " ".join(changed.stderr.split())
+    assert changed.returncode == 2 and len(no_serving) == 2
+    assert f"installed from {first.resolve()} on host server-b" in shown
+    assert "would change second" in shown and "--online-replace" in shown
+
+
+def test_online_replace_without_online_is_an_error_naming_both(
+    in_process: Cli, tmp_path: Path, no_serving: list[FastAPI]
+) -> None:
+    done = in_process("serve", "--db", str(tmp_path / "runs.db"), "--online-replace")
+    shown = " ".join(done.stderr.split())
+    assert done.returncode == 2 and not no_serving
+    assert "--online-replace" in shown and "--online FILE" in shown
+    assert "Traceback" not in done.stderr
+
+
+def test_a_stored_rule_that_no_longer_reads_is_listed_and_stalled_with_its_error(
+    in_process: Cli, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "runs.db")
+    with Store(db) as store:
+        store.save_online_rule("good", rule_to_json(OnlineRule("good")), source="api")
+        # a rule stored before the name rule: its name no longer reads
+        spec = rule_to_json(OnlineRule("good")).replace('"good"', '"\u8d28\u91cf"')
+        store.save_online_rule("\u8d28\u91cf", spec, source="api")
+    listed = in_process("online", "rules", "--db", db, env={"COLUMNS": "300"})
+    shown = " ".join(listed.stdout.split())
+    assert listed.returncode == 0, listed.stderr
+    assert "good" in shown and "active" in shown
+    assert "unreadable" in shown and "cannot be read: stored rule" in shown
+    as_json = in_process("online", "rules", "--db", db, "--json")
+    items = {item["name"]: item for item in json.loads(as_json.stdout)["rules"]}
+    assert "error" not in items["good"] and "stored rule" in items["\u8d28\u91cf"]["error"]
+    status = in_process("online", "status", "--db", db, "--json")
+    assert status.returncode == 1
+    rules = {r["name"]: r for r in json.loads(status.stdout)["rules"]}
+    assert rules["\u8d28\u91cf"]["stalled"] is True
+    assert "the rule cannot be read (stored rule" in rules["\u8d28\u91cf"]["stalled_reason"]
+    assert "fix or delete it" in rules["\u8d28\u91cf"]["stalled_reason"]
+    assert rules["good"]["stalled"] is False

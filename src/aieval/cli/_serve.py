@@ -83,8 +83,9 @@ def serve_command(
         bool,
         typer.Option(
             "--online-replace",
-            help="Take over the store's rules-file rules that another rules file or host "
-            "installed (without it, such a start is refused, naming them).",
+            help="Replace the store's rules-file rules that another rules file or host "
+            "installed with different content (without it, such a start is refused, naming "
+            "what would change; the same rules start as usual).",
         ),
     ] = False,
     online_scoring: Annotated[
@@ -97,6 +98,11 @@ def serve_command(
     ] = True,
 ) -> None:
     """Serve the API and web viewer: start evaluations and follow them live."""
+    if online_replace and online is None:
+        raise ConfigError(
+            "--online-replace replaces the store's rules-file rules with the rules of --online "
+            "FILE; give --online FILE with it, or drop --online-replace"
+        )
     try:
         import uvicorn
 
@@ -131,10 +137,16 @@ def serve_command(
         except BaseException:
             app.state.manager.shutdown()
             raise
+    _say_where(console, host, port, tokened=settings.token is not None)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def _say_where(console: Console, host: str, port: int, *, tokened: bool) -> None:
+    """Print the server's address (and, behind a token, how a browser opens it)."""
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
     console.print(Text.assemble("aieval server on ", (url, "bold")), highlight=False)
-    if settings.token is not None:
+    if tokened:
         console.print(
             Text.assemble(
                 "open ",
@@ -143,7 +155,6 @@ def serve_command(
             ),
             highlight=False,
         )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 def _install_rules(

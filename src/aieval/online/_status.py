@@ -21,6 +21,7 @@ from aieval.online._model import (
     SKIP_REASONS,
     WINDOWS,
     Budget,
+    OnlineRule,
     SkipReason,
     WindowKind,
     window_run_name,
@@ -242,10 +243,14 @@ def online_status(
     statuses = []
     for name in sorted(set(rules) | set(counts) | set(windows) | set(alerts)):
         stored = rules.get(name)
-        budget, kind = _rule_limits(stored.spec) if stored is not None else (Budget(), "hour")
+        rule = _rule_read(stored.spec) if stored is not None else None
+        budget, kind = (rule.budget, rule.window) if isinstance(rule, OnlineRule) else _NO_LIMITS
         paused = stored.paused if stored is not None else False
         work = counts.get(name, OnlineCountsRow())
         stalled_reason = _stalled(work, paused, now, stall_after_s)
+        if isinstance(rule, ConfigError):  # the workers pass it over: nothing of it is scored
+            unreadable = f"the rule cannot be read ({rule}): fix or delete it"
+            stalled_reason = "; ".join(filter(None, (unreadable, stalled_reason)))
         if stored is not None and not paused:
             stalled_reason = _unexamined_stall(stalled_reason, unexamined_lag, stall_after_s)
         statuses.append(
@@ -295,15 +300,18 @@ def _alert(stored: StoredAlert) -> AlertStatus:
     )
 
 
-def _rule_limits(spec: str) -> tuple[Budget, WindowKind]:
-    """A stored rule's budget and window kind, read from its spec (:func:`rule_from_json`). A
-    spec that no longer reads shows as no limits and hourly windows, never as a failure of
-    status (the worker logs it, naming the rule)."""
+def _rule_read(spec: str) -> OnlineRule | ConfigError:
+    """A stored rule read from its spec (:func:`rule_from_json`), or why it does not read: a
+    spec that no longer reads shows as a stalled rule with no limits and hourly windows, never
+    as a failure of status (the worker passes it over, logging it)."""
     try:
-        rule = rule_from_json(spec)
-    except ConfigError:
-        return Budget(), "hour"
-    return rule.budget, rule.window
+        return rule_from_json(spec)
+    except ConfigError as exc:
+        return exc
+
+
+#: What status shows of a rule it cannot read: no limits, hourly windows.
+_NO_LIMITS: tuple[Budget, WindowKind] = (Budget(), "hour")
 
 
 def _work(row: OnlineCountsRow) -> WorkCounts:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException, Path, Request
@@ -73,23 +73,54 @@ class BackfillRequest(BaseModel):
         return self
 
     def range(self) -> tuple[float, float]:
-        """``(since, until)`` in epoch seconds; an omitted ``until`` is now rounded up to the
-        minute."""
+        """``(since, until)`` in epoch seconds to the millisecond; an omitted ``until`` is now
+        rounded up to the minute."""
         if self.until is None:
-            return _epoch(self.since), math.ceil(time.time() / UNTIL_STEP_S) * UNTIL_STEP_S
-        return _epoch(self.since), _epoch(self.until)
+            return _ms(_epoch(self.since)), math.ceil(time.time() / UNTIL_STEP_S) * UNTIL_STEP_S
+        return _ms(_epoch(self.since)), _ms(_epoch(self.until))
+
+
+def _ms(epoch: float) -> float:
+    """``epoch`` rounded to the millisecond: the range is kept, and shown, as it is asked to
+    the millisecond, so two ranges shown alike are one backfill."""
+    return round(epoch, 3) if math.isfinite(epoch) else epoch
 
 
 def _epoch(value: datetime | float) -> float:
     return value.timestamp() if isinstance(value, datetime) else float(value)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def _iso(epoch: float) -> str:
-    """``epoch`` as ISO 8601 UTC to the second (its number when no date can show it)."""
+    """``epoch`` as ISO 8601 UTC to the millisecond, also past year 9999 (``+33658-...``: a
+    time too far for :mod:`datetime`, as a mistyped ``until`` may be)."""
+    millis = round(epoch * 1000)  # whole milliseconds: a float's .123 may be .12299999
     try:
-        return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
-    except (OverflowError, OSError, ValueError):
-        return f"{epoch:g}"
+        moment = _EPOCH + timedelta(milliseconds=millis)
+        return moment.isoformat(timespec="milliseconds")
+    except OverflowError:
+        pass
+    days, rest = divmod(millis, 86_400_000)
+    year, month, day = _civil(days)
+    seconds, ms = divmod(rest, 1000)
+    clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{ms:03d}"
+    return f"{year:+05d}-{month:02d}-{day:02d}T{clock}+00:00"
+
+
+def _civil(days: int) -> tuple[int, int, int]:
+    """The proleptic Gregorian (year, month, day) ``days`` after 1970-01-01, any year (H.
+    Hinnant's days-to-civil)."""
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, day
 
 
 def _owner(request: Request) -> None:

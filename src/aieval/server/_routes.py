@@ -23,6 +23,7 @@ from aieval.server._responses import SafeJSONResponse
 from aieval.server._sql_table import count_field, sql_page
 from aieval.server._table import TableQuery, table_scorers
 from aieval.server._views import SampleFilter, run_item, sample_detail
+from aieval.server._window_names import refuse_window_name
 from aieval.store import RunRow, Store, TableReads
 
 __all__ = ["EvaluationRequest", "router"]
@@ -74,6 +75,7 @@ def start_evaluation(body: EvaluationRequest, request: Request) -> SafeJSONRespo
             "settings.executor and settings.ray_address (Ray runs start with aieval run or run())"
         )
     _no_variable_names(body)
+    refuse_window_name("name", body.name)
     config = EvalConfig.model_validate(body.model_dump(exclude={"base_dir"}))
     roots = state.settings.dataset_roots
     with confined_to(roots):

@@ -33,6 +33,7 @@ from aieval._files import confined_to
 from aieval.errors import ConfigError, WorkflowError
 from aieval.server._responses import SafeJSONResponse
 from aieval.server._trace_spans import stored_spans
+from aieval.server._window_names import refuse_window_name
 from aieval.store import ReceivedTraces, StoreLocation, earlier_trace_file
 
 __all__ = ["IntakeBytes", "TraceEvaluationRequest", "intake", "trace_store", "traces_api"]
@@ -176,6 +177,7 @@ def grade_traces(body: TraceEvaluationRequest, request: Request) -> dict[str, An
     state = request.app.state
     if body.workflow is None and body.profile is None:
         raise ConfigError("give a workflow or a profile to grade the traces with")
+    refuse_window_name("name", body.name)
     _check_trace_ids(body.trace_ids)
     slots: threading.BoundedSemaphore = state.trace_gradings
     if not slots.acquire(blocking=False):

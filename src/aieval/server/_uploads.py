@@ -54,6 +54,7 @@ from aieval.push import (
 from aieval.server._errors import error_body, validation_reasons
 from aieval.server._responses import SafeJSONResponse
 from aieval.server._security import UPLOADER
+from aieval.server._window_names import window_name_refusal
 from aieval.store import (
     RUN_ID_SHAPE,
     Checked,
@@ -290,8 +291,19 @@ async def _upload(request: Request, uploads: Uploads, uploader: str | None) -> S
     body, compact = parsed
     if uploader is not None and body.run is not None and not is_run_id(body.run.id):
         return _refuse(422, _not_an_id("run.id"))
-    if body.run is not None and body.run.name.startswith(WINDOW_RUN_PREFIX):
-        return _refuse(422, _reserved_name(body.run.name))
+    # the server's own token may move window runs between its stores; an upload token never
+    refusal = (
+        None
+        if body.run is None or uploader is None
+        else window_name_refusal(
+            "run.name",
+            body.run.name,
+            "an upload token may not push them: push the run under "
+            "another name, or with the server's own token",
+        )
+    )
+    if refusal is not None:
+        return _refuse(422, refusal)
     # each token's uploads apart: another token cannot add parts to it nor read its answer
     key = body.upload if uploader is None else f"{uploader}-{body.upload}"
     if body.part is not None:
@@ -390,19 +402,6 @@ def _uploads_allowed(request: Request) -> str | None:
         )
     uploader = request.scope.get(UPLOADER)
     return uploader if isinstance(uploader, str) else None
-
-
-#: The names of online scoring's window runs (``online/<rule>/<window>``), which only this
-#: server's own scoring writes: an upload of that name could stand in for a window, and be
-#: chosen by ``aieval compare`` as its baseline.
-WINDOW_RUN_PREFIX = "online/"
-
-
-def _reserved_name(name: str) -> str:
-    return (
-        f"run.name: {name[:200]!r}: names starting with {WINDOW_RUN_PREFIX!r} are kept for "
-        "this server's online scoring windows; push the run under another name"
-    )
 
 
 def _not_an_id(field: str) -> str:

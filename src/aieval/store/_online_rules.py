@@ -128,12 +128,13 @@ class OnlineRulesTable(Connection):
         """Make the ``'file'`` rules exactly ``specs`` (name -> (spec, paused)), in one
         transaction; the ``'api'`` rules are never touched. A file rule's ``paused`` is the
         file's at each start. ``installer``: ``(rules file, host)`` installing them, recorded;
-        the file rules another file or host installed are replaced only with ``take_over``.
+        the file rules another file or host installed are changed only with ``take_over``
+        (the same rules, from any file or host, are fine).
 
         Raises:
             ConfigError: a rule of ``specs`` has the name of a rule added through the API, or
-                the stored file rules came from another rules file or host and ``take_over``
-                is not set (nothing is changed).
+                the stored file rules came from another rules file or host, these would
+                change them, and ``take_over`` is not set (nothing is changed).
         """
         now = time.time()
         with self._lock:
@@ -153,11 +154,13 @@ class OnlineRulesTable(Connection):
                             "it); rename the file's rule, or delete the API's rule first"
                         )
                     old = {n: (s, p) for n, (s, src, p) in stored.items() if src == "file"}
-                    if installer is not None:
-                        self._check_installer(installer, where, bool(old), take_over)
                     added = sorted(set(specs) - set(old))
                     removed = sorted(set(old) - set(specs))
                     changed = sorted(n for n in specs if n in old and old[n] != specs[n])
+                    if installer is not None:
+                        change = RulesChange(tuple(added), tuple(changed), tuple(removed))
+                        held = bool(old)
+                        self._check_installer(installer, where, change if held else None, take_over)
                     for name in removed:
                         self._db.execute("DELETE FROM online_rules WHERE name = ?", (name,))
                     for name in [*added, *changed]:
@@ -175,18 +178,37 @@ class OnlineRulesTable(Connection):
         return RulesChange(tuple(added), tuple(changed), tuple(removed), tuple(kept))
 
     def _check_installer(
-        self, installer: tuple[str, str], where: str, held: bool, take_over: bool
+        self,
+        installer: tuple[str, str],
+        where: str,
+        change: RulesChange | None,
+        take_over: bool,
     ) -> None:
-        """Refuse (unless ``take_over``) to replace file rules another rules file or host
-        installed, then record ``installer``; inside the caller's transaction."""
+        """Refuse (unless ``take_over``) a ``change`` to the file rules another rules file or
+        host installed (``None``: none held), then record ``installer``; inside the caller's
+        transaction. The same rules from any file or host change nothing: several servers
+        start with one file."""
         row = self._db.one("SELECT value FROM meta WHERE key = ?", (_INSTALLED_BY,))
         before = _installer(str(row[0])) if row is not None else None
-        if held and before is not None and before != installer and not take_over:
+        would = (
+            [
+                f"{what} {', '.join(names)}"
+                for what, names in (
+                    ("add", change.added),
+                    ("change", change.changed),
+                    ("remove", change.removed),
+                )
+                if names
+            ]
+            if change is not None
+            else []
+        )
+        if would and before is not None and before != installer and not take_over:
             raise ConfigError(
                 f"{where}: the store's rules-file rules were installed from {before[0]} on "
-                f"host {before[1]}; starting with another rules file would remove or replace "
-                "them, and that server would stop scoring them without a word. Start with "
-                "that file, or add --online-replace to take them over"
+                f"host {before[1]}, and this file's rules would {'; '.join(would)}: the "
+                "servers started with the other file would score rules no longer theirs. "
+                "Start with the same rules, or add --online-replace to replace them"
             )
         self._db.execute(
             "INSERT INTO meta (key, value) VALUES (?, ?)"
