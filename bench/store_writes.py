@@ -166,7 +166,9 @@ def measure(
     """Samples per second stored by ``writers`` processes together (running the code of
     ``src``, the current code when ``None``), and the CPU it took."""
     ctx = multiprocessing.get_context("spawn")
-    start = ctx.Barrier(writers)
+    # the main process waits at the barrier too, so the server's CPU is read after the writers'
+    # warm-up runs (their connections, the schema's checks) and counts the timed runs alone
+    start = ctx.Barrier(writers + 1)
     out = ctx.Queue()
     tag = uuid.uuid4().hex[:6]
     procs = [
@@ -175,6 +177,7 @@ def measure(
     ]
     for proc in procs:
         proc.start()
+    start.wait(timeout=600)
     server_before = _server_cpu(postmaster)
     spans = []
     while len(spans) < writers:

@@ -3,9 +3,14 @@ statistics gathered while a run was being written made a comparison's join take 
 
 from __future__ import annotations
 
+import time
+
 import psycopg
+import pytest
 from tests.report.golden.fixture import PAIRS, build_store
 
+from aieval import run
+from aieval.scorers import exact_match
 from aieval.store import Store
 
 
@@ -36,3 +41,41 @@ def test_statistics_taken_mid_write_are_refreshed_when_the_run_ends(pg_url: str)
         # and the comparison's statements are planned on them: answered, not stalled
         store._db.execute("SET statement_timeout = '30s'")  # a stall fails, never hangs
         assert store.pair_sums(*PAIRS["graded"]) is not None
+
+
+
+
+def _changed_since_analyze(store: Store) -> int:
+    (count,) = store._db.query(
+        "SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = 'samples'"
+    )[0]
+    return int(count)
+
+
+def test_a_run_s_end_does_not_wait_for_an_analyze_already_under_way(
+    pg_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Eight writers ending together each found the tables' statistics stale and analyzed them
+    one after the other (an analyze waits for another's lock): a quarter of the server's CPU
+    in the eight-writer bench. A table another session is analyzing is skipped."""
+    rows = [{"id": f"s{i}", "prompt": "q", "expected": "a", "prediction": "a"} for i in range(300)]
+    with Store(pg_url) as store:
+        run(name="ends", dataset=rows, scorers=[exact_match], store=store)
+        store._db.execute("UPDATE samples SET latency_s = latency_s")  # stale statistics
+        deadline = time.monotonic() + 30  # the server counts a session's changes when it idles
+        while _changed_since_analyze(store) < 300 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _changed_since_analyze(store) >= 300
+        with psycopg.connect(pg_url) as other:
+            # the lock an ANALYZE (or autovacuum's) holds on the table while it runs
+            other.execute("LOCK TABLE samples IN SHARE UPDATE EXCLUSIVE MODE")
+            store._db.execute("SET lock_timeout = '20s'")  # a wait fails the test, never hangs
+            began = time.monotonic()
+            store._refresh_statistics()
+            waited = time.monotonic() - began
+            other.rollback()
+        store._db.execute("RESET lock_timeout")
+        # skipped, not analyzed (the other session's analyze brings it up to date)
+        assert _changed_since_analyze(store) >= 300
+    assert waited < 15, waited
+    assert "left to the server's own analyze" not in caplog.text

@@ -165,6 +165,8 @@ class PostgresBackend(Backend):
         # over it and a comparison's join takes minutes instead of a second. Tables changed by
         # more than a fifth since their last analyze are analyzed again (a sample of rows: cheap
         # at any size; a table this role does not own is skipped by the server with a warning).
+        # One another session is analyzing is skipped (SKIP_LOCKED): eight writers ending
+        # together would otherwise analyze it eight times over, each waiting for the last.
         stale = self.query(
             "SELECT c.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid"
             " WHERE s.relid = ANY(?::regclass[])"
@@ -172,7 +174,7 @@ class PostgresBackend(Backend):
             ([f'"{table}"' for table in tables],),
         )
         for (table,) in stale:
-            self.execute(f'ANALYZE "{table}"')
+            self.execute(f'ANALYZE (SKIP_LOCKED) "{table}"')
 
     @property
     def role(self) -> str | None:
