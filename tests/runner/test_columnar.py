@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import pytest
 from tests.support.stored import stored_samples, wait_for_samples
 
 from aieval import Store, run
+from aieval.errors import StoreError
 from aieval.report import build_report, render_json
 from aieval.runner import _execute, _writer
 from aieval.scorers import Scorer, exact_match, json_valid, rouge_l, token_f1
@@ -268,3 +270,60 @@ def test_progress_counts_each_sample_of_a_chunk_once_stored(
     run(name="p", dataset=rows, scorers=[exact_match], store=db, progress=progress)
     assert sizes == [512, 512, 76]
     assert seen == [(done, 1100) for done in range(1, 1101)]
+
+
+def test_plain_chunks_are_committed_on_the_writer_s_thread_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each chunk's commit runs on the writer's thread while the run makes the next chunk (one
+    in flight): stored in the order given, each sample counted once, after its commit."""
+    monkeypatch.setattr(_execute, "HOLD_FROM", 0)
+    record = Store.record_plain
+    threads: list[str] = []
+    firsts: list[str] = []
+
+    def committed(self: Store, run_id: str, batch: Any) -> None:
+        threads.append(threading.current_thread().name)
+        firsts.append(batch.ids[0])
+        record(self, run_id, batch)
+
+    monkeypatch.setattr(Store, "record_plain", committed)
+    db = tmp_path / "t.db"
+    rows = [
+        {"id": f"r{i}", "input": "q", "expected": "yes", "prediction": "yes"} for i in range(2000)
+    ]
+    result = run(name="t", dataset=rows, scorers=[exact_match], store=db)
+    assert result.status == "completed" and result.summary["samples"] == 2000
+    assert firsts == ["r0", "r512", "r1024", "r1536"]
+    assert threads and all(name.startswith("aieval-store") for name in threads)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        order = [r[0] for r in conn.execute("SELECT idx FROM samples ORDER BY rowid")]
+    assert order == list(range(2000))
+
+
+def test_a_plain_chunk_the_store_refuses_fails_the_run_and_counts_only_what_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_execute, "HOLD_FROM", 0)
+    record = Store.record_plain
+    calls: list[int] = []
+
+    def full(self: Store, run_id: str, batch: Any) -> None:
+        calls.append(len(batch))
+        if len(calls) == 3:
+            raise StoreError("cannot write samples: database or disk is full")
+        record(self, run_id, batch)
+
+    monkeypatch.setattr(Store, "record_plain", full)
+    store = Store(tmp_path / "f.db")
+    rows = [
+        {"id": f"r{i}", "input": "q", "expected": "yes", "prediction": "yes"} for i in range(3000)
+    ]
+    with pytest.raises(StoreError, match="disk is full"):
+        run(name="f", dataset=rows, scorers=[exact_match], store=store)
+    (row,) = store.list_runs()
+    assert row.status == "failed" and "disk is full" in (row.error or "")
+    assert store.count_samples(row.id) == 1024  # the two chunks before the refused one
+    assert row.metrics is not None and row.metrics["samples"] == 1024
+    assert len(calls) == 3  # nothing given to the store after its refusal
+    store.close()

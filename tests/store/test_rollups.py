@@ -19,7 +19,7 @@ import pytest
 from aieval._records import CallRecord, SampleRecord, ScoreRecord
 from aieval.core import Reason, Verdict
 from aieval.errors import UnstorableSampleError
-from aieval.store import Store
+from aieval.store import Store, _rollups
 from aieval.store._rollups import RollupReader, reasons_key
 
 
@@ -497,3 +497,31 @@ def test_the_first_samples_of_a_reasons_found_late_in_the_run_are_kept(tmp_path:
         )
         assert _firsts(store, run_id) == window
         assert len(window) == 8 and ("f06000" in {w[2] for w in window})
+
+
+def test_the_scores_part_read_beside_equals_the_one_read_in_the_scan_s_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite reads the scores' part of the end's scan on a second connection meanwhile: the
+    same rows to the last bit as in the scan's own snapshot, which it falls back to when that
+    connection cannot open or its snapshot holds another count of the run's samples."""
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_sample(i) for i in range(300)])
+        store.finish_run(run_id, status="completed")
+        beside = _kept(store, run_id)
+
+        def refused(location: Any) -> Any:
+            raise sqlite3.OperationalError("unable to open database file")
+
+        monkeypatch.setattr(_rollups, "open_backend", refused)
+        store.rebuild_rollups(run_id)
+        assert _kept(store, run_id) == beside  # bit for bit
+        monkeypatch.undo()
+        statement = (
+            _rollups._part_rows("scores", False, _rollups.scores_source(), _rollups.SCORE_BUCKETS),
+            (run_id,) * 2,
+        )
+        rows = _rollups._scores_beside(store.location, run_id, 300, statement)
+        assert rows == store._db.query(*statement)
+        assert _rollups._scores_beside(store.location, run_id, 299, statement) is None

@@ -43,8 +43,6 @@ def test_statistics_taken_mid_write_are_refreshed_when_the_run_ends(pg_url: str)
         assert store.pair_sums(*PAIRS["graded"]) is not None
 
 
-
-
 def _changed_since_analyze(store: Store) -> int:
     (count,) = store._db.query(
         "SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = 'samples'"

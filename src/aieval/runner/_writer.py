@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from aieval._records import SampleRecord
 from aieval.errors import StoreError, UnstorableSampleError
@@ -40,7 +40,8 @@ class SampleWriter:
     Samples that finish in the same step share one transaction, so storage costs a fraction of
     a commit per sample while every sample is still durable a moment after it ends. On
     PostgreSQL the commit runs on a thread while the run goes on, and the samples finishing
-    during it share the next one. A sample
+    during it share the next one; so does a chunk of plain samples' commit on SQLite
+    (:meth:`add_plain`). A sample
     counts (``on_stored``: summary, progress, telemetry) only once it is committed. When a
     commit fails (a full disk, an I/O error), the error is kept, the run's tasks are cancelled
     and :meth:`raise_if_failed` re-raises it, so the run stops as ``failed`` instead of
@@ -70,6 +71,10 @@ class SampleWriter:
         self._tasks: list[asyncio.Task[None]] = []
         self._committing: asyncio.Future[_Committed] | None = None
         self._pool: ThreadPoolExecutor | None = None
+        #: the plain batch being committed on the thread, with its ``on_stored``
+        self._plain: (
+            tuple[Future[_Committed | None], PlainSamples, Callable[[PlainSamples], None]] | None
+        ) = None
         location = getattr(db, "location", None)
         # a PostgreSQL store (a location with no file) commits on a thread
         self._threaded = location is not None and getattr(location, "path", True) is None
@@ -78,7 +83,7 @@ class SampleWriter:
 
     @property
     def threaded(self) -> bool:
-        """Whether commits run on a thread (PostgreSQL)."""
+        """Whether commits of samples made one by one run on a thread (PostgreSQL)."""
         return self._threaded
 
     def stop_on_failure(self, tasks: list[asyncio.Task[None]]) -> None:
@@ -105,25 +110,46 @@ class SampleWriter:
     def add_plain(self, batch: PlainSamples, on_stored: Callable[[PlainSamples], None]) -> None:
         """Commit a batch of plain samples given as columns (SQLite, samples held: see
         :class:`~aieval.store.PlainSamples`) in a transaction of its own, after the samples
-        pending before it, and count them (``on_stored``) once committed."""
+        given before it, and count them (``on_stored``) once committed.
+
+        The commit runs on the writer's thread while the run makes the next batch (SQLite
+        inserts a statement's rows with the interpreter free: see ``SqliteBackend.insert_rows``),
+        one batch in flight: the batch before it is waited for (and counted) first."""
         if self.error is not None:
             return  # the run is stopping; these samples are not stored and run again on resume
         assert self.db is not None and not self._threaded
         self.flush()  # the samples before it first: stored in the order they were given
         if self.error is not None:
             return
+        future = self._thread().submit(self._commit_plain, batch)
+        self._plain = (future, batch, on_stored)
+
+    def _commit_plain(self, batch: PlainSamples) -> _Committed | None:
+        """Commit a plain batch (on the writer's thread): ``None`` when all of it was stored,
+        else what :meth:`_commit` tells (a batch holding a value the store cannot keep is
+        committed one sample at a time)."""
+        assert self.db is not None
         try:
             self.db.record_plain(self.run_id, batch)
         except UnstorableSampleError:
-            self._stored(*self._commit_each(batch.records()))
-            return
+            return self._commit_each(batch.records())
         except StoreError as exc:
-            self.fail(exc)
-            return
+            return [], exc
         except Exception as exc:  # a Store subclass or stand-in that raises its own errors
-            self.fail(StoreError(f"cannot store samples of run {self.run_id}: {exc!r}"))
+            return [], StoreError(f"cannot store samples of run {self.run_id}: {exc!r}")
+        return None
+
+    def _plain_committed(self) -> None:
+        """Wait for the plain batch in flight, if any, and count what it stored."""
+        if self._plain is None:
             return
-        on_stored(batch)
+        future, batch, on_stored = self._plain
+        self._plain = None
+        outcome = future.result()
+        if outcome is None:
+            on_stored(batch)
+        else:
+            self._stored(*outcome)
 
     def flush(self) -> None:
         """Commit the pending samples: here and now on SQLite (a commit costs well under a
@@ -133,6 +159,7 @@ class SampleWriter:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._plain_committed()  # a plain batch given before these samples: stored first
         if self.db is None or not self.pending or self.error is not None:
             return
         if self._committing is not None:
@@ -201,6 +228,7 @@ class SampleWriter:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._plain_committed()
         while self._committing is not None:
             await asyncio.wait([self._committing])
             await asyncio.sleep(0)  # let the commit's callback run (it may start another)

@@ -6,14 +6,19 @@ import contextlib
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from typing import Any
 
-from aieval.store._backend import PAGE, Backend, PageSink
+from aieval.store._backend import PAGE, Backend, Insert, PageSink
 from aieval.store._encoding import from_db, row_from_db, to_db_row
 from aieval.store._location import StoreLocation
 from aieval.store._schema import FILLS, fill_config_columns, table_names, up_to_date
 
-__all__ = ["SqliteBackend"]
+__all__ = ["ROWS_A_STATEMENT", "SqliteBackend"]
+
+#: The most rows one ``INSERT`` statement of :meth:`SqliteBackend.insert_rows` holds (fewer
+#: where SQLite's limit on bound values asks: 32,766 since 3.32, 999 before).
+ROWS_A_STATEMENT = 512
 
 
 class SqliteBackend(Backend):
@@ -73,6 +78,30 @@ class SqliteBackend(Backend):
             return self._db.execute(sql, args)
         except UnicodeEncodeError:
             return self._db.execute(sql, to_db_row(args))
+
+    def insert_rows(self, insert: Insert) -> None:
+        # Rows go as multi-row ``INSERT ... VALUES (...), (...)`` statements of up to
+        # :data:`ROWS_A_STATEMENT` rows: SQLite then inserts a statement's rows in one step of
+        # its own (no Python call per row, and the interpreter is free meanwhile: a run's
+        # writer thread stores a batch while the run scores the next). sqlite3 binds every value
+        # before the statement runs, so a string UTF-8 cannot hold (refused while binding)
+        # leaves that statement's rows unwritten, and it goes again with them as bytes.
+        rows = insert.rows
+        if not rows:
+            return
+        width = len(insert.columns)
+        limit = self._db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+        per = max(1, min(ROWS_A_STATEMENT, limit // width))
+        size = -(-len(rows) // -(-len(rows) // per))  # statements of nearly equal size
+        head = f"INSERT INTO {insert.table} ({', '.join(insert.columns)}) VALUES "
+        one = f"({', '.join('?' * width)})"
+        for start in range(0, len(rows), size):
+            part = rows[start : start + size]
+            sql = head + ", ".join([one] * len(part))
+            try:
+                self._db.execute(sql, list(chain.from_iterable(part)))
+            except UnicodeEncodeError:
+                self._db.execute(sql, list(chain.from_iterable(map(to_db_row, part))))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """``sql`` over ``rows``, all or none of them; a string UTF-8 cannot hold is bound as

@@ -1,0 +1,55 @@
+"""SQLite inserts a batch's rows by multi-row statements (``SqliteBackend.insert_rows``): every
+row stored once, in order, a text UTF-8 cannot hold kept as its bytes, a failure storing none."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from aieval.store import Store, _sqlite
+from aieval.store._backend import Insert
+
+
+def _table(store: Store) -> None:
+    store._db.execute("CREATE TABLE t (k INTEGER, a TEXT, b REAL)")
+
+
+def test_rows_span_several_statements_in_order_with_an_unencodable_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_sqlite, "ROWS_A_STATEMENT", 100)  # 1,050 rows: 11 statements
+    statements: list[str] = []
+    with Store(tmp_path / "runs.db") as store:
+        _table(store)
+        store._db._db.set_trace_callback(statements.append)
+        rows = [(i, f"text {i}", i / 7) for i in range(1050)]
+        rows[777] = (777, "lone \ud800 surrogate", 777 / 7)
+        with store._db.transaction():
+            store._db.insert_rows(Insert("t", ("k", "a", "b"), rows))
+        store._db._db.set_trace_callback(None)
+        back = store._db.query("SELECT k, a, b FROM t ORDER BY rowid")
+    inserts = [s for s in statements if s.startswith("INSERT")]
+    assert len(inserts) == 11  # the refused binding never ran: its statement went again
+    assert back == rows  # read back as written, the surrogate too, in the order given
+
+
+def test_a_refused_row_stores_none_of_the_batch(tmp_path: Path) -> None:
+    with Store(tmp_path / "runs.db") as store:
+        _table(store)
+        rows = [(i, "x", 0.5) for i in range(1200)]
+        rows[1100] = (2**70, "too big for SQLite's integer", 0.5)
+        with pytest.raises(OverflowError), store._db.transaction():
+            store._db.insert_rows(Insert("t", ("k", "a", "b"), rows))
+        assert store._db.query("SELECT COUNT(*) FROM t") == [(0,)]
+
+
+def test_a_statement_never_binds_more_values_than_sqlite_allows(tmp_path: Path) -> None:
+    with Store(tmp_path / "runs.db") as store:
+        _table(store)
+        store._db._db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)  # SQLite before 3.32
+        rows = [(i, "x", 0.25) for i in range(2000)]
+        with store._db.transaction():
+            store._db.insert_rows(Insert("t", ("k", "a", "b"), rows))
+        assert store._db.query("SELECT COUNT(*), SUM(k) FROM t") == [(2000, sum(range(2000)))]
