@@ -14,6 +14,7 @@ import pytest
 from aieval import Store
 from aieval.core import Reason
 from aieval.store import PlainSamples
+from aieval.store._schema import GRADED_COLUMNS, SAMPLE_COLUMNS, VERDICT_COLUMNS
 
 
 def _batch(names: list[str]) -> PlainSamples:
@@ -88,3 +89,28 @@ def test_columns_store_the_rows_their_records_store(tmp_path: Path, names: list[
     assert written["columns"] == written["records"]
     assert len(written["columns"]["samples"]) == 40
     assert len(written["columns"]["run_columns"]) == 1
+
+
+def test_columns_store_the_rows_their_records_store_on_postgres(pg_url: str) -> None:
+    batch = _batch(["exact_match", "é_score"])
+    samples = ", ".join(
+        c
+        for c in (*SAMPLE_COLUMNS.split(", "), *VERDICT_COLUMNS, *GRADED_COLUMNS)
+        if c not in ("run_id", "created_at")
+    )
+    queries = (
+        f"SELECT {samples} FROM samples WHERE run_id = ? ORDER BY idx",
+        "SELECT sample_id, scorer, value, raw, reason, error, metadata, unreadable FROM scores"
+        " WHERE run_id = ? ORDER BY sample_id, scorer",
+    )
+    written = {}
+    with Store(pg_url) as store:
+        for how in ("columns", "records"):
+            run_id = store.create_run(name=how, dataset_hash="h", n_examples=len(batch))
+            if how == "columns":
+                store.record_plain(run_id, batch)
+            else:
+                store.record_samples(run_id, batch.records())
+            written[how] = [store._db.query(query, (run_id,)) for query in queries]
+    assert written["columns"] == written["records"]
+    assert [len(rows) for rows in written["columns"]] == [40, 80]

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -450,24 +451,38 @@ def _firsts(store: Store, run_id: str) -> list[tuple[Any, ...]]:
     )
 
 
-def test_the_end_s_scan_reads_each_failed_sample_s_reasons_once(tmp_path: Path) -> None:
+def test_the_end_s_scan_reads_each_failed_sample_s_reasons_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The first samples of each failed reasons are read from the first failed samples only,
     not from all of them again: one reading of a verdict's reasons per failed sample, and a
-    few."""
+    few (on every connection the scan reads with)."""
     reasons = [(Reason("threshold", "f1", f"below {k}"),) for k in range(3)]
     with Store(tmp_path / "runs.db") as store:
         run_id = store.create_run(name="r")
         store.record_samples(run_id, [_failing(i, reasons[i % 3]) for i in range(600)])
         calls: list[int] = []
-        plain = sqlite3.connect(":memory:")
+        plain = sqlite3.connect(":memory:", check_same_thread=False)  # read beside too
 
         def json_extract(text: str, path: str) -> Any:
-            calls.append(1)
+            calls.append(threading.current_thread().name.startswith("aieval-rollups"))
             return plain.execute("SELECT json_extract(?, ?)", (text, path)).fetchone()[0]
 
         store._db._db.create_function("json_extract", 2, json_extract)  # type: ignore[attr-defined]
+        opened = _rollups.open_backend
+
+        beside: list[Any] = []
+
+        def counting(location: Any) -> Any:
+            db = opened(location)
+            db._db.create_function("json_extract", 2, json_extract)
+            beside.append(db)
+            return db
+
+        monkeypatch.setattr(_rollups, "open_backend", counting)
         store.finish_run(run_id, status="completed")
         plain.close()
+        assert len(beside) == 2 and sum(calls) >= 600  # the reasons counted beside
         assert 600 <= len(calls) < 800  # it read every failed sample's twice before
         assert [(f.count, [i for _, i in f.first]) for f in store.failed_verdicts(run_id)] == [
             (200, [f"f{i:05d}" for i in range(k, 15, 3)]) for k in range(3)
@@ -502,9 +517,10 @@ def test_the_first_samples_of_a_reasons_found_late_in_the_run_are_kept(tmp_path:
 def test_the_scores_part_read_beside_equals_the_one_read_in_the_scan_s_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SQLite reads the scores' part of the end's scan on a second connection meanwhile: the
-    same rows to the last bit as in the scan's own snapshot, which it falls back to when that
-    connection cannot open or its snapshot holds another count of the run's samples."""
+    """SQLite reads the scores' part and the reasons of the end's scan on connections of their
+    own meanwhile: the same rows to the last bit as in the scan's own snapshot, which it falls
+    back to when such a connection cannot open or its snapshot holds another count of the
+    run's samples."""
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(name="r")
         store.record_samples(run_id, [_sample(i) for i in range(300)])
@@ -522,6 +538,6 @@ def test_the_scores_part_read_beside_equals_the_one_read_in_the_scan_s_snapshot(
             _rollups._part_rows("scores", False, _rollups.scores_source(), _rollups.SCORE_BUCKETS),
             (run_id,) * 2,
         )
-        rows = _rollups._scores_beside(store.location, run_id, 300, statement)
+        rows = _rollups._read_beside(store.location, run_id, 300, statement)
         assert rows == store._db.query(*statement)
-        assert _rollups._scores_beside(store.location, run_id, 299, statement) is None
+        assert _rollups._read_beside(store.location, run_id, 299, statement) is None

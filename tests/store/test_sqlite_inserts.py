@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,3 +54,25 @@ def test_a_statement_never_binds_more_values_than_sqlite_allows(tmp_path: Path) 
         with store._db.transaction():
             store._db.insert_rows(Insert("t", ("k", "a", "b"), rows))
         assert store._db.query("SELECT COUNT(*), SUM(k) FROM t") == [(2000, sum(range(2000)))]
+
+
+@pytest.mark.parametrize(
+    "fixed",
+    [
+        (("a", "it's 'quoted'"), ("b", None)),  # literals in the statement
+        (("a", "beyond ASCII: é"), ("b", 0.1)),  # bound in every row (a float's text is not exact)
+        (("a", "lone \ud800"), ("b", 2.5)),  # and stored as bytes, as a bound value is
+    ],
+)
+def test_fixed_columns_store_what_binding_them_in_every_row_stores(
+    tmp_path: Path, fixed: tuple[tuple[str, Any], ...]
+) -> None:
+    with Store(tmp_path / "runs.db") as store:
+        _table(store)
+        rows = [(i,) for i in range(700)]
+        with store._db.transaction():
+            store._db.insert_rows(Insert("t", ("k",), rows, fixed))
+            store._db.insert_rows(Insert("t", ("k",), rows, fixed).expanded())
+        got = store._db.query("SELECT k, a, b FROM t ORDER BY rowid")
+    values = tuple(value for _, value in fixed)
+    assert got == [(i, *values) for i in range(700)] * 2

@@ -32,11 +32,22 @@ Execute = Callable[[str, Sequence[Any]], None]
 
 @dataclass(frozen=True)
 class Insert:
-    """Rows for one table: ``rows`` hold the values of ``columns``, in order."""
+    """Rows for one table: ``rows`` hold the values of ``columns``, in order, and each row
+    also holds the value of each of the ``fixed`` columns (one value for every row, given
+    once)."""
 
     table: str
     columns: tuple[str, ...]
     rows: Sequence[Sequence[Any]]
+    fixed: tuple[tuple[str, Any], ...] = ()
+
+    def expanded(self) -> Insert:
+        """The same rows with the fixed columns' values in each (after the others)."""
+        if not self.fixed:
+            return self
+        names = tuple(name for name, _ in self.fixed)
+        tail = tuple(value for _, value in self.fixed)
+        return Insert(self.table, (*self.columns, *names), [(*row, *tail) for row in self.rows])
 
 
 class Backend(ABC):
@@ -95,6 +106,7 @@ class Backend(ABC):
 
     def insert_rows(self, insert: Insert) -> None:
         """Insert every row of ``insert``, inside the transaction the caller holds."""
+        insert = insert.expanded()
         if insert.rows:
             self.executemany(
                 f"INSERT INTO {insert.table} ({', '.join(insert.columns)})"

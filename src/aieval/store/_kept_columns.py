@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from hashlib import blake2b
 from typing import Any
@@ -621,29 +621,39 @@ def kept_plain_row(
     columns: Sequence[str],
     scorers: Sequence[str],
     values: Sequence[Sequence[float]],
+    fixed: Mapping[str, Any] | None = None,
 ) -> tuple[str, int, str, int, str, bytes] | None:
     """:func:`kept_row` of a batch of plain samples given as columns: ``rows`` each sample's
-    row as the writer binds it (of ``columns``), ``values`` each scorer's values by sample
-    (``scorers`` distinct), every score without metadata; the samples have no cost, usage,
-    call or error. The same row as :func:`kept_row` of those samples as records, its arrays
-    filled a column at a time. Never raises."""
+    row as the writer binds it (of ``columns``; a column in ``fixed`` holds that value in
+    every row), ``values`` each scorer's values by sample (``scorers`` distinct), every score
+    without metadata; the samples have no cost, usage, call or error. The same row as
+    :func:`kept_row` of those samples as records, its arrays filled a column at a time. Never
+    raises."""
+    held = fixed or {}
+
+    def column(name: str) -> list[Any]:
+        if name in held:
+            return [held[name]] * len(rows)
+        at = columns.index(name)
+        return [row[at] for row in rows]
+
     try:
-        at = {name: columns.index(name) for name in ("sample_id", "idx", "latency_s")}
-        at.update((name, columns.index(name)) for name in _ROW_COLUMNS)
+        for name in ("sample_id", "idx", "latency_s", *_ROW_COLUMNS):
+            if name not in held and name not in columns:
+                raise ValueError(f"no column {name}")
         batch = _Batch()
-        ids = [row[at["sample_id"]] for row in rows]
+        ids = column("sample_id")
         batch.first_id = ids[0] if ids else None
         batch.ids = [i.encode("utf-8", "surrogatepass") for i in ids]
         arrays = batch.arrays
-        arrays["idx"] = [row[at["idx"]] for row in rows]
+        arrays["idx"] = column("idx")
         arrays["id_hash"] = [_digest(i) for i in ids]
-        arrays["input_hash"] = [_digest(row[at["input"]]) for row in rows]
-        arrays["expected_hash"] = [_digest(row[at["expected"]]) for row in rows]
-        arrays["weighted"] = [row[at["weighted_score"]] for row in rows]
-        arrays["latency"] = [row[at["latency_s"]] for row in rows]
+        arrays["input_hash"] = [_digest(v) for v in column("input")]
+        arrays["expected_hash"] = [_digest(v) for v in column("expected")]
+        arrays["weighted"] = column("weighted_score")
+        arrays["latency"] = column("latency_s")
         arrays["cost"] = [None] * len(rows)
-        i_p = at["verdict_passed"]
-        arrays["flags"] = [_PASSED if row[i_p] else 0 for row in rows]
+        arrays["flags"] = [_PASSED if passed else 0 for passed in column("verdict_passed")]
         arrays["id_len"] = [len(i) for i in batch.ids]
         width = len(scorers)
         batch.names = {name: code for code, name in enumerate(scorers)}

@@ -23,7 +23,15 @@ from aieval.store._encoding import dumps, encodable
 from aieval.store._verdict_columns import FIGURES_VALUES
 from aieval.store._verdict_text import plain_verdict_parts, verdict_text
 
-__all__ = ["PlainRows", "PlainSamples", "plain_rows"]
+__all__ = [
+    "PLAIN_SAMPLE_COLUMNS",
+    "PLAIN_SAMPLE_FIXED",
+    "PLAIN_SCORE_COLUMNS",
+    "PLAIN_SCORE_FIXED",
+    "PlainRows",
+    "PlainSamples",
+    "plain_rows",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +83,32 @@ class PlainSamples:
         return out
 
 
+#: The columns of a plain sample's row that differ from sample to sample, in the order
+#: :func:`plain_rows` gives them; every other column is one of :data:`PLAIN_SAMPLE_FIXED`
+#: (with the run id) or ``created_at`` (the batch's time, bound in each row: a float).
+PLAIN_SAMPLE_COLUMNS = (
+    "sample_id", "idx", "input", "expected", "prediction", "metadata", "passed", "created_at",
+    "verdict", "weighted_score", "verdict_passed", "promotion_score",
+)  # fmt: skip
+#: The values a plain sample's row holds in its other columns (besides ``run_id``): no error,
+#: latency, usage, cost, retries, extra, grade, epoch or value rows; a plain verdict.
+PLAIN_SAMPLE_FIXED: tuple[tuple[str, Any], ...] = (
+    ("error", None), ("latency_s", None), ("input_tokens", None), ("output_tokens", None),
+    ("cost", None), ("retries", 0), ("cached", 0), ("extra", None), ("verdict_plain", 1),
+    ("grade", None), ("epoch", None), ("verdict_values", FIGURES_VALUES),
+)  # fmt: skip
+#: The columns of a plain score's row that differ; the others (besides ``run_id``) are NULL.
+PLAIN_SCORE_COLUMNS = ("sample_id", "scorer", "value")
+PLAIN_SCORE_FIXED: tuple[tuple[str, Any], ...] = tuple(
+    (name, None) for name in ("raw", "reason", "error", "metadata", "unreadable")
+)
+
+
 @dataclass(frozen=True, slots=True)
 class PlainRows:
-    """A batch's ``samples`` and ``scores`` rows, as the record path binds them, stamped
-    ``now``."""
+    """A batch's ``samples`` rows (of :data:`PLAIN_SAMPLE_COLUMNS`) and ``scores`` rows (of
+    :data:`PLAIN_SCORE_COLUMNS`), stamped ``now``: with the fixed columns, the very rows the
+    record path binds."""
 
     samples: list[tuple[Any, ...]]
     scores: list[tuple[Any, ...]]
@@ -95,7 +125,7 @@ def _json(value: Any) -> str:
     return dumps(value)
 
 
-def plain_rows(run_id: str, batch: PlainSamples) -> PlainRows:
+def plain_rows(batch: PlainSamples) -> PlainRows:
     """The rows of ``batch`` (see the module docstring), stamped with the time now."""
     now = time.time()
     parts: dict[int, tuple[tuple[Reason, ...], tuple[str, str] | None]] = {}
@@ -124,15 +154,13 @@ def plain_rows(run_id: str, batch: PlainSamples) -> PlainRows:
         score = finite(weighted)
         samples.append(
             (
-                run_id, sample_id, index, _json(given), _json(expected), prediction,
-                dumps(metadata) if metadata else None, None, int(passed), None,
-                None, None, None, 0, 0, None, now, text,
-                score, int(passed), 1,  # the verdict's columns: score, pass flag, plain
-                None, None, FIGURES_VALUES, score,  # no grade, no epoch, no value rows
+                sample_id, index, _json(given), _json(expected), prediction,
+                dumps(metadata) if metadata else None, int(passed), now, text,
+                score, int(passed), score,  # the verdict's score and pass flag
             )
         )  # fmt: skip
     scores = [
-        (run_id, sample_id, name, value, None, None, None, None, None)
+        (sample_id, name, value)
         for sample_id, *values in zip(batch.ids, *batch.values, strict=True)
         for name, value in zip(batch.scorers, values, strict=True)
     ]

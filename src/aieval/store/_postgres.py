@@ -135,7 +135,7 @@ class PostgresBackend(Backend):
         # exclusive one, as an imported run's), or in a transaction of its own
         if insert.rows:
             with self._live().cursor() as cursor:
-                _copy(cursor, insert)
+                _copy(cursor, insert.expanded())
 
     def write_rows(
         self,
@@ -149,7 +149,7 @@ class PostgresBackend(Backend):
         with conn.transaction(), conn.cursor() as cursor:
             for insert in inserts:
                 if insert.rows:
-                    _copy(cursor, insert)
+                    _copy(cursor, insert.expanded())
             if then is not None:
                 cursor.execute(_translate(then[0]), to_pg_row(then[1]))
             if after is not None:  # a run's rollups (aieval.store._rollups)

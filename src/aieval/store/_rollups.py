@@ -354,12 +354,12 @@ def add_batch(
     execute("RELEASE SAVEPOINT aieval_rollups", ())
 
 
-def _scores_beside(
-    location: StoreLocation, run_id: str, counted: int, scores: Statement
+def _read_beside(
+    location: StoreLocation, run_id: str, counted: int, statement: Statement
 ) -> list[tuple[Any, ...]] | None:
-    """SQLite: the ``scores`` statement's rows, read on a connection of its own in a snapshot
-    that holds the run's ``counted`` samples (``None`` when it holds another count, or the
-    connection fails: the caller reads them in its own snapshot)."""
+    """SQLite: the rows of one of the end's scan statements, read on a connection of its own
+    in a snapshot that holds the run's ``counted`` samples (``None`` when it holds another
+    count, or the connection fails: the caller reads them in its own snapshot)."""
     try:
         db = open_backend(location)
     except Exception:
@@ -369,7 +369,7 @@ def _scores_beside(
             now = db.query("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,))
             if int(now[0][0]) != counted:
                 return None
-            return db.query(*scores)
+            return db.query(*statement)
     except db.errors:
         return None
     finally:
@@ -547,26 +547,31 @@ class RollupReader(Connection):
             if not found:
                 return None
             counted = int(found[0][0])
-            scores = (_part_rows("scores", False, scores_source(), SCORE_BUCKETS), (run_id,) * 2)
-            # the scores' part, the scan's longest statement, runs on a connection of its own
-            # meanwhile (SQLite runs a statement with the interpreter free): the end of a
-            # million-sample run takes a third less time
-            with ThreadPoolExecutor(1, thread_name_prefix="aieval-rollups") as pool:
-                beside = pool.submit(_scores_beside, self.location, run_id, counted, scores)
+            # the scan's two longest statements, the scores' part (SQLite sorts every score
+            # row to group them) and the failed samples' reasons, run on connections of their
+            # own meanwhile (SQLite runs a statement with the interpreter free): the end of a
+            # million-sample run takes half the time
+            beside = [
+                (_part_rows("scores", False, scores_source(), SCORE_BUCKETS), (run_id,) * 2),
+                (_reason_counts(_failed(False, "")), (run_id,) * 2),
+            ]
+            with ThreadPoolExecutor(len(beside), thread_name_prefix="aieval-rollups") as pool:
+                reads = [
+                    pool.submit(_read_beside, self.location, run_id, counted, statement)
+                    for statement in beside
+                ]
                 found = db.query(
                     f"SELECT {', '.join(names)} FROM {_totals_from('')}", (run_id,) * 4
                 )
-                others = [
-                    *db.query(
-                        _part_rows("latency", False, latency_source(), LATENCY_BUCKETS),
-                        (run_id,) * 2,
-                    ),
-                    *db.query(_reason_counts(_failed(False, "")), (run_id,) * 2),
-                ]
-                scored = beside.result()
-            if scored is None:  # its snapshot did not hold the run's samples as this one does
-                scored = db.query(*scores)
-            row, rows = found[0], [*scored, *others]
+                latency = db.query(
+                    _part_rows("latency", False, latency_source(), LATENCY_BUCKETS), (run_id,) * 2
+                )
+                # None: its snapshot did not hold the run's samples as this one does (read here)
+                scores, reasons = (
+                    db.query(*statement) if (got := read.result()) is None else got
+                    for read, statement in zip(reads, beside, strict=True)
+                )
+            row, rows = found[0], [*scores, *latency, *reasons]
             counts = {str(r[2]): int(r[6]) for r in rows if r[1] == "reasons"}
             firsts = self._first_failed(run_id, counts)
         sums = {n for n, _, how in TOTALS if how == "sum"} | {n for n, _ in CALL_TOTALS}

@@ -14,7 +14,14 @@ from aieval.store._connection import Connection
 from aieval.store._encoding import dumps
 from aieval.store._kept_columns import KEPT_INSERT, kept_plain_row, kept_row
 from aieval.store._owner import HEARTBEAT_EVERY_S
-from aieval.store._plain_samples import PlainSamples, plain_rows
+from aieval.store._plain_samples import (
+    PLAIN_SAMPLE_COLUMNS,
+    PLAIN_SAMPLE_FIXED,
+    PLAIN_SCORE_COLUMNS,
+    PLAIN_SCORE_FIXED,
+    PlainSamples,
+    plain_rows,
+)
 from aieval.store._schema import (
     CALL_COLUMNS,
     GRADED_COLUMNS,
@@ -134,12 +141,17 @@ class SampleWriter(Connection):
         built without a record per sample and per score."""
         if not len(batch):
             return
-        rows = plain_rows(run_id, batch)
+        rows = plain_rows(batch)
+        fixed = (("run_id", run_id), *PLAIN_SAMPLE_FIXED)
         inserts = (
-            Insert("samples", _SAMPLE_COLUMNS, rows.samples),
-            Insert("scores", _SCORE_COLUMNS, rows.scores),
+            Insert("samples", PLAIN_SAMPLE_COLUMNS, rows.samples, fixed),
+            Insert(
+                "scores", PLAIN_SCORE_COLUMNS, rows.scores, (("run_id", run_id), *PLAIN_SCORE_FIXED)
+            ),
         )
-        kept = kept_plain_row(run_id, rows.samples, _SAMPLE_COLUMNS, batch.scorers, batch.values)
+        kept = kept_plain_row(
+            run_id, rows.samples, PLAIN_SAMPLE_COLUMNS, batch.scorers, batch.values, dict(fixed)
+        )
         writes = None if kept is None else _inserting(kept)
         self._write_batch(run_id, inserts, writes, batch.ids[0], rows.now)
 
