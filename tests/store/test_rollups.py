@@ -541,3 +541,37 @@ def test_the_scores_part_read_beside_equals_the_one_read_in_the_scan_s_snapshot(
         rows = _rollups._read_beside(store.location, run_id, 300, statement)
         assert rows == store._db.query(*statement)
         assert _rollups._read_beside(store.location, run_id, 299, statement) is None
+
+
+def test_the_scan_s_own_connections_open_the_store_s_file_after_a_change_of_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store opened by a relative path, then the working folder changed (a notebook's
+    ``os.chdir``): the end's extra connections open the store's own file, never a file of
+    that name in the new folder (made empty, or another store's: its sums read as this run's)."""
+    for folder in "abc":
+        (tmp_path / folder).mkdir()
+    monkeypatch.chdir(tmp_path / "b")
+    with Store("runs.db") as other:  # another store of the same name, with a run of that id
+        run_id = other.create_run(name="r")
+        other.record_samples(run_id, [_sample(i + 1) for i in range(300)])
+        other.finish_run(run_id, status="completed")
+    monkeypatch.chdir(tmp_path / "a")
+    with Store("runs.db") as store:
+        store.create_run(name="r", run_id=run_id)  # the same id and count, other samples
+        store.record_samples(run_id, [_sample(i) for i in range(300)])
+        monkeypatch.chdir(tmp_path / "c")
+        store.finish_run(run_id, status="completed")
+        assert not (tmp_path / "c" / "runs.db").exists()
+        monkeypatch.chdir(tmp_path / "b")
+        store.rebuild_rollups(run_id)
+        scores = _rollups._part_rows(
+            "scores", False, _rollups.scores_source(), _rollups.SCORE_BUCKETS
+        )
+        own = store._db.query(scores, (run_id,) * 2)
+        kept = store._db.query(
+            "SELECT run_id, part, g, c, qb, hb, n, total, squares, low, high, other"
+            " FROM run_rollups WHERE run_id = ? AND part = 'scores' ORDER BY rowid",
+            (run_id,),
+        )
+    assert kept == own

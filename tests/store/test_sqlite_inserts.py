@@ -76,3 +76,21 @@ def test_fixed_columns_store_what_binding_them_in_every_row_stores(
         got = store._db.query("SELECT k, a, b FROM t ORDER BY rowid")
     values = tuple(value for _, value in fixed)
     assert got == [(i, *values) for i in range(700)] * 2
+
+
+def test_a_long_text_or_an_integer_beyond_64_bits_is_bound_not_written_as_a_literal(
+    tmp_path: Path,
+) -> None:
+    """A literal is repeated in each row of a statement (a 2 MB run id made a statement over
+    SQLite's size limit, on this path only), and SQLite reads an integer literal beyond 64
+    bits as a float: both are bound, as in any other row (the integer refused loudly)."""
+    long = "r" * (_sqlite.LITERAL_CHARS + 1)
+    assert _sqlite._literal(long) is None and _sqlite._literal(2**63) is None
+    assert _sqlite._literal(long[1:]) == f"'{long[1:]}'" and _sqlite._literal(-(2**63)) is not None
+    with Store(tmp_path / "runs.db") as store:
+        _table(store)
+        with store._db.transaction():
+            store._db.insert_rows(Insert("t", ("k",), [(1,), (2,)], (("a", long),)))
+        assert store._db.query("SELECT k, a FROM t") == [(1, long), (2, long)]
+        with pytest.raises(OverflowError), store._db.transaction():
+            store._db.insert_rows(Insert("t", ("a",), [("x",)], (("k", 2**64),)))

@@ -25,7 +25,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from aieval.store._backend import Execute
@@ -355,11 +356,14 @@ def add_batch(
 
 
 def _read_beside(
-    location: StoreLocation, run_id: str, counted: int, statement: Statement
+    location: StoreLocation | None, run_id: str, counted: int, statement: Statement
 ) -> list[tuple[Any, ...]] | None:
     """SQLite: the rows of one of the end's scan statements, read on a connection of its own
-    in a snapshot that holds the run's ``counted`` samples (``None`` when it holds another
-    count, or the connection fails: the caller reads them in its own snapshot)."""
+    to the file at ``location`` in a snapshot that holds the run's ``counted`` samples
+    (``None`` when it holds another count, there is no file, or the connection fails: the
+    caller reads them in its own snapshot)."""
+    if location is None:
+        return None
     try:
         db = open_backend(location)
     except Exception:
@@ -555,9 +559,10 @@ class RollupReader(Connection):
                 (_part_rows("scores", False, scores_source(), SCORE_BUCKETS), (run_id,) * 2),
                 (_reason_counts(_failed(False, "")), (run_id,) * 2),
             ]
+            at = self._open_file()
             with ThreadPoolExecutor(len(beside), thread_name_prefix="aieval-rollups") as pool:
                 reads = [
-                    pool.submit(_read_beside, self.location, run_id, counted, statement)
+                    pool.submit(_read_beside, at, run_id, counted, statement)
                     for statement in beside
                 ]
                 found = db.query(
@@ -577,6 +582,15 @@ class RollupReader(Connection):
         sums = {n for n, _, how in TOTALS if how == "sum"} | {n for n, _ in CALL_TOTALS}
         totals = tuple(0 if v is None and n in sums else v for n, v in zip(names, row, strict=True))
         return counted, totals, rows, firsts
+
+    def _open_file(self) -> StoreLocation | None:
+        """SQLite: the store's location as the file its connection has open (an absolute
+        path: the working folder may have changed since the store was opened), or ``None``
+        (no file: a connection of its own would open another database)."""
+        for _, name, file in self._db.query("PRAGMA database_list"):
+            if name == "main" and file:
+                return replace(self.location, path=Path(file))
+        return None
 
     def _first_failed(self, run_id: str, counts: dict[str, int]) -> list[tuple[Any, ...]]:
         """SQLite: ``run_reason_firsts``' rows of the run, given its failed samples' ``counts``

@@ -21,14 +21,25 @@ __all__ = ["ROWS_A_STATEMENT", "SqliteBackend"]
 ROWS_A_STATEMENT = 512
 
 
+#: The longest text written into a statement as a literal (a longer one is bound: a literal
+#: is repeated in each of a statement's rows, and a statement's text has a size limit).
+LITERAL_CHARS = 200
+
+
 def _literal(value: Any) -> str | None:
     """``value`` as an SQL literal that stores exactly what binding it would (``None``: none
-    does: a float, whose text SQLite may read back a bit off, bytes, a text beyond ASCII)."""
+    does: a float, whose text SQLite may read back a bit off, an integer beyond 64 bits, bytes,
+    a text beyond ASCII or longer than :data:`LITERAL_CHARS`)."""
     if value is None:
         return "NULL"
-    if type(value) is int:
+    if type(value) is int and -(2**63) <= value < 2**63:  # SQLite reads a longer one as REAL
         return str(value)
-    if type(value) is str and value.isascii() and "\x00" not in value:
+    if (
+        type(value) is str
+        and len(value) <= LITERAL_CHARS
+        and value.isascii()
+        and "\x00" not in value
+    ):
         return "'" + value.replace("'", "''") + "'"
     return None
 
