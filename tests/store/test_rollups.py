@@ -457,6 +457,7 @@ def test_the_end_s_scan_reads_each_failed_sample_s_reasons_once(
     """The first samples of each failed reasons are read from the first failed samples only,
     not from all of them again: one reading of a verdict's reasons per failed sample, and a
     few (on every connection the scan reads with)."""
+    monkeypatch.setattr(_rollups, "BESIDE_FROM", 0)  # small runs read beside too
     reasons = [(Reason("threshold", "f1", f"below {k}"),) for k in range(3)]
     with Store(tmp_path / "runs.db") as store:
         run_id = store.create_run(name="r")
@@ -521,6 +522,7 @@ def test_the_scores_part_read_beside_equals_the_one_read_in_the_scan_s_snapshot(
     own meanwhile: the same rows to the last bit as in the scan's own snapshot, which it falls
     back to when such a connection cannot open or its snapshot holds another count of the
     run's samples."""
+    monkeypatch.setattr(_rollups, "BESIDE_FROM", 0)  # small runs read beside too
     with Store(tmp_path / "r.db") as store:
         run_id = store.create_run(name="r")
         store.record_samples(run_id, [_sample(i) for i in range(300)])
@@ -549,6 +551,7 @@ def test_the_scan_s_own_connections_open_the_store_s_file_after_a_change_of_fold
     """A store opened by a relative path, then the working folder changed (a notebook's
     ``os.chdir``): the end's extra connections open the store's own file, never a file of
     that name in the new folder (made empty, or another store's: its sums read as this run's)."""
+    monkeypatch.setattr(_rollups, "BESIDE_FROM", 0)  # small runs read beside too
     for folder in "abc":
         (tmp_path / folder).mkdir()
     monkeypatch.chdir(tmp_path / "b")
@@ -575,3 +578,16 @@ def test_the_scan_s_own_connections_open_the_store_s_file_after_a_change_of_fold
             (run_id,),
         )
     assert kept == own
+
+
+def test_a_small_run_s_end_reads_on_its_own_connection_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[Any] = []
+    monkeypatch.setattr(_rollups, "open_backend", lambda location: opened.append(location))
+    with Store(tmp_path / "r.db") as store:
+        run_id = store.create_run(name="r")
+        store.record_samples(run_id, [_sample(i) for i in range(300)])
+        store.finish_run(run_id, status="completed")
+        _assert_equal_to_scan(store, run_id)
+    assert opened == []  # below BESIDE_FROM samples: no connection of its own

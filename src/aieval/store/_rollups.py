@@ -205,6 +205,9 @@ def _part(part: str, postgres: bool, source: str, buckets: dict[str, Any]) -> st
     )
 
 
+#: the fewest samples a run has for the end's scan to read two of its statements on
+#: connections of their own (see ``RollupReader._scan_rows``)
+BESIDE_FROM = 10_000
 #: the first samples kept per failed reasons list (a report lists 5 per reason)
 FIRSTS_KEPT = 5
 
@@ -559,7 +562,8 @@ class RollupReader(Connection):
                 (_part_rows("scores", False, scores_source(), SCORE_BUCKETS), (run_id,) * 2),
                 (_reason_counts(_failed(False, "")), (run_id,) * 2),
             ]
-            at = self._open_file()
+            # a smaller run's statements take less than connections of their own cost
+            at = self._open_file() if counted >= BESIDE_FROM else None
             with ThreadPoolExecutor(len(beside), thread_name_prefix="aieval-rollups") as pool:
                 reads = [
                     pool.submit(_read_beside, at, run_id, counted, statement)
